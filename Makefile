@@ -1,0 +1,62 @@
+# Archiver: the two commands of the README are `make run` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+UV := $(shell command -v uv 2>/dev/null || echo $(CURDIR)/.tools/bin/uv)
+VENV := $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+PYTEST_ARGS ?=
+
+.PHONY: help setup run test test-fast lint format bench dist system-deps test-system-deps clean
+
+help:
+	@echo "make run      set everything up and start Archiver"
+	@echo "make test     set everything up and run the whole test suite (headless)"
+	@echo "make lint     ruff (lint + format check) and mypy"
+	@echo "make bench    run the benchmarks in tests/bench and print their figures"
+	@echo "make dist     build the one-folder app with PyInstaller into dist/"
+
+$(CURDIR)/.tools/bin/uv:
+	@echo "uv not found: installing it into .tools/"
+	python3 -m venv .tools || { echo "python3 -m venv failed: install python3-venv (sudo apt-get install python3-venv)"; exit 1; }
+	.tools/bin/pip install --quiet uv
+
+$(VENV)/.synced: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen --compile-bytecode
+	@touch $@
+
+setup: $(VENV)/.synced
+
+system-deps:
+	@bash packaging/linux/install-system-deps.sh run
+
+test-system-deps:
+	@bash packaging/linux/install-system-deps.sh test
+
+run: system-deps setup
+	$(VENV)/bin/archiver browser install --if-missing || echo "continuing without a capture browser: replay and search still work"
+	$(VENV)/bin/archiver
+
+test: test-system-deps setup
+	QT_QPA_PLATFORM=offscreen $(VENV)/bin/pytest $(PYTEST_ARGS)
+
+test-fast: setup
+	QT_QPA_PLATFORM=offscreen $(VENV)/bin/pytest -m "unit or gui" $(PYTEST_ARGS)
+
+lint: setup
+	$(VENV)/bin/ruff check archiver_app tests
+	$(VENV)/bin/ruff format --check archiver_app tests
+	$(VENV)/bin/mypy
+
+format: setup
+	$(VENV)/bin/ruff format archiver_app tests
+	$(VENV)/bin/ruff check --fix archiver_app tests
+
+bench: test-system-deps setup
+	@for b in tests/bench/bench_*.py; do echo "== $$b"; QT_QPA_PLATFORM=offscreen $(PY) $$b || exit 1; done
+
+dist: setup
+	$(VENV)/bin/pyinstaller --noconfirm --clean build.spec
+
+clean:
+	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache

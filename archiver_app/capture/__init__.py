@@ -1,0 +1,1 @@
+"""Capturing pages with a real browser: discovery and launch, recording, extraction, crawling."""

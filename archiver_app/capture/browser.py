@@ -1,0 +1,168 @@
+"""Find a Chromium-based browser to drive with Playwright, and say how to get one.
+
+Order: ``ARCHIVER_BROWSER`` (a path), Playwright's own Chromium if it was downloaded, then a
+system Chrome, Chromium or Edge in the usual places for Linux, macOS and Windows.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from archiver_app.errors import BrowserNotFoundError
+
+BROWSER_ENV = "ARCHIVER_BROWSER"
+
+#: Flags that keep Chromium quiet and offline-friendly: no GPU, no phoning home.
+QUIET_FLAGS: tuple[str, ...] = (
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--disable-breakpad",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--metrics-recording-only",
+    "--mute-audio",
+    "--password-store=basic",
+    "--use-mock-keychain",
+)
+
+
+@dataclass(frozen=True)
+class BrowserInfo:
+    kind: str  # "env", "playwright", "system"
+    name: str
+    path: Path
+    version: str | None = None
+
+    def describe(self) -> str:
+        version = f" {self.version}" if self.version else ""
+        return f"{self.name}{version} ({self.kind}) at {self.path}"
+
+
+def _linux_candidates() -> list[tuple[str, Path]]:
+    names = [
+        ("Google Chrome", "google-chrome"),
+        ("Google Chrome", "google-chrome-stable"),
+        ("Chromium", "chromium"),
+        ("Chromium", "chromium-browser"),
+        ("Microsoft Edge", "microsoft-edge"),
+        ("Microsoft Edge", "microsoft-edge-stable"),
+    ]
+    found: list[tuple[str, Path]] = []
+    for label, exe in names:
+        where = shutil.which(exe)
+        if where:
+            found.append((label, Path(where)))
+    found.append(("Chromium", Path("/snap/bin/chromium")))
+    return found
+
+
+def _macos_candidates() -> list[tuple[str, Path]]:
+    apps = [
+        ("Google Chrome", "Google Chrome.app/Contents/MacOS/Google Chrome"),
+        ("Chromium", "Chromium.app/Contents/MacOS/Chromium"),
+        ("Microsoft Edge", "Microsoft Edge.app/Contents/MacOS/Microsoft Edge"),
+    ]
+    roots = [Path("/Applications"), Path.home() / "Applications"]
+    return [(label, root / rel) for root in roots for label, rel in apps]
+
+
+def _windows_candidates() -> list[tuple[str, Path]]:
+    rels = [
+        ("Google Chrome", r"Google\Chrome\Application\chrome.exe"),
+        ("Microsoft Edge", r"Microsoft\Edge\Application\msedge.exe"),
+        ("Chromium", r"Chromium\Application\chrome.exe"),
+    ]
+    roots = [os.environ.get(var) for var in ("PROGRAMFILES", "PROGRAMFILES(X86)", "LOCALAPPDATA")]
+    return [(label, Path(root) / rel) for root in roots if root for label, rel in rels]
+
+
+def system_candidates() -> list[tuple[str, Path]]:
+    system = platform.system()
+    if system == "Darwin":
+        return _macos_candidates()
+    if system == "Windows":
+        return _windows_candidates()
+    return _linux_candidates()
+
+
+def playwright_chromium() -> Path | None:
+    """Playwright's downloaded Chromium, if ``playwright install chromium`` was run."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    try:
+        with sync_playwright() as pw:
+            path = Path(pw.chromium.executable_path)
+    except Exception:  # driver missing or broken: treat as not installed
+        return None
+    return path if path.is_file() else None
+
+
+def browser_version(path: Path) -> str | None:
+    if sys.platform == "win32":
+        return None  # chrome.exe --version prints nothing on Windows
+    try:
+        out = subprocess.run(
+            [str(path), "--version"], capture_output=True, text=True, timeout=15, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r"\b(\d+(?:\.\d+){1,3})\b", out.stdout)
+    return match.group(1) if match else None
+
+
+def find_browser(*, with_version: bool = False) -> BrowserInfo | None:
+    """The browser captures will use, or None."""
+    override = os.environ.get(BROWSER_ENV)
+    if override:
+        path = Path(override)
+        if path.is_file():
+            return _info("env", "ARCHIVER_BROWSER", path, with_version)
+        return None
+    own = playwright_chromium()
+    if own is not None:
+        return _info("playwright", "Playwright Chromium", own, with_version)
+    for label, path in system_candidates():
+        if path.is_file() and os.access(path, os.X_OK):
+            return _info("system", label, path, with_version)
+    return None
+
+
+def _info(kind: str, name: str, path: Path, with_version: bool) -> BrowserInfo:
+    return BrowserInfo(kind, name, path, browser_version(path) if with_version else None)
+
+
+def install_hint() -> str:
+    """The exact commands that get a browser on this platform."""
+    override = os.environ.get(BROWSER_ENV)
+    if override:
+        return f"{BROWSER_ENV} is set to {override}, which is not a file; fix or unset it"
+    hints = ["archiver browser install   (downloads Playwright's Chromium)"]
+    if platform.system() == "Linux":
+        hints.append("sudo apt-get install chromium   (Debian/Ubuntu system package)")
+    else:
+        hints.append("or install Google Chrome or Microsoft Edge")
+    return "; or ".join(hints)
+
+
+def require_browser() -> BrowserInfo:
+    found = find_browser()
+    if found is None:
+        raise BrowserNotFoundError(
+            "no Chromium-based browser found. Get one with: " + install_hint()
+        )
+    return found

@@ -1,0 +1,100 @@
+"""Command line: ``archiver`` opens the GUI; ``archiver <command>`` does everything else.
+
+Each module in :mod:`archiver_app.commands` adds its own subcommands through a
+``register(subparsers)`` function, so features add commands without editing this file.
+Command modules import their heavy dependencies inside their functions, so that
+``archiver --version`` and ``--help`` start fast. Errors the user can act on
+(:class:`ArchiverError`) print one line and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pkgutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from archiver_app import __version__, commands
+from archiver_app.errors import ArchiverError
+from archiver_app.paths import resolve_library_root
+
+if TYPE_CHECKING:
+    from archiver_app.library import Library
+
+DATABASE_URL_ENV = "ARCHIVER_DATABASE_URL"
+
+
+@dataclass
+class Context:
+    """What every command gets: where the library is, and where to print."""
+
+    library_root: Path
+    database_url: str | None
+    out: TextIO
+    err: TextIO
+
+    def open_library(self, *, create: bool = False) -> Library:
+        from archiver_app.library import Library
+
+        return Library.open(self.library_root, create=create, database_url=self.database_url)
+
+
+def command_modules() -> list[str]:
+    return sorted(
+        f"{commands.__name__}.{m.name}"
+        for m in pkgutil.iter_modules(commands.__path__)
+        if not m.name.startswith("_")
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="archiver",
+        description="Personal web archiving: capture, replay offline, search, mirror to drives. "
+        "Without a command, opens the desktop app.",
+    )
+    parser.add_argument("--version", action="version", version=f"archiver {__version__}")
+    parser.add_argument(
+        "--library",
+        metavar="PATH",
+        help="library folder (default: $ARCHIVER_LIBRARY, else the per-user data folder)",
+    )
+    parser.add_argument("--database-url", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="open the main window offscreen, check it, and exit (for packaged builds)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in command_modules():
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    ctx = Context(
+        library_root=resolve_library_root(args.library),
+        database_url=args.database_url or os.environ.get(DATABASE_URL_ENV),
+        out=sys.stdout,
+        err=sys.stderr,
+    )
+    try:
+        if args.command is None:
+            from archiver_app.gui.app import run_gui
+
+            return run_gui(ctx.library_root, ctx.database_url, self_test=args.self_test)
+        result: int = args.func(args, ctx)
+        return result
+    except ArchiverError as exc:
+        print(f"archiver: error: {exc}", file=ctx.err)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("archiver: interrupted", file=ctx.err)
+        return 130

@@ -1,0 +1,1 @@
+"""Subcommands of ``archiver``. Every public module here has ``register(subparsers)``."""

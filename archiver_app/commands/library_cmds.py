@@ -1,0 +1,68 @@
+"""``archiver init``, ``archiver info`` and ``archiver doctor``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from archiver_app.cli import Context
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("init", help="create a library (or check an existing one)")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("info", help="show what a library holds")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("doctor", help="check the library, the browser, Qt and disk space")
+    p.set_defaults(func=cmd_doctor)
+
+
+def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
+    existed = (ctx.library_root / "library.json").exists()
+    with ctx.open_library(create=True) as lib:
+        verb = "opened existing" if existed else "created"
+        print(f"{verb} library {lib.id} at {lib.root}", file=ctx.out)
+    return 0
+
+
+def cmd_info(args: argparse.Namespace, ctx: Context) -> int:
+    with ctx.open_library() as lib:
+        info = lib.info()
+    fields = {
+        "library": str(info.root),
+        "id": info.library_id,
+        "created": info.created,
+        "layout": info.layout_version,
+        "schema": info.schema_revision,
+        "database": info.database_url,
+        "collections": info.collections,
+        "snapshots": info.snapshots,
+    }
+    if args.json:
+        print(json.dumps(fields, indent=2), file=ctx.out)
+    else:
+        width = max(map(len, fields))
+        for key, value in fields.items():
+            print(f"{key + ':':<{width + 1}} {value}", file=ctx.out)
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.diagnostics import run_doctor
+
+    checks = run_doctor(ctx.library_root)
+    width = max(len(c.name) for c in checks)
+    for check in checks:
+        mark = "ok " if check.ok else "!! "
+        print(f"{mark}{check.name:<{width}}  {check.detail}", file=ctx.out)
+    problems = [c for c in checks if not c.ok]
+    print(
+        "all good" if not problems else f"{len(problems)} problem(s) found",
+        file=ctx.out,
+    )
+    return 0 if not problems else 1

@@ -1,0 +1,322 @@
+"""The Library facade: one folder, one database; every front end goes through it.
+
+``Library.open(root)`` creates or opens a library. It runs only schema migrations and reads
+two small files, so it takes the same time whatever the library holds: folder layout changes
+are migrated lazily (``layout/``), never at open.
+
+Threading contract: a ``Library`` may be shared between threads; each thread takes its own
+session from :meth:`Library.session` / :meth:`Library.write`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from archiver_app import __version__
+from archiver_app.errors import LibraryError, NewerLibraryError
+from archiver_app.ids import new_snapshot_uid
+from archiver_app.layout import CURRENT_FS_VERSION
+from archiver_app.store import schema
+from archiver_app.store.engine import make_engine, make_sessionmakers, sqlite_url
+from archiver_app.store.models import Collection, Setting, Snapshot
+from archiver_app.store.types import utcnow
+
+LIBRARY_FORMAT = "archiver-library"
+LIBRARY_FORMAT_VERSION = 1  # bump only for changes older versions must not open
+DB_NAME = "library.db"
+META_NAME = "library.json"
+DEFAULT_COLLECTION = "default"
+
+
+@dataclass(frozen=True)
+class LibraryMeta:
+    """The contents of ``library.json``."""
+
+    library_id: str
+    created: str
+    layout_version: str
+    format_version: int = LIBRARY_FORMAT_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": LIBRARY_FORMAT,
+            "format_version": self.format_version,
+            "library_id": self.library_id,
+            "layout_version": self.layout_version,
+            "created": self.created,
+            "written_by": f"archiver {__version__}",
+        }
+
+
+@dataclass(frozen=True)
+class LibraryInfo:
+    root: Path
+    library_id: str
+    created: str
+    layout_version: str
+    schema_revision: str | None
+    schema_head: str
+    database_url: str
+    snapshots: int
+    collections: int
+
+
+class Library:
+    """An open library. Create with :meth:`open`; close with :meth:`close` or ``with``."""
+
+    def __init__(
+        self,
+        root: Path,
+        engine: Engine,
+        meta: LibraryMeta,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+        new_uid: Callable[[datetime], str] = new_snapshot_uid,
+    ) -> None:
+        self.root = root
+        self.engine = engine
+        self.meta = meta
+        self.clock = clock
+        self.new_uid = new_uid
+        self._read, self._write = make_sessionmakers(engine)
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(
+        cls,
+        root: str | os.PathLike[str],
+        *,
+        create: bool = True,
+        database_url: str | None = None,
+        clock: Callable[[], datetime] = utcnow,
+        new_uid: Callable[[datetime], str] = new_snapshot_uid,
+    ) -> Library:
+        """Open the library at ``root``, creating it if ``create`` and the folder is empty.
+
+        Raises:
+            LibraryError: the folder is unusable; nothing in it was modified.
+            NewerLibraryError: a newer Archiver wrote this library; nothing was modified.
+        """
+        root = Path(root).expanduser().absolute()
+        meta_path, db_path = root / META_NAME, root / DB_NAME
+        is_new = _check_folder(root, create=create)
+        meta = None if is_new else _read_meta(meta_path)
+        revision: str | None = None
+        if database_url is None:
+            database_url = sqlite_url(db_path)
+            if db_path.exists():
+                revision = schema.read_sqlite_revision(db_path)
+        status = schema.check_known(revision, str(root))  # refuses before any write
+
+        if is_new:
+            try:
+                root.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise LibraryError(f"cannot create a library at {root}: {exc.strerror}") from exc
+        engine = make_engine(database_url)
+        try:
+            if database_url.startswith("postgresql"):
+                status = schema.check_known(schema.current_revision(engine), database_url)
+            if status.needs_upgrade:
+                if status.current is not None and engine.dialect.name == "sqlite":
+                    schema.backup_sqlite(db_path, status.current)
+                schema.upgrade(engine)
+            meta = _ensure_meta(engine, meta_path, meta, clock)
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(root, engine, meta, clock=clock, new_uid=new_uid)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Library:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ sessions
+
+    @property
+    def db_path(self) -> Path:
+        return self.root / DB_NAME
+
+    @property
+    def id(self) -> str:
+        return self.meta.library_id
+
+    @property
+    def sessionmaker(self) -> sessionmaker[Session]:
+        return self._read
+
+    def session(self) -> Session:
+        """A session for reading (and short writes that cannot race)."""
+        return self._read()
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """A write transaction (``BEGIN IMMEDIATE`` on SQLite), committed on success."""
+        with self._write() as session, session.begin():
+            yield session
+
+    # ------------------------------------------------------------------ queries
+
+    def info(self) -> LibraryInfo:
+        with self.session() as s:
+            snapshots = s.scalar(select(func.count()).select_from(Snapshot)) or 0
+            collections = s.scalar(select(func.count()).select_from(Collection)) or 0
+        return LibraryInfo(
+            root=self.root,
+            library_id=self.meta.library_id,
+            created=self.meta.created,
+            layout_version=self.meta.layout_version,
+            schema_revision=schema.current_revision(self.engine),
+            schema_head=schema.head_revision(),
+            database_url=self.engine.url.render_as_string(hide_password=True),
+            snapshots=snapshots,
+            collections=collections,
+        )
+
+    def recent_snapshots(self, limit: int = 100, offset: int = 0) -> Sequence[Snapshot]:
+        """Snapshots newest first (the first page of the library table)."""
+        with self.session() as s:
+            stmt = (
+                select(Snapshot)
+                .order_by(Snapshot.captured_at.desc(), Snapshot.id.desc())
+                .limit(limit)
+                .offset(offset)
+            )
+            return s.scalars(stmt).all()
+
+    def ensure_collection(self, slug: str = DEFAULT_COLLECTION, name: str | None = None) -> int:
+        """The id of collection ``slug``, created if missing."""
+        from archiver_app.validation import validate_slug
+
+        slug = validate_slug(slug)
+        with self.write() as s:
+            existing = s.scalar(select(Collection.id).where(Collection.slug == slug))
+            if existing is not None:
+                return existing
+            coll = Collection(slug=slug, name=name or slug.replace("-", " ").title())
+            s.add(coll)
+            s.flush()
+            return coll.id
+
+    def abspath(self, relative: str) -> Path:
+        """Absolute path of a library-relative path, refusing anything that escapes root."""
+        from archiver_app.validation import safe_join
+
+        return safe_join(self.root, relative)
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _check_folder(root: Path, *, create: bool) -> bool:
+    """Validate ``root``; return True when a new library must be created there."""
+    if root.exists() and not root.is_dir():
+        raise LibraryError(f"{root} is a file, not a library folder")
+    if not root.exists():
+        if not create:
+            raise LibraryError(
+                f"there is no library at {root}; create one with: archiver init --library {root}"
+            )
+        parent = next((p for p in root.parents if p.exists()), None)
+        if parent is None or not os.access(parent, os.W_OK | os.X_OK):
+            raise LibraryError(f"cannot create a library at {root}: {parent} is not writable")
+        return True
+    if not os.access(root, os.R_OK | os.W_OK | os.X_OK):
+        raise LibraryError(f"the library folder {root} is not readable and writable by you")
+    if (root / META_NAME).exists() or (root / DB_NAME).exists():
+        return False
+    if not create:
+        raise LibraryError(f"{root} is not an Archiver library")
+    if any(root.iterdir()):
+        raise LibraryError(
+            f"{root} is not empty and is not an Archiver library; choose an empty folder"
+        )
+    return True
+
+
+def _read_meta(meta_path: Path) -> LibraryMeta | None:
+    if not meta_path.exists():
+        return None  # rebuilt from the database (settings) below
+    try:
+        data = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise LibraryError(f"{meta_path} is unreadable ({exc}); it was left untouched") from exc
+    if not isinstance(data, dict) or data.get("format") != LIBRARY_FORMAT:
+        raise LibraryError(f"{meta_path} does not describe an Archiver library")
+    version = data.get("format_version")
+    if not isinstance(version, int) or version > LIBRARY_FORMAT_VERSION:
+        raise NewerLibraryError(
+            f"the library at {meta_path.parent} was written by a newer version of Archiver "
+            f"(library format {version}); install the newer version to open it. "
+            "Nothing was changed."
+        )
+    try:
+        return LibraryMeta(
+            library_id=str(data["library_id"]),
+            created=str(data["created"]),
+            layout_version=str(data.get("layout_version", CURRENT_FS_VERSION)),
+            format_version=version,
+        )
+    except KeyError as exc:
+        raise LibraryError(f"{meta_path} lacks the field {exc}; it was left untouched") from exc
+
+
+def _ensure_meta(
+    engine: Engine, meta_path: Path, meta: LibraryMeta | None, clock: Callable[[], datetime]
+) -> LibraryMeta:
+    """Make library.json and the database agree on the library id; write what is missing."""
+    _, write = make_sessionmakers(engine)
+    with write() as s, s.begin():
+        row = s.get(Setting, "library")
+        if row is None:
+            meta = meta or LibraryMeta(
+                library_id=str(uuid.uuid4()),
+                created=clock().isoformat(timespec="seconds"),
+                layout_version=CURRENT_FS_VERSION,
+            )
+            s.add(Setting(key="library", value=meta.to_json()))
+        elif meta is None:
+            stored = dict(row.value)
+            meta = LibraryMeta(
+                library_id=stored["library_id"],
+                created=stored["created"],
+                layout_version=stored.get("layout_version", CURRENT_FS_VERSION),
+            )
+        elif row.value.get("library_id") != meta.library_id:
+            raise LibraryError(
+                f"{meta_path} and the database name different libraries "
+                f"({meta.library_id} and {row.value.get('library_id')}); nothing was changed"
+            )
+    if not meta_path.exists():
+        atomic_write_text(meta_path, json.dumps(meta.to_json(), indent=2) + "\n")
+    return meta
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary sibling, fsync, then rename over ``path``."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+__all__ = ["Library", "LibraryInfo", "LibraryMeta"]

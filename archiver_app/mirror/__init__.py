@@ -1,0 +1,1 @@
+"""Verified copies on external drives under a retention policy: director, copier, scrub."""

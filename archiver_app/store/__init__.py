@@ -1,0 +1,1 @@
+"""Persistence: SQLAlchemy models, the engine factory and schema migrations."""

@@ -1,0 +1,62 @@
+"""Engine and session factories.
+
+SQLite is configured for a desktop app that several processes share (GUI, worker, CLI):
+WAL journal, foreign keys on, a busy timeout, ``synchronous=NORMAL`` (durable at every
+checkpoint, safe against application crashes). The pysqlite driver's own transaction
+handling is switched off so that we emit ``BEGIN`` ourselves: write sessions use
+``BEGIN IMMEDIATE`` so two writers queue on the busy timeout instead of failing with
+"database is locked" when a read transaction upgrades to a write.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session, sessionmaker
+
+BUSY_TIMEOUT_MS = 30_000
+IMMEDIATE = "archiver_immediate"
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """Create an engine for ``url`` with the project's connection settings."""
+    engine = create_engine(url, **kwargs)
+    if engine.dialect.name == "sqlite":
+        _configure_sqlite(engine)
+    return engine
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        mode = cursor.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() != "wal":
+            cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        if conn.get_execution_options().get(IMMEDIATE):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            conn.exec_driver_sql("BEGIN")
+
+
+def make_sessionmakers(engine: Engine) -> tuple[sessionmaker[Session], sessionmaker[Session]]:
+    """Return ``(read, write)`` session factories; write sessions begin IMMEDIATE on SQLite."""
+    read = sessionmaker(engine, expire_on_commit=False)
+    write = sessionmaker(engine.execution_options(**{IMMEDIATE: True}), expire_on_commit=False)
+    return read, write

@@ -1,0 +1,125 @@
+"""The migrations build exactly the models' schema; types and write sessions behave."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import select
+
+from archiver_app.library import Library
+from archiver_app.store import schema
+from archiver_app.store.models import Base, Collection, Snapshot
+from archiver_app.store.types import UTCDateTime
+
+
+def _not_fts(obj: object, name: str | None, type_: str, *_a: object) -> bool:
+    return not (type_ == "table" and name is not None and name.startswith("snapshot_fts"))
+
+
+def test_migrations_match_models(library: Library) -> None:
+    with library.engine.connect() as conn:
+        ctx = MigrationContext.configure(
+            conn, opts={"compare_type": True, "include_object": _not_fts}
+        )
+        diff = compare_metadata(ctx, Base.metadata)
+    assert diff == []
+
+
+def test_schema_head_constant_matches_scripts() -> None:
+    assert schema.script_directory().get_current_head() == schema.SCHEMA_HEAD
+
+
+def test_opening_an_up_to_date_library_does_not_import_alembic(library: Library) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom archiver_app.library import Library\n"
+        f"Library.open({str(library.root)!r}, create=False).close()\n"
+        "assert not [m for m in sys.modules if m.startswith('alembic')]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_full_text_table_exists(library: Library) -> None:
+    with library.engine.connect() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO snapshot_fts(rowid, title, url, body, tags) VALUES (1, 'Rivers', 'u', "
+            "'the river Thames', '')"
+        )
+        hits = conn.exec_driver_sql(
+            "SELECT rowid FROM snapshot_fts WHERE snapshot_fts MATCH 'thames'"
+        ).fetchall()
+    assert hits == [(1,)]
+
+
+def test_utc_datetime_round_trip(library: Library) -> None:
+    coll_id = library.ensure_collection("t")
+    at = datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=timezone(timedelta(hours=2)))
+    with library.write() as s:
+        s.add(
+            Snapshot(
+                uid="u1",
+                collection_id=coll_id,
+                url="https://a.example/",
+                url_key="example,a)/",
+                url_group="example,a)/",
+                captured_at=at,
+                fs_version="archiver-2",
+            )
+        )
+    with library.session() as s:
+        got = s.scalar(select(Snapshot.captured_at))
+    assert got == at
+    assert got is not None and got.tzinfo is not None and got.utcoffset() == timedelta(0)
+
+
+def test_naive_datetimes_are_refused() -> None:
+    with pytest.raises(ValueError, match="naive"):
+        UTCDateTime().process_bind_param(datetime(2024, 1, 1), None)  # type: ignore[arg-type]
+
+
+def test_foreign_keys_are_enforced(library: Library) -> None:
+    from sqlalchemy.exc import IntegrityError
+
+    with pytest.raises(IntegrityError), library.write() as s:
+        s.add(
+            Snapshot(
+                uid="orphan",
+                collection_id=999,
+                url="x",
+                url_key="x",
+                url_group="x",
+                captured_at=datetime.now(UTC),
+                fs_version="archiver-2",
+            )
+        )
+
+
+def test_concurrent_writers_queue_instead_of_failing(library: Library) -> None:
+    """Read-then-write transactions from many threads all commit (BEGIN IMMEDIATE)."""
+    library.ensure_collection("counter")
+    errors: list[BaseException] = []
+
+    def bump() -> None:
+        try:
+            for _ in range(20):
+                with library.write() as s:
+                    coll = s.scalar(select(Collection).where(Collection.slug == "counter"))
+                    assert coll is not None
+                    coll.description = str(int(coll.description or "0") + 1)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=bump) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with library.session() as s:
+        assert s.scalar(select(Collection.description).where(Collection.slug == "counter")) == "120"
