@@ -1,0 +1,43 @@
+"""Registering archive files in the ``files`` table (the objects that get mirrored)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from archiver_app.hashing import sha256_file
+from archiver_app.store.models import File, FileKind, LocalState
+from archiver_app.validation import safe_join, safe_relative
+
+
+def register_file(
+    session: Session,
+    root: Path,
+    relative: str,
+    kind: FileKind | str,
+    snapshot_id: int | None = None,
+    *,
+    sha256: str | None = None,
+) -> File:
+    """Create or refresh the ``files`` row of ``root/relative`` with its size and hash.
+
+    The hash is computed from the file unless given. Paths are stored '/' separated and
+    relative to the library root; anything that escapes the root is refused.
+    """
+    rel = safe_relative(relative).as_posix()
+    path = safe_join(root, rel)
+    size = path.stat().st_size
+    digest = sha256 or sha256_file(path)
+    row = session.scalar(select(File).where(File.path == rel))
+    if row is None:
+        row = File(path=rel, size=size, sha256=digest, kind=str(kind), snapshot_id=snapshot_id)
+        session.add(row)
+    else:
+        row.size, row.sha256, row.kind = size, digest, str(kind)
+        row.local_state = LocalState.PRESENT
+        if snapshot_id is not None:
+            row.snapshot_id = snapshot_id
+    session.flush()
+    return row

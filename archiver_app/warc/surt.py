@@ -1,0 +1,44 @@
+"""URL keys in SURT form, exactly as pywb and cdxj-indexer write them.
+
+The key is what the replay index sorts and looks up by, and what ends up in exported
+CDXJ files, so it must match the reference implementation byte for byte: we use the
+Internet Archive's ``surt`` package rather than our own.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+import surt as _surt
+
+
+def url_key(url: str) -> str:
+    """The SURT key of ``url`` (``com,example)/path?query``), fragment dropped.
+
+    Non-HTTP URLs (``urn:``, ``data:``, ``about:``) are returned unchanged.
+    """
+    if not url.lower().startswith(("http://", "https://")):
+        return url
+    try:
+        return str(_surt.surt(url))
+    except (ValueError, UnicodeError):
+        return url
+
+
+def url_group(url: str) -> str:
+    """The timeline group of ``url``: its SURT key without the fragment.
+
+    Every capture of the same page (any scheme, with or without ``www.``) shares a group.
+    """
+    return url_key(strip_fragment(url))
+
+
+def strip_fragment(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(fragment="")) if parts.fragment else url
+
+
+def domain_of(url: str) -> str:
+    """The host of ``url`` without ``www.``, lower-case; '' when there is none."""
+    host = (urlsplit(url).hostname or "").lower()
+    return host[4:] if host.startswith("www.") else host
