@@ -89,7 +89,9 @@ def read_record_at(
             record = next(iter(it))
             stored = _to_stored(record, decode=decode)
         except StopIteration as exc:
-            raise WarcReadError(f"no record at offset {offset} of {path}") from exc
+            raise WarcReadError(
+                f"{path.name} is truncated or damaged: no complete record at offset {offset}"
+            ) from exc
         except Exception as exc:  # warcio raises many kinds on corrupt input
             raise WarcReadError(
                 f"the record at offset {offset} of {path.name} is damaged: {exc}"
