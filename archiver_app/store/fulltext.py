@@ -1,0 +1,52 @@
+"""Writing page text into the full-text index (``snapshot_fts``, FTS5 on SQLite).
+
+Capture, import and tag edits all call these, so that search sees every snapshot the same
+way. On databases without FTS5 (PostgreSQL for now) they do nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import Connection, text
+
+#: The most text kept per page in the index; longer pages are cut (search still finds the
+#: page by its first ~1 MB of text; the full text stays in text.txt and the WARC).
+MAX_BODY_CHARS = 1_000_000
+
+
+def _has_fts(conn: Connection) -> bool:
+    return conn.dialect.name == "sqlite"
+
+
+def upsert_snapshot_text(
+    conn: Connection,
+    snapshot_id: int,
+    *,
+    title: str | None,
+    url: str,
+    body: str | None,
+    tags: Iterable[str] = (),
+) -> None:
+    """Replace the indexed text of ``snapshot_id``."""
+    if not _has_fts(conn):
+        return
+    conn.execute(text("DELETE FROM snapshot_fts WHERE rowid = :id"), {"id": snapshot_id})
+    conn.execute(
+        text(
+            "INSERT INTO snapshot_fts(rowid, title, url, body, tags) "
+            "VALUES (:id, :title, :url, :body, :tags)"
+        ),
+        {
+            "id": snapshot_id,
+            "title": title or "",
+            "url": url,
+            "body": (body or "")[:MAX_BODY_CHARS],
+            "tags": " ".join(sorted(set(tags))),
+        },
+    )
+
+
+def delete_snapshot_text(conn: Connection, snapshot_id: int) -> None:
+    if _has_fts(conn):
+        conn.execute(text("DELETE FROM snapshot_fts WHERE rowid = :id"), {"id": snapshot_id})
