@@ -31,7 +31,7 @@ from sqlalchemy import Connection, func, insert, select, text
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
 from archiver_app.store.fulltext import upsert_snapshot_text
-from archiver_app.store.models import Fidelity, Snapshot, SnapshotState
+from archiver_app.store.models import Fidelity, Snapshot, SnapshotState, SnapshotTag, Tag
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc.htmltext import TEXT_MIMES, PageText, extract_html, extract_plain, snippet_of
 from archiver_app.warc.records import RecordRow, insert_record_rows
@@ -123,7 +123,6 @@ class WarcIndexer:
         self.cancel = cancel
         self.batch_size = batch_size
         self.report = IndexReport(target.path)
-        self._next_snapshot_id = 0
         self._current_snapshot: int | None = None
 
     # ------------------------------------------------------------------ driving
@@ -201,7 +200,6 @@ class WarcIndexer:
         self.report.records += 1
 
     def _new_snapshot(self, batch: _Batch, rec: ScannedRecord, at: datetime) -> int:
-        sid = self._next_snapshot_id or 0
         page: PageText | None = None
         content_hash = None
         if rec.payload is not None:
@@ -245,7 +243,7 @@ class WarcIndexer:
         # Placeholder id (negative); real ids are assigned at flush time.
         self._current_snapshot = -len(batch.snapshots)
         self.report.pages += 1
-        return sid - len(batch.snapshots)
+        return -len(batch.snapshots)
 
     # ------------------------------------------------------------------ writing
 
@@ -260,6 +258,12 @@ class WarcIndexer:
         if rows:
             conn.execute(insert(Snapshot), rows)
             self.report.snapshot_ids.extend(r["id"] for r in rows)
+            if self.target.tags:
+                tag_ids = _ensure_tags(conn, self.target.tags)
+                conn.execute(
+                    insert(SnapshotTag),
+                    [{"snapshot_id": r["id"], "tag_id": t} for r in rows for t in tag_ids],
+                )
 
         def real(sid: int | None) -> int | None:
             if sid is None or sid > 0:
@@ -303,6 +307,16 @@ class WarcIndexer:
             sid = row.snapshot_id
             if sid is not None and sid < 0 and orig_snapshot is not None:
                 _copy_page_text(conn, base + (-sid), orig_snapshot, self.target.tags)
+
+
+def _ensure_tags(conn: Connection, names: Iterable[str]) -> list[int]:
+    ids = []
+    for name in sorted(set(names)):
+        tag_id = conn.scalar(select(Tag.id).where(Tag.name == name))
+        if tag_id is None:
+            tag_id = conn.execute(insert(Tag).values(name=name)).inserted_primary_key[0]
+        ids.append(int(tag_id))
+    return ids
 
 
 def _find_original(conn: Connection, rec: ScannedRecord) -> tuple[int, int | None] | None:
