@@ -89,13 +89,24 @@ def import_paths(
         for file in files:
             if cancel is not None:
                 cancel.raise_if_cancelled()
-            done(_import_file(lib, file, collection, link, tag_tuple, progress, cancel))
+            done(
+                _import_file(
+                    lib,
+                    file,
+                    collection=collection,
+                    link=link,
+                    tags=tag_tuple,
+                    progress=progress,
+                    cancel=cancel,
+                )
+            )
     return report
 
 
 def _import_file(
     lib: Library,
     path: Path,
+    *,
     collection: str,
     link: bool,
     tags: tuple[str, ...],

@@ -275,11 +275,16 @@ def import_wacz_file(
         return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {exc}")
     page_urls = frozenset(p.url for p in info.pages) if info.pages else None
     reports: list[tuple[str, str, IndexReport]] = []
+    skipped: list[str] = []
     for name, tmp in placed:
+        wsha = sha256_file(tmp)
+        if (existing := _known_sha(lib, wsha)) is not None:
+            tmp.unlink()
+            skipped.append(f"{name}: already in the library as {existing}")
+            continue
         final = base / name
         os.replace(tmp, final)
         rel = f"{folder.as_posix()}/{name}"
-        wsha = sha256_file(final)
         with lib.write() as s:
             file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=wsha).id
         rep = _index_one(
@@ -296,11 +301,16 @@ def import_wacz_file(
             cancel=cancel,
         )
         reports.append((name, wsha, rep))
+    if not reports:
+        _remove_empty(base, lib.root)
+        return FileOutcome(path, "wacz", OutcomeState.SKIPPED, "; ".join(skipped))
     data = _sidecar(folder, slug, path, reports)
     data["wacz"] = {"sha256": sha, "title": info.datapackage.get("title"), "pages": len(info.pages)}
     ids = [i for _, _, r in reports for i in r.snapshot_ids]
     _write_sidecar(lib, folder, data, ids[0] if ids else None)
-    return _outcome(path, "wacz", folder, [r for _, _, r in reports])
+    outcome = _outcome(path, "wacz", folder, [r for _, _, r in reports])
+    outcome.problems.extend(skipped)
+    return outcome
 
 
 def _remove_empty(folder: Path, root: Path) -> None:

@@ -314,7 +314,9 @@ def _ensure_tags(conn: Connection, names: Iterable[str]) -> list[int]:
     for name in sorted(set(names)):
         tag_id = conn.scalar(select(Tag.id).where(Tag.name == name))
         if tag_id is None:
-            tag_id = conn.execute(insert(Tag).values(name=name)).inserted_primary_key[0]
+            key = conn.execute(insert(Tag).values(name=name)).inserted_primary_key
+            assert key is not None
+            tag_id = key[0]
         ids.append(int(tag_id))
     return ids
 
