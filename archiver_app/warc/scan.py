@@ -27,6 +27,7 @@ _GZIP_MAGIC = b"\x1f\x8b\x08"
 _WARC_LINE = re.compile(rb"(?:^|\n)WARC/1\.[01]\r?\n")
 _ARC_LINE = re.compile(rb"(?:^|\n)(?:https?|dns|filedesc|ftp):\S* \d{1,3}(?:\.\d{1,3}){3} \d{14} ")
 _RESYNC_BLOCK = 1024 * 1024
+_SWALLOWED = re.compile(rb"\r\n\r\nWARC/1\.[01]\r\n")
 
 
 class NotAnArchiveError(ValueError):
@@ -214,6 +215,7 @@ def scan_records(
                     with _quiet_stderr():
                         it.read_to_end(record)
                     current.length = it.get_record_length()
+                    restart: int | None = None
                     if it_any.err_count != before:
                         report(
                             ScanProblem(
@@ -222,14 +224,23 @@ def scan_records(
                                 "(the record may be cut short or run into the next one)",
                             )
                         )
+                        if not gz:
+                            restart = _swallowed_start(fh, current.offset, current.length)
+                            if restart is not None:
+                                current.length = restart - current.offset - 4
                     yield current
                     current = None
-                return
+                    if restart is not None:
+                        pos = restart
+                        break
+                else:
+                    return
+                continue
             except (GeneratorExit, KeyboardInterrupt):
                 raise
             except Exception as exc:
                 bad_at = current.offset if current is not None else it_any.offset
-                reason = _reason(exc)
+                reason = _reason(exc, gz)
                 report(ScanProblem(bad_at, reason))
                 nxt = _find_boundary(fh, max(bad_at, pos) + 1, gz)
                 if nxt is None:
@@ -239,8 +250,29 @@ def scan_records(
                 it.close()
 
 
-def _reason(exc: BaseException) -> str:
+def _swallowed_start(fh: IO[bytes], offset: int, length: int) -> int | None:
+    """Where a record that a too-large Content-Length made swallow its successor really
+    ends: the offset of a ``WARC/1.x`` line inside it (after its own first line)."""
+    saved = fh.tell()
+    try:
+        fh.seek(offset)
+        data = fh.read(length)
+    finally:
+        fh.seek(saved)
+    m = _SWALLOWED.search(data, 8)
+    return offset + m.start() + 4 if m else None
+
+
+def _reason(exc: BaseException, gz: bool) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = repr(text[:80])[1:-1]
+    if gz:
+        return f"damaged or truncated gzip member, skipped to the next one ({text[:40]})"
+    if text.startswith("Invalid WARC record"):
+        return (
+            "not a valid record here (damaged or truncated data, or a wrong Content-Length "
+            "before it)"
+        )
     lowered = text.lower()
     if isinstance(exc, EOFError) or "compressed file ended" in lowered or "truncat" in lowered:
         return f"truncated data (a gzip member or record is cut short): {text}"
