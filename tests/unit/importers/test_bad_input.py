@@ -76,7 +76,7 @@ def inputs(tmp_path: Path) -> Path:
     make_wacz(
         folder / "bomb.wacz",
         warc2,
-        extra={"pages/huge.jsonl": b"\0" * (64 * 1024 * 1024)},
+        extra={"pages/huge.jsonl": b"\0" * (16 * 1024 * 1024)},
         compress_warc=True,
     )
     (folder / "bookmarks.html").write_bytes(
