@@ -5,7 +5,9 @@ Both formats share the pieces: one ``data.warc.gz`` made by copying each record'
 their own member), a CDXJ index of it sorted in ``LC_ALL=C`` order, and ``pages.jsonl``
 with every page's title and text.
 
-- WACZ 1.1.1: ``archive/data.warc.gz`` stored (not deflated), ``indexes/index.cdxj``,
+- WACZ 1.1.1: ``archive/data.warc.gz`` stored (not deflated), ``indexes/index.cdx`` (CDXJ
+  lines; the spec's and pywb's name for it: ``wb-manager add --unpack-wacz`` only picks up
+  ``*.cdx``/``*.cdx.gz``),
   ``pages/pages.jsonl``, ``datapackage.json`` with sha256 hashes and sizes,
   ``datapackage-digest.json``; zip64 so it may exceed 4 GB.
 - folder: ``archive/data.warc.gz``, ``index.cdxj``, ``pages.jsonl``, ``README.txt``.
@@ -39,6 +41,7 @@ from archiver_app.warc.cdxj import INDEXED_TYPES, cdxj_line, sort_cdxj
 
 WARC_NAME = "data.warc.gz"
 WACZ_VERSION = "1.1.1"
+WACZ_INDEX = "indexes/index.cdx"
 BUF = 1024 * 1024
 ProgressFn = Callable[[ProgressUpdate], None]
 
@@ -214,7 +217,7 @@ def write_wacz(
             result.bytes = warc.size
             index = ("\n".join(cdxj) + "\n").encode("utf-8") if cdxj else b""
             pages = _pages_jsonl(library, plan, result)
-            for name, data in (("indexes/index.cdxj", index), ("pages/pages.jsonl", pages)):
+            for name, data in ((WACZ_INDEX, index), ("pages/pages.jsonl", pages)):
                 zf.writestr(_info(name, zipfile.ZIP_DEFLATED), data)
                 resources.append(_resource(name, len(data), hashlib.sha256(data).hexdigest()))
             package = {
