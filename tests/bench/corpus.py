@@ -9,7 +9,8 @@ response has its request record. WARCs roll over at ~100 MB.
 ``entries.jsonl`` beside the WARCs lists each response/revisit (url, WARC-Date, mime, file,
 offset, length) so a benchmark can pick random records without our own indexer.
 
-Run directly to build it: ``python tests/bench/corpus.py FOLDER [--mib 1024]``.
+Run directly to build it: ``python tests/bench/corpus.py [FOLDER] [--mib 1024]``; without a
+folder it goes to :func:`default_corpus_folder` (shared by every benchmark).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import base64
 import hashlib
 import io
 import json
+import os
 import random
 import uuid
 from dataclasses import dataclass
@@ -131,8 +133,18 @@ def _manifest(folder: Path) -> Path:
     return folder / "corpus.json"
 
 
-def build_corpus(folder: Path, *, total_bytes: int = 1 << 30, seed: int = 1) -> CorpusInfo:
-    """Build (or reuse) the corpus in ``folder``; returns what it holds."""
+def default_corpus_folder(total_bytes: int = 1 << 30, seed: int = 1) -> Path:
+    """Where benchmarks keep the corpus between runs: ``$ARCHIVER_BENCH_CORPUS`` or a cache."""
+    base = os.environ.get("ARCHIVER_BENCH_CORPUS")
+    root = Path(base) if base else Path.home() / ".cache" / "archiver-bench"
+    return root / f"corpus-{total_bytes >> 20}MiB-seed{seed}"
+
+
+def build_corpus(
+    folder: Path | None = None, *, total_bytes: int = 1 << 30, seed: int = 1
+) -> CorpusInfo:
+    """Build (or reuse) the corpus in ``folder`` (default: :func:`default_corpus_folder`)."""
+    folder = folder or default_corpus_folder(total_bytes, seed)
     folder.mkdir(parents=True, exist_ok=True)
     params = {"version": VERSION, "total_bytes": total_bytes, "seed": seed}
     manifest = _manifest(folder)
@@ -292,7 +304,7 @@ def build_corpus(folder: Path, *, total_bytes: int = 1 << 30, seed: int = 1) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("folder", type=Path)
+    parser.add_argument("folder", type=Path, nargs="?")
     parser.add_argument("--mib", type=int, default=1024)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
