@@ -176,7 +176,7 @@ def _pages_jsonl(library: Library, plan: ExportPlan, result: ExportResult) -> by
                 if title:
                     page["title"] = title
                 if body:
-                    page["text"] = body
+                    page["text"] = " ".join(str(body).split())
                 out.append(json.dumps(page, ensure_ascii=False))
                 result.pages += 1
     return ("\n".join(out) + "\n").encode("utf-8")

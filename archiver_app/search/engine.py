@@ -145,7 +145,7 @@ def search(library: Library, query: Query, limit: int = 50, offset: int = 0) -> 
             url=r[1],
             title=r[2],
             captured_at=_DT.process_result_value(r[3], None),  # type: ignore[arg-type]
-            snippet=r[4] or "",
+            snippet=" ".join((r[4] or "").split()),
             collection=r[5],
             domain=r[6],
             mime=r[7],

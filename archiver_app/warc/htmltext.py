@@ -2,7 +2,9 @@
 
 Regular expressions rather than a full parser: indexing reads tens of thousands of pages and
 only needs words for search and a title for the table, not a DOM. Scripts, styles,
-templates and comments are dropped; entities are unescaped; white space is collapsed.
+templates, the head and comments are dropped; entities are unescaped. White space in the
+body is left as it is (collapsing it costs more than everything else here and the full-text
+index ignores it); titles and snippets are collapsed to single spaces.
 """
 
 from __future__ import annotations
@@ -18,14 +20,9 @@ _HTML_LANG = re.compile(
     r"""<html\b[^>]*?\blang\s*=\s*["']?([A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*)""", re.I
 )
 _DROP = re.compile(
-    r"<!--.*?-->|<(script|style|noscript|template|svg|head)\b[^>]*>.*?</\1\s*>", re.I | re.S
-)
-_BLOCK = re.compile(
-    r"<(?:br|/p|/div|/li|/h[1-6]|/tr|/td|/th|/title|/section|/article)\b[^>]*>", re.I
+    r"<(?:!--.*?-->|(script|style|noscript|template|svg|head)\b[^>]*>.*?</\1\s*>)", re.I | re.S
 )
 _TAG = re.compile(r"<[^>]*>")
-_SPACE = re.compile(r"[ \t\r\f\v]+")
-_LINES = re.compile(r"\s*\n\s*")
 
 #: Text kept per page (search sees the first ~1 MB, as store.fulltext does).
 MAX_TEXT = 1_000_000
@@ -57,16 +54,16 @@ def decode_html(data: bytes, charset: str | None) -> str:
 
 def extract_html(data: bytes, charset: str | None = None) -> PageText:
     doc = decode_html(data, charset)
-    title_match = _TITLE.search(doc)
+    title_match = _TITLE.search(doc, 0, 65536)
     title = _clean(html.unescape(_TAG.sub("", title_match.group(1)))) if title_match else None
-    lang_match = _HTML_LANG.search(doc[:8192])
-    body = _DROP.sub(" ", doc)
-    body = _BLOCK.sub("\n", body)
-    body = html.unescape(_TAG.sub(" ", body))
+    lang_match = _HTML_LANG.search(doc, 0, 8192)
+    body = _TAG.sub(" ", _DROP.sub(" ", doc))
+    if "&" in body:
+        body = html.unescape(body)
     return PageText(
         title=title[:1000] if title else None,
         language=lang_match.group(1).lower() if lang_match else None,
-        text=_clean(body)[:MAX_TEXT],
+        text=body.strip()[:MAX_TEXT],
     )
 
 
@@ -74,7 +71,7 @@ def extract_plain(data: bytes, charset: str | None = None) -> PageText:
     text = data.decode(charset or "utf-8", errors="replace") if _known(charset) else None
     if text is None:
         text = data.decode("utf-8", errors="replace")
-    return PageText(title=None, language=None, text=_clean(text)[:MAX_TEXT])
+    return PageText(title=None, language=None, text=text.strip()[:MAX_TEXT])
 
 
 def _known(charset: str | None) -> bool:
@@ -88,12 +85,13 @@ def _known(charset: str | None) -> bool:
 
 
 def _clean(text: str) -> str:
-    return _LINES.sub("\n", _SPACE.sub(" ", text)).strip()
+    """White space collapsed to single spaces (search and snippets need no layout)."""
+    return " ".join(text.split())
 
 
 def snippet_of(text: str, limit: int = 300) -> str:
     """The first ``limit`` characters of ``text`` on one line (the table's snippet column)."""
-    flat = " ".join(text.split())
+    flat = " ".join(text[: limit * 8].split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 

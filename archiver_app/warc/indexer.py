@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -271,7 +271,10 @@ class WarcIndexer:
             return base + (-sid)
 
         records = [
-            RecordRow(**{**r.__dict__, "snapshot_id": real(r.snapshot_id)}) for r in batch.records
+            replace(r, snapshot_id=real(r.snapshot_id))
+            if r.snapshot_id is not None and r.snapshot_id < 0
+            else r
+            for r in batch.records
         ]
         insert_record_rows(conn, records)
         if self._current_snapshot is not None and self._current_snapshot < 0:
