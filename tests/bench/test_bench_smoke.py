@@ -22,7 +22,7 @@ def test_bench_index_runs(
     from tests.bench import bench_index
 
     monkeypatch.setenv("ARCHIVER_BENCH_CORPUS", str(tmp_path))
-    results = bench_index.main(["--mib", "2", "--pages", "500", "--words", "40", "--queries", "20"])
+    results = bench_index.main(["--mib", "1", "--pages", "200", "--words", "30", "--queries", "5"])
     out = capsys.readouterr().out
     assert "ratio vs cdxj-indexer" in out and "p95" in out
     assert results["vs_cdxj_cpu"] > 0 and results["search_p95_ms"] > 0
