@@ -99,7 +99,8 @@ class _Batch:
         self.snapshots: list[dict[str, Any]] = []
         self.records: list[RecordRow] = []
         self.texts: list[tuple[int, PageText]] = []
-        self.revisits: list[tuple[int, ScannedRecord]] = []  # (index in records, record)
+        # (index in records, record, whether the revisit is itself a page)
+        self.revisits: list[tuple[int, ScannedRecord, bool]] = []
 
     def __len__(self) -> int:
         return len(self.records)
@@ -179,7 +180,9 @@ class WarcIndexer:
         if at is not None and (self.report.first_capture is None or at < self.report.first_capture):
             self.report.first_capture = at
         snapshot_id = self._current_snapshot
-        if at is not None and is_page(rec, self.target.page_urls):
+        page = at is not None and is_page(rec, self.target.page_urls)
+        if page:
+            assert at is not None
             snapshot_id = self._new_snapshot(batch, rec, at)
         row = RecordRow(
             url_key=url_key(rec.url) if rec.url else "",
@@ -195,7 +198,7 @@ class WarcIndexer:
             snapshot_id=snapshot_id,
         )
         if rec.rec_type == "revisit":
-            batch.revisits.append((len(batch.records), rec))
+            batch.revisits.append((len(batch.records), rec, page))
         batch.records.append(row)
         self.report.records += 1
 
@@ -295,7 +298,7 @@ class WarcIndexer:
         if not batch.revisits:
             return
         file_id = self.target.file_id
-        for index, rec in batch.revisits:
+        for index, rec, page in batch.revisits:
             row = batch.records[index]
             original = _find_original(conn, rec)
             if original is None:
@@ -308,7 +311,9 @@ class WarcIndexer:
                 {"orig": orig_id, "f": file_id, "o": row.offset},
             )
             sid = row.snapshot_id
-            if sid is not None and sid < 0 and orig_snapshot is not None:
+            # Only a revisited page takes its original's text, and only from the original
+            # page itself (not from the page an original subresource belongs to).
+            if page and sid is not None and sid < 0 and orig_snapshot is not None:
                 _copy_page_text(conn, base + (-sid), orig_snapshot, self.target.tags)
 
 
@@ -330,9 +335,10 @@ def _find_original(conn: Connection, rec: ScannedRecord) -> tuple[int, int | Non
     target_url = rec.headers.get("WARC-Refers-To-Target-URI") or rec.url
     row = conn.execute(
         text(
-            "SELECT id, snapshot_id FROM records WHERE digest = :d "
-            "AND record_type IN ('response', 'resource') "
-            "ORDER BY (url = :u) DESC, id LIMIT 1"
+            "SELECT r.id, s.id FROM records r LEFT JOIN snapshots s ON s.id = r.snapshot_id "
+            "AND s.url = r.url AND s.warc_offset = r.offset "
+            "WHERE r.digest = :d AND r.record_type IN ('response', 'resource') "
+            "ORDER BY (r.url = :u) DESC, r.id LIMIT 1"
         ),
         {"d": rec.digest, "u": target_url},
     ).first()

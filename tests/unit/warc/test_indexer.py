@@ -74,16 +74,29 @@ def test_records_pages_and_text(library: Library, tmp_path: Path) -> None:
 def test_revisit_resolves_to_original(library: Library, tmp_path: Path) -> None:
     pages = site(2)
     src = write_warc(
-        tmp_path / "dedup.warc.gz", pages, revisit_of={"https://example.org/page0": pages[0]}
+        tmp_path / "dedup.warc.gz",
+        pages,
+        revisit_of={
+            "https://example.org/page0": pages[0],
+            "https://example.org/page1": pages[2],
+            "https://example.org/img0.png": pages[1],  # a subresource revisit after page1's
+        },
     )
     outcome = import_warc_file(library, src)
-    assert outcome.pages == 3
+    assert outcome.pages == 4
     rows = _rows(
         library,
         "SELECT r.record_type, o.record_type, o.url FROM records r "
         "JOIN records o ON o.id = r.revisit_of_id",
     )
-    assert rows == [("revisit", "response", "https://example.org/page0")]
+    assert sorted(rows) == [
+        ("revisit", "response", "https://example.org/img0.png"),
+        ("revisit", "response", "https://example.org/page0"),
+        ("revisit", "response", "https://example.org/page1"),
+    ]
+    # the image revisit did not give page1's revisit the text of the image's page (page0)
+    titles = _rows(library, "SELECT url, title FROM snapshots ORDER BY id")
+    assert titles[-1] == ("https://example.org/page1", "Page 1 of example.org")
     # the revisited capture is found by the original's words and carries its title
     hits = search(library, Query("word0"))
     assert len(hits) == 2
