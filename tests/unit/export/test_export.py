@@ -70,7 +70,16 @@ def test_wacz_stands_alone_with_revisit_originals(
             "datapackage.json",
             "datapackage-digest.json",
         ]
-        assert zf.getinfo("archive/data.warc.gz").compress_type == zipfile.ZIP_STORED
+        info = zf.getinfo("archive/data.warc.gz")
+        assert info.compress_type == zipfile.ZIP_STORED
+        # zip64 from the start (the WARC is streamed, its size unknown): the local header
+        # carries the zip64 extra field (id 0x0001), so > 4 GB exports stay valid
+        local = dest.read_bytes()[info.header_offset : info.header_offset + 30 + 200]
+        name_len, extra_len = (
+            int.from_bytes(local[26:28], "little"),
+            int.from_bytes(local[28:30], "little"),
+        )
+        assert local[30 + name_len : 30 + name_len + 2] == b"\x01\x00" and extra_len >= 20
         package = json.loads(zf.read("datapackage.json"))
         assert package["wacz_version"] == "1.1.1"
         for res in package["resources"]:
