@@ -161,3 +161,8 @@ def test_link_mode_indexes_in_place(library: Library, tmp_path: Path) -> None:
     sidecar = json.loads(next((library.root / "collections").rglob("index.json")).read_text())
     assert sidecar["files"][0]["external_path"] == str(src)
     assert sidecar["fs_version"] and sidecar["capture_fidelity"] == "imported"
+    # a linked file is read where it is, by export too
+    from archiver_app.export import Selection, export
+
+    result = export(library, Selection(), tmp_path / "linked.wacz")
+    assert (result.records, result.pages, result.problems) == (4, 2, [])
