@@ -17,16 +17,20 @@ from html import escape
 from typing import Any
 
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 from archiver_app.library import Library
 from archiver_app.search.query import Query, build_fts_query
 from archiver_app.store.types import UTCDateTime
+from archiver_app.tasks import Cancelled, CancelToken
 
 #: Snippet highlight markers inside :attr:`Hit.snippet` (control characters never in text).
 MARK_START, MARK_END = "\x02", "\x03"
 #: bm25 column weights: title, url, body, tags.
 WEIGHTS = (10.0, 3.0, 1.0, 5.0)
 _DT = UTCDateTime()
+#: SQLite virtual machine steps between two looks at a search's cancel token.
+CANCEL_CHECK_STEPS = 1000
 
 
 @dataclass(frozen=True)
@@ -141,14 +145,41 @@ def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
     )
 
 
-def search(library: Library, query: Query, limit: int = 50, offset: int = 0) -> list[Hit]:
-    """One page of hits for ``query``, best first (newest first without text)."""
+def search(
+    library: Library,
+    query: Query,
+    limit: int = 50,
+    offset: int = 0,
+    *,
+    cancel: CancelToken | None = None,
+) -> list[Hit]:
+    """One page of hits for ``query``, best first (newest first without text).
+
+    Args:
+        cancel: checked while SQLite works; a front end searching as the user types
+            cancels the previous keystroke's search instead of waiting for it.
+
+    Raises:
+        Cancelled: ``cancel`` was set before the query finished.
+    """
     if library.engine.dialect.name != "sqlite":
         raise NotImplementedError("full-text search needs SQLite (FTS5)")
     params: dict[str, Any] = {"limit": limit, "offset": offset}
     sql = _sql(query, params)
     with library.engine.connect() as conn:
-        rows = conn.execute(text(sql), params).all()
+        raw: Any = conn.connection.driver_connection
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+            raw.set_progress_handler(lambda: 1 if cancel.cancelled else 0, CANCEL_CHECK_STEPS)
+        try:
+            rows = conn.execute(text(sql), params).all()
+        except OperationalError as exc:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled from exc
+            raise
+        finally:
+            if cancel is not None:
+                raw.set_progress_handler(None, 0)
     return [
         Hit(
             snapshot_id=r[0],

@@ -144,3 +144,31 @@ def test_hostile_text_never_errors(filled: Library) -> None:
     ]:
         search(filled, Query(typed))
     assert count(filled, Query()) == 5
+
+
+def test_cancelled_search_stops(filled: Library, monkeypatch: pytest.MonkeyPatch) -> None:
+    from archiver_app.search import engine
+    from archiver_app.tasks import Cancelled, CancelToken
+
+    token = CancelToken()
+    assert len(search(filled, Query("climate"), cancel=token)) == 3
+    token.cancel()
+    with pytest.raises(Cancelled):
+        search(filled, Query("climate"), cancel=token)
+
+    class CancelledWhileRunning(CancelToken):
+        """Not cancelled when the search starts; cancelled at SQLite's first check."""
+
+        looks = 0
+
+        @property
+        def cancelled(self) -> bool:
+            self.looks += 1
+            return self.looks > 1
+
+    monkeypatch.setattr(engine, "CANCEL_CHECK_STEPS", 1)
+    running = CancelledWhileRunning()
+    with pytest.raises(Cancelled):
+        search(filled, Query("climate"), cancel=running)
+    # the pooled connection is usable again, without the handler
+    assert len(search(filled, Query("climate"))) == 3
