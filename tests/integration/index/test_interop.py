@@ -132,6 +132,12 @@ def test_other_tools_in_and_round_trip_out(tmp_path: Path, local_server: LocalSe
     # py-wacz's WARC is the same file: recognised, not indexed twice
     assert wacz_out.state is OutcomeState.SKIPPED, wacz_out
     assert [h.title for h in search(lib, Query("otters estuary"))] == ["Home of the otters"]
+    # ... and on its own, py-wacz's WACZ verifies and its pages list makes the pages
+    with Library.open(tmp_path / "pywacz") as other:
+        from_wacz = import_paths(other, [wacz]).outcomes[0]
+        assert from_wacz.state is OutcomeState.IMPORTED, from_wacz
+        assert from_wacz.records == len(expected) and from_wacz.pages == 2
+        assert _records(other) == _records(lib)
 
     # --- our WACZ out: wacz validate, pywb replay
     ours = tmp_path / "export.wacz"
