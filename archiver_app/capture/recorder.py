@@ -47,6 +47,9 @@ Refetch = Callable[[str, dict[str, str]], Awaitable[bytes | None]]
 
 Event = dict[str, Any]
 
+#: Types a frame shows in a built-in viewer (its body is then refetched, not read back).
+VIEWER_MIMES = frozenset({"application/pdf", "application/x-pdf"})
+
 
 @dataclass
 class _Hop:
@@ -244,14 +247,21 @@ class NetworkRecorder:
     # ------------------------------------------------------------------ writing
 
     async def _body(self, ex: _Exchange, hop: _Hop) -> tuple[bytes | None, str | None]:
-        try:
-            got = await self.cdp.send("Network.getResponseBody", {"requestId": ex.request_id})
-        except Exception as exc:  # evicted, media stream, download, page gone
-            reason = str(exc).splitlines()[0][:200]
+        mime = str((hop.response or {}).get("mimeType") or "").lower()
+        if mime in VIEWER_MIMES and ex.resource_type == "Document":
+            # the built-in viewer takes over the stream: DevTools only has its wrapper page
+            reason = "shown by the browser's built-in viewer"
         else:
-            if got.get("base64Encoded"):
-                return base64.b64decode(got.get("body", "")), None
-            return self._encode_text(got.get("body", ""), hop, ex), None
+            try:
+                got = await self.cdp.send(
+                    "Network.getResponseBody", {"requestId": ex.request_id}
+                )
+            except Exception as exc:  # evicted, media stream, download, page gone
+                reason = str(exc).splitlines()[0][:200]
+            else:
+                if got.get("base64Encoded"):
+                    return base64.b64decode(got.get("body", "")), None
+                return self._encode_text(got.get("body", ""), hop, ex), None
         if self.refetch is not None and hop.method == "GET":
             headers = _request_headers(ex, len(ex.hops) - 1, hop)
             data = await self.refetch(hop.url, headers)
