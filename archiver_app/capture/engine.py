@@ -190,8 +190,18 @@ class Capturer:
             except ArchiverError as exc:
                 return CaptureResult(url, url, None, False, None, None, exc.message)
             browser = await self._ensure_browser()
-            page_capture = _PageCapture(self, browser, url, collection, collection_id, tags,
-                                        rules, job_id, cancel, started)
+            page_capture = _PageCapture(
+                owner=self,
+                browser=browser,
+                url=url,
+                collection=collection,
+                collection_id=collection_id,
+                tags=tags,
+                rules=rules,
+                job_id=job_id,
+                cancel=cancel,
+                started=started,
+            )
             return await page_capture.run()
 
 
@@ -200,6 +210,7 @@ class _PageCapture:
 
     def __init__(
         self,
+        *,
         owner: Capturer,
         browser: Any,
         url: str,
@@ -219,6 +230,7 @@ class _PageCapture:
         self.reasons: list[str] = []  # why fidelity is not high
         self.crashed = False
         self.oversize_main = False
+        self._tasks: set[asyncio.Future[None]] = set()
 
     async def run(self) -> CaptureResult:
         from archiver_app.warc.writer import CaptureWarcWriter
@@ -294,8 +306,17 @@ class _PageCapture:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(context.close(), 10)
         return self._save(
-            writer, recorder, snapshot_id, uid, folder, captured_at, final_url, facts, dom,
-            shot, error,
+            writer=writer,
+            recorder=recorder,
+            snapshot_id=snapshot_id,
+            uid=uid,
+            folder=folder,
+            captured_at=captured_at,
+            final_url=final_url,
+            facts=facts,
+            dom=dom,
+            shot=shot,
+            error=error,
         )
 
     # ------------------------------------------------------------------ steps
@@ -307,15 +328,15 @@ class _PageCapture:
         if recorder is not None and rid == recorder.main_request_id:
             self.oversize_main = True
         self.reasons.append("a response exceeded the body size limit")
-        asyncio.ensure_future(_quiet(cdp.send("Page.stopLoading")))
+        task = asyncio.ensure_future(_quiet(cdp.send("Page.stopLoading")))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _refetcher(self, context: Any) -> Any:
         async def refetch(url: str, headers: dict[str, str]) -> bytes | None:
             keep = {k: v for k, v in headers.items() if k.lower() in {"range", "accept"}}
             try:
-                resp = await context.request.get(
-                    url, headers=keep, max_redirects=0, timeout=10_000
-                )
+                resp = await context.request.get(url, headers=keep, max_redirects=0, timeout=10_000)
                 return bytes(await resp.body())
             except Exception:
                 return None
@@ -353,7 +374,7 @@ class _PageCapture:
                 await autoscroll(page, deadline=self._step_deadline(0.4))
                 await wait_network_quiet(recorder, deadline=self._step_deadline(0.3))
             await settle(self.rules.settle_seconds, deadline=self._step_deadline(0.2))
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             self.reasons.append("page behaviours ran out of time")
         except Exception as exc:
             if self.crashed or not self.browser.is_connected():
@@ -395,6 +416,7 @@ class _PageCapture:
 
     def _save(
         self,
+        *,
         writer: Any,
         recorder: NetworkRecorder | None,
         snapshot_id: int,
@@ -420,19 +442,25 @@ class _PageCapture:
         text = facts.text
         if ok:
             if shot:
-                writer.write_resource(f"urn:view:{final_url}", "image/png", shot,
-                                      concurrent_to=concurrent)
+                writer.write_resource(
+                    f"urn:view:{final_url}", "image/png", shot, concurrent_to=concurrent
+                )
                 write_file_atomic(path / "screenshot.png", shot)
                 files.append((f"{folder}/screenshot.png", FileKind.SCREENSHOT))
             if dom is not None:
                 data = dom.encode("utf-8")
-                writer.write_resource(f"urn:dom:{final_url}", "text/html; charset=utf-8", data,
-                                      concurrent_to=concurrent)
+                writer.write_resource(
+                    f"urn:dom:{final_url}",
+                    "text/html; charset=utf-8",
+                    data,
+                    concurrent_to=concurrent,
+                )
                 write_file_atomic(path / "dom.html", data)
                 files.append((f"{folder}/dom.html", FileKind.DOM))
             data = text.encode("utf-8")
-            writer.write_resource(f"urn:text:{final_url}", "text/plain; charset=utf-8", data,
-                                  concurrent_to=concurrent)
+            writer.write_resource(
+                f"urn:text:{final_url}", "text/plain; charset=utf-8", data, concurrent_to=concurrent
+            )
             write_file_atomic(path / "text.txt", data)
             files.append((f"{folder}/text.txt", FileKind.TEXT))
         fidelity: str | None = None
@@ -489,8 +517,14 @@ class _PageCapture:
             text=text,
             tags=list(self.tags),
         )
-        side = sidecar(out=outcome, uid=uid, collection=self.collection,
-                       captured_at=captured_at, final_url=final_url, job_id=self.job_id)
+        side = sidecar(
+            out=outcome,
+            uid=uid,
+            collection=self.collection,
+            captured_at=captured_at,
+            final_url=final_url,
+            job_id=self.job_id,
+        )
         write_file_atomic(path / "index.json", dump_sidecar(side))
         outcome.files.append((f"{folder}/index.json", FileKind.SIDECAR))
         save_outcome(lib, outcome)

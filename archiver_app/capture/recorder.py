@@ -253,9 +253,7 @@ class NetworkRecorder:
             reason = "shown by the browser's built-in viewer"
         else:
             try:
-                got = await self.cdp.send(
-                    "Network.getResponseBody", {"requestId": ex.request_id}
-                )
+                got = await self.cdp.send("Network.getResponseBody", {"requestId": ex.request_id})
             except Exception as exc:  # evicted, media stream, download, page gone
                 reason = str(exc).splitlines()[0][:200]
             else:
@@ -295,7 +293,14 @@ class NetworkRecorder:
         async with self._write_lock:
             for index, hop in enumerate(ex.hops):
                 is_final = index == len(ex.hops) - 1
-                self._write_hop(ex, index, hop, body if is_final else b"", truncated, is_final)
+                self._write_hop(
+                    ex,
+                    index=index,
+                    hop=hop,
+                    body=body if is_final else b"",
+                    truncated=truncated,
+                    is_final=is_final,
+                )
                 if is_final and body_note and body is None:
                     self.notes.append(f"{hop.url}: body not available ({body_note})")
 
@@ -309,6 +314,7 @@ class NetworkRecorder:
     def _write_hop(
         self,
         ex: _Exchange,
+        *,
         index: int,
         hop: _Hop,
         body: bytes | None,
@@ -317,8 +323,7 @@ class NetworkRecorder:
     ) -> None:
         resp_event = hop.response
         if resp_event is None:
-            error = ex.failed or "no response"
-            self.resources.append(ResourceInfo(hop.url, None, None, 0, error))
+            self.resources.append(ResourceInfo(hop.url, None, None, 0, ex.failed or "no response"))
             return
         response = _response(resp_event, ex, index)
         request = HttpRequest(
@@ -350,12 +355,14 @@ class NetworkRecorder:
         )
         if revisit is not None:
             self.revisit_sources.add(revisit.record_id)
-        error = None
+        error: str | None = None
         if is_final and ex.failed and ex.failed != "canceled":
             error = ex.failed
         elif hop_truncated:
             error = f"truncated ({hop_truncated})"
-        self.resources.append(ResourceInfo(hop.url, response.status, response.mime, len(data), error))
+        self.resources.append(
+            ResourceInfo(hop.url, response.status, response.mime, len(data), error)
+        )
         if ex.request_id == self.main_request_id and is_final:
             self.main_record, self.main_response, self.main_body = written, response, data
 
@@ -423,7 +430,9 @@ def _response(event: Event, ex: _Exchange, index: int) -> HttpResponse:
     reason = str(event.get("statusText") or "")
     source = (extra or {}).get("headers") or event.get("headers") or {}
     headers = headers_from_map(source)
-    proto = "HTTP/1.1" if is_http2(protocol) or not protocol.lower().startswith("http/") else protocol
+    proto = (
+        "HTTP/1.1" if is_http2(protocol) or not protocol.lower().startswith("http/") else protocol
+    )
     if not reason:
         from http import HTTPStatus
 

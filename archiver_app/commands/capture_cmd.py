@@ -32,8 +32,8 @@ def read_urls(args: list[str], stdin: Any) -> list[str]:
     urls: list[str] = []
     for arg in args:
         if arg == "-":
-            for line in stdin:
-                line = line.strip()
+            for raw in stdin:
+                line = raw.strip()
                 if line and not line.startswith("#"):
                     urls.append(line)
         else:

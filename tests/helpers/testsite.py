@@ -184,7 +184,7 @@ class LocalSite:
 
 
 def _static(
-    site: LocalSite, route: str, body: bytes, ctype: str, headers: list[tuple[str, str]] = []
+    site: LocalSite, route: str, body: bytes, ctype: str, headers: tuple[tuple[str, str], ...] = ()
 ) -> Callable[[Request], Response]:
     site.bodies[route] = body
     extra = list(headers)
@@ -201,7 +201,9 @@ def _range_handler(data: bytes, ctype: str) -> Callable[[Request], Response]:
         start = int(start_s or 0)
         end = min(int(end_s) if end_s else len(data) - 1, len(data) - 1)
         part = data[start : end + 1]
-        return Response(206, part, [*base, ("Content-Range", f"bytes {start}-{end}/{len(data)}")], ctype)
+        return Response(
+            206, part, [*base, ("Content-Range", f"bytes {start}-{end}/{len(data)}")], ctype
+        )
 
     return handle
 
@@ -272,9 +274,7 @@ def start_site() -> LocalSite:
         return Response(200, stream=never, content_type="application/json")
 
     r["/longpoll"] = longpoll
-    r["/latin1.html"] = _static(
-        site, "/latin1.html", LATIN1_HTML, "text/html; charset=iso-8859-1"
-    )
+    r["/latin1.html"] = _static(site, "/latin1.html", LATIN1_HTML, "text/html; charset=iso-8859-1")
     r["/doc.pdf"] = _static(site, "/doc.pdf", pdf("Archived PDF text"), "application/pdf")
     r["/data.json"] = _static(site, "/data.json", b'{"kind": "json main"}', "application/json")
     r["/plain.txt"] = _static(site, "/plain.txt", b"plain text main resource\n", "text/plain")

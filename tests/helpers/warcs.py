@@ -72,4 +72,6 @@ def warcio_check(path: Path) -> subprocess.CompletedProcess[str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = Checker(SimpleNamespace(inputs=[str(path)], verbose=True)).process_all()
-    return subprocess.CompletedProcess(["warcio", "check", "-v", str(path)], code, out.getvalue(), "")
+    return subprocess.CompletedProcess(
+        ["warcio", "check", "-v", str(path)], code, out.getvalue(), ""
+    )

@@ -50,9 +50,7 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
             results["index"] = await cap.capture(
                 site.index_url, collection="research", tags=["site", "test"], rules=RULES
             )
-            seen.extend(
-                (r.host, r.path) for r in [*site.main.requests, *site.other.requests]
-            )
+            seen.extend((r.host, r.path) for r in [*site.main.requests, *site.other.requests])
             names = {
                 "latin1": "/latin1.html",
                 "pdf": "/doc.pdf",
@@ -64,9 +62,7 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
                 *(cap.capture(site.url(p), rules=RULES) for p in names.values())
             )
             results.update(zip(names, done, strict=True))
-            results["again"] = await cap.capture(
-                site.index_url, collection="research", rules=RULES
-            )
+            results["again"] = await cap.capture(site.index_url, collection="research", rules=RULES)
 
     try:
         asyncio.run(run())
@@ -143,7 +139,13 @@ def test_every_fetched_resource_is_in_the_warc_with_exact_bytes(captured: Captur
         assert rec.header("X-Archive-Orig-Content-Length") != str(len(rec.payload))
     # the real header text: both Set-Cookie headers, in order
     assert one("/cookies").headers_named("Set-Cookie") == ["a=1; Path=/", "b=2; Path=/; HttpOnly"]
-    assert one("/").header("Server", ) is not None and one("/").header("Date") is not None
+    assert (
+        one("/").header(
+            "Server",
+        )
+        is not None
+        and one("/").header("Date") is not None
+    )
     # redirect chain hop by hop
     r301, r302 = one("/redirect/start"), one("/redirect/middle")
     assert (r301.http_status, r301.header("Location")) == (301, "/redirect/middle")
@@ -155,7 +157,9 @@ def test_every_fetched_resource_is_in_the_warc_with_exact_bytes(captured: Captur
     for rec in responses[site.url("/media/clip.webm")]:
         assert rec.http_status in (200, 206)
         if rec.http_status == 206:
-            start, end = (int(x) for x in rec.header("Content-Range").split()[1].split("/")[0].split("-"))
+            start, end = (
+                int(x) for x in rec.header("Content-Range").split()[1].split("/")[0].split("-")
+            )
             assert rec.payload == VIDEO[start : end + 1]
     assert any(r.header("Range") for r in requests[site.url("/media/clip.webm")])
     # the long-poll never finished: headers kept, marked truncated, chunking gone
@@ -234,9 +238,13 @@ def test_snapshot_row_files_records_and_search(captured: Captured) -> None:
         main = read_record_at(warc, snap.warc_offset or 0, snap.warc_length or 0)
         assert main.uri == site.index_url and main.payload == site.bodies["/"]
     with lib.engine.connect() as conn:
-        hits = conn.execute(
-            text("SELECT rowid FROM snapshot_fts WHERE snapshot_fts MATCH 'archivist'")
-        ).scalars().all()
+        hits = (
+            conn.execute(
+                text("SELECT rowid FROM snapshot_fts WHERE snapshot_fts MATCH 'archivist'")
+            )
+            .scalars()
+            .all()
+        )
     assert res.snapshot_id in hits
     assert site.url("/latin1.html") in res.outlinks and site.url("/page?n=1") in res.outlinks
     assert not any("#" in link or link.startswith("mailto:") for link in res.outlinks)
@@ -302,6 +310,8 @@ def test_second_capture_writes_revisits_against_stored_payloads(captured: Captur
         snap = s.get(Snapshot, again.snapshot_id)
         assert snap is not None and first.snapshot_id in snap.provenance["revisit_of_snapshots"]
     # the payload of a revisit is really stored in the first capture
-    original = next(r for r in read_warc(_warc_of(lib, first)) if r.uri == css.uri and r.type == "response")
+    original = next(
+        r for r in read_warc(_warc_of(lib, first)) if r.uri == css.uri and r.type == "response"
+    )
     assert original.warc["WARC-Payload-Digest"] == css.warc["WARC-Payload-Digest"]
     assert urlsplit(css.uri).path == "/css/main.css"

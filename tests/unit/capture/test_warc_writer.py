@@ -35,10 +35,16 @@ def _writer(path: Path) -> CaptureWarcWriter:
 def test_parse_header_text_keeps_duplicates_and_order() -> None:
     text = "HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\nX: y\r\nSet-Cookie: b=2\r\n\r\n"
     assert parse_header_text(text) == (
-        "HTTP/1.1", 200, "OK", [("Set-Cookie", "a=1"), ("X", "y"), ("Set-Cookie", "b=2")]
+        "HTTP/1.1",
+        200,
+        "OK",
+        [("Set-Cookie", "a=1"), ("X", "y"), ("Set-Cookie", "b=2")],
     )
     assert parse_header_text("GET / HTTP/1.1") is None
-    assert headers_from_map({"Set-Cookie": "a=1\nb=2"}) == [("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")]
+    assert headers_from_map({"Set-Cookie": "a=1\nb=2"}) == [
+        ("Set-Cookie", "a=1"),
+        ("Set-Cookie", "b=2"),
+    ]
 
 
 def test_stored_headers_describe_the_decoded_body() -> None:
@@ -66,9 +72,17 @@ def test_writer_output_is_deterministic_valid_and_renamed_on_close(tmp_path: Pat
         assert w.part_path.exists() and not w.path.exists()
         resp = HttpResponse(200, "OK", [("Content-Type", "text/html"), ("Content-Encoding", "br")])
         req = HttpRequest("GET", "/x?y=1", [("Host", "example.org")])
-        r, q = w.write_exchange("http://example.org/x?y=1", req, resp, b"<p>hi</p>", ip_address="10.0.0.1")
-        assert q is not None and (r.offset, r.status, r.mime) == (w.records[1].offset, 200, "text/html")
-        w.write_resource("urn:text:http://example.org/x?y=1", "text/plain", b"hi", concurrent_to=r.record_id)
+        r, q = w.write_exchange(
+            "http://example.org/x?y=1", req, resp, b"<p>hi</p>", ip_address="10.0.0.1"
+        )
+        assert q is not None and (r.offset, r.status, r.mime) == (
+            w.records[1].offset,
+            200,
+            "text/html",
+        )
+        w.write_resource(
+            "urn:text:http://example.org/x?y=1", "text/plain", b"hi", concurrent_to=r.record_id
+        )
         final = w.close()
         assert final == w.path and not w.part_path.exists()
         outputs.append(final.read_bytes())
@@ -90,7 +104,11 @@ def test_revisit_and_truncated_records(tmp_path: Path) -> None:
     resp = HttpResponse(200, "OK", [("Content-Type", "image/png")])
     orig = RevisitOf(record_id=7, url="http://a/x.png", date="2025-01-01T00:00:00Z")
     rev, _ = w.write_exchange("http://a/x.png", None, resp, b"PNGDATA", revisit_of=orig)
-    assert (rev.record_type, rev.revisit_of_id, rev.digest) == ("revisit", 7, payload_digest(b"PNGDATA"))
+    assert (rev.record_type, rev.revisit_of_id, rev.digest) == (
+        "revisit",
+        7,
+        payload_digest(b"PNGDATA"),
+    )
     w.write_exchange("http://a/big", None, resp, b"", truncated="length")
     w.close()
     recs = read_warc(tmp_path / "capture.warc.gz")
