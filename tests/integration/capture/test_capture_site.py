@@ -9,6 +9,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -315,3 +321,45 @@ def test_second_capture_writes_revisits_against_stored_payloads(captured: Captur
     )
     assert original.warc["WARC-Payload-Digest"] == css.warc["WARC-Payload-Digest"]
     assert urlsplit(css.uri).path == "/css/main.css"
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "pywb exited early"
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError("pywb did not start")
+
+
+def test_the_capture_replays_in_pywb(captured: Captured, tmp_path: Path) -> None:
+    """pywb (the reference replay tool) indexes the WARC and serves the page's text."""
+    lib, res, site = captured.lib, captured.results["index"], captured.site
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    subprocess.run([str(bin_dir / "wb-manager"), "init", "cap"], cwd=tmp_path, check=True, env=env,
+                   capture_output=True)  # fmt: skip
+    subprocess.run([str(bin_dir / "wb-manager"), "add", "cap", str(_warc_of(lib, res))],
+                   cwd=tmp_path, check=True, env=env, capture_output=True)  # fmt: skip
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [str(bin_dir / "wayback"), "-p", str(port), "-b", "127.0.0.1"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _wait_for_port(port, proc)
+        base = f"http://127.0.0.1:{port}/cap"
+        with urllib.request.urlopen(f"{base}/2030id_/{site.index_url}", timeout=30) as r:
+            assert r.read() == site.bodies["/"]  # the exact archived bytes
+        with urllib.request.urlopen(f"{base}/2030mp_/{site.index_url}", timeout=30) as r:
+            assert PAGE_TEXT in r.read().decode()
+        css = f"{base}/2030id_/{site.url('/gz/app.js')}"
+        with urllib.request.urlopen(css, timeout=30) as r:
+            assert r.read() == site.bodies["/gz/app.js"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
