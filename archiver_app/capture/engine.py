@@ -185,6 +185,7 @@ class Capturer:
         if cancel is not None and cancel.cancelled:
             return CaptureResult(url, url, None, False, None, None, "cancelled")
         async with self._sem:
+            started = time.monotonic()  # the page limit starts when the page does
             try:
                 collection_id = self.library.ensure_collection(collection)
             except ArchiverError as exc:

@@ -74,6 +74,7 @@ class _Exchange:
     finished: bool = False
     failed: str | None = None
     written: bool = False
+    writing: bool = False  # fetching its body; finish() may take it over
     oversize: bool = False
 
 
@@ -109,6 +110,7 @@ class NetworkRecorder:
         self.last_activity = time.monotonic()
         self._tasks: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
+        self.closed = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -147,12 +149,19 @@ class NetworkRecorder:
             await asyncio.wait(list(self._tasks), timeout=timeout)
 
     async def finish(self, timeout: float = 5.0) -> None:
-        """Write everything still pending: finished exchanges, then open ones as truncated."""
+        """Write everything still pending: finished exchanges, then open ones as truncated.
+
+        After this the recorder writes nothing more (events arriving late are ignored).
+        """
         await self.drain(timeout)
+        for task in list(self._tasks):
+            task.cancel()  # a body that never came back
         for rid in list(self.order):
             ex = self.exchanges[rid]
-            if not ex.written:
+            if not ex.written or ex.writing:
+                ex.written, ex.writing = False, False
                 await self._write_exchange(ex, body_ok=False, truncated="time")
+        self.closed = True
 
     # ------------------------------------------------------------------ events
 
@@ -279,9 +288,9 @@ class NetworkRecorder:
     async def _write_exchange(
         self, ex: _Exchange, *, body_ok: bool, truncated: str | None = None
     ) -> None:
-        if ex.written:
+        if ex.written or self.closed:
             return
-        ex.written = True
+        ex.written = ex.writing = True
         final = ex.hops[-1] if ex.hops else None
         body: bytes | None = None
         body_note: str | None = None
@@ -290,6 +299,9 @@ class NetworkRecorder:
             body, body_note = await self._body(ex, final)
             if body is None:
                 truncated = "unspecified"
+        if self.closed or not ex.writing:
+            return  # finish() took over this exchange while its body was awaited
+        ex.writing = False
         async with self._write_lock:
             for index, hop in enumerate(ex.hops):
                 is_final = index == len(ex.hops) - 1
