@@ -366,6 +366,9 @@ class _PageCapture:
             )
         if self.oversize_main:
             return f"the response is larger than the {self.owner.max_body} byte limit"
+        if self.cancel is not None and self.cancel.cancelled:
+            self.reasons.append("cancelled before the page behaviours ran")
+            return None
         if not await wait_network_quiet(recorder, deadline=self._step_deadline(0.5)):
             self.reasons.append("the network did not go quiet in time")
         try:

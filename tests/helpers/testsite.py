@@ -9,8 +9,9 @@ subresource, a non-UTF-8 page, a PDF link and a long-poll that never finishes.
 Every body is deterministic, so tests can compare stored bytes with :attr:`LocalSite.bodies`.
 Use the ``test_site`` fixture (registered in tests/conftest.py) or :func:`start_site`.
 Extra pages: ``/page?n=N`` (small realistic pages for benchmarks and crawls, each linking to
-the next two), ``/hang`` (never answers), ``/huge`` (a 2 GB streamed body), ``/data.json``,
-``/img/photo.png``, ``/plain.txt``.
+the next two), ``/hang`` (never answers), ``/slow.html`` (loads an image, then waits forever
+for ``/hang``), ``/huge`` (a 2 GB streamed body), ``/data.json``, ``/img/photo.png``,
+``/plain.txt``.
 """
 
 from __future__ import annotations
@@ -140,6 +141,11 @@ LATIN1_HTML = (
     "<!doctype html><html><head><title>Caf\xe9 page</title></head><body>"
     "<p>Un caf\xe9 na\xefve \xe0 la cr\xe8me.</p></body></html>"
 ).encode("latin-1")
+
+
+#: A page whose images load but whose script never arrives (the load event never fires).
+SLOW_HTML = """<!doctype html><html><head><title>Slow</title></head><body>
+<p>Half loaded.</p><img src="/img/a.png" alt="a"><script src="/hang"></script></body></html>"""
 
 
 def bench_page(n: int) -> str:
@@ -290,6 +296,7 @@ def start_site() -> LocalSite:
         return Response(200, b"too late", [], "text/plain")
 
     r["/hang"] = hang
+    r["/slow.html"] = _static(site, "/slow.html", SLOW_HTML.encode(), HTML)
 
     def huge(_q: Request) -> Response:
         chunk = b"<p>" + b"x" * 65530 + b"</p>"

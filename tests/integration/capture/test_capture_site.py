@@ -69,6 +69,15 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
             )
             results.update(zip(names, done, strict=True))
             results["again"] = await cap.capture(site.index_url, collection="research", rules=RULES)
+            results["rules"] = await cap.capture(
+                site.page_url(5),
+                rules=PageRules(
+                    user_agent="ArchiverTest/1.0",
+                    custom_js="document.body.dataset.custom = 'ran'",
+                    autoscroll=False,
+                    settle_seconds=0,
+                ),
+            )
 
     try:
         asyncio.run(run())
@@ -363,3 +372,19 @@ def test_the_capture_replays_in_pywb(captured: Captured, tmp_path: Path) -> None
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_ruleset_user_agent_and_custom_js_apply(captured: Captured) -> None:
+    lib, site, res = captured.lib, captured.site, captured.results["rules"]
+    assert res.ok, res.error
+    page_requests = [r for r in site.main.requested("/page") if r.path.endswith("n=5")]
+    assert page_requests[-1].headers["User-Agent"] == "ArchiverTest/1.0"
+    with lib.session() as s:
+        snap = s.get(Snapshot, res.snapshot_id)
+        assert snap is not None
+        assert 'data-custom="ran"' in lib.abspath(f"{snap.folder}/dom.html").read_text()
+    request = next(
+        r for r in read_warc(_warc_of(lib, res)) if r.type == "request" and r.uri == res.url
+    )
+    assert request.header("User-Agent") == "ArchiverTest/1.0"
+    assert site.url("/page?n=6") in res.outlinks and site.url("/page?n=7") in res.outlinks
