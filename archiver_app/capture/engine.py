@@ -114,6 +114,7 @@ class Capturer:
         self._sem = asyncio.Semaphore(self.concurrency)
         self._launch_lock = asyncio.Lock()
         self.launches = 0
+        self._collections: dict[str, int] = {}  # slug -> id, created once per Capturer
 
     async def __aenter__(self) -> Capturer:
         from playwright.async_api import async_playwright
@@ -187,7 +188,12 @@ class Capturer:
         async with self._sem:
             started = time.monotonic()  # the page limit starts when the page does
             try:
-                collection_id = self.library.ensure_collection(collection)
+                collection_id = self._collections.get(collection)
+                if collection_id is None:
+                    collection_id = await asyncio.to_thread(
+                        self.library.ensure_collection, collection
+                    )
+                    self._collections[collection] = collection_id
             except ArchiverError as exc:
                 return CaptureResult(url, url, None, False, None, None, exc.message)
             browser = await self._ensure_browser()
@@ -232,6 +238,8 @@ class _PageCapture:
         self.crashed = False
         self.oversize_main = False
         self._tasks: set[asyncio.Future[None]] = set()
+        self.timings: dict[str, float] = {}
+        self._last_mark = started
 
     async def run(self) -> CaptureResult:
         from archiver_app.warc.writer import CaptureWarcWriter
@@ -242,7 +250,9 @@ class _PageCapture:
         folder = snapshot_folder(self.collection, captured_at, uid).as_posix()
         path = lib.abspath(folder)
         path.mkdir(parents=True, exist_ok=True)
-        snapshot_id = create_pending(
+        # database and file work runs in a thread: the event loop keeps serving other pages
+        snapshot_id = await asyncio.to_thread(
+            create_pending,
             lib,
             url=self.url,
             collection_id=self.collection_id,
@@ -289,6 +299,7 @@ class _PageCapture:
                 on_oversize=lambda rid: self._on_oversize(cdp, recorder, rid),
             )
             await recorder.start()
+            self._mark("open")
             error = await self._load_and_behave(page, recorder)
             if not self.crashed and recorder.main_record is not None:
                 final_url = page.url if page.url.startswith("http") else final_url
@@ -303,10 +314,13 @@ class _PageCapture:
         if recorder is not None:
             with contextlib.suppress(Exception):
                 await recorder.finish(timeout=max(1.0, min(5.0, self.deadline - time.monotonic())))
+            self._mark("finish")
         if context is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(context.close(), 10)
-        return self._save(
+            self._mark("close")
+        return await asyncio.to_thread(
+            self._save,
             writer=writer,
             recorder=recorder,
             snapshot_id=snapshot_id,
@@ -321,6 +335,12 @@ class _PageCapture:
         )
 
     # ------------------------------------------------------------------ steps
+
+    def _mark(self, step: str) -> None:
+        """Record how long ``step`` took (seconds since the previous mark)."""
+        now = time.monotonic()
+        self.timings[step] = round(now - self._last_mark, 3)
+        self._last_mark = now
 
     def _on_crash(self) -> None:
         self.crashed = True
@@ -369,14 +389,18 @@ class _PageCapture:
         if self.cancel is not None and self.cancel.cancelled:
             self.reasons.append("cancelled before the page behaviours ran")
             return None
+        self._mark("goto")
         if not await wait_network_quiet(recorder, deadline=self._step_deadline(0.5)):
             self.reasons.append("the network did not go quiet in time")
+        self._mark("quiet")
         try:
             if self.rules.custom_js:
                 await asyncio.wait_for(page.evaluate(self.rules.custom_js), self._left())
             if self.rules.autoscroll:
                 await autoscroll(page, deadline=self._step_deadline(0.4))
+                self._mark("scroll")
                 await wait_network_quiet(recorder, deadline=self._step_deadline(0.3))
+                self._mark("quiet_after_scroll")
             await settle(self.rules.settle_seconds, deadline=self._step_deadline(0.2))
         except TimeoutError:
             self.reasons.append("page behaviours ran out of time")
@@ -403,6 +427,7 @@ class _PageCapture:
             facts = await asyncio.wait_for(extract(page), budget)
             if mime not in NO_SCREENSHOT_MIMES:
                 dom = await asyncio.wait_for(page.content(), budget)
+            self._mark("extract")
         except Exception as exc:
             self.reasons.append(f"text extraction failed: {str(exc).splitlines()[0][:200]}")
         if self.owner.screenshots and mime not in NO_SCREENSHOT_MIMES:
@@ -412,6 +437,7 @@ class _PageCapture:
                 )
             except Exception as exc:
                 self.reasons.append(f"screenshot failed: {str(exc).splitlines()[0][:200]}")
+            self._mark("screenshot")
         if mime == "application/pdf":
             facts = PageFacts(title=_file_title(self.url), outlinks=[], text="")
         return facts, dom, shot
@@ -499,6 +525,7 @@ class _PageCapture:
             "revisit_of_records": revisit_sources,
             "revisit_of_snapshots": _snapshots_of(lib, revisit_sources),
             "duration_seconds": round(time.monotonic() - self.started, 3),
+            "timings": self.timings,
         }
         if error:
             provenance["error"] = error
