@@ -14,6 +14,7 @@ dropped (``posix_fadvise DONTNEED``) so that the hash is of what the drive retur
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -80,7 +81,7 @@ def _load_syncfs() -> Callable[[int], int] | None:
         return None
     fn.argtypes = [ctypes.c_int]
     fn.restype = ctypes.c_int
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 _SYNCFS = _load_syncfs()
@@ -231,10 +232,9 @@ def matches(path: Path, sha256: str, size: int, *, drop_cache: bool = True) -> b
 def discard(temp: Path) -> None:
     """Remove one of our temporary files (never a file under its final name)."""
     assert temp.name.endswith(TEMP_SUFFIX)
-    try:
+    # the drive may be gone or read-only: the staging folder is cleaned by the next run
+    with contextlib.suppress(OSError):
         temp.unlink()
-    except OSError:
-        pass  # the drive is gone or read-only: the staging folder is cleaned next run
 
 
 def install(temp: Path, final: Path) -> None:

@@ -24,7 +24,9 @@ def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
         yield items[i : i + size]
 
 
-def file_dependencies(session: Session, file_ids: Iterable[int] | None = None) -> dict[int, set[int]]:
+def file_dependencies(
+    session: Session, file_ids: Iterable[int] | None = None
+) -> dict[int, set[int]]:
     """file id -> every file it needs (transitively) through revisit records."""
     rev, orig = aliased(Record), aliased(Record)
     base = (

@@ -66,15 +66,22 @@ def read_marker(root: Path) -> Marker | None:
     if not isinstance(data, dict) or data.get("format") != MARKER_FORMAT:
         return None
     try:
-        return Marker(uuid=str(uuid.UUID(str(data["uuid"]))), label=str(data.get("label", "")),
-                      created=str(data.get("created", "")))
+        return Marker(
+            uuid=str(uuid.UUID(str(data["uuid"]))),
+            label=str(data.get("label", "")),
+            created=str(data.get("created", "")),
+        )
     except (KeyError, ValueError):
         return None
 
 
 def write_marker(root: Path, marker: Marker) -> None:
-    payload = {"format": MARKER_FORMAT, "uuid": marker.uuid, "label": marker.label,
-               "created": marker.created}
+    payload = {
+        "format": MARKER_FORMAT,
+        "uuid": marker.uuid,
+        "label": marker.label,
+        "created": marker.created,
+    }
     atomic_write_text(root / MARKER_NAME, json.dumps(payload, indent=2) + "\n")
 
 
@@ -121,8 +128,12 @@ def add_destination(lib: Library, path: str | os.PathLike[str], label: str) -> D
             raise InputError(f"cannot write to {root}: {exc.strerror or exc}") from exc
         usage = shutil.disk_usage(root)
         row = Destination(
-            uuid=marker.uuid, label=label, last_mount_path=str(root),
-            capacity_bytes=usage.total, free_bytes=usage.free, last_seen_at=lib.clock(),
+            uuid=marker.uuid,
+            label=label,
+            last_mount_path=str(root),
+            capacity_bytes=usage.total,
+            free_bytes=usage.free,
+            last_seen_at=lib.clock(),
         )
         s.add(row)
         s.flush()
@@ -133,7 +144,9 @@ def get_destination(session: Session, label: str) -> Destination:
     row = session.scalar(select(Destination).where(Destination.label == label))
     if row is None:
         labels = session.scalars(select(Destination.label).order_by(Destination.label)).all()
-        known = ", ".join(labels) or "none yet (add one with: archiver drives add PATH --label NAME)"
+        known = (
+            ", ".join(labels) or "none yet (add one with: archiver drives add PATH --label NAME)"
+        )
         raise InputError(f"no destination labelled {label!r}; known: {known}")
     return row
 

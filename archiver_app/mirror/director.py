@@ -144,8 +144,15 @@ def plan_mirror(
     with lib.session() as s:
         dests = {d.id: d for d in s.scalars(select(Destination)).all()}
         files = s.execute(
-            select(File.id, File.path, File.size, File.sha256, File.local_state,
-                   File.external_path, Snapshot.collection_id)
+            select(
+                File.id,
+                File.path,
+                File.size,
+                File.sha256,
+                File.local_state,
+                File.external_path,
+                Snapshot.collection_id,
+            )
             .outerjoin(Snapshot, Snapshot.id == File.snapshot_id)
             .order_by(File.path)
         ).all()

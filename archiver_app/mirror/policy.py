@@ -76,8 +76,12 @@ def collection_policies(lib: Library) -> dict[int, Policy]:
     default = library_policy(lib)
     with lib.session() as s:
         rows = s.execute(
-            select(Collection.id, Collection.policy_copies, Collection.policy_destinations,
-                   Collection.policy_max_age_seconds)
+            select(
+                Collection.id,
+                Collection.policy_copies,
+                Collection.policy_destinations,
+                Collection.policy_max_age_seconds,
+            )
         ).all()
     result = {}
     for cid, copies, dests, max_age in rows:

@@ -90,7 +90,10 @@ class RunProgress:
             update = self._update()
         self._sink(
             ProgressUpdate(
-                done=update.done, total=update.done, message=update.message,
-                bytes_done=update.bytes_done, bytes_total=update.bytes_total,
+                done=update.done,
+                total=update.done,
+                message=update.message,
+                bytes_done=update.bytes_done,
+                bytes_total=update.bytes_total,
             )
         )

@@ -87,8 +87,9 @@ def run_mirror(
     mounted = find_mounted(lib, scan_roots=scan_roots)
     if dry_run:
         busy = {i for i, d in mounted.items() if is_busy(d.mount)}
-        plan = plan_mirror(lib, mounted, set(mounted) - busy, policies, default,
-                           stale_ongoing=set(mounted) - busy)
+        plan = plan_mirror(
+            lib, mounted, set(mounted) - busy, policies, default, stale_ongoing=set(mounted) - busy
+        )
         plan.busy = sorted(mounted[i].label for i in busy)
         if on_plan:
             on_plan(plan)
@@ -108,8 +109,7 @@ def run_mirror(
                 unusable[dest.label] = exc.strerror or str(exc)
                 continue
             locked[did] = dest
-        plan = plan_mirror(lib, mounted, set(locked), policies, default,
-                           stale_ongoing=set(locked))
+        plan = plan_mirror(lib, mounted, set(locked), policies, default, stale_ongoing=set(locked))
         plan.busy = busy_labels
         plan.unusable.update(unusable)
         if on_plan:
@@ -120,12 +120,21 @@ def run_mirror(
         if plan.destinations:
             with ThreadPoolExecutor(len(plan.destinations), thread_name_prefix="mirror") as ex:
                 futures = [
-                    ex.submit(run_destination, ctx, dp.destination, dp.transfers,
-                              default.batch_size, default.parallelism)
+                    ex.submit(
+                        run_destination,
+                        ctx,
+                        dp.destination,
+                        dp.transfers,
+                        default.batch_size,
+                        default.parallelism,
+                    )
                     for dp in plan.destinations.values()
                     if dp.transfers
                 ]
                 result.outcomes = [f.result() for f in futures]
         tracker.finish()
-        result.local_repaired, result.local_unrepairable = ctx.local_repaired, ctx.local_unrepairable
+        result.local_repaired, result.local_unrepairable = (
+            ctx.local_repaired,
+            ctx.local_unrepairable,
+        )
         return result

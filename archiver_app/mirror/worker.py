@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,15 +81,15 @@ def prepare_destination(lib: Library, dest: MountedDestination) -> None:
         )
 
 
-def _set_states(lib: Library, dest_id: int, states: dict[int, str], verified: bool) -> None:
+def _set_states(lib: Library, dest_id: int, states: Mapping[int, str], verified: bool) -> None:
     now = lib.clock()
     with lib.write() as s:
-        existing = {}
+        existing: dict[int, Copy] = {}
         for part in chunks(sorted(states)):
-            for row in s.scalars(
+            for found in s.scalars(
                 select(Copy).where(Copy.destination_id == dest_id, Copy.file_id.in_(part))
             ):
-                existing[row.file_id] = row
+                existing[found.file_id] = found
         for fid, state in states.items():
             row = existing.get(fid)
             if row is None:
@@ -219,7 +220,12 @@ def run_batch(
 
             try:
                 temps[t.file_id] = copier.copy_to_temp(
-                    source, staging, t.sha256, t.size, on_bytes=on_bytes, marker=marker,
+                    source,
+                    staging,
+                    t.sha256,
+                    t.size,
+                    on_bytes=on_bytes,
+                    marker=marker,
                     fsync=not whole_fs,
                 )
                 results[t.file_id] = "copied"
@@ -227,8 +233,12 @@ def run_batch(
             except copier.SourceMismatch:
                 ctx.progress.add(nbytes=-done)
                 if t.source_destination_id is not None:
-                    _set_states(lib, t.source_destination_id, {t.file_id: CopyState.CORRUPTED},
-                                verified=False)
+                    _set_states(
+                        lib,
+                        t.source_destination_id,
+                        {t.file_id: CopyState.CORRUPTED},
+                        verified=False,
+                    )
                     results[t.file_id] = "source drive copy corrupted"
                     return
                 if not attempts or not repair_local(ctx, t.file_id):
