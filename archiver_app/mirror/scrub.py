@@ -181,7 +181,7 @@ def _repair_transfers(
     out: list[Transfer] = []
     with lib.session() as s:
         for row in rows:
-            fid, path, sha, size, local_state, external = row._tuple()
+            fid, path, sha, size, local_state, external = tuple(row)
             if sha is None:
                 continue
             source: Path | None = None

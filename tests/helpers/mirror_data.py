@@ -94,9 +94,7 @@ def add_revisit(lib: Library, revisit_file: int, original_file: int) -> None:
 def copy_states(lib: Library, dest_id: int) -> dict[int, str]:
     with lib.session() as s:
         return dict(
-            s.execute(select(Copy.file_id, Copy.state).where(Copy.destination_id == dest_id))
-            .tuples()
-            .all()
+            s.execute(select(Copy.file_id, Copy.state).where(Copy.destination_id == dest_id)).all()
         )
 
 
@@ -125,3 +123,12 @@ def check_drive(lib: Library, mount: Path, dest_id: int) -> list[str]:
         if row.id in present and not (folder / rel).is_file():
             problems.append(f"marked present but absent {rel}")
     return problems
+
+
+def set_copy_state(lib: Library, file_id: int, dest_id: int, state: str) -> None:
+    with lib.write() as s:
+        row = s.get(Copy, (file_id, dest_id))
+        if row is None:
+            row = Copy(file_id=file_id, destination_id=dest_id)
+            s.add(row)
+        row.state, row.updated_at = state, lib.clock()

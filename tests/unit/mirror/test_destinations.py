@@ -90,8 +90,11 @@ def test_marker_with_other_uuid_is_not_the_drive(library: Library, tmp_path: Pat
     drive = tmp_path / "usb"
     drive.mkdir()
     row = add_destination(library, drive, "usb")
-    (drive / MARKER_NAME).write_text(json.dumps({"format": "archiver-destination",
-                                                  "uuid": "00000000-0000-0000-0000-000000000001"}))
+    (drive / MARKER_NAME).write_text(
+        json.dumps(
+            {"format": "archiver-destination", "uuid": "00000000-0000-0000-0000-000000000001"}
+        )
+    )
     assert row.id not in find_mounted(library)
     assert read_marker(drive) is not None
     (drive / MARKER_NAME).write_text("{not json")
@@ -132,8 +135,9 @@ def test_lock_is_exclusive_and_released_when_the_holder_dies(tmp_path: Path) -> 
         "cm = destination_lock(Path(sys.argv[1])); cm.__enter__(); print('held', flush=True);"
         "time.sleep(60)"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
         assert is_busy(tmp_path)
