@@ -45,7 +45,7 @@ def test_add_refuses_bad_folders(library: Library, tmp_path: Path) -> None:
         add_destination(library, tmp_path / "file", "a")
     ro = tmp_path / "ro"
     ro.mkdir()
-    with read_only_folder(ro), pytest.raises(InputError, match="not writable|cannot write"):
+    with read_only_folder(ro), pytest.raises(InputError, match=r"not writable|cannot write"):
         add_destination(library, ro, "ro")
     assert not (ro / MARKER_NAME).exists()
 

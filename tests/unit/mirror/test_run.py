@@ -124,7 +124,7 @@ def test_laptop_bit_rot_is_detected_and_repaired_from_a_drive(
     library: Library, tmp_path: Path
 ) -> None:
     snap = make_snapshot(library, [200_000, 3000], seed=8)
-    a, _ = _drive(library, tmp_path, "a")
+    _a, _ = _drive(library, tmp_path, "a")
     b, _ = _drive(library, tmp_path, "b")
     set_policy(library, destinations=["a"])
     assert run_mirror(library).ok
