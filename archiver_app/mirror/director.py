@@ -240,7 +240,9 @@ def plan_mirror(
             if len(waiting) < need - got:
                 no_room = any(d in plan.destinations and d not in taken for d in allowed)
                 plan.shortfall[
-                    "no room left on the mounted drives" if no_room else "not enough destinations"
+                    "no room left on the mounted drives"
+                    if no_room
+                    else "not enough usable drives (mounted, writable, not busy)"
                 ] += 1
     # revisit dependencies travel with the files that need them
     for fid, did in chosen_pairs:

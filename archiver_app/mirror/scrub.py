@@ -89,12 +89,26 @@ def verify_destinations(
         targets = [mounted[dest_id]]
     else:
         targets = [mounted[i] for i in sorted(mounted)]
-    return [
-        verify_destination(
-            lib, d, mounted, repair=repair, progress=progress, cancel=cancel, lock_wait=lock_wait
-        )
-        for d in targets
-    ]
+    results = []
+    for d in targets:
+        try:
+            results.append(
+                verify_destination(
+                    lib,
+                    d,
+                    mounted,
+                    repair=repair,
+                    progress=progress,
+                    cancel=cancel,
+                    lock_wait=lock_wait,
+                )
+            )
+        except OSError as exc:  # cannot even take the lock: read-only, gone
+            kind = copier.classify(exc).kind
+            raise ArchiverError(
+                f"drive {d.label} cannot be written ({kind}): {exc.strerror or exc}"
+            ) from exc
+    return results
 
 
 def verify_destination(

@@ -38,7 +38,9 @@ def local_states(lib: Library, ids: list[int]) -> list[str]:
 
 
 def test_offload_then_restore(library: Library, tmp_path: Path) -> None:
-    old = make_snapshot(library, [50_000, 700], seed=1, captured_at=datetime(2020, 5, 1, tzinfo=UTC))
+    old = make_snapshot(
+        library, [50_000, 700], seed=1, captured_at=datetime(2020, 5, 1, tzinfo=UTC)
+    )
     dep = make_snapshot(library, [900], seed=2, captured_at=datetime(2020, 4, 1, tzinfo=UTC))
     add_revisit(library, old.file_ids[0], dep.file_ids[0])
     recent = make_snapshot(library, [800], seed=3, captured_at=library.clock() - timedelta(days=3))
