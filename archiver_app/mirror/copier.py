@@ -169,7 +169,7 @@ def copy_to_temp(
         except OSError as exc:
             raise classify(exc, marker) from exc
         try:
-            buf = bytearray(BUFFER)
+            buf = bytearray(min(BUFFER, size + 1))  # +1: the last read sees the end
             view = memoryview(buf)
             while True:
                 try:
@@ -206,14 +206,16 @@ def copy_to_temp(
     return temp
 
 
-def hash_file(path: Path, *, drop_cache: bool = True) -> tuple[str, int]:
+def hash_file(
+    path: Path, *, drop_cache: bool = True, expected_size: int = BUFFER
+) -> tuple[str, int]:
     """sha256 and size of ``path`` as the drive returns it (cached pages dropped first)."""
     with path.open("rb", buffering=0) as fh:
         if drop_cache and hasattr(os, "posix_fadvise"):
             os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
         digest = hashlib.sha256()
         total = 0
-        buf = bytearray(BUFFER)
+        buf = bytearray(min(BUFFER, expected_size + 1))
         view = memoryview(buf)
         while n := fh.readinto(buf):
             digest.update(view[:n])
@@ -224,9 +226,20 @@ def hash_file(path: Path, *, drop_cache: bool = True) -> tuple[str, int]:
 def matches(path: Path, sha256: str, size: int, *, drop_cache: bool = True) -> bool:
     """True when ``path`` exists and holds exactly the recorded bytes."""
     try:
-        return hash_file(path, drop_cache=drop_cache) == (sha256, size)
+        return hash_file(path, drop_cache=drop_cache, expected_size=size) == (sha256, size)
     except OSError:
         return False
+
+
+def join_relative(root: Path, relative: str) -> Path:
+    """``root / relative`` for a path already stored as safe (no ``..``, not absolute).
+
+    A cheap check for the hot path: :func:`archiver_app.validation.safe_join` also resolves
+    symlinks, which costs a ``stat`` per path component and file.
+    """
+    if relative.startswith(("/", "\\")) or ".." in relative.split("/") or ":" in relative[:2]:
+        raise ValueError(f"unsafe relative path {relative!r}")
+    return root / relative
 
 
 def discard(temp: Path) -> None:

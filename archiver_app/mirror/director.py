@@ -20,6 +20,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from archiver_app.library import Library
+from archiver_app.mirror.copier import join_relative
 from archiver_app.mirror.deps import file_dependencies
 from archiver_app.mirror.destinations import MountedDestination
 from archiver_app.mirror.policy import Policy
@@ -140,6 +141,7 @@ def plan_mirror(
     is in ``stale_ongoing`` (nobody is writing there) or it is older than the max age.
     """
     now = now or lib.clock()
+    root = lib.root
     plan = Plan()
     with lib.session() as s:
         dests = {d.id: d for d in s.scalars(select(Destination)).all()}
@@ -187,10 +189,11 @@ def plan_mirror(
     def source_of(fid: int) -> tuple[Path, int | None] | None:
         row = by_id[fid]
         if row.local_state == LocalState.PRESENT:
-            return (Path(row.external_path) if row.external_path else lib.abspath(row.path)), None
+            local = Path(row.external_path) if row.external_path else join_relative(root, row.path)
+            return local, None
         for did in sorted(present.get(fid, ())):
             if did in mounted:
-                return mounted[did].folder / row.path, did
+                return join_relative(mounted[did].folder, row.path), did
         return None
 
     def add(fid: int, did: int, required: int | None, counted: frozenset[int]) -> bool:

@@ -195,7 +195,8 @@ def _repair_transfers(
     out: list[Transfer] = []
     with lib.session() as s:
         for row in rows:
-            fid, path, sha, size, local_state, external = tuple(row)
+            fid, path, sha, size = row.id, row.path, row.sha256, row.size
+            local_state, external = row.local_state, row.external_path
             if sha is None:
                 continue
             source: Path | None = None

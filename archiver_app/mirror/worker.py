@@ -203,7 +203,7 @@ def run_batch(
         if stop.is_set() or ctx.cancel.cancelled:
             results[t.file_id] = "interrupted"
             return
-        final = safe_join(dest.folder, t.path)
+        final = copier.join_relative(dest.folder, t.path)
         if final.exists() and copier.matches(final, t.sha256, t.size):
             results[t.file_id] = "adopted"
             ctx.progress.add(files=1, nbytes=t.size)
@@ -285,7 +285,7 @@ def run_batch(
     for fid, temp in written.items():
         if results[fid] != "copied":
             continue
-        final = safe_join(dest.folder, by_id[fid].path)
+        final = copier.join_relative(dest.folder, by_id[fid].path)
         try:
             copier.install(temp, final)
             folders.add(final.parent)
