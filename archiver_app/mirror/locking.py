@@ -70,7 +70,7 @@ def destination_lock(mount: Path, *, label: str = "", wait: float = 0.0) -> Iter
         OSError: the drive cannot be written at all (read-only, gone).
     """
     path = lock_path(mount)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(exist_ok=True)  # never parents: the drive's root must be there
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         deadline = time.monotonic() + wait

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from archiver_app.library import Library
-from archiver_app.mirror.destinations import MountedDestination, find_mounted
+from archiver_app.mirror.destinations import MountedDestination, find_mounted, read_marker
 from archiver_app.mirror.director import Plan, plan_mirror
 from archiver_app.mirror.locking import DestinationBusy, destination_lock, is_busy
 from archiver_app.mirror.policy import collection_policies, library_policy
@@ -101,6 +101,10 @@ def run_mirror(
         for did, dest in sorted(mounted.items()):
             try:
                 stack.enter_context(destination_lock(dest.mount, label=dest.label, wait=lock_wait))
+                marker = read_marker(dest.mount)
+                if marker is None or marker.uuid != dest.uuid:
+                    unusable[dest.label] = "gone"
+                    continue
                 prepare_destination(lib, dest)
             except DestinationBusy:
                 busy_labels.append(dest.label)

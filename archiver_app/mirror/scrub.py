@@ -163,6 +163,8 @@ def verify_destination(
         with ThreadPoolExecutor(policy.parallelism) as pool:
             list(pool.map(check, [tuple(r) for r in rows]))
         _set_states(lib, dest.id, states, verified=True)
+        result.corrupted.sort()
+        result.lost.sort()
         tracker.finish()
         bad = {fid for fid, st in states.items() if st != CopyState.PRESENT}
         if repair and bad and not cancel.cancelled:

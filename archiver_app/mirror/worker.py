@@ -181,13 +181,16 @@ def run_batch(
     """Carry one batch to ``dest`` (see the module docstring); sets ``outcome.stopped``
     when the destination cannot take more (full, gone, read-only ...)."""
     lib = ctx.lib
+    marker = dest.mount / MARKER_NAME
+    if not marker.exists():
+        outcome.stopped = "gone: the drive disappeared"
+        return
     if recheck:
         batch, skipped = _claim(lib, dest.id, batch)
         outcome.skipped += skipped
     else:
         _set_states(lib, dest.id, {t.file_id: CopyState.ONGOING for t in batch}, verified=False)
     staging = staging_folder(dest)
-    marker = dest.mount / MARKER_NAME
     stop = threading.Event()
     results: dict[int, str] = {}  # file id -> "adopted" | "copied" | failure reason
     temps: dict[int, Path] = {}
@@ -303,6 +306,9 @@ def run_batch(
         note_stop(err)
         for fid in installed:
             results[fid] = f"destination {err.kind}"
+        installed = []
+    if installed and not marker.exists():  # renamed onto whatever is mounted there now?
+        note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
         installed = []
     states = {t.file_id: CopyState.MISSING for t in batch}
     for fid in installed:
