@@ -11,7 +11,7 @@ from tests.bench import bench_mirror
 
 def test_bench_mirror_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     times = bench_mirror.main(
-        ["--mib", "2", "--small", "40", "--corpus", str(tmp_path / "corpus"), "--no-loop"]
+        ["--mib", "1", "--small", "20", "--corpus", str(tmp_path / "corpus"), "--no-loop"]
     )
     out = capsys.readouterr().out
     assert "ratio to cp -a" in out and "every copy sha256-verified" in out
