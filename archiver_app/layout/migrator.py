@@ -1,0 +1,232 @@
+"""The background migrator: imports registered sources and moves old-layout snapshots.
+
+One pass:
+
+1. finishes cleanups a killed run left behind (old files removed once their copies verify
+   by hash);
+2. imports every registered import source, a batch of folders at a time
+   (:mod:`layout.archivebox`), each batch one transaction that also advances the source's
+   cursor;
+3. migrates snapshots whose ``fs_version`` is old, version by version in id order, a batch
+   at a time, using the ``(fs_version, id)`` index: it never loads more than one batch.
+   Each batch's transaction also stores the cursor (``settings`` key ``migrate.cursor``,
+   ``"<fs_version>:<last id>"``) so a restart continues where it stopped.
+
+Threading contract: :func:`run_migrator` may run on any thread (the GUI runs it on a worker
+thread while idle); it opens its own sessions, reports through ``progress`` and stops at the
+next batch boundary once ``cancel`` is set. Several migrators may run at once: a row that
+another process already moved is detected and left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlalchemy import func, select
+
+from archiver_app.errors import InputError, LibraryError
+from archiver_app.layout.archivebox import ImportStats, import_batch, list_folder_names
+from archiver_app.layout.current import CURRENT_FS_VERSION
+from archiver_app.layout.migrate import (
+    PreparedMove,
+    apply_move,
+    facts_for,
+    finish_pending_cleanups,
+    placement_of,
+    prepare_move,
+)
+from archiver_app.layout.moves import MoveError
+from archiver_app.layout.versions import CHAIN, KNOWN_VERSIONS
+from archiver_app.store.models import ImportSource, Setting, Snapshot
+from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
+
+if TYPE_CHECKING:
+    from archiver_app.library import Library
+
+CURSOR_KEY = "migrate.cursor"
+DEFAULT_BATCH = 200
+OLD_VERSIONS = CHAIN[:-1]
+
+
+@dataclass
+class MigrationReport:
+    """What a run did (cumulative over the passes of a continuous run)."""
+
+    migrated: int = 0
+    files: int = 0
+    bytes: int = 0
+    failed: list[str] = field(default_factory=list)
+    imported: ImportStats = field(default_factory=ImportStats)
+    cleanups: int = 0
+    cursor: str | None = None
+    cancelled: bool = False
+    remaining: int = 0
+
+
+def parse_cursor(text: str) -> tuple[str, int]:
+    """``"archiver-1:1234"`` -> ``("archiver-1", 1234)``.
+
+    Raises:
+        InputError: not ``<known fs_version>:<id>``.
+    """
+    version, sep, after = text.rpartition(":")
+    if not sep or version not in KNOWN_VERSIONS or not after.isdigit():
+        raise InputError(
+            f"invalid cursor {text!r}: expected <fs_version>:<snapshot id>, "
+            f"e.g. {OLD_VERSIONS[-1]}:0"
+        )
+    return version, int(after)
+
+
+def read_cursor(library: Library) -> str | None:
+    with library.session() as s:
+        row = s.get(Setting, CURSOR_KEY)
+        return str(row.value) if row is not None and row.value else None
+
+
+def pending_count(library: Library) -> int:
+    """Snapshots not yet at the current layout (an index count, not a table scan)."""
+    with library.session() as s:
+        return int(
+            s.scalar(
+                select(func.count())
+                .select_from(Snapshot)
+                .where(Snapshot.fs_version.in_(OLD_VERSIONS))
+            )
+            or 0
+        )
+
+
+def pending_sources(library: Library) -> list[tuple[int, str]]:
+    with library.session() as s:
+        rows = s.execute(
+            select(ImportSource.id, ImportSource.path)
+            .where(ImportSource.state.in_(("registered", "importing")))
+            .order_by(ImportSource.id)
+        ).all()
+    return [(int(i), str(p)) for i, p in rows]
+
+
+def run_migrator(
+    library: Library,
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    resume_from: str | None = None,
+    continuous: bool = False,
+    idle_seconds: float = 5.0,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> MigrationReport:
+    """Import registered sources and migrate old snapshots; see the module docstring."""
+    if batch_size < 1:
+        raise InputError("the batch size must be at least 1")
+    start = parse_cursor(resume_from) if resume_from else None
+    cancel = cancel or CancelToken()
+    report = MigrationReport()
+    try:
+        while True:
+            _one_pass(library, batch_size, start, report, progress, cancel)
+            start = None
+            if not continuous or cancel.wait(idle_seconds):
+                break
+    except Cancelled:
+        report.cancelled = True
+    report.cursor = read_cursor(library)
+    report.remaining = pending_count(library)
+    return report
+
+
+def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
+    library: Library,
+    batch_size: int,
+    start: tuple[str, int] | None,
+    report: MigrationReport,
+    progress: Progress,
+    cancel: CancelToken,
+) -> None:
+    root = library.root
+    report.cleanups += finish_pending_cleanups(library.write, root, rehash=True)
+    for source_id, path in pending_sources(library):
+        try:
+            names = list_folder_names(Path(path))
+        except OSError as exc:
+            report.failed.append(f"import source {path}: {exc.strerror or exc} (will retry)")
+            continue
+        while True:
+            cancel.raise_if_cancelled()
+            stats = import_batch(library, source_id, names, batch_size)
+            report.imported.add(stats)
+            progress(
+                ProgressUpdate(
+                    done=report.imported.seen,
+                    total=len(names),
+                    message=f"importing {path}: {report.imported.imported} snapshots",
+                    bytes_done=report.imported.bytes,
+                )
+            )
+            if stats.done:
+                break
+    if start is None:
+        stored = read_cursor(library)
+        start = parse_cursor(stored) if stored else (OLD_VERSIONS[0], 0)
+    version, after = start
+    total = report.migrated + pending_count(library)
+    for v in OLD_VERSIONS[OLD_VERSIONS.index(version) if version in OLD_VERSIONS else 0 :]:
+        if v != version:
+            after = 0
+        while True:
+            cancel.raise_if_cancelled()
+            moves, last = _prepare_batch(library, v, after, batch_size, report)
+            if last is None:
+                break
+            _commit_batch(library, moves, f"{v}:{last}", report)
+            after = last
+            progress(
+                ProgressUpdate(
+                    done=report.migrated,
+                    total=total,
+                    message=f"moving snapshots to the {CURRENT_FS_VERSION} layout",
+                    bytes_done=report.bytes,
+                )
+            )
+    with library.write() as s:
+        s.merge(Setting(key=CURSOR_KEY, value=None))  # the pass is complete
+
+
+def _prepare_batch(
+    library: Library, version: str, after: int, batch_size: int, report: MigrationReport
+) -> tuple[list[PreparedMove], int | None]:
+    root = library.root
+    moves: list[PreparedMove] = []
+    with library.session() as s:
+        snaps = s.scalars(
+            select(Snapshot)
+            .where(Snapshot.fs_version == version, Snapshot.id > after)
+            .order_by(Snapshot.id)
+            .limit(batch_size)
+        ).all()
+        for snap in snaps:
+            facts = facts_for(s, snap)
+            try:
+                moves.append(
+                    prepare_move(root, version, placement_of(snap, root, facts), facts, snap.id)
+                )
+            except (MoveError, LibraryError) as exc:
+                report.failed.append(f"snapshot {snap.uid}: {exc}")
+    return moves, (snaps[-1].id if snaps else None)
+
+
+def _commit_batch(
+    library: Library, moves: list[PreparedMove], cursor: str, report: MigrationReport
+) -> None:
+    with library.write() as s:
+        for move in moves:
+            snap = s.get(Snapshot, move.snapshot_id)
+            if snap is not None and apply_move(s, snap, move, library.root):
+                report.migrated += 1
+                report.files += len(move.copy.files)
+                report.bytes += move.copy.bytes
+        s.merge(Setting(key=CURSOR_KEY, value=cursor))
+    report.cleanups += finish_pending_cleanups(library.write, library.root, rehash=False)
