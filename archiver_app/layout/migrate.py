@@ -16,7 +16,7 @@ re-verifies each copy by hash and removes the old file.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC
@@ -100,7 +100,13 @@ def kind_of(relative: str) -> FileKind:
 
 
 def prepare_move(
-    root: Path, version: str, at: Placement, facts: SnapshotFacts, snapshot_id: int = 0
+    root: Path,
+    version: str,
+    at: Placement,
+    facts: SnapshotFacts,
+    snapshot_id: int = 0,
+    *,
+    durable: bool = True,
 ) -> PreparedMove:
     """Copy and verify a snapshot's files where the chain puts them (step 1).
 
@@ -119,6 +125,7 @@ def prepare_move(
             plan.end.path,
             rename={SIDECAR: ARCHIVEBOX_INDEX_COPY} if legacy_index else None,
             skip=() if legacy_index else (SIDECAR,),
+            durable=durable,
         )
     return PreparedMove(snapshot_id, version, plan, copy)
 
@@ -211,10 +218,43 @@ def _repoint_files(
         snap.warc_file = new_prefix + target
 
 
+SIDECAR_COLUMNS = (
+    "uid", "url", "captured_at", "folder", "fs_version", "title", "state", "http_status",
+    "mime", "capture_backend", "capture_fidelity", "provenance",
+)  # fmt: skip
+
+
+def build_sidecar(
+    values: Mapping[str, Any], slug: str | None, tags: list[str], files: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The ``index.json`` of a snapshot from its row values (see :data:`SIDECAR_COLUMNS`)."""
+    provenance = dict(values["provenance"] or {})
+    results = provenance.pop("archive_results", {})
+    return {
+        "fs_version": values["fs_version"],
+        "uid": values["uid"],
+        "url": values["url"],
+        "captured_at": values["captured_at"].isoformat(),
+        "collection": slug,
+        "folder": values["folder"],
+        "title": values["title"],
+        "tags": sorted(tags),
+        "state": values["state"],
+        "http_status": values["http_status"],
+        "mime": values["mime"],
+        "capture_backend": values["capture_backend"],
+        "capture_fidelity": values["capture_fidelity"],
+        "archive_results": results,
+        "provenance": provenance,
+        "files": sorted(files, key=lambda f: str(f["path"])),
+        "written_by": f"archiver {__version__}",
+    }
+
+
 def sidecar_data(session: Session, snap: Snapshot) -> dict[str, Any]:
     """The ``index.json`` of ``snap``, written from the database (the source of truth)."""
     slug = session.scalar(select(Collection.slug).where(Collection.id == snap.collection_id))
-    tags = sorted(
+    tags = list(
         session.scalars(
             select(Tag.name)
             .join(SnapshotTag, SnapshotTag.tag_id == Tag.id)
@@ -225,34 +265,12 @@ def sidecar_data(session: Session, snap: Snapshot) -> dict[str, Any]:
     files = [
         {"path": path[len(prefix) :], "size": size, "sha256": sha, "kind": kind}
         for path, size, sha, kind in session.execute(
-            select(File.path, File.size, File.sha256, File.kind)
-            .where(File.snapshot_id == snap.id)
-            .order_by(File.path)
+            select(File.path, File.size, File.sha256, File.kind).where(File.snapshot_id == snap.id)
         ).all()
         if path.startswith(prefix) and path != prefix + SIDECAR
     ]
-    provenance = dict(snap.provenance or {})
-    results = provenance.pop("archive_results", {})
-    return {
-        "fs_version": snap.fs_version,
-        "uid": snap.uid,
-        "url": snap.url,
-        "captured_at": snap.captured_at.isoformat(),
-        "timestamp": archive_name(snap) if not snap.folder else None,
-        "collection": slug,
-        "folder": snap.folder,
-        "title": snap.title,
-        "tags": tags,
-        "state": snap.state,
-        "http_status": snap.http_status,
-        "mime": snap.mime,
-        "capture_backend": snap.capture_backend,
-        "capture_fidelity": snap.capture_fidelity,
-        "archive_results": results,
-        "provenance": provenance,
-        "files": files,
-        "written_by": f"archiver {__version__}",
-    }
+    values = {name: getattr(snap, name) for name in SIDECAR_COLUMNS}
+    return build_sidecar(values, slug, tags, files)
 
 
 def write_snapshot_sidecar(session: Session, snap: Snapshot, root: Path) -> None:
@@ -285,14 +303,17 @@ def finish_pending_cleanups(
     after a commit in the same process, the size check suffices (the copy was just
     verified by hash).
     """
-    done = 0
     with write() as s:
-        markers = s.scalars(select(Setting).where(Setting.key.like(CLEANUP_PREFIX + "%"))).all()
-        for marker in markers:
-            finish_cleanup(root, marker.value, rehash=rehash)
-            s.delete(marker)
-            done += 1
-    return done
+        markers = s.execute(
+            select(Setting.key, Setting.value).where(
+                Setting.key >= CLEANUP_PREFIX, Setting.key < CLEANUP_PREFIX[:-1] + "/"
+            )
+        ).all()
+        for _key, value in markers:
+            finish_cleanup(root, value, rehash=rehash)
+        if markers:
+            s.execute(delete(Setting).where(Setting.key.in_([k for k, _ in markers])))
+    return len(markers)
 
 
 def drop_markers(session: Session, snapshot_ids: list[int]) -> None:

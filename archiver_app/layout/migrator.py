@@ -28,18 +28,12 @@ from sqlalchemy import func, select
 
 from archiver_app.errors import InputError, LibraryError
 from archiver_app.layout.archivebox import ImportStats, import_batch, list_folder_names
+from archiver_app.layout.batch import BatchItem, apply_batch
 from archiver_app.layout.current import CURRENT_FS_VERSION
-from archiver_app.layout.migrate import (
-    PreparedMove,
-    apply_move,
-    facts_for,
-    finish_pending_cleanups,
-    placement_of,
-    prepare_move,
-)
+from archiver_app.layout.migrate import finish_pending_cleanups, prepare_move
 from archiver_app.layout.moves import MoveError
-from archiver_app.layout.versions import CHAIN, KNOWN_VERSIONS
-from archiver_app.store.models import ImportSource, Setting, Snapshot
+from archiver_app.layout.versions import CHAIN, KNOWN_VERSIONS, Placement, SnapshotFacts
+from archiver_app.store.models import Collection, ImportSource, Setting, Snapshot
 from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
 
 if TYPE_CHECKING:
@@ -197,36 +191,39 @@ def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
 
 def _prepare_batch(
     library: Library, version: str, after: int, batch_size: int, report: MigrationReport
-) -> tuple[list[PreparedMove], int | None]:
+) -> tuple[list[BatchItem], int | None]:
     root = library.root
-    moves: list[PreparedMove] = []
+    items: list[BatchItem] = []
     with library.session() as s:
-        snaps = s.scalars(
-            select(Snapshot)
+        rows = s.execute(
+            select(
+                Snapshot.id, Snapshot.uid, Snapshot.folder, Snapshot.captured_at, Collection.slug
+            )
+            .join(Collection, Collection.id == Snapshot.collection_id)
             .where(Snapshot.fs_version == version, Snapshot.id > after)
             .order_by(Snapshot.id)
             .limit(batch_size)
         ).all()
-        for snap in snaps:
-            facts = facts_for(s, snap)
-            try:
-                moves.append(
-                    prepare_move(root, version, placement_of(snap, root, facts), facts, snap.id)
-                )
-            except (MoveError, LibraryError) as exc:
-                report.failed.append(f"snapshot {snap.uid}: {exc}")
-    return moves, (snaps[-1].id if snaps else None)
+    for sid, uid, folder, captured_at, slug in rows:
+        name = folder.split("/", 1)[1] if folder and folder.startswith("archive/") else None
+        facts = SnapshotFacts(uid, slug, captured_at, name or f"{captured_at.timestamp():.0f}")
+        at = Placement(root, folder or f"archive/{facts.archive_name}")
+        try:
+            move = prepare_move(root, version, at, facts, sid, durable=False)
+        except (MoveError, LibraryError) as exc:
+            report.failed.append(f"snapshot {uid}: {exc}")
+            continue
+        items.append(BatchItem(move, slug))
+    return items, (rows[-1][0] if rows else None)
 
 
 def _commit_batch(
-    library: Library, moves: list[PreparedMove], cursor: str, report: MigrationReport
+    library: Library, items: list[BatchItem], cursor: str, report: MigrationReport
 ) -> None:
     with library.write() as s:
-        for move in moves:
-            snap = s.get(Snapshot, move.snapshot_id)
-            if snap is not None and apply_move(s, snap, move, library.root):
-                report.migrated += 1
-                report.files += len(move.copy.files)
-                report.bytes += move.copy.bytes
+        for move in apply_batch(s, items, library.root):
+            report.migrated += 1
+            report.files += len(move.copy.files)
+            report.bytes += move.copy.bytes
         s.merge(Setting(key=CURSOR_KEY, value=cursor))
     report.cleanups += finish_pending_cleanups(library.write, library.root, rehash=False)

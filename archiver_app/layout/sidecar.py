@@ -191,8 +191,11 @@ def merge_results(*sources: Results) -> Results:
     return merged
 
 
-def write_sidecar(folder: Path, data: dict[str, Any]) -> None:
-    """Write ``folder/index.json`` atomically (temporary file, fsync, rename)."""
+def write_sidecar(folder: Path, data: dict[str, Any], *, durable: bool = True) -> None:
+    """Write ``folder/index.json`` atomically (temporary file, fsync, rename).
+
+    Without ``durable`` the fsync is left to a later :func:`layout.moves.sync_to_disk`.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / SIDECAR
     tmp = folder / f".{SIDECAR}.tmp"
@@ -200,5 +203,6 @@ def write_sidecar(folder: Path, data: dict[str, Any]) -> None:
         json.dump(data, fh, indent=2, sort_keys=True, default=str)
         fh.write("\n")
         fh.flush()
-        os.fsync(fh.fileno())
+        if durable:
+            os.fsync(fh.fileno())
     os.replace(tmp, path)
