@@ -73,10 +73,10 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[Pr
         return applied
     simple_ids = [i.move.snapshot_id for i in simple]
     existing: dict[int, dict[str, int]] = defaultdict(dict)
-    for fid, path, owner in conn.execute(
+    for file_id, path, owner in conn.execute(
         select(File.id, File.path, File.snapshot_id).where(File.snapshot_id.in_(simple_ids))
     ):
-        existing[int(owner)][str(path)] = int(fid)
+        existing[int(owner or 0)][str(path)] = int(file_id)
     tags: dict[int, list[str]] = defaultdict(list)
     for owner, name in conn.execute(
         select(SnapshotTag.snapshot_id, Tag.name)
