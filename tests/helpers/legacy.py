@@ -87,15 +87,23 @@ class AbxSnapshot:
 
 
 def write_archivebox_snapshot(
-    archive: Path, snap: AbxSnapshot, version: str, *, name: str | None = None,
+    archive: Path,
+    snap: AbxSnapshot,
+    version: str,
+    *,
+    name: str | None = None,
     outputs: dict[str, str | None] | None = None,
 ) -> Path:
     """One ``archive/<timestamp>/`` folder with real outputs and its index.json."""
     folder = archive / (name or snap.timestamp)
     folder.mkdir(parents=True)
     host = snap.url.split("/")[2]
-    write_warc(folder / "warc" / f"{snap.timestamp}.warc.gz", snap.url,
-               f"<html><title>{snap.title}</title>{snap.text}</html>".encode(), snap.when)
+    write_warc(
+        folder / "warc" / f"{snap.timestamp}.warc.gz",
+        snap.url,
+        f"<html><title>{snap.title}</title>{snap.text}</html>".encode(),
+        snap.when,
+    )
     (folder / "screenshot.png").write_bytes(PNG + snap.timestamp.encode())
     (folder / "output.pdf").write_bytes(PDF + snap.timestamp.encode())
     (folder / "singlefile.html").write_text(f"<html>{snap.text}</html>")
@@ -146,7 +154,9 @@ def write_archivebox_snapshot(
     return folder
 
 
-def build_archivebox_data_folder(root: Path, version: str, count: int = 4, *, odd: bool = True) -> list[AbxSnapshot]:
+def build_archivebox_data_folder(
+    root: Path, version: str, count: int = 4, *, odd: bool = True
+) -> list[AbxSnapshot]:
     """An ArchiveBox data folder; with ``odd`` also the awkward cases real folders have."""
     archive = root / "archive"
     archive.mkdir(parents=True)
@@ -156,7 +166,9 @@ def build_archivebox_data_folder(root: Path, version: str, count: int = 4, *, od
         AbxSnapshot(
             url=f"https://site{i}.example/page/{i}",
             timestamp=f"16111111{i:02d}.{i}",
-            title=f"Page number {i} about rivers" if i % 2 == 0 else f"https://site{i}.example/page/{i}",
+            title=f"Page number {i} about rivers"
+            if i % 2 == 0
+            else f"https://site{i}.example/page/{i}",
             tags="research,rivers" if i % 2 else "",
             text=f"unique{version.replace('.', '')}word{i} text about water and rivers",
         )
@@ -173,7 +185,9 @@ def build_archivebox_data_folder(root: Path, version: str, count: int = 4, *, od
         # unknown files beside the usual outputs
         (archive / snaps[0].timestamp / "notes.unknown").write_bytes(b"\x00\x01odd")
         # the same url + timestamp twice (a second folder), with one extra output
-        dup = write_archivebox_snapshot(archive, snaps[1], version, name=snaps[1].timestamp + "-dup")
+        dup = write_archivebox_snapshot(
+            archive, snaps[1], version, name=snaps[1].timestamp + "-dup"
+        )
         (dup / "extra.pdf").write_bytes(PDF + b"extra")
         (dup / "index.json").write_text(
             (dup / "index.json").read_text().replace('"research,rivers"', '"research,dup-tag"')
@@ -183,7 +197,9 @@ def build_archivebox_data_folder(root: Path, version: str, count: int = 4, *, od
         secret.write_text("must never be copied")
         bad = AbxSnapshot("https://evil.example/x", "1622222222.5", "Evil page title", "", "evil")
         folder = write_archivebox_snapshot(
-            archive, bad, version,
+            archive,
+            bad,
+            version,
             outputs={"pdf": "../../outside-secret.txt", "screenshot": str(secret)},
         )
         (folder / "link-out").symlink_to(secret)
@@ -192,7 +208,9 @@ def build_archivebox_data_folder(root: Path, version: str, count: int = 4, *, od
 
 @pytest.fixture
 def archivebox_factory(tmp_path: Path):  # type: ignore[no-untyped-def]
-    def make(version: str, count: int = 4, *, odd: bool = True, where: Path | None = None) -> tuple[Path, list[AbxSnapshot]]:
+    def make(
+        version: str, count: int = 4, *, odd: bool = True, where: Path | None = None
+    ) -> tuple[Path, list[AbxSnapshot]]:
         root = (where or tmp_path) / f"abx-{version}"
         return root, build_archivebox_data_folder(root, version, count, odd=odd)
 
@@ -202,7 +220,9 @@ def archivebox_factory(tmp_path: Path):  # type: ignore[no-untyped-def]
 # ---------------------------------------------------------------------- archiver-1 libraries
 
 
-def legacy_library(lib: Library, count: int, *, seed: int = 7, file_bytes: int = 200) -> dict[str, tuple[int, str]]:
+def legacy_library(
+    lib: Library, count: int, *, seed: int = 7, file_bytes: int = 200
+) -> dict[str, tuple[int, str]]:
     """Rows at ``archiver-1`` with flat ``archive/<timestamp>/`` folders of three small files.
 
     Returns ``{"<uid>/<name>": (size, sha256)}`` for every original file except index.json.
@@ -227,19 +247,46 @@ def legacy_library(lib: Library, count: int, *, seed: int = 7, file_bytes: int =
             (folder / name).write_bytes(data)
             originals[f"{uid}/{name}"] = (len(data), hashlib.sha256(data).hexdigest())
         url = f"https://site{i % 50}.example/p/{i}"
-        (folder / "index.json").write_text(json.dumps({
-            "fs_version": "archiver-1", "uid": uid, "url": url, "captured_at": at.isoformat(),
-            "timestamp": stamp, "collection": "default", "title": f"Title {i}", "tags": ["t"],
-        }))
+        (folder / "index.json").write_text(
+            json.dumps(
+                {
+                    "fs_version": "archiver-1",
+                    "uid": uid,
+                    "url": url,
+                    "captured_at": at.isoformat(),
+                    "timestamp": stamp,
+                    "collection": "default",
+                    "title": f"Title {i}",
+                    "tags": ["t"],
+                }
+            )
+        )
         naive = at.astimezone(UTC).replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
-        rows.append((uid, coll_id, url, f"example,site{i % 50})/p/{i}", f"example,site{i % 50})/p/{i}",
-                     f"site{i % 50}.example", naive, "complete", f"Title {i}", 0, "archiver-1", "",
-                     f"archive/{stamp}", naive, naive))
+        rows.append(
+            (
+                uid,
+                coll_id,
+                url,
+                f"example,site{i % 50})/p/{i}",
+                f"example,site{i % 50})/p/{i}",
+                f"site{i % 50}.example",
+                naive,
+                "complete",
+                f"Title {i}",
+                0,
+                "archiver-1",
+                "",
+                f"archive/{stamp}",
+                naive,
+                naive,
+            )
+        )
     conn = sqlite3.connect(lib.db_path)
     try:
         conn.executemany(
-            "INSERT INTO snapshots (uid, collection_id, url, url_key, url_group, domain, captured_at,"
-            " state, title, size_bytes, fs_version, notes, folder, created_at, updated_at)"
+            "INSERT INTO snapshots (uid, collection_id, url, url_key, url_group, domain,"
+            " captured_at, state, title, size_bytes, fs_version, notes, folder, created_at,"
+            " updated_at)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )

@@ -64,8 +64,10 @@ def _check_import(version: str, library: Library, source: Path, snaps: list[Any]
             assert row.capture_fidelity == "imported"
             assert row.provenance["source_fs_version"] == f"archivebox-{version}"
             assert set(row.provenance["archive_results"]) >= {"wget", "screenshot", "pdf"}
-            kinds = {f.path.removeprefix(row.folder + "/"): f.kind for f in s.scalars(
-                select(File).where(File.snapshot_id == row.id))}
+            kinds = {
+                f.path.removeprefix(row.folder + "/"): f.kind
+                for f in s.scalars(select(File).where(File.snapshot_id == row.id))
+            }
             # screenshots, PDFs, single-file HTML, wget folder and unknown files stay attached
             assert kinds["screenshot.png"] == "screenshot"
             assert kinds["output.pdf"] == "pdf"
@@ -75,8 +77,12 @@ def _check_import(version: str, library: Library, source: Path, snaps: list[Any]
             host = snap.url.split("/")[2]
             assert f"{host}/index.html" in kinds
             for rel in kinds:
-                original = source / "archive" / snap.timestamp / rel.replace(
-                    "index.archivebox.json", "index.json")
+                original = (
+                    source
+                    / "archive"
+                    / snap.timestamp
+                    / rel.replace("index.archivebox.json", "index.json")
+                )
                 if original.exists():
                     assert (folder / rel).read_bytes() == original.read_bytes()
             # the main response is replayable from the imported WARC
@@ -131,7 +137,9 @@ def _check_import(version: str, library: Library, source: Path, snaps: list[Any]
     assert again.migrated == 0
 
 
-def test_register_refuses_what_is_not_an_archivebox_folder(library: Library, tmp_path: Path) -> None:
+def test_register_refuses_what_is_not_an_archivebox_folder(
+    library: Library, tmp_path: Path
+) -> None:
     with pytest.raises(InputError, match="not a folder"):
         register_archivebox(library, tmp_path / "nope")
     (tmp_path / "plain").mkdir()

@@ -33,8 +33,16 @@ pytestmark = pytest.mark.slow
 
 def _migrator(root: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "archiver_app", "--library", str(root), "migrate",
-         "--batch-size", "25"],
+        [
+            sys.executable,
+            "-m",
+            "archiver_app",
+            "--library",
+            str(root),
+            "migrate",
+            "--batch-size",
+            "25",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -43,9 +51,11 @@ def _migrator(root: Path) -> subprocess.Popen[bytes]:
 def _migrated(db: Path) -> int:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
     try:
-        return int(conn.execute(
-            "SELECT count(*) FROM snapshots WHERE fs_version = ?", (CURRENT_FS_VERSION,)
-        ).fetchone()[0])
+        return int(
+            conn.execute(
+                "SELECT count(*) FROM snapshots WHERE fs_version = ?", (CURRENT_FS_VERSION,)
+            ).fetchone()[0]
+        )
     finally:
         conn.close()
 
@@ -105,7 +115,9 @@ def _check_library(root: Path, originals: dict[str, tuple[int, str]], rows: dict
             present[path.relative_to(root).as_posix()] = path
     sidecars = {f"{f}/index.json" for f in folders.values()}
     # every original exactly once at its new path with its sha256; nothing else left over
-    assert set(present) == set(expected) | sidecars, sorted(set(present) ^ (set(expected) | sidecars))[:10]
+    assert set(present) == set(expected) | sidecars, sorted(
+        set(present) ^ (set(expected) | sidecars)
+    )[:10]
     for rel, (size, sha) in expected.items():
         assert present[rel].stat().st_size == size
         assert sha256_file(present[rel]) == sha, rel
@@ -123,8 +135,11 @@ def _check_library(root: Path, originals: dict[str, tuple[int, str]], rows: dict
         assert db_folders == folders
         files = {p: (n, h) for p, n, h in conn.execute("SELECT path, size, sha256 FROM files")}
         assert files == expected  # each file registered once, at its new path, right hash
-        assert conn.execute(
-            "SELECT count(*) FROM settings WHERE key LIKE 'layout.cleanup.%'"
-        ).fetchone()[0] == 0
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM settings WHERE key LIKE 'layout.cleanup.%'"
+            ).fetchone()[0]
+            == 0
+        )
     finally:
         conn.close()

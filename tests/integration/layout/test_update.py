@@ -35,7 +35,9 @@ def test_update_imports_orphans_sets_aside_invalid_and_merges(library: Library) 
         kept_uid = s.scalars(select(Snapshot.uid).order_by(Snapshot.id)).first()
     # orphans: an ArchiveBox 0.8 folder dropped into archive/, an archiver-1 folder whose row
     # was lost, a folder with no index.json and one whose name is already taken in invalid/
-    abx = AbxSnapshot("https://orphan.example/a", "1633333333.5", "Orphan page", "x,y", "orphanword")
+    abx = AbxSnapshot(
+        "https://orphan.example/a", "1633333333.5", "Orphan page", "x,y", "orphanword"
+    )
     write_archivebox_snapshot(root / "archive", abx, "0.8")
     lost = root / "archive" / "1644444444.0"
     shutil.copytree(next(p for p in (root / "archive").iterdir() if p.name != abx.timestamp), lost)
@@ -88,8 +90,9 @@ def test_reconcile_and_exact_duplicates(library: Library) -> None:
     sidecar = root / a_folder / "index.json"
     data = json.loads(sidecar.read_text())
     data.update(title="A much better page title", tags=["t", "from-file"], url="https://x.example/")
-    data["archive_results"] = {"pdf": [{"output": "output.pdf", "status": "succeeded",
-                                        "start_ts": "2022-01-01T00:00:00"}]}
+    data["archive_results"] = {
+        "pdf": [{"output": "output.pdf", "status": "succeeded", "start_ts": "2022-01-01T00:00:00"}]
+    }
     sidecar.write_text(json.dumps(data))
     (root / b_folder / "only-in-b.txt").write_text("b's own file")
     (root / b_folder / "screenshot.png").write_bytes(b"a different screenshot")
@@ -109,8 +112,14 @@ def test_reconcile_and_exact_duplicates(library: Library) -> None:
         paths = set(s.scalars(select(File.path).where(File.snapshot_id == keeper.id)))
         assert f"{keeper.folder}/only-in-b.txt" in paths
         assert f"{keeper.folder}/screenshot.dup1.png" in paths  # clash kept under a suffix
-        assert s.scalar(select(func.count()).select_from(Setting).where(
-            Setting.key.like("layout.cleanup.%"))) == 0
+        assert (
+            s.scalar(
+                select(func.count())
+                .select_from(Setting)
+                .where(Setting.key.like("layout.cleanup.%"))
+            )
+            == 0
+        )
     assert (root / keeper.folder / "only-in-b.txt").read_text() == "b's own file"
     assert not (root / b_folder).exists()  # removed only after the copies verified
     rewritten = json.loads((root / keeper.folder / "index.json").read_text())
