@@ -20,9 +20,11 @@ another process already moved is detected and left alone.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 CURSOR_KEY = "migrate.cursor"
 DEFAULT_BATCH = 200
 OLD_VERSIONS = CHAIN[:-1]
+COPY_THREADS = min(4, (os.cpu_count() or 1) + 1)
 
 
 @dataclass
@@ -204,16 +207,24 @@ def _prepare_batch(
             .order_by(Snapshot.id)
             .limit(batch_size)
         ).all()
-    for sid, uid, folder, captured_at, slug in rows:
+
+    def prepare(row: Any) -> BatchItem | str:
+        sid, uid, folder, captured_at, slug = row
         name = folder.split("/", 1)[1] if folder and folder.startswith("archive/") else None
         facts = SnapshotFacts(uid, slug, captured_at, name or f"{captured_at.timestamp():.0f}")
         at = Placement(root, folder or f"archive/{facts.archive_name}")
         try:
-            move = prepare_move(root, version, at, facts, sid, durable=False)
+            return BatchItem(prepare_move(root, version, at, facts, sid, durable=False), slug)
         except (MoveError, LibraryError) as exc:
-            report.failed.append(f"snapshot {uid}: {exc}")
-            continue
-        items.append(BatchItem(move, slug))
+            return f"snapshot {uid}: {exc}"
+
+    # Copies of different snapshots overlap: hashing and file I/O release the GIL.
+    with ThreadPoolExecutor(max_workers=COPY_THREADS) as pool:
+        for outcome in pool.map(prepare, rows):
+            if isinstance(outcome, str):
+                report.failed.append(outcome)
+            else:
+                items.append(outcome)
     return items, (rows[-1][0] if rows else None)
 
 
