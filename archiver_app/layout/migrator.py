@@ -238,3 +238,21 @@ def _commit_batch(
             report.bytes += move.copy.bytes
         s.merge(Setting(key=CURSOR_KEY, value=cursor))
     report.cleanups += finish_pending_cleanups(library.write, library.root, rehash=False)
+
+
+def migrate_while_idle(
+    library: Library,
+    *,
+    progress: Progress = null_progress,
+    cancel: CancelToken,
+    idle_seconds: float = 30.0,
+) -> MigrationReport:
+    """What the desktop app runs on a worker thread while idle: a continuous migrator.
+
+    Returns when ``cancel`` is set (the app got busy or is closing), at the next batch
+    boundary; a later call resumes from the saved cursor. Show ``ProgressUpdate.done`` of
+    ``total`` in the status bar (poll a :class:`~archiver_app.tasks.ThrottledProgress`).
+    """
+    return run_migrator(
+        library, continuous=True, idle_seconds=idle_seconds, progress=progress, cancel=cancel
+    )

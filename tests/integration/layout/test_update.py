@@ -179,3 +179,26 @@ def test_cli_migrate_and_update(library_root: Path, capsys: Any) -> None:
     assert "orphans: scanned 5 folders, imported 0" in out
     with Library.open(library_root) as lib:
         assert _count(lib) == 5
+
+
+def test_migrator_reports_progress_cancels_and_resumes(library: Library) -> None:
+    from archiver_app.layout.migrator import read_cursor, run_migrator
+    from archiver_app.tasks import CancelToken, ProgressUpdate
+
+    legacy_library(library, 9)
+    cancel = CancelToken()
+    updates: list[ProgressUpdate] = []
+
+    def sink(update: ProgressUpdate) -> None:
+        updates.append(update)
+        cancel.cancel()  # stop after the first batch
+
+    first = run_migrator(library, batch_size=4, progress=sink, cancel=cancel)
+    assert first.cancelled
+    assert first.migrated == 4 and first.remaining == 5
+    assert updates[0].done == 4 and updates[0].total == 9
+    assert read_cursor(library) == first.cursor == "archiver-1:4"
+    second = run_migrator(library, batch_size=4)
+    assert not second.cancelled
+    assert (second.migrated, second.remaining) == (5, 0)
+    assert read_cursor(library) is None  # a complete pass clears the cursor
