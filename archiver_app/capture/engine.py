@@ -38,6 +38,7 @@ from archiver_app.capture.persist import (
     create_pending,
     dedup_lookup,
     dump_sidecar,
+    hash_files,
     save_outcome,
     sidecar,
     write_file_atomic,
@@ -548,6 +549,7 @@ class _PageCapture:
             text=text,
             tags=list(self.tags),
         )
+        hashes = hash_files(lib.root, outcome.files)
         side = sidecar(
             out=outcome,
             uid=uid,
@@ -555,10 +557,12 @@ class _PageCapture:
             captured_at=captured_at,
             final_url=final_url,
             job_id=self.job_id,
+            hashes=hashes,
         )
         write_file_atomic(path / "index.json", dump_sidecar(side))
         outcome.files.append((f"{folder}/index.json", FileKind.SIDECAR))
-        save_outcome(lib, outcome)
+        hashes.update(hash_files(lib.root, outcome.files[-1:]))
+        save_outcome(lib, outcome, hashes)
         return CaptureResult(
             url=self.url,
             final_url=final_url,
@@ -569,7 +573,7 @@ class _PageCapture:
             error=error,
             outlinks=facts.outlinks,
             resources=resources,
-            bytes_written=sum(lib.abspath(rel).stat().st_size for rel, _ in outcome.files),
+            bytes_written=sum(size for size, _ in hashes.values()),
             duration=time.monotonic() - self.started,
         )
 

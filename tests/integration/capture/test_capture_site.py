@@ -24,6 +24,7 @@ import pytest
 from sqlalchemy import select, text
 
 from archiver_app.capture.engine import Capturer, CaptureResult, PageRules
+from archiver_app.layout.sidecar import read_index
 from archiver_app.library import Library
 from archiver_app.store.models import File, Record, Snapshot, SnapshotTag, Tag
 from archiver_app.warc.reader import read_record_at
@@ -229,6 +230,13 @@ def test_snapshot_row_files_records_and_search(captured: Captured) -> None:
         sidecar = json.loads((folder / "index.json").read_text())
         assert sidecar["fs_version"] == "archiver-2" and sidecar["url"] == site.index_url
         assert sidecar["main_record"]["offset"] == snap.warc_offset
+        hashes = {f["path"]: f["sha256"] for f in sidecar["files"]}
+        assert hashes == {
+            Path(f.path).name: f.sha256 for f in files if not f.path.endswith("index.json")
+        }
+        parsed = read_index(folder)  # the layout area reads what capture wrote
+        assert (parsed.fs_version, parsed.url, parsed.uid) == ("archiver-2", snap.url, snap.uid)
+        assert parsed.captured_at == snap.captured_at and parsed.collection == "research"
         assert PAGE_TEXT in (folder / "text.txt").read_text()
         assert (folder / "screenshot.png").read_bytes()[:4] == b"\x89PNG"
         tags = s.scalars(
