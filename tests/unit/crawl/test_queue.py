@@ -66,7 +66,13 @@ def test_two_workers_racing_for_one_page_exactly_one_wins(libs: tuple[Library, L
         barrier = threading.Barrier(2)
         results: dict[str, list[queue.ClaimedPage]] = {}
 
-        def go(lib: Library, name: str, job: int = job) -> None:
+        def go(
+            lib: Library,
+            name: str,
+            job: int = job,
+            barrier: threading.Barrier = barrier,
+            results: dict[str, list[queue.ClaimedPage]] = results,
+        ) -> None:
             barrier.wait()
             results[name] = claim(lib, job, name)
 

@@ -23,7 +23,7 @@ def test_invalid_regex_is_rejected_with_its_position(pattern: str, position: int
 
 
 def test_rules_validate_every_pattern_and_value() -> None:
-    with pytest.raises(InputError, match="invalid ignore pattern 'ok|bad\\(' at position 6"):
+    with pytest.raises(InputError, match=r"invalid ignore pattern 'ok\|bad\(' at position 6"):
         Rules(ignore=("fine", "ok|bad("))
     with pytest.raises(InputError, match="accept pattern"):
         Rules(accept=("[",))
