@@ -62,7 +62,7 @@ class CapturerFetcher:
     def __init__(
         self, library: Library, *, concurrency: int = 2, browser: Any = None, headless: bool = True
     ) -> None:
-        from archiver_app.capture.engine import Capturer  # type: ignore[import-untyped,unused-ignore]
+        from archiver_app.capture.engine import Capturer
 
         self._capturer = Capturer(
             library, browser=browser, concurrency=concurrency, headless=headless
@@ -87,7 +87,7 @@ class CapturerFetcher:
         rules: Rules,
         cancel: CancelToken,
     ) -> FetchResult:
-        from archiver_app.capture.engine import PageRules  # type: ignore[import-untyped,unused-ignore]
+        from archiver_app.capture.engine import PageRules
 
         page_rules = PageRules(
             user_agent=rules.user_agent,

@@ -26,7 +26,7 @@ from archiver_app.crawl.queue import (
     skip_ready,
     state_counts,
 )
-from archiver_app.crawl.scope import normalize_url
+from archiver_app.crawl.scope import Scope, normalize_url
 from archiver_app.crawl.spec import JobContext
 from archiver_app.library import Library
 from archiver_app.store.models import (
@@ -143,7 +143,12 @@ def finish_page(
 def _follow(
     s: Session, ctx: JobContext, page: Page, result: FetchResult, *, now: datetime
 ) -> EnqueueStats | None:
-    """Enqueue what the page links to; a redirect out of scope is recorded, not followed."""
+    """Enqueue what the page links to; a redirect out of scope is recorded, not followed.
+
+    A ``page`` scope job discovers nothing: its links are not even recorded.
+    """
+    if ctx.spec.scope is Scope.PAGE:
+        return None
     final = normalize_url(result.final_url) or page.url
     urls: list[str] = []
     if final != page.url:

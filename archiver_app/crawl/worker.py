@@ -62,6 +62,13 @@ class WorkerStats:
     jobs_finished: dict[int, str] = field(default_factory=dict)
 
 
+def progress_line(result: FetchResult) -> str:
+    """``ok 200 high URL`` or ``failed URL: error`` (the lines ``archiver capture`` prints)."""
+    if result.ok:
+        return f"ok {result.http_status} {result.fidelity} {result.final_url}"
+    return f"failed {result.url}: {result.error}"
+
+
 def disk_free_bytes(path: str) -> int:
     return shutil.disk_usage(path).free
 
@@ -219,7 +226,7 @@ class CrawlWorker:
         self._progress(
             ProgressUpdate(
                 done=self.stats.pages_done + self.stats.pages_failed,
-                message=page.url,
+                message=progress_line(result),
                 bytes_done=result.bytes_written,
             )
         )
