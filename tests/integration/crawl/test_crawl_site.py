@@ -15,6 +15,7 @@ restarted; then a last worker finishes the job. At the end:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -22,7 +23,9 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -53,6 +56,22 @@ def start_worker(root: Path, log: Path) -> subprocess.Popen[bytes]:
         )  # fmt: skip
 
 
+def finished_attempts(root: Path) -> int:
+    with sqlite3.connect(f"file:{root / 'library.db'}?mode=ro", uri=True, timeout=30) as db:
+        row = db.execute("SELECT count(*) FROM page_attempts WHERE outcome IS NOT NULL")
+        return int(row.fetchone()[0])
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 300.0) -> bool:
+    """Poll ``condition`` every 0.1 s until true (True) or ``timeout`` (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def test_generated_site_crawl_survives_sigkill_and_matches_scope_and_rules(
     tmp_path: Path,
 ) -> None:
@@ -79,15 +98,17 @@ def _crawl_under_fire(tmp_path: Path, server: LocalServer) -> None:
     log = tmp_path / "workers.log"
     kills = 0
     for _ in range(KILLS):
+        before = finished_attempts(root)
         proc = start_worker(root, log)
-        try:
-            proc.wait(timeout=rng.uniform(1.0, 4.0))
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the worker and its browser, no warning
-            proc.wait()
-            kills += 1
-        else:
+        # A random moment while it works: once it has finished a page, 0-2 s later.
+        if wait_for(lambda b=before, p=proc: finished_attempts(root) > b or p.poll() is not None):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=rng.uniform(0.0, 2.0))
+        if proc.poll() is not None:
             break  # the job ended before this moment came
+        os.killpg(proc.pid, signal.SIGKILL)  # the worker and its browser, no warning
+        proc.wait()
+        kills += 1
     assert kills == KILLS, log.read_text()[-3000:]
     final = start_worker(root, log)
     assert final.wait(timeout=900) == 0, log.read_text()[-3000:]

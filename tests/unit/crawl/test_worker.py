@@ -237,7 +237,7 @@ def test_pause_resume_abort_and_retry(library: Library) -> None:
     detail = api.job_detail(library, job)
     assert detail.summary.status == "aborted" and detail.page_states["skipped"] == 4
     assert (library.root / detail.coverage_json).exists()  # type: ignore[operator]
-    with pytest.raises(InputError, match="only .* jobs can be aborted"):
+    with pytest.raises(InputError, match=r"only .* jobs can be aborted"):
         abort_job(library, job)
     assert retry_job(library, job) == 4
     fetcher.on_fetch = None
