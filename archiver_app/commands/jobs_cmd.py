@@ -169,9 +169,10 @@ def cmd_rules(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
-    from archiver_app.crawl.api import tail_log
+    from archiver_app.crawl.api import job_detail, tail_log
 
     with ctx.open_library() as lib:
+        job_detail(lib, args.id)  # a clear error for an unknown job
         for line in tail_log(lib, args.id, after_id=args.after, limit=1_000_000):
             print(f"{line.id} {line.at.isoformat(timespec='seconds')} {line.level} {line.message}",
                   file=ctx.out)  # fmt: skip

@@ -36,7 +36,13 @@ from archiver_app import __version__
 from archiver_app.crawl import queue
 from archiver_app.crawl.fetcher import FetchResult, PageFetcher
 from archiver_app.crawl.jobs import load_context, start_due_schedules
-from archiver_app.crawl.results import enforce_limits, finish_job_if_done, finish_page, start_job
+from archiver_app.crawl.results import (
+    enforce_limits,
+    finish_job_if_done,
+    finish_page,
+    start_job,
+    write_coverage,
+)
 from archiver_app.crawl.spec import JobContext
 from archiver_app.library import Library
 from archiver_app.store.models import Job, JobStatus, Page, PageAttempt, PageState, Worker
@@ -104,6 +110,7 @@ class CrawlWorker:
         self._progress = progress
         self.stats = WorkerStats()
         self._next_at: dict[str, float] = {}
+        self._host_locks: dict[str, asyncio.Lock] = {}
         self._low_disk_logged: set[int] = set()
         self._lease_seconds = 120.0
         self._job_id: int | None = None
@@ -157,8 +164,10 @@ class CrawlWorker:
                         await asyncio.wait(
                             inflight, timeout=poll, return_when=asyncio.FIRST_COMPLETED
                         )
-                    else:
-                        self._job_id = None
+                        continue
+                    if status == JobStatus.ABORTED:  # pages in flight at the abort are in now
+                        await asyncio.to_thread(write_coverage, self.lib, job_id)
+                    self._job_id = None
                     continue
                 if ctx is None or ctx.settings_age != age:
                     changed = ctx is not None
@@ -232,14 +241,17 @@ class CrawlWorker:
         )
 
     async def _politeness(self, ctx: JobContext, url: str) -> None:
+        """Wait so that two pages of one host start at least the rules' delay apart."""
         if ctx.rules.delay_max <= 0:
             return
         host = urlsplit(url).netloc
-        now = time.monotonic()
-        start = max(now, self._next_at.get(host, now))
-        self._next_at[host] = start + random.uniform(ctx.rules.delay_min, ctx.rules.delay_max)
-        if start > now:
-            await asyncio.to_thread(self.cancel.wait, start - now)
+        lock = self._host_locks.setdefault(host, asyncio.Lock())
+        async with lock:
+            wait = self._next_at.get(host, 0.0) - time.monotonic()
+            if wait > 0:
+                await asyncio.to_thread(self.cancel.wait, wait)
+            delay = random.uniform(ctx.rules.delay_min, ctx.rules.delay_max)
+            self._next_at[host] = time.monotonic() + delay
 
     # ------------------------------------------------------------------ database steps (threads)
 

@@ -284,3 +284,40 @@ def test_schedule_requeues_the_seeds_as_a_new_run(library: Library) -> None:
     assert again == []  # next run is a day later
     nxt = api.job_detail(library, job).summary
     assert nxt.schedule == "daily"
+
+
+def test_byte_limit_skips_what_is_left_and_heartbeat_describes_the_worker(
+    library: Library,
+) -> None:
+    pages = {f"{H}/": MemoryPage(links=[f"{H}/{i}" for i in range(6)])}
+    pages |= {f"{H}/{i}": MemoryPage() for i in range(6)}  # 1000 bytes each
+    job = create_job(library, [f"{H}/"], rules=Rules(concurrency=1), limits=Limits(max_bytes=2500))
+    worker = run(library, MemorySiteFetcher(library, pages))
+    got = states(library, job)
+    assert sum(st == "done" for st, _ in got.values()) == 3  # 3 x 1000 bytes crosses 2500
+    assert {r for st, r in got.values() if st == "skipped"} == {"limit: max bytes 2500"}
+    with library.session() as s:
+        row = s.get(Worker, worker.id)
+        assert row is not None and row.pid > 0 and row.host and row.version
+        assert row.disk_free and row.disk_free > 0 and row.memory_rss and row.memory_rss > 0
+
+
+def test_duration_limit_and_politeness_delay(library: Library) -> None:
+    import time
+
+    pages = {f"{H}/": MemoryPage(links=[f"{H}/{i}" for i in range(3)])}
+    job = create_job(library, [f"{H}/"], rules=Rules(concurrency=4, delay_min=0.2, delay_max=0.2))
+    starts: list[float] = []
+    run(
+        library,
+        MemorySiteFetcher(library, pages, on_fetch=lambda _u: starts.append(time.monotonic())),
+    )
+    assert len(starts) == 4
+    assert starts[-1] - starts[0] >= 3 * 0.2 * 0.9  # one host: starts spaced by the delay
+
+    job = create_job(library, [f"{H}/"], rules=Rules(concurrency=1), limits=Limits(max_duration=1))
+    with library.write() as s:  # the job started two seconds ago
+        s.get(api.Job, job).started_at = library.clock() - timedelta(seconds=2)  # type: ignore[union-attr]
+        s.get(api.Job, job).status = "running"  # type: ignore[union-attr]
+    run(library, MemorySiteFetcher(library, pages))
+    assert states(library, job) == {f"{H}/": ("skipped", "limit: max duration 1s")}
