@@ -30,6 +30,7 @@ from archiver_app.crawl.scope import Scope, normalize_url
 from archiver_app.crawl.spec import JobContext
 from archiver_app.library import Library
 from archiver_app.store.models import (
+    Job,
     JobStatus,
     Page,
     PageAttempt,
@@ -278,6 +279,41 @@ def finish_job_if_done(lib: Library, job_id: int) -> str | None:
     return status
 
 
+def resume_interrupted_endings(lib: Library, *, stale_seconds: float = 60.0) -> list[int]:
+    """Finish the end steps a killed worker left undone; return the jobs it touched.
+
+    A job that ended without its coverage report, or is stuck in ``indexing`` (the worker
+    died between the two steps), gets its report and its indexing check again; both are
+    idempotent, so a second worker doing the same at once is harmless.
+    """
+    now = lib.clock()
+    with lib.session() as s:
+        ended = s.scalars(
+            select(Job.id).where(
+                Job.status.in_([JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.RETRYABLE]),
+                Job.coverage_json.is_(None),
+            )
+        ).all()
+        stuck = s.scalars(
+            select(Job.id).where(
+                Job.status == JobStatus.INDEXING,
+                Job.updated_at < now - timedelta(seconds=stale_seconds),
+            )
+        ).all()
+    for job_id in ended:
+        write_coverage(lib, job_id)
+    touched = list(ended)
+    with lib.session() as s:
+        completed = s.scalars(
+            select(Job.id).where(Job.id.in_(ended), Job.status == JobStatus.COMPLETED)
+        ).all()
+    for job_id in [*completed, *stuck]:
+        index_job(lib, job_id)
+        if job_id not in touched:
+            touched.append(job_id)
+    return touched
+
+
 def index_job(lib: Library, job_id: int) -> str:
     """completed -> indexing -> indexed | index_failed: every captured page must be findable
     (its snapshot complete, with at least one record in the replay index)."""
@@ -285,6 +321,7 @@ def index_job(lib: Library, job_id: int) -> str:
     with lib.write() as s:
         job = lock_job(s, job_id)
         job.status = JobStatus.INDEXING
+        job.updated_at = now
     with lib.session() as s:
         done = s.execute(
             select(Page.url, Page.snapshot_id).where(

@@ -40,6 +40,7 @@ from archiver_app.crawl.results import (
     enforce_limits,
     finish_job_if_done,
     finish_page,
+    resume_interrupted_endings,
     start_job,
     write_coverage,
 )
@@ -259,6 +260,7 @@ class CrawlWorker:
         now = self.lib.clock()
         if self.options.job_ids is None:
             start_due_schedules(self.lib, now=now)
+        resume_interrupted_endings(self.lib)
         with self.lib.session() as s:
             stmt = (
                 select(Job.id)

@@ -321,3 +321,25 @@ def test_duration_limit_and_politeness_delay(library: Library) -> None:
         s.get(api.Job, job).status = "running"  # type: ignore[union-attr]
     run(library, MemorySiteFetcher(library, pages))
     assert states(library, job) == {f"{H}/": ("skipped", "limit: max duration 1s")}
+
+
+def test_end_steps_a_killed_worker_left_undone_are_finished_by_the_next(library: Library) -> None:
+    import shutil
+
+    pages = {f"{H}/": MemoryPage()}
+    first = create_job(library, [f"{H}/"])
+    second = create_job(library, [f"{H}/"])
+    run(library, MemorySiteFetcher(library, pages))
+    shutil.rmtree(library.root / "jobs")
+    with library.write() as s:  # as if killed right after marking completed / while indexing
+        a, b = s.get(api.Job, first), s.get(api.Job, second)
+        assert a is not None and b is not None
+        a.status, a.coverage_json = "completed", None
+        b.status = "indexing"
+        b.updated_at = library.clock() - timedelta(minutes=5)
+    run(library, MemorySiteFetcher(library, pages))
+    assert [api.job_detail(library, j).summary.status for j in (first, second)] == [
+        "indexed",
+        "indexed",
+    ]
+    assert (library.root / "jobs" / str(first) / "coverage.json").exists()
