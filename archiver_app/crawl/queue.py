@@ -339,13 +339,23 @@ def recount_concurrency(s: Session, job_id: int) -> None:
     s.execute(update(Job).where(Job.id == job_id).values(concurrency=in_flight))
 
 
-def renew_leases(s: Session, worker_id: str, *, now: datetime, lease_seconds: float) -> int:
+def renew_leases(
+    s: Session,
+    worker_id: str,
+    *,
+    now: datetime,
+    lease_seconds: float,
+    page_ids: Iterable[int] | None = None,
+) -> int:
+    """Extend the leases of the worker's claimed pages (only ``page_ids`` when given)."""
+    stmt = update(Page).where(Page.claimed_by == worker_id, Page.state == PageState.CLAIMED)
+    if page_ids is not None:
+        stmt = stmt.where(Page.id.in_(list(page_ids)))
     return rowcount(
         s.execute(
-            update(Page)
-            .where(Page.claimed_by == worker_id, Page.state == PageState.CLAIMED)
-            .values(lease_expires_at=now + timedelta(seconds=lease_seconds))
-            .execution_options(synchronize_session=False)
+            stmt.values(lease_expires_at=now + timedelta(seconds=lease_seconds)).execution_options(
+                synchronize_session=False
+            )
         )
     )
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import random
 import shutil
@@ -31,6 +32,7 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 from sqlalchemy import or_, select
+from sqlalchemy.exc import OperationalError
 
 from archiver_app import __version__
 from archiver_app.crawl import queue
@@ -50,6 +52,7 @@ from archiver_app.store.models import Job, JobStatus, Page, PageAttempt, PageSta
 from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
 
 FetcherFactory = Callable[[int], PageFetcher]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,7 @@ class CrawlWorker:
         self.stats = WorkerStats()
         self._next_at: dict[str, float] = {}
         self._host_locks: dict[str, asyncio.Lock] = {}
+        self._held: set[int] = set()  # pages being fetched: only their leases are renewed
         self._low_disk_logged: set[int] = set()
         self._lease_seconds = 120.0
         self._job_id: int | None = None
@@ -185,6 +189,7 @@ class CrawlWorker:
                 if room > 0 and await asyncio.to_thread(self._disk_ok, job_id):
                     claimed = await asyncio.to_thread(self._claim, ctx, room)
                 for page in claimed:
+                    self._held.add(page.page_id)
                     task = asyncio.create_task(self._run_page(fetcher, ctx, page))
                     inflight.add(task)
                     task.add_done_callback(inflight.discard)
@@ -217,6 +222,7 @@ class CrawlWorker:
                 cancel=self.cancel,
             )
         except (Cancelled, asyncio.CancelledError):
+            self._held.discard(page.page_id)
             await asyncio.to_thread(self._release, page)
             return
         except Exception as exc:  # a browser crash must not kill the worker
@@ -228,7 +234,10 @@ class CrawlWorker:
                 error=f"{type(exc).__name__}: {exc}",
                 duration=time.monotonic() - started,
             )
-        outcome = await asyncio.to_thread(self._record, ctx, page, result)
+        try:
+            outcome = await self._record_with_retries(ctx, page, result)
+        finally:
+            self._held.discard(page.page_id)  # unrecorded: its lease lapses, it is retried
         if outcome == "done":
             self.stats.pages_done += 1
         else:
@@ -240,6 +249,21 @@ class CrawlWorker:
                 bytes_done=result.bytes_written,
             )
         )
+
+    async def _record_with_retries(
+        self, ctx: JobContext, page: queue.ClaimedPage, result: FetchResult
+    ) -> str:
+        """Record a result, retrying a few times through database hiccups (a lock timeout,
+        a PostgreSQL deadlock victim); raises after that."""
+        for attempt in range(5):
+            try:
+                return await asyncio.to_thread(self._record, ctx, page, result)
+            except OperationalError:
+                if attempt == 4:
+                    raise
+                log.warning("recording %s failed; retrying", page.url, exc_info=True)
+                await asyncio.to_thread(self.cancel.wait, 0.5 * (attempt + 1))
+        raise AssertionError("unreachable")
 
     async def _politeness(self, ctx: JobContext, url: str) -> None:
         """Wait so that two pages of one host start at least the rules' delay apart."""
@@ -356,9 +380,14 @@ class CrawlWorker:
     async def _heartbeat_loop(self) -> None:
         while True:
             await asyncio.sleep(self.options.heartbeat_seconds)
-            await asyncio.to_thread(self._heartbeat, "working" if self._job_id else "idle")
+            try:
+                await asyncio.to_thread(
+                    self._heartbeat, "working" if self._job_id else "idle", frozenset(self._held)
+                )
+            except Exception:  # a missed beat is retried at the next; never stop beating
+                log.warning("worker %s: heartbeat failed", self.id, exc_info=True)
 
-    def _heartbeat(self, state: str) -> None:
+    def _heartbeat(self, state: str, held: frozenset[int] = frozenset()) -> None:
         now = self.lib.clock()
         free = self._disk_free_now
         if free is None:
@@ -381,7 +410,9 @@ class CrawlWorker:
             row.memory_rss = memory_rss()
             row.heartbeat_at = now
             if state != "stopped":
-                queue.renew_leases(s, self.id, now=now, lease_seconds=self._lease_seconds)
+                queue.renew_leases(
+                    s, self.id, now=now, lease_seconds=self._lease_seconds, page_ids=held
+                )
             queue.recover_expired(s, now=now)
 
 
