@@ -27,7 +27,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -38,6 +38,7 @@ from archiver_app import __version__
 from archiver_app.crawl import queue
 from archiver_app.crawl.fetcher import FetchResult, PageFetcher
 from archiver_app.crawl.jobs import load_context, start_due_schedules
+from archiver_app.crawl.links import links_from_snapshot
 from archiver_app.crawl.results import (
     enforce_limits,
     finish_job_if_done,
@@ -321,6 +322,10 @@ class CrawlWorker:
             return queue.claim_pages(s, ctx, self.id, room, now=now)
 
     def _record(self, ctx: JobContext, page: queue.ClaimedPage, result: FetchResult) -> str:
+        if result.ok and result.snapshot_id is not None and ctx.spec.scope != "page":
+            found = links_from_snapshot(self.lib, result.snapshot_id)
+            if found:
+                result = replace(result, outlinks=[*result.outlinks, *found])
         with self.lib.write() as s:
             fresh = load_context(s, ctx.job_id)  # links are judged by the newest rules
             return finish_page(s, fresh, page, result, now=self.lib.clock()).outcome

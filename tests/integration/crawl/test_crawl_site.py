@@ -180,6 +180,6 @@ def _crawl_under_fire(tmp_path: Path, server: LocalServer) -> None:
     assert report["counts"]["captured"] == len(by_state["done"])
     assert report["counts"]["failed"] == len(by_state["failed"])
     assert report["counts"]["excluded"] == len(site.expected_skipped)
-    assert report["excluded_by_rule"]["limit: depth 3 > 2"] == 10 * 30 + 1
+    assert report["excluded_by_rule"]["limit: depth 3 > 2"] == 10 * 30 - 1 + 1
     ledger = (root / "jobs" / str(job) / "target-ledger.jsonl").read_text().splitlines()
     assert len(ledger) == len(pages)
