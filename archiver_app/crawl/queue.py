@@ -361,7 +361,11 @@ def renew_leases(
 
 
 def recover_expired(s: Session, *, now: datetime, limit: int = 500) -> int:
-    """Return pages whose lease expired to the queue (or fail them: no attempts left)."""
+    """Return pages whose lease expired to the queue (or fail them: no attempts left).
+
+    A returned page goes behind the pages not yet tried (its niceness grows by one), so a
+    page that takes its worker down is not the first thing the next worker picks up.
+    """
     expired = s.execute(
         select(
             Page.id, Page.job_id, Page.url, Page.attempts, Page.attempts_remaining, Page.claimed_by
@@ -381,7 +385,13 @@ def recover_expired(s: Session, *, now: datetime, limit: int = 500) -> int:
                 .where(
                     Page.id == row.id, Page.state == PageState.CLAIMED, Page.lease_expires_at < now
                 )
-                .values(state=new_state, claimed_by=None, lease_expires_at=None, last_error=error)
+                .values(
+                    state=new_state,
+                    claimed_by=None,
+                    lease_expires_at=None,
+                    last_error=error,
+                    priority=Page.priority + 1,  # behind fresh pages: it may kill workers
+                )
                 .execution_options(synchronize_session=False)
             )
         )

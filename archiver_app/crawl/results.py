@@ -116,6 +116,7 @@ def finish_page(
     else:
         if current:
             page.state = PageState.READY if page.attempts_remaining > 0 else PageState.FAILED
+            page.priority += 1  # retried after the pages not yet tried
             page.claimed_by = None
             page.lease_expires_at = None
             page.last_error = error

@@ -89,7 +89,7 @@ def _crawl_under_fire(tmp_path: Path, server: LocalServer) -> None:
     with Library.open(root) as lib:
         job = create_job(
             lib, [site.seed], scope="host", limits=Limits(max_depth=2),
-            rules=Rules(ignore=("/private/",), attempts=3, concurrency=4, settle_seconds=0,
+            rules=Rules(ignore=("/private/",), attempts=4, concurrency=4, settle_seconds=0,
                         autoscroll=False, page_timeout=30),
             lease_seconds=4,
         )  # fmt: skip
@@ -161,7 +161,7 @@ def _crawl_under_fire(tmp_path: Path, server: LocalServer) -> None:
             assert p.snapshot_id in complete, p.url
             assert 1 <= got.count("done") <= 1 + got.count("lost"), (p.url, got)
         elif p.state == "failed":
-            assert p.attempts == 3 and got.count("done") == 0, (p.url, got)
+            assert p.attempts == 4 and got.count("done") == 0, (p.url, got)
     recorded = {a.snapshot_id for a in attempts if a.snapshot_id is not None}
     assert len(complete - recorded) <= lost  # captures whose worker died before recording
 

@@ -143,6 +143,7 @@ def test_expired_lease_returns_the_page_then_fails_it_when_attempts_run_out(
         assert queue.recover_expired(s, now=lib.clock() + timedelta(seconds=31)) == 1
     p = page(lib, job, "http://lease.test/")
     assert (p.state, p.attempts, p.attempts_remaining) == (PageState.READY, 1, 1)
+    assert p.priority == 1  # behind the pages not yet tried
     assert p.last_error and "dead-1" in p.last_error
     second = claim(lib, job, "dead-2")
     assert second[0].attempt == 2
