@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -343,3 +345,43 @@ def test_end_steps_a_killed_worker_left_undone_are_finished_by_the_next(library:
         "indexed",
     ]
     assert (library.root / "jobs" / str(first) / "coverage.json").exists()
+
+
+def test_a_really_full_disk_pauses_claims_until_space_returns(tmp_path: Path) -> None:
+    """The library on a real 8 MiB tmpfs: a capture fills it, claims stop, space comes back."""
+    import threading
+
+    from tests.helpers.mounts import small_drive
+
+    with small_drive(tmp_path / "drive", 8 * 1024) as drive:
+        lib = Library.open(drive / "lib")
+        try:
+            ballast = drive / "ballast.bin"
+            pages = {f"{H}/": MemoryPage(links=[f"{H}/{i}" for i in range(3)])}
+            job = create_job(lib, [f"{H}/"], rules=Rules(concurrency=1))
+
+            def fill(url: str) -> None:
+                if url == f"{H}/":
+                    ballast.write_bytes(b"\0" * (5 << 20))
+
+            fetcher = MemorySiteFetcher(lib, pages, on_fetch=fill)
+            opts = WorkerOptions(once=True, poll_seconds=0.02, heartbeat_seconds=10,
+                                 min_free_bytes=4 << 20)  # fmt: skip
+            worker = threading.Thread(
+                target=CrawlWorker(lib, memory_factory(fetcher), opts).run, daemon=True
+            )
+            worker.start()
+            deadline = time.monotonic() + 60
+            while not any(x.message.startswith("disk nearly full") for x in api.tail_log(lib, job)):
+                assert time.monotonic() < deadline, "the worker never paused"
+                time.sleep(0.05)
+            assert fetcher.fetched == [f"{H}/"]  # nothing claimed while the disk is full
+            ballast.unlink()
+            worker.join(timeout=60)
+            assert not worker.is_alive()
+            assert fetcher.fetched == [f"{H}/", *(f"{H}/{i}" for i in range(3))]
+            log = [x.message for x in api.tail_log(lib, job)]
+            assert any(m.startswith("disk space back") for m in log)
+            assert api.job_detail(lib, job).summary.status == "indexed"
+        finally:
+            lib.close()
