@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -77,7 +78,18 @@ def states(lib: Library, job: int) -> dict[str, tuple[str, str | None]]:
         }
 
 
-def test_a_crawl_runs_to_the_end_and_records_everything(library: Library) -> None:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Library]:
+    url = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
+    lib = Library.open(tmp_path / "lib", database_url=url)
+    try:
+        yield lib
+    finally:
+        lib.close()
+
+
+def test_a_crawl_runs_to_the_end_and_records_everything(any_library: Library) -> None:
+    library = any_library
     job = create_job(
         library,
         [f"{H}/"],
