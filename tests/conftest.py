@@ -15,6 +15,7 @@ pytest_plugins = [
     "tests.helpers.fixtures",
     "tests.helpers.testsite",
     "tests.helpers.legacy",
+    "tests.helpers.postgres",
 ]
 
 FOLDER_MARKERS = ("unit", "gui", "integration", "e2e", "bench")
