@@ -13,7 +13,6 @@ import io
 import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
