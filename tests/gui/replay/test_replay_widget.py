@@ -8,7 +8,6 @@ from collections.abc import Iterator
 
 import pytest
 import shiboken6
-
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
