@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import QObject, QUrl, QUrlQuery, Signal
 from PySide6.QtWebEngineCore import (
     QWebEngineDownloadRequest,
@@ -14,6 +16,7 @@ from PySide6.QtWebEngineCore import (
 from archiver_app.gui.replay.network import BLOCKED, RequestLog
 from archiver_app.gui.replay.schemes import ACTION_HOST, to_original_url
 
+_LOCAL_REFUSED = re.compile(r"Not allowed to load local resource: (\S+)")
 _OFF = (
     QWebEngineSettings.WebAttribute.JavascriptCanOpenWindows,
     QWebEngineSettings.WebAttribute.LocalContentCanAccessRemoteUrls,
@@ -93,4 +96,8 @@ class ReplayPage(QWebEnginePage):
         line: int,
         source: str,
     ) -> None:
-        pass  # archived pages log plenty; nothing for the user
+        # Chromium refuses file: URLs from other origins itself, before any interceptor;
+        # its console note is the only trace, so it goes to the request log.
+        match = _LOCAL_REFUSED.search(message)
+        if match:
+            self.log.add(match.group(1), BLOCKED, "local files are never loaded by replay")
