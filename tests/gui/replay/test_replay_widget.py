@@ -134,3 +134,40 @@ def test_replay_view_serves_page_timeline_and_messages(
     text = _js(qtbot, widget, "document.body.innerText")
     assert "Archive Disk 2" in str(text)
     assert "not on this computer" in widget.banner.text()
+
+
+def test_redirect_loop_and_damaged_record_show_messages(
+    qtbot: QtBot, library: Library, widget: ReplayWidget
+) -> None:
+    w = ArchiveWriter(library, "imports/bad.warc.gz")
+    w.response(
+        "https://loop.example/", "", at=at(2024), status=302, headers=[("Location", "/again")]
+    )
+    w.response(
+        "https://loop.example/again",
+        "",
+        at=at(2024),
+        status=301,
+        headers=[("Location", "https://loop.example/")],
+    )
+    w.response("https://ok.example/", "<p>fine</p>", at=at(2024))
+    last = w.response("https://cut.example/", "<p>" + "z" * 30000 + "</p>", at=at(2024))
+    w.commit()
+    with (library.root / "imports/bad.warc.gz").open("r+b") as fh:
+        fh.truncate(last.offset + 40)
+
+    _open(qtbot, widget, "https://loop.example/")
+    assert _js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind") == (
+        "redirect-loop"
+    )
+    assert "https://loop.example/again" in str(_js(qtbot, widget, "document.body.innerText"))
+    assert "loop" in widget.banner.text()
+
+    _open(qtbot, widget, "https://cut.example/")
+    assert _js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind") == (
+        "damaged"
+    )
+    assert "truncated" in str(_js(qtbot, widget, "document.body.innerText"))
+
+    _open(qtbot, widget, "https://ok.example/")  # and the view still works
+    assert _js(qtbot, widget, "document.body.innerText") == "fine"
