@@ -7,6 +7,7 @@ Request, metadata and warcinfo records are never replay candidates.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection, text
 
@@ -51,8 +52,18 @@ class FileLocation:
     drives: tuple[tuple[str, str | None], ...]  # (label, last mount path) with a present copy
 
 
+def rows(conn: Connection, sql: str, params: dict[str, object]) -> list[tuple[Any, ...]]:
+    """Run a read query; on SQLite straight on the driver connection (replay's hot path:
+    SQLAlchemy's per-statement overhead is larger than the indexed lookup itself)."""
+    if conn.dialect.name == "sqlite":
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        return list(raw.execute(sql, params).fetchall())
+    return [tuple(r) for r in conn.execute(text(sql), params)]
+
+
 def _hits(conn: Connection, sql: str, **params: object) -> list[RecordHit]:
-    return [RecordHit(*row) for row in conn.execute(text(sql), params)]
+    return [RecordHit(*row) for row in rows(conn, sql, params)]
 
 
 def nearest_exact(conn: Connection, key: str, ts: str, per_side: int = 3) -> list[RecordHit]:
@@ -127,19 +138,19 @@ def original_of(conn: Connection, revisit: RecordHit, refers_to: str | None) -> 
 
 
 def file_location(conn: Connection, file_id: int) -> FileLocation | None:
-    row = conn.execute(
-        text("SELECT path, local_state, external_path FROM files WHERE id = :i"), {"i": file_id}
-    ).first()
-    if row is None:
+    found = rows(
+        conn, "SELECT path, local_state, external_path FROM files WHERE id = :i", {"i": file_id}
+    )
+    if not found:
         return None
-    drives = conn.execute(
-        text(
-            "SELECT d.label, d.last_mount_path FROM copies c JOIN destinations d"
-            " ON d.id = c.destination_id WHERE c.file_id = :i AND c.state = 'present'"
-            " ORDER BY d.label"
-        ),
+    row = found[0]
+    drives = rows(
+        conn,
+        "SELECT d.label, d.last_mount_path FROM copies c JOIN destinations d"
+        " ON d.id = c.destination_id WHERE c.file_id = :i AND c.state = 'present'"
+        " ORDER BY d.label",
         {"i": file_id},
-    ).all()
+    )
     return FileLocation(
         path=row[0],
         local_state=row[1],
@@ -153,4 +164,4 @@ def generation(conn: Connection) -> int:
 
     ``max(id)`` is one index probe; ``count(*)`` would scan the table.
     """
-    return int(conn.execute(text("SELECT max(id) FROM records")).scalar() or 0)
+    return int(rows(conn, "SELECT max(id) FROM records", {})[0][0] or 0)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -79,10 +80,25 @@ def as_ts17(at: datetime | str | None) -> str:
     return normalise_ts(at.strip())
 
 
+@lru_cache(maxsize=65536)
+def _seconds(ts17: str) -> float:
+    """Seconds since the epoch of a ts17 (cheaper than strptime on the hot path)."""
+    at = datetime(
+        int(ts17[0:4]),
+        int(ts17[4:6]),
+        int(ts17[6:8]),
+        int(ts17[8:10]),
+        int(ts17[10:12]),
+        int(ts17[12:14]),
+        tzinfo=UTC,
+    )
+    return at.timestamp() + int(ts17[14:17] or 0) / 1000
+
+
 def _distance(ts_a: str, ts_b: str) -> float:
     if ts_b == FAR_FUTURE:
         return -int(ts_a)  # newest first
-    return abs((parse_ts(ts_a) - parse_ts(ts_b)).total_seconds())
+    return abs(_seconds(ts_a) - _seconds(ts_b))
 
 
 class Replayer:
@@ -107,6 +123,8 @@ class Replayer:
         self._bodies: LRUCache[int, ReplayResponse] = LRUCache(
             cache_entries, max_weight=body_cache_bytes, weigh=lambda r: len(r.body) + 512
         )
+        self._files: LRUCache[int, idx.FileLocation] = LRUCache(1024)
+        self._library_id_value: str | None = None
         self._generation = -1
 
     @classmethod
@@ -124,6 +142,7 @@ class Replayer:
         if gen != self._generation:
             self._resolved.clear()
             self._bodies.clear()
+            self._files.clear()
             self._generation = gen
 
     def resolve(self, url: str, at: datetime | str | None = None) -> Resolution:
@@ -132,17 +151,19 @@ class Replayer:
         Raises:
             NotArchived: nothing matches, even fuzzily.
         """
+        with self.engine.connect() as conn:
+            return self._resolve_cached(conn, url, at)
+
+    def _resolve_cached(self, conn: Connection, url: str, at: datetime | str | None) -> Resolution:
         url = strip_fragment(url.strip())
         ts = as_ts17(at)
-        with self.engine.connect() as conn:
-            self._check_generation(conn)
-            cache_key = (url, ts[:14])
-            cached = self._resolved.get(cache_key)
-            if cached is not None:
-                return cached
-            resolution = self._resolve(conn, url, ts)
-        self._resolved.put(cache_key, resolution)
-        return resolution
+        self._check_generation(conn)
+        cache_key = (url, ts[:14])
+        cached = self._resolved.get(cache_key)
+        if cached is None:
+            cached = self._resolve(conn, url, ts)
+            self._resolved.put(cache_key, cached)
+        return cached
 
     def _resolve(self, conn: Connection, url: str, ts: str) -> Resolution:
         key = url_key(url)
@@ -193,12 +214,12 @@ class Replayer:
                 names the drives holding a copy).
             DamagedRecord: the record is truncated or corrupt.
         """
-        resolution = self.resolve(url, at)
-        response = self._bodies.get(resolution.record.id)
-        if response is None:
-            with self.engine.connect() as conn:
+        with self.engine.connect() as conn:
+            resolution = self._resolve_cached(conn, url, at)
+            response = self._bodies.get(resolution.record.id)
+            if response is None:
                 response = self._build(conn, resolution)
-            self._bodies.put(resolution.record.id, response)
+                self._bodies.put(resolution.record.id, response)
         response = replace(response, match=resolution.match)
         wanted_cb = fuzzy.jsonp_callback(url)
         if wanted_cb and wanted_cb != fuzzy.jsonp_callback(response.url):
@@ -254,22 +275,26 @@ class Replayer:
         Raises:
             RecordUnavailable: no readable copy is reachable; the error names the drives.
         """
-        loc = idx.file_location(conn, hit.file_id)
+        loc = self._files.get(hit.file_id)
+        if loc is None:
+            loc = idx.file_location(conn, hit.file_id)
+            if loc is not None:
+                self._files.put(hit.file_id, loc)
         if loc is None:
             raise DamagedRecord(
                 f"the index names a file that is not registered ({hit.file_id})", url=url
             )
-        options: list[Path] = []
-        if loc.external_path:
-            options.append(Path(loc.external_path))
-        options.append(safe_join(self.root, loc.path))
+        if loc.external_path and Path(loc.external_path).is_file():
+            return Path(loc.external_path)
+        local = safe_join(self.root, loc.path)
+        if local.is_file():
+            return local
         library_id = self._library_id(conn)
         for _label, mount in loc.drives:
             if mount and library_id:
-                options.append(safe_join(Path(mount) / "Archiver" / library_id, loc.path))
-        for path in options:
-            if path.is_file():
-                return path
+                on_drive = safe_join(Path(mount) / "Archiver" / library_id, loc.path)
+                if on_drive.is_file():
+                    return on_drive
         labels = [label for label, _ in loc.drives]
         where = (
             f"it is on the drive {_join_labels(labels)}: connect it to replay this page"
@@ -284,6 +309,11 @@ class Replayer:
         )
 
     def _library_id(self, conn: Connection) -> str | None:
+        if self._library_id_value is None:
+            self._library_id_value = self._read_library_id(conn)
+        return self._library_id_value
+
+    def _read_library_id(self, conn: Connection) -> str | None:
         value = conn.execute(text("SELECT value FROM settings WHERE key = 'library'")).scalar()
         if isinstance(value, str):
             import json
