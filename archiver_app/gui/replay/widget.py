@@ -105,11 +105,11 @@ class ReplayWidget(QWidget):
         self.address = QLineEdit(self)
         self.address.setPlaceholderText("Archived URL")
         self.address.returnPressed.connect(lambda: self.open(self.address.text(), self.at))
-        self.older_button = self._tool("⏮ Older", "Previous capture", lambda: self.step(-1))
+        self.older_button = self._tool("‹ Older", "Previous capture", lambda: self.step(-1))
         self.timeline = QComboBox(self)
         self.timeline.setMinimumContentsLength(22)
         self.timeline.activated.connect(self._timeline_chosen)
-        self.newer_button = self._tool("Newer ⏭", "Next capture", lambda: self.step(1))
+        self.newer_button = self._tool("Newer ›", "Next capture", lambda: self.step(1))
         self.screenshot_button = QPushButton("Screenshot", self)
         self.screenshot_button.setCheckable(True)
         self.screenshot_button.toggled.connect(self.show_screenshot)
@@ -251,7 +251,7 @@ class ReplayWidget(QWidget):
             self.captureChanged.emit("")
             return
         self.captures = self.replayer.captures_of(url)
-        position = self._fill_timeline(response.ts)
+        position = self._fill_timeline(response.ts, response.snapshot_id)
         total = len(self.captures)
         where = f" — capture {position + 1} of {total}" if total and position >= 0 else ""
         note = ""
@@ -262,14 +262,25 @@ class ReplayWidget(QWidget):
         self.banner.setText(f"Archived on {describe_ts(response.ts)}{where}{note}")
         self.captureChanged.emit(response.ts)
 
-    def _fill_timeline(self, ts: str) -> int:
+    def _fill_timeline(self, ts: str, snapshot_id: int | None = None) -> int:
+        """List the captures; select the one shown (same snapshot, else nearest in time)."""
         self.timeline.blockSignals(True)
         self.timeline.clear()
-        position = -1
-        for i, capture in enumerate(self.captures):
+        for capture in self.captures:
             self.timeline.addItem(describe_ts(capture.ts)[:16])
-            if capture.ts == ts or (capture.ts[:14] == ts[:14] and position < 0):
-                position = i
+        position = next(
+            (
+                i
+                for i, c in enumerate(self.captures)
+                if snapshot_id is not None and c.snapshot_id == snapshot_id
+            ),
+            -1,
+        )
+        if position < 0 and ts and self.captures:
+            position = min(
+                range(len(self.captures)),
+                key=lambda i: abs(int(self.captures[i].ts[:14]) - int(ts[:14])),
+            )
         if position >= 0:
             self.timeline.setCurrentIndex(position)
         self.timeline.blockSignals(False)
