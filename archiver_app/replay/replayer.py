@@ -275,26 +275,20 @@ class Replayer:
         Raises:
             RecordUnavailable: no readable copy is reachable; the error names the drives.
         """
-        loc = self._files.get(hit.file_id)
-        if loc is None:
-            loc = idx.file_location(conn, hit.file_id)
-            if loc is not None:
-                self._files.put(hit.file_id, loc)
+        cached = self._files.get(hit.file_id)
+        if cached is not None:
+            found = self._first_readable(conn, cached)
+            if found is not None:
+                return found
+        loc = idx.file_location(conn, hit.file_id)  # fresh: drives come and go
         if loc is None:
             raise DamagedRecord(
                 f"the index names a file that is not registered ({hit.file_id})", url=url
             )
-        if loc.external_path and Path(loc.external_path).is_file():
-            return Path(loc.external_path)
-        local = safe_join(self.root, loc.path)
-        if local.is_file():
-            return local
-        library_id = self._library_id(conn)
-        for _label, mount in loc.drives:
-            if mount and library_id:
-                on_drive = safe_join(Path(mount) / "Archiver" / library_id, loc.path)
-                if on_drive.is_file():
-                    return on_drive
+        self._files.put(hit.file_id, loc)
+        found = self._first_readable(conn, loc)
+        if found is not None:
+            return found
         labels = [label for label, _ in loc.drives]
         where = (
             f"it is on the drive {_join_labels(labels)}: connect it to replay this page"
@@ -307,6 +301,26 @@ class Replayer:
             path=loc.path,
             drives=labels,
         )
+
+    def _first_readable(self, conn: Connection, loc: idx.FileLocation) -> Path | None:
+        if loc.external_path and Path(loc.external_path).is_file():
+            return Path(loc.external_path)
+        local = safe_join(self.root, loc.path)
+        if local.is_file():
+            return local
+        library_id = self._library_id(conn)
+        for _label, mount in loc.drives:
+            if mount and library_id:
+                on_drive = safe_join(Path(mount) / "Archiver" / library_id, loc.path)
+                if on_drive.is_file():
+                    return on_drive
+        return None
+
+    def invalidate(self) -> None:
+        """Forget every cached lookup and body (e.g. after files were moved)."""
+        self._resolved.clear()
+        self._bodies.clear()
+        self._files.clear()
 
     def _library_id(self, conn: Connection) -> str | None:
         if self._library_id_value is None:

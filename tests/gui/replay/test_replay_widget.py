@@ -128,8 +128,7 @@ def test_replay_view_serves_page_timeline_and_messages(
         s.add(
             Copy(file_id=s.scalar(select(File.id)), destination_id=dest.id, state=CopyState.PRESENT)
         )
-    widget.replayer._bodies.clear()
-    widget.replayer._resolved.clear()
+    widget.replayer.invalidate()  # bodies stay cached while their record is unchanged
     _open(qtbot, widget, HOME)
     text = _js(qtbot, widget, "document.body.innerText")
     assert "Archive Disk 2" in str(text)
