@@ -16,6 +16,7 @@ pytest_plugins = [
     "tests.helpers.testsite",
     "tests.helpers.legacy",
     "tests.helpers.postgres",
+    "tests.helpers.replay_schemes",
 ]
 
 FOLDER_MARKERS = ("unit", "gui", "integration", "e2e", "bench")
