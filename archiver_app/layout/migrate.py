@@ -107,6 +107,7 @@ def prepare_move(
     snapshot_id: int = 0,
     *,
     durable: bool = True,
+    known_sha256: Mapping[str, str] | None = None,
 ) -> PreparedMove:
     """Copy and verify a snapshot's files where the chain puts them (step 1).
 
@@ -126,6 +127,7 @@ def prepare_move(
             rename={SIDECAR: ARCHIVEBOX_INDEX_COPY} if legacy_index else None,
             skip=() if legacy_index else (SIDECAR,),
             durable=durable,
+            known_sha256=known_sha256,
         )
     return PreparedMove(snapshot_id, version, plan, copy)
 
