@@ -193,12 +193,11 @@ def _repoint_files(
     if updates:
         from sqlalchemy import bindparam
 
-        session.execute(
+        session.connection().execute(
             update(File)
             .where(File.id == bindparam("fid"))
             .values(path=bindparam("path"), size=bindparam("size"), sha256=bindparam("sha")),
             updates,
-            execution_options={"synchronize_session": False},
         )
     new_rows = [
         {
