@@ -17,6 +17,7 @@ re-verifies each copy by hash and removes the old file.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC
@@ -52,6 +53,9 @@ if TYPE_CHECKING:
     from archiver_app.library import Library
 
 CLEANUP_PREFIX = "layout.cleanup."
+#: Threads for file work (copies, hashes, removals): they wait on the disk far more than
+#: they hold the GIL (hashlib and file I/O release it).
+IO_THREADS = 8
 
 
 @dataclass
@@ -310,8 +314,11 @@ def finish_pending_cleanups(
                 Setting.key >= CLEANUP_PREFIX, Setting.key < CLEANUP_PREFIX[:-1] + "/"
             )
         ).all()
-        for _key, value in markers:
-            finish_cleanup(root, value, rehash=rehash)
+        if len(markers) > 1:  # unlinks and hashes overlap well on slow disks
+            with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
+                list(pool.map(lambda m: finish_cleanup(root, m[1], rehash=rehash), markers))
+        elif markers:
+            finish_cleanup(root, markers[0][1], rehash=rehash)
         if markers:
             s.execute(delete(Setting).where(Setting.key.in_([k for k, _ in markers])))
     return len(markers)

@@ -20,7 +20,6 @@ another process already moved is detected and left alone.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from archiver_app.errors import InputError, LibraryError
 from archiver_app.layout.archivebox import ImportStats, import_batch, list_folder_names
 from archiver_app.layout.batch import BatchItem, apply_batch
 from archiver_app.layout.current import CURRENT_FS_VERSION
-from archiver_app.layout.migrate import finish_pending_cleanups, prepare_move
+from archiver_app.layout.migrate import IO_THREADS, finish_pending_cleanups, prepare_move
 from archiver_app.layout.moves import MoveError
 from archiver_app.layout.versions import CHAIN, KNOWN_VERSIONS, Placement, SnapshotFacts
 from archiver_app.store.models import Collection, File, ImportSource, Setting, Snapshot
@@ -44,7 +43,6 @@ if TYPE_CHECKING:
 CURSOR_KEY = "migrate.cursor"
 DEFAULT_BATCH = 200
 OLD_VERSIONS = CHAIN[:-1]
-COPY_THREADS = min(4, (os.cpu_count() or 1) + 1)
 
 
 @dataclass
@@ -233,7 +231,7 @@ def _prepare_batch(
             return f"snapshot {uid}: {exc}"
 
     # Copies of different snapshots overlap: hashing and file I/O release the GIL.
-    with ThreadPoolExecutor(max_workers=COPY_THREADS) as pool:
+    with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
         for outcome in pool.map(prepare, rows):
             if isinstance(outcome, str):
                 report.failed.append(outcome)
