@@ -314,13 +314,17 @@ def finish_pending_cleanups(
                 Setting.key >= CLEANUP_PREFIX, Setting.key < CLEANUP_PREFIX[:-1] + "/"
             )
         ).all()
-        if len(markers) > 1:  # unlinks and hashes overlap well on slow disks
-            with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
-                list(pool.map(lambda m: finish_cleanup(root, m[1], rehash=rehash), markers))
-        elif markers:
-            finish_cleanup(root, markers[0][1], rehash=rehash)
-        if markers:
-            s.execute(delete(Setting).where(Setting.key.in_([k for k, _ in markers])))
+    if not markers:
+        return 0
+    # Removal runs outside any transaction, so captures are not kept waiting for a slow
+    # disk; two processes finishing the same marker is harmless (each removal is checked).
+    if len(markers) > 1:  # unlinks and hashes overlap well on slow disks
+        with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
+            list(pool.map(lambda m: finish_cleanup(root, m[1], rehash=rehash), markers))
+    else:
+        finish_cleanup(root, markers[0][1], rehash=rehash)
+    with write() as s:
+        s.execute(delete(Setting).where(Setting.key.in_([k for k, _ in markers])))
     return len(markers)
 
 
