@@ -52,7 +52,7 @@ def test_drive_unplugged_then_plugged_back(library: Library, tmp_path: Path, mom
             fired.set()
             drive.rename(away)
 
-    result = run_mirror(library, progress=unplug)
+    result = run_mirror(library, progress=unplug, progress_interval=0)
     assert fired.is_set() and not result.ok
     [outcome] = result.outcomes
     assert outcome.stopped is not None and "gone" in outcome.stopped
@@ -81,7 +81,7 @@ def test_drive_destroyed_mid_run(library: Library, tmp_path: Path) -> None:
             seen.update(final_files(drive, library))
             shutil.rmtree(drive)
 
-    result = run_mirror(library, progress=destroy)
+    result = run_mirror(library, progress=destroy, progress_interval=0)
     assert not result.ok and "gone" in (result.outcomes[0].stopped or "")
     present = present_ids(library, dest)
     by_id = dict(zip(snap.file_ids, snap.paths, strict=True))
@@ -102,7 +102,7 @@ def test_real_unmount_mid_copy(library: Library, tmp_path: Path) -> None:
                 seen.update(final_files(mount, library) or {"": ""})
                 subprocess.run(["umount", "-l", str(mount)], check=True)
 
-        result = run_mirror(library, progress=pull)
+        result = run_mirror(library, progress=pull, progress_interval=0)
     assert seen and not result.ok
     assert present_ids(library, dest) == set()  # the first batch never completed
     states = copy_states(library, dest)  # the first batch was claimed, then given back
@@ -167,7 +167,7 @@ def test_two_runs_on_one_drive(library: Library, tmp_path: Path) -> None:
         if not second:  # while the first run is writing, start another on the same drive
             second.append(run_mirror(library))
 
-    first = run_mirror(library, progress=start_second)
+    first = run_mirror(library, progress=start_second, progress_interval=0)
     assert second[0].plan.busy == ["usb"] and second[0].plan.transfers == []
     assert first.ok and present_ids(library, dest) == set(snap.file_ids)
     assert check_drive(library, drive, dest) == []
