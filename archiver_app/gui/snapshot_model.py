@@ -1,0 +1,305 @@
+"""The captures table's model: a million rows without loading a million rows.
+
+How it stays fluid:
+
+* The ordered list of matching ids is streamed by a worker thread (one ``SELECT id …
+  ORDER BY``, read with ``fetchmany``) into an ``array('q')``: the first chunk is small so
+  the table paints at once, later chunks are appended with ``beginInsertRows`` (cheap:
+  the view has uniform row heights). A new query bumps the *generation*; chunks of an older
+  generation are dropped, and its cancel token stops the reader.
+* ``data()`` only touches the rows on screen: the page (:data:`PAGE` rows) holding a row is
+  fetched by primary key on first paint (a few hundred microseconds), kept in a small LRU.
+* Thumbnails come from :class:`~archiver_app.gui.thumbnails.ThumbnailCache` (decoded off
+  the GUI thread); the row repaints when its image is ready.
+
+Threading contract: all public methods run on the GUI thread; the worker only reads the
+database and hands chunks back through a queued signal.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from collections import OrderedDict
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+
+from archiver_app.gui.ops import OpRunner
+from archiver_app.gui.queries import (
+    RowData,
+    SearchAdapter,
+    SnapshotQuery,
+    SortKey,
+    compile_ids_sql,
+    fetch_rows,
+)
+from archiver_app.gui.thumbnails import ThumbnailCache
+from archiver_app.library import Library
+from archiver_app.tasks import CancelToken
+
+#: Rows fetched together for display.
+PAGE = 128
+#: Pages of row data kept in memory.
+CACHED_PAGES = 64
+#: Ids handed to the GUI thread in the first chunk (paints at once) and in later chunks.
+FIRST_CHUNK = 512
+CHUNK = 65_536
+
+SnapshotIdRole = Qt.ItemDataRole.UserRole + 1
+SnippetRole = Qt.ItemDataRole.UserRole + 2
+RowDataRole = Qt.ItemDataRole.UserRole + 3
+
+COLUMNS: list[tuple[str, SortKey | None]] = [
+    ("Captured", SortKey.TIME),
+    ("Title", SortKey.TITLE),
+    ("Domain", SortKey.DOMAIN),
+    ("Size", SortKey.SIZE),
+    ("Status", SortKey.STATUS),
+    ("Match", None),
+]
+COL_TIME, COL_TITLE, COL_DOMAIN, COL_SIZE, COL_STATUS, COL_MATCH = range(len(COLUMNS))
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+def human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if size < 1024 or unit == "TB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+class _ChunkRelay(QObject):
+    chunk = Signal(int, object, bool)  # generation, array('q'), last
+    failed = Signal(int, str)
+
+
+class SnapshotTableModel(QAbstractTableModel):
+    """Rows of ``snapshots`` for a :class:`SnapshotQuery`, loaded lazily."""
+
+    loading_changed = Signal(bool)  # True while ids are still streaming in
+    load_failed = Signal(str)
+
+    def __init__(
+        self,
+        library: Library,
+        runner: OpRunner,
+        *,
+        search: SearchAdapter | None = None,
+        thumbnails: ThumbnailCache | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.library = library
+        self.runner = runner
+        self.search = search or SearchAdapter()
+        self.thumbnails = thumbnails
+        self.query = SnapshotQuery()
+        self._ids = array("q")
+        self._pages: OrderedDict[int, dict[int, RowData]] = OrderedDict()
+        self._snippets: dict[int, str] = {}
+        self._generation = 0
+        self._cancel = CancelToken()
+        self._loading = False
+        self.last_load_seconds = 0.0
+        self._load_started = 0.0
+        self._relay = _ChunkRelay(self)
+        self._relay.chunk.connect(self._on_chunk)
+        self._relay.failed.connect(self._on_failed)
+        if thumbnails is not None:
+            thumbnails.ready.connect(self._on_thumbnail)
+
+    # ------------------------------------------------------------------ querying
+
+    @property
+    def loading(self) -> bool:
+        return self._loading
+
+    def set_query(self, query: SnapshotQuery) -> None:
+        """Show ``query``'s rows (the table empties, then fills as ids arrive)."""
+        self.query = query
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-run the current query (after captures, tag edits, imports …)."""
+        self._cancel.cancel()
+        self._generation += 1
+        generation = self._generation
+        cancel = self._cancel = CancelToken()
+        self.beginResetModel()
+        self._ids = array("q")
+        self._pages.clear()
+        self._snippets.clear()
+        self.endResetModel()
+        self._set_loading(True)
+        self._load_started = time.perf_counter()
+        sql, params = compile_ids_sql(self.query, self.search)
+        relay, engine = self._relay, self.library.engine
+
+        def stream() -> None:
+            try:
+                raw = engine.raw_connection()
+                try:
+                    cur = raw.cursor()
+                    cur.execute(sql, params)
+                    size, last = FIRST_CHUNK, False
+                    while not last:
+                        if cancel.cancelled:
+                            return
+                        rows = cur.fetchmany(size)
+                        last = len(rows) < size
+                        relay.chunk.emit(generation, array("q", (r[0] for r in rows)), last)
+                        size = CHUNK
+                    cur.close()
+                finally:
+                    raw.close()
+            except Exception as exc:
+                relay.failed.emit(generation, f"{type(exc).__name__}: {exc}")
+
+        self.runner.submit(stream)
+
+    def _on_chunk(self, generation: int, ids: array[int], last: bool) -> None:
+        if generation != self._generation:
+            return
+        if len(ids):
+            start = len(self._ids)
+            self.beginInsertRows(QModelIndex(), start, start + len(ids) - 1)
+            self._ids.extend(ids)
+            self.endInsertRows()
+        if last:
+            self.last_load_seconds = time.perf_counter() - self._load_started
+            self._set_loading(False)
+
+    def _on_failed(self, generation: int, message: str) -> None:
+        if generation == self._generation:
+            self._set_loading(False)
+            self.load_failed.emit(message)
+
+    def _set_loading(self, value: bool) -> None:
+        if value != self._loading:
+            self._loading = value
+            self.loading_changed.emit(value)
+
+    # ------------------------------------------------------------------ access
+
+    def snapshot_id(self, row: int) -> int | None:
+        return int(self._ids[row]) if 0 <= row < len(self._ids) else None
+
+    def row_of(self, snapshot_id: int) -> int | None:
+        """The row showing ``snapshot_id`` (a linear scan of 8-byte ids; fine for a click)."""
+        try:
+            return self._ids.index(snapshot_id)
+        except ValueError:
+            return None
+
+    def row_data(self, row: int) -> RowData | None:
+        sid = self.snapshot_id(row)
+        if sid is None:
+            return None
+        page = self._page(row // PAGE)
+        return page.get(sid)
+
+    def _page(self, number: int) -> dict[int, RowData]:
+        page = self._pages.get(number)
+        if page is not None:
+            self._pages.move_to_end(number)
+            return page
+        ids = self._ids[number * PAGE : (number + 1) * PAGE]
+        with self.library.engine.connect() as conn:
+            page = fetch_rows(conn, ids)
+            if self.query.search.strip():
+                self._snippets.update(self.search.snippets(conn, ids, self.query.search))
+            conn.rollback()
+        self._pages[number] = page
+        while len(self._pages) > CACHED_PAGES:
+            _, dropped = self._pages.popitem(last=False)
+            for sid in dropped:
+                self._snippets.pop(sid, None)
+        return page
+
+    # ------------------------------------------------------------------ Qt model
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._ids)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section][0]
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        if role == SnapshotIdRole:
+            return self.snapshot_id(row)
+        rd = self.row_data(row)
+        if rd is None:
+            return "…" if role == Qt.ItemDataRole.DisplayRole and col == COL_TITLE else None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(rd, col)
+        if role == RowDataRole:
+            return rd
+        if role == SnippetRole or (role == Qt.ItemDataRole.ToolTipRole and col == COL_MATCH):
+            return self._snippets.get(rd.id, "")
+        if role == Qt.ItemDataRole.ToolTipRole and col in (COL_TITLE, COL_DOMAIN):
+            return f"{rd.title}\n{rd.url}" if rd.title else rd.url
+        if role == Qt.ItemDataRole.TextAlignmentRole and col == COL_SIZE:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.DecorationRole and col == COL_TITLE and self.thumbnails:
+            return self.thumbnails.small(rd.id, rd.folder)
+        return None
+
+    def _display(self, rd: RowData, col: int) -> str:
+        if col == COL_TIME:
+            return rd.captured_at
+        if col == COL_TITLE:
+            return rd.title or rd.url
+        if col == COL_DOMAIN:
+            return rd.domain
+        if col == COL_SIZE:
+            return human_size(rd.size_bytes)
+        if col == COL_STATUS:
+            code = f" {rd.http_status}" if rd.http_status else ""
+            return f"{rd.state}{code}"
+        if col == COL_MATCH:
+            return self._snippets.get(rd.id, "")
+        return ""
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        key = COLUMNS[column][1] if 0 <= column < len(COLUMNS) else None
+        if key is None:
+            return
+        descending = order == Qt.SortOrder.DescendingOrder
+        if key == self.query.sort and descending == self.query.descending and self._ids:
+            return
+        self.set_query(self.query.with_(sort=key, descending=descending))
+
+    def _on_thumbnail(self, snapshot_id: int) -> None:
+        for number, page in self._pages.items():
+            if snapshot_id in page:
+                for offset, sid in enumerate(self._ids[number * PAGE : (number + 1) * PAGE]):
+                    if sid == snapshot_id:
+                        index = self.index(number * PAGE + offset, COL_TITLE)
+                        self.dataChanged.emit(index, index, [Qt.ItemDataRole.DecorationRole])
+                        return
