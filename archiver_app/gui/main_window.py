@@ -149,6 +149,7 @@ class MainWindow(QMainWindow):
         self.filter_bar.filters_changed.connect(self._filters_changed)
         self.model.rowsInserted.connect(lambda *_: self._update_count())
         self.model.modelReset.connect(self._update_count)
+        self.model.first_chunk.connect(self._update_count)
         self.model.loading_changed.connect(lambda _l: self._update_count())
         self.model.load_failed.connect(
             lambda msg: self.statusBar().showMessage(f"Could not list captures: {msg}", 10000)
@@ -315,7 +316,7 @@ class MainWindow(QMainWindow):
         self.detail.show_snapshot(None)
 
     def _update_count(self) -> None:
-        self.status.set_count(self.model.rowCount(), self.model.loading)
+        self.status.set_count(self.model.rowCount(), self.model.loading, self.model.partial)
 
     def _current_changed(self, current: Any, _previous: Any) -> None:
         self.detail.show_snapshot(

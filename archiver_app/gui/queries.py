@@ -146,6 +146,12 @@ class SearchAdapter:
             return "SELECT 0 WHERE 0", {}
         return "SELECT rowid FROM snapshot_fts WHERE snapshot_fts MATCH :fts", {"fts": expr}
 
+    def newest_matches_sql(self, user_text: str, limit: int) -> tuple[str, dict[str, Any]]:
+        """SQL for the ``limit`` most recently saved matches: streams straight from the
+        index without collecting every match, so the first results show at once."""
+        sub, params = self.id_subquery(user_text)
+        return f"{sub} ORDER BY rowid DESC LIMIT {int(limit)}", params
+
     def snippets(self, conn: Connection, ids: Sequence[int], user_text: str) -> dict[int, str]:
         """Highlighted snippets (``<b>…</b>`` around matches, HTML-escaped text) per id."""
         expr = fts_match_expression(user_text)
@@ -172,9 +178,17 @@ def _mark(raw: str) -> str:
 
 
 def compile_ids_sql(
-    query: SnapshotQuery, search: SearchAdapter, now: datetime | None = None
+    query: SnapshotQuery,
+    search: SearchAdapter,
+    now: datetime | None = None,
+    *,
+    within: Sequence[int] | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """``SELECT s.id FROM snapshots s WHERE … ORDER BY …`` for ``query``."""
+    """``SELECT s.id FROM snapshots s WHERE … ORDER BY …`` for ``query``.
+
+    ``within``: only these ids, already known to match the search text (the quick first
+    window of a search); the full-text condition is then left out.
+    """
     where: list[str] = []
     params: dict[str, Any] = {}
     if query.view is View.RECENT:
@@ -218,7 +232,9 @@ def compile_ids_sql(
     if f.fidelity:
         where.append("s.capture_fidelity = :fidelity")
         params["fidelity"] = f.fidelity
-    if query.search.strip():
+    if within is not None:
+        where.append(f"s.id IN ({','.join(str(int(i)) for i in within) or 'NULL'})")
+    elif query.search.strip():
         sub, sub_params = search.id_subquery(query.search)
         where.append(f"s.id IN ({sub})")
         params.update(sub_params)

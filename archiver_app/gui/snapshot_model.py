@@ -80,14 +80,72 @@ def human_size(n: int) -> str:
 
 
 class _ChunkRelay(QObject):
-    chunk = Signal(int, object, bool)  # generation, array('q'), last
+    chunk = Signal(int, object, bool, bool)  # generation, array('q'), first, last
     failed = Signal(int, str)
+
+
+def _stream_ids(
+    cur: Any,
+    sql: str,
+    params: dict[str, Any],
+    generation: int,
+    relay: _ChunkRelay,
+    cancel: CancelToken,
+) -> None:
+    """Read ids in chunks: a small first one (paints at once), then big ones."""
+    cur.execute(sql, params)
+    size, first, last = FIRST_CHUNK, True, False
+    while not last:
+        if cancel.cancelled:
+            return
+        rows = cur.fetchmany(size)
+        last = len(rows) < size
+        relay.chunk.emit(generation, array("q", (r[0] for r in rows)), first, last)
+        size, first = CHUNK, False
+
+
+def _stream_search(
+    cur: Any,
+    query: SnapshotQuery,
+    search: SearchAdapter,
+    generation: int,
+    relay: _ChunkRelay,
+    cancel: CancelToken,
+) -> None:
+    """Search in two steps so every keystroke answers fast.
+
+    1. The newest :data:`FIRST_CHUNK` matches come straight off the full-text index and are
+       shown sorted as asked. When that is every match (the usual case), we are done.
+    2. Otherwise all matches are collected and sorted (a common word in a million pages
+       takes a second or two) and replace the first window; :attr:`partial` is True
+       meanwhile so the window can say the list is still being completed.
+    """
+    sql, params = search.newest_matches_sql(query.search, FIRST_CHUNK + 1)
+    newest = [r[0] for r in cur.execute(sql, params).fetchall()]
+    complete = len(newest) <= FIRST_CHUNK
+    sql, params = compile_ids_sql(query, search, within=newest[:FIRST_CHUNK])
+    window = array("q", (r[0] for r in cur.execute(sql, params).fetchall()))
+    relay.chunk.emit(generation, window, True, complete)
+    if complete or cancel.cancelled:
+        return
+    sql, params = compile_ids_sql(query, search)
+    cur.execute(sql, params)
+    found = array("q")
+    while True:
+        if cancel.cancelled:
+            return
+        rows = cur.fetchmany(8192)
+        found.extend(r[0] for r in rows)
+        if len(rows) < 8192:
+            break
+    relay.chunk.emit(generation, found, True, True)
 
 
 class SnapshotTableModel(QAbstractTableModel):
     """Rows of ``snapshots`` for a :class:`SnapshotQuery`, loaded lazily."""
 
     loading_changed = Signal(bool)  # True while ids are still streaming in
+    first_chunk = Signal()  # the first rows of a new result are in (benchmarks, status)
     load_failed = Signal(str)
 
     def __init__(
@@ -112,6 +170,8 @@ class SnapshotTableModel(QAbstractTableModel):
         self._cancel = CancelToken()
         self._loading = False
         self.last_load_seconds = 0.0
+        self.first_chunk_seconds = 0.0
+        self.partial = False  # showing the quick first window of a search; more to come
         self._load_started = 0.0
         self._relay = _ChunkRelay(self)
         self._relay.chunk.connect(self._on_chunk)
@@ -131,36 +191,30 @@ class SnapshotTableModel(QAbstractTableModel):
         self.refresh()
 
     def refresh(self) -> None:
-        """Re-run the current query (after captures, tag edits, imports …)."""
+        """Re-run the current query (after captures, tag edits, imports …).
+
+        The rows on screen stay until the first chunk of the new result arrives, so typing
+        or re-sorting never flashes an empty table.
+        """
         self._cancel.cancel()
         self._generation += 1
         generation = self._generation
         cancel = self._cancel = CancelToken()
-        self.beginResetModel()
-        self._ids = array("q")
-        self._pages.clear()
-        self._snippets.clear()
-        self.endResetModel()
         self._set_loading(True)
+        self.partial = False
         self._load_started = time.perf_counter()
-        sql, params = compile_ids_sql(self.query, self.search)
+        query, search = self.query, self.search
         relay, engine = self._relay, self.library.engine
 
         def stream() -> None:
             try:
                 raw = engine.raw_connection()
                 try:
-                    cur = raw.cursor()
-                    cur.execute(sql, params)
-                    size, last = FIRST_CHUNK, False
-                    while not last:
-                        if cancel.cancelled:
-                            return
-                        rows = cur.fetchmany(size)
-                        last = len(rows) < size
-                        relay.chunk.emit(generation, array("q", (r[0] for r in rows)), last)
-                        size = CHUNK
-                    cur.close()
+                    if query.search.strip():
+                        _stream_search(raw.cursor(), query, search, generation, relay, cancel)
+                    else:
+                        sql, params = compile_ids_sql(query, search)
+                        _stream_ids(raw.cursor(), sql, params, generation, relay, cancel)
                 finally:
                     raw.close()
             except Exception as exc:
@@ -168,15 +222,25 @@ class SnapshotTableModel(QAbstractTableModel):
 
         self.runner.submit(stream)
 
-    def _on_chunk(self, generation: int, ids: array[int], last: bool) -> None:
+    def _on_chunk(self, generation: int, ids: array[int], first: bool, last: bool) -> None:
         if generation != self._generation:
             return
-        if len(ids):
+        if first:
+            self.beginResetModel()
+            self._ids = ids
+            self._pages.clear()
+            self._snippets.clear()
+            self.endResetModel()
+            self.partial = not last
+            self.first_chunk_seconds = time.perf_counter() - self._load_started
+            self.first_chunk.emit()
+        elif len(ids):
             start = len(self._ids)
             self.beginInsertRows(QModelIndex(), start, start + len(ids) - 1)
             self._ids.extend(ids)
             self.endInsertRows()
         if last:
+            self.partial = False
             self.last_load_seconds = time.perf_counter() - self._load_started
             self._set_loading(False)
 

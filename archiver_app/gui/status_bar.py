@@ -50,7 +50,10 @@ class StatusPanel(QWidget):
         self.bar.addPermanentWidget(label)
         return label
 
-    def set_count(self, rows: int, loading: bool) -> None:
+    def set_count(self, rows: int, loading: bool, partial: bool = False) -> None:
+        if partial:
+            self.count.setText(f"newest {rows:,} matches; finding and sorting all …")
+            return
         noun = "capture" if rows == 1 else "captures"
         self.count.setText(f"{rows:,} {noun}" + (" …" if loading else ""))
 

@@ -37,12 +37,14 @@ def test_streams_ids_in_chunks_and_fetches_only_visible_pages(
 ) -> None:
     bulk_snapshots(library, 3000)
     model = SnapshotTableModel(library, op_runner)
+    firsts: list[int] = []
     inserts: list[int] = []
+    model.first_chunk.connect(lambda: firsts.append(model.rowCount()))
     model.rowsInserted.connect(lambda _p, first, last: inserts.append(last - first + 1))
     _loaded(qtbot, model)
     assert model.rowCount() == 3000
-    assert inserts[0] == sm.FIRST_CHUNK  # the first chunk paints before the rest arrives
-    assert sum(inserts) == 3000
+    assert firsts == [sm.FIRST_CHUNK]  # the first chunk paints before the rest arrives
+    assert sum(inserts) == 3000 - sm.FIRST_CHUNK
     expected = _db_ids(library, "SELECT id FROM snapshots ORDER BY captured_at DESC, id DESC")
     assert [model.snapshot_id(r) for r in range(3000)] == expected
     assert not model._pages  # nothing fetched until something is displayed
@@ -103,6 +105,30 @@ def test_search_filters_and_views(qtbot: QtBot, library: Library, op_runner: OpR
         qtbot, model, SnapshotQuery(filters=Filters(date_to=now - timedelta(days=1)))
     )
     assert model.rowCount() == 1 and model.snapshot_id(0) == failed
+
+
+def test_search_with_many_matches_shows_newest_first_then_completes(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    bulk_snapshots(library, 1500)
+    conn = sqlite3.connect(library.db_path)
+    conn.execute("INSERT INTO snapshot_fts(rowid, title, url, body, tags) "
+                 "SELECT id, title, url, '', '' FROM snapshots")
+    conn.commit()
+    conn.close()
+    expected = _db_ids(
+        library,
+        "SELECT id FROM snapshots WHERE id IN (SELECT rowid FROM snapshot_fts WHERE "
+        "snapshot_fts MATCH 'example') ORDER BY captured_at DESC, id DESC",
+    )
+    assert len(expected) == 1500
+    model = SnapshotTableModel(library, op_runner)
+    windows: list[tuple[int, bool]] = []
+    model.first_chunk.connect(lambda: windows.append((model.rowCount(), model.partial)))
+    _loaded(qtbot, model, SnapshotQuery(search="example"))
+    assert windows[0] == (sm.FIRST_CHUNK, True)  # quick window, flagged partial
+    assert windows[-1] == (1500, False)
+    assert [model.snapshot_id(r) for r in range(1500)] == expected
 
 
 def test_match_expression_quotes_every_word() -> None:
