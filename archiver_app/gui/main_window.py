@@ -37,6 +37,7 @@ from archiver_app.gui.errors import show_error
 from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.jobs_panel import JobsPanel
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
+from archiver_app.gui.refcount_guard import ensure_guard
 from archiver_app.gui.queries import Filters, SnapshotQuery, View
 from archiver_app.gui.search_bar import FilterBar, SearchField
 from archiver_app.gui.settings_dialog import SettingsDialog
@@ -54,7 +55,7 @@ BOOKMARK_SUFFIXES = (".html", ".htm", ".json", ".txt")
 class MainWindow(QMainWindow):
     """Shows one library. Threading: GUI thread only; long work goes through ``runner``."""
 
-    capture_finished = Signal(object)  # the capture API's result
+    capture_finished = Signal()  # a capture finished; its result is in last_capture_result
     closed = Signal()  # the window really closed (not hidden to the tray): quit the app
 
     def __init__(
@@ -66,10 +67,12 @@ class MainWindow(QMainWindow):
         icon: QIcon | None = None,
     ) -> None:
         super().__init__()
+        ensure_guard()  # PySide6 6.12.0 + Python 3.11 reference-count bug
         self.library = library
         self.runner = runner or OpRunner(self)
         self.settings = settings or QSettings()
         self._quitting = False
+        self.last_capture_result: Any = None
         self.setObjectName("main_window")
         self.setWindowTitle(f"Archiver — {library.root}")
         self.setAcceptDrops(True)
@@ -480,7 +483,8 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Captured {len(request.urls)} address(es).", 8000)
         self.tray.notify("Capture finished", f"{len(request.urls)} address(es) saved.")
         self.refresh_all()
-        self.capture_finished.emit(result)
+        self.last_capture_result = result
+        self.capture_finished.emit()
 
     def _capture_failed(self, failure: OpFailure) -> None:
         if failure.cancelled:

@@ -56,10 +56,19 @@ class OpInfo:
     started: float = field(default=0.0)
 
 
+@dataclass
+class _Outcome:
+    """Result or failure, in one object: PySide6 on Python 3.11 mis-counts references to
+    ``None`` passed through ``Signal(object)`` across threads, so None never travels alone."""
+
+    result: Any
+    failure: OpFailure | None
+
+
 class _Relay(QObject):
     """Lives on the GUI thread; worker threads emit ``finished`` (queued connection)."""
 
-    finished = Signal(object, object)  # (result, OpFailure | None)
+    finished = Signal(object)  # _Outcome
 
 
 class OpRunner(QObject):
@@ -170,11 +179,11 @@ class BackgroundOp(Generic[T]):
             try:
                 result = work(progress, cancel)
             except Cancelled as exc:
-                relay.finished.emit(None, OpFailure(exc, cancelled=True))
+                relay.finished.emit(_Outcome(None, OpFailure(exc, cancelled=True)))
             except BaseException as exc:  # reported on the GUI thread, never swallowed
-                relay.finished.emit(None, OpFailure(exc, traceback.format_exc()))
+                relay.finished.emit(_Outcome(None, OpFailure(exc, traceback.format_exc())))
             else:
-                relay.finished.emit(result, None)
+                relay.finished.emit(_Outcome(result, None))
 
         self._runner.submit(call)
         return self
@@ -185,7 +194,8 @@ class BackgroundOp(Generic[T]):
             self._last_seen = latest
             self._on_progress(latest)
 
-    def _finished(self, result: Any, failure: OpFailure | None) -> None:
+    def _finished(self, outcome: _Outcome) -> None:
+        result, failure = outcome.result, outcome.failure
         if self._timer is not None:
             self._timer.stop()
             self._timer.deleteLater()

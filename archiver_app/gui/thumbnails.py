@@ -23,7 +23,7 @@ SCREENSHOT_NAME = "screenshot.png"
 
 
 class _Relay(QObject):
-    decoded = Signal(int, bool, object)  # snapshot id, large?, QImage or None
+    decoded = Signal(int, bool, object)  # snapshot id, large?, [QImage] or [] (never None)
 
 
 class _Decode(QRunnable):
@@ -48,7 +48,7 @@ class _Decode(QRunnable):
                     Qt.AspectRatioMode.KeepAspectRatio,
                     Qt.TransformationMode.SmoothTransformation,
                 )
-        self.relay.decoded.emit(self.snapshot_id, self.large, image)
+        self.relay.decoded.emit(self.snapshot_id, self.large, [image] if image is not None else [])
 
 
 class ThumbnailCache(QObject):
@@ -92,7 +92,8 @@ class ThumbnailCache(QObject):
             self._pool.start(_Decode(self._relay, snapshot_id, path, size, large))
         return None
 
-    def _on_decoded(self, snapshot_id: int, large: bool, image: QImage | None) -> None:
+    def _on_decoded(self, snapshot_id: int, large: bool, images: list[QImage]) -> None:
+        image = images[0] if images else None
         key = (snapshot_id, large)
         self._pending.discard(key)
         self._cache[key] = QPixmap.fromImage(image) if image is not None else None
