@@ -6,12 +6,12 @@ several binding calls drop one reference to a singleton they never took: every
 and ``QCoreApplication.processEvents`` release one to ``None``. CPython 3.11 starts with
 a few thousand references to each, so a window that repaints, polls and emits for a few
 minutes dies with "Fatal Python error: none_dealloc / bool_dealloc". Python 3.12 made
-these singletons immortal, which hides the bug there.
+these singletons immortal, which hides the bug there (PySide6 6.9.3 on 3.11 is fine too).
 
 :class:`RefcountGuard` keeps the three singletons alive: a ``QTimer`` checks their counts
-every second and, when one falls below a floor, stores more references to it in a list
-(8 bytes each; the app leaks a few dozen a second, about a megabyte a day). It does
-nothing on Python 3.12+.
+every second and, when one falls below a floor, adds references held by a list that is
+never freed (8 bytes each; the app leaks a few dozen a second, about a megabyte a day).
+It does nothing on Python 3.12+.
 """
 
 from __future__ import annotations
@@ -27,6 +27,14 @@ STEP = 200_000
 CHECK_MS = 1000
 
 
+def _leak(ballast: list[object]) -> None:
+    """Keep ``ballast`` (and so its references) alive until the process ends, even through
+    interpreter shutdown, when the leaked-away references would otherwise be missed."""
+    import ctypes
+
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(ballast))
+
+
 def needed() -> bool:
     return sys.version_info < (3, 12)
 
@@ -36,7 +44,6 @@ class RefcountGuard(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._ballast: dict[str, list[object]] = {"None": [], "True": [], "False": []}
         self.top_ups = 0
         self.timer = QTimer(self)
         self.timer.setInterval(CHECK_MS)
@@ -46,9 +53,9 @@ class RefcountGuard(QObject):
             self.timer.start()
 
     def check(self) -> None:
-        for name, value in (("None", None), ("True", True), ("False", False)):
+        for value in (None, True, False):
             if sys.getrefcount(value) < FLOOR:
-                self._ballast[name].extend([value] * STEP)
+                _leak([value] * STEP)
                 self.top_ups += 1
 
 
