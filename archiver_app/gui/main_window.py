@@ -34,6 +34,7 @@ from archiver_app.gui.capture_input import CaptureRequest
 from archiver_app.gui.detail_pane import DetailPane
 from archiver_app.gui.drives_panel import DrivesPanel
 from archiver_app.gui.errors import show_error
+from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.jobs_panel import JobsPanel
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         hh.resizeSection(COL_TIME, 130)
         hh.resizeSection(COL_TITLE, 380)
         hh.setSectionHidden(COL_MATCH, True)
+        self.table.setItemDelegateForColumn(COL_MATCH, HtmlDelegate(self.table))
         self.filter_bar = FilterBar(self)
         self.filter_bar.hide()
         self.detail = DetailPane(library, self.runner, self.thumbnails, self)

@@ -153,25 +153,56 @@ class SearchAdapter:
         return f"{sub} ORDER BY rowid DESC LIMIT {int(limit)}", params
 
     def snippets(self, conn: Connection, ids: Sequence[int], user_text: str) -> dict[int, str]:
-        """Highlighted snippets (``<b>…</b>`` around matches, HTML-escaped text) per id."""
-        expr = fts_match_expression(user_text)
-        if not expr or not ids or not self.available(conn):
+        """Highlighted snippets (``<b>…</b>`` around matches, HTML-escaped text) per id.
+
+        Reads the stored text by rowid (cheap) and highlights in Python: asking FTS5 for
+        ``snippet()`` means evaluating the whole MATCH again, seconds for a common prefix.
+        """
+        pattern = highlight_pattern(user_text)
+        if pattern is None or not ids or not self.available(conn):
             return {}
         marks = ",".join(str(int(i)) for i in ids)
-        rows = conn.execute(
-            text(
-                "SELECT rowid, snippet(snapshot_fts, -1, char(1), char(2), ' … ', 12) "
-                f"FROM snapshot_fts WHERE snapshot_fts MATCH :fts AND rowid IN ({marks})"
-            ),
-            {"fts": expr},
+        rows = conn.exec_driver_sql(
+            f"SELECT rowid, title, url, body FROM snapshot_fts WHERE rowid IN ({marks})"
         ).all()
-        return {int(r[0]): _mark(str(r[1] or "")) for r in rows}
+        out = {}
+        for rowid, title, url, body in rows:
+            for field_text in (body, title, url):
+                found = make_snippet(str(field_text or ""), pattern)
+                if found:
+                    out[int(rowid)] = found
+                    break
+        return out
 
 
-def _mark(raw: str) -> str:
+def highlight_pattern(user_text: str) -> re.Pattern[str] | None:
+    """A case-insensitive regex for the words typed (the last one as a prefix)."""
+    words = _TOKEN.findall(user_text)
+    if not words:
+        return None
+    prefix = user_text == user_text.rstrip()
+    parts = [re.escape(w) + (r"\w*" if prefix and i == len(words) - 1 else r"\b")
+             for i, w in enumerate(words)]
+    return re.compile(r"\b(" + "|".join(parts) + ")", re.IGNORECASE)
+
+
+def make_snippet(text_: str, pattern: re.Pattern[str], width: int = 70) -> str:
+    """About ``2 * width`` characters around the first match, matches in ``<b>``."""
     from html import escape
 
-    return escape(raw).replace("\x01", "<b>").replace("\x02", "</b>")
+    first = pattern.search(text_)
+    if first is None:
+        return ""
+    start = max(0, first.start() - width)
+    end = min(len(text_), first.end() + width)
+    window = " ".join(text_[start:end].split())
+    out, last = [], 0
+    for m in pattern.finditer(window):
+        out.append(escape(window[last : m.start()]))
+        out.append(f"<b>{escape(m.group(0))}</b>")
+        last = m.end()
+    out.append(escape(window[last:]))
+    return ("… " if start else "") + "".join(out) + (" …" if end < len(text_) else "")
 
 
 # ---------------------------------------------------------------------------- compiling

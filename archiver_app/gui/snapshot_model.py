@@ -32,7 +32,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from archiver_app.gui.ops import OpRunner
+from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.queries import (
     RowData,
     SearchAdapter,
@@ -281,15 +281,52 @@ class SnapshotTableModel(QAbstractTableModel):
         ids = self._ids[number * PAGE : (number + 1) * PAGE]
         with self.library.engine.connect() as conn:
             page = fetch_rows(conn, ids)
-            if self.query.search.strip():
-                self._snippets.update(self.search.snippets(conn, ids, self.query.search))
             conn.rollback()
         self._pages[number] = page
+        if self.query.search.strip():
+            self._load_snippets(list(ids))
         while len(self._pages) > CACHED_PAGES:
             _, dropped = self._pages.popitem(last=False)
             for sid in dropped:
                 self._snippets.pop(sid, None)
         return page
+
+    def _load_snippets(self, ids: list[int]) -> None:
+        """Fetch highlighted snippets for ``ids`` in the background; repaint when in."""
+        generation, text, engine, search = (
+            self._generation, self.query.search, self.library.engine, self.search,
+        )
+
+        def work(_p: object, _c: object) -> dict[int, str]:
+            with engine.connect() as conn:
+                found = search.snippets(conn, ids, text)
+                conn.rollback()
+            return found
+
+        def done(found: dict[int, str]) -> None:
+            if generation != self._generation or not found:
+                return
+            self._snippets.update(found)
+            rows = [r for r in (self.row_of_cached(i) for i in found) if r is not None]
+            if rows:
+                top, bottom = self.index(min(rows), COL_MATCH), self.index(max(rows), COL_MATCH)
+                self.dataChanged.emit(top, bottom, [Qt.ItemDataRole.DisplayRole])
+
+        BackgroundOp(self.runner, work, label="snippets", blocks_quit=False).success(
+            done
+        ).run_in_background()
+
+    def row_of_cached(self, snapshot_id: int) -> int | None:
+        """The row of ``snapshot_id`` if its page is in memory (no scan of all ids)."""
+        for number, page in self._pages.items():
+            if snapshot_id in page:
+                base = number * PAGE
+                chunk = self._ids[base : base + PAGE]
+                try:
+                    return base + chunk.index(snapshot_id)
+                except ValueError:
+                    return None
+        return None
 
     # ------------------------------------------------------------------ Qt model
 
@@ -360,10 +397,7 @@ class SnapshotTableModel(QAbstractTableModel):
         self.set_query(self.query.with_(sort=key, descending=descending))
 
     def _on_thumbnail(self, snapshot_id: int) -> None:
-        for number, page in self._pages.items():
-            if snapshot_id in page:
-                for offset, sid in enumerate(self._ids[number * PAGE : (number + 1) * PAGE]):
-                    if sid == snapshot_id:
-                        index = self.index(number * PAGE + offset, COL_TITLE)
-                        self.dataChanged.emit(index, index, [Qt.ItemDataRole.DecorationRole])
-                        return
+        row = self.row_of_cached(snapshot_id)
+        if row is not None:
+            index = self.index(row, COL_TITLE)
+            self.dataChanged.emit(index, index, [Qt.ItemDataRole.DecorationRole])

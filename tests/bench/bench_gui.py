@@ -88,6 +88,10 @@ def build_library(root: Path, rows: int) -> None:
 
 
 def measure_launch(root: Path, repeat: int) -> list[float]:
+    import compileall
+
+    # An installed app ships byte-compiled; this worktree runs with PYTHONDONTWRITEBYTECODE.
+    compileall.compile_dir(str(ROOT / "archiver_app"), quiet=1)
     times = []
     with tempfile.TemporaryDirectory() as tmp:
         code = CHILD.format(root=str(ROOT), lib=str(root), settings=f"{tmp}/s.ini")
@@ -115,6 +119,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--library", type=Path, default=None)
     parser.add_argument("--launches", type=int, default=3)
     parser.add_argument("--hash-mb", type=int, default=256)
+    parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     tmp = None
     if args.library is None:
@@ -141,6 +146,8 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     from tests.bench.common import report
 
     launches = measure_launch(args.library, args.launches)
+    if args.verbose:
+        print("launches", [round(x, 3) for x in launches], flush=True)
 
     app = QApplication.instance() or QApplication([])
     lib = Library.open(args.library, create=False)
@@ -180,11 +187,11 @@ def run(args: argparse.Namespace) -> dict[str, float]:
 
     all_events = QEventLoop.ProcessEventsFlag.AllEvents
 
-    def spin_until(cond, timeout: float = 120.0) -> None:  # type: ignore[no-untyped-def]
+    def spin_until(cond, timeout: float = 120.0, what: str = "") -> None:  # type: ignore[no-untyped-def]
         end = time.perf_counter() + timeout
         while not cond():
             if time.perf_counter() > end:
-                raise TimeoutError("benchmark condition not reached")
+                raise TimeoutError(f"benchmark condition not reached: {what}")
             app.processEvents(all_events, 5)
 
     chunks: list[float] = []
@@ -238,6 +245,12 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     BackgroundOp(runner, hash_work, label="hash").run_in_background()
     window.jobs_dock.show()
 
+    def step(text: str) -> None:
+        if args.verbose:
+            print(f"[{time.perf_counter() - bench_start:6.1f}s] {text}", flush=True)
+
+    bench_start = time.perf_counter()
+    step("launched; streaming ids")
     # ---- all ids streamed, then End
     start = time.perf_counter()
     spin_until(lambda: not model.loading)
@@ -250,6 +263,7 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     end_press = time.perf_counter() - t
     last_visible = table.rowAt(table.viewport().height() - 2)
 
+    step("scrolled to end")
     # ---- random jumps (page fetch + paint each)
     import random
 
@@ -262,6 +276,7 @@ def run(args: argparse.Namespace) -> dict[str, float]:
         spin_until(lambda t=t: painted_after(t))
         jumps.append(time.perf_counter() - t)
 
+    step("jumps done")
     # ---- search as you type
     keystrokes: list[float] = []
     full_sorts: list[float] = []
@@ -280,18 +295,21 @@ def run(args: argparse.Namespace) -> dict[str, float]:
                 and painted_after(chunks[-1])
             )
             keystrokes.append(time.perf_counter() - t)
+            step(f"key {expected!r}: {keystrokes[-1] * 1000:.0f} ms, {model.rowCount()} rows")
             if model.partial:
                 spin_until(lambda: not model.loading)
                 full_sorts.append(time.perf_counter() - t)
     window.search.clear()
     QTest.keyClick(window.search, Qt.Key.Key_Escape)
 
+    step("search done")
     # ---- re-sort a million rows by title while everything else runs
     t = time.perf_counter()
     model.sort(1, Qt.SortOrder.AscendingOrder)
     spin_until(lambda: not model.loading and model.query.sort == "title")
     sort_title = time.perf_counter() - t
-    spin_until(lambda: not runner.busy(), timeout=300)
+    step("sorted by title")
+    spin_until(lambda: not runner.busy(), timeout=300, what="background work to end")
     stop.set()
     log_thread.join()
     heart.stop()

@@ -87,8 +87,9 @@ def test_search_filters_and_views(qtbot: QtBot, library: Library, op_runner: OpR
     model = SnapshotTableModel(library, op_runner)
     _loaded(qtbot, model, SnapshotQuery(search="rive"))  # prefix while typing
     assert [model.snapshot_id(r) for r in range(model.rowCount())] == [river]
-    snippet = model.data(model.index(0, sm.COL_MATCH), sm.SnippetRole)
-    assert "<b>river</b>" in snippet
+    model.data(model.index(0, sm.COL_TITLE))  # paint the row: snippets load behind it
+    qtbot.waitUntil(lambda: "<b>river</b>" in model.data(model.index(0, sm.COL_MATCH), sm.SnippetRole))
+    assert model.data(model.index(0, sm.COL_MATCH)) == "the <b>river</b> rose"
     _loaded(qtbot, model, SnapshotQuery(search='water" OR "'))  # FTS syntax is just text
     assert model.rowCount() == 0
     _loaded(qtbot, model, SnapshotQuery(view=View.FAILED))
