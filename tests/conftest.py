@@ -17,6 +17,7 @@ pytest_plugins = [
     "tests.helpers.legacy",
     "tests.helpers.postgres",
     "tests.helpers.replay_schemes",
+    "tests.helpers.gui_fixtures",
 ]
 
 FOLDER_MARKERS = ("unit", "gui", "integration", "e2e", "bench")
