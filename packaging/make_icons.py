@@ -71,7 +71,9 @@ def make_icons(svg: Path = SOURCE, out: Path = OUTPUT) -> list[Path]:
     ico = out / "archiver.ico"
     # Pillow builds each ICO entry by resizing the first image; start from the largest.
     images[max(ICO_SIZES)].save(
-        ico, format="ICO", sizes=[(s, s) for s in ICO_SIZES],
+        ico,
+        format="ICO",
+        sizes=[(s, s) for s in ICO_SIZES],
         append_images=[images[s] for s in ICO_SIZES],
     )
     written.append(ico)
@@ -90,8 +92,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUTPUT)
     args = parser.parse_args(argv)
     for path in make_icons(args.svg, args.out):
-        print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}"
-              f"  {path.stat().st_size} bytes")
+        print(
+            f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}"
+            f"  {path.stat().st_size} bytes"
+        )
     return 0
 
 
