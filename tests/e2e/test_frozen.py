@@ -218,3 +218,50 @@ def test_capture_of_a_local_page(frozen_app: Path, tmp_path: Path, test_site: Lo
         }
     assert responses[url] == "200"
     assert (folder / "screenshot.png").stat().st_size > 0
+
+
+def test_tarball_installer_installs_runs_and_uninstalls(frozen_app: Path, tmp_path: Path) -> None:
+    dist = frozen_app.parent.parent
+    staged = subprocess.run(
+        ["bash", str(ROOT / "packaging" / "linux" / "make-tarball.sh"), "--stage-only"],
+        capture_output=True, text=True, check=False, timeout=300,
+        env={**os.environ, "DIST": str(dist)},
+    )  # fmt: skip
+    assert staged.returncode == 0, staged.stderr
+    stage = Path(staged.stdout.strip().splitlines()[-1])
+    try:
+        prefix = tmp_path / "prefix"
+        home = tmp_path / "home"
+        home.mkdir()
+        env = {"HOME": str(home), "PATH": f"{prefix / 'bin'}:{os.environ['PATH']}"}
+        installed = run(Path(stage / "install.sh"), "--prefix", str(prefix), cwd=tmp_path, env=env)
+        assert installed.returncode == 0, installed.stdout + installed.stderr
+        assert f"installed Archiver {__version__} in {prefix / 'lib' / 'archiver'}" in (
+            installed.stdout
+        )
+        link = prefix / "bin" / "archiver"
+        assert link.is_symlink()
+        version = run(link, "--version", cwd=tmp_path)
+        assert version.stdout.strip() == f"archiver {__version__}"
+        desktop = prefix / "share" / "applications" / "io.github.archiver.Archiver.desktop"
+        assert f"Exec={prefix / 'lib' / 'archiver' / 'archiver'}\n" in desktop.read_text()
+        icon = prefix / "share/icons/hicolor/256x256/apps/io.github.archiver.Archiver.png"
+        assert icon.is_file()
+        assert (prefix / "share/metainfo/io.github.archiver.Archiver.metainfo.xml").is_file()
+
+        # A second install replaces the first as a whole; uninstall removes everything.
+        again = run(Path(stage / "install.sh"), "--prefix", str(prefix), cwd=tmp_path, env=env)
+        assert again.returncode == 0, again.stderr
+        removed = run(
+            Path(stage / "install.sh"), "--prefix", str(prefix), "--uninstall",
+            cwd=tmp_path, env=env,
+        )  # fmt: skip
+        assert removed.returncode == 0, removed.stderr
+        left = sorted(
+            str(p.relative_to(prefix))
+            for p in prefix.rglob("*")
+            if not p.is_dir() and not p.name.endswith(".cache")  # desktop/icon caches stay
+        )
+        assert left == [], left
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
