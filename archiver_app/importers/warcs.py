@@ -27,7 +27,7 @@ from archiver_app.importers.outcome import FileOutcome, OutcomeState
 from archiver_app.layout import CURRENT_FS_VERSION, snapshot_folder
 from archiver_app.library import Library, atomic_write_text
 from archiver_app.store.files import register_file
-from archiver_app.store.models import Collection, File, FileKind, LocalState
+from archiver_app.store.models import Collection, File, FileKind, LocalState, Snapshot
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc.indexer import IndexReport, IndexTarget, index_warc, record_time
 from archiver_app.warc.scan import NotAnArchiveError, scan_records, sniff_archive
@@ -90,9 +90,28 @@ def _write_sidecar(
 
 
 def _sidecar(
-    folder: PurePosixPath, slug: str, source: Path, reports: list[tuple[str, str, IndexReport]]
+    lib: Library,
+    folder: PurePosixPath,
+    slug: str,
+    source: Path,
+    reports: list[tuple[str, str, IndexReport]],
 ) -> dict[str, Any]:
+    """The import's ``index.json``: readable by ``layout.sidecar`` (the first page's url,
+    time and title, as any snapshot folder has), plus what was imported from where."""
+    ids = [i for _, _, r in reports for i in r.snapshot_ids]
+    first: dict[str, Any] = {}
+    if ids:
+        with lib.session() as s:
+            snap = s.get(Snapshot, ids[0])
+            if snap is not None:
+                first = {
+                    "url": snap.url,
+                    "captured_at": snap.captured_at.isoformat(),
+                    "title": snap.title,
+                }
     return {
+        **first,
+        "pages": len(ids),
         "kind": "import",
         "fs_version": CURRENT_FS_VERSION,
         "uid": folder.name,
@@ -125,6 +144,7 @@ def _index_one(
     tags: tuple[str, ...],
     progress: ProgressFn | None,
     cancel: CancelToken | None,
+    first: bool = True,
 ) -> IndexReport:
     target = IndexTarget(
         path=read_path,
@@ -135,6 +155,7 @@ def _index_one(
         provenance={"imported_from": str(source)},
         page_urls=page_urls,
         tags=tags,
+        first_uid=folder.name if first else None,
     )
     report = index_warc(lib, target, progress=progress, cancel=cancel)
     if report.snapshot_ids:
@@ -202,7 +223,7 @@ def import_warc_file(
         progress=progress,
         cancel=cancel,
     )
-    data = _sidecar(folder, slug, path, [(name, sha, report)])
+    data = _sidecar(lib, folder, slug, path, [(name, sha, report)])
     if link:
         data["files"][0]["external_path"] = str(path)
     _write_sidecar(lib, folder, data, report.snapshot_ids[0] if report.snapshot_ids else None)
@@ -289,6 +310,7 @@ def import_wacz_file(
             file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=wsha).id
         rep = _index_one(
             lib,
+            first=not any(r.snapshot_ids for _, _, r in reports),
             read_path=final,
             rel=rel,
             file_id=file_id,
@@ -304,7 +326,7 @@ def import_wacz_file(
     if not reports:
         _remove_empty(base, lib.root)
         return FileOutcome(path, "wacz", OutcomeState.SKIPPED, "; ".join(skipped))
-    data = _sidecar(folder, slug, path, reports)
+    data = _sidecar(lib, folder, slug, path, reports)
     data["wacz"] = {"sha256": sha, "title": info.datapackage.get("title"), "pages": len(info.pages)}
     ids = [i for _, _, r in reports for i in r.snapshot_ids]
     _write_sidecar(lib, folder, data, ids[0] if ids else None)

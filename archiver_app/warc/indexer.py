@@ -58,6 +58,7 @@ class IndexTarget:
     provenance: dict[str, Any] = field(default_factory=dict)
     page_urls: frozenset[str] | None = None  # a WACZ's pages list: exactly these are pages
     tags: tuple[str, ...] = ()
+    first_uid: str | None = None  # uid for the first page (the folder's name), if unused
 
 
 @dataclass
@@ -125,6 +126,7 @@ class WarcIndexer:
         self.batch_size = batch_size
         self.report = IndexReport(target.path)
         self._current_snapshot: int | None = None
+        self._first_uid_used = False
 
     # ------------------------------------------------------------------ driving
 
@@ -215,7 +217,7 @@ class WarcIndexer:
                 page = PageText(title=None, language=None, text="")
         snap = {
             "_key": len(batch.snapshots),
-            "uid": self.lib.new_uid(at),
+            "uid": self._uid(at),
             "collection_id": self.target.collection_id,
             "url": rec.url,
             "url_key": url_key(rec.url),
@@ -247,6 +249,13 @@ class WarcIndexer:
         self._current_snapshot = -len(batch.snapshots)
         self.report.pages += 1
         return -len(batch.snapshots)
+
+    def _uid(self, at: datetime) -> str:
+        """The folder's name for the first page (it owns the folder), then fresh uids."""
+        if self.target.first_uid is not None and not self._first_uid_used:
+            self._first_uid_used = True
+            return self.target.first_uid
+        return self.lib.new_uid(at)
 
     # ------------------------------------------------------------------ writing
 

@@ -58,6 +58,14 @@ def test_records_pages_and_text(library: Library, tmp_path: Path) -> None:
         str(folder)
     )
     assert "scriptword" not in str(snippet) and "color:red" not in str(snippet)
+    # the folder belongs to the first page and its index.json reads like any snapshot's
+    from archiver_app.layout.sidecar import read_index
+
+    first_uid = _rows(library, "SELECT uid FROM snapshots ORDER BY id LIMIT 1")[0][0]
+    assert first_uid == str(folder).rsplit("/", 1)[1]
+    parsed = read_index(library.abspath(str(folder)))
+    assert (parsed.url, parsed.fs_version) == ("https://example.org/page0", CURRENT_FS_VERSION)
+    assert parsed.title == "Page 0 of example.org" and parsed.captured_at.year == 2024
     # the stored location reads back the page itself
     stored = read_record_at(library.abspath(str(warc_file)), int(str(offset)))
     assert stored.uri == url and b"Page 1" in stored.payload
