@@ -81,14 +81,17 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.open_library(create=True) as lib:
         if args.archivebox is not None:
             try:
-                from archiver_app.layout.archivebox import (  # type: ignore[import-untyped,unused-ignore]
-                    register_archivebox,
-                )
+                from archiver_app.layout.archivebox import register_archivebox
             except ImportError as exc:
                 raise ArchiverError(
                     "ArchiveBox import is not available in this build of Archiver"
                 ) from exc
-            source = register_archivebox(lib, args.archivebox)
+            source = register_archivebox(
+                lib,
+                args.archivebox,
+                collection=args.collection,
+                mode="link" if args.link else "copy",
+            )
             print(
                 f"registered ArchiveBox folder {args.archivebox} (import source {source.id}); "
                 "its snapshots are imported in the background",

@@ -50,13 +50,23 @@ def test_import_search_export(
     assert "already exists" in capsys.readouterr().err
 
 
-def test_archivebox_flag_without_the_module(
+def test_archivebox_flag_registers_the_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import importlib.util
+    lib = str(tmp_path / "lib")
+    data = tmp_path / "archivebox-data"
+    (data / "archive").mkdir(parents=True)
+    args = ["--library", lib, "import", "--collection", "old", "--archivebox"]
+    assert main([*args, str(data)]) == 0
+    assert f"registered ArchiveBox folder {data}" in capsys.readouterr().out
+    assert main([*args, str(tmp_path)]) == 2  # no archive/ folder: not ArchiveBox
+    assert "not an ArchiveBox data folder" in capsys.readouterr().err
+    import sqlite3
 
-    if importlib.util.find_spec("archiver_app.layout.archivebox") is not None:
-        pytest.skip("the ArchiveBox importer is present in this build")
-    code = main(["--library", str(tmp_path / "lib"), "import", "--archivebox", str(tmp_path)])
-    assert code == 1
-    assert "ArchiveBox import is not available" in capsys.readouterr().err
+    conn = sqlite3.connect(Path(lib) / "library.db")
+    rows = conn.execute(
+        "SELECT i.kind, i.path, i.mode, c.slug FROM import_sources i "
+        "JOIN collections c ON c.id = i.collection_id"
+    ).fetchall()
+    conn.close()
+    assert rows == [("archivebox", str(data), "copy", "old")]
