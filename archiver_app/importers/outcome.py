@@ -25,7 +25,8 @@ class FileOutcome:
     urls: int = 0
     problems: list[str] = field(default_factory=list)  # damaged records, bad lines
     snapshot_ids: list[int] = field(default_factory=list)
-    job_id: int | None = None
+    job_id: int | None = None  # the first (often only) capture job queued
+    job_ids: list[int] = field(default_factory=list)
     folder: str | None = None
 
 

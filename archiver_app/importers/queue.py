@@ -1,47 +1,64 @@
 """Queue capture jobs for URLs that came from bookmarks, URL lists or browser history.
 
-A queued job is a ``jobs`` row (status ``queued``) with one READY ``pages`` row per URL; the
-crawl/capture worker picks it up. ``config`` holds ``{"kind": "capture", "seeds": [...],
-"source": ..., "tags": {url: [tag, ...]}}`` so the tags (bookmark folders) reach the
-snapshots when they are captured.
+Jobs are made by the crawl area's :func:`archiver_app.crawl.jobs.create_job` with scope
+``page`` (each URL is captured, nothing is followed). Tags are per job there, so URLs are
+grouped by their tag set: one job per bookmarks folder path, each tagged with the folder
+names (plus any ``--tag``), and a single job for a plain list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
+from archiver_app.errors import InputError
 from archiver_app.library import Library
-from archiver_app.store.models import Job, JobStatus, Page, PageState
+from archiver_app.validation import validate_capture_url
 
 
-def queue_capture_job(
+@dataclass
+class Queued:
+    job_ids: list[int] = field(default_factory=list)
+    urls: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def queue_capture_jobs(
     lib: Library,
-    urls: Sequence[str],
+    items: Sequence[tuple[str, Sequence[str]]],
     *,
     collection: str,
     name: str,
-    source: str,
-    tags: Mapping[str, Sequence[str]] | None = None,
-) -> int:
-    """Create a queued capture job for ``urls`` (deduplicated, order kept); return its id."""
-    seen: dict[str, None] = dict.fromkeys(urls)
-    unique = list(seen)
-    collection_id = lib.ensure_collection(collection)
-    config = {
-        "kind": "capture",
-        "seeds": unique,
-        "source": source,
-        "tags": {u: sorted(set(t)) for u, t in (tags or {}).items() if t},
-    }
-    with lib.write() as s:
-        job = Job(
-            collection_id=collection_id,
-            name=name,
-            status=JobStatus.QUEUED,
-            config=config,
-            items_queued=len(unique),
-        )
-        s.add(job)
-        s.flush()
-        s.add_all(Page(job_id=job.id, url=u, state=PageState.READY, depth=0) for u in unique)
-        return job.id
+) -> Queued:
+    """Create queued page-scope capture jobs for ``(url, tags)`` items, one per tag set.
+
+    URLs are deduplicated (first occurrence wins, order kept); an invalid URL is reported
+    in ``problems`` and left out.
+    """
+    from archiver_app.crawl.jobs import create_job
+
+    groups: dict[tuple[str, ...], list[str]] = {}
+    seen: set[str] = set()
+    result = Queued()
+    for raw, tags in items:
+        try:
+            url = validate_capture_url(raw)
+        except InputError as exc:
+            result.problems.append(str(exc))
+            continue
+        if url in seen:
+            continue
+        seen.add(url)
+        groups.setdefault(tuple(sorted(set(tags))), []).append(url)
+    for tags, urls in groups.items():
+        label = f"{name} [{', '.join(tags)}]" if tags else name
+        try:
+            job_id = create_job(
+                lib, urls, scope="page", collection=collection, tags=tags, name=label
+            )
+        except InputError as exc:
+            result.problems.append(f"{label}: {exc}")
+            continue
+        result.job_ids.append(job_id)
+        result.urls += len(urls)
+    return result

@@ -14,7 +14,7 @@ from archiver_app.errors import ArchiverError
 from archiver_app.importers.bookmarks import BookmarksError, looks_like_bookmarks, parse_bookmarks
 from archiver_app.importers.history import SQLITE_MAGIC, HistoryError, read_history
 from archiver_app.importers.outcome import FileOutcome, ImportReport, OutcomeState
-from archiver_app.importers.queue import queue_capture_job
+from archiver_app.importers.queue import Queued, queue_capture_jobs
 from archiver_app.importers.urllists import looks_like_url_list, parse_url_list
 from archiver_app.importers.warcs import import_wacz_file, import_warc_file
 from archiver_app.library import Library
@@ -145,39 +145,26 @@ def _import_file(
             marks = parse_bookmarks(path.read_bytes())
         except BookmarksError as exc:
             return FileOutcome(path, kind, OutcomeState.FAILED, str(exc))
-        urls = [b.url for b in marks if b.url.lower().startswith(("http://", "https://"))]
-        if not urls:
-            return FileOutcome(path, kind, OutcomeState.FAILED, "no http(s) bookmarks in it")
-        tag_map = {b.url: [*b.tags, *tags] for b in marks}
-        job = queue_capture_job(
+        web = [b for b in marks if b.url.lower().startswith(("http://", "https://"))]
+        skipped = len(marks) - len(web)
+        queued = queue_capture_jobs(
             lib,
-            urls,
+            [(b.url, [*b.tags, *tags]) for b in web],
             collection=collection,
             name=f"bookmarks: {path.name}",
-            source=str(path),
-            tags=tag_map,
         )
-        skipped = len(marks) - len(urls)
-        problems = [f"{skipped} non-http(s) bookmark(s) skipped"] if skipped else []
-        return FileOutcome(
-            path, kind, OutcomeState.QUEUED, urls=len(set(urls)), job_id=job, problems=problems
-        )
+        if skipped:
+            queued.problems.insert(0, f"{skipped} non-http(s) bookmark(s) skipped")
+        return _queued(path, kind, queued, "no http(s) bookmarks in it")
     if kind == "history":
         try:
             urls = read_history(path)
         except HistoryError as exc:
             return FileOutcome(path, kind, OutcomeState.FAILED, str(exc))
-        if not urls:
-            return FileOutcome(path, kind, OutcomeState.FAILED, "no http(s) URLs in the history")
-        job = queue_capture_job(
-            lib,
-            urls,
-            collection=collection,
-            name=f"history: {path.name}",
-            source=str(path),
-            tags={u: list(tags) for u in urls},
+        queued = queue_capture_jobs(
+            lib, [(u, tags) for u in urls], collection=collection, name=f"history: {path.name}"
         )
-        return FileOutcome(path, kind, OutcomeState.QUEUED, urls=len(set(urls)), job_id=job)
+        return _queued(path, kind, queued, "no http(s) URLs in the history")
     if kind == "urls":
         try:
             text = path.read_bytes().decode("utf-8")
@@ -197,27 +184,28 @@ def _import_file(
     )
 
 
+def _queued(path: Path, kind: str, queued: Queued, empty: str) -> FileOutcome:
+    if not queued.job_ids:
+        reason = queued.problems[-1] if queued.problems else empty
+        return FileOutcome(path, kind, OutcomeState.FAILED, reason, problems=queued.problems)
+    return FileOutcome(
+        path,
+        kind,
+        OutcomeState.QUEUED,
+        urls=queued.urls,
+        job_id=queued.job_ids[0],
+        job_ids=queued.job_ids,
+        problems=queued.problems,
+    )
+
+
 def _queue_urls(
     lib: Library, path: Path, text: str, collection: str, tags: tuple[str, ...]
 ) -> FileOutcome:
     parsed = parse_url_list(text)
-    if not parsed.urls:
-        reason = parsed.problems[0] if parsed.problems else "no URLs in it"
-        return FileOutcome(path, "urls", OutcomeState.FAILED, reason, problems=parsed.problems)
     name = "standard input" if path == STDIN else path.name
-    job = queue_capture_job(
-        lib,
-        parsed.urls,
-        collection=collection,
-        name=f"urls: {name}",
-        source=str(path),
-        tags={u: list(tags) for u in parsed.urls},
+    queued = queue_capture_jobs(
+        lib, [(u, tags) for u in parsed.urls], collection=collection, name=f"urls: {name}"
     )
-    return FileOutcome(
-        path,
-        "urls",
-        OutcomeState.QUEUED,
-        urls=len(set(parsed.urls)),
-        job_id=job,
-        problems=parsed.problems,
-    )
+    queued.problems[:0] = parsed.problems
+    return _queued(path, "urls", queued, "no URLs in it")

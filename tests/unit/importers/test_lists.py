@@ -72,18 +72,17 @@ def test_bookmarks_file_queues_job_with_tags(library: Library, tmp_path: Path) -
     out = import_paths(library, [path], collection="reading", tags=["imported"]).outcomes[0]
     assert out.state is OutcomeState.QUEUED and out.urls == 3
     assert out.problems == ["1 non-http(s) bookmark(s) skipped"]
-    [(job, urls)] = _jobs(library)
-    assert job.id == out.job_id and job.status == "queued" and job.items_queued == 3
-    assert urls == [
-        "https://climate.example/a",
-        "https://research.example/",
-        "https://top.example/",
+    # one page-scope capture job per folder path, tagged with the folders (+ --tag)
+    jobs = _jobs(library)
+    assert [j.id for j, _ in jobs] == out.job_ids and out.job_id == out.job_ids[0]
+    assert [(j.config["tags"], urls) for j, urls in jobs] == [
+        (["Climat & eau", "Research", "imported"], ["https://climate.example/a"]),
+        (["Research", "imported"], ["https://research.example/"]),
+        (["imported"], ["https://top.example/"]),
     ]
-    assert job.config["tags"]["https://climate.example/a"] == [
-        "Climat & eau",
-        "Research",
-        "imported",
-    ]
+    assert {(j.status, j.config["scope"], j.config["collection"]) for j, _ in jobs} == {
+        ("queued", "page", "reading")
+    }
 
 
 def test_url_list_file_and_stdin(library: Library, tmp_path: Path) -> None:
