@@ -35,6 +35,16 @@ from archiver_app.library import Library
 COPY_SYMBOL = {"present": "✔", "missing": "✖", "corrupted": "⚠", "ongoing": "…", "offloaded": "↗"}
 
 
+def breakable(url: str) -> str:
+    """``url`` with zero-width spaces after separators, so a narrow pane can wrap it."""
+    out = []
+    for ch in url:
+        out.append(ch)
+        if ch in "/?&=-._":
+            out.append("\u200b")
+    return "".join(out)
+
+
 class TagCompleter(QCompleter):
     """Completes the tag being typed after the last comma."""
 
@@ -70,6 +80,7 @@ class DetailPane(QScrollArea):
         self._wanted: int | None = None
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         body = QWidget(self)
         col = QVBoxLayout(body)
         self.placeholder = QLabel("Select a capture to see its details.", body)
@@ -202,7 +213,8 @@ class DetailPane(QScrollArea):
         self.placeholder.hide()
         self.content.show()
         self.title.setText(detail.title or detail.url)
-        self.url.setText(detail.url)
+        self.url.setText(breakable(detail.url))
+        self.url.setToolTip(detail.url)
         self.when.setText(f"{detail.captured_at:%Y-%m-%d %H:%M:%S} UTC")
         code = f" (HTTP {detail.http_status})" if detail.http_status else ""
         self.status.setText(f"{detail.state}{code}  {detail.mime}".strip())

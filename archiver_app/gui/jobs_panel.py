@@ -186,10 +186,10 @@ class JobsPanel(QWidget):
 
         split = QSplitter(self)
         split.setObjectName("jobs_splitter")
-        split.setOrientation(Qt.Orientation.Vertical)
+        split.setOrientation(Qt.Orientation.Horizontal)
         split.addWidget(self.table)
         split.addWidget(detail)
-        split.setSizes([200, 300])
+        split.setSizes([700, 600])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)

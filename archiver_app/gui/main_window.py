@@ -104,6 +104,8 @@ class MainWindow(QMainWindow):
         hh.setStretchLastSection(True)
         hh.resizeSection(COL_TIME, 130)
         hh.resizeSection(COL_TITLE, 380)
+        hh.moveSection(hh.visualIndex(COL_MATCH), COL_TITLE + 1)  # snippets beside titles
+        hh.resizeSection(COL_MATCH, 340)
         hh.setSectionHidden(COL_MATCH, True)
         self.table.setItemDelegateForColumn(COL_MATCH, HtmlDelegate(self.table))
         self.filter_bar = FilterBar(self)
@@ -189,6 +191,14 @@ class MainWindow(QMainWindow):
         dock.setObjectName(name)
         dock.setWidget(widget)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        sized = {"done": False}
+
+        def first_show(visible: bool) -> None:
+            if visible and not sized["done"] and self.settings.value("window/state") is None:
+                sized["done"] = True  # a restored layout keeps its own sizes
+                self.resizeDocks([dock], [max(220, self.height() * 2 // 5)], Qt.Orientation.Vertical)
+
+        dock.visibilityChanged.connect(first_show)
         return dock
 
     # ------------------------------------------------------------------ actions

@@ -18,6 +18,7 @@ database and hands chunks back through a queued signal.
 
 from __future__ import annotations
 
+import threading
 import time
 from array import array
 from collections import OrderedDict
@@ -173,6 +174,8 @@ class SnapshotTableModel(QAbstractTableModel):
         self.first_chunk_seconds = 0.0
         self.partial = False  # showing the quick first window of a search; more to come
         self._load_started = 0.0
+        self._readers: dict[int, Any] = {}  # generation -> sqlite3 connection reading it
+        self._readers_lock = threading.Lock()
         self._relay = _ChunkRelay(self)
         self._relay.chunk.connect(self._on_chunk)
         self._relay.failed.connect(self._on_failed)
@@ -197,6 +200,7 @@ class SnapshotTableModel(QAbstractTableModel):
         or re-sorting never flashes an empty table.
         """
         self._cancel.cancel()
+        self._interrupt_reader()
         self._generation += 1
         generation = self._generation
         cancel = self._cancel = CancelToken()
@@ -206,21 +210,39 @@ class SnapshotTableModel(QAbstractTableModel):
         query, search = self.query, self.search
         relay, engine = self._relay, self.library.engine
 
+        readers, lock = self._readers, self._readers_lock
+
         def stream() -> None:
             try:
                 raw = engine.raw_connection()
+                with lock:
+                    readers[generation] = raw.driver_connection
                 try:
+                    if cancel.cancelled:
+                        return
                     if query.search.strip():
                         _stream_search(raw.cursor(), query, search, generation, relay, cancel)
                     else:
                         sql, params = compile_ids_sql(query, search)
                         _stream_ids(raw.cursor(), sql, params, generation, relay, cancel)
                 finally:
+                    with lock:
+                        readers.pop(generation, None)
                     raw.close()
             except Exception as exc:
-                relay.failed.emit(generation, f"{type(exc).__name__}: {exc}")
+                if not cancel.cancelled:  # an interrupted, superseded query is no error
+                    relay.failed.emit(generation, f"{type(exc).__name__}: {exc}")
 
         self.runner.submit(stream)
+
+    def _interrupt_reader(self) -> None:
+        """Stop SQLite work for superseded queries (a sort of a million rows, a search)."""
+        with self._readers_lock:  # a connection is interrupted only while it reads for us
+            for conn in self._readers.values():
+                try:
+                    conn.interrupt()
+                except Exception:  # already closed
+                    pass
 
     def _on_chunk(self, generation: int, ids: array[int], first: bool, last: bool) -> None:
         if generation != self._generation:
