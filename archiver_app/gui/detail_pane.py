@@ -49,7 +49,7 @@ class TagCompleter(QCompleter):
     """Completes the tag being typed after the last comma."""
 
     def splitPath(self, path: str) -> list[str]:
-        return [path.split(",")[-1].strip()]
+        return [path.rsplit(",", maxsplit=1)[-1].strip()]
 
     def pathFromIndex(self, index: object) -> str:
         chosen = str(super().pathFromIndex(index))  # type: ignore[arg-type]
@@ -77,7 +77,7 @@ class DetailPane(QScrollArea):
         self.setObjectName("detail_pane")
         self.library, self.runner, self.thumbnails = library, runner, thumbnails
         self.detail: data.SnapshotDetail | None = None
-        self._wanted: int | None = None
+        self.wanted: int | None = None
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -112,13 +112,13 @@ class DetailPane(QScrollArea):
         self.url = self._value()
         self.when = self._value()
         self.status = self._value()
-        self.size = self._value()
+        self.size_label = self._value()
         self.fidelity = self._value()
         self.collection = self._value()
         form.addRow("Address", self.url)
         form.addRow("Captured", self.when)
         form.addRow("Status", self.status)
-        form.addRow("Size", self.size)
+        form.addRow("Size", self.size_label)
         form.addRow("Fidelity", self.fidelity)
         form.addRow("Collection", self.collection)
         self.tags = QLineEdit(self.content)
@@ -184,7 +184,7 @@ class DetailPane(QScrollArea):
 
     def show_snapshot(self, snapshot_id: int | None) -> None:
         """Load ``snapshot_id`` in the background (None clears the pane)."""
-        self._wanted = snapshot_id
+        self.wanted = snapshot_id
         if snapshot_id is None:
             self.detail = None
             self.content.hide()
@@ -202,7 +202,7 @@ class DetailPane(QScrollArea):
         ).run_in_background()
 
     def _loaded(self, snapshot_id: int, result: tuple[object, list[str]]) -> None:
-        if snapshot_id != self._wanted:
+        if snapshot_id != self.wanted:
             return  # the user moved on
         detail, names = result
         if not isinstance(detail, data.SnapshotDetail):
@@ -218,7 +218,7 @@ class DetailPane(QScrollArea):
         self.when.setText(f"{detail.captured_at:%Y-%m-%d %H:%M:%S} UTC")
         code = f" (HTTP {detail.http_status})" if detail.http_status else ""
         self.status.setText(f"{detail.state}{code}  {detail.mime}".strip())
-        self.size.setText(human_size(detail.size_bytes))
+        self.size_label.setText(human_size(detail.size_bytes))
         reason = f" — {detail.fidelity_reason}" if detail.fidelity_reason else ""
         self.fidelity.setText(f"{detail.fidelity or 'unknown'}{reason}")
         self.collection.setText(detail.collection)
@@ -309,7 +309,7 @@ class DetailPane(QScrollArea):
 
     def _after_edit(self, snapshot_id: int) -> None:
         self.edited.emit([snapshot_id])
-        if self._wanted == snapshot_id:
+        if self.wanted == snapshot_id:
             self.show_snapshot(snapshot_id)
 
     def _edit_failed(self, failure: OpFailure) -> None:

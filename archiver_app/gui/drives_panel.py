@@ -201,6 +201,10 @@ class DrivesPanel(QWidget):
         value = self.model.data(self.model.index(index.row(), 0), Qt.ItemDataRole.UserRole)
         return value if isinstance(value, int) else None
 
+    def _finished(self, doing: str) -> None:
+        self.message.emit(f"Finished {doing}.")
+        self.refresh()
+
     def add_drive(self) -> None:
         fn = resolve("destinations")
         if fn is None:
@@ -234,6 +238,6 @@ class DrivesPanel(QWidget):
             self.runner,
             lambda p, c: fn(library, progress=p, cancel=c),
             label=doing,
-        ).with_progress(progress).success(
-            lambda _r: (self.message.emit(f"Finished {doing}."), self.refresh())
-        ).failure(lambda f: show_error(self, f, doing)).run_in_background()
+        ).with_progress(progress).success(lambda _r: self._finished(doing)).failure(
+            lambda f: show_error(self, f, doing)
+        ).run_in_background()

@@ -38,8 +38,8 @@ from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.jobs_panel import JobsPanel
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
-from archiver_app.gui.refcount_guard import ensure_guard
 from archiver_app.gui.queries import Filters, SnapshotQuery, View
+from archiver_app.gui.refcount_guard import ensure_guard
 from archiver_app.gui.search_bar import FilterBar, SearchField
 from archiver_app.gui.settings_dialog import SettingsDialog
 from archiver_app.gui.sidebar import Sidebar, SidebarEntry
@@ -171,9 +171,7 @@ class MainWindow(QMainWindow):
         )
         self.drives.message.connect(lambda m: self.statusBar().showMessage(m, 5000))
         self.tray.show_requested.connect(self.show_and_raise)
-        self.tray.capture_requested.connect(
-            lambda: (self.show_and_raise(), self.open_capture_dialog())
-        )
+        self.tray.capture_requested.connect(self._capture_from_tray)
         self.tray.quit_requested.connect(self.request_quit)
 
         self.reload_sidebar()
@@ -196,7 +194,9 @@ class MainWindow(QMainWindow):
         def first_show(visible: bool) -> None:
             if visible and not sized["done"] and self.settings.value("window/state") is None:
                 sized["done"] = True  # a restored layout keeps its own sizes
-                self.resizeDocks([dock], [max(220, self.height() * 2 // 5)], Qt.Orientation.Vertical)
+                self.resizeDocks(
+                    [dock], [max(220, self.height() * 2 // 5)], Qt.Orientation.Vertical
+                )
 
         dock.visibilityChanged.connect(first_show)
         return dock
@@ -401,12 +401,14 @@ class MainWindow(QMainWindow):
             BackgroundOp(
                 self.runner, lambda _p, _c: data.add_tags(library, ids, names), label="tagging"
             )
-            .success(
-                lambda _r: (self.reload_sidebar(), self.detail.show_snapshot(self.detail._wanted))
-            )
+            .success(lambda _r: self._tags_added())
             .failure(lambda f: show_error(self, f, "adding tags"))
             .run_in_background()
         )
+
+    def _tags_added(self) -> None:
+        self.reload_sidebar()
+        self.detail.show_snapshot(self.detail.wanted)
 
     # ------------------------------------------------------------------ capture
 
@@ -442,8 +444,6 @@ class MainWindow(QMainWindow):
 
     def paste_capture(self) -> None:
         clip = QApplication.clipboard().mimeData()
-        if clip is None:
-            return
         if clip.hasUrls():
             text = "\n".join(u.toString() for u in clip.urls() if not u.isLocalFile())
         else:
@@ -487,7 +487,7 @@ class MainWindow(QMainWindow):
             BackgroundOp(self.runner, work, label=label)
             .with_progress(progress)
             .success(lambda result: self._capture_done(request, result))
-            .failure(lambda f: self._capture_failed(f))
+            .failure(self._capture_failed)
             .run_in_background()
         )
 
@@ -568,7 +568,8 @@ class MainWindow(QMainWindow):
         if index > 0:
             widget = self.tabs.widget(index)
             self.tabs.removeTab(index)
-            widget.deleteLater()
+            if widget is not None:
+                widget.deleteLater()
 
     def close_current_tab(self) -> None:
         self.close_tab(self.tabs.currentIndex())
@@ -619,6 +620,10 @@ class MainWindow(QMainWindow):
             self.model.refresh()
 
     # ------------------------------------------------------------------ closing
+
+    def _capture_from_tray(self) -> None:
+        self.show_and_raise()
+        self.open_capture_dialog()
 
     def show_and_raise(self) -> None:
         self.show()

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 
 class View(StrEnum):
@@ -163,7 +163,7 @@ class SearchAdapter:
             return {}
         marks = ",".join(str(int(i)) for i in ids)
         rows = conn.exec_driver_sql(
-            f"SELECT rowid, title, url, body FROM snapshot_fts WHERE rowid IN ({marks})"
+            f"SELECT rowid, title, url, body FROM snapshot_fts WHERE rowid IN ({marks})"  # noqa: S608 - ints
         ).all()
         out = {}
         for rowid, title, url, body in rows:
@@ -181,8 +181,10 @@ def highlight_pattern(user_text: str) -> re.Pattern[str] | None:
     if not words:
         return None
     prefix = user_text == user_text.rstrip()
-    parts = [re.escape(w) + (r"\w*" if prefix and i == len(words) - 1 else r"\b")
-             for i, w in enumerate(words)]
+    parts = [
+        re.escape(w) + (r"\w*" if prefix and i == len(words) - 1 else r"\b")
+        for i, w in enumerate(words)
+    ]
     return re.compile(r"\b(" + "|".join(parts) + ")", re.IGNORECASE)
 
 
@@ -272,7 +274,8 @@ def compile_ids_sql(
     direction = "DESC" if query.descending else "ASC"
     order = f"{SORT_SQL[query.sort]} {direction}, s.id {direction}"
     clause = (" WHERE " + " AND ".join(where)) if where else ""
-    return f"SELECT s.id FROM snapshots s{clause} ORDER BY {order}", params
+    # Only constant fragments and int() ids are formatted in; user text goes in params.
+    return f"SELECT s.id FROM snapshots s{clause} ORDER BY {order}", params  # noqa: S608
 
 
 def _db_time(value: datetime) -> str:
@@ -314,7 +317,9 @@ def fetch_rows(conn: Connection, ids: Sequence[int]) -> dict[int, RowData]:
     if not ids:
         return {}
     marks = ",".join(str(int(i)) for i in ids)
-    rows = conn.exec_driver_sql(f"SELECT {ROW_COLUMNS} FROM snapshots WHERE id IN ({marks})")
+    rows = conn.exec_driver_sql(
+        f"SELECT {ROW_COLUMNS} FROM snapshots WHERE id IN ({marks})"  # noqa: S608 - ints only
+    )
     out: dict[int, RowData] = {}
     for r in rows:
         out[int(r[0])] = RowData(

@@ -18,6 +18,7 @@ database and hands chunks back through a queued signal.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from array import array
@@ -87,6 +88,7 @@ class _ChunkRelay(QObject):
 
 def _stream_ids(
     cur: Any,
+    *,
     sql: str,
     params: dict[str, Any],
     generation: int,
@@ -107,6 +109,7 @@ def _stream_ids(
 
 def _stream_search(
     cur: Any,
+    *,
     query: SnapshotQuery,
     search: SearchAdapter,
     generation: int,
@@ -133,8 +136,7 @@ def _stream_search(
     cur.execute(sql, params)
     found = array("q")
     while True:
-        if cancel.cancelled:
-            return
+        cancel.raise_if_cancelled()
         rows = cur.fetchmany(8192)
         found.extend(r[0] for r in rows)
         if len(rows) < 8192:
@@ -221,10 +223,24 @@ class SnapshotTableModel(QAbstractTableModel):
                     if cancel.cancelled:
                         return
                     if query.search.strip():
-                        _stream_search(raw.cursor(), query, search, generation, relay, cancel)
+                        _stream_search(
+                            raw.cursor(),
+                            query=query,
+                            search=search,
+                            generation=generation,
+                            relay=relay,
+                            cancel=cancel,
+                        )
                     else:
                         sql, params = compile_ids_sql(query, search)
-                        _stream_ids(raw.cursor(), sql, params, generation, relay, cancel)
+                        _stream_ids(
+                            raw.cursor(),
+                            sql=sql,
+                            params=params,
+                            generation=generation,
+                            relay=relay,
+                            cancel=cancel,
+                        )
                 finally:
                     with lock:
                         readers.pop(generation, None)
@@ -239,10 +255,8 @@ class SnapshotTableModel(QAbstractTableModel):
         """Stop SQLite work for superseded queries (a sort of a million rows, a search)."""
         with self._readers_lock:  # a connection is interrupted only while it reads for us
             for conn in self._readers.values():
-                try:
+                with contextlib.suppress(Exception):  # already closed
                     conn.interrupt()
-                except Exception:  # already closed
-                    pass
 
     def _on_chunk(self, generation: int, ids: array[int], first: bool, last: bool) -> None:
         if generation != self._generation:
@@ -316,7 +330,10 @@ class SnapshotTableModel(QAbstractTableModel):
     def _load_snippets(self, ids: list[int]) -> None:
         """Fetch highlighted snippets for ``ids`` in the background; repaint when in."""
         generation, text, engine, search = (
-            self._generation, self.query.search, self.library.engine, self.search,
+            self._generation,
+            self.query.search,
+            self.library.engine,
+            self.search,
         )
 
         def work(_p: object, _c: object) -> dict[int, str]:

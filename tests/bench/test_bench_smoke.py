@@ -17,7 +17,20 @@ def test_bench_open_runs(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bench_gui_runs(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
     from tests.bench import bench_gui
 
-    figures = bench_gui.main(["--rows", "3000", "--launches", "1", "--hash-mb", "8", "--jumps", "5", "--queries", "museum"])
+    figures = bench_gui.main(
+        [
+            "--rows",
+            "3000",
+            "--launches",
+            "1",
+            "--hash-mb",
+            "8",
+            "--jumps",
+            "5",
+            "--queries",
+            "museum",
+        ]
+    )
     out = capsys.readouterr().out
     assert "keystroke to results painted" in out and "longest event-loop stall" in out
     assert figures["launch_median"] > 0 and figures["key_p95"] > 0

@@ -16,16 +16,44 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 PAGES = [
-    ("https://www.example-climate.org/reports/2026-heatwave", "Heatwave report 2026: what the data says", "climate"),
+    (
+        "https://www.example-climate.org/reports/2026-heatwave",
+        "Heatwave report 2026: what the data says",
+        "climate",
+    ),
     ("https://riverwatch.example.net/flood-levels", "River levels and flood warnings", "water"),
-    ("https://city.example.gov/council/minutes/2026-10", "City council minutes, October 2026", "policy"),
-    ("https://museum.example.org/exhibitions/maps", "Old maps of the harbour — exhibition", "history"),
-    ("https://health.example.org/guidance/air-quality", "Air quality guidance for schools", "health"),
-    ("https://blog.example.com/2026/11/archiving-the-web", "Why I archive the pages I cite", "research"),
+    (
+        "https://city.example.gov/council/minutes/2026-10",
+        "City council minutes, October 2026",
+        "policy",
+    ),
+    (
+        "https://museum.example.org/exhibitions/maps",
+        "Old maps of the harbour — exhibition",
+        "history",
+    ),
+    (
+        "https://health.example.org/guidance/air-quality",
+        "Air quality guidance for schools",
+        "health",
+    ),
+    (
+        "https://blog.example.com/2026/11/archiving-the-web",
+        "Why I archive the pages I cite",
+        "research",
+    ),
     ("https://data.example.org/datasets/rainfall", "Rainfall dataset (1950–2026)", "data"),
-    ("https://news.example.com/science/energy-grid", "The grid is changing faster than expected", "energy"),
+    (
+        "https://news.example.com/science/energy-grid",
+        "The grid is changing faster than expected",
+        "energy",
+    ),
     ("https://library.example.edu/guides/citation", "Citing web sources: a guide", "research"),
-    ("https://transport.example.gov/plans/cycling", "Cycling network plan — public draft", "policy"),
+    (
+        "https://transport.example.gov/plans/cycling",
+        "Cycling network plan — public draft",
+        "policy",
+    ),
     ("https://www.example-climate.org/reports/2025-drought", "Drought report 2025", "climate"),
     ("https://school.example.org/newsletter/42", "Newsletter no. 42", "school"),
 ]
@@ -71,16 +99,32 @@ def build(root: Path) -> object:
         coll = "thesis" if tag in ("climate", "research", "data", "energy") else "city"
         state = "failed" if i in (7, 20) else "complete"
         sid = add_snapshot(
-            lib, url, title=title if state == "complete" else "", captured_at=when,
-            body=f"{title}. " + " ".join(rng.choice(["river", "flood", "heat", "council", "map", "data", "school", "grid"]) for _ in range(200)),
-            tags=(tag,) if i % 4 else (), collection=coll, state=state, screenshot=False,
+            lib,
+            url,
+            title=title if state == "complete" else "",
+            captured_at=when,
+            body=f"{title}. "
+            + " ".join(
+                rng.choice(["river", "flood", "heat", "council", "map", "data", "school", "grid"])
+                for _ in range(200)
+            ),
+            tags=(tag,) if i % 4 else (),
+            collection=coll,
+            state=state,
+            screenshot=False,
             size_bytes=rng.randrange(200_000, 9_000_000),
             fidelity="fallback" if i in (4, 15) else "high",
-            provenance={"fidelity_reason": "page kept loading after 30 s; captured what had arrived"} if i in (4, 15) else None,
+            provenance={
+                "fidelity_reason": "page kept loading after 30 s; captured what had arrived"
+            }
+            if i in (4, 15)
+            else None,
         )
         if state == "complete":
             with lib.session() as s:
-                folder = s.get(__import__("archiver_app.store.models", fromlist=["Snapshot"]).Snapshot, sid).folder
+                folder = s.get(
+                    __import__("archiver_app.store.models", fromlist=["Snapshot"]).Snapshot, sid
+                ).folder
             page_png(root / folder / "screenshot.png", title, COLORS[i % len(COLORS)], rng)
             with lib.write() as s:
                 register_file(s, root, f"{folder}/screenshot.png", "screenshot", sid)
@@ -90,35 +134,83 @@ def build(root: Path) -> object:
     (drive / ".archiver-destination.json").write_text(json.dumps({"uuid": "blue"}))
     with lib.write() as s:
         blue = Destination(uuid="blue", label="Blue passport drive", last_mount_path=str(drive))
-        red = Destination(uuid="red", label="Office backup", last_mount_path="/media/office-backup",
-                          capacity_bytes=2_000_000_000_000, free_bytes=1_210_000_000_000,
-                          last_scrub_at=now - timedelta(days=12))
+        red = Destination(
+            uuid="red",
+            label="Office backup",
+            last_mount_path="/media/office-backup",
+            capacity_bytes=2_000_000_000_000,
+            free_bytes=1_210_000_000_000,
+            last_scrub_at=now - timedelta(days=12),
+        )
         s.add_all([blue, red])
         s.flush()
         files = s.query(File).all()
         for n, f in enumerate(files):
-            s.add(Copy(file_id=f.id, destination_id=blue.id, state="present" if n % 9 else "corrupted",
-                       verified_at=now - timedelta(days=2)))
+            s.add(
+                Copy(
+                    file_id=f.id,
+                    destination_id=blue.id,
+                    state="present" if n % 9 else "corrupted",
+                    verified_at=now - timedelta(days=2),
+                )
+            )
             if n % 3 == 0:
-                s.add(Copy(file_id=f.id, destination_id=red.id, state="present",
-                           verified_at=now - timedelta(days=12)))
-        crawl = Job(collection_id=1, name="riverwatch.example.net crawl", status="running",
-                    items_queued=240, items_downloaded=97, error_count=3, bytes_downloaded=184_000_000,
-                    r2xx=91, r3xx=6, r4xx=3, started_at=now - timedelta(minutes=7),
-                    config={"seeds": ["https://riverwatch.example.net/"], "scope": "host",
-                            "ignore_patterns": ["/calendar/", r"\?replytocom="], "concurrency": 4})
-        done = Job(collection_id=1, name="Bookmarks import (58 pages)", status="completed",
-                   items_queued=58, items_downloaded=56, error_count=2, bytes_downloaded=96_000_000,
-                   r2xx=56, r4xx=2, started_at=now - timedelta(hours=3),
-                   finished_at=now - timedelta(hours=2, minutes=40),
-                   coverage_md="jobs/2/coverage.md")
+                s.add(
+                    Copy(
+                        file_id=f.id,
+                        destination_id=red.id,
+                        state="present",
+                        verified_at=now - timedelta(days=12),
+                    )
+                )
+        crawl = Job(
+            collection_id=1,
+            name="riverwatch.example.net crawl",
+            status="running",
+            items_queued=240,
+            items_downloaded=97,
+            error_count=3,
+            bytes_downloaded=184_000_000,
+            r2xx=91,
+            r3xx=6,
+            r4xx=3,
+            started_at=now - timedelta(minutes=7),
+            config={
+                "seeds": ["https://riverwatch.example.net/"],
+                "scope": "host",
+                "ignore_patterns": ["/calendar/", r"\?replytocom="],
+                "concurrency": 4,
+            },
+        )
+        done = Job(
+            collection_id=1,
+            name="Bookmarks import (58 pages)",
+            status="completed",
+            items_queued=58,
+            items_downloaded=56,
+            error_count=2,
+            bytes_downloaded=96_000_000,
+            r2xx=56,
+            r4xx=2,
+            started_at=now - timedelta(hours=3),
+            finished_at=now - timedelta(hours=2, minutes=40),
+            coverage_md="jobs/2/coverage.md",
+        )
         s.add_all([crawl, done])
         s.flush()
         for k in range(40):
-            s.add(JobLog(job_id=crawl.id, at=now - timedelta(seconds=400 - k * 10),
-                         level="warning" if k % 13 == 5 else "info",
-                         message=(f"404 https://riverwatch.example.net/station/{k}" if k % 13 == 5
-                                  else f"200 https://riverwatch.example.net/station/{k} (4 pages in flight)")))
+            s.add(
+                JobLog(
+                    job_id=crawl.id,
+                    at=now - timedelta(seconds=400 - k * 10),
+                    level="warning" if k % 13 == 5 else "info",
+                    message=(
+                        f"404 https://riverwatch.example.net/station/{k}"
+                        if k % 13 == 5
+                        else f"200 https://riverwatch.example.net/station/{k} (4 pages in flight)"
+                    ),
+                )
+            )
     return lib
 
 
@@ -146,7 +238,9 @@ def main() -> None:
             loop.processEvents()
             time.sleep(0.02)
 
-    window = MainWindow(lib, runner=runner, settings=QSettings(f"{tmp.name}/s.ini", QSettings.Format.IniFormat))
+    window = MainWindow(
+        lib, runner=runner, settings=QSettings(f"{tmp.name}/s.ini", QSettings.Format.IniFormat)
+    )
     window.resize(1400, 860)
     window.show()
     settle(40)
@@ -154,7 +248,9 @@ def main() -> None:
     settle(80)
     window.grab().save(str(out / "main-window.png"))
 
-    dialog = window.open_capture_dialog("https://www.example-climate.org/reports/\nhttps://riverwatch.example.net/flood-levels")
+    dialog = window.open_capture_dialog(
+        "https://www.example-climate.org/reports/\nhttps://riverwatch.example.net/flood-levels"
+    )
     dialog.tags.setText("climate, thesis")
     settle(20)
     dialog.grab().save(str(out / "capture-dialog.png"))

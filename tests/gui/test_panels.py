@@ -29,11 +29,21 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
     now = library.clock()
     with library.write() as s:
         job = Job(
-            collection_id=coll, name="docs crawl", status="running", items_queued=40,
-            items_downloaded=10, error_count=2, bytes_downloaded=5_000_000, r2xx=9, r4xx=1,
+            collection_id=coll,
+            name="docs crawl",
+            status="running",
+            items_queued=40,
+            items_downloaded=10,
+            error_count=2,
+            bytes_downloaded=5_000_000,
+            r2xx=9,
+            r4xx=1,
             started_at=now - timedelta(seconds=100),
-            config={"seeds": ["https://docs.example/"], "ignore_patterns": ["/tag/"],
-                    "concurrency": 4},
+            config={
+                "seeds": ["https://docs.example/"],
+                "ignore_patterns": ["/tag/"],
+                "concurrency": 4,
+            },
         )
         s.add(job)
         s.flush()
@@ -45,7 +55,13 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
     qtbot.waitUntil(lambda: panel.model.rowCount() == 1)
     index = panel.model.index
     assert panel.model.data(index(0, 0), 0) == "#1 docs crawl"
-    assert [panel.model.data(index(0, c), 0) for c in (2, 3, 4, 6, 8)] == ["40", "10", "2", "9", "1"]
+    assert [panel.model.data(index(0, c), 0) for c in (2, 3, 4, 6, 8)] == [
+        "40",
+        "10",
+        "2",
+        "9",
+        "1",
+    ]
     assert panel.model.data(index(0, 10), 0).startswith("4m 4")  # 28 left at 10 per 100 s
     panel.table.selectRow(0)
     qtbot.waitUntil(lambda: "started" in panel.log.toPlainText())
