@@ -14,7 +14,8 @@ def test_bench_open_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert ratio > 0
 
 
-def test_bench_gui_runs(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
+@pytest.mark.slow
+def test_bench_gui_runs(capsys: pytest.CaptureFixture[str]) -> None:
     from tests.bench import bench_gui
 
     figures = bench_gui.main(
@@ -29,6 +30,8 @@ def test_bench_gui_runs(capsys: pytest.CaptureFixture[str], tmp_path: object) ->
             "5",
             "--queries",
             "museum",
+            "--idle-seconds",
+            "2",
         ]
     )
     out = capsys.readouterr().out
