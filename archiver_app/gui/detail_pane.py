@@ -8,6 +8,7 @@ queries, but a drive's copies table can be large); edits write through
 from __future__ import annotations
 
 from PySide6.QtCore import QStringListModel, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QCompleter,
     QFormLayout,
@@ -149,6 +150,7 @@ class DetailPane(QScrollArea):
         self.copies = QLabel(self.content)
         self.copies.setObjectName("copies")
         self.copies.setTextFormat(Qt.TextFormat.RichText)
+        self.copies.setWordWrap(True)
         inner.addWidget(self.copies)
         inner.addWidget(self._heading("Other captures of this address"))
         self.others = QListWidget(self.content)
@@ -166,6 +168,12 @@ class DetailPane(QScrollArea):
         self.content.hide()
         self.setWidget(body)
         thumbnails.ready.connect(self._thumbnail_ready)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        body = self.widget()
+        if body is not None:  # never wider than the pane: long text wraps instead
+            body.setMaximumWidth(self.viewport().width())
 
     def _value(self) -> QLabel:
         label = QLabel(self.content)
@@ -247,7 +255,11 @@ class DetailPane(QScrollArea):
         n = detail.present_copies
         lines = [f"<b>{n} {'copy' if n == 1 else 'copies'}</b>"]
         for c in detail.copies:
-            verified = f", verified {c.verified_at:%Y-%m-%d}" if c.verified_at else ""
+            verified = (
+                f", verified {c.verified_at:%Y-%m-%d}"
+                if c.verified_at and c.state == "present"
+                else ""
+            )
             lines.append(f"{COPY_SYMBOL.get(c.state, '?')} {c.where}: {c.state}{verified}")
         self.copies.setText("<br>".join(lines))
 

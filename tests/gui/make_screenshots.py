@@ -246,6 +246,8 @@ def main() -> None:
     settle(40)
     window.table.selectRow(1)
     settle(80)
+    window.thumbnails.wait_idle()
+    settle(40)
     window.grab().save(str(out / "main-window.png"))
 
     dialog = window.open_capture_dialog(
