@@ -664,6 +664,7 @@ class MainWindow(QMainWindow):
         for t in (self.jobs.timer, self.drives.timer, self.status.timer):
             t.stop()
         self.tray.hide()
+        self.model.shutdown()
         self.runner.cancel_all()
         event.accept()
         self.closed.emit()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from array import array
 from collections import OrderedDict
 from typing import Any
@@ -178,6 +179,10 @@ class SnapshotTableModel(QAbstractTableModel):
         self._load_started = 0.0
         self._readers: dict[int, Any] = {}  # generation -> sqlite3 connection reading it
         self._readers_lock = threading.Lock()
+        # Its own threads: a keystroke's query never waits behind a mirror or a capture.
+        self._reader_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="table")
+        pool = self._reader_pool
+        self.destroyed.connect(lambda *_: pool.shutdown(wait=False))
         self._relay = _ChunkRelay(self)
         self._relay.chunk.connect(self._on_chunk)
         self._relay.failed.connect(self._on_failed)
@@ -249,7 +254,13 @@ class SnapshotTableModel(QAbstractTableModel):
                 if not cancel.cancelled:  # an interrupted, superseded query is no error
                     relay.failed.emit(generation, f"{type(exc).__name__}: {exc}")
 
-        self.runner.submit(stream)
+        self._reader_pool.submit(stream)
+
+    def shutdown(self) -> None:
+        """Stop reading (window closing): cancel, interrupt SQLite, join the reader threads."""
+        self._cancel.cancel()
+        self._interrupt_reader()
+        self._reader_pool.shutdown(wait=True, cancel_futures=True)
 
     def _interrupt_reader(self) -> None:
         """Stop SQLite work for superseded queries (a sort of a million rows, a search)."""

@@ -228,9 +228,13 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     gaps: list[float] = []
     beat = {"last": time.perf_counter()}
 
+    big_gaps: list[tuple[float, float]] = []
+
     def tick() -> None:
         now = time.perf_counter()
         gaps.append(now - beat["last"])
+        if gaps[-1] > 0.2:
+            big_gaps.append((now, gaps[-1]))
         beat["last"] = now
 
     heart = QTimer()
@@ -371,6 +375,9 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     log_thread.join()
     heart.stop()
     stall = max(gaps) - 0.010 if gaps else 0.0
+    if args.verbose:
+        for at, gap in big_gaps:
+            print(f"  gap {gap * 1000:.0f} ms ending at {at - bench_start:.1f}s")
     idle_out, _ = idle.communicate(timeout=120)
     idle_stall = float(idle_out.split()[-1]) if idle_out.strip() else float("nan")
     floor = sql_floor(args.library / "library.db", args.queries.split(","))
