@@ -21,9 +21,9 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from array import array
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from PySide6.QtCore import (
