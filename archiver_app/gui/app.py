@@ -15,6 +15,9 @@ def prepare_environment() -> None:
     """Settings QtWebEngine reads before the QApplication exists."""
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")  # Chromium refuses root
+    from archiver_app.gui.replay.schemes import register_schemes
+
+    register_schemes()  # before the QApplication exists, as QtWebEngine requires
 
 
 def app_icon() -> QIcon:
