@@ -53,6 +53,35 @@ from archiver_app.tasks import ProgressUpdate
 BOOKMARK_SUFFIXES = (".html", ".htm", ".json", ".txt")
 
 
+def run_crawl(library: Library, request: CaptureRequest, *, progress: Any, cancel: Any) -> Any:
+    """Queue a crawl job from the dialog's options, then run it here until it ends."""
+    from archiver_app.crawl.inline import run_job_inline
+    from archiver_app.crawl.jobs import create_job
+    from archiver_app.crawl.rules import Rules
+    from archiver_app.crawl.spec import Limits
+
+    options = request.crawl
+    assert options is not None
+    rules = Rules().changed(
+        ignore=tuple(options.ignore_patterns),
+        concurrency=options.concurrency,
+        user_agent=options.user_agent or None,
+    )
+    job_id = create_job(
+        library,
+        list(request.urls),
+        scope=options.scope,
+        rules=rules,
+        limits=Limits(max_depth=options.depth, max_pages=options.page_limit),
+        collection=request.collection,
+        tags=list(request.tags),
+        name=f"Crawl of {request.urls[0]}",
+    )
+    return run_job_inline(
+        library, job_id, concurrency=options.concurrency, progress=progress, cancel=cancel
+    )
+
+
 class MainWindow(QMainWindow):
     """Shows one library. Threading: GUI thread only; long work goes through ``runner``."""
 
@@ -463,13 +492,7 @@ class MainWindow(QMainWindow):
 
         def work(progress: Any, cancel: Any) -> Any:
             if request.crawl is not None:
-                return fn(
-                    library,
-                    list(request.urls),
-                    collection=request.collection,
-                    tags=list(request.tags),
-                    options=request.crawl,
-                )
+                return run_crawl(library, request, progress=progress, cancel=cancel)
             return fn(
                 library,
                 list(request.urls),

@@ -55,15 +55,25 @@ def test_capture_search_replay_mirror_two_copies(
     # 3. replay, and find the text in the rendered page
     replay = window.open_replay_id(window.model.snapshot_id(0) or 0)
     assert replay is not None
-    found = getattr(replay, "find_text", None)
-    assert found is not None, "ReplayWidget should offer find_text(text) -> bool"
-    qtbot.waitUntil(lambda: bool(found("marigold")), timeout=60_000)
+    matches: list[int] = []
+
+    def look() -> bool:
+        from PySide6.QtWebEngineCore import QWebEnginePage
+
+        replay.page.findText(  # type: ignore[attr-defined]
+            "marigold",
+            QWebEnginePage.FindFlag(0),
+            lambda r: matches.append(r.numberOfMatches()),
+        )
+        return bool(matches) and matches[-1] > 0
+
+    qtbot.waitUntil(look, timeout=60_000)
     # 4. add a destination folder and mirror
     drive = tmp_path / "drive"
     drive.mkdir()
     add_destination, mirror = resolve("destinations"), resolve("mirror")
     assert add_destination is not None and mirror is not None
-    add_destination(library, str(drive), label="Test drive")
+    add_destination(library, str(drive), "Test drive")
     mirror(library)
     # 5. "2 copies" in the detail pane
     window.tabs.setCurrentIndex(0)
