@@ -132,16 +132,27 @@ def fts_match_expression(user_text: str) -> str:
 class SearchAdapter:
     """Full-text search over title, URL, page text and tags.
 
-    Today this reads ``snapshot_fts`` (FTS5) directly. When ``archiver_app.search`` offers
-    the same two operations, point this class at it; nothing else in the GUI changes.
+    The expression comes from ``archiver_app.search.build_fts_query`` (the CLI's syntax);
+    the streaming, windowed SQL over ``snapshot_fts`` stays here because the table needs
+    ids in its own sort order, a window at a time (``archiver_app.search.search`` returns
+    ranked, paged hits). This class is the one place to change either.
     """
 
     def available(self, conn: Connection) -> bool:
         return conn.dialect.name == "sqlite"
 
+    def match_expression(self, user_text: str) -> str:
+        """The MATCH expression: ``archiver_app.search``'s syntax (phrases, OR, -word) when
+        that package is present, so the window and ``archiver search`` agree."""
+        try:
+            from archiver_app.search import build_fts_query
+        except ImportError:
+            return fts_match_expression(user_text)
+        return build_fts_query(user_text) or ""
+
     def id_subquery(self, user_text: str) -> tuple[str, dict[str, Any]]:
         """SQL selecting the matching snapshot ids, and its parameters."""
-        expr = fts_match_expression(user_text)
+        expr = self.match_expression(user_text)
         if not expr:
             return "SELECT 0 WHERE 0", {}
         return "SELECT rowid FROM snapshot_fts WHERE snapshot_fts MATCH :fts", {"fts": expr}

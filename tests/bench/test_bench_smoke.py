@@ -27,6 +27,7 @@ def test_bench_index_runs(
     assert "ratio vs cdxj-indexer" in out and "p95" in out
     assert results["vs_cdxj_cpu"] > 0 and results["search_p95_ms"] > 0
 
+
 @pytest.mark.slow
 def test_bench_gui_runs(capsys: pytest.CaptureFixture[str]) -> None:
     from tests.bench import bench_gui

@@ -98,8 +98,12 @@ def test_search_filters_and_views(qtbot: QtBot, library: Library, op_runner: OpR
         lambda: "<b>river</b>" in model.data(model.index(0, sm.COL_MATCH), sm.SnippetRole)
     )
     assert model.data(model.index(0, sm.COL_MATCH)) == "the <b>river</b> rose"
-    _loaded(qtbot, model, SnapshotQuery(search='water" OR "'))  # FTS syntax is just text
+    _loaded(qtbot, model, SnapshotQuery(search='river" AND NEAR(x'))  # no FTS injection
     assert model.rowCount() == 0
+    _loaded(qtbot, model, SnapshotQuery(search="flood -river"))  # the CLI's search syntax
+    assert model.rowCount() == 0
+    _loaded(qtbot, model, SnapshotQuery(search="budget OR flood "))
+    assert model.rowCount() == 2
     _loaded(qtbot, model, SnapshotQuery(view=View.FAILED))
     assert [model.snapshot_id(0)] == [failed] and model.rowCount() == 1
     _loaded(qtbot, model, SnapshotQuery(view=View.RECENT))
