@@ -69,11 +69,11 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
     assert panel.ignore_edit.toPlainText() == "/tag/" and panel.concurrency_edit.value() == 4
     assert panel.pause_button.isEnabled() and not panel.resume_button.isEnabled()
     panel.pause_button.click()  # the crawl engine's job control, through a BackgroundOp
-    qtbot.waitUntil(lambda: panel.resume_button.isEnabled(), timeout=5000)
+    qtbot.waitUntil(panel.resume_button.isEnabled, timeout=5000)
     with library.session() as s:
         assert s.get(Job, job_id).status == "paused"  # type: ignore[union-attr]
     panel.resume_button.click()
-    qtbot.waitUntil(lambda: panel.pause_button.isEnabled(), timeout=5000)
+    qtbot.waitUntil(panel.pause_button.isEnabled, timeout=5000)
     with library.write() as s:
         s.add(JobLog(job_id=job_id, level="warning", message="https://docs.example/x 404"))
         s.get(Job, job_id).status = "completed"  # type: ignore[union-attr]
