@@ -33,6 +33,7 @@ from archiver_app.gui.replay.schemes import (
     to_archive_url,
     to_original_url,
 )
+from archiver_app.gui.signals import emit
 from archiver_app.replay import (
     NotArchived,
     RecordUnavailable,
@@ -74,7 +75,7 @@ class RequestLog(QObject):
     def add(self, url: str, outcome: str, detail: str = "") -> None:
         with self._lock:
             self._entries.append(LoggedRequest(url, outcome, detail))
-        self.logged.emit(url, outcome, detail)
+        emit(self.logged, url, outcome, detail)
 
     def entries(self) -> list[LoggedRequest]:
         with self._lock:
@@ -157,7 +158,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             self.log.add(url, NOT_ARCHIVED)
             if main:
                 self._reply_message(job, messages.not_archived(url, action_url("capture", url)))
-                self.pageServed.emit(url, None, "not-archived")
+                emit(self.pageServed, url, None, "not-archived")
             else:
                 job.fail(QWebEngineUrlRequestJob.Error.UrlNotFound)
             return
@@ -165,7 +166,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             self.log.add(url, FAILED, f"{exc.kind}: {exc}")
             if main:
                 self._reply_message(job, _message_for(exc, url))
-                self.pageServed.emit(url, None, exc.kind)
+                emit(self.pageServed, url, None, exc.kind)
             else:
                 job.fail(QWebEngineUrlRequestJob.Error.RequestFailed)
             return
@@ -176,7 +177,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         self.log.add(url, SERVED, f"{response.status} {response.ts}")
         self._reply(job, response)
         if main:
-            self.pageServed.emit(url, response, "")
+            emit(self.pageServed, url, response, "")
 
     def _reply(self, job: QWebEngineUrlRequestJob, response: ReplayResponse) -> None:
         extra = {

@@ -36,6 +36,7 @@ from sqlalchemy import text
 from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
 from archiver_app.gui.replay.page import ReplayPage, make_profile
 from archiver_app.gui.replay.schemes import register_schemes, to_archive_url, to_original_url
+from archiver_app.gui.signals import emit
 from archiver_app.library import Library
 from archiver_app.replay import Capture, Replayer, ReplayResponse
 from archiver_app.warc.timestamps import parse_ts
@@ -234,7 +235,7 @@ class ReplayWidget(QWidget):
         if qurl.scheme().startswith("archive-"):
             self.current_url = original
             self.address.setText(original)
-            self.urlChanged.emit(original)
+            emit(self.urlChanged, original)
 
     def _page_served(self, url: str, response: ReplayResponse | None, kind: str) -> None:
         self.current = response
@@ -248,7 +249,7 @@ class ReplayWidget(QWidget):
             }.get(kind, "This capture cannot be shown.")
             self.banner.setText(label)
             self._fill_timeline("")
-            self.captureChanged.emit("")
+            emit(self.captureChanged, "")
             return
         self.captures = self.replayer.captures_of(url)
         position = self._fill_timeline(response.ts, response.snapshot_id)
@@ -260,7 +261,7 @@ class ReplayWidget(QWidget):
         if response.truncated:
             note += f" — this capture was cut short when it was made ({response.truncated})"
         self.banner.setText(f"Archived on {describe_ts(response.ts)}{where}{note}")
-        self.captureChanged.emit(response.ts)
+        emit(self.captureChanged, response.ts)
 
     def _fill_timeline(self, ts: str, snapshot_id: int | None = None) -> int:
         """List the captures; select the one shown (same snapshot, else nearest in time)."""
