@@ -67,7 +67,7 @@ def clean_links(links: list[Any]) -> list[str]:
 
 
 def normalise_language(value: str) -> str | None:
-    value = value.split(",")[0].strip()
+    value = value.split(",", maxsplit=1)[0].strip()
     if not value or not re.fullmatch(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*", value):
         return None
     return value[:35]

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from archiver_app.hashing import sha256_file
 from archiver_app.layout.current import CURRENT_FS_VERSION
 from archiver_app.library import Library
 from archiver_app.store.files import register_file
@@ -27,8 +28,6 @@ from archiver_app.warc.records import RecordRow, insert_record_rows
 from archiver_app.warc.surt import domain_of, url_group, url_key
 from archiver_app.warc.timestamps import parse_ts, warc_date
 from archiver_app.warc.writer import RevisitOf, WrittenRecord
-
-SIDECAR_FORMAT = "archiver-snapshot"
 
 
 def write_file_atomic(path: Path, data: bytes) -> None:
@@ -112,13 +111,22 @@ class SnapshotOutcome:
     tags: Sequence[str] = ()
 
 
-def save_outcome(lib: Library, out: SnapshotOutcome) -> None:
-    """Register files, index records, complete the row, tag it and index its text."""
+def save_outcome(
+    lib: Library, out: SnapshotOutcome, hashes: dict[str, tuple[int, str]] | None = None
+) -> None:
+    """Register files, index records, complete the row, tag it and index its text.
+
+    ``hashes`` (from :func:`hash_files`) saves hashing the files a second time.
+    """
+    hashes = hashes or {}
     with lib.write() as s:
         file_ids: dict[str, int] = {}
         size = 0
         for rel, kind in out.files:
-            row = register_file(s, lib.root, rel, kind, out.snapshot_id)
+            known = hashes.get(rel)
+            row = register_file(
+                s, lib.root, rel, kind, out.snapshot_id, sha256=known[1] if known else None
+            )
             file_ids[rel] = row.id
             size += row.size
         warc_rel = next((rel for rel, kind in out.files if kind == FileKind.WARC), None)
@@ -189,40 +197,60 @@ def sidecar(
     captured_at: datetime,
     final_url: str,
     job_id: int | None,
+    hashes: dict[str, tuple[int, str]],
 ) -> dict[str, Any]:
-    """The ``index.json`` of a snapshot folder: enough to rebuild its row."""
-    return {
-        "format": SIDECAR_FORMAT,
-        "fs_version": CURRENT_FS_VERSION,
+    """The ``index.json`` of a snapshot folder, in the layout area's shape
+    (:func:`archiver_app.layout.migrate.build_sidecar`) plus what capture knows besides."""
+    from archiver_app.layout.migrate import build_sidecar
+
+    values = {
         "uid": uid,
-        "collection": collection,
         "url": out.url,
-        "final_url": final_url,
-        "captured_at": captured_at.isoformat(),
+        "captured_at": captured_at,
+        "folder": out.folder,
+        "fs_version": CURRENT_FS_VERSION,
+        "title": out.title,
         "state": out.state,
         "http_status": out.http_status,
         "mime": out.mime,
-        "title": out.title,
-        "snippet": out.snippet,
-        "language": out.language,
         "capture_backend": "playwright",
         "capture_fidelity": out.fidelity,
-        "content_hash": out.content_hash,
         "provenance": out.provenance,
-        "tags": list(out.tags),
-        "job_id": job_id,
-        "files": [
-            {"path": Path(rel).name, "kind": kind}
-            for rel, kind in out.files
-            if kind != FileKind.SIDECAR
-        ],
-        "main_record": (
-            {"file": "capture.warc.gz", "offset": out.main.offset, "length": out.main.length}
-            if out.main is not None
-            else None
-        ),
     }
+    files = [
+        {"path": rel.rsplit("/", 1)[-1], "size": size, "sha256": sha, "kind": kind}
+        for rel, kind in out.files
+        for size, sha in [hashes[rel]]
+        if kind != FileKind.SIDECAR
+    ]
+    data = build_sidecar(values, collection, list(out.tags), files)
+    data.update(
+        {
+            "final_url": final_url,
+            "snippet": out.snippet,
+            "language": out.language,
+            "content_hash": out.content_hash,
+            "job_id": job_id,
+            "main_record": (
+                {"file": "capture.warc.gz", "offset": out.main.offset, "length": out.main.length}
+                if out.main is not None
+                else None
+            ),
+        }
+    )
+    return data
+
+
+def hash_files(root: Path, files: Sequence[tuple[str, str]]) -> dict[str, tuple[int, str]]:
+    """Size and sha256 of each (relative path, kind), read once for sidecar and ``files``."""
+    out: dict[str, tuple[int, str]] = {}
+    for rel, _kind in files:
+        path = root.joinpath(*rel.split("/"))
+        out[rel] = (path.stat().st_size, sha256_file(path))
+    return out
 
 
 def dump_sidecar(data: dict[str, Any]) -> bytes:
-    return (json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode()
+    return (
+        json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True, default=str) + "\n"
+    ).encode()

@@ -47,6 +47,9 @@ Refetch = Callable[[str, dict[str, str]], Awaitable[bytes | None]]
 
 Event = dict[str, Any]
 
+#: Types a frame shows in a built-in viewer (its body is then refetched, not read back).
+VIEWER_MIMES = frozenset({"application/pdf", "application/x-pdf"})
+
 
 @dataclass
 class _Hop:
@@ -71,6 +74,7 @@ class _Exchange:
     finished: bool = False
     failed: str | None = None
     written: bool = False
+    writing: bool = False  # fetching its body; finish() may take it over
     oversize: bool = False
 
 
@@ -106,6 +110,7 @@ class NetworkRecorder:
         self.last_activity = time.monotonic()
         self._tasks: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
+        self.closed = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -144,12 +149,19 @@ class NetworkRecorder:
             await asyncio.wait(list(self._tasks), timeout=timeout)
 
     async def finish(self, timeout: float = 5.0) -> None:
-        """Write everything still pending: finished exchanges, then open ones as truncated."""
+        """Write everything still pending: finished exchanges, then open ones as truncated.
+
+        After this the recorder writes nothing more (events arriving late are ignored).
+        """
         await self.drain(timeout)
+        for task in list(self._tasks):
+            task.cancel()  # a body that never came back
         for rid in list(self.order):
             ex = self.exchanges[rid]
-            if not ex.written:
+            if not ex.written or ex.writing:
+                ex.written, ex.writing = False, False
                 await self._write_exchange(ex, body_ok=False, truncated="time")
+        self.closed = True
 
     # ------------------------------------------------------------------ events
 
@@ -244,14 +256,19 @@ class NetworkRecorder:
     # ------------------------------------------------------------------ writing
 
     async def _body(self, ex: _Exchange, hop: _Hop) -> tuple[bytes | None, str | None]:
-        try:
-            got = await self.cdp.send("Network.getResponseBody", {"requestId": ex.request_id})
-        except Exception as exc:  # evicted, media stream, download, page gone
-            reason = str(exc).splitlines()[0][:200]
+        mime = str((hop.response or {}).get("mimeType") or "").lower()
+        if mime in VIEWER_MIMES and ex.resource_type == "Document":
+            # the built-in viewer takes over the stream: DevTools only has its wrapper page
+            reason = "shown by the browser's built-in viewer"
         else:
-            if got.get("base64Encoded"):
-                return base64.b64decode(got.get("body", "")), None
-            return self._encode_text(got.get("body", ""), hop, ex), None
+            try:
+                got = await self.cdp.send("Network.getResponseBody", {"requestId": ex.request_id})
+            except Exception as exc:  # evicted, media stream, download, page gone
+                reason = str(exc).splitlines()[0][:200]
+            else:
+                if got.get("base64Encoded"):
+                    return base64.b64decode(got.get("body", "")), None
+                return self._encode_text(got.get("body", ""), hop, ex), None
         if self.refetch is not None and hop.method == "GET":
             headers = _request_headers(ex, len(ex.hops) - 1, hop)
             data = await self.refetch(hop.url, headers)
@@ -271,9 +288,9 @@ class NetworkRecorder:
     async def _write_exchange(
         self, ex: _Exchange, *, body_ok: bool, truncated: str | None = None
     ) -> None:
-        if ex.written:
+        if ex.written or self.closed:
             return
-        ex.written = True
+        ex.written = ex.writing = True
         final = ex.hops[-1] if ex.hops else None
         body: bytes | None = None
         body_note: str | None = None
@@ -282,10 +299,20 @@ class NetworkRecorder:
             body, body_note = await self._body(ex, final)
             if body is None:
                 truncated = "unspecified"
+        if self.closed or not ex.writing:
+            return  # finish() took over this exchange while its body was awaited
+        ex.writing = False
         async with self._write_lock:
             for index, hop in enumerate(ex.hops):
                 is_final = index == len(ex.hops) - 1
-                self._write_hop(ex, index, hop, body if is_final else b"", truncated, is_final)
+                self._write_hop(
+                    ex,
+                    index=index,
+                    hop=hop,
+                    body=body if is_final else b"",
+                    truncated=truncated,
+                    is_final=is_final,
+                )
                 if is_final and body_note and body is None:
                     self.notes.append(f"{hop.url}: body not available ({body_note})")
 
@@ -299,6 +326,7 @@ class NetworkRecorder:
     def _write_hop(
         self,
         ex: _Exchange,
+        *,
         index: int,
         hop: _Hop,
         body: bytes | None,
@@ -307,8 +335,7 @@ class NetworkRecorder:
     ) -> None:
         resp_event = hop.response
         if resp_event is None:
-            error = ex.failed or "no response"
-            self.resources.append(ResourceInfo(hop.url, None, None, 0, error))
+            self.resources.append(ResourceInfo(hop.url, None, None, 0, ex.failed or "no response"))
             return
         response = _response(resp_event, ex, index)
         request = HttpRequest(
@@ -340,12 +367,14 @@ class NetworkRecorder:
         )
         if revisit is not None:
             self.revisit_sources.add(revisit.record_id)
-        error = None
+        error: str | None = None
         if is_final and ex.failed and ex.failed != "canceled":
             error = ex.failed
         elif hop_truncated:
             error = f"truncated ({hop_truncated})"
-        self.resources.append(ResourceInfo(hop.url, response.status, response.mime, len(data), error))
+        self.resources.append(
+            ResourceInfo(hop.url, response.status, response.mime, len(data), error)
+        )
         if ex.request_id == self.main_request_id and is_final:
             self.main_record, self.main_response, self.main_body = written, response, data
 
@@ -413,7 +442,9 @@ def _response(event: Event, ex: _Exchange, index: int) -> HttpResponse:
     reason = str(event.get("statusText") or "")
     source = (extra or {}).get("headers") or event.get("headers") or {}
     headers = headers_from_map(source)
-    proto = "HTTP/1.1" if is_http2(protocol) or not protocol.lower().startswith("http/") else protocol
+    proto = (
+        "HTTP/1.1" if is_http2(protocol) or not protocol.lower().startswith("http/") else protocol
+    )
     if not reason:
         from http import HTTPStatus
 

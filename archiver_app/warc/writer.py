@@ -85,7 +85,7 @@ class CaptureWarcWriter:
         info_record = self._writer.create_warcinfo_record(path.name, dict(info))
         info_record.rec_headers.replace_header("WARC-Record-ID", self._record_id())
         info_record.rec_headers.replace_header("WARC-Date", warc_date(self._clock()))
-        self._write(info_record, "warcinfo", "", None, None)
+        self._write(info_record, record_type="warcinfo", url="", status=None, mime=None)
 
     # ------------------------------------------------------------------ internals
 
@@ -96,6 +96,7 @@ class CaptureWarcWriter:
     def _write(
         self,
         record: object,
+        *,
         record_type: str,
         url: str,
         status: int | None,
@@ -181,7 +182,14 @@ class CaptureWarcWriter:
                 warc_headers_dict=warc_headers,
             )
             kind = "response"
-        resp = self._write(record, kind, url, response.status, response.mime, revisit_of)
+        resp = self._write(
+            record,
+            record_type=kind,
+            url=url,
+            status=response.status,
+            mime=response.mime,
+            revisit_of=revisit_of,
+        )
         req = None
         if request is not None:
             req = self.write_request(url, request, concurrent_to=resp.record_id)
@@ -202,7 +210,7 @@ class CaptureWarcWriter:
             http_headers=http_headers,
             warc_headers_dict=self._headers(WARC_Concurrent_To=concurrent_to),
         )
-        return self._write(record, "request", url, None, None)
+        return self._write(record, record_type="request", url=url, status=None, mime=None)
 
     def write_resource(
         self, uri: str, content_type: str, data: bytes, *, concurrent_to: str | None = None
@@ -215,7 +223,13 @@ class CaptureWarcWriter:
             warc_content_type=content_type,
             warc_headers_dict=self._headers(WARC_Concurrent_To=concurrent_to),
         )
-        return self._write(record, "resource", uri, None, content_type.split(";")[0])
+        return self._write(
+            record,
+            record_type="resource",
+            url=uri,
+            status=None,
+            mime=content_type.split(";", maxsplit=1)[0],
+        )
 
     def write_metadata(
         self, uri: str, content_type: str, data: bytes, *, concurrent_to: str | None = None
@@ -228,7 +242,13 @@ class CaptureWarcWriter:
             warc_content_type=content_type,
             warc_headers_dict=self._headers(WARC_Concurrent_To=concurrent_to),
         )
-        return self._write(record, "metadata", uri, None, content_type.split(";")[0])
+        return self._write(
+            record,
+            record_type="metadata",
+            url=uri,
+            status=None,
+            mime=content_type.split(";", maxsplit=1)[0],
+        )
 
     # ------------------------------------------------------------------ closing
 
@@ -265,4 +285,3 @@ def _payload_digest(writer: WARCWriter, stream: BinaryIO, length: int) -> str:
 def payload_digest(data: bytes) -> str:
     """The ``WARC-Payload-Digest`` this writer gives ``data`` (``sha1:<base32>``)."""
     return _payload_digest(WARCWriter(io.BytesIO()), io.BytesIO(data), len(data))
-

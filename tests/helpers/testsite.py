@@ -9,8 +9,9 @@ subresource, a non-UTF-8 page, a PDF link and a long-poll that never finishes.
 Every body is deterministic, so tests can compare stored bytes with :attr:`LocalSite.bodies`.
 Use the ``test_site`` fixture (registered in tests/conftest.py) or :func:`start_site`.
 Extra pages: ``/page?n=N`` (small realistic pages for benchmarks and crawls, each linking to
-the next two), ``/hang`` (never answers), ``/huge`` (a 2 GB streamed body), ``/data.json``,
-``/img/photo.png``, ``/plain.txt``.
+the next two), ``/hang`` (never answers), ``/slow.html`` (loads an image, then waits forever
+for ``/hang``), ``/huge`` (a 2 GB streamed body), ``/data.json``, ``/img/photo.png``,
+``/plain.txt``.
 """
 
 from __future__ import annotations
@@ -142,6 +143,11 @@ LATIN1_HTML = (
 ).encode("latin-1")
 
 
+#: A page whose images load but whose script never arrives (the load event never fires).
+SLOW_HTML = """<!doctype html><html><head><title>Slow</title></head><body>
+<p>Half loaded.</p><img src="/img/a.png" alt="a"><script src="/hang"></script></body></html>"""
+
+
 def bench_page(n: int) -> str:
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Page {n}</title><link rel="stylesheet" href="/css/imported.css"></head><body>
@@ -184,7 +190,7 @@ class LocalSite:
 
 
 def _static(
-    site: LocalSite, route: str, body: bytes, ctype: str, headers: list[tuple[str, str]] = []
+    site: LocalSite, route: str, body: bytes, ctype: str, headers: tuple[tuple[str, str], ...] = ()
 ) -> Callable[[Request], Response]:
     site.bodies[route] = body
     extra = list(headers)
@@ -201,7 +207,9 @@ def _range_handler(data: bytes, ctype: str) -> Callable[[Request], Response]:
         start = int(start_s or 0)
         end = min(int(end_s) if end_s else len(data) - 1, len(data) - 1)
         part = data[start : end + 1]
-        return Response(206, part, [*base, ("Content-Range", f"bytes {start}-{end}/{len(data)}")], ctype)
+        return Response(
+            206, part, [*base, ("Content-Range", f"bytes {start}-{end}/{len(data)}")], ctype
+        )
 
     return handle
 
@@ -272,9 +280,7 @@ def start_site() -> LocalSite:
         return Response(200, stream=never, content_type="application/json")
 
     r["/longpoll"] = longpoll
-    r["/latin1.html"] = _static(
-        site, "/latin1.html", LATIN1_HTML, "text/html; charset=iso-8859-1"
-    )
+    r["/latin1.html"] = _static(site, "/latin1.html", LATIN1_HTML, "text/html; charset=iso-8859-1")
     r["/doc.pdf"] = _static(site, "/doc.pdf", pdf("Archived PDF text"), "application/pdf")
     r["/data.json"] = _static(site, "/data.json", b'{"kind": "json main"}', "application/json")
     r["/plain.txt"] = _static(site, "/plain.txt", b"plain text main resource\n", "text/plain")
@@ -290,6 +296,7 @@ def start_site() -> LocalSite:
         return Response(200, b"too late", [], "text/plain")
 
     r["/hang"] = hang
+    r["/slow.html"] = _static(site, "/slow.html", SLOW_HTML.encode(), HTML)
 
     def huge(_q: Request) -> Response:
         chunk = b"<p>" + b"x" * 65530 + b"</p>"

@@ -1,0 +1,134 @@
+"""``archiver drives``: list, add, scan and verify (scrub) destination drives."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from archiver_app.cli import Context
+    from archiver_app.tasks import ProgressUpdate
+
+
+def add_scan_root(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--scan-root",
+        metavar="PATH",
+        action="append",
+        type=Path,
+        help="also look for drives in PATH (its sub-folders, as in /media); repeatable",
+    )
+
+
+def progress_printer(stream: TextIO, interval: float = 1.0) -> Any:
+    """A throttled progress sink printing one line per update (with the ETA)."""
+    from archiver_app.tasks import ThrottledProgress
+
+    def show(update: ProgressUpdate) -> None:
+        print(update.message, file=stream, flush=True)
+
+    return ThrottledProgress(show, interval=interval)
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("drives", help="destination drives: list, add, scan, verify")
+    add_scan_root(p)
+    p.set_defaults(func=cmd_list)
+    dsub = p.add_subparsers(dest="drives_command", metavar="ACTION")
+
+    q = dsub.add_parser("list", help="every destination, mounted or not, with its counts")
+    add_scan_root(q)
+    q.set_defaults(func=cmd_list)
+
+    q = dsub.add_parser("add", help="mark a folder or mounted drive as a destination")
+    q.add_argument("path", metavar="PATH")
+    q.add_argument("--label", required=True, metavar="NAME", help="a name you will recognise")
+    q.set_defaults(func=cmd_add)
+
+    q = dsub.add_parser("scan", help="look for known and unknown drives on the mount points")
+    add_scan_root(q)
+    q.set_defaults(func=cmd_scan)
+
+    q = dsub.add_parser("verify", help="re-hash every copy on a drive and repair bad ones")
+    q.add_argument("name", nargs="?", metavar="NAME", help="drive label (default: all mounted)")
+    q.add_argument("--no-repair", action="store_true", help="only report, do not repair")
+    add_scan_root(q)
+    q.set_defaults(func=cmd_verify)
+
+
+def _when(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M UTC") if value is not None else "never"
+
+
+def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.mirror import list_destinations
+    from archiver_app.mirror.progress import human_bytes
+
+    with ctx.open_library() as lib:
+        rows = list_destinations(lib, scan_roots=args.scan_root)
+    if not rows:
+        print(
+            "no destinations yet; add one with: archiver drives add PATH --label NAME", file=ctx.out
+        )
+        return 0
+    for d in rows:
+        where = str(d.mount_path) if d.mounted else "absent"
+        free = f", {human_bytes(d.free_bytes)} free" if d.mounted and d.free_bytes else ""
+        busy = ", busy (not safe to unplug)" if d.busy else ""
+        print(
+            f"{d.label}: {where}{free}{busy}\n"
+            f"    {d.present} present, {d.missing} missing, {d.corrupted} corrupted;"
+            f" last verified {_when(d.last_verified_at)}{' (due)' if d.scrub_due else ''}",
+            file=ctx.out,
+        )
+    return 0
+
+
+def cmd_add(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.mirror import add_destination
+
+    with ctx.open_library() as lib:
+        row = add_destination(lib, args.path, args.label)
+    print(f"added destination {row.label!r} ({row.uuid}) at {row.last_mount_path}", file=ctx.out)
+    return 0
+
+
+def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.mirror.destinations import find_mounted, unknown_markers
+
+    with ctx.open_library() as lib:
+        mounted = find_mounted(lib, scan_roots=args.scan_root, rescan=True)
+        unknown = unknown_markers(lib, args.scan_root)
+    for d in mounted.values():
+        print(f"{d.label}: mounted at {d.mount}", file=ctx.out)
+    for uuid, path in unknown.items():
+        print(
+            f"unknown destination {uuid} at {path} (add it: archiver drives add {path} "
+            "--label NAME)",
+            file=ctx.out,
+        )
+    if not mounted and not unknown:
+        print("no destination drive is mounted", file=ctx.out)
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.mirror import verify_destinations
+
+    with ctx.open_library() as lib:
+        results = verify_destinations(
+            lib,
+            args.name,
+            repair=not args.no_repair,
+            scan_roots=args.scan_root,
+            progress=progress_printer(ctx.err),
+        )
+    if not results:
+        print("no destination drive is mounted", file=ctx.out)
+        return 1
+    for r in results:
+        print(r.describe(), file=ctx.out)
+    return 0 if all(r.unrepaired == 0 and not r.stopped for r in results) else 1

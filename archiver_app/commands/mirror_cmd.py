@@ -1,0 +1,49 @@
+"""``archiver mirror [--dry-run]``: print the plan, then copy to the mounted drives."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from archiver_app.commands.drives_cmd import add_scan_root, progress_printer
+
+if TYPE_CHECKING:
+    from archiver_app.cli import Context
+    from archiver_app.mirror.director import Plan
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("mirror", help="copy files to the mounted drives until the policy holds")
+    p.add_argument("--dry-run", action="store_true", help="print the plan, copy nothing")
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long for a drive another run is writing to (default: skip)",
+    )
+    add_scan_root(p)
+    p.set_defaults(func=cmd_mirror)
+
+
+def cmd_mirror(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.mirror import run_mirror
+
+    def show(plan: Plan) -> None:
+        for line in plan.describe():
+            print(line, file=ctx.out, flush=True)
+
+    with ctx.open_library() as lib:
+        result = run_mirror(
+            lib,
+            dry_run=args.dry_run,
+            scan_roots=args.scan_root,
+            on_plan=show,
+            progress=progress_printer(ctx.err),
+            lock_wait=args.wait,
+        )
+    for line in result.describe():
+        print(line, file=ctx.out)
+    if not args.dry_run:
+        print(f"done: {result.copied} copies made and verified", file=ctx.out)
+    return 0 if result.ok else 1

@@ -1,0 +1,57 @@
+"""``archiver offload --older-than 1y``: free laptop space once drives hold enough copies."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from archiver_app.commands.drives_cmd import add_scan_root, progress_printer
+
+if TYPE_CHECKING:
+    from archiver_app.cli import Context
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("offload", help="free laptop space for old snapshots safely on drives")
+    p.add_argument(
+        "--older-than",
+        required=True,
+        metavar="AGE",
+        help="snapshots captured before now minus AGE (1y, 6m, 2w, 30d, 12h)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="say what would be freed")
+    add_scan_root(p)
+    p.set_defaults(func=cmd_offload)
+
+
+def cmd_offload(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.mirror import offload, parse_age
+    from archiver_app.mirror.progress import human_bytes
+
+    age = parse_age(args.older_than)
+    with ctx.open_library() as lib:
+        r = offload(
+            lib,
+            age,
+            dry_run=args.dry_run,
+            scan_roots=args.scan_root,
+            progress=progress_printer(ctx.err),
+        )
+    verb = "would free" if args.dry_run else "freed"
+    print(
+        f"{verb} {human_bytes(r.bytes_freed)}: {r.snapshots} snapshots, {r.files} files",
+        file=ctx.out,
+    )
+    if r.not_safe:
+        print(
+            f"{r.not_safe} older snapshots kept: not enough verified copies on drives "
+            "(run: archiver mirror)",
+            file=ctx.out,
+        )
+    if r.unconfirmed:
+        print(
+            f"{r.unconfirmed} older snapshots kept: plug in a drive holding them so a copy "
+            "can be re-checked first",
+            file=ctx.out,
+        )
+    return 0

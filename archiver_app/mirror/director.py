@@ -1,0 +1,266 @@
+"""The director: which files lack copies, and the (source, destination) pairs to fix that.
+
+For every file with fewer present copies than its collection's policy asks (the laptop's
+own copy counts when it is present), it picks mounted destinations the policy allows,
+with room, that do not hold the file yet; the most free space first. A file placed on a
+destination drags along the files its revisit records depend on (see :mod:`deps`), so a
+snapshot is whole on every drive that holds it. The result is a :class:`Plan`, printed
+by ``archiver mirror --dry-run`` before anything is written.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from sqlalchemy import select
+
+from archiver_app.library import Library
+from archiver_app.mirror.copier import join_relative
+from archiver_app.mirror.deps import file_dependencies
+from archiver_app.mirror.destinations import MountedDestination
+from archiver_app.mirror.policy import Policy
+from archiver_app.mirror.progress import human_bytes
+from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Snapshot
+
+RESERVE_MAX = 64 * 1024 * 1024  # keep this much (or 1% of the drive, if less) free
+BATCH_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """Copy one file to one destination.
+
+    ``required`` is how many destination copies the policy needs (re-checked by the
+    worker just before copying); None means "copy regardless" (a dependency or a repair).
+    """
+
+    file_id: int
+    path: str
+    sha256: str
+    size: int
+    destination_id: int
+    source: Path
+    source_destination_id: int | None = None  # None: the laptop's copy
+    required: int | None = None
+    counted: frozenset[int] = frozenset()  # destinations that count towards ``required``
+
+
+@dataclass
+class DestinationPlan:
+    destination: MountedDestination
+    free_bytes: int
+    transfers: list[Transfer] = field(default_factory=list)
+
+    @property
+    def bytes(self) -> int:
+        return sum(t.size for t in self.transfers)
+
+    def batches(self, size: int) -> Iterator[list[Transfer]]:
+        return make_batches(self.transfers, size)
+
+
+def make_batches(
+    transfers: list[Transfer], size: int, max_bytes: int = BATCH_BYTES
+) -> Iterator[list[Transfer]]:
+    """Consecutive groups of at most ``size`` files and about ``max_bytes`` bytes."""
+    batch: list[Transfer] = []
+    nbytes = 0
+    for t in transfers:
+        if batch and (len(batch) >= size or nbytes + t.size > max_bytes):
+            yield batch
+            batch, nbytes = [], 0
+        batch.append(t)
+        nbytes += t.size
+    if batch:
+        yield batch
+
+
+@dataclass
+class Plan:
+    destinations: dict[int, DestinationPlan] = field(default_factory=dict)
+    files_needing: int = 0  # files below their policy before this run
+    waiting_for: Counter[str] = field(default_factory=Counter)  # absent label -> files
+    busy: list[str] = field(default_factory=list)
+    unusable: dict[str, str] = field(default_factory=dict)  # label -> reason
+    shortfall: Counter[str] = field(default_factory=Counter)  # reason -> files
+
+    @property
+    def transfers(self) -> list[Transfer]:
+        return [t for d in self.destinations.values() for t in d.transfers]
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(d.bytes for d in self.destinations.values())
+
+    def describe(self) -> list[str]:
+        """The plan as lines a person reads before the run starts."""
+        lines = [
+            f"plan: {len(self.transfers)} copies, {human_bytes(self.total_bytes)}"
+            f" ({self.files_needing} files below their policy)"
+        ]
+        for dp in self.destinations.values():
+            d = dp.destination
+            lines.append(
+                f"  {d.label} ({d.mount}): {len(dp.transfers)} files, {human_bytes(dp.bytes)}"
+                f", {human_bytes(dp.free_bytes)} free"
+            )
+        for label in self.busy:
+            lines.append(f"  {label}: busy (another run is writing to it), skipped")
+        for label, reason in self.unusable.items():
+            lines.append(f"  {label}: cannot be written ({reason}), skipped")
+        for label, n in sorted(self.waiting_for.items()):
+            lines.append(f"  {label}: not mounted; {n} files wait for it")
+        for reason, n in sorted(self.shortfall.items()):
+            lines.append(f"  {n} files stay below their policy: {reason}")
+        return lines
+
+
+def usable_room(mount: Path) -> int:
+    usage = shutil.disk_usage(mount)
+    return max(0, usage.free - min(RESERVE_MAX, usage.total // 100))
+
+
+def plan_mirror(
+    lib: Library,
+    mounted: Mapping[int, MountedDestination],
+    usable: set[int],
+    policies: Mapping[int, Policy],
+    default: Policy,
+    *,
+    now: datetime | None = None,
+    stale_ongoing: set[int] = frozenset(),  # type: ignore[assignment]
+) -> Plan:
+    """Plan the copies that bring every file up to its policy, on ``usable`` destinations.
+
+    An ``ongoing`` copy counts as in progress (not planned again) unless its destination
+    is in ``stale_ongoing`` (nobody is writing there) or it is older than the max age.
+    """
+    now = now or lib.clock()
+    root = lib.root
+    plan = Plan()
+    with lib.session() as s:
+        dests = {d.id: d for d in s.scalars(select(Destination)).all()}
+        files = s.execute(
+            select(
+                File.id,
+                File.path,
+                File.size,
+                File.sha256,
+                File.local_state,
+                File.external_path,
+                Snapshot.collection_id,
+            )
+            .outerjoin(Snapshot, Snapshot.id == File.snapshot_id)
+            .order_by(File.path)
+        ).all()
+        present: dict[int, set[int]] = defaultdict(set)
+        inflight: dict[int, list[tuple[int, datetime]]] = defaultdict(list)
+        for fid, did, state, updated in s.execute(
+            select(Copy.file_id, Copy.destination_id, Copy.state, Copy.updated_at).where(
+                Copy.state.in_([CopyState.PRESENT, CopyState.ONGOING])
+            )
+        ):
+            if state == CopyState.PRESENT:
+                present[fid].add(did)
+            else:
+                inflight[fid].append((did, updated))
+        deps = file_dependencies(s)
+    room: dict[int, int] = {}
+    for did in sorted(usable):
+        try:
+            room[did] = usable_room(mounted[did].mount)
+        except OSError as exc:
+            plan.unusable[mounted[did].label] = exc.strerror or str(exc)
+            continue
+        plan.destinations[did] = DestinationPlan(mounted[did], room[did])
+    enabled = {i for i, d in dests.items() if d.enabled}
+    by_id = {row.id: row for row in files}
+    planned: set[tuple[int, int]] = set()
+
+    def busy_with(fid: int, pol: Policy) -> set[int]:
+        limit = timedelta(seconds=pol.max_age_seconds)
+        return {d for d, at in inflight.get(fid, ()) if d not in stale_ongoing and now - at < limit}
+
+    def source_of(fid: int) -> tuple[Path, int | None] | None:
+        row = by_id[fid]
+        if row.local_state == LocalState.PRESENT:
+            local = Path(row.external_path) if row.external_path else join_relative(root, row.path)
+            return local, None
+        for did in sorted(present.get(fid, ())):
+            if did in mounted:
+                return join_relative(mounted[did].folder, row.path), did
+        return None
+
+    sources: dict[int, tuple[Path, int | None] | None] = {}
+
+    def cached_source(fid: int) -> tuple[Path, int | None] | None:
+        if fid not in sources:
+            sources[fid] = source_of(fid)
+        return sources[fid]
+
+    def add(fid: int, did: int, required: int | None, counted: frozenset[int]) -> bool:
+        row = by_id[fid]
+        src = cached_source(fid)
+        if src is None or row.sha256 is None or room.get(did, -1) < row.size:
+            return False
+        room[did] -= row.size
+        planned.add((fid, did))
+        plan.destinations[did].transfers.append(
+            Transfer(fid, row.path, row.sha256, row.size, did, src[0], src[1], required, counted)
+        )
+        return True
+
+    chosen_pairs: list[tuple[int, int]] = []
+    for row in files:
+        pol = policies.get(row.collection_id, default) if row.collection_id else default
+        allowed = frozenset(i for i in enabled if pol.allows(dests[i].label))
+        local = 1 if row.local_state == LocalState.PRESENT else 0
+        have = len(present.get(row.id, set()) & allowed) + local
+        need = pol.copies - have
+        if need <= 0:
+            continue
+        plan.files_needing += 1
+        if row.sha256 is None:
+            plan.shortfall["not hashed yet"] += 1
+            continue
+        if cached_source(row.id) is None:
+            plan.shortfall["no readable copy (laptop copy gone, no drive holding it mounted)"] += 1
+            continue
+        taken = present.get(row.id, set()) | busy_with(row.id, pol)
+        candidates = sorted(
+            (d for d in allowed if d in plan.destinations and d not in taken),
+            key=lambda d: (-room[d], d),
+        )
+        got = 0
+        for did in candidates:
+            if got == need:
+                break
+            if add(row.id, did, pol.copies - local, allowed):
+                chosen_pairs.append((row.id, did))
+                got += 1
+        if got < need:
+            waiting = [dests[d].label for d in allowed if d not in mounted and d not in taken]
+            for label in waiting[: need - got]:
+                plan.waiting_for[label] += 1
+            if len(waiting) < need - got:
+                no_room = any(d in plan.destinations and d not in taken for d in allowed)
+                plan.shortfall[
+                    "no room left on the mounted drives"
+                    if no_room
+                    else "not enough usable drives (mounted, writable, not busy)"
+                ] += 1
+    # revisit dependencies travel with the files that need them
+    for fid, did in chosen_pairs:
+        for dep in sorted(deps.get(fid, ())):
+            if did in present.get(dep, set()) or (dep, did) in planned or dep not in by_id:
+                continue
+            if not add(dep, did, None, frozenset()):
+                plan.shortfall["a revisit original cannot be copied alongside"] += 1
+    for dp in plan.destinations.values():
+        dp.transfers.sort(key=lambda t: (t.required is not None, t.path))
+    return plan

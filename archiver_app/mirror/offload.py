@@ -1,0 +1,280 @@
+"""Offload (free laptop space) and restore (bring offloaded files back, verified).
+
+A snapshot older than the cut-off is offloaded only when every one of its files, and every
+file its revisit records depend on, is ``present`` and verified on at least ``copies``
+destinations allowed by its policy (the laptop no longer counts once it lets go), and one
+mounted copy of each file re-hashes correctly right now. Its laptop files are then
+removed and ``files.local_state`` becomes ``offloaded``: the database keeps knowing where
+every copy is. :func:`restore` asks for a drive by label when none holding the files is
+mounted, and copies back with the same verification as the mirror.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+from sqlalchemy import select, update
+
+from archiver_app.errors import InputError
+from archiver_app.library import Library
+from archiver_app.mirror import copier
+from archiver_app.mirror.deps import chunks, file_dependencies
+from archiver_app.mirror.destinations import find_mounted
+from archiver_app.mirror.policy import collection_policies, library_policy
+from archiver_app.mirror.progress import RunProgress
+from archiver_app.mirror.scrub import DriveNotMounted
+from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Snapshot
+from archiver_app.tasks import CancelToken, Progress, null_progress
+from archiver_app.validation import safe_join
+
+_AGE = re.compile(r"^\s*(\d+)\s*([ymwdh])\s*$")
+_UNIT_DAYS = {"y": 365, "m": 30, "w": 7, "d": 1}
+
+
+def parse_age(text: str) -> timedelta:
+    """``1y``, ``6m``, ``2w``, ``30d``, ``12h`` -> a timedelta (a month is 30 days)."""
+    match = _AGE.match(text.lower())
+    if not match:
+        raise InputError(f"invalid age {text!r}: use a number and y, m, w, d or h (e.g. 1y)")
+    n, unit = int(match.group(1)), match.group(2)
+    return timedelta(hours=n) if unit == "h" else timedelta(days=n * _UNIT_DAYS[unit])
+
+
+@dataclass
+class OffloadResult:
+    snapshots: int = 0
+    files: int = 0
+    bytes_freed: int = 0
+    dry_run: bool = False
+    not_safe: int = 0  # old snapshots without enough verified copies
+    unconfirmed: int = 0  # enough copies recorded, but none mounted to re-check now
+    candidates: list[int] = field(default_factory=list)  # snapshot ids offloaded (or to be)
+
+
+def offload(
+    lib: Library,
+    older_than: timedelta,
+    *,
+    dry_run: bool = False,
+    scan_roots: Sequence[Path] | None = None,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> OffloadResult:
+    cancel = cancel or CancelToken()
+    result = OffloadResult(dry_run=dry_run)
+    cutoff = lib.clock() - older_than
+    mounted = find_mounted(lib, scan_roots=scan_roots)
+    policies, default = collection_policies(lib), library_policy(lib)
+    with lib.session() as s:
+        labels = {d.id: d.label for d in s.scalars(select(Destination))}
+        snaps = s.execute(
+            select(Snapshot.id, Snapshot.collection_id).where(Snapshot.captured_at < cutoff)
+        ).all()
+        files_by_snap: dict[int, list[File]] = defaultdict(list)
+        for part in chunks([sid for sid, _ in snaps]):
+            for f in s.scalars(select(File).where(File.snapshot_id.in_(part))):
+                files_by_snap[f.snapshot_id or 0].append(f)
+        all_ids = [f.id for fs in files_by_snap.values() for f in fs]
+        deps = file_dependencies(s, all_ids)
+        verified: dict[int, set[int]] = defaultdict(set)
+        needed_ids = sorted(set(all_ids) | {d for ds in deps.values() for d in ds})
+        for part in chunks(needed_ids):
+            for fid, did in s.execute(
+                select(Copy.file_id, Copy.destination_id).where(
+                    Copy.file_id.in_(part),
+                    Copy.state == CopyState.PRESENT,
+                    Copy.verified_at.is_not(None),
+                )
+            ):
+                verified[fid].add(did)
+    plan: list[tuple[int, list[File]]] = []
+    for sid, cid in snaps:
+        files = [f for f in files_by_snap.get(sid, []) if f.local_state == LocalState.PRESENT]
+        if not files:
+            continue
+        pol = policies.get(cid, default)
+        allowed = {i for i, label in labels.items() if pol.allows(label)}
+        needed = {f.id for f in files} | {d for f in files for d in deps.get(f.id, ())}
+        safe_on = set(allowed)
+        for fid in needed:
+            safe_on &= verified.get(fid, set())
+        if len(safe_on) < pol.copies:
+            result.not_safe += 1
+            continue
+        if not any(did in mounted for did in safe_on):
+            result.unconfirmed += 1
+            continue
+        plan.append((sid, files))
+    tracker = RunProgress(
+        progress,
+        "offload",
+        sum(len(fs) for _, fs in plan),
+        sum(f.size for _, fs in plan for f in fs),
+    )
+    for sid, files in plan:
+        if cancel.cancelled:
+            break
+        result.candidates.append(sid)
+        checks = []
+        for f in files:  # one fresh re-hash of a mounted copy, right before letting go
+            assert f.sha256 is not None
+            mounted_copies = [mounted[d] for d in sorted(verified[f.id]) if d in mounted]
+            checks.append(
+                any(
+                    copier.matches(safe_join(m.folder, f.path), f.sha256, f.size)
+                    for m in mounted_copies
+                )
+            )
+        if not all(checks):
+            result.unconfirmed += 1
+            result.candidates.pop()
+            continue
+        result.snapshots += 1
+        result.files += len(files)
+        result.bytes_freed += sum(f.size for f in files)
+        if dry_run:
+            continue
+        with lib.write() as s:
+            s.execute(
+                update(File)
+                .where(File.id.in_([f.id for f in files]))
+                .values(local_state=LocalState.OFFLOADED)
+            )
+        for f in files:  # state first: a crash here leaves a file marked offloaded but present
+            with contextlib.suppress(FileNotFoundError):
+                lib.abspath(f.path).unlink()
+            tracker.add(files=1, nbytes=f.size)
+    tracker.finish()
+    return result
+
+
+@dataclass
+class RestoreResult:
+    restored: list[int] = field(default_factory=list)
+    bytes: int = 0
+    already_local: list[int] = field(default_factory=list)
+    corrupted_copies: list[tuple[int, str]] = field(default_factory=list)  # (file, label)
+
+
+def restore(
+    lib: Library,
+    file_ids: Sequence[int],
+    *,
+    scan_roots: Sequence[Path] | None = None,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> RestoreResult:
+    """Copy ``file_ids`` back to the laptop from mounted drives, verified.
+
+    Raises:
+        DriveNotMounted: some files are on no mounted drive; ``labels`` names the drives
+            that hold them (plug in any one). Files that could be restored were.
+    """
+    cancel = cancel or CancelToken()
+    result = RestoreResult()
+    mounted = find_mounted(lib, scan_roots=scan_roots)
+    with lib.session() as s:
+        rows = [s.get(File, fid) for fid in dict.fromkeys(file_ids)]
+        labels = {d.id: d.label for d in s.scalars(select(Destination))}
+        holders: dict[int, list[int]] = defaultdict(list)
+        for part in chunks([r.id for r in rows if r is not None]):
+            for fid, did in s.execute(
+                select(Copy.file_id, Copy.destination_id)
+                .where(Copy.file_id.in_(part), Copy.state == CopyState.PRESENT)
+                .order_by(Copy.verified_at.desc())
+            ):
+                holders[fid].append(did)
+    missing = [fid for fid, r in zip(file_ids, rows, strict=False) if r is None]
+    if missing:
+        raise InputError(f"unknown file id(s): {', '.join(map(str, missing))}")
+    todo = [r for r in rows if r is not None]
+    tracker = RunProgress(progress, "restore", len(todo), sum(r.size for r in todo))
+    need_drives: set[str] = set()
+    for row in todo:
+        if cancel.cancelled:
+            break
+        assert row.sha256 is not None
+        target = Path(row.external_path) if row.external_path else lib.abspath(row.path)
+        if row.local_state == LocalState.PRESENT and copier.matches(
+            target, row.sha256, row.size, drop_cache=False
+        ):
+            result.already_local.append(row.id)
+            tracker.add(files=1, nbytes=row.size)
+            continue
+        done = False
+        for did in holders.get(row.id, []):
+            dest = mounted.get(did)
+            if dest is None:
+                continue
+            try:
+                copier.copy_verified(safe_join(dest.folder, row.path), target, row.sha256, row.size)
+            except copier.SourceMismatch:
+                with lib.write() as s:
+                    s.execute(
+                        update(Copy)
+                        .where(Copy.file_id == row.id, Copy.destination_id == did)
+                        .values(state=CopyState.CORRUPTED, updated_at=lib.clock())
+                    )
+                result.corrupted_copies.append((row.id, dest.label))
+                continue
+            except (copier.SourceError, copier.DestinationError):
+                continue
+            with lib.write() as s:
+                s.execute(
+                    update(File)
+                    .where(File.id == row.id)
+                    .values(local_state=LocalState.PRESENT, verified_at=lib.clock())
+                )
+            result.restored.append(row.id)
+            result.bytes += row.size
+            tracker.add(files=1, nbytes=row.size)
+            done = True
+            break
+        if not done:
+            need_drives.update(labels[d] for d in holders.get(row.id, []) if d not in mounted)
+            if not any(d not in mounted for d in holders.get(row.id, [])):
+                need_drives.add("")
+    tracker.finish()
+    if need_drives:
+        raise DriveNotMounted(
+            sorted(label for label in need_drives if label),
+            f"restore the files that are not on this laptop ({len(result.restored)} restored)",
+        )
+    return result
+
+
+def restore_snapshot(
+    lib: Library,
+    snapshot_id: int,
+    *,
+    scan_roots: Sequence[Path] | None = None,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> RestoreResult:
+    """Restore whatever replaying or exporting ``snapshot_id`` needs that the laptop lacks:
+    its own files and the revisit originals they depend on.
+
+    Raises:
+        DriveNotMounted: naming the drives to plug in.
+    """
+    from archiver_app.mirror.deps import snapshot_files
+
+    with lib.session() as s:
+        own, deps = snapshot_files(s, snapshot_id)
+        wanted = sorted(own | deps)
+        absent = [
+            fid
+            for part in chunks(wanted)
+            for fid in s.scalars(
+                select(File.id).where(File.id.in_(part), File.local_state != LocalState.PRESENT)
+            )
+        ]
+    if not absent:
+        return RestoreResult(already_local=wanted)
+    return restore(lib, absent, scan_roots=scan_roots, progress=progress, cancel=cancel)

@@ -1,0 +1,108 @@
+"""Progress with an ETA for mirror, scrub, offload and restore runs (thread-safe)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from archiver_app.tasks import Progress, ProgressUpdate
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    raise AssertionError("unreachable")
+
+
+def human_duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class RunProgress:
+    """Counts files and bytes done from many threads and reports them with an ETA.
+
+    The ETA is the remaining bytes at the average rate so far (files when bytes are 0).
+    """
+
+    def __init__(
+        self,
+        sink: Progress,
+        verb: str,
+        files_total: int,
+        bytes_total: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        interval: float = 0.05,
+    ) -> None:
+        self._sink = sink
+        self._interval = interval
+        self._last = -float("inf")
+        self._verb = verb
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._started = clock()
+        self.files_total = files_total
+        self.bytes_total = bytes_total
+        self.files_done = 0
+        self.bytes_done = 0
+
+    def eta_seconds(self) -> float | None:
+        elapsed = self._clock() - self._started
+        if elapsed <= 0:
+            return None
+        if self.bytes_total and self.bytes_done:
+            rate = self.bytes_done / elapsed
+            return (self.bytes_total - self.bytes_done) / rate
+        if self.files_total and self.files_done:
+            return (self.files_total - self.files_done) * elapsed / self.files_done
+        return None
+
+    def add(self, *, files: int = 0, nbytes: int = 0) -> None:
+        """Count work done; reports at most every ``interval`` seconds (the copy loop calls
+        this for every buffer, so building an update each time would cost real time)."""
+        with self._lock:
+            self.files_done += files
+            self.bytes_done += nbytes
+            now = self._clock()
+            if now - self._last < self._interval:
+                return
+            self._last = now
+            update = self._update()
+        self._sink(update)
+
+    def _update(self) -> ProgressUpdate:
+        elapsed = max(1e-6, self._clock() - self._started)
+        eta = self.eta_seconds()
+        message = (
+            f"{self._verb}: {self.files_done}/{self.files_total} files, "
+            f"{human_bytes(self.bytes_done)} of {human_bytes(self.bytes_total)}, "
+            f"{human_bytes(self.bytes_done / elapsed)}/s, "
+            f"ETA {human_duration(eta) if eta is not None else '?'}"
+        )
+        return ProgressUpdate(
+            done=self.files_done,
+            total=self.files_total,
+            message=message,
+            bytes_done=self.bytes_done,
+            bytes_total=self.bytes_total,
+        )
+
+    def finish(self) -> None:
+        """Report the end of the run (``done == total`` so throttled sinks forward it)."""
+        with self._lock:
+            update = self._update()
+        self._sink(
+            ProgressUpdate(
+                done=update.done,
+                total=update.done,
+                message=update.message,
+                bytes_done=update.bytes_done,
+                bytes_total=update.bytes_total,
+            )
+        )

@@ -1,0 +1,221 @@
+"""Scrub (fixity check): re-hash every copy on a drive, mark what rotted, repair it.
+
+``verify_destination`` holds the drive's lock, re-reads every copy recorded there
+(cached pages dropped, so the bytes come from the drive), marks each ``present`` with a
+fresh ``verified_at`` or ``corrupted`` (``missing`` when the file is gone), then repairs
+the bad ones from a good copy: the laptop's (its hash is checked while copying) or another
+mounted drive's. A repair replaces the rotten file by rename of a verified temporary file,
+the only case where a file on a destination is overwritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import Row, select
+
+from archiver_app.errors import ArchiverError
+from archiver_app.library import Library
+from archiver_app.mirror import copier
+from archiver_app.mirror.destinations import MountedDestination, find_mounted, get_destination
+from archiver_app.mirror.director import Transfer
+from archiver_app.mirror.locking import destination_lock
+from archiver_app.mirror.policy import library_policy
+from archiver_app.mirror.progress import RunProgress
+from archiver_app.mirror.worker import (
+    RunContext,
+    _set_states,
+    prepare_destination,
+    run_destination,
+)
+from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState
+from archiver_app.tasks import CancelToken, Progress, null_progress
+from archiver_app.validation import safe_join
+
+
+class DriveNotMounted(ArchiverError):
+    """The drive a task needs is not plugged in."""
+
+    def __init__(self, labels: Sequence[str], what: str) -> None:
+        names = " or ".join(repr(label) for label in labels) or "(no drive holds it)"
+        super().__init__(f"plug in drive {names} to {what}")
+        self.labels = list(labels)
+
+
+@dataclass
+class ScrubResult:
+    label: str
+    checked: int = 0
+    ok: int = 0
+    corrupted: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)  # recorded present, not on the drive
+    repaired: int = 0
+    unrepaired: int = 0
+    stopped: str | None = None
+
+    def describe(self) -> str:
+        text = f"{self.label}: {self.checked} copies checked, {self.ok} good"
+        if self.corrupted:
+            text += f", {len(self.corrupted)} corrupted"
+        if self.lost:
+            text += f", {len(self.lost)} missing"
+        if self.corrupted or self.lost:
+            text += f"; {self.repaired} repaired, {self.unrepaired} could not be repaired"
+        if self.stopped:
+            text += f"; stopped: {self.stopped}"
+        return text
+
+
+def verify_destinations(
+    lib: Library,
+    label: str | None = None,
+    *,
+    repair: bool = True,
+    scan_roots: Sequence[Path] | None = None,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+    lock_wait: float = 0.0,
+) -> list[ScrubResult]:
+    """Scrub one drive by label, or every mounted one when ``label`` is None."""
+    mounted = find_mounted(lib, scan_roots=scan_roots)
+    if label is not None:
+        with lib.session() as s:
+            dest_id = get_destination(s, label).id
+        if dest_id not in mounted:
+            raise DriveNotMounted([label], "verify it")
+        targets = [mounted[dest_id]]
+    else:
+        targets = [mounted[i] for i in sorted(mounted)]
+    results = []
+    for d in targets:
+        try:
+            results.append(
+                verify_destination(
+                    lib,
+                    d,
+                    mounted,
+                    repair=repair,
+                    progress=progress,
+                    cancel=cancel,
+                    lock_wait=lock_wait,
+                )
+            )
+        except OSError as exc:  # cannot even take the lock: read-only, gone
+            kind = copier.classify(exc).kind
+            raise ArchiverError(
+                f"drive {d.label} cannot be written ({kind}): {exc.strerror or exc}"
+            ) from exc
+    return results
+
+
+def verify_destination(
+    lib: Library,
+    dest: MountedDestination,
+    mounted: dict[int, MountedDestination],
+    *,
+    repair: bool = True,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+    lock_wait: float = 0.0,
+) -> ScrubResult:
+    cancel = cancel or CancelToken()
+    policy = library_policy(lib)
+    result = ScrubResult(dest.label)
+    with destination_lock(dest.mount, label=dest.label, wait=lock_wait):
+        prepare_destination(lib, dest)
+        with lib.session() as s:
+            rows = s.execute(
+                select(
+                    File.id, File.path, File.sha256, File.size, File.local_state, File.external_path
+                )
+                .join(Copy, Copy.file_id == File.id)
+                .where(
+                    Copy.destination_id == dest.id,
+                    Copy.state.in_([CopyState.PRESENT, CopyState.CORRUPTED]),
+                )
+                .order_by(File.path)
+            ).all()
+        tracker = RunProgress(
+            progress, f"verify {dest.label}", len(rows), sum(r.size for r in rows)
+        )
+        states: dict[int, str] = {}
+
+        def check(row: tuple[int, str, str | None, int, str, str | None]) -> None:
+            fid, path, sha, size = row[0], row[1], row[2], row[3]
+            if cancel.cancelled or sha is None:
+                return
+            final = safe_join(dest.folder, path)
+            if not final.exists():
+                states[fid] = CopyState.MISSING
+                result.lost.append(path)
+            elif copier.matches(final, sha, size):
+                states[fid] = CopyState.PRESENT
+                result.ok += 1
+            else:
+                states[fid] = CopyState.CORRUPTED
+                result.corrupted.append(path)
+            result.checked += 1
+            tracker.add(files=1, nbytes=size)
+
+        with ThreadPoolExecutor(policy.parallelism) as pool:
+            list(pool.map(check, [tuple(r) for r in rows]))
+        _set_states(lib, dest.id, states, verified=True)
+        result.corrupted.sort()
+        result.lost.sort()
+        tracker.finish()
+        bad = {fid for fid, st in states.items() if st != CopyState.PRESENT}
+        if repair and bad and not cancel.cancelled:
+            transfers = _repair_transfers(lib, dest, mounted, [r for r in rows if r.id in bad])
+            repair_progress = RunProgress(
+                progress, f"repair {dest.label}", len(transfers), sum(t.size for t in transfers)
+            )
+            ctx = RunContext(lib, mounted, repair_progress, cancel)
+            outcome = run_destination(
+                ctx, dest, transfers, policy.batch_size, policy.parallelism, recheck=False
+            )
+            result.repaired = outcome.copied + outcome.adopted
+            result.stopped = outcome.stopped
+            repair_progress.finish()
+        result.unrepaired = len(bad) - result.repaired
+        if not cancel.cancelled:
+            with lib.write() as s:
+                row_d = s.get(Destination, dest.id)
+                if row_d is not None:
+                    row_d.last_scrub_at = lib.clock()
+    return result
+
+
+def _repair_transfers(
+    lib: Library,
+    dest: MountedDestination,
+    mounted: dict[int, MountedDestination],
+    rows: Sequence[Row[int, str, str | None, int, str, str | None]],
+) -> list[Transfer]:
+    out: list[Transfer] = []
+    with lib.session() as s:
+        for row in rows:
+            fid, path, sha, size = row.id, row.path, row.sha256, row.size
+            local_state, external = row.local_state, row.external_path
+            if sha is None:
+                continue
+            source: Path | None = None
+            source_dest: int | None = None
+            if local_state == LocalState.PRESENT:
+                source = Path(external) if external else lib.abspath(path)
+            else:
+                for did in s.scalars(
+                    select(Copy.destination_id).where(
+                        Copy.file_id == fid,
+                        Copy.state == CopyState.PRESENT,
+                        Copy.destination_id != dest.id,
+                    )
+                ):
+                    if did in mounted:
+                        source, source_dest = safe_join(mounted[did].folder, path), did
+                        break
+            if source is not None:
+                out.append(Transfer(fid, path, sha, size, dest.id, source, source_dest))
+    return out

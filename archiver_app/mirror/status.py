@@ -1,0 +1,173 @@
+"""Read-only views for front ends: the drives panel and a snapshot's copies.
+
+Nothing here writes to a drive. ``list_destinations`` is cheap enough for a GUI timer
+(a few aggregate queries and one marker read per known drive).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from sqlalchemy import func, select
+
+from archiver_app.library import Library
+from archiver_app.mirror.deps import snapshot_files
+from archiver_app.mirror.destinations import find_mounted
+from archiver_app.mirror.locking import is_busy
+from archiver_app.mirror.policy import collection_policies, library_policy
+from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Snapshot
+
+
+@dataclass(frozen=True)
+class DestinationStatus:
+    """One row of the drives panel."""
+
+    id: int
+    uuid: str
+    label: str
+    mount_path: Path | None  # None when not mounted now
+    free_bytes: int | None
+    capacity_bytes: int | None
+    present: int
+    missing: int  # files its policy allows here that it does not hold
+    corrupted: int
+    last_verified_at: datetime | None
+    scrub_due: bool
+    busy: bool  # a mirror or scrub is writing to it
+
+    @property
+    def mounted(self) -> bool:
+        return self.mount_path is not None
+
+    @property
+    def safe_to_unplug(self) -> bool:
+        return not self.busy
+
+
+def list_destinations(
+    lib: Library, *, scan_roots: Sequence[Path] | None = None
+) -> list[DestinationStatus]:
+    mounted = find_mounted(lib, scan_roots=scan_roots)
+    default = library_policy(lib)
+    policies = collection_policies(lib)
+    now = lib.clock()
+    with lib.session() as s:
+        dests = s.scalars(select(Destination).order_by(Destination.label)).all()
+        counts: dict[tuple[int, str], int] = {}
+        for did, state, n in s.execute(
+            select(Copy.destination_id, Copy.state, func.count()).group_by(
+                Copy.destination_id, Copy.state
+            )
+        ):
+            counts[(did, state)] = n
+        files_by_coll: dict[int | None, int] = defaultdict(int)
+        for cid, n in s.execute(
+            select(Snapshot.collection_id, func.count(File.id))
+            .select_from(File)
+            .outerjoin(Snapshot, Snapshot.id == File.snapshot_id)
+            .group_by(Snapshot.collection_id)
+        ):
+            files_by_coll[cid] += n
+    out = []
+    for d in dests:
+        allowed_files = sum(
+            n
+            for cid, n in files_by_coll.items()
+            if (policies.get(cid, default) if cid is not None else default).allows(d.label)
+        )
+        present = counts.get((d.id, CopyState.PRESENT), 0)
+        corrupted = counts.get((d.id, CopyState.CORRUPTED), 0)
+        mount = mounted[d.id].mount if d.id in mounted else None
+        free, cap = d.free_bytes, d.capacity_bytes
+        if mount is not None:
+            try:
+                usage = shutil.disk_usage(mount)
+                free, cap = usage.free, usage.total
+            except OSError:
+                pass
+        due = d.last_scrub_at is None or now - d.last_scrub_at > timedelta(
+            days=d.scrub_interval_days
+        )
+        out.append(
+            DestinationStatus(
+                id=d.id,
+                uuid=d.uuid,
+                label=d.label,
+                mount_path=mount,
+                free_bytes=free,
+                capacity_bytes=cap,
+                present=present,
+                missing=max(0, allowed_files - present - corrupted),
+                corrupted=corrupted,
+                last_verified_at=d.last_scrub_at,
+                scrub_due=due,
+                busy=mount is not None and is_busy(mount),
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class SnapshotCopies:
+    """A snapshot's files on one destination (the detail pane)."""
+
+    destination_id: int
+    label: str
+    files: int  # the snapshot's own files
+    present: int
+    corrupted: int
+    dependencies_missing: int  # revisit originals not on this drive
+    last_verified_at: datetime | None
+
+    @property
+    def safe(self) -> bool:
+        """Whole and replayable from this drive alone."""
+        return self.present == self.files and self.dependencies_missing == 0 and self.files > 0
+
+
+@dataclass(frozen=True)
+class SnapshotCopiesReport:
+    local_states: dict[str, int]  # LocalState -> files
+    destinations: list[SnapshotCopies]
+
+    @property
+    def safe_copies(self) -> int:
+        """Whole copies: the laptop's (when every file is present) plus each safe drive."""
+        local = 1 if set(self.local_states) == {LocalState.PRESENT} else 0
+        return local + sum(1 for d in self.destinations if d.safe)
+
+
+def snapshot_copies(lib: Library, snapshot_id: int) -> SnapshotCopiesReport:
+    with lib.session() as s:
+        own, deps = snapshot_files(s, snapshot_id)
+        local: dict[str, int] = defaultdict(int)
+        for state in s.scalars(select(File.local_state).where(File.snapshot_id == snapshot_id)):
+            local[state] += 1
+        rows = s.execute(
+            select(Copy.destination_id, Copy.file_id, Copy.state, Copy.verified_at).where(
+                Copy.file_id.in_(sorted(own | deps))
+            )
+        ).all()
+        dests = s.scalars(select(Destination).order_by(Destination.label)).all()
+    out = []
+    for d in dests:
+        mine = [r for r in rows if r.destination_id == d.id]
+        present = {r.file_id for r in mine if r.state == CopyState.PRESENT}
+        verified = [r.verified_at for r in mine if r.file_id in own and r.verified_at]
+        out.append(
+            SnapshotCopies(
+                destination_id=d.id,
+                label=d.label,
+                files=len(own),
+                present=len(own & present),
+                corrupted=sum(1 for r in mine if r.state == CopyState.CORRUPTED),
+                dependencies_missing=len(deps - present),
+                last_verified_at=min(verified) if verified else None,
+            )
+        )
+    return SnapshotCopiesReport(dict(local), out)

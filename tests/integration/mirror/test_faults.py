@@ -1,0 +1,232 @@
+"""Faults with real folders and real mounts: nothing is ever marked present unverified.
+
+Drives vanish (unplugged = the folder moves away; destroyed = removed; a real tmpfs lazily
+unmounted) between files and in the middle of a file, fill up, are read-only; two runs
+share a drive. Every test ends by checking the drive: every file under a final name has
+the recorded bytes, every copy marked present is there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+from archiver_app.errors import ArchiverError
+from archiver_app.library import Library
+from archiver_app.mirror import add_destination, run_mirror, set_policy, verify_destinations
+from archiver_app.mirror.run import MirrorResult
+from archiver_app.tasks import ProgressUpdate
+from tests.helpers.mirror_data import check_drive, copy_states, make_snapshot, present_ids
+from tests.helpers.mounts import read_only_folder, small_drive
+
+SIZES = [3_000_000] + [20_000] * 11  # the big file first: "mid-file" lands in it
+
+
+def final_files(mount: Path, library: Library) -> dict[str, str]:
+    folder = mount / "Archiver" / library.id
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in folder.rglob("*")
+        if p.is_file() and ".archiver-staging" not in p.parts
+    }
+
+
+@pytest.mark.parametrize("moment", ["between files", "mid-file"])
+def test_drive_unplugged_then_plugged_back(library: Library, tmp_path: Path, moment: str) -> None:
+    snap = make_snapshot(library, list(reversed(SIZES)) if moment == "between files" else SIZES)
+    drive, away = tmp_path / "usb", tmp_path / "usb-unplugged"
+    drive.mkdir()
+    dest = add_destination(library, drive, "usb").id
+    set_policy(library, batch_size=4, parallelism=1)
+    fired = threading.Event()
+
+    def unplug(update: ProgressUpdate) -> None:
+        hit = update.done >= 5 if moment == "between files" else update.bytes_done > 1_500_000
+        if hit and not fired.is_set():
+            fired.set()
+            drive.rename(away)
+
+    result = run_mirror(library, progress=unplug, progress_interval=0)
+    assert fired.is_set() and not result.ok
+    [outcome] = result.outcomes
+    assert outcome.stopped is not None and "gone" in outcome.stopped
+    present = present_ids(library, dest)
+    assert len(present) < len(snap.file_ids)
+    away.rename(drive)  # plugged back in
+    assert check_drive(library, drive, dest) == []
+    assert set(final_files(drive, library)) >= {snap.paths[snap.file_ids.index(f)] for f in present}
+    again = run_mirror(library)
+    assert again.ok and present_ids(library, dest) == set(snap.file_ids)
+    assert check_drive(library, drive, dest) == []
+    staging = drive / "Archiver" / library.id / ".archiver-staging"
+    assert list(staging.iterdir()) == []
+
+
+def test_drive_destroyed_mid_run(library: Library, tmp_path: Path) -> None:
+    snap = make_snapshot(library, list(reversed(SIZES)))
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    dest = add_destination(library, drive, "usb").id
+    set_policy(library, batch_size=3, parallelism=2)
+    seen: dict[str, str] = {}
+
+    def destroy(update: ProgressUpdate) -> None:
+        if update.done >= 4 and not seen and drive.exists():
+            seen.update(final_files(drive, library))
+            shutil.rmtree(drive)
+
+    result = run_mirror(library, progress=destroy, progress_interval=0)
+    assert not result.ok and "gone" in (result.outcomes[0].stopped or "")
+    present = present_ids(library, dest)
+    by_id = dict(zip(snap.file_ids, snap.paths, strict=True))
+    assert {by_id[f] for f in present} <= set(seen)  # only what was verified on the drive
+    assert run_mirror(library).plan.waiting_for == {"usb": len(snap.file_ids) - len(present)}
+
+
+def test_real_unmount_mid_copy(library: Library, tmp_path: Path) -> None:
+    snap = make_snapshot(library, SIZES)
+    mount = tmp_path / "tmpfs"
+    with small_drive(mount, 64 * 1024):
+        dest = add_destination(library, mount, "stick").id
+        set_policy(library, batch_size=4, parallelism=1)
+        seen: dict[str, str] = {}
+
+        def pull(update: ProgressUpdate) -> None:
+            if update.bytes_done > 1_000_000 and not seen:
+                seen.update(final_files(mount, library) or {"": ""})
+                subprocess.run(["umount", "-l", str(mount)], check=True)
+
+        result = run_mirror(library, progress=pull, progress_interval=0)
+    assert seen and not result.ok
+    assert present_ids(library, dest) == set()  # the first batch never completed
+    states = copy_states(library, dest)  # the first batch was claimed, then given back
+    assert len(states) == 4 and set(states.values()) == {"missing"}
+    assert set(states) <= set(snap.file_ids)
+
+
+def test_drive_fills_up(library: Library, tmp_path: Path) -> None:
+    make_snapshot(library, [150_000] * 12, seed=3)
+    mount = tmp_path / "small"
+    with small_drive(mount, 1024):
+        dest = add_destination(library, mount, "small").id
+        set_policy(library, batch_size=3, parallelism=2)
+        dry = run_mirror(library, dry_run=True).plan
+        planned = len(dry.transfers)
+        assert (
+            0 < planned < 12 and dry.shortfall["no room left on the mounted drives"] == 12 - planned
+        )
+        # something else fills the drive after the plan was made: ENOSPC mid-copy
+        filler = mount / "someone-elses-file"
+
+        def fill(_plan: object) -> None:
+            with filler.open("wb") as fh:
+                fh.write(b"\0" * 600_000)
+
+        result = run_mirror(library, on_plan=fill)
+        assert not result.ok and "full" in (result.outcomes[0].stopped or "")
+        assert check_drive(library, mount, dest) == []
+        got = len(present_ids(library, dest))
+        assert got < planned
+        filler.unlink()
+        run_mirror(library)  # room again: what fits now gets copied
+        assert len(present_ids(library, dest)) > got
+        assert check_drive(library, mount, dest) == []
+        assert list((mount / "Archiver" / library.id / ".archiver-staging").iterdir()) == []
+
+
+def test_read_only_destination(library: Library, tmp_path: Path) -> None:
+    snap = make_snapshot(library, [1000, 2000], seed=4)
+    drive = tmp_path / "ro"
+    drive.mkdir()
+    dest = add_destination(library, drive, "ro").id
+    with read_only_folder(drive):
+        result = run_mirror(library)
+        assert result.plan.transfers == [] and "Read-only" in result.plan.unusable["ro"]
+        assert "  ro: cannot be written (Read-only file system), skipped" in result.plan.describe()
+        with pytest.raises(ArchiverError, match="ro cannot be written"):
+            verify_destinations(library, "ro")
+    assert copy_states(library, dest) == {}
+    assert run_mirror(library).ok and present_ids(library, dest) == set(snap.file_ids)
+
+
+def test_two_runs_on_one_drive(library: Library, tmp_path: Path) -> None:
+    snap = make_snapshot(library, [200_000] * 6 + [5000] * 20, seed=5)
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    dest = add_destination(library, drive, "usb").id
+    set_policy(library, batch_size=5, parallelism=2)
+    second: list[MirrorResult] = []
+
+    def start_second(update: ProgressUpdate) -> None:
+        if not second:  # while the first run is writing, start another on the same drive
+            second.append(run_mirror(library))
+
+    first = run_mirror(library, progress=start_second, progress_interval=0)
+    assert second[0].plan.busy == ["usb"] and second[0].plan.transfers == []
+    assert first.ok and present_ids(library, dest) == set(snap.file_ids)
+    assert check_drive(library, drive, dest) == []
+    # and two separate processes at once
+    make_snapshot(library, [100_000] * 10, seed=6, name="more")
+    cmd = [sys.executable, "-m", "archiver_app", "--library", str(library.root), "mirror"]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert check_drive(library, drive, dest) == []
+    assert len(present_ids(library, dest)) == 36
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_permission_denied_on_the_drive(tmp_path: Path) -> None:
+    """A run as an ordinary user (uid 65534) on a drive whose folders root owns: the
+    temporary files can be written, the final folders cannot (a real EACCES)."""
+    base = Path(tempfile.mkdtemp(prefix="mirror-perm-"))
+    try:
+        base.chmod(0o755)
+        lib = Library.open(base / "lib")
+        snap = make_snapshot(lib, [5000, 7000], seed=7)
+        drive = base / "usb"
+        drive.mkdir()
+        dest = add_destination(lib, drive, "usb").id
+        lib.close()
+        subprocess.run(["chown", "-R", "65534:65534", str(base / "lib")], check=True)
+        folder = drive / "Archiver" / lib.id
+        (folder / ".archiver-staging").mkdir()
+        (folder / ".archiver-staging").chmod(0o777)
+        (folder / "collections").mkdir()  # root's, 0755: not writable by the run
+        lock = drive / "Archiver" / ".archiver-lock"
+        lock.touch()
+        lock.chmod(0o666)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                with Library.open(base / "lib", create=False) as child_lib:
+                    res = run_mirror(child_lib)
+                    stopped = res.outcomes[0].stopped if res.outcomes else None
+                os._exit(3 if stopped and "permission denied" in stopped else 4)
+            except BaseException:
+                os._exit(5)
+        _, status = os.waitpid(pid, 0)
+        assert os.WEXITSTATUS(status) == 3
+        with Library.open(base / "lib", create=False) as lib:
+            assert present_ids(lib, dest) == set()
+            assert not list((folder / "collections").rglob("*.bin"))
+            assert list((folder / ".archiver-staging").iterdir()) == []
+            assert run_mirror(lib).ok  # as root now: it goes through
+            assert present_ids(lib, dest) == set(snap.file_ids)
+            assert check_drive(lib, drive, dest) == []
+    finally:
+        subprocess.run(["rm", "-rf", str(base)], check=False)

@@ -1,0 +1,63 @@
+"""The drives, policy, mirror and offload commands as a user types them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from archiver_app.cli import main
+from archiver_app.library import Library
+from tests.helpers.mirror_data import make_snapshot
+
+
+def run(capsys: pytest.CaptureFixture[str], root: Path, *args: str) -> tuple[int, str, str]:
+    code = main(["--library", str(root), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_commands_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        make_snapshot(lib, [10_000, 20_000], seed=1)
+    media = tmp_path / "media" / "me"
+    (media / "BLUE").mkdir(parents=True)
+    code, out, _ = run(capsys, root, "drives")
+    assert code == 0 and "no destinations yet" in out
+    code, out, _ = run(capsys, root, "drives", "add", str(media / "BLUE"), "--label", "blue")
+    assert code == 0 and "added destination 'blue'" in out
+    code, _, err = run(capsys, root, "drives", "add", str(tmp_path / "nope"), "--label", "x")
+    assert code == 2 and "archiver: error:" in err and "not a folder" in err
+    code, out, _ = run(capsys, root, "policy", "set", "--copies", "2", "--destinations", "blue")
+    assert code == 0 and "2 copies" in out and "destinations: blue" in out
+    code, _, err = run(capsys, root, "policy", "set", "--destinations", "green")
+    assert code == 2 and "unknown destination(s) 'green'" in err
+    code, _, err = run(capsys, root, "policy", "set")
+    assert code == 2 and "give at least one" in err
+    code, out, _ = run(capsys, root, "mirror", "--dry-run")
+    assert code == 0 and "plan: 2 copies, 30.0 KB" in out and "dry run" in out
+    assert not list((media / "BLUE" / "Archiver").rglob("*.bin"))
+    code, out, err = run(capsys, root, "mirror")
+    assert code == 0 and "blue: 2 copied" in out and "ETA" in err
+    code, out, _ = run(capsys, root, "drives", "list")
+    assert "blue: " in out and "2 present, 0 missing, 0 corrupted" in out
+    # the drive moves to another mount point: scan finds it by its uuid
+    moved = tmp_path / "media" / "you" / "BLUE2"
+    moved.parent.mkdir()
+    (media / "BLUE").rename(moved)
+    code, out, _ = run(capsys, root, "drives", "scan", "--scan-root", str(tmp_path / "media"))
+    assert f"blue: mounted at {moved}" in out
+    code, out, _ = run(capsys, root, "drives", "verify", "blue")
+    assert code == 0 and "blue: 2 copies checked, 2 good" in out
+    code, _, err = run(capsys, root, "drives", "verify", "red")
+    assert code == 2 and "no destination labelled 'red'" in err
+    code, out, _ = run(capsys, root, "offload", "--older-than", "1y")
+    assert code == 0 and "freed 0 B" in out and "not enough verified copies" in out
+    code, _, err = run(capsys, root, "offload", "--older-than", "soon")
+    assert code == 2 and "invalid age" in err
+    code, out, _ = run(capsys, root, "policy", "set", "--copies", "1")
+    code, out, _ = run(capsys, root, "offload", "--older-than", "1y")
+    assert code == 0 and "freed 30.0 KB: 1 snapshots, 2 files" in out
+    code, out, _ = run(capsys, root, "policy")
+    assert "library default: 1 copies" in out

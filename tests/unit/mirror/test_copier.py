@@ -1,0 +1,77 @@
+"""The copier's steps on real files: hash while copying, mismatches, error kinds."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from archiver_app.mirror import copier
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_copy_to_temp_hashes_the_source_and_never_leaves_a_bad_temp(tmp_path: Path) -> None:
+    src = tmp_path / "src.bin"
+    data = bytes(range(256)) * 9000  # > one buffer
+    src.write_bytes(data)
+    out = tmp_path / "staging"
+    out.mkdir()
+    seen: list[int] = []
+    temp = copier.copy_to_temp(src, out, sha(data), len(data), on_bytes=seen.append)
+    assert temp.name.endswith(".part") and temp.read_bytes() == data and sum(seen) == len(data)
+    with pytest.raises(copier.SourceMismatch) as info:
+        copier.copy_to_temp(src, out, sha(b"other"), len(data))
+    assert info.value.sha256 == sha(data)
+    with pytest.raises(copier.SourceMismatch):
+        copier.copy_to_temp(src, out, sha(data), len(data) + 1)
+    assert list(out.iterdir()) == [temp]  # the failed temps were removed
+    with pytest.raises(copier.SourceError):
+        copier.copy_to_temp(tmp_path / "absent", out, sha(data), 1)
+    with pytest.raises(copier.DestinationError) as dest_info:
+        copier.copy_to_temp(src, tmp_path / "no-such-folder", sha(data), len(data))
+    assert dest_info.value.kind == "gone"
+
+
+def test_matches_and_copy_verified(tmp_path: Path) -> None:
+    src = tmp_path / "a"
+    src.write_bytes(b"hello world")
+    final = tmp_path / "deep" / "er" / "b"
+    copier.copy_verified(src, final, sha(b"hello world"), 11)
+    assert final.read_bytes() == b"hello world"
+    assert copier.matches(final, sha(b"hello world"), 11)
+    assert not copier.matches(final, sha(b"hello world"), 12)
+    assert not copier.matches(tmp_path / "missing", sha(b""), 0)
+    src.write_bytes(b"hello worle")
+    with pytest.raises(copier.SourceMismatch):
+        copier.copy_verified(src, final, sha(b"hello world"), 11)
+    assert final.read_bytes() == b"hello world"  # untouched
+    assert [p.name for p in final.parent.iterdir()] == ["b"]
+
+
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [
+        (errno.ENOSPC, "full"),
+        (errno.EDQUOT, "full"),
+        (errno.EROFS, "read-only"),
+        (errno.EACCES, "permission denied"),
+        (errno.EPERM, "permission denied"),
+        (errno.ENOENT, "gone"),
+        (errno.EIO, "gone"),
+        (errno.EINVAL, "error"),
+    ],
+)
+def test_classify(code: int, kind: str) -> None:
+    assert copier.classify(OSError(code, "x")).kind == kind
+
+
+def test_join_relative_refuses_escapes(tmp_path: Path) -> None:
+    assert copier.join_relative(tmp_path, "a/b") == tmp_path / "a" / "b"
+    for bad in ["../x", "a/../../x", "/etc/passwd", "C:/x"]:
+        with pytest.raises(ValueError, match="unsafe"):
+            copier.join_relative(tmp_path, bad)

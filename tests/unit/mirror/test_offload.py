@@ -1,0 +1,108 @@
+"""Offload frees laptop space only when enough verified copies exist; restore brings it back."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from archiver_app.errors import InputError
+from archiver_app.library import Library
+from archiver_app.mirror import (
+    DriveNotMounted,
+    add_destination,
+    offload,
+    parse_age,
+    restore,
+    restore_snapshot,
+    run_mirror,
+    set_policy,
+)
+from archiver_app.store.models import CopyState, File, LocalState
+from tests.helpers.mirror_data import add_revisit, copy_states, make_snapshot
+
+
+def test_parse_age() -> None:
+    assert parse_age("1y") == timedelta(days=365)
+    assert parse_age(" 6m ") == timedelta(days=180)
+    assert parse_age("2w") == timedelta(days=14)
+    assert parse_age("12h") == timedelta(hours=12)
+    for bad in ["", "1", "y", "-1y", "1.5y", "3 years"]:
+        with pytest.raises(InputError, match="invalid age"):
+            parse_age(bad)
+
+
+def local_states(lib: Library, ids: list[int]) -> list[str]:
+    with lib.session() as s:
+        return [s.get(File, i).local_state for i in ids]  # type: ignore[union-attr]
+
+
+def test_offload_then_restore(library: Library, tmp_path: Path) -> None:
+    old = make_snapshot(
+        library, [50_000, 700], seed=1, captured_at=datetime(2020, 5, 1, tzinfo=UTC)
+    )
+    dep = make_snapshot(library, [900], seed=2, captured_at=datetime(2020, 4, 1, tzinfo=UTC))
+    add_revisit(library, old.file_ids[0], dep.file_ids[0])
+    recent = make_snapshot(library, [800], seed=3, captured_at=library.clock() - timedelta(days=3))
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        add_destination(library, tmp_path / name, name)
+    set_policy(library, destinations=["a"])
+    assert run_mirror(library).ok
+    # policy 2 copies: only drive a holds them, so nothing is safe to offload yet
+    r = offload(library, parse_age("1y"))
+    assert (r.snapshots, r.not_safe) == (0, 2)
+    set_policy(library, destinations=None, copies=3)
+    assert run_mirror(library).ok
+    set_policy(library, copies=2)
+    preview = offload(library, parse_age("1y"), dry_run=True)
+    assert preview.snapshots == 2 and all((library.root / p).exists() for p in old.paths)
+    r = offload(library, parse_age("1y"))
+    assert (r.snapshots, r.files) == (2, 3) and r.bytes_freed == 51_600
+    assert not any((library.root / p).exists() for p in old.paths + dep.paths)
+    assert (library.root / recent.paths[0]).exists()
+    assert local_states(library, old.file_ids) == [LocalState.OFFLOADED] * 2
+    # the mirror still knows the files: nothing to do, nothing lost
+    assert run_mirror(library).plan.transfers == []
+    # unplug both drives: restore names them
+    (tmp_path / "a").rename(tmp_path / "a-away")
+    (tmp_path / "b").rename(tmp_path / "b-away")
+    with pytest.raises(DriveNotMounted, match="plug in drive 'a' or 'b'") as info:
+        restore(library, old.file_ids)
+    assert info.value.labels == ["a", "b"]
+    (tmp_path / "b-away").rename(tmp_path / "b")
+    # bit rot on b's copy of one file: restore refuses it and says which drive to bring
+    b_copy = tmp_path / "b" / "Archiver" / library.id / old.paths[1]
+    b_copy.write_bytes(b"rotten" + b_copy.read_bytes()[6:])
+    with pytest.raises(DriveNotMounted, match="'a'"):
+        restore(library, old.file_ids)
+    assert copy_states(library, 2)[old.file_ids[1]] == CopyState.CORRUPTED
+    (tmp_path / "a-away").rename(tmp_path / "a")
+    done = restore(library, old.file_ids)
+    assert done.already_local == [old.file_ids[0]] and done.restored == [old.file_ids[1]]
+    assert local_states(library, old.file_ids) == [LocalState.PRESENT] * 2
+    # what replay calls: the snapshot's files plus the revisit original it needs
+    assert local_states(library, dep.file_ids) == [LocalState.OFFLOADED]
+    got = restore_snapshot(library, old.snapshot_id)
+    assert got.restored == dep.file_ids
+    assert (library.root / dep.paths[0]).exists()
+    assert restore_snapshot(library, old.snapshot_id).restored == []
+    with pytest.raises(InputError, match="unknown file id"):
+        restore(library, [99_999])
+
+
+def test_offload_needs_a_mounted_copy_to_recheck(library: Library, tmp_path: Path) -> None:
+    old = make_snapshot(library, [1000], seed=4, captured_at=datetime(2019, 1, 1, tzinfo=UTC))
+    (tmp_path / "a").mkdir()
+    add_destination(library, tmp_path / "a", "a")
+    set_policy(library, copies=1)
+    library.ensure_collection("default")
+    assert run_mirror(library).plan.transfers == []  # 1 copy: the laptop suffices
+    set_policy(library, copies=2)
+    assert run_mirror(library).ok
+    set_policy(library, copies=1)
+    (tmp_path / "a").rename(tmp_path / "away")
+    r = offload(library, parse_age("1y"))
+    assert (r.snapshots, r.unconfirmed) == (0, 1)
+    assert (library.root / old.paths[0]).exists()

@@ -1,0 +1,198 @@
+"""Mirror runs on real folders: plans, verified copies, bit rot, scrub, views."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from archiver_app.library import Library
+from archiver_app.mirror import (
+    add_destination,
+    list_destinations,
+    run_mirror,
+    set_policy,
+    snapshot_copies,
+    verify_destinations,
+)
+from archiver_app.mirror.destinations import find_mounted
+from archiver_app.mirror.director import plan_mirror
+from archiver_app.mirror.policy import collection_policies, library_policy
+from archiver_app.store.models import CopyState, File, LocalState
+from tests.helpers.mirror_data import (
+    add_revisit,
+    check_drive,
+    copy_states,
+    make_snapshot,
+    present_ids,
+    set_copy_state,
+)
+
+
+def _drive(library: Library, tmp_path: Path, name: str) -> tuple[int, Path]:
+    path = tmp_path / name
+    path.mkdir()
+    return add_destination(library, path, name).id, path
+
+
+def flip_byte(path: Path, offset: int = 10) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_mirror_copies_every_file_verified_and_a_second_run_has_nothing_to_do(
+    library: Library, tmp_path: Path
+) -> None:
+    snap = make_snapshot(library, [0, 1, 5000, 300_000, 2_500_000], seed=1)
+    usb, mount = _drive(library, tmp_path, "usb")
+    updates = []
+    result = run_mirror(library, progress=updates.append)
+    assert result.ok and result.copied == 5
+    assert present_ids(library, usb) == set(snap.file_ids)
+    assert check_drive(library, mount, usb) == []
+    for rel in snap.paths:
+        assert (mount / "Archiver" / library.id / rel).read_bytes() == (
+            library.root / rel
+        ).read_bytes()
+    assert not list((mount / "Archiver" / library.id / ".archiver-staging").iterdir())
+    final = updates[-1]
+    assert final.done == 5 and final.bytes_done == final.bytes_total == 2_805_001
+    assert "ETA" in final.message
+    again = run_mirror(library)
+    assert again.plan.transfers == [] and again.copied == 0
+
+
+def test_policy_counts_the_laptop_and_respects_allowed_destinations(
+    library: Library, tmp_path: Path
+) -> None:
+    make_snapshot(library, [1000, 2000], seed=2)
+    library.ensure_collection("secret")
+    secret = make_snapshot(library, [3000], collection="secret", seed=3)
+    a, _ = _drive(library, tmp_path, "a")
+    b, _ = _drive(library, tmp_path, "b")
+    set_policy(library, collection="secret", copies=3, destinations=["a", "b"])
+    set_policy(library, destinations=["a"])  # default collection: only drive a
+    result = run_mirror(library)
+    assert result.ok
+    assert present_ids(library, a) == {1, 2, 3}
+    assert present_ids(library, b) == set(secret.file_ids)  # 3 copies = laptop + a + b
+
+
+def test_absent_drive_and_no_room_are_reported_not_copied(library: Library, tmp_path: Path) -> None:
+    make_snapshot(library, [1000] * 3, seed=4)
+    a, mount_a = _drive(library, tmp_path, "a")
+    mount_a.rename(tmp_path / "unplugged")
+    plan = run_mirror(library, dry_run=True).plan
+    assert plan.transfers == [] and plan.waiting_for == {"a": 3}
+    assert "a: not mounted; 3 files wait for it" in "\n".join(plan.describe())
+    assert copy_states(library, a) == {}
+
+
+def test_revisit_originals_travel_with_the_snapshot(library: Library, tmp_path: Path) -> None:
+    original = make_snapshot(library, [4000], seed=5)
+    later = make_snapshot(library, [3000], seed=6, collection="later")
+    add_revisit(library, later.file_ids[0], original.file_ids[0])
+    a, _ = _drive(library, tmp_path, "a")
+    b, _ = _drive(library, tmp_path, "b")
+    set_policy(library, destinations=["a"])
+    set_policy(library, collection="later", destinations=["b"])
+    assert run_mirror(library).ok
+    assert present_ids(library, a) == set(original.file_ids)
+    assert present_ids(library, b) == {later.file_ids[0], original.file_ids[0]}
+    report = snapshot_copies(library, later.snapshot_id)
+    by_label = {d.label: d for d in report.destinations}
+    assert by_label["b"].safe and not by_label["a"].safe
+    assert report.safe_copies == 2
+    set_copy_state(library, original.file_ids[0], b, CopyState.CORRUPTED)
+    report = snapshot_copies(library, later.snapshot_id)
+    b_view = {d.label: d for d in report.destinations}["b"]
+    assert b_view.present == 1 and b_view.dependencies_missing == 1 and not b_view.safe
+
+
+def test_plan_treats_fresh_ongoing_as_in_progress_and_stale_as_missing(
+    library: Library, tmp_path: Path
+) -> None:
+    snap = make_snapshot(library, [100], seed=7)
+    a, _ = _drive(library, tmp_path, "a")
+    set_copy_state(library, snap.file_ids[0], a, CopyState.ONGOING)
+    mounted = find_mounted(library)
+    args = (library, mounted, set(mounted), collection_policies(library), library_policy(library))
+    assert plan_mirror(*args).transfers == []
+    assert len(plan_mirror(*args, stale_ongoing={a}).transfers) == 1
+
+
+def test_laptop_bit_rot_is_detected_and_repaired_from_a_drive(
+    library: Library, tmp_path: Path
+) -> None:
+    snap = make_snapshot(library, [200_000, 3000], seed=8)
+    _a, _ = _drive(library, tmp_path, "a")
+    b, _ = _drive(library, tmp_path, "b")
+    set_policy(library, destinations=["a"])
+    assert run_mirror(library).ok
+    good = (library.root / snap.paths[0]).read_bytes()
+    flip_byte(library.root / snap.paths[0])
+    set_policy(library, copies=3, destinations=None)
+    result = run_mirror(library)
+    assert result.local_repaired == [snap.paths[0]]
+    assert (library.root / snap.paths[0]).read_bytes() == good
+    assert present_ids(library, b) == set(snap.file_ids)
+    with library.session() as s:
+        assert s.get(File, snap.file_ids[0]).local_state == LocalState.PRESENT  # type: ignore[union-attr]
+
+
+def test_laptop_bit_rot_without_a_good_copy_is_never_copied(
+    library: Library, tmp_path: Path
+) -> None:
+    snap = make_snapshot(library, [5000], seed=9)
+    a, mount = _drive(library, tmp_path, "a")
+    flip_byte(library.root / snap.paths[0])
+    result = run_mirror(library)
+    assert not result.ok and result.local_unrepairable == [snap.paths[0]]
+    assert present_ids(library, a) == set()
+    assert not (mount / "Archiver" / library.id / snap.paths[0]).exists()
+    with library.session() as s:
+        assert s.get(File, snap.file_ids[0]).local_state == LocalState.CORRUPTED  # type: ignore[union-attr]
+
+
+def test_scrub_marks_drive_bit_rot_and_repairs_it(library: Library, tmp_path: Path) -> None:
+    snap = make_snapshot(library, [100_000, 2000, 3000], seed=10)
+    a, mount = _drive(library, tmp_path, "a")
+    assert run_mirror(library).ok
+    folder = mount / "Archiver" / library.id
+    flip_byte(folder / snap.paths[0])
+    (folder / snap.paths[1]).unlink()
+    [report] = verify_destinations(library, "a", repair=False)
+    assert report.corrupted == [snap.paths[0]] and report.lost == [snap.paths[1]]
+    states = copy_states(library, a)
+    assert states[snap.file_ids[0]] == CopyState.CORRUPTED
+    assert states[snap.file_ids[1]] == CopyState.MISSING
+    status = {d.label: d for d in list_destinations(library)}["a"]
+    assert (status.present, status.corrupted, status.missing) == (1, 1, 1)
+    assert status.last_verified_at is not None and status.mounted and status.safe_to_unplug
+    flip_byte(folder / snap.paths[2])
+    [report] = verify_destinations(library, "a")  # repairs what it finds bad now
+    assert report.corrupted == [snap.paths[0], snap.paths[2]]
+    assert report.repaired == 2 and report.unrepaired == 0
+    assert check_drive(library, mount, a) == []
+    assert (folder / snap.paths[2]).read_bytes() == (library.root / snap.paths[2]).read_bytes()
+    assert run_mirror(library).copied == 1  # the lost copy is the mirror's job again
+    assert present_ids(library, a) == set(snap.file_ids)
+
+
+def test_cancel_stops_between_files_and_the_next_run_finishes(
+    library: Library, tmp_path: Path
+) -> None:
+    from archiver_app.tasks import CancelToken, ProgressUpdate
+
+    snap = make_snapshot(library, [100_000] * 8, seed=11)
+    a, mount = _drive(library, tmp_path, "a")
+    set_policy(library, batch_size=2, parallelism=1)
+    token = CancelToken()
+
+    def cancel_early(update: ProgressUpdate) -> None:
+        if update.done >= 1:
+            token.cancel()
+
+    run_mirror(library, cancel=token, progress=cancel_early, progress_interval=0)
+    assert 0 < len(present_ids(library, a)) < 8
+    assert check_drive(library, mount, a) == []
+    assert run_mirror(library).ok and present_ids(library, a) == set(snap.file_ids)
