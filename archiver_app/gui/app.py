@@ -16,10 +16,8 @@ def prepare_environment() -> None:
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")  # Chromium refuses root
     from archiver_app.gui.replay.schemes import register_schemes
-    from archiver_app.gui.signals import guard_bool_refcount
 
     register_schemes()  # before the QApplication exists, as QtWebEngine requires
-    guard_bool_refcount()  # PySide6 6.12 loses references to True (see gui/signals.py)
 
 
 def app_icon() -> QIcon:

@@ -33,7 +33,6 @@ from archiver_app.gui.replay.schemes import (
     to_archive_url,
     to_original_url,
 )
-from archiver_app.gui.signals import emit
 from archiver_app.replay import (
     NotArchived,
     RecordUnavailable,
@@ -75,7 +74,7 @@ class RequestLog(QObject):
     def add(self, url: str, outcome: str, detail: str = "") -> None:
         with self._lock:
             self._entries.append(LoggedRequest(url, outcome, detail))
-        emit(self.logged, url, outcome, detail)
+        self.logged.emit(url, outcome, detail)
 
     def entries(self) -> list[LoggedRequest]:
         with self._lock:
@@ -158,7 +157,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             self.log.add(url, NOT_ARCHIVED)
             if main:
                 self._reply_message(job, messages.not_archived(url, action_url("capture", url)))
-                emit(self.pageServed, url, None, "not-archived")
+                self.pageServed.emit(url, None, "not-archived")
             else:
                 job.fail(QWebEngineUrlRequestJob.Error.UrlNotFound)
             return
@@ -166,7 +165,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             self.log.add(url, FAILED, f"{exc.kind}: {exc}")
             if main:
                 self._reply_message(job, _message_for(exc, url))
-                emit(self.pageServed, url, None, exc.kind)
+                self.pageServed.emit(url, None, exc.kind)
             else:
                 job.fail(QWebEngineUrlRequestJob.Error.RequestFailed)
             return
@@ -177,7 +176,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         self.log.add(url, SERVED, f"{response.status} {response.ts}")
         self._reply(job, response)
         if main:
-            emit(self.pageServed, url, response, "")
+            self.pageServed.emit(url, response, "")
 
     def _reply(self, job: QWebEngineUrlRequestJob, response: ReplayResponse) -> None:
         extra = {

@@ -15,7 +15,6 @@ from PySide6.QtWebEngineCore import (
 
 from archiver_app.gui.replay.network import BLOCKED, RequestLog
 from archiver_app.gui.replay.schemes import ACTION_HOST, to_original_url
-from archiver_app.gui.signals import emit
 
 _LOCAL_REFUSED = re.compile(r"Not allowed to load local resource: (\S+)")
 _OFF = (
@@ -87,7 +86,7 @@ class ReplayPage(QWebEnginePage):
             return True
         clicked = nav_type == QWebEnginePage.NavigationType.NavigationTypeLinkClicked
         if clicked and is_main_frame and qurl.path() == "/capture":
-            emit(self.captureRequested, QUrlQuery(qurl).queryItemValue("url"))
+            self.captureRequested.emit(QUrlQuery(qurl).queryItemValue("url"))
         return False
 
     def javaScriptConsoleMessage(

@@ -33,10 +33,10 @@ from PySide6.QtWidgets import (
 )
 from sqlalchemy import text
 
+from archiver_app.gui.refcount_guard import ensure_guard
 from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
 from archiver_app.gui.replay.page import ReplayPage, make_profile
 from archiver_app.gui.replay.schemes import register_schemes, to_archive_url, to_original_url
-from archiver_app.gui.signals import emit
 from archiver_app.library import Library
 from archiver_app.replay import Capture, Replayer, ReplayResponse
 from archiver_app.warc.timestamps import parse_ts
@@ -68,6 +68,7 @@ class ReplayWidget(QWidget):
     ) -> None:
         super().__init__(parent)
         register_schemes()  # no-op when done before the QApplication, as it must be
+        ensure_guard()  # PySide6 6.12 + Python 3.11 reference-count bug (refcount_guard.py)
         self.library = library
         self.replayer = replayer or Replayer.for_library(library)
         self.at: datetime | str | None = at
@@ -235,7 +236,7 @@ class ReplayWidget(QWidget):
         if qurl.scheme().startswith("archive-"):
             self.current_url = original
             self.address.setText(original)
-            emit(self.urlChanged, original)
+            self.urlChanged.emit(original)
 
     def _page_served(self, url: str, response: ReplayResponse | None, kind: str) -> None:
         self.current = response
@@ -249,7 +250,7 @@ class ReplayWidget(QWidget):
             }.get(kind, "This capture cannot be shown.")
             self.banner.setText(label)
             self._fill_timeline("")
-            emit(self.captureChanged, "")
+            self.captureChanged.emit("")
             return
         self.captures = self.replayer.captures_of(url)
         position = self._fill_timeline(response.ts, response.snapshot_id)
@@ -261,7 +262,7 @@ class ReplayWidget(QWidget):
         if response.truncated:
             note += f" — this capture was cut short when it was made ({response.truncated})"
         self.banner.setText(f"Archived on {describe_ts(response.ts)}{where}{note}")
-        emit(self.captureChanged, response.ts)
+        self.captureChanged.emit(response.ts)
 
     def _fill_timeline(self, ts: str, snapshot_id: int | None = None) -> int:
         """List the captures; select the one shown (same snapshot, else nearest in time)."""
