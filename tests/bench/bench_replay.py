@@ -284,7 +284,10 @@ def main(argv: list[str] | None = None) -> float:
     replayer = Replayer.for_library(lib)
     direct_sizes: list[int] = []
     cold = in_process(replayer, samples, "Replayer.serve, first pass (in process)", direct_sizes)
+    bodies_before = (replayer._bodies.hits, replayer._bodies.misses)
     warm = in_process(replayer, samples, "Replayer.serve, cached (in process)")
+    body_hits = replayer._bodies.hits - bodies_before[0]
+    body_misses = replayer._bodies.misses - bodies_before[1]
     lib.close()
     # Same payload as pywb (our HTTP bodies differ for HTML/CSS: links are rewritten).
     same = sum(1 for a, b in zip(pywb_sizes, direct_sizes, strict=True) if a == b)
@@ -321,6 +324,10 @@ def main(argv: list[str] | None = None) -> float:
             "payloads of equal length to pywb's",
             f"{same}/{len(samples)} ({differ_revisit} of {len(samples) - same} differences "
             f"are revisits; {len(revisits)} revisits sampled)",
+        ),
+        (
+            "cached pass: body cache hits",
+            f"{body_hits}/{body_hits + body_misses} (64 MiB of bodies; lookups all cached)",
         ),
         ("load", f"{os.getloadavg()[0]:.1f} (1-min load average at the end)"),
     ]
