@@ -9,6 +9,8 @@ import pytest
 
 from tests.bench import bench_replay
 
+pytestmark = pytest.mark.slow  # starts pywb and `archiver serve` (about 10 s on a quiet machine)
+
 
 def test_bench_replay_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ratio = bench_replay.main(
