@@ -39,7 +39,6 @@ from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.jobs_panel import JobsPanel
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.queries import Filters, SnapshotQuery, View
-from archiver_app.gui.refcount_guard import ensure_guard
 from archiver_app.gui.search_bar import FilterBar, SearchField
 from archiver_app.gui.settings_dialog import SettingsDialog
 from archiver_app.gui.sidebar import Sidebar, SidebarEntry
@@ -97,7 +96,6 @@ class MainWindow(QMainWindow):
         icon: QIcon | None = None,
     ) -> None:
         super().__init__()
-        ensure_guard()  # PySide6 6.12.0 + Python 3.11 reference-count bug
         self.library = library
         self.runner = runner or OpRunner(self)
         self.settings = settings or QSettings()

@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
 )
 from sqlalchemy import text
 
-from archiver_app.gui.refcount_guard import ensure_guard
 from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
 from archiver_app.gui.replay.page import ReplayPage, make_profile
 from archiver_app.gui.replay.schemes import register_schemes, to_archive_url, to_original_url
@@ -68,7 +67,6 @@ class ReplayWidget(QWidget):
     ) -> None:
         super().__init__(parent)
         register_schemes()  # no-op when done before the QApplication, as it must be
-        ensure_guard()  # PySide6 6.12 + Python 3.11 reference-count bug (refcount_guard.py)
         self.library = library
         self.replayer = replayer or Replayer.for_library(library)
         self.at: datetime | str | None = at
