@@ -122,6 +122,9 @@ def test_drives_panel_states_counts_and_plug_event(
 def test_settings_dialog_writes_library_and_computer_settings(
     qtbot: QtBot, library: Library, op_runner: OpRunner, gui_settings: QSettings
 ) -> None:
+    from archiver_app.mirror.policy import library_policy, set_policy
+
+    set_policy(library, max_age_seconds=7200)  # a field the dialog does not show
     dialog = SettingsDialog(library, op_runner, gui_settings)
     qtbot.addWidget(dialog)
     assert dialog.copies.value() == 2 and dialog.scrub_days.value() == 30
@@ -131,7 +134,9 @@ def test_settings_dialog_writes_library_and_computer_settings(
     dialog.browser_path.setText("/usr/bin/chromium")
     dialog.appearance.setCurrentIndex(dialog.appearance.findData("dark"))
     dialog.accept()
-    assert data.get_setting(library, data.RETENTION_KEY) == {"copies": 3}
+    policy = library_policy(library)
+    assert policy.copies == 3
+    assert policy.max_age_seconds == 7200  # kept, not overwritten
     assert data.get_setting(library, data.SCRUB_KEY) == {"interval_days": 14}
     assert gui_settings.value(BROWSER_KEY) == "/usr/bin/chromium"
     assert gui_settings.value(APPEARANCE_KEY) == "dark"
