@@ -15,6 +15,9 @@ pytest_plugins = [
     "tests.helpers.fixtures",
     "tests.helpers.testsite",
     "tests.helpers.legacy",
+    "tests.helpers.postgres",
+    "tests.helpers.replay_schemes",
+    "tests.helpers.gui_fixtures",
 ]
 
 FOLDER_MARKERS = ("unit", "gui", "integration", "e2e", "bench")

@@ -42,10 +42,19 @@ def read_urls(args: list[str], stdin: Any) -> list[str]:
 
 
 def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
+    """Capture the URLs as one job of scope ``page``, run now by an inline worker.
+
+    The same machinery as ``archiver crawl`` (queue, attempts, counters, job log, coverage
+    report); URLs that cannot be captured at all are reported first and the rest still run.
+    """
     from archiver_app.capture.browser import require_browser
-    from archiver_app.capture.engine import PageRules, capture_urls
+    from archiver_app.crawl.api import page_list
+    from archiver_app.crawl.inline import run_job_inline
+    from archiver_app.crawl.jobs import create_job
+    from archiver_app.crawl.rules import Rules
+    from archiver_app.crawl.scope import normalize_url
     from archiver_app.errors import InputError
-    from archiver_app.validation import validate_slug
+    from archiver_app.validation import validate_capture_url, validate_slug
 
     urls = read_urls(args.urls, sys.stdin)
     if not urls:
@@ -53,27 +62,45 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
     validate_slug(args.collection)
     if args.timeout <= 0:
         raise InputError("--timeout must be a positive number of seconds")
-    browser = require_browser()
-    total = len(urls)
+    seeds: list[str] = []
+    refused: list[tuple[str, str]] = []
+    for url in urls:
+        try:
+            normal = normalize_url(validate_capture_url(url))
+        except InputError as exc:
+            refused.append((url, exc.message))
+            continue
+        if normal is None:
+            refused.append((url, f"malformed URL {url!r}"))
+        elif normal not in seeds:
+            seeds.append(normal)
+    require_browser()
+    total = len(seeds) + len(refused)
+    for done, (url, error) in enumerate(refused, 1):
+        print(f"[{done}/{total}] failed {url}: {error}", file=ctx.out, flush=True)
 
     def show(update: ProgressUpdate) -> None:
-        print(f"[{update.done}/{total}] {update.message}", file=ctx.out, flush=True)
+        print(f"[{update.done + len(refused)}/{total}] {update.message}", file=ctx.out, flush=True)
 
+    failed = list(refused)
     with ctx.open_library(create=True) as lib:
-        results = capture_urls(
-            lib,
-            urls,
-            collection=args.collection,
-            tags=args.tag,
-            rules=PageRules(page_timeout=args.timeout),
-            progress=show,
-            browser=browser,
-        )
-    failed = [r for r in results if not r.ok]
+        if seeds:
+            rules = Rules(attempts=1, ignore_sets=(), page_timeout=args.timeout, concurrency=2)
+            job_id = create_job(
+                lib, seeds, scope="page", rules=rules, collection=args.collection,
+                tags=args.tag, name=f"capture {seeds[0]}" + (
+                    f" (+{len(seeds) - 1})" if len(seeds) > 1 else ""),
+                max_retries=0,
+            )  # fmt: skip
+            run_job_inline(lib, job_id, concurrency=2, progress=show)
+            failed += [
+                (p.url, p.reason or "not captured")
+                for p in page_list(lib, job_id, states=["failed", "ready", "claimed"])
+            ]
     print(
         f"captured {total - len(failed)} of {total} page(s) into collection {args.collection!r}",
         file=ctx.out,
     )
-    for r in failed:
-        print(f"failed: {r.url}: {r.error}", file=ctx.err)
+    for url, error in failed:
+        print(f"failed: {url}: {error}", file=ctx.err)
     return 1 if failed else 0

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
+from archiver_app.errors import ArchiverError
 from archiver_app.importers.bookmarks import BookmarksError, looks_like_bookmarks, parse_bookmarks
 from archiver_app.importers.history import SQLITE_MAGIC, HistoryError, read_history
 from archiver_app.importers.outcome import FileOutcome, ImportReport, OutcomeState
@@ -90,7 +91,7 @@ def import_paths(
             if cancel is not None:
                 cancel.raise_if_cancelled()
             done(
-                _import_file(
+                _import_file_safely(
                     lib,
                     file,
                     collection=collection,
@@ -101,6 +102,18 @@ def import_paths(
                 )
             )
     return report
+
+
+def _import_file_safely(lib: Library, path: Path, **kwargs: Any) -> FileOutcome:
+    """One file's import; an I/O error (unreadable file, full disk) fails that file only."""
+    try:
+        return _import_file(lib, path, **kwargs)
+    except ArchiverError as exc:
+        return FileOutcome(path, "unknown", OutcomeState.FAILED, exc.message)
+    except OSError as exc:
+        return FileOutcome(
+            path, "unknown", OutcomeState.FAILED, f"{exc.strerror or exc}: {exc.filename or path}"
+        )
 
 
 def _import_file(

@@ -70,6 +70,7 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[Pr
             continue
         simple.append(item)
     if not simple:
+        sync_to_disk(root)  # copies were made with durable=False
         return applied
     simple_ids = [i.move.snapshot_id for i in simple]
     existing: dict[int, dict[str, int]] = defaultdict(dict)

@@ -17,6 +17,7 @@ re-verifies each copy by hash and removes the old file.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC
@@ -52,6 +53,9 @@ if TYPE_CHECKING:
     from archiver_app.library import Library
 
 CLEANUP_PREFIX = "layout.cleanup."
+#: Threads for file work (copies, hashes, removals): they wait on the disk far more than
+#: they hold the GIL (hashlib and file I/O release it).
+IO_THREADS = 8
 
 
 @dataclass
@@ -107,6 +111,7 @@ def prepare_move(
     snapshot_id: int = 0,
     *,
     durable: bool = True,
+    known_sha256: Mapping[str, str] | None = None,
 ) -> PreparedMove:
     """Copy and verify a snapshot's files where the chain puts them (step 1).
 
@@ -126,6 +131,7 @@ def prepare_move(
             rename={SIDECAR: ARCHIVEBOX_INDEX_COPY} if legacy_index else None,
             skip=() if legacy_index else (SIDECAR,),
             durable=durable,
+            known_sha256=known_sha256,
         )
     return PreparedMove(snapshot_id, version, plan, copy)
 
@@ -191,12 +197,11 @@ def _repoint_files(
     if updates:
         from sqlalchemy import bindparam
 
-        session.execute(
+        session.connection().execute(
             update(File)
             .where(File.id == bindparam("fid"))
             .values(path=bindparam("path"), size=bindparam("size"), sha256=bindparam("sha")),
             updates,
-            execution_options={"synchronize_session": False},
         )
     new_rows = [
         {
@@ -309,10 +314,17 @@ def finish_pending_cleanups(
                 Setting.key >= CLEANUP_PREFIX, Setting.key < CLEANUP_PREFIX[:-1] + "/"
             )
         ).all()
-        for _key, value in markers:
-            finish_cleanup(root, value, rehash=rehash)
-        if markers:
-            s.execute(delete(Setting).where(Setting.key.in_([k for k, _ in markers])))
+    if not markers:
+        return 0
+    # Removal runs outside any transaction, so captures are not kept waiting for a slow
+    # disk; two processes finishing the same marker is harmless (each removal is checked).
+    if len(markers) > 1:  # unlinks and hashes overlap well on slow disks
+        with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
+            list(pool.map(lambda m: finish_cleanup(root, m[1], rehash=rehash), markers))
+    else:
+        finish_cleanup(root, markers[0][1], rehash=rehash)
+    with write() as s:
+        s.execute(delete(Setting).where(Setting.key.in_([k for k, _ in markers])))
     return len(markers)
 
 

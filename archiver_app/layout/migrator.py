@@ -20,7 +20,6 @@ another process already moved is detected and left alone.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,10 +31,10 @@ from archiver_app.errors import InputError, LibraryError
 from archiver_app.layout.archivebox import ImportStats, import_batch, list_folder_names
 from archiver_app.layout.batch import BatchItem, apply_batch
 from archiver_app.layout.current import CURRENT_FS_VERSION
-from archiver_app.layout.migrate import finish_pending_cleanups, prepare_move
+from archiver_app.layout.migrate import IO_THREADS, finish_pending_cleanups, prepare_move
 from archiver_app.layout.moves import MoveError
 from archiver_app.layout.versions import CHAIN, KNOWN_VERSIONS, Placement, SnapshotFacts
-from archiver_app.store.models import Collection, ImportSource, Setting, Snapshot
+from archiver_app.store.models import Collection, File, ImportSource, Setting, Snapshot
 from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
 
 if TYPE_CHECKING:
@@ -44,7 +43,6 @@ if TYPE_CHECKING:
 CURSOR_KEY = "migrate.cursor"
 DEFAULT_BATCH = 200
 OLD_VERSIONS = CHAIN[:-1]
-COPY_THREADS = min(4, (os.cpu_count() or 1) + 1)
 
 
 @dataclass
@@ -208,18 +206,32 @@ def _prepare_batch(
             .limit(batch_size)
         ).all()
 
+        known: dict[int, dict[str, str]] = {}
+        prefixes = {r[0]: f"{r[2]}/" for r in rows if r[2]}
+        for owner, path, sha in s.execute(
+            select(File.snapshot_id, File.path, File.sha256).where(
+                File.snapshot_id.in_(list(prefixes)), File.sha256.is_not(None)
+            )
+        ):
+            prefix = prefixes.get(owner or 0, "")
+            if prefix and sha and path.startswith(prefix):
+                known.setdefault(owner or 0, {})[path[len(prefix) :]] = sha
+
     def prepare(row: Any) -> BatchItem | str:
         sid, uid, folder, captured_at, slug = row
         name = folder.split("/", 1)[1] if folder and folder.startswith("archive/") else None
         facts = SnapshotFacts(uid, slug, captured_at, name or f"{captured_at.timestamp():.0f}")
         at = Placement(root, folder or f"archive/{facts.archive_name}")
         try:
-            return BatchItem(prepare_move(root, version, at, facts, sid, durable=False), slug)
+            move = prepare_move(
+                root, version, at, facts, sid, durable=False, known_sha256=known.get(sid)
+            )
+            return BatchItem(move, slug)
         except (MoveError, LibraryError) as exc:
             return f"snapshot {uid}: {exc}"
 
     # Copies of different snapshots overlap: hashing and file I/O release the GIL.
-    with ThreadPoolExecutor(max_workers=COPY_THREADS) as pool:
+    with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
         for outcome in pool.map(prepare, rows):
             if isinstance(outcome, str):
                 report.failed.append(outcome)

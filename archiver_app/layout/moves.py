@@ -14,8 +14,9 @@ import contextlib
 import ctypes
 import hashlib
 import os
+import shutil
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -77,28 +78,25 @@ def copy_verified(
     call :func:`sync_to_disk` before it records the new place (one ``syncfs`` per batch
     instead of one fsync per file).
     """
+    src_size = src.stat().st_size
     if dst.exists():
         src_sha = expected_sha256 or sha256_file(src)
-        if dst.stat().st_size == src.stat().st_size and sha256_file(dst) == src_sha:
-            return dst.stat().st_size, src_sha
+        if dst.stat().st_size == src_size and sha256_file(dst) == src_sha:
+            return src_size, src_sha
         raise MoveError(f"{dst} already exists with different contents; {src} was kept")
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_name(dst.name + PART_SUFFIX)
-    digest = hashlib.sha256()
-    size = 0
     try:
-        with src.open("rb") as fin, tmp.open("wb") as fout:
-            while chunk := fin.read(BUFFER):
-                digest.update(chunk)
-                fout.write(chunk)
-                size += len(chunk)
-            fout.flush()
+        if expected_sha256 is None:
+            sha = _copy_hashing(src, tmp, durable=durable)
+        else:  # the hash is on record: a kernel-side copy, then one hash of the copy
+            shutil.copyfile(src, tmp)
             if durable:
-                os.fsync(fout.fileno())
-        sha = digest.hexdigest()
-        if expected_sha256 is not None and sha != expected_sha256:
-            raise MoveError(f"{src} does not have the recorded sha256; it was kept")
-        if tmp.stat().st_size != size or sha256_file(tmp) != sha:
+                _fsync_file(tmp)
+            sha = expected_sha256
+        if tmp.stat().st_size != src_size or sha256_file(tmp) != sha:
+            if expected_sha256 is not None and sha256_file(src) != expected_sha256:
+                raise MoveError(f"{src} does not have the recorded sha256; it was kept")
             raise MoveError(f"the copy of {src} at {dst} did not verify; the source was kept")
         stat = src.stat()
         os.utime(tmp, ns=(stat.st_atime_ns, stat.st_mtime_ns))
@@ -109,7 +107,27 @@ def copy_verified(
     except MoveError:
         tmp.unlink(missing_ok=True)
         raise
-    return size, sha
+    return src_size, sha
+
+
+def _copy_hashing(src: Path, tmp: Path, *, durable: bool) -> str:
+    digest = hashlib.sha256()
+    with src.open("rb") as fin, tmp.open("wb") as fout:
+        while chunk := fin.read(BUFFER):
+            digest.update(chunk)
+            fout.write(chunk)
+        fout.flush()
+        if durable:
+            os.fsync(fout.fileno())
+    return digest.hexdigest()
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def iter_tree(folder: Path) -> Iterator[tuple[str, Path | None, str | None]]:
@@ -154,6 +172,7 @@ def copy_tree_verified(
     skip: Iterable[str] = (),
     avoid_clashes: bool = False,
     durable: bool = True,
+    known_sha256: Mapping[str, str] | None = None,
 ) -> TreeCopy:
     """Copy every file under ``src_dir`` into ``dst_dir``, verified, keeping relative paths.
 
@@ -163,6 +182,8 @@ def copy_tree_verified(
         avoid_clashes: put a file whose name is taken by other bytes under a suffixed
             name (``name.dup1.ext``) instead of failing.
         durable: fsync each file and folder now; otherwise see :func:`sync_to_disk`.
+        known_sha256: source relative path -> recorded hash (``files`` rows): such files
+            are copied by the kernel and hashed once, at the destination.
     """
     rename = rename or {}
     skipped = set(skip)
@@ -175,9 +196,9 @@ def copy_tree_verified(
         if rel in skipped:
             continue
         target = rename.get(rel, rel)
-        sha = None
+        sha = (known_sha256 or {}).get(rel)
         if avoid_clashes:
-            sha = sha256_file(real)
+            sha = sha or sha256_file(real)
             target = free_name(dst_dir, target, sha)
         size, sha = copy_verified(real, dst_dir / target, expected_sha256=sha, durable=durable)
         touched.add((dst_dir / target).parent)

@@ -176,7 +176,7 @@ def merge_duplicate(
     if dup.folder:
         session.merge(
             Setting(
-                key=f"{CLEANUP_PREFIX}{dup.id}",
+                key=f"{CLEANUP_PREFIX}merge-{dup.id}",
                 value={
                     "old_base": str(root),
                     "old": dup.folder,

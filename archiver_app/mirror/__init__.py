@@ -5,7 +5,8 @@ The public surface for front ends (CLI, GUI drives panel, replay and export):
 - destinations: :func:`add_destination`, :func:`find_mounted`, :func:`scan_markers`
 - policy: :func:`effective_policy`, :func:`set_policy`
 - runs: :func:`run_mirror` (plan with ``dry_run``), :func:`verify_destinations` (scrub),
-  :func:`offload`, :func:`restore` (raises :class:`DriveNotMounted` naming the drive)
+  :func:`offload`, :func:`restore` / :func:`restore_snapshot` (raise
+  :class:`DriveNotMounted` naming the drives to plug in)
 - views: :func:`list_destinations`, :func:`snapshot_copies`
 
 Importing this package does nothing but import.
@@ -13,7 +14,7 @@ Importing this package does nothing but import.
 
 from archiver_app.mirror.destinations import add_destination, find_mounted
 from archiver_app.mirror.mounts import scan_markers
-from archiver_app.mirror.offload import offload, parse_age, restore
+from archiver_app.mirror.offload import offload, parse_age, restore, restore_snapshot
 from archiver_app.mirror.policy import Policy, effective_policy, set_policy
 from archiver_app.mirror.run import MirrorResult, run_mirror
 from archiver_app.mirror.scrub import DriveNotMounted, verify_destinations
@@ -30,6 +31,7 @@ __all__ = [
     "offload",
     "parse_age",
     "restore",
+    "restore_snapshot",
     "run_mirror",
     "scan_markers",
     "set_policy",

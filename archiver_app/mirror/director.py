@@ -196,9 +196,16 @@ def plan_mirror(
                 return join_relative(mounted[did].folder, row.path), did
         return None
 
+    sources: dict[int, tuple[Path, int | None] | None] = {}
+
+    def cached_source(fid: int) -> tuple[Path, int | None] | None:
+        if fid not in sources:
+            sources[fid] = source_of(fid)
+        return sources[fid]
+
     def add(fid: int, did: int, required: int | None, counted: frozenset[int]) -> bool:
         row = by_id[fid]
-        src = source_of(fid)
+        src = cached_source(fid)
         if src is None or row.sha256 is None or room.get(did, -1) < row.size:
             return False
         room[did] -= row.size
@@ -221,7 +228,7 @@ def plan_mirror(
         if row.sha256 is None:
             plan.shortfall["not hashed yet"] += 1
             continue
-        if source_of(row.id) is None:
+        if cached_source(row.id) is None:
             plan.shortfall["no readable copy (laptop copy gone, no drive holding it mounted)"] += 1
             continue
         taken = present.get(row.id, set()) | busy_with(row.id, pol)

@@ -247,3 +247,34 @@ def restore(
             f"restore the files that are not on this laptop ({len(result.restored)} restored)",
         )
     return result
+
+
+def restore_snapshot(
+    lib: Library,
+    snapshot_id: int,
+    *,
+    scan_roots: Sequence[Path] | None = None,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> RestoreResult:
+    """Restore whatever replaying or exporting ``snapshot_id`` needs that the laptop lacks:
+    its own files and the revisit originals they depend on.
+
+    Raises:
+        DriveNotMounted: naming the drives to plug in.
+    """
+    from archiver_app.mirror.deps import snapshot_files
+
+    with lib.session() as s:
+        own, deps = snapshot_files(s, snapshot_id)
+        wanted = sorted(own | deps)
+        absent = [
+            fid
+            for part in chunks(wanted)
+            for fid in s.scalars(
+                select(File.id).where(File.id.in_(part), File.local_state != LocalState.PRESENT)
+            )
+        ]
+    if not absent:
+        return RestoreResult(already_local=wanted)
+    return restore(lib, absent, scan_roots=scan_roots, progress=progress, cancel=cancel)

@@ -38,8 +38,11 @@ class RunProgress:
         bytes_total: int,
         *,
         clock: Callable[[], float] = time.monotonic,
+        interval: float = 0.05,
     ) -> None:
         self._sink = sink
+        self._interval = interval
+        self._last = -float("inf")
         self._verb = verb
         self._clock = clock
         self._lock = threading.Lock()
@@ -61,9 +64,15 @@ class RunProgress:
         return None
 
     def add(self, *, files: int = 0, nbytes: int = 0) -> None:
+        """Count work done; reports at most every ``interval`` seconds (the copy loop calls
+        this for every buffer, so building an update each time would cost real time)."""
         with self._lock:
             self.files_done += files
             self.bytes_done += nbytes
+            now = self._clock()
+            if now - self._last < self._interval:
+                return
+            self._last = now
             update = self._update()
         self._sink(update)
 

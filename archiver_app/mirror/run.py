@@ -79,8 +79,13 @@ def run_mirror(
     cancel: CancelToken | None = None,
     lock_wait: float = 0.0,
     on_plan: Callable[[Plan], None] | None = None,
+    progress_interval: float = 0.05,
 ) -> MirrorResult:
-    """Bring every file up to its retention policy on the drives mounted now."""
+    """Bring every file up to its retention policy on the drives mounted now.
+
+    ``progress`` gets an update at most every ``progress_interval`` seconds (0: after every
+    buffer copied), from the copying threads.
+    """
     cancel = cancel or CancelToken()
     default = library_policy(lib)
     policies = collection_policies(lib)
@@ -118,7 +123,9 @@ def run_mirror(
         plan.unusable.update(unusable)
         if on_plan:
             on_plan(plan)
-        tracker = RunProgress(progress, "mirror", len(plan.transfers), plan.total_bytes)
+        tracker = RunProgress(
+            progress, "mirror", len(plan.transfers), plan.total_bytes, interval=progress_interval
+        )
         ctx = RunContext(lib, mounted, tracker, cancel)
         result = MirrorResult(plan)
         if plan.destinations:

@@ -15,10 +15,11 @@ fresh session per transaction, so threads never share one.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -168,42 +169,54 @@ def repair_local(ctx: RunContext, file_id: int) -> bool:
         return False
 
 
-def run_batch(
-    ctx: RunContext,
-    dest: MountedDestination,
-    batch: list[Transfer],
-    pool: ThreadPoolExecutor,
-    outcome: DestinationOutcome,
-    *,
-    recheck: bool = True,
-    whole_fs: bool = False,
-) -> None:
-    """Carry one batch to ``dest`` (see the module docstring); sets ``outcome.stopped``
-    when the destination cannot take more (full, gone, read-only ...)."""
-    lib = ctx.lib
-    marker = dest.mount / MARKER_NAME
-    if not marker.exists():
-        outcome.stopped = "gone: the drive disappeared"
-        return
+class _Lane:
+    """One destination's shared state for a run: the stop flag and the outcome."""
+
+    def __init__(self, ctx: RunContext, dest: MountedDestination, whole_fs: bool) -> None:
+        self.ctx = ctx
+        self.dest = dest
+        self.whole_fs = whole_fs
+        self.marker = dest.mount / MARKER_NAME
+        self.staging = staging_folder(dest)
+        self.outcome = DestinationOutcome(dest.label)
+        self.stop = threading.Event()
+        self._lock = threading.Lock()
+
+    def note_stop(self, exc: copier.DestinationError) -> None:
+        with self._lock:
+            if self.outcome.stopped is None:
+                self.outcome.stopped = str(exc)
+        self.stop.set()
+
+
+@dataclass
+class _Written:
+    """A batch after its first stage: temporary files written (or results decided)."""
+
+    batch: list[Transfer]
+    results: dict[int, str]  # file id -> "adopted" | "copied" | a failure reason
+    temps: dict[int, Path]
+
+
+def write_batch(
+    lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor, *, recheck: bool = True
+) -> _Written:
+    """Stage one: claim the batch, then copy each file to a temporary name (hashing the
+    source on the way) or adopt a verified copy already under the final name."""
+    ctx, dest, lib = lane.ctx, lane.dest, lane.ctx.lib
+    results: dict[int, str] = {}
+    temps: dict[int, Path] = {}
+    if not lane.marker.exists():
+        lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
+        return _Written([], results, temps)
     if recheck:
         batch, skipped = _claim(lib, dest.id, batch)
-        outcome.skipped += skipped
+        lane.outcome.skipped += skipped
     else:
         _set_states(lib, dest.id, {t.file_id: CopyState.ONGOING for t in batch}, verified=False)
-    staging = staging_folder(dest)
-    stop = threading.Event()
-    results: dict[int, str] = {}  # file id -> "adopted" | "copied" | failure reason
-    temps: dict[int, Path] = {}
-    lock = threading.Lock()
-
-    def note_stop(exc: copier.DestinationError) -> None:
-        with lock:
-            if outcome.stopped is None:
-                outcome.stopped = str(exc)
-        stop.set()
 
     def write_one(t: Transfer) -> None:
-        if stop.is_set() or ctx.cancel.cancelled:
+        if lane.stop.is_set() or ctx.cancel.cancelled:
             results[t.file_id] = "interrupted"
             return
         final = copier.join_relative(dest.folder, t.path)
@@ -211,7 +224,7 @@ def run_batch(
             results[t.file_id] = "adopted"
             ctx.progress.add(files=1, nbytes=t.size)
             return
-        source, attempts = t.source, 2
+        attempts = 2
         while attempts:
             attempts -= 1
             done = 0
@@ -223,13 +236,13 @@ def run_batch(
 
             try:
                 temps[t.file_id] = copier.copy_to_temp(
-                    source,
-                    staging,
+                    t.source,
+                    lane.staging,
                     t.sha256,
                     t.size,
                     on_bytes=on_bytes,
-                    marker=marker,
-                    fsync=not whole_fs,
+                    marker=lane.marker,
+                    fsync=not lane.whole_fs,
                 )
                 results[t.file_id] = "copied"
                 return
@@ -254,66 +267,82 @@ def run_batch(
             except copier.DestinationError as exc:
                 ctx.progress.add(nbytes=-done)
                 results[t.file_id] = f"destination {exc.kind}"
-                note_stop(exc)
+                lane.note_stop(exc)
                 return
 
     list(pool.map(write_one, batch))
-    written = {fid: p for fid, p in temps.items() if results.get(fid) == "copied"}
-    try:
-        if written:
-            copier.sync_filesystem(staging, [staging], whole_fs=whole_fs)
-    except OSError as exc:
-        err = copier.classify(exc, marker)
-        note_stop(err)
-        for fid in written:
+    return _Written(batch, results, temps)
+
+
+def finish_batch(lane: _Lane, written: _Written, pool: ThreadPoolExecutor) -> None:
+    """Stage two: make the temporary files durable, re-read and hash each from the drive,
+    rename them to their final names, make the renames durable, then record the copies
+    (``present`` only for what passed every step; ``missing`` for the rest)."""
+    ctx, dest, lib = lane.ctx, lane.dest, lane.ctx.lib
+    batch, results, temps = written.batch, written.results, written.temps
+    by_id = {t.file_id: t for t in batch}
+    ok = {fid: p for fid, p in temps.items() if results.get(fid) == "copied"}
+
+    def fail(fids: list[int], err: copier.DestinationError) -> None:
+        lane.note_stop(err)
+        for fid in fids:
             results[fid] = f"destination {err.kind}"
-        written = {}
+            if fid in ok:
+                copier.discard(ok.pop(fid))
+
+    if ok:
+        if lane.stop.is_set() and lane.outcome.stopped and "gone" in lane.outcome.stopped:
+            fail(list(ok), copier.DestinationError("gone", lane.outcome.stopped))
+        else:
+            try:
+                copier.sync_filesystem(lane.staging, [lane.staging], whole_fs=lane.whole_fs)
+            except OSError as exc:
+                fail(list(ok), copier.classify(exc, lane.marker))
 
     def verify_one(item: tuple[int, Path]) -> None:
         fid, temp = item
         t = by_id[fid]
-        try:
-            ok = copier.matches(temp, t.sha256, t.size)
-        except OSError:
-            ok = False
-        if not ok:
+        if not copier.matches(temp, t.sha256, t.size):
             copier.discard(temp)
             results[fid] = "did not read back correctly"
-            if not marker.exists():
-                note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
+            if not lane.marker.exists():
+                lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
 
-    by_id = {t.file_id: t for t in batch}
-    list(pool.map(verify_one, written.items()))
+    list(pool.map(verify_one, list(ok.items())))
     folders: set[Path] = set()
-    for fid, temp in written.items():
+    for fid, temp in ok.items():
         if results[fid] != "copied":
             continue
         final = copier.join_relative(dest.folder, by_id[fid].path)
         try:
-            copier.install(temp, final)
-            folders.add(final.parent)
+            if final.parent not in folders:
+                final.parent.mkdir(parents=True, exist_ok=True)
+                folders.add(final.parent)
+            os.replace(temp, final)
         except OSError as exc:
-            err = copier.classify(exc, marker)
+            err = copier.classify(exc, lane.marker)
             results[fid] = f"destination {err.kind}"
             copier.discard(temp)
-            note_stop(err)
+            lane.note_stop(err)
     installed = [fid for fid, r in results.items() if r in ("copied", "adopted")]
-    try:
-        if folders:
-            copier.sync_filesystem(dest.folder, folders, whole_fs=whole_fs)
-    except OSError as exc:
-        err = copier.classify(exc, marker)
-        note_stop(err)
+    if folders:
+        try:
+            copier.sync_filesystem(dest.folder, folders, whole_fs=lane.whole_fs)
+        except OSError as exc:
+            fail([], copier.classify(exc, lane.marker))
+            for fid in installed:
+                results[fid] = f"destination {copier.classify(exc).kind}"
+            installed = []
+    if installed and not lane.marker.exists():  # renamed onto whatever is mounted there now?
+        lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
         for fid in installed:
-            results[fid] = f"destination {err.kind}"
-        installed = []
-    if installed and not marker.exists():  # renamed onto whatever is mounted there now?
-        note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
+            results[fid] = "destination gone"
         installed = []
     states = {t.file_id: CopyState.MISSING for t in batch}
     for fid in installed:
         states[fid] = CopyState.PRESENT
     _set_states(lib, dest.id, states, verified=True)
+    outcome = lane.outcome
     for t in batch:
         r = results.get(t.file_id, "interrupted")
         if r == "copied":
@@ -322,7 +351,7 @@ def run_batch(
             ctx.progress.add(files=1)
         elif r == "adopted":
             outcome.adopted += 1
-        elif r != "interrupted" or not stop.is_set():
+        elif r != "interrupted" or not lane.stop.is_set():
             outcome.failed[r] += 1
 
 
@@ -335,12 +364,28 @@ def run_destination(
     *,
     recheck: bool = True,
 ) -> DestinationOutcome:
-    """All batches for one destination, until done, cancelled, or the drive gives up."""
-    outcome = DestinationOutcome(dest.label)
-    whole_fs = copier.use_syncfs(dest.mount, ctx.lib.root)
-    with ThreadPoolExecutor(parallelism, thread_name_prefix=f"mirror-{dest.id}") as pool:
-        for group in make_batches(transfers, batch_size):
-            if ctx.cancel.cancelled or outcome.stopped:
-                break
-            run_batch(ctx, dest, group, pool, outcome, recheck=recheck, whole_fs=whole_fs)
-    return outcome
+    """All batches for one destination, until done, cancelled, or the drive gives up.
+
+    Two stages overlap: while one batch is made durable, verified and recorded, the next
+    one is being written, so the drive and the CPU (hashing) are both kept busy.
+    """
+    lane = _Lane(ctx, dest, copier.use_syncfs(dest.mount, ctx.lib.root))
+    name = f"mirror-{dest.id}"
+    with (
+        ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-write") as writers,
+        ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-verify") as verifiers,
+        ThreadPoolExecutor(1, thread_name_prefix=f"{name}-finish") as finisher,
+    ):
+        pending: Future[None] | None = None
+        try:
+            for group in make_batches(transfers, batch_size):
+                if ctx.cancel.cancelled or lane.stop.is_set():
+                    break
+                written = write_batch(lane, group, writers, recheck=recheck)
+                if pending is not None:
+                    pending.result()
+                pending = finisher.submit(finish_batch, lane, written, verifiers)
+        finally:
+            if pending is not None:
+                pending.result()
+    return lane.outcome

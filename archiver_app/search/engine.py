@@ -109,25 +109,35 @@ _COLUMNS = (
 def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
     fts = build_fts_query(q.text, prefix_last=q.prefix_last)
     where = _filters(q, params)
-    if fts is not None:
-        params["match"] = fts
-        where.insert(0, "snapshot_fts MATCH :match")
-        source = "snapshot_fts JOIN snapshots s ON s.id = snapshot_fts.rowid"
-        snippet = f"snippet(snapshot_fts, -1, '{MARK_START}', '{MARK_END}', '…', 24)"
-        score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
-        order = "ORDER BY 11, s.captured_at DESC"
-    else:
-        source = "snapshots s"
-        snippet, score = "coalesce(s.snippet, '')", "0.0"
-        order = "ORDER BY s.captured_at DESC, s.id DESC"
+    if fts is None:
         where.append("s.state = 'complete'")
-    clause = (" WHERE " + " AND ".join(where)) if where else ""
+        clause = " WHERE " + " AND ".join(where)
+        if counting:
+            return f"SELECT count(*) FROM snapshots s{clause}"  # noqa: S608
+        cols = _COLUMNS.format(snippet="coalesce(s.snippet, '')", score="0.0")
+        return (
+            f"SELECT {cols} FROM snapshots s JOIN collections c ON c.id = s.collection_id"  # noqa: S608
+            f"{clause} ORDER BY s.captured_at DESC, s.id DESC LIMIT :limit OFFSET :offset"
+        )
+    params["match"] = fts
+    where.insert(0, "snapshot_fts MATCH :match")
+    clause = " WHERE " + " AND ".join(where)
+    source = "snapshot_fts JOIN snapshots s ON s.id = snapshot_fts.rowid"
     if counting:
-        return f"SELECT count(*) FROM {source}{clause}"  # noqa: S608 - fixed fragments, values bound
-    cols = _COLUMNS.format(snippet=snippet, score=score)
+        return f"SELECT count(*) FROM {source}{clause}"  # noqa: S608
+    # Two steps: rank every match (cheap), then build snippets for one page of hits only
+    # (snippet() is the expensive part, and SQLite would compute it for every match
+    # before sorting).
+    score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
+    snippet = f"snippet(snapshot_fts, -1, '{MARK_START}', '{MARK_END}', '…', 24)"
+    cols = _COLUMNS.format(snippet=snippet, score="top.score")
     return (
-        f"SELECT {cols} FROM {source} JOIN collections c ON c.id = s.collection_id"  # noqa: S608
-        f"{clause} {order} LIMIT :limit OFFSET :offset"
+        f"WITH top AS (SELECT s.id AS id, {score} AS score, s.captured_at AS at "  # noqa: S608
+        f"FROM {source}{clause} ORDER BY score, at DESC LIMIT :limit OFFSET :offset) "
+        f"SELECT {cols} FROM top "
+        "JOIN snapshot_fts ON snapshot_fts.rowid = top.id AND snapshot_fts MATCH :match "
+        "JOIN snapshots s ON s.id = top.id JOIN collections c ON c.id = s.collection_id "
+        "ORDER BY top.score, top.at DESC"
     )
 
 

@@ -105,10 +105,12 @@ def bench_indexing(mib: int, max_files: int | None) -> dict[str, float]:
 
 def _vocabulary(rng: random.Random, size: int) -> tuple[list[str], list[float]]:
     words = list(dict.fromkeys(WORDS))
+    seen = set(words)
     syllables = ["ka", "lo", "mi", "ne", "ru", "ta", "shi", "po", "ven", "dor", "al", "is"]
     while len(words) < size:
         word = "".join(rng.choice(syllables) for _ in range(rng.randrange(2, 5)))
-        if word not in words:
+        if word not in seen:
+            seen.add(word)
             words.append(word)
     cum, total = [], 0.0
     for rank in range(1, len(words) + 1):

@@ -221,11 +221,13 @@ def archivebox_factory(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def legacy_library(
-    lib: Library, count: int, *, seed: int = 7, file_bytes: int = 200
+    lib: Library, count: int, *, seed: int = 7, file_bytes: int = 200, register: bool = True
 ) -> dict[str, tuple[int, str]]:
     """Rows at ``archiver-1`` with flat ``archive/<timestamp>/`` folders of three small files.
 
-    Returns ``{"<uid>/<name>": (size, sha256)}`` for every original file except index.json.
+    With ``register`` the files also have ``files`` rows (size and sha256), as captures
+    leave them. Returns ``{"<uid>/<name>": (size, sha256)}`` for every original file
+    except index.json.
     """
     coll_id = lib.ensure_collection("default")
     rng = random.Random(seed)
@@ -290,6 +292,22 @@ def legacy_library(
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
+        if register:
+            folders = dict(conn.execute("SELECT uid, folder FROM snapshots"))
+            ids = dict(conn.execute("SELECT uid, id FROM snapshots"))
+            conn.executemany(
+                "INSERT INTO files (path, size, sha256, kind, snapshot_id, local_state,"
+                " created_at) VALUES (?,?,?,'other',?,'present','2024-01-01 00:00:00.000000')",
+                [
+                    (
+                        f"{folders[key.split('/')[0]]}/{key.split('/', 1)[1]}",
+                        size,
+                        sha,
+                        ids[key.split("/")[0]],
+                    )
+                    for key, (size, sha) in originals.items()
+                ],
+            )
         conn.commit()
     finally:
         conn.close()

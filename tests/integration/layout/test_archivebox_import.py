@@ -150,3 +150,20 @@ def test_register_refuses_what_is_not_an_archivebox_folder(
         register_archivebox(library, library.root)
     with pytest.raises(InputError, match="import mode"):
         register_archivebox(library, tmp_path, mode="teleport")
+
+
+def test_cli_import_archivebox_then_migrate(
+    library_root: Path, archivebox_factory: Any, capsys: Any
+) -> None:
+    from archiver_app.cli import main
+
+    source, snaps = archivebox_factory("0.8", count=2, odd=False)
+    args = ["--library", str(library_root)]
+    assert main([*args, "import", "--archivebox", str(source)]) == 0
+    assert "registered ArchiveBox folder" in capsys.readouterr().out
+    assert main([*args, "migrate", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "imported 2, merged 0, set aside 0 as invalid" in out
+    with Library.open(library_root) as lib, lib.session() as s:
+        urls = set(s.scalars(select(Snapshot.url)))
+    assert urls == {snap.url for snap in snaps}

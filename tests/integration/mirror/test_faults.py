@@ -9,9 +9,11 @@ the recorded bytes, every copy marked present is there.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -52,7 +54,7 @@ def test_drive_unplugged_then_plugged_back(library: Library, tmp_path: Path, mom
             fired.set()
             drive.rename(away)
 
-    result = run_mirror(library, progress=unplug)
+    result = run_mirror(library, progress=unplug, progress_interval=0)
     assert fired.is_set() and not result.ok
     [outcome] = result.outcomes
     assert outcome.stopped is not None and "gone" in outcome.stopped
@@ -81,7 +83,7 @@ def test_drive_destroyed_mid_run(library: Library, tmp_path: Path) -> None:
             seen.update(final_files(drive, library))
             shutil.rmtree(drive)
 
-    result = run_mirror(library, progress=destroy)
+    result = run_mirror(library, progress=destroy, progress_interval=0)
     assert not result.ok and "gone" in (result.outcomes[0].stopped or "")
     present = present_ids(library, dest)
     by_id = dict(zip(snap.file_ids, snap.paths, strict=True))
@@ -102,7 +104,7 @@ def test_real_unmount_mid_copy(library: Library, tmp_path: Path) -> None:
                 seen.update(final_files(mount, library) or {"": ""})
                 subprocess.run(["umount", "-l", str(mount)], check=True)
 
-        result = run_mirror(library, progress=pull)
+        result = run_mirror(library, progress=pull, progress_interval=0)
     assert seen and not result.ok
     assert present_ids(library, dest) == set()  # the first batch never completed
     states = copy_states(library, dest)  # the first batch was claimed, then given back
@@ -167,7 +169,7 @@ def test_two_runs_on_one_drive(library: Library, tmp_path: Path) -> None:
         if not second:  # while the first run is writing, start another on the same drive
             second.append(run_mirror(library))
 
-    first = run_mirror(library, progress=start_second)
+    first = run_mirror(library, progress=start_second, progress_interval=0)
     assert second[0].plan.busy == ["usb"] and second[0].plan.transfers == []
     assert first.ok and present_ids(library, dest) == set(snap.file_ids)
     assert check_drive(library, drive, dest) == []
@@ -182,3 +184,49 @@ def test_two_runs_on_one_drive(library: Library, tmp_path: Path) -> None:
     assert all(p.returncode == 0 for p in procs), outs
     assert check_drive(library, drive, dest) == []
     assert len(present_ids(library, dest)) == 36
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_permission_denied_on_the_drive(tmp_path: Path) -> None:
+    """A run as an ordinary user (uid 65534) on a drive whose folders root owns: the
+    temporary files can be written, the final folders cannot (a real EACCES)."""
+    base = Path(tempfile.mkdtemp(prefix="mirror-perm-"))
+    try:
+        base.chmod(0o755)
+        lib = Library.open(base / "lib")
+        snap = make_snapshot(lib, [5000, 7000], seed=7)
+        drive = base / "usb"
+        drive.mkdir()
+        dest = add_destination(lib, drive, "usb").id
+        lib.close()
+        subprocess.run(["chown", "-R", "65534:65534", str(base / "lib")], check=True)
+        folder = drive / "Archiver" / lib.id
+        (folder / ".archiver-staging").mkdir()
+        (folder / ".archiver-staging").chmod(0o777)
+        (folder / "collections").mkdir()  # root's, 0755: not writable by the run
+        lock = drive / "Archiver" / ".archiver-lock"
+        lock.touch()
+        lock.chmod(0o666)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                with Library.open(base / "lib", create=False) as child_lib:
+                    res = run_mirror(child_lib)
+                    stopped = res.outcomes[0].stopped if res.outcomes else None
+                os._exit(3 if stopped and "permission denied" in stopped else 4)
+            except BaseException:
+                os._exit(5)
+        _, status = os.waitpid(pid, 0)
+        assert os.WEXITSTATUS(status) == 3
+        with Library.open(base / "lib", create=False) as lib:
+            assert present_ids(lib, dest) == set()
+            assert not list((folder / "collections").rglob("*.bin"))
+            assert list((folder / ".archiver-staging").iterdir()) == []
+            assert run_mirror(lib).ok  # as root now: it goes through
+            assert present_ids(lib, dest) == set(snap.file_ids)
+            assert check_drive(lib, drive, dest) == []
+    finally:
+        subprocess.run(["rm", "-rf", str(base)], check=False)

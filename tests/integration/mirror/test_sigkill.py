@@ -34,7 +34,7 @@ def _child(root: Path, write_fd: int) -> None:
             def tick(_update: ProgressUpdate) -> None:
                 os.write(write_fd, b".")
 
-            run_mirror(lib, progress=tick)
+            run_mirror(lib, progress=tick, progress_interval=0)
         os._exit(0)
     except BaseException:
         os._exit(1)

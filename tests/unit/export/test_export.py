@@ -18,7 +18,7 @@ from archiver_app.errors import InputError
 from archiver_app.export import Selection, export
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
-from archiver_app.tasks import CancelToken, Cancelled, ProgressUpdate
+from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
 from archiver_app.warc.scan import scan_records
 from tests.helpers.warcs import Resp, html_page, site, write_warc
 

@@ -134,7 +134,10 @@ def test_each_bad_input_reported_with_reason(
 
 def test_good_wacz_imports_and_reimport_is_skipped(library: Library, tmp_path: Path) -> None:
     warc = write_warc(tmp_path / "w.warc.gz", site(2, host="wacz.example")).read_bytes()
-    pages = b'{"format": "json-pages-1.0", "id": "pages"}\n{"url": "https://wacz.example/page1", "ts": "2024-03-02T10:00:00Z"}\n'
+    pages = (
+        b'{"format": "json-pages-1.0", "id": "pages"}\n'
+        b'{"url": "https://wacz.example/page1", "ts": "2024-03-02T10:00:00Z"}\n'
+    )
     wacz = make_wacz(tmp_path / "ok.wacz", warc, extra={"pages/pages.jsonl": pages})
     first = import_paths(library, [wacz]).outcomes[0]
     assert first.state is OutcomeState.IMPORTED, first.reason

@@ -97,7 +97,8 @@ def test_url_list_file_and_stdin(library: Library, tmp_path: Path) -> None:
     first, second = report.outcomes
     assert first.state is OutcomeState.QUEUED and first.urls == 2
     assert first.problems == [
-        "line 4: unsupported URL scheme 'ftp' in 'ftp://nope.example/': only http and https pages can be captured"
+        "line 4: unsupported URL scheme 'ftp' in 'ftp://nope.example/': "
+        "only http and https pages can be captured"
     ]
     assert second.state is OutcomeState.QUEUED and second.urls == 1 and second.problems
     assert [urls for _, urls in _jobs(library)] == [
@@ -130,7 +131,8 @@ def test_chrome_and_firefox_history(library: Library, tmp_path: Path) -> None:
     firefox = tmp_path / "places.sqlite"
     conn = sqlite3.connect(firefox)
     conn.execute(
-        "CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT, visit_count INTEGER, last_visit_date INTEGER)"
+        "CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT, visit_count INTEGER, "
+        "last_visit_date INTEGER)"
     )
     conn.executemany(
         "INSERT INTO moz_places (url, visit_count, last_visit_date) VALUES (?, ?, ?)",

@@ -15,6 +15,7 @@ from archiver_app.mirror import (
     offload,
     parse_age,
     restore,
+    restore_snapshot,
     run_mirror,
     set_policy,
 )
@@ -81,6 +82,12 @@ def test_offload_then_restore(library: Library, tmp_path: Path) -> None:
     done = restore(library, old.file_ids)
     assert done.already_local == [old.file_ids[0]] and done.restored == [old.file_ids[1]]
     assert local_states(library, old.file_ids) == [LocalState.PRESENT] * 2
+    # what replay calls: the snapshot's files plus the revisit original it needs
+    assert local_states(library, dep.file_ids) == [LocalState.OFFLOADED]
+    got = restore_snapshot(library, old.snapshot_id)
+    assert got.restored == dep.file_ids
+    assert (library.root / dep.paths[0]).exists()
+    assert restore_snapshot(library, old.snapshot_id).restored == []
     with pytest.raises(InputError, match="unknown file id"):
         restore(library, [99_999])
 

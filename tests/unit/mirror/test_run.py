@@ -176,3 +176,23 @@ def test_scrub_marks_drive_bit_rot_and_repairs_it(library: Library, tmp_path: Pa
     assert (folder / snap.paths[2]).read_bytes() == (library.root / snap.paths[2]).read_bytes()
     assert run_mirror(library).copied == 1  # the lost copy is the mirror's job again
     assert present_ids(library, a) == set(snap.file_ids)
+
+
+def test_cancel_stops_between_files_and_the_next_run_finishes(
+    library: Library, tmp_path: Path
+) -> None:
+    from archiver_app.tasks import CancelToken, ProgressUpdate
+
+    snap = make_snapshot(library, [100_000] * 8, seed=11)
+    a, mount = _drive(library, tmp_path, "a")
+    set_policy(library, batch_size=2, parallelism=1)
+    token = CancelToken()
+
+    def cancel_early(update: ProgressUpdate) -> None:
+        if update.done >= 1:
+            token.cancel()
+
+    run_mirror(library, cancel=token, progress=cancel_early, progress_interval=0)
+    assert 0 < len(present_ids(library, a)) < 8
+    assert check_drive(library, mount, a) == []
+    assert run_mirror(library).ok and present_ids(library, a) == set(snap.file_ids)

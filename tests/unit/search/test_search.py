@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,7 @@ def test_ranking_title_weighs_most(filled: Library) -> None:
     hits = search(filled, Query("climate"))
     assert hits[0].url == "https://beta.example/climate"
     assert len(hits) == 3
-    assert all(a.score <= b.score for a, b in zip(hits, hits[1:], strict=False))
+    assert all(a.score <= b.score for a, b in pairwise(hits))
 
 
 def test_snippet_highlights(filled: Library) -> None:

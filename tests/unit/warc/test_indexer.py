@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from archiver_app.importers.warcs import import_warc_file
-from archiver_app.library import Library
 from archiver_app.layout import CURRENT_FS_VERSION
+from archiver_app.library import Library
 from archiver_app.search import Query, search
 from archiver_app.tasks import ProgressUpdate
 from archiver_app.warc.htmltext import extract_html
@@ -31,7 +31,8 @@ def test_records_pages_and_text(library: Library, tmp_path: Path) -> None:
     assert (outcome.records, outcome.pages) == (12, 3)
     recs = _rows(
         library,
-        "SELECT url_key, ts, url, record_type, status, mime, offset, length FROM records ORDER BY id",
+        "SELECT url_key, ts, url, record_type, status, mime, offset, length "
+        "FROM records ORDER BY id",
     )
     assert [(r[2], r[6], r[7]) for r in recs] == [
         (r.url, r.offset, r.length) for r in scan_records(src)
@@ -46,7 +47,8 @@ def test_records_pages_and_text(library: Library, tmp_path: Path) -> None:
     )
     snaps = _rows(
         library,
-        "SELECT url, title, language, capture_fidelity, fs_version, folder, warc_file, warc_offset, snippet FROM snapshots ORDER BY id",
+        "SELECT url, title, language, capture_fidelity, fs_version, folder, warc_file, "
+        "warc_offset, snippet FROM snapshots ORDER BY id",
     )
     assert [s[0] for s in snaps] == [f"https://example.org/page{i}" for i in range(3)]
     url, title, lang, fidelity, fs_version, folder, warc_file, offset, snippet = snaps[1]
@@ -78,7 +80,8 @@ def test_revisit_resolves_to_original(library: Library, tmp_path: Path) -> None:
     assert outcome.pages == 3
     rows = _rows(
         library,
-        "SELECT r.record_type, o.record_type, o.url FROM records r JOIN records o ON o.id = r.revisit_of_id",
+        "SELECT r.record_type, o.record_type, o.url FROM records r "
+        "JOIN records o ON o.id = r.revisit_of_id",
     )
     assert rows == [("revisit", "response", "https://example.org/page0")]
     # the revisited capture is found by the original's words and carries its title
@@ -118,7 +121,10 @@ def test_batches_progress_and_constant_batches(library: Library, tmp_path: Path)
 
 
 def test_extract_html_charset_and_entities() -> None:
-    doc = "<html LANG=fr-CA><head><meta charset='iso-8859-1'><title>Caf&eacute; é</title></head><body><p>d&eacute;j&agrave;</p><!-- hidden --></body></html>"
+    doc = (
+        "<html LANG=fr-CA><head><meta charset='iso-8859-1'><title>Caf&eacute; é</title>"
+        "</head><body><p>d&eacute;j&agrave;</p><!-- hidden --></body></html>"
+    )
     page = extract_html(doc.encode("latin-1"))
     assert page.title == "Café é" and page.language == "fr-ca"
     assert page.text == "déjà"
