@@ -58,6 +58,12 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+#: A typed fragment shorter than this is matched as a whole word, not a prefix: "cl*"
+#: would merge the postings of thousands of terms on every keystroke, and finds little a
+#: person means while still typing.
+MIN_PREFIX = 3
+
+
 def _has_word(term: str) -> bool:
     return any(ch.isalnum() for ch in term)
 
@@ -84,7 +90,14 @@ def build_fts_query(text: str, *, prefix_last: bool = True) -> str | None:
             continue
         expr = _quote(term)
         last = index == len(matches) - 1
-        if prefix_last and last and not is_phrase and not ends_in_space and not neg:
+        if (
+            prefix_last
+            and last
+            and not is_phrase
+            and not ends_in_space
+            and not neg
+            and len(term) >= MIN_PREFIX
+        ):
             expr += "*"
         if neg:
             negative.append(expr)
