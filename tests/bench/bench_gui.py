@@ -289,12 +289,10 @@ def run(args: argparse.Namespace) -> dict[str, float]:
             t = time.perf_counter()
             QTest.keyClick(window.search, ch)
             spin_until(
-                lambda e=expected, t=t: (
-                    model.query.search == e
-                    and bool(chunks)
-                    and chunks[-1] > t
-                    and painted_after(chunks[-1])
-                )
+                lambda e=expected, t=t: model.query.search == e
+                and bool(chunks)
+                and chunks[-1] > t
+                and painted_after(chunks[-1])
             )
             keystrokes.append(time.perf_counter() - t)
             step(f"key {expected!r}: {keystrokes[-1] * 1000:.0f} ms, {model.rowCount()} rows")
@@ -341,10 +339,7 @@ def run(args: argparse.Namespace) -> dict[str, float]:
                 f"(runs: {', '.join(f'{x * 1000:.0f}' for x in launches)}) (target <= 1500)",
             ),
             ("all ids streamed in (scroll range complete)", f"{all_ids * 1000:.0f} ms"),
-            (
-                "End pressed to last row painted",
-                f"{end_press * 1000:.1f} ms (row {last_visible:,})",
-            ),
+            ("End pressed to last row painted", f"{end_press * 1000:.1f} ms (row {last_visible:,})"),
             ("random jump, page fetch + paint", f"p95 {figures['jump_p95'] * 1000:.1f} ms of 60"),
             (
                 "keystroke to results painted",
