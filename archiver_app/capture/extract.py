@@ -42,6 +42,15 @@ class PageFacts:
         return make_snippet(self.text)
 
 
+def first_line(error: object, limit: int = 200) -> str:
+    """The first line of an error message (Playwright appends call logs), never empty."""
+    lines = str(error).strip().splitlines()
+    text = lines[0].strip()[:limit] if lines else ""
+    if text:
+        return text
+    return "unknown error" if isinstance(error, str) else type(error).__name__
+
+
 def make_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     flat = re.sub(r"\s+", " ", text).strip()
     if len(flat) <= limit:

@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlsplit
 
 from archiver_app import __version__
 from archiver_app.capture.behaviours import autoscroll, settle, wait_network_quiet
-from archiver_app.capture.extract import PageFacts, extract, make_snippet
+from archiver_app.capture.extract import PageFacts, extract, first_line, make_snippet
 from archiver_app.capture.persist import (
     SnapshotOutcome,
     create_pending,
@@ -50,7 +50,7 @@ NO_SCREENSHOT_MIMES = {"application/pdf", "application/octet-stream"}
 
 def describe_failure(message: str, url: str, timeout: float) -> str:
     """A readable sentence for a Playwright navigation error."""
-    text = message.splitlines()[0] if message else "unknown error"
+    text = first_line(message)
     host = urlsplit(url).hostname or url
     table = (
         ("ERR_NAME_NOT_RESOLVED", f"the host name {host!r} could not be resolved (DNS)"),
@@ -243,7 +243,7 @@ class PageCapture:
             self.reasons.append(
                 "the load event did not fire in time"
                 if "Timeout" in message
-                else f"loading stopped: {message.splitlines()[0]}"
+                else f"loading stopped: {first_line(message)}"
             )
         if self.oversize_main:
             return f"the response is larger than the {self.owner.max_body} byte limit"
@@ -268,7 +268,7 @@ class PageCapture:
         except Exception as exc:
             if self.crashed or not self.browser.is_connected():
                 raise
-            self.reasons.append(f"a page behaviour failed: {str(exc).splitlines()[0][:200]}")
+            self.reasons.append(f"a page behaviour failed: {first_line(exc)}")
         return None
 
     def _left(self) -> float:
@@ -290,14 +290,14 @@ class PageCapture:
                 dom = await asyncio.wait_for(page.content(), budget)
             self._mark("extract")
         except Exception as exc:
-            self.reasons.append(f"text extraction failed: {str(exc).splitlines()[0][:200]}")
+            self.reasons.append(f"text extraction failed: {first_line(exc)}")
         if self.owner.screenshots and mime not in NO_SCREENSHOT_MIMES:
             try:
                 shot = await page.screenshot(
                     full_page=True, type="png", timeout=max(2000.0, self._remaining_ms())
                 )
             except Exception as exc:
-                self.reasons.append(f"screenshot failed: {str(exc).splitlines()[0][:200]}")
+                self.reasons.append(f"screenshot failed: {first_line(exc)}")
             self._mark("screenshot")
         if mime == "application/pdf":
             facts = PageFacts(title=_file_title(self.url), outlinks=[], text="")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from archiver_app.capture.extract import first_line
 from archiver_app.capture.results import ResourceInfo
 from archiver_app.warc.httpmsg import (
     HttpRequest,
@@ -264,7 +265,7 @@ class NetworkRecorder:
             try:
                 got = await self.cdp.send("Network.getResponseBody", {"requestId": ex.request_id})
             except Exception as exc:  # evicted, media stream, download, page gone
-                reason = str(exc).splitlines()[0][:200]
+                reason = first_line(exc)
             else:
                 if got.get("base64Encoded"):
                     return base64.b64decode(got.get("body", "")), None

@@ -105,9 +105,9 @@ class CaptureDialog(QDialog):
         for key, label in SCOPES.items():
             self.scope.addItem(label, key)
         self.scope.setCurrentIndex(self.scope.findData("prefix"))
-        self.depth = QSpinBox(crawl_page)
-        self.depth.setRange(0, 50)
-        self.depth.setValue(2)
+        self.depth_spin = QSpinBox(crawl_page)
+        self.depth_spin.setRange(0, 50)
+        self.depth_spin.setValue(2)
         self.page_limit = QSpinBox(crawl_page)
         self.page_limit.setRange(1, 1_000_000)
         self.page_limit.setValue(200)
@@ -122,7 +122,7 @@ class CaptureDialog(QDialog):
         self.user_agent.setPlaceholderText("the browser's own")
         crawl_form.addRow("Start at", self.seed)
         crawl_form.addRow("Scope", self.scope)
-        crawl_form.addRow("Depth", self.depth)
+        crawl_form.addRow("Depth", self.depth_spin)
         crawl_form.addRow("Page limit", self.page_limit)
         crawl_form.addRow("Concurrency", self.concurrency)
         crawl_form.addRow("Ignore", self.ignore)
@@ -213,7 +213,7 @@ class CaptureDialog(QDialog):
             urls, rejected = parse_url_lines(self.seed.text())
             crawl = CrawlOptions(
                 scope=str(self.scope.currentData()),
-                depth=self.depth.value(),
+                depth=self.depth_spin.value(),
                 page_limit=self.page_limit.value(),
                 ignore_patterns=parse_ignore_patterns(self.ignore.toPlainText()),
                 concurrency=self.concurrency.value(),

@@ -81,7 +81,9 @@ def parse_ignore_patterns(text: str) -> tuple[str, ...]:
         try:
             re.compile(line)
         except re.error as exc:
-            raise InputError(f"ignore pattern on line {number} is not valid: {line!r} ({exc})")
+            raise InputError(
+                f"ignore pattern on line {number} is not valid: {line!r} ({exc})"
+            ) from exc
         patterns.append(line)
     return tuple(patterns)
 

@@ -8,6 +8,7 @@ queries, but a drive's copies table can be large); edits write through
 from __future__ import annotations
 
 from PySide6.QtCore import QStringListModel, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QCompleter,
     QFormLayout,
@@ -35,11 +36,21 @@ from archiver_app.library import Library
 COPY_SYMBOL = {"present": "✔", "missing": "✖", "corrupted": "⚠", "ongoing": "…", "offloaded": "↗"}
 
 
+def breakable(url: str) -> str:
+    """``url`` with zero-width spaces after separators, so a narrow pane can wrap it."""
+    out = []
+    for ch in url:
+        out.append(ch)
+        if ch in "/?&=-._":
+            out.append("\u200b")
+    return "".join(out)
+
+
 class TagCompleter(QCompleter):
     """Completes the tag being typed after the last comma."""
 
     def splitPath(self, path: str) -> list[str]:
-        return [path.split(",")[-1].strip()]
+        return [path.rsplit(",", maxsplit=1)[-1].strip()]
 
     def pathFromIndex(self, index: object) -> str:
         chosen = str(super().pathFromIndex(index))  # type: ignore[arg-type]
@@ -67,9 +78,10 @@ class DetailPane(QScrollArea):
         self.setObjectName("detail_pane")
         self.library, self.runner, self.thumbnails = library, runner, thumbnails
         self.detail: data.SnapshotDetail | None = None
-        self._wanted: int | None = None
+        self.wanted: int | None = None
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         body = QWidget(self)
         col = QVBoxLayout(body)
         self.placeholder = QLabel("Select a capture to see its details.", body)
@@ -101,13 +113,13 @@ class DetailPane(QScrollArea):
         self.url = self._value()
         self.when = self._value()
         self.status = self._value()
-        self.size = self._value()
+        self.size_label = self._value()
         self.fidelity = self._value()
         self.collection = self._value()
         form.addRow("Address", self.url)
         form.addRow("Captured", self.when)
         form.addRow("Status", self.status)
-        form.addRow("Size", self.size)
+        form.addRow("Size", self.size_label)
         form.addRow("Fidelity", self.fidelity)
         form.addRow("Collection", self.collection)
         self.tags = QLineEdit(self.content)
@@ -138,6 +150,7 @@ class DetailPane(QScrollArea):
         self.copies = QLabel(self.content)
         self.copies.setObjectName("copies")
         self.copies.setTextFormat(Qt.TextFormat.RichText)
+        self.copies.setWordWrap(True)
         inner.addWidget(self.copies)
         inner.addWidget(self._heading("Other captures of this address"))
         self.others = QListWidget(self.content)
@@ -156,6 +169,12 @@ class DetailPane(QScrollArea):
         self.setWidget(body)
         thumbnails.ready.connect(self._thumbnail_ready)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        body = self.widget()
+        if body is not None:  # never wider than the pane: long text wraps instead
+            body.setMaximumWidth(self.viewport().width())
+
     def _value(self) -> QLabel:
         label = QLabel(self.content)
         label.setWordWrap(True)
@@ -173,7 +192,7 @@ class DetailPane(QScrollArea):
 
     def show_snapshot(self, snapshot_id: int | None) -> None:
         """Load ``snapshot_id`` in the background (None clears the pane)."""
-        self._wanted = snapshot_id
+        self.wanted = snapshot_id
         if snapshot_id is None:
             self.detail = None
             self.content.hide()
@@ -191,7 +210,7 @@ class DetailPane(QScrollArea):
         ).run_in_background()
 
     def _loaded(self, snapshot_id: int, result: tuple[object, list[str]]) -> None:
-        if snapshot_id != self._wanted:
+        if snapshot_id != self.wanted:
             return  # the user moved on
         detail, names = result
         if not isinstance(detail, data.SnapshotDetail):
@@ -202,11 +221,12 @@ class DetailPane(QScrollArea):
         self.placeholder.hide()
         self.content.show()
         self.title.setText(detail.title or detail.url)
-        self.url.setText(detail.url)
+        self.url.setText(breakable(detail.url))
+        self.url.setToolTip(detail.url)
         self.when.setText(f"{detail.captured_at:%Y-%m-%d %H:%M:%S} UTC")
         code = f" (HTTP {detail.http_status})" if detail.http_status else ""
         self.status.setText(f"{detail.state}{code}  {detail.mime}".strip())
-        self.size.setText(human_size(detail.size_bytes))
+        self.size_label.setText(human_size(detail.size_bytes))
         reason = f" — {detail.fidelity_reason}" if detail.fidelity_reason else ""
         self.fidelity.setText(f"{detail.fidelity or 'unknown'}{reason}")
         self.collection.setText(detail.collection)
@@ -235,7 +255,11 @@ class DetailPane(QScrollArea):
         n = detail.present_copies
         lines = [f"<b>{n} {'copy' if n == 1 else 'copies'}</b>"]
         for c in detail.copies:
-            verified = f", verified {c.verified_at:%Y-%m-%d}" if c.verified_at else ""
+            verified = (
+                f", verified {c.verified_at:%Y-%m-%d}"
+                if c.verified_at and c.state == "present"
+                else ""
+            )
             lines.append(f"{COPY_SYMBOL.get(c.state, '?')} {c.where}: {c.state}{verified}")
         self.copies.setText("<br>".join(lines))
 
@@ -297,7 +321,7 @@ class DetailPane(QScrollArea):
 
     def _after_edit(self, snapshot_id: int) -> None:
         self.edited.emit([snapshot_id])
-        if self._wanted == snapshot_id:
+        if self.wanted == snapshot_id:
             self.show_snapshot(snapshot_id)
 
     def _edit_failed(self, failure: OpFailure) -> None:

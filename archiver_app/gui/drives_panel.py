@@ -9,6 +9,8 @@ API when the build has it; otherwise they are disabled with a tooltip saying why
 from __future__ import annotations
 
 import importlib
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import (
@@ -128,7 +130,9 @@ class DrivesPanel(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         layout.addWidget(self.table, 1)
         buttons = QHBoxLayout()
         self.add_button = QPushButton("Add Drive…", self)
@@ -151,9 +155,11 @@ class DrivesPanel(QWidget):
         buttons.addStretch(1)
         layout.addLayout(buttons)
         self.add_button.clicked.connect(self.add_drive)
-        self.mirror_button.clicked.connect(lambda: self._run("mirror", "mirroring"))
-        self.verify_button.clicked.connect(lambda: self._run("verify", "verifying copies"))
-        self.offload_button.clicked.connect(lambda: self._run("offload", "freeing laptop space"))
+        self.mirror_button.clicked.connect(lambda: self._run("run_mirror", "mirroring"))
+        self.verify_button.clicked.connect(
+            lambda: self._run("verify_destinations", "verifying copies")
+        )
+        self.offload_button.clicked.connect(self._offload)
 
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
@@ -199,28 +205,48 @@ class DrivesPanel(QWidget):
         value = self.model.data(self.model.index(index.row(), 0), Qt.ItemDataRole.UserRole)
         return value if isinstance(value, int) else None
 
+    def _finished(self, doing: str) -> None:
+        self.message.emit(f"Finished {doing}.")
+        self.refresh()
+
     def add_drive(self) -> None:
-        fn = resolve("destinations")
-        if fn is None:
-            return
         folder = QFileDialog.getExistingDirectory(self, "Choose the drive or folder")
         if not folder:
             return
         label, ok = QInputDialog.getText(self, "Name this drive", "Label:")
-        if not ok:
-            return
-        library = self.library
-        BackgroundOp(
-            self.runner, lambda _p, _c: fn(library, folder, label=label or None), label="add drive"
-        ).success(lambda _r: self.refresh()).failure(
-            lambda f: show_error(self, f, "adding the drive")
-        ).run_in_background()
+        if ok:
+            self.add_destination(folder, label.strip() or Path(folder).name or "drive")
 
-    def _run(self, name: str, doing: str) -> None:
+    def add_destination(self, folder: str, label: str) -> BackgroundOp[Any] | None:
+        fn = resolve("destinations")
+        if fn is None:
+            return None
+        library = self.library
+        return (
+            BackgroundOp(self.runner, lambda _p, _c: fn(library, folder, label), label="add drive")
+            .success(lambda _r: self.refresh())
+            .failure(lambda f: show_error(self, f, "adding the drive"))
+            .run_in_background()
+        )
+
+    def _offload(self) -> None:
+        days, ok = QInputDialog.getInt(
+            self,
+            "Free Laptop Space",
+            "Free the laptop copies of captures older than (days), when enough verified "
+            "copies exist on drives:",
+            90,
+            0,
+            36500,
+        )
+        if ok:
+            self._run("offload", "freeing laptop space", older_than=timedelta(days=days))
+
+    def _run(self, name: str, doing: str, **kwargs: Any) -> BackgroundOp[Any] | None:
         module = importlib.import_module("archiver_app.mirror")
         fn = getattr(module, name, None)
         if fn is None:
-            return
+            return None
         library = self.library
         self.message.emit(f"{doing.capitalize()}…")
 
@@ -228,10 +254,14 @@ class DrivesPanel(QWidget):
             total = f"/{update.total}" if update.total else ""
             self.message.emit(f"{doing.capitalize()}: {update.done}{total} {update.message}")
 
-        BackgroundOp(
-            self.runner,
-            lambda p, c: fn(library, progress=p, cancel=c),
-            label=doing,
-        ).with_progress(progress).success(
-            lambda _r: (self.message.emit(f"Finished {doing}."), self.refresh())
-        ).failure(lambda f: show_error(self, f, doing)).run_in_background()
+        return (
+            BackgroundOp(
+                self.runner,
+                lambda p, c: fn(library, progress=p, cancel=c, **kwargs),
+                label=doing,
+            )
+            .with_progress(progress)
+            .success(lambda _r: self._finished(doing))
+            .failure(lambda f: show_error(self, f, doing))
+            .run_in_background()
+        )

@@ -31,13 +31,13 @@ CAPABILITIES: dict[str, Capability] = {
     ),
     "crawl": Capability(
         "crawl",
-        "archiver_app.crawl",
-        "start_crawl",
+        "archiver_app.crawl.inline",
+        "run_job_inline",
         "Crawls are not available in this build yet (archiver_app.crawl is missing).",
     ),
     "job_control": Capability(
         "job_control",
-        "archiver_app.crawl",
+        "archiver_app.crawl.jobs",
         "pause_job",
         "Job control (pause, resume, abort, retry, live rules) needs the crawl engine, "
         "which is not in this build yet.",
@@ -51,21 +51,21 @@ CAPABILITIES: dict[str, Capability] = {
     ),
     "replay": Capability(
         "replay",
-        "archiver_app.gui.replay",
+        "archiver_app.gui.replay.widget",
         "ReplayWidget",
         "Replay is not available in this build yet (archiver_app.gui.replay is missing).",
     ),
     "mirror": Capability(
         "mirror",
         "archiver_app.mirror",
-        "mirror",
+        "run_mirror",
         "Mirroring to drives is not available in this build yet (archiver_app.mirror has "
         "no mirror API).",
     ),
     "verify": Capability(
         "verify",
         "archiver_app.mirror",
-        "verify",
+        "verify_destinations",
         "Verifying drives is not available in this build yet (archiver_app.mirror has no "
         "verify API).",
     ),
@@ -85,9 +85,9 @@ CAPABILITIES: dict[str, Capability] = {
     ),
     "export": Capability(
         "export",
-        "archiver_app.warc.wacz",
+        "archiver_app.export",
         "export_collection",
-        "Export is not available in this build yet (no WACZ exporter).",
+        "Exporting from the window is not wired yet; use `archiver export` on the command line.",
     ),
     "move_library": Capability(
         "move_library",

@@ -186,10 +186,10 @@ class JobsPanel(QWidget):
 
         split = QSplitter(self)
         split.setObjectName("jobs_splitter")
-        split.setOrientation(Qt.Orientation.Vertical)
+        split.setOrientation(Qt.Orientation.Horizontal)
         split.addWidget(self.table)
         split.addWidget(detail)
-        split.setSizes([200, 300])
+        split.setSizes([700, 600])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
@@ -327,7 +327,7 @@ class JobsPanel(QWidget):
         job = self.current_job_id()
         if job is None:
             return
-        fn = getattr(importlib.import_module("archiver_app.crawl"), name, None)
+        fn = getattr(importlib.import_module("archiver_app.crawl.jobs"), name, None)
         if fn is None:
             return
         library = self.library
@@ -342,7 +342,7 @@ class JobsPanel(QWidget):
         from archiver_app.gui.capture_input import parse_ignore_patterns
 
         job = self.current_job_id()
-        fn = getattr(importlib.import_module("archiver_app.crawl"), "update_job_rules", None)
+        fn = getattr(importlib.import_module("archiver_app.crawl.jobs"), "update_rules", None)
         if job is None or fn is None:
             return
         try:
@@ -354,9 +354,7 @@ class JobsPanel(QWidget):
         library = self.library
         BackgroundOp(
             self.runner,
-            lambda _p, _c: fn(
-                library, job, ignore_patterns=list(patterns), concurrency=concurrency
-            ),
+            lambda _p, _c: fn(library, job, ignore=tuple(patterns), concurrency=concurrency),
             label="update rules",
         ).success(lambda _r: self.refresh_soon()).failure(
             lambda f: show_error(self, f, "changing the job's rules")

@@ -35,7 +35,6 @@ from archiver_app.store.models import (
 )
 
 SAVED_SEARCHES_KEY = "gui.saved_searches"
-RETENTION_KEY = "retention.default"
 SCRUB_KEY = "scrub.schedule"
 DESTINATION_MARKER = ".archiver-destination.json"
 
@@ -289,8 +288,9 @@ class StatusFigures:
 
 def status_figures(library: Library, now: datetime) -> StatusFigures:
     """Counts for the status bar: run through BackgroundOp (counts over big tables)."""
-    policy = get_setting(library, RETENTION_KEY, {}) or {}
-    copies_wanted = int(policy.get("copies", 2)) if isinstance(policy, dict) else 2
+    from archiver_app.mirror.policy import library_policy
+
+    copies_wanted = library_policy(library).copies
     with library.session() as s:
         total = s.scalar(select(func.count()).select_from(Snapshot)) or 0
         behind = (

@@ -38,7 +38,6 @@ from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.jobs_panel import JobsPanel
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
-from archiver_app.gui.refcount_guard import ensure_guard
 from archiver_app.gui.queries import Filters, SnapshotQuery, View
 from archiver_app.gui.search_bar import FilterBar, SearchField
 from archiver_app.gui.settings_dialog import SettingsDialog
@@ -51,6 +50,35 @@ from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
 
 BOOKMARK_SUFFIXES = (".html", ".htm", ".json", ".txt")
+
+
+def run_crawl(library: Library, request: CaptureRequest, *, progress: Any, cancel: Any) -> Any:
+    """Queue a crawl job from the dialog's options, then run it here until it ends."""
+    from archiver_app.crawl.inline import run_job_inline
+    from archiver_app.crawl.jobs import create_job
+    from archiver_app.crawl.rules import Rules
+    from archiver_app.crawl.spec import Limits
+
+    options = request.crawl
+    assert options is not None
+    rules = Rules().changed(
+        ignore=tuple(options.ignore_patterns),
+        concurrency=options.concurrency,
+        user_agent=options.user_agent or None,
+    )
+    job_id = create_job(
+        library,
+        list(request.urls),
+        scope=options.scope,
+        rules=rules,
+        limits=Limits(max_depth=options.depth, max_pages=options.page_limit),
+        collection=request.collection,
+        tags=list(request.tags),
+        name=f"Crawl of {request.urls[0]}",
+    )
+    return run_job_inline(
+        library, job_id, concurrency=options.concurrency, progress=progress, cancel=cancel
+    )
 
 
 class MainWindow(QMainWindow):
@@ -68,7 +96,6 @@ class MainWindow(QMainWindow):
         icon: QIcon | None = None,
     ) -> None:
         super().__init__()
-        ensure_guard()  # PySide6 6.12.0 + Python 3.11 reference-count bug
         self.library = library
         self.runner = runner or OpRunner(self)
         self.settings = settings or QSettings()
@@ -104,6 +131,8 @@ class MainWindow(QMainWindow):
         hh.setStretchLastSection(True)
         hh.resizeSection(COL_TIME, 130)
         hh.resizeSection(COL_TITLE, 380)
+        hh.moveSection(hh.visualIndex(COL_MATCH), COL_TITLE + 1)  # snippets beside titles
+        hh.resizeSection(COL_MATCH, 340)
         hh.setSectionHidden(COL_MATCH, True)
         self.table.setItemDelegateForColumn(COL_MATCH, HtmlDelegate(self.table))
         self.filter_bar = FilterBar(self)
@@ -169,9 +198,7 @@ class MainWindow(QMainWindow):
         )
         self.drives.message.connect(lambda m: self.statusBar().showMessage(m, 5000))
         self.tray.show_requested.connect(self.show_and_raise)
-        self.tray.capture_requested.connect(
-            lambda: (self.show_and_raise(), self.open_capture_dialog())
-        )
+        self.tray.capture_requested.connect(self._capture_from_tray)
         self.tray.quit_requested.connect(self.request_quit)
 
         self.reload_sidebar()
@@ -189,6 +216,16 @@ class MainWindow(QMainWindow):
         dock.setObjectName(name)
         dock.setWidget(widget)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        sized = {"done": False}
+
+        def first_show(visible: bool) -> None:
+            if visible and not sized["done"] and self.settings.value("window/state") is None:
+                sized["done"] = True  # a restored layout keeps its own sizes
+                self.resizeDocks(
+                    [dock], [max(220, self.height() * 2 // 5)], Qt.Orientation.Vertical
+                )
+
+        dock.visibilityChanged.connect(first_show)
         return dock
 
     # ------------------------------------------------------------------ actions
@@ -391,12 +428,14 @@ class MainWindow(QMainWindow):
             BackgroundOp(
                 self.runner, lambda _p, _c: data.add_tags(library, ids, names), label="tagging"
             )
-            .success(
-                lambda _r: (self.reload_sidebar(), self.detail.show_snapshot(self.detail._wanted))
-            )
+            .success(lambda _r: self._tags_added())
             .failure(lambda f: show_error(self, f, "adding tags"))
             .run_in_background()
         )
+
+    def _tags_added(self) -> None:
+        self.reload_sidebar()
+        self.detail.show_snapshot(self.detail.wanted)
 
     # ------------------------------------------------------------------ capture
 
@@ -432,8 +471,6 @@ class MainWindow(QMainWindow):
 
     def paste_capture(self) -> None:
         clip = QApplication.clipboard().mimeData()
-        if clip is None:
-            return
         if clip.hasUrls():
             text = "\n".join(u.toString() for u in clip.urls() if not u.isLocalFile())
         else:
@@ -453,13 +490,7 @@ class MainWindow(QMainWindow):
 
         def work(progress: Any, cancel: Any) -> Any:
             if request.crawl is not None:
-                return fn(
-                    library,
-                    list(request.urls),
-                    collection=request.collection,
-                    tags=list(request.tags),
-                    options=request.crawl,
-                )
+                return run_crawl(library, request, progress=progress, cancel=cancel)
             return fn(
                 library,
                 list(request.urls),
@@ -477,7 +508,7 @@ class MainWindow(QMainWindow):
             BackgroundOp(self.runner, work, label=label)
             .with_progress(progress)
             .success(lambda result: self._capture_done(request, result))
-            .failure(lambda f: self._capture_failed(f))
+            .failure(self._capture_failed)
             .run_in_background()
         )
 
@@ -558,7 +589,8 @@ class MainWindow(QMainWindow):
         if index > 0:
             widget = self.tabs.widget(index)
             self.tabs.removeTab(index)
-            widget.deleteLater()
+            if widget is not None:
+                widget.deleteLater()
 
     def close_current_tab(self) -> None:
         self.close_tab(self.tabs.currentIndex())
@@ -610,6 +642,10 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ closing
 
+    def _capture_from_tray(self) -> None:
+        self.show_and_raise()
+        self.open_capture_dialog()
+
     def show_and_raise(self) -> None:
         self.show()
         self.setWindowState(self.windowState() & ~Qt.WindowState.WindowMinimized)
@@ -649,6 +685,7 @@ class MainWindow(QMainWindow):
         for t in (self.jobs.timer, self.drives.timer, self.status.timer):
             t.stop()
         self.tray.hide()
+        self.model.shutdown()
         self.runner.cancel_all()
         event.accept()
         self.closed.emit()

@@ -134,9 +134,9 @@ class BackgroundOp(Generic[T]):
         self._work = work
         self._label = label
         self._blocks_quit = blocks_quit
-        self._on_success: Callable[[T], None] | None = None
-        self._on_failure: Callable[[OpFailure], None] | None = None
-        self._on_progress: Callable[[ProgressUpdate], None] | None = None
+        self._on_success: Callable[[T], object] | None = None
+        self._on_failure: Callable[[OpFailure], object] | None = None
+        self._on_progress: Callable[[ProgressUpdate], object] | None = None
         self.cancel_token = CancelToken()
         self.progress = ThrottledProgress(interval=0.1)
         self._relay: _Relay | None = None
@@ -144,15 +144,15 @@ class BackgroundOp(Generic[T]):
         self._key = 0
         self._last_seen: ProgressUpdate | None = None
 
-    def success(self, fn: Callable[[T], None]) -> BackgroundOp[T]:
+    def success(self, fn: Callable[[T], object]) -> BackgroundOp[T]:
         self._on_success = fn
         return self
 
-    def failure(self, fn: Callable[[OpFailure], None]) -> BackgroundOp[T]:
+    def failure(self, fn: Callable[[OpFailure], object]) -> BackgroundOp[T]:
         self._on_failure = fn
         return self
 
-    def with_progress(self, fn: Callable[[ProgressUpdate], None]) -> BackgroundOp[T]:
+    def with_progress(self, fn: Callable[[ProgressUpdate], object]) -> BackgroundOp[T]:
         self._on_progress = fn
         return self
 

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 
 class View(StrEnum):
@@ -132,16 +132,27 @@ def fts_match_expression(user_text: str) -> str:
 class SearchAdapter:
     """Full-text search over title, URL, page text and tags.
 
-    Today this reads ``snapshot_fts`` (FTS5) directly. When ``archiver_app.search`` offers
-    the same two operations, point this class at it; nothing else in the GUI changes.
+    The expression comes from ``archiver_app.search.build_fts_query`` (the CLI's syntax);
+    the streaming, windowed SQL over ``snapshot_fts`` stays here because the table needs
+    ids in its own sort order, a window at a time (``archiver_app.search.search`` returns
+    ranked, paged hits). This class is the one place to change either.
     """
 
     def available(self, conn: Connection) -> bool:
         return conn.dialect.name == "sqlite"
 
+    def match_expression(self, user_text: str) -> str:
+        """The MATCH expression: ``archiver_app.search``'s syntax (phrases, OR, -word) when
+        that package is present, so the window and ``archiver search`` agree."""
+        try:
+            from archiver_app.search import build_fts_query
+        except ImportError:
+            return fts_match_expression(user_text)
+        return build_fts_query(user_text) or ""
+
     def id_subquery(self, user_text: str) -> tuple[str, dict[str, Any]]:
         """SQL selecting the matching snapshot ids, and its parameters."""
-        expr = fts_match_expression(user_text)
+        expr = self.match_expression(user_text)
         if not expr:
             return "SELECT 0 WHERE 0", {}
         return "SELECT rowid FROM snapshot_fts WHERE snapshot_fts MATCH :fts", {"fts": expr}
@@ -163,7 +174,7 @@ class SearchAdapter:
             return {}
         marks = ",".join(str(int(i)) for i in ids)
         rows = conn.exec_driver_sql(
-            f"SELECT rowid, title, url, body FROM snapshot_fts WHERE rowid IN ({marks})"
+            f"SELECT rowid, title, url, body FROM snapshot_fts WHERE rowid IN ({marks})"  # noqa: S608 - ints
         ).all()
         out = {}
         for rowid, title, url, body in rows:
@@ -181,8 +192,10 @@ def highlight_pattern(user_text: str) -> re.Pattern[str] | None:
     if not words:
         return None
     prefix = user_text == user_text.rstrip()
-    parts = [re.escape(w) + (r"\w*" if prefix and i == len(words) - 1 else r"\b")
-             for i, w in enumerate(words)]
+    parts = [
+        re.escape(w) + (r"\w*" if prefix and i == len(words) - 1 else r"\b")
+        for i, w in enumerate(words)
+    ]
     return re.compile(r"\b(" + "|".join(parts) + ")", re.IGNORECASE)
 
 
@@ -272,7 +285,8 @@ def compile_ids_sql(
     direction = "DESC" if query.descending else "ASC"
     order = f"{SORT_SQL[query.sort]} {direction}, s.id {direction}"
     clause = (" WHERE " + " AND ".join(where)) if where else ""
-    return f"SELECT s.id FROM snapshots s{clause} ORDER BY {order}", params
+    # Only constant fragments and int() ids are formatted in; user text goes in params.
+    return f"SELECT s.id FROM snapshots s{clause} ORDER BY {order}", params  # noqa: S608
 
 
 def _db_time(value: datetime) -> str:
@@ -314,7 +328,9 @@ def fetch_rows(conn: Connection, ids: Sequence[int]) -> dict[int, RowData]:
     if not ids:
         return {}
     marks = ",".join(str(int(i)) for i in ids)
-    rows = conn.exec_driver_sql(f"SELECT {ROW_COLUMNS} FROM snapshots WHERE id IN ({marks})")
+    rows = conn.exec_driver_sql(
+        f"SELECT {ROW_COLUMNS} FROM snapshots WHERE id IN ({marks})"  # noqa: S608 - ints only
+    )
     out: dict[int, RowData] = {}
     for r in rows:
         out[int(r[0])] = RowData(

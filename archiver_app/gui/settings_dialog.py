@@ -99,12 +99,13 @@ class SettingsDialog(QDialog):
 
         keep_box = QGroupBox("Copies on drives", self)
         keep_form = QFormLayout(keep_box)
-        retention = data.get_setting(library, data.RETENTION_KEY, {}) or {}
+        from archiver_app.mirror.policy import library_policy
+
         scrub = data.get_setting(library, data.SCRUB_KEY, {}) or {}
         self.copies = QSpinBox(keep_box)
         self.copies.setObjectName("copies")
         self.copies.setRange(1, 10)
-        self.copies.setValue(int(retention.get("copies", 2)))
+        self.copies.setValue(library_policy(library).copies)
         self.copies.setSuffix(" verified copies (the laptop counts as one)")
         self.scrub_days = QSpinBox(keep_box)
         self.scrub_days.setObjectName("scrub_days")
@@ -167,7 +168,11 @@ class SettingsDialog(QDialog):
 
     def accept(self) -> None:
         try:
-            data.put_setting(self.library, data.RETENTION_KEY, {"copies": self.copies.value()})
+            # Through the mirror's policy API: it validates, and keeps the policy's other
+            # fields (destinations, max age ...) instead of overwriting the whole setting.
+            from archiver_app.mirror.policy import set_policy
+
+            set_policy(self.library, copies=self.copies.value())
             data.put_setting(
                 self.library, data.SCRUB_KEY, {"interval_days": self.scrub_days.value()}
             )

@@ -91,13 +91,19 @@ class Sidebar(QTreeWidget):
         item.setToolTip(0, entry.label)
         return item
 
-    def entries(self) -> list[SidebarEntry]:
+    def _entry_items(self) -> list[tuple[QTreeWidgetItem, SidebarEntry]]:
         out = []
         for i in range(self.topLevelItemCount()):
             group = self.topLevelItem(i)
-            for j in range(group.childCount()):
-                out.append(group.child(j).data(0, ENTRY_ROLE))
+            for j in range(group.childCount() if group is not None else 0):
+                item = group.child(j) if group is not None else None
+                entry = item.data(0, ENTRY_ROLE) if item is not None else None
+                if item is not None and isinstance(entry, SidebarEntry):
+                    out.append((item, entry))
         return out
+
+    def entries(self) -> list[SidebarEntry]:
+        return [entry for _item, entry in self._entry_items()]
 
     def current_entry(self) -> SidebarEntry | None:
         item = self.currentItem()
@@ -105,16 +111,12 @@ class Sidebar(QTreeWidget):
         return entry if isinstance(entry, SidebarEntry) else None
 
     def select_key(self, key: str, *, emit: bool = True) -> bool:
-        for i in range(self.topLevelItemCount()):
-            group = self.topLevelItem(i)
-            for j in range(group.childCount()):
-                item = group.child(j)
-                entry = item.data(0, ENTRY_ROLE)
-                if isinstance(entry, SidebarEntry) and entry.key == key:
-                    self.blockSignals(not emit)
-                    self.setCurrentItem(item)
-                    self.blockSignals(False)
-                    return True
+        for item, entry in self._entry_items():
+            if entry.key == key:
+                self.blockSignals(not emit)
+                self.setCurrentItem(item)
+                self.blockSignals(False)
+                return True
         return False
 
     def _changed(self, current: QTreeWidgetItem | None, _previous: object) -> None:

@@ -18,9 +18,12 @@ database and hands chunks back through a queued signal.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from array import array
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from PySide6.QtCore import (
@@ -86,6 +89,7 @@ class _ChunkRelay(QObject):
 
 def _stream_ids(
     cur: Any,
+    *,
     sql: str,
     params: dict[str, Any],
     generation: int,
@@ -106,6 +110,7 @@ def _stream_ids(
 
 def _stream_search(
     cur: Any,
+    *,
     query: SnapshotQuery,
     search: SearchAdapter,
     generation: int,
@@ -132,8 +137,7 @@ def _stream_search(
     cur.execute(sql, params)
     found = array("q")
     while True:
-        if cancel.cancelled:
-            return
+        cancel.raise_if_cancelled()
         rows = cur.fetchmany(8192)
         found.extend(r[0] for r in rows)
         if len(rows) < 8192:
@@ -173,6 +177,12 @@ class SnapshotTableModel(QAbstractTableModel):
         self.first_chunk_seconds = 0.0
         self.partial = False  # showing the quick first window of a search; more to come
         self._load_started = 0.0
+        self._readers: dict[int, Any] = {}  # generation -> sqlite3 connection reading it
+        self._readers_lock = threading.Lock()
+        # Its own threads: a keystroke's query never waits behind a mirror or a capture.
+        self._reader_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="table")
+        pool = self._reader_pool
+        self.destroyed.connect(lambda *_: pool.shutdown(wait=False))
         self._relay = _ChunkRelay(self)
         self._relay.chunk.connect(self._on_chunk)
         self._relay.failed.connect(self._on_failed)
@@ -197,6 +207,7 @@ class SnapshotTableModel(QAbstractTableModel):
         or re-sorting never flashes an empty table.
         """
         self._cancel.cancel()
+        self._interrupt_reader()
         self._generation += 1
         generation = self._generation
         cancel = self._cancel = CancelToken()
@@ -206,21 +217,57 @@ class SnapshotTableModel(QAbstractTableModel):
         query, search = self.query, self.search
         relay, engine = self._relay, self.library.engine
 
+        readers, lock = self._readers, self._readers_lock
+
         def stream() -> None:
             try:
                 raw = engine.raw_connection()
+                with lock:
+                    readers[generation] = raw.driver_connection
                 try:
+                    if cancel.cancelled:
+                        return
                     if query.search.strip():
-                        _stream_search(raw.cursor(), query, search, generation, relay, cancel)
+                        _stream_search(
+                            raw.cursor(),
+                            query=query,
+                            search=search,
+                            generation=generation,
+                            relay=relay,
+                            cancel=cancel,
+                        )
                     else:
                         sql, params = compile_ids_sql(query, search)
-                        _stream_ids(raw.cursor(), sql, params, generation, relay, cancel)
+                        _stream_ids(
+                            raw.cursor(),
+                            sql=sql,
+                            params=params,
+                            generation=generation,
+                            relay=relay,
+                            cancel=cancel,
+                        )
                 finally:
+                    with lock:
+                        readers.pop(generation, None)
                     raw.close()
             except Exception as exc:
-                relay.failed.emit(generation, f"{type(exc).__name__}: {exc}")
+                if not cancel.cancelled:  # an interrupted, superseded query is no error
+                    relay.failed.emit(generation, f"{type(exc).__name__}: {exc}")
 
-        self.runner.submit(stream)
+        self._reader_pool.submit(stream)
+
+    def shutdown(self) -> None:
+        """Stop reading (window closing): cancel, interrupt SQLite, join the reader threads."""
+        self._cancel.cancel()
+        self._interrupt_reader()
+        self._reader_pool.shutdown(wait=True, cancel_futures=True)
+
+    def _interrupt_reader(self) -> None:
+        """Stop SQLite work for superseded queries (a sort of a million rows, a search)."""
+        with self._readers_lock:  # a connection is interrupted only while it reads for us
+            for conn in self._readers.values():
+                with contextlib.suppress(Exception):  # already closed
+                    conn.interrupt()
 
     def _on_chunk(self, generation: int, ids: array[int], first: bool, last: bool) -> None:
         if generation != self._generation:
@@ -294,7 +341,10 @@ class SnapshotTableModel(QAbstractTableModel):
     def _load_snippets(self, ids: list[int]) -> None:
         """Fetch highlighted snippets for ``ids`` in the background; repaint when in."""
         generation, text, engine, search = (
-            self._generation, self.query.search, self.library.engine, self.search,
+            self._generation,
+            self.query.search,
+            self.library.engine,
+            self.search,
         )
 
         def work(_p: object, _c: object) -> dict[int, str]:

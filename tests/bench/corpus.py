@@ -31,7 +31,7 @@ from typing import Any
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-VERSION = 1
+VERSION = 2  # 2: revisits carry the original's HTTP headers
 ROLL_BYTES = 100 * 1024 * 1024
 WORDS = [
     "archive",
@@ -171,7 +171,7 @@ def build_corpus(
     start = datetime(2024, 1, 1, tzinfo=UTC)
     files: list[Path] = []
     written = records = responses = 0
-    seen_payloads: list[tuple[str, str, str]] = []  # (digest, url, date)
+    seen_payloads: list[tuple[str, str, str, StatusAndHeaders]] = []  # digest, url, date, http
     entries = (folder / "entries.jsonl").open("w")
     fh = None
     writer = None
@@ -230,13 +230,15 @@ def build_corpus(
             )
             digest = "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode()
             if seen_payloads and rng.random() < 0.03:
-                orig_digest, orig_url, orig_date = rng.choice(seen_payloads)
+                # A revisit repeats the original's payload, so it carries its headers too.
+                orig_digest, orig_url, orig_date, orig_http = rng.choice(seen_payloads)
+                mime = orig_http.get_header("Content-Type") or mime
                 rec = writer.create_revisit_record(
                     url,
                     orig_digest,
                     orig_url,
                     orig_date,
-                    http_headers=http,
+                    http_headers=orig_http,
                     warc_headers_dict={"WARC-Date": date},
                 )
                 rtype = "revisit"
@@ -250,7 +252,7 @@ def build_corpus(
                 )
                 rtype = "response"
                 if len(seen_payloads) < 5000:
-                    seen_payloads.append((digest, url, date))
+                    seen_payloads.append((digest, url, date, http))
             writer.write_record(_pin(rec, rng, date))
             length = fh.tell() - offset
             req = writer.create_warc_record(

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from tests.bench import bench_replay
 
+pytestmark = pytest.mark.slow  # starts pywb and `archiver serve` (about 10 s on a quiet machine)
+
 
 def test_bench_replay_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ratio = bench_replay.main(["--mib", "3", "--requests", "40", "--work", str(tmp_path)])
+    ratio = bench_replay.main(
+        ["--mib", "3", "--requests", "40", "--hot", "20", "--work", str(tmp_path)]
+    )
     out = capsys.readouterr().out
     assert "pywb id_ (HTTP)" in out and "ratio archiver/pywb" in out
     ours = out.split("archiver serve, first pass (HTTP)")[1].splitlines()[0]
     assert "failures 0" in ours
-    assert "failures 0" in out.split("Replayer.serve, cached (in process)")[1].splitlines()[0]
+    assert "failures 0" in out.split("Replayer.serve, cached, 20 hot")[1].splitlines()[0]
+    assert re.search(r"body cache hits\s+20/20", out)
     assert ratio > 0

@@ -26,3 +26,28 @@ def test_bench_index_runs(
     out = capsys.readouterr().out
     assert "ratio vs cdxj-indexer" in out and "p95" in out
     assert results["vs_cdxj_cpu"] > 0 and results["search_p95_ms"] > 0
+
+
+@pytest.mark.slow
+def test_bench_gui_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.bench import bench_gui
+
+    figures = bench_gui.main(
+        [
+            "--rows",
+            "3000",
+            "--launches",
+            "1",
+            "--hash-mb",
+            "8",
+            "--jumps",
+            "5",
+            "--queries",
+            "museum",
+            "--idle-seconds",
+            "2",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert "keystroke to results painted" in out and "longest event-loop stall" in out
+    assert figures["launch_median"] > 0 and figures["key_p95"] > 0

@@ -29,6 +29,16 @@ def test_small_corpus_is_valid_deterministic_and_cached(tmp_path: Path) -> None:
         rec = read_record_at(a.folder / entry["file"], entry["offset"], entry["length"])
         assert rec.uri == entry["url"]
         assert rec.rec_type == entry["type"]
+    # A revisit repeats its original's payload, so its HTTP headers must match it.
+    by_url = {e["url"]: e for e in entries if e["type"] == "response"}
+    revisits = [e for e in entries if e["type"] == "revisit"]
+    assert revisits
+    for entry in revisits:
+        rec = read_record_at(a.folder / entry["file"], entry["offset"], entry["length"])
+        original = by_url[rec.warc_header("WARC-Refers-To-Target-URI")]
+        orig = read_record_at(a.folder / original["file"], original["offset"], original["length"])
+        assert rec.http_header("Content-Length") == str(len(orig.payload))
+        assert rec.http_header("Content-Type") == orig.http_header("Content-Type")
     mtime = a.files[0].stat().st_mtime_ns
     again = build_corpus(tmp_path / "a", total_bytes=3 << 20, seed=7)
     assert again.files[0].stat().st_mtime_ns == mtime  # reused, not rebuilt

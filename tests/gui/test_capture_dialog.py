@@ -81,7 +81,7 @@ def test_dialog_builds_requests_and_reports_problems(qtbot: QtBot, tmp_path: Pat
     qtbot.addWidget(crawl)
     crawl.tabs.setCurrentIndex(TAB_CRAWL)
     crawl.seed.setText("https://site.example/docs/")
-    crawl.depth.setValue(3)
+    crawl.depth_spin.setValue(3)
     crawl.ignore.setPlainText("/calendar/\n[unclosed")
     with pytest.raises(InputError, match="line 2"):
         crawl.build()

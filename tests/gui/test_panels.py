@@ -29,11 +29,21 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
     now = library.clock()
     with library.write() as s:
         job = Job(
-            collection_id=coll, name="docs crawl", status="running", items_queued=40,
-            items_downloaded=10, error_count=2, bytes_downloaded=5_000_000, r2xx=9, r4xx=1,
+            collection_id=coll,
+            name="docs crawl",
+            status="running",
+            items_queued=40,
+            items_downloaded=10,
+            error_count=2,
+            bytes_downloaded=5_000_000,
+            r2xx=9,
+            r4xx=1,
             started_at=now - timedelta(seconds=100),
-            config={"seeds": ["https://docs.example/"], "ignore_patterns": ["/tag/"],
-                    "concurrency": 4},
+            config={
+                "seeds": ["https://docs.example/"],
+                "ignore_patterns": ["/tag/"],
+                "concurrency": 4,
+            },
         )
         s.add(job)
         s.flush()
@@ -45,13 +55,25 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
     qtbot.waitUntil(lambda: panel.model.rowCount() == 1)
     index = panel.model.index
     assert panel.model.data(index(0, 0), 0) == "#1 docs crawl"
-    assert [panel.model.data(index(0, c), 0) for c in (2, 3, 4, 6, 8)] == ["40", "10", "2", "9", "1"]
+    assert [panel.model.data(index(0, c), 0) for c in (2, 3, 4, 6, 8)] == [
+        "40",
+        "10",
+        "2",
+        "9",
+        "1",
+    ]
     assert panel.model.data(index(0, 10), 0).startswith("4m 4")  # 28 left at 10 per 100 s
     panel.table.selectRow(0)
     qtbot.waitUntil(lambda: "started" in panel.log.toPlainText())
     assert panel.progress.value() == 12 and panel.progress.maximum() == 40
     assert panel.ignore_edit.toPlainText() == "/tag/" and panel.concurrency_edit.value() == 4
-    assert not panel.pause_button.isEnabled() and "crawl engine" in panel.pause_button.toolTip()
+    assert panel.pause_button.isEnabled() and not panel.resume_button.isEnabled()
+    panel.pause_button.click()  # the crawl engine's job control, through a BackgroundOp
+    qtbot.waitUntil(panel.resume_button.isEnabled, timeout=5000)
+    with library.session() as s:
+        assert s.get(Job, job_id).status == "paused"  # type: ignore[union-attr]
+    panel.resume_button.click()
+    qtbot.waitUntil(panel.pause_button.isEnabled, timeout=5000)
     with library.write() as s:
         s.add(JobLog(job_id=job_id, level="warning", message="https://docs.example/x 404"))
         s.get(Job, job_id).status = "completed"  # type: ignore[union-attr]
@@ -100,6 +122,9 @@ def test_drives_panel_states_counts_and_plug_event(
 def test_settings_dialog_writes_library_and_computer_settings(
     qtbot: QtBot, library: Library, op_runner: OpRunner, gui_settings: QSettings
 ) -> None:
+    from archiver_app.mirror.policy import library_policy, set_policy
+
+    set_policy(library, max_age_seconds=7200)  # a field the dialog does not show
     dialog = SettingsDialog(library, op_runner, gui_settings)
     qtbot.addWidget(dialog)
     assert dialog.copies.value() == 2 and dialog.scrub_days.value() == 30
@@ -109,7 +134,9 @@ def test_settings_dialog_writes_library_and_computer_settings(
     dialog.browser_path.setText("/usr/bin/chromium")
     dialog.appearance.setCurrentIndex(dialog.appearance.findData("dark"))
     dialog.accept()
-    assert data.get_setting(library, data.RETENTION_KEY) == {"copies": 3}
+    policy = library_policy(library)
+    assert policy.copies == 3
+    assert policy.max_age_seconds == 7200  # kept, not overwritten
     assert data.get_setting(library, data.SCRUB_KEY) == {"interval_days": 14}
     assert gui_settings.value(BROWSER_KEY) == "/usr/bin/chromium"
     assert gui_settings.value(APPEARANCE_KEY) == "dark"

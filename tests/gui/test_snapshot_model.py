@@ -76,22 +76,34 @@ def test_sort_by_each_column_matches_the_database(
 def test_search_filters_and_views(qtbot: QtBot, library: Library, op_runner: OpRunner) -> None:
     now = datetime.now(UTC)
     river = add_snapshot(
-        library, "https://river.example/flood", title="Flood report", body="the river rose",
+        library,
+        "https://river.example/flood",
+        title="Flood report",
+        body="the river rose",
         tags=("water",),
     )
     add_snapshot(library, "https://city.example/budget", title="City budget", body="taxes")
     failed = add_snapshot(
-        library, "https://news.example.org/x", title="Gone", state="failed",
+        library,
+        "https://news.example.org/x",
+        title="Gone",
+        state="failed",
         captured_at=now - timedelta(days=30),
     )
     model = SnapshotTableModel(library, op_runner)
     _loaded(qtbot, model, SnapshotQuery(search="rive"))  # prefix while typing
     assert [model.snapshot_id(r) for r in range(model.rowCount())] == [river]
     model.data(model.index(0, sm.COL_TITLE))  # paint the row: snippets load behind it
-    qtbot.waitUntil(lambda: "<b>river</b>" in model.data(model.index(0, sm.COL_MATCH), sm.SnippetRole))
+    qtbot.waitUntil(
+        lambda: "<b>river</b>" in model.data(model.index(0, sm.COL_MATCH), sm.SnippetRole)
+    )
     assert model.data(model.index(0, sm.COL_MATCH)) == "the <b>river</b> rose"
-    _loaded(qtbot, model, SnapshotQuery(search='water" OR "'))  # FTS syntax is just text
+    _loaded(qtbot, model, SnapshotQuery(search='river" AND NEAR(x'))  # no FTS injection
     assert model.rowCount() == 0
+    _loaded(qtbot, model, SnapshotQuery(search="flood -river"))  # the CLI's search syntax
+    assert model.rowCount() == 0
+    _loaded(qtbot, model, SnapshotQuery(search="budget OR flood "))
+    assert model.rowCount() == 2
     _loaded(qtbot, model, SnapshotQuery(view=View.FAILED))
     assert [model.snapshot_id(0)] == [failed] and model.rowCount() == 1
     _loaded(qtbot, model, SnapshotQuery(view=View.RECENT))
@@ -102,9 +114,7 @@ def test_search_filters_and_views(qtbot: QtBot, library: Library, op_runner: OpR
     assert [model.snapshot_id(0)] == [failed] and model.rowCount() == 1
     _loaded(qtbot, model, SnapshotQuery(filters=Filters(tag="water")))
     assert model.rowCount() == 1 and model.snapshot_id(0) == river
-    _loaded(
-        qtbot, model, SnapshotQuery(filters=Filters(date_to=now - timedelta(days=1)))
-    )
+    _loaded(qtbot, model, SnapshotQuery(filters=Filters(date_to=now - timedelta(days=1))))
     assert model.rowCount() == 1 and model.snapshot_id(0) == failed
 
 
@@ -113,8 +123,10 @@ def test_search_with_many_matches_shows_newest_first_then_completes(
 ) -> None:
     bulk_snapshots(library, 1500)
     conn = sqlite3.connect(library.db_path)
-    conn.execute("INSERT INTO snapshot_fts(rowid, title, url, body, tags) "
-                 "SELECT id, title, url, '', '' FROM snapshots")
+    conn.execute(
+        "INSERT INTO snapshot_fts(rowid, title, url, body, tags) "
+        "SELECT id, title, url, '', '' FROM snapshots"
+    )
     conn.commit()
     conn.close()
     expected = _db_ids(

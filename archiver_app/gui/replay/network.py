@@ -6,17 +6,20 @@ pass; everything else (``file:``, ``ws:``, ``ftp:``, ``chrome:``...) is blocked.
 handler answers ``archive-*`` requests from :class:`~archiver_app.replay.Replayer`, in
 process: no server, no port.
 
-Threading contract: both run on the GUI thread (Qt 6 calls interceptors and scheme
-handlers there); :class:`RequestLog` is still locked because tests read it from helpers.
+Threading contract: Qt calls both on the GUI thread; the handler does its lookups and
+record reads on a two-thread pool and answers each job back on the GUI thread.
 """
 
 from __future__ import annotations
 
+import contextlib
+import queue
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
-from PySide6.QtCore import QBuffer, QByteArray, QObject, QUrl, Signal
+from PySide6.QtCore import QBuffer, QByteArray, QObject, Qt, QUrl, Signal
 from PySide6.QtWebEngineCore import (
     QWebEngineUrlRequestInfo,
     QWebEngineUrlRequestInterceptor,
@@ -115,14 +118,28 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
         self.main_frames.add(url.toString(QUrl.ComponentFormattingOption.FullyEncoded))
 
 
+@dataclass
+class _Pending:
+    """One request being answered off the GUI thread."""
+
+    job: QWebEngineUrlRequestJob
+    url: str
+    main: bool
+    response: ReplayResponse | None = None
+    error: ReplayError | None = None
+
+
 class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
     """Answer ``archive-http(s)`` requests from the archive, nearest to ``at``.
 
-    Emits :attr:`pageServed` for each top-level page answered (original URL, response or
-    None when an in-view message was shown instead, the error kind).
+    Lookups and record reads run on a two-thread pool, so a large record never freezes
+    the view; jobs are answered back on the GUI thread. Emits :attr:`pageServed` for each
+    top-level page answered (original URL, response or None when an in-view message was
+    shown instead, the error kind).
     """
 
     pageServed = Signal(str, object, str)
+    _answered = Signal()  # no payload: results travel through a queue
 
     def __init__(
         self,
@@ -136,24 +153,51 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         self.interceptor = interceptor
         self.log = log
         self.at: datetime | str | None = None
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="replay")
+        self._done: queue.SimpleQueue[_Pending] = queue.SimpleQueue()
+        self._answered.connect(self._finish, Qt.ConnectionType.QueuedConnection)
 
     def requestStarted(self, job: QWebEngineUrlRequestJob) -> None:
         qurl = job.requestUrl()
-        key = qurl.toString(QUrl.ComponentFormattingOption.FullyEncoded)
-        url = to_original_url(qurl)
-        main = key in self.interceptor.main_frames
         if qurl.host() == ACTION_HOST:
             job.fail(QWebEngineUrlRequestJob.Error.RequestDenied)  # handled by the page
             return
+        key = qurl.toString(QUrl.ComponentFormattingOption.FullyEncoded)
         headers = {
             bytes(k.data()).decode().lower(): bytes(v.data()).decode()
             for k, v in job.requestHeaders().items()
         }
+        pending = _Pending(job, to_original_url(qurl), key in self.interceptor.main_frames)
+        self._pool.submit(self._work, pending, self.at, headers.get("range"))
+
+    def _work(self, pending: _Pending, at: datetime | str | None, range_: str | None) -> None:
+        """On a pool thread: resolve and read, then wake the GUI thread."""
         try:
-            response = self.replayer.serve(url, self.at, range_header=headers.get("range"))
-            if main and response.location:
-                self.replayer.redirect_chain(url, self.at)
-        except NotArchived:
+            pending.response = self.replayer.serve(pending.url, at, range_header=range_)
+            if pending.main and pending.response.location:
+                self.replayer.redirect_chain(pending.url, at)
+        except ReplayError as exc:
+            pending.error = exc
+        except Exception as exc:  # never leave a request unanswered
+            pending.error = ReplayError(f"replay failed: {exc}", url=pending.url)
+        self._done.put(pending)
+        with contextlib.suppress(RuntimeError):  # the handler was deleted (view closed)
+            self._answered.emit()
+
+    def _finish(self) -> None:
+        while True:
+            try:
+                pending = self._done.get_nowait()
+            except queue.Empty:
+                return
+            # RuntimeError: the job was deleted meanwhile (request cancelled, page closed).
+            with contextlib.suppress(RuntimeError):
+                self._answer(pending)
+
+    def _answer(self, pending: _Pending) -> None:
+        job, url, main = pending.job, pending.url, pending.main
+        exc, response = pending.error, pending.response
+        if isinstance(exc, NotArchived):
             self.log.add(url, NOT_ARCHIVED)
             if main:
                 self._reply_message(job, messages.not_archived(url, action_url("capture", url)))
@@ -161,7 +205,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             else:
                 job.fail(QWebEngineUrlRequestJob.Error.UrlNotFound)
             return
-        except ReplayError as exc:
+        if exc is not None:
             self.log.add(url, FAILED, f"{exc.kind}: {exc}")
             if main:
                 self._reply_message(job, _message_for(exc, url))
@@ -169,6 +213,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             else:
                 job.fail(QWebEngineUrlRequestJob.Error.RequestFailed)
             return
+        assert response is not None
         if response.location:
             self.log.add(url, REDIRECT, response.location)
             job.redirect(to_archive_url(response.location))

@@ -112,6 +112,7 @@ def test_each_bad_page_fails_alone_with_a_clear_error(
                 "tls": tls_url,
                 "hang": test_site.url("/hang"),
                 "huge": test_site.url("/huge"),
+                "slow": test_site.url("/slow.html"),
             }
             done = await asyncio.gather(*(cap.capture(u, rules=rules) for u in cases.values()))
             results.update(zip(cases, done, strict=True))
@@ -152,6 +153,10 @@ def test_each_bad_page_fails_alone_with_a_clear_error(
     for key in ("malformed", "no_scheme", "javascript", "file"):
         assert results[key].snapshot_id is None  # refused before anything was written
     assert results["after"].ok, results["after"].error
+    # a page whose load event never fires is kept, as a fallback capture saying why
+    slow = results["slow"]
+    assert slow.ok and slow.fidelity == "fallback" and slow.http_status == 200, slow.error
+    assert any(r.url.endswith("/img/a.png") and r.status == 200 for r in slow.resources)
     assert cap.launches == 2
 
     with library.session() as s:
@@ -160,9 +165,12 @@ def test_each_bad_page_fails_alone_with_a_clear_error(
         snap = snaps[results[key].snapshot_id or -1]
         assert snap.state == "failed", key
         assert expected[key] in snap.provenance["error"], key
+    slow_row = snaps[slow.snapshot_id or -1]
+    assert slow_row.state == "complete" and slow_row.capture_fidelity == "fallback"
+    assert "the load event did not fire in time" in slow_row.provenance["fidelity_reasons"]
     # every WARC written, even for failed pages, is valid
     warcs = list(library.root.rglob("*.warc.gz*"))
-    assert len(warcs) == 7
+    assert len(warcs) == 8
     for warc in warcs:
         check = warcio_check(warc)
         assert check.returncode == 0, (warc, check.stdout)

@@ -134,3 +134,44 @@ def test_serve_needs_the_token_and_stays_on_this_origin(tmp_path: Path) -> None:
         finally:
             proc.terminate()
             proc.wait(timeout=10)
+
+
+def test_imported_warc_with_encoded_bodies_replays(tmp_path: Path) -> None:
+    """A WARC from another tool (gzip Content-Encoding kept in the record), imported with
+    ``archiver import``, replays like a capture."""
+    import gzip
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    warc = tmp_path / "other-tool.warc.gz"
+    page = b'<html><body style="background: rgb(10, 200, 30)"><p>imported</p></body></html>'
+    with warc.open("wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        body = gzip.compress(page)
+        headers = [
+            ("Content-Type", "text/html"),
+            ("Content-Encoding", "gzip"),
+            ("Content-Length", str(len(body))),
+        ]
+        writer.write_record(
+            writer.create_warc_record(
+                "https://imported.example/",
+                "response",
+                payload=io.BytesIO(body),
+                http_headers=StatusAndHeaders("200 OK", headers, protocol="HTTP/1.1"),
+            )
+        )
+    root = tmp_path / "lib"
+    Library.open(root).close()
+    done = _archiver("--library", str(root), "import", str(warc))
+    assert done.returncode == 0, done.stderr
+    png = tmp_path / "imported.png"
+    shot = _archiver(
+        "--library", str(root), "replay", "https://imported.example/",
+        "--screenshot", str(png), "--width", "320", "--height", "200",
+    )  # fmt: skip
+    assert shot.returncode == 0, shot.stderr
+    assert "served\thttps://imported.example/" in shot.stdout
+    assert Image.open(png).convert("RGB").getpixel((300, 180)) == (10, 200, 30)
