@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -78,25 +79,31 @@ def evict(paths: Iterable[Path]) -> int:
     return count
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> float:
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process tree) of one run of ``cmd``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed: {result.stdout}{result.stderr}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def start_times(
     cmd: list[str], cache_roots: list[Path], runs: int, env: dict[str, str]
-) -> tuple[float, float]:
-    """(median cold, median warm) seconds."""
-    cold, warm = [], []
+) -> tuple[float, float, float]:
+    """Medians of (cold wall, warm wall, warm CPU) seconds."""
+    cold, warm, cpu = [], [], []
     for _ in range(runs):
         evict(cache_roots)
-        cold.append(timed(cmd, env))
-        warm.append(timed(cmd, env))
-    return statistics.median(cold), statistics.median(warm)
+        cold.append(timed(cmd, env)[0])
+        wall, used = timed(cmd, env)
+        warm.append(wall)
+        cpu.append(used)
+    return statistics.median(cold), statistics.median(warm), statistics.median(cpu)
 
 
 def human(n: float) -> str:
@@ -127,16 +134,19 @@ def main(argv: list[str] | None = None) -> int:
         lib = str(Path(tmp) / "lib")
         subprocess.run([str(app), "--library", lib, "init"], capture_output=True, check=True)
         print(f"\nstart-up, median of {args.runs} (cold: app files evicted from the page cache)")
-        print(f"{'command':<12} {'frozen cold':>12} {'frozen warm':>12} "
-              f"{'source cold':>12} {'source warm':>12} {'ratio warm':>11}")  # fmt: skip
+        print("(CPU: user+sys of the warm run's process tree, steadier than wall time on a")
+        print(" loaded machine)")
+        print(f"{'command':<12} {'':>6} {'cold wall':>10} {'warm wall':>10} {'warm CPU':>9}")
         for label, extra in (("--version", ["--version"]), ("--self-test", ["--self-test"])):
             cmd_args = ["--library", lib, *extra] if extra != ["--version"] else extra
-            f_cold, f_warm = start_times([str(app), *cmd_args], [bundle], args.runs, env)
-            s_cold, s_warm = start_times(
+            frozen = start_times([str(app), *cmd_args], [bundle], args.runs, env)
+            source = start_times(
                 [str(args.source), *cmd_args], [venv, ROOT / "archiver_app"], args.runs, env
             )
-            print(f"{label:<12} {f_cold:>11.2f}s {f_warm:>11.2f}s {s_cold:>11.2f}s "
-                  f"{s_warm:>11.2f}s {f_warm / s_warm:>10.2f}x")  # fmt: skip
+            for kind, (cold, warm, cpu) in (("frozen", frozen), ("source", source)):
+                print(f"{label:<12} {kind:>6} {cold:>9.2f}s {warm:>9.2f}s {cpu:>8.2f}s")
+            print(f"{label:<12} {'ratio':>6} {frozen[0] / source[0]:>9.2f}x "
+                  f"{frozen[1] / source[1]:>9.2f}x {frozen[2] / source[2]:>8.2f}x")  # fmt: skip
     return 0
 
 

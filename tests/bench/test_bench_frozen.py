@@ -29,7 +29,7 @@ def test_missing_app_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_start_times_run_the_command_cold_and_warm(tmp_path: Path) -> None:
-    cold, warm = bench_frozen.start_times(
-        [sys.executable, "-c", "pass"], [tmp_path], 1, dict(os.environ)
+    cold, warm, cpu = bench_frozen.start_times(
+        [sys.executable, "-c", "sum(range(3_000_000))"], [tmp_path], 1, dict(os.environ)
     )
-    assert cold > 0 and warm > 0
+    assert cold > 0 and warm > 0 and cpu > 0

@@ -123,3 +123,10 @@ def test_make_icons_refuses_a_broken_svg(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert "not a valid SVG" in result.stderr
     assert not list((tmp_path / "out").glob("*.png"))
+
+
+def test_build_spec_compiles_and_reads_the_version_from_the_package() -> None:
+    source = (ROOT / "build.spec").read_text(encoding="utf-8")
+    compile(source, "build.spec", "exec")  # the macOS/Windows branches cannot run here
+    assert '__version__ = "([^"]+)"' in source
+    assert 'name="archiver"' in source
