@@ -24,6 +24,7 @@ import os
 import random
 import shutil
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -116,6 +117,8 @@ class CrawlWorker:
         self.stats = WorkerStats()
         self._next_at: dict[str, float] = {}
         self._host_locks: dict[str, asyncio.Lock] = {}
+        self._beat_lock = threading.Lock()
+        self._stopped = False
         self._held: set[int] = set()  # pages being fetched: only their leases are renewed
         self._low_disk_logged: set[int] = set()
         self._lease_seconds = 120.0
@@ -393,6 +396,15 @@ class CrawlWorker:
                 log.warning("worker %s: heartbeat failed", self.id, exc_info=True)
 
     def _heartbeat(self, state: str, held: frozenset[int] = frozenset()) -> None:
+        # A beat still running in its thread when the worker stops must not land after
+        # "stopped": beats are serialised and none is written after it.
+        with self._beat_lock:
+            if self._stopped:
+                return
+            self._write_heartbeat(state, held)
+            self._stopped = state == "stopped"
+
+    def _write_heartbeat(self, state: str, held: frozenset[int]) -> None:
         now = self.lib.clock()
         free = self._disk_free_now
         if free is None:

@@ -42,6 +42,7 @@ class MemorySiteFetcher:
         *,
         delay: float = 0.0,
         on_fetch: Callable[[str], None] | None = None,
+        gate: int | None = None,
     ) -> None:
         self.lib = lib
         self.pages = pages
@@ -50,6 +51,7 @@ class MemorySiteFetcher:
         self.active = 0
         self.max_active = 0
         self.on_fetch = on_fetch
+        self.gate = gate  # hold fetches (after the first) until this many ran at once
         self._failures: dict[str, int] = {}
 
     async def __aenter__(self) -> MemorySiteFetcher:
@@ -76,6 +78,11 @@ class MemorySiteFetcher:
             self.fetched.append(url)
             if self.on_fetch:
                 self.on_fetch(url)
+            if self.gate is not None and len(self.fetched) > 1:  # the seed comes alone
+                for _ in range(1000):
+                    if self.max_active >= self.gate:
+                        break
+                    await asyncio.sleep(0.01)
             await asyncio.sleep(self.delay)
             page = self.pages.get(url)
             final = url

@@ -37,7 +37,7 @@ from archiver_app.crawl.rules import Rules
 from archiver_app.crawl.spec import Limits
 from archiver_app.library import Library
 from archiver_app.store.models import Page, PageAttempt, Snapshot, SnapshotState
-from tests.helpers.crawl_site import generated_site, reason_matches
+from tests.helpers.crawl_site import GeneratedSite, generated_site, reason_matches
 from tests.helpers.webserver import LocalServer
 
 pytestmark = pytest.mark.slow
@@ -111,8 +111,17 @@ def _crawl_under_fire(tmp_path: Path, server: LocalServer) -> None:
         kills += 1
     assert kills == KILLS, log.read_text()[-3000:]
     final = start_worker(root, log)
-    assert final.wait(timeout=900) == 0, log.read_text()[-3000:]
+    try:
+        assert final.wait(timeout=1500) == 0, log.read_text()[-3000:]
+    finally:
+        if final.poll() is None:
+            os.killpg(final.pid, signal.SIGKILL)
+            final.wait()
+    verify_crawl(root, site, job)
 
+
+def verify_crawl(root: Path, site: GeneratedSite, job: int) -> None:
+    """Every end-of-crawl check (also usable on a library a crawl left behind)."""
     with Library.open(root) as lib:
         detail = api.job_detail(lib, job)
         assert detail.summary.status == "indexed", detail.summary.last_error

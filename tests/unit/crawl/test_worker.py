@@ -177,11 +177,11 @@ def test_a_crawl_runs_to_the_end_and_records_everything(any_library: Library) ->
 def test_concurrency_is_the_smaller_of_worker_and_job(library: Library) -> None:
     pages = {f"{H}/": MemoryPage(links=[f"{H}/{i}" for i in range(12)])}
     create_job(library, [f"{H}/"], rules=Rules(concurrency=3))
-    fetcher = MemorySiteFetcher(library, pages, delay=0.05)
+    fetcher = MemorySiteFetcher(library, pages, delay=0.01, gate=3)
     run(library, fetcher, concurrency=4)
     assert fetcher.max_active == 3
     create_job(library, [f"{H}/"], rules=Rules(concurrency=8))
-    fetcher = MemorySiteFetcher(library, pages, delay=0.05)
+    fetcher = MemorySiteFetcher(library, pages, delay=0.01, gate=2)
     run(library, fetcher, concurrency=2)
     assert fetcher.max_active == 2
 
