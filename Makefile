@@ -6,6 +6,9 @@ UV := $(shell command -v uv 2>/dev/null || echo $(CURDIR)/.tools/bin/uv)
 VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
+# Both cores: each test file stays on one worker, so module fixtures (the frozen build,
+# the PostgreSQL server, a captured test site) are made once.
+PYTEST_PARALLEL ?= -n 2 --dist loadfile
 
 .PHONY: help setup run test test-fast test-frozen lint format bench dist appimage icons system-deps test-system-deps clean
 
@@ -39,7 +42,7 @@ run: system-deps setup
 	$(VENV)/bin/archiver
 
 test: test-system-deps setup
-	QT_QPA_PLATFORM=offscreen $(VENV)/bin/pytest $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(VENV)/bin/pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 test-fast: setup
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/pytest -m "unit or gui" $(PYTEST_ARGS)
