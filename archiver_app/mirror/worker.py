@@ -22,8 +22,11 @@ from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from archiver_app.library import Library
 from archiver_app.mirror import copier
@@ -83,22 +86,41 @@ def prepare_destination(lib: Library, dest: MountedDestination) -> None:
 
 
 def _set_states(lib: Library, dest_id: int, states: Mapping[int, str], verified: bool) -> None:
+    """Record copy states in one transaction (an upsert per state group, no ORM objects:
+    a batch holds hundreds of rows). ``verified`` stamps ``present`` rows as just verified."""
+    if not states:
+        return
     now = lib.clock()
+    dialect = lib.engine.dialect.name
+    insert: Any = sqlite_insert if dialect == "sqlite" else pg_insert
+    by_state: dict[str, list[int]] = {}
+    for fid, state in states.items():
+        by_state.setdefault(str(state), []).append(fid)
     with lib.write() as s:
-        existing: dict[int, Copy] = {}
-        for part in chunks(sorted(states)):
-            for found in s.scalars(
-                select(Copy).where(Copy.destination_id == dest_id, Copy.file_id.in_(part))
-            ):
-                existing[found.file_id] = found
-        for fid, state in states.items():
-            row = existing.get(fid)
-            if row is None:
-                row = Copy(file_id=fid, destination_id=dest_id)
-                s.add(row)
-            row.state, row.updated_at = state, now
-            if state == CopyState.PRESENT and verified:
-                row.verified_at = row.mtime = now
+        for state, fids in by_state.items():
+            stamp = state == CopyState.PRESENT and verified
+            rows = [
+                {
+                    "file_id": fid,
+                    "destination_id": dest_id,
+                    "state": state,
+                    "updated_at": now,
+                    "verified_at": now if stamp else None,
+                    "mtime": now if stamp else None,
+                }
+                for fid in fids
+            ]
+            stmt = insert(Copy)
+            changes = {"state": stmt.excluded.state, "updated_at": stmt.excluded.updated_at}
+            if stamp:
+                changes |= {"verified_at": stmt.excluded.verified_at, "mtime": stmt.excluded.mtime}
+            for part in chunks(rows):
+                s.execute(
+                    stmt.on_conflict_do_update(
+                        index_elements=[Copy.file_id, Copy.destination_id], set_=changes
+                    ),
+                    list(part),
+                )
 
 
 def _claim(lib: Library, dest_id: int, batch: list[Transfer]) -> tuple[list[Transfer], int]:
