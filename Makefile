@@ -7,14 +7,15 @@ VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: help setup run test test-fast lint format bench dist system-deps test-system-deps clean
+.PHONY: help setup run test test-fast test-frozen lint format bench dist appimage icons system-deps test-system-deps clean
 
 help:
 	@echo "make run      set everything up and start Archiver"
 	@echo "make test     set everything up and run the whole test suite (headless)"
 	@echo "make lint     ruff (lint + format check) and mypy"
 	@echo "make bench    run the benchmarks in tests/bench and print their figures"
-	@echo "make dist     build the one-folder app with PyInstaller into dist/"
+	@echo "make dist     build the one-folder app (dist/archiver) and its Linux tarball"
+	@echo "make test-frozen  make dist, then the smoke test against dist/archiver"
 
 $(CURDIR)/.tools/bin/uv:
 	@echo "uv not found: installing it into .tools/"
@@ -44,19 +45,33 @@ test-fast: setup
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/pytest -m "unit or gui" $(PYTEST_ARGS)
 
 lint: setup
-	$(VENV)/bin/ruff check archiver_app tests
-	$(VENV)/bin/ruff format --check archiver_app tests
+	$(VENV)/bin/ruff check archiver_app tests packaging
+	$(VENV)/bin/ruff format --check archiver_app tests packaging
 	$(VENV)/bin/mypy
 
 format: setup
-	$(VENV)/bin/ruff format archiver_app tests
-	$(VENV)/bin/ruff check --fix archiver_app tests
+	$(VENV)/bin/ruff format archiver_app tests packaging
+	$(VENV)/bin/ruff check --fix archiver_app tests packaging
 
 bench: test-system-deps setup
 	@for b in tests/bench/bench_*.py; do echo "== $$b"; QT_QPA_PLATFORM=offscreen $(PY) $$b || exit 1; done
 
+icons: setup
+	QT_QPA_PLATFORM=offscreen $(PY) packaging/make_icons.py
+
+# One-folder build in dist/archiver (build.spec generates the icons if needed), then
+# dist/archiver-<version>-linux-<arch>.tar.gz. Other platforms: docs/packaging.md.
 dist: setup
-	$(VENV)/bin/pyinstaller --noconfirm --clean build.spec
+	rm -rf dist/archiver
+	$(VENV)/bin/pyinstaller --noconfirm --clean --log-level WARN build.spec
+	bash packaging/linux/make-tarball.sh
+
+appimage: dist
+	bash packaging/linux/appimage.sh
+
+test-frozen: test-system-deps dist
+	QT_QPA_PLATFORM=offscreen ARCHIVER_FROZEN_APP=$(CURDIR)/dist/archiver/archiver \
+		$(VENV)/bin/pytest tests/e2e/test_frozen.py $(PYTEST_ARGS)
 
 clean:
 	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache

@@ -11,7 +11,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
 os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu --no-sandbox")
 
-pytest_plugins = ["tests.helpers.fixtures"]
+pytest_plugins = [
+    "tests.helpers.fixtures",
+    "tests.helpers.testsite",
+    "tests.helpers.legacy",
+    "tests.helpers.postgres",
+    "tests.helpers.replay_schemes",
+    "tests.helpers.gui_fixtures",
+]
 
 FOLDER_MARKERS = ("unit", "gui", "integration", "e2e", "bench")
 TESTS = Path(__file__).parent

@@ -166,3 +166,35 @@ def require_browser() -> BrowserInfo:
             "no Chromium-based browser found. Get one with: " + install_hint()
         )
     return found
+
+
+#: Extra flags for captures: keep cross-site iframes in the page's process so one DevTools
+#: session sees every request of the page (out-of-process iframes would need their own).
+CAPTURE_FLAGS: tuple[str, ...] = (
+    "--disable-site-isolation-trials",
+    "--disable-features=IsolateOrigins,site-per-process",
+    "--autoplay-policy=no-user-gesture-required",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+)
+
+
+def launch_args(*, extra: tuple[str, ...] = CAPTURE_FLAGS) -> list[str]:
+    """Command-line flags for a capture browser: quiet flags, capture flags, and
+    ``--no-sandbox`` when running as root (Chromium refuses to start otherwise)."""
+    args = [*QUIET_FLAGS, *extra]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        args.append("--no-sandbox")
+    return args
+
+
+def launch_options(info: BrowserInfo, *, headless: bool = True) -> dict[str, object]:
+    """Keyword arguments for Playwright's ``chromium.launch()`` with browser ``info``."""
+    return {
+        "executable_path": str(info.path),
+        "args": launch_args(),
+        "headless": headless,
+        "handle_sigint": False,
+        "handle_sigterm": False,
+        "handle_sighup": False,
+    }

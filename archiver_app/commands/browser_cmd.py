@@ -41,13 +41,23 @@ def cmd_browser(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _run(cmd: list[str], ctx: Context) -> bool:
+def _run(cmd: list[str], ctx: Context, env: dict[str, str] | None = None) -> bool:
     print("$ " + " ".join(cmd), file=ctx.out, flush=True)
     try:
-        return subprocess.run(cmd, check=False).returncode == 0
+        return subprocess.run(cmd, check=False, env=env).returncode == 0
     except OSError as exc:
         print(f"  failed: {exc}", file=ctx.err)
         return False
+
+
+def playwright_install_command() -> tuple[list[str], dict[str, str] | None]:
+    """``playwright install chromium``, also from a frozen build (no ``python -m`` there)."""
+    if not getattr(sys, "frozen", False):
+        return [sys.executable, "-m", "playwright", "install", "chromium"], None
+    from playwright._impl._driver import compute_driver_executable, get_driver_env
+
+    node, cli = compute_driver_executable()
+    return [node, cli, "install", "chromium"], get_driver_env()
 
 
 def install_browser(ctx: Context, *, only_if_missing: bool) -> int:
@@ -57,7 +67,8 @@ def install_browser(ctx: Context, *, only_if_missing: bool) -> int:
     if found is not None and only_if_missing:
         print(f"browser: {found.describe()}", file=ctx.out)
         return 0
-    if _run([sys.executable, "-m", "playwright", "install", "chromium"], ctx):
+    command, env = playwright_install_command()
+    if _run(command, ctx, env):
         found = find_browser()
     elif platform.system() == "Linux" and shutil.which("apt-get") and os.geteuid() == 0:
         print("Playwright's download failed; installing the system package instead", file=ctx.out)

@@ -5,48 +5,89 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QIcon
 
 
 def prepare_environment() -> None:
     """Settings QtWebEngine reads before the QApplication exists."""
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")  # Chromium refuses root
+    from archiver_app.gui.replay.schemes import register_schemes
+
+    register_schemes()  # before the QApplication exists, as QtWebEngine requires
+
+
+def app_icon() -> QIcon:
+    from PySide6.QtGui import QIcon
+
+    path = Path(__file__).resolve().parents[2] / "resources" / "icons" / "archiver.svg"
+    return QIcon(str(path)) if path.is_file() else QIcon()
 
 
 def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = False) -> int:
     prepare_environment()
     if self_test:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtWidgets import QApplication, QMessageBox
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication, QDialog
 
     from archiver_app import __version__
     from archiver_app.errors import ArchiverError
+    from archiver_app.gui.errors import describe, error_box
+    from archiver_app.gui.first_run import FirstRunDialog, needs_first_run
     from archiver_app.gui.main_window import MainWindow
+    from archiver_app.gui.ops import OpRunner
+    from archiver_app.gui.settings_dialog import APPEARANCE_KEY, apply_appearance
     from archiver_app.library import Library
+    from archiver_app.paths import LIBRARY_ENV, default_library_root
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName("Archiver")
     app.setApplicationVersion(__version__)
     app.setOrganizationName("Archiver")
+    app.setWindowIcon(app_icon())
+    app.setQuitOnLastWindowClosed(False)  # the tray keeps the app alive
+    settings = QSettings()
+    apply_appearance(str(settings.value(APPEARANCE_KEY, "system") or "system"))
+    runner = OpRunner(app)
+    chose_default = library_root == default_library_root() and not os.environ.get(LIBRARY_ENV)
+    if not self_test and chose_default:
+        if needs_first_run(settings):
+            first = FirstRunDialog(library_root, runner, settings)
+            if first.exec() != QDialog.DialogCode.Accepted:
+                runner.shutdown(wait=False)
+                return 0
+            library_root = first.library_root
+        else:
+            remembered = settings.value("library/root")
+            if remembered:
+                library_root = Path(str(remembered))
     try:
         library = Library.open(library_root, create=True, database_url=database_url)
     except ArchiverError as exc:
         if self_test:
             print(f"self-test failed: {exc}", file=sys.stderr)
             return 1
-        QMessageBox.critical(None, "Archiver cannot open the library", str(exc))
+        message, details = describe(exc)
+        error_box(None, "Archiver cannot open the library", message, details).exec()
         return exc.exit_code
-    window = MainWindow(library)
+    window = MainWindow(library, runner=runner, settings=settings, icon=app_icon())
     window.show()
     if self_test:
         app.processEvents()
         ok = window.isVisible() and window.windowTitle().startswith("Archiver")
-        window.close()
+        window.request_quit()
+        runner.shutdown()
         library.close()
         print("self-test ok" if ok else "self-test failed: main window did not show")
         return 0 if ok else 1
+    window.closed.connect(app.quit)
     try:
         return app.exec()
     finally:
+        runner.shutdown(wait=False)
         library.close()

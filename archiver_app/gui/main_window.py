@@ -1,38 +1,654 @@
-"""The main window. A first shell: the library's newest captures in a table."""
+"""The main window: sidebar | captures table | detail pane, with jobs and drives docks.
+
+The window wires parts together and owns no long work: every database count, capture,
+mirror or search runs through the :class:`~archiver_app.gui.ops.OpRunner` it is given.
+Services (library, runner, settings) are passed in, so tests build it with a temporary
+library and a throw-away ``QSettings`` file.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QTableWidget, QTableWidgetItem
+from typing import Any
 
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QDockWidget,
+    QHeaderView,
+    QInputDialog,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from archiver_app.gui import library_data as data
+from archiver_app.gui.capture_dialog import TAB_BOOKMARKS, CaptureDialog
+from archiver_app.gui.capture_input import CaptureRequest
+from archiver_app.gui.detail_pane import DetailPane
+from archiver_app.gui.drives_panel import DrivesPanel
+from archiver_app.gui.errors import show_error
+from archiver_app.gui.html_delegate import HtmlDelegate
+from archiver_app.gui.integrations import capability, resolve
+from archiver_app.gui.jobs_panel import JobsPanel
+from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
+from archiver_app.gui.refcount_guard import ensure_guard
+from archiver_app.gui.queries import Filters, SnapshotQuery, View
+from archiver_app.gui.search_bar import FilterBar, SearchField
+from archiver_app.gui.settings_dialog import SettingsDialog
+from archiver_app.gui.sidebar import Sidebar, SidebarEntry
+from archiver_app.gui.snapshot_model import COL_MATCH, COL_TIME, COL_TITLE, SnapshotTableModel
+from archiver_app.gui.status_bar import StatusPanel
+from archiver_app.gui.thumbnails import ThumbnailCache
+from archiver_app.gui.tray import Tray
 from archiver_app.library import Library
+from archiver_app.tasks import ProgressUpdate
+
+BOOKMARK_SUFFIXES = (".html", ".htm", ".json", ".txt")
 
 
 class MainWindow(QMainWindow):
-    """Shows the library; owns no background work yet."""
+    """Shows one library. Threading: GUI thread only; long work goes through ``runner``."""
 
-    def __init__(self, library: Library) -> None:
+    capture_finished = Signal()  # a capture finished; its result is in last_capture_result
+    closed = Signal()  # the window really closed (not hidden to the tray): quit the app
+
+    def __init__(
+        self,
+        library: Library,
+        *,
+        runner: OpRunner | None = None,
+        settings: QSettings | None = None,
+        icon: QIcon | None = None,
+    ) -> None:
         super().__init__()
+        ensure_guard()  # PySide6 6.12.0 + Python 3.11 reference-count bug
         self.library = library
+        self.runner = runner or OpRunner(self)
+        self.settings = settings or QSettings()
+        self._quitting = False
+        self.last_capture_result: Any = None
+        self.setObjectName("main_window")
         self.setWindowTitle(f"Archiver — {library.root}")
-        self.resize(1100, 700)
-        self.table = QTableWidget(0, 3, self)
-        self.table.setHorizontalHeaderLabels(["Captured", "Title", "URL"])
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.setCentralWidget(self.table)
-        quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        self.menuBar().addMenu("&File").addAction(quit_action)
-        self.status = QLabel(self)
-        self.statusBar().addPermanentWidget(self.status)
-        self.reload()
+        self.setAcceptDrops(True)
+        self.resize(1280, 800)
 
-    def reload(self) -> None:
-        rows = self.library.recent_snapshots(limit=100)
-        self.table.setRowCount(len(rows))
-        for i, snap in enumerate(rows):
-            self.table.setItem(i, 0, QTableWidgetItem(f"{snap.captured_at:%Y-%m-%d %H:%M}"))
-            self.table.setItem(i, 1, QTableWidgetItem(snap.title or ""))
-            self.table.setItem(i, 2, QTableWidgetItem(snap.url))
-        self.status.setText(f"{self.library.info().snapshots} captures")
+        self.thumbnails = ThumbnailCache(library, parent=self)
+        self.model = SnapshotTableModel(
+            library, self.runner, thumbnails=self.thumbnails, parent=self
+        )
+        self.sidebar = Sidebar(self)
+        self.table = QTableView(self)
+        self.table.setObjectName("captures")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(COL_TIME, Qt.SortOrder.DescendingOrder)
+        self.table.setWordWrap(False)
+        self.table.setAlternatingRowColors(True)
+        self.table.setShowGrid(False)
+        self.table.setIconSize(self.thumbnails_size())
+        vh = self.table.verticalHeader()
+        vh.hide()
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(36)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setStretchLastSection(True)
+        hh.resizeSection(COL_TIME, 130)
+        hh.resizeSection(COL_TITLE, 380)
+        hh.setSectionHidden(COL_MATCH, True)
+        self.table.setItemDelegateForColumn(COL_MATCH, HtmlDelegate(self.table))
+        self.filter_bar = FilterBar(self)
+        self.filter_bar.hide()
+        self.detail = DetailPane(library, self.runner, self.thumbnails, self)
+
+        center = QWidget(self)
+        col = QVBoxLayout(center)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(2)
+        col.addWidget(self.filter_bar)
+        col.addWidget(self.table, 1)
+        self.splitter = QSplitter(self)
+        self.splitter.setObjectName("main_splitter")
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(center)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([200, 760, 320])
+        self.tabs = QTabWidget(self)
+        self.tabs.setObjectName("tabs")
+        self.tabs.setDocumentMode(True)
+        self.tabs.setTabsClosable(True)
+        self.tabs.addTab(self.splitter, "Library")
+        self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
+        self.tabs.tabCloseRequested.connect(self.close_tab)
+        self.setCentralWidget(self.tabs)
+
+        self.jobs = JobsPanel(library, self.runner, self)
+        self.drives = DrivesPanel(library, self.runner, self)
+        self.jobs_dock = self._dock("Jobs", "jobs_dock", self.jobs)
+        self.drives_dock = self._dock("Drives", "drives_dock", self.drives)
+        self.tabifyDockWidget(self.jobs_dock, self.drives_dock)
+        self.jobs_dock.hide()
+        self.drives_dock.hide()
+
+        self.search = SearchField(self)
+        self.url_field = QLineEdit(self)
+        self.url_field.setObjectName("url_field")
+        self.url_field.setPlaceholderText("Paste a web address to capture")
+        self.url_field.returnPressed.connect(self.capture_from_field)
+        self.status = StatusPanel(self.statusBar(), library, self.runner)
+        self.tray = Tray(icon or self.windowIcon(), self)
+        self._build_actions()
+
+        self.sidebar.entry_selected.connect(self._entry_selected)
+        self.search.search_changed.connect(self._search_changed)
+        self.filter_bar.filters_changed.connect(self._filters_changed)
+        self.model.rowsInserted.connect(lambda *_: self._update_count())
+        self.model.modelReset.connect(self._update_count)
+        self.model.first_chunk.connect(self._update_count)
+        self.model.loading_changed.connect(lambda _l: self._update_count())
+        self.model.load_failed.connect(
+            lambda msg: self.statusBar().showMessage(f"Could not list captures: {msg}", 10000)
+        )
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.table.doubleClicked.connect(lambda index: self.open_replay(index.row()))
+        self.detail.edited.connect(lambda _ids: self.reload_sidebar())
+        self.detail.open_capture.connect(self.open_replay_id)
+        self.jobs.job_finished.connect(self._job_finished)
+        self.drives.drive_plugged.connect(
+            lambda label: self.tray.notify("Drive plugged in", f"{label} is ready for copies.")
+        )
+        self.drives.message.connect(lambda m: self.statusBar().showMessage(m, 5000))
+        self.tray.show_requested.connect(self.show_and_raise)
+        self.tray.capture_requested.connect(
+            lambda: (self.show_and_raise(), self.open_capture_dialog())
+        )
+        self.tray.quit_requested.connect(self.request_quit)
+
+        self.reload_sidebar()
+        self.restore_state()
+        QTimer.singleShot(0, self.status.refresh)
+
+    @staticmethod
+    def thumbnails_size() -> Any:
+        from archiver_app.gui.thumbnails import SMALL
+
+        return SMALL
+
+    def _dock(self, title: str, name: str, widget: QWidget) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        return dock
+
+    # ------------------------------------------------------------------ actions
+
+    def _action(
+        self, text: str, slot: Any, shortcut: QKeySequence.StandardKey | str | None = None
+    ) -> QAction:
+        action = QAction(text, self)
+        if isinstance(shortcut, QKeySequence.StandardKey):
+            action.setShortcuts(shortcut)
+        elif shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        K = QKeySequence.StandardKey
+        self.capture_action = self._action("&New Capture…", self.open_capture_dialog, K.New)
+        self.import_bookmarks_action = self._action(
+            "Capture &Bookmarks File…", lambda: self.open_capture_dialog(tab=TAB_BOOKMARKS)
+        )
+        self.paste_action = self._action("Capture from Clipboard", self.paste_capture, K.Paste)
+        self.paste_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.table.addAction(self.paste_action)
+        self.settings_action = self._action("&Settings…", self.open_settings, K.Preferences)
+        self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
+        self.quit_action = self._action("&Quit", self.request_quit, K.Quit)
+        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
+        self.find_action = self._action("&Find", self.focus_search, K.Find)
+        self.refresh_action = self._action("&Refresh", self.refresh_all, K.Refresh)
+        self.filters_action = self._action("Show &Filters", self.toggle_filters, "Ctrl+Shift+F")
+        self.filters_action.setCheckable(True)
+        self.save_search_action = self._action("&Save Search…", self.save_search, K.Save)
+        self.open_action = self._action("&Open Replay", self.open_current, "Return")
+        self.open_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.table.addAction(self.open_action)
+        self.tag_action = self._action("Add &Tags to Selection…", self.tag_selection, "Ctrl+T")
+        self.close_tab_action = self._action("&Close Tab", self.close_current_tab, K.Close)
+        self.jobs_action = self.jobs_dock.toggleViewAction()
+        self.jobs_action.setShortcut(QKeySequence("Ctrl+J"))
+        self.drives_action = self.drives_dock.toggleViewAction()
+        self.drives_action.setShortcut(QKeySequence("Ctrl+Shift+D"))
+        self.fullscreen_action = self._action("Full Screen", self.toggle_fullscreen, K.FullScreen)
+        ok, reason = capability("capture")
+        self.url_capture_action = self._action("Capture", self.capture_from_field)
+        self.url_capture_action.setEnabled(ok)
+        self.url_capture_action.setToolTip(reason or "Capture this address now")
+        self.url_field.setToolTip(reason)
+
+        menu = self.menuBar()
+        file_menu = menu.addMenu("&File")
+        for a in (self.capture_action, self.import_bookmarks_action, self.save_search_action):
+            file_menu.addAction(a)
+        file_menu.addSeparator()
+        file_menu.addAction(self.close_tab_action)
+        file_menu.addAction(self.settings_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        edit_menu = menu.addMenu("&Edit")
+        edit_menu.addAction(self.paste_action)
+        edit_menu.addAction(self.find_action)
+        edit_menu.addAction(self.tag_action)
+        view_menu = menu.addMenu("&View")
+        for a in (
+            self.refresh_action,
+            self.filters_action,
+            self.jobs_action,
+            self.drives_action,
+            self.fullscreen_action,
+        ):
+            view_menu.addAction(a)
+        capture_menu = menu.addMenu("&Capture")
+        capture_menu.addAction(self.capture_action)
+        capture_menu.addAction(self.open_action)
+
+        bar = self.addToolBar("Main")
+        bar.setObjectName("main_toolbar")
+        bar.setMovable(False)
+        bar.addAction(self.capture_action)
+        bar.addWidget(self.url_field)
+        bar.addAction(self.url_capture_action)
+        bar.addSeparator()
+        bar.addWidget(self.search)
+        bar.addAction(self.filters_action)
+        bar.addSeparator()
+        bar.addAction(self.jobs_action)
+        bar.addAction(self.drives_action)
+
+    # ------------------------------------------------------------------ library view
+
+    def reload_sidebar(self) -> None:
+        saved = data.get_setting(self.library, data.SAVED_SEARCHES_KEY, []) or []
+        self.sidebar.populate(data.sidebar_data(self.library), list(saved))
+
+    def _entry_selected(self, entry: SidebarEntry) -> None:
+        q = SnapshotQuery(sort=self.model.query.sort, descending=self.model.query.descending)
+        if entry.kind == "view":
+            q = q.with_(view=View(entry.value))
+        elif entry.kind == "collection":
+            q = q.with_(collection_id=int(entry.value))
+        elif entry.kind == "tag":
+            q = q.with_(tag_id=int(entry.value))
+        elif entry.kind == "saved":
+            saved = dict(entry.value)
+            filters = Filters.from_json(dict(saved.get("filters") or {}))
+            self.search.blockSignals(True)
+            self.search.set_search(str(saved.get("search", "")))
+            self.search.blockSignals(False)
+            self.filter_bar.set_filters(filters)
+            q = q.with_(search=str(saved.get("search", "")), filters=filters)
+            self.model.set_query(q)
+            self._after_query_change()
+            return
+        q = q.with_(search=self.model.query.search, filters=self.model.query.filters)
+        self.model.set_query(q)
+        self._after_query_change()
+
+    def _search_changed(self, value: str) -> None:
+        self.model.set_query(self.model.query.with_(search=value))
+        self._after_query_change()
+
+    def _filters_changed(self, filters: Filters) -> None:
+        self.model.set_query(self.model.query.with_(filters=filters))
+        self._after_query_change()
+
+    def _after_query_change(self) -> None:
+        searching = bool(self.model.query.search.strip())
+        self.table.horizontalHeader().setSectionHidden(COL_MATCH, not searching)
+        self.detail.show_snapshot(None)
+
+    def _update_count(self) -> None:
+        self.status.set_count(self.model.rowCount(), self.model.loading, self.model.partial)
+
+    def _current_changed(self, current: Any, _previous: Any) -> None:
+        self.detail.show_snapshot(
+            self.model.snapshot_id(current.row()) if current.isValid() else None
+        )
+
+    def selected_ids(self) -> list[int]:
+        ids = []
+        for index in self.table.selectionModel().selectedRows():
+            sid = self.model.snapshot_id(index.row())
+            if sid is not None:
+                ids.append(sid)
+        return ids
+
+    def refresh_all(self) -> None:
+        self.model.refresh()
+        self.reload_sidebar()
+        self.status.refresh()
+        self.jobs.refresh()
+        self.drives.refresh()
+
+    def focus_search(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
+
+    def toggle_filters(self) -> None:
+        self.filter_bar.setVisible(self.filters_action.isChecked())
+
+    def toggle_fullscreen(self) -> None:
+        self.setWindowState(self.windowState() ^ Qt.WindowState.WindowFullScreen)
+
+    def save_search(self) -> None:
+        name, ok = QInputDialog.getText(self, "Save Search", "Name of this search:")
+        if ok and name.strip():
+            self.add_saved_search(name.strip())
+
+    def add_saved_search(self, name: str) -> None:
+        saved = [
+            s
+            for s in (data.get_setting(self.library, data.SAVED_SEARCHES_KEY, []) or [])
+            if s.get("name") != name
+        ]
+        saved.append(
+            {
+                "name": name,
+                "search": self.model.query.search,
+                "filters": self.model.query.filters.to_json(),
+            }
+        )
+        data.put_setting(self.library, data.SAVED_SEARCHES_KEY, saved)
+        self.reload_sidebar()
+
+    def tag_selection(self) -> None:
+        ids = self.selected_ids()
+        if not ids:
+            return
+        text, ok = QInputDialog.getText(
+            self, "Add Tags", f"Tags to add to {len(ids)} captures (comma separated):"
+        )
+        names = data.parse_tags(text) if ok else []
+        if names:
+            self.add_tags(ids, names)
+
+    def add_tags(self, ids: list[int], names: list[str]) -> BackgroundOp[None]:
+        library = self.library
+        return (
+            BackgroundOp(
+                self.runner, lambda _p, _c: data.add_tags(library, ids, names), label="tagging"
+            )
+            .success(
+                lambda _r: (self.reload_sidebar(), self.detail.show_snapshot(self.detail._wanted))
+            )
+            .failure(lambda f: show_error(self, f, "adding tags"))
+            .run_in_background()
+        )
+
+    # ------------------------------------------------------------------ capture
+
+    def collections(self) -> list[tuple[str, str]]:
+        return [(slug, name) for _id, slug, name in data.sidebar_data(self.library).collections]
+
+    def open_capture_dialog(self, text: str = "", *, tab: int = 0) -> CaptureDialog:
+        dialog = CaptureDialog(self.collections(), self, initial_text=text)
+        dialog.tabs.setCurrentIndex(tab)
+        dialog.accepted.connect(lambda: dialog.request and self.run_capture(dialog.request))
+        dialog.open()
+        return dialog
+
+    def capture_from_field(self) -> None:
+        text = self.url_field.text().strip()
+        if not text:
+            return
+        ok, reason = capability("capture")
+        if not ok:
+            self.statusBar().showMessage(reason, 8000)
+            return
+        from archiver_app.errors import InputError
+        from archiver_app.gui.capture_input import build_request, parse_url_lines
+
+        urls, rejected = parse_url_lines(text)
+        try:
+            request = build_request(urls, collection="default", rejected=rejected)
+        except InputError as exc:
+            show_error(self, exc, "starting the capture")
+            return
+        self.url_field.clear()
+        self.run_capture(request)
+
+    def paste_capture(self) -> None:
+        clip = QApplication.clipboard().mimeData()
+        if clip is None:
+            return
+        if clip.hasUrls():
+            text = "\n".join(u.toString() for u in clip.urls() if not u.isLocalFile())
+        else:
+            text = clip.text()
+        if text.strip():
+            self.open_capture_dialog(text.strip())
+
+    def run_capture(self, request: CaptureRequest) -> BackgroundOp[Any] | None:
+        """Hand ``request`` to the core capture or crawl API, off the GUI thread."""
+        name = "crawl" if request.crawl is not None else "capture"
+        fn = resolve(name)
+        if fn is None:
+            self.statusBar().showMessage(capability(name)[1], 8000)
+            return None
+        library = self.library
+        label = f"capturing {len(request.urls)} page{'s' if len(request.urls) != 1 else ''}"
+
+        def work(progress: Any, cancel: Any) -> Any:
+            if request.crawl is not None:
+                return fn(
+                    library,
+                    list(request.urls),
+                    collection=request.collection,
+                    tags=list(request.tags),
+                    options=request.crawl,
+                )
+            return fn(
+                library,
+                list(request.urls),
+                collection=request.collection,
+                tags=list(request.tags),
+                progress=progress,
+                cancel=cancel,
+            )
+
+        def progress(update: ProgressUpdate) -> None:
+            total = f" of {update.total}" if update.total else ""
+            self.statusBar().showMessage(f"Capturing {update.done}{total} {update.message}")
+
+        return (
+            BackgroundOp(self.runner, work, label=label)
+            .with_progress(progress)
+            .success(lambda result: self._capture_done(request, result))
+            .failure(lambda f: self._capture_failed(f))
+            .run_in_background()
+        )
+
+    def _capture_done(self, request: CaptureRequest, result: Any) -> None:
+        self.statusBar().showMessage(f"Captured {len(request.urls)} address(es).", 8000)
+        self.tray.notify("Capture finished", f"{len(request.urls)} address(es) saved.")
+        self.refresh_all()
+        self.last_capture_result = result
+        self.capture_finished.emit()
+
+    def _capture_failed(self, failure: OpFailure) -> None:
+        if failure.cancelled:
+            self.statusBar().showMessage("Capture cancelled.", 5000)
+            return
+        show_error(self, failure, "capturing")
+
+    def _job_finished(self, job_id: int, status: str) -> None:
+        self.tray.notify("Job finished", f"Job #{job_id} is {status}.")
+        self.model.refresh()
+
+    # ------------------------------------------------------------------ drag and drop
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        mime = event.mimeData()
+        if mime.hasUrls() or mime.hasText():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        mime = event.mimeData()
+        local = [u.toLocalFile() for u in mime.urls() if u.isLocalFile()]
+        web = [u.toString() for u in mime.urls() if not u.isLocalFile()]
+        if local and local[0].lower().endswith(BOOKMARK_SUFFIXES):
+            from pathlib import Path
+
+            dialog = self.open_capture_dialog(tab=TAB_BOOKMARKS)
+            dialog.load_bookmarks(Path(local[0]))
+        elif web:
+            self.open_capture_dialog("\n".join(web))
+        elif mime.hasText():
+            self.open_capture_dialog(mime.text())
+        event.acceptProposedAction()
+
+    # ------------------------------------------------------------------ replay tabs
+
+    def open_current(self) -> None:
+        index = self.table.currentIndex()
+        if index.isValid():
+            self.open_replay(index.row())
+
+    def open_replay(self, row: int) -> None:
+        sid = self.model.snapshot_id(row)
+        if sid is not None:
+            self.open_replay_id(sid)
+
+    def open_replay_id(self, snapshot_id: int) -> QWidget | None:
+        widget_cls = resolve("replay")
+        if widget_cls is None:
+            self.statusBar().showMessage(capability("replay")[1], 8000)
+            return None
+        from archiver_app.store.models import Snapshot
+
+        with self.library.session() as s:
+            snap = s.get(Snapshot, snapshot_id)
+            if snap is None:
+                return None
+            url, at, title = snap.url, snap.captured_at, snap.title or snap.url
+        try:
+            widget: QWidget = widget_cls(self.library, url, at)
+        except Exception as exc:
+            show_error(self, exc, "opening the replay")
+            return None
+        index = self.tabs.addTab(widget, title[:40])
+        self.tabs.setTabToolTip(index, f"{title}\n{url}")
+        self.tabs.setCurrentIndex(index)
+        return widget
+
+    def close_tab(self, index: int) -> None:
+        if index > 0:
+            widget = self.tabs.widget(index)
+            self.tabs.removeTab(index)
+            widget.deleteLater()
+
+    def close_current_tab(self) -> None:
+        self.close_tab(self.tabs.currentIndex())
+
+    # ------------------------------------------------------------------ settings & state
+
+    def open_settings(self) -> SettingsDialog:
+        dialog = SettingsDialog(self.library, self.runner, self.settings, self)
+        dialog.accepted.connect(self.status.refresh)
+        dialog.open()
+        return dialog
+
+    def save_state(self) -> None:
+        s = self.settings
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState())
+        s.setValue("window/splitter", self.splitter.saveState())
+        s.setValue("window/header", self.table.horizontalHeader().saveState())
+        entry = self.sidebar.current_entry()
+        if entry is not None:
+            s.setValue("window/collection", entry.key)
+        s.setValue("window/filters", self.filters_action.isChecked())
+        s.sync()
+
+    def restore_state(self) -> None:
+        s = self.settings
+
+        def blob(key: str) -> QByteArray | None:
+            value = s.value(key)
+            return value if isinstance(value, QByteArray) and not value.isEmpty() else None
+
+        if (geometry := blob("window/geometry")) is not None:
+            self.restoreGeometry(geometry)
+        if (state := blob("window/state")) is not None:
+            self.restoreState(state)
+        if (split := blob("window/splitter")) is not None:
+            self.splitter.restoreState(split)
+        if (header := blob("window/header")) is not None:
+            self.table.horizontalHeader().restoreState(header)
+            self.table.horizontalHeader().setSectionHidden(COL_MATCH, True)
+        if str(s.value("window/filters", False)).lower() == "true":
+            self.filters_action.setChecked(True)
+            self.filter_bar.show()
+        key = str(s.value("window/collection", "view:all") or "view:all")
+        if not self.sidebar.select_key(key, emit=True):
+            self.sidebar.select_key("view:all", emit=True)
+        if self.model.rowCount() == 0 and not self.model.loading:
+            self.model.refresh()
+
+    # ------------------------------------------------------------------ closing
+
+    def show_and_raise(self) -> None:
+        self.show()
+        self.setWindowState(self.windowState() & ~Qt.WindowState.WindowMinimized)
+        self.raise_()
+        self.activateWindow()
+
+    def confirm_quit(self) -> bool:
+        """Ask before quitting while work runs; True when it is fine to quit."""
+        running = [op.label for op in self.runner.running() if op.blocks_quit]
+        if not running:
+            return True
+        answer = QMessageBox.question(
+            self,
+            "Quit Archiver?",
+            "Work is still running:\n  "
+            + "\n  ".join(running[:5])
+            + "\n\nQuit anyway? Unfinished captures resume next time.",
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
+    def request_quit(self) -> None:
+        if not self.confirm_quit():
+            return
+        self._quitting = True
+        self.close()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_state()
+        if not self._quitting and self.tray.available:
+            self.hide()  # work goes on; the tray icon brings the window back
+            self.tray.notify("Archiver is still running", "Captures and copies continue here.")
+            event.ignore()
+            return
+        if not self._quitting and not self.confirm_quit():
+            event.ignore()
+            return
+        for t in (self.jobs.timer, self.drives.timer, self.status.timer):
+            t.stop()
+        self.tray.hide()
+        self.runner.cancel_all()
+        event.accept()
+        self.closed.emit()

@@ -330,6 +330,33 @@ class Relation(Base):
     child_page_id: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"))
 
 
+class PageAttempt(Base):
+    """One attempt at one page: who claimed it, under which rules, and how it ended.
+
+    ``outcome`` is None while the attempt runs, then ``done``, ``failed``, ``skipped`` or
+    ``lost`` (the lease expired: the worker died or stalled). A page captured twice because a
+    worker died after writing but before recording has two rows here.
+    """
+
+    __tablename__ = "page_attempts"
+    __table_args__ = (Index(None, "page_id", "attempt"), Index(None, "job_id", "id"))
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    page_id: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    worker_id: Mapped[str] = mapped_column(String(64))
+    ruleset_version: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None]
+    outcome: Mapped[str | None] = mapped_column(String(16))
+    http_status: Mapped[int | None] = mapped_column(Integer)
+    final_url: Mapped[str | None] = mapped_column(Text)
+    snapshot_id: Mapped[int | None] = mapped_column(ForeignKey("snapshots.id", ondelete="SET NULL"))
+    bytes_written: Mapped[int] = mapped_column(BigInteger, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
 class JobLog(Base):
     """Ordered log lines of a job (the id gives the order)."""
 

@@ -7,7 +7,7 @@ tens of thousands of rows an import writes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 from sqlalchemy import Connection, insert
 
@@ -30,7 +30,11 @@ class RecordRow:
     revisit_of_id: int | None = None
 
 
+_FIELDS = tuple(f.name for f in fields(RecordRow))
+
+
 def insert_record_rows(conn: Connection, rows: Sequence[RecordRow]) -> None:
     """Insert ``rows`` in one ``executemany`` on ``conn`` (inside the caller's transaction)."""
     if rows:
-        conn.execute(insert(Record), [asdict(r) for r in rows])
+        # Not dataclasses.asdict: it deep-copies every value, a third of a bulk insert's time.
+        conn.execute(insert(Record), [{n: getattr(r, n) for n in _FIELDS} for r in rows])

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the system packages Archiver needs on Debian/Ubuntu, only those that are missing.
 #   install-system-deps.sh run    Qt runtime libraries (to run the app)
-#   install-system-deps.sh test   plus Chromium, Xvfb, rsync and PostgreSQL (for the tests)
+#   install-system-deps.sh test   plus Chromium, Xvfb, rsync, PostgreSQL, desktop-file-utils
+#                                 and appstream (for the tests)
 # On other systems it says what is needed and changes nothing.
 set -euo pipefail
 mode=${1:-run}
@@ -10,7 +11,7 @@ qt_runtime=(libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdb
   libnss3 libxcomposite1 libxdamage1 libxrandr2 libxtst6 libxkbfile1 libasound2
   libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0
   libxcb-xkb1 libxcb-shape0 libxcb-randr0 libxcb-xinerama0 fonts-dejavu-core)
-test_tools=(chromium xvfb rsync postgresql)
+test_tools=(chromium xvfb rsync postgresql desktop-file-utils appstream)
 
 packages=("${qt_runtime[@]}")
 [[ $mode == test ]] && packages+=("${test_tools[@]}")

@@ -1,22 +1,167 @@
-"""The main window shell shows the library's newest captures."""
+"""The main window: sidebar views, detail pane edits, search, saved searches, state."""
 
 from __future__ import annotations
 
+import sqlite3
+
+from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from archiver_app.gui.main_window import MainWindow
+from archiver_app.gui.ops import OpRunner
 from archiver_app.library import Library
+from archiver_app.store.models import Copy, Destination, File
 from tests.helpers.factories import bulk_snapshots
+from tests.helpers.snapshots import add_snapshot
 
 
-def test_main_window_lists_newest_captures(qtbot: QtBot, library: Library) -> None:
+def _fts_tags(library: Library, snapshot_id: int) -> str:
+    conn = sqlite3.connect(library.db_path)
+    try:
+        return str(conn.execute("SELECT tags FROM snapshot_fts WHERE rowid=?", (snapshot_id,)).fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_lists_captures_and_shows_details_with_copies(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, gui_settings: QSettings
+) -> None:
     bulk_snapshots(library, 250)
-    window = MainWindow(library)
+    sid = add_snapshot(
+        library, "https://river.example/flood", title="Flood report", body="river rose",
+        fidelity="fallback", provenance={"fidelity_reason": "timed out after 30 s"},
+    )
+    older = add_snapshot(library, "https://river.example/flood", title="Flood (older)")
+    with library.write() as s:
+        dest = Destination(uuid="u-1", label="Blue drive", last_mount_path="/nowhere")
+        s.add(dest)
+        s.flush()
+        for f in s.query(File).filter_by(snapshot_id=sid):
+            s.add(Copy(file_id=f.id, destination_id=dest.id, state="present"))
+    window = MainWindow(library, runner=op_runner, settings=gui_settings)
     qtbot.addWidget(window)
     window.show()
-    qtbot.waitExposed(window)
-    assert window.table.rowCount() == 100
-    newest = library.recent_snapshots(limit=1)[0]
-    assert window.table.item(0, 2).text() == newest.url
-    assert "250 captures" in window.status.text()
+    qtbot.waitUntil(lambda: not window.model.loading)
+    assert window.model.rowCount() == 252
+    assert "252 captures" in window.status.count.text()
     assert str(library.root) in window.windowTitle()
+    row = window.model.row_of(sid)
+    assert row is not None
+    with qtbot.waitSignal(window.detail.loaded, timeout=5000):
+        window.table.selectRow(row)
+    d = window.detail
+    assert d.title.text() == "Flood report"
+    assert d.url.text() == "https://river.example/flood"
+    assert "fallback — timed out after 30 s" == d.fidelity.text()
+    assert "2 copies" in d.copies.text() and "Blue drive: present" in d.copies.text()
+    assert d.others.count() == 1 and older == d.others.item(0).data(Qt.ItemDataRole.UserRole)
+    assert any("screenshot" in d.files.item(i).text() for i in range(d.files.count()))
+    qtbot.waitUntil(lambda: d.screenshot.pixmap() is not None and not d.screenshot.pixmap().isNull())
+    qtbot.waitUntil(lambda: not window.status.worker.text() == "")
+    assert "free" in window.status.disk.text()
+    window.request_quit()
+
+
+def test_tags_and_notes_edits_reach_database_and_search(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    window = main_window
+    sid = add_snapshot(library, "https://a.example/", title="Alpha page", body="alpha text")
+    window.refresh_all()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+    with qtbot.waitSignal(window.detail.loaded):
+        window.table.selectRow(0)
+    window.detail.tags.setText("research, climate ,research")
+    with qtbot.waitSignal(window.detail.edited, timeout=5000):
+        window.detail.save_tags()
+    with library.session() as s:
+        from archiver_app.store.models import Snapshot
+
+        assert sorted(t.name for t in s.get(Snapshot, sid).tags) == ["climate", "research"]
+    assert _fts_tags(library, sid) == "climate research"
+    qtbot.waitUntil(lambda: any(e.kind == "tag" for e in window.sidebar.entries()))
+    window.detail.notes.setPlainText("check the map later")
+    with qtbot.waitSignal(window.detail.edited, timeout=5000):
+        window.detail.save_notes()
+    with library.session() as s:
+        assert s.get(Snapshot, sid).notes == "check the map later"
+    # the new tag is a sidebar view and is searchable
+    assert window.sidebar.select_key(f"tag:{[e for e in window.sidebar.entries() if e.kind == 'tag'][0].value}")
+    qtbot.waitUntil(lambda: not window.model.loading)
+    assert window.model.rowCount() == 1
+    window.sidebar.select_key("view:untagged")
+    qtbot.waitUntil(lambda: not window.model.loading)
+    assert window.model.rowCount() == 0
+
+
+def test_search_as_you_type_and_saved_search(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    window = main_window
+    add_snapshot(library, "https://r.example/", title="River flood", body="levee")
+    add_snapshot(library, "https://c.example/", title="City hall", body="council")
+    window.refresh_all()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+    window.search.setFocus()
+    qtbot.keyClicks(window.search, "lev")
+    qtbot.waitUntil(lambda: window.model.query.search == "lev" and not window.model.loading)
+    assert window.model.rowCount() == 1
+    assert not window.table.horizontalHeader().isSectionHidden(5)  # the Match column
+    window.add_saved_search("Levees")
+    qtbot.keyClick(window.search, "a", Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window.search, Qt.Key.Key_Delete)
+    qtbot.waitUntil(lambda: window.model.query.search == "" and not window.model.loading)
+    assert window.model.rowCount() == 2
+    saved = [e for e in window.sidebar.entries() if e.kind == "saved"]
+    assert [e.label for e in saved] == ["Levees"]
+    window.sidebar.select_key(saved[0].key)
+    qtbot.waitUntil(lambda: not window.model.loading)
+    assert window.model.rowCount() == 1 and window.search.text() == "lev"
+
+
+def test_remembers_geometry_splitter_columns_and_collection(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, gui_settings: QSettings
+) -> None:
+    library.ensure_collection("trips")
+    window = MainWindow(library, runner=op_runner, settings=gui_settings)
+    qtbot.addWidget(window)
+    window.show()
+    window.resize(720, 520)  # fits the offscreen screen (800x600)
+    window.splitter.setSizes([150, 400, 170])
+    window.table.horizontalHeader().resizeSection(1, 222)
+    trips = [e for e in window.sidebar.entries() if e.kind == "collection" and e.label == "Trips"]
+    window.sidebar.select_key(trips[0].key)
+    size = window.size()
+    window.request_quit()
+    again = MainWindow(library, runner=op_runner, settings=gui_settings)
+    qtbot.addWidget(again)
+    again.show()
+    assert again.size() == size
+    assert again.splitter.sizes()[0] == window.splitter.sizes()[0]
+    assert again.table.horizontalHeader().sectionSize(1) == 222
+    assert again.sidebar.current_entry() is not None
+    assert again.sidebar.current_entry().key == trips[0].key  # type: ignore[union-attr]
+    again.request_quit()
+
+
+def test_drop_and_paste_open_the_capture_dialog(qtbot: QtBot, main_window: MainWindow) -> None:
+    mime = QMimeData()
+    mime.setUrls([QUrl("https://example.org/a"), QUrl("https://example.org/b")])
+    event = QDropEvent(
+        QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    main_window.dropEvent(event)
+    dialog = main_window.findChild(type(main_window.open_capture_dialog()), "capture_dialog")
+    dialogs = [d for d in main_window.findChildren(type(dialog)) if d.urls.toPlainText()]
+    assert dialogs[0].urls.toPlainText() == "https://example.org/a\nhttps://example.org/b"
+    for d in main_window.findChildren(type(dialog)):
+        d.reject()
+    QApplication.clipboard().setText("https://example.net/pasted")
+    main_window.table.setFocus()
+    main_window.paste_action.trigger()
+    pasted = [d for d in main_window.findChildren(type(dialog)) if d.isVisible()]
+    assert pasted[-1].urls.toPlainText() == "https://example.net/pasted"
+    pasted[-1].reject()

@@ -298,6 +298,29 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('relations', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_relations_child_page_id'), ['child_page_id'], unique=False)
+    op.create_table('page_attempts',
+    sa.Column('id', sa.Integer(), nullable=False),
+    sa.Column('job_id', sa.Integer(), nullable=False),
+    sa.Column('page_id', sa.Integer(), nullable=False),
+    sa.Column('attempt', sa.Integer(), nullable=False),
+    sa.Column('worker_id', sa.String(length=64), nullable=False),
+    sa.Column('ruleset_version', sa.Integer(), nullable=False),
+    sa.Column('started_at', sa.DateTime(), nullable=False),
+    sa.Column('finished_at', sa.DateTime(), nullable=True),
+    sa.Column('outcome', sa.String(length=16), nullable=True),
+    sa.Column('http_status', sa.Integer(), nullable=True),
+    sa.Column('final_url', sa.Text(), nullable=True),
+    sa.Column('snapshot_id', sa.Integer(), nullable=True),
+    sa.Column('bytes_written', sa.BigInteger(), nullable=False),
+    sa.Column('error', sa.Text(), nullable=True),
+    sa.ForeignKeyConstraint(['job_id'], ['jobs.id'], name=op.f('fk_page_attempts_job_id_jobs'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['page_id'], ['pages.id'], name=op.f('fk_page_attempts_page_id_pages'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['snapshot_id'], ['snapshots.id'], name=op.f('fk_page_attempts_snapshot_id_snapshots'), ondelete='SET NULL'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_page_attempts'))
+    )
+    with op.batch_alter_table('page_attempts', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_page_attempts_job_id_id'), ['job_id', 'id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_page_attempts_page_id_attempt'), ['page_id', 'attempt'], unique=False)
 
 
 
@@ -311,6 +334,11 @@ def upgrade() -> None:
 def downgrade() -> None:
     if op.get_bind().dialect.name == "sqlite":
         op.execute("DROP TABLE IF EXISTS snapshot_fts")
+    with op.batch_alter_table('page_attempts', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_page_attempts_page_id_attempt'))
+        batch_op.drop_index(batch_op.f('ix_page_attempts_job_id_id'))
+
+    op.drop_table('page_attempts')
     with op.batch_alter_table('relations', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_relations_child_page_id'))
 

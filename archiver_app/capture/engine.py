@@ -1,0 +1,214 @@
+"""The capture engine: one browser, several pages at once, each written to its own folder.
+
+:class:`Capturer` keeps one Chromium process (restarted if it crashes) and captures pages
+concurrently in fresh browser contexts. For each page it:
+
+1. validates the URL and creates a ``pending`` snapshot row and its folder;
+2. records the network (:mod:`.recorder`) while loading, waiting for quiet, running the
+   ruleset's JS, scrolling and settling (:mod:`.behaviours`), all within the page limit;
+3. saves the screenshot, rendered DOM and text as files and as ``resource`` records, and a
+   ``metadata`` record listing the page's resources;
+4. completes the row in one transaction (:mod:`.persist`).
+
+A failed page returns ``ok=False`` with a readable ``error``; only setup problems (no
+browser) raise. :func:`capture_urls` is the synchronous entry point for the CLI and GUI.
+
+Threading contract: a ``Capturer`` lives on one asyncio event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+from archiver_app.capture.browser import BrowserInfo, launch_options, require_browser
+from archiver_app.capture.page import PageCapture, describe_failure
+from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo
+from archiver_app.errors import ArchiverError, BrowserNotFoundError
+from archiver_app.library import Library
+from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
+from archiver_app.validation import validate_capture_url
+
+__all__ = [
+    "CaptureResult",
+    "Capturer",
+    "PageRules",
+    "ResourceInfo",
+    "capture_urls",
+    "describe_failure",
+]
+
+DEFAULT_MAX_BODY = 256 << 20
+
+
+class Capturer:
+    """One browser process capturing several pages at once; see the module docstring."""
+
+    def __init__(
+        self,
+        library: Library,
+        *,
+        browser: BrowserInfo | None = None,
+        concurrency: int = 2,
+        headless: bool = True,
+        max_body_bytes: int = DEFAULT_MAX_BODY,
+        screenshots: bool = True,
+    ) -> None:
+        self.library = library
+        self.browser_info = browser
+        self.concurrency = max(1, concurrency)
+        self.headless = headless
+        self.max_body = max_body_bytes
+        self.screenshots = screenshots
+        self._pw: Any = None
+        self._browser: Any = None
+        self._sem = asyncio.Semaphore(self.concurrency)
+        self._launch_lock = asyncio.Lock()
+        self.launches = 0
+        self._collections: dict[str, int] = {}  # slug -> id, created once per Capturer
+
+    async def __aenter__(self) -> Capturer:
+        from playwright.async_api import async_playwright
+
+        if self.browser_info is None:
+            self.browser_info = require_browser()
+        self._pw = await async_playwright().start()
+        try:
+            await self._ensure_browser()
+        except BaseException:
+            await self._pw.stop()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._browser is not None:
+            with contextlib.suppress(Exception):
+                await self._browser.close()
+        if self._pw is not None:
+            await self._pw.stop()
+
+    async def _ensure_browser(self) -> Any:
+        async with self._launch_lock:
+            if self._browser is not None and self._browser.is_connected():
+                return self._browser
+            if self._browser is not None:
+                with contextlib.suppress(Exception):
+                    await self._browser.close()
+            assert self.browser_info is not None
+            try:
+                self._browser = await self._pw.chromium.launch(
+                    **launch_options(self.browser_info, headless=self.headless)
+                )
+            except Exception as exc:
+                raise BrowserNotFoundError(
+                    f"could not start the browser at {self.browser_info.path}",
+                    details=str(exc),
+                ) from exc
+            self.launches += 1
+            return self._browser
+
+    @property
+    def browser_version(self) -> str | None:
+        return str(self._browser.version) if self._browser is not None else None
+
+    # ------------------------------------------------------------------ capture
+
+    async def capture(
+        self,
+        url: str,
+        *,
+        collection: str = "default",
+        tags: Sequence[str] = (),
+        rules: PageRules = PageRules(),  # noqa: B008 (frozen dataclass)
+        job_id: int | None = None,
+        cancel: CancelToken | None = None,
+    ) -> CaptureResult:
+        """Capture ``url``; never raises for a per-page failure (see ``CaptureResult``)."""
+        started = time.monotonic()
+        try:
+            url = validate_capture_url(url)
+        except ArchiverError as exc:
+            return CaptureResult(url, url, None, False, None, None, exc.message)
+        if cancel is not None and cancel.cancelled:
+            return CaptureResult(url, url, None, False, None, None, "cancelled")
+        async with self._sem:
+            started = time.monotonic()  # the page limit starts when the page does
+            try:
+                collection_id = self._collections.get(collection)
+                if collection_id is None:
+                    collection_id = await asyncio.to_thread(
+                        self.library.ensure_collection, collection
+                    )
+                    self._collections[collection] = collection_id
+            except ArchiverError as exc:
+                return CaptureResult(url, url, None, False, None, None, exc.message)
+            browser = await self._ensure_browser()
+            page_capture = PageCapture(
+                owner=self,
+                browser=browser,
+                url=url,
+                collection=collection,
+                collection_id=collection_id,
+                tags=tags,
+                rules=rules,
+                job_id=job_id,
+                cancel=cancel,
+                started=started,
+            )
+            return await page_capture.run()
+
+
+# ---------------------------------------------------------------------- sync entry point
+
+
+def capture_urls(
+    library: Library,
+    urls: Sequence[str],
+    *,
+    collection: str = "default",
+    tags: Sequence[str] = (),
+    rules: PageRules = PageRules(),  # noqa: B008
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+    concurrency: int = 2,
+    browser: BrowserInfo | None = None,
+) -> list[CaptureResult]:
+    """Capture ``urls`` (in order of the returned list) with one browser; blocks."""
+    from archiver_app.validation import validate_slug
+
+    validate_slug(collection)  # fail before starting a browser
+
+    async def run() -> list[CaptureResult]:
+        done = 0
+        async with Capturer(library, browser=browser, concurrency=concurrency) as cap:
+
+            async def one(u: str) -> CaptureResult:
+                nonlocal done
+                if cancel is not None and cancel.cancelled:
+                    result = CaptureResult(u, u, None, False, None, None, "cancelled")
+                else:
+                    result = await cap.capture(
+                        u, collection=collection, tags=tags, rules=rules, cancel=cancel
+                    )
+                done += 1
+                progress(ProgressUpdate(done, len(urls), _progress_line(result)))
+                return result
+
+            return list(await asyncio.gather(*(one(u) for u in urls)))
+
+    return asyncio.run(run())
+
+
+def _progress_line(result: CaptureResult) -> str:
+    if result.ok:
+        return f"ok {result.http_status} {result.fidelity} {result.final_url}"
+    return f"failed {result.url}: {result.error}"

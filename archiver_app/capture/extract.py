@@ -1,0 +1,87 @@
+"""What a rendered page says about itself: title, language, text, links, snippet."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+SNIPPET_CHARS = 300
+
+EXTRACT_JS = """
+() => {
+  const doc = document;
+  const html = doc.documentElement;
+  const meta = doc.querySelector('meta[http-equiv="content-language" i]');
+  const links = [];
+  for (const a of doc.querySelectorAll('a[href], area[href]')) links.push(a.href);
+  for (const f of doc.querySelectorAll('iframe[src], frame[src]')) links.push(f.src);
+  return {
+    title: doc.title || '',
+    lang: (html && html.getAttribute('lang')) || (meta && meta.getAttribute('content')) || '',
+    text: doc.body ? doc.body.innerText : (html ? html.textContent : ''),
+    links: links,
+    charset: doc.characterSet || '',
+    contentType: doc.contentType || '',
+  };
+}
+"""
+
+
+@dataclass(frozen=True)
+class PageFacts:
+    title: str = ""
+    language: str | None = None
+    text: str = ""
+    outlinks: list[str] = field(default_factory=list)
+    content_type: str = ""
+
+    @property
+    def snippet(self) -> str:
+        return make_snippet(self.text)
+
+
+def make_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    flat = re.sub(r"\s+", " ", text).strip()
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def clean_links(links: list[Any]) -> list[str]:
+    """Absolute http(s) links without fragments, de-duplicated in page order."""
+    seen: dict[str, None] = {}
+    for link in links:
+        if not isinstance(link, str):
+            continue
+        try:
+            parts = urlsplit(link.strip())
+        except ValueError:
+            continue
+        if parts.scheme not in {"http", "https"} or not parts.netloc:
+            continue
+        seen.setdefault(urlunsplit(parts._replace(fragment="")), None)
+    return list(seen)
+
+
+def normalise_language(value: str) -> str | None:
+    value = value.split(",", maxsplit=1)[0].strip()
+    if not value or not re.fullmatch(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*", value):
+        return None
+    return value[:35]
+
+
+def facts_from(raw: dict[str, Any]) -> PageFacts:
+    return PageFacts(
+        title=str(raw.get("title") or "").strip(),
+        language=normalise_language(str(raw.get("lang") or "")),
+        text=str(raw.get("text") or ""),
+        outlinks=clean_links(list(raw.get("links") or [])),
+        content_type=str(raw.get("contentType") or ""),
+    )
+
+
+async def extract(page: Any) -> PageFacts:
+    return facts_from(await page.evaluate(EXTRACT_JS))

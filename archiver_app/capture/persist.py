@@ -1,0 +1,256 @@
+"""Saving a capture: snapshot rows, files, the records index, tags and search text.
+
+A snapshot row is created ``pending`` before the browser starts (so a killed capture leaves
+a visible trace), then completed in ONE transaction with every file registered in
+``files`` (mirroring depends on it), every WARC record in ``records`` and the page text in
+the full-text index. Files are written to a temporary name and renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from archiver_app.hashing import sha256_file
+from archiver_app.layout.current import CURRENT_FS_VERSION
+from archiver_app.library import Library
+from archiver_app.store.files import register_file
+from archiver_app.store.fulltext import upsert_snapshot_text
+from archiver_app.store.models import FileKind, Record, Snapshot, SnapshotState, SnapshotTag, Tag
+from archiver_app.warc.records import RecordRow, insert_record_rows
+from archiver_app.warc.surt import domain_of, url_group, url_key
+from archiver_app.warc.timestamps import parse_ts, warc_date
+from archiver_app.warc.writer import RevisitOf, WrittenRecord
+
+
+def write_file_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary sibling and a rename."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with tmp.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def create_pending(
+    lib: Library,
+    *,
+    url: str,
+    collection_id: int,
+    captured_at: datetime,
+    uid: str,
+    folder: str,
+    job_id: int | None,
+) -> int:
+    with lib.write() as s:
+        snap = Snapshot(
+            uid=uid,
+            collection_id=collection_id,
+            job_id=job_id,
+            url=url,
+            url_key=url_key(url),
+            url_group=url_group(url),
+            domain=domain_of(url),
+            captured_at=captured_at,
+            state=SnapshotState.PENDING,
+            capture_backend="playwright",
+            folder=folder,
+            fs_version=CURRENT_FS_VERSION,
+        )
+        s.add(snap)
+        s.flush()
+        return snap.id
+
+
+def dedup_lookup(lib: Library) -> Any:
+    """A function digest -> :class:`RevisitOf` for payloads already stored as responses."""
+
+    def lookup(digest: str) -> RevisitOf | None:
+        with lib.engine.connect() as conn:
+            row = conn.execute(
+                select(Record.id, Record.url, Record.ts)
+                .where(Record.digest == digest, Record.record_type == "response")
+                .order_by(Record.id)
+                .limit(1)
+            ).first()
+        if row is None:
+            return None
+        return RevisitOf(record_id=row.id, url=row.url, date=warc_date(parse_ts(row.ts)))
+
+    return lookup
+
+
+@dataclass
+class SnapshotOutcome:
+    """Everything the final transaction writes for one snapshot."""
+
+    snapshot_id: int
+    url: str
+    state: str
+    folder: str
+    files: list[tuple[str, str]]  # (relative path, FileKind); the WARC first
+    records: Sequence[WrittenRecord]
+    main: WrittenRecord | None
+    http_status: int | None = None
+    mime: str | None = None
+    title: str | None = None
+    snippet: str | None = None
+    language: str | None = None
+    fidelity: str | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
+    content_hash: str | None = None
+    text: str = ""
+    tags: Sequence[str] = ()
+
+
+def save_outcome(
+    lib: Library, out: SnapshotOutcome, hashes: dict[str, tuple[int, str]] | None = None
+) -> None:
+    """Register files, index records, complete the row, tag it and index its text.
+
+    ``hashes`` (from :func:`hash_files`) saves hashing the files a second time.
+    """
+    hashes = hashes or {}
+    with lib.write() as s:
+        file_ids: dict[str, int] = {}
+        size = 0
+        for rel, kind in out.files:
+            known = hashes.get(rel)
+            row = register_file(
+                s, lib.root, rel, kind, out.snapshot_id, sha256=known[1] if known else None
+            )
+            file_ids[rel] = row.id
+            size += row.size
+        warc_rel = next((rel for rel, kind in out.files if kind == FileKind.WARC), None)
+        if warc_rel is not None and out.records:
+            insert_record_rows(
+                s.connection(),
+                [
+                    RecordRow(
+                        url_key=url_key(r.url),
+                        ts=r.ts,
+                        url=r.url,
+                        record_type=r.record_type,
+                        status=r.status,
+                        mime=r.mime,
+                        digest=r.digest,
+                        file_id=file_ids[warc_rel],
+                        offset=r.offset,
+                        length=r.length,
+                        snapshot_id=out.snapshot_id,
+                        revisit_of_id=r.revisit_of_id,
+                    )
+                    for r in out.records
+                    if r.record_type != "warcinfo"
+                ],
+            )
+        snap = s.get(Snapshot, out.snapshot_id)
+        assert snap is not None
+        snap.state = out.state
+        snap.http_status = out.http_status
+        snap.mime = out.mime
+        snap.title = out.title
+        snap.snippet = out.snippet
+        snap.language = out.language
+        snap.capture_fidelity = out.fidelity
+        snap.provenance = out.provenance
+        snap.content_hash = out.content_hash
+        snap.size_bytes = size
+        if out.main is not None and warc_rel is not None:
+            snap.warc_file, snap.warc_offset, snap.warc_length = (
+                warc_rel,
+                out.main.offset,
+                out.main.length,
+            )
+        for name in dict.fromkeys(t.strip() for t in out.tags if t.strip()):
+            tag_id = s.scalar(select(Tag.id).where(Tag.name == name))
+            if tag_id is None:
+                tag = Tag(name=name)
+                s.add(tag)
+                s.flush()
+                tag_id = tag.id
+            s.merge(SnapshotTag(snapshot_id=out.snapshot_id, tag_id=tag_id))
+        if out.state == SnapshotState.COMPLETE:
+            upsert_snapshot_text(
+                s.connection(),
+                out.snapshot_id,
+                title=out.title,
+                url=out.url,
+                body=out.text,
+                tags=out.tags,
+            )
+
+
+def sidecar(
+    *,
+    out: SnapshotOutcome,
+    uid: str,
+    collection: str,
+    captured_at: datetime,
+    final_url: str,
+    job_id: int | None,
+    hashes: dict[str, tuple[int, str]],
+) -> dict[str, Any]:
+    """The ``index.json`` of a snapshot folder, in the layout area's shape
+    (:func:`archiver_app.layout.migrate.build_sidecar`) plus what capture knows besides."""
+    from archiver_app.layout.migrate import build_sidecar
+
+    values = {
+        "uid": uid,
+        "url": out.url,
+        "captured_at": captured_at,
+        "folder": out.folder,
+        "fs_version": CURRENT_FS_VERSION,
+        "title": out.title,
+        "state": out.state,
+        "http_status": out.http_status,
+        "mime": out.mime,
+        "capture_backend": "playwright",
+        "capture_fidelity": out.fidelity,
+        "provenance": out.provenance,
+    }
+    files = [
+        {"path": rel.rsplit("/", 1)[-1], "size": size, "sha256": sha, "kind": kind}
+        for rel, kind in out.files
+        for size, sha in [hashes[rel]]
+        if kind != FileKind.SIDECAR
+    ]
+    data = build_sidecar(values, collection, list(out.tags), files)
+    data.update(
+        {
+            "final_url": final_url,
+            "snippet": out.snippet,
+            "language": out.language,
+            "content_hash": out.content_hash,
+            "job_id": job_id,
+            "main_record": (
+                {"file": "capture.warc.gz", "offset": out.main.offset, "length": out.main.length}
+                if out.main is not None
+                else None
+            ),
+        }
+    )
+    return data
+
+
+def hash_files(root: Path, files: Sequence[tuple[str, str]]) -> dict[str, tuple[int, str]]:
+    """Size and sha256 of each (relative path, kind), read once for sidecar and ``files``."""
+    out: dict[str, tuple[int, str]] = {}
+    for rel, _kind in files:
+        path = root.joinpath(*rel.split("/"))
+        out[rel] = (path.stat().st_size, sha256_file(path))
+    return out
+
+
+def dump_sidecar(data: dict[str, Any]) -> bytes:
+    return (
+        json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True, default=str) + "\n"
+    ).encode()

@@ -1,0 +1,455 @@
+"""The network recorder: Chrome DevTools Protocol ``Network`` events -> WARC records.
+
+For every request the page makes (document, subresources, XHR/fetch, iframes on the same
+session, media ranges) it writes a ``response`` (or ``revisit``) record and the ``request``
+record concurrent to it, hop by hop through redirects:
+
+- request headers as sent (``requestWillBeSentExtraInfo``, with cookies), else as scheduled;
+- response header text as received (``responseReceivedExtraInfo.headersText``), so
+  duplicate ``Set-Cookie`` headers and their order survive;
+- the body from ``Network.getResponseBody`` once loading finished (bodies arrive decoded,
+  see :mod:`archiver_app.warc.httpmsg` for how headers are fixed to match);
+- ``WARC-IP-Address`` from the response's remote address.
+
+Bodies above ``max_body`` are not fetched: the response is written with its headers and
+``WARC-Truncated: length`` (a 2 GB download never fills memory; the page is stopped).
+Requests still open when the page is done (a long-poll) are written with what arrived and
+``WARC-Truncated: time``.
+
+Threading contract: one recorder per page, used from the event loop that owns the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import codecs
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from archiver_app.capture.results import ResourceInfo
+from archiver_app.warc.httpmsg import (
+    HttpRequest,
+    HttpResponse,
+    headers_from_map,
+    is_http2,
+    parse_header_text,
+)
+from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf, WrittenRecord, payload_digest
+
+#: Looks up a payload digest already in the library: returns what a revisit refers to.
+DedupLookup = Callable[[str], RevisitOf | None]
+#: Fetches a body again when the browser no longer holds it: (url, headers) -> bytes or None.
+Refetch = Callable[[str, dict[str, str]], Awaitable[bytes | None]]
+
+Event = dict[str, Any]
+
+#: Types a frame shows in a built-in viewer (its body is then refetched, not read back).
+VIEWER_MIMES = frozenset({"application/pdf", "application/x-pdf"})
+
+
+@dataclass
+class _Hop:
+    url: str
+    method: str
+    headers: dict[str, str]
+    post_data: bytes = b""
+    response: Event | None = None
+
+
+@dataclass
+class _Exchange:
+    request_id: str
+    hops: list[_Hop] = field(default_factory=list)
+    request_extras: list[Event] = field(default_factory=list)
+    response_extras: list[Event] = field(default_factory=list)
+    resource_type: str | None = None
+    frame_id: str | None = None
+    started: float = field(default_factory=time.monotonic)
+    last_activity: float = field(default_factory=time.monotonic)
+    data_length: int = 0
+    finished: bool = False
+    failed: str | None = None
+    written: bool = False
+    writing: bool = False  # fetching its body; finish() may take it over
+    oversize: bool = False
+
+
+class NetworkRecorder:
+    """Listens on a CDP session and writes what the page fetched; see the module docstring."""
+
+    def __init__(
+        self,
+        cdp: Any,
+        writer: CaptureWarcWriter,
+        *,
+        dedup: DedupLookup | None = None,
+        refetch: Refetch | None = None,
+        max_body: int = 256 << 20,
+        on_oversize: Callable[[str], None] | None = None,
+    ) -> None:
+        self.cdp = cdp
+        self.writer = writer
+        self.dedup = dedup
+        self.refetch = refetch
+        self.max_body = max_body
+        self.on_oversize = on_oversize
+        self.exchanges: dict[str, _Exchange] = {}
+        self.order: list[str] = []
+        self.main_frame_id: str | None = None
+        self.main_record: WrittenRecord | None = None
+        self.main_response: HttpResponse | None = None
+        self.main_body: bytes | None = None
+        self.main_request_id: str | None = None
+        self.resources: list[ResourceInfo] = []
+        self.notes: list[str] = []
+        self.revisit_sources: set[int] = set()
+        self.last_activity = time.monotonic()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._write_lock = asyncio.Lock()
+        self.closed = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        for name, handler in (
+            ("Network.requestWillBeSent", self._on_request),
+            ("Network.requestWillBeSentExtraInfo", self._on_request_extra),
+            ("Network.responseReceived", self._on_response),
+            ("Network.responseReceivedExtraInfo", self._on_response_extra),
+            ("Network.dataReceived", self._on_data),
+            ("Network.loadingFinished", self._on_finished),
+            ("Network.loadingFailed", self._on_failed),
+        ):
+            self.cdp.on(name, handler)
+        buffer = max(self.max_body, 1 << 20)
+        await self.cdp.send(
+            "Network.enable",
+            {
+                "maxResourceBufferSize": min(buffer, 1 << 30),
+                "maxTotalBufferSize": min(buffer * 4, 1 << 30),
+            },
+        )
+        tree = await self.cdp.send("Page.getFrameTree")
+        self.main_frame_id = tree["frameTree"]["frame"]["id"]
+
+    @property
+    def in_flight(self) -> list[_Exchange]:
+        return [x for x in self.exchanges.values() if not (x.finished or x.failed)]
+
+    def quiet_for(self) -> float:
+        return time.monotonic() - self.last_activity
+
+    async def drain(self, timeout: float) -> None:
+        """Wait (up to ``timeout``) for bodies being fetched and written."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=timeout)
+
+    async def finish(self, timeout: float = 5.0) -> None:
+        """Write everything still pending: finished exchanges, then open ones as truncated.
+
+        After this the recorder writes nothing more (events arriving late are ignored).
+        """
+        await self.drain(timeout)
+        for task in list(self._tasks):
+            task.cancel()  # a body that never came back
+        for rid in list(self.order):
+            ex = self.exchanges[rid]
+            if not ex.written or ex.writing:
+                ex.written, ex.writing = False, False
+                await self._write_exchange(ex, body_ok=False, truncated="time")
+        self.closed = True
+
+    # ------------------------------------------------------------------ events
+
+    def _get(self, rid: str) -> _Exchange:
+        ex = self.exchanges.get(rid)
+        if ex is None:
+            ex = self.exchanges[rid] = _Exchange(rid)
+            self.order.append(rid)
+        now = time.monotonic()
+        ex.last_activity = self.last_activity = now
+        return ex
+
+    def _on_request(self, ev: Event) -> None:
+        req = ev["request"]
+        url = req["url"]
+        if not url.startswith(("http://", "https://")):
+            return
+        ex = self._get(ev["requestId"])
+        redirect = ev.get("redirectResponse")
+        if redirect is not None and ex.hops:
+            ex.hops[-1].response = redirect
+        post = req.get("postData") or ""
+        if not post and req.get("postDataEntries"):
+            post = "".join(
+                base64.b64decode(e.get("bytes", "")).decode("latin-1")
+                for e in req["postDataEntries"]
+            )
+        ex.hops.append(
+            _Hop(url, req.get("method", "GET"), dict(req.get("headers") or {}), _latin(post))
+        )
+        ex.resource_type = ev.get("type")
+        ex.frame_id = ev.get("frameId")
+        if (
+            self.main_request_id is None
+            and ev.get("type") == "Document"
+            and ev.get("frameId") == self.main_frame_id
+        ):
+            self.main_request_id = ev["requestId"]
+
+    def _on_request_extra(self, ev: Event) -> None:
+        self._get(ev["requestId"]).request_extras.append(ev)
+
+    def _on_response(self, ev: Event) -> None:
+        ex = self.exchanges.get(ev["requestId"])
+        if ex is None or not ex.hops:
+            return
+        self._get(ev["requestId"])
+        ex.hops[-1].response = ev["response"]
+
+    def _on_response_extra(self, ev: Event) -> None:
+        self._get(ev["requestId"]).response_extras.append(ev)
+
+    def _on_data(self, ev: Event) -> None:
+        ex = self.exchanges.get(ev["requestId"])
+        if ex is None:
+            return
+        self._get(ev["requestId"])
+        ex.data_length += int(ev.get("dataLength") or 0)
+        if ex.data_length > self.max_body and not ex.oversize:
+            ex.oversize = True
+            url = ex.hops[-1].url if ex.hops else "?"
+            self.notes.append(f"{url}: body larger than {self.max_body} bytes, truncated")
+            self._spawn(self._write_exchange(ex, body_ok=False, truncated="length"))
+            if self.on_oversize is not None:
+                self.on_oversize(ev["requestId"])
+
+    def _on_finished(self, ev: Event) -> None:
+        ex = self.exchanges.get(ev["requestId"])
+        if ex is None:
+            return
+        self._get(ev["requestId"])
+        ex.finished = True
+        if not ex.written:
+            self._spawn(self._write_exchange(ex, body_ok=not ex.oversize))
+
+    def _on_failed(self, ev: Event) -> None:
+        ex = self.exchanges.get(ev["requestId"])
+        if ex is None:
+            return
+        self._get(ev["requestId"])
+        ex.failed = ev.get("errorText") or "failed"
+        if ev.get("canceled") and ex.failed == "failed":
+            ex.failed = "canceled"
+        if not ex.written:
+            self._spawn(self._write_exchange(ex, body_ok=False, truncated="disconnect"))
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task: asyncio.Task[None] = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ------------------------------------------------------------------ writing
+
+    async def _body(self, ex: _Exchange, hop: _Hop) -> tuple[bytes | None, str | None]:
+        mime = str((hop.response or {}).get("mimeType") or "").lower()
+        if mime in VIEWER_MIMES and ex.resource_type == "Document":
+            # the built-in viewer takes over the stream: DevTools only has its wrapper page
+            reason = "shown by the browser's built-in viewer"
+        else:
+            try:
+                got = await self.cdp.send("Network.getResponseBody", {"requestId": ex.request_id})
+            except Exception as exc:  # evicted, media stream, download, page gone
+                reason = str(exc).splitlines()[0][:200]
+            else:
+                if got.get("base64Encoded"):
+                    return base64.b64decode(got.get("body", "")), None
+                return self._encode_text(got.get("body", ""), hop, ex), None
+        if self.refetch is not None and hop.method == "GET":
+            headers = _request_headers(ex, len(ex.hops) - 1, hop)
+            data = await self.refetch(hop.url, headers)
+            if data is not None and len(data) <= self.max_body:
+                self.notes.append(f"{hop.url}: body refetched ({reason})")
+                return data, "refetched"
+        return None, reason
+
+    def _encode_text(self, text: str, hop: _Hop, ex: _Exchange) -> bytes:
+        """Text bodies come back decoded; encode them in the charset they were served in."""
+        charset = _charset(hop.response)
+        try:
+            return text.encode(codecs.lookup(charset or "utf-8").name)
+        except (LookupError, UnicodeEncodeError):
+            return text.encode("utf-8")
+
+    async def _write_exchange(
+        self, ex: _Exchange, *, body_ok: bool, truncated: str | None = None
+    ) -> None:
+        if ex.written or self.closed:
+            return
+        ex.written = ex.writing = True
+        final = ex.hops[-1] if ex.hops else None
+        body: bytes | None = None
+        body_note: str | None = None
+        if body_ok and final is not None and final.response is not None:
+            await self._wait_extras(ex)
+            body, body_note = await self._body(ex, final)
+            if body is None:
+                truncated = "unspecified"
+        if self.closed or not ex.writing:
+            return  # finish() took over this exchange while its body was awaited
+        ex.writing = False
+        async with self._write_lock:
+            for index, hop in enumerate(ex.hops):
+                is_final = index == len(ex.hops) - 1
+                self._write_hop(
+                    ex,
+                    index=index,
+                    hop=hop,
+                    body=body if is_final else b"",
+                    truncated=truncated,
+                    is_final=is_final,
+                )
+                if is_final and body_note and body is None:
+                    self.notes.append(f"{hop.url}: body not available ({body_note})")
+
+    async def _wait_extras(self, ex: _Exchange, timeout: float = 0.5) -> None:
+        """Header text can arrive just after the body finished; give it a moment."""
+        wanted = sum(1 for h in ex.hops if h.response and _from_network(h.response))
+        deadline = time.monotonic() + timeout
+        while len(ex.response_extras) < wanted and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+
+    def _write_hop(
+        self,
+        ex: _Exchange,
+        *,
+        index: int,
+        hop: _Hop,
+        body: bytes | None,
+        truncated: str | None,
+        is_final: bool,
+    ) -> None:
+        resp_event = hop.response
+        if resp_event is None:
+            self.resources.append(ResourceInfo(hop.url, None, None, 0, ex.failed or "no response"))
+            return
+        response = _response(resp_event, ex, index)
+        request = HttpRequest(
+            method=hop.method,
+            target=_target(hop.url),
+            headers=_with_host(list(_request_headers(ex, index, hop).items()), hop.url),
+            body=hop.post_data,
+            protocol=response.protocol,
+        )
+        data = body or b""
+        hop_truncated = truncated if is_final else None
+        revisit = None
+        if (
+            self.dedup is not None
+            and data
+            and hop_truncated is None
+            and response.status < 300
+            and response.status != 206
+        ):
+            revisit = self.dedup(payload_digest(data))
+        written, _ = self.writer.write_exchange(
+            hop.url,
+            request,
+            response,
+            data,
+            ip_address=resp_event.get("remoteIPAddress"),
+            truncated=hop_truncated,
+            revisit_of=revisit,
+        )
+        if revisit is not None:
+            self.revisit_sources.add(revisit.record_id)
+        error: str | None = None
+        if is_final and ex.failed and ex.failed != "canceled":
+            error = ex.failed
+        elif hop_truncated:
+            error = f"truncated ({hop_truncated})"
+        self.resources.append(
+            ResourceInfo(hop.url, response.status, response.mime, len(data), error)
+        )
+        if ex.request_id == self.main_request_id and is_final:
+            self.main_record, self.main_response, self.main_body = written, response, data
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _latin(text: str) -> bytes:
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError:
+        return text.encode("utf-8")
+
+
+def _from_network(response: Event) -> bool:
+    return not (
+        response.get("fromDiskCache")
+        or response.get("fromServiceWorker")
+        or response.get("fromPrefetchCache")
+    )
+
+
+def _charset(response: Event | None) -> str | None:
+    if not response:
+        return None
+    headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
+    ctype = headers.get("content-type") or response.get("mimeType") or ""
+    for part in str(ctype).split(";")[1:]:
+        name, _, value = part.strip().partition("=")
+        if name.lower() == "charset" and value:
+            return value.strip().strip("'\"")
+    return None
+
+
+def _target(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def _with_host(headers: list[tuple[str, str]], url: str) -> list[tuple[str, str]]:
+    if any(k.lower() == "host" for k, _ in headers):
+        return headers
+    netloc = urlsplit(url).netloc
+    return [("Host", netloc), *[(k, v) for k, v in headers if not k.startswith(":")]]
+
+
+def _request_headers(ex: _Exchange, index: int, hop: _Hop) -> dict[str, str]:
+    if index < len(ex.request_extras):
+        headers = ex.request_extras[index].get("headers") or {}
+        if headers:
+            return {k: v for k, v in headers.items() if not k.startswith(":")}
+    return hop.headers
+
+
+def _response(event: Event, ex: _Exchange, index: int) -> HttpResponse:
+    """The response of hop ``index``: real header text when we have it."""
+    protocol = str(event.get("protocol") or "http/1.1")
+    extra = ex.response_extras[index] if index < len(ex.response_extras) else None
+    if extra is not None and extra.get("headersText"):
+        parsed = parse_header_text(extra["headersText"])
+        if parsed is not None:
+            proto, status, reason, headers = parsed
+            return HttpResponse(status, reason, headers, proto.upper())
+    status = int(event.get("status") or 0)
+    reason = str(event.get("statusText") or "")
+    source = (extra or {}).get("headers") or event.get("headers") or {}
+    headers = headers_from_map(source)
+    proto = (
+        "HTTP/1.1" if is_http2(protocol) or not protocol.lower().startswith("http/") else protocol
+    )
+    if not reason:
+        from http import HTTPStatus
+
+        try:
+            reason = HTTPStatus(status).phrase
+        except ValueError:
+            reason = ""
+    return HttpResponse(status, reason, headers, proto.upper())

@@ -1,0 +1,106 @@
+"""``archiver capture URL [URL ...]``: capture pages with the browser into the library."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from archiver_app.cli import Context
+    from archiver_app.tasks import ProgressUpdate
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser(
+        "capture",
+        help="capture web pages with a real browser",
+        description="Capture each URL (WARC, screenshot, DOM and text) into the library. "
+        "Use '-' to read URLs from standard input, one per line.",
+    )
+    p.add_argument("urls", nargs="+", metavar="URL", help="http(s) URL, or - for stdin")
+    p.add_argument("--collection", default="default", metavar="SLUG", help="collection name")
+    p.add_argument("--tag", action="append", default=[], metavar="T", help="tag (repeatable)")
+    p.add_argument(
+        "--timeout", type=float, default=60.0, metavar="SECONDS", help="time limit per page"
+    )
+    p.set_defaults(func=cmd_capture)
+
+
+def read_urls(args: list[str], stdin: Any) -> list[str]:
+    """The URLs of the command line, with ``-`` replaced by the lines of ``stdin``."""
+    urls: list[str] = []
+    for arg in args:
+        if arg == "-":
+            for raw in stdin:
+                line = raw.strip()
+                if line and not line.startswith("#"):
+                    urls.append(line)
+        else:
+            urls.append(arg)
+    return urls
+
+
+def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
+    """Capture the URLs as one job of scope ``page``, run now by an inline worker.
+
+    The same machinery as ``archiver crawl`` (queue, attempts, counters, job log, coverage
+    report); URLs that cannot be captured at all are reported first and the rest still run.
+    """
+    from archiver_app.capture.browser import require_browser
+    from archiver_app.crawl.api import page_list
+    from archiver_app.crawl.inline import run_job_inline
+    from archiver_app.crawl.jobs import create_job
+    from archiver_app.crawl.rules import Rules
+    from archiver_app.crawl.scope import normalize_url
+    from archiver_app.errors import InputError
+    from archiver_app.validation import validate_capture_url, validate_slug
+
+    urls = read_urls(args.urls, sys.stdin)
+    if not urls:
+        raise InputError("no URLs to capture")
+    validate_slug(args.collection)
+    if args.timeout <= 0:
+        raise InputError("--timeout must be a positive number of seconds")
+    seeds: list[str] = []
+    refused: list[tuple[str, str]] = []
+    for url in urls:
+        try:
+            normal = normalize_url(validate_capture_url(url))
+        except InputError as exc:
+            refused.append((url, exc.message))
+            continue
+        if normal is None:
+            refused.append((url, f"malformed URL {url!r}"))
+        elif normal not in seeds:
+            seeds.append(normal)
+    require_browser()
+    total = len(seeds) + len(refused)
+    for done, (url, error) in enumerate(refused, 1):
+        print(f"[{done}/{total}] failed {url}: {error}", file=ctx.out, flush=True)
+
+    def show(update: ProgressUpdate) -> None:
+        print(f"[{update.done + len(refused)}/{total}] {update.message}", file=ctx.out, flush=True)
+
+    failed = list(refused)
+    with ctx.open_library(create=True) as lib:
+        if seeds:
+            rules = Rules(attempts=1, ignore_sets=(), page_timeout=args.timeout, concurrency=2)
+            job_id = create_job(
+                lib, seeds, scope="page", rules=rules, collection=args.collection,
+                tags=args.tag, name=f"capture {seeds[0]}" + (
+                    f" (+{len(seeds) - 1})" if len(seeds) > 1 else ""),
+                max_retries=0,
+            )  # fmt: skip
+            run_job_inline(lib, job_id, concurrency=2, progress=show)
+            failed += [
+                (p.url, p.reason or "not captured")
+                for p in page_list(lib, job_id, states=["failed", "ready", "claimed"])
+            ]
+    print(
+        f"captured {total - len(failed)} of {total} page(s) into collection {args.collection!r}",
+        file=ctx.out,
+    )
+    for url, error in failed:
+        print(f"failed: {url}: {error}", file=ctx.err)
+    return 1 if failed else 0

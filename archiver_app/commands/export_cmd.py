@@ -1,0 +1,43 @@
+"""``archiver export``: a collection, a tag or a search result as WACZ or a plain folder."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from archiver_app.cli import Context
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("export", help="export as WACZ or as a folder of WARC + CDXJ + pages")
+    p.add_argument("--format", choices=["wacz", "folder"], default="wacz")
+    p.add_argument("--collection", metavar="SLUG")
+    p.add_argument("--tag", metavar="T")
+    p.add_argument("--query", metavar="Q", help="only the snapshots this search finds")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="PATH")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing PATH")
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.export import Selection, export
+
+    with ctx.open_library() as lib:
+        result = export(
+            lib,
+            Selection(collection=args.collection, tag=args.tag, query=args.query),
+            args.output,
+            fmt=args.format,
+            overwrite=args.overwrite,
+        )
+    print(
+        f"wrote {result.path} ({result.format}): {result.pages} pages, {result.records} "
+        f"records, {result.bytes} bytes of WARC"
+        + (f", {result.originals_added} revisit originals added" if result.originals_added else ""),
+        file=ctx.out,
+    )
+    for problem in result.problems:
+        print(f"  ! {problem}", file=ctx.err)
+    return 1 if result.problems else 0

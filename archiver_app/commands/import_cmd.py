@@ -1,0 +1,116 @@
+"""``archiver import PATH ...``: WARC/ARC/WACZ files and folders, bookmarks, URL lists."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from archiver_app.errors import ArchiverError, InputError
+
+if TYPE_CHECKING:
+    from archiver_app.cli import Context
+    from archiver_app.importers.outcome import FileOutcome
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser(
+        "import",
+        help="import WARC/ARC/WACZ files, bookmarks, URL lists or browser history",
+        description="WARC/ARC/WACZ files and folders are indexed into the library; "
+        "bookmarks, URL lists ('-' reads standard input) and browser history files queue "
+        "capture jobs.",
+    )
+    p.add_argument("paths", nargs="*", type=Path, metavar="PATH")
+    p.add_argument("--collection", default="default", metavar="SLUG")
+    p.add_argument("--tag", action="append", default=[], metavar="T", help="tag every import")
+    p.add_argument(
+        "--link",
+        action="store_true",
+        help="index WARC/ARC files where they are instead of copying them into the library",
+    )
+    p.add_argument(
+        "--archivebox",
+        type=Path,
+        metavar="PATH",
+        help="register an ArchiveBox data folder for (lazy) import",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per input file")
+    p.set_defaults(func=cmd_import)
+
+
+def _print(outcome: FileOutcome, ctx: Context, as_json: bool) -> None:
+    if as_json:
+        import json
+
+        print(
+            json.dumps(
+                {
+                    "path": str(outcome.path),
+                    "kind": outcome.kind,
+                    "state": str(outcome.state),
+                    "reason": outcome.reason,
+                    "records": outcome.records,
+                    "pages": outcome.pages,
+                    "urls": outcome.urls,
+                    "job_id": outcome.job_id,
+                    "folder": outcome.folder,
+                    "problems": outcome.problems,
+                }
+            ),
+            file=ctx.out,
+        )
+        return
+    what = {
+        "imported": f"{outcome.records} records, {outcome.pages} pages",
+        "queued": f"{outcome.urls} URLs queued as capture job {outcome.job_id}",
+        "skipped": outcome.reason,
+        "failed": outcome.reason,
+    }[str(outcome.state)]
+    print(f"{outcome.state:<8} {outcome.kind:<9} {outcome.path}: {what}", file=ctx.out)
+    for problem in outcome.problems[:20]:
+        print(f"         - {problem}", file=ctx.out)
+    if len(outcome.problems) > 20:
+        print(f"         - ... and {len(outcome.problems) - 20} more", file=ctx.out)
+
+
+def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
+    if not args.paths and args.archivebox is None:
+        raise InputError("nothing to import: give one or more paths, '-', or --archivebox PATH")
+    with ctx.open_library(create=True) as lib:
+        if args.archivebox is not None:
+            try:
+                from archiver_app.layout.archivebox import (  # type: ignore[import-untyped,unused-ignore]
+                    register_archivebox,
+                )
+            except ImportError as exc:
+                raise ArchiverError(
+                    "ArchiveBox import is not available in this build of Archiver"
+                ) from exc
+            source = register_archivebox(lib, args.archivebox)
+            print(
+                f"registered ArchiveBox folder {args.archivebox} (import source {source.id}); "
+                "its snapshots are imported in the background",
+                file=ctx.out,
+            )
+        if not args.paths:
+            return 0
+        from archiver_app.importers.run import import_paths
+
+        report = import_paths(
+            lib,
+            args.paths,
+            collection=args.collection,
+            link=args.link,
+            tags=args.tag,
+            stdin=sys.stdin,
+            on_outcome=lambda o: _print(o, ctx, args.json),
+        )
+    if not args.json:
+        print(
+            f"{len(report.outcomes)} input(s): {report.records} records, {report.pages} pages, "
+            f"{len(report.failed)} failed",
+            file=ctx.out,
+        )
+    return 1 if report.failed else 0

@@ -1,0 +1,179 @@
+"""``archiver jobs`` and ``archiver job show|pause|resume|abort|retry|rules|log ID``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from archiver_app.cli import Context
+    from archiver_app.crawl.api import JobSummary
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    from archiver_app.commands.crawl_cmd import add_rule_options
+
+    p = sub.add_parser("jobs", help="list capture and crawl jobs with their counters")
+    p.add_argument("--status", action="append", help="only jobs in this status (repeatable)")
+    p.add_argument("--limit", type=int, default=50, help="at most this many (newest first)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_jobs)
+
+    job = sub.add_parser("job", help="show or control one job")
+    actions = job.add_subparsers(dest="action", metavar="ACTION", required=True)
+    show = actions.add_parser("show", help="counters, page states, rules and the log tail")
+    show.add_argument("id", type=int)
+    show.add_argument("--log", type=int, default=10, metavar="N", help="last N log lines")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(func=cmd_show)
+    for name, text in (
+        ("pause", "stop claiming new pages (pages in flight finish)"),
+        ("resume", "continue a paused job"),
+        ("abort", "skip every waiting page and end the job"),
+        ("retry", "put failed (and aborted) pages back in the queue"),
+    ):
+        a = actions.add_parser(name, help=text)
+        a.add_argument("id", type=int)
+        a.set_defaults(func=cmd_action, action_name=name)
+    rules = actions.add_parser("rules", help="edit a job's rules, live (a new rules version)")
+    rules.add_argument("id", type=int)
+    rules.add_argument("--ignore", action="append", default=[], metavar="REGEX", help="add")
+    rules.add_argument("--unignore", action="append", default=[], metavar="REGEX", help="remove")
+    rules.add_argument("--ignore-sets", metavar="A,B", help="built-in ignore sets ('' for none)")
+    rules.add_argument("--priority", type=int, help="lower runs first")
+    add_rule_options(rules)
+    rules.set_defaults(func=cmd_rules)
+    log = actions.add_parser("log", help="print the job log")
+    log.add_argument("id", type=int)
+    log.add_argument("--after", type=int, default=0, metavar="LINE_ID")
+    log.set_defaults(func=cmd_log)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def _line(j: JobSummary) -> str:
+    return (
+        f"{j.id:>5}  {j.status:<12} {j.items_downloaded:>6}/{j.items_queued:<6} "
+        f"{_size(j.bytes_downloaded):>10} {j.error_count:>6}  {j.name}"
+    )
+
+
+def cmd_jobs(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.crawl.api import list_jobs, summary_dict
+
+    with ctx.open_library() as lib:
+        jobs = list_jobs(lib, statuses=args.status, limit=args.limit)
+    if args.json:
+        print(json.dumps([summary_dict(j) for j in jobs], indent=2), file=ctx.out)
+        return 0
+    if not jobs:
+        print("no jobs", file=ctx.out)
+        return 0
+    print(f"{'id':>5}  {'status':<12} {'done/queued':<13} {'bytes':>10} {'errors':>6}  name",
+          file=ctx.out)  # fmt: skip
+    for j in jobs:
+        print(_line(j), file=ctx.out)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.crawl.api import job_detail, summary_dict, tail_log
+
+    with ctx.open_library() as lib:
+        d = job_detail(lib, args.id)
+        log = tail_log(lib, args.id, limit=1_000_000)[-args.log :] if args.log else []
+        root = lib.root
+    if args.json:
+        out = {
+            **summary_dict(d.summary),
+            "limits": d.spec.to_json()["limits"],
+            "rules": d.rules.to_json(),
+            "page_states": d.page_states,
+            "coverage_json": d.coverage_json,
+            "log": [{"id": x.id, "at": x.at.isoformat(), "level": x.level, "message": x.message}
+                    for x in log],
+        }  # fmt: skip
+        print(json.dumps(out, indent=2), file=ctx.out)
+        return 0
+    s = d.summary
+    rows = [
+        ("job", f"{s.id} {s.name}"),
+        ("status", s.status + (f" ({s.last_error})" if s.last_error else "")),
+        ("scope", f"{s.scope}: {', '.join(s.seeds)}"),
+        ("limits", ", ".join(f"{k}={v}" for k, v in d.spec.to_json()["limits"].items() if v)
+         or "none"),
+        ("rules", f"v{s.ruleset_version} (settings age {s.settings_age}), "
+                  f"concurrency {d.rules.concurrency}, ignore {list(d.rules.ignore)}"),
+        ("pages", ", ".join(f"{n} {st}" for st, n in d.page_states.items())),
+        ("counters", f"{s.items_downloaded} downloaded of {s.items_queued} queued, "
+                     f"{_size(s.bytes_downloaded)}, 1xx {s.r1xx} 2xx {s.r2xx} 3xx {s.r3xx} "
+                     f"4xx {s.r4xx} 5xx {s.r5xx} unknown {s.runk}, {s.error_count} errors, "
+                     f"{s.concurrency} in flight"),
+        ("retries", f"{s.retry_count} of {s.max_retries}"),
+        ("coverage", str(root / d.coverage_md) if d.coverage_md else "not yet"),
+    ]  # fmt: skip
+    for key, value in rows:
+        print(f"{key + ':':<10} {value}", file=ctx.out)
+    for line in log:
+        print(f"  {line.at:%H:%M:%S} {line.level:<7} {line.message}", file=ctx.out)
+    return 0
+
+
+def cmd_action(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.crawl import jobs
+
+    with ctx.open_library() as lib:
+        if args.action_name == "pause":
+            jobs.pause_job(lib, args.id)
+            print(f"job {args.id} paused", file=ctx.out)
+        elif args.action_name == "resume":
+            jobs.resume_job(lib, args.id)
+            print(f"job {args.id} resumed", file=ctx.out)
+        elif args.action_name == "abort":
+            jobs.abort_job(lib, args.id)
+            print(f"job {args.id} aborted", file=ctx.out)
+        else:
+            n = jobs.retry_job(lib, args.id)
+            print(f"job {args.id} queued again: {n} page(s) to retry", file=ctx.out)
+    return 0
+
+
+def cmd_rules(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.commands.crawl_cmd import rule_changes
+    from archiver_app.crawl import jobs
+    from archiver_app.errors import InputError
+
+    changes = rule_changes(args)
+    if args.ignore_sets is not None:
+        changes["ignore_sets"] = [x.strip() for x in args.ignore_sets.split(",") if x.strip()]
+    with ctx.open_library() as lib:
+        if args.priority is not None:
+            jobs.set_priority(lib, args.id, args.priority)
+        if not changes and not args.ignore and not args.unignore:
+            if args.priority is None:
+                raise InputError("nothing to change: give --ignore, --concurrency ...")
+            print(f"job {args.id} priority {args.priority}", file=ctx.out)
+            return 0
+        version = jobs.update_rules(
+            lib, args.id, add_ignore=args.ignore, remove_ignore=args.unignore, **changes
+        )
+    print(f"job {args.id} rules v{version} saved; running workers pick them up", file=ctx.out)
+    return 0
+
+
+def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.crawl.api import job_detail, tail_log
+
+    with ctx.open_library() as lib:
+        job_detail(lib, args.id)  # a clear error for an unknown job
+        for line in tail_log(lib, args.id, after_id=args.after, limit=1_000_000):
+            print(f"{line.id} {line.at.isoformat(timespec='seconds')} {line.level} {line.message}",
+                  file=ctx.out)  # fmt: skip
+    return 0

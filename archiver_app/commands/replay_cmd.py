@@ -1,0 +1,149 @@
+"""``archiver replay URL``: open a capture offline (or screenshot it); ``archiver serve``:
+serve the library to an external browser on 127.0.0.1 behind a per-run token."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from archiver_app.errors import InputError
+
+if TYPE_CHECKING:
+    from archiver_app.cli import Context
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser(
+        "replay",
+        help="open a capture offline in the replay view, or render it to a PNG",
+        description="Open the capture of URL nearest to --at (newest by default) in the "
+        "offline replay view. With --screenshot, render it offscreen, write the PNG, print "
+        "one line per URL the page requested, and exit.",
+    )
+    p.add_argument("url", help="the original address of the page")
+    p.add_argument("--at", metavar="TIME", help="capture time wanted: YYYY[MM[DD[hhmmss]]]")
+    p.add_argument("--screenshot", metavar="PNG", type=Path, help="render offscreen to PNG")
+    p.add_argument("--width", type=int, default=1280, help="viewport width (default 1280)")
+    p.add_argument("--height", type=int, default=800, help="viewport height (default 800)")
+    p.add_argument(
+        "--viewport-only", action="store_true", help="screenshot the viewport, not the full page"
+    )
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait (default 60)")
+    p.set_defaults(func=cmd_replay)
+
+    s = sub.add_parser(
+        "serve",
+        help="serve the library to your own browser on 127.0.0.1 (token-protected)",
+        description="Serve archived pages over HTTP on 127.0.0.1 only, behind a random token "
+        "made for this run. Stops with Ctrl+C. Off unless you run this command.",
+    )
+    s.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    s.set_defaults(func=cmd_serve)
+
+
+def _check_at(value: str | None) -> str | None:
+    if value is None:
+        return None
+    from archiver_app.warc.timestamps import normalise_ts
+
+    digits = "".join(ch for ch in value if ch.isdigit())
+    try:
+        return normalise_ts(digits)
+    except ValueError as exc:
+        raise InputError(
+            f"--at {value!r} is not a time: use YYYY, YYYYMMDD or YYYYMMDDhhmmss"
+        ) from exc
+
+
+def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.validation import validate_capture_url
+
+    url = validate_capture_url(args.url)
+    at = _check_at(args.at)
+    library = ctx.open_library()
+    try:
+        if args.screenshot is not None:
+            return _screenshot(library, url, at, args, ctx)
+        return _window(library, url, at)
+    finally:
+        library.close()
+
+
+def _screenshot(
+    library: Any, url: str, at: str | None, args: argparse.Namespace, ctx: Context
+) -> int:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from archiver_app.gui.app import prepare_environment
+
+    prepare_environment()
+    from PySide6.QtWidgets import QApplication
+
+    from archiver_app.gui.replay.render import render
+
+    app = QApplication.instance() or QApplication(["archiver"])
+    result = render(
+        library,
+        url,
+        args.screenshot,
+        at=at,
+        width=args.width,
+        height=args.height,
+        full_page=not args.viewport_only,
+        timeout=args.timeout,
+    )
+    for entry in result.requests:
+        detail = f"  ({entry.detail})" if entry.detail else ""
+        print(f"{entry.outcome}\t{entry.url}{detail}", file=ctx.out)
+    del app
+    if not result.ok:
+        print(
+            f"archiver: the page could not be replayed ({result.page_kind}); "
+            f"the PNG shows the message",
+            file=ctx.err,
+        )
+        return 1
+    print(
+        f"wrote {args.screenshot} ({result.size[0]}x{result.size[1]}, capture "
+        f"{result.capture_ts[:14]})",
+        file=ctx.out,
+    )
+    return 0
+
+
+def _window(library: Any, url: str, at: str | None) -> int:
+    from archiver_app.gui.app import prepare_environment
+
+    prepare_environment()
+    from PySide6.QtWidgets import QApplication, QMainWindow
+
+    from archiver_app.gui.replay.widget import ReplayWidget
+
+    app = QApplication.instance() or QApplication(["archiver"])
+    assert isinstance(app, QApplication)
+    window = QMainWindow()
+    widget = ReplayWidget(library, url, at, window)
+    window.setCentralWidget(widget)
+    widget.titleChanged.connect(lambda t: window.setWindowTitle(f"{t} — Archiver replay"))
+    window.resize(1280, 900)
+    window.show()
+    return app.exec()
+
+
+def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.replay.server import ReplayServer
+
+    library = ctx.open_library()
+    server = ReplayServer(library, port=args.port)
+    print(f"serving {library.root} at {server.base_url}", file=ctx.out)
+    print("open pages as <that address><timestamp or 'latest'>/<original URL>", file=ctx.out)
+    print(f"example: {server.url_for('https://example.org/')}", file=ctx.out, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+        library.close()
+    return 0

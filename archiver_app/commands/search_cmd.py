@@ -1,0 +1,91 @@
+"""``archiver search QUERY``: full-text search with filters."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from archiver_app.cli import Context
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser(
+        "search",
+        help="search the text of every saved page",
+        description='Words are ANDed; "exact phrase"; -word excludes; a OR b.',
+    )
+    p.add_argument("query", nargs="*", help="words to search for (empty: newest first)")
+    p.add_argument("--collection", metavar="SLUG")
+    p.add_argument("--tag", metavar="T")
+    p.add_argument("--domain", help="example.org (also matches its subdomains)")
+    p.add_argument("--url-prefix", metavar="PREFIX")
+    p.add_argument("--since", metavar="DATE", help="captured on or after (YYYY-MM-DD)")
+    p.add_argument("--until", metavar="DATE", help="captured before (YYYY-MM-DD)")
+    p.add_argument("--mime", help="text/html, or a major type such as image/")
+    p.add_argument("--status", help="HTTP status: 200 or a class such as 4xx")
+    p.add_argument("--fidelity", choices=["high", "fallback", "imported"])
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="one JSON object per hit")
+    p.set_defaults(func=cmd_search)
+
+
+def _date(value: str | None, flag: str) -> Any:
+    if value is None:
+        return None
+    from datetime import UTC, datetime
+
+    from archiver_app.errors import InputError
+
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise InputError(f"{flag}: not a date {value!r} (use YYYY-MM-DD)") from exc
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
+
+
+def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.search import Query, search
+
+    query = Query(
+        text=" ".join(args.query),
+        collection=args.collection,
+        tag=args.tag,
+        domain=args.domain,
+        url_prefix=args.url_prefix,
+        since=_date(args.since, "--since"),
+        until=_date(args.until, "--until"),
+        mime=args.mime,
+        status=args.status,
+        fidelity=args.fidelity,
+        prefix_last=False,
+    )
+    query.status_range()  # validates --status before opening anything
+    with ctx.open_library() as lib:
+        hits = search(lib, query, limit=args.limit, offset=args.offset)
+    for hit in hits:
+        if args.json:
+            item = {
+                "id": hit.snapshot_id,
+                "url": hit.url,
+                "captured_at": hit.captured_at.isoformat(),
+                "title": hit.title,
+                "snippet": hit.snippet_text,
+                "collection": hit.collection,
+                "status": hit.status,
+                "mime": hit.mime,
+                "fidelity": hit.fidelity,
+                "score": hit.score,
+            }
+            print(json.dumps(item, ensure_ascii=False), file=ctx.out)
+        else:
+            when = hit.captured_at.strftime("%Y-%m-%d %H:%M")
+            print(f"{when}  {hit.url}", file=ctx.out)
+            print(f"    {hit.title or '(no title)'}", file=ctx.out)
+            if hit.snippet:
+                print(f"    {hit.snippet_marked('[', ']')}", file=ctx.out)
+    if not hits and not args.json:
+        print("no matches", file=ctx.err)
+    return 0

@@ -1,0 +1,84 @@
+"""Links from a captured page's stored HTML: discovery that does not depend on the browser.
+
+The capture engine reports the links of the rendered page (including those scripts add).
+The crawler also reads the page's main response from its WARC record and collects the
+``<a href>`` / ``<area href>`` links of the HTML as the server sent it, so a page whose
+in-browser extraction came back empty (a slow or stuck page) still yields its links.
+The two lists are merged; the queue ignores duplicates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from html.parser import HTMLParser
+from urllib.parse import urljoin, urlsplit
+
+from archiver_app.library import Library
+from archiver_app.store.models import Snapshot
+from archiver_app.warc.reader import WarcReadError, read_record_at
+
+MAX_HTML_BYTES = 8 << 20
+HTML_MIMES = ("text/html", "application/xhtml+xml")
+
+
+class _LinkParser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.base: str | None = None
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "base" and self.base is None:
+            self.base = dict(attrs).get("href")
+        elif tag in ("a", "area"):
+            href = dict(attrs).get("href")
+            if href:
+                self.hrefs.append(href.strip())
+
+
+def links_in_html(html: str, page_url: str) -> list[str]:
+    """Absolute http(s) links of ``html`` (fragments dropped), in document order."""
+    parser = _LinkParser()
+    with contextlib.suppress(Exception):  # malformed markup: keep what was parsed
+        parser.feed(html)
+        parser.close()
+    base = urljoin(page_url, parser.base) if parser.base else page_url
+    out: list[str] = []
+    for href in parser.hrefs:
+        try:
+            url = urljoin(base, href)
+            parts = urlsplit(url)
+        except ValueError:
+            continue
+        if parts.scheme in ("http", "https") and parts.netloc:
+            out.append(parts._replace(fragment="").geturl())
+    return out
+
+
+def links_from_snapshot(lib: Library, snapshot_id: int) -> list[str]:
+    """The links of a snapshot's main response, when it is HTML; [] otherwise."""
+    with lib.session() as s:
+        snap = s.get(Snapshot, snapshot_id)
+        if snap is None or not snap.warc_file or snap.warc_offset is None:
+            return []
+        mime = (snap.mime or "").split(";")[0].strip().lower()
+        if mime and mime not in HTML_MIMES:
+            return []
+        where = (snap.warc_file, snap.warc_offset, snap.warc_length, snap.url)
+    warc_file, offset, length, url = where
+    try:
+        record = read_record_at(lib.abspath(warc_file), offset, length)
+    except (WarcReadError, OSError, ValueError):
+        return []
+    if record.rec_type not in ("response", "revisit") or not record.payload:
+        return []
+    body = record.payload[:MAX_HTML_BYTES]
+    charset = "utf-8"
+    ctype = record.http_header("Content-Type") or ""
+    if "charset=" in ctype.lower():
+        charset = ctype.lower().split("charset=", 1)[1].split(";")[0].strip() or "utf-8"
+    try:
+        html = body.decode(charset, errors="replace")
+    except LookupError:
+        html = body.decode("utf-8", errors="replace")
+    return links_in_html(html, record.uri or url)

@@ -1,0 +1,432 @@
+"""The crawl worker: takes queued jobs and captures their pages, several at once.
+
+One worker = one process = one browser (through a :class:`PageFetcher`), capturing up to
+``min(worker concurrency, job concurrency)`` pages at once. It may die at any moment
+(SIGKILL included): everything it knows is in the database, its claims expire with their
+lease, and the next worker carries on.
+
+The worker keeps a heartbeat row (``workers``: pid, host, version, disk free, memory) and
+renews the leases of its pages with it. It stops claiming while the library's disk has less
+than ``min_free_bytes`` free, and says so in the job log. It reloads a job's rules whenever
+the job's ``settings_age`` moves, so rule edits apply without a restart.
+
+Threading contract: :meth:`CrawlWorker.run` owns an asyncio loop on the calling thread;
+database work runs in the default executor, one short transaction at a time. Stop it from
+another thread with the ``cancel`` token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import shutil
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from urllib.parse import urlsplit
+
+from sqlalchemy import or_, select
+from sqlalchemy.exc import OperationalError
+
+from archiver_app import __version__
+from archiver_app.crawl import queue
+from archiver_app.crawl.fetcher import FetchResult, PageFetcher
+from archiver_app.crawl.jobs import load_context, start_due_schedules
+from archiver_app.crawl.links import links_from_snapshot
+from archiver_app.crawl.results import (
+    enforce_limits,
+    finish_job_if_done,
+    finish_page,
+    resume_interrupted_endings,
+    start_job,
+    write_coverage,
+)
+from archiver_app.crawl.spec import JobContext
+from archiver_app.library import Library
+from archiver_app.store.models import Job, JobStatus, Page, PageAttempt, PageState, Worker
+from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
+
+FetcherFactory = Callable[[int], PageFetcher]
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    concurrency: int = 2  # most pages at once, whatever the job allows
+    heartbeat_seconds: float = 5.0
+    poll_seconds: float = 0.5
+    min_free_bytes: int = 256 << 20  # pause claims below this much free disk
+    once: bool = False  # exit when no job is runnable instead of waiting for one
+    job_ids: frozenset[int] | None = None  # only these jobs (inline captures)
+
+
+@dataclass
+class WorkerStats:
+    pages_done: int = 0
+    pages_failed: int = 0
+    jobs_finished: dict[int, str] = field(default_factory=dict)
+
+
+def progress_line(result: FetchResult) -> str:
+    """``ok 200 high URL`` or ``failed URL: error`` (the lines ``archiver capture`` prints)."""
+    if result.ok:
+        return f"ok {result.http_status} {result.fidelity} {result.final_url}"
+    return f"failed {result.url}: {result.error}"
+
+
+def disk_free_bytes(path: str) -> int:
+    return shutil.disk_usage(path).free
+
+
+def memory_rss() -> int | None:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+class CrawlWorker:
+    """Runs jobs from the library's queue until there is nothing to do (``once``) or cancel."""
+
+    def __init__(
+        self,
+        lib: Library,
+        fetcher_factory: FetcherFactory,
+        options: WorkerOptions | None = None,
+        *,
+        worker_id: str | None = None,
+        disk_free: Callable[[str], int] = disk_free_bytes,
+        cancel: CancelToken | None = None,
+        progress: Progress = null_progress,
+    ) -> None:
+        self.lib = lib
+        self.options = options or WorkerOptions()
+        self.id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self._factory = fetcher_factory
+        self._disk_free = disk_free
+        self.cancel = cancel or CancelToken()
+        self._progress = progress
+        self.stats = WorkerStats()
+        self._next_at: dict[str, float] = {}
+        self._host_locks: dict[str, asyncio.Lock] = {}
+        self._held: set[int] = set()  # pages being fetched: only their leases are renewed
+        self._low_disk_logged: set[int] = set()
+        self._lease_seconds = 120.0
+        self._job_id: int | None = None
+        self._disk_free_now: int | None = None
+
+    # ------------------------------------------------------------------ entry points
+
+    def run(self) -> WorkerStats:
+        return asyncio.run(self.run_async())
+
+    async def run_async(self) -> WorkerStats:
+        await asyncio.to_thread(self._heartbeat, "starting")
+        try:
+            async with self._factory(self.options.concurrency) as fetcher:
+                beat = asyncio.create_task(self._heartbeat_loop())
+                try:
+                    await self._loop(fetcher)
+                finally:
+                    beat.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await beat
+        finally:
+            await asyncio.to_thread(self._heartbeat, "stopped")
+        return self.stats
+
+    # ------------------------------------------------------------------ main loop
+
+    async def _loop(self, fetcher: PageFetcher) -> None:
+        inflight: set[asyncio.Task[None]] = set()
+        ctx: JobContext | None = None
+        poll = self.options.poll_seconds
+        try:
+            while not self.cancel.cancelled:
+                if self._job_id is None:
+                    self._job_id = await asyncio.to_thread(self._pick_job)
+                    ctx = None
+                    if self._job_id is None:
+                        if inflight:
+                            await asyncio.wait(
+                                inflight, timeout=poll, return_when=asyncio.FIRST_COMPLETED
+                            )
+                        elif self.options.once:
+                            return
+                        else:
+                            await asyncio.to_thread(self.cancel.wait, poll)
+                        continue
+                job_id = self._job_id
+                status, age = await asyncio.to_thread(self._job_state, job_id)
+                if status != JobStatus.RUNNING:
+                    if inflight:
+                        await asyncio.wait(
+                            inflight, timeout=poll, return_when=asyncio.FIRST_COMPLETED
+                        )
+                        continue
+                    if status == JobStatus.ABORTED:  # pages in flight at the abort are in now
+                        await asyncio.to_thread(write_coverage, self.lib, job_id)
+                    self._job_id = None
+                    continue
+                if ctx is None or ctx.settings_age != age:
+                    changed = ctx is not None
+                    ctx = await asyncio.to_thread(self._load, job_id)
+                    self._lease_seconds = ctx.spec.lease_seconds
+                    if changed:
+                        await asyncio.to_thread(
+                            self._log,
+                            job_id,
+                            f"worker {self.id} picked up rules v{ctx.ruleset_version}",
+                        )
+                room = min(self.options.concurrency, ctx.rules.concurrency) - len(inflight)
+                claimed: list[queue.ClaimedPage] = []
+                if room > 0 and await asyncio.to_thread(self._disk_ok, job_id):
+                    claimed = await asyncio.to_thread(self._claim, ctx, room)
+                for page in claimed:
+                    self._held.add(page.page_id)
+                    task = asyncio.create_task(self._run_page(fetcher, ctx, page))
+                    inflight.add(task)
+                    task.add_done_callback(inflight.discard)
+                if not inflight:
+                    finished = await asyncio.to_thread(finish_job_if_done, self.lib, job_id)
+                    if finished is not None:
+                        self.stats.jobs_finished[job_id] = finished
+                        self._job_id = None
+                    else:
+                        await asyncio.to_thread(self.cancel.wait, poll)
+                    continue
+                await asyncio.wait(inflight, timeout=poll, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if inflight:
+                await asyncio.gather(*inflight, return_exceptions=True)
+
+    async def _run_page(
+        self, fetcher: PageFetcher, ctx: JobContext, page: queue.ClaimedPage
+    ) -> None:
+        await self._politeness(ctx, page.url)
+        started = time.monotonic()
+        try:
+            self.cancel.raise_if_cancelled()
+            result = await fetcher.fetch(
+                page.url,
+                job_id=ctx.job_id,
+                collection=ctx.spec.collection,
+                tags=ctx.spec.tags,
+                rules=ctx.rules,
+                cancel=self.cancel,
+            )
+        except (Cancelled, asyncio.CancelledError):
+            self._held.discard(page.page_id)
+            await asyncio.to_thread(self._release, page)
+            return
+        except Exception as exc:  # a browser crash must not kill the worker
+            result = FetchResult(
+                url=page.url,
+                final_url=page.url,
+                ok=False,
+                http_status=None,
+                error=f"{type(exc).__name__}: {exc}",
+                duration=time.monotonic() - started,
+            )
+        try:
+            outcome = await self._record_with_retries(ctx, page, result)
+        finally:
+            self._held.discard(page.page_id)  # unrecorded: its lease lapses, it is retried
+        if outcome == "done":
+            self.stats.pages_done += 1
+        else:
+            self.stats.pages_failed += 1
+        self._progress(
+            ProgressUpdate(
+                done=self.stats.pages_done + self.stats.pages_failed,
+                message=progress_line(result),
+                bytes_done=result.bytes_written,
+            )
+        )
+
+    async def _record_with_retries(
+        self, ctx: JobContext, page: queue.ClaimedPage, result: FetchResult
+    ) -> str:
+        """Record a result, retrying a few times through database hiccups (a lock timeout,
+        a PostgreSQL deadlock victim); raises after that."""
+        for attempt in range(5):
+            try:
+                return await asyncio.to_thread(self._record, ctx, page, result)
+            except OperationalError:
+                if attempt == 4:
+                    raise
+                log.warning("recording %s failed; retrying", page.url, exc_info=True)
+                await asyncio.to_thread(self.cancel.wait, 0.5 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    async def _politeness(self, ctx: JobContext, url: str) -> None:
+        """Wait so that two pages of one host start at least the rules' delay apart."""
+        if ctx.rules.delay_max <= 0:
+            return
+        host = urlsplit(url).netloc
+        lock = self._host_locks.setdefault(host, asyncio.Lock())
+        async with lock:
+            wait = self._next_at.get(host, 0.0) - time.monotonic()
+            if wait > 0:
+                await asyncio.to_thread(self.cancel.wait, wait)
+            delay = random.uniform(ctx.rules.delay_min, ctx.rules.delay_max)
+            self._next_at[host] = time.monotonic() + delay
+
+    # ------------------------------------------------------------------ database steps (threads)
+
+    def _pick_job(self) -> int | None:
+        now = self.lib.clock()
+        if self.options.job_ids is None:
+            start_due_schedules(self.lib, now=now)
+        resume_interrupted_endings(self.lib)
+        with self.lib.session() as s:
+            stmt = (
+                select(Job.id)
+                .where(
+                    or_(
+                        Job.status.in_([JobStatus.RUNNING, JobStatus.QUEUED]),
+                        (Job.status == JobStatus.RETRYABLE) & (Job.next_run_at <= now),
+                    )
+                )
+                .order_by(Job.priority, Job.id)
+            )
+            if self.options.job_ids is not None:
+                stmt = stmt.where(Job.id.in_(self.options.job_ids))
+            candidates = s.scalars(stmt.limit(20)).all()
+        for job_id in candidates:
+            if start_job(self.lib, job_id):
+                return job_id
+        return None
+
+    def _job_state(self, job_id: int) -> tuple[str, int]:
+        with self.lib.session() as s:
+            row = s.execute(select(Job.status, Job.settings_age).where(Job.id == job_id)).one()
+            return str(row.status), int(row.settings_age)
+
+    def _load(self, job_id: int) -> JobContext:
+        with self.lib.session() as s:
+            return load_context(s, job_id)
+
+    def _claim(self, ctx: JobContext, room: int) -> list[queue.ClaimedPage]:
+        now = self.lib.clock()
+        with self.lib.write() as s:
+            if enforce_limits(s, ctx, now=now):
+                return []
+            return queue.claim_pages(s, ctx, self.id, room, now=now)
+
+    def _record(self, ctx: JobContext, page: queue.ClaimedPage, result: FetchResult) -> str:
+        if result.ok and result.snapshot_id is not None and ctx.spec.scope != "page":
+            found = links_from_snapshot(self.lib, result.snapshot_id)
+            if found:
+                result = replace(result, outlinks=[*result.outlinks, *found])
+        with self.lib.write() as s:
+            fresh = load_context(s, ctx.job_id)  # links are judged by the newest rules
+            return finish_page(s, fresh, page, result, now=self.lib.clock()).outcome
+
+    def _release(self, page: queue.ClaimedPage) -> None:
+        """Give a page back untouched (the worker was stopped before it finished)."""
+        from sqlalchemy import update
+
+        now = self.lib.clock()
+        with self.lib.write() as s:
+            s.execute(
+                update(Page)
+                .where(
+                    Page.id == page.page_id,
+                    Page.claimed_by == self.id,
+                    Page.state == PageState.CLAIMED,
+                )
+                .values(
+                    state=PageState.READY,
+                    claimed_by=None,
+                    lease_expires_at=None,
+                    attempts_remaining=Page.attempts_remaining + 1,
+                )
+                .execution_options(synchronize_session=False)
+            )
+            s.execute(
+                update(PageAttempt)
+                .where(PageAttempt.id == page.attempt_id)
+                .values(outcome="cancelled", finished_at=now, error="worker stopped")
+                .execution_options(synchronize_session=False)
+            )
+            queue.recount_concurrency(s, page.job_id)
+
+    def _disk_ok(self, job_id: int) -> bool:
+        free = self._disk_free(str(self.lib.root))
+        self._disk_free_now = free
+        low = free < self.options.min_free_bytes
+        if low and job_id not in self._low_disk_logged:
+            self._low_disk_logged.add(job_id)
+            self._log(
+                job_id,
+                f"disk nearly full: {free >> 20} MiB free on the library's disk, "
+                f"{self.options.min_free_bytes >> 20} MiB needed; new claims paused",
+                level="warning",
+            )
+        elif not low and job_id in self._low_disk_logged:
+            self._low_disk_logged.discard(job_id)
+            self._log(job_id, f"disk space back ({free >> 20} MiB free); claims resumed")
+        return not low
+
+    def _log(self, job_id: int, message: str, *, level: str = "info") -> None:
+        with self.lib.write() as s:
+            queue.log_line(s, job_id, message, level=level, at=self.lib.clock())
+
+    # ------------------------------------------------------------------ heartbeat
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.options.heartbeat_seconds)
+            try:
+                await asyncio.to_thread(
+                    self._heartbeat, "working" if self._job_id else "idle", frozenset(self._held)
+                )
+            except Exception:  # a missed beat is retried at the next; never stop beating
+                log.warning("worker %s: heartbeat failed", self.id, exc_info=True)
+
+    def _heartbeat(self, state: str, held: frozenset[int] = frozenset()) -> None:
+        now = self.lib.clock()
+        free = self._disk_free_now
+        if free is None:
+            with contextlib.suppress(OSError):
+                free = self._disk_free(str(self.lib.root))
+        with self.lib.write() as s:
+            row = s.get(Worker, self.id)
+            if row is None:
+                row = Worker(
+                    id=self.id,
+                    pid=os.getpid(),
+                    host=socket.gethostname(),
+                    version=__version__,
+                    started_at=now,
+                )
+                s.add(row)
+            row.state = state
+            row.current_job_id = self._job_id
+            row.disk_free = free
+            row.memory_rss = memory_rss()
+            row.heartbeat_at = now
+            if state != "stopped":
+                queue.renew_leases(
+                    s, self.id, now=now, lease_seconds=self._lease_seconds, page_ids=held
+                )
+            queue.recover_expired(s, now=now)
+
+
+def live_workers(lib: Library, *, within_seconds: float = 30.0) -> list[Worker]:
+    """Workers whose heartbeat is recent (the GUI's "workers" list)."""
+    from datetime import timedelta
+
+    since: datetime = lib.clock() - timedelta(seconds=within_seconds)
+    with lib.session() as s:
+        return list(
+            s.scalars(select(Worker).where(Worker.heartbeat_at >= since, Worker.state != "stopped"))
+        )

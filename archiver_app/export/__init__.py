@@ -1,0 +1,6 @@
+"""Exports of a collection, a tag or a search result as WACZ or as a plain folder."""
+
+from archiver_app.export.plan import ExportPlan, Selection, plan_export
+from archiver_app.export.writer import ExportResult, export
+
+__all__ = ["ExportPlan", "ExportResult", "Selection", "export", "plan_export"]

@@ -1,0 +1,327 @@
+"""Write an :class:`~archiver_app.export.plan.ExportPlan` as a WACZ or a plain folder.
+
+Both formats share the pieces: one ``data.warc.gz`` made by copying each record's bytes
+(gzip members are copied as they are; records of uncompressed WARCs are compressed into
+their own member), a CDXJ index of it sorted in ``LC_ALL=C`` order, and ``pages.jsonl``
+with every page's title and text.
+
+- WACZ 1.1.1: ``archive/data.warc.gz`` stored (not deflated), ``indexes/index.cdx`` (CDXJ
+  lines; the spec's and pywb's name for it: ``wb-manager add --unpack-wacz`` only picks up
+  ``*.cdx``/``*.cdx.gz``),
+  ``pages/pages.jsonl``, ``datapackage.json`` with sha256 hashes and sizes,
+  ``datapackage-digest.json``; zip64 so it may exceed 4 GB.
+- folder: ``archive/data.warc.gz``, ``index.cdxj``, ``pages.jsonl``, ``README.txt``.
+
+Output is written under a temporary name beside the destination and renamed only when
+complete and flushed to disk, so a pulled drive never leaves something that looks whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import zipfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
+
+from sqlalchemy import text
+
+from archiver_app import __version__
+from archiver_app.errors import InputError
+from archiver_app.export.plan import ExportPlan, Selection, plan_export
+from archiver_app.library import Library
+from archiver_app.tasks import CancelToken, ProgressUpdate
+from archiver_app.warc.cdxj import INDEXED_TYPES, cdxj_line, sort_cdxj
+
+WARC_NAME = "data.warc.gz"
+WACZ_VERSION = "1.1.1"
+WACZ_INDEX = "indexes/index.cdx"
+BUF = 1024 * 1024
+ProgressFn = Callable[[ProgressUpdate], None]
+
+README = """\
+This folder is a web archive exported by Archiver {version} on {created}.
+
+  archive/data.warc.gz  every HTTP response (WARC/1.x, one gzip member per record)
+  index.cdxj            CDXJ index of the WARC, sorted (LC_ALL=C byte order)
+  pages.jsonl           one JSON line per page: url, ts, title, text
+
+Open it with any WARC tool, for example:
+  - pywb:      wb-manager init mycoll && wb-manager add mycoll archive/data.warc.gz && wayback
+  - ReplayWeb.page (https://replayweb.page): load archive/data.warc.gz
+  - warcio:    warcio index archive/data.warc.gz
+  - Archiver:  archiver import archive/data.warc.gz
+
+{pages} page(s), {records} record(s).
+"""
+
+
+@dataclass
+class ExportResult:
+    path: Path
+    format: str
+    pages: int = 0
+    records: int = 0
+    bytes: int = 0
+    originals_added: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+class _HashingWriter:
+    """Counts and hashes bytes on their way to ``sink``."""
+
+    def __init__(self, sink: IO[bytes]) -> None:
+        self.sink = sink
+        self.size = 0
+        self.sha = hashlib.sha256()
+
+    def write(self, data: bytes) -> None:
+        self.sink.write(data)
+        self.size += len(data)
+        self.sha.update(data)
+
+
+def _copy_records(
+    plan: ExportPlan,
+    out: _HashingWriter,
+    result: ExportResult,
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
+) -> list[str]:
+    lines: list[str] = []
+    total = plan.total_bytes
+    done = 0
+    handles: dict[int, IO[bytes]] = {}
+    try:
+        for n, rec in enumerate(plan.records):
+            if cancel is not None and n % 200 == 0:
+                cancel.raise_if_cancelled()
+            if rec.file_id not in plan.files:
+                result.problems.append(
+                    f"{rec.url}: {plan.missing_files.get(rec.file_id, 'file missing')}"
+                )
+                continue
+            path, gz = plan.files[rec.file_id]
+            fh = handles.get(rec.file_id)
+            if fh is None:
+                fh = handles[rec.file_id] = path.open("rb")
+            start = out.size
+            fh.seek(rec.offset)
+            remaining = rec.length
+            comp = None if gz else zlib.compressobj(6, zlib.DEFLATED, 31)
+            while remaining > 0:
+                chunk = fh.read(min(BUF, remaining))
+                if not chunk:
+                    result.problems.append(f"{rec.url}: {path.name} ends before the record does")
+                    break
+                remaining -= len(chunk)
+                out.write(chunk if comp is None else comp.compress(chunk))
+            if comp is not None:
+                out.write(comp.compress(b"\r\n\r\n") + comp.flush())
+            result.records += 1
+            if rec.record_type in INDEXED_TYPES:
+                lines.append(
+                    cdxj_line(
+                        key=rec.url_key,
+                        ts17=rec.ts,
+                        url=rec.url,
+                        record_type=rec.record_type,
+                        status=rec.status,
+                        mime=rec.mime,
+                        digest=rec.digest,
+                        offset=start,
+                        length=out.size - start,
+                        filename=WARC_NAME,
+                    )
+                )
+            done += rec.length
+            if progress is not None:
+                progress(
+                    ProgressUpdate(
+                        done=n + 1,
+                        total=len(plan.records),
+                        message="copying records",
+                        bytes_done=done,
+                        bytes_total=total,
+                    )
+                )
+    finally:
+        for fh in handles.values():
+            fh.close()
+    return sort_cdxj(lines)
+
+
+def _pages_jsonl(library: Library, plan: ExportPlan, result: ExportResult) -> bytes:
+    header = {"format": "json-pages-1.0", "id": "pages", "title": "All Pages", "hasText": True}
+    out = [json.dumps(header)]
+    ids = plan.snapshot_ids
+    with library.engine.connect() as conn:
+        for i in range(0, len(ids), 500):
+            marks = ",".join(str(int(x)) for x in ids[i : i + 500])
+            sql = (
+                "SELECT s.uid, s.url, s.captured_at, s.title, f.body FROM snapshots s "  # noqa: S608
+                f"LEFT JOIN snapshot_fts f ON f.rowid = s.id WHERE s.id IN ({marks}) "
+                "ORDER BY s.captured_at, s.id"
+            )
+            for uid, url, at, title, body in conn.execute(text(sql)):
+                when = at if isinstance(at, datetime) else datetime.fromisoformat(str(at))
+                when = when.replace(tzinfo=UTC) if when.tzinfo is None else when
+                page = {"id": uid, "url": url, "ts": when.strftime("%Y-%m-%dT%H:%M:%SZ")}
+                if title:
+                    page["title"] = title
+                if body:
+                    page["text"] = " ".join(str(body).split())
+                out.append(json.dumps(page, ensure_ascii=False))
+                result.pages += 1
+    return ("\n".join(out) + "\n").encode("utf-8")
+
+
+def _temp_for(dest: Path) -> Path:
+    return dest.with_name(f".{dest.name}.partial-{os.getpid()}")
+
+
+def _check_dest(dest: Path, overwrite: bool) -> None:
+    if dest.exists() and not overwrite:
+        raise InputError(f"{dest} already exists; choose another name or pass --overwrite")
+    if not dest.parent.is_dir():
+        raise InputError(f"the folder {dest.parent} does not exist")
+
+
+def write_wacz(
+    library: Library,
+    plan: ExportPlan,
+    dest: Path,
+    *,
+    title: str = "Archiver export",
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+) -> ExportResult:
+    result = ExportResult(dest, "wacz", originals_added=plan.originals_added)
+    tmp = _temp_for(dest)
+    created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    resources = []
+    try:
+        with tmp.open("wb") as raw, zipfile.ZipFile(raw, "w", allowZip64=True) as zf:
+            info = zipfile.ZipInfo(f"archive/{WARC_NAME}", _zip_time())
+            info.compress_type = zipfile.ZIP_STORED
+            with zf.open(info, "w", force_zip64=True) as entry:
+                warc = _HashingWriter(entry)
+                cdxj = _copy_records(plan, warc, result, progress, cancel)
+            resources.append(_resource(f"archive/{WARC_NAME}", warc.size, warc.sha.hexdigest()))
+            result.bytes = warc.size
+            index = ("\n".join(cdxj) + "\n").encode("utf-8") if cdxj else b""
+            pages = _pages_jsonl(library, plan, result)
+            for name, data in ((WACZ_INDEX, index), ("pages/pages.jsonl", pages)):
+                zf.writestr(_info(name, zipfile.ZIP_DEFLATED), data)
+                resources.append(_resource(name, len(data), hashlib.sha256(data).hexdigest()))
+            package = {
+                "profile": "data-package",
+                "resources": resources,
+                "title": title,
+                "created": created,
+                "wacz_version": WACZ_VERSION,
+                "software": f"Archiver {__version__}",
+            }
+            package_bytes = json.dumps(package, indent=2).encode("utf-8")
+            zf.writestr(_info("datapackage.json", zipfile.ZIP_DEFLATED), package_bytes)
+            digest = {
+                "path": "datapackage.json",
+                "hash": "sha256:" + hashlib.sha256(package_bytes).hexdigest(),
+            }
+            zf.writestr(
+                _info("datapackage-digest.json", zipfile.ZIP_DEFLATED),
+                json.dumps(digest, indent=2).encode("utf-8"),
+            )
+        with tmp.open("rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return result
+
+
+def _zip_time() -> tuple[int, int, int, int, int, int]:
+    now = datetime.now(UTC)
+    return (now.year, now.month, now.day, now.hour, now.minute, now.second)
+
+
+def _info(name: str, compress: int) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, _zip_time())
+    info.compress_type = compress
+    return info
+
+
+def _resource(path: str, size: int, sha: str) -> dict[str, object]:
+    return {
+        "name": path.rsplit("/", 1)[-1].lower(),
+        "path": path,
+        "hash": f"sha256:{sha}",
+        "bytes": size,
+    }
+
+
+def write_folder(
+    library: Library,
+    plan: ExportPlan,
+    dest: Path,
+    *,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+) -> ExportResult:
+    result = ExportResult(dest, "folder", originals_added=plan.originals_added)
+    tmp = _temp_for(dest)
+    try:
+        (tmp / "archive").mkdir(parents=True)
+        with (tmp / "archive" / WARC_NAME).open("wb") as fh:
+            warc = _HashingWriter(fh)
+            cdxj = _copy_records(plan, warc, result, progress, cancel)
+            fh.flush()
+            os.fsync(fh.fileno())
+        result.bytes = warc.size
+        (tmp / "index.cdxj").write_bytes(("\n".join(cdxj) + "\n").encode() if cdxj else b"")
+        (tmp / "pages.jsonl").write_bytes(_pages_jsonl(library, plan, result))
+        (tmp / "README.txt").write_text(
+            README.format(
+                version=__version__,
+                created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                pages=result.pages,
+                records=result.records,
+            ),
+            encoding="utf-8",
+        )
+        if dest.is_dir():  # --overwrite: the old export goes only once the new one is whole
+            shutil.rmtree(dest)
+        os.replace(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return result
+
+
+def export(
+    library: Library,
+    selection: Selection,
+    dest: Path,
+    *,
+    fmt: str = "wacz",
+    overwrite: bool = False,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+) -> ExportResult:
+    """Export the snapshots ``selection`` picks to ``dest`` as ``wacz`` or ``folder``."""
+    if fmt not in {"wacz", "folder"}:
+        raise InputError(f"unknown export format {fmt!r}: use wacz or folder")
+    dest = dest.expanduser().absolute()
+    _check_dest(dest, overwrite)
+    plan = plan_export(library, selection)
+    if fmt == "wacz":
+        title = selection.collection or selection.tag or selection.query or "Archiver export"
+        return write_wacz(library, plan, dest, title=title, progress=progress, cancel=cancel)
+    return write_folder(library, plan, dest, progress=progress, cancel=cancel)

@@ -1,0 +1,244 @@
+"""The capture dialog: one URL, many URLs, a bookmarks file, or a crawl.
+
+The dialog only builds a checked :class:`~archiver_app.gui.capture_input.CaptureRequest`
+(bad lines are listed, nothing typed is dropped silently); the main window runs it through
+the core capture/crawl API. When the build lacks that API the Capture button stays disabled
+with a tooltip that says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from archiver_app.errors import InputError
+from archiver_app.gui.capture_input import (
+    SCOPES,
+    CaptureRequest,
+    CrawlOptions,
+    Rejected,
+    build_request,
+    parse_bookmarks_file,
+    parse_ignore_patterns,
+    parse_url_lines,
+)
+from archiver_app.gui.integrations import capability
+
+TAB_URLS, TAB_BOOKMARKS, TAB_CRAWL = range(3)
+
+
+class CaptureDialog(QDialog):
+    """Collects a :class:`CaptureRequest`; read it from :attr:`request` after ``accept``."""
+
+    def __init__(
+        self,
+        collections: list[tuple[str, str]],
+        parent: QWidget | None = None,
+        *,
+        initial_text: str = "",
+        default_collection: str = "default",
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("capture_dialog")
+        self.setWindowTitle("Capture")
+        self.resize(640, 520)
+        self.request: CaptureRequest | None = None
+        self._bookmark_urls: list[str] = []
+        self._bookmark_rejected: list[Rejected] = []
+        layout = QVBoxLayout(self)
+
+        self.tabs = QTabWidget(self)
+        # One or many URLs
+        urls_page = QWidget(self.tabs)
+        urls_layout = QVBoxLayout(urls_page)
+        urls_layout.addWidget(QLabel("Web addresses to capture, one per line:", urls_page))
+        self.urls = QPlainTextEdit(urls_page)
+        self.urls.setObjectName("urls")
+        self.urls.setPlaceholderText("https://example.org/page\nhttps://example.org/other")
+        self.urls.setPlainText(initial_text)
+        urls_layout.addWidget(self.urls)
+        self.tabs.addTab(urls_page, "Addresses")
+        # Bookmarks file
+        bm_page = QWidget(self.tabs)
+        bm_layout = QVBoxLayout(bm_page)
+        bm_layout.addWidget(
+            QLabel("A bookmarks export (HTML or JSON from any browser) or a text file.", bm_page)
+        )
+        row = QHBoxLayout()
+        self.bookmarks_path = QLineEdit(bm_page)
+        self.bookmarks_path.setObjectName("bookmarks_path")
+        self.bookmarks_path.setReadOnly(True)
+        browse = QPushButton("Choose File…", bm_page)
+        browse.clicked.connect(self._choose_bookmarks)
+        row.addWidget(self.bookmarks_path, 1)
+        row.addWidget(browse)
+        bm_layout.addLayout(row)
+        self.bookmarks_summary = QLabel(bm_page)
+        self.bookmarks_summary.setWordWrap(True)
+        bm_layout.addWidget(self.bookmarks_summary)
+        bm_layout.addStretch(1)
+        self.tabs.addTab(bm_page, "Bookmarks file")
+        # Crawl
+        crawl_page = QWidget(self.tabs)
+        crawl_form = QFormLayout(crawl_page)
+        self.seed = QLineEdit(crawl_page)
+        self.seed.setObjectName("seed")
+        self.seed.setPlaceholderText("https://example.org/")
+        self.scope = QComboBox(crawl_page)
+        for key, label in SCOPES.items():
+            self.scope.addItem(label, key)
+        self.scope.setCurrentIndex(self.scope.findData("prefix"))
+        self.depth = QSpinBox(crawl_page)
+        self.depth.setRange(0, 50)
+        self.depth.setValue(2)
+        self.page_limit = QSpinBox(crawl_page)
+        self.page_limit.setRange(1, 1_000_000)
+        self.page_limit.setValue(200)
+        self.concurrency = QSpinBox(crawl_page)
+        self.concurrency.setRange(1, 16)
+        self.concurrency.setValue(2)
+        self.ignore = QPlainTextEdit(crawl_page)
+        self.ignore.setObjectName("ignore")
+        self.ignore.setPlaceholderText("regular expressions, one per line, e.g. /calendar/")
+        self.ignore.setMaximumHeight(80)
+        self.user_agent = QLineEdit(crawl_page)
+        self.user_agent.setPlaceholderText("the browser's own")
+        crawl_form.addRow("Start at", self.seed)
+        crawl_form.addRow("Scope", self.scope)
+        crawl_form.addRow("Depth", self.depth)
+        crawl_form.addRow("Page limit", self.page_limit)
+        crawl_form.addRow("Concurrency", self.concurrency)
+        crawl_form.addRow("Ignore", self.ignore)
+        crawl_form.addRow("User agent", self.user_agent)
+        self.tabs.addTab(crawl_page, "Crawl a site")
+        layout.addWidget(self.tabs, 1)
+
+        common = QGroupBox("Save into", self)
+        common_form = QFormLayout(common)
+        self.collection = QComboBox(common)
+        self.collection.setObjectName("collection")
+        self.collection.setEditable(True)
+        for slug, name in collections or [("default", "Default")]:
+            self.collection.addItem(name, slug)
+        found = self.collection.findData(default_collection)
+        self.collection.setCurrentIndex(max(0, found))
+        self.tags = QLineEdit(common)
+        self.tags.setObjectName("capture_tags")
+        self.tags.setPlaceholderText("tags, separated by commas")
+        common_form.addRow("Collection", self.collection)
+        common_form.addRow("Tags", self.tags)
+        layout.addWidget(common)
+
+        self.problems = QLabel(self)
+        self.problems.setObjectName("problems")
+        self.problems.setWordWrap(True)
+        self.problems.setStyleSheet("color: palette(highlight);")
+        layout.addWidget(self.problems)
+
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        self.capture_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.capture_button.setText("Capture")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self.tabs.currentChanged.connect(lambda _i: self._update_availability())
+        self._update_availability()
+
+    # ------------------------------------------------------------------ availability
+
+    def _update_availability(self) -> None:
+        name = "crawl" if self.tabs.currentIndex() == TAB_CRAWL else "capture"
+        ok, reason = capability(name)
+        self.capture_button.setEnabled(ok)
+        self.capture_button.setToolTip(reason)
+        self.setToolTip("" if ok else reason)
+
+    # ------------------------------------------------------------------ bookmarks
+
+    def _choose_bookmarks(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Bookmarks file", "", "Bookmarks (*.html *.htm *.json *.txt);;All files (*)"
+        )
+        if path:
+            self.load_bookmarks(Path(path))
+
+    def load_bookmarks(self, path: Path) -> None:
+        self.bookmarks_path.setText(str(path))
+        try:
+            self._bookmark_urls, self._bookmark_rejected = parse_bookmarks_file(path)
+        except InputError as exc:
+            self._bookmark_urls, self._bookmark_rejected = [], []
+            self.bookmarks_summary.setText(exc.message)
+            return
+        skipped = len(self._bookmark_rejected)
+        self.bookmarks_summary.setText(
+            f"{len(self._bookmark_urls):,} web addresses found"
+            + (f"; {skipped:,} entries are not web pages and will be skipped" if skipped else "")
+        )
+
+    # ------------------------------------------------------------------ result
+
+    def build(self) -> CaptureRequest:
+        """The request for the current tab; raises :class:`InputError` explaining why not."""
+        slug = str(self.collection.currentData() or self.collection.currentText()).strip()
+        slug = slug.lower().replace(" ", "-") if slug else "default"
+        tab = self.tabs.currentIndex()
+        crawl: CrawlOptions | None = None
+        if tab == TAB_URLS:
+            urls, rejected = parse_url_lines(self.urls.toPlainText())
+        elif tab == TAB_BOOKMARKS:
+            if not self.bookmarks_path.text():
+                raise InputError("choose a bookmarks file first")
+            urls, rejected = self._bookmark_urls, self._bookmark_rejected
+        else:
+            urls, rejected = parse_url_lines(self.seed.text())
+            crawl = CrawlOptions(
+                scope=str(self.scope.currentData()),
+                depth=self.depth.value(),
+                page_limit=self.page_limit.value(),
+                ignore_patterns=parse_ignore_patterns(self.ignore.toPlainText()),
+                concurrency=self.concurrency.value(),
+                user_agent=self.user_agent.text().strip(),
+            )
+        return build_request(
+            urls, collection=slug, tags_text=self.tags.text(), crawl=crawl, rejected=rejected
+        )
+
+    def accept(self) -> None:
+        try:
+            request = self.build()
+        except InputError as exc:
+            self.problems.setText(exc.message)
+            return
+        if request.rejected and self.tabs.currentIndex() == TAB_URLS:
+            lines = "; ".join(f"line {r.line}: {r.reason}" for r in request.rejected[:5])
+            more = len(request.rejected) - 5
+            tail = f" (and {more} more)" if more > 0 else ""
+            if self.problems.property("confirmed") != request.rejected:
+                self.problems.setText(
+                    f"Some lines are not web addresses and will be skipped — {lines}{tail}. "
+                    "Press Capture again to capture the rest."
+                )
+                self.problems.setProperty("confirmed", request.rejected)
+                return
+        self.request = request
+        super().accept()

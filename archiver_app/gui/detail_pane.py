@@ -1,0 +1,304 @@
+"""The detail pane: one capture's screenshot, facts, tags, notes, files, timeline and copies.
+
+Loading runs through :class:`~archiver_app.gui.ops.BackgroundOp` (a handful of indexed
+queries, but a drive's copies table can be large); edits write through
+:mod:`archiver_app.gui.library_data` and emit :attr:`DetailPane.edited`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QStringListModel, Qt, Signal
+from PySide6.QtWidgets import (
+    QCompleter,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from archiver_app.gui import library_data as data
+from archiver_app.gui.errors import show_error
+from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
+from archiver_app.gui.snapshot_model import human_size
+from archiver_app.gui.thumbnails import ThumbnailCache
+from archiver_app.library import Library
+
+COPY_SYMBOL = {"present": "✔", "missing": "✖", "corrupted": "⚠", "ongoing": "…", "offloaded": "↗"}
+
+
+class TagCompleter(QCompleter):
+    """Completes the tag being typed after the last comma."""
+
+    def splitPath(self, path: str) -> list[str]:
+        return [path.split(",")[-1].strip()]
+
+    def pathFromIndex(self, index: object) -> str:
+        chosen = str(super().pathFromIndex(index))  # type: ignore[arg-type]
+        widget = self.widget()
+        typed = widget.text() if isinstance(widget, QLineEdit) else ""
+        head = typed.rsplit(",", 1)[0] + ", " if "," in typed else ""
+        return head + chosen
+
+
+class DetailPane(QScrollArea):
+    """Shows :attr:`detail`; emits :attr:`open_capture` (id) and :attr:`edited` (ids)."""
+
+    open_capture = Signal(int)
+    edited = Signal(list)
+    loaded = Signal(int)
+
+    def __init__(
+        self,
+        library: Library,
+        runner: OpRunner,
+        thumbnails: ThumbnailCache,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("detail_pane")
+        self.library, self.runner, self.thumbnails = library, runner, thumbnails
+        self.detail: data.SnapshotDetail | None = None
+        self._wanted: int | None = None
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        body = QWidget(self)
+        col = QVBoxLayout(body)
+        self.placeholder = QLabel("Select a capture to see its details.", body)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        col.addWidget(self.placeholder)
+
+        self.content = QWidget(body)
+        inner = QVBoxLayout(self.content)
+        inner.setContentsMargins(0, 0, 0, 0)
+        self.screenshot = QLabel(self.content)
+        self.screenshot.setObjectName("screenshot")
+        self.screenshot.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.screenshot.setMinimumHeight(120)
+        self.screenshot.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.screenshot.setFrameShape(QFrame.Shape.StyledPanel)
+        inner.addWidget(self.screenshot)
+        self.title = QLabel(self.content)
+        self.title.setWordWrap(True)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        font = self.title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.25)
+        font.setBold(True)
+        self.title.setFont(font)
+        inner.addWidget(self.title)
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.url = self._value()
+        self.when = self._value()
+        self.status = self._value()
+        self.size = self._value()
+        self.fidelity = self._value()
+        self.collection = self._value()
+        form.addRow("Address", self.url)
+        form.addRow("Captured", self.when)
+        form.addRow("Status", self.status)
+        form.addRow("Size", self.size)
+        form.addRow("Fidelity", self.fidelity)
+        form.addRow("Collection", self.collection)
+        self.tags = QLineEdit(self.content)
+        self.tags.setObjectName("tags")
+        self.tags.setPlaceholderText("tags, separated by commas")
+        self._tag_names = QStringListModel(self)
+        completer = TagCompleter(self._tag_names, self.tags)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.tags.setCompleter(completer)
+        self.tags.editingFinished.connect(self.save_tags)
+        form.addRow("Tags", self.tags)
+        inner.addLayout(form)
+
+        inner.addWidget(self._heading("Notes"))
+        self.notes = QPlainTextEdit(self.content)
+        self.notes.setObjectName("notes")
+        self.notes.setPlaceholderText("Your notes about this capture")
+        self.notes.setMaximumHeight(90)
+        inner.addWidget(self.notes)
+        save_row = QHBoxLayout()
+        save_row.addStretch(1)
+        self.save_notes_button = QPushButton("Save notes", self.content)
+        self.save_notes_button.clicked.connect(self.save_notes)
+        save_row.addWidget(self.save_notes_button)
+        inner.addLayout(save_row)
+
+        inner.addWidget(self._heading("Copies"))
+        self.copies = QLabel(self.content)
+        self.copies.setObjectName("copies")
+        self.copies.setTextFormat(Qt.TextFormat.RichText)
+        inner.addWidget(self.copies)
+        inner.addWidget(self._heading("Other captures of this address"))
+        self.others = QListWidget(self.content)
+        self.others.setObjectName("other_captures")
+        self.others.setMaximumHeight(110)
+        self.others.itemActivated.connect(self._other_activated)
+        inner.addWidget(self.others)
+        inner.addWidget(self._heading("Files"))
+        self.files = QListWidget(self.content)
+        self.files.setObjectName("files")
+        self.files.setMaximumHeight(110)
+        inner.addWidget(self.files)
+        inner.addStretch(1)
+        col.addWidget(self.content)
+        self.content.hide()
+        self.setWidget(body)
+        thumbnails.ready.connect(self._thumbnail_ready)
+
+    def _value(self) -> QLabel:
+        label = QLabel(self.content)
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        return label
+
+    def _heading(self, text: str) -> QLabel:
+        label = QLabel(text, self.content)
+        font = label.font()
+        font.setBold(True)
+        label.setFont(font)
+        return label
+
+    # ------------------------------------------------------------------ loading
+
+    def show_snapshot(self, snapshot_id: int | None) -> None:
+        """Load ``snapshot_id`` in the background (None clears the pane)."""
+        self._wanted = snapshot_id
+        if snapshot_id is None:
+            self.detail = None
+            self.content.hide()
+            self.placeholder.show()
+            return
+        library = self.library
+
+        def work(_progress: object, _cancel: object) -> tuple[object, list[str]]:
+            return data.snapshot_detail(library, snapshot_id), data.all_tag_names(library)
+
+        BackgroundOp(self.runner, work, label="details", blocks_quit=False).success(
+            lambda result: self._loaded(snapshot_id, result)
+        ).failure(
+            lambda f: show_error(self, f, "loading the capture's details")
+        ).run_in_background()
+
+    def _loaded(self, snapshot_id: int, result: tuple[object, list[str]]) -> None:
+        if snapshot_id != self._wanted:
+            return  # the user moved on
+        detail, names = result
+        if not isinstance(detail, data.SnapshotDetail):
+            self.show_snapshot(None)
+            return
+        self._tag_names.setStringList(names)
+        self.detail = detail
+        self.placeholder.hide()
+        self.content.show()
+        self.title.setText(detail.title or detail.url)
+        self.url.setText(detail.url)
+        self.when.setText(f"{detail.captured_at:%Y-%m-%d %H:%M:%S} UTC")
+        code = f" (HTTP {detail.http_status})" if detail.http_status else ""
+        self.status.setText(f"{detail.state}{code}  {detail.mime}".strip())
+        self.size.setText(human_size(detail.size_bytes))
+        reason = f" — {detail.fidelity_reason}" if detail.fidelity_reason else ""
+        self.fidelity.setText(f"{detail.fidelity or 'unknown'}{reason}")
+        self.collection.setText(detail.collection)
+        self.tags.setText(", ".join(detail.tags))
+        self.notes.setPlainText(detail.notes)
+        self._show_copies(detail)
+        self.others.clear()
+        for oid, at, state in detail.other_captures:
+            item = QListWidgetItem(f"{at:%Y-%m-%d %H:%M}  {state}")
+            item.setData(Qt.ItemDataRole.UserRole, oid)
+            self.others.addItem(item)
+        if not detail.other_captures:
+            self.others.addItem("No other captures")
+        self.files.clear()
+        for kind, path, size in detail.files:
+            self.files.addItem(f"{kind}: {path.rsplit('/', 1)[-1]} ({human_size(size)})")
+        if not detail.files:
+            self.files.addItem("No files recorded")
+        self._show_screenshot()
+        self.loaded.emit(detail.id)
+
+    def _show_copies(self, detail: data.SnapshotDetail) -> None:
+        if not detail.copies:
+            self.copies.setText("No files to copy yet.")
+            return
+        n = detail.present_copies
+        lines = [f"<b>{n} {'copy' if n == 1 else 'copies'}</b>"]
+        for c in detail.copies:
+            verified = f", verified {c.verified_at:%Y-%m-%d}" if c.verified_at else ""
+            lines.append(f"{COPY_SYMBOL.get(c.state, '?')} {c.where}: {c.state}{verified}")
+        self.copies.setText("<br>".join(lines))
+
+    def _show_screenshot(self) -> None:
+        if self.detail is None:
+            return
+        pixmap = self.thumbnails.large(self.detail.id, self.detail.folder)
+        if pixmap is None:
+            loading = self.detail.folder and not self.thumbnails.has(self.detail.id, large=True)
+            self.screenshot.clear()
+            self.screenshot.setText("Loading screenshot…" if loading else "No screenshot")
+        else:
+            width = max(120, self.viewport().width() - 24)
+            self.screenshot.setPixmap(
+                pixmap.scaledToWidth(
+                    min(width, pixmap.width()), Qt.TransformationMode.SmoothTransformation
+                )
+            )
+
+    def _thumbnail_ready(self, snapshot_id: int) -> None:
+        if self.detail is not None and self.detail.id == snapshot_id:
+            self._show_screenshot()
+
+    def _other_activated(self, item: QListWidgetItem) -> None:
+        oid = item.data(Qt.ItemDataRole.UserRole)
+        if isinstance(oid, int):
+            self.open_capture.emit(oid)
+
+    # ------------------------------------------------------------------ edits
+
+    def save_tags(self) -> None:
+        if self.detail is None:
+            return
+        names = data.parse_tags(self.tags.text())
+        if names == self.detail.tags:
+            return
+        sid = self.detail.id
+        library = self.library
+
+        def work(_p: object, _c: object) -> None:
+            data.set_tags(library, [sid], names)
+
+        BackgroundOp(self.runner, work, label="saving tags").success(
+            lambda _r: self._after_edit(sid)
+        ).failure(self._edit_failed).run_in_background()
+
+    def save_notes(self) -> None:
+        if self.detail is None:
+            return
+        sid, notes = self.detail.id, self.notes.toPlainText()
+        library = self.library
+
+        def work(_p: object, _c: object) -> None:
+            data.set_notes(library, sid, notes)
+
+        BackgroundOp(self.runner, work, label="saving notes").success(
+            lambda _r: self._after_edit(sid)
+        ).failure(self._edit_failed).run_in_background()
+
+    def _after_edit(self, snapshot_id: int) -> None:
+        self.edited.emit([snapshot_id])
+        if self._wanted == snapshot_id:
+            self.show_snapshot(snapshot_id)
+
+    def _edit_failed(self, failure: OpFailure) -> None:
+        show_error(self, failure, "saving your change")

@@ -1,0 +1,237 @@
+"""The drives panel: destinations, whether each is plugged in, its copies and free space.
+
+Reads ``destinations`` and ``copies`` on a timer (in the background). A known drive that
+appears (its marker file is back at its mount path) raises :attr:`DrivesPanel.drive_plugged`
+so the tray can notify. Mirror now / Verify / Offload / Export / Add drive call the mirror
+API when the build has it; otherwise they are disabled with a tooltip saying why.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from archiver_app.gui import library_data as data
+from archiver_app.gui.errors import show_error
+from archiver_app.gui.integrations import capability, resolve
+from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.gui.snapshot_model import human_size
+from archiver_app.library import Library
+from archiver_app.tasks import ProgressUpdate
+
+REFRESH_MS = 3000
+DRIVE_HEADERS = ["Drive", "State", "Free", "Present", "Missing", "Corrupted", "Last verified"]
+
+
+class DrivesModel(QAbstractTableModel):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[data.DriveRow] = []
+
+    def set_rows(self, rows: list[data.DriveRow]) -> None:
+        self.beginResetModel()
+        self.rows = rows
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(DRIVE_HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return DRIVE_HEADERS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
+        if not index.isValid():
+            return None
+        r = self.rows[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.UserRole:
+            return r.id
+        if role == Qt.ItemDataRole.ToolTipRole and col == 0:
+            return r.path or "never seen mounted"
+        if role == Qt.ItemDataRole.ForegroundRole and col == 5 and r.corrupted:
+            return QColor("#c62828")
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if r.mounted:
+            state = "copying…" if r.ongoing else "plugged in, safe to unplug"
+        else:
+            state = "not plugged in"
+        if not r.enabled:
+            state += " (disabled)"
+        free = ""
+        if r.free_bytes is not None:
+            free = human_size(r.free_bytes)
+            if r.capacity_bytes:
+                free += f" of {human_size(r.capacity_bytes)}"
+        values = [
+            r.label,
+            state,
+            free,
+            f"{r.present:,}",
+            f"{r.missing:,}",
+            f"{r.corrupted:,}",
+            f"{r.last_verified:%Y-%m-%d %H:%M}" if r.last_verified else "never",
+        ]
+        return values[col]
+
+
+class DrivesPanel(QWidget):
+    """Destinations and copy states; actions wired to ``archiver_app.mirror`` when present."""
+
+    drive_plugged = Signal(str)  # label
+    message = Signal(str)  # for the status bar
+
+    def __init__(self, library: Library, runner: OpRunner, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("drives_panel")
+        self.library, self.runner = library, runner
+        self.model = DrivesModel(self)
+        self._mounted: dict[int, bool] = {}
+        self._busy = False
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.summary = QLabel(self)
+        self.summary.setObjectName("drives_summary")
+        self.summary.setWordWrap(True)
+        layout.addWidget(self.summary)
+        self.table = QTableView(self)
+        self.table.setObjectName("drives_table")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        layout.addWidget(self.table, 1)
+        buttons = QHBoxLayout()
+        self.add_button = QPushButton("Add Drive…", self)
+        self.mirror_button = QPushButton("Mirror Now", self)
+        self.verify_button = QPushButton("Verify", self)
+        self.offload_button = QPushButton("Free Laptop Space", self)
+        self.export_button = QPushButton("Export Collection…", self)
+        actions = {
+            self.add_button: "destinations",
+            self.mirror_button: "mirror",
+            self.verify_button: "verify",
+            self.offload_button: "offload",
+            self.export_button: "export",
+        }
+        for button, name in actions.items():
+            ok, reason = capability(name)
+            button.setEnabled(ok)
+            button.setToolTip(reason)
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        self.add_button.clicked.connect(self.add_drive)
+        self.mirror_button.clicked.connect(lambda: self._run("mirror", "mirroring"))
+        self.verify_button.clicked.connect(lambda: self._run("verify", "verifying copies"))
+        self.offload_button.clicked.connect(lambda: self._run("offload", "freeing laptop space"))
+
+        self.timer = QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self.refresh)
+        self.timer.start()
+        self.refresh()
+
+    def refresh(self) -> None:
+        if self._busy:
+            return
+        self._busy = True
+        library = self.library
+        BackgroundOp(
+            self.runner, lambda _p, _c: data.drive_rows(library), label="drives", blocks_quit=False
+        ).success(self._refreshed).failure(self._failed).run_in_background()
+
+    def _failed(self, failure: Any) -> None:
+        self._busy = False
+        self.timer.stop()
+        show_error(self, failure, "reading the drives")
+
+    def _refreshed(self, rows: list[data.DriveRow]) -> None:
+        self._busy = False
+        self.model.set_rows(rows)
+        for r in rows:
+            was = self._mounted.get(r.id)
+            if was is False and r.mounted:
+                self.drive_plugged.emit(r.label)
+            self._mounted[r.id] = r.mounted
+        if not rows:
+            self.summary.setText(
+                "No drives yet. Add an external drive or a folder as a destination, and the "
+                "app keeps verified copies of your archive on it."
+            )
+        else:
+            plugged = sum(1 for r in rows if r.mounted)
+            self.summary.setText(f"{len(rows)} drives, {plugged} plugged in.")
+
+    def current_drive_id(self) -> int | None:
+        index = self.table.currentIndex()
+        if not index.isValid():
+            return None
+        value = self.model.data(self.model.index(index.row(), 0), Qt.ItemDataRole.UserRole)
+        return value if isinstance(value, int) else None
+
+    def add_drive(self) -> None:
+        fn = resolve("destinations")
+        if fn is None:
+            return
+        folder = QFileDialog.getExistingDirectory(self, "Choose the drive or folder")
+        if not folder:
+            return
+        label, ok = QInputDialog.getText(self, "Name this drive", "Label:")
+        if not ok:
+            return
+        library = self.library
+        BackgroundOp(
+            self.runner, lambda _p, _c: fn(library, folder, label=label or None), label="add drive"
+        ).success(lambda _r: self.refresh()).failure(
+            lambda f: show_error(self, f, "adding the drive")
+        ).run_in_background()
+
+    def _run(self, name: str, doing: str) -> None:
+        module = importlib.import_module("archiver_app.mirror")
+        fn = getattr(module, name, None)
+        if fn is None:
+            return
+        library = self.library
+        self.message.emit(f"{doing.capitalize()}…")
+
+        def progress(update: ProgressUpdate) -> None:
+            total = f"/{update.total}" if update.total else ""
+            self.message.emit(f"{doing.capitalize()}: {update.done}{total} {update.message}")
+
+        BackgroundOp(
+            self.runner,
+            lambda p, c: fn(library, progress=p, cancel=c),
+            label=doing,
+        ).with_progress(progress).success(
+            lambda _r: (self.message.emit(f"Finished {doing}."), self.refresh())
+        ).failure(lambda f: show_error(self, f, doing)).run_in_background()

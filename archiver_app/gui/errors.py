@@ -1,0 +1,65 @@
+"""Errors shown to the user: one readable sentence, the rest behind "Show Details…".
+
+A traceback never appears as the message. :func:`describe` turns any exception into a
+``(message, details)`` pair: :class:`~archiver_app.errors.ArchiverError` already carries a
+sentence; anything else becomes "Something went wrong while …" with the exception and its
+traceback in the details section only.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from archiver_app.errors import ArchiverError
+from archiver_app.gui.ops import OpFailure
+
+
+def describe(exc: BaseException, doing: str = "", traceback_text: str = "") -> tuple[str, str]:
+    """A short message and a details text for ``exc``."""
+    if isinstance(exc, ArchiverError):
+        message = exc.message
+        details = exc.details or ""
+    elif isinstance(exc, OSError) and exc.strerror:
+        where = f" ({exc.filename})" if exc.filename else ""
+        message = f"{exc.strerror}{where}"
+        details = ""
+    else:
+        message = (
+            f"Something went wrong while {doing}." if doing else "Something went wrong."
+        ) + " Your library was not changed by the failed step."
+        details = f"{type(exc).__name__}: {exc}"
+    if traceback_text:
+        details = f"{details}\n\n{traceback_text}".strip()
+    if doing and isinstance(exc, (ArchiverError, OSError)):
+        message = f"Could not finish {doing}: {message}"
+    return message, details
+
+
+def error_box(parent: QWidget | None, title: str, message: str, details: str = "") -> QMessageBox:
+    """A non-modal-safe warning box with an optional details section (not shown yet)."""
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle(title)
+    box.setText(message)
+    if details:
+        box.setDetailedText(details)
+    box.setStandardButtons(QMessageBox.StandardButton.Ok)
+    return box
+
+
+def show_error(
+    parent: QWidget | None,
+    exc: BaseException | OpFailure,
+    doing: str = "",
+    *,
+    title: str = "Archiver",
+) -> QMessageBox:
+    """Show ``exc`` as a readable message (window-modal, returns immediately)."""
+    if isinstance(exc, OpFailure):
+        message, details = describe(exc.exception, doing, exc.traceback_text)
+    else:
+        message, details = describe(exc, doing)
+    box = error_box(parent, title, message, details)
+    box.setWindowModality(box.windowModality().WindowModal)
+    box.open()
+    return box

@@ -1,0 +1,120 @@
+"""The first-run screen: where the library lives, and whether a browser was found.
+
+Shown once per computer (``QSettings`` key :data:`DONE_KEY`) before the library opens, so
+that the user can pick another folder before anything is written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from archiver_app.gui.ops import BackgroundOp, OpRunner
+
+DONE_KEY = "first_run/done"
+LIBRARY_KEY = "library/root"
+
+INTRO = (
+    "<h2>Welcome to Archiver</h2>"
+    "<p>Archiver saves web pages with a real browser so you can read them offline, "
+    "search everything you saved, and keep verified copies on your own drives.</p>"
+    "<p>Everything lives in one <b>library folder</b>: a database and one folder per "
+    "capture (the page's WARC file, a screenshot and its text). Choose where it goes; "
+    "you can keep it anywhere with enough space.</p>"
+)
+
+
+class FirstRunDialog(QDialog):
+    """Read :attr:`library_root` after ``accept``."""
+
+    def __init__(
+        self,
+        default_root: Path,
+        runner: OpRunner,
+        settings: QSettings,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("first_run")
+        self.setWindowTitle("Welcome to Archiver")
+        self.settings, self.runner = settings, runner
+        self.library_root = default_root
+        layout = QVBoxLayout(self)
+        intro = QLabel(INTRO, self)
+        intro.setWordWrap(True)
+        intro.setTextFormat(Qt.TextFormat.RichText)
+        layout.addWidget(intro)
+        row = QHBoxLayout()
+        self.location = QLineEdit(str(default_root), self)
+        self.location.setObjectName("location")
+        choose = QPushButton("Choose…", self)
+        choose.clicked.connect(self._choose)
+        row.addWidget(QLabel("Library folder:", self))
+        row.addWidget(self.location, 1)
+        row.addWidget(choose)
+        layout.addLayout(row)
+        self.browser = QLabel("Looking for a browser to capture with…", self)
+        self.browser.setObjectName("browser")
+        self.browser.setWordWrap(True)
+        layout.addWidget(self.browser)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok, self)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Start")
+        buttons.accepted.connect(self.accept)
+        layout.addWidget(buttons)
+        self.resize(560, 360)
+        self._find_browser()
+
+    def _choose(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Library folder", self.location.text())
+        if folder:
+            self.location.setText(folder)
+
+    def _find_browser(self) -> None:
+        from archiver_app.capture.browser import find_browser, install_hint
+
+        def found(info: object) -> None:
+            if info is None:
+                self.browser.setText(
+                    "<b>No browser found.</b> Captures need Chromium, Chrome or Edge. "
+                    f"{install_hint()}. You can still browse and search your library."
+                )
+            else:
+                describe = getattr(info, "describe", None)
+                self.browser.setText(f"Captures will use {describe() if describe else info}.")
+
+        BackgroundOp(
+            self.runner,
+            lambda _p, _c: find_browser(with_version=True),
+            label="find browser",
+            blocks_quit=False,
+        ).success(found).failure(
+            lambda f: self.browser.setText(f"Could not look for a browser: {f.exception}")
+        ).run_in_background()
+
+    def accept(self) -> None:
+        text = self.location.text().strip()
+        self.library_root = Path(text).expanduser().absolute() if text else self.library_root
+        self.settings.setValue(LIBRARY_KEY, str(self.library_root))
+        self.settings.setValue(DONE_KEY, True)
+        self.settings.sync()
+        super().accept()
+
+
+def needs_first_run(settings: QSettings) -> bool:
+    return not _truthy(settings.value(DONE_KEY, False))
+
+
+def _truthy(value: object) -> bool:
+    return value is True or str(value).lower() in {"true", "1"}

@@ -1,0 +1,363 @@
+"""The jobs panel: every capture/crawl job with live counters, progress, ETA and its log.
+
+The panel reads the ``jobs`` and ``job_log`` tables (the database is the source of truth;
+a worker process may be the one running the job) on a timer through
+:class:`~archiver_app.gui.ops.BackgroundOp`, so a busy database never stalls the window.
+Control actions call the crawl engine's job API when the build has one; otherwise they are
+disabled and their tooltip says why.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from archiver_app.gui import library_data as data
+from archiver_app.gui.errors import show_error
+from archiver_app.gui.integrations import capability, resolve
+from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.gui.snapshot_model import human_size
+from archiver_app.library import Library
+from archiver_app.store.models import JobStatus
+
+REFRESH_MS = 1000
+ACTIVE = {JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.PAUSED, JobStatus.INDEXING}
+JOB_HEADERS = [
+    "Job",
+    "Status",
+    "Queued",
+    "Done",
+    "Failed",
+    "Data",
+    "2xx",
+    "3xx",
+    "4xx",
+    "5xx",
+    "ETA",
+]
+
+
+def format_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60:02d}s"
+    return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
+
+
+class JobsModel(QAbstractTableModel):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[data.JobRow] = []
+        self.now = datetime.now().astimezone()
+
+    def set_rows(self, rows: list[data.JobRow], now: datetime) -> None:
+        self.now = now
+        if [r.id for r in rows] == [r.id for r in self.rows]:
+            self.rows = rows
+            if rows:
+                self.dataChanged.emit(
+                    self.index(0, 0), self.index(len(rows) - 1, len(JOB_HEADERS) - 1)
+                )
+            return
+        self.beginResetModel()
+        self.rows = rows
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(JOB_HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return JOB_HEADERS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
+        if not index.isValid() or role != Qt.ItemDataRole.DisplayRole:
+            if role == Qt.ItemDataRole.UserRole and index.isValid():
+                return self.rows[index.row()].id
+            return None
+        r = self.rows[index.row()]
+        values = [
+            f"#{r.id} {r.name}",
+            r.status,
+            f"{r.queued:,}",
+            f"{r.done:,}",
+            f"{r.failed:,}",
+            human_size(r.bytes),
+            f"{r.r2xx:,}",
+            f"{r.r3xx:,}",
+            f"{r.r4xx:,}",
+            f"{r.r5xx:,}",
+            format_eta(r.eta_seconds(self.now)) if r.status in ACTIVE else "",
+        ]
+        return values[index.column()]
+
+
+class JobsPanel(QWidget):
+    """Lists jobs; the selected job's progress, controls, live settings and log tail."""
+
+    job_finished = Signal(int, str)  # job id, final status (for tray notifications)
+
+    def __init__(self, library: Library, runner: OpRunner, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("jobs_panel")
+        self.library, self.runner = library, runner
+        self.model = JobsModel(self)
+        self._statuses: dict[int, str] = {}
+        self._log_job: int | None = None
+        self._log_after = 0
+        self._busy = False
+
+        self.table = QTableView(self)
+        self.table.setObjectName("jobs_table")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.selectionModel().currentRowChanged.connect(lambda *_: self._selection_changed())
+
+        detail = QWidget(self)
+        dcol = QVBoxLayout(detail)
+        self.summary = QLabel("Select a job.", detail)
+        self.summary.setObjectName("job_summary")
+        self.summary.setWordWrap(True)
+        dcol.addWidget(self.summary)
+        self.progress = QProgressBar(detail)
+        self.progress.setObjectName("job_progress")
+        dcol.addWidget(self.progress)
+        buttons = QHBoxLayout()
+        self.pause_button = QPushButton("Pause", detail)
+        self.resume_button = QPushButton("Resume", detail)
+        self.abort_button = QPushButton("Abort", detail)
+        self.retry_button = QPushButton("Retry", detail)
+        for b in (self.pause_button, self.resume_button, self.abort_button, self.retry_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        dcol.addLayout(buttons)
+        live = QFormLayout()
+        self.ignore_edit = QPlainTextEdit(detail)
+        self.ignore_edit.setObjectName("job_ignore")
+        self.ignore_edit.setMaximumHeight(60)
+        self.concurrency_edit = QSpinBox(detail)
+        self.concurrency_edit.setRange(1, 16)
+        self.apply_button = QPushButton("Apply to running job", detail)
+        live.addRow("Ignore patterns", self.ignore_edit)
+        live.addRow("Concurrency", self.concurrency_edit)
+        live.addRow("", self.apply_button)
+        dcol.addLayout(live)
+        self.log = QPlainTextEdit(detail)
+        self.log.setObjectName("job_log")
+        self.log.setReadOnly(True)
+        self.log.setMaximumBlockCount(5000)
+        self.log.setPlaceholderText("The job's log appears here as it runs.")
+        dcol.addWidget(self.log, 1)
+
+        split = QSplitter(self)
+        split.setObjectName("jobs_splitter")
+        split.setOrientation(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(detail)
+        split.setSizes([200, 300])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+
+        ok, reason = capability("job_control")
+        self._control_api = resolve("job_control") if ok else None
+        for b in (
+            self.pause_button,
+            self.resume_button,
+            self.abort_button,
+            self.retry_button,
+            self.apply_button,
+        ):
+            b.setEnabled(False)
+            b.setToolTip(reason)
+        self.pause_button.clicked.connect(lambda: self._control("pause_job"))
+        self.resume_button.clicked.connect(lambda: self._control("resume_job"))
+        self.abort_button.clicked.connect(lambda: self._control("abort_job"))
+        self.retry_button.clicked.connect(lambda: self._control("retry_job"))
+        self.apply_button.clicked.connect(self._apply_live)
+
+        self.timer = QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self.refresh)
+        self.timer.start()
+        self.refresh()
+
+    # ------------------------------------------------------------------ refresh
+
+    def refresh(self) -> None:
+        if self._busy:
+            return
+        self._busy = True
+        library, job, after = self.library, self._log_job, self._log_after
+
+        def work(_p: object, _c: object) -> tuple[list[data.JobRow], list[Any], datetime]:
+            rows = data.job_rows(library)
+            log = data.job_log_after(library, job, after) if job is not None else []
+            return rows, log, library.clock()
+
+        BackgroundOp(self.runner, work, label="jobs", blocks_quit=False).success(
+            lambda result: self._refreshed(job, *result)
+        ).failure(self._refresh_failed).run_in_background()
+
+    def _refresh_failed(self, failure: object) -> None:
+        self._busy = False
+        self.timer.stop()
+        show_error(self, failure, "reading the jobs")  # type: ignore[arg-type]
+
+    def _refreshed(
+        self, job: int | None, rows: list[data.JobRow], log: list[Any], now: datetime
+    ) -> None:
+        self._busy = False
+        current = self.current_job_id()
+        self.model.set_rows(rows, now)
+        if current is not None:
+            self.select_job(current)
+        for r in rows:
+            before = self._statuses.get(r.id)
+            if before is not None and before in ACTIVE and r.status not in ACTIVE:
+                self.job_finished.emit(r.id, r.status)
+            self._statuses[r.id] = r.status
+        if job == self._log_job and log:
+            self.log.appendPlainText(
+                "\n".join(f"{at:%H:%M:%S} {level:<7} {message}" for _, at, level, message in log)
+            )
+            self._log_after = log[-1][0]
+        self._show_selected()
+
+    # ------------------------------------------------------------------ selection
+
+    def current_job_id(self) -> int | None:
+        index = self.table.currentIndex()
+        value = self.model.data(self.model.index(index.row(), 0), Qt.ItemDataRole.UserRole)
+        return value if index.isValid() and isinstance(value, int) else None
+
+    def select_job(self, job_id: int) -> None:
+        for row, r in enumerate(self.model.rows):
+            if r.id == job_id:
+                self.table.selectRow(row)
+                return
+
+    def _selection_changed(self) -> None:
+        job = self.current_job_id()
+        if job != self._log_job:
+            self._log_job, self._log_after = job, 0
+            self.log.clear()
+            self.refresh_soon()
+        self._show_selected()
+
+    def refresh_soon(self) -> None:
+        QTimer.singleShot(0, self.refresh)
+
+    def _show_selected(self) -> None:
+        job = self.current_job_id()
+        row = next((r for r in self.model.rows if r.id == job), None)
+        if row is None:
+            self.summary.setText("Select a job." if self.model.rows else "No jobs yet.")
+            self.progress.setRange(0, 1)
+            self.progress.setValue(0)
+            return
+        total = max(row.queued, row.done + row.failed)
+        self.progress.setRange(0, max(1, total))
+        self.progress.setValue(row.done + row.failed)
+        eta = format_eta(row.eta_seconds(self.model.now)) if row.status in ACTIVE else ""
+        seeds = ", ".join(str(s) for s in row.config.get("seeds", [])[:3])
+        text = (
+            f"<b>#{row.id} {row.name}</b> — {row.status}<br>{row.done:,} done, "
+            f"{row.failed:,} failed of {total:,}; {human_size(row.bytes)}"
+            + (f"; about {eta} left" if eta else "")
+            + (f"<br>Seeds: {seeds}" if seeds else "")
+        )
+        if row.coverage_md and row.status not in ACTIVE:
+            text += f"<br>Coverage report: {row.coverage_md}"
+        self.summary.setText(text)
+        if not self.ignore_edit.hasFocus():
+            patterns = row.config.get("ignore_patterns", [])
+            self.ignore_edit.setPlainText("\n".join(str(p) for p in patterns))
+        if not self.concurrency_edit.hasFocus():
+            self.concurrency_edit.setValue(int(row.config.get("concurrency", 2) or 2))
+        if self._control_api is not None:
+            self.pause_button.setEnabled(row.status == JobStatus.RUNNING)
+            self.resume_button.setEnabled(row.status == JobStatus.PAUSED)
+            self.abort_button.setEnabled(row.status in ACTIVE)
+            self.retry_button.setEnabled(
+                row.status in {JobStatus.FAILED, JobStatus.RETRYABLE, JobStatus.ABORTED}
+            )
+            self.apply_button.setEnabled(row.status in ACTIVE)
+
+    # ------------------------------------------------------------------ control
+
+    def _control(self, name: str) -> None:
+        import importlib
+
+        job = self.current_job_id()
+        if job is None:
+            return
+        fn = getattr(importlib.import_module("archiver_app.crawl"), name, None)
+        if fn is None:
+            return
+        library = self.library
+        BackgroundOp(self.runner, lambda _p, _c: fn(library, job), label=name).success(
+            lambda _r: self.refresh_soon()
+        ).failure(lambda f: show_error(self, f, name.replace("_", " "))).run_in_background()
+
+    def _apply_live(self) -> None:
+        import importlib
+
+        from archiver_app.errors import InputError
+        from archiver_app.gui.capture_input import parse_ignore_patterns
+
+        job = self.current_job_id()
+        fn = getattr(importlib.import_module("archiver_app.crawl"), "update_job_rules", None)
+        if job is None or fn is None:
+            return
+        try:
+            patterns = parse_ignore_patterns(self.ignore_edit.toPlainText())
+        except InputError as exc:
+            show_error(self, exc, "changing the job's rules")
+            return
+        concurrency = self.concurrency_edit.value()
+        library = self.library
+        BackgroundOp(
+            self.runner,
+            lambda _p, _c: fn(
+                library, job, ignore_patterns=list(patterns), concurrency=concurrency
+            ),
+            label="update rules",
+        ).success(lambda _r: self.refresh_soon()).failure(
+            lambda f: show_error(self, f, "changing the job's rules")
+        ).run_in_background()

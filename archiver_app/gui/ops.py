@@ -1,0 +1,214 @@
+"""The GUI's one background-operation API (in the style of Anki's ``CollectionOp``).
+
+Every core function that may take longer than a few milliseconds runs through
+:class:`BackgroundOp`::
+
+    BackgroundOp(parent, lambda progress, cancel: mirror_all(lib, progress=progress,
+                                                             cancel=cancel))
+        .success(on_done).failure(on_error).with_progress(on_progress)
+        .run_in_background()
+
+Threading contract: the work function runs on a worker thread of the shared
+:class:`OpRunner` pool and receives a :class:`~archiver_app.tasks.ThrottledProgress` and a
+:class:`~archiver_app.tasks.CancelToken`. It must not touch widgets. ``success``,
+``failure`` and ``progress`` callbacks always run on the GUI thread: results travel through a
+queued signal, progress is *pulled* by a ``QTimer`` ten times a second (a crawl can emit
+thousands of events a second; the GUI needs ten).
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate, ThrottledProgress
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+#: How often the GUI thread pulls progress from running operations.
+PROGRESS_POLL_MS = 100
+
+
+@dataclass
+class OpFailure:
+    """What a failed operation hands to its ``failure`` callback."""
+
+    exception: BaseException
+    traceback_text: str = ""
+    cancelled: bool = False
+
+
+@dataclass
+class OpInfo:
+    """A running operation as listed by the runner (status bar, quit confirmation)."""
+
+    label: str
+    cancel: CancelToken
+    progress: ThrottledProgress
+    blocks_quit: bool = True
+    started: float = field(default=0.0)
+
+
+@dataclass
+class _Outcome:
+    """Result or failure, in one object: PySide6 on Python 3.11 mis-counts references to
+    ``None`` passed through ``Signal(object)`` across threads, so None never travels alone."""
+
+    result: Any
+    failure: OpFailure | None
+
+
+class _Relay(QObject):
+    """Lives on the GUI thread; worker threads emit ``finished`` (queued connection)."""
+
+    finished = Signal(object)  # _Outcome
+
+
+class OpRunner(QObject):
+    """Owns the worker threads and the list of running operations.
+
+    One runner per application (passed in, never a global). ``max_workers`` bounds how many
+    core functions run at once; they spend most of their time in SQLite, files or the
+    browser, which release the GIL.
+    """
+
+    changed = Signal()  # an operation started or finished
+
+    def __init__(self, parent: QObject | None = None, *, max_workers: int = 4) -> None:
+        super().__init__(parent)
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="op")
+        self._running: dict[int, OpInfo] = {}
+        self._alive: dict[int, object] = {}  # keeps each BackgroundOp until it reports
+        self._next = 0
+
+    def submit(self, fn: Callable[[], Any]) -> Future[Any]:
+        return self._pool.submit(fn)
+
+    def register(self, info: OpInfo, op: object) -> int:
+        self._next += 1
+        self._running[self._next] = info
+        self._alive[self._next] = op
+        self.changed.emit()
+        return self._next
+
+    def unregister(self, key: int) -> None:
+        self._alive.pop(key, None)
+        if self._running.pop(key, None) is not None:
+            self.changed.emit()
+
+    def running(self) -> list[OpInfo]:
+        return list(self._running.values())
+
+    def busy(self) -> bool:
+        """True while an operation that should not be interrupted silently runs."""
+        return any(op.blocks_quit for op in self._running.values())
+
+    def cancel_all(self) -> None:
+        for op in self._running.values():
+            op.cancel.cancel()
+
+    def shutdown(self, *, wait: bool = True) -> None:
+        self.cancel_all()
+        self._pool.shutdown(wait=wait, cancel_futures=True)
+
+
+class BackgroundOp(Generic[T]):
+    """One call of a core function off the GUI thread; build it, then ``run_in_background``."""
+
+    def __init__(
+        self,
+        runner: OpRunner,
+        work: Callable[[ThrottledProgress, CancelToken], T],
+        *,
+        label: str = "",
+        blocks_quit: bool = True,
+    ) -> None:
+        self._runner = runner
+        self._work = work
+        self._label = label
+        self._blocks_quit = blocks_quit
+        self._on_success: Callable[[T], None] | None = None
+        self._on_failure: Callable[[OpFailure], None] | None = None
+        self._on_progress: Callable[[ProgressUpdate], None] | None = None
+        self.cancel_token = CancelToken()
+        self.progress = ThrottledProgress(interval=0.1)
+        self._relay: _Relay | None = None
+        self._timer: QTimer | None = None
+        self._key = 0
+        self._last_seen: ProgressUpdate | None = None
+
+    def success(self, fn: Callable[[T], None]) -> BackgroundOp[T]:
+        self._on_success = fn
+        return self
+
+    def failure(self, fn: Callable[[OpFailure], None]) -> BackgroundOp[T]:
+        self._on_failure = fn
+        return self
+
+    def with_progress(self, fn: Callable[[ProgressUpdate], None]) -> BackgroundOp[T]:
+        self._on_progress = fn
+        return self
+
+    def cancel(self) -> None:
+        self.cancel_token.cancel()
+
+    def run_in_background(self) -> BackgroundOp[T]:
+        """Start the work; callbacks fire later on the GUI thread."""
+        relay = _Relay(self._runner)
+        relay.finished.connect(self._finished)
+        self._relay = relay
+        self._key = self._runner.register(
+            OpInfo(self._label, self.cancel_token, self.progress, self._blocks_quit), self
+        )
+        if self._on_progress is not None:
+            timer = QTimer(self._runner)
+            timer.setInterval(PROGRESS_POLL_MS)
+            timer.timeout.connect(self._poll)
+            timer.start()
+            self._timer = timer
+        work, progress, cancel = self._work, self.progress, self.cancel_token
+
+        def call() -> None:
+            try:
+                result = work(progress, cancel)
+            except Cancelled as exc:
+                relay.finished.emit(_Outcome(None, OpFailure(exc, cancelled=True)))
+            except BaseException as exc:  # reported on the GUI thread, never swallowed
+                relay.finished.emit(_Outcome(None, OpFailure(exc, traceback.format_exc())))
+            else:
+                relay.finished.emit(_Outcome(result, None))
+
+        self._runner.submit(call)
+        return self
+
+    def _poll(self) -> None:
+        latest = self.progress.latest()
+        if latest is not None and latest is not self._last_seen and self._on_progress:
+            self._last_seen = latest
+            self._on_progress(latest)
+
+    def _finished(self, outcome: _Outcome) -> None:
+        result, failure = outcome.result, outcome.failure
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer.deleteLater()
+            self._timer = None
+            self._poll()  # the final update
+        self._runner.unregister(self._key)
+        if self._relay is not None:
+            self._relay.deleteLater()
+            self._relay = None
+        if failure is None:
+            if self._on_success is not None:
+                self._on_success(result)
+        elif self._on_failure is not None:
+            self._on_failure(failure)
+        elif not failure.cancelled:
+            log.error("background operation %r failed:\n%s", self._label, failure.traceback_text)

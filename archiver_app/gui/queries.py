@@ -1,0 +1,333 @@
+"""What the captures table asks the database: filters, sort orders and the search adapter.
+
+Plain Python (no Qt): the table model (``snapshot_model.py``) runs these on worker threads
+and, for one small window of rows at a time, on the GUI thread.
+
+The table never loads snapshot rows it does not show. A :class:`SnapshotQuery` compiles to
+one ``SELECT id … ORDER BY <sort>, id`` that SQLite answers from an index for the time,
+domain and status orders; the model streams those ids in chunks (8 bytes a row: a million
+rows is 8 MB) and fetches the visible window's columns by primary key.
+
+Search goes through :class:`SearchAdapter`. Until ``archiver_app.search`` lands it queries
+the FTS5 table ``snapshot_fts`` directly; the adapter is the one place to re-point.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+
+class View(StrEnum):
+    """The fixed entries at the top of the sidebar."""
+
+    ALL = "all"
+    RECENT = "recent"
+    FAILED = "failed"
+    UNTAGGED = "untagged"
+
+
+class SortKey(StrEnum):
+    TIME = "time"
+    TITLE = "title"
+    DOMAIN = "domain"
+    SIZE = "size"
+    STATUS = "status"
+
+
+SORT_SQL: dict[SortKey, str] = {
+    SortKey.TIME: "s.captured_at",
+    SortKey.TITLE: "s.title",
+    SortKey.DOMAIN: "s.domain",
+    SortKey.SIZE: "s.size_bytes",
+    SortKey.STATUS: "s.state",
+}
+
+#: "Recent" means captured in the last this many days.
+RECENT_DAYS = 7
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The filter bar: every field optional; empty means "any"."""
+
+    domain: str = ""
+    date_from: datetime | None = None
+    date_to: datetime | None = None  # exclusive
+    tag: str = ""
+    mime: str = ""  # prefix: "text/html", "application/pdf", "image/"
+    state: str = ""
+    fidelity: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain,
+            "date_from": self.date_from.isoformat() if self.date_from else None,
+            "date_to": self.date_to.isoformat() if self.date_to else None,
+            "tag": self.tag,
+            "mime": self.mime,
+            "state": self.state,
+            "fidelity": self.fidelity,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Filters:
+        def when(value: Any) -> datetime | None:
+            return datetime.fromisoformat(value) if isinstance(value, str) and value else None
+
+        return cls(
+            domain=str(data.get("domain") or ""),
+            date_from=when(data.get("date_from")),
+            date_to=when(data.get("date_to")),
+            tag=str(data.get("tag") or ""),
+            mime=str(data.get("mime") or ""),
+            state=str(data.get("state") or ""),
+            fidelity=str(data.get("fidelity") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class SnapshotQuery:
+    """Which captures the table shows, and in what order."""
+
+    view: View = View.ALL
+    collection_id: int | None = None
+    tag_id: int | None = None
+    search: str = ""
+    filters: Filters = field(default_factory=Filters)
+    sort: SortKey = SortKey.TIME
+    descending: bool = True
+
+    def with_(self, **changes: Any) -> SnapshotQuery:
+        return replace(self, **changes)
+
+
+# ---------------------------------------------------------------------------- search
+
+
+_TOKEN = re.compile(r"\w[\w.\-@/:]*", re.UNICODE)
+
+
+def fts_match_expression(user_text: str) -> str:
+    """An FTS5 MATCH expression for what the user typed, safe against FTS syntax.
+
+    Every word is quoted (so ``AND``, ``-``, ``:`` or quotes in the input are plain text)
+    and all words must match; the last word is a prefix, so results follow typing.
+    """
+    words = _TOKEN.findall(user_text)
+    if not words:
+        return ""
+    quoted = ['"' + w.replace('"', '""') + '"' for w in words]
+    if user_text == user_text.rstrip() and len(words[-1]) >= 2:
+        quoted[-1] += "*"  # still typing the last word
+    return " AND ".join(quoted)
+
+
+class SearchAdapter:
+    """Full-text search over title, URL, page text and tags.
+
+    Today this reads ``snapshot_fts`` (FTS5) directly. When ``archiver_app.search`` offers
+    the same two operations, point this class at it; nothing else in the GUI changes.
+    """
+
+    def available(self, conn: Connection) -> bool:
+        return conn.dialect.name == "sqlite"
+
+    def id_subquery(self, user_text: str) -> tuple[str, dict[str, Any]]:
+        """SQL selecting the matching snapshot ids, and its parameters."""
+        expr = fts_match_expression(user_text)
+        if not expr:
+            return "SELECT 0 WHERE 0", {}
+        return "SELECT rowid FROM snapshot_fts WHERE snapshot_fts MATCH :fts", {"fts": expr}
+
+    def newest_matches_sql(self, user_text: str, limit: int) -> tuple[str, dict[str, Any]]:
+        """SQL for the ``limit`` most recently saved matches: streams straight from the
+        index without collecting every match, so the first results show at once."""
+        sub, params = self.id_subquery(user_text)
+        return f"{sub} ORDER BY rowid DESC LIMIT {int(limit)}", params
+
+    def snippets(self, conn: Connection, ids: Sequence[int], user_text: str) -> dict[int, str]:
+        """Highlighted snippets (``<b>…</b>`` around matches, HTML-escaped text) per id.
+
+        Reads the stored text by rowid (cheap) and highlights in Python: asking FTS5 for
+        ``snippet()`` means evaluating the whole MATCH again, seconds for a common prefix.
+        """
+        pattern = highlight_pattern(user_text)
+        if pattern is None or not ids or not self.available(conn):
+            return {}
+        marks = ",".join(str(int(i)) for i in ids)
+        rows = conn.exec_driver_sql(
+            f"SELECT rowid, title, url, body FROM snapshot_fts WHERE rowid IN ({marks})"
+        ).all()
+        out = {}
+        for rowid, title, url, body in rows:
+            for field_text in (body, title, url):
+                found = make_snippet(str(field_text or ""), pattern)
+                if found:
+                    out[int(rowid)] = found
+                    break
+        return out
+
+
+def highlight_pattern(user_text: str) -> re.Pattern[str] | None:
+    """A case-insensitive regex for the words typed (the last one as a prefix)."""
+    words = _TOKEN.findall(user_text)
+    if not words:
+        return None
+    prefix = user_text == user_text.rstrip()
+    parts = [re.escape(w) + (r"\w*" if prefix and i == len(words) - 1 else r"\b")
+             for i, w in enumerate(words)]
+    return re.compile(r"\b(" + "|".join(parts) + ")", re.IGNORECASE)
+
+
+def make_snippet(text_: str, pattern: re.Pattern[str], width: int = 70) -> str:
+    """About ``2 * width`` characters around the first match, matches in ``<b>``."""
+    from html import escape
+
+    first = pattern.search(text_)
+    if first is None:
+        return ""
+    start = max(0, first.start() - width)
+    end = min(len(text_), first.end() + width)
+    window = " ".join(text_[start:end].split())
+    out, last = [], 0
+    for m in pattern.finditer(window):
+        out.append(escape(window[last : m.start()]))
+        out.append(f"<b>{escape(m.group(0))}</b>")
+        last = m.end()
+    out.append(escape(window[last:]))
+    return ("… " if start else "") + "".join(out) + (" …" if end < len(text_) else "")
+
+
+# ---------------------------------------------------------------------------- compiling
+
+
+def compile_ids_sql(
+    query: SnapshotQuery,
+    search: SearchAdapter,
+    now: datetime | None = None,
+    *,
+    within: Sequence[int] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """``SELECT s.id FROM snapshots s WHERE … ORDER BY …`` for ``query``.
+
+    ``within``: only these ids, already known to match the search text (the quick first
+    window of a search); the full-text condition is then left out.
+    """
+    where: list[str] = []
+    params: dict[str, Any] = {}
+    if query.view is View.RECENT:
+        since = (now or datetime.now(UTC)) - timedelta(days=RECENT_DAYS)
+        where.append("s.captured_at >= :recent")
+        params["recent"] = _db_time(since)
+    elif query.view is View.FAILED:
+        where.append("s.state = 'failed'")
+    elif query.view is View.UNTAGGED:
+        where.append("NOT EXISTS (SELECT 1 FROM snapshot_tags st WHERE st.snapshot_id = s.id)")
+    if query.collection_id is not None:
+        where.append("s.collection_id = :coll")
+        params["coll"] = query.collection_id
+    if query.tag_id is not None:
+        where.append("s.id IN (SELECT snapshot_id FROM snapshot_tags WHERE tag_id = :tag_id)")
+        params["tag_id"] = query.tag_id
+    f = query.filters
+    if f.domain:
+        domain = f.domain.strip().lower()
+        where.append("(s.domain = :domain OR s.domain LIKE :subdomain)")
+        params["domain"] = domain
+        params["subdomain"] = "%." + domain.replace("%", "").replace("_", "")
+    if f.date_from is not None:
+        where.append("s.captured_at >= :date_from")
+        params["date_from"] = _db_time(f.date_from)
+    if f.date_to is not None:
+        where.append("s.captured_at < :date_to")
+        params["date_to"] = _db_time(f.date_to)
+    if f.tag:
+        where.append(
+            "s.id IN (SELECT st.snapshot_id FROM snapshot_tags st JOIN tags t "
+            "ON t.id = st.tag_id WHERE t.name = :tag_name)"
+        )
+        params["tag_name"] = f.tag
+    if f.mime:
+        where.append("s.mime LIKE :mime")
+        params["mime"] = f.mime.replace("%", "") + "%"
+    if f.state:
+        where.append("s.state = :state")
+        params["state"] = f.state
+    if f.fidelity:
+        where.append("s.capture_fidelity = :fidelity")
+        params["fidelity"] = f.fidelity
+    if within is not None:
+        where.append(f"s.id IN ({','.join(str(int(i)) for i in within) or 'NULL'})")
+    elif query.search.strip():
+        sub, sub_params = search.id_subquery(query.search)
+        where.append(f"s.id IN ({sub})")
+        params.update(sub_params)
+    direction = "DESC" if query.descending else "ASC"
+    order = f"{SORT_SQL[query.sort]} {direction}, s.id {direction}"
+    clause = (" WHERE " + " AND ".join(where)) if where else ""
+    return f"SELECT s.id FROM snapshots s{clause} ORDER BY {order}", params
+
+
+def _db_time(value: datetime) -> str:
+    """The stored form of ``UTCDateTime`` (naive UTC text) for raw comparisons."""
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+# ---------------------------------------------------------------------------- rows
+
+
+#: Columns fetched for each visible row (order matters: ``RowData`` follows it).
+ROW_COLUMNS = (
+    "id, captured_at, title, url, domain, size_bytes, state, http_status, "
+    "capture_fidelity, mime, folder"
+)
+
+
+@dataclass(frozen=True)
+class RowData:
+    """What one table row shows."""
+
+    id: int
+    captured_at: str
+    title: str
+    url: str
+    domain: str
+    size_bytes: int
+    state: str
+    http_status: int | None
+    fidelity: str
+    mime: str
+    folder: str | None
+
+
+def fetch_rows(conn: Connection, ids: Sequence[int]) -> dict[int, RowData]:
+    """The table columns of ``ids`` (any order, missing ids simply absent)."""
+    if not ids:
+        return {}
+    marks = ",".join(str(int(i)) for i in ids)
+    rows = conn.exec_driver_sql(f"SELECT {ROW_COLUMNS} FROM snapshots WHERE id IN ({marks})")
+    out: dict[int, RowData] = {}
+    for r in rows:
+        out[int(r[0])] = RowData(
+            id=int(r[0]),
+            captured_at=str(r[1] or "")[:16],
+            title=r[2] or "",
+            url=r[3],
+            domain=r[4] or "",
+            size_bytes=int(r[5] or 0),
+            state=r[6] or "",
+            http_status=r[7],
+            fidelity=r[8] or "",
+            mime=r[9] or "",
+            folder=r[10],
+        )
+    return out

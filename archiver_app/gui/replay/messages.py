@@ -1,0 +1,78 @@
+"""The small HTML pages the replay view shows instead of a capture (not archived, missing
+file, damaged record, redirect loop, no screenshot)."""
+
+from __future__ import annotations
+
+from html import escape
+
+_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>{title}</title>
+<style>
+ body {{ font: 15px/1.5 system-ui, sans-serif; color: #222; background: #f6f6f4;
+        margin: 0; display: flex; justify-content: center; }}
+ main {{ max-width: 44em; margin: 4em 1.5em; padding: 1.5em 2em; background: #fff;
+        border: 1px solid #ddd; border-left: 6px solid {accent}; border-radius: 6px; }}
+ h1 {{ font-size: 1.3em; margin: 0 0 .5em; }}
+ code {{ word-break: break-all; background: #f0f0ee; padding: 0 .2em; }}
+ a.button {{ display: inline-block; margin-top: 1em; padding: .4em 1em; background: #2b6cb0;
+        color: #fff; border-radius: 4px; text-decoration: none; }}
+ .detail {{ color: #666; font-size: .9em; }}
+</style></head>
+<body><main id="archiver-message" data-kind="{kind}"><h1>{title}</h1>{body}</main></body></html>
+"""
+
+
+def message_page(kind: str, title: str, body_html: str, *, accent: str = "#c05621") -> bytes:
+    return _PAGE.format(
+        kind=escape(kind), title=escape(title), body=body_html, accent=accent
+    ).encode("utf-8")
+
+
+def not_archived(url: str, capture_link: str) -> bytes:
+    return message_page(
+        "not-archived",
+        "Not archived",
+        f"<p><code>{escape(url)}</code> is not in your archive.</p>"
+        "<p>Nothing was fetched from the live web.</p>"
+        f'<a class="button" id="capture-now" href="{escape(capture_link)}">'
+        "Not archived — capture it now?</a>",
+        accent="#2b6cb0",
+    )
+
+
+def missing_file(url: str, path: str, drives: list[str]) -> bytes:
+    if drives:
+        where = (
+            "<p>A verified copy is on "
+            + " or ".join(f"the drive <b>{escape(d)}</b>" for d in drives)
+            + ". Connect it and reload.</p>"
+        )
+    else:
+        where = "<p>No drive is known to hold a copy.</p>"
+    return message_page(
+        "missing-file",
+        "Archive file not on this computer",
+        f"<p>The capture of <code>{escape(url)}</code> is stored in "
+        f"<code>{escape(path)}</code>, which is not here.</p>{where}",
+    )
+
+
+def damaged(url: str, reason: str) -> bytes:
+    return message_page(
+        "damaged",
+        "This capture is damaged",
+        f"<p>The capture of <code>{escape(url)}</code> cannot be shown.</p>"
+        f'<p class="detail">{escape(reason)}</p>',
+        accent="#c53030",
+    )
+
+
+def redirect_loop(url: str, chain: list[str]) -> bytes:
+    hops = "".join(f"<li><code>{escape(u)}</code></li>" for u in chain)
+    return message_page(
+        "redirect-loop",
+        "This archived page redirects in a loop",
+        f"<p>Following the archived redirects of <code>{escape(url)}</code> comes back to "
+        f"a page already visited:</p><ol>{hops}</ol>",
+        accent="#c53030",
+    )

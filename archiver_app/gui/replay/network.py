@@ -1,0 +1,206 @@
+"""What keeps a replayed page offline: the request interceptor and the scheme handler.
+
+The interceptor sees every request the page makes: ``http``/``https`` are redirected to
+``archive-http``/``archive-https``; ``data:``, ``blob:``, ``about:`` and our own schemes
+pass; everything else (``file:``, ``ws:``, ``ftp:``, ``chrome:``...) is blocked. The scheme
+handler answers ``archive-*`` requests from :class:`~archiver_app.replay.Replayer`, in
+process: no server, no port.
+
+Threading contract: both run on the GUI thread (Qt 6 calls interceptors and scheme
+handlers there); :class:`RequestLog` is still locked because tests read it from helpers.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+
+from PySide6.QtCore import QBuffer, QByteArray, QObject, QUrl, Signal
+from PySide6.QtWebEngineCore import (
+    QWebEngineUrlRequestInfo,
+    QWebEngineUrlRequestInterceptor,
+    QWebEngineUrlRequestJob,
+    QWebEngineUrlSchemeHandler,
+)
+
+from archiver_app.gui.replay import messages
+from archiver_app.gui.replay.schemes import (
+    ACTION_HOST,
+    SCHEME_FOR,
+    action_url,
+    is_archive_url,
+    to_archive_url,
+    to_original_url,
+)
+from archiver_app.replay import (
+    NotArchived,
+    RecordUnavailable,
+    RedirectLoop,
+    Replayer,
+    ReplayError,
+    ReplayResponse,
+)
+
+ALLOWED_SCHEMES = frozenset({"data", "blob", "about"})
+SERVED, NOT_ARCHIVED, BLOCKED, REDIRECT, FAILED = (
+    "served",
+    "not archived",
+    "blocked",
+    "redirect",
+    "error",
+)
+# Response headers never handed to the page (downloads are off; framing is Qt's).
+_NOT_FORWARDED = frozenset({"content-type", "content-length", "content-disposition"})
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    url: str  # the original (http/https) URL, or the blocked one as asked
+    outcome: str
+    detail: str = ""
+
+
+class RequestLog(QObject):
+    """Every request a replay view saw and what became of it, in order."""
+
+    logged = Signal(str, str, str)  # url, outcome, detail
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._lock = threading.Lock()
+        self._entries: list[LoggedRequest] = []
+
+    def add(self, url: str, outcome: str, detail: str = "") -> None:
+        with self._lock:
+            self._entries.append(LoggedRequest(url, outcome, detail))
+        self.logged.emit(url, outcome, detail)
+
+    def entries(self) -> list[LoggedRequest]:
+        with self._lock:
+            return list(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
+    """Redirect http(s) to the archive schemes; block every other scheme."""
+
+    def __init__(self, log: RequestLog, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.log = log
+        self.main_frames: set[str] = set()  # archive URLs requested as top-level pages
+
+    def interceptRequest(self, info: QWebEngineUrlRequestInfo) -> None:
+        url = info.requestUrl()
+        scheme = url.scheme().lower()
+        main = info.resourceType() == QWebEngineUrlRequestInfo.ResourceType.ResourceTypeMainFrame
+        if scheme in SCHEME_FOR:
+            target = to_archive_url(url)
+            if main:
+                self._remember(target)
+            info.redirect(target)
+        elif is_archive_url(url):
+            if main:
+                self._remember(url)
+        elif scheme not in ALLOWED_SCHEMES:
+            info.block(True)
+            self.log.add(url.toString(), BLOCKED, f"{scheme}: is never fetched during replay")
+
+    def _remember(self, url: QUrl) -> None:
+        if len(self.main_frames) > 1000:
+            self.main_frames.clear()
+        self.main_frames.add(url.toString(QUrl.ComponentFormattingOption.FullyEncoded))
+
+
+class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
+    """Answer ``archive-http(s)`` requests from the archive, nearest to ``at``.
+
+    Emits :attr:`pageServed` for each top-level page answered (original URL, response or
+    None when an in-view message was shown instead, the error kind).
+    """
+
+    pageServed = Signal(str, object, str)
+
+    def __init__(
+        self,
+        replayer: Replayer,
+        interceptor: OfflineInterceptor,
+        log: RequestLog,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.replayer = replayer
+        self.interceptor = interceptor
+        self.log = log
+        self.at: datetime | str | None = None
+
+    def requestStarted(self, job: QWebEngineUrlRequestJob) -> None:
+        qurl = job.requestUrl()
+        key = qurl.toString(QUrl.ComponentFormattingOption.FullyEncoded)
+        url = to_original_url(qurl)
+        main = key in self.interceptor.main_frames
+        if qurl.host() == ACTION_HOST:
+            job.fail(QWebEngineUrlRequestJob.Error.RequestDenied)  # handled by the page
+            return
+        headers = {
+            bytes(k.data()).decode().lower(): bytes(v.data()).decode()
+            for k, v in job.requestHeaders().items()
+        }
+        try:
+            response = self.replayer.serve(url, self.at, range_header=headers.get("range"))
+            if main and response.location:
+                self.replayer.redirect_chain(url, self.at)
+        except NotArchived:
+            self.log.add(url, NOT_ARCHIVED)
+            if main:
+                self._reply_message(job, messages.not_archived(url, action_url("capture", url)))
+                self.pageServed.emit(url, None, "not-archived")
+            else:
+                job.fail(QWebEngineUrlRequestJob.Error.UrlNotFound)
+            return
+        except ReplayError as exc:
+            self.log.add(url, FAILED, f"{exc.kind}: {exc}")
+            if main:
+                self._reply_message(job, _message_for(exc, url))
+                self.pageServed.emit(url, None, exc.kind)
+            else:
+                job.fail(QWebEngineUrlRequestJob.Error.RequestFailed)
+            return
+        if response.location:
+            self.log.add(url, REDIRECT, response.location)
+            job.redirect(to_archive_url(response.location))
+            return
+        self.log.add(url, SERVED, f"{response.status} {response.ts}")
+        self._reply(job, response)
+        if main:
+            self.pageServed.emit(url, response, "")
+
+    def _reply(self, job: QWebEngineUrlRequestJob, response: ReplayResponse) -> None:
+        extra = {
+            QByteArray(k.encode("latin-1", "replace")): QByteArray(v.encode("latin-1", "replace"))
+            for k, v in response.headers
+            if k.lower() not in _NOT_FORWARDED
+        }
+        if extra:
+            job.setAdditionalResponseHeaders(extra)
+        buffer = QBuffer(job)
+        buffer.setData(QByteArray(response.body))
+        buffer.open(QBuffer.OpenModeFlag.ReadOnly)
+        job.reply(response.content_type.encode("latin-1", "replace"), buffer)
+
+    def _reply_message(self, job: QWebEngineUrlRequestJob, html: bytes) -> None:
+        buffer = QBuffer(job)
+        buffer.setData(QByteArray(html))
+        buffer.open(QBuffer.OpenModeFlag.ReadOnly)
+        job.reply(b"text/html; charset=utf-8", buffer)
+
+
+def _message_for(exc: ReplayError, url: str) -> bytes:
+    if isinstance(exc, RecordUnavailable):
+        return messages.missing_file(url, exc.path, exc.drives)
+    if isinstance(exc, RedirectLoop):
+        return messages.redirect_loop(url, exc.chain)
+    return messages.damaged(url, str(exc))

@@ -1,0 +1,128 @@
+"""Render a capture offscreen in the replay view and save a PNG (``archiver replay
+--screenshot``, thumbnails, fidelity tests).
+
+The page is loaded in a real :class:`ReplayWidget`; once it has loaded and its requests
+have gone quiet, the view is grown to the page's full height (so lazy images load, as
+they did at capture time), quiet is awaited again, and the view is grabbed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtGui import QImage
+from PySide6.QtWebEngineCore import QWebEngineSettings
+from PySide6.QtWidgets import QApplication
+
+from archiver_app.gui.replay.network import LoggedRequest
+from archiver_app.gui.replay.widget import ReplayWidget
+from archiver_app.library import Library
+
+MAX_HEIGHT = 16_000
+
+
+@dataclass
+class RenderResult:
+    """What the rendered page requested, and what was shown."""
+
+    url: str
+    requests: list[LoggedRequest]
+    page_kind: str  # "" when a capture was shown, else the message kind ("not-archived"...)
+    capture_ts: str
+    size: tuple[int, int]
+    image: QImage
+
+    @property
+    def ok(self) -> bool:
+        return not self.page_kind
+
+
+def pump(predicate: Callable[[], bool], timeout: float, step_ms: int = 20) -> bool:
+    """Run the Qt event loop until ``predicate()`` or ``timeout`` seconds; return it."""
+    deadline = time.monotonic() + timeout
+    loop = QEventLoop()
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        QTimer.singleShot(step_ms, loop.quit)
+        loop.exec()
+    return True
+
+
+def wait_quiet(widget: ReplayWidget, quiet: float, timeout: float) -> bool:
+    """Wait until the view logged no request for ``quiet`` seconds."""
+    last = [time.monotonic(), len(widget.log.entries())]
+
+    def settled() -> bool:
+        count = len(widget.log.entries())
+        now = time.monotonic()
+        if count != last[1] or widget.page.isLoading():
+            last[0], last[1] = now, count
+            return False
+        return now - last[0] >= quiet
+
+    return pump(settled, timeout)
+
+
+def render(
+    library: Library,
+    url: str,
+    png: Path | None,
+    *,
+    at: datetime | str | None = None,
+    width: int = 1280,
+    height: int = 800,
+    full_page: bool = True,
+    timeout: float = 60.0,
+    quiet: float = 0.5,
+) -> RenderResult:
+    """Load ``url`` as archived at ``at`` offscreen and save a PNG to ``png`` (if given).
+
+    Requires a QApplication (with the replay schemes registered before it).
+    """
+    assert QApplication.instance() is not None, "create the QApplication first"
+    widget = ReplayWidget(library)
+    try:
+        widget.profile.settings().setAttribute(
+            QWebEngineSettings.WebAttribute.ShowScrollBars, False
+        )
+        widget.view.setFixedSize(width, height)
+        widget.show()
+        kinds: list[str] = []
+        widget.handler.pageServed.connect(lambda _u, _r, kind: kinds.append(kind))
+        loaded: list[bool] = []
+        widget.page.loadFinished.connect(loaded.append)
+        deadline = time.monotonic() + timeout
+        widget.open(url, at)
+        pump(lambda: bool(loaded), timeout)
+        wait_quiet(widget, quiet, max(1.0, deadline - time.monotonic()))
+        if full_page:
+            full = widget.page.contentsSize().toSize()
+            tall = min(MAX_HEIGHT, max(height, full.height()))
+            if tall != height:
+                widget.view.setFixedSize(width, tall)
+                pump(lambda: False, 0.2)
+                wait_quiet(widget, quiet, max(1.0, deadline - time.monotonic()))
+        pump(lambda: False, 0.1)  # one more paint
+        image = widget.view.grab().toImage()
+        if png is not None:
+            png.parent.mkdir(parents=True, exist_ok=True)
+            image.save(str(png))  # format from the suffix
+        current = widget.current
+        return RenderResult(
+            url=url,
+            requests=widget.log.entries(),
+            page_kind=kinds[-1] if kinds else "timeout",
+            capture_ts=current.ts if current is not None else "",
+            size=(image.width(), image.height()),
+            image=image,
+        )
+    finally:
+        widget.close()
+        widget.deleteLater()
+        pump(lambda: False, 0.05)

@@ -1,0 +1,327 @@
+"""ReplayWidget: one archived page in an embedded, offline browser, with its timeline.
+
+API for the main window (tabs):
+
+- ``ReplayWidget(library, url=None, at=None, parent=None)``; ``open(url, at=None)``
+  shows the capture of ``url`` nearest to ``at`` (newest when None).
+- ``find_text(text, backward=False)`` finds in the page; ``Ctrl+F`` opens the find bar.
+- signals ``titleChanged(str)``, ``urlChanged(str)`` (the original URL, never the
+  archive scheme), ``captureChanged(str)`` (ts17 of the capture shown, '' for a message),
+  ``captureRequested(str)`` (the user asked to capture a URL that is not archived: the
+  receiver should confirm before fetching anything live), ``requestLogged(str, str, str)``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from PySide6.QtCore import QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QKeySequence, QPixmap, QShortcut
+from PySide6.QtWebEngineCore import QWebEnginePage
+from PySide6.QtWebEngineWidgets import QWebEngineView
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+from sqlalchemy import text
+
+from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
+from archiver_app.gui.replay.page import ReplayPage, make_profile
+from archiver_app.gui.replay.schemes import register_schemes, to_archive_url, to_original_url
+from archiver_app.library import Library
+from archiver_app.replay import Capture, Replayer, ReplayResponse
+from archiver_app.warc.timestamps import parse_ts
+
+NO_SCREENSHOT = "This capture has no screenshot."
+
+
+def describe_ts(ts: str) -> str:
+    return f"{parse_ts(ts):%Y-%m-%d %H:%M:%S} UTC"
+
+
+class ReplayWidget(QWidget):
+    """An offline replay tab. Threading: GUI thread only."""
+
+    titleChanged = Signal(str)
+    urlChanged = Signal(str)
+    captureChanged = Signal(str)
+    captureRequested = Signal(str)
+    requestLogged = Signal(str, str, str)
+
+    def __init__(
+        self,
+        library: Library,
+        url: str | None = None,
+        at: datetime | str | None = None,
+        parent: QWidget | None = None,
+        *,
+        replayer: Replayer | None = None,
+    ) -> None:
+        super().__init__(parent)
+        register_schemes()  # no-op when done before the QApplication, as it must be
+        self.library = library
+        self.replayer = replayer or Replayer.for_library(library)
+        self.at: datetime | str | None = at
+        self.current: ReplayResponse | None = None
+        self.current_url = ""
+        self.captures: list[Capture] = []
+
+        self.log = RequestLog(self)
+        self.log.logged.connect(self.requestLogged)
+        # Ownership: view -> page -> profile -> (interceptor, handler), so the page always
+        # dies before its profile, as QtWebEngine requires.
+        self.profile = make_profile(self.log)
+        self.interceptor = OfflineInterceptor(self.log, self.profile)
+        self.profile.setUrlRequestInterceptor(self.interceptor)
+        self.handler = ArchiveSchemeHandler(self.replayer, self.interceptor, self.log, self.profile)
+        for scheme in (b"archive-http", b"archive-https"):
+            self.profile.installUrlSchemeHandler(scheme, self.handler)
+        self.handler.pageServed.connect(self._page_served)
+
+        self.view = QWebEngineView(self)
+        self.page = ReplayPage(self.profile, self.log, self.view)
+        self.view.setPage(self.page)
+        self.profile.setParent(self.page)
+        self.page.titleChanged.connect(self.titleChanged)
+        self.page.urlChanged.connect(self._url_changed)
+        self.page.captureRequested.connect(self.captureRequested)
+        self._build_ui()
+        if url:
+            self.open(url, at)
+
+    # ------------------------------------------------------------------ layout
+
+    def _build_ui(self) -> None:
+        self.back_button = self._tool("◀", "Back", self.view.back)
+        self.forward_button = self._tool("▶", "Forward", self.view.forward)
+        self.address = QLineEdit(self)
+        self.address.setPlaceholderText("Archived URL")
+        self.address.returnPressed.connect(lambda: self.open(self.address.text(), self.at))
+        self.older_button = self._tool("‹ Older", "Previous capture", lambda: self.step(-1))
+        self.timeline = QComboBox(self)
+        self.timeline.setMinimumContentsLength(22)
+        self.timeline.activated.connect(self._timeline_chosen)
+        self.newer_button = self._tool("Newer ›", "Next capture", lambda: self.step(1))
+        self.screenshot_button = QPushButton("Screenshot", self)
+        self.screenshot_button.setCheckable(True)
+        self.screenshot_button.toggled.connect(self.show_screenshot)
+        self.live_button = QPushButton("Open live page", self)
+        self.live_button.setToolTip("Open the original address in your web browser")
+        self.live_button.clicked.connect(self.open_live)
+
+        bar = QHBoxLayout()
+        for w in (
+            self.back_button,
+            self.forward_button,
+            self.address,
+            self.older_button,
+            self.timeline,
+            self.newer_button,
+            self.screenshot_button,
+            self.live_button,
+        ):
+            bar.addWidget(w)
+        bar.setStretchFactor(self.address, 1)
+
+        self.banner = QLabel(self)
+        self.banner.setObjectName("replayBanner")
+        self.banner.setStyleSheet(
+            "#replayBanner { background: #fdf6e3; color: #5b4a14; padding: 4px 8px;"
+            " border-bottom: 1px solid #e8dcb0; }"
+        )
+        self.banner.setText("Offline replay: nothing is fetched from the live web.")
+
+        self.screenshot_label = QLabel(self)
+        self.screenshot_label.setAlignment(
+            Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignHCenter
+        )
+        scroll = QScrollArea(self)
+        scroll.setWidget(self.screenshot_label)
+        scroll.setWidgetResizable(True)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.view)
+        self.stack.addWidget(scroll)
+
+        self.find_edit = QLineEdit(self)
+        self.find_edit.setPlaceholderText("Find in page")
+        self.find_edit.returnPressed.connect(lambda: self.find_text(self.find_edit.text()))
+        self.find_bar = QWidget(self)
+        find_layout = QHBoxLayout(self.find_bar)
+        find_layout.setContentsMargins(4, 0, 4, 0)
+        find_layout.addWidget(self.find_edit)
+        find_layout.addWidget(
+            self._tool("↑", "Previous match", lambda: self.find_text(self.find_edit.text(), True))
+        )
+        find_layout.addWidget(self._tool("✕", "Close", self.close_find))
+        self.find_bar.hide()
+        QShortcut(QKeySequence(QKeySequence.StandardKey.Find), self, self.start_find)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self.find_bar, self.close_find)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(bar)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.stack, 1)
+        layout.addWidget(self.find_bar)
+        self._update_controls()
+
+    def _tool(self, label: str, tip: str, slot: object) -> QToolButton:
+        button = QToolButton(self)
+        button.setText(label)
+        button.setToolTip(tip)
+        button.clicked.connect(slot)
+        return button
+
+    def sizeHint(self) -> QSize:
+        return QSize(1200, 800)
+
+    # ------------------------------------------------------------------ navigation
+
+    def open(self, url: str, at: datetime | str | None = None) -> None:
+        """Show the capture of ``url`` nearest to ``at`` (newest when None)."""
+        url = url.strip()
+        if "://" not in url:
+            url = "https://" + url
+        self.at = at
+        self.handler.at = at
+        self.address.setText(url)
+        self.screenshot_button.setChecked(False)
+        self.view.load(to_archive_url(url))
+
+    def step(self, delta: int) -> None:
+        """Show the previous (-1) or next (+1) capture of this URL group."""
+        index = self.timeline.currentIndex() + delta
+        if 0 <= index < len(self.captures):
+            self.timeline.setCurrentIndex(index)
+            self._timeline_chosen(index)
+
+    def _timeline_chosen(self, index: int) -> None:
+        if 0 <= index < len(self.captures):
+            capture = self.captures[index]
+            self.open(capture.url, capture.ts)
+
+    def open_live(self) -> None:
+        """Open the original address in the system browser (explicit user action only)."""
+        if self.current_url:
+            QDesktopServices.openUrl(QUrl(self.current_url))
+
+    def find_text(self, text_: str, backward: bool = False) -> None:
+        flags = QWebEnginePage.FindFlag.FindBackward if backward else QWebEnginePage.FindFlag(0)
+        self.page.findText(text_, flags)
+
+    def start_find(self) -> None:
+        self.find_bar.show()
+        self.find_edit.setFocus()
+        self.find_edit.selectAll()
+
+    def close_find(self) -> None:
+        self.page.findText("")
+        self.find_bar.hide()
+
+    # ------------------------------------------------------------------ state
+
+    def _url_changed(self, qurl: QUrl) -> None:
+        original = to_original_url(qurl)
+        if qurl.scheme().startswith("archive-"):
+            self.current_url = original
+            self.address.setText(original)
+            self.urlChanged.emit(original)
+
+    def _page_served(self, url: str, response: ReplayResponse | None, kind: str) -> None:
+        self.current = response
+        self.current_url = url
+        if response is None:
+            self.captures = self.replayer.captures_of(url) if kind != "not-archived" else []
+            label = {
+                "not-archived": "Not archived: nothing was fetched from the live web.",
+                "missing-file": "The archive file of this capture is not on this computer.",
+                "redirect-loop": "This archived page redirects in a loop.",
+            }.get(kind, "This capture cannot be shown.")
+            self.banner.setText(label)
+            self._fill_timeline("")
+            self.captureChanged.emit("")
+            return
+        self.captures = self.replayer.captures_of(url)
+        position = self._fill_timeline(response.ts, response.snapshot_id)
+        total = len(self.captures)
+        where = f" — capture {position + 1} of {total}" if total and position >= 0 else ""
+        note = ""
+        if response.match != "exact":
+            note = f" (closest match: {response.url})"
+        if response.truncated:
+            note += f" — this capture was cut short when it was made ({response.truncated})"
+        self.banner.setText(f"Archived on {describe_ts(response.ts)}{where}{note}")
+        self.captureChanged.emit(response.ts)
+
+    def _fill_timeline(self, ts: str, snapshot_id: int | None = None) -> int:
+        """List the captures; select the one shown (same snapshot, else nearest in time)."""
+        self.timeline.blockSignals(True)
+        self.timeline.clear()
+        for capture in self.captures:
+            self.timeline.addItem(describe_ts(capture.ts)[:16])
+        position = next(
+            (
+                i
+                for i, c in enumerate(self.captures)
+                if snapshot_id is not None and c.snapshot_id == snapshot_id
+            ),
+            -1,
+        )
+        if position < 0 and ts and self.captures:
+            position = min(
+                range(len(self.captures)),
+                key=lambda i: abs(int(self.captures[i].ts[:14]) - int(ts[:14])),
+            )
+        if position >= 0:
+            self.timeline.setCurrentIndex(position)
+        self.timeline.blockSignals(False)
+        self._update_controls()
+        return position
+
+    def _update_controls(self) -> None:
+        index = self.timeline.currentIndex()
+        self.older_button.setEnabled(index > 0)
+        self.newer_button.setEnabled(0 <= index < len(self.captures) - 1)
+        self.timeline.setEnabled(bool(self.captures))
+
+    # ------------------------------------------------------------------ screenshot
+
+    def screenshot_path(self) -> str | None:
+        """The stored screenshot of the capture shown, if there is one on disk."""
+        if self.current is None or self.current.snapshot_id is None:
+            return None
+        with self.library.engine.connect() as conn:
+            rel = conn.execute(
+                text(
+                    "SELECT path FROM files WHERE snapshot_id = :s AND kind = 'screenshot'"
+                    " ORDER BY id LIMIT 1"
+                ),
+                {"s": self.current.snapshot_id},
+            ).scalar()
+        if rel is None:
+            return None
+        path = self.library.abspath(str(rel))
+        return str(path) if path.is_file() else None
+
+    def show_screenshot(self, on: bool) -> None:
+        """Show the screenshot taken at capture time instead of the live rendering."""
+        if not on:
+            self.stack.setCurrentIndex(0)
+            return
+        path = self.screenshot_path()
+        pixmap = QPixmap(path) if path else QPixmap()
+        if pixmap.isNull():
+            self.screenshot_label.setPixmap(QPixmap())
+            self.screenshot_label.setText(NO_SCREENSHOT)
+        else:
+            self.screenshot_label.setPixmap(pixmap)
+        self.stack.setCurrentIndex(1)

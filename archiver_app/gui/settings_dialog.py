@@ -1,0 +1,182 @@
+"""Settings: library location, browser, retention defaults, scrub schedule, appearance.
+
+Two stores, on purpose: what belongs to the *library* (retention policy, scrub schedule)
+goes to its ``settings`` table so every front end and the worker see it; what belongs to
+*this computer* (browser path, appearance, window state) goes to ``QSettings``.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from archiver_app.gui import library_data as data
+from archiver_app.gui.errors import show_error
+from archiver_app.gui.integrations import capability
+from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.library import Library
+
+BROWSER_KEY = "browser/path"
+APPEARANCE_KEY = "appearance/scheme"
+APPEARANCES = [("Follow the system", "system"), ("Light", "light"), ("Dark", "dark")]
+
+
+def apply_appearance(choice: str) -> None:
+    """Follow the system palette (default) or force light/dark where Qt supports it."""
+    hints = QGuiApplication.styleHints()
+    if not hasattr(hints, "setColorScheme"):
+        return
+    scheme = {
+        "light": Qt.ColorScheme.Light,
+        "dark": Qt.ColorScheme.Dark,
+    }.get(choice, Qt.ColorScheme.Unknown)
+    hints.setColorScheme(scheme)
+
+
+class SettingsDialog(QDialog):
+    def __init__(
+        self,
+        library: Library,
+        runner: OpRunner,
+        settings: QSettings,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("settings_dialog")
+        self.setWindowTitle("Settings")
+        self.library, self.runner, self.settings = library, runner, settings
+        layout = QVBoxLayout(self)
+
+        lib_box = QGroupBox("Library", self)
+        lib_form = QFormLayout(lib_box)
+        where = QLabel(str(library.root), lib_box)
+        where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.move_button = QPushButton("Move Library…", lib_box)
+        ok, reason = capability("move_library")
+        self.move_button.setEnabled(ok)
+        self.move_button.setToolTip(reason)
+        row = QHBoxLayout()
+        row.addWidget(where, 1)
+        row.addWidget(self.move_button)
+        lib_form.addRow("Location", row)
+        layout.addWidget(lib_box)
+
+        browser_box = QGroupBox("Browser used for captures", self)
+        browser_form = QFormLayout(browser_box)
+        self.browser_path = QLineEdit(browser_box)
+        self.browser_path.setObjectName("browser_path")
+        self.browser_path.setPlaceholderText("found automatically")
+        self.browser_path.setText(str(settings.value(BROWSER_KEY, "") or ""))
+        choose = QPushButton("Choose…", browser_box)
+        choose.clicked.connect(self._choose_browser)
+        self.find_button = QPushButton("Find", browser_box)
+        self.find_button.clicked.connect(self.find_browser)
+        brow = QHBoxLayout()
+        brow.addWidget(self.browser_path, 1)
+        brow.addWidget(choose)
+        brow.addWidget(self.find_button)
+        browser_form.addRow("Path", brow)
+        self.browser_status = QLabel(browser_box)
+        self.browser_status.setObjectName("browser_status")
+        self.browser_status.setWordWrap(True)
+        browser_form.addRow("", self.browser_status)
+        layout.addWidget(browser_box)
+
+        keep_box = QGroupBox("Copies on drives", self)
+        keep_form = QFormLayout(keep_box)
+        retention = data.get_setting(library, data.RETENTION_KEY, {}) or {}
+        scrub = data.get_setting(library, data.SCRUB_KEY, {}) or {}
+        self.copies = QSpinBox(keep_box)
+        self.copies.setObjectName("copies")
+        self.copies.setRange(1, 10)
+        self.copies.setValue(int(retention.get("copies", 2)))
+        self.copies.setSuffix(" verified copies (the laptop counts as one)")
+        self.scrub_days = QSpinBox(keep_box)
+        self.scrub_days.setObjectName("scrub_days")
+        self.scrub_days.setRange(1, 365)
+        self.scrub_days.setValue(int(scrub.get("interval_days", 30)))
+        self.scrub_days.setPrefix("every ")
+        self.scrub_days.setSuffix(" days")
+        keep_form.addRow("Keep at least", self.copies)
+        keep_form.addRow("Re-verify copies", self.scrub_days)
+        layout.addWidget(keep_box)
+
+        look_box = QGroupBox("Appearance", self)
+        look_form = QFormLayout(look_box)
+        self.appearance = QComboBox(look_box)
+        self.appearance.setObjectName("appearance")
+        for label, value in APPEARANCES:
+            self.appearance.addItem(label, value)
+        current = str(settings.value(APPEARANCE_KEY, "system") or "system")
+        self.appearance.setCurrentIndex(max(0, self.appearance.findData(current)))
+        look_form.addRow("Colours", self.appearance)
+        layout.addWidget(look_box)
+
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def _choose_browser(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Chromium, Chrome or Edge")
+        if path:
+            self.browser_path.setText(path)
+
+    def find_browser(self) -> None:
+        from archiver_app.capture.browser import find_browser, install_hint
+
+        self.browser_status.setText("Looking for a browser…")
+        self.find_button.setEnabled(False)
+
+        def done(info: object) -> None:
+            self.find_button.setEnabled(True)
+            if info is None:
+                self.browser_status.setText(f"No browser found. {install_hint()}")
+                return
+            path = getattr(info, "path", "")
+            version = getattr(info, "version", None) or ""
+            self.browser_status.setText(f"Found {getattr(info, 'name', 'a browser')} {version}")
+            if not self.browser_path.text():
+                self.browser_path.setText(str(path))
+
+        BackgroundOp(
+            self.runner,
+            lambda _p, _c: find_browser(with_version=True),
+            label="find browser",
+            blocks_quit=False,
+        ).success(done).failure(
+            lambda f: show_error(self, f, "looking for a browser")
+        ).run_in_background()
+
+    def accept(self) -> None:
+        try:
+            data.put_setting(self.library, data.RETENTION_KEY, {"copies": self.copies.value()})
+            data.put_setting(
+                self.library, data.SCRUB_KEY, {"interval_days": self.scrub_days.value()}
+            )
+        except Exception as exc:
+            show_error(self, exc, "saving the settings")
+            return
+        self.settings.setValue(BROWSER_KEY, self.browser_path.text().strip())
+        choice = str(self.appearance.currentData())
+        self.settings.setValue(APPEARANCE_KEY, choice)
+        self.settings.sync()
+        apply_appearance(choice)
+        super().accept()

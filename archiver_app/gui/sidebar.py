@@ -1,0 +1,123 @@
+"""The collections sidebar: All / Recent / Failed / Untagged, collections, tags, saved searches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
+
+from archiver_app.gui.library_data import SidebarData
+from archiver_app.gui.queries import View
+
+ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
+
+VIEW_LABELS = {
+    View.ALL: "All captures",
+    View.RECENT: "Recent",
+    View.FAILED: "Failed",
+    View.UNTAGGED: "Untagged",
+}
+
+
+@dataclass(frozen=True)
+class SidebarEntry:
+    """What a sidebar item selects. ``key`` is stable across runs (saved in QSettings)."""
+
+    kind: str  # "view" | "collection" | "tag" | "saved"
+    value: Any
+    label: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.value if self.kind != 'saved' else self.label}"
+
+
+class Sidebar(QTreeWidget):
+    """Emits :attr:`entry_selected` when the user picks an entry."""
+
+    entry_selected = Signal(object)  # SidebarEntry
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sidebar")
+        self.setHeaderHidden(True)
+        self.setRootIsDecorated(False)
+        self.setIndentation(12)
+        self.setUniformRowHeights(True)
+        self._saved: list[dict[str, Any]] = []
+        self.currentItemChanged.connect(self._changed)
+
+    def populate(self, data: SidebarData, saved: list[dict[str, Any]]) -> None:
+        """Rebuild the entries, keeping the current selection when it still exists."""
+        current = self.current_entry()
+        self.blockSignals(True)
+        self.clear()
+        library = self._group("Library")
+        for view, label in VIEW_LABELS.items():
+            self._add(library, SidebarEntry("view", view.value, label))
+        if data.collections:
+            group = self._group("Collections")
+            for cid, _slug, name in data.collections:
+                self._add(group, SidebarEntry("collection", cid, name))
+        if data.tags:
+            group = self._group("Tags")
+            for tid, name in data.tags:
+                self._add(group, SidebarEntry("tag", tid, name))
+        self._saved = list(saved)
+        if saved:
+            group = self._group("Saved searches")
+            for item in saved:
+                self._add(group, SidebarEntry("saved", dict(item), str(item.get("name", "?"))))
+        self.expandAll()
+        self.blockSignals(False)
+        if not (current and self.select_key(current.key, emit=False)):
+            self.select_key("view:all", emit=False)
+
+    def _group(self, title: str) -> QTreeWidgetItem:
+        item = QTreeWidgetItem(self, [title.upper()])
+        item.setFlags(Qt.ItemFlag.ItemIsEnabled)
+        font = item.font(0)
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 0.85)
+        item.setFont(0, font)
+        item.setForeground(0, self.palette().placeholderText())
+        return item
+
+    def _add(self, parent: QTreeWidgetItem, entry: SidebarEntry) -> QTreeWidgetItem:
+        item = QTreeWidgetItem(parent, [entry.label])
+        item.setData(0, ENTRY_ROLE, entry)
+        item.setToolTip(0, entry.label)
+        return item
+
+    def entries(self) -> list[SidebarEntry]:
+        out = []
+        for i in range(self.topLevelItemCount()):
+            group = self.topLevelItem(i)
+            for j in range(group.childCount()):
+                out.append(group.child(j).data(0, ENTRY_ROLE))
+        return out
+
+    def current_entry(self) -> SidebarEntry | None:
+        item = self.currentItem()
+        entry = item.data(0, ENTRY_ROLE) if item is not None else None
+        return entry if isinstance(entry, SidebarEntry) else None
+
+    def select_key(self, key: str, *, emit: bool = True) -> bool:
+        for i in range(self.topLevelItemCount()):
+            group = self.topLevelItem(i)
+            for j in range(group.childCount()):
+                item = group.child(j)
+                entry = item.data(0, ENTRY_ROLE)
+                if isinstance(entry, SidebarEntry) and entry.key == key:
+                    self.blockSignals(not emit)
+                    self.setCurrentItem(item)
+                    self.blockSignals(False)
+                    return True
+        return False
+
+    def _changed(self, current: QTreeWidgetItem | None, _previous: object) -> None:
+        entry = current.data(0, ENTRY_ROLE) if current is not None else None
+        if isinstance(entry, SidebarEntry):
+            self.entry_selected.emit(entry)

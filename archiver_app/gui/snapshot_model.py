@@ -1,0 +1,403 @@
+"""The captures table's model: a million rows without loading a million rows.
+
+How it stays fluid:
+
+* The ordered list of matching ids is streamed by a worker thread (one ``SELECT id …
+  ORDER BY``, read with ``fetchmany``) into an ``array('q')``: the first chunk is small so
+  the table paints at once, later chunks are appended with ``beginInsertRows`` (cheap:
+  the view has uniform row heights). A new query bumps the *generation*; chunks of an older
+  generation are dropped, and its cancel token stops the reader.
+* ``data()`` only touches the rows on screen: the page (:data:`PAGE` rows) holding a row is
+  fetched by primary key on first paint (a few hundred microseconds), kept in a small LRU.
+* Thumbnails come from :class:`~archiver_app.gui.thumbnails.ThumbnailCache` (decoded off
+  the GUI thread); the row repaints when its image is ready.
+
+Threading contract: all public methods run on the GUI thread; the worker only reads the
+database and hands chunks back through a queued signal.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from collections import OrderedDict
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+
+from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.gui.queries import (
+    RowData,
+    SearchAdapter,
+    SnapshotQuery,
+    SortKey,
+    compile_ids_sql,
+    fetch_rows,
+)
+from archiver_app.gui.thumbnails import ThumbnailCache
+from archiver_app.library import Library
+from archiver_app.tasks import CancelToken
+
+#: Rows fetched together for display.
+PAGE = 128
+#: Pages of row data kept in memory.
+CACHED_PAGES = 64
+#: Ids handed to the GUI thread in the first chunk (paints at once) and in later chunks.
+FIRST_CHUNK = 512
+CHUNK = 65_536
+
+SnapshotIdRole = Qt.ItemDataRole.UserRole + 1
+SnippetRole = Qt.ItemDataRole.UserRole + 2
+RowDataRole = Qt.ItemDataRole.UserRole + 3
+
+COLUMNS: list[tuple[str, SortKey | None]] = [
+    ("Captured", SortKey.TIME),
+    ("Title", SortKey.TITLE),
+    ("Domain", SortKey.DOMAIN),
+    ("Size", SortKey.SIZE),
+    ("Status", SortKey.STATUS),
+    ("Match", None),
+]
+COL_TIME, COL_TITLE, COL_DOMAIN, COL_SIZE, COL_STATUS, COL_MATCH = range(len(COLUMNS))
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+def human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if size < 1024 or unit == "TB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+class _ChunkRelay(QObject):
+    chunk = Signal(int, object, bool, bool)  # generation, array('q'), first, last
+    failed = Signal(int, str)
+
+
+def _stream_ids(
+    cur: Any,
+    sql: str,
+    params: dict[str, Any],
+    generation: int,
+    relay: _ChunkRelay,
+    cancel: CancelToken,
+) -> None:
+    """Read ids in chunks: a small first one (paints at once), then big ones."""
+    cur.execute(sql, params)
+    size, first, last = FIRST_CHUNK, True, False
+    while not last:
+        if cancel.cancelled:
+            return
+        rows = cur.fetchmany(size)
+        last = len(rows) < size
+        relay.chunk.emit(generation, array("q", (r[0] for r in rows)), first, last)
+        size, first = CHUNK, False
+
+
+def _stream_search(
+    cur: Any,
+    query: SnapshotQuery,
+    search: SearchAdapter,
+    generation: int,
+    relay: _ChunkRelay,
+    cancel: CancelToken,
+) -> None:
+    """Search in two steps so every keystroke answers fast.
+
+    1. The newest :data:`FIRST_CHUNK` matches come straight off the full-text index and are
+       shown sorted as asked. When that is every match (the usual case), we are done.
+    2. Otherwise all matches are collected and sorted (a common word in a million pages
+       takes a second or two) and replace the first window; :attr:`partial` is True
+       meanwhile so the window can say the list is still being completed.
+    """
+    sql, params = search.newest_matches_sql(query.search, FIRST_CHUNK + 1)
+    newest = [r[0] for r in cur.execute(sql, params).fetchall()]
+    complete = len(newest) <= FIRST_CHUNK
+    sql, params = compile_ids_sql(query, search, within=newest[:FIRST_CHUNK])
+    window = array("q", (r[0] for r in cur.execute(sql, params).fetchall()))
+    relay.chunk.emit(generation, window, True, complete)
+    if complete or cancel.cancelled:
+        return
+    sql, params = compile_ids_sql(query, search)
+    cur.execute(sql, params)
+    found = array("q")
+    while True:
+        if cancel.cancelled:
+            return
+        rows = cur.fetchmany(8192)
+        found.extend(r[0] for r in rows)
+        if len(rows) < 8192:
+            break
+    relay.chunk.emit(generation, found, True, True)
+
+
+class SnapshotTableModel(QAbstractTableModel):
+    """Rows of ``snapshots`` for a :class:`SnapshotQuery`, loaded lazily."""
+
+    loading_changed = Signal(bool)  # True while ids are still streaming in
+    first_chunk = Signal()  # the first rows of a new result are in (benchmarks, status)
+    load_failed = Signal(str)
+
+    def __init__(
+        self,
+        library: Library,
+        runner: OpRunner,
+        *,
+        search: SearchAdapter | None = None,
+        thumbnails: ThumbnailCache | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.library = library
+        self.runner = runner
+        self.search = search or SearchAdapter()
+        self.thumbnails = thumbnails
+        self.query = SnapshotQuery()
+        self._ids = array("q")
+        self._pages: OrderedDict[int, dict[int, RowData]] = OrderedDict()
+        self._snippets: dict[int, str] = {}
+        self._generation = 0
+        self._cancel = CancelToken()
+        self._loading = False
+        self.last_load_seconds = 0.0
+        self.first_chunk_seconds = 0.0
+        self.partial = False  # showing the quick first window of a search; more to come
+        self._load_started = 0.0
+        self._relay = _ChunkRelay(self)
+        self._relay.chunk.connect(self._on_chunk)
+        self._relay.failed.connect(self._on_failed)
+        if thumbnails is not None:
+            thumbnails.ready.connect(self._on_thumbnail)
+
+    # ------------------------------------------------------------------ querying
+
+    @property
+    def loading(self) -> bool:
+        return self._loading
+
+    def set_query(self, query: SnapshotQuery) -> None:
+        """Show ``query``'s rows (the table empties, then fills as ids arrive)."""
+        self.query = query
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-run the current query (after captures, tag edits, imports …).
+
+        The rows on screen stay until the first chunk of the new result arrives, so typing
+        or re-sorting never flashes an empty table.
+        """
+        self._cancel.cancel()
+        self._generation += 1
+        generation = self._generation
+        cancel = self._cancel = CancelToken()
+        self._set_loading(True)
+        self.partial = False
+        self._load_started = time.perf_counter()
+        query, search = self.query, self.search
+        relay, engine = self._relay, self.library.engine
+
+        def stream() -> None:
+            try:
+                raw = engine.raw_connection()
+                try:
+                    if query.search.strip():
+                        _stream_search(raw.cursor(), query, search, generation, relay, cancel)
+                    else:
+                        sql, params = compile_ids_sql(query, search)
+                        _stream_ids(raw.cursor(), sql, params, generation, relay, cancel)
+                finally:
+                    raw.close()
+            except Exception as exc:
+                relay.failed.emit(generation, f"{type(exc).__name__}: {exc}")
+
+        self.runner.submit(stream)
+
+    def _on_chunk(self, generation: int, ids: array[int], first: bool, last: bool) -> None:
+        if generation != self._generation:
+            return
+        if first:
+            self.beginResetModel()
+            self._ids = ids
+            self._pages.clear()
+            self._snippets.clear()
+            self.endResetModel()
+            self.partial = not last
+            self.first_chunk_seconds = time.perf_counter() - self._load_started
+            self.first_chunk.emit()
+        elif len(ids):
+            start = len(self._ids)
+            self.beginInsertRows(QModelIndex(), start, start + len(ids) - 1)
+            self._ids.extend(ids)
+            self.endInsertRows()
+        if last:
+            self.partial = False
+            self.last_load_seconds = time.perf_counter() - self._load_started
+            self._set_loading(False)
+
+    def _on_failed(self, generation: int, message: str) -> None:
+        if generation == self._generation:
+            self._set_loading(False)
+            self.load_failed.emit(message)
+
+    def _set_loading(self, value: bool) -> None:
+        if value != self._loading:
+            self._loading = value
+            self.loading_changed.emit(value)
+
+    # ------------------------------------------------------------------ access
+
+    def snapshot_id(self, row: int) -> int | None:
+        return int(self._ids[row]) if 0 <= row < len(self._ids) else None
+
+    def row_of(self, snapshot_id: int) -> int | None:
+        """The row showing ``snapshot_id`` (a linear scan of 8-byte ids; fine for a click)."""
+        try:
+            return self._ids.index(snapshot_id)
+        except ValueError:
+            return None
+
+    def row_data(self, row: int) -> RowData | None:
+        sid = self.snapshot_id(row)
+        if sid is None:
+            return None
+        page = self._page(row // PAGE)
+        return page.get(sid)
+
+    def _page(self, number: int) -> dict[int, RowData]:
+        page = self._pages.get(number)
+        if page is not None:
+            self._pages.move_to_end(number)
+            return page
+        ids = self._ids[number * PAGE : (number + 1) * PAGE]
+        with self.library.engine.connect() as conn:
+            page = fetch_rows(conn, ids)
+            conn.rollback()
+        self._pages[number] = page
+        if self.query.search.strip():
+            self._load_snippets(list(ids))
+        while len(self._pages) > CACHED_PAGES:
+            _, dropped = self._pages.popitem(last=False)
+            for sid in dropped:
+                self._snippets.pop(sid, None)
+        return page
+
+    def _load_snippets(self, ids: list[int]) -> None:
+        """Fetch highlighted snippets for ``ids`` in the background; repaint when in."""
+        generation, text, engine, search = (
+            self._generation, self.query.search, self.library.engine, self.search,
+        )
+
+        def work(_p: object, _c: object) -> dict[int, str]:
+            with engine.connect() as conn:
+                found = search.snippets(conn, ids, text)
+                conn.rollback()
+            return found
+
+        def done(found: dict[int, str]) -> None:
+            if generation != self._generation or not found:
+                return
+            self._snippets.update(found)
+            rows = [r for r in (self.row_of_cached(i) for i in found) if r is not None]
+            if rows:
+                top, bottom = self.index(min(rows), COL_MATCH), self.index(max(rows), COL_MATCH)
+                self.dataChanged.emit(top, bottom, [Qt.ItemDataRole.DisplayRole])
+
+        BackgroundOp(self.runner, work, label="snippets", blocks_quit=False).success(
+            done
+        ).run_in_background()
+
+    def row_of_cached(self, snapshot_id: int) -> int | None:
+        """The row of ``snapshot_id`` if its page is in memory (no scan of all ids)."""
+        for number, page in self._pages.items():
+            if snapshot_id in page:
+                base = number * PAGE
+                chunk = self._ids[base : base + PAGE]
+                try:
+                    return base + chunk.index(snapshot_id)
+                except ValueError:
+                    return None
+        return None
+
+    # ------------------------------------------------------------------ Qt model
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._ids)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section][0]
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        if role == SnapshotIdRole:
+            return self.snapshot_id(row)
+        rd = self.row_data(row)
+        if rd is None:
+            return "…" if role == Qt.ItemDataRole.DisplayRole and col == COL_TITLE else None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(rd, col)
+        if role == RowDataRole:
+            return rd
+        if role == SnippetRole or (role == Qt.ItemDataRole.ToolTipRole and col == COL_MATCH):
+            return self._snippets.get(rd.id, "")
+        if role == Qt.ItemDataRole.ToolTipRole and col in (COL_TITLE, COL_DOMAIN):
+            return f"{rd.title}\n{rd.url}" if rd.title else rd.url
+        if role == Qt.ItemDataRole.TextAlignmentRole and col == COL_SIZE:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.DecorationRole and col == COL_TITLE and self.thumbnails:
+            return self.thumbnails.small(rd.id, rd.folder)
+        return None
+
+    def _display(self, rd: RowData, col: int) -> str:
+        if col == COL_TIME:
+            return rd.captured_at
+        if col == COL_TITLE:
+            return rd.title or rd.url
+        if col == COL_DOMAIN:
+            return rd.domain
+        if col == COL_SIZE:
+            return human_size(rd.size_bytes)
+        if col == COL_STATUS:
+            code = f" {rd.http_status}" if rd.http_status else ""
+            return f"{rd.state}{code}"
+        if col == COL_MATCH:
+            return self._snippets.get(rd.id, "")
+        return ""
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        key = COLUMNS[column][1] if 0 <= column < len(COLUMNS) else None
+        if key is None:
+            return
+        descending = order == Qt.SortOrder.DescendingOrder
+        if key == self.query.sort and descending == self.query.descending and self._ids:
+            return
+        self.set_query(self.query.with_(sort=key, descending=descending))
+
+    def _on_thumbnail(self, snapshot_id: int) -> None:
+        row = self.row_of_cached(snapshot_id)
+        if row is not None:
+            index = self.index(row, COL_TITLE)
+            self.dataChanged.emit(index, index, [Qt.ItemDataRole.DecorationRole])

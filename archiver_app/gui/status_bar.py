@@ -1,0 +1,105 @@
+"""The status bar: captures shown, worker state, migration progress, copies, disk free.
+
+Figures that count over big tables are computed by
+:func:`~archiver_app.gui.library_data.status_figures` through a ``BackgroundOp`` every few
+seconds; the capture count comes from the table model as ids stream in.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
+
+from archiver_app.gui import library_data as data
+from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.gui.snapshot_model import human_size
+from archiver_app.library import Library
+
+REFRESH_MS = 5000
+
+
+class StatusPanel(QWidget):
+    """Owns the permanent widgets of a ``QStatusBar`` and keeps them current."""
+
+    def __init__(self, bar: QStatusBar, library: Library, runner: OpRunner) -> None:
+        super().__init__(bar)
+        self.bar, self.library, self.runner = bar, library, runner
+        self.count = self._label("count")
+        self.op = QProgressBar(bar)
+        self.op.setObjectName("op_progress")
+        self.op.setMaximumWidth(160)
+        self.op.setMaximumHeight(14)
+        self.op.setTextVisible(False)
+        self.op.hide()
+        bar.addPermanentWidget(self.op)
+        self.worker = self._label("worker")
+        self.migration = self._label("migration")
+        self.copies = self._label("copies_status")
+        self.disk = self._label("disk")
+        self.figures: data.StatusFigures | None = None
+        self._busy = False
+        self.timer = QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self.refresh)
+        self.timer.start()
+        runner.changed.connect(self._ops_changed)
+
+    def _label(self, name: str) -> QLabel:
+        label = QLabel(self.bar)
+        label.setObjectName(name)
+        self.bar.addPermanentWidget(label)
+        return label
+
+    def set_count(self, rows: int, loading: bool, partial: bool = False) -> None:
+        if partial:
+            self.count.setText(f"newest {rows:,} matches; finding and sorting all …")
+            return
+        noun = "capture" if rows == 1 else "captures"
+        self.count.setText(f"{rows:,} {noun}" + (" …" if loading else ""))
+
+    def refresh(self) -> None:
+        if self._busy:
+            return
+        self._busy = True
+        library = self.library
+        BackgroundOp(
+            self.runner,
+            lambda _p, _c: data.status_figures(library, library.clock()),
+            label="status",
+            blocks_quit=False,
+        ).success(self._show).failure(self._failed).run_in_background()
+
+    def _failed(self, failure: object) -> None:
+        self._busy = False
+        self.worker.setText("status unavailable")
+        self.worker.setToolTip(str(getattr(failure, "exception", failure)))
+
+    def _show(self, f: data.StatusFigures) -> None:
+        self._busy = False
+        self.figures = f
+        self.worker.setText(f"Worker: {f.worker}")
+        if f.migration_total and f.migration_done < f.migration_total:
+            pct = 100 * f.migration_done // f.migration_total
+            self.migration.setText(f"Upgrading folders: {pct}%")
+            self.migration.show()
+        else:
+            self.migration.hide()
+        self.copies.setText(f"{f.files_safe:,} files safe · {f.files_at_risk:,} at risk")
+        self.copies.setToolTip(
+            f"Safe: at least {f.policy_copies} verified copies, counting the laptop's own."
+        )
+        self.disk.setText(f"{human_size(f.disk_free)} free" if f.disk_free is not None else "")
+
+    def _ops_changed(self) -> None:
+        visible = [op for op in self.runner.running() if op.blocks_quit]
+        if not visible:
+            self.op.hide()
+            return
+        self.op.show()
+        self.op.setToolTip("\n".join(op.label for op in visible))
+        latest = visible[0].progress.latest()
+        if latest is not None and latest.fraction is not None:
+            self.op.setRange(0, 1000)
+            self.op.setValue(int(latest.fraction * 1000))
+        else:
+            self.op.setRange(0, 0)  # busy indicator

@@ -1,0 +1,106 @@
+"""Thumbnails of captures' screenshots, decoded off the GUI thread and cached.
+
+Threading contract: :meth:`ThumbnailCache.small` / :meth:`large` run on the GUI thread and
+never block: they return a cached ``QPixmap`` or ``None`` and queue a decode. Decoding
+(``QImage`` read + scale, both thread-safe) runs in a ``QThreadPool``; the image comes back
+through a queued signal and becomes a ``QPixmap`` on the GUI thread, after which
+:attr:`ThumbnailCache.ready` fires with the snapshot id.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QRect, QRunnable, QSize, Qt, QThreadPool, Signal
+from PySide6.QtGui import QImage, QImageReader, QPixmap
+
+from archiver_app.library import Library
+
+SMALL = QSize(48, 32)
+LARGE = QSize(480, 360)
+SCREENSHOT_NAME = "screenshot.png"
+
+
+class _Relay(QObject):
+    decoded = Signal(int, bool, object)  # snapshot id, large?, [QImage] or [] (never None)
+
+
+class _Decode(QRunnable):
+    def __init__(self, relay: _Relay, snapshot_id: int, path: Path, size: QSize, large: bool):
+        super().__init__()
+        self.relay, self.snapshot_id, self.path, self.size = relay, snapshot_id, path, size
+        self.large = large
+
+    def run(self) -> None:
+        image: QImage | None = None
+        if self.path.is_file():
+            reader = QImageReader(str(self.path))
+            full = reader.size()
+            if full.isValid() and not self.large:
+                # Decode only the top of a full-page screenshot: cheap and recognisable.
+                crop_h = min(full.height(), full.width() * self.size.height() // self.size.width())
+                reader.setClipRect(QRect(0, 0, full.width(), max(1, crop_h)))
+            loaded = reader.read()
+            if not loaded.isNull():
+                image = loaded.scaled(
+                    self.size,
+                    Qt.AspectRatioMode.KeepAspectRatio,
+                    Qt.TransformationMode.SmoothTransformation,
+                )
+        self.relay.decoded.emit(self.snapshot_id, self.large, [image] if image is not None else [])
+
+
+class ThumbnailCache(QObject):
+    """Screenshot thumbnails by snapshot id, small (table) and large (detail pane)."""
+
+    ready = Signal(int)  # snapshot id whose thumbnail just arrived
+
+    def __init__(self, library: Library, *, capacity: int = 600, parent: QObject | None = None):
+        super().__init__(parent)
+        self.library = library
+        self.capacity = capacity
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(2)
+        self._cache: OrderedDict[tuple[int, bool], QPixmap | None] = OrderedDict()
+        self._pending: set[tuple[int, bool]] = set()
+        self._relay = _Relay(self)
+        self._relay.decoded.connect(self._on_decoded)
+
+    def small(self, snapshot_id: int, folder: str | None) -> QPixmap | None:
+        return self._get(snapshot_id, folder, large=False)
+
+    def large(self, snapshot_id: int, folder: str | None) -> QPixmap | None:
+        return self._get(snapshot_id, folder, large=True)
+
+    def has(self, snapshot_id: int, *, large: bool = False) -> bool:
+        return (snapshot_id, large) in self._cache
+
+    def _get(self, snapshot_id: int, folder: str | None, *, large: bool) -> QPixmap | None:
+        key = (snapshot_id, large)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        if folder and key not in self._pending:
+            try:
+                path = self.library.abspath(f"{folder}/{SCREENSHOT_NAME}")
+            except Exception:
+                self._cache[key] = None
+                return None
+            self._pending.add(key)
+            size = LARGE if large else SMALL
+            self._pool.start(_Decode(self._relay, snapshot_id, path, size, large))
+        return None
+
+    def _on_decoded(self, snapshot_id: int, large: bool, images: list[QImage]) -> None:
+        image = images[0] if images else None
+        key = (snapshot_id, large)
+        self._pending.discard(key)
+        self._cache[key] = QPixmap.fromImage(image) if image is not None else None
+        while len(self._cache) > self.capacity:
+            self._cache.popitem(last=False)
+        if image is not None:
+            self.ready.emit(snapshot_id)
+
+    def wait_idle(self, msecs: int = 5000) -> bool:
+        return self._pool.waitForDone(msecs)

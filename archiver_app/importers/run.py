@@ -1,0 +1,223 @@
+"""``import_paths``: recognise each input by its content and import it.
+
+Folders are walked for WARC/ARC/WACZ files. Every input yields a
+:class:`~archiver_app.importers.outcome.FileOutcome`; one bad file never stops the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from archiver_app.errors import ArchiverError
+from archiver_app.importers.bookmarks import BookmarksError, looks_like_bookmarks, parse_bookmarks
+from archiver_app.importers.history import SQLITE_MAGIC, HistoryError, read_history
+from archiver_app.importers.outcome import FileOutcome, ImportReport, OutcomeState
+from archiver_app.importers.queue import queue_capture_job
+from archiver_app.importers.urllists import looks_like_url_list, parse_url_list
+from archiver_app.importers.warcs import import_wacz_file, import_warc_file
+from archiver_app.library import Library
+from archiver_app.tasks import CancelToken, ProgressUpdate
+
+ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
+STDIN = Path("-")
+
+
+def _archive_files(folder: Path) -> list[Path]:
+    return sorted(
+        p for p in folder.rglob("*") if p.is_file() and p.name.lower().endswith(ARCHIVE_SUFFIXES)
+    )
+
+
+def detect_kind(path: Path) -> str:
+    """``warc``, ``wacz``, ``bookmarks``, ``urls``, ``history`` or ``unknown``."""
+    name = path.name.lower()
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    if name.endswith(".wacz") or head.startswith(b"PK\x03\x04"):
+        return "wacz"
+    if name.endswith((".warc", ".warc.gz", ".arc", ".arc.gz")) or head.startswith(
+        (b"\x1f\x8b", b"WARC/")
+    ):
+        return "warc"
+    if head.startswith(SQLITE_MAGIC):
+        return "history"
+    if looks_like_bookmarks(head):
+        return "bookmarks"
+    if looks_like_url_list(head) or name.endswith((".txt", ".urls", ".list")):
+        return "urls"
+    return "unknown"
+
+
+def import_paths(
+    lib: Library,
+    paths: Sequence[Path],
+    *,
+    collection: str = "default",
+    link: bool = False,
+    tags: Iterable[str] = (),
+    stdin: TextIO | None = None,
+    progress: Callable[[ProgressUpdate], None] | None = None,
+    cancel: CancelToken | None = None,
+    on_outcome: Callable[[FileOutcome], None] | None = None,
+) -> ImportReport:
+    """Import every path (files, folders, ``-`` for a URL list on ``stdin``)."""
+    report = ImportReport()
+    tag_tuple = tuple(tags)
+
+    def done(outcome: FileOutcome) -> None:
+        report.outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+
+    for given in paths:
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        if given == STDIN:
+            text = stdin.read() if stdin is not None else ""
+            done(_queue_urls(lib, STDIN, text, collection, tag_tuple))
+            continue
+        path = given.expanduser()
+        if not path.exists():
+            done(FileOutcome(path, "unknown", OutcomeState.FAILED, "no such file or folder"))
+            continue
+        files = _archive_files(path) if path.is_dir() else [path]
+        if path.is_dir() and not files:
+            done(
+                FileOutcome(path, "folder", OutcomeState.FAILED, "no WARC, ARC or WACZ files in it")
+            )
+        for file in files:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            done(
+                _import_file_safely(
+                    lib,
+                    file,
+                    collection=collection,
+                    link=link,
+                    tags=tag_tuple,
+                    progress=progress,
+                    cancel=cancel,
+                )
+            )
+    return report
+
+
+def _import_file_safely(lib: Library, path: Path, **kwargs: Any) -> FileOutcome:
+    """One file's import; an I/O error (unreadable file, full disk) fails that file only."""
+    try:
+        return _import_file(lib, path, **kwargs)
+    except ArchiverError as exc:
+        return FileOutcome(path, "unknown", OutcomeState.FAILED, exc.message)
+    except OSError as exc:
+        return FileOutcome(
+            path, "unknown", OutcomeState.FAILED, f"{exc.strerror or exc}: {exc.filename or path}"
+        )
+
+
+def _import_file(
+    lib: Library,
+    path: Path,
+    *,
+    collection: str,
+    link: bool,
+    tags: tuple[str, ...],
+    progress: Callable[[ProgressUpdate], None] | None,
+    cancel: CancelToken | None,
+) -> FileOutcome:
+    try:
+        if path.stat().st_size == 0:
+            return FileOutcome(path, "unknown", OutcomeState.FAILED, "the file is empty (0 bytes)")
+        kind = detect_kind(path)
+    except OSError as exc:
+        return FileOutcome(path, "unknown", OutcomeState.FAILED, f"cannot read it: {exc.strerror}")
+    if kind == "warc":
+        return import_warc_file(
+            lib, path, collection=collection, link=link, tags=tags, progress=progress, cancel=cancel
+        )
+    if kind == "wacz":
+        return import_wacz_file(
+            lib, path, collection=collection, tags=tags, progress=progress, cancel=cancel
+        )
+    if kind == "bookmarks":
+        try:
+            marks = parse_bookmarks(path.read_bytes())
+        except BookmarksError as exc:
+            return FileOutcome(path, kind, OutcomeState.FAILED, str(exc))
+        urls = [b.url for b in marks if b.url.lower().startswith(("http://", "https://"))]
+        if not urls:
+            return FileOutcome(path, kind, OutcomeState.FAILED, "no http(s) bookmarks in it")
+        tag_map = {b.url: [*b.tags, *tags] for b in marks}
+        job = queue_capture_job(
+            lib,
+            urls,
+            collection=collection,
+            name=f"bookmarks: {path.name}",
+            source=str(path),
+            tags=tag_map,
+        )
+        skipped = len(marks) - len(urls)
+        problems = [f"{skipped} non-http(s) bookmark(s) skipped"] if skipped else []
+        return FileOutcome(
+            path, kind, OutcomeState.QUEUED, urls=len(set(urls)), job_id=job, problems=problems
+        )
+    if kind == "history":
+        try:
+            urls = read_history(path)
+        except HistoryError as exc:
+            return FileOutcome(path, kind, OutcomeState.FAILED, str(exc))
+        if not urls:
+            return FileOutcome(path, kind, OutcomeState.FAILED, "no http(s) URLs in the history")
+        job = queue_capture_job(
+            lib,
+            urls,
+            collection=collection,
+            name=f"history: {path.name}",
+            source=str(path),
+            tags={u: list(tags) for u in urls},
+        )
+        return FileOutcome(path, kind, OutcomeState.QUEUED, urls=len(set(urls)), job_id=job)
+    if kind == "urls":
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return FileOutcome(
+                path,
+                kind,
+                OutcomeState.FAILED,
+                f"unknown encoding: the URL list is not UTF-8 ({exc.reason})",
+            )
+        return _queue_urls(lib, path, text, collection, tags)
+    return FileOutcome(
+        path,
+        "unknown",
+        OutcomeState.FAILED,
+        "not a WARC, ARC, WACZ, bookmarks file, URL list or browser history",
+    )
+
+
+def _queue_urls(
+    lib: Library, path: Path, text: str, collection: str, tags: tuple[str, ...]
+) -> FileOutcome:
+    parsed = parse_url_list(text)
+    if not parsed.urls:
+        reason = parsed.problems[0] if parsed.problems else "no URLs in it"
+        return FileOutcome(path, "urls", OutcomeState.FAILED, reason, problems=parsed.problems)
+    name = "standard input" if path == STDIN else path.name
+    job = queue_capture_job(
+        lib,
+        parsed.urls,
+        collection=collection,
+        name=f"urls: {name}",
+        source=str(path),
+        tags={u: list(tags) for u in parsed.urls},
+    )
+    return FileOutcome(
+        path,
+        "urls",
+        OutcomeState.QUEUED,
+        urls=len(set(parsed.urls)),
+        job_id=job,
+        problems=parsed.problems,
+    )

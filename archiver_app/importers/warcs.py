@@ -1,0 +1,319 @@
+"""Import WARC/ARC files (copied into the library or linked in place) and WACZ files.
+
+Each imported file gets its own snapshot folder under the current layout
+(``collections/<slug>/<yyyy>/<mm>/<uid>/``, dated by its first record) holding the copied
+WARC (or nothing but the sidecar, for ``--link``) and an ``index.json`` sidecar that
+describes the import well enough to redo it from the folder alone. Files are registered in
+``files`` so the mirror sees them; linked files carry ``external_path``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import zipfile
+import zlib
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from sqlalchemy import select, update
+
+from archiver_app.hashing import sha256_file
+from archiver_app.importers.outcome import FileOutcome, OutcomeState
+from archiver_app.layout import CURRENT_FS_VERSION, snapshot_folder
+from archiver_app.library import Library, atomic_write_text
+from archiver_app.store.files import register_file
+from archiver_app.store.models import Collection, File, FileKind, LocalState
+from archiver_app.tasks import CancelToken, ProgressUpdate
+from archiver_app.warc.indexer import IndexReport, IndexTarget, index_warc, record_time
+from archiver_app.warc.scan import NotAnArchiveError, scan_records, sniff_archive
+from archiver_app.warc.wacz import WaczError, extract_verified, open_wacz
+
+ProgressFn = Callable[[ProgressUpdate], None]
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+SIDECAR = "index.json"
+
+
+def safe_file_name(name: str, default: str) -> str:
+    cleaned = _SAFE_NAME.sub("_", name).strip("._")
+    return cleaned[:150] if cleaned else default
+
+
+def _first_time(path: Path) -> datetime | None:
+    for rec in scan_records(path):
+        if (at := record_time(rec)) is not None:
+            return at
+    return None
+
+
+def _known_sha(lib: Library, sha: str) -> str | None:
+    with lib.session() as s:
+        row = s.scalar(select(File.path).where(File.sha256 == sha, File.kind == FileKind.WARC))
+    return row
+
+
+def _new_folder(lib: Library, slug: str, at: datetime | None) -> PurePosixPath:
+    when = at or lib.clock()
+    return snapshot_folder(slug, when, lib.new_uid(when))
+
+
+def _collection(lib: Library, slug: str) -> tuple[int, str]:
+    cid = lib.ensure_collection(slug)
+    with lib.session() as s:
+        return cid, str(s.scalar(select(Collection.slug).where(Collection.id == cid)))
+
+
+def _copy_into(src: Path, dest: Path) -> None:
+    """Copy to a temporary sibling, fsync, rename: a crash never leaves a half file named
+    like a whole one."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.partial")
+    with src.open("rb") as fin, tmp.open("wb") as fout:
+        shutil.copyfileobj(fin, fout, 1024 * 1024)
+        fout.flush()
+        os.fsync(fout.fileno())
+    os.replace(tmp, dest)
+
+
+def _write_sidecar(
+    lib: Library, folder: PurePosixPath, data: dict[str, Any], snapshot_id: int | None
+) -> None:
+    path = lib.abspath(folder.as_posix()) / SIDECAR
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    with lib.write() as s:
+        register_file(s, lib.root, f"{folder.as_posix()}/{SIDECAR}", FileKind.SIDECAR, snapshot_id)
+
+
+def _sidecar(
+    folder: PurePosixPath, slug: str, source: Path, reports: list[tuple[str, str, IndexReport]]
+) -> dict[str, Any]:
+    return {
+        "kind": "import",
+        "fs_version": CURRENT_FS_VERSION,
+        "uid": folder.name,
+        "collection": slug,
+        "capture_fidelity": "imported",
+        "source": str(source),
+        "files": [
+            {
+                "name": name,
+                "sha256": sha,
+                "records": rep.records,
+                "pages": rep.pages,
+                "problems": [f"offset {p.offset}: {p.reason}" for p in rep.problems],
+            }
+            for name, sha, rep in reports
+        ],
+    }
+
+
+def _index_one(
+    lib: Library,
+    *,
+    read_path: Path,
+    rel: str,
+    file_id: int,
+    collection_id: int,
+    folder: PurePosixPath,
+    source: Path,
+    page_urls: frozenset[str] | None,
+    tags: tuple[str, ...],
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
+) -> IndexReport:
+    target = IndexTarget(
+        path=read_path,
+        file_id=file_id,
+        warc_file=rel,
+        collection_id=collection_id,
+        folder=folder.as_posix(),
+        provenance={"imported_from": str(source)},
+        page_urls=page_urls,
+        tags=tags,
+    )
+    report = index_warc(lib, target, progress=progress, cancel=cancel)
+    if report.snapshot_ids:
+        with lib.write() as s:
+            s.execute(
+                update(File).where(File.id == file_id).values(snapshot_id=report.snapshot_ids[0])
+            )
+    return report
+
+
+def import_warc_file(
+    lib: Library,
+    path: Path,
+    *,
+    collection: str = "default",
+    link: bool = False,
+    tags: tuple[str, ...] = (),
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+) -> FileOutcome:
+    """Import one WARC/ARC file; never raises for bad input (the outcome says why)."""
+    path = path.absolute()
+    try:
+        kind = sniff_archive(path)
+    except NotAnArchiveError as exc:
+        return FileOutcome(path, "warc", OutcomeState.FAILED, str(exc))
+    sha = sha256_file(path)
+    if (existing := _known_sha(lib, sha)) is not None:
+        return FileOutcome(
+            path, kind, OutcomeState.SKIPPED, f"already in the library as {existing}"
+        )
+    collection_id, slug = _collection(lib, collection)
+    folder = _new_folder(lib, slug, _first_time(path))
+    name = safe_file_name(path.name, "import.warc.gz")
+    rel = f"{folder.as_posix()}/{name}"
+    if link:
+        read_path = path
+        with lib.write() as s:
+            row = File(
+                path=rel,
+                size=path.stat().st_size,
+                sha256=sha,
+                kind=FileKind.WARC,
+                external_path=str(path),
+                local_state=LocalState.PRESENT,
+            )
+            s.add(row)
+            s.flush()
+            file_id = row.id
+    else:
+        read_path = lib.abspath(rel)
+        _copy_into(path, read_path)
+        with lib.write() as s:
+            file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=sha).id
+    report = _index_one(
+        lib,
+        read_path=read_path,
+        rel=rel,
+        file_id=file_id,
+        collection_id=collection_id,
+        folder=folder,
+        source=path,
+        page_urls=None,
+        tags=tags,
+        progress=progress,
+        cancel=cancel,
+    )
+    data = _sidecar(folder, slug, path, [(name, sha, report)])
+    if link:
+        data["files"][0]["external_path"] = str(path)
+    _write_sidecar(lib, folder, data, report.snapshot_ids[0] if report.snapshot_ids else None)
+    return _outcome(path, kind, folder, [report])
+
+
+def _outcome(
+    path: Path, kind: str, folder: PurePosixPath, reports: list[IndexReport]
+) -> FileOutcome:
+    problems = [f"{r.path.name} offset {p.offset}: {p.reason}" for r in reports for p in r.problems]
+    records = sum(r.records for r in reports)
+    state = OutcomeState.IMPORTED if records else OutcomeState.FAILED
+    reason = "" if records else (problems[0] if problems else "no records found")
+    if records and problems:
+        reason = f"{len(problems)} damaged part(s) skipped"
+    return FileOutcome(
+        path,
+        kind,
+        state,
+        reason,
+        records=records,
+        pages=sum(r.pages for r in reports),
+        problems=problems,
+        snapshot_ids=[i for r in reports for i in r.snapshot_ids],
+        folder=folder.as_posix(),
+    )
+
+
+def import_wacz_file(
+    lib: Library,
+    path: Path,
+    *,
+    collection: str = "default",
+    tags: tuple[str, ...] = (),
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+) -> FileOutcome:
+    """Verify and import one WACZ: its WARCs are extracted (always copied) and indexed with
+    its pages list deciding what a page is."""
+    path = path.absolute()
+    if path.stat().st_size == 0:
+        return FileOutcome(path, "wacz", OutcomeState.FAILED, "the file is empty (0 bytes)")
+    try:
+        free = shutil.disk_usage(lib.root).free
+        info = open_wacz(path, max_total=free)
+    except WaczError as exc:
+        return FileOutcome(path, "wacz", OutcomeState.FAILED, str(exc))
+    sha = sha256_file(path)
+    collection_id, slug = _collection(lib, collection)
+    folder = _new_folder(lib, slug, None)
+    base = lib.abspath(folder.as_posix())
+    base.mkdir(parents=True, exist_ok=True)
+    placed: list[tuple[str, Path]] = []
+    try:
+        for entry in info.warcs:
+            name = safe_file_name(PurePosixPath(entry).name, "data.warc.gz")
+            dest = base / name
+            tmp = dest.with_name(f".{name}.partial")
+            with tmp.open("wb") as fh:
+                extract_verified(info, entry, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            placed.append((name, tmp))
+    except (WaczError, zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        for _, tmp in placed:
+            tmp.unlink(missing_ok=True)
+        for leftover in base.glob(".*.partial"):
+            leftover.unlink()
+        _remove_empty(base, lib.root)
+        return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {exc}")
+    page_urls = frozenset(p.url for p in info.pages) if info.pages else None
+    reports: list[tuple[str, str, IndexReport]] = []
+    skipped: list[str] = []
+    for name, tmp in placed:
+        wsha = sha256_file(tmp)
+        if (existing := _known_sha(lib, wsha)) is not None:
+            tmp.unlink()
+            skipped.append(f"{name}: already in the library as {existing}")
+            continue
+        final = base / name
+        os.replace(tmp, final)
+        rel = f"{folder.as_posix()}/{name}"
+        with lib.write() as s:
+            file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=wsha).id
+        rep = _index_one(
+            lib,
+            read_path=final,
+            rel=rel,
+            file_id=file_id,
+            collection_id=collection_id,
+            folder=folder,
+            source=path,
+            page_urls=page_urls,
+            tags=tags,
+            progress=progress,
+            cancel=cancel,
+        )
+        reports.append((name, wsha, rep))
+    if not reports:
+        _remove_empty(base, lib.root)
+        return FileOutcome(path, "wacz", OutcomeState.SKIPPED, "; ".join(skipped))
+    data = _sidecar(folder, slug, path, reports)
+    data["wacz"] = {"sha256": sha, "title": info.datapackage.get("title"), "pages": len(info.pages)}
+    ids = [i for _, _, r in reports for i in r.snapshot_ids]
+    _write_sidecar(lib, folder, data, ids[0] if ids else None)
+    outcome = _outcome(path, "wacz", folder, [r for _, _, r in reports])
+    outcome.problems.extend(skipped)
+    return outcome
+
+
+def _remove_empty(folder: Path, root: Path) -> None:
+    while folder != root and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent

@@ -1,0 +1,174 @@
+"""Applying a batch of prepared moves with a handful of Core statements.
+
+The background migrator moves thousands of snapshots; doing step 2 of
+:mod:`layout.migrate` through the ORM costs several queries per snapshot. Here a batch is
+one read of the rows (to drop any another process moved meanwhile), one read of their
+``files`` and tags, then ``executemany`` updates and inserts, the new ``index.json`` files,
+the cleanup markers, and one ``syncfs`` before the commit that makes the new places
+official. Snapshots that need more than a move (leaving an ArchiveBox layout: their WARCs
+get indexed) go through :func:`layout.migrate.apply_move` instead.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy.orm import Session
+
+from archiver_app.layout.current import CURRENT_FS_VERSION
+from archiver_app.layout.migrate import (
+    CLEANUP_PREFIX,
+    SIDECAR_COLUMNS,
+    PreparedMove,
+    apply_move,
+    build_sidecar,
+    kind_of,
+)
+from archiver_app.layout.moves import sync_to_disk
+from archiver_app.layout.sidecar import write_sidecar
+from archiver_app.store.models import File, Setting, Snapshot, SnapshotTag, Tag
+from archiver_app.store.types import utcnow
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    move: PreparedMove
+    slug: str
+
+
+def needs_full_apply(values: dict[str, Any], move: PreparedMove) -> bool:
+    return move.from_version.startswith("archivebox") or bool(
+        (values.get("provenance") or {}).get("reindex")
+    )
+
+
+def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[PreparedMove]:
+    """Step 2 for a whole batch inside the caller's write transaction; returns those applied."""
+    if not items:
+        return []
+    conn = session.connection()
+    ids = [i.move.snapshot_id for i in items]
+    cols = [getattr(Snapshot, c) for c in ("id", "warc_file", *SIDECAR_COLUMNS)]
+    rows = {r.id: dict(r._mapping) for r in conn.execute(select(*cols).where(Snapshot.id.in_(ids)))}
+    applied: list[PreparedMove] = []
+    simple: list[BatchItem] = []
+    for item in items:
+        move = item.move
+        values = rows.get(move.snapshot_id)
+        if values is None or values["fs_version"] != move.from_version:
+            continue  # deleted or moved by someone else meanwhile
+        if (values["folder"] or move.plan.start.folder) != move.plan.start.folder:
+            continue
+        if needs_full_apply(values, move):
+            snap = session.get(Snapshot, move.snapshot_id)
+            if snap is not None and apply_move(session, snap, move, root):
+                applied.append(move)
+            continue
+        simple.append(item)
+    if not simple:
+        sync_to_disk(root)  # copies were made with durable=False
+        return applied
+    simple_ids = [i.move.snapshot_id for i in simple]
+    existing: dict[int, dict[str, int]] = defaultdict(dict)
+    for file_id, path, owner in conn.execute(
+        select(File.id, File.path, File.snapshot_id).where(File.snapshot_id.in_(simple_ids))
+    ):
+        existing[int(owner or 0)][str(path)] = int(file_id)
+    tags: dict[int, list[str]] = defaultdict(list)
+    for owner, name in conn.execute(
+        select(SnapshotTag.snapshot_id, Tag.name)
+        .join(Tag, Tag.id == SnapshotTag.tag_id)
+        .where(SnapshotTag.snapshot_id.in_(simple_ids))
+    ):
+        tags[int(owner)].append(str(name))
+    file_updates: list[dict[str, Any]] = []
+    file_inserts: list[dict[str, Any]] = []
+    snap_updates: list[dict[str, Any]] = []
+    markers: list[dict[str, Any]] = []
+    now = utcnow()
+    for item in simple:
+        move = item.move
+        sid, plan = move.snapshot_id, move.plan
+        values = rows[sid]
+        old_prefix, new_prefix = plan.start.folder + "/", plan.end.folder + "/"
+        have = existing.get(sid, {})
+        listed = []
+        for f in move.copy.files:
+            new_path = new_prefix + f.target
+            entry = {"path": new_path, "size": f.size, "sha256": f.sha256}
+            fid = have.get(old_prefix + f.source)
+            if fid is not None:
+                file_updates.append({"b_id": fid, **entry})
+            else:
+                file_inserts.append({**entry, "kind": str(kind_of(f.target)), "snapshot_id": sid})
+            listed.append(
+                {
+                    "path": f.target,
+                    "size": f.size,
+                    "sha256": f.sha256,
+                    "kind": str(kind_of(f.target)),
+                }
+            )
+        warc_file = values["warc_file"]
+        if warc_file and warc_file.startswith(old_prefix):
+            warc_file = new_prefix + warc_file[len(old_prefix) :]
+        snap_updates.append(
+            {
+                "b_id": sid,
+                "folder": plan.end.folder,
+                "fs_version": CURRENT_FS_VERSION,
+                "size_bytes": move.copy.bytes,
+                "warc_file": warc_file,
+                "updated_at": now,
+            }
+        )
+        values.update(folder=plan.end.folder, fs_version=CURRENT_FS_VERSION)
+        write_sidecar(
+            plan.end.path,
+            build_sidecar(values, item.slug, tags.get(sid, []), listed),
+            durable=False,
+        )
+        if move.remove_old:
+            markers.append(
+                {
+                    "key": f"{CLEANUP_PREFIX}{sid}",
+                    "value": {
+                        "old_base": str(plan.start.base),
+                        "old": plan.start.folder,
+                        "new": plan.end.folder,
+                        "remove": True,
+                        "files": [[f.source, f.target, f.size, f.sha256] for f in move.copy.files],
+                    },
+                }
+            )
+        applied.append(move)
+    if file_updates:
+        conn.execute(
+            update(File)
+            .where(File.id == bindparam("b_id"))
+            .values(path=bindparam("path"), size=bindparam("size"), sha256=bindparam("sha256")),
+            file_updates,
+        )
+    if file_inserts:
+        conn.execute(insert(File), file_inserts)
+    conn.execute(
+        update(Snapshot)
+        .where(Snapshot.id == bindparam("b_id"))
+        .values(
+            folder=bindparam("folder"),
+            fs_version=bindparam("fs_version"),
+            size_bytes=bindparam("size_bytes"),
+            warc_file=bindparam("warc_file"),
+            updated_at=bindparam("updated_at"),
+        ),
+        snap_updates,
+    )
+    if markers:
+        conn.execute(delete(Setting).where(Setting.key.in_([m["key"] for m in markers])))
+        conn.execute(insert(Setting), markers)
+    sync_to_disk(root)  # every copy and index.json of the batch is on disk before the commit
+    return applied

@@ -1,0 +1,394 @@
+"""Migrating one snapshot to the current layout: on save, and for the background migrator.
+
+The order is what makes it safe to kill at any moment:
+
+1. copy every file to the new place and verify it (:mod:`layout.moves`), outside any
+   transaction - the database does not change;
+2. in one transaction: point the row (``folder``, ``fs_version``), its ``files`` rows and
+   its main WARC at the new place, write the new ``index.json``, and record a *cleanup
+   marker* (a ``settings`` row ``layout.cleanup.<id>``) naming the old files;
+3. after the commit, remove the old files (only those whose copy is there) and the marker.
+
+Killed in 1: the row still names the old place; the next run re-copies, skipping files
+already copied. Killed in 3: the marker is still there; :func:`finish_pending_cleanups`
+re-verifies each copy by hash and removes the old file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import UTC
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, event, select, update
+from sqlalchemy.orm import Session
+
+from archiver_app import __version__
+from archiver_app.layout.current import CURRENT_FS_VERSION
+from archiver_app.layout.moves import (
+    CopiedFile,
+    MoveError,
+    TreeCopy,
+    copy_tree_verified,
+    remove_empty_dirs,
+    remove_verified,
+)
+from archiver_app.layout.sidecar import ARCHIVEBOX_INDEX_COPY, SIDECAR, write_sidecar
+from archiver_app.layout.versions import ChainPlan, Placement, SnapshotFacts, plan_chain
+from archiver_app.store.models import (
+    Collection,
+    File,
+    FileKind,
+    Setting,
+    Snapshot,
+    SnapshotTag,
+    Tag,
+)
+
+if TYPE_CHECKING:
+    from archiver_app.library import Library
+
+CLEANUP_PREFIX = "layout.cleanup."
+#: Threads for file work (copies, hashes, removals): they wait on the disk far more than
+#: they hold the GIL (hashlib and file I/O release it).
+IO_THREADS = 8
+
+
+@dataclass
+class PreparedMove:
+    """Files copied and verified at the new place; the database not yet changed."""
+
+    snapshot_id: int
+    from_version: str
+    plan: ChainPlan
+    copy: TreeCopy
+    remove_old: bool = True
+
+
+def archive_name(snap: Snapshot) -> str:
+    """The flat folder name of a snapshot (ArchiveBox style Unix timestamp)."""
+    if snap.folder and snap.folder.startswith("archive/"):
+        return snap.folder.split("/", 1)[1]
+    return f"{snap.captured_at.astimezone(UTC).timestamp():.6f}".rstrip("0").rstrip(".")
+
+
+def facts_for(session: Session, snap: Snapshot) -> SnapshotFacts:
+    slug = session.scalar(select(Collection.slug).where(Collection.id == snap.collection_id))
+    return SnapshotFacts(snap.uid, slug or "default", snap.captured_at, archive_name(snap))
+
+
+def placement_of(snap: Snapshot, root: Path, facts: SnapshotFacts) -> Placement:
+    return Placement(root, snap.folder or f"archive/{facts.archive_name}")
+
+
+def kind_of(relative: str) -> FileKind:
+    """The ``files.kind`` of a file by its name inside a snapshot folder."""
+    name = relative.rsplit("/", 1)[-1].lower()
+    if name.endswith((".warc", ".warc.gz")):
+        return FileKind.WARC
+    if name.startswith("screenshot") and name.endswith((".png", ".jpg", ".jpeg")):
+        return FileKind.SCREENSHOT
+    if name.endswith(".pdf"):
+        return FileKind.PDF
+    if name in {"dom.html", "output.html", "singlefile.html"}:
+        return FileKind.DOM
+    if name in {"text.txt", "content.txt", "htmltotext.txt"}:
+        return FileKind.TEXT
+    if name in {SIDECAR, ARCHIVEBOX_INDEX_COPY}:
+        return FileKind.SIDECAR
+    return FileKind.OTHER
+
+
+def prepare_move(
+    root: Path,
+    version: str,
+    at: Placement,
+    facts: SnapshotFacts,
+    snapshot_id: int = 0,
+    *,
+    durable: bool = True,
+    known_sha256: Mapping[str, str] | None = None,
+) -> PreparedMove:
+    """Copy and verify a snapshot's files where the chain puts them (step 1).
+
+    Raises:
+        MoveError: the old folder is missing or a copy failed; nothing was removed.
+    """
+    plan = plan_chain(version, at, facts, root)
+    copy = TreeCopy()
+    if plan.moves:
+        src = plan.start.path
+        if not src.is_dir():
+            raise MoveError(f"the folder {plan.start.folder} of snapshot {facts.uid} is missing")
+        legacy_index = version.startswith("archivebox")
+        copy = copy_tree_verified(
+            src,
+            plan.end.path,
+            rename={SIDECAR: ARCHIVEBOX_INDEX_COPY} if legacy_index else None,
+            skip=() if legacy_index else (SIDECAR,),
+            durable=durable,
+            known_sha256=known_sha256,
+        )
+    return PreparedMove(snapshot_id, version, plan, copy)
+
+
+def apply_move(session: Session, snap: Snapshot, move: PreparedMove, root: Path) -> bool:
+    """Point the row at the new place (step 2, inside the caller's transaction).
+
+    Returns False (and changes nothing) when the row moved meanwhile, e.g. a save in
+    another process migrated it first.
+    """
+    plan = move.plan
+    if snap.fs_version != move.from_version or (snap.folder or plan.start.folder) != (
+        plan.start.folder
+    ):
+        return False
+    if plan.moves:
+        _repoint_files(session, snap, plan, move.copy.files)
+        snap.folder = plan.end.folder
+        snap.size_bytes = move.copy.bytes or snap.size_bytes
+    snap.fs_version = CURRENT_FS_VERSION
+    session.flush()
+    provenance = dict(snap.provenance or {})
+    if move.from_version.startswith("archivebox") or provenance.pop("reindex", False):
+        from archiver_app.layout.contents import index_snapshot_contents
+
+        snap.provenance = provenance
+        index_snapshot_contents(session, snap, root)
+    write_snapshot_sidecar(session, snap, root)
+    if plan.moves and move.remove_old:
+        session.merge(
+            Setting(
+                key=f"{CLEANUP_PREFIX}{snap.id}",
+                value={
+                    "old_base": str(plan.start.base),
+                    "old": plan.start.folder,
+                    "new": plan.end.folder,
+                    "remove": move.remove_old,
+                    "files": [[f.source, f.target, f.size, f.sha256] for f in move.copy.files],
+                },
+            )
+        )
+    return True
+
+
+def _repoint_files(
+    session: Session, snap: Snapshot, plan: ChainPlan, copied: list[CopiedFile]
+) -> None:
+    old_prefix, new_prefix = plan.start.folder + "/", plan.end.folder + "/"
+    by_source = {old_prefix + f.source: f for f in copied}
+    existing = {
+        path: fid
+        for fid, path in session.execute(
+            select(File.id, File.path).where(File.snapshot_id == snap.id)
+        ).all()
+    }
+    updates = []
+    for path, fid in existing.items():
+        f = by_source.pop(path, None)
+        if f is not None:
+            updates.append(
+                {"fid": fid, "path": new_prefix + f.target, "size": f.size, "sha": f.sha256}
+            )
+    if updates:
+        from sqlalchemy import bindparam
+
+        session.connection().execute(
+            update(File)
+            .where(File.id == bindparam("fid"))
+            .values(path=bindparam("path"), size=bindparam("size"), sha256=bindparam("sha")),
+            updates,
+        )
+    new_rows = [
+        {
+            "path": new_prefix + f.target,
+            "size": f.size,
+            "sha256": f.sha256,
+            "kind": str(kind_of(f.target)),
+            "snapshot_id": snap.id,
+        }
+        for f in by_source.values()
+    ]
+    if new_rows:
+        from sqlalchemy import insert
+
+        session.execute(insert(File), new_rows)
+    if snap.warc_file and snap.warc_file.startswith(old_prefix):
+        rel = snap.warc_file[len(old_prefix) :]
+        target = next((f.target for f in copied if f.source == rel), rel)
+        snap.warc_file = new_prefix + target
+
+
+SIDECAR_COLUMNS = (
+    "uid", "url", "captured_at", "folder", "fs_version", "title", "state", "http_status",
+    "mime", "capture_backend", "capture_fidelity", "provenance",
+)  # fmt: skip
+
+
+def build_sidecar(
+    values: Mapping[str, Any], slug: str | None, tags: list[str], files: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The ``index.json`` of a snapshot from its row values (see :data:`SIDECAR_COLUMNS`)."""
+    provenance = dict(values["provenance"] or {})
+    results = provenance.pop("archive_results", {})
+    return {
+        "fs_version": values["fs_version"],
+        "uid": values["uid"],
+        "url": values["url"],
+        "captured_at": values["captured_at"].isoformat(),
+        "collection": slug,
+        "folder": values["folder"],
+        "title": values["title"],
+        "tags": sorted(tags),
+        "state": values["state"],
+        "http_status": values["http_status"],
+        "mime": values["mime"],
+        "capture_backend": values["capture_backend"],
+        "capture_fidelity": values["capture_fidelity"],
+        "archive_results": results,
+        "provenance": provenance,
+        "files": sorted(files, key=lambda f: str(f["path"])),
+        "written_by": f"archiver {__version__}",
+    }
+
+
+def sidecar_data(session: Session, snap: Snapshot) -> dict[str, Any]:
+    """The ``index.json`` of ``snap``, written from the database (the source of truth)."""
+    slug = session.scalar(select(Collection.slug).where(Collection.id == snap.collection_id))
+    tags = list(
+        session.scalars(
+            select(Tag.name)
+            .join(SnapshotTag, SnapshotTag.tag_id == Tag.id)
+            .where(SnapshotTag.snapshot_id == snap.id)
+        )
+    )
+    prefix = (snap.folder or "") + "/"
+    files = [
+        {"path": path[len(prefix) :], "size": size, "sha256": sha, "kind": kind}
+        for path, size, sha, kind in session.execute(
+            select(File.path, File.size, File.sha256, File.kind).where(File.snapshot_id == snap.id)
+        ).all()
+        if path.startswith(prefix) and path != prefix + SIDECAR
+    ]
+    values = {name: getattr(snap, name) for name in SIDECAR_COLUMNS}
+    return build_sidecar(values, slug, tags, files)
+
+
+def write_snapshot_sidecar(session: Session, snap: Snapshot, root: Path) -> None:
+    """Rewrite ``index.json`` in the snapshot's folder from the database."""
+    if snap.folder:
+        write_sidecar(root.joinpath(*snap.folder.split("/")), sidecar_data(session, snap))
+
+
+def finish_cleanup(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[str]:
+    """Remove the old files named by a cleanup marker whose copies verify (step 3)."""
+    if not marker.get("remove", True):
+        return []
+    old = Path(marker.get("old_base") or root).joinpath(*marker["old"].split("/"))
+    new = root.joinpath(*marker["new"].split("/"))
+    files = [CopiedFile(s, t, int(n), h) for s, t, n, h in marker["files"]]
+    kept = remove_verified(old, new, files, rehash=rehash)
+    sidecar = old / SIDECAR
+    if sidecar.is_file() and (new / SIDECAR).is_file():
+        sidecar.unlink()
+    remove_empty_dirs(old)
+    return kept
+
+
+def finish_pending_cleanups(
+    write: Callable[[], AbstractContextManager[Session]], root: Path, *, rehash: bool = True
+) -> int:
+    """Finish the cleanups still marked: remove old files whose copies verify.
+
+    After a crash ``rehash`` re-hashes every copy before its original is removed; right
+    after a commit in the same process, the size check suffices (the copy was just
+    verified by hash).
+    """
+    with write() as s:
+        markers = s.execute(
+            select(Setting.key, Setting.value).where(
+                Setting.key >= CLEANUP_PREFIX, Setting.key < CLEANUP_PREFIX[:-1] + "/"
+            )
+        ).all()
+    if not markers:
+        return 0
+    # Removal runs outside any transaction, so captures are not kept waiting for a slow
+    # disk; two processes finishing the same marker is harmless (each removal is checked).
+    if len(markers) > 1:  # unlinks and hashes overlap well on slow disks
+        with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
+            list(pool.map(lambda m: finish_cleanup(root, m[1], rehash=rehash), markers))
+    else:
+        finish_cleanup(root, markers[0][1], rehash=rehash)
+    with write() as s:
+        s.execute(delete(Setting).where(Setting.key.in_([k for k, _ in markers])))
+    return len(markers)
+
+
+def drop_markers(session: Session, snapshot_ids: list[int]) -> None:
+    if snapshot_ids:
+        keys = [f"{CLEANUP_PREFIX}{i}" for i in snapshot_ids]
+        session.execute(delete(Setting).where(Setting.key.in_(keys)))
+
+
+def _library_root(session: Session) -> Path:
+    root = session.info.get("library_root")
+    if root is not None:
+        return Path(root)
+    bind = session.get_bind()
+    database = bind.engine.url.database
+    if bind.dialect.name == "sqlite" and database:
+        return Path(database).parent
+    raise MoveError("the library root is unknown: pass root= to ensure_current_layout")
+
+
+def ensure_current_layout(session: Session, snapshot: Snapshot, root: Path | None = None) -> bool:
+    """Migrate ``snapshot`` to the current layout inside the caller's write transaction.
+
+    Files are copied and verified first; then the row changes in ``session``. The old
+    files are removed after the caller commits (a marker finishes it if the process dies
+    first). Returns True when something changed. A no-op for current snapshots.
+
+    Raises:
+        MoveError: a file could not be copied; the row and the old files are unchanged.
+    """
+    if snapshot.fs_version == CURRENT_FS_VERSION:
+        return False
+    root = root or _library_root(session)
+    facts = facts_for(session, snapshot)
+    move = prepare_move(
+        root, snapshot.fs_version, placement_of(snapshot, root, facts), facts, snapshot.id
+    )
+    apply_move(session, snapshot, move, root)
+    if move.plan.moves:
+        engine = session.get_bind()
+        marker_id = snapshot.id
+
+        def _after_commit(_session: Session) -> None:
+            with Session(engine) as s2, s2.begin():
+                row = s2.get(Setting, f"{CLEANUP_PREFIX}{marker_id}")
+                if row is not None:
+                    finish_cleanup(root, row.value, rehash=False)
+                    s2.delete(row)
+
+        event.listen(session, "after_commit", _after_commit, once=True)
+    return True
+
+
+def save_snapshot(
+    library: Library, snapshot_id: int, change: Callable[[Snapshot], None] | None = None
+) -> None:
+    """Save a snapshot: migrate its folder first if its layout is old, apply ``change``,
+    then rewrite its ``index.json`` from the database. One write transaction."""
+    with library.write() as s:
+        snap = s.get(Snapshot, snapshot_id)
+        if snap is None:
+            raise MoveError(f"there is no snapshot {snapshot_id}")
+        ensure_current_layout(s, snap, library.root)
+        if change is not None:
+            change(snap)
+            s.flush()
+        write_snapshot_sidecar(s, snap, library.root)

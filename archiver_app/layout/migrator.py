@@ -1,0 +1,270 @@
+"""The background migrator: imports registered sources and moves old-layout snapshots.
+
+One pass:
+
+1. finishes cleanups a killed run left behind (old files removed once their copies verify
+   by hash);
+2. imports every registered import source, a batch of folders at a time
+   (:mod:`layout.archivebox`), each batch one transaction that also advances the source's
+   cursor;
+3. migrates snapshots whose ``fs_version`` is old, version by version in id order, a batch
+   at a time, using the ``(fs_version, id)`` index: it never loads more than one batch.
+   Each batch's transaction also stores the cursor (``settings`` key ``migrate.cursor``,
+   ``"<fs_version>:<last id>"``) so a restart continues where it stopped.
+
+Threading contract: :func:`run_migrator` may run on any thread (the GUI runs it on a worker
+thread while idle); it opens its own sessions, reports through ``progress`` and stops at the
+next batch boundary once ``cancel`` is set. Several migrators may run at once: a row that
+another process already moved is detected and left alone.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select
+
+from archiver_app.errors import InputError, LibraryError
+from archiver_app.layout.archivebox import ImportStats, import_batch, list_folder_names
+from archiver_app.layout.batch import BatchItem, apply_batch
+from archiver_app.layout.current import CURRENT_FS_VERSION
+from archiver_app.layout.migrate import IO_THREADS, finish_pending_cleanups, prepare_move
+from archiver_app.layout.moves import MoveError
+from archiver_app.layout.versions import CHAIN, KNOWN_VERSIONS, Placement, SnapshotFacts
+from archiver_app.store.models import Collection, File, ImportSource, Setting, Snapshot
+from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
+
+if TYPE_CHECKING:
+    from archiver_app.library import Library
+
+CURSOR_KEY = "migrate.cursor"
+DEFAULT_BATCH = 200
+OLD_VERSIONS = CHAIN[:-1]
+
+
+@dataclass
+class MigrationReport:
+    """What a run did (cumulative over the passes of a continuous run)."""
+
+    migrated: int = 0
+    files: int = 0
+    bytes: int = 0
+    failed: list[str] = field(default_factory=list)
+    imported: ImportStats = field(default_factory=ImportStats)
+    cleanups: int = 0
+    cursor: str | None = None
+    cancelled: bool = False
+    remaining: int = 0
+
+
+def parse_cursor(text: str) -> tuple[str, int]:
+    """``"archiver-1:1234"`` -> ``("archiver-1", 1234)``.
+
+    Raises:
+        InputError: not ``<known fs_version>:<id>``.
+    """
+    version, sep, after = text.rpartition(":")
+    if not sep or version not in KNOWN_VERSIONS or not after.isdigit():
+        raise InputError(
+            f"invalid cursor {text!r}: expected <fs_version>:<snapshot id>, "
+            f"e.g. {OLD_VERSIONS[-1]}:0"
+        )
+    return version, int(after)
+
+
+def read_cursor(library: Library) -> str | None:
+    with library.session() as s:
+        row = s.get(Setting, CURSOR_KEY)
+        return str(row.value) if row is not None and row.value else None
+
+
+def pending_count(library: Library) -> int:
+    """Snapshots not yet at the current layout (an index count, not a table scan)."""
+    with library.session() as s:
+        return int(
+            s.scalar(
+                select(func.count())
+                .select_from(Snapshot)
+                .where(Snapshot.fs_version.in_(OLD_VERSIONS))
+            )
+            or 0
+        )
+
+
+def pending_sources(library: Library) -> list[tuple[int, str]]:
+    with library.session() as s:
+        rows = s.execute(
+            select(ImportSource.id, ImportSource.path)
+            .where(ImportSource.state.in_(("registered", "importing")))
+            .order_by(ImportSource.id)
+        ).all()
+    return [(int(i), str(p)) for i, p in rows]
+
+
+def run_migrator(
+    library: Library,
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    resume_from: str | None = None,
+    continuous: bool = False,
+    idle_seconds: float = 5.0,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> MigrationReport:
+    """Import registered sources and migrate old snapshots; see the module docstring."""
+    if batch_size < 1:
+        raise InputError("the batch size must be at least 1")
+    start = parse_cursor(resume_from) if resume_from else None
+    cancel = cancel or CancelToken()
+    report = MigrationReport()
+    try:
+        while True:
+            _one_pass(library, batch_size, start, report, progress, cancel)
+            start = None
+            if not continuous or cancel.wait(idle_seconds):
+                break
+    except Cancelled:
+        report.cancelled = True
+    report.cursor = read_cursor(library)
+    report.remaining = pending_count(library)
+    return report
+
+
+def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
+    library: Library,
+    batch_size: int,
+    start: tuple[str, int] | None,
+    report: MigrationReport,
+    progress: Progress,
+    cancel: CancelToken,
+) -> None:
+    root = library.root
+    report.cleanups += finish_pending_cleanups(library.write, root, rehash=True)
+    for source_id, path in pending_sources(library):
+        try:
+            names = list_folder_names(Path(path))
+        except OSError as exc:
+            report.failed.append(f"import source {path}: {exc.strerror or exc} (will retry)")
+            continue
+        while True:
+            cancel.raise_if_cancelled()
+            stats = import_batch(library, source_id, names, batch_size)
+            report.imported.add(stats)
+            progress(
+                ProgressUpdate(
+                    done=report.imported.seen,
+                    total=len(names),
+                    message=f"importing {path}: {report.imported.imported} snapshots",
+                    bytes_done=report.imported.bytes,
+                )
+            )
+            if stats.done:
+                break
+    if start is None:
+        stored = read_cursor(library)
+        start = parse_cursor(stored) if stored else (OLD_VERSIONS[0], 0)
+    version, after = start
+    total = report.migrated + pending_count(library)
+    for v in OLD_VERSIONS[OLD_VERSIONS.index(version) if version in OLD_VERSIONS else 0 :]:
+        if v != version:
+            after = 0
+        while True:
+            cancel.raise_if_cancelled()
+            moves, last = _prepare_batch(library, v, after, batch_size, report)
+            if last is None:
+                break
+            _commit_batch(library, moves, f"{v}:{last}", report)
+            after = last
+            progress(
+                ProgressUpdate(
+                    done=report.migrated,
+                    total=total,
+                    message=f"moving snapshots to the {CURRENT_FS_VERSION} layout",
+                    bytes_done=report.bytes,
+                )
+            )
+    with library.write() as s:
+        s.merge(Setting(key=CURSOR_KEY, value=None))  # the pass is complete
+
+
+def _prepare_batch(
+    library: Library, version: str, after: int, batch_size: int, report: MigrationReport
+) -> tuple[list[BatchItem], int | None]:
+    root = library.root
+    items: list[BatchItem] = []
+    with library.session() as s:
+        rows = s.execute(
+            select(
+                Snapshot.id, Snapshot.uid, Snapshot.folder, Snapshot.captured_at, Collection.slug
+            )
+            .join(Collection, Collection.id == Snapshot.collection_id)
+            .where(Snapshot.fs_version == version, Snapshot.id > after)
+            .order_by(Snapshot.id)
+            .limit(batch_size)
+        ).all()
+
+        known: dict[int, dict[str, str]] = {}
+        prefixes = {r[0]: f"{r[2]}/" for r in rows if r[2]}
+        for owner, path, sha in s.execute(
+            select(File.snapshot_id, File.path, File.sha256).where(
+                File.snapshot_id.in_(list(prefixes)), File.sha256.is_not(None)
+            )
+        ):
+            prefix = prefixes.get(owner or 0, "")
+            if prefix and sha and path.startswith(prefix):
+                known.setdefault(owner or 0, {})[path[len(prefix) :]] = sha
+
+    def prepare(row: Any) -> BatchItem | str:
+        sid, uid, folder, captured_at, slug = row
+        name = folder.split("/", 1)[1] if folder and folder.startswith("archive/") else None
+        facts = SnapshotFacts(uid, slug, captured_at, name or f"{captured_at.timestamp():.0f}")
+        at = Placement(root, folder or f"archive/{facts.archive_name}")
+        try:
+            move = prepare_move(
+                root, version, at, facts, sid, durable=False, known_sha256=known.get(sid)
+            )
+            return BatchItem(move, slug)
+        except (MoveError, LibraryError) as exc:
+            return f"snapshot {uid}: {exc}"
+
+    # Copies of different snapshots overlap: hashing and file I/O release the GIL.
+    with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
+        for outcome in pool.map(prepare, rows):
+            if isinstance(outcome, str):
+                report.failed.append(outcome)
+            else:
+                items.append(outcome)
+    return items, (rows[-1][0] if rows else None)
+
+
+def _commit_batch(
+    library: Library, items: list[BatchItem], cursor: str, report: MigrationReport
+) -> None:
+    with library.write() as s:
+        for move in apply_batch(s, items, library.root):
+            report.migrated += 1
+            report.files += len(move.copy.files)
+            report.bytes += move.copy.bytes
+        s.merge(Setting(key=CURSOR_KEY, value=cursor))
+    report.cleanups += finish_pending_cleanups(library.write, library.root, rehash=False)
+
+
+def migrate_while_idle(
+    library: Library,
+    *,
+    progress: Progress = null_progress,
+    cancel: CancelToken,
+    idle_seconds: float = 30.0,
+) -> MigrationReport:
+    """What the desktop app runs on a worker thread while idle: a continuous migrator.
+
+    Returns when ``cancel`` is set (the app got busy or is closing), at the next batch
+    boundary; a later call resumes from the saved cursor. Show ``ProgressUpdate.done`` of
+    ``total`` in the status bar (poll a :class:`~archiver_app.tasks.ThrottledProgress`).
+    """
+    return run_migrator(
+        library, continuous=True, idle_seconds=idle_seconds, progress=progress, cancel=cancel
+    )

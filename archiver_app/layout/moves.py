@@ -1,0 +1,277 @@
+"""Verified file moves: copy -> verify (size and sha256) -> fsync -> remove the old file.
+
+Nothing here ever calls ``rename`` across folders or relies on symlinks: a move is a copy to
+a temporary sibling of the destination (hashed while it is written, fsynced, re-read and
+hashed again), an atomic rename into place, and - only later, once the caller has recorded
+the new place - the removal of the source. So it works across devices, and an interrupted
+move leaves either the old file or both, never neither. Copying is idempotent: a
+destination that already holds the same bytes is kept and the copy is skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import os
+import shutil
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from archiver_app.errors import ArchiverError
+from archiver_app.hashing import sha256_file
+
+BUFFER = 1024 * 1024
+PART_SUFFIX = ".archiver-part"
+
+
+class MoveError(ArchiverError):
+    """A file could not be copied and verified; the source was left untouched."""
+
+
+@dataclass(frozen=True)
+class CopiedFile:
+    """One file copied and verified: where from, where to (relative), size and hash."""
+
+    source: str  # relative to the source folder, '/' separated
+    target: str  # relative to the target folder, '/' separated
+    size: int
+    sha256: str
+
+
+@dataclass
+class TreeCopy:
+    """The result of copying a folder: the verified files and the entries refused."""
+
+    files: list[CopiedFile] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make renames inside ``path`` durable (a no-op where folders cannot be opened)."""
+    if os.name == "nt":
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def copy_verified(
+    src: Path, dst: Path, *, expected_sha256: str | None = None, durable: bool = True
+) -> tuple[int, str]:
+    """Copy ``src`` to ``dst`` and verify it; return ``(size, sha256)``.
+
+    A ``dst`` that already holds the same bytes is kept (idempotent resume). A ``dst`` with
+    other bytes is a conflict and raises :class:`MoveError`; so does a source whose hash is
+    not ``expected_sha256``. With ``durable`` the copy is fsynced; without, the caller must
+    call :func:`sync_to_disk` before it records the new place (one ``syncfs`` per batch
+    instead of one fsync per file).
+    """
+    src_size = src.stat().st_size
+    if dst.exists():
+        src_sha = expected_sha256 or sha256_file(src)
+        if dst.stat().st_size == src_size and sha256_file(dst) == src_sha:
+            return src_size, src_sha
+        raise MoveError(f"{dst} already exists with different contents; {src} was kept")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + PART_SUFFIX)
+    try:
+        if expected_sha256 is None:
+            sha = _copy_hashing(src, tmp, durable=durable)
+        else:  # the hash is on record: a kernel-side copy, then one hash of the copy
+            shutil.copyfile(src, tmp)
+            if durable:
+                _fsync_file(tmp)
+            sha = expected_sha256
+        if tmp.stat().st_size != src_size or sha256_file(tmp) != sha:
+            if expected_sha256 is not None and sha256_file(src) != expected_sha256:
+                raise MoveError(f"{src} does not have the recorded sha256; it was kept")
+            raise MoveError(f"the copy of {src} at {dst} did not verify; the source was kept")
+        stat = src.stat()
+        os.utime(tmp, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        os.replace(tmp, dst)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise MoveError(f"cannot copy {src} to {dst}: {exc.strerror or exc}") from exc
+    except MoveError:
+        tmp.unlink(missing_ok=True)
+        raise
+    return src_size, sha
+
+
+def _copy_hashing(src: Path, tmp: Path, *, durable: bool) -> str:
+    digest = hashlib.sha256()
+    with src.open("rb") as fin, tmp.open("wb") as fout:
+        while chunk := fin.read(BUFFER):
+            digest.update(chunk)
+            fout.write(chunk)
+        fout.flush()
+        if durable:
+            os.fsync(fout.fileno())
+    return digest.hexdigest()
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def iter_tree(folder: Path) -> Iterator[tuple[str, Path | None, str | None]]:
+    """Every file under ``folder``: ``(relative, real path or None, refusal reason)``.
+
+    Symlinks are followed only when they resolve to a file inside ``folder``; others are
+    reported with the reason (never followed, never copied). Part files of an interrupted
+    copy are ignored.
+    """
+    resolved_root = folder.resolve()
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        base = Path(dirpath)
+        for name in list(dirnames):
+            entry = base / name
+            if entry.is_symlink():
+                dirnames.remove(name)
+                rel = entry.relative_to(folder).as_posix()
+                yield rel, None, "symlinked folder (not followed)"
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith(PART_SUFFIX):
+                continue
+            entry = base / name
+            rel = entry.relative_to(folder).as_posix()
+            if entry.is_symlink():
+                target = entry.resolve()
+                if resolved_root not in target.parents or not target.is_file():
+                    yield rel, None, "symlink leading outside the folder"
+                    continue
+                yield rel, target, None
+            elif entry.is_file():
+                yield rel, entry, None
+            else:
+                yield rel, None, "not a regular file"
+
+
+def copy_tree_verified(
+    src_dir: Path,
+    dst_dir: Path,
+    *,
+    rename: dict[str, str] | None = None,
+    skip: Iterable[str] = (),
+    avoid_clashes: bool = False,
+    durable: bool = True,
+    known_sha256: Mapping[str, str] | None = None,
+) -> TreeCopy:
+    """Copy every file under ``src_dir`` into ``dst_dir``, verified, keeping relative paths.
+
+    Args:
+        rename: source relative path -> target relative path for a few files.
+        skip: source relative paths not to copy (for example a sidecar rewritten later).
+        avoid_clashes: put a file whose name is taken by other bytes under a suffixed
+            name (``name.dup1.ext``) instead of failing.
+        durable: fsync each file and folder now; otherwise see :func:`sync_to_disk`.
+        known_sha256: source relative path -> recorded hash (``files`` rows): such files
+            are copied by the kernel and hashed once, at the destination.
+    """
+    rename = rename or {}
+    skipped = set(skip)
+    result = TreeCopy()
+    touched: set[Path] = set()
+    for rel, real, reason in iter_tree(src_dir):
+        if reason is not None or real is None:
+            result.refused.append(f"{rel}: {reason}")
+            continue
+        if rel in skipped:
+            continue
+        target = rename.get(rel, rel)
+        sha = (known_sha256 or {}).get(rel)
+        if avoid_clashes:
+            sha = sha or sha256_file(real)
+            target = free_name(dst_dir, target, sha)
+        size, sha = copy_verified(real, dst_dir / target, expected_sha256=sha, durable=durable)
+        touched.add((dst_dir / target).parent)
+        result.files.append(CopiedFile(rel, target, size, sha))
+    if durable:
+        for folder in touched:
+            fsync_dir(folder)
+    return result
+
+
+def sync_to_disk(folder: Path) -> None:
+    """Flush everything written to ``folder``'s file system (``syncfs`` on Linux).
+
+    Elsewhere it falls back to ``os.sync()``. Used once per batch before a commit that
+    names files copied with ``durable=False``.
+    """
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            if libc.syncfs(fd) == 0:
+                return
+        finally:
+            os.close(fd)
+    if hasattr(os, "sync"):
+        os.sync()
+
+
+def free_name(folder: Path, relative: str, sha256: str) -> str:
+    """``relative`` if free in ``folder`` or already holding ``sha256``; else a suffixed name."""
+    pure = PurePosixPath(relative)
+    for n in range(1000):
+        name = relative if n == 0 else str(pure.with_name(f"{pure.stem}.dup{n}{pure.suffix}"))
+        path = folder / name
+        if not path.exists() or sha256_file(path) == sha256:
+            return name
+    raise MoveError(f"too many different files named {relative} in {folder}")
+
+
+def remove_verified(
+    src_dir: Path, dst_dir: Path, files: Iterable[CopiedFile], *, rehash: bool
+) -> list[str]:
+    """Remove the sources of ``files`` whose copy is in ``dst_dir``; return what was kept.
+
+    A source is removed only when its copy exists with the right size (and hash, when
+    ``rehash``, as after a crash). Folders left empty are removed; others stay.
+    """
+    kept: list[str] = []
+    for f in files:
+        src = src_dir / f.source
+        dst = dst_dir / f.target
+        if not src.exists() and not src.is_symlink():
+            continue
+        try:
+            ok = dst.is_file() and dst.stat().st_size == f.size
+            if ok and rehash:
+                ok = sha256_file(dst) == f.sha256
+        except OSError:
+            ok = False
+        if not ok:
+            kept.append(f.source)
+            continue
+        src.unlink()
+    remove_empty_dirs(src_dir)
+    return kept
+
+
+def remove_empty_dirs(folder: Path) -> None:
+    """Remove ``folder`` and its sub-folders that are empty (bottom up); keep the rest."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    for dirpath, _dirnames, _filenames in sorted(
+        os.walk(folder, topdown=False, followlinks=False), key=lambda w: -len(w[0])
+    ):
+        with contextlib.suppress(OSError):  # not empty (refused entries left behind): kept
+            os.rmdir(dirpath)

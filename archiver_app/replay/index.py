@@ -1,0 +1,167 @@
+"""Lookups in the ``records`` table (the replay index) with plain SQL for speed.
+
+Every query runs on the ``(url_key, ts)`` or ``(digest)`` indexes; none scans the table.
+Request, metadata and warcinfo records are never replay candidates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+REPLAYABLE = ("response", "revisit", "resource")
+_TYPES = "('response', 'revisit', 'resource')"
+_SELECT = (
+    "SELECT id, url_key, ts, url, record_type, status, mime, digest, file_id, offset, length,"
+    " snapshot_id, revisit_of_id FROM records WHERE "
+)
+
+
+@dataclass(frozen=True)
+class RecordHit:
+    """One row of ``records``."""
+
+    id: int
+    url_key: str
+    ts: str
+    url: str
+    record_type: str
+    status: int | None
+    mime: str | None
+    digest: str | None
+    file_id: int
+    offset: int
+    length: int
+    snapshot_id: int | None
+    revisit_of_id: int | None
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.status is not None and 300 <= self.status < 400
+
+
+@dataclass(frozen=True)
+class FileLocation:
+    """Where a record's file is: its library path, state, and drives holding copies."""
+
+    path: str
+    local_state: str
+    external_path: str | None
+    drives: tuple[tuple[str, str | None], ...]  # (label, last mount path) with a present copy
+
+
+def rows(conn: Connection, sql: str, params: dict[str, object]) -> list[tuple[Any, ...]]:
+    """Run a read query; on SQLite straight on the driver connection (replay's hot path:
+    SQLAlchemy's per-statement overhead is larger than the indexed lookup itself)."""
+    if conn.dialect.name == "sqlite":
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        return list(raw.execute(sql, params).fetchall())
+    return [tuple(r) for r in conn.execute(text(sql), params)]
+
+
+def _hits(conn: Connection, sql: str, **params: object) -> list[RecordHit]:
+    return [RecordHit(*row) for row in rows(conn, sql, params)]
+
+
+def nearest_exact(conn: Connection, key: str, ts: str, per_side: int = 3) -> list[RecordHit]:
+    """Up to ``per_side`` replayable records of ``key`` before ``ts`` and as many after."""
+    before = _hits(
+        conn,
+        _SELECT + f"url_key = :k AND ts <= :ts"
+        f" AND record_type IN {_TYPES} ORDER BY ts DESC LIMIT :n",
+        k=key,
+        ts=ts,
+        n=per_side,
+    )
+    after = _hits(
+        conn,
+        _SELECT + f"url_key = :k AND ts > :ts AND record_type IN {_TYPES} ORDER BY ts ASC LIMIT :n",
+        k=key,
+        ts=ts,
+        n=per_side,
+    )
+    return before + after
+
+
+def same_path(conn: Connection, path_key: str, limit: int = 500) -> list[RecordHit]:
+    """Replayable records whose key is ``path_key`` with or without a query."""
+    return _hits(
+        conn,
+        _SELECT + f"(url_key = :k OR"
+        " (url_key >= :lo AND url_key < :hi)) AND record_type IN "
+        f"{_TYPES} LIMIT :n",
+        k=path_key,
+        lo=path_key + "?",
+        hi=path_key + "@",  # '@' sorts right after '?'
+        n=limit,
+    )
+
+
+def by_id(conn: Connection, record_id: int) -> RecordHit | None:
+    hits = _hits(conn, _SELECT + "id = :i", i=record_id)
+    return hits[0] if hits else None
+
+
+def original_of(conn: Connection, revisit: RecordHit, refers_to: str | None) -> RecordHit | None:
+    """The response a revisit stands for: ``revisit_of_id``, else the same payload digest
+    (preferring the same URL), else the ``WARC-Refers-To-Target-URI`` closest in time."""
+    if revisit.revisit_of_id is not None:
+        hit = by_id(conn, revisit.revisit_of_id)
+        if hit is not None and hit.record_type != "revisit":
+            return hit
+    if revisit.digest:
+        hits = _hits(
+            conn,
+            _SELECT + "digest = :d AND record_type IN"
+            " ('response', 'resource') ORDER BY (url_key = :k) DESC, ts DESC LIMIT 1",
+            d=revisit.digest,
+            k=revisit.url_key,
+        )
+        if hits:
+            return hits[0]
+    if refers_to:
+        from archiver_app.warc.surt import url_key
+
+        hits = _hits(
+            conn,
+            _SELECT + "url_key = :k AND record_type = 'response'"
+            " AND ts <= :ts ORDER BY ts DESC LIMIT 1",
+            k=url_key(refers_to),
+            ts=revisit.ts,
+        )
+        if hits:
+            return hits[0]
+    return None
+
+
+def file_location(conn: Connection, file_id: int) -> FileLocation | None:
+    found = rows(
+        conn, "SELECT path, local_state, external_path FROM files WHERE id = :i", {"i": file_id}
+    )
+    if not found:
+        return None
+    row = found[0]
+    drives = rows(
+        conn,
+        "SELECT d.label, d.last_mount_path FROM copies c JOIN destinations d"
+        " ON d.id = c.destination_id WHERE c.file_id = :i AND c.state = 'present'"
+        " ORDER BY d.label",
+        {"i": file_id},
+    )
+    return FileLocation(
+        path=row[0],
+        local_state=row[1],
+        external_path=row[2],
+        drives=tuple((str(label), mount) for label, mount in drives),
+    )
+
+
+def generation(conn: Connection) -> int:
+    """The newest record id: changes whenever records are added (cache invalidation).
+
+    ``max(id)`` is one index probe; ``count(*)`` would scan the table.
+    """
+    return int(rows(conn, "SELECT max(id) FROM records", {})[0][0] or 0)

@@ -1,0 +1,10 @@
+"""Full-text search over the library: FTS5 with bm25 ranking, highlighted snippets, filters.
+
+Front ends call :func:`archiver_app.search.engine.search` with a
+:class:`archiver_app.search.query.Query`; it is cheap enough to run on every keystroke.
+"""
+
+from archiver_app.search.engine import Hit, count, matching_ids, search
+from archiver_app.search.query import Query, build_fts_query
+
+__all__ = ["Hit", "Query", "build_fts_query", "count", "matching_ids", "search"]

@@ -1,0 +1,183 @@
+"""Running a :class:`~archiver_app.search.query.Query` against the library.
+
+With text: ``snapshot_fts MATCH`` joined to ``snapshots``, ranked by bm25 (title weighs
+most, then tags, url, body) with a highlighted snippet. Without text: the filters alone,
+newest first, with the stored snippet. A revisited page was given its original's text at
+index time, so it is found like any other capture.
+
+Threading contract: stateless; call from any thread (each call opens its own connection
+from the library's pool).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from html import escape
+from typing import Any
+
+from sqlalchemy import text
+
+from archiver_app.library import Library
+from archiver_app.search.query import Query, build_fts_query
+from archiver_app.store.types import UTCDateTime
+
+#: Snippet highlight markers inside :attr:`Hit.snippet` (control characters never in text).
+MARK_START, MARK_END = "\x02", "\x03"
+#: bm25 column weights: title, url, body, tags.
+WEIGHTS = (10.0, 3.0, 1.0, 5.0)
+_DT = UTCDateTime()
+
+
+@dataclass(frozen=True)
+class Hit:
+    snapshot_id: int
+    url: str
+    title: str | None
+    captured_at: datetime
+    snippet: str  # with MARK_START/MARK_END around matched words
+    collection: str
+    domain: str
+    mime: str | None
+    status: int | None
+    fidelity: str | None
+    score: float  # bm25: lower is better; 0.0 without text
+
+    def snippet_marked(self, start: str = "[", end: str = "]") -> str:
+        return self.snippet.replace(MARK_START, start).replace(MARK_END, end)
+
+    @property
+    def snippet_text(self) -> str:
+        return self.snippet_marked("", "")
+
+    def snippet_html(self, tag: str = "b") -> str:
+        """The snippet as HTML, matches in ``<tag>``, everything else escaped."""
+        safe = escape(self.snippet, quote=False)
+        return safe.replace(MARK_START, f"<{tag}>").replace(MARK_END, f"</{tag}>")
+
+
+def _filters(q: Query, params: dict[str, Any]) -> list[str]:
+    where: list[str] = []
+    if q.collection:
+        where.append("s.collection_id = (SELECT id FROM collections WHERE slug = :collection)")
+        params["collection"] = q.collection
+    if q.tag:
+        where.append(
+            "s.id IN (SELECT st.snapshot_id FROM snapshot_tags st JOIN tags t "
+            "ON t.id = st.tag_id WHERE t.name = :tag)"
+        )
+        params["tag"] = q.tag
+    if q.domain:
+        domain = q.domain.strip().lower().removeprefix("www.")
+        where.append("(s.domain = :domain OR s.domain LIKE :domain_like ESCAPE '\\')")
+        params["domain"] = domain
+        params["domain_like"] = "%." + domain.replace("\\", "\\\\").replace("%", "\\%").replace(
+            "_", "\\_"
+        )
+    if q.url_prefix:
+        where.append("substr(s.url, 1, :prefix_len) = :prefix")
+        params["prefix"] = q.url_prefix
+        params["prefix_len"] = len(q.url_prefix)
+    if q.since is not None:
+        where.append("s.captured_at >= :since")
+        params["since"] = _DT.process_bind_param(q.since, None)  # type: ignore[arg-type]
+    if q.until is not None:
+        where.append("s.captured_at < :until")
+        params["until"] = _DT.process_bind_param(q.until, None)  # type: ignore[arg-type]
+    if q.mime:
+        if q.mime.endswith("/"):
+            where.append("substr(s.mime, 1, :mime_len) = :mime")
+            params["mime_len"] = len(q.mime)
+        else:
+            where.append("s.mime = :mime")
+        params["mime"] = q.mime.lower()
+    if (status := q.status_range()) is not None:
+        where.append("s.http_status BETWEEN :status_lo AND :status_hi")
+        params["status_lo"], params["status_hi"] = status
+    if q.fidelity:
+        where.append("s.capture_fidelity = :fidelity")
+        params["fidelity"] = q.fidelity
+    return where
+
+
+_COLUMNS = (
+    "s.id, s.url, s.title, s.captured_at, {snippet}, c.slug, s.domain, s.mime, "
+    "s.http_status, s.capture_fidelity, {score}"
+)
+
+
+def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
+    fts = build_fts_query(q.text, prefix_last=q.prefix_last)
+    where = _filters(q, params)
+    if fts is None:
+        where.append("s.state = 'complete'")
+        clause = " WHERE " + " AND ".join(where)
+        if counting:
+            return f"SELECT count(*) FROM snapshots s{clause}"  # noqa: S608
+        cols = _COLUMNS.format(snippet="coalesce(s.snippet, '')", score="0.0")
+        return (
+            f"SELECT {cols} FROM snapshots s JOIN collections c ON c.id = s.collection_id"  # noqa: S608
+            f"{clause} ORDER BY s.captured_at DESC, s.id DESC LIMIT :limit OFFSET :offset"
+        )
+    params["match"] = fts
+    where.insert(0, "snapshot_fts MATCH :match")
+    clause = " WHERE " + " AND ".join(where)
+    source = "snapshot_fts JOIN snapshots s ON s.id = snapshot_fts.rowid"
+    if counting:
+        return f"SELECT count(*) FROM {source}{clause}"  # noqa: S608
+    # Two steps: rank every match (cheap), then build snippets for one page of hits only
+    # (snippet() is the expensive part, and SQLite would compute it for every match
+    # before sorting).
+    score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
+    snippet = f"snippet(snapshot_fts, -1, '{MARK_START}', '{MARK_END}', '…', 24)"
+    cols = _COLUMNS.format(snippet=snippet, score="top.score")
+    return (
+        f"WITH top AS (SELECT s.id AS id, {score} AS score, s.captured_at AS at "  # noqa: S608
+        f"FROM {source}{clause} ORDER BY score, at DESC LIMIT :limit OFFSET :offset) "
+        f"SELECT {cols} FROM top "
+        "JOIN snapshot_fts ON snapshot_fts.rowid = top.id AND snapshot_fts MATCH :match "
+        "JOIN snapshots s ON s.id = top.id JOIN collections c ON c.id = s.collection_id "
+        "ORDER BY top.score, top.at DESC"
+    )
+
+
+def search(library: Library, query: Query, limit: int = 50, offset: int = 0) -> list[Hit]:
+    """One page of hits for ``query``, best first (newest first without text)."""
+    if library.engine.dialect.name != "sqlite":
+        raise NotImplementedError("full-text search needs SQLite (FTS5)")
+    params: dict[str, Any] = {"limit": limit, "offset": offset}
+    sql = _sql(query, params)
+    with library.engine.connect() as conn:
+        rows = conn.execute(text(sql), params).all()
+    return [
+        Hit(
+            snapshot_id=r[0],
+            url=r[1],
+            title=r[2],
+            captured_at=_DT.process_result_value(r[3], None),  # type: ignore[arg-type]
+            snippet=" ".join((r[4] or "").split()),
+            collection=r[5],
+            domain=r[6],
+            mime=r[7],
+            status=r[8],
+            fidelity=r[9],
+            score=float(r[10]),
+        )
+        for r in rows
+    ]
+
+
+def matching_ids(library: Library, query: Query) -> list[int]:
+    """Every matching snapshot id, oldest capture first (exports of a search result)."""
+    params: dict[str, Any] = {}
+    inner = _sql(query, params, counting=True).replace("count(*)", "s.id, s.captured_at", 1)
+    sql = f"SELECT id FROM ({inner}) ORDER BY captured_at, id"  # noqa: S608
+    with library.engine.connect() as conn:
+        return [int(r[0]) for r in conn.execute(text(sql), params)]
+
+
+def count(library: Library, query: Query) -> int:
+    """How many snapshots match ``query`` (for "N results")."""
+    params: dict[str, Any] = {}
+    with library.engine.connect() as conn:
+        return int(conn.execute(text(_sql(query, params, counting=True)), params).scalar() or 0)

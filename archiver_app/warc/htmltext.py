@@ -1,0 +1,98 @@
+"""Title, language and readable text of an HTML document, fast enough for bulk indexing.
+
+Regular expressions rather than a full parser: indexing reads tens of thousands of pages and
+only needs words for search and a title for the table, not a DOM. Scripts, styles,
+templates, the head and comments are dropped; entities are unescaped. White space in the
+body is left as it is (collapsing it costs more than everything else here and the full-text
+index ignores it); titles and snippets are collapsed to single spaces.
+"""
+
+from __future__ import annotations
+
+import codecs
+import html
+import re
+from dataclasses import dataclass
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.I)
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.I | re.S)
+_HTML_LANG = re.compile(
+    r"""<html\b[^>]*?\blang\s*=\s*["']?([A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*)""", re.I
+)
+_DROP = re.compile(
+    r"<(?:!--.*?-->|(script|style|noscript|template|svg|head)\b[^>]*>.*?</\1\s*>)", re.I | re.S
+)
+_TAG = re.compile(r"<[^>]*>")
+
+#: Text kept per page (search sees the first ~1 MB, as store.fulltext does).
+MAX_TEXT = 1_000_000
+TEXT_MIMES = frozenset({"text/plain", "text/markdown", "text/csv"})
+
+
+@dataclass(frozen=True)
+class PageText:
+    title: str | None
+    language: str | None
+    text: str
+
+
+def decode_html(data: bytes, charset: str | None) -> str:
+    """Decode with the HTTP charset, else a ``<meta charset>``, else UTF-8 (replacing errors)."""
+    candidates = [charset]
+    if m := _META_CHARSET.search(data[:4096]):
+        candidates.append(m.group(1).decode("ascii", "replace"))
+    for name in candidates:
+        if not name:
+            continue
+        try:
+            codecs.lookup(name)
+        except LookupError:
+            continue
+        return data.decode(name, errors="replace")
+    return data.decode("utf-8", errors="replace")
+
+
+def extract_html(data: bytes, charset: str | None = None) -> PageText:
+    doc = decode_html(data, charset)
+    title_match = _TITLE.search(doc, 0, 65536)
+    title = _clean(html.unescape(_TAG.sub("", title_match.group(1)))) if title_match else None
+    lang_match = _HTML_LANG.search(doc, 0, 8192)
+    body = _TAG.sub(" ", _DROP.sub(" ", doc))
+    if "&" in body:
+        body = html.unescape(body)
+    return PageText(
+        title=title[:1000] if title else None,
+        language=lang_match.group(1).lower() if lang_match else None,
+        text=body.strip()[:MAX_TEXT],
+    )
+
+
+def extract_plain(data: bytes, charset: str | None = None) -> PageText:
+    text = data.decode(charset or "utf-8", errors="replace") if _known(charset) else None
+    if text is None:
+        text = data.decode("utf-8", errors="replace")
+    return PageText(title=None, language=None, text=text.strip()[:MAX_TEXT])
+
+
+def _known(charset: str | None) -> bool:
+    if not charset:
+        return False
+    try:
+        codecs.lookup(charset)
+    except LookupError:
+        return False
+    return True
+
+
+def _clean(text: str) -> str:
+    """White space collapsed to single spaces (search and snippets need no layout)."""
+    return " ".join(text.split())
+
+
+def snippet_of(text: str, limit: int = 300) -> str:
+    """The first ``limit`` characters of ``text`` on one line (the table's snippet column)."""
+    flat = " ".join(text[: limit * 8].split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+__all__ = ["TEXT_MIMES", "PageText", "decode_html", "extract_html", "extract_plain", "snippet_of"]

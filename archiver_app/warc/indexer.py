@@ -1,0 +1,372 @@
+"""Index an imported WARC/ARC file: ``records`` rows, page ``snapshots`` and their text.
+
+One pass over the file (:func:`archiver_app.warc.scan.scan_records`, constant memory):
+
+- every record becomes a ``records`` row (SURT key, 17-digit time, status, mime, payload
+  digest, offset and length in the file);
+- pages become ``snapshots`` rows with title, language, snippet and the extracted text in
+  the full-text index: HTML documents and top-level documents of other types (PDF, plain
+  text), or exactly the pages a WACZ lists. Subresources (images, scripts...) do not;
+- a ``revisit`` record points at its original (``revisit_of_id``), looked up by payload
+  digest, and a revisited page gets the original's title and text, so search and export
+  treat deduplicated captures like any other.
+
+Rows are written in batches (SQLAlchemy Core ``executemany``, never the ORM) in short write
+transactions, so a long import never blocks captures for more than one batch. Damaged
+records are reported (``IndexReport.problems``) and skipped; the scan carries on with the
+next good record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, func, insert, select, text
+
+from archiver_app.layout import CURRENT_FS_VERSION
+from archiver_app.library import Library
+from archiver_app.store.fulltext import upsert_snapshot_text
+from archiver_app.store.models import Fidelity, Snapshot, SnapshotState, SnapshotTag, Tag
+from archiver_app.tasks import CancelToken, ProgressUpdate
+from archiver_app.warc.htmltext import TEXT_MIMES, PageText, extract_html, extract_plain, snippet_of
+from archiver_app.warc.records import RecordRow, insert_record_rows
+from archiver_app.warc.scan import ScannedRecord, ScanProblem, scan_records
+from archiver_app.warc.surt import domain_of, strip_fragment, url_group, url_key
+from archiver_app.warc.timestamps import parse_ts, parse_warc_date, to_ts17
+
+HTML_MIMES = frozenset({"text/html", "application/xhtml+xml"})
+#: Non-HTML types that are documents in their own right when they are 2xx responses.
+DOCUMENT_MIMES = frozenset({"application/pdf", *TEXT_MIMES})
+PAGE_RECORD_TYPES = frozenset({"response", "resource", "revisit"})
+BATCH = 2000
+
+
+@dataclass(frozen=True)
+class IndexTarget:
+    """What to index and where its rows belong."""
+
+    path: Path  # where to read the file now (inside the library, or the linked original)
+    file_id: int  # its ``files`` row
+    warc_file: str  # ``files.path`` (relative), stored in snapshots.warc_file
+    collection_id: int
+    folder: str | None = None  # the snapshot folder holding the file and index.json
+    provenance: dict[str, Any] = field(default_factory=dict)
+    page_urls: frozenset[str] | None = None  # a WACZ's pages list: exactly these are pages
+    tags: tuple[str, ...] = ()
+
+
+@dataclass
+class IndexReport:
+    path: Path
+    records: int = 0
+    pages: int = 0
+    revisits_resolved: int = 0
+    revisits_unresolved: int = 0
+    problems: list[ScanProblem] = field(default_factory=list)
+    snapshot_ids: list[int] = field(default_factory=list)
+    first_capture: datetime | None = None
+
+
+def record_time(rec: ScannedRecord) -> datetime | None:
+    try:
+        if rec.date.isdigit():
+            return parse_ts(rec.date)
+        return parse_warc_date(rec.date) if rec.date else None
+    except ValueError:
+        return None
+
+
+def is_page(rec: ScannedRecord, page_urls: frozenset[str] | None) -> bool:
+    """Is this record a page (a ``snapshots`` row) rather than a subresource?"""
+    if rec.rec_type not in PAGE_RECORD_TYPES:
+        return False
+    if not rec.url.lower().startswith(("http://", "https://")):
+        return False
+    if page_urls is not None:
+        return rec.url in page_urls or strip_fragment(rec.url) in page_urls
+    if rec.status is not None and not 200 <= rec.status < 300:
+        return False
+    return rec.mime in HTML_MIMES or rec.mime in DOCUMENT_MIMES
+
+
+class _Batch:
+    def __init__(self) -> None:
+        self.snapshots: list[dict[str, Any]] = []
+        self.records: list[RecordRow] = []
+        self.texts: list[tuple[int, PageText]] = []
+        self.revisits: list[tuple[int, ScannedRecord]] = []  # (index in records, record)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
+class WarcIndexer:
+    """Indexes one file into a library. Single use; not shared between threads."""
+
+    def __init__(
+        self,
+        library: Library,
+        target: IndexTarget,
+        *,
+        progress: Callable[[ProgressUpdate], None] | None = None,
+        cancel: CancelToken | None = None,
+        batch_size: int = BATCH,
+    ) -> None:
+        self.lib = library
+        self.target = target
+        self.progress = progress
+        self.cancel = cancel
+        self.batch_size = batch_size
+        self.report = IndexReport(target.path)
+        self._current_snapshot: int | None = None
+
+    # ------------------------------------------------------------------ driving
+
+    def run(self) -> IndexReport:
+        size = self.target.path.stat().st_size
+        batch = _Batch()
+        engine = self.lib.engine.execution_options(archiver_immediate=True)
+        for rec in scan_records(
+            self.target.path, want_payload=self._wants_payload, on_problem=self._problem
+        ):
+            self._add(batch, rec)
+            if len(batch) >= self.batch_size:
+                with engine.begin() as conn:
+                    self._flush(conn, batch)
+                batch = _Batch()
+                if self.progress is not None:
+                    self.progress(
+                        ProgressUpdate(
+                            done=self.report.records,
+                            message=self.target.path.name,
+                            bytes_done=rec.offset + rec.length,
+                            bytes_total=size,
+                        )
+                    )
+                if self.cancel is not None:
+                    self.cancel.raise_if_cancelled()
+        if len(batch):
+            with engine.begin() as conn:
+                self._flush(conn, batch)
+        if self.progress is not None:
+            self.progress(
+                ProgressUpdate(
+                    done=self.report.records,
+                    total=self.report.records,
+                    message=self.target.path.name,
+                    bytes_done=size,
+                    bytes_total=size,
+                )
+            )
+        return self.report
+
+    def _problem(self, problem: ScanProblem) -> None:
+        self.report.problems.append(problem)
+
+    def _wants_payload(self, rec: ScannedRecord) -> bool:
+        return rec.rec_type != "revisit" and is_page(rec, self.target.page_urls)
+
+    # ------------------------------------------------------------------ one record
+
+    def _add(self, batch: _Batch, rec: ScannedRecord) -> None:
+        at = record_time(rec)
+        ts = to_ts17(at) if at is not None else "00000000000000000"
+        if at is not None and (self.report.first_capture is None or at < self.report.first_capture):
+            self.report.first_capture = at
+        snapshot_id = self._current_snapshot
+        if at is not None and is_page(rec, self.target.page_urls):
+            snapshot_id = self._new_snapshot(batch, rec, at)
+        row = RecordRow(
+            url_key=url_key(rec.url) if rec.url else "",
+            ts=ts,
+            url=rec.url,
+            record_type=rec.rec_type,
+            status=rec.status,
+            mime=rec.mime,
+            digest=rec.digest,
+            file_id=self.target.file_id,
+            offset=rec.offset,
+            length=rec.length,
+            snapshot_id=snapshot_id,
+        )
+        if rec.rec_type == "revisit":
+            batch.revisits.append((len(batch.records), rec))
+        batch.records.append(row)
+        self.report.records += 1
+
+    def _new_snapshot(self, batch: _Batch, rec: ScannedRecord, at: datetime) -> int:
+        page: PageText | None = None
+        content_hash = None
+        if rec.payload is not None:
+            content_hash = "sha256:" + hashlib.sha256(rec.payload).hexdigest()
+            if rec.mime in HTML_MIMES:
+                page = extract_html(rec.payload, rec.charset)
+            elif rec.mime in TEXT_MIMES:
+                page = extract_plain(rec.payload, rec.charset)
+            else:
+                page = PageText(title=None, language=None, text="")
+        snap = {
+            "_key": len(batch.snapshots),
+            "uid": self.lib.new_uid(at),
+            "collection_id": self.target.collection_id,
+            "url": rec.url,
+            "url_key": url_key(rec.url),
+            "url_group": url_group(rec.url),
+            "domain": domain_of(rec.url),
+            "captured_at": at,
+            "state": SnapshotState.COMPLETE.value,
+            "http_status": rec.status,
+            "mime": rec.mime,
+            "title": page.title if page else None,
+            "snippet": snippet_of(page.text) if page and page.text else None,
+            "language": page.language if page else None,
+            "capture_backend": "import",
+            "capture_fidelity": Fidelity.IMPORTED.value,
+            "provenance": self.target.provenance or None,
+            "folder": self.target.folder,
+            "warc_file": self.target.warc_file,
+            "warc_offset": rec.offset,
+            "warc_length": rec.length,
+            "content_hash": content_hash,
+            "size_bytes": rec.length,
+            "fs_version": CURRENT_FS_VERSION,
+            "notes": "",
+        }
+        batch.snapshots.append(snap)
+        if page is not None:
+            batch.texts.append((len(batch.snapshots) - 1, page))
+        # Placeholder id (negative); real ids are assigned at flush time.
+        self._current_snapshot = -len(batch.snapshots)
+        self.report.pages += 1
+        return -len(batch.snapshots)
+
+    # ------------------------------------------------------------------ writing
+
+    def _flush(self, conn: Connection, batch: _Batch) -> None:
+        base = int(conn.scalar(select(func.coalesce(func.max(Snapshot.id), 0))) or 0)
+        now = datetime.now(UTC)
+        rows = []
+        for i, snap in enumerate(batch.snapshots):
+            row = {k: v for k, v in snap.items() if k != "_key"}
+            row.update(id=base + 1 + i, created_at=now, updated_at=now)
+            rows.append(row)
+        if rows:
+            conn.execute(insert(Snapshot), rows)
+            self.report.snapshot_ids.extend(r["id"] for r in rows)
+            if self.target.tags:
+                tag_ids = _ensure_tags(conn, self.target.tags)
+                conn.execute(
+                    insert(SnapshotTag),
+                    [{"snapshot_id": r["id"], "tag_id": t} for r in rows for t in tag_ids],
+                )
+
+        def real(sid: int | None) -> int | None:
+            if sid is None or sid > 0:
+                return sid
+            return base + (-sid)
+
+        records = [
+            replace(r, snapshot_id=real(r.snapshot_id))
+            if r.snapshot_id is not None and r.snapshot_id < 0
+            else r
+            for r in batch.records
+        ]
+        insert_record_rows(conn, records)
+        if self._current_snapshot is not None and self._current_snapshot < 0:
+            self._current_snapshot = real(self._current_snapshot)
+        for index, page in batch.texts:
+            snap = rows[index]
+            upsert_snapshot_text(
+                conn,
+                snap["id"],
+                title=page.title,
+                url=snap["url"],
+                body=page.text,
+                tags=self.target.tags,
+            )
+        self._resolve_revisits(conn, batch, base)
+
+    def _resolve_revisits(self, conn: Connection, batch: _Batch, base: int) -> None:
+        if not batch.revisits:
+            return
+        file_id = self.target.file_id
+        for index, rec in batch.revisits:
+            row = batch.records[index]
+            original = _find_original(conn, rec)
+            if original is None:
+                self.report.revisits_unresolved += 1
+                continue
+            self.report.revisits_resolved += 1
+            orig_id, orig_snapshot = original
+            conn.execute(
+                text("UPDATE records SET revisit_of_id = :orig WHERE file_id = :f AND offset = :o"),
+                {"orig": orig_id, "f": file_id, "o": row.offset},
+            )
+            sid = row.snapshot_id
+            if sid is not None and sid < 0 and orig_snapshot is not None:
+                _copy_page_text(conn, base + (-sid), orig_snapshot, self.target.tags)
+
+
+def _ensure_tags(conn: Connection, names: Iterable[str]) -> list[int]:
+    ids = []
+    for name in sorted(set(names)):
+        tag_id = conn.scalar(select(Tag.id).where(Tag.name == name))
+        if tag_id is None:
+            key = conn.execute(insert(Tag).values(name=name)).inserted_primary_key
+            assert key is not None
+            tag_id = key[0]
+        ids.append(int(tag_id))
+    return ids
+
+
+def _find_original(conn: Connection, rec: ScannedRecord) -> tuple[int, int | None] | None:
+    if not rec.digest:
+        return None
+    target_url = rec.headers.get("WARC-Refers-To-Target-URI") or rec.url
+    row = conn.execute(
+        text(
+            "SELECT id, snapshot_id FROM records WHERE digest = :d "
+            "AND record_type IN ('response', 'resource') "
+            "ORDER BY (url = :u) DESC, id LIMIT 1"
+        ),
+        {"d": rec.digest, "u": target_url},
+    ).first()
+    return (int(row[0]), row[1]) if row is not None else None
+
+
+def _copy_page_text(conn: Connection, snapshot_id: int, original: int, tags: Iterable[str]) -> None:
+    src = conn.execute(
+        text("SELECT title, snippet, language, content_hash, url FROM snapshots WHERE id = :i"),
+        {"i": original},
+    ).first()
+    if src is None:
+        return
+    conn.execute(
+        text(
+            "UPDATE snapshots SET title = :t, snippet = :s, language = :l, content_hash = :h "
+            "WHERE id = :i"
+        ),
+        {"t": src[0], "s": src[1], "l": src[2], "h": src[3], "i": snapshot_id},
+    )
+    body = conn.scalar(text("SELECT body FROM snapshot_fts WHERE rowid = :i"), {"i": original})
+    url = conn.scalar(text("SELECT url FROM snapshots WHERE id = :i"), {"i": snapshot_id})
+    upsert_snapshot_text(conn, snapshot_id, title=src[0], url=str(url), body=body, tags=tags)
+
+
+def index_warc(
+    library: Library,
+    target: IndexTarget,
+    *,
+    progress: Callable[[ProgressUpdate], None] | None = None,
+    cancel: CancelToken | None = None,
+) -> IndexReport:
+    """Index ``target`` into ``library`` (see the module docstring)."""
+    return WarcIndexer(library, target, progress=progress, cancel=cancel).run()
+
+
+__all__ = ["IndexReport", "IndexTarget", "WarcIndexer", "index_warc", "is_page", "record_time"]

@@ -1,0 +1,307 @@
+"""Walk every record of a WARC or ARC file, surviving damage, in constant memory.
+
+:func:`scan_records` wraps warcio's ``ArchiveIterator``: it yields one :class:`ScannedRecord`
+per record with its offset and length (what the ``records`` table and CDXJ store), and the
+payload only when the caller asks for it (pages), capped in size. When a record is damaged
+(a truncated gzip member, a Content-Length that lies, garbage between records) the problem
+is reported through ``on_problem`` and the scan resynchronises on the next record boundary
+(the next gzip member header, or the next ``WARC/1.x`` line), so every good record before
+and after the bad one is still seen.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from warcio.archiveiterator import ArchiveIterator
+
+#: The most payload bytes read for one record (text extraction of a page).
+MAX_PAYLOAD = 8 * 1024 * 1024
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+_WARC_LINE = re.compile(rb"(?:^|\n)WARC/1\.[01]\r?\n")
+_ARC_LINE = re.compile(rb"(?:^|\n)(?:https?|dns|filedesc|ftp):\S* \d{1,3}(?:\.\d{1,3}){3} \d{14} ")
+_RESYNC_BLOCK = 1024 * 1024
+_SWALLOWED = re.compile(rb"\r\n\r\nWARC/1\.[01]\r\n")
+
+
+class NotAnArchiveError(ValueError):
+    """The file does not start with a WARC or ARC record (or a gzip member holding one)."""
+
+
+@dataclass
+class ScannedRecord:
+    """What the index needs from one record (payload only when asked for)."""
+
+    rec_type: str
+    url: str
+    date: str  # WARC-Date as written (ARC: 14 digits)
+    status: int | None
+    mime: str | None  # HTTP Content-Type (no parameters); resource: the record's
+    charset: str | None
+    digest: str | None
+    offset: int
+    length: int
+    headers: dict[str, str] = field(default_factory=dict)  # selected WARC headers
+    payload: bytes | None = None
+    payload_truncated: bool = False
+
+
+@dataclass(frozen=True)
+class ScanProblem:
+    offset: int
+    reason: str
+
+
+WantPayload = Callable[[ScannedRecord], bool]
+_KEEP_HEADERS = (
+    "WARC-Record-ID",
+    "WARC-Refers-To",
+    "WARC-Refers-To-Target-URI",
+    "WARC-Refers-To-Date",
+    "WARC-Profile",
+    "WARC-Concurrent-To",
+)
+
+
+def is_gzip(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return fh.read(3) == _GZIP_MAGIC
+
+
+def sniff_archive(path: Path) -> str:
+    """``"warc"``, ``"arc"``, or raise :class:`NotAnArchiveError` with the reason."""
+    import gzip
+    import zlib
+
+    try:
+        with path.open("rb") as raw:
+            head = raw.read(4096)
+            if not head:
+                raise NotAnArchiveError("the file is empty (0 bytes)")
+            if head.startswith(_GZIP_MAGIC):
+                raw.seek(0)
+                try:
+                    with gzip.GzipFile(fileobj=raw) as gz:
+                        head = gz.read(512)
+                except (OSError, EOFError, zlib.error) as exc:
+                    raise NotAnArchiveError(f"the gzip data is damaged: {exc}") from exc
+    except OSError as exc:
+        raise NotAnArchiveError(f"cannot read the file: {exc.strerror}") from exc
+    if head.startswith(b"WARC/"):
+        return "warc"
+    if _ARC_LINE.match(head) or head.startswith(b"filedesc:"):
+        return "arc"
+    raise NotAnArchiveError(
+        "it is neither a WARC nor an ARC file (no WARC/ARC header at its start)"
+    )
+
+
+def _split_mime(value: str | None) -> tuple[str | None, str | None]:
+    if not value:
+        return None, None
+    parts = value.split(";")
+    mime = parts[0].strip().lower() or None
+    charset = None
+    for part in parts[1:]:
+        key, _, val = part.partition("=")
+        if key.strip().lower() == "charset":
+            charset = val.strip().strip("\"'").lower() or None
+    return mime, charset
+
+
+def _describe(record: Any, offset: int) -> ScannedRecord:
+    h = record.rec_headers
+    status: int | None = None
+    mime: str | None
+    charset: str | None
+    if record.http_headers is not None:
+        code = record.http_headers.get_statuscode()
+        status = int(code) if code and str(code).isdigit() else None
+        mime, charset = _split_mime(record.http_headers.get_header("Content-Type"))
+    else:
+        mime, charset = _split_mime(h.get_header("Content-Type"))
+    if record.format.startswith("arc"):
+        url = h.get_header("uri") or ""
+        date = h.get_header("archive-date") or ""
+        rec_type = "response" if record.rec_type == "response" else record.rec_type
+    else:
+        url = h.get_header("WARC-Target-URI") or ""
+        date = h.get_header("WARC-Date") or ""
+        rec_type = record.rec_type
+    kept = {k: v for k in _KEEP_HEADERS if (v := h.get_header(k))}
+    return ScannedRecord(
+        rec_type=rec_type,
+        url=url.strip("<>"),
+        date=date,
+        status=status,
+        mime=mime,
+        charset=charset,
+        digest=h.get_header("WARC-Payload-Digest"),
+        offset=offset,
+        length=0,
+        headers=kept,
+    )
+
+
+def _read_payload(record: Any) -> tuple[bytes, bool]:
+    """Decoded payload (chunking and Content-Encoding undone), at most MAX_PAYLOAD bytes."""
+    try:
+        stream = record.content_stream()
+        data = stream.read(MAX_PAYLOAD + 1)
+    except Exception:  # a bad Content-Encoding: fall back to the bytes as stored
+        data = record.raw_stream.read(MAX_PAYLOAD + 1)
+    return data[:MAX_PAYLOAD], len(data) > MAX_PAYLOAD
+
+
+def _find_boundary(fh: IO[bytes], start: int, gz: bool) -> int | None:
+    """Offset of the next plausible record start at or after ``start``; None at EOF."""
+    pos = start
+    tail = b""
+    while True:
+        fh.seek(pos)
+        block = fh.read(_RESYNC_BLOCK)
+        if not block:
+            return None
+        data = tail + block
+        base = pos - len(tail)
+        if gz:
+            idx = data.find(_GZIP_MAGIC)
+            if idx >= 0:
+                return base + idx
+        else:
+            m = _WARC_LINE.search(data) or _ARC_LINE.search(data)
+            if m:
+                return base + m.start() + (1 if data[m.start() : m.start() + 1] == b"\n" else 0)
+        tail = data[-32:]
+        pos += len(block)
+
+
+def scan_records(
+    path: Path,
+    *,
+    want_payload: WantPayload | None = None,
+    on_problem: Callable[[ScanProblem], None] | None = None,
+    start: int = 0,
+) -> Iterator[ScannedRecord]:
+    """Yield every readable record of ``path`` in file order (see module docstring).
+
+    Raises:
+        NotAnArchiveError: the file is not a WARC/ARC at all (nothing is yielded).
+    """
+    sniff_archive(path)
+    gz = is_gzip(path)
+    size = os.path.getsize(path)
+    report = on_problem or (lambda _p: None)
+    with path.open("rb") as fh:
+        pos = start
+        while pos < size:
+            fh.seek(pos)
+            it = ArchiveIterator(fh, arc2warc=False, check_digests=False)
+            current: ScannedRecord | None = None
+            try:
+                # warcio warns on stderr about a lying Content-Length; we count instead.
+                it_any: Any = it
+                for record in it:
+                    before = it_any.err_count
+                    current = _describe(record, it_any.offset)
+                    if want_payload is not None and want_payload(current):
+                        current.payload, current.payload_truncated = _read_payload(record)
+                    with _quiet_stderr():
+                        it.read_to_end(record)
+                    current.length = it.get_record_length()
+                    restart: int | None = None
+                    if it_any.err_count != before:
+                        report(
+                            ScanProblem(
+                                current.offset,
+                                "the record's Content-Length does not match its data "
+                                "(the record may be cut short or run into the next one)",
+                            )
+                        )
+                        if not gz:
+                            restart = _swallowed_start(fh, current.offset, current.length)
+                            if restart is not None:
+                                current.length = restart - current.offset - 4
+                    yield current
+                    current = None
+                    if restart is not None:
+                        pos = restart
+                        break
+                else:
+                    return
+                continue
+            except (GeneratorExit, KeyboardInterrupt):
+                raise
+            except Exception as exc:
+                bad_at = current.offset if current is not None else it_any.offset
+                reason = _reason(exc, gz)
+                report(ScanProblem(bad_at, reason))
+                nxt = _find_boundary(fh, max(bad_at, pos) + 1, gz)
+                if nxt is None:
+                    return
+                pos = nxt
+            finally:
+                it.close()
+
+
+def _swallowed_start(fh: IO[bytes], offset: int, length: int) -> int | None:
+    """Where a record that a too-large Content-Length made swallow its successor really
+    ends: the offset of a ``WARC/1.x`` line inside it (after its own first line)."""
+    saved = fh.tell()
+    try:
+        fh.seek(offset)
+        data = fh.read(length)
+    finally:
+        fh.seek(saved)
+    m = _SWALLOWED.search(data, 8)
+    return offset + m.start() + 4 if m else None
+
+
+def _reason(exc: BaseException, gz: bool) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = repr(text[:80])[1:-1]
+    if gz:
+        return f"damaged or truncated gzip member, skipped to the next one ({text[:40]})"
+    if text.startswith("Invalid WARC record"):
+        return (
+            "not a valid record here (damaged or truncated data, or a wrong Content-Length "
+            "before it)"
+        )
+    lowered = text.lower()
+    if isinstance(exc, EOFError) or "compressed file ended" in lowered or "truncat" in lowered:
+        return f"truncated data (a gzip member or record is cut short): {text}"
+    if "zlib" in type(exc).__module__ or "decompress" in lowered or "invalid" in lowered:
+        return f"damaged compressed data: {text}"
+    return f"unreadable record: {text}"
+
+
+class _quiet_stderr:
+    """Silence warcio's direct writes to ``sys.stderr`` for one call."""
+
+    def __enter__(self) -> None:
+        import sys
+
+        self._saved = sys.stderr
+        sys.stderr = io.StringIO()
+
+    def __exit__(self, *exc: object) -> None:
+        import sys
+
+        sys.stderr = self._saved
+
+
+__all__ = [
+    "MAX_PAYLOAD",
+    "NotAnArchiveError",
+    "ScanProblem",
+    "ScannedRecord",
+    "is_gzip",
+    "scan_records",
+    "sniff_archive",
+]

@@ -1,0 +1,206 @@
+"""Reading WACZ files safely: structure checks, hash verification, bounded extraction.
+
+A WACZ is a zip from someone else, so nothing in it is trusted:
+
+- entry names with ``..``, a leading ``/``, a drive letter or a backslash escape are refused
+  (zip slip) — and we never write to a path built from an entry name anyway;
+- an entry that claims to expand far beyond its compressed size, or a total beyond what
+  the caller allows, is refused before anything is extracted (zip bomb); extraction also
+  stops at the declared size;
+- every resource listed in ``datapackage.json`` must exist with the listed ``bytes`` and
+  ``sha256`` hash (and ``datapackage-digest.json``, when present, must match
+  ``datapackage.json``), checked while the WARCs are copied out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import IO, Any
+
+#: Largest accepted expansion ratio of one entry (real WACZ WARCs are stored, ratio ~1).
+MAX_RATIO = 200
+#: Entries smaller than this are never called bombs, whatever their ratio.
+RATIO_FLOOR = 10 * 1024 * 1024
+DEFAULT_MAX_TOTAL = 256 * 1024**3
+CHUNK = 1024 * 1024
+
+
+class WaczError(ValueError):
+    """The WACZ is unusable; the message says why (shown to the user per file)."""
+
+
+@dataclass(frozen=True)
+class WaczPage:
+    url: str
+    ts: str | None
+    title: str | None
+
+
+@dataclass
+class WaczInfo:
+    """What a WACZ holds, after the structural checks (hashes are checked on extraction)."""
+
+    path: Path
+    warcs: list[str]  # entry names under archive/
+    resources: dict[str, dict[str, Any]]  # datapackage resources by path
+    datapackage: dict[str, Any]
+    pages: list[WaczPage] = field(default_factory=list)
+
+
+def _unsafe_name(name: str) -> bool:
+    if "\\" in name or "\x00" in name or re.match(r"^[A-Za-z]:", name):
+        return True
+    pure = PurePosixPath(name)
+    return pure.is_absolute() or any(part == ".." for part in pure.parts)
+
+
+def open_wacz(path: Path, *, max_total: int = DEFAULT_MAX_TOTAL) -> WaczInfo:
+    """Check ``path`` and read its datapackage and pages list (nothing is extracted).
+
+    Raises:
+        WaczError: not a zip, unsafe entry names, a zip bomb, no datapackage, bad JSON.
+    """
+    try:
+        zf = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as exc:
+        raise WaczError(f"not a zip file ({exc})") from exc
+    except OSError as exc:
+        raise WaczError(f"cannot read it: {exc.strerror}") from exc
+    with zf:
+        infos = zf.infolist()
+        unsafe = [i.filename for i in infos if _unsafe_name(i.filename)]
+        if unsafe:
+            raise WaczError(
+                f"unsafe entry name {unsafe[0]!r} (absolute or with '..'): refusing the "
+                "whole file (zip slip)"
+            )
+        total = 0
+        for info in infos:
+            total += info.file_size
+            if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(
+                info.compress_size, 1
+            ):
+                raise WaczError(
+                    f"entry {info.filename!r} would expand from {info.compress_size} to "
+                    f"{info.file_size} bytes: refusing a likely zip bomb"
+                )
+        if total > max_total:
+            raise WaczError(
+                f"its entries would expand to {total} bytes, more than the {max_total} allowed"
+            )
+        names = {i.filename for i in infos}
+        if "datapackage.json" not in names:
+            raise WaczError("no datapackage.json: not a WACZ")
+        datapackage = _load_json(zf, "datapackage.json", limit=64 * 1024 * 1024)
+        if not isinstance(datapackage, dict) or not isinstance(datapackage.get("resources"), list):
+            raise WaczError("datapackage.json has no resources list")
+        if "datapackage-digest.json" in names:
+            _check_digest(zf)
+        resources: dict[str, dict[str, Any]] = {}
+        for res in datapackage["resources"]:
+            if not isinstance(res, dict) or not isinstance(res.get("path"), str):
+                raise WaczError("datapackage.json lists a resource without a path")
+            if _unsafe_name(res["path"]):
+                raise WaczError(f"datapackage.json lists an unsafe path {res['path']!r}")
+            if res["path"] not in names:
+                raise WaczError(f"{res['path']} is listed in datapackage.json but missing")
+            resources[res["path"]] = res
+        warcs = sorted(
+            n
+            for n in names
+            if n.startswith("archive/") and n.endswith((".warc", ".warc.gz", ".arc", ".arc.gz"))
+        )
+        if not warcs:
+            raise WaczError("no WARC files under archive/")
+        unlisted = [w for w in warcs if w not in resources]
+        if unlisted:
+            raise WaczError(f"{unlisted[0]} is not listed (with a hash) in datapackage.json")
+        pages: list[WaczPage] = []
+        for name in ("pages/pages.jsonl", "pages/extraPages.jsonl"):
+            if name in names:
+                pages.extend(_read_pages(zf, name))
+    return WaczInfo(path, warcs, resources, datapackage, pages)
+
+
+def _load_json(zf: zipfile.ZipFile, name: str, *, limit: int) -> Any:
+    with zf.open(name) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise WaczError(f"{name} is implausibly large")
+    try:
+        return json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WaczError(f"{name} is not valid JSON: {exc}") from exc
+
+
+def _check_digest(zf: zipfile.ZipFile) -> None:
+    digest = _load_json(zf, "datapackage-digest.json", limit=1024 * 1024)
+    expected = digest.get("hash") if isinstance(digest, dict) else None
+    if not isinstance(expected, str):
+        return
+    algo, _, want = expected.partition(":")
+    if algo not in {"sha256", "sha1", "md5"} or not want:
+        return
+    h = hashlib.new(algo)
+    with zf.open("datapackage.json") as fh:
+        while chunk := fh.read(CHUNK):
+            h.update(chunk)
+    if h.hexdigest() != want.lower():
+        raise WaczError("datapackage.json does not match the hash in datapackage-digest.json")
+
+
+def _read_pages(zf: zipfile.ZipFile, name: str) -> Iterator[WaczPage]:
+    with zf.open(name) as fh:
+        for raw in fh:
+            try:
+                item = json.loads(raw)
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                continue
+            if isinstance(item, dict) and isinstance(item.get("url"), str):
+                title = item.get("title")
+                ts = item.get("ts")
+                yield WaczPage(
+                    item["url"],
+                    ts if isinstance(ts, str) else None,
+                    title if isinstance(title, str) else None,
+                )
+
+
+def extract_verified(info: WaczInfo, entry: str, dest: IO[bytes]) -> int:
+    """Copy ``entry`` into ``dest``, checking its listed size and sha256 hash.
+
+    Raises:
+        WaczError: the bytes or the hash differ from datapackage.json (``dest`` then holds
+            partial data the caller must discard).
+    """
+    res = info.resources[entry]
+    expected = str(res.get("hash", ""))
+    algo, _, want = expected.partition(":")
+    if not want:
+        algo, want = "sha256", expected
+    if algo not in {"sha256", "sha1", "md5"} or not want:
+        raise WaczError(f"datapackage.json gives no usable hash for {entry}")
+    h = hashlib.new(algo)
+    size = 0
+    limit = res.get("bytes")
+    with zipfile.ZipFile(info.path) as zf, zf.open(entry) as src:
+        while chunk := src.read(CHUNK):
+            size += len(chunk)
+            if isinstance(limit, int) and size > limit:
+                raise WaczError(f"{entry} is larger than the {limit} bytes datapackage.json says")
+            h.update(chunk)
+            dest.write(chunk)
+    if isinstance(limit, int) and size != limit:
+        raise WaczError(f"{entry} has {size} bytes, datapackage.json says {limit}")
+    if h.hexdigest() != want.lower():
+        raise WaczError(f"{entry} does not match its {algo} hash in datapackage.json")
+    return size
+
+
+__all__ = ["WaczError", "WaczInfo", "WaczPage", "extract_verified", "open_wacz"]

@@ -1,0 +1,128 @@
+"""Lazy migration: (a) open time does not grow with old-layout snapshots; (b) move throughput.
+
+Run: .venv/bin/python tests/bench/bench_migrate.py [--small 1000] [--large 200000]
+         [--snapshots 600] [--file-bytes 262144] [--where DIR]
+
+(a) Library.open + the first 100 snapshots, for a library of ``--small`` and one of
+    ``--large`` snapshots all at the old ``archiver-1`` layout (target ratio <= 1.5: opening
+    never migrates).
+(b) ``archiver migrate`` of ``--snapshots`` old-layout snapshots (three files each: a WARC of
+    ``--file-bytes``, a screenshot of half, a media file of a quarter) against ``cp -a`` of
+    the same tree in the same run, and against ``cp -a`` + ``rm -r`` (what a move across
+    devices costs). Migration includes hashing, verifying, one syncfs per batch, the DB
+    commits and removing the old files. Target: >= 0.5x ``cp -a``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from archiver_app.layout.migrator import run_migrator
+from archiver_app.library import Library
+from tests.bench.common import best_and_median, report
+from tests.helpers.factories import bulk_snapshots
+from tests.helpers.legacy import legacy_library
+
+
+def _make_legacy(root: Path, count: int) -> None:
+    with Library.open(root) as lib:
+        bulk_snapshots(lib, count)
+    conn = sqlite3.connect(root / "library.db")
+    try:
+        conn.execute("UPDATE snapshots SET fs_version = 'archiver-1', folder = 'archive/' || id")
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def _open_and_first_page(root: Path) -> None:
+    with Library.open(root, create=False) as lib:
+        assert len(lib.recent_snapshots(limit=100)) == 100
+
+
+def bench_open(tmp: Path, small: int, large: int, repeat: int) -> float:
+    roots = {}
+    for label, n in (("small", small), ("large", large)):
+        roots[label] = tmp / f"open-{label}"
+        _make_legacy(roots[label], n)
+    for root in roots.values():
+        _open_and_first_page(root)
+    _, t_small = best_and_median(lambda: _open_and_first_page(roots["small"]), repeat)
+    _, t_large = best_and_median(lambda: _open_and_first_page(roots["large"]), repeat)
+    ratio = t_large / t_small
+    report(
+        "(a) open = Library.open + first 100 snapshots, every snapshot at an old layout (median)",
+        [
+            (f"{small:,} old-layout snapshots", f"{t_small * 1000:.1f} ms"),
+            (f"{large:,} old-layout snapshots", f"{t_large * 1000:.1f} ms"),
+            ("ratio large/small", f"{ratio:.2f} (target <= 1.5)"),
+        ],
+    )
+    return ratio
+
+
+def bench_throughput(tmp: Path, snapshots: int, file_bytes: int) -> float:
+    root = tmp / "move"
+    with Library.open(root) as lib:
+        legacy_library(lib, snapshots, file_bytes=file_bytes)
+    files = [p for p in (root / "archive").rglob("*") if p.is_file()]
+    data = [p for p in files if p.name != "index.json"]
+    nbytes = sum(p.stat().st_size for p in data)
+    start = time.perf_counter()
+    subprocess.run(["cp", "-a", str(root / "archive"), str(tmp / "cp-copy")], check=True)
+    t_cp = time.perf_counter() - start
+    start = time.perf_counter()
+    subprocess.run(["rm", "-r", str(tmp / "cp-copy")], check=True)
+    t_rm = time.perf_counter() - start
+    with Library.open(root) as lib:
+        start = time.perf_counter()
+        result = run_migrator(lib)
+        t_mig = time.perf_counter() - start
+    assert result.migrated == snapshots and result.remaining == 0, result
+    mb = nbytes / 1e6
+    ratio = t_cp / t_mig
+    report(
+        f"(b) migrate {snapshots:,} snapshots = {len(data):,} files, {mb:.1f} MB "
+        f"(+ {len(files) - len(data):,} index.json rewritten)",
+        [
+            ("cp -a", f"{t_cp:.2f} s  {len(files) / t_cp:,.0f} files/s  {mb / t_cp:.1f} MB/s"),
+            ("cp -a + rm -r", f"{t_cp + t_rm:.2f} s"),
+            (
+                "archiver migrate",
+                f"{t_mig:.2f} s  {len(files) / t_mig:,.0f} files/s  {mb / t_mig:.1f} MB/s",
+            ),
+            ("ratio vs cp -a", f"{ratio:.2f}x (target >= 0.5x)"),
+            ("ratio vs cp -a + rm -r", f"{(t_cp + t_rm) / t_mig:.2f}x"),
+        ],
+    )
+    return ratio
+
+
+def main(argv: list[str] | None = None) -> tuple[float, float]:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--small", type=int, default=1_000)
+    parser.add_argument("--large", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--snapshots", type=int, default=600)
+    parser.add_argument("--file-bytes", type=int, default=256 * 1024)
+    parser.add_argument("--where", type=Path, default=None, help="folder for the temporary data")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-migrate-", dir=args.where) as name:
+        tmp = Path(name)
+        open_ratio = bench_open(tmp, args.small, args.large, args.repeat)
+        shutil.rmtree(tmp / "open-large")
+        move_ratio = bench_throughput(tmp, args.snapshots, args.file_bytes)
+    return open_ratio, move_ratio
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""``archiver capture`` as a user runs it: a real process, real Chromium, the local site."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.testsite import LocalSite
+from tests.helpers.warcs import read_warc, warcio_check
+
+ARCHIVER = Path(sys.executable).with_name("archiver")
+
+pytestmark = pytest.mark.slow
+
+
+def test_capture_reads_stdin_reports_each_page_and_fails_after_the_rest(
+    tmp_path: Path, test_site: LocalSite
+) -> None:
+    lib = tmp_path / "lib"
+    stdin = f"{test_site.url('/plain.txt')}\n# a comment\n\nftp://example.org/x\n"
+    result = subprocess.run(
+        [str(ARCHIVER), "--library", str(lib), "capture", test_site.page_url(3), "-",
+         "--collection", "cli", "--tag", "t1", "--timeout", "30"],
+        input=stdin, capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith("[")]
+    assert len(lines) == 3 and all(f"/{3}]" in line for line in lines)
+    assert sum(" ok 200 " in line for line in lines) == 2
+    assert "unsupported URL scheme 'ftp'" in result.stderr
+    assert "captured 2 of 3 page(s) into collection 'cli'" in result.stdout
+    with sqlite3.connect(lib / "library.db") as db:
+        rows = db.execute("SELECT url, state FROM snapshots ORDER BY url").fetchall()
+        tags = db.execute("SELECT name FROM tags").fetchall()
+    assert rows == [(test_site.page_url(3), "complete"), (test_site.url("/plain.txt"), "complete")]
+    assert tags == [("t1",)]
+
+
+def test_capture_without_urls_is_an_input_error(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [str(ARCHIVER), "--library", str(tmp_path / "lib"), "capture", "-"],
+        input="\n", capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.strip() == "archiver: error: no URLs to capture"
+
+
+def test_a_killed_capture_leaves_a_valid_part_file_and_a_pending_row(
+    tmp_path: Path, test_site: LocalSite
+) -> None:
+    lib = tmp_path / "lib"
+    proc = subprocess.Popen(
+        [str(ARCHIVER), "--library", str(lib), "capture", test_site.url("/slow.html")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        part = None
+        # wait until the page's first responses are on disk and the page hangs on /hang
+        while time.monotonic() < deadline:
+            parts = list(lib.glob("collections/*/*/*/*/capture.warc.gz.part"))
+            if parts and test_site.main.requested("/hang"):
+                try:
+                    recs = read_warc(parts[0])
+                except Exception:  # the last record is being written right now
+                    recs = []
+                if any(r.uri.endswith("/img/a.png") and r.type == "request" for r in recs):
+                    part = parts[0]
+                    break
+            time.sleep(0.1)
+        assert part is not None, "the capture never got going"
+    finally:
+        proc.kill()
+        proc.wait(30)
+    assert warcio_check(part).returncode == 0
+    assert not part.with_name("capture.warc.gz").exists()
+    kinds = [(r.type, r.uri) for r in read_warc(part)]
+    assert ("response", test_site.url("/slow.html")) in kinds
+    with sqlite3.connect(lib / "library.db") as db:
+        assert db.execute("SELECT state FROM snapshots").fetchall() == [("pending",)]
+        assert db.execute("SELECT count(*) FROM files").fetchone() == (0,)
+        assert db.execute("SELECT count(*) FROM records").fetchone() == (0,)

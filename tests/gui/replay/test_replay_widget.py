@@ -1,0 +1,172 @@
+"""The replay view renders archived pages offline, with timeline and clear messages."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import shiboken6
+from pytestqt.qtbot import QtBot
+from sqlalchemy import select
+
+from archiver_app.gui.replay.network import BLOCKED, NOT_ARCHIVED, SERVED
+from archiver_app.gui.replay.widget import NO_SCREENSHOT, ReplayWidget
+from archiver_app.library import Library
+from archiver_app.store.models import Copy, CopyState, Destination, File
+from tests.helpers.archive import ArchiveWriter, at
+
+HOME = "https://site.example/"
+PAGE = """<!doctype html><html><head><title>Home {year}</title>
+<link rel="stylesheet" href="/style.css?v=3"></head>
+<body><h1 id="h">Archived home {year}</h1><img id="logo" src="https://cdn.example/logo.png">
+<a id="gone" href="https://elsewhere.example/">elsewhere</a>
+<img src="file:///etc/passwd"></body></html>"""
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201e2259e"
+    "4f0000000049454e44ae426082"
+)
+
+
+def _archive(library: Library) -> None:
+    w = ArchiveWriter(library, "collections/default/2024/01/a/capture.warc.gz")
+    w.response(HOME, PAGE.format(year=2022), at=at(2022), page=True)
+    w.response(HOME, PAGE.format(year=2024), at=at(2024), page=True)
+    w.response(
+        "https://site.example/style.css?v=3", "h1{color:rgb(1,2,3)}", at=at(2024), mime="text/css"
+    )
+    w.response("https://cdn.example/logo.png", PNG, at=at(2024), mime="image/png")
+    w.commit()
+
+
+def _js(qtbot: QtBot, widget: ReplayWidget, script: str) -> object:
+    result: list[object] = []
+    widget.page.runJavaScript(script, 0, result.append)
+    qtbot.waitUntil(lambda: bool(result), timeout=10_000)
+    return result[0]
+
+
+def _open(qtbot: QtBot, widget: ReplayWidget, url: str, at_: str | None = None) -> None:
+    with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+        widget.open(url, at_)
+
+
+@pytest.fixture
+def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
+    view = ReplayWidget(library)
+    qtbot.addWidget(view)
+    yield view
+    view.close()
+    shiboken6.delete(view)  # the page and its profile go now, not at interpreter exit
+
+
+def test_replay_view_serves_page_timeline_and_messages(
+    qtbot: QtBot, library: Library, widget: ReplayWidget, tmp_path
+) -> None:
+    _archive(library)
+    widget.resize(1000, 700)
+    widget.show()
+    captures: list[str] = []
+    widget.captureChanged.connect(captures.append)
+    _open(qtbot, widget, HOME)
+
+    # The newest capture, with its stylesheet and cross-host image, all from the archive.
+    assert _js(qtbot, widget, "document.getElementById('h').textContent") == "Archived home 2024"
+    assert _js(qtbot, widget, "getComputedStyle(document.getElementById('h')).color") == (
+        "rgb(1, 2, 3)"
+    )
+    qtbot.waitUntil(lambda: _js(qtbot, widget, "document.getElementById('logo').naturalWidth") == 1)
+    assert widget.address.text() == HOME  # the original URL, not the archive scheme
+    assert widget.page.title() == "Home 2024"
+    assert "Archived on 2024-01-01 00:00:00 UTC — capture 2 of 2" in widget.banner.text()
+    assert captures[-1].startswith("20240101")
+    log = widget.log.entries()
+    served = {e.url for e in log if e.outcome == SERVED}
+    assert {HOME, "https://site.example/style.css?v=3", "https://cdn.example/logo.png"} <= served
+    assert not any(e.url.startswith("http") and e.outcome == BLOCKED for e in log)
+
+    # Previous capture through the timeline.
+    with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+        widget.step(-1)
+    assert _js(qtbot, widget, "document.getElementById('h').textContent") == "Archived home 2022"
+    assert "capture 1 of 2" in widget.banner.text()
+    assert not widget.older_button.isEnabled() and widget.newer_button.isEnabled()
+
+    # Find in page.
+    with qtbot.waitSignal(widget.page.findTextFinished, timeout=10_000) as found:
+        widget.find_text("Archived home")
+    assert found.args[0].numberOfMatches() == 1
+
+    # A link to a site not in the archive: an in-page message, nothing fetched.
+    requested: list[str] = []
+    widget.captureRequested.connect(requested.append)
+    _open(qtbot, widget, "https://elsewhere.example/")
+    assert _js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind") == (
+        "not-archived"
+    )
+    assert widget.address.text() == "https://elsewhere.example/"
+    assert any(e.outcome == NOT_ARCHIVED for e in widget.log.entries())
+    assert "Not archived" in widget.banner.text()
+    _js(qtbot, widget, "document.getElementById('capture-now').click()")
+    qtbot.waitUntil(lambda: requested == ["https://elsewhere.example/"])
+
+    # Screenshot: this capture has none.
+    _open(qtbot, widget, HOME)
+    widget.screenshot_button.setChecked(True)
+    assert widget.screenshot_label.text() == NO_SCREENSHOT
+    widget.screenshot_button.setChecked(False)
+
+    # The WARC moved to a drive: the view says which one.
+    warc = library.root / "collections/default/2024/01/a/capture.warc.gz"
+    shutil.move(warc, tmp_path / "elsewhere.warc.gz")
+    with library.write() as s:
+        dest = Destination(uuid=str(uuid.uuid4()), label="Archive Disk 2")
+        s.add(dest)
+        s.flush()
+        s.add(
+            Copy(file_id=s.scalar(select(File.id)), destination_id=dest.id, state=CopyState.PRESENT)
+        )
+    widget.replayer.invalidate()  # bodies stay cached while their record is unchanged
+    _open(qtbot, widget, HOME)
+    text = _js(qtbot, widget, "document.body.innerText")
+    assert "Archive Disk 2" in str(text)
+    assert "not on this computer" in widget.banner.text()
+
+
+def test_redirect_loop_and_damaged_record_show_messages(
+    qtbot: QtBot, library: Library, widget: ReplayWidget
+) -> None:
+    w = ArchiveWriter(library, "imports/bad.warc.gz")
+    w.response(
+        "https://loop.example/", "", at=at(2024), status=302, headers=[("Location", "/again")]
+    )
+    w.response(
+        "https://loop.example/again",
+        "",
+        at=at(2024),
+        status=301,
+        headers=[("Location", "https://loop.example/")],
+    )
+    w.response("https://ok.example/", "<p>fine</p>", at=at(2024))
+    last = w.response("https://cut.example/", "<p>" + "z" * 30000 + "</p>", at=at(2024))
+    w.commit()
+    with (library.root / "imports/bad.warc.gz").open("r+b") as fh:
+        fh.truncate(last.offset + 40)
+
+    _open(qtbot, widget, "https://loop.example/")
+    assert _js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind") == (
+        "redirect-loop"
+    )
+    assert "https://loop.example/again" in str(_js(qtbot, widget, "document.body.innerText"))
+    assert "loop" in widget.banner.text()
+
+    _open(qtbot, widget, "https://cut.example/")
+    assert _js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind") == (
+        "damaged"
+    )
+    assert "truncated" in str(_js(qtbot, widget, "document.body.innerText"))
+
+    _open(qtbot, widget, "https://ok.example/")  # and the view still works
+    assert _js(qtbot, widget, "document.body.innerText") == "fine"

@@ -1,0 +1,100 @@
+"""The capture dialog and its input parsing: addresses, bookmarks files, crawl options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from archiver_app.errors import InputError
+from archiver_app.gui.capture_dialog import TAB_BOOKMARKS, TAB_CRAWL, CaptureDialog
+from archiver_app.gui.capture_input import parse_bookmarks_file, parse_url_lines
+from archiver_app.gui.integrations import capability
+
+
+def test_url_lines_keep_good_ones_and_explain_bad_ones() -> None:
+    urls, rejected = parse_url_lines(
+        "https://a.example/\n\n# a comment\nftp://files.example/x\nhttps://a.example/\n"
+        "not a url\nhttp://b.example/p?q=1\n"
+    )
+    assert urls == ["https://a.example/", "http://b.example/p?q=1"]
+    assert [(r.line, r.text) for r in rejected] == [(4, "ftp://files.example/x"), (6, "not a url")]
+    assert all(r.reason for r in rejected)
+
+
+def test_bookmarks_files_html_json_and_broken(tmp_path: Path) -> None:
+    html = tmp_path / "bookmarks.html"
+    html.write_text(
+        "<!DOCTYPE NETSCAPE-Bookmark-file-1><DL><p><DT><H3>News</H3><DL><p>"
+        '<DT><A HREF="https://news.example/a" ADD_DATE="1">A</A>'
+        '<DT><A HREF="javascript:alert(1)">bookmarklet</A>'
+        '<DT><A HREF="https://news.example/b">B</A></DL></DL>',
+        encoding="utf-8",
+    )
+    urls, rejected = parse_bookmarks_file(html)
+    assert urls == ["https://news.example/a", "https://news.example/b"]
+    assert [r.text for r in rejected] == ["javascript:alert(1)"]
+    chrome = tmp_path / "Bookmarks.json"
+    chrome.write_text(
+        json.dumps(
+            {"roots": {"bar": {"children": [{"type": "url", "url": "https://c.example/"}]}}}
+        ),
+        encoding="utf-8",
+    )
+    assert parse_bookmarks_file(chrome)[0] == ["https://c.example/"]
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    with pytest.raises(InputError, match="cannot be read"):
+        parse_bookmarks_file(broken)
+    with pytest.raises(InputError, match="cannot read"):
+        parse_bookmarks_file(tmp_path / "missing.html")
+
+
+def test_dialog_builds_requests_and_reports_problems(qtbot: QtBot, tmp_path: Path) -> None:
+    dialog = CaptureDialog([("default", "Default"), ("trips", "Trips")])
+    qtbot.addWidget(dialog)
+    dialog.show()
+    ok, reason = capability("capture")
+    assert dialog.capture_button.isEnabled() == ok
+    assert dialog.capture_button.toolTip() == reason
+    dialog.urls.setPlainText("https://a.example/\nbad line")
+    dialog.collection.setCurrentIndex(1)
+    dialog.tags.setText("travel, 2026")
+    request = dialog.build()
+    assert request.urls == ("https://a.example/",)
+    assert request.collection == "trips" and request.tags == ("travel", "2026")
+    assert [r.line for r in request.rejected] == [2]
+    dialog.accept()  # first press explains the skipped line and waits
+    assert "line 2" in dialog.problems.text() and dialog.result() == 0
+    dialog.accept()  # second press goes ahead
+    assert dialog.request is not None and dialog.request.urls == ("https://a.example/",)
+
+    empty = CaptureDialog([])
+    qtbot.addWidget(empty)
+    empty.urls.setPlainText("nothing here")
+    empty.accept()
+    assert "no valid web address" in empty.problems.text() and empty.request is None
+
+    crawl = CaptureDialog([])
+    qtbot.addWidget(crawl)
+    crawl.tabs.setCurrentIndex(TAB_CRAWL)
+    crawl.seed.setText("https://site.example/docs/")
+    crawl.depth.setValue(3)
+    crawl.ignore.setPlainText("/calendar/\n[unclosed")
+    with pytest.raises(InputError, match="line 2"):
+        crawl.build()
+    crawl.ignore.setPlainText("/calendar/")
+    req = crawl.build()
+    assert req.crawl is not None and req.crawl.depth == 3
+    assert req.crawl.scope == "prefix" and req.crawl.ignore_patterns == ("/calendar/",)
+
+    bookmarks = tmp_path / "b.txt"
+    bookmarks.write_text("https://x.example/\nhttps://y.example/\n", encoding="utf-8")
+    bm = CaptureDialog([])
+    qtbot.addWidget(bm)
+    bm.tabs.setCurrentIndex(TAB_BOOKMARKS)
+    bm.load_bookmarks(bookmarks)
+    assert "2 web addresses" in bm.bookmarks_summary.text()
+    assert bm.build().urls == ("https://x.example/", "https://y.example/")

@@ -1,0 +1,81 @@
+"""The background-operation API: work off the GUI thread, callbacks on it."""
+
+from __future__ import annotations
+
+import threading
+
+from pytestqt.qtbot import QtBot
+
+from archiver_app.errors import InputError
+from archiver_app.gui.errors import describe
+from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
+from archiver_app.tasks import ProgressUpdate
+
+
+def test_success_runs_work_off_thread_and_callback_on_gui_thread(
+    qtbot: QtBot, op_runner: OpRunner
+) -> None:
+    gui = threading.get_ident()
+    seen: dict[str, object] = {}
+
+    def work(progress: object, cancel: object) -> int:
+        seen["work_thread"] = threading.get_ident()
+        return 41 + 1
+
+    def done(value: int) -> None:
+        seen["value"] = value
+        seen["callback_thread"] = threading.get_ident()
+
+    BackgroundOp(op_runner, work, label="answer").success(done).run_in_background()
+    assert op_runner.busy()
+    qtbot.waitUntil(lambda: "value" in seen)
+    assert seen["value"] == 42
+    assert seen["work_thread"] != gui
+    assert seen["callback_thread"] == gui
+    qtbot.waitUntil(lambda: not op_runner.running())
+
+
+def test_failure_carries_readable_message_and_traceback_only_in_details(
+    qtbot: QtBot, op_runner: OpRunner
+) -> None:
+    failures: list[OpFailure] = []
+
+    def boom(_p: object, _c: object) -> None:
+        raise KeyError("missing-thing")
+
+    BackgroundOp(op_runner, boom, label="boom").failure(failures.append).run_in_background()
+    qtbot.waitUntil(lambda: bool(failures))
+    message, details = describe(failures[0].exception, "testing", failures[0].traceback_text)
+    assert "Traceback" not in message and "KeyError" not in message
+    assert "Something went wrong while testing" in message
+    assert "KeyError" in details and "Traceback" in details
+
+    message, details = describe(InputError("bad address", details="line 3"), "capturing")
+    assert message == "Could not finish capturing: bad address"
+    assert details == "line 3"
+
+
+def test_progress_is_polled_and_cancel_reaches_the_work(qtbot: QtBot, op_runner: OpRunner) -> None:
+    updates: list[ProgressUpdate] = []
+    failures: list[OpFailure] = []
+    started = threading.Event()
+
+    def long_work(progress, cancel) -> None:  # type: ignore[no-untyped-def]
+        for i in range(1_000_000):
+            progress(ProgressUpdate(done=i, total=None, message="step"))
+            started.set()
+            if cancel.wait(0.005):
+                cancel.raise_if_cancelled()
+
+    op = (
+        BackgroundOp(op_runner, long_work, label="long")
+        .with_progress(updates.append)
+        .failure(failures.append)
+        .run_in_background()
+    )
+    qtbot.waitUntil(lambda: len(updates) >= 2, timeout=5000)
+    assert updates[-1].done > 0
+    op.cancel()
+    qtbot.waitUntil(lambda: bool(failures), timeout=5000)
+    assert failures[0].cancelled
+    assert not op_runner.running()

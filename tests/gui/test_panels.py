@@ -1,0 +1,166 @@
+"""Jobs panel, drives panel, settings dialog, first-run screen, tray and quitting."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from archiver_app.gui import library_data as data
+from archiver_app.gui.drives_panel import DrivesPanel
+from archiver_app.gui.first_run import LIBRARY_KEY, FirstRunDialog, needs_first_run
+from archiver_app.gui.jobs_panel import JobsPanel, format_eta
+from archiver_app.gui.main_window import MainWindow
+from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.gui.settings_dialog import APPEARANCE_KEY, BROWSER_KEY, SettingsDialog
+from archiver_app.library import Library
+from archiver_app.store.models import Copy, Destination, File, Job, JobLog
+from tests.helpers.snapshots import add_snapshot
+
+
+def test_jobs_panel_counters_progress_log_tail_and_finish(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    coll = library.ensure_collection()
+    now = library.clock()
+    with library.write() as s:
+        job = Job(
+            collection_id=coll, name="docs crawl", status="running", items_queued=40,
+            items_downloaded=10, error_count=2, bytes_downloaded=5_000_000, r2xx=9, r4xx=1,
+            started_at=now - timedelta(seconds=100),
+            config={"seeds": ["https://docs.example/"], "ignore_patterns": ["/tag/"],
+                    "concurrency": 4},
+        )
+        s.add(job)
+        s.flush()
+        job_id = job.id
+        s.add(JobLog(job_id=job_id, message="started"))
+    panel = JobsPanel(library, op_runner)
+    qtbot.addWidget(panel)
+    panel.show()
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 1)
+    index = panel.model.index
+    assert panel.model.data(index(0, 0), 0) == "#1 docs crawl"
+    assert [panel.model.data(index(0, c), 0) for c in (2, 3, 4, 6, 8)] == ["40", "10", "2", "9", "1"]
+    assert panel.model.data(index(0, 10), 0).startswith("4m 4")  # 28 left at 10 per 100 s
+    panel.table.selectRow(0)
+    qtbot.waitUntil(lambda: "started" in panel.log.toPlainText())
+    assert panel.progress.value() == 12 and panel.progress.maximum() == 40
+    assert panel.ignore_edit.toPlainText() == "/tag/" and panel.concurrency_edit.value() == 4
+    assert not panel.pause_button.isEnabled() and "crawl engine" in panel.pause_button.toolTip()
+    with library.write() as s:
+        s.add(JobLog(job_id=job_id, level="warning", message="https://docs.example/x 404"))
+        s.get(Job, job_id).status = "completed"  # type: ignore[union-attr]
+    with qtbot.waitSignal(panel.job_finished, timeout=5000) as finished:
+        panel.refresh()
+    assert finished.args == [job_id, "completed"]
+    qtbot.waitUntil(lambda: "404" in panel.log.toPlainText())
+    assert panel.log.toPlainText().count("started") == 1  # the tail appends, never repeats
+    assert format_eta(3725) == "1h 02m"
+    panel.timer.stop()
+
+
+def test_drives_panel_states_counts_and_plug_event(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    sid = add_snapshot(library, "https://a.example/", title="A")
+    drive = tmp_path / "drive"
+    drive.mkdir()
+    with library.write() as s:
+        blue = Destination(uuid="u-blue", label="Blue", last_mount_path=str(drive))
+        red = Destination(uuid="u-red", label="Red", last_mount_path=str(tmp_path / "gone"))
+        s.add_all([blue, red])
+        s.flush()
+        files = s.query(File).filter_by(snapshot_id=sid).all()
+        s.add(Copy(file_id=files[0].id, destination_id=blue.id, state="present"))
+        s.add(Copy(file_id=files[1].id, destination_id=blue.id, state="corrupted"))
+    panel = DrivesPanel(library, op_runner)
+    qtbot.addWidget(panel)
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 2)
+    rows = {r.label: r for r in panel.model.rows}
+    assert not rows["Blue"].mounted  # no marker file yet
+    assert (rows["Blue"].present, rows["Blue"].corrupted, rows["Blue"].missing) == (1, 1, 0)
+    assert rows["Red"].missing == 2
+    assert panel.model.data(panel.model.index(1, 1), 0) == "not plugged in"
+    (drive / data.DESTINATION_MARKER).write_text(json.dumps({"uuid": "u-blue"}))
+    with qtbot.waitSignal(panel.drive_plugged, timeout=5000) as plugged:
+        panel.refresh()
+    assert plugged.args == ["Blue"]
+    assert panel.model.data(panel.model.index(0, 1), 0) == "plugged in, safe to unplug"
+    assert "free" not in panel.model.data(panel.model.index(0, 2), 0)
+    assert panel.model.data(panel.model.index(0, 2), 0)  # a figure from the mounted folder
+    assert panel.mirror_button.isEnabled() == (panel.mirror_button.toolTip() == "")
+    panel.timer.stop()
+
+
+def test_settings_dialog_writes_library_and_computer_settings(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, gui_settings: QSettings
+) -> None:
+    dialog = SettingsDialog(library, op_runner, gui_settings)
+    qtbot.addWidget(dialog)
+    assert dialog.copies.value() == 2 and dialog.scrub_days.value() == 30
+    assert not dialog.move_button.isEnabled() and dialog.move_button.toolTip()
+    dialog.copies.setValue(3)
+    dialog.scrub_days.setValue(14)
+    dialog.browser_path.setText("/usr/bin/chromium")
+    dialog.appearance.setCurrentIndex(dialog.appearance.findData("dark"))
+    dialog.accept()
+    assert data.get_setting(library, data.RETENTION_KEY) == {"copies": 3}
+    assert data.get_setting(library, data.SCRUB_KEY) == {"interval_days": 14}
+    assert gui_settings.value(BROWSER_KEY) == "/usr/bin/chromium"
+    assert gui_settings.value(APPEARANCE_KEY) == "dark"
+    again = SettingsDialog(library, op_runner, gui_settings)
+    qtbot.addWidget(again)
+    assert again.copies.value() == 3 and again.appearance.currentData() == "dark"
+    from archiver_app.gui.settings_dialog import apply_appearance
+
+    apply_appearance("system")
+
+
+def test_first_run_chooses_library_and_is_shown_once(
+    qtbot: QtBot, op_runner: OpRunner, gui_settings: QSettings, tmp_path: Path
+) -> None:
+    assert needs_first_run(gui_settings)
+    dialog = FirstRunDialog(tmp_path / "default", op_runner, gui_settings)
+    qtbot.addWidget(dialog)
+    assert "browser" in dialog.browser.text()  # looking for one in the background
+    dialog.location.setText(str(tmp_path / "mine"))
+    dialog.accept()
+    assert dialog.library_root == tmp_path / "mine"
+    assert gui_settings.value(LIBRARY_KEY) == str(tmp_path / "mine")
+    assert not needs_first_run(gui_settings)
+
+
+def test_quit_asks_while_work_runs_and_close_hides_to_tray(
+    qtbot: QtBot, main_window: MainWindow, monkeypatch: object
+) -> None:
+    import threading
+
+    release = threading.Event()
+    BackgroundOp(
+        main_window.runner, lambda _p, _c: release.wait(10), label="capturing 3 pages"
+    ).run_in_background()
+    asked: list[str] = []
+
+    def answer(_parent: object, _title: str, text: str, *a: object) -> QMessageBox.StandardButton:
+        asked.append(text)
+        return QMessageBox.StandardButton.No
+
+    monkeypatch.setattr(QMessageBox, "question", answer)  # type: ignore[attr-defined]
+    main_window.tray.available = False
+    main_window.request_quit()
+    assert asked and "capturing 3 pages" in asked[0]
+    assert main_window.isVisible()  # the user said no
+    main_window.tray.available = True  # with a tray, closing only hides the window
+    main_window.close()
+    assert not main_window.isVisible()
+    assert main_window.tray.notifications[-1][0] == "Archiver is still running"
+    release.set()
+    qtbot.waitUntil(lambda: not main_window.runner.busy())
+    main_window.tray.available = False
+    main_window.request_quit()  # nothing running: no question
+    assert len(asked) == 1

@@ -1,0 +1,139 @@
+"""The captures table model: lazy ids, windowed rows, sort, search and filters."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+
+from pytestqt.qtbot import QtBot
+
+from archiver_app.gui import snapshot_model as sm
+from archiver_app.gui.ops import OpRunner
+from archiver_app.gui.queries import Filters, SnapshotQuery, SortKey, View, fts_match_expression
+from archiver_app.gui.snapshot_model import COL_SIZE, COL_TITLE, SnapshotTableModel
+from archiver_app.library import Library
+from tests.helpers.factories import bulk_snapshots
+from tests.helpers.snapshots import add_snapshot
+
+
+def _loaded(qtbot: QtBot, model: SnapshotTableModel, query: SnapshotQuery | None = None) -> None:
+    if query is not None:
+        model.set_query(query)
+    else:
+        model.refresh()
+    qtbot.waitUntil(lambda: not model.loading, timeout=10_000)
+
+
+def _db_ids(library: Library, sql: str) -> list[int]:
+    conn = sqlite3.connect(library.db_path)
+    try:
+        return [r[0] for r in conn.execute(sql)]
+    finally:
+        conn.close()
+
+
+def test_streams_ids_in_chunks_and_fetches_only_visible_pages(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    bulk_snapshots(library, 3000)
+    model = SnapshotTableModel(library, op_runner)
+    firsts: list[int] = []
+    inserts: list[int] = []
+    model.first_chunk.connect(lambda: firsts.append(model.rowCount()))
+    model.rowsInserted.connect(lambda _p, first, last: inserts.append(last - first + 1))
+    _loaded(qtbot, model)
+    assert model.rowCount() == 3000
+    assert firsts == [sm.FIRST_CHUNK]  # the first chunk paints before the rest arrives
+    assert sum(inserts) == 3000 - sm.FIRST_CHUNK
+    expected = _db_ids(library, "SELECT id FROM snapshots ORDER BY captured_at DESC, id DESC")
+    assert [model.snapshot_id(r) for r in range(3000)] == expected
+    assert not model._pages  # nothing fetched until something is displayed
+    title = model.data(model.index(2999, COL_TITLE))
+    row = _db_ids(library, f"SELECT id FROM snapshots WHERE id = {expected[-1]}")
+    assert row and title
+    assert list(model._pages) == [2999 // sm.PAGE]
+
+
+def test_sort_by_each_column_matches_the_database(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    bulk_snapshots(library, 600)
+    model = SnapshotTableModel(library, op_runner)
+    _loaded(qtbot, model)
+    from PySide6.QtCore import Qt
+
+    model.sort(COL_SIZE, Qt.SortOrder.AscendingOrder)
+    qtbot.waitUntil(lambda: not model.loading and model.rowCount() == 600)
+    assert model.query.sort is SortKey.SIZE and not model.query.descending
+    sizes = [model.row_data(r).size_bytes for r in range(600)]  # type: ignore[union-attr]
+    assert sizes == sorted(sizes)
+    model.sort(COL_TITLE, Qt.SortOrder.DescendingOrder)
+    qtbot.waitUntil(lambda: not model.loading and model.rowCount() == 600)
+    expected = _db_ids(library, "SELECT id FROM snapshots ORDER BY title DESC, id DESC")
+    assert [model.snapshot_id(r) for r in range(600)] == expected
+
+
+def test_search_filters_and_views(qtbot: QtBot, library: Library, op_runner: OpRunner) -> None:
+    now = datetime.now(UTC)
+    river = add_snapshot(
+        library, "https://river.example/flood", title="Flood report", body="the river rose",
+        tags=("water",),
+    )
+    add_snapshot(library, "https://city.example/budget", title="City budget", body="taxes")
+    failed = add_snapshot(
+        library, "https://news.example.org/x", title="Gone", state="failed",
+        captured_at=now - timedelta(days=30),
+    )
+    model = SnapshotTableModel(library, op_runner)
+    _loaded(qtbot, model, SnapshotQuery(search="rive"))  # prefix while typing
+    assert [model.snapshot_id(r) for r in range(model.rowCount())] == [river]
+    model.data(model.index(0, sm.COL_TITLE))  # paint the row: snippets load behind it
+    qtbot.waitUntil(lambda: "<b>river</b>" in model.data(model.index(0, sm.COL_MATCH), sm.SnippetRole))
+    assert model.data(model.index(0, sm.COL_MATCH)) == "the <b>river</b> rose"
+    _loaded(qtbot, model, SnapshotQuery(search='water" OR "'))  # FTS syntax is just text
+    assert model.rowCount() == 0
+    _loaded(qtbot, model, SnapshotQuery(view=View.FAILED))
+    assert [model.snapshot_id(0)] == [failed] and model.rowCount() == 1
+    _loaded(qtbot, model, SnapshotQuery(view=View.RECENT))
+    assert model.rowCount() == 2
+    _loaded(qtbot, model, SnapshotQuery(view=View.UNTAGGED))
+    assert river not in {model.snapshot_id(r) for r in range(model.rowCount())}
+    _loaded(qtbot, model, SnapshotQuery(filters=Filters(domain="example.org")))
+    assert [model.snapshot_id(0)] == [failed] and model.rowCount() == 1
+    _loaded(qtbot, model, SnapshotQuery(filters=Filters(tag="water")))
+    assert model.rowCount() == 1 and model.snapshot_id(0) == river
+    _loaded(
+        qtbot, model, SnapshotQuery(filters=Filters(date_to=now - timedelta(days=1)))
+    )
+    assert model.rowCount() == 1 and model.snapshot_id(0) == failed
+
+
+def test_search_with_many_matches_shows_newest_first_then_completes(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    bulk_snapshots(library, 1500)
+    conn = sqlite3.connect(library.db_path)
+    conn.execute("INSERT INTO snapshot_fts(rowid, title, url, body, tags) "
+                 "SELECT id, title, url, '', '' FROM snapshots")
+    conn.commit()
+    conn.close()
+    expected = _db_ids(
+        library,
+        "SELECT id FROM snapshots WHERE id IN (SELECT rowid FROM snapshot_fts WHERE "
+        "snapshot_fts MATCH 'example') ORDER BY captured_at DESC, id DESC",
+    )
+    assert len(expected) == 1500
+    model = SnapshotTableModel(library, op_runner)
+    windows: list[tuple[int, bool]] = []
+    model.first_chunk.connect(lambda: windows.append((model.rowCount(), model.partial)))
+    _loaded(qtbot, model, SnapshotQuery(search="example"))
+    assert windows[0] == (sm.FIRST_CHUNK, True)  # quick window, flagged partial
+    assert windows[-1] == (1500, False)
+    assert [model.snapshot_id(r) for r in range(1500)] == expected
+
+
+def test_match_expression_quotes_every_word() -> None:
+    assert fts_match_expression("climate pol") == '"climate" AND "pol"*'
+    assert fts_match_expression("climate ") == '"climate"'
+    assert fts_match_expression('a"b OR -c') == '"a" AND "b" AND "OR" AND "c"'
+    assert fts_match_expression("  ") == ""

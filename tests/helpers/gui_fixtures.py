@@ -1,0 +1,41 @@
+"""Fixtures for the Qt tests: a throw-away QSettings file and an operation runner."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def gui_settings(tmp_path: Path) -> object:
+    from PySide6.QtCore import QSettings
+
+    return QSettings(str(tmp_path / "gui-settings.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def op_runner(qapp: object, library: object) -> Iterator[object]:
+    """An OpRunner whose threads are joined before the library fixture closes."""
+    from archiver_app.gui.ops import OpRunner
+
+    runner = OpRunner()
+    try:
+        yield runner
+    finally:
+        runner.shutdown(wait=True)
+
+
+@pytest.fixture
+def main_window(qtbot: object, library: object, op_runner: object, gui_settings: object) -> object:
+    """A shown MainWindow over the test library (its ids already loaded)."""
+    from archiver_app.gui.main_window import MainWindow
+
+    window = MainWindow(library, runner=op_runner, settings=gui_settings)  # type: ignore[arg-type]
+    qtbot.addWidget(window)  # type: ignore[attr-defined]
+    window.show()
+    qtbot.waitUntil(lambda: not window.model.loading)  # type: ignore[attr-defined]
+    yield window
+    for timer in (window.jobs.timer, window.drives.timer, window.status.timer):
+        timer.stop()

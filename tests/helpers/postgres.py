@@ -1,0 +1,175 @@
+"""A real PostgreSQL server for tests, started by the suite itself (Debian's binaries).
+
+``postgres_server`` (session scope) runs ``initdb`` into a temporary folder and starts the
+server with ``pg_ctl`` on a Unix socket only, as the ``postgres`` user when we are root
+(the server refuses to run as root). ``postgres_url`` gives each test a fresh database.
+Skipped, with the reason, when the binaries or psycopg are missing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PG_BIN_DIRS = [Path(f"/usr/lib/postgresql/{v}/bin") for v in (17, 16, 15, 14, 13)]
+
+
+@dataclass(frozen=True)
+class PostgresServer:
+    socket_dir: Path
+    port: int
+
+    def url(self, database: str) -> str:
+        return f"postgresql+psycopg://postgres@/{database}?host={self.socket_dir}&port={self.port}"
+
+
+def _find_bin() -> Path | None:
+    env = os.environ.get("ARCHIVER_PG_BIN")
+    if env and (Path(env) / "initdb").exists():
+        return Path(env)
+    for d in PG_BIN_DIRS:
+        if (d / "initdb").exists() and (d / "pg_ctl").exists():
+            return d
+    return None
+
+
+def _as_postgres(cmd: list[str]) -> list[str]:
+    if os.geteuid() != 0:
+        return cmd
+    if shutil.which("runuser"):
+        return ["runuser", "-u", "postgres", "--", *cmd]
+    return ["su", "postgres", "-c", " ".join(cmd)]
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    pg_bin = _find_bin()
+    if pg_bin is None:
+        pytest.skip("PostgreSQL server binaries not found (install postgresql-15)")
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed (dev dependency group)")
+    if os.geteuid() == 0:
+        try:
+            import pwd
+
+            pw = pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("running as root and there is no 'postgres' user to run the server")
+    base = Path(tempfile.mkdtemp(prefix="archiver-pg-"))
+    data, sock = base / "data", base / "sock"
+    sock.mkdir()
+    if os.geteuid() == 0:
+        for p in (base, sock):
+            os.chown(p, pw.pw_uid, pw.pw_gid)
+    port = 54_000 + os.getpid() % 1000
+    subprocess.run(
+        _as_postgres(
+            [
+                str(pg_bin / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+    )
+    opts = f"-k {sock} -p {port} -c listen_addresses='' -c fsync=off -c full_page_writes=off"
+    subprocess.run(
+        _as_postgres(
+            [
+                str(pg_bin / "pg_ctl"),
+                "-D",
+                str(data),
+                "-o",
+                opts,
+                "-w",
+                "-s",
+                "-l",
+                str(base / "log"),
+                "start",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield PostgresServer(sock, port)
+    finally:
+        _stop(data)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _stop(data: Path) -> None:
+    """Immediate shutdown (SIGQUIT to the postmaster), waiting for it to exit."""
+    import signal
+    import time
+
+    try:
+        pid = int((data / "postmaster.pid").read_text().split()[0])
+        os.kill(pid, signal.SIGQUIT)
+    except (OSError, ValueError, IndexError):
+        return
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return
+        time.sleep(0.05)
+
+
+_counter = itertools.count()
+TEMPLATE = "archiver_template"
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server: PostgresServer) -> str:
+    """A database holding the current schema, copied by every ``postgres_url``."""
+    from archiver_app.store import schema
+    from archiver_app.store.engine import make_engine
+
+    _admin(postgres_server, f'CREATE DATABASE "{TEMPLATE}"')
+    engine = make_engine(postgres_server.url(TEMPLATE))
+    try:
+        schema.upgrade(engine)
+    finally:
+        engine.dispose()
+    return TEMPLATE
+
+
+def _admin(server: PostgresServer, sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(
+        host=str(server.socket_dir),
+        port=server.port,
+        user="postgres",
+        dbname="postgres",
+        autocommit=True,
+    ) as conn:
+        conn.execute(sql)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer, postgres_template: str) -> str:
+    """A URL to a new database (schema already migrated) on the test server."""
+    name = f"t{os.getpid()}_{next(_counter)}"
+    _admin(postgres_server, f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"')
+    return postgres_server.url(name)

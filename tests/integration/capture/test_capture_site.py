@@ -1,0 +1,398 @@
+"""Capture the local test site with real Chromium and check the WARC record by record.
+
+One browser session (module fixture) captures: the main page, a non-UTF-8 page, a PDF, a
+JSON and an image as main resources, then the main page again (revisits).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from sqlalchemy import select, text
+
+from archiver_app.capture.engine import Capturer, CaptureResult, PageRules
+from archiver_app.layout.sidecar import read_index
+from archiver_app.library import Library
+from archiver_app.store.models import File, Record, Snapshot, SnapshotTag, Tag
+from archiver_app.warc.reader import read_record_at
+from archiver_app.warc.surt import url_key
+from tests.helpers.testsite import LATIN1_HTML, PAGE_TEXT, VIDEO, LocalSite, start_site
+from tests.helpers.warcs import Rec, read_warc, warcio_check
+
+pytestmark = pytest.mark.slow
+
+RULES = PageRules(page_timeout=40, settle_seconds=0.3)
+
+
+@dataclass
+class Captured:
+    site: LocalSite
+    lib: Library
+    results: dict[str, CaptureResult]
+    requests_before_second: list[tuple[str, str]]  # (host, path) the servers saw in run 1
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
+    site = start_site()
+    lib = Library.open(tmp_path_factory.mktemp("capture") / "library")
+    results: dict[str, CaptureResult] = {}
+    seen: list[tuple[str, str]] = []
+
+    async def run() -> None:
+        async with Capturer(lib, concurrency=2) as cap:
+            results["index"] = await cap.capture(
+                site.index_url, collection="research", tags=["site", "test"], rules=RULES
+            )
+            seen.extend((r.host, r.path) for r in [*site.main.requests, *site.other.requests])
+            names = {
+                "latin1": "/latin1.html",
+                "pdf": "/doc.pdf",
+                "json": "/data.json",
+                "png": "/img/photo.png",
+                "text": "/plain.txt",
+            }
+            done = await asyncio.gather(
+                *(cap.capture(site.url(p), rules=RULES) for p in names.values())
+            )
+            results.update(zip(names, done, strict=True))
+            results["again"] = await cap.capture(site.index_url, collection="research", rules=RULES)
+            results["rules"] = await cap.capture(
+                site.page_url(5),
+                rules=PageRules(
+                    user_agent="ArchiverTest/1.0",
+                    custom_js="document.body.dataset.custom = 'ran'",
+                    autoscroll=False,
+                    settle_seconds=0,
+                ),
+            )
+
+    try:
+        asyncio.run(run())
+        yield Captured(site, lib, results, seen)
+    finally:
+        lib.close()
+        site.close()
+
+
+def _warc_of(lib: Library, result: CaptureResult) -> Path:
+    with lib.session() as s:
+        snap = s.get(Snapshot, result.snapshot_id)
+        assert snap is not None and snap.warc_file
+        return lib.abspath(snap.warc_file)
+
+
+def _by_uri(records: list[Rec], kind: str = "response") -> dict[str, list[Rec]]:
+    out: dict[str, list[Rec]] = {}
+    for r in records:
+        if r.type == kind:
+            out.setdefault(r.uri, []).append(r)
+    return out
+
+
+def test_every_fetched_resource_is_in_the_warc_with_exact_bytes(captured: Captured) -> None:
+    res = captured.results["index"]
+    assert res.ok, res.error
+    assert res.http_status == 200 and res.fidelity == "high"
+    site = captured.site
+    warc = _warc_of(captured.lib, res)
+    check = warcio_check(warc)
+    assert check.returncode == 0, check.stdout + check.stderr
+    records = read_warc(warc)
+    assert records[0].type == "warcinfo"
+    assert records[0].warc["WARC-Filename"] == "capture.warc.gz"
+    responses = _by_uri(records)
+    requests = _by_uri(records, "request")
+
+    # every request either server saw during the first capture is recorded
+    for host, path in captured.requests_before_second:
+        url = f"http://{host}{path}"
+        assert url in responses, f"{url} missing from the WARC"
+        assert url in requests, f"request for {url} missing"
+
+    def one(path: str, other: bool = False) -> Rec:
+        url = site.other_url(path) if other else site.url(path)
+        assert len(responses[url]) >= 1
+        return responses[url][0]
+
+    exact = [
+        "/", "/css/main.css", "/css/imported.css", "/fonts/fancy.woff2", "/js/app.js",
+        "/img/bg.png", "/img/intro-bg.png", "/img/a.png", "/img/final.png",
+        "/img/lazy1.png", "/img/lazy2.png", "/img/lazy3.png", "/api/data.json",
+        "/api/xhr.json", "/cookies", "/gz/app.js", "/br/style.css",
+    ]  # fmt: skip
+    for path in exact:
+        rec = one(path)
+        assert rec.http_status == 200, path
+        assert rec.payload == site.bodies[path], f"{path}: stored bytes differ"
+        assert rec.header("Content-Length") == str(len(rec.payload)), path
+        assert rec.header("Transfer-Encoding") is None, path
+        assert rec.warc["WARC-IP-Address"] == "127.0.0.1", path
+        assert rec.warc["WARC-Payload-Digest"].startswith("sha1:"), path
+        assert rec.warc["WARC-Block-Digest"].startswith("sha1:"), path
+    assert one("/frame.html", other=True).payload == site.bodies["/frame.html"]
+    assert one("/frame.png", other=True).payload == site.bodies["/frame.png"]
+    assert one("/frame.png", other=True).warc["WARC-IP-Address"] == "127.0.0.2"
+
+    # decoded bodies: the original encoding is kept under another name
+    for path, enc in (("/gz/app.js", "gzip"), ("/br/style.css", "br")):
+        rec = one(path)
+        assert rec.header("Content-Encoding") is None
+        assert rec.header("X-Archive-Orig-Content-Encoding") == enc
+        assert rec.header("X-Archive-Orig-Content-Length") != str(len(rec.payload))
+    # the real header text: both Set-Cookie headers, in order
+    assert one("/cookies").headers_named("Set-Cookie") == ["a=1; Path=/", "b=2; Path=/; HttpOnly"]
+    assert (
+        one("/").header(
+            "Server",
+        )
+        is not None
+        and one("/").header("Date") is not None
+    )
+    # redirect chain hop by hop
+    r301, r302 = one("/redirect/start"), one("/redirect/middle")
+    assert (r301.http_status, r301.header("Location")) == (301, "/redirect/middle")
+    assert (r302.http_status, r302.header("Location")) == (302, "/img/final.png")
+    # 404 subresource kept with its status and body
+    missing = one("/missing.png")
+    assert missing.http_status == 404 and missing.payload == b"not found"
+    # video: range requests, the stored bytes are the requested slice
+    for rec in responses[site.url("/media/clip.webm")]:
+        assert rec.http_status in (200, 206)
+        if rec.http_status == 206:
+            start, end = (
+                int(x) for x in rec.header("Content-Range").split()[1].split("/")[0].split("-")
+            )
+            assert rec.payload == VIDEO[start : end + 1]
+    assert any(r.header("Range") for r in requests[site.url("/media/clip.webm")])
+    # the long-poll never finished: headers kept, marked truncated, chunking gone
+    poll = one("/longpoll")
+    assert poll.warc["WARC-Truncated"] == "time" and poll.header("Transfer-Encoding") is None
+    # POST body and method in the request record
+    echo_req = requests[site.url("/api/echo")][0]
+    assert echo_req.http_line.startswith("POST /api/echo")
+    assert echo_req.payload == b'{"hello":"archive"}'
+    assert one("/api/echo").payload == b'echo:{"hello":"archive"}'
+
+    # requests are concurrent to their responses
+    ids = {r.warc["WARC-Record-ID"] for r in records if r.type == "response"}
+    for r in records:
+        if r.type == "request":
+            assert r.warc["WARC-Concurrent-To"] in ids
+
+    # resource and metadata records
+    uris = {r.uri: r for r in records if r.type in ("resource", "metadata")}
+    view = uris[f"urn:view:{site.index_url}"]
+    assert view.payload.startswith(b"\x89PNG") and view.warc["Content-Type"] == "image/png"
+    assert b"fetched 3 items" in uris[f"urn:dom:{site.index_url}"].payload
+    assert PAGE_TEXT.encode() in uris[f"urn:text:{site.index_url}"].payload
+    info = json.loads(uris[f"urn:pageinfo:{site.index_url}"].payload)
+    listed = {r["url"]: r for r in info["resources"]}
+    assert listed[site.url("/missing.png")]["status"] == 404
+    assert listed[site.url("/img/a.png")]["size"] == len(site.bodies["/img/a.png"])
+    assert uris[f"urn:pageinfo:{site.index_url}"].type == "metadata"
+
+
+def test_snapshot_row_files_records_and_search(captured: Captured) -> None:
+    lib, res, site = captured.lib, captured.results["index"], captured.site
+    with lib.session() as s:
+        snap = s.get(Snapshot, res.snapshot_id)
+        assert snap is not None
+        assert snap.state == "complete" and snap.capture_backend == "playwright"
+        assert snap.capture_fidelity == "high" and snap.http_status == 200
+        assert snap.title == "Archiver test site" and snap.language == "en"
+        assert snap.mime == "text/html" and PAGE_TEXT[:40] in (snap.snippet or "")
+        assert snap.content_hash == "sha256:" + hashlib.sha256(site.bodies["/"]).hexdigest()
+        assert snap.fs_version == "archiver-2" and snap.url_key == url_key(site.index_url)
+        assert snap.folder and snap.folder.startswith("collections/research/")
+        folder = lib.abspath(snap.folder)
+        names = sorted(p.name for p in folder.iterdir())
+        assert names == ["capture.warc.gz", "dom.html", "index.json", "screenshot.png", "text.txt"]
+        files = s.scalars(select(File).where(File.snapshot_id == snap.id)).all()
+        assert sorted(Path(f.path).name for f in files) == names
+        for f in files:
+            data = lib.abspath(f.path).read_bytes()
+            assert f.size == len(data) and f.sha256 == hashlib.sha256(data).hexdigest()
+        assert snap.size_bytes == sum(f.size for f in files)
+        sidecar = json.loads((folder / "index.json").read_text())
+        assert sidecar["fs_version"] == "archiver-2" and sidecar["url"] == site.index_url
+        assert sidecar["main_record"]["offset"] == snap.warc_offset
+        hashes = {f["path"]: f["sha256"] for f in sidecar["files"]}
+        assert hashes == {
+            Path(f.path).name: f.sha256 for f in files if not f.path.endswith("index.json")
+        }
+        parsed = read_index(folder)  # the layout area reads what capture wrote
+        assert (parsed.fs_version, parsed.url, parsed.uid) == ("archiver-2", snap.url, snap.uid)
+        assert parsed.captured_at == snap.captured_at and parsed.collection == "research"
+        assert PAGE_TEXT in (folder / "text.txt").read_text()
+        assert (folder / "screenshot.png").read_bytes()[:4] == b"\x89PNG"
+        tags = s.scalars(
+            select(Tag.name).join(SnapshotTag).where(SnapshotTag.snapshot_id == snap.id)
+        ).all()
+        assert sorted(tags) == ["site", "test"]
+
+        # every record of the WARC is indexed, at the right offset
+        warc = lib.abspath(snap.warc_file or "")
+        in_file = [r for r in read_warc(warc) if r.type != "warcinfo"]
+        rows = s.scalars(
+            select(Record).where(Record.snapshot_id == snap.id).order_by(Record.offset)
+        ).all()
+        assert len(rows) == len(in_file)
+        for row, rec in zip(rows, in_file, strict=True):
+            assert (row.offset, row.length, row.url, row.record_type) == (
+                rec.offset, rec.length, rec.uri, rec.type,
+            )  # fmt: skip
+            assert row.url_key == url_key(rec.uri)
+            assert row.digest == rec.warc.get("WARC-Payload-Digest")
+            assert row.status == rec.http_status
+        main = read_record_at(warc, snap.warc_offset or 0, snap.warc_length or 0)
+        assert main.uri == site.index_url and main.payload == site.bodies["/"]
+    with lib.engine.connect() as conn:
+        hits = (
+            conn.execute(
+                text("SELECT rowid FROM snapshot_fts WHERE snapshot_fts MATCH 'archivist'")
+            )
+            .scalars()
+            .all()
+        )
+    assert res.snapshot_id in hits
+    assert site.url("/latin1.html") in res.outlinks and site.url("/page?n=1") in res.outlinks
+    assert not any("#" in link or link.startswith("mailto:") for link in res.outlinks)
+    assert not list(lib.root.rglob("*.part")) and not list(lib.root.rglob(".*.tmp-*"))
+
+
+def _main_response(lib: Library, res: CaptureResult) -> Rec:
+    warc = _warc_of(lib, res)
+    assert warcio_check(warc).returncode == 0
+    return next(r for r in read_warc(warc) if r.uri == res.url and r.type == "response")
+
+
+def test_non_html_main_resources_are_captured_as_they_are(captured: Captured) -> None:
+    lib, site, results = captured.lib, captured.site, captured.results
+    latin = results["latin1"]
+    assert latin.ok, latin.error
+    assert _main_response(lib, latin).payload == LATIN1_HTML  # exact non-UTF-8 bytes
+    with lib.session() as s:
+        snap = s.get(Snapshot, latin.snapshot_id)
+        assert snap is not None and snap.title == "Café page"
+        assert "café naïve" in lib.abspath(f"{snap.folder}/text.txt").read_text()
+
+    for name, path, mime in (
+        ("pdf", "/doc.pdf", "application/pdf"),
+        ("json", "/data.json", "application/json"),
+        ("png", "/img/photo.png", "image/png"),
+        ("text", "/plain.txt", "text/plain"),
+    ):
+        res = results[name]
+        assert res.ok, (name, res.error)
+        assert _main_response(lib, res).payload == site.bodies[path], name
+        with lib.session() as s:
+            snap = s.get(Snapshot, res.snapshot_id)
+            assert snap is not None and snap.mime == mime, name
+            shot = lib.abspath(f"{snap.folder}/screenshot.png")
+            assert shot.exists() == (name != "pdf"), name
+    with lib.session() as s:
+        pdf_snap = s.get(Snapshot, results["pdf"].snapshot_id)
+        assert pdf_snap is not None and pdf_snap.title == "doc.pdf"
+
+
+def test_second_capture_writes_revisits_against_stored_payloads(captured: Captured) -> None:
+    lib, site = captured.lib, captured.site
+    first, again = captured.results["index"], captured.results["again"]
+    assert again.ok, again.error
+    warc = _warc_of(lib, again)
+    records = read_warc(warc)
+    revisits = _by_uri(records, "revisit")
+    css = revisits[site.url("/css/main.css")][0]
+    assert css.warc["WARC-Profile"].endswith("/revisit/identical-payload-digest")
+    assert css.warc["WARC-Refers-To-Target-URI"] == site.url("/css/main.css")
+    assert css.warc["WARC-Refers-To-Date"]
+    assert css.http_status == 200 and css.payload == b""  # HTTP headers kept, no body
+    with lib.session() as s:
+        rows = s.scalars(
+            select(Record).where(
+                Record.snapshot_id == again.snapshot_id, Record.record_type == "revisit"
+            )
+        ).all()
+        assert rows and all(r.revisit_of_id is not None for r in rows)
+        originals = {s.get(Record, r.revisit_of_id).snapshot_id for r in rows}  # type: ignore[union-attr]
+        assert first.snapshot_id in originals
+        snap = s.get(Snapshot, again.snapshot_id)
+        assert snap is not None and first.snapshot_id in snap.provenance["revisit_of_snapshots"]
+    # the payload of a revisit is really stored in the first capture
+    original = next(
+        r for r in read_warc(_warc_of(lib, first)) if r.uri == css.uri and r.type == "response"
+    )
+    assert original.warc["WARC-Payload-Digest"] == css.warc["WARC-Payload-Digest"]
+    assert urlsplit(css.uri).path == "/css/main.css"
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "pywb exited early"
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError("pywb did not start")
+
+
+def test_the_capture_replays_in_pywb(captured: Captured, tmp_path: Path) -> None:
+    """pywb (the reference replay tool) indexes the WARC and serves the page's text."""
+    lib, res, site = captured.lib, captured.results["index"], captured.site
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    subprocess.run([str(bin_dir / "wb-manager"), "init", "cap"], cwd=tmp_path, check=True, env=env,
+                   capture_output=True)  # fmt: skip
+    subprocess.run([str(bin_dir / "wb-manager"), "add", "cap", str(_warc_of(lib, res))],
+                   cwd=tmp_path, check=True, env=env, capture_output=True)  # fmt: skip
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [str(bin_dir / "wayback"), "-p", str(port), "-b", "127.0.0.1"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _wait_for_port(port, proc)
+        base = f"http://127.0.0.1:{port}/cap"
+        with urllib.request.urlopen(f"{base}/2030id_/{site.index_url}", timeout=30) as r:
+            assert r.read() == site.bodies["/"]  # the exact archived bytes
+        with urllib.request.urlopen(f"{base}/2030mp_/{site.index_url}", timeout=30) as r:
+            assert PAGE_TEXT in r.read().decode()
+        css = f"{base}/2030id_/{site.url('/gz/app.js')}"
+        with urllib.request.urlopen(css, timeout=30) as r:
+            assert r.read() == site.bodies["/gz/app.js"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_ruleset_user_agent_and_custom_js_apply(captured: Captured) -> None:
+    lib, site, res = captured.lib, captured.site, captured.results["rules"]
+    assert res.ok, res.error
+    page_requests = [r for r in site.main.requested("/page") if r.path.endswith("n=5")]
+    assert page_requests[-1].headers["User-Agent"] == "ArchiverTest/1.0"
+    with lib.session() as s:
+        snap = s.get(Snapshot, res.snapshot_id)
+        assert snap is not None
+        assert 'data-custom="ran"' in lib.abspath(f"{snap.folder}/dom.html").read_text()
+    request = next(
+        r for r in read_warc(_warc_of(lib, res)) if r.type == "request" and r.uri == res.url
+    )
+    assert request.header("User-Agent") == "ArchiverTest/1.0"
+    assert site.url("/page?n=6") in res.outlinks and site.url("/page?n=7") in res.outlinks

@@ -1,0 +1,204 @@
+"""``archiver update``: orphan import, invalid folders, reconcile, exact duplicate merge; and
+migration on save."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from archiver_app.cli import main
+from archiver_app.layout import CURRENT_FS_VERSION
+from archiver_app.layout.migrate import save_snapshot
+from archiver_app.layout.moves import MoveError
+from archiver_app.layout.reconcile import snapshot_tags
+from archiver_app.layout.update import update_library
+from archiver_app.library import Library
+from archiver_app.store.models import File, Setting, Snapshot
+from tests.helpers.files import tree_digest
+from tests.helpers.legacy import AbxSnapshot, legacy_library, write_archivebox_snapshot
+
+
+def _count(library: Library) -> int:
+    with library.session() as s:
+        return int(s.scalar(select(func.count()).select_from(Snapshot)) or 0)
+
+
+def test_update_imports_orphans_sets_aside_invalid_and_merges(library: Library) -> None:
+    root = library.root
+    legacy_library(library, 3)
+    with library.session() as s:
+        kept_uid = s.scalars(select(Snapshot.uid).order_by(Snapshot.id)).first()
+    # orphans: an ArchiveBox 0.8 folder dropped into archive/, an archiver-1 folder whose row
+    # was lost, a folder with no index.json and one whose name is already taken in invalid/
+    abx = AbxSnapshot(
+        "https://orphan.example/a", "1633333333.5", "Orphan page", "x,y", "orphanword"
+    )
+    write_archivebox_snapshot(root / "archive", abx, "0.8")
+    lost = root / "archive" / "1644444444.0"
+    shutil.copytree(next(p for p in (root / "archive").iterdir() if p.name != abx.timestamp), lost)
+    data = json.loads((lost / "index.json").read_text())
+    data.update(uid="20220202T020202Z-0000abcd", url="https://lost.example/", title="Lost row")
+    (lost / "index.json").write_text(json.dumps(data))
+    (root / "archive" / "junk").mkdir()
+    (root / "archive" / "junk" / "a.bin").write_bytes(b"junk")
+    day = library.clock().strftime("%Y%m%d")
+    taken = root / "invalid" / day / "junk"
+    taken.mkdir(parents=True)
+    (taken / "a.bin").write_bytes(b"other bytes")
+    junk_before = tree_digest(root / "archive" / "junk")
+
+    report = update_library(library, with_orphans=True)
+
+    assert report.orphans is not None
+    assert report.orphans.imported == 2
+    assert len(report.orphans.invalid) == 1
+    assert tree_digest(root / "invalid" / day / "junk-1") == junk_before  # suffixed, intact
+    assert (taken / "a.bin").read_bytes() == b"other bytes"
+    assert not (root / "archive" / "junk").exists()
+    assert report.migration is not None and report.migration.remaining == 0
+    with library.session() as s:
+        rows = {r.url: r for r in s.scalars(select(Snapshot))}
+        assert {r.fs_version for r in rows.values()} == {CURRENT_FS_VERSION}
+        orphan = rows[abx.url]
+        assert snapshot_tags(s, orphan.id) == {"x", "y"}
+        assert orphan.warc_file is not None  # its WARC was indexed
+        lost_row = rows["https://lost.example/"]
+        assert lost_row.uid == "20220202T020202Z-0000abcd"
+        assert (root / lost_row.folder / "screenshot.png").is_file()
+        assert s.scalar(select(Snapshot.uid).where(Snapshot.uid == kept_uid)) == kept_uid
+    assert not any((root / "archive").iterdir())  # everything left the flat layout
+
+
+def test_reconcile_and_exact_duplicates(library: Library) -> None:
+    root = library.root
+    legacy_library(library, 3)
+    update_library(library)
+    with library.write() as s:
+        a, b, c = s.scalars(select(Snapshot).order_by(Snapshot.id)).all()
+        a_folder, b_folder = a.folder, b.folder
+        # b and c become exact duplicates of a (same URL, same capture time)
+        for dup in (b, c):
+            dup.url, dup.url_key, dup.captured_at = a.url, a.url_key, a.captured_at
+        a.title = "https://site0.example/p/0"
+    # the folder of a says more than the DB: a real title, another tag, another result,
+    # and a conflicting URL (the DB wins)
+    sidecar = root / a_folder / "index.json"
+    data = json.loads(sidecar.read_text())
+    data.update(title="A much better page title", tags=["t", "from-file"], url="https://x.example/")
+    data["archive_results"] = {
+        "pdf": [{"output": "output.pdf", "status": "succeeded", "start_ts": "2022-01-01T00:00:00"}]
+    }
+    sidecar.write_text(json.dumps(data))
+    (root / b_folder / "only-in-b.txt").write_text("b's own file")
+    (root / b_folder / "screenshot.png").write_bytes(b"a different screenshot")
+
+    report = update_library(library)
+
+    assert report.reconciled >= 1
+    assert report.duplicates_merged == 2
+    with library.session() as s:
+        rows = s.scalars(select(Snapshot)).all()
+        assert len(rows) == 1
+        keeper = rows[0]
+        assert keeper.title == "A much better page title"
+        assert keeper.url == "https://site0.example/p/0"  # DB wins conflicts
+        assert snapshot_tags(s, keeper.id) == {"t", "from-file"}
+        assert "pdf" in keeper.provenance["archive_results"]
+        paths = set(s.scalars(select(File.path).where(File.snapshot_id == keeper.id)))
+        assert f"{keeper.folder}/only-in-b.txt" in paths
+        assert f"{keeper.folder}/screenshot.dup1.png" in paths  # clash kept under a suffix
+        assert (
+            s.scalar(
+                select(func.count())
+                .select_from(Setting)
+                .where(Setting.key.like("layout.cleanup.%"))
+            )
+            == 0
+        )
+    assert (root / keeper.folder / "only-in-b.txt").read_text() == "b's own file"
+    assert not (root / b_folder).exists()  # removed only after the copies verified
+    rewritten = json.loads((root / keeper.folder / "index.json").read_text())
+    assert rewritten["url"] == "https://site0.example/p/0"  # index.json rewritten from the DB
+    assert set(rewritten["tags"]) == {"t", "from-file"}
+
+
+def test_save_migrates_first_and_a_failed_copy_changes_nothing(library: Library) -> None:
+    root = library.root
+    legacy_library(library, 2)
+    with library.session() as s:
+        first, second = s.scalars(select(Snapshot).order_by(Snapshot.id)).all()
+    old = root / first.folder
+    before = tree_digest(old)
+
+    save_snapshot(library, first.id, lambda snap: setattr(snap, "title", "Renamed"))
+
+    with library.session() as s:
+        row = s.get(Snapshot, first.id)
+        assert row.fs_version == CURRENT_FS_VERSION and row.title == "Renamed"
+        new = root / row.folder
+    assert not old.exists()  # removed after the commit
+    after = tree_digest(new)
+    for rel, value in before.items():
+        if rel != "index.json":
+            assert after[rel] == value
+    assert json.loads((new / "index.json").read_text())["title"] == "Renamed"
+
+    # a different file already sits where a copy must go: refused, nothing changes
+    with library.session() as s:
+        target = root / "collections" / "default" / f"{second.captured_at:%Y/%m}" / second.uid
+    target.mkdir(parents=True)
+    (target / "screenshot.png").write_bytes(b"someone else's file")
+    old2 = root / second.folder
+    before2 = tree_digest(old2)
+    with pytest.raises(MoveError, match="different contents"):
+        save_snapshot(library, second.id)
+    assert tree_digest(old2) == before2
+    with library.session() as s:
+        assert s.get(Snapshot, second.id).fs_version == "archiver-1"
+
+
+def test_cli_migrate_and_update(library_root: Path, capsys: Any) -> None:
+    with Library.open(library_root) as lib:
+        legacy_library(lib, 5)
+    args = ["--library", str(library_root)]
+    assert main([*args, "migrate", "--resume-from", "nonsense"]) == 2
+    assert "invalid cursor" in capsys.readouterr().err
+    assert main([*args, "migrate", "--batch-size", "2", "--resume-from", "archiver-1:2"]) == 0
+    out = capsys.readouterr().out
+    assert "migrated 3 snapshots" in out  # ids 3..5 only: the cursor was honoured
+    assert "2 left at older layouts" in out
+    assert main([*args, "migrate", "--quiet"]) == 0
+    assert "migrated 2 snapshots" in capsys.readouterr().out
+    assert main([*args, "update", "--import-orphans"]) == 0
+    out = capsys.readouterr().out
+    assert "orphans: scanned 5 folders, imported 0" in out
+    with Library.open(library_root) as lib:
+        assert _count(lib) == 5
+
+
+def test_migrator_reports_progress_cancels_and_resumes(library: Library) -> None:
+    from archiver_app.layout.migrator import read_cursor, run_migrator
+    from archiver_app.tasks import CancelToken, ProgressUpdate
+
+    legacy_library(library, 9)
+    cancel = CancelToken()
+    updates: list[ProgressUpdate] = []
+
+    def sink(update: ProgressUpdate) -> None:
+        updates.append(update)
+        cancel.cancel()  # stop after the first batch
+
+    first = run_migrator(library, batch_size=4, progress=sink, cancel=cancel)
+    assert first.cancelled
+    assert first.migrated == 4 and first.remaining == 5
+    assert updates[0].done == 4 and updates[0].total == 9
+    assert read_cursor(library) == first.cursor == "archiver-1:4"
+    second = run_migrator(library, batch_size=4)
+    assert not second.cancelled
+    assert (second.migrated, second.remaining) == (5, 0)
+    assert read_cursor(library) is None  # a complete pass clears the cursor

@@ -1,0 +1,136 @@
+"""``archiver replay --screenshot`` and ``archiver serve`` run as a user runs them."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from PIL import Image
+
+from archiver_app.library import Library
+from tests.helpers.archive import ArchiveWriter, at
+
+PAGE = """<!doctype html><html><head><title>Command page</title>
+<style>body {{ background: rgb(0, 128, 255); }}</style></head>
+<body><p>{text}</p><img src="https://img.example/pic.png">
+<img src="https://missing.example/gone.png"><img src="file:///etc/hostname"></body></html>"""
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201e2259e"
+    "4f0000000049454e44ae426082"
+)
+
+
+def _library(root: Path) -> None:
+    with Library.open(root) as lib:
+        w = ArchiveWriter(lib)
+        w.response("https://cmd.example/", PAGE.format(text="old"), at=at(2020), page=True)
+        w.response("https://cmd.example/", PAGE.format(text="new"), at=at(2024), page=True)
+        w.response("https://img.example/pic.png", PNG, at=at(2024), mime="image/png")
+        w.commit()
+
+
+def _archiver(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    return subprocess.run(
+        [sys.executable, "-m", "archiver_app", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_replay_screenshot_prints_every_request(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    _library(root)
+    png = tmp_path / "out.png"
+    done = _archiver(
+        "--library",
+        str(root),
+        "replay",
+        "https://cmd.example/",
+        "--at",
+        "2020",
+        "--screenshot",
+        str(png),
+        "--width",
+        "640",
+        "--height",
+        "480",
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(re.match(r"served\thttps://cmd.example/ .*2020", ln) for ln in lines), lines
+    assert "served\thttps://img.example/pic.png" in done.stdout
+    assert "not archived\thttps://missing.example/gone.png" in done.stdout
+    assert "blocked\tfile:///etc/hostname" in done.stdout
+    assert re.search(r"wrote .*out.png \(640x480, capture 20200101000000\)", done.stdout)
+    image = Image.open(png).convert("RGB")
+    assert image.size == (640, 480)
+    assert image.getpixel((600, 400)) == (0, 128, 255)  # the archived page's background
+
+    missing = _archiver(
+        "--library",
+        str(root),
+        "replay",
+        "https://nowhere.example/",
+        "--screenshot",
+        str(tmp_path / "none.png"),
+    )
+    assert missing.returncode == 1
+    assert "not-archived" in missing.stderr
+    bad = _archiver("--library", str(root), "replay", "https://cmd.example/", "--at", "soon")
+    assert bad.returncode == 2 and "--at 'soon' is not a time" in bad.stderr
+
+
+def _get(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as resp:
+            return resp.status, dict(resp.headers), resp.read()
+    except urllib.error.HTTPError as exc:
+        with exc:
+            return exc.code, dict(exc.headers), exc.read()
+
+
+def test_serve_needs_the_token_and_stays_on_this_origin(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    _library(root)
+    with subprocess.Popen(
+        [sys.executable, "-m", "archiver_app", "--library", str(root), "serve"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        try:
+            assert proc.stdout is not None
+            first = proc.stdout.readline()
+            match = re.search(r"at (http://127\.0\.0\.1:(\d+)/([\w-]+)/)", first)
+            assert match, first
+            base, port, token = match.groups()
+            status, headers, body = _get(base + "2020/https://cmd.example/")
+            assert status == 200 and b"<p>old</p>" in body
+            assert "default-src 'self'" in headers["Content-Security-Policy"]
+            # Absolute links now point back at this server, under the same token.
+            assert f'src="/{token}/20200101000000/https://img.example/pic.png"'.encode() in body
+            status, _, _ = _get(f"http://127.0.0.1:{port}/wrong-token/latest/https://cmd.example/")
+            assert status == 403
+            status, _, _ = _get(f"http://127.0.0.1:{port}/{token}/latest/https://nope.example/")
+            assert status == 404
+            # A root-relative request from an archived page is mapped through its Referer.
+            status, _, body = _get(
+                f"http://127.0.0.1:{port}/pic.png",
+                Referer=base + "2024/https://img.example/index.html",
+            )
+            assert (status, body) == (200, PNG)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)

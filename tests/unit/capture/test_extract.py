@@ -1,0 +1,44 @@
+"""Page facts: links, snippets, languages; and the command's URL list."""
+
+from __future__ import annotations
+
+import io
+
+from archiver_app.capture.engine import describe_failure
+from archiver_app.capture.extract import clean_links, facts_from, make_snippet, normalise_language
+from archiver_app.commands.capture_cmd import read_urls
+
+
+def test_links_are_absolute_http_fragment_free_and_unique() -> None:
+    links = [
+        "http://a.org/x#top", "http://a.org/x", "https://b.org/", "mailto:me@a.org",
+        "javascript:void(0)", "ftp://c.org/", None, "http://[bad", "data:text/plain,x",
+    ]  # fmt: skip
+    assert clean_links(links) == ["http://a.org/x", "https://b.org/"]
+
+
+def test_snippet_and_language() -> None:
+    assert make_snippet("  a\n\n b\tc ") == "a b c"
+    long = "word " * 200
+    snip = make_snippet(long, limit=50)
+    assert len(snip) <= 51 and snip.endswith("…")
+    assert normalise_language("en-GB") == "en-GB"
+    assert normalise_language("fr, en") == "fr"
+    assert normalise_language("<script>") is None
+    facts = facts_from({"title": " T ", "lang": "de", "text": "x", "links": ["http://a/#b"]})
+    assert (facts.title, facts.language, facts.outlinks) == ("T", "de", ["http://a/"])
+
+
+def test_failures_read_as_sentences() -> None:
+    assert "could not be resolved" in describe_failure(
+        "Page.goto: net::ERR_NAME_NOT_RESOLVED at http://x.invalid/", "http://x.invalid/", 5
+    )
+    assert describe_failure("Timeout 5000ms exceeded.", "http://a/", 5) == (
+        "the page did not load within 5 s"
+    )
+    assert "TLS error" in describe_failure("net::ERR_CERT_AUTHORITY_INVALID", "https://a/", 5)
+
+
+def test_read_urls_expands_stdin() -> None:
+    stdin = io.StringIO("http://a/\n\n# note\n  http://b/  \n")
+    assert read_urls(["http://z/", "-"], stdin) == ["http://z/", "http://a/", "http://b/"]

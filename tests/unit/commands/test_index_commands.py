@@ -1,0 +1,62 @@
+"""``archiver import``, ``search`` and ``export`` through the real argument parser."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from archiver_app.cli import main
+
+DATA = Path(__file__).parents[2] / "data"
+
+
+def test_import_search_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lib = str(tmp_path / "lib")
+    bad = tmp_path / "bad.warc"
+    bad.write_bytes(b"not a warc\n")
+    code = main(
+        ["--library", lib, "import", "--tag", "sea", str(DATA / "wget-1.21.3.warc.gz"), str(bad)]
+    )
+    out = capsys.readouterr().out
+    assert code == 1  # one input failed
+    assert "imported warc" in out and "11 records, 3 pages" in out
+    assert f"failed   warc      {bad}: it is neither a WARC nor an ARC file" in out
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("https://example.org/\n"))
+    assert main(["--library", lib, "import", "--json", "-"]) == 0
+    item = json.loads(capsys.readouterr().out)
+    assert item["state"] == "queued" and item["urls"] == 1 and item["job_id"] == 1
+
+    assert main(["--library", lib, "search", "storm", "--tag", "sea"]) == 0
+    out = capsys.readouterr().out
+    assert "Lighthouse keepers" in out and "[storm]" in out
+    assert main(["--library", lib, "search", "gale", "--json", "--status", "2xx"]) == 0
+    [hit] = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert hit["title"] == "Storm log" and hit["fidelity"] == "imported"
+    assert main(["--library", lib, "search", "x", "--status", "teapot"]) == 2
+    assert "invalid status filter" in capsys.readouterr().err
+
+    dest = tmp_path / "sea.wacz"
+    assert main(["--library", lib, "export", "--tag", "sea", "-o", str(dest)]) == 0
+    assert "3 pages" in capsys.readouterr().out
+    assert "indexes/index.cdx" in zipfile.ZipFile(dest).namelist()
+    assert main(["--library", lib, "export", "--tag", "sea", "-o", str(dest)]) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_archivebox_flag_without_the_module(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("archiver_app.layout.archivebox") is not None:
+        pytest.skip("the ArchiveBox importer is present in this build")
+    code = main(["--library", str(tmp_path / "lib"), "import", "--archivebox", str(tmp_path)])
+    assert code == 1
+    assert "ArchiveBox import is not available" in capsys.readouterr().err

@@ -1,0 +1,163 @@
+"""Every bad input the issue lists: reported per file with its reason, good data kept,
+nothing written outside the library."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from archiver_app.importers.outcome import OutcomeState
+from archiver_app.importers.run import import_paths
+from archiver_app.library import Library
+from archiver_app.warc.scan import scan_records
+from tests.helpers.files import tree_digest
+from tests.helpers.warcs import site, write_warc
+
+
+def make_wacz(
+    path: Path,
+    warc: bytes,
+    *,
+    extra: dict[str, bytes] | None = None,
+    hash_override: str | None = None,
+    compress_warc: bool = False,
+) -> Path:
+    entries = {"archive/data.warc.gz": warc, "pages/pages.jsonl": b'{"format": "json-pages-1.0"}\n'}
+    entries.update(extra or {})
+    resources = [
+        {
+            "name": n.rsplit("/", 1)[-1],
+            "path": n,
+            "bytes": len(d),
+            "hash": "sha256:" + hashlib.sha256(d).hexdigest(),
+        }
+        for n, d in entries.items()
+    ]
+    if hash_override:
+        resources[0]["hash"] = hash_override
+    package = json.dumps(
+        {"profile": "data-package", "wacz_version": "1.1.1", "resources": resources}
+    ).encode()
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in entries.items():
+            zf.writestr(name, data, zipfile.ZIP_DEFLATED if compress_warc else zipfile.ZIP_STORED)
+        zf.writestr("datapackage.json", package)
+    return path
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> Path:
+    folder = tmp_path / "inputs"
+    folder.mkdir()
+    good = write_warc(folder / "good.warc.gz", site(3))
+    data = good.read_bytes()
+    spans = [(r.offset, r.length) for r in scan_records(good)]
+    off, length = spans[2]
+    (folder / "truncated.warc.gz").write_bytes(data[: off + length // 2] + data[off + length :])
+    plain = write_warc(tmp_path / "plain.warc", site(3, host="lie.example"), gz=False).read_bytes()
+    first = [(r.offset, r.length) for r in scan_records(tmp_path / "plain.warc")][2][0]
+    i = plain.index(b"Content-Length: ", first)
+    j = plain.index(b"\r\n", i)
+    (folder / "lying.warc").write_bytes(
+        plain[:i] + b"Content-Length: %d" % (int(plain[i + 16 : j]) + 60) + plain[j:]
+    )
+    (tmp_path / "plain.warc").unlink()
+    (folder / "notes.warc").write_bytes(b"Just some notes, not an archive.\n" * 20)
+    (folder / "empty.warc.gz").write_bytes(b"")
+    warc2 = write_warc(tmp_path / "w2.warc.gz", site(2, host="wacz.example")).read_bytes()
+    (tmp_path / "w2.warc.gz").unlink()
+    make_wacz(folder / "mismatch.wacz", warc2, hash_override="sha256:" + "0" * 64)
+    make_wacz(folder / "slip.wacz", warc2, extra={"../../evil.txt": b"owned"})
+    make_wacz(folder / "absolute.wacz", warc2, extra={"/tmp/evil.txt": b"owned"})
+    make_wacz(
+        folder / "bomb.wacz",
+        warc2,
+        extra={"pages/huge.jsonl": b"\0" * (16 * 1024 * 1024)},
+        compress_warc=True,
+    )
+    (folder / "bookmarks.html").write_bytes(
+        b"<!DOCTYPE NETSCAPE-Bookmark-file-1>\n<DL><p><DT><H3>Caf\xe9 \x81\x8d</H3><DL><p>"
+        b'<DT><A HREF="https://a.example/">A \xff\xfe</A></DL></DL>'
+    )
+    return folder
+
+
+EXPECTED = {
+    "good.warc.gz": (OutcomeState.IMPORTED, ""),
+    "truncated.warc.gz": (OutcomeState.IMPORTED, "damaged part"),
+    "lying.warc": (OutcomeState.IMPORTED, "damaged part"),
+    "notes.warc": (OutcomeState.FAILED, "neither a WARC nor an ARC"),
+    "empty.warc.gz": (OutcomeState.FAILED, "empty (0 bytes)"),
+    "mismatch.wacz": (OutcomeState.FAILED, "does not match its sha256 hash"),
+    "slip.wacz": (OutcomeState.FAILED, "zip slip"),
+    "absolute.wacz": (OutcomeState.FAILED, "zip slip"),
+    "bomb.wacz": (OutcomeState.FAILED, "zip bomb"),
+    "bookmarks.html": (OutcomeState.FAILED, "unknown encoding"),
+}
+
+
+def test_each_bad_input_reported_with_reason(
+    library: Library, inputs: Path, tmp_path: Path
+) -> None:
+    before = tree_digest(inputs)
+    paths = [inputs / name for name in EXPECTED]
+    report = import_paths(library, paths)
+    got = {o.path.name: o for o in report.outcomes}
+    assert set(got) == set(EXPECTED)
+    for name, (state, reason) in EXPECTED.items():
+        assert got[name].state is state, (name, got[name])
+        assert reason in got[name].reason, (name, got[name].reason)
+    # good records before and after each bad one were indexed
+    assert got["good.warc.gz"].records == 6
+    assert got["truncated.warc.gz"].records == 5 and got["truncated.warc.gz"].pages == 2
+    assert got["lying.warc"].records == 6 and got["lying.warc"].pages == 3
+    assert got["truncated.warc.gz"].problems and "offset" in got["truncated.warc.gz"].problems[0]
+    # nothing outside the library was written or changed
+    assert tree_digest(inputs) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["inputs", "library"]
+    assert not (tmp_path.parent / "evil.txt").exists() and not Path("/tmp/evil.txt").exists()
+    # failed inputs left no folders or partial files in the library
+    warcs = sorted(p.name for p in (library.root / "collections").rglob("*") if p.is_file())
+    assert warcs == [
+        "good.warc.gz",
+        "index.json",
+        "index.json",
+        "index.json",
+        "lying.warc",
+        "truncated.warc.gz",
+    ]
+
+
+def test_good_wacz_imports_and_reimport_is_skipped(library: Library, tmp_path: Path) -> None:
+    warc = write_warc(tmp_path / "w.warc.gz", site(2, host="wacz.example")).read_bytes()
+    pages = (
+        b'{"format": "json-pages-1.0", "id": "pages"}\n'
+        b'{"url": "https://wacz.example/page1", "ts": "2024-03-02T10:00:00Z"}\n'
+    )
+    wacz = make_wacz(tmp_path / "ok.wacz", warc, extra={"pages/pages.jsonl": pages})
+    first = import_paths(library, [wacz]).outcomes[0]
+    assert first.state is OutcomeState.IMPORTED, first.reason
+    # the pages list decides what is a page: only page1
+    assert (first.records, first.pages) == (4, 1)
+    again = import_paths(library, [wacz]).outcomes[0]
+    assert again.state is OutcomeState.SKIPPED and "already in the library" in again.reason
+
+
+def test_link_mode_indexes_in_place(library: Library, tmp_path: Path) -> None:
+    src = write_warc(tmp_path / "linked.warc.gz", site(2))
+    out = import_paths(library, [src], link=True).outcomes[0]
+    assert out.state is OutcomeState.IMPORTED and out.records == 4
+    assert not list((library.root / "collections").rglob("*.warc.gz"))
+    import sqlite3
+
+    conn = sqlite3.connect(library.db_path)
+    rows = conn.execute("SELECT external_path, kind FROM files WHERE kind = 'warc'").fetchall()
+    conn.close()
+    assert rows == [(str(src), "warc")]
+    sidecar = json.loads(next((library.root / "collections").rglob("index.json")).read_text())
+    assert sidecar["files"][0]["external_path"] == str(src)
+    assert sidecar["fs_version"] and sidecar["capture_fidelity"] == "imported"

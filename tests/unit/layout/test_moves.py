@@ -1,0 +1,85 @@
+"""Verified moves: copy -> verify -> fsync -> remove; idempotent; symlinks never trusted."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from archiver_app.layout.moves import (
+    PART_SUFFIX,
+    MoveError,
+    copy_tree_verified,
+    copy_verified,
+    free_name,
+    remove_verified,
+)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_copy_verified_copies_and_is_idempotent(tmp_path: Path) -> None:
+    src, dst = tmp_path / "a.bin", tmp_path / "out" / "a.bin"
+    src.write_bytes(b"hello" * 1000)
+    assert copy_verified(src, dst) == (5000, _sha(b"hello" * 1000))
+    assert dst.read_bytes() == src.read_bytes()
+    assert src.exists()  # a copy never removes the source
+    mtime = dst.stat().st_mtime_ns
+    assert copy_verified(src, dst) == (5000, _sha(b"hello" * 1000))  # skipped: same bytes
+    assert dst.stat().st_mtime_ns == mtime
+    assert not list(dst.parent.glob(f"*{PART_SUFFIX}"))
+
+
+def test_copy_verified_refuses_conflicts_and_wrong_hashes(tmp_path: Path) -> None:
+    src, dst = tmp_path / "a.bin", tmp_path / "b.bin"
+    src.write_bytes(b"mine")
+    dst.write_bytes(b"theirs")
+    with pytest.raises(MoveError, match="different contents"):
+        copy_verified(src, dst)
+    assert dst.read_bytes() == b"theirs"
+    with pytest.raises(MoveError, match="recorded sha256"):
+        copy_verified(src, tmp_path / "c.bin", expected_sha256=_sha(b"other"))
+    assert not (tmp_path / "c.bin").exists()
+    assert not (tmp_path / f"c.bin{PART_SUFFIX}").exists()
+
+
+def test_tree_copy_refuses_symlinks_leading_outside(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_text("secret")
+    src = tmp_path / "snap"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "page.html").write_text("page")
+    (src / "inside-link").symlink_to(src / "sub" / "page.html")
+    (src / "outside-link").symlink_to(outside)
+    (src / "dir-link").symlink_to(tmp_path)
+    result = copy_tree_verified(src, tmp_path / "new")
+    assert sorted(f.target for f in result.files) == ["inside-link", "sub/page.html"]
+    assert not (tmp_path / "new" / "inside-link").is_symlink()  # content, not a link
+    assert (tmp_path / "new" / "inside-link").read_text() == "page"
+    assert sorted(r.split(":")[0] for r in result.refused) == ["dir-link", "outside-link"]
+    assert not (tmp_path / "new" / "outside-link").exists()
+
+
+def test_remove_verified_keeps_sources_without_a_good_copy(tmp_path: Path) -> None:
+    src, dst = tmp_path / "old", tmp_path / "new"
+    (src / "d").mkdir(parents=True)
+    (src / "d" / "a").write_bytes(b"a")
+    (src / "b").write_bytes(b"b")
+    copied = copy_tree_verified(src, dst).files
+    (dst / "b").write_bytes(b"X")  # the copy got damaged after the copy
+    kept = remove_verified(src, dst, copied, rehash=True)
+    assert kept == ["b"]
+    assert (src / "b").read_bytes() == b"b"
+    assert not (src / "d").exists()  # emptied folders go, the rest stays
+
+
+def test_free_name_suffixes_clashes_but_reuses_identical(tmp_path: Path) -> None:
+    (tmp_path / "s.png").write_bytes(b"one")
+    assert free_name(tmp_path, "s.png", _sha(b"one")) == "s.png"
+    assert free_name(tmp_path, "s.png", _sha(b"two")) == "s.dup1.png"
+    (tmp_path / "s.dup1.png").write_bytes(b"two")
+    assert free_name(tmp_path, "s.png", _sha(b"two")) == "s.dup1.png"
+    assert free_name(tmp_path, "s.png", _sha(b"three")) == "s.dup2.png"

@@ -1,0 +1,146 @@
+"""Search against a real library: ranking, snippets, every filter, search-as-you-type."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from archiver_app.importers.warcs import import_warc_file
+from archiver_app.library import Library
+from archiver_app.search import Query, count, matching_ids, search
+from tests.helpers.warcs import Resp, html_page, write_warc
+
+
+@pytest.fixture
+def filled(library: Library, tmp_path: Path) -> Library:
+    alpha = [
+        Resp(
+            "https://www.alpha.example/river",
+            html_page("River report", "the river flooded the museum basement"),
+            date="2023-05-01T00:00:00Z",
+        ),
+        Resp(
+            "https://docs.alpha.example/notes",
+            html_page("Notes", "a short note about a river and about climate"),
+            date="2024-01-10T00:00:00Z",
+        ),
+        Resp(
+            "https://www.alpha.example/report.txt",
+            b"plain text climate report",
+            mime="text/plain",
+            date="2024-02-01T00:00:00Z",
+        ),
+    ]
+    beta = [
+        Resp(
+            "https://beta.example/climate",
+            html_page("Climate climate climate", "climate policy river"),
+            date="2024-07-01T00:00:00Z",
+        ),
+        Resp(
+            "https://beta.example/other",
+            html_page("Other", "<b>nothing</b> &amp; more"),
+            date="2024-08-01T00:00:00Z",
+        ),
+    ]
+    import_warc_file(
+        library, write_warc(tmp_path / "a.warc.gz", alpha), collection="alpha", tags=("work",)
+    )
+    import_warc_file(library, write_warc(tmp_path / "b.warc.gz", beta), collection="beta")
+    conn = sqlite3.connect(library.db_path)
+    conn.execute("UPDATE snapshots SET http_status = 404 WHERE url LIKE '%/other'")
+    conn.commit()
+    conn.close()
+    return library
+
+
+def urls(lib: Library, q: Query) -> list[str]:
+    return [h.url for h in search(lib, q)]
+
+
+def test_ranking_title_weighs_most(filled: Library) -> None:
+    hits = search(filled, Query("climate"))
+    assert hits[0].url == "https://beta.example/climate"
+    assert len(hits) == 3
+    assert all(a.score <= b.score for a, b in pairwise(hits))
+
+
+def test_snippet_highlights(filled: Library) -> None:
+    [hit] = search(filled, Query("flooded"))
+    assert "[flooded]" in hit.snippet_marked()
+    assert hit.snippet_html().count("<b>flooded</b>") == 1
+    assert "\x02" not in hit.snippet_text
+    [other] = search(filled, Query("nothing"))
+    assert "&lt;" not in other.snippet_html() and "<b>nothing</b>" in other.snippet_html()
+
+
+def test_search_as_you_type_prefix(filled: Library) -> None:
+    assert urls(filled, Query("flo")) == ["https://www.alpha.example/river"]
+    assert urls(filled, Query("flo ")) == []
+    assert urls(filled, Query("flo", prefix_last=False)) == []
+
+
+def test_filters(filled: Library) -> None:
+    assert set(urls(filled, Query("river", collection="alpha"))) == {
+        "https://www.alpha.example/river",
+        "https://docs.alpha.example/notes",
+    }
+    assert urls(filled, Query("river", collection="beta")) == ["https://beta.example/climate"]
+    assert len(urls(filled, Query("", tag="work"))) == 3
+    assert urls(filled, Query("", tag="nope")) == []
+    assert set(urls(filled, Query("", domain="alpha.example"))) == {
+        "https://www.alpha.example/river",
+        "https://docs.alpha.example/notes",
+        "https://www.alpha.example/report.txt",
+    }
+    assert urls(filled, Query("", domain="docs.alpha.example")) == [
+        "https://docs.alpha.example/notes"
+    ]
+    assert urls(filled, Query("climate", url_prefix="https://www.alpha.example/")) == [
+        "https://www.alpha.example/report.txt"
+    ]
+    since, until = datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 7, 1, tzinfo=UTC)
+    assert set(urls(filled, Query("", since=since, until=until))) == {
+        "https://docs.alpha.example/notes",
+        "https://www.alpha.example/report.txt",
+    }
+    assert urls(filled, Query("climate", mime="text/plain")) == [
+        "https://www.alpha.example/report.txt"
+    ]
+    assert len(urls(filled, Query("", mime="text/"))) == 5
+    assert urls(filled, Query("", status="4xx")) == ["https://beta.example/other"]
+    assert len(urls(filled, Query("", status=200))) == 4
+    assert len(urls(filled, Query("", fidelity="imported"))) == 5
+    assert urls(filled, Query("", fidelity="high")) == []
+    # combined: text + two filters
+    assert urls(filled, Query("river", collection="alpha", since=since)) == [
+        "https://docs.alpha.example/notes"
+    ]
+
+
+def test_no_text_lists_newest_first_and_paginates(filled: Library) -> None:
+    everything = urls(filled, Query())
+    assert everything[0] == "https://beta.example/other" and len(everything) == 5
+    assert [h.url for h in search(filled, Query(), limit=2, offset=2)] == everything[2:4]
+    assert count(filled, Query()) == 5 and count(filled, Query("river")) == 3
+    assert len(matching_ids(filled, Query("river"))) == 3
+
+
+def test_hostile_text_never_errors(filled: Library) -> None:
+    for typed in [
+        '"',
+        "NEAR(",
+        "a AND",
+        "OR",
+        "*",
+        "title:x",
+        "-",
+        "(",
+        "'; DROP TABLE snapshots; --",
+    ]:
+        search(filled, Query(typed))
+    assert count(filled, Query()) == 5

@@ -1,0 +1,131 @@
+"""Scanning WARC/ARC files record by record, including damaged ones."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from archiver_app.warc.reader import read_record_at
+from archiver_app.warc.scan import NotAnArchiveError, ScanProblem, scan_records, sniff_archive
+from tests.helpers.warcs import site, write_warc
+
+
+def _warcio_index(path: Path) -> list[tuple[str, int, int]]:
+    """(url, offset, length) per record as ``warcio index`` reports them."""
+    import json
+
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "warcio.cli",
+            "index",
+            "-f",
+            "warc-target-uri,offset,length",
+            str(path),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    return [(r.get("warc-target-uri", ""), int(r["offset"]), int(r["length"])) for r in rows]
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_offsets_and_lengths_match_warcio_index(tmp_path: Path, gz: bool) -> None:
+    path = write_warc(tmp_path / ("a.warc.gz" if gz else "a.warc"), site(3), with_requests=True)
+    ours = [(r.url, r.offset, r.length) for r in scan_records(path)]
+    assert ours == _warcio_index(path)
+    assert len(ours) == 12
+    # every offset/length pair reads back the same record
+    for url, offset, length in ours:
+        assert read_record_at(path, offset, length).uri == url
+
+
+def test_truncated_gzip_member_skips_only_that_record(tmp_path: Path) -> None:
+    good = write_warc(tmp_path / "good.warc.gz", site(3))
+    spans = [(r.offset, r.length) for r in scan_records(good)]
+    data = good.read_bytes()
+    offset, length = spans[2]  # page1's member, cut in half
+    bad = tmp_path / "bad.warc.gz"
+    bad.write_bytes(data[: offset + length // 2] + data[offset + length :])
+    problems: list[ScanProblem] = []
+    urls = [r.url.rsplit("/", 1)[1] for r in scan_records(bad, on_problem=problems.append)]
+    assert urls == ["page0", "img0.png", "img1.png", "page2", "img2.png"]
+    assert [p.offset for p in problems] == [offset]
+    assert "truncated" in problems[0].reason
+
+
+@pytest.mark.parametrize("delta", [-50, 40, 300])
+def test_lying_content_length_keeps_every_record(tmp_path: Path, delta: int) -> None:
+    good = write_warc(tmp_path / "good.warc", site(3), gz=False)
+    expected = [(r.url, r.offset, r.length) for r in scan_records(good)]
+    data = good.read_bytes()
+    start = expected[2][1]
+    i = data.index(b"Content-Length: ", start)
+    j = data.index(b"\r\n", i)
+    lying = int(data[i + 16 : j]) + delta
+    bad = tmp_path / "bad.warc"
+    bad.write_bytes(data[:i] + b"Content-Length: %d" % lying + data[j:])
+    problems: list[ScanProblem] = []
+    got = [(r.url, r.offset) for r in scan_records(bad, on_problem=problems.append)]
+    assert got == [(u, o) for u, o, _ in expected]
+    assert problems and problems[0].offset == start
+    assert "Content-Length" in problems[0].reason
+
+
+def test_garbage_between_records_is_skipped(tmp_path: Path) -> None:
+    good = write_warc(tmp_path / "good.warc", site(2), gz=False)
+    data = good.read_bytes()
+    spans = [(r.offset, r.length) for r in scan_records(good)]
+    cut = spans[2][0]
+    bad = tmp_path / "bad.warc"
+    bad.write_bytes(data[:cut] + b"this is not a record\r\n" * 3 + data[cut:])
+    problems: list[ScanProblem] = []
+    urls = [r.url for r in scan_records(bad, on_problem=problems.append)]
+    assert len(urls) == 4
+    assert problems
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"", "empty"),
+        (b"<html>not a warc</html>\n" * 10, "neither a WARC nor an ARC"),
+        (b"\x1f\x8b\x08\x00garbage-after-gzip-magic", "gzip data is damaged"),
+    ],
+)
+def test_not_an_archive(tmp_path: Path, content: bytes, reason: str) -> None:
+    path = tmp_path / "x.warc"
+    path.write_bytes(content)
+    with pytest.raises(NotAnArchiveError, match=reason):
+        sniff_archive(path)
+    with pytest.raises(NotAnArchiveError):
+        list(scan_records(path))
+
+
+def test_payload_only_when_asked_and_decoded(tmp_path: Path) -> None:
+    path = write_warc(tmp_path / "a.warc.gz", site(2))
+    recs = list(scan_records(path, want_payload=lambda r: r.mime == "text/html"))
+    assert [r.payload is not None for r in recs] == [True, False, True, False]
+    assert recs[0].payload is not None and b"<title>Page 0" in recs[0].payload
+    assert recs[0].charset == "utf-8"
+    assert recs[0].status == 200 and recs[0].digest and recs[0].digest.startswith("sha1:")
+
+
+def test_arc_file(tmp_path: Path) -> None:
+    body = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<title>Old</title>hello"
+    header = b"http://old.example/ 1.2.3.4 19990101120000 text/html %d\n" % len(body)
+    desc_body = b"1 0 test\nURL IP-address Archive-date Content-type Archive-length\n"
+    filedesc = b"filedesc://x.arc 0.0.0.0 19990101120000 text/plain %d\n" % len(desc_body)
+    path = tmp_path / "x.arc"
+    path.write_bytes(filedesc + desc_body + b"\n" + header + body + b"\n")
+    assert sniff_archive(path) == "arc"
+    recs = list(scan_records(path, want_payload=lambda r: True))
+    page = recs[-1]
+    assert page.url == "http://old.example/" and page.date == "19990101120000"
+    assert page.status == 200 and page.mime == "text/html"
