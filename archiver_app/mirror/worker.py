@@ -389,13 +389,15 @@ def run_destination(
     """All batches for one destination, until done, cancelled, or the drive gives up.
 
     Two stages overlap: while one batch is made durable, verified and recorded, the next
-    one is being written, so the drive and the CPU (hashing) are both kept busy.
+    one is being written, so the drive and the CPU (hashing) are both kept busy. Reading
+    back waits on the drive for every small file (its cached pages were dropped), so the
+    verify stage runs more threads than the write stage.
     """
     lane = _Lane(ctx, dest, copier.use_syncfs(dest.mount, ctx.lib.root))
     name = f"mirror-{dest.id}"
     with (
         ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-write") as writers,
-        ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-verify") as verifiers,
+        ThreadPoolExecutor(4 * parallelism, thread_name_prefix=f"{name}-verify") as verifiers,
         ThreadPoolExecutor(1, thread_name_prefix=f"{name}-finish") as finisher,
     ):
         pending: Future[None] | None = None
