@@ -114,7 +114,7 @@ def open_library(folder: Path, corpus_files: list[Path], small: int) -> tuple[Li
         with lib.write() as s:
             s.execute(delete(Copy))
             s.execute(delete(Destination))
-            s.execute(delete(Setting).where(Setting.key == "mirror.policy"))
+            s.execute(delete(Setting).where(Setting.key == "retention.default"))
         return lib, data["files"], data["bytes"]
     if folder.exists():
         shutil.rmtree(folder)
