@@ -5,8 +5,9 @@ file to a temporary name in the drive's staging folder while hashing the source 
 mismatch means the laptop copy rotted: it is marked corrupted and repaired from a good
 drive copy when one is mounted); make the batch durable; drop the cache and re-read every
 temporary file, comparing sha256; rename to the final names; make the renames durable;
-only then mark the copies ``present`` (one transaction). A failure at any step leaves the
-copy ``missing`` and never a partial file under a final name.
+only then mark the copies ``present`` (one transaction). One durability barrier serves
+two batches: the temporary files of batch N and the renames of batch N-1. A failure at
+any step leaves the copy ``missing`` and never a partial file under a final name.
 
 Threading contract: one thread per destination drives its batches; a pool of
 ``parallelism`` threads per destination copies and verifies files. Database work uses a
@@ -296,30 +297,43 @@ def write_batch(
     return _Written(batch, results, temps)
 
 
-def finish_batch(lane: _Lane, written: _Written, pool: ThreadPoolExecutor) -> None:
-    """Stage two: make the temporary files durable, re-read and hash each from the drive,
-    rename them to their final names, make the renames durable, then record the copies
-    (``present`` only for what passed every step; ``missing`` for the rest)."""
-    ctx, dest, lib = lane.ctx, lane.dest, lane.ctx.lib
+@dataclass
+class _Installed:
+    """A batch after its second stage: verified files renamed, waiting for a barrier that
+    makes the renames durable before anything is recorded."""
+
+    batch: list[Transfer]
+    results: dict[int, str]
+    folders: set[Path]
+
+
+def _barrier(lane: _Lane, dirs: set[Path]) -> copier.DestinationError | None:
+    """One durability barrier on the destination; the error it met, if any."""
+    if lane.stop.is_set() and lane.outcome.stopped and "gone" in lane.outcome.stopped:
+        return copier.DestinationError("gone", lane.outcome.stopped)
+    try:
+        copier.sync_filesystem(lane.dest.folder, dirs, whole_fs=lane.whole_fs)
+    except OSError as exc:
+        err = copier.classify(exc, lane.marker)
+        lane.note_stop(err)
+        return err
+    return None
+
+
+def _verify_and_install(
+    lane: _Lane, written: _Written, pool: ThreadPoolExecutor, error: copier.DestinationError | None
+) -> _Installed:
+    """Given durable temporary files (``error``: the barrier failed, so they are not),
+    re-read and hash each from the drive, then rename the good ones to their final names."""
+    dest = lane.dest
     batch, results, temps = written.batch, written.results, written.temps
     by_id = {t.file_id: t for t in batch}
     ok = {fid: p for fid, p in temps.items() if results.get(fid) == "copied"}
-
-    def fail(fids: list[int], err: copier.DestinationError) -> None:
-        lane.note_stop(err)
-        for fid in fids:
-            results[fid] = f"destination {err.kind}"
-            if fid in ok:
-                copier.discard(ok.pop(fid))
-
-    if ok:
-        if lane.stop.is_set() and lane.outcome.stopped and "gone" in lane.outcome.stopped:
-            fail(list(ok), copier.DestinationError("gone", lane.outcome.stopped))
-        else:
-            try:
-                copier.sync_filesystem(lane.staging, [lane.staging], whole_fs=lane.whole_fs)
-            except OSError as exc:
-                fail(list(ok), copier.classify(exc, lane.marker))
+    if error is not None:
+        for fid, temp in ok.items():
+            results[fid] = f"destination {error.kind}"
+            copier.discard(temp)
+        ok = {}
 
     def verify_one(item: tuple[int, Path]) -> None:
         fid, temp = item
@@ -346,15 +360,19 @@ def finish_batch(lane: _Lane, written: _Written, pool: ThreadPoolExecutor) -> No
             results[fid] = f"destination {err.kind}"
             copier.discard(temp)
             lane.note_stop(err)
+    return _Installed(batch, results, folders)
+
+
+def _record(lane: _Lane, done: _Installed, error: copier.DestinationError | None) -> None:
+    """After the barrier that made ``done``'s renames durable (``error``: it failed), record
+    the copies: ``present`` only for what passed every step, ``missing`` for the rest."""
+    ctx, dest, lib = lane.ctx, lane.dest, lane.ctx.lib
+    batch, results = done.batch, done.results
     installed = [fid for fid, r in results.items() if r in ("copied", "adopted")]
-    if folders:
-        try:
-            copier.sync_filesystem(dest.folder, folders, whole_fs=lane.whole_fs)
-        except OSError as exc:
-            fail([], copier.classify(exc, lane.marker))
-            for fid in installed:
-                results[fid] = f"destination {copier.classify(exc).kind}"
-            installed = []
+    if installed and error is not None:
+        for fid in installed:
+            results[fid] = f"destination {error.kind}"
+        installed = []
     if installed and not lane.marker.exists():  # renamed onto whatever is mounted there now?
         lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
         for fid in installed:
@@ -377,6 +395,32 @@ def finish_batch(lane: _Lane, written: _Written, pool: ThreadPoolExecutor) -> No
             outcome.failed[r] += 1
 
 
+def finish_step(
+    lane: _Lane,
+    written: _Written | None,
+    previous: _Installed | None,
+    pool: ThreadPoolExecutor,
+) -> _Installed | None:
+    """Stage two, sharing one barrier between two batches: the barrier makes ``written``'s
+    temporary files durable and ``previous``'s renames durable; then ``previous`` is
+    recorded, and ``written`` is re-read, verified and renamed (recorded by the next step).
+
+    Every copy still goes: durable temporary file, re-read and hash, rename, durable
+    rename, record; only the barriers are shared, halving their number.
+    """
+    dirs: set[Path] = set()
+    if written is not None and any(r == "copied" for r in written.results.values()):
+        dirs.add(lane.staging)
+    if previous is not None:
+        dirs |= previous.folders
+    error = _barrier(lane, dirs) if dirs else None
+    if previous is not None:
+        _record(lane, previous, error)
+    if written is None:
+        return None
+    return _verify_and_install(lane, written, pool, error)
+
+
 def run_destination(
     ctx: RunContext,
     dest: MountedDestination,
@@ -388,10 +432,11 @@ def run_destination(
 ) -> DestinationOutcome:
     """All batches for one destination, until done, cancelled, or the drive gives up.
 
-    Two stages overlap: while one batch is made durable, verified and recorded, the next
-    one is being written, so the drive and the CPU (hashing) are both kept busy. Reading
-    back waits on the drive for every small file (its cached pages were dropped), so the
-    verify stage runs more threads than the write stage.
+    Two stages overlap: while one batch is verified and renamed, the next one is being
+    written, so the drive and the CPU (hashing) are both kept busy. One durability barrier
+    serves two batches (the temporary files of one, the renames of the one before).
+    Reading back waits on the drive for every small file (its cached pages were dropped),
+    so the verify stage runs more threads than the write stage.
     """
     lane = _Lane(ctx, dest, copier.use_syncfs(dest.mount, ctx.lib.root))
     name = f"mirror-{dest.id}"
@@ -400,16 +445,16 @@ def run_destination(
         ThreadPoolExecutor(4 * parallelism, thread_name_prefix=f"{name}-verify") as verifiers,
         ThreadPoolExecutor(1, thread_name_prefix=f"{name}-finish") as finisher,
     ):
-        pending: Future[None] | None = None
+        pending: Future[_Installed | None] | None = None
         try:
             for group in make_batches(transfers, batch_size):
                 if ctx.cancel.cancelled or lane.stop.is_set():
                     break
                 written = write_batch(lane, group, writers, recheck=recheck)
-                if pending is not None:
-                    pending.result()
-                pending = finisher.submit(finish_batch, lane, written, verifiers)
+                previous = pending.result() if pending is not None else None
+                pending = finisher.submit(finish_step, lane, written, previous, verifiers)
         finally:
-            if pending is not None:
-                pending.result()
+            previous = pending.result() if pending is not None else None
+            if previous is not None:
+                finish_step(lane, None, previous, verifiers)
     return lane.outcome
