@@ -77,11 +77,13 @@ def test_drive_destroyed_mid_run(library: Library, tmp_path: Path) -> None:
     dest = add_destination(library, drive, "usb").id
     set_policy(library, batch_size=3, parallelism=2)
     seen: dict[str, str] = {}
+    once = threading.Lock()  # progress comes from several copying threads at once
 
     def destroy(update: ProgressUpdate) -> None:
-        if update.done >= 4 and not seen and drive.exists():
-            seen.update(final_files(drive, library))
-            shutil.rmtree(drive)
+        with once:
+            if update.done >= 4 and not seen and drive.exists():
+                seen.update(final_files(drive, library))
+                shutil.rmtree(drive)
 
     result = run_mirror(library, progress=destroy, progress_interval=0)
     assert not result.ok and "gone" in (result.outcomes[0].stopped or "")
