@@ -40,6 +40,8 @@ from archiver_app.tasks import CancelToken
 from archiver_app.validation import safe_join
 
 STAGING = ".archiver-staging"
+SMALL_FILE = 256 * 1024  # read back in groups, with the drive's reads requested up front
+SMALL_GROUP = 32
 
 
 @dataclass
@@ -344,7 +346,22 @@ def _verify_and_install(
             if not lane.marker.exists():
                 lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
 
-    list(pool.map(verify_one, list(ok.items())))
+    def verify_small(items: list[tuple[int, Path]]) -> None:
+        hashes = copier.hash_small_files([temp for _, temp in items])
+        for (fid, temp), got in zip(items, hashes, strict=True):
+            t = by_id[fid]
+            if got != (t.sha256, t.size):
+                copier.discard(temp)
+                results[fid] = "did not read back correctly"
+                if not lane.marker.exists():
+                    lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
+
+    small = [(fid, p) for fid, p in ok.items() if by_id[fid].size <= SMALL_FILE]
+    large = [(fid, p) for fid, p in ok.items() if by_id[fid].size > SMALL_FILE]
+    tasks = [pool.submit(verify_one, item) for item in large]
+    tasks += [pool.submit(verify_small, list(part)) for part in chunks(small, SMALL_GROUP)]
+    for task in tasks:
+        task.result()
     folders: set[Path] = set()
     for fid, temp in ok.items():
         if results[fid] != "copied":
