@@ -223,22 +223,34 @@ class _Written:
     temps: dict[int, Path]
 
 
-def write_batch(
-    lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor, *, recheck: bool = True
-) -> _Written:
-    """Stage one: claim the batch, then copy each file to a temporary name (hashing the
-    source on the way) or adopt a verified copy already under the final name."""
-    ctx, dest, lib = lane.ctx, lane.dest, lane.ctx.lib
-    results: dict[int, str] = {}
-    temps: dict[int, Path] = {}
-    if not lane.marker.exists():
-        lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
-        return _Written([], results, temps)
+def claim_batch(lane: _Lane, batch: list[Transfer], *, recheck: bool = True) -> list[Transfer]:
+    """Re-check the need of a batch (``recheck``) and mark the kept copies ``ongoing``."""
+    lib, dest = lane.ctx.lib, lane.dest
     if recheck:
         batch, skipped = _claim(lib, dest.id, batch)
         lane.outcome.skipped += skipped
     else:
         _set_states(lib, dest.id, {t.file_id: CopyState.ONGOING for t in batch}, verified=False)
+    return batch
+
+
+def release_batch(lane: _Lane, batch: list[Transfer]) -> None:
+    """A claimed batch that will not be written this run: its copies are ``missing`` again."""
+    _set_states(
+        lane.ctx.lib, lane.dest.id, {t.file_id: CopyState.MISSING for t in batch}, verified=False
+    )
+
+
+def write_batch(lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor) -> _Written:
+    """Stage one, for a claimed batch: copy each file to a temporary name (hashing the
+    source on the way) or adopt a verified copy already under the final name."""
+    ctx, lib = lane.ctx, lane.ctx.lib
+    dest = lane.dest
+    results: dict[int, str] = {}
+    temps: dict[int, Path] = {}
+    if not lane.marker.exists():
+        lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
+        return _Written(batch, results, temps)  # recorded ``missing`` by the next stage
 
     def write_one(t: Transfer) -> None:
         if lane.stop.is_set() or ctx.cancel.cancelled:
@@ -461,16 +473,29 @@ def run_destination(
         ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-write") as writers,
         ThreadPoolExecutor(4 * parallelism, thread_name_prefix=f"{name}-verify") as verifiers,
         ThreadPoolExecutor(1, thread_name_prefix=f"{name}-finish") as finisher,
+        ThreadPoolExecutor(1, thread_name_prefix=f"{name}-claim") as claimer,
     ):
         pending: Future[_Installed | None] | None = None
+        groups = make_batches(transfers, batch_size)
+        first = next(groups, None)
+        claimed = (
+            None if first is None else claimer.submit(claim_batch, lane, first, recheck=recheck)
+        )
         try:
-            for group in make_batches(transfers, batch_size):
+            while claimed is not None:
+                batch, claimed = claimed.result(), None
                 if ctx.cancel.cancelled or lane.stop.is_set():
+                    release_batch(lane, batch)
                     break
-                written = write_batch(lane, group, writers, recheck=recheck)
+                following = next(groups, None)
+                if following is not None:  # the next batch is claimed while this one is written
+                    claimed = claimer.submit(claim_batch, lane, following, recheck=recheck)
+                written = write_batch(lane, batch, writers)
                 previous = pending.result() if pending is not None else None
                 pending = finisher.submit(finish_step, lane, written, previous, verifiers)
         finally:
+            if claimed is not None:
+                release_batch(lane, claimed.result())
             previous = pending.result() if pending is not None else None
             if previous is not None:
                 finish_step(lane, None, previous, verifiers)
