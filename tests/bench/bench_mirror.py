@@ -182,7 +182,6 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
             if rsync:
                 tool("rsync -a", [rsync, "-a", f"{source}/", str(drive / "rsync")])
-                settle()
                 times["rsync -a + sync"] = times["rsync -a"] + timed(settle)
             tool("cp -a", ["cp", "-a", str(source), str(drive / "cp")])
             settle()
