@@ -9,6 +9,9 @@ The public surface for front ends (CLI, GUI drives panel, replay and export):
   :class:`DriveNotMounted` naming the drives to plug in)
 - views: :func:`list_destinations`, :func:`snapshot_copies`
 
+``mirror``, ``verify`` and ``offload`` are the same functions under the short names the
+GUI's drives panel calls (``fn(library, progress=..., cancel=...)``).
+
 Importing this package does nothing but import.
 """
 
@@ -20,6 +23,9 @@ from archiver_app.mirror.run import MirrorResult, run_mirror
 from archiver_app.mirror.scrub import DriveNotMounted, verify_destinations
 from archiver_app.mirror.status import list_destinations, snapshot_copies
 
+mirror = run_mirror
+verify = verify_destinations
+
 __all__ = [
     "DriveNotMounted",
     "MirrorResult",
@@ -28,6 +34,7 @@ __all__ = [
     "effective_policy",
     "find_mounted",
     "list_destinations",
+    "mirror",
     "offload",
     "parse_age",
     "restore",
@@ -36,5 +43,6 @@ __all__ = [
     "scan_markers",
     "set_policy",
     "snapshot_copies",
+    "verify",
     "verify_destinations",
 ]

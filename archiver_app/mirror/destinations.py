@@ -94,15 +94,22 @@ def validate_label(label: str) -> str:
     return text
 
 
-def add_destination(lib: Library, path: str | os.PathLike[str], label: str) -> Destination:
+def add_destination(
+    lib: Library, path: str | os.PathLike[str], label: str | None = None
+) -> Destination:
     """Mark ``path`` as a destination named ``label`` (reusing an existing marker's uuid).
+
+    Without a label, the marker's label (a drive used before) or the folder's name is used.
 
     Raises:
         InputError: the folder is missing, not writable, or already known under this
             label or uuid; nothing was written in that case.
     """
-    label = validate_label(label)
     root = Path(path).expanduser().absolute()
+    if label is None:
+        previous = read_marker(root)
+        label = previous.label if previous and previous.label else root.name
+    label = validate_label(label)
     if not root.is_dir():
         raise InputError(f"{root} is not a folder; mount the drive and give its folder")
     if not os.access(root, os.W_OK | os.X_OK):

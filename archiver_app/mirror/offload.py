@@ -57,9 +57,12 @@ class OffloadResult:
     candidates: list[int] = field(default_factory=list)  # snapshot ids offloaded (or to be)
 
 
+DEFAULT_OFFLOAD_AGE = timedelta(days=365)
+
+
 def offload(
     lib: Library,
-    older_than: timedelta,
+    older_than: timedelta = DEFAULT_OFFLOAD_AGE,
     *,
     dry_run: bool = False,
     scan_roots: Sequence[Path] | None = None,

@@ -1,6 +1,6 @@
 """Retention policy: how many verified copies, on which destinations, how runs behave.
 
-The library default lives in ``settings`` under ``mirror.policy``; a collection may
+The library default lives in ``settings`` under ``retention.default``; a collection may
 override ``copies``, ``destinations`` and ``max_age_seconds`` (its ``policy_*`` columns,
 None meaning "use the default"). Batch size and parallelism are library-wide: they
 describe how runs use the machine, not what a collection needs.
@@ -19,7 +19,7 @@ from archiver_app.library import Library
 from archiver_app.store.models import Collection, Destination, Setting
 from archiver_app.validation import validate_slug
 
-SETTING_KEY = "mirror.policy"
+SETTING_KEY = "retention.default"  # the key the GUI settings dialog edits too
 
 
 @dataclass(frozen=True)

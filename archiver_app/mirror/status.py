@@ -20,7 +20,17 @@ from archiver_app.mirror.deps import snapshot_files
 from archiver_app.mirror.destinations import find_mounted
 from archiver_app.mirror.locking import is_busy
 from archiver_app.mirror.policy import collection_policies, library_policy
-from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Snapshot
+from archiver_app.store.models import (
+    Copy,
+    CopyState,
+    Destination,
+    File,
+    LocalState,
+    Setting,
+    Snapshot,
+)
+
+SCRUB_KEY = "scrub.schedule"  # {"interval_days": N}, library-wide; else each drive's own
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,12 @@ def list_destinations(
     now = lib.clock()
     with lib.session() as s:
         dests = s.scalars(select(Destination).order_by(Destination.label)).all()
+        schedule = s.get(Setting, SCRUB_KEY)  # the library-wide interval the GUI sets
+        interval = (
+            schedule.value.get("interval_days")
+            if schedule and isinstance(schedule.value, dict)
+            else None
+        )
         counts: dict[tuple[int, str], int] = {}
         for did, state, n in s.execute(
             select(Copy.destination_id, Copy.state, func.count()).group_by(
@@ -90,9 +106,10 @@ def list_destinations(
                 free, cap = usage.free, usage.total
             except OSError:
                 pass
-        due = d.last_scrub_at is None or now - d.last_scrub_at > timedelta(
-            days=d.scrub_interval_days
+        days = (
+            int(interval) if isinstance(interval, int) and interval > 0 else d.scrub_interval_days
         )
+        due = d.last_scrub_at is None or now - d.last_scrub_at > timedelta(days=days)
         out.append(
             DestinationStatus(
                 id=d.id,

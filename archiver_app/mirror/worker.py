@@ -5,8 +5,9 @@ file to a temporary name in the drive's staging folder while hashing the source 
 mismatch means the laptop copy rotted: it is marked corrupted and repaired from a good
 drive copy when one is mounted); make the batch durable; drop the cache and re-read every
 temporary file, comparing sha256; rename to the final names; make the renames durable;
-only then mark the copies ``present`` (one transaction). A failure at any step leaves the
-copy ``missing`` and never a partial file under a final name.
+only then mark the copies ``present`` (one transaction). One durability barrier serves
+two batches: the temporary files of batch N and the renames of batch N-1. A failure at
+any step leaves the copy ``missing`` and never a partial file under a final name.
 
 Threading contract: one thread per destination drives its batches; a pool of
 ``parallelism`` threads per destination copies and verifies files. Database work uses a
@@ -22,8 +23,11 @@ from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from archiver_app.library import Library
 from archiver_app.mirror import copier
@@ -36,6 +40,8 @@ from archiver_app.tasks import CancelToken
 from archiver_app.validation import safe_join
 
 STAGING = ".archiver-staging"
+SMALL_FILE = 256 * 1024  # read back in groups, with the drive's reads requested up front
+SMALL_GROUP = 32
 
 
 @dataclass
@@ -83,22 +89,41 @@ def prepare_destination(lib: Library, dest: MountedDestination) -> None:
 
 
 def _set_states(lib: Library, dest_id: int, states: Mapping[int, str], verified: bool) -> None:
+    """Record copy states in one transaction (an upsert per state group, no ORM objects:
+    a batch holds hundreds of rows). ``verified`` stamps ``present`` rows as just verified."""
+    if not states:
+        return
     now = lib.clock()
+    dialect = lib.engine.dialect.name
+    insert: Any = sqlite_insert if dialect == "sqlite" else pg_insert
+    by_state: dict[str, list[int]] = {}
+    for fid, state in states.items():
+        by_state.setdefault(str(state), []).append(fid)
     with lib.write() as s:
-        existing: dict[int, Copy] = {}
-        for part in chunks(sorted(states)):
-            for found in s.scalars(
-                select(Copy).where(Copy.destination_id == dest_id, Copy.file_id.in_(part))
-            ):
-                existing[found.file_id] = found
-        for fid, state in states.items():
-            row = existing.get(fid)
-            if row is None:
-                row = Copy(file_id=fid, destination_id=dest_id)
-                s.add(row)
-            row.state, row.updated_at = state, now
-            if state == CopyState.PRESENT and verified:
-                row.verified_at = row.mtime = now
+        for state, fids in by_state.items():
+            stamp = state == CopyState.PRESENT and verified
+            rows = [
+                {
+                    "file_id": fid,
+                    "destination_id": dest_id,
+                    "state": state,
+                    "updated_at": now,
+                    "verified_at": now if stamp else None,
+                    "mtime": now if stamp else None,
+                }
+                for fid in fids
+            ]
+            stmt = insert(Copy)
+            changes = {"state": stmt.excluded.state, "updated_at": stmt.excluded.updated_at}
+            if stamp:
+                changes |= {"verified_at": stmt.excluded.verified_at, "mtime": stmt.excluded.mtime}
+            for part in chunks(rows):
+                s.execute(
+                    stmt.on_conflict_do_update(
+                        index_elements=[Copy.file_id, Copy.destination_id], set_=changes
+                    ),
+                    list(part),
+                )
 
 
 def _claim(lib: Library, dest_id: int, batch: list[Transfer]) -> tuple[list[Transfer], int]:
@@ -198,22 +223,34 @@ class _Written:
     temps: dict[int, Path]
 
 
-def write_batch(
-    lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor, *, recheck: bool = True
-) -> _Written:
-    """Stage one: claim the batch, then copy each file to a temporary name (hashing the
-    source on the way) or adopt a verified copy already under the final name."""
-    ctx, dest, lib = lane.ctx, lane.dest, lane.ctx.lib
-    results: dict[int, str] = {}
-    temps: dict[int, Path] = {}
-    if not lane.marker.exists():
-        lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
-        return _Written([], results, temps)
+def claim_batch(lane: _Lane, batch: list[Transfer], *, recheck: bool = True) -> list[Transfer]:
+    """Re-check the need of a batch (``recheck``) and mark the kept copies ``ongoing``."""
+    lib, dest = lane.ctx.lib, lane.dest
     if recheck:
         batch, skipped = _claim(lib, dest.id, batch)
         lane.outcome.skipped += skipped
     else:
         _set_states(lib, dest.id, {t.file_id: CopyState.ONGOING for t in batch}, verified=False)
+    return batch
+
+
+def release_batch(lane: _Lane, batch: list[Transfer]) -> None:
+    """A claimed batch that will not be written this run: its copies are ``missing`` again."""
+    _set_states(
+        lane.ctx.lib, lane.dest.id, {t.file_id: CopyState.MISSING for t in batch}, verified=False
+    )
+
+
+def write_batch(lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor) -> _Written:
+    """Stage one, for a claimed batch: copy each file to a temporary name (hashing the
+    source on the way) or adopt a verified copy already under the final name."""
+    ctx, lib = lane.ctx, lane.ctx.lib
+    dest = lane.dest
+    results: dict[int, str] = {}
+    temps: dict[int, Path] = {}
+    if not lane.marker.exists():
+        lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
+        return _Written(batch, results, temps)  # recorded ``missing`` by the next stage
 
     def write_one(t: Transfer) -> None:
         if lane.stop.is_set() or ctx.cancel.cancelled:
@@ -274,30 +311,43 @@ def write_batch(
     return _Written(batch, results, temps)
 
 
-def finish_batch(lane: _Lane, written: _Written, pool: ThreadPoolExecutor) -> None:
-    """Stage two: make the temporary files durable, re-read and hash each from the drive,
-    rename them to their final names, make the renames durable, then record the copies
-    (``present`` only for what passed every step; ``missing`` for the rest)."""
-    ctx, dest, lib = lane.ctx, lane.dest, lane.ctx.lib
+@dataclass
+class _Installed:
+    """A batch after its second stage: verified files renamed, waiting for a barrier that
+    makes the renames durable before anything is recorded."""
+
+    batch: list[Transfer]
+    results: dict[int, str]
+    folders: set[Path]
+
+
+def _barrier(lane: _Lane, dirs: set[Path]) -> copier.DestinationError | None:
+    """One durability barrier on the destination; the error it met, if any."""
+    if lane.stop.is_set() and lane.outcome.stopped and "gone" in lane.outcome.stopped:
+        return copier.DestinationError("gone", lane.outcome.stopped)
+    try:
+        copier.sync_filesystem(lane.dest.folder, dirs, whole_fs=lane.whole_fs)
+    except OSError as exc:
+        err = copier.classify(exc, lane.marker)
+        lane.note_stop(err)
+        return err
+    return None
+
+
+def _verify_and_install(
+    lane: _Lane, written: _Written, pool: ThreadPoolExecutor, error: copier.DestinationError | None
+) -> _Installed:
+    """Given durable temporary files (``error``: the barrier failed, so they are not),
+    re-read and hash each from the drive, then rename the good ones to their final names."""
+    dest = lane.dest
     batch, results, temps = written.batch, written.results, written.temps
     by_id = {t.file_id: t for t in batch}
     ok = {fid: p for fid, p in temps.items() if results.get(fid) == "copied"}
-
-    def fail(fids: list[int], err: copier.DestinationError) -> None:
-        lane.note_stop(err)
-        for fid in fids:
-            results[fid] = f"destination {err.kind}"
-            if fid in ok:
-                copier.discard(ok.pop(fid))
-
-    if ok:
-        if lane.stop.is_set() and lane.outcome.stopped and "gone" in lane.outcome.stopped:
-            fail(list(ok), copier.DestinationError("gone", lane.outcome.stopped))
-        else:
-            try:
-                copier.sync_filesystem(lane.staging, [lane.staging], whole_fs=lane.whole_fs)
-            except OSError as exc:
-                fail(list(ok), copier.classify(exc, lane.marker))
+    if error is not None:
+        for fid, temp in ok.items():
+            results[fid] = f"destination {error.kind}"
+            copier.discard(temp)
+        ok = {}
 
     def verify_one(item: tuple[int, Path]) -> None:
         fid, temp = item
@@ -308,7 +358,22 @@ def finish_batch(lane: _Lane, written: _Written, pool: ThreadPoolExecutor) -> No
             if not lane.marker.exists():
                 lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
 
-    list(pool.map(verify_one, list(ok.items())))
+    def verify_small(items: list[tuple[int, Path]]) -> None:
+        hashes = copier.hash_small_files([temp for _, temp in items])
+        for (fid, temp), got in zip(items, hashes, strict=True):
+            t = by_id[fid]
+            if got != (t.sha256, t.size):
+                copier.discard(temp)
+                results[fid] = "did not read back correctly"
+                if not lane.marker.exists():
+                    lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
+
+    small = [(fid, p) for fid, p in ok.items() if by_id[fid].size <= SMALL_FILE]
+    large = [(fid, p) for fid, p in ok.items() if by_id[fid].size > SMALL_FILE]
+    tasks = [pool.submit(verify_one, item) for item in large]
+    tasks += [pool.submit(verify_small, list(part)) for part in chunks(small, SMALL_GROUP)]
+    for task in tasks:
+        task.result()
     folders: set[Path] = set()
     for fid, temp in ok.items():
         if results[fid] != "copied":
@@ -324,15 +389,19 @@ def finish_batch(lane: _Lane, written: _Written, pool: ThreadPoolExecutor) -> No
             results[fid] = f"destination {err.kind}"
             copier.discard(temp)
             lane.note_stop(err)
+    return _Installed(batch, results, folders)
+
+
+def _record(lane: _Lane, done: _Installed, error: copier.DestinationError | None) -> None:
+    """After the barrier that made ``done``'s renames durable (``error``: it failed), record
+    the copies: ``present`` only for what passed every step, ``missing`` for the rest."""
+    ctx, dest, lib = lane.ctx, lane.dest, lane.ctx.lib
+    batch, results = done.batch, done.results
     installed = [fid for fid, r in results.items() if r in ("copied", "adopted")]
-    if folders:
-        try:
-            copier.sync_filesystem(dest.folder, folders, whole_fs=lane.whole_fs)
-        except OSError as exc:
-            fail([], copier.classify(exc, lane.marker))
-            for fid in installed:
-                results[fid] = f"destination {copier.classify(exc).kind}"
-            installed = []
+    if installed and error is not None:
+        for fid in installed:
+            results[fid] = f"destination {error.kind}"
+        installed = []
     if installed and not lane.marker.exists():  # renamed onto whatever is mounted there now?
         lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
         for fid in installed:
@@ -355,6 +424,32 @@ def finish_batch(lane: _Lane, written: _Written, pool: ThreadPoolExecutor) -> No
             outcome.failed[r] += 1
 
 
+def finish_step(
+    lane: _Lane,
+    written: _Written | None,
+    previous: _Installed | None,
+    pool: ThreadPoolExecutor,
+) -> _Installed | None:
+    """Stage two, sharing one barrier between two batches: the barrier makes ``written``'s
+    temporary files durable and ``previous``'s renames durable; then ``previous`` is
+    recorded, and ``written`` is re-read, verified and renamed (recorded by the next step).
+
+    Every copy still goes: durable temporary file, re-read and hash, rename, durable
+    rename, record; only the barriers are shared, halving their number.
+    """
+    dirs: set[Path] = set()
+    if written is not None and any(r == "copied" for r in written.results.values()):
+        dirs.add(lane.staging)
+    if previous is not None:
+        dirs |= previous.folders
+    error = _barrier(lane, dirs) if dirs else None
+    if previous is not None:
+        _record(lane, previous, error)
+    if written is None:
+        return None
+    return _verify_and_install(lane, written, pool, error)
+
+
 def run_destination(
     ctx: RunContext,
     dest: MountedDestination,
@@ -366,26 +461,42 @@ def run_destination(
 ) -> DestinationOutcome:
     """All batches for one destination, until done, cancelled, or the drive gives up.
 
-    Two stages overlap: while one batch is made durable, verified and recorded, the next
-    one is being written, so the drive and the CPU (hashing) are both kept busy.
+    Two stages overlap: while one batch is verified and renamed, the next one is being
+    written, so the drive and the CPU (hashing) are both kept busy. One durability barrier
+    serves two batches (the temporary files of one, the renames of the one before).
+    Reading back waits on the drive for every small file (its cached pages were dropped),
+    so the verify stage runs more threads than the write stage.
     """
     lane = _Lane(ctx, dest, copier.use_syncfs(dest.mount, ctx.lib.root))
     name = f"mirror-{dest.id}"
     with (
         ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-write") as writers,
-        ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-verify") as verifiers,
+        ThreadPoolExecutor(4 * parallelism, thread_name_prefix=f"{name}-verify") as verifiers,
         ThreadPoolExecutor(1, thread_name_prefix=f"{name}-finish") as finisher,
+        ThreadPoolExecutor(1, thread_name_prefix=f"{name}-claim") as claimer,
     ):
-        pending: Future[None] | None = None
+        pending: Future[_Installed | None] | None = None
+        groups = make_batches(transfers, batch_size)
+        first = next(groups, None)
+        claimed = (
+            None if first is None else claimer.submit(claim_batch, lane, first, recheck=recheck)
+        )
         try:
-            for group in make_batches(transfers, batch_size):
+            while claimed is not None:
+                batch, claimed = claimed.result(), None
                 if ctx.cancel.cancelled or lane.stop.is_set():
+                    release_batch(lane, batch)
                     break
-                written = write_batch(lane, group, writers, recheck=recheck)
-                if pending is not None:
-                    pending.result()
-                pending = finisher.submit(finish_batch, lane, written, verifiers)
+                following = next(groups, None)
+                if following is not None:  # the next batch is claimed while this one is written
+                    claimed = claimer.submit(claim_batch, lane, following, recheck=recheck)
+                written = write_batch(lane, batch, writers)
+                previous = pending.result() if pending is not None else None
+                pending = finisher.submit(finish_step, lane, written, previous, verifiers)
         finally:
-            if pending is not None:
-                pending.result()
+            if claimed is not None:
+                release_batch(lane, claimed.result())
+            previous = pending.result() if pending is not None else None
+            if previous is not None:
+                finish_step(lane, None, previous, verifiers)
     return lane.outcome

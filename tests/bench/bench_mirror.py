@@ -114,7 +114,7 @@ def open_library(folder: Path, corpus_files: list[Path], small: int) -> tuple[Li
         with lib.write() as s:
             s.execute(delete(Copy))
             s.execute(delete(Destination))
-            s.execute(delete(Setting).where(Setting.key == "mirror.policy"))
+            s.execute(delete(Setting).where(Setting.key == "retention.default"))
         return lib, data["files"], data["bytes"]
     if folder.exists():
         shutil.rmtree(folder)
@@ -182,7 +182,6 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
             if rsync:
                 tool("rsync -a", [rsync, "-a", f"{source}/", str(drive / "rsync")])
-                settle()
                 times["rsync -a + sync"] = times["rsync -a"] + timed(settle)
             tool("cp -a", ["cp", "-a", str(source), str(drive / "cp")])
             settle()

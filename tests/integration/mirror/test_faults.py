@@ -77,11 +77,13 @@ def test_drive_destroyed_mid_run(library: Library, tmp_path: Path) -> None:
     dest = add_destination(library, drive, "usb").id
     set_policy(library, batch_size=3, parallelism=2)
     seen: dict[str, str] = {}
+    once = threading.Lock()  # progress comes from several copying threads at once
 
     def destroy(update: ProgressUpdate) -> None:
-        if update.done >= 4 and not seen and drive.exists():
-            seen.update(final_files(drive, library))
-            shutil.rmtree(drive)
+        with once:
+            if update.done >= 4 and not seen and drive.exists():
+                seen.update(final_files(drive, library))
+                shutil.rmtree(drive)
 
     result = run_mirror(library, progress=destroy, progress_interval=0)
     assert not result.ok and "gone" in (result.outcomes[0].stopped or "")
@@ -107,8 +109,10 @@ def test_real_unmount_mid_copy(library: Library, tmp_path: Path) -> None:
         result = run_mirror(library, progress=pull, progress_interval=0)
     assert seen and not result.ok
     assert present_ids(library, dest) == set()  # the first batch never completed
-    states = copy_states(library, dest)  # the first batch was claimed, then given back
-    assert len(states) == 4 and set(states.values()) == {"missing"}
+    # the first batch was claimed, then given back; so was the next one if it was claimed
+    # (ahead of its turn) before the drive went
+    states = copy_states(library, dest)
+    assert len(states) in (4, 8) and set(states.values()) == {"missing"}
     assert set(states) <= set(snap.file_ids)
 
 

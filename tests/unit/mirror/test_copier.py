@@ -53,6 +53,22 @@ def test_matches_and_copy_verified(tmp_path: Path) -> None:
     assert [p.name for p in final.parent.iterdir()] == ["b"]
 
 
+def test_hash_small_files_reads_each_file_back(tmp_path: Path) -> None:
+    datas = [b"", b"a", bytes(range(256)) * 40, b"x" * (copier.BUFFER + 5)]
+    paths = []
+    for i, data in enumerate(datas):
+        path = tmp_path / f"f{i}.part"
+        path.write_bytes(data)
+        paths.append(path)
+    paths.insert(2, tmp_path / "missing.part")
+    got = copier.hash_small_files(paths)
+    assert got[2] is None
+    del got[2]
+    assert got == [(sha(d), len(d)) for d in datas]
+    paths[1].write_bytes(b"b")  # a flipped byte is seen
+    assert copier.hash_small_files([paths[1]]) == [(sha(b"b"), 1)]
+
+
 @pytest.mark.parametrize(
     ("code", "kind"),
     [

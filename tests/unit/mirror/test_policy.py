@@ -28,7 +28,7 @@ def test_set_library_and_collection(library: Library, tmp_path: Path) -> None:
     lib_default = set_policy(library, copies=3, batch_size=50, parallelism=4)
     assert (lib_default.copies, lib_default.batch_size, lib_default.parallelism) == (3, 50, 4)
     with library.session() as s:
-        stored = s.get(Setting, "mirror.policy")
+        stored = s.get(Setting, "retention.default")
         assert stored is not None and stored.value["copies"] == 3
     coll = set_policy(library, collection="research", copies=2, destinations=["b"])
     assert coll.copies == 2 and coll.destinations == ("b",) and coll.batch_size == 50
@@ -61,3 +61,21 @@ def test_bad_policy_input(library: Library) -> None:
             set_policy(library, **kwargs)  # type: ignore[arg-type]
     assert effective_policy(library) == Policy()
     assert effective_policy(library, "default") == Policy()
+
+
+def test_reads_what_the_gui_settings_dialog_writes(library: Library, tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from archiver_app.mirror import list_destinations
+    from archiver_app.store.models import Destination
+
+    with library.write() as s:  # the settings dialog stores only these two
+        s.add(Setting(key="retention.default", value={"copies": 3}))
+        s.add(Setting(key="scrub.schedule", value={"interval_days": 7}))
+    assert effective_policy(library) == Policy(copies=3)
+    (tmp_path / "d").mkdir()
+    add_destination(library, tmp_path / "d", "d")
+    with library.write() as s:
+        for row in s.query(Destination):
+            row.last_scrub_at = library.clock() - timedelta(days=10)  # < 30, > 7
+    assert list_destinations(library)[0].scrub_due
