@@ -30,7 +30,7 @@ from sqlalchemy import Connection, func, insert, select, text
 
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
-from archiver_app.store.fulltext import upsert_snapshot_text
+from archiver_app.store.fulltext import insert_snapshot_texts, upsert_snapshot_text
 from archiver_app.store.models import Fidelity, Snapshot, SnapshotState, SnapshotTag, Tag
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc.htmltext import TEXT_MIMES, PageText, extract_html, extract_plain, snippet_of
@@ -291,16 +291,12 @@ class WarcIndexer:
         insert_record_rows(conn, records)
         if self._current_snapshot is not None and self._current_snapshot < 0:
             self._current_snapshot = real(self._current_snapshot)
-        for index, page in batch.texts:
-            snap = rows[index]
-            upsert_snapshot_text(
-                conn,
-                snap["id"],
-                title=page.title,
-                url=snap["url"],
-                body=page.text,
-                tags=self.target.tags,
-            )
+        # The snapshots were created just now: no old text to replace, one executemany.
+        insert_snapshot_texts(
+            conn,
+            ((rows[i]["id"], page.title, rows[i]["url"], page.text) for i, page in batch.texts),
+            self.target.tags,
+        )
         self._resolve_revisits(conn, batch, base)
 
     def _resolve_revisits(self, conn: Connection, batch: _Batch, base: int) -> None:
