@@ -47,6 +47,30 @@ def upsert_snapshot_text(
     )
 
 
+def insert_snapshot_texts(
+    conn: Connection,
+    rows: Iterable[tuple[int, str | None, str, str | None]],
+    tags: Iterable[str] = (),
+) -> None:
+    """Index ``(snapshot_id, title, url, body)`` rows of snapshots that have no text yet.
+
+    One ``executemany`` for a whole batch (bulk import): no per-row ``DELETE``, so it is
+    only for ids just created in the same transaction.
+    """
+    if not _has_fts(conn):
+        return
+    tag_text = " ".join(sorted(set(tags)))
+    params = [
+        (sid, title or "", url, (body or "")[:MAX_BODY_CHARS], tag_text)
+        for sid, title, url, body in rows
+    ]
+    if params:
+        conn.exec_driver_sql(
+            "INSERT INTO snapshot_fts(rowid, title, url, body, tags) VALUES (?, ?, ?, ?, ?)",
+            params,
+        )
+
+
 def delete_snapshot_text(conn: Connection, snapshot_id: int) -> None:
     if _has_fts(conn):
         conn.execute(text("DELETE FROM snapshot_fts WHERE rowid = :id"), {"id": snapshot_id})

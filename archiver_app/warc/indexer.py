@@ -30,13 +30,13 @@ from sqlalchemy import Connection, func, insert, select, text
 
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
-from archiver_app.store.fulltext import upsert_snapshot_text
+from archiver_app.store.fulltext import insert_snapshot_texts, upsert_snapshot_text
 from archiver_app.store.models import Fidelity, Snapshot, SnapshotState, SnapshotTag, Tag
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc.htmltext import TEXT_MIMES, PageText, extract_html, extract_plain, snippet_of
 from archiver_app.warc.records import RecordRow, insert_record_rows
 from archiver_app.warc.scan import ScannedRecord, ScanProblem, scan_records
-from archiver_app.warc.surt import domain_of, strip_fragment, url_group, url_key
+from archiver_app.warc.surt import domain_of, strip_fragment, url_key
 from archiver_app.warc.timestamps import parse_ts, parse_warc_date, to_ts17
 
 HTML_MIMES = frozenset({"text/html", "application/xhtml+xml"})
@@ -127,6 +127,17 @@ class WarcIndexer:
         self.report = IndexReport(target.path)
         self._current_snapshot: int | None = None
         self._first_uid_used = False
+        self._keys: dict[str, str] = {}
+
+    def _url_key(self, url: str) -> str:
+        """``url_key`` with a small cache: a request, its response and metadata share a URL,
+        and a page's snapshot row needs the same key (and group) again."""
+        key = self._keys.get(url)
+        if key is None:
+            if len(self._keys) >= 4096:
+                self._keys.clear()
+            key = self._keys[url] = url_key(url)
+        return key
 
     # ------------------------------------------------------------------ driving
 
@@ -187,7 +198,7 @@ class WarcIndexer:
             assert at is not None
             snapshot_id = self._new_snapshot(batch, rec, at)
         row = RecordRow(
-            url_key=url_key(rec.url) if rec.url else "",
+            url_key=self._url_key(rec.url) if rec.url else "",
             ts=ts,
             url=rec.url,
             record_type=rec.rec_type,
@@ -220,8 +231,8 @@ class WarcIndexer:
             "uid": self._uid(at),
             "collection_id": self.target.collection_id,
             "url": rec.url,
-            "url_key": url_key(rec.url),
-            "url_group": url_group(rec.url),
+            "url_key": self._url_key(rec.url),
+            "url_group": self._url_key(strip_fragment(rec.url)),  # = url_group(rec.url)
             "domain": domain_of(rec.url),
             "captured_at": at,
             "state": SnapshotState.COMPLETE.value,
@@ -291,16 +302,12 @@ class WarcIndexer:
         insert_record_rows(conn, records)
         if self._current_snapshot is not None and self._current_snapshot < 0:
             self._current_snapshot = real(self._current_snapshot)
-        for index, page in batch.texts:
-            snap = rows[index]
-            upsert_snapshot_text(
-                conn,
-                snap["id"],
-                title=page.title,
-                url=snap["url"],
-                body=page.text,
-                tags=self.target.tags,
-            )
+        # The snapshots were created just now: no old text to replace, one executemany.
+        insert_snapshot_texts(
+            conn,
+            ((rows[i]["id"], page.title, rows[i]["url"], page.text) for i, page in batch.texts),
+            self.target.tags,
+        )
         self._resolve_revisits(conn, batch, base)
 
     def _resolve_revisits(self, conn: Connection, batch: _Batch, base: int) -> None:

@@ -67,6 +67,7 @@ _KEEP_HEADERS = (
     "WARC-Profile",
     "WARC-Concurrent-To",
 )
+_KEEP_HEADERS_LOWER = tuple((k, k.lower()) for k in _KEEP_HEADERS)
 
 
 def is_gzip(path: Path) -> bool:
@@ -115,26 +116,33 @@ def _split_mime(value: str | None) -> tuple[str | None, str | None]:
     return mime, charset
 
 
+def _header_map(headers: Any) -> dict[str, str]:
+    """Lower-cased header names to values, first occurrence winning (as ``get_header``)."""
+    return {name.lower(): value for name, value in reversed(headers.headers)}
+
+
 def _describe(record: Any, offset: int) -> ScannedRecord:
-    h = record.rec_headers
+    # One dict per header block instead of a linear ``get_header`` scan per field.
+    h = _header_map(record.rec_headers)
     status: int | None = None
     mime: str | None
     charset: str | None
     if record.http_headers is not None:
         code = record.http_headers.get_statuscode()
         status = int(code) if code and str(code).isdigit() else None
-        mime, charset = _split_mime(record.http_headers.get_header("Content-Type"))
+        http = _header_map(record.http_headers)
+        mime, charset = _split_mime(http.get("content-type"))
     else:
-        mime, charset = _split_mime(h.get_header("Content-Type"))
+        mime, charset = _split_mime(h.get("content-type"))
     if record.format.startswith("arc"):
-        url = h.get_header("uri") or ""
-        date = h.get_header("archive-date") or ""
+        url = h.get("uri") or ""
+        date = h.get("archive-date") or ""
         rec_type = "response" if record.rec_type == "response" else record.rec_type
     else:
-        url = h.get_header("WARC-Target-URI") or ""
-        date = h.get_header("WARC-Date") or ""
+        url = h.get("warc-target-uri") or ""
+        date = h.get("warc-date") or ""
         rec_type = record.rec_type
-    kept = {k: v for k in _KEEP_HEADERS if (v := h.get_header(k))}
+    kept = {k: v for k, low in _KEEP_HEADERS_LOWER if (v := h.get(low))}
     return ScannedRecord(
         rec_type=rec_type,
         url=url.strip("<>"),
@@ -142,7 +150,7 @@ def _describe(record: Any, offset: int) -> ScannedRecord:
         status=status,
         mime=mime,
         charset=charset,
-        digest=h.get_header("WARC-Payload-Digest"),
+        digest=h.get("warc-payload-digest"),
         offset=offset,
         length=0,
         headers=kept,
