@@ -27,7 +27,6 @@ from archiver_app.layout.migrate import (
     apply_move,
     build_sidecar,
     kind_of,
-    marker_value,
 )
 from archiver_app.layout.moves import sync_to_disk
 from archiver_app.layout.sidecar import write_sidecar
@@ -137,7 +136,13 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[Pr
             markers.append(
                 {
                     "key": f"{CLEANUP_PREFIX}{sid}",
-                    "value": marker_value(move),
+                    "value": {
+                        "old_base": str(plan.start.base),
+                        "old": plan.start.folder,
+                        "new": plan.end.folder,
+                        "remove": True,
+                        "files": [[f.source, f.target, f.size, f.sha256] for f in move.copy.files],
+                    },
                 }
             )
         applied.append(move)

@@ -161,20 +161,19 @@ def apply_move(session: Session, snap: Snapshot, move: PreparedMove, root: Path)
         index_snapshot_contents(session, snap, root)
     write_snapshot_sidecar(session, snap, root)
     if plan.moves and move.remove_old:
-        session.merge(Setting(key=f"{CLEANUP_PREFIX}{snap.id}", value=marker_value(move)))
+        session.merge(
+            Setting(
+                key=f"{CLEANUP_PREFIX}{snap.id}",
+                value={
+                    "old_base": str(plan.start.base),
+                    "old": plan.start.folder,
+                    "new": plan.end.folder,
+                    "remove": move.remove_old,
+                    "files": [[f.source, f.target, f.size, f.sha256] for f in move.copy.files],
+                },
+            )
+        )
     return True
-
-
-def marker_value(move: PreparedMove) -> dict[str, Any]:
-    """The cleanup marker of an applied move: the old files to remove, with size and hash."""
-    plan = move.plan
-    return {
-        "old_base": str(plan.start.base),
-        "old": plan.start.folder,
-        "new": plan.end.folder,
-        "remove": move.remove_old,
-        "files": [[f.source, f.target, f.size, f.sha256] for f in move.copy.files],
-    }
 
 
 def _repoint_files(
@@ -292,7 +291,7 @@ def finish_cleanup(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[
     old = Path(marker.get("old_base") or root).joinpath(*marker["old"].split("/"))
     new = root.joinpath(*marker["new"].split("/"))
     files = [CopiedFile(s, t, int(n), h) for s, t, n, h in marker["files"]]
-    kept = remove_verified(old, new, files, rehash=rehash, remove_dirs=False)
+    kept = remove_verified(old, new, files, rehash=rehash)
     sidecar = old / SIDECAR
     if sidecar.is_file() and (new / SIDECAR).is_file():
         sidecar.unlink()

@@ -20,28 +20,18 @@ another process already moved is detected and left alone.
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import wait as futures_wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import func, select
 
 from archiver_app.errors import InputError, LibraryError
 from archiver_app.layout.archivebox import ImportStats, import_batch, list_folder_names
 from archiver_app.layout.batch import BatchItem, apply_batch
 from archiver_app.layout.current import CURRENT_FS_VERSION
-from archiver_app.layout.migrate import (
-    CLEANUP_PREFIX,
-    IO_THREADS,
-    PreparedMove,
-    finish_cleanup,
-    finish_pending_cleanups,
-    marker_value,
-    prepare_move,
-)
+from archiver_app.layout.migrate import IO_THREADS, finish_pending_cleanups, prepare_move
 from archiver_app.layout.moves import MoveError
 from archiver_app.layout.versions import CHAIN, KNOWN_VERSIONS, Placement, SnapshotFacts
 from archiver_app.store.models import Collection, File, ImportSource, Setting, Snapshot
@@ -53,8 +43,6 @@ if TYPE_CHECKING:
 CURSOR_KEY = "migrate.cursor"
 DEFAULT_BATCH = 200
 OLD_VERSIONS = CHAIN[:-1]
-#: Threads removing the old files of committed batches, beside the copying ones.
-CLEANUP_THREADS = 4
 
 
 @dataclass
@@ -180,94 +168,30 @@ def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
         start = parse_cursor(stored) if stored else (OLD_VERSIONS[0], 0)
     version, after = start
     total = report.migrated + pending_count(library)
-    with (
-        ThreadPoolExecutor(max_workers=IO_THREADS) as pool,
-        _Cleaner(library, report) as cleaner,
-    ):
-        for v in OLD_VERSIONS[OLD_VERSIONS.index(version) if version in OLD_VERSIONS else 0 :]:
-            if v != version:
-                after = 0
-            while True:
-                cancel.raise_if_cancelled()
-                moves, last = _prepare_batch(library, v, after, batch_size, report, pool)
-                if last is None:
-                    break
-                _commit_batch(library, moves, f"{v}:{last}", report, cleaner)
-                after = last
-                progress(
-                    ProgressUpdate(
-                        done=report.migrated,
-                        total=total,
-                        message=f"moving snapshots to the {CURRENT_FS_VERSION} layout",
-                        bytes_done=report.bytes,
-                    )
+    for v in OLD_VERSIONS[OLD_VERSIONS.index(version) if version in OLD_VERSIONS else 0 :]:
+        if v != version:
+            after = 0
+        while True:
+            cancel.raise_if_cancelled()
+            moves, last = _prepare_batch(library, v, after, batch_size, report)
+            if last is None:
+                break
+            _commit_batch(library, moves, f"{v}:{last}", report)
+            after = last
+            progress(
+                ProgressUpdate(
+                    done=report.migrated,
+                    total=total,
+                    message=f"moving snapshots to the {CURRENT_FS_VERSION} layout",
+                    bytes_done=report.bytes,
                 )
-        cleaner.wait()
-        with library.write() as s:
-            cleaner.drop_finished(s)
-            s.merge(Setting(key=CURSOR_KEY, value=None))  # the pass is complete
+            )
+    with library.write() as s:
+        s.merge(Setting(key=CURSOR_KEY, value=None))  # the pass is complete
 
 
-class _Cleaner:
-    """Removes the old files of committed batches while the next batch is being copied.
-
-    Each committed move has a cleanup marker; its removal runs on a small thread pool of
-    its own (unlinks wait on the file system's journal far more than on the CPU), and the
-    markers of finished removals are deleted in the next batch's transaction. A kill
-    anywhere leaves markers that the next run finishes (re-hashing each copy first).
-    """
-
-    def __init__(self, library: Library, report: MigrationReport) -> None:
-        self._library = library
-        self._report = report
-        self._pool = ThreadPoolExecutor(max_workers=CLEANUP_THREADS)
-        self._pending: dict[str, Future[list[str]]] = {}
-
-    def __enter__(self) -> _Cleaner:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.wait()
-        self._pool.shutdown()
-        done = [k for k, f in self._pending.items() if f.exception() is None]
-        if done:  # interrupted (cancel, error): drop what finished, keep the rest marked
-            with self._library.write() as s:
-                s.execute(delete(Setting).where(Setting.key.in_(done)))
-            self._report.cleanups += len(done)
-        self._pending.clear()
-
-    def submit(self, moves: list[PreparedMove]) -> None:
-        """Start removing the old files of ``moves`` (their batch is committed)."""
-        root = self._library.root
-        for move in moves:
-            if move.plan.moves and move.remove_old:
-                marker = marker_value(move)
-                key = f"{CLEANUP_PREFIX}{move.snapshot_id}"
-                self._pending[key] = self._pool.submit(finish_cleanup, root, marker, rehash=False)
-
-    def drop_finished(self, session: Session) -> None:
-        """Delete (in ``session``'s transaction) the markers whose removal is done."""
-        done = [k for k, f in self._pending.items() if f.done() and f.exception() is None]
-        failed = [k for k, f in self._pending.items() if f.done() and f.exception() is not None]
-        for key in failed:  # the marker stays: the next run retries, re-hashing first
-            self._report.failed.append(f"cleanup {key}: {self._pending.pop(key).exception()}")
-        if done:
-            session.execute(delete(Setting).where(Setting.key.in_(done)))
-            for key in done:
-                del self._pending[key]
-            self._report.cleanups += len(done)
-
-    def wait(self) -> None:
-        futures_wait(list(self._pending.values()))
-
-
-def _prepare_batch(  # noqa: PLR0917 - private helper of _one_pass
-    library: Library,
-    version: str,
-    after: int,
-    batch_size: int,
-    report: MigrationReport,
-    pool: ThreadPoolExecutor,
+def _prepare_batch(
+    library: Library, version: str, after: int, batch_size: int, report: MigrationReport
 ) -> tuple[list[BatchItem], int | None]:
     root = library.root
     items: list[BatchItem] = []
@@ -307,30 +231,25 @@ def _prepare_batch(  # noqa: PLR0917 - private helper of _one_pass
             return f"snapshot {uid}: {exc}"
 
     # Copies of different snapshots overlap: hashing and file I/O release the GIL.
-    for outcome in pool.map(prepare, rows):
-        if isinstance(outcome, str):
-            report.failed.append(outcome)
-        else:
-            items.append(outcome)
+    with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
+        for outcome in pool.map(prepare, rows):
+            if isinstance(outcome, str):
+                report.failed.append(outcome)
+            else:
+                items.append(outcome)
     return items, (rows[-1][0] if rows else None)
 
 
 def _commit_batch(
-    library: Library,
-    items: list[BatchItem],
-    cursor: str,
-    report: MigrationReport,
-    cleaner: _Cleaner,
+    library: Library, items: list[BatchItem], cursor: str, report: MigrationReport
 ) -> None:
     with library.write() as s:
-        applied = apply_batch(s, items, library.root)
-        for move in applied:
+        for move in apply_batch(s, items, library.root):
             report.migrated += 1
             report.files += len(move.copy.files)
             report.bytes += move.copy.bytes
         s.merge(Setting(key=CURSOR_KEY, value=cursor))
-        cleaner.drop_finished(s)
-    cleaner.submit(applied)
+    report.cleanups += finish_pending_cleanups(library.write, library.root, rehash=False)
 
 
 def migrate_while_idle(

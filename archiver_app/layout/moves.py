@@ -15,7 +15,6 @@ import ctypes
 import hashlib
 import os
 import shutil
-import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -99,8 +98,8 @@ def copy_verified(
             if expected_sha256 is not None and sha256_file(src) != expected_sha256:
                 raise MoveError(f"{src} does not have the recorded sha256; it was kept")
             raise MoveError(f"the copy of {src} at {dst} did not verify; the source was kept")
-        src_stat = src.stat()
-        os.utime(tmp, ns=(src_stat.st_atime_ns, src_stat.st_mtime_ns))
+        stat = src.stat()
+        os.utime(tmp, ns=(stat.st_atime_ns, stat.st_mtime_ns))
         os.replace(tmp, dst)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -240,39 +239,30 @@ def free_name(folder: Path, relative: str, sha256: str) -> str:
 
 
 def remove_verified(
-    src_dir: Path,
-    dst_dir: Path,
-    files: Iterable[CopiedFile],
-    *,
-    rehash: bool,
-    remove_dirs: bool = True,
+    src_dir: Path, dst_dir: Path, files: Iterable[CopiedFile], *, rehash: bool
 ) -> list[str]:
     """Remove the sources of ``files`` whose copy is in ``dst_dir``; return what was kept.
 
     A source is removed only when its copy exists with the right size (and hash, when
-    ``rehash``, as after a crash). With ``remove_dirs``, folders left empty are removed;
-    others stay.
+    ``rehash``, as after a crash). Folders left empty are removed; others stay.
     """
     kept: list[str] = []
     for f in files:
         src = src_dir / f.source
-        if rehash and not os.path.lexists(src):
-            continue  # removed before an interruption: no need to hash its copy again
+        dst = dst_dir / f.target
+        if not src.exists() and not src.is_symlink():
+            continue
         try:
-            st = os.stat(dst_dir / f.target)
-            ok = stat.S_ISREG(st.st_mode) and st.st_size == f.size
+            ok = dst.is_file() and dst.stat().st_size == f.size
             if ok and rehash:
-                ok = sha256_file(dst_dir / f.target) == f.sha256
+                ok = sha256_file(dst) == f.sha256
         except OSError:
             ok = False
         if not ok:
-            if os.path.lexists(src):
-                kept.append(f.source)
+            kept.append(f.source)
             continue
-        with contextlib.suppress(FileNotFoundError):  # already removed
-            os.unlink(src)
-    if remove_dirs:
-        remove_empty_dirs(src_dir)
+        src.unlink()
+    remove_empty_dirs(src_dir)
     return kept
 
 

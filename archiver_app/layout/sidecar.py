@@ -199,9 +199,9 @@ def write_sidecar(folder: Path, data: dict[str, Any], *, durable: bool = True) -
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / SIDECAR
     tmp = folder / f".{SIDECAR}.tmp"
-    text = json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
     with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)  # one write: json.dump() to a file writes each token separately
+        json.dump(data, fh, indent=2, sort_keys=True, default=str)
+        fh.write("\n")
         fh.flush()
         if durable:
             os.fsync(fh.fileno())
