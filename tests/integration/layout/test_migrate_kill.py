@@ -6,6 +6,7 @@ same on any file system, and tmpfs keeps 6,000 small files and 30 restarts withi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -13,6 +14,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -27,6 +29,7 @@ from tests.helpers.mounts import small_drive
 
 SNAPSHOTS = 2_000
 KILLS = 30
+BATCH = 10  # 200 batches: 30 kills after at most a few batches each never finish the work
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +44,7 @@ def _migrator(root: Path) -> subprocess.Popen[bytes]:
             str(root),
             "migrate",
             "--batch-size",
-            "25",
+            str(BATCH),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -60,6 +63,20 @@ def _migrated(db: Path) -> int:
         conn.close()
 
 
+def _wait_for_progress(proc: subprocess.Popen[bytes], db: Path, target: int, limit: float) -> None:
+    """Return once ``target`` snapshots are migrated, the process ended, or ``limit`` s."""
+    deadline = time.monotonic() + limit
+    while proc.poll() is None and time.monotonic() < deadline:
+        if _migrated(db) >= target:
+            return
+        _wait(proc, 0.005)
+
+
+def _wait(proc: subprocess.Popen[bytes], seconds: float) -> None:
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=seconds)
+
+
 def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path) -> None:
     with small_drive(tmp_path / "drive", 600 * 1024) as drive:
         root = drive / "library"
@@ -69,26 +86,29 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path) -> None:
             rows = dict(conn.execute("SELECT uid, captured_at FROM snapshots").fetchall())
             conn.close()
         rng = random.Random(20261121)
+        db = root / "library.db"
         mid_run_kills = 0
         progress = []
         for n in range(KILLS):
+            before = _migrated(db)
             proc = _migrator(root)
-            assert proc.stderr is not None
-            if n % 5 == 4:  # now and then a kill anywhere, start-up and recovery included
-                delay = rng.uniform(0.0, 3.0)
-            else:  # mostly once it has committed its first batch, then at a random moment
-                first = proc.stderr.readline()
-                delay = rng.uniform(0.0, 0.3) if first else 0.0
-            try:  # the process ending early, or a kill at a random moment
-                proc.wait(timeout=delay)
-            except subprocess.TimeoutExpired:
+            # Kill on progress, not on a clock, so a fast machine cannot finish the work
+            # between kills: now and then as soon as anything moved (start-up and recovery
+            # included), mostly after a random 1-30 snapshots, then a random moment later.
+            target = before + (1 if n % 5 == 4 else rng.randint(1, 30))
+            limit = rng.uniform(0.0, 1.5) if n % 5 == 4 else 120.0
+            _wait_for_progress(proc, db, target, limit)
+            if proc.poll() is None:
+                _wait(proc, rng.uniform(0.0, 0.03))
+            if proc.poll() is None:
                 os.kill(proc.pid, signal.SIGKILL)
-                proc.wait()
+            proc.wait()
+            assert proc.stderr is not None
             proc.stderr.close()
             if proc.returncode == 0:
                 break
             assert proc.returncode == -signal.SIGKILL
-            done = _migrated(root / "library.db")
+            done = _migrated(db)
             progress.append(done)
             mid_run_kills += 0 < done < SNAPSHOTS
         final = _migrator(root)
