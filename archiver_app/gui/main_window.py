@@ -50,6 +50,7 @@ from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
 
 BOOKMARK_SUFFIXES = (".html", ".htm", ".json", ".txt")
+ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
 
 
 def run_crawl(library: Library, request: CaptureRequest, *, progress: Any, cancel: Any) -> Any:
@@ -85,6 +86,7 @@ class MainWindow(QMainWindow):
     """Shows one library. Threading: GUI thread only; long work goes through ``runner``."""
 
     capture_finished = Signal()  # a capture finished; its result is in last_capture_result
+    import_finished = Signal()  # dropped archives were imported; see last_import_report
     closed = Signal()  # the window really closed (not hidden to the tray): quit the app
 
     def __init__(
@@ -101,6 +103,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or QSettings()
         self._quitting = False
         self.last_capture_result: Any = None
+        self.last_import_report: Any = None
         self.setObjectName("main_window")
         self.setWindowTitle(f"Archiver — {library.root}")
         self.setAcceptDrops(True)
@@ -540,7 +543,10 @@ class MainWindow(QMainWindow):
         mime = event.mimeData()
         local = [u.toLocalFile() for u in mime.urls() if u.isLocalFile()]
         web = [u.toString() for u in mime.urls() if not u.isLocalFile()]
-        if local and local[0].lower().endswith(BOOKMARK_SUFFIXES):
+        archives = [f for f in local if f.lower().endswith(ARCHIVE_SUFFIXES)]
+        if archives:
+            self.import_archives(archives)
+        elif local and local[0].lower().endswith(BOOKMARK_SUFFIXES):
             from pathlib import Path
 
             dialog = self.open_capture_dialog(tab=TAB_BOOKMARKS)
@@ -550,6 +556,44 @@ class MainWindow(QMainWindow):
         elif mime.hasText():
             self.open_capture_dialog(mime.text())
         event.acceptProposedAction()
+
+    # ------------------------------------------------------------------ importing archives
+
+    def import_archives(self, paths: list[str]) -> BackgroundOp[Any]:
+        """Import WARC/ARC/WACZ files (dropped on the window) and replay the first page."""
+        from pathlib import Path
+
+        from archiver_app.importers.run import import_paths
+
+        library = self.library
+
+        def work(progress: Any, cancel: Any) -> Any:
+            return import_paths(library, [Path(p) for p in paths], progress=progress, cancel=cancel)
+
+        def progress(update: ProgressUpdate) -> None:
+            self.statusBar().showMessage(f"Importing {update.message}")
+
+        return (
+            BackgroundOp(self.runner, work, label="import archives")
+            .with_progress(progress)
+            .success(self._import_done)
+            .failure(lambda failure: show_error(self, failure, "importing"))
+            .run_in_background()
+        )
+
+    def _import_done(self, report: Any) -> None:
+        self.refresh_all()
+        failed = report.failed
+        pages = [sid for o in report.outcomes for sid in o.snapshot_ids]
+        summary = f"Imported {report.records} records, {len(pages)} pages."
+        if failed:
+            reasons = "; ".join(f"{o.path.name}: {o.reason}" for o in failed)
+            QMessageBox.warning(self, "Some files were not imported", f"{summary}\n\n{reasons}")
+        self.statusBar().showMessage(summary, 8000)
+        self.last_import_report = report
+        if pages:
+            self.open_replay_id(pages[0])
+        self.import_finished.emit()
 
     # ------------------------------------------------------------------ replay tabs
 

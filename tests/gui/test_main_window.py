@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
+from sqlalchemy import select
 
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import OpRunner
 from archiver_app.library import Library
-from archiver_app.store.models import Copy, Destination, File
+from archiver_app.store.models import Copy, Destination, File, Snapshot
 from tests.helpers.factories import bulk_snapshots
 from tests.helpers.snapshots import add_snapshot
 
@@ -179,3 +181,32 @@ def test_drop_and_paste_open_the_capture_dialog(qtbot: QtBot, main_window: MainW
     pasted = [d for d in main_window.findChildren(type(dialog)) if d.isVisible()]
     assert pasted[-1].urls.toPlainText() == "https://example.net/pasted"
     pasted[-1].reject()
+
+
+def test_dropping_a_warc_imports_it_and_opens_its_replay(
+    qtbot: QtBot, main_window: MainWindow, tmp_path: Path
+) -> None:
+    from tests.helpers.warcs import Resp, html_page, write_warc
+
+    warc = write_warc(
+        tmp_path / "dropped.warc.gz",
+        [Resp("https://dropped.example/", html_page("Dropped page", "rare aardvark words"))],
+    )
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(warc))])
+    event = QDropEvent(
+        QPointF(10, 10),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    with qtbot.waitSignal(main_window.import_finished, timeout=60_000):
+        main_window.dropEvent(event)
+    report = main_window.last_import_report
+    assert report.failed == []
+    assert report.records == 1
+    with main_window.library.session() as s:
+        titles = s.scalars(select(Snapshot.title)).all()
+    assert "Dropped page" in titles
+    assert main_window.tabs.count() == 2  # the library and the replay of the dropped page
