@@ -25,7 +25,7 @@ import asyncio
 import base64
 import codecs
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -105,11 +105,13 @@ class NetworkRecorder:
         self.main_response: HttpResponse | None = None
         self.main_body: bytes | None = None
         self.main_request_id: str | None = None
+        self.main_truncated: str | None = None  # WARC-Truncated of the main record, if any
         self.resources: list[ResourceInfo] = []
         self.notes: list[str] = []
         self.revisit_sources: set[int] = set()
         self.last_activity = time.monotonic()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._task_of: dict[str, asyncio.Task[None]] = {}  # requestId -> its write task
         self._write_lock = asyncio.Lock()
         self.closed = False
 
@@ -148,6 +150,12 @@ class NetworkRecorder:
         """Wait (up to ``timeout``) for bodies being fetched and written."""
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=timeout)
+
+    async def wait_main(self, timeout: float) -> None:
+        """Wait (up to ``timeout``) until the main document's record is written."""
+        task = self._task_of.get(self.main_request_id or "")
+        if task is not None and not task.done():
+            await asyncio.wait([task], timeout=timeout)
 
     async def finish(self, timeout: float = 5.0) -> None:
         """Write everything still pending: finished exchanges, then open ones as truncated.
@@ -225,7 +233,7 @@ class NetworkRecorder:
             ex.oversize = True
             url = ex.hops[-1].url if ex.hops else "?"
             self.notes.append(f"{url}: body larger than {self.max_body} bytes, truncated")
-            self._spawn(self._write_exchange(ex, body_ok=False, truncated="length"))
+            self._spawn(ex.request_id, self._write_exchange(ex, body_ok=False, truncated="length"))
             if self.on_oversize is not None:
                 self.on_oversize(ev["requestId"])
 
@@ -236,7 +244,7 @@ class NetworkRecorder:
         self._get(ev["requestId"])
         ex.finished = True
         if not ex.written:
-            self._spawn(self._write_exchange(ex, body_ok=not ex.oversize))
+            self._spawn(ex.request_id, self._write_exchange(ex, body_ok=not ex.oversize))
 
     def _on_failed(self, ev: Event) -> None:
         ex = self.exchanges.get(ev["requestId"])
@@ -247,11 +255,14 @@ class NetworkRecorder:
         if ev.get("canceled") and ex.failed == "failed":
             ex.failed = "canceled"
         if not ex.written:
-            self._spawn(self._write_exchange(ex, body_ok=False, truncated="disconnect"))
+            self._spawn(
+                ex.request_id, self._write_exchange(ex, body_ok=False, truncated="disconnect")
+            )
 
-    def _spawn(self, coro: Awaitable[None]) -> None:
+    def _spawn(self, rid: str, coro: Coroutine[Any, Any, None]) -> None:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
         self._tasks.add(task)
+        self._task_of[rid] = task
         task.add_done_callback(self._tasks.discard)
 
     # ------------------------------------------------------------------ writing
@@ -378,6 +389,7 @@ class NetworkRecorder:
         )
         if ex.request_id == self.main_request_id and is_final:
             self.main_record, self.main_response, self.main_body = written, response, data
+            self.main_truncated = hop_truncated
 
 
 # ---------------------------------------------------------------------- helpers
