@@ -171,6 +171,15 @@ class PageCapture:
                 facts, dom, shot = await self._extract(page, recorder)
         except Exception as exc:
             error = describe_failure(str(exc), self.url, self.rules.page_timeout)
+        except BaseException:  # cancelled: stop recording before the WARC is left behind
+            if recorder is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(recorder.finish(timeout=0))
+            writer.abandon()
+            if context is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(context.close())
+            raise
         if not self.browser.is_connected():
             error = "the browser crashed while capturing this page; it will be restarted"
             self.reasons.append("browser crashed")

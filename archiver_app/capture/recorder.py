@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import codecs
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -113,7 +114,9 @@ class NetworkRecorder:
         self._tasks: set[asyncio.Task[None]] = set()
         self._task_of: dict[str, asyncio.Task[None]] = {}  # requestId -> its write task
         self._write_lock = asyncio.Lock()
-        self.closed = False
+        self._handlers: list[tuple[str, Callable[[Event], None]]] = []
+        self.accepting = True  # False once finish() began: events are ignored from then on
+        self.closed = False  # True once finish() ended: nothing is written any more
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -128,6 +131,7 @@ class NetworkRecorder:
             ("Network.loadingFailed", self._on_failed),
         ):
             self.cdp.on(name, handler)
+            self._handlers.append((name, handler))
         buffer = max(self.max_body, 1 << 20)
         await self.cdp.send(
             "Network.enable",
@@ -158,19 +162,36 @@ class NetworkRecorder:
             await asyncio.wait([task], timeout=timeout)
 
     async def finish(self, timeout: float = 5.0) -> None:
-        """Write everything still pending: finished exchanges, then open ones as truncated.
+        """Shut down in order; after this the recorder writes nothing more.
 
-        After this the recorder writes nothing more (events arriving late are ignored).
+        1. stop accepting events (late ones, e.g. from an unload handler, are ignored);
+        2. wait up to ``timeout`` for body fetches under way, then cancel the rest and
+           await them, so no task outlives the recorder;
+        3. write what is pending: exchanges never written or whose body never came back,
+           open ones as ``WARC-Truncated: time``;
+        4. mark the recorder closed (the caller may then close the WARC).
         """
+        self.accepting = False
+        for name, handler in self._handlers:
+            with contextlib.suppress(Exception):
+                self.cdp.remove_listener(name, handler)
         await self.drain(timeout)
-        for task in list(self._tasks):
+        pending = list(self._tasks)
+        for task in pending:
             task.cancel()  # a body that never came back
-        for rid in list(self.order):
-            ex = self.exchanges[rid]
-            if not ex.written or ex.writing:
-                ex.written, ex.writing = False, False
-                await self._write_exchange(ex, body_ok=False, truncated="time")
-        self.closed = True
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        try:
+            for rid in list(self.order):
+                ex = self.exchanges[rid]
+                if not ex.written or ex.writing:
+                    ex.written, ex.writing = False, False
+                    try:
+                        await self._write_exchange(ex, body_ok=False, truncated="time")
+                    except Exception as exc:
+                        self.notes.append(f"{rid}: could not be written ({first_line(exc)})")
+        finally:
+            self.closed = True
 
     # ------------------------------------------------------------------ events
 
@@ -184,6 +205,8 @@ class NetworkRecorder:
         return ex
 
     def _on_request(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         req = ev["request"]
         url = req["url"]
         if not url.startswith(("http://", "https://")):
@@ -211,9 +234,13 @@ class NetworkRecorder:
             self.main_request_id = ev["requestId"]
 
     def _on_request_extra(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         self._get(ev["requestId"]).request_extras.append(ev)
 
     def _on_response(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         ex = self.exchanges.get(ev["requestId"])
         if ex is None or not ex.hops:
             return
@@ -221,9 +248,13 @@ class NetworkRecorder:
         ex.hops[-1].response = ev["response"]
 
     def _on_response_extra(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         self._get(ev["requestId"]).response_extras.append(ev)
 
     def _on_data(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         ex = self.exchanges.get(ev["requestId"])
         if ex is None:
             return
@@ -238,6 +269,8 @@ class NetworkRecorder:
                 self.on_oversize(ev["requestId"])
 
     def _on_finished(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         ex = self.exchanges.get(ev["requestId"])
         if ex is None:
             return
@@ -247,6 +280,8 @@ class NetworkRecorder:
             self._spawn(ex.request_id, self._write_exchange(ex, body_ok=not ex.oversize))
 
     def _on_failed(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         ex = self.exchanges.get(ev["requestId"])
         if ex is None:
             return
@@ -259,11 +294,23 @@ class NetworkRecorder:
                 ex.request_id, self._write_exchange(ex, body_ok=False, truncated="disconnect")
             )
 
+    def _is_closed(self) -> bool:
+        return self.closed
+
     def _spawn(self, rid: str, coro: Coroutine[Any, Any, None]) -> None:
+        if not self.accepting:
+            coro.close()
+            return
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
         self._tasks.add(task)
         self._task_of[rid] = task
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        """Forget a finished write task; its error (never expected) becomes a note."""
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.notes.append(f"a record could not be written ({first_line(task.exception())})")
 
     # ------------------------------------------------------------------ writing
 
@@ -315,6 +362,8 @@ class NetworkRecorder:
             return  # finish() took over this exchange while its body was awaited
         ex.writing = False
         async with self._write_lock:
+            if self._is_closed():  # closed while this task waited for the lock
+                return
             for index, hop in enumerate(ex.hops):
                 is_final = index == len(ex.hops) - 1
                 self._write_hop(

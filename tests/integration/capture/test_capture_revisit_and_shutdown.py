@@ -7,6 +7,8 @@ Real Chromium against the local test site (tests/helpers/testsite.py).
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,15 +16,18 @@ from typing import Any
 import pytest
 from sqlalchemy import select, text
 
-from archiver_app.capture.engine import CaptureResult, PageRules, capture_urls
+from archiver_app.capture.engine import Capturer, CaptureResult, PageRules, capture_urls
 from archiver_app.capture.recorder import NetworkRecorder
 from archiver_app.library import Library
 from archiver_app.store.models import Record, Snapshot
 from tests.helpers.testsite import LocalSite, start_site
+from tests.helpers.warcs import read_warc, warcio_check
 
 pytestmark = pytest.mark.slow
 
 RULES = PageRules(page_timeout=40, settle_seconds=0.2)
+#: the late page never goes quiet: keep its waits short
+LATE_RULES = PageRules(page_timeout=12, settle_seconds=0, autoscroll=False)
 
 
 @pytest.fixture
@@ -105,5 +110,88 @@ def test_the_page_is_extracted_even_when_its_main_record_is_written_late(
             rules=PageRules(page_timeout=40, settle_seconds=0, autoscroll=False),
         )
         _assert_complete(lib, result, "Page 4")
+    finally:
+        lib.close()
+
+
+def test_late_requests_never_write_after_the_warc_is_closed(
+    site: LocalSite, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    lib = Library.open(tmp_path / "library")
+    problems: list[dict[str, Any]] = []
+
+    async def run() -> list[CaptureResult]:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: problems.append(ctx))
+        async with Capturer(lib, concurrency=2) as cap:
+            results = await asyncio.gather(
+                *(cap.capture(site.url(f"/late.html?n={n}"), rules=LATE_RULES) for n in range(2))
+            )
+        await asyncio.sleep(0.2)  # late events and tasks get their chance to run
+        gc.collect()  # an unretrieved task exception is reported when the task is collected
+        return list(results)
+
+    caplog.set_level(logging.ERROR, logger="asyncio")
+    try:
+        results = asyncio.run(run())
+        gc.collect()
+        assert not problems, [str(p.get("exception") or p.get("message")) for p in problems]
+        assert "never retrieved" not in caplog.text
+        assert "already closed" not in caplog.text
+        for result in results:
+            assert result.ok, result.error
+            with lib.session() as s:
+                snap = s.get(Snapshot, result.snapshot_id)
+                assert snap is not None
+                warc = lib.abspath(snap.warc_file or "")
+            check = warcio_check(warc)
+            assert check.returncode == 0, check.stdout + check.stderr
+            records = read_warc(warc)
+            assert records[-1].type == "metadata"  # nothing was appended after the page info
+            ticks = [r for r in records if r.type == "response" and "tick=" in r.uri]
+            assert ticks, "the page's repeated requests were recorded"
+            longpoll = [r for r in records if "/longpoll" in r.uri and r.type == "response"]
+            assert longpoll and longpoll[0].warc["WARC-Truncated"] == "time"
+    finally:
+        lib.close()
+
+
+def test_a_record_failing_at_shutdown_does_not_leave_the_recorder_open(
+    site: LocalSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One pending record failing to write (fault injected) must not keep the recorder
+    accepting events: the page's requests go on while its WARC is being closed."""
+    write_hop = NetworkRecorder._write_hop
+
+    def failing(self: NetworkRecorder, ex: Any, **kw: Any) -> None:
+        if kw.get("truncated") == "time" and "/longpoll" in kw["hop"].url:
+            raise RuntimeError("injected write failure")
+        write_hop(self, ex, **kw)
+
+    monkeypatch.setattr(NetworkRecorder, "_write_hop", failing)
+    lib = Library.open(tmp_path / "library")
+    problems: list[dict[str, Any]] = []
+
+    async def run() -> list[CaptureResult]:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: problems.append(ctx))
+        async with Capturer(lib, concurrency=2) as cap:
+            results = await asyncio.gather(
+                *(cap.capture(site.url(f"/late.html?f={n}"), rules=LATE_RULES) for n in range(2))
+            )
+            await asyncio.sleep(1.0)  # the browser is still up: late events may arrive
+        gc.collect()
+        return list(results)
+
+    try:
+        results = asyncio.run(run())
+        gc.collect()
+        assert not problems, [str(p.get("exception") or p.get("message")) for p in problems]
+        for result in results:
+            assert result.ok, result.error
+            with lib.session() as s:
+                snap = s.get(Snapshot, result.snapshot_id)
+                assert snap is not None
+                assert any("could not be written" in n for n in snap.provenance["notes"])
+                warc = lib.abspath(snap.warc_file or "")
+            assert read_warc(warc)[-1].type == "metadata"
     finally:
         lib.close()
