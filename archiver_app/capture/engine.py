@@ -76,6 +76,9 @@ class Capturer:
 
         if self.browser_info is None:
             self.browser_info = require_browser()
+        from archiver_app.capture.persist import mark_interrupted
+
+        await asyncio.to_thread(mark_interrupted, self.library)  # killed earlier runs
         self._pw = await async_playwright().start()
         try:
             await self._ensure_browser()

@@ -98,6 +98,7 @@ class PageCapture:
         self.reasons: list[str] = []  # why fidelity is not high
         self.crashed = False
         self.oversize_main = False
+        self.extracted = False  # _extract ran (title, text, DOM, screenshot attempted)
         self._tasks: set[asyncio.Future[None]] = set()
         self.timings: dict[str, float] = {}
         self._last_mark = started
@@ -162,11 +163,23 @@ class PageCapture:
             await recorder.start()
             self._mark("open")
             error = await self._load_and_behave(page, recorder)
-            if not self.crashed and recorder.main_record is not None:
+            if not self.crashed and _main_answered(recorder):
+                # the main record is written by a task of its own (body fetch, dedup lookup);
+                # the page is extracted whether or not that task is done yet
+                await recorder.wait_main(timeout=min(5.0, self._left()))
                 final_url = page.url if page.url.startswith("http") else final_url
                 facts, dom, shot = await self._extract(page, recorder)
         except Exception as exc:
             error = describe_failure(str(exc), self.url, self.rules.page_timeout)
+        except BaseException:  # cancelled: stop recording before the WARC is left behind
+            if recorder is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(recorder.finish(timeout=0))
+            writer.abandon()
+            if context is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(context.close())
+            raise
         if not self.browser.is_connected():
             error = "the browser crashed while capturing this page; it will be restarted"
             self.reasons.append("browser crashed")
@@ -284,6 +297,7 @@ class PageCapture:
         mime = recorder.main_response.mime if recorder.main_response else None
         budget = max(2.0, self._left())
         facts, dom, shot = PageFacts(), None, None
+        self.extracted = True
         try:
             facts = await asyncio.wait_for(extract(page), budget)
             if mime not in NO_SCREENSHOT_MIMES:
@@ -355,6 +369,10 @@ class PageCapture:
             write_file_atomic(path / "text.txt", data)
             files.append((f"{folder}/text.txt", FileKind.TEXT))
         fidelity: str | None = None
+        if ok and not self.extracted:
+            self.reasons.append("the page was not extracted (no title, text, DOM or screenshot)")
+        if ok and recorder is not None and recorder.main_truncated:
+            self.reasons.append(f"the main response is incomplete ({recorder.main_truncated})")
         if ok:
             failed = [r for r in resources if r.error and not r.error.startswith("truncated (time")]
             if failed:

@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -254,3 +254,38 @@ def dump_sidecar(data: dict[str, Any]) -> bytes:
     return (
         json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True, default=str) + "\n"
     ).encode()
+
+
+#: A pending row older than this whose folder holds only ``.part`` files was interrupted.
+STALE_PENDING = timedelta(hours=1)
+
+
+def mark_interrupted(lib: Library, *, older_than: timedelta = STALE_PENDING) -> list[int]:
+    """Show captures killed mid-way as failed; returns the snapshot ids marked.
+
+    A ``pending`` row older than ``older_than`` whose folder is missing or holds nothing
+    but ``.part`` files becomes ``failed`` with provenance ``interrupted``. No file is
+    deleted (the ``.part`` WARC stays valid up to its last record).
+    """
+    cutoff = lib.clock() - older_than
+    marked: list[int] = []
+    with lib.write() as s:
+        rows = s.scalars(
+            select(Snapshot).where(
+                Snapshot.state == SnapshotState.PENDING, Snapshot.captured_at < cutoff
+            )
+        ).all()
+        for snap in rows:
+            folder = lib.abspath(snap.folder) if snap.folder else None
+            names = [p.name for p in folder.iterdir()] if folder and folder.is_dir() else []
+            if any(not name.endswith(".part") for name in names):
+                continue
+            snap.state = SnapshotState.FAILED
+            snap.provenance = {
+                **(snap.provenance or {}),
+                "provenance": "interrupted",
+                "error": "the capture was interrupted before it finished",
+                "part_files": sorted(names),
+            }
+            marked.append(snap.id)
+    return marked

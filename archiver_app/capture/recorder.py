@@ -24,8 +24,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import codecs
+import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -105,13 +106,17 @@ class NetworkRecorder:
         self.main_response: HttpResponse | None = None
         self.main_body: bytes | None = None
         self.main_request_id: str | None = None
+        self.main_truncated: str | None = None  # WARC-Truncated of the main record, if any
         self.resources: list[ResourceInfo] = []
         self.notes: list[str] = []
         self.revisit_sources: set[int] = set()
         self.last_activity = time.monotonic()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._task_of: dict[str, asyncio.Task[None]] = {}  # requestId -> its write task
         self._write_lock = asyncio.Lock()
-        self.closed = False
+        self._handlers: list[tuple[str, Callable[[Event], None]]] = []
+        self.accepting = True  # False once finish() began: events are ignored from then on
+        self.closed = False  # True once finish() ended: nothing is written any more
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -126,6 +131,7 @@ class NetworkRecorder:
             ("Network.loadingFailed", self._on_failed),
         ):
             self.cdp.on(name, handler)
+            self._handlers.append((name, handler))
         buffer = max(self.max_body, 1 << 20)
         await self.cdp.send(
             "Network.enable",
@@ -149,20 +155,43 @@ class NetworkRecorder:
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=timeout)
 
-    async def finish(self, timeout: float = 5.0) -> None:
-        """Write everything still pending: finished exchanges, then open ones as truncated.
+    async def wait_main(self, timeout: float) -> None:
+        """Wait (up to ``timeout``) until the main document's record is written."""
+        task = self._task_of.get(self.main_request_id or "")
+        if task is not None and not task.done():
+            await asyncio.wait([task], timeout=timeout)
 
-        After this the recorder writes nothing more (events arriving late are ignored).
+    async def finish(self, timeout: float = 5.0) -> None:
+        """Shut down in order; after this the recorder writes nothing more.
+
+        1. stop accepting events (late ones, e.g. from an unload handler, are ignored);
+        2. wait up to ``timeout`` for body fetches under way, then cancel the rest and
+           await them, so no task outlives the recorder;
+        3. write what is pending: exchanges never written or whose body never came back,
+           open ones as ``WARC-Truncated: time``;
+        4. mark the recorder closed (the caller may then close the WARC).
         """
+        self.accepting = False
+        for name, handler in self._handlers:
+            with contextlib.suppress(Exception):
+                self.cdp.remove_listener(name, handler)
         await self.drain(timeout)
-        for task in list(self._tasks):
+        pending = list(self._tasks)
+        for task in pending:
             task.cancel()  # a body that never came back
-        for rid in list(self.order):
-            ex = self.exchanges[rid]
-            if not ex.written or ex.writing:
-                ex.written, ex.writing = False, False
-                await self._write_exchange(ex, body_ok=False, truncated="time")
-        self.closed = True
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        try:
+            for rid in list(self.order):
+                ex = self.exchanges[rid]
+                if not ex.written or ex.writing:
+                    ex.written, ex.writing = False, False
+                    try:
+                        await self._write_exchange(ex, body_ok=False, truncated="time")
+                    except Exception as exc:
+                        self.notes.append(f"{rid}: could not be written ({first_line(exc)})")
+        finally:
+            self.closed = True
 
     # ------------------------------------------------------------------ events
 
@@ -176,6 +205,8 @@ class NetworkRecorder:
         return ex
 
     def _on_request(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         req = ev["request"]
         url = req["url"]
         if not url.startswith(("http://", "https://")):
@@ -203,9 +234,13 @@ class NetworkRecorder:
             self.main_request_id = ev["requestId"]
 
     def _on_request_extra(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         self._get(ev["requestId"]).request_extras.append(ev)
 
     def _on_response(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         ex = self.exchanges.get(ev["requestId"])
         if ex is None or not ex.hops:
             return
@@ -213,9 +248,13 @@ class NetworkRecorder:
         ex.hops[-1].response = ev["response"]
 
     def _on_response_extra(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         self._get(ev["requestId"]).response_extras.append(ev)
 
     def _on_data(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         ex = self.exchanges.get(ev["requestId"])
         if ex is None:
             return
@@ -225,20 +264,24 @@ class NetworkRecorder:
             ex.oversize = True
             url = ex.hops[-1].url if ex.hops else "?"
             self.notes.append(f"{url}: body larger than {self.max_body} bytes, truncated")
-            self._spawn(self._write_exchange(ex, body_ok=False, truncated="length"))
+            self._spawn(ex.request_id, self._write_exchange(ex, body_ok=False, truncated="length"))
             if self.on_oversize is not None:
                 self.on_oversize(ev["requestId"])
 
     def _on_finished(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         ex = self.exchanges.get(ev["requestId"])
         if ex is None:
             return
         self._get(ev["requestId"])
         ex.finished = True
         if not ex.written:
-            self._spawn(self._write_exchange(ex, body_ok=not ex.oversize))
+            self._spawn(ex.request_id, self._write_exchange(ex, body_ok=not ex.oversize))
 
     def _on_failed(self, ev: Event) -> None:
+        if not self.accepting:
+            return
         ex = self.exchanges.get(ev["requestId"])
         if ex is None:
             return
@@ -247,12 +290,27 @@ class NetworkRecorder:
         if ev.get("canceled") and ex.failed == "failed":
             ex.failed = "canceled"
         if not ex.written:
-            self._spawn(self._write_exchange(ex, body_ok=False, truncated="disconnect"))
+            self._spawn(
+                ex.request_id, self._write_exchange(ex, body_ok=False, truncated="disconnect")
+            )
 
-    def _spawn(self, coro: Awaitable[None]) -> None:
+    def _is_closed(self) -> bool:
+        return self.closed
+
+    def _spawn(self, rid: str, coro: Coroutine[Any, Any, None]) -> None:
+        if not self.accepting:
+            coro.close()
+            return
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._task_of[rid] = task
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        """Forget a finished write task; its error (never expected) becomes a note."""
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.notes.append(f"a record could not be written ({first_line(task.exception())})")
 
     # ------------------------------------------------------------------ writing
 
@@ -304,6 +362,8 @@ class NetworkRecorder:
             return  # finish() took over this exchange while its body was awaited
         ex.writing = False
         async with self._write_lock:
+            if self._is_closed():  # closed while this task waited for the lock
+                return
             for index, hop in enumerate(ex.hops):
                 is_final = index == len(ex.hops) - 1
                 self._write_hop(
@@ -378,6 +438,7 @@ class NetworkRecorder:
         )
         if ex.request_id == self.main_request_id and is_final:
             self.main_record, self.main_response, self.main_body = written, response, data
+            self.main_truncated = hop_truncated
 
 
 # ---------------------------------------------------------------------- helpers

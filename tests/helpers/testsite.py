@@ -148,6 +148,19 @@ SLOW_HTML = """<!doctype html><html><head><title>Slow</title></head><body>
 <p>Half loaded.</p><img src="/img/a.png" alt="a"><script src="/hang"></script></body></html>"""
 
 
+#: A page that keeps fetching until it is closed, and fetches again as it is unloaded.
+LATE_HTML = """<!doctype html><html><head><title>Late requests</title></head><body>
+<p>This page never stops asking.</p><a href="/page?n=1">page 1</a>
+<script>
+var i = 0;
+setInterval(function () { fetch('/api/data.json?tick=' + (i++)).catch(function () {}); }, 100);
+setTimeout(function () { fetch('/longpoll?late').catch(function () {}); }, 300);
+window.addEventListener('pagehide', function () {
+  fetch('/api/xhr.json?unload', {keepalive: true}).catch(function () {});
+});
+</script></body></html>"""
+
+
 def bench_page(n: int) -> str:
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Page {n}</title><link rel="stylesheet" href="/css/imported.css"></head><body>
@@ -297,6 +310,7 @@ def start_site() -> LocalSite:
 
     r["/hang"] = hang
     r["/slow.html"] = _static(site, "/slow.html", SLOW_HTML.encode(), HTML)
+    r["/late.html"] = _static(site, "/late.html", LATE_HTML.encode(), HTML)
 
     def huge(_q: Request) -> Response:
         chunk = b"<p>" + b"x" * 65530 + b"</p>"
