@@ -4,7 +4,6 @@ serve the library to an external browser on 127.0.0.1 behind a per-run token."""
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,16 +73,9 @@ def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
 def _screenshot(
     library: Any, url: str, at: str | None, args: argparse.Namespace, ctx: Context
 ) -> int:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from archiver_app.gui.app import prepare_environment
+    from archiver_app.gui.replay.standalone import render_to_file
 
-    prepare_environment()
-    from PySide6.QtWidgets import QApplication
-
-    from archiver_app.gui.replay.render import render
-
-    app = QApplication.instance() or QApplication(["archiver"])
-    result = render(
+    result: Any = render_to_file(
         library,
         url,
         args.screenshot,
@@ -96,7 +88,6 @@ def _screenshot(
     for entry in result.requests:
         detail = f"  ({entry.detail})" if entry.detail else ""
         print(f"{entry.outcome}\t{entry.url}{detail}", file=ctx.out)
-    del app
     if not result.ok:
         print(
             f"archiver: the page could not be replayed ({result.page_kind}); "
@@ -113,22 +104,9 @@ def _screenshot(
 
 
 def _window(library: Any, url: str, at: str | None) -> int:
-    from archiver_app.gui.app import prepare_environment
+    from archiver_app.gui.replay.standalone import run_window
 
-    prepare_environment()
-    from PySide6.QtWidgets import QApplication, QMainWindow
-
-    from archiver_app.gui.replay.widget import ReplayWidget
-
-    app = QApplication.instance() or QApplication(["archiver"])
-    assert isinstance(app, QApplication)
-    window = QMainWindow()
-    widget = ReplayWidget(library, url, at, window)
-    window.setCentralWidget(widget)
-    widget.titleChanged.connect(lambda t: window.setWindowTitle(f"{t} — Archiver replay"))
-    window.resize(1280, 900)
-    window.show()
-    return app.exec()
+    return run_window(library, url, at)
 
 
 def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:

@@ -70,3 +70,17 @@ def test_cli_parser_builds_without_qt() -> None:
         "assert 'PySide6' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_no_qt_import_statement_outside_gui_even_inside_functions() -> None:
+    """A lazy ``import PySide6`` in a function escapes the sys.modules check above."""
+    import re
+
+    pattern = re.compile(r"^\s*(from|import)\s+(PySide6|shiboken6)\b", re.MULTILINE)
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "archiver_app").rglob("*.py")
+        if "gui" not in path.relative_to(ROOT / "archiver_app").parts[:1]
+        and pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
