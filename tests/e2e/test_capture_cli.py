@@ -54,8 +54,9 @@ def test_a_killed_capture_leaves_a_valid_part_file_and_a_pending_row(
     tmp_path: Path, test_site: LocalSite
 ) -> None:
     lib = tmp_path / "lib"
+    main_url = test_site.url("/slow.html")
     proc = subprocess.Popen(
-        [str(ARCHIVER), "--library", str(lib), "capture", test_site.url("/slow.html")],
+        [str(ARCHIVER), "--library", str(lib), "capture", main_url],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
@@ -69,7 +70,11 @@ def test_a_killed_capture_leaves_a_valid_part_file_and_a_pending_row(
                     recs = read_warc(parts[0])
                 except Exception:  # the last record is being written right now
                     recs = []
-                if any(r.uri.endswith("/img/a.png") and r.type == "request" for r in recs):
+                # the main document's record may be written after a subresource's: wait
+                # for both, so the kill always finds records of each on disk
+                if any(r.uri.endswith("/img/a.png") and r.type == "request" for r in recs) and (
+                    any(r.uri == main_url and r.type == "response" for r in recs)
+                ):
                     part = parts[0]
                     break
             time.sleep(0.1)
@@ -80,7 +85,7 @@ def test_a_killed_capture_leaves_a_valid_part_file_and_a_pending_row(
     assert warcio_check(part).returncode == 0
     assert not part.with_name("capture.warc.gz").exists()
     kinds = [(r.type, r.uri) for r in read_warc(part)]
-    assert ("response", test_site.url("/slow.html")) in kinds
+    assert ("response", main_url) in kinds
     with sqlite3.connect(lib / "library.db") as db:
         assert db.execute("SELECT state FROM snapshots").fetchall() == [("pending",)]
         assert db.execute("SELECT count(*) FROM files").fetchone() == (0,)
