@@ -215,28 +215,25 @@ class CaptureWarcWriter:
     def write_resource(
         self, uri: str, content_type: str, data: bytes, *, concurrent_to: str | None = None
     ) -> WrittenRecord:
-        record = self._writer.create_warc_record(
-            uri,
-            "resource",
-            payload=io.BytesIO(data),
-            length=len(data),
-            warc_content_type=content_type,
-            warc_headers_dict=self._headers(WARC_Concurrent_To=concurrent_to),
-        )
-        return self._write(
-            record,
-            record_type="resource",
-            url=uri,
-            status=None,
-            mime=content_type.split(";", maxsplit=1)[0],
-        )
+        return self._write_block("resource", uri, content_type, data, concurrent_to)
 
     def write_metadata(
         self, uri: str, content_type: str, data: bytes, *, concurrent_to: str | None = None
     ) -> WrittenRecord:
+        return self._write_block("metadata", uri, content_type, data, concurrent_to)
+
+    def _write_block(
+        self,
+        record_type: str,
+        uri: str,
+        content_type: str,
+        data: bytes,
+        concurrent_to: str | None,
+    ) -> WrittenRecord:
+        """A ``resource`` or ``metadata`` record: a typed block with no HTTP message."""
         record = self._writer.create_warc_record(
             uri,
-            "metadata",
+            record_type,
             payload=io.BytesIO(data),
             length=len(data),
             warc_content_type=content_type,
@@ -244,7 +241,7 @@ class CaptureWarcWriter:
         )
         return self._write(
             record,
-            record_type="metadata",
+            record_type=record_type,
             url=uri,
             status=None,
             mime=content_type.split(";", maxsplit=1)[0],
