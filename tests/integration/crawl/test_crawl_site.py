@@ -59,8 +59,14 @@ def start_worker(root: Path, log: Path) -> subprocess.Popen[bytes]:
 
 
 def finished_attempts(root: Path) -> int:
+    """Attempts a worker saw through (done or failed); ``lost`` ones are not progress.
+
+    Counting the ``lost`` attempts a new worker records for its killed predecessor would
+    kill each new worker before it captured anything, over and over on the same pages, until
+    the section pages had spent every attempt and their articles were never discovered.
+    """
     with sqlite3.connect(f"file:{root / 'library.db'}?mode=ro", uri=True, timeout=30) as db:
-        row = db.execute("SELECT count(*) FROM page_attempts WHERE outcome IS NOT NULL")
+        row = db.execute("SELECT count(*) FROM page_attempts WHERE outcome IN ('done', 'failed')")
         return int(row.fetchone()[0])
 
 
@@ -150,6 +156,21 @@ def verify_crawl(root: Path, site: GeneratedSite, job: int) -> None:
         for url in by_state.get("failed", set())
         if outcomes[pages[url].id] == ["lost"] * pages[url].attempts
     }
+
+    def story(urls: set[str]) -> dict[str, object]:
+        # For a failure message: what became of each page (state, reason, every attempt).
+        told: dict[str, object] = {}
+        for u in sorted(urls):
+            p = pages.get(u)
+            if p is None:
+                told[u] = "never discovered"
+                continue
+            tries = [(a.outcome, a.error) for a in attempts if a.page_id == p.id]
+            told[u] = (str(p.state), p.depth, p.skip_reason or p.last_error, tries)
+        return told
+
+    not_done = site.expected_done - by_state.get("done", set()) - killed_off
+    assert not not_done, story(not_done)
     assert by_state.get("done", set()) | killed_off == site.expected_done
     assert by_state.get("failed", set()) - killed_off == site.expected_failed
     assert by_state.get("skipped", set()) == set(site.expected_skipped)
