@@ -24,6 +24,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialog,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
@@ -160,6 +161,7 @@ class DrivesPanel(QWidget):
             lambda: self._run("verify_destinations", "verifying copies")
         )
         self.offload_button.clicked.connect(self._offload)
+        self.export_button.clicked.connect(self.open_export)
 
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
@@ -228,6 +230,20 @@ class DrivesPanel(QWidget):
             .failure(lambda f: show_error(self, f, "adding the drive"))
             .run_in_background()
         )
+
+    def open_export(self) -> QDialog:
+        """The export dialog, writing by default to the selected drive when it is plugged in."""
+        from archiver_app.gui.export_dialog import ExportDialog
+
+        folder = None
+        index = self.table.currentIndex()
+        if index.isValid():
+            row = self.model.rows[index.row()]
+            if row.mounted and row.path:
+                folder = Path(row.path)
+        dialog = ExportDialog(self.library, self.runner, self, folder=folder)
+        dialog.open()
+        return dialog
 
     def _offload(self) -> None:
         days, ok = QInputDialog.getInt(

@@ -86,8 +86,8 @@ CAPABILITIES: dict[str, Capability] = {
     "export": Capability(
         "export",
         "archiver_app.export",
-        "export_collection",
-        "Exporting from the window is not wired yet; use `archiver export` on the command line.",
+        "export",
+        "Exporting is not available in this build (archiver_app.export is missing).",
     ),
     "move_library": Capability(
         "move_library",

@@ -15,6 +15,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIc
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
+    QDialog,
     QDockWidget,
     QHeaderView,
     QInputDialog,
@@ -263,6 +264,7 @@ class MainWindow(QMainWindow):
         self.filters_action = self._action("Show &Filters", self.toggle_filters, "Ctrl+Shift+F")
         self.filters_action.setCheckable(True)
         self.save_search_action = self._action("&Save Search…", self.save_search, K.Save)
+        self.export_action = self._action("&Export…", self.open_export, "Ctrl+E")
         self.open_action = self._action("&Open Replay", self.open_current, "Return")
         self.open_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.table.addAction(self.open_action)
@@ -283,6 +285,7 @@ class MainWindow(QMainWindow):
         file_menu = menu.addMenu("&File")
         for a in (self.capture_action, self.import_bookmarks_action, self.save_search_action):
             file_menu.addAction(a)
+        file_menu.addAction(self.export_action)
         file_menu.addSeparator()
         file_menu.addAction(self.close_tab_action)
         file_menu.addAction(self.settings_action)
@@ -638,6 +641,23 @@ class MainWindow(QMainWindow):
 
     def close_current_tab(self) -> None:
         self.close_tab(self.tabs.currentIndex())
+
+    def open_export(self) -> QDialog:
+        """Export what is on screen: the current search, else the current collection."""
+        from archiver_app.gui.export_dialog import ExportDialog
+
+        slug = None
+        coll = self.model.query.collection_id
+        if coll is not None:
+            slug = next(
+                (sl for cid, sl, _n in data.sidebar_data(self.library).collections if cid == coll),
+                None,
+            )
+        dialog = ExportDialog(
+            self.library, self.runner, self, collection=slug, search=self.model.query.search
+        )
+        dialog.open()
+        return dialog
 
     # ------------------------------------------------------------------ settings & state
 

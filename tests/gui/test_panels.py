@@ -116,6 +116,10 @@ def test_drives_panel_states_counts_and_plug_event(
     assert "free" not in panel.model.data(panel.model.index(0, 2), 0)
     assert panel.model.data(panel.model.index(0, 2), 0)  # a figure from the mounted folder
     assert panel.mirror_button.isEnabled() == (panel.mirror_button.toolTip() == "")
+    panel.table.selectRow(0)  # Export Collection… writes to the selected, plugged-in drive
+    dialog = panel.open_export()
+    assert dialog.dest.text().startswith(str(drive / "")) and dialog.isVisible()  # type: ignore[attr-defined]
+    dialog.reject()
     panel.timer.stop()
 
 

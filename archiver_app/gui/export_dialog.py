@@ -1,0 +1,253 @@
+"""Export a collection, a tag or a search result as a WACZ file or a plain WARC folder.
+
+The dialog picks *what* (a collection, a tag, the current search), *how* (WACZ, which
+ReplayWeb.page and pywb open, or a folder of WARCs with a CDXJ index) and *where* (a file or
+folder name, by default on the drive chosen in the drives panel). The export itself is
+``archiver_app.export.export`` on a worker thread: it writes under a temporary name and
+renames at the end, so a cancelled export or a drive pulled mid-copy never leaves something
+that looks complete. Progress, cancel and the outcome stay in the dialog.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from archiver_app.export import ExportResult, Selection, export
+from archiver_app.gui import library_data as data
+from archiver_app.gui.errors import show_error
+from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
+from archiver_app.gui.snapshot_model import human_size
+from archiver_app.library import Library
+from archiver_app.tasks import ProgressUpdate
+
+FORMATS = [
+    ("WACZ file (opens in ReplayWeb.page and pywb)", "wacz"),
+    ("Folder of WARC files with a CDXJ index", "folder"),
+]
+
+
+def suggested_name(what: str, fmt: str, today: date) -> str:
+    """``climate-2026-11-21.wacz`` (or no suffix for a folder): safe on every file system."""
+    words = re.sub(r"[^a-z0-9]+", "-", what.lower()).strip("-")[:60]
+    stem = f"{words or 'archive'}-{today.isoformat()}"
+    return f"{stem}.wacz" if fmt == "wacz" else stem
+
+
+class ExportDialog(QDialog):
+    """One export, from choice to outcome. ``finished_export`` holds the result on success."""
+
+    def __init__(
+        self,
+        library: Library,
+        runner: OpRunner,
+        parent: QWidget | None = None,
+        *,
+        collection: str | None = None,
+        search: str = "",
+        folder: Path | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("export_dialog")
+        self.setWindowTitle("Export")
+        self.setMinimumWidth(560)
+        self.library, self.runner = library, runner
+        self.op: BackgroundOp[ExportResult] | None = None
+        self.finished_export: ExportResult | None = None
+        self._folder = folder or Path.home()
+        side = data.sidebar_data(library)
+
+        form = QFormLayout()
+        self.what = QComboBox(self)
+        self.what.setObjectName("export_what")
+        for _id, slug, name in side.collections:
+            self.what.addItem(f"Collection: {name}", ("collection", slug))
+        for _id, tag in side.tags:
+            self.what.addItem(f"Tag: {tag}", ("tag", tag))
+        if search.strip():
+            self.what.addItem(f"Search: “{search.strip()}”", ("query", search.strip()))
+        self.what.addItem("Everything in the library", ("all", ""))
+        wanted = ("query", search.strip()) if search.strip() else ("collection", collection)
+        found = [i for i in range(self.what.count()) if self.what.itemData(i) == wanted]
+        self.what.setCurrentIndex(found[0] if found else 0)
+        form.addRow("Export", self.what)
+
+        self.format = QComboBox(self)
+        self.format.setObjectName("export_format")
+        for label, value in FORMATS:
+            self.format.addItem(label, value)
+        form.addRow("As", self.format)
+
+        self.dest = QLineEdit(self)
+        self.dest.setObjectName("export_dest")
+        browse = QPushButton("Choose…", self)
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.dest, 1)
+        row.addWidget(browse)
+        form.addRow("To", row)
+        self._suggested = ""
+        self._suggest()
+        self.what.currentIndexChanged.connect(self._suggest)
+        self.format.currentIndexChanged.connect(self._suggest)
+
+        self.progress = QProgressBar(self)
+        self.progress.setObjectName("export_progress")
+        self.progress.setRange(0, 0)
+        self.progress.hide()
+        self.status = QLabel(self)
+        self.status.setObjectName("export_status")
+        self.status.setWordWrap(True)
+        self.status.setText(
+            "Written under a temporary name and renamed when complete, so an interrupted "
+            "export never looks finished."
+        )
+
+        self.buttons = QDialogButtonBox(self)
+        self.export_button = self.buttons.addButton(
+            "Export", QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        self.export_button.setObjectName("export_button")
+        self.export_button.setDefault(True)
+        self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.export_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self._cancel)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        layout.addWidget(self.buttons)
+
+    # ------------------------------------------------------------------ choices
+
+    def selection(self) -> Selection:
+        kind, value = self.what.currentData()
+        if kind == "collection":
+            return Selection(collection=value)
+        if kind == "tag":
+            return Selection(tag=value)
+        if kind == "query":
+            return Selection(query=value)
+        return Selection()
+
+    def fmt(self) -> str:
+        return str(self.format.currentData())
+
+    def _label(self) -> str:
+        kind, value = self.what.currentData()
+        return "library" if kind == "all" else str(value)
+
+    def _suggest(self) -> None:
+        """Follow the choices with the suggested name, unless the user typed their own."""
+        current = self.dest.text().strip()
+        if current and current != self._suggested:
+            return
+        name = suggested_name(self._label(), self.fmt(), date.today())
+        self._suggested = str(self._folder / name)
+        self.dest.setText(self._suggested)
+
+    def _browse(self) -> None:
+        start = self.dest.text().strip() or str(self._folder)
+        if self.fmt() == "wacz":
+            path, _ = QFileDialog.getSaveFileName(self, "Export as", start, "WACZ (*.wacz)")
+        else:
+            path = QFileDialog.getExistingDirectory(self, "Export into a new folder", start)
+            if path:
+                path = str(Path(path) / suggested_name(self._label(), "folder", date.today()))
+        if path:
+            self.dest.setText(path)
+
+    # ------------------------------------------------------------------ running
+
+    def start(self) -> BackgroundOp[ExportResult] | None:
+        text = self.dest.text().strip()
+        if not text:
+            self.status.setText("Choose where to write the export.")
+            return None
+        dest = Path(text).expanduser()
+        if self.fmt() == "wacz" and dest.suffix.lower() != ".wacz":
+            dest = dest.with_name(dest.name + ".wacz")
+        library, selection, fmt = self.library, self.selection(), self.fmt()
+        for w in (self.what, self.format, self.dest, self.export_button):
+            w.setEnabled(False)
+        self.progress.setRange(0, 0)
+        self.progress.show()
+        self.status.setText(f"Exporting to {dest}…")
+        self.op = (
+            BackgroundOp(
+                self.runner,
+                lambda p, c: export(library, selection, dest, fmt=fmt, progress=p, cancel=c),
+                label=f"export to {dest.name}",
+            )
+            .with_progress(self._progressed)
+            .success(self._done)
+            .failure(self._failed)
+            .run_in_background()
+        )
+        return self.op
+
+    def _progressed(self, update: ProgressUpdate) -> None:
+        if update.total:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(1000 * min(update.done, update.total) / update.total))
+        if update.message:
+            self.status.setText(update.message)
+
+    def _done(self, result: ExportResult) -> None:
+        self.op = None
+        self.finished_export = result
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1)
+        lines = [
+            f"Exported {result.pages} page(s), {result.records} record(s), "
+            f"{human_size(result.bytes)} to {result.path}."
+        ]
+        if result.originals_added:
+            lines.append(
+                f"{result.originals_added} original record(s) of deduplicated captures were "
+                "included so the export stands alone."
+            )
+        lines += [f"Warning: {p}" for p in result.problems]
+        self.status.setText("\n".join(lines))
+        self.cancel_button.setText("Close")
+
+    def _failed(self, failure: OpFailure) -> None:
+        self.op = None
+        self.progress.hide()
+        for w in (self.what, self.format, self.dest, self.export_button):
+            w.setEnabled(True)
+        if failure.cancelled:
+            self.status.setText("Export cancelled; nothing was left at the destination.")
+            return
+        self.status.setText("The export failed; nothing was left at the destination.")
+        show_error(self, failure, "exporting")
+
+    def _cancel(self) -> None:
+        if self.op is not None:
+            self.status.setText("Cancelling…")
+            self.op.cancel()
+            return
+        self.reject()
+
+    def reject(self) -> None:
+        if self.op is not None:  # Esc or the window's close button while exporting
+            self.op.cancel()
+            return
+        super().reject()

@@ -1,0 +1,86 @@
+"""The export dialog: what, how and where, a real export on a worker thread, cancel."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from datetime import date
+from pathlib import Path
+
+from pytestqt.qtbot import QtBot
+
+from archiver_app.gui.export_dialog import ExportDialog, suggested_name
+from archiver_app.gui.ops import OpRunner
+from archiver_app.importers.warcs import import_warc_file
+from archiver_app.library import Library
+from archiver_app.warc.scan import scan_records
+from tests.helpers.warcs import site, write_warc
+
+
+def _library_with_two_collections(library: Library, tmp_path: Path) -> None:
+    import_warc_file(library, write_warc(tmp_path / "a.warc.gz", site(3)), collection="alpha")
+    import_warc_file(library, write_warc(tmp_path / "b.warc.gz", site(1)), collection="beta")
+
+
+def test_exports_the_chosen_collection_as_a_wacz_with_progress(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    _library_with_two_collections(library, tmp_path)
+    drive = tmp_path / "drive"
+    drive.mkdir()
+    dialog = ExportDialog(library, op_runner, collection="alpha", folder=drive)
+    qtbot.addWidget(dialog)
+    assert dialog.selection().collection == "alpha"
+    today = date.today().isoformat()
+    assert dialog.dest.text() == str(drive / f"alpha-{today}.wacz")  # on the chosen drive
+    op = dialog.start()
+    assert op is not None and not dialog.export_button.isEnabled()
+    qtbot.waitUntil(lambda: dialog.finished_export is not None, timeout=20000)
+    result = dialog.finished_export
+    assert result is not None and result.path == drive / f"alpha-{today}.wacz"
+    with zipfile.ZipFile(result.path) as z:
+        names = set(z.namelist())
+        pages = [json.loads(ln) for ln in z.read("pages/pages.jsonl").splitlines()[1:]]
+    assert "datapackage.json" in names
+    assert len(pages) == 3 == result.pages  # alpha's three pages, none of beta's
+    assert "3 page(s)" in dialog.status.text()
+    assert dialog.cancel_button.text() == "Close"
+    assert [p.name for p in drive.iterdir()] == [result.path.name]  # no temporary left
+
+
+def test_folder_format_search_selection_and_a_typed_name_is_kept(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    _library_with_two_collections(library, tmp_path)
+    dialog = ExportDialog(library, op_runner, search="page0", folder=tmp_path)
+    qtbot.addWidget(dialog)
+    assert dialog.selection().query == "page0"
+    mine = tmp_path / "mine"
+    dialog.dest.setText(str(mine))
+    dialog.format.setCurrentIndex(dialog.format.findData("folder"))
+    assert dialog.dest.text() == str(mine)  # a name the user typed is never replaced
+    dialog.start()
+    qtbot.waitUntil(lambda: dialog.finished_export is not None, timeout=20000)
+    assert (mine / "indexes" / "index.cdxj").is_file() or any(mine.rglob("*.cdxj"))
+    warcs = sorted(mine.rglob("*.warc.gz"))
+    assert warcs and sum(1 for _ in scan_records(warcs[0])) > 0
+    assert suggested_name("Climate / Rivers!", "folder", date(2026, 1, 2)) == (
+        "climate-rivers-2026-01-02"
+    )
+
+
+def test_cancel_leaves_nothing_at_the_destination(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    import_warc_file(library, write_warc(tmp_path / "a.warc.gz", site(40)), collection="alpha")
+    drive = tmp_path / "drive"
+    drive.mkdir()
+    dialog = ExportDialog(library, op_runner, collection="alpha", folder=drive)
+    qtbot.addWidget(dialog)
+    op = dialog.start()
+    assert op is not None
+    op.cancel()  # before the worker thread gets far: the export checks its token per record
+    qtbot.waitUntil(lambda: dialog.op is None, timeout=20000)
+    assert "cancelled" in dialog.status.text()
+    assert list(drive.iterdir()) == []
+    assert dialog.export_button.isEnabled()  # the user can change something and try again
