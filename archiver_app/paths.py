@@ -1,4 +1,5 @@
-"""Where things live on disk. Pure functions: nothing is created at import or call time."""
+"""Where things live on disk. Pure functions (nothing is created at import or call time),
+except :func:`remember_library_root`, which writes the remembered library place."""
 
 from __future__ import annotations
 
@@ -27,8 +28,32 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir(APP_NAME, APP_AUTHOR))
 
 
+def location_file() -> Path:
+    """Where the library's place is remembered after it was moved or chosen elsewhere."""
+    return config_dir() / "library-location"
+
+
+def remembered_library_root() -> Path | None:
+    """The library place remembered by :func:`remember_library_root`, if any."""
+    try:
+        text = location_file().read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return Path(text) if text else None
+
+
+def remember_library_root(root: Path) -> None:
+    """Make ``root`` the library every front end opens by default (atomic write)."""
+    target = location_file()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(str(root.expanduser().absolute()) + "\n", encoding="utf-8")
+    os.replace(tmp, target)
+
+
 def resolve_library_root(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The library root chosen by the command line, the environment, or the default.
+    """The library root chosen by the command line, the environment, the remembered place
+    (a moved library), or the default.
 
     Args:
         explicit: the ``--library`` argument, if any; it wins over the environment.
@@ -38,5 +63,5 @@ def resolve_library_root(explicit: str | os.PathLike[str] | None = None) -> Path
     elif os.environ.get(LIBRARY_ENV):
         chosen = Path(os.environ[LIBRARY_ENV])
     else:
-        chosen = default_library_root()
+        chosen = remembered_library_root() or default_library_root()
     return chosen.expanduser().absolute()

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
+# No test reads or writes the real user's settings (the remembered library place, QSettings):
+# a throw-away config folder for this run, inherited by every subprocess.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="archiver-test-config-")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
 os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu --no-sandbox")

@@ -1,4 +1,4 @@
-"""``archiver init``, ``archiver info`` and ``archiver doctor``."""
+"""``archiver init``, ``archiver info``, ``archiver doctor`` and ``archiver move-library``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
     p = sub.add_parser("doctor", help="check the library, the browser, Qt and disk space")
     p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser(
+        "move-library",
+        help="move the library folder elsewhere (verified copy across disks) and open it there",
+    )
+    p.add_argument("dest", help="the new library folder (must not exist, or be empty)")
+    p.set_defaults(func=cmd_move_library)
 
 
 def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
@@ -66,3 +73,25 @@ def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
         file=ctx.out,
     )
     return 0 if not problems else 1
+
+
+def cmd_move_library(args: argparse.Namespace, ctx: Context) -> int:
+    from pathlib import Path
+
+    from archiver_app.library_move import move_library
+    from archiver_app.tasks import ProgressUpdate
+
+    last = [0.0]
+
+    def progress(update: ProgressUpdate) -> None:
+        fraction = update.fraction or 0.0
+        if fraction - last[0] >= 0.1 or fraction >= 1.0:
+            last[0] = fraction
+            print(f"{fraction:4.0%} {update.message}", file=ctx.out, flush=True)
+
+    result = move_library(ctx.library_root, Path(args.dest), progress=progress)
+    how = "renamed" if result.renamed else f"{result.files} files copied and verified"
+    print(f"moved the library to {result.root} ({how})", file=ctx.out)
+    for rel in result.left_behind:
+        print(f"could not remove the old {rel}; remove it by hand", file=ctx.out)
+    return 0

@@ -85,9 +85,29 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
         library.close()
         print("self-test ok" if ok else "self-test failed: main window did not show")
         return 0 if ok else 1
-    window.closed.connect(app.quit)
-    try:
-        return app.exec()
-    finally:
-        runner.shutdown(wait=False)
-        library.close()
+    while True:
+        window.closed.connect(app.quit)
+        try:
+            code = app.exec()
+        finally:
+            move_to = window.pending_move
+            runner.shutdown(wait=move_to is not None)  # a move needs every worker stopped
+            library.close()
+        if move_to is None:
+            return code
+        # The window closed to move the library: move it, then reopen wherever it is now.
+        window.deleteLater()
+        from archiver_app.gui.move_dialog import MoveDialog
+
+        runner = OpRunner(app)
+        library_root = MoveDialog(library_root, move_to, runner, settings).run()
+        runner.shutdown(wait=True)
+        try:
+            library = Library.open(library_root, database_url=database_url)
+        except ArchiverError as exc:
+            message, details = describe(exc)
+            error_box(None, "Archiver cannot open the library", message, details).exec()
+            return exc.exit_code
+        runner = OpRunner(app)
+        window = MainWindow(library, runner=runner, settings=settings, icon=app_icon())
+        window.show()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.paths import default_library_root, remember_library_root
 
 DONE_KEY = "first_run/done"
 LIBRARY_KEY = "library/root"
@@ -108,6 +109,8 @@ class FirstRunDialog(QDialog):
         self.library_root = Path(text).expanduser().absolute() if text else self.library_root
         self.settings.setValue(LIBRARY_KEY, str(self.library_root))
         self.settings.setValue(DONE_KEY, True)
+        if self.library_root != default_library_root():
+            remember_library_root(self.library_root)  # the command line opens it too
         self.settings.sync()
         super().accept()
 

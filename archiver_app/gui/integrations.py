@@ -93,7 +93,7 @@ CAPABILITIES: dict[str, Capability] = {
         "move_library",
         "archiver_app.library_move",
         "move_library",
-        "Moving a library is not available in this build yet.",
+        "Moving a library is not available in this build.",
     ),
 }
 

@@ -8,6 +8,7 @@ library and a throw-away ``QSettings`` file.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
@@ -103,6 +104,7 @@ class MainWindow(QMainWindow):
         self.runner = runner or OpRunner(self)
         self.settings = settings or QSettings()
         self._quitting = False
+        self.pending_move: Path | None = None  # set when closing to move the library
         self.last_capture_result: Any = None
         self.last_import_report: Any = None
         self.setObjectName("main_window")
@@ -664,6 +666,7 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self.library, self.runner, self.settings, self)
         dialog.accepted.connect(self.status.refresh)
+        dialog.move_requested.connect(self.request_move)
         dialog.open()
         return dialog
 
@@ -729,6 +732,14 @@ class MainWindow(QMainWindow):
             + "\n\nQuit anyway? Unfinished captures resume next time.",
         )
         return answer == QMessageBox.StandardButton.Yes
+
+    def request_move(self, dest: Path) -> None:
+        """Close the window so the app can move the library to ``dest`` and reopen it."""
+        if not self.confirm_quit():
+            return
+        self.pending_move = dest
+        self._quitting = True
+        self.close()
 
     def request_quit(self) -> None:
         if not self.confirm_quit():

@@ -7,7 +7,9 @@ goes to its ``settings`` table so every front end and the worker see it; what be
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSettings, Qt
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
@@ -19,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QSpinBox,
     QVBoxLayout,
@@ -49,6 +52,11 @@ def apply_appearance(choice: str) -> None:
 
 
 class SettingsDialog(QDialog):
+    #: The user chose to move the library to this folder (and confirmed); the main window
+    #: closes, the app moves it (:class:`~archiver_app.gui.move_dialog.MoveDialog`) and
+    #: reopens it from there.
+    move_requested = Signal(object)  # Path
+
     def __init__(
         self,
         library: Library,
@@ -69,7 +77,10 @@ class SettingsDialog(QDialog):
         self.move_button = QPushButton("Move Library…", lib_box)
         ok, reason = capability("move_library")
         self.move_button.setEnabled(ok)
-        self.move_button.setToolTip(reason)
+        self.move_button.setToolTip(
+            reason or "Move the whole library to another folder or disk, verified, then reopen it"
+        )
+        self.move_button.clicked.connect(self.choose_move)
         row = QHBoxLayout()
         row.addWidget(where, 1)
         row.addWidget(self.move_button)
@@ -134,6 +145,29 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+
+    def choose_move(self) -> Path | None:
+        """Ask where to, confirm, and raise :attr:`move_requested`; the chosen folder or None."""
+        parent = QFileDialog.getExistingDirectory(
+            self, "Move the library into…", str(self.library.root.parent)
+        )
+        if not parent:
+            return None
+        dest = Path(parent) / self.library.root.name
+        answer = QMessageBox.question(
+            self,
+            "Move the library?",
+            f"Move the library from\n  {self.library.root}\nto\n  {dest}?\n\n"
+            "Captures, crawls and copies to drives stop while it moves, and the window "
+            "reopens from the new place. On another disk every file is copied and verified "
+            "before the old ones are removed, which can take a while for a large library; "
+            "if anything goes wrong the library stays where it is.",
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return None
+        self.move_requested.emit(dest)
+        self.reject()  # nothing else in the dialog is saved by a move
+        return dest
 
     def _choose_browser(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Chromium, Chrome or Edge")

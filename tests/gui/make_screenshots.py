@@ -269,6 +269,16 @@ def main() -> None:
     settle(80)
     window.grab().save(str(out / "drives-panel.png"))
 
+    window.drives.table.selectRow(0)
+    export = window.drives.open_export()
+    settle(20)
+    export.grab().save(str(out / "export-dialog.png"))
+    export.reject()
+    settings = window.open_settings()
+    settle(20)
+    settings.grab().save(str(out / "settings.png"))
+    settings.reject()
+
     window.search.setText("flood")
     window.search.returnPressed.emit()
     window.jobs_dock.hide()

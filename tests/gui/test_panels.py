@@ -6,6 +6,7 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
@@ -18,6 +19,7 @@ from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.settings_dialog import APPEARANCE_KEY, BROWSER_KEY, SettingsDialog
 from archiver_app.library import Library
+from archiver_app.paths import resolve_library_root
 from archiver_app.store.models import Copy, Destination, File, Job, JobLog
 from tests.helpers.snapshots import add_snapshot
 
@@ -132,7 +134,7 @@ def test_settings_dialog_writes_library_and_computer_settings(
     dialog = SettingsDialog(library, op_runner, gui_settings)
     qtbot.addWidget(dialog)
     assert dialog.copies.value() == 2 and dialog.scrub_days.value() == 30
-    assert not dialog.move_button.isEnabled() and dialog.move_button.toolTip()
+    assert dialog.move_button.isEnabled() and "verified" in dialog.move_button.toolTip()
     dialog.copies.setValue(3)
     dialog.scrub_days.setValue(14)
     dialog.browser_path.setText("/usr/bin/chromium")
@@ -153,8 +155,14 @@ def test_settings_dialog_writes_library_and_computer_settings(
 
 
 def test_first_run_chooses_library_and_is_shown_once(
-    qtbot: QtBot, op_runner: OpRunner, gui_settings: QSettings, tmp_path: Path
+    qtbot: QtBot,
+    op_runner: OpRunner,
+    gui_settings: QSettings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("ARCHIVER_LIBRARY", raising=False)
     assert needs_first_run(gui_settings)
     dialog = FirstRunDialog(tmp_path / "default", op_runner, gui_settings)
     qtbot.addWidget(dialog)
@@ -163,6 +171,7 @@ def test_first_run_chooses_library_and_is_shown_once(
     dialog.accept()
     assert dialog.library_root == tmp_path / "mine"
     assert gui_settings.value(LIBRARY_KEY) == str(tmp_path / "mine")
+    assert resolve_library_root() == tmp_path / "mine"  # the command line opens it too
     assert not needs_first_run(gui_settings)
 
 
