@@ -45,6 +45,7 @@ from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
 
 REFRESH_MS = 3000
+SCAN_EVERY = 5  # refreshes between scans of the OS mount points (15 s)
 DRIVE_HEADERS = ["Drive", "State", "Free", "Present", "Missing", "Corrupted", "Last verified"]
 
 
@@ -118,6 +119,12 @@ class DrivesPanel(QWidget):
         self.model = DrivesModel(self)
         self._mounted: dict[int, bool] = {}
         self._busy = False
+        self._refreshes = 0
+        self._mirror_op: BackgroundOp[Any] | None = None
+        #: Start a mirror when a known drive is plugged in (the retention policy decides
+        #: what it receives).
+        self.auto_mirror = True
+        self.scan_roots: list[Path] | None = None  # None: the OS's mount points
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -156,7 +163,7 @@ class DrivesPanel(QWidget):
         buttons.addStretch(1)
         layout.addLayout(buttons)
         self.add_button.clicked.connect(self.add_drive)
-        self.mirror_button.clicked.connect(lambda: self._run("run_mirror", "mirroring"))
+        self.mirror_button.clicked.connect(lambda: self.mirror_now())  # noqa: PLW0108 (not clicked(bool))
         self.verify_button.clicked.connect(
             lambda: self._run("verify_destinations", "verifying copies")
         )
@@ -174,9 +181,21 @@ class DrivesPanel(QWidget):
             return
         self._busy = True
         library = self.library
-        BackgroundOp(
-            self.runner, lambda _p, _c: data.drive_rows(library), label="drives", blocks_quit=False
-        ).success(self._refreshed).failure(self._failed).run_in_background()
+        # Every SCAN_EVERY refreshes (and the first), look for known drives at the OS mount
+        # points too, so a drive mounted somewhere new is recognised by its marker.
+        scan = self._refreshes % SCAN_EVERY == 0 and resolve("mirror") is not None
+        self._refreshes += 1
+
+        def work(_p: object, _c: object) -> list[data.DriveRow]:
+            if scan:
+                from archiver_app.mirror import find_mounted
+
+                find_mounted(library, scan_roots=self.scan_roots)
+            return data.drive_rows(library)
+
+        BackgroundOp(self.runner, work, label="drives", blocks_quit=False).success(
+            self._refreshed
+        ).failure(self._failed).run_in_background()
 
     def _failed(self, failure: Any) -> None:
         self._busy = False
@@ -190,6 +209,8 @@ class DrivesPanel(QWidget):
             was = self._mounted.get(r.id)
             if was is False and r.mounted:
                 self.drive_plugged.emit(r.label)
+                if self.auto_mirror and r.enabled:
+                    self.mirror_now(f"mirroring to {r.label}")
             self._mounted[r.id] = r.mounted
         if not rows:
             self.summary.setText(
@@ -199,6 +220,22 @@ class DrivesPanel(QWidget):
         else:
             plugged = sum(1 for r in rows if r.mounted)
             self.summary.setText(f"{len(rows)} drives, {plugged} plugged in.")
+
+    def mirror_now(self, doing: str = "mirroring") -> BackgroundOp[Any] | None:
+        """Start a mirror run unless one is running already (one at a time)."""
+        if self._mirror_op is not None or not self.mirror_button.isEnabled():
+            return None
+        op = self._run("run_mirror", doing)
+        if op is not None:
+            self._mirror_op = op
+            self.runner.changed.connect(self._forget_finished_mirror)
+        return op
+
+    def _forget_finished_mirror(self) -> None:
+        op = self._mirror_op
+        if op is not None and not any(i.cancel is op.cancel_token for i in self.runner.running()):
+            self._mirror_op = None
+            self.runner.changed.disconnect(self._forget_finished_mirror)
 
     def current_drive_id(self) -> int | None:
         index = self.table.currentIndex()

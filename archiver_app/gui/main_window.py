@@ -200,7 +200,12 @@ class MainWindow(QMainWindow):
         self.detail.open_capture.connect(self.open_replay_id)
         self.jobs.job_finished.connect(self._job_finished)
         self.drives.drive_plugged.connect(
-            lambda label: self.tray.notify("Drive plugged in", f"{label} is ready for copies.")
+            lambda label: self.tray.notify(
+                "Drive plugged in",
+                f"{label}: copying what the retention policy asks for now."
+                if self.drives.auto_mirror
+                else f"{label} is ready for copies.",
+            )
         )
         self.drives.message.connect(lambda m: self.statusBar().showMessage(m, 5000))
         self.tray.show_requested.connect(self.show_and_raise)

@@ -110,6 +110,7 @@ def test_drives_panel_states_counts_and_plug_event(
     assert (rows["Blue"].present, rows["Blue"].corrupted, rows["Blue"].missing) == (1, 1, 0)
     assert rows["Red"].missing == 2
     assert panel.model.data(panel.model.index(1, 1), 0) == "not plugged in"
+    panel.auto_mirror = False  # (the next test plugs a real destination and mirrors)
     (drive / data.DESTINATION_MARKER).write_text(json.dumps({"uuid": "u-blue"}))
     with qtbot.waitSignal(panel.drive_plugged, timeout=5000) as plugged:
         panel.refresh()
@@ -122,6 +123,42 @@ def test_drives_panel_states_counts_and_plug_event(
     dialog = panel.open_export()
     assert dialog.dest.text().startswith(str(drive / "")) and dialog.isVisible()  # type: ignore[attr-defined]
     dialog.reject()
+    panel.timer.stop()
+
+
+def test_a_known_drive_plugged_in_somewhere_new_is_found_and_mirrored_to(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    from archiver_app.mirror import add_destination
+
+    for i in range(3):
+        add_snapshot(library, f"https://a.example/{i}", title=f"A{i}")
+    with library.session() as s:
+        n_files = s.query(File).count()
+    mounts = tmp_path / "media"
+    (mounts / "usb").mkdir(parents=True)
+    add_destination(library, mounts / "usb", "Blue")
+    (mounts / "usb").rename(tmp_path / "unplugged")  # the drive goes away
+    panel = DrivesPanel(library, op_runner)
+    qtbot.addWidget(panel)
+    panel.scan_roots = [mounts]
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 1)
+    assert not panel.model.rows[0].mounted and panel.model.rows[0].present == 0
+    (tmp_path / "unplugged").rename(mounts / "usb2")  # back, at another mount point
+    panel._refreshes = 0  # the next refresh scans the mount points
+    with qtbot.waitSignal(panel.drive_plugged, timeout=5000) as plugged:
+        panel.refresh()
+    assert plugged.args == ["Blue"]
+    assert panel.model.rows[0].path == str(mounts / "usb2")
+    assert panel._mirror_op is not None  # a mirror started by itself
+
+    def mirrored() -> bool:
+        panel.refresh()
+        return bool(panel.model.rows) and panel.model.rows[0].present == n_files
+
+    qtbot.waitUntil(mirrored, timeout=30000)
+    qtbot.waitUntil(lambda: panel._mirror_op is None, timeout=10000)
+    assert panel.model.rows[0].missing == 0
     panel.timer.stop()
 
 
