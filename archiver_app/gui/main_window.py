@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QDialog,
     QDockWidget,
+    QFileDialog,
     QHeaderView,
     QInputDialog,
     QLineEdit,
@@ -37,6 +38,7 @@ from archiver_app.gui.detail_pane import DetailPane
 from archiver_app.gui.drives_panel import DrivesPanel
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.html_delegate import HtmlDelegate
+from archiver_app.gui.idle_migrator import IdleMigrator
 from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.jobs_panel import JobsPanel
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
@@ -211,6 +213,9 @@ class MainWindow(QMainWindow):
         self.tray.show_requested.connect(self.show_and_raise)
         self.tray.capture_requested.connect(self._capture_from_tray)
         self.tray.quit_requested.connect(self.request_quit)
+        self.migrator = IdleMigrator(library, self.runner, self)
+        self.migrator.finished.connect(self.refresh_all)  # imported or moved snapshots show
+        QTimer.singleShot(0, self.migrator.start)
 
         self.reload_sidebar()
         self.restore_state()
@@ -272,6 +277,9 @@ class MainWindow(QMainWindow):
         self.filters_action.setCheckable(True)
         self.save_search_action = self._action("&Save Search…", self.save_search, K.Save)
         self.export_action = self._action("&Export…", self.open_export, "Ctrl+E")
+        self.archivebox_action = self._action(
+            "Import &ArchiveBox Folder…", self.choose_archivebox_folder
+        )
         self.open_action = self._action("&Open Replay", self.open_current, "Return")
         self.open_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.table.addAction(self.open_action)
@@ -292,6 +300,7 @@ class MainWindow(QMainWindow):
         file_menu = menu.addMenu("&File")
         for a in (self.capture_action, self.import_bookmarks_action, self.save_search_action):
             file_menu.addAction(a)
+        file_menu.addAction(self.archivebox_action)
         file_menu.addAction(self.export_action)
         file_menu.addSeparator()
         file_menu.addAction(self.close_tab_action)
@@ -591,6 +600,33 @@ class MainWindow(QMainWindow):
             .run_in_background()
         )
 
+    def choose_archivebox_folder(self) -> BackgroundOp[Any] | None:
+        folder = QFileDialog.getExistingDirectory(
+            self, "Choose the ArchiveBox data folder (the one holding archive/)"
+        )
+        return self.import_archivebox(Path(folder)) if folder else None
+
+    def import_archivebox(self, folder: Path) -> BackgroundOp[Any]:
+        """Register an ArchiveBox data folder (O(1)); the idle migrator imports it."""
+        from archiver_app.layout.archivebox import register_archivebox
+
+        library = self.library
+
+        def registered(_source: object) -> None:
+            self.statusBar().showMessage(
+                f"ArchiveBox folder {folder} added: its snapshots are imported in the "
+                "background (Upgrading folders in the status bar).",
+                15000,
+            )
+            self.migrator.poke()
+
+        return (
+            BackgroundOp(self.runner, lambda _p, _c: register_archivebox(library, folder), label="")
+            .success(registered)
+            .failure(lambda f: show_error(self, f, "adding the ArchiveBox folder"))
+            .run_in_background()
+        )
+
     def _import_done(self, report: Any) -> None:
         self.refresh_all()
         failed = report.failed
@@ -765,6 +801,7 @@ class MainWindow(QMainWindow):
         for t in (self.jobs.timer, self.drives.timer, self.status.timer):
             t.stop()
         self.tray.hide()
+        self.migrator.stop()
         self.model.shutdown()
         self.runner.cancel_all()
         event.accept()

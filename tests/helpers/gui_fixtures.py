@@ -39,3 +39,4 @@ def main_window(qtbot: object, library: object, op_runner: object, gui_settings:
     yield window
     for timer in (window.jobs.timer, window.drives.timer, window.status.timer):
         timer.stop()
+    window.migrator.stop()

@@ -1,0 +1,142 @@
+"""The background migrator, run by the app while it is idle.
+
+Old folder layouts and registered ArchiveBox folders are migrated by one pass of
+``archiver_app.layout.migrator.run_migrator`` on a worker thread at a time. "Idle" means no
+operation the user started (a capture, a crawl, a mirror, an export, an import) has run for
+:attr:`IdleMigrator.idle_ms`; when one starts, the migrator is asked to stop at its next
+batch boundary (its cursor is saved) and comes back once the app is idle again. The status
+bar shows its progress from the database ("Upgrading folders: N%").
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
+from archiver_app.library import Library
+from archiver_app.tasks import ProgressUpdate
+
+log = logging.getLogger(__name__)
+LABEL = "upgrading folders"
+
+
+def pending_work(library: Library) -> int:
+    """Snapshots at an old layout plus registered import sources (0: nothing to do)."""
+    from archiver_app.layout.migrator import pending_count, pending_sources
+
+    return pending_count(library) + len(pending_sources(library))
+
+
+class IdleMigrator(QObject):
+    """Starts and stops the migrator around the user's own work."""
+
+    progressed = Signal(object)  # ProgressUpdate
+    finished = Signal()  # a run ended (done, or stopped for the user's work)
+
+    def __init__(
+        self,
+        library: Library,
+        runner: OpRunner,
+        parent: QObject | None = None,
+        *,
+        idle_ms: int = 10_000,
+        recheck_ms: int = 60_000,
+    ) -> None:
+        super().__init__(parent)
+        self.library, self.runner = library, runner
+        self.idle_ms = idle_ms
+        self.op: BackgroundOp[Any] | None = None
+        self.last_report: object = None  # the last run's MigrationReport
+        self._checking = False
+        self._idle = QTimer(self)
+        self._idle.setSingleShot(True)
+        self._idle.timeout.connect(self._maybe_start)
+        self._recheck = QTimer(self)  # new work appears (an import, a registered folder)
+        self._recheck.setInterval(recheck_ms)
+        self._recheck.timeout.connect(self.poke)
+        runner.changed.connect(self._runner_changed)
+
+    def start(self) -> None:
+        """Begin watching: the first run starts once the app has been idle for a while."""
+        self._recheck.start()
+        self.poke()
+
+    def stop(self) -> None:
+        self._idle.stop()
+        self._recheck.stop()
+        if self.op is not None:
+            self.op.cancel()
+
+    def poke(self) -> None:
+        """Something may need migrating: start after the idle delay (if not running)."""
+        if self.op is None and not self._user_busy() and not self._idle.isActive():
+            self._idle.start(self.idle_ms)
+
+    @property
+    def running(self) -> bool:
+        return self.op is not None
+
+    def _user_busy(self) -> bool:
+        mine = self.op.cancel_token if self.op is not None else None
+        return any(op.blocks_quit and op.cancel is not mine for op in self.runner.running())
+
+    def _runner_changed(self) -> None:
+        if self._user_busy():
+            self._idle.stop()
+            if self.op is not None:
+                self.op.cancel()  # stops at the next batch boundary; the cursor is saved
+        elif self.op is None and not self._idle.isActive():
+            self._idle.start(self.idle_ms)  # idle since now (other changes don't restart it)
+
+    def _maybe_start(self) -> None:
+        if self.op is not None or self._checking or self._user_busy():
+            return
+        self._checking = True
+        library = self.library
+        BackgroundOp(
+            self.runner, lambda _p, _c: pending_work(library), label="", blocks_quit=False
+        ).success(self._checked).failure(self._check_failed).run_in_background()
+
+    def _check_failed(self, failure: OpFailure) -> None:
+        self._checking = False
+        log.warning("could not count the folders to migrate: %s", failure.exception)
+
+    def _checked(self, pending: int) -> None:
+        self._checking = False
+        if not pending or self.op is not None or self._user_busy():
+            return
+        from archiver_app.layout.migrator import run_migrator
+
+        library = self.library
+        self.op = (
+            BackgroundOp(
+                self.runner,
+                # One pass over what is pending; new work is noticed by the recheck timer.
+                lambda p, c: run_migrator(library, progress=p, cancel=c),
+                label=LABEL,
+                blocks_quit=False,  # interrupting it is always safe: it resumes from its cursor
+            )
+            .with_progress(self.progressed.emit)
+            .success(self._ended)
+            .failure(self._failed)
+            .run_in_background()
+        )
+
+    def _ended(self, report: object) -> None:
+        self.op = None
+        self.last_report = report
+        self.finished.emit()
+
+    def _failed(self, failure: OpFailure) -> None:
+        self.op = None
+        self.finished.emit()
+        if not failure.cancelled:
+            log.error("background migration stopped: %s", failure.traceback_text)
+
+
+def progress_text(update: ProgressUpdate) -> str:
+    total = f" of {update.total:,}" if update.total else ""
+    return f"Upgrading folders: {update.done:,}{total}"

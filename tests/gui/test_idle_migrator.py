@@ -1,0 +1,76 @@
+"""The app migrates old folders and imports ArchiveBox folders while idle, and steps aside."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from pytestqt.qtbot import QtBot
+
+from archiver_app.gui.idle_migrator import IdleMigrator, pending_work
+from archiver_app.gui.main_window import MainWindow
+from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.layout.migrator import pending_count
+from archiver_app.library import Library
+from archiver_app.store.models import Snapshot
+from tests.helpers.legacy import legacy_library
+
+
+def test_migrates_while_idle_and_stops_for_the_users_work(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    legacy_library(library, 400)
+    assert pending_count(library) == 400
+    migrator = IdleMigrator(library, op_runner, idle_ms=50, recheck_ms=60_000)
+    seen: list[Any] = []
+    migrator.progressed.connect(seen.append)
+
+    # The user's own work runs first: the migrator waits for it.
+    release = threading.Event()
+    user = BackgroundOp(
+        op_runner, lambda _p, _c: release.wait(20), label="capture"
+    ).run_in_background()
+    migrator.start()
+    qtbot.wait(300)
+    assert not migrator.running and pending_count(library) == 400
+    release.set()
+    qtbot.waitUntil(lambda: not any(op.label == "capture" for op in op_runner.running()))
+    del user
+
+    # Idle now: it starts by itself; a new user operation stops it at a batch boundary.
+    qtbot.waitUntil(lambda: migrator.running, timeout=5000)
+    gate = threading.Event()
+    BackgroundOp(op_runner, lambda _p, _c: gate.wait(20), label="mirror").run_in_background()
+    qtbot.waitUntil(lambda: not migrator.running, timeout=20000)
+    assert getattr(migrator.last_report, "cancelled", None) is True  # it stepped aside
+    stopped_at = pending_count(library)
+    gate.set()
+
+    # ...and comes back when the app is idle again, until nothing is left.
+    qtbot.waitUntil(lambda: pending_work(library) == 0, timeout=60000)
+    qtbot.waitUntil(lambda: not migrator.running, timeout=10000)
+    assert seen  # progress reached the GUI thread
+    assert stopped_at > 0  # it stopped before finishing (at a batch boundary, cursor saved)
+    with library.session() as s:
+        versions = {v for (v,) in s.query(Snapshot.fs_version).distinct()}
+    assert versions == {"archiver-2"}
+    migrator.stop()
+
+
+def test_an_archivebox_folder_added_from_the_window_is_imported_in_the_background(
+    qtbot: QtBot, main_window: MainWindow, archivebox_factory: Any
+) -> None:
+    folder, snaps = archivebox_factory("0.8", count=4, odd=False)
+    main_window.migrator.idle_ms = 50
+    main_window.import_archivebox(Path(folder))
+    lib = main_window.library
+
+    def imported() -> bool:
+        with lib.session() as s:
+            urls = {u for (u,) in s.query(Snapshot.url)}
+        return {sn.url for sn in snaps} <= urls
+
+    qtbot.waitUntil(imported, timeout=30000)
+    qtbot.waitUntil(lambda: pending_work(lib) == 0, timeout=30000)
+    qtbot.waitUntil(lambda: main_window.model.rowCount() >= len(snaps), timeout=10000)
