@@ -51,3 +51,14 @@ def test_bench_gui_runs(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "keystroke to results painted" in out and "longest event-loop stall" in out
     assert figures["launch_median"] > 0 and figures["key_p95"] > 0
+
+
+@pytest.mark.slow
+def test_bench_gui_work_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.bench import bench_gui_work
+
+    figures = bench_gui_work.main(["--pages", "2", "--legacy", "20", "--legacy-kib", "4"])
+    out = capsys.readouterr().out
+    assert "longest stall" in out and "migration left 0" in out
+    assert "crawl      ended" in out and "mirror     ended" in out
+    assert figures["elapsed"] > 0 and figures["longest_ms"] >= 0
