@@ -23,15 +23,12 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QLabel,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -41,6 +38,7 @@ from archiver_app.gui.errors import show_error
 from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.snapshot_model import human_size
+from archiver_app.gui.tables import list_table
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
 
@@ -132,15 +130,7 @@ class DrivesPanel(QWidget):
         self.summary.setObjectName("drives_summary")
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
-        self.table = QTableView(self)
-        self.table.setObjectName("drives_table")
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().hide()
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table = list_table(self, self.model, "drives_table")
         layout.addWidget(self.table, 1)
         buttons = QHBoxLayout()
         self.add_button = QPushButton("Add Drive…", self)

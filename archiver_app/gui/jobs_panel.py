@@ -21,17 +21,14 @@ from PySide6.QtCore import (
     Signal,
 )
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFormLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QSpinBox,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -41,6 +38,7 @@ from archiver_app.gui.errors import show_error
 from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.snapshot_model import human_size
+from archiver_app.gui.tables import list_table
 from archiver_app.library import Library
 from archiver_app.store.models import JobStatus
 
@@ -139,13 +137,7 @@ class JobsPanel(QWidget):
         self._log_after = 0
         self._busy = False
 
-        self.table = QTableView(self)
-        self.table.setObjectName("jobs_table")
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table = list_table(self, self.model, "jobs_table")
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._selection_changed())
 
         detail = QWidget(self)
