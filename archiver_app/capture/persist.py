@@ -261,12 +261,23 @@ STALE_PENDING = timedelta(hours=1)
 
 
 def mark_interrupted(lib: Library, *, older_than: timedelta = STALE_PENDING) -> list[int]:
-    """Show captures killed mid-way as failed; returns the snapshot ids marked.
+    """Show captures killed mid-way as failed, or keep what they recorded; the ids marked.
 
     A ``pending`` row older than ``older_than`` whose folder is missing or holds nothing
-    but ``.part`` files becomes ``failed`` with provenance ``interrupted``. No file is
-    deleted (the ``.part`` WARC stays valid up to its last record).
+    but ``.part`` files becomes ``failed`` with provenance ``interrupted``; then, when its
+    ``.part`` WARC holds complete responses, :func:`archiver_app.capture.salvage.
+    salvage_part_warc` makes those a replayable snapshot (complete, fidelity ``fallback``).
+    No file is deleted.
     """
+    marked = _mark_failed(lib, older_than)
+    from archiver_app.capture.salvage import salvage_part_warc
+
+    for snapshot_id in marked:
+        salvage_part_warc(lib, snapshot_id)
+    return marked
+
+
+def _mark_failed(lib: Library, older_than: timedelta) -> list[int]:
     cutoff = lib.clock() - older_than
     marked: list[int] = []
     with lib.write() as s:

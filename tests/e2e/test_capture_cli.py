@@ -6,10 +6,15 @@ import sqlite3
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from archiver_app.capture.persist import mark_interrupted
+from archiver_app.library import Library
+from archiver_app.replay.replayer import Replayer
+from archiver_app.store.models import Snapshot, SnapshotState
 from tests.helpers.testsite import LocalSite
 from tests.helpers.warcs import read_warc, warcio_check
 
@@ -90,3 +95,23 @@ def test_a_killed_capture_leaves_a_valid_part_file_and_a_pending_row(
         assert db.execute("SELECT state FROM snapshots").fetchall() == [("pending",)]
         assert db.execute("SELECT count(*) FROM files").fetchone() == (0,)
         assert db.execute("SELECT count(*) FROM records").fetchone() == (0,)
+
+    # The next capture run finds it: what was recorded becomes a replayable snapshot.
+    part_bytes = part.read_bytes()
+    with Library.open(lib) as library:
+        (marked,) = mark_interrupted(library, older_than=timedelta(0))
+        with library.session() as s:
+            snap = s.get(Snapshot, marked)
+            assert snap is not None and snap.state == SnapshotState.COMPLETE
+            assert snap.capture_fidelity == "fallback"
+            assert snap.provenance["provenance"] == "interrupted"
+            assert snap.provenance["salvaged"]["records"] >= 3
+        served = Replayer.for_library(library).serve(main_url)
+        assert served.status == 200 and b"<html" in served.body.lower()
+    warc = part.with_name("capture.warc.gz")
+    assert warcio_check(warc).returncode == 0
+    assert part_bytes.startswith(warc.read_bytes())  # a verified prefix of what was written
+    assert part.read_bytes() == part_bytes  # the part file itself is untouched
+    with sqlite3.connect(lib / "library.db") as db:
+        assert db.execute("SELECT count(*) FROM files").fetchone() == (2,)  # WARC + index.json
+        assert db.execute("SELECT count(*) FROM records").fetchone()[0] >= 3

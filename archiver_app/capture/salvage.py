@@ -1,0 +1,169 @@
+"""What a killed capture wrote is kept: its ``.part`` WARC becomes a replayable snapshot.
+
+The recorder writes each record as its own gzip member and flushes it, so a capture killed
+mid-page leaves ``capture.warc.gz.part`` whose records are complete up to the one being
+written. :func:`salvage_part_warc` copies the complete records (a byte prefix of the part
+file, verified by reading it back) to ``capture.warc.gz``, registers it, indexes its
+records and completes the snapshot with fidelity ``fallback`` and provenance saying what
+happened. The ``.part`` file itself is left untouched. A part file with no complete
+response, or that is not a WARC at all, changes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from archiver_app.capture.persist import (
+    SnapshotOutcome,
+    dump_sidecar,
+    hash_files,
+    save_outcome,
+    sidecar,
+    write_file_atomic,
+)
+from archiver_app.errors import ArchiverError
+from archiver_app.library import Library
+from archiver_app.store.models import Collection, Fidelity, FileKind, Snapshot, SnapshotState
+from archiver_app.warc.htmltext import extract_html, snippet_of
+from archiver_app.warc.scan import ScannedRecord, scan_records
+from archiver_app.warc.timestamps import parse_warc_date, to_ts17
+from archiver_app.warc.writer import WrittenRecord
+
+WARC_NAME = "capture.warc.gz"
+PART_NAME = WARC_NAME + ".part"
+BUFFER = 1 << 20
+
+
+def _written(rec: ScannedRecord) -> WrittenRecord:
+    return WrittenRecord(
+        record_type=rec.rec_type,
+        url=rec.url,
+        record_id=rec.headers.get("WARC-Record-ID", ""),
+        date=rec.date,
+        ts=to_ts17(parse_warc_date(rec.date)),
+        offset=rec.offset,
+        length=rec.length,
+        status=rec.status,
+        mime=rec.mime,
+        digest=rec.digest,
+    )
+
+
+def _complete_prefix(part: Path) -> list[ScannedRecord]:
+    """The records from the start of ``part`` up to the first one that is cut short."""
+    bad: set[int] = set()
+    out: list[ScannedRecord] = []
+    for rec in scan_records(part, on_problem=lambda p: bad.add(p.offset)):
+        expected = out[-1].offset + out[-1].length if out else 0
+        if rec.offset in bad or rec.offset != expected:
+            break  # a record cut short, or a gap: keep only what comes before
+        out.append(rec)
+    return out
+
+
+def _copy_prefix(src: Path, dest: Path, length: int) -> None:
+    """``dest`` = the first ``length`` bytes of ``src``: temporary name, fsync, rename."""
+    tmp = dest.with_name(dest.name + ".salvage")
+    with src.open("rb") as fin, tmp.open("wb") as fout:
+        left = length
+        while left > 0 and (chunk := fin.read(min(BUFFER, left))):
+            fout.write(chunk)
+            left -= len(chunk)
+        fout.flush()
+        os.fsync(fout.fileno())
+    if left:
+        tmp.unlink()
+        raise OSError(f"{src} is shorter than its records say")
+    os.replace(tmp, dest)
+
+
+def salvage_part_warc(lib: Library, snapshot_id: int) -> int:
+    """Turn an interrupted snapshot's complete records into its WARC; records salvaged."""
+    with lib.session() as s:
+        snap = s.get(Snapshot, snapshot_id)
+        if snap is None or not snap.folder or snap.state == SnapshotState.COMPLETE:
+            return 0
+        url, folder, uid, job_id = snap.url, snap.folder, snap.uid, snap.job_id
+        captured_at, provenance = snap.captured_at, dict(snap.provenance or {})
+        coll = s.get(Collection, snap.collection_id)
+        collection = coll.slug if coll else "default"
+        tags = [t.name for t in snap.tags]
+    path = lib.abspath(folder)
+    part, warc = path / PART_NAME, path / WARC_NAME
+    if not part.is_file() or warc.exists():
+        return 0
+    try:
+        records = _complete_prefix(part)
+    except (ArchiverError, OSError, ValueError):
+        return 0  # not a WARC at all: nothing to keep beyond the part file itself
+    responses = [r for r in records if r.rec_type in ("response", "revisit")]
+    if not responses:
+        return 0
+    main_scan = next((r for r in responses if r.url == url), responses[0])
+    end = max(r.offset + r.length for r in records)
+    _copy_prefix(part, warc, end)
+    again = _complete_prefix(warc)
+    if [(r.offset, r.length) for r in again] != [(r.offset, r.length) for r in records]:
+        warc.unlink()
+        return 0
+
+    title = text = language = None
+    if main_scan.mime in ("text/html", "application/xhtml+xml"):
+        with contextlib.suppress(StopIteration):
+            payload = next(
+                r.payload
+                for r in scan_records(warc, want_payload=lambda _r: True, start=main_scan.offset)
+            )
+            if payload:
+                page = extract_html(payload, main_scan.charset)
+                title, text, language = page.title, page.text, page.language
+    written = [_written(r) for r in records]
+    main = next(w for w in written if w.offset == main_scan.offset)
+    rel = f"{folder}/{WARC_NAME}"
+    outcome = SnapshotOutcome(
+        snapshot_id=snapshot_id,
+        url=url,
+        state=SnapshotState.COMPLETE,
+        folder=folder,
+        files=[(rel, FileKind.WARC)],
+        records=written,
+        main=main,
+        http_status=main.status,
+        mime=main.mime,
+        title=title,
+        snippet=snippet_of(text) if text else None,
+        language=language,
+        fidelity=Fidelity.FALLBACK,
+        provenance={
+            **provenance,
+            "provenance": "interrupted",
+            "salvaged": {
+                "records": len(written),
+                "from": PART_NAME,
+                "bytes_kept": end,
+                "bytes_left_in_part": part.stat().st_size - end,
+            },
+            "fidelity_reasons": [
+                "the capture was interrupted; what it recorded before that was kept"
+            ],
+        },
+        text=text or "",
+        tags=tags,
+    )
+    hashes = hash_files(lib.root, outcome.files)
+    side = sidecar(
+        out=outcome,
+        uid=uid,
+        collection=collection,
+        captured_at=captured_at,
+        final_url=main.url,
+        job_id=job_id,
+        hashes=hashes,
+    )
+    write_file_atomic(path / "index.json", dump_sidecar(side))
+    outcome.files.append((f"{folder}/index.json", FileKind.SIDECAR))
+    hashes.update(hash_files(lib.root, outcome.files[-1:]))
+    save_outcome(lib, outcome, hashes)
+    return len(written)
