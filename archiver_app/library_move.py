@@ -57,12 +57,12 @@ def _check(src: Path, dest: Path) -> None:
         raise InputError(f"{dest.parent} is not writable")
 
 
-def _refuse_if_workers(src: Path) -> None:
+def _refuse_if_workers(src: Path, database_url: str | None) -> None:
     """A live worker would keep writing to the old place: refuse, saying which."""
     from archiver_app.crawl.worker import live_workers
     from archiver_app.library import Library
 
-    with Library.open(src) as lib:
+    with Library.open(src, database_url=database_url) as lib:
         live = live_workers(lib)
     if live:
         names = ", ".join(f"pid {w.pid} on {w.host}" for w in live[:3])
@@ -143,13 +143,19 @@ def move_library(
     *,
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
+    database_url: str | None = None,
 ) -> MoveResult:
-    """Move the library at ``src`` to ``dest`` (a new or empty folder); see the module doc."""
+    """Move the library at ``src`` to ``dest`` (a new or empty folder); see the module doc.
+
+    ``database_url``: the library's database when it is not the folder's own SQLite file
+    (PostgreSQL); the folder moves, the database stays where it is.
+    """
     cancel = cancel or CancelToken()
     src, dest = src.expanduser().absolute(), dest.expanduser().absolute()
     _check(src, dest)
-    _refuse_if_workers(src)
-    _checkpoint(src)
+    _refuse_if_workers(src, database_url)
+    if database_url is None:
+        _checkpoint(src)
 
     if dest.exists():
         dest.rmdir()  # empty (checked): a rename needs the name free

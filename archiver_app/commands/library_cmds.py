@@ -89,7 +89,9 @@ def cmd_move_library(args: argparse.Namespace, ctx: Context) -> int:
             last[0] = fraction
             print(f"{fraction:4.0%} {update.message}", file=ctx.out, flush=True)
 
-    result = move_library(ctx.library_root, Path(args.dest), progress=progress)
+    result = move_library(
+        ctx.library_root, Path(args.dest), progress=progress, database_url=ctx.database_url
+    )
     how = "renamed" if result.renamed else f"{result.files} files copied and verified"
     print(f"moved the library to {result.root} ({how})", file=ctx.out)
     for rel in result.left_behind:

@@ -100,7 +100,9 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
         from archiver_app.gui.move_dialog import MoveDialog
 
         runner = OpRunner(app)
-        library_root = MoveDialog(library_root, move_to, runner, settings).run()
+        library_root = MoveDialog(
+            library_root, move_to, runner, settings, database_url=database_url
+        ).run()
         runner.shutdown(wait=True)
         try:
             library = Library.open(library_root, database_url=database_url)

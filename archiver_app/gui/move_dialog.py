@@ -38,12 +38,15 @@ class MoveDialog(QDialog):
         runner: OpRunner,
         settings: QSettings,
         parent: QWidget | None = None,
+        *,
+        database_url: str | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("move_dialog")
         self.setWindowTitle("Moving the library")
         self.setMinimumWidth(520)
         self.src, self.dest, self.runner, self.settings = src, dest, runner, settings
+        self.database_url = database_url
         self.root = src  # where the library is: the old place until the move succeeds
         self.result_: MoveResult | None = None
         self.op: BackgroundOp[MoveResult] | None = None
@@ -60,11 +63,11 @@ class MoveDialog(QDialog):
         layout.addWidget(self.buttons)
 
     def start(self) -> BackgroundOp[MoveResult]:
-        src, dest = self.src, self.dest
+        src, dest, url = self.src, self.dest, self.database_url
         self.op = (
             BackgroundOp(
                 self.runner,
-                lambda p, c: move_library(src, dest, progress=p, cancel=c),
+                lambda p, c: move_library(src, dest, progress=p, cancel=c, database_url=url),
                 label="moving the library",
             )
             .with_progress(self._progressed)

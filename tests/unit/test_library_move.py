@@ -21,7 +21,7 @@ from archiver_app.errors import InputError, LibraryError
 from archiver_app.library import Library
 from archiver_app.library_move import STAGING_SUFFIX, move_library
 from archiver_app.paths import remembered_library_root, resolve_library_root
-from archiver_app.store.models import Worker
+from archiver_app.store.models import Snapshot, Worker
 from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
 from tests.helpers.mounts import small_drive
 from tests.helpers.snapshots import add_snapshot
@@ -171,3 +171,20 @@ def test_killed_at_any_moment_the_library_is_whole_in_one_place(tmp_path: Path) 
             assert "moved" in done.stdout
         _same_library(before, dest, 40)
         assert not src.exists() and not staging.exists()
+
+
+def test_a_library_on_postgresql_moves_its_folder_and_keeps_its_database(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    src = tmp_path / "old"
+    with Library.open(src, create=True, database_url=postgres_url) as lib:
+        add_snapshot(lib, "https://example.org/pg", title="On PostgreSQL")
+    with small_drive(tmp_path / "disk2", 64 * 1024) as disk:
+        dest = disk / "Library"
+        result = move_library(src, dest, database_url=postgres_url)
+        assert not result.renamed and not src.exists()
+        with Library.open(dest, database_url=postgres_url) as lib:
+            assert lib.info().snapshots == 1
+            with lib.session() as s:
+                snap = s.query(Snapshot).one()
+            assert lib.abspath(snap.folder).is_dir()  # its files came along
