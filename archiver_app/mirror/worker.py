@@ -33,14 +33,13 @@ from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.deps import chunks
 from archiver_app.mirror.destinations import MARKER_NAME, MountedDestination
-from archiver_app.mirror.director import Transfer, make_batches
+from archiver_app.mirror.director import SMALL_FILE, Transfer, interleave, make_batches
 from archiver_app.mirror.progress import RunProgress
 from archiver_app.store.models import Copy, CopyState, File, LocalState
 from archiver_app.tasks import CancelToken
 from archiver_app.validation import safe_join
 
 STAGING = ".archiver-staging"
-SMALL_FILE = 256 * 1024  # read back in groups, with the drive's reads requested up front
 SMALL_GROUP = 32
 
 
@@ -476,7 +475,7 @@ def run_destination(
         ThreadPoolExecutor(1, thread_name_prefix=f"{name}-claim") as claimer,
     ):
         pending: Future[_Installed | None] | None = None
-        groups = make_batches(transfers, batch_size)
+        groups = make_batches(interleave(transfers), batch_size)
         first = next(groups, None)
         claimed = (
             None if first is None else claimer.submit(claim_batch, lane, first, recheck=recheck)
