@@ -125,6 +125,28 @@ def _set_states(lib: Library, dest_id: int, states: Mapping[int, str], verified:
                 )
 
 
+def _update_states(lib: Library, dest_id: int, states: Mapping[int, str], verified: bool) -> None:
+    """Like :func:`_set_states` for copies whose rows exist (claimed ``ongoing``): one
+    ``UPDATE ... WHERE file_id IN (...)`` per state and chunk instead of a row each."""
+    if not states:
+        return
+    now = lib.clock()
+    by_state: dict[str, list[int]] = {}
+    for fid, state in states.items():
+        by_state.setdefault(str(state), []).append(fid)
+    with lib.write() as s:
+        for state, fids in by_state.items():
+            values: dict[str, Any] = {"state": state, "updated_at": now}
+            if state == CopyState.PRESENT and verified:
+                values |= {"verified_at": now, "mtime": now}
+            for part in chunks(fids):
+                s.execute(
+                    update(Copy)
+                    .where(Copy.destination_id == dest_id, Copy.file_id.in_(part))
+                    .values(**values)
+                )
+
+
 def _claim(lib: Library, dest_id: int, batch: list[Transfer]) -> tuple[list[Transfer], int]:
     """Re-check the need of every transfer; mark the kept ones ``ongoing``."""
     ids = sorted({t.file_id for t in batch})
@@ -199,6 +221,7 @@ class _Lane:
     def __init__(self, ctx: RunContext, dest: MountedDestination, whole_fs: bool) -> None:
         self.ctx = ctx
         self.dest = dest
+        self.folder = dest.folder  # a property that builds a Path: not once per file
         self.whole_fs = whole_fs
         self.marker = dest.mount / MARKER_NAME
         self.staging = staging_folder(dest)
@@ -244,7 +267,6 @@ def write_batch(lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor) ->
     """Stage one, for a claimed batch: copy each file to a temporary name (hashing the
     source on the way) or adopt a verified copy already under the final name."""
     ctx, lib = lane.ctx, lane.ctx.lib
-    dest = lane.dest
     results: dict[int, str] = {}
     temps: dict[int, Path] = {}
     if not lane.marker.exists():
@@ -255,7 +277,7 @@ def write_batch(lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor) ->
         if lane.stop.is_set() or ctx.cancel.cancelled:
             results[t.file_id] = "interrupted"
             return
-        final = copier.join_relative(dest.folder, t.path)
+        final = copier.join_relative(lane.folder, t.path)
         if final.exists() and copier.matches(final, t.sha256, t.size):
             results[t.file_id] = "adopted"
             ctx.progress.add(files=1, nbytes=t.size)
@@ -325,7 +347,7 @@ def _barrier(lane: _Lane, dirs: set[Path]) -> copier.DestinationError | None:
     if lane.stop.is_set() and lane.outcome.stopped and "gone" in lane.outcome.stopped:
         return copier.DestinationError("gone", lane.outcome.stopped)
     try:
-        copier.sync_filesystem(lane.dest.folder, dirs, whole_fs=lane.whole_fs)
+        copier.sync_filesystem(lane.folder, dirs, whole_fs=lane.whole_fs)
     except OSError as exc:
         err = copier.classify(exc, lane.marker)
         lane.note_stop(err)
@@ -338,7 +360,6 @@ def _verify_and_install(
 ) -> _Installed:
     """Given durable temporary files (``error``: the barrier failed, so they are not),
     re-read and hash each from the drive, then rename the good ones to their final names."""
-    dest = lane.dest
     batch, results, temps = written.batch, written.results, written.temps
     by_id = {t.file_id: t for t in batch}
     ok = {fid: p for fid, p in temps.items() if results.get(fid) == "copied"}
@@ -377,7 +398,7 @@ def _verify_and_install(
     for fid, temp in ok.items():
         if results[fid] != "copied":
             continue
-        final = copier.join_relative(dest.folder, by_id[fid].path)
+        final = copier.join_relative(lane.folder, by_id[fid].path)
         try:
             if final.parent not in folders:
                 final.parent.mkdir(parents=True, exist_ok=True)
@@ -409,7 +430,7 @@ def _record(lane: _Lane, done: _Installed, error: copier.DestinationError | None
     states = {t.file_id: CopyState.MISSING for t in batch}
     for fid in installed:
         states[fid] = CopyState.PRESENT
-    _set_states(lib, dest.id, states, verified=True)
+    _update_states(lib, dest.id, states, verified=True)
     outcome = lane.outcome
     for t in batch:
         r = results.get(t.file_id, "interrupted")
@@ -463,14 +484,15 @@ def run_destination(
     Two stages overlap: while one batch is verified and renamed, the next one is being
     written, so the drive and the CPU (hashing) are both kept busy. One durability barrier
     serves two batches (the temporary files of one, the renames of the one before).
-    Reading back waits on the drive for every small file (its cached pages were dropped),
-    so the verify stage runs more threads than the write stage.
+    Small files are read back in groups whose reads are all requested up front, so the
+    verify stage needs no more threads than the write stage: more only contend for the
+    GIL (measured: 4x the threads cost more CPU and were no faster).
     """
     lane = _Lane(ctx, dest, copier.use_syncfs(dest.mount, ctx.lib.root))
     name = f"mirror-{dest.id}"
     with (
         ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-write") as writers,
-        ThreadPoolExecutor(4 * parallelism, thread_name_prefix=f"{name}-verify") as verifiers,
+        ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-verify") as verifiers,
         ThreadPoolExecutor(1, thread_name_prefix=f"{name}-finish") as finisher,
         ThreadPoolExecutor(1, thread_name_prefix=f"{name}-claim") as claimer,
     ):
