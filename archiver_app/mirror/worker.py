@@ -19,11 +19,11 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -40,6 +40,8 @@ from archiver_app.tasks import CancelToken
 from archiver_app.validation import safe_join
 
 STAGING = ".archiver-staging"
+T = TypeVar("T")
+_END = object()
 SMALL_GROUP = 32
 
 
@@ -218,8 +220,11 @@ def repair_local(ctx: RunContext, file_id: int) -> bool:
 class _Lane:
     """One destination's shared state for a run: the stop flag and the outcome."""
 
-    def __init__(self, ctx: RunContext, dest: MountedDestination, whole_fs: bool) -> None:
+    def __init__(
+        self, ctx: RunContext, dest: MountedDestination, whole_fs: bool, threads: int = 1
+    ) -> None:
         self.ctx = ctx
+        self.threads = threads  # copying threads (the write pool's size)
         self.dest = dest
         self.folder = dest.folder  # a property that builds a Path: not once per file
         self.whole_fs = whole_fs
@@ -243,6 +248,27 @@ class _Written:
     batch: list[Transfer]
     results: dict[int, str]  # file id -> "adopted" | "copied" | a failure reason
     temps: dict[int, Path]
+
+
+def run_each(
+    pool: ThreadPoolExecutor, threads: int, fn: Callable[[T], None], items: Sequence[T]
+) -> None:
+    """``fn`` on every item, on ``threads`` of ``pool``'s threads: each takes the next item
+    from a shared iterator, so a batch of 500 small files costs ``pool`` futures, not 500
+    (a future and a thread wake-up per file were a good part of a small file's cost)."""
+    it = iter(items)  # next() on a list iterator is atomic under the GIL
+    lock = threading.Lock()
+
+    def drain() -> None:
+        while True:
+            with lock:
+                item = next(it, _END)
+            if item is _END:
+                return
+            fn(cast(T, item))
+
+    for task in [pool.submit(drain) for _ in range(max(1, min(threads, len(items))))]:
+        task.result()
 
 
 def claim_batch(lane: _Lane, batch: list[Transfer], *, recheck: bool = True) -> list[Transfer]:
@@ -328,7 +354,7 @@ def write_batch(lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor) ->
                 lane.note_stop(exc)
                 return
 
-    list(pool.map(write_one, batch))
+    run_each(pool, lane.threads, write_one, batch)
     return _Written(batch, results, temps)
 
 
@@ -488,7 +514,7 @@ def run_destination(
     verify stage needs no more threads than the write stage: more only contend for the
     GIL (measured: 4x the threads cost more CPU and were no faster).
     """
-    lane = _Lane(ctx, dest, copier.use_syncfs(dest.mount, ctx.lib.root))
+    lane = _Lane(ctx, dest, copier.use_syncfs(dest.mount, ctx.lib.root), parallelism)
     name = f"mirror-{dest.id}"
     with (
         ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-write") as writers,
