@@ -19,6 +19,8 @@ import ctypes
 import ctypes.util
 import errno
 import hashlib
+import io
+import itertools
 import os
 import secrets
 import sys
@@ -136,6 +138,23 @@ def _write_all(fd: int, data: memoryview) -> None:
         data = data[written:]
 
 
+_TEMP_PREFIX = secrets.token_hex(6)  # this process's temporary names: prefix-counter.part
+_temp_numbers = itertools.count()
+
+
+def _create_temp(folder: Path, marker: Path | None) -> tuple[Path, int]:
+    """A new, empty temporary file in ``folder``: its path and a descriptor to write it."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        temp = folder / f"{_TEMP_PREFIX}-{next(_temp_numbers)}{TEMP_SUFFIX}"
+        try:
+            return temp, os.open(temp, flags)
+        except FileExistsError:
+            continue  # left by a process that drew the same prefix: take the next number
+        except OSError as exc:
+            raise classify(exc, marker) from exc
+
+
 def copy_to_temp(
     source: Path,
     folder: Path,
@@ -157,30 +176,31 @@ def copy_to_temp(
         DestinationError: the destination refused the write.
     """
     try:
-        src = source.open("rb", buffering=0)
+        src = io.FileIO(source, "rb")
     except OSError as exc:
         raise SourceError(f"cannot read {source}: {exc.strerror or exc}") from exc
-    temp = folder / f"{secrets.token_hex(8)}{TEMP_SUFFIX}"
     digest = hashlib.sha256()
     total = 0
     with src:
+        temp, fd = _create_temp(folder, marker)
         try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0))
-        except OSError as exc:
-            raise classify(exc, marker) from exc
-        try:
-            buf = bytearray(min(BUFFER, size + 1))  # +1: the last read sees the end
+            # small files: one read of the whole file (+1: the next read sees the end) into
+            # a fresh bytes object; large ones: reads into one reused buffer
+            small = size < BUFFER
+            buf = bytearray(0 if small else BUFFER)
             view = memoryview(buf)
             while True:
                 try:
-                    n = src.readinto(buf)
+                    data = src.read(size + 1) if small else None
+                    n = len(data) if data is not None else src.readinto(buf)
                 except OSError as exc:
                     raise SourceError(f"cannot read {source}: {exc.strerror or exc}") from exc
                 if not n:
                     break
-                digest.update(view[:n])
+                chunk = memoryview(data) if data is not None else view[:n]
+                digest.update(chunk)
                 try:
-                    _write_all(fd, view[:n])
+                    _write_all(fd, chunk)
                 except OSError as exc:
                     raise classify(exc, marker) from exc
                 total += n

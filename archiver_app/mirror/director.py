@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import groupby
 from pathlib import Path
 
 from sqlalchemy import select
@@ -29,6 +30,7 @@ from archiver_app.store.models import Copy, CopyState, Destination, File, LocalS
 
 RESERVE_MAX = 64 * 1024 * 1024  # keep this much (or 1% of the drive, if less) free
 BATCH_BYTES = 256 * 1024 * 1024
+SMALL_FILE = 256 * 1024  # at most this: cost dominated by per-file work, not hashing
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,27 @@ class DestinationPlan:
 
     def batches(self, size: int) -> Iterator[list[Transfer]]:
         return make_batches(self.transfers, size)
+
+
+def interleave(transfers: list[Transfer], small: int = SMALL_FILE) -> list[Transfer]:
+    """``transfers`` with the large files spread evenly among the small ones.
+
+    Hashing a large file releases the GIL for whole buffers, while a small file costs
+    mostly Python work per file; mixed in every stretch of the run, the two keep both
+    cores busy instead of a hashing phase followed by a Python-bound phase. Dependencies
+    (``required is None``, planned first) stay ahead of the files that need them.
+    """
+    out: list[Transfer] = []
+    for _, group in groupby(transfers, key=lambda t: t.required is None):
+        items = list(group)
+        larges = [t for t in items if t.size > small]
+        smalls = [t for t in items if t.size <= small]
+        # a large file opens the run (and every stretch): its hashing overlaps what follows
+        keyed = [(i / len(larges), 0, t) for i, t in enumerate(larges)]
+        keyed += [(i / len(smalls), 1, t) for i, t in enumerate(smalls)]
+        keyed.sort(key=lambda k: (k[0], k[1]))
+        out.extend(t for _, _, t in keyed)
+    return out
 
 
 def make_batches(

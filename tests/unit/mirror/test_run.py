@@ -14,7 +14,7 @@ from archiver_app.mirror import (
     verify_destinations,
 )
 from archiver_app.mirror.destinations import find_mounted
-from archiver_app.mirror.director import plan_mirror
+from archiver_app.mirror.director import Transfer, interleave, plan_mirror
 from archiver_app.mirror.policy import collection_policies, library_policy
 from archiver_app.store.models import CopyState, File, LocalState
 from tests.helpers.mirror_data import (
@@ -196,3 +196,21 @@ def test_cancel_stops_between_files_and_the_next_run_finishes(
     assert 0 < len(present_ids(library, a)) < 8
     assert check_drive(library, mount, a) == []
     assert run_mirror(library).ok and present_ids(library, a) == set(snap.file_ids)
+
+
+def test_interleave_spreads_large_files_and_keeps_dependencies_first() -> None:
+    def transfer(fid: int, size: int, required: int | None) -> Transfer:
+        return Transfer(fid, f"f{fid:03d}", "0" * 64, size, 1, Path("/x"), required=required)
+
+    deps = [transfer(i, 10, None) for i in range(3)] + [transfer(3, 10**8, None)]
+    rest = [transfer(i, 100, 2) for i in range(10, 30)] + [
+        transfer(i, 10**8, 2) for i in range(30, 34)
+    ]
+    out = interleave(deps + rest)
+    assert sorted(t.file_id for t in out) == list(range(4)) + list(range(10, 34))
+    assert {t.file_id for t in out[:4]} == set(range(4))  # dependencies stay ahead
+    tail = out[4:]
+    large_at = [i for i, t in enumerate(tail) if t.size > 10**6]
+    assert large_at == [0, 6, 12, 18]  # one large file every 5 small ones
+    small = [t.file_id for t in tail if t.size <= 10**6]
+    assert small == sorted(small)  # each kind keeps its order
