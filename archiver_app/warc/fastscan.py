@@ -126,21 +126,23 @@ def _extent_ok(fd: int, pending: _Pending, next_pos: int, gz: bool) -> bool:
 def _take(record: WarcRecord, pos: int, want_payload: _scan.WantPayload | None) -> _Pending:
     content_length = record.content_length
     headers = record.headers
-    status_line = headers.status_line_bytes or b""
-    header_len = len(status_line) + 4  # status line CRLF + the blank line
+    status_line = headers.status_line or ""
+    items = headers.to_tuples()
     h: dict[str, str] = {}
-    ascii_only = status_line.isascii()
-    for key, value in reversed(headers.items_bytes()):
-        header_len += len(key) + len(value) + 4  # "key: value\r\n"
-        if not (key.isascii() and value.isascii()):
-            ascii_only = False
-        h[key.decode("ascii", "replace").lower()] = value.decode("ascii", "replace")
+    size = 0
+    for key, value in reversed(items):  # the first occurrence wins, as in warcio
+        size += len(key) + len(value)
+        h[key.lower()] = value
+    # "key: value\r\n" per header, the status line's CRLF and the blank line. Counted in
+    # characters: a non-ASCII header makes it differ from the bytes, and the check fails.
+    header_len = size + 4 * len(items) + len(status_line) + 4
+    ascii_only = status_line.isascii() and "".join(h.values()).isascii()
     pending = _Pending(pos, header_len, content_length, None)
     rec_type = h.get("warc-type")
     url = h.get("warc-target-uri") or ""
     if url.startswith("<") and url.endswith(">"):  # as warcio, before the scheme test
         url = url[1:-1]
-    if not ascii_only or not rec_type or not status_line.startswith(b"WARC/1."):
+    if not ascii_only or not rec_type or not status_line.startswith("WARC/1."):
         return pending
     status: int | None = None
     content_type = h.get("content-type")
@@ -161,11 +163,9 @@ def _take(record: WarcRecord, pos: int, want_payload: _scan.WantPayload | None) 
                 return pending
             code = line[8:].strip().split(" ", 1)[0]
         status = int(code) if code.isdigit() else None
-        http = {}
-        for key_s, value_s in reversed(http_headers.to_tuples()):
-            if not (key_s.isascii() and value_s.isascii()):
-                return pending
-            http[key_s.lower()] = value_s
+        http = {key.lower(): value for key, value in reversed(http_headers.to_tuples())}
+        if not "".join(http.values()).isascii():
+            return pending
         content_type = http.get("content-type")
     mime, charset = _scan._split_mime(content_type)
     kept = {k: v for k, low in _scan._KEEP_HEADERS_LOWER if (v := h.get(low))}
