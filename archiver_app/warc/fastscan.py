@@ -7,9 +7,10 @@ lengths, types, URLs, statuses, mimes, digests, payloads; ``tests/unit/warc`` co
 two), so every record is checked before it is handed on:
 
 - A record is yielded only once FastWARC has parsed the *next* one, and its extent is
-  checked against the file itself: for gzip, the 4-byte size trailer of the member that ends
-  where the next record starts must equal the record's header block plus Content-Length
-  plus the closing CRLFs (one record per member, nothing between members); for a plain file
+  checked against the file itself: for gzip, a member header must start at each offset and
+  the 4-byte size trailer of the member that ends where the next record starts must equal
+  the record's header block plus Content-Length plus the closing CRLFs (one record per
+  member, nothing between members); for a plain file
   the header block and the record must each end with a blank line exactly where its
   Content-Length says. The header block length is computed from the parsed headers, so a
   file written with unusual header spacing fails the check and goes to warcio.
@@ -48,6 +49,7 @@ from archiver_app.warc import scan as _scan
 _HTTP_RECORDS = ("response", "request", "revisit")
 _HTTP_VERBS = ("GET", "HEAD", "POST", "PUT", "DELETE", "TRACE", "OPTIONS", "CONNECT", "PATCH")
 _BLANK = b"\r\n\r\n"
+_GZIP_MAGIC = b"\x1f\x8b\x08"
 
 
 def available() -> bool:
@@ -89,6 +91,10 @@ def fast_scan(
             )
             for record in it:
                 pos = record.stream_pos
+                if pending is None and pos != 0:
+                    return 0  # the file starts with a record (sniffed): let warcio look
+                if gz and os.pread(fd, 3, pos) != _GZIP_MAGIC:
+                    return pending.offset if pending is not None else 0
                 if pending is not None:
                     if not _extent_ok(fd, pending, pos, gz):
                         return pending.offset

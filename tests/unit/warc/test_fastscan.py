@@ -165,6 +165,7 @@ CASES: dict[str, Callable[[Path], Path]] = {
     "truncated-member": lambda t: _cut_member(_site(t, True), 2, t),
     "truncated-last-member": lambda t: _cut_member(_site(t, True), -1, t),
     "garbage-between-plain": lambda t: _garbage(_site(t, False), t),
+    "garbage-between-gz": lambda t: _garbage(_site(t, True), t),
     "trailing-garbage-gz": lambda t: _append(_site(t, True), b"not a warc\n" * 20, t),
     "trailing-newlines-plain": lambda t: _append(_site(t, False), b"\r\n\r\n\r\n", t),
 }
@@ -178,7 +179,7 @@ for _delta in (-50, 40, 300):
 def _garbage(good: Path, tmp: Path) -> Path:
     spans = [r.offset for r in scan_records(good, fast=False)]
     data = good.read_bytes()
-    bad = tmp / "garbage.warc"
+    bad = tmp / ("garbage" + "".join(good.suffixes))
     bad.write_bytes(data[: spans[2]] + b"this is not a record\r\n" * 3 + data[spans[2] :])
     return bad
 
