@@ -11,7 +11,7 @@ One pass over the file (:func:`archiver_app.warc.scan.scan_records`, constant me
   digest, and a revisited page gets the original's title and text, so search and export
   treat deduplicated captures like any other.
 
-Rows are written in batches (SQLAlchemy Core ``executemany``, never the ORM) in short write
+Rows are written in batches (one ``executemany`` per table, never the ORM) in short write
 transactions, so a long import never blocks captures for more than one batch. Damaged
 records are reported (``IndexReport.problems``) and skipped; the scan carries on with the
 next good record.
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,12 @@ from archiver_app.store.fulltext import insert_snapshot_texts, upsert_snapshot_t
 from archiver_app.store.models import Fidelity, Snapshot, SnapshotState, SnapshotTag, Tag
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc.htmltext import TEXT_MIMES, PageText, extract_html, extract_plain, snippet_of
-from archiver_app.warc.records import RecordRow, insert_record_rows
+from archiver_app.warc.records import (
+    SNAPSHOT_ID_INDEX,
+    RecordRow,
+    insert_record_tuples,
+    row_tuple,
+)
 from archiver_app.warc.scan import ScannedRecord, ScanProblem, scan_records
 from archiver_app.warc.surt import domain_of, strip_fragment, url_key
 from archiver_app.warc.timestamps import parse_ts, parse_warc_date, to_ts17
@@ -293,13 +298,14 @@ class WarcIndexer:
                 return sid
             return base + (-sid)
 
-        records = [
-            replace(r, snapshot_id=real(r.snapshot_id))
-            if r.snapshot_id is not None and r.snapshot_id < 0
-            else r
-            for r in batch.records
-        ]
-        insert_record_rows(conn, records)
+        at = SNAPSHOT_ID_INDEX
+        record_rows: list[tuple[Any, ...]] = []
+        for r in batch.records:
+            values = row_tuple(r)
+            if r.snapshot_id is not None and r.snapshot_id < 0:
+                values = (*values[:at], base - r.snapshot_id, *values[at + 1 :])
+            record_rows.append(values)
+        insert_record_tuples(conn, record_rows)
         if self._current_snapshot is not None and self._current_snapshot < 0:
             self._current_snapshot = real(self._current_snapshot)
         # The snapshots were created just now: no old text to replace, one executemany.

@@ -196,14 +196,37 @@ def scan_records(
     want_payload: WantPayload | None = None,
     on_problem: Callable[[ScanProblem], None] | None = None,
     start: int = 0,
+    fast: bool = True,
 ) -> Iterator[ScannedRecord]:
     """Yield every readable record of ``path`` in file order (see module docstring).
+
+    Args:
+        fast: read WARC files with FastWARC while its records check out
+            (:mod:`archiver_app.warc.fastscan`); False reads with warcio only.
 
     Raises:
         NotAnArchiveError: the file is not a WARC/ARC at all (nothing is yielded).
     """
-    sniff_archive(path)
+    kind = sniff_archive(path)
     gz = is_gzip(path)
+    if fast and kind == "warc" and start == 0:
+        from archiver_app.warc import fastscan
+
+        if fastscan.available():
+            resume = yield from fastscan.fast_scan(path, gz=gz, want_payload=want_payload)
+            if resume is None:
+                return
+            start = resume
+    yield from _warcio_scan(path, gz, want_payload, on_problem, start)
+
+
+def _warcio_scan(
+    path: Path,
+    gz: bool,
+    want_payload: WantPayload | None,
+    on_problem: Callable[[ScanProblem], None] | None,
+    start: int,
+) -> Iterator[ScannedRecord]:
     size = os.path.getsize(path)
     report = on_problem or (lambda _p: None)
     with path.open("rb") as fh:

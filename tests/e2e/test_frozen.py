@@ -100,6 +100,9 @@ def test_bundle_holds_what_the_app_loads_by_path_and_nothing_it_does_not(
     assert "script.py.mako" in wanted
     assert wanted <= bundled, f"migrations missing from the bundle: {wanted - bundled}"
 
+    # Imported by name, so a hidden import; without it imports silently fall back to warcio.
+    assert list((internal / "fastwarc").glob("_fastwarc*.so")), "FastWARC's native module"
+
     assert (internal / "resources" / "icons" / "archiver.svg").is_file()
     assert (internal / "resources" / "icons" / "generated" / "archiver-256.png").is_file()
     licences = (internal / "licenses" / "README.txt").read_text(encoding="utf-8")
