@@ -1,9 +1,13 @@
 """Verified copies: temporary name, durable write, re-read and hash, rename, durable folder.
 
 Nothing is ever written under a file's final name except by ``os.replace`` of a temporary
-file whose bytes were made durable and then re-read and hashed on the destination. The
-source is hashed in the same pass that writes the temporary file, so a source that does
-not match its recorded sha256 is detected before anything is renamed or recorded.
+file whose bytes were made durable and then re-read and hashed on the destination, and
+found equal to the file's recorded sha256. So a source that no longer matches its record
+can never produce a copy that counts: either the source is hashed in the same pass that
+writes the temporary file (``hash_source=True``: restores and repairs), or the kernel
+copies it and the source is hashed only when the copy does not read back as recorded, to
+tell a rotten source from a bad write (``hash_source=False`` + :func:`blame`: mirroring,
+where this saves a whole hash pass).
 
 Durability: on Linux one ``syncfs`` of the destination file system makes a whole batch of
 temporary files (then a whole batch of renames) durable, which costs far less than an
@@ -155,6 +159,28 @@ def _create_temp(folder: Path, marker: Path | None) -> tuple[Path, int]:
             raise classify(exc, marker) from exc
 
 
+#: Bytes per kernel copy call (progress is reported between calls).
+KERNEL_CHUNK = 8 * 1024 * 1024
+
+
+def _kernel_copy(
+    src: int, dst: int, size: int, on_bytes: Callable[[int], None], source: Path
+) -> int:
+    """Copy by the kernel (``sendfile``), no bytes through Python; the bytes copied."""
+    total = 0
+    while True:
+        try:
+            n = os.sendfile(dst, src, total, KERNEL_CHUNK)
+        except OSError as exc:
+            if exc.errno in (errno.EIO, errno.EBADF) and total == 0:
+                raise SourceError(f"cannot read {source}: {exc.strerror or exc}") from exc
+            raise
+        if not n:
+            return total
+        total += n
+        on_bytes(n)
+
+
 def copy_to_temp(
     source: Path,
     folder: Path,
@@ -164,11 +190,18 @@ def copy_to_temp(
     on_bytes: Callable[[int], None] = lambda n: None,
     marker: Path | None = None,
     fsync: bool = True,
+    hash_source: bool = True,
 ) -> Path:
     """Copy ``source`` to a new temporary file in ``folder``, hashing it on the way.
 
     Returns the temporary path. On any failure the temporary file is removed (when the
     drive still allows it) and nothing else on the destination changed.
+
+    With ``hash_source=False`` the kernel copies the bytes (``sendfile`` where the OS has
+    it) and only the size is checked here: the caller MUST hash the copy it reads back
+    and, when that does not match ``sha256``, hash the source to tell a bad source from a
+    bad write (:func:`blame`). A copy is then good exactly when it reads back as
+    ``sha256``, whatever the source holds, so one hash pass does the work of two.
 
     Raises:
         SourceError: the source cannot be read.
@@ -179,6 +212,34 @@ def copy_to_temp(
         src = io.FileIO(source, "rb")
     except OSError as exc:
         raise SourceError(f"cannot read {source}: {exc.strerror or exc}") from exc
+    if not hash_source and hasattr(os, "sendfile") and sys.platform.startswith("linux"):
+        with src:
+            temp, fd = _create_temp(folder, marker)
+            try:
+                try:
+                    total = _kernel_copy(src.fileno(), fd, size, on_bytes, source)
+                except SourceError:
+                    raise
+                except OSError as exc:
+                    raise classify(exc, marker) from exc
+                if fsync:
+                    try:
+                        os.fsync(fd)
+                    except OSError as exc:
+                        raise classify(exc, marker) from exc
+            except BaseException:
+                os.close(fd)
+                discard(temp)
+                raise
+            try:
+                os.close(fd)
+            except OSError as exc:
+                discard(temp)
+                raise classify(exc, marker) from exc
+        if total != size:
+            discard(temp)
+            raise SourceMismatch("", total)  # the source changed size: it is not as recorded
+        return temp
     digest = hashlib.sha256()
     total = 0
     with src:
@@ -285,6 +346,20 @@ def hash_small_files(paths: Sequence[Path]) -> list[tuple[str, int] | None]:
         for handle in fds:
             if handle is not None:
                 os.close(handle)
+
+
+def blame(source: Path, sha256: str, size: int) -> None:
+    """A copy did not read back as ``sha256``: say whether the source is to blame.
+
+    Returns quietly when the source still holds the recorded bytes (so the write or the
+    drive failed); raises :class:`SourceMismatch` or :class:`SourceError` otherwise.
+    """
+    try:
+        got = hash_file(source, drop_cache=False, expected_size=size)
+    except OSError as exc:
+        raise SourceError(f"cannot read {source}: {exc.strerror or exc}") from exc
+    if got != (sha256, size):
+        raise SourceMismatch(*got)
 
 
 def matches(path: Path, sha256: str, size: int, *, drop_cache: bool = True) -> bool:

@@ -328,6 +328,7 @@ def write_batch(lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor) ->
                     on_bytes=on_bytes,
                     marker=lane.marker,
                     fsync=not lane.whole_fs,
+                    hash_source=False,  # the read-back hash decides; see _blame_source
                 )
                 results[t.file_id] = "copied"
                 return
@@ -357,6 +358,52 @@ def write_batch(lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor) ->
 
     run_each(pool, lane.threads, write_one, batch)
     return _Written(batch, results, temps)
+
+
+def _blame_source(lane: _Lane, t: Transfer) -> str:
+    """A copy did not read back as recorded: find out whether its source had rotted.
+
+    The copy was written without hashing its source (one hash pass, of the copy as read
+    back, decides whether a copy is good). Only when that fails is the source hashed: a
+    source that no longer matches its record is marked (a drive's copy ``corrupted``; the
+    laptop's repaired from a good copy when one is mounted), so rot is never spread and
+    the file is copied again from a good source on the next run.
+    """
+    try:
+        copier.blame(t.source, t.sha256, t.size)
+    except copier.SourceError:
+        return "source unreadable"
+    except copier.SourceMismatch:
+        if t.source_destination_id is not None:
+            _set_states(
+                lane.ctx.lib,
+                t.source_destination_id,
+                {t.file_id: CopyState.CORRUPTED},
+                verified=False,
+            )
+            return "source drive copy corrupted"
+        if repair_local(lane.ctx, t.file_id):
+            return REPAIRED
+        return "laptop copy corrupted and no good copy to repair it"
+    return "did not read back correctly"
+
+
+REPAIRED = "laptop copy corrupted, repaired from a drive"
+
+
+def _copy_checked(lane: _Lane, t: Transfer) -> Path | None:
+    """The careful path for one file (after a repair): hash the source while copying, make
+    the copy durable, read it back; the verified temporary file, or None."""
+    try:
+        temp = copier.copy_to_temp(
+            t.source, lane.staging, t.sha256, t.size, marker=lane.marker, fsync=True
+        )
+    except (copier.SourceError, copier.SourceMismatch, copier.DestinationError):
+        return None
+    if copier.matches(temp, t.sha256, t.size):
+        return temp
+    copier.discard(temp)
+    return None
 
 
 @dataclass
@@ -396,24 +443,30 @@ def _verify_and_install(
             copier.discard(temp)
         ok = {}
 
+    def failed(fid: int, temp: Path) -> None:
+        copier.discard(temp)
+        t = by_id[fid]
+        results[fid] = _blame_source(lane, t)
+        if results[fid] == REPAIRED:  # the laptop's copy is good again: copy it now
+            again = _copy_checked(lane, t)
+            if again is not None:
+                ok[fid] = again
+                results[fid] = "copied"
+        if not lane.marker.exists():
+            lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
+
     def verify_one(item: tuple[int, Path]) -> None:
         fid, temp = item
         t = by_id[fid]
         if not copier.matches(temp, t.sha256, t.size):
-            copier.discard(temp)
-            results[fid] = "did not read back correctly"
-            if not lane.marker.exists():
-                lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
+            failed(fid, temp)
 
     def verify_small(items: list[tuple[int, Path]]) -> None:
         hashes = copier.hash_small_files([temp for _, temp in items])
         for (fid, temp), got in zip(items, hashes, strict=True):
             t = by_id[fid]
             if got != (t.sha256, t.size):
-                copier.discard(temp)
-                results[fid] = "did not read back correctly"
-                if not lane.marker.exists():
-                    lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
+                failed(fid, temp)
 
     small = [(fid, p) for fid, p in ok.items() if by_id[fid].size <= SMALL_FILE]
     large = [(fid, p) for fid, p in ok.items() if by_id[fid].size > SMALL_FILE]
