@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 
 from archiver_app.gui import library_data as data
 from archiver_app.gui.errors import show_error
-from archiver_app.gui.integrations import capability, resolve
+from archiver_app.gui.integrations import capability
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.library import Library
@@ -195,7 +195,7 @@ class JobsPanel(QWidget):
         layout.addWidget(split)
 
         ok, reason = capability("job_control")
-        self._control_api = resolve("job_control") if ok else None
+        self._control_ok = ok  # the crawl package is imported when a button is used
         for b in (
             self.pause_button,
             self.resume_button,
@@ -310,7 +310,7 @@ class JobsPanel(QWidget):
             self.ignore_edit.setPlainText("\n".join(str(p) for p in patterns))
         if not self.concurrency_edit.hasFocus():
             self.concurrency_edit.setValue(int(row.config.get("concurrency", 2) or 2))
-        if self._control_api is not None:
+        if self._control_ok:
             self.pause_button.setEnabled(row.status == JobStatus.RUNNING)
             self.resume_button.setEnabled(row.status == JobStatus.PAUSED)
             self.abort_button.setEnabled(row.status in ACTIVE)
