@@ -119,14 +119,16 @@ def _stream_search(
 ) -> None:
     """Search in two steps so every keystroke answers fast.
 
-    1. The newest :data:`FIRST_CHUNK` matches come straight off the full-text index and are
+    1. The newest :data:`FIRST_CHUNK` matches (:meth:`SearchAdapter.newest_matches`: off
+       the newest pages for a common prefix, else straight off the full-text index) are
        shown sorted as asked. When that is every match (the usual case), we are done.
     2. Otherwise all matches are collected and sorted (a common word in a million pages
        takes a second or two) and replace the first window; :attr:`partial` is True
        meanwhile so the window can say the list is still being completed.
     """
-    sql, params = search.newest_matches_sql(query.search, FIRST_CHUNK + 1)
-    newest = [r[0] for r in cur.execute(sql, params).fetchall()]
+    newest = search.newest_matches(cur, query.search, FIRST_CHUNK + 1)
+    if cancel.cancelled:
+        return
     complete = len(newest) <= FIRST_CHUNK
     sql, params = compile_ids_sql(query, search, within=newest[:FIRST_CHUNK])
     window = array("q", (r[0] for r in cur.execute(sql, params).fetchall()))
