@@ -55,6 +55,8 @@ CACHED_PAGES = 64
 #: Ids handed to the GUI thread in the first chunk (paints at once) and in later chunks.
 FIRST_CHUNK = 512
 CHUNK = 65_536
+#: Seconds a search's quick window stays before the complete result is collected.
+FULL_RESULT_DELAY = 0.3
 
 SnapshotIdRole = Qt.ItemDataRole.UserRole + 1
 SnippetRole = Qt.ItemDataRole.UserRole + 2
@@ -122,9 +124,11 @@ def _stream_search(
     1. The newest :data:`FIRST_CHUNK` matches (:meth:`SearchAdapter.newest_matches`: off
        the newest pages for a common prefix, else straight off the full-text index) are
        shown sorted as asked. When that is every match (the usual case), we are done.
-    2. Otherwise all matches are collected and sorted (a common word in a million pages
-       takes a second or two) and replace the first window; :attr:`partial` is True
-       meanwhile so the window can say the list is still being completed.
+    2. Otherwise, once typing has paused for :data:`FULL_RESULT_DELAY`, all matches are
+       collected and sorted (a common word in a million pages takes a second or two) and
+       replace the first window; :attr:`partial` is True meanwhile so the window can say
+       the list is still being completed. Starting that for every keystroke of a word
+       only to interrupt it would take the processor from the next keystroke's window.
     """
     newest = search.newest_matches(cur, query.search, FIRST_CHUNK + 1)
     if cancel.cancelled:
@@ -133,8 +137,8 @@ def _stream_search(
     sql, params = compile_ids_sql(query, search, within=newest[:FIRST_CHUNK])
     window = array("q", (r[0] for r in cur.execute(sql, params).fetchall()))
     relay.chunk.emit(generation, window, True, complete)
-    if complete or cancel.cancelled:
-        return
+    if complete or cancel.wait(FULL_RESULT_DELAY):
+        return  # complete, or the next keystroke came before the delay was over
     sql, params = compile_ids_sql(query, search)
     cur.execute(sql, params)
     found = array("q")
