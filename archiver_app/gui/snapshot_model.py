@@ -97,8 +97,15 @@ def _stream_ids(
     generation: int,
     relay: _ChunkRelay,
     cancel: CancelToken,
+    taken: threading.Event | None = None,
 ) -> None:
-    """Read ids in chunks: a small first one (paints at once), then big ones."""
+    """Read ids in chunks: a small first one (paints at once), then big ones.
+
+    At most one chunk waits in the GUI thread's queue (``taken`` is set when the model
+    has added one): the next is read meanwhile, but only handed over once the previous is
+    in. Queued chunks would otherwise be handled back to back, ahead of the paint of the
+    first rows and of timers, freezing the window while a million ids arrive.
+    """
     cur.execute(sql, params)
     size, first, last = FIRST_CHUNK, True, False
     while not last:
@@ -106,8 +113,20 @@ def _stream_ids(
             return
         rows = cur.fetchmany(size)
         last = len(rows) < size
-        relay.chunk.emit(generation, array("q", (r[0] for r in rows)), first, last)
+        ids = array("q", (r[0] for r in rows))
+        if taken is not None and not _previous_taken(taken, cancel):
+            return
+        relay.chunk.emit(generation, ids, first, last)
         size, first = CHUNK, False
+
+
+def _previous_taken(taken: threading.Event, cancel: CancelToken) -> bool:
+    """Wait until the model has added the previous chunk; False if cancelled meanwhile."""
+    while not taken.wait(0.05):
+        if cancel.cancelled:
+            return False
+    taken.clear()
+    return True
 
 
 def _stream_search(
@@ -178,6 +197,7 @@ class SnapshotTableModel(QAbstractTableModel):
         self._snippets: dict[int, str] = {}
         self._generation = 0
         self._cancel = CancelToken()
+        self._taken = threading.Event()  # the current reader's last chunk is in the model
         self._loading = False
         self.last_load_seconds = 0.0
         self.first_chunk_seconds = 0.0
@@ -217,6 +237,8 @@ class SnapshotTableModel(QAbstractTableModel):
         self._generation += 1
         generation = self._generation
         cancel = self._cancel = CancelToken()
+        taken = self._taken = threading.Event()
+        taken.set()  # nothing handed over yet
         self._set_loading(True)
         self.partial = False
         self._load_started = time.perf_counter()
@@ -251,6 +273,7 @@ class SnapshotTableModel(QAbstractTableModel):
                             generation=generation,
                             relay=relay,
                             cancel=cancel,
+                            taken=taken,
                         )
                 finally:
                     with lock:
@@ -278,6 +301,7 @@ class SnapshotTableModel(QAbstractTableModel):
     def _on_chunk(self, generation: int, ids: array[int], first: bool, last: bool) -> None:
         if generation != self._generation:
             return
+        self._taken.set()  # the reader may hand over its next chunk (queued behind this)
         if first:
             self.beginResetModel()
             self._ids = ids
