@@ -15,6 +15,8 @@ from typing import Any
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
+    QModelRoleData,
+    QModelRoleDataSpan,
     QPersistentModelIndex,
     Qt,
     QTimer,
@@ -40,7 +42,7 @@ from archiver_app.gui import library_data as data
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.integrations import capability
 from archiver_app.gui.ops import BackgroundOp, OpRunner
-from archiver_app.gui.snapshot_model import human_size
+from archiver_app.gui.snapshot_model import answer_roles, human_size
 from archiver_app.library import Library
 from archiver_app.store.models import JobStatus
 
@@ -101,6 +103,13 @@ class JobsModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return JOB_HEADERS[section]
         return None
+
+    def multiData(
+        self,
+        index: QModelIndex | QPersistentModelIndex,
+        roleDataSpan: QModelRoleDataSpan | QModelRoleData,
+    ) -> None:
+        answer_roles(self.data, index, roleDataSpan)  # repainted every refresh
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
         if not index.isValid() or role != Qt.ItemDataRole.DisplayRole:

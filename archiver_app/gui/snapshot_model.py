@@ -23,12 +23,15 @@ import threading
 import time
 from array import array
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
+    QModelRoleData,
+    QModelRoleDataSpan,
     QObject,
     QPersistentModelIndex,
     Qt,
@@ -73,6 +76,30 @@ COLUMNS: list[tuple[str, SortKey | None]] = [
 COL_TIME, COL_TITLE, COL_DOMAIN, COL_SIZE, COL_STATUS, COL_MATCH = range(len(COLUMNS))
 
 Index = QModelIndex | QPersistentModelIndex
+
+
+def answer_roles(
+    data: Callable[[Index, int], Any],
+    index: Index,
+    roles: QModelRoleDataSpan | QModelRoleData,
+) -> None:
+    """``multiData``: every role a delegate asks for one cell, in one call from Qt.
+
+    A view paints a cell with seven roles (text, icon, font, colours, alignment …).
+    Answered one by one through ``data()``, that is seven calls from C++ into Python per
+    cell, and each must take the GIL back from whatever worker thread holds it: with a
+    worker busy in Python, a repaint of the table waited hundreds of milliseconds. Models
+    shown in big or often repainted views answer through this instead (and keep Qt's own
+    ``flags()`` rather than one more call per cell).
+    """
+    span: Any = [roles] if isinstance(roles, QModelRoleData) else roles
+    for i in range(len(span)):  # the span is indexable, not iterable, in PySide6
+        slot = span[i]
+        value = data(index, slot.role())
+        if value is None:
+            slot.clearData()
+        else:
+            slot.setData(value)
 
 
 def human_size(n: int) -> str:
@@ -423,10 +450,8 @@ class SnapshotTableModel(QAbstractTableModel):
             return COLUMNS[section][0]
         return None
 
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+    def multiData(self, index: Index, roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
+        answer_roles(self.data, index, roleDataSpan)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
