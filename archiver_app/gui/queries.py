@@ -403,14 +403,27 @@ class RowData:
     folder: str | None
 
 
+def _rows_sql(ids: Sequence[int]) -> str:
+    marks = ",".join(str(int(i)) for i in ids)
+    return f"SELECT {ROW_COLUMNS} FROM snapshots WHERE id IN ({marks})"  # noqa: S608 - ints only
+
+
 def fetch_rows(conn: Connection, ids: Sequence[int]) -> dict[int, RowData]:
     """The table columns of ``ids`` (any order, missing ids simply absent)."""
     if not ids:
         return {}
-    marks = ",".join(str(int(i)) for i in ids)
-    rows = conn.exec_driver_sql(
-        f"SELECT {ROW_COLUMNS} FROM snapshots WHERE id IN ({marks})"  # noqa: S608 - ints only
-    )
+    return _row_data(conn.exec_driver_sql(_rows_sql(ids)))
+
+
+def fetch_rows_with(cur: Any, ids: Sequence[int]) -> dict[int, RowData]:
+    """:func:`fetch_rows` through a DB-API cursor (the table's reader threads)."""
+    if not ids:
+        return {}
+    cur.execute(_rows_sql(ids))
+    return _row_data(cur.fetchall())
+
+
+def _row_data(rows: Any) -> dict[int, RowData]:
     out: dict[int, RowData] = {}
     for r in rows:
         out[int(r[0])] = RowData(

@@ -46,6 +46,7 @@ from archiver_app.gui.queries import (
     SortKey,
     compile_ids_sql,
     fetch_rows,
+    fetch_rows_with,
 )
 from archiver_app.gui.thumbnails import ThumbnailCache
 from archiver_app.library import Library
@@ -112,7 +113,8 @@ def human_size(n: int) -> str:
 
 
 class _ChunkRelay(QObject):
-    chunk = Signal(int, object, bool, bool)  # generation, array('q'), first, last
+    # generation, array('q'), rows of the first page ({} but for a first chunk), first, last
+    chunk = Signal(int, object, object, bool, bool)
     failed = Signal(int, str)
 
 
@@ -143,8 +145,15 @@ def _stream_ids(
         ids = array("q", (r[0] for r in rows))
         if taken is not None and not _previous_taken(taken, cancel):
             return
-        relay.chunk.emit(generation, ids, first, last)
+        relay.chunk.emit(generation, ids, _first_page(cur, ids) if first else {}, first, last)
         size, first = CHUNK, False
+
+
+def _first_page(cur: Any, ids: array[int]) -> dict[int, RowData]:
+    """The rows of a new result's first page, read here rather than on the GUI thread,
+    whose first paint of the result would otherwise wait for that query. A cursor of its
+    own: ``cur`` may still be streaming ids."""
+    return fetch_rows_with(cur.connection.cursor(), ids[:PAGE])
 
 
 def _previous_taken(taken: threading.Event, cancel: CancelToken) -> bool:
@@ -182,7 +191,7 @@ def _stream_search(
     complete = len(newest) <= FIRST_CHUNK
     sql, params = compile_ids_sql(query, search, within=newest[:FIRST_CHUNK])
     window = array("q", (r[0] for r in cur.execute(sql, params).fetchall()))
-    relay.chunk.emit(generation, window, True, complete)
+    relay.chunk.emit(generation, window, _first_page(cur, window), True, complete)
     if complete or cancel.wait(FULL_RESULT_DELAY):
         return  # complete, or the next keystroke came before the delay was over
     sql, params = compile_ids_sql(query, search)
@@ -194,7 +203,7 @@ def _stream_search(
         found.extend(r[0] for r in rows)
         if len(rows) < 8192:
             break
-    relay.chunk.emit(generation, found, True, True)
+    relay.chunk.emit(generation, found, _first_page(cur, found), True, True)
 
 
 class SnapshotTableModel(QAbstractTableModel):
@@ -325,7 +334,14 @@ class SnapshotTableModel(QAbstractTableModel):
                 with contextlib.suppress(Exception):  # already closed
                     conn.interrupt()
 
-    def _on_chunk(self, generation: int, ids: array[int], first: bool, last: bool) -> None:
+    def _on_chunk(
+        self,
+        generation: int,
+        ids: array[int],
+        page: dict[int, RowData],
+        first: bool,
+        last: bool,
+    ) -> None:
         if generation != self._generation:
             return
         self._taken.set()  # the reader may hand over its next chunk (queued behind this)
@@ -334,7 +350,11 @@ class SnapshotTableModel(QAbstractTableModel):
             self._ids = ids
             self._pages.clear()
             self._snippets.clear()
+            if page:
+                self._pages[0] = page
             self.endResetModel()
+            if page and self.query.search.strip():
+                self._load_snippets(list(ids[:PAGE]))
             self.partial = not last
             self.first_chunk_seconds = time.perf_counter() - self._load_started
             self.first_chunk.emit()
