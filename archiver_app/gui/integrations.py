@@ -3,13 +3,15 @@
 The GUI grows with the core: capture, crawl, search, replay and mirror arrive as separate
 packages. Each action asks :func:`capability` before enabling itself; a missing one leaves
 the action disabled with a tooltip that says why, never a fake result. Lookups import
-nothing heavy (``importlib.util.find_spec`` on the module, then ``hasattr`` on demand).
+nothing heavy (``importlib.util.find_spec`` on the module); :func:`resolve` imports it
+when the action runs.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,7 +113,21 @@ def resolve(name: str) -> Any | None:
 
 
 def capability(name: str) -> tuple[bool, str]:
-    """``(available, reason_if_not)`` for capability ``name``."""
-    if resolve(name) is None:
-        return False, CAPABILITIES[name].missing_reason
+    """``(available, reason_if_not)`` for capability ``name``, without importing it.
+
+    Windows ask this while they are built, so it must stay cheap: importing the capture
+    engine (and with it requests, tldextract, surt) or the mirror package costs a large
+    share of the launch. A module that exists counts as available; when it is already
+    imported, the attribute is checked too. :func:`resolve` imports it on first use.
+    """
+    cap = CAPABILITIES[name]
+    try:
+        spec = importlib.util.find_spec(cap.module)
+    except ImportError:
+        spec = None
+    if spec is None:
+        return False, cap.missing_reason
+    module = sys.modules.get(cap.module)
+    if module is not None and not hasattr(module, cap.attribute):
+        return False, cap.missing_reason
     return True, ""

@@ -15,6 +15,8 @@ from typing import Any
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
+    QModelRoleData,
+    QModelRoleDataSpan,
     QPersistentModelIndex,
     Qt,
     QTimer,
@@ -35,9 +37,9 @@ from PySide6.QtWidgets import (
 
 from archiver_app.gui import library_data as data
 from archiver_app.gui.errors import show_error
-from archiver_app.gui.integrations import capability, resolve
+from archiver_app.gui.integrations import capability
 from archiver_app.gui.ops import BackgroundOp, OpRunner
-from archiver_app.gui.snapshot_model import human_size
+from archiver_app.gui.snapshot_model import answer_roles, human_size
 from archiver_app.gui.tables import list_table
 from archiver_app.library import Library
 from archiver_app.store.models import JobStatus
@@ -99,6 +101,13 @@ class JobsModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return JOB_HEADERS[section]
         return None
+
+    def multiData(
+        self,
+        index: QModelIndex | QPersistentModelIndex,
+        roleDataSpan: QModelRoleDataSpan | QModelRoleData,
+    ) -> None:
+        answer_roles(self.data, index, roleDataSpan)  # repainted every refresh
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
         if not index.isValid() or role != Qt.ItemDataRole.DisplayRole:
@@ -187,7 +196,7 @@ class JobsPanel(QWidget):
         layout.addWidget(split)
 
         ok, reason = capability("job_control")
-        self._control_api = resolve("job_control") if ok else None
+        self._control_ok = ok  # the crawl package is imported when a button is used
         for b in (
             self.pause_button,
             self.resume_button,
@@ -302,7 +311,7 @@ class JobsPanel(QWidget):
             self.ignore_edit.setPlainText("\n".join(str(p) for p in patterns))
         if not self.concurrency_edit.hasFocus():
             self.concurrency_edit.setValue(int(row.config.get("concurrency", 2) or 2))
-        if self._control_api is not None:
+        if self._control_ok:
             self.pause_button.setEnabled(row.status == JobStatus.RUNNING)
             self.resume_button.setEnabled(row.status == JobStatus.PAUSED)
             self.abort_button.setEnabled(row.status in ACTIVE)

@@ -19,6 +19,7 @@ thousands of events a second; the GUI needs ten).
 from __future__ import annotations
 
 import logging
+import sys
 import traceback
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 
 #: How often the GUI thread pulls progress from running operations.
 PROGRESS_POLL_MS = 100
+#: Longest time (s) a thread running Python keeps the GIL while another thread waits.
+SWITCH_INTERVAL = 0.001
 
 
 @dataclass
@@ -83,6 +86,11 @@ class OpRunner(QObject):
 
     def __init__(self, parent: QObject | None = None, *, max_workers: int = 4) -> None:
         super().__init__(parent)
+        # Every call from Qt into Python (a paint asks the table model for each visible
+        # cell) takes the GIL back from the worker threads. A worker busy in Python code
+        # only gives it up after the switch interval, 5 ms by default, so a paint of a few
+        # hundred calls stalled for a large part of a second. 1 ms keeps that wait short.
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="op")
         self._running: dict[int, OpInfo] = {}
         self._alive: dict[int, object] = {}  # keeps each BackgroundOp until it reports

@@ -15,6 +15,7 @@ the FTS5 table ``snapshot_fts`` directly; the adapter is the one place to re-poi
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -112,6 +113,11 @@ class SnapshotQuery:
 
 
 _TOKEN = re.compile(r"\w[\w.\-@/:]*", re.UNICODE)
+#: A word the full-text tokenizer keeps as one token (letters and digits only).
+_PLAIN_WORD = re.compile(r"[^\W_]+")
+#: How long the quick look among the newest pages may take before the index answers.
+QUICK_MAX_ROWS = 20_000
+QUICK_MAX_SECONDS = 0.06
 
 
 def fts_match_expression(user_text: str) -> str:
@@ -162,6 +168,80 @@ class SearchAdapter:
         index without collecting every match, so the first results show at once."""
         sub, params = self.id_subquery(user_text)
         return f"{sub} ORDER BY rowid DESC LIMIT {int(limit)}", params
+
+    def newest_matches(self, cur: Any, user_text: str, limit: int) -> list[int]:
+        """The ids of the ``limit`` most recently saved matches, newest first (DB-API cursor).
+
+        A prefix that matches many words (``sit`` → site0 … site999) makes FTS5 merge every
+        one of their postings lists before it can return the first row, a third of a second
+        over a million pages. Those are exactly the prefixes with matches on nearly every
+        page, so :meth:`quick_newest` first looks for them among the newest pages; the
+        index answers when that does not find ``limit`` of them quickly.
+        """
+        found = self.quick_newest(cur, user_text, limit)
+        if found is not None:
+            return found
+        sql, params = self.newest_matches_sql(user_text, limit)
+        return [int(r[0]) for r in cur.execute(sql, params).fetchall()]
+
+    def quick_newest(
+        self,
+        cur: Any,
+        user_text: str,
+        limit: int,
+        *,
+        max_rows: int = QUICK_MAX_ROWS,
+        max_seconds: float = QUICK_MAX_SECONDS,
+    ) -> list[int] | None:
+        """``limit`` newest matches of a still-typed last word, or None (ask the index).
+
+        Only for plain words where the MATCH expression is ``"w1" AND … "last"*``. The
+        newest pages' titles and addresses (pages holding every whole word, straight off
+        the index in rowid order; else the ``snapshots`` table, read backwards by primary
+        key) are checked with a regex per word until ``limit`` are found, or
+        ``max_rows``/``max_seconds`` run out. Page text and tags are not read (a page's text
+        can be megabytes), and accents are not folded, so a match may be missing here but a
+        non-match is never shown: callers ask for one row more than they show, so a full
+        answer always means "there are more", and the complete result, loaded through the
+        index next, replaces this window.
+        """
+        words = user_text.split()
+        if not words or not all(_PLAIN_WORD.fullmatch(w) for w in words):
+            return None
+        quoted = ['"' + w + '"' for w in words]
+        if self.match_expression(user_text) != " AND ".join(quoted) + "*":
+            return None  # no prefix (whole words stream fast) or syntax this cannot mirror
+        patterns = [
+            re.compile(r"(?<![^\W_])" + re.escape(w) + r"(?![^\W_])", re.IGNORECASE)
+            for w in words[:-1]
+        ]
+        patterns.append(re.compile(r"(?<![^\W_])" + re.escape(words[-1]), re.IGNORECASE))
+        if len(quoted) > 1:  # pages holding the whole words, newest first, streamed
+            cur.execute(
+                "SELECT rowid, title, url FROM snapshot_fts WHERE snapshot_fts MATCH :fts "
+                "ORDER BY rowid DESC",
+                {"fts": " AND ".join(quoted[:-1])},
+            )
+        else:
+            cur.execute("SELECT id, title, url FROM snapshots ORDER BY id DESC")
+        found: list[int] = []
+        seen = 0
+        # Never a complete answer: fewer than ``limit`` found returns None below.
+        deadline = time.perf_counter() + max_seconds
+        while seen < max_rows:
+            rows = cur.fetchmany(256)
+            for rowid, *fields in rows:
+                text_ = "\n".join(str(f) for f in fields if f)
+                if all(p.search(text_) for p in patterns):
+                    found.append(int(rowid))
+                    if len(found) >= limit:
+                        return found
+            seen += len(rows)
+            if len(rows) < 256 or time.perf_counter() > deadline:
+                break  # fewer than ``limit`` here: only the index can say which exist
+            if seen >= 2048 and len(found) * max_rows < limit * seen:
+                break  # too rare to find ``limit`` in time; a rare prefix is cheap to index
+        return None
 
     def snippets(self, conn: Connection, ids: Sequence[int], user_text: str) -> dict[int, str]:
         """Highlighted snippets (``<b>…</b>`` around matches, HTML-escaped text) per id.
@@ -323,14 +403,27 @@ class RowData:
     folder: str | None
 
 
+def _rows_sql(ids: Sequence[int]) -> str:
+    marks = ",".join(str(int(i)) for i in ids)
+    return f"SELECT {ROW_COLUMNS} FROM snapshots WHERE id IN ({marks})"  # noqa: S608 - ints only
+
+
 def fetch_rows(conn: Connection, ids: Sequence[int]) -> dict[int, RowData]:
     """The table columns of ``ids`` (any order, missing ids simply absent)."""
     if not ids:
         return {}
-    marks = ",".join(str(int(i)) for i in ids)
-    rows = conn.exec_driver_sql(
-        f"SELECT {ROW_COLUMNS} FROM snapshots WHERE id IN ({marks})"  # noqa: S608 - ints only
-    )
+    return _row_data(conn.exec_driver_sql(_rows_sql(ids)))
+
+
+def fetch_rows_with(cur: Any, ids: Sequence[int]) -> dict[int, RowData]:
+    """:func:`fetch_rows` through a DB-API cursor (the table's reader threads)."""
+    if not ids:
+        return {}
+    cur.execute(_rows_sql(ids))
+    return _row_data(cur.fetchall())
+
+
+def _row_data(rows: Any) -> dict[int, RowData]:
     out: dict[int, RowData] = {}
     for r in rows:
         out[int(r[0])] = RowData(

@@ -23,12 +23,15 @@ import threading
 import time
 from array import array
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
+    QModelRoleData,
+    QModelRoleDataSpan,
     QObject,
     QPersistentModelIndex,
     Qt,
@@ -43,6 +46,7 @@ from archiver_app.gui.queries import (
     SortKey,
     compile_ids_sql,
     fetch_rows,
+    fetch_rows_with,
 )
 from archiver_app.gui.thumbnails import ThumbnailCache
 from archiver_app.library import Library
@@ -55,6 +59,8 @@ CACHED_PAGES = 64
 #: Ids handed to the GUI thread in the first chunk (paints at once) and in later chunks.
 FIRST_CHUNK = 512
 CHUNK = 65_536
+#: Seconds a search's quick window stays before the complete result is collected.
+FULL_RESULT_DELAY = 0.3
 
 SnapshotIdRole = Qt.ItemDataRole.UserRole + 1
 SnippetRole = Qt.ItemDataRole.UserRole + 2
@@ -73,6 +79,30 @@ COL_TIME, COL_TITLE, COL_DOMAIN, COL_SIZE, COL_STATUS, COL_MATCH = range(len(COL
 Index = QModelIndex | QPersistentModelIndex
 
 
+def answer_roles(
+    data: Callable[[Index, int], Any],
+    index: Index,
+    roles: QModelRoleDataSpan | QModelRoleData,
+) -> None:
+    """``multiData``: every role a delegate asks for one cell, in one call from Qt.
+
+    A view paints a cell with seven roles (text, icon, font, colours, alignment …).
+    Answered one by one through ``data()``, that is seven calls from C++ into Python per
+    cell, and each must take the GIL back from whatever worker thread holds it: with a
+    worker busy in Python, a repaint of the table waited hundreds of milliseconds. Models
+    shown in big or often repainted views answer through this instead (and keep Qt's own
+    ``flags()`` rather than one more call per cell).
+    """
+    span: Any = [roles] if isinstance(roles, QModelRoleData) else roles
+    for i in range(len(span)):  # the span is indexable, not iterable, in PySide6
+        slot = span[i]
+        value = data(index, slot.role())
+        if value is None:
+            slot.clearData()
+        else:
+            slot.setData(value)
+
+
 def human_size(n: int) -> str:
     size = float(n)
     for unit in ("B", "KB", "MB", "GB", "TB"):
@@ -83,7 +113,8 @@ def human_size(n: int) -> str:
 
 
 class _ChunkRelay(QObject):
-    chunk = Signal(int, object, bool, bool)  # generation, array('q'), first, last
+    # generation, array('q'), rows of the first page ({} but for a first chunk), first, last
+    chunk = Signal(int, object, object, bool, bool)
     failed = Signal(int, str)
 
 
@@ -95,8 +126,15 @@ def _stream_ids(
     generation: int,
     relay: _ChunkRelay,
     cancel: CancelToken,
+    taken: threading.Event | None = None,
 ) -> None:
-    """Read ids in chunks: a small first one (paints at once), then big ones."""
+    """Read ids in chunks: a small first one (paints at once), then big ones.
+
+    At most one chunk waits in the GUI thread's queue (``taken`` is set when the model
+    has added one): the next is read meanwhile, but only handed over once the previous is
+    in. Queued chunks would otherwise be handled back to back, ahead of the paint of the
+    first rows and of timers, freezing the window while a million ids arrive.
+    """
     cur.execute(sql, params)
     size, first, last = FIRST_CHUNK, True, False
     while not last:
@@ -104,8 +142,27 @@ def _stream_ids(
             return
         rows = cur.fetchmany(size)
         last = len(rows) < size
-        relay.chunk.emit(generation, array("q", (r[0] for r in rows)), first, last)
+        ids = array("q", (r[0] for r in rows))
+        if taken is not None and not _previous_taken(taken, cancel):
+            return
+        relay.chunk.emit(generation, ids, _first_page(cur, ids) if first else {}, first, last)
         size, first = CHUNK, False
+
+
+def _first_page(cur: Any, ids: array[int]) -> dict[int, RowData]:
+    """The rows of a new result's first page, read here rather than on the GUI thread,
+    whose first paint of the result would otherwise wait for that query. A cursor of its
+    own: ``cur`` may still be streaming ids."""
+    return fetch_rows_with(cur.connection.cursor(), ids[:PAGE])
+
+
+def _previous_taken(taken: threading.Event, cancel: CancelToken) -> bool:
+    """Wait until the model has added the previous chunk; False if cancelled meanwhile."""
+    while not taken.wait(0.05):
+        if cancel.cancelled:
+            return False
+    taken.clear()
+    return True
 
 
 def _stream_search(
@@ -119,20 +176,24 @@ def _stream_search(
 ) -> None:
     """Search in two steps so every keystroke answers fast.
 
-    1. The newest :data:`FIRST_CHUNK` matches come straight off the full-text index and are
+    1. The newest :data:`FIRST_CHUNK` matches (:meth:`SearchAdapter.newest_matches`: off
+       the newest pages for a common prefix, else straight off the full-text index) are
        shown sorted as asked. When that is every match (the usual case), we are done.
-    2. Otherwise all matches are collected and sorted (a common word in a million pages
-       takes a second or two) and replace the first window; :attr:`partial` is True
-       meanwhile so the window can say the list is still being completed.
+    2. Otherwise, once typing has paused for :data:`FULL_RESULT_DELAY`, all matches are
+       collected and sorted (a common word in a million pages takes a second or two) and
+       replace the first window; :attr:`partial` is True meanwhile so the window can say
+       the list is still being completed. Starting that for every keystroke of a word
+       only to interrupt it would take the processor from the next keystroke's window.
     """
-    sql, params = search.newest_matches_sql(query.search, FIRST_CHUNK + 1)
-    newest = [r[0] for r in cur.execute(sql, params).fetchall()]
+    newest = search.newest_matches(cur, query.search, FIRST_CHUNK + 1)
+    if cancel.cancelled:
+        return
     complete = len(newest) <= FIRST_CHUNK
     sql, params = compile_ids_sql(query, search, within=newest[:FIRST_CHUNK])
     window = array("q", (r[0] for r in cur.execute(sql, params).fetchall()))
-    relay.chunk.emit(generation, window, True, complete)
-    if complete or cancel.cancelled:
-        return
+    relay.chunk.emit(generation, window, _first_page(cur, window), True, complete)
+    if complete or cancel.wait(FULL_RESULT_DELAY):
+        return  # complete, or the next keystroke came before the delay was over
     sql, params = compile_ids_sql(query, search)
     cur.execute(sql, params)
     found = array("q")
@@ -142,7 +203,7 @@ def _stream_search(
         found.extend(r[0] for r in rows)
         if len(rows) < 8192:
             break
-    relay.chunk.emit(generation, found, True, True)
+    relay.chunk.emit(generation, found, _first_page(cur, found), True, True)
 
 
 class SnapshotTableModel(QAbstractTableModel):
@@ -172,6 +233,7 @@ class SnapshotTableModel(QAbstractTableModel):
         self._snippets: dict[int, str] = {}
         self._generation = 0
         self._cancel = CancelToken()
+        self._taken = threading.Event()  # the current reader's last chunk is in the model
         self._loading = False
         self.last_load_seconds = 0.0
         self.first_chunk_seconds = 0.0
@@ -211,6 +273,8 @@ class SnapshotTableModel(QAbstractTableModel):
         self._generation += 1
         generation = self._generation
         cancel = self._cancel = CancelToken()
+        taken = self._taken = threading.Event()
+        taken.set()  # nothing handed over yet
         self._set_loading(True)
         self.partial = False
         self._load_started = time.perf_counter()
@@ -245,6 +309,7 @@ class SnapshotTableModel(QAbstractTableModel):
                             generation=generation,
                             relay=relay,
                             cancel=cancel,
+                            taken=taken,
                         )
                 finally:
                     with lock:
@@ -269,15 +334,27 @@ class SnapshotTableModel(QAbstractTableModel):
                 with contextlib.suppress(Exception):  # already closed
                     conn.interrupt()
 
-    def _on_chunk(self, generation: int, ids: array[int], first: bool, last: bool) -> None:
+    def _on_chunk(
+        self,
+        generation: int,
+        ids: array[int],
+        page: dict[int, RowData],
+        first: bool,
+        last: bool,
+    ) -> None:
         if generation != self._generation:
             return
+        self._taken.set()  # the reader may hand over its next chunk (queued behind this)
         if first:
             self.beginResetModel()
             self._ids = ids
             self._pages.clear()
             self._snippets.clear()
+            if page:
+                self._pages[0] = page
             self.endResetModel()
+            if page and self.query.search.strip():
+                self._load_snippets(list(ids[:PAGE]))
             self.partial = not last
             self.first_chunk_seconds = time.perf_counter() - self._load_started
             self.first_chunk.emit()
@@ -393,10 +470,8 @@ class SnapshotTableModel(QAbstractTableModel):
             return COLUMNS[section][0]
         return None
 
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+    def multiData(self, index: Index, roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
+        answer_roles(self.data, index, roleDataSpan)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():

@@ -88,7 +88,7 @@ def start_idle_heartbeat(seconds: float) -> subprocess.Popen[str]:
 
 
 def sql_floor(db: Path, texts: list[str]) -> list[float]:
-    """The anchor for search: the same two SQL steps a keystroke runs, alone, per prefix."""
+    """The anchor for search: the same two steps a keystroke runs, alone, per prefix."""
     from archiver_app.gui.queries import SearchAdapter, SnapshotQuery, compile_ids_sql
     from archiver_app.gui.snapshot_model import FIRST_CHUNK
 
@@ -100,8 +100,7 @@ def sql_floor(db: Path, texts: list[str]) -> list[float]:
             for i in range(1, len(text) + 1):
                 typed = text[:i]
                 start = time.perf_counter()
-                sql, params = search.newest_matches_sql(typed, FIRST_CHUNK + 1)
-                newest = [r[0] for r in conn.execute(sql, params).fetchall()]
+                newest = search.newest_matches(conn.cursor(), typed, FIRST_CHUNK + 1)
                 sql, params = compile_ids_sql(
                     SnapshotQuery(search=typed), search, within=newest[:FIRST_CHUNK]
                 )

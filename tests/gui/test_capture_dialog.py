@@ -98,3 +98,22 @@ def test_dialog_builds_requests_and_reports_problems(qtbot: QtBot, tmp_path: Pat
     bm.load_bookmarks(bookmarks)
     assert "2 web addresses" in bm.bookmarks_summary.text()
     assert bm.build().urls == ("https://x.example/", "https://y.example/")
+
+
+def test_capability_checks_do_not_import_the_core_packages() -> None:
+    """Windows ask while they are built: the capture engine or mirror must not load then."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from archiver_app.gui.integrations import CAPABILITIES, capability, resolve\n"
+        "for name in CAPABILITIES: capability(name)\n"
+        "heavy = ['archiver_app.capture.engine', 'archiver_app.mirror',\n"
+        "         'archiver_app.crawl.jobs']\n"
+        "loaded = [m for m in heavy if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+        "assert capability('capture')[0] == (resolve('capture') is not None)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

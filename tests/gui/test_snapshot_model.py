@@ -9,7 +9,14 @@ from pytestqt.qtbot import QtBot
 
 from archiver_app.gui import snapshot_model as sm
 from archiver_app.gui.ops import OpRunner
-from archiver_app.gui.queries import Filters, SnapshotQuery, SortKey, View, fts_match_expression
+from archiver_app.gui.queries import (
+    Filters,
+    SearchAdapter,
+    SnapshotQuery,
+    SortKey,
+    View,
+    fts_match_expression,
+)
 from archiver_app.gui.snapshot_model import COL_SIZE, COL_TITLE, SnapshotTableModel
 from archiver_app.library import Library
 from tests.helpers.factories import bulk_snapshots
@@ -47,11 +54,11 @@ def test_streams_ids_in_chunks_and_fetches_only_visible_pages(
     assert sum(inserts) == 3000 - sm.FIRST_CHUNK
     expected = _db_ids(library, "SELECT id FROM snapshots ORDER BY captured_at DESC, id DESC")
     assert [model.snapshot_id(r) for r in range(3000)] == expected
-    assert not model._pages  # nothing fetched until something is displayed
+    assert list(model._pages) == [0]  # the first page came with the first chunk, no more
     title = model.data(model.index(2999, COL_TITLE))
     row = _db_ids(library, f"SELECT id FROM snapshots WHERE id = {expected[-1]}")
     assert row and title
-    assert list(model._pages) == [2999 // sm.PAGE]
+    assert list(model._pages) == [0, 2999 // sm.PAGE]
 
 
 def test_sort_by_each_column_matches_the_database(
@@ -149,3 +156,29 @@ def test_match_expression_quotes_every_word() -> None:
     assert fts_match_expression("climate ") == '"climate"'
     assert fts_match_expression('a"b OR -c') == '"a" AND "b" AND "OR" AND "c"'
     assert fts_match_expression("  ") == ""
+
+
+def test_quick_newest_matches_agree_with_the_index(library: Library) -> None:
+    bulk_snapshots(library, 3000)
+    conn = sqlite3.connect(library.db_path)
+    conn.execute(
+        "INSERT INTO snapshot_fts(rowid, title, url, body, tags) "
+        "SELECT id, title, url, '', '' FROM snapshots"
+    )
+    conn.commit()
+    search = SearchAdapter()
+    try:
+        for text in ("sit", "site", "exam", "climate riv", "Museu"):
+            sql, params = search.newest_matches_sql(text, 101)
+            by_index = [r[0] for r in conn.execute(sql, params)]
+            assert len(by_index) == 101, text
+            assert search.quick_newest(conn.cursor(), text, 101) == by_index, text
+            assert search.newest_matches(conn.cursor(), text, 101) == by_index, text
+        # Rare words, whole words, phrases and operators are left to the index.
+        for text in ("site42", "climate ", '"climate river"', "climate OR riv", "-site"):
+            assert search.quick_newest(conn.cursor(), text, 101) is None, text
+        sql, params = search.newest_matches_sql("site42", 101)
+        expected = [r[0] for r in conn.execute(sql, params)]
+        assert search.newest_matches(conn.cursor(), "site42", 101) == expected
+    finally:
+        conn.close()
