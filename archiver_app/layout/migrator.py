@@ -224,7 +224,14 @@ def _prepare_batch(
         at = Placement(root, folder or f"archive/{facts.archive_name}")
         try:
             move = prepare_move(
-                root, version, at, facts, sid, durable=False, known_sha256=known.get(sid)
+                root,
+                version,
+                at,
+                facts,
+                sid,
+                durable=False,
+                known_sha256=known.get(sid),
+                link=True,
             )
             return BatchItem(move, slug)
         except (MoveError, LibraryError) as exc:

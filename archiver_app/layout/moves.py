@@ -6,12 +6,22 @@ hashed again), an atomic rename into place, and - only later, once the caller ha
 the new place - the removal of the source. So it works across devices, and an interrupted
 move leaves either the old file or both, never neither. Copying is idempotent: a
 destination that already holds the same bytes is kept and the copy is skipped.
+
+With ``link=True`` (the migrator, moving files inside one library) the "copy" is a hard
+link: the new name shares the old file's data, so no byte is rewritten and removing the old
+name later frees nothing. The rest of the protocol is unchanged: the data is read and hashed
+once through the new name and checked against the recorded hash (or recorded), made durable
+before the caller records the new place, and the old name is removed only after that. Where
+a link is impossible (another device, ``EXDEV``; a file system without hard links; a file
+that already has other names, whose copy must stay independent of them) it falls back to
+the copy.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import hashlib
 import os
 import shutil
@@ -67,8 +77,19 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+#: ``os.link`` errors that mean "cannot link here, copy instead".
+NO_LINK_ERRNOS = frozenset(
+    {errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EACCES}
+)
+
+
 def copy_verified(
-    src: Path, dst: Path, *, expected_sha256: str | None = None, durable: bool = True
+    src: Path,
+    dst: Path,
+    *,
+    expected_sha256: str | None = None,
+    durable: bool = True,
+    link: bool = False,
 ) -> tuple[int, str]:
     """Copy ``src`` to ``dst`` and verify it; return ``(size, sha256)``.
 
@@ -76,15 +97,30 @@ def copy_verified(
     other bytes is a conflict and raises :class:`MoveError`; so does a source whose hash is
     not ``expected_sha256``. With ``durable`` the copy is fsynced; without, the caller must
     call :func:`sync_to_disk` before it records the new place (one ``syncfs`` per batch
-    instead of one fsync per file).
+    instead of one fsync per file). With ``link`` a same-device file with a single name is
+    hard-linked instead of copied (see the module docstring); the caller must then only ever
+    remove ``src``'s name, never write through it.
     """
-    src_size = src.stat().st_size
+    src_stat = src.stat()
+    src_size = src_stat.st_size
     if dst.exists():
+        dst_stat = dst.stat()
+        if os.path.samestat(src_stat, dst_stat):  # linked by a run that was killed
+            sha = sha256_file(dst)
+            if expected_sha256 is None or sha == expected_sha256:
+                return src_size, sha
+            raise MoveError(f"{src} does not have the recorded sha256; it was kept")
         src_sha = expected_sha256 or sha256_file(src)
-        if dst.stat().st_size == src_size and sha256_file(dst) == src_sha:
+        if dst_stat.st_size == src_size and sha256_file(dst) == src_sha:
             return src_size, src_sha
         raise MoveError(f"{dst} already exists with different contents; {src} was kept")
     dst.parent.mkdir(parents=True, exist_ok=True)
+    if link and src_stat.st_nlink == 1:
+        linked = _link_verified(src, dst, src_size, expected_sha256, durable=durable)
+        if linked is not None:
+            return src_size, linked
+        if dst.exists():  # another migrator made it meanwhile: verify theirs
+            return copy_verified(src, dst, expected_sha256=expected_sha256, durable=durable)
     tmp = dst.with_name(dst.name + PART_SUFFIX)
     try:
         if expected_sha256 is None:
@@ -108,6 +144,37 @@ def copy_verified(
         tmp.unlink(missing_ok=True)
         raise
     return src_size, sha
+
+
+def _link_verified(
+    src: Path, dst: Path, size: int, expected_sha256: str | None, *, durable: bool
+) -> str | None:
+    """Hard-link ``src`` at ``dst`` and verify it: the hash, or None when it must copy."""
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except FileExistsError:
+        return None
+    except OSError as exc:
+        if exc.errno in NO_LINK_ERRNOS:
+            return None
+        raise MoveError(f"cannot link {src} at {dst}: {exc.strerror or exc}") from exc
+    try:
+        stat = dst.stat()
+        if not os.path.samestat(stat, src.stat()) or stat.st_size != size:
+            raise MoveError(f"the link of {src} at {dst} did not verify; the source was kept")
+        sha = sha256_file(dst)  # the one read of the data, through its new name
+        if expected_sha256 is not None and sha != expected_sha256:
+            raise MoveError(f"{src} does not have the recorded sha256; it was kept")
+        if durable:
+            _fsync_file(dst)
+            fsync_dir(dst.parent)
+    except OSError as exc:
+        dst.unlink(missing_ok=True)
+        raise MoveError(f"cannot verify {dst}: {exc.strerror or exc}") from exc
+    except MoveError:
+        dst.unlink(missing_ok=True)
+        raise
+    return sha
 
 
 def _copy_hashing(src: Path, tmp: Path, *, durable: bool) -> str:
@@ -173,6 +240,7 @@ def copy_tree_verified(
     avoid_clashes: bool = False,
     durable: bool = True,
     known_sha256: Mapping[str, str] | None = None,
+    link: bool = False,
 ) -> TreeCopy:
     """Copy every file under ``src_dir`` into ``dst_dir``, verified, keeping relative paths.
 
@@ -184,6 +252,8 @@ def copy_tree_verified(
         durable: fsync each file and folder now; otherwise see :func:`sync_to_disk`.
         known_sha256: source relative path -> recorded hash (``files`` rows): such files
             are copied by the kernel and hashed once, at the destination.
+        link: hard-link instead of copying where possible (:func:`copy_verified`); a file
+            reached through a symlink is always copied.
     """
     rename = rename or {}
     skipped = set(skip)
@@ -200,7 +270,13 @@ def copy_tree_verified(
         if avoid_clashes:
             sha = sha or sha256_file(real)
             target = free_name(dst_dir, target, sha)
-        size, sha = copy_verified(real, dst_dir / target, expected_sha256=sha, durable=durable)
+        size, sha = copy_verified(
+            real,
+            dst_dir / target,
+            expected_sha256=sha,
+            durable=durable,
+            link=link and real == src_dir / rel,
+        )
         touched.add((dst_dir / target).parent)
         result.files.append(CopiedFile(rel, target, size, sha))
     if durable:
