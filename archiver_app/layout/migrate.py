@@ -296,7 +296,7 @@ def finish_cleanup(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[
     old = Path(marker.get("old_base") or root).joinpath(*marker["old"].split("/"))
     new = root.joinpath(*marker["new"].split("/"))
     files = [CopiedFile(s, t, int(n), h) for s, t, n, h in marker["files"]]
-    kept = remove_verified(old, new, files, rehash=rehash)
+    kept = remove_verified(old, new, files, rehash=rehash, prune=False)
     sidecar = old / SIDECAR
     if sidecar.is_file() and (new / SIDECAR).is_file():
         sidecar.unlink()
