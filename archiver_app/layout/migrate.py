@@ -112,8 +112,12 @@ def prepare_move(
     *,
     durable: bool = True,
     known_sha256: Mapping[str, str] | None = None,
+    link: bool = False,
 ) -> PreparedMove:
     """Copy and verify a snapshot's files where the chain puts them (step 1).
+
+    ``link`` hard-links files instead of copying them where it can (see
+    :mod:`layout.moves`): only for moves whose old files are removed afterwards.
 
     Raises:
         MoveError: the old folder is missing or a copy failed; nothing was removed.
@@ -132,6 +136,7 @@ def prepare_move(
             skip=() if legacy_index else (SIDECAR,),
             durable=durable,
             known_sha256=known_sha256,
+            link=link,
         )
     return PreparedMove(snapshot_id, version, plan, copy)
 
@@ -291,7 +296,7 @@ def finish_cleanup(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[
     old = Path(marker.get("old_base") or root).joinpath(*marker["old"].split("/"))
     new = root.joinpath(*marker["new"].split("/"))
     files = [CopiedFile(s, t, int(n), h) for s, t, n, h in marker["files"]]
-    kept = remove_verified(old, new, files, rehash=rehash)
+    kept = remove_verified(old, new, files, rehash=rehash, prune=False)
     sidecar = old / SIDECAR
     if sidecar.is_file() and (new / SIDECAR).is_file():
         sidecar.unlink()
@@ -360,7 +365,12 @@ def ensure_current_layout(session: Session, snapshot: Snapshot, root: Path | Non
     root = root or _library_root(session)
     facts = facts_for(session, snapshot)
     move = prepare_move(
-        root, snapshot.fs_version, placement_of(snapshot, root, facts), facts, snapshot.id
+        root,
+        snapshot.fs_version,
+        placement_of(snapshot, root, facts),
+        facts,
+        snapshot.id,
+        link=True,
     )
     apply_move(session, snapshot, move, root)
     if move.plan.moves:

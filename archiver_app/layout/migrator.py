@@ -20,7 +20,7 @@ another process already moved is detected and left alone.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -168,24 +168,42 @@ def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
         start = parse_cursor(stored) if stored else (OLD_VERSIONS[0], 0)
     version, after = start
     total = report.migrated + pending_count(library)
-    for v in OLD_VERSIONS[OLD_VERSIONS.index(version) if version in OLD_VERSIONS else 0 :]:
-        if v != version:
-            after = 0
-        while True:
-            cancel.raise_if_cancelled()
-            moves, last = _prepare_batch(library, v, after, batch_size, report)
-            if last is None:
-                break
-            _commit_batch(library, moves, f"{v}:{last}", report)
-            after = last
-            progress(
-                ProgressUpdate(
-                    done=report.migrated,
-                    total=total,
-                    message=f"moving snapshots to the {CURRENT_FS_VERSION} layout",
-                    bytes_done=report.bytes,
-                )
-            )
+    # A pipeline of three stages on different resources: while batch N is committed (main
+    # thread: SQL, index.json) and its old names removed (file-system latency), batch N+1
+    # is linked and hashed (CPU). The old files of batch N are gone before batch N+1
+    # commits, so the cursor never passes snapshots whose cleanup is unfinished; a kill
+    # anywhere leaves cleanup markers and re-linkable files, both resumed by the next run.
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="migrate") as stages:
+        cleanup: Future[int] | None = None
+        try:
+            for v in OLD_VERSIONS[OLD_VERSIONS.index(version) if version in OLD_VERSIONS else 0 :]:
+                if v != version:
+                    after = 0
+                cancel.raise_if_cancelled()
+                ahead = stages.submit(_prepare_batch, library, v, after, batch_size, report)
+                while True:
+                    moves, last = ahead.result()
+                    if last is None:
+                        break
+                    ahead = stages.submit(_prepare_batch, library, v, last, batch_size, report)
+                    if cleanup is not None:
+                        report.cleanups += cleanup.result()
+                    _commit_batch(library, moves, f"{v}:{last}", report)
+                    cleanup = stages.submit(
+                        finish_pending_cleanups, library.write, library.root, rehash=False
+                    )
+                    progress(
+                        ProgressUpdate(
+                            done=report.migrated,
+                            total=total,
+                            message=f"moving snapshots to the {CURRENT_FS_VERSION} layout",
+                            bytes_done=report.bytes,
+                        )
+                    )
+                    cancel.raise_if_cancelled()  # the batch prepared ahead is redone next run
+        finally:
+            if cleanup is not None:
+                report.cleanups += cleanup.result()
     with library.write() as s:
         s.merge(Setting(key=CURSOR_KEY, value=None))  # the pass is complete
 
@@ -224,7 +242,14 @@ def _prepare_batch(
         at = Placement(root, folder or f"archive/{facts.archive_name}")
         try:
             move = prepare_move(
-                root, version, at, facts, sid, durable=False, known_sha256=known.get(sid)
+                root,
+                version,
+                at,
+                facts,
+                sid,
+                durable=False,
+                known_sha256=known.get(sid),
+                link=True,
             )
             return BatchItem(move, slug)
         except (MoveError, LibraryError) as exc:
@@ -249,7 +274,6 @@ def _commit_batch(
             report.files += len(move.copy.files)
             report.bytes += move.copy.bytes
         s.merge(Setting(key=CURSOR_KEY, value=cursor))
-    report.cleanups += finish_pending_cleanups(library.write, library.root, rehash=False)
 
 
 def migrate_while_idle(

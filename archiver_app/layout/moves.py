@@ -6,15 +6,26 @@ hashed again), an atomic rename into place, and - only later, once the caller ha
 the new place - the removal of the source. So it works across devices, and an interrupted
 move leaves either the old file or both, never neither. Copying is idempotent: a
 destination that already holds the same bytes is kept and the copy is skipped.
+
+With ``link=True`` (the migrator, moving files inside one library) the "copy" is a hard
+link: the new name shares the old file's data, so no byte is rewritten and removing the old
+name later frees nothing. The rest of the protocol is unchanged: the data is read and hashed
+once through the new name and checked against the recorded hash (or recorded), made durable
+before the caller records the new place, and the old name is removed only after that. Where
+a link is impossible (another device, ``EXDEV``; a file system without hard links; a file
+that already has other names, whose copy must stay independent of them) it falls back to
+the copy.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import hashlib
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -67,8 +78,20 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+#: ``os.link`` errors that mean "cannot link here, copy instead".
+NO_LINK_ERRNOS = frozenset(
+    {errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EACCES}
+)
+
+
 def copy_verified(
-    src: Path, dst: Path, *, expected_sha256: str | None = None, durable: bool = True
+    src: Path,
+    dst: Path,
+    *,
+    expected_sha256: str | None = None,
+    durable: bool = True,
+    link: bool = False,
+    make_parent: bool = True,
 ) -> tuple[int, str]:
     """Copy ``src`` to ``dst`` and verify it; return ``(size, sha256)``.
 
@@ -76,15 +99,29 @@ def copy_verified(
     other bytes is a conflict and raises :class:`MoveError`; so does a source whose hash is
     not ``expected_sha256``. With ``durable`` the copy is fsynced; without, the caller must
     call :func:`sync_to_disk` before it records the new place (one ``syncfs`` per batch
-    instead of one fsync per file).
+    instead of one fsync per file). With ``link`` a same-device file with a single name is
+    hard-linked instead of copied (see the module docstring); the caller must then only ever
+    remove ``src``'s name, never write through it.
     """
-    src_size = src.stat().st_size
+    src_stat = src.stat()
+    src_size = src_stat.st_size
+    if make_parent:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+    if link and src_stat.st_nlink == 1:
+        linked = _link_verified(src, dst, src_stat, expected_sha256, durable=durable)
+        if linked is not None:
+            return src_size, linked
     if dst.exists():
+        dst_stat = dst.stat()
+        if os.path.samestat(src_stat, dst_stat):  # linked by a run that was killed
+            sha = sha256_file(dst)
+            if expected_sha256 is None or sha == expected_sha256:
+                return src_size, sha
+            raise MoveError(f"{src} does not have the recorded sha256; it was kept")
         src_sha = expected_sha256 or sha256_file(src)
-        if dst.stat().st_size == src_size and sha256_file(dst) == src_sha:
+        if dst_stat.st_size == src_size and sha256_file(dst) == src_sha:
             return src_size, src_sha
         raise MoveError(f"{dst} already exists with different contents; {src} was kept")
-    dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_name(dst.name + PART_SUFFIX)
     try:
         if expected_sha256 is None:
@@ -98,8 +135,7 @@ def copy_verified(
             if expected_sha256 is not None and sha256_file(src) != expected_sha256:
                 raise MoveError(f"{src} does not have the recorded sha256; it was kept")
             raise MoveError(f"the copy of {src} at {dst} did not verify; the source was kept")
-        stat = src.stat()
-        os.utime(tmp, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        os.utime(tmp, ns=(src_stat.st_atime_ns, src_stat.st_mtime_ns))
         os.replace(tmp, dst)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -108,6 +144,38 @@ def copy_verified(
         tmp.unlink(missing_ok=True)
         raise
     return src_size, sha
+
+
+def _link_verified(
+    src: Path, dst: Path, src_stat: os.stat_result, expected_sha256: str | None, *, durable: bool
+) -> str | None:
+    """Hard-link ``src`` at ``dst`` and verify it: the hash, or None when it must copy (or
+    ``dst`` exists already: the caller verifies it)."""
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except FileExistsError:
+        return None
+    except OSError as exc:
+        if exc.errno in NO_LINK_ERRNOS:
+            return None
+        raise MoveError(f"cannot link {src} at {dst}: {exc.strerror or exc}") from exc
+    try:
+        dst_stat = dst.stat()
+        if not os.path.samestat(dst_stat, src_stat) or dst_stat.st_size != src_stat.st_size:
+            raise MoveError(f"the link of {src} at {dst} did not verify; the source was kept")
+        sha = sha256_file(dst)  # the one read of the data, through its new name
+        if expected_sha256 is not None and sha != expected_sha256:
+            raise MoveError(f"{src} does not have the recorded sha256; it was kept")
+        if durable:
+            _fsync_file(dst)
+            fsync_dir(dst.parent)
+    except OSError as exc:
+        dst.unlink(missing_ok=True)
+        raise MoveError(f"cannot verify {dst}: {exc.strerror or exc}") from exc
+    except MoveError:
+        dst.unlink(missing_ok=True)
+        raise
+    return sha
 
 
 def _copy_hashing(src: Path, tmp: Path, *, durable: bool) -> str:
@@ -135,33 +203,44 @@ def iter_tree(folder: Path) -> Iterator[tuple[str, Path | None, str | None]]:
 
     Symlinks are followed only when they resolve to a file inside ``folder``; others are
     reported with the reason (never followed, never copied). Part files of an interrupted
-    copy are ignored.
+    copy are ignored. Folders are visited top down, names in sorted order.
     """
     resolved_root = folder.resolve()
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        base = Path(dirpath)
-        for name in list(dirnames):
-            entry = base / name
+    yield from _walk(folder, "", resolved_root)
+
+
+def _walk(
+    base: Path, prefix: str, resolved_root: Path
+) -> Iterator[tuple[str, Path | None, str | None]]:
+    with os.scandir(base) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    subdirs: list[os.DirEntry[str]] = []
+    files: list[os.DirEntry[str]] = []
+    for entry in entries:
+        if entry.is_dir():  # follows symlinks, as os.walk sorts them
             if entry.is_symlink():
-                dirnames.remove(name)
-                rel = entry.relative_to(folder).as_posix()
-                yield rel, None, "symlinked folder (not followed)"
-        dirnames.sort()
-        for name in sorted(filenames):
-            if name.endswith(PART_SUFFIX):
-                continue
-            entry = base / name
-            rel = entry.relative_to(folder).as_posix()
-            if entry.is_symlink():
-                target = entry.resolve()
-                if resolved_root not in target.parents or not target.is_file():
-                    yield rel, None, "symlink leading outside the folder"
-                    continue
-                yield rel, target, None
-            elif entry.is_file():
-                yield rel, entry, None
+                yield prefix + entry.name, None, "symlinked folder (not followed)"
             else:
-                yield rel, None, "not a regular file"
+                subdirs.append(entry)
+        else:
+            files.append(entry)
+    for entry in files:
+        if entry.name.endswith(PART_SUFFIX):
+            continue
+        rel = prefix + entry.name
+        path = base / entry.name
+        if entry.is_symlink():
+            target = path.resolve()
+            if resolved_root not in target.parents or not target.is_file():
+                yield rel, None, "symlink leading outside the folder"
+                continue
+            yield rel, target, None
+        elif entry.is_file(follow_symlinks=False):
+            yield rel, path, None
+        else:
+            yield rel, None, "not a regular file"
+    for entry in subdirs:
+        yield from _walk(base / entry.name, f"{prefix}{entry.name}/", resolved_root)
 
 
 def copy_tree_verified(
@@ -173,6 +252,7 @@ def copy_tree_verified(
     avoid_clashes: bool = False,
     durable: bool = True,
     known_sha256: Mapping[str, str] | None = None,
+    link: bool = False,
 ) -> TreeCopy:
     """Copy every file under ``src_dir`` into ``dst_dir``, verified, keeping relative paths.
 
@@ -184,6 +264,8 @@ def copy_tree_verified(
         durable: fsync each file and folder now; otherwise see :func:`sync_to_disk`.
         known_sha256: source relative path -> recorded hash (``files`` rows): such files
             are copied by the kernel and hashed once, at the destination.
+        link: hard-link instead of copying where possible (:func:`copy_verified`); a file
+            reached through a symlink is always copied.
     """
     rename = rename or {}
     skipped = set(skip)
@@ -200,8 +282,18 @@ def copy_tree_verified(
         if avoid_clashes:
             sha = sha or sha256_file(real)
             target = free_name(dst_dir, target, sha)
-        size, sha = copy_verified(real, dst_dir / target, expected_sha256=sha, durable=durable)
-        touched.add((dst_dir / target).parent)
+        dst = dst_dir / target
+        if dst.parent not in touched:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            touched.add(dst.parent)
+        size, sha = copy_verified(
+            real,
+            dst,
+            expected_sha256=sha,
+            durable=durable,
+            link=link and real == src_dir / rel,
+            make_parent=False,
+        )
         result.files.append(CopiedFile(rel, target, size, sha))
     if durable:
         for folder in touched:
@@ -239,21 +331,30 @@ def free_name(folder: Path, relative: str, sha256: str) -> str:
 
 
 def remove_verified(
-    src_dir: Path, dst_dir: Path, files: Iterable[CopiedFile], *, rehash: bool
+    src_dir: Path,
+    dst_dir: Path,
+    files: Iterable[CopiedFile],
+    *,
+    rehash: bool,
+    prune: bool = True,
 ) -> list[str]:
     """Remove the sources of ``files`` whose copy is in ``dst_dir``; return what was kept.
 
     A source is removed only when its copy exists with the right size (and hash, when
-    ``rehash``, as after a crash). Folders left empty are removed; others stay.
+    ``rehash``, as after a crash). With ``prune``, folders left empty are removed; others
+    stay.
     """
     kept: list[str] = []
     for f in files:
         src = src_dir / f.source
-        dst = dst_dir / f.target
-        if not src.exists() and not src.is_symlink():
-            continue
         try:
-            ok = dst.is_file() and dst.stat().st_size == f.size
+            os.lstat(src)
+        except FileNotFoundError:
+            continue  # removed already
+        dst = dst_dir / f.target
+        try:
+            st = os.stat(dst)
+            ok = stat.S_ISREG(st.st_mode) and st.st_size == f.size
             if ok and rehash:
                 ok = sha256_file(dst) == f.sha256
         except OSError:
@@ -261,8 +362,9 @@ def remove_verified(
         if not ok:
             kept.append(f.source)
             continue
-        src.unlink()
-    remove_empty_dirs(src_dir)
+        src.unlink(missing_ok=True)
+    if prune:
+        remove_empty_dirs(src_dir)
     return kept
 
 

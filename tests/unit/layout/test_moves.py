@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -83,3 +85,45 @@ def test_free_name_suffixes_clashes_but_reuses_identical(tmp_path: Path) -> None
     (tmp_path / "s.dup1.png").write_bytes(b"two")
     assert free_name(tmp_path, "s.png", _sha(b"two")) == "s.dup1.png"
     assert free_name(tmp_path, "s.png", _sha(b"three")) == "s.dup2.png"
+
+
+def test_link_move_shares_the_data_and_verifies_it(tmp_path: Path) -> None:
+    src, dst = tmp_path / "a.bin", tmp_path / "out" / "a.bin"
+    src.write_bytes(b"hello" * 1000)
+    assert copy_verified(src, dst, link=True) == (5000, _sha(b"hello" * 1000))
+    assert os.path.samefile(src, dst)  # same data, no byte rewritten
+    # resumed after a kill: the link is there already; it is verified, not redone
+    assert copy_verified(src, dst, link=True, expected_sha256=_sha(b"hello" * 1000))[0] == 5000
+    with pytest.raises(MoveError, match="recorded sha256"):
+        copy_verified(src, dst, link=True, expected_sha256=_sha(b"other"))
+    assert remove_verified(src.parent, dst.parent, [], rehash=True) == []
+
+
+def test_link_move_refuses_a_source_whose_hash_is_not_the_recorded_one(tmp_path: Path) -> None:
+    src, dst = tmp_path / "a.bin", tmp_path / "out" / "a.bin"
+    src.write_bytes(b"rotten")
+    with pytest.raises(MoveError, match="recorded sha256"):
+        copy_verified(src, dst, link=True, expected_sha256=_sha(b"fresh"))
+    assert not dst.exists()  # the new name is dropped; the old one is untouched
+    assert src.read_bytes() == b"rotten"
+
+
+def test_link_move_copies_across_devices_and_for_files_with_other_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "a.bin"
+    src.write_bytes(b"data")
+    os.link(src, tmp_path / "other-name.bin")
+    dst = tmp_path / "out" / "a.bin"
+    assert copy_verified(src, dst, link=True) == (4, _sha(b"data"))
+    assert not os.path.samefile(src, dst)  # a second name elsewhere: an independent copy
+
+    def no_link(*_args: object, **_kwargs: object) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    lone, lone_dst = tmp_path / "b.bin", tmp_path / "out" / "b.bin"
+    lone.write_bytes(b"more")
+    monkeypatch.setattr(os, "link", no_link)
+    assert copy_verified(lone, lone_dst, link=True) == (4, _sha(b"more"))
+    assert lone_dst.read_bytes() == b"more"
+    assert not os.path.samefile(lone, lone_dst)
