@@ -173,7 +173,7 @@ class DrivesPanel(QWidget):
         library = self.library
         # Every SCAN_EVERY refreshes (and the first), look for known drives at the OS mount
         # points too, so a drive mounted somewhere new is recognised by its marker.
-        scan = self._refreshes % SCAN_EVERY == 0 and resolve("mirror") is not None
+        scan = self._refreshes % SCAN_EVERY == 0 and capability("mirror")[0]
         self._refreshes += 1
 
         def work(_p: object, _c: object) -> list[data.DriveRow]:
