@@ -95,6 +95,7 @@ class OpRunner(QObject):
         self._running: dict[int, OpInfo] = {}
         self._alive: dict[int, object] = {}  # keeps each BackgroundOp until it reports
         self._next = 0
+        self.closed = False  # set by shutdown(): no new work starts
 
     def submit(self, fn: Callable[[], Any]) -> Future[Any]:
         return self._pool.submit(fn)
@@ -123,6 +124,7 @@ class OpRunner(QObject):
             op.cancel.cancel()
 
     def shutdown(self, *, wait: bool = True) -> None:
+        self.closed = True
         self.cancel_all()
         self._pool.shutdown(wait=wait, cancel_futures=True)
 
@@ -168,7 +170,14 @@ class BackgroundOp(Generic[T]):
         self.cancel_token.cancel()
 
     def run_in_background(self) -> BackgroundOp[T]:
-        """Start the work; callbacks fire later on the GUI thread."""
+        """Start the work; callbacks fire later on the GUI thread.
+
+        Once the runner is shut down (the app is closing) nothing starts and no callback
+        fires: a timer that ticks late cannot start new work.
+        """
+        if self._runner.closed:
+            self.cancel_token.cancel()
+            return self
         relay = _Relay(self._runner)
         relay.finished.connect(self._finished)
         self._relay = relay

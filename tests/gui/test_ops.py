@@ -79,3 +79,13 @@ def test_progress_is_polled_and_cancel_reaches_the_work(qtbot: QtBot, op_runner:
     qtbot.waitUntil(lambda: bool(failures), timeout=5000)
     assert failures[0].cancelled
     assert not op_runner.running()
+
+
+def test_nothing_starts_once_the_runner_is_shut_down(qtbot: QtBot) -> None:
+    runner = OpRunner()
+    runner.shutdown()
+    ran: list[int] = []
+    op = BackgroundOp(runner, lambda _p, _c: ran.append(1)).success(ran.append)
+    op.run_in_background()  # a late timer tick while the app closes: no error, no work
+    qtbot.wait(100)
+    assert ran == [] and op.cancel_token.cancelled and runner.running() == []
