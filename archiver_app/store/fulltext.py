@@ -15,8 +15,12 @@ from sqlalchemy import Connection, text
 MAX_BODY_CHARS = 1_000_000
 
 
-def _has_fts(conn: Connection) -> bool:
+def has_fulltext(conn: Connection) -> bool:
+    """Does ``conn``'s database have the ``snapshot_fts`` table (FTS5, SQLite only)?"""
     return conn.dialect.name == "sqlite"
+
+
+_has_fts = has_fulltext
 
 
 def upsert_snapshot_text(

@@ -41,7 +41,11 @@ from sqlalchemy import Connection, func, insert, select, text
 
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
-from archiver_app.store.fulltext import insert_snapshot_texts, upsert_snapshot_text
+from archiver_app.store.fulltext import (
+    has_fulltext,
+    insert_snapshot_texts,
+    upsert_snapshot_text,
+)
 from archiver_app.store.models import Fidelity, Snapshot, SnapshotState, SnapshotTag, Tag
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc.htmltext import TEXT_MIMES, PageText, extract_html, extract_plain, snippet_of
@@ -428,7 +432,9 @@ class WarcIndexer:
             self.report.revisits_resolved += 1
             orig_id, orig_snapshot = original
             conn.execute(
-                text("UPDATE records SET revisit_of_id = :orig WHERE file_id = :f AND offset = :o"),
+                text(
+                    'UPDATE records SET revisit_of_id = :orig WHERE file_id = :f AND "offset" = :o'
+                ),
                 {"orig": orig_id, "f": file_id, "o": row.offset},
             )
             sid = row.snapshot_id
@@ -481,6 +487,8 @@ def _copy_page_text(conn: Connection, snapshot_id: int, original: int, tags: Ite
         ),
         {"t": src[0], "s": src[1], "l": src[2], "h": src[3], "i": snapshot_id},
     )
+    if not has_fulltext(conn):  # PostgreSQL: no snapshot_fts table yet
+        return
     body = conn.scalar(text("SELECT body FROM snapshot_fts WHERE rowid = :i"), {"i": original})
     url = conn.scalar(text("SELECT url FROM snapshots WHERE id = :i"), {"i": snapshot_id})
     upsert_snapshot_text(conn, snapshot_id, title=src[0], url=str(url), body=body, tags=tags)

@@ -267,3 +267,30 @@ def test_pipeline_cancel_stops_the_producer(tmp_path: Path) -> None:
         assert _rows(lib, "SELECT count(*) FROM records") == [(5,)]
     finally:
         lib.close()
+
+
+def test_pipeline_on_postgresql(tmp_path: Path, postgres_url: str) -> None:
+    from sqlalchemy import text
+
+    src = _dedup_warc(tmp_path)
+    expected = []
+    for pipeline, url in ((False, None), (True, postgres_url)):
+        lib, indexer = _index_into(
+            tmp_path / f"lib-{pipeline}", src, url, pipeline=pipeline, batch_size=3
+        )
+        try:
+            report = indexer.run()  # type: ignore[attr-defined]
+            assert report.revisits_resolved == 3
+            with lib.engine.connect() as conn:
+                rows = conn.execute(
+                    text(
+                        'SELECT r.url, r.record_type, r."offset", r.length, s.url, o.url '
+                        "FROM records r LEFT JOIN snapshots s ON s.id = r.snapshot_id "
+                        "LEFT JOIN records o ON o.id = r.revisit_of_id ORDER BY r.id"
+                    )
+                ).all()
+            expected.append([tuple(r) for r in rows])
+        finally:
+            lib.close()
+    assert expected[0] == expected[1]
+    assert len(expected[0]) > 20
