@@ -10,13 +10,19 @@ from collections.abc import Iterable
 
 from sqlalchemy import Connection, text
 
+from archiver_app.store.bulk import insert_values
+
 #: The most text kept per page in the index; longer pages are cut (search still finds the
 #: page by its first ~1 MB of text; the full text stays in text.txt and the WARC).
 MAX_BODY_CHARS = 1_000_000
 
 
-def _has_fts(conn: Connection) -> bool:
+def has_fulltext(conn: Connection) -> bool:
+    """Does ``conn``'s database have the ``snapshot_fts`` table (FTS5, SQLite only)?"""
     return conn.dialect.name == "sqlite"
+
+
+_has_fts = has_fulltext
 
 
 def upsert_snapshot_text(
@@ -54,8 +60,8 @@ def insert_snapshot_texts(
 ) -> None:
     """Index ``(snapshot_id, title, url, body)`` rows of snapshots that have no text yet.
 
-    One ``executemany`` for a whole batch (bulk import): no per-row ``DELETE``, so it is
-    only for ids just created in the same transaction.
+    A few multi-row statements for a whole batch (bulk import, :mod:`archiver_app.store.bulk`):
+    no per-row ``DELETE``, so it is only for ids just created in the same transaction.
     """
     if not _has_fts(conn):
         return
@@ -64,11 +70,7 @@ def insert_snapshot_texts(
         (sid, title or "", url, (body or "")[:MAX_BODY_CHARS], tag_text)
         for sid, title, url, body in rows
     ]
-    if params:
-        conn.exec_driver_sql(
-            "INSERT INTO snapshot_fts(rowid, title, url, body, tags) VALUES (?, ?, ?, ?, ?)",
-            params,
-        )
+    insert_values(conn, "INSERT INTO snapshot_fts(rowid, title, url, body, tags)", params)
 
 
 def delete_snapshot_text(conn: Connection, snapshot_id: int) -> None:

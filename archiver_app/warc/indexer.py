@@ -15,12 +15,23 @@ Rows are written in batches (one ``executemany`` per table, never the ORM) in sh
 transactions, so a long import never blocks captures for more than one batch. Damaged
 records are reported (``IndexReport.problems``) and skipped; the scan carries on with the
 next good record.
+
+The work is pipelined over two threads: a producer thread reads the file and builds each
+batch (parsing, SURT keys, text extraction, hashing: Python that holds the GIL) while the
+calling thread writes the previous batch (the driver releases the GIL inside the database:
+SQLite's B-tree inserts and FTS5 tokenising run meanwhile). At most :data:`QUEUE_DEPTH`
+built batches wait between them, so memory stays constant; the calling thread owns every
+transaction, sends the progress updates and checks the cancel token; anything the
+producer raises is raised again in the calling thread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Callable, Iterable
+import queue
+import threading
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +41,11 @@ from sqlalchemy import Connection, func, insert, select, text
 
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
-from archiver_app.store.fulltext import insert_snapshot_texts, upsert_snapshot_text
+from archiver_app.store.fulltext import (
+    has_fulltext,
+    insert_snapshot_texts,
+    upsert_snapshot_text,
+)
 from archiver_app.store.models import Fidelity, Snapshot, SnapshotState, SnapshotTag, Tag
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc.htmltext import TEXT_MIMES, PageText, extract_html, extract_plain, snippet_of
@@ -49,6 +64,8 @@ HTML_MIMES = frozenset({"text/html", "application/xhtml+xml"})
 DOCUMENT_MIMES = frozenset({"application/pdf", *TEXT_MIMES})
 PAGE_RECORD_TYPES = frozenset({"response", "resource", "revisit"})
 BATCH = 2000
+#: Built batches that may wait for the writer (memory: this many batches plus two).
+QUEUE_DEPTH = 2
 
 
 @dataclass(frozen=True)
@@ -101,15 +118,29 @@ def is_page(rec: ScannedRecord, page_urls: frozenset[str] | None) -> bool:
 
 
 class _Batch:
-    def __init__(self) -> None:
+    """Rows of one write transaction. Snapshot ids in it are placeholders until the flush:
+    ``-n`` for the run's n-th snapshot (1-based), ``first_seq`` being this batch's first."""
+
+    def __init__(self, first_seq: int) -> None:
+        self.first_seq = first_seq
         self.snapshots: list[dict[str, Any]] = []
         self.records: list[RecordRow] = []
         self.texts: list[tuple[int, PageText]] = []
         # (index in records, record, whether the revisit is itself a page)
         self.revisits: list[tuple[int, ScannedRecord, bool]] = []
+        self.full = False  # a full batch (not the file's last): progress and cancel after it
+        self.records_done = 0  # records of the file up to the end of this batch
+        self.bytes_done = 0  # file offset after this batch's last record
 
     def __len__(self) -> int:
         return len(self.records)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """What the producer thread raised, to raise again in the calling thread."""
+
+    exc: BaseException
 
 
 class WarcIndexer:
@@ -123,16 +154,23 @@ class WarcIndexer:
         progress: Callable[[ProgressUpdate], None] | None = None,
         cancel: CancelToken | None = None,
         batch_size: int = BATCH,
+        pipeline: bool = True,
     ) -> None:
         self.lib = library
         self.target = target
         self.progress = progress
         self.cancel = cancel
         self.batch_size = batch_size
+        self.pipeline = pipeline
         self.report = IndexReport(target.path)
+        # Producer side: the current page's placeholder id and the snapshots made so far.
         self._current_snapshot: int | None = None
+        self._seq = 0
         self._first_uid_used = False
         self._keys: dict[str, str] = {}
+        # Writer side: the last snapshot written (placeholder number, real id), which
+        # records at the start of the next batch may still belong to.
+        self._last_written: tuple[int, int] | None = None
 
     def _url_key(self, url: str) -> str:
         """``url_key`` with a small cache: a request, its response and metadata share a URL,
@@ -148,30 +186,24 @@ class WarcIndexer:
 
     def run(self) -> IndexReport:
         size = self.target.path.stat().st_size
-        batch = _Batch()
         engine = self.lib.engine.execution_options(archiver_immediate=True)
-        for rec in scan_records(
-            self.target.path, want_payload=self._wants_payload, on_problem=self._problem
-        ):
-            self._add(batch, rec)
-            if len(batch) >= self.batch_size:
+        batches = self._pipelined() if self.pipeline else self._batches()
+        with contextlib.closing(batches):
+            for batch in batches:
                 with engine.begin() as conn:
                     self._flush(conn, batch)
-                batch = _Batch()
-                if self.progress is not None:
-                    self.progress(
-                        ProgressUpdate(
-                            done=self.report.records,
-                            message=self.target.path.name,
-                            bytes_done=rec.offset + rec.length,
-                            bytes_total=size,
+                if batch.full:
+                    if self.progress is not None:
+                        self.progress(
+                            ProgressUpdate(
+                                done=batch.records_done,
+                                message=self.target.path.name,
+                                bytes_done=batch.bytes_done,
+                                bytes_total=size,
+                            )
                         )
-                    )
-                if self.cancel is not None:
-                    self.cancel.raise_if_cancelled()
-        if len(batch):
-            with engine.begin() as conn:
-                self._flush(conn, batch)
+                    if self.cancel is not None:
+                        self.cancel.raise_if_cancelled()
         if self.progress is not None:
             self.progress(
                 ProgressUpdate(
@@ -183,6 +215,69 @@ class WarcIndexer:
                 )
             )
         return self.report
+
+    def _batches(self) -> Generator[_Batch, None, None]:
+        """Scan the file and build its batches (no database access: the producer side)."""
+        batch = _Batch(self._seq + 1)
+        scan = scan_records(
+            self.target.path, want_payload=self._wants_payload, on_problem=self._problem
+        )
+        with contextlib.closing(scan):
+            for rec in scan:
+                self._add(batch, rec)
+                if len(batch) >= self.batch_size:
+                    batch.full = True
+                    batch.records_done = self.report.records
+                    batch.bytes_done = rec.offset + rec.length
+                    yield batch
+                    batch = _Batch(self._seq + 1)
+        if len(batch):
+            batch.records_done = self.report.records
+            yield batch
+
+    def _pipelined(self) -> Generator[_Batch, None, None]:
+        """:meth:`_batches` run in a producer thread, at most QUEUE_DEPTH batches ahead.
+
+        Closing this generator (the caller is done, failed or was cancelled) stops the
+        producer and waits for it, so no thread outlives :meth:`run`.
+        """
+        handoff: queue.Queue[_Batch | _Failure | None] = queue.Queue(maxsize=QUEUE_DEPTH)
+        stop = threading.Event()
+
+        def put(item: _Batch | _Failure | None) -> bool:
+            while not stop.is_set():
+                try:
+                    handoff.put(item, timeout=0.05)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def produce() -> None:
+            source = self._batches()
+            try:
+                for batch in source:
+                    if not put(batch):
+                        return
+                put(None)
+            except BaseException as exc:  # everything, KeyboardInterrupt too, goes to the caller
+                put(_Failure(exc))
+            finally:
+                source.close()
+
+        thread = threading.Thread(target=produce, name="warc-index-scan", daemon=True)
+        thread.start()
+        try:
+            while True:
+                item = handoff.get()
+                if item is None:
+                    return
+                if isinstance(item, _Failure):
+                    raise item.exc
+                yield item
+        finally:
+            stop.set()
+            thread.join()
 
     def _problem(self, problem: ScanProblem) -> None:
         self.report.problems.append(problem)
@@ -262,9 +357,10 @@ class WarcIndexer:
         if page is not None:
             batch.texts.append((len(batch.snapshots) - 1, page))
         # Placeholder id (negative); real ids are assigned at flush time.
-        self._current_snapshot = -len(batch.snapshots)
+        self._seq += 1
+        self._current_snapshot = -self._seq
         self.report.pages += 1
-        return -len(batch.snapshots)
+        return -self._seq
 
     def _uid(self, at: datetime) -> str:
         """The folder's name for the first page (it owns the folder), then fresh uids."""
@@ -296,27 +392,34 @@ class WarcIndexer:
         def real(sid: int | None) -> int | None:
             if sid is None or sid > 0:
                 return sid
-            return base + (-sid)
+            seq = -sid
+            if seq >= batch.first_seq:
+                return base + 1 + seq - batch.first_seq
+            # A page from an earlier batch: only the last one written can still own records.
+            assert self._last_written is not None and self._last_written[0] == seq
+            return self._last_written[1]
 
         at = SNAPSHOT_ID_INDEX
         record_rows: list[tuple[Any, ...]] = []
         for r in batch.records:
             values = row_tuple(r)
             if r.snapshot_id is not None and r.snapshot_id < 0:
-                values = (*values[:at], base - r.snapshot_id, *values[at + 1 :])
+                values = (*values[:at], real(r.snapshot_id), *values[at + 1 :])
             record_rows.append(values)
         insert_record_tuples(conn, record_rows)
-        if self._current_snapshot is not None and self._current_snapshot < 0:
-            self._current_snapshot = real(self._current_snapshot)
+        if rows:
+            self._last_written = (batch.first_seq + len(rows) - 1, rows[-1]["id"])
         # The snapshots were created just now: no old text to replace, one executemany.
         insert_snapshot_texts(
             conn,
             ((rows[i]["id"], page.title, rows[i]["url"], page.text) for i, page in batch.texts),
             self.target.tags,
         )
-        self._resolve_revisits(conn, batch, base)
+        self._resolve_revisits(conn, batch, real)
 
-    def _resolve_revisits(self, conn: Connection, batch: _Batch, base: int) -> None:
+    def _resolve_revisits(
+        self, conn: Connection, batch: _Batch, real: Callable[[int | None], int | None]
+    ) -> None:
         if not batch.revisits:
             return
         file_id = self.target.file_id
@@ -329,14 +432,17 @@ class WarcIndexer:
             self.report.revisits_resolved += 1
             orig_id, orig_snapshot = original
             conn.execute(
-                text("UPDATE records SET revisit_of_id = :orig WHERE file_id = :f AND offset = :o"),
+                text(
+                    'UPDATE records SET revisit_of_id = :orig WHERE file_id = :f AND "offset" = :o'
+                ),
                 {"orig": orig_id, "f": file_id, "o": row.offset},
             )
             sid = row.snapshot_id
             # Only a revisited page takes its original's text, and only from the original
             # page itself (not from the page an original subresource belongs to).
-            if page and sid is not None and sid < 0 and orig_snapshot is not None:
-                _copy_page_text(conn, base + (-sid), orig_snapshot, self.target.tags)
+            snapshot_id = real(sid)
+            if page and snapshot_id is not None and orig_snapshot is not None:
+                _copy_page_text(conn, snapshot_id, orig_snapshot, self.target.tags)
 
 
 def _ensure_tags(conn: Connection, names: Iterable[str]) -> list[int]:
@@ -381,6 +487,8 @@ def _copy_page_text(conn: Connection, snapshot_id: int, original: int, tags: Ite
         ),
         {"t": src[0], "s": src[1], "l": src[2], "h": src[3], "i": snapshot_id},
     )
+    if not has_fulltext(conn):  # PostgreSQL: no snapshot_fts table yet
+        return
     body = conn.scalar(text("SELECT body FROM snapshot_fts WHERE rowid = :i"), {"i": original})
     url = conn.scalar(text("SELECT url FROM snapshots WHERE id = :i"), {"i": snapshot_id})
     upsert_snapshot_text(conn, snapshot_id, title=src[0], url=str(url), body=body, tags=tags)
@@ -392,9 +500,15 @@ def index_warc(
     *,
     progress: Callable[[ProgressUpdate], None] | None = None,
     cancel: CancelToken | None = None,
+    pipeline: bool = True,
 ) -> IndexReport:
-    """Index ``target`` into ``library`` (see the module docstring)."""
-    return WarcIndexer(library, target, progress=progress, cancel=cancel).run()
+    """Index ``target`` into ``library`` (see the module docstring).
+
+    Args:
+        pipeline: read the file in a second thread while this one writes; False does
+            both in this thread (the same rows, one core).
+    """
+    return WarcIndexer(library, target, progress=progress, cancel=cancel, pipeline=pipeline).run()
 
 
 __all__ = ["IndexReport", "IndexTarget", "WarcIndexer", "index_warc", "is_page", "record_time"]

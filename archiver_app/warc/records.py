@@ -1,8 +1,8 @@
 """Rows of the ``records`` table (the replay index) and their bulk insert.
 
 Bulk paths never use the ORM (several times slower for the tens of thousands of rows an
-import writes): on SQLite one DB-API ``executemany`` of plain tuples, elsewhere SQLAlchemy
-Core.
+import writes): on SQLite multi-row ``INSERT ... VALUES`` statements of plain tuples
+(:mod:`archiver_app.store.bulk`), elsewhere SQLAlchemy Core.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert
 
+from archiver_app.store.bulk import insert_values
 from archiver_app.store.models import Record
 
 
@@ -41,12 +42,12 @@ SNAPSHOT_ID_INDEX = _FIELDS.index("snapshot_id")
 #: The columns in ``_FIELDS`` order.
 _INSERT = (
     'INSERT INTO records (url_key, ts, url, record_type, status, mime, digest, file_id, "offset", '
-    "length, snapshot_id, revisit_of_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "length, snapshot_id, revisit_of_id)"
 )
 
 
 def insert_record_rows(conn: Connection, rows: Sequence[RecordRow]) -> None:
-    """Insert ``rows`` in one ``executemany`` on ``conn`` (inside the caller's transaction)."""
+    """Insert ``rows`` in bulk on ``conn`` (inside the caller's transaction), in order."""
     insert_record_tuples(conn, [row_tuple(r) for r in rows])
 
 
@@ -55,6 +56,6 @@ def insert_record_tuples(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> N
     if not rows:
         return
     if conn.dialect.name == "sqlite":
-        conn.exec_driver_sql(_INSERT, list(rows))
+        insert_values(conn, _INSERT, rows)
     else:
         conn.execute(insert(Record), [dict(zip(_FIELDS, r, strict=True)) for r in rows])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -197,7 +197,7 @@ def scan_records(
     on_problem: Callable[[ScanProblem], None] | None = None,
     start: int = 0,
     fast: bool = True,
-) -> Iterator[ScannedRecord]:
+) -> Generator[ScannedRecord, None, None]:
     """Yield every readable record of ``path`` in file order (see module docstring).
 
     Args:

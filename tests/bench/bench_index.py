@@ -5,8 +5,9 @@ Run: .venv/bin/python tests/bench/bench_index.py [--mib 1024] [--pages 100000]
 1. Indexing: the shared deterministic corpus (tests/bench/corpus.py, ~1 GiB, ~35k records)
    is indexed by ``warcio index`` and ``cdxj-indexer`` (subprocesses, output discarded) and
    by our indexer (records rows + page snapshots + extracted text into FTS5, in a fresh
-   library, files linked in place) in the same run. Prints wall and CPU seconds and the
-   ratios; the target is <= 1.5x cdxj-indexer. CPU time is printed because a shared
+   library, files linked in place) in the same run (``--serial``: ours once more without
+   the reader thread). Prints wall and CPU seconds (ours: all threads) and the ratios; the
+   target is <= 1.5x cdxj-indexer in wall time. CPU time is printed because a shared
    machine inflates wall time unevenly.
 2. Search: a library with ``--pages`` snapshot rows and synthetic page text (Zipf-distributed
    words), then ``--queries`` two-word queries, each with one filter (domain, date range,
@@ -52,8 +53,10 @@ def run_tool(args: list[str]) -> tuple[float, float, int]:
     return time.perf_counter() - t0, _children_cpu() - cpu0, out.count(b"\n")
 
 
-def run_ours(files: list[Path], root: Path) -> tuple[float, float, int, int]:
-    """Wall and CPU seconds, records and pages of our indexer over ``files``."""
+def run_ours(
+    files: list[Path], root: Path, *, pipeline: bool = True
+) -> tuple[float, float, int, int]:
+    """Wall and CPU seconds (all threads), records and pages of our indexer over ``files``."""
     with Library.open(root) as lib:
         coll = lib.ensure_collection("bench")
         targets = []
@@ -73,14 +76,14 @@ def run_ours(files: list[Path], root: Path) -> tuple[float, float, int, int]:
         cpu0, t0 = time.process_time(), time.perf_counter()
         records = pages = 0
         for target in targets:
-            rep = index_warc(lib, target)
+            rep = index_warc(lib, target, pipeline=pipeline)
             records += rep.records
             pages += rep.pages
             assert not rep.problems, rep.problems[:3]
         return time.perf_counter() - t0, time.process_time() - cpu0, records, pages
 
 
-def bench_indexing(mib: int, max_files: int | None) -> dict[str, float]:
+def bench_indexing(mib: int, max_files: int | None, serial: bool = False) -> dict[str, float]:
     corpus = build_corpus(total_bytes=mib << 20)
     files = corpus.files[:max_files] if max_files else corpus.files
     names = [str(f) for f in files]
@@ -90,6 +93,15 @@ def bench_indexing(mib: int, max_files: int | None) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp:
         o_wall, o_cpu, records, pages = run_ours(files, Path(tmp) / "lib")
     assert records == w_lines, (records, w_lines)
+    extra = []
+    if serial:
+        with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp:
+            s_wall, s_cpu, s_records, _ = run_ours(files, Path(tmp) / "lib", pipeline=False)
+        assert s_records == records
+        extra = [
+            ("archiver, one thread", f"{s_wall:7.2f} s wall {s_cpu:7.2f} s CPU  (pipeline=False)"),
+            ("one thread vs cdxj (wall/CPU)", f"{s_wall / c_wall:.2f}x / {s_cpu / c_cpu:.2f}x"),
+        ]
     rows = [
         ("corpus", f"{len(files)} files, {size / 2**20:.0f} MiB, {records} records, {pages} pages"),
         ("warcio index", f"{w_wall:7.2f} s wall {w_cpu:7.2f} s CPU  ({w_lines} lines)"),
@@ -98,6 +110,7 @@ def bench_indexing(mib: int, max_files: int | None) -> dict[str, float]:
         ("ratio vs warcio (wall/CPU)", f"{o_wall / w_wall:.2f}x / {o_cpu / w_cpu:.2f}x"),
         ("ratio vs cdxj-indexer (wall/CPU)", f"{o_wall / c_wall:.2f}x / {o_cpu / c_cpu:.2f}x"),
         ("throughput", f"{size / 2**20 / o_wall:.1f} MiB/s, {records / o_wall:.0f} records/s"),
+        *extra,
     ]
     report("indexing (target: <= 1.5x cdxj-indexer)", rows)
     return {"vs_cdxj_wall": o_wall / c_wall, "vs_cdxj_cpu": o_cpu / c_cpu}
@@ -210,11 +223,16 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--words", type=int, default=300, help="words of text per page")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--skip-index", action="store_true")
+    parser.add_argument(
+        "--serial",
+        action="store_true",
+        help="also time our indexer without its reader thread (pipeline=False)",
+    )
     parser.add_argument("--skip-search", action="store_true")
     args = parser.parse_args(argv)
     results: dict[str, float] = {}
     if not args.skip_index:
-        results.update(bench_indexing(args.mib, args.files))
+        results.update(bench_indexing(args.mib, args.files, args.serial))
     if not args.skip_search:
         results["search_p95_ms"] = bench_search(args.pages, args.queries, args.words)
     return results

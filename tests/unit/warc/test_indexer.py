@@ -149,3 +149,148 @@ def test_extract_html_charset_and_entities() -> None:
     page = extract_html(doc.encode("latin-1"))
     assert page.title == "Café é" and page.language == "fr-ca"
     assert page.text == "déjà"
+
+
+def _index_into(
+    root: Path, src: Path, database_url: str | None = None, **kwargs: object
+) -> tuple[Library, object]:
+    from archiver_app.store.files import register_file
+    from archiver_app.store.models import FileKind
+
+    lib = Library.open(root, create=True, database_url=database_url)
+    lib.ensure_collection("default")
+    with lib.write() as s:
+        (lib.root / src.name).write_bytes(src.read_bytes())
+        file_id = register_file(s, lib.root, src.name, FileKind.WARC).id
+    target = IndexTarget(
+        path=lib.root / src.name, file_id=file_id, warc_file=src.name, collection_id=1
+    )
+    return lib, WarcIndexer(lib, target, **kwargs)  # type: ignore[arg-type]
+
+
+def _dedup_warc(tmp_path: Path) -> Path:
+    pages = site(6)
+    return write_warc(
+        tmp_path / "dedup.warc.gz",
+        pages,
+        with_requests=True,
+        revisit_of={
+            "https://example.org/page0": pages[0],
+            "https://example.org/page3": pages[8],
+            "https://example.org/img1.png": pages[3],
+        },
+    )
+
+
+def test_pipeline_writes_the_same_rows_as_one_thread(tmp_path: Path) -> None:
+    src = _dedup_warc(tmp_path)
+    tables = {
+        "records": "SELECT * FROM records ORDER BY id",
+        "snapshots": "SELECT id, url, url_key, url_group, title, snippet, language, "
+        "content_hash, warc_offset, http_status, mime FROM snapshots ORDER BY id",
+        "fts": "SELECT rowid, title, url, body, tags FROM snapshot_fts ORDER BY rowid",
+    }
+    results = []
+    for pipeline in (False, True):
+        for batch_size in (1, 3, 5, 1000):
+            lib, indexer = _index_into(
+                tmp_path / f"lib-{pipeline}-{batch_size}",
+                src,
+                pipeline=pipeline,
+                batch_size=batch_size,
+            )
+            try:
+                report = indexer.run()  # type: ignore[attr-defined]
+                rows = {name: _rows(lib, sql) for name, sql in tables.items()}
+                results.append((batch_size, report.revisits_resolved, rows))
+            finally:
+                lib.close()
+    serial, piped = results[:4], results[4:]
+    assert serial == piped
+    assert all(r[1] == 3 for r in results)
+    assert all(r[2] == serial[-1][2] for r in serial)  # the batch size changes nothing
+
+
+def test_pipeline_raises_producer_errors_in_the_caller(tmp_path: Path, monkeypatch: object) -> None:
+    import threading
+
+    import pytest
+
+    import archiver_app.warc.indexer as indexer_mod
+
+    src = write_warc(tmp_path / "s.warc", site(4), gz=False)
+    real_add = WarcIndexer._add
+    calls = {"n": 0}
+
+    def failing_add(self: WarcIndexer, batch: object, rec: object) -> None:
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise RuntimeError("parse failure")
+        real_add(self, batch, rec)  # type: ignore[arg-type]
+
+    mp: pytest.MonkeyPatch = monkeypatch  # type: ignore[assignment]
+    mp.setattr(indexer_mod.WarcIndexer, "_add", failing_add)
+    lib, indexer = _index_into(tmp_path / "lib", src, batch_size=2)
+    try:
+        with pytest.raises(RuntimeError, match="parse failure"):
+            indexer.run()  # type: ignore[attr-defined]
+        assert not [t for t in threading.enumerate() if t.name == "warc-index-scan"]
+        # the batches before the failure were written, as without the pipeline
+        assert _rows(lib, "SELECT count(*) FROM records") == [(4,)]
+    finally:
+        lib.close()
+
+
+def test_pipeline_cancel_stops_the_producer(tmp_path: Path) -> None:
+    import threading
+
+    import pytest
+
+    from archiver_app.tasks import CancelToken
+    from archiver_app.tasks.progress import Cancelled
+
+    responses = [Resp(f"https://c.example/{i}", html_page(f"T{i}", f"w{i}")) for i in range(60)]
+    src = write_warc(tmp_path / "many.warc", responses, gz=False)
+    token = CancelToken()
+    updates: list[ProgressUpdate] = []
+
+    def progress(update: ProgressUpdate) -> None:
+        updates.append(update)
+        token.cancel()
+
+    lib, indexer = _index_into(tmp_path / "lib", src, batch_size=5, progress=progress, cancel=token)
+    try:
+        with pytest.raises(Cancelled):
+            indexer.run()  # type: ignore[attr-defined]
+        assert [u.done for u in updates] == [5]
+        assert not [t for t in threading.enumerate() if t.name == "warc-index-scan"]
+        assert _rows(lib, "SELECT count(*) FROM records") == [(5,)]
+    finally:
+        lib.close()
+
+
+def test_pipeline_on_postgresql(tmp_path: Path, postgres_url: str) -> None:
+    from sqlalchemy import text
+
+    src = _dedup_warc(tmp_path)
+    expected = []
+    for pipeline, url in ((False, None), (True, postgres_url)):
+        lib, indexer = _index_into(
+            tmp_path / f"lib-{pipeline}", src, url, pipeline=pipeline, batch_size=3
+        )
+        try:
+            report = indexer.run()  # type: ignore[attr-defined]
+            assert report.revisits_resolved == 3
+            with lib.engine.connect() as conn:
+                rows = conn.execute(
+                    text(
+                        'SELECT r.url, r.record_type, r."offset", r.length, s.url, o.url '
+                        "FROM records r LEFT JOIN snapshots s ON s.id = r.snapshot_id "
+                        "LEFT JOIN records o ON o.id = r.revisit_of_id ORDER BY r.id"
+                    )
+                ).all()
+            expected.append([tuple(r) for r in rows])
+        finally:
+            lib.close()
+    assert expected[0] == expected[1]
+    assert len(expected[0]) > 20
