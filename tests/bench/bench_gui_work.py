@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
-    from PySide6.QtCore import QSettings, Qt, QTimer
+    from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
     from archiver_app.gui.capture_input import CaptureRequest, CrawlOptions
@@ -169,13 +169,14 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
             if name not in ended and (op is None or op.cancel_token not in running):
                 ended[name] = time.perf_counter() - started
         if len(ended) == len(ops) or time.perf_counter() - started > args.timeout:
-            app.quit()
+            loop.quit()
 
+    loop = QEventLoop()
     watcher = QTimer()
     watcher.setInterval(200)
     watcher.timeout.connect(check)
     watcher.start()
-    app.exec()
+    loop.exec()  # a local loop: quitting it leaves the application as it was
     heartbeat.stop()
     watcher.stop()
     if args.diagnose:
