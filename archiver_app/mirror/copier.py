@@ -212,60 +212,20 @@ def copy_to_temp(
         src = io.FileIO(source, "rb")
     except OSError as exc:
         raise SourceError(f"cannot read {source}: {exc.strerror or exc}") from exc
-    if not hash_source and hasattr(os, "sendfile") and sys.platform.startswith("linux"):
-        with src:
-            temp, fd = _create_temp(folder, marker)
-            try:
+    kernel = not hash_source and hasattr(os, "sendfile") and sys.platform.startswith("linux")
+    digest = None if kernel else hashlib.sha256()
+    with src:
+        temp, fd = _create_temp(folder, marker)
+        try:
+            if digest is None:
                 try:
                     total = _kernel_copy(src.fileno(), fd, size, on_bytes, source)
                 except SourceError:
                     raise
                 except OSError as exc:
                     raise classify(exc, marker) from exc
-                if fsync:
-                    try:
-                        os.fsync(fd)
-                    except OSError as exc:
-                        raise classify(exc, marker) from exc
-            except BaseException:
-                os.close(fd)
-                discard(temp)
-                raise
-            try:
-                os.close(fd)
-            except OSError as exc:
-                discard(temp)
-                raise classify(exc, marker) from exc
-        if total != size:
-            discard(temp)
-            raise SourceMismatch("", total)  # the source changed size: it is not as recorded
-        return temp
-    digest = hashlib.sha256()
-    total = 0
-    with src:
-        temp, fd = _create_temp(folder, marker)
-        try:
-            # small files: one read of the whole file (+1: the next read sees the end) into
-            # a fresh bytes object; large ones: reads into one reused buffer
-            small = size < BUFFER
-            buf = bytearray(0 if small else BUFFER)
-            view = memoryview(buf)
-            while True:
-                try:
-                    data = src.read(size + 1) if small else None
-                    n = len(data) if data is not None else src.readinto(buf)
-                except OSError as exc:
-                    raise SourceError(f"cannot read {source}: {exc.strerror or exc}") from exc
-                if not n:
-                    break
-                chunk = memoryview(data) if data is not None else view[:n]
-                digest.update(chunk)
-                try:
-                    _write_all(fd, chunk)
-                except OSError as exc:
-                    raise classify(exc, marker) from exc
-                total += n
-                on_bytes(n)
+            else:
+                total = _hashing_copy(src, fd, size, digest, on_bytes, source, marker)
             if fsync:
                 try:
                     os.fsync(fd)
@@ -280,11 +240,46 @@ def copy_to_temp(
         except OSError as exc:
             discard(temp)
             raise classify(exc, marker) from exc
-    actual = digest.hexdigest()
+    # Kernel copies: only the size is known here; the read-back hash decides (see above).
+    actual = digest.hexdigest() if digest is not None else sha256
     if actual != sha256 or total != size:
         discard(temp)
-        raise SourceMismatch(actual, total)
+        raise SourceMismatch(actual if digest is not None else "", total)
     return temp
+
+
+def _hashing_copy(  # noqa: PLR0917 - private helper of copy_to_temp
+    src: io.FileIO,
+    fd: int,
+    size: int,
+    digest: hashlib._Hash,
+    on_bytes: Callable[[int], None],
+    source: Path,
+    marker: Path | None,
+) -> int:
+    """Copy through Python, hashing on the way; the bytes copied."""
+    total = 0
+    # small files: one read of the whole file (+1: the next read sees the end) into a
+    # fresh bytes object; large ones: reads into one reused buffer
+    small = size < BUFFER
+    buf = bytearray(0 if small else BUFFER)
+    view = memoryview(buf)
+    while True:
+        try:
+            data = src.read(size + 1) if small else None
+            n = len(data) if data is not None else src.readinto(buf)
+        except OSError as exc:
+            raise SourceError(f"cannot read {source}: {exc.strerror or exc}") from exc
+        if not n:
+            return total
+        chunk = memoryview(data) if data is not None else view[:n]
+        digest.update(chunk)
+        try:
+            _write_all(fd, chunk)
+        except OSError as exc:
+            raise classify(exc, marker) from exc
+        total += n
+        on_bytes(n)
 
 
 def hash_file(
