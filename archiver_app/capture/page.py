@@ -27,10 +27,7 @@ from archiver_app.capture.persist import (
     SnapshotOutcome,
     create_pending,
     dedup_lookup,
-    dump_sidecar,
-    hash_files,
-    save_outcome,
-    sidecar,
+    finish_snapshot,
     write_file_atomic,
 )
 from archiver_app.capture.recorder import NetworkRecorder
@@ -427,20 +424,15 @@ class PageCapture:
             text=text,
             tags=list(self.tags),
         )
-        hashes = hash_files(lib.root, outcome.files)
-        side = sidecar(
-            out=outcome,
+        hashes = finish_snapshot(
+            lib,
+            outcome,
             uid=uid,
             collection=self.collection,
             captured_at=captured_at,
             final_url=final_url,
             job_id=self.job_id,
-            hashes=hashes,
         )
-        write_file_atomic(path / "index.json", dump_sidecar(side))
-        outcome.files.append((f"{folder}/index.json", FileKind.SIDECAR))
-        hashes.update(hash_files(lib.root, outcome.files[-1:]))
-        save_outcome(lib, outcome, hashes)
         return CaptureResult(
             url=self.url,
             final_url=final_url,

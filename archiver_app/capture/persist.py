@@ -241,6 +241,35 @@ def sidecar(
     return data
 
 
+def finish_snapshot(
+    lib: Library,
+    out: SnapshotOutcome,
+    *,
+    uid: str,
+    collection: str,
+    captured_at: datetime,
+    final_url: str,
+    job_id: int | None,
+) -> dict[str, tuple[int, str]]:
+    """Write the folder's ``index.json`` (temporary name, then rename), then save the
+    snapshot in one transaction (:func:`save_outcome`); the size and sha256 of each file."""
+    hashes = hash_files(lib.root, out.files)
+    side = sidecar(
+        out=out,
+        uid=uid,
+        collection=collection,
+        captured_at=captured_at,
+        final_url=final_url,
+        job_id=job_id,
+        hashes=hashes,
+    )
+    write_file_atomic(lib.abspath(out.folder) / "index.json", dump_sidecar(side))
+    out.files.append((f"{out.folder}/index.json", FileKind.SIDECAR))
+    hashes.update(hash_files(lib.root, out.files[-1:]))
+    save_outcome(lib, out, hashes)
+    return hashes
+
+
 def hash_files(root: Path, files: Sequence[tuple[str, str]]) -> dict[str, tuple[int, str]]:
     """Size and sha256 of each (relative path, kind), read once for sidecar and ``files``."""
     out: dict[str, tuple[int, str]] = {}

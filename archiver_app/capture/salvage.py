@@ -15,14 +15,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from archiver_app.capture.persist import (
-    SnapshotOutcome,
-    dump_sidecar,
-    hash_files,
-    save_outcome,
-    sidecar,
-    write_file_atomic,
-)
+from archiver_app.capture.persist import SnapshotOutcome, finish_snapshot
 from archiver_app.errors import ArchiverError
 from archiver_app.library import Library
 from archiver_app.store.models import Collection, Fidelity, FileKind, Snapshot, SnapshotState
@@ -152,18 +145,13 @@ def salvage_part_warc(lib: Library, snapshot_id: int) -> int:
         text=text or "",
         tags=tags,
     )
-    hashes = hash_files(lib.root, outcome.files)
-    side = sidecar(
-        out=outcome,
+    finish_snapshot(
+        lib,
+        outcome,
         uid=uid,
         collection=collection,
         captured_at=captured_at,
         final_url=main.url,
         job_id=job_id,
-        hashes=hashes,
     )
-    write_file_atomic(path / "index.json", dump_sidecar(side))
-    outcome.files.append((f"{folder}/index.json", FileKind.SIDECAR))
-    hashes.update(hash_files(lib.root, outcome.files[-1:]))
-    save_outcome(lib, outcome, hashes)
     return len(written)
