@@ -1,6 +1,6 @@
 """Index an imported WARC/ARC file: ``records`` rows, page ``snapshots`` and their text.
 
-One pass over the file (:func:`archiver_app.warc.scan.scan_records`, constant memory):
+One pass over the file (:mod:`archiver_app.warc.batches` builds the rows, constant memory):
 
 - every record becomes a ``records`` row (SURT key, 17-digit time, status, mime, payload
   digest, offset and length in the file);
@@ -11,31 +11,35 @@ One pass over the file (:func:`archiver_app.warc.scan.scan_records`, constant me
   digest, and a revisited page gets the original's title and text, so search and export
   treat deduplicated captures like any other.
 
-Rows are written in batches (one ``executemany`` per table, never the ORM) in short write
-transactions, so a long import never blocks captures for more than one batch. Damaged
-records are reported (``IndexReport.problems``) and skipped; the scan carries on with the
-next good record.
+Rows are written in batches (multi-row inserts, never the ORM) in short write transactions,
+so a long import never blocks captures for more than one batch. Damaged records are
+reported (``IndexReport.problems``) and skipped; the scan carries on with the next good
+record.
 
-The work is pipelined over two threads: a producer thread reads the file and builds each
-batch (parsing, SURT keys, text extraction, hashing: Python that holds the GIL) while the
-calling thread writes the previous batch (the driver releases the GIL inside the database:
-SQLite's B-tree inserts and FTS5 tokenising run meanwhile). At most :data:`QUEUE_DEPTH`
-built batches wait between them, so memory stays constant; the calling thread owns every
-transaction, sends the progress updates and checks the cancel token; anything the
-producer raises is raised again in the calling thread.
+Reading and writing overlap (``pipeline``). By default the batches are built in a worker
+process (:mod:`archiver_app.warc.workers`, reused from file to file): parsing, SURT keys,
+text extraction and hashing run on a second core without the writer's GIL, while this
+process writes the previous batch. The worker sends one batch at a time over a pipe and
+blocks until it is taken, so memory stays constant. The calling thread owns every
+transaction, sends the progress updates and checks the cancel token; anything the worker
+raises is raised again here (its traceback as the cause), a worker that dies is reported
+as an error, and closing or cancelling stops the worker. ``pipeline="thread"`` builds the
+batches in a thread of this process instead (the fallback when no worker process can be
+started, and in frozen builds for now), ``pipeline=False`` in the calling thread.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import logging
 import queue
+import sys
 import threading
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import Connection, func, insert, select, text
 
@@ -48,24 +52,26 @@ from archiver_app.store.fulltext import (
 )
 from archiver_app.store.models import Fidelity, Snapshot, SnapshotState, SnapshotTag, Tag
 from archiver_app.tasks import CancelToken, ProgressUpdate
-from archiver_app.warc.htmltext import TEXT_MIMES, PageText, extract_html, extract_plain, snippet_of
-from archiver_app.warc.records import (
-    SNAPSHOT_ID_INDEX,
-    RecordRow,
-    insert_record_tuples,
-    row_tuple,
+from archiver_app.warc import workers
+from archiver_app.warc.batches import (
+    BATCH,
+    OFFSET_AT,
+    SNAPSHOT_AT,
+    Batch,
+    BatchBuilder,
+    Failure,
+    FileSpec,
+    is_page,
+    record_time,
 )
-from archiver_app.warc.scan import ScannedRecord, ScanProblem, scan_records
-from archiver_app.warc.surt import domain_of, strip_fragment, url_key
-from archiver_app.warc.timestamps import parse_ts, parse_warc_date, to_ts17
+from archiver_app.warc.records import insert_record_tuples
+from archiver_app.warc.scan import ScanProblem
+from archiver_app.warc.workers import IndexWorkerError
 
-HTML_MIMES = frozenset({"text/html", "application/xhtml+xml"})
-#: Non-HTML types that are documents in their own right when they are 2xx responses.
-DOCUMENT_MIMES = frozenset({"application/pdf", *TEXT_MIMES})
-PAGE_RECORD_TYPES = frozenset({"response", "resource", "revisit"})
-BATCH = 2000
-#: Built batches that may wait for the writer (memory: this many batches plus two).
+_log = logging.getLogger(__name__)
+#: Built batches that may wait for the writer in the thread pipeline.
 QUEUE_DEPTH = 2
+Pipeline = bool | Literal["process", "thread"]
 
 
 @dataclass(frozen=True)
@@ -93,58 +99,15 @@ class IndexReport:
     problems: list[ScanProblem] = field(default_factory=list)
     snapshot_ids: list[int] = field(default_factory=list)
     first_capture: datetime | None = None
-
-
-def record_time(rec: ScannedRecord) -> datetime | None:
-    try:
-        if rec.date.isdigit():
-            return parse_ts(rec.date)
-        return parse_warc_date(rec.date) if rec.date else None
-    except ValueError:
-        return None
-
-
-def is_page(rec: ScannedRecord, page_urls: frozenset[str] | None) -> bool:
-    """Is this record a page (a ``snapshots`` row) rather than a subresource?"""
-    if rec.rec_type not in PAGE_RECORD_TYPES:
-        return False
-    if not rec.url.lower().startswith(("http://", "https://")):
-        return False
-    if page_urls is not None:
-        return rec.url in page_urls or strip_fragment(rec.url) in page_urls
-    if rec.status is not None and not 200 <= rec.status < 300:
-        return False
-    return rec.mime in HTML_MIMES or rec.mime in DOCUMENT_MIMES
-
-
-class _Batch:
-    """Rows of one write transaction. Snapshot ids in it are placeholders until the flush:
-    ``-n`` for the run's n-th snapshot (1-based), ``first_seq`` being this batch's first."""
-
-    def __init__(self, first_seq: int) -> None:
-        self.first_seq = first_seq
-        self.snapshots: list[dict[str, Any]] = []
-        self.records: list[RecordRow] = []
-        self.texts: list[tuple[int, PageText]] = []
-        # (index in records, record, whether the revisit is itself a page)
-        self.revisits: list[tuple[int, ScannedRecord, bool]] = []
-        self.full = False  # a full batch (not the file's last): progress and cancel after it
-        self.records_done = 0  # records of the file up to the end of this batch
-        self.bytes_done = 0  # file offset after this batch's last record
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-
-@dataclass(frozen=True)
-class _Failure:
-    """What the producer thread raised, to raise again in the calling thread."""
-
-    exc: BaseException
+    worker_cpu: float = 0.0  # CPU seconds of the worker process that read the file
 
 
 class WarcIndexer:
     """Indexes one file into a library. Single use; not shared between threads."""
+
+    #: Builds the batches (a subclass must be importable by name: the worker process
+    #: receives it by reference).
+    builder: type[BatchBuilder] = BatchBuilder
 
     def __init__(
         self,
@@ -154,7 +117,7 @@ class WarcIndexer:
         progress: Callable[[ProgressUpdate], None] | None = None,
         cancel: CancelToken | None = None,
         batch_size: int = BATCH,
-        pipeline: bool = True,
+        pipeline: Pipeline = True,
     ) -> None:
         self.lib = library
         self.target = target
@@ -163,35 +126,23 @@ class WarcIndexer:
         self.batch_size = batch_size
         self.pipeline = pipeline
         self.report = IndexReport(target.path)
-        # Producer side: the current page's placeholder id and the snapshots made so far.
-        self._current_snapshot: int | None = None
-        self._seq = 0
+        self._spec = FileSpec(target.path, target.file_id, target.page_urls)
         self._first_uid_used = False
-        self._keys: dict[str, str] = {}
-        # Writer side: the last snapshot written (placeholder number, real id), which
-        # records at the start of the next batch may still belong to.
+        # The last snapshot written (placeholder number, real id), which records at the
+        # start of the next batch may still belong to.
         self._last_written: tuple[int, int] | None = None
-
-    def _url_key(self, url: str) -> str:
-        """``url_key`` with a small cache: a request, its response and metadata share a URL,
-        and a page's snapshot row needs the same key (and group) again."""
-        key = self._keys.get(url)
-        if key is None:
-            if len(self._keys) >= 4096:
-                self._keys.clear()
-            key = self._keys[url] = url_key(url)
-        return key
 
     # ------------------------------------------------------------------ driving
 
     def run(self) -> IndexReport:
         size = self.target.path.stat().st_size
         engine = self.lib.engine.execution_options(archiver_immediate=True)
-        batches = self._pipelined() if self.pipeline else self._batches()
-        with contextlib.closing(batches):
+        with contextlib.closing(self._source()) as batches:
             for batch in batches:
-                with engine.begin() as conn:
-                    self._flush(conn, batch)
+                self._take(batch)
+                if len(batch):
+                    with engine.begin() as conn:
+                        self._flush(conn, batch)
                 if batch.full:
                     if self.progress is not None:
                         self.progress(
@@ -216,35 +167,47 @@ class WarcIndexer:
             )
         return self.report
 
-    def _batches(self) -> Generator[_Batch, None, None]:
-        """Scan the file and build its batches (no database access: the producer side)."""
-        batch = _Batch(self._seq + 1)
-        scan = scan_records(
-            self.target.path, want_payload=self._wants_payload, on_problem=self._problem
-        )
-        with contextlib.closing(scan):
-            for rec in scan:
-                self._add(batch, rec)
-                if len(batch) >= self.batch_size:
-                    batch.full = True
-                    batch.records_done = self.report.records
-                    batch.bytes_done = rec.offset + rec.length
-                    yield batch
-                    batch = _Batch(self._seq + 1)
-        if len(batch):
-            batch.records_done = self.report.records
-            yield batch
+    def _take(self, batch: Batch) -> None:
+        report = self.report
+        report.records = batch.records_done
+        report.pages += len(batch.pages)
+        report.problems.extend(batch.problems)
+        at = batch.first_capture
+        if at is not None and (report.first_capture is None or at < report.first_capture):
+            report.first_capture = at
 
-    def _pipelined(self) -> Generator[_Batch, None, None]:
-        """:meth:`_batches` run in a producer thread, at most QUEUE_DEPTH batches ahead.
+    def _source(self) -> Generator[Batch, None, None]:
+        if self.pipeline is False:
+            return self.builder(self._spec, self.batch_size).batches()
+        if self.pipeline == "thread":
+            return self._in_thread()
+        return self._in_worker()
+
+    def _in_worker(self) -> Generator[Batch, None, None]:
+        """The batches, built in a worker process (:mod:`archiver_app.warc.workers`)."""
+        if getattr(sys, "frozen", False):  # frozen builds: worker start-up not verified yet
+            yield from self._in_thread()
+            return
+
+        def done(cpu: float) -> None:
+            self.report.worker_cpu = cpu
+
+        try:
+            yield from workers.stream(self._spec, self.batch_size, self.builder, done)
+        except workers.WorkerStartError as exc:
+            _log.warning("no indexing worker process (%s): reading in a thread", exc)
+            yield from self._in_thread()
+
+    def _in_thread(self) -> Generator[Batch, None, None]:
+        """The batches, built in a producer thread at most QUEUE_DEPTH batches ahead.
 
         Closing this generator (the caller is done, failed or was cancelled) stops the
         producer and waits for it, so no thread outlives :meth:`run`.
         """
-        handoff: queue.Queue[_Batch | _Failure | None] = queue.Queue(maxsize=QUEUE_DEPTH)
+        handoff: queue.Queue[Batch | Failure | None] = queue.Queue(maxsize=QUEUE_DEPTH)
         stop = threading.Event()
 
-        def put(item: _Batch | _Failure | None) -> bool:
+        def put(item: Batch | Failure | None) -> bool:
             while not stop.is_set():
                 try:
                     handoff.put(item, timeout=0.05)
@@ -254,14 +217,14 @@ class WarcIndexer:
             return False
 
         def produce() -> None:
-            source = self._batches()
+            source = self.builder(self._spec, self.batch_size).batches()
             try:
                 for batch in source:
                     if not put(batch):
                         return
                 put(None)
             except BaseException as exc:  # everything, KeyboardInterrupt too, goes to the caller
-                put(_Failure(exc))
+                put(Failure(exc))
             finally:
                 source.close()
 
@@ -272,95 +235,13 @@ class WarcIndexer:
                 item = handoff.get()
                 if item is None:
                     return
-                if isinstance(item, _Failure):
-                    raise item.exc
+                if isinstance(item, Failure):
+                    item.raise_again()
+                assert isinstance(item, Batch)
                 yield item
         finally:
             stop.set()
             thread.join()
-
-    def _problem(self, problem: ScanProblem) -> None:
-        self.report.problems.append(problem)
-
-    def _wants_payload(self, rec: ScannedRecord) -> bool:
-        return rec.rec_type != "revisit" and is_page(rec, self.target.page_urls)
-
-    # ------------------------------------------------------------------ one record
-
-    def _add(self, batch: _Batch, rec: ScannedRecord) -> None:
-        at = record_time(rec)
-        ts = to_ts17(at) if at is not None else "00000000000000000"
-        if at is not None and (self.report.first_capture is None or at < self.report.first_capture):
-            self.report.first_capture = at
-        snapshot_id = self._current_snapshot
-        page = at is not None and is_page(rec, self.target.page_urls)
-        if page:
-            assert at is not None
-            snapshot_id = self._new_snapshot(batch, rec, at)
-        row = RecordRow(
-            url_key=self._url_key(rec.url) if rec.url else "",
-            ts=ts,
-            url=rec.url,
-            record_type=rec.rec_type,
-            status=rec.status,
-            mime=rec.mime,
-            digest=rec.digest,
-            file_id=self.target.file_id,
-            offset=rec.offset,
-            length=rec.length,
-            snapshot_id=snapshot_id,
-        )
-        if rec.rec_type == "revisit":
-            batch.revisits.append((len(batch.records), rec, page))
-        batch.records.append(row)
-        self.report.records += 1
-
-    def _new_snapshot(self, batch: _Batch, rec: ScannedRecord, at: datetime) -> int:
-        page: PageText | None = None
-        content_hash = None
-        if rec.payload is not None:
-            content_hash = "sha256:" + hashlib.sha256(rec.payload).hexdigest()
-            if rec.mime in HTML_MIMES:
-                page = extract_html(rec.payload, rec.charset)
-            elif rec.mime in TEXT_MIMES:
-                page = extract_plain(rec.payload, rec.charset)
-            else:
-                page = PageText(title=None, language=None, text="")
-        snap = {
-            "_key": len(batch.snapshots),
-            "uid": self._uid(at),
-            "collection_id": self.target.collection_id,
-            "url": rec.url,
-            "url_key": self._url_key(rec.url),
-            "url_group": self._url_key(strip_fragment(rec.url)),  # = url_group(rec.url)
-            "domain": domain_of(rec.url),
-            "captured_at": at,
-            "state": SnapshotState.COMPLETE.value,
-            "http_status": rec.status,
-            "mime": rec.mime,
-            "title": page.title if page else None,
-            "snippet": snippet_of(page.text) if page and page.text else None,
-            "language": page.language if page else None,
-            "capture_backend": "import",
-            "capture_fidelity": Fidelity.IMPORTED.value,
-            "provenance": self.target.provenance or None,
-            "folder": self.target.folder,
-            "warc_file": self.target.warc_file,
-            "warc_offset": rec.offset,
-            "warc_length": rec.length,
-            "content_hash": content_hash,
-            "size_bytes": rec.length,
-            "fs_version": CURRENT_FS_VERSION,
-            "notes": "",
-        }
-        batch.snapshots.append(snap)
-        if page is not None:
-            batch.texts.append((len(batch.snapshots) - 1, page))
-        # Placeholder id (negative); real ids are assigned at flush time.
-        self._seq += 1
-        self._current_snapshot = -self._seq
-        self.report.pages += 1
-        return -self._seq
 
     def _uid(self, at: datetime) -> str:
         """The folder's name for the first page (it owns the folder), then fresh uids."""
@@ -371,19 +252,47 @@ class WarcIndexer:
 
     # ------------------------------------------------------------------ writing
 
-    def _flush(self, conn: Connection, batch: _Batch) -> None:
+    def _flush(self, conn: Connection, batch: Batch) -> None:
         base = int(conn.scalar(select(func.coalesce(func.max(Snapshot.id), 0))) or 0)
         now = datetime.now(UTC)
-        rows = []
-        for i, snap in enumerate(batch.snapshots):
-            row = {k: v for k, v in snap.items() if k != "_key"}
-            row.update(id=base + 1 + i, created_at=now, updated_at=now)
-            rows.append(row)
+        target = self.target
+        rows: list[dict[str, Any]] = [
+            {
+                "id": base + 1 + i,
+                "uid": self._uid(p.captured_at),
+                "collection_id": target.collection_id,
+                "url": p.url,
+                "url_key": p.url_key,
+                "url_group": p.url_group,
+                "domain": p.domain,
+                "captured_at": p.captured_at,
+                "state": SnapshotState.COMPLETE.value,
+                "http_status": p.status,
+                "mime": p.mime,
+                "title": p.title,
+                "snippet": p.snippet,
+                "language": p.language,
+                "capture_backend": "import",
+                "capture_fidelity": Fidelity.IMPORTED.value,
+                "provenance": target.provenance or None,
+                "folder": target.folder,
+                "warc_file": target.warc_file,
+                "warc_offset": p.offset,
+                "warc_length": p.length,
+                "content_hash": p.content_hash,
+                "size_bytes": p.length,
+                "fs_version": CURRENT_FS_VERSION,
+                "notes": "",
+                "created_at": now,
+                "updated_at": now,
+            }
+            for i, p in enumerate(batch.pages)
+        ]
         if rows:
             conn.execute(insert(Snapshot), rows)
             self.report.snapshot_ids.extend(r["id"] for r in rows)
-            if self.target.tags:
-                tag_ids = _ensure_tags(conn, self.target.tags)
+            if target.tags:
+                tag_ids = _ensure_tags(conn, target.tags)
                 conn.execute(
                     insert(SnapshotTag),
                     [{"snapshot_id": r["id"], "tag_id": t} for r in rows for t in tag_ids],
@@ -399,33 +308,28 @@ class WarcIndexer:
             assert self._last_written is not None and self._last_written[0] == seq
             return self._last_written[1]
 
-        at = SNAPSHOT_ID_INDEX
-        record_rows: list[tuple[Any, ...]] = []
-        for r in batch.records:
-            values = row_tuple(r)
-            if r.snapshot_id is not None and r.snapshot_id < 0:
-                values = (*values[:at], real(r.snapshot_id), *values[at + 1 :])
-            record_rows.append(values)
+        at = SNAPSHOT_AT
+        record_rows = batch.records
+        for i, values in enumerate(record_rows):
+            sid = values[at]
+            if sid is not None and sid < 0:
+                record_rows[i] = (*values[:at], real(sid), *values[at + 1 :])
         insert_record_tuples(conn, record_rows)
         if rows:
             self._last_written = (batch.first_seq + len(rows) - 1, rows[-1]["id"])
-        # The snapshots were created just now: no old text to replace, one executemany.
+        # The snapshots were created just now: no old text to replace, one statement.
         insert_snapshot_texts(
             conn,
-            ((rows[i]["id"], page.title, rows[i]["url"], page.text) for i, page in batch.texts),
-            self.target.tags,
+            ((rows[i]["id"], rows[i]["title"], rows[i]["url"], body) for i, body in batch.texts),
+            target.tags,
         )
-        self._resolve_revisits(conn, batch, real)
+        self._resolve_revisits(conn, batch)
 
-    def _resolve_revisits(
-        self, conn: Connection, batch: _Batch, real: Callable[[int | None], int | None]
-    ) -> None:
-        if not batch.revisits:
-            return
+    def _resolve_revisits(self, conn: Connection, batch: Batch) -> None:
         file_id = self.target.file_id
-        for index, rec, page in batch.revisits:
+        for index, digest, target_url, page in batch.revisits:
             row = batch.records[index]
-            original = _find_original(conn, rec)
+            original = _find_original(conn, digest, target_url)
             if original is None:
                 self.report.revisits_unresolved += 1
                 continue
@@ -435,12 +339,11 @@ class WarcIndexer:
                 text(
                     'UPDATE records SET revisit_of_id = :orig WHERE file_id = :f AND "offset" = :o'
                 ),
-                {"orig": orig_id, "f": file_id, "o": row.offset},
+                {"orig": orig_id, "f": file_id, "o": row[OFFSET_AT]},
             )
-            sid = row.snapshot_id
             # Only a revisited page takes its original's text, and only from the original
             # page itself (not from the page an original subresource belongs to).
-            snapshot_id = real(sid)
+            snapshot_id = row[SNAPSHOT_AT]  # real ids by now (see _flush)
             if page and snapshot_id is not None and orig_snapshot is not None:
                 _copy_page_text(conn, snapshot_id, orig_snapshot, self.target.tags)
 
@@ -457,10 +360,11 @@ def _ensure_tags(conn: Connection, names: Iterable[str]) -> list[int]:
     return ids
 
 
-def _find_original(conn: Connection, rec: ScannedRecord) -> tuple[int, int | None] | None:
-    if not rec.digest:
+def _find_original(
+    conn: Connection, digest: str | None, target_url: str
+) -> tuple[int, int | None] | None:
+    if not digest:
         return None
-    target_url = rec.headers.get("WARC-Refers-To-Target-URI") or rec.url
     row = conn.execute(
         text(
             "SELECT r.id, s.id FROM records r LEFT JOIN snapshots s ON s.id = r.snapshot_id "
@@ -468,7 +372,7 @@ def _find_original(conn: Connection, rec: ScannedRecord) -> tuple[int, int | Non
             "WHERE r.digest = :d AND r.record_type IN ('response', 'resource') "
             "ORDER BY (r.url = :u) DESC, r.id LIMIT 1"
         ),
-        {"d": rec.digest, "u": target_url},
+        {"d": digest, "u": target_url},
     ).first()
     return (int(row[0]), row[1]) if row is not None else None
 
@@ -500,15 +404,24 @@ def index_warc(
     *,
     progress: Callable[[ProgressUpdate], None] | None = None,
     cancel: CancelToken | None = None,
-    pipeline: bool = True,
+    pipeline: Pipeline = True,
 ) -> IndexReport:
     """Index ``target`` into ``library`` (see the module docstring).
 
     Args:
-        pipeline: read the file in a second thread while this one writes; False does
-            both in this thread (the same rows, one core).
+        pipeline: True (or ``"process"``): read the file in a worker process while this
+            thread writes; ``"thread"``: in a second thread of this process; False: both
+            in this thread (the same rows, one core).
     """
     return WarcIndexer(library, target, progress=progress, cancel=cancel, pipeline=pipeline).run()
 
 
-__all__ = ["IndexReport", "IndexTarget", "WarcIndexer", "index_warc", "is_page", "record_time"]
+__all__ = [
+    "IndexReport",
+    "IndexTarget",
+    "IndexWorkerError",
+    "WarcIndexer",
+    "index_warc",
+    "is_page",
+    "record_time",
+]

@@ -5,15 +5,18 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
 from archiver_app.search import Query, search
 from archiver_app.tasks import ProgressUpdate
+from archiver_app.warc.batches import Batch, BatchBuilder
 from archiver_app.warc.htmltext import extract_html
 from archiver_app.warc.indexer import IndexTarget, WarcIndexer
 from archiver_app.warc.reader import read_record_at
-from archiver_app.warc.scan import scan_records
+from archiver_app.warc.scan import ScannedRecord, scan_records
 from tests.helpers.warcs import Resp, html_page, site, write_warc
 
 
@@ -190,8 +193,8 @@ def test_pipeline_writes_the_same_rows_as_one_thread(tmp_path: Path) -> None:
         "content_hash, warc_offset, http_status, mime FROM snapshots ORDER BY id",
         "fts": "SELECT rowid, title, url, body, tags FROM snapshot_fts ORDER BY rowid",
     }
-    results = []
-    for pipeline in (False, True):
+    results: dict[object, list[object]] = {}
+    for pipeline in (False, "thread", True):
         for batch_size in (1, 3, 5, 1000):
             lib, indexer = _index_into(
                 tmp_path / f"lib-{pipeline}-{batch_size}",
@@ -202,50 +205,90 @@ def test_pipeline_writes_the_same_rows_as_one_thread(tmp_path: Path) -> None:
             try:
                 report = indexer.run()  # type: ignore[attr-defined]
                 rows = {name: _rows(lib, sql) for name, sql in tables.items()}
-                results.append((batch_size, report.revisits_resolved, rows))
+                results.setdefault(pipeline, []).append(
+                    (batch_size, report.revisits_resolved, report.records, report.pages, rows)
+                )
             finally:
                 lib.close()
-    serial, piped = results[:4], results[4:]
-    assert serial == piped
-    assert all(r[1] == 3 for r in results)
-    assert all(r[2] == serial[-1][2] for r in serial)  # the batch size changes nothing
+    serial = results[False]
+    assert results["thread"] == serial
+    assert results[True] == serial
+    assert all(r[1] == 3 for r in serial)
+    assert all(r[4] == serial[-1][4] for r in serial)  # the batch size changes nothing
+    assert len(serial[-1][4]["records"]) == serial[-1][2] > 20
 
 
-def test_pipeline_raises_producer_errors_in_the_caller(tmp_path: Path, monkeypatch: object) -> None:
+def test_worker_process_is_reused_from_file_to_file(tmp_path: Path) -> None:
+    from archiver_app.warc.workers import idle_workers
+
+    src = _dedup_warc(tmp_path)
+    pids = []
+    for n in range(2):
+        lib, indexer = _index_into(tmp_path / f"lib-{n}", src)
+        try:
+            report = indexer.run()  # type: ignore[attr-defined]
+        finally:
+            lib.close()
+        assert report.records > 20 and report.worker_cpu > 0
+        pids.append(idle_workers())
+    assert len(pids[0]) == 1 and pids[0] == pids[1]
+
+
+def test_record_tuples_match_the_records_columns() -> None:
+    from archiver_app.warc import records
+    from archiver_app.warc.batches import RECORD_COLUMNS
+
+    assert records._FIELDS == RECORD_COLUMNS
+
+
+class FailingBuilder(BatchBuilder):
+    """Fails on the fifth record (importable by name: the worker process gets it so)."""
+
+    def add(self, batch: Batch, rec: ScannedRecord) -> None:
+        if self.records == 4:
+            raise RuntimeError("parse failure")
+        super().add(batch, rec)
+
+
+def _workers_and_threads() -> list[object]:
+    """Producer threads and busy worker processes (idle ones wait for the next file)."""
+    import multiprocessing
     import threading
 
-    import pytest
+    from archiver_app.warc.workers import idle_workers
 
-    import archiver_app.warc.indexer as indexer_mod
+    idle = set(idle_workers())
+    return [
+        *(t for t in threading.enumerate() if t.name == "warc-index-scan"),
+        *(
+            p
+            for p in multiprocessing.active_children()
+            if p.name == "warc-index-worker" and p.pid not in idle
+        ),
+    ]
 
+
+@pytest.mark.parametrize("pipeline", [False, "thread", True])
+def test_pipeline_raises_producer_errors_in_the_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pipeline: object
+) -> None:
     src = write_warc(tmp_path / "s.warc", site(4), gz=False)
-    real_add = WarcIndexer._add
-    calls = {"n": 0}
-
-    def failing_add(self: WarcIndexer, batch: object, rec: object) -> None:
-        calls["n"] += 1
-        if calls["n"] == 5:
-            raise RuntimeError("parse failure")
-        real_add(self, batch, rec)  # type: ignore[arg-type]
-
-    mp: pytest.MonkeyPatch = monkeypatch  # type: ignore[assignment]
-    mp.setattr(indexer_mod.WarcIndexer, "_add", failing_add)
-    lib, indexer = _index_into(tmp_path / "lib", src, batch_size=2)
+    monkeypatch.setattr(WarcIndexer, "builder", FailingBuilder)
+    lib, indexer = _index_into(tmp_path / "lib", src, batch_size=2, pipeline=pipeline)
     try:
-        with pytest.raises(RuntimeError, match="parse failure"):
+        with pytest.raises(RuntimeError, match="parse failure") as caught:
             indexer.run()  # type: ignore[attr-defined]
-        assert not [t for t in threading.enumerate() if t.name == "warc-index-scan"]
+        if pipeline is True:  # the worker's own traceback comes along as the cause
+            assert "test_indexer.py" in str(caught.value.__cause__)
+        assert not _workers_and_threads()
         # the batches before the failure were written, as without the pipeline
         assert _rows(lib, "SELECT count(*) FROM records") == [(4,)]
     finally:
         lib.close()
 
 
-def test_pipeline_cancel_stops_the_producer(tmp_path: Path) -> None:
-    import threading
-
-    import pytest
-
+@pytest.mark.parametrize("pipeline", ["thread", True])
+def test_pipeline_cancel_stops_the_producer(tmp_path: Path, pipeline: object) -> None:
     from archiver_app.tasks import CancelToken
     from archiver_app.tasks.progress import Cancelled
 
@@ -258,13 +301,57 @@ def test_pipeline_cancel_stops_the_producer(tmp_path: Path) -> None:
         updates.append(update)
         token.cancel()
 
-    lib, indexer = _index_into(tmp_path / "lib", src, batch_size=5, progress=progress, cancel=token)
+    lib, indexer = _index_into(
+        tmp_path / "lib", src, batch_size=5, progress=progress, cancel=token, pipeline=pipeline
+    )
     try:
         with pytest.raises(Cancelled):
             indexer.run()  # type: ignore[attr-defined]
         assert [u.done for u in updates] == [5]
-        assert not [t for t in threading.enumerate() if t.name == "warc-index-scan"]
+        assert not _workers_and_threads()
         assert _rows(lib, "SELECT count(*) FROM records") == [(5,)]
+    finally:
+        lib.close()
+
+
+class DyingBuilder(BatchBuilder):
+    """The worker process dies outright on the fifth record (as on a crash or a kill)."""
+
+    def add(self, batch: Batch, rec: ScannedRecord) -> None:
+        import os
+
+        if self.records == 4:
+            os._exit(3)
+        super().add(batch, rec)
+
+
+def test_a_worker_that_dies_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from archiver_app.warc.indexer import IndexWorkerError
+
+    src = write_warc(tmp_path / "s.warc", site(4), gz=False)
+    monkeypatch.setattr(WarcIndexer, "builder", DyingBuilder)
+    lib, indexer = _index_into(tmp_path / "lib", src, batch_size=2)
+    try:
+        with pytest.raises(IndexWorkerError, match=r"stopped unexpectedly \(exit code 3\)"):
+            indexer.run()  # type: ignore[attr-defined]
+        assert not _workers_and_threads()
+        assert _rows(lib, "SELECT count(*) FROM records") == [(4,)]
+    finally:
+        lib.close()
+
+
+@pytest.mark.parametrize("pipeline", [False, True])
+def test_not_an_archive_is_raised_from_the_worker(tmp_path: Path, pipeline: object) -> None:
+    from archiver_app.warc.scan import NotAnArchiveError
+
+    src = tmp_path / "fake.warc"
+    src.write_bytes(b"<html>not a WARC at all</html>\n" * 10)
+    lib, indexer = _index_into(tmp_path / "lib", src, pipeline=pipeline)
+    try:
+        with pytest.raises(NotAnArchiveError, match="neither a WARC nor an ARC"):
+            indexer.run()  # type: ignore[attr-defined]
+        assert not _workers_and_threads()
+        assert _rows(lib, "SELECT count(*) FROM records") == [(0,)]
     finally:
         lib.close()
 

@@ -1,0 +1,337 @@
+"""The read side of indexing: a WARC/ARC file turned into batches of rows, no database.
+
+:class:`BatchBuilder` walks one file (:func:`archiver_app.warc.scan.scan_records`, constant
+memory) and yields :class:`Batch` objects: the ``records`` rows (plain tuples in
+:data:`RECORD_COLUMNS` order), the pages (:class:`PageRow`) with their extracted text, the
+revisits to resolve and the problems the scan reported. Snapshot ids are placeholders
+(``-n`` for the file's n-th page) until the writer assigns real ids
+(:mod:`archiver_app.warc.indexer`).
+
+Everything here is plain Python data that pickles cheaply, and the module imports no
+database code, so :func:`serve` can run in a worker process (the indexer's pipeline,
+:mod:`archiver_app.warc.workers`): parsing, SURT keys, text extraction and hashing use the
+second core while the calling process writes SQLite and the full-text index. The worker
+sends each batch over a pipe and blocks until the writer takes it, so memory stays bounded
+whatever the file size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import resource
+import signal
+import traceback
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from datetime import datetime
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from archiver_app.warc.htmltext import TEXT_MIMES, PageText, extract_html, extract_plain, snippet_of
+from archiver_app.warc.scan import ScannedRecord, ScanProblem, scan_records
+from archiver_app.warc.surt import domain_of, strip_fragment, url_key
+from archiver_app.warc.timestamps import parse_ts, parse_warc_date, to_ts17
+
+HTML_MIMES = frozenset({"text/html", "application/xhtml+xml"})
+#: Non-HTML types that are documents in their own right when they are 2xx responses.
+DOCUMENT_MIMES = frozenset({"application/pdf", *TEXT_MIMES})
+PAGE_RECORD_TYPES = frozenset({"response", "resource", "revisit"})
+#: Records per batch (one write transaction each).
+BATCH = 2000
+#: Characters of page text after which a batch is closed early (bounds a batch's memory
+#: when pages are large: 2,000 pages of 1 MB text each would otherwise be one batch).
+MAX_BATCH_TEXT = 16_000_000
+#: The columns of a record tuple (``archiver_app.warc.records`` inserts them in this order).
+RECORD_COLUMNS = (
+    "url_key",
+    "ts",
+    "url",
+    "record_type",
+    "status",
+    "mime",
+    "digest",
+    "file_id",
+    "offset",
+    "length",
+    "snapshot_id",
+    "revisit_of_id",
+)
+SNAPSHOT_AT = RECORD_COLUMNS.index("snapshot_id")
+OFFSET_AT = RECORD_COLUMNS.index("offset")
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """What the builder needs to know about the file (picklable)."""
+
+    path: Path
+    file_id: int
+    page_urls: frozenset[str] | None = None  # a WACZ's pages list: exactly these are pages
+
+
+@dataclass(slots=True)
+class PageRow:
+    """A page found in the file: a ``snapshots`` row to create."""
+
+    url: str
+    url_key: str
+    url_group: str
+    domain: str
+    captured_at: datetime
+    status: int | None
+    mime: str | None
+    title: str | None
+    snippet: str | None
+    language: str | None
+    offset: int
+    length: int
+    content_hash: str | None
+
+
+@dataclass(slots=True)
+class Batch:
+    """Rows of one write transaction. ``first_seq`` is the file's page number (1-based) of
+    this batch's first page; records point at pages by ``-seq``."""
+
+    first_seq: int
+    pages: list[PageRow] = field(default_factory=list)
+    records: list[tuple[Any, ...]] = field(default_factory=list)
+    texts: list[tuple[int, str]] = field(default_factory=list)  # (index in pages, body)
+    # (index in records, payload digest, the URL its original should have, is it a page)
+    revisits: list[tuple[int, str | None, str, bool]] = field(default_factory=list)
+    problems: list[ScanProblem] = field(default_factory=list)
+    first_capture: datetime | None = None
+    text_chars: int = 0
+    full: bool = False  # a full batch (not the file's last): progress and cancel after it
+    records_done: int = 0  # records of the file up to the end of this batch
+    bytes_done: int = 0  # file offset after this batch's last record
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
+def record_time(rec: ScannedRecord) -> datetime | None:
+    try:
+        if rec.date.isdigit():
+            return parse_ts(rec.date)
+        return parse_warc_date(rec.date) if rec.date else None
+    except ValueError:
+        return None
+
+
+def is_page(rec: ScannedRecord, page_urls: frozenset[str] | None) -> bool:
+    """Is this record a page (a ``snapshots`` row) rather than a subresource?"""
+    if rec.rec_type not in PAGE_RECORD_TYPES:
+        return False
+    if not rec.url.lower().startswith(("http://", "https://")):
+        return False
+    if page_urls is not None:
+        return rec.url in page_urls or strip_fragment(rec.url) in page_urls
+    if rec.status is not None and not 200 <= rec.status < 300:
+        return False
+    return rec.mime in HTML_MIMES or rec.mime in DOCUMENT_MIMES
+
+
+class BatchBuilder:
+    """Scans one file and builds its batches. Single use."""
+
+    def __init__(self, spec: FileSpec, batch_size: int = BATCH) -> None:
+        self.spec = spec
+        self.batch_size = batch_size
+        self.records = 0
+        self._seq = 0  # pages so far
+        self._current: int | None = None  # the placeholder of the page records belong to
+        self._keys: dict[str, str] = {}
+        self._problems: list[ScanProblem] = []
+
+    def batches(self) -> Generator[Batch, None, None]:
+        batch = Batch(self._seq + 1)
+        scan = scan_records(
+            self.spec.path, want_payload=self._wants_payload, on_problem=self._problems.append
+        )
+        with contextlib.closing(scan):
+            for rec in scan:
+                self.add(batch, rec)
+                if len(batch) >= self.batch_size or batch.text_chars >= MAX_BATCH_TEXT:
+                    batch.full = True
+                    batch.bytes_done = rec.offset + rec.length
+                    yield self._close(batch)
+                    batch = Batch(self._seq + 1)
+        if len(batch) or self._problems:
+            yield self._close(batch)
+
+    def _close(self, batch: Batch) -> Batch:
+        batch.records_done = self.records
+        batch.problems, self._problems = self._problems, []
+        return batch
+
+    def _wants_payload(self, rec: ScannedRecord) -> bool:
+        return rec.rec_type != "revisit" and is_page(rec, self.spec.page_urls)
+
+    def _url_key(self, url: str) -> str:
+        """``url_key`` with a small cache: a request, its response and metadata share a URL,
+        and a page's snapshot row needs the same key (and group) again."""
+        key = self._keys.get(url)
+        if key is None:
+            if len(self._keys) >= 4096:
+                self._keys.clear()
+            key = self._keys[url] = url_key(url)
+        return key
+
+    def add(self, batch: Batch, rec: ScannedRecord) -> None:
+        """Add one record (and its page, if it is one) to ``batch``."""
+        at = record_time(rec)
+        ts = to_ts17(at) if at is not None else "00000000000000000"
+        if at is not None and (batch.first_capture is None or at < batch.first_capture):
+            batch.first_capture = at
+        page = at is not None and is_page(rec, self.spec.page_urls)
+        if page:
+            assert at is not None
+            self._page(batch, rec, at)
+        if rec.rec_type == "revisit":
+            target = rec.headers.get("WARC-Refers-To-Target-URI") or rec.url
+            batch.revisits.append((len(batch.records), rec.digest, target, page))
+        batch.records.append(
+            (
+                self._url_key(rec.url) if rec.url else "",
+                ts,
+                rec.url,
+                rec.rec_type,
+                rec.status,
+                rec.mime,
+                rec.digest,
+                self.spec.file_id,
+                rec.offset,
+                rec.length,
+                self._current,
+                None,
+            )
+        )
+        self.records += 1
+
+    def _page(self, batch: Batch, rec: ScannedRecord, at: datetime) -> None:
+        text: PageText | None = None
+        content_hash = None
+        if rec.payload is not None:
+            content_hash = "sha256:" + hashlib.sha256(rec.payload).hexdigest()
+            if rec.mime in HTML_MIMES:
+                text = extract_html(rec.payload, rec.charset)
+            elif rec.mime in TEXT_MIMES:
+                text = extract_plain(rec.payload, rec.charset)
+            else:
+                text = PageText(title=None, language=None, text="")
+        batch.pages.append(
+            PageRow(
+                url=rec.url,
+                url_key=self._url_key(rec.url),
+                url_group=self._url_key(strip_fragment(rec.url)),  # = url_group(rec.url)
+                domain=domain_of(rec.url),
+                captured_at=at,
+                status=rec.status,
+                mime=rec.mime,
+                title=text.title if text else None,
+                snippet=snippet_of(text.text) if text and text.text else None,
+                language=text.language if text else None,
+                offset=rec.offset,
+                length=rec.length,
+                content_hash=content_hash,
+            )
+        )
+        if text is not None:
+            batch.texts.append((len(batch.pages) - 1, text.text))
+            batch.text_chars += len(text.text)
+        self._seq += 1
+        self._current = -self._seq
+
+
+# ---------------------------------------------------------------------- worker process
+
+
+class RemoteTraceback(Exception):
+    """The worker's traceback, attached as ``__cause__`` of the exception it raised."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What the producer raised, to raise again on the writer's side."""
+
+    exc: BaseException
+    trace: str = ""
+
+    def raise_again(self) -> None:
+        if self.trace:
+            raise self.exc from RemoteTraceback(self.trace)
+        raise self.exc
+
+
+@dataclass(frozen=True)
+class Done:
+    """Sent after a file's last batch."""
+
+    cpu_seconds: float  # the worker's CPU time (user + system), for benchmarks
+
+
+def serve(conn: Connection, idle_exit: float) -> None:
+    """Worker process body: for each ``(FileSpec, batch_size, builder class)`` received on
+    ``conn``, send the file's batches, then :class:`Done` (or a :class:`Failure`); exit when
+    the writer closes the pipe or after ``idle_exit`` seconds without a file. Interrupts
+    are the writer's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        while conn.poll(idle_exit):
+            try:
+                spec, batch_size, builder = conn.recv()
+            except EOFError:
+                return
+            if not _produce(conn, spec, batch_size, builder):
+                return
+    finally:
+        conn.close()
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _produce(
+    conn: Connection, spec: FileSpec, batch_size: int, builder: type[BatchBuilder]
+) -> bool:
+    """Send one file's batches; False when the writer has gone."""
+    cpu = _cpu()
+    try:
+        for batch in builder(spec, batch_size).batches():
+            conn.send(batch)
+        conn.send(Done(_cpu() - cpu))
+    except (BrokenPipeError, ConnectionResetError):
+        return False  # the writer is gone (closed, cancelled): nobody to tell
+    except Exception as exc:
+        trace = "".join(traceback.format_exception(exc))
+        try:
+            conn.send(Failure(exc, trace))
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+        except Exception:  # the exception does not pickle: send what it said
+            conn.send(Failure(RuntimeError(f"{type(exc).__name__}: {exc}"), trace))
+    return True
+
+
+__all__ = [
+    "BATCH",
+    "HTML_MIMES",
+    "RECORD_COLUMNS",
+    "Batch",
+    "BatchBuilder",
+    "Done",
+    "Failure",
+    "FileSpec",
+    "PageRow",
+    "is_page",
+    "record_time",
+    "serve",
+]
