@@ -1,7 +1,11 @@
 """Running a :class:`~archiver_app.search.query.Query` against the library.
 
 With text: ``snapshot_fts MATCH`` joined to ``snapshots``, ranked by bm25 (title weighs
-most, then tags, url, body) with a highlighted snippet. Without text: the filters alone,
+most, then tags, url, body) with a highlighted snippet. While the last word is still a
+short prefix (at most :data:`SHORT_PREFIX` characters, ``cli`` → ``"cli"*``, which can
+match most of a library), only the :data:`NEWEST_WINDOW` newest matches that pass the
+filters are ranked, so a keystroke costs the same on 1,000 or 1,000,000 pages; a longer
+word or a finished one (a space after it) ranks every match. Without text: the filters alone,
 newest first, with the stored snippet. A revisited page was given its original's text at
 index time, so it is found like any other capture.
 
@@ -11,15 +15,17 @@ from the library's pool).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from html import escape
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 from sqlalchemy.exc import OperationalError
 
 from archiver_app.library import Library
+from archiver_app.search import quick
 from archiver_app.search.query import Query, build_fts_query
 from archiver_app.store.types import UTCDateTime
 from archiver_app.tasks import Cancelled, CancelToken
@@ -31,6 +37,10 @@ WEIGHTS = (10.0, 3.0, 1.0, 5.0)
 _DT = UTCDateTime()
 #: SQLite virtual machine steps between two looks at a search's cancel token.
 CANCEL_CHECK_STEPS = 1000
+#: A still-typed last word this short (``"cli"*``) matches much of a large library...
+SHORT_PREFIX = 4
+#: ...so only this many of the newest matches (passing the filters) are ranked.
+NEWEST_WINDOW = 2000
 
 
 @dataclass(frozen=True)
@@ -129,20 +139,64 @@ def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
     source = "snapshot_fts JOIN snapshots s ON s.id = snapshot_fts.rowid"
     if counting:
         return f"SELECT count(*) FROM {source}{clause}"  # noqa: S608
-    # Two steps: rank every match (cheap), then build snippets for one page of hits only
+    # Two steps: rank the matches (cheap), then build snippets for one page of hits only
     # (snippet() is the expensive part, and SQLite would compute it for every match
     # before sorting).
     score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
     snippet = f"snippet(snapshot_fts, -1, '{MARK_START}', '{MARK_END}', '…', 24)"
     cols = _COLUMNS.format(snippet=snippet, score="top.score")
+    prefix = prefix_term(fts)
+    if prefix is not None and len(prefix) <= SHORT_PREFIX:
+        # A short prefix matches a large part of the library: rank only the newest
+        # NEWEST_WINDOW matches that pass the filters, streamed off the index in rowid
+        # (saving) order, instead of every match.
+        params["window"] = max(NEWEST_WINDOW, offset_limit(params))
+        top = (
+            f"win AS (SELECT snapshot_fts.rowid AS id, {score} AS score "  # noqa: S608
+            f"FROM snapshot_fts CROSS JOIN snapshots s ON s.id = snapshot_fts.rowid{clause} "
+            "ORDER BY snapshot_fts.rowid DESC LIMIT :window), "
+            "top AS (SELECT win.id AS id, win.score AS score, s.captured_at AS at "
+            "FROM win JOIN snapshots s ON s.id = win.id "
+            "ORDER BY score, at DESC LIMIT :limit OFFSET :offset)"
+        )
+    else:
+        top = (
+            f"top AS (SELECT s.id AS id, {score} AS score, s.captured_at AS at "  # noqa: S608
+            f"FROM {source}{clause} ORDER BY score, at DESC LIMIT :limit OFFSET :offset)"
+        )
+    if prefix is None:
+        # Whole words: one index lookup per hit is cheap.
+        snippets = (
+            "FROM top JOIN snapshot_fts ON snapshot_fts.rowid = top.id "
+            "AND snapshot_fts MATCH :match"
+        )
+    else:
+        # With a prefix, every lookup by rowid would merge the prefix's postings again
+        # (FTS5 has no prefix index here): run the MATCH once, over the hits' rowid range.
+        snippets = (
+            "FROM snapshot_fts CROSS JOIN top ON top.id = snapshot_fts.rowid "
+            "AND snapshot_fts MATCH :match "
+            "AND snapshot_fts.rowid >= (SELECT min(id) FROM top) "
+            "AND snapshot_fts.rowid <= (SELECT max(id) FROM top)"
+        )
     return (
-        f"WITH top AS (SELECT s.id AS id, {score} AS score, s.captured_at AS at "  # noqa: S608
-        f"FROM {source}{clause} ORDER BY score, at DESC LIMIT :limit OFFSET :offset) "
-        f"SELECT {cols} FROM top "
-        "JOIN snapshot_fts ON snapshot_fts.rowid = top.id AND snapshot_fts MATCH :match "
+        f"WITH {top} SELECT {cols} {snippets} "
         "JOIN snapshots s ON s.id = top.id JOIN collections c ON c.id = s.collection_id "
         "ORDER BY top.score, top.at DESC"
     )
+
+
+def offset_limit(params: dict[str, Any]) -> int:
+    return int(params.get("offset", 0)) + int(params.get("limit", 0))
+
+
+_PREFIX_TERM = re.compile(r'"((?:[^"]|"")*)"\*')
+
+
+def prefix_term(fts: str) -> str | None:
+    """The prefix (unquoted) of a MATCH expression from ``build_fts_query``, if it has one."""
+    m = _PREFIX_TERM.search(fts)
+    return m.group(1).replace('""', '"') if m else None
 
 
 def search(
@@ -166,12 +220,20 @@ def search(
         raise NotImplementedError("full-text search needs SQLite (FTS5)")
     params: dict[str, Any] = {"limit": limit, "offset": offset}
     sql = _sql(query, params)
+    fts = params.get("match")
+    plan = quick.plan_for(fts) if isinstance(fts, str) else None
     with library.engine.connect() as conn:
         raw: Any = conn.connection.driver_connection
         if cancel is not None:
             cancel.raise_if_cancelled()
             raw.set_progress_handler(lambda: 1 if cancel.cancelled else 0, CANCEL_CHECK_STEPS)
         try:
+            if plan is not None:
+                hits = _quick_search(
+                    conn, query, plan=plan, limit=limit, offset=offset, cancel=cancel
+                )
+                if hits is not None:
+                    return hits
             rows = conn.execute(text(sql), params).all()
         except OperationalError as exc:
             if cancel is not None and cancel.cancelled:
@@ -195,6 +257,64 @@ def search(
             score=float(r[10]),
         )
         for r in rows
+    ]
+
+
+def _quick_search(
+    conn: Connection,
+    query: Query,
+    *,
+    plan: quick.Plan,
+    limit: int,
+    offset: int,
+    cancel: CancelToken | None,
+) -> list[Hit] | None:
+    """One page of hits through :mod:`archiver_app.search.quick`, or None (ask FTS5)."""
+    params: dict[str, Any] = {}
+    where = _filters(query, params)
+    score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
+    found = quick.quick_hits(
+        lambda sql, p: conn.execute(text(sql), p),
+        plan,
+        filters=where,
+        params=params,
+        score_sql=score,
+        want=offset + limit,
+        check=cancel.raise_if_cancelled if cancel is not None else lambda: None,
+    )
+    if found is None:
+        return None
+    page = found[offset : offset + limit]
+    if not page:
+        return []
+    ids = [f[0] for f in page]
+    marks = ",".join(str(i) for i in ids)
+    rows = {
+        int(r[0]): r
+        for r in conn.execute(
+            text(
+                "SELECT s.id, s.url, s.title, s.captured_at, c.slug, s.domain, s.mime, "  # noqa: S608
+                "s.http_status, s.capture_fidelity FROM snapshots s "
+                f"JOIN collections c ON c.id = s.collection_id WHERE s.id IN ({marks})"
+            )
+        )
+    }
+    return [
+        Hit(
+            snapshot_id=sid,
+            url=r[1],
+            title=r[2],
+            captured_at=_DT.process_result_value(r[3], None),  # type: ignore[arg-type]
+            snippet=quick.snippet(body, plan, (MARK_START, MARK_END)),
+            collection=r[4],
+            domain=r[5],
+            mime=r[6],
+            status=r[7],
+            fidelity=r[8],
+            score=score_value,
+        )
+        for sid, score_value, body in page
+        if (r := rows.get(sid)) is not None
     ]
 
 

@@ -26,6 +26,7 @@ def test_bench_index_runs(
     out = capsys.readouterr().out
     assert "ratio vs cdxj-indexer" in out and "p95" in out
     assert results["vs_cdxj_cpu"] > 0 and results["search_p95_ms"] > 0
+    assert results["search_prefix_p95_ms"] > 0
 
 
 @pytest.mark.slow

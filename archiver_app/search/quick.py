@@ -1,0 +1,209 @@
+"""The bounded path for a short, still-typed last word (``river cli`` → ``"river" AND "cli"*``).
+
+FTS5 answers a prefix by merging the postings of every indexed word that starts with it
+before it can return a single row: for a three-letter prefix on a large library that is
+most of the index (seconds on 100,000 pages), and no ``ORDER BY``/``LIMIT`` or rowid range
+avoids it. A prefix index (``prefix='3'``) would, at about +50% full-text insert time for
+every import. So while the last word is short, :func:`quick_hits` does not ask FTS5 for the
+prefix at all:
+
+1. candidates come newest first (rowid order, the order pages were saved), passing the
+   filters and holding every whole word (an FTS5 ``MATCH`` on the whole words, streamed:
+   no prefix to merge), or straight from ``snapshots`` when there are no whole words;
+2. each candidate's indexed text (title, address, tags, body) is checked for a word that
+   starts with the prefix, as the ``unicode61 remove_diacritics 2`` tokenizer would see it
+   (case and accents folded, letters and digits make words);
+3. at most :data:`MAX_SCAN` candidates are read and at most :data:`WINDOW` matches kept;
+   the matches are ranked by bm25 of the whole words (newest first between equals, and
+   without whole words), and snippets are cut around the first matching word.
+
+When the scan ends without a full page of hits although candidates remain (a rare
+prefix), :func:`quick_hits` returns None and the caller runs the FTS5 query, which is
+cheap exactly then: a rare prefix has few words to merge.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+#: A still-typed last word this short or shorter takes this path.
+SHORT_PREFIX = 4
+#: Matches kept for ranking (the newest ones).
+WINDOW = 200
+#: Candidate pages read at most before handing over to FTS5.
+MAX_SCAN = 3000
+#: Characters of a page body checked (the index holds at most 1,000,000 per page).
+BODY_CHARS = 1_000_000
+
+_RUN = re.compile(r"[^\W_]+")
+_TERMS = re.compile(r'"((?:[^"]|"")*)"(\*?)')
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A MATCH expression this path can answer: whole words AND a short prefix."""
+
+    words: tuple[str, ...]
+    prefix: str
+
+    @property
+    def words_match(self) -> str:
+        return " AND ".join('"' + w.replace('"', '""') + '"' for w in self.words)
+
+
+def plan_for(fts: str) -> Plan | None:
+    """The plan for ``fts`` (from ``build_fts_query``), or None when it is not of the form
+    ``"w1" AND … "p"*`` with a prefix of at most SHORT_PREFIX characters."""
+    terms = _TERMS.findall(fts)
+    if not terms:
+        return None
+    rebuilt = " AND ".join(f'"{t}"{star}' for t, star in terms)
+    if rebuilt != fts or any(star for _, star in terms[:-1]) or not terms[-1][1]:
+        return None
+    words = tuple(t.replace('""', '"') for t, _ in terms[:-1])
+    prefix = terms[-1][0].replace('""', '"')
+    folded = fold(prefix)
+    if not folded or len(prefix) > SHORT_PREFIX or not all(_word_chars(w) for w in words):
+        return None
+    if not _word_chars(prefix):
+        return None  # punctuation in the prefix: the tokenizer splits it, leave it to FTS5
+    return Plan(words, folded)
+
+
+def _word_chars(term: str) -> bool:
+    return bool(term) and all(ch.isalnum() for ch in term)
+
+
+def fold(text: str) -> str:
+    """Lower-case, accents removed (what ``remove_diacritics 2`` compares)."""
+    text = text.lower()
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def _prefix_pattern(prefix: str) -> re.Pattern[str]:
+    # A word starts with the prefix: no letter or digit right before it.
+    return re.compile(r"(?<![^\W_])" + re.escape(prefix))
+
+
+def _has_prefix(pattern: re.Pattern[str], text: str | None) -> bool:
+    if not text:
+        return False
+    low = text.lower()
+    if pattern.search(low):
+        return True
+    return not low.isascii() and pattern.search(fold(low)) is not None
+
+
+def quick_hits(
+    execute: Callable[[str, dict[str, Any]], Any],
+    plan: Plan,
+    *,
+    filters: list[str],
+    params: dict[str, Any],
+    score_sql: str,
+    want: int,
+    check: Callable[[], None] = lambda: None,
+) -> list[tuple[int, float, str]] | None:
+    """``(snapshot id, score, body)`` of the best WINDOW-or-fewer newest matches, best first,
+    or None when FTS5 should answer (see the module docstring).
+
+    Args:
+        execute: runs SQL with named parameters, returns a result with ``fetchmany``.
+        want: offset + limit (the hits the caller needs).
+        check: called between chunks of candidates (raises to cancel).
+    """
+    where = " AND ".join(filters)
+    if plan.words:
+        params = {**params, "quick_words": plan.words_match}
+        sql = (
+            f"SELECT snapshot_fts.rowid, {score_sql}, snapshot_fts.title, "  # noqa: S608
+            "snapshot_fts.url, snapshot_fts.tags, snapshot_fts.body "
+            "FROM snapshot_fts CROSS JOIN snapshots s ON s.id = snapshot_fts.rowid "
+            "WHERE snapshot_fts MATCH :quick_words"
+            + (f" AND {where}" if where else "")
+            + " ORDER BY snapshot_fts.rowid DESC"
+        )
+    else:
+        sql = (
+            "SELECT s.id, 0.0, f.title, f.url, f.tags, f.body "
+            "FROM snapshots s CROSS JOIN snapshot_fts f ON f.rowid = s.id"
+            + (f" WHERE {where}" if where else "")
+            + " ORDER BY s.id DESC"
+        )
+    pattern = _prefix_pattern(plan.prefix)
+    found: list[tuple[int, float, str]] = []
+    scanned = 0
+    exhausted = True
+    result = execute(sql, params)
+    while True:
+        check()
+        rows = result.fetchmany(100)
+        if not rows:
+            break
+        for rowid, score, title, url, tags, stored in rows:
+            scanned += 1
+            body = (stored or "")[:BODY_CHARS]
+            if any(_has_prefix(pattern, t) for t in (title, url, tags, body)):
+                found.append((int(rowid), float(score), body))
+                if len(found) >= max(WINDOW, want):
+                    break
+            if scanned >= MAX_SCAN:
+                break
+        else:
+            continue
+        exhausted = False
+        break
+    if hasattr(result, "close"):
+        result.close()
+    if len(found) < want and not exhausted:
+        return None
+    # bm25 of the whole words, newest (largest id) first between equals.
+    found.sort(key=lambda f: (f[1], -f[0]))
+    return found
+
+
+def snippet(body: str, plan: Plan, mark: tuple[str, str], tokens: int = 24) -> str:
+    """About ``tokens`` words of ``body`` around the first matching word, matches marked."""
+    start_mark, end_mark = mark
+    patterns = [_prefix_pattern(plan.prefix)] + [
+        re.compile(r"(?<![^\W_])" + re.escape(fold(w)) + r"(?![^\W_])") for w in plan.words
+    ]
+    low = body[:BODY_CHARS].lower()
+    hits = [m.start() for p in patterns if (m := p.search(low))]
+    at = min(hits) if hits else 0
+    before = body[max(0, at - 120) : at].split()[-6:]
+    after = body[at : at + 600].split()
+    words = (before + after)[:tokens]
+    cut_start = at > 0 and len(body[:at].split()) > len(before)
+    cut_end = len(body[at:].split()) > len(after) or len(before) + len(after) > tokens
+
+    def marked(word: str) -> str:
+        low_word = fold(word)
+        lead = len(low_word) - len(low_word.lstrip("\"'([{<«“‘"))
+        if len(low_word) != len(word) or not any(p.match(low_word, lead) for p in patterns):
+            return word
+        run = _RUN.match(word, lead)
+        end = run.end() if run else len(word)
+        return word[:lead] + start_mark + word[lead:end] + end_mark + word[end:]
+
+    text = " ".join(marked(w) for w in words)
+    return ("…" if cut_start else "") + text + ("…" if cut_end else "")
+
+
+__all__ = [
+    "MAX_SCAN",
+    "SHORT_PREFIX",
+    "WINDOW",
+    "Plan",
+    "fold",
+    "plan_for",
+    "quick_hits",
+    "snippet",
+]
