@@ -87,18 +87,28 @@ def fold(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-def _prefix_pattern(prefix: str) -> re.Pattern[str]:
-    # A word starts with the prefix: no letter or digit right before it.
-    return re.compile(r"(?<![^\W_])" + re.escape(prefix))
+def word_at(text: str, term: str, *, whole: bool = False) -> int:
+    """Where a word starting with ``term`` (the whole word if ``whole``) begins in ``text``,
+    or -1. A literal search with the boundary checked by hand: several times faster than a
+    regular expression with a look-behind, which cannot skip ahead."""
+    i = text.find(term)
+    end = len(term)
+    while i >= 0:
+        if (i == 0 or not text[i - 1].isalnum()) and (
+            not whole or i + end == len(text) or not text[i + end].isalnum()
+        ):
+            return i
+        i = text.find(term, i + 1)
+    return -1
 
 
-def _has_prefix(pattern: re.Pattern[str], text: str | None) -> bool:
+def _has_prefix(prefix: str, text: str | None) -> bool:
     if not text:
         return False
     low = text.lower()
-    if pattern.search(low):
+    if word_at(low, prefix) >= 0:
         return True
-    return not low.isascii() and pattern.search(fold(low)) is not None
+    return not low.isascii() and word_at(fold(low), prefix) >= 0
 
 
 def quick_hits(
@@ -137,7 +147,6 @@ def quick_hits(
             + (f" WHERE {where}" if where else "")
             + " ORDER BY s.id DESC"
         )
-    pattern = _prefix_pattern(plan.prefix)
     found: list[tuple[int, float, str]] = []
     scanned = 0
     exhausted = True
@@ -150,7 +159,7 @@ def quick_hits(
         for rowid, score, title, url, tags, stored in rows:
             scanned += 1
             body = (stored or "")[:BODY_CHARS]
-            if any(_has_prefix(pattern, t) for t in (title, url, tags, body)):
+            if any(_has_prefix(plan.prefix, t) for t in (title, url, tags, body)):
                 found.append((int(rowid), float(score), body))
                 if len(found) >= max(WINDOW, want):
                     break
@@ -172,22 +181,30 @@ def quick_hits(
 def snippet(body: str, plan: Plan, mark: tuple[str, str], tokens: int = 24) -> str:
     """About ``tokens`` words of ``body`` around the first matching word, matches marked."""
     start_mark, end_mark = mark
-    patterns = [_prefix_pattern(plan.prefix)] + [
-        re.compile(r"(?<![^\W_])" + re.escape(fold(w)) + r"(?![^\W_])") for w in plan.words
-    ]
+    terms = [(plan.prefix, False)] + [(fold(w), True) for w in plan.words]
     low = body[:BODY_CHARS].lower()
-    hits = [m.start() for p in patterns if (m := p.search(low))]
+    if not low.isascii():
+        low = fold(low)
+        if len(low) != len(body[:BODY_CHARS]):  # folding changed the length: no positions
+            low = ""
+    hits = [i for t, whole in terms if (i := word_at(low, t, whole=whole)) >= 0]
     at = min(hits) if hits else 0
     before = body[max(0, at - 120) : at].split()[-6:]
     after = body[at : at + 600].split()
     words = (before + after)[:tokens]
-    cut_start = at > 0 and len(body[:at].split()) > len(before)
-    cut_end = len(body[at:].split()) > len(after) or len(before) + len(after) > tokens
+    cut_start = at > 120 or len(body[:at].split()) > len(before)
+    cut_end = len(body) > at + 600 or len(before) + len(after) > tokens
 
     def marked(word: str) -> str:
         low_word = fold(word)
+        if not any(t in low_word for t, _ in terms):
+            return word
         lead = len(low_word) - len(low_word.lstrip("\"'([{<«“‘"))
-        if len(low_word) != len(word) or not any(p.match(low_word, lead) for p in patterns):
+        if len(low_word) != len(word) or not any(
+            low_word.startswith(t, lead)
+            and (not whole or not low_word[lead + len(t) : lead + len(t) + 1].isalnum())
+            for t, whole in terms
+        ):
             return word
         run = _RUN.match(word, lead)
         end = run.end() if run else len(word)
