@@ -2,10 +2,10 @@
 
 With text: ``snapshot_fts MATCH`` joined to ``snapshots``, ranked by bm25 (title weighs
 most, then tags, url, body) with a highlighted snippet. While the last word is still a
-short prefix (at most :data:`SHORT_PREFIX` characters, ``cli`` → ``"cli"*``, which can
-match most of a library), only the :data:`NEWEST_WINDOW` newest matches that pass the
-filters are ranked, so a keystroke costs the same on 1,000 or 1,000,000 pages; a longer
-word or a finished one (a space after it) ranks every match. Without text: the filters alone,
+short prefix (``river cli`` → ``"river" AND "cli"*``, which can match most of a library),
+:mod:`archiver_app.search.quick` answers instead, from the newest matching pages, so a
+keystroke costs about the same on 1,000 or 1,000,000 pages; a longer word or a finished
+one (a space after it) ranks every match. Without text: the filters alone,
 newest first, with the stored snippet. A revisited page was given its original's text at
 index time, so it is found like any other capture.
 
@@ -37,10 +37,6 @@ WEIGHTS = (10.0, 3.0, 1.0, 5.0)
 _DT = UTCDateTime()
 #: SQLite virtual machine steps between two looks at a search's cancel token.
 CANCEL_CHECK_STEPS = 1000
-#: A still-typed last word this short (``"cli"*``) matches much of a large library...
-SHORT_PREFIX = 4
-#: ...so only this many of the newest matches (passing the filters) are ranked.
-NEWEST_WINDOW = 2000
 
 
 @dataclass(frozen=True)
@@ -146,24 +142,10 @@ def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
     snippet = f"snippet(snapshot_fts, -1, '{MARK_START}', '{MARK_END}', '…', 24)"
     cols = _COLUMNS.format(snippet=snippet, score="top.score")
     prefix = prefix_term(fts)
-    if prefix is not None and len(prefix) <= SHORT_PREFIX:
-        # A short prefix matches a large part of the library: rank only the newest
-        # NEWEST_WINDOW matches that pass the filters, streamed off the index in rowid
-        # (saving) order, instead of every match.
-        params["window"] = max(NEWEST_WINDOW, offset_limit(params))
-        top = (
-            f"win AS (SELECT snapshot_fts.rowid AS id, {score} AS score "  # noqa: S608
-            f"FROM snapshot_fts CROSS JOIN snapshots s ON s.id = snapshot_fts.rowid{clause} "
-            "ORDER BY snapshot_fts.rowid DESC LIMIT :window), "
-            "top AS (SELECT win.id AS id, win.score AS score, s.captured_at AS at "
-            "FROM win JOIN snapshots s ON s.id = win.id "
-            "ORDER BY score, at DESC LIMIT :limit OFFSET :offset)"
-        )
-    else:
-        top = (
-            f"top AS (SELECT s.id AS id, {score} AS score, s.captured_at AS at "  # noqa: S608
-            f"FROM {source}{clause} ORDER BY score, at DESC LIMIT :limit OFFSET :offset)"
-        )
+    top = (
+        f"top AS (SELECT s.id AS id, {score} AS score, s.captured_at AS at "  # noqa: S608
+        f"FROM {source}{clause} ORDER BY score, at DESC LIMIT :limit OFFSET :offset)"
+    )
     if prefix is None:
         # Whole words: one index lookup per hit is cheap.
         snippets = (
@@ -184,10 +166,6 @@ def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
         "JOIN snapshots s ON s.id = top.id JOIN collections c ON c.id = s.collection_id "
         "ORDER BY top.score, top.at DESC"
     )
-
-
-def offset_limit(params: dict[str, Any]) -> int:
-    return int(params.get("offset", 0)) + int(params.get("limit", 0))
 
 
 _PREFIX_TERM = re.compile(r'"((?:[^"]|"")*)"\*')

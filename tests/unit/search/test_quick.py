@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any
 
@@ -136,3 +137,25 @@ def test_filters_and_paging_on_the_quick_path(library: Library) -> None:
     assert [h.snapshot_id for h in search(library, Query("cli"), limit=5, offset=5)] == (
         newest_first[5:10]
     )
+
+
+def test_prefix_snippets_run_the_match_once(library: Library) -> None:
+    """With a prefix, the snippet step must not look each hit up by rowid + MATCH (FTS5
+    would merge the prefix's postings again for every hit)."""
+    from archiver_app.search.engine import _sql
+
+    _fill(library, [("River", f"river climbing {n}") for n in range(60)])
+
+    def lookups(query: Query) -> list[str]:
+        params: dict[str, Any] = {"limit": 50, "offset": 0}
+        sql = _sql(query, params)
+        conn = sqlite3.connect(library.db_path)
+        try:
+            plan = [str(r[3]) for r in conn.execute("EXPLAIN QUERY PLAN " + sql, params)]
+        finally:
+            conn.close()
+        return [p for p in plan if "VIRTUAL TABLE INDEX" in p and ":=" in p]
+
+    since = datetime(2022, 1, 1, tzinfo=UTC)
+    for query in (Query("river climb"), Query("river climb", since=since, mime="text/html")):
+        assert lookups(query) == []
