@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import queue
 import resource
 import signal
+import threading
 import traceback
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -43,6 +45,8 @@ BATCH = 2000
 #: Characters of page text after which a batch is closed early (bounds a batch's memory
 #: when pages are large: 2,000 pages of 1 MB text each would otherwise be one batch).
 MAX_BATCH_TEXT = 16_000_000
+#: Built batches that may wait for the pipe in the worker (memory: this many plus two).
+SEND_AHEAD = 2
 #: The columns of a record tuple (``archiver_app.warc.records`` inserts them in this order).
 RECORD_COLUMNS = (
     "url_key",
@@ -302,23 +306,55 @@ def _cpu() -> float:
 def _produce(
     conn: Connection, spec: FileSpec, batch_size: int, builder: type[BatchBuilder]
 ) -> bool:
-    """Send one file's batches; False when the writer has gone."""
+    """Send one file's batches; False when the writer has gone.
+
+    A sender thread does the sending, up to :data:`SEND_AHEAD` batches behind the builder,
+    so building the next batches goes on while the writer is still busy with one (the
+    sender waits in the pipe's write, without the GIL).
+    """
     cpu = _cpu()
+    out: queue.Queue[Batch | Done | Failure | None] = queue.Queue(maxsize=SEND_AHEAD)
+    gone = threading.Event()
+
+    def send_all() -> None:
+        while (item := out.get()) is not None:
+            if gone.is_set():
+                continue  # drain: nobody reads any more
+            try:
+                conn.send(item)
+            except (BrokenPipeError, ConnectionResetError):
+                gone.set()
+            except Exception as exc:  # it does not pickle (an exception): say what it was
+                what = item.exc if isinstance(item, Failure) else exc
+                trace = item.trace if isinstance(item, Failure) else ""
+                try:
+                    conn.send(Failure(RuntimeError(f"{type(what).__name__}: {what}"), trace))
+                except (BrokenPipeError, ConnectionResetError):
+                    gone.set()
+
+    def put(item: Batch | Done | Failure) -> bool:
+        while not gone.is_set():
+            try:
+                out.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    sender = threading.Thread(target=send_all, name="warc-index-send", daemon=True)
+    sender.start()
     try:
         for batch in builder(spec, batch_size).batches():
-            conn.send(batch)
-        conn.send(Done(_cpu() - cpu))
-    except (BrokenPipeError, ConnectionResetError):
-        return False  # the writer is gone (closed, cancelled): nobody to tell
+            if not put(batch):
+                break
+        else:
+            put(Done(_cpu() - cpu))
     except Exception as exc:
-        trace = "".join(traceback.format_exception(exc))
-        try:
-            conn.send(Failure(exc, trace))
-        except (BrokenPipeError, ConnectionResetError):
-            return False
-        except Exception:  # the exception does not pickle: send what it said
-            conn.send(Failure(RuntimeError(f"{type(exc).__name__}: {exc}"), trace))
-    return True
+        put(Failure(exc, "".join(traceback.format_exception(exc))))
+    finally:
+        out.put(None)  # the sender drains the queue even when the writer has gone
+        sender.join()
+    return not gone.is_set()
 
 
 __all__ = [

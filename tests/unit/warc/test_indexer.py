@@ -335,7 +335,9 @@ def test_a_worker_that_dies_is_an_error(tmp_path: Path, monkeypatch: pytest.Monk
         with pytest.raises(IndexWorkerError, match=r"stopped unexpectedly \(exit code 3\)"):
             indexer.run()  # type: ignore[attr-defined]
         assert not _workers_and_threads()
-        assert _rows(lib, "SELECT count(*) FROM records") == [(4,)]
+        # whole batches only (those the worker had sent before it died are written)
+        [(written,)] = _rows(lib, "SELECT count(*) FROM records")
+        assert written in (0, 2, 4)
     finally:
         lib.close()
 
