@@ -20,9 +20,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import queue
-import resource
 import signal
 import threading
+import time
 import traceback
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -298,11 +298,6 @@ def serve(conn: Connection, idle_exit: float) -> None:
         conn.close()
 
 
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def _produce(
     conn: Connection, spec: FileSpec, batch_size: int, builder: type[BatchBuilder]
 ) -> bool:
@@ -312,7 +307,7 @@ def _produce(
     so building the next batches goes on while the writer is still busy with one (the
     sender waits in the pipe's write, without the GIL).
     """
-    cpu = _cpu()
+    cpu = time.process_time()
     out: queue.Queue[Batch | Done | Failure | None] = queue.Queue(maxsize=SEND_AHEAD)
     gone = threading.Event()
 
@@ -348,7 +343,7 @@ def _produce(
             if not put(batch):
                 break
         else:
-            put(Done(_cpu() - cpu))
+            put(Done(time.process_time() - cpu))
     except Exception as exc:
         put(Failure(exc, "".join(traceback.format_exception(exc))))
     finally:
