@@ -69,6 +69,10 @@ from archiver_app.warc.scan import ScanProblem
 from archiver_app.warc.workers import IndexWorkerError
 
 _log = logging.getLogger(__name__)
+#: Records per chunk the reading side hands over; a transaction (``batch_size`` records)
+#: is written chunk by chunk, so reading and writing overlap within a file, not only
+#: from one transaction to the next (a 100 MB file is only two transactions).
+CHUNK = 250
 #: Built batches that may wait for the writer in the thread pipeline.
 QUEUE_DEPTH = 2
 Pipeline = bool | Literal["process", "thread"]
@@ -124,6 +128,7 @@ class WarcIndexer:
         self.progress = progress
         self.cancel = cancel
         self.batch_size = batch_size
+        self.chunk_size = min(CHUNK, batch_size)
         self.pipeline = pipeline
         self.report = IndexReport(target.path)
         self._spec = FileSpec(target.path, target.file_id, target.page_urls)
@@ -137,24 +142,37 @@ class WarcIndexer:
     def run(self) -> IndexReport:
         size = self.target.path.stat().st_size
         engine = self.lib.engine.execution_options(archiver_immediate=True)
-        with contextlib.closing(self._source()) as batches:
-            for batch in batches:
-                self._take(batch)
-                if len(batch):
-                    with engine.begin() as conn:
-                        self._flush(conn, batch)
-                if batch.full:
-                    if self.progress is not None:
-                        self.progress(
-                            ProgressUpdate(
-                                done=batch.records_done,
-                                message=self.target.path.name,
-                                bytes_done=batch.bytes_done,
-                                bytes_total=size,
-                            )
+        with contextlib.closing(self._source()) as chunks:
+            more = True
+            while more:
+                last: Batch | None = None
+                written = 0
+                # One transaction of about batch_size records, written chunk by chunk as
+                # the chunks arrive (the reading side keeps building the next ones).
+                with engine.begin() as conn:
+                    for chunk in chunks:
+                        self._take(chunk)
+                        if len(chunk):
+                            self._flush(conn, chunk)
+                        written += len(chunk)
+                        last = chunk
+                        if chunk.full and written >= self.batch_size:
+                            break
+                    else:
+                        more = False  # (the worker's closing message is read too)
+                if not more or last is None:
+                    break
+                if self.progress is not None:
+                    self.progress(
+                        ProgressUpdate(
+                            done=last.records_done,
+                            message=self.target.path.name,
+                            bytes_done=last.bytes_done,
+                            bytes_total=size,
                         )
-                    if self.cancel is not None:
-                        self.cancel.raise_if_cancelled()
+                    )
+                if self.cancel is not None:
+                    self.cancel.raise_if_cancelled()
         if self.progress is not None:
             self.progress(
                 ProgressUpdate(
@@ -178,7 +196,7 @@ class WarcIndexer:
 
     def _source(self) -> Generator[Batch, None, None]:
         if self.pipeline is False:
-            return self.builder(self._spec, self.batch_size).batches()
+            return self.builder(self._spec, self.chunk_size).batches()
         if self.pipeline == "thread":
             return self._in_thread()
         return self._in_worker()
@@ -193,7 +211,7 @@ class WarcIndexer:
             self.report.worker_cpu = cpu
 
         try:
-            yield from workers.stream(self._spec, self.batch_size, self.builder, done)
+            yield from workers.stream(self._spec, self.chunk_size, self.builder, done)
         except workers.WorkerStartError as exc:
             _log.warning("no indexing worker process (%s): reading in a thread", exc)
             yield from self._in_thread()
@@ -217,7 +235,7 @@ class WarcIndexer:
             return False
 
         def produce() -> None:
-            source = self.builder(self._spec, self.batch_size).batches()
+            source = self.builder(self._spec, self.chunk_size).batches()
             try:
                 for batch in source:
                     if not put(batch):
