@@ -33,13 +33,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from archiver_app.library import Library
-from archiver_app.search import Query, search
-from archiver_app.store.models import File, FileKind
-from archiver_app.warc.indexer import IndexTarget, index_warc
+from typing import TYPE_CHECKING
+
 from tests.bench.common import report
 from tests.bench.corpus import WORDS, build_corpus
-from tests.helpers.factories import bulk_snapshots
+
+if TYPE_CHECKING:
+    from archiver_app.library import Library
+
+# The application's modules are imported where they are used: the indexer's worker
+# process imports this (main) module again, as multiprocessing does, and the app's own
+# entry point is just as light.
 
 BIN = Path(sys.executable).parent
 _last_worker_cpu = 0.0  # CPU seconds of the reading worker process in the last run_ours
@@ -62,6 +66,10 @@ def run_ours(
 ) -> tuple[float, float, int, int]:
     """Wall and CPU seconds (all threads, and the worker processes), records and pages of
     our indexer over ``files``."""
+    from archiver_app.library import Library
+    from archiver_app.store.models import File, FileKind
+    from archiver_app.warc.indexer import IndexTarget, index_warc
+
     with Library.open(root) as lib:
         coll = lib.ensure_collection("bench")
         targets = []
@@ -180,6 +188,10 @@ def bench_search(
     pages: int, queries: int, words_per_page: int, seed: int = 1
 ) -> tuple[float, float]:
     """p95 milliseconds of two-word queries and of the same with a 3-letter last word."""
+    from archiver_app.library import Library
+    from archiver_app.search import Query, search
+    from tests.helpers.factories import bulk_snapshots
+
     rng = random.Random(seed + 1)
     start = datetime(2021, 1, 1, tzinfo=UTC)
 
