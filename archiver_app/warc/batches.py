@@ -273,6 +273,10 @@ class Failure:
         raise self.exc
 
 
+#: A new worker's first message.
+READY = "ready"
+
+
 @dataclass(frozen=True)
 class Done:
     """Sent after a file's last batch."""
@@ -281,12 +285,13 @@ class Done:
 
 
 def serve(conn: Connection, idle_exit: float) -> None:
-    """Worker process body: for each ``(FileSpec, batch_size, builder class)`` received on
-    ``conn``, send the file's batches, then :class:`Done` (or a :class:`Failure`); exit when
-    the writer closes the pipe or after ``idle_exit`` seconds without a file. Interrupts
-    are the writer's to handle."""
+    """Worker process body: say :data:`READY`, then for each ``(FileSpec, batch_size,
+    builder class)`` received on ``conn``, send the file's batches, then :class:`Done` (or
+    a :class:`Failure`); exit when the writer closes the pipe or after ``idle_exit``
+    seconds without a file. Interrupts are the writer's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
+        conn.send(READY)  # started: from now on, dying is an error, not a failed start
         while conn.poll(idle_exit):
             try:
                 spec, batch_size, builder = conn.recv()
@@ -355,6 +360,7 @@ def _produce(
 __all__ = [
     "BATCH",
     "HTML_MIMES",
+    "READY",
     "RECORD_COLUMNS",
     "Batch",
     "BatchBuilder",

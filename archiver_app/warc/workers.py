@@ -9,9 +9,10 @@ paid once per import rather than once per file. An idle worker is reused only sh
 its last file and exits by itself soon after that, so nothing lingers.
 
 A worker that is abandoned mid-file (the caller was cancelled or failed) is terminated: it
-holds nothing but read-only file handles. A worker that dies is an error
-(:class:`IndexWorkerError`); one that cannot even start raises :class:`WorkerStartError`
-so that the indexer can read the file in a thread instead.
+holds nothing but read-only file handles. A worker that dies after saying it is ready is
+an error (:class:`IndexWorkerError`); one that never gets that far (Python's start-up
+failed, e.g. on a main module without an ``if __name__ == "__main__"`` guard) raises
+:class:`WorkerStartError` so that the indexer can read the file in a thread instead.
 
 Thread-safe: every call takes its own worker.
 """
@@ -25,7 +26,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from archiver_app.errors import ArchiverError
-from archiver_app.warc.batches import Batch, BatchBuilder, Done, Failure, FileSpec, serve
+from archiver_app.warc.batches import READY, Batch, BatchBuilder, Done, Failure, FileSpec, serve
 
 #: A returned worker is reused within this many seconds...
 REUSE_WITHIN = 20.0
@@ -125,13 +126,16 @@ def stream(
     except OSError as exc:  # process limits, no executable to spawn...
         raise WorkerStartError(str(exc)) from exc
     reusable = False
-    heard = False
+    started = not worker.fresh
     try:
         try:
+            if not started:
+                hello = worker.conn.recv()
+                assert hello == READY, hello
+                started = True
             worker.conn.send((spec, batch_size, builder))
             while True:
                 item = worker.conn.recv()
-                heard = True
                 if isinstance(item, Batch):
                     yield item
                     continue
@@ -146,8 +150,8 @@ def stream(
             pass
         worker.proc.join(5)
         code = worker.proc.exitcode
-        if worker.fresh and not heard and code is not None and code > 0:
-            raise WorkerStartError(f"the worker process exited with code {code} at start-up")
+        if not started:
+            raise WorkerStartError(f"the worker process exited at start-up (exit code {code})")
         raise IndexWorkerError(
             f"the process reading {spec.path.name} stopped unexpectedly (exit code {code})"
         )

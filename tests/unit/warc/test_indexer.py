@@ -383,3 +383,26 @@ def test_pipeline_on_postgresql(tmp_path: Path, postgres_url: str) -> None:
             lib.close()
     assert expected[0] == expected[1]
     assert len(expected[0]) > 20
+
+
+def test_a_worker_that_cannot_start_falls_back_to_a_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import os
+
+    from archiver_app.warc import workers
+
+    # The child runs os._exit(conn, 60.0): a TypeError before it ever says it is ready.
+    while workers._idle:  # no ready worker from an earlier test
+        workers._idle.pop().close()
+    monkeypatch.setattr(workers, "serve", os._exit)
+    src = _dedup_warc(tmp_path)
+    lib, indexer = _index_into(tmp_path / "lib", src, batch_size=3)
+    try:
+        report = indexer.run()  # type: ignore[attr-defined]
+        assert report.records > 20 and report.revisits_resolved == 3
+        assert report.worker_cpu == 0.0  # read in this process
+        assert "reading in a thread" in caplog.text
+        assert not _workers_and_threads()
+    finally:
+        lib.close()
