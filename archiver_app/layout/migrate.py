@@ -16,6 +16,8 @@ re-verifies each copy by hash and removes the old file.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
@@ -29,12 +31,13 @@ from sqlalchemy.orm import Session
 
 from archiver_app import __version__
 from archiver_app.layout.current import CURRENT_FS_VERSION
+from archiver_app.layout.links import link_tree_verified
 from archiver_app.layout.moves import (
     CopiedFile,
     MoveError,
     TreeCopy,
     copy_tree_verified,
-    remove_empty_dirs,
+    prune_folders,
     remove_verified,
 )
 from archiver_app.layout.sidecar import ARCHIVEBOX_INDEX_COPY, SIDECAR, write_sidecar
@@ -112,6 +115,7 @@ def prepare_move(
     *,
     durable: bool = True,
     known_sha256: Mapping[str, str] | None = None,
+    known_size: Mapping[str, int] | None = None,
     link: bool = False,
 ) -> PreparedMove:
     """Copy and verify a snapshot's files where the chain puts them (step 1).
@@ -129,6 +133,20 @@ def prepare_move(
         if not src.is_dir():
             raise MoveError(f"the folder {plan.start.folder} of snapshot {facts.uid} is missing")
         legacy_index = version.startswith("archivebox")
+        if link and not legacy_index:
+            return PreparedMove(
+                snapshot_id,
+                version,
+                plan,
+                link_tree_verified(
+                    src,
+                    plan.end.path,
+                    skip=(SIDECAR,),
+                    known_sha256=known_sha256,
+                    known_size=known_size,
+                    durable=durable,
+                ),
+            )
         copy = copy_tree_verified(
             src,
             plan.end.path,
@@ -136,6 +154,7 @@ def prepare_move(
             skip=() if legacy_index else (SIDECAR,),
             durable=durable,
             known_sha256=known_sha256,
+            known_size=known_size,
             link=link,
         )
     return PreparedMove(snapshot_id, version, plan, copy)
@@ -297,10 +316,10 @@ def finish_cleanup(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[
     new = root.joinpath(*marker["new"].split("/"))
     files = [CopiedFile(s, t, int(n), h) for s, t, n, h in marker["files"]]
     kept = remove_verified(old, new, files, rehash=rehash, prune=False)
-    sidecar = old / SIDECAR
-    if sidecar.is_file() and (new / SIDECAR).is_file():
-        sidecar.unlink()
-    remove_empty_dirs(old)
+    if os.path.isfile(old / SIDECAR) and os.path.isfile(new / SIDECAR):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(old / SIDECAR)
+    prune_folders(old, {f.source.rpartition("/")[0] for f in files})
     return kept
 
 

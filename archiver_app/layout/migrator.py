@@ -225,15 +225,18 @@ def _prepare_batch(
         ).all()
 
         known: dict[int, dict[str, str]] = {}
+        sizes: dict[int, dict[str, int]] = {}
         prefixes = {r[0]: f"{r[2]}/" for r in rows if r[2]}
-        for owner, path, sha in s.execute(
-            select(File.snapshot_id, File.path, File.sha256).where(
+        for owner, path, size, sha in s.execute(
+            select(File.snapshot_id, File.path, File.size, File.sha256).where(
                 File.snapshot_id.in_(list(prefixes)), File.sha256.is_not(None)
             )
         ):
             prefix = prefixes.get(owner or 0, "")
             if prefix and sha and path.startswith(prefix):
                 known.setdefault(owner or 0, {})[path[len(prefix) :]] = sha
+                if size is not None:
+                    sizes.setdefault(owner or 0, {})[path[len(prefix) :]] = int(size)
 
     def prepare(row: Any) -> BatchItem | str:
         sid, uid, folder, captured_at, slug = row
@@ -249,6 +252,7 @@ def _prepare_batch(
                 sid,
                 durable=False,
                 known_sha256=known.get(sid),
+                known_size=sizes.get(sid),
                 link=True,
             )
             return BatchItem(move, slug)

@@ -196,13 +196,17 @@ def write_sidecar(folder: Path, data: dict[str, Any], *, durable: bool = True) -
 
     Without ``durable`` the fsync is left to a later :func:`layout.moves.sync_to_disk`.
     """
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / SIDECAR
-    tmp = folder / f".{SIDECAR}.tmp"
-    with tmp.open("w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True, default=str)
-        fh.write("\n")
-        fh.flush()
+    text = json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
+    base = os.fspath(folder)
+    path, tmp = os.path.join(base, SIDECAR), os.path.join(base, f".{SIDECAR}.tmp")
+    try:
+        fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        folder.mkdir(parents=True, exist_ok=True)
+        fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    with fh:
+        fh.write(text)
         if durable:
+            fh.flush()
             os.fsync(fh.fileno())
     os.replace(tmp, path)
