@@ -11,12 +11,13 @@ get indexed) go through :func:`layout.migrate.apply_move` instead.
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from archiver_app.layout.current import CURRENT_FS_VERSION
@@ -135,14 +136,11 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[Pr
         if move.remove_old:
             markers.append(
                 {
-                    "key": f"{CLEANUP_PREFIX}{sid}",
-                    "value": {
-                        "old_base": str(plan.start.base),
-                        "old": plan.start.folder,
-                        "new": plan.end.folder,
-                        "remove": True,
-                        "files": [[f.source, f.target, f.size, f.sha256] for f in move.copy.files],
-                    },
+                    "old_base": str(plan.start.base),
+                    "old": plan.start.folder,
+                    "new": plan.end.folder,
+                    "remove": True,
+                    "files": [[f.source, f.target, f.size, f.sha256] for f in move.copy.files],
                 }
             )
         applied.append(move)
@@ -167,8 +165,8 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[Pr
         ),
         snap_updates,
     )
-    if markers:
-        conn.execute(delete(Setting).where(Setting.key.in_([m["key"] for m in markers])))
-        conn.execute(insert(Setting), markers)
+    if markers:  # one row for the batch; unique, so a concurrent migrator's stays apart
+        key = f"{CLEANUP_PREFIX}batch-{simple_ids[0]}-{uuid.uuid4().hex[:12]}"
+        conn.execute(insert(Setting), [{"key": key, "value": {"moves": markers}}])
     sync_to_disk(root)  # every copy and index.json of the batch is on disk before the commit
     return applied

@@ -6,7 +6,8 @@ The order is what makes it safe to kill at any moment:
    transaction - the database does not change;
 2. in one transaction: point the row (``folder``, ``fs_version``), its ``files`` rows and
    its main WARC at the new place, write the new ``index.json``, and record a *cleanup
-   marker* (a ``settings`` row ``layout.cleanup.<id>``) naming the old files;
+   marker* (a ``settings`` row ``layout.cleanup.<id>``, or one ``layout.cleanup.batch-...``
+   row for a migrator batch) naming the old files;
 3. after the commit, remove the old files (only those whose copy is there) and the marker.
 
 Killed in 1: the row still names the old place; the next run re-copies, skipping files
@@ -340,22 +341,18 @@ def finish_pending_cleanups(
         ).all()
     if not markers:
         return 0
+    # A marker names one move, or a batch of them (``{"moves": [...]}``, the migrator).
+    moves = [m for _, value in markers for m in value.get("moves", [value])]
     # Removal runs outside any transaction, so captures are not kept waiting for a slow
     # disk; two processes finishing the same marker is harmless (each removal is checked).
-    if len(markers) > 1:  # unlinks and hashes overlap well on slow disks
+    if len(moves) > 1:  # unlinks, hashes and freed blocks overlap well on slow disks
         with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
-            list(pool.map(lambda m: finish_cleanup(root, m[1], rehash=rehash), markers))
+            list(pool.map(lambda m: finish_cleanup(root, m, rehash=rehash), moves))
     else:
-        finish_cleanup(root, markers[0][1], rehash=rehash)
+        finish_cleanup(root, moves[0], rehash=rehash)
     with write() as s:
         s.execute(delete(Setting).where(Setting.key.in_([k for k, _ in markers])))
-    return len(markers)
-
-
-def drop_markers(session: Session, snapshot_ids: list[int]) -> None:
-    if snapshot_ids:
-        keys = [f"{CLEANUP_PREFIX}{i}" for i in snapshot_ids]
-        session.execute(delete(Setting).where(Setting.key.in_(keys)))
+    return len(moves)
 
 
 def _library_root(session: Session) -> Path:

@@ -194,9 +194,12 @@ def merge_results(*sources: Results) -> Results:
 def write_sidecar(folder: Path, data: dict[str, Any], *, durable: bool = True) -> None:
     """Write ``folder/index.json`` atomically (temporary file, fsync, rename).
 
+    One line of JSON, keys sorted: without ``indent`` Python uses its C encoder, about
+    three times faster than the indenting pure-Python one, which counts when the migrator
+    rewrites thousands of these (``python -m json.tool index.json`` shows it indented).
     Without ``durable`` the fsync is left to a later :func:`layout.moves.sync_to_disk`.
     """
-    text = json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
+    text = json.dumps(data, sort_keys=True, default=str) + "\n"
     base = os.fspath(folder)
     path, tmp = os.path.join(base, SIDECAR), os.path.join(base, f".{SIDECAR}.tmp")
     try:
