@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,9 @@ from archiver_app.layout.sidecar import write_sidecar
 from archiver_app.store.models import File, Setting, Snapshot, SnapshotTag, Tag
 from archiver_app.store.types import utcnow
 
+#: Threads writing a batch's index.json files.
+SIDECAR_THREADS = 4
+
 
 @dataclass(frozen=True)
 class BatchItem:
@@ -47,15 +51,23 @@ def needs_full_apply(values: dict[str, Any], move: PreparedMove) -> bool:
     )
 
 
-def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[PreparedMove]:
-    """Step 2 for a whole batch inside the caller's write transaction; returns those applied."""
+@dataclass
+class AppliedBatch:
+    """What :func:`apply_batch` did: the moves applied and the cleanup markers it wrote."""
+
+    moves: list[PreparedMove] = field(default_factory=list)
+    marker_keys: list[str] = field(default_factory=list)
+
+
+def apply_batch(session: Session, items: list[BatchItem], root: Path) -> AppliedBatch:
+    """Step 2 for a whole batch inside the caller's write transaction."""
+    done = AppliedBatch()
     if not items:
-        return []
+        return done
     conn = session.connection()
     ids = [i.move.snapshot_id for i in items]
     cols = [getattr(Snapshot, c) for c in ("id", "warc_file", *SIDECAR_COLUMNS)]
     rows = {r.id: dict(r._mapping) for r in conn.execute(select(*cols).where(Snapshot.id.in_(ids)))}
-    applied: list[PreparedMove] = []
     simple: list[BatchItem] = []
     for item in items:
         move = item.move
@@ -67,12 +79,14 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[Pr
         if needs_full_apply(values, move):
             snap = session.get(Snapshot, move.snapshot_id)
             if snap is not None and apply_move(session, snap, move, root):
-                applied.append(move)
+                done.moves.append(move)
+                if move.plan.moves and move.remove_old:
+                    done.marker_keys.append(f"{CLEANUP_PREFIX}{snap.id}")
             continue
         simple.append(item)
     if not simple:
         sync_to_disk(root)  # copies were made with durable=False
-        return applied
+        return done
     simple_ids = [i.move.snapshot_id for i in simple]
     existing: dict[int, dict[str, int]] = defaultdict(dict)
     for file_id, path, owner in conn.execute(
@@ -90,6 +104,7 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[Pr
     file_inserts: list[dict[str, Any]] = []
     snap_updates: list[dict[str, Any]] = []
     markers: list[dict[str, Any]] = []
+    sidecars: list[tuple[Path, dict[str, Any]]] = []
     now = utcnow()
     for item in simple:
         move = item.move
@@ -128,10 +143,8 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[Pr
             }
         )
         values.update(folder=plan.end.folder, fs_version=CURRENT_FS_VERSION)
-        write_sidecar(
-            plan.end.path,
-            build_sidecar(values, item.slug, tags.get(sid, []), listed),
-            durable=False,
+        sidecars.append(
+            (plan.end.path, build_sidecar(values, item.slug, tags.get(sid, []), listed))
         )
         if move.remove_old:
             markers.append(
@@ -143,7 +156,7 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[Pr
                     "files": [[f.source, f.target, f.size, f.sha256] for f in move.copy.files],
                 }
             )
-        applied.append(move)
+        done.moves.append(move)
     if file_updates:
         conn.execute(
             update(File)
@@ -168,5 +181,19 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[Pr
     if markers:  # one row for the batch; unique, so a concurrent migrator's stays apart
         key = f"{CLEANUP_PREFIX}batch-{simple_ids[0]}-{uuid.uuid4().hex[:12]}"
         conn.execute(insert(Setting), [{"key": key, "value": {"moves": markers}}])
+        done.marker_keys.append(key)
+    _write_sidecars(sidecars)
     sync_to_disk(root)  # every copy and index.json of the batch is on disk before the commit
-    return applied
+    return done
+
+
+def _write_sidecars(sidecars: list[tuple[Path, dict[str, Any]]]) -> None:
+    """Write the batch's index.json files, several at once (creating a file waits on the
+    disk far longer than encoding it holds the GIL)."""
+    if len(sidecars) < SIDECAR_THREADS:
+        for folder, data in sidecars:
+            write_sidecar(folder, data, durable=False)
+        return
+    with ThreadPoolExecutor(max_workers=SIDECAR_THREADS) as pool:
+        for _ in pool.map(lambda fd: write_sidecar(fd[0], fd[1], durable=False), sidecars):
+            pass

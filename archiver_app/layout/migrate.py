@@ -325,20 +325,28 @@ def finish_cleanup(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[
 
 
 def finish_pending_cleanups(
-    write: Callable[[], AbstractContextManager[Session]], root: Path, *, rehash: bool = True
+    write: Callable[[], AbstractContextManager[Session]],
+    root: Path,
+    *,
+    rehash: bool = True,
+    keys: list[str] | None = None,
 ) -> int:
-    """Finish the cleanups still marked: remove old files whose copies verify.
+    """Finish the cleanups still marked (or only the markers ``keys``): remove old files
+    whose copies verify. Returns the number of moves finished.
 
-    After a crash ``rehash`` re-hashes every copy before its original is removed; right
-    after a commit in the same process, the size check suffices (the copy was just
-    verified by hash).
+    After a crash ``rehash`` re-hashes every copy before its original is removed (except
+    a hard link: the same inode under both names); right after a commit in the same
+    process, the size check suffices (the copy was just verified).
     """
+    if keys is not None and not keys:
+        return 0
     with write() as s:
-        markers = s.execute(
-            select(Setting.key, Setting.value).where(
-                Setting.key >= CLEANUP_PREFIX, Setting.key < CLEANUP_PREFIX[:-1] + "/"
-            )
-        ).all()
+        query = select(Setting.key, Setting.value).where(
+            Setting.key >= CLEANUP_PREFIX, Setting.key < CLEANUP_PREFIX[:-1] + "/"
+        )
+        if keys is not None:
+            query = query.where(Setting.key.in_(keys))
+        markers = s.execute(query).all()
     if not markers:
         return 0
     # A marker names one move, or a batch of them (``{"moves": [...]}``, the migrator).
