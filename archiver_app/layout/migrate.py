@@ -374,6 +374,26 @@ def _library_root(session: Session) -> Path:
     raise MoveError("the library root is unknown: pass root= to ensure_current_layout")
 
 
+def recorded_files(
+    session: Session, snapshot_id: int, folder: str
+) -> tuple[dict[str, str], dict[str, int]]:
+    """The hashes and sizes on record (``files``) of a snapshot's files under ``folder``,
+    by path relative to it."""
+    prefix = folder + "/"
+    hashes: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    for path, size, sha in session.execute(
+        select(File.path, File.size, File.sha256).where(
+            File.snapshot_id == snapshot_id, File.sha256.is_not(None)
+        )
+    ):
+        if sha and path.startswith(prefix):
+            hashes[path[len(prefix) :]] = sha
+            if size is not None:
+                sizes[path[len(prefix) :]] = int(size)
+    return hashes, sizes
+
+
 def ensure_current_layout(session: Session, snapshot: Snapshot, root: Path | None = None) -> bool:
     """Migrate ``snapshot`` to the current layout inside the caller's write transaction.
 
@@ -388,12 +408,16 @@ def ensure_current_layout(session: Session, snapshot: Snapshot, root: Path | Non
         return False
     root = root or _library_root(session)
     facts = facts_for(session, snapshot)
+    at = placement_of(snapshot, root, facts)
+    known_sha256, known_size = recorded_files(session, snapshot.id, at.folder)
     move = prepare_move(
         root,
         snapshot.fs_version,
-        placement_of(snapshot, root, facts),
+        at,
         facts,
         snapshot.id,
+        known_sha256=known_sha256,
+        known_size=known_size,
         link=True,
     )
     apply_move(session, snapshot, move, root)
