@@ -313,13 +313,14 @@ def finish_cleanup(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[
     """Remove the old files named by a cleanup marker whose copies verify (step 3)."""
     if not marker.get("remove", True):
         return []
-    old = Path(marker.get("old_base") or root).joinpath(*marker["old"].split("/"))
-    new = root.joinpath(*marker["new"].split("/"))
+    old = os.path.join(marker.get("old_base") or root, *marker["old"].split("/"))
+    new = os.path.join(root, *marker["new"].split("/"))
     files = [CopiedFile(s, t, int(n), h) for s, t, n, h in marker["files"]]
     kept = remove_verified(old, new, files, rehash=rehash, prune=False)
-    if os.path.isfile(old / SIDECAR) and os.path.isfile(new / SIDECAR):
+    old_sidecar = os.path.join(old, SIDECAR)
+    if os.path.isfile(old_sidecar) and os.path.isfile(os.path.join(new, SIDECAR)):
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(old / SIDECAR)
+            os.unlink(old_sidecar)
     prune_folders(old, {f.source.rpartition("/")[0] for f in files})
     return kept
 

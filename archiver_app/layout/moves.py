@@ -366,8 +366,8 @@ def free_name(folder: Path, relative: str, sha256: str) -> str:
 
 
 def remove_verified(
-    src_dir: Path,
-    dst_dir: Path,
+    src_dir: str | Path,
+    dst_dir: str | Path,
     files: Iterable[CopiedFile],
     *,
     rehash: bool,
@@ -403,7 +403,7 @@ def remove_verified(
             os.unlink(src)
         folders.add(f.source.rpartition("/")[0])
     if prune:
-        prune_folders(src_dir, folders)
+        prune_folders(src_root, folders)
     return kept
 
 
@@ -411,7 +411,7 @@ def _join(root: str, relative: str) -> str:
     return root + os.sep + relative.replace("/", os.sep)
 
 
-def prune_folders(folder: Path, emptied: Iterable[str]) -> None:
+def prune_folders(folder: str | Path, emptied: Iterable[str]) -> None:
     """Remove ``folder`` if empty, with ``emptied`` (relative sub-folders) first, deepest
     first; if ``folder`` stays, fall back to :func:`remove_empty_dirs` for the rest."""
     root = os.fspath(folder)
@@ -427,7 +427,7 @@ def prune_folders(folder: Path, emptied: Iterable[str]) -> None:
     except FileNotFoundError:
         pass
     except OSError:  # not empty: other empty sub-folders may still be there
-        remove_empty_dirs(folder)
+        remove_empty_dirs(Path(folder))
 
 
 def remove_empty_dirs(folder: Path) -> None:
