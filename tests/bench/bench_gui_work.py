@@ -65,9 +65,10 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     from archiver_app.gui.capture_input import CaptureRequest, CrawlOptions
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.gui.ops import BackgroundOp, OpRunner
-    from archiver_app.layout.migrator import pending_count, run_migrator
+    from archiver_app.layout.migrator import pending_count
     from archiver_app.library import Library
     from archiver_app.mirror import add_destination
+    from archiver_app.tasks.isolated import run_isolated
     from tests.bench.common import StallSampler
     from tests.helpers.crawl_site import generated_site
     from tests.helpers.legacy import legacy_library
@@ -114,9 +115,11 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
         )
     )
     mirror = window.drives.mirror_now()
-    migration = BackgroundOp(
+    migration = BackgroundOp(  # as the app's idle migrator runs it: in a child process
         runner,
-        lambda p, c: run_migrator(lib, progress=p, cancel=c),
+        lambda p, c: run_isolated(
+            "archiver_app.layout.migrator:run_migrator", lib, progress=p, cancel=c
+        ),
         label="migration",
         blocks_quit=False,
     ).run_in_background()
