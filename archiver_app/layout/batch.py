@@ -67,7 +67,11 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
     conn = session.connection()
     ids = [i.move.snapshot_id for i in items]
     cols = [getattr(Snapshot, c) for c in ("id", "warc_file", *SIDECAR_COLUMNS)]
-    rows = {r.id: dict(r._mapping) for r in conn.execute(select(*cols).where(Snapshot.id.in_(ids)))}
+    # .all(): one fetchall, not a fetchone per row
+    rows = {
+        r.id: dict(r._mapping)
+        for r in conn.execute(select(*cols).where(Snapshot.id.in_(ids))).all()
+    }
     simple: list[BatchItem] = []
     for item in items:
         move = item.move
@@ -91,14 +95,14 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
     existing: dict[int, dict[str, int]] = defaultdict(dict)
     for file_id, path, owner in conn.execute(
         select(File.id, File.path, File.snapshot_id).where(File.snapshot_id.in_(simple_ids))
-    ):
+    ).all():
         existing[int(owner or 0)][str(path)] = int(file_id)
     tags: dict[int, list[str]] = defaultdict(list)
     for owner, name in conn.execute(
         select(SnapshotTag.snapshot_id, Tag.name)
         .join(Tag, Tag.id == SnapshotTag.tag_id)
         .where(SnapshotTag.snapshot_id.in_(simple_ids))
-    ):
+    ).all():
         tags[int(owner)].append(str(name))
     file_updates: list[dict[str, Any]] = []
     file_inserts: list[dict[str, Any]] = []

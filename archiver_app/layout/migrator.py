@@ -246,7 +246,7 @@ def _prepare_batch(
             select(File.snapshot_id, File.path, File.size, File.sha256).where(
                 File.snapshot_id.in_(list(prefixes)), File.sha256.is_not(None)
             )
-        ):
+        ).all():
             prefix = prefixes.get(owner or 0, "")
             if prefix and sha and path.startswith(prefix):
                 known.setdefault(owner or 0, {})[path[len(prefix) :]] = sha
