@@ -11,6 +11,7 @@ get indexed) go through :func:`layout.migrate.apply_move` instead.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +32,7 @@ from archiver_app.layout.migrate import (
     kind_of,
 )
 from archiver_app.layout.moves import sync_to_disk
-from archiver_app.layout.sidecar import write_sidecar
+from archiver_app.layout.sidecar import SIDECAR, encode_sidecar, write_sidecar
 from archiver_app.store.models import File, Setting, Snapshot, SnapshotTag, Tag
 from archiver_app.store.types import utcnow
 
@@ -108,7 +109,7 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
     file_inserts: list[dict[str, Any]] = []
     snap_updates: list[dict[str, Any]] = []
     markers: list[dict[str, Any]] = []
-    sidecars: list[tuple[Path, dict[str, Any]]] = []
+    sidecars: list[tuple[Path, bytes]] = []
     now = utcnow()
     for item in simple:
         move = item.move
@@ -147,9 +148,18 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
             }
         )
         values.update(folder=plan.end.folder, fs_version=CURRENT_FS_VERSION)
-        sidecars.append(
-            (plan.end.path, build_sidecar(values, item.slug, tags.get(sid, []), listed))
-        )
+        raw = encode_sidecar(build_sidecar(values, item.slug, tags.get(sid, []), listed))
+        sidecars.append((plan.end.path, raw))
+        fid = have.get(old_prefix + SIDECAR)
+        if fid is not None:  # a registered index.json follows to its rewritten successor
+            file_updates.append(
+                {
+                    "b_id": fid,
+                    "path": new_prefix + SIDECAR,
+                    "size": len(raw),
+                    "sha256": hashlib.sha256(raw).hexdigest(),
+                }
+            )
         if move.remove_old:
             markers.append(
                 {
@@ -191,7 +201,7 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
     return done
 
 
-def _write_sidecars(sidecars: list[tuple[Path, dict[str, Any]]]) -> None:
+def _write_sidecars(sidecars: list[tuple[Path, bytes]]) -> None:
     """Write the batch's index.json files, several at once (creating a file waits on the
     disk far longer than encoding it holds the GIL)."""
     if len(sidecars) < SIDECAR_THREADS:

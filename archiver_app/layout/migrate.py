@@ -18,6 +18,7 @@ re-verifies each copy by hash and removes the old file.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -219,6 +220,8 @@ def _repoint_files(
             updates.append(
                 {"fid": fid, "path": new_prefix + f.target, "size": f.size, "sha": f.sha256}
             )
+        elif path == old_prefix + SIDECAR:  # rewritten in the new place right after
+            session.execute(update(File).where(File.id == fid).values(path=new_prefix + SIDECAR))
     if updates:
         from sqlalchemy import bindparam
 
@@ -304,9 +307,15 @@ def sidecar_data(session: Session, snap: Snapshot) -> dict[str, Any]:
 
 
 def write_snapshot_sidecar(session: Session, snap: Snapshot, root: Path) -> None:
-    """Rewrite ``index.json`` in the snapshot's folder from the database."""
+    """Rewrite ``index.json`` in the snapshot's folder from the database (and the size and
+    sha256 of its ``files`` row, when it has one)."""
     if snap.folder:
-        write_sidecar(root.joinpath(*snap.folder.split("/")), sidecar_data(session, snap))
+        raw = write_sidecar(root.joinpath(*snap.folder.split("/")), sidecar_data(session, snap))
+        session.execute(
+            update(File)
+            .where(File.snapshot_id == snap.id, File.path == f"{snap.folder}/{SIDECAR}")
+            .values(size=len(raw), sha256=hashlib.sha256(raw).hexdigest())
+        )
 
 
 def finish_cleanup(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[str]:
