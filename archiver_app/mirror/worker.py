@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -90,9 +90,12 @@ def prepare_destination(lib: Library, dest: MountedDestination) -> None:
         )
 
 
+_COPIES = cast(Table, Copy.__table__)
+
+
 def _set_states(lib: Library, dest_id: int, states: Mapping[int, str], verified: bool) -> None:
-    """Record copy states in one transaction (an upsert per state group, no ORM objects:
-    a batch holds hundreds of rows). ``verified`` stamps ``present`` rows as just verified."""
+    """Record copy states in one transaction (a Core upsert per state group, no ORM: a
+    batch holds hundreds of rows). ``verified`` stamps ``present`` rows as just verified."""
     if not states:
         return
     now = lib.clock()
@@ -102,30 +105,29 @@ def _set_states(lib: Library, dest_id: int, states: Mapping[int, str], verified:
     for fid, state in states.items():
         by_state.setdefault(str(state), []).append(fid)
     with lib.write() as s:
+        conn = s.connection()
         for state, fids in by_state.items():
-            stamp = state == CopyState.PRESENT and verified
+            stamp = now if state == CopyState.PRESENT and verified else None
             rows = [
                 {
                     "file_id": fid,
                     "destination_id": dest_id,
                     "state": state,
                     "updated_at": now,
-                    "verified_at": now if stamp else None,
-                    "mtime": now if stamp else None,
+                    "verified_at": stamp,
+                    "mtime": stamp,
                 }
                 for fid in fids
             ]
-            stmt = insert(Copy)
+            stmt = insert(_COPIES)
             changes = {"state": stmt.excluded.state, "updated_at": stmt.excluded.updated_at}
-            if stamp:
+            if stamp is not None:
                 changes |= {"verified_at": stmt.excluded.verified_at, "mtime": stmt.excluded.mtime}
+            upsert = stmt.on_conflict_do_update(
+                index_elements=[_COPIES.c.file_id, _COPIES.c.destination_id], set_=changes
+            )
             for part in chunks(rows):
-                s.execute(
-                    stmt.on_conflict_do_update(
-                        index_elements=[Copy.file_id, Copy.destination_id], set_=changes
-                    ),
-                    list(part),
-                )
+                conn.execute(upsert, list(part))
 
 
 def _update_states(lib: Library, dest_id: int, states: Mapping[int, str], verified: bool) -> None:
@@ -138,14 +140,15 @@ def _update_states(lib: Library, dest_id: int, states: Mapping[int, str], verifi
     for fid, state in states.items():
         by_state.setdefault(str(state), []).append(fid)
     with lib.write() as s:
+        conn = s.connection()
         for state, fids in by_state.items():
             values: dict[str, Any] = {"state": state, "updated_at": now}
             if state == CopyState.PRESENT and verified:
                 values |= {"verified_at": now, "mtime": now}
             for part in chunks(fids):
-                s.execute(
-                    update(Copy)
-                    .where(Copy.destination_id == dest_id, Copy.file_id.in_(part))
+                conn.execute(
+                    update(_COPIES)
+                    .where(_COPIES.c.destination_id == dest_id, _COPIES.c.file_id.in_(part))
                     .values(**values)
                 )
 
@@ -155,20 +158,22 @@ def _claim(lib: Library, dest_id: int, batch: list[Transfer]) -> tuple[list[Tran
     ids = sorted({t.file_id for t in batch})
     present: dict[int, set[int]] = {}
     with lib.session() as s:
+        conn = s.connection()
         for part in chunks(ids):
-            for fid, did in s.execute(
-                select(Copy.file_id, Copy.destination_id).where(
-                    Copy.file_id.in_(part), Copy.state == CopyState.PRESENT
+            for fid, did in conn.execute(
+                select(_COPIES.c.file_id, _COPIES.c.destination_id).where(
+                    _COPIES.c.file_id.in_(part), _COPIES.c.state == CopyState.PRESENT
                 )
             ):
                 present.setdefault(fid, set()).add(did)
     keep = []
     for t in batch:
-        have = present.get(t.file_id, set())
-        if dest_id in have:
-            continue
-        if t.required is not None and len(have & t.counted) >= t.required:
-            continue
+        have = present.get(t.file_id)
+        if have is not None:
+            if dest_id in have:
+                continue
+            if t.required is not None and len(have & t.counted) >= t.required:
+                continue
         keep.append(t)
     _set_states(lib, dest_id, {t.file_id: CopyState.ONGOING for t in keep}, verified=False)
     return keep, len(batch) - len(keep)
@@ -227,10 +232,10 @@ class _Lane:
         self.ctx = ctx
         self.threads = threads  # copying threads (the write pool's size)
         self.dest = dest
-        self.folder = dest.folder  # a property that builds a Path: not once per file
+        self.folder = os.fspath(dest.folder)  # strings: no Path objects per file
         self.whole_fs = whole_fs
         self.marker = dest.mount / MARKER_NAME
-        self.staging = staging_folder(dest)
+        self.staging = os.fspath(staging_folder(dest))
         self.outcome = DestinationOutcome(dest.label)
         self.stop = threading.Event()
         self._lock = threading.Lock()
@@ -248,7 +253,7 @@ class _Written:
 
     batch: list[Transfer]
     results: dict[int, str]  # file id -> "adopted" | "copied" | a failure reason
-    temps: dict[int, Path]
+    temps: dict[int, str]
 
 
 def run_each(
@@ -290,74 +295,106 @@ def release_batch(lane: _Lane, batch: list[Transfer]) -> None:
     )
 
 
+def _existing(folder: str, batch: list[Transfer]) -> set[str]:
+    """The final paths of ``batch`` that exist on the drive already (adoption candidates):
+    one listing per folder, not a ``stat`` per file (a fresh drive has no folders yet)."""
+    by_folder: dict[str, list[str]] = {}
+    for t in batch:
+        final = copier.join_relative(folder, t.path)
+        by_folder.setdefault(os.path.dirname(final), []).append(final)
+    found: set[str] = set()
+    for parent, finals in by_folder.items():
+        try:
+            names = set(os.listdir(parent))
+        except OSError:
+            continue  # no such folder (or unreadable: the copy finds out)
+        found.update(f for f in finals if os.path.basename(f) in names)
+    return found
+
+
 def write_batch(lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor) -> _Written:
-    """Stage one, for a claimed batch: copy each file to a temporary name (hashing the
-    source on the way) or adopt a verified copy already under the final name."""
-    ctx, lib = lane.ctx, lane.ctx.lib
+    """Stage one, for a claimed batch: copy each file to a temporary name, or adopt a
+    verified copy already under the final name."""
+    ctx = lane.ctx
     results: dict[int, str] = {}
-    temps: dict[int, Path] = {}
+    temps: dict[int, str] = {}
     if not lane.marker.exists():
         lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
         return _Written(batch, results, temps)  # recorded ``missing`` by the next stage
+    existing = _existing(lane.folder, batch)
+    add = ctx.progress.add
+    stop, cancel = lane.stop, ctx.cancel
 
     def write_one(t: Transfer) -> None:
-        if lane.stop.is_set() or ctx.cancel.cancelled:
+        if stop.is_set() or cancel.cancelled:
             results[t.file_id] = "interrupted"
             return
-        final = copier.join_relative(lane.folder, t.path)
-        if final.exists() and copier.matches(final, t.sha256, t.size):
-            results[t.file_id] = "adopted"
-            ctx.progress.add(files=1, nbytes=t.size)
-            return
-        attempts = 2
-        while attempts:
-            attempts -= 1
-            done = 0
-
-            def on_bytes(n: int) -> None:
-                nonlocal done
-                done += n
-                ctx.progress.add(nbytes=n)
-
-            try:
-                temps[t.file_id] = copier.copy_to_temp(
-                    t.source,
-                    lane.staging,
-                    t.sha256,
-                    t.size,
-                    on_bytes=on_bytes,
-                    marker=lane.marker,
-                    fsync=not lane.whole_fs,
-                    hash_source=False,  # the read-back hash decides; see _blame_source
-                )
-                results[t.file_id] = "copied"
+        if existing:
+            final = copier.join_relative(lane.folder, t.path)
+            if final in existing and copier.matches(final, t.sha256, t.size):
+                results[t.file_id] = "adopted"
+                add(files=1, nbytes=t.size)
                 return
-            except copier.SourceMismatch:
-                ctx.progress.add(nbytes=-done)
-                if t.source_destination_id is not None:
-                    _set_states(
-                        lib,
-                        t.source_destination_id,
-                        {t.file_id: CopyState.CORRUPTED},
-                        verified=False,
-                    )
-                    results[t.file_id] = "source drive copy corrupted"
-                    return
-                if not attempts or not repair_local(ctx, t.file_id):
-                    results[t.file_id] = "laptop copy corrupted and no good copy to repair it"
-                    return
-            except copier.SourceError:
-                ctx.progress.add(nbytes=-done)
-                results[t.file_id] = "source unreadable"
-                return
-            except copier.DestinationError as exc:
-                ctx.progress.add(nbytes=-done)
-                results[t.file_id] = f"destination {exc.kind}"
-                lane.note_stop(exc)
-                return
+        results[t.file_id] = _write_temp(lane, t, temps, add)
 
     run_each(pool, lane.threads, write_one, batch)
     return _Written(batch, results, temps)
+
+
+class _Counted:
+    """Reports copied bytes to the run's progress and remembers how many, so that a
+    failed copy can take them back."""
+
+    __slots__ = ("add", "done")
+
+    def __init__(self, add: Callable[..., None]) -> None:
+        self.add = add
+        self.done = 0
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        self.add(nbytes=n)
+
+
+def _write_temp(lane: _Lane, t: Transfer, temps: dict[int, str], add: Callable[..., None]) -> str:
+    """Copy one file to a temporary name (not hashed: the read-back hash decides, see
+    :func:`_blame_source`); the result for the batch ("copied" or why not)."""
+    attempts = 2
+    while attempts:
+        attempts -= 1
+        counted = _Counted(add)
+        try:
+            temps[t.file_id] = copier.copy_to_temp(
+                t.source,
+                lane.staging,
+                t.sha256,
+                t.size,
+                on_bytes=counted,
+                marker=lane.marker,
+                fsync=not lane.whole_fs,
+                hash_source=False,
+            )
+            return "copied"
+        except copier.SourceMismatch:  # the source's size is not the recorded one
+            add(nbytes=-counted.done)
+            if t.source_destination_id is not None:
+                _set_states(
+                    lane.ctx.lib,
+                    t.source_destination_id,
+                    {t.file_id: CopyState.CORRUPTED},
+                    verified=False,
+                )
+                return "source drive copy corrupted"
+            if not attempts or not repair_local(lane.ctx, t.file_id):
+                return "laptop copy corrupted and no good copy to repair it"
+        except copier.SourceError:
+            add(nbytes=-counted.done)
+            return "source unreadable"
+        except copier.DestinationError as exc:
+            add(nbytes=-counted.done)
+            lane.note_stop(exc)
+            return f"destination {exc.kind}"
+    raise AssertionError("unreachable")
 
 
 def _blame_source(lane: _Lane, t: Transfer) -> str:
@@ -391,7 +428,7 @@ def _blame_source(lane: _Lane, t: Transfer) -> str:
 REPAIRED = "laptop copy corrupted, repaired from a drive"
 
 
-def _copy_checked(lane: _Lane, t: Transfer) -> Path | None:
+def _copy_checked(lane: _Lane, t: Transfer) -> str | None:
     """The careful path for one file (after a repair): hash the source while copying, make
     the copy durable, read it back; the verified temporary file, or None."""
     try:
@@ -413,10 +450,10 @@ class _Installed:
 
     batch: list[Transfer]
     results: dict[int, str]
-    folders: set[Path]
+    folders: set[str]
 
 
-def _barrier(lane: _Lane, dirs: set[Path]) -> copier.DestinationError | None:
+def _barrier(lane: _Lane, dirs: set[str]) -> copier.DestinationError | None:
     """One durability barrier on the destination; the error it met, if any."""
     if lane.stop.is_set() and lane.outcome.stopped and "gone" in lane.outcome.stopped:
         return copier.DestinationError("gone", lane.outcome.stopped)
@@ -443,7 +480,7 @@ def _verify_and_install(
             copier.discard(temp)
         ok = {}
 
-    def failed(fid: int, temp: Path) -> None:
+    def failed(fid: int, temp: str) -> None:
         copier.discard(temp)
         t = by_id[fid]
         results[fid] = _blame_source(lane, t)
@@ -455,34 +492,36 @@ def _verify_and_install(
         if not lane.marker.exists():
             lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
 
-    def verify_one(item: tuple[int, Path]) -> None:
+    def verify_one(item: tuple[int, str]) -> None:
         fid, temp = item
         t = by_id[fid]
         if not copier.matches(temp, t.sha256, t.size):
             failed(fid, temp)
 
-    def verify_small(items: list[tuple[int, Path]]) -> None:
-        hashes = copier.hash_small_files([temp for _, temp in items])
-        for (fid, temp), got in zip(items, hashes, strict=True):
-            t = by_id[fid]
-            if got != (t.sha256, t.size):
+    def verify_small(items: Sequence[tuple[int, str]]) -> None:
+        transfers = [by_id[fid] for fid, _ in items]
+        hashes = copier.hash_small_files([temp for _, temp in items], [t.size for t in transfers])
+        for (fid, temp), t, got in zip(items, transfers, hashes, strict=True):
+            if got is None or got[0] != t.sha256 or got[1] != t.size:
                 failed(fid, temp)
 
     small = [(fid, p) for fid, p in ok.items() if by_id[fid].size <= SMALL_FILE]
     large = [(fid, p) for fid, p in ok.items() if by_id[fid].size > SMALL_FILE]
     tasks = [pool.submit(verify_one, item) for item in large]
-    tasks += [pool.submit(verify_small, list(part)) for part in chunks(small, SMALL_GROUP)]
+    tasks += [pool.submit(verify_small, part) for part in chunks(small, SMALL_GROUP)]
     for task in tasks:
         task.result()
-    folders: set[Path] = set()
+    folders: set[str] = set()
+    folder = lane.folder
     for fid, temp in ok.items():
         if results[fid] != "copied":
             continue
-        final = copier.join_relative(lane.folder, by_id[fid].path)
+        final = copier.join_relative(folder, by_id[fid].path)
+        parent = os.path.dirname(final)
         try:
-            if final.parent not in folders:
-                final.parent.mkdir(parents=True, exist_ok=True)
-                folders.add(final.parent)
+            if parent not in folders:
+                os.makedirs(parent, exist_ok=True)
+                folders.add(parent)
             os.replace(temp, final)
         except OSError as exc:
             err = copier.classify(exc, lane.marker)
@@ -537,7 +576,7 @@ def finish_step(
     Every copy still goes: durable temporary file, re-read and hash, rename, durable
     rename, record; only the barriers are shared, halving their number.
     """
-    dirs: set[Path] = set()
+    dirs: set[str] = set()
     if written is not None and any(r == "copied" for r in written.results.values()):
         dirs.add(lane.staging)
     if previous is not None:

@@ -200,7 +200,7 @@ def test_cancel_stops_between_files_and_the_next_run_finishes(
 
 def test_interleave_spreads_large_files_and_keeps_dependencies_first() -> None:
     def transfer(fid: int, size: int, required: int | None) -> Transfer:
-        return Transfer(fid, f"f{fid:03d}", "0" * 64, size, 1, Path("/x"), required=required)
+        return Transfer(fid, f"f{fid:03d}", "0" * 64, size, 1, "/x", required=required)
 
     deps = [transfer(i, 10, None) for i in range(3)] + [transfer(3, 10**8, None)]
     rest = [transfer(i, 100, 2) for i in range(10, 30)] + [
