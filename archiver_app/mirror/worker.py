@@ -41,7 +41,8 @@ from archiver_app.validation import safe_join
 
 STAGING = ".archiver-staging"
 T = TypeVar("T")
-WRITE_AHEAD = 2  # batches written but not yet verified, at most
+WRITE_AHEAD = 2  # batches written but not yet taken into stage two, at most
+VERIFY_AHEAD = 2  # batches being re-read and hashed at once, at most
 _END = object()
 SMALL_GROUP = 32
 
@@ -466,11 +467,24 @@ def _barrier(lane: _Lane, dirs: set[str]) -> copier.DestinationError | None:
     return None
 
 
-def _verify_and_install(
+@dataclass
+class _Verifying:
+    """A batch whose durable temporary files are being re-read and hashed on the pool."""
+
+    written: _Written
+    ok: dict[int, str]  # file id -> temporary file, for the copies still in the running
+    by_id: dict[int, Transfer]
+    tasks: list[Future[None]]
+
+    def done(self) -> bool:
+        return all(task.done() for task in self.tasks)
+
+
+def _start_verify(
     lane: _Lane, written: _Written, pool: ThreadPoolExecutor, error: copier.DestinationError | None
-) -> _Installed:
+) -> _Verifying:
     """Given durable temporary files (``error``: the barrier failed, so they are not),
-    re-read and hash each from the drive, then rename the good ones to their final names."""
+    start re-reading and hashing each from the drive on ``pool``."""
     batch, results, temps = written.batch, written.results, written.temps
     by_id = {t.file_id: t for t in batch}
     ok = {fid: p for fid, p in temps.items() if results.get(fid) == "copied"}
@@ -509,11 +523,18 @@ def _verify_and_install(
     large = [(fid, p) for fid, p in ok.items() if by_id[fid].size > SMALL_FILE]
     tasks = [pool.submit(verify_one, item) for item in large]
     tasks += [pool.submit(verify_small, part) for part in chunks(small, SMALL_GROUP)]
-    for task in tasks:
+    return _Verifying(written, ok, by_id, tasks)
+
+
+def _install(lane: _Lane, verifying: _Verifying) -> _Installed:
+    """Once ``verifying``'s hashes are in, rename the good copies to their final names."""
+    for task in verifying.tasks:
         task.result()
+    batch, results = verifying.written.batch, verifying.written.results
+    by_id = verifying.by_id
     folders: set[str] = set()
     folder = lane.folder
-    for fid, temp in ok.items():
+    for fid, temp in verifying.ok.items():
         if results[fid] != "copied":
             continue
         final = copier.join_relative(folder, by_id[fid].path)
@@ -563,41 +584,43 @@ def _record(lane: _Lane, done: _Installed, error: copier.DestinationError | None
             outcome.failed[r] += 1
 
 
-def finish_step(
-    lane: _Lane,
-    written: _Written | None,
-    previous: _Installed | None,
-    pool: ThreadPoolExecutor,
-) -> _Installed | None:
-    """Stage two, sharing one barrier between two batches: the barrier makes ``written``'s
-    temporary files durable and ``previous``'s renames durable; then ``previous`` is
-    recorded, and ``written`` is re-read, verified and renamed (recorded by the next step).
+class _Finisher:
+    """Stage two, for one destination, run on one thread in batch order.
+
+    Each :meth:`step` (one per written batch): rename the batches whose read-back hashes
+    are all in (oldest first), then ONE durability barrier, which makes the new batch's
+    temporary files durable and those renames durable; then record the renamed batches;
+    then start re-reading and hashing the new batch on the verify pool without waiting
+    for it. So the hashing of up to ``VERIFY_AHEAD`` batches overlaps: a batch's large
+    file no longer holds up the hashing of the next batch, and both cores keep hashing.
 
     Every copy still goes: durable temporary file, re-read and hash, rename, durable
-    rename, record; only the barriers are shared, halving their number.
+    rename, record; only the barriers are shared.
     """
-    dirs: set[str] = set()
-    if written is not None and any(r == "copied" for r in written.results.values()):
-        dirs.add(lane.staging)
-    if previous is not None:
-        dirs |= previous.folders
-    error = _barrier(lane, dirs) if dirs else None
-    if previous is not None:
-        _record(lane, previous, error)
-    if written is None:
-        return None
-    return _verify_and_install(lane, written, pool, error)
 
+    def __init__(self, lane: _Lane, pool: ThreadPoolExecutor) -> None:
+        self.lane = lane
+        self.pool = pool
+        self.verifying: deque[_Verifying] = deque()
 
-def _finish_after(
-    lane: _Lane,
-    written: _Written,
-    before: Future[_Installed | None] | None,
-    pool: ThreadPoolExecutor,
-) -> _Installed | None:
-    """:func:`finish_step` for ``written`` once the step ``before`` it has returned (it
-    has: both run on the one finisher thread, in order)."""
-    return finish_step(lane, written, before.result() if before is not None else None, pool)
+    def step(self, written: _Written | None) -> None:
+        """Take ``written`` into stage two (None: finish everything under way)."""
+        lane = self.lane
+        installed: list[_Installed] = []
+        while self.verifying and (
+            written is None or len(self.verifying) >= VERIFY_AHEAD or self.verifying[0].done()
+        ):
+            installed.append(_install(lane, self.verifying.popleft()))
+        dirs: set[str] = set()
+        if written is not None and any(r == "copied" for r in written.results.values()):
+            dirs.add(lane.staging)
+        for done in installed:
+            dirs |= done.folders
+        error = _barrier(lane, dirs) if dirs else None
+        for done in installed:
+            _record(lane, done, error)
+        if written is not None:
+            self.verifying.append(_start_verify(lane, written, self.pool, error))
 
 
 def run_destination(
@@ -630,9 +653,9 @@ def run_destination(
         ThreadPoolExecutor(1, thread_name_prefix=f"{name}-finish") as finisher,
         ThreadPoolExecutor(1, thread_name_prefix=f"{name}-claim") as claimer,
     ):
-        # finish steps queued on the one finisher thread, oldest first; each takes the
-        # previous one's result, so they still run strictly in order
-        pending: deque[Future[_Installed | None]] = deque()
+        fin = _Finisher(lane, verifiers)
+        # finish steps queued on the one finisher thread, oldest first
+        pending: deque[Future[None]] = deque()
         groups = make_batches(interleave(transfers), batch_size)
         first = next(groups, None)
         claimed = (
@@ -648,16 +671,13 @@ def run_destination(
                 if following is not None:  # the next batch is claimed while this one is written
                     claimed = claimer.submit(claim_batch, lane, following, recheck=recheck)
                 written = write_batch(lane, batch, writers)
-                before = pending[-1] if pending else None
-                pending.append(finisher.submit(_finish_after, lane, written, before, verifiers))
+                pending.append(finisher.submit(fin.step, written))
                 while len(pending) > WRITE_AHEAD:
                     pending.popleft().result()
         finally:
             if claimed is not None:
                 release_batch(lane, claimed.result())
-            previous = None
             while pending:
-                previous = pending.popleft().result()
-            if previous is not None:
-                finish_step(lane, None, previous, verifiers)
+                pending.popleft().result()
+            fin.step(None)
     return lane.outcome
