@@ -16,16 +16,17 @@ fresh session per transaction, so threads never share one.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import Table, func, literal, null, select, true, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -94,9 +95,25 @@ def prepare_destination(lib: Library, dest: MountedDestination) -> None:
 _COPIES = cast(Table, Copy.__table__)
 
 
+def _id_set(fids: Sequence[int]) -> Any:
+    """The ids as one SQLite table (``json_each`` of one JSON array): a set of hundreds of
+    ids is one bound parameter, not one per id or a statement per row."""
+    return select(func.json_each(json.dumps(list(fids))).table_valued("value").c.value)
+
+
+def _ids_where(dialect: str, column: Any, fids: Sequence[int]) -> Iterator[Any]:
+    """``column IN fids`` clauses: one on SQLite (``json_each``), one per chunk elsewhere."""
+    if dialect == "sqlite":
+        yield column.in_(_id_set(fids))
+    else:
+        for part in chunks(fids):
+            yield column.in_(part)
+
+
 def _set_states(lib: Library, dest_id: int, states: Mapping[int, str], verified: bool) -> None:
-    """Record copy states in one transaction (a Core upsert per state group, no ORM: a
-    batch holds hundreds of rows). ``verified`` stamps ``present`` rows as just verified."""
+    """Record copy states in one transaction: an upsert per state group (on SQLite one
+    ``INSERT ... SELECT`` over the ids; elsewhere a Core executemany). ``verified`` stamps
+    ``present`` rows as just verified."""
     if not states:
         return
     now = lib.clock()
@@ -105,38 +122,57 @@ def _set_states(lib: Library, dest_id: int, states: Mapping[int, str], verified:
     by_state: dict[str, list[int]] = {}
     for fid, state in states.items():
         by_state.setdefault(str(state), []).append(fid)
+    cols = _COPIES.c
     with lib.write() as s:
         conn = s.connection()
         for state, fids in by_state.items():
             stamp = now if state == CopyState.PRESENT and verified else None
-            rows = [
-                {
-                    "file_id": fid,
-                    "destination_id": dest_id,
-                    "state": state,
-                    "updated_at": now,
-                    "verified_at": stamp,
-                    "mtime": stamp,
-                }
-                for fid in fids
-            ]
             stmt = insert(_COPIES)
             changes = {"state": stmt.excluded.state, "updated_at": stmt.excluded.updated_at}
             if stamp is not None:
                 changes |= {"verified_at": stmt.excluded.verified_at, "mtime": stmt.excluded.mtime}
-            upsert = stmt.on_conflict_do_update(
-                index_elements=[_COPIES.c.file_id, _COPIES.c.destination_id], set_=changes
-            )
-            for part in chunks(rows):
-                conn.execute(upsert, list(part))
+            keys = [cols.file_id, cols.destination_id]
+            if dialect == "sqlite":
+                ids = func.json_each(json.dumps(fids)).table_valued("value")
+                when = literal(stamp, cols.verified_at.type) if stamp is not None else null()
+                rows = select(
+                    ids.c.value,
+                    literal(dest_id, cols.destination_id.type),
+                    literal(state, cols.state.type),
+                    literal(now, cols.updated_at.type),
+                    when,
+                    when,
+                ).where(true())  # SQLite: INSERT ... SELECT ... ON CONFLICT needs a WHERE
+                upsert = stmt.from_select(
+                    [*keys, cols.state, cols.updated_at, cols.verified_at, cols.mtime], rows
+                ).on_conflict_do_update(index_elements=keys, set_=changes)
+                conn.execute(upsert)
+                continue
+            upsert = stmt.on_conflict_do_update(index_elements=keys, set_=changes)
+            for part in chunks(fids):
+                conn.execute(
+                    upsert,
+                    [
+                        {
+                            "file_id": fid,
+                            "destination_id": dest_id,
+                            "state": state,
+                            "updated_at": now,
+                            "verified_at": stamp,
+                            "mtime": stamp,
+                        }
+                        for fid in part
+                    ],
+                )
 
 
 def _update_states(lib: Library, dest_id: int, states: Mapping[int, str], verified: bool) -> None:
     """Like :func:`_set_states` for copies whose rows exist (claimed ``ongoing``): one
-    ``UPDATE ... WHERE file_id IN (...)`` per state and chunk instead of a row each."""
+    ``UPDATE ... WHERE file_id IN (...)`` per state instead of a row each."""
     if not states:
         return
     now = lib.clock()
+    dialect = lib.engine.dialect.name
     by_state: dict[str, list[int]] = {}
     for fid, state in states.items():
         by_state.setdefault(str(state), []).append(fid)
@@ -146,10 +182,10 @@ def _update_states(lib: Library, dest_id: int, states: Mapping[int, str], verifi
             values: dict[str, Any] = {"state": state, "updated_at": now}
             if state == CopyState.PRESENT and verified:
                 values |= {"verified_at": now, "mtime": now}
-            for part in chunks(fids):
+            for where in _ids_where(dialect, _COPIES.c.file_id, fids):
                 conn.execute(
                     update(_COPIES)
-                    .where(_COPIES.c.destination_id == dest_id, _COPIES.c.file_id.in_(part))
+                    .where(_COPIES.c.destination_id == dest_id, where)
                     .values(**values)
                 )
 
@@ -160,10 +196,10 @@ def _claim(lib: Library, dest_id: int, batch: list[Transfer]) -> tuple[list[Tran
     present: dict[int, set[int]] = {}
     with lib.session() as s:
         conn = s.connection()
-        for part in chunks(ids):
+        for where in _ids_where(lib.engine.dialect.name, _COPIES.c.file_id, ids):
             for fid, did in conn.execute(
                 select(_COPIES.c.file_id, _COPIES.c.destination_id).where(
-                    _COPIES.c.file_id.in_(part), _COPIES.c.state == CopyState.PRESENT
+                    where, _COPIES.c.state == CopyState.PRESENT
                 )
             ):
                 present.setdefault(fid, set()).add(did)
