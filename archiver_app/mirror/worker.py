@@ -1,17 +1,20 @@
 """The worker: carries out a plan's batches on one destination, safely.
 
 Per batch: re-check the need and mark the copies ``ongoing`` (one transaction); copy each
-file to a temporary name in the drive's staging folder while hashing the source (a
-mismatch means the laptop copy rotted: it is marked corrupted and repaired from a good
-drive copy when one is mounted); make the batch durable; drop the cache and re-read every
-temporary file, comparing sha256; rename to the final names; make the renames durable;
-only then mark the copies ``present`` (one transaction). One durability barrier serves
-two batches: the temporary files of batch N and the renames of batch N-1. A failure at
-any step leaves the copy ``missing`` and never a partial file under a final name.
+file to a temporary name in the drive's staging folder (the kernel copies; the source is
+not hashed here); make the batch durable; drop the cache and re-read every temporary
+file, comparing its sha256 with the record (on a mismatch the source is hashed: a rotten
+laptop copy is marked corrupted and repaired from a good drive copy when one is mounted,
+so rot is never spread); rename to the final names; make the renames durable; only then
+mark the copies ``present`` (one transaction). One durability barrier serves the
+temporary files of the newest batch and the renames of every batch verified since the
+last barrier. A failure at any step leaves the copy ``missing`` and never a partial file
+under a final name.
 
-Threading contract: one thread per destination drives its batches; a pool of
-``parallelism`` threads per destination copies and verifies files. Database work uses a
-fresh session per transaction, so threads never share one.
+Threading contract: one thread per destination drives its batches, with one thread
+writing temporary files, ``parallelism`` threads re-reading and hashing them, one
+finishing (barriers, renames, records) and one claiming the next batch. Database work
+uses a fresh session per transaction, so threads never share one.
 """
 
 from __future__ import annotations
@@ -43,7 +46,14 @@ from archiver_app.validation import safe_join
 STAGING = ".archiver-staging"
 T = TypeVar("T")
 WRITE_AHEAD = 2  # batches written but not yet taken into stage two, at most
-VERIFY_AHEAD = 2  # batches being re-read and hashed at once, at most
+#: Batches being re-read and hashed at once, at most. Large files come every few
+#: batches (see ``director.interleave``); with several batches in flight two of them are
+#: hashed at once, one per core, instead of one after the other.
+VERIFY_AHEAD = 4
+#: Threads writing temporary files per destination. The kernel copies the bytes; what is
+#: left per file is Python between system calls, which a second thread only fights for
+#: the GIL (measured: one writer used less CPU and no more time than two).
+WRITERS = 1
 _END = object()
 SMALL_GROUP = 32
 
@@ -670,21 +680,17 @@ def run_destination(
 ) -> DestinationOutcome:
     """All batches for one destination, until done, cancelled, or the drive gives up.
 
-    Two stages overlap: while batches are verified and renamed, the next ones are being
-    written, so the drive and the CPU (hashing) are both kept busy. The write stage may
-    run up to ``WRITE_AHEAD`` batches ahead of the verify stage, so that a batch heavy to
-    write (a large file) and one heavy to verify do not make each other wait: each stage
-    then takes about its own total time, not the sum of the slower of each pair. One
-    durability barrier serves two batches (the temporary files of one, the renames of the
-    one before).
-    Small files are read back in groups whose reads are all requested up front, so the
-    verify stage needs no more threads than the write stage: more only contend for the
-    GIL (measured: 4x the threads cost more CPU and were no faster).
+    Three stages overlap: the next batch is claimed while one is written, and the write
+    stage may run up to ``WRITE_AHEAD`` batches ahead of the finisher, which keeps up to
+    ``VERIFY_AHEAD`` batches hashing on the verify pool at once (see :class:`_Finisher`).
+    So the writer (Python per file between kernel copies) and the hashing (the GIL
+    released for whole buffers) keep both cores busy.
+    Small files are read back in groups whose reads are all requested up front.
     """
-    lane = _Lane(ctx, dest, copier.use_syncfs(dest.mount, ctx.lib.root), parallelism)
+    lane = _Lane(ctx, dest, copier.use_syncfs(dest.mount, ctx.lib.root), WRITERS)
     name = f"mirror-{dest.id}"
     with (
-        ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-write") as writers,
+        ThreadPoolExecutor(lane.threads, thread_name_prefix=f"{name}-write") as writers,
         ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-verify") as verifiers,
         ThreadPoolExecutor(1, thread_name_prefix=f"{name}-finish") as finisher,
         ThreadPoolExecutor(1, thread_name_prefix=f"{name}-claim") as claimer,
