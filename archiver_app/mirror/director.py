@@ -243,17 +243,19 @@ def plan_mirror(
         return True
 
     # the policy and allowed destinations of each collection, worked out once
-    rules: dict[int | None, tuple[Policy, frozenset[int]]] = {}
+    rules: dict[int | None, tuple[Policy, frozenset[int], tuple[int, ...]]] = {}
     chosen_pairs: list[tuple[int, int]] = []
     for fid, _, _, sha, local_state, _, collection_id in files:
         rule = rules.get(collection_id)
         if rule is None:
             pol = policies.get(collection_id, default) if collection_id else default
+            allowed = frozenset(i for i in enabled if pol.allows(dests[i].label))
             rule = rules[collection_id] = (
                 pol,
-                frozenset(i for i in enabled if pol.allows(dests[i].label)),
+                allowed,
+                tuple(d for d in sorted(allowed) if d in plan.destinations),
             )
-        pol, allowed = rule
+        pol, allowed, usable_here = rule
         local = 1 if local_state == LocalState.PRESENT else 0
         have_on = present.get(fid, no_copies)
         need = pol.copies - local - (len(have_on & allowed) if have_on else 0)
@@ -267,10 +269,9 @@ def plan_mirror(
             plan.shortfall["no readable copy (laptop copy gone, no drive holding it mounted)"] += 1
             continue
         taken = have_on | busy_with(fid, pol) if fid in inflight else have_on
-        candidates = sorted(
-            (d for d in allowed if d in plan.destinations and d not in taken),
-            key=lambda d: (-room[d], d),
-        )
+        candidates = [d for d in usable_here if d not in taken]
+        if len(candidates) > 1:
+            candidates.sort(key=lambda d: (-room[d], d))
         got = 0
         for did in candidates:
             if got == need:
