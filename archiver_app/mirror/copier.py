@@ -23,6 +23,7 @@ import ctypes
 import ctypes.util
 import errno
 import hashlib
+import io
 import itertools
 import os
 import secrets
@@ -317,9 +318,10 @@ def _hash_fd(fd: int, expected_size: int) -> tuple[str, int]:
         total = 0
     buf = bytearray(BUFFER)
     view = memoryview(buf)
-    while n := os.readv(fd, [buf]):
-        digest.update(view[:n])
-        total += n
+    with io.FileIO(fd, "rb", closefd=False) as reader:  # readinto: no new buffer per read
+        while n := reader.readinto(buf):
+            digest.update(view[:n])
+            total += n
     return digest.hexdigest(), total
 
 
