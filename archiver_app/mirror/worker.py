@@ -618,16 +618,19 @@ def _record(lane: _Lane, done: _Installed, error: copier.DestinationError | None
         states[fid] = CopyState.PRESENT
     _update_states(lib, dest.id, states, verified=True)
     outcome = lane.outcome
+    copied = 0
     for t in batch:
         r = results.get(t.file_id, "interrupted")
         if r == "copied":
-            outcome.copied += 1
+            copied += 1
             outcome.bytes += t.size
-            ctx.progress.add(files=1)
         elif r == "adopted":
             outcome.adopted += 1
         elif r != "interrupted" or not lane.stop.is_set():
             outcome.failed[r] += 1
+    if copied:
+        outcome.copied += copied
+        ctx.progress.add(files=copied)  # once per batch: the copying threads report bytes
 
 
 class _Finisher:
