@@ -45,7 +45,7 @@ from archiver_app.validation import safe_join
 
 STAGING = ".archiver-staging"
 T = TypeVar("T")
-WRITE_AHEAD = 2  # batches written but not yet taken into stage two, at most
+WRITE_AHEAD = 4  # finisher steps queued behind the writer, at most
 #: Batches being re-read and hashed at once, at most. Large files come every few
 #: batches (see ``director.interleave``); with several batches in flight two of them are
 #: hashed at once, one per core, instead of one after the other.
@@ -636,12 +636,15 @@ def _record(lane: _Lane, done: _Installed, error: copier.DestinationError | None
 class _Finisher:
     """Stage two, for one destination, run on one thread in batch order.
 
-    Each :meth:`step` (one per written batch): rename the batches whose read-back hashes
-    are all in (oldest first), then ONE durability barrier, which makes the new batch's
-    temporary files durable and those renames durable; then record the renamed batches;
-    then start re-reading and hashing the new batch on the verify pool without waiting
-    for it. So the hashing of up to ``VERIFY_AHEAD`` batches overlaps: a batch's large
-    file no longer holds up the hashing of the next batch, and both cores keep hashing.
+    Written batches are :meth:`offer`-ed; each :meth:`step` takes every batch offered
+    since the last one, renames the batches whose read-back hashes are all in (oldest
+    first), then runs ONE durability barrier, which makes the new batches' temporary
+    files durable and those renames durable; then records the renamed batches; then
+    starts re-reading and hashing the new batches on the verify pool without waiting for
+    them. So the hashing of up to ``VERIFY_AHEAD`` batches overlaps (a batch's large file
+    does not hold up the hashing of the next batches, and both cores keep hashing), and
+    when barriers are slow (a slow drive) the batches written meanwhile share the next
+    one instead of queueing a barrier each.
 
     Every copy still goes: durable temporary file, re-read and hash, rename, durable
     rename, record; only the barriers are shared.
@@ -651,25 +654,43 @@ class _Finisher:
         self.lane = lane
         self.pool = pool
         self.verifying: deque[_Verifying] = deque()
+        self._offered: deque[_Written] = deque()
+        self._lock = threading.Lock()
 
-    def step(self, written: _Written | None) -> None:
-        """Take ``written`` into stage two (None: finish everything under way)."""
+    def offer(self, written: _Written) -> None:
+        """Queue a written batch for the next :meth:`step` (from the writing thread)."""
+        with self._lock:
+            self._offered.append(written)
+
+    def step(self, final: bool = False) -> None:
+        """Take the offered batches into stage two (``final``: also finish every batch
+        under way before returning; call until :meth:`idle`)."""
         lane = self.lane
+        with self._lock:
+            new = list(self._offered)
+            self._offered.clear()
         installed: list[_Installed] = []
         while self.verifying and (
-            written is None or len(self.verifying) >= VERIFY_AHEAD or self.verifying[0].done()
+            final or len(self.verifying) + len(new) > VERIFY_AHEAD or self.verifying[0].done()
         ):
             installed.append(_install(lane, self.verifying.popleft()))
+        if not new and not installed:
+            return
         dirs: set[str] = set()
-        if written is not None and any(r == "copied" for r in written.results.values()):
+        if any(r == "copied" for w in new for r in w.results.values()):
             dirs.add(lane.staging)
         for done in installed:
             dirs |= done.folders
         error = _barrier(lane, dirs) if dirs else None
         for done in installed:
             _record(lane, done, error)
-        if written is not None:
+        for written in new:
             self.verifying.append(_start_verify(lane, written, self.pool, error))
+
+    def idle(self) -> bool:
+        """Nothing offered and nothing under way."""
+        with self._lock:
+            return not self._offered and not self.verifying
 
 
 def run_destination(
@@ -715,8 +736,8 @@ def run_destination(
                 following = next(groups, None)
                 if following is not None:  # the next batch is claimed while this one is written
                     claimed = claimer.submit(claim_batch, lane, following, recheck=recheck)
-                written = write_batch(lane, batch, writers)
-                pending.append(finisher.submit(fin.step, written))
+                fin.offer(write_batch(lane, batch, writers))
+                pending.append(finisher.submit(fin.step))
                 while len(pending) > WRITE_AHEAD:
                     pending.popleft().result()
         finally:
@@ -724,5 +745,6 @@ def run_destination(
                 release_batch(lane, claimed.result())
             while pending:
                 pending.popleft().result()
-            fin.step(None)
+            while not fin.idle():
+                fin.step(final=True)
     return lane.outcome
