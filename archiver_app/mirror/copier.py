@@ -267,7 +267,9 @@ def _buffer_copy(  # noqa: PLR0917 - private helper of copy_to_temp
     """Copy through Python (hashing on the way when ``digest`` is given); the bytes copied.
 
     A file smaller than the buffer takes one read (of one byte more than recorded: a short
-    read of a regular file is its end) and one write.
+    read of a regular file is its end) and one write. Should a read stop short at exactly
+    the recorded size of a longer source, the copy holds the recorded size's bytes: it
+    counts only if they hash as recorded, like every copy.
     """
     total = 0
     want = size + 1 if size < BUFFER else BUFFER
@@ -308,14 +310,18 @@ def hash_file(
 def _hash_fd(fd: int, expected_size: int) -> tuple[str, int]:
     """sha256 and size of what remains to be read from ``fd``."""
     digest = hashlib.sha256()
-    if expected_size < BUFFER:  # usually one read (a short read of a regular file: its end)
+    total = 0
+    if expected_size < BUFFER:  # a small file: the whole of it in one read, then its end
         data = os.read(fd, expected_size + 1)
         digest.update(data)
         total = len(data)
-        if total <= expected_size:
+        # a read may stop short of the end (a signal, some network or FUSE file systems):
+        # the end is only taken as read when a read returns nothing
+        if total <= expected_size and not (more := os.read(fd, BUFFER)):
             return digest.hexdigest(), total
-    else:
-        total = 0
+        if total <= expected_size:
+            digest.update(more)
+            total += len(more)
     buf = bytearray(BUFFER)
     view = memoryview(buf)
     with io.FileIO(fd, "rb", closefd=False) as reader:  # readinto: no new buffer per read
@@ -336,7 +342,7 @@ def hash_small_files(
     For small files: every file's cached pages are dropped and its read from the drive is
     requested up front (``POSIX_FADV_WILLNEED``), so the drive serves the whole group at
     once instead of one waited-for read per file; then each is read and hashed (with its
-    expected size in ``sizes``, in one read when that is right).
+    expected size in ``sizes``: one read of the whole file, one that confirms its end).
     """
     fds: list[int | None] = []
     flags = os.O_RDONLY | _O_BINARY | _O_CLOEXEC
