@@ -7,6 +7,7 @@ coverage report like any crawl.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from archiver_app.crawl.fetcher import CapturerFetcher, PageFetcher
@@ -57,3 +58,40 @@ def run_job_inline(
         job = s.get(Job, job_id)
         status = str(job.status) if job else "missing"
     return InlineRun(job_id, status, stats.pages_done, stats.pages_failed)
+
+
+def create_and_run(
+    lib: Library,
+    seeds: Sequence[str],
+    *,
+    scope: str,
+    ignore_patterns: Sequence[str] = (),
+    concurrency: int = 4,
+    user_agent: str | None = None,
+    max_depth: int | None = None,
+    max_pages: int | None = None,
+    collection: str = "default",
+    tags: Sequence[str] = (),
+    name: str | None = None,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> InlineRun:
+    """Queue a crawl job (the capture dialog's crawl), then run it here until it ends."""
+    from archiver_app.crawl.jobs import create_job
+    from archiver_app.crawl.rules import Rules
+    from archiver_app.crawl.spec import Limits
+
+    rules = Rules().changed(
+        ignore=tuple(ignore_patterns), concurrency=concurrency, user_agent=user_agent or None
+    )
+    job_id = create_job(
+        lib,
+        list(seeds),
+        scope=scope,
+        rules=rules,
+        limits=Limits(max_depth=max_depth, max_pages=max_pages),
+        collection=collection,
+        tags=list(tags),
+        name=name or f"Crawl of {seeds[0]}",
+    )
+    return run_job_inline(lib, job_id, concurrency=concurrency, progress=progress, cancel=cancel)

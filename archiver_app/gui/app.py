@@ -79,12 +79,22 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
     window.show()
     if self_test:
         app.processEvents()
-        ok = window.isVisible() and window.windowTitle().startswith("Archiver")
+        problem = ""
+        if not (window.isVisible() and window.windowTitle().startswith("Archiver")):
+            problem = "main window did not show"
+        else:
+            from archiver_app.tasks.isolated import probe, run_isolated
+
+            try:  # background work runs in child processes: can this build start one?
+                if run_isolated(f"{probe.__module__}:probe", library)["pid"] == os.getpid():
+                    problem = "the background worker ran in the app's own process"
+            except Exception as exc:
+                problem = f"the background worker did not start: {exc}"
         window.request_quit()
         runner.shutdown()
         library.close()
-        print("self-test ok" if ok else "self-test failed: main window did not show")
-        return 0 if ok else 1
+        print(f"self-test failed: {problem}" if problem else "self-test ok")
+        return 1 if problem else 0
     while True:
         window.closed.connect(app.quit)
         try:

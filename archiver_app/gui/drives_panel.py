@@ -41,6 +41,7 @@ from archiver_app.gui.snapshot_model import human_size
 from archiver_app.gui.tables import list_table
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
+from archiver_app.tasks.isolated import run_isolated
 
 REFRESH_MS = 3000
 SCAN_EVERY = 5  # refreshes between scans of the OS mount points (15 s)
@@ -300,7 +301,10 @@ class DrivesPanel(QWidget):
         return (
             BackgroundOp(
                 self.runner,
-                lambda p, c: fn(library, progress=p, cancel=c, **kwargs),
+                # in a child process: hashing a drive's worth of files is Python work
+                lambda p, c: run_isolated(
+                    f"archiver_app.mirror:{name}", library, progress=p, cancel=c, **kwargs
+                ),
                 label=doing,
             )
             .with_progress(progress)

@@ -29,13 +29,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.export import ExportResult, Selection, export
+from archiver_app.export import ExportResult, Selection
 from archiver_app.gui import library_data as data
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
+from archiver_app.tasks.isolated import run_isolated
 
 FORMATS = [
     ("WACZ file (opens in ReplayWeb.page and pywb)", "wacz"),
@@ -193,7 +194,15 @@ class ExportDialog(QDialog):
         self.op = (
             BackgroundOp(
                 self.runner,
-                lambda p, c: export(library, selection, dest, fmt=fmt, progress=p, cancel=c),
+                lambda p, c: run_isolated(
+                    "archiver_app.export:export",
+                    library,
+                    selection,
+                    dest,
+                    fmt=fmt,
+                    progress=p,
+                    cancel=c,
+                ),
                 label=f"export to {dest.name}",
             )
             .with_progress(self._progressed)

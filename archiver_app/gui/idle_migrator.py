@@ -1,7 +1,8 @@
 """The background migrator, run by the app while it is idle.
 
 Old folder layouts and registered ArchiveBox folders are migrated by one pass of
-``archiver_app.layout.migrator.run_migrator`` on a worker thread at a time. "Idle" means no
+``archiver_app.layout.migrator.run_migrator`` at a time, in a child process
+(:mod:`archiver_app.tasks.isolated`). "Idle" means no
 operation the user started (a capture, a crawl, a mirror, an export, an import) has run for
 :attr:`IdleMigrator.idle_ms`; when one starts, the migrator is asked to stop at its next
 batch boundary (its cursor is saved) and comes back once the app is idle again. The status
@@ -108,14 +109,17 @@ class IdleMigrator(QObject):
         self._checking = False
         if not pending or self.op is not None or self._user_busy():
             return
-        from archiver_app.layout.migrator import run_migrator
+        from archiver_app.tasks.isolated import run_isolated
 
         library = self.library
         self.op = (
             BackgroundOp(
                 self.runner,
-                # One pass over what is pending; new work is noticed by the recheck timer.
-                lambda p, c: run_migrator(library, progress=p, cancel=c),
+                # One pass over what is pending, in a child process (hashing and moving
+                # files is Python work); new work is noticed by the recheck timer.
+                lambda p, c: run_isolated(
+                    "archiver_app.layout.migrator:run_migrator", library, progress=p, cancel=c
+                ),
                 label=LABEL,
                 blocks_quit=False,  # interrupting it is always safe: it resumes from its cursor
             )

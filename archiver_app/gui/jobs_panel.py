@@ -39,7 +39,7 @@ from archiver_app.gui import library_data as data
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.integrations import capability
 from archiver_app.gui.ops import BackgroundOp, OpRunner
-from archiver_app.gui.snapshot_model import answer_roles, human_size
+from archiver_app.gui.snapshot_model import DISPLAY, USER, answer_roles, human_size
 from archiver_app.gui.tables import list_table
 from archiver_app.library import Library
 from archiver_app.store.models import JobStatus
@@ -79,17 +79,23 @@ class JobsModel(QAbstractTableModel):
         self.now = datetime.now().astimezone()
 
     def set_rows(self, rows: list[data.JobRow], now: datetime) -> None:
+        """Take a fresh read of the jobs; repaint only the rows whose figures changed.
+
+        The panel refreshes every second while hundreds of finished jobs sit unchanged:
+        telling the view they all changed made it re-measure and repaint every cell (a
+        call into Python each) every second, a tenth of a second of the GUI thread.
+        """
         self.now = now
-        if [r.id for r in rows] == [r.id for r in self.rows]:
+        if [r.id for r in rows] != [r.id for r in self.rows]:
+            self.beginResetModel()
             self.rows = rows
-            if rows:
-                self.dataChanged.emit(
-                    self.index(0, 0), self.index(len(rows) - 1, len(JOB_HEADERS) - 1)
-                )
+            self.endResetModel()
             return
-        self.beginResetModel()
-        self.rows = rows
-        self.endResetModel()
+        old, self.rows = self.rows, rows
+        last_col = len(JOB_HEADERS) - 1
+        for i, (before, after) in enumerate(zip(old, rows, strict=True)):
+            if before != after or after.status in ACTIVE:  # an active job's ETA moves on
+                self.dataChanged.emit(self.index(i, 0), self.index(i, last_col), [DISPLAY])
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.rows)
@@ -110,25 +116,24 @@ class JobsModel(QAbstractTableModel):
         answer_roles(self.data, index, roleDataSpan)  # repainted every refresh
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
-        if not index.isValid() or role != Qt.ItemDataRole.DisplayRole:
-            if role == Qt.ItemDataRole.UserRole and index.isValid():
-                return self.rows[index.row()].id
+        if not index.isValid():
             return None
         r = self.rows[index.row()]
-        values = [
-            f"#{r.id} {r.name}",
-            r.status,
-            f"{r.queued:,}",
-            f"{r.done:,}",
-            f"{r.failed:,}",
-            human_size(r.bytes),
-            f"{r.r2xx:,}",
-            f"{r.r3xx:,}",
-            f"{r.r4xx:,}",
-            f"{r.r5xx:,}",
-            format_eta(r.eta_seconds(self.now)) if r.status in ACTIVE else "",
-        ]
-        return values[index.column()]
+        if role == USER:
+            return r.id
+        if role != DISPLAY:
+            return None
+        col = index.column()
+        if col == 0:
+            return f"#{r.id} {r.name}"
+        if col == 1:
+            return r.status
+        if col == 5:
+            return human_size(r.bytes)
+        if col == 10:
+            return format_eta(r.eta_seconds(self.now)) if r.status in ACTIVE else ""
+        counts = (r.queued, r.done, r.failed, r.bytes, r.r2xx, r.r3xx, r.r4xx, r.r5xx)
+        return f"{counts[col - 2]:,}"
 
 
 class JobsPanel(QWidget):

@@ -52,37 +52,44 @@ from archiver_app.gui.thumbnails import ThumbnailCache
 from archiver_app.gui.tray import Tray
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
+from archiver_app.tasks.isolated import run_isolated
 
 BOOKMARK_SUFFIXES = (".html", ".htm", ".json", ".txt")
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
 
 
-def run_crawl(library: Library, request: CaptureRequest, *, progress: Any, cancel: Any) -> Any:
-    """Queue a crawl job from the dialog's options, then run it here until it ends."""
-    from archiver_app.crawl.inline import run_job_inline
-    from archiver_app.crawl.jobs import create_job
-    from archiver_app.crawl.rules import Rules
-    from archiver_app.crawl.spec import Limits
+def run_capture_request(
+    library: Library, request: CaptureRequest, *, progress: Any, cancel: Any
+) -> Any:
+    """The capture dialog's request, run by the core in a child process (see
+    :mod:`archiver_app.tasks.isolated`): a crawl as a job, a list of URLs as captures."""
 
+    if request.crawl is None:
+        return run_isolated(
+            "archiver_app.capture.engine:capture_urls",
+            library,
+            list(request.urls),
+            collection=request.collection,
+            tags=list(request.tags),
+            progress=progress,
+            cancel=cancel,
+        )
     options = request.crawl
-    assert options is not None
-    rules = Rules().changed(
-        ignore=tuple(options.ignore_patterns),
-        concurrency=options.concurrency,
-        user_agent=options.user_agent or None,
-    )
-    job_id = create_job(
+    return run_isolated(
+        "archiver_app.crawl.inline:create_and_run",
         library,
         list(request.urls),
         scope=options.scope,
-        rules=rules,
-        limits=Limits(max_depth=options.depth, max_pages=options.page_limit),
+        ignore_patterns=list(options.ignore_patterns),
+        concurrency=options.concurrency,
+        user_agent=options.user_agent or None,
+        max_depth=options.depth,
+        max_pages=options.page_limit,
         collection=request.collection,
         tags=list(request.tags),
         name=f"Crawl of {request.urls[0]}",
-    )
-    return run_job_inline(
-        library, job_id, concurrency=options.concurrency, progress=progress, cancel=cancel
+        progress=progress,
+        cancel=cancel,
     )
 
 
@@ -501,26 +508,16 @@ class MainWindow(QMainWindow):
             self.open_capture_dialog(text.strip())
 
     def run_capture(self, request: CaptureRequest) -> BackgroundOp[Any] | None:
-        """Hand ``request`` to the core capture or crawl API, off the GUI thread."""
-        name = "crawl" if request.crawl is not None else "capture"
-        fn = resolve(name)
-        if fn is None:
-            self.statusBar().showMessage(capability(name)[1], 8000)
+        """Hand ``request`` to the core capture or crawl API, in a child process."""
+        ok, reason = capability("crawl" if request.crawl is not None else "capture")
+        if not ok:
+            self.statusBar().showMessage(reason, 8000)
             return None
         library = self.library
         label = f"capturing {len(request.urls)} page{'s' if len(request.urls) != 1 else ''}"
 
         def work(progress: Any, cancel: Any) -> Any:
-            if request.crawl is not None:
-                return run_crawl(library, request, progress=progress, cancel=cancel)
-            return fn(
-                library,
-                list(request.urls),
-                collection=request.collection,
-                tags=list(request.tags),
-                progress=progress,
-                cancel=cancel,
-            )
+            return run_capture_request(library, request, progress=progress, cancel=cancel)
 
         def progress(update: ProgressUpdate) -> None:
             total = f" of {update.total}" if update.total else ""
@@ -582,12 +579,18 @@ class MainWindow(QMainWindow):
         """Import WARC/ARC/WACZ files (dropped on the window) and replay the first page."""
         from pathlib import Path
 
-        from archiver_app.importers.run import import_paths
+        from archiver_app.tasks.isolated import run_isolated
 
         library = self.library
 
         def work(progress: Any, cancel: Any) -> Any:
-            return import_paths(library, [Path(p) for p in paths], progress=progress, cancel=cancel)
+            return run_isolated(
+                "archiver_app.importers.run:import_paths",
+                library,
+                [Path(p) for p in paths],
+                progress=progress,
+                cancel=cancel,
+            )
 
         def progress(update: ProgressUpdate) -> None:
             self.statusBar().showMessage(f"Importing {update.message}")

@@ -62,6 +62,15 @@ CHUNK = 65_536
 #: Seconds a search's quick window stays before the complete result is collected.
 FULL_RESULT_DELAY = 0.3
 
+#: Roles as plain ints: ``data()`` receives ints, and comparing them with the enum
+#: members goes through Python's enum machinery, for every cell of every paint.
+DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+DECORATION = int(Qt.ItemDataRole.DecorationRole)
+ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
+USER = int(Qt.ItemDataRole.UserRole)
+ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
 SnapshotIdRole = Qt.ItemDataRole.UserRole + 1
 SnippetRole = Qt.ItemDataRole.UserRole + 2
 RowDataRole = Qt.ItemDataRole.UserRole + 3
@@ -231,6 +240,7 @@ class SnapshotTableModel(QAbstractTableModel):
         self._ids = array("q")
         self._pages: OrderedDict[int, dict[int, RowData]] = OrderedDict()
         self._snippets: dict[int, str] = {}
+        self._cells: dict[int, tuple[str, ...]] = {}  # display text per row on screen
         self._generation = 0
         self._cancel = CancelToken()
         self._taken = threading.Event()  # the current reader's last chunk is in the model
@@ -350,6 +360,7 @@ class SnapshotTableModel(QAbstractTableModel):
             self._ids = ids
             self._pages.clear()
             self._snippets.clear()
+            self._cells.clear()
             if page:
                 self._pages[0] = page
             self.endResetModel()
@@ -413,6 +424,7 @@ class SnapshotTableModel(QAbstractTableModel):
             _, dropped = self._pages.popitem(last=False)
             for sid in dropped:
                 self._snippets.pop(sid, None)
+                self._cells.pop(sid, None)
         return page
 
     def _load_snippets(self, ids: list[int]) -> None:
@@ -471,46 +483,60 @@ class SnapshotTableModel(QAbstractTableModel):
         return None
 
     def multiData(self, index: Index, roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
-        answer_roles(self.data, index, roleDataSpan)
+        """Every role of one cell from one row lookup (see :func:`answer_roles`): a paint
+        asks this for each visible cell, so it does as little as it can per cell."""
+        span: Any = [roleDataSpan] if isinstance(roleDataSpan, QModelRoleData) else roleDataSpan
+        row, col = index.row(), index.column()
+        rd = self.row_data(row)
+        for i in range(len(span)):
+            slot = span[i]
+            value = self._value(row, col, rd, slot.role())
+            if value is None:
+                slot.clearData()
+            else:
+                slot.setData(value)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        row, col = index.row(), index.column()
+        row = index.row()
+        return self._value(row, index.column(), self.row_data(row), role)
+
+    def _value(self, row: int, col: int, rd: RowData | None, role: int) -> Any:
         if role == SnapshotIdRole:
             return self.snapshot_id(row)
-        rd = self.row_data(row)
         if rd is None:
-            return "…" if role == Qt.ItemDataRole.DisplayRole and col == COL_TITLE else None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(rd, col)
+            return "…" if role == DISPLAY and col == COL_TITLE else None
+        if role == DISPLAY:
+            if col == COL_MATCH:
+                return self._snippets.get(rd.id, "")
+            cells = self._cells.get(rd.id)
+            if cells is None:
+                cells = self._cells[rd.id] = self._display(rd)
+            return cells[col]
         if role == RowDataRole:
             return rd
-        if role == SnippetRole or (role == Qt.ItemDataRole.ToolTipRole and col == COL_MATCH):
+        if role == SnippetRole or (role == TOOLTIP and col == COL_MATCH):
             return self._snippets.get(rd.id, "")
-        if role == Qt.ItemDataRole.ToolTipRole and col in (COL_TITLE, COL_DOMAIN):
+        if role == TOOLTIP and col in (COL_TITLE, COL_DOMAIN):
             return f"{rd.title}\n{rd.url}" if rd.title else rd.url
-        if role == Qt.ItemDataRole.TextAlignmentRole and col == COL_SIZE:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.DecorationRole and col == COL_TITLE and self.thumbnails:
+        if role == ALIGNMENT and col == COL_SIZE:
+            return ALIGN_RIGHT
+        if role == DECORATION and col == COL_TITLE and self.thumbnails:
             return self.thumbnails.small(rd.id, rd.folder)
         return None
 
-    def _display(self, rd: RowData, col: int) -> str:
-        if col == COL_TIME:
-            return rd.captured_at
-        if col == COL_TITLE:
-            return rd.title or rd.url
-        if col == COL_DOMAIN:
-            return rd.domain
-        if col == COL_SIZE:
-            return human_size(rd.size_bytes)
-        if col == COL_STATUS:
-            code = f" {rd.http_status}" if rd.http_status else ""
-            return f"{rd.state}{code}"
-        if col == COL_MATCH:
-            return self._snippets.get(rd.id, "")
-        return ""
+    @staticmethod
+    def _display(rd: RowData) -> tuple[str, ...]:
+        """The row's text per column but the snippet (which arrives later)."""
+        code = f" {rd.http_status}" if rd.http_status else ""
+        return (
+            rd.captured_at,
+            rd.title or rd.url,
+            rd.domain,
+            human_size(rd.size_bytes),
+            f"{rd.state}{code}",
+        )
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         key = COLUMNS[column][1] if 0 <= column < len(COLUMNS) else None

@@ -11,12 +11,15 @@ get indexed) go through :func:`layout.migrate.apply_move` instead.
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from collections import defaultdict
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from archiver_app.layout.current import CURRENT_FS_VERSION
@@ -29,9 +32,12 @@ from archiver_app.layout.migrate import (
     kind_of,
 )
 from archiver_app.layout.moves import sync_to_disk
-from archiver_app.layout.sidecar import write_sidecar
+from archiver_app.layout.sidecar import SIDECAR, encode_sidecar, write_sidecar
 from archiver_app.store.models import File, Setting, Snapshot, SnapshotTag, Tag
 from archiver_app.store.types import utcnow
+
+#: Threads writing a batch's index.json files.
+SIDECAR_THREADS = 4
 
 
 @dataclass(frozen=True)
@@ -46,15 +52,27 @@ def needs_full_apply(values: dict[str, Any], move: PreparedMove) -> bool:
     )
 
 
-def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[PreparedMove]:
-    """Step 2 for a whole batch inside the caller's write transaction; returns those applied."""
+@dataclass
+class AppliedBatch:
+    """What :func:`apply_batch` did: the moves applied and the cleanup markers it wrote."""
+
+    moves: list[PreparedMove] = field(default_factory=list)
+    marker_keys: list[str] = field(default_factory=list)
+
+
+def apply_batch(session: Session, items: list[BatchItem], root: Path) -> AppliedBatch:
+    """Step 2 for a whole batch inside the caller's write transaction."""
+    done = AppliedBatch()
     if not items:
-        return []
+        return done
     conn = session.connection()
     ids = [i.move.snapshot_id for i in items]
     cols = [getattr(Snapshot, c) for c in ("id", "warc_file", *SIDECAR_COLUMNS)]
-    rows = {r.id: dict(r._mapping) for r in conn.execute(select(*cols).where(Snapshot.id.in_(ids)))}
-    applied: list[PreparedMove] = []
+    # .all(): one fetchall, not a fetchone per row
+    rows = {
+        r.id: dict(r._mapping)
+        for r in conn.execute(select(*cols).where(Snapshot.id.in_(ids))).all()
+    }
     simple: list[BatchItem] = []
     for item in items:
         move = item.move
@@ -66,29 +84,32 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[Pr
         if needs_full_apply(values, move):
             snap = session.get(Snapshot, move.snapshot_id)
             if snap is not None and apply_move(session, snap, move, root):
-                applied.append(move)
+                done.moves.append(move)
+                if move.plan.moves and move.remove_old:
+                    done.marker_keys.append(f"{CLEANUP_PREFIX}{snap.id}")
             continue
         simple.append(item)
     if not simple:
         sync_to_disk(root)  # copies were made with durable=False
-        return applied
+        return done
     simple_ids = [i.move.snapshot_id for i in simple]
     existing: dict[int, dict[str, int]] = defaultdict(dict)
     for file_id, path, owner in conn.execute(
         select(File.id, File.path, File.snapshot_id).where(File.snapshot_id.in_(simple_ids))
-    ):
+    ).all():
         existing[int(owner or 0)][str(path)] = int(file_id)
     tags: dict[int, list[str]] = defaultdict(list)
     for owner, name in conn.execute(
         select(SnapshotTag.snapshot_id, Tag.name)
         .join(Tag, Tag.id == SnapshotTag.tag_id)
         .where(SnapshotTag.snapshot_id.in_(simple_ids))
-    ):
+    ).all():
         tags[int(owner)].append(str(name))
     file_updates: list[dict[str, Any]] = []
     file_inserts: list[dict[str, Any]] = []
     snap_updates: list[dict[str, Any]] = []
     markers: list[dict[str, Any]] = []
+    sidecars: list[tuple[Path, bytes]] = []
     now = utcnow()
     for item in simple:
         move = item.move
@@ -127,25 +148,29 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[Pr
             }
         )
         values.update(folder=plan.end.folder, fs_version=CURRENT_FS_VERSION)
-        write_sidecar(
-            plan.end.path,
-            build_sidecar(values, item.slug, tags.get(sid, []), listed),
-            durable=False,
-        )
+        raw = encode_sidecar(build_sidecar(values, item.slug, tags.get(sid, []), listed))
+        sidecars.append((plan.end.path, raw))
+        fid = have.get(old_prefix + SIDECAR)
+        if fid is not None:  # a registered index.json follows to its rewritten successor
+            file_updates.append(
+                {
+                    "b_id": fid,
+                    "path": new_prefix + SIDECAR,
+                    "size": len(raw),
+                    "sha256": hashlib.sha256(raw).hexdigest(),
+                }
+            )
         if move.remove_old:
             markers.append(
                 {
-                    "key": f"{CLEANUP_PREFIX}{sid}",
-                    "value": {
-                        "old_base": str(plan.start.base),
-                        "old": plan.start.folder,
-                        "new": plan.end.folder,
-                        "remove": True,
-                        "files": [[f.source, f.target, f.size, f.sha256] for f in move.copy.files],
-                    },
+                    "old_base": str(plan.start.base),
+                    "old": plan.start.folder,
+                    "new": plan.end.folder,
+                    "remove": True,
+                    "files": [[f.source, f.target, f.size, f.sha256] for f in move.copy.files],
                 }
             )
-        applied.append(move)
+        done.moves.append(move)
     if file_updates:
         conn.execute(
             update(File)
@@ -167,8 +192,22 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> list[Pr
         ),
         snap_updates,
     )
-    if markers:
-        conn.execute(delete(Setting).where(Setting.key.in_([m["key"] for m in markers])))
-        conn.execute(insert(Setting), markers)
+    if markers:  # one row for the batch; unique, so a concurrent migrator's stays apart
+        key = f"{CLEANUP_PREFIX}batch-{simple_ids[0]}-{uuid.uuid4().hex[:12]}"
+        conn.execute(insert(Setting), [{"key": key, "value": {"moves": markers}}])
+        done.marker_keys.append(key)
+    _write_sidecars(sidecars)
     sync_to_disk(root)  # every copy and index.json of the batch is on disk before the commit
-    return applied
+    return done
+
+
+def _write_sidecars(sidecars: list[tuple[Path, bytes]]) -> None:
+    """Write the batch's index.json files, several at once (creating a file waits on the
+    disk far longer than encoding it holds the GIL)."""
+    if len(sidecars) < SIDECAR_THREADS:
+        for folder, data in sidecars:
+            write_sidecar(folder, data, durable=False)
+        return
+    with ThreadPoolExecutor(max_workers=SIDECAR_THREADS) as pool:
+        for _ in pool.map(lambda fd: write_sidecar(fd[0], fd[1], durable=False), sidecars):
+            pass

@@ -6,7 +6,8 @@ The order is what makes it safe to kill at any moment:
    transaction - the database does not change;
 2. in one transaction: point the row (``folder``, ``fs_version``), its ``files`` rows and
    its main WARC at the new place, write the new ``index.json``, and record a *cleanup
-   marker* (a ``settings`` row ``layout.cleanup.<id>``) naming the old files;
+   marker* (a ``settings`` row ``layout.cleanup.<id>``, or one ``layout.cleanup.batch-...``
+   row for a migrator batch) naming the old files;
 3. after the commit, remove the old files (only those whose copy is there) and the marker.
 
 Killed in 1: the row still names the old place; the next run re-copies, skipping files
@@ -16,6 +17,9 @@ re-verifies each copy by hash and removes the old file.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
@@ -29,12 +33,13 @@ from sqlalchemy.orm import Session
 
 from archiver_app import __version__
 from archiver_app.layout.current import CURRENT_FS_VERSION
+from archiver_app.layout.links import link_tree_verified
 from archiver_app.layout.moves import (
     CopiedFile,
     MoveError,
     TreeCopy,
     copy_tree_verified,
-    remove_empty_dirs,
+    prune_folders,
     remove_verified,
 )
 from archiver_app.layout.sidecar import ARCHIVEBOX_INDEX_COPY, SIDECAR, write_sidecar
@@ -112,6 +117,7 @@ def prepare_move(
     *,
     durable: bool = True,
     known_sha256: Mapping[str, str] | None = None,
+    known_size: Mapping[str, int] | None = None,
     link: bool = False,
 ) -> PreparedMove:
     """Copy and verify a snapshot's files where the chain puts them (step 1).
@@ -129,6 +135,20 @@ def prepare_move(
         if not src.is_dir():
             raise MoveError(f"the folder {plan.start.folder} of snapshot {facts.uid} is missing")
         legacy_index = version.startswith("archivebox")
+        if link and not legacy_index:
+            return PreparedMove(
+                snapshot_id,
+                version,
+                plan,
+                link_tree_verified(
+                    src,
+                    plan.end.path,
+                    skip=(SIDECAR,),
+                    known_sha256=known_sha256,
+                    known_size=known_size,
+                    durable=durable,
+                ),
+            )
         copy = copy_tree_verified(
             src,
             plan.end.path,
@@ -136,6 +156,7 @@ def prepare_move(
             skip=() if legacy_index else (SIDECAR,),
             durable=durable,
             known_sha256=known_sha256,
+            known_size=known_size,
             link=link,
         )
     return PreparedMove(snapshot_id, version, plan, copy)
@@ -199,6 +220,8 @@ def _repoint_files(
             updates.append(
                 {"fid": fid, "path": new_prefix + f.target, "size": f.size, "sha": f.sha256}
             )
+        elif path == old_prefix + SIDECAR:  # rewritten in the new place right after
+            session.execute(update(File).where(File.id == fid).values(path=new_prefix + SIDECAR))
     if updates:
         from sqlalchemy import bindparam
 
@@ -284,59 +307,70 @@ def sidecar_data(session: Session, snap: Snapshot) -> dict[str, Any]:
 
 
 def write_snapshot_sidecar(session: Session, snap: Snapshot, root: Path) -> None:
-    """Rewrite ``index.json`` in the snapshot's folder from the database."""
+    """Rewrite ``index.json`` in the snapshot's folder from the database (and the size and
+    sha256 of its ``files`` row, when it has one)."""
     if snap.folder:
-        write_sidecar(root.joinpath(*snap.folder.split("/")), sidecar_data(session, snap))
+        raw = write_sidecar(root.joinpath(*snap.folder.split("/")), sidecar_data(session, snap))
+        session.execute(
+            update(File)
+            .where(File.snapshot_id == snap.id, File.path == f"{snap.folder}/{SIDECAR}")
+            .values(size=len(raw), sha256=hashlib.sha256(raw).hexdigest())
+        )
 
 
 def finish_cleanup(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[str]:
     """Remove the old files named by a cleanup marker whose copies verify (step 3)."""
     if not marker.get("remove", True):
         return []
-    old = Path(marker.get("old_base") or root).joinpath(*marker["old"].split("/"))
-    new = root.joinpath(*marker["new"].split("/"))
+    old = os.path.join(marker.get("old_base") or root, *marker["old"].split("/"))
+    new = os.path.join(root, *marker["new"].split("/"))
     files = [CopiedFile(s, t, int(n), h) for s, t, n, h in marker["files"]]
     kept = remove_verified(old, new, files, rehash=rehash, prune=False)
-    sidecar = old / SIDECAR
-    if sidecar.is_file() and (new / SIDECAR).is_file():
-        sidecar.unlink()
-    remove_empty_dirs(old)
+    old_sidecar = os.path.join(old, SIDECAR)
+    if os.path.isfile(old_sidecar) and os.path.isfile(os.path.join(new, SIDECAR)):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(old_sidecar)
+    prune_folders(old, {f.source.rpartition("/")[0] for f in files})
     return kept
 
 
 def finish_pending_cleanups(
-    write: Callable[[], AbstractContextManager[Session]], root: Path, *, rehash: bool = True
+    write: Callable[[], AbstractContextManager[Session]],
+    root: Path,
+    *,
+    rehash: bool = True,
+    keys: list[str] | None = None,
 ) -> int:
-    """Finish the cleanups still marked: remove old files whose copies verify.
+    """Finish the cleanups still marked (or only the markers ``keys``): remove old files
+    whose copies verify. Returns the number of moves finished.
 
-    After a crash ``rehash`` re-hashes every copy before its original is removed; right
-    after a commit in the same process, the size check suffices (the copy was just
-    verified by hash).
+    After a crash ``rehash`` re-hashes every copy before its original is removed (except
+    a hard link: the same inode under both names); right after a commit in the same
+    process, the size check suffices (the copy was just verified).
     """
+    if keys is not None and not keys:
+        return 0
     with write() as s:
-        markers = s.execute(
-            select(Setting.key, Setting.value).where(
-                Setting.key >= CLEANUP_PREFIX, Setting.key < CLEANUP_PREFIX[:-1] + "/"
-            )
-        ).all()
+        query = select(Setting.key, Setting.value).where(
+            Setting.key >= CLEANUP_PREFIX, Setting.key < CLEANUP_PREFIX[:-1] + "/"
+        )
+        if keys is not None:
+            query = query.where(Setting.key.in_(keys))
+        markers = s.execute(query).all()
     if not markers:
         return 0
+    # A marker names one move, or a batch of them (``{"moves": [...]}``, the migrator).
+    moves = [m for _, value in markers for m in value.get("moves", [value])]
     # Removal runs outside any transaction, so captures are not kept waiting for a slow
     # disk; two processes finishing the same marker is harmless (each removal is checked).
-    if len(markers) > 1:  # unlinks and hashes overlap well on slow disks
+    if len(moves) > 1:  # unlinks, hashes and freed blocks overlap well on slow disks
         with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
-            list(pool.map(lambda m: finish_cleanup(root, m[1], rehash=rehash), markers))
+            list(pool.map(lambda m: finish_cleanup(root, m, rehash=rehash), moves))
     else:
-        finish_cleanup(root, markers[0][1], rehash=rehash)
+        finish_cleanup(root, moves[0], rehash=rehash)
     with write() as s:
         s.execute(delete(Setting).where(Setting.key.in_([k for k, _ in markers])))
-    return len(markers)
-
-
-def drop_markers(session: Session, snapshot_ids: list[int]) -> None:
-    if snapshot_ids:
-        keys = [f"{CLEANUP_PREFIX}{i}" for i in snapshot_ids]
-        session.execute(delete(Setting).where(Setting.key.in_(keys)))
+    return len(moves)
 
 
 def _library_root(session: Session) -> Path:
@@ -348,6 +382,26 @@ def _library_root(session: Session) -> Path:
     if bind.dialect.name == "sqlite" and database:
         return Path(database).parent
     raise MoveError("the library root is unknown: pass root= to ensure_current_layout")
+
+
+def recorded_files(
+    session: Session, snapshot_id: int, folder: str
+) -> tuple[dict[str, str], dict[str, int]]:
+    """The hashes and sizes on record (``files``) of a snapshot's files under ``folder``,
+    by path relative to it."""
+    prefix = folder + "/"
+    hashes: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    for path, size, sha in session.execute(
+        select(File.path, File.size, File.sha256).where(
+            File.snapshot_id == snapshot_id, File.sha256.is_not(None)
+        )
+    ):
+        if sha and path.startswith(prefix):
+            hashes[path[len(prefix) :]] = sha
+            if size is not None:
+                sizes[path[len(prefix) :]] = int(size)
+    return hashes, sizes
 
 
 def ensure_current_layout(session: Session, snapshot: Snapshot, root: Path | None = None) -> bool:
@@ -364,12 +418,16 @@ def ensure_current_layout(session: Session, snapshot: Snapshot, root: Path | Non
         return False
     root = root or _library_root(session)
     facts = facts_for(session, snapshot)
+    at = placement_of(snapshot, root, facts)
+    known_sha256, known_size = recorded_files(session, snapshot.id, at.folder)
     move = prepare_move(
         root,
         snapshot.fs_version,
-        placement_of(snapshot, root, facts),
+        at,
         facts,
         snapshot.id,
+        known_sha256=known_sha256,
+        known_size=known_size,
         link=True,
     )
     apply_move(session, snapshot, move, root)

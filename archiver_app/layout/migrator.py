@@ -20,6 +20,7 @@ another process already moved is detected and left alone.
 
 from __future__ import annotations
 
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 
 CURSOR_KEY = "migrate.cursor"
 DEFAULT_BATCH = 200
+#: Batches whose old names may be being removed at once, behind the batch being committed.
+CLEANUPS_AHEAD = 2
 OLD_VERSIONS = CHAIN[:-1]
 
 
@@ -169,28 +172,40 @@ def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
     version, after = start
     total = report.migrated + pending_count(library)
     # A pipeline of three stages on different resources: while batch N is committed (main
-    # thread: SQL, index.json) and its old names removed (file-system latency), batch N+1
-    # is linked and hashed (CPU). The old files of batch N are gone before batch N+1
-    # commits, so the cursor never passes snapshots whose cleanup is unfinished; a kill
-    # anywhere leaves cleanup markers and re-linkable files, both resumed by the next run.
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="migrate") as stages:
-        cleanup: Future[int] | None = None
+    # thread: SQL, index.json) batch N+1 is linked (file-system metadata, hashing where no
+    # hash is on record) and the old names of batch N-1 are removed (freeing blocks, the
+    # slowest part on some disks). Each cleanup finishes only its own batch's markers; at
+    # most CLEANUPS_AHEAD run at once. A kill anywhere leaves cleanup markers and
+    # re-linkable files, both resumed by the next run (step 1 of the pass).
+    with (
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="migrate-prepare") as preparer,
+        ThreadPoolExecutor(
+            max_workers=CLEANUPS_AHEAD, thread_name_prefix="migrate-clean"
+        ) as cleaner,
+    ):
+        cleanups: deque[Future[int]] = deque()
         try:
             for v in OLD_VERSIONS[OLD_VERSIONS.index(version) if version in OLD_VERSIONS else 0 :]:
                 if v != version:
                     after = 0
                 cancel.raise_if_cancelled()
-                ahead = stages.submit(_prepare_batch, library, v, after, batch_size, report)
+                ahead = preparer.submit(_prepare_batch, library, v, after, batch_size, report)
                 while True:
                     moves, last = ahead.result()
                     if last is None:
                         break
-                    ahead = stages.submit(_prepare_batch, library, v, last, batch_size, report)
-                    if cleanup is not None:
-                        report.cleanups += cleanup.result()
-                    _commit_batch(library, moves, f"{v}:{last}", report)
-                    cleanup = stages.submit(
-                        finish_pending_cleanups, library.write, library.root, rehash=False
+                    ahead = preparer.submit(_prepare_batch, library, v, last, batch_size, report)
+                    while len(cleanups) >= CLEANUPS_AHEAD:
+                        report.cleanups += cleanups.popleft().result()
+                    keys = _commit_batch(library, moves, f"{v}:{last}", report)
+                    cleanups.append(
+                        cleaner.submit(
+                            finish_pending_cleanups,
+                            library.write,
+                            library.root,
+                            rehash=False,
+                            keys=keys,
+                        )
                     )
                     progress(
                         ProgressUpdate(
@@ -202,8 +217,8 @@ def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
                     )
                     cancel.raise_if_cancelled()  # the batch prepared ahead is redone next run
         finally:
-            if cleanup is not None:
-                report.cleanups += cleanup.result()
+            while cleanups:
+                report.cleanups += cleanups.popleft().result()
     with library.write() as s:
         s.merge(Setting(key=CURSOR_KEY, value=None))  # the pass is complete
 
@@ -225,15 +240,18 @@ def _prepare_batch(
         ).all()
 
         known: dict[int, dict[str, str]] = {}
+        sizes: dict[int, dict[str, int]] = {}
         prefixes = {r[0]: f"{r[2]}/" for r in rows if r[2]}
-        for owner, path, sha in s.execute(
-            select(File.snapshot_id, File.path, File.sha256).where(
+        for owner, path, size, sha in s.execute(
+            select(File.snapshot_id, File.path, File.size, File.sha256).where(
                 File.snapshot_id.in_(list(prefixes)), File.sha256.is_not(None)
             )
-        ):
+        ).all():
             prefix = prefixes.get(owner or 0, "")
             if prefix and sha and path.startswith(prefix):
                 known.setdefault(owner or 0, {})[path[len(prefix) :]] = sha
+                if size is not None:
+                    sizes.setdefault(owner or 0, {})[path[len(prefix) :]] = int(size)
 
     def prepare(row: Any) -> BatchItem | str:
         sid, uid, folder, captured_at, slug = row
@@ -249,6 +267,7 @@ def _prepare_batch(
                 sid,
                 durable=False,
                 known_sha256=known.get(sid),
+                known_size=sizes.get(sid),
                 link=True,
             )
             return BatchItem(move, slug)
@@ -267,13 +286,16 @@ def _prepare_batch(
 
 def _commit_batch(
     library: Library, items: list[BatchItem], cursor: str, report: MigrationReport
-) -> None:
+) -> list[str]:
+    """Apply and commit a batch with its cursor; return the keys of its cleanup markers."""
     with library.write() as s:
-        for move in apply_batch(s, items, library.root):
-            report.migrated += 1
-            report.files += len(move.copy.files)
-            report.bytes += move.copy.bytes
+        done = apply_batch(s, items, library.root)
         s.merge(Setting(key=CURSOR_KEY, value=cursor))
+    for move in done.moves:
+        report.migrated += 1
+        report.files += len(move.copy.files)
+        report.bytes += move.copy.bytes
+    return done.marker_keys
 
 
 def migrate_while_idle(

@@ -9,9 +9,13 @@ destination that already holds the same bytes is kept and the copy is skipped.
 
 With ``link=True`` (the migrator, moving files inside one library) the "copy" is a hard
 link: the new name shares the old file's data, so no byte is rewritten and removing the old
-name later frees nothing. The rest of the protocol is unchanged: the data is read and hashed
-once through the new name and checked against the recorded hash (or recorded), made durable
-before the caller records the new place, and the old name is removed only after that. Where
+name later frees nothing. A link is not a copy, so it is verified by identity rather than by
+re-reading: the new name must be the very inode of the old one (same device and inode
+number, same size, and the recorded size when there is one). The data reached through it is
+then provably the data the old name reached, so a hash on record is kept as it is; a file
+with no hash on record is hashed once, through its new name, to record one. The new name is
+made durable before the caller records the new place, and the old name is removed only
+after that (checking again that the new name is the same file). Where
 a link is impossible (another device, ``EXDEV``; a file system without hard links; a file
 that already has other names, whose copy must stay independent of them) it falls back to
 the copy.
@@ -89,6 +93,7 @@ def copy_verified(
     dst: Path,
     *,
     expected_sha256: str | None = None,
+    expected_size: int | None = None,
     durable: bool = True,
     link: bool = False,
     make_parent: bool = True,
@@ -101,23 +106,22 @@ def copy_verified(
     call :func:`sync_to_disk` before it records the new place (one ``syncfs`` per batch
     instead of one fsync per file). With ``link`` a same-device file with a single name is
     hard-linked instead of copied (see the module docstring); the caller must then only ever
-    remove ``src``'s name, never write through it.
+    remove ``src``'s name, never write through it. A link is verified by identity: the new
+    name must be the same inode on the same device with the same size (and
+    ``expected_size``, when given); its data is read only when no hash is on record.
     """
     src_stat = src.stat()
     src_size = src_stat.st_size
     if make_parent:
         dst.parent.mkdir(parents=True, exist_ok=True)
     if link and src_stat.st_nlink == 1:
-        linked = _link_verified(src, dst, src_stat, expected_sha256, durable=durable)
+        linked = _link_verified(src, dst, src_stat, expected_sha256, expected_size, durable=durable)
         if linked is not None:
             return src_size, linked
     if dst.exists():
         dst_stat = dst.stat()
         if os.path.samestat(src_stat, dst_stat):  # linked by a run that was killed
-            sha = sha256_file(dst)
-            if expected_sha256 is None or sha == expected_sha256:
-                return src_size, sha
-            raise MoveError(f"{src} does not have the recorded sha256; it was kept")
+            return src_size, linked_sha256(src, dst, dst_stat, expected_sha256, expected_size)
         src_sha = expected_sha256 or sha256_file(src)
         if dst_stat.st_size == src_size and sha256_file(dst) == src_sha:
             return src_size, src_sha
@@ -147,7 +151,13 @@ def copy_verified(
 
 
 def _link_verified(
-    src: Path, dst: Path, src_stat: os.stat_result, expected_sha256: str | None, *, durable: bool
+    src: Path,
+    dst: Path,
+    src_stat: os.stat_result,
+    expected_sha256: str | None,
+    expected_size: int | None,
+    *,
+    durable: bool,
 ) -> str | None:
     """Hard-link ``src`` at ``dst`` and verify it: the hash, or None when it must copy (or
     ``dst`` exists already: the caller verifies it)."""
@@ -163,9 +173,7 @@ def _link_verified(
         dst_stat = dst.stat()
         if not os.path.samestat(dst_stat, src_stat) or dst_stat.st_size != src_stat.st_size:
             raise MoveError(f"the link of {src} at {dst} did not verify; the source was kept")
-        sha = sha256_file(dst)  # the one read of the data, through its new name
-        if expected_sha256 is not None and sha != expected_sha256:
-            raise MoveError(f"{src} does not have the recorded sha256; it was kept")
+        sha = linked_sha256(src, dst, dst_stat, expected_sha256, expected_size)
         if durable:
             _fsync_file(dst)
             fsync_dir(dst.parent)
@@ -175,6 +183,29 @@ def _link_verified(
     except MoveError:
         dst.unlink(missing_ok=True)
         raise
+    return sha
+
+
+def linked_sha256(
+    src: str | Path,
+    dst: str | Path,
+    dst_stat: os.stat_result,
+    expected_sha256: str | None,
+    expected_size: int | None,
+) -> str:
+    """The hash of a new name that is the very file of the old one (same device and inode).
+
+    A link writes no byte: the new name reaches the same inode, so the same data, as the
+    old one. With a hash on record and no recorded size that disagrees, the recorded hash
+    is kept and the data is not read (hashing it again would check the disk, not the
+    move; that is what the mirror's scrub does). Otherwise the data is hashed once, and a
+    hash on record must match.
+    """
+    if expected_sha256 is not None and expected_size in {None, dst_stat.st_size}:
+        return expected_sha256
+    sha = sha256_file(Path(dst))
+    if expected_sha256 is not None and sha != expected_sha256:
+        raise MoveError(f"{src} does not have the recorded sha256; it was kept")
     return sha
 
 
@@ -252,6 +283,7 @@ def copy_tree_verified(
     avoid_clashes: bool = False,
     durable: bool = True,
     known_sha256: Mapping[str, str] | None = None,
+    known_size: Mapping[str, int] | None = None,
     link: bool = False,
 ) -> TreeCopy:
     """Copy every file under ``src_dir`` into ``dst_dir``, verified, keeping relative paths.
@@ -263,7 +295,9 @@ def copy_tree_verified(
             name (``name.dup1.ext``) instead of failing.
         durable: fsync each file and folder now; otherwise see :func:`sync_to_disk`.
         known_sha256: source relative path -> recorded hash (``files`` rows): such files
-            are copied by the kernel and hashed once, at the destination.
+            are copied by the kernel and hashed once, at the destination, or linked and
+            not read at all (see :func:`copy_verified`).
+        known_size: source relative path -> recorded size, checked against a link.
         link: hard-link instead of copying where possible (:func:`copy_verified`); a file
             reached through a symlink is always copied.
     """
@@ -290,6 +324,7 @@ def copy_tree_verified(
             real,
             dst,
             expected_sha256=sha,
+            expected_size=(known_size or {}).get(rel),
             durable=durable,
             link=link and real == src_dir / rel,
             make_parent=False,
@@ -331,8 +366,8 @@ def free_name(folder: Path, relative: str, sha256: str) -> str:
 
 
 def remove_verified(
-    src_dir: Path,
-    dst_dir: Path,
+    src_dir: str | Path,
+    dst_dir: str | Path,
     files: Iterable[CopiedFile],
     *,
     rehash: bool,
@@ -341,31 +376,58 @@ def remove_verified(
     """Remove the sources of ``files`` whose copy is in ``dst_dir``; return what was kept.
 
     A source is removed only when its copy exists with the right size (and hash, when
-    ``rehash``, as after a crash). With ``prune``, folders left empty are removed; others
-    stay.
+    ``rehash``, as after a crash; a copy that is the source's own inode, a hard link, is
+    not re-read). With ``prune``, folders left empty are removed; others stay.
     """
     kept: list[str] = []
+    src_root, dst_root = os.fspath(src_dir), os.fspath(dst_dir)
+    folders: set[str] = set()
     for f in files:
-        src = src_dir / f.source
-        try:
-            os.lstat(src)
-        except FileNotFoundError:
-            continue  # removed already
-        dst = dst_dir / f.target
+        src = _join(src_root, f.source)
+        dst = _join(dst_root, f.target)
         try:
             st = os.stat(dst)
             ok = stat.S_ISREG(st.st_mode) and st.st_size == f.size
-            if ok and rehash:
-                ok = sha256_file(dst) == f.sha256
+            # a new name that is the old file itself (a link) holds its data by identity
+            if ok and rehash and not os.path.samestat(os.lstat(src), st):
+                ok = sha256_file(Path(dst)) == f.sha256
+        except FileNotFoundError:
+            ok = False
         except OSError:
             ok = False
         if not ok:
-            kept.append(f.source)
+            if os.path.lexists(src):
+                kept.append(f.source)
             continue
-        src.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):  # removed already
+            os.unlink(src)
+        folders.add(f.source.rpartition("/")[0])
     if prune:
-        remove_empty_dirs(src_dir)
+        prune_folders(src_root, folders)
     return kept
+
+
+def _join(root: str, relative: str) -> str:
+    return root + os.sep + relative.replace("/", os.sep)
+
+
+def prune_folders(folder: str | Path, emptied: Iterable[str]) -> None:
+    """Remove ``folder`` if empty, with ``emptied`` (relative sub-folders) first, deepest
+    first; if ``folder`` stays, fall back to :func:`remove_empty_dirs` for the rest."""
+    root = os.fspath(folder)
+    for rel in sorted({r for r in emptied if r}, key=lambda r: -r.count("/")):
+        parts = rel.split("/")
+        for depth in range(len(parts), 0, -1):  # a/b/c, then a/b, then a
+            try:
+                os.rmdir(_join(root, "/".join(parts[:depth])))
+            except OSError:
+                break
+    try:
+        os.rmdir(root)
+    except FileNotFoundError:
+        pass
+    except OSError:  # not empty: other empty sub-folders may still be there
+        remove_empty_dirs(Path(folder))
 
 
 def remove_empty_dirs(folder: Path) -> None:

@@ -191,18 +191,34 @@ def merge_results(*sources: Results) -> Results:
     return merged
 
 
-def write_sidecar(folder: Path, data: dict[str, Any], *, durable: bool = True) -> None:
-    """Write ``folder/index.json`` atomically (temporary file, fsync, rename).
+def encode_sidecar(data: dict[str, Any]) -> bytes:
+    """``index.json`` bytes: one line of JSON, keys sorted.
+
+    Without ``indent`` Python uses its C encoder, about three times faster than the
+    indenting pure-Python one, which counts when the migrator rewrites thousands of these
+    (``python -m json.tool index.json`` shows one indented).
+    """
+    return (json.dumps(data, sort_keys=True, default=str) + "\n").encode("utf-8")
+
+
+def write_sidecar(folder: Path, data: dict[str, Any] | bytes, *, durable: bool = True) -> bytes:
+    """Write ``folder/index.json`` atomically (temporary file, fsync, rename); return the
+    bytes written. ``data`` is the JSON object, or bytes from :func:`encode_sidecar`.
 
     Without ``durable`` the fsync is left to a later :func:`layout.moves.sync_to_disk`.
     """
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / SIDECAR
-    tmp = folder / f".{SIDECAR}.tmp"
-    with tmp.open("w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True, default=str)
-        fh.write("\n")
-        fh.flush()
+    raw = data if isinstance(data, bytes) else encode_sidecar(data)
+    base = os.fspath(folder)
+    path, tmp = os.path.join(base, SIDECAR), os.path.join(base, f".{SIDECAR}.tmp")
+    try:
+        fh = open(tmp, "wb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        folder.mkdir(parents=True, exist_ok=True)
+        fh = open(tmp, "wb")  # noqa: SIM115 - closed below
+    with fh:
+        fh.write(raw)
         if durable:
+            fh.flush()
             os.fsync(fh.fileno())
     os.replace(tmp, path)
+    return raw

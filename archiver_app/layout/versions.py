@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 
 from archiver_app.errors import LibraryError
@@ -42,7 +43,7 @@ class Placement:
     base: Path
     folder: str  # '/' separated, relative to base
 
-    @property
+    @cached_property
     def path(self) -> Path:
         return self.base.joinpath(*self.folder.split("/"))
 

@@ -108,7 +108,9 @@ def use_syncfs(destination: Path, library_root: Path) -> bool:
         return False
 
 
-def sync_filesystem(folder: Path, dirs: Iterable[Path] = (), *, whole_fs: bool = True) -> None:
+def sync_filesystem(
+    folder: str | Path, dirs: Iterable[str | Path] = (), *, whole_fs: bool = True
+) -> None:
     """Make every write and rename under ``folder`` durable.
 
     With ``whole_fs`` (and ``syncfs`` available) one call covers the file system;
@@ -142,17 +144,20 @@ def _write_all(fd: int, data: memoryview) -> None:
         data = data[written:]
 
 
+_O_BINARY = getattr(os, "O_BINARY", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _TEMP_PREFIX = secrets.token_hex(6)  # this process's temporary names: prefix-counter.part
 _temp_numbers = itertools.count()
 
 
-def _create_temp(folder: Path, marker: Path | None) -> tuple[Path, int]:
+def _create_temp(folder: str, marker: Path | None) -> tuple[str, int]:
     """A new, empty temporary file in ``folder``: its path and a descriptor to write it."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC
+    base = os.path.join(folder, _TEMP_PREFIX)
     while True:
-        temp = folder / f"{_TEMP_PREFIX}-{next(_temp_numbers)}{TEMP_SUFFIX}"
+        temp = f"{base}-{next(_temp_numbers)}{TEMP_SUFFIX}"
         try:
-            return temp, os.open(temp, flags)
+            return temp, os.open(temp, flags, 0o666)
         except FileExistsError:
             continue  # left by a process that drew the same prefix: take the next number
         except OSError as exc:
@@ -161,47 +166,35 @@ def _create_temp(folder: Path, marker: Path | None) -> tuple[Path, int]:
 
 #: Bytes per kernel copy call (progress is reported between calls).
 KERNEL_CHUNK = 8 * 1024 * 1024
+_KERNEL_COPY = hasattr(os, "sendfile") and sys.platform.startswith("linux")
 
 
-def _kernel_copy(
-    src: int, dst: int, size: int, on_bytes: Callable[[int], None], source: Path
-) -> int:
-    """Copy by the kernel (``sendfile``), no bytes through Python; the bytes copied."""
-    total = 0
-    while True:
-        try:
-            n = os.sendfile(dst, src, total, KERNEL_CHUNK)
-        except OSError as exc:
-            if exc.errno in (errno.EIO, errno.EBADF) and total == 0:
-                raise SourceError(f"cannot read {source}: {exc.strerror or exc}") from exc
-            raise
-        if not n:
-            return total
-        total += n
-        on_bytes(n)
+def _ignore(n: int) -> None:
+    """The default ``on_bytes``: no progress wanted."""
 
 
 def copy_to_temp(
-    source: Path,
-    folder: Path,
+    source: str | Path,
+    folder: str | Path,
     sha256: str,
     size: int,
     *,
-    on_bytes: Callable[[int], None] = lambda n: None,
+    on_bytes: Callable[[int], None] = _ignore,
     marker: Path | None = None,
     fsync: bool = True,
     hash_source: bool = True,
-) -> Path:
+) -> str:
     """Copy ``source`` to a new temporary file in ``folder``, hashing it on the way.
 
     Returns the temporary path. On any failure the temporary file is removed (when the
     drive still allows it) and nothing else on the destination changed.
 
-    With ``hash_source=False`` the kernel copies the bytes (``sendfile`` where the OS has
-    it) and only the size is checked here: the caller MUST hash the copy it reads back
-    and, when that does not match ``sha256``, hash the source to tell a bad source from a
-    bad write (:func:`blame`). A copy is then good exactly when it reads back as
-    ``sha256``, whatever the source holds, so one hash pass does the work of two.
+    With ``hash_source=False`` the bytes are not hashed here (the kernel copies large
+    files, ``sendfile`` where the OS has it) and only the size is checked: the caller
+    MUST hash the copy it reads back and, when that does not match ``sha256``, hash the
+    source to tell a bad source from a bad write (:func:`blame`). A copy is then good
+    exactly when it reads back as ``sha256``, whatever the source holds, so one hash pass
+    does the work of two.
 
     Raises:
         SourceError: the source cannot be read.
@@ -209,23 +202,17 @@ def copy_to_temp(
         DestinationError: the destination refused the write.
     """
     try:
-        src = io.FileIO(source, "rb")
+        src = os.open(source, os.O_RDONLY | _O_BINARY | _O_CLOEXEC)
     except OSError as exc:
         raise SourceError(f"cannot read {source}: {exc.strerror or exc}") from exc
-    kernel = not hash_source and hasattr(os, "sendfile") and sys.platform.startswith("linux")
-    digest = None if kernel else hashlib.sha256()
-    with src:
-        temp, fd = _create_temp(folder, marker)
+    try:
+        digest = hashlib.sha256() if hash_source else None
+        temp, fd = _create_temp(os.fspath(folder), marker)
         try:
-            if digest is None:
-                try:
-                    total = _kernel_copy(src.fileno(), fd, size, on_bytes, source)
-                except SourceError:
-                    raise
-                except OSError as exc:
-                    raise classify(exc, marker) from exc
+            if digest is None and size >= BUFFER and _KERNEL_COPY:
+                total = _kernel_copy(src, fd, on_bytes, source, marker)
             else:
-                total = _hashing_copy(src, fd, size, digest, on_bytes, source, marker)
+                total = _buffer_copy(src, fd, size, digest, on_bytes, source, marker)
             if fsync:
                 try:
                     os.fsync(fd)
@@ -240,7 +227,9 @@ def copy_to_temp(
         except OSError as exc:
             discard(temp)
             raise classify(exc, marker) from exc
-    # Kernel copies: only the size is known here; the read-back hash decides (see above).
+    finally:
+        os.close(src)
+    # Unhashed copies: only the size is known here; the read-back hash decides (see above).
     actual = digest.hexdigest() if digest is not None else sha256
     if actual != sha256 or total != size:
         discard(temp)
@@ -248,74 +237,124 @@ def copy_to_temp(
     return temp
 
 
-def _hashing_copy(  # noqa: PLR0917 - private helper of copy_to_temp
-    src: io.FileIO,
-    fd: int,
-    size: int,
-    digest: hashlib._Hash,
-    on_bytes: Callable[[int], None],
-    source: Path,
-    marker: Path | None,
+def _kernel_copy(
+    src: int, dst: int, on_bytes: Callable[[int], None], source: str | Path, marker: Path | None
 ) -> int:
-    """Copy through Python, hashing on the way; the bytes copied."""
+    """Copy by the kernel (``sendfile``), no bytes through Python; the bytes copied."""
     total = 0
-    # small files: one read of the whole file (+1: the next read sees the end) into a
-    # fresh bytes object; large ones: reads into one reused buffer
-    small = size < BUFFER
-    buf = bytearray(0 if small else BUFFER)
-    view = memoryview(buf)
     while True:
         try:
-            data = src.read(size + 1) if small else None
-            n = len(data) if data is not None else src.readinto(buf)
+            n = os.sendfile(dst, src, total, KERNEL_CHUNK)
         except OSError as exc:
-            raise SourceError(f"cannot read {source}: {exc.strerror or exc}") from exc
+            if exc.errno in (errno.EIO, errno.EBADF) and total == 0:
+                raise SourceError(f"cannot read {source}: {exc.strerror or exc}") from exc
+            raise classify(exc, marker) from exc
         if not n:
             return total
-        chunk = memoryview(data) if data is not None else view[:n]
-        digest.update(chunk)
-        try:
-            _write_all(fd, chunk)
-        except OSError as exc:
-            raise classify(exc, marker) from exc
         total += n
         on_bytes(n)
 
 
+def _buffer_copy(  # noqa: PLR0917 - private helper of copy_to_temp
+    src: int,
+    fd: int,
+    size: int,
+    digest: hashlib._Hash | None,
+    on_bytes: Callable[[int], None],
+    source: str | Path,
+    marker: Path | None,
+) -> int:
+    """Copy through Python (hashing on the way when ``digest`` is given); the bytes copied.
+
+    A file smaller than the buffer takes one read (of one byte more than recorded: a short
+    read of a regular file is its end) and one write. Should a read stop short at exactly
+    the recorded size of a longer source, the copy holds the recorded size's bytes: it
+    counts only if they hash as recorded, like every copy.
+    """
+    total = 0
+    want = size + 1 if size < BUFFER else BUFFER
+    while True:
+        try:
+            data = os.read(src, want)
+        except OSError as exc:
+            raise SourceError(f"cannot read {source}: {exc.strerror or exc}") from exc
+        n = len(data)
+        if not n:
+            return total
+        if digest is not None:
+            digest.update(data)
+        try:
+            _write_all(fd, memoryview(data))
+        except OSError as exc:
+            raise classify(exc, marker) from exc
+        total += n
+        on_bytes(n)
+        if n < want and total >= size:
+            return total  # a short read of a regular file: its end
+        want = BUFFER
+
+
 def hash_file(
-    path: Path, *, drop_cache: bool = True, expected_size: int = BUFFER
+    path: str | Path, *, drop_cache: bool = True, expected_size: int = BUFFER
 ) -> tuple[str, int]:
     """sha256 and size of ``path`` as the drive returns it (cached pages dropped first)."""
-    with path.open("rb", buffering=0) as fh:
-        if drop_cache and hasattr(os, "posix_fadvise"):
-            os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-        digest = hashlib.sha256()
-        total = 0
-        buf = bytearray(min(BUFFER, expected_size + 1))
-        view = memoryview(buf)
-        while n := fh.readinto(buf):
+    fd = os.open(path, os.O_RDONLY | _O_BINARY | _O_CLOEXEC)
+    try:
+        if drop_cache and _FADVISE:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        return _hash_fd(fd, expected_size)
+    finally:
+        os.close(fd)
+
+
+def _hash_fd(fd: int, expected_size: int) -> tuple[str, int]:
+    """sha256 and size of what remains to be read from ``fd``."""
+    digest = hashlib.sha256()
+    total = 0
+    if expected_size < BUFFER:  # a small file: the whole of it in one read, then its end
+        data = os.read(fd, expected_size + 1)
+        digest.update(data)
+        total = len(data)
+        # a read may stop short of the end (a signal, some network or FUSE file systems):
+        # the end is only taken as read when a read returns nothing
+        if total <= expected_size and not (more := os.read(fd, BUFFER)):
+            return digest.hexdigest(), total
+        if total <= expected_size:
+            digest.update(more)
+            total += len(more)
+    buf = bytearray(BUFFER)
+    view = memoryview(buf)
+    with io.FileIO(fd, "rb", closefd=False) as reader:  # readinto: no new buffer per read
+        while n := reader.readinto(buf):
             digest.update(view[:n])
             total += n
-        return digest.hexdigest(), total
+    return digest.hexdigest(), total
 
 
-def hash_small_files(paths: Sequence[Path]) -> list[tuple[str, int] | None]:
+_FADVISE = hasattr(os, "posix_fadvise")
+
+
+def hash_small_files(
+    paths: Sequence[str | Path], sizes: Sequence[int] | None = None
+) -> list[tuple[str, int] | None]:
     """sha256 and size of each of ``paths`` as the drive returns it (None: unreadable).
 
     For small files: every file's cached pages are dropped and its read from the drive is
     requested up front (``POSIX_FADV_WILLNEED``), so the drive serves the whole group at
-    once instead of one waited-for read per file; then each is read and hashed.
+    once instead of one waited-for read per file; then each is read and hashed (with its
+    expected size in ``sizes``: one read of the whole file, one that confirms its end).
     """
     fds: list[int | None] = []
+    flags = os.O_RDONLY | _O_BINARY | _O_CLOEXEC
     try:
         for path in paths:
             try:
-                fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+                fd = os.open(path, flags)
             except OSError:
                 fds.append(None)
                 continue
             fds.append(fd)
-            if hasattr(os, "posix_fadvise"):
+            if _FADVISE:
                 try:
                     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
                     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
@@ -323,17 +362,12 @@ def hash_small_files(paths: Sequence[Path]) -> list[tuple[str, int] | None]:
                     fds[-1] = None
                     os.close(fd)
         out: list[tuple[str, int] | None] = []
-        for handle in fds:
+        for i, handle in enumerate(fds):
             if handle is None:
                 out.append(None)
                 continue
             try:
-                digest = hashlib.sha256()
-                total = 0
-                while data := os.read(handle, BUFFER):
-                    digest.update(data)
-                    total += len(data)
-                out.append((digest.hexdigest(), total))
+                out.append(_hash_fd(handle, sizes[i] if sizes is not None else BUFFER))
             except OSError:
                 out.append(None)
         return out
@@ -343,7 +377,7 @@ def hash_small_files(paths: Sequence[Path]) -> list[tuple[str, int] | None]:
                 os.close(handle)
 
 
-def blame(source: Path, sha256: str, size: int) -> None:
+def blame(source: str | Path, sha256: str, size: int) -> None:
     """A copy did not read back as ``sha256``: say whether the source is to blame.
 
     Returns quietly when the source still holds the recorded bytes (so the write or the
@@ -357,7 +391,7 @@ def blame(source: Path, sha256: str, size: int) -> None:
         raise SourceMismatch(*got)
 
 
-def matches(path: Path, sha256: str, size: int, *, drop_cache: bool = True) -> bool:
+def matches(path: str | Path, sha256: str, size: int, *, drop_cache: bool = True) -> bool:
     """True when ``path`` exists and holds exactly the recorded bytes."""
     try:
         return hash_file(path, drop_cache=drop_cache, expected_size=size) == (sha256, size)
@@ -365,8 +399,9 @@ def matches(path: Path, sha256: str, size: int, *, drop_cache: bool = True) -> b
         return False
 
 
-def join_relative(root: Path, relative: str) -> Path:
-    """``root / relative`` for a path already stored as safe (no ``..``, not absolute).
+def join_relative(root: str | Path, relative: str) -> str:
+    """``root / relative`` (a string) for a path already stored as safe (no ``..``, not
+    absolute).
 
     A cheap check for the hot path: :func:`archiver_app.validation.safe_join` also resolves
     symlinks, which costs a ``stat`` per path component and file.
@@ -379,20 +414,20 @@ def join_relative(root: Path, relative: str) -> Path:
         or relative[1:2] == ":"
     ):
         raise ValueError(f"unsafe relative path {relative!r}")
-    return Path(os.path.join(root, relative))
+    return os.path.join(root, relative)
 
 
-def discard(temp: Path) -> None:
+def discard(temp: str | Path) -> None:
     """Remove one of our temporary files (never a file under its final name)."""
-    assert temp.name.endswith(TEMP_SUFFIX)
+    assert os.fspath(temp).endswith(TEMP_SUFFIX)
     # the drive may be gone or read-only: the staging folder is cleaned by the next run
     with contextlib.suppress(OSError):
-        temp.unlink()
+        os.unlink(temp)
 
 
-def install(temp: Path, final: Path) -> None:
+def install(temp: str | Path, final: str | Path) -> None:
     """Rename a verified temporary file to its final name (creating folders)."""
-    final.parent.mkdir(parents=True, exist_ok=True)
+    os.makedirs(os.path.dirname(final), exist_ok=True)
     os.replace(temp, final)
 
 

@@ -10,6 +10,7 @@ by ``archiver mirror --dry-run`` before anything is written.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
@@ -46,7 +47,7 @@ class Transfer:
     sha256: str
     size: int
     destination_id: int
-    source: Path
+    source: str  # absolute path of the copy read
     source_destination_id: int | None = None  # None: the laptop's copy
     required: int | None = None
     counted: frozenset[int] = frozenset()  # destinations that count towards ``required``
@@ -164,11 +165,12 @@ def plan_mirror(
     is in ``stale_ongoing`` (nobody is writing there) or it is older than the max age.
     """
     now = now or lib.clock()
-    root = lib.root
+    root = os.fspath(lib.root)
     plan = Plan()
     with lib.session() as s:
         dests = {d.id: d for d in s.scalars(select(Destination)).all()}
-        files = s.execute(
+        conn = s.connection()  # Core rows: no ORM loading per file
+        files = conn.execute(
             select(
                 File.id,
                 File.path,
@@ -183,7 +185,7 @@ def plan_mirror(
         ).all()
         present: dict[int, set[int]] = defaultdict(set)
         inflight: dict[int, list[tuple[int, datetime]]] = defaultdict(list)
-        for fid, did, state, updated in s.execute(
+        for fid, did, state, updated in conn.execute(
             select(Copy.file_id, Copy.destination_id, Copy.state, Copy.updated_at).where(
                 Copy.state.in_([CopyState.PRESENT, CopyState.ONGOING])
             )
@@ -202,69 +204,80 @@ def plan_mirror(
             continue
         plan.destinations[did] = DestinationPlan(mounted[did], room[did])
     enabled = {i for i, d in dests.items() if d.enabled}
-    by_id = {row.id: row for row in files}
+    by_id = {row[0]: row for row in files}
     planned: set[tuple[int, int]] = set()
+    folders = {did: os.fspath(m.folder) for did, m in mounted.items()}
+    no_copies: frozenset[int] = frozenset()
 
     def busy_with(fid: int, pol: Policy) -> set[int]:
         limit = timedelta(seconds=pol.max_age_seconds)
         return {d for d, at in inflight.get(fid, ()) if d not in stale_ongoing and now - at < limit}
 
-    def source_of(fid: int) -> tuple[Path, int | None] | None:
-        row = by_id[fid]
-        if row.local_state == LocalState.PRESENT:
-            local = Path(row.external_path) if row.external_path else join_relative(root, row.path)
-            return local, None
+    def source_of(fid: int) -> tuple[str, int | None] | None:
+        _, path, _, _, local_state, external, _ = by_id[fid]
+        if local_state == LocalState.PRESENT:
+            return (external or join_relative(root, path)), None
         for did in sorted(present.get(fid, ())):
             if did in mounted:
-                return join_relative(mounted[did].folder, row.path), did
+                return join_relative(folders[did], path), did
         return None
 
-    sources: dict[int, tuple[Path, int | None] | None] = {}
+    sources: dict[int, tuple[str, int | None] | None] = {}
 
-    def cached_source(fid: int) -> tuple[Path, int | None] | None:
+    def cached_source(fid: int) -> tuple[str, int | None] | None:
         if fid not in sources:
             sources[fid] = source_of(fid)
         return sources[fid]
 
     def add(fid: int, did: int, required: int | None, counted: frozenset[int]) -> bool:
         row = by_id[fid]
+        size, sha = row[2], row[3]
         src = cached_source(fid)
-        if src is None or row.sha256 is None or room.get(did, -1) < row.size:
+        if src is None or sha is None or room.get(did, -1) < size:
             return False
-        room[did] -= row.size
+        room[did] -= size
         planned.add((fid, did))
         plan.destinations[did].transfers.append(
-            Transfer(fid, row.path, row.sha256, row.size, did, src[0], src[1], required, counted)
+            Transfer(fid, row[1], sha, size, did, src[0], src[1], required, counted)
         )
         return True
 
+    # the policy and allowed destinations of each collection, worked out once
+    rules: dict[int | None, tuple[Policy, frozenset[int], tuple[int, ...]]] = {}
     chosen_pairs: list[tuple[int, int]] = []
-    for row in files:
-        pol = policies.get(row.collection_id, default) if row.collection_id else default
-        allowed = frozenset(i for i in enabled if pol.allows(dests[i].label))
-        local = 1 if row.local_state == LocalState.PRESENT else 0
-        have = len(present.get(row.id, set()) & allowed) + local
-        need = pol.copies - have
+    for fid, _, _, sha, local_state, _, collection_id in files:
+        rule = rules.get(collection_id)
+        if rule is None:
+            pol = policies.get(collection_id, default) if collection_id else default
+            allowed = frozenset(i for i in enabled if pol.allows(dests[i].label))
+            rule = rules[collection_id] = (
+                pol,
+                allowed,
+                tuple(d for d in sorted(allowed) if d in plan.destinations),
+            )
+        pol, allowed, usable_here = rule
+        local = 1 if local_state == LocalState.PRESENT else 0
+        have_on = present.get(fid, no_copies)
+        need = pol.copies - local - (len(have_on & allowed) if have_on else 0)
         if need <= 0:
             continue
         plan.files_needing += 1
-        if row.sha256 is None:
+        if sha is None:
             plan.shortfall["not hashed yet"] += 1
             continue
-        if cached_source(row.id) is None:
+        if cached_source(fid) is None:
             plan.shortfall["no readable copy (laptop copy gone, no drive holding it mounted)"] += 1
             continue
-        taken = present.get(row.id, set()) | busy_with(row.id, pol)
-        candidates = sorted(
-            (d for d in allowed if d in plan.destinations and d not in taken),
-            key=lambda d: (-room[d], d),
-        )
+        taken = have_on | busy_with(fid, pol) if fid in inflight else have_on
+        candidates = [d for d in usable_here if d not in taken]
+        if len(candidates) > 1:
+            candidates.sort(key=lambda d: (-room[d], d))
         got = 0
         for did in candidates:
             if got == need:
                 break
-            if add(row.id, did, pol.copies - local, allowed):
-                chosen_pairs.append((row.id, did))
+            if add(fid, did, pol.copies - local, allowed):
+                chosen_pairs.append((fid, did))
                 got += 1
         if got < need:
             waiting = [dests[d].label for d in allowed if d not in mounted and d not in taken]

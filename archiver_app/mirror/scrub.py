@@ -217,5 +217,5 @@ def _repair_transfers(
                         source, source_dest = safe_join(mounted[did].folder, path), did
                         break
             if source is not None:
-                out.append(Transfer(fid, path, sha, size, dest.id, source, source_dest))
+                out.append(Transfer(fid, path, sha, size, dest.id, str(source), source_dest))
     return out

@@ -1,31 +1,35 @@
 """The worker: carries out a plan's batches on one destination, safely.
 
 Per batch: re-check the need and mark the copies ``ongoing`` (one transaction); copy each
-file to a temporary name in the drive's staging folder while hashing the source (a
-mismatch means the laptop copy rotted: it is marked corrupted and repaired from a good
-drive copy when one is mounted); make the batch durable; drop the cache and re-read every
-temporary file, comparing sha256; rename to the final names; make the renames durable;
-only then mark the copies ``present`` (one transaction). One durability barrier serves
-two batches: the temporary files of batch N and the renames of batch N-1. A failure at
-any step leaves the copy ``missing`` and never a partial file under a final name.
+file to a temporary name in the drive's staging folder (the kernel copies; the source is
+not hashed here); make the batch durable; drop the cache and re-read every temporary
+file, comparing its sha256 with the record (on a mismatch the source is hashed: a rotten
+laptop copy is marked corrupted and repaired from a good drive copy when one is mounted,
+so rot is never spread); rename to the final names; make the renames durable; only then
+mark the copies ``present`` (one transaction). One durability barrier serves the
+temporary files of the newest batch and the renames of every batch verified since the
+last barrier. A failure at any step leaves the copy ``missing`` and never a partial file
+under a final name.
 
-Threading contract: one thread per destination drives its batches; a pool of
-``parallelism`` threads per destination copies and verifies files. Database work uses a
-fresh session per transaction, so threads never share one.
+Threading contract: one thread per destination drives its batches, with one thread
+writing temporary files, ``parallelism`` threads re-reading and hashing them, one
+finishing (barriers, renames, records) and one claiming the next batch. Database work
+uses a fresh session per transaction, so threads never share one.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, func, literal, null, select, true, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -41,7 +45,15 @@ from archiver_app.validation import safe_join
 
 STAGING = ".archiver-staging"
 T = TypeVar("T")
-WRITE_AHEAD = 2  # batches written but not yet verified, at most
+WRITE_AHEAD = 4  # finisher steps queued behind the writer, at most
+#: Batches being re-read and hashed at once, at most. Large files come every few
+#: batches (see ``director.interleave``); with several batches in flight two of them are
+#: hashed at once, one per core, instead of one after the other.
+VERIFY_AHEAD = 4
+#: Threads writing temporary files per destination. The kernel copies the bytes; what is
+#: left per file is Python between system calls, which a second thread only fights for
+#: the GIL (measured: one writer used less CPU and no more time than two).
+WRITERS = 1
 _END = object()
 SMALL_GROUP = 32
 
@@ -90,9 +102,28 @@ def prepare_destination(lib: Library, dest: MountedDestination) -> None:
         )
 
 
+_COPIES = cast(Table, Copy.__table__)
+
+
+def _id_set(fids: Sequence[int]) -> Any:
+    """The ids as one SQLite table (``json_each`` of one JSON array): a set of hundreds of
+    ids is one bound parameter, not one per id or a statement per row."""
+    return select(func.json_each(json.dumps(list(fids))).table_valued("value").c.value)
+
+
+def _ids_where(dialect: str, column: Any, fids: Sequence[int]) -> Iterator[Any]:
+    """``column IN fids`` clauses: one on SQLite (``json_each``), one per chunk elsewhere."""
+    if dialect == "sqlite":
+        yield column.in_(_id_set(fids))
+    else:
+        for part in chunks(fids):
+            yield column.in_(part)
+
+
 def _set_states(lib: Library, dest_id: int, states: Mapping[int, str], verified: bool) -> None:
-    """Record copy states in one transaction (an upsert per state group, no ORM objects:
-    a batch holds hundreds of rows). ``verified`` stamps ``present`` rows as just verified."""
+    """Record copy states in one transaction: an upsert per state group (on SQLite one
+    ``INSERT ... SELECT`` over the ids; elsewhere a Core executemany). ``verified`` stamps
+    ``present`` rows as just verified."""
     if not states:
         return
     now = lib.clock()
@@ -101,51 +132,70 @@ def _set_states(lib: Library, dest_id: int, states: Mapping[int, str], verified:
     by_state: dict[str, list[int]] = {}
     for fid, state in states.items():
         by_state.setdefault(str(state), []).append(fid)
+    cols = _COPIES.c
     with lib.write() as s:
+        conn = s.connection()
         for state, fids in by_state.items():
-            stamp = state == CopyState.PRESENT and verified
-            rows = [
-                {
-                    "file_id": fid,
-                    "destination_id": dest_id,
-                    "state": state,
-                    "updated_at": now,
-                    "verified_at": now if stamp else None,
-                    "mtime": now if stamp else None,
-                }
-                for fid in fids
-            ]
-            stmt = insert(Copy)
+            stamp = now if state == CopyState.PRESENT and verified else None
+            stmt = insert(_COPIES)
             changes = {"state": stmt.excluded.state, "updated_at": stmt.excluded.updated_at}
-            if stamp:
+            if stamp is not None:
                 changes |= {"verified_at": stmt.excluded.verified_at, "mtime": stmt.excluded.mtime}
-            for part in chunks(rows):
-                s.execute(
-                    stmt.on_conflict_do_update(
-                        index_elements=[Copy.file_id, Copy.destination_id], set_=changes
-                    ),
-                    list(part),
+            keys = [cols.file_id, cols.destination_id]
+            if dialect == "sqlite":
+                ids = func.json_each(json.dumps(fids)).table_valued("value")
+                when = literal(stamp, cols.verified_at.type) if stamp is not None else null()
+                rows = select(
+                    ids.c.value,
+                    literal(dest_id, cols.destination_id.type),
+                    literal(state, cols.state.type),
+                    literal(now, cols.updated_at.type),
+                    when,
+                    when,
+                ).where(true())  # SQLite: INSERT ... SELECT ... ON CONFLICT needs a WHERE
+                upsert = stmt.from_select(
+                    [*keys, cols.state, cols.updated_at, cols.verified_at, cols.mtime], rows
+                ).on_conflict_do_update(index_elements=keys, set_=changes)
+                conn.execute(upsert)
+                continue
+            upsert = stmt.on_conflict_do_update(index_elements=keys, set_=changes)
+            for part in chunks(fids):
+                conn.execute(
+                    upsert,
+                    [
+                        {
+                            "file_id": fid,
+                            "destination_id": dest_id,
+                            "state": state,
+                            "updated_at": now,
+                            "verified_at": stamp,
+                            "mtime": stamp,
+                        }
+                        for fid in part
+                    ],
                 )
 
 
 def _update_states(lib: Library, dest_id: int, states: Mapping[int, str], verified: bool) -> None:
     """Like :func:`_set_states` for copies whose rows exist (claimed ``ongoing``): one
-    ``UPDATE ... WHERE file_id IN (...)`` per state and chunk instead of a row each."""
+    ``UPDATE ... WHERE file_id IN (...)`` per state instead of a row each."""
     if not states:
         return
     now = lib.clock()
+    dialect = lib.engine.dialect.name
     by_state: dict[str, list[int]] = {}
     for fid, state in states.items():
         by_state.setdefault(str(state), []).append(fid)
     with lib.write() as s:
+        conn = s.connection()
         for state, fids in by_state.items():
             values: dict[str, Any] = {"state": state, "updated_at": now}
             if state == CopyState.PRESENT and verified:
                 values |= {"verified_at": now, "mtime": now}
-            for part in chunks(fids):
-                s.execute(
-                    update(Copy)
-                    .where(Copy.destination_id == dest_id, Copy.file_id.in_(part))
+            for where in _ids_where(dialect, _COPIES.c.file_id, fids):
+                conn.execute(
+                    update(_COPIES)
+                    .where(_COPIES.c.destination_id == dest_id, where)
                     .values(**values)
                 )
 
@@ -155,20 +205,22 @@ def _claim(lib: Library, dest_id: int, batch: list[Transfer]) -> tuple[list[Tran
     ids = sorted({t.file_id for t in batch})
     present: dict[int, set[int]] = {}
     with lib.session() as s:
-        for part in chunks(ids):
-            for fid, did in s.execute(
-                select(Copy.file_id, Copy.destination_id).where(
-                    Copy.file_id.in_(part), Copy.state == CopyState.PRESENT
+        conn = s.connection()
+        for where in _ids_where(lib.engine.dialect.name, _COPIES.c.file_id, ids):
+            for fid, did in conn.execute(
+                select(_COPIES.c.file_id, _COPIES.c.destination_id).where(
+                    where, _COPIES.c.state == CopyState.PRESENT
                 )
             ):
                 present.setdefault(fid, set()).add(did)
     keep = []
     for t in batch:
-        have = present.get(t.file_id, set())
-        if dest_id in have:
-            continue
-        if t.required is not None and len(have & t.counted) >= t.required:
-            continue
+        have = present.get(t.file_id)
+        if have is not None:
+            if dest_id in have:
+                continue
+            if t.required is not None and len(have & t.counted) >= t.required:
+                continue
         keep.append(t)
     _set_states(lib, dest_id, {t.file_id: CopyState.ONGOING for t in keep}, verified=False)
     return keep, len(batch) - len(keep)
@@ -227,10 +279,10 @@ class _Lane:
         self.ctx = ctx
         self.threads = threads  # copying threads (the write pool's size)
         self.dest = dest
-        self.folder = dest.folder  # a property that builds a Path: not once per file
+        self.folder = os.fspath(dest.folder)  # strings: no Path objects per file
         self.whole_fs = whole_fs
         self.marker = dest.mount / MARKER_NAME
-        self.staging = staging_folder(dest)
+        self.staging = os.fspath(staging_folder(dest))
         self.outcome = DestinationOutcome(dest.label)
         self.stop = threading.Event()
         self._lock = threading.Lock()
@@ -248,7 +300,7 @@ class _Written:
 
     batch: list[Transfer]
     results: dict[int, str]  # file id -> "adopted" | "copied" | a failure reason
-    temps: dict[int, Path]
+    temps: dict[int, str]
 
 
 def run_each(
@@ -290,74 +342,106 @@ def release_batch(lane: _Lane, batch: list[Transfer]) -> None:
     )
 
 
+def _existing(folder: str, batch: list[Transfer]) -> set[str]:
+    """The final paths of ``batch`` that exist on the drive already (adoption candidates):
+    one listing per folder, not a ``stat`` per file (a fresh drive has no folders yet)."""
+    by_folder: dict[str, list[str]] = {}
+    for t in batch:
+        final = copier.join_relative(folder, t.path)
+        by_folder.setdefault(os.path.dirname(final), []).append(final)
+    found: set[str] = set()
+    for parent, finals in by_folder.items():
+        try:
+            names = set(os.listdir(parent))
+        except OSError:
+            continue  # no such folder (or unreadable: the copy finds out)
+        found.update(f for f in finals if os.path.basename(f) in names)
+    return found
+
+
 def write_batch(lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor) -> _Written:
-    """Stage one, for a claimed batch: copy each file to a temporary name (hashing the
-    source on the way) or adopt a verified copy already under the final name."""
-    ctx, lib = lane.ctx, lane.ctx.lib
+    """Stage one, for a claimed batch: copy each file to a temporary name, or adopt a
+    verified copy already under the final name."""
+    ctx = lane.ctx
     results: dict[int, str] = {}
-    temps: dict[int, Path] = {}
+    temps: dict[int, str] = {}
     if not lane.marker.exists():
         lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
         return _Written(batch, results, temps)  # recorded ``missing`` by the next stage
+    existing = _existing(lane.folder, batch)
+    add = ctx.progress.add
+    stop, cancel = lane.stop, ctx.cancel
 
     def write_one(t: Transfer) -> None:
-        if lane.stop.is_set() or ctx.cancel.cancelled:
+        if stop.is_set() or cancel.cancelled:
             results[t.file_id] = "interrupted"
             return
-        final = copier.join_relative(lane.folder, t.path)
-        if final.exists() and copier.matches(final, t.sha256, t.size):
-            results[t.file_id] = "adopted"
-            ctx.progress.add(files=1, nbytes=t.size)
-            return
-        attempts = 2
-        while attempts:
-            attempts -= 1
-            done = 0
-
-            def on_bytes(n: int) -> None:
-                nonlocal done
-                done += n
-                ctx.progress.add(nbytes=n)
-
-            try:
-                temps[t.file_id] = copier.copy_to_temp(
-                    t.source,
-                    lane.staging,
-                    t.sha256,
-                    t.size,
-                    on_bytes=on_bytes,
-                    marker=lane.marker,
-                    fsync=not lane.whole_fs,
-                    hash_source=False,  # the read-back hash decides; see _blame_source
-                )
-                results[t.file_id] = "copied"
+        if existing:
+            final = copier.join_relative(lane.folder, t.path)
+            if final in existing and copier.matches(final, t.sha256, t.size):
+                results[t.file_id] = "adopted"
+                add(files=1, nbytes=t.size)
                 return
-            except copier.SourceMismatch:
-                ctx.progress.add(nbytes=-done)
-                if t.source_destination_id is not None:
-                    _set_states(
-                        lib,
-                        t.source_destination_id,
-                        {t.file_id: CopyState.CORRUPTED},
-                        verified=False,
-                    )
-                    results[t.file_id] = "source drive copy corrupted"
-                    return
-                if not attempts or not repair_local(ctx, t.file_id):
-                    results[t.file_id] = "laptop copy corrupted and no good copy to repair it"
-                    return
-            except copier.SourceError:
-                ctx.progress.add(nbytes=-done)
-                results[t.file_id] = "source unreadable"
-                return
-            except copier.DestinationError as exc:
-                ctx.progress.add(nbytes=-done)
-                results[t.file_id] = f"destination {exc.kind}"
-                lane.note_stop(exc)
-                return
+        results[t.file_id] = _write_temp(lane, t, temps, add)
 
     run_each(pool, lane.threads, write_one, batch)
     return _Written(batch, results, temps)
+
+
+class _Counted:
+    """Reports copied bytes to the run's progress and remembers how many, so that a
+    failed copy can take them back."""
+
+    __slots__ = ("add", "done")
+
+    def __init__(self, add: Callable[..., None]) -> None:
+        self.add = add
+        self.done = 0
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        self.add(nbytes=n)
+
+
+def _write_temp(lane: _Lane, t: Transfer, temps: dict[int, str], add: Callable[..., None]) -> str:
+    """Copy one file to a temporary name (not hashed: the read-back hash decides, see
+    :func:`_blame_source`); the result for the batch ("copied" or why not)."""
+    attempts = 2
+    while attempts:
+        attempts -= 1
+        counted = _Counted(add)
+        try:
+            temps[t.file_id] = copier.copy_to_temp(
+                t.source,
+                lane.staging,
+                t.sha256,
+                t.size,
+                on_bytes=counted,
+                marker=lane.marker,
+                fsync=not lane.whole_fs,
+                hash_source=False,
+            )
+            return "copied"
+        except copier.SourceMismatch:  # the source's size is not the recorded one
+            add(nbytes=-counted.done)
+            if t.source_destination_id is not None:
+                _set_states(
+                    lane.ctx.lib,
+                    t.source_destination_id,
+                    {t.file_id: CopyState.CORRUPTED},
+                    verified=False,
+                )
+                return "source drive copy corrupted"
+            if not attempts or not repair_local(lane.ctx, t.file_id):
+                return "laptop copy corrupted and no good copy to repair it"
+        except copier.SourceError:
+            add(nbytes=-counted.done)
+            return "source unreadable"
+        except copier.DestinationError as exc:
+            add(nbytes=-counted.done)
+            lane.note_stop(exc)
+            return f"destination {exc.kind}"
+    raise AssertionError("unreachable")
 
 
 def _blame_source(lane: _Lane, t: Transfer) -> str:
@@ -391,7 +475,7 @@ def _blame_source(lane: _Lane, t: Transfer) -> str:
 REPAIRED = "laptop copy corrupted, repaired from a drive"
 
 
-def _copy_checked(lane: _Lane, t: Transfer) -> Path | None:
+def _copy_checked(lane: _Lane, t: Transfer) -> str | None:
     """The careful path for one file (after a repair): hash the source while copying, make
     the copy durable, read it back; the verified temporary file, or None."""
     try:
@@ -413,10 +497,10 @@ class _Installed:
 
     batch: list[Transfer]
     results: dict[int, str]
-    folders: set[Path]
+    folders: set[str]
 
 
-def _barrier(lane: _Lane, dirs: set[Path]) -> copier.DestinationError | None:
+def _barrier(lane: _Lane, dirs: set[str]) -> copier.DestinationError | None:
     """One durability barrier on the destination; the error it met, if any."""
     if lane.stop.is_set() and lane.outcome.stopped and "gone" in lane.outcome.stopped:
         return copier.DestinationError("gone", lane.outcome.stopped)
@@ -429,11 +513,24 @@ def _barrier(lane: _Lane, dirs: set[Path]) -> copier.DestinationError | None:
     return None
 
 
-def _verify_and_install(
+@dataclass
+class _Verifying:
+    """A batch whose durable temporary files are being re-read and hashed on the pool."""
+
+    written: _Written
+    ok: dict[int, str]  # file id -> temporary file, for the copies still in the running
+    by_id: dict[int, Transfer]
+    tasks: list[Future[None]]
+
+    def done(self) -> bool:
+        return all(task.done() for task in self.tasks)
+
+
+def _start_verify(
     lane: _Lane, written: _Written, pool: ThreadPoolExecutor, error: copier.DestinationError | None
-) -> _Installed:
+) -> _Verifying:
     """Given durable temporary files (``error``: the barrier failed, so they are not),
-    re-read and hash each from the drive, then rename the good ones to their final names."""
+    start re-reading and hashing each from the drive on ``pool``."""
     batch, results, temps = written.batch, written.results, written.temps
     by_id = {t.file_id: t for t in batch}
     ok = {fid: p for fid, p in temps.items() if results.get(fid) == "copied"}
@@ -443,7 +540,7 @@ def _verify_and_install(
             copier.discard(temp)
         ok = {}
 
-    def failed(fid: int, temp: Path) -> None:
+    def failed(fid: int, temp: str) -> None:
         copier.discard(temp)
         t = by_id[fid]
         results[fid] = _blame_source(lane, t)
@@ -455,34 +552,43 @@ def _verify_and_install(
         if not lane.marker.exists():
             lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
 
-    def verify_one(item: tuple[int, Path]) -> None:
+    def verify_one(item: tuple[int, str]) -> None:
         fid, temp = item
         t = by_id[fid]
         if not copier.matches(temp, t.sha256, t.size):
             failed(fid, temp)
 
-    def verify_small(items: list[tuple[int, Path]]) -> None:
-        hashes = copier.hash_small_files([temp for _, temp in items])
-        for (fid, temp), got in zip(items, hashes, strict=True):
-            t = by_id[fid]
-            if got != (t.sha256, t.size):
+    def verify_small(items: Sequence[tuple[int, str]]) -> None:
+        transfers = [by_id[fid] for fid, _ in items]
+        hashes = copier.hash_small_files([temp for _, temp in items], [t.size for t in transfers])
+        for (fid, temp), t, got in zip(items, transfers, hashes, strict=True):
+            if got is None or got[0] != t.sha256 or got[1] != t.size:
                 failed(fid, temp)
 
     small = [(fid, p) for fid, p in ok.items() if by_id[fid].size <= SMALL_FILE]
     large = [(fid, p) for fid, p in ok.items() if by_id[fid].size > SMALL_FILE]
     tasks = [pool.submit(verify_one, item) for item in large]
-    tasks += [pool.submit(verify_small, list(part)) for part in chunks(small, SMALL_GROUP)]
-    for task in tasks:
+    tasks += [pool.submit(verify_small, part) for part in chunks(small, SMALL_GROUP)]
+    return _Verifying(written, ok, by_id, tasks)
+
+
+def _install(lane: _Lane, verifying: _Verifying) -> _Installed:
+    """Once ``verifying``'s hashes are in, rename the good copies to their final names."""
+    for task in verifying.tasks:
         task.result()
-    folders: set[Path] = set()
-    for fid, temp in ok.items():
+    batch, results = verifying.written.batch, verifying.written.results
+    by_id = verifying.by_id
+    folders: set[str] = set()
+    folder = lane.folder
+    for fid, temp in verifying.ok.items():
         if results[fid] != "copied":
             continue
-        final = copier.join_relative(lane.folder, by_id[fid].path)
+        final = copier.join_relative(folder, by_id[fid].path)
+        parent = os.path.dirname(final)
         try:
-            if final.parent not in folders:
-                final.parent.mkdir(parents=True, exist_ok=True)
-                folders.add(final.parent)
+            if parent not in folders:
+                os.makedirs(parent, exist_ok=True)
+                folders.add(parent)
             os.replace(temp, final)
         except OSError as exc:
             err = copier.classify(exc, lane.marker)
@@ -512,53 +618,79 @@ def _record(lane: _Lane, done: _Installed, error: copier.DestinationError | None
         states[fid] = CopyState.PRESENT
     _update_states(lib, dest.id, states, verified=True)
     outcome = lane.outcome
+    copied = 0
     for t in batch:
         r = results.get(t.file_id, "interrupted")
         if r == "copied":
-            outcome.copied += 1
+            copied += 1
             outcome.bytes += t.size
-            ctx.progress.add(files=1)
         elif r == "adopted":
             outcome.adopted += 1
         elif r != "interrupted" or not lane.stop.is_set():
             outcome.failed[r] += 1
+    if copied:
+        outcome.copied += copied
+        ctx.progress.add(files=copied)  # once per batch: the copying threads report bytes
 
 
-def finish_step(
-    lane: _Lane,
-    written: _Written | None,
-    previous: _Installed | None,
-    pool: ThreadPoolExecutor,
-) -> _Installed | None:
-    """Stage two, sharing one barrier between two batches: the barrier makes ``written``'s
-    temporary files durable and ``previous``'s renames durable; then ``previous`` is
-    recorded, and ``written`` is re-read, verified and renamed (recorded by the next step).
+class _Finisher:
+    """Stage two, for one destination, run on one thread in batch order.
+
+    Written batches are :meth:`offer`-ed; each :meth:`step` takes every batch offered
+    since the last one, renames the batches whose read-back hashes are all in (oldest
+    first), then runs ONE durability barrier, which makes the new batches' temporary
+    files durable and those renames durable; then records the renamed batches; then
+    starts re-reading and hashing the new batches on the verify pool without waiting for
+    them. So the hashing of up to ``VERIFY_AHEAD`` batches overlaps (a batch's large file
+    does not hold up the hashing of the next batches, and both cores keep hashing), and
+    when barriers are slow (a slow drive) the batches written meanwhile share the next
+    one instead of queueing a barrier each.
 
     Every copy still goes: durable temporary file, re-read and hash, rename, durable
-    rename, record; only the barriers are shared, halving their number.
+    rename, record; only the barriers are shared.
     """
-    dirs: set[Path] = set()
-    if written is not None and any(r == "copied" for r in written.results.values()):
-        dirs.add(lane.staging)
-    if previous is not None:
-        dirs |= previous.folders
-    error = _barrier(lane, dirs) if dirs else None
-    if previous is not None:
-        _record(lane, previous, error)
-    if written is None:
-        return None
-    return _verify_and_install(lane, written, pool, error)
 
+    def __init__(self, lane: _Lane, pool: ThreadPoolExecutor) -> None:
+        self.lane = lane
+        self.pool = pool
+        self.verifying: deque[_Verifying] = deque()
+        self._offered: deque[_Written] = deque()
+        self._lock = threading.Lock()
 
-def _finish_after(
-    lane: _Lane,
-    written: _Written,
-    before: Future[_Installed | None] | None,
-    pool: ThreadPoolExecutor,
-) -> _Installed | None:
-    """:func:`finish_step` for ``written`` once the step ``before`` it has returned (it
-    has: both run on the one finisher thread, in order)."""
-    return finish_step(lane, written, before.result() if before is not None else None, pool)
+    def offer(self, written: _Written) -> None:
+        """Queue a written batch for the next :meth:`step` (from the writing thread)."""
+        with self._lock:
+            self._offered.append(written)
+
+    def step(self, final: bool = False) -> None:
+        """Take the offered batches into stage two (``final``: also finish every batch
+        under way before returning; call until :meth:`idle`)."""
+        lane = self.lane
+        with self._lock:
+            new = list(self._offered)
+            self._offered.clear()
+        installed: list[_Installed] = []
+        while self.verifying and (
+            final or len(self.verifying) + len(new) > VERIFY_AHEAD or self.verifying[0].done()
+        ):
+            installed.append(_install(lane, self.verifying.popleft()))
+        if not new and not installed:
+            return
+        dirs: set[str] = set()
+        if any(r == "copied" for w in new for r in w.results.values()):
+            dirs.add(lane.staging)
+        for done in installed:
+            dirs |= done.folders
+        error = _barrier(lane, dirs) if dirs else None
+        for done in installed:
+            _record(lane, done, error)
+        for written in new:
+            self.verifying.append(_start_verify(lane, written, self.pool, error))
+
+    def idle(self) -> bool:
+        """Nothing offered and nothing under way."""
+        with self._lock:
+            return not self._offered and not self.verifying
 
 
 def run_destination(
@@ -572,28 +704,24 @@ def run_destination(
 ) -> DestinationOutcome:
     """All batches for one destination, until done, cancelled, or the drive gives up.
 
-    Two stages overlap: while batches are verified and renamed, the next ones are being
-    written, so the drive and the CPU (hashing) are both kept busy. The write stage may
-    run up to ``WRITE_AHEAD`` batches ahead of the verify stage, so that a batch heavy to
-    write (a large file) and one heavy to verify do not make each other wait: each stage
-    then takes about its own total time, not the sum of the slower of each pair. One
-    durability barrier serves two batches (the temporary files of one, the renames of the
-    one before).
-    Small files are read back in groups whose reads are all requested up front, so the
-    verify stage needs no more threads than the write stage: more only contend for the
-    GIL (measured: 4x the threads cost more CPU and were no faster).
+    Three stages overlap: the next batch is claimed while one is written, and the write
+    stage may run up to ``WRITE_AHEAD`` batches ahead of the finisher, which keeps up to
+    ``VERIFY_AHEAD`` batches hashing on the verify pool at once (see :class:`_Finisher`).
+    So the writer (Python per file between kernel copies) and the hashing (the GIL
+    released for whole buffers) keep both cores busy.
+    Small files are read back in groups whose reads are all requested up front.
     """
-    lane = _Lane(ctx, dest, copier.use_syncfs(dest.mount, ctx.lib.root), parallelism)
+    lane = _Lane(ctx, dest, copier.use_syncfs(dest.mount, ctx.lib.root), WRITERS)
     name = f"mirror-{dest.id}"
     with (
-        ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-write") as writers,
+        ThreadPoolExecutor(lane.threads, thread_name_prefix=f"{name}-write") as writers,
         ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-verify") as verifiers,
         ThreadPoolExecutor(1, thread_name_prefix=f"{name}-finish") as finisher,
         ThreadPoolExecutor(1, thread_name_prefix=f"{name}-claim") as claimer,
     ):
-        # finish steps queued on the one finisher thread, oldest first; each takes the
-        # previous one's result, so they still run strictly in order
-        pending: deque[Future[_Installed | None]] = deque()
+        fin = _Finisher(lane, verifiers)
+        # finish steps queued on the one finisher thread, oldest first
+        pending: deque[Future[None]] = deque()
         groups = make_batches(interleave(transfers), batch_size)
         first = next(groups, None)
         claimed = (
@@ -608,17 +736,15 @@ def run_destination(
                 following = next(groups, None)
                 if following is not None:  # the next batch is claimed while this one is written
                     claimed = claimer.submit(claim_batch, lane, following, recheck=recheck)
-                written = write_batch(lane, batch, writers)
-                before = pending[-1] if pending else None
-                pending.append(finisher.submit(_finish_after, lane, written, before, verifiers))
+                fin.offer(write_batch(lane, batch, writers))
+                pending.append(finisher.submit(fin.step))
                 while len(pending) > WRITE_AHEAD:
                     pending.popleft().result()
         finally:
             if claimed is not None:
                 release_batch(lane, claimed.result())
-            previous = None
             while pending:
-                previous = pending.popleft().result()
-            if previous is not None:
-                finish_step(lane, None, previous, verifiers)
+                pending.popleft().result()
+            while not fin.idle():
+                fin.step(final=True)
     return lane.outcome

@@ -46,40 +46,6 @@ app.exec()
 """
 
 
-class StallSampler:
-    """A watchdog thread: when the GUI thread misses its heartbeat for 60 ms, it records
-    where the GUI thread is (``--diagnose``), so each stall has a culprit."""
-
-    def __init__(self, last: list[float]) -> None:
-        import threading
-
-        self.last = last
-        self.main = threading.get_ident()
-        self.samples: dict[str, int] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        import traceback
-
-        while not self._stop.wait(0.02):
-            if time.perf_counter() - self.last[0] > 0.06:
-                frame = sys._current_frames().get(self.main)
-                if frame is not None:
-                    stack = traceback.extract_stack(frame)[-6:]
-                    key = " <- ".join(
-                        f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(stack)
-                    )
-                    self.samples[key] = self.samples.get(key, 0) + 1
-
-
 def main(argv: list[str] | None = None) -> dict[str, float]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--pages", type=int, default=24, help="crawl page limit")
@@ -99,9 +65,11 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     from archiver_app.gui.capture_input import CaptureRequest, CrawlOptions
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.gui.ops import BackgroundOp, OpRunner
-    from archiver_app.layout.migrator import pending_count, run_migrator
+    from archiver_app.layout.migrator import pending_count
     from archiver_app.library import Library
     from archiver_app.mirror import add_destination
+    from archiver_app.tasks.isolated import run_isolated
+    from tests.bench.common import StallSampler
     from tests.helpers.crawl_site import generated_site
     from tests.helpers.legacy import legacy_library
     from tests.helpers.webserver import LocalServer
@@ -147,9 +115,11 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
         )
     )
     mirror = window.drives.mirror_now()
-    migration = BackgroundOp(
+    migration = BackgroundOp(  # as the app's idle migrator runs it: in a child process
         runner,
-        lambda p, c: run_migrator(lib, progress=p, cancel=c),
+        lambda p, c: run_isolated(
+            "archiver_app.layout.migrator:run_migrator", lib, progress=p, cancel=c
+        ),
         label="migration",
         blocks_quit=False,
     ).run_in_background()
@@ -209,8 +179,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     print(f"stalls over 100 ms     {over}")
     if idle_gap is not None:
         print(f"  anchor: idle Qt process alongside, longest gap {idle_gap * 1000:.0f} ms")
-    for where, n in sorted(sampler.samples.items(), key=lambda kv: -kv[1])[:12]:
-        print(f"  stalled x{n}: {where}")
+    sampler.print_top()
     return {"longest_ms": longest, "p99_ms": p99, "over_100": float(over), "elapsed": elapsed}
 
 

@@ -202,3 +202,39 @@ def test_migrator_reports_progress_cancels_and_resumes(library: Library) -> None
     assert not second.cancelled
     assert (second.migrated, second.remaining) == (5, 0)
     assert read_cursor(library) is None  # a complete pass clears the cursor
+
+
+def test_a_registered_index_json_follows_its_snapshot(library: Library) -> None:
+    """A ``files`` row for index.json moves with the folder and describes the new file."""
+    import hashlib
+
+    from archiver_app.layout.migrator import run_migrator
+
+    root = library.root
+    legacy_library(library, 3)
+    with library.write() as s:
+        for snap in s.scalars(select(Snapshot)):
+            s.add(
+                File(
+                    path=f"{snap.folder}/index.json",
+                    size=1,
+                    sha256="0" * 64,
+                    kind="sidecar",
+                    snapshot_id=snap.id,
+                )
+            )
+        first = s.scalars(select(Snapshot.id).order_by(Snapshot.id)).first()
+    assert first is not None
+    save_snapshot(library, first)  # migration on save
+    run_migrator(library)  # the rest in batches
+    with library.session() as s:
+        rows = s.execute(
+            select(File.path, File.size, File.sha256, Snapshot.folder)
+            .join(Snapshot, Snapshot.id == File.snapshot_id)
+            .where(File.kind == "sidecar")
+        ).all()
+    assert len(rows) == 3
+    for path, size, sha, folder in rows:
+        assert path == f"{folder}/index.json"
+        data = (root / path).read_bytes()
+        assert (size, sha) == (len(data), hashlib.sha256(data).hexdigest())

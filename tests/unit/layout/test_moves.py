@@ -11,6 +11,7 @@ import pytest
 
 from archiver_app.layout.moves import (
     PART_SUFFIX,
+    CopiedFile,
     MoveError,
     copy_tree_verified,
     copy_verified,
@@ -90,22 +91,55 @@ def test_free_name_suffixes_clashes_but_reuses_identical(tmp_path: Path) -> None
 def test_link_move_shares_the_data_and_verifies_it(tmp_path: Path) -> None:
     src, dst = tmp_path / "a.bin", tmp_path / "out" / "a.bin"
     src.write_bytes(b"hello" * 1000)
-    assert copy_verified(src, dst, link=True) == (5000, _sha(b"hello" * 1000))
+    assert copy_verified(src, dst, link=True) == (5000, _sha(b"hello" * 1000))  # hashed once
     assert os.path.samefile(src, dst)  # same data, no byte rewritten
     # resumed after a kill: the link is there already; it is verified, not redone
     assert copy_verified(src, dst, link=True, expected_sha256=_sha(b"hello" * 1000))[0] == 5000
-    with pytest.raises(MoveError, match="recorded sha256"):
-        copy_verified(src, dst, link=True, expected_sha256=_sha(b"other"))
+    with pytest.raises(MoveError, match="recorded sha256"):  # a recorded size that disagrees
+        copy_verified(src, dst, link=True, expected_sha256=_sha(b"other"), expected_size=5)
     assert remove_verified(src.parent, dst.parent, [], rehash=True) == []
 
 
-def test_link_move_refuses_a_source_whose_hash_is_not_the_recorded_one(tmp_path: Path) -> None:
+def test_link_move_with_a_recorded_hash_is_verified_by_identity_not_reread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import archiver_app.layout.moves as moves
+
+    def no_read(_path: Path) -> str:
+        raise AssertionError("a link with a hash on record must not be re-read")
+
+    monkeypatch.setattr(moves, "sha256_file", no_read)
+    src, dst = tmp_path / "old" / "a.bin", tmp_path / "new" / "a.bin"
+    src.parent.mkdir()
+    src.write_bytes(b"payload")
+    recorded = _sha(b"payload")
+    assert copy_verified(src, dst, link=True, expected_sha256=recorded, expected_size=7) == (
+        7,
+        recorded,
+    )
+    st_src, st_dst = os.stat(src), os.stat(dst)
+    assert (st_src.st_dev, st_src.st_ino) == (st_dst.st_dev, st_dst.st_ino)
+    # after a crash the old name goes without re-reading either: the new name is its inode
+    copied = [CopiedFile("a.bin", "a.bin", 7, recorded)]
+    assert remove_verified(src.parent, dst.parent, copied, rehash=True) == []
+    assert not src.exists()
+    assert dst.read_bytes() == b"payload"
+
+
+def test_link_move_refuses_a_source_whose_size_is_not_the_recorded_one(tmp_path: Path) -> None:
     src, dst = tmp_path / "a.bin", tmp_path / "out" / "a.bin"
-    src.write_bytes(b"rotten")
+    src.write_bytes(b"rotten and longer")
     with pytest.raises(MoveError, match="recorded sha256"):
-        copy_verified(src, dst, link=True, expected_sha256=_sha(b"fresh"))
+        copy_verified(src, dst, link=True, expected_sha256=_sha(b"fresh"), expected_size=5)
     assert not dst.exists()  # the new name is dropped; the old one is untouched
-    assert src.read_bytes() == b"rotten"
+    assert src.read_bytes() == b"rotten and longer"
+    # the recorded size agrees but not the hash: a link cannot have changed a byte, so the
+    # record is kept as it is (a scrub against it finds the rot); the move goes ahead
+    same_size = tmp_path / "b.bin"
+    same_size.write_bytes(b"rotten")
+    assert copy_verified(
+        same_size, tmp_path / "out" / "b.bin", link=True, expected_sha256=_sha(b"fresh")
+    ) == (6, _sha(b"fresh"))
 
 
 def test_link_move_copies_across_devices_and_for_files_with_other_names(

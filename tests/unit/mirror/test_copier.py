@@ -22,7 +22,7 @@ def test_copy_to_temp_hashes_the_source_and_never_leaves_a_bad_temp(tmp_path: Pa
     out = tmp_path / "staging"
     out.mkdir()
     seen: list[int] = []
-    temp = copier.copy_to_temp(src, out, sha(data), len(data), on_bytes=seen.append)
+    temp = Path(copier.copy_to_temp(src, out, sha(data), len(data), on_bytes=seen.append))
     assert temp.name.endswith(".part") and temp.read_bytes() == data and sum(seen) == len(data)
     with pytest.raises(copier.SourceMismatch) as info:
         copier.copy_to_temp(src, out, sha(b"other"), len(data))
@@ -87,7 +87,7 @@ def test_classify(code: int, kind: str) -> None:
 
 
 def test_join_relative_refuses_escapes(tmp_path: Path) -> None:
-    assert copier.join_relative(tmp_path, "a/b") == tmp_path / "a" / "b"
+    assert copier.join_relative(tmp_path, "a/b") == str(tmp_path / "a" / "b")
     for bad in ["../x", "a/../../x", "/etc/passwd", "C:/x"]:
         with pytest.raises(ValueError, match="unsafe"):
             copier.join_relative(tmp_path, bad)

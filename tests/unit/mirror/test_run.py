@@ -200,7 +200,7 @@ def test_cancel_stops_between_files_and_the_next_run_finishes(
 
 def test_interleave_spreads_large_files_and_keeps_dependencies_first() -> None:
     def transfer(fid: int, size: int, required: int | None) -> Transfer:
-        return Transfer(fid, f"f{fid:03d}", "0" * 64, size, 1, Path("/x"), required=required)
+        return Transfer(fid, f"f{fid:03d}", "0" * 64, size, 1, "/x", required=required)
 
     deps = [transfer(i, 10, None) for i in range(3)] + [transfer(3, 10**8, None)]
     rest = [transfer(i, 100, 2) for i in range(10, 30)] + [
@@ -214,3 +214,23 @@ def test_interleave_spreads_large_files_and_keeps_dependencies_first() -> None:
     assert large_at == [0, 6, 12, 18]  # one large file every 5 small ones
     small = [t.file_id for t in tail if t.size <= 10**6]
     assert small == sorted(small)  # each kind keeps its order
+
+
+def test_copies_already_on_the_drive_are_adopted_only_when_they_hash_right(
+    library: Library, tmp_path: Path
+) -> None:
+    snap = make_snapshot(library, [3000, 4000, 300_000, 5000], seed=7)
+    usb, mount = _drive(library, tmp_path, "usb")
+    folder = mount / "Archiver" / library.id
+    good, rotten, large = (folder / snap.paths[i] for i in (0, 1, 2))
+    for path, i in ((good, 0), (rotten, 1), (large, 2)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes((library.root / snap.paths[i]).read_bytes())
+    flip_byte(rotten)  # e.g. left by a drive that was written, then forgotten by the DB
+    result = run_mirror(library)
+    assert result.ok
+    [outcome] = result.outcomes
+    assert (outcome.adopted, outcome.copied) == (2, 2)  # the rotten one is copied again
+    assert present_ids(library, usb) == set(snap.file_ids)
+    assert check_drive(library, mount, usb) == []
+    assert rotten.read_bytes() == (library.root / snap.paths[1]).read_bytes()

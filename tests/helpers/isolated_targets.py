@@ -1,0 +1,58 @@
+"""Functions the child-process tests run through ``run_isolated`` (importable by name)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from archiver_app.errors import InputError
+from archiver_app.library import Library
+from archiver_app.store.models import Snapshot
+from archiver_app.tasks import CancelToken, Progress, ProgressUpdate
+
+
+def count_to(
+    library: Library, n: int, *, label: str, progress: Progress, cancel: CancelToken
+) -> dict[str, Any]:
+    for i in range(1, n + 1):
+        progress(ProgressUpdate(i, n, label))
+    with library.session() as s:
+        snapshots = s.query(Snapshot).count()
+    return {
+        "root": str(library.root),
+        "snapshots": snapshots,
+        "pid": os.getpid(),
+        "nice": os.nice(0) if hasattr(os, "nice") else 0,
+        "n": n,
+    }
+
+
+def until_cancelled(
+    library: Library, marker: str, *, progress: Progress, cancel: CancelToken
+) -> None:
+    """Say it started (a file), then wait for cancellation and record that it came."""
+    Path(marker).write_text("started")
+    while not cancel.wait(0.05):
+        pass
+    Path(marker).write_text("cancelled")
+    cancel.raise_if_cancelled()
+
+
+def refuse(library: Library, *, progress: Progress, cancel: CancelToken) -> None:
+    raise InputError("That address is not a web page.", details="ftp://example.org/")
+
+
+class Odd(Exception):
+    def __init__(self, a: int, b: int) -> None:  # pickles badly: args do not match
+        super().__init__(f"odd {a} {b}")
+
+
+def raise_odd(library: Library, *, progress: Progress, cancel: CancelToken) -> None:
+    raise Odd(1, 2)
+
+
+def die(library: Library, *, progress: Progress, cancel: CancelToken) -> None:
+    time.sleep(0.1)
+    os._exit(7)

@@ -1,0 +1,102 @@
+"""Core functions run in a child process: result, progress, errors, cancel, death."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from archiver_app.errors import ArchiverError, InputError
+from archiver_app.library import Library
+from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
+from archiver_app.tasks.isolated import run_isolated
+from tests.helpers.factories import bulk_snapshots
+
+T = "tests.helpers.isolated_targets"
+
+
+def test_result_and_progress_come_back_from_a_lower_priority_child(library: Library) -> None:
+    bulk_snapshots(library, 7)
+    updates: list[ProgressUpdate] = []
+    result = run_isolated(f"{T}:count_to", library, 500, label="counting", progress=updates.append)
+    assert result["root"] == str(library.root) and result["snapshots"] == 7  # same library
+    assert result["pid"] != os.getpid() and result["n"] == 500
+    if hasattr(os, "nice"):
+        assert result["nice"] >= os.nice(0) + 5
+    assert updates and updates[-1].done == 500 and updates[-1].message == "counting"
+    assert len(updates) < 50  # throttled in the child, not one message per update
+
+
+def test_errors_come_back_as_what_was_raised_with_the_childs_traceback(library: Library) -> None:
+    with pytest.raises(InputError) as info:
+        run_isolated(f"{T}:refuse", library)
+    assert str(info.value) == "That address is not a web page."
+    assert info.value.details == "ftp://example.org/"
+    assert any("isolated_targets.py" in note for note in info.value.__notes__)
+    with pytest.raises(ArchiverError, match="Odd: odd 1 2"):  # not picklable: described
+        run_isolated(f"{T}:raise_odd", library)
+
+
+def test_a_child_that_dies_is_an_error_not_a_result(library: Library) -> None:
+    with pytest.raises(ArchiverError, match="stopped before it finished") as info:
+        run_isolated(f"{T}:die", library)
+    assert "exit code 7" in (info.value.details or "")
+
+
+def test_cancel_reaches_the_child_which_stops_at_its_next_check(
+    library: Library, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    cancel = CancelToken()
+    import threading
+
+    def cancel_once_started() -> None:
+        while not marker.exists():
+            time.sleep(0.02)
+        cancel.cancel()
+
+    threading.Thread(target=cancel_once_started, daemon=True).start()
+    with pytest.raises(Cancelled):
+        run_isolated(f"{T}:until_cancelled", library, str(marker), cancel=cancel)
+    assert marker.read_text() == "cancelled"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_the_child_cancels_itself_when_the_app_is_killed(library: Library, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    root = Path(__file__).resolve().parents[3]
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(root)!r})
+        from archiver_app.library import Library
+        from archiver_app.tasks.isolated import run_isolated
+        if __name__ == "__main__":
+            lib = Library.open({str(library.root)!r}, create=False)
+            run_isolated("{T}:until_cancelled", lib, {str(marker)!r})
+        """
+    )
+    script = tmp_path / "app.py"
+    script.write_text(code)
+    app = subprocess.Popen([sys.executable, str(script)])
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert time.monotonic() < deadline, "the child never started"
+            assert app.poll() is None, "the app ended early"
+            time.sleep(0.05)
+        os.kill(app.pid, signal.SIGKILL)
+        app.wait(10)
+        deadline = time.monotonic() + 30
+        while marker.read_text() != "cancelled":
+            assert time.monotonic() < deadline, "the orphaned child kept running"
+            time.sleep(0.05)
+    finally:
+        if app.poll() is None:
+            app.kill()
