@@ -42,6 +42,8 @@ DOCUMENT_MIMES = frozenset({"application/pdf", *TEXT_MIMES})
 PAGE_RECORD_TYPES = frozenset({"response", "resource", "revisit"})
 #: Records per batch (one write transaction each).
 BATCH = 2000
+#: Records in a file's first batch (the writer is idle until it arrives).
+FIRST_CHUNK = 50
 #: Characters of page text after which a batch is closed early (bounds a batch's memory
 #: when pages are large: 2,000 pages of 1 MB text each would otherwise be one batch).
 MAX_BATCH_TEXT = 16_000_000
@@ -155,14 +157,17 @@ class BatchBuilder:
         scan = scan_records(
             self.spec.path, want_payload=self._wants_payload, on_problem=self._problems.append
         )
+        # A small first chunk: the writer waits for it at the start of every file.
+        size = min(FIRST_CHUNK, self.batch_size)
         with contextlib.closing(scan):
             for rec in scan:
                 self.add(batch, rec)
-                if len(batch) >= self.batch_size or batch.text_chars >= MAX_BATCH_TEXT:
+                if len(batch) >= size or batch.text_chars >= MAX_BATCH_TEXT:
                     batch.full = True
                     batch.bytes_done = rec.offset + rec.length
                     yield self._close(batch)
                     batch = Batch(self._seq + 1)
+                    size = self.batch_size
         if len(batch) or self._problems:
             yield self._close(batch)
 
