@@ -310,10 +310,12 @@ class JobsPanel(QWidget):
         )
         if row.coverage_md and row.status not in ACTIVE:
             text += f"<br>Coverage report: {row.coverage_md}"
-        self.summary.setText(text)
-        if not self.ignore_edit.hasFocus():
-            patterns = row.config.get("ignore_patterns", [])
-            self.ignore_edit.setPlainText("\n".join(str(p) for p in patterns))
+        # Refreshed every second: only what changed is set (each set lays the text out anew).
+        if self.summary.text() != text:
+            self.summary.setText(text)
+        patterns = "\n".join(str(p) for p in row.config.get("ignore_patterns", []))
+        if not self.ignore_edit.hasFocus() and self.ignore_edit.toPlainText() != patterns:
+            self.ignore_edit.setPlainText(patterns)
         if not self.concurrency_edit.hasFocus():
             self.concurrency_edit.setValue(int(row.config.get("concurrency", 2) or 2))
         if self._control_ok:

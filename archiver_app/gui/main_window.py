@@ -8,6 +8,7 @@ library and a throw-away ``QSettings`` file.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +53,12 @@ from archiver_app.gui.thumbnails import ThumbnailCache
 from archiver_app.gui.tray import Tray
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
+from archiver_app.tasks.isolated import prepare as prepare_children
 from archiver_app.tasks.isolated import run_isolated
 
 BOOKMARK_SUFFIXES = (".html", ".htm", ".json", ".txt")
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
+log = logging.getLogger(__name__)
 
 
 def run_capture_request(
@@ -223,10 +226,27 @@ class MainWindow(QMainWindow):
         self.migrator = IdleMigrator(library, self.runner, self)
         self.migrator.finished.connect(self.refresh_all)  # imported or moved snapshots show
         QTimer.singleShot(0, self.migrator.start)
+        # Long work runs in child processes: once the first rows are on screen, load what
+        # starting one needs (3 ms here, and a helper process booting beside us) rather
+        # than in the worker thread that starts the first one (the window froze meanwhile).
+        self._children_prepared = False
+        self.model.first_chunk.connect(self._prepare_children_once)
 
         self.reload_sidebar()
         self.restore_state()
         QTimer.singleShot(0, self.status.refresh)
+
+    def _prepare_children_once(self) -> None:
+        if not self._children_prepared:
+            self._children_prepared = True
+            QTimer.singleShot(0, self._prepare_children)
+
+    @staticmethod
+    def _prepare_children() -> None:
+        try:
+            prepare_children()
+        except Exception:  # not fatal: the first background process loads it instead
+            log.warning("could not prepare for background processes", exc_info=True)
 
     @staticmethod
     def thumbnails_size() -> Any:

@@ -25,6 +25,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
 from typing import Any
 
 from PySide6.QtCore import (
@@ -151,7 +152,7 @@ def _stream_ids(
             return
         rows = cur.fetchmany(size)
         last = len(rows) < size
-        ids = array("q", (r[0] for r in rows))
+        ids = array("q", chain.from_iterable(rows))  # C loops: no bytecode per id
         if taken is not None and not _previous_taken(taken, cancel):
             return
         relay.chunk.emit(generation, ids, _first_page(cur, ids) if first else {}, first, last)
@@ -199,7 +200,7 @@ def _stream_search(
         return
     complete = len(newest) <= FIRST_CHUNK
     sql, params = compile_ids_sql(query, search, within=newest[:FIRST_CHUNK])
-    window = array("q", (r[0] for r in cur.execute(sql, params).fetchall()))
+    window = array("q", chain.from_iterable(cur.execute(sql, params).fetchall()))
     relay.chunk.emit(generation, window, _first_page(cur, window), True, complete)
     if complete or cancel.wait(FULL_RESULT_DELAY):
         return  # complete, or the next keystroke came before the delay was over
@@ -209,7 +210,7 @@ def _stream_search(
     while True:
         cancel.raise_if_cancelled()
         rows = cur.fetchmany(8192)
-        found.extend(r[0] for r in rows)
+        found.extend(chain.from_iterable(rows))
         if len(rows) < 8192:
             break
     relay.chunk.emit(generation, found, _first_page(cur, found), True, True)

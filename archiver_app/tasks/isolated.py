@@ -26,6 +26,7 @@ import importlib
 import multiprocessing
 import os
 import pickle
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -60,6 +61,24 @@ def library_ref(library: Library) -> tuple[str, str | None]:
     return str(library.root), url.render_as_string(hide_password=False)
 
 
+def prepare() -> None:
+    """Load what starting a child needs, ahead of the first start (a few milliseconds).
+
+    The first child an app starts also loads multiprocessing's modules and, on Unix,
+    starts its resource-tracker process. Done by the worker thread that starts the child,
+    that Python work contends with the GUI thread for the interpreter lock (the window
+    froze for a fifth of a second); the app calls this once from its own thread while idle.
+    """
+    import multiprocessing.connection
+    import multiprocessing.reduction
+    import multiprocessing.spawn  # noqa: F401 - loaded for the first start
+
+    if os.name == "posix":
+        from multiprocessing import popen_spawn_posix, resource_tracker  # noqa: F401
+
+        resource_tracker.ensure_running()
+
+
 def run_isolated(
     target: str,
     library: Library,
@@ -80,10 +99,12 @@ def run_isolated(
     ours, theirs = ctx.Pipe(duplex=True)
     child = ctx.Process(
         target=child_main,
-        args=(theirs, target, root, url, args, kwargs, nice),
+        # On Linux the child is born at the lower priority (see _start); elsewhere it
+        # lowers its own once running.
+        args=(theirs, target, root, url, args, kwargs, 0 if _LINUX else nice),
         name=f"archiver: {target.rsplit(':', 1)[-1]}",
     )
-    child.start()
+    _start(child, nice)
     theirs.close()
     asked_to_stop = False
     try:
@@ -124,6 +145,38 @@ def run_isolated(
 def probe(library: Library, *, progress: Progress, cancel: CancelToken) -> dict[str, Any]:
     """A child that only opens the library and says who it is (the app's self-test)."""
     return {"pid": os.getpid(), "root": str(library.root)}
+
+
+_LINUX = sys.platform.startswith("linux")
+
+
+def _start(child: multiprocessing.process.BaseProcess, nice: int) -> None:
+    """Start ``child`` already ``nice`` steps lower in priority (Linux).
+
+    A new interpreter spends its first second importing at whatever priority it is born
+    with, competing with the window for the processor; on Linux a priority belongs to a
+    thread and a child inherits its parent thread's, so a short-lived thread lowers its own
+    and starts the child (the app's threads keep theirs).
+    """
+    if not (nice and _LINUX):
+        child.start()
+        return
+    failed: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            with contextlib.suppress(OSError):
+                me = threading.get_native_id()
+                os.setpriority(os.PRIO_PROCESS, me, os.getpriority(os.PRIO_PROCESS, me) + nice)
+            child.start()
+        except BaseException as exc:  # raised again in the calling thread
+            failed.append(exc)
+
+    starter = threading.Thread(target=start, name="start background worker")
+    starter.start()
+    starter.join()
+    if failed:
+        raise failed[0]
 
 
 def _send(conn: Connection, message: object) -> bool:

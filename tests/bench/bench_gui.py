@@ -238,6 +238,9 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     settings = QSettings(f"{settings_dir.name}/s.ini", QSettings.Format.IniFormat)
     window = MainWindow(lib, runner=runner, settings=settings)
     window.resize(1280, 800)
+    # The jobs panel is open from the start (as a saved layout restores it), so its live
+    # log and counters refresh while the background work below writes to the job.
+    window.jobs_dock.show()
     window.show()
     model, table = window.model, window.table
 
@@ -327,7 +330,6 @@ def run(args: argparse.Namespace) -> dict[str, float]:
         label="background load",
     ).run_in_background()
     idle = start_idle_heartbeat(args.idle_seconds)
-    window.jobs_dock.show()
 
     def step(text: str) -> None:
         if args.verbose:

@@ -100,3 +100,16 @@ def test_the_child_cancels_itself_when_the_app_is_killed(library: Library, tmp_p
     finally:
         if app.poll() is None:
             app.kill()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the resource tracker is Unix-only")
+def test_prepare_starts_what_the_first_child_needs_and_is_cheap_to_repeat() -> None:
+    from multiprocessing import resource_tracker
+
+    from archiver_app.tasks.isolated import prepare
+
+    prepare()
+    first = resource_tracker._resource_tracker._pid
+    assert first is not None  # running: the first child does not start it
+    prepare()
+    assert resource_tracker._resource_tracker._pid == first
