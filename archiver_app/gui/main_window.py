@@ -226,7 +226,7 @@ class MainWindow(QMainWindow):
         self.migrator = IdleMigrator(library, self.runner, self)
         self.migrator.finished.connect(self.refresh_all)  # imported or moved snapshots show
         QTimer.singleShot(0, self.migrator.start)
-        # Long work runs in child processes: once the first rows are on screen, load what
+        # Long work runs in child processes: as the first rows come in, load what
         # starting one needs (3 ms here, and a helper process booting beside us) rather
         # than in the worker thread that starts the first one (the window froze meanwhile).
         self._children_prepared = False
@@ -239,7 +239,7 @@ class MainWindow(QMainWindow):
     def _prepare_children_once(self) -> None:
         if not self._children_prepared:
             self._children_prepared = True
-            QTimer.singleShot(0, self._prepare_children)
+            self._prepare_children()
 
     @staticmethod
     def _prepare_children() -> None:

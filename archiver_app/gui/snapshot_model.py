@@ -59,7 +59,7 @@ PAGE = 128
 CACHED_PAGES = 64
 #: Ids handed to the GUI thread in the first chunk (paints at once) and in later chunks.
 FIRST_CHUNK = 512
-CHUNK = 65_536
+CHUNK = 262_144
 #: Seconds a search's quick window stays before the complete result is collected.
 FULL_RESULT_DELAY = 0.3
 
