@@ -179,6 +179,28 @@ def _start(child: multiprocessing.process.BaseProcess, nice: int) -> None:
         raise failed[0]
 
 
+#: Linux ``prctl`` option and the capability that lets a process raise its own priority.
+_PR_CAPBSET_DROP = 24
+_CAP_SYS_NICE = 23
+
+
+def _keep_descendants_below_the_app() -> None:
+    """Programs this child starts (a browser) may not raise their priority above it.
+
+    Chromium puts its main threads at nice -8 when it may (running as root, or with
+    ``CAP_SYS_NICE``), which outranks the window it works for. Dropping the capability
+    from this process's bounding set keeps it from every program started from here on;
+    without the capability (an ordinary user) there is nothing to drop.
+    """
+    if not _LINUX or os.geteuid() != 0:
+        return
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_CAPBSET_DROP, _CAP_SYS_NICE, 0, 0, 0)
+
+
 def _send(conn: Connection, message: object) -> bool:
     try:
         conn.send(message)
@@ -208,6 +230,7 @@ def child_main(  # noqa: PLR0917 - the Process(args=...) call
     if nice and hasattr(os, "nice"):
         with contextlib.suppress(OSError):
             os.nice(nice)
+    _keep_descendants_below_the_app()
     cancel = CancelToken()
     lock = threading.Lock()
 

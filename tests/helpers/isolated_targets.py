@@ -56,3 +56,19 @@ def raise_odd(library: Library, *, progress: Progress, cancel: CancelToken) -> N
 def die(library: Library, *, progress: Progress, cancel: CancelToken) -> None:
     time.sleep(0.1)
     os._exit(7)
+
+
+def started_program_may_raise_priority(
+    library: Library, *, progress: Progress, cancel: CancelToken
+) -> bool:
+    """Whether a program this child starts can lower its nice value below the child's."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os\n"
+        "try:\n    os.nice(-15)\n    print('raised')\n"
+        "except OSError:\n    print('refused')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.strip() == "raised"

@@ -113,3 +113,12 @@ def test_prepare_starts_what_the_first_child_needs_and_is_cheap_to_repeat() -> N
     assert first is not None  # running: the first child does not start it
     prepare()
     assert resource_tracker._resource_tracker._pid == first
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or os.geteuid() != 0, reason="root on Linux"
+)
+def test_programs_the_child_starts_cannot_outrank_the_app(library: Library) -> None:
+    # Chromium raises its own priority when it may (as root); started from a background
+    # process it must stay below the app's window.
+    assert run_isolated(f"{T}:started_program_may_raise_priority", library) is False
