@@ -425,13 +425,7 @@ def _write_temp(lane: _Lane, t: Transfer, temps: dict[int, str], add: Callable[.
         except copier.SourceMismatch:  # the source's size is not the recorded one
             add(nbytes=-counted.done)
             if t.source_destination_id is not None:
-                _set_states(
-                    lane.ctx.lib,
-                    t.source_destination_id,
-                    {t.file_id: CopyState.CORRUPTED},
-                    verified=False,
-                )
-                return "source drive copy corrupted"
+                return _source_drive_copy_corrupted(lane, t.source_destination_id, t.file_id)
             if not attempts or not repair_local(lane.ctx, t.file_id):
                 return "laptop copy corrupted and no good copy to repair it"
         except copier.SourceError:
@@ -442,6 +436,12 @@ def _write_temp(lane: _Lane, t: Transfer, temps: dict[int, str], add: Callable[.
             lane.note_stop(exc)
             return f"destination {exc.kind}"
     raise AssertionError("unreachable")
+
+
+def _source_drive_copy_corrupted(lane: _Lane, destination_id: int, file_id: int) -> str:
+    """The drive a copy was read from holds a rotten copy: mark it (never copied from)."""
+    _set_states(lane.ctx.lib, destination_id, {file_id: CopyState.CORRUPTED}, verified=False)
+    return "source drive copy corrupted"
 
 
 def _blame_source(lane: _Lane, t: Transfer) -> str:
@@ -459,13 +459,7 @@ def _blame_source(lane: _Lane, t: Transfer) -> str:
         return "source unreadable"
     except copier.SourceMismatch:
         if t.source_destination_id is not None:
-            _set_states(
-                lane.ctx.lib,
-                t.source_destination_id,
-                {t.file_id: CopyState.CORRUPTED},
-                verified=False,
-            )
-            return "source drive copy corrupted"
+            return _source_drive_copy_corrupted(lane, t.source_destination_id, t.file_id)
         if repair_local(lane.ctx, t.file_id):
             return REPAIRED
         return "laptop copy corrupted and no good copy to repair it"
