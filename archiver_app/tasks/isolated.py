@@ -67,7 +67,8 @@ def prepare() -> None:
     The first child an app starts also loads multiprocessing's modules and, on Unix,
     starts its resource-tracker process. Done by the worker thread that starts the child,
     that Python work contends with the GUI thread for the interpreter lock (the window
-    froze for a fifth of a second); the app calls this once from its own thread while idle.
+    froze for a fifth of a second); the app calls this once from its own thread, as the
+    first rows of its window come in.
     """
     import multiprocessing.connection
     import multiprocessing.reduction
