@@ -501,6 +501,8 @@ class SnapshotTableModel(QAbstractTableModel):
         if not index.isValid():
             return None
         row = index.row()
+        if role == SnapshotIdRole:  # the id alone: no page of rows read for it
+            return self.snapshot_id(row)
         return self._value(row, index.column(), self.row_data(row), role)
 
     def _value(self, row: int, col: int, rd: RowData | None, role: int) -> Any:

@@ -168,3 +168,16 @@ def test_snippet_delegate_lays_out_each_snippet_once_and_skips_empty_cells(
 
     assert inked(0) > 20 and inked(2) > 20  # the snippet's text was drawn
     assert inked(1) == 0  # an empty cell: background only
+
+
+def test_asking_for_a_rows_id_reads_no_page_of_rows(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    bulk_snapshots(library, 2000)
+    model = SnapshotTableModel(library, op_runner)
+    model.refresh()
+    qtbot.waitUntil(lambda: not model.loading and model.rowCount() == 2000, timeout=10_000)
+    pages = list(model._pages)
+    ids = [model.data(model.index(row, COL_TITLE), SnapshotIdRole) for row in range(0, 2000, 97)]
+    assert ids == [model.snapshot_id(row) for row in range(0, 2000, 97)]
+    assert list(model._pages) == pages  # only the first page, read with the first chunk
