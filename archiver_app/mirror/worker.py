@@ -45,11 +45,16 @@ from archiver_app.validation import safe_join
 
 STAGING = ".archiver-staging"
 T = TypeVar("T")
-WRITE_AHEAD = 4  # finisher steps queued behind the writer, at most
+#: Finisher steps queued behind the writer, at most. The writer must not wait for the
+#: hashing of a large file read back a few batches earlier (at 4 it did, for a third to
+#: half of a run): the large files' copies then reach the verify threads early enough for
+#: two to hash at once. Temporary files in flight take no extra room on the drive: each
+#: is one planned file's bytes, renamed in place once verified.
+WRITE_AHEAD = 8
 #: Batches being re-read and hashed at once, at most. Large files come every few
 #: batches (see ``director.interleave``); with several batches in flight two of them are
 #: hashed at once, one per core, instead of one after the other.
-VERIFY_AHEAD = 4
+VERIFY_AHEAD = 8
 #: Threads writing temporary files per destination. The kernel copies the bytes; what is
 #: left per file is Python between system calls, which a second thread only fights for
 #: the GIL (measured: one writer used less CPU and no more time than two).

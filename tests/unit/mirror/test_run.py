@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from archiver_app.library import Library
 from archiver_app.mirror import (
     add_destination,
@@ -120,21 +122,26 @@ def test_plan_treats_fresh_ongoing_as_in_progress_and_stale_as_missing(
     assert len(plan_mirror(*args, stale_ongoing={a}).transfers) == 1
 
 
+@pytest.mark.parametrize("size", [200_000, 3_000_000], ids=["small", "kernel-copied"])
 def test_laptop_bit_rot_is_detected_and_repaired_from_a_drive(
-    library: Library, tmp_path: Path
+    library: Library, tmp_path: Path, size: int
 ) -> None:
-    snap = make_snapshot(library, [200_000, 3000], seed=8)
+    """The copy to a new drive is not hashed at the source: its read-back mismatches, the
+    source is hashed then, found rotten, repaired from the good drive, and copied again."""
+    snap = make_snapshot(library, [size, 3000], seed=8)
     _a, _ = _drive(library, tmp_path, "a")
-    b, _ = _drive(library, tmp_path, "b")
+    b, mount_b = _drive(library, tmp_path, "b")
     set_policy(library, destinations=["a"])
     assert run_mirror(library).ok
     good = (library.root / snap.paths[0]).read_bytes()
-    flip_byte(library.root / snap.paths[0])
+    flip_byte(library.root / snap.paths[0], offset=size // 2)
     set_policy(library, copies=3, destinations=None)
     result = run_mirror(library)
     assert result.local_repaired == [snap.paths[0]]
     assert (library.root / snap.paths[0]).read_bytes() == good
     assert present_ids(library, b) == set(snap.file_ids)
+    assert (mount_b / "Archiver" / library.id / snap.paths[0]).read_bytes() == good
+    assert check_drive(library, mount_b, b) == []
     with library.session() as s:
         assert s.get(File, snap.file_ids[0]).local_state == LocalState.PRESENT  # type: ignore[union-attr]
 
