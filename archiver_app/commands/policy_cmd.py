@@ -33,7 +33,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--batch-size", type=int, metavar="N", help="files per batch (library only)")
     p.add_argument(
-        "--parallelism", type=int, metavar="N", help="files copied at once per drive (library only)"
+        "--parallelism",
+        type=int,
+        metavar="N",
+        help="threads per drive hashing read-back copies (library only)",
     )
     p.set_defaults(func=cmd_policy)
 
