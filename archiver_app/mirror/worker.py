@@ -47,9 +47,9 @@ from archiver_app.validation import safe_join
 STAGING = ".archiver-staging"
 T = TypeVar("T")
 #: Finisher steps queued behind the writer, at most. The writer must not wait for the
-#: hashing of a large file read back a few batches earlier (at 4 it did, for a third to
-#: half of a run): the large files' copies then reach the verify threads early enough for
-#: two to hash at once. Temporary files in flight take no extra room on the drive: each
+#: hashing of a large file read back a few batches earlier (at 4 it did, for up to a
+#: second at a time): the large files' copies then reach the verify threads early enough
+#: for two to hash at once. Temporary files in flight take no extra room on the drive: each
 #: is one planned file's bytes, renamed in place once verified.
 WRITE_AHEAD = 8
 #: Batches being re-read and hashed at once, at most. Large files come every few
@@ -539,8 +539,8 @@ def _start_verify(
 
     With their own pool, small files never take a thread that could hash a large file:
     the large files' hashing (the GIL released for whole buffers, most of a run's CPU)
-    runs two at a time on two cores for most of a run (measured: 85-89% of the time a
-    large file was hashing, against 43-75% when one pool took both kinds in turn)."""
+    runs two at a time on two cores for most of a run (measured: 70-89% of a run, against
+    43-75% when one pool took both kinds in turn; see docs/benchmarks.md)."""
     batch, results, temps = written.batch, written.results, written.temps
     by_id = {t.file_id: t for t in batch}
     ok = {fid: p for fid, p in temps.items() if results.get(fid) == "copied"}
