@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archiver_app.errors import ArchiverError
+from archiver_app.tasks.priority import BACKGROUND_NICE
 from archiver_app.tasks.progress import (
     Cancelled,
     CancelToken,
@@ -46,8 +47,6 @@ from archiver_app.tasks.progress import (
 if TYPE_CHECKING:
     from archiver_app.library import Library
 
-#: How much lower than the app the child runs (Unix ``nice`` increment).
-BACKGROUND_NICE = 10
 #: Seconds a cancelled child gets to stop at its next check before it is terminated.
 STOP_GRACE = 60.0
 
