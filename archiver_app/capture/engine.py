@@ -31,6 +31,7 @@ from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo
 from archiver_app.errors import ArchiverError, BrowserNotFoundError
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
+from archiver_app.tasks.priority import keep_started_sessions_at_my_priority
 from archiver_app.validation import validate_capture_url
 
 __all__ = [
@@ -117,6 +118,9 @@ class Capturer:
                     details=str(exc),
                 ) from exc
             self.launches += 1
+            # Playwright gives the browser a session of its own, which drops the priority
+            # a background worker passed on to it (tasks.priority explains).
+            keep_started_sessions_at_my_priority()
             return self._browser
 
     @property

@@ -90,6 +90,17 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
                     problem = "the background worker ran in the app's own process"
             except Exception as exc:
                 problem = f"the background worker did not start: {exc}"
+        if not problem:
+            import tempfile
+
+            from archiver_app.warc.workers import self_check
+
+            try:  # imports read WARCs in a worker process: does it start in this build?
+                with tempfile.TemporaryDirectory(prefix="archiver-self-test-") as tmp:
+                    if self_check(Path(tmp)) != 1:
+                        problem = "the indexing worker read the wrong number of records"
+            except Exception as exc:
+                problem = f"the indexing worker did not start: {exc}"
         window.request_quit()
         runner.shutdown()
         library.close()

@@ -91,15 +91,18 @@ class StatusPanel(QWidget):
         self.disk.setText(f"{human_size(f.disk_free)} free" if f.disk_free is not None else "")
 
     def _ops_changed(self) -> None:
+        """Show how far the first visible operation is, when it knows.
+
+        Work without a known fraction (a crawl finding pages as it goes) gets no bar at
+        all: the jobs panel and the worker figure say what runs, and a busy indicator would
+        animate at 60 frames a second on the GUI thread for as long as the work lasts.
+        """
         visible = [op for op in self.runner.running() if op.blocks_quit]
-        if not visible:
+        latest = visible[0].progress.latest() if visible else None
+        if latest is None or latest.fraction is None:
             self.op.hide()
             return
-        self.op.show()
         self.op.setToolTip("\n".join(op.label for op in visible))
-        latest = visible[0].progress.latest()
-        if latest is not None and latest.fraction is not None:
-            self.op.setRange(0, 1000)
-            self.op.setValue(int(latest.fraction * 1000))
-        else:
-            self.op.setRange(0, 0)  # busy indicator
+        self.op.setRange(0, 1000)
+        self.op.setValue(int(latest.fraction * 1000))
+        self.op.show()

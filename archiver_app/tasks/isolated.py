@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archiver_app.errors import ArchiverError
+from archiver_app.tasks.priority import BACKGROUND_NICE
 from archiver_app.tasks.progress import (
     Cancelled,
     CancelToken,
@@ -46,8 +47,6 @@ from archiver_app.tasks.progress import (
 if TYPE_CHECKING:
     from archiver_app.library import Library
 
-#: How much lower than the app the child runs (Unix ``nice`` increment).
-BACKGROUND_NICE = 10
 #: Seconds a cancelled child gets to stop at its next check before it is terminated.
 STOP_GRACE = 60.0
 
@@ -180,6 +179,23 @@ def _start(child: multiprocessing.process.BaseProcess, nice: int) -> None:
         raise failed[0]
 
 
+#: Windows ``SetPriorityClass`` value: below normal, above idle.
+_BELOW_NORMAL_PRIORITY_CLASS = 0x4000
+
+
+def _lower_my_priority(nice: int) -> None:
+    """Lower this process's priority: ``nice`` on Unix, "below normal" on Windows (its
+    children, a browser included, inherit the class)."""
+    with contextlib.suppress(OSError, AttributeError):
+        if hasattr(os, "nice"):
+            os.nice(nice)
+        elif sys.platform == "win32":
+            import ctypes
+
+            kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
+            kernel32.SetPriorityClass(kernel32.GetCurrentProcess(), _BELOW_NORMAL_PRIORITY_CLASS)
+
+
 #: Linux ``prctl`` option and the capability that lets a process raise its own priority.
 _PR_CAPBSET_DROP = 24
 _CAP_SYS_NICE = 23
@@ -228,9 +244,8 @@ def child_main(  # noqa: PLR0917 - the Process(args=...) call
     nice: int,
 ) -> None:
     """The child's side (runs in the spawned process)."""
-    if nice and hasattr(os, "nice"):
-        with contextlib.suppress(OSError):
-            os.nice(nice)
+    if nice:
+        _lower_my_priority(nice)
     _keep_descendants_below_the_app()
     cancel = CancelToken()
     lock = threading.Lock()

@@ -25,7 +25,7 @@ transaction, sends the progress updates and checks the cancel token; anything th
 raises is raised again here (its traceback as the cause), a worker that dies is reported
 as an error, and closing or cancelling stops the worker. ``pipeline="thread"`` builds the
 batches in a thread of this process instead (the fallback when no worker process can be
-started, and in frozen builds for now), ``pipeline=False`` in the calling thread.
+started), ``pipeline=False`` in the calling thread.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import queue
-import sys
 import threading
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
@@ -203,9 +202,6 @@ class WarcIndexer:
 
     def _in_worker(self) -> Generator[Batch, None, None]:
         """The batches, built in a worker process (:mod:`archiver_app.warc.workers`)."""
-        if getattr(sys, "frozen", False):  # frozen builds: worker start-up not verified yet
-            yield from self._in_thread()
-            return
 
         def done(cpu: float) -> None:
             self.report.worker_cpu = cpu

@@ -23,6 +23,7 @@ import multiprocessing
 import threading
 import time
 from collections.abc import Callable, Generator
+from pathlib import Path
 from typing import Any
 
 from archiver_app.errors import ArchiverError
@@ -162,4 +163,35 @@ def stream(
             worker.close()
 
 
-__all__ = ["IndexWorkerError", "WorkerStartError", "idle_workers", "stream"]
+def self_check(folder: Path) -> int:
+    """Index a small WARC written into ``folder`` in a worker process; return its records.
+
+    The packaged app's ``--self-test`` calls it: a frozen build must be able to start the
+    reading worker, or imports would quietly fall back to reading in a thread.
+
+    Raises:
+        WorkerStartError, IndexWorkerError: as :func:`stream`.
+    """
+    from io import BytesIO
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    path = folder / "self-check.warc.gz"
+    with path.open("wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        body = b"<html><head><title>Self-check</title></head><body>ok</body></html>"
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        writer.write_record(
+            writer.create_warc_record(
+                "https://self-check.invalid/", "response", payload=BytesIO(body), http_headers=http
+            )
+        )
+    cpu: list[float] = []
+    batches = list(stream(FileSpec(path, 0), 10, BatchBuilder, cpu.append))
+    if not cpu:
+        raise IndexWorkerError("the worker process did not finish the self-check file")
+    return sum(len(b.records) for b in batches)
+
+
+__all__ = ["IndexWorkerError", "WorkerStartError", "idle_workers", "self_check", "stream"]

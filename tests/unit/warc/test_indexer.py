@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -406,3 +407,11 @@ def test_a_worker_that_cannot_start_falls_back_to_a_thread(
         assert not _workers_and_threads()
     finally:
         lib.close()
+
+
+def test_self_check_reads_its_file_in_another_process(tmp_path: Path) -> None:
+    from archiver_app.warc import workers
+
+    assert workers.self_check(tmp_path) == 1
+    idle = workers.idle_workers()
+    assert idle and os.getpid() not in idle  # the worker that read it waits for a next file
