@@ -16,6 +16,8 @@ from archiver_app.gui.snapshot_model import human_size
 from archiver_app.library import Library
 
 REFRESH_MS = 5000
+#: How often the progress of running work is shown while it runs.
+OP_POLL_MS = 500
 
 
 class StatusPanel(QWidget):
@@ -42,6 +44,10 @@ class StatusPanel(QWidget):
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
         self.timer.start()
+        # While work runs, its progress is read a few times a second (only then).
+        self.op_timer = QTimer(self)
+        self.op_timer.setInterval(OP_POLL_MS)
+        self.op_timer.timeout.connect(self._ops_changed)
         runner.changed.connect(self._ops_changed)
 
     def _label(self, name: str) -> QLabel:
@@ -93,11 +99,15 @@ class StatusPanel(QWidget):
     def _ops_changed(self) -> None:
         """Show how far the first visible operation is, when it knows.
 
-        Work without a known fraction (a crawl finding pages as it goes) gets no bar at
-        all: the jobs panel and the worker figure say what runs, and a busy indicator would
-        animate at 60 frames a second on the GUI thread for as long as the work lasts.
+        Work without a known fraction (a crawl finding pages as it goes) gets no bar: the
+        jobs panel and the worker figure say what runs, and a busy indicator would animate
+        at 60 frames a second on the GUI thread for as long as the work lasts.
         """
         visible = [op for op in self.runner.running() if op.blocks_quit]
+        if visible and not self.op_timer.isActive():
+            self.op_timer.start()
+        elif not visible:
+            self.op_timer.stop()
         latest = visible[0].progress.latest() if visible else None
         if latest is None or latest.fraction is None:
             self.op.hide()

@@ -210,3 +210,42 @@ def test_dropping_a_warc_imports_it_and_opens_its_replay(
         titles = s.scalars(select(Snapshot.title)).all()
     assert "Dropped page" in titles
     assert main_window.tabs.count() == 2  # the library and the replay of the dropped page
+
+
+def test_status_bar_shows_progress_only_when_the_work_knows_its_fraction(
+    qtbot: QtBot, main_window: MainWindow, op_runner: OpRunner
+) -> None:
+    """A bar that follows the work's fraction; no busy animation for work that has none."""
+    import threading
+
+    from archiver_app.gui.ops import BackgroundOp
+    from archiver_app.tasks import ProgressUpdate
+
+    for panel in (main_window.status, main_window.jobs, main_window.drives):
+        panel.timer.stop()  # no refreshes: their operations' start and end move the bar too
+    step = threading.Event()
+    known = threading.Event()
+
+    def work(progress, cancel) -> None:  # type: ignore[no-untyped-def]
+        progress(ProgressUpdate(done=3, total=None, message="finding pages"))
+        step.wait(10)
+        progress(ProgressUpdate(done=25, total=100, message="copying"))
+        known.set()
+        cancel.wait(10)
+
+    bar = main_window.status.op
+    op = BackgroundOp(op_runner, work, label="copying files").run_in_background()
+    try:
+        qtbot.waitUntil(lambda: op_runner.running() != [], timeout=5000)
+        qtbot.wait(700)  # a poll or two with no fraction known
+        assert bar.isHidden()
+        assert bar.maximum() != 0  # never the animated busy indicator
+        step.set()
+        qtbot.waitUntil(lambda: known.is_set() and bar.isVisible(), timeout=3000)
+        qtbot.waitUntil(lambda: bar.value() == 250, timeout=3000)
+        assert "copying files" in bar.toolTip()
+    finally:
+        step.set()
+        op.cancel()
+    qtbot.waitUntil(lambda: not op_runner.running() and bar.isHidden(), timeout=5000)
+    assert not main_window.status.op_timer.isActive()
