@@ -35,7 +35,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archiver_app.errors import ArchiverError
-from archiver_app.tasks.priority import BACKGROUND_NICE
+from archiver_app.tasks.priority import (
+    BACKGROUND_NICE,
+    keep_descendants_below_the_app,
+    lower_my_priority,
+)
 from archiver_app.tasks.progress import (
     Cancelled,
     CancelToken,
@@ -179,45 +183,6 @@ def _start(child: multiprocessing.process.BaseProcess, nice: int) -> None:
         raise failed[0]
 
 
-#: Windows ``SetPriorityClass`` value: below normal, above idle.
-_BELOW_NORMAL_PRIORITY_CLASS = 0x4000
-
-
-def _lower_my_priority(nice: int) -> None:
-    """Lower this process's priority: ``nice`` on Unix, "below normal" on Windows (its
-    children, a browser included, inherit the class)."""
-    with contextlib.suppress(OSError, AttributeError):
-        if hasattr(os, "nice"):
-            os.nice(nice)
-        elif sys.platform == "win32":
-            import ctypes
-
-            kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
-            kernel32.SetPriorityClass(kernel32.GetCurrentProcess(), _BELOW_NORMAL_PRIORITY_CLASS)
-
-
-#: Linux ``prctl`` option and the capability that lets a process raise its own priority.
-_PR_CAPBSET_DROP = 24
-_CAP_SYS_NICE = 23
-
-
-def _keep_descendants_below_the_app() -> None:
-    """Programs this child starts (a browser) may not raise their priority above it.
-
-    Chromium puts its main threads at nice -8 when it may (running as root, or with
-    ``CAP_SYS_NICE``), which outranks the window it works for. Dropping the capability
-    from this process's bounding set keeps it from every program started from here on;
-    without the capability (an ordinary user) there is nothing to drop.
-    """
-    if not _LINUX or os.geteuid() != 0:
-        return
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_CAPBSET_DROP, _CAP_SYS_NICE, 0, 0, 0)
-
-
 def _send(conn: Connection, message: object) -> bool:
     try:
         conn.send(message)
@@ -245,8 +210,8 @@ def child_main(  # noqa: PLR0917 - the Process(args=...) call
 ) -> None:
     """The child's side (runs in the spawned process)."""
     if nice:
-        _lower_my_priority(nice)
-    _keep_descendants_below_the_app()
+        lower_my_priority(nice)
+    keep_descendants_below_the_app()
     cancel = CancelToken()
     lock = threading.Lock()
 

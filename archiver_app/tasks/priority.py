@@ -1,4 +1,8 @@
-"""Keeping programs a background worker starts at the worker's own low priority.
+"""The priority of background work: lower than the app's, and kept so in what it starts.
+
+A background child lowers itself (:func:`lower_my_priority`: ``nice`` on Unix, the "below
+normal" class on Windows) and, running as root, keeps the programs it starts from raising
+theirs (:func:`keep_descendants_below_the_app`).
 
 A background child runs ``nice``-lowered (:mod:`archiver_app.tasks.isolated`), and the
 programs it starts inherit that. But Playwright starts the browser in a session of its own,
@@ -21,6 +25,46 @@ from pathlib import Path
 BACKGROUND_NICE = 10
 
 _PROC = Path("/proc")
+_LINUX = sys.platform.startswith("linux")
+
+
+#: Windows ``SetPriorityClass`` value: below normal, above idle.
+_BELOW_NORMAL_PRIORITY_CLASS = 0x4000
+
+
+def lower_my_priority(nice: int) -> None:
+    """Lower this process's priority: ``nice`` on Unix, "below normal" on Windows (its
+    children, a browser included, inherit the class)."""
+    with contextlib.suppress(OSError, AttributeError):
+        if hasattr(os, "nice"):
+            os.nice(nice)
+        elif sys.platform == "win32":
+            import ctypes
+
+            kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
+            kernel32.SetPriorityClass(kernel32.GetCurrentProcess(), _BELOW_NORMAL_PRIORITY_CLASS)
+
+
+#: Linux ``prctl`` option and the capability that lets a process raise its own priority.
+_PR_CAPBSET_DROP = 24
+_CAP_SYS_NICE = 23
+
+
+def keep_descendants_below_the_app() -> None:
+    """Programs this child starts (a browser) may not raise their priority above it.
+
+    Chromium puts its main threads at nice -8 when it may (running as root, or with
+    ``CAP_SYS_NICE``), which outranks the window it works for. Dropping the capability
+    from this process's bounding set keeps it from every program started from here on;
+    without the capability (an ordinary user) there is nothing to drop.
+    """
+    if not _LINUX or os.geteuid() != 0:
+        return
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_CAPBSET_DROP, _CAP_SYS_NICE, 0, 0, 0)
 
 
 def _stat(pid: str) -> tuple[int, int] | None:
@@ -65,7 +109,7 @@ def keep_started_sessions_at_my_priority() -> int:
     were lowered; never raises (a missing ``/proc``, a kernel without autogroups, a process
     that just ended: nothing to do).
     """
-    if not sys.platform.startswith("linux"):
+    if not _LINUX:
         return 0
     try:
         mine = os.getpriority(os.PRIO_PROCESS, 0)

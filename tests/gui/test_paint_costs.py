@@ -103,13 +103,21 @@ def test_small_tables_fit_columns_when_rows_change_not_on_every_refresh(qtbot: Q
     qtbot.waitUntil(lambda: header.sectionSize(3) > narrow, timeout=2000)
 
 
+def _loaded_model(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, rows: int
+) -> SnapshotTableModel:
+    """A captures model over ``rows`` new snapshots, every id loaded."""
+    bulk_snapshots(library, rows)
+    model = SnapshotTableModel(library, op_runner)
+    model.refresh()
+    qtbot.waitUntil(lambda: not model.loading and model.rowCount() == rows, timeout=10_000)
+    return model
+
+
 def test_multidata_answers_every_role_as_data_does(
     qtbot: QtBot, library: Library, op_runner: OpRunner
 ) -> None:
-    bulk_snapshots(library, 50)
-    model = SnapshotTableModel(library, op_runner)
-    model.refresh()
-    qtbot.waitUntil(lambda: not model.loading and model.rowCount() == 50, timeout=10_000)
+    model = _loaded_model(qtbot, library, op_runner, 50)
     roles = [
         int(Qt.ItemDataRole.DisplayRole),
         int(Qt.ItemDataRole.ToolTipRole),
@@ -173,10 +181,7 @@ def test_snippet_delegate_lays_out_each_snippet_once_and_skips_empty_cells(
 def test_asking_for_a_rows_id_reads_no_page_of_rows(
     qtbot: QtBot, library: Library, op_runner: OpRunner
 ) -> None:
-    bulk_snapshots(library, 2000)
-    model = SnapshotTableModel(library, op_runner)
-    model.refresh()
-    qtbot.waitUntil(lambda: not model.loading and model.rowCount() == 2000, timeout=10_000)
+    model = _loaded_model(qtbot, library, op_runner, 2000)
     pages = list(model._pages)
     ids = [model.data(model.index(row, COL_TITLE), SnapshotIdRole) for row in range(0, 2000, 97)]
     assert ids == [model.snapshot_id(row) for row in range(0, 2000, 97)]

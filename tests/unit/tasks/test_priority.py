@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from archiver_app.tasks.priority import descendant_sessions, keep_started_sessions_at_my_priority
+from archiver_app.tasks.priority import descendant_sessions
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/autogroup").exists(), reason="needs Linux with scheduler autogroups"
@@ -63,7 +63,3 @@ def test_only_descendants_that_lead_a_session_are_found() -> None:
         shared.kill()
         own.wait()
         shared.wait()
-
-
-def test_nothing_to_do_without_children() -> None:
-    assert keep_started_sessions_at_my_priority() == 0  # the test process runs at nice 0
