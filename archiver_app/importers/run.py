@@ -19,6 +19,7 @@ from archiver_app.importers.urllists import looks_like_url_list, parse_url_list
 from archiver_app.importers.warcs import import_wacz_file, import_warc_file
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, ProgressUpdate
+from archiver_app.warc import workers
 
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
 STDIN = Path("-")
@@ -71,37 +72,50 @@ def import_paths(
         if on_outcome is not None:
             on_outcome(outcome)
 
-    for given in paths:
-        if cancel is not None:
-            cancel.raise_if_cancelled()
-        if given == STDIN:
-            text = stdin.read() if stdin is not None else ""
-            done(_queue_urls(lib, STDIN, text, collection, tag_tuple))
-            continue
-        path = given.expanduser()
-        if not path.exists():
-            done(FileOutcome(path, "unknown", OutcomeState.FAILED, "no such file or folder"))
-            continue
-        files = _archive_files(path) if path.is_dir() else [path]
-        if path.is_dir() and not files:
-            done(
-                FileOutcome(path, "folder", OutcomeState.FAILED, "no WARC, ARC or WACZ files in it")
-            )
-        for file in files:
+    try:
+        for given in paths:
             if cancel is not None:
                 cancel.raise_if_cancelled()
-            done(
-                _import_file_safely(
-                    lib,
-                    file,
-                    collection=collection,
-                    link=link,
-                    tags=tag_tuple,
-                    progress=progress,
-                    cancel=cancel,
+            if given == STDIN:
+                text = stdin.read() if stdin is not None else ""
+                done(_queue_urls(lib, STDIN, text, collection, tag_tuple))
+                continue
+            path = given.expanduser()
+            if not path.exists():
+                done(FileOutcome(path, "unknown", OutcomeState.FAILED, "no such file or folder"))
+                continue
+            files = _archive_files(path) if path.is_dir() else [path]
+            if path.is_dir() and not files:
+                done(
+                    FileOutcome(
+                        path, "folder", OutcomeState.FAILED, "no WARC, ARC or WACZ files in it"
+                    )
                 )
-            )
+            for i, file in enumerate(files):
+                if cancel is not None:
+                    cancel.raise_if_cancelled()
+                done(
+                    _import_file_safely(
+                        lib,
+                        file,
+                        collection=collection,
+                        link=link,
+                        tags=tag_tuple,
+                        progress=progress,
+                        cancel=cancel,
+                        then=_next_warc(files, i),
+                    )
+                )
+    finally:
+        workers.drop_read_ahead()  # read ahead but not imported (cancelled, failed)
     return report
+
+
+def _next_warc(files: list[Path], i: int) -> Path | None:
+    """The file after ``files[i]`` if it looks like a WARC/ARC file (one to read ahead)."""
+    if i + 1 < len(files) and files[i + 1].name.lower().endswith(ARCHIVE_SUFFIXES[:4]):
+        return files[i + 1]
+    return None
 
 
 def _import_file_safely(lib: Library, path: Path, **kwargs: Any) -> FileOutcome:
@@ -125,6 +139,7 @@ def _import_file(
     tags: tuple[str, ...],
     progress: Callable[[ProgressUpdate], None] | None,
     cancel: CancelToken | None,
+    then: Path | None = None,
 ) -> FileOutcome:
     try:
         if path.stat().st_size == 0:
@@ -134,7 +149,14 @@ def _import_file(
         return FileOutcome(path, "unknown", OutcomeState.FAILED, f"cannot read it: {exc.strerror}")
     if kind == "warc":
         return import_warc_file(
-            lib, path, collection=collection, link=link, tags=tags, progress=progress, cancel=cancel
+            lib,
+            path,
+            collection=collection,
+            link=link,
+            tags=tags,
+            progress=progress,
+            cancel=cancel,
+            then=then,
         )
     if kind == "wacz":
         return import_wacz_file(

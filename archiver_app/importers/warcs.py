@@ -145,6 +145,7 @@ def _index_one(
     progress: ProgressFn | None,
     cancel: CancelToken | None,
     first: bool = True,
+    then: Path | None = None,
 ) -> IndexReport:
     target = IndexTarget(
         path=read_path,
@@ -156,8 +157,9 @@ def _index_one(
         page_urls=page_urls,
         tags=tags,
         first_uid=folder.name if first else None,
+        same_as=source if read_path != source else None,
     )
-    report = index_warc(lib, target, progress=progress, cancel=cancel)
+    report = index_warc(lib, target, progress=progress, cancel=cancel, then=then)
     if report.snapshot_ids:
         with lib.write() as s:
             s.execute(
@@ -175,8 +177,12 @@ def import_warc_file(
     tags: tuple[str, ...] = (),
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
+    then: Path | None = None,
 ) -> FileOutcome:
-    """Import one WARC/ARC file; never raises for bad input (the outcome says why)."""
+    """Import one WARC/ARC file; never raises for bad input (the outcome says why).
+
+    ``then``: the file the caller imports next, if it knows: it is read ahead while this
+    one is written (``index_warc``)."""
     path = path.absolute()
     try:
         kind = sniff_archive(path)
@@ -222,6 +228,7 @@ def import_warc_file(
         tags=tags,
         progress=progress,
         cancel=cancel,
+        then=then,
     )
     data = _sidecar(lib, folder, slug, path, [(name, sha, report)])
     if link:

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import queue
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -47,8 +49,16 @@ FIRST_CHUNK = 50
 #: Characters of page text after which a batch is closed early (bounds a batch's memory
 #: when pages are large: 2,000 pages of 1 MB text each would otherwise be one batch).
 MAX_BATCH_TEXT = 16_000_000
-#: Built batches that may wait for the pipe in the worker (memory: this many plus two).
-SEND_AHEAD = 2
+#: Built batches that may wait for the pipe in the worker (memory: this many plus two)...
+SEND_AHEAD = 16
+#: ...holding at most this many characters of page text between them: reading runs well
+#: ahead of the writer through stretches of large assets (slow to read, quick to write),
+#: so the writer rarely waits when pages come again.
+SEND_AHEAD_CHARS = 32_000_000
+#: A worker runs this much below the writer (``nice``; relative to the writer's own): the
+#: writer is the pipeline's critical path, and two workers (one reading ahead) would
+#: otherwise take two thirds of the cores from it. Their batches are queued well ahead.
+READER_NICE = 10
 #: The columns of a record tuple (``archiver_app.warc.records`` inserts them in this order).
 RECORD_COLUMNS = (
     "url_key",
@@ -66,6 +76,7 @@ RECORD_COLUMNS = (
 )
 SNAPSHOT_AT = RECORD_COLUMNS.index("snapshot_id")
 OFFSET_AT = RECORD_COLUMNS.index("offset")
+FILE_AT = RECORD_COLUMNS.index("file_id")
 
 
 @dataclass(frozen=True)
@@ -295,6 +306,11 @@ def serve(conn: Connection, idle_exit: float) -> None:
     a :class:`Failure`); exit when the writer closes the pipe or after ``idle_exit``
     seconds without a file. Interrupts are the writer's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(READER_NICE)
+    # The sender thread needs the GIL back each time the pipe drains (tens of times for a
+    # batch of several MB) while the builder thread runs: hand it over sooner.
+    sys.setswitchinterval(0.0005)
     try:
         conn.send(READY)  # started: from now on, dying is an error, not a failed start
         while conn.poll(idle_exit):
@@ -313,16 +329,26 @@ def _produce(
 ) -> bool:
     """Send one file's batches; False when the writer has gone.
 
-    A sender thread does the sending, up to :data:`SEND_AHEAD` batches behind the builder,
-    so building the next batches goes on while the writer is still busy with one (the
-    sender waits in the pipe's write, without the GIL).
+    A sender thread does the sending, up to :data:`SEND_AHEAD` batches (and
+    :data:`SEND_AHEAD_CHARS` of text) behind the builder, so building the next batches goes
+    on while the writer is still busy with one (the sender waits in the pipe's write,
+    without the GIL).
     """
     cpu = time.process_time()
-    out: queue.Queue[Batch | Done | Failure | None] = queue.Queue(maxsize=SEND_AHEAD)
+    out: queue.Queue[Batch | Done | Failure | None] = queue.Queue()
+    room = threading.Condition()
+    waiting = [0, 0]  # batches and text characters in ``out``
     gone = threading.Event()
+
+    def weight(item: Batch | Done | Failure | None) -> int:
+        return item.text_chars if isinstance(item, Batch) else 0
 
     def send_all() -> None:
         while (item := out.get()) is not None:
+            with room:
+                waiting[0] -= 1
+                waiting[1] -= weight(item)
+                room.notify()
             if gone.is_set():
                 continue  # drain: nobody reads any more
             try:
@@ -338,13 +364,17 @@ def _produce(
                     gone.set()
 
     def put(item: Batch | Done | Failure) -> bool:
-        while not gone.is_set():
-            try:
-                out.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
+        with room:
+            while waiting[0] and (
+                waiting[0] >= SEND_AHEAD or waiting[1] + weight(item) > SEND_AHEAD_CHARS
+            ):
+                if gone.is_set():
+                    return False
+                room.wait(0.1)
+            waiting[0] += 1
+            waiting[1] += weight(item)
+        out.put(item)
+        return not gone.is_set()
 
     sender = threading.Thread(target=send_all, name="warc-index-send", daemon=True)
     sender.start()

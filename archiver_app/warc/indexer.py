@@ -44,6 +44,7 @@ from sqlalchemy import Connection, func, insert, select, text
 
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
+from archiver_app.store.checkpoints import background_checkpoints
 from archiver_app.store.fulltext import (
     has_fulltext,
     insert_snapshot_texts,
@@ -90,6 +91,9 @@ class IndexTarget:
     page_urls: frozenset[str] | None = None  # a WACZ's pages list: exactly these are pages
     tags: tuple[str, ...] = ()
     first_uid: str | None = None  # uid for the first page (the folder's name), if unused
+    # The file ``path`` was copied from, byte for byte (an import's original): a read-ahead
+    # of it (``index_warc(..., then=)``) serves as well as one of ``path``.
+    same_as: Path | None = None
 
 
 @dataclass
@@ -121,8 +125,10 @@ class WarcIndexer:
         cancel: CancelToken | None = None,
         batch_size: int = BATCH,
         pipeline: Pipeline = True,
+        then: Path | None = None,
     ) -> None:
         self.lib = library
+        self.then = then if pipeline in (True, "process") else None
         self.target = target
         self.progress = progress
         self.cancel = cancel
@@ -141,14 +147,18 @@ class WarcIndexer:
     def run(self) -> IndexReport:
         size = self.target.path.stat().st_size
         engine = self.lib.engine.execution_options(archiver_immediate=True)
-        with contextlib.closing(self._source()) as chunks:
+        with (
+            contextlib.closing(self._source()) as chunks,
+            engine.connect() as conn,
+            background_checkpoints(conn, self.lib.db_path) as committed,
+        ):
             more = True
             while more:
                 last: Batch | None = None
                 written = 0
                 # One transaction of about batch_size records, written chunk by chunk as
                 # the chunks arrive (the reading side keeps building the next ones).
-                with engine.begin() as conn:
+                with conn.begin():
                     for chunk in chunks:
                         self._take(chunk)
                         if len(chunk):
@@ -159,6 +169,7 @@ class WarcIndexer:
                             break
                     else:
                         more = False  # (the worker's closing message is read too)
+                committed()
                 if not more or last is None:
                     break
                 if self.progress is not None:
@@ -207,7 +218,15 @@ class WarcIndexer:
             self.report.worker_cpu = cpu
 
         try:
-            yield from workers.stream(self._spec, self.chunk_size, self.builder, done)
+            hint = self.then
+            batches = workers.stream(
+                self._spec, self.chunk_size, self.builder, done, same_as=self.target.same_as
+            )
+            for batch in batches:
+                if hint is not None:  # this file's worker is taken: the next one starts
+                    workers.read_ahead(FileSpec(hint, 0), self.chunk_size, self.builder)
+                    hint = None
+                yield batch
         except workers.WorkerStartError as exc:
             _log.warning("no indexing worker process (%s): reading in a thread", exc)
             yield from self._in_thread()
@@ -419,6 +438,7 @@ def index_warc(
     progress: Callable[[ProgressUpdate], None] | None = None,
     cancel: CancelToken | None = None,
     pipeline: Pipeline = True,
+    then: Path | None = None,
 ) -> IndexReport:
     """Index ``target`` into ``library`` (see the module docstring).
 
@@ -426,8 +446,14 @@ def index_warc(
         pipeline: True (or ``"process"``): read the file in a worker process while this
             thread writes; ``"thread"``: in a second thread of this process; False: both
             in this thread (the same rows, one core).
+        then: the file to be indexed next (not a WACZ's), when the caller knows it: a
+            second worker starts reading it while this one is written
+            (:func:`workers.read_ahead`), so the writer does not wait for the start of
+            every file.
     """
-    return WarcIndexer(library, target, progress=progress, cancel=cancel, pipeline=pipeline).run()
+    return WarcIndexer(
+        library, target, progress=progress, cancel=cancel, pipeline=pipeline, then=then
+    ).run()
 
 
 __all__ = [

@@ -20,14 +20,26 @@ Thread-safe: every call takes its own worker.
 from __future__ import annotations
 
 import multiprocessing
+import queue
 import threading
 import time
 from collections.abc import Callable, Generator
+from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from archiver_app.errors import ArchiverError
-from archiver_app.warc.batches import READY, Batch, BatchBuilder, Done, Failure, FileSpec, serve
+from archiver_app.warc.batches import (
+    FILE_AT,
+    READY,
+    Batch,
+    BatchBuilder,
+    Done,
+    Failure,
+    FileSpec,
+    serve,
+)
 
 #: A returned worker is reused within this many seconds...
 REUSE_WITHIN = 20.0
@@ -36,6 +48,8 @@ IDLE_EXIT = 60.0
 #: Idle workers kept at most (several imports may run at once).
 MAX_IDLE = 2
 NAME = "warc-index-worker"
+#: Messages received and unpickled ahead of the writer.
+RECEIVE_AHEAD = 2
 
 
 class IndexWorkerError(ArchiverError):
@@ -71,6 +85,74 @@ class _Worker:
 
 _lock = threading.Lock()
 _idle: list[_Worker] = []
+
+
+@dataclass
+class _Ahead:
+    """A worker already reading a file that is to be indexed next (:func:`read_ahead`)."""
+
+    key: tuple[Any, ...]
+    file_id: int  # the file id the worker was given (its records carry it)
+    worker: _Worker
+    identity: tuple[int, int]  # (size, mtime_ns) when reading began
+
+
+_ahead: _Ahead | None = None
+
+
+def _key(spec: FileSpec, batch_size: int, builder: type[BatchBuilder]) -> tuple[Any, ...]:
+    return (spec.path, spec.page_urls, batch_size, builder)
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def read_ahead(spec: FileSpec, batch_size: int, builder: type[BatchBuilder]) -> bool:
+    """Start reading ``spec``'s file now, in a worker of its own, for the :func:`stream` of
+    the same file that is to come (an import of many files hints the next one while it
+    writes the current one). Its batches wait, bounded, in the worker and the pipe. Only
+    one file is read ahead: a newer hint drops an older unclaimed one. False if no worker
+    could be started (nothing is read ahead then)."""
+    global _ahead  # noqa: PLW0603 - the module's single read-ahead slot
+    drop_read_ahead()
+    try:
+        identity = _identity(spec.path)
+        worker = _take()
+        worker.conn.send((spec, batch_size, builder))
+    except OSError:
+        return False
+    with _lock:
+        _ahead = _Ahead(_key(spec, batch_size, builder), spec.file_id, worker, identity)
+    return True
+
+
+def drop_read_ahead() -> None:
+    """Stop an unclaimed read-ahead (the file will not be indexed after all)."""
+    global _ahead
+    with _lock:
+        ahead, _ahead = _ahead, None
+    if ahead is not None:
+        ahead.worker.close()
+
+
+def _claim(key: tuple[Any, ...], path: Path) -> _Ahead | None:
+    """The read-ahead of this very file (unchanged since it began), if there is one."""
+    global _ahead  # noqa: PLW0603
+    with _lock:
+        ahead = _ahead
+        if ahead is None or ahead.key != key:
+            return None
+        _ahead = None
+    try:
+        same = _identity(path) == ahead.identity
+    except OSError:
+        same = False
+    if not same:
+        ahead.worker.close()
+        return None
+    return ahead
 
 
 def _take() -> _Worker:
@@ -110,6 +192,8 @@ def stream(
     batch_size: int,
     builder: type[BatchBuilder],
     on_done: Callable[[float], None] | None = None,
+    *,
+    same_as: Path | None = None,
 ) -> Generator[Batch, None, None]:
     """The batches of ``spec``'s file, built in a worker process.
 
@@ -122,22 +206,42 @@ def stream(
         IndexWorkerError: the worker died.
         Exception: whatever the builder raised in the worker (its traceback as the cause).
     """
-    try:
-        worker = _take()
-    except OSError as exc:  # process limits, no executable to spawn...
-        raise WorkerStartError(str(exc)) from exc
+    ahead = _claim(_key(spec, batch_size, builder), spec.path)
+    if ahead is None and same_as is not None:  # read ahead from the original of a copy
+        ahead = _claim(_key(replace(spec, path=same_as), batch_size, builder), same_as)
+    if ahead is not None:
+        worker = ahead.worker
+    else:
+        try:
+            worker = _take()
+        except OSError as exc:  # process limits, no executable to spawn...
+            raise WorkerStartError(str(exc)) from exc
+    fix_file_id = ahead is not None and ahead.file_id != spec.file_id
     reusable = False
     started = not worker.fresh
+    items: queue.Queue[Batch | Done | Failure | _Lost] = queue.Queue(maxsize=RECEIVE_AHEAD)
+    stop = threading.Event()
+    receiver = threading.Thread(
+        target=_receive, args=(worker.conn, items, stop), name="warc-index-receive", daemon=True
+    )
     try:
         try:
             if not started:
                 hello = worker.conn.recv()
                 assert hello == READY, hello
                 started = True
-            worker.conn.send((spec, batch_size, builder))
-            while True:
-                item = worker.conn.recv()
+            if ahead is None:
+                worker.conn.send((spec, batch_size, builder))
+        except (EOFError, BrokenPipeError, ConnectionResetError):
+            pass
+        else:
+            receiver.start()
+            while not isinstance(item := items.get(), _Lost):
                 if isinstance(item, Batch):
+                    if fix_file_id:
+                        item.records = [
+                            (*r[:FILE_AT], spec.file_id, *r[FILE_AT + 1 :]) for r in item.records
+                        ]
                     yield item
                     continue
                 reusable = True  # the worker has finished this file either way
@@ -147,8 +251,8 @@ def stream(
                 if on_done is not None:
                     on_done(item.cpu_seconds)
                 return
-        except (EOFError, BrokenPipeError, ConnectionResetError):
-            pass
+            if not isinstance(item.exc, (EOFError, OSError)):
+                raise item.exc
         worker.proc.join(5)
         code = worker.proc.exitcode
         if not started:
@@ -157,10 +261,50 @@ def stream(
             f"the process reading {spec.path.name} stopped unexpectedly (exit code {code})"
         )
     finally:
+        stop.set()
+        if not reusable and worker.proc.is_alive():
+            worker.proc.terminate()  # ends the receiver's wait with EOF
+        if receiver.is_alive():
+            receiver.join()
         if reusable:
             _give(worker)
         else:
             worker.close()
+
+
+@dataclass(frozen=True)
+class _Lost:
+    """The receiver could not read on: the worker went away (or sent something broken)."""
+
+    exc: BaseException
+
+
+def _receive(
+    conn: Connection,
+    items: queue.Queue[Batch | Done | Failure | _Lost],
+    stop: threading.Event,
+) -> None:
+    """Receive (and unpickle) a file's messages ahead of the writer, in a thread of its own:
+    the writer thread spends its time in SQLite, and taking several MB of text off the
+    pipe goes on meanwhile."""
+
+    def put(item: Batch | Done | Failure | _Lost) -> None:
+        while not stop.is_set():
+            try:
+                items.put(item, timeout=0.05)
+                return
+            except queue.Full:
+                continue
+
+    while not stop.is_set():
+        try:
+            item = conn.recv()
+        except BaseException as exc:  # EOF, a reset pipe, something that does not unpickle
+            put(_Lost(exc))
+            return
+        put(item)
+        if not isinstance(item, Batch):
+            return
 
 
 def self_check(folder: Path) -> int:
@@ -194,4 +338,12 @@ def self_check(folder: Path) -> int:
     return sum(len(b.records) for b in batches)
 
 
-__all__ = ["IndexWorkerError", "WorkerStartError", "idle_workers", "self_check", "stream"]
+__all__ = [
+    "IndexWorkerError",
+    "WorkerStartError",
+    "drop_read_ahead",
+    "idle_workers",
+    "read_ahead",
+    "self_check",
+    "stream",
+]

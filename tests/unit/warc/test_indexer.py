@@ -260,7 +260,11 @@ def _workers_and_threads() -> list[object]:
 
     idle = set(idle_workers())
     return [
-        *(t for t in threading.enumerate() if t.name == "warc-index-scan"),
+        *(
+            t
+            for t in threading.enumerate()
+            if t.name in ("warc-index-scan", "warc-index-receive", "sqlite-checkpoint")
+        ),
         *(
             p
             for p in multiprocessing.active_children()

@@ -1,0 +1,109 @@
+"""WAL checkpoints in a thread of their own while one connection writes in bulk.
+
+In WAL mode SQLite copies the log back into the database file (a checkpoint) inside the
+``COMMIT`` that takes the log past ``wal_autocheckpoint`` pages, and with
+``synchronous=NORMAL`` that checkpoint waits for two ``fsync`` calls. A bulk import
+commits a few MB of pages every fraction of a second, so its writer would spend much of
+its time waiting for the disk. :func:`background_checkpoints` turns the writer's automatic
+checkpoints off for the duration and lets a helper thread, on its own connection, run
+``PASSIVE`` checkpoints after each commit: they copy what is committed without ever
+blocking the writer (nor waiting for readers), and the writer goes on meanwhile. When the
+bulk write ends the helper stops, the writer checkpoints what is left and automatic
+checkpoints are back; durability is what it always is under ``synchronous=NORMAL`` (a
+commit survives a crash of the application, and the disk has it at the next checkpoint).
+
+A checkpoint that runs while the writer appends can never finish, and the log only starts
+again from its beginning after one has: so once the log is :data:`RESTART_FRAMES` pages
+long, the writer runs one ``PASSIVE`` checkpoint itself between two transactions (the
+helper has copied most of the log by then) and the log stays bounded.
+
+Not for other databases than SQLite: there it does nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from sqlalchemy import Connection
+
+_log = logging.getLogger(__name__)
+
+#: SQLite's default ``wal_autocheckpoint`` (pages), restored afterwards.
+DEFAULT_AUTOCHECKPOINT = 1000
+#: The helper checkpoints at least this often (seconds) even without a commit signal.
+IDLE_POLL = 1.0
+#: Log length (pages; 64 MiB of 4 KiB pages) after which the writer finishes a checkpoint
+#: itself so that the log starts again from the beginning.
+RESTART_FRAMES = 16384
+
+
+@contextlib.contextmanager
+def background_checkpoints(conn: Connection, db_path: Path) -> Iterator[Callable[[], None]]:
+    """Within the block, ``conn`` does not checkpoint; call the yielded function after each
+    commit and a helper thread checkpoints (``PASSIVE``) on a connection of its own."""
+    if conn.dialect.name != "sqlite":
+        yield lambda: None
+        return
+    wake = threading.Event()
+    stop = threading.Event()
+    log_frames = [0]  # the log's length at the helper's last checkpoint
+    running = threading.Lock()  # held by whoever checkpoints (one at a time, or "busy")
+
+    def checkpointer() -> None:
+        try:
+            helper = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:  # the writer's commits still checkpoint at the end
+            _log.warning("no background checkpoints: %s", exc)
+            return
+        try:
+            while not stop.is_set():
+                wake.wait(IDLE_POLL)
+                wake.clear()
+                if stop.is_set():
+                    break
+                try:
+                    with running:
+                        row = helper.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                        log_frames[0] = int(row[1]) if row else 0
+                except sqlite3.Error as exc:  # busy or locked: the next round tries again
+                    _log.debug("background checkpoint: %s", exc)
+        finally:
+            helper.close()
+
+    # On the driver's connection: a statement through ``conn`` would begin a transaction.
+    raw: sqlite3.Connection = conn.connection.dbapi_connection  # type: ignore[assignment]
+    raw.execute("PRAGMA wal_autocheckpoint = 0")
+    thread = threading.Thread(target=checkpointer, name="sqlite-checkpoint", daemon=True)
+    thread.start()
+
+    def committed() -> None:
+        if log_frames[0] >= RESTART_FRAMES:
+            log_frames[0] = 0
+            with running:  # the helper's round first: it has copied most of the log
+                _checkpoint(raw)
+        wake.set()
+
+    try:
+        yield committed
+    finally:
+        stop.set()
+        wake.set()
+        thread.join()
+        raw.execute(f"PRAGMA wal_autocheckpoint = {DEFAULT_AUTOCHECKPOINT}")
+        if not raw.in_transaction:
+            _checkpoint(raw)
+
+
+def _checkpoint(raw: sqlite3.Connection) -> None:
+    try:
+        raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    except sqlite3.Error as exc:
+        _log.debug("checkpoint: %s", exc)
+
+
+__all__ = ["background_checkpoints"]

@@ -1,0 +1,95 @@
+"""WAL checkpoints in a helper thread during a bulk write (store/checkpoints.py)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from archiver_app.store import checkpoints
+from archiver_app.store.engine import make_engine, sqlite_url
+
+ROW = "x" * 4000  # about one page
+
+
+def _engine(tmp_path: Path):  # type: ignore[no-untyped-def]
+    engine = make_engine(sqlite_url(tmp_path / "t.db"))
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+    return engine
+
+
+def _write(conn, transactions: int, rows: int, after_commit=None) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(transactions):
+        with conn.begin():
+            conn.exec_driver_sql(
+                "INSERT INTO t (v) VALUES " + ", ".join(["(?)"] * rows), (ROW,) * rows
+            )
+        if after_commit is not None:
+            after_commit()
+
+
+def test_the_writer_leaves_checkpoints_to_the_helper(tmp_path: Path) -> None:
+    engine = _engine(tmp_path)
+    wal = tmp_path / "t.db-wal"
+    helper_ran = threading.Event()
+    real_connect = sqlite3.connect
+
+    def watched_connect(*args, **kwargs):  # type: ignore[no-untyped-def]
+        helper_ran.set()
+        return real_connect(*args, **kwargs)
+
+    with engine.connect() as conn:
+        mp = pytest.MonkeyPatch()
+        mp.setattr(checkpoints.sqlite3, "connect", watched_connect)
+        mp.setattr(checkpoints, "IDLE_POLL", 60.0)  # only commits wake the helper
+        try:
+            with checkpoints.background_checkpoints(conn, tmp_path / "t.db") as committed:
+                raw = conn.connection.dbapi_connection
+                assert raw.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+                # Without telling the helper, 1,500 pages of commits stay in the log (the
+                # writer would have checkpointed at 1,000).
+                _write(conn, 30, 50)
+                assert os.path.getsize(wal) > 1400 * 4096
+                _write(conn, 1, 50, committed)
+        finally:
+            mp.undo()
+        assert helper_ran.is_set()
+        assert raw.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    # Everything committed is in the database file: a checkpoint finds nothing left to copy.
+    check = sqlite3.connect(tmp_path / "t.db")
+    try:
+        busy, log, done = check.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        assert busy == 0 and log == done
+        assert check.execute("SELECT count(*) FROM t").fetchone()[0] == 31 * 50
+    finally:
+        check.close()
+    engine.dispose()
+
+
+def test_the_log_stays_bounded_during_a_long_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(checkpoints, "RESTART_FRAMES", 200)
+    engine = _engine(tmp_path)
+    wal = tmp_path / "t.db-wal"
+    largest = 0
+    with (
+        engine.connect() as conn,
+        checkpoints.background_checkpoints(conn, tmp_path / "t.db") as committed,
+    ):
+
+        def after() -> None:
+            nonlocal largest
+            committed()
+            largest = max(largest, os.path.getsize(wal))
+
+        _write(conn, 300, 20, after)  # 6,000 pages in all
+    # Without the writer finishing a checkpoint now and then, the log would only grow (to
+    # 6,000 pages); with it, it restarts soon after 200 pages (later on a loaded machine,
+    # when the helper's reading of the log's length lags by a round or two).
+    assert largest < 3000 * 4096, largest
+    engine.dispose()
