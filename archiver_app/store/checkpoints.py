@@ -82,10 +82,14 @@ def background_checkpoints(conn: Connection, db_path: Path) -> Iterator[Callable
     thread.start()
 
     def committed() -> None:
-        if log_frames[0] >= RESTART_FRAMES:
-            log_frames[0] = 0
-            with running:  # the helper's round first: it has copied most of the log
+        # Never wait for the helper's round (its fsyncs): if it is busy, the next commit
+        # tries again.
+        if log_frames[0] >= RESTART_FRAMES and running.acquire(blocking=False):
+            try:
+                log_frames[0] = 0
                 _checkpoint(raw)
+            finally:
+                running.release()
         wake.set()
 
     try:
