@@ -53,6 +53,7 @@ def background_checkpoints(conn: Connection, db_path: Path) -> Iterator[Callable
     stop = threading.Event()
     log_frames = [0]  # the log's length at the helper's last checkpoint
     running = threading.Lock()  # held by whoever checkpoints (one at a time, or "busy")
+    restart = threading.Event()  # the writer is about to finish a checkpoint itself
 
     def checkpointer() -> None:
         try:
@@ -66,6 +67,8 @@ def background_checkpoints(conn: Connection, db_path: Path) -> Iterator[Callable
                 wake.clear()
                 if stop.is_set():
                     break
+                if restart.is_set():
+                    continue
                 try:
                     with running:
                         row = helper.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
@@ -82,14 +85,18 @@ def background_checkpoints(conn: Connection, db_path: Path) -> Iterator[Callable
     thread.start()
 
     def committed() -> None:
-        # Never wait for the helper's round (its fsyncs): if it is busy, the next commit
-        # tries again.
-        if log_frames[0] >= RESTART_FRAMES and running.acquire(blocking=False):
+        if log_frames[0] >= RESTART_FRAMES:
+            # The helper starts no new round; the writer never waits for the one under
+            # way (its fsyncs): if it is still running, the next commit tries again.
+            restart.set()
+            if not running.acquire(blocking=False):
+                return
             try:
-                log_frames[0] = 0
                 _checkpoint(raw)
+                log_frames[0] = 0
             finally:
                 running.release()
+                restart.clear()
         wake.set()
 
     try:
