@@ -12,6 +12,8 @@ bulk write ends the helper stops, the writer checkpoints what is left and automa
 checkpoints are back; durability is what it always is under ``synchronous=NORMAL`` (a
 commit survives a crash of the application, and the disk has it at the next checkpoint).
 
+The writer's page cache is larger meanwhile (:data:`BULK_CACHE_KIB`), and restored.
+
 A checkpoint that runs while the writer appends can never finish, and the log only starts
 again from its beginning after one has: so once the log is :data:`RESTART_FRAMES` pages
 long, the writer runs one ``PASSIVE`` checkpoint itself between two transactions (the
@@ -33,6 +35,10 @@ from sqlalchemy import Connection
 
 _log = logging.getLogger(__name__)
 
+#: The writer's page cache meanwhile (KiB; SQLite's default is 2 MiB): a bulk transaction
+#: of tens of MB otherwise spills pages to the log that it changes again (FTS5's index
+#: above all), writing them twice; measured: ~6% less CPU for the indexer's writer.
+BULK_CACHE_KIB = 65536
 #: SQLite's default ``wal_autocheckpoint`` (pages), restored afterwards.
 DEFAULT_AUTOCHECKPOINT = 1000
 #: The helper checkpoints at least this often (seconds) even without a commit signal.
@@ -43,9 +49,14 @@ RESTART_FRAMES = 16384
 
 
 @contextlib.contextmanager
-def background_checkpoints(conn: Connection, db_path: Path) -> Iterator[Callable[[], None]]:
+def background_checkpoints(
+    conn: Connection, db_path: Path, *, finish: bool = True
+) -> Iterator[Callable[[], None]]:
     """Within the block, ``conn`` does not checkpoint; call the yielded function after each
-    commit and a helper thread checkpoints (``PASSIVE``) on a connection of its own."""
+    commit and a helper thread checkpoints (``PASSIVE``) on a connection of its own.
+
+    ``finish=False`` leaves what is not yet copied at the end to the next checkpoint (the
+    caller goes on with another bulk write right away: an import's next file)."""
     if conn.dialect.name != "sqlite":
         yield lambda: None
         return
@@ -81,6 +92,8 @@ def background_checkpoints(conn: Connection, db_path: Path) -> Iterator[Callable
     # On the driver's connection: a statement through ``conn`` would begin a transaction.
     raw: sqlite3.Connection = conn.connection.dbapi_connection  # type: ignore[assignment]
     raw.execute("PRAGMA wal_autocheckpoint = 0")
+    cache_size = raw.execute("PRAGMA cache_size").fetchone()[0]
+    raw.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
     thread = threading.Thread(target=checkpointer, name="sqlite-checkpoint", daemon=True)
     thread.start()
 
@@ -106,7 +119,8 @@ def background_checkpoints(conn: Connection, db_path: Path) -> Iterator[Callable
         wake.set()
         thread.join()
         raw.execute(f"PRAGMA wal_autocheckpoint = {DEFAULT_AUTOCHECKPOINT}")
-        if not raw.in_transaction:
+        raw.execute(f"PRAGMA cache_size = {int(cache_size)}")
+        if finish and not raw.in_transaction:
             _checkpoint(raw)
 
 

@@ -150,7 +150,7 @@ class WarcIndexer:
         with (
             contextlib.closing(self._source()) as chunks,
             engine.connect() as conn,
-            background_checkpoints(conn, self.lib.db_path) as committed,
+            background_checkpoints(conn, self.lib.db_path, finish=self.then is None) as committed,
         ):
             more = True
             while more:

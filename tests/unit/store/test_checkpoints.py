@@ -50,6 +50,7 @@ def test_the_writer_leaves_checkpoints_to_the_helper(tmp_path: Path) -> None:
             with checkpoints.background_checkpoints(conn, tmp_path / "t.db") as committed:
                 raw = conn.connection.dbapi_connection
                 assert raw.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+                assert raw.execute("PRAGMA cache_size").fetchone()[0] == -65536
                 # Without telling the helper, 1,500 pages of commits stay in the log (the
                 # writer would have checkpointed at 1,000).
                 _write(conn, 30, 50)
@@ -59,6 +60,7 @@ def test_the_writer_leaves_checkpoints_to_the_helper(tmp_path: Path) -> None:
             mp.undo()
         assert helper_ran.is_set()
         assert raw.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+        assert raw.execute("PRAGMA cache_size").fetchone()[0] == -2000
     # Everything committed is in the database file: a checkpoint finds nothing left to copy.
     check = sqlite3.connect(tmp_path / "t.db")
     try:
