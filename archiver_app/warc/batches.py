@@ -22,7 +22,6 @@ import hashlib
 import os
 import queue
 import signal
-import sys
 import threading
 import time
 import traceback
@@ -308,9 +307,6 @@ def serve(conn: Connection, idle_exit: float) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError, AttributeError):
         os.nice(READER_NICE)
-    # The sender thread needs the GIL back each time the pipe drains (tens of times for a
-    # batch of several MB) while the builder thread runs: hand it over sooner.
-    sys.setswitchinterval(0.0005)
     try:
         conn.send(READY)  # started: from now on, dying is an error, not a failed start
         while conn.poll(idle_exit):

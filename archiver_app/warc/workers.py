@@ -14,6 +14,11 @@ an error (:class:`IndexWorkerError`); one that never gets that far (Python's sta
 failed, e.g. on a main module without an ``if __name__ == "__main__"`` guard) raises
 :class:`WorkerStartError` so that the indexer can read the file in a thread instead.
 
+Read-ahead (:func:`read_ahead`): a caller that knows which file it indexes next has a
+second worker start on it at once; the :func:`stream` of that file (or of a byte-for-byte
+copy of it) takes that worker and its queued batches. One slot per process: a newer hint
+or :func:`drop_read_ahead` ends an unclaimed one.
+
 Thread-safe: every call takes its own worker.
 """
 
@@ -120,8 +125,12 @@ def read_ahead(spec: FileSpec, batch_size: int, builder: type[BatchBuilder]) -> 
     try:
         identity = _identity(spec.path)
         worker = _take()
+    except OSError:
+        return False
+    try:
         worker.conn.send((spec, batch_size, builder))
     except OSError:
+        worker.close()
         return False
     with _lock:
         _ahead = _Ahead(_key(spec, batch_size, builder), spec.file_id, worker, identity)
