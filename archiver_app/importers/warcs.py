@@ -29,6 +29,7 @@ from archiver_app.library import Library, atomic_write_text
 from archiver_app.store.files import register_file
 from archiver_app.store.models import Collection, File, FileKind, LocalState, Snapshot
 from archiver_app.tasks import CancelToken, ProgressUpdate
+from archiver_app.warc import workers
 from archiver_app.warc.indexer import IndexReport, IndexTarget, index_warc, record_time
 from archiver_app.warc.scan import NotAnArchiveError, scan_records, sniff_archive
 from archiver_app.warc.wacz import WaczError, extract_verified, open_wacz
@@ -188,6 +189,7 @@ def import_warc_file(
         kind = sniff_archive(path)
     except NotAnArchiveError as exc:
         return FileOutcome(path, "warc", OutcomeState.FAILED, str(exc))
+    workers.prestart()  # starts while the file is hashed and copied
     sha = sha256_file(path)
     if (existing := _known_sha(lib, sha)) is not None:
         return FileOutcome(
@@ -278,6 +280,7 @@ def import_wacz_file(
         info = open_wacz(path, max_total=free)
     except WaczError as exc:
         return FileOutcome(path, "wacz", OutcomeState.FAILED, str(exc))
+    workers.prestart()  # starts while the WACZ is hashed and its WARCs extracted
     sha = sha256_file(path)
     collection_id, slug = _collection(lib, collection)
     folder = _new_folder(lib, slug, None)

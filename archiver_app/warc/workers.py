@@ -190,6 +190,22 @@ def _give(worker: _Worker) -> None:
     worker.close()
 
 
+def prestart() -> None:
+    """Start a worker now unless one is idle, so that its start-up (a few tenths of a
+    second) overlaps the caller's own work before indexing (an import hashes and copies
+    the file first)."""
+    with _lock:
+        if _idle:
+            return
+    try:
+        worker = _Worker()
+    except OSError:
+        return  # the indexer will say so, or read in a thread
+    worker.idle_since = time.monotonic()
+    with _lock:
+        _idle.append(worker)  # fresh: its READY is read when it is taken
+
+
 def idle_workers() -> list[int]:
     """Process ids of the workers waiting for a file (tests, diagnostics)."""
     with _lock:
@@ -352,6 +368,7 @@ __all__ = [
     "WorkerStartError",
     "drop_read_ahead",
     "idle_workers",
+    "prestart",
     "read_ahead",
     "self_check",
     "stream",

@@ -158,3 +158,30 @@ def test_a_folder_import_reads_each_next_file_ahead(
             conn.close()
     finally:
         lib.close()
+
+
+def test_an_import_starts_its_worker_while_it_hashes_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from archiver_app.importers import warcs
+
+    while workers._idle:  # no idle worker from an earlier test
+        workers._idle.pop().close()
+    src = write_warc(tmp_path / "one.warc.gz", site(3))
+    at_hashing: list[list[int]] = []
+    real_sha = warcs.sha256_file
+
+    def sha256_file(path: Path) -> str:
+        at_hashing.append(workers.idle_workers())
+        return real_sha(path)
+
+    monkeypatch.setattr(warcs, "sha256_file", sha256_file)
+    lib = Library.open(tmp_path / "lib", create=True)
+    try:
+        outcome = warcs.import_warc_file(lib, src)
+        assert outcome.pages == 3
+        started = at_hashing[0]
+        assert len(started) == 1  # already starting when the file was hashed...
+        assert workers.idle_workers() == started  # ...and it is the one that read the file
+    finally:
+        lib.close()
