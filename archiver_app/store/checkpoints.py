@@ -7,12 +7,12 @@ commits a few MB of pages every fraction of a second, so its writer would spend 
 its time waiting for the disk. :func:`background_checkpoints` turns the writer's automatic
 checkpoints off for the duration and lets a helper thread, on its own connection, run
 ``PASSIVE`` checkpoints after each commit: they copy what is committed without ever
-blocking the writer (nor waiting for readers), and the writer goes on meanwhile. When the
-bulk write ends the helper stops, the writer checkpoints what is left and automatic
-checkpoints are back; durability is what it always is under ``synchronous=NORMAL`` (a
-commit survives a crash of the application, and the disk has it at the next checkpoint).
-
-The writer's page cache is larger meanwhile (:data:`BULK_CACHE_KIB`), and restored.
+blocking the writer (nor waiting for readers), and the writer goes on meanwhile. The
+writer's page cache is larger meanwhile (:data:`BULK_CACHE_KIB`). When the bulk write ends
+the helper stops, the writer checkpoints what is left (unless the caller goes on with
+another bulk write) and the connection gets its own settings back. Durability is what it
+always is under ``synchronous=NORMAL``: a commit survives a crash of the application, and
+the disk has it at the next checkpoint.
 
 A checkpoint that runs while the writer appends can never finish, and the log only starts
 again from its beginning after one has: so once the log is :data:`RESTART_FRAMES` pages
@@ -39,8 +39,6 @@ _log = logging.getLogger(__name__)
 #: of tens of MB otherwise spills pages to the log that it changes again (FTS5's index
 #: above all), writing them twice; measured: ~6% less CPU for the indexer's writer.
 BULK_CACHE_KIB = 65536
-#: SQLite's default ``wal_autocheckpoint`` (pages), restored afterwards.
-DEFAULT_AUTOCHECKPOINT = 1000
 #: The helper checkpoints at least this often (seconds) even without a commit signal.
 IDLE_POLL = 1.0
 #: Log length (pages; 64 MiB of 4 KiB pages) after which the writer finishes a checkpoint
@@ -69,7 +67,7 @@ def background_checkpoints(
     def checkpointer() -> None:
         try:
             helper = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:  # the writer's commits still checkpoint at the end
+        except sqlite3.Error as exc:  # the writer checkpoints once, at the end
             _log.warning("no background checkpoints: %s", exc)
             return
         try:
@@ -91,8 +89,9 @@ def background_checkpoints(
 
     # On the driver's connection: a statement through ``conn`` would begin a transaction.
     raw: sqlite3.Connection = conn.connection.dbapi_connection  # type: ignore[assignment]
-    raw.execute("PRAGMA wal_autocheckpoint = 0")
+    autocheckpoint = raw.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
     cache_size = raw.execute("PRAGMA cache_size").fetchone()[0]
+    raw.execute("PRAGMA wal_autocheckpoint = 0")
     raw.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
     thread = threading.Thread(target=checkpointer, name="sqlite-checkpoint", daemon=True)
     thread.start()
@@ -118,7 +117,7 @@ def background_checkpoints(
         stop.set()
         wake.set()
         thread.join()
-        raw.execute(f"PRAGMA wal_autocheckpoint = {DEFAULT_AUTOCHECKPOINT}")
+        raw.execute(f"PRAGMA wal_autocheckpoint = {int(autocheckpoint)}")
         raw.execute(f"PRAGMA cache_size = {int(cache_size)}")
         if finish and not raw.in_transaction:
             _checkpoint(raw)
