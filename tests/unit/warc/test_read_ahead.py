@@ -185,3 +185,30 @@ def test_an_import_starts_its_worker_while_it_hashes_the_file(
         assert workers.idle_workers() == started  # ...and it is the one that read the file
     finally:
         lib.close()
+
+
+def test_a_cancelled_folder_import_leaves_no_reader_behind(tmp_path: Path) -> None:
+    from archiver_app.importers.run import import_paths
+    from archiver_app.tasks import CancelToken
+    from archiver_app.tasks.progress import Cancelled
+
+    folder = tmp_path / "warcs"
+    folder.mkdir()
+    for h in "abc":
+        write_warc(folder / f"{h}.warc.gz", site(4, host=f"{h}.example"))
+    cancel = CancelToken()
+    readers: list[int | None] = []
+
+    def after_first(outcome: object) -> None:
+        ahead = workers._ahead
+        readers.append(ahead.worker.proc.pid if ahead is not None else None)
+        cancel.cancel()  # b.warc.gz is being read ahead and will not be imported
+
+    lib = Library.open(tmp_path / "lib", create=True)
+    try:
+        with pytest.raises(Cancelled):
+            import_paths(lib, [folder], cancel=cancel, on_outcome=after_first)
+        assert readers and readers[0] is not None
+        assert workers._ahead is None and not _alive(readers[0])
+    finally:
+        lib.close()
