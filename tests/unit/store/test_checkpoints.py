@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import Connection, Engine
 
 from archiver_app.store import checkpoints
 from archiver_app.store.engine import make_engine, sqlite_url
@@ -15,14 +18,19 @@ from archiver_app.store.engine import make_engine, sqlite_url
 ROW = "x" * 4000  # about one page
 
 
-def _engine(tmp_path: Path):  # type: ignore[no-untyped-def]
+def _engine(tmp_path: Path) -> Engine:
     engine = make_engine(sqlite_url(tmp_path / "t.db"))
     with engine.begin() as conn:
         conn.exec_driver_sql("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
     return engine
 
 
-def _write(conn, transactions: int, rows: int, after_commit=None) -> None:  # type: ignore[no-untyped-def]
+def _write(
+    conn: Connection,
+    transactions: int,
+    rows: int,
+    after_commit: Callable[[], None] | None = None,
+) -> None:
     for _ in range(transactions):
         with conn.begin():
             conn.exec_driver_sql(
@@ -38,17 +46,18 @@ def test_the_writer_leaves_checkpoints_to_the_helper(tmp_path: Path) -> None:
     helper_ran = threading.Event()
     real_connect = sqlite3.connect
 
-    def watched_connect(*args, **kwargs):  # type: ignore[no-untyped-def]
-        helper_ran.set()
+    def watched_connect(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "sqlite-checkpoint":
+            helper_ran.set()
         return real_connect(*args, **kwargs)
 
     with engine.connect() as conn:
         mp = pytest.MonkeyPatch()
-        mp.setattr(checkpoints.sqlite3, "connect", watched_connect)
+        mp.setattr(sqlite3, "connect", watched_connect)
         mp.setattr(checkpoints, "IDLE_POLL", 60.0)  # only commits wake the helper
         try:
             with checkpoints.background_checkpoints(conn, tmp_path / "t.db") as committed:
-                raw = conn.connection.dbapi_connection
+                raw: Any = conn.connection.dbapi_connection
                 assert raw.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
                 assert raw.execute("PRAGMA cache_size").fetchone()[0] == -65536
                 # Without telling the helper, 1,500 pages of commits stay in the log (the
