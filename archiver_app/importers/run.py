@@ -21,7 +21,8 @@ from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc import workers
 
-ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
+WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
+ARCHIVE_SUFFIXES = (*WARC_SUFFIXES, ".wacz")
 STDIN = Path("-")
 
 
@@ -38,9 +39,7 @@ def detect_kind(path: Path) -> str:
         head = fh.read(4096)
     if name.endswith(".wacz") or head.startswith(b"PK\x03\x04"):
         return "wacz"
-    if name.endswith((".warc", ".warc.gz", ".arc", ".arc.gz")) or head.startswith(
-        (b"\x1f\x8b", b"WARC/")
-    ):
+    if name.endswith(WARC_SUFFIXES) or head.startswith((b"\x1f\x8b", b"WARC/")):
         return "warc"
     if head.startswith(SQLITE_MAGIC):
         return "history"
@@ -113,7 +112,7 @@ def import_paths(
 
 def _next_warc(files: list[Path], i: int) -> Path | None:
     """The file after ``files[i]`` if it looks like a WARC/ARC file (one to read ahead)."""
-    if i + 1 < len(files) and files[i + 1].name.lower().endswith(ARCHIVE_SUFFIXES[:4]):
+    if i + 1 < len(files) and files[i + 1].name.lower().endswith(WARC_SUFFIXES):
         return files[i + 1]
     return None
 
