@@ -244,6 +244,7 @@ class SnapshotTableModel(QAbstractTableModel):
         self._cells: dict[int, tuple[str, ...]] = {}  # display text per row on screen
         self._generation = 0
         self._cancel = CancelToken()
+        self._shut_down = False
         self._taken = threading.Event()  # the current reader's last chunk is in the model
         self._loading = False
         self.last_load_seconds = 0.0
@@ -277,8 +278,11 @@ class SnapshotTableModel(QAbstractTableModel):
         """Re-run the current query (after captures, tag edits, imports …).
 
         The rows on screen stay until the first chunk of the new result arrives, so typing
-        or re-sorting never flashes an empty table.
+        or re-sorting never flashes an empty table. After :meth:`shutdown` it does nothing
+        (a job or capture that finishes while the window closes still asks for one).
         """
+        if self._shut_down:
+            return
         self._cancel.cancel()
         self._interrupt_reader()
         self._generation += 1
@@ -334,6 +338,7 @@ class SnapshotTableModel(QAbstractTableModel):
 
     def shutdown(self) -> None:
         """Stop reading (window closing): cancel, interrupt SQLite, join the reader threads."""
+        self._shut_down = True
         self._cancel.cancel()
         self._interrupt_reader()
         self._reader_pool.shutdown(wait=True, cancel_futures=True)

@@ -182,3 +182,15 @@ def test_quick_newest_matches_agree_with_the_index(library: Library) -> None:
         assert search.newest_matches(conn.cursor(), "site42", 101) == expected
     finally:
         conn.close()
+
+
+def test_a_refresh_after_shutdown_is_ignored(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    # A job that finishes while the window closes still asks the table to refresh.
+    bulk_snapshots(library, 50)
+    model = SnapshotTableModel(library, op_runner)
+    _loaded(qtbot, model)
+    model.shutdown()
+    model.refresh()  # raised "cannot schedule new futures after shutdown"
+    assert model.rowCount() == 50 and not model.loading
