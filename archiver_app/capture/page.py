@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import time
 from collections.abc import Sequence
@@ -390,7 +389,6 @@ class PageCapture:
         )
         writer.close()
         files.insert(0, (f"{folder}/{WARC_NAME}", FileKind.WARC))
-        body = recorder.main_body if recorder else None
         revisit_sources = sorted(recorder.revisit_sources) if recorder else []
         provenance: dict[str, Any] = {
             "backend": "playwright",
@@ -420,7 +418,7 @@ class PageCapture:
             language=facts.language,
             fidelity=fidelity,
             provenance=provenance,
-            content_hash=f"sha256:{hashlib.sha256(body).hexdigest()}" if body is not None else None,
+            content_hash=main.digest if main is not None else None,  # as the indexer sets it
             text=text,
             tags=list(self.tags),
         )

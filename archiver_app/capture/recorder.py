@@ -104,7 +104,6 @@ class NetworkRecorder:
         self.main_frame_id: str | None = None
         self.main_record: WrittenRecord | None = None
         self.main_response: HttpResponse | None = None
-        self.main_body: bytes | None = None
         self.main_request_id: str | None = None
         self.main_truncated: str | None = None  # WARC-Truncated of the main record, if any
         self.resources: list[ResourceInfo] = []
@@ -437,7 +436,7 @@ class NetworkRecorder:
             ResourceInfo(hop.url, response.status, response.mime, len(data), error)
         )
         if ex.request_id == self.main_request_id and is_final:
-            self.main_record, self.main_response, self.main_body = written, response, data
+            self.main_record, self.main_response = written, response
             self.main_truncated = hop_truncated
 
 

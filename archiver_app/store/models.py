@@ -175,7 +175,7 @@ class Snapshot(Base):
     warc_file: Mapped[str | None] = mapped_column(Text)  # main response, relative path
     warc_offset: Mapped[int | None] = mapped_column(BigInteger)
     warc_length: Mapped[int | None] = mapped_column(BigInteger)
-    content_hash: Mapped[str | None] = mapped_column(String(80))  # "sha256:<hex>"
+    content_hash: Mapped[str | None] = mapped_column(String(80))  # the main WARC-Payload-Digest
     size_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
     fs_version: Mapped[str] = mapped_column(String(32))
     notes: Mapped[str] = mapped_column(Text, default="")

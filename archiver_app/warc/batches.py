@@ -17,6 +17,7 @@ whatever the file size.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import os
@@ -150,6 +151,17 @@ def is_page(rec: ScannedRecord, page_urls: frozenset[str] | None) -> bool:
     return rec.mime in HTML_MIMES or rec.mime in DOCUMENT_MIMES
 
 
+def payload_digest(payload: bytes) -> str:
+    """A payload's digest in ``WARC-Payload-Digest`` form (``sha1:<base32>``), as warcio writes it.
+
+    A page's content hash is its main record's payload digest: free when the record carries
+    one (nearly every WARC does), the same value for a revisit as for its original, and what
+    the WARC world already compares to tell an unchanged page.
+    """
+    digest = hashlib.sha1(payload, usedforsecurity=False).digest()
+    return "sha1:" + base64.b32encode(digest).decode("ascii")
+
+
 class BatchBuilder:
     """Scans one file and builds its batches. Single use."""
 
@@ -232,9 +244,10 @@ class BatchBuilder:
 
     def _page(self, batch: Batch, rec: ScannedRecord, at: datetime) -> None:
         text: PageText | None = None
-        content_hash = None
+        content_hash = rec.digest
         if rec.payload is not None:
-            content_hash = "sha256:" + hashlib.sha256(rec.payload).hexdigest()
+            if content_hash is None:  # an ARC file or a WARC written without digests
+                content_hash = payload_digest(rec.payload)
             if rec.mime in HTML_MIMES:
                 text = extract_html(rec.payload, rec.charset)
             elif rec.mime in TEXT_MIMES:

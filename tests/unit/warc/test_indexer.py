@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import sqlite3
 from pathlib import Path
@@ -114,6 +116,48 @@ def test_revisit_resolves_to_original(library: Library, tmp_path: Path) -> None:
     assert len(hits) == 2
     assert {h.title for h in hits} == {"Page 0 of example.org"}
     assert sorted(h.captured_at.month for h in hits) == [3, 6]
+
+
+def _sha1_b32(data: bytes) -> str:
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode()
+
+
+def test_content_hash_is_the_main_records_payload_digest(library: Library, tmp_path: Path) -> None:
+    pages = site(2)
+    src = write_warc(
+        tmp_path / "dedup.warc.gz", pages, revisit_of={"https://example.org/page0": pages[0]}
+    )
+    # and a response whose record carries no WARC-Payload-Digest (older writers, ARC files)
+    body = html_page("No digest", "undigested words")
+    http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + body
+    bare = tmp_path / "bare.warc"
+    bare.write_bytes(
+        b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: https://example.net/\r\n"
+        b"WARC-Date: 2024-05-01T10:00:00Z\r\n"
+        b"WARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-0000000000ff>\r\n"
+        b"Content-Type: application/http; msgtype=response\r\n"
+        + f"Content-Length: {len(http)}\r\n\r\n".encode()
+        + http
+        + b"\r\n\r\n"
+    )
+    import_warc_file(library, src)
+    import_warc_file(library, bare)
+    hashes = dict(_rows(library, "SELECT url || ' ' || captured_at, content_hash FROM snapshots"))
+    by_url: dict[str, list[str]] = {}
+    for key, value in hashes.items():
+        by_url.setdefault(key.split(" ", 1)[0], []).append(value)
+    # the revisit carries its original's hash: an unchanged page, without reading it
+    assert by_url["https://example.org/page0"] == [_sha1_b32(pages[0].body)] * 2
+    assert by_url["https://example.org/page1"] == [_sha1_b32(pages[2].body)]
+    assert by_url["https://example.net/"] == [_sha1_b32(body)]
+    # it is the records' own digest where there is one
+    digests = _rows(
+        library,
+        "SELECT s.content_hash, r.digest FROM snapshots s JOIN records r "
+        "ON r.file_id = (SELECT id FROM files WHERE path = s.warc_file) "
+        "AND r.offset = s.warc_offset WHERE r.digest IS NOT NULL",
+    )
+    assert len(digests) == 3 and all(a == b for a, b in digests)
 
 
 def test_batches_progress_and_constant_batches(library: Library, tmp_path: Path) -> None:
