@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -123,3 +125,29 @@ def test_concurrent_writers_queue_instead_of_failing(library: Library) -> None:
     assert errors == []
     with library.session() as s:
         assert s.scalar(select(Collection.description).where(Collection.slug == "counter")) == "120"
+
+
+def test_new_libraries_get_large_pages_old_ones_keep_theirs(tmp_path: Path) -> None:
+    import sqlite3
+
+    from archiver_app.store.engine import PAGE_SIZE
+
+    def page_size(db: Path) -> int:
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            return int(conn.execute("PRAGMA page_size").fetchone()[0])
+
+    with Library.open(tmp_path / "new") as lib:
+        db = lib.db_path
+    assert PAGE_SIZE != 4096 and page_size(db) == PAGE_SIZE
+    # a library made with SQLite's default pages keeps them (no rewrite on open) and works
+    with Library.open(tmp_path / "old") as lib:
+        old = lib.db_path
+    with contextlib.closing(sqlite3.connect(old)) as conn:
+        conn.execute("PRAGMA journal_mode = DELETE")
+        conn.execute("PRAGMA page_size = 4096")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA journal_mode = WAL")
+    assert page_size(old) == 4096
+    with Library.open(tmp_path / "old") as lib:
+        coll = lib.ensure_collection("kept")
+        assert coll and page_size(lib.db_path) == 4096
