@@ -217,16 +217,21 @@ class WarcIndexer:
         def done(cpu: float) -> None:
             self.report.worker_cpu = cpu
 
+        hint = self.then
+
+        def claimed() -> None:  # this file's worker is taken: the next one starts
+            if hint is not None:
+                workers.read_ahead(FileSpec(hint, 0), self.chunk_size, self.builder)
+
         try:
-            hint = self.then
-            batches = workers.stream(
-                self._spec, self.chunk_size, self.builder, done, same_as=self.target.same_as
+            yield from workers.stream(
+                self._spec,
+                self.chunk_size,
+                self.builder,
+                done,
+                same_as=self.target.same_as,
+                on_claimed=claimed,
             )
-            for batch in batches:
-                if hint is not None:  # this file's worker is taken: the next one starts
-                    workers.read_ahead(FileSpec(hint, 0), self.chunk_size, self.builder)
-                    hint = None
-                yield batch
         except workers.WorkerStartError as exc:
             _log.warning("no indexing worker process (%s): reading in a thread", exc)
             yield from self._in_thread()

@@ -219,12 +219,16 @@ def stream(
     on_done: Callable[[float], None] | None = None,
     *,
     same_as: Path | None = None,
+    on_claimed: Callable[[], None] | None = None,
 ) -> Generator[Batch, None, None]:
     """The batches of ``spec``'s file, built in a worker process.
 
     ``builder`` must be importable by name (the worker receives it by reference).
-    ``on_done`` gets the worker's CPU seconds for the file. Closing the generator early
-    terminates the worker.
+    ``on_done`` gets the worker's CPU seconds for the file. ``on_claimed`` is called once
+    this file has its worker (before that worker's start-up or first batch is waited for):
+    the moment to start reading the next file ahead (:func:`read_ahead`) without taking
+    this file's worker.
+    Closing the generator early terminates the worker.
 
     Raises:
         WorkerStartError: no worker could be started (nothing was yielded).
@@ -241,15 +245,22 @@ def stream(
             worker = _take()
         except OSError as exc:  # process limits, no executable to spawn...
             raise WorkerStartError(str(exc)) from exc
-    fix_file_id = ahead is not None and ahead.file_id != spec.file_id
+    # Records read ahead carry the file id the worker was given; the receiver puts in the
+    # real one (off the writer's thread).
+    file_id = spec.file_id if ahead is not None and ahead.file_id != spec.file_id else None
     reusable = False
     started = not worker.fresh
     items: queue.Queue[Batch | Done | Failure | _Lost] = queue.Queue(maxsize=RECEIVE_AHEAD)
     stop = threading.Event()
     receiver = threading.Thread(
-        target=_receive, args=(worker.conn, items, stop), name="warc-index-receive", daemon=True
+        target=_receive,
+        args=(worker.conn, items, stop, file_id),
+        name="warc-index-receive",
+        daemon=True,
     )
     try:
+        if on_claimed is not None:
+            on_claimed()
         try:
             if not started:
                 hello = worker.conn.recv()
@@ -263,10 +274,6 @@ def stream(
             receiver.start()
             while not isinstance(item := items.get(), _Lost):
                 if isinstance(item, Batch):
-                    if fix_file_id:
-                        item.records = [
-                            (*r[:FILE_AT], spec.file_id, *r[FILE_AT + 1 :]) for r in item.records
-                        ]
                     yield item
                     continue
                 reusable = True  # the worker has finished this file either way
@@ -308,10 +315,11 @@ def _receive(
     conn: Connection,
     items: queue.Queue[Batch | Done | Failure | _Lost],
     stop: threading.Event,
+    file_id: int | None = None,
 ) -> None:
     """Receive (and unpickle) a file's messages ahead of the writer, in a thread of its own:
     the writer thread spends its time in SQLite, and taking several MB of text off the
-    pipe goes on meanwhile."""
+    pipe goes on meanwhile. ``file_id``: put into every record (a file read ahead)."""
 
     def put(item: Batch | Done | Failure | _Lost) -> None:
         while not stop.is_set():
@@ -327,6 +335,8 @@ def _receive(
         except BaseException as exc:  # EOF, a reset pipe, something that does not unpickle
             put(_Lost(exc))
             return
+        if file_id is not None and isinstance(item, Batch):
+            item.records = [(*r[:FILE_AT], file_id, *r[FILE_AT + 1 :]) for r in item.records]
         put(item)
         if not isinstance(item, Batch):
             return
