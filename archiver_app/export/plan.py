@@ -17,6 +17,7 @@ from sqlalchemy import Connection, text
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.search import Query, matching_ids
+from archiver_app.warc.records import SELECT_COLUMNS, IndexedRecord
 from archiver_app.warc.scan import is_gzip
 
 CHUNK = 500
@@ -34,25 +35,10 @@ class Selection:
         )
 
 
-@dataclass(frozen=True)
-class PlannedRecord:
-    id: int
-    url_key: str
-    ts: str
-    url: str
-    record_type: str
-    status: int | None
-    mime: str | None
-    digest: str | None
-    file_id: int
-    offset: int
-    length: int
-
-
 @dataclass
 class ExportPlan:
     snapshot_ids: list[int]
-    records: list[PlannedRecord]  # in (file, offset) order: sequential reads
+    records: list[IndexedRecord]  # in (file, offset) order: sequential reads
     files: dict[int, tuple[Path, bool]]  # file id -> (where to read it, gzip?)
     missing_files: dict[int, str] = field(default_factory=dict)  # file id -> reason
     originals_added: int = 0
@@ -62,24 +48,17 @@ class ExportPlan:
         return sum(r.length for r in self.records)
 
 
-_RECORD_COLS = (
-    "id, url_key, ts, url, record_type, status, mime, digest, file_id, offset, length, "
-    "revisit_of_id"
-)
-
-
 def _chunks(ids: list[int]) -> Iterator[list[int]]:
     for i in range(0, len(ids), CHUNK):
         yield ids[i : i + CHUNK]
 
 
-def _fetch(conn: Connection, column: str, ids: list[int]) -> list[tuple[PlannedRecord, int | None]]:
-    out = []
+def _fetch(conn: Connection, column: str, ids: list[int]) -> list[IndexedRecord]:
+    out: list[IndexedRecord] = []
     for chunk in _chunks(ids):
         marks = ",".join(str(int(i)) for i in chunk)
-        sql = f"SELECT {_RECORD_COLS} FROM records WHERE {column} IN ({marks})"  # noqa: S608
-        for r in conn.execute(text(sql)):
-            out.append((PlannedRecord(*r[:11]), r[11]))
+        sql = f"SELECT {SELECT_COLUMNS} FROM records WHERE {column} IN ({marks})"  # noqa: S608
+        out.extend(IndexedRecord(*r) for r in conn.execute(text(sql)))
     return out
 
 
@@ -94,16 +73,19 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
         raise InputError("nothing to export: no snapshot matches the selection")
     with library.engine.connect() as conn:
         rows = _fetch(conn, "snapshot_id", snapshot_ids)
-        chosen = {rec.id: rec for rec, _ in rows}
-        wanted = {orig for _, orig in rows if orig is not None and orig not in chosen}
+        chosen = {rec.id: rec for rec in rows}
+        wanted = {
+            orig for rec in rows if (orig := rec.revisit_of_id) is not None and orig not in chosen
+        }
         added = 0
         while wanted:  # originals (an original is never itself a revisit, but be safe)
             extra = _fetch(conn, "id", sorted(wanted))
             wanted = set()
-            for rec, orig in extra:
+            for rec in extra:
                 if rec.id not in chosen:
                     chosen[rec.id] = rec
                     added += 1
+                orig = rec.revisit_of_id
                 if orig is not None and orig not in chosen:
                     wanted.add(orig)
         file_ids = sorted({r.file_id for r in chosen.values()})

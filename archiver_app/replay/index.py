@@ -11,35 +11,11 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from archiver_app.warc.records import SELECT_COLUMNS, IndexedRecord
+
 REPLAYABLE = ("response", "revisit", "resource")
 _TYPES = "('response', 'revisit', 'resource')"
-_SELECT = (
-    "SELECT id, url_key, ts, url, record_type, status, mime, digest, file_id, offset, length,"
-    " snapshot_id, revisit_of_id FROM records WHERE "
-)
-
-
-@dataclass(frozen=True)
-class RecordHit:
-    """One row of ``records``."""
-
-    id: int
-    url_key: str
-    ts: str
-    url: str
-    record_type: str
-    status: int | None
-    mime: str | None
-    digest: str | None
-    file_id: int
-    offset: int
-    length: int
-    snapshot_id: int | None
-    revisit_of_id: int | None
-
-    @property
-    def is_redirect(self) -> bool:
-        return self.status is not None and 300 <= self.status < 400
+_SELECT = f"SELECT {SELECT_COLUMNS} FROM records WHERE "  # noqa: S608 - constant column names
 
 
 @dataclass(frozen=True)
@@ -62,11 +38,11 @@ def rows(conn: Connection, sql: str, params: dict[str, object]) -> list[tuple[An
     return [tuple(r) for r in conn.execute(text(sql), params)]
 
 
-def _hits(conn: Connection, sql: str, **params: object) -> list[RecordHit]:
-    return [RecordHit(*row) for row in rows(conn, sql, params)]
+def _hits(conn: Connection, sql: str, **params: object) -> list[IndexedRecord]:
+    return [IndexedRecord(*row) for row in rows(conn, sql, params)]
 
 
-def nearest_exact(conn: Connection, key: str, ts: str, per_side: int = 3) -> list[RecordHit]:
+def nearest_exact(conn: Connection, key: str, ts: str, per_side: int = 3) -> list[IndexedRecord]:
     """Up to ``per_side`` replayable records of ``key`` before ``ts`` and as many after."""
     before = _hits(
         conn,
@@ -86,7 +62,7 @@ def nearest_exact(conn: Connection, key: str, ts: str, per_side: int = 3) -> lis
     return before + after
 
 
-def same_path(conn: Connection, path_key: str, limit: int = 500) -> list[RecordHit]:
+def same_path(conn: Connection, path_key: str, limit: int = 500) -> list[IndexedRecord]:
     """Replayable records whose key is ``path_key`` with or without a query."""
     return _hits(
         conn,
@@ -100,12 +76,14 @@ def same_path(conn: Connection, path_key: str, limit: int = 500) -> list[RecordH
     )
 
 
-def by_id(conn: Connection, record_id: int) -> RecordHit | None:
+def by_id(conn: Connection, record_id: int) -> IndexedRecord | None:
     hits = _hits(conn, _SELECT + "id = :i", i=record_id)
     return hits[0] if hits else None
 
 
-def original_of(conn: Connection, revisit: RecordHit, refers_to: str | None) -> RecordHit | None:
+def original_of(
+    conn: Connection, revisit: IndexedRecord, refers_to: str | None
+) -> IndexedRecord | None:
     """The response a revisit stands for: ``revisit_of_id``, else the same payload digest
     (preferring the same URL), else the ``WARC-Refers-To-Target-URI`` closest in time."""
     if revisit.revisit_of_id is not None:

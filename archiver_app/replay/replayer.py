@@ -38,6 +38,7 @@ from archiver_app.replay.lru import LRUCache
 from archiver_app.replay.response import ReplayResponse, apply_range, clean_headers
 from archiver_app.validation import safe_join
 from archiver_app.warc.reader import StoredRecord, WarcReadError, read_record_at
+from archiver_app.warc.records import IndexedRecord
 from archiver_app.warc.surt import strip_fragment, url_group, url_key
 from archiver_app.warc.timestamps import normalise_ts, parse_ts, to_ts17
 
@@ -50,7 +51,7 @@ class Resolution:
     """The record chosen for a request and how it was matched."""
 
     requested: str
-    record: RecordHit
+    record: IndexedRecord
     match: str  # "exact" | "fuzzy" | "nearest-query"
 
 
@@ -66,9 +67,6 @@ class Capture:
     @property
     def captured_at(self) -> datetime:
         return parse_ts(self.ts)
-
-
-RecordHit = idx.RecordHit
 
 
 def as_ts17(at: datetime | str | None) -> str:
@@ -186,8 +184,8 @@ class Replayer:
         raise NotArchived(f"{url} is not in the archive", url=url)
 
     @staticmethod
-    def _pick(hits: list[RecordHit], url: str, ts: str) -> RecordHit:
-        def rank(hit: RecordHit) -> tuple[bool, float, bool]:
+    def _pick(hits: list[IndexedRecord], url: str, ts: str) -> IndexedRecord:
+        def rank(hit: IndexedRecord) -> tuple[bool, float, bool]:
             # A redirect recorded for another spelling of this key may point back here.
             self_redirect = hit.is_redirect and hit.url != url
             return (self_redirect, _distance(hit.ts, ts), hit.url != url)
@@ -268,7 +266,7 @@ class Replayer:
             or payload_stored.warc_header("WARC-Truncated"),
         )
 
-    def locate(self, conn: Connection, hit: RecordHit, url: str) -> Path:
+    def locate(self, conn: Connection, hit: IndexedRecord, url: str) -> Path:
         """The readable path of ``hit``'s file: in the library, at its linked place, or
         on a mounted drive holding a present copy.
 
@@ -335,7 +333,7 @@ class Replayer:
             value = json.loads(value)
         return str(value.get("library_id")) if isinstance(value, dict) else None
 
-    def _read(self, conn: Connection, hit: RecordHit, url: str) -> StoredRecord:
+    def _read(self, conn: Connection, hit: IndexedRecord, url: str) -> StoredRecord:
         path = self.locate(conn, hit, url)
         if path.stat().st_size < hit.offset + hit.length:
             raise DamagedRecord(

@@ -34,7 +34,33 @@ class RecordRow:
     revisit_of_id: int | None = None
 
 
+@dataclass(frozen=True)
+class IndexedRecord:
+    """A ``records`` row as stored: its id, then :class:`RecordRow`'s columns in order
+    (read by replay and export with :data:`SELECT_COLUMNS`)."""
+
+    id: int
+    url_key: str
+    ts: str
+    url: str
+    record_type: str
+    status: int | None
+    mime: str | None
+    digest: str | None
+    file_id: int
+    offset: int
+    length: int
+    snapshot_id: int | None
+    revisit_of_id: int | None
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.status is not None and 300 <= self.status < 400
+
+
 _FIELDS = tuple(f.name for f in fields(RecordRow))
+#: The columns of :class:`IndexedRecord`, in order, for a ``SELECT``.
+SELECT_COLUMNS = ", ".join(f'"{name}"' if name == "offset" else name for name in ("id", *_FIELDS))
 #: A row as a tuple in ``_FIELDS`` order (not dataclasses.astuple: it deep-copies).
 row_tuple = attrgetter(*_FIELDS)
 #: Where ``snapshot_id`` sits in such a tuple.

@@ -286,6 +286,28 @@ def test_record_tuples_match_the_records_columns() -> None:
     assert records._FIELDS == RECORD_COLUMNS
 
 
+def test_indexed_records_read_back_what_was_written(library: Library, tmp_path: Path) -> None:
+    """Replay and export read ``records`` rows as IndexedRecord through SELECT_COLUMNS."""
+    from dataclasses import fields
+
+    from archiver_app.warc.records import _FIELDS, SELECT_COLUMNS, IndexedRecord
+
+    assert tuple(f.name for f in fields(IndexedRecord)) == ("id", *_FIELDS)
+    src = write_warc(tmp_path / "site.warc.gz", site(2), with_requests=True)
+    import_warc_file(library, src)
+    read = [
+        IndexedRecord(*r)
+        for r in _rows(library, f"SELECT {SELECT_COLUMNS} FROM records ORDER BY id")
+    ]
+    scanned = list(scan_records(src))
+    assert [(r.url, r.record_type, r.offset, r.length) for r in read] == [
+        (s.url, s.rec_type, s.offset, s.length) for s in scanned
+    ]
+    pages = [r for r in read if r.record_type == "response" and r.mime == "text/html"]
+    assert len(pages) == 2 and all(r.snapshot_id is not None for r in pages)
+    assert all(r.url_key.startswith("org,example)/") for r in read)
+
+
 class FailingBuilder(BatchBuilder):
     """Fails on the fifth record (importable by name: the worker process gets it so)."""
 
