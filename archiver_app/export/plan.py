@@ -58,7 +58,7 @@ def _fetch(conn: Connection, column: str, ids: list[int]) -> list[IndexedRecord]
     for chunk in _chunks(ids):
         marks = ",".join(str(int(i)) for i in chunk)
         sql = f"SELECT {SELECT_COLUMNS} FROM records WHERE {column} IN ({marks})"  # noqa: S608
-        out.extend(IndexedRecord(*r) for r in conn.execute(text(sql)))
+        out.extend(IndexedRecord.from_row(r) for r in conn.execute(text(sql)))
     return out
 
 

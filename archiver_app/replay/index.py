@@ -39,7 +39,7 @@ def rows(conn: Connection, sql: str, params: dict[str, object]) -> list[tuple[An
 
 
 def _hits(conn: Connection, sql: str, **params: object) -> list[IndexedRecord]:
-    return [IndexedRecord(*row) for row in rows(conn, sql, params)]
+    return [IndexedRecord.from_row(row) for row in rows(conn, sql, params)]
 
 
 def nearest_exact(conn: Connection, key: str, ts: str, per_side: int = 3) -> list[IndexedRecord]:

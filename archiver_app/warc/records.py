@@ -8,7 +8,7 @@ import writes): on SQLite multi-row ``INSERT ... VALUES`` statements of plain tu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any
 
@@ -35,23 +35,16 @@ class RecordRow:
 
 
 @dataclass(frozen=True)
-class IndexedRecord:
-    """A ``records`` row as stored: its id, then :class:`RecordRow`'s columns in order
-    (read by replay and export with :data:`SELECT_COLUMNS`)."""
+class IndexedRecord(RecordRow):
+    """A ``records`` row as stored, with its id (read by replay and export: select
+    :data:`SELECT_COLUMNS` and build it with :meth:`from_row`)."""
 
-    id: int
-    url_key: str
-    ts: str
-    url: str
-    record_type: str
-    status: int | None
-    mime: str | None
-    digest: str | None
-    file_id: int
-    offset: int
-    length: int
-    snapshot_id: int | None
-    revisit_of_id: int | None
+    id: int = field(kw_only=True)
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> IndexedRecord:
+        """From a row in :data:`SELECT_COLUMNS` order (the id first)."""
+        return cls(*row[1:], id=row[0])
 
     @property
     def is_redirect(self) -> bool:
@@ -59,7 +52,7 @@ class IndexedRecord:
 
 
 _FIELDS = tuple(f.name for f in fields(RecordRow))
-#: The columns of :class:`IndexedRecord`, in order, for a ``SELECT``.
+#: The columns of an :class:`IndexedRecord`, the id first, for a ``SELECT``.
 SELECT_COLUMNS = ", ".join(f'"{name}"' if name == "offset" else name for name in ("id", *_FIELDS))
 #: A row as a tuple in ``_FIELDS`` order (not dataclasses.astuple: it deep-copies).
 row_tuple = attrgetter(*_FIELDS)

@@ -292,11 +292,11 @@ def test_indexed_records_read_back_what_was_written(library: Library, tmp_path: 
 
     from archiver_app.warc.records import _FIELDS, SELECT_COLUMNS, IndexedRecord
 
-    assert tuple(f.name for f in fields(IndexedRecord)) == ("id", *_FIELDS)
+    assert tuple(f.name for f in fields(IndexedRecord)) == (*_FIELDS, "id")
     src = write_warc(tmp_path / "site.warc.gz", site(2), with_requests=True)
     import_warc_file(library, src)
     read = [
-        IndexedRecord(*r)
+        IndexedRecord.from_row(r)
         for r in _rows(library, f"SELECT {SELECT_COLUMNS} FROM records ORDER BY id")
     ]
     scanned = list(scan_records(src))
