@@ -292,10 +292,26 @@ def _create_row(s: Session, root: Path, item: _Item, source_id: int, coll_id: in
 
 def _merge_row(s: Session, root: Path, item: _Item) -> None:
     keeper = s.scalar(select(Snapshot).where(Snapshot.uid == item.merge_into))
-    assert keeper is not None and keeper.folder
+    assert keeper is not None
+    merge_copied_into(s, root, keeper, item.merged_files, item.index, f"archive/{item.name}")
+
+
+def merge_copied_into(  # noqa: PLR0917 - one step, its inputs
+    s: Session,
+    root: Path,
+    keeper: Snapshot,
+    files: list[CopiedFile],
+    index: ParsedIndex,
+    merged_from: str,
+) -> None:
+    """Finish merging a duplicate folder into ``keeper`` once its ``files`` are copied into
+    ``keeper``'s folder: register those it lacks, merge ``index`` into its row (the
+    reconcile rules), note ``merged_from`` in its provenance, index the WARCs among them
+    and rewrite its ``index.json``."""
+    assert keeper.folder
     prefix = keeper.folder + "/"
     have = set(s.scalars(select(File.path).where(File.snapshot_id == keeper.id)))
-    for f in item.merged_files:
+    for f in files:
         if prefix + f.target not in have:
             s.add(
                 File(
@@ -307,14 +323,12 @@ def _merge_row(s: Session, root: Path, item: _Item) -> None:
                 )
             )
     s.flush()
-    merge_into_row(s, keeper, item.index)
+    merge_into_row(s, keeper, index)
     prov = dict(keeper.provenance or {})
-    prov.setdefault("merged", []).append(f"archive/{item.name}")
+    prov.setdefault("merged", []).append(merged_from)
     keeper.provenance = prov
     s.flush()
-    index_snapshot_contents_for_new_warcs(
-        s, keeper, root, [prefix + f.target for f in item.merged_files]
-    )
+    index_snapshot_contents_for_new_warcs(s, keeper, root, [prefix + f.target for f in files])
     write_snapshot_sidecar(s, keeper, root)
 
 

@@ -35,7 +35,7 @@ from archiver_app.layout.migrate import (
     write_snapshot_sidecar,
 )
 from archiver_app.layout.moves import copy_tree_verified, iter_tree
-from archiver_app.layout.reconcile import add_tags, merge_into_row, pick_title
+from archiver_app.layout.reconcile import add_tags, pick_title
 from archiver_app.layout.sidecar import (
     ARCHIVEBOX_INDEX_COPY,
     SIDECAR,
@@ -43,7 +43,7 @@ from archiver_app.layout.sidecar import (
     UnreadableIndex,
     read_index,
 )
-from archiver_app.store.models import Collection, Fidelity, File, Setting, Snapshot, SnapshotState
+from archiver_app.store.models import Collection, Fidelity, Setting, Snapshot, SnapshotState
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
 from archiver_app.validation import validate_slug
 from archiver_app.warc.surt import domain_of, url_group, url_key
@@ -154,29 +154,9 @@ def _merge_folder(  # noqa: PLR0917 - private helper
         skip=() if legacy else (SIDECAR,),
         avoid_clashes=True,
     )
-    prefix = f"{keeper.folder}/"
-    have = set(s.scalars(select(File.path).where(File.snapshot_id == keeper.id)))
-    for f in copy.files:
-        if prefix + f.target not in have:
-            s.add(
-                File(
-                    path=prefix + f.target,
-                    size=f.size,
-                    sha256=f.sha256,
-                    kind=str(kind_of(f.target)),
-                    snapshot_id=keeper.id,
-                )
-            )
-    s.flush()
-    merge_into_row(s, keeper, index)
-    prov = dict(keeper.provenance or {})
-    prov.setdefault("merged", []).append(rel)
-    keeper.provenance = prov
-    s.flush()
-    from archiver_app.layout.archivebox import index_snapshot_contents_for_new_warcs
+    from archiver_app.layout.archivebox import merge_copied_into
 
-    index_snapshot_contents_for_new_warcs(s, keeper, root, [prefix + f.target for f in copy.files])
-    write_snapshot_sidecar(s, keeper, root)
+    merge_copied_into(s, root, keeper, copy.files, index, rel)
     s.merge(
         Setting(
             key=f"{CLEANUP_PREFIX}orphan-{hashlib.sha256(rel.encode()).hexdigest()[:16]}",

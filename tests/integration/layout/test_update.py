@@ -238,3 +238,33 @@ def test_a_registered_index_json_follows_its_snapshot(library: Library) -> None:
         assert path == f"{folder}/index.json"
         data = (root / path).read_bytes()
         assert (size, sha) == (len(data), hashlib.sha256(data).hexdigest())
+
+
+def test_an_orphan_of_an_existing_capture_is_merged_into_it(library: Library) -> None:
+    """A folder dropped into archive/ with the URL and capture time of a snapshot already in
+    the library: its files the snapshot lacks are copied in and registered, tags unioned,
+    where it came from noted, and the folder leaves archive/."""
+    root = library.root
+    first = AbxSnapshot("https://dup.example/p", "1655555555.0", "Dup page", "a", "dupword")
+    write_archivebox_snapshot(root / "archive", first, "0.8")
+    assert update_library(library, with_orphans=True).orphans.imported == 1  # type: ignore[union-attr]
+    again = AbxSnapshot("https://dup.example/p", "1655555555.0", "Dup page", "b", "dupword")
+    folder = write_archivebox_snapshot(root / "archive", again, "0.8")
+    (folder / "media").mkdir()
+    (folder / "media" / "clip.mp4").write_bytes(b"only in the second copy")
+
+    report = update_library(library, with_orphans=True)
+
+    assert report.orphans is not None
+    assert (report.orphans.imported, report.orphans.merged) == (0, 1)
+    assert _count(library) == 1
+    assert not (root / "archive" / again.timestamp).exists()
+    with library.session() as s:
+        keeper = s.scalars(select(Snapshot)).one()
+        assert snapshot_tags(s, keeper.id) == {"a", "b"}
+        assert f"archive/{again.timestamp}" in keeper.provenance["merged"]
+        clip = s.scalars(select(File).where(File.path.like("%/clip.mp4"))).one()
+        assert clip.snapshot_id == keeper.id
+        assert (root / clip.path).read_bytes() == b"only in the second copy"
+    sidecar = json.loads((root / str(keeper.folder) / "index.json").read_text())
+    assert sorted(sidecar["tags"]) == ["a", "b"]
