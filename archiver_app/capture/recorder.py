@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 
 from archiver_app.capture.extract import first_line
 from archiver_app.capture.results import ResourceInfo
+from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.httpmsg import (
     HttpRequest,
     HttpResponse,
@@ -40,7 +41,7 @@ from archiver_app.warc.httpmsg import (
     is_http2,
     parse_header_text,
 )
-from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf, WrittenRecord, payload_digest
+from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf, WrittenRecord
 
 #: Looks up a payload digest already in the library: returns what a revisit refers to.
 DedupLookup = Callable[[str], RevisitOf | None]

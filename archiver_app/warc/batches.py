@@ -17,9 +17,7 @@ whatever the file size.
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import hashlib
 import os
 import queue
 import signal
@@ -33,6 +31,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.htmltext import TEXT_MIMES, PageText, extract_html, extract_plain, snippet_of
 from archiver_app.warc.scan import ScannedRecord, ScanProblem, scan_records
 from archiver_app.warc.surt import domain_of, strip_fragment, url_key
@@ -149,17 +148,6 @@ def is_page(rec: ScannedRecord, page_urls: frozenset[str] | None) -> bool:
     if rec.status is not None and not 200 <= rec.status < 300:
         return False
     return rec.mime in HTML_MIMES or rec.mime in DOCUMENT_MIMES
-
-
-def payload_digest(payload: bytes) -> str:
-    """A payload's digest in ``WARC-Payload-Digest`` form (``sha1:<base32>``), as warcio writes it.
-
-    A page's content hash is its main record's payload digest: free when the record carries
-    one (nearly every WARC does), the same value for a revisit as for its original, and what
-    the WARC world already compares to tell an unchanged page.
-    """
-    digest = hashlib.sha1(payload, usedforsecurity=False).digest()
-    return "sha1:" + base64.b32encode(digest).decode("ascii")
 
 
 class BatchBuilder:

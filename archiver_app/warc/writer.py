@@ -277,8 +277,3 @@ def _payload_digest(writer: WARCWriter, stream: BinaryIO, length: int) -> str:
         digester.update(chunk)
         remaining -= len(chunk)
     return str(digester)
-
-
-def payload_digest(data: bytes) -> str:
-    """The ``WARC-Payload-Digest`` this writer gives ``data`` (``sha1:<base32>``)."""
-    return _payload_digest(WARCWriter(io.BytesIO()), io.BytesIO(data), len(data))

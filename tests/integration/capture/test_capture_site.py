@@ -27,9 +27,9 @@ from archiver_app.capture.engine import Capturer, CaptureResult, PageRules
 from archiver_app.layout.sidecar import read_index
 from archiver_app.library import Library
 from archiver_app.store.models import File, Record, Snapshot, SnapshotTag, Tag
+from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.reader import read_record_at
 from archiver_app.warc.surt import url_key
-from archiver_app.warc.writer import payload_digest
 from tests.helpers.testsite import LATIN1_HTML, PAGE_TEXT, VIDEO, LocalSite, start_site
 from tests.helpers.warcs import Rec, read_warc, warcio_check
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.httpmsg import (
     HttpRequest,
     HttpResponse,
@@ -16,7 +17,7 @@ from archiver_app.warc.httpmsg import (
     parse_header_text,
     stored_response_headers,
 )
-from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf, payload_digest
+from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf
 from tests.helpers.warcs import read_warc, warcio_check
 
 
