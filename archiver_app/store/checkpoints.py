@@ -15,7 +15,7 @@ always is under ``synchronous=NORMAL``: a commit survives a crash of the applica
 the disk has it at the next checkpoint.
 
 A checkpoint that runs while the writer appends can never finish, and the log only starts
-again from its beginning after one has: so once the log is :data:`RESTART_FRAMES` pages
+again from its beginning after one has: so once the log is :data:`RESTART_BYTES`
 long, the writer runs one ``PASSIVE`` checkpoint itself between two transactions (the
 helper has copied most of the log by then) and the log stays bounded.
 
@@ -41,9 +41,9 @@ _log = logging.getLogger(__name__)
 BULK_CACHE_KIB = 65536
 #: The helper checkpoints at least this often (seconds) even without a commit signal.
 IDLE_POLL = 1.0
-#: Log length (pages; 64 MiB of 4 KiB pages) after which the writer finishes a checkpoint
-#: itself so that the log starts again from the beginning.
-RESTART_FRAMES = 16384
+#: Log size after which the writer finishes a checkpoint itself so that the log starts
+#: again from the beginning (counted in pages of the database's own size).
+RESTART_BYTES = 64 << 20
 
 
 @contextlib.contextmanager
@@ -91,13 +91,14 @@ def background_checkpoints(
     raw: sqlite3.Connection = conn.connection.dbapi_connection  # type: ignore[assignment]
     autocheckpoint = raw.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
     cache_size = raw.execute("PRAGMA cache_size").fetchone()[0]
+    restart_frames = _restart_frames(raw)
     raw.execute("PRAGMA wal_autocheckpoint = 0")
     raw.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
     thread = threading.Thread(target=checkpointer, name="sqlite-checkpoint", daemon=True)
     thread.start()
 
     def committed() -> None:
-        if log_frames[0] >= RESTART_FRAMES:
+        if log_frames[0] >= restart_frames:
             # The helper starts no new round; the writer never waits for the one under
             # way (its fsyncs): if it is still running, the next commit tries again.
             restart.set()
@@ -121,6 +122,11 @@ def background_checkpoints(
         raw.execute(f"PRAGMA cache_size = {int(cache_size)}")
         if finish and not raw.in_transaction:
             _checkpoint(raw)
+
+
+def _restart_frames(raw: sqlite3.Connection) -> int:
+    """:data:`RESTART_BYTES` in log frames of this database (one frame per page)."""
+    return max(1, RESTART_BYTES // int(raw.execute("PRAGMA page_size").fetchone()[0]))
 
 
 def _checkpoint(raw: sqlite3.Connection) -> None:

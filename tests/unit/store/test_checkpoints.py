@@ -15,7 +15,7 @@ from sqlalchemy import Connection, Engine
 from archiver_app.store import checkpoints
 from archiver_app.store.engine import make_engine, sqlite_url
 
-ROW = "x" * 4000  # about one page
+ROW = "x" * 4000  # about one 4 KiB page
 
 
 def _engine(tmp_path: Path) -> Engine:
@@ -84,8 +84,10 @@ def test_the_writer_leaves_checkpoints_to_the_helper(tmp_path: Path) -> None:
 def test_the_log_stays_bounded_during_a_long_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(checkpoints, "RESTART_FRAMES", 200)
     engine = _engine(tmp_path)
+    with engine.connect() as c:
+        page = int(c.exec_driver_sql("PRAGMA page_size").scalar_one())
+    monkeypatch.setattr(checkpoints, "RESTART_BYTES", 200 * page)
     wal = tmp_path / "t.db-wal"
     largest = 0
     with (
@@ -98,9 +100,22 @@ def test_the_log_stays_bounded_during_a_long_write(
             committed()
             largest = max(largest, os.path.getsize(wal))
 
-        _write(conn, 300, 20, after)  # 6,000 pages in all
+        _write(conn, 300, 20 * page // 4096, after)  # about 6,000 pages in all
     # Without the writer finishing a checkpoint now and then, the log would only grow (to
-    # 6,000 pages); with it, it restarts soon after 200 pages (later on a loaded machine,
-    # when the helper's reading of the log's length lags by a round or two).
-    assert largest < 3000 * 4096, largest
+    # ~6,000 pages); with it, it restarts soon after 200 pages (later on a loaded machine,
+    # when the helper's reading of the log's length lags by a round or two); counted in this
+    # database's own pages.
+    assert largest < 3000 * page, (largest, page)
     engine.dispose()
+
+
+@pytest.mark.parametrize("page", [4096, 16384, 65536])
+def test_the_log_bound_is_the_same_size_whatever_the_page_size(tmp_path: Path, page: int) -> None:
+    raw = sqlite3.connect(tmp_path / f"p{page}.db")
+    try:
+        raw.execute(f"PRAGMA page_size = {page}")
+        raw.execute("CREATE TABLE t (x)")
+        frames = checkpoints._restart_frames(raw)
+    finally:
+        raw.close()
+    assert frames * page == checkpoints.RESTART_BYTES
