@@ -18,7 +18,6 @@ whatever the file size.
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
 import signal
 import threading
@@ -31,6 +30,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from archiver_app.tasks.priority import lower_my_priority
 from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.htmltext import TEXT_MIMES, PageText, extract_html, extract_plain, snippet_of
 from archiver_app.warc.scan import ScannedRecord, ScanProblem, scan_records
@@ -306,8 +306,7 @@ def serve(conn: Connection, idle_exit: float) -> None:
     a :class:`Failure`); exit when the writer closes the pipe or after ``idle_exit``
     seconds without a file. Interrupts are the writer's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with contextlib.suppress(OSError, AttributeError):
-        os.nice(READER_NICE)
+    lower_my_priority(READER_NICE)  # "below normal" on Windows
     try:
         conn.send(READY)  # started: from now on, dying is an error, not a failed start
         while conn.poll(idle_exit):

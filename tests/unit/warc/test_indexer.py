@@ -279,6 +279,22 @@ def test_worker_process_is_reused_from_file_to_file(tmp_path: Path) -> None:
     assert len(pids[0]) == 1 and pids[0] == pids[1]
 
 
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="Unix priorities")
+def test_the_reading_worker_runs_below_the_writer(tmp_path: Path) -> None:
+    from archiver_app.warc.batches import READER_NICE
+    from archiver_app.warc.workers import idle_workers
+
+    lib, indexer = _index_into(tmp_path / "lib", _dedup_warc(tmp_path))
+    try:
+        assert indexer.run().records > 20  # type: ignore[attr-defined]
+    finally:
+        lib.close()
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    assert [os.getpriority(os.PRIO_PROCESS, pid) for pid in idle_workers()] == [
+        min(19, mine + READER_NICE)
+    ]
+
+
 def test_record_tuples_match_the_records_columns() -> None:
     from archiver_app.warc import records
     from archiver_app.warc.batches import RECORD_COLUMNS
