@@ -46,6 +46,48 @@ IDLE_POLL = 1.0
 RESTART_BYTES = 64 << 20
 
 
+class Rounds:
+    """Who checkpoints when: the helper's rounds and the writer's restarts, one at a time.
+
+    The helper thread calls :meth:`helper_round` (on its own connection); the writer calls
+    :meth:`committed` after each commit (on its own). Kept apart from the thread so that the
+    order of the two can be chosen by hand (tests)."""
+
+    def __init__(self, writer: sqlite3.Connection) -> None:
+        self._writer = writer
+        self._restart_frames = _restart_frames(writer)
+        self.log_frames = 0  # the log's length at the helper's last checkpoint
+        self._running = threading.Lock()  # held by whoever checkpoints
+        self._restart = threading.Event()  # the writer is about to finish one itself
+
+    def helper_round(self, helper: sqlite3.Connection) -> None:
+        """One ``PASSIVE`` checkpoint, unless the writer is about to run one itself."""
+        if self._restart.is_set():
+            return
+        try:
+            with self._running:
+                row = helper.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                self.log_frames = int(row[1]) if row else 0
+        except sqlite3.Error as exc:  # busy or locked: the next round tries again
+            _log.debug("background checkpoint: %s", exc)
+
+    def committed(self) -> None:
+        """Between two of the writer's transactions: finish a checkpoint if the log is long."""
+        if self.log_frames < self._restart_frames:
+            return
+        # The helper starts no new round; the writer never waits for the one under way
+        # (its fsyncs): if it is still running, the next commit tries again.
+        self._restart.set()
+        if not self._running.acquire(blocking=False):
+            return
+        try:
+            _checkpoint(self._writer)
+            self.log_frames = 0
+        finally:
+            self._running.release()
+            self._restart.clear()
+
+
 @contextlib.contextmanager
 def background_checkpoints(
     conn: Connection, db_path: Path, *, finish: bool = True
@@ -60,9 +102,9 @@ def background_checkpoints(
         return
     wake = threading.Event()
     stop = threading.Event()
-    log_frames = [0]  # the log's length at the helper's last checkpoint
-    running = threading.Lock()  # held by whoever checkpoints (one at a time, or "busy")
-    restart = threading.Event()  # the writer is about to finish a checkpoint itself
+    # On the driver's connection: a statement through ``conn`` would begin a transaction.
+    raw: sqlite3.Connection = conn.connection.dbapi_connection  # type: ignore[assignment]
+    rounds = Rounds(raw)
 
     def checkpointer() -> None:
         try:
@@ -76,40 +118,19 @@ def background_checkpoints(
                 wake.clear()
                 if stop.is_set():
                     break
-                if restart.is_set():
-                    continue
-                try:
-                    with running:
-                        row = helper.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                        log_frames[0] = int(row[1]) if row else 0
-                except sqlite3.Error as exc:  # busy or locked: the next round tries again
-                    _log.debug("background checkpoint: %s", exc)
+                rounds.helper_round(helper)
         finally:
             helper.close()
 
-    # On the driver's connection: a statement through ``conn`` would begin a transaction.
-    raw: sqlite3.Connection = conn.connection.dbapi_connection  # type: ignore[assignment]
     autocheckpoint = raw.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
     cache_size = raw.execute("PRAGMA cache_size").fetchone()[0]
-    restart_frames = _restart_frames(raw)
     raw.execute("PRAGMA wal_autocheckpoint = 0")
     raw.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
     thread = threading.Thread(target=checkpointer, name="sqlite-checkpoint", daemon=True)
     thread.start()
 
     def committed() -> None:
-        if log_frames[0] >= restart_frames:
-            # The helper starts no new round; the writer never waits for the one under
-            # way (its fsyncs): if it is still running, the next commit tries again.
-            restart.set()
-            if not running.acquire(blocking=False):
-                return
-            try:
-                _checkpoint(raw)
-                log_frames[0] = 0
-            finally:
-                running.release()
-                restart.clear()
+        rounds.committed()
         wake.set()
 
     try:
