@@ -4,14 +4,13 @@ A background child lowers itself (:func:`lower_my_priority`: ``nice`` on Unix, t
 normal" class on Windows) and, running as root, keeps the programs it starts from raising
 theirs (:func:`keep_descendants_below_the_app`).
 
-A background child runs ``nice``-lowered (:mod:`archiver_app.tasks.isolated`), and the
-programs it starts inherit that. But Playwright starts the browser in a session of its own,
-and Linux's scheduler (with autogroups, the default on most distributions) shares the
-processor fairly between *sessions* before it looks at ``nice`` inside one: a crawl's
-Chromium, however niced, then gets as much of the processor as the whole app, window
-included. On a two-core laptop during a crawl that is a window waiting 100-300 ms for a
-core. Each session carries its own priority (``/proc/<pid>/autogroup``); giving the
-browser's session the worker's priority puts it back below the window.
+The programs a child starts inherit its priority. But Playwright starts the browser in a
+session of its own, and Linux's scheduler (with autogroups, the default on most
+distributions) shares the processor fairly between *sessions* before it looks at ``nice``
+inside one: a crawl's Chromium, however niced, then gets as much of the processor as the
+whole app, window included. On a two-core laptop during a crawl that is a window waiting
+100-300 ms for a core. Each session carries its own priority (``/proc/<pid>/autogroup``);
+giving the browser's session the worker's priority puts it back below the window.
 """
 
 from __future__ import annotations
