@@ -277,13 +277,25 @@ def put_setting(library: Library, key: str, value: Any) -> None:
 
 @dataclass(frozen=True)
 class StatusFigures:
-    worker: str  # "idle", "capturing (job 3)", "no worker"
+    worker: str  # what the capture worker is doing, in words: see capture_state
     migration_done: int
     migration_total: int
     files_safe: int
     files_at_risk: int
     disk_free: int | None
     policy_copies: int
+
+
+def capture_state(worker: Any, now: datetime) -> str:
+    """The status bar's words for the newest worker row ``(state, job id, heartbeat)``."""
+    if worker is None:
+        return "Captures: none running"
+    state, job_id, heartbeat = worker
+    if state == "stopped" or now - heartbeat > timedelta(minutes=2):
+        return "Captures: none running"
+    if state == "working" and job_id:
+        return f"Captures: running job {job_id}"
+    return "Captures: waiting for work"
 
 
 def status_figures(library: Library, now: datetime) -> StatusFigures:
@@ -322,12 +334,7 @@ def status_figures(library: Library, now: datetime) -> StatusFigures:
             )
             or 0
         )
-    if worker is None:
-        worker_text = "no worker"
-    elif now - worker[2] > timedelta(minutes=2):
-        worker_text = "worker stopped"
-    else:
-        worker_text = worker[0] + (f" (job {worker[1]})" if worker[1] else "")
+    worker_text = capture_state(worker, now)
     try:
         free: int | None = shutil.disk_usage(library.root).free
     except OSError:

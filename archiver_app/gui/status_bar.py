@@ -83,7 +83,7 @@ class StatusPanel(QWidget):
     def _show(self, f: data.StatusFigures) -> None:
         self._busy = False
         self.figures = f
-        self.worker.setText(f"Worker: {f.worker}")
+        self.worker.setText(f.worker)
         if f.migration_total and f.migration_done < f.migration_total:
             pct = 100 * f.migration_done // f.migration_total
             self.migration.setText(f"Upgrading folders: {pct}%")

@@ -241,3 +241,40 @@ def test_quit_asks_while_work_runs_and_close_hides_to_tray(
     main_window.tray.available = False
     main_window.request_quit()  # nothing running: no question
     assert len(asked) == 1
+
+
+def test_status_bar_says_what_captures_are_doing(
+    qtbot: QtBot, library: Library, main_window: MainWindow
+) -> None:
+    from archiver_app.store.models import Worker
+
+    now = library.clock()
+    assert data.status_figures(library, now).worker == "Captures: none running"
+    coll = library.ensure_collection()
+    with library.write() as s:
+        job = Job(collection_id=coll, name="crawl", status="running")
+        s.add(job)
+        s.flush()
+        s.add(
+            Worker(
+                id="w1",
+                pid=1,
+                host="h",
+                version="v",
+                state="working",
+                current_job_id=job.id,
+                heartbeat_at=now,
+            )
+        )
+        job_id = job.id
+    assert data.status_figures(library, now).worker == f"Captures: running job {job_id}"
+    main_window.status.refresh()
+    qtbot.waitUntil(lambda: main_window.status.worker.text() == f"Captures: running job {job_id}")
+    with library.write() as s:
+        row = s.get(Worker, "w1")
+        assert row is not None
+        row.state, row.current_job_id = "idle", None
+    assert data.status_figures(library, now).worker == "Captures: waiting for work"
+    # a worker that stopped beating (killed) runs nothing, whatever its row last said
+    later = now + timedelta(minutes=3)
+    assert data.status_figures(library, later).worker == "Captures: none running"
