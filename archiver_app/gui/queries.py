@@ -279,15 +279,25 @@ def highlight_pattern(user_text: str) -> re.Pattern[str] | None:
     return re.compile(r"\b(" + "|".join(parts) + ")", re.IGNORECASE)
 
 
-def make_snippet(text_: str, pattern: re.Pattern[str], width: int = 70) -> str:
-    """About ``2 * width`` characters around the first match, matches in ``<b>``."""
+_SPACE = re.compile(r"\s+")
+
+
+def make_snippet(text_: str, pattern: re.Pattern[str], before: int = 30, after: int = 110) -> str:
+    """The text around the first match, matches in ``<b>``: little before it (the column is
+    narrow and the match must show), more after; cut at word boundaries."""
     from html import escape
 
     first = pattern.search(text_)
     if first is None:
         return ""
-    start = max(0, first.start() - width)
-    end = min(len(text_), first.end() + width)
+    start = max(0, first.start() - before)
+    if start:  # begin with a whole word
+        space = _SPACE.search(text_, start, first.start())
+        start = space.end() if space else first.start()
+    end = min(len(text_), first.end() + after)
+    if end < len(text_):  # end with a whole word
+        spaces = [m.start() for m in _SPACE.finditer(text_, first.end(), end)]
+        end = spaces[-1] if spaces else end
     window = " ".join(text_[start:end].split())
     out, last = [], 0
     for m in pattern.finditer(window):

@@ -16,6 +16,8 @@ from archiver_app.gui.queries import (
     SortKey,
     View,
     fts_match_expression,
+    highlight_pattern,
+    make_snippet,
 )
 from archiver_app.gui.snapshot_model import COL_SIZE, COL_TITLE, SnapshotTableModel
 from archiver_app.library import Library
@@ -156,6 +158,21 @@ def test_match_expression_quotes_every_word() -> None:
     assert fts_match_expression("climate ") == '"climate"'
     assert fts_match_expression('a"b OR -c') == '"a" AND "b" AND "OR" AND "c"'
     assert fts_match_expression("  ") == ""
+
+
+def test_snippets_show_the_match_near_their_start_and_cut_at_words() -> None:
+    text = " ".join(f"word{i}" for i in range(200)) + " the flood\nwarning " + "tail " * 50
+    snip = make_snippet(text, highlight_pattern("flood"))  # type: ignore[arg-type]
+    # the narrow Match column shows the first ~50 characters: the match is among them
+    assert snip.index("<b>flood</b>") < 40, snip
+    assert snip.startswith("… word") and snip.endswith(" …")
+    words = snip.removeprefix("… ").removesuffix(" …").split()
+    assert all(w in text.split() for w in words if "<b>" not in w)  # whole words only
+    assert "flood <b>" not in snip and "warning" in snip
+    assert make_snippet("flood at the start", highlight_pattern("flood")) == (  # type: ignore[arg-type]
+        "<b>flood</b> at the start"
+    )
+    assert make_snippet("nothing here", highlight_pattern("flood")) == ""  # type: ignore[arg-type]
 
 
 def test_quick_newest_matches_agree_with_the_index(library: Library) -> None:
