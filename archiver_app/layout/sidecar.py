@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from archiver_app.errors import ArchiverError, InputError
+from archiver_app.layout.current import is_safe_uid
 from archiver_app.layout.versions import ARCHIVEBOX_07, ARCHIVEBOX_08, KNOWN_VERSIONS
 from archiver_app.validation import safe_join
 
@@ -97,6 +98,7 @@ def read_index(folder: Path) -> ParsedIndex:
 
 def parse_index(data: dict[str, Any], folder: Path) -> ParsedIndex:
     version = detect_version(data)
+    unsafe_uid: str | None = None
     if version is None:
         raise UnreadableIndex(f"index.json in {folder.name} is in no layout we know")
     url = data.get("url")
@@ -114,6 +116,8 @@ def parse_index(data: dict[str, Any], folder: Path) -> ParsedIndex:
         raw_results = data.get("archive_results") or {}
         results = _results_07({"history": raw_results}) if isinstance(raw_results, dict) else {}
         uid = str(data["uid"]) if data.get("uid") else None
+        if uid is not None and not is_safe_uid(uid):
+            unsafe_uid, uid = uid, None
         collection = str(data["collection"]) if data.get("collection") else None
     title = data.get("title")
     parsed = ParsedIndex(
@@ -128,6 +132,8 @@ def parse_index(data: dict[str, Any], folder: Path) -> ParsedIndex:
         raw=data,
     )
     parsed.refused = refuse_unsafe_outputs(folder, parsed.archive_results)
+    if unsafe_uid is not None:
+        parsed.refused.append(f"uid {unsafe_uid!r} is not a plain folder name (a new one is used)")
     return parsed
 
 

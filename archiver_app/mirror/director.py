@@ -204,6 +204,15 @@ def plan_mirror(
             continue
         plan.destinations[did] = DestinationPlan(mounted[did], room[did])
     enabled = {i for i, d in dests.items() if d.enabled}
+    safe_files = []
+    for row in files:
+        try:
+            join_relative(root, row[1])
+        except ValueError:  # a row from a hostile sidecar: never copied, never joined again
+            plan.shortfall["a path that leaves the library (refused)"] += 1
+            continue
+        safe_files.append(row)
+    files = safe_files
     by_id = {row[0]: row for row in files}
     planned: set[tuple[int, int]] = set()
     folders = {did: os.fspath(m.folder) for did, m in mounted.items()}

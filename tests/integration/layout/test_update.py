@@ -268,3 +268,45 @@ def test_an_orphan_of_an_existing_capture_is_merged_into_it(library: Library) ->
         assert (root / clip.path).read_bytes() == b"only in the second copy"
     sidecar = json.loads((root / str(keeper.folder) / "index.json").read_text())
     assert sorted(sidecar["tags"]) == ["a", "b"]
+
+
+def test_an_orphan_uid_that_climbs_out_is_refused_and_the_mirror_still_runs(
+    library: Library, tmp_path: Path
+) -> None:
+    from archiver_app.mirror import add_destination, run_mirror
+
+    folder = library.root / "archive" / "1700000000"
+    folder.mkdir(parents=True)
+    (folder / "page.warc.gz").write_bytes(b"the page's bytes")
+    escape = "../../../../../../ESCAPED"
+    (folder / "index.json").write_text(
+        json.dumps(
+            {
+                "fs_version": "archiver-1",
+                "uid": escape,
+                "url": "https://example.org/",
+                "captured_at": "2023-11-14T22:13:20+00:00",
+                "collection": "default",
+            }
+        )
+    )
+    outside = sorted(p.name for p in library.root.parent.parent.iterdir())
+    report = update_library(library, with_orphans=True)
+    assert any(escape in line for line in report.orphans.refused), report.orphans.refused
+    with library.session() as s:
+        snap = s.scalars(select(Snapshot)).one()
+        paths = s.scalars(select(File.path)).all()
+    assert ".." not in snap.uid and snap.folder.startswith("collections/default/2023/11/")
+    assert paths and all(p.startswith(snap.folder + "/") for p in paths)
+    assert (library.root / snap.folder / "page.warc.gz").read_bytes() == b"the page's bytes"
+    assert sorted(p.name for p in library.root.parent.parent.iterdir()) == outside
+
+    # a row stored with such a path by an earlier version: the mirror refuses it, nothing else
+    with library.write() as s:
+        s.add(File(path="../../ESCAPED/x", size=1, sha256="0" * 64, snapshot_id=snap.id))
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    add_destination(library, usb, "usb")
+    result = run_mirror(library)
+    assert result.plan.shortfall["a path that leaves the library (refused)"] == 1
+    assert result.copied == len(paths)
