@@ -33,6 +33,7 @@ from archiver_app.layout.migrate import (
 )
 from archiver_app.layout.moves import sync_to_disk
 from archiver_app.layout.sidecar import SIDECAR, encode_sidecar, write_sidecar
+from archiver_app.store.copies import forget_copies, keep_copies_where_they_are
 from archiver_app.store.models import File, Setting, Snapshot, SnapshotTag, Tag
 from archiver_app.store.types import utcnow
 
@@ -107,6 +108,7 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
         tags[int(owner)].append(str(name))
     file_updates: list[dict[str, Any]] = []
     file_inserts: list[dict[str, Any]] = []
+    rewritten: list[int] = []  # index.json rows: new bytes, so no drive holds them yet
     snap_updates: list[dict[str, Any]] = []
     markers: list[dict[str, Any]] = []
     sidecars: list[tuple[Path, bytes]] = []
@@ -152,6 +154,7 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
         sidecars.append((plan.end.path, raw))
         fid = have.get(old_prefix + SIDECAR)
         if fid is not None:  # a registered index.json follows to its rewritten successor
+            rewritten.append(fid)
             file_updates.append(
                 {
                     "b_id": fid,
@@ -172,6 +175,10 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
             )
         done.moves.append(move)
     if file_updates:
+        # drives keep their copies where they were written; the rewritten sidecars they
+        # hold are the old bytes
+        keep_copies_where_they_are(conn, [u["b_id"] for u in file_updates])
+        forget_copies(conn, rewritten)
         conn.execute(
             update(File)
             .where(File.id == bindparam("b_id"))

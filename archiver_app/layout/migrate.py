@@ -28,7 +28,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, event, select, update
+from sqlalchemy import delete, event, or_, select, update
 from sqlalchemy.orm import Session
 
 from archiver_app import __version__
@@ -44,6 +44,7 @@ from archiver_app.layout.moves import (
 )
 from archiver_app.layout.sidecar import ARCHIVEBOX_INDEX_COPY, SIDECAR, write_sidecar
 from archiver_app.layout.versions import ChainPlan, Placement, SnapshotFacts, plan_chain
+from archiver_app.store.copies import forget_copies, keep_copies_where_they_are
 from archiver_app.store.models import (
     Collection,
     File,
@@ -214,14 +215,20 @@ def _repoint_files(
         ).all()
     }
     updates = []
+    moved: list[int] = []
+    conn = session.connection()
     for path, fid in existing.items():
         f = by_source.pop(path, None)
         if f is not None:
+            moved.append(fid)
             updates.append(
                 {"fid": fid, "path": new_prefix + f.target, "size": f.size, "sha": f.sha256}
             )
         elif path == old_prefix + SIDECAR:  # rewritten in the new place right after
+            forget_copies(conn, [fid])  # (write_snapshot_sidecar would find the same bytes)
             session.execute(update(File).where(File.id == fid).values(path=new_prefix + SIDECAR))
+    # drives keep their copies where they were written
+    keep_copies_where_they_are(conn, moved)
     if updates:
         from sqlalchemy import bindparam
 
@@ -311,11 +318,14 @@ def write_snapshot_sidecar(session: Session, snap: Snapshot, root: Path) -> None
     sha256 of its ``files`` row, when it has one)."""
     if snap.folder:
         raw = write_sidecar(root.joinpath(*snap.folder.split("/")), sidecar_data(session, snap))
-        session.execute(
-            update(File)
-            .where(File.snapshot_id == snap.id, File.path == f"{snap.folder}/{SIDECAR}")
-            .values(size=len(raw), sha256=hashlib.sha256(raw).hexdigest())
-        )
+        digest = hashlib.sha256(raw).hexdigest()
+        where = (File.snapshot_id == snap.id, File.path == f"{snap.folder}/{SIDECAR}")
+        changed = session.scalars(
+            select(File.id).where(*where, or_(File.sha256.is_(None), File.sha256 != digest))
+        ).all()
+        if changed:  # drives hold the old bytes
+            forget_copies(session.connection(), changed)
+            session.execute(update(File).where(*where).values(size=len(raw), sha256=digest))
 
 
 def finish_cleanup(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[str]:

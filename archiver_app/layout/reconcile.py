@@ -25,8 +25,9 @@ from sqlalchemy.orm import Session
 from archiver_app.layout.migrate import CLEANUP_PREFIX, write_snapshot_sidecar
 from archiver_app.layout.moves import copy_tree_verified
 from archiver_app.layout.sidecar import SIDECAR, ParsedIndex, merge_results
+from archiver_app.store.copies import keep_copies_where_they_are
 from archiver_app.store.fulltext import delete_snapshot_text
-from archiver_app.store.models import File, Record, Setting, Snapshot, SnapshotTag, Tag
+from archiver_app.store.models import Copy, File, Record, Setting, Snapshot, SnapshotTag, Tag
 
 
 def is_url_like(title: str) -> bool:
@@ -153,6 +154,7 @@ def merge_duplicate(
                 )
                 session.delete(old_row)
         elif old_row is not None:
+            keep_copies_where_they_are(session.connection(), [old_row.id])
             old_row.path, old_row.snapshot_id = new_path, keeper.id
         else:
             session.add(
@@ -164,6 +166,13 @@ def merge_duplicate(
     session.execute(
         update(Record).where(Record.snapshot_id == dup.id).values(snapshot_id=keeper.id)
     )
+    # the duplicate's index.json goes with its folder (the keeper's is rewritten)
+    dup_sidecar = session.scalars(
+        select(File.id).where(File.snapshot_id == dup.id, File.path == dup_prefix + SIDECAR)
+    ).all()
+    if dup_sidecar:
+        session.execute(delete(Copy).where(Copy.file_id.in_(dup_sidecar)))
+        session.execute(delete(File).where(File.id.in_(dup_sidecar)))
     session.execute(update(File).where(File.snapshot_id == dup.id).values(snapshot_id=keeper.id))
     add_tags(session, keeper.id, snapshot_tags(session, dup.id))
     keeper.title = pick_title(keeper.title, dup.title)

@@ -185,13 +185,16 @@ def plan_mirror(
         ).all()
         present: dict[int, set[int]] = defaultdict(set)
         inflight: dict[int, list[tuple[int, datetime]]] = defaultdict(list)
-        for fid, did, state, updated in conn.execute(
-            select(Copy.file_id, Copy.destination_id, Copy.state, Copy.updated_at).where(
+        moved: dict[tuple[int, int], str] = {}  # copies not at their file's path
+        for fid, did, state, updated, copy_at in conn.execute(
+            select(Copy.file_id, Copy.destination_id, Copy.state, Copy.updated_at, Copy.path).where(
                 Copy.state.in_([CopyState.PRESENT, CopyState.ONGOING])
             )
         ):
             if state == CopyState.PRESENT:
                 present[fid].add(did)
+                if copy_at is not None:
+                    moved[fid, did] = copy_at
             else:
                 inflight[fid].append((did, updated))
         deps = file_dependencies(s)
@@ -228,7 +231,10 @@ def plan_mirror(
             return (external or join_relative(root, path)), None
         for did in sorted(present.get(fid, ())):
             if did in mounted:
-                return join_relative(folders[did], path), did
+                try:
+                    return join_relative(folders[did], moved.get((fid, did), path)), did
+                except ValueError:
+                    continue
         return None
 
     sources: dict[int, tuple[str, int | None] | None] = {}

@@ -29,6 +29,7 @@ from archiver_app.mirror.destinations import find_mounted
 from archiver_app.mirror.policy import collection_policies, library_policy
 from archiver_app.mirror.progress import RunProgress
 from archiver_app.mirror.scrub import DriveNotMounted
+from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Snapshot
 from archiver_app.tasks import CancelToken, Progress, null_progress
 from archiver_app.validation import safe_join
@@ -86,16 +87,19 @@ def offload(
         all_ids = [f.id for fs in files_by_snap.values() for f in fs]
         deps = file_dependencies(s, all_ids)
         verified: dict[int, set[int]] = defaultdict(set)
+        moved: dict[tuple[int, int], str] = {}  # copies not at their file's path
         needed_ids = sorted(set(all_ids) | {d for ds in deps.values() for d in ds})
         for part in chunks(needed_ids):
-            for fid, did in s.execute(
-                select(Copy.file_id, Copy.destination_id).where(
+            for fid, did, copy_at in s.execute(
+                select(Copy.file_id, Copy.destination_id, Copy.path).where(
                     Copy.file_id.in_(part),
                     Copy.state == CopyState.PRESENT,
                     Copy.verified_at.is_not(None),
                 )
             ):
                 verified[fid].add(did)
+                if copy_at is not None:
+                    moved[fid, did] = copy_at
     plan: list[tuple[int, list[File]]] = []
     for sid, cid in snaps:
         files = [f for f in files_by_snap.get(sid, []) if f.local_state == LocalState.PRESENT]
@@ -127,11 +131,15 @@ def offload(
         checks = []
         for f in files:  # one fresh re-hash of a mounted copy, right before letting go
             assert f.sha256 is not None
-            mounted_copies = [mounted[d] for d in sorted(verified[f.id]) if d in mounted]
+            mounted_copies = [d for d in sorted(verified[f.id]) if d in mounted]
             checks.append(
                 any(
-                    copier.matches(safe_join(m.folder, f.path), f.sha256, f.size)
-                    for m in mounted_copies
+                    copier.matches(
+                        safe_join(mounted[d].folder, moved.get((f.id, d), f.path)),
+                        f.sha256,
+                        f.size,
+                    )
+                    for d in mounted_copies
                 )
             )
         if not all(checks):
@@ -185,15 +193,15 @@ def restore(
     with lib.session() as s:
         rows = [s.get(File, fid) for fid in dict.fromkeys(file_ids)]
         labels = {d.id: d.label for d in s.scalars(select(Destination))}
-        holders: dict[int, list[int]] = defaultdict(list)
+        holders: dict[int, list[tuple[int, str | None]]] = defaultdict(list)
         for part in chunks([r.id for r in rows if r is not None]):
-            for fid, did in s.execute(
-                select(Copy.file_id, Copy.destination_id)
+            for fid, did, copy_at in s.execute(
+                select(Copy.file_id, Copy.destination_id, Copy.path)
                 .where(Copy.file_id.in_(part), Copy.state == CopyState.PRESENT)
                 .order_by(Copy.verified_at.desc())
             ):
-                holders[fid].append(did)
-    missing = [fid for fid, r in zip(file_ids, rows, strict=False) if r is None]
+                holders[fid].append((did, copy_at))
+    missing = [fid for fid, r in zip(dict.fromkeys(file_ids), rows, strict=True) if r is None]
     if missing:
         raise InputError(f"unknown file id(s): {', '.join(map(str, missing))}")
     todo = [r for r in rows if r is not None]
@@ -211,12 +219,17 @@ def restore(
             tracker.add(files=1, nbytes=row.size)
             continue
         done = False
-        for did in holders.get(row.id, []):
+        for did, copy_at in holders.get(row.id, []):
             dest = mounted.get(did)
             if dest is None:
                 continue
             try:
-                copier.copy_verified(safe_join(dest.folder, row.path), target, row.sha256, row.size)
+                copier.copy_verified(
+                    safe_join(dest.folder, copy_path(copy_at, row.path)),
+                    target,
+                    row.sha256,
+                    row.size,
+                )
             except copier.SourceMismatch:
                 with lib.write() as s:
                     s.execute(
@@ -240,8 +253,8 @@ def restore(
             done = True
             break
         if not done:
-            need_drives.update(labels[d] for d in holders.get(row.id, []) if d not in mounted)
-            if not any(d not in mounted for d in holders.get(row.id, [])):
+            need_drives.update(labels[d] for d, _ in holders.get(row.id, []) if d not in mounted)
+            if not any(d not in mounted for d, _ in holders.get(row.id, [])):
                 need_drives.add("")
     tracker.finish()
     if need_drives:

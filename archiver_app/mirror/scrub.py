@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import Row, select
+from sqlalchemy import Row, func, select
 
 from archiver_app.errors import ArchiverError
 from archiver_app.library import Library
@@ -31,6 +31,7 @@ from archiver_app.mirror.worker import (
     prepare_destination,
     run_destination,
 )
+from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState
 from archiver_app.tasks import CancelToken, Progress, null_progress
 from archiver_app.validation import safe_join
@@ -129,7 +130,13 @@ def verify_destination(
         with lib.session() as s:
             rows = s.execute(
                 select(
-                    File.id, File.path, File.sha256, File.size, File.local_state, File.external_path
+                    File.id,
+                    File.path,
+                    File.sha256,
+                    File.size,
+                    File.local_state,
+                    File.external_path,
+                    func.coalesce(Copy.path, File.path).label("at"),  # where the drive has it
                 )
                 .join(Copy, Copy.file_id == File.id)
                 .where(
@@ -143,8 +150,8 @@ def verify_destination(
         )
         states: dict[int, str] = {}
 
-        def check(row: tuple[int, str, str | None, int, str, str | None]) -> None:
-            fid, path, sha, size = row[0], row[1], row[2], row[3]
+        def check(row: tuple[int, str, str | None, int, str, str | None, str]) -> None:
+            fid, sha, size, path = row[0], row[2], row[3], row[6]
             if cancel.cancelled or sha is None:
                 return
             final = safe_join(dest.folder, path)
@@ -192,8 +199,9 @@ def _repair_transfers(
     lib: Library,
     dest: MountedDestination,
     mounted: dict[int, MountedDestination],
-    rows: Sequence[Row[int, str, str | None, int, str, str | None]],
+    rows: Sequence[Row[int, str, str | None, int, str, str | None, str]],
 ) -> list[Transfer]:
+    """A new copy of each at the file's own path (where the old one was, it stays)."""
     out: list[Transfer] = []
     with lib.session() as s:
         for row in rows:
@@ -206,15 +214,16 @@ def _repair_transfers(
             if local_state == LocalState.PRESENT:
                 source = Path(external) if external else lib.abspath(path)
             else:
-                for did in s.scalars(
-                    select(Copy.destination_id).where(
+                for did, copy_at in s.execute(
+                    select(Copy.destination_id, Copy.path).where(
                         Copy.file_id == fid,
                         Copy.state == CopyState.PRESENT,
                         Copy.destination_id != dest.id,
                     )
                 ):
                     if did in mounted:
-                        source, source_dest = safe_join(mounted[did].folder, path), did
+                        source = safe_join(mounted[did].folder, copy_path(copy_at, path))
+                        source_dest = did
                         break
             if source is not None:
                 out.append(Transfer(fid, path, sha, size, dest.id, str(source), source_dest))

@@ -40,6 +40,7 @@ from archiver_app.mirror.deps import chunks
 from archiver_app.mirror.destinations import MARKER_NAME, MountedDestination
 from archiver_app.mirror.director import SMALL_FILE, Transfer, interleave, make_batches
 from archiver_app.mirror.progress import RunProgress
+from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, File, LocalState
 from archiver_app.tasks import CancelToken
 from archiver_app.validation import safe_join
@@ -145,6 +146,8 @@ def _set_states(lib: Library, dest_id: int, states: Mapping[int, str], verified:
             stamp = now if state == CopyState.PRESENT and verified else None
             stmt = insert(_COPIES)
             changes = {"state": stmt.excluded.state, "updated_at": stmt.excluded.updated_at}
+            if state == CopyState.ONGOING:  # a new copy, written at the file's own path
+                changes["path"] = null()
             if stamp is not None:
                 changes |= {"verified_at": stmt.excluded.verified_at, "mtime": stmt.excluded.mtime}
             keys = [cols.file_id, cols.destination_id]
@@ -219,8 +222,17 @@ def _claim(lib: Library, dest_id: int, batch: list[Transfer]) -> tuple[list[Tran
                 )
             ):
                 present.setdefault(fid, set()).add(did)
+        files = cast(Table, File.__table__)
+        now_at: dict[int, tuple[str, str | None]] = {}
+        for where in _ids_where(lib.engine.dialect.name, files.c.id, ids):
+            for fid, path, sha in conn.execute(
+                select(files.c.id, files.c.path, files.c.sha256).where(where)
+            ):
+                now_at[fid] = (path, sha)
     keep = []
     for t in batch:
+        if now_at.get(t.file_id) != (t.path, t.sha256):
+            continue  # moved or rewritten in the library since the plan: the next run's
         have = present.get(t.file_id)
         if have is not None:
             if dest_id in have:
@@ -242,8 +254,8 @@ def repair_local(ctx: RunContext, file_id: int) -> bool:
             assert row is not None and row.sha256 is not None
             path, sha, size = row.path, row.sha256, row.size
             target = Path(row.external_path) if row.external_path else lib.abspath(row.path)
-            sources = s.scalars(
-                select(Copy.destination_id).where(
+            sources = s.execute(
+                select(Copy.destination_id, Copy.path).where(
                     Copy.file_id == file_id, Copy.state == CopyState.PRESENT
                 )
             ).all()
@@ -253,12 +265,14 @@ def repair_local(ctx: RunContext, file_id: int) -> bool:
             s.execute(
                 update(File).where(File.id == file_id).values(local_state=LocalState.CORRUPTED)
             )
-        for did in sources:
+        for did, copy_at in sources:
             dest = ctx.mounted.get(did)
             if dest is None:
                 continue
             try:
-                copier.copy_verified(safe_join(dest.folder, path), target, sha, size)
+                copier.copy_verified(
+                    safe_join(dest.folder, copy_path(copy_at, path)), target, sha, size
+                )
             except copier.SourceMismatch:
                 _set_states(lib, did, {file_id: CopyState.CORRUPTED}, verified=False)
                 continue

@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from archiver_app.hashing import sha256_file
+from archiver_app.store.copies import forget_copies
 from archiver_app.store.models import File, FileKind, LocalState
 from archiver_app.validation import safe_join, safe_relative
 
@@ -35,6 +36,8 @@ def register_file(
         row = File(path=rel, size=size, sha256=digest, kind=str(kind), snapshot_id=snapshot_id)
         session.add(row)
     else:
+        if row.sha256 != digest or row.size != size:  # drives hold the old bytes
+            forget_copies(session.connection(), [row.id])
         row.size, row.sha256, row.kind = size, digest, str(kind)
         row.local_state = LocalState.PRESENT
         if snapshot_id is not None:

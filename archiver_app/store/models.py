@@ -442,6 +442,10 @@ class Copy(Base):
     mtime: Mapped[datetime | None]
     verified_at: Mapped[datetime | None]
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    #: Where the copy is on the destination (relative to its folder) when that is not the
+    #: file's path: the file moved in the library (a layout migration, a merge) after it
+    #: was copied, and the drive keeps it where it was written. None: at the file's path.
+    path: Mapped[str | None] = mapped_column(Text)
 
 
 # --------------------------------------------------------------------------- imports

@@ -103,24 +103,32 @@ def present_ids(lib: Library, dest_id: int) -> set[int]:
 
 
 def check_drive(lib: Library, mount: Path, dest_id: int) -> list[str]:
-    """Problems on a drive: a copy marked present whose bytes are wrong, or any file under
-    a final name whose bytes differ from the library's record (a partial file)."""
+    """Problems on a drive: a copy marked present whose bytes are not where its row says,
+    or any file under a final name whose bytes differ from the library's record (a partial
+    file). A copy that stayed where it was written when its file moved in the library (its
+    own ``copies.path``) is expected there."""
     problems = []
     folder = mount / "Archiver" / lib.id
     with lib.session() as s:
-        files = {f.path: f for f in s.scalars(select(File))}
-    present = present_ids(lib, dest_id)
+        files = {f.id: f for f in s.scalars(select(File))}
+        copies = {
+            c.file_id: c for c in s.scalars(select(Copy).where(Copy.destination_id == dest_id))
+        }
+    expected = {f.path: f.sha256 for f in files.values()}
+    for fid, c in copies.items():
+        if c.path is not None:
+            expected[c.path] = files[fid].sha256
     for path in sorted(folder.rglob("*")):
         if not path.is_file() or ".archiver-staging" in path.parts:
             continue
         rel = path.relative_to(folder).as_posix()
-        row = files.get(rel)
-        if row is None:
+        if rel not in expected:
             problems.append(f"unexpected file {rel}")
-        elif hashlib.sha256(path.read_bytes()).hexdigest() != row.sha256:
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != expected[rel]:
             problems.append(f"wrong bytes under final name {rel}")
-    for rel, row in files.items():
-        if row.id in present and not (folder / rel).is_file():
+    for fid, c in copies.items():
+        rel = c.path or files[fid].path
+        if c.state == CopyState.PRESENT and not (folder / rel).is_file():
             problems.append(f"marked present but absent {rel}")
     return problems
 

@@ -222,25 +222,27 @@ def test_upgrade_backs_up_database_first(
         lib.ensure_collection("kept")
     newer = tmp_path / "migrations"
     shutil.copytree(schema.MIGRATIONS_DIR, newer)
-    (newer / "versions" / "0002_test.py").write_text(
+    head = schema.SCHEMA_HEAD
+    (newer / "versions" / "9999_test.py").write_text(
         '"""test revision"""\n'
         "import sqlalchemy as sa\nfrom alembic import op\n"
-        "revision = '0002'\ndown_revision = '0001'\nbranch_labels = None\ndepends_on = None\n"
+        f"revision = '9999'\ndown_revision = '{head}'\nbranch_labels = None\n"
+        "depends_on = None\n"
         "def upgrade():\n"
         "    op.create_table('extra', sa.Column('id', sa.Integer, primary_key=True))\n"
         "def downgrade():\n    op.drop_table('extra')\n"
     )
     monkeypatch.setattr(schema, "MIGRATIONS_DIR", newer)
-    monkeypatch.setattr(schema, "SCHEMA_HEAD", "0002")
+    monkeypatch.setattr(schema, "SCHEMA_HEAD", "9999")
     with Library.open(library_root) as lib:
-        assert schema.current_revision(lib.engine) == "0002"
+        assert schema.current_revision(lib.engine) == "9999"
         with lib.session() as s:
             assert s.scalar(select(Setting.key).where(Setting.key == "library")) == "library"
-    backups = list(library_root.glob("library.db.backup-0001-*"))
+    backups = list(library_root.glob(f"library.db.backup-{head}-*"))
     assert len(backups) == 1
     conn = sqlite3.connect(backups[0])
     try:
-        assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == ("0001",)
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == (head,)
         assert conn.execute("SELECT slug FROM collections").fetchall() == [("kept",)]
     finally:
         conn.close()
