@@ -151,3 +151,31 @@ def test_new_libraries_get_large_pages_old_ones_keep_theirs(tmp_path: Path) -> N
     with Library.open(tmp_path / "old") as lib:
         coll = lib.ensure_collection("kept")
         assert coll and page_size(lib.db_path) == 4096
+
+
+def test_a_library_at_the_first_revision_opens_upgraded_with_its_copies(
+    library_root: Path,
+) -> None:
+    import sqlite3
+
+    from alembic import command
+
+    from archiver_app.store.engine import make_engine, sqlite_url
+
+    library_root.mkdir(parents=True, exist_ok=True)
+    db = library_root / "library.db"
+    engine = make_engine(sqlite_url(db))
+    cfg = schema.alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0001")
+    engine.dispose()
+    raw = sqlite3.connect(db)
+    columns = [r[1] for r in raw.execute("PRAGMA table_info(copies)")]
+    raw.close()
+    assert "path" not in columns
+    with Library.open(library_root) as lib:
+        assert schema.current_revision(lib.engine) == schema.SCHEMA_HEAD
+        with lib.engine.connect() as conn:
+            columns = [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(copies)")]
+    assert "path" in columns
