@@ -37,7 +37,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.deps import chunks
-from archiver_app.mirror.destinations import MARKER_NAME, MountedDestination
+from archiver_app.mirror.destinations import MARKER_NAME, MountedDestination, read_marker
 from archiver_app.mirror.director import SMALL_FILE, Transfer, interleave, make_batches
 from archiver_app.mirror.progress import RunProgress
 from archiver_app.store.copies import copy_path
@@ -307,6 +307,12 @@ class _Lane:
         self.stop = threading.Event()
         self._lock = threading.Lock()
 
+    def still_there(self) -> bool:
+        """This destination is still the one mounted at its path (its own marker, not just
+        a marker: another drive of this library may have been mounted there since)."""
+        marker = read_marker(self.dest.mount)
+        return marker is not None and marker.uuid == self.dest.uuid
+
     def note_stop(self, exc: copier.DestinationError) -> None:
         with self._lock:
             if self.outcome.stopped is None:
@@ -385,7 +391,7 @@ def write_batch(lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor) ->
     ctx = lane.ctx
     results: dict[int, str] = {}
     temps: dict[int, str] = {}
-    if not lane.marker.exists():
+    if not lane.still_there():
         lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
         return _Written(batch, results, temps)  # recorded ``missing`` by the next stage
     existing = _existing(lane.folder, batch)
@@ -573,7 +579,7 @@ def _start_verify(
             if again is not None:
                 ok[fid] = again
                 results[fid] = "copied"
-        if not lane.marker.exists():
+        if not lane.still_there():
             lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
 
     def verify_one(item: tuple[int, str]) -> None:
@@ -633,7 +639,7 @@ def _record(lane: _Lane, done: _Installed, error: copier.DestinationError | None
         for fid in installed:
             results[fid] = f"destination {error.kind}"
         installed = []
-    if installed and not lane.marker.exists():  # renamed onto whatever is mounted there now?
+    if installed and not lane.still_there():  # renamed onto whatever is mounted there now?
         lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
         for fid in installed:
             results[fid] = "destination gone"

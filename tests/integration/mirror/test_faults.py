@@ -93,6 +93,36 @@ def test_drive_destroyed_mid_run(library: Library, tmp_path: Path) -> None:
     assert run_mirror(library).plan.waiting_for == {"usb": len(snap.file_ids) - len(present)}
 
 
+def test_another_drive_mounted_at_the_same_path_mid_run(library: Library, tmp_path: Path) -> None:
+    """Drive A is pulled out and drive B, another destination of this library, is mounted
+    at the same path (auto-mount by volume name): nothing written to B counts for A."""
+    make_snapshot(library, [20_000] * 24, seed=9)
+    mount, elsewhere = tmp_path / "media-USB", tmp_path / "b"
+    mount.mkdir()
+    elsewhere.mkdir()
+    a = add_destination(library, mount, "A").id
+    b = add_destination(library, elsewhere, "B").id
+    (elsewhere / "Archiver" / library.id / ".archiver-staging").mkdir(parents=True)
+    elsewhere.rename(tmp_path / "b-unplugged")  # B is not mounted when the run starts
+    set_policy(library, batch_size=4, parallelism=1, copies=2)
+    swapped = threading.Event()
+
+    def swap(update: ProgressUpdate) -> None:
+        if update.done >= 6 and not swapped.is_set():
+            swapped.set()
+            mount.rename(tmp_path / "a-unplugged")
+            (tmp_path / "b-unplugged").rename(mount)
+
+    result = run_mirror(library, progress=swap, progress_interval=0)
+    assert swapped.is_set()
+    assert not result.ok and "gone" in (result.outcomes[0].stopped or "")
+    assert present_ids(library, b) == set()
+    mount.rename(tmp_path / "b-back")
+    (tmp_path / "a-unplugged").rename(mount)
+    assert check_drive(library, mount, a) == []
+    assert len(present_ids(library, a)) < 24
+
+
 def test_real_unmount_mid_copy(library: Library, tmp_path: Path) -> None:
     snap = make_snapshot(library, SIZES)
     mount = tmp_path / "tmpfs"
