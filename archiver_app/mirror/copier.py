@@ -425,6 +425,22 @@ def discard(temp: str | Path) -> None:
         os.unlink(temp)
 
 
+def make_folders(path: str) -> list[str]:
+    """Create folder ``path`` with any missing parents; return the folders whose entries
+    this changed (the parent of each folder created), which must be fsynced too before a
+    file under ``path`` counts as durable."""
+    created = []
+    p = path
+    while not os.path.isdir(p):
+        created.append(p)
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    os.makedirs(path, exist_ok=True)
+    return [os.path.dirname(c) for c in created]
+
+
 def install(temp: str | Path, final: str | Path) -> None:
     """Rename a verified temporary file to its final name (creating folders)."""
     os.makedirs(os.path.dirname(final), exist_ok=True)
@@ -441,7 +457,7 @@ def copy_verified(source: Path, final: Path, sha256: str, size: int) -> None:
         SourceError, SourceMismatch, DestinationError: as :func:`copy_to_temp`; also
         DestinationError("mismatch") when the written copy does not read back right.
     """
-    final.parent.mkdir(parents=True, exist_ok=True)
+    changed = make_folders(os.fspath(final.parent))
     temp = copy_to_temp(source, final.parent, sha256, size)
     try:
         fd = os.open(temp, os.O_RDONLY)
@@ -459,8 +475,9 @@ def copy_verified(source: Path, final: Path, sha256: str, size: int) -> None:
         discard(temp)
         raise
     if os.name != "nt":
-        fd = os.open(final.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        for folder in [os.fspath(final.parent), *reversed(changed)]:
+            fd = os.open(folder, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)

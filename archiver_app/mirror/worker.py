@@ -609,7 +609,8 @@ def _install(lane: _Lane, verifying: _Verifying) -> _Installed:
         task.result()
     batch, results = verifying.written.batch, verifying.written.results
     by_id = verifying.by_id
-    folders: set[str] = set()
+    folders: set[str] = set()  # to fsync: the files' folders and those new folders changed
+    seen: set[str] = set()
     folder = lane.folder
     for fid, temp in verifying.ok.items():
         if results[fid] != "copied":
@@ -617,9 +618,10 @@ def _install(lane: _Lane, verifying: _Verifying) -> _Installed:
         final = copier.join_relative(folder, by_id[fid].path)
         parent = os.path.dirname(final)
         try:
-            if parent not in folders:
-                os.makedirs(parent, exist_ok=True)
+            if parent not in seen:
+                folders.update(copier.make_folders(parent))
                 folders.add(parent)
+                seen.add(parent)
             os.replace(temp, final)
         except OSError as exc:
             err = copier.classify(exc, lane.marker)

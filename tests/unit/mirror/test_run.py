@@ -241,3 +241,33 @@ def test_copies_already_on_the_drive_are_adopted_only_when_they_hash_right(
     assert present_ids(library, usb) == set(snap.file_ids)
     assert check_drive(library, mount, usb) == []
     assert rotten.read_bytes() == (library.root / snap.paths[1]).read_bytes()
+
+
+def test_new_folders_on_the_drive_are_made_durable_with_the_files(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the drive shares the library's file system (one ``syncfs`` would cover the
+    laptop's disk too) or has no ``syncfs``, folders are fsynced one by one: every folder
+    created for a copy must have its entry made durable in its parent too."""
+    import os
+
+    from archiver_app.mirror import copier
+
+    make_snapshot(library, [1000, 2000], seed=1)
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    add_destination(library, usb, "usb")
+    synced: set[str] = set()
+    real = copier.sync_filesystem
+
+    def watched(folder: str | Path, dirs: object = (), *, whole_fs: bool = True) -> None:
+        listed = [os.fspath(d) for d in dirs]  # type: ignore[attr-defined]
+        synced.update(listed)
+        real(folder, listed, whole_fs=False)
+
+    monkeypatch.setattr(copier, "sync_filesystem", watched)
+    assert run_mirror(library).ok
+    base = usb / "Archiver" / library.id
+    created = [d for d, _, _ in os.walk(base) if ".archiver-staging" not in d and d != str(base)]
+    assert created
+    assert [d for d in created if os.path.dirname(d) not in synced] == []
