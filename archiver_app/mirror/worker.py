@@ -201,10 +201,13 @@ def _update_states(lib: Library, dest_id: int, states: Mapping[int, str], verifi
             values: dict[str, Any] = {"state": state, "updated_at": now}
             if state == CopyState.PRESENT and verified:
                 values |= {"verified_at": now, "mtime": now}
+            # ``present`` only over this run's claim: a file whose bytes changed in the
+            # library meanwhile had its copies set ``missing`` (store.copies.forget_copies)
+            claimed = _COPIES.c.state == CopyState.ONGOING if state == CopyState.PRESENT else true()
             for where in _ids_where(dialect, _COPIES.c.file_id, fids):
                 conn.execute(
                     update(_COPIES)
-                    .where(_COPIES.c.destination_id == dest_id, where)
+                    .where(_COPIES.c.destination_id == dest_id, where, claimed)
                     .values(**values)
                 )
 

@@ -271,3 +271,21 @@ def test_new_folders_on_the_drive_are_made_durable_with_the_files(
     created = [d for d, _, _ in os.walk(base) if ".archiver-staging" not in d and d != str(base)]
     assert created
     assert [d for d in created if os.path.dirname(d) not in synced] == []
+
+
+def test_a_copy_whose_file_changed_while_it_was_written_is_not_recorded(
+    library: Library, tmp_path: Path
+) -> None:
+    from archiver_app.mirror import worker
+    from archiver_app.store.copies import forget_copies
+
+    snap = make_snapshot(library, [1000, 2000], seed=3)
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    dest = add_destination(library, usb, "usb").id
+    first, second = snap.file_ids
+    worker._set_states(library, dest, {first: "ongoing", second: "ongoing"}, verified=False)
+    with library.write() as s:  # the first file's bytes change in the library meanwhile
+        forget_copies(s.connection(), [first])
+    worker._update_states(library, dest, {first: "present", second: "present"}, verified=True)
+    assert copy_states(library, dest) == {first: CopyState.MISSING, second: CopyState.PRESENT}
