@@ -16,7 +16,7 @@ from archiver_app.library import Library
 from archiver_app.search import Query, search
 from archiver_app.tasks import ProgressUpdate
 from archiver_app.warc.batches import Batch, BatchBuilder
-from archiver_app.warc.htmltext import extract_html
+from archiver_app.warc.htmltext import extract_html, extract_plain
 from archiver_app.warc.indexer import IndexTarget, WarcIndexer
 from archiver_app.warc.reader import read_record_at
 from archiver_app.warc.scan import ScannedRecord, scan_records
@@ -197,6 +197,43 @@ def test_extract_html_charset_and_entities() -> None:
     page = extract_html(doc.encode("latin-1"))
     assert page.title == "Café é" and page.language == "fr-ca"
     assert page.text == "déjà"
+
+
+@pytest.mark.parametrize("charset", ["hex", "base64", "rot13", "zlib", "idna", "undefined"])
+def test_a_charset_that_is_no_text_encoding_is_read_as_utf8(charset: str) -> None:
+    body = "<html><title>Caf\u00e9</title>d\u00e9j\u00e0 \xff</html>".encode() + b"\xff"
+    for page in (extract_html(body, charset), extract_plain(body, charset)):
+        assert "d\u00e9j\u00e0" in page.text and page.text.endswith("\ufffd")
+    meta = f'<html><head><meta charset="{charset}"><title>Caf\u00e9</title></head>hi</html>'
+    assert extract_html(meta.encode()).title == "Caf\u00e9"
+
+
+def test_a_page_naming_a_non_text_codec_does_not_stop_its_warc(
+    library: Library, tmp_path: Path
+) -> None:
+    src = write_warc(
+        tmp_path / "site.warc.gz",
+        [
+            Resp("https://good.example/1", html_page("Good one", "before")),
+            Resp(
+                "https://evil.example/",
+                b'<html><head><meta charset="hex"><title>Evil</title></head>hi</html>',
+                mime="text/html",
+            ),
+            Resp(
+                "https://good.example/2",
+                html_page("Good two", "after"),
+                mime="text/html; charset=zlib",
+            ),
+        ],
+    )
+    outcome = import_warc_file(library, src)
+    assert (outcome.records, outcome.pages) == (3, 3)
+    assert _rows(library, "SELECT title FROM snapshots ORDER BY id") == [
+        ("Good one",),
+        ("Evil",),
+        ("Good two",),
+    ]
 
 
 def _index_into(
