@@ -166,3 +166,75 @@ def test_link_mode_indexes_in_place(library: Library, tmp_path: Path) -> None:
 
     result = export(library, Selection(), tmp_path / "linked.wacz")
     assert (result.records, result.pages, result.problems) == (4, 2, [])
+
+
+def _patch_first_entry(path: Path, *, method: int | None = None, encrypted: bool = False) -> Path:
+    """Mark the zip's first entry (the WARC) as compressed with ``method`` or encrypted, in
+    its local and its central header."""
+    data = bytearray(path.read_bytes())
+    central = data.find(b"PK\x01\x02")
+    for flags, method_at in ((6, 8), (central + 8, central + 10)):
+        if method is not None:
+            data[method_at : method_at + 2] = method.to_bytes(2, "little")
+        if encrypted:
+            data[flags] |= 1
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_unreadable_wacz_entries_fail_their_file_only(library: Library, tmp_path: Path) -> None:
+    warc = write_warc(tmp_path / "w.warc.gz", site(2, host="wacz.example")).read_bytes()
+    deep = tmp_path / "deep.wacz"
+    with zipfile.ZipFile(deep, "w") as zf:
+        zf.writestr("archive/data.warc.gz", warc)
+        zf.writestr("datapackage.json", b"[" * 200_000)
+    deep_pages = make_wacz(
+        tmp_path / "deep_pages.wacz", warc, extra={"pages/pages.jsonl": b"[" * 200_000 + b"\n"}
+    )
+    method = _patch_first_entry(make_wacz(tmp_path / "method99.wacz", warc), method=99)
+    encrypted = _patch_first_entry(make_wacz(tmp_path / "encrypted.wacz", warc), encrypted=True)
+    good = write_warc(tmp_path / "good.warc.gz", site(1))
+    report = import_paths(library, [deep, deep_pages, method, encrypted, good])
+    got = {o.path.name: o for o in report.outcomes}
+    assert got["deep.wacz"].state is OutcomeState.FAILED
+    assert got["deep.wacz"].reason == "datapackage.json nests too deeply to read"
+    # a pages line nested too deeply is no page, as a line that is not JSON
+    assert got["deep_pages.wacz"].state is OutcomeState.IMPORTED
+    assert got["method99.wacz"].state is OutcomeState.FAILED
+    assert "compression method that cannot be read" in got["method99.wacz"].reason
+    assert got["encrypted.wacz"].state is OutcomeState.FAILED
+    assert "is encrypted" in got["encrypted.wacz"].reason
+    assert got["good.warc.gz"].state is OutcomeState.IMPORTED
+
+
+def test_an_unexpected_error_fails_that_file_only(
+    library: Library,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from archiver_app.importers import run
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("a.warc.gz", "b.warc.gz", "c.warc.gz"):
+        write_warc(folder / name, site(1, host=name.replace(".warc.gz", ".example")))
+    real = run.import_warc_file
+
+    def import_warc_file(lib: Library, path: Path, **kwargs: object) -> object:
+        if path.name == "b.warc.gz":
+            raise LookupError("something nobody thought of")
+        return real(lib, path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(run, "import_warc_file", import_warc_file)
+    report = import_paths(library, [folder])
+    assert [(o.path.name, o.state, o.reason) for o in report.outcomes] == [
+        ("a.warc.gz", OutcomeState.IMPORTED, ""),
+        (
+            "b.warc.gz",
+            OutcomeState.FAILED,
+            "unexpected error: LookupError: something nobody thought of",
+        ),
+        ("c.warc.gz", OutcomeState.IMPORTED, ""),
+    ]
+    assert "importing" in caplog.text and "something nobody thought of" in caplog.text
