@@ -307,7 +307,14 @@ def import_wacz_file(
     page_urls = frozenset(p.url for p in info.pages) if info.pages else None
     reports: list[tuple[str, str, IndexReport]] = []
     skipped: list[str] = []
+    refused: list[str] = []
     for name, tmp in placed:
+        try:
+            sniff_archive(tmp)
+        except NotAnArchiveError as exc:
+            tmp.unlink()
+            refused.append(f"{name}: {exc}")
+            continue
         wsha = sha256_file(tmp)
         if (existing := _known_sha(lib, wsha)) is not None:
             tmp.unlink()
@@ -335,13 +342,14 @@ def import_wacz_file(
         reports.append((name, wsha, rep))
     if not reports:
         _remove_empty(base, lib.root)
-        return FileOutcome(path, "wacz", OutcomeState.SKIPPED, "; ".join(skipped))
+        state = OutcomeState.FAILED if refused else OutcomeState.SKIPPED
+        return FileOutcome(path, "wacz", state, "; ".join([*refused, *skipped]))
     data = _sidecar(lib, folder, slug, path, reports)
     data["wacz"] = {"sha256": sha, "title": info.datapackage.get("title"), "pages": len(info.pages)}
     ids = [i for _, _, r in reports for i in r.snapshot_ids]
     _write_sidecar(lib, folder, data, ids[0] if ids else None)
     outcome = _outcome(path, "wacz", folder, [r for _, _, r in reports])
-    outcome.problems.extend(skipped)
+    outcome.problems.extend([*refused, *skipped])
     return outcome
 
 

@@ -238,3 +238,14 @@ def test_an_unexpected_error_fails_that_file_only(
         ("c.warc.gz", OutcomeState.IMPORTED, ""),
     ]
     assert "importing" in caplog.text and "something nobody thought of" in caplog.text
+
+
+def test_a_wacz_warc_gzipped_as_one_stream_is_refused(library: Library, tmp_path: Path) -> None:
+    import gzip
+
+    plain = write_warc(tmp_path / "w.warc", site(2, host="wacz.example"), gz=False).read_bytes()
+    whole = make_wacz(tmp_path / "whole.wacz", gzip.compress(plain))
+    out = import_paths(library, [whole]).outcomes[0]
+    assert out.state is OutcomeState.FAILED
+    assert out.reason.startswith("data.warc.gz: one gzip stream for the whole file")
+    assert not list((library.root / "collections").rglob("*.warc.gz"))
