@@ -249,3 +249,102 @@ def test_a_wacz_warc_gzipped_as_one_stream_is_refused(library: Library, tmp_path
     assert out.state is OutcomeState.FAILED
     assert out.reason.startswith("data.warc.gz: one gzip stream for the whole file")
     assert not list((library.root / "collections").rglob("*.warc.gz"))
+
+
+def _big_warc(path: Path) -> Path:
+    """Over one batch of records (progress, and a chance to cancel, before the end)."""
+    from tests.helpers.warcs import Resp, html_page
+
+    assets = [Resp(f"https://b.example/{i}.png", b"x" * 10, mime="image/png") for i in range(2100)]
+    return write_warc(path, [*assets, Resp("https://b.example/", html_page("Home", "last page"))])
+
+
+def _counts(library: Library) -> tuple[int, int, int, int]:
+    import sqlite3
+
+    conn = sqlite3.connect(library.db_path)
+    try:
+        return tuple(  # type: ignore[return-value]
+            conn.execute(sql).fetchone()[0]
+            for sql in (
+                "SELECT count(*) FROM records",
+                "SELECT count(*) FROM snapshots",
+                "SELECT count(*) FROM files WHERE kind = 'warc'",
+                "SELECT count(*) FROM settings WHERE key LIKE 'import-incomplete:%'",
+            )
+        )
+    finally:
+        conn.close()
+
+
+def test_a_cancelled_import_leaves_nothing_and_imports_again(
+    library: Library, tmp_path: Path
+) -> None:
+    from archiver_app.tasks import CancelToken, ProgressUpdate
+    from archiver_app.tasks.progress import Cancelled
+
+    src = _big_warc(tmp_path / "big.warc.gz")
+    cancel = CancelToken()
+
+    def progress(update: ProgressUpdate) -> None:
+        if update.total is None:  # a batch, not the end
+            cancel.cancel()
+
+    with pytest.raises(Cancelled):
+        import_paths(library, [src], progress=progress, cancel=cancel)
+    assert _counts(library) == (0, 0, 0, 0)
+    assert not [p for p in (library.root / "collections").rglob("*") if p.is_file()]
+    again = import_paths(library, [src]).outcomes[0]
+    assert again.state is OutcomeState.IMPORTED and again.records == 2101
+    assert _counts(library) == (2101, 1, 1, 0)
+    third = import_paths(library, [src]).outcomes[0]
+    assert third.state is OutcomeState.SKIPPED and "already in the library" in third.reason
+
+
+def test_a_file_whose_import_stopped_is_imported_again(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from archiver_app.importers import warcs
+    from archiver_app.tasks import ProgressUpdate
+
+    src = _big_warc(tmp_path / "big.warc.gz")
+
+    def progress(update: ProgressUpdate) -> None:
+        if update.total is None:
+            raise RuntimeError("the power went out")
+
+    # as if the process had died: nothing is undone
+    monkeypatch.setattr(warcs, "_forget_on_error", lambda lib, ids: None, raising=False)
+    monkeypatch.setattr(warcs, "_drop_sidecar", lambda lib, folder: None, raising=False)
+    first = import_paths(library, [src], progress=progress).outcomes[0]
+    assert first.state is OutcomeState.FAILED and "the power went out" in first.reason
+    records, _, files, pending = _counts(library)
+    assert 0 < records < 2101 and (files, pending) == (1, 1)
+    stale = list((library.root / "collections").rglob("*.warc.gz"))
+    monkeypatch.undo()
+    again = import_paths(library, [src]).outcomes[0]
+    assert again.state is OutcomeState.IMPORTED and again.records == 2101
+    assert _counts(library) == (2101, 1, 1, 0)
+    assert list((library.root / "collections").rglob("*.warc.gz")) != stale
+    assert len(list((library.root / "collections").rglob("*.warc.gz"))) == 1
+
+
+def test_a_cancelled_wacz_import_leaves_nothing(library: Library, tmp_path: Path) -> None:
+    from archiver_app.tasks import CancelToken, ProgressUpdate
+    from archiver_app.tasks.progress import Cancelled
+
+    small = write_warc(tmp_path / "small.warc.gz", site(2, host="wacz.example")).read_bytes()
+    big = _big_warc(tmp_path / "big.warc.gz").read_bytes()
+    wacz = make_wacz(tmp_path / "two.wacz", small, extra={"archive/z.warc.gz": big})
+    cancel = CancelToken()
+
+    def progress(update: ProgressUpdate) -> None:
+        if update.total is None:  # in the second WARC
+            cancel.cancel()
+
+    with pytest.raises(Cancelled):
+        import_paths(library, [wacz], progress=progress, cancel=cancel)
+    assert _counts(library) == (0, 0, 0, 0)
+    assert not [p for p in (library.root / "collections").rglob("*") if p.is_file()]
+    again = import_paths(library, [wacz]).outcomes[0]
+    assert again.state is OutcomeState.IMPORTED and again.records == 2101 + 4
