@@ -56,6 +56,22 @@ def safe_file_name(name: str, default: str) -> str:
     return cleaned[:150] if cleaned else default
 
 
+def _unique_name(name: str, used: set[str]) -> str:
+    """``name``, or ``name-2``, ``-3``... before its extension when a file of the same
+    import already has it: two WACZ entries (``archive/x/data.warc.gz`` and
+    ``archive/y/data.warc.gz``, or ``a b.warc.gz`` and ``a_b.warc.gz``) clean to one name.
+    Compared without case (some file systems ignore it); ``used`` is updated."""
+    lower = name.lower()
+    ext = next((e for e in (".warc.gz", ".arc.gz", ".warc", ".arc") if lower.endswith(e)), "")
+    stem = name[: len(name) - len(ext)]
+    candidate, n = name, 1
+    while candidate.lower() in used:
+        n += 1
+        candidate = f"{stem}-{n}{name[len(stem) :]}"
+    used.add(candidate.lower())
+    return candidate
+
+
 def _first_time(path: Path) -> datetime | None:
     for rec in scan_records(path):
         if (at := record_time(rec)) is not None:
@@ -386,9 +402,10 @@ def import_wacz_file(
     base = lib.abspath(folder.as_posix())
     base.mkdir(parents=True, exist_ok=True)
     placed: list[tuple[str, Path]] = []
+    used: set[str] = set()
     try:
         for entry in info.warcs:
-            name = safe_file_name(PurePosixPath(entry).name, "data.warc.gz")
+            name = _unique_name(safe_file_name(PurePosixPath(entry).name, "data.warc.gz"), used)
             dest = base / name
             tmp = dest.with_name(f".{name}.partial")
             with tmp.open("wb") as fh:

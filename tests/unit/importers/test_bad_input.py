@@ -348,3 +348,41 @@ def test_a_cancelled_wacz_import_leaves_nothing(library: Library, tmp_path: Path
     assert not [p for p in (library.root / "collections").rglob("*") if p.is_file()]
     again = import_paths(library, [wacz]).outcomes[0]
     assert again.state is OutcomeState.IMPORTED and again.records == 2101 + 4
+
+
+def test_wacz_entries_with_the_same_clean_name_are_all_imported(
+    library: Library, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from archiver_app.warc.reader import read_record_at
+
+    def warc(host: str) -> bytes:
+        return write_warc(tmp_path / f"{host}.warc.gz", site(1, host=host)).read_bytes()
+
+    wacz = make_wacz(
+        tmp_path / "same.wacz",
+        warc("one.example"),
+        extra={
+            "archive/x/data.warc.gz": warc("two.example"),
+            "archive/y/Data.warc.gz": warc("three.example"),
+            "archive/a b.warc.gz": warc("four.example"),
+            "archive/a_b.warc.gz": warc("five.example"),
+        },
+    )
+    out = import_paths(library, [wacz]).outcomes[0]
+    assert out.state is OutcomeState.IMPORTED, out.reason
+    assert (out.records, out.pages) == (10, 5)
+    conn = sqlite3.connect(library.db_path)
+    rows = conn.execute("SELECT url, warc_file, warc_offset, warc_length FROM snapshots").fetchall()
+    conn.close()
+    names = sorted(r[1].rsplit("/", 1)[1] for r in rows)
+    assert names == [
+        "Data-3.warc.gz",
+        "a_b-2.warc.gz",
+        "a_b.warc.gz",
+        "data-2.warc.gz",
+        "data.warc.gz",
+    ]
+    for url, rel, offset, length in rows:
+        assert read_record_at(library.abspath(rel), offset, length).uri == url
