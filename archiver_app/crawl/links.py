@@ -19,6 +19,7 @@ from sqlalchemy.orm import aliased
 
 from archiver_app.library import Library
 from archiver_app.store.models import File, Record, Snapshot
+from archiver_app.warc.htmltext import decode_text
 from archiver_app.warc.reader import WarcReadError, read_record_at
 
 MAX_HTML_BYTES = 8 << 20
@@ -103,8 +104,5 @@ def links_from_snapshot(lib: Library, snapshot_id: int) -> list[str]:
     ctype = record.http_header("Content-Type") or ""
     if "charset=" in ctype.lower():
         charset = ctype.lower().split("charset=", 1)[1].split(";")[0].strip() or "utf-8"
-    try:
-        html = body.decode(charset, errors="replace")
-    except LookupError:
-        html = body.decode("utf-8", errors="replace")
+    html = decode_text(body, charset)
     return links_in_html(html, record.uri or url)

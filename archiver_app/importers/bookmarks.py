@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+from archiver_app.warc.htmltext import text_codec
+
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.I)
 MARKER = b"NETSCAPE-Bookmark-file"
 
@@ -44,13 +46,12 @@ def decode_bookmarks(data: bytes) -> str:
     declared = _META_CHARSET.search(data[:4096])
     if declared:
         name = declared.group(1).decode("ascii", "replace")
+        codec = text_codec(name)
+        if codec is None:  # unknown, or no text encoding (hex, base64, zlib...)
+            raise BookmarksError(f"unknown encoding {name!r} declared in the file")
         try:
-            codecs.lookup(name)
-        except LookupError as exc:
-            raise BookmarksError(f"unknown encoding {name!r} declared in the file") from exc
-        try:
-            return data.decode(name)
-        except UnicodeDecodeError as exc:
+            return data.decode(codec)
+        except UnicodeError as exc:
             raise BookmarksError(f"the file is not valid {name} as it declares: {exc}") from exc
     try:
         return data.decode("utf-8")

@@ -6,6 +6,7 @@ Folders are walked for WARC/ARC/WACZ files. Every input yields a
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -18,12 +19,13 @@ from archiver_app.importers.queue import Queued, queue_capture_jobs
 from archiver_app.importers.urllists import looks_like_url_list, parse_url_list
 from archiver_app.importers.warcs import import_wacz_file, import_warc_file
 from archiver_app.library import Library
-from archiver_app.tasks import CancelToken, ProgressUpdate
+from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
 from archiver_app.warc import workers
 
 WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
 ARCHIVE_SUFFIXES = (*WARC_SUFFIXES, ".wacz")
 STDIN = Path("-")
+_log = logging.getLogger(__name__)
 
 
 def _archive_files(folder: Path) -> list[Path]:
@@ -118,14 +120,22 @@ def _next_warc(files: list[Path], i: int) -> Path | None:
 
 
 def _import_file_safely(lib: Library, path: Path, **kwargs: Any) -> FileOutcome:
-    """One file's import; an I/O error (unreadable file, full disk) fails that file only."""
+    """One file's import; an I/O error (unreadable file, full disk) or any other error
+    fails that file only (the traceback goes to the log). Cancelling stops them all."""
     try:
         return _import_file(lib, path, **kwargs)
+    except Cancelled:
+        raise
     except ArchiverError as exc:
         return FileOutcome(path, "unknown", OutcomeState.FAILED, exc.message)
     except OSError as exc:
         return FileOutcome(
             path, "unknown", OutcomeState.FAILED, f"{exc.strerror or exc}: {exc.filename or path}"
+        )
+    except Exception as exc:
+        _log.exception("importing %s failed", path)
+        return FileOutcome(
+            path, "unknown", OutcomeState.FAILED, f"unexpected error: {type(exc).__name__}: {exc}"
         )
 
 

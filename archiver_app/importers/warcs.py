@@ -10,6 +10,7 @@ describes the import well enough to redo it from the folder alone. Files are reg
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
@@ -20,14 +21,24 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from archiver_app.hashing import sha256_file
 from archiver_app.importers.outcome import FileOutcome, OutcomeState
 from archiver_app.layout import CURRENT_FS_VERSION, snapshot_folder
 from archiver_app.library import Library, atomic_write_text
 from archiver_app.store.files import register_file
-from archiver_app.store.models import Collection, File, FileKind, LocalState, Snapshot
+from archiver_app.store.fulltext import delete_snapshot_text
+from archiver_app.store.models import (
+    Collection,
+    File,
+    FileKind,
+    LocalState,
+    Record,
+    Setting,
+    Snapshot,
+    SnapshotTag,
+)
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc import workers
 from archiver_app.warc.indexer import IndexReport, IndexTarget, index_warc, record_time
@@ -37,11 +48,28 @@ from archiver_app.warc.wacz import WaczError, extract_verified, open_wacz
 ProgressFn = Callable[[ProgressUpdate], None]
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 SIDECAR = "index.json"
+_log = logging.getLogger(__name__)
 
 
 def safe_file_name(name: str, default: str) -> str:
     cleaned = _SAFE_NAME.sub("_", name).strip("._")
     return cleaned[:150] if cleaned else default
+
+
+def _unique_name(name: str, used: set[str]) -> str:
+    """``name``, or ``name-2``, ``-3``... before its extension when a file of the same
+    import already has it: two WACZ entries (``archive/x/data.warc.gz`` and
+    ``archive/y/data.warc.gz``, or ``a b.warc.gz`` and ``a_b.warc.gz``) clean to one name.
+    Compared without case (some file systems ignore it); ``used`` is updated."""
+    lower = name.lower()
+    ext = next((e for e in (".warc.gz", ".arc.gz", ".warc", ".arc") if lower.endswith(e)), "")
+    stem = name[: len(name) - len(ext)]
+    candidate, n = name, 1
+    while candidate.lower() in used:
+        n += 1
+        candidate = f"{stem}-{n}{name[len(stem) :]}"
+    used.add(candidate.lower())
+    return candidate
 
 
 def _first_time(path: Path) -> datetime | None:
@@ -51,10 +79,84 @@ def _first_time(path: Path) -> datetime | None:
     return None
 
 
+#: A ``settings`` key per WARC being imported, from its ``files`` row until its import is
+#: complete (indexed, sidecar written): a file whose indexing stopped (a crash) is then
+#: told from one already in the library, and imported again.
+INCOMPLETE_PREFIX = "import-incomplete:"
+
+
+def _incomplete_key(file_id: int) -> str:
+    return f"{INCOMPLETE_PREFIX}{file_id}"
+
+
 def _known_sha(lib: Library, sha: str) -> str | None:
+    """The path of the WARC with this hash already in the library, if it is complete; one
+    whose import stopped partway is forgotten (rows, file) so that it is imported again."""
     with lib.session() as s:
-        row = s.scalar(select(File.path).where(File.sha256 == sha, File.kind == FileKind.WARC))
-    return row
+        rows = s.execute(
+            select(File.id, File.path).where(File.sha256 == sha, File.kind == FileKind.WARC)
+        ).all()
+        pending = set(
+            s.scalars(
+                select(Setting.key).where(
+                    Setting.key.in_([_incomplete_key(fid) for fid, _ in rows])
+                )
+            )
+        )
+    complete = None
+    for file_id, path in rows:
+        if _incomplete_key(file_id) in pending:
+            _forget_file(lib, file_id)
+        elif complete is None:
+            complete = path
+    return complete
+
+
+def _forget_file(lib: Library, file_id: int) -> None:
+    """Undo a WARC's import that did not complete: its records, snapshots (text, tags), its
+    ``files`` row and its copy in the library (a linked file is left where it is)."""
+    with lib.write() as s:
+        row = s.get(File, file_id)
+        if row is None:
+            s.execute(delete(Setting).where(Setting.key == _incomplete_key(file_id)))
+            return
+        rel, external = row.path, row.external_path
+        ours = select(Record.id).where(Record.file_id == file_id).scalar_subquery()
+        s.execute(
+            update(Record)
+            .where(Record.revisit_of_id.in_(ours), Record.file_id != file_id)
+            .values(revisit_of_id=None)
+        )
+        s.execute(update(Record).where(Record.file_id == file_id).values(revisit_of_id=None))
+        s.execute(delete(Record).where(Record.file_id == file_id))
+        snapshot_ids = list(s.scalars(select(Snapshot.id).where(Snapshot.warc_file == rel)))
+        conn = s.connection()
+        for sid in snapshot_ids:
+            delete_snapshot_text(conn, sid)
+        snaps = select(Snapshot.id).where(Snapshot.warc_file == rel).scalar_subquery()
+        s.execute(delete(SnapshotTag).where(SnapshotTag.snapshot_id.in_(snaps)))
+        s.execute(delete(Snapshot).where(Snapshot.warc_file == rel))
+        s.execute(delete(File).where(File.id == file_id))
+        s.execute(delete(Setting).where(Setting.key == _incomplete_key(file_id)))
+    if external is None:
+        copy = lib.abspath(rel)
+        copy.unlink(missing_ok=True)
+        _remove_empty(copy.parent, lib.root)
+
+
+def _completed(lib: Library, file_ids: list[int]) -> None:
+    with lib.write() as s:
+        s.execute(delete(Setting).where(Setting.key.in_([_incomplete_key(i) for i in file_ids])))
+
+
+def _forget_on_error(lib: Library, file_ids: list[int]) -> None:
+    """After a failed or cancelled import: forget its files; an error doing so is logged
+    (the files stay marked incomplete, so a re-import still redoes them)."""
+    for file_id in file_ids:
+        try:
+            _forget_file(lib, file_id)
+        except Exception:
+            _log.exception("could not undo the import of file %s", file_id)
 
 
 def _new_folder(lib: Library, slug: str, at: datetime | None) -> PurePosixPath:
@@ -213,29 +315,42 @@ def import_warc_file(
             s.add(row)
             s.flush()
             file_id = row.id
+            s.add(Setting(key=_incomplete_key(file_id), value=rel))
     else:
         read_path = lib.abspath(rel)
         _copy_into(path, read_path)
-        with lib.write() as s:
-            file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=sha).id
-    report = _index_one(
-        lib,
-        read_path=read_path,
-        rel=rel,
-        file_id=file_id,
-        collection_id=collection_id,
-        folder=folder,
-        source=path,
-        page_urls=None,
-        tags=tags,
-        progress=progress,
-        cancel=cancel,
-        then=then,
-    )
-    data = _sidecar(lib, folder, slug, path, [(name, sha, report)])
-    if link:
-        data["files"][0]["external_path"] = str(path)
-    _write_sidecar(lib, folder, data, report.snapshot_ids[0] if report.snapshot_ids else None)
+        try:
+            with lib.write() as s:
+                file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=sha).id
+                s.add(Setting(key=_incomplete_key(file_id), value=rel))
+        except BaseException:
+            read_path.unlink(missing_ok=True)
+            _remove_empty(read_path.parent, lib.root)
+            raise
+    try:
+        report = _index_one(
+            lib,
+            read_path=read_path,
+            rel=rel,
+            file_id=file_id,
+            collection_id=collection_id,
+            folder=folder,
+            source=path,
+            page_urls=None,
+            tags=tags,
+            progress=progress,
+            cancel=cancel,
+            then=then,
+        )
+        data = _sidecar(lib, folder, slug, path, [(name, sha, report)])
+        if link:
+            data["files"][0]["external_path"] = str(path)
+        _write_sidecar(lib, folder, data, report.snapshot_ids[0] if report.snapshot_ids else None)
+    except BaseException:  # failed or cancelled: nothing of it stays
+        _forget_on_error(lib, [file_id])
+        _drop_sidecar(lib, folder)
+        raise
+    _completed(lib, [file_id])
     return _outcome(path, kind, folder, [report])
 
 
@@ -287,9 +402,10 @@ def import_wacz_file(
     base = lib.abspath(folder.as_posix())
     base.mkdir(parents=True, exist_ok=True)
     placed: list[tuple[str, Path]] = []
+    used: set[str] = set()
     try:
         for entry in info.warcs:
-            name = safe_file_name(PurePosixPath(entry).name, "data.warc.gz")
+            name = _unique_name(safe_file_name(PurePosixPath(entry).name, "data.warc.gz"), used)
             dest = base / name
             tmp = dest.with_name(f".{name}.partial")
             with tmp.open("wb") as fh:
@@ -307,7 +423,15 @@ def import_wacz_file(
     page_urls = frozenset(p.url for p in info.pages) if info.pages else None
     reports: list[tuple[str, str, IndexReport]] = []
     skipped: list[str] = []
+    refused: list[str] = []
+    file_ids: list[int] = []
     for name, tmp in placed:
+        try:
+            sniff_archive(tmp)
+        except NotAnArchiveError as exc:
+            tmp.unlink()
+            refused.append(f"{name}: {exc}")
+            continue
         wsha = sha256_file(tmp)
         if (existing := _known_sha(lib, wsha)) is not None:
             tmp.unlink()
@@ -316,33 +440,78 @@ def import_wacz_file(
         final = base / name
         os.replace(tmp, final)
         rel = f"{folder.as_posix()}/{name}"
-        with lib.write() as s:
-            file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=wsha).id
-        rep = _index_one(
-            lib,
-            first=not any(r.snapshot_ids for _, _, r in reports),
-            read_path=final,
-            rel=rel,
-            file_id=file_id,
-            collection_id=collection_id,
-            folder=folder,
-            source=path,
-            page_urls=page_urls,
-            tags=tags,
-            progress=progress,
-            cancel=cancel,
-        )
+        try:
+            with lib.write() as s:
+                file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=wsha).id
+                s.add(Setting(key=_incomplete_key(file_id), value=rel))
+            file_ids.append(file_id)
+            rep = _index_one(
+                lib,
+                first=not any(r.snapshot_ids for _, _, r in reports),
+                read_path=final,
+                rel=rel,
+                file_id=file_id,
+                collection_id=collection_id,
+                folder=folder,
+                source=path,
+                page_urls=page_urls,
+                tags=tags,
+                progress=progress,
+                cancel=cancel,
+            )
+        except BaseException:  # failed or cancelled: nothing of the WACZ stays
+            _undo_wacz(lib, folder, final, [tmp for _, tmp in placed], file_ids)
+            raise
         reports.append((name, wsha, rep))
     if not reports:
         _remove_empty(base, lib.root)
-        return FileOutcome(path, "wacz", OutcomeState.SKIPPED, "; ".join(skipped))
-    data = _sidecar(lib, folder, slug, path, reports)
-    data["wacz"] = {"sha256": sha, "title": info.datapackage.get("title"), "pages": len(info.pages)}
-    ids = [i for _, _, r in reports for i in r.snapshot_ids]
-    _write_sidecar(lib, folder, data, ids[0] if ids else None)
+        state = OutcomeState.FAILED if refused else OutcomeState.SKIPPED
+        return FileOutcome(path, "wacz", state, "; ".join([*refused, *skipped]))
+    try:
+        data = _sidecar(lib, folder, slug, path, reports)
+        data["wacz"] = {
+            "sha256": sha,
+            "title": info.datapackage.get("title"),
+            "pages": len(info.pages),
+        }
+        ids = [i for _, _, r in reports for i in r.snapshot_ids]
+        _write_sidecar(lib, folder, data, ids[0] if ids else None)
+    except BaseException:
+        _undo_wacz(lib, folder, None, [], file_ids)
+        raise
+    _completed(lib, file_ids)
     outcome = _outcome(path, "wacz", folder, [r for _, _, r in reports])
-    outcome.problems.extend(skipped)
+    outcome.problems.extend([*refused, *skipped])
     return outcome
+
+
+def _undo_wacz(
+    lib: Library,
+    folder: PurePosixPath,
+    current: Path | None,
+    extracted: list[Path],
+    file_ids: list[int],
+) -> None:
+    """A WACZ import that failed or was cancelled: forget the WARCs registered so far and
+    remove what was extracted for the rest."""
+    _forget_on_error(lib, file_ids)
+    for leftover in [*extracted, *([current] if current is not None else [])]:
+        leftover.unlink(missing_ok=True)
+    _drop_sidecar(lib, folder)
+
+
+def _drop_sidecar(lib: Library, folder: PurePosixPath) -> None:
+    """Remove the sidecar (file and row) of an import undone, if it got that far, and the
+    folder if nothing else is in it."""
+    base = lib.abspath(folder.as_posix())
+    rel = f"{folder.as_posix()}/{SIDECAR}"
+    try:
+        with lib.write() as s:
+            s.execute(delete(File).where(File.path == rel))
+        (base / SIDECAR).unlink(missing_ok=True)
+        _remove_empty(base, lib.root)
+    except Exception:
+        _log.exception("could not remove %s", rel)
 
 
 def _remove_empty(folder: Path, root: Path) -> None:

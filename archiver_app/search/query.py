@@ -16,6 +16,7 @@ from archiver_app.errors import InputError
 
 _TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
 _STATUS_CLASS = re.compile(r"^([1-5])xx$", re.I)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -41,17 +42,30 @@ class Query:
     prefix_last: bool = True  # treat the last bare word as a prefix (typing in progress)
 
     def status_range(self) -> tuple[int, int] | None:
+        """The codes the status filter allows, low and high included.
+
+        Raises:
+            InputError: not an HTTP status code (100 to 599) or class (``1xx``..``5xx``).
+        """
         if self.status is None or self.status == "":
             return None
-        if isinstance(self.status, int):
-            return self.status, self.status
-        text = str(self.status).strip()
-        if text.isdigit():
-            return int(text), int(text)
-        if m := _STATUS_CLASS.match(text):
-            low = int(m.group(1)) * 100
-            return low, low + 99
-        raise InputError(f"invalid status filter {self.status!r}: use a code like 404 or 4xx")
+        code: int | None = None
+        if isinstance(self.status, int) and not isinstance(self.status, bool):
+            code = self.status
+        elif isinstance(self.status, str):
+            text = self.status.strip()
+            # isascii: "²".isdigit() is true and int("²") fails
+            if text.isascii() and text.isdigit() and len(text) <= 3:
+                code = int(text)
+            elif m := _STATUS_CLASS.match(text):
+                low = int(m.group(1)) * 100
+                return low, low + 99
+        if code is not None and 100 <= code <= 599:
+            return code, code
+        raise InputError(
+            f"invalid status filter {self.status!r}: use a code from 100 to 599 like 404, "
+            "or a class like 4xx"
+        )
 
 
 def _quote(term: str) -> str:
@@ -69,7 +83,12 @@ def _has_word(term: str) -> bool:
 
 
 def build_fts_query(text: str, *, prefix_last: bool = True) -> str | None:
-    """The FTS5 MATCH expression for ``text``; None when it holds no searchable word."""
+    """The FTS5 MATCH expression for ``text``; None when it holds no searchable word.
+
+    Control characters are spaces: FTS5 reads its query as a C string, so a NUL in a
+    quoted term ended it ("unterminated string").
+    """
+    text = _CONTROL.sub(" ", text)
     positive: list[str] = []
     negative: list[str] = []
     pending_or = False

@@ -133,7 +133,7 @@ def record_time(rec: ScannedRecord) -> datetime | None:
         if rec.date.isdigit():
             return parse_ts(rec.date)
         return parse_warc_date(rec.date) if rec.date else None
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 
@@ -171,7 +171,7 @@ class BatchBuilder:
         size = min(FIRST_CHUNK, self.batch_size)
         with contextlib.closing(scan):
             for rec in scan:
-                self.add(batch, rec)
+                self._add_or_skip(batch, rec)
                 if len(batch) >= size or batch.text_chars >= MAX_BATCH_TEXT:
                     batch.full = True
                     batch.bytes_done = rec.offset + rec.length
@@ -187,7 +187,41 @@ class BatchBuilder:
         return batch
 
     def _wants_payload(self, rec: ScannedRecord) -> bool:
-        return rec.rec_type != "revisit" and is_page(rec, self.spec.page_urls)
+        try:
+            return rec.rec_type != "revisit" and is_page(rec, self.spec.page_urls)
+        except Exception:  # add() meets the same error and reports the record
+            return False
+
+    def _add_or_skip(self, batch: Batch, rec: ScannedRecord) -> None:
+        """:meth:`add`, or, when the record cannot be indexed (whatever the error), a
+        problem for it and the batch as it was: one bad record does not cost the file's
+        other records."""
+        saved = (
+            len(batch.pages),
+            len(batch.records),
+            len(batch.texts),
+            len(batch.revisits),
+            batch.first_capture,
+            batch.text_chars,
+            self.records,
+            self._seq,
+            self._current,
+        )
+        try:
+            self.add(batch, rec)
+        except Exception as exc:
+            pages, records, texts, revisits = saved[:4]
+            del batch.pages[pages:], batch.records[records:]
+            del batch.texts[texts:], batch.revisits[revisits:]
+            batch.first_capture, batch.text_chars = saved[4], saved[5]
+            self.records, self._seq, self._current = saved[6:]
+            self._problems.append(
+                ScanProblem(
+                    rec.offset,
+                    f"{rec.rec_type or 'record'} for {rec.url[:200]!r} skipped: "
+                    f"{type(exc).__name__}: {exc}",
+                )
+            )
 
     def _url_key(self, url: str) -> str:
         """``url_key`` with a small cache: a request, its response and metadata share a URL,

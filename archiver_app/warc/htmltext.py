@@ -36,20 +36,48 @@ class PageText:
     text: str
 
 
+#: Python text codecs that are no document charset (host names, or always failing).
+_NOT_CHARSETS = frozenset({"idna", "punycode", "undefined"})
+
+
+def text_codec(name: str | None) -> str | None:
+    """The codec's canonical name if ``name`` is a text encoding a document can be in, else None.
+
+    ``codecs.lookup`` also knows bytes-to-bytes codecs (``hex``, ``base64``, ``zlib``,
+    ``rot13``...) that ``bytes.decode`` refuses with a LookupError; a page or file that
+    names one as its charset is treated as naming none.
+    """
+    if not name:
+        return None
+    try:
+        info = codecs.lookup(name)
+    except (LookupError, ValueError):  # ValueError: a name with a NUL in it
+        return None
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_CHARSETS:
+        return None
+    return info.name
+
+
+def decode_text(data: bytes, *charsets: str | None) -> str:
+    """``data`` decoded with the first of ``charsets`` that is a text encoding and decodes
+    (replacing bad bytes), else as UTF-8 replacing bad bytes. Never raises."""
+    for name in charsets:
+        codec = text_codec(name)
+        if codec is None:
+            continue
+        try:
+            return data.decode(codec, errors="replace")
+        except (UnicodeError, LookupError):  # codecs that cannot replace (punycode...)
+            continue
+    return data.decode("utf-8", errors="replace")
+
+
 def decode_html(data: bytes, charset: str | None) -> str:
     """Decode with the HTTP charset, else a ``<meta charset>``, else UTF-8 (replacing errors)."""
     candidates = [charset]
     if m := _META_CHARSET.search(data[:4096]):
         candidates.append(m.group(1).decode("ascii", "replace"))
-    for name in candidates:
-        if not name:
-            continue
-        try:
-            codecs.lookup(name)
-        except LookupError:
-            continue
-        return data.decode(name, errors="replace")
-    return data.decode("utf-8", errors="replace")
+    return decode_text(data, *candidates)
 
 
 def extract_html(data: bytes, charset: str | None = None) -> PageText:
@@ -68,20 +96,8 @@ def extract_html(data: bytes, charset: str | None = None) -> PageText:
 
 
 def extract_plain(data: bytes, charset: str | None = None) -> PageText:
-    text = data.decode(charset or "utf-8", errors="replace") if _known(charset) else None
-    if text is None:
-        text = data.decode("utf-8", errors="replace")
+    text = decode_text(data, charset)
     return PageText(title=None, language=None, text=text.strip()[:MAX_TEXT])
-
-
-def _known(charset: str | None) -> bool:
-    if not charset:
-        return False
-    try:
-        codecs.lookup(charset)
-    except LookupError:
-        return False
-    return True
 
 
 def _clean(text: str) -> str:
@@ -95,4 +111,13 @@ def snippet_of(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-__all__ = ["TEXT_MIMES", "PageText", "decode_html", "extract_html", "extract_plain", "snippet_of"]
+__all__ = [
+    "TEXT_MIMES",
+    "PageText",
+    "decode_html",
+    "decode_text",
+    "extract_html",
+    "extract_plain",
+    "snippet_of",
+    "text_codec",
+]

@@ -34,6 +34,18 @@ class NotAnArchiveError(ValueError):
     """The file does not start with a WARC or ARC record (or a gzip member holding one)."""
 
 
+#: Why a file gzipped as a whole is refused: records are read at their offset, which needs
+#: one gzip member per record.
+ONE_GZIP_STREAM = (
+    "one gzip stream for the whole file: recompress it with one gzip member per record "
+    "(warcio recompress in.warc.gz out.warc.gz)"
+)
+
+
+class _SharedMember(Exception):
+    """A gzip member holds more than the record just read (no offset and length of its own)."""
+
+
 @dataclass
 class ScannedRecord:
     """What the index needs from one record (payload only when asked for)."""
@@ -95,12 +107,46 @@ def sniff_archive(path: Path) -> str:
     except OSError as exc:
         raise NotAnArchiveError(f"cannot read the file: {exc.strerror}") from exc
     if head.startswith(b"WARC/"):
-        return "warc"
-    if _ARC_LINE.match(head) or head.startswith(b"filedesc:"):
-        return "arc"
-    raise NotAnArchiveError(
-        "it is neither a WARC nor an ARC file (no WARC/ARC header at its start)"
-    )
+        kind = "warc"
+    elif _ARC_LINE.match(head) or head.startswith(b"filedesc:"):
+        kind = "arc"
+    else:
+        raise NotAnArchiveError(
+            "it is neither a WARC nor an ARC file (no WARC/ARC header at its start)"
+        )
+    if _first_member_is_shared(path):
+        raise NotAnArchiveError(ONE_GZIP_STREAM)
+    return kind
+
+
+def _first_member_is_shared(path: Path) -> bool:
+    """Does the file's first gzip member hold more than its first record (``gzip x.warc``)?"""
+    if not is_gzip(path):
+        return False
+    try:
+        with path.open("rb") as fh:
+            it: Any = ArchiveIterator(fh, arc2warc=False, check_digests=False)
+            try:
+                for record in it:
+                    with _quiet_stderr():
+                        it.read_to_end(record)
+                    return _member_goes_on(it)
+            finally:
+                it.close()
+    except Exception:  # damage: the scan reports it
+        return False
+    return False
+
+
+def _member_goes_on(it: Any) -> bool:
+    """After ``read_to_end`` of a gzip file's record: the member did not end with it.
+
+    warcio reads the blank lines after a record up to the member's end; a line that is not
+    blank (the next record's ``WARC/1.1``) means the member goes on, and the offset warcio
+    computes is then not the end of the record (it may even be before its start).
+    """
+    _, length = it.member_info or (0, 0)
+    return bool(it.next_line) or length <= 0
 
 
 def _split_mime(value: str | None) -> tuple[str | None, str | None]:
@@ -246,6 +292,8 @@ def _warcio_scan(
                     with _quiet_stderr():
                         it.read_to_end(record)
                     current.length = it.get_record_length()
+                    if gz and _member_goes_on(it_any):
+                        raise _SharedMember
                     restart: int | None = None
                     if it_any.err_count != before:
                         report(
@@ -295,6 +343,11 @@ def _swallowed_start(fh: IO[bytes], offset: int, length: int) -> int | None:
 
 
 def _reason(exc: BaseException, gz: bool) -> str:
+    if isinstance(exc, _SharedMember):
+        return (
+            "a gzip member holding more than one record (no offset of their own to read "
+            "them at): skipped to the next member"
+        )
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     text = repr(text[:80])[1:-1]
     if gz:

@@ -34,11 +34,20 @@ def url_group(url: str) -> str:
 
 
 def strip_fragment(url: str) -> str:
-    parts = urlsplit(url)
+    """``url`` without its ``#fragment``; a URL that does not parse (``http://[::1/x``) is
+    cut at its first ``#``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("#", 1)[0]
     return urlunsplit(parts._replace(fragment="")) if parts.fragment else url
 
 
 def domain_of(url: str) -> str:
-    """The host of ``url`` without ``www.``, lower-case; '' when there is none."""
-    host = (urlsplit(url).hostname or "").lower()
+    """The host of ``url`` without ``www.``, lower-case; '' when there is none or the URL
+    does not parse."""
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
     return host[4:] if host.startswith("www.") else host

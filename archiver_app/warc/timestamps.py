@@ -50,7 +50,15 @@ def warc_date(at: datetime) -> str:
 
 
 def parse_warc_date(text: str) -> datetime:
-    """Parse a WARC-Date (``2024-01-02T03:04:05Z``, with or without fractions)."""
+    """Parse a WARC-Date (``2024-01-02T03:04:05Z``, with or without fractions).
+
+    Raises:
+        ValueError: not such a date, or one that is out of range in UTC
+            (``0001-01-01T00:00:00+01:00``).
+    """
     value = text.strip().replace("Z", "+00:00")
     at = datetime.fromisoformat(value)
-    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    try:
+        return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    except OverflowError as exc:
+        raise ValueError(f"date out of range in UTC: {text!r}") from exc

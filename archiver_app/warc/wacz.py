@@ -18,6 +18,7 @@ import hashlib
 import json
 import re
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -60,11 +61,28 @@ def _unsafe_name(name: str) -> bool:
     return pure.is_absolute() or any(part == ".." for part in pure.parts)
 
 
+#: What reading a zip entry raises besides OSError: a damaged entry (bad CRC, bad deflate
+#: data, cut short), a compression method zipfile does not know (NotImplementedError) or
+#: an encrypted entry (RuntimeError).
+_ENTRY_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError)
+
+
+def _entry_error(exc: BaseException) -> WaczError:
+    if isinstance(exc, NotImplementedError):
+        return WaczError(f"an entry uses a compression method that cannot be read ({exc})")
+    if isinstance(exc, RecursionError):
+        return WaczError("a JSON file in it nests too deeply to read")
+    if isinstance(exc, RuntimeError):  # "File 'x' is encrypted, password required..."
+        return WaczError(f"an entry cannot be read: {exc}")
+    return WaczError(f"a damaged entry: {exc}")
+
+
 def open_wacz(path: Path, *, max_total: int = DEFAULT_MAX_TOTAL) -> WaczInfo:
     """Check ``path`` and read its datapackage and pages list (nothing is extracted).
 
     Raises:
-        WaczError: not a zip, unsafe entry names, a zip bomb, no datapackage, bad JSON.
+        WaczError: not a zip, unsafe entry names, a zip bomb, no datapackage, bad JSON,
+            an entry that cannot be read (damaged, encrypted, unknown compression).
     """
     try:
         zf = zipfile.ZipFile(path)
@@ -72,6 +90,17 @@ def open_wacz(path: Path, *, max_total: int = DEFAULT_MAX_TOTAL) -> WaczInfo:
         raise WaczError(f"not a zip file ({exc})") from exc
     except OSError as exc:
         raise WaczError(f"cannot read it: {exc.strerror}") from exc
+    except _ENTRY_ERRORS as exc:
+        raise _entry_error(exc) from exc
+    try:
+        return _check_wacz(path, zf, max_total)
+    except _ENTRY_ERRORS as exc:
+        raise _entry_error(exc) from exc
+    finally:
+        zf.close()
+
+
+def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
     with zf:
         infos = zf.infolist()
         unsafe = [i.filename for i in infos if _unsafe_name(i.filename)]
@@ -137,6 +166,8 @@ def _load_json(zf: zipfile.ZipFile, name: str, *, limit: int) -> Any:
         return json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise WaczError(f"{name} is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise WaczError(f"{name} nests too deeply to read") from exc
 
 
 def _check_digest(zf: zipfile.ZipFile) -> None:
@@ -160,8 +191,8 @@ def _read_pages(zf: zipfile.ZipFile, name: str) -> Iterator[WaczPage]:
         for raw in fh:
             try:
                 item = json.loads(raw)
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                continue
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+                continue  # a bad line is no page (nested too deeply: no page either)
             if isinstance(item, dict) and isinstance(item.get("url"), str):
                 title = item.get("title")
                 ts = item.get("ts")
@@ -176,9 +207,17 @@ def extract_verified(info: WaczInfo, entry: str, dest: IO[bytes]) -> int:
     """Copy ``entry`` into ``dest``, checking its listed size and sha256 hash.
 
     Raises:
-        WaczError: the bytes or the hash differ from datapackage.json (``dest`` then holds
-            partial data the caller must discard).
+        WaczError: the bytes or the hash differ from datapackage.json, or the entry cannot
+            be read (damaged, encrypted, unknown compression); ``dest`` then holds
+            partial data the caller must discard.
     """
+    try:
+        return _extract_verified(info, entry, dest)
+    except _ENTRY_ERRORS as exc:
+        raise _entry_error(exc) from exc
+
+
+def _extract_verified(info: WaczInfo, entry: str, dest: IO[bytes]) -> int:
     res = info.resources[entry]
     expected = str(res.get("hash", ""))
     algo, _, want = expected.partition(":")

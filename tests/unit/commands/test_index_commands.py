@@ -41,6 +41,9 @@ def test_import_search_export(
     assert hit["title"] == "Storm log" and hit["fidelity"] == "imported"
     assert main(["--library", lib, "search", "x", "--status", "teapot"]) == 2
     assert "invalid status filter" in capsys.readouterr().err
+    for status in ("\u00b2", "99999999999999999999"):
+        assert main(["--library", lib, "search", "x", "--status", status]) == 2
+        assert capsys.readouterr().err.startswith("archiver: error: invalid status filter")
 
     dest = tmp_path / "sea.wacz"
     assert main(["--library", lib, "export", "--tag", "sea", "-o", str(dest)]) == 0

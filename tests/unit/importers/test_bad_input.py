@@ -166,3 +166,223 @@ def test_link_mode_indexes_in_place(library: Library, tmp_path: Path) -> None:
 
     result = export(library, Selection(), tmp_path / "linked.wacz")
     assert (result.records, result.pages, result.problems) == (4, 2, [])
+
+
+def _patch_first_entry(path: Path, *, method: int | None = None, encrypted: bool = False) -> Path:
+    """Mark the zip's first entry (the WARC) as compressed with ``method`` or encrypted, in
+    its local and its central header."""
+    data = bytearray(path.read_bytes())
+    central = data.find(b"PK\x01\x02")
+    for flags, method_at in ((6, 8), (central + 8, central + 10)):
+        if method is not None:
+            data[method_at : method_at + 2] = method.to_bytes(2, "little")
+        if encrypted:
+            data[flags] |= 1
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_unreadable_wacz_entries_fail_their_file_only(library: Library, tmp_path: Path) -> None:
+    warc = write_warc(tmp_path / "w.warc.gz", site(2, host="wacz.example")).read_bytes()
+    deep = tmp_path / "deep.wacz"
+    with zipfile.ZipFile(deep, "w") as zf:
+        zf.writestr("archive/data.warc.gz", warc)
+        zf.writestr("datapackage.json", b"[" * 200_000)
+    deep_pages = make_wacz(
+        tmp_path / "deep_pages.wacz", warc, extra={"pages/pages.jsonl": b"[" * 200_000 + b"\n"}
+    )
+    method = _patch_first_entry(make_wacz(tmp_path / "method99.wacz", warc), method=99)
+    encrypted = _patch_first_entry(make_wacz(tmp_path / "encrypted.wacz", warc), encrypted=True)
+    good = write_warc(tmp_path / "good.warc.gz", site(1))
+    report = import_paths(library, [deep, deep_pages, method, encrypted, good])
+    got = {o.path.name: o for o in report.outcomes}
+    assert got["deep.wacz"].state is OutcomeState.FAILED
+    assert got["deep.wacz"].reason == "datapackage.json nests too deeply to read"
+    # a pages line nested too deeply is no page, as a line that is not JSON
+    assert got["deep_pages.wacz"].state is OutcomeState.IMPORTED
+    assert got["method99.wacz"].state is OutcomeState.FAILED
+    assert "compression method that cannot be read" in got["method99.wacz"].reason
+    assert got["encrypted.wacz"].state is OutcomeState.FAILED
+    assert "is encrypted" in got["encrypted.wacz"].reason
+    assert got["good.warc.gz"].state is OutcomeState.IMPORTED
+
+
+def test_an_unexpected_error_fails_that_file_only(
+    library: Library,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from archiver_app.importers import run
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("a.warc.gz", "b.warc.gz", "c.warc.gz"):
+        write_warc(folder / name, site(1, host=name.replace(".warc.gz", ".example")))
+    real = run.import_warc_file
+
+    def import_warc_file(lib: Library, path: Path, **kwargs: object) -> object:
+        if path.name == "b.warc.gz":
+            raise LookupError("something nobody thought of")
+        return real(lib, path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(run, "import_warc_file", import_warc_file)
+    report = import_paths(library, [folder])
+    assert [(o.path.name, o.state, o.reason) for o in report.outcomes] == [
+        ("a.warc.gz", OutcomeState.IMPORTED, ""),
+        (
+            "b.warc.gz",
+            OutcomeState.FAILED,
+            "unexpected error: LookupError: something nobody thought of",
+        ),
+        ("c.warc.gz", OutcomeState.IMPORTED, ""),
+    ]
+    assert "importing" in caplog.text and "something nobody thought of" in caplog.text
+
+
+def test_a_wacz_warc_gzipped_as_one_stream_is_refused(library: Library, tmp_path: Path) -> None:
+    import gzip
+
+    plain = write_warc(tmp_path / "w.warc", site(2, host="wacz.example"), gz=False).read_bytes()
+    whole = make_wacz(tmp_path / "whole.wacz", gzip.compress(plain))
+    out = import_paths(library, [whole]).outcomes[0]
+    assert out.state is OutcomeState.FAILED
+    assert out.reason.startswith("data.warc.gz: one gzip stream for the whole file")
+    assert not list((library.root / "collections").rglob("*.warc.gz"))
+
+
+def _big_warc(path: Path) -> Path:
+    """Over one batch of records (progress, and a chance to cancel, before the end)."""
+    from tests.helpers.warcs import Resp, html_page
+
+    assets = [Resp(f"https://b.example/{i}.png", b"x" * 10, mime="image/png") for i in range(2100)]
+    return write_warc(path, [*assets, Resp("https://b.example/", html_page("Home", "last page"))])
+
+
+def _counts(library: Library) -> tuple[int, int, int, int]:
+    import sqlite3
+
+    conn = sqlite3.connect(library.db_path)
+    try:
+        return tuple(  # type: ignore[return-value]
+            conn.execute(sql).fetchone()[0]
+            for sql in (
+                "SELECT count(*) FROM records",
+                "SELECT count(*) FROM snapshots",
+                "SELECT count(*) FROM files WHERE kind = 'warc'",
+                "SELECT count(*) FROM settings WHERE key LIKE 'import-incomplete:%'",
+            )
+        )
+    finally:
+        conn.close()
+
+
+def test_a_cancelled_import_leaves_nothing_and_imports_again(
+    library: Library, tmp_path: Path
+) -> None:
+    from archiver_app.tasks import CancelToken, ProgressUpdate
+    from archiver_app.tasks.progress import Cancelled
+
+    src = _big_warc(tmp_path / "big.warc.gz")
+    cancel = CancelToken()
+
+    def progress(update: ProgressUpdate) -> None:
+        if update.total is None:  # a batch, not the end
+            cancel.cancel()
+
+    with pytest.raises(Cancelled):
+        import_paths(library, [src], progress=progress, cancel=cancel)
+    assert _counts(library) == (0, 0, 0, 0)
+    assert not [p for p in (library.root / "collections").rglob("*") if p.is_file()]
+    again = import_paths(library, [src]).outcomes[0]
+    assert again.state is OutcomeState.IMPORTED and again.records == 2101
+    assert _counts(library) == (2101, 1, 1, 0)
+    third = import_paths(library, [src]).outcomes[0]
+    assert third.state is OutcomeState.SKIPPED and "already in the library" in third.reason
+
+
+def test_a_file_whose_import_stopped_is_imported_again(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from archiver_app.importers import warcs
+    from archiver_app.tasks import ProgressUpdate
+
+    src = _big_warc(tmp_path / "big.warc.gz")
+
+    def progress(update: ProgressUpdate) -> None:
+        if update.total is None:
+            raise RuntimeError("the power went out")
+
+    # as if the process had died: nothing is undone
+    monkeypatch.setattr(warcs, "_forget_on_error", lambda lib, ids: None, raising=False)
+    monkeypatch.setattr(warcs, "_drop_sidecar", lambda lib, folder: None, raising=False)
+    first = import_paths(library, [src], progress=progress).outcomes[0]
+    assert first.state is OutcomeState.FAILED and "the power went out" in first.reason
+    records, _, files, pending = _counts(library)
+    assert 0 < records < 2101 and (files, pending) == (1, 1)
+    stale = list((library.root / "collections").rglob("*.warc.gz"))
+    monkeypatch.undo()
+    again = import_paths(library, [src]).outcomes[0]
+    assert again.state is OutcomeState.IMPORTED and again.records == 2101
+    assert _counts(library) == (2101, 1, 1, 0)
+    assert list((library.root / "collections").rglob("*.warc.gz")) != stale
+    assert len(list((library.root / "collections").rglob("*.warc.gz"))) == 1
+
+
+def test_a_cancelled_wacz_import_leaves_nothing(library: Library, tmp_path: Path) -> None:
+    from archiver_app.tasks import CancelToken, ProgressUpdate
+    from archiver_app.tasks.progress import Cancelled
+
+    small = write_warc(tmp_path / "small.warc.gz", site(2, host="wacz.example")).read_bytes()
+    big = _big_warc(tmp_path / "big.warc.gz").read_bytes()
+    wacz = make_wacz(tmp_path / "two.wacz", small, extra={"archive/z.warc.gz": big})
+    cancel = CancelToken()
+
+    def progress(update: ProgressUpdate) -> None:
+        if update.total is None:  # in the second WARC
+            cancel.cancel()
+
+    with pytest.raises(Cancelled):
+        import_paths(library, [wacz], progress=progress, cancel=cancel)
+    assert _counts(library) == (0, 0, 0, 0)
+    assert not [p for p in (library.root / "collections").rglob("*") if p.is_file()]
+    again = import_paths(library, [wacz]).outcomes[0]
+    assert again.state is OutcomeState.IMPORTED and again.records == 2101 + 4
+
+
+def test_wacz_entries_with_the_same_clean_name_are_all_imported(
+    library: Library, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from archiver_app.warc.reader import read_record_at
+
+    def warc(host: str) -> bytes:
+        return write_warc(tmp_path / f"{host}.warc.gz", site(1, host=host)).read_bytes()
+
+    wacz = make_wacz(
+        tmp_path / "same.wacz",
+        warc("one.example"),
+        extra={
+            "archive/x/data.warc.gz": warc("two.example"),
+            "archive/y/Data.warc.gz": warc("three.example"),
+            "archive/a b.warc.gz": warc("four.example"),
+            "archive/a_b.warc.gz": warc("five.example"),
+        },
+    )
+    out = import_paths(library, [wacz]).outcomes[0]
+    assert out.state is OutcomeState.IMPORTED, out.reason
+    assert (out.records, out.pages) == (10, 5)
+    conn = sqlite3.connect(library.db_path)
+    rows = conn.execute("SELECT url, warc_file, warc_offset, warc_length FROM snapshots").fetchall()
+    conn.close()
+    names = sorted(r[1].rsplit("/", 1)[1] for r in rows)
+    assert names == [
+        "Data-3.warc.gz",
+        "a_b-2.warc.gz",
+        "a_b.warc.gz",
+        "data-2.warc.gz",
+        "data.warc.gz",
+    ]
+    for url, rel, offset, length in rows:
+        assert read_record_at(library.abspath(rel), offset, length).uri == url

@@ -55,6 +55,18 @@ def test_bookmark_encodings() -> None:
         parse_bookmarks(b"<DL><DT><A HREF='https://x.example/'>\xe9\xff\x81</A></DL>")
 
 
+@pytest.mark.parametrize("charset", ["hex", "base64", "rot13", "zlib", "idna", "undefined"])
+def test_bookmarks_declaring_a_codec_that_is_no_text_encoding(
+    library: Library, tmp_path: Path, charset: str
+) -> None:
+    with pytest.raises(BookmarksError, match=f"unknown encoding '{charset}'"):
+        parse_bookmarks(BOOKMARKS.replace("UTF-8", charset).encode())
+    path = tmp_path / "bookmarks.html"
+    path.write_text(BOOKMARKS.replace("UTF-8", charset), encoding="utf-8")
+    out = import_paths(library, [path]).outcomes[0]
+    assert out.state is OutcomeState.FAILED and f"unknown encoding '{charset}'" in out.reason
+
+
 def _jobs(lib: Library) -> list[tuple[Job, list[str]]]:
     from sqlalchemy import select
 

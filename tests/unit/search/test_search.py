@@ -141,9 +141,16 @@ def test_hostile_text_never_errors(filled: Library) -> None:
         "-",
         "(",
         "'; DROP TABLE snapshots; --",
+        "x\x00y",
+        "riv\x00",
+        '"river\x00flooded"',
     ]:
         search(filled, Query(typed))
+        count(filled, Query(typed))
+        matching_ids(filled, Query(typed))
     assert count(filled, Query()) == 5
+    # a control character separates words, as a space does
+    assert urls(filled, Query("flooded\x00museum ")) == ["https://www.alpha.example/river"]
 
 
 def test_cancelled_search_stops(filled: Library, monkeypatch: pytest.MonkeyPatch) -> None:

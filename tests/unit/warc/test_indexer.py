@@ -16,7 +16,7 @@ from archiver_app.library import Library
 from archiver_app.search import Query, search
 from archiver_app.tasks import ProgressUpdate
 from archiver_app.warc.batches import Batch, BatchBuilder
-from archiver_app.warc.htmltext import extract_html
+from archiver_app.warc.htmltext import extract_html, extract_plain
 from archiver_app.warc.indexer import IndexTarget, WarcIndexer
 from archiver_app.warc.reader import read_record_at
 from archiver_app.warc.scan import ScannedRecord, scan_records
@@ -199,6 +199,43 @@ def test_extract_html_charset_and_entities() -> None:
     assert page.text == "déjà"
 
 
+@pytest.mark.parametrize("charset", ["hex", "base64", "rot13", "zlib", "idna", "undefined"])
+def test_a_charset_that_is_no_text_encoding_is_read_as_utf8(charset: str) -> None:
+    body = "<html><title>Caf\u00e9</title>d\u00e9j\u00e0 \xff</html>".encode() + b"\xff"
+    for page in (extract_html(body, charset), extract_plain(body, charset)):
+        assert "d\u00e9j\u00e0" in page.text and page.text.endswith("\ufffd")
+    meta = f'<html><head><meta charset="{charset}"><title>Caf\u00e9</title></head>hi</html>'
+    assert extract_html(meta.encode()).title == "Caf\u00e9"
+
+
+def test_a_page_naming_a_non_text_codec_does_not_stop_its_warc(
+    library: Library, tmp_path: Path
+) -> None:
+    src = write_warc(
+        tmp_path / "site.warc.gz",
+        [
+            Resp("https://good.example/1", html_page("Good one", "before")),
+            Resp(
+                "https://evil.example/",
+                b'<html><head><meta charset="hex"><title>Evil</title></head>hi</html>',
+                mime="text/html",
+            ),
+            Resp(
+                "https://good.example/2",
+                html_page("Good two", "after"),
+                mime="text/html; charset=zlib",
+            ),
+        ],
+    )
+    outcome = import_warc_file(library, src)
+    assert (outcome.records, outcome.pages) == (3, 3)
+    assert _rows(library, "SELECT title FROM snapshots ORDER BY id") == [
+        ("Good one",),
+        ("Evil",),
+        ("Good two",),
+    ]
+
+
 def _index_into(
     root: Path, src: Path, database_url: str | None = None, **kwargs: object
 ) -> tuple[Library, object]:
@@ -325,12 +362,92 @@ def test_indexed_records_read_back_what_was_written(library: Library, tmp_path: 
 
 
 class FailingBuilder(BatchBuilder):
-    """Fails on the fifth record (importable by name: the worker process gets it so)."""
+    """Fails closing its third batch, after the sixth record (importable by name: the
+    worker process gets it so). An error in one record is that record's problem, see
+    :class:`BadRecordBuilder`; this is one in the builder itself."""
 
-    def add(self, batch: Batch, rec: ScannedRecord) -> None:
-        if self.records == 4:
+    def _close(self, batch: Batch) -> Batch:
+        if self.records == 6:
             raise RuntimeError("parse failure")
-        super().add(batch, rec)
+        return super()._close(batch)
+
+
+class BadRecordBuilder(BatchBuilder):
+    """Raises on the third page after adding its snapshot (a half-added record)."""
+
+    def _page(self, batch: Batch, rec: ScannedRecord, at: object) -> None:
+        super()._page(batch, rec, at)  # type: ignore[arg-type]
+        if rec.url.endswith("/page2"):
+            raise KeyError("no such thing")
+
+
+@pytest.mark.parametrize("pipeline", [False, "thread", True])
+def test_an_error_in_one_record_skips_that_record_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pipeline: object
+) -> None:
+    from archiver_app.warc.indexer import IndexReport
+
+    src = write_warc(tmp_path / "s.warc", site(4), gz=False)
+    offsets = [r.offset for r in scan_records(src)]
+    monkeypatch.setattr(WarcIndexer, "builder", BadRecordBuilder)
+    lib, indexer = _index_into(tmp_path / "lib", src, batch_size=2, pipeline=pipeline)
+    try:
+        report: IndexReport = indexer.run()  # type: ignore[attr-defined]
+        assert (report.records, report.pages) == (7, 3)
+        assert [(p.offset, p.reason) for p in report.problems] == [
+            (
+                offsets[4],
+                "response for 'https://example.org/page2' skipped: KeyError: 'no such thing'",
+            )
+        ]
+        assert _rows(lib, "SELECT url FROM snapshots ORDER BY id") == [
+            ("https://example.org/page0",),
+            ("https://example.org/page1",),
+            ("https://example.org/page3",),
+        ]
+        # the records after it belong to the right pages
+        assert _rows(
+            lib,
+            "SELECT r.url, s.url FROM records r JOIN snapshots s ON s.id = r.snapshot_id"
+            " ORDER BY r.offset",
+        ) == [
+            ("https://example.org/page0", "https://example.org/page0"),
+            ("https://example.org/img0.png", "https://example.org/page0"),
+            ("https://example.org/page1", "https://example.org/page1"),
+            ("https://example.org/img1.png", "https://example.org/page1"),
+            ("https://example.org/img2.png", "https://example.org/page1"),
+            ("https://example.org/page3", "https://example.org/page3"),
+            ("https://example.org/img3.png", "https://example.org/page3"),
+        ]
+    finally:
+        lib.close()
+
+
+def test_a_record_with_a_bad_url_or_date_does_not_stop_its_file(
+    library: Library, tmp_path: Path
+) -> None:
+    src = write_warc(
+        tmp_path / "bad.warc.gz",
+        [
+            Resp("https://good.example/1", html_page("Good one", "before")),
+            Resp("http://[::1/page#x", html_page("Bad URL", "x")),
+            Resp(
+                "https://ok.example/d", html_page("Bad date", "x"), date="0001-01-01T00:00:00+01:00"
+            ),
+            Resp("https://good.example/2", html_page("Good two", "after")),
+        ],
+    )
+    outcome = import_warc_file(library, src)
+    assert (outcome.records, outcome.pages) == (4, 3) and not outcome.problems
+    assert _rows(library, "SELECT url, domain, url_group FROM snapshots ORDER BY id") == [
+        ("https://good.example/1", "good.example", "example,good)/1"),
+        ("http://[::1/page#x", "", "::1)/page"),
+        ("https://good.example/2", "good.example", "example,good)/2"),
+    ]
+    # the undated record is kept (replay can find it), as records without a date are
+    assert _rows(library, "SELECT ts FROM records WHERE url = 'https://ok.example/d'") == [
+        ("00000000000000000",)
+    ]
 
 
 def _workers_and_threads() -> list[object]:

@@ -129,3 +129,55 @@ def test_arc_file(tmp_path: Path) -> None:
     page = recs[-1]
     assert page.url == "http://old.example/" and page.date == "19990101120000"
     assert page.status == 200 and page.mime == "text/html"
+
+
+def test_a_warc_gzipped_as_one_stream_is_refused(library: object, tmp_path: Path) -> None:
+    import gzip
+    import sqlite3
+
+    from archiver_app.importers.outcome import OutcomeState
+    from archiver_app.importers.warcs import import_warc_file
+
+    plain = write_warc(tmp_path / "x.warc", site(2), gz=False)
+    whole = tmp_path / "x.warc.gz"
+    whole.write_bytes(gzip.compress(plain.read_bytes()))
+    with pytest.raises(NotAnArchiveError, match="one gzip stream for the whole file"):
+        sniff_archive(whole)
+    for fast in (True, False):
+        with pytest.raises(NotAnArchiveError, match="one gzip stream for the whole file"):
+            list(scan_records(whole, fast=fast))
+    outcome = import_warc_file(library, whole)  # type: ignore[arg-type]
+    assert outcome.state is OutcomeState.FAILED
+    assert outcome.reason.startswith("one gzip stream for the whole file: recompress it")
+    conn = sqlite3.connect(library.db_path)  # type: ignore[attr-defined]
+    assert conn.execute("SELECT count(*) FROM records").fetchone() == (0,)
+    conn.close()
+    # one record in one member is what a record per member means
+    single = tmp_path / "single.warc.gz"
+    single.write_bytes(
+        gzip.compress(write_warc(tmp_path / "1.warc", site(1)[:1], gz=False).read_bytes())
+    )
+    assert [r.length > 0 for r in scan_records(single)] == [True]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_gzip_member_holding_several_records_is_skipped(tmp_path: Path, fast: bool) -> None:
+    import gzip
+
+    head = write_warc(tmp_path / "head.warc.gz", site(1)).read_bytes()
+    both = write_warc(tmp_path / "both.warc", site(1, host="two.example"), gz=False)
+    tail = write_warc(tmp_path / "tail.warc.gz", site(1, host="three.example")).read_bytes()
+    path = tmp_path / "mixed.warc.gz"
+    path.write_bytes(head + gzip.compress(both.read_bytes()) + tail)
+    problems: list[ScanProblem] = []
+    records = list(scan_records(path, on_problem=problems.append, fast=fast))
+    assert [r.url for r in records] == [
+        "https://example.org/page0",
+        "https://example.org/img0.png",
+        "https://three.example/page0",
+        "https://three.example/img0.png",
+    ]
+    assert [p.offset for p in problems] == [len(head)]
+    assert "more than one record" in problems[0].reason
+    for rec in records:
+        assert rec.length > 0 and read_record_at(path, rec.offset, rec.length).uri == rec.url
