@@ -483,18 +483,42 @@ def _with_host(headers: list[tuple[str, str]], url: str) -> list[tuple[str, str]
     return [("Host", netloc), *[(k, v) for k, v in headers if not k.startswith(":")]]
 
 
+def _network_index(ex: _Exchange, index: int) -> int | None:
+    """Which ``*ExtraInfo`` event belongs to hop ``index``: they come only for hops that
+    went to the network, so hops served from the HTTP cache (a cached redirect) are not
+    counted. None when hop ``index`` itself did not go to the network."""
+    hop = ex.hops[index] if index < len(ex.hops) else None
+    if hop is not None and hop.response is not None and not _from_network(hop.response):
+        return None
+    return sum(1 for h in ex.hops[:index] if h.response is None or _from_network(h.response))
+
+
 def _request_headers(ex: _Exchange, index: int, hop: _Hop) -> dict[str, str]:
-    if index < len(ex.request_extras):
-        headers = ex.request_extras[index].get("headers") or {}
+    at = _network_index(ex, index)
+    if at is not None and at < len(ex.request_extras):
+        headers = ex.request_extras[at].get("headers") or {}
         if headers:
             return {k: v for k, v in headers.items() if not k.startswith(":")}
     return hop.headers
 
 
+def _response_extra(event: Event, ex: _Exchange, index: int) -> Event | None:
+    """The ``responseReceivedExtraInfo`` of hop ``index``, if it has one and its status is
+    the hop's (never another response's headers)."""
+    at = _network_index(ex, index)
+    if at is None or at >= len(ex.response_extras):
+        return None
+    extra = ex.response_extras[at]
+    code = extra.get("statusCode")
+    if code is not None and event.get("status") is not None and int(code) != int(event["status"]):
+        return None
+    return extra
+
+
 def _response(event: Event, ex: _Exchange, index: int) -> HttpResponse:
     """The response of hop ``index``: real header text when we have it."""
     protocol = str(event.get("protocol") or "http/1.1")
-    extra = ex.response_extras[index] if index < len(ex.response_extras) else None
+    extra = _response_extra(event, ex, index)
     if extra is not None and extra.get("headersText"):
         parsed = parse_header_text(extra["headersText"])
         if parsed is not None:

@@ -397,3 +397,50 @@ def test_ruleset_user_agent_and_custom_js_apply(captured: Captured) -> None:
     )
     assert request.header("User-Agent") == "ArchiverTest/1.0"
     assert site.url("/page?n=6") in res.outlinks and site.url("/page?n=7") in res.outlinks
+
+
+def test_a_redirect_served_from_the_http_cache_keeps_its_own_headers(tmp_path: Path) -> None:
+    """A hop served from the browser's cache has no ``*ExtraInfo`` event: the hops after it
+    must not take the next network response's headers (the cached 301 was stored as the
+    image's 200)."""
+    from tests.helpers.testsite import png
+    from tests.helpers.webserver import LocalServer, Response
+
+    page = b"""<!doctype html><html><head><title>c</title></head><body><img src="/r">
+    <script>window.addEventListener('load', () => {
+      setTimeout(() => fetch('/r').then(r => r.blob()).then(() => { document.title = 'done'; }),
+                 200);
+    });</script></body></html>"""
+    image = png(4, 4, (1, 2, 3))
+    server = LocalServer().start()
+    server.add_static("/page.html", page, "text/html; charset=utf-8")
+    server.routes["/r"] = lambda _r: Response(
+        301, b"", [("Location", "/img.png"), ("Cache-Control", "max-age=3600")], "text/html"
+    )
+    server.routes["/img.png"] = lambda _r: Response(
+        200, image, [("Cache-Control", "no-store"), ("X-Which", "image")], "image/png"
+    )
+    lib = Library.open(tmp_path / "lib")
+    try:
+
+        async def run() -> CaptureResult:
+            async with Capturer(lib, concurrency=1, screenshots=False) as cap:
+                return await cap.capture(
+                    server.url("/page.html"), rules=PageRules(page_timeout=30, settle_seconds=1)
+                )
+
+        result = asyncio.run(run())
+        assert result.ok, result.error
+        assert len(server.requested("/r")) == 1 and len(server.requested("/img.png")) == 2
+        records = read_warc(_warc_of(lib, result))
+    finally:
+        lib.close()
+        server.stop()
+    hops = [r for r in records if r.type in ("response", "revisit") and r.uri.endswith("/r")]
+    images = [r for r in records if r.type in ("response", "revisit") and r.uri.endswith(".png")]
+    assert len(hops) == 2 and len(images) == 2
+    for hop in hops:
+        assert (hop.http_status, hop.header("Location")) == (301, "/img.png")
+        assert hop.header("X-Which") is None
+    for img in images:
+        assert (img.http_status, img.header("X-Which")) == (200, "image")
