@@ -338,6 +338,8 @@ def test_second_capture_writes_revisits_against_stored_payloads(captured: Captur
         r for r in read_warc(_warc_of(lib, first)) if r.uri == css.uri and r.type == "response"
     )
     assert original.warc["WARC-Payload-Digest"] == css.warc["WARC-Payload-Digest"]
+    # the original's WARC-Date as written (microseconds), not the index's milliseconds
+    assert css.warc["WARC-Refers-To-Date"] == original.warc["WARC-Date"]
     assert urlsplit(css.uri).path == "/css/main.css"
 
 
