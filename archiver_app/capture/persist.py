@@ -23,7 +23,16 @@ from archiver_app.layout.current import CURRENT_FS_VERSION
 from archiver_app.library import Library
 from archiver_app.store.files import register_file
 from archiver_app.store.fulltext import upsert_snapshot_text
-from archiver_app.store.models import FileKind, Record, Snapshot, SnapshotState, SnapshotTag, Tag
+from archiver_app.store.models import (
+    File,
+    FileKind,
+    Record,
+    Snapshot,
+    SnapshotState,
+    SnapshotTag,
+    Tag,
+)
+from archiver_app.warc.reader import read_warc_date_at
 from archiver_app.warc.records import RecordRow, insert_record_rows
 from archiver_app.warc.surt import domain_of, url_group, url_key
 from archiver_app.warc.timestamps import parse_ts, warc_date
@@ -73,17 +82,28 @@ def create_pending(
 def dedup_lookup(lib: Library) -> Any:
     """A function digest -> :class:`RevisitOf` for payloads already stored as responses."""
 
+    dates: dict[int, str] = {}  # record id -> its WARC-Date as written
+
     def lookup(digest: str) -> RevisitOf | None:
         with lib.engine.connect() as conn:
             row = conn.execute(
-                select(Record.id, Record.url, Record.ts)
+                select(Record.id, Record.url, Record.ts, Record.offset, File.path)
+                .join(File, File.id == Record.file_id)
                 .where(Record.digest == digest, Record.record_type == "response")
                 .order_by(Record.id)
                 .limit(1)
             ).first()
         if row is None:
             return None
-        return RevisitOf(record_id=row.id, url=row.url, date=warc_date(parse_ts(row.ts)))
+        # WARC-Refers-To-Date must be the original's WARC-Date exactly; the index keeps
+        # milliseconds only, so the date is read from the original record's header.
+        date = dates.get(row.id)
+        if date is None:
+            date = read_warc_date_at(lib.abspath(row.path), row.offset)
+            date = date or warc_date(parse_ts(row.ts))
+            if len(dates) < 10_000:
+                dates[row.id] = date
+        return RevisitOf(record_id=row.id, url=row.url, date=date)
 
     return lookup
 

@@ -8,7 +8,8 @@ record concurrent to it, hop by hop through redirects:
 - response header text as received (``responseReceivedExtraInfo.headersText``), so
   duplicate ``Set-Cookie`` headers and their order survive;
 - the body from ``Network.getResponseBody`` once loading finished (bodies arrive decoded,
-  see :mod:`archiver_app.warc.httpmsg` for how headers are fixed to match);
+  see :mod:`archiver_app.warc.httpmsg` for how headers are fixed to match; text comes back
+  as text, encoded again in the charset the browser decoded it with);
 - ``WARC-IP-Address`` from the response's remote address.
 
 Bodies above ``max_body`` are not fetched: the response is written with its headers and
@@ -25,9 +26,10 @@ import asyncio
 import base64
 import codecs
 import contextlib
+import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,6 +37,7 @@ from archiver_app.capture.extract import first_line
 from archiver_app.capture.results import ResourceInfo
 from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.httpmsg import (
+    ORIG_PREFIX,
     HttpRequest,
     HttpResponse,
     headers_from_map,
@@ -79,6 +82,7 @@ class _Exchange:
     written: bool = False
     writing: bool = False  # fetching its body; finish() may take it over
     oversize: bool = False
+    stored_charset: str | None = None  # the body was stored in this charset, not as served
 
 
 class NetworkRecorder:
@@ -110,6 +114,7 @@ class NetworkRecorder:
         self.resources: list[ResourceInfo] = []
         self.notes: list[str] = []
         self.revisit_sources: set[int] = set()
+        self._frame_charsets: dict[str, str] = {}  # frameId -> its document's charset
         self.last_activity = time.monotonic()
         self._tasks: set[asyncio.Task[None]] = set()
         self._task_of: dict[str, asyncio.Task[None]] = {}  # requestId -> its write task
@@ -337,12 +342,34 @@ class NetworkRecorder:
         return None, reason
 
     def _encode_text(self, text: str, hop: _Hop, ex: _Exchange) -> bytes:
-        """Text bodies come back decoded; encode them in the charset they were served in."""
-        charset = _charset(hop.response)
-        try:
-            return text.encode(codecs.lookup(charset or "utf-8").name)
-        except (LookupError, UnicodeEncodeError):
-            return text.encode("utf-8")
+        """Text bodies come back decoded; encode them back as the browser decoded them.
+
+        The charset is the header's, else (HTML, CSS) the one the body declares, else (a
+        script or style sheet) its document's; labels are read as browsers read them
+        (``iso-8859-1`` is windows-1252). When the text cannot be encoded in that charset
+        it is stored as UTF-8 and the stored ``Content-Type`` says so (see
+        :attr:`_Exchange.stored_charset`), with a note.
+        """
+        mime = str((hop.response or {}).get("mimeType") or "").lower()
+        declared = _charset(hop.response) or _declared_charset(text, mime)
+        if declared is None and ex.resource_type in ("Script", "Stylesheet"):
+            declared = self._frame_charsets.get(ex.frame_id or "")
+        codec = browser_codec(declared) if declared else "utf-8"
+        if codec is not None:
+            try:
+                data = text.encode(codec, errors=_C1_ERRORS)
+            except UnicodeEncodeError:
+                pass
+            else:
+                if ex.resource_type == "Document" and ex.frame_id:
+                    self._frame_charsets[ex.frame_id] = declared or "utf-8"
+                return data
+        self.notes.append(
+            f"{hop.url}: body cannot be encoded as {declared!r}; stored as UTF-8 "
+            "(Content-Type charset changed to utf-8)"
+        )
+        ex.stored_charset = "utf-8"
+        return text.encode("utf-8", errors="replace")
 
     async def _write_exchange(
         self, ex: _Exchange, *, body_ok: bool, truncated: str | None = None
@@ -399,6 +426,8 @@ class NetworkRecorder:
             self.resources.append(ResourceInfo(hop.url, None, None, 0, ex.failed or "no response"))
             return
         response = _response(resp_event, ex, index)
+        if is_final and ex.stored_charset and body:
+            response = _with_charset(response, ex.stored_charset)
         request = HttpRequest(
             method=hop.method,
             target=_target(hop.url),
@@ -471,6 +500,113 @@ def _charset(response: Event | None) -> str | None:
     return None
 
 
+#: WHATWG Encoding Standard labels whose browser decoder is not Python's codec of the same
+#: name (``iso-8859-1`` and ``us-ascii`` are windows-1252 in every browser, ``gb2312`` is
+#: GB18030...), so bodies encode back to the bytes that were served.
+_WHATWG_CODECS = {
+    **dict.fromkeys(
+        (
+            "ansi_x3.4-1968", "ascii", "cp1252", "cp819", "csisolatin1", "ibm819",
+            "iso-8859-1", "iso-ir-100", "iso8859-1", "iso88591", "iso_8859-1",
+            "iso_8859-1:1987", "l1", "latin1", "us-ascii", "windows-1252", "x-cp1252",
+        ),
+        "cp1252",
+    ),
+    **dict.fromkeys(
+        (
+            "cp1254", "csisolatin5", "iso-8859-9", "iso-ir-148", "iso8859-9", "iso88599",
+            "iso_8859-9", "iso_8859-9:1989", "l5", "latin5", "windows-1254", "x-cp1254",
+        ),
+        "cp1254",
+    ),
+    **dict.fromkeys(
+        ("dos-874", "iso-8859-11", "iso8859-11", "iso885911", "tis-620", "windows-874"),
+        "cp874",
+    ),
+    **dict.fromkeys(
+        (
+            "chinese", "csgb2312", "csiso58gb231280", "gb2312", "gb_2312", "gb_2312-80",
+            "gbk", "iso-ir-58", "x-gbk", "gb18030",
+        ),
+        "gb18030",
+    ),
+    **dict.fromkeys(
+        (
+            "csshiftjis", "ms932", "ms_kanji", "shift-jis", "shift_jis", "sjis",
+            "windows-31j", "x-sjis",
+        ),
+        "cp932",
+    ),
+    **dict.fromkeys(
+        (
+            "cseuckr", "csksc56011987", "euc-kr", "iso-ir-149", "korean", "ks_c_5601-1987",
+            "ks_c_5601-1989", "ksc5601", "ksc_5601", "windows-949",
+        ),
+        "cp949",
+    ),
+    **dict.fromkeys(("big5", "big5-hkscs", "cn-big5", "csbig5", "x-x-big5"), "big5hkscs"),
+    **dict.fromkeys(("x-mac-cyrillic", "x-mac-ukrainian"), "mac_cyrillic"),
+    **dict.fromkeys(("x-mac-roman", "csmacintosh", "mac", "macintosh"), "mac_roman"),
+    **dict.fromkeys(("iso-8859-8-i", "csiso88598i", "logical"), "iso8859_8"),
+    **dict.fromkeys(("koi8-ru", "koi8-u"), "koi8_u"),
+}  # fmt: skip
+_C1_ERRORS = "archiver-c1-bytes"
+
+
+def _c1_bytes(exc: UnicodeError) -> tuple[bytes, int]:
+    """Browsers decode the bytes windows-125x leaves undefined (0x81, 0x8D...) as the C1
+    control of the same number; Python's codecs cannot encode those back: write the byte."""
+    if isinstance(exc, UnicodeEncodeError):
+        chunk = exc.object[exc.start : exc.end]
+        if all(0x80 <= ord(c) <= 0x9F for c in chunk):
+            return bytes(ord(c) for c in chunk), exc.end
+    raise exc
+
+
+codecs.register_error(_C1_ERRORS, _c1_bytes)
+
+
+def browser_codec(label: str) -> str | None:
+    """The Python codec that encodes as a browser decodes charset ``label``; None if unknown."""
+    key = label.strip().strip("'\"").lower()
+    if key in _WHATWG_CODECS:
+        return _WHATWG_CODECS[key]
+    try:
+        return codecs.lookup(key).name
+    except LookupError:
+        return None
+
+
+_META_CHARSET = re.compile(
+    r"""<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([A-Za-z0-9_.:+-]+)""", re.IGNORECASE
+)
+_CSS_CHARSET = re.compile(r"""^\ufeff?@charset\s+"([A-Za-z0-9_.:+-]+)"\s*;""")
+
+
+def _declared_charset(text: str, mime: str) -> str | None:
+    """The charset a body declares itself: ``<meta charset>`` or ``<meta http-equiv>`` near
+    the start of HTML, ``@charset`` at the start of CSS."""
+    if mime == "text/html":
+        match = _META_CHARSET.search(text[:4096])
+        return match.group(1) if match else None
+    if mime == "text/css":
+        match = _CSS_CHARSET.match(text)
+        return match.group(1) if match else None
+    return None
+
+
+def _with_charset(response: HttpResponse, charset: str) -> HttpResponse:
+    """``response`` whose ``Content-Type`` names ``charset``; the served one is kept as
+    ``X-Archive-Orig-Content-Type``."""
+    served = response.header("content-type")
+    mime = (served or "text/html").split(";", 1)[0].strip() or "text/html"
+    headers = [(k, v) for k, v in response.headers if k.lower() != "content-type"]
+    if served is not None:
+        headers.append((ORIG_PREFIX + "Content-Type", served))
+    headers.append(("Content-Type", f"{mime}; charset={charset}"))
+    return replace(response, headers=headers)
+
+
 def _target(url: str) -> str:
     parts = urlsplit(url)
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
@@ -483,18 +619,42 @@ def _with_host(headers: list[tuple[str, str]], url: str) -> list[tuple[str, str]
     return [("Host", netloc), *[(k, v) for k, v in headers if not k.startswith(":")]]
 
 
+def _network_index(ex: _Exchange, index: int) -> int | None:
+    """Which ``*ExtraInfo`` event belongs to hop ``index``: they come only for hops that
+    went to the network, so hops served from the HTTP cache (a cached redirect) are not
+    counted. None when hop ``index`` itself did not go to the network."""
+    hop = ex.hops[index] if index < len(ex.hops) else None
+    if hop is not None and hop.response is not None and not _from_network(hop.response):
+        return None
+    return sum(1 for h in ex.hops[:index] if h.response is None or _from_network(h.response))
+
+
 def _request_headers(ex: _Exchange, index: int, hop: _Hop) -> dict[str, str]:
-    if index < len(ex.request_extras):
-        headers = ex.request_extras[index].get("headers") or {}
+    at = _network_index(ex, index)
+    if at is not None and at < len(ex.request_extras):
+        headers = ex.request_extras[at].get("headers") or {}
         if headers:
             return {k: v for k, v in headers.items() if not k.startswith(":")}
     return hop.headers
 
 
+def _response_extra(event: Event, ex: _Exchange, index: int) -> Event | None:
+    """The ``responseReceivedExtraInfo`` of hop ``index``, if it has one and its status is
+    the hop's (never another response's headers)."""
+    at = _network_index(ex, index)
+    if at is None or at >= len(ex.response_extras):
+        return None
+    extra = ex.response_extras[at]
+    code = extra.get("statusCode")
+    if code is not None and event.get("status") is not None and int(code) != int(event["status"]):
+        return None
+    return extra
+
+
 def _response(event: Event, ex: _Exchange, index: int) -> HttpResponse:
     """The response of hop ``index``: real header text when we have it."""
     protocol = str(event.get("protocol") or "http/1.1")
-    extra = ex.response_extras[index] if index < len(ex.response_extras) else None
+    extra = _response_extra(event, ex, index)
     if extra is not None and extra.get("headersText"):
         parsed = parse_header_text(extra["headersText"])
         if parsed is not None:

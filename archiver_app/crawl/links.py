@@ -47,7 +47,10 @@ def links_in_html(html: str, page_url: str) -> list[str]:
     with contextlib.suppress(Exception):  # malformed markup: keep what was parsed
         parser.feed(html)
         parser.close()
-    base = urljoin(page_url, parser.base) if parser.base else page_url
+    base = page_url
+    if parser.base:
+        with contextlib.suppress(ValueError):  # a malformed <base href> is ignored
+            base = urljoin(page_url, parser.base.strip())
     out: list[str] = []
     for href in parser.hrefs:
         try:

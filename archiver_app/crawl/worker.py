@@ -258,7 +258,12 @@ class CrawlWorker:
         self, ctx: JobContext, page: queue.ClaimedPage, result: FetchResult
     ) -> str:
         """Record a result, retrying a few times through database hiccups (a lock timeout,
-        a PostgreSQL deadlock victim); raises after that."""
+        a PostgreSQL deadlock victim); raises after that.
+
+        Any other error while recording (a bug, an unreadable record) is recorded as a
+        failed attempt with its reason, so the page is retried or failed like any other
+        failure instead of its task dying and its lease running out.
+        """
         for attempt in range(5):
             try:
                 return await asyncio.to_thread(self._record, ctx, page, result)
@@ -267,6 +272,15 @@ class CrawlWorker:
                     raise
                 log.warning("recording %s failed; retrying", page.url, exc_info=True)
                 await asyncio.to_thread(self.cancel.wait, 0.5 * (attempt + 1))
+            except Exception as exc:
+                log.exception("recording %s failed; recording it as a failed attempt", page.url)
+                failed = replace(
+                    result,
+                    ok=False,
+                    outlinks=[],
+                    error=f"recording the result failed: {type(exc).__name__}: {exc}",
+                )
+                return await asyncio.to_thread(self._record, ctx, page, failed)
         raise AssertionError("unreachable")
 
     async def _politeness(self, ctx: JobContext, url: str) -> None:
@@ -326,7 +340,11 @@ class CrawlWorker:
 
     def _record(self, ctx: JobContext, page: queue.ClaimedPage, result: FetchResult) -> str:
         if result.ok and result.snapshot_id is not None and ctx.spec.scope != "page":
-            found = links_from_snapshot(self.lib, result.snapshot_id)
+            try:
+                found = links_from_snapshot(self.lib, result.snapshot_id)
+            except Exception:  # the stored HTML's links are extra: none rather than a dead page
+                log.warning("reading the links of %s failed", page.url, exc_info=True)
+                found = []
             if found:
                 result = replace(result, outlinks=[*result.outlinks, *found])
         with self.lib.write() as s:

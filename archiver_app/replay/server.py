@@ -3,8 +3,9 @@
 Every URL starts with a random token made for this run (``/<token>/<timestamp>/<url>``),
 so other local users and web pages cannot read the library without it. Responses carry a
 Content-Security-Policy that only allows this origin, so an archived page cannot make the
-browser fetch anything live; absolute links in HTML and CSS are rewritten to stay here,
-and root-relative requests (``/style.css``) are mapped through the ``Referer``.
+browser fetch anything live; absolute links in HTML and CSS (of any status) and stored
+``Refresh`` headers are rewritten to stay here, and root-relative requests (``/style.css``)
+are mapped through the ``Referer``.
 """
 
 from __future__ import annotations
@@ -18,13 +19,20 @@ from urllib.parse import quote, urljoin, urlsplit
 
 from archiver_app.replay.errors import NotArchived, ReplayError
 from archiver_app.replay.replayer import Replayer
+from archiver_app.replay.response import ReplayResponse
 
 CSP = (
     "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'self'"
 )
-_ABSOLUTE = re.compile(rb"""(?<=["'(=\s])(https?:)?//(?=[A-Za-z0-9\[])""")
+_ABSOLUTE = re.compile(rb"""(?<=["'(=\s])(https?:)?//(?=[A-Za-z0-9\[])""", re.IGNORECASE)
 _REWRITE_MIMES = ("text/html", "text/css", "application/xhtml")
+_URL_SAFE = ":/?&=%#+@,;~"
+# "Refresh: 5; url=next.html" (also "5, URL='next.html'" and a bare "5"), as browsers read it.
+_REFRESH = re.compile(
+    r"""^\s*(?P<delay>[\d.]*)\s*(?:[;,]\s*(?:url\s*=\s*)?(?P<url>.*?))?\s*$""",
+    re.IGNORECASE | re.DOTALL,
+)
 _PATH = re.compile(r"^/(?P<token>[^/]+)/(?P<ts>\d{4,17}|latest)/(?P<url>.+)$")
 
 
@@ -77,17 +85,57 @@ def _target(server: ReplayServer, path: str, referer: str | None) -> tuple[str, 
 
 def _fix_scheme_slashes(url: str) -> str:
     # Some clients squash "https://" to "https:/" inside a path.
-    return re.sub(r"^(https?):/(?!/)", r"\1://", url)
+    return re.sub(r"^(https?):/(?!/)", r"\1://", url, flags=re.IGNORECASE)
+
+
+def rewrite_refresh(value: str, page_url: str, prefix: str) -> str | None:
+    """A ``Refresh`` header whose target is this server, or None to drop it.
+
+    The target is resolved against ``page_url``; one that is not http(s) (``javascript:``,
+    unparsable...) is dropped, since the browser would otherwise follow it as stored.
+    """
+    match = _REFRESH.match(value)
+    if match is None:
+        return None
+    delay = match.group("delay") or "0"
+    target = (match.group("url") or "").strip().strip("'\"")
+    if not target:
+        return delay  # reload the same (archived) page
+    try:
+        absolute = urljoin(page_url, target)
+    except ValueError:
+        return None
+    if urlsplit(absolute).scheme.lower() not in ("http", "https"):
+        return None
+    return f"{delay}; url={prefix}{quote(absolute, safe=_URL_SAFE)}"
 
 
 def rewrite_links(body: bytes, prefix: str) -> bytes:
     """Point absolute ``http(s)://`` and ``//`` links in HTML/CSS at this server."""
 
     def sub(match: re.Match[bytes]) -> bytes:
-        scheme = match.group(1) or b"https:"
+        scheme = (match.group(1) or b"https:").lower()
         return prefix.encode() + scheme + b"//"
 
     return _ABSOLUTE.sub(sub, body)
+
+
+def _rewritable(response: ReplayResponse) -> bool:
+    return response.content_type.lower().startswith(_REWRITE_MIMES)
+
+
+def _rewrite_refresh_headers(
+    headers: list[tuple[str, str]], page_url: str, prefix: str
+) -> list[tuple[str, str]]:
+    kept: list[tuple[str, str]] = []
+    for name, value in headers:
+        if name.lower() == "refresh":
+            rewritten = rewrite_refresh(value, page_url, prefix)
+            if rewritten is not None:
+                kept.append((name, rewritten))
+        else:
+            kept.append((name, value))
+    return kept
 
 
 def _make_handler(server: ReplayServer) -> type[BaseHTTPRequestHandler]:
@@ -135,8 +183,12 @@ def _make_handler(server: ReplayServer) -> type[BaseHTTPRequestHandler]:
                 return
             ts, url = target
             at = None if ts == "latest" else ts
+            range_header = self.headers.get("Range")
             try:
-                response = server.replayer.serve(url, at, range_header=self.headers.get("Range"))
+                response = server.replayer.serve(url, at, range_header=range_header)
+                if range_header and _rewritable(response) and response.status in (206, 416):
+                    # Rewriting links changes the body's length: serve HTML/CSS whole.
+                    response = server.replayer.serve(url, at)
             except NotArchived:
                 self._plain(404, f"not archived: {url}\n", send_body)
                 return
@@ -147,10 +199,11 @@ def _make_handler(server: ReplayServer) -> type[BaseHTTPRequestHandler]:
             headers = list(response.headers)
             if response.location:
                 headers = [(k, v) for k, v in headers if k.lower() != "location"]
-                headers.append(("Location", prefix + quote(response.location, safe=":/?&=%#+@,;~")))
+                headers.append(("Location", prefix + quote(response.location, safe=_URL_SAFE)))
+            headers = _rewrite_refresh_headers(headers, response.url, prefix)
             body = response.body
-            if response.status == 200 and response.content_type.startswith(_REWRITE_MIMES):
-                body = rewrite_links(body, f"/{server.token}/{response.ts[:14]}/")
+            if _rewritable(response):  # every status: error pages have links too
+                body = rewrite_links(body, prefix)
             self._send(response.status, headers, body, send_body)
 
     return Handler

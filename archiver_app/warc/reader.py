@@ -97,3 +97,16 @@ def read_record_at(
                 f"the record at offset {offset} of {path.name} is damaged: {exc}"
             ) from exc
     return stored
+
+
+def read_warc_date_at(path: Path, offset: int) -> str | None:
+    """The ``WARC-Date`` of the record at ``offset`` in ``path`` as written (its headers
+    only: the payload is not read); None when it cannot be read."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(offset)
+            record = next(iter(ArchiveIterator(fh, check_digests=False)))
+            date = record.rec_headers.get_header("WARC-Date")
+    except Exception:  # missing, unreadable or damaged: the caller has the index's date
+        return None
+    return str(date) if date else None

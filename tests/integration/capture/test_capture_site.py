@@ -338,6 +338,8 @@ def test_second_capture_writes_revisits_against_stored_payloads(captured: Captur
         r for r in read_warc(_warc_of(lib, first)) if r.uri == css.uri and r.type == "response"
     )
     assert original.warc["WARC-Payload-Digest"] == css.warc["WARC-Payload-Digest"]
+    # the original's WARC-Date as written (microseconds), not the index's milliseconds
+    assert css.warc["WARC-Refers-To-Date"] == original.warc["WARC-Date"]
     assert urlsplit(css.uri).path == "/css/main.css"
 
 
@@ -397,3 +399,117 @@ def test_ruleset_user_agent_and_custom_js_apply(captured: Captured) -> None:
     )
     assert request.header("User-Agent") == "ArchiverTest/1.0"
     assert site.url("/page?n=6") in res.outlinks and site.url("/page?n=7") in res.outlinks
+
+
+def test_a_redirect_served_from_the_http_cache_keeps_its_own_headers(tmp_path: Path) -> None:
+    """A hop served from the browser's cache has no ``*ExtraInfo`` event: the hops after it
+    must not take the next network response's headers (the cached 301 was stored as the
+    image's 200)."""
+    from tests.helpers.testsite import png
+    from tests.helpers.webserver import LocalServer, Response
+
+    page = b"""<!doctype html><html><head><title>c</title></head><body><img src="/r">
+    <script>window.addEventListener('load', () => {
+      setTimeout(() => fetch('/r').then(r => r.blob()).then(() => { document.title = 'done'; }),
+                 200);
+    });</script></body></html>"""
+    image = png(4, 4, (1, 2, 3))
+    server = LocalServer().start()
+    server.add_static("/page.html", page, "text/html; charset=utf-8")
+    server.routes["/r"] = lambda _r: Response(
+        301, b"", [("Location", "/img.png"), ("Cache-Control", "max-age=3600")], "text/html"
+    )
+    server.routes["/img.png"] = lambda _r: Response(
+        200, image, [("Cache-Control", "no-store"), ("X-Which", "image")], "image/png"
+    )
+    lib = Library.open(tmp_path / "lib")
+    try:
+
+        async def run() -> CaptureResult:
+            async with Capturer(lib, concurrency=1, screenshots=False) as cap:
+                return await cap.capture(
+                    server.url("/page.html"), rules=PageRules(page_timeout=30, settle_seconds=1)
+                )
+
+        result = asyncio.run(run())
+        assert result.ok, result.error
+        assert len(server.requested("/r")) == 1 and len(server.requested("/img.png")) == 2
+        records = read_warc(_warc_of(lib, result))
+    finally:
+        lib.close()
+        server.stop()
+    hops = [r for r in records if r.type in ("response", "revisit") and r.uri.endswith("/r")]
+    images = [r for r in records if r.type in ("response", "revisit") and r.uri.endswith(".png")]
+    assert len(hops) == 2 and len(images) == 2
+    for hop in hops:
+        assert (hop.http_status, hop.header("Location")) == (301, "/img.png")
+        assert hop.header("X-Which") is None
+    for img in images:
+        assert (img.http_status, img.header("X-Which")) == (200, "image")
+
+
+ENCODED_PAGES = {
+    # Browsers read iso-8859-1 as windows-1252: 0x93/0x94 are quotes, 0x80 the euro sign,
+    # 0x81 (undefined there) the C1 control U+0081.
+    "/w1252.html": (
+        "text/html; charset=iso-8859-1",
+        b"<!doctype html><title>w</title><p>\x93quoted\x94 \x80 \x81 caf\xe9</p>",
+    ),
+    # No charset in the header: the page's own <meta charset>, and its script's bytes are
+    # read in the page's charset too.
+    "/sjis.html": (
+        "text/html",
+        '<!doctype html><meta charset="shift_jis"><title>s</title><script src="/sjis.js">'
+        "</script><p>\u65e5\u672c\u8a9e</p>".encode("shift_jis"),
+    ),
+    "/sjis.js": ("application/javascript", "var s = '\u65e5\u672c';".encode("shift_jis")),
+    "/euc.html": (
+        "text/html",
+        b'<!doctype html><meta http-equiv="Content-Type" content="text/html; charset=euc-kr">'
+        + "<title>k</title><p>\ud55c\uad6d\uc5b4</p>".encode("euc-kr"),
+    ),
+    "/mac.html": (
+        "text/html; charset=x-mac-cyrillic",
+        "<!doctype html><title>m</title><p>\u0416\u0443\u043a</p>".encode("mac_cyrillic"),
+    ),
+    # A charset Python has no codec for (0xE9 is U+F7E9): stored as UTF-8, and the stored
+    # Content-Type says so.
+    "/user.html": (
+        "text/html; charset=x-user-defined",
+        b"<!doctype html><title>u</title><p>caf\xe9</p>",
+    ),
+}
+
+
+def test_text_bodies_are_stored_in_the_bytes_the_browser_decoded(tmp_path: Path) -> None:
+    from tests.helpers.webserver import LocalServer
+
+    server = LocalServer().start()
+    for path, (ctype, body) in ENCODED_PAGES.items():
+        server.add_static(path, body, ctype)
+    lib = Library.open(tmp_path / "lib")
+    stored: dict[str, Rec] = {}
+    try:
+
+        async def run() -> list[CaptureResult]:
+            async with Capturer(lib, concurrency=1, screenshots=False) as cap:
+                return [
+                    await cap.capture(server.url(p), rules=PageRules(settle_seconds=0.1))
+                    for p in ("/w1252.html", "/sjis.html", "/euc.html", "/mac.html", "/user.html")
+                ]
+
+        for result in asyncio.run(run()):
+            assert result.ok, result.error
+            for rec in read_warc(_warc_of(lib, result)):
+                if rec.type == "response":
+                    stored[urlsplit(rec.uri).path] = rec
+    finally:
+        lib.close()
+        server.stop()
+    for path in ("/w1252.html", "/sjis.html", "/sjis.js", "/euc.html", "/mac.html"):
+        assert stored[path].payload == ENCODED_PAGES[path][1], path
+        assert stored[path].header("Content-Type") == ENCODED_PAGES[path][0]
+    user = stored["/user.html"]
+    assert user.header("Content-Type") == "text/html; charset=utf-8"
+    assert user.header("X-Archive-Orig-Content-Type") == "text/html; charset=x-user-defined"
+    assert user.payload.decode("utf-8").endswith("<p>caf\uf7e9</p>")

@@ -218,3 +218,47 @@ def verify_crawl(root: Path, site: GeneratedSite, job: int) -> None:
     assert report["excluded_by_rule"]["limit: depth 3 > 2"] == 10 * 30 - 1 + 1
     ledger = (root / "jobs" / str(job) / "target-ledger.jsonl").read_text().splitlines()
     assert len(ledger) == len(pages)
+
+
+def test_a_page_with_a_malformed_base_is_captured_once_and_its_links_followed(
+    tmp_path: Path,
+) -> None:
+    """``<base href="http://[oops/">`` made link extraction raise; the page's task died, its
+    lease ran out and it was captured again until its attempts were spent."""
+    import threading
+
+    from archiver_app.crawl.inline import run_job_inline
+    from archiver_app.tasks import CancelToken
+
+    server = LocalServer().start()
+    page = b"""<!doctype html><html><head><title>b</title><base href="http://[oops/"></head>
+    <body><a href="next.html">next</a></body></html>"""
+    server.add_static("/index.html", page, "text/html; charset=utf-8")
+    server.add_static("/next.html", b"<p>next</p>", "text/html; charset=utf-8")
+    lib = Library.open(tmp_path / "lib", create=True)
+    job = create_job(
+        lib,
+        [server.url("/index.html")],
+        scope="host",
+        rules=Rules().changed(attempts=2, concurrency=1),
+        lease_seconds=4.0,
+    )
+    cancel = CancelToken()
+    timer = threading.Timer(60, cancel.cancel)
+    timer.start()
+    try:
+        run = run_job_inline(lib, job, concurrency=1, cancel=cancel, heartbeat_seconds=1.0)
+    finally:
+        timer.cancel()
+        server.stop()
+    try:
+        with lib.session() as s:
+            pages = dict(s.execute(select(Page.url, Page.state)).all())
+            snapshots = s.scalars(select(Snapshot.url)).all()
+    finally:
+        lib.close()
+    # next.html is found by the browser (its base is ignored) and by the stored HTML alike.
+    assert pages == {server.url("/index.html"): "done", server.url("/next.html"): "done"}
+    assert sorted(snapshots) == [server.url("/index.html"), server.url("/next.html")]
+    assert (run.pages_done, run.pages_failed) == (2, 0)
+    assert len(server.requested("/index.html")) == 1

@@ -113,3 +113,52 @@ def test_hostile_pages_never_reach_the_live_server(
         widget.open(f"{origin}/")
     assert _js(qtbot, widget, "document.body.innerText") == "ARCHIVED"
     assert live.requests == [], [r.path for r in live.requests]
+
+
+def test_serve_keeps_refresh_links_and_error_pages_in_the_archive(
+    library: Library, live: LocalServer
+) -> None:
+    """``archiver serve`` in a real browser: a stored ``Refresh`` header, an upper-case
+    ``HTTPS://`` link and links on a 404 page all lead back into the archive."""
+    from playwright.sync_api import sync_playwright
+
+    from archiver_app.capture.browser import launch_options, require_browser
+    from archiver_app.replay.server import ReplayServer
+
+    origin = f"http://127.0.0.1:{live.port}"
+    w = ArchiveWriter(library)
+    w.response(
+        f"{origin}/refresh",
+        "<p>about to refresh</p>",
+        at=at(2024),
+        headers=[("Refresh", f"0; url={origin}/refreshed")],
+    )
+    w.response(f"{origin}/refreshed", "<p id='p'>REFRESHED</p>", at=at(2024))
+    w.response(
+        f"{origin}/upper",
+        f'<a id="a" href="{origin.upper()}/up">up</a>',
+        at=at(2024),
+    )
+    w.response(
+        f"{origin}/missing", f"<a id='a' href='{origin}/gone'>x</a>", at=at(2024), status=404
+    )
+    w.commit()
+    srv = ReplayServer(library).start()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(**launch_options(require_browser()))  # type: ignore[arg-type]
+            page = browser.new_page()
+            page.goto(srv.url_for(f"{origin}/refresh"))
+            page.wait_for_selector("#p", timeout=10_000)
+            assert page.inner_text("#p") == "REFRESHED"
+            assert page.url == srv.url_for(f"{origin}/refreshed", "20240101000000")
+            for path in ("/upper", "/missing"):
+                page.goto(srv.url_for(f"{origin}{path}"))
+                href = page.get_attribute("#a", "href")
+                assert href is not None and href.startswith(f"/{srv.token}/"), href
+                page.click("#a")
+                page.wait_for_load_state()
+            browser.close()
+    finally:
+        srv.close()
+    assert live.requests == [], [r.path for r in live.requests]

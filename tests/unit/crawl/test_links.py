@@ -20,3 +20,8 @@ def test_links_in_html_resolves_against_the_page_and_base() -> None:
     based = '<base href="http://cdn.test/root/"><a href="x">x</a><base href="/ignored/">'
     assert links_in_html(based, "http://h.test/") == ["http://cdn.test/root/x"]
     assert links_in_html("<a href='ok'>unclosed <div", "http://h.test/") == ["http://h.test/ok"]
+
+
+def test_a_malformed_base_is_ignored() -> None:
+    html = '<base href="http://[oops/"><a href="next.html">n</a><a href="http://[x">bad</a>'
+    assert links_in_html(html, "http://h.test/dir/page") == ["http://h.test/dir/next.html"]

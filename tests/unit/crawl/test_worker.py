@@ -397,3 +397,44 @@ def test_a_really_full_disk_pauses_claims_until_space_returns(tmp_path: Path) ->
             assert api.job_detail(lib, job).summary.status == "indexed"
         finally:
             lib.close()
+
+
+def test_an_unexpected_error_while_recording_is_a_failed_attempt_with_its_reason(
+    library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading the stored HTML's links is extra: when it breaks the page is still done with
+    the fetcher's links; any other error while recording is a failed attempt saying why,
+    not a dead task whose lease runs out (and is counted against the page's attempts)."""
+    from archiver_app.crawl import worker as worker_module
+
+    def broken_links(_lib: Library, _snapshot_id: int) -> list[str]:
+        raise ValueError("Invalid IPv6 URL")
+
+    real_finish = worker_module.finish_page
+    calls: list[str] = []
+
+    def finish_once_broken(s, ctx, claimed, result, *, now):  # type: ignore[no-untyped-def]
+        calls.append(result.url)
+        if result.url == f"{H}/x" and calls.count(result.url) == 1:
+            raise RuntimeError("boom")
+        return real_finish(s, ctx, claimed, result, now=now)
+
+    monkeypatch.setattr(worker_module, "links_from_snapshot", broken_links)
+    monkeypatch.setattr(worker_module, "finish_page", finish_once_broken)
+    pages = {f"{H}/": MemoryPage(links=[f"{H}/x"]), f"{H}/x": MemoryPage()}
+    job = create_job(library, [f"{H}/"], rules=Rules(attempts=2), lease_seconds=2.0)
+    start = time.monotonic()
+    run(library, MemorySiteFetcher(library, pages))
+    assert time.monotonic() - start < 2.0  # no lease ran out
+    assert states(library, job) == {f"{H}/": ("done", None), f"{H}/x": ("done", None)}
+    with library.session() as s:
+        attempts = s.execute(
+            select(PageAttempt.attempt, PageAttempt.outcome, PageAttempt.error)
+            .join(Page, Page.id == PageAttempt.page_id)
+            .where(Page.url == f"{H}/x")
+            .order_by(PageAttempt.attempt)
+        ).all()
+    assert [tuple(a) for a in attempts] == [
+        (1, "failed", "recording the result failed: RuntimeError: boom"),
+        (2, "done", None),
+    ]
