@@ -166,3 +166,67 @@ def test_missing_source_file_is_reported(lib_with_revisit: Library, tmp_path: Pa
     result = export(lib_with_revisit, Selection(collection="two"), tmp_path / "m.wacz")
     assert result.problems and "is not on this computer" in result.problems[0]
     assert result.records == 1  # the original, from collection one's file
+
+
+def test_never_writes_over_or_into_the_library(lib_with_revisit: Library, tmp_path: Path) -> None:
+    root = lib_with_revisit.root
+    for dest, fmt in [
+        (tmp_path, "folder"),  # the folder holding the library
+        (root, "folder"),
+        (root / "export", "folder"),
+        (root / "archive.wacz", "wacz"),
+        (lib_with_revisit.db_path, "wacz"),
+    ]:
+        with pytest.raises(InputError, match="library folder"):
+            export(lib_with_revisit, Selection(), dest, fmt=fmt, overwrite=True)
+    # a link to the library is the library
+    (tmp_path / "shortcut").symlink_to(root)
+    with pytest.raises(InputError, match="inside the library folder"):
+        export(lib_with_revisit, Selection(), tmp_path / "shortcut", fmt="folder", overwrite=True)
+    assert lib_with_revisit.db_path.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "library",
+        "one.warc.gz",
+        "shortcut",
+        "two.warc",
+    ]
+    assert export(lib_with_revisit, Selection(collection="one"), tmp_path / "ok.wacz").pages == 2
+
+
+def test_overwrite_replaces_only_an_earlier_export_or_an_empty_folder(
+    lib_with_revisit: Library, tmp_path: Path
+) -> None:
+    dest = tmp_path / "out"
+    export(lib_with_revisit, Selection(collection="one"), dest, fmt="folder")
+    result = export(lib_with_revisit, Selection(), dest, fmt="folder", overwrite=True)
+    assert result.pages == 4 and "4 page(s)" in (dest / "README.txt").read_text()
+    assert not list(tmp_path.glob(".out.*"))  # neither the new one's nor the old one's
+    (dest / "notes.txt").write_text("mine")  # no longer only an export of ours
+    with pytest.raises(InputError, match="not an earlier Archiver export"):
+        export(lib_with_revisit, Selection(), dest, fmt="folder", overwrite=True)
+    assert (dest / "notes.txt").read_text() == "mine"
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    (photos / "cat.jpg").write_bytes(b"\xff\xd8")
+    with pytest.raises(InputError, match="not an earlier Archiver export"):
+        export(lib_with_revisit, Selection(), photos, fmt="folder", overwrite=True)
+    assert (photos / "cat.jpg").exists()
+    with pytest.raises(InputError, match="is a folder"):
+        export(lib_with_revisit, Selection(), photos, overwrite=True)
+    with pytest.raises(InputError, match="is not a folder"):
+        export(lib_with_revisit, Selection(), tmp_path / "two.warc", fmt="folder", overwrite=True)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert export(lib_with_revisit, Selection(), empty, fmt="folder", overwrite=True).pages == 4
+    assert (empty / "index.cdxj").is_file()
+
+
+def test_never_replaces_a_warc_the_library_links_to(library: Library, tmp_path: Path) -> None:
+    linked = tmp_path / "elsewhere"
+    linked.mkdir()
+    warc = write_warc(linked / "a.warc.gz", site(1))
+    import_warc_file(library, warc, link=True)
+    for dest, fmt in [(linked, "folder"), (warc, "wacz")]:
+        with pytest.raises(InputError, match="reads in place"):
+            export(library, Selection(), dest, fmt=fmt, overwrite=True)
+    assert warc.is_file()
