@@ -230,3 +230,51 @@ def test_never_replaces_a_warc_the_library_links_to(library: Library, tmp_path: 
         with pytest.raises(InputError, match="reads in place"):
             export(library, Selection(), dest, fmt=fmt, overwrite=True)
     assert warc.is_file()
+
+
+def _exported_urls(path: Path) -> list[str]:
+    return [r.url for r in scan_records(path) if r.rec_type == "response"]
+
+
+def test_records_before_a_files_first_page_and_pageless_files_are_exported(
+    library: Library, tmp_path: Path
+) -> None:
+    css = Resp("https://o.example/style.css", b"body{}", mime="text/css")
+    png = Resp("https://o.example/logo.png", b"\x89PNG....", mime="image/png")
+    home = Resp("https://o.example/", html_page("Home", "hello harbour"))
+    about = Resp("https://o.example/about", html_page("About", "lighthouse keepers"))
+    font = Resp("https://o.example/font.woff", b"wOFF", mime="font/woff")
+    other = Resp("https://p.example/x.js", b"1", mime="text/javascript")
+    # a browser wrote the page's resources before the page itself
+    import_warc_file(
+        library, write_warc(tmp_path / "a.warc.gz", [css, png, home, about]), collection="c"
+    )
+    import_warc_file(library, write_warc(tmp_path / "b.warc", [font], gz=False), collection="c")
+    import_warc_file(library, write_warc(tmp_path / "d.warc.gz", [other]), collection="d")
+
+    whole = export(library, Selection(collection="c"), tmp_path / "c", fmt="folder")
+    assert (whole.records, whole.pages) == (5, 2) and not whole.problems
+    assert _exported_urls(tmp_path / "c" / "archive" / "data.warc.gz") == [
+        css.url,
+        png.url,
+        home.url,
+        about.url,
+        font.url,  # a file with no page, in collection c's folder
+    ]
+    cdxj = _cdxj((tmp_path / "c" / "index.cdxj").read_bytes())
+    assert len(cdxj) == 5
+    everything = export(library, Selection(), tmp_path / "all", fmt="folder")
+    assert everything.records == 6
+    assert other.url in _exported_urls(tmp_path / "all" / "archive" / "data.warc.gz")
+    only_pageless = export(library, Selection(collection="d"), tmp_path / "d", fmt="folder")
+    assert (only_pageless.records, only_pageless.pages) == (1, 0)
+    # a search: the pages it finds with their resources; those before the file's first page
+    # go with that page
+    export(library, Selection(query="harbour"), tmp_path / "home", fmt="folder")
+    assert _exported_urls(tmp_path / "home" / "archive" / "data.warc.gz") == [
+        css.url,
+        png.url,
+        home.url,
+    ]
+    export(library, Selection(query="lighthouse"), tmp_path / "about", fmt="folder")
+    assert _exported_urls(tmp_path / "about" / "archive" / "data.warc.gz") == [about.url]
