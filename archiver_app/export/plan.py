@@ -21,7 +21,7 @@ from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.search import Query, matching_ids
 from archiver_app.warc.records import SELECT_COLUMNS, IndexedRecord
-from archiver_app.warc.scan import is_gzip
+from archiver_app.warc.scan import NotAnArchiveError, is_gzip, sniff_archive
 
 CHUNK = 500
 
@@ -45,6 +45,7 @@ class ExportPlan:
     files: dict[int, tuple[Path, bool]]  # file id -> (where to read it, gzip?)
     missing_files: dict[int, str] = field(default_factory=dict)  # file id -> reason
     originals_added: int = 0
+    arc_files: set[int] = field(default_factory=set)  # ARC, not WARC: records are converted
 
     @property
     def total_bytes(self) -> int:
@@ -146,6 +147,7 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
         file_ids = sorted({r.file_id for r in chosen.values()})
         files: dict[int, tuple[Path, bool]] = {}
         missing: dict[int, str] = {}
+        arc: set[int] = set()
         for chunk in _chunks(file_ids):
             marks = ",".join(str(int(i)) for i in chunk)
             sql = f"SELECT id, path, external_path FROM files WHERE id IN ({marks})"  # noqa: S608
@@ -155,5 +157,14 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
                     missing[fid] = f"{rel} is not on this computer"
                     continue
                 files[fid] = (path, is_gzip(path))
+                if _is_arc(path):
+                    arc.add(fid)
     records = sorted(chosen.values(), key=lambda r: (r.file_id, r.offset))
-    return ExportPlan(snapshot_ids, records, files, missing, added)
+    return ExportPlan(snapshot_ids, records, files, missing, added, arc)
+
+
+def _is_arc(path: Path) -> bool:
+    try:
+        return sniff_archive(path) == "arc"
+    except NotAnArchiveError:  # damaged at its start: its records are copied as they are
+        return False

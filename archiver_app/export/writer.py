@@ -2,8 +2,9 @@
 
 Both formats share the pieces: one ``data.warc.gz`` made by copying each record's bytes
 (gzip members are copied as they are; records of uncompressed WARCs are compressed into
-their own member), a CDXJ index of it sorted in ``LC_ALL=C`` order, and ``pages.jsonl``
-with every page's title and text.
+their own member; ARC records are converted to WARC/1.1 records, warcinfo for the ARC's
+``filedesc`` header and response for the others), a CDXJ index of it sorted in ``LC_ALL=C``
+order, and ``pages.jsonl`` with every page's title and text.
 
 - WACZ 1.1.1: ``archive/data.warc.gz`` stored (not deflated), ``indexes/index.cdx`` (CDXJ
   lines; the spec's and pywb's name for it: ``wb-manager add --unpack-wacz`` only picks up
@@ -24,6 +25,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -33,6 +35,8 @@ from pathlib import Path
 from typing import IO
 
 from sqlalchemy import text
+from warcio.archiveiterator import ArchiveIterator
+from warcio.warcwriter import WARCWriter
 
 from archiver_app import __version__
 from archiver_app.errors import InputError
@@ -88,6 +92,75 @@ class _HashingWriter:
         self.size += len(data)
         self.sha.update(data)
 
+    def flush(self) -> None:  # for warcio's writer; the sink is flushed when closed
+        pass
+
+
+class _Slice:
+    """``length`` bytes of ``fh`` from where it is: one record, read in pieces."""
+
+    def __init__(self, fh: IO[bytes], length: int) -> None:
+        self.fh, self.remaining = fh, length
+        self.short = False  # the file ended before the record did
+
+    def read(self, size: int = -1) -> bytes:
+        size = self.remaining if size is None or size < 0 else min(size, self.remaining)
+        data = self.fh.read(size)
+        self.remaining -= len(data)
+        self.short = self.short or len(data) < size
+        return data
+
+
+def _arc_to_warc(fh: IO[bytes], length: int, out: _HashingWriter) -> str | None:
+    """Write the ARC record of ``length`` bytes at ``fh``'s position as a gzipped WARC/1.1
+    record; return its payload digest.
+
+    Converted into a spooled buffer first, so a damaged record writes nothing.
+
+    Raises:
+        ValueError: the bytes are not one readable ARC record.
+    """
+    spool = _ConvertedRecord()
+    writer = WARCWriter(spool, gzip=True, warc_version="1.1")
+    digest: str | None = None
+    source = _Slice(fh, length)
+    try:
+        records = 0
+        for record in ArchiveIterator(source, arc2warc=True, verify_http=False):
+            if record.format != "arc2warc" and not record.format.startswith("warc"):
+                raise ValueError(f"not an ARC record ({record.format})")
+            record.rec_headers.protocol = "WARC/1.1"
+            writer.write_record(record)
+            records += 1
+            digest = record.rec_headers.get_header("WARC-Payload-Digest")
+        if source.short:
+            raise ValueError("the file ends before the record does")
+        if records != 1:
+            raise ValueError(f"{records} records where one ARC record was expected")
+        spool.buf.seek(0)
+        while chunk := spool.buf.read(BUF):
+            out.write(chunk)
+    except ValueError:
+        raise
+    except Exception as exc:  # warcio's parse errors have no common base
+        raise ValueError(str(exc) or type(exc).__name__) from exc
+    finally:
+        spool.buf.close()
+    return digest
+
+
+class _ConvertedRecord:
+    """Where warcio writes one converted record: memory, then a temporary file if large."""
+
+    def __init__(self) -> None:
+        self.buf = tempfile.SpooledTemporaryFile(max_size=BUF)  # noqa: SIM115
+
+    def write(self, data: bytes) -> None:
+        self.buf.write(data)
+
+    def flush(self) -> None:
+        pass
+
 
 def _copy_records(
     plan: ExportPlan,
@@ -115,8 +188,16 @@ def _copy_records(
                 fh = handles[rec.file_id] = path.open("rb")
             start = out.size
             fh.seek(rec.offset)
-            remaining = rec.length
-            comp = None if gz else zlib.compressobj(6, zlib.DEFLATED, 31)
+            digest = rec.digest
+            arc = rec.file_id in plan.arc_files
+            if arc:  # converted, so data.warc.gz holds WARC records only
+                try:
+                    digest = _arc_to_warc(fh, rec.length, out) or digest
+                except ValueError as exc:
+                    result.problems.append(f"{rec.url}: the ARC record cannot be read ({exc})")
+                    continue
+            remaining = 0 if arc else rec.length
+            comp = None if gz or arc else zlib.compressobj(6, zlib.DEFLATED, 31)
             while remaining > 0:
                 chunk = fh.read(min(BUF, remaining))
                 if not chunk:
@@ -136,7 +217,7 @@ def _copy_records(
                         record_type=rec.record_type,
                         status=rec.status,
                         mime=rec.mime,
-                        digest=rec.digest,
+                        digest=digest,
                         offset=start,
                         length=out.size - start,
                         filename=WARC_NAME,

@@ -3,16 +3,20 @@ temporary name until complete."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
+import io
 import json
 import os
 import sqlite3
 import subprocess
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from archiver_app.errors import InputError
 from archiver_app.export import Selection, export
@@ -20,7 +24,7 @@ from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
 from archiver_app.warc.scan import scan_records
-from tests.helpers.warcs import Resp, html_page, site, write_warc
+from tests.helpers.warcs import Resp, html_page, site, warcio_check, write_warc
 
 
 @pytest.fixture
@@ -278,3 +282,78 @@ def test_records_before_a_files_first_page_and_pageless_files_are_exported(
     ]
     export(library, Selection(query="lighthouse"), tmp_path / "about", fmt="folder")
     assert _exported_urls(tmp_path / "about" / "archive" / "data.warc.gz") == [about.url]
+
+
+def _arc(path: Path, records: list[tuple[str, bytes]], *, gz: bool = False) -> Path:
+    """An ARC 1.0 file: the filedesc header, then one response per (url, html)."""
+    desc = b"1 0 test\nURL IP-address Archive-date Content-type Archive-length\n"
+    members = [
+        b"filedesc://%s 0.0.0.0 19990101120000 text/plain %d\n%s\n"
+        % (path.name.encode(), len(desc), desc)
+    ]
+    for url, html in records:
+        body = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n" + html
+        members.append(
+            b"%s 1.2.3.4 19990101120000 text/html %d\n%s\n" % (url.encode(), len(body), body)
+        )
+    path.write_bytes(b"".join(gzip.compress(m) if gz else m for m in members))
+    return path
+
+
+def test_arc_records_are_exported_as_warc(library: Library, tmp_path: Path) -> None:
+    import_warc_file(
+        library,
+        _arc(tmp_path / "old.arc", [("http://old.example/", html_page("Old", "hello old web"))]),
+        collection="old",
+    )
+    import_warc_file(
+        library,
+        _arc(
+            tmp_path / "older.arc.gz",
+            [("http://older.example/", html_page("Older", "older web"))],
+            gz=True,
+        ),
+        collection="old",
+    )
+    result = export(library, Selection(collection="old"), tmp_path / "old.wacz")
+    assert (result.records, result.pages) == (4, 2) and not result.problems
+    with zipfile.ZipFile(tmp_path / "old.wacz") as zf:
+        warc = zf.read("archive/data.warc.gz")
+        cdxj = _cdxj(zf.read("indexes/index.cdx"))
+    path = tmp_path / "data.warc.gz"
+    path.write_bytes(warc)
+    check = warcio_check(path)
+    assert check.returncode == 0 and "digest pass" in check.stdout
+    with path.open("rb") as fh:
+        formats = [(r.format, r.rec_type, r.rec_headers.protocol) for r in ArchiveIterator(fh)]
+    assert formats == [
+        ("warc", "warcinfo", "WARC/1.1"),
+        ("warc", "response", "WARC/1.1"),
+        ("warc", "warcinfo", "WARC/1.1"),
+        ("warc", "response", "WARC/1.1"),
+    ]
+    # the index points at the converted records: exact offsets and lengths, their digests
+    assert len(cdxj) == 2
+    for line in cdxj:
+        fields = json.loads(line.split(" ", 2)[2])
+        offset, length = int(fields["offset"]), int(fields["length"])
+        with gzip.GzipFile(fileobj=io.BytesIO(warc[offset : offset + length])) as member:
+            recs = [
+                (r.rec_headers.get_header("WARC-Target-URI"), r.content_stream().read())
+                for r in ArchiveIterator(member)
+            ]
+        assert len(recs) == 1 and recs[0][0] == fields["url"]
+        assert b"<title>Old" in recs[0][1]
+        assert (
+            fields["digest"]
+            == "sha1:" + base64.b32encode(hashlib.sha1(recs[0][1]).digest()).decode()
+        )
+        assert (
+            zlib.decompressobj(31)
+            .decompress(warc[offset : offset + length])
+            .startswith(b"WARC/1.1\r\n")
+        )
+    # a folder export converts the same way
+    export(library, Selection(query="older"), tmp_path / "older", fmt="folder")
+    with (tmp_path / "older" / "archive" / "data.warc.gz").open("rb") as fh:
+        assert [r.format for r in ArchiveIterator(fh)] == ["warc", "warc"]
