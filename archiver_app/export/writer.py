@@ -126,24 +126,21 @@ def _arc_to_warc(fh: IO[bytes], length: int, out: _HashingWriter) -> str | None:
     source = _Slice(fh, length)
     try:
         records = 0
-        for record in ArchiveIterator(source, arc2warc=True, verify_http=False):
-            if record.format != "arc2warc" and not record.format.startswith("warc"):
-                raise ValueError(f"not an ARC record ({record.format})")
-            record.rec_headers.protocol = "WARC/1.1"
-            writer.write_record(record)
-            records += 1
-            digest = record.rec_headers.get_header("WARC-Payload-Digest")
+        try:
+            for record in ArchiveIterator(source, arc2warc=True, verify_http=False):
+                record.rec_headers.protocol = "WARC/1.1"
+                writer.write_record(record)
+                records += 1
+                digest = record.rec_headers.get_header("WARC-Payload-Digest")
+        except Exception as exc:  # warcio's parse errors have no common base
+            raise ValueError(str(exc) or type(exc).__name__) from exc
         if source.short:
             raise ValueError("the file ends before the record does")
         if records != 1:
             raise ValueError(f"{records} records where one ARC record was expected")
-        spool.buf.seek(0)
+        spool.buf.seek(0)  # only now, and outside the handler: errors writing out propagate
         while chunk := spool.buf.read(BUF):
             out.write(chunk)
-    except ValueError:
-        raise
-    except Exception as exc:  # warcio's parse errors have no common base
-        raise ValueError(str(exc) or type(exc).__name__) from exc
     finally:
         spool.buf.close()
     return digest

@@ -357,3 +357,26 @@ def test_arc_records_are_exported_as_warc(library: Library, tmp_path: Path) -> N
     export(library, Selection(query="older"), tmp_path / "older", fmt="folder")
     with (tmp_path / "older" / "archive" / "data.warc.gz").open("rb") as fh:
         assert [r.format for r in ArchiveIterator(fh)] == ["warc", "warc"]
+
+
+def test_a_damaged_arc_record_is_reported_and_left_out(library: Library, tmp_path: Path) -> None:
+    pages = [("http://old.example/", html_page("Old", "hello")), ("http://old.example/b", b"b")]
+    import_warc_file(library, _arc(tmp_path / "old.arc", pages), collection="old")
+    conn = sqlite3.connect(library.db_path)
+    rel, offset = conn.execute(
+        "SELECT f.path, r.offset FROM records r JOIN files f ON f.id = r.file_id "
+        "WHERE r.url = 'http://old.example/b'"
+    ).fetchone()
+    conn.close()
+    with library.abspath(rel).open("r+b") as fh:  # its header line no longer parses
+        fh.seek(offset)
+        fh.write(b"x" * 40)
+    result = export(library, Selection(collection="old"), tmp_path / "old.wacz")
+    assert result.records == 2 and len(result.problems) == 1
+    assert result.problems[0].startswith("http://old.example/b: the ARC record cannot be read")
+    with zipfile.ZipFile(tmp_path / "old.wacz") as zf:
+        warc = zf.read("archive/data.warc.gz")
+    (tmp_path / "data.warc.gz").write_bytes(warc)
+    assert warcio_check(tmp_path / "data.warc.gz").returncode == 0
+    with (tmp_path / "data.warc.gz").open("rb") as fh:
+        assert [r.rec_type for r in ArchiveIterator(fh)] == ["warcinfo", "response"]
