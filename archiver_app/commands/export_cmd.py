@@ -17,7 +17,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--tag", metavar="T")
     p.add_argument("--query", metavar="Q", help="only the snapshots this search finds")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="PATH")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing PATH")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing PATH: a file, or for --format folder an empty folder or an "
+        "earlier export (never the library or a folder holding it)",
+    )
     p.set_defaults(func=cmd_export)
 
 

@@ -1,6 +1,13 @@
 """Exports of a collection, a tag or a search result as WACZ or as a plain folder."""
 
 from archiver_app.export.plan import ExportPlan, Selection, plan_export
-from archiver_app.export.writer import ExportResult, export
+from archiver_app.export.writer import ExportResult, check_destination, export
 
-__all__ = ["ExportPlan", "ExportResult", "Selection", "export", "plan_export"]
+__all__ = [
+    "ExportPlan",
+    "ExportResult",
+    "Selection",
+    "check_destination",
+    "export",
+    "plan_export",
+]

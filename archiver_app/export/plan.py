@@ -1,7 +1,10 @@
 """What an export contains: the chosen snapshots, their records, and revisit originals.
 
 A selection (collection, tag, search text, or all of them combined) picks snapshots; their
-records are every ``records`` row attached to them. A ``revisit`` whose original is not
+records are every ``records`` row attached to them, and the records a WARC file holds before
+its first page (``snapshot_id`` NULL: subresources a browser wrote before the page) go with
+that first page. A collection or the whole library also takes the WARC files that hold no
+page at all (in the collection's folder, or anywhere). A ``revisit`` whose original is not
 among them pulls the original in too, so the export stands alone (a replay tool finds the
 payload inside the export, never in the library it came from).
 """
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from sqlalchemy import Connection, text
 
@@ -18,7 +21,7 @@ from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.search import Query, matching_ids
 from archiver_app.warc.records import SELECT_COLUMNS, IndexedRecord
-from archiver_app.warc.scan import is_gzip
+from archiver_app.warc.scan import NotAnArchiveError, is_gzip, sniff_archive
 
 CHUNK = 500
 
@@ -42,6 +45,7 @@ class ExportPlan:
     files: dict[int, tuple[Path, bool]]  # file id -> (where to read it, gzip?)
     missing_files: dict[int, str] = field(default_factory=dict)  # file id -> reason
     originals_added: int = 0
+    arc_files: set[int] = field(default_factory=set)  # ARC, not WARC: records are converted
 
     @property
     def total_bytes(self) -> int:
@@ -62,6 +66,55 @@ def _fetch(conn: Connection, column: str, ids: list[int]) -> list[IndexedRecord]
     return out
 
 
+def _before_first_pages(
+    conn: Connection, rows: list[IndexedRecord], snapshot_ids: set[int]
+) -> list[IndexedRecord]:
+    """Records with no page that come before their file's first page, when that page is
+    one of ``snapshot_ids``."""
+    file_ids = sorted({r.file_id for r in rows})
+    out: list[IndexedRecord] = []
+    for chunk in _chunks(file_ids):
+        marks = ",".join(str(int(i)) for i in chunk)
+        firsts = conn.execute(
+            text(
+                'SELECT r.file_id, r."offset", r.snapshot_id FROM records r JOIN '  # noqa: S608
+                '(SELECT file_id, MIN("offset") AS first FROM records WHERE snapshot_id IS NOT '
+                f"NULL AND file_id IN ({marks}) GROUP BY file_id) f "
+                'ON r.file_id = f.file_id AND r."offset" = f.first'
+            )
+        )
+        first = {fid: off for fid, off, sid in firsts if sid in snapshot_ids}
+        if not first:
+            continue
+        marks = ",".join(str(int(i)) for i in first)
+        sql = (
+            f"SELECT {SELECT_COLUMNS} FROM records "  # noqa: S608
+            f"WHERE snapshot_id IS NULL AND file_id IN ({marks})"
+        )
+        for row in conn.execute(text(sql)):
+            rec = IndexedRecord.from_row(row)
+            if rec.offset < first[rec.file_id]:
+                out.append(rec)
+    return out
+
+
+def _pageless_files(conn: Connection, collection: str | None) -> list[IndexedRecord]:
+    """Every record of the WARC files that hold no page: those in ``collection``'s folder,
+    or all of them."""
+    sql = (
+        f"SELECT {SELECT_COLUMNS} FROM records r WHERE r.file_id IN ("  # noqa: S608
+        "SELECT f.id FROM files f WHERE NOT EXISTS "
+        "(SELECT 1 FROM records p WHERE p.file_id = f.id AND p.snapshot_id IS NOT NULL)"
+    )
+    params: dict[str, str] = {}
+    if collection is not None:
+        folder = PurePosixPath("collections", collection).as_posix() + "/"
+        sql += " AND substr(f.path, 1, length(:folder)) = :folder"
+        params["folder"] = folder
+    sql += ")"
+    return [IndexedRecord.from_row(r) for r in conn.execute(text(sql), params)]
+
+
 def plan_export(library: Library, selection: Selection) -> ExportPlan:
     """Resolve ``selection`` into records to copy.
 
@@ -69,10 +122,13 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
         InputError: the selection matches nothing.
     """
     snapshot_ids = matching_ids(library, selection.as_query())
-    if not snapshot_ids:
-        raise InputError("nothing to export: no snapshot matches the selection")
     with library.engine.connect() as conn:
         rows = _fetch(conn, "snapshot_id", snapshot_ids)
+        rows += _before_first_pages(conn, rows, set(snapshot_ids))
+        if selection.tag is None and not selection.query:  # a whole collection, or all
+            rows += _pageless_files(conn, selection.collection)
+        if not rows:
+            raise InputError("nothing to export: no snapshot matches the selection")
         chosen = {rec.id: rec for rec in rows}
         wanted = {
             orig for rec in rows if (orig := rec.revisit_of_id) is not None and orig not in chosen
@@ -91,6 +147,7 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
         file_ids = sorted({r.file_id for r in chosen.values()})
         files: dict[int, tuple[Path, bool]] = {}
         missing: dict[int, str] = {}
+        arc: set[int] = set()
         for chunk in _chunks(file_ids):
             marks = ",".join(str(int(i)) for i in chunk)
             sql = f"SELECT id, path, external_path FROM files WHERE id IN ({marks})"  # noqa: S608
@@ -100,5 +157,14 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
                     missing[fid] = f"{rel} is not on this computer"
                     continue
                 files[fid] = (path, is_gzip(path))
+                if _is_arc(path):
+                    arc.add(fid)
     records = sorted(chosen.values(), key=lambda r: (r.file_id, r.offset))
-    return ExportPlan(snapshot_ids, records, files, missing, added)
+    return ExportPlan(snapshot_ids, records, files, missing, added, arc)
+
+
+def _is_arc(path: Path) -> bool:
+    try:
+        return sniff_archive(path) == "arc"
+    except NotAnArchiveError:  # damaged at its start: its records are copied as they are
+        return False

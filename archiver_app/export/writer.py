@@ -2,8 +2,9 @@
 
 Both formats share the pieces: one ``data.warc.gz`` made by copying each record's bytes
 (gzip members are copied as they are; records of uncompressed WARCs are compressed into
-their own member), a CDXJ index of it sorted in ``LC_ALL=C`` order, and ``pages.jsonl``
-with every page's title and text.
+their own member; ARC records are converted to WARC/1.1 records, warcinfo for the ARC's
+``filedesc`` header and response for the others), a CDXJ index of it sorted in ``LC_ALL=C``
+order, and ``pages.jsonl`` with every page's title and text.
 
 - WACZ 1.1.1: ``archive/data.warc.gz`` stored (not deflated), ``indexes/index.cdx`` (CDXJ
   lines; the spec's and pywb's name for it: ``wb-manager add --unpack-wacz`` only picks up
@@ -14,6 +15,8 @@ with every page's title and text.
 
 Output is written under a temporary name beside the destination and renamed only when
 complete and flushed to disk, so a pulled drive never leaves something that looks whole.
+A destination is never the library's folder, inside it or around it; ``overwrite`` replaces
+a file with a WACZ, and a folder only when it is empty or an earlier folder export.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -31,6 +35,8 @@ from pathlib import Path
 from typing import IO
 
 from sqlalchemy import text
+from warcio.archiveiterator import ArchiveIterator
+from warcio.warcwriter import WARCWriter
 
 from archiver_app import __version__
 from archiver_app.errors import InputError
@@ -86,6 +92,72 @@ class _HashingWriter:
         self.size += len(data)
         self.sha.update(data)
 
+    def flush(self) -> None:  # for warcio's writer; the sink is flushed when closed
+        pass
+
+
+class _Slice:
+    """``length`` bytes of ``fh`` from where it is: one record, read in pieces."""
+
+    def __init__(self, fh: IO[bytes], length: int) -> None:
+        self.fh, self.remaining = fh, length
+        self.short = False  # the file ended before the record did
+
+    def read(self, size: int = -1) -> bytes:
+        size = self.remaining if size is None or size < 0 else min(size, self.remaining)
+        data = self.fh.read(size)
+        self.remaining -= len(data)
+        self.short = self.short or len(data) < size
+        return data
+
+
+def _arc_to_warc(fh: IO[bytes], length: int, out: _HashingWriter) -> str | None:
+    """Write the ARC record of ``length`` bytes at ``fh``'s position as a gzipped WARC/1.1
+    record; return its payload digest.
+
+    Converted into a spooled buffer first, so a damaged record writes nothing.
+
+    Raises:
+        ValueError: the bytes are not one readable ARC record.
+    """
+    spool = _ConvertedRecord()
+    writer = WARCWriter(spool, gzip=True, warc_version="1.1")
+    digest: str | None = None
+    source = _Slice(fh, length)
+    try:
+        records = 0
+        try:
+            for record in ArchiveIterator(source, arc2warc=True, verify_http=False):
+                record.rec_headers.protocol = "WARC/1.1"
+                writer.write_record(record)
+                records += 1
+                digest = record.rec_headers.get_header("WARC-Payload-Digest")
+        except Exception as exc:  # warcio's parse errors have no common base
+            raise ValueError(str(exc) or type(exc).__name__) from exc
+        if source.short:
+            raise ValueError("the file ends before the record does")
+        if records != 1:
+            raise ValueError(f"{records} records where one ARC record was expected")
+        spool.buf.seek(0)  # only now, and outside the handler: errors writing out propagate
+        while chunk := spool.buf.read(BUF):
+            out.write(chunk)
+    finally:
+        spool.buf.close()
+    return digest
+
+
+class _ConvertedRecord:
+    """Where warcio writes one converted record: memory, then a temporary file if large."""
+
+    def __init__(self) -> None:
+        self.buf = tempfile.SpooledTemporaryFile(max_size=BUF)  # noqa: SIM115
+
+    def write(self, data: bytes) -> None:
+        self.buf.write(data)
+
+    def flush(self) -> None:
+        pass
+
 
 def _copy_records(
     plan: ExportPlan,
@@ -113,8 +185,16 @@ def _copy_records(
                 fh = handles[rec.file_id] = path.open("rb")
             start = out.size
             fh.seek(rec.offset)
-            remaining = rec.length
-            comp = None if gz else zlib.compressobj(6, zlib.DEFLATED, 31)
+            digest = rec.digest
+            arc = rec.file_id in plan.arc_files
+            if arc:  # converted, so data.warc.gz holds WARC records only
+                try:
+                    digest = _arc_to_warc(fh, rec.length, out) or digest
+                except ValueError as exc:
+                    result.problems.append(f"{rec.url}: the ARC record cannot be read ({exc})")
+                    continue
+            remaining = 0 if arc else rec.length
+            comp = None if gz or arc else zlib.compressobj(6, zlib.DEFLATED, 31)
             while remaining > 0:
                 chunk = fh.read(min(BUF, remaining))
                 if not chunk:
@@ -134,7 +214,7 @@ def _copy_records(
                         record_type=rec.record_type,
                         status=rec.status,
                         mime=rec.mime,
-                        digest=rec.digest,
+                        digest=digest,
                         offset=start,
                         length=out.size - start,
                         filename=WARC_NAME,
@@ -186,11 +266,91 @@ def _temp_for(dest: Path) -> Path:
     return dest.with_name(f".{dest.name}.partial-{os.getpid()}")
 
 
-def _check_dest(dest: Path, overwrite: bool) -> None:
-    if dest.exists() and not overwrite:
-        raise InputError(f"{dest} already exists; choose another name or pass --overwrite")
+FOLDER_NAMES = frozenset({"README.txt", "archive", "index.cdxj", "pages.jsonl"})
+README_START = "This folder is a web archive exported by Archiver "
+
+
+def is_folder_export(path: Path) -> bool:
+    """True for a folder holding an export of ours and nothing else: safe to replace."""
+    if path.is_symlink() or not path.is_dir():
+        return False
+    names = {p.name for p in path.iterdir()}
+    if not {"README.txt", "index.cdxj"} <= names <= FOLDER_NAMES:
+        return False
+    archive = path / "archive"
+    if archive.is_symlink() or (archive.exists() and not archive.is_dir()):
+        return False
+    if archive.is_dir() and {p.name for p in archive.iterdir()} - {WARC_NAME}:
+        return False
+    readme = path / "README.txt"
+    if readme.is_symlink() or not readme.is_file():
+        return False
+    with readme.open("rb") as fh:
+        return fh.read(len(README_START)) == README_START.encode()
+
+
+def _replaceable_folder(dest: Path) -> None:
+    """Refuse to replace ``dest`` unless it is an empty folder or an earlier export of ours."""
+    if dest.is_symlink() or not dest.is_dir():
+        raise InputError(f"{dest} exists and is not a folder; a folder export cannot replace it")
+    if any(dest.iterdir()) and not is_folder_export(dest):
+        raise InputError(
+            f"{dest} is not empty and is not an earlier Archiver export; "
+            "--overwrite replaces only those: choose a new or empty folder"
+        )
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _check_not_library(library: Library, dest: Path) -> None:
+    """Refuse a destination that is, holds or lies inside the library or a file it reads."""
+    real = dest.resolve()
+    root = library.root.resolve()
+    if _inside(real, root):
+        raise InputError(
+            f"{dest} is inside the library folder {root}; export somewhere outside the library"
+        )
+    if _inside(root, real):
+        raise InputError(
+            f"{dest} holds the library folder {root}; export somewhere outside the library"
+        )
+    with library.engine.connect() as conn:
+        rows = conn.execute(text("SELECT external_path FROM files WHERE external_path IS NOT NULL"))
+        for (external,) in rows:
+            linked = Path(external).resolve()
+            if _inside(linked, real):
+                raise InputError(
+                    f"{dest} holds {linked}, a WARC the library reads in place; "
+                    "export somewhere else"
+                )
+
+
+def check_destination(library: Library, dest: Path, fmt: str, *, overwrite: bool = False) -> Path:
+    """``dest`` made absolute, once it is known to be a safe place for a ``fmt`` export.
+
+    Never the library's folder, anything inside it or a folder holding it, nor a WARC the
+    library links to; an existing ``dest`` only with ``overwrite``, and then only a file for
+    a WACZ, and for a folder export an empty folder or an earlier export of ours.
+
+    Raises:
+        InputError: ``dest`` is not a safe place, with what to do instead.
+    """
+    if fmt not in {"wacz", "folder"}:
+        raise InputError(f"unknown export format {fmt!r}: use wacz or folder")
+    dest = dest.expanduser().absolute()
+    _check_not_library(library, dest)
+    if os.path.lexists(dest):
+        if not overwrite:
+            raise InputError(f"{dest} already exists; choose another name or pass --overwrite")
+        if fmt == "folder":
+            _replaceable_folder(dest)
+        elif dest.is_dir():
+            raise InputError(f"{dest} is a folder; a WACZ export replaces only a file")
     if not dest.parent.is_dir():
         raise InputError(f"the folder {dest.parent} does not exist")
+    return dest
 
 
 def write_wacz(
@@ -296,9 +456,18 @@ def write_folder(
             ),
             encoding="utf-8",
         )
-        if dest.is_dir():  # --overwrite: the old export goes only once the new one is whole
-            shutil.rmtree(dest)
-        os.replace(tmp, dest)
+        if os.path.lexists(dest):  # --overwrite: the old export goes once the new one is whole
+            _replaceable_folder(dest)  # checked again: it may have changed since the start
+            old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+            os.replace(dest, old)
+            try:
+                os.replace(tmp, dest)
+            except BaseException:
+                os.replace(old, dest)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, dest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -316,10 +485,7 @@ def export(
     cancel: CancelToken | None = None,
 ) -> ExportResult:
     """Export the snapshots ``selection`` picks to ``dest`` as ``wacz`` or ``folder``."""
-    if fmt not in {"wacz", "folder"}:
-        raise InputError(f"unknown export format {fmt!r}: use wacz or folder")
-    dest = dest.expanduser().absolute()
-    _check_dest(dest, overwrite)
+    dest = check_destination(library, dest, fmt, overwrite=overwrite)
     plan = plan_export(library, selection)
     if fmt == "wacz":
         title = selection.collection or selection.tag or selection.query or "Archiver export"

@@ -29,7 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.export import ExportResult, Selection
+from archiver_app.errors import InputError
+from archiver_app.export import ExportResult, Selection, check_destination
 from archiver_app.gui import library_data as data
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
@@ -186,6 +187,11 @@ class ExportDialog(QDialog):
         if self.fmt() == "wacz" and dest.suffix.lower() != ".wacz":
             dest = dest.with_name(dest.name + ".wacz")
         library, selection, fmt = self.library, self.selection(), self.fmt()
+        try:  # the export checks again; this says why at once, before any work starts
+            dest = check_destination(library, dest, fmt)
+        except InputError as exc:
+            self.status.setText(str(exc))
+            return None
         for w in (self.what, self.format, self.dest, self.export_button):
             w.setEnabled(False)
         self.progress.setRange(0, 0)

@@ -84,3 +84,20 @@ def test_cancel_leaves_nothing_at_the_destination(
     assert "cancelled" in dialog.status.text()
     assert list(drive.iterdir()) == []
     assert dialog.export_button.isEnabled()  # the user can change something and try again
+
+
+def test_refuses_a_destination_in_or_around_the_library_before_starting(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    _library_with_two_collections(library, tmp_path)
+    dialog = ExportDialog(library, op_runner, collection="alpha", folder=library.root)
+    qtbot.addWidget(dialog)
+    assert dialog.start() is None  # the suggested name is inside the library
+    assert "inside the library folder" in dialog.status.text()
+    dialog.format.setCurrentIndex(dialog.format.findData("folder"))
+    dialog.dest.setText(str(tmp_path))
+    assert dialog.start() is None
+    assert "holds the library folder" in dialog.status.text()
+    assert dialog.export_button.isEnabled() and dialog.op is None
+    assert library.db_path.is_file()
+    assert not list(library.root.glob("*.wacz")) and not list(library.root.glob(".*partial*"))

@@ -51,6 +51,11 @@ def test_import_search_export(
     assert "indexes/index.cdx" in zipfile.ZipFile(dest).namelist()
     assert main(["--library", lib, "export", "--tag", "sea", "-o", str(dest)]) == 2
     assert "already exists" in capsys.readouterr().err
+    # --overwrite never replaces the folder that holds the library
+    args = ["--library", lib, "export", "--format", "folder", "--overwrite", "-o", str(tmp_path)]
+    assert main(args) == 2
+    assert "holds the library folder" in capsys.readouterr().err
+    assert (Path(lib) / "library.db").is_file() and dest.is_file()
 
 
 def test_archivebox_flag_registers_the_folder(

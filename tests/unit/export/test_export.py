@@ -3,16 +3,20 @@ temporary name until complete."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
+import io
 import json
 import os
 import sqlite3
 import subprocess
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from archiver_app.errors import InputError
 from archiver_app.export import Selection, export
@@ -20,7 +24,7 @@ from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
 from archiver_app.warc.scan import scan_records
-from tests.helpers.warcs import Resp, html_page, site, write_warc
+from tests.helpers.warcs import Resp, html_page, site, warcio_check, write_warc
 
 
 @pytest.fixture
@@ -166,3 +170,213 @@ def test_missing_source_file_is_reported(lib_with_revisit: Library, tmp_path: Pa
     result = export(lib_with_revisit, Selection(collection="two"), tmp_path / "m.wacz")
     assert result.problems and "is not on this computer" in result.problems[0]
     assert result.records == 1  # the original, from collection one's file
+
+
+def test_never_writes_over_or_into_the_library(lib_with_revisit: Library, tmp_path: Path) -> None:
+    root = lib_with_revisit.root
+    for dest, fmt in [
+        (tmp_path, "folder"),  # the folder holding the library
+        (root, "folder"),
+        (root / "export", "folder"),
+        (root / "archive.wacz", "wacz"),
+        (lib_with_revisit.db_path, "wacz"),
+    ]:
+        with pytest.raises(InputError, match="library folder"):
+            export(lib_with_revisit, Selection(), dest, fmt=fmt, overwrite=True)
+    # a link to the library is the library
+    (tmp_path / "shortcut").symlink_to(root)
+    with pytest.raises(InputError, match="inside the library folder"):
+        export(lib_with_revisit, Selection(), tmp_path / "shortcut", fmt="folder", overwrite=True)
+    assert lib_with_revisit.db_path.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "library",
+        "one.warc.gz",
+        "shortcut",
+        "two.warc",
+    ]
+    assert export(lib_with_revisit, Selection(collection="one"), tmp_path / "ok.wacz").pages == 2
+
+
+def test_overwrite_replaces_only_an_earlier_export_or_an_empty_folder(
+    lib_with_revisit: Library, tmp_path: Path
+) -> None:
+    dest = tmp_path / "out"
+    export(lib_with_revisit, Selection(collection="one"), dest, fmt="folder")
+    result = export(lib_with_revisit, Selection(), dest, fmt="folder", overwrite=True)
+    assert result.pages == 4 and "4 page(s)" in (dest / "README.txt").read_text()
+    assert not list(tmp_path.glob(".out.*"))  # neither the new one's nor the old one's
+    (dest / "notes.txt").write_text("mine")  # no longer only an export of ours
+    with pytest.raises(InputError, match="not an earlier Archiver export"):
+        export(lib_with_revisit, Selection(), dest, fmt="folder", overwrite=True)
+    assert (dest / "notes.txt").read_text() == "mine"
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    (photos / "cat.jpg").write_bytes(b"\xff\xd8")
+    with pytest.raises(InputError, match="not an earlier Archiver export"):
+        export(lib_with_revisit, Selection(), photos, fmt="folder", overwrite=True)
+    assert (photos / "cat.jpg").exists()
+    with pytest.raises(InputError, match="is a folder"):
+        export(lib_with_revisit, Selection(), photos, overwrite=True)
+    with pytest.raises(InputError, match="is not a folder"):
+        export(lib_with_revisit, Selection(), tmp_path / "two.warc", fmt="folder", overwrite=True)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert export(lib_with_revisit, Selection(), empty, fmt="folder", overwrite=True).pages == 4
+    assert (empty / "index.cdxj").is_file()
+
+
+def test_never_replaces_a_warc_the_library_links_to(library: Library, tmp_path: Path) -> None:
+    linked = tmp_path / "elsewhere"
+    linked.mkdir()
+    warc = write_warc(linked / "a.warc.gz", site(1))
+    import_warc_file(library, warc, link=True)
+    for dest, fmt in [(linked, "folder"), (warc, "wacz")]:
+        with pytest.raises(InputError, match="reads in place"):
+            export(library, Selection(), dest, fmt=fmt, overwrite=True)
+    assert warc.is_file()
+
+
+def _exported_urls(path: Path) -> list[str]:
+    return [r.url for r in scan_records(path) if r.rec_type == "response"]
+
+
+def test_records_before_a_files_first_page_and_pageless_files_are_exported(
+    library: Library, tmp_path: Path
+) -> None:
+    css = Resp("https://o.example/style.css", b"body{}", mime="text/css")
+    png = Resp("https://o.example/logo.png", b"\x89PNG....", mime="image/png")
+    home = Resp("https://o.example/", html_page("Home", "hello harbour"))
+    about = Resp("https://o.example/about", html_page("About", "lighthouse keepers"))
+    font = Resp("https://o.example/font.woff", b"wOFF", mime="font/woff")
+    other = Resp("https://p.example/x.js", b"1", mime="text/javascript")
+    # a browser wrote the page's resources before the page itself
+    import_warc_file(
+        library, write_warc(tmp_path / "a.warc.gz", [css, png, home, about]), collection="c"
+    )
+    import_warc_file(library, write_warc(tmp_path / "b.warc", [font], gz=False), collection="c")
+    import_warc_file(library, write_warc(tmp_path / "d.warc.gz", [other]), collection="d")
+
+    whole = export(library, Selection(collection="c"), tmp_path / "c", fmt="folder")
+    assert (whole.records, whole.pages) == (5, 2) and not whole.problems
+    assert _exported_urls(tmp_path / "c" / "archive" / "data.warc.gz") == [
+        css.url,
+        png.url,
+        home.url,
+        about.url,
+        font.url,  # a file with no page, in collection c's folder
+    ]
+    cdxj = _cdxj((tmp_path / "c" / "index.cdxj").read_bytes())
+    assert len(cdxj) == 5
+    everything = export(library, Selection(), tmp_path / "all", fmt="folder")
+    assert everything.records == 6
+    assert other.url in _exported_urls(tmp_path / "all" / "archive" / "data.warc.gz")
+    only_pageless = export(library, Selection(collection="d"), tmp_path / "d", fmt="folder")
+    assert (only_pageless.records, only_pageless.pages) == (1, 0)
+    # a search: the pages it finds with their resources; those before the file's first page
+    # go with that page
+    export(library, Selection(query="harbour"), tmp_path / "home", fmt="folder")
+    assert _exported_urls(tmp_path / "home" / "archive" / "data.warc.gz") == [
+        css.url,
+        png.url,
+        home.url,
+    ]
+    export(library, Selection(query="lighthouse"), tmp_path / "about", fmt="folder")
+    assert _exported_urls(tmp_path / "about" / "archive" / "data.warc.gz") == [about.url]
+
+
+def _arc(path: Path, records: list[tuple[str, bytes]], *, gz: bool = False) -> Path:
+    """An ARC 1.0 file: the filedesc header, then one response per (url, html)."""
+    desc = b"1 0 test\nURL IP-address Archive-date Content-type Archive-length\n"
+    members = [
+        b"filedesc://%s 0.0.0.0 19990101120000 text/plain %d\n%s\n"
+        % (path.name.encode(), len(desc), desc)
+    ]
+    for url, html in records:
+        body = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n" + html
+        members.append(
+            b"%s 1.2.3.4 19990101120000 text/html %d\n%s\n" % (url.encode(), len(body), body)
+        )
+    path.write_bytes(b"".join(gzip.compress(m) if gz else m for m in members))
+    return path
+
+
+def test_arc_records_are_exported_as_warc(library: Library, tmp_path: Path) -> None:
+    import_warc_file(
+        library,
+        _arc(tmp_path / "old.arc", [("http://old.example/", html_page("Old", "hello old web"))]),
+        collection="old",
+    )
+    import_warc_file(
+        library,
+        _arc(
+            tmp_path / "older.arc.gz",
+            [("http://older.example/", html_page("Older", "older web"))],
+            gz=True,
+        ),
+        collection="old",
+    )
+    result = export(library, Selection(collection="old"), tmp_path / "old.wacz")
+    assert (result.records, result.pages) == (4, 2) and not result.problems
+    with zipfile.ZipFile(tmp_path / "old.wacz") as zf:
+        warc = zf.read("archive/data.warc.gz")
+        cdxj = _cdxj(zf.read("indexes/index.cdx"))
+    path = tmp_path / "data.warc.gz"
+    path.write_bytes(warc)
+    check = warcio_check(path)
+    assert check.returncode == 0 and "digest pass" in check.stdout
+    with path.open("rb") as fh:
+        formats = [(r.format, r.rec_type, r.rec_headers.protocol) for r in ArchiveIterator(fh)]
+    assert formats == [
+        ("warc", "warcinfo", "WARC/1.1"),
+        ("warc", "response", "WARC/1.1"),
+        ("warc", "warcinfo", "WARC/1.1"),
+        ("warc", "response", "WARC/1.1"),
+    ]
+    # the index points at the converted records: exact offsets and lengths, their digests
+    assert len(cdxj) == 2
+    for line in cdxj:
+        fields = json.loads(line.split(" ", 2)[2])
+        offset, length = int(fields["offset"]), int(fields["length"])
+        with gzip.GzipFile(fileobj=io.BytesIO(warc[offset : offset + length])) as member:
+            recs = [
+                (r.rec_headers.get_header("WARC-Target-URI"), r.content_stream().read())
+                for r in ArchiveIterator(member)
+            ]
+        assert len(recs) == 1 and recs[0][0] == fields["url"]
+        assert b"<title>Old" in recs[0][1]
+        assert (
+            fields["digest"]
+            == "sha1:" + base64.b32encode(hashlib.sha1(recs[0][1]).digest()).decode()
+        )
+        assert (
+            zlib.decompressobj(31)
+            .decompress(warc[offset : offset + length])
+            .startswith(b"WARC/1.1\r\n")
+        )
+    # a folder export converts the same way
+    export(library, Selection(query="older"), tmp_path / "older", fmt="folder")
+    with (tmp_path / "older" / "archive" / "data.warc.gz").open("rb") as fh:
+        assert [r.format for r in ArchiveIterator(fh)] == ["warc", "warc"]
+
+
+def test_a_damaged_arc_record_is_reported_and_left_out(library: Library, tmp_path: Path) -> None:
+    pages = [("http://old.example/", html_page("Old", "hello")), ("http://old.example/b", b"b")]
+    import_warc_file(library, _arc(tmp_path / "old.arc", pages), collection="old")
+    conn = sqlite3.connect(library.db_path)
+    rel, offset = conn.execute(
+        "SELECT f.path, r.offset FROM records r JOIN files f ON f.id = r.file_id "
+        "WHERE r.url = 'http://old.example/b'"
+    ).fetchone()
+    conn.close()
+    with library.abspath(rel).open("r+b") as fh:  # its header line no longer parses
+        fh.seek(offset)
+        fh.write(b"x" * 40)
+    result = export(library, Selection(collection="old"), tmp_path / "old.wacz")
+    assert result.records == 2 and len(result.problems) == 1
+    assert result.problems[0].startswith("http://old.example/b: the ARC record cannot be read")
+    with zipfile.ZipFile(tmp_path / "old.wacz") as zf:
+        warc = zf.read("archive/data.warc.gz")
+    (tmp_path / "data.warc.gz").write_bytes(warc)
+    assert warcio_check(tmp_path / "data.warc.gz").returncode == 0
+    with (tmp_path / "data.warc.gz").open("rb") as fh:
+        assert [r.rec_type for r in ArchiveIterator(fh)] == ["warcinfo", "response"]
