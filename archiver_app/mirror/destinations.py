@@ -52,6 +52,12 @@ class MountedDestination:
         """Where this library's files live on the drive."""
         return library_folder(self.mount, self.library_id)
 
+    def still_mounted(self) -> bool:
+        """This destination is still the one mounted at its path: its own marker, not just
+        a marker (another drive of this library may have been mounted there since)."""
+        marker = read_marker(self.mount)
+        return marker is not None and marker.uuid == self.uuid
+
 
 def library_folder(mount: Path, library_id: str) -> Path:
     return mount / DATA_DIR / library_id

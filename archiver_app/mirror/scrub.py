@@ -4,12 +4,15 @@
 (cached pages dropped, so the bytes come from the drive), marks each ``present`` with a
 fresh ``verified_at`` or ``corrupted`` (``missing`` when the file is gone), then repairs
 the bad ones from a good copy: the laptop's (its hash is checked while copying) or another
-mounted drive's. A repair replaces the rotten file by rename of a verified temporary file,
-the only case where a file on a destination is overwritten.
+mounted drive's. A copy is marked missing or corrupted only if the drive still carries its
+own marker afterwards: a drive pulled (or swapped) mid-check stops the scrub, and the copies
+it did not get to keep the state they had. A repair replaces the rotten file by rename of
+a verified temporary file, the only case where a file on a destination is overwritten.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -149,22 +152,32 @@ def verify_destination(
             progress, f"verify {dest.label}", len(rows), sum(r.size for r in rows)
         )
         states: dict[int, str] = {}
+        gone = threading.Event()  # the drive went away: every later verdict would be wrong
+        record = threading.Lock()
 
         def check(row: tuple[int, str, str | None, int, str, str | None, str]) -> None:
             fid, sha, size, path = row[0], row[2], row[3], row[6]
-            if cancel.cancelled or sha is None:
+            if cancel.cancelled or gone.is_set() or sha is None:
                 return
             final = safe_join(dest.folder, path)
             if not final.exists():
-                states[fid] = CopyState.MISSING
-                result.lost.append(path)
+                state = CopyState.MISSING
             elif copier.matches(final, sha, size):
-                states[fid] = CopyState.PRESENT
-                result.ok += 1
+                state = CopyState.PRESENT
             else:
-                states[fid] = CopyState.CORRUPTED
-                result.corrupted.append(path)
-            result.checked += 1
+                state = CopyState.CORRUPTED  # or unreadable: no good copy either way
+            if state != CopyState.PRESENT and not dest.still_mounted():
+                gone.set()  # not the copy's fault: the drive was pulled or swapped
+                return
+            with record:
+                states[fid] = state
+                if state == CopyState.MISSING:
+                    result.lost.append(path)
+                elif state == CopyState.CORRUPTED:
+                    result.corrupted.append(path)
+                else:
+                    result.ok += 1
+                result.checked += 1
             tracker.add(files=1, nbytes=size)
 
         with ThreadPoolExecutor(policy.parallelism) as pool:
@@ -173,6 +186,12 @@ def verify_destination(
         result.corrupted.sort()
         result.lost.sort()
         tracker.finish()
+        if gone.is_set():
+            result.stopped = (
+                f"drive {dest.label} went away during the check; "
+                f"{len(rows) - result.checked} copies were not checked and keep their state"
+            )
+            return result
         bad = {fid for fid, st in states.items() if st != CopyState.PRESENT}
         if repair and bad and not cancel.cancelled:
             transfers = _repair_transfers(lib, dest, mounted, [r for r in rows if r.id in bad])

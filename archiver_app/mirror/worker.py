@@ -37,7 +37,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.deps import chunks
-from archiver_app.mirror.destinations import MARKER_NAME, MountedDestination, read_marker
+from archiver_app.mirror.destinations import MARKER_NAME, MountedDestination
 from archiver_app.mirror.director import SMALL_FILE, Transfer, interleave, make_batches
 from archiver_app.mirror.progress import RunProgress
 from archiver_app.store.copies import copy_path
@@ -311,10 +311,7 @@ class _Lane:
         self._lock = threading.Lock()
 
     def still_there(self) -> bool:
-        """This destination is still the one mounted at its path (its own marker, not just
-        a marker: another drive of this library may have been mounted there since)."""
-        marker = read_marker(self.dest.mount)
-        return marker is not None and marker.uuid == self.dest.uuid
+        return self.dest.still_mounted()
 
     def note_stop(self, exc: copier.DestinationError) -> None:
         with self._lock:

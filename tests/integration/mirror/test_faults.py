@@ -21,8 +21,15 @@ import pytest
 
 from archiver_app.errors import ArchiverError
 from archiver_app.library import Library
-from archiver_app.mirror import add_destination, run_mirror, set_policy, verify_destinations
+from archiver_app.mirror import (
+    add_destination,
+    copier,
+    run_mirror,
+    set_policy,
+    verify_destinations,
+)
 from archiver_app.mirror.run import MirrorResult
+from archiver_app.store.models import CopyState, Destination
 from archiver_app.tasks import ProgressUpdate
 from tests.helpers.mirror_data import check_drive, copy_states, make_snapshot, present_ids
 from tests.helpers.mounts import read_only_folder, small_drive
@@ -121,6 +128,52 @@ def test_another_drive_mounted_at_the_same_path_mid_run(library: Library, tmp_pa
     (tmp_path / "a-unplugged").rename(mount)
     assert check_drive(library, mount, a) == []
     assert len(present_ids(library, a)) < 24
+
+
+@pytest.mark.parametrize("how", ["unplugged", "another drive mounted there"])
+def test_drive_pulled_mid_scrub(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A scrub that loses its drive stops: the copies it had not checked are neither
+    missing nor corrupted, and the drive is not counted as verified."""
+    snap = make_snapshot(library, [20_000] * 12, seed=5)
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    dest = add_destination(library, drive, "usb").id
+    set_policy(library, parallelism=1)
+    assert run_mirror(library).ok
+    other = tmp_path / "other"
+    other.mkdir()
+    other_id = add_destination(library, other, "other").id
+    real_matches = copier.matches
+    calls = 0
+
+    def pull_after_four(path: str | Path, sha256: str, size: int, **kw: bool) -> bool:
+        nonlocal calls
+        good = real_matches(path, sha256, size, **kw)
+        calls += 1
+        if calls == 4:
+            drive.rename(tmp_path / "usb-pulled")
+            if how != "unplugged":
+                other.rename(drive)
+        return good
+
+    monkeypatch.setattr(copier, "matches", pull_after_four)
+    [result] = verify_destinations(library, "usb")
+    assert copy_states(library, dest) == dict.fromkeys(snap.file_ids, CopyState.PRESENT)
+    assert (result.checked, result.ok, result.lost, result.corrupted) == (4, 4, [], [])
+    assert result.stopped is not None and "went away" in result.stopped
+    assert copy_states(library, other_id) == {}
+    with library.session() as s:
+        assert s.get(Destination, dest).last_scrub_at is None  # type: ignore[union-attr]
+    monkeypatch.setattr(copier, "matches", real_matches)
+    if how != "unplugged":
+        drive.rename(other)
+    (tmp_path / "usb-pulled").rename(drive)  # plugged back in
+    [again] = verify_destinations(library, "usb")
+    assert (again.checked, again.ok, again.stopped) == (12, 12, None)
+    with library.session() as s:
+        assert s.get(Destination, dest).last_scrub_at is not None  # type: ignore[union-attr]
 
 
 def test_real_unmount_mid_copy(library: Library, tmp_path: Path) -> None:
