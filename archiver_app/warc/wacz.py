@@ -186,9 +186,24 @@ def _check_digest(zf: zipfile.ZipFile) -> None:
         raise WaczError("datapackage.json does not match the hash in datapackage-digest.json")
 
 
+#: Longest ``pages.jsonl`` line read (lines may carry a page's whole text); a longer one
+#: is skipped unread, so a hostile WACZ cannot make one line fill the memory.
+MAX_PAGE_LINE = 64 * 1024 * 1024
+
+
+def _bounded_lines(fh: IO[bytes], limit: int) -> Iterator[bytes]:
+    """``fh``'s lines, each at most ``limit`` bytes; longer lines are skipped whole."""
+    while line := fh.readline(limit + 1):
+        if len(line) <= limit:
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):  # the rest of the long line, piecewise
+            line = fh.readline(CHUNK)
+
+
 def _read_pages(zf: zipfile.ZipFile, name: str) -> Iterator[WaczPage]:
     with zf.open(name) as fh:
-        for raw in fh:
+        for raw in _bounded_lines(fh, MAX_PAGE_LINE):
             try:
                 item = json.loads(raw)
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):

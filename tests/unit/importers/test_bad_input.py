@@ -13,6 +13,7 @@ import pytest
 from archiver_app.importers.outcome import OutcomeState
 from archiver_app.importers.run import import_paths
 from archiver_app.library import Library
+from archiver_app.warc import wacz
 from archiver_app.warc.scan import scan_records
 from tests.helpers.files import tree_digest
 from tests.helpers.warcs import site, write_warc
@@ -386,3 +387,30 @@ def test_wacz_entries_with_the_same_clean_name_are_all_imported(
     ]
     for url, rel, offset, length in rows:
         assert read_record_at(library.abspath(rel), offset, length).uri == url
+
+
+def test_an_overlong_pages_line_is_skipped_unread(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One pages.jsonl line past the limit (a hostile WACZ: a line of gigabytes) is skipped
+    without being held whole; the lines around it are still pages."""
+    monkeypatch.setattr(wacz, "MAX_PAGE_LINE", 4096)
+    monkeypatch.setattr(wacz, "CHUNK", 1000)  # the long line's rest is read in pieces
+    long_line = json.dumps({"url": "https://wacz.example/long", "text": "x" * 10_000}).encode()
+    pages = b"\n".join(
+        [
+            b'{"format": "json-pages-1.0", "id": "pages"}',
+            b'{"url": "https://wacz.example/page0"}',
+            long_line,
+            b'{"url": "https://wacz.example/page1", "title": "after"}',
+        ]
+    )
+    warc = write_warc(tmp_path / "w.warc.gz", site(2, host="wacz.example")).read_bytes()
+    path = make_wacz(tmp_path / "long.wacz", warc, extra={"pages/pages.jsonl": pages})
+    info = wacz.open_wacz(path)
+    assert [(p.url, p.title) for p in info.pages] == [
+        ("https://wacz.example/page0", None),
+        ("https://wacz.example/page1", "after"),
+    ]
+    outcome = import_paths(library, [path]).outcomes[0]
+    assert outcome.state is OutcomeState.IMPORTED and outcome.pages == 2, outcome.reason
