@@ -224,13 +224,35 @@ class PageCapture:
         task.add_done_callback(self._tasks.discard)
 
     def _refetcher(self, context: Any) -> Any:
-        async def refetch(url: str, headers: dict[str, str]) -> bytes | None:
+        """The recorder's :data:`Refetch`: the same request again through the page's own
+        context (its cookies), accepted only with the status the browser saw (an expired
+        link's 403 page is not the document) and within the byte limit."""
+
+        async def refetch(
+            url: str, headers: dict[str, str], status: int, limit: int
+        ) -> bytes | str:
             keep = {k: v for k, v in headers.items() if k.lower() in {"range", "accept"}}
             try:
-                resp = await context.request.get(url, headers=keep, max_redirects=0, timeout=10_000)
-                return bytes(await resp.body())
-            except Exception:
-                return None
+                resp = await context.request.get(
+                    url, headers=keep, max_redirects=0, timeout=min(10_000, self._remaining_ms())
+                )
+            except Exception as exc:
+                return first_line(exc)
+            try:
+                if resp.status != status:
+                    return f"the server answered {resp.status}, not {status}"
+                length = str(resp.headers.get("content-length", "")).strip()
+                if length.isdigit() and int(length) > limit:
+                    return f"{length} bytes, over the {limit} byte limit"
+                body = bytes(await resp.body())
+                if len(body) > limit:
+                    return f"{len(body)} bytes, over the {limit} byte limit"
+                return body
+            except Exception as exc:
+                return first_line(exc)
+            finally:
+                with contextlib.suppress(Exception):
+                    await resp.dispose()
 
         return refetch
 

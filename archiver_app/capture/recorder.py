@@ -48,8 +48,10 @@ from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf, WrittenRecord
 
 #: Looks up a payload digest already in the library: returns what a revisit refers to.
 DedupLookup = Callable[[str], RevisitOf | None]
-#: Fetches a body again when the browser no longer holds it: (url, headers) -> bytes or None.
-Refetch = Callable[[str, dict[str, str]], Awaitable[bytes | None]]
+#: Fetches a body again when the browser no longer holds it: (url, request headers, the
+#: status the browser saw, byte limit) -> the body, or why it cannot stand in for the body
+#: the browser had (another status, too large, a network error).
+Refetch = Callable[[str, dict[str, str], int, int], Awaitable[bytes | str]]
 
 Event = dict[str, Any]
 
@@ -334,11 +336,18 @@ class NetworkRecorder:
                     return base64.b64decode(got.get("body", "")), None
                 return self._encode_text(got.get("body", ""), hop, ex), None
         if self.refetch is not None and hop.method == "GET":
+            response = hop.response or {}
+            declared = _content_length(response)
+            if declared is not None and declared > self.max_body:
+                return None, f"{reason}; {declared} bytes, over the {self.max_body} byte limit"
             headers = _request_headers(ex, len(ex.hops) - 1, hop)
-            data = await self.refetch(hop.url, headers)
-            if data is not None and len(data) <= self.max_body:
+            got = await self.refetch(
+                hop.url, headers, int(response.get("status") or 0), self.max_body
+            )
+            if isinstance(got, bytes):
                 self.notes.append(f"{hop.url}: body refetched ({reason})")
-                return data, "refetched"
+                return got, "refetched"
+            reason = f"{reason}; fetching it again: {got}"
         return None, reason
 
     def _encode_text(self, text: str, hop: _Hop, ex: _Exchange) -> bytes:
@@ -486,6 +495,15 @@ def _from_network(response: Event) -> bool:
         or response.get("fromServiceWorker")
         or response.get("fromPrefetchCache")
     )
+
+
+def _content_length(response: Event) -> int | None:
+    """The ``Content-Length`` a response declared, if any (the bytes on the wire)."""
+    for name, value in (response.get("headers") or {}).items():
+        if name.lower() == "content-length":
+            text = str(value).strip()
+            return int(text) if text.isdigit() else None
+    return None
 
 
 def _charset(response: Event | None) -> str | None:

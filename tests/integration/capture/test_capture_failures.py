@@ -20,8 +20,9 @@ from sqlalchemy import select
 from archiver_app.capture.engine import Capturer, CaptureResult, PageRules
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot
-from tests.helpers.testsite import LocalSite
-from tests.helpers.warcs import read_warc, warcio_check
+from tests.helpers.testsite import LocalSite, pdf
+from tests.helpers.warcs import Rec, read_warc, warcio_check
+from tests.helpers.webserver import Response
 
 pytestmark = pytest.mark.slow
 
@@ -178,3 +179,47 @@ def test_each_bad_page_fails_alone_with_a_clear_error(
     truncated = [r for r in read_warc(huge) if r.type == "response"]
     assert truncated[0].warc["WARC-Truncated"] == "length"
     assert huge.stat().st_size < 1 << 20
+
+
+def test_a_viewer_document_is_fetched_again_only_when_that_can_stand_in(
+    library: Library, test_site: LocalSite
+) -> None:
+    """A PDF shown by the browser's viewer is fetched a second time for its bytes: not when
+    it declared more bytes than the limit, and its second answer is kept only with the
+    status the browser saw (an expired link's error page is not the document)."""
+    big = pdf("Big") + b"%" * 300_000  # bytes after %%EOF: still a PDF to the viewer
+    test_site.main.routes["/big.pdf"] = lambda _r: Response(200, big, [], "application/pdf")
+    answers = iter([Response(200, pdf("Once"), [], "application/pdf")])
+    expired = Response(403, b"<h1>this link has expired</h1>", [], "text/html")
+    test_site.main.routes["/once.pdf"] = lambda _r: next(answers, expired)
+    small = pdf("Small")
+    test_site.main.routes["/small.pdf"] = lambda _r: Response(200, small, [], "application/pdf")
+    rules = PageRules(page_timeout=15, settle_seconds=0.1)
+
+    async def run() -> list[CaptureResult]:
+        async with Capturer(library, concurrency=1, max_body_bytes=100_000) as cap:
+            return [
+                await cap.capture(test_site.url(p), rules=rules)
+                for p in ("/big.pdf", "/once.pdf", "/small.pdf")
+            ]
+
+    results = asyncio.run(run())
+
+    def main_record(res: CaptureResult) -> Rec:
+        with library.session() as s:
+            snap = s.get(Snapshot, res.snapshot_id)
+            assert snap is not None and snap.warc_file
+            warc = library.abspath(snap.warc_file)
+        assert warcio_check(warc).returncode == 0
+        return next(r for r in read_warc(warc) if r.uri == res.url and r.type == "response")
+
+    big_res, once_res, small_res = results
+    assert len(test_site.main.requested("/big.pdf")) == 1  # never downloaded twice
+    big_rec = main_record(big_res)
+    assert big_rec.payload == b"" and big_rec.warc["WARC-Truncated"]
+    assert len(test_site.main.requested("/once.pdf")) == 2  # asked again, got the 403
+    once_rec = main_record(once_res)
+    assert once_rec.http_status == 200 and once_rec.payload == b""
+    assert once_rec.warc["WARC-Truncated"]
+    assert small_res.ok, small_res.error
+    assert main_record(small_res).payload == small  # the ordinary case still works
