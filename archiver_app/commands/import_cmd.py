@@ -63,7 +63,8 @@ def _print(outcome: FileOutcome, ctx: Context, as_json: bool) -> None:
         )
         return
     what = {
-        "imported": f"{outcome.records} records, {outcome.pages} pages",
+        "imported": f"{outcome.records} records, {outcome.pages} pages"
+        + (f"; {outcome.reason}" if outcome.reason else ""),
         "queued": f"{outcome.urls} URLs queued as capture job {outcome.job_id}",
         "skipped": outcome.reason,
         "failed": outcome.reason,

@@ -42,7 +42,13 @@ from archiver_app.store.models import (
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc import workers
 from archiver_app.warc.indexer import IndexReport, IndexTarget, index_warc, record_time
-from archiver_app.warc.scan import NotAnArchiveError, scan_records, sniff_archive
+from archiver_app.warc.regzip import RegzipReport, regzip_warc
+from archiver_app.warc.scan import (
+    NotAnArchiveError,
+    OneGzipStreamError,
+    scan_records,
+    sniff_archive,
+)
 from archiver_app.warc.wacz import WaczError, extract_verified, open_wacz
 
 ProgressFn = Callable[[ProgressUpdate], None]
@@ -287,18 +293,99 @@ def import_warc_file(
     ``then``: the file the caller imports next, if it knows: it is read ahead while this
     one is written (``index_warc``)."""
     path = path.absolute()
+    regzipped: tuple[Path, RegzipReport] | None = None
     try:
         kind = sniff_archive(path)
+    except OneGzipStreamError as exc:
+        if exc.kind != "warc" or link:
+            hint = "; without --link it is recompressed on import" if exc.kind == "warc" else ""
+            return FileOutcome(path, exc.kind, OutcomeState.FAILED, f"{exc}{hint}")
+        kind = exc.kind
+        regzipped = _regzip(lib, path, cancel)
+        if regzipped[1].records == 0:
+            regzipped[0].unlink(missing_ok=True)
+            why = regzipped[1].problems[0] if regzipped[1].problems else "no records found"
+            return FileOutcome(path, kind, OutcomeState.FAILED, why)
     except NotAnArchiveError as exc:
         return FileOutcome(path, "warc", OutcomeState.FAILED, str(exc))
+    try:
+        outcome = _import_warc_file(
+            lib,
+            path,
+            kind,
+            regzipped[0] if regzipped else None,
+            collection=collection,
+            link=link,
+            tags=tags,
+            progress=progress,
+            cancel=cancel,
+            then=then,
+        )
+    finally:
+        if regzipped is not None:
+            regzipped[0].unlink(missing_ok=True)  # moved into the library, or not wanted
+    if regzipped is not None and outcome.state is OutcomeState.IMPORTED:
+        note = "recompressed with one gzip member per record (it was one gzip stream)"
+        outcome.reason = f"{note}; {outcome.reason}" if outcome.reason else note
+        outcome.problems[:0] = regzipped[1].problems
+    return outcome
+
+
+def _regzip(lib: Library, path: Path, cancel: CancelToken | None) -> tuple[Path, RegzipReport]:
+    """``path`` rewritten with one gzip member per record, in a temporary file inside the
+    library (on its disk, so it can be renamed into place), made durable."""
+    tmp = lib.root / f".regzip-{os.getpid()}-{safe_file_name(path.name, 'import')}.partial"
+    try:
+        report = regzip_warc(path, tmp, cancel=cancel)
+        with tmp.open("rb+") as fh:
+            os.fsync(fh.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp, report
+
+
+def _regzip_in_place(path: Path, cancel: CancelToken | None) -> bool:
+    """Replace ``path`` by its records one gzip member each; False when none is readable."""
+    tmp = path.with_name(f"{path.name}.regzip")
+    try:
+        report = regzip_warc(path, tmp, cancel=cancel)
+        if report.records == 0:
+            tmp.unlink()
+            return False
+        with tmp.open("rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return True
+
+
+def _import_warc_file(
+    lib: Library,
+    path: Path,
+    kind: str,
+    regzipped: Path | None,
+    *,
+    collection: str,
+    link: bool,
+    tags: tuple[str, ...],
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
+    then: Path | None,
+) -> FileOutcome:
+    """``import_warc_file`` once ``path`` is known to be an archive; ``regzipped`` is the
+    file to store instead of ``path`` (its records, one gzip member each)."""
+    source = regzipped or path
     workers.prestart()  # starts while the file is hashed and copied
-    sha = sha256_file(path)
+    sha = sha256_file(source)
     if (existing := _known_sha(lib, sha)) is not None:
         return FileOutcome(
             path, kind, OutcomeState.SKIPPED, f"already in the library as {existing}"
         )
     collection_id, slug = _collection(lib, collection)
-    folder = _new_folder(lib, slug, _first_time(path))
+    folder = _new_folder(lib, slug, _first_time(source))
     name = safe_file_name(path.name, "import.warc.gz")
     rel = f"{folder.as_posix()}/{name}"
     if link:
@@ -318,7 +405,11 @@ def import_warc_file(
             s.add(Setting(key=_incomplete_key(file_id), value=rel))
     else:
         read_path = lib.abspath(rel)
-        _copy_into(path, read_path)
+        if regzipped is not None:  # already a durable file on the library's disk
+            read_path.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(regzipped, read_path)
+        else:
+            _copy_into(path, read_path)
         try:
             with lib.write() as s:
                 file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=sha).id
@@ -345,6 +436,11 @@ def import_warc_file(
         data = _sidecar(lib, folder, slug, path, [(name, sha, report)])
         if link:
             data["files"][0]["external_path"] = str(path)
+        if regzipped is not None:  # what was imported, before it was recompressed
+            data["files"][0]["recompressed_from"] = {
+                "sha256": sha256_file(path),
+                "size": path.stat().st_size,
+            }
         _write_sidecar(lib, folder, data, report.snapshot_ids[0] if report.snapshot_ids else None)
     except BaseException:  # failed or cancelled: nothing of it stays
         _forget_on_error(lib, [file_id])
@@ -428,6 +524,11 @@ def import_wacz_file(
     for name, tmp in placed:
         try:
             sniff_archive(tmp)
+        except OneGzipStreamError as exc:
+            if exc.kind != "warc" or not _regzip_in_place(tmp, cancel):
+                tmp.unlink()
+                refused.append(f"{name}: {exc}")
+                continue
         except NotAnArchiveError as exc:
             tmp.unlink()
             refused.append(f"{name}: {exc}")

@@ -42,6 +42,14 @@ ONE_GZIP_STREAM = (
 )
 
 
+class OneGzipStreamError(NotAnArchiveError):
+    """A WARC compressed whole, not one gzip member per record (see ``warc/regzip.py``)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(ONE_GZIP_STREAM)
+        self.kind = kind
+
+
 class _SharedMember(Exception):
     """A gzip member holds more than the record just read (no offset and length of its own)."""
 
@@ -115,7 +123,7 @@ def sniff_archive(path: Path) -> str:
             "it is neither a WARC nor an ARC file (no WARC/ARC header at its start)"
         )
     if _first_member_is_shared(path):
-        raise NotAnArchiveError(ONE_GZIP_STREAM)
+        raise OneGzipStreamError(kind)
     return kind
 
 

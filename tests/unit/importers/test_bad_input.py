@@ -241,15 +241,20 @@ def test_an_unexpected_error_fails_that_file_only(
     assert "importing" in caplog.text and "something nobody thought of" in caplog.text
 
 
-def test_a_wacz_warc_gzipped_as_one_stream_is_refused(library: Library, tmp_path: Path) -> None:
+def test_a_wacz_warc_gzipped_as_one_stream_is_recompressed(
+    library: Library, tmp_path: Path
+) -> None:
     import gzip
 
     plain = write_warc(tmp_path / "w.warc", site(2, host="wacz.example"), gz=False).read_bytes()
     whole = make_wacz(tmp_path / "whole.wacz", gzip.compress(plain))
     out = import_paths(library, [whole]).outcomes[0]
-    assert out.state is OutcomeState.FAILED
-    assert out.reason.startswith("data.warc.gz: one gzip stream for the whole file")
-    assert not list((library.root / "collections").rglob("*.warc.gz"))
+    assert out.state is OutcomeState.IMPORTED, out.reason
+    assert out.records == 4
+    [stored] = (library.root / "collections").rglob("*.warc.gz")
+    assert gzip.decompress(stored.read_bytes()) == plain
+    assert [r.length > 0 for r in scan_records(stored)] == [True] * 4
+    assert not list(stored.parent.glob(".*"))  # no temporary file left
 
 
 def _big_warc(path: Path) -> Path:

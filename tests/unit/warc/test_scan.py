@@ -131,26 +131,51 @@ def test_arc_file(tmp_path: Path) -> None:
     assert page.status == 200 and page.mime == "text/html"
 
 
-def test_a_warc_gzipped_as_one_stream_is_refused(library: object, tmp_path: Path) -> None:
+def test_a_warc_gzipped_as_one_stream_is_recompressed_on_import(
+    library: object, tmp_path: Path
+) -> None:
     import gzip
+    import hashlib
+    import json
     import sqlite3
 
     from archiver_app.importers.outcome import OutcomeState
     from archiver_app.importers.warcs import import_warc_file
+    from archiver_app.warc.scan import OneGzipStreamError
 
     plain = write_warc(tmp_path / "x.warc", site(2), gz=False)
     whole = tmp_path / "x.warc.gz"
     whole.write_bytes(gzip.compress(plain.read_bytes()))
-    with pytest.raises(NotAnArchiveError, match="one gzip stream for the whole file"):
+    with pytest.raises(OneGzipStreamError, match="one gzip stream for the whole file"):
         sniff_archive(whole)
     for fast in (True, False):
         with pytest.raises(NotAnArchiveError, match="one gzip stream for the whole file"):
             list(scan_records(whole, fast=fast))
-    outcome = import_warc_file(library, whole)  # type: ignore[arg-type]
-    assert outcome.state is OutcomeState.FAILED
-    assert outcome.reason.startswith("one gzip stream for the whole file: recompress it")
+    linked = import_warc_file(library, whole, link=True)  # type: ignore[arg-type]
+    assert linked.state is OutcomeState.FAILED and "without --link" in linked.reason
     conn = sqlite3.connect(library.db_path)  # type: ignore[attr-defined]
     assert conn.execute("SELECT count(*) FROM records").fetchone() == (0,)
+
+    outcome = import_warc_file(library, whole)  # type: ignore[arg-type]
+    assert outcome.state is OutcomeState.IMPORTED, outcome.reason
+    assert "recompressed" in outcome.reason and outcome.problems == []
+    assert outcome.records == len(list(scan_records(plain)))
+    [(stored_rel,)] = conn.execute("SELECT path FROM files WHERE kind = 'warc'").fetchall()
+    stored = library.root / stored_rel  # type: ignore[attr-defined]
+    assert gzip.decompress(stored.read_bytes()) == plain.read_bytes()  # every byte kept
+    problems: list[ScanProblem] = []
+    records = list(scan_records(stored, on_problem=problems.append))
+    assert problems == [] and len(records) == outcome.records
+    for rec in records:  # one member per record: each is read at its own offset
+        assert read_record_at(stored, rec.offset, rec.length).uri == rec.url
+    sidecar = json.loads((stored.parent / "index.json").read_text())
+    assert sidecar["files"][0]["recompressed_from"] == {
+        "sha256": hashlib.sha256(whole.read_bytes()).hexdigest(),
+        "size": whole.stat().st_size,
+    }
+    again = import_warc_file(library, whole)  # type: ignore[arg-type]
+    assert again.state is OutcomeState.SKIPPED
+    assert not list(library.root.glob(".regzip-*"))  # type: ignore[attr-defined]
     conn.close()
     # one record in one member is what a record per member means
     single = tmp_path / "single.warc.gz"
