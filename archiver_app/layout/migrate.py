@@ -49,6 +49,7 @@ from archiver_app.store.models import (
     Collection,
     File,
     FileKind,
+    LocalState,
     Setting,
     Snapshot,
     SnapshotTag,
@@ -325,7 +326,11 @@ def write_snapshot_sidecar(session: Session, snap: Snapshot, root: Path) -> None
         ).all()
         if changed:  # drives hold the old bytes
             forget_copies(session.connection(), changed)
-            session.execute(update(File).where(*where).values(size=len(raw), sha256=digest))
+            session.execute(
+                update(File)
+                .where(*where)
+                .values(size=len(raw), sha256=digest, local_state=LocalState.PRESENT)
+            )
 
 
 def finish_cleanup(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[str]:

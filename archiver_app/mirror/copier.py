@@ -29,6 +29,7 @@ import os
 import secrets
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 BUFFER = 1024 * 1024
@@ -447,11 +448,20 @@ def install(temp: str | Path, final: str | Path) -> None:
     os.replace(temp, final)
 
 
-def copy_verified(source: Path, final: Path, sha256: str, size: int) -> None:
+def copy_verified(
+    source: Path,
+    final: Path,
+    sha256: str,
+    size: int,
+    *,
+    guard: Callable[[], AbstractContextManager[object]] | None = None,
+) -> None:
     """The whole protocol for one file into a folder on the same drive as ``final``.
 
     Used to bring a copy back to the laptop (restore, repair). The temporary file sits
-    next to ``final`` so that the rename stays on one file system.
+    next to ``final`` so that the rename stays on one file system. ``guard``: a context the
+    rename happens inside (for a repair: the database's write lock, the file's row checked
+    unchanged); an exception from it discards the temporary file and ``final`` is untouched.
 
     Raises:
         SourceError, SourceMismatch, DestinationError: as :func:`copy_to_temp`; also
@@ -467,7 +477,8 @@ def copy_verified(source: Path, final: Path, sha256: str, size: int) -> None:
             os.close(fd)
         if not matches(temp, sha256, size):
             raise DestinationError("mismatch", f"{final} did not read back as written")
-        os.replace(temp, final)
+        with guard() if guard is not None else contextlib.nullcontext():
+            os.replace(temp, final)
     except OSError as exc:
         discard(temp)
         raise classify(exc) from exc

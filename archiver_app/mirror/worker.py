@@ -20,6 +20,7 @@ uses a fresh session per transaction, so threads never share one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -247,9 +248,33 @@ def _claim(lib: Library, dest_id: int, batch: list[Transfer]) -> tuple[list[Tran
     return keep, len(batch) - len(keep)
 
 
+class FileChanged(Exception):
+    """A file's row changed (a sidecar rewritten, a file moved) while its laptop copy was
+    being checked or repaired: the mismatch was the change, not rot; nothing was replaced."""
+
+
+@contextlib.contextmanager
+def _row_unchanged(lib: Library, file_id: int, expected: tuple[str, str, int]) -> Iterator[Any]:
+    """A write transaction in which ``file_id``'s (path, sha256, size) is still
+    ``expected``, else :class:`FileChanged`. Writers that rewrite a file (sidecars) do it
+    inside a write transaction, so entering this waits for a rewrite in progress to end."""
+    with lib.write() as s:
+        now = s.execute(
+            select(File.path, File.sha256, File.size).where(File.id == file_id)
+        ).one_or_none()
+        if now is None or tuple(now) != expected:
+            raise FileChanged(expected[0])
+        yield s
+
+
 def repair_local(ctx: RunContext, file_id: int) -> bool:
     """The laptop copy of ``file_id`` failed its hash: mark it corrupted, then restore it
-    from a present copy on a mounted destination. Returns True when it is good again."""
+    from a present copy on a mounted destination. Returns True when it is good again.
+
+    Raises:
+        FileChanged: the file's row changed meanwhile (the laptop copy was rewritten, not
+            rotten); the new file is left as it is.
+    """
     lib = ctx.lib
     with ctx.repair_lock:
         with lib.session() as s:
@@ -264,29 +289,41 @@ def repair_local(ctx: RunContext, file_id: int) -> bool:
             ).all()
         if copier.matches(target, sha, size, drop_cache=False):
             return True  # another thread repaired it meanwhile
-        with lib.write() as s:
+        expected = (path, sha, size)
+        with _row_unchanged(lib, file_id, expected) as s:
             s.execute(
                 update(File).where(File.id == file_id).values(local_state=LocalState.CORRUPTED)
             )
+
+        @contextlib.contextmanager
+        def installing() -> Iterator[None]:
+            """The good copy replaces the laptop's only if the row is still as read, and
+            the row says present in the same transaction."""
+            with _row_unchanged(lib, file_id, expected) as s:
+                yield
+                s.execute(
+                    update(File)
+                    .where(File.id == file_id)
+                    .values(local_state=LocalState.PRESENT, verified_at=lib.clock())
+                )
+
         for did, copy_at in sources:
             dest = ctx.mounted.get(did)
             if dest is None:
                 continue
             try:
                 copier.copy_verified(
-                    safe_join(dest.folder, copy_path(copy_at, path)), target, sha, size
+                    safe_join(dest.folder, copy_path(copy_at, path)),
+                    target,
+                    sha,
+                    size,
+                    guard=installing,
                 )
             except copier.SourceMismatch:
                 _set_states(lib, did, {file_id: CopyState.CORRUPTED}, verified=False)
                 continue
             except (copier.SourceError, copier.DestinationError, OSError):
                 continue
-            with lib.write() as s:
-                s.execute(
-                    update(File)
-                    .where(File.id == file_id)
-                    .values(local_state=LocalState.PRESENT, verified_at=lib.clock())
-                )
             ctx.local_repaired.append(path)
             return True
         ctx.local_unrepairable.append(path)
@@ -452,8 +489,11 @@ def _write_temp(lane: _Lane, t: Transfer, temps: dict[int, str], add: Callable[.
             add(nbytes=-counted.done)
             if t.source_destination_id is not None:
                 return _source_drive_copy_corrupted(lane, t.source_destination_id, t.file_id)
-            if not attempts or not repair_local(lane.ctx, t.file_id):
-                return "laptop copy corrupted and no good copy to repair it"
+            try:
+                if not attempts or not repair_local(lane.ctx, t.file_id):
+                    return "laptop copy corrupted and no good copy to repair it"
+            except FileChanged:
+                return CHANGED
         except copier.SourceError:
             add(nbytes=-counted.done)
             return "source unreadable"
@@ -486,13 +526,17 @@ def _blame_source(lane: _Lane, t: Transfer) -> str:
     except copier.SourceMismatch:
         if t.source_destination_id is not None:
             return _source_drive_copy_corrupted(lane, t.source_destination_id, t.file_id)
-        if repair_local(lane.ctx, t.file_id):
-            return REPAIRED
+        try:
+            if repair_local(lane.ctx, t.file_id):
+                return REPAIRED
+        except FileChanged:
+            return CHANGED
         return "laptop copy corrupted and no good copy to repair it"
     return "did not read back correctly"
 
 
 REPAIRED = "laptop copy corrupted, repaired from a drive"
+CHANGED = "the file changed while it was copied; the next run copies the new one"
 
 
 def _copy_checked(lane: _Lane, t: Transfer) -> str | None:

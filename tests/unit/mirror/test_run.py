@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select, update
 
 from archiver_app.library import Library
 from archiver_app.mirror import (
@@ -289,3 +290,73 @@ def test_a_copy_whose_file_changed_while_it_was_written_is_not_recorded(
         forget_copies(s.connection(), [first])
     worker._update_states(library, dest, {first: "present", second: "present"}, verified=True)
     assert copy_states(library, dest) == {first: CopyState.MISSING, second: CopyState.PRESENT}
+
+
+@pytest.mark.parametrize("when", ["before the check", "during the check"])
+def test_a_laptop_file_rewritten_during_a_repair_is_left_as_rewritten(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    """A sidecar is rewritten (new bytes and row, in one write transaction) just after the
+    mirror read its row, so its laptop copy no longer matches that row: a change, not rot.
+    The new file stays; the drive's old copy is not put back over it."""
+    import hashlib
+    import threading
+
+    from archiver_app.mirror import copier, worker
+    from archiver_app.mirror.progress import RunProgress
+    from archiver_app.store.copies import forget_copies
+    from archiver_app.tasks import CancelToken
+
+    snap = make_snapshot(library, [3000], seed=4)
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    add_destination(library, usb, "usb")
+    assert run_mirror(library).ok
+    [fid] = snap.file_ids
+    target = library.abspath(snap.paths[0])
+    new = b"rewritten from the database" * 10
+    written, checked = threading.Event(), threading.Event()
+
+    def rewrite() -> None:  # what write_snapshot_sidecar does, in this order
+        with library.write() as s:
+            s.execute(select(File.path).where(File.id == fid))  # BEGIN IMMEDIATE: locked
+            target.write_bytes(new)
+            written.set()
+            if when == "during the check":
+                checked.wait(5)  # commits only once the repair saw the new bytes
+            forget_copies(s.connection(), [fid])
+            s.execute(
+                update(File)
+                .where(File.id == fid)
+                .values(sha256=hashlib.sha256(new).hexdigest(), size=len(new))
+            )
+
+    rewriter = threading.Thread(target=rewrite)
+    real_matches = copier.matches
+
+    def rewritten_first(path: str | Path, sha256: str, size: int, **kw: bool) -> bool:
+        if not written.is_set():  # the repair has read the row; now the file is rewritten
+            rewriter.start()
+            written.wait(5)
+            if when == "before the check":
+                rewriter.join(5)
+        good = real_matches(path, sha256, size, **kw)
+        checked.set()
+        return good
+
+    monkeypatch.setattr(copier, "matches", rewritten_first)
+    ctx = worker.RunContext(
+        library, find_mounted(library), RunProgress(lambda _u: None, "t", 0, 0), CancelToken()
+    )
+    try:
+        with pytest.raises(worker.FileChanged):
+            worker.repair_local(ctx, fid)
+    finally:
+        checked.set()
+        rewriter.join(5)
+    assert target.read_bytes() == new
+    with library.session() as s:
+        row = s.get(File, fid)
+        assert row is not None and row.local_state == LocalState.PRESENT
+        assert row.sha256 == hashlib.sha256(new).hexdigest()
+    assert ctx.local_repaired == [] and ctx.local_unrepairable == []
