@@ -652,12 +652,22 @@ class MainWindow(QMainWindow):
 
     def _import_done(self, report: Any) -> None:
         self.refresh_all()
-        failed = report.failed
         pages = [sid for o in report.outcomes for sid in o.snapshot_ids]
         summary = f"Imported {report.records} records, {len(pages)} pages."
-        if failed:
-            reasons = "; ".join(f"{o.path.name}: {o.reason}" for o in failed)
-            QMessageBox.warning(self, "Some files were not imported", f"{summary}\n\n{reasons}")
+        notice = data.import_notice(report)
+        if notice is not None:  # not modal to the app: the replay below opens meanwhile
+            box = QMessageBox(
+                QMessageBox.Icon.Warning if notice.failed else QMessageBox.Icon.Information,
+                notice.title,
+                f"{summary}\n\n{notice.text}",
+                QMessageBox.StandardButton.Ok,
+                self,
+            )
+            box.setObjectName("importNotice")
+            if notice.details:
+                box.setDetailedText(notice.details)
+            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            box.open()
         self.statusBar().showMessage(summary, 8000)
         self.last_import_report = report
         if pages:

@@ -325,7 +325,7 @@ def import_warc_file(
         if regzipped is not None:
             regzipped[0].unlink(missing_ok=True)  # moved into the library, or not wanted
     if regzipped is not None and outcome.state is OutcomeState.IMPORTED:
-        note = "recompressed with one gzip member per record (it was one gzip stream)"
+        note = "gzipped as one stream: stored recompressed record by record, records unchanged"
         outcome.reason = f"{note}; {outcome.reason}" if outcome.reason else note
         outcome.problems[:0] = regzipped[1].problems
     return outcome
@@ -458,7 +458,8 @@ def _outcome(
     state = OutcomeState.IMPORTED if records else OutcomeState.FAILED
     reason = "" if records else (problems[0] if problems else "no records found")
     if records and problems:
-        reason = f"{len(problems)} damaged part(s) skipped"
+        n = len(problems)
+        reason = f"{n} damaged part{'s' if n != 1 else ''} skipped, the rest imported"
     return FileOutcome(
         path,
         kind,

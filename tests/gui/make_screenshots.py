@@ -11,6 +11,7 @@ import sys
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -214,6 +215,39 @@ def build(root: Path) -> object:
     return lib
 
 
+def import_notice_shot(window: Any, lib: Any, tmp: Path, settle: Any) -> Any:
+    """Import a damaged WARC, a WARC gzipped whole and a stray file as a user might drop
+    them; the notice naming what happened to each."""
+    import gzip
+
+    from PySide6.QtWidgets import QMessageBox
+
+    from archiver_app.importers.run import import_paths
+    from tests.helpers.warcs import Resp, html_page, write_warc
+
+    def warc(name: str, host: str, gz: bool = True) -> Path:
+        page = Resp(f"https://{host}/", html_page(f"{host} field notes", "words"))
+        data = Resp(f"https://{host}/data.csv", b"year,level\n", mime="text/csv")
+        return write_warc(tmp / name, [page, data], gz=gz)
+
+    drop = tmp / "drop"
+    drop.mkdir()
+    damaged = drop / "fieldwork-2019.warc.gz"
+    damaged.write_bytes(
+        warc("a.warc.gz", "a.example").read_bytes()
+        + b"\x00" * 300
+        + warc("b.warc.gz", "b.example").read_bytes()
+    )
+    whole = drop / "interviews.warc.gz"
+    whole.write_bytes(gzip.compress(warc("c.warc", "c.example", gz=False).read_bytes()))
+    (drop / "README.warc").write_text("notes about the crawl\n")
+    report = import_paths(lib, [damaged, whole, drop / "README.warc"])
+    window._import_done(report)
+    settle(40)
+    [box] = [b for b in window.findChildren(QMessageBox) if b.objectName() == "importNotice"]
+    return box
+
+
 def main() -> None:
     from PySide6.QtCore import QEventLoop, QSettings
     from PySide6.QtWidgets import QApplication
@@ -287,6 +321,10 @@ def main() -> None:
     window.table.selectRow(0)
     settle(60)
     window.grab().save(str(out / "search.png"))
+
+    notice = import_notice_shot(window, lib, Path(tmp.name), settle)
+    notice.grab().save(str(out / "import-notice.png"))
+    notice.close()
     window.request_quit()
     runner.shutdown()
     lib.close()  # type: ignore[attr-defined]

@@ -249,3 +249,53 @@ def test_status_bar_shows_progress_only_when_the_work_knows_its_fraction(
         op.cancel()
     qtbot.waitUntil(lambda: not op_runner.running() and bar.isHidden(), timeout=5000)
     assert not main_window.status.op_timer.isActive()
+
+
+def test_an_import_tells_which_files_failed_or_lost_parts(
+    qtbot: QtBot, main_window: MainWindow, tmp_path: Path
+) -> None:
+    """Dropped files that fail, lose damaged parts, or are changed on the way in are named
+    in a notice, with each problem under Show Details; clean files are not mentioned."""
+    import gzip
+
+    from PySide6.QtWidgets import QMessageBox
+
+    from tests.helpers.warcs import Resp, html_page, write_warc
+
+    def warc(name: str, host: str, gz: bool = True) -> Path:
+        page = Resp(f"https://{host}/", html_page(f"{host} page", "words"))
+        data = Resp(f"https://{host}/data.txt", b"data", mime="application/octet-stream")
+        return write_warc(tmp_path / name, [page, data], gz=gz)
+
+    damaged = tmp_path / "damaged.warc.gz"
+    damaged.write_bytes(
+        warc("a.warc.gz", "a.example").read_bytes()
+        + b"this is no gzip member\n" * 4
+        + warc("b.warc.gz", "b.example").read_bytes()
+    )
+    whole = tmp_path / "whole.warc.gz"
+    whole.write_bytes(gzip.compress(warc("c.warc", "c.example", gz=False).read_bytes()))
+    clean = warc("clean.warc.gz", "clean.example")
+    bogus = tmp_path / "notes.warc"
+    bogus.write_text("just some notes, no WARC at all\n")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in (damaged, whole, clean, bogus)])
+    event = QDropEvent(
+        QPointF(10, 10),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    with qtbot.waitSignal(main_window.import_finished, timeout=60_000):
+        main_window.dropEvent(event)
+    [box] = [b for b in main_window.findChildren(QMessageBox) if b.objectName() == "importNotice"]
+    assert box.isVisible() and box.icon() == QMessageBox.Icon.Warning
+    lines = [line for line in box.text().splitlines() if line]
+    assert lines[0] == "Imported 8 records, 4 pages."  # both sides of the damage kept
+    assert lines[1].startswith("\N{BULLET} notes.warc was not imported: it is neither")
+    assert lines[2] == "\N{BULLET} damaged.warc.gz: 1 damaged part skipped, the rest imported"
+    assert lines[3].startswith("\N{BULLET} whole.warc.gz: gzipped as one stream: stored recomp")
+    assert len(lines) == 4  # nothing about clean.warc.gz
+    assert "damaged.warc.gz\n  - " in box.detailedText()
+    box.close()

@@ -158,7 +158,7 @@ def test_a_warc_gzipped_as_one_stream_is_recompressed_on_import(
 
     outcome = import_warc_file(library, whole)  # type: ignore[arg-type]
     assert outcome.state is OutcomeState.IMPORTED, outcome.reason
-    assert "recompressed" in outcome.reason and outcome.problems == []
+    assert "stored recompressed" in outcome.reason and outcome.problems == []
     assert outcome.records == len(list(scan_records(plain)))
     [(stored_rel,)] = conn.execute("SELECT path FROM files WHERE kind = 'warc'").fetchall()
     stored = library.root / stored_rel  # type: ignore[attr-defined]
