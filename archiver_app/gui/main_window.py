@@ -9,6 +9,7 @@ library and a throw-away ``QSettings`` file.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -304,6 +305,9 @@ class MainWindow(QMainWindow):
         self.filters_action.setCheckable(True)
         self.save_search_action = self._action("&Save Search…", self.save_search, K.Save)
         self.export_action = self._action("&Export…", self.open_export, "Ctrl+E")
+        self.import_archives_action = self._action(
+            "&Import Web Archives…", self.choose_archives, "Ctrl+I"
+        )
         self.archivebox_action = self._action(
             "Import &ArchiveBox Folder…", self.choose_archivebox_folder
         )
@@ -327,6 +331,7 @@ class MainWindow(QMainWindow):
         file_menu = menu.addMenu("&File")
         for a in (self.capture_action, self.import_bookmarks_action, self.save_search_action):
             file_menu.addAction(a)
+        file_menu.addAction(self.import_archives_action)
         file_menu.addAction(self.archivebox_action)
         file_menu.addAction(self.export_action)
         file_menu.addSeparator()
@@ -579,7 +584,9 @@ class MainWindow(QMainWindow):
         mime = event.mimeData()
         local = [u.toLocalFile() for u in mime.urls() if u.isLocalFile()]
         web = [u.toString() for u in mime.urls() if not u.isLocalFile()]
-        archives = [f for f in local if f.lower().endswith(ARCHIVE_SUFFIXES)]
+        archives = [  # folders too: the importer takes the archives inside them
+            f for f in local if f.lower().endswith(ARCHIVE_SUFFIXES) or os.path.isdir(f)
+        ]
         if archives:
             self.import_archives(archives)
         elif local and local[0].lower().endswith(BOOKMARK_SUFFIXES):
@@ -595,8 +602,20 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ importing archives
 
+    def choose_archives(self) -> BackgroundOp[Any] | None:
+        """File > Import Web Archives: pick WARC, ARC or WACZ files to copy in and index."""
+        patterns = " ".join(f"*{s}" for s in ARCHIVE_SUFFIXES)
+        paths, _ = QFileDialog.getOpenFileNames(
+            self,
+            "Import web archives",
+            "",
+            f"Web archives ({patterns});;All files (*)",
+        )
+        return self.import_archives(paths) if paths else None
+
     def import_archives(self, paths: list[str]) -> BackgroundOp[Any]:
-        """Import WARC/ARC/WACZ files (dropped on the window) and replay the first page."""
+        """Import WARC/ARC/WACZ files (dropped on the window or chosen) and replay the first
+        imported page."""
         from pathlib import Path
 
         from archiver_app.tasks.isolated import run_isolated

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication
@@ -278,8 +279,11 @@ def test_an_import_tells_which_files_failed_or_lost_parts(
     clean = warc("clean.warc.gz", "clean.example")
     bogus = tmp_path / "notes.warc"
     bogus.write_text("just some notes, no WARC at all\n")
+    folder = tmp_path / "folder"  # a dropped folder: the archives inside it
+    folder.mkdir()
+    clean.rename(folder / clean.name)
     mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in (damaged, whole, clean, bogus)])
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in (damaged, whole, folder, bogus)])
     event = QDropEvent(
         QPointF(10, 10),
         Qt.DropAction.CopyAction,
@@ -299,3 +303,32 @@ def test_an_import_tells_which_files_failed_or_lost_parts(
     assert len(lines) == 4  # nothing about clean.warc.gz
     assert "damaged.warc.gz\n  - " in box.detailedText()
     box.close()
+
+
+def test_file_import_web_archives_imports_the_chosen_files(
+    qtbot: QtBot, main_window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    from tests.helpers.warcs import Resp, html_page, write_warc
+
+    warc = write_warc(
+        tmp_path / "chosen.warc.gz",
+        [Resp("https://chosen.example/", html_page("Chosen page", "words"))],
+    )
+    asked: list[str] = []
+
+    def choose(_parent: object, _title: str, _dir: str, filters: str) -> tuple[list[str], str]:
+        asked.append(filters)
+        return [str(warc)], ""
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", staticmethod(choose))
+    action = main_window.import_archives_action
+    file_menu = main_window.menuBar().actions()[0].menu()
+    assert action in file_menu.actions() and action.shortcut().toString() == "Ctrl+I"
+    with qtbot.waitSignal(main_window.import_finished, timeout=60_000):
+        action.trigger()
+    assert "*.warc.gz" in asked[0] and "*.wacz" in asked[0]
+    assert main_window.last_import_report.records == 1
+    with main_window.library.session() as s:
+        assert "Chosen page" in s.scalars(select(Snapshot.title)).all()
