@@ -62,6 +62,12 @@ ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
 log = logging.getLogger(__name__)
 
 
+def _standard(key: QKeySequence.StandardKey, fallback: str) -> QKeySequence.StandardKey | str:
+    """The platform's standard key, or ``fallback`` where it has none (Qt binds
+    Preferences only on macOS, Quit not on Windows, Full Screen not on X11)."""
+    return key if QKeySequence.keyBindings(key) else fallback
+
+
 def run_capture_request(
     library: Library, request: CaptureRequest, *, progress: Any, cancel: Any
 ) -> Any:
@@ -295,9 +301,11 @@ class MainWindow(QMainWindow):
         self.paste_action = self._action("Capture from Clipboard", self.paste_capture, K.Paste)
         self.paste_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.table.addAction(self.paste_action)
-        self.settings_action = self._action("&Settings…", self.open_settings, K.Preferences)
+        self.settings_action = self._action(
+            "&Settings…", self.open_settings, _standard(K.Preferences, "Ctrl+,")
+        )
         self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
-        self.quit_action = self._action("&Quit", self.request_quit, K.Quit)
+        self.quit_action = self._action("&Quit", self.request_quit, _standard(K.Quit, "Ctrl+Q"))
         self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
         self.find_action = self._action("&Find", self.focus_search, K.Find)
         self.refresh_action = self._action("&Refresh", self.refresh_all, K.Refresh)
@@ -320,7 +328,9 @@ class MainWindow(QMainWindow):
         self.jobs_action.setShortcut(QKeySequence("Ctrl+J"))
         self.drives_action = self.drives_dock.toggleViewAction()
         self.drives_action.setShortcut(QKeySequence("Ctrl+Shift+D"))
-        self.fullscreen_action = self._action("Full Screen", self.toggle_fullscreen, K.FullScreen)
+        self.fullscreen_action = self._action(
+            "Full Screen", self.toggle_fullscreen, _standard(K.FullScreen, "F11")
+        )
         ok, reason = capability("capture")
         self.url_capture_action = self._action("Capture", self.capture_from_field)
         self.url_capture_action.setEnabled(ok)

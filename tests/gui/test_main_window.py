@@ -332,3 +332,24 @@ def test_file_import_web_archives_imports_the_chosen_files(
     assert main_window.last_import_report.records == 1
     with main_window.library.session() as s:
         assert "Chosen page" in s.scalars(select(Snapshot.title)).all()
+
+
+def test_every_key_in_the_guide_is_bound(main_window: MainWindow) -> None:
+    """docs/gui.md's key table holds on this platform (Qt's standard Preferences key, for
+    one, exists only on macOS)."""
+    import re
+
+    from PySide6.QtGui import QAction
+
+    guide = (Path(__file__).parents[2] / "docs" / "gui.md").read_text(encoding="utf-8")
+    table = guide[guide.index("| Key | Action |") :]
+    documented = {
+        key.strip()
+        for cell in re.findall(r"^\| ([^|]+?) \|", table, re.MULTILINE)[2:]
+        for key in re.sub(r"\s*\([^)]*\)", "", cell).split(" / ")
+    }
+    bound = {
+        seq.toString() for action in main_window.findChildren(QAction) for seq in action.shortcuts()
+    }
+    assert "Ctrl+," in documented and len(documented) >= 14
+    assert documented <= bound, sorted(documented - bound)
