@@ -9,11 +9,13 @@ describes the import well enough to redo it from the folder alone. Files are reg
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import re
 import shutil
+import time
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -331,34 +333,30 @@ def import_warc_file(
     return outcome
 
 
+#: Temporary files of recompressions, in the library's root; one a day old was left by a
+#: process that died (a running recompression keeps its file's mtime fresh).
+_REGZIP_GLOB = ".regzip-*.partial"
+
+
 def _regzip(lib: Library, path: Path, cancel: CancelToken | None) -> tuple[Path, RegzipReport]:
-    """``path`` rewritten with one gzip member per record, in a temporary file inside the
-    library (on its disk, so it can be renamed into place), made durable."""
+    """``path`` rewritten with one gzip member per record into a durable temporary file
+    inside the library (on its disk, so it can be renamed into place)."""
+    stale = time.time() - 86_400
+    for old in lib.root.glob(_REGZIP_GLOB):
+        with contextlib.suppress(OSError):
+            if old.stat().st_mtime < stale:
+                old.unlink()
     tmp = lib.root / f".regzip-{os.getpid()}-{safe_file_name(path.name, 'import')}.partial"
-    try:
-        report = regzip_warc(path, tmp, cancel=cancel)
-        with tmp.open("rb+") as fh:
-            os.fsync(fh.fileno())
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return tmp, report
+    return tmp, regzip_warc(path, tmp, cancel=cancel)
 
 
 def _regzip_in_place(path: Path, cancel: CancelToken | None) -> bool:
     """Replace ``path`` by its records one gzip member each; False when none is readable."""
     tmp = path.with_name(f"{path.name}.regzip")
-    try:
-        report = regzip_warc(path, tmp, cancel=cancel)
-        if report.records == 0:
-            tmp.unlink()
-            return False
-        with tmp.open("rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    if regzip_warc(path, tmp, cancel=cancel).records == 0:
+        tmp.unlink()
+        return False
+    os.replace(tmp, path)
     return True
 
 

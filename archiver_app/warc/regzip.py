@@ -16,6 +16,7 @@ damaged gzip data is left out, with every record before it kept. Each is reporte
 from __future__ import annotations
 
 import gzip
+import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,12 +53,20 @@ class _Damaged(Exception):
 
 def regzip_warc(src: Path, dst: Path, *, cancel: CancelToken | None = None) -> RegzipReport:
     """Write ``src`` (a WARC gzipped as one stream, or several records per member) to
-    ``dst`` with one gzip member per record; the caller removes ``dst`` on error.
+    ``dst`` with one gzip member per record, flushed to disk; on an error ``dst`` is removed.
 
     Raises:
         Cancelled: ``cancel`` was set.
         OSError: ``src`` cannot be read or ``dst`` written.
     """
+    try:
+        return _regzip(src, dst, cancel)
+    except BaseException:
+        dst.unlink(missing_ok=True)
+        raise
+
+
+def _regzip(src: Path, dst: Path, cancel: CancelToken | None) -> RegzipReport:
     report = RegzipReport()
     with gzip.open(src, "rb") as fin, dst.open("wb") as fout:
         while True:
@@ -87,6 +96,7 @@ def regzip_warc(src: Path, dst: Path, *, cancel: CancelToken | None = None) -> R
                 break
             report.records += 1
         fout.flush()
+        os.fsync(fout.fileno())
     return report
 
 

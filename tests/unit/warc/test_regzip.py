@@ -91,3 +91,4 @@ def test_cancel_stops_it(tmp_path: Path) -> None:
     token.cancel()
     with pytest.raises(Cancelled):
         regzip_warc(src, dst, cancel=token)
+    assert not dst.exists()  # nothing half-written is left

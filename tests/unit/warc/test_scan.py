@@ -137,6 +137,7 @@ def test_a_warc_gzipped_as_one_stream_is_recompressed_on_import(
     import gzip
     import hashlib
     import json
+    import os
     import sqlite3
 
     from archiver_app.importers.outcome import OutcomeState
@@ -156,8 +157,12 @@ def test_a_warc_gzipped_as_one_stream_is_recompressed_on_import(
     conn = sqlite3.connect(library.db_path)  # type: ignore[attr-defined]
     assert conn.execute("SELECT count(*) FROM records").fetchone() == (0,)
 
+    stale = library.root / ".regzip-1-x.warc.gz.partial"  # type: ignore[attr-defined]
+    stale.write_bytes(b"left by a process that died")
+    os.utime(stale, (0, 0))
     outcome = import_warc_file(library, whole)  # type: ignore[arg-type]
     assert outcome.state is OutcomeState.IMPORTED, outcome.reason
+    assert not stale.exists()
     assert "stored recompressed" in outcome.reason and outcome.problems == []
     assert outcome.records == len(list(scan_records(plain)))
     [(stored_rel,)] = conn.execute("SELECT path FROM files WHERE kind = 'warc'").fetchall()
