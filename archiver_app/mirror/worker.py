@@ -347,9 +347,6 @@ class _Lane:
         self.stop = threading.Event()
         self._lock = threading.Lock()
 
-    def still_there(self) -> bool:
-        return self.dest.still_mounted()
-
     def note_stop(self, exc: copier.DestinationError) -> None:
         with self._lock:
             if self.outcome.stopped is None:
@@ -428,7 +425,7 @@ def write_batch(lane: _Lane, batch: list[Transfer], pool: ThreadPoolExecutor) ->
     ctx = lane.ctx
     results: dict[int, str] = {}
     temps: dict[int, str] = {}
-    if not lane.still_there():
+    if not lane.dest.still_mounted():
         lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
         return _Written(batch, results, temps)  # recorded ``missing`` by the next stage
     existing = _existing(lane.folder, batch)
@@ -623,7 +620,7 @@ def _start_verify(
             if again is not None:
                 ok[fid] = again
                 results[fid] = "copied"
-        if not lane.still_there():
+        if not lane.dest.still_mounted():
             lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
 
     def verify_one(item: tuple[int, str]) -> None:
@@ -685,7 +682,7 @@ def _record(lane: _Lane, done: _Installed, error: copier.DestinationError | None
         for fid in installed:
             results[fid] = f"destination {error.kind}"
         installed = []
-    if installed and not lane.still_there():  # renamed onto whatever is mounted there now?
+    if installed and not lane.dest.still_mounted():  # renamed onto whatever is mounted there now?
         lane.note_stop(copier.DestinationError("gone", "gone: the drive disappeared"))
         for fid in installed:
             results[fid] = "destination gone"
