@@ -25,6 +25,7 @@ from typing import Any
 
 from sqlalchemy import delete, select, update
 
+from archiver_app.filelock import held_or_busy
 from archiver_app.hashing import sha256_file
 from archiver_app.importers.outcome import FileOutcome, OutcomeState
 from archiver_app.layout import CURRENT_FS_VERSION, snapshot_folder
@@ -95,6 +96,23 @@ INCOMPLETE_PREFIX = "import-incomplete:"
 
 def _incomplete_key(file_id: int) -> str:
     return f"{INCOMPLETE_PREFIX}{file_id}"
+
+
+#: Why a file is skipped while another process (a second window, a terminal) imports the
+#: same bytes.
+BEING_IMPORTED = "the same file is being imported right now by another Archiver window or command"
+
+
+def _claim_sha(lib: Library, sha: str, locks: contextlib.ExitStack) -> str | None:
+    """Why the file with this hash is not to be imported now (already in the library, or
+    being imported by another process), or None: go on, holding its import lock in
+    ``locks`` until they close. Only a holder of the lock may forget an import that
+    stopped partway (:func:`_known_sha`): one still running holds it."""
+    lock = lib.root / ".locks" / f"import-{sha}.lock"
+    if not locks.enter_context(held_or_busy(lock)):
+        return BEING_IMPORTED
+    existing = _known_sha(lib, sha)
+    return None if existing is None else f"already in the library as {existing}"
 
 
 def _known_sha(lib: Library, sha: str) -> str | None:
@@ -311,18 +329,20 @@ def import_warc_file(
     except NotAnArchiveError as exc:
         return FileOutcome(path, "warc", OutcomeState.FAILED, str(exc))
     try:
-        outcome = _import_warc_file(
-            lib,
-            path,
-            kind,
-            regzipped[0] if regzipped else None,
-            collection=collection,
-            link=link,
-            tags=tags,
-            progress=progress,
-            cancel=cancel,
-            then=then,
-        )
+        with contextlib.ExitStack() as locks:
+            outcome = _import_warc_file(
+                lib,
+                path,
+                kind,
+                regzipped[0] if regzipped else None,
+                locks,
+                collection=collection,
+                link=link,
+                tags=tags,
+                progress=progress,
+                cancel=cancel,
+                then=then,
+            )
     finally:
         if regzipped is not None:
             regzipped[0].unlink(missing_ok=True)  # moved into the library, or not wanted
@@ -365,6 +385,7 @@ def _import_warc_file(
     path: Path,
     kind: str,
     regzipped: Path | None,
+    locks: contextlib.ExitStack,
     *,
     collection: str,
     link: bool,
@@ -374,14 +395,13 @@ def _import_warc_file(
     then: Path | None,
 ) -> FileOutcome:
     """``import_warc_file`` once ``path`` is known to be an archive; ``regzipped`` is the
-    file to store instead of ``path`` (its records, one gzip member each)."""
+    file to store instead of ``path`` (its records, one gzip member each); the file's
+    import lock goes into ``locks``."""
     source = regzipped or path
     workers.prestart()  # starts while the file is hashed and copied
     sha = sha256_file(source)
-    if (existing := _known_sha(lib, sha)) is not None:
-        return FileOutcome(
-            path, kind, OutcomeState.SKIPPED, f"already in the library as {existing}"
-        )
+    if (why := _claim_sha(lib, sha, locks)) is not None:
+        return FileOutcome(path, kind, OutcomeState.SKIPPED, why)
     collection_id, slug = _collection(lib, collection)
     folder = _new_folder(lib, slug, _first_time(source))
     name = safe_file_name(path.name, "import.warc.gz")
@@ -482,6 +502,22 @@ def import_wacz_file(
 ) -> FileOutcome:
     """Verify and import one WACZ: its WARCs are extracted (always copied) and indexed with
     its pages list deciding what a page is."""
+    with contextlib.ExitStack() as locks:  # each WARC's import lock, until all are done
+        return _import_wacz_file(
+            lib, path, locks, collection=collection, tags=tags, progress=progress, cancel=cancel
+        )
+
+
+def _import_wacz_file(
+    lib: Library,
+    path: Path,
+    locks: contextlib.ExitStack,
+    *,
+    collection: str,
+    tags: tuple[str, ...],
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
+) -> FileOutcome:
     path = path.absolute()
     if path.stat().st_size == 0:
         return FileOutcome(path, "wacz", OutcomeState.FAILED, "the file is empty (0 bytes)")
@@ -533,9 +569,9 @@ def import_wacz_file(
             refused.append(f"{name}: {exc}")
             continue
         wsha = sha256_file(tmp)
-        if (existing := _known_sha(lib, wsha)) is not None:
+        if (why := _claim_sha(lib, wsha, locks)) is not None:
             tmp.unlink()
-            skipped.append(f"{name}: already in the library as {existing}")
+            skipped.append(f"{name}: {why}")
             continue
         final = base / name
         os.replace(tmp, final)

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from archiver_app.errors import ArchiverError
+from archiver_app.filelock import try_lock, unlock
 
 LOCK_NAME = ".archiver-lock"
 
@@ -29,36 +29,6 @@ class DestinationBusy(ArchiverError):
 
 def lock_path(mount: Path) -> Path:
     return mount / "Archiver" / LOCK_NAME
-
-
-def _try_lock(fd: int) -> bool:
-    if sys.platform == "win32":
-        import msvcrt
-
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-    import fcntl
-
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
-
-
-def _unlock(fd: int) -> None:
-    if sys.platform == "win32":
-        import msvcrt
-
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-    else:
-        import fcntl
-
-        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 @contextmanager
@@ -74,7 +44,7 @@ def destination_lock(mount: Path, *, label: str = "", wait: float = 0.0) -> Iter
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         deadline = time.monotonic() + wait
-        while not _try_lock(fd):
+        while not try_lock(fd):
             if time.monotonic() >= deadline:
                 raise DestinationBusy(
                     f"drive {label or mount} is busy: another mirror or scrub is writing to it"
@@ -86,7 +56,7 @@ def destination_lock(mount: Path, *, label: str = "", wait: float = 0.0) -> Iter
             os.pwrite(fd, json.dumps(holder).encode(), 0)
             yield
         finally:
-            _unlock(fd)
+            unlock(fd)
     finally:
         os.close(fd)
 
@@ -99,8 +69,8 @@ def is_busy(mount: Path) -> bool:
     except OSError:
         return False
     try:
-        if _try_lock(fd):
-            _unlock(fd)
+        if try_lock(fd):
+            unlock(fd)
             return False
         return True
     finally:

@@ -335,6 +335,59 @@ def test_a_file_whose_import_stopped_is_imported_again(
     assert len(list((library.root / "collections").rglob("*.warc.gz"))) == 1
 
 
+def test_an_import_running_in_another_process_is_not_undone(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file marked incomplete while another process (a second window, a terminal) still
+    imports it is skipped, not forgotten under it; once that process is gone (killed), the
+    file is imported again."""
+    import signal
+    import subprocess
+    import sys
+
+    from archiver_app.hashing import sha256_file
+    from archiver_app.importers import warcs
+    from archiver_app.tasks import ProgressUpdate
+
+    src = _big_warc(tmp_path / "big.warc.gz")
+
+    def progress(update: ProgressUpdate) -> None:
+        if update.total is None:
+            raise RuntimeError("stopped here")
+
+    monkeypatch.setattr(warcs, "_forget_on_error", lambda lib, ids: None)
+    monkeypatch.setattr(warcs, "_drop_sidecar", lambda lib, folder: None)
+    assert import_paths(library, [src], progress=progress).outcomes[0].state is OutcomeState.FAILED
+    monkeypatch.undo()
+    partial = _counts(library)
+    lock = library.root / ".locks" / f"import-{sha256_file(src)}.lock"
+    with subprocess.Popen(  # the other process, still importing: it holds the lock
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path;"
+            "from archiver_app.filelock import held_or_busy\n"
+            "with held_or_busy(Path(sys.argv[1])) as mine:\n"
+            "    print(mine, flush=True); time.sleep(120)",
+            str(lock),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as holder:
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
+            busy = import_paths(library, [src]).outcomes[0]
+            assert busy.state is OutcomeState.SKIPPED and busy.reason == warcs.BEING_IMPORTED
+            assert _counts(library) == partial  # nothing of the running import was undone
+        finally:
+            holder.send_signal(signal.SIGKILL)  # it dies mid-import: the lock goes with it
+            holder.wait()
+    again = import_paths(library, [src]).outcomes[0]
+    assert again.state is OutcomeState.IMPORTED and again.records == 2101
+    assert _counts(library) == (2101, 1, 1, 0)
+    assert not list((library.root / ".locks").iterdir())  # released locks leave no file
+
+
 def test_a_cancelled_wacz_import_leaves_nothing(library: Library, tmp_path: Path) -> None:
     from archiver_app.tasks import CancelToken, ProgressUpdate
     from archiver_app.tasks.progress import Cancelled
