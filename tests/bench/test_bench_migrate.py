@@ -20,10 +20,12 @@ def test_bench_migrate_runs(capsys: pytest.CaptureFixture[str]) -> None:
             "20",
             "--file-bytes",
             "2048",
+            "--rounds",
+            "2",
         ]
     )
     out = capsys.readouterr().out
     assert "ratio large/small" in out
-    assert "ratio vs cp -a" in out
+    assert "ratio vs cp -a" in out and "round 2" in out
     assert open_ratio > 0
     assert move_ratio > 0
