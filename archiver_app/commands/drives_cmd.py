@@ -54,6 +54,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
     q = dsub.add_parser("verify", help="re-hash every copy on a drive and repair bad ones")
     q.add_argument("name", nargs="?", metavar="NAME", help="drive label (default: all mounted)")
+    q.add_argument(
+        "--laptop",
+        action="store_true",
+        help="verify this computer's copies instead (repaired from mounted drives)",
+    )
     q.add_argument("--no-repair", action="store_true", help="only report, do not repair")
     add_scan_root(q)
     q.set_defaults(func=cmd_verify)
@@ -66,9 +71,17 @@ def _when(value: datetime | None) -> str:
 def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.mirror import list_destinations
     from archiver_app.mirror.progress import human_bytes
+    from archiver_app.mirror.status import laptop_status
 
     with ctx.open_library() as lib:
         rows = list_destinations(lib, scan_roots=args.scan_root)
+        laptop = laptop_status(lib)
+    print(
+        f"this computer: {laptop.present} files present, {laptop.corrupted} corrupted,"
+        f" {laptop.offloaded} offloaded; last verified {_when(laptop.last_verified_at)}"
+        f"{' (due)' if laptop.scrub_due else ''}",
+        file=ctx.out,
+    )
     if not rows:
         print(
             "no destinations yet; add one with: archiver drives add PATH --label NAME", file=ctx.out
@@ -116,16 +129,29 @@ def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
-    from archiver_app.mirror import verify_destinations
+    from archiver_app.errors import InputError
+    from archiver_app.mirror import verify_destinations, verify_library
 
+    if args.laptop and args.name:
+        raise InputError("give a drive NAME or --laptop, not both")
     with ctx.open_library() as lib:
-        results = verify_destinations(
-            lib,
-            args.name,
-            repair=not args.no_repair,
-            scan_roots=args.scan_root,
-            progress=progress_printer(ctx.err),
-        )
+        if args.laptop:
+            results = [
+                verify_library(
+                    lib,
+                    repair=not args.no_repair,
+                    scan_roots=args.scan_root,
+                    progress=progress_printer(ctx.err),
+                )
+            ]
+        else:
+            results = verify_destinations(
+                lib,
+                args.name,
+                repair=not args.no_repair,
+                scan_roots=args.scan_root,
+                progress=progress_printer(ctx.err),
+            )
     if not results:
         print("no destination drive is mounted", file=ctx.out)
         return 1

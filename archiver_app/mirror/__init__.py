@@ -5,6 +5,8 @@ The public surface for front ends (CLI, GUI drives panel, replay and export):
 - destinations: :func:`add_destination`, :func:`find_mounted`, :func:`scan_markers`
 - policy: :func:`effective_policy`, :func:`set_policy`
 - runs: :func:`run_mirror` (plan with ``dry_run``), :func:`verify_destinations` (scrub),
+  :func:`verify_library` (the laptop's own copies), :func:`scheduled_scrub` (whatever
+  :func:`scrubs_due` names, run by the app while idle),
   :func:`offload`, :func:`restore` / :func:`restore_snapshot` (raise
   :class:`DriveNotMounted` naming the drives to plug in)
 - views: :func:`list_destinations`, :func:`snapshot_copies`
@@ -20,7 +22,13 @@ from archiver_app.mirror.mounts import scan_markers
 from archiver_app.mirror.offload import offload, parse_age, restore, restore_snapshot
 from archiver_app.mirror.policy import Policy, effective_policy, set_policy
 from archiver_app.mirror.run import MirrorResult, run_mirror
-from archiver_app.mirror.scrub import DriveNotMounted, verify_destinations
+from archiver_app.mirror.scrub import (
+    DriveNotMounted,
+    scheduled_scrub,
+    scrubs_due,
+    verify_destinations,
+    verify_library,
+)
 from archiver_app.mirror.status import list_destinations, snapshot_copies
 
 mirror = run_mirror
@@ -41,8 +49,11 @@ __all__ = [
     "restore_snapshot",
     "run_mirror",
     "scan_markers",
+    "scheduled_scrub",
+    "scrubs_due",
     "set_policy",
     "snapshot_copies",
     "verify",
     "verify_destinations",
+    "verify_library",
 ]

@@ -18,24 +18,28 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import Row, func, select
+from sqlalchemy import Row, func, select, update
 
 from archiver_app.errors import ArchiverError
 from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.destinations import MountedDestination, find_mounted, get_destination
 from archiver_app.mirror.director import Transfer
-from archiver_app.mirror.locking import destination_lock
+from archiver_app.mirror.locking import DestinationBusy, destination_lock
 from archiver_app.mirror.policy import library_policy
 from archiver_app.mirror.progress import RunProgress
+from archiver_app.mirror.status import LIBRARY_SCRUB_KEY, laptop_status, scrub_interval
 from archiver_app.mirror.worker import (
+    FileChanged,
     RunContext,
+    _row_unchanged,
     _set_states,
     prepare_destination,
+    repair_local,
     run_destination,
 )
 from archiver_app.store.copies import copy_path
-from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState
+from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Setting
 from archiver_app.tasks import CancelToken, Progress, null_progress
 from archiver_app.validation import safe_join
 
@@ -247,3 +251,133 @@ def _repair_transfers(
             if source is not None:
                 out.append(Transfer(fid, path, sha, size, dest.id, str(source), source_dest))
     return out
+
+
+#: How the laptop's own copies are named in scrub results.
+THIS_COMPUTER = "this computer"
+
+
+def verify_library(
+    lib: Library,
+    *,
+    repair: bool = True,
+    scan_roots: Sequence[Path] | None = None,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> ScrubResult:
+    """Re-hash every file the library holds on this computer (the copy that counts as one
+    of the policy's copies), stamp the good ones ``verified_at``, and restore bad ones from
+    a present copy on a mounted drive (:func:`worker.repair_local`: marked corrupted first,
+    never over a file rewritten meanwhile). Offloaded files are not here to check.
+    """
+    cancel = cancel or CancelToken()
+    policy = library_policy(lib)
+    result = ScrubResult(THIS_COMPUTER)
+    with lib.session() as s:
+        rows = s.execute(
+            select(File.id, File.path, File.sha256, File.size, File.external_path)
+            .where(
+                File.local_state.in_([LocalState.PRESENT, LocalState.CORRUPTED]),
+                File.sha256.is_not(None),
+            )
+            .order_by(File.path)
+        ).all()
+    tracker = RunProgress(progress, "verify this computer", len(rows), sum(r.size for r in rows))
+    good: list[int] = []
+    bad: list[tuple[int, str, str, int, bool]] = []  # id, path, sha256, size, file there
+    record = threading.Lock()
+
+    def check(row: Row[int, str, str | None, int, str | None]) -> None:
+        fid, path, sha, size, external = row
+        if cancel.cancelled or sha is None:
+            return
+        target = Path(external) if external else lib.abspath(path)
+        ok = copier.matches(target, sha, size)
+        with record:
+            if ok:
+                good.append(fid)
+            else:
+                bad.append((fid, path, sha, size, target.exists()))
+            result.checked += 1
+        tracker.add(files=1, nbytes=size)
+
+    with ThreadPoolExecutor(policy.parallelism) as pool:
+        list(pool.map(check, rows))
+    tracker.finish()
+    now = lib.clock()
+    with lib.write() as s:
+        for chunk in range(0, len(good), 500):
+            s.execute(
+                update(File)
+                .where(File.id.in_(good[chunk : chunk + 500]))
+                .values(verified_at=now, local_state=LocalState.PRESENT)
+            )
+    result.ok = len(good)
+    ctx = RunContext(lib, find_mounted(lib, scan_roots=scan_roots), tracker, cancel)
+    for fid, path, sha, size, there in sorted(bad, key=lambda b: b[1]):
+        if cancel.cancelled:
+            break
+        try:
+            if not repair:
+                with _row_unchanged(lib, fid, (path, sha, size)) as s:
+                    s.execute(
+                        update(File).where(File.id == fid).values(local_state=LocalState.CORRUPTED)
+                    )
+            elif repair_local(ctx, fid):
+                result.repaired += 1
+                continue
+        except FileChanged:  # rewritten meanwhile (a sidecar): a change, not rot
+            continue
+        (result.corrupted if there else result.lost).append(path)
+    result.unrepaired = len(result.corrupted) + len(result.lost)
+    if not cancel.cancelled:
+        with lib.write() as s:
+            s.merge(Setting(key=LIBRARY_SCRUB_KEY, value=now.isoformat()))
+    return result
+
+
+def scrubs_due(lib: Library, *, scan_roots: Sequence[Path] | None = None) -> list[str]:
+    """What a scheduled scrub would verify now: :data:`THIS_COMPUTER` when the library's
+    own copies were not all verified within the interval, and the label of each mounted
+    drive holding copies that was not."""
+    now = lib.clock()
+    mounted = find_mounted(lib, scan_roots=scan_roots)
+    due = [THIS_COMPUTER] if laptop_status(lib).scrub_due else []
+    with lib.session() as s:
+        holding = set(
+            s.scalars(
+                select(Copy.destination_id)
+                .where(Copy.state.in_([CopyState.PRESENT, CopyState.CORRUPTED]))
+                .distinct()
+            )
+        )
+        for d in s.scalars(select(Destination).where(Destination.id.in_(mounted.keys()))):
+            stale = d.last_scrub_at is None or now - d.last_scrub_at > scrub_interval(s, d)
+            if d.id in holding and stale:
+                due.append(d.label)
+    return due
+
+
+def scheduled_scrub(
+    lib: Library,
+    *,
+    scan_roots: Sequence[Path] | None = None,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> list[ScrubResult]:
+    """Verify (and repair) whatever :func:`scrubs_due` names: the app runs this while idle.
+    A drive another run is writing to is left for next time."""
+    cancel = cancel or CancelToken()
+    due = scrubs_due(lib, scan_roots=scan_roots)
+    results: list[ScrubResult] = []
+    if THIS_COMPUTER in due:
+        results.append(verify_library(lib, scan_roots=scan_roots, progress=progress, cancel=cancel))
+    mounted = find_mounted(lib, scan_roots=scan_roots)
+    for d in sorted(mounted.values(), key=lambda m: m.label):
+        if d.label not in due or cancel.cancelled:
+            continue
+        try:
+            results.append(verify_destination(lib, d, mounted, progress=progress, cancel=cancel))
+        except DestinationBusy:
+            continue
+    return results

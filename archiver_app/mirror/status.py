@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from archiver_app.library import Library
 from archiver_app.mirror.deps import snapshot_files
@@ -31,6 +32,66 @@ from archiver_app.store.models import (
 )
 
 SCRUB_KEY = "scrub.schedule"  # {"interval_days": N}, library-wide; else each drive's own
+#: When the laptop's own copies were last all re-hashed (ISO time, UTC).
+LIBRARY_SCRUB_KEY = "scrub.library.last_at"
+#: Re-verify interval when neither the library nor a drive sets one.
+DEFAULT_SCRUB_DAYS = 30
+
+
+def scrub_interval(session: Session, dest: Destination | None = None) -> timedelta:
+    """How often copies are re-verified: the library-wide interval the GUI sets, else the
+    drive's own (``dest``), else :data:`DEFAULT_SCRUB_DAYS`."""
+    schedule = session.get(Setting, SCRUB_KEY)
+    days = (
+        schedule.value.get("interval_days")
+        if schedule and isinstance(schedule.value, dict)
+        else None
+    )
+    if not (isinstance(days, int) and days > 0):
+        days = dest.scrub_interval_days if dest is not None else DEFAULT_SCRUB_DAYS
+    return timedelta(days=days)
+
+
+def library_last_scrub(session: Session) -> datetime | None:
+    """When the laptop's copies were last all verified (None: never)."""
+    row = session.get(Setting, LIBRARY_SCRUB_KEY)
+    if row is None or not isinstance(row.value, str):
+        return None
+    try:
+        return datetime.fromisoformat(row.value)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class LaptopStatus:
+    """The library's own copies, on this computer (one of the policy's copies)."""
+
+    present: int
+    corrupted: int
+    offloaded: int  # freed here; their copies are on drives
+    last_verified_at: datetime | None
+    scrub_due: bool
+
+
+def laptop_status(lib: Library) -> LaptopStatus:
+    with lib.session() as s:
+        counts: dict[str, int] = {}
+        for state, n in s.execute(
+            select(File.local_state, func.count()).group_by(File.local_state)
+        ):
+            counts[state] = n
+        last = library_last_scrub(s)
+        interval = scrub_interval(s)
+    present = counts.get(LocalState.PRESENT, 0)
+    due = present > 0 and (last is None or lib.clock() - last > interval)
+    return LaptopStatus(
+        present,
+        counts.get(LocalState.CORRUPTED, 0) + counts.get(LocalState.MISSING, 0),
+        counts.get(LocalState.OFFLOADED, 0),
+        last,
+        due,
+    )
 
 
 @dataclass(frozen=True)
@@ -68,12 +129,7 @@ def list_destinations(
     now = lib.clock()
     with lib.session() as s:
         dests = s.scalars(select(Destination).order_by(Destination.label)).all()
-        schedule = s.get(Setting, SCRUB_KEY)  # the library-wide interval the GUI sets
-        interval = (
-            schedule.value.get("interval_days")
-            if schedule and isinstance(schedule.value, dict)
-            else None
-        )
+        intervals = {d.id: scrub_interval(s, d) for d in dests}
         counts: dict[tuple[int, str], int] = {}
         for did, state, n in s.execute(
             select(Copy.destination_id, Copy.state, func.count()).group_by(
@@ -106,10 +162,7 @@ def list_destinations(
                 free, cap = usage.free, usage.total
             except OSError:
                 pass
-        days = (
-            int(interval) if isinstance(interval, int) and interval > 0 else d.scrub_interval_days
-        )
-        due = d.last_scrub_at is None or now - d.last_scrub_at > timedelta(days=days)
+        due = d.last_scrub_at is None or now - d.last_scrub_at > intervals[d.id]
         out.append(
             DestinationStatus(
                 id=d.id,

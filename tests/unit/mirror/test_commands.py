@@ -24,7 +24,7 @@ def test_commands_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     media = tmp_path / "media" / "me"
     (media / "BLUE").mkdir(parents=True)
     code, out, _ = run(capsys, root, "drives")
-    assert code == 0 and "no destinations yet" in out
+    assert code == 0 and "no destinations yet" in out and out.startswith("this computer: ")
     code, out, _ = run(capsys, root, "drives", "add", str(media / "BLUE"), "--label", "blue")
     assert code == 0 and "added destination 'blue'" in out
     code, _, err = run(capsys, root, "drives", "add", str(tmp_path / "nope"), "--label", "x")
@@ -52,6 +52,16 @@ def test_commands_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert code == 0 and "blue: 2 copies checked, 2 good" in out
     code, _, err = run(capsys, root, "drives", "verify", "red")
     assert code == 2 and "no destination labelled 'red'" in err
+    code, out, _ = run(capsys, root, "drives")
+    assert "this computer: 2 files present, 0 corrupted, 0 offloaded;" in out
+    assert "last verified never (due)" in out.splitlines()[0]
+    code, out, _ = run(capsys, root, "drives", "verify", "--laptop")
+    assert code == 0 and "this computer: 2 copies checked, 2 good" in out
+    code, out, _ = run(capsys, root, "drives")
+    assert "last verified never" not in out.splitlines()[0]
+    assert "(due)" not in out.splitlines()[0]
+    code, _, err = run(capsys, root, "drives", "verify", "blue", "--laptop")
+    assert code == 2 and "not both" in err
     code, out, _ = run(capsys, root, "offload", "--older-than", "1y")
     assert code == 0 and "freed 0 B" in out and "not enough verified copies" in out
     code, _, err = run(capsys, root, "offload", "--older-than", "soon")
