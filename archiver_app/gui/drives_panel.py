@@ -155,9 +155,12 @@ class DrivesPanel(QWidget):
         layout.addLayout(buttons)
         self.add_button.clicked.connect(self.add_drive)
         self.mirror_button.clicked.connect(lambda: self.mirror_now())  # noqa: PLW0108 (not clicked(bool))
-        self.verify_button.clicked.connect(
-            lambda: self._run("verify_destinations", "verifying copies")
+        self.verify_button.setToolTip(
+            self.verify_button.toolTip()
+            or "Re-read every copy on this computer and on the plugged-in drives, and repair "
+            "any that changed from a good copy"
         )
+        self.verify_button.clicked.connect(lambda: self._run("verify_all", "verifying copies"))
         self.offload_button.clicked.connect(self._offload)
         self.export_button.clicked.connect(self.open_export)
 
@@ -177,12 +180,12 @@ class DrivesPanel(QWidget):
         scan = self._refreshes % SCAN_EVERY == 0 and capability("mirror")[0]
         self._refreshes += 1
 
-        def work(_p: object, _c: object) -> list[data.DriveRow]:
+        def work(_p: object, _c: object) -> tuple[list[data.DriveRow], str]:
             if scan:
                 from archiver_app.mirror import find_mounted
 
                 find_mounted(library, scan_roots=self.scan_roots)
-            return data.drive_rows(library)
+            return data.drive_rows(library), data.laptop_summary(library)
 
         BackgroundOp(self.runner, work, label="drives", blocks_quit=False).success(
             self._refreshed
@@ -193,7 +196,8 @@ class DrivesPanel(QWidget):
         self.timer.stop()
         show_error(self, failure, "reading the drives")
 
-    def _refreshed(self, rows: list[data.DriveRow]) -> None:
+    def _refreshed(self, result: tuple[list[data.DriveRow], str]) -> None:
+        rows, laptop = result
         self._busy = False
         self.model.set_rows(rows)
         for r in rows:
@@ -204,13 +208,14 @@ class DrivesPanel(QWidget):
                     self.mirror_now(f"mirroring to {r.label}")
             self._mounted[r.id] = r.mounted
         if not rows:
-            self.summary.setText(
+            drives = (
                 "No drives yet. Add an external drive or a folder as a destination, and the "
                 "app keeps verified copies of your archive on it."
             )
         else:
             plugged = sum(1 for r in rows if r.mounted)
-            self.summary.setText(f"{len(rows)} drives, {plugged} plugged in.")
+            drives = f"{len(rows)} drives, {plugged} plugged in."
+        self.summary.setText(f"{laptop} {drives}" if laptop else drives)
 
     def mirror_now(self, doing: str = "mirroring") -> BackgroundOp[Any] | None:
         """Start a mirror run unless one is running already (one at a time)."""

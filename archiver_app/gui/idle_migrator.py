@@ -1,4 +1,4 @@
-"""The background migrator, run by the app while it is idle.
+"""Background work the app does while it is idle: folder migration, then scheduled scrubs.
 
 Old folder layouts and registered ArchiveBox folders are migrated by one pass of
 ``archiver_app.layout.migrator.run_migrator`` at a time, in a child process
@@ -7,11 +7,18 @@ operation the user started (a capture, a crawl, a mirror, an export, an import) 
 :attr:`IdleMigrator.idle_ms`; when one starts, the migrator is asked to stop at its next
 batch boundary (its cursor is saved) and comes back once the app is idle again. The status
 bar shows its progress from the database ("Upgrading folders: N%").
+
+With nothing to migrate, copies whose re-verify interval has passed (the laptop's own, and
+each mounted drive's: ``archiver_app.mirror.scheduled_scrub``) are verified the same way,
+after :attr:`IdleMigrator.scrub_idle_ms` of idleness (re-reading a library is long work,
+best left for when the user has stepped away); the user's work stops it too (copies not
+yet checked keep their state).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -22,6 +29,7 @@ from archiver_app.tasks import ProgressUpdate
 
 log = logging.getLogger(__name__)
 LABEL = "upgrading folders"
+SCRUB_LABEL = "verifying copies"
 
 
 def pending_work(library: Library) -> int:
@@ -29,6 +37,15 @@ def pending_work(library: Library) -> int:
     from archiver_app.layout.migrator import pending_count, pending_sources
 
     return pending_count(library) + len(pending_sources(library))
+
+
+def idle_job(library: Library) -> str | None:
+    """``"migrate"``, ``"scrub"`` (some copies are due to be re-verified) or None."""
+    if pending_work(library):
+        return "migrate"
+    from archiver_app.mirror import scrubs_due
+
+    return "scrub" if scrubs_due(library) else None
 
 
 class IdleMigrator(QObject):
@@ -45,10 +62,13 @@ class IdleMigrator(QObject):
         *,
         idle_ms: int = 10_000,
         recheck_ms: int = 60_000,
+        scrub_idle_ms: int = 300_000,
     ) -> None:
         super().__init__(parent)
         self.library, self.runner = library, runner
         self.idle_ms = idle_ms
+        self.scrub_idle_ms = scrub_idle_ms
+        self._idle_since = time.monotonic()
         self.op: BackgroundOp[Any] | None = None
         self.last_report: object = None  # the last run's MigrationReport
         self._checking = False
@@ -86,11 +106,14 @@ class IdleMigrator(QObject):
 
     def _runner_changed(self) -> None:
         if self._user_busy():
+            self._idle_since = float("inf")  # idle again only once this work has ended
             self._idle.stop()
             if self.op is not None:
                 self.op.cancel()  # stops at the next batch boundary; the cursor is saved
-        elif self.op is None and not self._idle.isActive():
-            self._idle.start(self.idle_ms)  # idle since now (other changes don't restart it)
+        else:
+            self._idle_since = min(self._idle_since, time.monotonic())
+            if self.op is None and not self._idle.isActive():
+                self._idle.start(self.idle_ms)  # idle since now (other changes don't restart it)
 
     def _maybe_start(self) -> None:
         if self.op is not None or self._checking or self._user_busy():
@@ -98,30 +121,34 @@ class IdleMigrator(QObject):
         self._checking = True
         library = self.library
         BackgroundOp(
-            self.runner, lambda _p, _c: pending_work(library), label="", blocks_quit=False
+            self.runner, lambda _p, _c: idle_job(library), label="", blocks_quit=False
         ).success(self._checked).failure(self._check_failed).run_in_background()
 
     def _check_failed(self, failure: OpFailure) -> None:
         self._checking = False
         log.warning("could not count the folders to migrate: %s", failure.exception)
 
-    def _checked(self, pending: int) -> None:
+    def _checked(self, job: str | None) -> None:
         self._checking = False
-        if not pending or self.op is not None or self._user_busy():
+        if job is None or self.op is not None or self._user_busy():
             return
+        if job == "scrub" and time.monotonic() - self._idle_since < self.scrub_idle_ms / 1000:
+            return  # not idle long enough yet: the recheck timer asks again
         from archiver_app.tasks.isolated import run_isolated
 
         library = self.library
+        target, label = {
+            "migrate": ("archiver_app.layout.migrator:run_migrator", LABEL),
+            "scrub": ("archiver_app.mirror:scheduled_scrub", SCRUB_LABEL),
+        }[job]
         self.op = (
             BackgroundOp(
                 self.runner,
-                # One pass over what is pending, in a child process (hashing and moving
-                # files is Python work); new work is noticed by the recheck timer.
-                lambda p, c: run_isolated(
-                    "archiver_app.layout.migrator:run_migrator", library, progress=p, cancel=c
-                ),
-                label=LABEL,
-                blocks_quit=False,  # interrupting it is always safe: it resumes from its cursor
+                # One pass over what is pending or due, in a child process (hashing and
+                # moving files is Python work); new work is noticed by the recheck timer.
+                lambda p, c: run_isolated(target, library, progress=p, cancel=c),
+                label=label,
+                blocks_quit=False,  # interrupting either is safe: each resumes next time
             )
             .with_progress(self.progressed.emit)
             .success(self._ended)
@@ -138,7 +165,7 @@ class IdleMigrator(QObject):
         self.op = None
         self.finished.emit()
         if not failure.cancelled:
-            log.error("background migration stopped: %s", failure.traceback_text)
+            log.error("background work stopped: %s", failure.traceback_text)
 
 
 def progress_text(update: ProgressUpdate) -> str:

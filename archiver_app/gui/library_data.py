@@ -476,6 +476,22 @@ def is_mounted(path: str | None) -> bool:
     )
 
 
+def laptop_summary(library: Library) -> str:
+    """One line on the library's own copies for the drives panel ("" without the mirror)."""
+    try:
+        from archiver_app.mirror.status import laptop_status
+    except ImportError:
+        return ""
+    st = laptop_status(library)
+    when = f"{st.last_verified_at:%Y-%m-%d}" if st.last_verified_at else "never"
+    text = f"This computer: {st.present:,} files, last verified {when}"
+    if st.corrupted:
+        text += f", {st.corrupted:,} damaged"
+    if st.scrub_due:
+        text += " (due: verified when the app is idle)"
+    return text + "."
+
+
 def drive_rows(library: Library) -> list[DriveRow]:
     with library.session() as s:
         dests = s.scalars(select(Destination).order_by(Destination.label)).all()

@@ -26,6 +26,7 @@ from archiver_app.mirror.scrub import (
     DriveNotMounted,
     scheduled_scrub,
     scrubs_due,
+    verify_all,
     verify_destinations,
     verify_library,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "set_policy",
     "snapshot_copies",
     "verify",
+    "verify_all",
     "verify_destinations",
     "verify_library",
 ]

@@ -381,3 +381,26 @@ def scheduled_scrub(
         except DestinationBusy:
             continue
     return results
+
+
+def verify_all(
+    lib: Library,
+    *,
+    scan_roots: Sequence[Path] | None = None,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> list[ScrubResult]:
+    """Verify (and repair) every copy within reach now: this computer's, then each
+    mounted drive's (the drives panel's Verify). A drive another run is writing to is
+    skipped, with that as its result."""
+    cancel = cancel or CancelToken()
+    results = [verify_library(lib, scan_roots=scan_roots, progress=progress, cancel=cancel)]
+    mounted = find_mounted(lib, scan_roots=scan_roots)
+    for d in sorted(mounted.values(), key=lambda m: m.label):
+        if cancel.cancelled:
+            break
+        try:
+            results.append(verify_destination(lib, d, mounted, progress=progress, cancel=cancel))
+        except DestinationBusy as exc:
+            results.append(ScrubResult(d.label, stopped=str(exc)))
+    return results

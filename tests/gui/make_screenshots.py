@@ -85,7 +85,7 @@ def page_png(path: Path, title: str, color: str, rng: random.Random) -> None:
 def build(root: Path) -> object:
     from archiver_app.library import Library
     from archiver_app.store.files import register_file
-    from archiver_app.store.models import Copy, Destination, File, Job, JobLog
+    from archiver_app.store.models import Copy, Destination, File, Job, JobLog, Setting
     from tests.helpers.snapshots import add_snapshot
 
     lib = Library.open(root)
@@ -145,6 +145,8 @@ def build(root: Path) -> object:
         )
         s.add_all([blue, red])
         s.flush()
+        # this computer's copies were last verified five days ago (the idle scrub)
+        s.merge(Setting(key="scrub.library.last_at", value=(now - timedelta(days=5)).isoformat()))
         files = s.query(File).all()
         for n, f in enumerate(files):
             s.add(

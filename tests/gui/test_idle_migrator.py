@@ -74,3 +74,41 @@ def test_an_archivebox_folder_added_from_the_window_is_imported_in_the_backgroun
     qtbot.waitUntil(imported, timeout=30000)
     qtbot.waitUntil(lambda: pending_work(lib) == 0, timeout=30000)
     qtbot.waitUntil(lambda: main_window.model.rowCount() >= len(snaps), timeout=10000)
+
+
+def test_due_scrubs_run_once_the_app_has_been_idle_long_enough(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    """Nothing to migrate, copies never verified: after the longer idle delay the app
+    verifies the laptop's copies and the drive's, repairing rot from the drive."""
+    import time
+
+    from archiver_app.mirror import add_destination, run_mirror, scrubs_due
+    from archiver_app.mirror.scrub import THIS_COMPUTER
+    from tests.helpers.mirror_data import make_snapshot
+
+    snap = make_snapshot(library, [4000, 6000], seed=5)
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    add_destination(library, drive, "usb")
+    assert run_mirror(library).ok
+    rotten = library.abspath(snap.paths[0])
+    good = rotten.read_bytes()
+    rotten.write_bytes(bytes([good[0] ^ 0xFF]) + good[1:])
+    assert scrubs_due(library) == [THIS_COMPUTER, "usb"]
+
+    migrator = IdleMigrator(library, op_runner, idle_ms=50, recheck_ms=200, scrub_idle_ms=1500)
+    started = time.monotonic()
+    migrator.start()
+    qtbot.waitUntil(lambda: migrator.running, timeout=15000)
+    assert time.monotonic() - started >= 1.4  # not before the app was idle that long
+    qtbot.waitUntil(lambda: not migrator.running, timeout=60000)
+    migrator.stop()
+    assert scrubs_due(library) == []
+    assert rotten.read_bytes() == good  # repaired from the drive
+    report = migrator.last_report
+    assert isinstance(report, list)
+    assert [(r.label, r.checked, r.repaired) for r in report] == [
+        (THIS_COMPUTER, 2, 1),
+        ("usb", 2, 0),
+    ]

@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
+from sqlalchemy import select
 
 from archiver_app.gui import library_data as data
 from archiver_app.gui.drives_panel import DrivesPanel
@@ -159,6 +160,24 @@ def test_a_known_drive_plugged_in_somewhere_new_is_found_and_mirrored_to(
     qtbot.waitUntil(mirrored, timeout=30000)
     qtbot.waitUntil(lambda: panel._mirror_op is None, timeout=10000)
     assert panel.model.rows[0].missing == 0
+    assert panel.summary.text().startswith(
+        f"This computer: {n_files} files, last verified never (due: verified when the app is idle)."
+    )
+
+    # Verify re-reads every copy in reach: this computer's, then the plugged-in drive's
+    with library.session() as s:
+        rotten = library.abspath(s.scalars(select(File.path).order_by(File.id)).first() or "")
+    good = rotten.read_bytes()
+    rotten.write_bytes(good[:-1] + bytes([good[-1] ^ 0xFF]))
+    with qtbot.waitSignal(panel.message, timeout=60000, check_params_cb=lambda m: "Finished" in m):
+        panel.verify_button.click()
+    assert rotten.read_bytes() == good  # repaired from the drive
+    panel.refresh()
+    today = f"{library.clock():%Y-%m-%d}"
+    qtbot.waitUntil(lambda: f"files, last verified {today}." in panel.summary.text())
+    with library.session() as s:
+        blue = s.scalars(select(Destination)).one()
+        assert blue.last_scrub_at is not None  # the drive was verified too
     panel.timer.stop()
 
 
