@@ -268,17 +268,20 @@ def verify_library(
     """Re-hash every file the library holds on this computer (the copy that counts as one
     of the policy's copies), stamp the good ones ``verified_at``, and restore bad ones from
     a present copy on a mounted drive (:func:`worker.repair_local`: marked corrupted first,
-    never over a file rewritten meanwhile). Offloaded files are not here to check.
+    never over a file rewritten meanwhile). Offloaded files are not here to check, and
+    files imported with ``--link`` are the user's own, wherever they are (perhaps on a drive
+    not plugged in now): they are neither checked nor written.
     """
     cancel = cancel or CancelToken()
     policy = library_policy(lib)
     result = ScrubResult(THIS_COMPUTER)
     with lib.session() as s:
         rows = s.execute(
-            select(File.id, File.path, File.sha256, File.size, File.external_path)
+            select(File.id, File.path, File.sha256, File.size)
             .where(
                 File.local_state.in_([LocalState.PRESENT, LocalState.CORRUPTED]),
                 File.sha256.is_not(None),
+                File.external_path.is_(None),
             )
             .order_by(File.path)
         ).all()
@@ -287,11 +290,11 @@ def verify_library(
     bad: list[tuple[int, str, str, int, bool]] = []  # id, path, sha256, size, file there
     record = threading.Lock()
 
-    def check(row: Row[int, str, str | None, int, str | None]) -> None:
-        fid, path, sha, size, external = row
+    def check(row: Row[int, str, str | None, int]) -> None:
+        fid, path, sha, size = row
         if cancel.cancelled or sha is None:
             return
-        target = Path(external) if external else lib.abspath(path)
+        target = lib.abspath(path)
         ok = copier.matches(target, sha, size)
         with record:
             if ok:

@@ -79,3 +79,22 @@ def test_scrubs_run_when_due(library: Library, tmp_path: Path) -> None:
     assert scrubs_due(library) == []
     library.clock = lambda: start + timedelta(days=61)
     assert scrubs_due(library) == [THIS_COMPUTER, "usb"]
+
+
+def test_linked_files_are_neither_checked_nor_written(library: Library, tmp_path: Path) -> None:
+    """A WARC imported with --link stays the user's: when its folder is gone (a stick not
+    plugged in), the laptop scrub does not mark it nor recreate anything there."""
+    from archiver_app.importers.run import import_paths
+    from tests.helpers.warcs import Resp, html_page, write_warc
+
+    stick = tmp_path / "stick"
+    stick.mkdir()
+    warc = write_warc(stick / "linked.warc.gz", [Resp("https://l.example/", html_page("L", "x"))])
+    assert import_paths(library, [warc], link=True).outcomes[0].records == 1
+    stick.rename(tmp_path / "stick-unplugged")
+    result = verify_library(library)
+    assert (result.corrupted, result.lost) == ([], [])
+    assert not stick.exists()  # nothing written where the stick was
+    with library.session() as s:
+        linked = s.scalars(select(File).where(File.external_path.is_not(None))).one()
+        assert linked.local_state == LocalState.PRESENT
