@@ -16,9 +16,11 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Row, func, select, update
+from sqlalchemy import ColumnElement, Row, func, or_, select, update
 
 from archiver_app.errors import ArchiverError
 from archiver_app.library import Library
@@ -128,7 +130,10 @@ def verify_destination(
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
     lock_wait: float = 0.0,
+    verified_before: datetime | None = None,
 ) -> ScrubResult:
+    """Re-hash the copies on ``dest`` (only those last verified before ``verified_before``,
+    when given: a scheduled pass that was interrupted goes on where it stopped)."""
     cancel = cancel or CancelToken()
     policy = library_policy(lib)
     result = ScrubResult(dest.label)
@@ -149,6 +154,7 @@ def verify_destination(
                 .where(
                     Copy.destination_id == dest.id,
                     Copy.state.in_([CopyState.PRESENT, CopyState.CORRUPTED]),
+                    *_stale(Copy.verified_at, Copy.state == CopyState.CORRUPTED, verified_before),
                 )
                 .order_by(File.path)
             ).all()
@@ -253,6 +259,14 @@ def _repair_transfers(
     return out
 
 
+def _stale(verified_at: Any, bad: Any, before: datetime | None) -> list[ColumnElement[bool]]:
+    """Filters for copies a pass with cutoff ``before`` must check: never verified, verified
+    before it, or known bad (None: all of them)."""
+    if before is None:
+        return []
+    return [or_(verified_at.is_(None), verified_at < before, bad)]
+
+
 #: How the laptop's own copies are named in scrub results.
 THIS_COMPUTER = "this computer"
 
@@ -264,8 +278,10 @@ def verify_library(
     scan_roots: Sequence[Path] | None = None,
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
+    verified_before: datetime | None = None,
 ) -> ScrubResult:
-    """Re-hash every file the library holds on this computer (the copy that counts as one
+    """Re-hash every file the library holds on this computer (last verified before
+    ``verified_before``, when given) (the copy that counts as one
     of the policy's copies), stamp the good ones ``verified_at``, and restore bad ones from
     a present copy on a mounted drive (:func:`worker.repair_local`: marked corrupted first,
     never over a file rewritten meanwhile). Offloaded files are not here to check, and
@@ -282,6 +298,9 @@ def verify_library(
                 File.local_state.in_([LocalState.PRESENT, LocalState.CORRUPTED]),
                 File.sha256.is_not(None),
                 File.external_path.is_(None),
+                *_stale(
+                    File.verified_at, File.local_state == LocalState.CORRUPTED, verified_before
+                ),
             )
             .order_by(File.path)
         ).all()
@@ -373,14 +392,35 @@ def scheduled_scrub(
     cancel = cancel or CancelToken()
     due = scrubs_due(lib, scan_roots=scan_roots)
     results: list[ScrubResult] = []
+    now = lib.clock()
+    with lib.session() as s:
+        laptop_cutoff = now - scrub_interval(s)
+        cutoffs = {d.id: now - scrub_interval(s, d) for d in s.scalars(select(Destination))}
     if THIS_COMPUTER in due:
-        results.append(verify_library(lib, scan_roots=scan_roots, progress=progress, cancel=cancel))
+        results.append(
+            verify_library(
+                lib,
+                scan_roots=scan_roots,
+                progress=progress,
+                cancel=cancel,
+                verified_before=laptop_cutoff,
+            )
+        )
     mounted = find_mounted(lib, scan_roots=scan_roots)
     for d in sorted(mounted.values(), key=lambda m: m.label):
         if d.label not in due or cancel.cancelled:
             continue
         try:
-            results.append(verify_destination(lib, d, mounted, progress=progress, cancel=cancel))
+            results.append(
+                verify_destination(
+                    lib,
+                    d,
+                    mounted,
+                    progress=progress,
+                    cancel=cancel,
+                    verified_before=cutoffs.get(d.id),
+                )
+            )
         except DestinationBusy:
             continue
     return results

@@ -68,16 +68,20 @@ def test_scrubs_run_when_due(library: Library, tmp_path: Path) -> None:
     add_destination(library, empty, "new")  # mounted, holding nothing: nothing to verify
     assert scrubs_due(library) == [THIS_COMPUTER, "usb"]
     done = scheduled_scrub(library)
-    assert [(r.label, r.checked, r.ok) for r in done] == [(THIS_COMPUTER, 2, 2), ("usb", 2, 2)]
+    # the drive's copies were verified as they were written, minutes ago: none is re-read
+    assert [(r.label, r.checked, r.ok) for r in done] == [(THIS_COMPUTER, 2, 2), ("usb", 0, 0)]
     assert scrubs_due(library) == []
 
     start = library.clock()
     library.clock = lambda: start + timedelta(days=31)  # the default interval is 30 days
     assert scrubs_due(library) == [THIS_COMPUTER, "usb"]
+    again = scheduled_scrub(library)
+    assert [(r.label, r.checked, r.ok) for r in again] == [(THIS_COMPUTER, 2, 2), ("usb", 2, 2)]
     with library.write() as s:  # the interval the settings dialog sets, for all of them
         s.merge(Setting(key=SCRUB_KEY, value={"interval_days": 60}))
+    library.clock = lambda: start + timedelta(days=31 + 59)
     assert scrubs_due(library) == []
-    library.clock = lambda: start + timedelta(days=61)
+    library.clock = lambda: start + timedelta(days=31 + 61)
     assert scrubs_due(library) == [THIS_COMPUTER, "usb"]
 
 
@@ -98,3 +102,26 @@ def test_linked_files_are_neither_checked_nor_written(library: Library, tmp_path
     with library.session() as s:
         linked = s.scalars(select(File).where(File.external_path.is_not(None))).one()
         assert linked.local_state == LocalState.PRESENT
+
+
+def test_an_interrupted_scheduled_scrub_goes_on_where_it_stopped(library: Library) -> None:
+    """The user's work stops a scheduled pass; the next one checks only what the first did
+    not (each file's own verification time says), then the pass counts as done."""
+    from archiver_app.mirror import set_policy
+    from archiver_app.tasks import CancelToken, ProgressUpdate
+
+    make_snapshot(library, [3000] * 6, seed=9)
+    set_policy(library, parallelism=1)  # one file at a time: the stop lands between files
+    token = CancelToken()
+
+    def stop(update: ProgressUpdate) -> None:
+        if update.done >= 1:
+            token.cancel()
+
+    [first] = scheduled_scrub(library, progress=stop, cancel=token)
+    assert 1 <= first.checked < 6
+    assert scrubs_due(library) == [THIS_COMPUTER]  # not done yet
+    [second] = scheduled_scrub(library)
+    assert (second.label, second.checked) == (THIS_COMPUTER, 6 - first.checked)
+    assert scrubs_due(library) == []
+    assert verify_library(library).checked == 6  # asked for by hand: every file
