@@ -280,10 +280,10 @@ def verify_library(
     cancel: CancelToken | None = None,
     verified_before: datetime | None = None,
 ) -> ScrubResult:
-    """Re-hash every file the library holds on this computer (last verified before
-    ``verified_before``, when given) (the copy that counts as one
-    of the policy's copies), stamp the good ones ``verified_at``, and restore bad ones from
-    a present copy on a mounted drive (:func:`worker.repair_local`: marked corrupted first,
+    """Re-hash every file the library holds on this computer (the copy that counts as one
+    of the policy's copies; with ``verified_before``, only those last verified before it),
+    stamp the good ones ``verified_at``, and restore bad ones from a present copy on a
+    mounted drive (:func:`worker.repair_local`: marked corrupted first,
     never over a file rewritten meanwhile). Offloaded files are not here to check, and
     files imported with ``--link`` are the user's own, wherever they are (perhaps on a drive
     not plugged in now): they are neither checked nor written.
@@ -331,7 +331,11 @@ def verify_library(
         for chunk in range(0, len(good), 500):
             s.execute(
                 update(File)
-                .where(File.id.in_(good[chunk : chunk + 500]))
+                .where(
+                    File.id.in_(good[chunk : chunk + 500]),
+                    # not a file offloaded since it was read
+                    File.local_state.in_([LocalState.PRESENT, LocalState.CORRUPTED]),
+                )
                 .values(verified_at=now, local_state=LocalState.PRESENT)
             )
     result.ok = len(good)
