@@ -70,6 +70,7 @@ class IdleMigrator(QObject):
         self.scrub_idle_ms = scrub_idle_ms
         self._idle_since = time.monotonic()
         self.op: BackgroundOp[Any] | None = None
+        self.job: str | None = None  # "migrate" or "scrub" while one runs
         self.last_report: object = None  # the last run's MigrationReport
         self._checking = False
         self._idle = QTimer(self)
@@ -141,6 +142,7 @@ class IdleMigrator(QObject):
             "migrate": ("archiver_app.layout.migrator:run_migrator", LABEL),
             "scrub": ("archiver_app.mirror:scheduled_scrub", SCRUB_LABEL),
         }[job]
+        self.job = job
         self.op = (
             BackgroundOp(
                 self.runner,
@@ -157,15 +159,21 @@ class IdleMigrator(QObject):
         )
 
     def _ended(self, report: object) -> None:
-        self.op = None
+        self.op = self.job = None
         self.last_report = report
         self.finished.emit()
 
     def _failed(self, failure: OpFailure) -> None:
-        self.op = None
+        self.op = self.job = None
         self.finished.emit()
         if not failure.cancelled:
             log.error("background work stopped: %s", failure.traceback_text)
+
+
+def scrub_text(update: ProgressUpdate) -> str:
+    """The status bar's words for a scheduled scrub."""
+    total = f" of {update.total:,}" if update.total else ""
+    return f"Verifying copies: {update.done:,}{total} files"
 
 
 def progress_text(update: ProgressUpdate) -> str:

@@ -40,7 +40,7 @@ from archiver_app.gui.detail_pane import DetailPane
 from archiver_app.gui.drives_panel import DrivesPanel
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.html_delegate import HtmlDelegate
-from archiver_app.gui.idle_migrator import IdleMigrator
+from archiver_app.gui.idle_migrator import IdleMigrator, scrub_text
 from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.jobs_panel import JobsPanel
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
@@ -232,6 +232,8 @@ class MainWindow(QMainWindow):
         self.tray.quit_requested.connect(self.request_quit)
         self.migrator = IdleMigrator(library, self.runner, self)
         self.migrator.finished.connect(self.refresh_all)  # imported or moved snapshots show
+        self.migrator.progressed.connect(self._background_progress)
+        self.migrator.finished.connect(lambda: self.status.show_background(None))
         QTimer.singleShot(0, self.migrator.start)
         # Long work runs in child processes: as the first rows come in, load what
         # starting one needs (3 ms here, and a helper process booting beside us) rather
@@ -678,6 +680,11 @@ class MainWindow(QMainWindow):
             .failure(lambda f: show_error(self, f, "adding the ArchiveBox folder"))
             .run_in_background()
         )
+
+    def _background_progress(self, update: ProgressUpdate) -> None:
+        """A scheduled scrub's progress in the status bar (migration shows its own)."""
+        if self.migrator.job == "scrub":
+            self.status.show_background(scrub_text(update))
 
     def _import_done(self, report: Any) -> None:
         self.refresh_all()

@@ -36,6 +36,8 @@ class StatusPanel(QWidget):
         bar.addPermanentWidget(self.op)
         self.worker = self._label("worker")
         self.migration = self._label("migration")
+        self.background = self._label("background")  # what the app does by itself, idle
+        self.background.hide()
         self.copies = self._label("copies_status")
         self.disk = self._label("disk")
         self.figures: data.StatusFigures | None = None
@@ -55,6 +57,11 @@ class StatusPanel(QWidget):
         label.setObjectName(name)
         self.bar.addPermanentWidget(label)
         return label
+
+    def show_background(self, text: str | None) -> None:
+        """Say what the app is doing by itself (a scheduled scrub), or nothing."""
+        self.background.setText(text or "")
+        self.background.setVisible(bool(text))
 
     def set_count(self, rows: int, loading: bool, partial: bool = False) -> None:
         if partial:

@@ -112,3 +112,21 @@ def test_due_scrubs_run_once_the_app_has_been_idle_long_enough(
         (THIS_COMPUTER, 2, 1),
         ("usb", 0, 0),  # its copies were verified as they were written, minutes ago
     ]
+
+
+def test_the_status_bar_says_when_the_app_verifies_copies_by_itself(
+    qtbot: QtBot, main_window: MainWindow
+) -> None:
+    from tests.helpers.mirror_data import make_snapshot
+
+    for i in range(8):
+        make_snapshot(main_window.library, [2_000_000], seed=i, name=f"v{i}")
+    label = main_window.status.background
+    seen: list[str] = []
+    main_window.migrator.progressed.connect(lambda _u: seen.append(label.text()))
+    main_window.migrator.idle_ms, main_window.migrator.scrub_idle_ms = 50, 200
+    main_window.migrator._recheck.setInterval(200)
+    with qtbot.waitSignal(main_window.migrator.finished, timeout=60000):
+        main_window.migrator.poke()
+    assert seen and seen[-1] == "Verifying copies: 8 of 8 files"
+    assert not label.isVisible()  # gone once it has finished
