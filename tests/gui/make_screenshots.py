@@ -220,28 +220,15 @@ def build(root: Path) -> object:
 def import_notice_shot(window: Any, lib: Any, tmp: Path, settle: Any) -> Any:
     """Import a damaged WARC, a WARC gzipped whole and a stray file as a user might drop
     them; the notice naming what happened to each."""
-    import gzip
-
     from PySide6.QtWidgets import QMessageBox
 
     from archiver_app.importers.run import import_paths
-    from tests.helpers.warcs import Resp, html_page, write_warc
-
-    def warc(name: str, host: str, gz: bool = True) -> Path:
-        page = Resp(f"https://{host}/", html_page(f"{host} field notes", "words"))
-        data = Resp(f"https://{host}/data.csv", b"year,level\n", mime="text/csv")
-        return write_warc(tmp / name, [page, data], gz=gz)
+    from tests.helpers.warcs import damaged_warc, one_stream_warc
 
     drop = tmp / "drop"
     drop.mkdir()
-    damaged = drop / "fieldwork-2019.warc.gz"
-    damaged.write_bytes(
-        warc("a.warc.gz", "a.example").read_bytes()
-        + b"\x00" * 300
-        + warc("b.warc.gz", "b.example").read_bytes()
-    )
-    whole = drop / "interviews.warc.gz"
-    whole.write_bytes(gzip.compress(warc("c.warc", "c.example", gz=False).read_bytes()))
+    damaged = damaged_warc(drop / "fieldwork-2019.warc.gz")
+    whole = one_stream_warc(drop / "interviews.warc.gz")
     (drop / "README.warc").write_text("notes about the crawl\n")
     report = import_paths(lib, [damaged, whole, drop / "README.warc"])
     window._import_done(report)

@@ -160,9 +160,11 @@ def test_remembers_geometry_splitter_columns_and_collection(
     again.request_quit()
 
 
-def test_drop_and_paste_open_the_capture_dialog(qtbot: QtBot, main_window: MainWindow) -> None:
+def _drop(window: MainWindow, *urls: QUrl) -> None:
+    """Drop ``urls`` onto the window, as the system delivers it (the event only points at
+    its data, which must outlive the call)."""
     mime = QMimeData()
-    mime.setUrls([QUrl("https://example.org/a"), QUrl("https://example.org/b")])
+    mime.setUrls(list(urls))
     event = QDropEvent(
         QPointF(10, 10),
         Qt.DropAction.CopyAction,
@@ -170,7 +172,11 @@ def test_drop_and_paste_open_the_capture_dialog(qtbot: QtBot, main_window: MainW
         Qt.MouseButton.LeftButton,
         Qt.KeyboardModifier.NoModifier,
     )
-    main_window.dropEvent(event)
+    window.dropEvent(event)
+
+
+def test_drop_and_paste_open_the_capture_dialog(qtbot: QtBot, main_window: MainWindow) -> None:
+    _drop(main_window, QUrl("https://example.org/a"), QUrl("https://example.org/b"))
     dialog = main_window.findChild(type(main_window.open_capture_dialog()), "capture_dialog")
     dialogs = [d for d in main_window.findChildren(type(dialog)) if d.urls.toPlainText()]
     assert dialogs[0].urls.toPlainText() == "https://example.org/a\nhttps://example.org/b"
@@ -193,17 +199,8 @@ def test_dropping_a_warc_imports_it_and_opens_its_replay(
         tmp_path / "dropped.warc.gz",
         [Resp("https://dropped.example/", html_page("Dropped page", "rare aardvark words"))],
     )
-    mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(warc))])
-    event = QDropEvent(
-        QPointF(10, 10),
-        Qt.DropAction.CopyAction,
-        mime,
-        Qt.MouseButton.LeftButton,
-        Qt.KeyboardModifier.NoModifier,
-    )
     with qtbot.waitSignal(main_window.import_finished, timeout=60_000):
-        main_window.dropEvent(event)
+        _drop(main_window, QUrl.fromLocalFile(str(warc)))
     report = main_window.last_import_report
     assert report.failed == []
     assert report.records == 1
@@ -257,46 +254,24 @@ def test_an_import_tells_which_files_failed_or_lost_parts(
 ) -> None:
     """Dropped files that fail, lose damaged parts, or are changed on the way in are named
     in a notice, with each problem under Show Details; clean files are not mentioned."""
-    import gzip
-
     from PySide6.QtWidgets import QMessageBox
 
-    from tests.helpers.warcs import Resp, html_page, write_warc
+    from tests.helpers.warcs import damaged_warc, one_stream_warc, page_and_data, write_warc
 
-    def warc(name: str, host: str, gz: bool = True) -> Path:
-        page = Resp(f"https://{host}/", html_page(f"{host} page", "words"))
-        data = Resp(f"https://{host}/data.txt", b"data", mime="application/octet-stream")
-        return write_warc(tmp_path / name, [page, data], gz=gz)
-
-    damaged = tmp_path / "damaged.warc.gz"
-    damaged.write_bytes(
-        warc("a.warc.gz", "a.example").read_bytes()
-        + b"this is no gzip member\n" * 4
-        + warc("b.warc.gz", "b.example").read_bytes()
-    )
-    whole = tmp_path / "whole.warc.gz"
-    whole.write_bytes(gzip.compress(warc("c.warc", "c.example", gz=False).read_bytes()))
-    clean = warc("clean.warc.gz", "clean.example")
+    damaged = damaged_warc(tmp_path / "damaged.warc.gz")
+    whole = one_stream_warc(tmp_path / "whole.warc.gz")
+    clean = write_warc(tmp_path / "clean.warc.gz", page_and_data("clean.example"))
     bogus = tmp_path / "notes.warc"
     bogus.write_text("just some notes, no WARC at all\n")
     folder = tmp_path / "folder"  # a dropped folder: the archives inside it
     folder.mkdir()
     clean.rename(folder / clean.name)
-    mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in (damaged, whole, folder, bogus)])
-    event = QDropEvent(
-        QPointF(10, 10),
-        Qt.DropAction.CopyAction,
-        mime,
-        Qt.MouseButton.LeftButton,
-        Qt.KeyboardModifier.NoModifier,
-    )
     with qtbot.waitSignal(main_window.import_finished, timeout=60_000):
-        main_window.dropEvent(event)
+        _drop(main_window, *(QUrl.fromLocalFile(str(p)) for p in (damaged, whole, folder, bogus)))
     [box] = [b for b in main_window.findChildren(QMessageBox) if b.objectName() == "importNotice"]
     assert box.isVisible() and box.icon() == QMessageBox.Icon.Warning
     lines = [line for line in box.text().splitlines() if line]
-    assert lines[0] == "Imported 8 records, 4 pages."  # both sides of the damage kept
+    assert lines[0] == "Imported 8 records, 8 pages."  # both sides of the damage kept
     assert lines[1].startswith("\N{BULLET} notes.warc was not imported: it is neither")
     assert lines[2] == "\N{BULLET} damaged.warc.gz: 1 damaged part skipped, the rest imported"
     assert lines[3].startswith("\N{BULLET} whole.warc.gz: gzipped as one stream: stored recomp")

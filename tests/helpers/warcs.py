@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import subprocess
 from collections.abc import Sequence
@@ -175,3 +176,29 @@ def site(n: int = 3, host: str = "example.org") -> list[Resp]:
             Resp(f"https://{host}/img{i}.png", b"\x89PNG\r\n" + bytes([i]) * 300, mime="image/png")
         )
     return out
+
+
+def page_and_data(host: str) -> list[Resp]:
+    """Two records' worth of a small site: a page and a data file."""
+    return [
+        Resp(f"https://{host}/", html_page(f"{host} field notes", "words")),
+        Resp(f"https://{host}/data.csv", b"year,level\n", mime="text/csv"),
+    ]
+
+
+def damaged_warc(path: Path) -> Path:
+    """A gzip WARC with bytes that are no gzip member between two good ones (two records
+    each side): the importer keeps both sides and reports one damaged part."""
+    good = [write_warc(path.with_name(f".{h}.warc.gz"), page_and_data(h)) for h in ("a", "b")]
+    path.write_bytes(good[0].read_bytes() + b"\x00" * 300 + good[1].read_bytes())
+    for part in good:
+        part.unlink()
+    return path
+
+
+def one_stream_warc(path: Path) -> Path:
+    """A two-record WARC gzipped as a whole (``gzip x.warc``), not one member per record."""
+    plain = write_warc(path.with_name(f".{path.name}.plain"), page_and_data("c.example"), gz=False)
+    path.write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    return path
