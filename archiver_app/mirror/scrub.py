@@ -279,6 +279,7 @@ def verify_library(
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
     verified_before: datetime | None = None,
+    mounted: dict[int, MountedDestination] | None = None,
 ) -> ScrubResult:
     """Re-hash every file the library holds on this computer (the copy that counts as one
     of the policy's copies; with ``verified_before``, only those last verified before it),
@@ -339,7 +340,9 @@ def verify_library(
                 .values(verified_at=now, local_state=LocalState.PRESENT)
             )
     result.ok = len(good)
-    ctx = RunContext(lib, find_mounted(lib, scan_roots=scan_roots), tracker, cancel)
+    if mounted is None:  # the drives a repair may copy from
+        mounted = find_mounted(lib, scan_roots=scan_roots)
+    ctx = RunContext(lib, mounted, tracker, cancel)
     for fid, path, sha, size, there in sorted(bad, key=lambda b: b[1]):
         if cancel.cancelled:
             break
@@ -366,8 +369,11 @@ def scrubs_due(lib: Library, *, scan_roots: Sequence[Path] | None = None) -> lis
     """What a scheduled scrub would verify now: :data:`THIS_COMPUTER` when the library's
     own copies were not all verified within the interval, and the label of each mounted
     drive holding copies that was not."""
+    return _due(lib, find_mounted(lib, scan_roots=scan_roots))
+
+
+def _due(lib: Library, mounted: dict[int, MountedDestination]) -> list[str]:
     now = lib.clock()
-    mounted = find_mounted(lib, scan_roots=scan_roots)
     due = [THIS_COMPUTER] if laptop_status(lib).scrub_due else []
     with lib.session() as s:
         holding = set(
@@ -391,28 +397,75 @@ def scheduled_scrub(
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
 ) -> list[ScrubResult]:
-    """Verify (and repair) whatever :func:`scrubs_due` names: the app runs this while idle.
-    A drive another run is writing to is left for next time."""
-    cancel = cancel or CancelToken()
-    due = scrubs_due(lib, scan_roots=scan_roots)
-    results: list[ScrubResult] = []
+    """Verify (and repair) whatever :func:`scrubs_due` names, re-reading only copies
+    verified before the interval began: the app runs this while idle."""
+    mounted = find_mounted(lib, scan_roots=scan_roots)
+    due = _due(lib, mounted)
     now = lib.clock()
     with lib.session() as s:
-        laptop_cutoff = now - scrub_interval(s)
-        cutoffs = {d.id: now - scrub_interval(s, d) for d in s.scalars(select(Destination))}
-    if THIS_COMPUTER in due:
+        cutoffs: dict[int | None, datetime] = {None: now - scrub_interval(s)}
+        cutoffs |= {d.id: now - scrub_interval(s, d) for d in s.scalars(select(Destination))}
+    return _verify_in_reach(
+        lib,
+        mounted,
+        laptop=THIS_COMPUTER in due,
+        drives=set(due),
+        cutoffs=cutoffs,
+        progress=progress,
+        cancel=cancel or CancelToken(),
+    )
+
+
+def verify_all(
+    lib: Library,
+    *,
+    scan_roots: Sequence[Path] | None = None,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> list[ScrubResult]:
+    """Verify (and repair) every copy within reach now: this computer's, then each
+    mounted drive's (the drives panel's Verify)."""
+    mounted = find_mounted(lib, scan_roots=scan_roots)
+    return _verify_in_reach(
+        lib,
+        mounted,
+        laptop=True,
+        drives=None,
+        cutoffs={},
+        progress=progress,
+        cancel=cancel or CancelToken(),
+    )
+
+
+def _verify_in_reach(
+    lib: Library,
+    mounted: dict[int, MountedDestination],
+    *,
+    laptop: bool,
+    drives: set[str] | None,
+    cutoffs: dict[int | None, datetime],
+    progress: Progress,
+    cancel: CancelToken,
+) -> list[ScrubResult]:
+    """This computer's copies (if ``laptop``), then each mounted drive's (those labelled in
+    ``drives``; None: all), each re-reading only copies verified before its cutoff (the
+    laptop's under None; none given: every copy). A drive another run is writing to is
+    left, with that as its result."""
+    results: list[ScrubResult] = []
+    if laptop:
         results.append(
             verify_library(
                 lib,
-                scan_roots=scan_roots,
+                mounted=mounted,
                 progress=progress,
                 cancel=cancel,
-                verified_before=laptop_cutoff,
+                verified_before=cutoffs.get(None),
             )
         )
-    mounted = find_mounted(lib, scan_roots=scan_roots)
     for d in sorted(mounted.values(), key=lambda m: m.label):
-        if d.label not in due or cancel.cancelled:
+        if cancel.cancelled:
+            break
+        if drives is not None and d.label not in drives:
             continue
         try:
             results.append(
@@ -425,29 +478,6 @@ def scheduled_scrub(
                     verified_before=cutoffs.get(d.id),
                 )
             )
-        except DestinationBusy:
-            continue
-    return results
-
-
-def verify_all(
-    lib: Library,
-    *,
-    scan_roots: Sequence[Path] | None = None,
-    progress: Progress = null_progress,
-    cancel: CancelToken | None = None,
-) -> list[ScrubResult]:
-    """Verify (and repair) every copy within reach now: this computer's, then each
-    mounted drive's (the drives panel's Verify). A drive another run is writing to is
-    skipped, with that as its result."""
-    cancel = cancel or CancelToken()
-    results = [verify_library(lib, scan_roots=scan_roots, progress=progress, cancel=cancel)]
-    mounted = find_mounted(lib, scan_roots=scan_roots)
-    for d in sorted(mounted.values(), key=lambda m: m.label):
-        if cancel.cancelled:
-            break
-        try:
-            results.append(verify_destination(lib, d, mounted, progress=progress, cancel=cancel))
         except DestinationBusy as exc:
             results.append(ScrubResult(d.label, stopped=str(exc)))
     return results
