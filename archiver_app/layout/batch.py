@@ -14,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import Connection, insert, select
 from sqlalchemy.orm import Session
 
 from archiver_app.layout.current import CURRENT_FS_VERSION
@@ -36,9 +37,6 @@ from archiver_app.layout.sidecar import SIDECAR, encode_sidecar, write_sidecar
 from archiver_app.store.copies import forget_copies, keep_copies_where_they_are
 from archiver_app.store.models import File, Setting, Snapshot, SnapshotTag, Tag
 from archiver_app.store.types import utcnow
-
-#: Threads writing a batch's index.json files.
-SIDECAR_THREADS = 4
 
 
 @dataclass(frozen=True)
@@ -106,10 +104,11 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
         .where(SnapshotTag.snapshot_id.in_(simple_ids))
     ).all():
         tags[int(owner)].append(str(name))
-    file_updates: list[dict[str, Any]] = []
+    # (new path, size, sha256, id); the sidecars' rows have new bytes
+    file_updates: list[tuple[str, int, str, int]] = []
+    sidecar_updates: list[tuple[str, int, str, int]] = []
     file_inserts: list[dict[str, Any]] = []
-    rewritten: list[int] = []  # index.json rows: new bytes, so no drive holds them yet
-    snap_updates: list[dict[str, Any]] = []
+    snap_updates: list[tuple[int, tuple[str, str, int, str | None]]] = []
     markers: list[dict[str, Any]] = []
     sidecars: list[tuple[Path, bytes]] = []
     now = utcnow()
@@ -122,12 +121,19 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
         listed = []
         for f in move.copy.files:
             new_path = new_prefix + f.target
-            entry = {"path": new_path, "size": f.size, "sha256": f.sha256}
             fid = have.get(old_prefix + f.source)
-            if fid is not None:
-                file_updates.append({"b_id": fid, **entry})
+            if fid is not None:  # verified; hashed now where none was on record
+                file_updates.append((new_path, f.size, f.sha256, fid))
             else:
-                file_inserts.append({**entry, "kind": str(kind_of(f.target)), "snapshot_id": sid})
+                file_inserts.append(
+                    {
+                        "path": new_path,
+                        "size": f.size,
+                        "sha256": f.sha256,
+                        "kind": str(kind_of(f.target)),
+                        "snapshot_id": sid,
+                    }
+                )
             listed.append(
                 {
                     "path": f.target,
@@ -140,28 +146,15 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
         if warc_file and warc_file.startswith(old_prefix):
             warc_file = new_prefix + warc_file[len(old_prefix) :]
         snap_updates.append(
-            {
-                "b_id": sid,
-                "folder": plan.end.folder,
-                "fs_version": CURRENT_FS_VERSION,
-                "size_bytes": move.copy.bytes,
-                "warc_file": warc_file,
-                "updated_at": now,
-            }
+            (sid, (plan.end.folder, CURRENT_FS_VERSION, move.copy.bytes, warc_file))
         )
         values.update(folder=plan.end.folder, fs_version=CURRENT_FS_VERSION)
         raw = encode_sidecar(build_sidecar(values, item.slug, tags.get(sid, []), listed))
         sidecars.append((plan.end.path, raw))
         fid = have.get(old_prefix + SIDECAR)
         if fid is not None:  # a registered index.json follows to its rewritten successor
-            rewritten.append(fid)
-            file_updates.append(
-                {
-                    "b_id": fid,
-                    "path": new_prefix + SIDECAR,
-                    "size": len(raw),
-                    "sha256": hashlib.sha256(raw).hexdigest(),
-                }
+            sidecar_updates.append(
+                (new_prefix + SIDECAR, len(raw), hashlib.sha256(raw).hexdigest(), fid)
             )
         if move.remove_old:
             markers.append(
@@ -174,47 +167,38 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
                 }
             )
         done.moves.append(move)
-    if file_updates:
+    if file_updates or sidecar_updates:
         # drives keep their copies where they were written; the rewritten sidecars they
         # hold are the old bytes
-        keep_copies_where_they_are(conn, [u["b_id"] for u in file_updates])
-        forget_copies(conn, rewritten)
-        conn.execute(
-            update(File)
-            .where(File.id == bindparam("b_id"))
-            .values(path=bindparam("path"), size=bindparam("size"), sha256=bindparam("sha256")),
-            file_updates,
+        keep_copies_where_they_are(conn, [u[-1] for u in file_updates + sidecar_updates])
+        forget_copies(conn, [u[-1] for u in sidecar_updates])
+    # Plain SQL with tuples: the statements are fixed, and SQLAlchemy's per-row parameter
+    # processing cost more than SQLite's own work here.
+    if file_updates or sidecar_updates:
+        conn.exec_driver_sql(
+            "UPDATE files SET path = ?, size = ?, sha256 = ? WHERE id = ?",
+            file_updates + sidecar_updates,
         )
     if file_inserts:
         conn.execute(insert(File), file_inserts)
-    conn.execute(
-        update(Snapshot)
-        .where(Snapshot.id == bindparam("b_id"))
-        .values(
-            folder=bindparam("folder"),
-            fs_version=bindparam("fs_version"),
-            size_bytes=bindparam("size_bytes"),
-            warc_file=bindparam("warc_file"),
-            updated_at=bindparam("updated_at"),
-        ),
-        snap_updates,
+    stamp = _datetime_param(conn)(now)
+    conn.exec_driver_sql(
+        "UPDATE snapshots SET folder = ?, fs_version = ?, size_bytes = ?, warc_file = ?,"
+        " updated_at = ? WHERE id = ?",
+        [(*u, stamp, sid) for sid, u in snap_updates],
     )
     if markers:  # one row for the batch; unique, so a concurrent migrator's stays apart
         key = f"{CLEANUP_PREFIX}batch-{simple_ids[0]}-{uuid.uuid4().hex[:12]}"
         conn.execute(insert(Setting), [{"key": key, "value": {"moves": markers}}])
         done.marker_keys.append(key)
-    _write_sidecars(sidecars)
+    for folder, data in sidecars:  # in line: threads here only handed the GIL around
+        write_sidecar(folder, data, durable=False)
     sync_to_disk(root)  # every copy and index.json of the batch is on disk before the commit
     return done
 
 
-def _write_sidecars(sidecars: list[tuple[Path, bytes]]) -> None:
-    """Write the batch's index.json files, several at once (creating a file waits on the
-    disk far longer than encoding it holds the GIL)."""
-    if len(sidecars) < SIDECAR_THREADS:
-        for folder, data in sidecars:
-            write_sidecar(folder, data, durable=False)
-        return
-    with ThreadPoolExecutor(max_workers=SIDECAR_THREADS) as pool:
-        for _ in pool.map(lambda fd: write_sidecar(fd[0], fd[1], durable=False), sidecars):
-            pass
+def _datetime_param(conn: Connection) -> Callable[[datetime], Any]:
+    """How ``updated_at`` values are bound on ``conn``'s dialect."""
+    typ = Snapshot.__table__.c.updated_at.type
+    process = typ.bind_processor(conn.dialect)
+    return process if process is not None else (lambda v: v)

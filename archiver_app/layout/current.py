@@ -24,8 +24,13 @@ def snapshot_folder(collection_slug: str, captured_at: datetime, uid: str) -> Pu
         ValueError: ``collection_slug`` or ``uid`` is not one plain folder name (a
             hostile ``index.json`` must never place a snapshot outside its collection).
     """
+    return PurePosixPath(snapshot_folder_text(collection_slug, captured_at, uid))
+
+
+def snapshot_folder_text(collection_slug: str, captured_at: datetime, uid: str) -> str:
+    """:func:`snapshot_folder` as text (the migrator computes thousands)."""
     for part in (collection_slug, uid):
         if not is_safe_uid(part):
             raise ValueError(f"not a plain folder name: {part!r}")
     at = captured_at.astimezone(UTC)
-    return PurePosixPath("collections", collection_slug, f"{at:%Y}", f"{at:%m}", uid)
+    return f"collections/{collection_slug}/{at:%Y}/{at:%m}/{uid}"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
@@ -63,6 +64,10 @@ CLEANUP_PREFIX = "layout.cleanup."
 #: Threads for file work (copies, hashes, removals): they wait on the disk far more than
 #: they hold the GIL (hashlib and file I/O release it).
 IO_THREADS = 8
+#: Cleanups finished on the calling thread before deciding whether threads would help.
+PROBE_MOVES = 8
+#: Seconds a cleanup waits (beyond its CPU time) above which the rest go to threads.
+WAITING_MOVE = 0.0005
 
 
 @dataclass
@@ -378,14 +383,35 @@ def finish_pending_cleanups(
     moves = [m for _, value in markers for m in value.get("moves", [value])]
     # Removal runs outside any transaction, so captures are not kept waiting for a slow
     # disk; two processes finishing the same marker is harmless (each removal is checked).
-    if len(moves) > 1:  # unlinks, hashes and freed blocks overlap well on slow disks
-        with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
-            list(pool.map(lambda m: finish_cleanup(root, m, rehash=rehash), moves))
-    else:
-        finish_cleanup(root, moves[0], rehash=rehash)
+    _finish_all(root, moves, rehash=rehash)
     with write() as s:
         s.execute(delete(Setting).where(Setting.key.in_([k for k, _ in markers])))
     return len(moves)
+
+
+def _finish_all(root: Path, moves: list[dict[str, Any]], *, rehash: bool) -> None:
+    """Finish ``moves`` on this thread while that is quick; in :data:`IO_THREADS` threads
+    once they are seen waiting on the disk.
+
+    Where freeing blocks waits on the device (a synchronous discard, a slow USB disk) or a
+    rehash reads it, removals overlap well in threads. Where removals are short system
+    calls (a journaled file system), threads only hand the GIL to each other and to the
+    migrator's other stages. The first :data:`PROBE_MOVES` tell which: the time they took
+    beyond this thread's CPU time is time spent waiting.
+    """
+    probe, rest = moves[:PROBE_MOVES], moves[PROBE_MOVES:]
+    wall, cpu = time.perf_counter(), time.thread_time()
+    for move in probe:
+        finish_cleanup(root, move, rehash=rehash)
+    waited = (time.perf_counter() - wall) - (time.thread_time() - cpu)
+    if not rest:
+        return
+    if waited / len(probe) < WAITING_MOVE:
+        for move in rest:
+            finish_cleanup(root, move, rehash=rehash)
+        return
+    with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
+        list(pool.map(lambda m: finish_cleanup(root, m, rehash=rehash), rest))
 
 
 def _library_root(session: Session) -> Path:

@@ -279,13 +279,19 @@ def _prepare_batch(
         except (MoveError, LibraryError) as exc:
             return f"snapshot {uid}: {exc}"
 
-    # Copies of different snapshots overlap: hashing and file I/O release the GIL.
-    with ThreadPoolExecutor(max_workers=LINK_THREADS) as pool:
-        for outcome in pool.map(prepare, rows):
-            if isinstance(outcome, str):
-                report.failed.append(outcome)
-            else:
-                items.append(outcome)
+    # A file with no hash on record is hashed (hashlib releases the GIL), so two such
+    # snapshots go at once. Links, stat and mkdir are short system calls: threads would
+    # only hand the GIL to each other and to the commit beside them.
+    if any(r[0] in prefixes and r[0] not in known for r in rows):
+        with ThreadPoolExecutor(max_workers=LINK_THREADS) as pool:
+            outcomes = list(pool.map(prepare, rows))
+    else:
+        outcomes = [prepare(r) for r in rows]
+    for outcome in outcomes:
+        if isinstance(outcome, str):
+            report.failed.append(outcome)
+        else:
+            items.append(outcome)
     return items, (rows[-1][0] if rows else None)
 
 

@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 
 from archiver_app.errors import LibraryError
-from archiver_app.layout.current import CURRENT_FS_VERSION, snapshot_folder
+from archiver_app.layout.current import CURRENT_FS_VERSION, snapshot_folder_text
 
 ARCHIVEBOX_07 = "archivebox-0.7"
 ARCHIVEBOX_08 = "archivebox-0.8"
@@ -73,9 +73,7 @@ def archivebox_08_to_archiver_1(at: Placement, facts: SnapshotFacts, root: Path)
 
 def archiver_1_to_2(at: Placement, facts: SnapshotFacts, root: Path) -> Placement:
     """Flat folders become ``collections/<slug>/<yyyy>/<mm>/<uid>/``."""
-    return Placement(
-        root, snapshot_folder(facts.collection, facts.captured_at, facts.uid).as_posix()
-    )
+    return Placement(root, snapshot_folder_text(facts.collection, facts.captured_at, facts.uid))
 
 
 STEPS: dict[str, tuple[str, Step]] = {

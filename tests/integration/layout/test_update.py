@@ -310,3 +310,33 @@ def test_an_orphan_uid_that_climbs_out_is_refused_and_the_mirror_still_runs(
     result = run_mirror(library)
     assert result.plan.shortfall["a path that leaves the library (refused)"] == 1
     assert result.copied == len(paths)
+
+
+def test_the_migrator_records_hashes_it_had_to_compute(library: Library) -> None:
+    """Files with no hash on record, or with no row at all, are hashed when they move and
+    the rows say what was verified (rows updated in place, missing ones added)."""
+    from archiver_app.layout.migrator import run_migrator
+
+    originals = legacy_library(library, 6, file_bytes=4096)
+    with library.write() as s:
+        snaps = list(s.scalars(select(Snapshot).order_by(Snapshot.id)))
+        for snap in snaps[:2]:  # rows without a hash, and one with a wrong size
+            for f in s.scalars(select(File).where(File.snapshot_id == snap.id)):
+                f.sha256 = None
+        wrong = s.scalars(select(File).where(File.snapshot_id == snaps[2].id)).first()
+        assert wrong is not None
+        wrong.size += 1
+        s.execute(File.__table__.delete().where(File.snapshot_id == snaps[3].id))
+    report = run_migrator(library)
+    assert (report.migrated, report.remaining, report.failed) == (6, 0, [])
+    with library.session() as s:
+        rows = s.execute(
+            select(Snapshot.uid, Snapshot.folder, File.path, File.size, File.sha256)
+            .join(File, File.snapshot_id == Snapshot.id)
+            .where(File.kind != "sidecar")
+        ).all()
+    recorded = {}
+    for uid, folder, path, size, sha in rows:
+        assert path.startswith(folder + "/")
+        recorded[f"{uid}/{path[len(folder) + 1 :]}"] = (size, sha)
+    assert recorded == originals

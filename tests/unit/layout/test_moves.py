@@ -161,3 +161,32 @@ def test_link_move_copies_across_devices_and_for_files_with_other_names(
     assert copy_verified(lone, lone_dst, link=True) == (4, _sha(b"more"))
     assert lone_dst.read_bytes() == b"more"
     assert not os.path.samefile(lone, lone_dst)
+
+
+@pytest.mark.parametrize("waits", [False, True])
+def test_cleanups_go_to_threads_only_once_they_wait_on_the_disk(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, waits: bool
+) -> None:
+    """Quick removals stay on the calling thread (threads would only trade the GIL); ones
+    that wait (here: sleep, as a synchronous discard does) overlap in threads."""
+    import threading
+    import time
+
+    from archiver_app.layout import migrate
+
+    seen: list[tuple[int, str]] = []
+
+    def finish(root: Path, marker: dict[str, object], *, rehash: bool) -> list[str]:
+        if waits:
+            time.sleep(0.004)
+        seen.append((int(str(marker["n"])), threading.current_thread().name))
+        return []
+
+    monkeypatch.setattr(migrate, "finish_cleanup", finish)
+    moves = [{"n": i} for i in range(40)]
+    migrate._finish_all(tmp_path, moves, rehash=False)
+    here = threading.current_thread().name
+    assert sorted(n for n, _ in seen) == list(range(40))  # every move, once
+    assert all(name == here for n, name in seen if n < migrate.PROBE_MOVES)
+    others = {name for n, name in seen if n >= migrate.PROBE_MOVES}
+    assert (here not in others and len(others) > 1) if waits else others == {here}
