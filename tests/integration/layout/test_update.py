@@ -340,3 +340,40 @@ def test_the_migrator_records_hashes_it_had_to_compute(library: Library) -> None
         assert path.startswith(folder + "/")
         recorded[f"{uid}/{path[len(folder) + 1 :]}"] = (size, sha)
     assert recorded == originals
+
+
+@pytest.mark.parametrize("waits", [False, True])
+def test_cleanups_run_behind_the_commits_only_when_they_wait(
+    library: Library, monkeypatch: pytest.MonkeyPatch, waits: bool
+) -> None:
+    """Removals run in line after each commit; once they are seen waiting on the device
+    (here a sleep, as a synchronous discard does), later batches' go to the cleaner
+    thread behind the next commits. Either way every old folder is gone at the end."""
+    import threading
+    import time
+
+    from archiver_app.layout import migrate, migrator
+    from archiver_app.layout.migrator import run_migrator
+
+    # what counts as waiting: more than a 2 ms sleep per move, or (when not waiting) more
+    # than any disk here takes
+    for module in (migrate, migrator):
+        monkeypatch.setattr(module, "WAITING_MOVE", 0.002 if waits else 60.0)
+
+    real = migrate.finish_cleanup
+    threads: list[str] = []
+
+    def finish(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[str]:
+        threads.append(threading.current_thread().name)
+        if waits:
+            time.sleep(0.005)
+        return real(root, marker, rehash=rehash)
+
+    monkeypatch.setattr(migrate, "finish_cleanup", finish)
+    legacy_library(library, 12)
+    report = run_migrator(library, batch_size=4)
+    assert (report.migrated, report.cleanups, report.failed) == (12, 12, [])
+    assert not any((library.root / "archive").iterdir())
+    behind = [t for t in threads if t.startswith("migrate-clean")]
+    assert threads[:4] == [threading.current_thread().name] * 4  # the first batch: in line
+    assert bool(behind) == waits, threads

@@ -183,6 +183,8 @@ def test_cleanups_go_to_threads_only_once_they_wait_on_the_disk(
         return []
 
     monkeypatch.setattr(migrate, "finish_cleanup", finish)
+    # waiting: over 2 ms per move (the sleep); not waiting: nothing a busy machine adds
+    monkeypatch.setattr(migrate, "WAITING_MOVE", 0.002 if waits else 60.0)
     moves = [{"n": i} for i in range(40)]
     migrate._finish_all(tmp_path, moves, rehash=False)
     here = threading.current_thread().name
