@@ -20,8 +20,11 @@ another process already moved is detected and left alone.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import time
 from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,7 +132,8 @@ def run_migrator(
     report = MigrationReport()
     try:
         while True:
-            _one_pass(library, batch_size, start, report, progress, cancel)
+            with _older_objects_frozen():
+                _one_pass(library, batch_size, start, report, progress, cancel)
             start = None
             if not continuous or cancel.wait(idle_seconds):
                 break
@@ -138,6 +142,24 @@ def run_migrator(
     report.cursor = read_cursor(library)
     report.remaining = pending_count(library)
     return report
+
+
+@contextlib.contextmanager
+def _older_objects_frozen() -> Iterator[None]:
+    """Keep the collector's full passes to the objects a pass makes.
+
+    A batch allocates thousands of short-lived objects, so Python's cycle collector runs
+    its full (oldest generation) pass every few batches, and each such pass walks every
+    object the process holds: modules, the ORM, whatever the caller keeps. That took a
+    fifth of the time of the batches it fell on (600 snapshots: 0.41 s instead of 0.33 s,
+    every third run). :func:`gc.freeze` sets what exists now aside until the pass ends;
+    objects are still freed as usual, by reference counting and by the younger passes.
+    """
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _one_pass(  # noqa: PLR0917 - private helper of run_migrator

@@ -22,6 +22,7 @@ def test_bench_migrate_runs(capsys: pytest.CaptureFixture[str]) -> None:
             "2048",
             "--rounds",
             "2",
+            "--here",
         ]
     )
     out = capsys.readouterr().out

@@ -377,3 +377,23 @@ def test_cleanups_run_behind_the_commits_only_when_they_wait(
     behind = [t for t in threads if t.startswith("migrate-clean")]
     assert threads[:4] == [threading.current_thread().name] * 4  # the first batch: in line
     assert bool(behind) == waits, threads
+
+
+def test_a_pass_sets_older_objects_aside_from_the_collector(library: Library) -> None:
+    """Full collections during a pass walk only what the pass made (gc.freeze), and the
+    process gets its objects back afterwards."""
+    import gc
+
+    from archiver_app.layout.migrator import run_migrator
+    from archiver_app.tasks import ProgressUpdate
+
+    legacy_library(library, 4)
+    before = gc.get_freeze_count()
+    frozen: list[int] = []
+
+    def sink(update: ProgressUpdate) -> None:
+        frozen.append(gc.get_freeze_count())
+
+    assert run_migrator(library, batch_size=2, progress=sink).migrated == 4
+    assert frozen and all(n > before for n in frozen)
+    assert gc.get_freeze_count() == before
