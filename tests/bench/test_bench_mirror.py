@@ -16,3 +16,7 @@ def test_bench_mirror_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     out = capsys.readouterr().out
     assert "ratio to cp -a" in out and "every copy sha256-verified" in out
     assert times["archiver mirror"] > 0 and times["cp -a"] > 0
+    if "rsync -a" in times:  # the floor any verified, durable copy meets here
+        floor = next(line for line in out.splitlines() if line.startswith("floor: the larger"))
+        durable = times["rsync -a + sync"] / times["rsync -a"]
+        assert float(floor.split()[3].rstrip("x")) >= round(durable, 2)
