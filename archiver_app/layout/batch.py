@@ -176,15 +176,18 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
     # processing cost more than SQLite's own work here.
     if file_updates or sidecar_updates:
         conn.exec_driver_sql(
-            "UPDATE files SET path = ?, size = ?, sha256 = ? WHERE id = ?",
+            _driver_sql(conn, "UPDATE files SET path = ?, size = ?, sha256 = ? WHERE id = ?"),
             file_updates + sidecar_updates,
         )
     if file_inserts:
         conn.execute(insert(File), file_inserts)
     stamp = _datetime_param(conn)(now)
     conn.exec_driver_sql(
-        "UPDATE snapshots SET folder = ?, fs_version = ?, size_bytes = ?, warc_file = ?,"
-        " updated_at = ? WHERE id = ?",
+        _driver_sql(
+            conn,
+            "UPDATE snapshots SET folder = ?, fs_version = ?, size_bytes = ?, warc_file = ?,"
+            " updated_at = ? WHERE id = ?",
+        ),
         [(*u, stamp, sid) for sid, u in snap_updates],
     )
     if markers:  # one row for the batch; unique, so a concurrent migrator's stays apart
@@ -195,6 +198,12 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
         write_sidecar(folder, data, durable=False)
     sync_to_disk(root)  # every copy and index.json of the batch is on disk before the commit
     return done
+
+
+def _driver_sql(conn: Connection, sql: str) -> str:
+    """``sql`` written with ``?`` placeholders, in the driver's own style (SQLite: ``?``;
+    psycopg, for a library on PostgreSQL: ``%s``)."""
+    return sql if conn.dialect.paramstyle == "qmark" else sql.replace("?", "%s")
 
 
 def _datetime_param(conn: Connection) -> Callable[[datetime], Any]:

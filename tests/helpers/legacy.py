@@ -17,6 +17,7 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from warcio.statusandheaders import StatusAndHeaders
@@ -283,21 +284,29 @@ def legacy_library(
                 naive,
             )
         )
-    conn = sqlite3.connect(lib.db_path)
+    sqlite = lib.engine.dialect.name == "sqlite"
+    # SQLite through its own module (as an old library's rows would be found); any other
+    # database through the engine's driver, in its placeholder style
+    conn: Any = sqlite3.connect(lib.db_path) if sqlite else lib.engine.raw_connection()
+    mark = "?" if sqlite else "%s"
     try:
-        conn.executemany(
+        cur = conn.cursor()
+        cur.executemany(
             "INSERT INTO snapshots (uid, collection_id, url, url_key, url_group, domain,"
             " captured_at, state, title, size_bytes, fs_version, notes, folder, created_at,"
             " updated_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            f" VALUES ({','.join([mark] * 15)})",
             rows,
         )
         if register:
-            folders = dict(conn.execute("SELECT uid, folder FROM snapshots"))
-            ids = dict(conn.execute("SELECT uid, id FROM snapshots"))
-            conn.executemany(
+            cur.execute("SELECT uid, folder, id FROM snapshots")
+            found = cur.fetchall()
+            folders = {uid: folder for uid, folder, _ in found}
+            ids = {uid: sid for uid, _, sid in found}
+            cur.executemany(
                 "INSERT INTO files (path, size, sha256, kind, snapshot_id, local_state,"
-                " created_at) VALUES (?,?,?,'other',?,'present','2024-01-01 00:00:00.000000')",
+                f" created_at) VALUES ({mark},{mark},{mark},'other',{mark},'present',"
+                "'2024-01-01 00:00:00.000000')",
                 [
                     (
                         f"{folders[key.split('/')[0]]}/{key.split('/', 1)[1]}",
