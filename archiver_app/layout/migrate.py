@@ -389,6 +389,13 @@ def finish_pending_cleanups(
     return len(moves)
 
 
+def waiting_clock() -> Callable[[], float]:
+    """Start a clock of the time this thread spends waiting (wall time beyond its CPU
+    time: on the disk, or for a lock); call the result to read it."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    return lambda: (time.perf_counter() - wall) - (time.thread_time() - cpu)
+
+
 def _finish_all(root: Path, moves: list[dict[str, Any]], *, rehash: bool) -> None:
     """Finish ``moves`` on this thread while that is quick; in :data:`IO_THREADS` threads
     once they are seen waiting on the disk.
@@ -400,13 +407,12 @@ def _finish_all(root: Path, moves: list[dict[str, Any]], *, rehash: bool) -> Non
     beyond this thread's CPU time is time spent waiting.
     """
     probe, rest = moves[:PROBE_MOVES], moves[PROBE_MOVES:]
-    wall, cpu = time.perf_counter(), time.thread_time()
+    waited = waiting_clock()
     for move in probe:
         finish_cleanup(root, move, rehash=rehash)
-    waited = (time.perf_counter() - wall) - (time.thread_time() - cpu)
     if not rest:
         return
-    if waited / len(probe) < WAITING_MOVE:
+    if waited() / len(probe) <= WAITING_MOVE:
         for move in rest:
             finish_cleanup(root, move, rehash=rehash)
         return

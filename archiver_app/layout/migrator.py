@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import time
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -36,7 +35,12 @@ from archiver_app.errors import InputError, LibraryError
 from archiver_app.layout.archivebox import ImportStats, import_batch, list_folder_names
 from archiver_app.layout.batch import BatchItem, apply_batch
 from archiver_app.layout.current import CURRENT_FS_VERSION
-from archiver_app.layout.migrate import WAITING_MOVE, finish_pending_cleanups, prepare_move
+from archiver_app.layout.migrate import (
+    WAITING_MOVE,
+    finish_pending_cleanups,
+    prepare_move,
+    waiting_clock,
+)
 from archiver_app.layout.moves import MoveError
 from archiver_app.layout.versions import CHAIN, KNOWN_VERSIONS, Placement, SnapshotFacts
 from archiver_app.store.models import Collection, File, ImportSource, Setting, Snapshot
@@ -252,11 +256,10 @@ def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
 
 def _clean_in_line(library: Library, keys: list[str], report: MigrationReport) -> bool:
     """Finish a batch's cleanups on this thread; True when they waited on the disk."""
-    wall, cpu = time.perf_counter(), time.thread_time()
+    waited = waiting_clock()
     done = finish_pending_cleanups(library.write, library.root, rehash=False, keys=keys)
     report.cleanups += done
-    waited = (time.perf_counter() - wall) - (time.thread_time() - cpu)
-    return done > 0 and waited / done > WAITING_MOVE
+    return done > 0 and waited() / done > WAITING_MOVE
 
 
 def _prepare_batch(
@@ -310,9 +313,9 @@ def _prepare_batch(
         except (MoveError, LibraryError) as exc:
             return f"snapshot {uid}: {exc}"
 
-    # A file with no hash on record is hashed (hashlib releases the GIL), so two such
-    # snapshots go at once. Links, stat and mkdir are short system calls: threads would
-    # only hand the GIL to each other and to the commit beside them.
+    # Files with no hash on record are hashed (hashlib releases the GIL): where a snapshot
+    # has none on record, two snapshots go at once. Links, stat and mkdir are short system
+    # calls: threads would only hand the GIL to each other.
     if any(r[0] in prefixes and r[0] not in known for r in rows):
         with ThreadPoolExecutor(max_workers=LINK_THREADS) as pool:
             outcomes = list(pool.map(prepare, rows))
