@@ -59,12 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a command, opens the desktop app.",
     )
     parser.add_argument("--version", action="version", version=f"archiver {__version__}")
-    parser.add_argument(
-        "--library",
-        metavar="PATH",
-        help="library folder (default: $ARCHIVER_LIBRARY, else the per-user data folder)",
-    )
-    parser.add_argument("--database-url", help=argparse.SUPPRESS)
+    add_library_options(parser, default=None)
     parser.add_argument(
         "--self-test",
         action="store_true",
@@ -73,7 +68,40 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in command_modules():
         importlib.import_module(name).register(sub)
+    for command in _all_subparsers(parser):
+        # Users type ``archiver init --library PATH`` as often as ``archiver --library PATH
+        # init``: every command takes both options too. SUPPRESS keeps a value given before
+        # the command when none is given after it.
+        add_library_options(command, default=argparse.SUPPRESS)
     return parser
+
+
+def add_library_options(parser: argparse.ArgumentParser, *, default: object) -> None:
+    """``--library`` and ``--database-url``, on the main parser and on every command."""
+    parser.add_argument(
+        "--library",
+        metavar="PATH",
+        default=default,
+        help="library folder (default: $ARCHIVER_LIBRARY, else the per-user data folder)",
+    )
+    parser.add_argument(
+        "--database-url",
+        metavar="URL",
+        default=default,
+        help=f"keep the library's database in PostgreSQL (postgresql://...; "
+        f"default: ${DATABASE_URL_ENV}, else library.db in the library folder)",
+    )
+
+
+def _all_subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every command's parser, nested ones (``drives verify``) included."""
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found.append(child)
+                found.extend(_all_subparsers(child))
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -98,3 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("archiver: interrupted", file=ctx.err)
         return 130
+    except BrokenPipeError:
+        # `archiver search x | head`: the reader left; say nothing more, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
