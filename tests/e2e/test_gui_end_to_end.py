@@ -4,8 +4,7 @@ Empty library -> capture the local test site through the capture dialog -> the r
 -> search its text -> open its replay and find the text in the rendered page -> add a
 destination folder -> mirror -> the detail pane says "2 copies".
 
-Each step needs a core area (capture, replay, mirror). Until all of them are in this build
-the test skips and names what is missing; it never fakes a step.
+Every step uses the real area (capture, replay, mirror): a missing one fails the test.
 """
 
 from __future__ import annotations
@@ -15,24 +14,18 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.library import Library
+from archiver_app.mirror import add_destination, run_mirror
 from tests.helpers.webserver import LocalServer
 
-NEEDED = ("capture", "replay", "mirror", "destinations")
 PAGE = (
     "<!doctype html><html><head><title>Harbour tides</title></head>"
     "<body><h1>Harbour tides</h1><p>The quayside marigold grows by the pier.</p></body></html>"
 )
 
 
-def _missing() -> list[str]:
-    return [name for name in NEEDED if not capability(name)[0]]
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(bool(_missing()), reason=f"core areas not in this build: {_missing()}")
 def test_capture_search_replay_mirror_two_copies(
     qtbot: QtBot,
     main_window: MainWindow,
@@ -71,10 +64,8 @@ def test_capture_search_replay_mirror_two_copies(
     # 4. add a destination folder and mirror
     drive = tmp_path / "drive"
     drive.mkdir()
-    add_destination, mirror = resolve("destinations"), resolve("mirror")
-    assert add_destination is not None and mirror is not None
     add_destination(library, str(drive), "Test drive")
-    mirror(library)
+    run_mirror(library)
     # 5. "2 copies" in the detail pane
     window.tabs.setCurrentIndex(0)
     with qtbot.waitSignal(window.detail.loaded, timeout=10_000):

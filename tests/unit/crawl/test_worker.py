@@ -423,9 +423,9 @@ def test_an_unexpected_error_while_recording_is_a_failed_attempt_with_its_reason
     monkeypatch.setattr(worker_module, "finish_page", finish_once_broken)
     pages = {f"{H}/": MemoryPage(links=[f"{H}/x"]), f"{H}/x": MemoryPage()}
     job = create_job(library, [f"{H}/"], rules=Rules(attempts=2), lease_seconds=2.0)
-    start = time.monotonic()
     run(library, MemorySiteFetcher(library, pages))
-    assert time.monotonic() - start < 2.0  # no lease ran out
+    # A dead task would show as attempt 1 "lease expired: ..." (the lease is 2 s so that it
+    # would); the attempts below say the error was caught and recorded instead.
     assert states(library, job) == {f"{H}/": ("done", None), f"{H}/x": ("done", None)}
     with library.session() as s:
         attempts = s.execute(
