@@ -41,6 +41,7 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.gui.ops import OpRunner
     from archiver_app.gui.settings_dialog import APPEARANCE_KEY, apply_appearance
+    from archiver_app.gui.shutdown import delete_all_windows
     from archiver_app.library import Library
     from archiver_app.paths import LIBRARY_ENV, default_library_root
 
@@ -104,6 +105,7 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
         window.request_quit()
         runner.shutdown()
         library.close()
+        delete_all_windows()
         print(f"self-test failed: {problem}" if problem else "self-test ok")
         return 1 if problem else 0
     while True:
@@ -115,6 +117,7 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
             runner.shutdown(wait=move_to is not None)  # a move needs every worker stopped
             library.close()
         if move_to is None:
+            delete_all_windows()
             return code
         # The window closed to move the library: move it, then reopen wherever it is now.
         window.deleteLater()
