@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QSplitter,
-    QTableView,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -50,6 +49,7 @@ from archiver_app.gui.settings_dialog import SettingsDialog
 from archiver_app.gui.sidebar import Sidebar, SidebarEntry
 from archiver_app.gui.snapshot_model import COL_MATCH, COL_TIME, COL_TITLE, SnapshotTableModel
 from archiver_app.gui.status_bar import StatusPanel
+from archiver_app.gui.tables import CapturesTable
 from archiver_app.gui.thumbnails import ThumbnailCache
 from archiver_app.gui.tray import Tray
 from archiver_app.library import Library
@@ -60,6 +60,16 @@ from archiver_app.tasks.isolated import run_isolated
 BOOKMARK_SUFFIXES = (".html", ".htm", ".json", ".txt")
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
 log = logging.getLogger(__name__)
+
+
+EMPTY_LIBRARY_TEXT = (
+    "Nothing saved yet.\n\n"
+    "Paste a web address in the box above and press Capture (or Ctrl+N for a capture or a "
+    "crawl).\n"
+    "Drop WARC, WACZ or ARC files, or a folder of them, on this window, or choose File > "
+    "Import Web Archives… (Ctrl+I).\n"
+    "Coming from ArchiveBox? Choose File > Import ArchiveBox Folder…"
+)
 
 
 def _standard(key: QKeySequence.StandardKey, fallback: str) -> QKeySequence.StandardKey | str:
@@ -136,7 +146,7 @@ class MainWindow(QMainWindow):
             library, self.runner, thumbnails=self.thumbnails, parent=self
         )
         self.sidebar = Sidebar(self)
-        self.table = QTableView(self)
+        self.table = CapturesTable(self, self.empty_table_text)
         self.table.setObjectName("captures")
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -422,6 +432,21 @@ class MainWindow(QMainWindow):
         searching = bool(self.model.query.search.strip())
         self.table.horizontalHeader().setSectionHidden(COL_MATCH, not searching)
         self.detail.show_snapshot(None)
+
+    def empty_table_text(self) -> str | None:
+        """What the captures table says when it has no rows (None while they load)."""
+        if self.model.loading:
+            return None
+        q = self.model.query
+        if (
+            q.view == View.ALL
+            and q.collection_id is None
+            and q.tag_id is None
+            and not q.search.strip()
+            and q.filters == Filters()
+        ):
+            return EMPTY_LIBRARY_TEXT
+        return "No captures match this view or search."
 
     def _update_count(self) -> None:
         self.status.set_count(self.model.rowCount(), self.model.loading, self.model.partial)

@@ -1,8 +1,12 @@
-"""Small tables (jobs, drives): one row per item, the first column takes the spare width."""
+"""Tables: small lists (jobs, drives) whose first column takes the spare width, and the
+captures table with its empty state."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, QTimer
+from collections.abc import Callable
+
+from PySide6.QtCore import QAbstractItemModel, Qt, QTimer
+from PySide6.QtGui import QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 
@@ -37,3 +41,31 @@ def list_table(parent: QWidget, model: QAbstractItemModel, name: str) -> QTableV
     model.modelReset.connect(pending.start)
     model.rowsInserted.connect(pending.start)
     return table
+
+
+class CapturesTable(QTableView):
+    """The captures table, which says what to do when it has nothing to show.
+
+    ``empty_text`` is asked at each paint while the model has no rows: the text to show in
+    the middle of the table (how to save a first page, or that nothing matches the search),
+    or None while rows are still loading.
+    """
+
+    def __init__(self, parent: QWidget, empty_text: Callable[[], str | None]) -> None:
+        super().__init__(parent)
+        self._empty_text = empty_text
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        model = self.model()
+        if model is None or model.rowCount() > 0:
+            return
+        text = self._empty_text()
+        if not text:
+            return
+        painter = QPainter(self.viewport())
+        painter.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
+        area = self.viewport().rect().adjusted(24, 24, -24, -24)
+        flags = Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap
+        painter.drawText(area, int(flags), text)
+        painter.end()
