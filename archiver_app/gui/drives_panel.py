@@ -1,8 +1,9 @@
 """The drives panel: destinations, whether each is plugged in, its copies and free space.
 
-Reads ``destinations`` and ``copies`` on a timer (in the background). A known drive that
-appears (its marker file is back at its mount path) raises :attr:`DrivesPanel.drive_plugged`
-so the tray can notify. Mirror now / Verify / Offload / Export / Add drive call the mirror
+Shows ``lib.drives`` on a timer (in the background): the same figures as ``archiver
+drives``, counted under the retention policy. A known drive that appears (its marker file
+is back, where it was or at an OS mount point) raises :attr:`DrivesPanel.drive_plugged` so
+the tray can notify. Mirror now / Verify / Offload / Export / Add drive call the mirror
 API when the build has it; otherwise they are disabled with a tooltip saying why.
 """
 
@@ -33,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.gui import library_data as data
+from archiver_app.api.drives import DestinationStatus, LaptopStatus
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.ops import BackgroundOp, OpRunner
@@ -44,16 +45,26 @@ from archiver_app.tasks import ProgressUpdate
 from archiver_app.tasks.isolated import run_isolated
 
 REFRESH_MS = 3000
-SCAN_EVERY = 5  # refreshes between scans of the OS mount points (15 s)
 DRIVE_HEADERS = ["Drive", "State", "Free", "Present", "Missing", "Corrupted", "Last verified"]
+
+
+def laptop_summary(st: LaptopStatus) -> str:
+    """One line on the library's own copies, on this computer."""
+    when = f"{st.last_verified_at:%Y-%m-%d}" if st.last_verified_at else "never"
+    text = f"This computer: {st.present:,} files, last verified {when}"
+    if st.corrupted:
+        text += f", {st.corrupted:,} damaged"
+    if st.scrub_due:
+        text += " (due: verified when the app is idle)"
+    return text + "."
 
 
 class DrivesModel(QAbstractTableModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.rows: list[data.DriveRow] = []
+        self.rows: list[DestinationStatus] = []
 
-    def set_rows(self, rows: list[data.DriveRow]) -> None:
+    def set_rows(self, rows: list[DestinationStatus]) -> None:
         self.beginResetModel()
         self.rows = rows
         self.endResetModel()
@@ -77,13 +88,13 @@ class DrivesModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.UserRole:
             return r.id
         if role == Qt.ItemDataRole.ToolTipRole and col == 0:
-            return r.path or "never seen mounted"
+            return str(r.mount_path) if r.mount_path else "not plugged in"
         if role == Qt.ItemDataRole.ForegroundRole and col == 5 and r.corrupted:
             return QColor("#c62828")
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         if r.mounted:
-            state = "copying…" if r.ongoing else "plugged in, safe to unplug"
+            state = "copying…" if r.busy else "plugged in, safe to unplug"
         else:
             state = "not plugged in"
         if not r.enabled:
@@ -100,7 +111,7 @@ class DrivesModel(QAbstractTableModel):
             f"{r.present:,}",
             f"{r.missing:,}",
             f"{r.corrupted:,}",
-            f"{r.last_verified:%Y-%m-%d %H:%M}" if r.last_verified else "never",
+            f"{r.last_verified_at:%Y-%m-%d %H:%M}" if r.last_verified_at else "never",
         ]
         return values[col]
 
@@ -118,7 +129,6 @@ class DrivesPanel(QWidget):
         self.model = DrivesModel(self)
         self._mounted: dict[int, bool] = {}
         self._busy = False
-        self._refreshes = 0
         self._mirror_op: BackgroundOp[Any] | None = None
         #: Start a mirror when a known drive is plugged in (the retention policy decides
         #: what it receives).
@@ -174,18 +184,10 @@ class DrivesPanel(QWidget):
         if self._busy:
             return
         self._busy = True
-        library = self.library
-        # Every SCAN_EVERY refreshes (and the first), look for known drives at the OS mount
-        # points too, so a drive mounted somewhere new is recognised by its marker.
-        scan = self._refreshes % SCAN_EVERY == 0 and capability("mirror")[0]
-        self._refreshes += 1
+        drives, scan_roots = self.library.drives, self.scan_roots
 
-        def work(_p: object, _c: object) -> tuple[list[data.DriveRow], str]:
-            if scan:
-                from archiver_app.mirror import find_mounted
-
-                find_mounted(library, scan_roots=self.scan_roots)
-            return data.drive_rows(library), data.laptop_summary(library)
+        def work(_p: object, _c: object) -> tuple[list[DestinationStatus], LaptopStatus]:
+            return drives.list(scan_roots=scan_roots), drives.laptop()
 
         BackgroundOp(self.runner, work, label="drives", blocks_quit=False).success(
             self._refreshed
@@ -196,8 +198,9 @@ class DrivesPanel(QWidget):
         self.timer.stop()
         show_error(self, failure, "reading the drives")
 
-    def _refreshed(self, result: tuple[list[data.DriveRow], str]) -> None:
-        rows, laptop = result
+    def _refreshed(self, result: tuple[list[DestinationStatus], LaptopStatus]) -> None:
+        rows, laptop_status = result
+        laptop = laptop_summary(laptop_status)
         self._busy = False
         self.model.set_rows(rows)
         for r in rows:
@@ -272,8 +275,8 @@ class DrivesPanel(QWidget):
         index = self.table.currentIndex()
         if index.isValid():
             row = self.model.rows[index.row()]
-            if row.mounted and row.path:
-                folder = Path(row.path)
+            if row.mount_path is not None:
+                folder = row.mount_path
         dialog = ExportDialog(self.library, self.runner, self, folder=folder)
         dialog.open()
         return dialog

@@ -39,18 +39,18 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from archiver_app.gui.ops import BackgroundOp, OpRunner
-from archiver_app.gui.queries import (
+from archiver_app.api.table import (
     RowData,
-    SearchAdapter,
     SnapshotQuery,
     SortKey,
     compile_ids_sql,
     fetch_rows,
     fetch_rows_with,
 )
+from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.thumbnails import ThumbnailCache
 from archiver_app.library import Library
+from archiver_app.search.stream import TableSearch
 from archiver_app.tasks import CancelToken
 
 #: Rows fetched together for display.
@@ -179,14 +179,14 @@ def _stream_search(
     cur: Any,
     *,
     query: SnapshotQuery,
-    search: SearchAdapter,
+    search: TableSearch,
     generation: int,
     relay: _ChunkRelay,
     cancel: CancelToken,
 ) -> None:
     """Search in two steps so every keystroke answers fast.
 
-    1. The newest :data:`FIRST_CHUNK` matches (:meth:`SearchAdapter.newest_matches`: off
+    1. The newest :data:`FIRST_CHUNK` matches (:meth:`TableSearch.newest_matches`: off
        the newest pages for a common prefix, else straight off the full-text index) are
        shown sorted as asked. When that is every match (the usual case), we are done.
     2. Otherwise, once typing has paused for :data:`FULL_RESULT_DELAY`, all matches are
@@ -228,14 +228,14 @@ class SnapshotTableModel(QAbstractTableModel):
         library: Library,
         runner: OpRunner,
         *,
-        search: SearchAdapter | None = None,
+        search: TableSearch | None = None,
         thumbnails: ThumbnailCache | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.library = library
         self.runner = runner
-        self.search = search or SearchAdapter()
+        self.search = search or TableSearch()
         self.thumbnails = thumbnails
         self.query = SnapshotQuery()
         self._ids = array("q")

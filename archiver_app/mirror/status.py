@@ -1,7 +1,9 @@
 """Read-only views for front ends: the drives panel and a snapshot's copies.
 
-Nothing here writes to a drive. ``list_destinations`` is cheap enough for a GUI timer
-(a few aggregate queries and one marker read per known drive).
+The one source of drive figures: ``archiver drives`` and the GUI's drives panel both show
+:func:`list_destinations` (through ``lib.drives``), counted under the retention policy.
+Nothing here writes to a drive. ``list_destinations`` is cheap enough for a GUI timer (a
+few aggregate queries and one marker read per known drive).
 """
 
 from __future__ import annotations
@@ -107,9 +109,11 @@ class DestinationStatus:
     present: int
     missing: int  # files its policy allows here that it does not hold
     corrupted: int
+    ongoing: int  # copies being written now
     last_verified_at: datetime | None
     scrub_due: bool
     busy: bool  # a mirror or scrub is writing to it
+    enabled: bool
 
     @property
     def mounted(self) -> bool:
@@ -174,9 +178,11 @@ def list_destinations(
                 present=present,
                 missing=max(0, allowed_files - present - corrupted),
                 corrupted=corrupted,
+                ongoing=counts.get((d.id, CopyState.ONGOING), 0),
                 last_verified_at=d.last_scrub_at,
                 scrub_due=due,
                 busy=mount is not None and is_busy(mount),
+                enabled=d.enabled,
             )
         )
     return out

@@ -61,9 +61,13 @@ class Hit:
         return self.snippet_marked("", "")
 
     def snippet_html(self, tag: str = "b") -> str:
-        """The snippet as HTML, matches in ``<tag>``, everything else escaped."""
-        safe = escape(self.snippet, quote=False)
-        return safe.replace(MARK_START, f"<{tag}>").replace(MARK_END, f"</{tag}>")
+        return marks_to_html(self.snippet, tag)
+
+
+def marks_to_html(snippet: str, tag: str = "b") -> str:
+    """A marked snippet as HTML, matches in ``<tag>``, everything else escaped."""
+    safe = escape(snippet, quote=False)
+    return safe.replace(MARK_START, f"<{tag}>").replace(MARK_END, f"</{tag}>")
 
 
 def _filters(q: Query, params: dict[str, Any]) -> list[str]:
@@ -283,7 +287,7 @@ def _quick_search(
             url=r[1],
             title=r[2],
             captured_at=_DT.process_result_value(r[3], None),  # type: ignore[arg-type]
-            snippet=quick.snippet(body, plan, (MARK_START, MARK_END)),
+            snippet=quick.snippet(body, plan.terms, (MARK_START, MARK_END)),
             collection=r[4],
             domain=r[5],
             mime=r[6],

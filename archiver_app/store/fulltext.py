@@ -73,6 +73,22 @@ def insert_snapshot_texts(
     insert_values(conn, "INSERT INTO snapshot_fts(rowid, title, url, body, tags)", params)
 
 
+def indexed_text(conn: Connection, snapshot_id: int) -> tuple[str, str, str] | None:
+    """``(title, url, body)`` as indexed for ``snapshot_id``; a snapshot not indexed yet
+    gives its row's title and URL with no body; None when there is no such snapshot or no
+    full-text index."""
+    if not _has_fts(conn):
+        return None
+    row = conn.execute(
+        text("SELECT title, url, body FROM snapshot_fts WHERE rowid = :id"), {"id": snapshot_id}
+    ).first()
+    if row is None:
+        row = conn.execute(
+            text("SELECT title, url, '' FROM snapshots WHERE id = :id"), {"id": snapshot_id}
+        ).first()
+    return None if row is None else (row[0] or "", row[1] or "", row[2] or "")
+
+
 def delete_snapshot_text(conn: Connection, snapshot_id: int) -> None:
     if _has_fts(conn):
         conn.execute(text("DELETE FROM snapshot_fts WHERE rowid = :id"), {"id": snapshot_id})

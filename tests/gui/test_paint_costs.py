@@ -13,7 +13,7 @@ from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QStyleOptionViewItem, QTableView
 from pytestqt.qtbot import QtBot
 
-from archiver_app.gui import library_data as data
+from archiver_app.api import jobs_view as data
 from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.jobs_panel import JobsModel
 from archiver_app.gui.ops import OpRunner

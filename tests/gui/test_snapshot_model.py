@@ -7,20 +7,13 @@ from datetime import UTC, datetime, timedelta
 
 from pytestqt.qtbot import QtBot
 
+from archiver_app.api.table import Filters, SnapshotQuery, SortKey, View
 from archiver_app.gui import snapshot_model as sm
 from archiver_app.gui.ops import OpRunner
-from archiver_app.gui.queries import (
-    Filters,
-    SearchAdapter,
-    SnapshotQuery,
-    SortKey,
-    View,
-    fts_match_expression,
-    highlight_pattern,
-    make_snippet,
-)
 from archiver_app.gui.snapshot_model import COL_SIZE, COL_TITLE, SnapshotTableModel
 from archiver_app.library import Library
+from archiver_app.search import quick
+from archiver_app.search.stream import TableSearch
 from tests.helpers.factories import bulk_snapshots
 from tests.helpers.snapshots import add_snapshot
 
@@ -153,26 +146,24 @@ def test_search_with_many_matches_shows_newest_first_then_completes(
     assert [model.snapshot_id(r) for r in range(1500)] == expected
 
 
-def test_match_expression_quotes_every_word() -> None:
-    assert fts_match_expression("climate pol") == '"climate" AND "pol"*'
-    assert fts_match_expression("climate ") == '"climate"'
-    assert fts_match_expression('a"b OR -c') == '"a" AND "b" AND "OR" AND "c"'
-    assert fts_match_expression("  ") == ""
-
-
-def test_snippets_show_the_match_near_their_start_and_cut_at_words() -> None:
-    text = " ".join(f"word{i}" for i in range(200)) + " the flood\nwarning " + "tail " * 50
-    snip = make_snippet(text, highlight_pattern("flood"))  # type: ignore[arg-type]
+def test_snippets_show_the_match_near_their_start_and_cut_at_words(library: Library) -> None:
+    text = " ".join(f"word{i}" for i in range(200)) + " the Flood\nwarning <x> " + "tail " * 50
+    sid = add_snapshot(library, "https://a.example/", title="Title", body=text)
+    short = add_snapshot(library, "https://b.example/", title="Title", body="flood at the start")
+    add_snapshot(library, "https://c.example/", title="Title", body="nothing here")
+    with library.engine.connect() as conn:
+        found = TableSearch().snippets(conn, [sid, short, sid + 99], "floo")
+    snip = found[sid]
     # the narrow Match column shows the first ~50 characters: the match is among them
-    assert snip.index("<b>flood</b>") < 40, snip
-    assert snip.startswith("… word") and snip.endswith(" …")
-    words = snip.removeprefix("… ").removesuffix(" …").split()
-    assert all(w in text.split() for w in words if "<b>" not in w)  # whole words only
-    assert "flood <b>" not in snip and "warning" in snip
-    assert make_snippet("flood at the start", highlight_pattern("flood")) == (  # type: ignore[arg-type]
-        "<b>flood</b> at the start"
-    )
-    assert make_snippet("nothing here", highlight_pattern("flood")) == ""  # type: ignore[arg-type]
+    assert snip.index("<b>Flood</b>") < 40, snip
+    assert snip.startswith("…word") and snip.endswith("…")
+    assert "&lt;x&gt;" in snip  # page text is escaped: only the marks are HTML
+    words = snip.strip("…").split()
+    assert all(w in text.split() for w in words if "<b>" not in w and "&" not in w)
+    assert found[short] == "<b>flood</b> at the start"
+    assert set(found) == {sid, short}  # no match, no snippet
+    # One builder for the table and search-as-you-type: the same terms, the same marks.
+    assert quick.snippet("the Flood", quick.terms_of('"flo"*'), ("[", "]")) == "the [Flood]"
 
 
 def test_quick_newest_matches_agree_with_the_index(library: Library) -> None:
@@ -183,7 +174,7 @@ def test_quick_newest_matches_agree_with_the_index(library: Library) -> None:
         "SELECT id, title, url, '', '' FROM snapshots"
     )
     conn.commit()
-    search = SearchAdapter()
+    search = TableSearch()
     try:
         for text in ("sit", "site", "exam", "climate riv", "Museu"):
             sql, params = search.newest_matches_sql(text, 101)

@@ -1,0 +1,109 @@
+"""Read views of jobs for front ends: the jobs panel's rows and a job's log tail.
+
+A start for the job runtime's own API (enqueue, control) to extend. :class:`JobStatus` is
+re-exported so front ends need not import ``store``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from archiver_app.library import Library
+from archiver_app.store.models import Job, JobLog, JobStatus
+
+__all__ = ["JobRow", "JobStatus", "job_log_after", "job_rows"]
+
+
+JOB_COLUMNS = (
+    Job.id,
+    Job.name,
+    Job.status,
+    Job.items_queued,
+    Job.items_downloaded,
+    Job.error_count,
+    Job.bytes_downloaded,
+    Job.r2xx,
+    Job.r3xx,
+    Job.r4xx,
+    Job.r5xx,
+    Job.started_at,
+    Job.finished_at,
+    Job.concurrency,
+    Job.config,
+    Job.coverage_md,
+)
+
+
+@dataclass(frozen=True)
+class JobRow:
+    id: int
+    name: str
+    status: str
+    queued: int
+    done: int
+    failed: int
+    bytes: int
+    r2xx: int
+    r3xx: int
+    r4xx: int
+    r5xx: int
+    started_at: datetime | None
+    finished_at: datetime | None
+    concurrency: int
+    config: dict[str, Any]
+    coverage_md: str | None
+
+    def eta_seconds(self, now: datetime) -> float | None:
+        """Remaining time at the average rate so far (None until it can be estimated)."""
+        if self.started_at is None or self.done <= 0 or self.finished_at is not None:
+            return None
+        remaining = self.queued - self.done - self.failed
+        if remaining <= 0:
+            return 0.0
+        elapsed = (now - self.started_at).total_seconds()
+        return elapsed / self.done * remaining
+
+
+def job_rows(library: Library, limit: int = 500) -> list[JobRow]:
+    """The newest ``limit`` jobs, newest first."""
+    with library.session() as s:
+        rows = s.execute(select(*JOB_COLUMNS).order_by(Job.id.desc()).limit(limit)).all()
+    return [
+        JobRow(
+            id=r[0],
+            name=r[1] or f"Job {r[0]}",
+            status=r[2],
+            queued=r[3],
+            done=r[4],
+            failed=r[5],
+            bytes=r[6],
+            r2xx=r[7],
+            r3xx=r[8],
+            r4xx=r[9],
+            r5xx=r[10],
+            started_at=r[11],
+            finished_at=r[12],
+            concurrency=r[13],
+            config=dict(r[14] or {}),
+            coverage_md=r[15],
+        )
+        for r in rows
+    ]
+
+
+def job_log_after(
+    library: Library, job_id: int, after_id: int, limit: int = 500
+) -> list[tuple[int, datetime, str, str]]:
+    """Log lines of ``job_id`` newer than ``after_id`` (the tail the panel appends)."""
+    with library.session() as s:
+        rows = s.execute(
+            select(JobLog.id, JobLog.at, JobLog.level, JobLog.message)
+            .where(JobLog.job_id == job_id, JobLog.id > after_id)
+            .order_by(JobLog.id)
+            .limit(limit)
+        ).all()
+    return [(r[0], r[1], r[2], r[3]) for r in rows]

@@ -1,0 +1,267 @@
+"""The captures table's data: filters, sort orders, the id stream and row pages.
+
+The table never loads snapshot rows it does not show. A :class:`SnapshotQuery` compiles to
+one ``SELECT id … ORDER BY <sort>, id`` that SQLite answers from an index for the time,
+domain and status orders; the table streams those ids in chunks on a reader thread with
+its own connection (8 bytes a row: a million rows is 8 MB) and fetches the visible
+window's columns by primary key (:func:`fetch_rows`, :func:`fetch_rows_with`). Search goes
+through :class:`~archiver_app.search.stream.TableSearch`.
+
+Plain DB-API cursors on purpose: this is the path that must stay instant at a million rows.
+
+Threading contract: stateless; callers pass their own connection or cursor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import Connection
+
+from archiver_app.search.stream import TableSearch
+from archiver_app.store.models import Fidelity, SnapshotState
+
+__all__ = [
+    "Fidelity",
+    "Filters",
+    "RowData",
+    "SnapshotQuery",
+    "SnapshotState",
+    "SortKey",
+    "View",
+    "compile_ids_sql",
+    "fetch_rows",
+    "fetch_rows_with",
+]
+
+
+class View(StrEnum):
+    """The fixed entries at the top of the sidebar."""
+
+    ALL = "all"
+    RECENT = "recent"
+    FAILED = "failed"
+    UNTAGGED = "untagged"
+
+
+class SortKey(StrEnum):
+    TIME = "time"
+    TITLE = "title"
+    DOMAIN = "domain"
+    SIZE = "size"
+    STATUS = "status"
+
+
+SORT_SQL: dict[SortKey, str] = {
+    SortKey.TIME: "s.captured_at",
+    SortKey.TITLE: "s.title",
+    SortKey.DOMAIN: "s.domain",
+    SortKey.SIZE: "s.size_bytes",
+    SortKey.STATUS: "s.state",
+}
+
+#: "Recent" means captured in the last this many days.
+RECENT_DAYS = 7
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The filter bar: every field optional; empty means "any"."""
+
+    domain: str = ""
+    date_from: datetime | None = None
+    date_to: datetime | None = None  # exclusive
+    tag: str = ""
+    mime: str = ""  # prefix: "text/html", "application/pdf", "image/"
+    state: str = ""
+    fidelity: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain,
+            "date_from": self.date_from.isoformat() if self.date_from else None,
+            "date_to": self.date_to.isoformat() if self.date_to else None,
+            "tag": self.tag,
+            "mime": self.mime,
+            "state": self.state,
+            "fidelity": self.fidelity,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Filters:
+        def when(value: Any) -> datetime | None:
+            return datetime.fromisoformat(value) if isinstance(value, str) and value else None
+
+        return cls(
+            domain=str(data.get("domain") or ""),
+            date_from=when(data.get("date_from")),
+            date_to=when(data.get("date_to")),
+            tag=str(data.get("tag") or ""),
+            mime=str(data.get("mime") or ""),
+            state=str(data.get("state") or ""),
+            fidelity=str(data.get("fidelity") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class SnapshotQuery:
+    """Which captures the table shows, and in what order."""
+
+    view: View = View.ALL
+    collection_id: int | None = None
+    tag_id: int | None = None
+    search: str = ""
+    filters: Filters = field(default_factory=Filters)
+    sort: SortKey = SortKey.TIME
+    descending: bool = True
+
+    def with_(self, **changes: Any) -> SnapshotQuery:
+        return replace(self, **changes)
+
+
+# ---------------------------------------------------------------------------- compiling
+
+
+def compile_ids_sql(
+    query: SnapshotQuery,
+    search: TableSearch,
+    now: datetime | None = None,
+    *,
+    within: Sequence[int] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """``SELECT s.id FROM snapshots s WHERE … ORDER BY …`` for ``query``.
+
+    ``within``: only these ids, already known to match the search text (the quick first
+    window of a search); the full-text condition is then left out.
+    """
+    where: list[str] = []
+    params: dict[str, Any] = {}
+    if query.view is View.RECENT:
+        since = (now or datetime.now(UTC)) - timedelta(days=RECENT_DAYS)
+        where.append("s.captured_at >= :recent")
+        params["recent"] = _db_time(since)
+    elif query.view is View.FAILED:
+        where.append("s.state = 'failed'")
+    elif query.view is View.UNTAGGED:
+        where.append("NOT EXISTS (SELECT 1 FROM snapshot_tags st WHERE st.snapshot_id = s.id)")
+    if query.collection_id is not None:
+        where.append("s.collection_id = :coll")
+        params["coll"] = query.collection_id
+    if query.tag_id is not None:
+        where.append("s.id IN (SELECT snapshot_id FROM snapshot_tags WHERE tag_id = :tag_id)")
+        params["tag_id"] = query.tag_id
+    f = query.filters
+    if f.domain:
+        domain = f.domain.strip().lower()
+        where.append("(s.domain = :domain OR s.domain LIKE :subdomain)")
+        params["domain"] = domain
+        params["subdomain"] = "%." + domain.replace("%", "").replace("_", "")
+    if f.date_from is not None:
+        where.append("s.captured_at >= :date_from")
+        params["date_from"] = _db_time(f.date_from)
+    if f.date_to is not None:
+        where.append("s.captured_at < :date_to")
+        params["date_to"] = _db_time(f.date_to)
+    if f.tag:
+        where.append(
+            "s.id IN (SELECT st.snapshot_id FROM snapshot_tags st JOIN tags t "
+            "ON t.id = st.tag_id WHERE t.name = :tag_name)"
+        )
+        params["tag_name"] = f.tag
+    if f.mime:
+        where.append("s.mime LIKE :mime")
+        params["mime"] = f.mime.replace("%", "") + "%"
+    if f.state:
+        where.append("s.state = :state")
+        params["state"] = f.state
+    if f.fidelity:
+        where.append("s.capture_fidelity = :fidelity")
+        params["fidelity"] = f.fidelity
+    if within is not None:
+        where.append(f"s.id IN ({','.join(str(int(i)) for i in within) or 'NULL'})")
+    elif query.search.strip():
+        sub, sub_params = search.id_subquery(query.search)
+        where.append(f"s.id IN ({sub})")
+        params.update(sub_params)
+    direction = "DESC" if query.descending else "ASC"
+    order = f"{SORT_SQL[query.sort]} {direction}, s.id {direction}"
+    clause = (" WHERE " + " AND ".join(where)) if where else ""
+    # Only constant fragments and int() ids are formatted in; user text goes in params.
+    return f"SELECT s.id FROM snapshots s{clause} ORDER BY {order}", params  # noqa: S608
+
+
+def _db_time(value: datetime) -> str:
+    """The stored form of ``UTCDateTime`` (naive UTC text) for raw comparisons."""
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+# ---------------------------------------------------------------------------- rows
+
+
+#: Columns fetched for each visible row (order matters: ``RowData`` follows it).
+ROW_COLUMNS = (
+    "id, captured_at, title, url, domain, size_bytes, state, http_status, "
+    "capture_fidelity, mime, folder"
+)
+
+
+@dataclass(frozen=True)
+class RowData:
+    """What one table row shows."""
+
+    id: int
+    captured_at: str
+    title: str
+    url: str
+    domain: str
+    size_bytes: int
+    state: str
+    http_status: int | None
+    fidelity: str
+    mime: str
+    folder: str | None
+
+
+def _rows_sql(ids: Sequence[int]) -> str:
+    marks = ",".join(str(int(i)) for i in ids)
+    return f"SELECT {ROW_COLUMNS} FROM snapshots WHERE id IN ({marks})"  # noqa: S608 - ints only
+
+
+def fetch_rows(conn: Connection, ids: Sequence[int]) -> dict[int, RowData]:
+    """The table columns of ``ids`` (any order, missing ids simply absent)."""
+    if not ids:
+        return {}
+    return _row_data(conn.exec_driver_sql(_rows_sql(ids)))
+
+
+def fetch_rows_with(cur: Any, ids: Sequence[int]) -> dict[int, RowData]:
+    """:func:`fetch_rows` through a DB-API cursor (the table's reader threads)."""
+    if not ids:
+        return {}
+    cur.execute(_rows_sql(ids))
+    return _row_data(cur.fetchall())
+
+
+def _row_data(rows: Any) -> dict[int, RowData]:
+    out: dict[int, RowData] = {}
+    for r in rows:
+        out[int(r[0])] = RowData(
+            id=int(r[0]),
+            captured_at=str(r[1] or "")[:16],
+            title=r[2] or "",
+            url=r[3],
+            domain=r[4] or "",
+            size_bytes=int(r[5] or 0),
+            state=r[6] or "",
+            http_status=r[7],
+            fidelity=r[8] or "",
+            mime=r[9] or "",
+            folder=r[10],
+        )
+    return out
