@@ -6,7 +6,7 @@ background because a drive's copies table can be large.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,10 +16,9 @@ from sqlalchemy.orm import Session
 
 from archiver_app.api.changes import Changes
 from archiver_app.library import Library
+from archiver_app.mirror.status import SnapshotCopiesReport, snapshot_copies
 from archiver_app.store.models import (
-    Copy,
     CopyState,
-    Destination,
     File,
     FileKind,
     Snapshot,
@@ -45,7 +44,11 @@ class SnapshotsManager:
 
     def detail(self, snapshot_id: int) -> SnapshotDetail | None:
         with self._lib.session() as s:
-            return _detail(s, snapshot_id)
+            found = _detail(s, snapshot_id)
+        if found is None:
+            return None
+        report = snapshot_copies(self._lib, snapshot_id)
+        return replace(found, copies=_copy_rows(report), whole_copies=report.safe_copies)
 
     def replay_target(self, snapshot_id: int) -> ReplayTarget | None:
         with self._lib.session() as s:
@@ -103,10 +106,7 @@ class SnapshotDetail:
     files: list[tuple[str, str, int]]  # kind, path, size
     other_captures: list[tuple[int, datetime, str]]  # id, captured_at, state
     copies: list[CopyRow] = field(default_factory=list)
-
-    @property
-    def present_copies(self) -> int:
-        return sum(1 for c in self.copies if c.state == CopyState.PRESENT)
+    whole_copies: int = 0  # the laptop's and each drive's that can replay it alone
 
 
 def _fidelity_reason(provenance: dict[str, Any] | None) -> str:
@@ -133,7 +133,7 @@ def _detail(s: Session, snapshot_id: int) -> SnapshotDetail | None:
         )
     )
     files = s.execute(
-        select(File.id, File.kind, File.path, File.size, File.local_state)
+        select(File.kind, File.path, File.size)
         .where(File.snapshot_id == snapshot_id)
         .order_by(File.kind, File.path)
     ).all()
@@ -143,7 +143,6 @@ def _detail(s: Session, snapshot_id: int) -> SnapshotDetail | None:
         .order_by(Snapshot.captured_at.desc())
         .limit(200)
     ).all()
-    copies = _copies(s, [f[0] for f in files], [f[4] for f in files])
     return SnapshotDetail(
         id=snap.id,
         uid=snap.uid,
@@ -160,29 +159,24 @@ def _detail(s: Session, snapshot_id: int) -> SnapshotDetail | None:
         collection=snap.collection.name,
         notes=snap.notes or "",
         tags=tags,
-        files=[(f[1], f[2], int(f[3])) for f in files],
+        files=[(f[0], f[1], int(f[2])) for f in files],
         other_captures=[(o[0], o[1], o[2]) for o in others],
-        copies=copies,
     )
 
 
-def _copies(s: Session, file_ids: list[int], local_states: list[str]) -> list[CopyRow]:
-    """One row for the laptop and one per destination: the worst state over the files."""
-    if not file_ids:
+def _copy_rows(report: SnapshotCopiesReport) -> list[CopyRow]:
+    """One row for the laptop (the worst state of its files) and one per destination."""
+    if not report.local_states:
         return []
     rank = {CopyState.CORRUPTED: 0, CopyState.MISSING: 1, CopyState.ONGOING: 2, "offloaded": 3}
-    rows = [CopyRow("Laptop", min(local_states, key=lambda st: rank.get(st, 9)))]
-    dests = s.execute(select(Destination.id, Destination.label).order_by(Destination.label)).all()
-    for dest_id, label in dests:
-        states = s.execute(
-            select(Copy.state, Copy.verified_at).where(
-                Copy.destination_id == dest_id, Copy.file_id.in_(file_ids)
-            )
-        ).all()
-        got = {st for st, _ in states}
-        if len(states) < len(file_ids):
-            got.add(CopyState.MISSING)
-        worst = min(got, key=lambda st: rank.get(st, 9)) if got else CopyState.MISSING
-        verified = [v for _, v in states if v is not None]
-        rows.append(CopyRow(label, worst, min(verified) if verified else None))
+    rows = [CopyRow("Laptop", min(report.local_states, key=lambda st: rank.get(st, 9)))]
+    for d in report.destinations:
+        state = (
+            CopyState.CORRUPTED
+            if d.corrupted
+            else CopyState.PRESENT
+            if d.safe
+            else CopyState.MISSING
+        )
+        rows.append(CopyRow(d.label, state, d.last_verified_at))
     return rows

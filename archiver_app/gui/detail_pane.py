@@ -254,7 +254,7 @@ class DetailPane(QScrollArea):
         if not detail.copies:
             self.copies.setText("No files to copy yet.")
             return
-        n = detail.present_copies
+        n = detail.whole_copies
         lines = [f"<b>{n} {'copy' if n == 1 else 'copies'}</b>"]
         for c in detail.copies:
             verified = (
