@@ -15,7 +15,6 @@ from the library's pool).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from html import escape
@@ -139,46 +138,34 @@ def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
     source = "snapshot_fts JOIN snapshots s ON s.id = snapshot_fts.rowid"
     if counting:
         return f"SELECT count(*) FROM {source}{clause}"  # noqa: S608
-    # Two steps: rank the matches (cheap), then build snippets for one page of hits only
-    # (snippet() is the expensive part, and SQLite would compute it for every match
-    # before sorting).
+    # Rank the matches (cheap), then read the page of hits' indexed text by rowid (no
+    # second MATCH: with a prefix, FTS5 would merge its postings again for every hit);
+    # :func:`_snippet` cuts the snippets from it in Python.
     score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
-    snippet = f"snippet(snapshot_fts, -1, '{MARK_START}', '{MARK_END}', '…', 24)"
-    cols = _COLUMNS.format(snippet=snippet, score="top.score")
-    prefix = prefix_term(fts)
+    cols = _COLUMNS.format(snippet="coalesce(f.body, '')", score="top.score")
     top = (
         f"top AS (SELECT s.id AS id, {score} AS score, s.captured_at AS at "  # noqa: S608
         f"FROM {source}{clause} ORDER BY score, at DESC LIMIT :limit OFFSET :offset)"
     )
-    if prefix is None:
-        # Whole words: one index lookup per hit is cheap.
-        snippets = (
-            "FROM top JOIN snapshot_fts ON snapshot_fts.rowid = top.id "
-            "AND snapshot_fts MATCH :match"
-        )
-    else:
-        # With a prefix, every lookup by rowid would merge the prefix's postings again
-        # (FTS5 has no prefix index here): run the MATCH once, over the hits' rowid range.
-        snippets = (
-            "FROM snapshot_fts CROSS JOIN top ON top.id = snapshot_fts.rowid "
-            "AND snapshot_fts MATCH :match "
-            "AND snapshot_fts.rowid >= (SELECT min(id) FROM top) "
-            "AND snapshot_fts.rowid <= (SELECT max(id) FROM top)"
-        )
     return (
-        f"WITH {top} SELECT {cols} {snippets} "
+        f"WITH {top} SELECT {cols} FROM top "  # noqa: S608
         "JOIN snapshots s ON s.id = top.id JOIN collections c ON c.id = s.collection_id "
+        "LEFT JOIN snapshot_fts f ON f.rowid = top.id "
         "ORDER BY top.score, top.at DESC"
     )
 
 
-_PREFIX_TERM = re.compile(r'"((?:[^"]|"")*)"\*')
-
-
-def prefix_term(fts: str) -> str | None:
-    """The prefix (unquoted) of a MATCH expression from ``build_fts_query``, if it has one."""
-    m = _PREFIX_TERM.search(fts)
-    return m.group(1).replace('""', '"') if m else None
+def _snippet(body: str, title: str | None, url: str, fts: str | None) -> str:
+    """The snippet of a hit: around the first match in its text, else its title or
+    address (:func:`archiver_app.search.quick.snippet`, the one snippet builder)."""
+    if fts is None:  # no text searched: the snippet stored at capture time
+        return " ".join(body.split())
+    terms = quick.terms_of(fts)
+    for text_ in (body, title or "", url):
+        found = quick.snippet(text_, terms, (MARK_START, MARK_END))
+        if MARK_START in found:
+            return found
+    return quick.snippet(body, terms, (MARK_START, MARK_END))
 
 
 def search(
@@ -230,7 +217,7 @@ def search(
             url=r[1],
             title=r[2],
             captured_at=_DT.process_result_value(r[3], None),  # type: ignore[arg-type]
-            snippet=" ".join((r[4] or "").split()),
+            snippet=_snippet(r[4] or "", r[2], r[1], fts if isinstance(fts, str) else None),
             collection=r[5],
             domain=r[6],
             mime=r[7],
