@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from archiver_app.api.labels import CollectionsManager, TagsManager
     from archiver_app.api.settings import SettingsManager
     from archiver_app.api.snapshots import SnapshotsManager
+    from archiver_app.api.table import TableReader
 
 LIBRARY_FORMAT = "archiver-library"
 LIBRARY_FORMAT_VERSION = 1  # bump only for changes older versions must not open
@@ -255,6 +256,12 @@ class Library:
         from archiver_app.api.settings import SettingsManager
 
         return SettingsManager(self)
+
+    @cached_property
+    def table(self) -> TableReader:
+        from archiver_app.api.table import TableReader
+
+        return TableReader(self)
 
     @cached_property
     def drives(self) -> DrivesManager:

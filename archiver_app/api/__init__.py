@@ -9,8 +9,9 @@ The managers hang off the library, built on first use:
 - ``lib.tags``, ``lib.collections`` (:mod:`.labels`): the sidebar's lists, tag edits
 - ``lib.settings`` (:mod:`.settings`): library settings
 - ``lib.drives`` (:mod:`.drives`): destinations and copies, policy-aware
-- :mod:`.table`: the captures table's filters, id stream and row pages (reader threads
-  with their own connections); :mod:`archiver_app.search` for full-text search
+- ``lib.table`` (:mod:`.table`): the captures table's filters, id stream, row pages and
+  snippets (reader threads with connections of their own); :mod:`archiver_app.search`
+  for ranked full-text search
 - :mod:`.status`: the status bar's figures; :mod:`.jobs_view`: the jobs panel's rows
 
 ``gui/`` imports neither SQLAlchemy nor ``store`` (``tests/unit/test_layering.py``).

@@ -14,16 +14,22 @@ Threading contract: stateless; callers pass their own connection or cursor.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from itertools import chain
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 
 from archiver_app.search.stream import TableSearch
 from archiver_app.store.models import Fidelity, SnapshotState
+from archiver_app.tasks import CancelToken
+
+if TYPE_CHECKING:
+    from archiver_app.library import Library
 
 __all__ = [
     "Fidelity",
@@ -32,6 +38,7 @@ __all__ = [
     "SnapshotQuery",
     "SnapshotState",
     "SortKey",
+    "TableReader",
     "View",
     "compile_ids_sql",
     "fetch_rows",
@@ -265,3 +272,71 @@ def _row_data(rows: Any) -> dict[int, RowData]:
             folder=r[10],
         )
     return out
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+class TableReader:
+    """``lib.table``: the captures table's reads. The id stream runs on the table's own
+    reader threads, each with a DB-API connection of its own (:meth:`connect`), so a
+    keystroke's query never waits for a pooled connection, and can be interrupted."""
+
+    def __init__(self, library: Library, search: TableSearch | None = None) -> None:
+        self._engine = library.engine
+        self.search = search or TableSearch()
+
+    def connect(self) -> Any:
+        """A pooled DB-API connection for one reader thread (close it when done);
+        ``.driver_connection`` is the sqlite3 connection to interrupt."""
+        return self._engine.raw_connection()
+
+    def rows(self, ids: Sequence[int]) -> dict[int, RowData]:
+        """The table columns of ``ids`` (one page, by primary key: fine on the GUI thread)."""
+        with self._engine.connect() as conn:
+            page = fetch_rows(conn, ids)
+            conn.rollback()
+        return page
+
+    def snippets(self, ids: Sequence[int], user_text: str) -> dict[int, str]:
+        with self._engine.connect() as conn:
+            found = self.search.snippets(conn, ids, user_text)
+            conn.rollback()
+        return found
+
+    def id_chunks(
+        self, cur: Any, query: SnapshotQuery, first: int, size: int
+    ) -> Iterator[tuple[array[int], bool]]:
+        """The ids of ``query`` in its order: ``(ids, last)`` chunks, the first one of
+        ``first`` ids (paints at once), then ``size`` each. Read when asked for (the caller
+        controls the pace)."""
+        sql, params = compile_ids_sql(query, self.search)
+        cur.execute(sql, params)
+        want = first
+        while True:
+            rows = cur.fetchmany(want)
+            last = len(rows) < want
+            yield array("q", chain.from_iterable(rows)), last  # C loops: no bytecode per id
+            if last:
+                return
+            want = size
+
+    def search_window(self, cur: Any, query: SnapshotQuery, size: int) -> tuple[array[int], bool]:
+        """The newest ``size`` matches of ``query``'s search text, in the query's order,
+        and whether that is every match (:meth:`TableSearch.newest_matches`)."""
+        newest = self.search.newest_matches(cur, query.search, size + 1)
+        sql, params = compile_ids_sql(query, self.search, within=newest[:size])
+        window = array("q", chain.from_iterable(cur.execute(sql, params).fetchall()))
+        return window, len(newest) <= size
+
+    def all_ids(self, cur: Any, query: SnapshotQuery, cancel: CancelToken) -> array[int]:
+        """Every id of ``query`` in its order (a search's complete result)."""
+        sql, params = compile_ids_sql(query, self.search)
+        cur.execute(sql, params)
+        found = array("q")
+        while True:
+            cancel.raise_if_cancelled()
+            rows = cur.fetchmany(8192)
+            found.extend(chain.from_iterable(rows))
+            if len(rows) < 8192:
+                return found

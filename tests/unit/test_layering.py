@@ -96,6 +96,8 @@ SQL_TEXT = re.compile(
     r"|\bPRAGMA\s+\w|\bMATCH\s+:"
 )
 FORBIDDEN_IN_GUI = ("sqlalchemy", "archiver_app.store", "sqlite3")
+#: The Library's database handles: the GUI asks its managers instead.
+DATABASE_HANDLES = {"engine", "session", "sessionmaker", "raw_connection"}
 
 
 def gui_layering_offences(root: Path) -> list[str]:
@@ -125,12 +127,14 @@ def gui_layering_offences(root: Path) -> list[str]:
                 and SQL_TEXT.search(node.value)
             ):
                 found.append(f"{rel}:{node.lineno}: SQL text {node.value[:60]!r}")
+            if isinstance(node, ast.Attribute) and node.attr in DATABASE_HANDLES:
+                found.append(f"{rel}:{node.lineno}: uses .{node.attr}")
     return sorted(set(found))
 
 
 def test_gui_calls_the_application_api_not_the_database() -> None:
     """``gui/`` reads and writes through ``archiver_app.api`` (the managers on ``Library``),
-    never SQLAlchemy, ``store`` or SQL of its own: one core, not two."""
+    never SQLAlchemy, ``store``, the library's engine or SQL of its own: one core, not two."""
     assert gui_layering_offences(ROOT / "archiver_app" / "gui") == []
 
 
@@ -142,6 +146,7 @@ def test_the_gui_layering_check_finds_each_kind_of_offence(tmp_path: Path) -> No
     (gui / "sub" / "c.py").write_text("from ...store.models import Snapshot\n")
     (gui / "d.py").write_text('Q = """SELECT s.id, count(*)\n  FROM snapshots s"""\n')
     (gui / "e.py").write_text("X = 'DELETE FROM tags'\nY = f'UPDATE files SET x = {1}'\n")
+    (gui / "f.py").write_text("def f(lib):\n    return lib.engine.connect()\n")
     (gui / "ok.py").write_text(
         "'''Select a capture from the list: SELECT id ... ORDER BY streams.'''\n"
         "from archiver_app import api\n"
@@ -153,5 +158,6 @@ def test_the_gui_layering_check_finds_each_kind_of_offence(tmp_path: Path) -> No
         "gui/d.py",
         "gui/e.py",
         "gui/e.py",
+        "gui/f.py",
         "gui/sub/c.py",
     ], found
