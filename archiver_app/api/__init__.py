@@ -18,6 +18,6 @@ The managers hang off the library, built on first use:
 Importing this package does nothing but import.
 """
 
-from archiver_app.api.changes import NOTHING, Changes
+from archiver_app.api.changes import Changes
 
-__all__ = ["NOTHING", "Changes"]
+__all__ = ["Changes"]

@@ -29,21 +29,12 @@ class Changes:
         return cls(snapshots=True, tags=tags, snapshot_ids=frozenset(ids))
 
     def __or__(self, other: Changes) -> Changes:
-        return Changes(
-            snapshots=self.snapshots or other.snapshots,
-            tags=self.tags or other.tags,
-            collections=self.collections or other.collections,
-            jobs=self.jobs or other.jobs,
-            drives=self.drives or other.drives,
-            settings=self.settings or other.settings,
-            snapshot_ids=self.snapshot_ids | other.snapshot_ids,
-        )
+        kinds = {k: getattr(self, k) or getattr(other, k) for k in KINDS}
+        return Changes(**kinds, snapshot_ids=self.snapshot_ids | other.snapshot_ids)
 
     @property
     def any(self) -> bool:
-        return any(
-            (self.snapshots, self.tags, self.collections, self.jobs, self.drives, self.settings)
-        )
+        return any(getattr(self, k) for k in KINDS)
 
 
-NOTHING = Changes()
+KINDS = ("snapshots", "tags", "collections", "jobs", "drives", "settings")

@@ -18,26 +18,6 @@ from archiver_app.store.models import Job, JobLog, JobStatus
 __all__ = ["JobRow", "JobStatus", "job_log_after", "job_rows"]
 
 
-JOB_COLUMNS = (
-    Job.id,
-    Job.name,
-    Job.status,
-    Job.items_queued,
-    Job.items_downloaded,
-    Job.error_count,
-    Job.bytes_downloaded,
-    Job.r2xx,
-    Job.r3xx,
-    Job.r4xx,
-    Job.r5xx,
-    Job.started_at,
-    Job.finished_at,
-    Job.concurrency,
-    Job.config,
-    Job.coverage_md,
-)
-
-
 @dataclass(frozen=True)
 class JobRow:
     id: int
@@ -68,31 +48,25 @@ class JobRow:
         return elapsed / self.done * remaining
 
 
+#: The columns of a :class:`JobRow`, in its order.
+JOB_COLUMNS = (
+    *(Job.id, Job.name, Job.status, Job.items_queued, Job.items_downloaded, Job.error_count),
+    *(Job.bytes_downloaded, Job.r2xx, Job.r3xx, Job.r4xx, Job.r5xx, Job.started_at),
+    *(Job.finished_at, Job.concurrency, Job.config, Job.coverage_md),
+)
+
+
 def job_rows(library: Library, limit: int = 500) -> list[JobRow]:
     """The newest ``limit`` jobs, newest first."""
     with library.session() as s:
         rows = s.execute(select(*JOB_COLUMNS).order_by(Job.id.desc()).limit(limit)).all()
-    return [
-        JobRow(
-            id=r[0],
-            name=r[1] or f"Job {r[0]}",
-            status=r[2],
-            queued=r[3],
-            done=r[4],
-            failed=r[5],
-            bytes=r[6],
-            r2xx=r[7],
-            r3xx=r[8],
-            r4xx=r[9],
-            r5xx=r[10],
-            started_at=r[11],
-            finished_at=r[12],
-            concurrency=r[13],
-            config=dict(r[14] or {}),
-            coverage_md=r[15],
-        )
-        for r in rows
-    ]
+    return [_job_row(list(r)) for r in rows]
+
+
+def _job_row(values: list[Any]) -> JobRow:
+    values[1] = values[1] or f"Job {values[0]}"  # name
+    values[14] = dict(values[14] or {})  # config
+    return JobRow(*values)
 
 
 def job_log_after(
