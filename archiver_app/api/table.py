@@ -4,7 +4,7 @@ The table never loads snapshot rows it does not show. A :class:`SnapshotQuery` c
 one ``SELECT id … ORDER BY <sort>, id`` that SQLite answers from an index for the time,
 domain and status orders; the table streams those ids in chunks on a reader thread with
 its own connection (8 bytes a row: a million rows is 8 MB) and fetches the visible
-window's columns by primary key (:func:`fetch_rows`, :func:`fetch_rows_with`). Search goes
+window's columns by primary key (:func:`fetch_rows_with`). Search goes
 through :class:`~archiver_app.search.stream.TableSearch`.
 
 Plain DB-API cursors on purpose: this is the path that must stay instant at a million rows.
@@ -21,8 +21,6 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from itertools import chain
 from typing import TYPE_CHECKING, Any
-
-from sqlalchemy import Connection
 
 from archiver_app.search.stream import TableSearch
 from archiver_app.store.models import Fidelity, SnapshotState
@@ -41,7 +39,6 @@ __all__ = [
     "TableReader",
     "View",
     "compile_ids_sql",
-    "fetch_rows",
     "fetch_rows_with",
 ]
 
@@ -240,15 +237,9 @@ def _rows_sql(ids: Sequence[int]) -> str:
     return f"SELECT {ROW_COLUMNS} FROM snapshots WHERE id IN ({marks})"  # noqa: S608 - ints only
 
 
-def fetch_rows(conn: Connection, ids: Sequence[int]) -> dict[int, RowData]:
-    """The table columns of ``ids`` (any order, missing ids simply absent)."""
-    if not ids:
-        return {}
-    return _row_data(conn.exec_driver_sql(_rows_sql(ids)))
-
-
 def fetch_rows_with(cur: Any, ids: Sequence[int]) -> dict[int, RowData]:
-    """:func:`fetch_rows` through a DB-API cursor (the table's reader threads)."""
+    """The table columns of ``ids`` through a DB-API cursor (any order, missing ids simply
+    absent)."""
     if not ids:
         return {}
     cur.execute(_rows_sql(ids))
@@ -293,10 +284,11 @@ class TableReader:
 
     def rows(self, ids: Sequence[int]) -> dict[int, RowData]:
         """The table columns of ``ids`` (one page, by primary key: fine on the GUI thread)."""
-        with self._engine.connect() as conn:
-            page = fetch_rows(conn, ids)
-            conn.rollback()
-        return page
+        raw = self._engine.raw_connection()
+        try:
+            return fetch_rows_with(raw.cursor(), ids)
+        finally:
+            raw.close()
 
     def snippets(self, ids: Sequence[int], user_text: str) -> dict[int, str]:
         with self._engine.connect() as conn:

@@ -4,12 +4,11 @@ Shows ``lib.drives`` on a timer (in the background): the same figures as ``archi
 drives``, counted under the retention policy. A known drive that appears (its marker file
 is back, where it was or at an OS mount point) raises :attr:`DrivesPanel.drive_plugged` so
 the tray can notify. Mirror now / Verify / Offload / Export / Add drive call the mirror
-API when the build has it; otherwise they are disabled with a tooltip saying why.
+API (the long ones in a child process).
 """
 
 from __future__ import annotations
 
-import importlib
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,6 @@ from PySide6.QtWidgets import (
 
 from archiver_app.api.drives import DestinationStatus, LaptopStatus
 from archiver_app.gui.errors import show_error
-from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.gui.tables import list_table
@@ -149,25 +147,20 @@ class DrivesPanel(QWidget):
         self.verify_button = QPushButton("Verify", self)
         self.offload_button = QPushButton("Free Laptop Space", self)
         self.export_button = QPushButton("Export Collection…", self)
-        actions = {
-            self.add_button: "destinations",
-            self.mirror_button: "mirror",
-            self.verify_button: "verify",
-            self.offload_button: "offload",
-            self.export_button: "export",
-        }
-        for button, name in actions.items():
-            ok, reason = capability(name)
-            button.setEnabled(ok)
-            button.setToolTip(reason)
+        for button in (
+            self.add_button,
+            self.mirror_button,
+            self.verify_button,
+            self.offload_button,
+            self.export_button,
+        ):
             buttons.addWidget(button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
         self.add_button.clicked.connect(self.add_drive)
         self.mirror_button.clicked.connect(lambda: self.mirror_now())  # noqa: PLW0108 (not clicked(bool))
         self.verify_button.setToolTip(
-            self.verify_button.toolTip()
-            or "Re-read every copy on this computer and on the plugged-in drives, and repair "
+            "Re-read every copy on this computer and on the plugged-in drives, and repair "
             "any that changed from a good copy"
         )
         self.verify_button.clicked.connect(lambda: self._run("verify_all", "verifying copies"))
@@ -222,12 +215,10 @@ class DrivesPanel(QWidget):
 
     def mirror_now(self, doing: str = "mirroring") -> BackgroundOp[Any] | None:
         """Start a mirror run unless one is running already (one at a time)."""
-        if self._mirror_op is not None or not self.mirror_button.isEnabled():
+        if self._mirror_op is not None:
             return None
-        op = self._run("run_mirror", doing)
-        if op is not None:
-            self._mirror_op = op
-            self.runner.changed.connect(self._forget_finished_mirror)
+        op = self._mirror_op = self._run("run_mirror", doing)
+        self.runner.changed.connect(self._forget_finished_mirror)
         return op
 
     def _forget_finished_mirror(self) -> None:
@@ -235,13 +226,6 @@ class DrivesPanel(QWidget):
         if op is not None and not any(i.cancel is op.cancel_token for i in self.runner.running()):
             self._mirror_op = None
             self.runner.changed.disconnect(self._forget_finished_mirror)
-
-    def current_drive_id(self) -> int | None:
-        index = self.table.currentIndex()
-        if not index.isValid():
-            return None
-        value = self.model.data(self.model.index(index.row(), 0), Qt.ItemDataRole.UserRole)
-        return value if isinstance(value, int) else None
 
     def _finished(self, doing: str) -> None:
         self.message.emit(f"Finished {doing}.")
@@ -255,13 +239,16 @@ class DrivesPanel(QWidget):
         if ok:
             self.add_destination(folder, label.strip() or Path(folder).name or "drive")
 
-    def add_destination(self, folder: str, label: str) -> BackgroundOp[Any] | None:
-        fn = resolve("destinations")
-        if fn is None:
-            return None
+    def add_destination(self, folder: str, label: str) -> BackgroundOp[Any]:
+        from archiver_app.mirror import add_destination
+
         library = self.library
         return (
-            BackgroundOp(self.runner, lambda _p, _c: fn(library, folder, label), label="add drive")
+            BackgroundOp(
+                self.runner,
+                lambda _p, _c: add_destination(library, folder, label),
+                label="add drive",
+            )
             .success(lambda _r: self.refresh())
             .failure(lambda f: show_error(self, f, "adding the drive"))
             .run_in_background()
@@ -294,11 +281,8 @@ class DrivesPanel(QWidget):
         if ok:
             self._run("offload", "freeing laptop space", older_than=timedelta(days=days))
 
-    def _run(self, name: str, doing: str, **kwargs: Any) -> BackgroundOp[Any] | None:
-        module = importlib.import_module("archiver_app.mirror")
-        fn = getattr(module, name, None)
-        if fn is None:
-            return None
+    def _run(self, name: str, doing: str, **kwargs: Any) -> BackgroundOp[Any]:
+        """Run ``archiver_app.mirror``'s function ``name`` in a child process."""
         library = self.library
         self.message.emit(f"{doing.capitalize()}…")
 
