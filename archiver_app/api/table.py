@@ -22,6 +22,8 @@ from enum import StrEnum
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.search.engine import filter_clauses
+from archiver_app.search.query import Query
 from archiver_app.search.stream import TableSearch
 from archiver_app.store.models import Fidelity, SnapshotState
 from archiver_app.tasks import CancelToken
@@ -144,11 +146,7 @@ def compile_ids_sql(
     """
     where: list[str] = []
     params: dict[str, Any] = {}
-    if query.view is View.RECENT:
-        since = (now or datetime.now(UTC)) - timedelta(days=RECENT_DAYS)
-        where.append("s.captured_at >= :recent")
-        params["recent"] = _db_time(since)
-    elif query.view is View.FAILED:
+    if query.view is View.FAILED:
         where.append("s.state = 'failed'")
     elif query.view is View.UNTAGGED:
         where.append("NOT EXISTS (SELECT 1 FROM snapshot_tags st WHERE st.snapshot_id = s.id)")
@@ -159,32 +157,18 @@ def compile_ids_sql(
         where.append("s.id IN (SELECT snapshot_id FROM snapshot_tags WHERE tag_id = :tag_id)")
         params["tag_id"] = query.tag_id
     f = query.filters
-    if f.domain:
-        domain = f.domain.strip().lower()
-        where.append("(s.domain = :domain OR s.domain LIKE :subdomain)")
-        params["domain"] = domain
-        params["subdomain"] = "%." + domain.replace("%", "").replace("_", "")
-    if f.date_from is not None:
-        where.append("s.captured_at >= :date_from")
-        params["date_from"] = _db_time(f.date_from)
-    if f.date_to is not None:
-        where.append("s.captured_at < :date_to")
-        params["date_to"] = _db_time(f.date_to)
-    if f.tag:
-        where.append(
-            "s.id IN (SELECT st.snapshot_id FROM snapshot_tags st JOIN tags t "
-            "ON t.id = st.tag_id WHERE t.name = :tag_name)"
-        )
-        params["tag_name"] = f.tag
-    if f.mime:
-        where.append("s.mime LIKE :mime")
-        params["mime"] = f.mime.replace("%", "") + "%"
-    if f.state:
-        where.append("s.state = :state")
-        params["state"] = f.state
-    if f.fidelity:
-        where.append("s.capture_fidelity = :fidelity")
-        params["fidelity"] = f.fidelity
+    recent = (now or datetime.now(UTC)) - timedelta(days=RECENT_DAYS)
+    starts = [d for d in (f.date_from, recent if query.view is View.RECENT else None) if d]
+    filters = Query(
+        domain=f.domain or None,
+        since=max(starts, key=lambda d: d.timestamp()) if starts else None,
+        until=f.date_to,
+        tag=f.tag or None,
+        mime=f.mime or None,
+        state=f.state or None,
+        fidelity=f.fidelity or None,
+    )
+    where += filter_clauses(filters, params)
     if within is not None:
         where.append(f"s.id IN ({','.join(str(int(i)) for i in within) or 'NULL'})")
     elif query.search.strip():
@@ -196,13 +180,6 @@ def compile_ids_sql(
     clause = (" WHERE " + " AND ".join(where)) if where else ""
     # Only constant fragments and int() ids are formatted in; user text goes in params.
     return f"SELECT s.id FROM snapshots s{clause} ORDER BY {order}", params  # noqa: S608
-
-
-def _db_time(value: datetime) -> str:
-    """The stored form of ``UTCDateTime`` (naive UTC text) for raw comparisons."""
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
-    return value.strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
 # ---------------------------------------------------------------------------- rows

@@ -69,7 +69,9 @@ def marks_to_html(snippet: str, tag: str = "b") -> str:
     return safe.replace(MARK_START, f"<{tag}>").replace(MARK_END, f"</{tag}>")
 
 
-def _filters(q: Query, params: dict[str, Any]) -> list[str]:
+def filter_clauses(q: Query, params: dict[str, Any]) -> list[str]:
+    """SQL conditions on ``snapshots s`` for ``q``'s filters (the one place filters are
+    compiled: ranked search and the captures table), their values added to ``params``."""
     where: list[str] = []
     if q.collection:
         where.append("s.collection_id = (SELECT id FROM collections WHERE slug = :collection)")
@@ -110,6 +112,9 @@ def _filters(q: Query, params: dict[str, Any]) -> list[str]:
     if q.fidelity:
         where.append("s.capture_fidelity = :fidelity")
         params["fidelity"] = q.fidelity
+    if q.state:
+        where.append("s.state = :state")
+        params["state"] = q.state
     return where
 
 
@@ -121,8 +126,8 @@ _COLUMNS = (
 
 def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
     fts = build_fts_query(q.text, prefix_last=q.prefix_last)
-    where = _filters(q, params)
-    if fts is None:
+    where = filter_clauses(q, params)
+    if fts is None and not q.state:
         where.append("s.state = 'complete'")
         clause = " WHERE " + " AND ".join(where)
         if counting:
@@ -240,7 +245,7 @@ def _quick_search(
 ) -> list[Hit] | None:
     """One page of hits through :mod:`archiver_app.search.quick`, or None (ask FTS5)."""
     params: dict[str, Any] = {}
-    where = _filters(query, params)
+    where = filter_clauses(query, params)
     score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
     found = quick.quick_hits(
         lambda sql, p: conn.execute(text(sql), p),

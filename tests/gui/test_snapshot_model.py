@@ -118,6 +118,14 @@ def test_search_filters_and_views(qtbot: QtBot, library: Library, op_runner: OpR
     assert model.rowCount() == 1 and model.snapshot_id(0) == river
     _loaded(qtbot, model, SnapshotQuery(filters=Filters(date_to=now - timedelta(days=1))))
     assert model.rowCount() == 1 and model.snapshot_id(0) == failed
+    # The filters compile as ranked search's do (search.engine.filter_clauses).
+    _loaded(qtbot, model, SnapshotQuery(filters=Filters(state="failed", mime="text/")))
+    assert model.rowCount() == 1 and model.snapshot_id(0) == failed
+    _loaded(qtbot, model, SnapshotQuery(filters=Filters(mime="application/pdf")))
+    assert model.rowCount() == 0
+    early = Filters(date_from=now - timedelta(days=60))  # the later start wins: Recent's
+    _loaded(qtbot, model, SnapshotQuery(view=View.RECENT, filters=early))
+    assert model.rowCount() == 2 and failed not in {model.snapshot_id(r) for r in range(2)}
 
 
 def test_search_with_many_matches_shows_newest_first_then_completes(
