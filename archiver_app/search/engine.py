@@ -204,7 +204,13 @@ def search(
         try:
             if plan is not None:
                 hits = _quick_search(
-                    conn, query, plan=plan, limit=limit, offset=offset, cancel=cancel
+                    conn,
+                    query,
+                    plan=plan,
+                    plan_fts=str(fts),
+                    limit=limit,
+                    offset=offset,
+                    cancel=cancel,
                 )
                 if hits is not None:
                     return hits
@@ -216,13 +222,18 @@ def search(
         finally:
             if cancel is not None:
                 raw.set_progress_handler(None, 0)
+    return _hits(rows, fts if isinstance(fts, str) else None)
+
+
+def _hits(rows: Any, fts: str | None) -> list[Hit]:
+    """Hits from rows of :data:`_COLUMNS` (the snippet column holds the indexed body)."""
     return [
         Hit(
             snapshot_id=r[0],
             url=r[1],
             title=r[2],
             captured_at=_DT.process_result_value(r[3], None),  # type: ignore[arg-type]
-            snippet=_snippet(r[4] or "", r[2], r[1], fts if isinstance(fts, str) else None),
+            snippet=_snippet(r[4] or "", r[2], r[1], fts),
             collection=r[5],
             domain=r[6],
             mime=r[7],
@@ -239,6 +250,7 @@ def _quick_search(
     query: Query,
     *,
     plan: quick.Plan,
+    plan_fts: str,
     limit: int,
     offset: int,
     cancel: CancelToken | None,
@@ -261,35 +273,19 @@ def _quick_search(
     page = found[offset : offset + limit]
     if not page:
         return []
-    ids = [f[0] for f in page]
-    marks = ",".join(str(i) for i in ids)
+    marks = ",".join(str(int(f[0])) for f in page)
+    cols = _COLUMNS.format(snippet="coalesce(f.body, '')", score="0.0")
     rows = {
         int(r[0]): r
         for r in conn.execute(
             text(
-                "SELECT s.id, s.url, s.title, s.captured_at, c.slug, s.domain, s.mime, "  # noqa: S608
-                "s.http_status, s.capture_fidelity FROM snapshots s "
-                f"JOIN collections c ON c.id = s.collection_id WHERE s.id IN ({marks})"
+                f"SELECT {cols} FROM snapshots s JOIN collections c ON c.id = s.collection_id "  # noqa: S608
+                f"LEFT JOIN snapshot_fts f ON f.rowid = s.id WHERE s.id IN ({marks})"
             )
         )
     }
-    return [
-        Hit(
-            snapshot_id=sid,
-            url=r[1],
-            title=r[2],
-            captured_at=_DT.process_result_value(r[3], None),  # type: ignore[arg-type]
-            snippet=quick.snippet(body, plan.terms, (MARK_START, MARK_END)),
-            collection=r[4],
-            domain=r[5],
-            mime=r[6],
-            status=r[7],
-            fidelity=r[8],
-            score=score_value,
-        )
-        for sid, score_value, body in page
-        if (r := rows.get(sid)) is not None
-    ]
+    ranked = [(*rows[sid][:10], rank) for sid, rank, _ in page if sid in rows]
+    return _hits(ranked, plan_fts)
 
 
 def matching_ids(library: Library, query: Query) -> list[int]:
