@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from itertools import chain
@@ -82,35 +82,25 @@ class Filters:
     date_from: datetime | None = None
     date_to: datetime | None = None  # exclusive
     tag: str = ""
-    mime: str = ""  # prefix: "text/html", "application/pdf", "image/"
+    mime: str = ""  # a type ("text/html") or a major type with a slash ("image/")
     state: str = ""
     fidelity: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "domain": self.domain,
-            "date_from": self.date_from.isoformat() if self.date_from else None,
-            "date_to": self.date_to.isoformat() if self.date_to else None,
-            "tag": self.tag,
-            "mime": self.mime,
-            "state": self.state,
-            "fidelity": self.fidelity,
-        }
+        return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in asdict(self).items()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Filters:
-        def when(value: Any) -> datetime | None:
-            return datetime.fromisoformat(value) if isinstance(value, str) and value else None
-
-        return cls(
-            domain=str(data.get("domain") or ""),
-            date_from=when(data.get("date_from")),
-            date_to=when(data.get("date_to")),
-            tag=str(data.get("tag") or ""),
-            mime=str(data.get("mime") or ""),
-            state=str(data.get("state") or ""),
-            fidelity=str(data.get("fidelity") or ""),
-        )
+        """Filters saved by :meth:`to_json`; anything unexpected reads as "any"."""
+        values: dict[str, Any] = {}
+        for name in ("domain", "tag", "mime", "state", "fidelity"):
+            values[name] = str(data.get(name) or "")
+        for name in ("date_from", "date_to"):
+            value = data.get(name)
+            values[name] = (
+                datetime.fromisoformat(value) if isinstance(value, str) and value else None
+            )
+        return cls(**values)
 
 
 @dataclass(frozen=True)
