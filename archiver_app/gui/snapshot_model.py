@@ -49,6 +49,7 @@ from archiver_app.api.table import (
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.thumbnails import ThumbnailCache
 from archiver_app.library import Library
+from archiver_app.mirror.progress import human_bytes
 from archiver_app.tasks import CancelToken
 
 #: Rows fetched together for display.
@@ -112,12 +113,8 @@ def answer_roles(
 
 
 def human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if size < 1024 or unit == "TB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
+    """A size as the CLI prints it (decimal units: 1 KB is 1,000 bytes)."""
+    return human_bytes(n)
 
 
 class _ChunkRelay(QObject):
