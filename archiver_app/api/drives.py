@@ -26,14 +26,17 @@ class DrivesManager:
     """``lib.drives``: every destination with its copy counts, and this computer's copies.
 
     :meth:`list` also records where each known drive is mounted now (one marker read per
-    drive, a scan of the mount points for a drive not where it was last seen).
+    drive, a scan of the mount points for a drive not where it was last seen), unless
+    told not to scan.
     """
 
     def __init__(self, library: Library) -> None:
         self._lib = library
 
-    def list(self, *, scan_roots: Sequence[Path] | None = None) -> list[DestinationStatus]:
-        return list_destinations(self._lib, scan_roots=scan_roots)
+    def list(
+        self, *, scan_roots: Sequence[Path] | None = None, scan: bool = True
+    ) -> list[DestinationStatus]:
+        return list_destinations(self._lib, scan_roots=scan_roots, scan=scan)
 
     def laptop(self) -> LaptopStatus:
         return laptop_status(self._lib)

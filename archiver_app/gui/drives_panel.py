@@ -43,6 +43,7 @@ from archiver_app.tasks import ProgressUpdate
 from archiver_app.tasks.isolated import run_isolated
 
 REFRESH_MS = 3000
+SCAN_EVERY = 5  # refreshes between scans of the OS mount points (15 s)
 DRIVE_HEADERS = ["Drive", "State", "Free", "Present", "Missing", "Corrupted", "Last verified"]
 
 
@@ -127,6 +128,7 @@ class DrivesPanel(QWidget):
         self.model = DrivesModel(self)
         self._mounted: dict[int, bool] = {}
         self._busy = False
+        self._refreshes = 0
         self._mirror_op: BackgroundOp[Any] | None = None
         #: Start a mirror when a known drive is plugged in (the retention policy decides
         #: what it receives).
@@ -178,9 +180,13 @@ class DrivesPanel(QWidget):
             return
         self._busy = True
         drives, scan_roots = self.library.drives, self.scan_roots
+        # Every SCAN_EVERY refreshes (and the first), look for known drives at the OS mount
+        # points too, so a drive mounted somewhere new is recognised by its marker.
+        scan = self._refreshes % SCAN_EVERY == 0
+        self._refreshes += 1
 
         def work(_p: object, _c: object) -> tuple[list[DestinationStatus], LaptopStatus]:
-            return drives.list(scan_roots=scan_roots), drives.laptop()
+            return drives.list(scan_roots=scan_roots, scan=scan), drives.laptop()
 
         BackgroundOp(self.runner, work, label="drives", blocks_quit=False).success(
             self._refreshed
@@ -188,6 +194,7 @@ class DrivesPanel(QWidget):
 
     def _failed(self, failure: Any) -> None:
         self._busy = False
+        self._refreshes = 0
         self.timer.stop()
         show_error(self, failure, "reading the drives")
 
@@ -195,6 +202,7 @@ class DrivesPanel(QWidget):
         rows, laptop_status = result
         laptop = laptop_summary(laptop_status)
         self._busy = False
+        self._refreshes = 0
         self.model.set_rows(rows)
         for r in rows:
             was = self._mounted.get(r.id)

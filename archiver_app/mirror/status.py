@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from archiver_app.library import Library
 from archiver_app.mirror.deps import snapshot_files
-from archiver_app.mirror.destinations import find_mounted
+from archiver_app.mirror.destinations import find_mounted, read_marker
 from archiver_app.mirror.locking import is_busy
 from archiver_app.mirror.policy import collection_policies, library_policy
 from archiver_app.store.models import (
@@ -125,9 +125,18 @@ class DestinationStatus:
 
 
 def list_destinations(
-    lib: Library, *, scan_roots: Sequence[Path] | None = None
+    lib: Library, *, scan_roots: Sequence[Path] | None = None, scan: bool = True
 ) -> list[DestinationStatus]:
-    mounted = find_mounted(lib, scan_roots=scan_roots)
+    """Every destination with its figures, under the retention policy.
+
+    Args:
+        scan: look for drives at the mount points (and record where each is) with
+            :func:`find_mounted`; without it, a drive counts as mounted only where it was
+            last seen, and nothing is written (a GUI timer's cheap refresh).
+    """
+    mounts = (
+        {i: m.mount for i, m in find_mounted(lib, scan_roots=scan_roots).items()} if scan else None
+    )
     default = library_policy(lib)
     policies = collection_policies(lib)
     now = lib.clock()
@@ -158,7 +167,7 @@ def list_destinations(
         )
         present = counts.get((d.id, CopyState.PRESENT), 0)
         corrupted = counts.get((d.id, CopyState.CORRUPTED), 0)
-        mount = mounted[d.id].mount if d.id in mounted else None
+        mount = mounts.get(d.id) if mounts is not None else _still_at(d)
         free, cap = d.free_bytes, d.capacity_bytes
         if mount is not None:
             try:
@@ -186,6 +195,14 @@ def list_destinations(
             )
         )
     return out
+
+
+def _still_at(dest: Destination) -> Path | None:
+    """Where ``dest`` was last seen, if its own marker is still there."""
+    if not dest.enabled or not dest.last_mount_path:
+        return None
+    marker = read_marker(Path(dest.last_mount_path))
+    return Path(dest.last_mount_path) if marker is not None and marker.uuid == dest.uuid else None
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +65,20 @@ def test_changes_combine() -> None:
     both = Changes.of_snapshots([1]) | Changes(tags=True, snapshot_ids=frozenset({2}))
     assert both == Changes(snapshots=True, tags=True, snapshot_ids=frozenset({1, 2}))
     assert both.any and not Changes().any
+
+
+def test_drives_list_without_a_scan_reads_only_where_each_drive_was(
+    library: Library, tmp_path: Path
+) -> None:
+    from archiver_app.mirror import add_destination
+
+    add_snapshot(library, "https://a.example/", title="A")
+    (tmp_path / "media" / "usb").mkdir(parents=True)
+    add_destination(library, tmp_path / "media" / "usb", "blue")
+    (tmp_path / "media" / "usb").rename(tmp_path / "media" / "usb2")  # mounted elsewhere
+    (quiet,) = library.drives.list(scan_roots=[tmp_path / "media"], scan=False)
+    assert not quiet.mounted  # not looked for: the timer's cheap refresh
+    (found,) = library.drives.list(scan_roots=[tmp_path / "media"])
+    assert found.mount_path == tmp_path / "media" / "usb2"
+    (again,) = library.drives.list(scan=False)  # now where it was last seen
+    assert again.mount_path == found.mount_path and again.missing == quiet.missing > 0
