@@ -1,7 +1,10 @@
 """Running a :class:`~archiver_app.search.query.Query` against the library.
 
 With text: ``snapshot_fts MATCH`` joined to ``snapshots``, ranked by bm25 (title weighs
-most, then tags, url, body) with a highlighted snippet. While the last word is still a
+most, then tags, url, body), a snippet cut from each hit's indexed text by
+:func:`archiver_app.search.quick.snippet` (the one snippet builder; the captures table's
+too). The filters compile in :func:`filter_clauses`, shared with the table. While the last
+word is still a
 short prefix (``river cli`` → ``"river" AND "cli"*``, which can match most of a library),
 :mod:`archiver_app.search.quick` answers instead, from the newest matching pages, so a
 keystroke costs about the same on 1,000 or 1,000,000 pages; a longer word or a finished
