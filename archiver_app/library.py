@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -31,6 +32,13 @@ from archiver_app.store import schema
 from archiver_app.store.engine import make_engine, make_sessionmakers, sqlite_url
 from archiver_app.store.models import Collection, Setting, Snapshot
 from archiver_app.store.types import utcnow
+
+if TYPE_CHECKING:
+    from archiver_app.api.drives import DrivesManager
+    from archiver_app.api.labels import CollectionsManager, TagsManager
+    from archiver_app.api.settings import SettingsManager
+    from archiver_app.api.snapshots import SnapshotsManager
+    from archiver_app.api.table import TableReader
 
 LIBRARY_FORMAT = "archiver-library"
 LIBRARY_FORMAT_VERSION = 1  # bump only for changes older versions must not open
@@ -220,6 +228,46 @@ class Library:
         from archiver_app.validation import safe_join
 
         return safe_join(self.root, relative)
+
+    # ------------------------------------------------------------------ application API
+    # The managers front ends call (``archiver_app.api``), built on first use so that
+    # opening a library stays cheap. They return frozen views, and ``Changes`` from edits.
+
+    @cached_property
+    def snapshots(self) -> SnapshotsManager:
+        from archiver_app.api.snapshots import SnapshotsManager
+
+        return SnapshotsManager(self)
+
+    @cached_property
+    def tags(self) -> TagsManager:
+        from archiver_app.api.labels import TagsManager
+
+        return TagsManager(self)
+
+    @cached_property
+    def collections(self) -> CollectionsManager:
+        from archiver_app.api.labels import CollectionsManager
+
+        return CollectionsManager(self)
+
+    @cached_property
+    def settings(self) -> SettingsManager:
+        from archiver_app.api.settings import SettingsManager
+
+        return SettingsManager(self)
+
+    @cached_property
+    def table(self) -> TableReader:
+        from archiver_app.api.table import TableReader
+
+        return TableReader(self)
+
+    @cached_property
+    def drives(self) -> DrivesManager:
+        from archiver_app.api.drives import DrivesManager
+
+        return DrivesManager(self)
 
 
 # ---------------------------------------------------------------------- helpers

@@ -69,13 +69,12 @@ def _when(value: datetime | None) -> str:
 
 
 def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
-    from archiver_app.mirror import list_destinations
+    """The drives panel's figures (``lib.drives``), as text."""
     from archiver_app.mirror.progress import human_bytes
-    from archiver_app.mirror.status import laptop_status
 
     with ctx.open_library() as lib:
-        rows = list_destinations(lib, scan_roots=args.scan_root)
-        laptop = laptop_status(lib)
+        rows = lib.drives.list(scan_roots=args.scan_root)
+        laptop = lib.drives.laptop()
     print(
         f"this computer: {laptop.present} files present, {laptop.corrupted} corrupted,"
         f" {laptop.offloaded} offloaded; last verified {_when(laptop.last_verified_at)}"

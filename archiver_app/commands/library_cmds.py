@@ -38,8 +38,11 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_info(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.api.status import status_figures
+
     with ctx.open_library() as lib:
         info = lib.info()
+        figures = status_figures(lib, lib.clock())
     fields = {
         "library": str(info.root),
         "id": info.library_id,
@@ -49,6 +52,11 @@ def cmd_info(args: argparse.Namespace, ctx: Context) -> int:
         "database": info.database_url,
         "collections": info.collections,
         "snapshots": info.snapshots,
+        # the GUI status bar's figures
+        "migrated": figures.migration_done,
+        "files_safe": figures.files_safe,
+        "files_at_risk": figures.files_at_risk,
+        "copies_wanted": figures.policy_copies,
     }
     if args.json:
         print(json.dumps(fields, indent=2), file=ctx.out)

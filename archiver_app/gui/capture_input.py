@@ -154,7 +154,7 @@ def build_request(
     rejected: list[Rejected] | None = None,
 ) -> CaptureRequest:
     """A checked request; raises :class:`InputError` when nothing can be captured."""
-    from archiver_app.gui.library_data import parse_tags
+    from archiver_app.api.labels import parse_tags
     from archiver_app.validation import validate_slug
 
     if not urls:

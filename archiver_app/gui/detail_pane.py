@@ -1,8 +1,8 @@
 """The detail pane: one capture's screenshot, facts, tags, notes, files, timeline and copies.
 
 Loading runs through :class:`~archiver_app.gui.ops.BackgroundOp` (a handful of indexed
-queries, but a drive's copies table can be large); edits write through
-:mod:`archiver_app.gui.library_data` and emit :attr:`DetailPane.edited`.
+queries, but a drive's copies table can be large); edits go through ``lib.tags`` and
+``lib.snapshots`` and emit :attr:`DetailPane.edited`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.gui import library_data as data
+from archiver_app.api import Changes
+from archiver_app.api.labels import parse_tags
+from archiver_app.api.snapshots import SnapshotDetail
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.snapshot_model import human_size
@@ -61,10 +63,10 @@ class TagCompleter(QCompleter):
 
 
 class DetailPane(QScrollArea):
-    """Shows :attr:`detail`; emits :attr:`open_capture` (id) and :attr:`edited` (ids)."""
+    """Shows :attr:`detail`; emits :attr:`open_capture` (id) and :attr:`edited` (``Changes``)."""
 
     open_capture = Signal(int)
-    edited = Signal(list)
+    edited = Signal(object)  # Changes
     loaded = Signal(int)
 
     def __init__(
@@ -77,7 +79,7 @@ class DetailPane(QScrollArea):
         super().__init__(parent)
         self.setObjectName("detail_pane")
         self.library, self.runner, self.thumbnails = library, runner, thumbnails
-        self.detail: data.SnapshotDetail | None = None
+        self.detail: SnapshotDetail | None = None
         self.wanted: int | None = None
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -201,7 +203,7 @@ class DetailPane(QScrollArea):
         library = self.library
 
         def work(_progress: object, _cancel: object) -> tuple[object, list[str]]:
-            return data.snapshot_detail(library, snapshot_id), data.all_tag_names(library)
+            return library.snapshots.detail(snapshot_id), library.tags.names()
 
         BackgroundOp(self.runner, work, label="details", blocks_quit=False).success(
             lambda result: self._loaded(snapshot_id, result)
@@ -213,7 +215,7 @@ class DetailPane(QScrollArea):
         if snapshot_id != self.wanted:
             return  # the user moved on
         detail, names = result
-        if not isinstance(detail, data.SnapshotDetail):
+        if not isinstance(detail, SnapshotDetail):
             self.show_snapshot(None)
             return
         self._tag_names.setStringList(names)
@@ -248,11 +250,11 @@ class DetailPane(QScrollArea):
         self._show_screenshot()
         self.loaded.emit(detail.id)
 
-    def _show_copies(self, detail: data.SnapshotDetail) -> None:
+    def _show_copies(self, detail: SnapshotDetail) -> None:
         if not detail.copies:
             self.copies.setText("No files to copy yet.")
             return
-        n = detail.present_copies
+        n = detail.whole_copies
         lines = [f"<b>{n} {'copy' if n == 1 else 'copies'}</b>"]
         for c in detail.copies:
             verified = (
@@ -293,18 +295,18 @@ class DetailPane(QScrollArea):
     def save_tags(self) -> None:
         if self.detail is None:
             return
-        names = data.parse_tags(self.tags.text())
+        names = parse_tags(self.tags.text())
         if names == self.detail.tags:
             return
         sid = self.detail.id
         library = self.library
 
-        def work(_p: object, _c: object) -> None:
-            data.set_tags(library, [sid], names)
+        def work(_p: object, _c: object) -> Changes:
+            return library.tags.set([sid], names)
 
-        BackgroundOp(self.runner, work, label="saving tags").success(
-            lambda _r: self._after_edit(sid)
-        ).failure(self._edit_failed).run_in_background()
+        BackgroundOp(self.runner, work, label="saving tags").success(self._after_edit).failure(
+            self._edit_failed
+        ).run_in_background()
 
     def save_notes(self) -> None:
         if self.detail is None:
@@ -312,17 +314,17 @@ class DetailPane(QScrollArea):
         sid, notes = self.detail.id, self.notes.toPlainText()
         library = self.library
 
-        def work(_p: object, _c: object) -> None:
-            data.set_notes(library, sid, notes)
+        def work(_p: object, _c: object) -> Changes:
+            return library.snapshots.set_notes(sid, notes)
 
-        BackgroundOp(self.runner, work, label="saving notes").success(
-            lambda _r: self._after_edit(sid)
-        ).failure(self._edit_failed).run_in_background()
+        BackgroundOp(self.runner, work, label="saving notes").success(self._after_edit).failure(
+            self._edit_failed
+        ).run_in_background()
 
-    def _after_edit(self, snapshot_id: int) -> None:
-        self.edited.emit([snapshot_id])
-        if self.wanted == snapshot_id:
-            self.show_snapshot(snapshot_id)
+    def _after_edit(self, changes: Changes) -> None:
+        self.edited.emit(changes)
+        if self.wanted in changes.snapshot_ids:
+            self.show_snapshot(self.wanted)
 
     def _edit_failed(self, failure: OpFailure) -> None:
         show_error(self, failure, "saving your change")

@@ -1,14 +1,14 @@
 """The drives panel: destinations, whether each is plugged in, its copies and free space.
 
-Reads ``destinations`` and ``copies`` on a timer (in the background). A known drive that
-appears (its marker file is back at its mount path) raises :attr:`DrivesPanel.drive_plugged`
-so the tray can notify. Mirror now / Verify / Offload / Export / Add drive call the mirror
-API when the build has it; otherwise they are disabled with a tooltip saying why.
+Shows ``lib.drives`` on a timer (in the background): the same figures as ``archiver
+drives``, counted under the retention policy. A known drive that appears (its marker file
+is back, where it was or at an OS mount point) raises :attr:`DrivesPanel.drive_plugged` so
+the tray can notify. Mirror now / Verify / Offload / Export / Add drive call the mirror
+API (the long ones in a child process).
 """
 
 from __future__ import annotations
 
-import importlib
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -33,9 +33,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.gui import library_data as data
+from archiver_app.api.drives import DestinationStatus, LaptopStatus
 from archiver_app.gui.errors import show_error
-from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.gui.tables import list_table
@@ -48,12 +47,23 @@ SCAN_EVERY = 5  # refreshes between scans of the OS mount points (15 s)
 DRIVE_HEADERS = ["Drive", "State", "Free", "Present", "Missing", "Corrupted", "Last verified"]
 
 
+def laptop_summary(st: LaptopStatus) -> str:
+    """One line on the library's own copies, on this computer."""
+    when = f"{st.last_verified_at:%Y-%m-%d}" if st.last_verified_at else "never"
+    text = f"This computer: {st.present:,} files, last verified {when}"
+    if st.corrupted:
+        text += f", {st.corrupted:,} damaged"
+    if st.scrub_due:
+        text += " (due: verified when the app is idle)"
+    return text + "."
+
+
 class DrivesModel(QAbstractTableModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.rows: list[data.DriveRow] = []
+        self.rows: list[DestinationStatus] = []
 
-    def set_rows(self, rows: list[data.DriveRow]) -> None:
+    def set_rows(self, rows: list[DestinationStatus]) -> None:
         self.beginResetModel()
         self.rows = rows
         self.endResetModel()
@@ -77,13 +87,13 @@ class DrivesModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.UserRole:
             return r.id
         if role == Qt.ItemDataRole.ToolTipRole and col == 0:
-            return r.path or "never seen mounted"
+            return str(r.mount_path) if r.mount_path else "not plugged in"
         if role == Qt.ItemDataRole.ForegroundRole and col == 5 and r.corrupted:
             return QColor("#c62828")
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         if r.mounted:
-            state = "copying…" if r.ongoing else "plugged in, safe to unplug"
+            state = "copying…" if r.busy else "plugged in, safe to unplug"
         else:
             state = "not plugged in"
         if not r.enabled:
@@ -100,7 +110,7 @@ class DrivesModel(QAbstractTableModel):
             f"{r.present:,}",
             f"{r.missing:,}",
             f"{r.corrupted:,}",
-            f"{r.last_verified:%Y-%m-%d %H:%M}" if r.last_verified else "never",
+            f"{r.last_verified_at:%Y-%m-%d %H:%M}" if r.last_verified_at else "never",
         ]
         return values[col]
 
@@ -139,25 +149,20 @@ class DrivesPanel(QWidget):
         self.verify_button = QPushButton("Verify", self)
         self.offload_button = QPushButton("Free Laptop Space", self)
         self.export_button = QPushButton("Export Collection…", self)
-        actions = {
-            self.add_button: "destinations",
-            self.mirror_button: "mirror",
-            self.verify_button: "verify",
-            self.offload_button: "offload",
-            self.export_button: "export",
-        }
-        for button, name in actions.items():
-            ok, reason = capability(name)
-            button.setEnabled(ok)
-            button.setToolTip(reason)
+        for button in (
+            self.add_button,
+            self.mirror_button,
+            self.verify_button,
+            self.offload_button,
+            self.export_button,
+        ):
             buttons.addWidget(button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
         self.add_button.clicked.connect(self.add_drive)
         self.mirror_button.clicked.connect(lambda: self.mirror_now())  # noqa: PLW0108 (not clicked(bool))
         self.verify_button.setToolTip(
-            self.verify_button.toolTip()
-            or "Re-read every copy on this computer and on the plugged-in drives, and repair "
+            "Re-read every copy on this computer and on the plugged-in drives, and repair "
             "any that changed from a good copy"
         )
         self.verify_button.clicked.connect(lambda: self._run("verify_all", "verifying copies"))
@@ -174,18 +179,14 @@ class DrivesPanel(QWidget):
         if self._busy:
             return
         self._busy = True
-        library = self.library
+        drives, scan_roots = self.library.drives, self.scan_roots
         # Every SCAN_EVERY refreshes (and the first), look for known drives at the OS mount
         # points too, so a drive mounted somewhere new is recognised by its marker.
-        scan = self._refreshes % SCAN_EVERY == 0 and capability("mirror")[0]
+        scan = self._refreshes % SCAN_EVERY == 0
         self._refreshes += 1
 
-        def work(_p: object, _c: object) -> tuple[list[data.DriveRow], str]:
-            if scan:
-                from archiver_app.mirror import find_mounted
-
-                find_mounted(library, scan_roots=self.scan_roots)
-            return data.drive_rows(library), data.laptop_summary(library)
+        def work(_p: object, _c: object) -> tuple[list[DestinationStatus], LaptopStatus]:
+            return drives.list(scan_roots=scan_roots, scan=scan), drives.laptop()
 
         BackgroundOp(self.runner, work, label="drives", blocks_quit=False).success(
             self._refreshed
@@ -193,12 +194,15 @@ class DrivesPanel(QWidget):
 
     def _failed(self, failure: Any) -> None:
         self._busy = False
+        self._refreshes = 0
         self.timer.stop()
         show_error(self, failure, "reading the drives")
 
-    def _refreshed(self, result: tuple[list[data.DriveRow], str]) -> None:
-        rows, laptop = result
+    def _refreshed(self, result: tuple[list[DestinationStatus], LaptopStatus]) -> None:
+        rows, laptop_status = result
+        laptop = laptop_summary(laptop_status)
         self._busy = False
+        self._refreshes = 0
         self.model.set_rows(rows)
         for r in rows:
             was = self._mounted.get(r.id)
@@ -219,12 +223,10 @@ class DrivesPanel(QWidget):
 
     def mirror_now(self, doing: str = "mirroring") -> BackgroundOp[Any] | None:
         """Start a mirror run unless one is running already (one at a time)."""
-        if self._mirror_op is not None or not self.mirror_button.isEnabled():
+        if self._mirror_op is not None:
             return None
-        op = self._run("run_mirror", doing)
-        if op is not None:
-            self._mirror_op = op
-            self.runner.changed.connect(self._forget_finished_mirror)
+        op = self._mirror_op = self._run("run_mirror", doing)
+        self.runner.changed.connect(self._forget_finished_mirror)
         return op
 
     def _forget_finished_mirror(self) -> None:
@@ -232,13 +234,6 @@ class DrivesPanel(QWidget):
         if op is not None and not any(i.cancel is op.cancel_token for i in self.runner.running()):
             self._mirror_op = None
             self.runner.changed.disconnect(self._forget_finished_mirror)
-
-    def current_drive_id(self) -> int | None:
-        index = self.table.currentIndex()
-        if not index.isValid():
-            return None
-        value = self.model.data(self.model.index(index.row(), 0), Qt.ItemDataRole.UserRole)
-        return value if isinstance(value, int) else None
 
     def _finished(self, doing: str) -> None:
         self.message.emit(f"Finished {doing}.")
@@ -252,13 +247,16 @@ class DrivesPanel(QWidget):
         if ok:
             self.add_destination(folder, label.strip() or Path(folder).name or "drive")
 
-    def add_destination(self, folder: str, label: str) -> BackgroundOp[Any] | None:
-        fn = resolve("destinations")
-        if fn is None:
-            return None
+    def add_destination(self, folder: str, label: str) -> BackgroundOp[Any]:
+        from archiver_app.mirror import add_destination
+
         library = self.library
         return (
-            BackgroundOp(self.runner, lambda _p, _c: fn(library, folder, label), label="add drive")
+            BackgroundOp(
+                self.runner,
+                lambda _p, _c: add_destination(library, folder, label),
+                label="add drive",
+            )
             .success(lambda _r: self.refresh())
             .failure(lambda f: show_error(self, f, "adding the drive"))
             .run_in_background()
@@ -272,8 +270,8 @@ class DrivesPanel(QWidget):
         index = self.table.currentIndex()
         if index.isValid():
             row = self.model.rows[index.row()]
-            if row.mounted and row.path:
-                folder = Path(row.path)
+            if row.mount_path is not None:
+                folder = row.mount_path
         dialog = ExportDialog(self.library, self.runner, self, folder=folder)
         dialog.open()
         return dialog
@@ -291,11 +289,8 @@ class DrivesPanel(QWidget):
         if ok:
             self._run("offload", "freeing laptop space", older_than=timedelta(days=days))
 
-    def _run(self, name: str, doing: str, **kwargs: Any) -> BackgroundOp[Any] | None:
-        module = importlib.import_module("archiver_app.mirror")
-        fn = getattr(module, name, None)
-        if fn is None:
-            return None
+    def _run(self, name: str, doing: str, **kwargs: Any) -> BackgroundOp[Any]:
+        """Run ``archiver_app.mirror``'s function ``name`` in a child process."""
         library = self.library
         self.message.emit(f"{doing.capitalize()}…")
 

@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
 
 from archiver_app.errors import InputError
 from archiver_app.export import ExportResult, Selection, check_destination
-from archiver_app.gui import library_data as data
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.snapshot_model import human_size
@@ -73,15 +72,14 @@ class ExportDialog(QDialog):
         self.op: BackgroundOp[ExportResult] | None = None
         self.finished_export: ExportResult | None = None
         self._folder = folder or Path.home()
-        side = data.sidebar_data(library)
 
         form = QFormLayout()
         self.what = QComboBox(self)
         self.what.setObjectName("export_what")
-        for _id, slug, name in side.collections:
-            self.what.addItem(f"Collection: {name}", ("collection", slug))
-        for _id, tag in side.tags:
-            self.what.addItem(f"Tag: {tag}", ("tag", tag))
+        for c in library.collections.all():
+            self.what.addItem(f"Collection: {c.name}", ("collection", c.slug))
+        for t in library.tags.all():
+            self.what.addItem(f"Tag: {t.name}", ("tag", t.name))
         if search.strip():
             self.what.addItem(f"Search: “{search.strip()}”", ("query", search.strip()))
         self.what.addItem("Everything in the library", ("all", ""))

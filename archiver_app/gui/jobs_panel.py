@@ -35,14 +35,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.gui import library_data as data
+from archiver_app.api import jobs_view as data
+from archiver_app.api.jobs_view import JobStatus
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.integrations import capability
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.snapshot_model import DISPLAY, USER, answer_roles, human_size
 from archiver_app.gui.tables import list_table
 from archiver_app.library import Library
-from archiver_app.store.models import JobStatus
 
 REFRESH_MS = 1000
 ACTIVE = {JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.PAUSED, JobStatus.INDEXING}

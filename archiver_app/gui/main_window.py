@@ -32,7 +32,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.gui import library_data as data
+from archiver_app.api import Changes
+from archiver_app.api.labels import parse_tags
+from archiver_app.api.settings import SAVED_SEARCHES_KEY
+from archiver_app.api.table import Filters, SnapshotQuery, View
 from archiver_app.gui.capture_dialog import TAB_BOOKMARKS, CaptureDialog
 from archiver_app.gui.capture_input import CaptureRequest
 from archiver_app.gui.detail_pane import DetailPane
@@ -40,10 +43,10 @@ from archiver_app.gui.drives_panel import DrivesPanel
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.idle_migrator import IdleMigrator, scrub_text
+from archiver_app.gui.import_notice import import_notice
 from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.jobs_panel import JobsPanel
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
-from archiver_app.gui.queries import Filters, SnapshotQuery, View
 from archiver_app.gui.search_bar import FilterBar, SearchField
 from archiver_app.gui.settings_dialog import SettingsDialog
 from archiver_app.gui.sidebar import Sidebar, SidebarEntry
@@ -225,7 +228,7 @@ class MainWindow(QMainWindow):
         )
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.table.doubleClicked.connect(lambda index: self.open_replay(index.row()))
-        self.detail.edited.connect(lambda _ids: self.reload_sidebar())
+        self.detail.edited.connect(self.apply_changes)
         self.detail.open_capture.connect(self.open_replay_id)
         self.jobs.job_finished.connect(self._job_finished)
         self.drives.drive_plugged.connect(
@@ -394,8 +397,24 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ library view
 
     def reload_sidebar(self) -> None:
-        saved = data.get_setting(self.library, data.SAVED_SEARCHES_KEY, []) or []
-        self.sidebar.populate(data.sidebar_data(self.library), list(saved))
+        saved = self.library.settings.get(SAVED_SEARCHES_KEY, []) or []
+        self.sidebar.populate(self.library.collections.all(), self.library.tags.all(), list(saved))
+
+    def apply_changes(self, changes: Changes) -> None:
+        """Refresh what an edit changed: the sidebar for tags, collections and saved
+        searches; the table when its rows depend on tags; the details shown."""
+        if changes.tags or changes.collections or changes.settings:
+            self.reload_sidebar()
+        query = self.model.query
+        if changes.tags and (
+            query.tag_id is not None
+            or query.filters.tag
+            or query.view is View.UNTAGGED
+            or query.search.strip()
+        ):
+            self.model.refresh()
+        if self.detail.wanted is not None and self.detail.wanted in changes.snapshot_ids:
+            self.detail.show_snapshot(self.detail.wanted)
 
     def _entry_selected(self, entry: SidebarEntry) -> None:
         q = SnapshotQuery(sort=self.model.query.sort, descending=self.model.query.descending)
@@ -489,7 +508,7 @@ class MainWindow(QMainWindow):
     def add_saved_search(self, name: str) -> None:
         saved = [
             s
-            for s in (data.get_setting(self.library, data.SAVED_SEARCHES_KEY, []) or [])
+            for s in (self.library.settings.get(SAVED_SEARCHES_KEY, []) or [])
             if s.get("name") != name
         ]
         saved.append(
@@ -499,8 +518,7 @@ class MainWindow(QMainWindow):
                 "filters": self.model.query.filters.to_json(),
             }
         )
-        data.put_setting(self.library, data.SAVED_SEARCHES_KEY, saved)
-        self.reload_sidebar()
+        self.apply_changes(self.library.settings.put(SAVED_SEARCHES_KEY, saved))
 
     def tag_selection(self) -> None:
         ids = self.selected_ids()
@@ -509,29 +527,23 @@ class MainWindow(QMainWindow):
         text, ok = QInputDialog.getText(
             self, "Add Tags", f"Tags to add to {len(ids)} captures (comma separated):"
         )
-        names = data.parse_tags(text) if ok else []
+        names = parse_tags(text) if ok else []
         if names:
             self.add_tags(ids, names)
 
-    def add_tags(self, ids: list[int], names: list[str]) -> BackgroundOp[None]:
+    def add_tags(self, ids: list[int], names: list[str]) -> BackgroundOp[Changes]:
         library = self.library
         return (
-            BackgroundOp(
-                self.runner, lambda _p, _c: data.add_tags(library, ids, names), label="tagging"
-            )
-            .success(lambda _r: self._tags_added())
+            BackgroundOp(self.runner, lambda _p, _c: library.tags.add(ids, names), label="tagging")
+            .success(self.apply_changes)
             .failure(lambda f: show_error(self, f, "adding tags"))
             .run_in_background()
         )
 
-    def _tags_added(self) -> None:
-        self.reload_sidebar()
-        self.detail.show_snapshot(self.detail.wanted)
-
     # ------------------------------------------------------------------ capture
 
     def collections(self) -> list[tuple[str, str]]:
-        return [(slug, name) for _id, slug, name in data.sidebar_data(self.library).collections]
+        return [(c.slug, c.name) for c in self.library.collections.all()]
 
     def open_capture_dialog(self, text: str = "", *, tab: int = 0) -> CaptureDialog:
         dialog = CaptureDialog(self.collections(), self, initial_text=text)
@@ -715,7 +727,7 @@ class MainWindow(QMainWindow):
         self.refresh_all()
         pages = [sid for o in report.outcomes for sid in o.snapshot_ids]
         summary = f"Imported {report.records} records, {len(pages)} pages."
-        notice = data.import_notice(report)
+        notice = import_notice(report)
         if notice is not None:  # not modal to the app: the replay below opens meanwhile
             box = QMessageBox(
                 QMessageBox.Icon.Warning if notice.failed else QMessageBox.Icon.Information,
@@ -752,13 +764,10 @@ class MainWindow(QMainWindow):
         if widget_cls is None:
             self.statusBar().showMessage(capability("replay")[1], 8000)
             return None
-        from archiver_app.store.models import Snapshot
-
-        with self.library.session() as s:
-            snap = s.get(Snapshot, snapshot_id)
-            if snap is None:
-                return None
-            url, at, title = snap.url, snap.captured_at, snap.title or snap.url
+        target = self.library.snapshots.replay_target(snapshot_id)
+        if target is None:
+            return None
+        url, at, title = target.url, target.captured_at, target.title
         try:
             widget: QWidget = widget_cls(self.library, url, at)
         except Exception as exc:
@@ -783,13 +792,8 @@ class MainWindow(QMainWindow):
         """Export what is on screen: the current search, else the current collection."""
         from archiver_app.gui.export_dialog import ExportDialog
 
-        slug = None
         coll = self.model.query.collection_id
-        if coll is not None:
-            slug = next(
-                (sl for cid, sl, _n in data.sidebar_data(self.library).collections if cid == coll),
-                None,
-            )
+        slug = self.library.collections.slug_of(coll) if coll is not None else None
         dialog = ExportDialog(
             self.library, self.runner, self, collection=slug, search=self.model.query.search
         )

@@ -23,8 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.gui.queries import Filters
-from archiver_app.store.models import Fidelity, SnapshotState
+from archiver_app.api.table import Fidelity, Filters, SnapshotState
 
 DEBOUNCE_MS = 25
 

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.gui import library_data as data
+from archiver_app.api.settings import SCRUB_KEY
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.integrations import capability
 from archiver_app.gui.ops import BackgroundOp, OpRunner
@@ -112,7 +112,7 @@ class SettingsDialog(QDialog):
         keep_form = QFormLayout(keep_box)
         from archiver_app.mirror.policy import library_policy
 
-        scrub = data.get_setting(library, data.SCRUB_KEY, {}) or {}
+        scrub = library.settings.get(SCRUB_KEY, {}) or {}
         self.copies = QSpinBox(keep_box)
         self.copies.setObjectName("copies")
         self.copies.setRange(1, 10)
@@ -207,9 +207,7 @@ class SettingsDialog(QDialog):
             from archiver_app.mirror.policy import set_policy
 
             set_policy(self.library, copies=self.copies.value())
-            data.put_setting(
-                self.library, data.SCRUB_KEY, {"interval_days": self.scrub_days.value()}
-            )
+            self.library.settings.put(SCRUB_KEY, {"interval_days": self.scrub_days.value()})
         except Exception as exc:
             show_error(self, exc, "saving the settings")
             return

@@ -8,8 +8,8 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 
-from archiver_app.gui.library_data import SidebarData
-from archiver_app.gui.queries import View
+from archiver_app.api.labels import CollectionView, TagView
+from archiver_app.api.table import View
 
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -49,7 +49,12 @@ class Sidebar(QTreeWidget):
         self._saved: list[dict[str, Any]] = []
         self.currentItemChanged.connect(self._changed)
 
-    def populate(self, data: SidebarData, saved: list[dict[str, Any]]) -> None:
+    def populate(
+        self,
+        collections: list[CollectionView],
+        tags: list[TagView],
+        saved: list[dict[str, Any]],
+    ) -> None:
         """Rebuild the entries, keeping the current selection when it still exists."""
         current = self.current_entry()
         self.blockSignals(True)
@@ -57,14 +62,14 @@ class Sidebar(QTreeWidget):
         library = self._group("Library")
         for view, label in VIEW_LABELS.items():
             self._add(library, SidebarEntry("view", view.value, label))
-        if data.collections:
+        if collections:
             group = self._group("Collections")
-            for cid, _slug, name in data.collections:
-                self._add(group, SidebarEntry("collection", cid, name))
-        if data.tags:
+            for c in collections:
+                self._add(group, SidebarEntry("collection", c.id, c.name))
+        if tags:
             group = self._group("Tags")
-            for tid, name in data.tags:
-                self._add(group, SidebarEntry("tag", tid, name))
+            for t in tags:
+                self._add(group, SidebarEntry("tag", t.id, t.name))
         self._saved = list(saved)
         if saved:
             group = self._group("Saved searches")

@@ -2,8 +2,9 @@
 
 How it stays fluid:
 
-* The ordered list of matching ids is streamed by a worker thread (one ``SELECT id …
-  ORDER BY``, read with ``fetchmany``) into an ``array('q')``: the first chunk is small so
+* The ordered list of matching ids is streamed by a worker thread (``lib.table``'s
+  :class:`~archiver_app.api.table.TableReader`: one query read in chunks on a connection
+  of the thread's own) into an ``array('q')``: the first chunk is small so
   the table paints at once, later chunks are appended with ``beginInsertRows`` (cheap:
   the view has uniform row heights). A new query bumps the *generation*; chunks of an older
   generation are dropped, and its cancel token stops the reader.
@@ -25,7 +26,6 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from itertools import chain
 from typing import Any
 
 from PySide6.QtCore import (
@@ -39,18 +39,17 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from archiver_app.gui.ops import BackgroundOp, OpRunner
-from archiver_app.gui.queries import (
+from archiver_app.api.table import (
     RowData,
-    SearchAdapter,
     SnapshotQuery,
     SortKey,
-    compile_ids_sql,
-    fetch_rows,
+    TableReader,
     fetch_rows_with,
 )
+from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.thumbnails import ThumbnailCache
 from archiver_app.library import Library
+from archiver_app.mirror.progress import human_bytes
 from archiver_app.tasks import CancelToken
 
 #: Rows fetched together for display.
@@ -114,12 +113,8 @@ def answer_roles(
 
 
 def human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if size < 1024 or unit == "TB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
+    """A size as the CLI prints it (decimal units: 1 KB is 1,000 bytes)."""
+    return human_bytes(n)
 
 
 class _ChunkRelay(QObject):
@@ -131,32 +126,28 @@ class _ChunkRelay(QObject):
 def _stream_ids(
     cur: Any,
     *,
-    sql: str,
-    params: dict[str, Any],
+    reader: TableReader,
+    query: SnapshotQuery,
     generation: int,
     relay: _ChunkRelay,
     cancel: CancelToken,
     taken: threading.Event | None = None,
 ) -> None:
-    """Read ids in chunks: a small first one (paints at once), then big ones.
+    """Hand the ids over in chunks: a small first one (paints at once), then big ones.
 
     At most one chunk waits in the GUI thread's queue (``taken`` is set when the model
     has added one): the next is read meanwhile, but only handed over once the previous is
     in. Queued chunks would otherwise be handled back to back, ahead of the paint of the
     first rows and of timers, freezing the window while a million ids arrive.
     """
-    cur.execute(sql, params)
-    size, first, last = FIRST_CHUNK, True, False
-    while not last:
+    first = True
+    for ids, last in reader.id_chunks(cur, query, FIRST_CHUNK, CHUNK):
         if cancel.cancelled:
             return
-        rows = cur.fetchmany(size)
-        last = len(rows) < size
-        ids = array("q", chain.from_iterable(rows))  # C loops: no bytecode per id
         if taken is not None and not _previous_taken(taken, cancel):
             return
         relay.chunk.emit(generation, ids, _first_page(cur, ids) if first else {}, first, last)
-        size, first = CHUNK, False
+        first = False
 
 
 def _first_page(cur: Any, ids: array[int]) -> dict[int, RowData]:
@@ -178,15 +169,15 @@ def _previous_taken(taken: threading.Event, cancel: CancelToken) -> bool:
 def _stream_search(
     cur: Any,
     *,
+    reader: TableReader,
     query: SnapshotQuery,
-    search: SearchAdapter,
     generation: int,
     relay: _ChunkRelay,
     cancel: CancelToken,
 ) -> None:
     """Search in two steps so every keystroke answers fast.
 
-    1. The newest :data:`FIRST_CHUNK` matches (:meth:`SearchAdapter.newest_matches`: off
+    1. The newest :data:`FIRST_CHUNK` matches (:meth:`TableReader.search_window`: off
        the newest pages for a common prefix, else straight off the full-text index) are
        shown sorted as asked. When that is every match (the usual case), we are done.
     2. Otherwise, once typing has paused for :data:`FULL_RESULT_DELAY`, all matches are
@@ -195,24 +186,13 @@ def _stream_search(
        the list is still being completed. Starting that for every keystroke of a word
        only to interrupt it would take the processor from the next keystroke's window.
     """
-    newest = search.newest_matches(cur, query.search, FIRST_CHUNK + 1)
+    window, complete = reader.search_window(cur, query, FIRST_CHUNK)
     if cancel.cancelled:
         return
-    complete = len(newest) <= FIRST_CHUNK
-    sql, params = compile_ids_sql(query, search, within=newest[:FIRST_CHUNK])
-    window = array("q", chain.from_iterable(cur.execute(sql, params).fetchall()))
     relay.chunk.emit(generation, window, _first_page(cur, window), True, complete)
     if complete or cancel.wait(FULL_RESULT_DELAY):
         return  # complete, or the next keystroke came before the delay was over
-    sql, params = compile_ids_sql(query, search)
-    cur.execute(sql, params)
-    found = array("q")
-    while True:
-        cancel.raise_if_cancelled()
-        rows = cur.fetchmany(8192)
-        found.extend(chain.from_iterable(rows))
-        if len(rows) < 8192:
-            break
+    found = reader.all_ids(cur, query, cancel)
     relay.chunk.emit(generation, found, _first_page(cur, found), True, True)
 
 
@@ -228,14 +208,13 @@ class SnapshotTableModel(QAbstractTableModel):
         library: Library,
         runner: OpRunner,
         *,
-        search: SearchAdapter | None = None,
         thumbnails: ThumbnailCache | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.library = library
         self.runner = runner
-        self.search = search or SearchAdapter()
+        self.reader = library.table
         self.thumbnails = thumbnails
         self.query = SnapshotQuery()
         self._ids = array("q")
@@ -293,14 +272,13 @@ class SnapshotTableModel(QAbstractTableModel):
         self._set_loading(True)
         self.partial = False
         self._load_started = time.perf_counter()
-        query, search = self.query, self.search
-        relay, engine = self._relay, self.library.engine
+        query, reader, relay = self.query, self.reader, self._relay
 
         readers, lock = self._readers, self._readers_lock
 
         def stream() -> None:
             try:
-                raw = engine.raw_connection()
+                raw = reader.connect()
                 with lock:
                     readers[generation] = raw.driver_connection
                 try:
@@ -309,18 +287,17 @@ class SnapshotTableModel(QAbstractTableModel):
                     if query.search.strip():
                         _stream_search(
                             raw.cursor(),
+                            reader=reader,
                             query=query,
-                            search=search,
                             generation=generation,
                             relay=relay,
                             cancel=cancel,
                         )
                     else:
-                        sql, params = compile_ids_sql(query, search)
                         _stream_ids(
                             raw.cursor(),
-                            sql=sql,
-                            params=params,
+                            reader=reader,
+                            query=query,
                             generation=generation,
                             relay=relay,
                             cancel=cancel,
@@ -420,9 +397,7 @@ class SnapshotTableModel(QAbstractTableModel):
             self._pages.move_to_end(number)
             return page
         ids = self._ids[number * PAGE : (number + 1) * PAGE]
-        with self.library.engine.connect() as conn:
-            page = fetch_rows(conn, ids)
-            conn.rollback()
+        page = self.reader.rows(ids)
         self._pages[number] = page
         if self.query.search.strip():
             self._load_snippets(list(ids))
@@ -435,18 +410,10 @@ class SnapshotTableModel(QAbstractTableModel):
 
     def _load_snippets(self, ids: list[int]) -> None:
         """Fetch highlighted snippets for ``ids`` in the background; repaint when in."""
-        generation, text, engine, search = (
-            self._generation,
-            self.query.search,
-            self.library.engine,
-            self.search,
-        )
+        generation, text, reader = self._generation, self.query.search, self.reader
 
         def work(_p: object, _c: object) -> dict[int, str]:
-            with engine.connect() as conn:
-                found = search.snippets(conn, ids, text)
-                conn.rollback()
-            return found
+            return reader.snippets(ids, text)
 
         def done(found: dict[int, str]) -> None:
             if generation != self._generation or not found:

@@ -1,7 +1,7 @@
 """The status bar: captures shown, worker state, migration progress, copies, disk free.
 
 Figures that count over big tables are computed by
-:func:`~archiver_app.gui.library_data.status_figures` through a ``BackgroundOp`` every few
+:func:`~archiver_app.api.status.status_figures` through a ``BackgroundOp`` every few
 seconds; the capture count comes from the table model as ids stream in.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
-from archiver_app.gui import library_data as data
+from archiver_app.api.status import StatusFigures, status_figures
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.library import Library
@@ -40,7 +40,7 @@ class StatusPanel(QWidget):
         self.background.hide()
         self.copies = self._label("copies_status")
         self.disk = self._label("disk")
-        self.figures: data.StatusFigures | None = None
+        self.figures: StatusFigures | None = None
         self._busy = False
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
@@ -77,7 +77,7 @@ class StatusPanel(QWidget):
         library = self.library
         BackgroundOp(
             self.runner,
-            lambda _p, _c: data.status_figures(library, library.clock()),
+            lambda _p, _c: status_figures(library, library.clock()),
             label="status",
             blocks_quit=False,
         ).success(self._show).failure(self._failed).run_in_background()
@@ -87,7 +87,7 @@ class StatusPanel(QWidget):
         self.worker.setText("status unavailable")
         self.worker.setToolTip(str(getattr(failure, "exception", failure)))
 
-    def _show(self, f: data.StatusFigures) -> None:
+    def _show(self, f: StatusFigures) -> None:
         self._busy = False
         self.figures = f
         self.worker.setText(f.worker)

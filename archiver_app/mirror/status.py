@@ -1,7 +1,9 @@
 """Read-only views for front ends: the drives panel and a snapshot's copies.
 
-Nothing here writes to a drive. ``list_destinations`` is cheap enough for a GUI timer
-(a few aggregate queries and one marker read per known drive).
+The one source of drive figures: ``archiver drives`` and the GUI's drives panel both show
+:func:`list_destinations` (through ``lib.drives``), counted under the retention policy.
+Nothing here writes to a drive. ``list_destinations`` is cheap enough for a GUI timer (a
+few aggregate queries and one marker read per known drive).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from archiver_app.library import Library
 from archiver_app.mirror.deps import snapshot_files
-from archiver_app.mirror.destinations import find_mounted
+from archiver_app.mirror.destinations import find_mounted, read_marker
 from archiver_app.mirror.locking import is_busy
 from archiver_app.mirror.policy import collection_policies, library_policy
 from archiver_app.store.models import (
@@ -107,9 +109,11 @@ class DestinationStatus:
     present: int
     missing: int  # files its policy allows here that it does not hold
     corrupted: int
+    ongoing: int  # copies being written now
     last_verified_at: datetime | None
     scrub_due: bool
     busy: bool  # a mirror or scrub is writing to it
+    enabled: bool
 
     @property
     def mounted(self) -> bool:
@@ -121,9 +125,18 @@ class DestinationStatus:
 
 
 def list_destinations(
-    lib: Library, *, scan_roots: Sequence[Path] | None = None
+    lib: Library, *, scan_roots: Sequence[Path] | None = None, scan: bool = True
 ) -> list[DestinationStatus]:
-    mounted = find_mounted(lib, scan_roots=scan_roots)
+    """Every destination with its figures, under the retention policy.
+
+    Args:
+        scan: look for drives at the mount points (and record where each is) with
+            :func:`find_mounted`; without it, a drive counts as mounted only where it was
+            last seen, and nothing is written (a GUI timer's cheap refresh).
+    """
+    mounts = (
+        {i: m.mount for i, m in find_mounted(lib, scan_roots=scan_roots).items()} if scan else None
+    )
     default = library_policy(lib)
     policies = collection_policies(lib)
     now = lib.clock()
@@ -154,7 +167,7 @@ def list_destinations(
         )
         present = counts.get((d.id, CopyState.PRESENT), 0)
         corrupted = counts.get((d.id, CopyState.CORRUPTED), 0)
-        mount = mounted[d.id].mount if d.id in mounted else None
+        mount = mounts.get(d.id) if mounts is not None else _still_at(d)
         free, cap = d.free_bytes, d.capacity_bytes
         if mount is not None:
             try:
@@ -174,12 +187,22 @@ def list_destinations(
                 present=present,
                 missing=max(0, allowed_files - present - corrupted),
                 corrupted=corrupted,
+                ongoing=counts.get((d.id, CopyState.ONGOING), 0),
                 last_verified_at=d.last_scrub_at,
                 scrub_due=due,
                 busy=mount is not None and is_busy(mount),
+                enabled=d.enabled,
             )
         )
     return out
+
+
+def _still_at(dest: Destination) -> Path | None:
+    """Where ``dest`` was last seen, if its own marker is still there."""
+    if not dest.enabled or not dest.last_mount_path:
+        return None
+    marker = read_marker(Path(dest.last_mount_path))
+    return Path(dest.last_mount_path) if marker is not None and marker.uuid == dest.uuid else None
 
 
 @dataclass(frozen=True)

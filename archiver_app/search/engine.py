@@ -1,7 +1,10 @@
 """Running a :class:`~archiver_app.search.query.Query` against the library.
 
 With text: ``snapshot_fts MATCH`` joined to ``snapshots``, ranked by bm25 (title weighs
-most, then tags, url, body) with a highlighted snippet. While the last word is still a
+most, then tags, url, body), a snippet cut from each hit's indexed text by
+:func:`archiver_app.search.quick.snippet` (the one snippet builder; the captures table's
+too). The filters compile in :func:`filter_clauses`, shared with the table. While the last
+word is still a
 short prefix (``river cli`` → ``"river" AND "cli"*``, which can match most of a library),
 :mod:`archiver_app.search.quick` answers instead, from the newest matching pages, so a
 keystroke costs about the same on 1,000 or 1,000,000 pages; a longer word or a finished
@@ -15,7 +18,6 @@ from the library's pool).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from html import escape
@@ -61,12 +63,18 @@ class Hit:
         return self.snippet_marked("", "")
 
     def snippet_html(self, tag: str = "b") -> str:
-        """The snippet as HTML, matches in ``<tag>``, everything else escaped."""
-        safe = escape(self.snippet, quote=False)
-        return safe.replace(MARK_START, f"<{tag}>").replace(MARK_END, f"</{tag}>")
+        return marks_to_html(self.snippet, tag)
 
 
-def _filters(q: Query, params: dict[str, Any]) -> list[str]:
+def marks_to_html(snippet: str, tag: str = "b") -> str:
+    """A marked snippet as HTML, matches in ``<tag>``, everything else escaped."""
+    safe = escape(snippet, quote=False)
+    return safe.replace(MARK_START, f"<{tag}>").replace(MARK_END, f"</{tag}>")
+
+
+def filter_clauses(q: Query, params: dict[str, Any]) -> list[str]:
+    """SQL conditions on ``snapshots s`` for ``q``'s filters (the one place filters are
+    compiled: ranked search and the captures table), their values added to ``params``."""
     where: list[str] = []
     if q.collection:
         where.append("s.collection_id = (SELECT id FROM collections WHERE slug = :collection)")
@@ -107,6 +115,9 @@ def _filters(q: Query, params: dict[str, Any]) -> list[str]:
     if q.fidelity:
         where.append("s.capture_fidelity = :fidelity")
         params["fidelity"] = q.fidelity
+    if q.state:
+        where.append("s.state = :state")
+        params["state"] = q.state
     return where
 
 
@@ -118,8 +129,8 @@ _COLUMNS = (
 
 def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
     fts = build_fts_query(q.text, prefix_last=q.prefix_last)
-    where = _filters(q, params)
-    if fts is None:
+    where = filter_clauses(q, params)
+    if fts is None and not q.state:
         where.append("s.state = 'complete'")
         clause = " WHERE " + " AND ".join(where)
         if counting:
@@ -135,46 +146,34 @@ def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
     source = "snapshot_fts JOIN snapshots s ON s.id = snapshot_fts.rowid"
     if counting:
         return f"SELECT count(*) FROM {source}{clause}"  # noqa: S608
-    # Two steps: rank the matches (cheap), then build snippets for one page of hits only
-    # (snippet() is the expensive part, and SQLite would compute it for every match
-    # before sorting).
+    # Rank the matches (cheap), then read the page of hits' indexed text by rowid (no
+    # second MATCH: with a prefix, FTS5 would merge its postings again for every hit);
+    # :func:`_snippet` cuts the snippets from it in Python.
     score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
-    snippet = f"snippet(snapshot_fts, -1, '{MARK_START}', '{MARK_END}', '…', 24)"
-    cols = _COLUMNS.format(snippet=snippet, score="top.score")
-    prefix = prefix_term(fts)
+    cols = _COLUMNS.format(snippet="coalesce(f.body, '')", score="top.score")
     top = (
         f"top AS (SELECT s.id AS id, {score} AS score, s.captured_at AS at "  # noqa: S608
         f"FROM {source}{clause} ORDER BY score, at DESC LIMIT :limit OFFSET :offset)"
     )
-    if prefix is None:
-        # Whole words: one index lookup per hit is cheap.
-        snippets = (
-            "FROM top JOIN snapshot_fts ON snapshot_fts.rowid = top.id "
-            "AND snapshot_fts MATCH :match"
-        )
-    else:
-        # With a prefix, every lookup by rowid would merge the prefix's postings again
-        # (FTS5 has no prefix index here): run the MATCH once, over the hits' rowid range.
-        snippets = (
-            "FROM snapshot_fts CROSS JOIN top ON top.id = snapshot_fts.rowid "
-            "AND snapshot_fts MATCH :match "
-            "AND snapshot_fts.rowid >= (SELECT min(id) FROM top) "
-            "AND snapshot_fts.rowid <= (SELECT max(id) FROM top)"
-        )
     return (
-        f"WITH {top} SELECT {cols} {snippets} "
+        f"WITH {top} SELECT {cols} FROM top "  # noqa: S608
         "JOIN snapshots s ON s.id = top.id JOIN collections c ON c.id = s.collection_id "
+        "LEFT JOIN snapshot_fts f ON f.rowid = top.id "
         "ORDER BY top.score, top.at DESC"
     )
 
 
-_PREFIX_TERM = re.compile(r'"((?:[^"]|"")*)"\*')
-
-
-def prefix_term(fts: str) -> str | None:
-    """The prefix (unquoted) of a MATCH expression from ``build_fts_query``, if it has one."""
-    m = _PREFIX_TERM.search(fts)
-    return m.group(1).replace('""', '"') if m else None
+def _snippet(body: str, title: str | None, url: str, fts: str | None) -> str:
+    """The snippet of a hit: around the first match in its text, else its title or
+    address (:func:`archiver_app.search.quick.snippet`, the one snippet builder)."""
+    if fts is None:  # no text searched: the snippet stored at capture time
+        return " ".join(body.split())
+    terms = quick.terms_of(fts)
+    for text_ in (body, title or "", url):
+        found = quick.snippet(text_, terms, (MARK_START, MARK_END))
+        if MARK_START in found:
+            return found
+    return quick.snippet(body, terms, (MARK_START, MARK_END))
 
 
 def search(
@@ -208,7 +207,13 @@ def search(
         try:
             if plan is not None:
                 hits = _quick_search(
-                    conn, query, plan=plan, limit=limit, offset=offset, cancel=cancel
+                    conn,
+                    query,
+                    plan=plan,
+                    plan_fts=str(fts),
+                    limit=limit,
+                    offset=offset,
+                    cancel=cancel,
                 )
                 if hits is not None:
                     return hits
@@ -220,13 +225,18 @@ def search(
         finally:
             if cancel is not None:
                 raw.set_progress_handler(None, 0)
+    return _hits(rows, fts if isinstance(fts, str) else None)
+
+
+def _hits(rows: Any, fts: str | None) -> list[Hit]:
+    """Hits from rows of :data:`_COLUMNS` (the snippet column holds the indexed body)."""
     return [
         Hit(
             snapshot_id=r[0],
             url=r[1],
             title=r[2],
             captured_at=_DT.process_result_value(r[3], None),  # type: ignore[arg-type]
-            snippet=" ".join((r[4] or "").split()),
+            snippet=_snippet(r[4] or "", r[2], r[1], fts),
             collection=r[5],
             domain=r[6],
             mime=r[7],
@@ -243,13 +253,14 @@ def _quick_search(
     query: Query,
     *,
     plan: quick.Plan,
+    plan_fts: str,
     limit: int,
     offset: int,
     cancel: CancelToken | None,
 ) -> list[Hit] | None:
     """One page of hits through :mod:`archiver_app.search.quick`, or None (ask FTS5)."""
     params: dict[str, Any] = {}
-    where = _filters(query, params)
+    where = filter_clauses(query, params)
     score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
     found = quick.quick_hits(
         lambda sql, p: conn.execute(text(sql), p),
@@ -265,35 +276,19 @@ def _quick_search(
     page = found[offset : offset + limit]
     if not page:
         return []
-    ids = [f[0] for f in page]
-    marks = ",".join(str(i) for i in ids)
+    marks = ",".join(str(int(f[0])) for f in page)
+    cols = _COLUMNS.format(snippet="coalesce(f.body, '')", score="0.0")
     rows = {
         int(r[0]): r
         for r in conn.execute(
             text(
-                "SELECT s.id, s.url, s.title, s.captured_at, c.slug, s.domain, s.mime, "  # noqa: S608
-                "s.http_status, s.capture_fidelity FROM snapshots s "
-                f"JOIN collections c ON c.id = s.collection_id WHERE s.id IN ({marks})"
+                f"SELECT {cols} FROM snapshots s JOIN collections c ON c.id = s.collection_id "  # noqa: S608
+                f"LEFT JOIN snapshot_fts f ON f.rowid = s.id WHERE s.id IN ({marks})"
             )
         )
     }
-    return [
-        Hit(
-            snapshot_id=sid,
-            url=r[1],
-            title=r[2],
-            captured_at=_DT.process_result_value(r[3], None),  # type: ignore[arg-type]
-            snippet=quick.snippet(body, plan, (MARK_START, MARK_END)),
-            collection=r[4],
-            domain=r[5],
-            mime=r[6],
-            status=r[7],
-            fidelity=r[8],
-            score=score_value,
-        )
-        for sid, score_value, body in page
-        if (r := rows.get(sid)) is not None
-    ]
+    ranked = [(*rows[sid][:10], rank) for sid, rank, _ in page if sid in rows]
+    return _hits(ranked, plan_fts)
 
 
 def matching_ids(library: Library, query: Query) -> list[int]:

@@ -39,6 +39,7 @@ class Query:
     mime: str | None = None
     status: int | str | None = None
     fidelity: str | None = None
+    state: str | None = None  # a SnapshotState; without text, only complete captures
     prefix_last: bool = True  # treat the last bare word as a prefix (typing in progress)
 
     def status_range(self) -> tuple[int, int] | None:

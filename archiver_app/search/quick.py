@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +39,7 @@ MAX_SCAN = 3000
 #: Characters of a page body checked (the index holds at most 1,000,000 per page).
 BODY_CHARS = 1_000_000
 
-_RUN = re.compile(r"[^\W_]+")
+RUN = re.compile(r"[^\W_]+")
 _TERMS = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 
 
@@ -53,6 +53,11 @@ class Plan:
     @property
     def words_match(self) -> str:
         return " AND ".join('"' + w.replace('"', '""') + '"' for w in self.words)
+
+    @property
+    def terms(self) -> list[tuple[str, bool]]:
+        """``(folded term, whole word?)`` for :func:`snippet`: the prefix, then the words."""
+        return [(self.prefix, False)] + [(fold(w), True) for w in self.words]
 
 
 def plan_for(fts: str) -> Plan | None:
@@ -102,13 +107,15 @@ def word_at(text: str, term: str, *, whole: bool = False) -> int:
     return -1
 
 
-def _has_prefix(prefix: str, text: str | None) -> bool:
+def has_word(text: str | None, term: str, *, whole: bool = False) -> bool:
+    """Does ``text`` hold a word starting with ``term`` (the whole word if ``whole``), as
+    the tokenizer compares them? ``term`` is already folded (:func:`fold`)."""
     if not text:
         return False
     low = text.lower()
-    if word_at(low, prefix) >= 0:
+    if word_at(low, term, whole=whole) >= 0:
         return True
-    return not low.isascii() and word_at(fold(low), prefix) >= 0
+    return not low.isascii() and word_at(fold(low), term, whole=whole) >= 0
 
 
 def quick_hits(
@@ -159,7 +166,7 @@ def quick_hits(
         for rowid, score, title, url, tags, stored in rows:
             scanned += 1
             body = (stored or "")[:BODY_CHARS]
-            if any(_has_prefix(plan.prefix, t) for t in (title, url, tags, body)):
+            if any(has_word(t, plan.prefix) for t in (title, url, tags, body)):
                 found.append((int(rowid), float(score), body))
                 if len(found) >= max(WINDOW, want):
                     break
@@ -178,10 +185,20 @@ def quick_hits(
     return found
 
 
-def snippet(body: str, plan: Plan, mark: tuple[str, str], tokens: int = 24) -> str:
-    """About ``tokens`` words of ``body`` around the first matching word, matches marked."""
+def snippet(
+    body: str,
+    terms: Sequence[tuple[str, bool]],
+    mark: tuple[str, str],
+    tokens: int = 24,
+    *,
+    lead_words: int = 6,
+) -> str:
+    """About ``tokens`` words of ``body`` around the first matching word, matches marked.
+
+    The one snippet builder for search-as-you-type and the captures table. ``terms`` are
+    ``(folded term, whole word?)`` (:attr:`Plan.terms`, :func:`terms_of`); at most
+    ``lead_words`` words come before the first match (a narrow column wants few)."""
     start_mark, end_mark = mark
-    terms = [(plan.prefix, False)] + [(fold(w), True) for w in plan.words]
     low = body[:BODY_CHARS].lower()
     if not low.isascii():
         low = fold(low)
@@ -189,7 +206,7 @@ def snippet(body: str, plan: Plan, mark: tuple[str, str], tokens: int = 24) -> s
             low = ""
     hits = [i for t, whole in terms if (i := word_at(low, t, whole=whole)) >= 0]
     at = min(hits) if hits else 0
-    before = body[max(0, at - 120) : at].split()[-6:]
+    before = body[max(0, at - 120) : at].split()[-lead_words:] if lead_words else []
     after = body[at : at + 600].split()
     words = (before + after)[:tokens]
     cut_start = at > 120 or len(body[:at].split()) > len(before)
@@ -206,12 +223,22 @@ def snippet(body: str, plan: Plan, mark: tuple[str, str], tokens: int = 24) -> s
             for t, whole in terms
         ):
             return word
-        run = _RUN.match(word, lead)
+        run = RUN.match(word, lead)
         end = run.end() if run else len(word)
         return word[:lead] + start_mark + word[lead:end] + end_mark + word[end:]
 
     text = " ".join(marked(w) for w in words)
     return ("…" if cut_start else "") + text + ("…" if cut_end else "")
+
+
+def terms_of(fts: str) -> list[tuple[str, bool]]:
+    """The terms of a MATCH expression from ``build_fts_query`` as :func:`snippet` wants
+    them: each word folded, a ``*`` term as a prefix (a phrase's words each count)."""
+    out: list[tuple[str, bool]] = []
+    for term, star in _TERMS.findall(fts):
+        words = RUN.findall(fold(term.replace('""', '"')))
+        out.extend((w, not (star and i == len(words) - 1)) for i, w in enumerate(words))
+    return out
 
 
 __all__ = [
@@ -220,7 +247,9 @@ __all__ = [
     "WINDOW",
     "Plan",
     "fold",
+    "has_word",
     "plan_for",
     "quick_hits",
     "snippet",
+    "terms_of",
 ]

@@ -22,9 +22,6 @@ def has_fulltext(conn: Connection) -> bool:
     return conn.dialect.name == "sqlite"
 
 
-_has_fts = has_fulltext
-
-
 def upsert_snapshot_text(
     conn: Connection,
     snapshot_id: int,
@@ -35,7 +32,7 @@ def upsert_snapshot_text(
     tags: Iterable[str] = (),
 ) -> None:
     """Replace the indexed text of ``snapshot_id``."""
-    if not _has_fts(conn):
+    if not has_fulltext(conn):
         return
     conn.execute(text("DELETE FROM snapshot_fts WHERE rowid = :id"), {"id": snapshot_id})
     conn.execute(
@@ -63,7 +60,7 @@ def insert_snapshot_texts(
     A few multi-row statements for a whole batch (bulk import, :mod:`archiver_app.store.bulk`):
     no per-row ``DELETE``, so it is only for ids just created in the same transaction.
     """
-    if not _has_fts(conn):
+    if not has_fulltext(conn):
         return
     tag_text = " ".join(sorted(set(tags)))
     params = [
@@ -73,6 +70,22 @@ def insert_snapshot_texts(
     insert_values(conn, "INSERT INTO snapshot_fts(rowid, title, url, body, tags)", params)
 
 
+def indexed_text(conn: Connection, snapshot_id: int) -> tuple[str, str, str] | None:
+    """``(title, url, body)`` as indexed for ``snapshot_id``; a snapshot not indexed yet
+    gives its row's title and URL with no body; None when there is no such snapshot or no
+    full-text index."""
+    if not has_fulltext(conn):
+        return None
+    row = conn.execute(
+        text("SELECT title, url, body FROM snapshot_fts WHERE rowid = :id"), {"id": snapshot_id}
+    ).first()
+    if row is None:
+        row = conn.execute(
+            text("SELECT title, url, '' FROM snapshots WHERE id = :id"), {"id": snapshot_id}
+        ).first()
+    return None if row is None else (row[0] or "", row[1] or "", row[2] or "")
+
+
 def delete_snapshot_text(conn: Connection, snapshot_id: int) -> None:
-    if _has_fts(conn):
+    if has_fulltext(conn):
         conn.execute(text("DELETE FROM snapshot_fts WHERE rowid = :id"), {"id": snapshot_id})

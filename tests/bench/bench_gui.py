@@ -92,10 +92,11 @@ def start_idle_heartbeat(seconds: float) -> subprocess.Popen[str]:
 
 def sql_floor(db: Path, texts: list[str]) -> list[float]:
     """The anchor for search: the same two steps a keystroke runs, alone, per prefix."""
-    from archiver_app.gui.queries import SearchAdapter, SnapshotQuery, compile_ids_sql
+    from archiver_app.api.table import SnapshotQuery, compile_ids_sql
     from archiver_app.gui.snapshot_model import FIRST_CHUNK
+    from archiver_app.search.stream import TableSearch
 
-    search = SearchAdapter()
+    search = TableSearch()
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     out = []
     try:

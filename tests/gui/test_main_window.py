@@ -77,6 +77,23 @@ def test_lists_captures_and_shows_details_with_copies(
     window.request_quit()
 
 
+def test_an_edit_refreshes_what_its_changes_name(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    window = main_window
+    a = add_snapshot(library, "https://a.example/", title="A")
+    b = add_snapshot(library, "https://b.example/", title="B")
+    window.refresh_all()
+    assert window.sidebar.select_key("view:untagged")
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+    window.add_tags([a], ["river"])  # Untagged depends on tags: the table re-reads
+    qtbot.waitUntil(lambda: window.model.rowCount() == 1 and window.model.snapshot_id(0) == b)
+    qtbot.waitUntil(lambda: any(e.label == "river" for e in window.sidebar.entries()))
+    qtbot.waitUntil(lambda: not window.model.loading)
+    window.apply_changes(window.library.snapshots.set_notes(b, "later"))  # no tags touched
+    assert not window.model.loading  # a refresh would have started at once
+
+
 def test_tags_and_notes_edits_reach_database_and_search(
     qtbot: QtBot, main_window: MainWindow, library: Library
 ) -> None:

@@ -13,7 +13,7 @@ from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QStyleOptionViewItem, QTableView
 from pytestqt.qtbot import QtBot
 
-from archiver_app.gui import library_data as data
+from archiver_app.api import jobs_view as data
 from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.jobs_panel import JobsModel
 from archiver_app.gui.ops import OpRunner
@@ -40,7 +40,7 @@ def _job(job_id: int, status: str, done: int) -> data.JobRow:
         queued=100,
         done=done,
         failed=0,
-        bytes=1000,
+        bytes=999,
         r2xx=done,
         r3xx=0,
         r4xx=0,
@@ -72,7 +72,7 @@ def test_jobs_refresh_repaints_only_rows_that_changed(qtbot: QtBot) -> None:
     assert changed == [(7, 7)] and resets == []
     assert model.data(model.index(7, 3), Qt.ItemDataRole.DisplayRole) == "6"
     assert model.data(model.index(7, 6), Qt.ItemDataRole.DisplayRole) == "6"  # 2xx
-    assert model.data(model.index(7, 5), Qt.ItemDataRole.DisplayRole) == "1000 B"
+    assert model.data(model.index(7, 5), Qt.ItemDataRole.DisplayRole) == "999 B"
 
     changed.clear()
     running = [*rows2[:-1], _job(39, "running", 1)]

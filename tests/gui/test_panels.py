@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -12,7 +11,7 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
-from archiver_app.gui import library_data as data
+from archiver_app.api.status import status_figures
 from archiver_app.gui.drives_panel import DrivesPanel
 from archiver_app.gui.first_run import LIBRARY_KEY, FirstRunDialog, needs_first_run
 from archiver_app.gui.jobs_panel import JobsPanel, format_eta
@@ -20,9 +19,13 @@ from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.settings_dialog import APPEARANCE_KEY, BROWSER_KEY, SettingsDialog
 from archiver_app.library import Library
+from archiver_app.mirror.destinations import Marker, write_marker
+from archiver_app.mirror.status import SCRUB_KEY
 from archiver_app.paths import resolve_library_root
 from archiver_app.store.models import Copy, Destination, File, Job, JobLog
 from tests.helpers.snapshots import add_snapshot
+
+BLUE, RED = "6a1b7c1e-0000-4000-8000-00000000b1e0", "6a1b7c1e-0000-4000-8000-0000000000ed"
 
 
 def test_jobs_panel_counters_progress_log_tail_and_finish(
@@ -96,8 +99,8 @@ def test_drives_panel_states_counts_and_plug_event(
     drive = tmp_path / "drive"
     drive.mkdir()
     with library.write() as s:
-        blue = Destination(uuid="u-blue", label="Blue", last_mount_path=str(drive))
-        red = Destination(uuid="u-red", label="Red", last_mount_path=str(tmp_path / "gone"))
+        blue = Destination(uuid=BLUE, label="Blue", last_mount_path=str(drive))
+        red = Destination(uuid=RED, label="Red", last_mount_path=str(tmp_path / "gone"))
         s.add_all([blue, red])
         s.flush()
         files = s.query(File).filter_by(snapshot_id=sid).all()
@@ -112,7 +115,7 @@ def test_drives_panel_states_counts_and_plug_event(
     assert rows["Red"].missing == 2
     assert panel.model.data(panel.model.index(1, 1), 0) == "not plugged in"
     panel.auto_mirror = False  # (the next test plugs a real destination and mirrors)
-    (drive / data.DESTINATION_MARKER).write_text(json.dumps({"uuid": "u-blue"}))
+    write_marker(drive, Marker(BLUE, "Blue", "2026-01-01T00:00:00"))
     with qtbot.waitSignal(panel.drive_plugged, timeout=5000) as plugged:
         panel.refresh()
     assert plugged.args == ["Blue"]
@@ -150,7 +153,7 @@ def test_a_known_drive_plugged_in_somewhere_new_is_found_and_mirrored_to(
     with qtbot.waitSignal(panel.drive_plugged, timeout=5000) as plugged:
         panel.refresh()
     assert plugged.args == ["Blue"]
-    assert panel.model.rows[0].path == str(mounts / "usb2")
+    assert panel.model.rows[0].mount_path == mounts / "usb2"
     assert panel._mirror_op is not None  # a mirror started by itself
 
     def mirrored() -> bool:
@@ -199,7 +202,7 @@ def test_settings_dialog_writes_library_and_computer_settings(
     policy = library_policy(library)
     assert policy.copies == 3
     assert policy.max_age_seconds == 7200  # kept, not overwritten
-    assert data.get_setting(library, data.SCRUB_KEY) == {"interval_days": 14}
+    assert library.settings.get(SCRUB_KEY) == {"interval_days": 14}
     assert gui_settings.value(BROWSER_KEY) == "/usr/bin/chromium"
     assert gui_settings.value(APPEARANCE_KEY) == "dark"
     again = SettingsDialog(library, op_runner, gui_settings)
@@ -268,7 +271,7 @@ def test_status_bar_says_what_captures_are_doing(
     from archiver_app.store.models import Worker
 
     now = library.clock()
-    assert data.status_figures(library, now).worker == "Captures: none running"
+    assert status_figures(library, now).worker == "Captures: none running"
     coll = library.ensure_collection()
     with library.write() as s:
         job = Job(collection_id=coll, name="crawl", status="running")
@@ -286,14 +289,14 @@ def test_status_bar_says_what_captures_are_doing(
             )
         )
         job_id = job.id
-    assert data.status_figures(library, now).worker == f"Captures: running job {job_id}"
+    assert status_figures(library, now).worker == f"Captures: running job {job_id}"
     main_window.status.refresh()
     qtbot.waitUntil(lambda: main_window.status.worker.text() == f"Captures: running job {job_id}")
     with library.write() as s:
         row = s.get(Worker, "w1")
         assert row is not None
         row.state, row.current_job_id = "idle", None
-    assert data.status_figures(library, now).worker == "Captures: waiting for work"
+    assert status_figures(library, now).worker == "Captures: waiting for work"
     # a worker that stopped beating (killed) runs nothing, whatever its row last said
     later = now + timedelta(minutes=3)
-    assert data.status_figures(library, later).worker == "Captures: none running"
+    assert status_figures(library, later).worker == "Captures: none running"

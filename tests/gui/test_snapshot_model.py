@@ -7,20 +7,13 @@ from datetime import UTC, datetime, timedelta
 
 from pytestqt.qtbot import QtBot
 
+from archiver_app.api.table import Filters, SnapshotQuery, SortKey, View
 from archiver_app.gui import snapshot_model as sm
 from archiver_app.gui.ops import OpRunner
-from archiver_app.gui.queries import (
-    Filters,
-    SearchAdapter,
-    SnapshotQuery,
-    SortKey,
-    View,
-    fts_match_expression,
-    highlight_pattern,
-    make_snippet,
-)
 from archiver_app.gui.snapshot_model import COL_SIZE, COL_TITLE, SnapshotTableModel
 from archiver_app.library import Library
+from archiver_app.search import quick
+from archiver_app.search.stream import TableSearch
 from tests.helpers.factories import bulk_snapshots
 from tests.helpers.snapshots import add_snapshot
 
@@ -125,6 +118,14 @@ def test_search_filters_and_views(qtbot: QtBot, library: Library, op_runner: OpR
     assert model.rowCount() == 1 and model.snapshot_id(0) == river
     _loaded(qtbot, model, SnapshotQuery(filters=Filters(date_to=now - timedelta(days=1))))
     assert model.rowCount() == 1 and model.snapshot_id(0) == failed
+    # The filters compile as ranked search's do (search.engine.filter_clauses).
+    _loaded(qtbot, model, SnapshotQuery(filters=Filters(state="failed", mime="text/")))
+    assert model.rowCount() == 1 and model.snapshot_id(0) == failed
+    _loaded(qtbot, model, SnapshotQuery(filters=Filters(mime="application/pdf")))
+    assert model.rowCount() == 0
+    early = Filters(date_from=now - timedelta(days=60))  # the later start wins: Recent's
+    _loaded(qtbot, model, SnapshotQuery(view=View.RECENT, filters=early))
+    assert model.rowCount() == 2 and failed not in {model.snapshot_id(r) for r in range(2)}
 
 
 def test_search_with_many_matches_shows_newest_first_then_completes(
@@ -153,29 +154,27 @@ def test_search_with_many_matches_shows_newest_first_then_completes(
     assert [model.snapshot_id(r) for r in range(1500)] == expected
 
 
-def test_match_expression_quotes_every_word() -> None:
-    assert fts_match_expression("climate pol") == '"climate" AND "pol"*'
-    assert fts_match_expression("climate ") == '"climate"'
-    assert fts_match_expression('a"b OR -c') == '"a" AND "b" AND "OR" AND "c"'
-    assert fts_match_expression("  ") == ""
-
-
-def test_snippets_show_the_match_near_their_start_and_cut_at_words() -> None:
-    text = " ".join(f"word{i}" for i in range(200)) + " the flood\nwarning " + "tail " * 50
-    snip = make_snippet(text, highlight_pattern("flood"))  # type: ignore[arg-type]
+def test_snippets_show_the_match_near_their_start_and_cut_at_words(library: Library) -> None:
+    text = " ".join(f"word{i}" for i in range(200)) + " the Flood\nwarning <x> " + "tail " * 50
+    sid = add_snapshot(library, "https://a.example/", title="Title", body=text)
+    short = add_snapshot(library, "https://b.example/", title="Title", body="flood at the start")
+    add_snapshot(library, "https://c.example/", title="Title", body="nothing here")
+    with library.engine.connect() as conn:
+        found = TableSearch().snippets(conn, [sid, short, sid + 99], "floo")
+    snip = found[sid]
     # the narrow Match column shows the first ~50 characters: the match is among them
-    assert snip.index("<b>flood</b>") < 40, snip
-    assert snip.startswith("… word") and snip.endswith(" …")
-    words = snip.removeprefix("… ").removesuffix(" …").split()
-    assert all(w in text.split() for w in words if "<b>" not in w)  # whole words only
-    assert "flood <b>" not in snip and "warning" in snip
-    assert make_snippet("flood at the start", highlight_pattern("flood")) == (  # type: ignore[arg-type]
-        "<b>flood</b> at the start"
-    )
-    assert make_snippet("nothing here", highlight_pattern("flood")) == ""  # type: ignore[arg-type]
+    assert snip.index("<b>Flood</b>") < 40, snip
+    assert snip.startswith("…word") and snip.endswith("…")
+    assert "&lt;x&gt;" in snip  # page text is escaped: only the marks are HTML
+    words = snip.strip("…").split()
+    assert all(w in text.split() for w in words if "<b>" not in w and "&" not in w)
+    assert found[short] == "<b>flood</b> at the start"
+    assert set(found) == {sid, short}  # no match, no snippet
+    # One builder for the table and search-as-you-type: the same terms, the same marks.
+    assert quick.snippet("the Flood", quick.terms_of('"flo"*'), ("[", "]")) == "the [Flood]"
 
 
-def test_quick_newest_matches_agree_with_the_index(library: Library) -> None:
+def test_newest_matches_agree_with_the_index(library: Library) -> None:
     bulk_snapshots(library, 3000)
     conn = sqlite3.connect(library.db_path)
     conn.execute(
@@ -183,20 +182,25 @@ def test_quick_newest_matches_agree_with_the_index(library: Library) -> None:
         "SELECT id, title, url, '', '' FROM snapshots"
     )
     conn.commit()
-    search = SearchAdapter()
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    search = TableSearch()
     try:
-        for text in ("sit", "site", "exam", "climate riv", "Museu"):
+        # Short prefixes: the newest pages are checked (search.quick), not the index.
+        for text in ("sit", "site", "exam", "climate riv", "Muse"):
             sql, params = search.newest_matches_sql(text, 101)
             by_index = [r[0] for r in conn.execute(sql, params)]
             assert len(by_index) == 101, text
-            assert search.quick_newest(conn.cursor(), text, 101) == by_index, text
+            statements.clear()
             assert search.newest_matches(conn.cursor(), text, 101) == by_index, text
+            assert not any("LIMIT 101" in s for s in statements), (text, statements)
         # Rare words, whole words, phrases and operators are left to the index.
-        for text in ("site42", "climate ", '"climate river"', "climate OR riv", "-site"):
-            assert search.quick_newest(conn.cursor(), text, 101) is None, text
-        sql, params = search.newest_matches_sql("site42", 101)
-        expected = [r[0] for r in conn.execute(sql, params)]
-        assert search.newest_matches(conn.cursor(), "site42", 101) == expected
+        for text in ("site42", "climate ", '"climate river"', "climate OR riv", "Museu"):
+            sql, params = search.newest_matches_sql(text, 101)
+            expected = [r[0] for r in conn.execute(sql, params)]
+            statements.clear()
+            assert search.newest_matches(conn.cursor(), text, 101) == expected, text
+            assert any("LIMIT 101" in s for s in statements), text
     finally:
         conn.close()
 

@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from sqlalchemy import text
 
 from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
 from archiver_app.gui.replay.page import ReplayPage, make_profile
@@ -299,18 +298,8 @@ class ReplayWidget(QWidget):
         """The stored screenshot of the capture shown, if there is one on disk."""
         if self.current is None or self.current.snapshot_id is None:
             return None
-        with self.library.engine.connect() as conn:
-            rel = conn.execute(
-                text(
-                    "SELECT path FROM files WHERE snapshot_id = :s AND kind = 'screenshot'"
-                    " ORDER BY id LIMIT 1"
-                ),
-                {"s": self.current.snapshot_id},
-            ).scalar()
-        if rel is None:
-            return None
-        path = self.library.abspath(str(rel))
-        return str(path) if path.is_file() else None
+        path = self.library.snapshots.screenshot_path(self.current.snapshot_id)
+        return str(path) if path is not None else None
 
     def show_screenshot(self, on: bool) -> None:
         """Show the screenshot taken at capture time instead of the live rendering."""

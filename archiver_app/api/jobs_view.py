@@ -1,0 +1,83 @@
+"""Read views of jobs for front ends: the jobs panel's rows and a job's log tail.
+
+A start for the job runtime's own API (enqueue, control) to extend. :class:`JobStatus` is
+re-exported so front ends need not import ``store``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from archiver_app.library import Library
+from archiver_app.store.models import Job, JobLog, JobStatus
+
+__all__ = ["JobRow", "JobStatus", "job_log_after", "job_rows"]
+
+
+@dataclass(frozen=True)
+class JobRow:
+    id: int
+    name: str
+    status: str
+    queued: int
+    done: int
+    failed: int
+    bytes: int
+    r2xx: int
+    r3xx: int
+    r4xx: int
+    r5xx: int
+    started_at: datetime | None
+    finished_at: datetime | None
+    concurrency: int
+    config: dict[str, Any]
+    coverage_md: str | None
+
+    def eta_seconds(self, now: datetime) -> float | None:
+        """Remaining time at the average rate so far (None until it can be estimated)."""
+        if self.started_at is None or self.done <= 0 or self.finished_at is not None:
+            return None
+        remaining = self.queued - self.done - self.failed
+        if remaining <= 0:
+            return 0.0
+        elapsed = (now - self.started_at).total_seconds()
+        return elapsed / self.done * remaining
+
+
+#: The columns of a :class:`JobRow`, in its order.
+JOB_COLUMNS = (
+    *(Job.id, Job.name, Job.status, Job.items_queued, Job.items_downloaded, Job.error_count),
+    *(Job.bytes_downloaded, Job.r2xx, Job.r3xx, Job.r4xx, Job.r5xx, Job.started_at),
+    *(Job.finished_at, Job.concurrency, Job.config, Job.coverage_md),
+)
+
+
+def job_rows(library: Library, limit: int = 500) -> list[JobRow]:
+    """The newest ``limit`` jobs, newest first."""
+    with library.session() as s:
+        rows = s.execute(select(*JOB_COLUMNS).order_by(Job.id.desc()).limit(limit)).all()
+    return [_job_row(list(r)) for r in rows]
+
+
+def _job_row(values: list[Any]) -> JobRow:
+    values[1] = values[1] or f"Job {values[0]}"  # name
+    values[14] = dict(values[14] or {})  # config
+    return JobRow(*values)
+
+
+def job_log_after(
+    library: Library, job_id: int, after_id: int, limit: int = 500
+) -> list[tuple[int, datetime, str, str]]:
+    """Log lines of ``job_id`` newer than ``after_id`` (the tail the panel appends)."""
+    with library.session() as s:
+        rows = s.execute(
+            select(JobLog.id, JobLog.at, JobLog.level, JobLog.message)
+            .where(JobLog.job_id == job_id, JobLog.id > after_id)
+            .order_by(JobLog.id)
+            .limit(limit)
+        ).all()
+    return [(r[0], r[1], r[2], r[3]) for r in rows]

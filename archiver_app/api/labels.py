@@ -1,0 +1,118 @@
+"""Tags and collections: the sidebar's lists and the tag edits of the table and detail pane.
+
+Tag edits keep the full-text index in step (tags are searchable) through
+:mod:`archiver_app.store.fulltext`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, delete, select
+
+from archiver_app.api.changes import Changes
+from archiver_app.library import Library
+from archiver_app.store.fulltext import indexed_text, upsert_snapshot_text
+from archiver_app.store.models import Collection, SnapshotTag, Tag
+
+
+@dataclass(frozen=True)
+class TagView:
+    id: int
+    name: str
+
+
+@dataclass(frozen=True)
+class CollectionView:
+    id: int
+    slug: str
+    name: str
+
+
+def parse_tags(raw: str) -> list[str]:
+    """Tags typed by the user, comma separated; blank and duplicate names dropped."""
+    seen: dict[str, None] = {}
+    for part in raw.split(","):
+        name = " ".join(part.split())
+        if name:
+            seen.setdefault(name[:200], None)
+    return list(seen)
+
+
+class TagsManager:
+    """``lib.tags``: every tag, and tag edits on captures (each returns :class:`Changes`)."""
+
+    def __init__(self, library: Library) -> None:
+        self._lib = library
+
+    def all(self) -> list[TagView]:
+        with self._lib.session() as s:
+            rows = s.execute(select(Tag.id, Tag.name).order_by(Tag.name)).all()
+        return [TagView(r[0], r[1]) for r in rows]
+
+    def names(self) -> list[str]:
+        return [t.name for t in self.all()]
+
+    def set(self, snapshot_ids: list[int], names: list[str]) -> Changes:
+        """Replace the tags of ``snapshot_ids`` with ``names`` and refresh their indexed text."""
+        with self._lib.write() as s:
+            tag_ids: list[int] = []
+            for name in names:
+                tag_id = s.scalar(select(Tag.id).where(Tag.name == name))
+                if tag_id is None:
+                    tag = Tag(name=name)
+                    s.add(tag)
+                    s.flush()
+                    tag_id = tag.id
+                tag_ids.append(tag_id)
+            for sid in snapshot_ids:
+                s.execute(delete(SnapshotTag).where(SnapshotTag.snapshot_id == sid))
+                s.add_all(SnapshotTag(snapshot_id=sid, tag_id=t) for t in tag_ids)
+            s.flush()
+            conn = s.connection()
+            for sid in snapshot_ids:
+                _reindex_tags(conn, sid, names)
+        return Changes.of_snapshots(snapshot_ids, tags=True)
+
+    def add(self, snapshot_ids: list[int], names: list[str]) -> Changes:
+        """Add ``names`` to each of ``snapshot_ids`` (keeping their other tags)."""
+        with self._lib.session() as s:
+            current: dict[int, list[str]] = {sid: [] for sid in snapshot_ids}
+            for sid, name in s.execute(
+                select(SnapshotTag.snapshot_id, Tag.name)
+                .join(Tag, Tag.id == SnapshotTag.tag_id)
+                .where(SnapshotTag.snapshot_id.in_(snapshot_ids))
+            ).all():
+                current[sid].append(name)
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for sid, have in current.items():
+            merged = tuple(dict.fromkeys([*sorted(have), *names]))
+            groups.setdefault(merged, []).append(sid)
+        changes = Changes()
+        for merged, ids in groups.items():
+            changes |= self.set(ids, list(merged))
+        return changes
+
+
+def _reindex_tags(conn: Connection, snapshot_id: int, names: list[str]) -> None:
+    found = indexed_text(conn, snapshot_id)
+    if found is not None:
+        title, url, body = found
+        upsert_snapshot_text(conn, snapshot_id, title=title, url=url, body=body, tags=names)
+
+
+class CollectionsManager:
+    """``lib.collections``: the collections, by name."""
+
+    def __init__(self, library: Library) -> None:
+        self._lib = library
+
+    def all(self) -> list[CollectionView]:
+        with self._lib.session() as s:
+            rows = s.execute(
+                select(Collection.id, Collection.slug, Collection.name).order_by(Collection.name)
+            ).all()
+        return [CollectionView(r[0], r[1], r[2]) for r in rows]
+
+    def slug_of(self, collection_id: int) -> str | None:
+        return next((c.slug for c in self.all() if c.id == collection_id), None)

@@ -1,0 +1,182 @@
+"""One capture at a time: its details, notes, screenshot and where the replay opens it.
+
+Small indexed queries, safe to run on any thread; the detail pane runs them in the
+background because a drive's copies table can be large.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from archiver_app.api.changes import Changes
+from archiver_app.library import Library
+from archiver_app.mirror.status import SnapshotCopiesReport, snapshot_copies
+from archiver_app.store.models import (
+    CopyState,
+    File,
+    FileKind,
+    Snapshot,
+    SnapshotTag,
+    Tag,
+)
+
+
+@dataclass(frozen=True)
+class ReplayTarget:
+    """What the replay needs to open a capture: its address, time and a tab title."""
+
+    url: str
+    captured_at: datetime
+    title: str
+
+
+class SnapshotsManager:
+    """``lib.snapshots``: reads of one capture, and its note edits."""
+
+    def __init__(self, library: Library) -> None:
+        self._lib = library
+
+    def detail(self, snapshot_id: int) -> SnapshotDetail | None:
+        with self._lib.session() as s:
+            found = _detail(s, snapshot_id)
+        if found is None:
+            return None
+        report = snapshot_copies(self._lib, snapshot_id)
+        return replace(found, copies=_copy_rows(report), whole_copies=report.safe_copies)
+
+    def replay_target(self, snapshot_id: int) -> ReplayTarget | None:
+        with self._lib.session() as s:
+            snap = s.get(Snapshot, snapshot_id)
+            if snap is None:
+                return None
+            return ReplayTarget(snap.url, snap.captured_at, snap.title or snap.url)
+
+    def screenshot_path(self, snapshot_id: int) -> Path | None:
+        """The stored screenshot of ``snapshot_id`` when it is on disk."""
+        with self._lib.session() as s:
+            rel = s.scalar(
+                select(File.path)
+                .where(File.snapshot_id == snapshot_id, File.kind == FileKind.SCREENSHOT)
+                .order_by(File.id)
+                .limit(1)
+            )
+        if rel is None:
+            return None
+        path = self._lib.abspath(str(rel))
+        return path if path.is_file() else None
+
+    def set_notes(self, snapshot_id: int, notes: str) -> Changes:
+        with self._lib.write() as s:
+            snap = s.get(Snapshot, snapshot_id)
+            if snap is not None:
+                snap.notes = notes
+        return Changes.of_snapshots([snapshot_id])
+
+
+@dataclass(frozen=True)
+class CopyRow:
+    where: str  # "Laptop" or the destination label
+    state: str
+    verified_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class SnapshotDetail:
+    id: int
+    uid: str
+    url: str
+    title: str
+    captured_at: datetime
+    state: str
+    http_status: int | None
+    mime: str
+    size_bytes: int
+    fidelity: str
+    fidelity_reason: str
+    folder: str | None
+    collection: str
+    notes: str
+    tags: list[str]
+    files: list[tuple[str, str, int]]  # kind, path, size
+    other_captures: list[tuple[int, datetime, str]]  # id, captured_at, state
+    copies: list[CopyRow] = field(default_factory=list)
+    whole_copies: int = 0  # the laptop's and each drive's that can replay it alone
+
+
+def _fidelity_reason(provenance: dict[str, Any] | None) -> str:
+    if not provenance:
+        return ""
+    for key in ("fidelity_reason", "reason", "fallback_reason", "error"):
+        value = provenance.get(key)
+        if value:
+            return str(value)
+    return ""
+
+
+def _detail(s: Session, snapshot_id: int) -> SnapshotDetail | None:
+    """Everything the detail pane shows for one capture (a handful of indexed queries)."""
+    snap = s.get(Snapshot, snapshot_id)
+    if snap is None:
+        return None
+    tags = list(
+        s.scalars(
+            select(Tag.name)
+            .join(SnapshotTag, SnapshotTag.tag_id == Tag.id)
+            .where(SnapshotTag.snapshot_id == snapshot_id)
+            .order_by(Tag.name)
+        )
+    )
+    files = s.execute(
+        select(File.kind, File.path, File.size)
+        .where(File.snapshot_id == snapshot_id)
+        .order_by(File.kind, File.path)
+    ).all()
+    others = s.execute(
+        select(Snapshot.id, Snapshot.captured_at, Snapshot.state)
+        .where(Snapshot.url_group == snap.url_group, Snapshot.id != snapshot_id)
+        .order_by(Snapshot.captured_at.desc())
+        .limit(200)
+    ).all()
+    return SnapshotDetail(
+        id=snap.id,
+        uid=snap.uid,
+        url=snap.url,
+        title=snap.title or "",
+        captured_at=snap.captured_at,
+        state=snap.state,
+        http_status=snap.http_status,
+        mime=snap.mime or "",
+        size_bytes=snap.size_bytes,
+        fidelity=snap.capture_fidelity or "",
+        fidelity_reason=_fidelity_reason(snap.provenance),
+        folder=snap.folder,
+        collection=snap.collection.name,
+        notes=snap.notes or "",
+        tags=tags,
+        files=[(f[0], f[1], int(f[2])) for f in files],
+        other_captures=[(o[0], o[1], o[2]) for o in others],
+    )
+
+
+def _copy_rows(report: SnapshotCopiesReport) -> list[CopyRow]:
+    """One row for the laptop (the worst state of its files) and one per destination."""
+    if not report.local_states:
+        return []
+    rank = {CopyState.CORRUPTED: 0, CopyState.MISSING: 1, CopyState.ONGOING: 2, "offloaded": 3}
+    rows = [CopyRow("Laptop", min(report.local_states, key=lambda st: rank.get(st, 9)))]
+    for d in report.destinations:
+        state = (
+            CopyState.CORRUPTED
+            if d.corrupted
+            else CopyState.PRESENT
+            if d.safe
+            else CopyState.MISSING
+        )
+        rows.append(CopyRow(d.label, state, d.last_verified_at))
+    return rows

@@ -1,0 +1,91 @@
+"""The status bar's figures: captures running, lazy migration progress, files at risk.
+
+Counts over the big tables: front ends call :func:`status_figures` in the background.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select, text
+
+from archiver_app.layout import CURRENT_FS_VERSION
+from archiver_app.library import Library
+from archiver_app.mirror.policy import library_policy
+from archiver_app.store.models import File, Snapshot, Worker
+
+
+@dataclass(frozen=True)
+class StatusFigures:
+    worker: str  # what the capture worker is doing, in words: see capture_state
+    migration_done: int
+    migration_total: int
+    files_safe: int
+    files_at_risk: int
+    disk_free: int | None
+    policy_copies: int
+
+
+def capture_state(worker: Any, now: datetime) -> str:
+    """The status bar's words for the newest worker row ``(state, job id, heartbeat)``."""
+    if worker is None:
+        return "Captures: none running"
+    state, job_id, heartbeat = worker
+    if state == "stopped" or now - heartbeat > timedelta(minutes=2):
+        return "Captures: none running"
+    if state == "working" and job_id:
+        return f"Captures: running job {job_id}"
+    return "Captures: waiting for work"
+
+
+def status_figures(library: Library, now: datetime) -> StatusFigures:
+    """Counts for the status bar (counts over big tables: run it in the background)."""
+    copies_wanted = library_policy(library).copies
+    with library.session() as s:
+        total = s.scalar(select(func.count()).select_from(Snapshot)) or 0
+        behind = (
+            s.scalar(
+                select(func.count())
+                .select_from(Snapshot)
+                .where(Snapshot.fs_version != CURRENT_FS_VERSION)
+            )
+            or 0
+        )
+        worker = s.execute(
+            select(Worker.state, Worker.current_job_id, Worker.heartbeat_at)
+            .order_by(Worker.heartbeat_at.desc())
+            .limit(1)
+        ).first()
+        files_total = s.scalar(select(func.count()).select_from(File)) or 0
+        # The laptop's own copy counts as one.
+        safe = (
+            s.scalar(
+                text(
+                    "SELECT count(*) FROM (SELECT f.id FROM files f JOIN copies c "
+                    "ON c.file_id = f.id AND c.state = 'present' "
+                    "WHERE f.local_state = 'present' GROUP BY f.id HAVING count(*) + 1 >= :n "
+                    "UNION ALL SELECT f.id FROM files f JOIN copies c ON c.file_id = f.id "
+                    "AND c.state = 'present' WHERE f.local_state != 'present' "
+                    "GROUP BY f.id HAVING count(*) >= :n)"
+                ),
+                {"n": copies_wanted},
+            )
+            or 0
+        )
+    worker_text = capture_state(worker, now)
+    try:
+        free: int | None = shutil.disk_usage(library.root).free
+    except OSError:
+        free = None
+    return StatusFigures(
+        worker=worker_text,
+        migration_done=total - behind,
+        migration_total=total,
+        files_safe=int(safe),
+        files_at_risk=int(files_total - safe),
+        disk_free=free,
+        policy_copies=copies_wanted,
+    )

@@ -1,0 +1,89 @@
+"""Search for the captures table: matching ids in the table's own order, a window at a time.
+
+:func:`archiver_app.search.search` returns ranked pages of hits; the table instead needs
+every matching id sorted by its column, streamed, and the first window at once. Both use
+the same MATCH syntax (:func:`~archiver_app.search.query.build_fts_query`), the same
+folding and word matching (:mod:`archiver_app.search.quick`) and the same snippet builder
+(:func:`archiver_app.search.quick.snippet`).
+
+Threading contract: stateless; the cursors and connections passed in belong to the caller
+(the table's reader threads use their own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection
+
+from archiver_app.search import quick
+from archiver_app.search.engine import MARK_END, MARK_START, marks_to_html
+from archiver_app.search.query import build_fts_query
+
+
+class TableSearch:
+    """Full-text search over title, URL, page text and tags, for the streamed table."""
+
+    def match_expression(self, user_text: str) -> str:
+        """The MATCH expression ("" when the text holds no searchable word)."""
+        return build_fts_query(user_text) or ""
+
+    def id_subquery(self, user_text: str) -> tuple[str, dict[str, Any]]:
+        """SQL selecting the matching snapshot ids, and its parameters."""
+        expr = self.match_expression(user_text)
+        if not expr:
+            return "SELECT 0 WHERE 0", {}
+        return "SELECT rowid FROM snapshot_fts WHERE snapshot_fts MATCH :fts", {"fts": expr}
+
+    def newest_matches_sql(self, user_text: str, limit: int) -> tuple[str, dict[str, Any]]:
+        """SQL for the ``limit`` most recently saved matches: streams straight from the
+        index without collecting every match, so the first results show at once."""
+        sub, params = self.id_subquery(user_text)
+        return f"{sub} ORDER BY rowid DESC LIMIT {int(limit)}", params
+
+    def newest_matches(self, cur: Any, user_text: str, limit: int) -> list[int]:
+        """The ids of the ``limit`` most recently saved matches, newest first (DB-API cursor).
+
+        A short prefix (``sit`` → site0 … site999) makes FTS5 merge the postings lists of
+        every word it starts, a third of a second over a million pages before the first
+        row. So while the last word is short, the newest pages are checked instead, as
+        :func:`archiver_app.search.quick.quick_hits` does for search-as-you-type; the
+        index answers when that does not find ``limit`` matches quickly.
+        """
+        expr = self.match_expression(user_text)
+        plan = quick.plan_for(expr) if expr else None
+        if plan is not None:
+            scan = cur.connection.cursor()  # quick_hits closes it; ``cur`` is the caller's
+            found = quick.quick_hits(
+                scan.execute, plan, filters=[], params={}, score_sql="0.0", want=limit
+            )
+            if found is not None:  # newest first: every score is 0.0
+                return [f[0] for f in found[:limit]]
+        sql, params = self.newest_matches_sql(user_text, limit)
+        return [int(r[0]) for r in cur.execute(sql, params).fetchall()]
+
+    def snippets(self, conn: Connection, ids: Sequence[int], user_text: str) -> dict[int, str]:
+        """Highlighted snippets (``<b>…</b>`` around matches, HTML-escaped text) per id.
+
+        Reads the stored text by rowid (cheap) and highlights in Python: asking FTS5 for
+        ``snippet()`` means evaluating the whole MATCH again, seconds for a common prefix.
+        """
+        expr = self.match_expression(user_text)
+        if not expr or not ids or conn.dialect.name != "sqlite":
+            return {}
+        terms = quick.terms_of(expr)
+        marks = ",".join(str(int(i)) for i in ids)
+        rows = conn.exec_driver_sql(
+            f"SELECT rowid, title, url, body FROM snapshot_fts WHERE rowid IN ({marks})"  # noqa: S608 - ints
+        ).all()
+        out = {}
+        for rowid, title, url, body in rows:
+            for field_text in (body, title, url):
+                found = quick.snippet(
+                    str(field_text or ""), terms, (MARK_START, MARK_END), 20, lead_words=3
+                )
+                if MARK_START in found:
+                    out[int(rowid)] = marks_to_html(found)
+                    break
+        return out

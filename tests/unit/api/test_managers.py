@@ -1,0 +1,84 @@
+"""The application API's managers: frozen views out, ``Changes`` back from every edit."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from archiver_app.api import Changes
+from archiver_app.api.labels import parse_tags
+from archiver_app.api.settings import SAVED_SEARCHES_KEY
+from archiver_app.library import Library
+from tests.helpers.snapshots import add_snapshot
+
+
+def _fts_tags(library: Library, sid: int) -> str:
+    conn = sqlite3.connect(library.db_path)
+    try:
+        return str(
+            conn.execute("SELECT tags FROM snapshot_fts WHERE rowid = ?", (sid,)).fetchone()[0]
+        )
+    finally:
+        conn.close()
+
+
+def test_tag_edits_say_what_changed_and_keep_search_in_step(library: Library) -> None:
+    a = add_snapshot(library, "https://a.example/", title="A", body="alpha")
+    b = add_snapshot(library, "https://b.example/", title="B", body="beta", tags=("old",))
+    changes = library.tags.set([a], ["climate", "river"])
+    assert changes == Changes(snapshots=True, tags=True, snapshot_ids=frozenset({a}))
+    assert _fts_tags(library, a) == "climate river"
+    changes = library.tags.add([a, b], ["river", "new"])
+    assert changes.tags and changes.snapshot_ids == {a, b}
+    assert _fts_tags(library, b) == "new old river"
+    assert library.tags.names() == ["climate", "new", "old", "river"]
+    detail = library.snapshots.detail(b)
+    assert detail is not None and detail.tags == ["new", "old", "river"]
+    assert parse_tags(" river ,, Big  Data,river") == ["river", "Big Data"]
+
+
+def test_notes_settings_and_views(library: Library) -> None:
+    sid = add_snapshot(library, "https://a.example/x", title="A page")
+    changes = library.snapshots.set_notes(sid, "check later")
+    assert changes.snapshots and not changes.tags and changes.snapshot_ids == {sid}
+    detail = library.snapshots.detail(sid)
+    assert detail is not None and detail.notes == "check later"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        detail.notes = "x"  # type: ignore[misc]
+    target = library.snapshots.replay_target(sid)
+    assert target is not None and (target.url, target.title) == ("https://a.example/x", "A page")
+    shot = library.snapshots.screenshot_path(sid)
+    assert shot is not None and shot.is_file()
+    assert library.snapshots.detail(sid + 1) is None and library.snapshots.replay_target(99) is None
+    assert library.settings.get(SAVED_SEARCHES_KEY, []) == []
+    assert library.settings.put(SAVED_SEARCHES_KEY, [{"name": "n"}]) == Changes(settings=True)
+    assert library.settings.get(SAVED_SEARCHES_KEY) == [{"name": "n"}]
+    (coll,) = library.collections.all()
+    assert library.collections.slug_of(coll.id) == coll.slug == "default"
+    assert library.snapshots is library.snapshots  # built once
+
+
+def test_changes_combine() -> None:
+    both = Changes.of_snapshots([1]) | Changes(tags=True, snapshot_ids=frozenset({2}))
+    assert both == Changes(snapshots=True, tags=True, snapshot_ids=frozenset({1, 2}))
+    assert both.any and not Changes().any
+
+
+def test_drives_list_without_a_scan_reads_only_where_each_drive_was(
+    library: Library, tmp_path: Path
+) -> None:
+    from archiver_app.mirror import add_destination
+
+    add_snapshot(library, "https://a.example/", title="A")
+    (tmp_path / "media" / "usb").mkdir(parents=True)
+    add_destination(library, tmp_path / "media" / "usb", "blue")
+    (tmp_path / "media" / "usb").rename(tmp_path / "media" / "usb2")  # mounted elsewhere
+    (quiet,) = library.drives.list(scan_roots=[tmp_path / "media"], scan=False)
+    assert not quiet.mounted  # not looked for: the timer's cheap refresh
+    (found,) = library.drives.list(scan_roots=[tmp_path / "media"])
+    assert found.mount_path == tmp_path / "media" / "usb2"
+    (again,) = library.drives.list(scan=False)  # now where it was last seen
+    assert again.mount_path == found.mount_path and again.missing == quiet.missing > 0
