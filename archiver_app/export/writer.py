@@ -10,7 +10,8 @@ order, and ``pages.jsonl`` with every page's title and text.
   lines; the spec's and pywb's name for it: ``wb-manager add --unpack-wacz`` only picks up
   ``*.cdx``/``*.cdx.gz``),
   ``pages/pages.jsonl``, ``datapackage.json`` with sha256 hashes and sizes,
-  ``datapackage-digest.json``; zip64 so it may exceed 4 GB.
+  ``datapackage-digest.json``; zip64 only past 4 GiB, and then in the local header and the
+  central directory alike (ReplayWeb.page misreads a zip whose two disagree).
 - folder: ``archive/data.warc.gz``, ``index.cdxj``, ``pages.jsonl``, ``README.txt``.
 
 Output is written under a temporary name beside the destination and renamed only when
@@ -368,11 +369,9 @@ def write_wacz(
     resources = []
     try:
         with tmp.open("wb") as raw, zipfile.ZipFile(raw, "w", allowZip64=True) as zf:
-            info = zipfile.ZipInfo(f"archive/{WARC_NAME}", _zip_time())
-            info.compress_type = zipfile.ZIP_STORED
-            with zf.open(info, "w", force_zip64=True) as entry:
-                warc = _HashingWriter(entry)
-                cdxj = _copy_records(plan, warc, result, progress, cancel)
+            warc, cdxj = _write_warc_member(
+                zf, plan, dest, result, progress=progress, cancel=cancel
+            )
             resources.append(_resource(f"archive/{WARC_NAME}", warc.size, warc.sha.hexdigest()))
             result.bytes = warc.size
             index = ("\n".join(cdxj) + "\n").encode("utf-8") if cdxj else b""
@@ -405,6 +404,56 @@ def write_wacz(
         tmp.unlink(missing_ok=True)
         raise
     return result
+
+
+def _may_reach_zip64(plan: ExportPlan) -> bool:
+    """Whether the export's WARC could pass the 4 GiB zip64 limit.
+
+    Gzipped records are copied as they are; compressing plain WARC records and converting
+    ARC records can grow them a little (gzip framing, longer WARC headers): half as much
+    again plus 4 KiB a record bounds that generously.
+    """
+    bound = plan.total_bytes * 3 // 2 + 4096 * len(plan.records)
+    return bound > zipfile.ZIP64_LIMIT
+
+
+def _write_warc_member(
+    zf: zipfile.ZipFile,
+    plan: ExportPlan,
+    dest: Path,
+    result: ExportResult,
+    *,
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
+) -> tuple[_HashingWriter, list[str]]:
+    """Write ``archive/data.warc.gz`` into ``zf``, stored; return its writer and CDXJ lines.
+
+    Its local header and the central directory must agree on the zip64 extra field:
+    ReplayWeb.page takes the local header's length from the central directory's entry
+    when that has no extra field, so a zip64 field in the local header alone shifts every
+    record it reads. zipfile writes the central directory's field only when the size
+    passes 4 GiB, and the local header's only when told before the first byte. A WARC
+    that cannot reach the limit is streamed straight in without zip64; a larger one is
+    first written to a temporary file beside the destination, so the size is known.
+    """
+    info = zipfile.ZipInfo(f"archive/{WARC_NAME}", _zip_time())
+    info.compress_type = zipfile.ZIP_STORED
+    if not _may_reach_zip64(plan):
+        with zf.open(info, "w", force_zip64=False) as entry:
+            warc = _HashingWriter(entry)
+            cdxj = _copy_records(plan, warc, result, progress, cancel)
+        return warc, cdxj
+    spool = dest.with_name(f".{dest.name}.partial-{os.getpid()}.warc.gz")
+    try:
+        with spool.open("w+b") as fh:
+            warc = _HashingWriter(fh)
+            cdxj = _copy_records(plan, warc, result, progress, cancel)
+            fh.seek(0)
+            with zf.open(info, "w", force_zip64=warc.size > zipfile.ZIP64_LIMIT) as entry:
+                shutil.copyfileobj(fh, entry, BUF)
+    finally:
+        spool.unlink(missing_ok=True)
+    return warc, cdxj
 
 
 def _zip_time() -> tuple[int, int, int, int, int, int]:
