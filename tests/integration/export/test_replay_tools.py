@@ -1,5 +1,5 @@
 """An exported WACZ opens in the replay tools people use: every page renders its text in
-the real ReplayWeb.page (in Chromium) and in pywb.
+the real ReplayWeb.page (in Chromium) and in pywb, and ``wacz validate`` accepts it.
 
 One capture per module: real Chromium captures a small local site (text, an image, a page
 reached through a 301), the library exports it as a WACZ, and each tool replays every page
@@ -9,6 +9,7 @@ of its ``pages.jsonl``. One browser for the module.
 from __future__ import annotations
 
 import json
+import subprocess
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ from archiver_app.capture.browser import launch_options, require_browser
 from archiver_app.capture.engine import PageRules, capture_urls
 from archiver_app.export import Selection, export
 from archiver_app.library import Library
-from tests.helpers.replay_tools import ReplayWebPage, get, pywb
+from tests.helpers.replay_tools import BIN, ReplayWebPage, get, pywb
 from tests.helpers.testsite import png
 from tests.helpers.webserver import LocalServer, Response
 
@@ -134,3 +135,14 @@ def test_every_page_renders_in_pywb(wacz: Path, site: LocalServer, tmp_path: Pat
             body = get(f"{base}2030mp_/{entry['url']}")
             assert body is not None and f'id="text">{words}</p>'.encode() in body, entry
         assert get(f"{base}2030id_/{site.url('/logo.png')}") == LOGO
+
+
+def test_wacz_validate_accepts_it(wacz: Path) -> None:
+    check = subprocess.run(
+        [str(BIN / "wacz"), "validate", "-f", str(wacz)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert check.returncode == 0 and "valid" in check.stdout, check.stdout + check.stderr
