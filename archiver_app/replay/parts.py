@@ -4,14 +4,17 @@ A browser playing media asks for byte ranges, so a capture may hold a resource o
 206 responses, each with its ``Content-Range``. A request without ``Range`` wants the whole
 resource: the parts of one capture are put back together when they cover it from the first
 byte to the last without a gap (overlaps are fine; each part must be as long as its range
-says and all must agree on the total). Anything less is never passed off as whole.
+says and all must agree on the total). Anything less is never passed off as whole; a
+``Range`` request that falls inside a lone part is answered from that part.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from archiver_app.replay.response import ReplayResponse, parse_range
 
 _CONTENT_RANGE = re.compile(r"^\s*bytes\s+(\d+)\s*-\s*(\d+)\s*/\s*(\d+)\s*$", re.IGNORECASE)
 
@@ -57,3 +60,30 @@ def stitch(parts: Iterable[Part]) -> bytes | None:
         if part.last >= len(out):
             out += part.body[len(out) - part.first :]
     return bytes(out) if len(out) == total else None
+
+
+def range_from_part(part: ReplayResponse, range_header: str) -> ReplayResponse:
+    """Answer ``range_header`` from a stored 206 ``part``: the bytes asked for that the
+    part holds, when it holds where they start (a 206 may carry fewer bytes than asked);
+    otherwise the part as it is, whose ``Content-Range`` says what it holds."""
+    held = parse_content_range(part.header("Content-Range"))
+    if held is None:
+        return part
+    first_held, last_held, total = held
+    try:
+        wanted = parse_range(range_header, total)
+    except ValueError:
+        return part
+    if wanted is None or not first_held <= wanted[0] <= last_held:
+        return part
+    first, last = wanted[0], min(wanted[1], last_held)
+    body = part.body[first - first_held : last - first_held + 1]
+    if len(body) != last - first + 1:  # a part shorter than its range (truncated capture)
+        return part
+    kept = [(k, v) for k, v in part.headers if k.lower() not in {"content-range", "content-length"}]
+    headers = [
+        *kept,
+        ("Content-Range", f"bytes {first}-{last}/{total}"),
+        ("Content-Length", str(len(body))),
+    ]
+    return replace(part, body=body, headers=headers)

@@ -38,7 +38,7 @@ from archiver_app.replay.errors import (
     RedirectLoop,
 )
 from archiver_app.replay.lru import LRUCache
-from archiver_app.replay.parts import Part, parse_content_range, stitch
+from archiver_app.replay.parts import Part, parse_content_range, range_from_part, stitch
 from archiver_app.replay.response import ReplayResponse, apply_range, clean_headers
 from archiver_app.validation import safe_join
 from archiver_app.warc.reader import StoredRecord, WarcReadError, read_record_at
@@ -231,6 +231,8 @@ class Replayer:
                 body=body,
                 headers=clean_headers(response.headers, len(body)),
             )
+        if response.status == 206 and range_header:  # a part nothing whole stands in for
+            return range_from_part(response, range_header)
         return apply_range(response, range_header)
 
     def _build(self, conn: Connection, resolution: Resolution) -> ReplayResponse:

@@ -55,6 +55,23 @@ def test_parts_with_a_gap_are_served_as_the_part_they_are(library: Library) -> N
     assert total == len(BODY) and got.body == BODY[first : last + 1]
 
 
+def test_a_range_inside_a_lone_part_is_answered_from_it(library: Library) -> None:
+    w = ArchiveWriter(library)
+    _part(w, 0, KIB64 - 1)
+    w.commit()
+    r = Replayer.for_library(library)
+    inside = r.serve(VIDEO, range_header="bytes=100-199")
+    assert inside.status == 206 and inside.body == BODY[100:200]
+    assert inside.header("Content-Range") == f"bytes 100-199/{len(BODY)}"
+    assert inside.header("Content-Length") == "100"
+    across = r.serve(VIDEO, range_header=f"bytes={KIB64 - 10}-")  # runs past the part
+    assert across.body == BODY[KIB64 - 10 : KIB64]
+    assert across.header("Content-Range") == f"bytes {KIB64 - 10}-{KIB64 - 1}/{len(BODY)}"
+    beyond = r.serve(VIDEO, range_header=f"bytes={KIB64 * 2}-")  # the part cannot answer
+    assert beyond.body == BODY[:KIB64]
+    assert beyond.header("Content-Range") == f"bytes 0-{KIB64 - 1}/{len(BODY)}"
+
+
 def test_a_whole_capture_answers_when_the_parts_do_not_cover(library: Library) -> None:
     w = ArchiveWriter(library)
     w.response(VIDEO, BODY, at=at(2023), mime="video/webm")  # an earlier, whole capture
