@@ -142,6 +142,29 @@ def test_zip64_in_local_header_and_central_directory_alike(
     assert dest.read_bytes()[warc.data_offset : warc.data_offset + len(data)] == data
 
 
+def test_a_warc_larger_than_foreseen_is_written_again_sized_first(
+    lib_with_revisit: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The estimate said the WARC could not reach the zip64 limit, but it does: the
+    stream stops before the limit and the WACZ is written again with the WARC sized
+    first, zip64 in both headers (never a local header the central directory lacks)."""
+    from archiver_app.export import writer
+
+    first = export(lib_with_revisit, Selection(collection="two"), tmp_path / "first.wacz")
+    monkeypatch.setattr(zipfile, "ZIP64_LIMIT", first.bytes - 1)
+    monkeypatch.setattr(writer, "_may_reach_zip64", lambda _plan: False)
+    updates: list[ProgressUpdate] = []
+    dest = tmp_path / "two.wacz"
+    result = export(lib_with_revisit, Selection(collection="two"), dest, progress=updates.append)
+    assert (result.bytes, result.records, result.pages) == (first.bytes, first.records, 2)
+    warc = {m.name: m for m in assert_headers_agree(dest)}["archive/data.warc.gz"]
+    assert ZIP64_ID in extra_fields(warc.local_extra)
+    assert updates[-1].fraction == 1.0
+    assert not [p.name for p in tmp_path.iterdir() if ".partial" in p.name]
+    with zipfile.ZipFile(dest) as zf:
+        assert zf.testzip() is None
+
+
 def test_folder_export(lib_with_revisit: Library, tmp_path: Path) -> None:
     dest = tmp_path / "out"
     result = export(lib_with_revisit, Selection(query="word1"), dest, fmt="folder")
