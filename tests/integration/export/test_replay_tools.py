@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, FrameLocator, Page, expect, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from archiver_app.capture.browser import launch_options, require_browser
 from archiver_app.capture.engine import PageRules, capture_urls
@@ -94,6 +96,18 @@ def _expected(site: LocalServer, url: str) -> tuple[str, str]:
     return next(v for path, v in PAGES.items() if site.url(path) == url)
 
 
+def _frames(page: Page) -> list[tuple[str, str]]:
+    """Each frame's address and text, for a failure message."""
+    out = []
+    for frame in page.frames:
+        try:
+            body = frame.evaluate("document.body ? document.body.innerText : ''")
+        except PlaywrightError as exc:
+            body = f"({exc.message})"
+        out.append((frame.url, str(body)[:200]))
+    return out
+
+
 def _replayed(page: Page) -> FrameLocator:
     """The archived page's frame: ReplayWeb.page's own frame holds it."""
     return page.frame_locator("replay-web-page iframe").frame_locator("iframe")
@@ -114,7 +128,10 @@ def test_every_page_renders_in_replaywebpage(
             page.goto(rwp.page_url(entry["url"]))
             replayed = _replayed(page)
             shown = replayed.locator("#text").or_(replayed.get_by_text(NOT_FOUND))
-            shown.wait_for(timeout=60_000)
+            try:
+                shown.wait_for(timeout=60_000)
+            except PlaywrightTimeout as exc:
+                raise AssertionError(f"{entry['url']} never rendered: {_frames(page)}") from exc
             assert shown.inner_text() == words, (
                 entry["url"],
                 replayed.locator("body").inner_text(),
