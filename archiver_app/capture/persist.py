@@ -80,7 +80,11 @@ def create_pending(
 
 
 def dedup_lookup(lib: Library) -> Any:
-    """A function digest -> :class:`RevisitOf` for payloads already stored as responses."""
+    """A function digest -> :class:`RevisitOf` for payloads already stored as responses.
+
+    Only a whole, successful response may be an original: not a revisit (a chain of
+    revisits), a 206 part (the payload of a part, not the resource) nor an error page.
+    """
 
     dates: dict[int, str] = {}  # record id -> its WARC-Date as written
 
@@ -89,7 +93,13 @@ def dedup_lookup(lib: Library) -> Any:
             row = conn.execute(
                 select(Record.id, Record.url, Record.ts, Record.offset, File.path)
                 .join(File, File.id == Record.file_id)
-                .where(Record.digest == digest, Record.record_type == "response")
+                .where(
+                    Record.digest == digest,
+                    Record.record_type == "response",
+                    Record.status >= 200,
+                    Record.status < 300,
+                    Record.status != 206,
+                )
                 .order_by(Record.id)
                 .limit(1)
             ).first()

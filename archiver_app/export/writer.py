@@ -10,7 +10,8 @@ order, and ``pages.jsonl`` with every page's title and text.
   lines; the spec's and pywb's name for it: ``wb-manager add --unpack-wacz`` only picks up
   ``*.cdx``/``*.cdx.gz``),
   ``pages/pages.jsonl``, ``datapackage.json`` with sha256 hashes and sizes,
-  ``datapackage-digest.json``; zip64 so it may exceed 4 GB.
+  ``datapackage-digest.json``; zip64 only past 4 GiB, and then in the local header and the
+  central directory alike (ReplayWeb.page misreads a zip whose two disagree).
 - folder: ``archive/data.warc.gz``, ``index.cdxj``, ``pages.jsonl``, ``README.txt``.
 
 Output is written under a temporary name beside the destination and renamed only when
@@ -79,15 +80,22 @@ class ExportResult:
     problems: list[str] = field(default_factory=list)
 
 
-class _HashingWriter:
-    """Counts and hashes bytes on their way to ``sink``."""
+class _PastPlainZipLimit(Exception):
+    """The WARC streamed into a zip entry without zip64 reached the 4 GiB limit."""
 
-    def __init__(self, sink: IO[bytes]) -> None:
+
+class _HashingWriter:
+    """Counts and hashes bytes on their way to ``sink``; refuses to pass ``limit``."""
+
+    def __init__(self, sink: IO[bytes], limit: int | None = None) -> None:
         self.sink = sink
         self.size = 0
         self.sha = hashlib.sha256()
+        self.limit = limit
 
     def write(self, data: bytes) -> None:
+        if self.limit is not None and self.size + len(data) > self.limit:
+            raise _PastPlainZipLimit
         self.sink.write(data)
         self.size += len(data)
         self.sha.update(data)
@@ -362,42 +370,25 @@ def write_wacz(
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
 ) -> ExportResult:
-    result = ExportResult(dest, "wacz", originals_added=plan.originals_added)
     tmp = _temp_for(dest)
-    created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    resources = []
+    spool = _may_reach_zip64(plan)
     try:
-        with tmp.open("wb") as raw, zipfile.ZipFile(raw, "w", allowZip64=True) as zf:
-            info = zipfile.ZipInfo(f"archive/{WARC_NAME}", _zip_time())
-            info.compress_type = zipfile.ZIP_STORED
-            with zf.open(info, "w", force_zip64=True) as entry:
-                warc = _HashingWriter(entry)
-                cdxj = _copy_records(plan, warc, result, progress, cancel)
-            resources.append(_resource(f"archive/{WARC_NAME}", warc.size, warc.sha.hexdigest()))
-            result.bytes = warc.size
-            index = ("\n".join(cdxj) + "\n").encode("utf-8") if cdxj else b""
-            pages = _pages_jsonl(library, plan, result)
-            for name, data in ((WACZ_INDEX, index), ("pages/pages.jsonl", pages)):
-                zf.writestr(_info(name, zipfile.ZIP_DEFLATED), data)
-                resources.append(_resource(name, len(data), hashlib.sha256(data).hexdigest()))
-            package = {
-                "profile": "data-package",
-                "resources": resources,
-                "title": title,
-                "created": created,
-                "wacz_version": WACZ_VERSION,
-                "software": f"Archiver {__version__}",
-            }
-            package_bytes = json.dumps(package, indent=2).encode("utf-8")
-            zf.writestr(_info("datapackage.json", zipfile.ZIP_DEFLATED), package_bytes)
-            digest = {
-                "path": "datapackage.json",
-                "hash": "sha256:" + hashlib.sha256(package_bytes).hexdigest(),
-            }
-            zf.writestr(
-                _info("datapackage-digest.json", zipfile.ZIP_DEFLATED),
-                json.dumps(digest, indent=2).encode("utf-8"),
-            )
+        while True:
+            result = ExportResult(dest, "wacz", originals_added=plan.originals_added)
+            try:
+                _write_wacz_file(
+                    library,
+                    plan,
+                    tmp,
+                    result,
+                    title=title,
+                    spool=spool,
+                    progress=progress,
+                    cancel=cancel,
+                )
+                break
+            except _PastPlainZipLimit:  # larger than foreseen: again, sized first
+                spool = True
         with tmp.open("rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, dest)
@@ -405,6 +396,103 @@ def write_wacz(
         tmp.unlink(missing_ok=True)
         raise
     return result
+
+
+def _write_wacz_file(
+    library: Library,
+    plan: ExportPlan,
+    tmp: Path,
+    result: ExportResult,
+    *,
+    title: str,
+    spool: bool,
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
+) -> None:
+    """Write the whole WACZ to ``tmp``; see :func:`_write_warc_member` for ``spool``."""
+    created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    resources = []
+    with tmp.open("wb") as raw, zipfile.ZipFile(raw, "w", allowZip64=True) as zf:
+        warc, cdxj = _write_warc_member(
+            zf, plan, tmp, result, spool=spool, progress=progress, cancel=cancel
+        )
+        resources.append(_resource(f"archive/{WARC_NAME}", warc.size, warc.sha.hexdigest()))
+        result.bytes = warc.size
+        index = ("\n".join(cdxj) + "\n").encode("utf-8") if cdxj else b""
+        pages = _pages_jsonl(library, plan, result)
+        for name, data in ((WACZ_INDEX, index), ("pages/pages.jsonl", pages)):
+            zf.writestr(_info(name, zipfile.ZIP_DEFLATED), data)
+            resources.append(_resource(name, len(data), hashlib.sha256(data).hexdigest()))
+        package = {
+            "profile": "data-package",
+            "resources": resources,
+            "title": title,
+            "created": created,
+            "wacz_version": WACZ_VERSION,
+            "software": f"Archiver {__version__}",
+        }
+        package_bytes = json.dumps(package, indent=2).encode("utf-8")
+        zf.writestr(_info("datapackage.json", zipfile.ZIP_DEFLATED), package_bytes)
+        digest = {
+            "path": "datapackage.json",
+            "hash": "sha256:" + hashlib.sha256(package_bytes).hexdigest(),
+        }
+        zf.writestr(
+            _info("datapackage-digest.json", zipfile.ZIP_DEFLATED),
+            json.dumps(digest, indent=2).encode("utf-8"),
+        )
+
+
+def _may_reach_zip64(plan: ExportPlan) -> bool:
+    """Whether the export's WARC could pass the 4 GiB zip64 limit.
+
+    Gzipped records are copied as they are; compressing plain WARC records and converting
+    ARC records can grow them a little (gzip framing, longer WARC headers): half as much
+    again plus 4 KiB a record bounds that generously.
+    """
+    bound = plan.total_bytes * 3 // 2 + 4096 * len(plan.records)
+    return bound > zipfile.ZIP64_LIMIT
+
+
+def _write_warc_member(
+    zf: zipfile.ZipFile,
+    plan: ExportPlan,
+    tmp: Path,
+    result: ExportResult,
+    *,
+    spool: bool,
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
+) -> tuple[_HashingWriter, list[str]]:
+    """Write ``archive/data.warc.gz`` into ``zf``, stored; return its writer and CDXJ lines.
+
+    Its local header and the central directory must agree on the zip64 extra field:
+    ReplayWeb.page takes the local header's length from the central directory's entry
+    when that has no extra field, so a zip64 field in the local header alone shifts every
+    record it reads. zipfile writes the central directory's field only when the size
+    passes 4 GiB, and the local header's only when told before the first byte. Unless
+    ``spool``, the WARC is streamed straight in without zip64 and
+    :class:`_PastPlainZipLimit` raised before it would pass the limit; with ``spool`` it
+    is first written to a temporary file beside ``tmp``, so its size is known.
+    """
+    info = zipfile.ZipInfo(f"archive/{WARC_NAME}", _zip_time())
+    info.compress_type = zipfile.ZIP_STORED
+    if not spool:
+        with zf.open(info, "w", force_zip64=False) as entry:
+            warc = _HashingWriter(entry, limit=zipfile.ZIP64_LIMIT)
+            cdxj = _copy_records(plan, warc, result, progress, cancel)
+        return warc, cdxj
+    spooled = tmp.with_name(f"{tmp.name}.warc.gz")
+    try:
+        with spooled.open("w+b") as fh:
+            warc = _HashingWriter(fh)
+            cdxj = _copy_records(plan, warc, result, progress, cancel)
+            fh.seek(0)
+            with zf.open(info, "w", force_zip64=warc.size > zipfile.ZIP64_LIMIT) as entry:
+                shutil.copyfileobj(fh, entry, BUF)
+    finally:
+        spooled.unlink(missing_ok=True)
+    return warc, cdxj
 
 
 def _zip_time() -> tuple[int, int, int, int, int, int]:

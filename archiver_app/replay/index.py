@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from archiver_app.warc.records import SELECT_COLUMNS, IndexedRecord
+from archiver_app.warc.timestamps import parse_ts
 
 REPLAYABLE = ("response", "revisit", "resource")
 _TYPES = "('response', 'revisit', 'resource')"
@@ -74,6 +75,40 @@ def same_path(conn: Connection, path_key: str, limit: int = 500) -> list[Indexed
         hi=path_key + "@",  # '@' sorts right after '?'
         n=limit,
     )
+
+
+def parts_of(conn: Connection, part: IndexedRecord, limit: int = 2000) -> list[IndexedRecord]:
+    """The 206 responses of ``part``'s URL stored by the same capture (same file and
+    snapshot): the parts a whole resource may be put back together from."""
+    same_snapshot = "snapshot_id IS NULL" if part.snapshot_id is None else "snapshot_id = :s"
+    return _hits(
+        conn,
+        _SELECT + "url_key = :k AND url = :u AND record_type = 'response' AND status = 206"
+        f' AND file_id = :f AND {same_snapshot} ORDER BY "offset" LIMIT :n',
+        k=part.url_key,
+        u=part.url,
+        f=part.file_id,
+        s=part.snapshot_id,
+        n=limit,
+    )
+
+
+def nearest_whole(conn: Connection, part: IndexedRecord) -> IndexedRecord | None:
+    """The whole (200) capture of ``part``'s URL nearest in time, response or revisit."""
+    near: list[IndexedRecord] = []
+    for cmp, order in (("<=", "DESC"), (">", "ASC")):
+        near += _hits(
+            conn,
+            _SELECT + f"url_key = :k AND url = :u AND ts {cmp} :ts AND status = 200"
+            f" AND record_type IN ('response', 'revisit') ORDER BY ts {order} LIMIT 1",
+            k=part.url_key,
+            u=part.url,
+            ts=part.ts,
+        )
+    if not near:
+        return None
+    at = parse_ts(part.ts)
+    return min(near, key=lambda hit: abs((parse_ts(hit.ts) - at).total_seconds()))
 
 
 def by_id(conn: Connection, record_id: int) -> IndexedRecord | None:

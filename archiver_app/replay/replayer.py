@@ -10,8 +10,11 @@ Resolution order, after pywb and wabac.js:
 3. nearest query: for scripts, styles, images, fonts, media and JSON only, the same path
    with the query most like the requested one.
 
-Revisit records are followed to the response holding the payload. Two LRU caches keep hot
-lookups and bodies in memory; both are dropped when new records arrive.
+Revisit records are followed to the response holding the payload. A record that is a 206
+part stands for the whole resource: the parts its capture stored are put back together
+when they cover it (see :mod:`~archiver_app.replay.parts`), else the nearest whole capture
+of the URL is served; a ``Range`` request is then answered from the whole body. Two LRU
+caches keep hot lookups and bodies in memory; both are dropped when new records arrive.
 
 Threading contract: a :class:`Replayer` may be shared between threads.
 """
@@ -35,6 +38,7 @@ from archiver_app.replay.errors import (
     RedirectLoop,
 )
 from archiver_app.replay.lru import LRUCache
+from archiver_app.replay.parts import Part, parse_content_range, range_from_part, stitch
 from archiver_app.replay.response import ReplayResponse, apply_range, clean_headers
 from archiver_app.validation import safe_join
 from archiver_app.warc.reader import StoredRecord, WarcReadError, read_record_at
@@ -227,11 +231,44 @@ class Replayer:
                 body=body,
                 headers=clean_headers(response.headers, len(body)),
             )
+        if response.status == 206 and range_header:  # a part nothing whole stands in for
+            return range_from_part(response, range_header)
         return apply_range(response, range_header)
 
     def _build(self, conn: Connection, resolution: Resolution) -> ReplayResponse:
-        hit = resolution.record
-        stored = self._read(conn, hit, resolution.requested)
+        response = self._response_of(conn, resolution.record, resolution.requested)
+        if response.status == 206:
+            return self._whole_for_part(conn, resolution.record, resolution.requested, response)
+        return response
+
+    def _whole_for_part(
+        self, conn: Connection, part_hit: IndexedRecord, requested: str, part: ReplayResponse
+    ) -> ReplayResponse:
+        """The whole resource in place of the stored 206 ``part``: put back together from
+        the parts its capture stored when they cover it, else the nearest whole capture
+        of the URL, else the part itself (a 206 with its ``Content-Range``)."""
+        pieces = []
+        for hit in idx.parts_of(conn, part_hit):
+            try:
+                stored = part if hit.id == part_hit.id else self._response_of(conn, hit, requested)
+            except (DamagedRecord, RecordUnavailable):
+                continue  # a part that cannot be read leaves a gap, or not
+            span = parse_content_range(stored.header("Content-Range"))
+            if span is not None:
+                pieces.append(Part(*span, body=stored.body))
+        whole = stitch(pieces)
+        if whole is not None:
+            return replace(
+                part, status=200, body=whole, headers=clean_headers(part.headers, len(whole))
+            )
+        full = idx.nearest_whole(conn, part_hit)
+        if full is not None:
+            return self._response_of(conn, full, requested)
+        return part
+
+    def _response_of(self, conn: Connection, hit: IndexedRecord, requested: str) -> ReplayResponse:
+        """The stored response of ``hit`` (a revisit's payload from its original)."""
+        stored = self._read(conn, hit, requested)
         payload_hit, payload_stored = hit, stored
         if hit.record_type == "revisit":
             original = idx.original_of(conn, hit, stored.warc_header("WARC-Refers-To-Target-URI"))
@@ -239,7 +276,7 @@ class Replayer:
                 raise DamagedRecord(
                     f"the capture of {hit.url} at {hit.ts[:14]} is a revisit whose original "
                     "payload is not in the archive",
-                    url=resolution.requested,
+                    url=requested,
                 )
             payload_hit, payload_stored = original, self._read(conn, original, hit.url)
         status = stored.http_status or payload_stored.http_status or 200
@@ -248,7 +285,10 @@ class Replayer:
             mime = hit.mime or payload_hit.mime or "application/octet-stream"
             headers = [("Content-Type", mime)]
         body = payload_stored.payload
+        stored_range = next((v for k, v in headers if k.lower() == "content-range"), None)
         headers = clean_headers(headers, len(body))
+        if status == 206 and stored_range:  # a part says which part it is
+            headers.append(("Content-Range", stored_range))
         if 300 <= status < 400:
             location = next((v for k, v in headers if k.lower() == "location"), None)
             if location:

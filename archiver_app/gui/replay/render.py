@@ -2,8 +2,10 @@
 --screenshot``, thumbnails, fidelity tests).
 
 The page is loaded in a real :class:`ReplayWidget`; once it has loaded and its requests
-have gone quiet, the view is grown to the page's full height (so lazy images load, as
-they did at capture time), quiet is awaited again, and the view is grabbed.
+have gone quiet, the view is grown to the document's scroll height once that has stopped
+changing (a page may grow by script after loading; ``contentsSize`` lags behind it), so
+lazy images load as they did at capture time; quiet is awaited again, the height checked
+again (a few rounds), and the view is grabbed.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtGui import QImage
-from PySide6.QtWebEngineCore import QWebEngineSettings
+from PySide6.QtWebEngineCore import QWebEngineScript, QWebEngineSettings
 from PySide6.QtWidgets import QApplication
 
 from archiver_app.gui.replay.network import LoggedRequest
@@ -24,6 +26,11 @@ from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
 
 MAX_HEIGHT = 16_000
+GROW_ROUNDS = 3
+SCROLL_HEIGHT_JS = (
+    "Math.max(document.documentElement ? document.documentElement.scrollHeight : 0,"
+    " document.body ? document.body.scrollHeight : 0)"
+)
 
 
 @dataclass
@@ -69,6 +76,47 @@ def wait_quiet(widget: ReplayWidget, quiet: float, timeout: float) -> bool:
     return pump(settled, timeout)
 
 
+def scroll_height(widget: ReplayWidget, timeout: float = 5.0) -> int | None:
+    """The document's scroll height in CSS pixels, read in a script world of our own (the
+    page's scripts cannot see or change the call); None if the page does not answer."""
+    got: list[object] = []
+    world = QWebEngineScript.ScriptWorldId.ApplicationWorld
+    widget.page.runJavaScript(SCROLL_HEIGHT_JS, world, got.append)
+    pump(lambda: bool(got), timeout)
+    value = got[0] if got else None
+    return int(value) if isinstance(value, int | float) else None
+
+
+def settled_height(widget: ReplayWidget, quiet: float, timeout: float) -> int:
+    """The scroll height once it has not changed for ``quiet`` seconds (a page that grows
+    by script after loading has stopped growing), or the last one read at ``timeout``."""
+    deadline = time.monotonic() + timeout
+    height, since = scroll_height(widget), time.monotonic()
+    while time.monotonic() - since < quiet and time.monotonic() < deadline:
+        pump(lambda: False, 0.1)
+        now = scroll_height(widget)
+        if now != height:
+            height, since = now, time.monotonic()
+    return height or 0
+
+
+def _grow_to_page(
+    widget: ReplayWidget, width: int, height: int, quiet: float, deadline: float
+) -> None:
+    """Make the view as tall as the document's scroll height (``contentsSize`` lags
+    behind script growth), a few rounds: a taller view may load and grow more."""
+    shown = height
+    for _ in range(GROW_ROUNDS):
+        remaining = max(1.0, deadline - time.monotonic())
+        tall = min(MAX_HEIGHT, max(height, settled_height(widget, quiet, remaining)))
+        if tall <= shown:
+            return
+        shown = tall
+        widget.view.setFixedSize(width, tall)
+        pump(lambda: False, 0.2)
+        wait_quiet(widget, quiet, max(1.0, deadline - time.monotonic()))
+
+
 def render(
     library: Library,
     url: str,
@@ -102,12 +150,7 @@ def render(
         pump(lambda: bool(loaded), timeout)
         wait_quiet(widget, quiet, max(1.0, deadline - time.monotonic()))
         if full_page:
-            full = widget.page.contentsSize().toSize()
-            tall = min(MAX_HEIGHT, max(height, full.height()))
-            if tall != height:
-                widget.view.setFixedSize(width, tall)
-                pump(lambda: False, 0.2)
-                wait_quiet(widget, quiet, max(1.0, deadline - time.monotonic()))
+            _grow_to_page(widget, width, height, quiet, deadline)
         pump(lambda: False, 0.1)  # one more paint
         image = widget.view.grab().toImage()
         if png is not None:

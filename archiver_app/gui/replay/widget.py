@@ -5,6 +5,10 @@ API for the main window (tabs):
 - ``ReplayWidget(library, url=None, at=None, parent=None)``; ``open(url, at=None)``
   shows the capture of ``url`` nearest to ``at`` (newest when None).
 - ``find_text(text, backward=False)`` finds in the page; ``Ctrl+F`` opens the find bar.
+- ``open_in_own_browser()`` ("Open in my browser") shows the capture, still offline, in
+  the system browser through a replay server on 127.0.0.1 (``own_browser_url()``): the
+  way out when the embedded engine, older than capture browsers, cannot run a page (the
+  banner offers it when the page's renderer stops).
 - signals ``titleChanged(str)``, ``urlChanged(str)`` (the original URL, never the
   archive scheme), ``captureChanged(str)`` (ts17 of the capture shown, '' for a message),
   ``captureRequested(str)`` (the user asked to capture a URL that is not archived: the
@@ -14,6 +18,7 @@ API for the main window (tabs):
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QKeySequence, QPixmap, QShortcut
@@ -38,6 +43,9 @@ from archiver_app.gui.replay.schemes import register_schemes, to_archive_url, to
 from archiver_app.library import Library
 from archiver_app.replay import Capture, Replayer, ReplayResponse
 from archiver_app.warc.timestamps import parse_ts
+
+if TYPE_CHECKING:
+    from archiver_app.replay.server import ReplayServer
 
 NO_SCREENSHOT = "This capture has no screenshot."
 
@@ -92,6 +100,8 @@ class ReplayWidget(QWidget):
         self.page.titleChanged.connect(self.titleChanged)
         self.page.urlChanged.connect(self._url_changed)
         self.page.captureRequested.connect(self.captureRequested)
+        self.page.renderProcessTerminated.connect(self._engine_stopped)
+        self._server: ReplayServer | None = None
         self._build_ui()
         if url:
             self.open(url, at)
@@ -115,6 +125,13 @@ class ReplayWidget(QWidget):
         self.live_button = QPushButton("Open live page", self)
         self.live_button.setToolTip("Open the original address in your web browser")
         self.live_button.clicked.connect(self.open_live)
+        self.own_browser_button = QPushButton("Open in my browser", self)
+        self.own_browser_button.setToolTip(
+            "Open this capture in your own web browser, still offline: served from your"
+            " archive on 127.0.0.1 (as `archiver serve` does), for pages the built-in"
+            " browser cannot run"
+        )
+        self.own_browser_button.clicked.connect(self.open_in_own_browser)
 
         bar = QHBoxLayout()
         for w in (
@@ -125,6 +142,7 @@ class ReplayWidget(QWidget):
             self.timeline,
             self.newer_button,
             self.screenshot_button,
+            self.own_browser_button,
             self.live_button,
         ):
             bar.addWidget(w)
@@ -212,6 +230,31 @@ class ReplayWidget(QWidget):
         """Open the original address in the system browser (explicit user action only)."""
         if self.current_url:
             QDesktopServices.openUrl(QUrl(self.current_url))
+
+    def own_browser_url(self) -> str | None:
+        """The capture shown, at its address on a replay server on 127.0.0.1 (started on
+        first use, one per tab, closed with the tab); None when no capture is shown."""
+        if not self.current_url:
+            return None
+        if self._server is None:
+            from archiver_app.replay.server import ReplayServer
+
+            server = self._server = ReplayServer(self.library).start()
+            self.destroyed.connect(lambda *_: server.close())
+        ts = self.current.ts[:14] if self.current is not None else "latest"
+        return self._server.url_for(self.current_url, ts)
+
+    def open_in_own_browser(self) -> None:
+        """Open the capture shown, offline, in the system browser (explicit action only)."""
+        url = self.own_browser_url()
+        if url:
+            QDesktopServices.openUrl(QUrl(url))
+
+    def _engine_stopped(self, *_args: object) -> None:
+        self.banner.setText(
+            "The built-in browser could not run this page. Use “Open in my browser” to see"
+            " it, still offline, in your own browser."
+        )
 
     def find_text(self, text_: str, backward: bool = False) -> None:
         flags = QWebEnginePage.FindFlag.FindBackward if backward else QWebEnginePage.FindFlag(0)

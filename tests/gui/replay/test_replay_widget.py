@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 import shiboken6
+from PySide6.QtCore import QUrl
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
@@ -170,3 +171,29 @@ def test_redirect_loop_and_damaged_record_show_messages(
 
     _open(qtbot, widget, "https://ok.example/")  # and the view still works
     assert _js(qtbot, widget, "document.body.innerText") == "fine"
+
+
+def test_open_in_my_browser_serves_the_capture_shown_offline(
+    qtbot: QtBot, widget: ReplayWidget, library: Library
+) -> None:
+    """The way out when the embedded engine cannot run a page: the capture shown, at its
+    time, from a replay server on 127.0.0.1; and the banner offers it when the page's
+    renderer stops."""
+    import urllib.request
+
+    _archive(library)
+    assert widget.own_browser_url() is None  # nothing shown yet
+    _open(qtbot, widget, HOME, "2022")
+    url = widget.own_browser_url()
+    assert url is not None and url.startswith("http://127.0.0.1:") and "/20220101000000/" in url
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        assert b"Archived home 2022" in resp.read()
+    _open(qtbot, widget, HOME)
+    newest = widget.own_browser_url()
+    assert newest is not None and "/20240101000000/" in newest
+    with urllib.request.urlopen(newest, timeout=10) as resp:
+        assert b"Archived home 2024" in resp.read()
+
+    with qtbot.waitSignal(widget.page.renderProcessTerminated, timeout=20_000):
+        widget.view.load(QUrl("chrome://crash"))  # a renderer that really stops
+    assert "Open in my browser" in widget.banner.text()

@@ -9,13 +9,8 @@ library gives the same records.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -26,6 +21,7 @@ from archiver_app.importers.run import import_paths
 from archiver_app.library import Library
 from archiver_app.search import Query, search
 from archiver_app.warc.reader import read_record_at
+from tests.helpers.replay_tools import get, pywb
 from tests.helpers.webserver import LocalServer
 
 BIN = Path(sys.executable).parent
@@ -75,20 +71,6 @@ def _records(lib: Library) -> list[tuple[str, str, str | None]]:
             text("SELECT record_type, url, digest FROM records WHERE snapshot_id IS NOT NULL")
         ).all()
     return sorted((r[0], r[1], r[2]) for r in rows)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _get(url: str) -> bytes | None:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as resp:
-            return bytes(resp.read())
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return None
 
 
 @pytest.mark.slow
@@ -153,44 +135,10 @@ def test_other_tools_in_and_round_trip_out(tmp_path: Path, local_server: LocalSe
     assert check.returncode == 0, check.stdout + check.stderr
     assert "valid" in check.stdout
 
-    pywb_dir = tmp_path / "pywb"
-    pywb_dir.mkdir()
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    subprocess.run(
-        [str(BIN / "wb-manager"), "init", "rt"],
-        cwd=pywb_dir,
-        check=True,
-        capture_output=True,
-        env=env,
-    )
-    subprocess.run(
-        [str(BIN / "wb-manager"), "add", "--unpack-wacz", "rt", str(ours)],
-        cwd=pywb_dir,
-        check=True,
-        capture_output=True,
-        env=env,
-    )
-    port = _free_port()
-    proc = subprocess.Popen(
-        [str(BIN / "wayback"), "-b", "127.0.0.1", "-p", str(port)],
-        cwd=pywb_dir,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while _get(f"http://127.0.0.1:{port}/rt/") is None:
-            assert proc.poll() is None, "pywb exited"
-            assert time.monotonic() < deadline, "pywb did not start"
-            time.sleep(0.2)
-        for path, body in PAGES.items():
-            replayed = _get(f"http://127.0.0.1:{port}/rt/2030id_/{local_server.url(path)}")
-            assert replayed == body.encode(), path
-        assert _get(f"http://127.0.0.1:{port}/rt/2030id_/{local_server.url('/logo.png')}") == LOGO
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with pywb(ours, tmp_path / "pywb") as base:
+        for path, body in PAGES.items():  # every page, byte for byte
+            assert get(f"{base}2030id_/{local_server.url(path)}") == body.encode(), path
+        assert get(f"{base}2030id_/{local_server.url('/logo.png')}") == LOGO
 
     # --- and back in: a fresh library gets the same records
     fresh = Library.open(tmp_path / "fresh")

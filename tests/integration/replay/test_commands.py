@@ -91,6 +91,41 @@ def test_replay_screenshot_prints_every_request(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "--at 'soon' is not a time" in bad.stderr
 
 
+GROWING = """<!doctype html><html><head><title>Growing page</title>
+<style>body { margin: 0; background: rgb(0, 128, 255); }
+.block { height: 400px; background: rgb(255, 128, 0); }</style></head>
+<body><p>top</p><script>
+let n = 0;
+function grow() {
+  const block = document.createElement("div");
+  block.className = "block";
+  document.body.appendChild(block);
+  if (++n < 8) setTimeout(grow, 150);
+}
+addEventListener("load", () => setTimeout(grow, 300));
+</script></body></html>"""
+
+
+def test_replay_screenshot_of_a_page_that_grows_by_script_is_full_height(tmp_path: Path) -> None:
+    """The full-page screenshot takes the document's scroll height once script growth
+    has settled (3,200 px of blocks added over a second after load), not the 800 px the
+    view's contents size still says at load."""
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        w = ArchiveWriter(lib)
+        w.response("https://grow.example/", GROWING, at=at(2024), page=True)
+        w.commit()
+    png = tmp_path / "grow.png"
+    done = _archiver(
+        "--library", str(root), "replay", "https://grow.example/", "--screenshot", str(png)
+    )
+    assert done.returncode == 0, done.stderr
+    image = Image.open(png).convert("RGB")
+    width, height = image.size
+    assert width == 1280 and 3200 <= height < 4000, image.size
+    assert image.getpixel((width // 2, height - 20)) == (255, 128, 0)  # the last block
+
+
 def _get(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(url, headers=headers)
     try:

@@ -25,6 +25,7 @@ from archiver_app.library import Library
 from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
 from archiver_app.warc.scan import scan_records
 from tests.helpers.warcs import Resp, html_page, site, warcio_check, write_warc
+from tests.unit.export.zipcheck import ZIP64_ID, assert_headers_agree, extra_fields
 
 
 @pytest.fixture
@@ -76,14 +77,9 @@ def test_wacz_stands_alone_with_revisit_originals(
         ]
         info = zf.getinfo("archive/data.warc.gz")
         assert info.compress_type == zipfile.ZIP_STORED
-        # zip64 from the start (the WARC is streamed, its size unknown): the local header
-        # carries the zip64 extra field (id 0x0001), so > 4 GB exports stay valid
-        local = dest.read_bytes()[info.header_offset : info.header_offset + 30 + 200]
-        name_len, extra_len = (
-            int.from_bytes(local[26:28], "little"),
-            int.from_bytes(local[28:30], "little"),
-        )
-        assert local[30 + name_len : 30 + name_len + 2] == b"\x01\x00" and extra_len >= 20
+        # no zip64 under 4 GiB, so the local headers and the central directory agree
+        # (ReplayWeb.page reads records 20 bytes early otherwise)
+        assert [m.local_extra for m in assert_headers_agree(dest)] == [b""] * 5
         package = json.loads(zf.read("datapackage.json"))
         assert package["wacz_version"] == "1.1.1"
         for res in package["resources"]:
@@ -119,6 +115,54 @@ def test_wacz_stands_alone_with_revisit_originals(
     assert by_url["https://example.org/page0"]["title"] == "Page 0 of example.org"
     assert "word0" in by_url["https://example.org/page0"]["text"]
     assert by_url["https://example.org/page0"]["ts"] == "2024-06-01T10:00:00Z"
+
+
+@pytest.mark.parametrize("over", [True, False], ids=["past-limit", "near-limit"])
+def test_zip64_in_local_header_and_central_directory_alike(
+    lib_with_revisit: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, over: bool
+) -> None:
+    """Past the zip64 limit the WARC's sizes go in the zip64 field of both headers; near it
+    (spooled first, as a WARC that might pass it) in neither. The limit is lowered to a few
+    KiB so that a small export crosses it; zipfile reads the same constant."""
+    first = export(lib_with_revisit, Selection(collection="two"), tmp_path / "first.wacz")
+    with zipfile.ZipFile(first.path) as zf:
+        others = max(i.file_size for i in zf.infolist() if not i.filename.startswith("archive/"))
+    assert others * 1.05 < first.bytes - 1  # only the WARC can cross the lowered limit
+    monkeypatch.setattr(zipfile, "ZIP64_LIMIT", first.bytes - 1 if over else first.bytes + 10)
+    dest = tmp_path / "two.wacz"
+    result = export(lib_with_revisit, Selection(collection="two"), dest)
+    found = {m.name: m for m in assert_headers_agree(dest)}
+    warc = found["archive/data.warc.gz"]
+    assert (ZIP64_ID in extra_fields(warc.local_extra)) is over
+    assert not list(tmp_path.glob(".two.wacz.partial*"))  # the spooled WARC is gone
+    with zipfile.ZipFile(dest) as zf:
+        assert zf.testzip() is None
+        data = zf.read("archive/data.warc.gz")
+    assert len(data) == result.bytes == first.bytes
+    assert dest.read_bytes()[warc.data_offset : warc.data_offset + len(data)] == data
+
+
+def test_a_warc_larger_than_foreseen_is_written_again_sized_first(
+    lib_with_revisit: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The estimate said the WARC could not reach the zip64 limit, but it does: the
+    stream stops before the limit and the WACZ is written again with the WARC sized
+    first, zip64 in both headers (never a local header the central directory lacks)."""
+    from archiver_app.export import writer
+
+    first = export(lib_with_revisit, Selection(collection="two"), tmp_path / "first.wacz")
+    monkeypatch.setattr(zipfile, "ZIP64_LIMIT", first.bytes - 1)
+    monkeypatch.setattr(writer, "_may_reach_zip64", lambda _plan: False)
+    updates: list[ProgressUpdate] = []
+    dest = tmp_path / "two.wacz"
+    result = export(lib_with_revisit, Selection(collection="two"), dest, progress=updates.append)
+    assert (result.bytes, result.records, result.pages) == (first.bytes, first.records, 2)
+    warc = {m.name: m for m in assert_headers_agree(dest)}["archive/data.warc.gz"]
+    assert ZIP64_ID in extra_fields(warc.local_extra)
+    assert updates[-1].fraction == 1.0
+    assert not [p.name for p in tmp_path.iterdir() if ".partial" in p.name]
+    with zipfile.ZipFile(dest) as zf:
+        assert zf.testzip() is None
 
 
 def test_folder_export(lib_with_revisit: Library, tmp_path: Path) -> None:

@@ -1,0 +1,159 @@
+"""Other tools replaying our exports in tests: the real ReplayWeb.page, and pywb.
+
+``packaging/linux/install-system-deps.sh replaywebpage`` puts the pinned npm package in
+``.tools/replaywebpage/package`` of the checkout (``test`` mode does it too). The
+``replaywebpage`` fixture runs that step (quick when already done), skips with the reason
+when npm is missing outside CI, and fails in CI (``CI=true``), where it must be there.
+
+:class:`ReplayWebPage` serves, on 127.0.0.1 (a secure context: service workers run there),
+an embedding page with ``<replay-web-page source=...>``, the package's ``ui.js`` and its
+service worker at ``/replay/sw.js``, and the WACZ with byte ranges, as a web server would.
+
+:func:`pywb` runs pywb's ``wayback`` on 127.0.0.1 over a collection made from a WACZ.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from html import escape
+from pathlib import Path
+from urllib.parse import parse_qs, quote, urlsplit
+
+import pytest
+
+from tests.helpers.webserver import LocalServer, Request, Response
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "packaging" / "linux" / "install-system-deps.sh"
+PACKAGE = ROOT / ".tools" / "replaywebpage" / "package"
+
+EMBED = """<!doctype html><html><head><meta charset="utf-8">
+<script src="/ui.js"></script></head>
+<body style="margin:0"><replay-web-page source="/archive.wacz" url="{url}" embed="replayonly"
+ replayBase="/replay/" style="display:block;width:100vw;height:100vh"></replay-web-page>
+</body></html>"""
+
+
+@pytest.fixture(scope="session")
+def replaywebpage() -> Path:
+    """The installed ReplayWeb.page package folder (``index.html``, ``sw.js``, ``ui.js``)."""
+    done = subprocess.run(
+        ["bash", str(SCRIPT), "replaywebpage"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode == 0 and (PACKAGE / "sw.js").is_file():
+        return PACKAGE
+    why = f"ReplayWeb.page is not installed ({SCRIPT} replaywebpage: {done.stderr.strip()})"
+    if shutil.which("npm") is None and os.environ.get("CI", "").lower() != "true":
+        pytest.skip(f"npm is missing, so ReplayWeb.page cannot be installed ({SCRIPT} test)")
+    pytest.fail(why)
+
+
+def serve_ranges(data: bytes, content_type: str, req: Request) -> Response:
+    """``data`` whole, or the one byte range ``req`` asks for (``a-b``, ``a-`` or ``-n``)."""
+    base = [("Accept-Ranges", "bytes")]
+    header = req.headers.get("Range") or req.headers.get("range") or ""
+    if not header.startswith("bytes="):
+        return Response(200, data, base, content_type)
+    first, _, last = header[6:].split(",")[0].strip().partition("-")
+    size = len(data)
+    if first:
+        start, end = int(first), min(int(last) if last else size - 1, size - 1)
+    else:
+        start, end = max(size - int(last), 0), size - 1
+    if start > end:
+        return Response(416, b"", [*base, ("Content-Range", f"bytes */{size}")], content_type)
+    part = data[start : end + 1]
+    headers = [*base, ("Content-Range", f"bytes {start}-{end}/{size}")]
+    return Response(206, part, headers, content_type)
+
+
+class ReplayWebPage:
+    """Serve ReplayWeb.page from ``package`` and ``wacz`` at ``/archive.wacz``."""
+
+    def __init__(self, package: Path, wacz: Path) -> None:
+        ui = (package / "ui.js").read_bytes()
+        sw = (package / "sw.js").read_bytes()
+        archive = wacz.read_bytes()
+        js = "application/javascript"
+        self.server = LocalServer(
+            {
+                "/": self._embed,
+                "/ui.js": lambda _r: Response(200, ui, [], js),
+                "/replay/sw.js": lambda _r: Response(200, sw, [], js),
+                "/archive.wacz": lambda r: serve_ranges(archive, "application/wacz", r),
+            }
+        ).start()
+
+    @staticmethod
+    def _embed(req: Request) -> Response:
+        url = parse_qs(urlsplit(req.path).query).get("url", [""])[0]
+        return Response(200, EMBED.format(url=escape(url, quote=True)).encode())
+
+    def page_url(self, archived_url: str) -> str:
+        """The address that shows ``archived_url`` replayed from the WACZ."""
+        return self.server.url("/?url=" + quote(archived_url, safe=""))
+
+    def close(self) -> None:
+        self.server.stop()
+
+
+BIN = Path(sys.executable).parent
+
+
+def get(url: str) -> bytes | None:
+    """The body at ``url``, or None when nothing answers (yet)."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return bytes(resp.read())
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def pywb(wacz: Path, workdir: Path, collection: str = "rt") -> Iterator[str]:
+    """pywb's ``wayback`` replaying ``wacz`` (unpacked into a collection in ``workdir``);
+    yields the collection's base URL, ``http://127.0.0.1:PORT/<collection>/``."""
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    workdir.mkdir(parents=True, exist_ok=True)
+    for args in (["init", collection], ["add", "--unpack-wacz", collection, str(wacz)]):
+        subprocess.run(
+            [str(BIN / "wb-manager"), *args], cwd=workdir, check=True, capture_output=True, env=env
+        )
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(BIN / "wayback"), "-b", "127.0.0.1", "-p", str(port)],
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    base = f"http://127.0.0.1:{port}/{collection}/"
+    try:
+        deadline = time.monotonic() + 60
+        while get(base) is None:  # a subprocess: nothing to wait on but its port
+            assert proc.poll() is None, "pywb exited"
+            assert time.monotonic() < deadline, "pywb did not start"
+            time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
