@@ -44,6 +44,7 @@ from archiver_app.replay import (
     ReplayError,
     ReplayResponse,
 )
+from archiver_app.replay.response import original_header
 
 ALLOWED_SCHEMES = frozenset({"data", "blob", "about"})
 SERVED, NOT_ARCHIVED, BLOCKED, REDIRECT, FAILED = (
@@ -224,10 +225,14 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             self.pageServed.emit(url, response, "")
 
     def _reply(self, job: QWebEngineUrlRequestJob, response: ReplayResponse) -> None:
+        headers = [(k, v) for k, v in response.headers if k.lower() not in _NOT_FORWARDED]
+        refresh = original_header(response.headers, "Refresh")
+        if refresh is not None:  # followed like any navigation: the interceptor redirects it
+            headers.append(("Refresh", refresh))
+        headers.append(("Referrer-Policy", "no-referrer"))
         extra = {
             QByteArray(k.encode("latin-1", "replace")): QByteArray(v.encode("latin-1", "replace"))
-            for k, v in response.headers
-            if k.lower() not in _NOT_FORWARDED
+            for k, v in headers
         }
         if extra:
             job.setAdditionalResponseHeaders(extra)
