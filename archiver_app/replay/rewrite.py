@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, urljoin, urlsplit
 
+from archiver_app.replay.guard import NAVIGATION_GUARD
+
 URL_SAFE = ":/?&=%#+@,;~"
 _WS = rb"[\t\n\r]*"  # deleted by URL parsers anywhere in a URL
 _COLON = rb"(?::|&#0*58;?|&#x0*3a;?|&colon;)"
@@ -42,15 +44,6 @@ _REFERRER = re.compile(
     rb"""(\bname\s*=\s*["']?)(referrer\b)|(\s)(referrerpolicy\s*=)""", re.IGNORECASE
 )
 _HINTS = re.compile(rb"\b(preconnect|dns-prefetch|prefetch|prerender)\b", re.IGNORECASE)
-# First thing in every archived HTML page: a navigation that would leave this origin is
-# cancelled in the page, before the browser starts it (and opens a socket to its host).
-# Installed first, so no archived script can stop it from seeing the event.
-NAVIGATION_GUARD = (
-    b"<script>(function(){var n=window.navigation;if(!n)return;"
-    b"n.addEventListener('navigate',function(e){var u=new URL(e.destination.url);"
-    b"if(u.origin!==location.origin&&!/^(data|blob|about|javascript):$/.test(u.protocol)"
-    b"&&e.cancelable)e.preventDefault();});})();</script>"
-)
 _DOCTYPE = re.compile(rb"^(\s*(?:<!--.*?-->\s*)*<!doctype[^>]*>)?", re.IGNORECASE | re.DOTALL)
 # "Refresh: 5; url=next.html" (also "5, URL='next.html'" and a bare "5"), as browsers read it.
 _REFRESH = re.compile(
@@ -60,7 +53,8 @@ _REFRESH = re.compile(
 
 
 def guard_navigation(body: bytes) -> bytes:
-    """``body`` (HTML) with :data:`NAVIGATION_GUARD` first, after any doctype."""
+    """``body`` (HTML) with the script of :mod:`archiver_app.replay.guard` first, after
+    any doctype (a script before it would switch the page to quirks mode)."""
     return _DOCTYPE.sub(lambda m: (m.group(1) or b"") + NAVIGATION_GUARD, body, count=1)
 
 

@@ -18,14 +18,13 @@ Isolation is built by the browser's own rules, not by rewriting alone:
   Requests without the cookie are refused, and so is any ``Host`` but the listener's own
   ``127.0.0.1:<port>`` (DNS rebinding), and any service-worker script.
 - HTML and CSS are rewritten too (:mod:`archiver_app.replay.rewrite`) so links work and
-  navigations to live URLs never start; every HTML page first gets a script that cancels
-  (Navigation API) any navigation of its frame that would leave the archive, before
-  Chromium starts it.
+  navigations to live URLs never start; every HTML page first gets a script
+  (:mod:`archiver_app.replay.guard`) that cancels any navigation of its frames that would
+  leave the archive, before Chromium starts it.
 
 What a server cannot tell the browser: Chromium opens a TCP connection to a navigation's
-host when the navigation starts, before ``frame-src`` refuses it; the guard script cancels
-the navigations a page starts itself, but not one it starts in a nested frame it
-creates. ``docs/replay.md`` says what holds and how it is tested.
+host when the navigation starts, before ``frame-src`` refuses it; that is what the guard
+script is for. ``docs/replay.md`` says what holds and how it is tested.
 """
 
 from __future__ import annotations
@@ -65,7 +64,7 @@ def content_csp(shell_origin: str) -> str:
     """The policy on every content response: everything stays on the content origin."""
     return (
         "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:; "
-        "connect-src 'self'; form-action 'self'; frame-src 'self' data: blob:; "
+        "connect-src 'self'; form-action 'self'; frame-src 'self' blob:; "
         "worker-src 'self' blob:; manifest-src 'none'; base-uri 'self'; "
         f"frame-ancestors 'self' {shell_origin}; sandbox {SANDBOX}"
     )

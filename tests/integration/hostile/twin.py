@@ -8,6 +8,7 @@ test can look for the token in anything the twin could see.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -72,22 +73,23 @@ class Twin:
     def _talk(self, conn: socket.socket, address: str, peer: tuple[str, int], at: float) -> None:
         head = b""
         with conn:
-            conn.settimeout(2.0)
+            conn.settimeout(5.0)
             try:
                 while b"\r\n\r\n" not in head and len(head) < 65536:
                     chunk = conn.recv(4096)
                     if not chunk:
                         break
                     head += chunk
-                if head:
+            except OSError:
+                pass
+            with self._lock:  # recorded before answering, so a test sees it at once
+                self._contacts.append(Contact(address, peer, head.split(b"\r\n\r\n")[0], at))
+            if head:
+                with contextlib.suppress(OSError):
                     conn.sendall(
                         b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
                         b"Content-Length: 4\r\nConnection: close\r\n\r\nLIVE"
                     )
-            except OSError:
-                pass
-        with self._lock:
-            self._contacts.append(Contact(address, peer, head.split(b"\r\n\r\n")[0], at))
 
     def accepted(self) -> int:
         """Connections accepted so far, counted at ``accept()`` (before any byte)."""
@@ -95,9 +97,15 @@ class Twin:
             return len(self._accepted)
 
     def contacts(self) -> list[Contact]:
-        """Every connection accepted so far (recorded once it is closed or timed out)."""
+        """What each connection sent before its first blank line, once it did (or closed)."""
         with self._lock:
             return list(self._contacts)
+
+    def seen(self) -> int:
+        """Connections accepted plus requests received: grows with every contact, even a
+        request on a connection the browser kept open from before."""
+        with self._lock:
+            return len(self._accepted) + sum(1 for c in self._contacts if c.head)
 
     def clear(self) -> None:
         with self._lock:
