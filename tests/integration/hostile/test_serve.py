@@ -112,6 +112,6 @@ def test_the_tricks_do_reach_the_twin_without_isolation(twin: Twin, browser: Bro
     finally:
         plain.shutdown()
         plain.server_close()
-    # Most tricks need no help at all; the rest rely on the archive's own origin.
-    print("reached without isolation:", reached)
-    assert len(reached) >= 15, reached
+    # Some tricks (preconnect, dns-prefetch, service workers on plain http) do nothing in
+    # headless Chromium even unconfined; the app run shows the preconnects are real.
+    assert len(reached) >= 20, reached
