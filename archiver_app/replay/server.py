@@ -205,6 +205,8 @@ def _archived_headers(response: ReplayResponse, prefix: str) -> list[tuple[str, 
 _WRONG_HOST = "wrong Host: open the address 'archiver serve' printed\n"
 _NO_COOKIE = "forbidden: open the address 'archiver serve' printed\n"
 _HTML = "text/html; charset=utf-8"
+# Set by this server on every response, whatever the stored ones say.
+_OURS = frozenset({"content-length", "content-security-policy", "referrer-policy"})
 
 
 def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPRequestHandler]:
@@ -223,10 +225,13 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
             self._route(send_body=False)
 
         def do_POST(self) -> None:  # archived forms post here: answer from the archive
-            length = int(self.headers.get("Content-Length") or 0)
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
             if 0 < length <= 1 << 20:
                 self.rfile.read(length)
-            else:
+            elif length:  # unreadable or too large: answer, then drop the connection
                 self.close_connection = True
             self._route(send_body=True)
 
@@ -239,20 +244,16 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
         ) -> None:
             self.send_response(status)
             for name, value in headers:
-                if name.lower() not in ("content-length", "referrer-policy", "set-cookie") and (
-                    name.lower() != "content-security-policy"
-                ):
+                if name.lower() not in _OURS:
                     self.send_header(name, value)
             csp = shell_csp(server.content_origin) if is_shell else content_csp(server.origin)
             self.send_header("Content-Security-Policy", csp)
             self.send_header("Referrer-Policy", "no-referrer")
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+            if is_shell:  # archived content keeps its own: old sites serve JS as text/plain
+                self.send_header("X-Content-Type-Options", "nosniff")
+                self.send_header("Cross-Origin-Opener-Policy", "same-origin")
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
-            for name, value in headers:
-                if name.lower() == "set-cookie":
-                    self.send_header(name, value)
             self.end_headers()
             if send_body:
                 self.wfile.write(body)
