@@ -10,8 +10,10 @@ URLs are recognised in the spellings a browser reads as absolute: ``http://``,
 ``//host``, upper case, HTML entities for ``:`` and ``/`` (``http&#58;//``), backslashes
 (``http:\\\\``), JSON-escaped slashes (``http:\\/\\/``) and ASCII tabs and newlines inside
 the scheme (which URL parsers delete). ``<meta http-equiv=refresh content="1;http://...">``
-is covered by the same rule. Speculation rules and ``rel=preconnect|dns-prefetch|prefetch|
-prerender`` hints are renamed so the browser ignores them.
+is covered by the same rule. Root-relative URLs in URL attributes and CSS ``url()`` are
+pointed at the page's own origin (no ``Referer`` is ever sent to map them later).
+Speculation rules, ``rel=preconnect|dns-prefetch|prefetch|prerender`` hints,
+``<meta name=referrer>`` and ``referrerpolicy=`` are renamed so the browser ignores them.
 """
 
 from __future__ import annotations

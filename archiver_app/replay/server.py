@@ -200,8 +200,6 @@ def _archived_headers(response: ReplayResponse, prefix: str) -> list[tuple[str, 
     return headers
 
 
-# Both listeners share one handler class; ``shell`` picks the routes (one closure keeps the
-# framing, Host and cookie checks in one place).
 _WRONG_HOST = "wrong Host: open the address 'archiver serve' printed\n"
 _NO_COOKIE = "forbidden: open the address 'archiver serve' printed\n"
 _HTML = "text/html; charset=utf-8"
@@ -209,6 +207,8 @@ _HTML = "text/html; charset=utf-8"
 _OURS = frozenset({"content-length", "content-security-policy", "referrer-policy"})
 
 
+# Past 80 lines: both listeners share one handler class, ``is_shell`` picks the routes, so
+# the headers, Host and cookie checks every response goes through live in one place.
 def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
