@@ -170,3 +170,33 @@ def test_redirect_loop_and_damaged_record_show_messages(
 
     _open(qtbot, widget, "https://ok.example/")  # and the view still works
     assert _js(qtbot, widget, "document.body.innerText") == "fine"
+
+
+def test_archived_sites_read_each_other_only_with_an_archived_cors_grant(
+    qtbot: QtBot, library: Library, widget: ReplayWidget
+) -> None:
+    """Chromium leaves CORS to the scheme handler: a script gets another archived site's
+    file only where the archived ``Access-Control-Allow-Origin`` let its site read it."""
+    w = ArchiveWriter(library)
+    for site in ("https://a.example/", "https://other.example/"):
+        w.response(site, "<p>page</p>", at=at(2024))
+    w.response(
+        "https://api.example/data.json",
+        '{"ok": true}',
+        at=at(2024),
+        mime="application/json",
+        headers=[("Access-Control-Allow-Origin", "https://a.example")],
+    )
+    w.commit()
+    read = (
+        "document.title = 'reading'; fetch('//api.example/data.json').then(r => r.text())"
+        ".then(t => document.title = 'read:' + t, () => document.title = 'read:failed')"
+    )
+    for site, expected in (
+        ("https://a.example/", 'read:{"ok": true}'),
+        ("https://other.example/", "read:"),
+    ):
+        _open(qtbot, widget, site)
+        widget.page.runJavaScript(read)
+        qtbot.waitUntil(lambda: widget.page.title().startswith("read:"), timeout=10_000)
+        assert (site, widget.page.title()) == (site, expected)
