@@ -9,6 +9,7 @@ engine is cut off below the interceptor:
   Chromium also counts as an unsafe port), loopback included (``<-loopback>`` removes the
   implicit bypass), and there is no DIRECT fallback: a TCP connection to any host other
   than that dead proxy cannot be made;
+- WebRTC may only use proxied TCP, so no STUN or TURN datagram leaves either;
 - DNS prefetch, prerendering, speculation-rule prefetch, background networking and
   hyperlink pings are switched off, so nothing even tries.
 
@@ -26,6 +27,8 @@ DEAD_PROXY = "http://127.0.0.1:1"
 ISOLATION_FLAGS = (
     f"--proxy-server={DEAD_PROXY}",
     "--proxy-bypass-list=<-loopback>",
+    # WebRTC would send UDP (STUN) straight to any address: only proxied TCP is left.
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--dns-prefetch-disable",
     "--no-pings",
     "--disable-background-networking",

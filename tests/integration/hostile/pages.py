@@ -130,6 +130,12 @@ TRICKS = (
         ".then(function (o) { return pc.setLocalDescription(o) })</script>",
     ),
     Trick(
+        "webrtc-stun-udp",
+        "<script>var pc = new RTCPeerConnection({iceServers: [{urls: 'stun:@IP@'}]});"
+        "pc.createDataChannel('x'); pc.createOffer()"
+        ".then(function (o) { return pc.setLocalDescription(o) })</script>",
+    ),
+    Trick(
         "webrtc-in-new-frame",
         "<script>var f = document.createElement('iframe'); document.body.append(f);"
         "var pc = new f.contentWindow.RTCPeerConnection({iceServers: [{urls: "

@@ -1,9 +1,10 @@
 """The "live twin": the server a hostile archived page would reach if replay leaked.
 
-It listens with raw sockets on 127.0.0.1 and 127.0.0.2 (same port) and counts every
-``accept()``, so a preconnect or a speculative socket that never sends a byte is counted
-as well as a full request; each request's head (request line and headers) is kept so a
-test can look for the token in anything the twin could see.
+It listens with raw sockets on 127.0.0.1 and 127.0.0.2 (same port, TCP and UDP) and
+counts every ``accept()`` and every datagram (STUN, QUIC), so a preconnect or a
+speculative socket that never sends a byte is counted as well as a full request. What
+each connection sent first (the request line and headers) is kept, so a test can look
+for the token in anything the twin could see.
 """
 
 from __future__ import annotations
@@ -33,22 +34,26 @@ class Twin:
         self._contacts: list[Contact] = []
         self._accepted: list[tuple[str, tuple[str, int]]] = []
         self._sockets: list[socket.socket] = []
-        for _ in range(50):  # one port free on both addresses
+        for _ in range(50):  # one port free on both addresses, for TCP and UDP
             first = self._listen(ADDRESSES[0], 0)
             port = first.getsockname()[1]
             try:
-                second = self._listen(ADDRESSES[1], port)
+                others = [self._listen(ADDRESSES[1], port)]
+                others += [self._datagrams(address, port) for address in ADDRESSES]
             except OSError:
                 first.close()
+                for sock in locals().get("others", []):
+                    sock.close()
                 continue
-            self._sockets = [first, second]
+            self._sockets = [first, *others]
             self.port = int(port)
             break
         else:
             raise RuntimeError("no port free on both loopback addresses")
         self._closed = False
         for sock in self._sockets:
-            threading.Thread(target=self._accept_loop, args=(sock,), daemon=True).start()
+            loop = self._accept_loop if sock.type == socket.SOCK_STREAM else self._receive_loop
+            threading.Thread(target=loop, args=(sock,), daemon=True).start()
 
     @staticmethod
     def _listen(address: str, port: int) -> socket.socket:
@@ -56,6 +61,23 @@ class Twin:
         sock.bind((address, port))
         sock.listen(128)
         return sock
+
+    @staticmethod
+    def _datagrams(address: str, port: int) -> socket.socket:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.bind((address, port))
+        return sock
+
+    def _receive_loop(self, sock: socket.socket) -> None:
+        address = sock.getsockname()[0]
+        while not self._closed:
+            try:
+                data, peer = sock.recvfrom(65536)
+            except OSError:
+                return
+            with self._lock:  # a datagram counts as a connection and as what it sent
+                self._accepted.append((address, peer))
+                self._contacts.append(Contact(address, peer, data[:512], time.monotonic()))
 
     def _accept_loop(self, sock: socket.socket) -> None:
         address = sock.getsockname()[0]
@@ -92,7 +114,8 @@ class Twin:
                     )
 
     def accepted(self) -> int:
-        """Connections accepted so far, counted at ``accept()`` (before any byte)."""
+        """Connections accepted so far, counted at ``accept()`` (before any byte), and
+        datagrams received."""
         with self._lock:
             return len(self._accepted)
 
