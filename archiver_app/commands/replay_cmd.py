@@ -1,5 +1,6 @@
 """``archiver replay URL``: open a capture offline (or screenshot it); ``archiver serve``:
-serve the library to an external browser on 127.0.0.1 behind a per-run token."""
+serve the library to an external browser on 127.0.0.1 behind a per-run token (the entry
+address sets it as a cookie; see ``replay/server.py`` for the isolation)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "serve",
         help="serve the library to your own browser on 127.0.0.1 (token-protected)",
         description="Serve archived pages over HTTP on 127.0.0.1 only, behind a random token "
-        "made for this run. Stops with Ctrl+C. Off unless you run this command.",
+        "made for this run: the printed address sets it as a cookie, so page addresses "
+        "carry no token. Pages are sandboxed and cannot reach the live web. Stops with "
+        "Ctrl+C. Off unless you run this command.",
     )
     s.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     s.set_defaults(func=cmd_serve)
@@ -116,6 +119,10 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     server = ReplayServer(library, port=args.port)
     print(f"serving {library.root} at {server.base_url}", file=ctx.out)
     print("open pages as <that address><timestamp or 'latest'>/<original URL>", file=ctx.out)
+    print(
+        f"(once opened, {server.origin}/<timestamp>/<URL> works without the token in that browser)",
+        file=ctx.out,
+    )
     print(f"example: {server.url_for('https://example.org/')}", file=ctx.out, flush=True)
     try:
         server.serve_forever()

@@ -1,9 +1,12 @@
 """Build the HTTP response replay sends back from a stored record.
 
-The stored status and headers are kept, minus hop-by-hop headers and the ones that would
-break offline replay (encodings already undone, lengths recomputed, security policies that
-name live origins). Bodies are always served decoded. Range requests are answered from the
-stored body so media can seek.
+The stored status and headers are kept, minus hop-by-hop headers and framing we recompute
+(encodings already undone, lengths recomputed). Headers through which an archived site
+would set policy for the replaying browser (CSP, referrer policy, CORS, cookies, preconnect
+``Link`` hints, speculation rules, reporting, framing rules) are never passed through as
+they are: they are kept for reading as ``X-Archive-Orig-<Name>``, the convention pywb uses.
+Bodies are always served decoded. Range requests are answered from the stored body so
+media can seek.
 """
 
 from __future__ import annotations
@@ -29,9 +32,14 @@ DROPPED_HEADERS = frozenset(
         "content-length",
         "content-range",
         "accept-ranges",
-        # Policies that would block or report to live origins, or pin them.
+    }
+)
+# Set policy for the browser, name live origins or pin them: renamed, never obeyed.
+RENAMED_HEADERS = frozenset(
+    {
         "content-security-policy",
         "content-security-policy-report-only",
+        "referrer-policy",
         "strict-transport-security",
         "public-key-pins",
         "public-key-pins-report-only",
@@ -42,8 +50,23 @@ DROPPED_HEADERS = frozenset(
         "clear-site-data",
         "set-cookie",
         "set-cookie2",
+        "link",
+        "speculation-rules",
+        "refresh",
+        "service-worker-allowed",
+        "x-frame-options",
+        "cross-origin-opener-policy",
+        "cross-origin-embedder-policy",
+        "cross-origin-resource-policy",
+        "origin-agent-cluster",
+        "permissions-policy",
+        "feature-policy",
+        "supports-loading-mode",
+        "timing-allow-origin",
+        "x-dns-prefetch-control",
     }
 )
+ORIG_PREFIX = "X-Archive-Orig-"
 _RANGE = re.compile(r"^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$", re.IGNORECASE)
 
 
@@ -87,11 +110,32 @@ class ReplayResponse:
         return self.header("Location") if 300 <= self.status < 400 else None
 
 
+def is_renamed(name: str) -> bool:
+    """True for a header the archived site must not get to set for the replaying browser."""
+    lname = name.lower()
+    return lname in RENAMED_HEADERS or lname.startswith("access-control-")
+
+
 def clean_headers(headers: list[tuple[str, str]], body_length: int) -> list[tuple[str, str]]:
-    """Stored headers minus :data:`DROPPED_HEADERS`, with a true ``Content-Length``."""
-    kept = [(k, v) for k, v in headers if k.lower() not in DROPPED_HEADERS]
+    """Stored headers minus :data:`DROPPED_HEADERS`, with :func:`is_renamed` ones kept as
+    ``X-Archive-Orig-<Name>`` and a true ``Content-Length``.
+
+    ``Refresh`` is renamed too: front ends that honour it read the original and point it
+    at the archive themselves.
+    """
+    kept: list[tuple[str, str]] = []
+    for name, value in headers:
+        if name.lower() in DROPPED_HEADERS:
+            continue
+        kept.append((ORIG_PREFIX + name, value) if is_renamed(name) else (name, value))
     kept.append(("Content-Length", str(body_length)))
     return kept
+
+
+def original_header(headers: list[tuple[str, str]], name: str) -> str | None:
+    """The archived value of a header :func:`clean_headers` renamed, if any."""
+    wanted = (ORIG_PREFIX + name).lower()
+    return next((v for k, v in headers if k.lower() == wanted), None)
 
 
 def parse_range(value: str, size: int) -> tuple[int, int] | None:

@@ -158,7 +158,25 @@ def wait_http(port: int, timeout: float = 60.0) -> None:
 # ---------------------------------------------------------------------- timing
 
 
-def fetch_all(port: int, paths: list[str], label: str) -> tuple[Timing, list[int]]:
+def serve_session(port: int, token: str) -> tuple[int, str]:
+    """(content port, Cookie header) of ``archiver serve``: the entry address sets the
+    token cookie, the frame page names the port archived content is served on."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request("GET", f"/{token}/latest/http://example.com/")
+    entry = conn.getresponse()
+    entry.read()
+    cookie = (entry.getheader("Set-Cookie") or "").split(";")[0]
+    conn.request("GET", "/latest/http://example.com/", headers={"Cookie": cookie})
+    frame = conn.getresponse().read().decode()
+    conn.close()
+    match = re.search(r'<iframe src="http://127\.0\.0\.1:(\d+)/', frame)
+    assert match and cookie, frame
+    return int(match.group(1)), cookie
+
+
+def fetch_all(
+    port: int, paths: list[str], label: str, cookie: str | None = None
+) -> tuple[Timing, list[int]]:
     """GET each path on a fresh connection (pywb's id_ framing does not survive keep-alive
     for every record, so neither side gets keep-alive)."""
     times, sizes, failures, failed = [], [], 0, []
@@ -168,7 +186,8 @@ def fetch_all(port: int, paths: list[str], label: str) -> tuple[Timing, list[int
         status: object = None
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         try:
-            conn.request("GET", path, headers={"Connection": "close"})
+            headers = {"Connection": "close", **({"Cookie": cookie} if cookie else {})}
+            conn.request("GET", path, headers=headers)
             resp = conn.getresponse()
             body = resp.read()
             status = resp.status
@@ -267,16 +286,20 @@ def main(argv: list[str] | None = None) -> float:
         line = ours.stdout.readline()
         match = re.search(r"127\.0\.0\.1:(\d+)/([\w-]+)/", line)
         assert match, line
-        our_port, token = int(match.group(1)), match.group(2)
+        our_port, cookie = serve_session(int(match.group(1)), match.group(2))
 
         pywb_paths = [f"/bench/{s.ts14}id_/{s.url}" for s in samples]
-        our_paths = [f"/{token}/{s.ts14}/{s.url}" for s in samples]
+        our_paths = [f"/{s.ts14}/{s.url}" for s in samples]
         fetch_all(pywb_port, pywb_paths[:20], "warm-up")
         pywb_t, pywb_sizes = fetch_all(pywb_port, pywb_paths, "pywb id_ (HTTP)")
-        ours_t, our_sizes = fetch_all(our_port, our_paths, "archiver serve, first pass (HTTP)")
+        ours_t, our_sizes = fetch_all(
+            our_port, our_paths, "archiver serve, first pass (HTTP)", cookie
+        )
         hot = our_paths[: args.hot]  # a working set that fits the caches, served just before
-        fetch_all(our_port, hot, "warm")
-        ours_cached, _ = fetch_all(our_port, hot, f"archiver serve, cached, {len(hot)} hot (HTTP)")
+        fetch_all(our_port, hot, "warm", cookie)
+        ours_cached, _ = fetch_all(
+            our_port, hot, f"archiver serve, cached, {len(hot)} hot (HTTP)", cookie
+        )
     finally:
         for proc in (pywb, ours):
             proc.terminate()

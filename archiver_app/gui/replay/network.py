@@ -4,7 +4,9 @@ The interceptor sees every request the page makes: ``http``/``https`` are redire
 ``archive-http``/``archive-https``; ``data:``, ``blob:``, ``about:`` and our own schemes
 pass; everything else (``file:``, ``ws:``, ``ftp:``, ``chrome:``...) is blocked. The scheme
 handler answers ``archive-*`` requests from :class:`~archiver_app.replay.Replayer`, in
-process: no server, no port.
+process: no server, no port. Chromium applies no CORS check to a scheme handler's
+answers, so the handler does: a fetch()/XHR from another archived site gets an empty
+answer unless the archived ``Access-Control-Allow-Origin`` granted that site.
 
 Threading contract: Qt calls both on the GUI thread; the handler does its lookups and
 record reads on a two-thread pool and answers each job back on the GUI thread.
@@ -15,9 +17,11 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from PySide6.QtCore import QBuffer, QByteArray, QObject, Qt, QUrl, Signal
 from PySide6.QtWebEngineCore import (
@@ -44,6 +48,7 @@ from archiver_app.replay import (
     ReplayError,
     ReplayResponse,
 )
+from archiver_app.replay.response import original_header
 
 ALLOWED_SCHEMES = frozenset({"data", "blob", "about"})
 SERVED, NOT_ARCHIVED, BLOCKED, REDIRECT, FAILED = (
@@ -95,22 +100,44 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
         super().__init__(parent)
         self.log = log
         self.main_frames: set[str] = set()  # archive URLs requested as top-level pages
+        # Archive URLs asked for by fetch()/XHR, whose answers a script can read: the
+        # handler checks those against the archived CORS grants (see _cors_refused).
+        self.script_reads: Counter[str] = Counter()
 
     def interceptRequest(self, info: QWebEngineUrlRequestInfo) -> None:
         url = info.requestUrl()
         scheme = url.scheme().lower()
-        main = info.resourceType() == QWebEngineUrlRequestInfo.ResourceType.ResourceTypeMainFrame
+        kind = info.resourceType()
+        main = kind == QWebEngineUrlRequestInfo.ResourceType.ResourceTypeMainFrame
+        read = kind == QWebEngineUrlRequestInfo.ResourceType.ResourceTypeXhr
         if scheme in SCHEME_FOR:
             target = to_archive_url(url)
             if main:
                 self._remember(target)
+            if read:
+                self._count_read(target)
             info.redirect(target)
         elif is_archive_url(url):
             if main:
                 self._remember(url)
+            if read:
+                self._count_read(url)
         elif scheme not in ALLOWED_SCHEMES:
             info.block(True)
             self.log.add(url.toString(), BLOCKED, f"{scheme}: is never fetched during replay")
+
+    def _count_read(self, url: QUrl) -> None:
+        if len(self.script_reads) > 1000:
+            self.script_reads.clear()
+        self.script_reads[url.toString(QUrl.ComponentFormattingOption.FullyEncoded)] += 1
+
+    def take_script_read(self, key: str) -> bool:
+        """True (once per request) when ``key`` was asked for by fetch()/XHR."""
+        if self.script_reads[key] <= 0:
+            self.script_reads.pop(key, None)
+            return False
+        self.script_reads[key] -= 1
+        return True
 
     def _remember(self, url: QUrl) -> None:
         if len(self.main_frames) > 1000:
@@ -125,6 +152,7 @@ class _Pending:
     job: QWebEngineUrlRequestJob
     url: str
     main: bool
+    reader: str | None = None  # the page origin (original scheme) of a cross-origin read
     response: ReplayResponse | None = None
     error: ReplayError | None = None
 
@@ -168,6 +196,10 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             for k, v in job.requestHeaders().items()
         }
         pending = _Pending(job, to_original_url(qurl), key in self.interceptor.main_frames)
+        if self.interceptor.take_script_read(key) and job.initiator().isValid():
+            reader = _origin(to_original_url(job.initiator()))
+            if reader != _origin(pending.url):
+                pending.reader = reader
         self._pool.submit(self._work, pending, self.at, headers.get("range"))
 
     def _work(self, pending: _Pending, at: datetime | str | None, range_: str | None) -> None:
@@ -214,6 +246,12 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
                 job.fail(QWebEngineUrlRequestJob.Error.RequestFailed)
             return
         assert response is not None
+        if pending.reader is not None and _cors_refused(response, pending.reader):
+            self.log.add(url, BLOCKED, f"not readable by {pending.reader} (no archived CORS grant)")
+            # An empty answer, not a failed job: QtWebEngine can leave a script's fetch()
+            # of a failed job unsettled.
+            self._reply_message(job, b"")
+            return
         if response.location:
             self.log.add(url, REDIRECT, response.location)
             job.redirect(to_archive_url(response.location))
@@ -224,10 +262,14 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             self.pageServed.emit(url, response, "")
 
     def _reply(self, job: QWebEngineUrlRequestJob, response: ReplayResponse) -> None:
+        headers = [(k, v) for k, v in response.headers if k.lower() not in _NOT_FORWARDED]
+        refresh = original_header(response.headers, "Refresh")
+        if refresh is not None:  # followed like any navigation: the interceptor redirects it
+            headers.append(("Refresh", refresh))
+        headers.append(("Referrer-Policy", "no-referrer"))
         extra = {
             QByteArray(k.encode("latin-1", "replace")): QByteArray(v.encode("latin-1", "replace"))
-            for k, v in response.headers
-            if k.lower() not in _NOT_FORWARDED
+            for k, v in headers
         }
         if extra:
             job.setAdditionalResponseHeaders(extra)
@@ -241,6 +283,23 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         buffer.setData(QByteArray(html))
         buffer.open(QBuffer.OpenModeFlag.ReadOnly)
         job.reply(b"text/html; charset=utf-8", buffer)
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def _cors_refused(response: ReplayResponse, reader: str) -> bool:
+    """Whether a script of the page at origin ``reader`` may not read ``response``.
+
+    Chromium applies no CORS check to answers from a custom scheme handler, so without
+    this any archived page could read any other archived site. The archived grant
+    (``Access-Control-Allow-Origin``, kept as ``X-Archive-Orig-...``) decides, as it did
+    on the live web: ``*`` or the reader's own (original) origin.
+    """
+    granted = (original_header(response.headers, "Access-Control-Allow-Origin") or "").strip()
+    return granted != "*" and granted.rstrip("/").lower() != reader
 
 
 def _message_for(exc: ReplayError, url: str) -> bytes:

@@ -45,6 +45,10 @@ def make_profile(log: RequestLog, parent: QObject | None = None) -> QWebEnginePr
     for attribute in _OFF:
         settings.setAttribute(attribute, False)
     settings.setAttribute(QWebEngineSettings.WebAttribute.WebRTCPublicInterfacesOnly, True)
+    # mailto:, tel:, custom app schemes: never handed to another program.
+    settings.setUnknownUrlSchemePolicy(
+        QWebEngineSettings.UnknownUrlSchemePolicy.DisallowUnknownUrlSchemes
+    )
 
     def refuse_download(download: QWebEngineDownloadRequest) -> None:
         log.add(download.url().toString(), BLOCKED, "downloads are off during replay")

@@ -3,7 +3,9 @@
 ``http://host/path`` is shown to the page as ``archive-http://host/path`` (``https`` as
 ``archive-https``), so every request a replayed page makes comes back to our scheme
 handler instead of the network. :func:`register_schemes` must run before the
-``QApplication`` exists (Chromium reads scheme registrations once, at start).
+``QApplication`` exists (Chromium reads scheme registrations once, at start); it also
+applies the switches of :mod:`~archiver_app.gui.replay.isolation`, which have the same
+deadline, so every entry point that can replay gets both.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ def register_schemes() -> None:
     global _registered  # noqa: PLW0603 - Chromium reads registrations once per process
     if _registered:
         return
+    from archiver_app.gui.replay.isolation import apply_network_isolation
+
+    apply_network_isolation()
     for name, port in (("archive-http", 80), ("archive-https", 443)):
         if QWebEngineUrlScheme.schemeByName(name.encode()).name():
             continue

@@ -179,21 +179,61 @@ def test_open_in_my_browser_serves_the_capture_shown_offline(
     """The way out when the embedded engine cannot run a page: the capture shown, at its
     time, from a replay server on 127.0.0.1; and the banner offers it when the page's
     renderer stops."""
+    import urllib.parse
     import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+
+    def served(url: str) -> bytes:
+        # The entry address sets the server's cookie and lands on the page's shell; the
+        # archived page itself comes from the content origin the shell frames.
+        with opener.open(url, timeout=10) as resp:
+            path = urllib.parse.urlsplit(resp.geturl()).path
+        assert widget._server is not None
+        with opener.open(widget._server.content_origin + path, timeout=10) as resp:
+            return bytes(resp.read())
 
     _archive(library)
     assert widget.own_browser_url() is None  # nothing shown yet
     _open(qtbot, widget, HOME, "2022")
     url = widget.own_browser_url()
     assert url is not None and url.startswith("http://127.0.0.1:") and "/20220101000000/" in url
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        assert b"Archived home 2022" in resp.read()
+    assert b"Archived home 2022" in served(url)
     _open(qtbot, widget, HOME)
     newest = widget.own_browser_url()
     assert newest is not None and "/20240101000000/" in newest
-    with urllib.request.urlopen(newest, timeout=10) as resp:
-        assert b"Archived home 2024" in resp.read()
+    assert b"Archived home 2024" in served(newest)
 
     with qtbot.waitSignal(widget.page.renderProcessTerminated, timeout=20_000):
         widget.view.load(QUrl("chrome://crash"))  # a renderer that really stops
     assert "Open in my browser" in widget.banner.text()
+
+
+def test_archived_sites_read_each_other_only_with_an_archived_cors_grant(
+    qtbot: QtBot, library: Library, widget: ReplayWidget
+) -> None:
+    """Chromium leaves CORS to the scheme handler: a script gets another archived site's
+    file only where the archived ``Access-Control-Allow-Origin`` let its site read it."""
+    w = ArchiveWriter(library)
+    for site in ("https://a.example/", "https://other.example/"):
+        w.response(site, "<p>page</p>", at=at(2024))
+    w.response(
+        "https://api.example/data.json",
+        '{"ok": true}',
+        at=at(2024),
+        mime="application/json",
+        headers=[("Access-Control-Allow-Origin", "https://a.example")],
+    )
+    w.commit()
+    read = (
+        "document.title = 'reading'; fetch('//api.example/data.json').then(r => r.text())"
+        ".then(t => document.title = 'read:' + t, () => document.title = 'read:failed')"
+    )
+    for site, expected in (
+        ("https://a.example/", 'read:{"ok": true}'),
+        ("https://other.example/", "read:"),
+    ):
+        _open(qtbot, widget, site)
+        widget.page.runJavaScript(read)
+        qtbot.waitUntil(lambda: widget.page.title().startswith("read:"), timeout=10_000)
+        assert (site, widget.page.title()) == (site, expected)

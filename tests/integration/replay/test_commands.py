@@ -126,10 +126,16 @@ def test_replay_screenshot_of_a_page_that_grows_by_script_is_full_height(tmp_pat
     assert image.getpixel((width // 2, height - 20)) == (255, 128, 0)  # the last block
 
 
-def _get(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+def _opener() -> urllib.request.OpenerDirector:
+    return urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+
+
+def _get(
+    url: str, opener: urllib.request.OpenerDirector | None = None, **headers: str
+) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(url, headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=10) as resp:
+        with (opener or _opener()).open(request, timeout=10) as resp:
             return resp.status, dict(resp.headers), resp.read()
     except urllib.error.HTTPError as exc:
         with exc:
@@ -151,19 +157,34 @@ def test_serve_needs_the_token_and_stays_on_this_origin(tmp_path: Path) -> None:
             match = re.search(r"at (http://127\.0\.0\.1:(\d+)/([\w-]+)/)", first)
             assert match, first
             base, port, token = match.groups()
-            status, headers, body = _get(base + "2020/https://cmd.example/")
-            assert status == 200 and b"<p>old</p>" in body
-            assert "default-src 'self'" in headers["Content-Security-Policy"]
-            # Absolute links now point back at this server, under the same token.
-            assert f'src="/{token}/20200101000000/https://img.example/pic.png"'.encode() in body
-            status, _, _ = _get(f"http://127.0.0.1:{port}/wrong-token/latest/https://cmd.example/")
+            shell = f"http://127.0.0.1:{port}"
+            # Without the cookie the entry address sets, nothing is served.
+            status, _, _ = _get(f"{shell}/2020/https://cmd.example/")
             assert status == 403
-            status, _, _ = _get(f"http://127.0.0.1:{port}/{token}/latest/https://nope.example/")
+            status, _, _ = _get(f"{shell}/wrong-token/latest/https://cmd.example/")
+            assert status == 403
+            browser = _opener()
+            status, headers, body = _get(base + "2020/https://cmd.example/", browser)
+            assert status == 200 and token not in body.decode()
+            assert headers["Referrer-Policy"] == "no-referrer"
+            assert "frame-src http://127.0.0.1:" in headers["Content-Security-Policy"]
+            frame = re.search(rb'<iframe src="(http://127\.0\.0\.1:\d+)(/[^"]+)"', body)
+            assert frame, body
+            content = frame.group(1).decode()
+            status, headers, body = _get(content + frame.group(2).decode(), browser)
+            assert status == 200 and b"<p>old</p>" in body
+            assert "connect-src 'self'" in headers["Content-Security-Policy"]
+            assert "sandbox allow-scripts" in headers["Content-Security-Policy"]
+            # Absolute links now point back at this server, without the token.
+            assert b'src="/20200101000000/https://img.example/pic.png"' in body
+            status, _, _ = _get(f"{content}/latest/https://nope.example/", browser)
             assert status == 404
-            # A root-relative request from an archived page is mapped through its Referer.
+            # Another Host (DNS rebinding) is refused even with the cookie.
+            status, _, _ = _get(f"http://localhost:{port}/latest/https://cmd.example/", browser)
+            assert status in (403, 421)
+            # A root-relative request is mapped through the Referer a client sends.
             status, _, body = _get(
-                f"http://127.0.0.1:{port}/pic.png",
-                Referer=base + "2024/https://img.example/index.html",
+                f"{content}/pic.png", browser, Referer=content + "/2024/https://img.example/x"
             )
             assert (status, body) == (200, PNG)
         finally:

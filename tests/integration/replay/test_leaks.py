@@ -149,14 +149,17 @@ def test_serve_keeps_refresh_links_and_error_pages_in_the_archive(
             browser = pw.chromium.launch(**launch_options(require_browser()))  # type: ignore[arg-type]
             page = browser.new_page()
             page.goto(srv.url_for(f"{origin}/refresh"))
-            page.wait_for_selector("#p", timeout=10_000)
-            assert page.inner_text("#p") == "REFRESHED"
-            assert page.url == srv.url_for(f"{origin}/refreshed", "20240101000000")
+            assert srv.token not in page.url
+            frame = page.frame_locator("iframe")
+            frame.locator("#p").wait_for(timeout=10_000)
+            assert frame.locator("#p").inner_text() == "REFRESHED"
+            framed = page.frames[-1]
+            assert framed.url == f"{srv.content_origin}/20240101000000/{origin}/refreshed"
             for path in ("/upper", "/missing"):
-                page.goto(srv.url_for(f"{origin}{path}"))
-                href = page.get_attribute("#a", "href")
-                assert href is not None and href.startswith(f"/{srv.token}/"), href
-                page.click("#a")
+                page.goto(srv.page_url(f"{origin}{path}"))
+                href = page.frame_locator("iframe").locator("#a").get_attribute("href")
+                assert href is not None and href.startswith("/2024"), href
+                page.frame_locator("iframe").locator("#a").click()
                 page.wait_for_load_state()
             browser.close()
     finally:

@@ -1,0 +1,103 @@
+"""Point the URLs in archived HTML and CSS at ``archiver serve``, and defuse browser hints.
+
+This is the second line of defence: the Content-Security-Policy and the sandboxed frame
+built by :mod:`archiver_app.replay.server` are what confine a page. Rewriting keeps the
+page working (links, images and refreshes lead into the archive) and stops navigations to
+a live URL before they start, since Chromium opens a connection to a navigation's host as
+soon as the navigation begins, before any policy refuses it.
+
+URLs are recognised in the spellings a browser reads as absolute: ``http://``,
+``//host``, upper case, HTML entities for ``:`` and ``/`` (``http&#58;//``), backslashes
+(``http:\\\\``), JSON-escaped slashes (``http:\\/\\/``) and ASCII tabs and newlines inside
+the scheme (which URL parsers delete). ``<meta http-equiv=refresh content="1;http://...">``
+is covered by the same rule. Root-relative URLs in URL attributes and CSS ``url()`` are
+pointed at the page's own origin (no ``Referer`` is ever sent to map them later).
+Speculation rules, ``rel=preconnect|dns-prefetch|prefetch|prerender`` hints,
+``<meta name=referrer>`` and ``referrerpolicy=`` are renamed so the browser ignores them.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote, urljoin, urlsplit
+
+from archiver_app.replay.guard import NAVIGATION_GUARD
+
+URL_SAFE = ":/?&=%#+@,;~"
+_WS = rb"[\t\n\r]*"  # deleted by URL parsers anywhere in a URL
+_COLON = rb"(?::|&#0*58;?|&#x0*3a;?|&colon;)"
+_SLASH = rb"(?:/|\\/|\\\\|\\|&#0*47;?|&#x0*2f;?|&sol;|&#0*92;?|&#x0*5c;?|&bsol;)"
+_SCHEME = _WS.join([b"h", b"t", b"t", b"p", b"(s?)"])
+_ABSOLUTE = re.compile(
+    rb"(?<![\w.+\-/\\&#:])(?:(" + _SCHEME + rb")" + _WS + _COLON + rb")?" + _WS
+    + _SLASH + _WS + _SLASH + rb"(?=" + _WS + rb"[A-Za-z0-9\[%&])",
+    re.IGNORECASE,
+)  # fmt: skip
+# A root-relative URL in a URL attribute or CSS url(): "/style.css", not "//host".
+_ROOT_RELATIVE = re.compile(
+    rb"""((?:\b(?:src|href|action|formaction|poster|data|background|cite|longdesc)\s*=\s*"""
+    rb"""["']?)|(?:url\(\s*["']?))/(?![/\\])""",
+    re.IGNORECASE,
+)
+_SPECULATION = re.compile(rb"""(\btype\s*=\s*["']?)(speculationrules)""", re.IGNORECASE)
+_REL = re.compile(rb"""(\brel\s*=\s*)("[^"]*"|'[^']*'|[^\s>]+)""", re.IGNORECASE)
+# <meta name=referrer> and referrerpolicy= would loosen the forced no-referrer policy.
+_REFERRER = re.compile(
+    rb"""(\bname\s*=\s*["']?)(referrer\b)|(\s)(referrerpolicy\s*=)""", re.IGNORECASE
+)
+_HINTS = re.compile(rb"\b(preconnect|dns-prefetch|prefetch|prerender)\b", re.IGNORECASE)
+_DOCTYPE = re.compile(rb"^(\s*(?:<!--.*?-->\s*)*<!doctype[^>]*>)?", re.IGNORECASE | re.DOTALL)
+# "Refresh: 5; url=next.html" (also "5, URL='next.html'" and a bare "5"), as browsers read it.
+_REFRESH = re.compile(
+    r"""^\s*(?P<delay>[\d.]*)\s*(?:[;,]\s*(?:url\s*=\s*)?(?P<url>.*?))?\s*$""",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def guard_navigation(body: bytes) -> bytes:
+    """``body`` (HTML) with the script of :mod:`archiver_app.replay.guard` first, after
+    any doctype (a script before it would switch the page to quirks mode)."""
+    return _DOCTYPE.sub(lambda m: (m.group(1) or b"") + NAVIGATION_GUARD, body, count=1)
+
+
+def rewrite_links(body: bytes, prefix: str, page_url: str | None = None) -> bytes:
+    """Point absolute and (with ``page_url``) root-relative links at ``prefix``; defuse
+    speculation rules and connection hints."""
+
+    def absolute(match: re.Match[bytes]) -> bytes:
+        plain = match.group(1) is not None and not match.group(2)
+        scheme = b"http:" if plain else b"https:"
+        return prefix.encode() + scheme + b"//"
+
+    if page_url:  # first: the absolute URLs rewritten next start with "/" too
+        parts = urlsplit(page_url)
+        origin = f"{prefix}{parts.scheme}://{parts.netloc}/".encode()
+        body = _ROOT_RELATIVE.sub(lambda m: m.group(1) + origin, body)
+    body = _ABSOLUTE.sub(absolute, body)
+    body = _SPECULATION.sub(rb"\1x-archive-\2", body)
+    body = _REFERRER.sub(
+        lambda m: (m.group(1) or m.group(3)) + b"x-archive-" + (m.group(2) or m.group(4)), body
+    )
+    return _REL.sub(lambda m: m.group(1) + _HINTS.sub(rb"x-archive-\1", m.group(2)), body)
+
+
+def rewrite_refresh(value: str, page_url: str, prefix: str) -> str | None:
+    """A ``Refresh`` header whose target is this server, or None to drop it.
+
+    The target is resolved against ``page_url``; one that is not http(s) (``javascript:``,
+    unparsable...) is dropped, since the browser would otherwise follow it as stored.
+    """
+    match = _REFRESH.match(value)
+    if match is None:
+        return None
+    delay = match.group("delay") or "0"
+    target = (match.group("url") or "").strip().strip("'\"")
+    if not target:
+        return delay  # reload the same (archived) page
+    try:
+        absolute = urljoin(page_url, re.sub(r"[\t\n\r]", "", target).replace("\\", "/"))
+    except ValueError:
+        return None
+    if urlsplit(absolute).scheme.lower() not in ("http", "https"):
+        return None
+    return f"{delay}; url={prefix}{quote(absolute, safe=URL_SAFE)}"
