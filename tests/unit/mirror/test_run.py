@@ -360,3 +360,23 @@ def test_a_laptop_file_rewritten_during_a_repair_is_left_as_rewritten(
         assert row is not None and row.local_state == LocalState.PRESENT
         assert row.sha256 == hashlib.sha256(new).hexdigest()
     assert ctx.local_repaired == [] and ctx.local_unrepairable == []
+
+
+def test_a_copy_on_a_drive_the_policy_does_not_allow_does_not_count(
+    library: Library, tmp_path: Path
+) -> None:
+    """docs/drives.md: only allowed drives hold and count for a collection's copies. A
+    copy made on ``x`` before the policy narrowed to ``a`` leaves the file one short."""
+    snap = make_snapshot(library, [1000, 2000], seed=21)
+    x, _ = _drive(library, tmp_path, "x")
+    assert run_mirror(library).ok and present_ids(library, x) == set(snap.file_ids)
+    a, _ = _drive(library, tmp_path, "a")
+    set_policy(library, destinations=["a"])
+    plan = run_mirror(library, dry_run=True).plan
+    assert plan.files_needing == 2
+    assert {(t.file_id, t.destination_id) for t in plan.transfers} == {
+        (f, a) for f in snap.file_ids
+    }
+    result = run_mirror(library)
+    assert result.ok and result.copied == 2
+    assert present_ids(library, a) == set(snap.file_ids)
