@@ -25,21 +25,16 @@ from sqlalchemy import ColumnElement, Row, func, or_, select, update
 from archiver_app.errors import ArchiverError
 from archiver_app.library import Library
 from archiver_app.mirror import copier
+from archiver_app.mirror.copy_states import prepare_destination, set_states
 from archiver_app.mirror.destinations import MountedDestination, find_mounted, get_destination
 from archiver_app.mirror.director import Transfer
 from archiver_app.mirror.locking import DestinationBusy, destination_lock
+from archiver_app.mirror.outcomes import Stop, StopReason
 from archiver_app.mirror.policy import library_policy
 from archiver_app.mirror.progress import RunProgress
+from archiver_app.mirror.repair import FileChanged, RunContext, repair_local, row_unchanged
 from archiver_app.mirror.status import LIBRARY_SCRUB_KEY, laptop_status, scrub_interval
-from archiver_app.mirror.worker import (
-    FileChanged,
-    RunContext,
-    _row_unchanged,
-    _set_states,
-    prepare_destination,
-    repair_local,
-    run_destination,
-)
+from archiver_app.mirror.worker import run_destination
 from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Setting
 from archiver_app.tasks import CancelToken, Progress, null_progress
@@ -64,7 +59,7 @@ class ScrubResult:
     lost: list[str] = field(default_factory=list)  # recorded present, not on the drive
     repaired: int = 0
     unrepaired: int = 0
-    stopped: str | None = None
+    stopped: Stop | None = None
 
     def describe(self) -> str:
         text = f"{self.label}: {self.checked} copies checked, {self.ok} good"
@@ -73,9 +68,12 @@ class ScrubResult:
         if self.lost:
             text += f", {len(self.lost)} missing"
         if self.corrupted or self.lost:
-            text += f"; {self.repaired} repaired, {self.unrepaired} could not be repaired"
+            text += (
+                f"; {self.repaired} repaired from a good copy,"
+                f" {self.unrepaired} could not be repaired"
+            )
         if self.stopped:
-            text += f"; stopped: {self.stopped}"
+            text += f"; stopped: {self.stopped.message}"
         return text
 
 
@@ -116,7 +114,7 @@ def verify_destinations(
         except OSError as exc:  # cannot even take the lock: read-only, gone
             kind = copier.classify(exc).kind
             raise ArchiverError(
-                f"drive {d.label} cannot be written ({kind}): {exc.strerror or exc}"
+                f"drive {d.label} cannot be written: {kind.message} ({exc.strerror or exc})"
             ) from exc
     return results
 
@@ -192,14 +190,15 @@ def verify_destination(
 
         with ThreadPoolExecutor(policy.parallelism) as pool:
             list(pool.map(check, [tuple(r) for r in rows]))
-        _set_states(lib, dest.id, states, verified=True)
+        set_states(lib, dest.id, states, verified=True)
         result.corrupted.sort()
         result.lost.sort()
         tracker.finish()
         if gone.is_set():
-            result.stopped = (
-                f"drive {dest.label} went away during the check; "
-                f"{len(rows) - result.checked} copies were not checked and keep their state"
+            result.stopped = Stop(
+                StopReason.GONE,
+                f"during the check; {len(rows) - result.checked} copies were not checked"
+                " and keep their state",
             )
             return result
         bad = {fid for fid, st in states.items() if st != CopyState.PRESENT}
@@ -284,7 +283,7 @@ def verify_library(
     """Re-hash every file the library holds on this computer (the copy that counts as one
     of the policy's copies; with ``verified_before``, only those last verified before it),
     stamp the good ones ``verified_at``, and restore bad ones from a present copy on a
-    mounted drive (:func:`worker.repair_local`: marked corrupted first,
+    mounted drive (:func:`repair.repair_local`: marked corrupted first,
     never over a file rewritten meanwhile). Offloaded files are not here to check, and
     files imported with ``--link`` are the user's own, wherever they are (perhaps on a drive
     not plugged in now): they are neither checked nor written.
@@ -348,17 +347,16 @@ def verify_library(
             break
         try:
             if not repair:
-                with _row_unchanged(lib, fid, (path, sha, size)) as s:
+                with row_unchanged(lib, fid, (path, sha, size)) as s:
                     s.execute(
                         update(File).where(File.id == fid).values(local_state=LocalState.CORRUPTED)
                     )
             elif repair_local(ctx, fid):
                 result.repaired += 1
-                continue
         except FileChanged:  # rewritten meanwhile (a sidecar): a change, not rot
             continue
         (result.corrupted if there else result.lost).append(path)
-    result.unrepaired = len(result.corrupted) + len(result.lost)
+    result.unrepaired = len(result.corrupted) + len(result.lost) - result.repaired
     if not cancel.cancelled:
         with lib.write() as s:
             s.merge(Setting(key=LIBRARY_SCRUB_KEY, value=now.isoformat()))
@@ -479,5 +477,5 @@ def _verify_in_reach(
                 )
             )
         except DestinationBusy as exc:
-            results.append(ScrubResult(d.label, stopped=str(exc)))
+            results.append(ScrubResult(d.label, stopped=Stop(StopReason.BUSY, str(exc))))
     return results

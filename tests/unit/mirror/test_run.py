@@ -277,7 +277,7 @@ def test_new_folders_on_the_drive_are_made_durable_with_the_files(
 def test_a_copy_whose_file_changed_while_it_was_written_is_not_recorded(
     library: Library, tmp_path: Path
 ) -> None:
-    from archiver_app.mirror import worker
+    from archiver_app.mirror import copy_states as states
     from archiver_app.store.copies import forget_copies
 
     snap = make_snapshot(library, [1000, 2000], seed=3)
@@ -285,10 +285,10 @@ def test_a_copy_whose_file_changed_while_it_was_written_is_not_recorded(
     usb.mkdir()
     dest = add_destination(library, usb, "usb").id
     first, second = snap.file_ids
-    worker._set_states(library, dest, {first: "ongoing", second: "ongoing"}, verified=False)
+    states.set_states(library, dest, {first: "ongoing", second: "ongoing"}, verified=False)
     with library.write() as s:  # the first file's bytes change in the library meanwhile
         forget_copies(s.connection(), [first])
-    worker._update_states(library, dest, {first: "present", second: "present"}, verified=True)
+    states.update_states(library, dest, {first: "present", second: "present"}, verified=True)
     assert copy_states(library, dest) == {first: CopyState.MISSING, second: CopyState.PRESENT}
 
 
@@ -302,7 +302,7 @@ def test_a_laptop_file_rewritten_during_a_repair_is_left_as_rewritten(
     import hashlib
     import threading
 
-    from archiver_app.mirror import copier, worker
+    from archiver_app.mirror import copier, repair
     from archiver_app.mirror.progress import RunProgress
     from archiver_app.store.copies import forget_copies
     from archiver_app.tasks import CancelToken
@@ -345,12 +345,12 @@ def test_a_laptop_file_rewritten_during_a_repair_is_left_as_rewritten(
         return good
 
     monkeypatch.setattr(copier, "matches", rewritten_first)
-    ctx = worker.RunContext(
+    ctx = repair.RunContext(
         library, find_mounted(library), RunProgress(lambda _u: None, "t", 0, 0), CancelToken()
     )
     try:
-        with pytest.raises(worker.FileChanged):
-            worker.repair_local(ctx, fid)
+        with pytest.raises(repair.FileChanged):
+            repair.repair_local(ctx, fid)
     finally:
         checked.set()
         rewriter.join(5)
