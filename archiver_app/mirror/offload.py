@@ -245,41 +245,9 @@ def restore(
             result.already_local.append(row.id)
             tracker.add(files=1, nbytes=row.size)
             continue
-        done = False
-        for did, copy_at in holders.get(row.id, []):
-            dest = mounted.get(did)
-            if dest is None:
-                continue
-            try:
-                copier.copy_verified(
-                    safe_join(dest.folder, copy_path(copy_at, row.path)),
-                    target,
-                    row.sha256,
-                    row.size,
-                )
-            except copier.SourceMismatch:
-                with lib.write() as s:
-                    s.execute(
-                        update(Copy)
-                        .where(Copy.file_id == row.id, Copy.destination_id == did)
-                        .values(state=CopyState.CORRUPTED, updated_at=lib.clock())
-                    )
-                result.corrupted_copies.append((row.id, dest.label))
-                continue
-            except (copier.SourceError, copier.DestinationError):
-                continue
-            with lib.write() as s:
-                s.execute(
-                    update(File)
-                    .where(File.id == row.id)
-                    .values(local_state=LocalState.PRESENT, verified_at=lib.clock())
-                )
-            result.restored.append(row.id)
-            result.bytes += row.size
+        if _restore_file(lib, row, target, holders.get(row.id, []), mounted=mounted, result=result):
             tracker.add(files=1, nbytes=row.size)
-            done = True
-            break
-        if not done:
+        else:
             need_drives.update(labels[d] for d, _ in holders.get(row.id, []) if d not in mounted)
             if not any(d not in mounted for d, _ in holders.get(row.id, [])):
                 need_drives.add("")
@@ -290,6 +258,49 @@ def restore(
             f"restore the files that are not on this laptop ({len(result.restored)} restored)",
         )
     return result
+
+
+def _restore_file(
+    lib: Library,
+    row: File,
+    target: Path,
+    holders: Sequence[tuple[int, str | None]],
+    *,
+    mounted: Mapping[int, MountedDestination],
+    result: RestoreResult,
+) -> bool:
+    """Copy ``row`` back to ``target`` from the first mounted holder whose copy verifies
+    (a rotten one is marked corrupted on the way); whether one did."""
+    assert row.sha256 is not None
+    for did, copy_at in holders:
+        dest = mounted.get(did)
+        if dest is None:
+            continue
+        try:
+            copier.copy_verified(
+                safe_join(dest.folder, copy_path(copy_at, row.path)), target, row.sha256, row.size
+            )
+        except copier.SourceMismatch:
+            with lib.write() as s:
+                s.execute(
+                    update(Copy)
+                    .where(Copy.file_id == row.id, Copy.destination_id == did)
+                    .values(state=CopyState.CORRUPTED, updated_at=lib.clock())
+                )
+            result.corrupted_copies.append((row.id, dest.label))
+            continue
+        except (copier.SourceError, copier.DestinationError):
+            continue
+        with lib.write() as s:
+            s.execute(
+                update(File)
+                .where(File.id == row.id)
+                .values(local_state=LocalState.PRESENT, verified_at=lib.clock())
+            )
+        result.restored.append(row.id)
+        result.bytes += row.size
+        return True
+    return False
 
 
 def restore_snapshot(

@@ -119,29 +119,7 @@ def run_mirror(
             on_plan(plan)
         return MirrorResult(plan, dry_run=True)
     with ExitStack() as stack:
-        locked: dict[int, MountedDestination] = {}
-        busy_labels: list[str] = []
-        unusable: dict[str, Stop] = {}
-        blocked: dict[int, StopReason] = {}
-        for did, dest in sorted(mounted.items()):
-            try:
-                stack.enter_context(destination_lock(dest.mount, label=dest.label, wait=lock_wait))
-                marker = read_marker(dest.mount)
-                if marker is None or marker.uuid != dest.uuid:
-                    swapped = marker is not None
-                    stop = Stop(StopReason.SWAPPED if swapped else StopReason.GONE)
-                    unusable[dest.label], blocked[did] = stop, stop.reason
-                    continue
-                prepare_destination(lib, dest)
-            except DestinationBusy:
-                busy_labels.append(dest.label)
-                blocked[did] = StopReason.BUSY
-                continue
-            except OSError as exc:
-                stop = Stop(classify(exc).kind, exc.strerror or str(exc))
-                unusable[dest.label], blocked[did] = stop, stop.reason
-                continue
-            locked[did] = dest
+        locked, blocked, unusable = _lock_destinations(lib, mounted, stack, lock_wait)
         plan = plan_mirror(
             lib,
             mounted,
@@ -151,7 +129,7 @@ def run_mirror(
             stale_ongoing=set(locked),
             blocked=blocked,
         )
-        plan.busy = busy_labels
+        plan.busy = [mounted[i].label for i, why in blocked.items() if why is StopReason.BUSY]
         plan.unusable.update(unusable)
         if on_plan:
             on_plan(plan)
@@ -181,3 +159,32 @@ def run_mirror(
             ctx.local_unrepairable,
         )
         return result
+
+
+def _lock_destinations(
+    lib: Library, mounted: dict[int, MountedDestination], stack: ExitStack, lock_wait: float
+) -> tuple[dict[int, MountedDestination], dict[int, StopReason], dict[str, Stop]]:
+    """Take each mounted drive's lock (held until ``stack`` closes) and make it ready: the
+    drives locked, why each other one cannot be written, and that as a :class:`Stop` by
+    label for the plan (busy drives are listed apart)."""
+    locked: dict[int, MountedDestination] = {}
+    blocked: dict[int, StopReason] = {}
+    unusable: dict[str, Stop] = {}
+    for did, dest in sorted(mounted.items()):
+        try:
+            stack.enter_context(destination_lock(dest.mount, label=dest.label, wait=lock_wait))
+            marker = read_marker(dest.mount)
+            if marker is None or marker.uuid != dest.uuid:
+                stop = Stop(StopReason.GONE if marker is None else StopReason.SWAPPED)
+                unusable[dest.label], blocked[did] = stop, stop.reason
+                continue
+            prepare_destination(lib, dest)
+        except DestinationBusy:
+            blocked[did] = StopReason.BUSY
+            continue
+        except OSError as exc:
+            stop = Stop(classify(exc).kind, exc.strerror or str(exc))
+            unusable[dest.label], blocked[did] = stop, stop.reason
+            continue
+        locked[did] = dest
+    return locked, blocked, unusable

@@ -137,69 +137,16 @@ def verify_destination(
     result = ScrubResult(dest.label)
     with destination_lock(dest.mount, label=dest.label, wait=lock_wait):
         prepare_destination(lib, dest)
-        with lib.session() as s:
-            rows = s.execute(
-                select(
-                    File.id,
-                    File.path,
-                    File.sha256,
-                    File.size,
-                    File.local_state,
-                    File.external_path,
-                    func.coalesce(Copy.path, File.path).label("at"),  # where the drive has it
-                )
-                .join(Copy, Copy.file_id == File.id)
-                .where(
-                    Copy.destination_id == dest.id,
-                    Copy.state.in_([CopyState.PRESENT, CopyState.CORRUPTED]),
-                    *_stale(Copy.verified_at, Copy.state == CopyState.CORRUPTED, verified_before),
-                )
-                .order_by(File.path)
-            ).all()
+        rows = _copies_to_check(lib, dest, verified_before)
         tracker = RunProgress(
             progress, f"verify {dest.label}", len(rows), sum(r.size for r in rows)
         )
-        states: dict[int, str] = {}
-        gone = threading.Event()  # the drive went away: every later verdict would be wrong
-        record = threading.Lock()
-
-        def check(row: tuple[int, str, str | None, int, str, str | None, str]) -> None:
-            fid, sha, size, path = row[0], row[2], row[3], row[6]
-            if cancel.cancelled or gone.is_set() or sha is None:
-                return
-            final = safe_join(dest.folder, path)
-            if not final.exists():
-                state = CopyState.MISSING
-            elif copier.matches(final, sha, size):
-                state = CopyState.PRESENT
-            else:
-                state = CopyState.CORRUPTED  # or unreadable: no good copy either way
-            if state != CopyState.PRESENT and not dest.still_mounted():
-                gone.set()  # not the copy's fault: the drive was pulled or swapped
-                return
-            with record:
-                states[fid] = state
-                if state == CopyState.MISSING:
-                    result.lost.append(path)
-                elif state == CopyState.CORRUPTED:
-                    result.corrupted.append(path)
-                else:
-                    result.ok += 1
-                result.checked += 1
-            tracker.add(files=1, nbytes=size)
-
-        with ThreadPoolExecutor(policy.parallelism) as pool:
-            list(pool.map(check, [tuple(r) for r in rows]))
+        states = _check_copies(dest, rows, policy.parallelism, tracker, cancel, result)
         set_states(lib, dest.id, states, verified=True)
         result.corrupted.sort()
         result.lost.sort()
         tracker.finish()
-        if gone.is_set():
-            result.stopped = Stop(
-                StopReason.GONE,
-                f"during the check; {len(rows) - result.checked} copies were not checked"
-                " and keep their state",
-            )
+        if result.stopped is not None:  # the drive went away: later verdicts would be wrong
             return result
         bad = {fid for fid, st in states.items() if st != CopyState.PRESENT}
         if repair and bad and not cancel.cancelled:
@@ -221,6 +168,85 @@ def verify_destination(
                 if row_d is not None:
                     row_d.last_scrub_at = lib.clock()
     return result
+
+
+_CopyRow = Row[int, str, str | None, int, str, str | None, str]
+
+
+def _copies_to_check(
+    lib: Library, dest: MountedDestination, verified_before: datetime | None
+) -> Sequence[_CopyRow]:
+    """The copies recorded on ``dest`` that a pass checks, in path order."""
+    with lib.session() as s:
+        return s.execute(
+            select(
+                File.id,
+                File.path,
+                File.sha256,
+                File.size,
+                File.local_state,
+                File.external_path,
+                func.coalesce(Copy.path, File.path).label("at"),  # where the drive has it
+            )
+            .join(Copy, Copy.file_id == File.id)
+            .where(
+                Copy.destination_id == dest.id,
+                Copy.state.in_([CopyState.PRESENT, CopyState.CORRUPTED]),
+                *_stale(Copy.verified_at, Copy.state == CopyState.CORRUPTED, verified_before),
+            )
+            .order_by(File.path)
+        ).all()
+
+
+def _check_copies(  # noqa: PLR0917 - private helper of verify_destination
+    dest: MountedDestination,
+    rows: Sequence[_CopyRow],
+    parallelism: int,
+    tracker: RunProgress,
+    cancel: CancelToken,
+    result: ScrubResult,
+) -> dict[int, str]:
+    """Re-hash each copy on ``parallelism`` threads, counting into ``result``; the state
+    each checked copy is in. A drive that goes away stops the check (``result.stopped``):
+    the copies not checked yet keep their state."""
+    states: dict[int, str] = {}
+    gone = threading.Event()
+    record = threading.Lock()
+
+    def check(row: tuple[int, str, str | None, int, str, str | None, str]) -> None:
+        fid, sha, size, path = row[0], row[2], row[3], row[6]
+        if cancel.cancelled or gone.is_set() or sha is None:
+            return
+        final = safe_join(dest.folder, path)
+        if not final.exists():
+            state = CopyState.MISSING
+        elif copier.matches(final, sha, size):
+            state = CopyState.PRESENT
+        else:
+            state = CopyState.CORRUPTED  # or unreadable: no good copy either way
+        if state != CopyState.PRESENT and not dest.still_mounted():
+            gone.set()  # not the copy's fault: the drive was pulled or swapped
+            return
+        with record:
+            states[fid] = state
+            if state == CopyState.MISSING:
+                result.lost.append(path)
+            elif state == CopyState.CORRUPTED:
+                result.corrupted.append(path)
+            else:
+                result.ok += 1
+            result.checked += 1
+        tracker.add(files=1, nbytes=size)
+
+    with ThreadPoolExecutor(parallelism) as pool:
+        list(pool.map(check, [tuple(r) for r in rows]))
+    if gone.is_set():
+        result.stopped = Stop(
+            StopReason.GONE,
+            f"during the check; {len(rows) - result.checked} copies were not checked"
+            " and keep their state",
+        )
+    return states
 
 
 def _repair_transfers(
@@ -305,26 +331,8 @@ def verify_library(
             .order_by(File.path)
         ).all()
     tracker = RunProgress(progress, "verify this computer", len(rows), sum(r.size for r in rows))
-    good: list[int] = []
-    bad: list[tuple[int, str, str, int, bool]] = []  # id, path, sha256, size, file there
-    record = threading.Lock()
-
-    def check(row: Row[int, str, str | None, int]) -> None:
-        fid, path, sha, size = row
-        if cancel.cancelled or sha is None:
-            return
-        target = lib.abspath(path)
-        ok = copier.matches(target, sha, size)
-        with record:
-            if ok:
-                good.append(fid)
-            else:
-                bad.append((fid, path, sha, size, target.exists()))
-            result.checked += 1
-        tracker.add(files=1, nbytes=size)
-
-    with ThreadPoolExecutor(policy.parallelism) as pool:
-        list(pool.map(check, rows))
+    good, bad = _check_laptop(lib, rows, policy.parallelism, tracker, cancel)
+    result.checked = len(good) + len(bad)
     tracker.finish()
     now = lib.clock()
     with lib.write() as s:
@@ -361,6 +369,37 @@ def verify_library(
         with lib.write() as s:
             s.merge(Setting(key=LIBRARY_SCRUB_KEY, value=now.isoformat()))
     return result
+
+
+def _check_laptop(
+    lib: Library,
+    rows: Sequence[Row[int, str, str | None, int]],
+    parallelism: int,
+    tracker: RunProgress,
+    cancel: CancelToken,
+) -> tuple[list[int], list[tuple[int, str, str, int, bool]]]:
+    """Re-hash the laptop's files on ``parallelism`` threads: the ids of the good ones, and
+    (id, path, sha256, size, whether the file is there) of the bad ones."""
+    good: list[int] = []
+    bad: list[tuple[int, str, str, int, bool]] = []
+    record = threading.Lock()
+
+    def check(row: Row[int, str, str | None, int]) -> None:
+        fid, path, sha, size = row
+        if cancel.cancelled or sha is None:
+            return
+        target = lib.abspath(path)
+        ok = copier.matches(target, sha, size)
+        with record:
+            if ok:
+                good.append(fid)
+            else:
+                bad.append((fid, path, sha, size, target.exists()))
+        tracker.add(files=1, nbytes=size)
+
+    with ThreadPoolExecutor(parallelism) as pool:
+        list(pool.map(check, rows))
+    return good, bad
 
 
 def scrubs_due(lib: Library, *, scan_roots: Sequence[Path] | None = None) -> list[str]:
