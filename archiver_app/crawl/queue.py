@@ -130,13 +130,7 @@ def enqueue_links(
 ) -> EnqueueStats:
     """Record links found on page ``parent_id``: new pages, relations, shorter depths."""
     stats = EnqueueStats()
-    wanted: list[str] = []
-    seen: set[str] = set()
-    for raw in urls:
-        url = normalize_url(raw)
-        if url and url not in seen:
-            seen.add(url)
-            wanted.append(url)
+    wanted = _distinct_normalized(urls)
     if not wanted:
         return stats
     job = lock_job(s, ctx.job_id)
@@ -186,23 +180,38 @@ def enqueue_links(
             )
         if rows:
             s.execute(insert(Page).values(rows).on_conflict_do_nothing())
-        ids = dict(
-            s.execute(
-                select(Page.url, Page.id).where(Page.job_id == ctx.job_id, Page.url.in_(chunk))
-            ).all()
-        )
-        rel_rows = [
-            {"job_id": ctx.job_id, "parent_page_id": parent_id, "child_page_id": ids[u]}
-            for u in chunk
-            if u in ids and ids[u] != parent_id
-        ]
-        if rel_rows:
-            s.execute(insert(Relation).values(rel_rows).on_conflict_do_nothing())
+        _relate(s, ctx.job_id, parent_id, chunk)
         for row in known.values():
             stats.known += 1
             if row.depth > depth:
                 stats.lowered += lower_depth(s, ctx, job, row.id, depth)
     return stats
+
+
+def _distinct_normalized(urls: Iterable[str]) -> list[str]:
+    """The normalised URLs, each once, in the order first seen (unusable ones dropped)."""
+    wanted: list[str] = []
+    seen: set[str] = set()
+    for raw in urls:
+        url = normalize_url(raw)
+        if url and url not in seen:
+            seen.add(url)
+            wanted.append(url)
+    return wanted
+
+
+def _relate(s: Session, job_id: int, parent_id: int, chunk: list[str]) -> None:
+    """Record ``parent_id`` as a parent of each page of ``chunk`` (itself excepted)."""
+    ids = dict(
+        s.execute(select(Page.url, Page.id).where(Page.job_id == job_id, Page.url.in_(chunk))).all()
+    )
+    rel_rows = [
+        {"job_id": job_id, "parent_page_id": parent_id, "child_page_id": ids[u]}
+        for u in chunk
+        if u in ids and ids[u] != parent_id
+    ]
+    if rel_rows:
+        s.execute(_dialect_insert(s)(Relation).values(rel_rows).on_conflict_do_nothing())
 
 
 def lower_depth(s: Session, ctx: JobContext, job: Job, page_id: int, depth: int) -> int:

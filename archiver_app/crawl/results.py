@@ -81,20 +81,7 @@ def finish_page(
     superseded = not current and not holder_free and page.state != PageState.DONE
     error = result.error or (None if good else f"HTTP {result.http_status}")
 
-    s.execute(
-        update(PageAttempt)
-        .where(PageAttempt.id == claimed.attempt_id)
-        .values(
-            finished_at=now,
-            outcome="done" if good else "failed",
-            http_status=result.http_status,
-            final_url=result.final_url,
-            snapshot_id=result.snapshot_id,
-            bytes_written=result.bytes_written,
-            error=error,
-        )
-        .execution_options(synchronize_session=False)
-    )
+    _close_attempt(s, claimed.attempt_id, result, "done" if good else "failed", error, now)
     links: EnqueueStats | None = None
     if good:
         if current or holder_free:
@@ -140,6 +127,31 @@ def finish_page(
     s.flush()
     recount_concurrency(s, ctx.job_id)
     return PageOutcome(page.state, "done" if good else "failed", links, superseded)
+
+
+def _close_attempt(  # noqa: PLR0917 - private helper of finish_page
+    s: Session,
+    attempt_id: int,
+    result: FetchResult,
+    outcome: str,
+    error: str | None,
+    now: datetime,
+) -> None:
+    """Record how the attempt ended on its ``page_attempts`` row."""
+    s.execute(
+        update(PageAttempt)
+        .where(PageAttempt.id == attempt_id)
+        .values(
+            finished_at=now,
+            outcome=outcome,
+            http_status=result.http_status,
+            final_url=result.final_url,
+            snapshot_id=result.snapshot_id,
+            bytes_written=result.bytes_written,
+            error=error,
+        )
+        .execution_options(synchronize_session=False)
+    )
 
 
 def _follow(
