@@ -252,8 +252,7 @@ def _short_reason(
     return Shortfall.NOT_ENOUGH_DRIVES
 
 
-# Long: the per-file loop is the planner's hot path (a million files); its helpers are
-# closures over the loop's tables so that each file costs no attribute lookups.
+# Long: its per-file loop is the hot path (a million files); closures keep per-file lookups local.
 def plan_mirror(
     lib: Library,
     mounted: Mapping[int, MountedDestination],

@@ -52,6 +52,9 @@ class DriveNotMounted(ArchiverError):
 
 @dataclass
 class ScrubResult:
+    """One scrub: every bad copy found (``corrupted``, ``lost``: repaired or not), how many
+    were repaired and how many not, and why it stopped early, if it did."""
+
     label: str
     checked: int = 0
     ok: int = 0
