@@ -23,12 +23,22 @@ from archiver_app.mirror import copier
 from archiver_app.mirror.copy_states import claim_needed, set_states, staging_folder
 from archiver_app.mirror.destinations import MARKER_NAME, MountedDestination
 from archiver_app.mirror.director import Transfer
-from archiver_app.mirror.outcomes import CopyEnd, CopyResult, DestinationOutcome, Stop, StopReason
+from archiver_app.mirror.outcomes import (
+    ADOPTED,
+    COPIED,
+    INTERRUPTED,
+    CopyEnd,
+    CopyResult,
+    DestinationOutcome,
+    Stop,
+    StopReason,
+)
 from archiver_app.mirror.repair import FileChanged, RunContext, repair_local
 from archiver_app.store.models import CopyState
 
 T = TypeVar("T")
 _END = object()
+
 DISAPPEARED = "it disappeared during the run"
 
 
@@ -146,12 +156,12 @@ def write_batch(lane: Lane, batch: list[Transfer], pool: ThreadPoolExecutor) -> 
 
     def write_one(t: Transfer) -> None:
         if stop.is_set() or cancel.cancelled:
-            results[t.file_id] = CopyResult.INTERRUPTED
+            results[t.file_id] = INTERRUPTED
             return
         if existing:
             final = copier.join_relative(lane.folder, t.path)
             if final in existing and copier.matches(final, t.sha256, t.size):
-                results[t.file_id] = CopyResult.ADOPTED
+                results[t.file_id] = ADOPTED
                 add(files=1, nbytes=t.size)
                 return
         results[t.file_id] = _write_temp(lane, t, temps, add)
@@ -195,7 +205,7 @@ def _write_temp(
                 fsync=not lane.whole_fs,
                 hash_source=False,
             )
-            return CopyResult.COPIED
+            return COPIED
         except copier.SourceMismatch:  # the source's size is not the recorded one
             add(nbytes=-counted.done)
             if t.source_destination_id is not None:

@@ -46,6 +46,9 @@ from archiver_app.mirror.lane import (
     write_batch,
 )
 from archiver_app.mirror.outcomes import (
+    ADOPTED,
+    COPIED,
+    INTERRUPTED,
     CopyEnd,
     CopyResult,
     DestinationOutcome,
@@ -70,7 +73,7 @@ VERIFY_AHEAD = 8
 #: the GIL (measured: one writer used less CPU and no more time than two).
 WRITERS = 1
 SMALL_GROUP = 32
-_INSTALLED = (CopyResult.COPIED, CopyResult.ADOPTED)
+_INSTALLED = (COPIED, ADOPTED)
 
 
 @dataclass
@@ -128,7 +131,7 @@ def _start_verify(
     43-75% when one pool took both kinds in turn; see docs/benchmarks.md)."""
     batch, results, temps = written.batch, written.results, written.temps
     by_id = {t.file_id: t for t in batch}
-    ok = {fid: p for fid, p in temps.items() if results.get(fid) is CopyResult.COPIED}
+    ok = {fid: p for fid, p in temps.items() if results.get(fid) is COPIED}
     if error is not None:
         for fid, temp in ok.items():
             results[fid] = error.kind
@@ -143,7 +146,7 @@ def _start_verify(
             again = copy_checked(lane, t)
             if again is not None:
                 ok[fid] = again
-                results[fid] = CopyResult.COPIED
+                results[fid] = COPIED
         if not lane.dest.still_mounted():
             lane.note_gone()
 
@@ -178,7 +181,7 @@ def _install(lane: Lane, verifying: _Verifying) -> _Installed:
     seen: set[str] = set()
     folder = lane.folder
     for fid, temp in verifying.ok.items():
-        if results[fid] is not CopyResult.COPIED:
+        if results[fid] is not COPIED:
             continue
         final = copier.join_relative(folder, by_id[fid].path)
         parent = os.path.dirname(final)
@@ -218,13 +221,13 @@ def _record(lane: Lane, done: _Installed, error: copier.DestinationError | None)
     outcome = lane.outcome
     copied = 0
     for t in batch:
-        r = results.get(t.file_id, CopyResult.INTERRUPTED)
-        if r is CopyResult.COPIED:
+        r = results.get(t.file_id, INTERRUPTED)
+        if r is COPIED:
             copied += 1
             outcome.bytes += t.size
-        elif r is CopyResult.ADOPTED:
+        elif r is ADOPTED:
             outcome.adopted += 1
-        elif r is not CopyResult.INTERRUPTED or not lane.stop.is_set():
+        elif r is not INTERRUPTED or not lane.stop.is_set():
             outcome.failed[r] += 1
     if copied:
         outcome.copied += copied
@@ -278,7 +281,7 @@ class _Finisher:
         if not new and not installed:
             return
         dirs: set[str] = set()
-        if any(r is CopyResult.COPIED for w in new for r in w.results.values()):
+        if any(r is COPIED for w in new for r in w.results.values()):
             dirs.add(lane.staging)
         for done in installed:
             dirs |= done.folders
