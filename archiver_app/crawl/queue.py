@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any, cast
 
 from sqlalchemy import and_, func, select, update
@@ -37,6 +38,15 @@ from archiver_app.crawl.spec import JobContext
 from archiver_app.store.models import Job, JobLog, Page, PageAttempt, PageState, Relation
 
 LIMIT_DEPTH = "limit: depth"
+
+
+class AttemptOutcome(StrEnum):
+    """How one attempt at a page ended (``page_attempts.outcome``; None while it runs)."""
+
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"  # the worker stopped before the page was recorded
+    LOST = "lost"  # the worker's lease lapsed with the attempt unfinished
 CHUNK = 400
 
 
@@ -417,7 +427,7 @@ def recover_expired(s: Session, *, now: datetime, limit: int = 500) -> int:
                     PageAttempt.outcome.is_(None),
                 )
             )
-            .values(outcome="lost", finished_at=now, error=error)
+            .values(outcome=AttemptOutcome.LOST, finished_at=now, error=error)
             .execution_options(synchronize_session=False)
         )
         then = "back in the queue" if new_state == PageState.READY else "no attempts left: failed"

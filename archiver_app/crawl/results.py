@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from archiver_app.crawl.fetcher import FetchResult
 from archiver_app.crawl.queue import (
+    AttemptOutcome,
     ClaimedPage,
     EnqueueStats,
     enqueue_links,
@@ -53,7 +54,7 @@ def status_column(status: int | None) -> str:
 @dataclass(frozen=True)
 class PageOutcome:
     state: str  # the page's state after this result
-    outcome: str  # the attempt's outcome: done | failed
+    outcome: AttemptOutcome  # DONE or FAILED
     links: EnqueueStats | None
     superseded: bool  # another attempt holds the page now (this one came back late)
 
@@ -81,7 +82,8 @@ def finish_page(
     superseded = not current and not holder_free and page.state != PageState.DONE
     error = result.error or (None if good else f"HTTP {result.http_status}")
 
-    _close_attempt(s, claimed.attempt_id, result, "done" if good else "failed", error, now)
+    outcome = AttemptOutcome.DONE if good else AttemptOutcome.FAILED
+    _close_attempt(s, claimed.attempt_id, result, outcome, error, now)
     links: EnqueueStats | None = None
     if good:
         if current or holder_free:
@@ -126,14 +128,14 @@ def finish_page(
     job.updated_at = now
     s.flush()
     recount_concurrency(s, ctx.job_id)
-    return PageOutcome(page.state, "done" if good else "failed", links, superseded)
+    return PageOutcome(page.state, outcome, links, superseded)
 
 
 def _close_attempt(  # noqa: PLR0917 - private helper of finish_page
     s: Session,
     attempt_id: int,
     result: FetchResult,
-    outcome: str,
+    outcome: AttemptOutcome,
     error: str | None,
     now: datetime,
 ) -> None:
