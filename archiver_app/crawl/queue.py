@@ -47,6 +47,8 @@ class AttemptOutcome(StrEnum):
     FAILED = "failed"
     CANCELLED = "cancelled"  # the worker stopped before the page was recorded
     LOST = "lost"  # the worker's lease lapsed with the attempt unfinished
+
+
 CHUNK = 400
 
 
