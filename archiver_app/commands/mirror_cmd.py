@@ -1,4 +1,9 @@
-"""``archiver mirror [--dry-run]``: print the plan, then copy to the mounted drives."""
+"""``archiver mirror [--dry-run]``: print the plan, then copy to the mounted drives.
+
+Exit status: 0 when every file has the copies its policy asks for (after a dry run: would
+have, once the plan is copied), 1 when any file is left short, whatever the reason (a
+drive absent, busy, read-only, full or gone, a failed copy, a cancel); 2 for bad input.
+"""
 
 from __future__ import annotations
 
@@ -46,4 +51,7 @@ def cmd_mirror(args: argparse.Namespace, ctx: Context) -> int:
         print(line, file=ctx.out)
     if not args.dry_run:
         print(f"done: {result.copied} copies made and verified", file=ctx.out)
-    return 0 if result.ok else 1
+    if not result.policy_holds:
+        print("the retention policy is not met for every file (see above)", file=ctx.out)
+        return 1
+    return 0

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import aliased
+from sqlalchemy import Row, select
+from sqlalchemy.orm import Session, aliased
 
 from archiver_app.library import Library, atomic_write_text
 from archiver_app.store.models import Job, Page, PageAttempt, PageState, Relation, Snapshot
@@ -39,6 +40,21 @@ def job_folder(lib: Library, job_id: int) -> Path:
     return lib.root / "jobs" / str(job_id)
 
 
+_COUNTERS = (
+    "items_queued",
+    "items_downloaded",
+    "bytes_downloaded",
+    "r1xx",
+    "r2xx",
+    "r3xx",
+    "r4xx",
+    "r5xx",
+    "runk",
+    "error_count",
+    "retry_count",
+)
+
+
 def build_coverage(
     lib: Library, job_id: int
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
@@ -47,68 +63,10 @@ def build_coverage(
         job = s.get(Job, job_id)
         if job is None:
             raise LookupError(job_id)
-        parent = aliased(Page)
-        first_parent = (
-            select(parent.url)
-            .join(Relation, Relation.parent_page_id == parent.id)
-            .where(Relation.child_page_id == Page.id)
-            .order_by(parent.depth, parent.id)
-            .limit(1)
-            .scalar_subquery()
-        )
-        pages = s.execute(
-            select(
-                Page.url,
-                Page.state,
-                Page.depth,
-                Page.attempts,
-                Page.skip_reason,
-                Page.last_error,
-                Page.snapshot_id,
-                first_parent.label("parent"),
-            )
-            .where(Page.job_id == job_id)
-            .order_by(Page.id)
-        ).all()
-        attempts = s.execute(
-            select(
-                Page.url,
-                PageAttempt.attempt,
-                PageAttempt.outcome,
-                PageAttempt.final_url,
-                PageAttempt.http_status,
-                PageAttempt.bytes_written,
-                PageAttempt.worker_id,
-                PageAttempt.ruleset_version,
-                PageAttempt.started_at,
-                Snapshot.id,
-                Snapshot.uid,
-                Snapshot.folder,
-                Snapshot.warc_file,
-                Snapshot.captured_at,
-            )
-            .join(Page, Page.id == PageAttempt.page_id)
-            .join(Snapshot, Snapshot.id == PageAttempt.snapshot_id)
-            .where(PageAttempt.job_id == job_id)
-            .order_by(PageAttempt.id)
-        ).all()
+        pages = _pages(s, job_id)
+        attempts = _attempts(s, job_id)
         config, status, name = dict(job.config), str(job.status), job.name
-        counters = {
-            k: getattr(job, k)
-            for k in (
-                "items_queued",
-                "items_downloaded",
-                "bytes_downloaded",
-                "r1xx",
-                "r2xx",
-                "r3xx",
-                "r4xx",
-                "r5xx",
-                "runk",
-                "error_count",
-                "retry_count",
-            )
-        }
+        counters = {k: getattr(job, k) for k in _COUNTERS}
         version = job.ruleset_version
 
     states = Counter(str(p.state) for p in pages)
@@ -138,7 +96,64 @@ def build_coverage(
             if p.state == PageState.FAILED
         ],
     }
-    ledger = [
+    return report, _ledger(pages), _manifest(attempts)
+
+
+def _pages(s: Session, job_id: int) -> Sequence[Row[Any]]:
+    """Every page of the job, with the first page it was discovered from."""
+    parent = aliased(Page)
+    first_parent = (
+        select(parent.url)
+        .join(Relation, Relation.parent_page_id == parent.id)
+        .where(Relation.child_page_id == Page.id)
+        .order_by(parent.depth, parent.id)
+        .limit(1)
+        .scalar_subquery()
+    )
+    return s.execute(
+        select(
+            Page.url,
+            Page.state,
+            Page.depth,
+            Page.attempts,
+            Page.skip_reason,
+            Page.last_error,
+            Page.snapshot_id,
+            first_parent.label("parent"),
+        )
+        .where(Page.job_id == job_id)
+        .order_by(Page.id)
+    ).all()
+
+
+def _attempts(s: Session, job_id: int) -> Sequence[Any]:  # rows of 14 columns
+    """Every attempt of the job that made a snapshot, with that snapshot."""
+    return s.execute(
+        select(
+            Page.url,
+            PageAttempt.attempt,
+            PageAttempt.outcome,
+            PageAttempt.final_url,
+            PageAttempt.http_status,
+            PageAttempt.bytes_written,
+            PageAttempt.worker_id,
+            PageAttempt.ruleset_version,
+            PageAttempt.started_at,
+            Snapshot.id,
+            Snapshot.uid,
+            Snapshot.folder,
+            Snapshot.warc_file,
+            Snapshot.captured_at,
+        )
+        .join(Page, Page.id == PageAttempt.page_id)
+        .join(Snapshot, Snapshot.id == PageAttempt.snapshot_id)
+        .where(PageAttempt.job_id == job_id)
+        .order_by(PageAttempt.id)
+    ).all()
+
+
+def _ledger(pages: Sequence[Row[Any]]) -> list[dict[str, Any]]:
+    return [
         {
             "url": p.url,
             "state": str(p.state),
@@ -150,7 +165,10 @@ def build_coverage(
         }
         for p in pages
     ]
-    manifest = [
+
+
+def _manifest(attempts: Sequence[Any]) -> list[dict[str, Any]]:
+    return [
         {
             "url": a.url,
             "final_url": a.final_url,
@@ -168,7 +186,6 @@ def build_coverage(
         }
         for a in attempts
     ]
-    return report, ledger, manifest
 
 
 def render_markdown(report: dict[str, Any]) -> str:

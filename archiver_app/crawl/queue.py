@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any, cast
 
 from sqlalchemy import and_, func, select, update
@@ -37,6 +38,17 @@ from archiver_app.crawl.spec import JobContext
 from archiver_app.store.models import Job, JobLog, Page, PageAttempt, PageState, Relation
 
 LIMIT_DEPTH = "limit: depth"
+
+
+class AttemptOutcome(StrEnum):
+    """How one attempt at a page ended (``page_attempts.outcome``; None while it runs)."""
+
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"  # the worker stopped before the page was recorded
+    LOST = "lost"  # the worker's lease lapsed with the attempt unfinished
+
+
 CHUNK = 400
 
 
@@ -130,13 +142,7 @@ def enqueue_links(
 ) -> EnqueueStats:
     """Record links found on page ``parent_id``: new pages, relations, shorter depths."""
     stats = EnqueueStats()
-    wanted: list[str] = []
-    seen: set[str] = set()
-    for raw in urls:
-        url = normalize_url(raw)
-        if url and url not in seen:
-            seen.add(url)
-            wanted.append(url)
+    wanted = _distinct_normalized(urls)
     if not wanted:
         return stats
     job = lock_job(s, ctx.job_id)
@@ -186,23 +192,38 @@ def enqueue_links(
             )
         if rows:
             s.execute(insert(Page).values(rows).on_conflict_do_nothing())
-        ids = dict(
-            s.execute(
-                select(Page.url, Page.id).where(Page.job_id == ctx.job_id, Page.url.in_(chunk))
-            ).all()
-        )
-        rel_rows = [
-            {"job_id": ctx.job_id, "parent_page_id": parent_id, "child_page_id": ids[u]}
-            for u in chunk
-            if u in ids and ids[u] != parent_id
-        ]
-        if rel_rows:
-            s.execute(insert(Relation).values(rel_rows).on_conflict_do_nothing())
+        _relate(s, ctx.job_id, parent_id, chunk)
         for row in known.values():
             stats.known += 1
             if row.depth > depth:
                 stats.lowered += lower_depth(s, ctx, job, row.id, depth)
     return stats
+
+
+def _distinct_normalized(urls: Iterable[str]) -> list[str]:
+    """The normalised URLs, each once, in the order first seen (unusable ones dropped)."""
+    wanted: list[str] = []
+    seen: set[str] = set()
+    for raw in urls:
+        url = normalize_url(raw)
+        if url and url not in seen:
+            seen.add(url)
+            wanted.append(url)
+    return wanted
+
+
+def _relate(s: Session, job_id: int, parent_id: int, chunk: list[str]) -> None:
+    """Record ``parent_id`` as a parent of each page of ``chunk`` (itself excepted)."""
+    ids = dict(
+        s.execute(select(Page.url, Page.id).where(Page.job_id == job_id, Page.url.in_(chunk))).all()
+    )
+    rel_rows = [
+        {"job_id": job_id, "parent_page_id": parent_id, "child_page_id": ids[u]}
+        for u in chunk
+        if u in ids and ids[u] != parent_id
+    ]
+    if rel_rows:
+        s.execute(_dialect_insert(s)(Relation).values(rel_rows).on_conflict_do_nothing())
 
 
 def lower_depth(s: Session, ctx: JobContext, job: Job, page_id: int, depth: int) -> int:
@@ -408,7 +429,7 @@ def recover_expired(s: Session, *, now: datetime, limit: int = 500) -> int:
                     PageAttempt.outcome.is_(None),
                 )
             )
-            .values(outcome="lost", finished_at=now, error=error)
+            .values(outcome=AttemptOutcome.LOST, finished_at=now, error=error)
             .execution_options(synchronize_session=False)
         )
         then = "back in the queue" if new_state == PageState.READY else "no attempts left: failed"

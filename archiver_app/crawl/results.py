@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from archiver_app.crawl.fetcher import FetchResult
 from archiver_app.crawl.queue import (
+    AttemptOutcome,
     ClaimedPage,
     EnqueueStats,
     enqueue_links,
@@ -53,7 +54,7 @@ def status_column(status: int | None) -> str:
 @dataclass(frozen=True)
 class PageOutcome:
     state: str  # the page's state after this result
-    outcome: str  # the attempt's outcome: done | failed
+    outcome: AttemptOutcome  # DONE or FAILED
     links: EnqueueStats | None
     superseded: bool  # another attempt holds the page now (this one came back late)
 
@@ -81,20 +82,8 @@ def finish_page(
     superseded = not current and not holder_free and page.state != PageState.DONE
     error = result.error or (None if good else f"HTTP {result.http_status}")
 
-    s.execute(
-        update(PageAttempt)
-        .where(PageAttempt.id == claimed.attempt_id)
-        .values(
-            finished_at=now,
-            outcome="done" if good else "failed",
-            http_status=result.http_status,
-            final_url=result.final_url,
-            snapshot_id=result.snapshot_id,
-            bytes_written=result.bytes_written,
-            error=error,
-        )
-        .execution_options(synchronize_session=False)
-    )
+    outcome = AttemptOutcome.DONE if good else AttemptOutcome.FAILED
+    _close_attempt(s, claimed.attempt_id, result, outcome, error, now)
     links: EnqueueStats | None = None
     if good:
         if current or holder_free:
@@ -139,7 +128,32 @@ def finish_page(
     job.updated_at = now
     s.flush()
     recount_concurrency(s, ctx.job_id)
-    return PageOutcome(page.state, "done" if good else "failed", links, superseded)
+    return PageOutcome(page.state, outcome, links, superseded)
+
+
+def _close_attempt(  # noqa: PLR0917 - private helper of finish_page
+    s: Session,
+    attempt_id: int,
+    result: FetchResult,
+    outcome: AttemptOutcome,
+    error: str | None,
+    now: datetime,
+) -> None:
+    """Record how the attempt ended on its ``page_attempts`` row."""
+    s.execute(
+        update(PageAttempt)
+        .where(PageAttempt.id == attempt_id)
+        .values(
+            finished_at=now,
+            outcome=outcome,
+            http_status=result.http_status,
+            final_url=result.final_url,
+            snapshot_id=result.snapshot_id,
+            bytes_written=result.bytes_written,
+            error=error,
+        )
+        .execution_options(synchronize_session=False)
+    )
 
 
 def _follow(

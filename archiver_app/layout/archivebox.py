@@ -224,20 +224,26 @@ def import_batch(
                 stats.files += len(item.merged_files)
         source = s.get(ImportSource, source_id)
         assert source is not None
-        if batch:
-            source.cursor = batch[-1]
-        totals = dict(source.stats or {})
-        for key_name in ("seen", "imported", "merged", "invalid", "files", "bytes"):
-            totals[key_name] = int(totals.get(key_name, 0)) + getattr(stats, key_name)
-        totals["failed"] = (list(totals.get("failed", [])) + stats.failed)[-200:]
-        totals["refused"] = (list(totals.get("refused", [])) + stats.refused)[-200:]
-        source.stats = totals
-        source.state = "done" if stats.done else "importing"
-        if stats.done:
-            source.finished_at = utcnow()
+        _advance_source(source, batch, stats)
     if mode == "move":
         finish_pending_cleanups(library.write, library.root, rehash=False)
     return stats
+
+
+def _advance_source(source: ImportSource, batch: list[str], stats: ImportStats) -> None:
+    """Move the source's cursor past ``batch`` and add the batch's counts to its totals
+    (the last 200 messages of each kind are kept)."""
+    if batch:
+        source.cursor = batch[-1]
+    totals = dict(source.stats or {})
+    for key_name in ("seen", "imported", "merged", "invalid", "files", "bytes"):
+        totals[key_name] = int(totals.get(key_name, 0)) + getattr(stats, key_name)
+    totals["failed"] = (list(totals.get("failed", [])) + stats.failed)[-200:]
+    totals["refused"] = (list(totals.get("refused", [])) + stats.refused)[-200:]
+    source.stats = totals
+    source.state = "done" if stats.done else "importing"
+    if stats.done:
+        source.finished_at = utcnow()
 
 
 def _db_keeper(library: Library, index: ParsedIndex) -> tuple[str, str] | None:

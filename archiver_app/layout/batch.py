@@ -72,6 +72,34 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
         r.id: dict(r._mapping)
         for r in conn.execute(select(*cols).where(Snapshot.id.in_(ids))).all()
     }
+    simple = _apply_others(session, items, rows, root, done)
+    if not simple:
+        sync_to_disk(root)  # copies were made with durable=False
+        return done
+    simple_ids = [i.move.snapshot_id for i in simple]
+    existing, tags = _files_and_tags(conn, simple_ids)
+    out = _batch_rows(simple, rows, existing, tags)
+    done.moves.extend(out.moves)
+    _write_rows(conn, out)
+    if out.markers:  # one row for the batch; unique, so a concurrent migrator's stays apart
+        key = f"{CLEANUP_PREFIX}batch-{simple_ids[0]}-{uuid.uuid4().hex[:12]}"
+        conn.execute(insert(Setting), [{"key": key, "value": {"moves": out.markers}}])
+        done.marker_keys.append(key)
+    for folder, data in out.sidecars:  # in line: threads here only handed the GIL around
+        write_sidecar(folder, data, durable=False)
+    sync_to_disk(root)  # every copy and index.json of the batch is on disk before the commit
+    return done
+
+
+def _apply_others(
+    session: Session,
+    items: list[BatchItem],
+    rows: dict[int, dict[str, Any]],
+    root: Path,
+    done: AppliedBatch,
+) -> list[BatchItem]:
+    """Apply one by one the moves that need the full path (:func:`needs_full_apply`), skip
+    those changed meanwhile; the rest, for the batched path."""
     simple: list[BatchItem] = []
     for item in items:
         move = item.move
@@ -88,30 +116,58 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
                     done.marker_keys.append(f"{CLEANUP_PREFIX}{snap.id}")
             continue
         simple.append(item)
-    if not simple:
-        sync_to_disk(root)  # copies were made with durable=False
-        return done
-    simple_ids = [i.move.snapshot_id for i in simple]
+    return simple
+
+
+def _files_and_tags(
+    conn: Connection, snapshot_ids: list[int]
+) -> tuple[dict[int, dict[str, int]], dict[int, list[str]]]:
+    """Per snapshot: its registered files (path -> id) and its tag names."""
     existing: dict[int, dict[str, int]] = defaultdict(dict)
     for file_id, path, owner in conn.execute(
-        select(File.id, File.path, File.snapshot_id).where(File.snapshot_id.in_(simple_ids))
+        select(File.id, File.path, File.snapshot_id).where(File.snapshot_id.in_(snapshot_ids))
     ).all():
         existing[int(owner or 0)][str(path)] = int(file_id)
     tags: dict[int, list[str]] = defaultdict(list)
     for owner, name in conn.execute(
         select(SnapshotTag.snapshot_id, Tag.name)
         .join(Tag, Tag.id == SnapshotTag.tag_id)
-        .where(SnapshotTag.snapshot_id.in_(simple_ids))
+        .where(SnapshotTag.snapshot_id.in_(snapshot_ids))
     ).all():
         tags[int(owner)].append(str(name))
+    return existing, tags
+
+
+@dataclass
+class _BatchRows:
+    """What a batch of simple moves writes: rows to update and insert, cleanup markers and
+    the new sidecars."""
+
     # (new path, size, sha256, id); the sidecars' rows have new bytes
-    file_updates: list[tuple[str, int, str, int]] = []
-    sidecar_updates: list[tuple[str, int, str, int]] = []
-    file_inserts: list[dict[str, Any]] = []
-    snap_updates: list[tuple[int, tuple[str, str, int, str | None]]] = []
-    markers: list[dict[str, Any]] = []
-    sidecars: list[tuple[Path, bytes]] = []
-    now = utcnow()
+    file_updates: list[tuple[str, int, str, int]] = field(default_factory=list)
+    sidecar_updates: list[tuple[str, int, str, int]] = field(default_factory=list)
+    file_inserts: list[dict[str, Any]] = field(default_factory=list)
+    snap_updates: list[tuple[int, tuple[str, str, int, str | None]]] = field(default_factory=list)
+    markers: list[dict[str, Any]] = field(default_factory=list)
+    sidecars: list[tuple[Path, bytes]] = field(default_factory=list)
+    moves: list[PreparedMove] = field(default_factory=list)
+
+
+# One loop over the batch's snapshots and their files, on the migration's hot path: the
+# lists it fills are bound to locals, so no snapshot or file costs a call or a lookup.
+def _batch_rows(
+    simple: list[BatchItem],
+    rows: dict[int, dict[str, Any]],
+    existing: dict[int, dict[str, int]],
+    tags: dict[int, list[str]],
+) -> _BatchRows:
+    out = _BatchRows()
+    file_updates, sidecar_updates, file_inserts = (
+        out.file_updates,
+        out.sidecar_updates,
+        out.file_inserts,
+    )
+    snap_updates, markers, sidecars = out.snap_updates, out.markers, out.sidecars
     for item in simple:
         move = item.move
         sid, plan = move.snapshot_id, move.plan
@@ -166,7 +222,13 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
                     "files": [[f.source, f.target, f.size, f.sha256] for f in move.copy.files],
                 }
             )
-        done.moves.append(move)
+        out.moves.append(move)
+    return out
+
+
+def _write_rows(conn: Connection, out: _BatchRows) -> None:
+    """The batch's row changes, in as few statements as the driver allows."""
+    file_updates, sidecar_updates = out.file_updates, out.sidecar_updates
     if file_updates or sidecar_updates:
         # drives keep their copies where they were written; the rewritten sidecars they
         # hold are the old bytes
@@ -179,25 +241,17 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
             _driver_sql(conn, "UPDATE files SET path = ?, size = ?, sha256 = ? WHERE id = ?"),
             file_updates + sidecar_updates,
         )
-    if file_inserts:
-        conn.execute(insert(File), file_inserts)
-    stamp = _datetime_param(conn)(now)
+    if out.file_inserts:
+        conn.execute(insert(File), out.file_inserts)
+    stamp = _datetime_param(conn)(utcnow())
     conn.exec_driver_sql(
         _driver_sql(
             conn,
             "UPDATE snapshots SET folder = ?, fs_version = ?, size_bytes = ?, warc_file = ?,"
             " updated_at = ? WHERE id = ?",
         ),
-        [(*u, stamp, sid) for sid, u in snap_updates],
+        [(*u, stamp, sid) for sid, u in out.snap_updates],
     )
-    if markers:  # one row for the batch; unique, so a concurrent migrator's stays apart
-        key = f"{CLEANUP_PREFIX}batch-{simple_ids[0]}-{uuid.uuid4().hex[:12]}"
-        conn.execute(insert(Setting), [{"key": key, "value": {"moves": markers}}])
-        done.marker_keys.append(key)
-    for folder, data in sidecars:  # in line: threads here only handed the GIL around
-        write_sidecar(folder, data, durable=False)
-    sync_to_disk(root)  # every copy and index.json of the batch is on disk before the commit
-    return done
 
 
 def _driver_sql(conn: Connection, sql: str) -> str:

@@ -174,28 +174,8 @@ def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
     progress: Progress,
     cancel: CancelToken,
 ) -> None:
-    root = library.root
-    report.cleanups += finish_pending_cleanups(library.write, root, rehash=True)
-    for source_id, path in pending_sources(library):
-        try:
-            names = list_folder_names(Path(path))
-        except OSError as exc:
-            report.failed.append(f"import source {path}: {exc.strerror or exc} (will retry)")
-            continue
-        while True:
-            cancel.raise_if_cancelled()
-            stats = import_batch(library, source_id, names, batch_size)
-            report.imported.add(stats)
-            progress(
-                ProgressUpdate(
-                    done=report.imported.seen,
-                    total=len(names),
-                    message=f"importing {path}: {report.imported.imported} snapshots",
-                    bytes_done=report.imported.bytes,
-                )
-            )
-            if stats.done:
-                break
+    report.cleanups += finish_pending_cleanups(library.write, library.root, rehash=True)
+    _import_sources(library, batch_size, report, progress, cancel)
     if start is None:
         stored = read_cursor(library)
         start = parse_cursor(stored) if stored else (OLD_VERSIONS[0], 0)
@@ -252,6 +232,36 @@ def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
                 report.cleanups += cleanups.popleft().result()
     with library.write() as s:
         s.merge(Setting(key=CURSOR_KEY, value=None))  # the pass is complete
+
+
+def _import_sources(
+    library: Library,
+    batch_size: int,
+    report: MigrationReport,
+    progress: Progress,
+    cancel: CancelToken,
+) -> None:
+    """Import, batch by batch, the legacy folders registered and not imported yet."""
+    for source_id, path in pending_sources(library):
+        try:
+            names = list_folder_names(Path(path))
+        except OSError as exc:
+            report.failed.append(f"import source {path}: {exc.strerror or exc} (will retry)")
+            continue
+        while True:
+            cancel.raise_if_cancelled()
+            stats = import_batch(library, source_id, names, batch_size)
+            report.imported.add(stats)
+            progress(
+                ProgressUpdate(
+                    done=report.imported.seen,
+                    total=len(names),
+                    message=f"importing {path}: {report.imported.imported} snapshots",
+                    bytes_done=report.imported.bytes,
+                )
+            )
+            if stats.done:
+                break
 
 
 def _clean_in_line(library: Library, keys: list[str], report: MigrationReport) -> bool:

@@ -10,6 +10,9 @@ The public surface for front ends (CLI, GUI drives panel, replay and export):
   :func:`offload`, :func:`restore` / :func:`restore_snapshot` (raise
   :class:`DriveNotMounted` naming the drives to plug in)
 - views: :func:`list_destinations`, :func:`snapshot_copies`
+- outcomes (:mod:`archiver_app.mirror.outcomes`): why a drive stopped or was skipped
+  (``StopReason``), how each copy ended (``CopyResult``), why a file stays short
+  (``Shortfall``); ``MirrorResult.policy_holds`` says whether every file has its copies
 
 ``mirror``, ``verify`` and ``offload`` are the same functions under the short names the
 GUI's drives panel calls (``fn(library, progress=..., cancel=...)``).

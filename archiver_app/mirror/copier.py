@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from archiver_app.mirror.outcomes import StopReason
+
 BUFFER = 1024 * 1024
 TEMP_SUFFIX = ".part"
 
@@ -52,27 +54,27 @@ class SourceMismatch(Exception):
 class DestinationError(Exception):
     """Writing to the destination failed; ``kind`` says how (full, gone, read-only ...)."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: StopReason | str, message: str) -> None:
         super().__init__(message)
-        self.kind = kind
+        self.kind = StopReason(kind)
 
 
 def classify(exc: OSError, marker: Path | None = None) -> DestinationError:
     """Turn an OSError on the destination into a :class:`DestinationError`."""
     code = exc.errno
     if code in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)):
-        kind = "full"
+        kind = StopReason.FULL
     elif code == errno.EROFS:
-        kind = "read-only"
+        kind = StopReason.READ_ONLY
     elif code in (errno.EACCES, errno.EPERM):
-        kind = "permission denied"
+        kind = StopReason.PERMISSION
     elif code in (errno.ENOENT, errno.EIO, errno.ENODEV, errno.ENXIO, errno.ESTALE) or (
         marker is not None and not marker.exists()
     ):
-        kind = "gone"
+        kind = StopReason.GONE
     else:
-        kind = "error"
-    return DestinationError(kind, f"{kind}: {exc.strerror or exc}")
+        kind = StopReason.IO_ERROR
+    return DestinationError(kind, exc.strerror or str(exc))
 
 
 # ---------------------------------------------------------------------- durability

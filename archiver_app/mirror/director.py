@@ -13,18 +13,19 @@ from __future__ import annotations
 import os
 import shutil
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import groupby
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import Row, select
 
 from archiver_app.library import Library
-from archiver_app.mirror.copier import join_relative
+from archiver_app.mirror.copier import classify, join_relative
 from archiver_app.mirror.deps import file_dependencies
 from archiver_app.mirror.destinations import MountedDestination
+from archiver_app.mirror.outcomes import Shortfall, ShortReason, Stop, StopReason, short_message
 from archiver_app.mirror.policy import Policy
 from archiver_app.mirror.progress import human_bytes
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Snapshot
@@ -110,8 +111,8 @@ class Plan:
     files_needing: int = 0  # files below their policy before this run
     waiting_for: Counter[str] = field(default_factory=Counter)  # absent label -> files
     busy: list[str] = field(default_factory=list)
-    unusable: dict[str, str] = field(default_factory=dict)  # label -> reason
-    shortfall: Counter[str] = field(default_factory=Counter)  # reason -> files
+    unusable: dict[str, Stop] = field(default_factory=dict)  # label -> why not written
+    shortfall: Counter[ShortReason] = field(default_factory=Counter)  # why -> files
 
     @property
     def transfers(self) -> list[Transfer]:
@@ -135,12 +136,12 @@ class Plan:
             )
         for label in self.busy:
             lines.append(f"  {label}: busy (another run is writing to it), skipped")
-        for label, reason in self.unusable.items():
-            lines.append(f"  {label}: cannot be written ({reason}), skipped")
+        for label, stop in self.unusable.items():
+            lines.append(f"  {label}: cannot be written: {stop.message}; skipped")
         for label, n in sorted(self.waiting_for.items()):
             lines.append(f"  {label}: not mounted; {n} files wait for it")
         for reason, n in sorted(self.shortfall.items()):
-            lines.append(f"  {n} files stay below their policy: {reason}")
+            lines.append(f"  {n} files stay below their policy: {short_message(reason)}")
         return lines
 
 
@@ -149,24 +150,28 @@ def usable_room(mount: Path) -> int:
     return max(0, usage.free - min(RESERVE_MAX, usage.total // 100))
 
 
-def plan_mirror(
-    lib: Library,
-    mounted: Mapping[int, MountedDestination],
-    usable: set[int],
-    policies: Mapping[int, Policy],
-    default: Policy,
-    *,
-    now: datetime | None = None,
-    stale_ongoing: set[int] = frozenset(),  # type: ignore[assignment]
-) -> Plan:
-    """Plan the copies that bring every file up to its policy, on ``usable`` destinations.
+def read_only(mount: Path) -> bool:
+    """Whether ``mount``'s file system is mounted read-only (where the OS says so)."""
+    statvfs = getattr(os, "statvfs", None)
+    return statvfs is not None and bool(statvfs(mount).f_flag & getattr(os, "ST_RDONLY", 0))
 
-    An ``ongoing`` copy counts as in progress (not planned again) unless its destination
-    is in ``stale_ongoing`` (nobody is writing there) or it is older than the max age.
-    """
-    now = now or lib.clock()
-    root = os.fspath(lib.root)
-    plan = Plan()
+
+_FileRow = Row[int, str, int, str | None, str, str | None, int]
+
+
+@dataclass
+class _Rows:
+    """What the plan reads from the database, once."""
+
+    dests: dict[int, Destination]
+    files: list[_FileRow]  # id, path, size, sha256, local_state, external_path, collection
+    present: dict[int, set[int]]
+    inflight: dict[int, list[tuple[int, datetime]]]
+    moved: dict[tuple[int, int], str]  # copies not at their file's path
+    deps: dict[int, set[int]]
+
+
+def _read(lib: Library) -> _Rows:
     with lib.session() as s:
         dests = {d.id: d for d in s.scalars(select(Destination)).all()}
         conn = s.connection()  # Core rows: no ORM loading per file
@@ -185,7 +190,7 @@ def plan_mirror(
         ).all()
         present: dict[int, set[int]] = defaultdict(set)
         inflight: dict[int, list[tuple[int, datetime]]] = defaultdict(list)
-        moved: dict[tuple[int, int], str] = {}  # copies not at their file's path
+        moved: dict[tuple[int, int], str] = {}
         for fid, did, state, updated, copy_at in conn.execute(
             select(Copy.file_id, Copy.destination_id, Copy.state, Copy.updated_at, Copy.path).where(
                 Copy.state.in_([CopyState.PRESENT, CopyState.ONGOING])
@@ -198,24 +203,96 @@ def plan_mirror(
             else:
                 inflight[fid].append((did, updated))
         deps = file_dependencies(s)
+    return _Rows(dests, list(files), present, inflight, moved, deps)
+
+
+def _open_destinations(
+    plan: Plan,
+    mounted: Mapping[int, MountedDestination],
+    usable: set[int],
+    blocked: dict[int, StopReason],
+) -> dict[int, int]:
+    """A :class:`DestinationPlan` for each usable drive that can be written, and its room;
+    a drive that cannot is noted in ``plan.unusable`` and ``blocked``."""
     room: dict[int, int] = {}
     for did in sorted(usable):
+        mount = mounted[did].mount
         try:
-            room[did] = usable_room(mounted[did].mount)
+            stop = Stop(StopReason.READ_ONLY) if read_only(mount) else None
+            if stop is None:
+                room[did] = usable_room(mount)
         except OSError as exc:
-            plan.unusable[mounted[did].label] = exc.strerror or str(exc)
+            stop = Stop(classify(exc).kind, exc.strerror or str(exc))
+        if stop is not None:
+            plan.unusable[mounted[did].label] = stop
+            blocked[did] = stop.reason
             continue
         plan.destinations[did] = DestinationPlan(mounted[did], room[did])
+    return room
+
+
+def _short_reason(
+    allowed: frozenset[int],
+    have_on: Set[int],
+    taken: Set[int],
+    plan: Plan,
+    blocked: Mapping[int, StopReason],
+) -> ShortReason:
+    """Why a file stays below its policy once the absent drives are counted: no room on a
+    usable drive, what keeps a mounted allowed drive from being written (another run
+    copying it there counts as busy), or too few drives."""
+    free = [d for d in sorted(allowed) if d not in taken]
+    if any(d in plan.destinations for d in free):
+        return Shortfall.NO_ROOM
+    for d in free:
+        if d in blocked:
+            return blocked[d]
+    if any(d in allowed for d in taken - have_on):
+        return StopReason.BUSY
+    return Shortfall.NOT_ENOUGH_DRIVES
+
+
+# Long: its per-file loop is the hot path (a million files); closures keep per-file lookups local.
+def plan_mirror(
+    lib: Library,
+    mounted: Mapping[int, MountedDestination],
+    usable: set[int],
+    policies: Mapping[int, Policy],
+    default: Policy,
+    *,
+    now: datetime | None = None,
+    stale_ongoing: set[int] = frozenset(),  # type: ignore[assignment]
+    blocked: Mapping[int, StopReason] | None = None,
+) -> Plan:
+    """Plan the copies that bring every file up to its policy, on ``usable`` destinations.
+
+    An ``ongoing`` copy counts as in progress (not planned again) unless its destination
+    is in ``stale_ongoing`` (nobody is writing there) or it is older than the max age.
+    ``blocked`` gives why mounted drives outside ``usable`` cannot be written (busy,
+    read-only ...): a file that stays short for want of one of them says so.
+    """
+    now = now or lib.clock()
+    root = os.fspath(lib.root)
+    plan = Plan()
+    rows = _read(lib)
+    dests, present, inflight, moved, deps = (
+        rows.dests,
+        rows.present,
+        rows.inflight,
+        rows.moved,
+        rows.deps,
+    )
+    not_usable = dict(blocked or {})
+    room = _open_destinations(plan, mounted, usable, not_usable)
     enabled = {i for i, d in dests.items() if d.enabled}
-    safe_files = []
-    for row in files:
+    files: list[_FileRow] = []
+    for row in rows.files:
         try:
             join_relative(root, row[1])
         except ValueError:  # a row from a hostile sidecar: never copied, never joined again
-            plan.shortfall["a path that leaves the library (refused)"] += 1
+            plan.shortfall[Shortfall.UNSAFE_PATH] += 1
             continue
-        safe_files.append(row)
-    files = safe_files
+        files.append(row)
     by_id = {row[0]: row for row in files}
     planned: set[tuple[int, int]] = set()
     folders = {did: os.fspath(m.folder) for did, m in mounted.items()}
@@ -278,10 +355,10 @@ def plan_mirror(
             continue
         plan.files_needing += 1
         if sha is None:
-            plan.shortfall["not hashed yet"] += 1
+            plan.shortfall[Shortfall.NOT_HASHED] += 1
             continue
         if cached_source(fid) is None:
-            plan.shortfall["no readable copy (laptop copy gone, no drive holding it mounted)"] += 1
+            plan.shortfall[Shortfall.NO_SOURCE] += 1
             continue
         taken = have_on | busy_with(fid, pol) if fid in inflight else have_on
         candidates = [d for d in usable_here if d not in taken]
@@ -299,19 +376,14 @@ def plan_mirror(
             for label in waiting[: need - got]:
                 plan.waiting_for[label] += 1
             if len(waiting) < need - got:
-                no_room = any(d in plan.destinations and d not in taken for d in allowed)
-                plan.shortfall[
-                    "no room left on the mounted drives"
-                    if no_room
-                    else "not enough usable drives (mounted, writable, not busy)"
-                ] += 1
+                plan.shortfall[_short_reason(allowed, have_on, taken, plan, not_usable)] += 1
     # revisit dependencies travel with the files that need them
     for fid, did in chosen_pairs:
         for dep in sorted(deps.get(fid, ())):
             if did in present.get(dep, set()) or (dep, did) in planned or dep not in by_id:
                 continue
             if not add(dep, did, None, frozenset()):
-                plan.shortfall["a revisit original cannot be copied alongside"] += 1
+                plan.shortfall[Shortfall.DEPENDENCY] += 1
     for dp in plan.destinations.values():
         dp.transfers.sort(key=lambda t: (t.required is not None, t.path))
     return plan

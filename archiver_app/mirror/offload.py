@@ -14,9 +14,9 @@ from __future__ import annotations
 import contextlib
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import select, update
@@ -25,7 +25,7 @@ from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.deps import chunks, file_dependencies
-from archiver_app.mirror.destinations import find_mounted
+from archiver_app.mirror.destinations import MountedDestination, find_mounted
 from archiver_app.mirror.policy import collection_policies, library_policy
 from archiver_app.mirror.progress import RunProgress
 from archiver_app.mirror.scrub import DriveNotMounted
@@ -61,25 +61,28 @@ class OffloadResult:
 DEFAULT_OFFLOAD_AGE = timedelta(days=365)
 
 
-def offload(
-    lib: Library,
-    older_than: timedelta = DEFAULT_OFFLOAD_AGE,
-    *,
-    dry_run: bool = False,
-    scan_roots: Sequence[Path] | None = None,
-    progress: Progress = null_progress,
-    cancel: CancelToken | None = None,
-) -> OffloadResult:
-    cancel = cancel or CancelToken()
-    result = OffloadResult(dry_run=dry_run)
-    cutoff = lib.clock() - older_than
-    mounted = find_mounted(lib, scan_roots=scan_roots)
-    policies, default = collection_policies(lib), library_policy(lib)
+@dataclass
+class _Holdings:
+    """What the database says about the old snapshots: their files, the files those
+    depend on, and where each has a verified copy."""
+
+    snaps: list[tuple[int, int]]  # (snapshot id, collection id)
+    files_by_snap: dict[int, list[File]]
+    deps: dict[int, set[int]]
+    verified: dict[int, set[int]]  # file id -> destinations holding it verified
+    moved: dict[tuple[int, int], str]  # copies not at their file's path
+    labels: dict[int, str]
+
+
+def _holdings(lib: Library, cutoff: datetime) -> _Holdings:
     with lib.session() as s:
         labels = {d.id: d.label for d in s.scalars(select(Destination))}
-        snaps = s.execute(
-            select(Snapshot.id, Snapshot.collection_id).where(Snapshot.captured_at < cutoff)
-        ).all()
+        snaps = [
+            (sid, cid)
+            for sid, cid in s.execute(
+                select(Snapshot.id, Snapshot.collection_id).where(Snapshot.captured_at < cutoff)
+            )
+        ]
         files_by_snap: dict[int, list[File]] = defaultdict(list)
         for part in chunks([sid for sid, _ in snaps]):
             for f in s.scalars(select(File).where(File.snapshot_id.in_(part))):
@@ -87,7 +90,7 @@ def offload(
         all_ids = [f.id for fs in files_by_snap.values() for f in fs]
         deps = file_dependencies(s, all_ids)
         verified: dict[int, set[int]] = defaultdict(set)
-        moved: dict[tuple[int, int], str] = {}  # copies not at their file's path
+        moved: dict[tuple[int, int], str] = {}
         needed_ids = sorted(set(all_ids) | {d for ds in deps.values() for d in ds})
         for part in chunks(needed_ids):
             for fid, did, copy_at in s.execute(
@@ -100,69 +103,93 @@ def offload(
                 verified[fid].add(did)
                 if copy_at is not None:
                     moved[fid, did] = copy_at
-    plan: list[tuple[int, list[File]]] = []
-    for sid, cid in snaps:
-        files = [f for f in files_by_snap.get(sid, []) if f.local_state == LocalState.PRESENT]
+    return _Holdings(snaps, files_by_snap, deps, verified, moved, labels)
+
+
+def _confirmed(
+    held: _Holdings, files: list[File], safe_on: set[int], mounted: Mapping[int, MountedDestination]
+) -> bool:
+    """One fresh re-hash, right before letting go, of each file's copy on a mounted drive
+    among ``safe_on`` (the allowed drives that made the snapshot safe): a copy on a drive
+    the policy does not allow proves nothing."""
+    checkable = [d for d in sorted(safe_on) if d in mounted]
+    for f in files:
+        assert f.sha256 is not None
+        if not any(
+            copier.matches(
+                safe_join(mounted[d].folder, held.moved.get((f.id, d), f.path)), f.sha256, f.size
+            )
+            for d in checkable
+        ):
+            return False
+    return True
+
+
+def offload(
+    lib: Library,
+    older_than: timedelta = DEFAULT_OFFLOAD_AGE,
+    *,
+    dry_run: bool = False,
+    scan_roots: Sequence[Path] | None = None,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> OffloadResult:
+    cancel = cancel or CancelToken()
+    result = OffloadResult(dry_run=dry_run)
+    mounted = find_mounted(lib, scan_roots=scan_roots)
+    policies, default = collection_policies(lib), library_policy(lib)
+    held = _holdings(lib, lib.clock() - older_than)
+    plan: list[tuple[int, list[File], set[int]]] = []
+    for sid, cid in held.snaps:
+        files = [f for f in held.files_by_snap.get(sid, []) if f.local_state == LocalState.PRESENT]
         if not files:
             continue
         pol = policies.get(cid, default)
-        allowed = {i for i, label in labels.items() if pol.allows(label)}
-        needed = {f.id for f in files} | {d for f in files for d in deps.get(f.id, ())}
-        safe_on = set(allowed)
+        needed = {f.id for f in files} | {d for f in files for d in held.deps.get(f.id, ())}
+        safe_on = {i for i, label in held.labels.items() if pol.allows(label)}
         for fid in needed:
-            safe_on &= verified.get(fid, set())
+            safe_on &= held.verified.get(fid, set())
         if len(safe_on) < pol.copies:
             result.not_safe += 1
-            continue
-        if not any(did in mounted for did in safe_on):
+        elif not any(did in mounted for did in safe_on):
             result.unconfirmed += 1
-            continue
-        plan.append((sid, files))
+        else:
+            plan.append((sid, files, safe_on))
     tracker = RunProgress(
         progress,
         "offload",
-        sum(len(fs) for _, fs in plan),
-        sum(f.size for _, fs in plan for f in fs),
+        sum(len(fs) for _, fs, _ in plan),
+        sum(f.size for _, fs, _ in plan for f in fs),
     )
-    for sid, files in plan:
+    for sid, files, safe_on in plan:
         if cancel.cancelled:
             break
-        result.candidates.append(sid)
-        checks = []
-        for f in files:  # one fresh re-hash of a mounted copy, right before letting go
-            assert f.sha256 is not None
-            mounted_copies = [d for d in sorted(verified[f.id]) if d in mounted]
-            checks.append(
-                any(
-                    copier.matches(
-                        safe_join(mounted[d].folder, moved.get((f.id, d), f.path)),
-                        f.sha256,
-                        f.size,
-                    )
-                    for d in mounted_copies
-                )
-            )
-        if not all(checks):
+        if not _confirmed(held, files, safe_on, mounted):
             result.unconfirmed += 1
-            result.candidates.pop()
             continue
+        result.candidates.append(sid)
         result.snapshots += 1
         result.files += len(files)
         result.bytes_freed += sum(f.size for f in files)
-        if dry_run:
-            continue
-        with lib.write() as s:
-            s.execute(
-                update(File)
-                .where(File.id.in_([f.id for f in files]))
-                .values(local_state=LocalState.OFFLOADED)
-            )
-        for f in files:  # state first: a crash here leaves a file marked offloaded but present
-            with contextlib.suppress(FileNotFoundError):
-                lib.abspath(f.path).unlink()
-            tracker.add(files=1, nbytes=f.size)
+        if not dry_run:
+            _let_go(lib, files, tracker)
     tracker.finish()
     return result
+
+
+def _let_go(lib: Library, files: list[File], tracker: RunProgress) -> None:
+    """Mark ``files`` offloaded, then remove their laptop copies (state first: a crash in
+    between leaves a file marked offloaded but present, never the other way round)."""
+    with lib.write() as s:
+        s.execute(
+            update(File)
+            .where(File.id.in_([f.id for f in files]))
+            .values(local_state=LocalState.OFFLOADED)
+        )
+    for f in files:
+        with contextlib.suppress(FileNotFoundError):
+            lib.abspath(f.path).unlink()
+        tracker.add(files=1, nbytes=f.size)
 
 
 @dataclass
@@ -218,41 +245,9 @@ def restore(
             result.already_local.append(row.id)
             tracker.add(files=1, nbytes=row.size)
             continue
-        done = False
-        for did, copy_at in holders.get(row.id, []):
-            dest = mounted.get(did)
-            if dest is None:
-                continue
-            try:
-                copier.copy_verified(
-                    safe_join(dest.folder, copy_path(copy_at, row.path)),
-                    target,
-                    row.sha256,
-                    row.size,
-                )
-            except copier.SourceMismatch:
-                with lib.write() as s:
-                    s.execute(
-                        update(Copy)
-                        .where(Copy.file_id == row.id, Copy.destination_id == did)
-                        .values(state=CopyState.CORRUPTED, updated_at=lib.clock())
-                    )
-                result.corrupted_copies.append((row.id, dest.label))
-                continue
-            except (copier.SourceError, copier.DestinationError):
-                continue
-            with lib.write() as s:
-                s.execute(
-                    update(File)
-                    .where(File.id == row.id)
-                    .values(local_state=LocalState.PRESENT, verified_at=lib.clock())
-                )
-            result.restored.append(row.id)
-            result.bytes += row.size
+        if _restore_file(lib, row, target, holders.get(row.id, []), mounted=mounted, result=result):
             tracker.add(files=1, nbytes=row.size)
-            done = True
-            break
-        if not done:
+        else:
             need_drives.update(labels[d] for d, _ in holders.get(row.id, []) if d not in mounted)
             if not any(d not in mounted for d, _ in holders.get(row.id, [])):
                 need_drives.add("")
@@ -263,6 +258,49 @@ def restore(
             f"restore the files that are not on this laptop ({len(result.restored)} restored)",
         )
     return result
+
+
+def _restore_file(
+    lib: Library,
+    row: File,
+    target: Path,
+    holders: Sequence[tuple[int, str | None]],
+    *,
+    mounted: Mapping[int, MountedDestination],
+    result: RestoreResult,
+) -> bool:
+    """Copy ``row`` back to ``target`` from the first mounted holder whose copy verifies
+    (a rotten one is marked corrupted on the way); whether one did."""
+    assert row.sha256 is not None
+    for did, copy_at in holders:
+        dest = mounted.get(did)
+        if dest is None:
+            continue
+        try:
+            copier.copy_verified(
+                safe_join(dest.folder, copy_path(copy_at, row.path)), target, row.sha256, row.size
+            )
+        except copier.SourceMismatch:
+            with lib.write() as s:
+                s.execute(
+                    update(Copy)
+                    .where(Copy.file_id == row.id, Copy.destination_id == did)
+                    .values(state=CopyState.CORRUPTED, updated_at=lib.clock())
+                )
+            result.corrupted_copies.append((row.id, dest.label))
+            continue
+        except (copier.SourceError, copier.DestinationError):
+            continue
+        with lib.write() as s:
+            s.execute(
+                update(File)
+                .where(File.id == row.id)
+                .values(local_state=LocalState.PRESENT, verified_at=lib.clock())
+            )
+        result.restored.append(row.id)
+        result.bytes += row.size
+        return True
+    return False
 
 
 def restore_snapshot(

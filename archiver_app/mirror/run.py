@@ -14,17 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from archiver_app.library import Library
+from archiver_app.mirror.copier import classify
+from archiver_app.mirror.copy_states import prepare_destination
 from archiver_app.mirror.destinations import MountedDestination, find_mounted, read_marker
 from archiver_app.mirror.director import Plan, plan_mirror
 from archiver_app.mirror.locking import DestinationBusy, destination_lock, is_busy
+from archiver_app.mirror.outcomes import DestinationOutcome, Stop, StopReason, describe_end
 from archiver_app.mirror.policy import collection_policies, library_policy
 from archiver_app.mirror.progress import RunProgress
-from archiver_app.mirror.worker import (
-    DestinationOutcome,
-    RunContext,
-    prepare_destination,
-    run_destination,
-)
+from archiver_app.mirror.repair import RunContext
+from archiver_app.mirror.worker import run_destination
 from archiver_app.tasks import CancelToken, Progress, null_progress
 
 
@@ -46,7 +45,25 @@ class MirrorResult:
 
     @property
     def ok(self) -> bool:
+        """Every copy attempted was made (or was not needed any more), no drive stopped."""
         return not self.failures and not any(o.stopped for o in self.outcomes)
+
+    @property
+    def policy_holds(self) -> bool:
+        """Whether every file has the copies its policy asks for after this run (for a dry
+        run: would have, once the plan is copied). False whatever keeps a file short: a
+        drive absent, busy, read-only, full or gone, no readable copy, a failed copy, a
+        cancel."""
+        plan = self.plan
+        if plan.shortfall or plan.waiting_for or self.local_unrepairable:
+            return False
+        if self.dry_run:
+            return True
+        done = {o.label: o.copied + o.adopted + o.skipped for o in self.outcomes}
+        return all(
+            done.get(dp.destination.label, 0) == len(dp.transfers)
+            for dp in plan.destinations.values()
+        )
 
     def describe(self) -> list[str]:
         if self.dry_run:
@@ -58,10 +75,10 @@ class MirrorResult:
                 line += f", {o.adopted} already there (verified)"
             if o.skipped:
                 line += f", {o.skipped} no longer needed"
-            for reason, n in sorted(o.failed.items()):
-                line += f", {n} failed ({reason})"
+            for end, n in sorted(o.failed.items()):
+                line += f", {n} failed ({describe_end(end)})"
             if o.stopped:
-                line += f"; stopped: {o.stopped}"
+                line += f"; stopped: {o.stopped.message}"
             lines.append(line)
         for path in self.local_repaired:
             lines.append(f"  repaired the laptop copy of {path} from a drive")
@@ -92,34 +109,27 @@ def run_mirror(
     mounted = find_mounted(lib, scan_roots=scan_roots)
     if dry_run:
         busy = {i for i, d in mounted.items() if is_busy(d.mount)}
+        free = set(mounted) - busy
+        busy_reasons = dict.fromkeys(busy, StopReason.BUSY)
         plan = plan_mirror(
-            lib, mounted, set(mounted) - busy, policies, default, stale_ongoing=set(mounted) - busy
+            lib, mounted, free, policies, default, stale_ongoing=free, blocked=busy_reasons
         )
         plan.busy = sorted(mounted[i].label for i in busy)
         if on_plan:
             on_plan(plan)
         return MirrorResult(plan, dry_run=True)
     with ExitStack() as stack:
-        locked: dict[int, MountedDestination] = {}
-        busy_labels: list[str] = []
-        unusable: dict[str, str] = {}
-        for did, dest in sorted(mounted.items()):
-            try:
-                stack.enter_context(destination_lock(dest.mount, label=dest.label, wait=lock_wait))
-                marker = read_marker(dest.mount)
-                if marker is None or marker.uuid != dest.uuid:
-                    unusable[dest.label] = "gone"
-                    continue
-                prepare_destination(lib, dest)
-            except DestinationBusy:
-                busy_labels.append(dest.label)
-                continue
-            except OSError as exc:
-                unusable[dest.label] = exc.strerror or str(exc)
-                continue
-            locked[did] = dest
-        plan = plan_mirror(lib, mounted, set(locked), policies, default, stale_ongoing=set(locked))
-        plan.busy = busy_labels
+        locked, blocked, unusable = _lock_destinations(lib, mounted, stack, lock_wait)
+        plan = plan_mirror(
+            lib,
+            mounted,
+            set(locked),
+            policies,
+            default,
+            stale_ongoing=set(locked),
+            blocked=blocked,
+        )
+        plan.busy = [mounted[i].label for i, why in blocked.items() if why is StopReason.BUSY]
         plan.unusable.update(unusable)
         if on_plan:
             on_plan(plan)
@@ -149,3 +159,32 @@ def run_mirror(
             ctx.local_unrepairable,
         )
         return result
+
+
+def _lock_destinations(
+    lib: Library, mounted: dict[int, MountedDestination], stack: ExitStack, lock_wait: float
+) -> tuple[dict[int, MountedDestination], dict[int, StopReason], dict[str, Stop]]:
+    """Take each mounted drive's lock (held until ``stack`` closes) and make it ready: the
+    drives locked, why each other one cannot be written, and that as a :class:`Stop` by
+    label for the plan (busy drives are listed apart)."""
+    locked: dict[int, MountedDestination] = {}
+    blocked: dict[int, StopReason] = {}
+    unusable: dict[str, Stop] = {}
+    for did, dest in sorted(mounted.items()):
+        try:
+            stack.enter_context(destination_lock(dest.mount, label=dest.label, wait=lock_wait))
+            marker = read_marker(dest.mount)
+            if marker is None or marker.uuid != dest.uuid:
+                stop = Stop(StopReason.GONE if marker is None else StopReason.SWAPPED)
+                unusable[dest.label], blocked[did] = stop, stop.reason
+                continue
+            prepare_destination(lib, dest)
+        except DestinationBusy:
+            blocked[did] = StopReason.BUSY
+            continue
+        except OSError as exc:
+            stop = Stop(classify(exc).kind, exc.strerror or str(exc))
+            unusable[dest.label], blocked[did] = stop, stop.reason
+            continue
+        locked[did] = dest
+    return locked, blocked, unusable

@@ -25,21 +25,16 @@ from sqlalchemy import ColumnElement, Row, func, or_, select, update
 from archiver_app.errors import ArchiverError
 from archiver_app.library import Library
 from archiver_app.mirror import copier
+from archiver_app.mirror.copy_states import prepare_destination, set_states
 from archiver_app.mirror.destinations import MountedDestination, find_mounted, get_destination
 from archiver_app.mirror.director import Transfer
 from archiver_app.mirror.locking import DestinationBusy, destination_lock
+from archiver_app.mirror.outcomes import Stop, StopReason
 from archiver_app.mirror.policy import library_policy
 from archiver_app.mirror.progress import RunProgress
+from archiver_app.mirror.repair import FileChanged, RunContext, repair_local, row_unchanged
 from archiver_app.mirror.status import LIBRARY_SCRUB_KEY, laptop_status, scrub_interval
-from archiver_app.mirror.worker import (
-    FileChanged,
-    RunContext,
-    _row_unchanged,
-    _set_states,
-    prepare_destination,
-    repair_local,
-    run_destination,
-)
+from archiver_app.mirror.worker import run_destination
 from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Setting
 from archiver_app.tasks import CancelToken, Progress, null_progress
@@ -57,6 +52,9 @@ class DriveNotMounted(ArchiverError):
 
 @dataclass
 class ScrubResult:
+    """One scrub: every bad copy found (``corrupted``, ``lost``: repaired or not), how many
+    were repaired and how many not, and why it stopped early, if it did."""
+
     label: str
     checked: int = 0
     ok: int = 0
@@ -64,7 +62,7 @@ class ScrubResult:
     lost: list[str] = field(default_factory=list)  # recorded present, not on the drive
     repaired: int = 0
     unrepaired: int = 0
-    stopped: str | None = None
+    stopped: Stop | None = None
 
     def describe(self) -> str:
         text = f"{self.label}: {self.checked} copies checked, {self.ok} good"
@@ -73,9 +71,12 @@ class ScrubResult:
         if self.lost:
             text += f", {len(self.lost)} missing"
         if self.corrupted or self.lost:
-            text += f"; {self.repaired} repaired, {self.unrepaired} could not be repaired"
+            text += (
+                f"; {self.repaired} repaired from a good copy,"
+                f" {self.unrepaired} could not be repaired"
+            )
         if self.stopped:
-            text += f"; stopped: {self.stopped}"
+            text += f"; stopped: {self.stopped.message}"
         return text
 
 
@@ -116,7 +117,7 @@ def verify_destinations(
         except OSError as exc:  # cannot even take the lock: read-only, gone
             kind = copier.classify(exc).kind
             raise ArchiverError(
-                f"drive {d.label} cannot be written ({kind}): {exc.strerror or exc}"
+                f"drive {d.label} cannot be written: {kind.message} ({exc.strerror or exc})"
             ) from exc
     return results
 
@@ -139,68 +140,16 @@ def verify_destination(
     result = ScrubResult(dest.label)
     with destination_lock(dest.mount, label=dest.label, wait=lock_wait):
         prepare_destination(lib, dest)
-        with lib.session() as s:
-            rows = s.execute(
-                select(
-                    File.id,
-                    File.path,
-                    File.sha256,
-                    File.size,
-                    File.local_state,
-                    File.external_path,
-                    func.coalesce(Copy.path, File.path).label("at"),  # where the drive has it
-                )
-                .join(Copy, Copy.file_id == File.id)
-                .where(
-                    Copy.destination_id == dest.id,
-                    Copy.state.in_([CopyState.PRESENT, CopyState.CORRUPTED]),
-                    *_stale(Copy.verified_at, Copy.state == CopyState.CORRUPTED, verified_before),
-                )
-                .order_by(File.path)
-            ).all()
+        rows = _copies_to_check(lib, dest, verified_before)
         tracker = RunProgress(
             progress, f"verify {dest.label}", len(rows), sum(r.size for r in rows)
         )
-        states: dict[int, str] = {}
-        gone = threading.Event()  # the drive went away: every later verdict would be wrong
-        record = threading.Lock()
-
-        def check(row: tuple[int, str, str | None, int, str, str | None, str]) -> None:
-            fid, sha, size, path = row[0], row[2], row[3], row[6]
-            if cancel.cancelled or gone.is_set() or sha is None:
-                return
-            final = safe_join(dest.folder, path)
-            if not final.exists():
-                state = CopyState.MISSING
-            elif copier.matches(final, sha, size):
-                state = CopyState.PRESENT
-            else:
-                state = CopyState.CORRUPTED  # or unreadable: no good copy either way
-            if state != CopyState.PRESENT and not dest.still_mounted():
-                gone.set()  # not the copy's fault: the drive was pulled or swapped
-                return
-            with record:
-                states[fid] = state
-                if state == CopyState.MISSING:
-                    result.lost.append(path)
-                elif state == CopyState.CORRUPTED:
-                    result.corrupted.append(path)
-                else:
-                    result.ok += 1
-                result.checked += 1
-            tracker.add(files=1, nbytes=size)
-
-        with ThreadPoolExecutor(policy.parallelism) as pool:
-            list(pool.map(check, [tuple(r) for r in rows]))
-        _set_states(lib, dest.id, states, verified=True)
+        states = _check_copies(dest, rows, policy.parallelism, tracker, cancel, result)
+        set_states(lib, dest.id, states, verified=True)
         result.corrupted.sort()
         result.lost.sort()
         tracker.finish()
-        if gone.is_set():
-            result.stopped = (
-                f"drive {dest.label} went away during the check; "
-                f"{len(rows) - result.checked} copies were not checked and keep their state"
-            )
+        if result.stopped is not None:  # the drive went away: later verdicts would be wrong
             return result
         bad = {fid for fid, st in states.items() if st != CopyState.PRESENT}
         if repair and bad and not cancel.cancelled:
@@ -222,6 +171,85 @@ def verify_destination(
                 if row_d is not None:
                     row_d.last_scrub_at = lib.clock()
     return result
+
+
+_CopyRow = Row[int, str, str | None, int, str, str | None, str]
+
+
+def _copies_to_check(
+    lib: Library, dest: MountedDestination, verified_before: datetime | None
+) -> Sequence[_CopyRow]:
+    """The copies recorded on ``dest`` that a pass checks, in path order."""
+    with lib.session() as s:
+        return s.execute(
+            select(
+                File.id,
+                File.path,
+                File.sha256,
+                File.size,
+                File.local_state,
+                File.external_path,
+                func.coalesce(Copy.path, File.path).label("at"),  # where the drive has it
+            )
+            .join(Copy, Copy.file_id == File.id)
+            .where(
+                Copy.destination_id == dest.id,
+                Copy.state.in_([CopyState.PRESENT, CopyState.CORRUPTED]),
+                *_stale(Copy.verified_at, Copy.state == CopyState.CORRUPTED, verified_before),
+            )
+            .order_by(File.path)
+        ).all()
+
+
+def _check_copies(  # noqa: PLR0917 - private helper of verify_destination
+    dest: MountedDestination,
+    rows: Sequence[_CopyRow],
+    parallelism: int,
+    tracker: RunProgress,
+    cancel: CancelToken,
+    result: ScrubResult,
+) -> dict[int, str]:
+    """Re-hash each copy on ``parallelism`` threads, counting into ``result``; the state
+    each checked copy is in. A drive that goes away stops the check (``result.stopped``):
+    the copies not checked yet keep their state."""
+    states: dict[int, str] = {}
+    gone = threading.Event()
+    record = threading.Lock()
+
+    def check(row: tuple[int, str, str | None, int, str, str | None, str]) -> None:
+        fid, sha, size, path = row[0], row[2], row[3], row[6]
+        if cancel.cancelled or gone.is_set() or sha is None:
+            return
+        final = safe_join(dest.folder, path)
+        if not final.exists():
+            state = CopyState.MISSING
+        elif copier.matches(final, sha, size):
+            state = CopyState.PRESENT
+        else:
+            state = CopyState.CORRUPTED  # or unreadable: no good copy either way
+        if state != CopyState.PRESENT and not dest.still_mounted():
+            gone.set()  # not the copy's fault: the drive was pulled or swapped
+            return
+        with record:
+            states[fid] = state
+            if state == CopyState.MISSING:
+                result.lost.append(path)
+            elif state == CopyState.CORRUPTED:
+                result.corrupted.append(path)
+            else:
+                result.ok += 1
+            result.checked += 1
+        tracker.add(files=1, nbytes=size)
+
+    with ThreadPoolExecutor(parallelism) as pool:
+        list(pool.map(check, [tuple(r) for r in rows]))
+    if gone.is_set():
+        result.stopped = Stop(
+            StopReason.GONE,
+            f"during the check; {len(rows) - result.checked} copies were not checked"
+            " and keep their state",
+        )
+    return states
 
 
 def _repair_transfers(
@@ -284,7 +312,7 @@ def verify_library(
     """Re-hash every file the library holds on this computer (the copy that counts as one
     of the policy's copies; with ``verified_before``, only those last verified before it),
     stamp the good ones ``verified_at``, and restore bad ones from a present copy on a
-    mounted drive (:func:`worker.repair_local`: marked corrupted first,
+    mounted drive (:func:`repair.repair_local`: marked corrupted first,
     never over a file rewritten meanwhile). Offloaded files are not here to check, and
     files imported with ``--link`` are the user's own, wherever they are (perhaps on a drive
     not plugged in now): they are neither checked nor written.
@@ -306,26 +334,8 @@ def verify_library(
             .order_by(File.path)
         ).all()
     tracker = RunProgress(progress, "verify this computer", len(rows), sum(r.size for r in rows))
-    good: list[int] = []
-    bad: list[tuple[int, str, str, int, bool]] = []  # id, path, sha256, size, file there
-    record = threading.Lock()
-
-    def check(row: Row[int, str, str | None, int]) -> None:
-        fid, path, sha, size = row
-        if cancel.cancelled or sha is None:
-            return
-        target = lib.abspath(path)
-        ok = copier.matches(target, sha, size)
-        with record:
-            if ok:
-                good.append(fid)
-            else:
-                bad.append((fid, path, sha, size, target.exists()))
-            result.checked += 1
-        tracker.add(files=1, nbytes=size)
-
-    with ThreadPoolExecutor(policy.parallelism) as pool:
-        list(pool.map(check, rows))
+    good, bad = _check_laptop(lib, rows, policy.parallelism, tracker, cancel)
+    result.checked = len(good) + len(bad)
     tracker.finish()
     now = lib.clock()
     with lib.write() as s:
@@ -348,21 +358,51 @@ def verify_library(
             break
         try:
             if not repair:
-                with _row_unchanged(lib, fid, (path, sha, size)) as s:
+                with row_unchanged(lib, fid, (path, sha, size)) as s:
                     s.execute(
                         update(File).where(File.id == fid).values(local_state=LocalState.CORRUPTED)
                     )
             elif repair_local(ctx, fid):
                 result.repaired += 1
-                continue
         except FileChanged:  # rewritten meanwhile (a sidecar): a change, not rot
             continue
         (result.corrupted if there else result.lost).append(path)
-    result.unrepaired = len(result.corrupted) + len(result.lost)
+    result.unrepaired = len(result.corrupted) + len(result.lost) - result.repaired
     if not cancel.cancelled:
         with lib.write() as s:
             s.merge(Setting(key=LIBRARY_SCRUB_KEY, value=now.isoformat()))
     return result
+
+
+def _check_laptop(
+    lib: Library,
+    rows: Sequence[Row[int, str, str | None, int]],
+    parallelism: int,
+    tracker: RunProgress,
+    cancel: CancelToken,
+) -> tuple[list[int], list[tuple[int, str, str, int, bool]]]:
+    """Re-hash the laptop's files on ``parallelism`` threads: the ids of the good ones, and
+    (id, path, sha256, size, whether the file is there) of the bad ones."""
+    good: list[int] = []
+    bad: list[tuple[int, str, str, int, bool]] = []
+    record = threading.Lock()
+
+    def check(row: Row[int, str, str | None, int]) -> None:
+        fid, path, sha, size = row
+        if cancel.cancelled or sha is None:
+            return
+        target = lib.abspath(path)
+        ok = copier.matches(target, sha, size)
+        with record:
+            if ok:
+                good.append(fid)
+            else:
+                bad.append((fid, path, sha, size, target.exists()))
+        tracker.add(files=1, nbytes=size)
+
+    with ThreadPoolExecutor(parallelism) as pool:
+        list(pool.map(check, rows))
+    return good, bad
 
 
 def scrubs_due(lib: Library, *, scan_roots: Sequence[Path] | None = None) -> list[str]:
@@ -479,5 +519,5 @@ def _verify_in_reach(
                 )
             )
         except DestinationBusy as exc:
-            results.append(ScrubResult(d.label, stopped=str(exc)))
+            results.append(ScrubResult(d.label, stopped=Stop(StopReason.BUSY, str(exc))))
     return results

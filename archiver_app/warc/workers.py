@@ -235,16 +235,7 @@ def stream(
         IndexWorkerError: the worker died.
         Exception: whatever the builder raised in the worker (its traceback as the cause).
     """
-    ahead = _claim(_key(spec, batch_size, builder), spec.path)
-    if ahead is None and same_as is not None:  # read ahead from the original of a copy
-        ahead = _claim(_key(replace(spec, path=same_as), batch_size, builder), same_as)
-    if ahead is not None:
-        worker = ahead.worker
-    else:
-        try:
-            worker = _take()
-        except OSError as exc:  # process limits, no executable to spawn...
-            raise WorkerStartError(str(exc)) from exc
+    worker, ahead = _worker_for(spec, batch_size, builder, same_as)
     # Records read ahead carry the file id the worker was given; the receiver puts in the
     # real one (off the writer's thread).
     file_id = spec.file_id if ahead is not None and ahead.file_id != spec.file_id else None
@@ -285,13 +276,7 @@ def stream(
                 return
             if not isinstance(item.exc, (EOFError, OSError)):
                 raise item.exc
-        worker.proc.join(5)
-        code = worker.proc.exitcode
-        if not started:
-            raise WorkerStartError(f"the worker process exited at start-up (exit code {code})")
-        raise IndexWorkerError(
-            f"the process reading {spec.path.name} stopped unexpectedly (exit code {code})"
-        )
+        raise _died(worker, started, spec.path)
     finally:
         stop.set()
         if not reusable and worker.proc.is_alive():
@@ -302,6 +287,33 @@ def stream(
             _give(worker)
         else:
             worker.close()
+
+
+def _worker_for(
+    spec: FileSpec, batch_size: int, builder: type[BatchBuilder], same_as: Path | None
+) -> tuple[_Worker, _Ahead | None]:
+    """The worker already reading ``spec``'s file ahead (or its original's, for a copy),
+    else an idle or new one."""
+    ahead = _claim(_key(spec, batch_size, builder), spec.path)
+    if ahead is None and same_as is not None:  # read ahead from the original of a copy
+        ahead = _claim(_key(replace(spec, path=same_as), batch_size, builder), same_as)
+    if ahead is not None:
+        return ahead.worker, ahead
+    try:
+        return _take(), None
+    except OSError as exc:  # process limits, no executable to spawn...
+        raise WorkerStartError(str(exc)) from exc
+
+
+def _died(worker: _Worker, started: bool, path: Path) -> Exception:
+    """The error for a worker that went away (at start-up, or while reading ``path``)."""
+    worker.proc.join(5)
+    code = worker.proc.exitcode
+    if not started:
+        return WorkerStartError(f"the worker process exited at start-up (exit code {code})")
+    return IndexWorkerError(
+        f"the process reading {path.name} stopped unexpectedly (exit code {code})"
+    )
 
 
 @dataclass(frozen=True)

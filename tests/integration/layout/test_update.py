@@ -274,6 +274,7 @@ def test_an_orphan_uid_that_climbs_out_is_refused_and_the_mirror_still_runs(
     library: Library, tmp_path: Path
 ) -> None:
     from archiver_app.mirror import add_destination, run_mirror
+    from archiver_app.mirror.outcomes import Shortfall
 
     folder = library.root / "archive" / "1700000000"
     folder.mkdir(parents=True)
@@ -308,7 +309,7 @@ def test_an_orphan_uid_that_climbs_out_is_refused_and_the_mirror_still_runs(
     usb.mkdir()
     add_destination(library, usb, "usb")
     result = run_mirror(library)
-    assert result.plan.shortfall["a path that leaves the library (refused)"] == 1
+    assert result.plan.shortfall[Shortfall.UNSAFE_PATH] == 1
     assert result.copied == len(paths)
 
 

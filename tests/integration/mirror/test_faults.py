@@ -8,6 +8,7 @@ the recorded bytes, every copy marked present is there.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -28,11 +29,18 @@ from archiver_app.mirror import (
     set_policy,
     verify_destinations,
 )
+from archiver_app.mirror.outcomes import Shortfall, Stop, StopReason
 from archiver_app.mirror.run import MirrorResult
 from archiver_app.store.models import CopyState, Destination
-from archiver_app.tasks import ProgressUpdate
+from archiver_app.tasks import CancelToken, ProgressUpdate
 from tests.helpers.mirror_data import check_drive, copy_states, make_snapshot, present_ids
 from tests.helpers.mounts import read_only_folder, small_drive
+
+
+def _stopped(result: MirrorResult) -> StopReason | None:
+    stop = result.outcomes[0].stopped
+    return None if stop is None else stop.reason
+
 
 SIZES = [3_000_000] + [20_000] * 11  # the big file first: "mid-file" lands in it
 
@@ -64,7 +72,7 @@ def test_drive_unplugged_then_plugged_back(library: Library, tmp_path: Path, mom
     result = run_mirror(library, progress=unplug, progress_interval=0)
     assert fired.is_set() and not result.ok
     [outcome] = result.outcomes
-    assert outcome.stopped is not None and "gone" in outcome.stopped
+    assert outcome.stopped is not None and outcome.stopped.reason is StopReason.GONE
     present = present_ids(library, dest)
     assert len(present) < len(snap.file_ids)
     away.rename(drive)  # plugged back in
@@ -93,7 +101,7 @@ def test_drive_destroyed_mid_run(library: Library, tmp_path: Path) -> None:
                 shutil.rmtree(drive)
 
     result = run_mirror(library, progress=destroy, progress_interval=0)
-    assert not result.ok and "gone" in (result.outcomes[0].stopped or "")
+    assert not result.ok and _stopped(result) is StopReason.GONE
     present = present_ids(library, dest)
     by_id = dict(zip(snap.file_ids, snap.paths, strict=True))
     assert {by_id[f] for f in present} <= set(seen)  # only what was verified on the drive
@@ -122,7 +130,7 @@ def test_another_drive_mounted_at_the_same_path_mid_run(library: Library, tmp_pa
 
     result = run_mirror(library, progress=swap, progress_interval=0)
     assert swapped.is_set()
-    assert not result.ok and "gone" in (result.outcomes[0].stopped or "")
+    assert not result.ok and _stopped(result) is StopReason.GONE
     assert present_ids(library, b) == set()
     mount.rename(tmp_path / "b-back")
     (tmp_path / "a-unplugged").rename(mount)
@@ -162,7 +170,8 @@ def test_drive_pulled_mid_scrub(
     [result] = verify_destinations(library, "usb")
     assert copy_states(library, dest) == dict.fromkeys(snap.file_ids, CopyState.PRESENT)
     assert (result.checked, result.ok, result.lost, result.corrupted) == (4, 4, [], [])
-    assert result.stopped is not None and "went away" in result.stopped
+    assert result.stopped is not None and result.stopped.reason is StopReason.GONE
+    assert "8 copies were not checked" in result.describe()
     assert copy_states(library, other_id) == {}
     with library.session() as s:
         assert s.get(Destination, dest).last_scrub_at is None  # type: ignore[union-attr]
@@ -207,9 +216,7 @@ def test_drive_fills_up(library: Library, tmp_path: Path) -> None:
         set_policy(library, batch_size=3, parallelism=2)
         dry = run_mirror(library, dry_run=True).plan
         planned = len(dry.transfers)
-        assert (
-            0 < planned < 12 and dry.shortfall["no room left on the mounted drives"] == 12 - planned
-        )
+        assert 0 < planned < 12 and dry.shortfall == {Shortfall.NO_ROOM: 12 - planned}
         # something else fills the drive after the plan was made: ENOSPC mid-copy
         filler = mount / "someone-elses-file"
 
@@ -218,7 +225,8 @@ def test_drive_fills_up(library: Library, tmp_path: Path) -> None:
                 fh.write(b"\0" * 600_000)
 
         result = run_mirror(library, on_plan=fill)
-        assert not result.ok and "full" in (result.outcomes[0].stopped or "")
+        assert not result.ok and _stopped(result) is StopReason.FULL
+        assert not result.policy_holds
         assert check_drive(library, mount, dest) == []
         got = len(present_ids(library, dest))
         assert got < planned
@@ -230,18 +238,29 @@ def test_drive_fills_up(library: Library, tmp_path: Path) -> None:
 
 
 def test_read_only_destination(library: Library, tmp_path: Path) -> None:
+    """A read-only drive is named as read-only (never "no room left"), before the run
+    (the plan) and by it, and the run says the policy is not met."""
     snap = make_snapshot(library, [1000, 2000], seed=4)
     drive = tmp_path / "ro"
     drive.mkdir()
     dest = add_destination(library, drive, "ro").id
     with read_only_folder(drive):
+        dry = run_mirror(library, dry_run=True)
         result = run_mirror(library)
-        assert result.plan.transfers == [] and "Read-only" in result.plan.unusable["ro"]
-        assert "  ro: cannot be written (Read-only file system), skipped" in result.plan.describe()
-        with pytest.raises(ArchiverError, match="ro cannot be written"):
+        for plan in (dry.plan, result.plan):
+            assert plan.transfers == []
+            assert plan.unusable["ro"].reason is StopReason.READ_ONLY
+            assert plan.shortfall == {StopReason.READ_ONLY: 2}
+            text = "\n".join(plan.describe())
+            assert "ro: cannot be written: the drive is read-only" in text
+            assert "2 files stay below their policy: a drive it needs cannot be written: " in text
+            assert "room" not in text
+        assert not dry.policy_holds and not result.policy_holds
+        with pytest.raises(ArchiverError, match="ro cannot be written: the drive is read-only"):
             verify_destinations(library, "ro")
     assert copy_states(library, dest) == {}
-    assert run_mirror(library).ok and present_ids(library, dest) == set(snap.file_ids)
+    again = run_mirror(library)
+    assert again.ok and again.policy_holds and present_ids(library, dest) == set(snap.file_ids)
 
 
 def test_two_runs_on_one_drive(library: Library, tmp_path: Path) -> None:
@@ -268,7 +287,13 @@ def test_two_runs_on_one_drive(library: Library, tmp_path: Path) -> None:
         for _ in range(2)
     ]
     outs = [p.communicate(timeout=120) for p in procs]
-    assert all(p.returncode == 0 for p in procs), outs
+    # one run copies; the other either found nothing left to do (0) or found the drive
+    # busy, which leaves the policy unmet as far as that run knows (1, and it says why)
+    codes = sorted(p.returncode for p in procs)
+    assert codes in ([0, 0], [0, 1]), outs
+    for p, (out, _) in zip(procs, outs, strict=True):
+        if p.returncode == 1:
+            assert "usb: busy" in out and "another mirror or scrub is writing to it" in out
     assert check_drive(library, drive, dest) == []
     assert len(present_ids(library, dest)) == 36
 
@@ -303,7 +328,7 @@ def test_permission_denied_on_the_drive(tmp_path: Path) -> None:
                 with Library.open(base / "lib", create=False) as child_lib:
                     res = run_mirror(child_lib)
                     stopped = res.outcomes[0].stopped if res.outcomes else None
-                os._exit(3 if stopped and "permission denied" in stopped else 4)
+                os._exit(3 if stopped and stopped.reason is StopReason.PERMISSION else 4)
             except BaseException:
                 os._exit(5)
         _, status = os.waitpid(pid, 0)
@@ -317,3 +342,50 @@ def test_permission_denied_on_the_drive(tmp_path: Path) -> None:
             assert check_drive(lib, drive, dest) == []
     finally:
         subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+@pytest.mark.parametrize("why", ["read-only", "full", "absent", "cancelled"])
+def test_mirror_exit_code_says_whether_the_policy_holds(
+    library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str], why: str
+) -> None:
+    """``archiver mirror`` exits 1 for every reason the policy is left unmet, and its
+    output names the reason; 0 once it holds."""
+    from archiver_app.cli import main
+
+    make_snapshot(library, [120_000] * 3, seed=12)  # two fit on the small drive
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    dest = add_destination(library, drive, "usb").id
+    cmd = ["--library", str(library.root), "mirror"]
+    with contextlib.ExitStack() as stack:
+        if why == "read-only":
+            stack.enter_context(read_only_folder(drive))
+        elif why == "full":
+            mount = tmp_path / "small"
+            stack.enter_context(small_drive(mount, 256))
+            add_destination(library, mount, "small")
+            set_policy(library, destinations=["small"])
+        elif why == "absent":
+            drive.rename(tmp_path / "away")
+            stack.callback(lambda: (tmp_path / "away").rename(drive))
+        else:
+            cancel = CancelToken()
+            cancel.cancel()
+            result = run_mirror(library, cancel=cancel)
+            assert result.outcomes[0].stopped == Stop(StopReason.CANCELLED)
+            assert not result.policy_holds and "stopped: cancelled" in "\n".join(result.describe())
+        code = main(cmd) if why != "cancelled" else (0 if result.policy_holds else 1)
+        out = capsys.readouterr().out
+        assert code == 1, out
+        expected = {
+            "read-only": "the drive is read-only",
+            "full": "no room left on the mounted drives",
+            "absent": "usb: not mounted; 3 files wait for it",
+            "cancelled": "",
+        }[why]
+        assert expected in out
+        if why != "cancelled":
+            assert "the retention policy is not met" in out
+    set_policy(library, destinations=["usb"])
+    assert main(cmd) == 0
+    assert len(present_ids(library, dest)) == 3

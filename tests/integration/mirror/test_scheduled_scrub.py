@@ -47,6 +47,11 @@ def test_the_laptop_copy_is_reverified_and_repaired_from_a_drive(
 
     result = verify_library(library)
     assert (result.checked, result.ok, result.repaired, result.unrepaired) == (4, 2, 2, 0)
+    assert (result.corrupted, result.lost) == ([snap.paths[1]], [snap.paths[2]])
+    assert result.describe() == (
+        "this computer: 4 copies checked, 2 good, 1 corrupted, 1 missing;"
+        " 2 repaired from a good copy, 0 could not be repaired"
+    )
     assert [library.abspath(p).read_bytes() for p in snap.paths] == originals
     assert _states(library, snap.file_ids) == [("present", True)] * 4
 

@@ -55,8 +55,12 @@ def test_commands_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     code, out, _ = run(capsys, root, "drives")
     assert "this computer: 2 files present, 0 corrupted, 0 offloaded;" in out
     assert "last verified never (due)" in out.splitlines()[0]
+    with Library.open(root) as lib:  # bit rot on the laptop: restored from blue
+        rotten = next((lib.root / "collections").rglob("*.bin"))
+    rotten.write_bytes(b"rot" + rotten.read_bytes()[3:])
     code, out, _ = run(capsys, root, "drives", "verify", "--laptop")
-    assert code == 0 and "this computer: 2 copies checked, 2 good" in out
+    assert code == 0 and "this computer: 2 copies checked, 1 good, 1 corrupted" in out
+    assert "1 repaired from a good copy, 0 could not be repaired" in out
     code, out, _ = run(capsys, root, "drives")
     assert "last verified never" not in out.splitlines()[0]
     assert "(due)" not in out.splitlines()[0]

@@ -106,3 +106,22 @@ def test_offload_needs_a_mounted_copy_to_recheck(library: Library, tmp_path: Pat
     r = offload(library, parse_age("1y"))
     assert (r.snapshots, r.unconfirmed) == (0, 1)
     assert (library.root / old.paths[0]).exists()
+
+
+def test_offload_rehashes_only_a_copy_on_an_allowed_drive(library: Library, tmp_path: Path) -> None:
+    """The re-check right before letting go reads a copy that made the snapshot safe: a
+    good copy on a drive the policy does not allow proves nothing about the allowed ones."""
+    old = make_snapshot(library, [1000], seed=5, captured_at=datetime(2019, 1, 1, tzinfo=UTC))
+    for name in ("a", "b", "x"):
+        (tmp_path / name).mkdir()
+        add_destination(library, tmp_path / name, name)
+    set_policy(library, copies=4)  # laptop + a + b + x
+    assert run_mirror(library).ok
+    set_policy(library, copies=2, destinations=["a", "b"])
+    (tmp_path / "b").rename(tmp_path / "b-away")
+    rotten = tmp_path / "a" / "Archiver" / library.id / old.paths[0]
+    rotten.write_bytes(b"rotten" + rotten.read_bytes()[6:])  # a's copy rots unnoticed
+    r = offload(library, parse_age("1y"))
+    assert (r.snapshots, r.not_safe, r.unconfirmed) == (0, 0, 1)
+    assert (library.root / old.paths[0]).exists()
+    assert local_states(library, old.file_ids) == [LocalState.PRESENT]

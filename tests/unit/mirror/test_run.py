@@ -277,7 +277,7 @@ def test_new_folders_on_the_drive_are_made_durable_with_the_files(
 def test_a_copy_whose_file_changed_while_it_was_written_is_not_recorded(
     library: Library, tmp_path: Path
 ) -> None:
-    from archiver_app.mirror import worker
+    from archiver_app.mirror import copy_states as states
     from archiver_app.store.copies import forget_copies
 
     snap = make_snapshot(library, [1000, 2000], seed=3)
@@ -285,10 +285,10 @@ def test_a_copy_whose_file_changed_while_it_was_written_is_not_recorded(
     usb.mkdir()
     dest = add_destination(library, usb, "usb").id
     first, second = snap.file_ids
-    worker._set_states(library, dest, {first: "ongoing", second: "ongoing"}, verified=False)
+    states.set_states(library, dest, {first: "ongoing", second: "ongoing"}, verified=False)
     with library.write() as s:  # the first file's bytes change in the library meanwhile
         forget_copies(s.connection(), [first])
-    worker._update_states(library, dest, {first: "present", second: "present"}, verified=True)
+    states.update_states(library, dest, {first: "present", second: "present"}, verified=True)
     assert copy_states(library, dest) == {first: CopyState.MISSING, second: CopyState.PRESENT}
 
 
@@ -302,7 +302,7 @@ def test_a_laptop_file_rewritten_during_a_repair_is_left_as_rewritten(
     import hashlib
     import threading
 
-    from archiver_app.mirror import copier, worker
+    from archiver_app.mirror import copier, repair
     from archiver_app.mirror.progress import RunProgress
     from archiver_app.store.copies import forget_copies
     from archiver_app.tasks import CancelToken
@@ -345,12 +345,12 @@ def test_a_laptop_file_rewritten_during_a_repair_is_left_as_rewritten(
         return good
 
     monkeypatch.setattr(copier, "matches", rewritten_first)
-    ctx = worker.RunContext(
+    ctx = repair.RunContext(
         library, find_mounted(library), RunProgress(lambda _u: None, "t", 0, 0), CancelToken()
     )
     try:
-        with pytest.raises(worker.FileChanged):
-            worker.repair_local(ctx, fid)
+        with pytest.raises(repair.FileChanged):
+            repair.repair_local(ctx, fid)
     finally:
         checked.set()
         rewriter.join(5)
@@ -360,3 +360,23 @@ def test_a_laptop_file_rewritten_during_a_repair_is_left_as_rewritten(
         assert row is not None and row.local_state == LocalState.PRESENT
         assert row.sha256 == hashlib.sha256(new).hexdigest()
     assert ctx.local_repaired == [] and ctx.local_unrepairable == []
+
+
+def test_a_copy_on_a_drive_the_policy_does_not_allow_does_not_count(
+    library: Library, tmp_path: Path
+) -> None:
+    """docs/drives.md: only allowed drives hold and count for a collection's copies. A
+    copy made on ``x`` before the policy narrowed to ``a`` leaves the file one short."""
+    snap = make_snapshot(library, [1000, 2000], seed=21)
+    x, _ = _drive(library, tmp_path, "x")
+    assert run_mirror(library).ok and present_ids(library, x) == set(snap.file_ids)
+    a, _ = _drive(library, tmp_path, "a")
+    set_policy(library, destinations=["a"])
+    plan = run_mirror(library, dry_run=True).plan
+    assert plan.files_needing == 2
+    assert {(t.file_id, t.destination_id) for t in plan.transfers} == {
+        (f, a) for f in snap.file_ids
+    }
+    result = run_mirror(library)
+    assert result.ok and result.policy_holds and result.copied == 2
+    assert present_ids(library, a) == set(snap.file_ids)

@@ -1,0 +1,122 @@
+"""Repairing the laptop's copy of a file from a good copy on a mounted drive.
+
+Used by the mirror (a laptop copy found rotten while copying it) and by the scrub of this
+computer's files. A repair never replaces a file whose row changed meanwhile (a sidecar
+rewritten is a change, not rot): :class:`FileChanged` says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select, update
+
+from archiver_app.library import Library
+from archiver_app.mirror import copier
+from archiver_app.mirror.copy_states import set_states
+from archiver_app.mirror.destinations import MountedDestination
+from archiver_app.mirror.progress import RunProgress
+from archiver_app.store.copies import copy_path
+from archiver_app.store.models import Copy, CopyState, File, LocalState
+from archiver_app.tasks import CancelToken
+from archiver_app.validation import safe_join
+
+
+@dataclass
+class RunContext:
+    """What every batch of one run shares."""
+
+    lib: Library
+    mounted: dict[int, MountedDestination]
+    progress: RunProgress
+    cancel: CancelToken
+    repair_lock: threading.Lock = field(default_factory=threading.Lock)
+    local_repaired: list[str] = field(default_factory=list)
+    local_unrepairable: list[str] = field(default_factory=list)
+
+
+class FileChanged(Exception):
+    """A file's row changed (a sidecar rewritten, a file moved) while its laptop copy was
+    being checked or repaired: the mismatch was the change, not rot; nothing was replaced."""
+
+
+@contextlib.contextmanager
+def row_unchanged(lib: Library, file_id: int, expected: tuple[str, str, int]) -> Iterator[Any]:
+    """A write transaction in which ``file_id``'s (path, sha256, size) is still
+    ``expected``, else :class:`FileChanged`. Writers that rewrite a file (sidecars) do it
+    inside a write transaction, so entering this waits for a rewrite in progress to end."""
+    with lib.write() as s:
+        now = s.execute(
+            select(File.path, File.sha256, File.size).where(File.id == file_id)
+        ).one_or_none()
+        if now is None or tuple(now) != expected:
+            raise FileChanged(expected[0])
+        yield s
+
+
+def repair_local(ctx: RunContext, file_id: int) -> bool:
+    """The laptop copy of ``file_id`` failed its hash: mark it corrupted, then restore it
+    from a present copy on a mounted destination. Returns True when it is good again.
+
+    Raises:
+        FileChanged: the file's row changed meanwhile (the laptop copy was rewritten, not
+            rotten); the new file is left as it is.
+    """
+    lib = ctx.lib
+    with ctx.repair_lock:
+        with lib.session() as s:
+            row = s.get(File, file_id)
+            assert row is not None and row.sha256 is not None
+            path, sha, size = row.path, row.sha256, row.size
+            target = Path(row.external_path) if row.external_path else lib.abspath(row.path)
+            sources = s.execute(
+                select(Copy.destination_id, Copy.path).where(
+                    Copy.file_id == file_id, Copy.state == CopyState.PRESENT
+                )
+            ).all()
+        if copier.matches(target, sha, size, drop_cache=False):
+            return True  # another thread repaired it meanwhile
+        expected = (path, sha, size)
+        with row_unchanged(lib, file_id, expected) as s:
+            s.execute(
+                update(File).where(File.id == file_id).values(local_state=LocalState.CORRUPTED)
+            )
+
+        @contextlib.contextmanager
+        def installing() -> Iterator[None]:
+            """The good copy replaces the laptop's only if the row is still as read, and
+            the row says present in the same transaction."""
+            with row_unchanged(lib, file_id, expected) as s:
+                yield
+                s.execute(
+                    update(File)
+                    .where(File.id == file_id)
+                    .values(local_state=LocalState.PRESENT, verified_at=lib.clock())
+                )
+
+        for did, copy_at in sources:
+            dest = ctx.mounted.get(did)
+            if dest is None:
+                continue
+            try:
+                copier.copy_verified(
+                    safe_join(dest.folder, copy_path(copy_at, path)),
+                    target,
+                    sha,
+                    size,
+                    guard=installing,
+                )
+            except copier.SourceMismatch:
+                set_states(lib, did, {file_id: CopyState.CORRUPTED}, verified=False)
+                continue
+            except (copier.SourceError, copier.DestinationError, OSError):
+                continue
+            ctx.local_repaired.append(path)
+            return True
+        ctx.local_unrepairable.append(path)
+        return False
