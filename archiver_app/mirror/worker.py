@@ -35,6 +35,7 @@ from sqlalchemy import Table, func, literal, null, select, true, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from archiver_app.durable import sweep_leftovers
 from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.deps import chunks
@@ -100,8 +101,7 @@ def prepare_destination(lib: Library, dest: MountedDestination) -> None:
     folder holds only their temporary files (removed: none has a final name)."""
     staging = staging_folder(dest)
     staging.mkdir(parents=True, exist_ok=True)
-    for leftover in staging.glob(f"*{copier.TEMP_SUFFIX}"):
-        copier.discard(leftover)
+    sweep_leftovers(staging, older_than=0)
     with lib.write() as s:
         s.execute(
             update(Copy)
@@ -663,7 +663,7 @@ def _install(lane: _Lane, verifying: _Verifying) -> _Installed:
                 folders.update(copier.make_folders(parent))
                 folders.add(parent)
                 seen.add(parent)
-            os.replace(temp, final)
+            copier.install(temp, final, sync=False)  # the batch's barrier makes it durable
         except OSError as exc:
             err = copier.classify(exc, lane.marker)
             results[fid] = f"destination {err.kind}"
