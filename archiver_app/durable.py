@@ -46,6 +46,8 @@ BUFFER = 1024 * 1024
 #: Bytes per kernel copy call (progress is reported between calls).
 KERNEL_CHUNK = 8 * 1024 * 1024
 TEMP_SUFFIX = ".tmp-archiver"
+#: Earlier versions' migration copies: temporary too, so swept and never taken for a file.
+_LEGACY_TEMP_SUFFIXES = (TEMP_SUFFIX, ".archiver-part")
 #: The steps after which a :func:`step_hook` callback is called, in order.
 STEPS = ("written", "synced", "verified", "renamed", "folder-synced")
 
@@ -126,19 +128,27 @@ _numbers = itertools.count()
 
 def is_temp(name: str) -> bool:
     """Whether ``name`` (a file name or path) is one of our temporary files."""
-    return name.endswith(TEMP_SUFFIX)
+    return name.endswith(_LEGACY_TEMP_SUFFIXES)
+
+
+def temp_name(label: str) -> str:
+    """A new temporary name (no file is made): ``.<label>.<pid>-<random>-<n>.tmp-archiver``.
+
+    ``label`` (usually the final file's name) starts the name so a person can tell whose it
+    was. Only for what :func:`open_temp` cannot make (a folder to be renamed as a whole).
+    """
+    return f".{label[:96]}.{os.getpid()}-{_TOKEN}-{next(_numbers)}{TEMP_SUFFIX}"
 
 
 def open_temp(folder: str | Path, label: str) -> tuple[str, int]:
     """A new, empty temporary file in ``folder``: its path and a descriptor to write it.
 
-    ``label`` (usually the final file's name) starts the name so a person can tell whose it
-    was. Raises OSError (``FileNotFoundError`` when ``folder`` does not exist).
+    ``label`` as for :func:`temp_name`. Raises OSError (``FileNotFoundError`` when
+    ``folder`` does not exist).
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC
-    base = os.path.join(folder, f".{label[:96]}.{os.getpid()}-{_TOKEN}-")
     while True:
-        temp = f"{base}{next(_numbers)}{TEMP_SUFFIX}"
+        temp = os.path.join(folder, temp_name(label))
         try:
             return temp, os.open(temp, flags, 0o666)
         except FileExistsError:

@@ -8,6 +8,12 @@ Known formats (detected, not trusted):
   ``{extractor, output, status, start_ts, end_ts, ...}``.
 - ``archiver-1`` / ``archiver-2``: ours, with an explicit ``fs_version``.
 
+This module owns the file: its name (:data:`SIDECAR`), its one encoding (:func:`encode_sidecar`:
+UTF-8 JSON on one line, keys sorted, non-ASCII escaped), reading and writing. Every writer
+of a snapshot folder's index (capture, the importers, the layout migrations) calls
+:func:`write_sidecar`; reading accepts any UTF-8 JSON (older versions indented it and wrote
+non-ASCII characters as they are; other tools may start it with a BOM).
+
 Everything is normalised into :class:`ParsedIndex`. Output paths that leave the folder
 (``../``, absolute, drive letters) are refused entry by entry and reported, never followed.
 """
@@ -21,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from archiver_app.durable import atomic_write
 from archiver_app.errors import ArchiverError, InputError
 from archiver_app.layout.current import is_safe_uid
 from archiver_app.layout.versions import ARCHIVEBOX_07, ARCHIVEBOX_08, KNOWN_VERSIONS
@@ -88,7 +95,7 @@ def read_index(folder: Path) -> ParsedIndex:
     try:
         if path.stat().st_size > MAX_INDEX_BYTES:
             raise UnreadableIndex(f"index.json in {folder.name} is too large")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM from other tools
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UnreadableIndex(f"index.json in {folder.name} is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
@@ -208,23 +215,13 @@ def encode_sidecar(data: dict[str, Any]) -> bytes:
 
 
 def write_sidecar(folder: Path, data: dict[str, Any] | bytes, *, durable: bool = True) -> bytes:
-    """Write ``folder/index.json`` atomically (temporary file, fsync, rename); return the
-    bytes written. ``data`` is the JSON object, or bytes from :func:`encode_sidecar`.
+    """Write ``folder/index.json`` atomically (:func:`archiver_app.durable.atomic_write`,
+    creating ``folder`` if needed); return the bytes written. ``data`` is the JSON object,
+    or bytes from :func:`encode_sidecar`.
 
-    Without ``durable`` the fsync is left to a later :func:`layout.moves.sync_to_disk`.
+    Without ``durable`` nothing is fsynced: the caller runs
+    :func:`archiver_app.durable.sync_filesystem` before it records the batch.
     """
     raw = data if isinstance(data, bytes) else encode_sidecar(data)
-    base = os.fspath(folder)
-    path, tmp = os.path.join(base, SIDECAR), os.path.join(base, f".{SIDECAR}.tmp")
-    try:
-        fh = open(tmp, "wb")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
-        folder.mkdir(parents=True, exist_ok=True)
-        fh = open(tmp, "wb")  # noqa: SIM115 - closed below
-    with fh:
-        fh.write(raw)
-        if durable:
-            fh.flush()
-            os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    atomic_write(os.path.join(folder, SIDECAR), raw, durable=durable, make_parent=True)
     return raw

@@ -39,8 +39,9 @@ from archiver_app.durable import sweep_leftovers
 from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.deps import chunks
-from archiver_app.mirror.destinations import MARKER_NAME, MountedDestination
+from archiver_app.mirror.destinations import MountedDestination
 from archiver_app.mirror.director import SMALL_FILE, Transfer, interleave, make_batches
+from archiver_app.mirror.mounts import MARKER_NAME
 from archiver_app.mirror.progress import RunProgress
 from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, File, LocalState
