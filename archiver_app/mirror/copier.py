@@ -4,10 +4,10 @@ Nothing is ever written under a file's final name except by the rename of a temp
 file whose bytes were made durable and then re-read and hashed on the destination, and
 found equal to the file's recorded sha256. So a source that no longer matches its record
 can never produce a copy that counts: either the source is hashed in the same pass that
-writes the temporary file (``hash_source=True``: restores and repairs), or the kernel
-copies it and the source is hashed only when the copy does not read back as recorded, to
-tell a rotten source from a bad write (``hash_source=False`` + :func:`blame`: mirroring,
-where this saves a whole hash pass).
+writes the temporary file (``hash_source=True``), or the kernel copies it and the source
+is hashed only when the copy does not read back as recorded, to tell a rotten source from
+a bad write (``hash_source=False`` + :func:`blame`: mirroring, restores and repairs, where
+this saves a whole hash pass).
 
 The steps themselves (:func:`copy_to_temp`, :func:`sync_filesystem`, :func:`install`, the
 typed errors and :func:`classify`) are :mod:`archiver_app.durable`'s, named here for the
