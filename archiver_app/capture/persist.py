@@ -19,7 +19,7 @@ from sqlalchemy import select
 from archiver_app.durable import is_temp, sweep_leftovers
 from archiver_app.hashing import sha256_file
 from archiver_app.layout.current import CURRENT_FS_VERSION
-from archiver_app.layout.sidecar import SIDECAR, write_sidecar
+from archiver_app.layout.sidecar import SIDECAR, build_sidecar, write_sidecar
 from archiver_app.library import Library
 from archiver_app.store.files import register_file
 from archiver_app.store.fulltext import upsert_snapshot_text
@@ -210,9 +210,7 @@ def sidecar(
     hashes: dict[str, tuple[int, str]],
 ) -> dict[str, Any]:
     """The ``index.json`` of a snapshot folder, in the layout area's shape
-    (:func:`archiver_app.layout.migrate.build_sidecar`) plus what capture knows besides."""
-    from archiver_app.layout.migrate import build_sidecar
-
+    (:func:`archiver_app.layout.sidecar.build_sidecar`) plus what capture knows besides."""
     values = {
         "uid": uid,
         "url": out.url,

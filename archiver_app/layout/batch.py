@@ -25,15 +25,14 @@ from sqlalchemy.orm import Session
 
 from archiver_app.durable import sync_filesystem
 from archiver_app.layout.current import CURRENT_FS_VERSION
-from archiver_app.layout.migrate import (
-    CLEANUP_PREFIX,
+from archiver_app.layout.migrate import CLEANUP_PREFIX, PreparedMove, apply_move, kind_of
+from archiver_app.layout.sidecar import (
+    SIDECAR,
     SIDECAR_COLUMNS,
-    PreparedMove,
-    apply_move,
     build_sidecar,
-    kind_of,
+    encode_sidecar,
+    write_sidecar,
 )
-from archiver_app.layout.sidecar import SIDECAR, encode_sidecar, write_sidecar
 from archiver_app.store.copies import forget_copies, keep_copies_where_they_are
 from archiver_app.store.models import File, Setting, Snapshot, SnapshotTag, Tag
 from archiver_app.store.types import utcnow

@@ -8,11 +8,13 @@ Known formats (detected, not trusted):
   ``{extractor, output, status, start_ts, end_ts, ...}``.
 - ``archiver-1`` / ``archiver-2``: ours, with an explicit ``fs_version``.
 
-This module owns the file: its name (:data:`SIDECAR`), its one encoding (:func:`encode_sidecar`:
-UTF-8 JSON on one line, keys sorted, non-ASCII escaped), reading and writing. Every writer
-of a snapshot folder's index (capture, the importers, the layout migrations) calls
-:func:`write_sidecar`; reading accepts any UTF-8 JSON (older versions indented it and wrote
-non-ASCII characters as they are; other tools may start it with a BOM).
+This module owns the file: its name (:data:`SIDECAR`), the shape we write
+(:func:`build_sidecar`, from the row's :data:`SIDECAR_COLUMNS`), its one encoding
+(:func:`encode_sidecar`: UTF-8 JSON on one line, keys sorted, non-ASCII escaped), reading
+and writing. Every writer of a snapshot folder's index (capture, the importers, the layout
+migrations) calls :func:`write_sidecar`; reading accepts any UTF-8 JSON (older versions
+indented it and wrote non-ASCII characters as they are; other tools may start it with a
+BOM).
 
 Everything is normalised into :class:`ParsedIndex`. Output paths that leave the folder
 (``../``, absolute, drive letters) are refused entry by entry and reported, never followed.
@@ -22,11 +24,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from archiver_app import __version__
 from archiver_app.durable import atomic_write
 from archiver_app.errors import ArchiverError, InputError
 from archiver_app.layout.current import is_safe_uid
@@ -202,6 +206,39 @@ def merge_results(*sources: Results) -> Results:
     for bucket in merged.values():
         bucket.sort(key=lambda e: str(e.get("start_ts") or ""))
     return merged
+
+
+SIDECAR_COLUMNS = (
+    "uid", "url", "captured_at", "folder", "fs_version", "title", "state", "http_status",
+    "mime", "capture_backend", "capture_fidelity", "provenance",
+)  # fmt: skip
+
+
+def build_sidecar(
+    values: Mapping[str, Any], slug: str | None, tags: list[str], files: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The ``index.json`` of a snapshot from its row values (see :data:`SIDECAR_COLUMNS`)."""
+    provenance = dict(values["provenance"] or {})
+    results = provenance.pop("archive_results", {})
+    return {
+        "fs_version": values["fs_version"],
+        "uid": values["uid"],
+        "url": values["url"],
+        "captured_at": values["captured_at"].isoformat(),
+        "collection": slug,
+        "folder": values["folder"],
+        "title": values["title"],
+        "tags": sorted(tags),
+        "state": values["state"],
+        "http_status": values["http_status"],
+        "mime": values["mime"],
+        "capture_backend": values["capture_backend"],
+        "capture_fidelity": values["capture_fidelity"],
+        "archive_results": results,
+        "provenance": provenance,
+        "files": sorted(files, key=lambda f: str(f["path"])),
+        "written_by": f"archiver {__version__}",
+    }
 
 
 def encode_sidecar(data: dict[str, Any]) -> bytes:
