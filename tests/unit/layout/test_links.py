@@ -126,3 +126,15 @@ def test_resume_other_names_and_other_devices_fall_back_safely(
     assert len(far.files) == 3
     assert (tmp_path / "far" / "clash.bin").read_bytes() == b"mine"
     assert not os.path.samefile(tmp_path / "far" / "clash.bin", src / "clash.bin")
+
+
+def test_a_rerun_sweeps_what_a_killed_run_left_in_the_new_folder(tmp_path: Path) -> None:
+    src, dst = tmp_path / "old", tmp_path / "new"
+    src.mkdir()
+    (src / "a.bin").write_bytes(b"a" * 100)
+    dst.mkdir()  # made by the killed run, which was writing index.json there
+    left = dst / f".index.json.7-ab12cd34-0{TEMP_SUFFIX}"
+    left.write_bytes(b'{"half": ')
+    result = link_tree_verified(src, dst)
+    assert [f.target for f in result.files] == ["a.bin"]
+    assert sorted(p.name for p in dst.iterdir()) == ["a.bin"]
