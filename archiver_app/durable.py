@@ -47,7 +47,7 @@ BUFFER = 1024 * 1024
 KERNEL_CHUNK = 8 * 1024 * 1024
 TEMP_SUFFIX = ".tmp-archiver"
 #: Earlier versions' migration copies: temporary too, so swept and never taken for a file.
-_LEGACY_TEMP_SUFFIXES = (TEMP_SUFFIX, ".archiver-part")
+_TEMP_SUFFIXES = (TEMP_SUFFIX, ".archiver-part")
 #: The steps after which a :func:`step_hook` callback is called, in order.
 STEPS = ("written", "synced", "verified", "renamed", "folder-synced")
 
@@ -128,7 +128,7 @@ _numbers = itertools.count()
 
 def is_temp(name: str) -> bool:
     """Whether ``name`` (a file name or path) is one of our temporary files."""
-    return name.endswith(_LEGACY_TEMP_SUFFIXES)
+    return name.endswith(_TEMP_SUFFIXES)
 
 
 def temp_name(label: str) -> str:
@@ -137,7 +137,8 @@ def temp_name(label: str) -> str:
     ``label`` (usually the final file's name) starts the name so a person can tell whose it
     was. Only for what :func:`open_temp` cannot make (a folder to be renamed as a whole).
     """
-    return f".{label[:96]}.{os.getpid()}-{_TOKEN}-{next(_numbers)}{TEMP_SUFFIX}"
+    short = label.encode("utf-8", "surrogateescape")[:96].decode("utf-8", "ignore")
+    return f".{short}.{os.getpid()}-{_TOKEN}-{next(_numbers)}{TEMP_SUFFIX}"
 
 
 def open_temp(folder: str | Path, label: str) -> tuple[str, int]:

@@ -171,7 +171,9 @@ class _LinkWalk:
         try:
             os.mkdir(folder)
         except FileExistsError:  # a file there makes the link fail: reported then
-            # made by a run that was killed: what it was writing there was never installed
+            # made by a run that was killed, whose half-written files were never installed;
+            # a concurrent migrator of the same row loses its temporary file here, fails
+            # that batch and leaves the row to be retried (it never loses a final file)
             sweep_leftovers(folder, older_than=0)
         except FileNotFoundError:  # its parents are new too
             missing = [folder]
