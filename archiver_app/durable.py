@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import errno
+import functools
 import hashlib
 import itertools
 import os
@@ -194,12 +194,13 @@ def sweep_leftovers(folder: str | Path, *, older_than: float = 3600.0) -> list[s
 # ---------------------------------------------------------------------- durability
 
 
-def _load_syncfs() -> Callable[[int], int] | None:
+@functools.cache
+def _syncfs() -> Callable[[int], int] | None:
+    """libc's ``syncfs``, looked up on first use (Linux only; None elsewhere)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        fn = libc.syncfs
+        fn = ctypes.CDLL(None, use_errno=True).syncfs
     except (OSError, AttributeError):
         return None
     fn.argtypes = [ctypes.c_int]
@@ -207,8 +208,9 @@ def _load_syncfs() -> Callable[[int], int] | None:
     return fn
 
 
-_SYNCFS = _load_syncfs()
-HAS_SYNCFS = _SYNCFS is not None
+def has_syncfs() -> bool:
+    """Whether one call can flush a whole file system (:func:`sync_filesystem`)."""
+    return _syncfs() is not None
 
 
 def sync_fd(fd: int) -> None:
@@ -252,10 +254,11 @@ def sync_filesystem(
     ``syncfs``: ``os.sync`` and each of ``dirs``); otherwise each of ``dirs`` is fsynced
     (file contents were fsynced when written).
     """
-    if whole_fs and _SYNCFS is not None:
+    syncfs = _syncfs() if whole_fs else None
+    if syncfs is not None:
         fd = os.open(folder, os.O_RDONLY)
         try:
-            if _SYNCFS(fd) != 0:
+            if syncfs(fd) != 0:
                 code = ctypes.get_errno()
                 raise OSError(code, os.strerror(code), str(folder))
         finally:

@@ -26,7 +26,6 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from archiver_app.durable import (
-    _SYNCFS,
     BUFFER,
     TEMP_SUFFIX,
     DestinationError,
@@ -36,6 +35,7 @@ from archiver_app.durable import (
     classify,
     copy_to_temp,
     discard,
+    has_syncfs,
     install,
     make_folders,
     sync_filesystem,
@@ -55,7 +55,7 @@ def use_syncfs(destination: Path, library_root: Path) -> bool:
     the library's file system, where ``syncfs`` would also flush everything else being
     written there.
     """
-    if _SYNCFS is None:
+    if not has_syncfs():
         return False
     try:
         return destination.stat().st_dev != library_root.stat().st_dev
