@@ -18,8 +18,7 @@ left behind. Errors on a copy are typed: :class:`SourceError`, :class:`SourceMis
 :class:`DestinationError`, whose ``kind`` :func:`classify` derives from the errno once.
 
 Tests can stop between steps: :func:`step_hook` installs a callback called after each step
-with the step's name and the final path (see :data:`STEPS`; a copy has no separate
-``written`` step, its bytes are synced as soon as they are written).
+(:data:`STEPS`; a copy has no separate ``written`` step) with the final path.
 """
 
 from __future__ import annotations
@@ -166,12 +165,9 @@ def discard(temp: str | Path) -> None:
 
 
 def sweep_leftovers(folder: str | Path, *, older_than: float = 3600.0) -> list[str]:
-    """Remove temporary files in ``folder`` (not below it) last changed more than
-    ``older_than`` seconds ago; return their names.
-
-    A temporary file never has a final name, so removing one loses nothing; the age spares
-    those another process is writing now (``older_than=0`` when the caller holds a lock that
-    rules that out). A missing folder is no leftover.
+    """Remove temporary files in ``folder`` (not below it) unchanged for ``older_than``
+    seconds; return their names. None has a final name, so nothing is lost; the age spares
+    those being written now (``older_than=0`` when nobody else can be writing there).
     """
     cutoff = time.time() - older_than
     removed: list[str] = []
@@ -219,8 +215,8 @@ def sync_fd(fd: int) -> None:
 
 
 def sync_file(path: str | Path) -> None:
-    """Make the data of the file at ``path`` durable."""
-    fd = os.open(path, os.O_RDONLY | _O_BINARY | _O_CLOEXEC)
+    """Make the data of the file (or the entries of the folder) at ``path`` durable."""
+    fd = os.open(path, os.O_RDONLY | _O_CLOEXEC)
     try:
         os.fsync(fd)
     finally:
@@ -228,10 +224,8 @@ def sync_file(path: str | Path) -> None:
 
 
 def sync_folder(path: str | Path) -> None:
-    """Make the entries of folder ``path`` (renames, new names) durable.
-
-    A no-op on Windows (NTFS journals renames; folders cannot be opened for fsync) and for a
-    folder that cannot be opened.
+    """Make the entries of folder ``path`` (renames, new names) durable; a no-op on Windows
+    (NTFS journals renames; folders cannot be opened) and for a folder that cannot be opened.
     """
     if os.name == "nt":
         return
@@ -269,11 +263,7 @@ def sync_filesystem(
     if os.name == "nt":
         return
     for d in dirs:
-        fd = os.open(d, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        sync_file(d)  # a folder's entries, like a file's data
 
 
 def install(temp: str | Path, final: str | Path, *, sync: bool = True) -> None:
@@ -389,17 +379,13 @@ def copy_to_temp(
     hash_source: bool = True,
     label: str = "copy",
 ) -> str:
-    """Copy ``source`` to a new temporary file in ``folder``, hashing it on the way.
+    """Copy ``source`` to a new temporary file in ``folder``, hashing it on the way; return
+    its path. On any failure it is removed (when the drive still allows it).
 
-    Returns the temporary path. On any failure the temporary file is removed (when the
-    drive still allows it) and nothing else on the destination changed.
-
-    With ``hash_source=False`` the bytes are not hashed here (the kernel copies large
-    files, ``sendfile`` where the OS has it) and only the size is checked: the caller
-    MUST hash the copy it reads back and, when that does not match ``sha256``, hash the
-    source to tell a bad source from a bad write (:func:`blame`). A copy is then good
-    exactly when it reads back as ``sha256``, whatever the source holds, so one hash pass
-    does the work of two.
+    With ``hash_source=False`` the kernel copies (``sendfile``) and only the size is
+    checked: the caller MUST hash the copy it reads back and, when that does not match
+    ``sha256``, :func:`blame` the source. A copy is then good exactly when it reads back as
+    ``sha256``, whatever the source holds, so one hash pass does the work of two.
 
     Raises:
         SourceError: the source cannot be read.
