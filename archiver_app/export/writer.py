@@ -39,7 +39,14 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
 from archiver_app import __version__
-from archiver_app.durable import install, rename_folder, sync_fd, sync_file, temp_name
+from archiver_app.durable import (
+    discard,
+    install,
+    rename_folder,
+    sync_fd,
+    sync_file,
+    temp_name,
+)
 from archiver_app.errors import InputError
 from archiver_app.export.plan import ExportPlan, Selection, plan_export
 from archiver_app.library import Library
@@ -402,7 +409,7 @@ def write_wacz(
         sync_file(tmp)
         install(tmp, dest)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        discard(tmp)
         raise
     return result
 

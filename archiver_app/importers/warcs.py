@@ -321,7 +321,7 @@ def import_warc_file(
         kind = exc.kind
         regzipped = _regzip(lib, path, cancel)
         if regzipped[1].records == 0:
-            regzipped[0].unlink(missing_ok=True)
+            discard(regzipped[0])
             why = regzipped[1].problems[0] if regzipped[1].problems else "no records found"
             return FileOutcome(path, kind, OutcomeState.FAILED, why)
     except NotAnArchiveError as exc:
@@ -343,7 +343,7 @@ def import_warc_file(
             )
     finally:
         if regzipped is not None:
-            regzipped[0].unlink(missing_ok=True)  # moved into the library, or not wanted
+            discard(regzipped[0])  # moved into the library, or not wanted
     if regzipped is not None and outcome.state is OutcomeState.IMPORTED:
         note = "gzipped as one stream: stored recompressed record by record, records unchanged"
         outcome.reason = f"{note}; {outcome.reason}" if outcome.reason else note
@@ -566,16 +566,16 @@ def _import_wacz_file(
             sniff_archive(tmp)
         except OneGzipStreamError as exc:
             if exc.kind != "warc" or not _regzip_in_place(tmp, cancel):
-                tmp.unlink()
+                discard(tmp)
                 refused.append(f"{name}: {exc}")
                 continue
         except NotAnArchiveError as exc:
-            tmp.unlink()
+            discard(tmp)
             refused.append(f"{name}: {exc}")
             continue
         wsha = sha256_file(tmp)
         if (why := _claim_sha(lib, wsha, locks)) is not None:
-            tmp.unlink()
+            discard(tmp)
             skipped.append(f"{name}: {why}")
             continue
         final = base / name
