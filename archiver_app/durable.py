@@ -564,17 +564,18 @@ def verified_copy(
     folder = os.path.dirname(os.fspath(dst)) or "."
     changed = make_folders(folder) if make_parent else []
     known = expected_sha256 is not None
+    name = os.path.basename(os.fspath(dst))
     temp, sha, size = _copy_into_temp(
-        src, folder, expected_sha256, expected_size, on_bytes, marker, durable, not known, "copy"
+        src, folder, expected_sha256, expected_size, on_bytes, marker, durable, not known, name
     )
     try:
         _step("synced", dst)
-        if expected_size is not None and size != expected_size:
-            raise SourceMismatch(sha or "", size)
-        assert sha is not None
-        if hash_file(temp, drop_cache=durable, expected_size=size) != (sha, size):
+        want = (sha or "", size if expected_size is None else expected_size)
+        if not known and size != want[1]:
+            raise SourceMismatch(want[0], size)  # what was read: its hash and size
+        if hash_file(temp, drop_cache=durable, expected_size=size) != want:
             if known:
-                blame(src, sha, size)
+                blame(src, *want)
             raise DestinationError("mismatch", f"{dst} did not read back as written")
         _step("verified", dst)
         if keep_stat:
@@ -594,4 +595,4 @@ def verified_copy(
         for changed_folder in [folder, *reversed(changed)]:
             sync_folder(changed_folder)
     _step("folder-synced", dst)
-    return size, sha
+    return want[1], want[0]
