@@ -16,8 +16,8 @@ from sqlalchemy import Table, func, literal, null, select, true, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from archiver_app.durable import sweep_leftovers
 from archiver_app.library import Library
-from archiver_app.mirror import copier
 from archiver_app.mirror.deps import chunks
 from archiver_app.mirror.destinations import MountedDestination
 from archiver_app.mirror.director import Transfer
@@ -36,8 +36,7 @@ def prepare_destination(lib: Library, dest: MountedDestination) -> None:
     folder holds only their temporary files (removed: none has a final name)."""
     staging = staging_folder(dest)
     staging.mkdir(parents=True, exist_ok=True)
-    for leftover in staging.glob(f"*{copier.TEMP_SUFFIX}"):
-        copier.discard(leftover)
+    sweep_leftovers(staging, older_than=0)
     with lib.write() as s:
         s.execute(
             update(Copy)

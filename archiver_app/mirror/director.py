@@ -222,7 +222,7 @@ def _open_destinations(
             if stop is None:
                 room[did] = usable_room(mount)
         except OSError as exc:
-            stop = Stop(classify(exc).kind, exc.strerror or str(exc))
+            stop = Stop(StopReason(classify(exc).kind), exc.strerror or str(exc))
         if stop is not None:
             plan.unusable[mounted[did].label] = stop
             blocked[did] = stop.reason

@@ -21,8 +21,9 @@ from typing import TypeVar, cast
 
 from archiver_app.mirror import copier
 from archiver_app.mirror.copy_states import claim_needed, set_states, staging_folder
-from archiver_app.mirror.destinations import MARKER_NAME, MountedDestination
+from archiver_app.mirror.destinations import MountedDestination
 from archiver_app.mirror.director import Transfer
+from archiver_app.mirror.mounts import MARKER_NAME
 from archiver_app.mirror.outcomes import (
     ADOPTED,
     COPIED,
@@ -61,7 +62,7 @@ class Lane:
 
     def note_stop(self, why: copier.DestinationError | Stop) -> None:
         """Stop using the drive for this run; the first reason given is the one reported."""
-        stop = why if isinstance(why, Stop) else Stop(why.kind, str(why))
+        stop = why if isinstance(why, Stop) else Stop(StopReason(why.kind), str(why))
         with self._lock:
             if self.outcome.stopped is None:
                 self.outcome.stopped = stop
@@ -221,7 +222,7 @@ def _write_temp(
         except copier.DestinationError as exc:
             add(nbytes=-counted.done)
             lane.note_stop(exc)
-            return exc.kind
+            return StopReason(exc.kind)
     raise AssertionError("unreachable")
 
 

@@ -50,6 +50,10 @@ class Stop:
     reason: StopReason
     detail: str = ""  # the system's words or the circumstances, for people
 
+    def __post_init__(self) -> None:
+        # A durable.DestinationError's kind is the same word as a plain string.
+        object.__setattr__(self, "reason", StopReason(self.reason))
+
     @property
     def message(self) -> str:
         if not self.detail:

@@ -183,7 +183,7 @@ def _lock_destinations(
             blocked[did] = StopReason.BUSY
             continue
         except OSError as exc:
-            stop = Stop(classify(exc).kind, exc.strerror or str(exc))
+            stop = Stop(StopReason(classify(exc).kind), exc.strerror or str(exc))
             unusable[dest.label], blocked[did] = stop, stop.reason
             continue
         locked[did] = dest

@@ -115,7 +115,7 @@ def verify_destinations(
                 )
             )
         except OSError as exc:  # cannot even take the lock: read-only, gone
-            kind = copier.classify(exc).kind
+            kind = StopReason(copier.classify(exc).kind)
             raise ArchiverError(
                 f"drive {d.label} cannot be written: {kind.message} ({exc.strerror or exc})"
             ) from exc

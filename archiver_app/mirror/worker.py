@@ -134,7 +134,7 @@ def _start_verify(
     ok = {fid: p for fid, p in temps.items() if results.get(fid) is COPIED}
     if error is not None:
         for fid, temp in ok.items():
-            results[fid] = error.kind
+            results[fid] = StopReason(error.kind)
             copier.discard(temp)
         ok = {}
 
@@ -190,10 +190,10 @@ def _install(lane: Lane, verifying: _Verifying) -> _Installed:
                 folders.update(copier.make_folders(parent))
                 folders.add(parent)
                 seen.add(parent)
-            os.replace(temp, final)
+            copier.install(temp, final, sync=False)  # the batch's barrier makes it durable
         except OSError as exc:
             err = copier.classify(exc, lane.marker)
-            results[fid] = err.kind
+            results[fid] = StopReason(err.kind)
             copier.discard(temp)
             lane.note_stop(err)
     return _Installed(batch, results, folders)
@@ -207,7 +207,7 @@ def _record(lane: Lane, done: _Installed, error: copier.DestinationError | None)
     installed = [fid for fid, r in results.items() if r in _INSTALLED]
     if installed and error is not None:
         for fid in installed:
-            results[fid] = error.kind
+            results[fid] = StopReason(error.kind)
         installed = []
     if installed and not lane.dest.still_mounted():  # renamed onto whatever is mounted there now?
         lane.note_gone()

@@ -207,7 +207,7 @@ _HTML = "text/html; charset=utf-8"
 _OURS = frozenset({"content-length", "content-security-policy", "referrer-policy"})
 
 
-# Past 80 lines: both listeners share one handler class, ``is_shell`` picks the routes, so
+# Long: both listeners share one handler class, ``is_shell`` picks the routes, so
 # the headers, Host and cookie checks every response goes through live in one place.
 def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
