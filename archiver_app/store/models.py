@@ -74,6 +74,11 @@ class JobStatus(StrEnum):
     CANCELLING = "cancelling"  # cancel asked; the running process stops at its next check
 
 
+#: ``jobs.kind`` values the crawl worker runs (pages with their own leases and attempts);
+#: every other kind is run by :mod:`archiver_app.jobs`.
+CRAWL_KIND_NAMES = ("crawl", "capture")
+
+
 class PageState(StrEnum):
     READY = "ready"
     CLAIMED = "claimed"
