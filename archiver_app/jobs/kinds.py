@@ -110,7 +110,11 @@ def to_plain(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        fields = {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        for name, attr in vars(type(value)).items():  # totals a report computes (pages ...)
+            if isinstance(attr, property) and not name.startswith("_"):
+                fields[name] = to_plain(getattr(value, name))
+        return fields
     if isinstance(value, Mapping):
         return {str(k): to_plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):

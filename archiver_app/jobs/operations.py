@@ -150,13 +150,16 @@ def verify_config(
     label: str | None = None,
     *,
     laptop: bool = False,
+    everything: bool = False,
     repair: bool = True,
     scan_roots: Sequence[Path] | None = None,
 ) -> dict[str, Any]:
-    """``label``: one drive (None: every mounted one); ``laptop``: this computer's copies."""
+    """``label``: one drive (None: every mounted one); ``laptop``: this computer's copies;
+    ``everything``: this computer's, then every mounted drive's (the drives panel)."""
     return {
         "label": label,
         "laptop": laptop,
+        "everything": everything,
         "repair": repair,
         "scan_roots": None if scan_roots is None else [str(p) for p in scan_roots],
     }
@@ -165,11 +168,13 @@ def verify_config(
 def run_verify(
     lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
 ) -> list[ScrubResult]:
-    from archiver_app.mirror import verify_destinations, verify_library
+    from archiver_app.mirror import verify_all, verify_destinations, verify_library
 
     c = job.config
     roots = _paths(c.get("scan_roots"))
     repair = bool(c.get("repair", True))
+    if c.get("everything"):
+        return verify_all(lib, scan_roots=roots, progress=progress, cancel=cancel)
     if c.get("laptop"):
         return [
             verify_library(lib, repair=repair, scan_roots=roots, progress=progress, cancel=cancel)

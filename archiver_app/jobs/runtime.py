@@ -416,8 +416,11 @@ def _run_crawl(
     cancel: CancelToken | None,
 ) -> JobRun:
     from archiver_app.crawl.inline import run_job_inline
+    from archiver_app.crawl.jobs import load_context
 
-    run = run_job_inline(lib, job_id, progress=progress, cancel=cancel)
+    with lib.session() as s:
+        concurrency = load_context(s, job_id).rules.concurrency  # the job's own, not a cap
+    run = run_job_inline(lib, job_id, concurrency=concurrency, progress=progress, cancel=cancel)
     return JobRun(job_id, kind, JobStatus(run.status), run)
 
 
