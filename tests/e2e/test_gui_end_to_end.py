@@ -15,24 +15,17 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.library import Library
 from tests.helpers.webserver import LocalServer
 
-NEEDED = ("capture", "replay", "mirror", "destinations")
 PAGE = (
     "<!doctype html><html><head><title>Harbour tides</title></head>"
     "<body><h1>Harbour tides</h1><p>The quayside marigold grows by the pier.</p></body></html>"
 )
 
 
-def _missing() -> list[str]:
-    return [name for name in NEEDED if not capability(name)[0]]
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(bool(_missing()), reason=f"core areas not in this build: {_missing()}")
 def test_capture_search_replay_mirror_two_copies(
     qtbot: QtBot,
     main_window: MainWindow,
@@ -48,6 +41,13 @@ def test_capture_search_replay_mirror_two_copies(
     with qtbot.waitSignal(window.capture_finished, timeout=120_000):
         dialog.accept()
     qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+    # ... as a job with its page and attempt, exactly as `archiver capture` makes it
+    from archiver_app.crawl.api import list_jobs, page_list
+
+    (job,) = list_jobs(library)
+    assert job.kind == "capture" and job.status in {"completed", "indexed"}
+    (page,) = page_list(library, job.id)
+    assert (page.state, page.attempts) == ("done", 1)
     # 2. search its text
     window.search.set_search("marigold")
     qtbot.waitUntil(lambda: not window.model.loading)
@@ -71,8 +71,8 @@ def test_capture_search_replay_mirror_two_copies(
     # 4. add a destination folder and mirror
     drive = tmp_path / "drive"
     drive.mkdir()
-    add_destination, mirror = resolve("destinations"), resolve("mirror")
-    assert add_destination is not None and mirror is not None
+    from archiver_app.mirror import add_destination, mirror
+
     add_destination(library, str(drive), "Test drive")
     mirror(library)
     # 5. "2 copies" in the detail pane
