@@ -101,6 +101,7 @@ class MainWindow(QMainWindow):
 
     capture_finished = Signal()  # a capture finished; its result is in last_capture_result
     import_finished = Signal()  # dropped archives were imported; see last_import_report
+    jobs_resumed = Signal(object)  # start-up check of interrupted jobs done (ResumeReport)
     closed = Signal()  # the window really closed (not hidden to the tray): quit the app
 
     def __init__(
@@ -228,6 +229,7 @@ class MainWindow(QMainWindow):
         self.migrator.progressed.connect(self._background_progress)
         self.migrator.finished.connect(lambda: self.status.show_background(None))
         QTimer.singleShot(0, self.migrator.start)
+        QTimer.singleShot(0, self.resume_interrupted_jobs)
         # Long work runs in child processes: as the first rows come in, load what
         # starting one needs (3 ms here, and a helper process booting beside us) rather
         # than in the worker thread that starts the first one (the window froze meanwhile).
@@ -547,6 +549,36 @@ class MainWindow(QMainWindow):
             .with_progress(progress)
             .success(lambda result: self._capture_done(request, result))
             .failure(self._capture_failed)
+            .run_in_background()
+        )
+
+    def resume_interrupted_jobs(self) -> BackgroundOp[Any]:
+        """Jobs whose process died (the app was killed mid-import, mid-mirror ...): run
+        again those that resume, in a child process; the others are marked failed with
+        the reason, which the Jobs panel shows."""
+        from archiver_app.jobs.background import ResumeReport, resume_interrupted
+
+        library = self.library
+
+        def done(report: ResumeReport) -> None:
+            if report.runs or report.reported:
+                self.statusBar().showMessage(
+                    f"Interrupted jobs: {len(report.runs)} resumed, {report.reported} "
+                    "could not resume (see Jobs).",
+                    10000,
+                )
+                self.refresh_all()
+            self.jobs_resumed.emit(report)
+
+        return (
+            BackgroundOp(
+                self.runner,
+                lambda p, c: resume_interrupted(library, progress=p, cancel=c),
+                label="resuming interrupted jobs",
+                blocks_quit=False,  # interrupted again, it resumes at the next start
+            )
+            .success(done)
+            .failure(lambda f: show_error(self, f, "resuming interrupted jobs"))
             .run_in_background()
         )
 

@@ -10,11 +10,19 @@ cancel token) or through the job's row (``archiver job abort``, the Jobs panel).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from archiver_app.jobs.kinds import CRAWL_KINDS, JobKind
 from archiver_app.jobs.operations import default_registry
-from archiver_app.jobs.runtime import enqueue, run_job
+from archiver_app.jobs.runtime import (
+    ClaimOutcome,
+    enqueue,
+    queued_jobs,
+    recover_interrupted,
+    run_job,
+    run_queued,
+)
 from archiver_app.library import DEFAULT_COLLECTION, Library
 from archiver_app.store.models import JobStatus
 from archiver_app.tasks import Cancelled, CancelToken, Progress, null_progress
@@ -69,3 +77,32 @@ def enqueue_and_run_in_child(
     """:func:`~archiver_app.jobs.runtime.enqueue` then :func:`run_in_child`."""
     job_id = enqueue(library, kind, config, name=name, collection=collection)
     return run_in_child(library, job_id, progress=progress, cancel=cancel)
+
+
+def run_queued_jobs(
+    library: Library, *, progress: Progress = null_progress, cancel: CancelToken | None = None
+) -> list[tuple[int, str]]:
+    """Run every queued job of the runtime here (the child's side); (id, final status)."""
+    runs = run_queued(library, default_registry(), progress=progress, cancel=cancel)
+    return [(run.job_id, str(run.status)) for run in runs]
+
+
+def resume_interrupted(
+    library: Library, *, progress: Progress = null_progress, cancel: CancelToken | None = None
+) -> ResumeReport:
+    """What the app does when it opens a library: find jobs whose process died, report
+    those that cannot resume, and run the queued ones again in a child process."""
+    found = recover_interrupted(library, default_registry())
+    reported = sum(1 for claim in found if claim.outcome is ClaimOutcome.REPORTED)
+    if not queued_jobs(library):
+        return ResumeReport(reported=reported, runs=[])
+    from archiver_app.tasks.isolated import run_isolated
+
+    runs = run_isolated(run_queued_jobs, library, progress=progress, cancel=cancel)
+    return ResumeReport(reported=reported, runs=runs)
+
+
+@dataclass(frozen=True)
+class ResumeReport:
+    reported: int  # interrupted jobs that cannot resume: marked failed with the reason
+    runs: list[tuple[int, str]]  # queued jobs run again: (id, final status)

@@ -441,6 +441,21 @@ def run_foreground(
     return run_job(lib, job_id, registry, progress=progress, cancel=cancel, emit=emit)
 
 
+def queued_jobs(lib: Library) -> list[int]:
+    """Ids of the runtime's queued jobs (not crawls), in the order they run."""
+    with lib.session() as s:
+        return list(
+            s.scalars(
+                select(Job.id)
+                .where(
+                    Job.status == JobStatus.QUEUED,
+                    Job.kind.not_in([k.value for k in CRAWL_KINDS]),
+                )
+                .order_by(Job.priority, Job.id)
+            )
+        )
+
+
 def run_queued(
     lib: Library,
     registry: Registry,
@@ -452,18 +467,10 @@ def run_queued(
     recover_interrupted(lib, registry)
     runs: list[JobRun] = []
     while cancel is None or not cancel.cancelled:
-        with lib.session() as s:
-            job_id = s.scalar(
-                select(Job.id)
-                .where(
-                    Job.status == JobStatus.QUEUED,
-                    Job.kind.not_in([k.value for k in CRAWL_KINDS]),
-                )
-                .order_by(Job.priority, Job.id)
-                .limit(1)
-            )
-        if job_id is None:
+        waiting = queued_jobs(lib)
+        if not waiting:
             break
+        job_id = waiting[0]
         try:
             runs.append(run_job(lib, job_id, registry, progress=progress, cancel=cancel))
         except InputError:
