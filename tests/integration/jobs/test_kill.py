@@ -169,3 +169,50 @@ def test_a_mirror_killed_at_random_moments_resumes_and_loses_nothing(
         assert present_ids(library, dest) == all_ids, f"round {round_no}"
         assert check_drive(library, tmp_path / "drive", dest) == []
     assert outcomes.count("killed") >= ROUNDS // 2, outcomes
+
+
+@pytest.mark.slow
+def test_an_export_killed_at_random_moments_is_reported_and_leaves_no_partial_file(
+    library: Library, tmp_path: Path
+) -> None:
+    import zipfile
+
+    from archiver_app.jobs import run_foreground
+    from archiver_app.jobs.operations import export_config
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in range(8):
+        write_warc(folder / f"w{i}.warc.gz", site(4, host=f"e{i}.example"))
+    run_foreground(library, JobKind.IMPORT, import_config([folder]), default_registry(), name="i")
+    rng = random.Random(3)
+    outcomes = []
+    for round_no in range(ROUNDS):
+        out = tmp_path / f"out{round_no}.wacz"
+        job_id = enqueue(library, JobKind.EXPORT, export_config(out), name="export")
+        outcomes.append(_kill_at_random(library, job_id, rng))
+        if out.exists():  # only ever a whole export under the final name
+            with zipfile.ZipFile(out) as zf:
+                assert zf.testzip() is None, f"round {round_no}"
+        if _status(library, job_id) == JobStatus.COMPLETED:
+            continue
+        if _status(library, job_id) == JobStatus.QUEUED:  # killed before it claimed the job
+            assert not out.exists()
+            outcomes[-1] = "before the claim"
+            continue
+        time.sleep(LEASE + 0.2)
+        found = recover_interrupted(library, default_registry())
+        assert [c.outcome for c in found] == [ClaimOutcome.REPORTED]
+        outcomes[-1] = "reported"
+        with library.session() as s:
+            job = s.get(Job, job_id)
+            assert job is not None and job.status == JobStatus.FAILED
+            assert (job.last_error or "").startswith("interrupted")
+        assert not out.exists()
+        again = run_foreground(
+            library, JobKind.EXPORT, export_config(out), default_registry(), name="again"
+        )
+        assert again.status == JobStatus.COMPLETED and again.result.pages == 32
+        with zipfile.ZipFile(out) as zf:
+            assert zf.testzip() is None
+    assert outcomes.count("reported") >= ROUNDS // 2, outcomes
