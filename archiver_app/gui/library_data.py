@@ -409,22 +409,17 @@ class JobRow:
 
     def eta_seconds(self, now: datetime) -> float | None:
         """Remaining time at the average rate so far (None until it can be estimated)."""
-        if not self.counts_pages:
-            return self._progress_eta(now)
-        if self.started_at is None or self.done <= 0 or self.finished_at is not None:
+        if self.counts_pages:
+            done, remaining = self.done, self.queued - self.done - self.failed
+        else:
+            done, remaining = self.progress_done, (self.progress_total or 0) - self.progress_done
+            if not self.progress_total:
+                return None
+        if self.started_at is None or done <= 0 or self.finished_at is not None:
             return None
-        remaining = self.queued - self.done - self.failed
         if remaining <= 0:
             return 0.0
-        elapsed = (now - self.started_at).total_seconds()
-        return elapsed / self.done * remaining
-
-    def _progress_eta(self, now: datetime) -> float | None:
-        done, total = self.progress_done, self.progress_total
-        if self.started_at is None or self.finished_at is not None or not done or not total:
-            return None
-        elapsed = (now - self.started_at).total_seconds()
-        return elapsed / done * max(0, total - done)
+        return (now - self.started_at).total_seconds() / done * remaining
 
 
 def job_rows(library: Library, limit: int = 500) -> list[JobRow]:
