@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     show.set_defaults(func=cmd_show)
     for name, text in (
         ("pause", "stop claiming new pages (pages in flight finish)"),
-        ("resume", "continue a paused job"),
+        ("resume", "continue a paused crawl; run an interrupted job of another kind here"),
         ("abort", "skip every waiting page and end the job (other kinds: cancel it)"),
         ("retry", "put failed (and aborted) pages back in the queue"),
     ):
@@ -201,17 +201,20 @@ def cmd_action(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-_PAST = {"pause": "paused", "resume": "resumed", "retry": "retried"}
+_PAST = {"pause": "paused", "retry": "retried"}
 
 
 def _control_operation(args: argparse.Namespace, ctx: Context, lib: Library) -> int:
-    """Jobs of the runtime are cancelled through their row; they have no pages to pause."""
+    """Jobs of the runtime are cancelled through their row and resumed by running them
+    here (one whose process died was queued again); they have no pages to pause."""
     from archiver_app.errors import InputError
     from archiver_app.jobs import CancelOutcome, request_cancel
 
+    if args.action_name == "resume":
+        return _resume_operation(args.id, ctx, lib)
     if args.action_name != "abort":
         raise InputError(
-            f"job {args.id} is not a crawl: it can be cancelled (job abort), not "
+            f"job {args.id} is not a crawl: it can be cancelled (job abort) or resumed, not "
             f"{_PAST[args.action_name]}; run its command again to redo it"
         )
     outcome = request_cancel(lib, args.id)
@@ -222,6 +225,19 @@ def _control_operation(args: argparse.Namespace, ctx: Context, lib: Library) -> 
     }[outcome]
     print(text, file=ctx.out)
     return 0
+
+
+def _resume_operation(job_id: int, ctx: Context, lib: Library) -> int:
+    """Run a queued job here (one interrupted job was queued again), in the foreground."""
+    from archiver_app.commands.drives_cmd import progress_printer
+    from archiver_app.jobs import default_registry, recover_interrupted, run_job
+    from archiver_app.store.models import JobStatus
+
+    registry = default_registry()
+    recover_interrupted(lib, registry)
+    run = run_job(lib, job_id, registry, progress=progress_printer(ctx.err))
+    print(f"job {job_id} {run.status}", file=ctx.out)
+    return 0 if run.status == JobStatus.COMPLETED else 1
 
 
 def cmd_rules(args: argparse.Namespace, ctx: Context) -> int:

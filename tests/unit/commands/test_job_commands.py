@@ -88,4 +88,32 @@ def test_a_killed_job_is_reported_by_archiver_jobs_and_can_be_cancelled(
     code, out, _ = run(capsys, root, "job", "abort", str(waiting))
     assert code == 0 and out.strip() == f"job {waiting} cancelled"
     code, _, err = run(capsys, root, "job", "pause", str(waiting))
-    assert code == 2 and "can be cancelled (job abort), not paused" in err
+    assert code == 2 and "can be cancelled (job abort) or resumed, not paused" in err
+
+
+def test_an_interrupted_import_resumes_with_job_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from archiver_app.jobs import JobKind, enqueue
+    from archiver_app.jobs.operations import import_config
+
+    root = tmp_path / "lib"
+    warc = write_warc(tmp_path / "site.warc.gz", site(2))
+    with Library.open(root) as lib:
+        job_id = enqueue(lib, JobKind.IMPORT, import_config([warc]), name="import")
+        with lib.write() as s:  # killed before it wrote anything
+            s.execute(
+                update(Job)
+                .where(Job.id == job_id)
+                .values(
+                    status="running",
+                    lease_owner="gone:1:x",
+                    lease_expires_at=lib.clock() - timedelta(seconds=5),
+                )
+            )
+    code, out, _ = run(capsys, root, "job", "resume", str(job_id))
+    assert code == 0 and out.strip() == f"job {job_id} completed"
+    code, out, _ = run(capsys, root, "job", "show", str(job_id), "--json")
+    shown = json.loads(out)
+    assert shown["result"]["pages"] == 2
+    assert any("queued to resume" in line["message"] for line in shown["log"])
