@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
@@ -54,6 +54,9 @@ from archiver_app.gui.tray import Tray
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
 from archiver_app.tasks.isolated import prepare as prepare_children
+
+if TYPE_CHECKING:
+    from archiver_app.crawl.inline import InlineRun
 
 BOOKMARK_SUFFIXES = (".html", ".htm", ".json", ".txt")
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
@@ -582,9 +585,13 @@ class MainWindow(QMainWindow):
             .run_in_background()
         )
 
-    def _capture_done(self, request: CaptureRequest, result: Any) -> None:
-        self.statusBar().showMessage(f"Captured {len(request.urls)} address(es).", 8000)
-        self.tray.notify("Capture finished", f"{len(request.urls)} address(es) saved.")
+    def _capture_done(self, request: CaptureRequest, result: InlineRun) -> None:
+        """``result``: the job's run (pages done and failed; the job log says why)."""
+        text = f"Captured {result.pages_done} page(s) (job #{result.job_id})"
+        if result.pages_failed:
+            text += f"; {result.pages_failed} failed: see Jobs for why"
+        self.statusBar().showMessage(f"{text}.", 8000)
+        self.tray.notify("Capture finished", f"{text}.")
         self.refresh_all()
         self.last_capture_result = result
         self.capture_finished.emit()
