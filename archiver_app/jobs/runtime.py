@@ -466,15 +466,17 @@ def run_queued(
     """Recover interrupted jobs, then run every queued runtime job here, oldest first."""
     recover_interrupted(lib, registry)
     runs: list[JobRun] = []
+    tried: set[int] = set()  # a job this version cannot run stays queued: tried once
     while cancel is None or not cancel.cancelled:
-        waiting = queued_jobs(lib)
+        waiting = [job_id for job_id in queued_jobs(lib) if job_id not in tried]
         if not waiting:
             break
         job_id = waiting[0]
+        tried.add(job_id)
         try:
             runs.append(run_job(lib, job_id, registry, progress=progress, cancel=cancel))
         except InputError:
-            continue  # another process took it first
+            continue  # another process took it first, or no runner for its kind here
         except Exception:  # recorded on the row as failed; carry on with the next
             log.warning("job %s failed", job_id, exc_info=True)
     return runs

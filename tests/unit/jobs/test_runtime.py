@@ -249,3 +249,18 @@ def test_an_import_job_imports_and_a_second_run_skips_what_is_done(
     assert stored is not None and stored["outcomes"][0]["state"] == "imported"
     again = run_foreground(library, JobKind.IMPORT, import_config([warc]), reg, name="import")
     assert again.result.pages == 0
+
+
+def test_running_the_queue_skips_a_kind_it_cannot_run_and_runs_the_rest(
+    library: Library,
+) -> None:
+    done: list[int] = []
+
+    def run(lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken) -> None:
+        done.append(job.id)
+
+    unknown = enqueue(library, JobKind.OFFLOAD, {}, name="o")
+    known = enqueue(library, JobKind.MIRROR, {}, name="m")
+    runs = run_queued(library, registry(run))
+    assert [(r.job_id, r.status) for r in runs] == [(known, JobStatus.COMPLETED)]
+    assert done == [known] and row(library, unknown).status == JobStatus.QUEUED
