@@ -1,8 +1,9 @@
-"""The read side of crawl jobs, for the CLI and the GUI jobs panel.
+"""The read side of jobs, for the CLI and the GUI jobs panel.
 
 Plain dataclasses, one short read transaction each, safe to poll from a timer:
 
-* :func:`list_jobs` — every job with its live counters (ArchiveBot's job record);
+* :func:`list_jobs` — every job of every kind with its live counters (ArchiveBot's job
+  record) or, for the runtime's kinds (import, mirror ...), its progress and result;
 * :func:`job_detail` — one job: counters, page states, rules, limits, coverage paths;
 * :func:`tail_log` — log lines after a given id (poll with the last id you saw);
 * :func:`page_list` — the queue of a job, filtered by state.
