@@ -501,11 +501,9 @@ def is_mounted(path: str | None) -> bool:
 
 
 def laptop_summary(library: Library) -> str:
-    """One line on the library's own copies for the drives panel ("" without the mirror)."""
-    try:
-        from archiver_app.mirror.status import laptop_status
-    except ImportError:
-        return ""
+    """One line on the library's own copies for the drives panel."""
+    from archiver_app.mirror.status import laptop_status
+
     st = laptop_status(library)
     when = f"{st.last_verified_at:%Y-%m-%d}" if st.last_verified_at else "never"
     text = f"This computer: {st.present:,} files, last verified {when}"

@@ -148,12 +148,10 @@ class SearchAdapter:
         return conn.dialect.name == "sqlite"
 
     def match_expression(self, user_text: str) -> str:
-        """The MATCH expression: ``archiver_app.search``'s syntax (phrases, OR, -word) when
-        that package is present, so the window and ``archiver search`` agree."""
-        try:
-            from archiver_app.search import build_fts_query
-        except ImportError:
-            return fts_match_expression(user_text)
+        """The MATCH expression in ``archiver_app.search``'s syntax (phrases, OR, -word),
+        so the window and ``archiver search`` agree."""
+        from archiver_app.search import build_fts_query
+
         return build_fts_query(user_text) or ""
 
     def id_subquery(self, user_text: str) -> tuple[str, dict[str, Any]]:
