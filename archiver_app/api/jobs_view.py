@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import select
 
 from archiver_app.library import Library
-from archiver_app.store.models import Job, JobLog, JobStatus
+from archiver_app.store.models import CRAWL_KIND_NAMES, Job, JobLog, JobStatus
 
 __all__ = ["JobRow", "JobStatus", "job_log_after", "job_rows"]
 
@@ -36,23 +36,37 @@ class JobRow:
     concurrency: int
     config: dict[str, Any]
     coverage_md: str | None
+    kind: str = "crawl"  # crawl and capture count pages; other kinds report progress
+    progress_done: int = 0
+    progress_total: int | None = None
+    progress_message: str | None = None
+    last_error: str | None = None
+
+    @property
+    def counts_pages(self) -> bool:
+        return self.kind in CRAWL_KIND_NAMES
 
     def eta_seconds(self, now: datetime) -> float | None:
         """Remaining time at the average rate so far (None until it can be estimated)."""
-        if self.started_at is None or self.done <= 0 or self.finished_at is not None:
+        if self.counts_pages:
+            done, remaining = self.done, self.queued - self.done - self.failed
+        else:
+            done, remaining = self.progress_done, (self.progress_total or 0) - self.progress_done
+            if not self.progress_total:
+                return None
+        if self.started_at is None or done <= 0 or self.finished_at is not None:
             return None
-        remaining = self.queued - self.done - self.failed
         if remaining <= 0:
             return 0.0
-        elapsed = (now - self.started_at).total_seconds()
-        return elapsed / self.done * remaining
+        return (now - self.started_at).total_seconds() / done * remaining
 
 
 #: The columns of a :class:`JobRow`, in its order.
 JOB_COLUMNS = (
     *(Job.id, Job.name, Job.status, Job.items_queued, Job.items_downloaded, Job.error_count),
     *(Job.bytes_downloaded, Job.r2xx, Job.r3xx, Job.r4xx, Job.r5xx, Job.started_at),
-    *(Job.finished_at, Job.concurrency, Job.config, Job.coverage_md),
+    *(Job.finished_at, Job.concurrency, Job.config, Job.coverage_md, Job.kind),
+    *(Job.progress_done, Job.progress_total, Job.progress_message, Job.last_error),
 )
 
 
@@ -66,6 +80,7 @@ def job_rows(library: Library, limit: int = 500) -> list[JobRow]:
 def _job_row(values: list[Any]) -> JobRow:
     values[1] = values[1] or f"Job {values[0]}"  # name
     values[14] = dict(values[14] or {})  # config
+    values[17] = values[17] or 0  # progress_done
     return JobRow(*values)
 
 

@@ -38,9 +38,11 @@ from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.gui.tables import list_table
+from archiver_app.jobs import JobKind
+from archiver_app.jobs.background import enqueue_and_run_in_child
+from archiver_app.jobs.operations import mirror_config, offload_config, verify_config
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
-from archiver_app.tasks.isolated import run_isolated
 
 REFRESH_MS = 3000
 SCAN_EVERY = 5  # refreshes between scans of the OS mount points (15 s)
@@ -165,7 +167,9 @@ class DrivesPanel(QWidget):
             "Re-read every copy on this computer and on the plugged-in drives, and repair "
             "any that changed from a good copy"
         )
-        self.verify_button.clicked.connect(lambda: self._run("verify_all", "verifying copies"))
+        self.verify_button.clicked.connect(
+            lambda: self._run(JobKind.VERIFY, verify_config(everything=True), "verifying copies")
+        )
         self.offload_button.clicked.connect(self._offload)
         self.export_button.clicked.connect(self.open_export)
 
@@ -225,8 +229,10 @@ class DrivesPanel(QWidget):
         """Start a mirror run unless one is running already (one at a time)."""
         if self._mirror_op is not None:
             return None
-        op = self._mirror_op = self._run("run_mirror", doing)
-        self.runner.changed.connect(self._forget_finished_mirror)
+        op = self._run(JobKind.MIRROR, mirror_config(), doing)
+        if op is not None:
+            self._mirror_op = op
+            self.runner.changed.connect(self._forget_finished_mirror)
         return op
 
     def _forget_finished_mirror(self) -> None:
@@ -247,7 +253,7 @@ class DrivesPanel(QWidget):
         if ok:
             self.add_destination(folder, label.strip() or Path(folder).name or "drive")
 
-    def add_destination(self, folder: str, label: str) -> BackgroundOp[Any]:
+    def add_destination(self, folder: str, label: str) -> BackgroundOp[Any] | None:
         from archiver_app.mirror import add_destination
 
         library = self.library
@@ -287,10 +293,15 @@ class DrivesPanel(QWidget):
             36500,
         )
         if ok:
-            self._run("offload", "freeing laptop space", older_than=timedelta(days=days))
+            self._run(
+                JobKind.OFFLOAD,
+                offload_config(timedelta(days=days)),
+                "freeing laptop space",
+            )
 
-    def _run(self, name: str, doing: str, **kwargs: Any) -> BackgroundOp[Any]:
-        """Run ``archiver_app.mirror``'s function ``name`` in a child process."""
+    def _run(self, kind: JobKind, config: dict[str, Any], doing: str) -> BackgroundOp[Any]:
+        """Run ``kind`` as a job (the Jobs panel shows it) in a child process: hashing a
+        drive's worth of files is Python work."""
         library = self.library
         self.message.emit(f"{doing.capitalize()}…")
 
@@ -301,9 +312,8 @@ class DrivesPanel(QWidget):
         return (
             BackgroundOp(
                 self.runner,
-                # in a child process: hashing a drive's worth of files is Python work
-                lambda p, c: run_isolated(
-                    f"archiver_app.mirror:{name}", library, progress=p, cancel=c, **kwargs
+                lambda p, c: enqueue_and_run_in_child(
+                    library, kind, config, name=doing.capitalize(), progress=p, cancel=c
                 ),
                 label=doing,
             )

@@ -225,6 +225,11 @@ def test_dropping_a_warc_imports_it_and_opens_its_replay(
         titles = s.scalars(select(Snapshot.title)).all()
     assert "Dropped page" in titles
     assert main_window.tabs.count() == 2  # the library and the replay of the dropped page
+    from archiver_app.crawl.api import list_jobs
+
+    (job,) = list_jobs(main_window.library)  # the import ran as a job, recorded in the library
+    assert (job.kind, job.status) == ("import", "completed")
+    assert job.result is not None and job.result["records"] == 1
 
 
 def test_status_bar_shows_progress_only_when_the_work_knows_its_fraction(
@@ -345,3 +350,43 @@ def test_every_key_in_the_guide_is_bound(main_window: MainWindow) -> None:
     }
     assert "Ctrl+," in documented and len(documented) >= 14
     assert documented <= bound, sorted(documented - bound)
+
+
+def test_opening_the_window_resumes_or_reports_jobs_whose_process_died(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, gui_settings: QSettings
+) -> None:
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from archiver_app.jobs import JobKind, enqueue
+    from archiver_app.jobs.background import ResumeReport
+    from archiver_app.jobs.operations import export_config, mirror_config
+    from archiver_app.store.models import Job
+
+    mirror_id = enqueue(library, JobKind.MIRROR, mirror_config(), name="mirror")
+    export_id = enqueue(library, JobKind.EXPORT, export_config(Path("x.wacz")), name="export")
+    with library.write() as s:  # what a killed app leaves: running rows nobody renews
+        s.execute(
+            update(Job)
+            .where(Job.id.in_([mirror_id, export_id]))
+            .values(
+                status="running",
+                lease_owner="gone:1:x",
+                lease_expires_at=library.clock() - timedelta(seconds=5),
+            )
+        )
+    window = MainWindow(library, runner=op_runner, settings=gui_settings)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.jobs_resumed, timeout=60_000) as resumed:
+        window.show()
+    report = resumed.args[0]
+    assert isinstance(report, ResumeReport)
+    assert (report.runs, report.reported) == ([(mirror_id, "completed")], 1)
+    with library.session() as s:
+        export = s.get(Job, export_id)
+        assert export is not None and export.status == "failed"
+        assert "interrupted" in (export.last_error or "")
+    for timer in (window.jobs.timer, window.drives.timer, window.status.timer):
+        timer.stop()
+    window.migrator.stop()

@@ -70,9 +70,9 @@ def test_jobs_refresh_repaints_only_rows_that_changed(qtbot: QtBot) -> None:
     rows2[7] = _job(8, "finished", 6)
     model.set_rows(rows2, now + timedelta(seconds=2))
     assert changed == [(7, 7)] and resets == []
-    assert model.data(model.index(7, 3), Qt.ItemDataRole.DisplayRole) == "6"
-    assert model.data(model.index(7, 6), Qt.ItemDataRole.DisplayRole) == "6"  # 2xx
-    assert model.data(model.index(7, 5), Qt.ItemDataRole.DisplayRole) == "999 B"
+    assert model.data(model.index(7, 4), Qt.ItemDataRole.DisplayRole) == "6"  # done
+    assert model.data(model.index(7, 7), Qt.ItemDataRole.DisplayRole) == "6"  # 2xx
+    assert model.data(model.index(7, 6), Qt.ItemDataRole.DisplayRole) == "999 B"
 
     changed.clear()
     running = [*rows2[:-1], _job(39, "running", 1)]
@@ -93,14 +93,14 @@ def test_small_tables_fit_columns_when_rows_change_not_on_every_refresh(qtbot: Q
     table.show()
     model.set_rows([_job(1, "finished", 5)], now)
     header = table.horizontalHeader()
-    qtbot.waitUntil(lambda: header.sectionSize(3) > 0)
+    qtbot.waitUntil(lambda: header.sectionSize(4) > 0)
     qtbot.wait(20)  # the fit runs from a zero timer
-    narrow = header.sectionSize(3)
+    narrow = header.sectionSize(4)
     model.set_rows([_job(1, "finished", 123_456_789)], now)  # same rows, wider figure
     qtbot.wait(50)
-    assert header.sectionSize(3) == narrow  # no re-measuring on a refresh
+    assert header.sectionSize(4) == narrow  # no re-measuring on a refresh
     model.set_rows([_job(1, "finished", 123_456_789), _job(2, "finished", 1)], now)
-    qtbot.waitUntil(lambda: header.sectionSize(3) > narrow, timeout=2000)
+    qtbot.waitUntil(lambda: header.sectionSize(4) > narrow, timeout=2000)
 
 
 def _loaded_model(

@@ -31,7 +31,10 @@ def test_import_search_export(
     monkeypatch.setattr("sys.stdin", io.StringIO("https://example.org/\n"))
     assert main(["--library", lib, "import", "--json", "-"]) == 0
     item = json.loads(capsys.readouterr().out)
-    assert item["state"] == "queued" and item["urls"] == 1 and item["job_id"] == 1
+    assert item["state"] == "queued" and item["urls"] == 1
+    assert main(["--library", lib, "jobs", "--json"]) == 0
+    kinds = {j["id"]: j["kind"] for j in json.loads(capsys.readouterr().out)}
+    assert kinds[item["job_id"]] == "capture"  # beside the two import jobs themselves
 
     assert main(["--library", lib, "search", "storm", "--tag", "sea"]) == 0
     out = capsys.readouterr().out

@@ -1,0 +1,218 @@
+"""SIGKILL of a job mid-import and mid-mirror, then a restart through the runtime.
+
+Each job runs the way the app runs it: claimed by the runtime in another process (a
+forked child, killed by a real SIGKILL after a random number of progress events or a
+random few milliseconds). After each kill the library is reopened: nothing under a final
+name is partial, the job is found through its expired lease and queued again (both kinds
+skip the work already done), and once run again everything is there exactly once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import select
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func
+from sqlalchemy import select as sql_select
+
+from archiver_app.jobs import (
+    ClaimOutcome,
+    JobKind,
+    default_registry,
+    enqueue,
+    recover_interrupted,
+    run_job,
+    run_queued,
+)
+from archiver_app.jobs.operations import import_config, mirror_config
+from archiver_app.library import Library
+from archiver_app.mirror import add_destination, set_policy
+from archiver_app.store.models import File, Job, JobStatus, Snapshot
+from archiver_app.tasks import ProgressUpdate
+from tests.helpers.mirror_data import check_drive, make_snapshot, present_ids
+from tests.helpers.warcs import site, write_warc
+
+LEASE = 1.0  # seconds: how soon the next start sees that the killed process is gone
+ROUNDS = 4
+
+
+def _child(root: Path, job_id: int, write_fd: int) -> None:
+    try:
+        with Library.open(root, create=False) as lib:
+
+            def tick(_update: ProgressUpdate) -> None:
+                os.write(write_fd, b".")
+
+            run_job(
+                lib,
+                job_id,
+                default_registry(),
+                progress=tick,
+                lease_seconds=LEASE,
+                heartbeat_seconds=0.2,
+                progress_seconds=0.05,
+            )
+        os._exit(0)
+    except BaseException:
+        os._exit(1)
+
+
+def _kill_at_random(library: Library, job_id: int, rng: random.Random) -> str:
+    library.engine.dispose()  # no connection crosses the fork
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read_fd)
+        _child(library.root, job_id, write_fd)
+    os.close(write_fd)
+    try:
+        if rng.random() < 0.25:
+            target, delay = 0, rng.uniform(0, 0.3)  # start-up, claim, planning
+        else:
+            target, delay = rng.randint(1, 12), None
+        seen = 0
+        while seen < target:
+            ready, _, _ = select.select([read_fd], [], [], 30)
+            chunk = os.read(read_fd, 4096) if ready else b""
+            if not chunk:
+                break  # the job finished first
+            seen += len(chunk)
+        if delay is not None:
+            select.select([read_fd], [], [], delay)
+        os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(read_fd)
+    return "killed" if os.WIFSIGNALED(status) else "finished first"
+
+
+def _status(library: Library, job_id: int) -> str:
+    with library.session() as s:
+        return str(s.scalar(sql_select(Job.status).where(Job.id == job_id)))
+
+
+def _restart(library: Library, job_id: int) -> None:
+    """What the app does at its next start: find the job, queue it again, run it."""
+    if _status(library, job_id) == JobStatus.COMPLETED:
+        return
+    time.sleep(LEASE + 0.2)  # the dead process's lease runs out
+    found = recover_interrupted(library, default_registry())
+    if _status(library, job_id) == JobStatus.RUNNING:  # pragma: no cover - diagnostics
+        raise AssertionError(f"job {job_id} still looks running: {found}")
+    assert all(claim.outcome is ClaimOutcome.RESUMED for claim in found), found
+    runs = run_queued(library, default_registry())
+    assert [(r.job_id, r.status) for r in runs] == [(job_id, JobStatus.COMPLETED)]
+
+
+def _files_whole(library: Library) -> None:
+    """Every file the library records is whole: its bytes match the recorded hash."""
+    with library.session() as s:
+        files = [(f.path, f.size, f.sha256) for f in s.scalars(sql_select(File))]
+    for path, size, digest in files:
+        data = (library.root / path).read_bytes()
+        assert len(data) == size, path
+        if digest is not None:
+            assert hashlib.sha256(data).hexdigest() == digest, path
+
+
+@pytest.mark.slow
+def test_an_import_killed_at_random_moments_resumes_and_loses_nothing(
+    library: Library, tmp_path: Path
+) -> None:
+    rng = random.Random(7)
+    outcomes = []
+    expected_urls: set[str] = set()
+    for round_no in range(ROUNDS):
+        folder = tmp_path / f"in{round_no}"
+        folder.mkdir()
+        for i in range(6):
+            pages = site(3, host=f"r{round_no}-{i}.example")
+            write_warc(folder / f"w{i}.warc.gz", pages)
+            expected_urls |= {p.url for p in pages if p.mime.startswith("text/html")}
+        job_id = enqueue(library, JobKind.IMPORT, import_config([folder]), name="import")
+        outcomes.append(_kill_at_random(library, job_id, rng))
+        _files_whole(library)  # nothing partial under a final name, right after the kill
+        _restart(library, job_id)
+        _files_whole(library)
+        with library.session() as s:
+            urls = s.scalars(sql_select(Snapshot.url)).all()
+            total = s.scalar(sql_select(func.count()).select_from(Snapshot))
+        assert set(urls) == expected_urls, f"round {round_no}"
+        assert total == len(expected_urls), f"round {round_no}: a page imported twice"
+    assert outcomes.count("killed") >= ROUNDS // 2, outcomes
+
+
+@pytest.mark.slow
+def test_a_mirror_killed_at_random_moments_resumes_and_loses_nothing(
+    library: Library, tmp_path: Path
+) -> None:
+    rng = random.Random(11)
+    (tmp_path / "drive").mkdir()
+    dest = add_destination(library, tmp_path / "drive", "drive").id
+    set_policy(library, copies=2, batch_size=4, parallelism=2)
+    outcomes = []
+    for round_no in range(ROUNDS):
+        sizes = [rng.choice([0, 2000, 30_000, 200_000]) for _ in range(8)]
+        make_snapshot(library, sizes, seed=round_no, name=f"r{round_no:02d}")
+        job_id = enqueue(library, JobKind.MIRROR, mirror_config(), name="mirror")
+        outcomes.append(_kill_at_random(library, job_id, rng))
+        assert check_drive(library, tmp_path / "drive", dest) == []  # nothing partial
+        _restart(library, job_id)
+        with library.session() as s:
+            all_ids = set(s.scalars(sql_select(File.id)))
+        assert present_ids(library, dest) == all_ids, f"round {round_no}"
+        assert check_drive(library, tmp_path / "drive", dest) == []
+    assert outcomes.count("killed") >= ROUNDS // 2, outcomes
+
+
+@pytest.mark.slow
+def test_an_export_killed_at_random_moments_is_reported_and_leaves_no_partial_file(
+    library: Library, tmp_path: Path
+) -> None:
+    import zipfile
+
+    from archiver_app.jobs import run_foreground
+    from archiver_app.jobs.operations import export_config
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in range(8):
+        write_warc(folder / f"w{i}.warc.gz", site(4, host=f"e{i}.example"))
+    run_foreground(library, JobKind.IMPORT, import_config([folder]), default_registry(), name="i")
+    rng = random.Random(3)
+    outcomes = []
+    for round_no in range(ROUNDS):
+        out = tmp_path / f"out{round_no}.wacz"
+        job_id = enqueue(library, JobKind.EXPORT, export_config(out), name="export")
+        outcomes.append(_kill_at_random(library, job_id, rng))
+        if out.exists():  # only ever a whole export under the final name
+            with zipfile.ZipFile(out) as zf:
+                assert zf.testzip() is None, f"round {round_no}"
+        if _status(library, job_id) == JobStatus.COMPLETED:
+            continue
+        if _status(library, job_id) == JobStatus.QUEUED:  # killed before it claimed the job
+            assert not out.exists()
+            outcomes[-1] = "before the claim"
+            continue
+        time.sleep(LEASE + 0.2)
+        found = recover_interrupted(library, default_registry())
+        assert [c.outcome for c in found] == [ClaimOutcome.REPORTED]
+        outcomes[-1] = "reported"
+        with library.session() as s:
+            job = s.get(Job, job_id)
+            assert job is not None and job.status == JobStatus.FAILED
+            assert (job.last_error or "").startswith("interrupted")
+        assert not out.exists()
+        again = run_foreground(
+            library, JobKind.EXPORT, export_config(out), default_registry(), name="again"
+        )
+        assert again.status == JobStatus.COMPLETED and again.result.pages == 32
+        with zipfile.ZipFile(out) as zf:
+            assert zf.testzip() is None
+    assert outcomes.count("reported") >= ROUNDS // 2, outcomes
