@@ -451,6 +451,12 @@ def _import_warc_file(
             cancel=cancel,
             then=then,
         )
+        if not report.records:  # nothing readable: the file is not kept either
+            _forget_file(lib, file_id)
+            _remove_empty(lib.abspath(folder.as_posix()), lib.root)
+            failed = _outcome(path, kind, folder, [report])
+            failed.folder = None
+            return failed
         data = _sidecar(lib, folder, slug, path, [(name, sha, report)])
         if link:
             data["files"][0]["external_path"] = str(path)

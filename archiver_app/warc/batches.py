@@ -196,6 +196,11 @@ class BatchBuilder:
         """:meth:`add`, or, when the record cannot be indexed (whatever the error), a
         problem for it and the batch as it was: one bad record does not cost the file's
         other records."""
+        if not rec.rec_type:  # the records table, and replay, need to know what it is
+            self._problems.append(
+                ScanProblem(rec.offset, "a record without a WARC-Type header; not indexed")
+            )
+            return
         saved = (
             len(batch.pages),
             len(batch.records),

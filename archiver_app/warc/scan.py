@@ -6,7 +6,10 @@ payload only when the caller asks for it (pages), capped in size. When a record 
 (a truncated gzip member, a Content-Length that lies, garbage between records) the problem
 is reported through ``on_problem`` and the scan resynchronises on the next record boundary
 (the next gzip member header, or the next ``WARC/1.x`` line), so every good record before
-and after the bad one is still seen.
+and after the bad one is still seen. A record the file ends inside (content bytes missing,
+a header without its Content-Length, a gzip member without its end) is reported and not
+yielded: it is never indexed, so replay never serves part of a response as the whole. A
+gzip file whose first members are damaged is sniffed by its first readable member.
 """
 
 from __future__ import annotations
@@ -96,22 +99,19 @@ def is_gzip(path: Path) -> bool:
 
 
 def sniff_archive(path: Path) -> str:
-    """``"warc"``, ``"arc"``, or raise :class:`NotAnArchiveError` with the reason."""
-    import gzip
-    import zlib
+    """``"warc"``, ``"arc"``, or raise :class:`NotAnArchiveError` with the reason.
 
+    A gzip file whose first members are damaged is judged by the first member that can be
+    read (the scan reports the damaged ones and keeps the rest).
+    """
     try:
         with path.open("rb") as raw:
             head = raw.read(4096)
             if not head:
                 raise NotAnArchiveError("the file is empty (0 bytes)")
+            member = 0
             if head.startswith(_GZIP_MAGIC):
-                raw.seek(0)
-                try:
-                    with gzip.GzipFile(fileobj=raw) as gz:
-                        head = gz.read(512)
-                except (OSError, EOFError, zlib.error) as exc:
-                    raise NotAnArchiveError(f"the gzip data is damaged: {exc}") from exc
+                member, head = _first_readable_member(raw)
     except OSError as exc:
         raise NotAnArchiveError(f"cannot read the file: {exc.strerror}") from exc
     if head.startswith(b"WARC/"):
@@ -122,17 +122,44 @@ def sniff_archive(path: Path) -> str:
         raise NotAnArchiveError(
             "it is neither a WARC nor an ARC file (no WARC/ARC header at its start)"
         )
-    if _first_member_is_shared(path):
+    if _first_member_is_shared(path, member):
         raise OneGzipStreamError(kind)
     return kind
 
 
-def _first_member_is_shared(path: Path) -> bool:
-    """Does the file's first gzip member hold more than its first record (``gzip x.warc``)?"""
+#: Gzip member starts tried when the first ones are damaged, and how far into the file.
+SNIFF_MEMBERS = 64
+SNIFF_SPAN = 64 * 1024 * 1024
+
+
+def _first_readable_member(raw: IO[bytes]) -> tuple[int, bytes]:
+    """The offset and first 512 decompressed bytes of the first gzip member that reads."""
+    import gzip
+    import zlib
+
+    first_error: BaseException | None = None
+    at: int | None = 0
+    for _ in range(SNIFF_MEMBERS):
+        if at is None or at > SNIFF_SPAN:
+            break
+        raw.seek(at)
+        try:
+            with gzip.GzipFile(fileobj=raw) as gz:
+                return at, gz.read(512)
+        except (OSError, EOFError, zlib.error) as exc:
+            first_error = first_error or exc
+        at = _find_boundary(raw, at + 1, True)
+    raise NotAnArchiveError(f"the gzip data is damaged: {first_error}")
+
+
+def _first_member_is_shared(path: Path, at: int = 0) -> bool:
+    """Does the file's first (readable) gzip member, at ``at``, hold more than its first
+    record (``gzip x.warc``)?"""
     if not is_gzip(path):
         return False
     try:
         with path.open("rb") as fh:
+            fh.seek(at)
             it: Any = ArchiveIterator(fh, arc2warc=False, check_digests=False)
             try:
                 for record in it:
@@ -284,7 +311,7 @@ def _warcio_scan(
     size = os.path.getsize(path)
     report = on_problem or (lambda _p: None)
     with path.open("rb") as fh:
-        pos = start
+        pos = last_end = start
         while pos < size:
             fh.seek(pos)
             it = ArchiveIterator(fh, arc2warc=False, check_digests=False)
@@ -302,6 +329,7 @@ def _warcio_scan(
                     current.length = it.get_record_length()
                     if gz and _member_goes_on(it_any):
                         raise _SharedMember
+                    last_end = current.offset + current.length
                     restart: int | None = None
                     if it_any.err_count != before:
                         report(
@@ -315,12 +343,25 @@ def _warcio_scan(
                             restart = _swallowed_start(fh, current.offset, current.length)
                             if restart is not None:
                                 current.length = restart - current.offset - 4
+                    if gz and last_end >= size and not _member_whole(fh, current.offset, size):
+                        why: str | None = (
+                            "the file ends inside the record's gzip member (its end and "
+                            "checksum are missing); not indexed"
+                        )
+                    else:
+                        why = _incomplete(record) if restart is None else None
+                    if why is not None:
+                        report(ScanProblem(current.offset, why))
+                        current = None
+                        continue
                     yield current
                     current = None
                     if restart is not None:
                         pos = restart
                         break
                 else:
+                    if (tail := _tail_data(fh, last_end, size)) is not None:
+                        report(tail)
                     return
                 continue
             except (GeneratorExit, KeyboardInterrupt):
@@ -332,9 +373,78 @@ def _warcio_scan(
                 nxt = _find_boundary(fh, max(bad_at, pos) + 1, gz)
                 if nxt is None:
                     return
-                pos = nxt
+                pos = last_end = nxt
             finally:
                 it.close()
+
+
+def _incomplete(record: Any) -> str | None:
+    """Why the record just read to its end is not whole, if it is not: content bytes missing
+    (the file ends inside it), or a WARC header without the Content-Length every record
+    has (its header block is cut short, so is everything after it)."""
+    if record.format.startswith("warc"):
+        declared = (record.rec_headers.get_header("Content-Length") or "").strip()
+        if not declared.isdigit():
+            return (
+                "the record's header has no valid Content-Length (cut short or damaged); "
+                "not indexed"
+            )
+    missing = getattr(record.raw_stream, "limit", 0)
+    if not isinstance(missing, int) or missing <= 0:
+        return None
+    total = getattr(record, "length", None)
+    of = f" of its {total}" if isinstance(total, int) and total >= missing else ""
+    return (
+        f"the record is cut short ({missing}{of} content bytes missing: the file was "
+        "truncated or damaged here); not indexed"
+    )
+
+
+def _member_whole(fh: IO[bytes], offset: int, end: int) -> bool:
+    """Does the gzip member at ``offset`` end, checksum and all, by ``end``? (Decompressing
+    stops at the end of the deflate data, so a member cut in its trailer reads as whole.)"""
+    import zlib
+
+    saved = fh.tell()
+    member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        fh.seek(offset)
+        left = end - offset
+        while left > 0 and not member.eof:
+            chunk = fh.read(min(_RESYNC_BLOCK, left))
+            if not chunk:
+                break
+            left -= len(chunk)
+            while chunk and not member.eof:  # output bounded: the data is not kept
+                member.decompress(chunk, _RESYNC_BLOCK)
+                chunk = member.unconsumed_tail
+        return member.eof
+    except zlib.error:
+        return False
+    finally:
+        fh.seek(saved)
+
+
+#: Bytes read after the last record to tell a cut-off record from trailing blank lines.
+_TAIL_PEEK = 64 * 1024
+
+
+def _tail_data(fh: IO[bytes], end: int, size: int) -> ScanProblem | None:
+    """The problem with the bytes after the last complete record (``end``), if there is
+    one: anything but blank lines there is a record the file ends inside."""
+    if end >= size:
+        return None
+    fh.seek(end)
+    rest = fh.read(_TAIL_PEEK)
+    data = rest.lstrip(b"\r\n")
+    if not data.strip(b"\r\n\t \x00") and end + len(rest) >= size:
+        return None
+    start = end + len(rest) - len(data)
+    return ScanProblem(
+        start,
+        f"the file ends inside a record: its last {size - start} bytes are not a complete "
+        "record (the file was truncated or damaged); not indexed",
+    )
 
 
 def _swallowed_start(fh: IO[bytes], offset: int, length: int) -> int | None:
