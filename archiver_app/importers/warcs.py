@@ -23,24 +23,22 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import select, update
 
-from archiver_app.filelock import held_or_busy
 from archiver_app.hashing import sha256_file
+from archiver_app.importers import incomplete
+from archiver_app.importers.incomplete import SIDECAR
 from archiver_app.importers.outcome import FileOutcome, OutcomeState
 from archiver_app.layout import CURRENT_FS_VERSION, snapshot_folder
 from archiver_app.library import Library, atomic_write_text
 from archiver_app.store.files import register_file
-from archiver_app.store.fulltext import delete_snapshot_text
 from archiver_app.store.models import (
     Collection,
     File,
     FileKind,
     LocalState,
-    Record,
     Setting,
     Snapshot,
-    SnapshotTag,
 )
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc import workers
@@ -56,7 +54,6 @@ from archiver_app.warc.wacz import WaczError, extract_verified, open_wacz
 
 ProgressFn = Callable[[ProgressUpdate], None]
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-SIDECAR = "index.json"
 _log = logging.getLogger(__name__)
 
 
@@ -86,103 +83,6 @@ def _first_time(path: Path) -> datetime | None:
         if (at := record_time(rec)) is not None:
             return at
     return None
-
-
-#: A ``settings`` key per WARC being imported, from its ``files`` row until its import is
-#: complete (indexed, sidecar written): a file whose indexing stopped (a crash) is then
-#: told from one already in the library, and imported again.
-INCOMPLETE_PREFIX = "import-incomplete:"
-
-
-def _incomplete_key(file_id: int) -> str:
-    return f"{INCOMPLETE_PREFIX}{file_id}"
-
-
-#: Why a file is skipped while another process (a second window, a terminal) imports the
-#: same bytes.
-BEING_IMPORTED = "the same file is being imported right now by another Archiver window or command"
-
-
-def _claim_sha(lib: Library, sha: str, locks: contextlib.ExitStack) -> str | None:
-    """Why the file with this hash is not to be imported now (already in the library, or
-    being imported by another process), or None: go on, holding its import lock in
-    ``locks`` until they close. Only a holder of the lock may forget an import that
-    stopped partway (:func:`_known_sha`): one still running holds it."""
-    lock = lib.root / ".locks" / f"import-{sha}.lock"
-    if not locks.enter_context(held_or_busy(lock)):
-        return BEING_IMPORTED
-    existing = _known_sha(lib, sha)
-    return None if existing is None else f"already in the library as {existing}"
-
-
-def _known_sha(lib: Library, sha: str) -> str | None:
-    """The path of the WARC with this hash already in the library, if it is complete; one
-    whose import stopped partway is forgotten (rows, file) so that it is imported again."""
-    with lib.session() as s:
-        rows = s.execute(
-            select(File.id, File.path).where(File.sha256 == sha, File.kind == FileKind.WARC)
-        ).all()
-        pending = set(
-            s.scalars(
-                select(Setting.key).where(
-                    Setting.key.in_([_incomplete_key(fid) for fid, _ in rows])
-                )
-            )
-        )
-    complete = None
-    for file_id, path in rows:
-        if _incomplete_key(file_id) in pending:
-            _forget_file(lib, file_id)
-        elif complete is None:
-            complete = path
-    return complete
-
-
-def _forget_file(lib: Library, file_id: int) -> None:
-    """Undo a WARC's import that did not complete: its records, snapshots (text, tags), its
-    ``files`` row and its copy in the library (a linked file is left where it is)."""
-    with lib.write() as s:
-        row = s.get(File, file_id)
-        if row is None:
-            s.execute(delete(Setting).where(Setting.key == _incomplete_key(file_id)))
-            return
-        rel, external = row.path, row.external_path
-        ours = select(Record.id).where(Record.file_id == file_id).scalar_subquery()
-        s.execute(
-            update(Record)
-            .where(Record.revisit_of_id.in_(ours), Record.file_id != file_id)
-            .values(revisit_of_id=None)
-        )
-        s.execute(update(Record).where(Record.file_id == file_id).values(revisit_of_id=None))
-        s.execute(delete(Record).where(Record.file_id == file_id))
-        snapshot_ids = list(s.scalars(select(Snapshot.id).where(Snapshot.warc_file == rel)))
-        conn = s.connection()
-        for sid in snapshot_ids:
-            delete_snapshot_text(conn, sid)
-        snaps = select(Snapshot.id).where(Snapshot.warc_file == rel).scalar_subquery()
-        s.execute(delete(SnapshotTag).where(SnapshotTag.snapshot_id.in_(snaps)))
-        s.execute(delete(Snapshot).where(Snapshot.warc_file == rel))
-        s.execute(delete(File).where(File.id == file_id))
-        s.execute(delete(Setting).where(Setting.key == _incomplete_key(file_id)))
-    if external is None:
-        copy = lib.abspath(rel)
-        copy.unlink(missing_ok=True)
-        _remove_empty(copy.parent, lib.root)
-
-
-def _completed(lib: Library, file_ids: list[int]) -> None:
-    with lib.write() as s:
-        s.execute(delete(Setting).where(Setting.key.in_([_incomplete_key(i) for i in file_ids])))
-
-
-def _forget_on_error(lib: Library, file_ids: list[int]) -> None:
-    """After a failed or cancelled import: forget its files; an error doing so is logged
-    (the files stay marked incomplete, so a re-import still redoes them)."""
-    for file_id in file_ids:
-        try:
-            _forget_file(lib, file_id)
-        except Exception:
-            _log.exception("could not undo the import of file %s", file_id)
 
 
 def _new_folder(lib: Library, slug: str, at: datetime | None) -> PurePosixPath:
@@ -400,7 +300,7 @@ def _import_warc_file(
     source = regzipped or path
     workers.prestart()  # starts while the file is hashed and copied
     sha = sha256_file(source)
-    if (why := _claim_sha(lib, sha, locks)) is not None:
+    if (why := incomplete.claim_sha(lib, sha, locks)) is not None:
         return FileOutcome(path, kind, OutcomeState.SKIPPED, why)
     collection_id, slug = _collection(lib, collection)
     folder = _new_folder(lib, slug, _first_time(source))
@@ -420,7 +320,7 @@ def _import_warc_file(
             s.add(row)
             s.flush()
             file_id = row.id
-            s.add(Setting(key=_incomplete_key(file_id), value=rel))
+            s.add(Setting(key=incomplete.incomplete_key(file_id), value=rel))
     else:
         read_path = lib.abspath(rel)
         if regzipped is not None:  # already a durable file on the library's disk
@@ -431,10 +331,10 @@ def _import_warc_file(
         try:
             with lib.write() as s:
                 file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=sha).id
-                s.add(Setting(key=_incomplete_key(file_id), value=rel))
+                s.add(Setting(key=incomplete.incomplete_key(file_id), value=rel))
         except BaseException:
             read_path.unlink(missing_ok=True)
-            _remove_empty(read_path.parent, lib.root)
+            incomplete.remove_empty(read_path.parent, lib.root)
             raise
     try:
         report = _index_one(
@@ -452,8 +352,8 @@ def _import_warc_file(
             then=then,
         )
         if not report.records:  # nothing readable: the file is not kept either
-            _forget_file(lib, file_id)
-            _remove_empty(lib.abspath(folder.as_posix()), lib.root)
+            incomplete.forget_file(lib, file_id)
+            incomplete.remove_empty(lib.abspath(folder.as_posix()), lib.root)
             failed = _outcome(path, kind, folder, [report])
             failed.folder = None
             return failed
@@ -467,10 +367,10 @@ def _import_warc_file(
             }
         _write_sidecar(lib, folder, data, report.snapshot_ids[0] if report.snapshot_ids else None)
     except BaseException:  # failed or cancelled: nothing of it stays
-        _forget_on_error(lib, [file_id])
-        _drop_sidecar(lib, folder)
+        incomplete.forget_on_error(lib, [file_id])
+        incomplete.drop_sidecar(lib, folder)
         raise
-    _completed(lib, [file_id])
+    incomplete.mark_complete(lib, [file_id])
     return _outcome(path, kind, folder, [report])
 
 
@@ -555,7 +455,7 @@ def _import_wacz_file(
             tmp.unlink(missing_ok=True)
         for leftover in base.glob(".*.partial"):
             leftover.unlink()
-        _remove_empty(base, lib.root)
+        incomplete.remove_empty(base, lib.root)
         return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {exc}")
     page_urls = frozenset(p.url for p in info.pages) if info.pages else None
     reports: list[tuple[str, str, IndexReport]] = []
@@ -575,7 +475,7 @@ def _import_wacz_file(
             refused.append(f"{name}: {exc}")
             continue
         wsha = sha256_file(tmp)
-        if (why := _claim_sha(lib, wsha, locks)) is not None:
+        if (why := incomplete.claim_sha(lib, wsha, locks)) is not None:
             tmp.unlink()
             skipped.append(f"{name}: {why}")
             continue
@@ -585,7 +485,7 @@ def _import_wacz_file(
         try:
             with lib.write() as s:
                 file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=wsha).id
-                s.add(Setting(key=_incomplete_key(file_id), value=rel))
+                s.add(Setting(key=incomplete.incomplete_key(file_id), value=rel))
             file_ids.append(file_id)
             rep = _index_one(
                 lib,
@@ -606,7 +506,7 @@ def _import_wacz_file(
             raise
         reports.append((name, wsha, rep))
     if not reports:
-        _remove_empty(base, lib.root)
+        incomplete.remove_empty(base, lib.root)
         state = OutcomeState.FAILED if refused else OutcomeState.SKIPPED
         return FileOutcome(path, "wacz", state, "; ".join([*refused, *skipped]))
     try:
@@ -621,7 +521,7 @@ def _import_wacz_file(
     except BaseException:
         _undo_wacz(lib, folder, None, [], file_ids)
         raise
-    _completed(lib, file_ids)
+    incomplete.mark_complete(lib, file_ids)
     outcome = _outcome(path, "wacz", folder, [r for _, _, r in reports])
     outcome.problems.extend([*refused, *skipped])
     return outcome
@@ -636,27 +536,7 @@ def _undo_wacz(
 ) -> None:
     """A WACZ import that failed or was cancelled: forget the WARCs registered so far and
     remove what was extracted for the rest."""
-    _forget_on_error(lib, file_ids)
+    incomplete.forget_on_error(lib, file_ids)
     for leftover in [*extracted, *([current] if current is not None else [])]:
         leftover.unlink(missing_ok=True)
-    _drop_sidecar(lib, folder)
-
-
-def _drop_sidecar(lib: Library, folder: PurePosixPath) -> None:
-    """Remove the sidecar (file and row) of an import undone, if it got that far, and the
-    folder if nothing else is in it."""
-    base = lib.abspath(folder.as_posix())
-    rel = f"{folder.as_posix()}/{SIDECAR}"
-    try:
-        with lib.write() as s:
-            s.execute(delete(File).where(File.path == rel))
-        (base / SIDECAR).unlink(missing_ok=True)
-        _remove_empty(base, lib.root)
-    except Exception:
-        _log.exception("could not remove %s", rel)
-
-
-def _remove_empty(folder: Path, root: Path) -> None:
-    while folder != root and folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
-        folder = folder.parent
+    incomplete.drop_sidecar(lib, folder)
