@@ -18,7 +18,8 @@ from archiver_app.importers.incomplete import sweep_interrupted_imports
 from archiver_app.importers.outcome import FileOutcome, ImportReport, OutcomeState
 from archiver_app.importers.queue import Queued, queue_capture_jobs
 from archiver_app.importers.urllists import looks_like_url_list, parse_url_list
-from archiver_app.importers.warcs import import_wacz_file, import_warc_file
+from archiver_app.importers.wacz import import_wacz_file
+from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
 from archiver_app.warc import workers

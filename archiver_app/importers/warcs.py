@@ -16,8 +16,6 @@ import os
 import re
 import shutil
 import time
-import zipfile
-import zlib
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -50,7 +48,6 @@ from archiver_app.warc.scan import (
     scan_records,
     sniff_archive,
 )
-from archiver_app.warc.wacz import WaczError, extract_verified, open_wacz
 
 ProgressFn = Callable[[ProgressUpdate], None]
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -62,22 +59,6 @@ def safe_file_name(name: str, default: str) -> str:
     return cleaned[:150] if cleaned else default
 
 
-def _unique_name(name: str, used: set[str]) -> str:
-    """``name``, or ``name-2``, ``-3``... before its extension when a file of the same
-    import already has it: two WACZ entries (``archive/x/data.warc.gz`` and
-    ``archive/y/data.warc.gz``, or ``a b.warc.gz`` and ``a_b.warc.gz``) clean to one name.
-    Compared without case (some file systems ignore it); ``used`` is updated."""
-    lower = name.lower()
-    ext = next((e for e in (".warc.gz", ".arc.gz", ".warc", ".arc") if lower.endswith(e)), "")
-    stem = name[: len(name) - len(ext)]
-    candidate, n = name, 1
-    while candidate.lower() in used:
-        n += 1
-        candidate = f"{stem}-{n}{name[len(stem) :]}"
-    used.add(candidate.lower())
-    return candidate
-
-
 def _first_time(path: Path) -> datetime | None:
     for rec in scan_records(path):
         if (at := record_time(rec)) is not None:
@@ -85,12 +66,12 @@ def _first_time(path: Path) -> datetime | None:
     return None
 
 
-def _new_folder(lib: Library, slug: str, at: datetime | None) -> PurePosixPath:
+def new_folder(lib: Library, slug: str, at: datetime | None) -> PurePosixPath:
     when = at or lib.clock()
     return snapshot_folder(slug, when, lib.new_uid(when))
 
 
-def _collection(lib: Library, slug: str) -> tuple[int, str]:
+def resolve_collection(lib: Library, slug: str) -> tuple[int, str]:
     cid = lib.ensure_collection(slug)
     with lib.session() as s:
         return cid, str(s.scalar(select(Collection.slug).where(Collection.id == cid)))
@@ -108,7 +89,7 @@ def _copy_into(src: Path, dest: Path) -> None:
     os.replace(tmp, dest)
 
 
-def _write_sidecar(
+def write_sidecar(
     lib: Library, folder: PurePosixPath, data: dict[str, Any], snapshot_id: int | None
 ) -> None:
     path = lib.abspath(folder.as_posix()) / SIDECAR
@@ -118,7 +99,7 @@ def _write_sidecar(
         register_file(s, lib.root, f"{folder.as_posix()}/{SIDECAR}", FileKind.SIDECAR, snapshot_id)
 
 
-def _sidecar(
+def sidecar_data(
     lib: Library,
     folder: PurePosixPath,
     slug: str,
@@ -160,7 +141,7 @@ def _sidecar(
     }
 
 
-def _index_one(
+def index_one(
     lib: Library,
     *,
     read_path: Path,
@@ -170,6 +151,7 @@ def _index_one(
     folder: PurePosixPath,
     source: Path,
     page_urls: frozenset[str] | None,
+    page_counts: tuple[tuple[str, int], ...] = (),
     tags: tuple[str, ...],
     progress: ProgressFn | None,
     cancel: CancelToken | None,
@@ -184,6 +166,7 @@ def _index_one(
         folder=folder.as_posix(),
         provenance={"imported_from": str(source)},
         page_urls=page_urls,
+        page_counts=page_counts,
         tags=tags,
         first_uid=folder.name if first else None,
         same_as=source if read_path != source else None,
@@ -270,42 +253,11 @@ def _regzip(lib: Library, path: Path, cancel: CancelToken | None) -> tuple[Path,
     return tmp, regzip_warc(path, tmp, cancel=cancel)
 
 
-def _regzip_in_place(path: Path, cancel: CancelToken | None) -> bool:
-    """Replace ``path`` by its records one gzip member each; False when none is readable."""
-    tmp = path.with_name(f"{path.name}.regzip")
-    if regzip_warc(path, tmp, cancel=cancel).records == 0:
-        tmp.unlink()
-        return False
-    os.replace(tmp, path)
-    return True
-
-
-def _import_warc_file(
-    lib: Library,
-    path: Path,
-    kind: str,
-    regzipped: Path | None,
-    locks: contextlib.ExitStack,
-    *,
-    collection: str,
-    link: bool,
-    tags: tuple[str, ...],
-    progress: ProgressFn | None,
-    cancel: CancelToken | None,
-    then: Path | None,
-) -> FileOutcome:
-    """``import_warc_file`` once ``path`` is known to be an archive; ``regzipped`` is the
-    file to store instead of ``path`` (its records, one gzip member each); the file's
-    import lock goes into ``locks``."""
-    source = regzipped or path
-    workers.prestart()  # starts while the file is hashed and copied
-    sha = sha256_file(source)
-    if (why := incomplete.claim_sha(lib, sha, locks)) is not None:
-        return FileOutcome(path, kind, OutcomeState.SKIPPED, why)
-    collection_id, slug = _collection(lib, collection)
-    folder = _new_folder(lib, slug, _first_time(source))
-    name = safe_file_name(path.name, "import.warc.gz")
-    rel = f"{folder.as_posix()}/{name}"
+def _place_warc(
+    lib: Library, path: Path, rel: str, sha: str, regzipped: Path | None, *, link: bool
+) -> tuple[Path, int]:
+    """Put the WARC at ``rel`` (copied, moved from ``regzipped``, or linked where it is) and
+    register it, marked incomplete; return where to read it and its ``files`` id."""
     if link:
         read_path = path
         with lib.write() as s:
@@ -336,8 +288,38 @@ def _import_warc_file(
             read_path.unlink(missing_ok=True)
             incomplete.remove_empty(read_path.parent, lib.root)
             raise
+    return read_path, file_id
+
+
+def _import_warc_file(
+    lib: Library,
+    path: Path,
+    kind: str,
+    regzipped: Path | None,
+    locks: contextlib.ExitStack,
+    *,
+    collection: str,
+    link: bool,
+    tags: tuple[str, ...],
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
+    then: Path | None,
+) -> FileOutcome:
+    """``import_warc_file`` once ``path`` is known to be an archive; ``regzipped`` is the
+    file to store instead of ``path`` (its records, one gzip member each); the file's
+    import lock goes into ``locks``."""
+    source = regzipped or path
+    workers.prestart()  # starts while the file is hashed and copied
+    sha = sha256_file(source)
+    if (why := incomplete.claim_sha(lib, sha, locks)) is not None:
+        return FileOutcome(path, kind, OutcomeState.SKIPPED, why)
+    collection_id, slug = resolve_collection(lib, collection)
+    folder = new_folder(lib, slug, _first_time(source))
+    name = safe_file_name(path.name, "import.warc.gz")
+    rel = f"{folder.as_posix()}/{name}"
+    read_path, file_id = _place_warc(lib, path, rel, sha, regzipped, link=link)
     try:
-        report = _index_one(
+        report = index_one(
             lib,
             read_path=read_path,
             rel=rel,
@@ -354,10 +336,10 @@ def _import_warc_file(
         if not report.records:  # nothing readable: the file is not kept either
             incomplete.forget_file(lib, file_id)
             incomplete.remove_empty(lib.abspath(folder.as_posix()), lib.root)
-            failed = _outcome(path, kind, folder, [report])
+            failed = file_outcome(path, kind, folder, [report])
             failed.folder = None
             return failed
-        data = _sidecar(lib, folder, slug, path, [(name, sha, report)])
+        data = sidecar_data(lib, folder, slug, path, [(name, sha, report)])
         if link:
             data["files"][0]["external_path"] = str(path)
         if regzipped is not None:  # what was imported, before it was recompressed
@@ -365,16 +347,16 @@ def _import_warc_file(
                 "sha256": sha256_file(path),
                 "size": path.stat().st_size,
             }
-        _write_sidecar(lib, folder, data, report.snapshot_ids[0] if report.snapshot_ids else None)
+        write_sidecar(lib, folder, data, report.snapshot_ids[0] if report.snapshot_ids else None)
     except BaseException:  # failed or cancelled: nothing of it stays
         incomplete.forget_on_error(lib, [file_id])
         incomplete.drop_sidecar(lib, folder)
         raise
     incomplete.mark_complete(lib, [file_id])
-    return _outcome(path, kind, folder, [report])
+    return file_outcome(path, kind, folder, [report])
 
 
-def _outcome(
+def file_outcome(
     path: Path, kind: str, folder: PurePosixPath, reports: list[IndexReport]
 ) -> FileOutcome:
     problems = [f"{r.path.name} offset {p.offset}: {p.reason}" for r in reports for p in r.problems]
@@ -395,148 +377,3 @@ def _outcome(
         snapshot_ids=[i for r in reports for i in r.snapshot_ids],
         folder=folder.as_posix(),
     )
-
-
-def import_wacz_file(
-    lib: Library,
-    path: Path,
-    *,
-    collection: str = "default",
-    tags: tuple[str, ...] = (),
-    progress: ProgressFn | None = None,
-    cancel: CancelToken | None = None,
-) -> FileOutcome:
-    """Verify and import one WACZ: its WARCs are extracted (always copied) and indexed with
-    its pages list deciding what a page is."""
-    with contextlib.ExitStack() as locks:  # each WARC's import lock, until all are done
-        return _import_wacz_file(
-            lib, path, locks, collection=collection, tags=tags, progress=progress, cancel=cancel
-        )
-
-
-def _import_wacz_file(
-    lib: Library,
-    path: Path,
-    locks: contextlib.ExitStack,
-    *,
-    collection: str,
-    tags: tuple[str, ...],
-    progress: ProgressFn | None,
-    cancel: CancelToken | None,
-) -> FileOutcome:
-    path = path.absolute()
-    if path.stat().st_size == 0:
-        return FileOutcome(path, "wacz", OutcomeState.FAILED, "the file is empty (0 bytes)")
-    try:
-        free = shutil.disk_usage(lib.root).free
-        info = open_wacz(path, max_total=free)
-    except WaczError as exc:
-        return FileOutcome(path, "wacz", OutcomeState.FAILED, str(exc))
-    workers.prestart()  # starts while the WACZ is hashed and its WARCs extracted
-    sha = sha256_file(path)
-    collection_id, slug = _collection(lib, collection)
-    folder = _new_folder(lib, slug, None)
-    base = lib.abspath(folder.as_posix())
-    base.mkdir(parents=True, exist_ok=True)
-    placed: list[tuple[str, Path]] = []
-    used: set[str] = set()
-    try:
-        for entry in info.warcs:
-            name = _unique_name(safe_file_name(PurePosixPath(entry).name, "data.warc.gz"), used)
-            dest = base / name
-            tmp = dest.with_name(f".{name}.partial")
-            with tmp.open("wb") as fh:
-                extract_verified(info, entry, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            placed.append((name, tmp))
-    except (WaczError, zipfile.BadZipFile, zlib.error, EOFError) as exc:
-        for _, tmp in placed:
-            tmp.unlink(missing_ok=True)
-        for leftover in base.glob(".*.partial"):
-            leftover.unlink()
-        incomplete.remove_empty(base, lib.root)
-        return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {exc}")
-    page_urls = frozenset(p.url for p in info.pages) if info.pages else None
-    reports: list[tuple[str, str, IndexReport]] = []
-    skipped: list[str] = []
-    refused: list[str] = []
-    file_ids: list[int] = []
-    for name, tmp in placed:
-        try:
-            sniff_archive(tmp)
-        except OneGzipStreamError as exc:
-            if exc.kind != "warc" or not _regzip_in_place(tmp, cancel):
-                tmp.unlink()
-                refused.append(f"{name}: {exc}")
-                continue
-        except NotAnArchiveError as exc:
-            tmp.unlink()
-            refused.append(f"{name}: {exc}")
-            continue
-        wsha = sha256_file(tmp)
-        if (why := incomplete.claim_sha(lib, wsha, locks)) is not None:
-            tmp.unlink()
-            skipped.append(f"{name}: {why}")
-            continue
-        final = base / name
-        os.replace(tmp, final)
-        rel = f"{folder.as_posix()}/{name}"
-        try:
-            with lib.write() as s:
-                file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=wsha).id
-                s.add(Setting(key=incomplete.incomplete_key(file_id), value=rel))
-            file_ids.append(file_id)
-            rep = _index_one(
-                lib,
-                first=not any(r.snapshot_ids for _, _, r in reports),
-                read_path=final,
-                rel=rel,
-                file_id=file_id,
-                collection_id=collection_id,
-                folder=folder,
-                source=path,
-                page_urls=page_urls,
-                tags=tags,
-                progress=progress,
-                cancel=cancel,
-            )
-        except BaseException:  # failed or cancelled: nothing of the WACZ stays
-            _undo_wacz(lib, folder, final, [tmp for _, tmp in placed], file_ids)
-            raise
-        reports.append((name, wsha, rep))
-    if not reports:
-        incomplete.remove_empty(base, lib.root)
-        state = OutcomeState.FAILED if refused else OutcomeState.SKIPPED
-        return FileOutcome(path, "wacz", state, "; ".join([*refused, *skipped]))
-    try:
-        data = _sidecar(lib, folder, slug, path, reports)
-        data["wacz"] = {
-            "sha256": sha,
-            "title": info.datapackage.get("title"),
-            "pages": len(info.pages),
-        }
-        ids = [i for _, _, r in reports for i in r.snapshot_ids]
-        _write_sidecar(lib, folder, data, ids[0] if ids else None)
-    except BaseException:
-        _undo_wacz(lib, folder, None, [], file_ids)
-        raise
-    incomplete.mark_complete(lib, file_ids)
-    outcome = _outcome(path, "wacz", folder, [r for _, _, r in reports])
-    outcome.problems.extend([*refused, *skipped])
-    return outcome
-
-
-def _undo_wacz(
-    lib: Library,
-    folder: PurePosixPath,
-    current: Path | None,
-    extracted: list[Path],
-    file_ids: list[int],
-) -> None:
-    """A WACZ import that failed or was cancelled: forget the WARCs registered so far and
-    remove what was extracted for the rest."""
-    incomplete.forget_on_error(lib, file_ids)
-    for leftover in [*extracted, *([current] if current is not None else [])]:
-        leftover.unlink(missing_ok=True)
-    incomplete.drop_sidecar(lib, folder)

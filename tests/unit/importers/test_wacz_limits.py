@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from archiver_app.importers.outcome import OutcomeState
-from archiver_app.importers.warcs import import_wacz_file
+from archiver_app.importers.wacz import import_wacz_file
 from archiver_app.library import Library
 from archiver_app.warc import wacz
 from tests.helpers.files import tree_digest
