@@ -9,7 +9,8 @@ is reported through ``on_problem`` and the scan resynchronises on the next recor
 and after the bad one is still seen. A record the file ends inside (content bytes missing,
 a header without its Content-Length, a gzip member without its end) is reported and not
 yielded: it is never indexed, so replay never serves part of a response as the whole. A
-gzip file whose first members are damaged is sniffed by its first readable member.
+gzip file whose first members are damaged is sniffed by its first readable member, and a
+file with junk before its first record (:func:`first_record`) is read from that record on.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ MAX_PAYLOAD = 8 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _WARC_LINE = re.compile(rb"(?:^|\n)WARC/1\.[01]\r?\n")
 _ARC_LINE = re.compile(rb"(?:^|\n)(?:https?|dns|filedesc|ftp):\S* \d{1,3}(?:\.\d{1,3}){3} \d{14} ")
+_WARC_ANYWHERE = re.compile(rb"WARC/1\.[01]\r?\n")
 _RESYNC_BLOCK = 1024 * 1024
 _SWALLOWED = re.compile(rb"\r\n\r\nWARC/1\.[01]\r\n")
 
@@ -51,6 +53,14 @@ class OneGzipStreamError(NotAnArchiveError):
     def __init__(self, kind: str) -> None:
         super().__init__(ONE_GZIP_STREAM)
         self.kind = kind
+
+
+class _NotAMember(Exception):
+    """In a gzip WARC, bytes that are not a gzip member where a record should start."""
+
+
+class _NoLength(Exception):
+    """A WARC header without the Content-Length every record has (cut short or damaged)."""
 
 
 class _SharedMember(Exception):
@@ -98,6 +108,43 @@ def is_gzip(path: Path) -> bool:
         return fh.read(3) == _GZIP_MAGIC
 
 
+#: How far into a file, and how many candidates, :func:`first_record` looks.
+_FIRST_SPAN = 64 * 1024
+_FIRST_TRIES = 64
+_HEADER_LINE = re.compile(rb"[A-Za-z][A-Za-z0-9-]{0,63}:[\x20-\x7e\t]*\r?$")
+
+
+def first_record(path: Path) -> tuple[int, bool] | None:
+    """Where the file's first WARC record starts and whether it is gzipped: the first of a
+    ``WARC/1.x`` line followed by a header line, or a gzip member that decompresses to one,
+    within the first :data:`_FIRST_SPAN` bytes; None if there is none. (A file may start
+    with junk: bytes inserted before its first record.)"""
+    import zlib
+
+    with path.open("rb") as fh:
+        head = fh.read(_FIRST_SPAN)
+    candidates = sorted(
+        [
+            (m.start() + (head[m.start() : m.start() + 1] == b"\n"), False)
+            for m in _WARC_LINE.finditer(head)
+        ][:_FIRST_TRIES]
+        + [(m.start(), True) for m in re.finditer(re.escape(_GZIP_MAGIC), head)][:_FIRST_TRIES]
+    )
+    for at, gz in candidates[:_FIRST_TRIES]:
+        if gz:
+            try:
+                data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head[at:], 64)
+            except zlib.error:
+                continue
+        else:
+            data = head[at : at + 1024]
+        first, _, rest = data.partition(b"\n")
+        second = rest.split(b"\n", 1)[0]
+        if first.startswith(b"WARC/1.") and _HEADER_LINE.match(second):
+            return at, gz
+    return None
+
+
 def sniff_archive(path: Path) -> str:
     """``"warc"``, ``"arc"``, or raise :class:`NotAnArchiveError` with the reason.
 
@@ -111,13 +158,20 @@ def sniff_archive(path: Path) -> str:
                 raise NotAnArchiveError("the file is empty (0 bytes)")
             member = 0
             if head.startswith(_GZIP_MAGIC):
-                member, head = _first_readable_member(raw)
+                try:
+                    member, head = _first_readable_member(raw)
+                except NotAnArchiveError:
+                    if first_record(path) is None:
+                        raise
+                    return "warc"  # junk that looks like gzip, then a plain WARC
     except OSError as exc:
         raise NotAnArchiveError(f"cannot read the file: {exc.strerror}") from exc
     if head.startswith(b"WARC/"):
         kind = "warc"
     elif _ARC_LINE.match(head) or head.startswith(b"filedesc:"):
         kind = "arc"
+    elif first_record(path) is not None:  # junk before its first record: the scan says so
+        return "warc"
     else:
         raise NotAnArchiveError(
             "it is neither a WARC nor an ARC file (no WARC/ARC header at its start)"
@@ -264,7 +318,8 @@ def _find_boundary(fh: IO[bytes], start: int, gz: bool) -> int | None:
             if idx >= 0:
                 return base + idx
         else:
-            m = _WARC_LINE.search(data) or _ARC_LINE.search(data)
+            # Not only at a line start: junk without a line end may sit right before it.
+            m = _WARC_ANYWHERE.search(data) or _ARC_LINE.search(data)
             if m:
                 return base + m.start() + (1 if data[m.start() : m.start() + 1] == b"\n" else 0)
         tail = data[-32:]
@@ -290,6 +345,8 @@ def scan_records(
     """
     kind = sniff_archive(path)
     gz = is_gzip(path)
+    if kind == "warc" and (found := first_record(path)) is not None:
+        gz = found[1]  # what the first real record is, whatever junk comes before it
     if fast and kind == "warc" and start == 0:
         from archiver_app.warc import fastscan
 
@@ -322,6 +379,10 @@ def _warcio_scan(
                 for record in it:
                     before = it_any.err_count
                     current = _describe(record, it_any.offset)
+                    if gz and os.pread(fh.fileno(), 3, current.offset) != _GZIP_MAGIC:
+                        raise _NotAMember  # junk before a member, read as a plain record
+                    if record.format.startswith("warc") and not _has_length(record):
+                        raise _NoLength  # its end is unknown: look for the next record
                     if want_payload is not None and want_payload(current):
                         current.payload, current.payload_truncated = _read_payload(record)
                     with _quiet_stderr():
@@ -378,17 +439,13 @@ def _warcio_scan(
                 it.close()
 
 
+def _has_length(record: Any) -> bool:
+    return (record.rec_headers.get_header("Content-Length") or "").strip().isdigit()
+
+
 def _incomplete(record: Any) -> str | None:
-    """Why the record just read to its end is not whole, if it is not: content bytes missing
-    (the file ends inside it), or a WARC header without the Content-Length every record
-    has (its header block is cut short, so is everything after it)."""
-    if record.format.startswith("warc"):
-        declared = (record.rec_headers.get_header("Content-Length") or "").strip()
-        if not declared.isdigit():
-            return (
-                "the record's header has no valid Content-Length (cut short or damaged); "
-                "not indexed"
-            )
+    """Why the record just read to its end is not whole, if it is not: content bytes
+    missing (the file ends inside it)."""
     missing = getattr(record.raw_stream, "limit", 0)
     if not isinstance(missing, int) or missing <= 0:
         return None
@@ -466,6 +523,10 @@ def _reason(exc: BaseException, gz: bool) -> str:
             "a gzip member holding more than one record (no offset of their own to read "
             "them at): skipped to the next member"
         )
+    if isinstance(exc, _NoLength):
+        return "a record header without a valid Content-Length (cut short or damaged); not indexed"
+    if isinstance(exc, _NotAMember):
+        return "bytes that are no gzip member where a record should start: skipped"
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     text = repr(text[:80])[1:-1]
     if gz:
@@ -503,6 +564,7 @@ __all__ = [
     "NotAnArchiveError",
     "ScanProblem",
     "ScannedRecord",
+    "first_record",
     "is_gzip",
     "scan_records",
     "sniff_archive",
