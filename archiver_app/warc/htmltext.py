@@ -9,11 +9,12 @@ snippets are collapsed to single spaces.
 
 Tree construction itself is not linear on hostile nesting (lexbor walks its stack of open
 elements for every tag, and reopens every unclosed formatting element at each new block,
-as the HTML standard says), so :func:`_tame` first rewrites what would make it so, in one
-linear pass that only counts tags: formatting tags (``<b>``, ``<a>``, ``<font>``...) carry
-no text and are replaced by a space, and a start tag that would nest deeper than
-:data:`MAX_DEPTH` elements is replaced by a space too (its text is kept). Each record's
-work is bounded further by :data:`MAX_HTML` characters parsed and :data:`MAX_TEXT` kept.
+as the HTML standard says), so :func:`_tame` first counts the tags in one linear pass.
+Where they nest deeper than :data:`MAX_DEPTH` or leave more than :data:`MAX_FORMATTING`
+formatting elements open, the document is rewritten before parsing: formatting tags
+(``<b>``, ``<a>``, ``<font>``...) carry no text and are replaced by a space, and so is a
+start tag that would nest too deeply (its text is kept). Each record's work is bounded
+further by :data:`MAX_HTML` characters parsed and :data:`MAX_TEXT` kept.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ MAX_TEXT = 1_000_000
 MAX_HTML = 8_000_000
 #: Deepest element nesting handed to the parser (Chromium's parser stops at 512).
 MAX_DEPTH = 256
+#: Most formatting elements (``<b>``, ``<font>``...) left open before they are all dropped.
+MAX_FORMATTING = 32
 TEXT_MIMES = frozenset({"text/plain", "text/markdown", "text/csv"})
 
 # A start or end tag as the counting pass sees it: its name and, if the tag ends within a
@@ -47,6 +50,11 @@ def _names(words: str) -> frozenset[str]:
 
 
 _FORMATTING = _names("a b big code em font i nobr s small strike strong tt u")  # HTML's list
+# A formatting start or end tag (name complete), with its rest as _TOKEN reads it.
+_FORMATTING_TAG = re.compile(
+    rf"</?(?:{'|'.join(sorted(_FORMATTING))})(?![A-Za-z0-9:_-])(?:[^<>]{{0,2048}}?/?>)?",
+    re.IGNORECASE,
+)
 _VOID = _names(
     "area base basefont bgsound br col embed frame hr image img input keygen link meta "
     "menuitem param source track wbr"
@@ -128,17 +136,53 @@ def extract_html(data: bytes, charset: str | None = None) -> PageText:
 
 def _tame(doc: str) -> str:
     """``doc`` with formatting tags, and start tags nested deeper than :data:`MAX_DEPTH`,
-    replaced by a space; one pass, linear in its length (see the module docstring).
+    replaced by a space; linear in its length (see the module docstring).
 
     The nesting is estimated from the tags alone, as a stack of open elements that grows
     with every start tag but void and self-closing ones, and shrinks when an end tag names
     an element on it (not past a scope boundary). Elements the parser closes implicitly
     (``<p>``, ``<li>``...) and tags inside comments, scripts and attribute values are
     counted too: the estimate may be deeper than the parser's stack, never shallower, and a
-    tag replaced needlessly changes no word of the text.
+    tag replaced needlessly changes no word of the text. Formatting elements are counted
+    apart, as the parser's list of them: one stays there (and is reopened at every block)
+    until its own end tag. Most documents stay within both bounds and are left as they
+    are; a document that does not loses all its formatting tags and its deepest tags.
     """
     if doc.count("<") <= MAX_DEPTH:  # too few tags to nest or reopen too deeply
         return doc
+    stack: list[str] = []
+    open_names: dict[str, int] = {}
+    active: dict[str, int] = {}  # formatting elements not closed by their own end tag
+    reopened = 0
+    for closing, name, slash in _TOKEN.findall(doc.lower()):
+        if name in _FORMATTING:
+            if closing:
+                if active.get(name):
+                    active[name] -= 1
+                    reopened -= 1
+            else:
+                active[name] = active.get(name, 0) + 1
+                reopened += 1
+                if reopened > MAX_FORMATTING:
+                    break
+        if closing:
+            if open_names.get(name):
+                _close(stack, open_names, name)
+        elif slash or name in _VOID:
+            continue
+        elif len(stack) < MAX_DEPTH:
+            stack.append(name)
+            open_names[name] = open_names.get(name, 0) + 1
+        else:
+            break
+    else:
+        return doc  # the common case: nothing to rewrite
+    return _flatten(_FORMATTING_TAG.sub(" ", doc))
+
+
+def _flatten(doc: str) -> str:
+    """``doc`` with start tags nested deeper than :data:`MAX_DEPTH` replaced by a space
+    (the nesting estimated as :func:`_tame` says)."""
     out: list[str] = []
     stack: list[str] = []
     open_names: dict[str, int] = {}
@@ -146,23 +190,19 @@ def _tame(doc: str) -> str:
     for m in _TOKEN.finditer(doc):
         closing, name, slash = m.groups()
         name = name.lower()
-        if name in _FORMATTING:
-            pass  # dropped below
-        elif closing:
+        if closing:
             if open_names.get(name):
                 _close(stack, open_names, name)
             continue
-        elif slash or name in _VOID:
+        if slash or name in _VOID:
             continue
-        elif len(stack) < MAX_DEPTH:
+        if len(stack) < MAX_DEPTH:
             stack.append(name)
             open_names[name] = open_names.get(name, 0) + 1
             continue
         out.append(doc[kept : m.start()])
         out.append(" ")
         kept = m.end()
-    if not out:
-        return doc
     out.append(doc[kept:])
     return "".join(out)
 
