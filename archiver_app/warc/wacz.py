@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
+from archiver_app.errors import ArchiverError
+
 #: Largest accepted expansion ratio of one entry (real WACZ WARCs are stored, ratio ~1).
 MAX_RATIO = 200
 #: Entries smaller than this are never called bombs, whatever their ratio.
@@ -40,7 +42,7 @@ TOTAL_RATIO_FLOOR = 64 * 1024 * 1024
 CHUNK = 1024 * 1024
 
 
-class WaczError(ValueError):
+class WaczError(ArchiverError, ValueError):
     """The WACZ is unusable; the message says why (shown to the user per file)."""
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from archiver_app.errors import ArchiverError
 from archiver_app.importers.outcome import OutcomeState
 from archiver_app.importers.wacz import import_wacz_file
 from archiver_app.library import Library
@@ -71,6 +72,8 @@ def test_a_bomb_split_across_many_entries_is_refused_with_nothing_written(
     assert "expand" in outcome.reason and "zip bomb" in outcome.reason
     assert time.perf_counter() - started < 5  # refused from the directory, not extracted
     assert tree_digest(library.root) == before
+    with pytest.raises(ArchiverError, match="would expand from"):
+        wacz.open_wacz(bomb)
 
 
 def test_too_many_entries_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
