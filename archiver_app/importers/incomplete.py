@@ -173,6 +173,9 @@ def sweep_interrupted_imports(lib: Library) -> int:
         with held_or_busy(import_lock(lib, sha or f"file-{file_id}")) as mine:
             if not mine:
                 continue  # being imported right now
+            with lib.session() as s:  # it may have completed since the markers were read
+                if s.get(Setting, key) is None:
+                    continue
             folder = PurePosixPath(rel).parent
             forget_file(lib, file_id)
             base = lib.abspath(folder.as_posix())

@@ -3,11 +3,15 @@ the app, not only when the same file comes back."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from archiver_app.importers.incomplete import sweep_interrupted_imports
 from archiver_app.importers.outcome import OutcomeState
@@ -109,3 +113,32 @@ def test_the_sweep_the_app_calls_at_start(library: Library, tmp_path: Path) -> N
     assert (_counts(library), _library_files(library)) == before
     assert not list(library.root.rglob("*.partial"))
     assert sweep_interrupted_imports(library) == 0
+
+
+def test_an_import_completing_while_the_sweep_waits_for_its_lock_is_kept(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from archiver_app.importers import incomplete
+    from archiver_app.store.models import Setting
+
+    outcome = import_paths(library, [write_warc(tmp_path / "a.warc.gz", site(1))]).outcomes[0]
+    assert outcome.state is OutcomeState.IMPORTED
+    conn = sqlite3.connect(library.db_path)
+    try:
+        file_id, rel = conn.execute("SELECT id, path FROM files WHERE kind = 'warc'").fetchone()
+    finally:
+        conn.close()
+    with library.write() as s:  # as the sweep finds it: still marked, its lock held
+        s.add(Setting(key=incomplete.incomplete_key(file_id), value=rel))
+    before = (_counts(library)[:3], _library_files(library))
+    real = incomplete.held_or_busy
+
+    @contextlib.contextmanager
+    def completed_meanwhile(path: Path) -> Iterator[bool]:
+        incomplete.mark_complete(library, [file_id])  # the import ends, the lock is free
+        with real(path) as mine:
+            yield mine
+
+    monkeypatch.setattr(incomplete, "held_or_busy", completed_meanwhile)
+    assert sweep_interrupted_imports(library) == 0
+    assert (_counts(library)[:3], _library_files(library)) == before
