@@ -14,10 +14,12 @@ from typing import Any, TextIO
 from archiver_app.errors import ArchiverError
 from archiver_app.importers.bookmarks import BookmarksError, looks_like_bookmarks, parse_bookmarks
 from archiver_app.importers.history import SQLITE_MAGIC, HistoryError, read_history
+from archiver_app.importers.incomplete import sweep_interrupted_imports
 from archiver_app.importers.outcome import FileOutcome, ImportReport, OutcomeState
 from archiver_app.importers.queue import Queued, queue_capture_jobs
 from archiver_app.importers.urllists import looks_like_url_list, parse_url_list
-from archiver_app.importers.warcs import import_wacz_file, import_warc_file
+from archiver_app.importers.wacz import import_wacz_file
+from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
 from archiver_app.warc import workers
@@ -67,6 +69,7 @@ def import_paths(
     """Import every path (files, folders, ``-`` for a URL list on ``stdin``)."""
     report = ImportReport()
     tag_tuple = tuple(tags)
+    sweep_interrupted_imports(lib)  # what a killed import left behind goes first
 
     def done(outcome: FileOutcome) -> None:
         report.outcomes.append(outcome)

@@ -85,6 +85,8 @@ class FileSpec:
     path: Path
     file_id: int
     page_urls: frozenset[str] | None = None  # a WACZ's pages list: exactly these are pages
+    # URLs the list names more than once (each time is one page), with how many times.
+    page_counts: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(slots=True)
@@ -161,6 +163,8 @@ class BatchBuilder:
         self._current: int | None = None  # the placeholder of the page records belong to
         self._keys: dict[str, str] = {}
         self._problems: list[ScanProblem] = []
+        self._quota = dict(spec.page_counts)
+        self._listed_taken: dict[str, int] = {}
 
     def batches(self) -> Generator[Batch, None, None]:
         batch = Batch(self._seq + 1)
@@ -196,6 +200,11 @@ class BatchBuilder:
         """:meth:`add`, or, when the record cannot be indexed (whatever the error), a
         problem for it and the batch as it was: one bad record does not cost the file's
         other records."""
+        if not rec.rec_type:  # the records table, and replay, need to know what it is
+            self._problems.append(
+                ScanProblem(rec.offset, "a record without a WARC-Type header; not indexed")
+            )
+            return
         saved = (
             len(batch.pages),
             len(batch.records),
@@ -239,7 +248,7 @@ class BatchBuilder:
         ts = to_ts17(at) if at is not None else "00000000000000000"
         if at is not None and (batch.first_capture is None or at < batch.first_capture):
             batch.first_capture = at
-        page = at is not None and is_page(rec, self.spec.page_urls)
+        page = at is not None and is_page(rec, self.spec.page_urls) and self._takes_listed(rec)
         if page:
             assert at is not None
             self._page(batch, rec, at)
@@ -263,6 +272,22 @@ class BatchBuilder:
             )
         )
         self.records += 1
+
+    def _takes_listed(self, rec: ScannedRecord) -> bool:
+        """With a pages list: is this record the page the list names (the first whole
+        capture of the URL), rather than a later fetch of the same URL by a script or a
+        part of it (206)? Each listing of a URL makes one page."""
+        urls = self.spec.page_urls
+        if urls is None:
+            return True
+        if rec.status == 206:
+            return False
+        key = rec.url if rec.url in urls else strip_fragment(rec.url)
+        taken = self._listed_taken.get(key, 0)
+        if taken >= self._quota.get(key, 1):
+            return False
+        self._listed_taken[key] = taken + 1
+        return True
 
     def _page(self, batch: Batch, rec: ScannedRecord, at: datetime) -> None:
         text: PageText | None = None

@@ -89,6 +89,7 @@ class IndexTarget:
     folder: str | None = None  # the snapshot folder holding the file and index.json
     provenance: dict[str, Any] = field(default_factory=dict)
     page_urls: frozenset[str] | None = None  # a WACZ's pages list: exactly these are pages
+    page_counts: tuple[tuple[str, int], ...] = ()  # URLs it lists more than once
     tags: tuple[str, ...] = ()
     first_uid: str | None = None  # uid for the first page (the folder's name), if unused
     # The file ``path`` was copied from, byte for byte (an import's original): a read-ahead
@@ -136,7 +137,7 @@ class WarcIndexer:
         self.chunk_size = min(CHUNK, batch_size)
         self.pipeline = pipeline
         self.report = IndexReport(target.path)
-        self._spec = FileSpec(target.path, target.file_id, target.page_urls)
+        self._spec = FileSpec(target.path, target.file_id, target.page_urls, target.page_counts)
         self._first_uid_used = False
         # The last snapshot written (placeholder number, real id), which records at the
         # start of the next batch may still belong to.

@@ -6,7 +6,11 @@ payload only when the caller asks for it (pages), capped in size. When a record 
 (a truncated gzip member, a Content-Length that lies, garbage between records) the problem
 is reported through ``on_problem`` and the scan resynchronises on the next record boundary
 (the next gzip member header, or the next ``WARC/1.x`` line), so every good record before
-and after the bad one is still seen.
+and after the bad one is still seen. A record the file ends inside (content bytes missing,
+a header without its Content-Length, a gzip member without its end) is reported and not
+yielded: it is never indexed, so replay never serves part of a response as the whole. A
+gzip file whose first members are damaged is sniffed by its first readable member, and a
+file with junk before its first record (:func:`first_record`) is read from that record on.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ MAX_PAYLOAD = 8 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _WARC_LINE = re.compile(rb"(?:^|\n)WARC/1\.[01]\r?\n")
 _ARC_LINE = re.compile(rb"(?:^|\n)(?:https?|dns|filedesc|ftp):\S* \d{1,3}(?:\.\d{1,3}){3} \d{14} ")
+_WARC_ANYWHERE = re.compile(rb"WARC/1\.[01]\r?\n")
 _RESYNC_BLOCK = 1024 * 1024
 _SWALLOWED = re.compile(rb"\r\n\r\nWARC/1\.[01]\r\n")
 
@@ -48,6 +53,14 @@ class OneGzipStreamError(NotAnArchiveError):
     def __init__(self, kind: str) -> None:
         super().__init__(ONE_GZIP_STREAM)
         self.kind = kind
+
+
+class _NotAMember(Exception):
+    """In a gzip WARC, bytes that are not a gzip member where a record should start."""
+
+
+class _NoLength(Exception):
+    """A WARC header without the Content-Length every record has (cut short or damaged)."""
 
 
 class _SharedMember(Exception):
@@ -95,44 +108,112 @@ def is_gzip(path: Path) -> bool:
         return fh.read(3) == _GZIP_MAGIC
 
 
-def sniff_archive(path: Path) -> str:
-    """``"warc"``, ``"arc"``, or raise :class:`NotAnArchiveError` with the reason."""
-    import gzip
+#: How far into a file, and how many candidates, :func:`first_record` looks.
+_FIRST_SPAN = 64 * 1024
+_FIRST_TRIES = 64
+_HEADER_LINE = re.compile(rb"[A-Za-z][A-Za-z0-9-]{0,63}:[\x20-\x7e\t]*\r?$")
+
+
+def first_record(path: Path) -> tuple[int, bool] | None:
+    """Where the file's first WARC record starts and whether it is gzipped: the first of a
+    ``WARC/1.x`` line followed by a header line, or a gzip member that decompresses to one,
+    within the first :data:`_FIRST_SPAN` bytes; None if there is none. (A file may start
+    with junk: bytes inserted before its first record.)"""
     import zlib
 
+    with path.open("rb") as fh:
+        head = fh.read(_FIRST_SPAN)
+    candidates = sorted(
+        [
+            (m.start() + (head[m.start() : m.start() + 1] == b"\n"), False)
+            for m in _WARC_LINE.finditer(head)
+        ][:_FIRST_TRIES]
+        + [(m.start(), True) for m in re.finditer(re.escape(_GZIP_MAGIC), head)][:_FIRST_TRIES]
+    )
+    for at, gz in candidates[:_FIRST_TRIES]:
+        if gz:
+            try:
+                data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head[at:], 64)
+            except zlib.error:
+                continue
+        else:
+            data = head[at : at + 1024]
+        first, _, rest = data.partition(b"\n")
+        second = rest.split(b"\n", 1)[0]
+        if first.startswith(b"WARC/1.") and _HEADER_LINE.match(second):
+            return at, gz
+    return None
+
+
+def sniff_archive(path: Path) -> str:
+    """``"warc"``, ``"arc"``, or raise :class:`NotAnArchiveError` with the reason.
+
+    A gzip file whose first members are damaged is judged by the first member that can be
+    read (the scan reports the damaged ones and keeps the rest).
+    """
     try:
         with path.open("rb") as raw:
             head = raw.read(4096)
             if not head:
                 raise NotAnArchiveError("the file is empty (0 bytes)")
+            member = 0
             if head.startswith(_GZIP_MAGIC):
-                raw.seek(0)
                 try:
-                    with gzip.GzipFile(fileobj=raw) as gz:
-                        head = gz.read(512)
-                except (OSError, EOFError, zlib.error) as exc:
-                    raise NotAnArchiveError(f"the gzip data is damaged: {exc}") from exc
+                    member, head = _first_readable_member(raw)
+                except NotAnArchiveError:
+                    if first_record(path) is None:
+                        raise
+                    return "warc"  # junk that looks like gzip, then a plain WARC
     except OSError as exc:
         raise NotAnArchiveError(f"cannot read the file: {exc.strerror}") from exc
     if head.startswith(b"WARC/"):
         kind = "warc"
     elif _ARC_LINE.match(head) or head.startswith(b"filedesc:"):
         kind = "arc"
+    elif first_record(path) is not None:  # junk before its first record: the scan says so
+        return "warc"
     else:
         raise NotAnArchiveError(
             "it is neither a WARC nor an ARC file (no WARC/ARC header at its start)"
         )
-    if _first_member_is_shared(path):
+    if _first_member_is_shared(path, member):
         raise OneGzipStreamError(kind)
     return kind
 
 
-def _first_member_is_shared(path: Path) -> bool:
-    """Does the file's first gzip member hold more than its first record (``gzip x.warc``)?"""
+#: Gzip member starts tried when the first ones are damaged, and how far into the file.
+SNIFF_MEMBERS = 64
+SNIFF_SPAN = 64 * 1024 * 1024
+
+
+def _first_readable_member(raw: IO[bytes]) -> tuple[int, bytes]:
+    """The offset and first 512 decompressed bytes of the first gzip member that reads."""
+    import gzip
+    import zlib
+
+    first_error: BaseException | None = None
+    at: int | None = 0
+    for _ in range(SNIFF_MEMBERS):
+        if at is None or at > SNIFF_SPAN:
+            break
+        raw.seek(at)
+        try:
+            with gzip.GzipFile(fileobj=raw) as gz:
+                return at, gz.read(512)
+        except (OSError, EOFError, zlib.error) as exc:
+            first_error = first_error or exc
+        at = _find_boundary(raw, at + 1, True)
+    raise NotAnArchiveError(f"the gzip data is damaged: {first_error}")
+
+
+def _first_member_is_shared(path: Path, at: int = 0) -> bool:
+    """Does the file's first (readable) gzip member, at ``at``, hold more than its first
+    record (``gzip x.warc``)?"""
     if not is_gzip(path):
         return False
     try:
         with path.open("rb") as fh:
+            fh.seek(at)
             it: Any = ArchiveIterator(fh, arc2warc=False, check_digests=False)
             try:
                 for record in it:
@@ -237,7 +318,8 @@ def _find_boundary(fh: IO[bytes], start: int, gz: bool) -> int | None:
             if idx >= 0:
                 return base + idx
         else:
-            m = _WARC_LINE.search(data) or _ARC_LINE.search(data)
+            # Not only at a line start: junk without a line end may sit right before it.
+            m = _WARC_ANYWHERE.search(data) or _ARC_LINE.search(data)
             if m:
                 return base + m.start() + (1 if data[m.start() : m.start() + 1] == b"\n" else 0)
         tail = data[-32:]
@@ -263,6 +345,8 @@ def scan_records(
     """
     kind = sniff_archive(path)
     gz = is_gzip(path)
+    if kind == "warc" and (found := first_record(path)) is not None:
+        gz = found[1]  # what the first real record is, whatever junk comes before it
     if fast and kind == "warc" and start == 0:
         from archiver_app.warc import fastscan
 
@@ -284,7 +368,7 @@ def _warcio_scan(
     size = os.path.getsize(path)
     report = on_problem or (lambda _p: None)
     with path.open("rb") as fh:
-        pos = start
+        pos = last_end = start
         while pos < size:
             fh.seek(pos)
             it = ArchiveIterator(fh, arc2warc=False, check_digests=False)
@@ -295,6 +379,10 @@ def _warcio_scan(
                 for record in it:
                     before = it_any.err_count
                     current = _describe(record, it_any.offset)
+                    if gz and os.pread(fh.fileno(), 3, current.offset) != _GZIP_MAGIC:
+                        raise _NotAMember  # junk before a member, read as a plain record
+                    if record.format.startswith("warc") and not _has_length(record):
+                        raise _NoLength  # its end is unknown: look for the next record
                     if want_payload is not None and want_payload(current):
                         current.payload, current.payload_truncated = _read_payload(record)
                     with _quiet_stderr():
@@ -302,6 +390,7 @@ def _warcio_scan(
                     current.length = it.get_record_length()
                     if gz and _member_goes_on(it_any):
                         raise _SharedMember
+                    last_end = current.offset + current.length
                     restart: int | None = None
                     if it_any.err_count != before:
                         report(
@@ -315,12 +404,25 @@ def _warcio_scan(
                             restart = _swallowed_start(fh, current.offset, current.length)
                             if restart is not None:
                                 current.length = restart - current.offset - 4
+                    if gz and last_end >= size and not _member_whole(fh, current.offset, size):
+                        why: str | None = (
+                            "the file ends inside the record's gzip member (its end and "
+                            "checksum are missing); not indexed"
+                        )
+                    else:
+                        why = _incomplete(record) if restart is None else None
+                    if why is not None:
+                        report(ScanProblem(current.offset, why))
+                        current = None
+                        continue
                     yield current
                     current = None
                     if restart is not None:
                         pos = restart
                         break
                 else:
+                    if (tail := _tail_data(fh, last_end, size)) is not None:
+                        report(tail)
                     return
                 continue
             except (GeneratorExit, KeyboardInterrupt):
@@ -332,9 +434,74 @@ def _warcio_scan(
                 nxt = _find_boundary(fh, max(bad_at, pos) + 1, gz)
                 if nxt is None:
                     return
-                pos = nxt
+                pos = last_end = nxt
             finally:
                 it.close()
+
+
+def _has_length(record: Any) -> bool:
+    return (record.rec_headers.get_header("Content-Length") or "").strip().isdigit()
+
+
+def _incomplete(record: Any) -> str | None:
+    """Why the record just read to its end is not whole, if it is not: content bytes
+    missing (the file ends inside it)."""
+    missing = getattr(record.raw_stream, "limit", 0)
+    if not isinstance(missing, int) or missing <= 0:
+        return None
+    total = getattr(record, "length", None)
+    of = f" of its {total}" if isinstance(total, int) and total >= missing else ""
+    return (
+        f"the record is cut short ({missing}{of} content bytes missing: the file was "
+        "truncated or damaged here); not indexed"
+    )
+
+
+def _member_whole(fh: IO[bytes], offset: int, end: int) -> bool:
+    """Does the gzip member at ``offset`` end, checksum and all, by ``end``? (Decompressing
+    stops at the end of the deflate data, so a member cut in its trailer reads as whole.)"""
+    import zlib
+
+    saved = fh.tell()
+    member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        fh.seek(offset)
+        left = end - offset
+        while left > 0 and not member.eof:
+            chunk = fh.read(min(_RESYNC_BLOCK, left))
+            if not chunk:
+                break
+            left -= len(chunk)
+            while chunk and not member.eof:  # output bounded: the data is not kept
+                member.decompress(chunk, _RESYNC_BLOCK)
+                chunk = member.unconsumed_tail
+        return member.eof
+    except zlib.error:
+        return False
+    finally:
+        fh.seek(saved)
+
+
+#: Bytes read after the last record to tell a cut-off record from trailing blank lines.
+_TAIL_PEEK = 64 * 1024
+
+
+def _tail_data(fh: IO[bytes], end: int, size: int) -> ScanProblem | None:
+    """The problem with the bytes after the last complete record (``end``), if there is
+    one: anything but blank lines there is a record the file ends inside."""
+    if end >= size:
+        return None
+    fh.seek(end)
+    rest = fh.read(_TAIL_PEEK)
+    data = rest.lstrip(b"\r\n")
+    if not data.strip(b"\r\n\t \x00") and end + len(rest) >= size:
+        return None
+    start = end + len(rest) - len(data)
+    return ScanProblem(
+        start,
+        f"the file ends inside a record: its last {size - start} bytes are not a complete "
+        "record (the file was truncated or damaged); not indexed",
+    )
 
 
 def _swallowed_start(fh: IO[bytes], offset: int, length: int) -> int | None:
@@ -356,6 +523,10 @@ def _reason(exc: BaseException, gz: bool) -> str:
             "a gzip member holding more than one record (no offset of their own to read "
             "them at): skipped to the next member"
         )
+    if isinstance(exc, _NoLength):
+        return "a record header without a valid Content-Length (cut short or damaged); not indexed"
+    if isinstance(exc, _NotAMember):
+        return "bytes that are no gzip member where a record should start: skipped"
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     text = repr(text[:80])[1:-1]
     if gz:
@@ -393,6 +564,7 @@ __all__ = [
     "NotAnArchiveError",
     "ScanProblem",
     "ScannedRecord",
+    "first_record",
     "is_gzip",
     "scan_records",
     "sniff_archive",

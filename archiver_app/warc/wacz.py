@@ -4,9 +4,11 @@ A WACZ is a zip from someone else, so nothing in it is trusted:
 
 - entry names with ``..``, a leading ``/``, a drive letter or a backslash escape are refused
   (zip slip) — and we never write to a path built from an entry name anyway;
-- an entry that claims to expand far beyond its compressed size, or a total beyond what
-  the caller allows, is refused before anything is extracted (zip bomb); extraction also
-  stops at the declared size;
+- more than :data:`MAX_ENTRIES` entries, an entry that claims to expand far beyond its
+  compressed size, entries whose sizes add up to far more than the file (a bomb split
+  across many entries), or a total beyond what the caller allows (the free disk space) are
+  refused before anything is extracted (zip bomb); extraction also stops at each entry's
+  declared size and at the declared total, so a directory that lies gets no further;
 - every resource listed in ``datapackage.json`` must exist with the listed ``bytes`` and
   ``sha256`` hash (and ``datapackage-digest.json``, when present, must match
   ``datapackage.json``), checked while the WARCs are copied out.
@@ -24,15 +26,23 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
+from archiver_app.errors import ArchiverError
+
 #: Largest accepted expansion ratio of one entry (real WACZ WARCs are stored, ratio ~1).
 MAX_RATIO = 200
 #: Entries smaller than this are never called bombs, whatever their ratio.
 RATIO_FLOOR = 10 * 1024 * 1024
 DEFAULT_MAX_TOTAL = 256 * 1024**3
+#: Most entries a WACZ may have (a real one has a few WARCs, indexes and pages lists).
+MAX_ENTRIES = 10_000
+#: Largest accepted expansion of all entries together, as a multiple of the file's size...
+MAX_TOTAL_RATIO = 50
+#: ...once they add up to more than this (small files may be mostly deflated JSON).
+TOTAL_RATIO_FLOOR = 64 * 1024 * 1024
 CHUNK = 1024 * 1024
 
 
-class WaczError(ValueError):
+class WaczError(ArchiverError, ValueError):
     """The WACZ is unusable; the message says why (shown to the user per file)."""
 
 
@@ -52,6 +62,8 @@ class WaczInfo:
     resources: dict[str, dict[str, Any]]  # datapackage resources by path
     datapackage: dict[str, Any]
     pages: list[WaczPage] = field(default_factory=list)
+    total: int = 0  # declared uncompressed size of all entries
+    extracted: int = 0  # bytes extracted so far (never more than ``total``)
 
 
 def _unsafe_name(name: str) -> bool:
@@ -103,6 +115,11 @@ def open_wacz(path: Path, *, max_total: int = DEFAULT_MAX_TOTAL) -> WaczInfo:
 def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
     with zf:
         infos = zf.infolist()
+        if len(infos) > MAX_ENTRIES:
+            raise WaczError(
+                f"it has {len(infos)} entries, more than the {MAX_ENTRIES} a WACZ may have: "
+                "refusing a likely zip bomb"
+            )
         unsafe = [i.filename for i in infos if _unsafe_name(i.filename)]
         if unsafe:
             raise WaczError(
@@ -119,6 +136,12 @@ def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
                     f"entry {info.filename!r} would expand from {info.compress_size} to "
                     f"{info.file_size} bytes: refusing a likely zip bomb"
                 )
+        size = path.stat().st_size
+        if total > TOTAL_RATIO_FLOOR and total > MAX_TOTAL_RATIO * size:
+            raise WaczError(
+                f"its {len(infos)} entries would expand from {size} to {total} bytes in all: "
+                "refusing a likely zip bomb"
+            )
         if total > max_total:
             raise WaczError(
                 f"its entries would expand to {total} bytes, more than the {max_total} allowed"
@@ -154,7 +177,7 @@ def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
         for name in ("pages/pages.jsonl", "pages/extraPages.jsonl"):
             if name in names:
                 pages.extend(_read_pages(zf, name))
-    return WaczInfo(path, warcs, resources, datapackage, pages)
+    return WaczInfo(path, warcs, resources, datapackage, pages, total=total)
 
 
 def _load_json(zf: zipfile.ZipFile, name: str, *, limit: int) -> Any:
@@ -246,6 +269,12 @@ def _extract_verified(info: WaczInfo, entry: str, dest: IO[bytes]) -> int:
     with zipfile.ZipFile(info.path) as zf, zf.open(entry) as src:
         while chunk := src.read(CHUNK):
             size += len(chunk)
+            info.extracted += len(chunk)
+            if info.extracted > info.total:
+                raise WaczError(
+                    f"{entry} expands beyond the {info.total} bytes its zip directory declares "
+                    "for all entries: refusing a likely zip bomb"
+                )
             if isinstance(limit, int) and size > limit:
                 raise WaczError(f"{entry} is larger than the {limit} bytes datapackage.json says")
             h.update(chunk)

@@ -310,7 +310,7 @@ def test_a_cancelled_import_leaves_nothing_and_imports_again(
 def test_a_file_whose_import_stopped_is_imported_again(
     library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from archiver_app.importers import warcs
+    from archiver_app.importers import incomplete
     from archiver_app.tasks import ProgressUpdate
 
     src = _big_warc(tmp_path / "big.warc.gz")
@@ -320,8 +320,8 @@ def test_a_file_whose_import_stopped_is_imported_again(
             raise RuntimeError("the power went out")
 
     # as if the process had died: nothing is undone
-    monkeypatch.setattr(warcs, "_forget_on_error", lambda lib, ids: None, raising=False)
-    monkeypatch.setattr(warcs, "_drop_sidecar", lambda lib, folder: None, raising=False)
+    monkeypatch.setattr(incomplete, "forget_on_error", lambda lib, ids: None)
+    monkeypatch.setattr(incomplete, "drop_sidecar", lambda lib, folder: None)
     first = import_paths(library, [src], progress=progress).outcomes[0]
     assert first.state is OutcomeState.FAILED and "the power went out" in first.reason
     records, _, files, pending = _counts(library)
@@ -346,7 +346,7 @@ def test_an_import_running_in_another_process_is_not_undone(
     import sys
 
     from archiver_app.hashing import sha256_file
-    from archiver_app.importers import warcs
+    from archiver_app.importers import incomplete
     from archiver_app.tasks import ProgressUpdate
 
     src = _big_warc(tmp_path / "big.warc.gz")
@@ -355,8 +355,8 @@ def test_an_import_running_in_another_process_is_not_undone(
         if update.total is None:
             raise RuntimeError("stopped here")
 
-    monkeypatch.setattr(warcs, "_forget_on_error", lambda lib, ids: None)
-    monkeypatch.setattr(warcs, "_drop_sidecar", lambda lib, folder: None)
+    monkeypatch.setattr(incomplete, "forget_on_error", lambda lib, ids: None)
+    monkeypatch.setattr(incomplete, "drop_sidecar", lambda lib, folder: None)
     assert import_paths(library, [src], progress=progress).outcomes[0].state is OutcomeState.FAILED
     monkeypatch.undo()
     partial = _counts(library)
@@ -377,7 +377,7 @@ def test_an_import_running_in_another_process_is_not_undone(
         try:
             assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
             busy = import_paths(library, [src]).outcomes[0]
-            assert busy.state is OutcomeState.SKIPPED and busy.reason == warcs.BEING_IMPORTED
+            assert busy.state is OutcomeState.SKIPPED and busy.reason == incomplete.BEING_IMPORTED
             assert _counts(library) == partial  # nothing of the running import was undone
         finally:
             holder.send_signal(signal.SIGKILL)  # it dies mid-import: the lock goes with it

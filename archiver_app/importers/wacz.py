@@ -1,0 +1,255 @@
+"""Import WACZ files: verify them, extract their WARCs into one snapshot folder, index them.
+
+A WACZ is someone else's zip: :mod:`archiver_app.warc.wacz` checks its structure, its
+totals (zip bombs) and its hashes; here each verified WARC is extracted under a temporary
+name, checked (a WARC gzipped whole is recompressed record by record), claimed by its hash
+like any imported WARC (:mod:`archiver_app.importers.incomplete`) and indexed with the
+WACZ's pages list deciding what a page is. Failure or cancellation undoes the whole WACZ.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import zipfile
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from archiver_app.durable import discard, install, open_temp, sweep_leftovers, sync_fd
+from archiver_app.hashing import sha256_file
+from archiver_app.importers import incomplete
+from archiver_app.importers.outcome import FileOutcome, OutcomeState
+from archiver_app.importers.warcs import (
+    ProgressFn,
+    file_outcome,
+    index_one,
+    new_folder,
+    regzip_to_temp,
+    resolve_collection,
+    safe_file_name,
+    sidecar_data,
+    write_sidecar,
+)
+from archiver_app.library import Library
+from archiver_app.store.files import register_file
+from archiver_app.store.models import FileKind, Setting
+from archiver_app.tasks import CancelToken
+from archiver_app.warc import workers
+from archiver_app.warc.indexer import IndexReport
+from archiver_app.warc.scan import NotAnArchiveError, OneGzipStreamError, sniff_archive
+from archiver_app.warc.wacz import WaczError, WaczInfo, extract_verified, open_wacz
+
+
+def _unique_name(name: str, used: set[str]) -> str:
+    """``name``, or ``name-2``, ``-3``... before its extension when a file of the same
+    import already has it: two WACZ entries (``archive/x/data.warc.gz`` and
+    ``archive/y/data.warc.gz``, or ``a b.warc.gz`` and ``a_b.warc.gz``) clean to one name.
+    Compared without case (some file systems ignore it); ``used`` is updated."""
+    lower = name.lower()
+    ext = next((e for e in (".warc.gz", ".arc.gz", ".warc", ".arc") if lower.endswith(e)), "")
+    stem = name[: len(name) - len(ext)]
+    candidate, n = name, 1
+    while candidate.lower() in used:
+        n += 1
+        candidate = f"{stem}-{n}{name[len(stem) :]}"
+    used.add(candidate.lower())
+    return candidate
+
+
+def _regzip_in_place(path: Path, cancel: CancelToken | None) -> bool:
+    """Replace ``path`` by its records one gzip member each; False when none is readable."""
+    tmp, report = regzip_to_temp(path, path.parent, cancel)
+    if report.records == 0:
+        discard(tmp)
+        return False
+    install(tmp, path)
+    return True
+
+
+def import_wacz_file(
+    lib: Library,
+    path: Path,
+    *,
+    collection: str = "default",
+    tags: tuple[str, ...] = (),
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+) -> FileOutcome:
+    """Verify and import one WACZ: its WARCs are extracted (always copied) and indexed with
+    its pages list deciding what a page is."""
+    with contextlib.ExitStack() as locks:  # each WARC's import lock, until all are done
+        return _import_wacz_file(
+            lib, path, locks, collection=collection, tags=tags, progress=progress, cancel=cancel
+        )
+
+
+def _import_wacz_file(
+    lib: Library,
+    path: Path,
+    locks: contextlib.ExitStack,
+    *,
+    collection: str,
+    tags: tuple[str, ...],
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
+) -> FileOutcome:
+    path = path.absolute()
+    if path.stat().st_size == 0:
+        return FileOutcome(path, "wacz", OutcomeState.FAILED, "the file is empty (0 bytes)")
+    try:
+        free = shutil.disk_usage(lib.root).free
+        info = open_wacz(path, max_total=free)
+    except WaczError as exc:
+        return FileOutcome(path, "wacz", OutcomeState.FAILED, str(exc))
+    workers.prestart()  # starts while the WACZ is hashed and its WARCs extracted
+    sha = sha256_file(path)
+    collection_id, slug = resolve_collection(lib, collection)
+    folder = new_folder(lib, slug, None)
+    placed = _extract_all(lib, info, folder)
+    if isinstance(placed, str):
+        return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {placed}")
+    run = _WaczRun(lib, path, folder, collection_id, tags, _page_list(info), progress, cancel)
+    try:
+        for name, tmp in placed:
+            run.index(name, tmp, locks)
+    except BaseException:  # failed or cancelled: nothing of the WACZ stays
+        _undo_wacz(lib, folder, None, [tmp for _, tmp in placed], run.file_ids)
+        raise
+    if not run.reports:
+        incomplete.remove_empty(lib.abspath(folder.as_posix()), lib.root)
+        state = OutcomeState.FAILED if run.refused else OutcomeState.SKIPPED
+        return FileOutcome(path, "wacz", state, "; ".join([*run.refused, *run.skipped]))
+    try:
+        data = sidecar_data(lib, folder, slug, path, run.reports)
+        data["wacz"] = {
+            "sha256": sha,
+            "title": info.datapackage.get("title"),
+            "pages": len(info.pages),
+        }
+        ids = [i for _, _, r in run.reports for i in r.snapshot_ids]
+        write_sidecar(lib, folder, data, ids[0] if ids else None)
+    except BaseException:
+        _undo_wacz(lib, folder, None, [], run.file_ids)
+        raise
+    incomplete.mark_complete(lib, run.file_ids)
+    outcome = file_outcome(path, "wacz", folder, [r for _, _, r in run.reports])
+    outcome.problems.extend([*run.refused, *run.skipped])
+    return outcome
+
+
+def _page_list(info: WaczInfo) -> tuple[frozenset[str] | None, tuple[tuple[str, int], ...]]:
+    """The pages list as the indexer takes it: the URLs, and those listed more than once."""
+    if not info.pages:
+        return None, ()
+    counts = Counter(p.url for p in info.pages)
+    return frozenset(counts), tuple((u, n) for u, n in counts.items() if n > 1)
+
+
+def _extract_all(
+    lib: Library, info: WaczInfo, folder: PurePosixPath
+) -> list[tuple[str, Path]] | str:
+    """Extract and verify every WARC of the WACZ into ``folder`` under temporary names;
+    the (clean name, temporary path) of each, or why verification failed (nothing left)."""
+    base = lib.abspath(folder.as_posix())
+    base.mkdir(parents=True, exist_ok=True)
+    placed: list[tuple[str, Path]] = []
+    used: set[str] = set()
+    try:
+        for entry in info.warcs:
+            name = _unique_name(safe_file_name(PurePosixPath(entry).name, "data.warc.gz"), used)
+            temp, fd = open_temp(base, name)
+            tmp = Path(temp)
+            placed.append((name, tmp))
+            with open(fd, "wb") as fh:
+                extract_verified(info, entry, fh)
+                fh.flush()
+                sync_fd(fh.fileno())
+    except (WaczError, zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        for _, tmp in placed:
+            discard(tmp)
+        sweep_leftovers(base, older_than=0)
+        incomplete.remove_empty(base, lib.root)
+        return str(exc)
+    return placed
+
+
+@dataclass
+class _WaczRun:
+    """The WARCs of one WACZ being indexed into one folder, one after the other."""
+
+    lib: Library
+    source: Path
+    folder: PurePosixPath
+    collection_id: int
+    tags: tuple[str, ...]
+    pages: tuple[frozenset[str] | None, tuple[tuple[str, int], ...]]
+    progress: ProgressFn | None
+    cancel: CancelToken | None
+    reports: list[tuple[str, str, IndexReport]] = field(default_factory=list)
+    file_ids: list[int] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+    def index(self, name: str, tmp: Path, locks: contextlib.ExitStack) -> None:
+        """Check, claim, place, register and index one extracted WARC."""
+        lib = self.lib
+        try:
+            sniff_archive(tmp)
+        except OneGzipStreamError as exc:
+            if exc.kind != "warc" or not _regzip_in_place(tmp, self.cancel):
+                tmp.unlink()
+                self.refused.append(f"{name}: {exc}")
+                return
+        except NotAnArchiveError as exc:
+            tmp.unlink()
+            self.refused.append(f"{name}: {exc}")
+            return
+        wsha = sha256_file(tmp)
+        if (why := incomplete.claim_sha(lib, wsha, locks)) is not None:
+            tmp.unlink()
+            self.skipped.append(f"{name}: {why}")
+            return
+        final = lib.abspath(self.folder.as_posix()) / name
+        install(tmp, final)
+        rel = f"{self.folder.as_posix()}/{name}"
+        try:
+            with lib.write() as s:
+                file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=wsha).id
+                s.add(Setting(key=incomplete.incomplete_key(file_id), value=rel))
+        except BaseException:
+            final.unlink(missing_ok=True)
+            raise
+        self.file_ids.append(file_id)
+        report = index_one(
+            lib,
+            first=not any(r.snapshot_ids for _, _, r in self.reports),
+            read_path=final,
+            rel=rel,
+            file_id=file_id,
+            collection_id=self.collection_id,
+            folder=self.folder,
+            source=self.source,
+            page_urls=self.pages[0],
+            page_counts=self.pages[1],
+            tags=self.tags,
+            progress=self.progress,
+            cancel=self.cancel,
+        )
+        self.reports.append((name, wsha, report))
+
+
+def _undo_wacz(
+    lib: Library,
+    folder: PurePosixPath,
+    current: Path | None,
+    extracted: list[Path],
+    file_ids: list[int],
+) -> None:
+    """A WACZ import that failed or was cancelled: forget the WARCs registered so far and
+    remove what was extracted for the rest."""
+    incomplete.forget_on_error(lib, file_ids)
+    for leftover in [*extracted, *([current] if current is not None else [])]:
+        leftover.unlink(missing_ok=True)
+    incomplete.drop_sidecar(lib, folder)

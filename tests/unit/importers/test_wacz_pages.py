@@ -1,0 +1,82 @@
+"""A WACZ's pages list decides what becomes a page: each listed page once, everything else
+(script fetches of the same URL, 206 parts, pages not listed) stays a record for replay."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from archiver_app.importers.outcome import OutcomeState
+from archiver_app.importers.wacz import import_wacz_file
+from archiver_app.library import Library
+from tests.helpers.warcs import Resp, html_page, write_warc
+from tests.unit.importers.test_bad_input import make_wacz
+
+
+def _rows(lib: Library, sql: str) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(lib.db_path)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def test_only_the_listed_pages_become_snapshots(library: Library, tmp_path: Path) -> None:
+    home = "https://site.example/"
+    about = "https://site.example/about"
+    warc = write_warc(
+        tmp_path / "w.warc.gz",
+        [
+            Resp(home, html_page("Home", "welcome")),
+            Resp(home, b"<p>fetched again by a script</p>", date="2024-03-01T10:00:05Z"),
+            Resp(about, html_page("About", "us"), date="2024-03-01T10:01:00Z"),
+            Resp(about, b"<html>part", status="206 Partial Content"),
+            Resp("https://site.example/unlisted", html_page("Unlisted", "not a page")),
+            Resp("https://site.example/app.js", b"x", mime="application/javascript"),
+        ],
+    ).read_bytes()
+    pages = b"".join(
+        json.dumps(line).encode() + b"\n"
+        for line in (
+            {"format": "json-pages-1.0", "id": "pages"},
+            {"url": home, "ts": "2024-03-01T10:00:00Z", "title": "Home"},
+            {"url": about, "ts": "2024-03-01T10:01:00Z", "title": "About"},
+        )
+    )
+    wacz = make_wacz(tmp_path / "site.wacz", warc, extra={"pages/pages.jsonl": pages})
+    outcome = import_wacz_file(library, wacz)
+    assert outcome.state is OutcomeState.IMPORTED
+    assert (outcome.records, outcome.pages) == (6, 2)
+    assert _rows(library, "SELECT url, title FROM snapshots ORDER BY id") == [
+        (home, "Home"),
+        (about, "About"),
+    ]
+    # every record is still there for replay, the first capture of each page its snapshot's
+    assert len(_rows(library, "SELECT id FROM records")) == 6
+    offsets = _rows(
+        library,
+        "SELECT r.url, r.status FROM snapshots s JOIN records r ON r.offset = s.warc_offset",
+    )
+    assert sorted(offsets) == [(home, 200), (about, 200)]
+
+
+def test_a_url_listed_twice_is_two_pages(library: Library, tmp_path: Path) -> None:
+    url = "https://site.example/news"
+    warc = write_warc(
+        tmp_path / "w.warc.gz",
+        [
+            Resp(url, html_page("Monday", "m"), date="2024-03-04T10:00:00Z"),
+            Resp(url, html_page("Tuesday", "t"), date="2024-03-05T10:00:00Z"),
+            Resp(url, b"<p>xhr</p>", date="2024-03-05T10:00:01Z"),
+        ],
+    ).read_bytes()
+    pages = b"".join(
+        json.dumps({"url": url, "ts": ts}).encode() + b"\n"
+        for ts in ("2024-03-04T10:00:00Z", "2024-03-05T10:00:00Z")
+    )
+    outcome = import_wacz_file(
+        library, make_wacz(tmp_path / "n.wacz", warc, extra={"pages/pages.jsonl": pages})
+    )
+    assert (outcome.records, outcome.pages) == (3, 2)
+    assert _rows(library, "SELECT title FROM snapshots ORDER BY id") == [("Monday",), ("Tuesday",)]

@@ -1,0 +1,95 @@
+"""Damaged WARC files keep every good record: a record without a type, a file holding only
+``WARC/1.0``, a truncated last record, damage in the first gzip members."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from archiver_app.importers.outcome import OutcomeState
+from archiver_app.importers.warcs import import_warc_file
+from archiver_app.library import Library
+from archiver_app.warc.scan import ScanProblem, scan_records
+from tests.helpers.warcs import site, write_warc
+
+
+def _records(lib: Library) -> list[tuple[str, int, int]]:
+    conn = sqlite3.connect(lib.db_path)
+    try:
+        rows = conn.execute('SELECT url, "offset", length FROM records ORDER BY id').fetchall()
+    finally:
+        conn.close()
+    return [(str(u), int(o), int(n)) for u, o, n in rows]
+
+
+def _library_files(lib: Library) -> list[str]:
+    return sorted(p.name for p in (lib.root / "collections").rglob("*") if p.is_file())
+
+
+def test_a_record_without_a_type_is_reported_and_the_rest_kept(
+    library: Library, tmp_path: Path
+) -> None:
+    data = write_warc(tmp_path / "s.warc", site(3), gz=False).read_bytes()
+    src = tmp_path / "notype.warc"
+    src.write_bytes(data.replace(b"WARC-Type: response\r\n", b"", 1))
+    outcome = import_warc_file(library, src)
+    assert outcome.state is OutcomeState.IMPORTED
+    assert (outcome.records, outcome.pages) == (5, 2)
+    assert len(outcome.problems) == 1 and "without a WARC-Type" in outcome.problems[0]
+
+
+def test_a_file_of_only_a_version_line_fails_cleanly(library: Library, tmp_path: Path) -> None:
+    good = write_warc(tmp_path / "good.warc.gz", site(1))
+    assert import_warc_file(library, good).records == 2
+    before = (_records(library), _library_files(library))
+    src = tmp_path / "only.warc"
+    src.write_bytes(b"WARC/1.0\r\n")
+    outcome = import_warc_file(library, src)
+    assert outcome.state is OutcomeState.FAILED and "Content-Length" in outcome.reason
+    assert (_records(library), _library_files(library)) == before  # nothing written
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_a_truncated_last_record_is_reported_never_indexed(
+    library: Library, tmp_path: Path, gz: bool
+) -> None:
+    full = write_warc(tmp_path / ("full.warc.gz" if gz else "full.warc"), site(2), gz=gz)
+    spans = [(r.offset, r.length) for r in scan_records(full)]
+    last_offset, last_length = spans[-1]
+    data = full.read_bytes()
+    for cut in range(8, last_length - 8, max(1, last_length // 12)):
+        problems: list[ScanProblem] = []
+        src = tmp_path / f"cut{cut}{'.warc.gz' if gz else '.warc'}"
+        src.write_bytes(data[: last_offset + last_length - cut])
+        for fast in (True, False):
+            problems.clear()
+            got = [
+                (r.offset, r.length)
+                for r in scan_records(src, on_problem=problems.append, fast=fast)
+            ]
+            assert got == spans[:-1], (cut, fast)
+            assert [p.offset for p in problems] == [last_offset], (cut, fast)
+    outcome = import_warc_file(library, src)
+    assert outcome.records == len(spans) - 1 and len(outcome.problems) == 1
+    assert "not indexed" in outcome.problems[0]
+    assert [r[1:] for r in _records(library)] == spans[:-1]
+
+
+@pytest.mark.parametrize("members", [1, 2])
+def test_damage_in_the_first_gzip_members_keeps_the_rest(
+    library: Library, tmp_path: Path, members: int
+) -> None:
+    full = write_warc(tmp_path / "full.warc.gz", site(3))
+    spans = [(r.offset, r.length) for r in scan_records(full)]
+    data = bytearray(full.read_bytes())
+    for offset, length in spans[:members]:
+        data[offset + 12 : offset + length - 8] = b"\x00" * (length - 20)  # deflate data
+    src = tmp_path / "damaged.warc.gz"
+    src.write_bytes(bytes(data))
+    outcome = import_warc_file(library, src)
+    assert outcome.state is OutcomeState.IMPORTED
+    assert outcome.records == len(spans) - members
+    assert [r[1:] for r in _records(library)] == spans[members:]
+    assert outcome.problems and "offset 0:" in outcome.problems[0]
