@@ -35,6 +35,7 @@ from sqlalchemy import text
 
 from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
 from archiver_app.gui.replay.page import ReplayPage, make_profile
+from archiver_app.gui.replay.pdf_view import ArchivedPdfView, is_pdf
 from archiver_app.gui.replay.schemes import register_schemes, to_archive_url, to_original_url
 from archiver_app.library import Library
 from archiver_app.replay import Capture, Replayer, ReplayResponse
@@ -149,6 +150,8 @@ class ReplayWidget(QWidget):
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.view)
         self.stack.addWidget(scroll)
+        self.pdf_view = ArchivedPdfView(self)  # a PDF page: QtWebEngine would download it
+        self.stack.addWidget(self.pdf_view)
 
         self.find_edit = QLineEdit(self)
         self.find_edit.setPlaceholderText("Find in page")
@@ -250,6 +253,11 @@ class ReplayWidget(QWidget):
             self._fill_timeline("")
             self.captureChanged.emit("")
             return
+        if is_pdf(response.headers) and 200 <= response.status < 300:
+            self.pdf_view.show_pdf(response.body)
+            self.stack.setCurrentWidget(self.pdf_view)
+        elif self.stack.currentWidget() is self.pdf_view:
+            self.stack.setCurrentWidget(self.view)
         self.captures = self.replayer.captures_of(url)
         position = self._fill_timeline(response.ts, response.snapshot_id)
         total = len(self.captures)
@@ -315,7 +323,8 @@ class ReplayWidget(QWidget):
     def show_screenshot(self, on: bool) -> None:
         """Show the screenshot taken at capture time instead of the live rendering."""
         if not on:
-            self.stack.setCurrentIndex(0)
+            showing_pdf = self.current is not None and is_pdf(self.current.headers)
+            self.stack.setCurrentWidget(self.pdf_view if showing_pdf else self.view)
             return
         path = self.screenshot_path()
         pixmap = QPixmap(path) if path else QPixmap()
