@@ -163,9 +163,7 @@ class PageCapture:
             )
             page = await context.new_page()
             page.on("crash", lambda _p: self._on_crash())
-            page.on(
-                "request", lambda r: self._requested.append(r.url) if r.method == "GET" else None
-            )
+            context.on("request", self._on_request)  # the page, its workers, service workers
             cdp = await context.new_cdp_session(page)
             recorder = loaded.recorder = NetworkRecorder(
                 cdp,
