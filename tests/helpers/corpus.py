@@ -209,10 +209,17 @@ class Corpus:
         "lazy": "/lazy/",
         "scroll": "/scroll/",
         "iframe": "/frame/",
+        "workers": "/workers/",
+        "cache": "/cache/",
     }
 
-    def network_requests(self) -> list[Request]:
-        return [*self.main.requests, *self.other.requests]
+    def mark(self) -> tuple[int, int]:
+        """Where the servers' request logs end now (for :meth:`requests_since`)."""
+        return len(self.main.requests), len(self.other.requests)
+
+    def requests_since(self, mark: tuple[int, int]) -> list[Request]:
+        """Every request either server received since ``mark``."""
+        return [*self.main.requests[mark[0] :], *self.other.requests[mark[1] :]]
 
     def close(self) -> None:
         self.main.stop()
