@@ -31,14 +31,14 @@ from archiver_app.capture.persist import (
     finish_snapshot,
     write_file_atomic,
 )
-from archiver_app.capture.recorder import NetworkRecorder, StandIn
+from archiver_app.capture.recorder import NetworkRecorder, Refetch, StandIn
+from archiver_app.capture.refetch import refetch_in, stand_in_from
 from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo
 from archiver_app.capture.targets import WorkerAttacher
 from archiver_app.layout.current import snapshot_folder
 from archiver_app.library import Library
 from archiver_app.store.models import Fidelity, FileKind, SnapshotState
 from archiver_app.tasks import CancelToken
-from archiver_app.warc.httpmsg import HttpResponse
 from archiver_app.warc.writer import CaptureWarcWriter
 
 if TYPE_CHECKING:
@@ -253,63 +253,11 @@ class PageCapture:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _refetcher(self, context: Any) -> Any:
-        """The recorder's :data:`Refetch`: the same request again through the page's own
-        context (its cookies), accepted only with the status the browser saw (an expired
-        link's 403 page is not the document) and within the byte limit."""
-
-        async def refetch(
-            url: str, headers: dict[str, str], status: int, limit: int
-        ) -> bytes | str:
-            keep = {k: v for k, v in headers.items() if k.lower() in {"range", "accept"}}
-            try:
-                resp = await context.request.get(
-                    url, headers=keep, max_redirects=0, timeout=min(10_000, self._remaining_ms())
-                )
-            except Exception as exc:
-                return first_line(exc)
-            try:
-                if resp.status != status:
-                    return f"the server answered {resp.status}, not {status}"
-                length = str(resp.headers.get("content-length", "")).strip()
-                if length.isdigit() and int(length) > limit:
-                    return f"{length} bytes, over the {limit} byte limit"
-                body = bytes(await resp.body())
-                if len(body) > limit:
-                    return f"{len(body)} bytes, over the {limit} byte limit"
-                return body
-            except Exception as exc:
-                return first_line(exc)
-            finally:
-                with contextlib.suppress(Exception):
-                    await resp.dispose()
-
-        return refetch
+    def _refetcher(self, context: Any) -> Refetch:
+        return refetch_in(context, self._remaining_ms)
 
     def _stand_in(self, context: Any) -> StandIn:
-        """The recorder's :data:`StandIn`: the URL fetched again in the page's context."""
-        limit = self.owner.max_body
-
-        async def stand_in(url: str) -> tuple[HttpResponse, bytes] | str:
-            try:
-                resp = await context.request.get(
-                    url, max_redirects=0, timeout=min(10_000, self._remaining_ms())
-                )
-            except Exception as exc:
-                return first_line(exc)
-            try:
-                body = bytes(await resp.body())
-                if len(body) > limit:
-                    return f"{len(body)} bytes, over the {limit} byte limit"
-                headers = [(h["name"], h["value"]) for h in resp.headers_array]
-                return HttpResponse(resp.status, resp.status_text, headers), body
-            except Exception as exc:
-                return first_line(exc)
-            finally:
-                with contextlib.suppress(Exception):
-                    await resp.dispose()
-
-        return stand_in
+        return stand_in_from(context, self._remaining_ms, self.owner.max_body)
 
     def _remaining_ms(self) -> float:
         return max(1.0, (self.deadline - time.monotonic()) * 1000)
