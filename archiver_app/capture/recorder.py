@@ -1,8 +1,11 @@
 """The network recorder: Chrome DevTools Protocol ``Network`` events -> WARC records.
 
-For every request the page makes (document, subresources, XHR/fetch, iframes on the same
-session, media ranges) it writes a ``response`` (or ``revisit``) record and the ``request``
-record concurrent to it, hop by hop through redirects:
+For every network fetch of the page (document, subresources, XHR/fetch, iframes on the
+same session, media ranges) and of its workers (sessions added by
+:mod:`archiver_app.capture.targets`) it writes a ``response`` (or ``revisit``) record and
+the ``request`` record concurrent to it, hop by hop through redirects. An answer from the
+browser's caches or a service worker is not a fetch and is not written again
+(:func:`~archiver_app.capture.exchange.went_to_network`). Each record has:
 
 - request headers as sent (``requestWillBeSentExtraInfo``, with cookies), else as scheduled;
 - response header text as received (``responseReceivedExtraInfo.headersText``), so
@@ -15,7 +18,8 @@ record concurrent to it, hop by hop through redirects:
 Bodies above ``max_body`` are not fetched: the response is written with its headers and
 ``WARC-Truncated: length`` (a 2 GB download never fills memory; the page is stopped).
 Requests still open when the page is done (a long-poll) are written with what arrived and
-``WARC-Truncated: time``.
+``WARC-Truncated: time``. What the browser reported requested but no recorded session saw
+is fetched again at the end (:meth:`NetworkRecorder.record_missed`).
 
 Threading contract: one recorder per page, used from the event loop that owns the page.
 """
