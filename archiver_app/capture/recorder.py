@@ -58,6 +58,7 @@ from archiver_app.capture.results import ResourceInfo, ResourceOutcome
 from archiver_app.capture.targets import TargetSession
 from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.httpmsg import HttpRequest, HttpResponse
+from archiver_app.warc.surt import strip_fragment
 from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf, WrittenRecord
 
 #: Looks up a payload digest already in the library: returns what a revisit refers to.
@@ -161,7 +162,8 @@ class NetworkRecorder:
         script in ``scripts`` whose response none reported; each gets a note."""
         seen = {hop.url for ex in self.exchanges.values() for hop in ex.hops}
         answered = {hop.url for ex in self.exchanges.values() for hop in ex.hops if hop.response}
-        missed = [u for u in dict.fromkeys(requested) if u not in seen]
+        # a request never carries a fragment (Playwright may report a document's)
+        missed = [u for u in dict.fromkeys(map(strip_fragment, requested)) if u not in seen]
         missed += [u for u in dict.fromkeys(scripts) if u not in answered and u not in missed]
         for url in missed:
             if self.closed or not url.startswith(("http://", "https://")):
