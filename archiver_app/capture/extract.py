@@ -59,8 +59,16 @@ def make_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     return cut + "…"
 
 
+def route_fragment(fragment: str) -> str:
+    """``fragment`` when it names a route of a hash-routed app (``#/guide``, ``#!/post/1``),
+    which shows another page; '' for an anchor within the page (``#section``), which does not.
+    """
+    return fragment if fragment.startswith(("/", "!")) else ""
+
+
 def clean_links(links: list[Any]) -> list[str]:
-    """Absolute http(s) links without fragments, de-duplicated in page order."""
+    """Absolute http(s) links, de-duplicated in page order; fragments dropped unless they are
+    routes (:func:`route_fragment`)."""
     seen: dict[str, None] = {}
     for link in links:
         if not isinstance(link, str):
@@ -71,7 +79,7 @@ def clean_links(links: list[Any]) -> list[str]:
             continue
         if parts.scheme not in {"http", "https"} or not parts.netloc:
             continue
-        seen.setdefault(urlunsplit(parts._replace(fragment="")), None)
+        seen.setdefault(urlunsplit(parts._replace(fragment=route_fragment(parts.fragment))), None)
     return list(seen)
 
 

@@ -15,33 +15,38 @@ import contextlib
 import json
 import time
 from collections.abc import Sequence
-from pathlib import PurePosixPath
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from archiver_app import __version__
 from archiver_app.capture.behaviours import autoscroll, settle, wait_network_quiet
 from archiver_app.capture.extract import PageFacts, extract, first_line, make_snippet
+from archiver_app.capture.pdf import PDF_MIMES, read_pdf
 from archiver_app.capture.persist import (
     SnapshotOutcome,
     create_pending,
     dedup_lookup,
     finish_snapshot,
 )
-from archiver_app.capture.recorder import NetworkRecorder
+from archiver_app.capture.recorder import NetworkRecorder, Refetch, StandIn
+from archiver_app.capture.refetch import refetch_in, stand_in_from
 from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo
+from archiver_app.capture.targets import WorkerAttacher
 from archiver_app.durable import atomic_write
 from archiver_app.layout.current import snapshot_folder
 from archiver_app.library import Library
 from archiver_app.store.models import Fidelity, FileKind, SnapshotState
 from archiver_app.tasks import CancelToken
+from archiver_app.warc.writer import CaptureWarcWriter
 
 if TYPE_CHECKING:
     from archiver_app.capture.engine import Capturer
 
 WARC_NAME = "capture.warc.gz"
 VIEWPORT = {"width": 1280, "height": 800}
-NO_SCREENSHOT_MIMES = {"application/pdf", "application/octet-stream"}
+NO_SCREENSHOT_MIMES = {*PDF_MIMES, "application/octet-stream"}  # a PDF's comes from capture.pdf
 
 
 def describe_failure(message: str, url: str, timeout: float) -> str:
@@ -96,12 +101,11 @@ class PageCapture:
         self.oversize_main = False
         self.extracted = False  # _extract ran (title, text, DOM, screenshot attempted)
         self._tasks: set[asyncio.Future[None]] = set()
+        self._requested: list[str] = []  # GET URLs Playwright saw the page and workers ask
         self.timings: dict[str, float] = {}
         self._last_mark = started
 
     async def run(self) -> CaptureResult:
-        from archiver_app.warc.writer import CaptureWarcWriter
-
         lib = self.lib
         captured_at = lib.clock()
         uid = lib.new_uid(captured_at)
@@ -119,8 +123,21 @@ class PageCapture:
             folder=folder,
             job_id=self.job_id,
         )
-        writer = CaptureWarcWriter(
-            path / WARC_NAME,
+        writer = self._open_writer(path / WARC_NAME)
+        loaded = await self._record(writer)
+        return await asyncio.to_thread(
+            self._save,
+            writer=writer,
+            loaded=loaded,
+            snapshot_id=snapshot_id,
+            uid=uid,
+            folder=folder,
+            captured_at=captured_at,
+        )
+
+    def _open_writer(self, path: Path) -> CaptureWarcWriter:
+        return CaptureWarcWriter(
+            path,
             info={
                 "software": f"Archiver {__version__} (Playwright + Chromium)",
                 "format": "WARC File Format 1.1",
@@ -129,80 +146,89 @@ class PageCapture:
                 "isPartOf": self.collection,
                 "description": f"Capture of {self.url}",
             },
-            clock=lib.clock,
+            clock=self.lib.clock,
         )
-        context = page = None
-        facts = PageFacts()
-        shot: bytes | None = None
-        dom: str | None = None
-        final_url = self.url
-        error: str | None = None
-        recorder: NetworkRecorder | None = None
+
+    async def _record(self, writer: CaptureWarcWriter) -> _Loaded:
+        """Open a tab, record the page load and extract the page; the tab is closed and the
+        recorder finished on return (a cancellation abandons the WARC and re-raises)."""
+        loaded = _Loaded(final_url=self.url)
+        context = None
         try:
             context = await self.browser.new_context(
                 user_agent=self.rules.user_agent,
                 viewport=VIEWPORT,
                 accept_downloads=False,
-                service_workers="block",
+                service_workers="allow",  # recorded from their own sessions (targets.py)
             )
             page = await context.new_page()
             page.on("crash", lambda _p: self._on_crash())
+            context.on("request", self._on_request)  # the page, its workers, service workers
             cdp = await context.new_cdp_session(page)
-            recorder = NetworkRecorder(
+            recorder = loaded.recorder = NetworkRecorder(
                 cdp,
                 writer,
-                dedup=dedup_lookup(lib),
+                dedup=dedup_lookup(self.lib),
                 refetch=self._refetcher(context),
                 max_body=self.owner.max_body,
                 on_oversize=lambda rid: self._on_oversize(cdp, recorder, rid),
             )
             await recorder.start()
+            loaded.workers = WorkerAttacher(recorder.add_session, recorder.notes)
+            await loaded.workers.watch_page(cdp)
             self._mark("open")
-            error = await self._load_and_behave(page, recorder)
+            loaded.error = await self._load_and_behave(page, recorder)
             if not self.crashed and _main_answered(recorder):
                 # the main record is written by a task of its own (body fetch, dedup lookup);
                 # the page is extracted whether or not that task is done yet
                 await recorder.wait_main(timeout=min(5.0, self._left()))
-                final_url = page.url if page.url.startswith("http") else final_url
-                facts, dom, shot = await self._extract(page, recorder)
+                if page.url.startswith("http"):
+                    loaded.final_url = page.url
+                loaded.facts, loaded.dom, loaded.shot = await self._extract(page, recorder)
         except Exception as exc:
-            error = describe_failure(str(exc), self.url, self.rules.page_timeout)
+            loaded.error = describe_failure(str(exc), self.url, self.rules.page_timeout)
         except BaseException:  # cancelled: stop recording before the WARC is left behind
-            if recorder is not None:
+            if loaded.recorder is not None:
                 with contextlib.suppress(Exception):
-                    await asyncio.shield(recorder.finish(timeout=0))
+                    await asyncio.shield(loaded.recorder.finish(timeout=0))
+            if loaded.workers is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(loaded.workers.close())
             writer.abandon()
             if context is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.shield(context.close())
             raise
+        await self._close(loaded, context)
+        return loaded
+
+    async def _close(self, loaded: _Loaded, context: Any) -> None:
+        if loaded.recorder is not None and context is not None and self.browser.is_connected():
+            scripts = [w.url for w in loaded.workers.sessions.values()] if loaded.workers else []
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(
+                    loaded.recorder.record_missed(
+                        self._requested, scripts, self._stand_in(context)
+                    ),
+                    max(1.0, min(10.0, self.deadline - time.monotonic())),
+                )
         if not self.browser.is_connected():
-            error = "the browser crashed while capturing this page; it will be restarted"
+            loaded.error = "the browser crashed while capturing this page; it will be restarted"
             self.reasons.append("browser crashed")
         elif self.crashed:
-            error = error or "the page crashed the browser tab"
-        if recorder is not None:
+            loaded.error = loaded.error or "the page crashed the browser tab"
+        if loaded.recorder is not None:
             with contextlib.suppress(Exception):
-                await recorder.finish(timeout=max(1.0, min(5.0, self.deadline - time.monotonic())))
+                await loaded.recorder.finish(
+                    timeout=max(1.0, min(5.0, self.deadline - time.monotonic()))
+                )
             self._mark("finish")
+        if loaded.workers is not None:
+            await loaded.workers.close()
         if context is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(context.close(), 10)
             self._mark("close")
-        return await asyncio.to_thread(
-            self._save,
-            writer=writer,
-            recorder=recorder,
-            snapshot_id=snapshot_id,
-            uid=uid,
-            folder=folder,
-            captured_at=captured_at,
-            final_url=final_url,
-            facts=facts,
-            dom=dom,
-            shot=shot,
-            error=error,
-        )
 
     # ------------------------------------------------------------------ steps
 
@@ -211,6 +237,10 @@ class PageCapture:
         now = time.monotonic()
         self.timings[step] = round(now - self._last_mark, 3)
         self._last_mark = now
+
+    def _on_request(self, request: Any) -> None:
+        if request.method == "GET":
+            self._requested.append(request.url)
 
     def _on_crash(self) -> None:
         self.crashed = True
@@ -223,38 +253,11 @@ class PageCapture:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _refetcher(self, context: Any) -> Any:
-        """The recorder's :data:`Refetch`: the same request again through the page's own
-        context (its cookies), accepted only with the status the browser saw (an expired
-        link's 403 page is not the document) and within the byte limit."""
+    def _refetcher(self, context: Any) -> Refetch:
+        return refetch_in(context, self._remaining_ms)
 
-        async def refetch(
-            url: str, headers: dict[str, str], status: int, limit: int
-        ) -> bytes | str:
-            keep = {k: v for k, v in headers.items() if k.lower() in {"range", "accept"}}
-            try:
-                resp = await context.request.get(
-                    url, headers=keep, max_redirects=0, timeout=min(10_000, self._remaining_ms())
-                )
-            except Exception as exc:
-                return first_line(exc)
-            try:
-                if resp.status != status:
-                    return f"the server answered {resp.status}, not {status}"
-                length = str(resp.headers.get("content-length", "")).strip()
-                if length.isdigit() and int(length) > limit:
-                    return f"{length} bytes, over the {limit} byte limit"
-                body = bytes(await resp.body())
-                if len(body) > limit:
-                    return f"{len(body)} bytes, over the {limit} byte limit"
-                return body
-            except Exception as exc:
-                return first_line(exc)
-            finally:
-                with contextlib.suppress(Exception):
-                    await resp.dispose()
-
-        return refetch
+    def _stand_in(self, context: Any) -> StandIn:
+        return stand_in_from(context, self._remaining_ms, self.owner.max_body)
 
     def _remaining_ms(self) -> float:
         return max(1.0, (self.deadline - time.monotonic()) * 1000)
@@ -331,100 +334,56 @@ class PageCapture:
             except Exception as exc:
                 self.reasons.append(f"screenshot failed: {first_line(exc)}")
             self._mark("screenshot")
-        if mime == "application/pdf":
-            facts = PageFacts(title=_file_title(self.url), outlinks=[], text="")
+        if mime in PDF_MIMES:
+            facts, shot = await self._pdf_facts(recorder)
         return facts, dom, shot
+
+    async def _pdf_facts(self, recorder: NetworkRecorder) -> tuple[PageFacts, bytes | None]:
+        """Title, text and first-page image of a PDF shown as the page (capture.pdf)."""
+        fallback = PageFacts(title=_file_title(self.url), outlinks=[], text="")
+        if recorder.main_document is None:
+            self.reasons.append("the PDF's bytes were not recorded: no text or page image")
+            return fallback, None
+        pdf = await asyncio.to_thread(
+            read_pdf, recorder.main_document, render=self.owner.screenshots
+        )
+        self._mark("pdf")
+        if pdf.error is not None:
+            self.reasons.append(pdf.error)
+            return fallback, None
+        facts = PageFacts(title=pdf.title or fallback.title, outlinks=[], text=pdf.text)
+        return facts, pdf.first_page_png
 
     # ------------------------------------------------------------------ saving
 
     def _save(
         self,
         *,
-        writer: Any,
-        recorder: NetworkRecorder | None,
+        writer: CaptureWarcWriter,
+        loaded: _Loaded,
         snapshot_id: int,
         uid: str,
         folder: str,
         captured_at: Any,
-        final_url: str,
-        facts: PageFacts,
-        dom: str | None,
-        shot: bytes | None,
-        error: str | None,
     ) -> CaptureResult:
         lib = self.lib
-        path = lib.abspath(folder)
+        recorder, final_url, facts = loaded.recorder, loaded.final_url, loaded.facts
         main = recorder.main_record if recorder else None
         response = recorder.main_response if recorder else None
         resources: list[ResourceInfo] = list(recorder.resources) if recorder else []
-        ok = main is not None and error is None
+        ok = main is not None and loaded.error is None
+        error = loaded.error
         if main is None and error is None:
             error = "the page produced no response"
         concurrent = main.record_id if main else None
         files: list[tuple[str, str]] = []
-        text = facts.text
-        if ok:
-            if shot:
-                writer.write_resource(
-                    f"urn:view:{final_url}", "image/png", shot, concurrent_to=concurrent
-                )
-                atomic_write(path / "screenshot.png", shot)
-                files.append((f"{folder}/screenshot.png", FileKind.SCREENSHOT))
-            if dom is not None:
-                data = dom.encode("utf-8")
-                writer.write_resource(
-                    f"urn:dom:{final_url}",
-                    "text/html; charset=utf-8",
-                    data,
-                    concurrent_to=concurrent,
-                )
-                atomic_write(path / "dom.html", data)
-                files.append((f"{folder}/dom.html", FileKind.DOM))
-            data = text.encode("utf-8")
-            writer.write_resource(
-                f"urn:text:{final_url}", "text/plain; charset=utf-8", data, concurrent_to=concurrent
-            )
-            atomic_write(path / "text.txt", data)
-            files.append((f"{folder}/text.txt", FileKind.TEXT))
         fidelity: str | None = None
-        if ok and not self.extracted:
-            self.reasons.append("the page was not extracted (no title, text, DOM or screenshot)")
-        if ok and recorder is not None and recorder.main_truncated:
-            self.reasons.append(f"the main response is incomplete ({recorder.main_truncated})")
         if ok:
-            failed = [r for r in resources if r.error and not r.error.startswith("truncated (time")]
-            if failed:
-                self.reasons.append(f"{len(failed)} resource(s) failed or were truncated")
-            fidelity = Fidelity.FALLBACK if self.reasons else Fidelity.HIGH
-        pageinfo = {
-            "url": self.url,
-            "final_url": final_url,
-            "title": facts.title,
-            "resources": [r.__dict__ for r in resources],
-            "notes": recorder.notes if recorder else [],
-        }
-        writer.write_metadata(
-            f"urn:pageinfo:{final_url}",
-            "application/json",
-            json.dumps(pageinfo, ensure_ascii=False).encode(),
-            concurrent_to=concurrent,
-        )
+            files = self._write_views(writer, loaded, folder, concurrent)
+            fidelity = self._fidelity(recorder, resources)
+        self._write_pageinfo(writer, loaded, resources, concurrent)
         writer.close()
         files.insert(0, (f"{folder}/{WARC_NAME}", FileKind.WARC))
-        revisit_sources = sorted(recorder.revisit_sources) if recorder else []
-        provenance: dict[str, Any] = {
-            "backend": "playwright",
-            "browser": self.owner.browser_version,
-            "user_agent": self.rules.user_agent,
-            "fidelity_reasons": self.reasons,
-            "notes": recorder.notes if recorder else [],
-            "revisit_of_records": revisit_sources,
-            "revisit_of_snapshots": _snapshots_of(lib, revisit_sources),
-            "duration_seconds": round(time.monotonic() - self.started, 3),
-            "timings": self.timings,
-        }
-        if error:
-            provenance["error"] = error
         outcome = SnapshotOutcome(
             snapshot_id=snapshot_id,
             url=self.url,
@@ -436,12 +395,12 @@ class PageCapture:
             http_status=response.status if response else None,
             mime=response.mime if response else None,
             title=facts.title or None,
-            snippet=make_snippet(text) or None,
+            snippet=make_snippet(facts.text) or None,
             language=facts.language,
             fidelity=fidelity,
-            provenance=provenance,
+            provenance=self._provenance(recorder, error),
             content_hash=main.digest if main is not None else None,  # as the indexer sets it
-            text=text,
+            text=facts.text,
             tags=list(self.tags),
         )
         hashes = finish_snapshot(
@@ -466,6 +425,99 @@ class PageCapture:
             bytes_written=sum(size for size, _ in hashes.values()),
             duration=time.monotonic() - self.started,
         )
+
+    def _write_views(
+        self, writer: CaptureWarcWriter, loaded: _Loaded, folder: str, concurrent: str | None
+    ) -> list[tuple[str, str]]:
+        """Screenshot, DOM and text as ``resource`` records and as files; returns the files."""
+        path = self.lib.abspath(folder)
+        final_url = loaded.final_url
+        files: list[tuple[str, str]] = []
+        views: list[tuple[str, str, bytes | None, str, str]] = [
+            ("view", "image/png", loaded.shot or None, "screenshot.png", FileKind.SCREENSHOT),
+            (
+                "dom",
+                "text/html; charset=utf-8",
+                loaded.dom.encode("utf-8") if loaded.dom is not None else None,
+                "dom.html",
+                FileKind.DOM,
+            ),
+            (
+                "text",
+                "text/plain; charset=utf-8",
+                loaded.facts.text.encode("utf-8"),
+                "text.txt",
+                FileKind.TEXT,
+            ),
+        ]
+        for scheme, mime, data, name, kind in views:
+            if data is None:
+                continue
+            writer.write_resource(f"urn:{scheme}:{final_url}", mime, data, concurrent_to=concurrent)
+            atomic_write(path / name, data)
+            files.append((f"{folder}/{name}", kind))
+        return files
+
+    def _write_pageinfo(
+        self,
+        writer: CaptureWarcWriter,
+        loaded: _Loaded,
+        resources: list[ResourceInfo],
+        concurrent: str | None,
+    ) -> None:
+        pageinfo = {
+            "url": self.url,
+            "final_url": loaded.final_url,
+            "title": loaded.facts.title,
+            "resources": [r.__dict__ for r in resources],
+            "notes": loaded.recorder.notes if loaded.recorder else [],
+        }
+        writer.write_metadata(
+            f"urn:pageinfo:{loaded.final_url}",
+            "application/json",
+            json.dumps(pageinfo, ensure_ascii=False).encode(),
+            concurrent_to=concurrent,
+        )
+
+    def _fidelity(self, recorder: NetworkRecorder | None, resources: list[ResourceInfo]) -> str:
+        if not self.extracted:
+            self.reasons.append("the page was not extracted (no title, text, DOM or screenshot)")
+        if recorder is not None and recorder.main_truncated:
+            self.reasons.append(f"the main response is incomplete ({recorder.main_truncated})")
+        failed = [r for r in resources if r.outcome.counts_against_fidelity]
+        if failed:
+            self.reasons.append(f"{len(failed)} resource(s) failed or were truncated")
+        return Fidelity.FALLBACK if self.reasons else Fidelity.HIGH
+
+    def _provenance(self, recorder: NetworkRecorder | None, error: str | None) -> dict[str, Any]:
+        revisit_sources = sorted(recorder.revisit_sources) if recorder else []
+        provenance: dict[str, Any] = {
+            "backend": "playwright",
+            "browser": self.owner.browser_version,
+            "user_agent": self.rules.user_agent,
+            "fidelity_reasons": self.reasons,
+            "notes": recorder.notes if recorder else [],
+            "revisit_of_records": revisit_sources,
+            "revisit_of_snapshots": _snapshots_of(self.lib, revisit_sources),
+            "duration_seconds": round(time.monotonic() - self.started, 3),
+            "timings": self.timings,
+        }
+        if error:
+            provenance["error"] = error
+        return provenance
+
+
+@dataclass
+class _Loaded:
+    """What recording a page produced, handed from the event loop to :meth:`PageCapture._save`."""
+
+    final_url: str
+    recorder: NetworkRecorder | None = None
+    workers: WorkerAttacher | None = None
+    facts: PageFacts = field(default_factory=PageFacts)
+    dom: str | None = None
+    shot: bytes | None = None
+    error: str | None = None
 
 
 def _main_answered(recorder: NetworkRecorder) -> bool:

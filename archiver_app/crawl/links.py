@@ -17,6 +17,7 @@ from urllib.parse import urljoin, urlsplit
 from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
+from archiver_app.capture.extract import route_fragment
 from archiver_app.library import Library
 from archiver_app.store.models import File, Record, Snapshot
 from archiver_app.warc.htmltext import decode_text
@@ -42,7 +43,8 @@ class _LinkParser(HTMLParser):
 
 
 def links_in_html(html: str, page_url: str) -> list[str]:
-    """Absolute http(s) links of ``html`` (fragments dropped), in document order."""
+    """Absolute http(s) links of ``html`` in document order (fragments dropped unless they
+    are routes, see :func:`~archiver_app.capture.extract.route_fragment`)."""
     parser = _LinkParser()
     with contextlib.suppress(Exception):  # malformed markup: keep what was parsed
         parser.feed(html)
@@ -59,7 +61,7 @@ def links_in_html(html: str, page_url: str) -> list[str]:
         except ValueError:
             continue
         if parts.scheme in ("http", "https") and parts.netloc:
-            out.append(parts._replace(fragment="").geturl())
+            out.append(parts._replace(fragment=route_fragment(parts.fragment)).geturl())
     return out
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlsplit, urlunsplit
 
+from archiver_app.capture.extract import route_fragment
 from archiver_app.crawl.rules import Rules
 from archiver_app.errors import InputError
 from archiver_app.validation import validate_capture_url
@@ -38,7 +39,8 @@ class Scope(StrEnum):
 
 def normalize_url(url: str) -> str | None:
     """The queue form of ``url``: http(s) only, lower-case scheme and host, no default port,
-    no fragment, ``/`` for an empty path. None for anything that is not a web page URL."""
+    ``/`` for an empty path, no fragment unless it is a route of a hash-routed app (``#/guide``
+    shows another page; ``#section`` does not). None for anything that is not a web page URL."""
     try:
         parts = urlsplit(url.strip())
         port = parts.port
@@ -56,7 +58,8 @@ def normalize_url(url: str) -> str | None:
         if parts.password:
             userinfo += f":{parts.password}"
         netloc = f"{userinfo}@{netloc}"
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+    fragment = route_fragment(parts.fragment)
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, fragment))
 
 
 def _host_port(url: str) -> str:

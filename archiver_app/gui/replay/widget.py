@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
 from archiver_app.gui.replay.page import ReplayPage, make_profile
+from archiver_app.gui.replay.pdf_view import ArchivedPdfView, is_pdf
 from archiver_app.gui.replay.schemes import register_schemes, to_archive_url, to_original_url
 from archiver_app.library import Library
 from archiver_app.replay import Capture, Replayer, ReplayResponse
@@ -166,6 +167,8 @@ class ReplayWidget(QWidget):
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.view)
         self.stack.addWidget(scroll)
+        self.pdf_view = ArchivedPdfView(self)  # a PDF page: QtWebEngine would download it
+        self.stack.addWidget(self.pdf_view)
 
         self.find_edit = QLineEdit(self)
         self.find_edit.setPlaceholderText("Find in page")
@@ -292,6 +295,11 @@ class ReplayWidget(QWidget):
             self._fill_timeline("")
             self.captureChanged.emit("")
             return
+        if is_pdf(response.headers) and 200 <= response.status < 300:
+            self.pdf_view.show_pdf(response.body)
+            self.stack.setCurrentWidget(self.pdf_view)
+        elif self.stack.currentWidget() is self.pdf_view:
+            self.stack.setCurrentWidget(self.view)
         self.captures = self.replayer.captures_of(url)
         position = self._fill_timeline(response.ts, response.snapshot_id)
         total = len(self.captures)
@@ -347,7 +355,8 @@ class ReplayWidget(QWidget):
     def show_screenshot(self, on: bool) -> None:
         """Show the screenshot taken at capture time instead of the live rendering."""
         if not on:
-            self.stack.setCurrentIndex(0)
+            showing_pdf = self.current is not None and is_pdf(self.current.headers)
+            self.stack.setCurrentWidget(self.pdf_view if showing_pdf else self.view)
             return
         path = self.screenshot_path()
         pixmap = QPixmap(path) if path else QPixmap()

@@ -42,3 +42,24 @@ def test_failures_read_as_sentences() -> None:
 def test_read_urls_expands_stdin() -> None:
     stdin = io.StringIO("http://a/\n\n# note\n  http://b/  \n")
     assert read_urls(["http://z/", "-"], stdin) == ["http://z/", "http://a/", "http://b/"]
+
+
+def test_route_fragments_are_kept_and_anchors_dropped() -> None:
+    from archiver_app.capture.extract import clean_links, route_fragment
+    from archiver_app.crawl.links import links_in_html
+    from archiver_app.crawl.scope import normalize_url
+
+    assert route_fragment("/guide") == "/guide" and route_fragment("!/post/1") == "!/post/1"
+    assert route_fragment("section") == "" and route_fragment("") == ""
+    assert clean_links(["http://h/a#/guide", "http://h/a#top", "http://h/a"]) == [
+        "http://h/a#/guide",
+        "http://h/a",
+    ]
+    html = '<a href="#/guide">g</a><a href="#intro">i</a><a href="/b#!/x">b</a>'
+    assert links_in_html(html, "http://h/a") == [
+        "http://h/a#/guide",
+        "http://h/a",
+        "http://h/b#!/x",
+    ]
+    assert normalize_url("HTTP://H/docs/#/guide") == "http://h/docs/#/guide"
+    assert normalize_url("http://h/docs/#intro") == "http://h/docs/"

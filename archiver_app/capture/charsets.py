@@ -1,0 +1,135 @@
+"""Text bodies back to the bytes that were served: charset labels read as browsers read them.
+
+DevTools returns text bodies decoded; :mod:`archiver_app.capture.recorder` encodes them
+again with the codec a browser would have decoded them with. This module knows the WHATWG
+label table, the charset a body declares itself, and how to say in ``Content-Type`` that a
+body was stored in another charset.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import replace
+from typing import Any
+
+from archiver_app.warc.httpmsg import ORIG_PREFIX, HttpResponse
+
+
+def served_charset(response: dict[str, Any] | None) -> str | None:
+    if not response:
+        return None
+    headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
+    ctype = headers.get("content-type") or response.get("mimeType") or ""
+    for part in str(ctype).split(";")[1:]:
+        name, _, value = part.strip().partition("=")
+        if name.lower() == "charset" and value:
+            return value.strip().strip("'\"")
+    return None
+
+
+#: WHATWG Encoding Standard labels whose browser decoder is not Python's codec of the same
+#: name (``iso-8859-1`` and ``us-ascii`` are windows-1252 in every browser, ``gb2312`` is
+#: GB18030...), so bodies encode back to the bytes that were served.
+_WHATWG_CODECS = {
+    **dict.fromkeys(
+        (
+            "ansi_x3.4-1968", "ascii", "cp1252", "cp819", "csisolatin1", "ibm819",
+            "iso-8859-1", "iso-ir-100", "iso8859-1", "iso88591", "iso_8859-1",
+            "iso_8859-1:1987", "l1", "latin1", "us-ascii", "windows-1252", "x-cp1252",
+        ),
+        "cp1252",
+    ),
+    **dict.fromkeys(
+        (
+            "cp1254", "csisolatin5", "iso-8859-9", "iso-ir-148", "iso8859-9", "iso88599",
+            "iso_8859-9", "iso_8859-9:1989", "l5", "latin5", "windows-1254", "x-cp1254",
+        ),
+        "cp1254",
+    ),
+    **dict.fromkeys(
+        ("dos-874", "iso-8859-11", "iso8859-11", "iso885911", "tis-620", "windows-874"),
+        "cp874",
+    ),
+    **dict.fromkeys(
+        (
+            "chinese", "csgb2312", "csiso58gb231280", "gb2312", "gb_2312", "gb_2312-80",
+            "gbk", "iso-ir-58", "x-gbk", "gb18030",
+        ),
+        "gb18030",
+    ),
+    **dict.fromkeys(
+        (
+            "csshiftjis", "ms932", "ms_kanji", "shift-jis", "shift_jis", "sjis",
+            "windows-31j", "x-sjis",
+        ),
+        "cp932",
+    ),
+    **dict.fromkeys(
+        (
+            "cseuckr", "csksc56011987", "euc-kr", "iso-ir-149", "korean", "ks_c_5601-1987",
+            "ks_c_5601-1989", "ksc5601", "ksc_5601", "windows-949",
+        ),
+        "cp949",
+    ),
+    **dict.fromkeys(("big5", "big5-hkscs", "cn-big5", "csbig5", "x-x-big5"), "big5hkscs"),
+    **dict.fromkeys(("x-mac-cyrillic", "x-mac-ukrainian"), "mac_cyrillic"),
+    **dict.fromkeys(("x-mac-roman", "csmacintosh", "mac", "macintosh"), "mac_roman"),
+    **dict.fromkeys(("iso-8859-8-i", "csiso88598i", "logical"), "iso8859_8"),
+    **dict.fromkeys(("koi8-ru", "koi8-u"), "koi8_u"),
+}  # fmt: skip
+C1_ERRORS = "archiver-c1-bytes"
+
+
+def _c1_bytes(exc: UnicodeError) -> tuple[bytes, int]:
+    """Browsers decode the bytes windows-125x leaves undefined (0x81, 0x8D...) as the C1
+    control of the same number; Python's codecs cannot encode those back: write the byte."""
+    if isinstance(exc, UnicodeEncodeError):
+        chunk = exc.object[exc.start : exc.end]
+        if all(0x80 <= ord(c) <= 0x9F for c in chunk):
+            return bytes(ord(c) for c in chunk), exc.end
+    raise exc
+
+
+codecs.register_error(C1_ERRORS, _c1_bytes)
+
+
+def browser_codec(label: str) -> str | None:
+    """The Python codec that encodes as a browser decodes charset ``label``; None if unknown."""
+    key = label.strip().strip("'\"").lower()
+    if key in _WHATWG_CODECS:
+        return _WHATWG_CODECS[key]
+    try:
+        return codecs.lookup(key).name
+    except LookupError:
+        return None
+
+
+_META_CHARSET = re.compile(
+    r"""<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([A-Za-z0-9_.:+-]+)""", re.IGNORECASE
+)
+_CSS_CHARSET = re.compile(r"""^\ufeff?@charset\s+"([A-Za-z0-9_.:+-]+)"\s*;""")
+
+
+def declared_charset(text: str, mime: str) -> str | None:
+    """The charset a body declares itself: ``<meta charset>`` or ``<meta http-equiv>`` near
+    the start of HTML, ``@charset`` at the start of CSS."""
+    if mime == "text/html":
+        match = _META_CHARSET.search(text[:4096])
+        return match.group(1) if match else None
+    if mime == "text/css":
+        match = _CSS_CHARSET.match(text)
+        return match.group(1) if match else None
+    return None
+
+
+def with_charset(response: HttpResponse, charset: str) -> HttpResponse:
+    """``response`` whose ``Content-Type`` names ``charset``; the served one is kept as
+    ``X-Archive-Orig-Content-Type``."""
+    served = response.header("content-type")
+    mime = (served or "text/html").split(";", 1)[0].strip() or "text/html"
+    headers = [(k, v) for k, v in response.headers if k.lower() != "content-type"]
+    if served is not None:
+        headers.append((ORIG_PREFIX + "Content-Type", served))
+    headers.append(("Content-Type", f"{mime}; charset={charset}"))
+    return replace(response, headers=headers)

@@ -1,0 +1,156 @@
+"""One request as DevTools reports it (hop by hop through redirects) and the HTTP messages
+it becomes in the WARC.
+
+The ``Network`` domain sends several events per request: ``requestWillBeSent`` per hop (the
+previous hop's response rides on it as ``redirectResponse``), ``*ExtraInfo`` events with the
+headers as they went over the wire (only for hops that reached the network), then
+``responseReceived`` and ``loadingFinished`` or ``loadingFailed``. :class:`Exchange`
+gathers them; :func:`build_response` and :func:`request_headers` turn a hop into the
+messages :class:`~archiver_app.warc.writer.CaptureWarcWriter` writes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from archiver_app.warc.httpmsg import HttpResponse, headers_from_map, is_http2, parse_header_text
+
+Event = dict[str, Any]
+
+
+@dataclass
+class Hop:
+    url: str
+    method: str
+    headers: dict[str, str]
+    post_data: bytes = b""
+    response: Event | None = None
+
+
+@dataclass
+class Exchange:
+    request_id: str
+    hops: list[Hop] = field(default_factory=list)
+    request_extras: list[Event] = field(default_factory=list)
+    response_extras: list[Event] = field(default_factory=list)
+    resource_type: str | None = None
+    frame_id: str | None = None
+    started: float = field(default_factory=time.monotonic)
+    last_activity: float = field(default_factory=time.monotonic)
+    data_length: int = 0
+    finished: bool = False
+    failed: str | None = None
+    written: bool = False
+    writing: bool = False  # fetching its body; finish() may take it over
+    oversize: bool = False
+    stored_charset: str | None = None  # the body was stored in this charset, not as served
+    from_cache: bool = False  # Network.requestServedFromCache: the final hop is a cache hit
+
+
+def latin(text: str) -> bytes:
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError:
+        return text.encode("utf-8")
+
+
+def from_network(response: Event) -> bool:
+    return not (
+        response.get("fromDiskCache")
+        or response.get("fromServiceWorker")
+        or response.get("fromPrefetchCache")
+    )
+
+
+def went_to_network(ex: Exchange, index: int) -> bool:
+    """Whether hop ``index`` was a network fetch: not an answer from the browser's memory or
+    disk cache, its prefetch cache or a service worker (whose own fetch, if any, is
+    recorded from the worker's session). A hop with no response yet counts as a fetch."""
+    hop = ex.hops[index]
+    if hop.response is None:
+        return True
+    if index == len(ex.hops) - 1 and ex.from_cache:
+        return False
+    return from_network(hop.response)
+
+
+def content_length(response: Event) -> int | None:
+    """The ``Content-Length`` a response declared, if any (the bytes on the wire)."""
+    for name, value in (response.get("headers") or {}).items():
+        if name.lower() == "content-length":
+            text = str(value).strip()
+            return int(text) if text.isdigit() else None
+    return None
+
+
+def target(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def with_host(headers: list[tuple[str, str]], url: str) -> list[tuple[str, str]]:
+    if any(k.lower() == "host" for k, _ in headers):
+        return headers
+    netloc = urlsplit(url).netloc
+    return [("Host", netloc), *[(k, v) for k, v in headers if not k.startswith(":")]]
+
+
+def network_index(ex: Exchange, index: int) -> int | None:
+    """Which ``*ExtraInfo`` event belongs to hop ``index``: they come only for hops that
+    went to the network, so hops served from the HTTP cache (a cached redirect) are not
+    counted. None when hop ``index`` itself did not go to the network."""
+    hop = ex.hops[index] if index < len(ex.hops) else None
+    if hop is not None and hop.response is not None and not from_network(hop.response):
+        return None
+    return sum(1 for h in ex.hops[:index] if h.response is None or from_network(h.response))
+
+
+def request_headers(ex: Exchange, index: int, hop: Hop) -> dict[str, str]:
+    at = network_index(ex, index)
+    if at is not None and at < len(ex.request_extras):
+        headers = ex.request_extras[at].get("headers") or {}
+        if headers:
+            return {k: v for k, v in headers.items() if not k.startswith(":")}
+    return hop.headers
+
+
+def response_extra(event: Event, ex: Exchange, index: int) -> Event | None:
+    """The ``responseReceivedExtraInfo`` of hop ``index``, if it has one and its status is
+    the hop's (never another response's headers)."""
+    at = network_index(ex, index)
+    if at is None or at >= len(ex.response_extras):
+        return None
+    extra = ex.response_extras[at]
+    code = extra.get("statusCode")
+    if code is not None and event.get("status") is not None and int(code) != int(event["status"]):
+        return None
+    return extra
+
+
+def build_response(event: Event, ex: Exchange, index: int) -> HttpResponse:
+    """The response of hop ``index``: real header text when we have it."""
+    protocol = str(event.get("protocol") or "http/1.1")
+    extra = response_extra(event, ex, index)
+    if extra is not None and extra.get("headersText"):
+        parsed = parse_header_text(extra["headersText"])
+        if parsed is not None:
+            proto, status, reason, headers = parsed
+            return HttpResponse(status, reason, headers, proto.upper())
+    status = int(event.get("status") or 0)
+    reason = str(event.get("statusText") or "")
+    source = (extra or {}).get("headers") or event.get("headers") or {}
+    headers = headers_from_map(source)
+    proto = (
+        "HTTP/1.1" if is_http2(protocol) or not protocol.lower().startswith("http/") else protocol
+    )
+    if not reason:
+        from http import HTTPStatus
+
+        try:
+            reason = HTTPStatus(status).phrase
+        except ValueError:
+            reason = ""
+    return HttpResponse(status, reason, headers, proto.upper())

@@ -1,0 +1,253 @@
+"""Fidelity on the real web: capture every page of the local corpus (tests/helpers/corpus.py)
+with the system Chromium, then check each page:
+
+1. every response the browser received from the network is in the WARC exactly once (the
+   servers' request logs against the WARC's response and revisit records; a body the
+   recorder fetched a second time, as noted in the snapshot's provenance, counts once);
+2. replaying it in the app reaches no network (the corpus servers see no request);
+3. the app's replay screenshot matches the same engine's rendering of the live page on at
+   least 99 % of pixels. Both images come from QtWebEngine: the capture's own screenshot
+   comes from another Chromium version and is not a fair reference (fonts, antialiasing).
+   Not compared: the PDF (the app shows it with QtPdf, not QtWebEngine; checked by page
+   count and title instead) and the service-worker page (its worker runs live but not under
+   the replay schemes, so the page's status line differs);
+4. a hash-routed page replays its own route; an archived PDF is shown by the app offline.
+
+Opening the pages from an exported WACZ in ReplayWeb.page and pywb is the export suite's
+part (tests/integration/export); :func:`export_hook` is where it plugs in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageChops
+from PySide6.QtPdf import QPdfDocument
+from pytestqt.qtbot import QtBot
+
+from archiver_app.capture.engine import Capturer, CaptureResult, PageRules
+from archiver_app.gui.replay.network import BLOCKED, NOT_ARCHIVED, REDIRECT, SERVED
+from archiver_app.library import Library
+from archiver_app.store.models import Snapshot
+from tests.helpers.corpus import PDF_TITLE, Corpus, start_corpus
+from tests.helpers.warcs import read_warc
+from tests.integration.fidelity.live_render import render_live, render_replay
+
+pytestmark = pytest.mark.slow
+
+RULES = PageRules(page_timeout=45, settle_seconds=1.0)
+PAGES = list(Corpus.PAGES)
+NOT_PIXEL_COMPARED = {"pdf", "service-worker"}
+#: A pixel "matches" when no channel differs by more than this (subpixel antialiasing).
+PIXEL_TOLERANCE = 8
+
+
+@dataclass
+class Captured:
+    result: CaptureResult
+    snapshot: Snapshot
+    network: Counter[str]  # URL -> GET requests the corpus servers saw during its capture
+
+
+@dataclass
+class Suite:
+    corpus: Corpus
+    lib: Library
+    pages: dict[str, Captured]
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
+    corpus = start_corpus()
+    lib = Library.open(tmp_path_factory.mktemp("fidelity") / "library", create=True)
+    pages: dict[str, Captured] = {}
+
+    async def run() -> None:
+        async with Capturer(lib, concurrency=1) as cap:
+            for name, path in Corpus.PAGES.items():
+                before = corpus.mark()
+                result = await cap.capture(corpus.url(path), rules=RULES)
+                seen = corpus.requests_since(before)
+                network = Counter(
+                    f"http://{r.host}{r.path}" for r in seen if r.method in ("GET", "HEAD")
+                )
+                with lib.session() as s:
+                    snap = s.get(Snapshot, result.snapshot_id)
+                    assert snap is not None
+                    s.expunge(snap)
+                pages[name] = Captured(result, snap, network)
+
+    try:
+        asyncio.run(run())
+        yield Suite(corpus, lib, pages)
+    finally:
+        lib.close()
+        corpus.close()
+
+
+def _recorded(suite: Suite, page: Captured) -> Counter[str]:
+    assert page.snapshot.warc_file
+    records = read_warc(suite.lib.abspath(page.snapshot.warc_file))
+    return Counter(r.uri for r in records if r.type in ("response", "revisit"))
+
+
+def _fetched_again(page: Captured) -> set[str]:
+    """URLs whose body the recorder fetched a second time (provenance notes say so)."""
+    notes = (page.snapshot.provenance or {}).get("notes", [])
+    return {
+        note.split(": ", 1)[0]
+        for note in notes
+        if re.search(r": (body refetched|fetched again)", note)
+    }
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_network_response_is_in_the_warc_exactly_once(suite: Suite, name: str) -> None:
+    page = suite.pages[name]
+    assert page.result.ok, page.result.error
+    recorded = _recorded(suite, page)
+    twice = {u: n for u, n in recorded.items() if n > 1 and page.network[u] < n}
+    assert not twice, f"recorded more often than fetched: {twice}"
+    again = _fetched_again(page)
+    expected = page.network - Counter(dict.fromkeys(again, 1))
+    missing = expected - recorded
+    assert not missing, f"fetched from the network but not in the WARC: {dict(missing)}"
+    invented = recorded - page.network
+    assert not invented, f"in the WARC but never fetched: {dict(invented)}"
+
+
+def _agreement(one: Image.Image, two: Image.Image) -> tuple[float, tuple[object, ...]]:
+    a, b = one.convert("RGB"), two.convert("RGB")
+    box = (0, 0, min(a.width, b.width), min(a.height, b.height))
+    diff = ImageChops.difference(a.crop(box), b.crop(box))
+    red, green, blue = diff.split()
+    worst = ImageChops.lighter(red, ImageChops.lighter(green, blue))
+    histogram = worst.histogram()
+    # pixels only one image has (a taller page) count as mismatches
+    total = max(a.width, b.width) * max(a.height, b.height)
+    return sum(histogram[: PIXEL_TOLERANCE + 1]) / total, (a.size, b.size)
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_replay_is_offline_and_matches_the_live_page_in_the_same_engine(
+    qtbot: QtBot, suite: Suite, name: str, tmp_path: Path
+) -> None:
+    page = suite.pages[name]
+    url = page.snapshot.url
+    live = None
+    if name not in NOT_PIXEL_COMPARED:
+        live = render_live(url)
+        live.save(str(tmp_path / "live.png"))
+    before = suite.corpus.mark()
+    replay, widget = render_replay(suite.lib, url)
+    qtbot.addWidget(widget)
+    replay.save(str(tmp_path / "replay.png"))
+    reached = suite.corpus.requests_since(before)
+    assert not reached, [(r.host, r.path) for r in reached]
+    assert widget.current is not None, "the page was not served from the archive"
+    outcomes = {e.outcome for e in widget.log.entries()}
+    assert outcomes <= {SERVED, REDIRECT, NOT_ARCHIVED, BLOCKED}, outcomes
+    if live is None:
+        return
+    with Image.open(tmp_path / "live.png") as one, Image.open(tmp_path / "replay.png") as two:
+        share, sizes = _agreement(one, two)
+    print(f"\n{name}: {share:.4f} of pixels match the live page in QtWebEngine, {sizes}")
+    assert share >= 0.99, (share, sizes)
+
+
+def test_a_hash_routed_page_keeps_its_route(qtbot: QtBot, suite: Suite) -> None:
+    page = suite.pages["hash"]
+    assert page.snapshot.url == suite.corpus.url("/hash/#/guide")
+    assert page.snapshot.title == "Guide - Hash docs"
+    assert page.result.final_url.endswith("#/guide")
+    text_file = suite.lib.abspath(page.snapshot.folder) / "text.txt"
+    assert "Only the guide route shows this." in text_file.read_text()
+    # the request carries no fragment: the WARC has the document once, without it
+    recorded = _recorded(suite, page)
+    assert recorded[suite.corpus.url("/hash/")] == 1
+    assert not [u for u in recorded if "#" in u]
+    from archiver_app.gui.replay.widget import ReplayWidget
+
+    widget = ReplayWidget(suite.lib)
+    qtbot.addWidget(widget)
+    with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+        widget.open(page.snapshot.url)
+    found: list[object] = []
+
+    def route_shown() -> bool:
+        widget.page.runJavaScript("document.body.innerText", 0, found.append)
+        return bool(found) and "Only the guide route shows this." in str(found[-1])
+
+    qtbot.waitUntil(route_shown, timeout=15_000)
+
+
+def _replay_text(qtbot: QtBot, suite: Suite, url: str, wanted: list[str]) -> list[str]:
+    """Open ``url`` in the app's replay view until every string of ``wanted`` shows in its
+    text; returns the URLs the view had served from the archive."""
+    from archiver_app.gui.replay.widget import ReplayWidget
+
+    widget = ReplayWidget(suite.lib)
+    qtbot.addWidget(widget)
+    widget.open(url)
+    found: list[object] = []
+
+    def shown() -> bool:
+        widget.page.runJavaScript("document.body.innerText", 0, found.append)
+        return bool(found) and all(w in str(found[-1]) for w in wanted)
+
+    qtbot.waitUntil(shown, timeout=20_000)
+    return [e.url for e in widget.log.entries() if e.outcome == SERVED]
+
+
+def test_workers_replay_from_the_archive(qtbot: QtBot, suite: Suite) -> None:
+    before = suite.corpus.mark()
+    served = _replay_text(
+        qtbot,
+        suite,
+        suite.pages["workers"].snapshot.url,
+        ['{"from": "dedicated worker"}', '{"from": "shared worker"}'],
+    )
+    for path in ("/workers/dedicated-lib.js", "/workers/dedicated.json", "/workers/shared.json"):
+        assert suite.corpus.url(path) in served, (path, served)
+    served = _replay_text(
+        qtbot, suite, suite.pages["viewer"].snapshot.url, ["PDF 765 bytes, %PDF-"]
+    )
+    assert suite.corpus.url("/viewer/pdf-lib.js") in served
+    assert suite.corpus.requests_since(before) == []
+
+
+def test_content_loaded_by_scrolling_is_captured(suite: Suite) -> None:
+    lazy = _recorded(suite, suite.pages["lazy"])
+    assert lazy[suite.corpus.url("/lazy/1.png")] == 1 and lazy[suite.corpus.url("/lazy/2.png")] == 1
+    feed = _recorded(suite, suite.pages["scroll"])
+    pages = [u for u in feed if "/scroll/items?page=" in u]
+    assert len(pages) >= 2, pages  # the first page, and more as the capture scrolled
+
+
+def test_an_archived_pdf_is_shown_by_the_app_offline(qtbot: QtBot, suite: Suite) -> None:
+    from archiver_app.gui.replay.widget import ReplayWidget
+
+    page = suite.pages["pdf"]
+    before = suite.corpus.mark()
+    widget = ReplayWidget(suite.lib)
+    qtbot.addWidget(widget)
+    widget.open(page.snapshot.url)
+    qtbot.waitUntil(lambda: widget.stack.currentWidget() is widget.pdf_view, timeout=20_000)
+    qtbot.waitUntil(lambda: widget.pdf_view.page_count == 1, timeout=10_000)
+    assert widget.pdf_view.document.metaData(QPdfDocument.MetaDataField.Title) == PDF_TITLE
+    widget.show_screenshot(True)
+    widget.show_screenshot(False)
+    assert widget.stack.currentWidget() is widget.pdf_view
+    assert suite.corpus.requests_since(before) == []
+
+
+def export_hook(suite: Suite) -> list[str]:
+    """The URLs the export suite should open from a WACZ of this library (ReplayWeb.page,
+    pywb): every page of the corpus, as the snapshots name them."""
+    return [p.snapshot.url for p in suite.pages.values()]
