@@ -49,9 +49,7 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
     """
     from archiver_app.capture.browser import require_browser
     from archiver_app.crawl.api import page_list
-    from archiver_app.crawl.inline import run_job_inline
-    from archiver_app.crawl.jobs import create_job
-    from archiver_app.crawl.rules import Rules
+    from archiver_app.crawl.inline import CAPTURE_CONCURRENCY, create_capture_job, run_job_inline
     from archiver_app.crawl.scope import normalize_url
     from archiver_app.errors import InputError
     from archiver_app.validation import validate_capture_url, validate_slug
@@ -85,14 +83,10 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
     failed = list(refused)
     with ctx.open_library(create=True) as lib:
         if seeds:
-            rules = Rules(attempts=1, ignore_sets=(), page_timeout=args.timeout, concurrency=2)
-            job_id = create_job(
-                lib, seeds, scope="page", rules=rules, collection=args.collection,
-                tags=args.tag, name=f"capture {seeds[0]}" + (
-                    f" (+{len(seeds) - 1})" if len(seeds) > 1 else ""),
-                max_retries=0,
-            )  # fmt: skip
-            run_job_inline(lib, job_id, concurrency=2, progress=show)
+            job_id = create_capture_job(
+                lib, seeds, collection=args.collection, tags=args.tag, page_timeout=args.timeout
+            )
+            run_job_inline(lib, job_id, concurrency=CAPTURE_CONCURRENCY, progress=show)
             failed += [
                 (p.url, p.reason or "not captured")
                 for p in page_list(lib, job_id, states=["failed", "ready", "claimed"])

@@ -130,28 +130,22 @@ def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.errors import InputError
-    from archiver_app.mirror import verify_destinations, verify_library
+    from archiver_app.jobs import JobKind
+    from archiver_app.jobs.foreground import run_as_job
+    from archiver_app.jobs.operations import verify_config
 
     if args.laptop and args.name:
         raise InputError("give a drive NAME or --laptop, not both")
     with ctx.open_library() as lib:
-        if args.laptop:
-            results = [
-                verify_library(
-                    lib,
-                    repair=not args.no_repair,
-                    scan_roots=args.scan_root,
-                    progress=progress_printer(ctx.err),
-                )
-            ]
-        else:
-            results = verify_destinations(
-                lib,
-                args.name,
-                repair=not args.no_repair,
-                scan_roots=args.scan_root,
-                progress=progress_printer(ctx.err),
-            )
+        results = run_as_job(
+            lib,
+            JobKind.VERIFY,
+            verify_config(
+                args.name, laptop=args.laptop, repair=not args.no_repair, scan_roots=args.scan_root
+            ),
+            name=f"Verify {'this computer' if args.laptop else args.name or 'mounted drives'}",
+            progress=progress_printer(ctx.err),
+        )
     if not results:
         print("no destination drive is mounted", file=ctx.out)
         return 1

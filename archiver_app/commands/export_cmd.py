@@ -27,15 +27,25 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
-    from archiver_app.export import Selection, export
+    from archiver_app.export.writer import ExportResult
+    from archiver_app.jobs import JobKind
+    from archiver_app.jobs.foreground import run_as_job
+    from archiver_app.jobs.operations import export_config
 
     with ctx.open_library() as lib:
-        result = export(
+        result: ExportResult = run_as_job(
             lib,
-            Selection(collection=args.collection, tag=args.tag, query=args.query),
-            args.output,
-            fmt=args.format,
-            overwrite=args.overwrite,
+            JobKind.EXPORT,
+            export_config(
+                args.output,
+                fmt=args.format,
+                collection=args.collection,
+                tag=args.tag,
+                query=args.query,
+                overwrite=args.overwrite,
+            ),
+            name=f"Export to {args.output}",
+            collection=args.collection or "default",
         )
     print(
         f"wrote {result.path} ({result.format}): {result.pages} pages, {result.records} "

@@ -100,16 +100,32 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
             )
         if not args.paths:
             return 0
-        from archiver_app.importers.run import import_paths
+        from archiver_app.importers.outcome import FileOutcome
+        from archiver_app.importers.run import STDIN
+        from archiver_app.jobs import JobKind
+        from archiver_app.jobs.foreground import run_as_job
+        from archiver_app.jobs.operations import import_config
 
-        report = import_paths(
+        def show(event: object) -> None:
+            if isinstance(event, FileOutcome):
+                _print(event, ctx, args.json)
+
+        # what '-' reads is taken in now, so the job holds everything it needs to resume
+        stdin_text = sys.stdin.read() if STDIN in args.paths else None
+        report = run_as_job(
             lib,
-            args.paths,
+            JobKind.IMPORT,
+            import_config(
+                args.paths,
+                collection=args.collection,
+                link=args.link,
+                tags=args.tag,
+                stdin_text=stdin_text,
+            ),
+            name=f"Import of {args.paths[0]}"
+            + (f" (+{len(args.paths) - 1})" if len(args.paths) > 1 else ""),
             collection=args.collection,
-            link=args.link,
-            tags=args.tag,
-            stdin=sys.stdin,
-            on_outcome=lambda o: _print(o, ctx, args.json),
+            emit=show,
         )
     if not args.json:
         print(

@@ -8,13 +8,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
-    from archiver_app.crawl.api import JobSummary
+    from archiver_app.crawl.api import JobSummary, LogLine
+    from archiver_app.library import Library
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     from archiver_app.commands.crawl_cmd import add_rule_options
 
-    p = sub.add_parser("jobs", help="list capture and crawl jobs with their counters")
+    p = sub.add_parser(
+        "jobs",
+        help="list jobs of every kind (capture, crawl, import, mirror ...) with their progress",
+    )
     p.add_argument("--status", action="append", help="only jobs in this status (repeatable)")
     p.add_argument("--limit", type=int, default=50, help="at most this many (newest first)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -30,7 +34,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     for name, text in (
         ("pause", "stop claiming new pages (pages in flight finish)"),
         ("resume", "continue a paused job"),
-        ("abort", "skip every waiting page and end the job"),
+        ("abort", "skip every waiting page and end the job (other kinds: cancel it)"),
         ("retry", "put failed (and aborted) pages back in the queue"),
     ):
         a = actions.add_parser(name, help=text)
@@ -58,17 +62,34 @@ def _size(n: int) -> str:
     return str(n)
 
 
+def _is_crawl(j: JobSummary) -> bool:
+    from archiver_app.store.models import CRAWL_KIND_NAMES
+
+    return j.kind in CRAWL_KIND_NAMES
+
+
+def _done(j: JobSummary) -> str:
+    """Pages downloaded of queued for a crawl; progress done of total for other kinds."""
+    if _is_crawl(j):
+        return f"{j.items_downloaded:>6}/{j.items_queued:<6}"
+    total = "?" if j.progress_total is None else str(j.progress_total)
+    return f"{j.progress_done:>6}/{total:<6}"
+
+
 def _line(j: JobSummary) -> str:
+    size = _size(j.bytes_downloaded) if _is_crawl(j) else ""
     return (
-        f"{j.id:>5}  {j.status:<12} {j.items_downloaded:>6}/{j.items_queued:<6} "
-        f"{_size(j.bytes_downloaded):>10} {j.error_count:>6}  {j.name}"
+        f"{j.id:>5}  {j.kind:<8} {j.status:<12} {_done(j)} {size:>10} {j.error_count:>6}  {j.name}"
     )
 
 
 def cmd_jobs(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.crawl.api import list_jobs, summary_dict
+    from archiver_app.jobs import default_registry, recover_interrupted
 
     with ctx.open_library() as lib:
+        # a job whose process was killed shows as such, not as still running
+        recover_interrupted(lib, default_registry())
         jobs = list_jobs(lib, statuses=args.status, limit=args.limit)
     if args.json:
         print(json.dumps([summary_dict(j) for j in jobs], indent=2), file=ctx.out)
@@ -76,8 +97,8 @@ def cmd_jobs(args: argparse.Namespace, ctx: Context) -> int:
     if not jobs:
         print("no jobs", file=ctx.out)
         return 0
-    print(f"{'id':>5}  {'status':<12} {'done/queued':<13} {'bytes':>10} {'errors':>6}  name",
-          file=ctx.out)  # fmt: skip
+    print(f"{'id':>5}  {'kind':<8} {'status':<12} {'done/total':<13} {'bytes':>10} "
+          f"{'errors':>6}  name", file=ctx.out)  # fmt: skip
     for j in jobs:
         print(_line(j), file=ctx.out)
     return 0
@@ -85,11 +106,15 @@ def cmd_jobs(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.crawl.api import job_detail, summary_dict, tail_log
+    from archiver_app.jobs import default_registry, recover_interrupted
 
     with ctx.open_library() as lib:
+        recover_interrupted(lib, default_registry())
         d = job_detail(lib, args.id)
         log = tail_log(lib, args.id, limit=1_000_000)[-args.log :] if args.log else []
         root = lib.root
+    if not _is_crawl(d.summary):
+        return _show_operation(d.summary, log, ctx, as_json=args.json)
     if args.json:
         out = {
             **summary_dict(d.summary),
@@ -104,7 +129,7 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     s = d.summary
     rows = [
-        ("job", f"{s.id} {s.name}"),
+        ("job", f"{s.id} {s.name} ({s.kind})"),
         ("status", s.status + (f" ({s.last_error})" if s.last_error else "")),
         ("scope", f"{s.scope}: {', '.join(s.seeds)}"),
         ("limits", ", ".join(f"{k}={v}" for k, v in d.spec.to_json()["limits"].items() if v)
@@ -126,10 +151,41 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def _show_operation(s: JobSummary, log: list[LogLine], ctx: Context, *, as_json: bool) -> int:
+    """``job show`` for a job of the runtime (import, mirror ...): progress and result."""
+    from archiver_app.crawl.api import summary_dict
+
+    if as_json:
+        out = {
+            **summary_dict(s),
+            "log": [{"id": x.id, "at": x.at.isoformat(), "level": x.level, "message": x.message}
+                    for x in log],
+        }  # fmt: skip
+        print(json.dumps(out, indent=2), file=ctx.out)
+        return 0
+    total = "" if s.progress_total is None else f" of {s.progress_total}"
+    rows = [
+        ("job", f"{s.id} {s.name} ({s.kind})"),
+        ("status", s.status + (f" ({s.last_error})" if s.last_error else "")),
+        ("progress", f"{s.progress_done}{total}"
+                     + (f": {s.progress_message}" if s.progress_message else "")),
+    ]  # fmt: skip
+    if s.result is not None:
+        rows.append(("result", json.dumps(s.result)[:2000]))
+    for key, value in rows:
+        print(f"{key + ':':<10} {value}", file=ctx.out)
+    for line in log:
+        print(f"  {line.at:%H:%M:%S} {line.level:<7} {line.message}", file=ctx.out)
+    return 0
+
+
 def cmd_action(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.crawl import jobs
+    from archiver_app.crawl.api import job_detail
 
     with ctx.open_library() as lib:
+        if not _is_crawl(job_detail(lib, args.id).summary):
+            return _control_operation(args, ctx, lib)
         if args.action_name == "pause":
             jobs.pause_job(lib, args.id)
             print(f"job {args.id} paused", file=ctx.out)
@@ -142,6 +198,29 @@ def cmd_action(args: argparse.Namespace, ctx: Context) -> int:
         else:
             n = jobs.retry_job(lib, args.id)
             print(f"job {args.id} queued again: {n} page(s) to retry", file=ctx.out)
+    return 0
+
+
+_PAST = {"pause": "paused", "resume": "resumed", "retry": "retried"}
+
+
+def _control_operation(args: argparse.Namespace, ctx: Context, lib: Library) -> int:
+    """Jobs of the runtime are cancelled through their row; they have no pages to pause."""
+    from archiver_app.errors import InputError
+    from archiver_app.jobs import CancelOutcome, request_cancel
+
+    if args.action_name != "abort":
+        raise InputError(
+            f"job {args.id} is not a crawl: it can be cancelled (job abort), not "
+            f"{_PAST[args.action_name]}; run its command again to redo it"
+        )
+    outcome = request_cancel(lib, args.id)
+    text = {
+        CancelOutcome.CANCELLED: f"job {args.id} cancelled",
+        CancelOutcome.ASKED: f"job {args.id}: cancel asked; it stops at its next check",
+        CancelOutcome.ENDED: f"job {args.id} had already ended",
+    }[outcome]
+    print(text, file=ctx.out)
     return 0
 
 

@@ -54,17 +54,24 @@ def _printer(ctx: Context, quiet: bool) -> Any:
 
 
 def cmd_migrate(args: argparse.Namespace, ctx: Context) -> int:
-    from archiver_app.layout.migrator import run_migrator
+    from archiver_app.jobs import JobKind
+    from archiver_app.jobs.foreground import run_as_job
+    from archiver_app.jobs.operations import migrate_config
+    from archiver_app.layout.migrator import MigrationReport
     from archiver_app.tasks import CancelToken
 
     cancel = CancelToken()
     with ctx.open_library() as lib:
         try:
-            report = run_migrator(
+            report: MigrationReport = run_as_job(
                 lib,
-                batch_size=args.batch_size,
-                resume_from=args.resume_from,
-                continuous=args.continuous,
+                JobKind.MIGRATE,
+                migrate_config(
+                    batch_size=args.batch_size,
+                    resume_from=args.resume_from,
+                    continuous=args.continuous,
+                ),
+                name="Layout migration",
                 progress=_printer(ctx, args.quiet),
                 cancel=cancel,
             )

@@ -9,7 +9,7 @@ from archiver_app.commands.drives_cmd import add_scan_root, progress_printer
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
-    from archiver_app.mirror.director import Plan
+    from archiver_app.mirror.run import MirrorResult
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -27,21 +27,30 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_mirror(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.jobs import JobKind
+    from archiver_app.jobs.foreground import run_as_job
+    from archiver_app.jobs.operations import mirror_config
     from archiver_app.mirror import run_mirror
+    from archiver_app.mirror.director import Plan
 
-    def show(plan: Plan) -> None:
-        for line in plan.describe():
-            print(line, file=ctx.out, flush=True)
+    def show(plan: object) -> None:
+        if isinstance(plan, Plan):
+            for line in plan.describe():
+                print(line, file=ctx.out, flush=True)
 
     with ctx.open_library() as lib:
-        result = run_mirror(
-            lib,
-            dry_run=args.dry_run,
-            scan_roots=args.scan_root,
-            on_plan=show,
-            progress=progress_printer(ctx.err),
-            lock_wait=args.wait,
-        )
+        result: MirrorResult
+        if args.dry_run:  # a plan only: nothing to record or resume
+            result = run_mirror(lib, dry_run=True, scan_roots=args.scan_root, on_plan=show)
+        else:
+            result = run_as_job(
+                lib,
+                JobKind.MIRROR,
+                mirror_config(scan_roots=args.scan_root, lock_wait=args.wait),
+                name="Mirror to drives",
+                progress=progress_printer(ctx.err),
+                emit=show,
+            )
     for line in result.describe():
         print(line, file=ctx.out)
     if not args.dry_run:

@@ -25,18 +25,26 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_offload(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.jobs import JobKind
+    from archiver_app.jobs.foreground import run_as_job
+    from archiver_app.jobs.operations import offload_config
     from archiver_app.mirror import offload, parse_age
+    from archiver_app.mirror.offload import OffloadResult
     from archiver_app.mirror.progress import human_bytes
 
     age = parse_age(args.older_than)
     with ctx.open_library() as lib:
-        r = offload(
-            lib,
-            age,
-            dry_run=args.dry_run,
-            scan_roots=args.scan_root,
-            progress=progress_printer(ctx.err),
-        )
+        r: OffloadResult
+        if args.dry_run:  # a report only: nothing to record or resume
+            r = offload(lib, age, dry_run=True, scan_roots=args.scan_root)
+        else:
+            r = run_as_job(
+                lib,
+                JobKind.OFFLOAD,
+                offload_config(age, scan_roots=args.scan_root),
+                name=f"Free space: older than {args.older_than}",
+                progress=progress_printer(ctx.err),
+            )
     verb = "would free" if args.dry_run else "freed"
     print(
         f"{verb} {human_bytes(r.bytes_freed)}: {r.snapshots} snapshots, {r.files} files",

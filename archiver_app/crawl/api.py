@@ -25,12 +25,16 @@ from archiver_app.crawl.queue import state_counts
 from archiver_app.crawl.rules import Rules
 from archiver_app.crawl.spec import JobSpec
 from archiver_app.library import Library
-from archiver_app.store.models import Job, JobLog, Page, Ruleset
+from archiver_app.store.models import CRAWL_KIND_NAMES, Job, JobLog, Page, Ruleset
 
 
 @dataclass(frozen=True)
 class JobSummary:
+    """One job of any kind. Crawl counters are zero for other kinds, which report
+    ``progress_*`` and, once completed, their ``result``."""
+
     id: int
+    kind: str
     name: str
     status: str
     priority: int
@@ -56,17 +60,23 @@ class JobSummary:
     started_at: datetime | None
     finished_at: datetime | None
     last_error: str | None
+    progress_done: int = 0
+    progress_total: int | None = None
+    progress_message: str | None = None
+    result: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, job: Job) -> JobSummary:
-        spec = JobSpec.from_json(job.config)
+        crawl = job.kind in CRAWL_KIND_NAMES
+        spec = JobSpec.from_json(job.config) if crawl else None
         return cls(
             id=job.id,
+            kind=job.kind,
             name=job.name,
             status=str(job.status),
             priority=job.priority,
-            scope=spec.scope.value,
-            seeds=spec.seeds,
+            scope=spec.scope.value if spec else "",
+            seeds=spec.seeds if spec else (),
             items_queued=job.items_queued,
             items_downloaded=job.items_downloaded,
             bytes_downloaded=job.bytes_downloaded,
@@ -87,6 +97,10 @@ class JobSummary:
             started_at=job.started_at,
             finished_at=job.finished_at,
             last_error=job.last_error,
+            progress_done=job.progress_done or 0,
+            progress_total=job.progress_total,
+            progress_message=job.progress_message,
+            result=job.result,
         )
 
 

@@ -1,8 +1,10 @@
-"""Run one job to its end in this process: ``archiver crawl`` and ``archiver capture``.
+"""Create a capture or crawl job and run it to its end in this process.
 
-The same worker as ``archiver worker``, restricted to one job and stopping when it ends, so
-a one-URL capture is simply a job of scope ``page`` with its queue, attempts, counters and
-coverage report like any crawl.
+``archiver crawl``, ``archiver capture`` and the GUI's capture dialog all create their jobs
+here (:func:`create_capture_job`, :func:`create_crawl_job`) and run them with the same
+worker as ``archiver worker``, restricted to one job and stopping when it ends: a one-URL
+capture is simply a job of scope ``page`` with its queue, attempts, counters and coverage
+report like any crawl, whichever front end started it.
 """
 
 from __future__ import annotations
@@ -60,7 +62,42 @@ def run_job_inline(
     return InlineRun(job_id, status, stats.pages_done, stats.pages_failed)
 
 
-def create_and_run(
+#: Pages one capture job loads at once (``archiver capture`` and the GUI's URL list).
+CAPTURE_CONCURRENCY = 2
+
+
+def create_capture_job(
+    lib: Library,
+    seeds: Sequence[str],
+    *,
+    collection: str = "default",
+    tags: Sequence[str] = (),
+    page_timeout: float | None = None,
+) -> int:
+    """Queue a job of scope ``page`` capturing ``seeds`` (normalised URLs); return its id.
+
+    One attempt per page and no automatic retry: a person asked for these pages now and
+    sees at once which failed (``archiver job retry`` puts them back).
+    """
+    from archiver_app.crawl.jobs import create_job
+    from archiver_app.crawl.rules import Rules
+
+    rules = Rules(attempts=1, ignore_sets=(), concurrency=CAPTURE_CONCURRENCY)
+    if page_timeout is not None:
+        rules = rules.changed(page_timeout=page_timeout)
+    return create_job(
+        lib,
+        list(seeds),
+        scope="page",
+        rules=rules,
+        collection=collection,
+        tags=list(tags),
+        name=f"capture {seeds[0]}" + (f" (+{len(seeds) - 1})" if len(seeds) > 1 else ""),
+        max_retries=0,
+    )
+
+
+def create_crawl_job(
     lib: Library,
     seeds: Sequence[str],
     *,
@@ -73,10 +110,8 @@ def create_and_run(
     collection: str = "default",
     tags: Sequence[str] = (),
     name: str | None = None,
-    progress: Progress = null_progress,
-    cancel: CancelToken | None = None,
-) -> InlineRun:
-    """Queue a crawl job (the capture dialog's crawl), then run it here until it ends."""
+) -> int:
+    """Queue a crawl job (the capture dialog's crawl); return its id."""
     from archiver_app.crawl.jobs import create_job
     from archiver_app.crawl.rules import Rules
     from archiver_app.crawl.spec import Limits
@@ -84,7 +119,7 @@ def create_and_run(
     rules = Rules().changed(
         ignore=tuple(ignore_patterns), concurrency=concurrency, user_agent=user_agent or None
     )
-    job_id = create_job(
+    return create_job(
         lib,
         list(seeds),
         scope=scope,
@@ -94,4 +129,3 @@ def create_and_run(
         tags=list(tags),
         name=name or f"Crawl of {seeds[0]}",
     )
-    return run_job_inline(lib, job_id, concurrency=concurrency, progress=progress, cancel=cancel)

@@ -117,6 +117,7 @@ def create_job(
     with lib.write() as s:
         job = Job(
             collection_id=collection_id,
+            kind="capture" if scope is Scope.PAGE else "crawl",
             name=name or (normal[0] if len(normal) == 1 else f"{normal[0]} (+{len(normal) - 1})"),
             status=JobStatus.QUEUED,
             priority=priority,
@@ -329,6 +330,7 @@ def start_due_schedules(lib: Library, *, now: datetime | None = None) -> list[in
             )
             clone = Job(
                 collection_id=job.collection_id,
+                kind=job.kind,
                 name=f"{job.name} (run {(runs or 0) + 2})",
                 status=JobStatus.QUEUED,
                 priority=job.priority,

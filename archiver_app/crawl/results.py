@@ -30,6 +30,7 @@ from archiver_app.crawl.scope import Scope, normalize_url
 from archiver_app.crawl.spec import JobContext
 from archiver_app.library import Library
 from archiver_app.store.models import (
+    CRAWL_KIND_NAMES,
     Job,
     JobStatus,
     Page,
@@ -291,6 +292,7 @@ def resume_interrupted_endings(lib: Library, *, stale_seconds: float = 60.0) -> 
     with lib.session() as s:
         ended = s.scalars(
             select(Job.id).where(
+                Job.kind.in_(CRAWL_KIND_NAMES),
                 Job.status.in_([JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.RETRYABLE]),
                 Job.coverage_json.is_(None),
             )

@@ -50,7 +50,15 @@ from archiver_app.crawl.results import (
 )
 from archiver_app.crawl.spec import JobContext
 from archiver_app.library import Library
-from archiver_app.store.models import Job, JobStatus, Page, PageAttempt, PageState, Worker
+from archiver_app.store.models import (
+    CRAWL_KIND_NAMES,
+    Job,
+    JobStatus,
+    Page,
+    PageAttempt,
+    PageState,
+    Worker,
+)
 from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
 
 FetcherFactory = Callable[[int], PageFetcher]
@@ -307,10 +315,11 @@ class CrawlWorker:
             stmt = (
                 select(Job.id)
                 .where(
+                    Job.kind.in_(CRAWL_KIND_NAMES),  # other kinds belong to the job runtime
                     or_(
                         Job.status.in_([JobStatus.RUNNING, JobStatus.QUEUED]),
                         (Job.status == JobStatus.RETRYABLE) & (Job.next_run_at <= now),
-                    )
+                    ),
                 )
                 .order_by(Job.priority, Job.id)
             )

@@ -87,7 +87,7 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
             from archiver_app.tasks.isolated import probe, run_isolated
 
             try:  # background work runs in child processes: can this build start one?
-                if run_isolated(f"{probe.__module__}:probe", library)["pid"] == os.getpid():
+                if run_isolated(probe, library)["pid"] == os.getpid():
                     problem = "the background worker ran in the app's own process"
             except Exception as exc:
                 problem = f"the background worker did not start: {exc}"

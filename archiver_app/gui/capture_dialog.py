@@ -39,7 +39,6 @@ from archiver_app.gui.capture_input import (
     parse_ignore_patterns,
     parse_url_lines,
 )
-from archiver_app.gui.integrations import capability
 
 TAB_URLS, TAB_BOOKMARKS, TAB_CRAWL = range(3)
 
@@ -160,17 +159,6 @@ class CaptureDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
-        self.tabs.currentChanged.connect(lambda _i: self._update_availability())
-        self._update_availability()
-
-    # ------------------------------------------------------------------ availability
-
-    def _update_availability(self) -> None:
-        name = "crawl" if self.tabs.currentIndex() == TAB_CRAWL else "capture"
-        ok, reason = capability(name)
-        self.capture_button.setEnabled(ok)
-        self.capture_button.setToolTip(reason)
-        self.setToolTip("" if ok else reason)
 
     # ------------------------------------------------------------------ bookmarks
 

@@ -8,7 +8,6 @@ API when the build has it; otherwise they are disabled with a tooltip saying why
 
 from __future__ import annotations
 
-import importlib
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -35,13 +34,14 @@ from PySide6.QtWidgets import (
 
 from archiver_app.gui import library_data as data
 from archiver_app.gui.errors import show_error
-from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.gui.tables import list_table
+from archiver_app.jobs import JobKind
+from archiver_app.jobs.background import enqueue_and_run_in_child
+from archiver_app.jobs.operations import mirror_config, offload_config, verify_config
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
-from archiver_app.tasks.isolated import run_isolated
 
 REFRESH_MS = 3000
 SCAN_EVERY = 5  # refreshes between scans of the OS mount points (15 s)
@@ -139,28 +139,25 @@ class DrivesPanel(QWidget):
         self.verify_button = QPushButton("Verify", self)
         self.offload_button = QPushButton("Free Laptop Space", self)
         self.export_button = QPushButton("Export Collection…", self)
-        actions = {
-            self.add_button: "destinations",
-            self.mirror_button: "mirror",
-            self.verify_button: "verify",
-            self.offload_button: "offload",
-            self.export_button: "export",
-        }
-        for button, name in actions.items():
-            ok, reason = capability(name)
-            button.setEnabled(ok)
-            button.setToolTip(reason)
+        for button in (
+            self.add_button,
+            self.mirror_button,
+            self.verify_button,
+            self.offload_button,
+            self.export_button,
+        ):
             buttons.addWidget(button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
         self.add_button.clicked.connect(self.add_drive)
         self.mirror_button.clicked.connect(lambda: self.mirror_now())  # noqa: PLW0108 (not clicked(bool))
         self.verify_button.setToolTip(
-            self.verify_button.toolTip()
-            or "Re-read every copy on this computer and on the plugged-in drives, and repair "
+            "Re-read every copy on this computer and on the plugged-in drives, and repair "
             "any that changed from a good copy"
         )
-        self.verify_button.clicked.connect(lambda: self._run("verify_all", "verifying copies"))
+        self.verify_button.clicked.connect(
+            lambda: self._run(JobKind.VERIFY, verify_config(everything=True), "verifying copies")
+        )
         self.offload_button.clicked.connect(self._offload)
         self.export_button.clicked.connect(self.open_export)
 
@@ -177,7 +174,7 @@ class DrivesPanel(QWidget):
         library = self.library
         # Every SCAN_EVERY refreshes (and the first), look for known drives at the OS mount
         # points too, so a drive mounted somewhere new is recognised by its marker.
-        scan = self._refreshes % SCAN_EVERY == 0 and capability("mirror")[0]
+        scan = self._refreshes % SCAN_EVERY == 0
         self._refreshes += 1
 
         def work(_p: object, _c: object) -> tuple[list[data.DriveRow], str]:
@@ -221,7 +218,7 @@ class DrivesPanel(QWidget):
         """Start a mirror run unless one is running already (one at a time)."""
         if self._mirror_op is not None or not self.mirror_button.isEnabled():
             return None
-        op = self._run("run_mirror", doing)
+        op = self._run(JobKind.MIRROR, mirror_config(), doing)
         if op is not None:
             self._mirror_op = op
             self.runner.changed.connect(self._forget_finished_mirror)
@@ -253,12 +250,15 @@ class DrivesPanel(QWidget):
             self.add_destination(folder, label.strip() or Path(folder).name or "drive")
 
     def add_destination(self, folder: str, label: str) -> BackgroundOp[Any] | None:
-        fn = resolve("destinations")
-        if fn is None:
-            return None
+        from archiver_app.mirror import add_destination
+
         library = self.library
         return (
-            BackgroundOp(self.runner, lambda _p, _c: fn(library, folder, label), label="add drive")
+            BackgroundOp(
+                self.runner,
+                lambda _p, _c: add_destination(library, folder, label),
+                label="add drive",
+            )
             .success(lambda _r: self.refresh())
             .failure(lambda f: show_error(self, f, "adding the drive"))
             .run_in_background()
@@ -289,13 +289,15 @@ class DrivesPanel(QWidget):
             36500,
         )
         if ok:
-            self._run("offload", "freeing laptop space", older_than=timedelta(days=days))
+            self._run(
+                JobKind.OFFLOAD,
+                offload_config(timedelta(days=days)),
+                "freeing laptop space",
+            )
 
-    def _run(self, name: str, doing: str, **kwargs: Any) -> BackgroundOp[Any] | None:
-        module = importlib.import_module("archiver_app.mirror")
-        fn = getattr(module, name, None)
-        if fn is None:
-            return None
+    def _run(self, kind: JobKind, config: dict[str, Any], doing: str) -> BackgroundOp[Any]:
+        """Run ``kind`` as a job (the Jobs panel shows it) in a child process: hashing a
+        drive's worth of files is Python work."""
         library = self.library
         self.message.emit(f"{doing.capitalize()}…")
 
@@ -306,9 +308,8 @@ class DrivesPanel(QWidget):
         return (
             BackgroundOp(
                 self.runner,
-                # in a child process: hashing a drive's worth of files is Python work
-                lambda p, c: run_isolated(
-                    f"archiver_app.mirror:{name}", library, progress=p, cancel=c, **kwargs
+                lambda p, c: enqueue_and_run_in_child(
+                    library, kind, config, name=doing.capitalize(), progress=p, cancel=c
                 ),
                 label=doing,
             )

@@ -35,9 +35,11 @@ from archiver_app.gui import library_data as data
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.snapshot_model import human_size
+from archiver_app.jobs import JobKind
+from archiver_app.jobs.background import enqueue_and_run_in_child
+from archiver_app.jobs.operations import export_config
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
-from archiver_app.tasks.isolated import run_isolated
 
 FORMATS = [
     ("WACZ file (opens in ReplayWeb.page and pywb)", "wacz"),
@@ -200,12 +202,18 @@ class ExportDialog(QDialog):
         self.op = (
             BackgroundOp(
                 self.runner,
-                lambda p, c: run_isolated(
-                    "archiver_app.export:export",
+                lambda p, c: enqueue_and_run_in_child(
                     library,
-                    selection,
-                    dest,
-                    fmt=fmt,
+                    JobKind.EXPORT,
+                    export_config(
+                        dest,
+                        fmt=fmt,
+                        collection=selection.collection,
+                        tag=selection.tag,
+                        query=selection.query,
+                    ),
+                    name=f"Export to {dest.name}",
+                    collection=selection.collection or "default",
                     progress=p,
                     cancel=c,
                 ),

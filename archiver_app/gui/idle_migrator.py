@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -135,13 +136,13 @@ class IdleMigrator(QObject):
             return
         if job == "scrub" and time.monotonic() - self._idle_since < self.scrub_idle_ms / 1000:
             return  # not idle long enough yet: the recheck timer asks again
+        from archiver_app.layout.migrator import run_migrator
+        from archiver_app.mirror import scheduled_scrub
         from archiver_app.tasks.isolated import run_isolated
 
         library = self.library
-        target, label = {
-            "migrate": ("archiver_app.layout.migrator:run_migrator", LABEL),
-            "scrub": ("archiver_app.mirror:scheduled_scrub", SCRUB_LABEL),
-        }[job]
+        target: Callable[..., Any] = run_migrator if job == "migrate" else scheduled_scrub
+        label = LABEL if job == "migrate" else SCRUB_LABEL
         self.job = job
         self.op = (
             BackgroundOp(

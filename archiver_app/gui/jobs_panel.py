@@ -1,15 +1,21 @@
-"""The jobs panel: every capture/crawl job with live counters, progress, ETA and its log.
+"""The jobs panel: every job of every kind with live progress, ETA and its log.
 
-The panel reads the ``jobs`` and ``job_log`` tables (the database is the source of truth;
-a worker process may be the one running the job) on a timer through
-:class:`~archiver_app.gui.ops.BackgroundOp`, so a busy database never stalls the window.
-Control actions call the crawl engine's job API when the build has one; otherwise they are
-disabled and their tooltip says why.
+Crawls and captures show their page counters; the other kinds (import, export, mirror,
+verify, offload, migrate) the progress their runner last wrote to the row. The panel
+reads the jobs on a timer through :class:`~archiver_app.gui.ops.BackgroundOp` (the
+database is the source of truth; a child or worker process may be the one running the
+job), so a busy database never stalls the window. A crawl can be paused, resumed,
+aborted, retried and have its rules changed (:mod:`archiver_app.crawl.jobs`); any other
+job can be cancelled through its row (:func:`archiver_app.jobs.request_cancel`), which the
+process running it sees at its next check.
 """
 
 from __future__ import annotations
 
+import html
+from collections.abc import Callable
 from datetime import datetime
+from types import ModuleType
 from typing import Any
 
 from PySide6.QtCore import (
@@ -37,7 +43,6 @@ from PySide6.QtWidgets import (
 
 from archiver_app.gui import library_data as data
 from archiver_app.gui.errors import show_error
-from archiver_app.gui.integrations import capability
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.snapshot_model import DISPLAY, USER, answer_roles, human_size
 from archiver_app.gui.tables import list_table
@@ -45,9 +50,16 @@ from archiver_app.library import Library
 from archiver_app.store.models import JobStatus
 
 REFRESH_MS = 1000
-ACTIVE = {JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.PAUSED, JobStatus.INDEXING}
+ACTIVE = {
+    JobStatus.QUEUED,
+    JobStatus.RUNNING,
+    JobStatus.PAUSED,
+    JobStatus.INDEXING,
+    JobStatus.CANCELLING,
+}
 JOB_HEADERS = [
     "Job",
+    "Kind",
     "Status",
     "Queued",
     "Done",
@@ -59,6 +71,12 @@ JOB_HEADERS = [
     "5xx",
     "ETA",
 ]
+
+
+def _crawl_jobs() -> ModuleType:
+    from archiver_app.crawl import jobs
+
+    return jobs
 
 
 def format_eta(seconds: float | None) -> str:
@@ -127,13 +145,19 @@ class JobsModel(QAbstractTableModel):
         if col == 0:
             return f"#{r.id} {r.name}"
         if col == 1:
+            return r.kind
+        if col == 2:
             return r.status
-        if col == 5:
-            return human_size(r.bytes)
-        if col == 10:
+        if col == 11:
             return format_eta(r.eta_seconds(self.now)) if r.status in ACTIVE else ""
+        if not r.counts_pages:  # progress of an operation: done of total, no page counters
+            if col == 3:
+                return "" if r.progress_total is None else f"{r.progress_total:,}"
+            return f"{r.progress_done:,}" if col == 4 else ""
+        if col == 6:
+            return human_size(r.bytes)
         counts = (r.queued, r.done, r.failed, r.bytes, r.r2xx, r.r3xx, r.r4xx, r.r5xx)
-        return f"{counts[col - 2]:,}"
+        return f"{counts[col - 3]:,}"
 
 
 class JobsPanel(QWidget):
@@ -200,8 +224,6 @@ class JobsPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
 
-        ok, reason = capability("job_control")
-        self._control_ok = ok  # the crawl package is imported when a button is used
         for b in (
             self.pause_button,
             self.resume_button,
@@ -210,11 +232,11 @@ class JobsPanel(QWidget):
             self.apply_button,
         ):
             b.setEnabled(False)
-            b.setToolTip(reason)
-        self.pause_button.clicked.connect(lambda: self._control("pause_job"))
-        self.resume_button.clicked.connect(lambda: self._control("resume_job"))
-        self.abort_button.clicked.connect(lambda: self._control("abort_job"))
-        self.retry_button.clicked.connect(lambda: self._control("retry_job"))
+        # the crawl engine is imported when a button is first used, not at launch
+        self.pause_button.clicked.connect(lambda: self._control(_crawl_jobs().pause_job))
+        self.resume_button.clicked.connect(lambda: self._control(_crawl_jobs().resume_job))
+        self.abort_button.clicked.connect(self._abort_or_cancel)
+        self.retry_button.clicked.connect(lambda: self._control(_crawl_jobs().retry_job))
         self.apply_button.clicked.connect(self._apply_live)
 
         self.timer = QTimer(self)
@@ -297,19 +319,25 @@ class JobsPanel(QWidget):
             self.progress.setRange(0, 1)
             self.progress.setValue(0)
             return
-        total = max(row.queued, row.done + row.failed)
-        self.progress.setRange(0, max(1, total))
-        self.progress.setValue(row.done + row.failed)
         eta = format_eta(row.eta_seconds(self.model.now)) if row.status in ACTIVE else ""
-        seeds = ", ".join(str(s) for s in row.config.get("seeds", [])[:3])
-        text = (
-            f"<b>#{row.id} {row.name}</b> — {row.status}<br>{row.done:,} done, "
-            f"{row.failed:,} failed of {total:,}; {human_size(row.bytes)}"
-            + (f"; about {eta} left" if eta else "")
-            + (f"<br>Seeds: {seeds}" if seeds else "")
-        )
-        if row.coverage_md and row.status not in ACTIVE:
-            text += f"<br>Coverage report: {row.coverage_md}"
+        if row.counts_pages:
+            total = max(row.queued, row.done + row.failed)
+            self.progress.setRange(0, max(1, total))
+            self.progress.setValue(row.done + row.failed)
+            seeds = ", ".join(str(s) for s in row.config.get("seeds", [])[:3])
+            text = (
+                f"<b>#{row.id} {row.name}</b> — {row.status}<br>{row.done:,} done, "
+                f"{row.failed:,} failed of {total:,}; {human_size(row.bytes)}"
+                + (f"; about {eta} left" if eta else "")
+                + (f"<br>Seeds: {seeds}" if seeds else "")
+            )
+            if row.coverage_md and row.status not in ACTIVE:
+                text += f"<br>Coverage report: {row.coverage_md}"
+        else:
+            self._show_operation_progress(row)
+            text = self._operation_text(row, eta)
+        if row.last_error and row.status not in ACTIVE:
+            text += f"<br>{html.escape(row.last_error)}"
         # Refreshed every second: only what changed is set (each set lays the text out anew).
         if self.summary.text() != text:
             self.summary.setText(text)
@@ -318,40 +346,69 @@ class JobsPanel(QWidget):
             self.ignore_edit.setPlainText(patterns)
         if not self.concurrency_edit.hasFocus():
             self.concurrency_edit.setValue(int(row.config.get("concurrency", 2) or 2))
-        if self._control_ok:
-            self.pause_button.setEnabled(row.status == JobStatus.RUNNING)
-            self.resume_button.setEnabled(row.status == JobStatus.PAUSED)
-            self.abort_button.setEnabled(row.status in ACTIVE)
-            self.retry_button.setEnabled(
-                row.status in {JobStatus.FAILED, JobStatus.RETRYABLE, JobStatus.ABORTED}
-            )
-            self.apply_button.setEnabled(row.status in ACTIVE)
+        crawl = row.counts_pages
+        self.pause_button.setEnabled(crawl and row.status == JobStatus.RUNNING)
+        self.resume_button.setEnabled(crawl and row.status == JobStatus.PAUSED)
+        self.abort_button.setText("Abort" if crawl else "Cancel")
+        self.abort_button.setEnabled(row.status in ACTIVE and row.status != JobStatus.CANCELLING)
+        self.retry_button.setEnabled(
+            crawl and row.status in {JobStatus.FAILED, JobStatus.RETRYABLE, JobStatus.ABORTED}
+        )
+        self.apply_button.setEnabled(crawl and row.status in ACTIVE)
+
+    @staticmethod
+    def _operation_text(row: data.JobRow, eta: str) -> str:
+        total = row.progress_total
+        if total:
+            amount = f"{row.progress_done:,} of {total:,}"
+        else:
+            amount = f"{row.progress_done:,} done" if row.progress_done else ""
+        return (
+            f"<b>#{row.id} {html.escape(row.name)}</b> — {row.kind}, {row.status}"
+            + (f"<br>{amount}" if amount else "")
+            + (f": {html.escape(row.progress_message)}" if row.progress_message else "")
+            + (f"; about {eta} left" if eta else "")
+        )
+
+    def _show_operation_progress(self, row: data.JobRow) -> None:
+        if row.progress_total:
+            self.progress.setRange(0, max(1, row.progress_total))
+            self.progress.setValue(min(row.progress_done, row.progress_total))
+        elif row.status in ACTIVE:
+            self.progress.setRange(0, 0)  # busy, amount unknown
+        else:
+            self.progress.setRange(0, 1)
+            self.progress.setValue(1 if row.status == JobStatus.COMPLETED else 0)
 
     # ------------------------------------------------------------------ control
 
-    def _control(self, name: str) -> None:
-        import importlib
-
+    def _control(self, fn: Callable[[Library, int], object]) -> None:
         job = self.current_job_id()
         if job is None:
             return
-        fn = getattr(importlib.import_module("archiver_app.crawl.jobs"), name, None)
-        if fn is None:
-            return
         library = self.library
-        BackgroundOp(self.runner, lambda _p, _c: fn(library, job), label=name).success(
+        doing = fn.__name__.replace("_", " ")
+        BackgroundOp(self.runner, lambda _p, _c: fn(library, job), label=doing).success(
             lambda _r: self.refresh_soon()
-        ).failure(lambda f: show_error(self, f, name.replace("_", " "))).run_in_background()
+        ).failure(lambda f: show_error(self, f, doing)).run_in_background()
+
+    def _abort_or_cancel(self) -> None:
+        """Abort a crawl (its waiting pages are skipped); cancel any other job."""
+        job = self.current_job_id()
+        row = next((r for r in self.model.rows if r.id == job), None)
+        if row is None:
+            return
+        from archiver_app.jobs import request_cancel
+
+        self._control(_crawl_jobs().abort_job if row.counts_pages else request_cancel)
 
     def _apply_live(self) -> None:
-        import importlib
-
         from archiver_app.errors import InputError
         from archiver_app.gui.capture_input import parse_ignore_patterns
 
         job = self.current_job_id()
-        fn = getattr(importlib.import_module("archiver_app.crawl.jobs"), "update_rules", None)
-        if job is None or fn is None:
+        fn = _crawl_jobs().update_rules
+        if job is None:
             return
         try:
             patterns = parse_ignore_patterns(self.ignore_edit.toPlainText())

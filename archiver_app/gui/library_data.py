@@ -20,6 +20,7 @@ from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
 from archiver_app.store.fulltext import upsert_snapshot_text
 from archiver_app.store.models import (
+    CRAWL_KIND_NAMES,
     Collection,
     Copy,
     CopyState,
@@ -370,6 +371,11 @@ JOB_COLUMNS = (
     Job.concurrency,
     Job.config,
     Job.coverage_md,
+    Job.kind,
+    Job.progress_done,
+    Job.progress_total,
+    Job.progress_message,
+    Job.last_error,
 )
 
 
@@ -391,9 +397,20 @@ class JobRow:
     concurrency: int
     config: dict[str, Any]
     coverage_md: str | None
+    kind: str = "crawl"  # crawl and capture count pages; other kinds report progress
+    progress_done: int = 0
+    progress_total: int | None = None
+    progress_message: str | None = None
+    last_error: str | None = None
+
+    @property
+    def counts_pages(self) -> bool:
+        return self.kind in CRAWL_KIND_NAMES
 
     def eta_seconds(self, now: datetime) -> float | None:
         """Remaining time at the average rate so far (None until it can be estimated)."""
+        if not self.counts_pages:
+            return self._progress_eta(now)
         if self.started_at is None or self.done <= 0 or self.finished_at is not None:
             return None
         remaining = self.queued - self.done - self.failed
@@ -401,6 +418,13 @@ class JobRow:
             return 0.0
         elapsed = (now - self.started_at).total_seconds()
         return elapsed / self.done * remaining
+
+    def _progress_eta(self, now: datetime) -> float | None:
+        done, total = self.progress_done, self.progress_total
+        if self.started_at is None or self.finished_at is not None or not done or not total:
+            return None
+        elapsed = (now - self.started_at).total_seconds()
+        return elapsed / done * max(0, total - done)
 
 
 def job_rows(library: Library, limit: int = 500) -> list[JobRow]:
@@ -424,6 +448,11 @@ def job_rows(library: Library, limit: int = 500) -> list[JobRow]:
             concurrency=r[13],
             config=dict(r[14] or {}),
             coverage_md=r[15],
+            kind=r[16],
+            progress_done=r[17] or 0,
+            progress_total=r[18],
+            progress_message=r[19],
+            last_error=r[20],
         )
         for r in rows
     ]

@@ -40,7 +40,6 @@ from archiver_app.gui.drives_panel import DrivesPanel
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.idle_migrator import IdleMigrator, scrub_text
-from archiver_app.gui.integrations import capability, resolve
 from archiver_app.gui.jobs_panel import JobsPanel
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.queries import Filters, SnapshotQuery, View
@@ -55,7 +54,6 @@ from archiver_app.gui.tray import Tray
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
 from archiver_app.tasks.isolated import prepare as prepare_children
-from archiver_app.tasks.isolated import run_isolated
 
 BOOKMARK_SUFFIXES = (".html", ".htm", ".json", ".txt")
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
@@ -81,36 +79,31 @@ def _standard(key: QKeySequence.StandardKey, fallback: str) -> QKeySequence.Stan
 def run_capture_request(
     library: Library, request: CaptureRequest, *, progress: Any, cancel: Any
 ) -> Any:
-    """The capture dialog's request, run by the core in a child process (see
-    :mod:`archiver_app.tasks.isolated`): a crawl as a job, a list of URLs as captures."""
+    """The capture dialog's request as a job, exactly as ``archiver capture`` and
+    ``archiver crawl`` make it (queue, attempts, coverage), run in a child process."""
+    from archiver_app.crawl.inline import create_capture_job, create_crawl_job
+    from archiver_app.jobs.background import run_in_child
 
     if request.crawl is None:
-        return run_isolated(
-            "archiver_app.capture.engine:capture_urls",
+        job_id = create_capture_job(
+            library, list(request.urls), collection=request.collection, tags=list(request.tags)
+        )
+    else:
+        options = request.crawl
+        job_id = create_crawl_job(
             library,
             list(request.urls),
+            scope=options.scope,
+            ignore_patterns=list(options.ignore_patterns),
+            concurrency=options.concurrency,
+            user_agent=options.user_agent or None,
+            max_depth=options.depth,
+            max_pages=options.page_limit,
             collection=request.collection,
             tags=list(request.tags),
-            progress=progress,
-            cancel=cancel,
+            name=f"Crawl of {request.urls[0]}",
         )
-    options = request.crawl
-    return run_isolated(
-        "archiver_app.crawl.inline:create_and_run",
-        library,
-        list(request.urls),
-        scope=options.scope,
-        ignore_patterns=list(options.ignore_patterns),
-        concurrency=options.concurrency,
-        user_agent=options.user_agent or None,
-        max_depth=options.depth,
-        max_pages=options.page_limit,
-        collection=request.collection,
-        tags=list(request.tags),
-        name=f"Crawl of {request.urls[0]}",
-        progress=progress,
-        cancel=cancel,
-    )
+    return run_in_child(library, job_id, progress=progress, cancel=cancel)
 
 
 class MainWindow(QMainWindow):
@@ -343,11 +336,8 @@ class MainWindow(QMainWindow):
         self.fullscreen_action = self._action(
             "Full Screen", self.toggle_fullscreen, _standard(K.FullScreen, "F11")
         )
-        ok, reason = capability("capture")
         self.url_capture_action = self._action("Capture", self.capture_from_field)
-        self.url_capture_action.setEnabled(ok)
-        self.url_capture_action.setToolTip(reason or "Capture this address now")
-        self.url_field.setToolTip(reason)
+        self.url_capture_action.setToolTip("Capture this address now")
 
         menu = self.menuBar()
         file_menu = menu.addMenu("&File")
@@ -544,10 +534,6 @@ class MainWindow(QMainWindow):
         text = self.url_field.text().strip()
         if not text:
             return
-        ok, reason = capability("capture")
-        if not ok:
-            self.statusBar().showMessage(reason, 8000)
-            return
         from archiver_app.errors import InputError
         from archiver_app.gui.capture_input import build_request, parse_url_lines
 
@@ -570,11 +556,7 @@ class MainWindow(QMainWindow):
             self.open_capture_dialog(text.strip())
 
     def run_capture(self, request: CaptureRequest) -> BackgroundOp[Any] | None:
-        """Hand ``request`` to the core capture or crawl API, in a child process."""
-        ok, reason = capability("crawl" if request.crawl is not None else "capture")
-        if not ok:
-            self.statusBar().showMessage(reason, 8000)
-            return None
+        """Queue ``request`` as a capture or crawl job and run it in a child process."""
         library = self.library
         label = f"capturing {len(request.urls)} page{'s' if len(request.urls) != 1 else ''}"
 
@@ -655,15 +637,19 @@ class MainWindow(QMainWindow):
         imported page."""
         from pathlib import Path
 
-        from archiver_app.tasks.isolated import run_isolated
+        from archiver_app.jobs import JobKind
+        from archiver_app.jobs.background import enqueue_and_run_in_child
+        from archiver_app.jobs.operations import import_config
 
         library = self.library
 
         def work(progress: Any, cancel: Any) -> Any:
-            return run_isolated(
-                "archiver_app.importers.run:import_paths",
+            return enqueue_and_run_in_child(
                 library,
-                [Path(p) for p in paths],
+                JobKind.IMPORT,
+                import_config([Path(p) for p in paths]),
+                name=f"Import of {Path(paths[0]).name}"
+                + (f" (+{len(paths) - 1})" if len(paths) > 1 else ""),
                 progress=progress,
                 cancel=cancel,
             )
@@ -748,10 +734,7 @@ class MainWindow(QMainWindow):
             self.open_replay_id(sid)
 
     def open_replay_id(self, snapshot_id: int) -> QWidget | None:
-        widget_cls = resolve("replay")
-        if widget_cls is None:
-            self.statusBar().showMessage(capability("replay")[1], 8000)
-            return None
+        from archiver_app.gui.replay.widget import ReplayWidget  # QtWebEngine: on first use
         from archiver_app.store.models import Snapshot
 
         with self.library.session() as s:
@@ -760,7 +743,7 @@ class MainWindow(QMainWindow):
                 return None
             url, at, title = snap.url, snap.captured_at, snap.title or snap.url
         try:
-            widget: QWidget = widget_cls(self.library, url, at)
+            widget: QWidget = ReplayWidget(self.library, url, at)
         except Exception as exc:
             show_error(self, exc, "opening the replay")
             return None

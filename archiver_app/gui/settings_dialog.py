@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
 
 from archiver_app.gui import library_data as data
 from archiver_app.gui.errors import show_error
-from archiver_app.gui.integrations import capability
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.library import Library
 
@@ -75,10 +74,8 @@ class SettingsDialog(QDialog):
         where = QLabel(str(library.root), lib_box)
         where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.move_button = QPushButton("Move Library…", lib_box)
-        ok, reason = capability("move_library")
-        self.move_button.setEnabled(ok)
         self.move_button.setToolTip(
-            reason or "Move the whole library to another folder or disk, verified, then reopen it"
+            "Move the whole library to another folder or disk, verified, then reopen it"
         )
         self.move_button.clicked.connect(self.choose_move)
         row = QHBoxLayout()

@@ -71,6 +71,12 @@ class JobStatus(StrEnum):
     INDEXED = "indexed"
     INDEX_FAILED = "index_failed"
     ABORTED = "aborted"
+    CANCELLING = "cancelling"  # cancel asked; the running process stops at its next check
+
+
+#: ``jobs.kind`` values the crawl worker runs (pages with their own leases and attempts);
+#: every other kind is run by :mod:`archiver_app.jobs`.
+CRAWL_KIND_NAMES = ("crawl", "capture")
 
 
 class PageState(StrEnum):
@@ -237,17 +243,32 @@ class SnapshotTag(Base):
 
 
 class Job(Base):
-    """A capture or crawl: seeds, scope, limits and a versioned ruleset, with live counters."""
+    """One long operation of the job runtime (``kind``), with its state in the database.
+
+    A crawl or capture (kinds ``crawl``/``capture``) has seeds, scope, limits, a versioned
+    ruleset and live counters, and its pages carry their own leases. Every other kind
+    (import, export, mirror ...) keeps its arguments in ``config``, its progress in
+    ``progress_*``, its outcome in ``result``, and the process running it holds a lease
+    on the row (``lease_owner`` until ``lease_expires_at``, renewed at each heartbeat).
+    """
 
     __tablename__ = "jobs"
-    __table_args__ = (Index(None, "status", "priority", "id"),)
+    __table_args__ = (Index(None, "status", "priority", "id"), Index(None, "kind", "status"))
 
     id: Mapped[int] = mapped_column(primary_key=True)
     collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id"))
+    kind: Mapped[str] = mapped_column(String(16), default="crawl", server_default="crawl")
     name: Mapped[str] = mapped_column(Text, default="")
     status: Mapped[str] = mapped_column(String(16), default=JobStatus.QUEUED)
     priority: Mapped[int] = mapped_column(Integer, default=0)  # niceness: lower runs first
-    config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # seeds, scope, limits
+    config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # crawl: seeds, scope
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # runtime kinds: the outcome
+    progress_done: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    progress_total: Mapped[int | None] = mapped_column(BigInteger)
+    progress_message: Mapped[str | None] = mapped_column(Text)
+    lease_owner: Mapped[str | None] = mapped_column(String(64))
+    lease_expires_at: Mapped[datetime | None]
+    heartbeat_at: Mapped[datetime | None]
     ruleset_version: Mapped[int] = mapped_column(Integer, default=1)
     settings_age: Mapped[int] = mapped_column(Integer, default=0)
     items_queued: Mapped[int] = mapped_column(Integer, default=0)

@@ -14,15 +14,15 @@ the child sees the pipe close and cancels its work, which then stops cleanly at 
 check (never mid-write). A child that dies without an answer (killed, out of memory) is
 reported as an :class:`~archiver_app.errors.ArchiverError`, never as a silent success.
 
-The target is named ``"package.module:function"`` and called as ``function(library, *args,
-progress=..., cancel=..., **kwargs)`` with the child's own :class:`Library` (same root and
+The target is a module-level function (it reaches the child by its qualified name, the way
+pickle sends functions), called as ``target(library, *args, progress=..., cancel=...,
+**kwargs)`` with the child's own :class:`Library` (same root and
 database). Arguments and results cross the pipe pickled: plain data only.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import multiprocessing
 import os
 import pickle
@@ -84,7 +84,7 @@ def prepare() -> None:
 
 
 def run_isolated(
-    target: str,
+    target: Callable[..., Any],
     library: Library,
     *args: Any,
     progress: Progress = null_progress,
@@ -98,6 +98,8 @@ def run_isolated(
     when it stopped because ``cancel`` was set, and :class:`ArchiverError` when the child
     died without answering.
     """
+    if "<" in target.__qualname__:  # a lambda or a nested function: no name to import
+        raise TypeError(f"run_isolated needs a module-level function, not {_named(target)}")
     root, url = library_ref(library)
     ctx = multiprocessing.get_context("spawn")
     ours, theirs = ctx.Pipe(duplex=True)
@@ -106,7 +108,7 @@ def run_isolated(
         # On Linux the child is born at the lower priority (see _start); elsewhere it
         # lowers its own once running.
         args=(theirs, target, root, url, args, kwargs, 0 if _LINUX else nice),
-        name=f"archiver: {target.rsplit(':', 1)[-1]}",
+        name=f"archiver: {target.__name__}",
     )
     _start(child, nice)
     theirs.close()
@@ -136,7 +138,7 @@ def run_isolated(
             raise Cancelled
         raise ArchiverError(
             "The background worker stopped before it finished.",
-            details=f"{target} ended with exit code {child.exitcode} and no answer.",
+            details=f"{_named(target)} ended with exit code {child.exitcode} and no answer.",
         )
     finally:
         ours.close()  # a child still running sees the pipe close and cancels itself
@@ -191,17 +193,13 @@ def _send(conn: Connection, message: object) -> bool:
     return True
 
 
-def resolve_target(target: str) -> Callable[..., Any]:
-    module_name, _, name = target.partition(":")
-    if not module_name or not name:
-        raise ValueError(f"not a function named module:function: {target!r}")
-    function: Callable[..., Any] = getattr(importlib.import_module(module_name), name)
-    return function
+def _named(target: Callable[..., Any]) -> str:
+    return f"{target.__module__}.{target.__qualname__}"
 
 
 def child_main(  # noqa: PLR0917 - the Process(args=...) call
     conn: Connection,
-    target: str,
+    target: Callable[..., Any],
     root: str,
     url: str | None,
     args: tuple[Any, ...],
@@ -232,9 +230,8 @@ def child_main(  # noqa: PLR0917 - the Process(args=...) call
     try:
         from archiver_app.library import Library
 
-        function = resolve_target(target)
         with Library.open(Path(root), create=False, database_url=url) as library:
-            result = function(library, *args, progress=progress, cancel=cancel, **kwargs)
+            result = target(library, *args, progress=progress, cancel=cancel, **kwargs)
         last = progress.latest()
         if last is not None:
             send(("progress", last))

@@ -41,6 +41,13 @@ def test_capture_search_replay_mirror_two_copies(
     with qtbot.waitSignal(window.capture_finished, timeout=120_000):
         dialog.accept()
     qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+    # ... as a job with its page and attempt, exactly as `archiver capture` makes it
+    from archiver_app.crawl.api import list_jobs, page_list
+
+    (job,) = list_jobs(library)
+    assert job.kind == "capture" and job.status in {"completed", "indexed"}
+    (page,) = page_list(library, job.id)
+    assert (page.state, page.attempts) == ("done", 1)
     # 2. search its text
     window.search.set_search("marigold")
     qtbot.waitUntil(lambda: not window.model.loading)

@@ -11,7 +11,6 @@ from pytestqt.qtbot import QtBot
 from archiver_app.errors import InputError
 from archiver_app.gui.capture_dialog import TAB_BOOKMARKS, TAB_CRAWL, CaptureDialog
 from archiver_app.gui.capture_input import parse_bookmarks_file, parse_url_lines
-from archiver_app.gui.integrations import capability
 
 
 def test_url_lines_keep_good_ones_and_explain_bad_ones() -> None:
@@ -56,9 +55,7 @@ def test_dialog_builds_requests_and_reports_problems(qtbot: QtBot, tmp_path: Pat
     dialog = CaptureDialog([("default", "Default"), ("trips", "Trips")])
     qtbot.addWidget(dialog)
     dialog.show()
-    ok, reason = capability("capture")
-    assert dialog.capture_button.isEnabled() == ok
-    assert dialog.capture_button.toolTip() == reason
+    assert dialog.capture_button.isEnabled()
     dialog.urls.setPlainText("https://a.example/\nbad line")
     dialog.collection.setCurrentIndex(1)
     dialog.tags.setText("travel, 2026")
@@ -100,20 +97,19 @@ def test_dialog_builds_requests_and_reports_problems(qtbot: QtBot, tmp_path: Pat
     assert bm.build().urls == ("https://x.example/", "https://y.example/")
 
 
-def test_capability_checks_do_not_import_the_core_packages() -> None:
-    """Windows ask while they are built: the capture engine or mirror must not load then."""
+def test_building_the_window_does_not_import_the_core_engines() -> None:
+    """The window imports core functions where they are used: the capture engine, the
+    mirror or the crawl engine must not load while it is built (they cost the launch)."""
     import subprocess
     import sys
 
     code = (
         "import sys\n"
-        "from archiver_app.gui.integrations import CAPABILITIES, capability, resolve\n"
-        "for name in CAPABILITIES: capability(name)\n"
+        "import archiver_app.gui.main_window\n"
         "heavy = ['archiver_app.capture.engine', 'archiver_app.mirror',\n"
         "         'archiver_app.crawl.jobs']\n"
         "loaded = [m for m in heavy if m in sys.modules]\n"
         "assert not loaded, loaded\n"
-        "assert capability('capture')[0] == (resolve('capture') is not None)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr

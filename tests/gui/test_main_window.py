@@ -208,6 +208,11 @@ def test_dropping_a_warc_imports_it_and_opens_its_replay(
         titles = s.scalars(select(Snapshot.title)).all()
     assert "Dropped page" in titles
     assert main_window.tabs.count() == 2  # the library and the replay of the dropped page
+    from archiver_app.crawl.api import list_jobs
+
+    (job,) = list_jobs(main_window.library)  # the import ran as a job, recorded in the library
+    assert (job.kind, job.status) == ("import", "completed")
+    assert job.result is not None and job.result["records"] == 1
 
 
 def test_status_bar_shows_progress_only_when_the_work_knows_its_fraction(

@@ -58,14 +58,15 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
     qtbot.waitUntil(lambda: panel.model.rowCount() == 1)
     index = panel.model.index
     assert panel.model.data(index(0, 0), 0) == "#1 docs crawl"
-    assert [panel.model.data(index(0, c), 0) for c in (2, 3, 4, 6, 8)] == [
+    assert panel.model.data(index(0, 1), 0) == "crawl"
+    assert [panel.model.data(index(0, c), 0) for c in (3, 4, 5, 7, 9)] == [
         "40",
         "10",
         "2",
         "9",
         "1",
     ]
-    assert panel.model.data(index(0, 10), 0).startswith("4m 4")  # 28 left at 10 per 100 s
+    assert panel.model.data(index(0, 11), 0).startswith("4m 4")  # 28 left at 10 per 100 s
     panel.table.selectRow(0)
     qtbot.waitUntil(lambda: "started" in panel.log.toPlainText())
     assert panel.progress.value() == 12 and panel.progress.maximum() == 40
@@ -86,6 +87,47 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
     qtbot.waitUntil(lambda: "404" in panel.log.toPlainText())
     assert panel.log.toPlainText().count("started") == 1  # the tail appends, never repeats
     assert format_eta(3725) == "1h 02m"
+    panel.timer.stop()
+
+
+def test_jobs_panel_shows_an_operation_with_its_progress_and_cancels_it(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    from archiver_app.jobs import JobKind, enqueue
+    from archiver_app.jobs.operations import default_registry
+    from archiver_app.jobs.runtime import claim
+
+    job_id = enqueue(library, JobKind.MIRROR, {}, name="Mirror to drives")
+    claim(library, job_id, "child:1:x", default_registry())
+    with library.write() as s:
+        job = s.get(Job, job_id)
+        assert job is not None
+        job.progress_done, job.progress_total, job.progress_message = 3, 12, "copying a.warc"
+        job.started_at = library.clock() - timedelta(seconds=30)
+    panel = JobsPanel(library, op_runner)
+    qtbot.addWidget(panel)
+    panel.show()
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 1)
+    index = panel.model.index
+    assert [panel.model.data(index(0, c), 0) for c in range(6)] == [
+        f"#{job_id} Mirror to drives",
+        "mirror",
+        "running",
+        "12",
+        "3",
+        "",
+    ]
+    assert panel.model.data(index(0, 11), 0) == "1m 30s"  # 9 left at 3 per 30 s
+    panel.table.selectRow(0)
+    qtbot.waitUntil(lambda: "job queued" in panel.log.toPlainText())
+    assert "3 of 12: copying a.warc" in panel.summary.text()
+    assert (panel.progress.value(), panel.progress.maximum()) == (3, 12)
+    assert panel.abort_button.text() == "Cancel" and panel.abort_button.isEnabled()
+    assert not panel.pause_button.isEnabled() and not panel.apply_button.isEnabled()
+    panel.abort_button.click()  # asks through the row; the running process sees it
+    qtbot.waitUntil(lambda: not panel.abort_button.isEnabled(), timeout=5000)
+    with library.session() as s:
+        assert s.get(Job, job_id).status == "cancelling"  # type: ignore[union-attr]
     panel.timer.stop()
 
 

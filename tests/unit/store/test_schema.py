@@ -179,3 +179,45 @@ def test_a_library_at_the_first_revision_opens_upgraded_with_its_copies(
         with lib.engine.connect() as conn:
             columns = [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(copies)")]
     assert "path" in columns
+
+
+def test_a_library_at_revision_0002_keeps_its_jobs_as_crawls(library_root: Path) -> None:
+    import sqlite3
+
+    from alembic import command
+
+    from archiver_app.store.engine import make_engine, sqlite_url
+    from archiver_app.store.models import Job
+
+    library_root.mkdir(parents=True, exist_ok=True)
+    db = library_root / "library.db"
+    engine = make_engine(sqlite_url(db))
+    cfg = schema.alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0002")
+    engine.dispose()
+    raw = sqlite3.connect(db)
+    with raw:
+        raw.execute(
+            "INSERT INTO collections (slug, name, description, enabled, created_at) "
+            "VALUES ('c', 'C', '', 1, '2026-01-01 00:00:00')"
+        )
+        raw.execute(
+            "INSERT INTO jobs (collection_id, name, status, priority, config, ruleset_version,"
+            " settings_age, items_queued, items_downloaded, bytes_downloaded, r1xx, r2xx, r3xx,"
+            " r4xx, r5xx, runk, error_count, concurrency, retry_count, max_retries, created_at,"
+            " updated_at) VALUES (1, 'old crawl', 'completed', 0, '{}', 1, 0, 0, 0, 0, 0, 0, 0,"
+            " 0, 0, 0, 0, 0, 0, 2, '2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+        )
+    raw.close()
+    with Library.open(library_root) as lib:
+        assert schema.current_revision(lib.engine) == schema.SCHEMA_HEAD
+        with lib.session() as s:
+            job = s.scalars(select(Job)).one()
+            assert (job.name, job.kind, job.progress_done, job.lease_owner) == (
+                "old crawl",
+                "crawl",
+                0,
+                None,
+            )

@@ -16,15 +16,14 @@ from archiver_app.errors import ArchiverError, InputError
 from archiver_app.library import Library
 from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
 from archiver_app.tasks.isolated import run_isolated
+from tests.helpers import isolated_targets as targets
 from tests.helpers.factories import bulk_snapshots
-
-T = "tests.helpers.isolated_targets"
 
 
 def test_result_and_progress_come_back_from_a_lower_priority_child(library: Library) -> None:
     bulk_snapshots(library, 7)
     updates: list[ProgressUpdate] = []
-    result = run_isolated(f"{T}:count_to", library, 500, label="counting", progress=updates.append)
+    result = run_isolated(targets.count_to, library, 500, label="counting", progress=updates.append)
     assert result["root"] == str(library.root) and result["snapshots"] == 7  # same library
     assert result["pid"] != os.getpid() and result["n"] == 500
     if hasattr(os, "nice"):
@@ -35,17 +34,25 @@ def test_result_and_progress_come_back_from_a_lower_priority_child(library: Libr
 
 def test_errors_come_back_as_what_was_raised_with_the_childs_traceback(library: Library) -> None:
     with pytest.raises(InputError) as info:
-        run_isolated(f"{T}:refuse", library)
+        run_isolated(targets.refuse, library)
     assert str(info.value) == "That address is not a web page."
     assert info.value.details == "ftp://example.org/"
     assert any("isolated_targets.py" in note for note in info.value.__notes__)
     with pytest.raises(ArchiverError, match="Odd: odd 1 2"):  # not picklable: described
-        run_isolated(f"{T}:raise_odd", library)
+        run_isolated(targets.raise_odd, library)
+
+
+def test_only_a_function_the_child_can_import_is_accepted(library: Library) -> None:
+    def local(library: Library, **_: object) -> None: ...
+
+    for target in (local, lambda library, **_: None):
+        with pytest.raises(TypeError, match="module-level function"):
+            run_isolated(target, library)
 
 
 def test_a_child_that_dies_is_an_error_not_a_result(library: Library) -> None:
     with pytest.raises(ArchiverError, match="stopped before it finished") as info:
-        run_isolated(f"{T}:die", library)
+        run_isolated(targets.die, library)
     assert "exit code 7" in (info.value.details or "")
 
 
@@ -63,7 +70,7 @@ def test_cancel_reaches_the_child_which_stops_at_its_next_check(
 
     threading.Thread(target=cancel_once_started, daemon=True).start()
     with pytest.raises(Cancelled):
-        run_isolated(f"{T}:until_cancelled", library, str(marker), cancel=cancel)
+        run_isolated(targets.until_cancelled, library, str(marker), cancel=cancel)
     assert marker.read_text() == "cancelled"
 
 
@@ -77,9 +84,10 @@ def test_the_child_cancels_itself_when_the_app_is_killed(library: Library, tmp_p
         sys.path.insert(0, {str(root)!r})
         from archiver_app.library import Library
         from archiver_app.tasks.isolated import run_isolated
+        from tests.helpers.isolated_targets import until_cancelled
         if __name__ == "__main__":
             lib = Library.open({str(library.root)!r}, create=False)
-            run_isolated("{T}:until_cancelled", lib, {str(marker)!r})
+            run_isolated(until_cancelled, lib, {str(marker)!r})
         """
     )
     script = tmp_path / "app.py"
@@ -121,4 +129,4 @@ def test_prepare_starts_what_the_first_child_needs_and_is_cheap_to_repeat() -> N
 def test_programs_the_child_starts_cannot_outrank_the_app(library: Library) -> None:
     # Chromium raises its own priority when it may (as root); started from a background
     # process it must stay below the app's window.
-    assert run_isolated(f"{T}:started_program_may_raise_priority", library) is False
+    assert run_isolated(targets.started_program_may_raise_priority, library) is False

@@ -1,0 +1,38 @@
+"""One job runtime for every long operation (capture and crawl, import, export, mirror,
+verify, offload, migrate): the database holds each job's state, front ends enqueue and
+watch, and the process that claims a job runs it. See :mod:`archiver_app.jobs.runtime`.
+"""
+
+from archiver_app.jobs.kinds import CRAWL_KINDS, JobKind, KindSpec, Registry, RunningJob
+from archiver_app.jobs.operations import default_registry
+from archiver_app.jobs.runtime import (
+    CancelOutcome,
+    Claim,
+    ClaimOutcome,
+    JobRun,
+    enqueue,
+    recover_interrupted,
+    request_cancel,
+    run_foreground,
+    run_job,
+    run_queued,
+)
+
+__all__ = [
+    "CRAWL_KINDS",
+    "CancelOutcome",
+    "Claim",
+    "ClaimOutcome",
+    "JobKind",
+    "JobRun",
+    "KindSpec",
+    "Registry",
+    "RunningJob",
+    "default_registry",
+    "enqueue",
+    "recover_interrupted",
+    "request_cancel",
+    "run_foreground",
+    "run_job",
+    "run_queued",
+]

@@ -1,0 +1,250 @@
+"""The runners of the long operations that are not crawls, and the registry holding them.
+
+Each runner reads its arguments from the job's ``config`` (plain JSON, written by the
+``*_config`` helper beside it, which the CLI and the GUI both call) and calls the core's
+public entry point with the runtime's progress and cancel token. The core modules are
+imported when a job runs, not when this module is: opening the registry stays cheap.
+
+Resumable kinds skip the work already done when run again: an import skips files already
+in the library, a mirror copies only what still lacks copies, a verify or an offload
+re-checks from the database, a migration walks the snapshots still at older layouts. An
+export writes a new file from scratch, so an interrupted export is reported, not resumed.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from archiver_app.jobs.kinds import JobKind, KindSpec, Registry, RunningJob
+from archiver_app.library import Library
+from archiver_app.tasks import CancelToken, Progress
+
+if TYPE_CHECKING:
+    from archiver_app.export.writer import ExportResult
+    from archiver_app.importers.outcome import ImportReport
+    from archiver_app.layout.migrator import MigrationReport
+    from archiver_app.mirror.offload import OffloadResult
+    from archiver_app.mirror.run import MirrorResult
+    from archiver_app.mirror.scrub import ScrubResult
+
+
+def _paths(values: Any) -> list[Path] | None:
+    return None if values is None else [Path(v) for v in values]
+
+
+# --------------------------------------------------------------------------- import
+
+
+def import_config(
+    paths: Sequence[Path],
+    *,
+    collection: str = "default",
+    link: bool = False,
+    tags: Sequence[str] = (),
+    stdin_text: str | None = None,
+) -> dict[str, Any]:
+    """``stdin_text``: what ``-`` reads, taken in by the caller so the job stands alone."""
+    return {
+        "paths": [str(p) for p in paths],
+        "collection": collection,
+        "link": link,
+        "tags": list(tags),
+        "stdin_text": stdin_text,
+    }
+
+
+def run_import(
+    lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
+) -> ImportReport:
+    from archiver_app.importers.run import import_paths
+
+    c = job.config
+    text = c.get("stdin_text")
+    return import_paths(
+        lib,
+        [Path(p) for p in c["paths"]],
+        collection=c.get("collection", "default"),
+        link=bool(c.get("link")),
+        tags=c.get("tags", ()),
+        stdin=io.StringIO(text) if text is not None else None,
+        progress=progress,
+        cancel=cancel,
+        on_outcome=job.emit,
+    )
+
+
+# --------------------------------------------------------------------------- export
+
+
+def export_config(
+    output: Path,
+    *,
+    fmt: str = "wacz",
+    collection: str | None = None,
+    tag: str | None = None,
+    query: str | None = None,
+    overwrite: bool = False,
+) -> dict[str, Any]:
+    return {
+        "output": str(output),
+        "format": fmt,
+        "collection": collection,
+        "tag": tag,
+        "query": query,
+        "overwrite": overwrite,
+    }
+
+
+def run_export(
+    lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
+) -> ExportResult:
+    from archiver_app.export import Selection, export
+
+    c = job.config
+    return export(
+        lib,
+        Selection(collection=c.get("collection"), tag=c.get("tag"), query=c.get("query")),
+        Path(c["output"]),
+        fmt=c.get("format", "wacz"),
+        overwrite=bool(c.get("overwrite")),
+        progress=progress,
+        cancel=cancel,
+    )
+
+
+# --------------------------------------------------------------------------- drives
+
+
+def mirror_config(
+    *, dry_run: bool = False, scan_roots: Sequence[Path] | None = None, lock_wait: float = 0.0
+) -> dict[str, Any]:
+    return {
+        "dry_run": dry_run,
+        "scan_roots": None if scan_roots is None else [str(p) for p in scan_roots],
+        "lock_wait": lock_wait,
+    }
+
+
+def run_mirror_job(
+    lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
+) -> MirrorResult:
+    from archiver_app.mirror import run_mirror
+
+    c = job.config
+    return run_mirror(
+        lib,
+        dry_run=bool(c.get("dry_run")),
+        scan_roots=_paths(c.get("scan_roots")),
+        progress=progress,
+        cancel=cancel,
+        lock_wait=float(c.get("lock_wait", 0.0)),
+        on_plan=job.emit,
+    )
+
+
+def verify_config(
+    label: str | None = None,
+    *,
+    laptop: bool = False,
+    everything: bool = False,
+    repair: bool = True,
+    scan_roots: Sequence[Path] | None = None,
+) -> dict[str, Any]:
+    """``label``: one drive (None: every mounted one); ``laptop``: this computer's copies;
+    ``everything``: this computer's, then every mounted drive's (the drives panel)."""
+    return {
+        "label": label,
+        "laptop": laptop,
+        "everything": everything,
+        "repair": repair,
+        "scan_roots": None if scan_roots is None else [str(p) for p in scan_roots],
+    }
+
+
+def run_verify(
+    lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
+) -> list[ScrubResult]:
+    from archiver_app.mirror import verify_all, verify_destinations, verify_library
+
+    c = job.config
+    roots = _paths(c.get("scan_roots"))
+    repair = bool(c.get("repair", True))
+    if c.get("everything"):
+        return verify_all(lib, scan_roots=roots, progress=progress, cancel=cancel)
+    if c.get("laptop"):
+        return [
+            verify_library(lib, repair=repair, scan_roots=roots, progress=progress, cancel=cancel)
+        ]
+    return verify_destinations(
+        lib, c.get("label"), repair=repair, scan_roots=roots, progress=progress, cancel=cancel
+    )
+
+
+def offload_config(
+    older_than: timedelta, *, dry_run: bool = False, scan_roots: Sequence[Path] | None = None
+) -> dict[str, Any]:
+    return {
+        "older_than_seconds": older_than.total_seconds(),
+        "dry_run": dry_run,
+        "scan_roots": None if scan_roots is None else [str(p) for p in scan_roots],
+    }
+
+
+def run_offload(
+    lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
+) -> OffloadResult:
+    from archiver_app.mirror import offload
+
+    c = job.config
+    return offload(
+        lib,
+        timedelta(seconds=float(c["older_than_seconds"])),
+        dry_run=bool(c.get("dry_run")),
+        scan_roots=_paths(c.get("scan_roots")),
+        progress=progress,
+        cancel=cancel,
+    )
+
+
+# --------------------------------------------------------------------------- migrate
+
+
+def migrate_config(
+    *, batch_size: int = 200, resume_from: str | None = None, continuous: bool = False
+) -> dict[str, Any]:
+    return {"batch_size": batch_size, "resume_from": resume_from, "continuous": continuous}
+
+
+def run_migrate(
+    lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
+) -> MigrationReport:
+    from archiver_app.layout.migrator import run_migrator
+
+    c = job.config
+    return run_migrator(
+        lib,
+        batch_size=int(c.get("batch_size", 200)),
+        # a resumed run starts from the database's own state, not the first run's cursor
+        resume_from=None if job.resumed else c.get("resume_from"),
+        continuous=bool(c.get("continuous")),
+        progress=progress,
+        cancel=cancel,
+    )
+
+
+def default_registry() -> Registry:
+    """Every kind this version of Archiver runs besides crawls and captures."""
+    return Registry(
+        [
+            KindSpec(JobKind.IMPORT, run_import, resumable=True),
+            KindSpec(JobKind.EXPORT, run_export, resumable=False),
+            KindSpec(JobKind.MIRROR, run_mirror_job, resumable=True),
+            KindSpec(JobKind.VERIFY, run_verify, resumable=True),
+            KindSpec(JobKind.OFFLOAD, run_offload, resumable=True),
+            KindSpec(JobKind.MIGRATE, run_migrate, resumable=True),
+        ]
+    )

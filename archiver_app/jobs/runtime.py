@@ -1,0 +1,473 @@
+"""The job runtime: every long operation is a row in ``jobs`` that one process runs.
+
+The database is the truth (the crawl worker's model). :func:`enqueue` writes a queued row
+with the operation's arguments in ``config``; :func:`run_job` claims it with a lease, calls
+the kind's runner (a typed callable from a :class:`~archiver_app.jobs.kinds.Registry`), and
+while it runs a heartbeat thread renews the lease, writes the newest progress to the row
+(at most twice a second) and turns a cancel asked through the row (status
+``cancelling``, see :func:`request_cancel`) into the runner's :class:`CancelToken`. Every
+state change is a line in ``job_log``.
+
+A process can die at any moment. Its lease then expires, and the next claim or
+:func:`recover_interrupted` finds the job: a kind that can resume (its runner skips work
+already done) is queued again, any other is marked failed with a reason saying so.
+
+Crawls and captures (``crawl``/``capture``) have their own queue of pages with per-page
+leases and attempts: the runtime hands them to the crawl worker
+(:func:`archiver_app.crawl.inline.run_job_inline`) instead of re-implementing it.
+
+Threading contract: :func:`run_job` runs the runner on the calling thread and one daemon
+heartbeat thread beside it; each database step is its own short transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import select, update
+
+from archiver_app.errors import InputError
+from archiver_app.jobs.kinds import CRAWL_KINDS, JobKind, Registry, RunningJob, to_plain
+from archiver_app.library import DEFAULT_COLLECTION, Library
+from archiver_app.store.models import Job, JobLog, JobStatus
+from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
+
+#: How long a claim lasts without a heartbeat; a killed process's job is found after it.
+LEASE_SECONDS = 60.0
+HEARTBEAT_SECONDS = 5.0
+#: Progress reaches the row at most this often (a person needs a few updates a second).
+PROGRESS_SECONDS = 0.5
+
+log = logging.getLogger(__name__)
+
+_LIVE = (JobStatus.RUNNING, JobStatus.CANCELLING)
+
+
+class ClaimOutcome(StrEnum):
+    CLAIMED = "claimed"  # a queued job, now ours
+    RESUMED = "resumed"  # its process died; this kind resumes, so it is ours now
+    REPORTED = "reported"  # its process died; this kind cannot resume: marked failed
+    BUSY = "busy"  # another live process runs it
+    ENDED = "ended"  # it already ended (completed, failed, aborted ...)
+
+
+@dataclass(frozen=True)
+class Claim:
+    outcome: ClaimOutcome
+    message: str
+    job: RunningJob | None = None
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """How :func:`run_job` ended: the row's final status and the runner's own result."""
+
+    job_id: int
+    kind: JobKind
+    status: JobStatus
+    result: Any = None
+
+
+def process_owner() -> str:
+    """An id for this process's claims: host, pid and a random part (pids are reused)."""
+    return f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+def _log(s: Any, job_id: int, message: str, at: datetime, level: str = "info") -> None:
+    s.add(JobLog(job_id=job_id, message=message, level=level, at=at))
+
+
+def enqueue(
+    lib: Library,
+    kind: JobKind,
+    config: Mapping[str, Any],
+    *,
+    name: str,
+    collection: str = DEFAULT_COLLECTION,
+    priority: int = 0,
+) -> int:
+    """Write a queued job of ``kind`` with its arguments; return its id.
+
+    Crawls and captures are created by :func:`archiver_app.crawl.jobs.create_job` (they
+    need their seeds validated and queued); this is for every other kind.
+    """
+    if kind in CRAWL_KINDS:
+        raise InputError(f"{kind} jobs are created with their seeds: use create_job")
+    collection_id = lib.ensure_collection(collection)
+    now = lib.clock()
+    with lib.write() as s:
+        job = Job(
+            collection_id=collection_id,
+            kind=kind.value,
+            name=name,
+            status=JobStatus.QUEUED,
+            priority=priority,
+            config=to_plain(dict(config)),
+            created_at=now,
+            updated_at=now,
+        )
+        s.add(job)
+        s.flush()
+        _log(s, job.id, f"{kind} job queued", now)
+        return job.id
+
+
+def _interrupted_reason(job: Job) -> str:
+    where = ""
+    if job.progress_total:
+        where = f" at {job.progress_done} of {job.progress_total}"
+    elif job.progress_done:
+        where = f" after {job.progress_done}"
+    return f"interrupted{where}: the process running it stopped (killed or crashed)"
+
+
+def claim(
+    lib: Library,
+    job_id: int,
+    owner: str,
+    registry: Registry,
+    *,
+    lease_seconds: float = LEASE_SECONDS,
+) -> Claim:
+    """Take job ``job_id`` for ``owner`` if it is queued or its runner died; see the module doc."""
+    now = lib.clock()
+    with lib.write() as s:
+        job = s.get(Job, job_id, populate_existing=True)
+        if job is None:
+            raise InputError(f"there is no job {job_id}")
+        kind = JobKind(job.kind)
+        resumed = False
+        if job.status in _LIVE:
+            if job.lease_expires_at is not None and job.lease_expires_at > now:
+                return Claim(ClaimOutcome.BUSY, f"job {job_id} is running in {job.lease_owner}")
+            reason = _interrupted_reason(job)
+            if job.status == JobStatus.CANCELLING or not registry.get(kind).resumable:
+                _end(job, JobStatus.ABORTED if job.status == JobStatus.CANCELLING else None, now)
+                job.last_error = reason
+                _log(s, job_id, reason, now, level="error")
+                return Claim(ClaimOutcome.REPORTED, reason)
+            _log(s, job_id, f"{reason}; resuming", now, level="warning")
+            resumed = True
+        elif job.status != JobStatus.QUEUED:
+            return Claim(ClaimOutcome.ENDED, f"job {job_id} is {job.status}")
+        job.status = JobStatus.RUNNING
+        job.lease_owner = owner
+        job.lease_expires_at = now + timedelta(seconds=lease_seconds)
+        job.heartbeat_at = now
+        job.started_at = job.started_at or now
+        job.updated_at = now
+        if not resumed:
+            _log(s, job_id, f"started by {owner}", now)
+        running = RunningJob(job_id, kind, dict(job.config), resumed)
+        return Claim(ClaimOutcome.RESUMED if resumed else ClaimOutcome.CLAIMED, "", job=running)
+
+
+def _end(job: Job, status: JobStatus | None, now: datetime) -> None:
+    job.status = status or JobStatus.FAILED
+    job.lease_owner = None
+    job.lease_expires_at = None
+    job.finished_at = now
+    job.updated_at = now
+
+
+def recover_interrupted(lib: Library, registry: Registry) -> list[Claim]:
+    """Find runtime jobs whose process died (lease expired): queue again or report each.
+
+    Called when the app or ``archiver jobs`` starts, so a killed job is never left
+    looking as if it still ran. Returns one :class:`Claim` per job found (``RESUMED``: it
+    is queued again; ``REPORTED``: marked failed or aborted with the reason).
+    """
+    now = lib.clock()
+    found: list[Claim] = []
+    with lib.write() as s:
+        jobs = s.scalars(
+            select(Job).where(
+                Job.status.in_(list(_LIVE)),
+                Job.kind.not_in([k.value for k in CRAWL_KINDS]),
+                (Job.lease_expires_at.is_(None)) | (Job.lease_expires_at <= now),
+            )
+        ).all()
+        for job in jobs:
+            reason = _interrupted_reason(job)
+            kind = JobKind(job.kind)
+            if job.status == JobStatus.RUNNING and registry.get(kind).resumable:
+                job.status = JobStatus.QUEUED
+                job.lease_owner = None
+                job.lease_expires_at = None
+                job.updated_at = now
+                _log(s, job.id, f"{reason}; queued to resume", now, level="warning")
+                found.append(Claim(ClaimOutcome.RESUMED, reason))
+            else:
+                cancelled = job.status == JobStatus.CANCELLING
+                _end(job, JobStatus.ABORTED if cancelled else None, now)
+                job.last_error = reason
+                _log(s, job.id, reason, now, level="error")
+                found.append(Claim(ClaimOutcome.REPORTED, reason))
+    return found
+
+
+class CancelOutcome(StrEnum):
+    CANCELLED = "cancelled"  # it was only queued: aborted now
+    ASKED = "asked"  # it runs: its process stops at its next check
+    ENDED = "ended"  # nothing to cancel
+
+
+def request_cancel(lib: Library, job_id: int) -> CancelOutcome:
+    """Cancel a runtime job through its row: the process running it sees the status."""
+    now = lib.clock()
+    with lib.write() as s:
+        job = s.get(Job, job_id, populate_existing=True)
+        if job is None:
+            raise InputError(f"there is no job {job_id}")
+        if job.status == JobStatus.QUEUED:
+            _end(job, JobStatus.ABORTED, now)
+            _log(s, job_id, "cancelled before it started", now)
+            return CancelOutcome.CANCELLED
+        if job.status == JobStatus.RUNNING:
+            job.status = JobStatus.CANCELLING
+            job.updated_at = now
+            _log(s, job_id, "cancel asked", now)
+            return CancelOutcome.ASKED
+        return CancelOutcome.ENDED
+
+
+class _Heartbeat:
+    """Renews the lease, writes the newest progress, watches for a cancel (own thread)."""
+
+    def __init__(
+        self,
+        lib: Library,
+        job_id: int,
+        owner: str,
+        cancel: CancelToken,
+        *,
+        lease_seconds: float,
+        heartbeat_seconds: float,
+        progress_seconds: float,
+    ) -> None:
+        self._lib, self._job_id, self._owner, self._cancel = lib, job_id, owner, cancel
+        self._lease, self._every, self._tick = lease_seconds, heartbeat_seconds, progress_seconds
+        self._latest: ProgressUpdate | None = None
+        self._written: ProgressUpdate | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"job {job_id}", daemon=True)
+
+    def __call__(self, update: ProgressUpdate) -> None:
+        with self._lock:
+            self._latest = update
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._write(renew=False)
+
+    def _loop(self) -> None:
+        since_beat = 0.0
+        while not self._stop.wait(self._tick):
+            since_beat += self._tick
+            renew = since_beat >= self._every
+            if renew:
+                since_beat = 0.0
+            try:
+                self._write(renew=renew)
+            except Exception:  # a busy database: the next tick tries again
+                log.warning("job %s: heartbeat failed", self._job_id, exc_info=True)
+
+    def _write(self, *, renew: bool) -> None:
+        with self._lock:
+            update_ = self._latest
+        values: dict[str, Any] = {}
+        if update_ is not None and update_ is not self._written:
+            values |= {
+                "progress_done": update_.done,
+                "progress_total": update_.total,
+                "progress_message": update_.message[:500] or None,
+            }
+        now = self._lib.clock()
+        if renew:
+            values |= {
+                "lease_expires_at": now + timedelta(seconds=self._lease),
+                "heartbeat_at": now,
+            }
+        if values:
+            with self._lib.write() as s:
+                s.execute(
+                    update(Job)
+                    .where(Job.id == self._job_id, Job.lease_owner == self._owner)
+                    .values(**values)
+                    .execution_options(synchronize_session=False)
+                )
+            self._written = update_
+        with self._lib.session() as s:
+            status = s.scalar(select(Job.status).where(Job.id == self._job_id))
+        if status == JobStatus.CANCELLING:
+            self._cancel.cancel()
+
+
+def run_job(
+    lib: Library,
+    job_id: int,
+    registry: Registry,
+    *,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+    emit: Callable[[object], None] | None = None,
+    owner: str | None = None,
+    lease_seconds: float = LEASE_SECONDS,
+    heartbeat_seconds: float = HEARTBEAT_SECONDS,
+    progress_seconds: float = PROGRESS_SECONDS,
+) -> JobRun:
+    """Claim job ``job_id`` and run it here to its end; see the module doc.
+
+    Returns the final status with the runner's result (``None`` unless completed).
+    Raises what the runner raised (after recording the failure on the row), and
+    :class:`InputError` when the job cannot be claimed (another process runs it, or it
+    already ended).
+    """
+    with lib.session() as s:
+        kind_text = s.scalar(select(Job.kind).where(Job.id == job_id))
+    if kind_text is None:
+        raise InputError(f"there is no job {job_id}")
+    if JobKind(kind_text) in CRAWL_KINDS:
+        return _run_crawl(lib, job_id, JobKind(kind_text), progress, cancel)
+    kind = registry.get(JobKind(kind_text))  # an unknown kind is refused before the claim
+    owner = owner or process_owner()
+    taken = claim(lib, job_id, owner, registry, lease_seconds=lease_seconds)
+    if taken.job is None:
+        raise InputError(f"job {job_id} was not started: {taken.message}")
+    job = taken.job if emit is None else taken.job.with_emit(emit)
+    cancel = cancel or CancelToken()
+    beat = _Heartbeat(
+        lib,
+        job_id,
+        owner,
+        cancel,
+        lease_seconds=lease_seconds,
+        heartbeat_seconds=heartbeat_seconds,
+        progress_seconds=progress_seconds,
+    )
+
+    def report(update: ProgressUpdate) -> None:
+        beat(update)
+        progress(update)
+
+    beat.start()
+    try:
+        result = kind.run(lib, job, report, cancel)
+    except (Cancelled, KeyboardInterrupt) as exc:
+        beat.stop()
+        _finish(lib, job_id, owner, JobStatus.ABORTED, "cancelled", level="warning")
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return JobRun(job_id, job.kind, JobStatus.ABORTED)
+    except BaseException as exc:
+        beat.stop()
+        _finish(lib, job_id, owner, JobStatus.FAILED, f"failed: {exc}", level="error", error=exc)
+        raise
+    beat.stop()
+    _finish(lib, job_id, owner, JobStatus.COMPLETED, "completed", result=to_plain(result))
+    return JobRun(job_id, job.kind, JobStatus.COMPLETED, result)
+
+
+def _finish(
+    lib: Library,
+    job_id: int,
+    owner: str,
+    status: JobStatus,
+    message: str,
+    *,
+    level: str = "info",
+    result: Any = None,
+    error: BaseException | None = None,
+) -> None:
+    now = lib.clock()
+    with lib.write() as s:
+        job = s.get(Job, job_id, populate_existing=True)
+        if job is None or job.lease_owner != owner:
+            return  # another process took it over after our lease ran out: its record wins
+        _end(job, status, now)
+        if isinstance(result, dict):
+            job.result = result
+        elif result is not None:
+            job.result = {"value": result}
+        if error is not None:
+            job.last_error = str(error) or type(error).__name__
+        _log(s, job_id, message, now, level=level)
+
+
+def _run_crawl(
+    lib: Library,
+    job_id: int,
+    kind: JobKind,
+    progress: Progress,
+    cancel: CancelToken | None,
+) -> JobRun:
+    from archiver_app.crawl.inline import run_job_inline
+    from archiver_app.crawl.jobs import load_context
+
+    with lib.session() as s:
+        concurrency = load_context(s, job_id).rules.concurrency  # the job's own, not a cap
+    run = run_job_inline(lib, job_id, concurrency=concurrency, progress=progress, cancel=cancel)
+    return JobRun(job_id, kind, JobStatus(run.status), run)
+
+
+def run_foreground(
+    lib: Library,
+    kind: JobKind,
+    config: Mapping[str, Any],
+    registry: Registry,
+    *,
+    name: str,
+    collection: str = DEFAULT_COLLECTION,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+    emit: Callable[[object], None] | None = None,
+) -> JobRun:
+    """Enqueue a job and run it here (what the CLI does): its row records it all."""
+    job_id = enqueue(lib, kind, config, name=name, collection=collection)
+    return run_job(lib, job_id, registry, progress=progress, cancel=cancel, emit=emit)
+
+
+def run_queued(
+    lib: Library,
+    registry: Registry,
+    *,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> list[JobRun]:
+    """Recover interrupted jobs, then run every queued runtime job here, oldest first."""
+    recover_interrupted(lib, registry)
+    runs: list[JobRun] = []
+    while cancel is None or not cancel.cancelled:
+        with lib.session() as s:
+            job_id = s.scalar(
+                select(Job.id)
+                .where(
+                    Job.status == JobStatus.QUEUED,
+                    Job.kind.not_in([k.value for k in CRAWL_KINDS]),
+                )
+                .order_by(Job.priority, Job.id)
+                .limit(1)
+            )
+        if job_id is None:
+            break
+        try:
+            runs.append(run_job(lib, job_id, registry, progress=progress, cancel=cancel))
+        except InputError:
+            continue  # another process took it first
+        except Exception:  # recorded on the row as failed; carry on with the next
+            log.warning("job %s failed", job_id, exc_info=True)
+    return runs

@@ -1,0 +1,91 @@
+"""Long commands run as jobs: ``archiver jobs`` and ``job show`` list them with their kind."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import update
+
+from archiver_app.cli import main
+from archiver_app.library import Library
+from archiver_app.store.models import Job
+from tests.helpers.mirror_data import make_snapshot
+from tests.helpers.warcs import site, write_warc
+
+
+def run(capsys: pytest.CaptureFixture[str], root: Path, *args: str) -> tuple[int, str, str]:
+    code = main(["--library", str(root), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_import_mirror_and_verify_are_jobs_with_their_reports_unchanged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "lib"
+    warc = write_warc(tmp_path / "site.warc.gz", site(2))
+    code, out, _ = run(capsys, root, "import", str(warc))
+    assert code == 0 and out.startswith("imported") and "1 input(s): " in out
+    with Library.open(root) as lib:
+        make_snapshot(lib, [1000], seed=1)
+    (tmp_path / "BLUE").mkdir()
+    assert run(capsys, root, "drives", "add", str(tmp_path / "BLUE"), "--label", "blue")[0] == 0
+    code, out, _ = run(capsys, root, "mirror")
+    assert code == 0 and "done: " in out
+    code, out, _ = run(capsys, root, "drives", "verify", "blue")
+    assert code == 0
+
+    code, out, _ = run(capsys, root, "jobs", "--json")
+    jobs = json.loads(out)
+    assert [(j["kind"], j["status"]) for j in jobs] == [
+        ("verify", "completed"),
+        ("mirror", "completed"),
+        ("import", "completed"),
+    ]
+    assert jobs[2]["result"]["pages"] == 2 and jobs[1]["result"]["copied"] >= 1
+    code, out, _ = run(capsys, root, "jobs")
+    assert code == 0 and out.split("\n")[1].split()[1:3] == ["verify", "completed"]
+    code, out, _ = run(capsys, root, "job", "show", str(jobs[2]["id"]))
+    assert code == 0 and "(import)" in out and "result:" in out and "completed" in out
+
+
+def test_a_failing_command_is_a_failed_job_and_keeps_its_error_and_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "lib"
+    Library.open(root).close()
+    code, _, err = run(capsys, root, "drives", "verify", "nowhere")
+    assert code != 0 and "archiver: error:" in err
+    code, out, _ = run(capsys, root, "jobs", "--json")
+    (job,) = json.loads(out)
+    assert (job["kind"], job["status"]) == ("verify", "failed") and job["last_error"]
+
+
+def test_a_killed_job_is_reported_by_archiver_jobs_and_can_be_cancelled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from archiver_app.jobs import JobKind, enqueue
+
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        dead = enqueue(lib, JobKind.EXPORT, {}, name="export")
+        waiting = enqueue(lib, JobKind.MIRROR, {}, name="mirror")
+        with lib.write() as s:  # what SIGKILL leaves: a running row nobody renews
+            s.execute(
+                update(Job)
+                .where(Job.id == dead)
+                .values(
+                    status="running",
+                    lease_owner="gone:1:x",
+                    lease_expires_at=lib.clock() - timedelta(seconds=5),
+                )
+            )
+    code, out, _ = run(capsys, root, "job", "show", str(dead))
+    assert code == 0 and "failed (interrupted: the process running it stopped" in out
+    code, out, _ = run(capsys, root, "job", "abort", str(waiting))
+    assert code == 0 and out.strip() == f"job {waiting} cancelled"
+    code, _, err = run(capsys, root, "job", "pause", str(waiting))
+    assert code == 2 and "can be cancelled (job abort), not paused" in err
