@@ -19,8 +19,6 @@ from difflib import SequenceMatcher
 from enum import StrEnum
 from typing import Any
 
-from archiver_app.errors import InputError
-
 #: Lines of each side's changed middle that are compared line by line.
 MAX_LINES = 50_000
 #: What an ignored part of the text is replaced with.
@@ -66,14 +64,9 @@ class TextDiff:
 
 def compile_ignore_patterns(patterns: Iterable[str]) -> list[re.Pattern[str]]:
     """The user's ignore patterns, compiled; a bad one is refused with its position."""
-    compiled = []
-    for pattern in patterns:
-        try:
-            compiled.append(re.compile(pattern))
-        except re.error as exc:
-            where = f" at position {exc.pos}" if exc.pos is not None else ""
-            raise InputError(f"ignore pattern {pattern!r} is not valid{where}: {exc.msg}") from exc
-    return compiled
+    from archiver_app.crawl.rules import compile_pattern
+
+    return [compile_pattern(p, what="ignore pattern") for p in patterns]
 
 
 def normalise(text: str, ignore: Sequence[re.Pattern[str]] = ()) -> list[str]:

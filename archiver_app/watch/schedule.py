@@ -110,7 +110,11 @@ def _parse_field(
 
 def _parse_part(part: str, name: str, low: int, high: int, *, text: str, position: int) -> set[int]:
     def fail(why: str, where: int = position) -> InputError:
-        return InputError(f"schedule {text!r}: {name} {why} at position {where + 1}")
+        # Positions count from 0 under a caret, as for invalid patterns (crawl.rules).
+        return InputError(
+            f"schedule {text!r}: {name} {why} at position {where}",
+            details=f"{text}\n{' ' * where}^",
+        )
 
     base, _, step_text = part.partition("/")
     step = 1

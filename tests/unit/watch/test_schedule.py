@@ -42,12 +42,12 @@ def test_cron_fields() -> None:
     ("text", "message"),
     [
         ("0 3 * *", "five fields"),
-        ("61 * * * *", "minute '61' is outside 0-59 at position 1"),
-        ("0 25 * * *", "hour '25' is outside 0-23 at position 3"),
-        ("0 3 * * mon", "day of week 'mon' is not a number, a range or \\* at position 9"),
-        ("*/0 * * * *", "minute step '0' is not a positive number at position 3"),
-        ("0 5-2 * * *", "hour range '5-2' runs backwards at position 3"),
-        ("0 3 1,x * *", "day of month 'x' is not a number, a range or \\* at position 7"),
+        ("61 * * * *", "minute '61' is outside 0-59 at position 0"),
+        ("0 25 * * *", "hour '25' is outside 0-23 at position 2"),
+        ("0 3 * * mon", "day of week 'mon' is not a number, a range or \\* at position 8"),
+        ("*/0 * * * *", "minute step '0' is not a positive number at position 2"),
+        ("0 5-2 * * *", "hour range '5-2' runs backwards at position 2"),
+        ("0 3 1,x * *", "day of month 'x' is not a number, a range or \\* at position 6"),
     ],
 )
 def test_bad_expressions_name_the_position(text: str, message: str) -> None:
