@@ -94,3 +94,27 @@ def test_captures_that_cannot_be_compared_say_so(
     qtbot.waitUntil(lambda: bool(shown), timeout=30_000)
     assert view.summary.text() == "These captures cannot be compared."
     assert "no capture" in str(shown[0][1])
+
+
+def test_changes_panel_lists_changes_and_asks_to_compare(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    from archiver_app.compare.changes import record_change
+    from archiver_app.gui.changes_panel import ChangesPanel
+
+    empty = ChangesPanel(library, op_runner)
+    qtbot.addWidget(empty)
+    qtbot.waitUntil(lambda: empty.loaded)
+    assert empty.model.rowCount() == 0 and not empty.empty.isHidden()
+
+    old_id, new_id = two_captures(library)
+    summary = record_change(library, new_id)
+    assert summary is not None and summary.changed
+    panel = ChangesPanel(library, op_runner)
+    qtbot.addWidget(panel)
+    qtbot.waitUntil(lambda: panel.loaded)
+    assert panel.model.rowCount() == 1
+    assert panel.model.index(0, 3).data() == f"{summary.text_share:.1%}"
+    with qtbot.waitSignal(panel.compareRequested) as blocker:
+        panel.table.activated.emit(panel.model.index(0, 0))
+    assert blocker.args == [old_id, new_id]
