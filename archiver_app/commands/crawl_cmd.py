@@ -59,7 +59,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--name", default="", help="a name for the job")
     p.add_argument("--priority", type=int, default=0, help="lower runs first (niceness)")
     p.add_argument("--retries", type=int, default=2, metavar="N", help="automatic job retries")
-    p.add_argument("--schedule", choices=("daily", "weekly"), help="re-run the seeds regularly")
+    p.add_argument(
+        "--schedule",
+        metavar="WHEN",
+        help="re-run the seeds regularly: hourly, daily, weekly or five cron fields "
+        "('0 6 * * 1-5'); due runs start with `archiver worker` or `archiver watch run`",
+    )
     p.add_argument("--queue", action="store_true", help="only queue the job; do not run it here")
     p.set_defaults(func=cmd_crawl)
 

@@ -16,7 +16,7 @@ Rules are versioned: :func:`update_rules` adds a version, keeps the old ones and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -32,10 +32,11 @@ from archiver_app.crawl.queue import (
 )
 from archiver_app.crawl.rules import Rules
 from archiver_app.crawl.scope import Scope, validate_seeds
-from archiver_app.crawl.spec import SCHEDULES, JobContext, JobSpec, Limits, check_schedule
+from archiver_app.crawl.spec import JobContext, JobSpec, Limits, check_schedule
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.models import Job, JobStatus, Page, PageState, Ruleset
+from archiver_app.watch.schedule import parse_schedule
 
 FINISHED = frozenset(
     {
@@ -126,7 +127,7 @@ def create_job(
             settings_age=0,
             max_retries=max_retries,
             schedule=schedule,
-            next_run_at=now + timedelta(seconds=SCHEDULES[schedule]) if schedule else None,
+            next_run_at=parse_schedule(schedule).next_after(now) if schedule else None,
             created_at=now,
             updated_at=now,
         )
@@ -319,10 +320,8 @@ def start_due_schedules(lib: Library, *, now: datetime | None = None) -> list[in
             job = _get(s, job_id)
             if job.schedule is None or job.next_run_at is None or job.next_run_at > now:
                 continue
-            interval = timedelta(seconds=SCHEDULES[job.schedule])
-            nxt = job.next_run_at
-            while nxt <= now:
-                nxt += interval
+            # The next slot after now: a laptop that slept through several slots runs once.
+            nxt = parse_schedule(job.schedule).next_after(now)
             job.next_run_at = nxt
             ctx = load_context(s, job_id)
             runs = s.scalar(

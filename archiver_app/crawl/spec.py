@@ -16,8 +16,6 @@ from archiver_app.crawl.rules import Rules
 from archiver_app.crawl.scope import Scope, ScopeChecker
 from archiver_app.errors import InputError
 
-SCHEDULES = {"daily": 86_400, "weekly": 7 * 86_400}
-
 
 @dataclass(frozen=True)
 class Limits:
@@ -129,13 +127,16 @@ def parse_delay(text: str) -> tuple[float, float]:
 
 
 def check_schedule(schedule: str | None) -> str | None:
-    if schedule is not None and schedule not in SCHEDULES:
-        raise InputError(f"unknown schedule {schedule!r}; use one of: {', '.join(SCHEDULES)}")
-    return schedule
+    """``hourly``, ``daily``, ``weekly`` or five cron fields (refused with the position of
+    the error); returned as given, trimmed."""
+    if schedule is None:
+        return None
+    from archiver_app.watch.schedule import parse_schedule
+
+    return parse_schedule(schedule).text
 
 
 __all__: Sequence[str] = [
-    "SCHEDULES",
     "JobContext",
     "JobSpec",
     "Limits",

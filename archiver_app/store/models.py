@@ -19,6 +19,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -467,6 +468,30 @@ class Copy(Base):
     #: file's path: the file moved in the library (a layout migration, a merge) after it
     #: was copied, and the drive keeps it where it was written. None: at the file's path.
     path: Mapped[str | None] = mapped_column(Text)
+
+
+class SnapshotChange(Base):
+    """What changed in a capture against the previous complete capture of its address.
+
+    Written when a capture is compared on arrival (watched pages); ``changed`` false marks
+    an unchanged capture. The figures are those of :class:`archiver_app.compare.ChangeSummary`;
+    a share is None when either capture kept no text (or no screenshot).
+    """
+
+    __tablename__ = "snapshot_changes"
+    __table_args__ = (Index(None, "compared_at"),)
+
+    snapshot_id: Mapped[int] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="CASCADE"), primary_key=True
+    )
+    previous_id: Mapped[int | None] = mapped_column(ForeignKey("snapshots.id", ondelete="SET NULL"))
+    changed: Mapped[bool] = mapped_column(Boolean)
+    text_share: Mapped[float | None] = mapped_column(Float)
+    pixel_share: Mapped[float | None] = mapped_column(Float)
+    resources_added: Mapped[int] = mapped_column(Integer, default=0)
+    resources_removed: Mapped[int] = mapped_column(Integer, default=0)
+    resources_changed: Mapped[int] = mapped_column(Integer, default=0)
+    compared_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 # --------------------------------------------------------------------------- imports

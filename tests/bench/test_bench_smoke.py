@@ -63,3 +63,12 @@ def test_bench_gui_work_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "longest stall" in out and "migration left 0" in out
     assert "crawl      ended" in out and "mirror     ended" in out
     assert figures["elapsed"] > 0 and figures["longest_ms"] >= 0
+
+
+def test_bench_compare_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.bench import bench_compare
+
+    figures = bench_compare.main(["--lines", "2000", "--height", "1500", "--repeat", "1"])
+    out = capsys.readouterr().out
+    assert "text diff (ours)" in out and "visual diff (ours)" in out
+    assert figures["text_ms"] > 0 and figures["visual_ms"] > 0

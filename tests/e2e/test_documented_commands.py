@@ -71,7 +71,7 @@ def to_argv(form: str, scratch: Path) -> list[str]:
         if word in ("...", "<", "urls.txt"):
             continue
         bare = word.removesuffix("...")
-        argv.append(PLACEHOLDERS.get(bare, bare).format(scratch=scratch))
+        argv.append(PLACEHOLDERS.get(bare, bare).replace("{scratch}", str(scratch)))
     return argv
 
 

@@ -1,0 +1,167 @@
+"""``archiver diff A B``: what changed between two captures (text, look, resources)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from archiver_app.cli import Context
+    from archiver_app.compare import Comparison
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser(
+        "diff",
+        help="what changed between two captures of a page",
+        description="Compare two captures (by id or uid): the page text as a line diff, the "
+        "screenshots as changed regions, and the resources added, removed or changed. Only "
+        "complete captures are compared.",
+    )
+    p.add_argument("old", metavar="A", help="a capture id or uid")
+    p.add_argument("new", metavar="B", help="another capture of the same address")
+    p.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="text to leave out of the comparison, such as dates or counters (repeatable)",
+    )
+    p.add_argument("--any-url", action="store_true", help="compare captures of different addresses")
+    p.add_argument(
+        "--context", type=int, default=2, metavar="N", help="unchanged lines shown around a change"
+    )
+    p.add_argument(
+        "--overlay", metavar="PNG", help="write B's screenshot with the changed regions outlined"
+    )
+    p.add_argument("--json", action="store_true", help="the figures and the diff as JSON")
+    p.set_defaults(func=cmd_diff)
+
+
+def cmd_diff(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.compare import compare_captures, compile_ignore_patterns
+
+    lib = ctx.open_library()
+    try:
+        result = compare_captures(
+            lib,
+            args.old,
+            args.new,
+            ignore=compile_ignore_patterns(args.ignore),
+            any_url=args.any_url,
+        )
+        if args.overlay and result.visual is not None:
+            _write_overlay(lib, result, args.overlay)
+    finally:
+        lib.close()
+    if args.json:
+        print(json.dumps(_as_json(result), indent=2), file=ctx.out)
+    else:
+        _print(result, ctx, context=args.context)
+    return 0
+
+
+def _write_overlay(lib: Any, result: Comparison, path: str) -> None:
+    from pathlib import Path
+
+    from archiver_app.compare import overlay
+    from archiver_app.compare.snapshots import screenshot_path
+    from archiver_app.durable import atomic_write
+
+    shot = screenshot_path(lib, result.new.id)
+    assert shot is not None and result.visual is not None
+    atomic_write(Path(path), overlay(shot, result.visual.boxes))
+
+
+def _when(result_ref: Any) -> str:
+    return f"{result_ref.captured_at:%Y-%m-%d %H:%M} UTC (capture {result_ref.id})"
+
+
+def _print(result: Comparison, ctx: Context, *, context: int) -> None:
+    from archiver_app.compare import unified
+
+    old, new = _when(result.old), _when(result.new)
+    print(f"A: {result.old.url}  {old}", file=ctx.out)
+    print(f"B: {result.new.url}  {new}", file=ctx.out)
+    s = result.summary
+    print("changed" if s.changed else "no change between these captures", file=ctx.out)
+    if result.text is not None:
+        t = result.text
+        print(
+            f"text: {t.changed_lines} of {t.old_lines + t.new_lines} lines differ "
+            f"({t.share_changed:.1%})"
+            + (" (long: the end is compared as a block)" if t.truncated else ""),
+            file=ctx.out,
+        )
+    if result.visual is not None:
+        v = result.visual
+        print(
+            f"look: {v.share_changed:.2%} of pixels differ, in {len(v.boxes)} region(s)",
+            file=ctx.out,
+        )
+        for box in v.boxes[:20]:
+            print(f"  region at x={box.x} y={box.y}, {box.width}x{box.height}", file=ctx.out)
+    r = result.resources
+    print(
+        f"resources: {len(r.added)} only in B, {len(r.removed)} only in A, "
+        f"{len(r.changed)} changed",
+        file=ctx.out,
+    )
+    for label, urls in (("only in B", r.added), ("only in A", r.removed), ("changed", r.changed)):
+        for url in urls[:20]:
+            print(f"  {label}: {url}", file=ctx.out)
+    for note in result.notes:
+        print(f"note: {note}", file=ctx.out)
+    if result.text is not None and result.text.changed:
+        print(f"--- A {old}\n+++ B {new}", file=ctx.out)
+        for line in unified(result.text, context=context):
+            print(line, file=ctx.out)
+
+
+def _as_json(result: Comparison) -> dict[str, Any]:
+    def ref(r: Any) -> dict[str, Any]:
+        return {"id": r.id, "uid": r.uid, "url": r.url, "captured_at": r.captured_at.isoformat()}
+
+    text = result.text
+    visual = result.visual
+    return {
+        "a": ref(result.old),
+        "b": ref(result.new),
+        "summary": result.summary.to_json(),
+        "text": None
+        if text is None
+        else {
+            "changed_lines": text.changed_lines,
+            "lines_a": text.old_lines,
+            "lines_b": text.new_lines,
+            "share_changed": text.share_changed,
+            "truncated": text.truncated,
+            "hunks": [
+                {
+                    "op": h.op.value,
+                    "a_line": h.old_start + 1,
+                    "a": list(h.old),
+                    "b_line": h.new_start + 1,
+                    "b": list(h.new),
+                }
+                for h in text.changes()
+            ],
+        },
+        "visual": None
+        if visual is None
+        else {
+            "width": visual.width,
+            "height": visual.height,
+            "share_changed": visual.share_changed,
+            "regions": [
+                {"x": b.x, "y": b.y, "width": b.width, "height": b.height} for b in visual.boxes
+            ],
+        },
+        "resources": {
+            "added": list(result.resources.added),
+            "removed": list(result.resources.removed),
+            "changed": list(result.resources.changed),
+        },
+        "notes": list(result.notes),
+    }

@@ -1,0 +1,136 @@
+"""``archiver watch``: re-capture pages on a schedule and say what changed."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from archiver_app.cli import Context
+    from archiver_app.tasks import ProgressUpdate
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser(
+        "watch",
+        help="re-capture pages on a schedule and compare each capture with the last",
+        description="Watch pages: each is captured now and again on its schedule (hourly, "
+        "daily, weekly or five cron fields, in UTC); every new capture is compared with the "
+        "previous one. Run `archiver watch run` from a timer (docs/watch.md).",
+    )
+    actions = p.add_subparsers(dest="watch_action", metavar="ACTION", required=True)
+    add = actions.add_parser("add", help="watch one or more addresses")
+    add.add_argument("urls", nargs="+", metavar="URL")
+    add.add_argument("--schedule", default="daily", metavar="WHEN", help="default: daily")
+    add.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="text that changes without mattering (dates, counters); repeatable",
+    )
+    add.add_argument("--collection", default="default", metavar="SLUG")
+    add.add_argument("--tag", action="append", default=[], metavar="T")
+    job = actions.add_parser("job", help="watch an existing crawl or capture job")
+    job.add_argument("job_id", type=int, metavar="JOB")
+    job.add_argument("--schedule", default="weekly", metavar="WHEN", help="default: weekly")
+    stop = actions.add_parser("remove", help="stop watching (captures are kept)")
+    stop.add_argument("job_id", type=int, metavar="JOB")
+    actions.add_parser("list", help="every watch, its schedule and next run")
+    actions.add_parser("run", help="capture what is due now, then say what changed")
+    changes = actions.add_parser("changes", help="the most recent captures that changed")
+    changes.add_argument("--limit", type=int, default=20)
+    p.set_defaults(func=cmd_watch)
+
+
+def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.watch import runner
+
+    with ctx.open_library(create=args.watch_action == "add") as lib:
+        if args.watch_action == "add":
+            job_id = runner.add_watch(
+                lib,
+                args.urls,
+                schedule=args.schedule,
+                ignore=args.ignore,
+                collection=args.collection,
+                tags=args.tag,
+            )
+            print(
+                f"watching as job {job_id} ({args.schedule}); "
+                "the first capture runs with `archiver watch run` or in the app",
+                file=ctx.out,
+            )
+            return 0
+        if args.watch_action == "job":
+            runner.watch_job(lib, args.job_id, args.schedule)
+            print(f"job {args.job_id} is watched ({args.schedule})", file=ctx.out)
+            return 0
+        if args.watch_action == "remove":
+            runner.watch_job(lib, args.job_id, None)
+            print(f"job {args.job_id} is no longer watched", file=ctx.out)
+            return 0
+        if args.watch_action == "list":
+            return _list(lib, ctx)
+        if args.watch_action == "changes":
+            return _changes(lib, ctx, args.limit)
+        return _run(lib, ctx)
+
+
+def _list(lib: Any, ctx: Context) -> int:
+    from archiver_app.watch.runner import list_watches
+
+    rows = list_watches(lib)
+    if not rows:
+        print("nothing is watched; add a page with `archiver watch add URL`", file=ctx.out)
+    for row in rows:
+        when = f"{row.next_run_at:%Y-%m-%d %H:%M} UTC" if row.next_run_at else "-"
+        print(f"{row.job_id:>5}  {row.schedule:<12} next {when}  {row.name}", file=ctx.out)
+    return 0
+
+
+def _changes(lib: Any, ctx: Context, limit: int) -> int:
+    from archiver_app.compare.changes import recent_changes
+
+    for row in recent_changes(lib, limit=limit):
+        s = row.summary
+        figures = []
+        if s.text_share is not None:
+            figures.append(f"text {s.text_share:.1%}")
+        if s.pixel_share is not None:
+            figures.append(f"look {s.pixel_share:.1%}")
+        figures.append(
+            f"resources +{s.resources_added} -{s.resources_removed} ~{s.resources_changed}"
+        )
+        print(
+            f"{row.captured_at:%Y-%m-%d %H:%M}  {row.url}  ({', '.join(figures)}; "
+            f"`archiver diff {row.previous_id} {row.snapshot_id}`)",
+            file=ctx.out,
+        )
+    return 0
+
+
+def _run(lib: Any, ctx: Context) -> int:
+    from archiver_app.watch.runner import run_due
+
+    def show(update: ProgressUpdate) -> None:
+        print(f"  {update.message}", file=ctx.out, flush=True)
+
+    report = run_due(lib, progress=show)
+    if not report.runs:
+        print("nothing is due", file=ctx.out)
+        return 0
+    for page in report.pages:
+        if page.failed:
+            print(f"failed: {page.url}: {page.failed} (not counted as a change)", file=ctx.out)
+        elif page.change is None:
+            print(f"first capture: {page.url}", file=ctx.out)
+        elif page.change.changed:
+            print(f"changed: {page.url} (capture {page.snapshot_id})", file=ctx.out)
+        else:
+            print(f"unchanged: {page.url}", file=ctx.out)
+    print(
+        f"{len(report.pages)} page(s): {len(report.changed)} changed, {len(report.failed)} failed",
+        file=ctx.out,
+    )
+    return 1 if report.failed else 0

@@ -1,0 +1,150 @@
+"""Change summaries kept per capture, and the library's recent changes.
+
+:func:`record_change` compares a new capture with the previous complete capture of the same
+address and stores the :class:`~archiver_app.compare.ChangeSummary` in ``snapshot_changes``
+(``changed`` false marks an unchanged capture). A failed capture is never compared: it
+gets no row, so it can never be reported as a removal. The first capture of an address has
+nothing to be compared with and gets no row either.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, select
+
+from archiver_app.compare.snapshots import ChangeSummary, compare_captures
+from archiver_app.library import Library
+from archiver_app.store.models import Snapshot, SnapshotChange, SnapshotState
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    """One compared capture, for the Changes view and ``archiver watch changes``."""
+
+    snapshot_id: int
+    previous_id: int | None
+    url: str
+    title: str
+    captured_at: datetime
+    previous_at: datetime | None
+    summary: ChangeSummary
+
+
+def previous_capture(lib: Library, snapshot_id: int) -> int | None:
+    """The complete capture of the same address just before this one, if any."""
+    with lib.session() as s:
+        snap = s.get(Snapshot, snapshot_id)
+        if snap is None:
+            return None
+        return s.scalar(
+            select(Snapshot.id)
+            .where(
+                Snapshot.url_group == snap.url_group,
+                Snapshot.state == SnapshotState.COMPLETE,
+                Snapshot.id != snap.id,
+                (Snapshot.captured_at < snap.captured_at)
+                | ((Snapshot.captured_at == snap.captured_at) & (Snapshot.id < snap.id)),
+            )
+            .order_by(Snapshot.captured_at.desc(), Snapshot.id.desc())
+            .limit(1)
+        )
+
+
+def record_change(
+    lib: Library, snapshot_id: int, *, ignore: Sequence[re.Pattern[str]] = ()
+) -> ChangeSummary | None:
+    """Compare a capture with the one before it and keep the summary (None: nothing kept)."""
+    with lib.session() as s:
+        state = s.scalar(select(Snapshot.state).where(Snapshot.id == snapshot_id))
+    if state != SnapshotState.COMPLETE:
+        return None
+    previous = previous_capture(lib, snapshot_id)
+    if previous is None:
+        return None
+    summary = compare_captures(lib, previous, snapshot_id, ignore=ignore).summary
+    with lib.write() as s:
+        s.execute(delete(SnapshotChange).where(SnapshotChange.snapshot_id == snapshot_id))
+        s.add(
+            SnapshotChange(
+                snapshot_id=snapshot_id,
+                previous_id=previous,
+                changed=summary.changed,
+                text_share=summary.text_share,
+                pixel_share=summary.pixel_share,
+                resources_added=summary.resources_added,
+                resources_removed=summary.resources_removed,
+                resources_changed=summary.resources_changed,
+                compared_at=lib.clock(),
+            )
+        )
+    return summary
+
+
+def record_changes(
+    lib: Library, snapshot_ids: Iterable[int], *, ignore: Sequence[re.Pattern[str]] = ()
+) -> dict[int, ChangeSummary]:
+    """:func:`record_change` for each capture; returns the summaries that were kept."""
+    kept = {}
+    for sid in snapshot_ids:
+        summary = record_change(lib, sid, ignore=ignore)
+        if summary is not None:
+            kept[sid] = summary
+    return kept
+
+
+def recent_changes(lib: Library, *, limit: int = 200, changed_only: bool = True) -> list[ChangeRow]:
+    """The most recently compared captures, newest first."""
+    previous = select(Snapshot.id, Snapshot.captured_at).subquery()
+    stmt = (
+        select(
+            SnapshotChange,
+            Snapshot.url,
+            Snapshot.title,
+            Snapshot.captured_at,
+            previous.c.captured_at,
+        )
+        .join(Snapshot, Snapshot.id == SnapshotChange.snapshot_id)
+        .outerjoin(previous, previous.c.id == SnapshotChange.previous_id)
+        .order_by(Snapshot.captured_at.desc(), Snapshot.id.desc())
+        .limit(limit)
+    )
+    if changed_only:
+        stmt = stmt.where(SnapshotChange.changed.is_(True))
+    with lib.session() as s:
+        rows = s.execute(stmt).all()
+    return [
+        ChangeRow(
+            snapshot_id=change.snapshot_id,
+            previous_id=change.previous_id,
+            url=url,
+            title=title or url,
+            captured_at=captured_at,
+            previous_at=previous_at,
+            summary=ChangeSummary(
+                changed=change.changed,
+                text_share=change.text_share,
+                pixel_share=change.pixel_share,
+                resources_added=change.resources_added,
+                resources_removed=change.resources_removed,
+                resources_changed=change.resources_changed,
+            ),
+        )
+        for change, url, title, captured_at, previous_at in rows
+    ]
+
+
+def changes_of(lib: Library, snapshot_ids: Sequence[int]) -> dict[int, bool]:
+    """``changed`` for each of these captures that was compared (for timeline marks)."""
+    if not snapshot_ids:
+        return {}
+    with lib.session() as s:
+        rows = s.execute(
+            select(SnapshotChange.snapshot_id, SnapshotChange.changed).where(
+                SnapshotChange.snapshot_id.in_(list(snapshot_ids))
+            )
+        ).all()
+    return {int(sid): bool(changed) for sid, changed in rows}

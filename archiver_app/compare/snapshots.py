@@ -1,0 +1,213 @@
+"""Compare two captures: their text, their look and their resources, with a change summary.
+
+The captures are found by id or uid; their page text and screenshot are the files the
+capture kept (``files`` rows of kind ``text`` and ``screenshot``), their resources the
+``records`` the capture wrote. Only what the captures show is stated: a failed capture is
+refused rather than compared (its missing text would read as a removal), and two captures
+of different addresses are refused unless asked for explicitly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from sqlalchemy import or_, select
+
+from archiver_app.compare.text import TextDiff, diff_texts
+from archiver_app.compare.visual import VisualDiff, diff_images
+from archiver_app.errors import InputError
+from archiver_app.library import Library
+from archiver_app.store.models import File, FileKind, LocalState, Record, Snapshot, SnapshotState
+
+#: Page texts read for a comparison are capped here (bounded memory for huge pages).
+MAX_TEXT_BYTES = 8 * 1024 * 1024
+
+#: Record types that are a page's resources (request, metadata and resource records are not).
+_RESOURCE_TYPES = ("response", "revisit")
+
+
+@dataclass(frozen=True)
+class CaptureRef:
+    id: int
+    uid: str
+    url: str
+    captured_at: datetime
+
+
+@dataclass(frozen=True)
+class ResourceDiff:
+    added: tuple[str, ...]  # URLs only the newer capture loaded
+    removed: tuple[str, ...]  # URLs only the older capture loaded
+    changed: tuple[str, ...]  # URLs both loaded, with a different payload
+
+    @property
+    def any(self) -> bool:
+        return bool(self.added or self.removed or self.changed)
+
+
+@dataclass(frozen=True)
+class ChangeSummary:
+    """What a snapshot stores about its change against the previous capture of its URL."""
+
+    changed: bool
+    text_share: float | None  # None when either capture kept no text
+    pixel_share: float | None  # None when either capture kept no screenshot
+    resources_added: int
+    resources_removed: int
+    resources_changed: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "changed": self.changed,
+            "text_share": self.text_share,
+            "pixel_share": self.pixel_share,
+            "resources_added": self.resources_added,
+            "resources_removed": self.resources_removed,
+            "resources_changed": self.resources_changed,
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    old: CaptureRef
+    new: CaptureRef
+    text: TextDiff | None
+    visual: VisualDiff | None
+    resources: ResourceDiff
+    notes: tuple[str, ...]  # why a part could not be compared
+    summary: ChangeSummary
+
+
+def find_capture(lib: Library, ref: str | int) -> Snapshot:
+    """A snapshot by its id (a number) or its uid."""
+    with lib.session() as s:
+        key = str(ref).strip()
+        stmt = select(Snapshot).where(
+            or_(Snapshot.id == int(key), Snapshot.uid == key)
+            if key.isdigit()
+            else Snapshot.uid == key
+        )
+        snap = s.execute(stmt).scalars().first()
+        if snap is None:
+            raise InputError(f"no capture {key!r} in this library")
+        s.expunge(snap)
+        return snap
+
+
+def compare_captures(
+    lib: Library,
+    old_ref: str | int,
+    new_ref: str | int,
+    *,
+    ignore: Sequence[re.Pattern[str]] = (),
+    any_url: bool = False,
+) -> Comparison:
+    """Compare two complete captures (older first in the result, whatever the order given)."""
+    a, b = find_capture(lib, old_ref), find_capture(lib, new_ref)
+    for snap in (a, b):
+        if snap.state != SnapshotState.COMPLETE:
+            raise InputError(
+                f"capture {snap.id} of {snap.url} is {snap.state}, not complete: only complete "
+                "captures are compared (a failed one would read as everything removed)"
+            )
+    if a.url_group != b.url_group and not any_url:
+        raise InputError(
+            f"the captures are of different addresses ({a.url} and {b.url}); "
+            "compare them anyway with --any-url"
+        )
+    if (b.captured_at, b.id) < (a.captured_at, a.id):
+        a, b = b, a
+    notes: list[str] = []
+    text_a, text_b = _text(lib, a, notes), _text(lib, b, notes)
+    text = diff_texts(text_a, text_b, ignore) if text_a is not None and text_b is not None else None
+    shot_a, shot_b = (
+        _file(lib, a, FileKind.SCREENSHOT, notes),
+        _file(lib, b, FileKind.SCREENSHOT, notes),
+    )
+    visual = diff_images(shot_a, shot_b) if shot_a and shot_b else None
+    resources = resource_diff(lib, a.id, b.id)
+    summary = ChangeSummary(
+        changed=bool((text and text.changed) or (visual and visual.changed) or resources.any),
+        text_share=text.share_changed if text else None,
+        pixel_share=visual.share_changed if visual else None,
+        resources_added=len(resources.added),
+        resources_removed=len(resources.removed),
+        resources_changed=len(resources.changed),
+    )
+    return Comparison(_ref(a), _ref(b), text, visual, resources, tuple(notes), summary)
+
+
+def screenshot_path(lib: Library, snapshot_id: int) -> Path | None:
+    """The capture's screenshot on this computer, or None."""
+    with lib.session() as s:
+        snap = s.get(Snapshot, snapshot_id)
+        if snap is None:
+            return None
+        s.expunge(snap)
+    return _file(lib, snap, FileKind.SCREENSHOT, [])
+
+
+def _ref(snap: Snapshot) -> CaptureRef:
+    return CaptureRef(snap.id, snap.uid, snap.url, snap.captured_at)
+
+
+def _file(lib: Library, snap: Snapshot, kind: FileKind, notes: list[str]) -> Path | None:
+    with lib.session() as s:
+        row = s.execute(
+            select(File.path, File.local_state, File.external_path)
+            .where(File.snapshot_id == snap.id, File.kind == kind)
+            .order_by(File.id)
+        ).first()
+    what = "page text" if kind == FileKind.TEXT else "screenshot"
+    if row is None:
+        notes.append(f"capture {snap.id} kept no {what}")
+        return None
+    if row.local_state != LocalState.PRESENT:
+        notes.append(f"capture {snap.id}'s {what} is not on this computer (offloaded)")
+        return None
+    path = Path(row.external_path) if row.external_path else lib.abspath(row.path)
+    if not path.is_file():
+        notes.append(f"capture {snap.id}'s {what} is missing from its folder")
+        return None
+    return path
+
+
+def _text(lib: Library, snap: Snapshot, notes: list[str]) -> str | None:
+    path = _file(lib, snap, FileKind.TEXT, notes)
+    if path is None:
+        return None
+    with path.open("rb") as fh:
+        data = fh.read(MAX_TEXT_BYTES + 1)
+    if len(data) > MAX_TEXT_BYTES:
+        notes.append(f"capture {snap.id}'s text is longer than {MAX_TEXT_BYTES} bytes: cut")
+        data = data[:MAX_TEXT_BYTES]
+    return data.decode("utf-8", errors="replace")
+
+
+def resource_diff(lib: Library, old_id: int, new_id: int) -> ResourceDiff:
+    """Subresources added, removed and changed (by payload digest) between two captures."""
+    old, new = _resources(lib, old_id), _resources(lib, new_id)
+    return ResourceDiff(
+        added=tuple(sorted(new.keys() - old.keys())),
+        removed=tuple(sorted(old.keys() - new.keys())),
+        changed=tuple(sorted(u for u in old.keys() & new.keys() if old[u] != new[u])),
+    )
+
+
+def _resources(lib: Library, snapshot_id: int) -> dict[str, frozenset[str]]:
+    found: dict[str, set[str]] = {}
+    with lib.session() as s:
+        rows = s.execute(
+            select(Record.url, Record.digest, Record.status).where(
+                Record.snapshot_id == snapshot_id, Record.record_type.in_(_RESOURCE_TYPES)
+            )
+        )
+        for url, digest, status in rows:
+            if url.startswith("urn:") or (status is not None and status == 206):
+                continue  # views kept beside the page; parts of a range
+            found.setdefault(url, set()).add(digest or f"status {status}")
+    return {url: frozenset(digests) for url, digests in found.items()}

@@ -1,0 +1,200 @@
+"""Compare two captures of a page: side by side, as a text diff, and as changed regions.
+
+The comparison itself (:func:`archiver_app.compare.compare_captures`) runs on the op
+runner, never on the GUI thread. The side-by-side tab shows both captures in replay views
+whose scrolling follows each other. The wording states only what the captures show:
+"in the capture of 3 March, not in that of 9 September".
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from datetime import datetime
+
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QPixmap
+from PySide6.QtWidgets import (
+    QLabel,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from archiver_app.compare import Comparison, compare_captures, overlay
+from archiver_app.compare.snapshots import screenshot_path
+from archiver_app.compare.text import Op
+from archiver_app.gui.errors import show_error
+from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
+from archiver_app.library import Library
+
+#: Lines of unchanged text shown around each change in the text tab.
+CONTEXT = 3
+
+
+@dataclass(frozen=True)
+class _Result:
+    comparison: Comparison
+    overlay_png: bytes | None
+
+
+def when(at: datetime) -> str:
+    return f"{at:%-d %B %Y, %H:%M} UTC"
+
+
+class CompareView(QWidget):
+    """Two captures (ids) of one page compared; the older is always on the left."""
+
+    def __init__(
+        self,
+        library: Library,
+        old_id: int,
+        new_id: int,
+        runner: OpRunner,
+        parent: QWidget | None = None,
+        *,
+        any_url: bool = False,
+    ) -> None:
+        super().__init__(parent)
+        self.library = library
+        self.result: _Result | None = None
+        self.summary = QLabel("Comparing the two captures…", self)
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.tabs = QTabWidget(self)
+        self.text = QTextBrowser(self)
+        self.look = QLabel(self)
+        self.look.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        look_area = QScrollArea(self)
+        look_area.setWidget(self.look)
+        look_area.setWidgetResizable(False)
+        self.sides = QSplitter(Qt.Orientation.Horizontal, self)
+        self.tabs.addTab(self.sides, "Side by side")
+        self.tabs.addTab(self.text, "Text")
+        self.tabs.addTab(look_area, "Look")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.tabs, 1)
+        self._following = False
+
+        def work(_progress: object, _cancel: object) -> _Result:
+            comparison = compare_captures(library, old_id, new_id, any_url=any_url)
+            png = None
+            shot = screenshot_path(library, comparison.new.id)
+            if comparison.visual is not None and shot is not None:
+                png = overlay(shot, comparison.visual.boxes)
+            return _Result(comparison, png)
+
+        BackgroundOp(runner, work, label="comparing captures", blocks_quit=False).success(
+            self._show
+        ).failure(self._failed).run_in_background()
+
+    # ------------------------------------------------------------------ results
+
+    def _failed(self, failure: OpFailure) -> None:
+        self.summary.setText("These captures cannot be compared.")
+        show_error(self, failure, "comparing the captures")
+
+    def _show(self, result: _Result) -> None:
+        self.result = result
+        c = result.comparison
+        self.summary.setText(summary_text(c))
+        self.text.setHtml(diff_html(c))
+        if result.overlay_png:
+            pixmap = QPixmap()
+            pixmap.loadFromData(result.overlay_png, "PNG")
+            self.look.setPixmap(pixmap)
+            self.look.resize(pixmap.size())
+        else:
+            self.look.setText("No screenshots to compare: " + "; ".join(c.notes))
+        self._open_sides(c)
+
+    def _open_sides(self, c: Comparison) -> None:
+        from archiver_app.gui.replay.widget import ReplayWidget
+
+        self.old_view = ReplayWidget(self.library, c.old.url, c.old.captured_at, self.sides)
+        self.new_view = ReplayWidget(self.library, c.new.url, c.new.captured_at, self.sides)
+        for view in (self.old_view, self.new_view):
+            view.live_button.hide()  # room for the address; the tab's own view has them
+            view.screenshot_button.hide()
+            self.sides.addWidget(view)
+        for source, target in ((self.old_view, self.new_view), (self.new_view, self.old_view)):
+            source.page.scrollPositionChanged.connect(lambda pos, t=target: self._follow(t, pos))
+
+    def _follow(self, target: QWidget, pos: QPointF) -> None:
+        """Scroll ``target`` to where the other view was scrolled (once, not back again)."""
+        if self._following:
+            return
+        self._following = True
+        try:
+            target.page.runJavaScript(  # type: ignore[attr-defined]
+                f"window.scrollTo({pos.x():.0f}, {pos.y():.0f})", 0
+            )
+        finally:
+            self._following = False
+
+
+def summary_text(c: Comparison) -> str:
+    """What differs, between which captures, in a few short lines a person can trust."""
+    old, new = when(c.old.captured_at), when(c.new.captured_at)
+    lines = [f"Left: the capture of {old}.  Right: the capture of {new}."]
+    figures = []
+    if c.text is not None and c.text.changed:
+        figures.append(f"Text: {c.text.changed_lines} lines differ ({c.text.share_changed:.1%})")
+    if c.visual is not None and c.visual.changed:
+        regions = len(c.visual.boxes)
+        figures.append(
+            f"Look: {c.visual.share_changed:.1%} of the page differs, in {regions} "
+            + ("region" if regions == 1 else "regions")
+        )
+    r = c.resources
+    counts = [(len(r.added), "only on the right"), (len(r.removed), "only on the left"),
+              (len(r.changed), "changed")]  # fmt: skip
+    if r.any:
+        figures.append("Resources: " + ", ".join(f"{n} {label}" for n, label in counts if n))
+    lines.append("  ·  ".join(figures) if figures else "Nothing differs between these captures.")
+    lines.extend(f"({note})" for note in c.notes)
+    return "\n".join(lines)
+
+
+def diff_html(c: Comparison) -> str:
+    """The text diff as HTML: lines only in the older capture struck through in red, lines
+    only in the newer one in green, a little unchanged text around each change."""
+    if c.text is None:
+        return "<p>No page text to compare.</p>"
+    old, new = when(c.old.captured_at), when(c.new.captured_at)
+    rows = [
+        f"<p><span style='background:#fde2e1'>&nbsp;−&nbsp;</span> in the capture of {old}, "
+        f"not in that of {new} &nbsp; "
+        f"<span style='background:#dff5e1'>&nbsp;+&nbsp;</span> in the capture of {new}, "
+        f"not in that of {old}</p>"
+    ]
+    if not c.text.changed:
+        rows.append("<p>The text is the same in both captures.</p>")
+    hunks = c.text.hunks
+    for i, hunk in enumerate(hunks):
+        if hunk.op is Op.EQUAL:
+            lines = list(hunk.old)
+            head = lines[:CONTEXT] if i > 0 else []
+            tail = lines[-CONTEXT:] if i < len(hunks) - 1 else []
+            if len(lines) > len(head) + len(tail):
+                rows.extend(_line(line, "") for line in head)
+                rows.append("<div style='color:#888'>⋯</div>")
+                rows.extend(_line(line, "") for line in tail)
+            else:
+                rows.extend(_line(line, "") for line in lines)
+            continue
+        rows.extend(_line(line, "#fde2e1", strike=True) for line in hunk.old)
+        rows.extend(_line(line, "#dff5e1") for line in hunk.new)
+    return "".join(rows)
+
+
+def _line(text: str, background: str, *, strike: bool = False) -> str:
+    style = f"background:{background};" if background else ""
+    if strike:
+        style += "text-decoration:line-through;"
+    return f"<div style='{style}white-space:pre-wrap'>{html.escape(text)}</div>"

@@ -1,0 +1,1 @@
+"""Watched pages: schedules and due re-captures (see :mod:`archiver_app.watch.schedule`)."""

@@ -1,0 +1,185 @@
+"""Watched pages: capture jobs with a schedule, re-run when due, each new capture compared.
+
+A watch is a job with a ``schedule`` (a capture of one or more addresses, or an existing
+crawl): the job itself is the first run; when a slot comes round,
+:func:`~archiver_app.crawl.jobs.start_due_schedules` queues a new run of its seeds (once,
+however many slots a sleeping laptop missed; the database's write lock and a re-check of the
+due date make sure two processes never queue the same slot). :func:`run_due` is what
+``archiver watch run`` does from a timer: queue what is due, run it in the foreground, and
+compare every new capture with the previous one of its address (:mod:`archiver_app.compare`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from archiver_app.compare.changes import record_changes
+from archiver_app.compare.snapshots import ChangeSummary
+from archiver_app.compare.text import compile_ignore_patterns
+from archiver_app.crawl.jobs import create_job, start_due_schedules
+from archiver_app.crawl.rules import Rules
+from archiver_app.errors import InputError
+from archiver_app.library import Library
+from archiver_app.store.models import Job, JobStatus, Snapshot, SnapshotState
+from archiver_app.tasks import Progress, null_progress
+from archiver_app.watch.schedule import parse_schedule
+
+#: Where a watch keeps its own settings in ``jobs.config``.
+WATCH_KEY = "watch"
+
+
+@dataclass(frozen=True)
+class WatchRow:
+    job_id: int
+    name: str
+    seeds: tuple[str, ...]
+    schedule: str
+    next_run_at: datetime | None
+    ignore: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PageOutcome:
+    url: str
+    snapshot_id: int | None
+    failed: str | None  # why the capture failed: reported, never a change
+    change: ChangeSummary | None  # None: first capture of the address, or failed
+
+
+@dataclass(frozen=True)
+class WatchRunReport:
+    runs: tuple[int, ...]  # the jobs run
+    pages: tuple[PageOutcome, ...]
+
+    @property
+    def changed(self) -> list[PageOutcome]:
+        return [p for p in self.pages if p.change is not None and p.change.changed]
+
+    @property
+    def failed(self) -> list[PageOutcome]:
+        return [p for p in self.pages if p.failed]
+
+
+def add_watch(
+    lib: Library,
+    urls: Sequence[str],
+    *,
+    schedule: str = "daily",
+    ignore: Sequence[str] = (),
+    collection: str = "default",
+    tags: Sequence[str] = (),
+    page_timeout: float = 60.0,
+) -> int:
+    """Watch ``urls`` on ``schedule``; the first capture is queued now. Returns the job id."""
+    if not urls:
+        raise InputError("no addresses to watch")
+    compile_ignore_patterns(ignore)  # refuse a bad pattern before anything is written
+    parse_schedule(schedule)
+    rules = Rules(attempts=2, ignore_sets=(), page_timeout=page_timeout, concurrency=2)
+    job_id = create_job(
+        lib,
+        urls,
+        scope="page",
+        rules=rules,
+        collection=collection,
+        tags=tags,
+        name="watch " + urls[0] + (f" (+{len(urls) - 1})" if len(urls) > 1 else ""),
+        schedule=schedule,
+        max_retries=0,
+    )
+    with lib.write() as s:
+        job = s.get(Job, job_id)
+        assert job is not None
+        job.config = {**job.config, WATCH_KEY: {"ignore": list(ignore)}}
+    return job_id
+
+
+def watch_job(lib: Library, job_id: int, schedule: str | None) -> None:
+    """Give an existing crawl or capture job a schedule (None: stop watching it)."""
+    text = parse_schedule(schedule).text if schedule else None
+    now = lib.clock()
+    with lib.write() as s:
+        job = s.get(Job, job_id)
+        if job is None:
+            raise InputError(f"no job {job_id}")
+        job.schedule = text
+        job.next_run_at = parse_schedule(text).next_after(now) if text else None
+        job.config = {**job.config, WATCH_KEY: job.config.get(WATCH_KEY) or {"ignore": []}}
+
+
+def list_watches(lib: Library) -> list[WatchRow]:
+    with lib.session() as s:
+        jobs = s.scalars(select(Job).where(Job.schedule.is_not(None)).order_by(Job.id)).all()
+        return [
+            WatchRow(
+                job_id=job.id,
+                name=job.name,
+                seeds=tuple(job.config.get("seeds") or ()),
+                schedule=job.schedule or "",
+                next_run_at=job.next_run_at,
+                ignore=tuple((job.config.get(WATCH_KEY) or {}).get("ignore") or ()),
+            )
+            for job in jobs
+        ]
+
+
+def _never_run(lib: Library) -> list[int]:
+    """Watched jobs still queued since they were made (their first capture)."""
+    with lib.session() as s:
+        return list(
+            s.scalars(
+                select(Job.id).where(
+                    Job.schedule.is_not(None),
+                    Job.status == JobStatus.QUEUED,
+                    Job.kind.in_(("capture", "crawl")),
+                )
+            )
+        )
+
+
+def run_due(
+    lib: Library,
+    *,
+    now: datetime | None = None,
+    progress: Progress = null_progress,
+    concurrency: int = 2,
+) -> WatchRunReport:
+    """Queue the watches that are due, run them here, and compare each new capture."""
+    from archiver_app.crawl.inline import run_job_inline
+
+    runs = [*_never_run(lib), *start_due_schedules(lib, now=now)]
+    pages: list[PageOutcome] = []
+    for job_id in runs:
+        run_job_inline(lib, job_id, concurrency=concurrency, progress=progress)
+        pages.extend(_outcomes(lib, job_id))
+    return WatchRunReport(tuple(runs), tuple(pages))
+
+
+def _outcomes(lib: Library, job_id: int) -> list[PageOutcome]:
+    from archiver_app.crawl.api import page_list
+
+    with lib.session() as s:
+        job = s.get(Job, job_id)
+        assert job is not None
+        source = job.config.get("scheduled_from") or job_id
+        origin = s.get(Job, source) or job
+        ignore = compile_ignore_patterns((origin.config.get(WATCH_KEY) or {}).get("ignore") or ())
+        snaps = s.execute(
+            select(Snapshot.id, Snapshot.url, Snapshot.state).where(Snapshot.job_id == job_id)
+        ).all()
+    complete = [sid for sid, _url, state in snaps if state == SnapshotState.COMPLETE]
+    changes = record_changes(lib, complete, ignore=ignore)
+    outcomes = [
+        PageOutcome(url, sid, None, changes.get(sid))
+        for sid, url, state in snaps
+        if state == SnapshotState.COMPLETE
+    ]
+    outcomes += [
+        PageOutcome(page.url, None, page.reason or "not captured", None)
+        for page in page_list(lib, job_id, states=["failed", "ready", "claimed"])
+    ]
+    return outcomes

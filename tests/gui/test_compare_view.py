@@ -1,0 +1,120 @@
+"""The Compare view: two captures side by side, the text diff and the changed regions."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from PIL import Image, ImageDraw
+from pytestqt.qtbot import QtBot
+from sqlalchemy import select
+
+from archiver_app.gui.compare_view import CompareView
+from archiver_app.gui.ops import OpRunner
+from archiver_app.library import Library
+from archiver_app.store.files import register_file
+from archiver_app.store.models import FileKind, Snapshot
+from tests.helpers.archive import ArchiveWriter, at
+
+OLD_TEXT = "Harbour notices\nThe ferry leaves at 9:00.\nStorm warning\nOpening hours at the quay."
+NEW_TEXT = "Harbour notices\nThe ferry leaves at 10:30.\nOpening hours at the quay."
+
+
+def _shot(path: Path, *, red: bool) -> None:
+    image = Image.new("RGB", (640, 480), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((20, 20), "Harbour notices", fill="black")
+    if red:
+        draw.rectangle((40, 120, 239, 319), fill=(200, 30, 30))
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    path.write_bytes(out.getvalue())
+
+
+def two_captures(library: Library) -> tuple[int, int]:
+    url = "https://harbour.example/"
+    for year, body in ((2024, OLD_TEXT), (2025, NEW_TEXT)):
+        w = ArchiveWriter(library, f"collections/default/{year}/01/c{year}/capture.warc.gz")
+        page = "<title>Harbour</title>" + "".join(f"<p>{line}</p>" for line in body.split("\n"))
+        w.response(url, page, at=at(year), page=True)
+        w.commit()
+    with library.write() as s:
+        ids = list(s.execute(select(Snapshot.id).order_by(Snapshot.captured_at)).scalars())
+        for sid, year, body in ((ids[0], 2024, OLD_TEXT), (ids[1], 2025, NEW_TEXT)):
+            folder = f"collections/default/{year}/01/c{year}"
+            (library.root / folder / "text.txt").write_text(body, encoding="utf-8")
+            _shot(library.root / folder / "screenshot.png", red=year == 2025)
+            register_file(s, library.root, f"{folder}/text.txt", FileKind.TEXT, sid)
+            register_file(s, library.root, f"{folder}/screenshot.png", FileKind.SCREENSHOT, sid)
+    return ids[0], ids[1]
+
+
+def test_compare_view_shows_what_changed(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    old_id, new_id = two_captures(library)
+    view = CompareView(library, new_id, old_id, op_runner)  # newest first: shown oldest left
+    qtbot.addWidget(view)
+    view.resize(1100, 700)
+    view.show()
+    qtbot.waitUntil(lambda: view.result is not None, timeout=30_000)
+    assert view.result is not None
+    c = view.result.comparison
+    assert (c.old.id, c.new.id) == (old_id, new_id)
+    summary = view.summary.text()
+    assert "Left: the capture of 1 January 2024" in summary
+    assert "Right: the capture of 1 January 2025" in summary
+    assert "Text: 3 lines differ" in summary
+    assert "in 1 region" in summary
+    assert "Resources: 1 changed" in summary
+    html = view.text.toHtml()
+    assert "9:00" in html and "10:30" in html and "Storm warning" in html
+    assert "line-through" in html  # what only the older capture has is struck through
+    assert not view.look.pixmap().isNull()
+    assert view.look.pixmap().width() == 640
+    # Both sides replay their own capture, and scrolling one scrolls the other.
+    qtbot.waitUntil(lambda: view.old_view.current is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: view.new_view.current is not None, timeout=30_000)
+    assert view.old_view.at == c.old.captured_at and view.new_view.at == c.new.captured_at
+    for index in range(view.tabs.count()):
+        view.tabs.setCurrentIndex(index)
+        view.grab().save(str(tmp_path / f"compare-{index}.png"))
+
+
+def test_captures_that_cannot_be_compared_say_so(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, monkeypatch: object
+) -> None:
+    old_id, _ = two_captures(library)
+    shown: list[object] = []
+    import archiver_app.gui.compare_view as module
+
+    monkeypatch.setattr(module, "show_error", lambda *a: shown.append(a))  # type: ignore[attr-defined]
+    view = CompareView(library, old_id, 999_999, op_runner)
+    qtbot.addWidget(view)
+    qtbot.waitUntil(lambda: bool(shown), timeout=30_000)
+    assert view.summary.text() == "These captures cannot be compared."
+    assert "no capture" in str(shown[0][1])
+
+
+def test_changes_panel_lists_changes_and_asks_to_compare(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    from archiver_app.compare.changes import record_change
+    from archiver_app.gui.changes_panel import ChangesPanel
+
+    empty = ChangesPanel(library, op_runner)
+    qtbot.addWidget(empty)
+    qtbot.waitUntil(lambda: empty.loaded)
+    assert empty.model.rowCount() == 0 and not empty.empty.isHidden()
+
+    old_id, new_id = two_captures(library)
+    summary = record_change(library, new_id)
+    assert summary is not None and summary.changed
+    panel = ChangesPanel(library, op_runner)
+    qtbot.addWidget(panel)
+    qtbot.waitUntil(lambda: panel.loaded)
+    assert panel.model.rowCount() == 1
+    assert panel.model.index(0, 3).data() == f"{summary.text_share:.1%}"
+    with qtbot.waitSignal(panel.compareRequested) as blocker:
+        panel.table.activated.emit(panel.model.index(0, 0))
+    assert blocker.args == [old_id, new_id]

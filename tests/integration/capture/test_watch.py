@@ -1,0 +1,139 @@
+"""Watched pages with an injected clock: due, not due, caught up once, compared, never twice.
+
+Real Chromium captures a local page that changes between runs; the library's clock is set
+by the test, so "a day later" and "a laptop that slept for a week" take no time.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from archiver_app import cli
+from archiver_app.compare.changes import recent_changes
+from archiver_app.errors import InputError
+from archiver_app.library import Library
+from archiver_app.watch.runner import add_watch, list_watches, run_due
+from tests.helpers.webserver import LocalServer
+
+pytestmark = pytest.mark.slow
+
+PAGE = "<!doctype html><title>Tide table</title><h1>Tide table</h1><p>High water at {t}.</p>"
+
+
+class Clock:
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clocked(tmp_path: Path) -> Iterator[tuple[Library, Clock]]:
+    clock = Clock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))  # a Monday morning
+    lib = Library.open(tmp_path / "lib", create=True, clock=clock)
+    try:
+        yield lib, clock
+    finally:
+        lib.close()
+
+
+def test_due_not_due_changed_unchanged_and_caught_up_once(
+    clocked: tuple[Library, Clock], local_server: LocalServer
+) -> None:
+    lib, clock = clocked
+    url = local_server.url("/tides")
+    local_server.add_static("/tides", PAGE.format(t="06:10"))
+    job = add_watch(lib, [url], schedule="daily", ignore=[r"Updated \d+"])
+    [row] = list_watches(lib)
+    assert (row.job_id, row.schedule, row.next_run_at) == (
+        job,
+        "daily",
+        datetime(2026, 3, 3, 3, 0, tzinfo=UTC),
+    )
+
+    first = run_due(lib)  # the first capture is due at once
+    assert first.runs == (job,)
+    assert [(p.url, p.change) for p in first.pages] == [(url, None)]  # nothing to compare yet
+
+    clock.now += timedelta(hours=6)  # 15:00: the next slot (03:00 tomorrow) has not come
+    assert run_due(lib).runs == ()
+
+    local_server.add_static("/tides", PAGE.format(t="07:25"))
+    clock.now = datetime(2026, 3, 3, 3, 5, tzinfo=UTC)  # just past the slot
+    second = run_due(lib)
+    assert len(second.runs) == 1
+    [page] = second.pages
+    assert page.change is not None and page.change.changed
+    assert page.change.text_share is not None and page.change.text_share > 0
+
+    clock.now = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)  # asleep for a week: seven slots
+    third = run_due(lib)
+    assert len(third.runs) == 1  # caught up once, not seven times
+    [page] = third.pages
+    assert page.change is not None and not page.change.changed  # same page: unchanged
+    assert run_due(lib).runs == ()  # and not due again until tomorrow 03:00
+
+    changes = recent_changes(lib)
+    assert [c.url for c in changes] == [url]  # only the real change is listed
+    assert len(recent_changes(lib, changed_only=False)) == 2
+
+
+def test_a_failed_capture_is_reported_not_a_change(
+    clocked: tuple[Library, Clock], local_server: LocalServer
+) -> None:
+    lib, clock = clocked
+    local_server.add_static("/ok", PAGE.format(t="06:10"))
+    url = local_server.url("/ok")
+    add_watch(lib, [url], schedule="hourly")
+    run_due(lib)
+    local_server.stop()  # the site is gone
+    clock.now += timedelta(hours=2)
+    report = run_due(lib)
+    assert [p.url for p in report.failed] == [url]
+    assert report.changed == []
+    assert recent_changes(lib, changed_only=False) == []
+
+
+def test_bad_schedules_and_patterns_are_refused(clocked: tuple[Library, Clock]) -> None:
+    lib, _ = clocked
+    with pytest.raises(InputError, match="position 2"):
+        add_watch(lib, ["http://127.0.0.1:9/"], schedule="0 25 * * *")
+    with pytest.raises(InputError, match="position 0"):
+        add_watch(lib, ["http://127.0.0.1:9/"], ignore=["(unclosed"])
+    assert list_watches(lib) == []
+
+
+def test_two_processes_never_queue_the_same_slot(tmp_path: Path) -> None:
+    """Two processes look for due watches at the same moment: one run is queued, not two."""
+    root = tmp_path / "lib"
+    assert (
+        cli.main(
+            ["--library", str(root), "watch", "add", "http://127.0.0.1:9/", "--schedule", "hourly"]
+        )
+        == 0
+    )
+    script = textwrap.dedent(
+        f"""
+        from datetime import datetime, UTC
+        from archiver_app.library import Library
+        from archiver_app.crawl.jobs import start_due_schedules
+        lib = Library.open({str(root)!r}, create=False)
+        when = datetime(2100, 1, 1, 0, 30, tzinfo=UTC)
+        print(len(start_due_schedules(lib, now=when)))
+        lib.close()
+        """
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    created = [int(p.communicate(timeout=120)[0].strip()) for p in procs]
+    assert sorted(created) == [0, 0, 0, 1]
