@@ -24,6 +24,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from archiver_app import __version__
+from archiver_app.durable import atomic_write_text
 from archiver_app.errors import LibraryError, NewerLibraryError
 from archiver_app.ids import new_snapshot_uid
 from archiver_app.layout import CURRENT_FS_VERSION
@@ -307,16 +308,6 @@ def _ensure_meta(
     if not meta_path.exists():
         atomic_write_text(meta_path, json.dumps(meta.to_json(), indent=2) + "\n")
     return meta
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary sibling, fsync, then rename over ``path``."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 __all__ = ["Library", "LibraryInfo", "LibraryMeta"]

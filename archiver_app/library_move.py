@@ -18,7 +18,6 @@ window first). A worker process with a live heartbeat makes the move refuse to s
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import sqlite3
@@ -26,11 +25,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from archiver_app.durable import (
+    DestinationError,
+    SourceError,
+    SourceMismatch,
+    rename_folder,
+    sync_folder,
+    verified_copy,
+)
 from archiver_app.errors import InputError, LibraryError
 from archiver_app.paths import remember_library_root
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
 
-BUFFER = 1 << 20
 STAGING_SUFFIX = ".moving"
 
 
@@ -97,44 +103,35 @@ def _manifest(src: Path) -> list[tuple[str, int]]:
     return out
 
 
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):  # not every platform opens folders
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def _copy_verified(
     src: Path, dst: Path, cancel: CancelToken, advance: Callable[[int], None]
 ) -> None:
-    """Copy hashing the source as read; flush; read the copy back and compare.
+    """Copy one entry verified (:func:`archiver_app.durable.verified_copy`: hashed while
+    read, flushed, read back and compared); a symlink is copied as a symlink.
 
     ``advance(n)`` is called as bytes are copied, so one big file still shows progress.
     """
     if src.is_symlink():
         os.symlink(os.readlink(src), dst)
         return
-    h = hashlib.sha256()
-    with src.open("rb") as fin, dst.open("wb") as fout:
-        while chunk := fin.read(BUFFER):
-            cancel.raise_if_cancelled()
-            h.update(chunk)
-            fout.write(chunk)
-            advance(len(chunk))
-        fout.flush()
-        os.fsync(fout.fileno())
-    shutil.copystat(src, dst)
-    back = hashlib.sha256()
-    with dst.open("rb") as fin:
-        while chunk := fin.read(BUFFER):
-            back.update(chunk)
-    if back.digest() != h.digest():
+
+    def step(n: int) -> None:
+        cancel.raise_if_cancelled()
+        advance(n)
+
+    try:
+        verified_copy(src, dst, keep_stat=True, make_parent=False, on_bytes=step)
+    except DestinationError as exc:
+        why = "did not read back as written" if exc.kind == "mismatch" else f"failed ({exc})"
         raise LibraryError(
-            f"the copy of {src.name} does not match the original; the library was not moved",
-            details=f"{src} -> {dst}: sha256 {h.hexdigest()} vs {back.hexdigest()}",
-        )
+            f"the library was not moved: writing {src.name} to the new place {why}",
+            details=f"{src} -> {dst}",
+        ) from exc
+    except (SourceError, SourceMismatch) as exc:
+        raise LibraryError(
+            f"the library was not moved: {src.name} could not be read ({exc})",
+            details=f"{src} -> {dst}",
+        ) from exc
 
 
 def move_library(
@@ -160,8 +157,7 @@ def move_library(
     if dest.exists():
         dest.rmdir()  # empty (checked): a rename needs the name free
     if os.stat(src).st_dev == os.stat(dest.parent).st_dev:
-        os.rename(src, dest)
-        _fsync_dir(dest.parent)
+        rename_folder(src, dest)
         remember_library_root(dest)
         progress(ProgressUpdate(1, 1, f"moved to {dest}"))
         return MoveResult(dest, renamed=True)
@@ -191,12 +187,11 @@ def move_library(
             files_done += 1
             progress(ProgressUpdate(files_done, len(entries), f"copied {rel}", done, total))
         for dirpath, _dirs, _files in os.walk(staging):
-            _fsync_dir(Path(dirpath))
+            sync_folder(dirpath)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    os.rename(staging, dest)
-    _fsync_dir(dest.parent)
+    rename_folder(staging, dest)
     remember_library_root(dest)
 
     result = MoveResult(dest, files=len(entries), bytes=total)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import platformdirs
 
+from archiver_app.durable import atomic_write_text
+
 APP_NAME = "Archiver"
 APP_AUTHOR = "Archiver"
 LIBRARY_ENV = "ARCHIVER_LIBRARY"
@@ -46,9 +48,7 @@ def remember_library_root(root: Path) -> None:
     """Make ``root`` the library every front end opens by default (atomic write)."""
     target = location_file()
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(str(root.expanduser().absolute()) + "\n", encoding="utf-8")
-    os.replace(tmp, target)
+    atomic_write_text(target, str(root.expanduser().absolute()) + "\n")
 
 
 def resolve_library_root(explicit: str | os.PathLike[str] | None = None) -> Path:

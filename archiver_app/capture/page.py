@@ -27,10 +27,10 @@ from archiver_app.capture.persist import (
     create_pending,
     dedup_lookup,
     finish_snapshot,
-    write_file_atomic,
 )
 from archiver_app.capture.recorder import NetworkRecorder
 from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo
+from archiver_app.durable import atomic_write
 from archiver_app.layout.current import snapshot_folder
 from archiver_app.library import Library
 from archiver_app.store.models import Fidelity, FileKind, SnapshotState
@@ -368,7 +368,7 @@ class PageCapture:
                 writer.write_resource(
                     f"urn:view:{final_url}", "image/png", shot, concurrent_to=concurrent
                 )
-                write_file_atomic(path / "screenshot.png", shot)
+                atomic_write(path / "screenshot.png", shot)
                 files.append((f"{folder}/screenshot.png", FileKind.SCREENSHOT))
             if dom is not None:
                 data = dom.encode("utf-8")
@@ -378,13 +378,13 @@ class PageCapture:
                     data,
                     concurrent_to=concurrent,
                 )
-                write_file_atomic(path / "dom.html", data)
+                atomic_write(path / "dom.html", data)
                 files.append((f"{folder}/dom.html", FileKind.DOM))
             data = text.encode("utf-8")
             writer.write_resource(
                 f"urn:text:{final_url}", "text/plain; charset=utf-8", data, concurrent_to=concurrent
             )
-            write_file_atomic(path / "text.txt", data)
+            atomic_write(path / "text.txt", data)
             files.append((f"{folder}/text.txt", FileKind.TEXT))
         fidelity: str | None = None
         if ok and not self.extracted:

@@ -3,13 +3,11 @@
 A snapshot row is created ``pending`` before the browser starts (so a killed capture leaves
 a visible trace), then completed in ONE transaction with every file registered in
 ``files`` (mirroring depends on it), every WARC record in ``records`` and the page text in
-the full-text index. Files are written to a temporary name and renamed into place.
+the full-text index. Files are written atomically (:mod:`archiver_app.durable`).
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -18,8 +16,10 @@ from typing import Any
 
 from sqlalchemy import select
 
+from archiver_app.durable import is_temp, sweep_leftovers
 from archiver_app.hashing import sha256_file
 from archiver_app.layout.current import CURRENT_FS_VERSION
+from archiver_app.layout.sidecar import SIDECAR, build_sidecar, write_sidecar
 from archiver_app.library import Library
 from archiver_app.store.files import register_file
 from archiver_app.store.fulltext import upsert_snapshot_text
@@ -37,16 +37,6 @@ from archiver_app.warc.records import RecordRow, insert_record_rows
 from archiver_app.warc.surt import domain_of, url_group, url_key
 from archiver_app.warc.timestamps import parse_ts, warc_date
 from archiver_app.warc.writer import RevisitOf, WrittenRecord
-
-
-def write_file_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary sibling and a rename."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def create_pending(
@@ -220,9 +210,7 @@ def sidecar(
     hashes: dict[str, tuple[int, str]],
 ) -> dict[str, Any]:
     """The ``index.json`` of a snapshot folder, in the layout area's shape
-    (:func:`archiver_app.layout.migrate.build_sidecar`) plus what capture knows besides."""
-    from archiver_app.layout.migrate import build_sidecar
-
+    (:func:`archiver_app.layout.sidecar.build_sidecar`) plus what capture knows besides."""
     values = {
         "uid": uid,
         "url": out.url,
@@ -271,7 +259,7 @@ def finish_snapshot(
     final_url: str,
     job_id: int | None,
 ) -> dict[str, tuple[int, str]]:
-    """Write the folder's ``index.json`` (temporary name, then rename), then save the
+    """Write the folder's ``index.json`` (:func:`layout.sidecar.write_sidecar`), then save the
     snapshot in one transaction (:func:`save_outcome`); the size and sha256 of each file."""
     hashes = hash_files(lib.root, out.files)
     side = sidecar(
@@ -283,8 +271,8 @@ def finish_snapshot(
         job_id=job_id,
         hashes=hashes,
     )
-    write_file_atomic(lib.abspath(out.folder) / "index.json", dump_sidecar(side))
-    out.files.append((f"{out.folder}/index.json", FileKind.SIDECAR))
+    write_sidecar(lib.abspath(out.folder), side)
+    out.files.append((f"{out.folder}/{SIDECAR}", FileKind.SIDECAR))
     hashes.update(hash_files(lib.root, out.files[-1:]))
     save_outcome(lib, out, hashes)
     return hashes
@@ -299,12 +287,6 @@ def hash_files(root: Path, files: Sequence[tuple[str, str]]) -> dict[str, tuple[
     return out
 
 
-def dump_sidecar(data: dict[str, Any]) -> bytes:
-    return (
-        json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True, default=str) + "\n"
-    ).encode()
-
-
 #: A pending row older than this whose folder holds only ``.part`` files was interrupted.
 STALE_PENDING = timedelta(hours=1)
 
@@ -316,7 +298,7 @@ def mark_interrupted(lib: Library, *, older_than: timedelta = STALE_PENDING) -> 
     but ``.part`` files becomes ``failed`` with provenance ``interrupted``; then, when its
     ``.part`` WARC holds complete responses, :func:`archiver_app.capture.salvage.
     salvage_part_warc` makes those a replayable snapshot (complete, fidelity ``fallback``).
-    No file is deleted.
+    No file is deleted but the temporary files of its unfinished atomic writes.
     """
     marked = _mark_failed(lib, older_than)
     from archiver_app.capture.salvage import salvage_part_warc
@@ -337,8 +319,10 @@ def _mark_failed(lib: Library, older_than: timedelta) -> list[int]:
         ).all()
         for snap in rows:
             folder = lib.abspath(snap.folder) if snap.folder else None
+            if folder is not None:  # a screenshot or text the kill left half-written
+                sweep_leftovers(folder, older_than=older_than.total_seconds())
             names = [p.name for p in folder.iterdir()] if folder and folder.is_dir() else []
-            if any(not name.endswith(".part") for name in names):
+            if any(not name.endswith(".part") and not is_temp(name) for name in names):
                 continue
             snap.state = SnapshotState.FAILED
             snap.provenance = {

@@ -12,10 +12,11 @@ response, or that is not a WARC at all, changes nothing.
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
+from typing import BinaryIO
 
 from archiver_app.capture.persist import SnapshotOutcome, finish_snapshot
+from archiver_app.durable import atomic_write
 from archiver_app.errors import ArchiverError
 from archiver_app.library import Library
 from archiver_app.store.models import Collection, Fidelity, FileKind, Snapshot, SnapshotState
@@ -57,19 +58,18 @@ def _complete_prefix(part: Path) -> list[ScannedRecord]:
 
 
 def _copy_prefix(src: Path, dest: Path, length: int) -> None:
-    """``dest`` = the first ``length`` bytes of ``src``: temporary name, fsync, rename."""
-    tmp = dest.with_name(dest.name + ".salvage")
-    with src.open("rb") as fin, tmp.open("wb") as fout:
-        left = length
-        while left > 0 and (chunk := fin.read(min(BUFFER, left))):
-            fout.write(chunk)
-            left -= len(chunk)
-        fout.flush()
-        os.fsync(fout.fileno())
-    if left:
-        tmp.unlink()
-        raise OSError(f"{src} is shorter than its records say")
-    os.replace(tmp, dest)
+    """``dest`` = the first ``length`` bytes of ``src``, written atomically."""
+
+    def copy(fout: BinaryIO) -> None:
+        with src.open("rb") as fin:
+            left = length
+            while left > 0 and (chunk := fin.read(min(BUFFER, left))):
+                fout.write(chunk)
+                left -= len(chunk)
+        if left:
+            raise OSError(f"{src} is shorter than its records say")
+
+    atomic_write(dest, copy)
 
 
 def salvage_part_warc(lib: Library, snapshot_id: int) -> int:

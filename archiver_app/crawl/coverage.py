@@ -23,7 +23,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
-from archiver_app.library import Library, atomic_write_text
+from archiver_app.durable import atomic_write_text
+from archiver_app.library import Library
 from archiver_app.store.models import Job, Page, PageAttempt, PageState, Relation, Snapshot
 
 

@@ -39,6 +39,14 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
 from archiver_app import __version__
+from archiver_app.durable import (
+    discard,
+    install,
+    rename_folder,
+    sync_fd,
+    sync_file,
+    temp_name,
+)
 from archiver_app.errors import InputError
 from archiver_app.export.plan import ExportPlan, Selection, plan_export
 from archiver_app.library import Library
@@ -263,7 +271,7 @@ def _pages_jsonl(library: Library, plan: ExportPlan, result: ExportResult) -> by
 
 
 def _temp_for(dest: Path) -> Path:
-    return dest.with_name(f".{dest.name}.partial-{os.getpid()}")
+    return dest.with_name(temp_name(dest.name))
 
 
 FOLDER_NAMES = frozenset({"README.txt", "archive", "index.cdxj", "pages.jsonl"})
@@ -398,11 +406,10 @@ def write_wacz(
                 _info("datapackage-digest.json", zipfile.ZIP_DEFLATED),
                 json.dumps(digest, indent=2).encode("utf-8"),
             )
-        with tmp.open("rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, dest)
+        sync_file(tmp)
+        install(tmp, dest)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        discard(tmp)
         raise
     return result
 
@@ -443,7 +450,7 @@ def write_folder(
             warc = _HashingWriter(fh)
             cdxj = _copy_records(plan, warc, result, progress, cancel)
             fh.flush()
-            os.fsync(fh.fileno())
+            sync_fd(fh.fileno())
         result.bytes = warc.size
         (tmp / "index.cdxj").write_bytes(("\n".join(cdxj) + "\n").encode() if cdxj else b"")
         (tmp / "pages.jsonl").write_bytes(_pages_jsonl(library, plan, result))
@@ -456,18 +463,20 @@ def write_folder(
             ),
             encoding="utf-8",
         )
+        for name in ("index.cdxj", "pages.jsonl", "README.txt"):
+            sync_file(tmp / name)
         if os.path.lexists(dest):  # --overwrite: the old export goes once the new one is whole
             _replaceable_folder(dest)  # checked again: it may have changed since the start
-            old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
-            os.replace(dest, old)
+            old = dest.with_name(temp_name(f"{dest.name}.old"))
+            rename_folder(dest, old)
             try:
-                os.replace(tmp, dest)
+                rename_folder(tmp, dest)
             except BaseException:
-                os.replace(old, dest)
+                rename_folder(old, dest)
                 raise
             shutil.rmtree(old, ignore_errors=True)
         else:
-            os.replace(tmp, dest)
+            rename_folder(tmp, dest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -10,12 +10,9 @@ describes the import well enough to redo it from the folder alone. Files are reg
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import os
 import re
 import shutil
-import time
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -25,11 +22,20 @@ from typing import Any
 
 from sqlalchemy import delete, select, update
 
+from archiver_app.durable import (
+    atomic_write,
+    discard,
+    install,
+    open_temp,
+    sweep_leftovers,
+    sync_fd,
+)
 from archiver_app.filelock import held_or_busy
 from archiver_app.hashing import sha256_file
 from archiver_app.importers.outcome import FileOutcome, OutcomeState
 from archiver_app.layout import CURRENT_FS_VERSION, snapshot_folder
-from archiver_app.library import Library, atomic_write_text
+from archiver_app.layout.sidecar import SIDECAR, write_sidecar
+from archiver_app.library import Library
 from archiver_app.store.files import register_file
 from archiver_app.store.fulltext import delete_snapshot_text
 from archiver_app.store.models import (
@@ -45,7 +51,7 @@ from archiver_app.store.models import (
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc import workers
 from archiver_app.warc.indexer import IndexReport, IndexTarget, index_warc, record_time
-from archiver_app.warc.regzip import RegzipReport, regzip_warc
+from archiver_app.warc.regzip import RegzipReport, regzip_into
 from archiver_app.warc.scan import (
     NotAnArchiveError,
     OneGzipStreamError,
@@ -56,7 +62,6 @@ from archiver_app.warc.wacz import WaczError, extract_verified, open_wacz
 
 ProgressFn = Callable[[ProgressUpdate], None]
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-SIDECAR = "index.json"
 _log = logging.getLogger(__name__)
 
 
@@ -199,21 +204,14 @@ def _collection(lib: Library, slug: str) -> tuple[int, str]:
 def _copy_into(src: Path, dest: Path) -> None:
     """Copy to a temporary sibling, fsync, rename: a crash never leaves a half file named
     like a whole one."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.partial")
-    with src.open("rb") as fin, tmp.open("wb") as fout:
-        shutil.copyfileobj(fin, fout, 1024 * 1024)
-        fout.flush()
-        os.fsync(fout.fileno())
-    os.replace(tmp, dest)
+    with src.open("rb") as fin:
+        atomic_write(dest, lambda out: shutil.copyfileobj(fin, out, 1 << 20), make_parent=True)
 
 
 def _write_sidecar(
     lib: Library, folder: PurePosixPath, data: dict[str, Any], snapshot_id: int | None
 ) -> None:
-    path = lib.abspath(folder.as_posix()) / SIDECAR
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    write_sidecar(lib.abspath(folder.as_posix()), data)
     with lib.write() as s:
         register_file(s, lib.root, f"{folder.as_posix()}/{SIDECAR}", FileKind.SIDECAR, snapshot_id)
 
@@ -323,7 +321,7 @@ def import_warc_file(
         kind = exc.kind
         regzipped = _regzip(lib, path, cancel)
         if regzipped[1].records == 0:
-            regzipped[0].unlink(missing_ok=True)
+            discard(regzipped[0])
             why = regzipped[1].problems[0] if regzipped[1].problems else "no records found"
             return FileOutcome(path, kind, OutcomeState.FAILED, why)
     except NotAnArchiveError as exc:
@@ -345,7 +343,7 @@ def import_warc_file(
             )
     finally:
         if regzipped is not None:
-            regzipped[0].unlink(missing_ok=True)  # moved into the library, or not wanted
+            discard(regzipped[0])  # moved into the library, or not wanted
     if regzipped is not None and outcome.state is OutcomeState.IMPORTED:
         note = "gzipped as one stream: stored recompressed record by record, records unchanged"
         outcome.reason = f"{note}; {outcome.reason}" if outcome.reason else note
@@ -353,30 +351,41 @@ def import_warc_file(
     return outcome
 
 
-#: Temporary files of recompressions, in the library's root; one a day old was left by a
-#: process that died (a running recompression keeps its file's mtime fresh).
-_REGZIP_GLOB = ".regzip-*.partial"
+#: Temporary files in the library's root (recompressions) a day old were left by a process
+#: that died (a running recompression keeps its file's mtime fresh).
+_STALE_SECONDS = 86_400
 
 
 def _regzip(lib: Library, path: Path, cancel: CancelToken | None) -> tuple[Path, RegzipReport]:
     """``path`` rewritten with one gzip member per record into a durable temporary file
     inside the library (on its disk, so it can be renamed into place)."""
-    stale = time.time() - 86_400
-    for old in lib.root.glob(_REGZIP_GLOB):
-        with contextlib.suppress(OSError):
-            if old.stat().st_mtime < stale:
-                old.unlink()
-    tmp = lib.root / f".regzip-{os.getpid()}-{safe_file_name(path.name, 'import')}.partial"
-    return tmp, regzip_warc(path, tmp, cancel=cancel)
+    sweep_leftovers(lib.root, older_than=_STALE_SECONDS)
+    return _regzip_to_temp(path, lib.root, cancel)
+
+
+def _regzip_to_temp(
+    path: Path, folder: Path, cancel: CancelToken | None
+) -> tuple[Path, RegzipReport]:
+    """``path`` recompressed into a new durable temporary file in ``folder``."""
+    temp, fd = open_temp(folder, f"regzip-{safe_file_name(path.name, 'import')}")
+    try:
+        with open(fd, "wb") as out:
+            report = regzip_into(path, out, cancel=cancel)
+            out.flush()
+            sync_fd(out.fileno())
+    except BaseException:
+        discard(temp)
+        raise
+    return Path(temp), report
 
 
 def _regzip_in_place(path: Path, cancel: CancelToken | None) -> bool:
     """Replace ``path`` by its records one gzip member each; False when none is readable."""
-    tmp = path.with_name(f"{path.name}.regzip")
-    if regzip_warc(path, tmp, cancel=cancel).records == 0:
-        tmp.unlink()
+    tmp, report = _regzip_to_temp(path, path.parent, cancel)
+    if report.records == 0:
+        discard(tmp)
         return False
-    os.replace(tmp, path)
+    install(tmp, path)
     return True
 
 
@@ -425,7 +434,7 @@ def _import_warc_file(
         read_path = lib.abspath(rel)
         if regzipped is not None:  # already a durable file on the library's disk
             read_path.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(regzipped, read_path)
+            install(regzipped, read_path)
         else:
             _copy_into(path, read_path)
         try:
@@ -537,18 +546,14 @@ def _import_wacz_file(
     try:
         for entry in info.warcs:
             name = _unique_name(safe_file_name(PurePosixPath(entry).name, "data.warc.gz"), used)
-            dest = base / name
-            tmp = dest.with_name(f".{name}.partial")
-            with tmp.open("wb") as fh:
+            temp, fd = open_temp(base, name)
+            placed.append((name, Path(temp)))
+            with open(fd, "wb") as fh:
                 extract_verified(info, entry, fh)
                 fh.flush()
-                os.fsync(fh.fileno())
-            placed.append((name, tmp))
+                sync_fd(fh.fileno())
     except (WaczError, zipfile.BadZipFile, zlib.error, EOFError) as exc:
-        for _, tmp in placed:
-            tmp.unlink(missing_ok=True)
-        for leftover in base.glob(".*.partial"):
-            leftover.unlink()
+        sweep_leftovers(base, older_than=0)  # a new folder: only this import's files
         _remove_empty(base, lib.root)
         return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {exc}")
     page_urls = frozenset(p.url for p in info.pages) if info.pages else None
@@ -561,20 +566,20 @@ def _import_wacz_file(
             sniff_archive(tmp)
         except OneGzipStreamError as exc:
             if exc.kind != "warc" or not _regzip_in_place(tmp, cancel):
-                tmp.unlink()
+                discard(tmp)
                 refused.append(f"{name}: {exc}")
                 continue
         except NotAnArchiveError as exc:
-            tmp.unlink()
+            discard(tmp)
             refused.append(f"{name}: {exc}")
             continue
         wsha = sha256_file(tmp)
         if (why := _claim_sha(lib, wsha, locks)) is not None:
-            tmp.unlink()
+            discard(tmp)
             skipped.append(f"{name}: {why}")
             continue
         final = base / name
-        os.replace(tmp, final)
+        install(tmp, final)
         rel = f"{folder.as_posix()}/{name}"
         try:
             with lib.write() as s:

@@ -23,17 +23,16 @@ from typing import Any
 from sqlalchemy import Connection, insert, select
 from sqlalchemy.orm import Session
 
+from archiver_app.durable import sync_filesystem
 from archiver_app.layout.current import CURRENT_FS_VERSION
-from archiver_app.layout.migrate import (
-    CLEANUP_PREFIX,
+from archiver_app.layout.migrate import CLEANUP_PREFIX, PreparedMove, apply_move, kind_of
+from archiver_app.layout.sidecar import (
+    SIDECAR,
     SIDECAR_COLUMNS,
-    PreparedMove,
-    apply_move,
     build_sidecar,
-    kind_of,
+    encode_sidecar,
+    write_sidecar,
 )
-from archiver_app.layout.moves import sync_to_disk
-from archiver_app.layout.sidecar import SIDECAR, encode_sidecar, write_sidecar
 from archiver_app.store.copies import forget_copies, keep_copies_where_they_are
 from archiver_app.store.models import File, Setting, Snapshot, SnapshotTag, Tag
 from archiver_app.store.types import utcnow
@@ -89,7 +88,7 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
             continue
         simple.append(item)
     if not simple:
-        sync_to_disk(root)  # copies were made with durable=False
+        sync_filesystem(root)  # copies were made with durable=False
         return done
     simple_ids = [i.move.snapshot_id for i in simple]
     existing: dict[int, dict[str, int]] = defaultdict(dict)
@@ -196,7 +195,7 @@ def apply_batch(session: Session, items: list[BatchItem], root: Path) -> Applied
         done.marker_keys.append(key)
     for folder, data in sidecars:  # in line: threads here only handed the GIL around
         write_sidecar(folder, data, durable=False)
-    sync_to_disk(root)  # every copy and index.json of the batch is on disk before the commit
+    sync_filesystem(root)  # every copy and index.json of the batch is on disk before the commit
     return done
 
 

@@ -26,14 +26,13 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from archiver_app.durable import is_temp, sweep_leftovers, sync_file, sync_folder
 from archiver_app.layout.moves import (
     NO_LINK_ERRNOS,
-    PART_SUFFIX,
     CopiedFile,
     MoveError,
     TreeCopy,
     copy_verified,
-    fsync_dir,
     linked_sha256,
 )
 
@@ -51,7 +50,7 @@ def link_tree_verified(
 
     The same result as ``copy_tree_verified(src_dir, dst_dir, skip=skip, link=True, ...)``
     (files in the same order, the same refusals), faster. Without ``durable`` the caller
-    must :func:`layout.moves.sync_to_disk` before it records the new place.
+    must :func:`archiver_app.durable.sync_filesystem` before it records the new place.
 
     Raises:
         MoveError: a file could not be linked or copied and verified; names already made
@@ -68,8 +67,8 @@ def link_tree_verified(
     walker.walk("")
     if durable:
         for folder in walker.made:
-            fsync_dir(Path(folder))
-            fsync_dir(Path(folder).parent)
+            sync_folder(folder)
+            sync_folder(os.path.dirname(folder))
     return walker.result
 
 
@@ -104,7 +103,7 @@ class _LinkWalk:
                     )
                 else:
                     subdirs.append(entry.name)
-            elif not entry.name.endswith(PART_SUFFIX):
+            elif not is_temp(entry.name):
                 self.file(prefix, entry)
         for name in subdirs:
             self.walk(f"{prefix}{name}/")
@@ -151,11 +150,7 @@ class _LinkWalk:
                 self.known_size.get(rel),
             )
             if self.durable:
-                fd = os.open(dst, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+                sync_file(dst)
         except (OSError, MoveError) as exc:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(dst)
@@ -176,7 +171,10 @@ class _LinkWalk:
         try:
             os.mkdir(folder)
         except FileExistsError:  # a file there makes the link fail: reported then
-            pass
+            # made by a run that was killed, whose half-written files were never installed;
+            # a concurrent migrator of the same row loses its temporary file here, fails
+            # that batch and leaves the row to be retried (it never loses a final file)
+            sweep_leftovers(folder, older_than=0)
         except FileNotFoundError:  # its parents are new too
             missing = [folder]
             while not os.path.isdir(parent := os.path.dirname(missing[-1])):

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, event, or_, select, update
 from sqlalchemy.orm import Session
 
-from archiver_app import __version__
 from archiver_app.layout.current import CURRENT_FS_VERSION
 from archiver_app.layout.links import link_tree_verified
 from archiver_app.layout.moves import (
@@ -43,7 +42,13 @@ from archiver_app.layout.moves import (
     prune_folders,
     remove_verified,
 )
-from archiver_app.layout.sidecar import ARCHIVEBOX_INDEX_COPY, SIDECAR, write_sidecar
+from archiver_app.layout.sidecar import (
+    ARCHIVEBOX_INDEX_COPY,
+    SIDECAR,
+    SIDECAR_COLUMNS,
+    build_sidecar,
+    write_sidecar,
+)
 from archiver_app.layout.versions import ChainPlan, Placement, SnapshotFacts, plan_chain
 from archiver_app.store.copies import forget_copies, keep_copies_where_they_are
 from archiver_app.store.models import (
@@ -262,39 +267,6 @@ def _repoint_files(
         rel = snap.warc_file[len(old_prefix) :]
         target = next((f.target for f in copied if f.source == rel), rel)
         snap.warc_file = new_prefix + target
-
-
-SIDECAR_COLUMNS = (
-    "uid", "url", "captured_at", "folder", "fs_version", "title", "state", "http_status",
-    "mime", "capture_backend", "capture_fidelity", "provenance",
-)  # fmt: skip
-
-
-def build_sidecar(
-    values: Mapping[str, Any], slug: str | None, tags: list[str], files: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """The ``index.json`` of a snapshot from its row values (see :data:`SIDECAR_COLUMNS`)."""
-    provenance = dict(values["provenance"] or {})
-    results = provenance.pop("archive_results", {})
-    return {
-        "fs_version": values["fs_version"],
-        "uid": values["uid"],
-        "url": values["url"],
-        "captured_at": values["captured_at"].isoformat(),
-        "collection": slug,
-        "folder": values["folder"],
-        "title": values["title"],
-        "tags": sorted(tags),
-        "state": values["state"],
-        "http_status": values["http_status"],
-        "mime": values["mime"],
-        "capture_backend": values["capture_backend"],
-        "capture_fidelity": values["capture_fidelity"],
-        "archive_results": results,
-        "provenance": provenance,
-        "files": sorted(files, key=lambda f: str(f["path"])),
-        "written_by": f"archiver {__version__}",
-    }
 
 
 def sidecar_data(session: Session, snap: Snapshot) -> dict[str, Any]:

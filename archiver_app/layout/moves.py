@@ -24,22 +24,24 @@ the copy.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
-import hashlib
 import os
-import shutil
 import stat
-import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from archiver_app.durable import (
+    DestinationError,
+    SourceError,
+    SourceMismatch,
+    is_temp,
+    sync_file,
+    sync_folder,
+    verified_copy,
+)
 from archiver_app.errors import ArchiverError
 from archiver_app.hashing import sha256_file
-
-BUFFER = 1024 * 1024
-PART_SUFFIX = ".archiver-part"
 
 
 class MoveError(ArchiverError):
@@ -68,20 +70,6 @@ class TreeCopy:
         return sum(f.size for f in self.files)
 
 
-def fsync_dir(path: Path) -> None:
-    """Make renames inside ``path`` durable (a no-op where folders cannot be opened)."""
-    if os.name == "nt":
-        return
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 #: ``os.link`` errors that mean "cannot link here, copy instead".
 NO_LINK_ERRNOS = frozenset(
     {errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EACCES}
@@ -102,13 +90,15 @@ def copy_verified(
 
     A ``dst`` that already holds the same bytes is kept (idempotent resume). A ``dst`` with
     other bytes is a conflict and raises :class:`MoveError`; so does a source whose hash is
-    not ``expected_sha256``. With ``durable`` the copy is fsynced; without, the caller must
-    call :func:`sync_to_disk` before it records the new place (one ``syncfs`` per batch
-    instead of one fsync per file). With ``link`` a same-device file with a single name is
-    hard-linked instead of copied (see the module docstring); the caller must then only ever
-    remove ``src``'s name, never write through it. A link is verified by identity: the new
-    name must be the same inode on the same device with the same size (and
-    ``expected_size``, when given); its data is read only when no hash is on record.
+    not ``expected_sha256``. The copy is :func:`archiver_app.durable.verified_copy`'s. With
+    ``durable`` it is fsynced; without, the caller must call
+    :func:`archiver_app.durable.sync_filesystem` before it records the new place (one
+    ``syncfs`` per batch instead of one fsync per file). With ``link`` a same-device file
+    with a single name is hard-linked instead of copied (see the module docstring); the
+    caller must then only ever remove ``src``'s name, never write through it. A link is
+    verified by identity: the new name must be the same inode on the same device with the
+    same size (and ``expected_size``, when given); its data is read only when no hash is on
+    record.
     """
     src_stat = src.stat()
     src_size = src_stat.st_size
@@ -126,28 +116,25 @@ def copy_verified(
         if dst_stat.st_size == src_size and sha256_file(dst) == src_sha:
             return src_size, src_sha
         raise MoveError(f"{dst} already exists with different contents; {src} was kept")
-    tmp = dst.with_name(dst.name + PART_SUFFIX)
     try:
-        if expected_sha256 is None:
-            sha = _copy_hashing(src, tmp, durable=durable)
-        else:  # the hash is on record: a kernel-side copy, then one hash of the copy
-            shutil.copyfile(src, tmp)
-            if durable:
-                _fsync_file(tmp)
-            sha = expected_sha256
-        if tmp.stat().st_size != src_size or sha256_file(tmp) != sha:
-            if expected_sha256 is not None and sha256_file(src) != expected_sha256:
-                raise MoveError(f"{src} does not have the recorded sha256; it was kept")
-            raise MoveError(f"the copy of {src} at {dst} did not verify; the source was kept")
-        os.utime(tmp, ns=(src_stat.st_atime_ns, src_stat.st_mtime_ns))
-        os.replace(tmp, dst)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise MoveError(f"cannot copy {src} to {dst}: {exc.strerror or exc}") from exc
-    except MoveError:
-        tmp.unlink(missing_ok=True)
-        raise
-    return src_size, sha
+        return verified_copy(
+            src,
+            dst,
+            expected_sha256=expected_sha256,
+            durable=durable,
+            keep_stat=True,
+            make_parent=False,
+        )
+    except SourceMismatch as exc:
+        raise MoveError(f"{src} does not have the recorded sha256; it was kept") from exc
+    except SourceError as exc:
+        raise MoveError(f"cannot copy {src} to {dst}: {exc}") from exc
+    except DestinationError as exc:
+        if exc.kind == "mismatch":
+            raise MoveError(
+                f"the copy of {src} at {dst} did not verify; the source was kept"
+            ) from exc
+        raise MoveError(f"cannot copy {src} to {dst}: {exc}") from exc
 
 
 def _link_verified(
@@ -175,8 +162,8 @@ def _link_verified(
             raise MoveError(f"the link of {src} at {dst} did not verify; the source was kept")
         sha = linked_sha256(src, dst, dst_stat, expected_sha256, expected_size)
         if durable:
-            _fsync_file(dst)
-            fsync_dir(dst.parent)
+            sync_file(dst)
+            sync_folder(dst.parent)
     except OSError as exc:
         dst.unlink(missing_ok=True)
         raise MoveError(f"cannot verify {dst}: {exc.strerror or exc}") from exc
@@ -209,26 +196,6 @@ def linked_sha256(
     return sha
 
 
-def _copy_hashing(src: Path, tmp: Path, *, durable: bool) -> str:
-    digest = hashlib.sha256()
-    with src.open("rb") as fin, tmp.open("wb") as fout:
-        while chunk := fin.read(BUFFER):
-            digest.update(chunk)
-            fout.write(chunk)
-        fout.flush()
-        if durable:
-            os.fsync(fout.fileno())
-    return digest.hexdigest()
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def iter_tree(folder: Path) -> Iterator[tuple[str, Path | None, str | None]]:
     """Every file under ``folder``: ``(relative, real path or None, refusal reason)``.
 
@@ -256,7 +223,7 @@ def _walk(
         else:
             files.append(entry)
     for entry in files:
-        if entry.name.endswith(PART_SUFFIX):
+        if is_temp(entry.name):
             continue
         rel = prefix + entry.name
         path = base / entry.name
@@ -293,7 +260,7 @@ def copy_tree_verified(
         skip: source relative paths not to copy (for example a sidecar rewritten later).
         avoid_clashes: put a file whose name is taken by other bytes under a suffixed
             name (``name.dup1.ext``) instead of failing.
-        durable: fsync each file and folder now; otherwise see :func:`sync_to_disk`.
+        durable: fsync each file and folder now; otherwise see :func:`copy_verified`.
         known_sha256: source relative path -> recorded hash (``files`` rows): such files
             are copied by the kernel and hashed once, at the destination, or linked and
             not read at all (see :func:`copy_verified`).
@@ -332,26 +299,8 @@ def copy_tree_verified(
         result.files.append(CopiedFile(rel, target, size, sha))
     if durable:
         for folder in touched:
-            fsync_dir(folder)
+            sync_folder(folder)
     return result
-
-
-def sync_to_disk(folder: Path) -> None:
-    """Flush everything written to ``folder``'s file system (``syncfs`` on Linux).
-
-    Elsewhere it falls back to ``os.sync()``. Used once per batch before a commit that
-    names files copied with ``durable=False``.
-    """
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            if libc.syncfs(fd) == 0:
-                return
-        finally:
-            os.close(fd)
-    if hasattr(os, "sync"):
-        os.sync()
 
 
 def free_name(folder: Path, relative: str, sha256: str) -> str:

@@ -8,6 +8,14 @@ Known formats (detected, not trusted):
   ``{extractor, output, status, start_ts, end_ts, ...}``.
 - ``archiver-1`` / ``archiver-2``: ours, with an explicit ``fs_version``.
 
+This module owns the file: its name (:data:`SIDECAR`), the shape we write
+(:func:`build_sidecar`, from the row's :data:`SIDECAR_COLUMNS`), its one encoding
+(:func:`encode_sidecar`: UTF-8 JSON on one line, keys sorted, non-ASCII escaped), reading
+and writing. Every writer of a snapshot folder's index (capture, the importers, the layout
+migrations) calls :func:`write_sidecar`; reading accepts any UTF-8 JSON (older versions
+indented it and wrote non-ASCII characters as they are; other tools may start it with a
+BOM).
+
 Everything is normalised into :class:`ParsedIndex`. Output paths that leave the folder
 (``../``, absolute, drive letters) are refused entry by entry and reported, never followed.
 """
@@ -16,11 +24,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from archiver_app import __version__
+from archiver_app.durable import atomic_write
 from archiver_app.errors import ArchiverError, InputError
 from archiver_app.layout.current import is_safe_uid
 from archiver_app.layout.versions import ARCHIVEBOX_07, ARCHIVEBOX_08, KNOWN_VERSIONS
@@ -88,7 +99,7 @@ def read_index(folder: Path) -> ParsedIndex:
     try:
         if path.stat().st_size > MAX_INDEX_BYTES:
             raise UnreadableIndex(f"index.json in {folder.name} is too large")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM from other tools
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UnreadableIndex(f"index.json in {folder.name} is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
@@ -197,6 +208,39 @@ def merge_results(*sources: Results) -> Results:
     return merged
 
 
+SIDECAR_COLUMNS = (
+    "uid", "url", "captured_at", "folder", "fs_version", "title", "state", "http_status",
+    "mime", "capture_backend", "capture_fidelity", "provenance",
+)  # fmt: skip
+
+
+def build_sidecar(
+    values: Mapping[str, Any], slug: str | None, tags: list[str], files: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The ``index.json`` of a snapshot from its row values (see :data:`SIDECAR_COLUMNS`)."""
+    provenance = dict(values["provenance"] or {})
+    results = provenance.pop("archive_results", {})
+    return {
+        "fs_version": values["fs_version"],
+        "uid": values["uid"],
+        "url": values["url"],
+        "captured_at": values["captured_at"].isoformat(),
+        "collection": slug,
+        "folder": values["folder"],
+        "title": values["title"],
+        "tags": sorted(tags),
+        "state": values["state"],
+        "http_status": values["http_status"],
+        "mime": values["mime"],
+        "capture_backend": values["capture_backend"],
+        "capture_fidelity": values["capture_fidelity"],
+        "archive_results": results,
+        "provenance": provenance,
+        "files": sorted(files, key=lambda f: str(f["path"])),
+        "written_by": f"archiver {__version__}",
+    }
+
+
 def encode_sidecar(data: dict[str, Any]) -> bytes:
     """``index.json`` bytes: one line of JSON, keys sorted.
 
@@ -208,23 +252,13 @@ def encode_sidecar(data: dict[str, Any]) -> bytes:
 
 
 def write_sidecar(folder: Path, data: dict[str, Any] | bytes, *, durable: bool = True) -> bytes:
-    """Write ``folder/index.json`` atomically (temporary file, fsync, rename); return the
-    bytes written. ``data`` is the JSON object, or bytes from :func:`encode_sidecar`.
+    """Write ``folder/index.json`` atomically (:func:`archiver_app.durable.atomic_write`,
+    creating ``folder`` if needed); return the bytes written. ``data`` is the JSON object,
+    or bytes from :func:`encode_sidecar`.
 
-    Without ``durable`` the fsync is left to a later :func:`layout.moves.sync_to_disk`.
+    Without ``durable`` nothing is fsynced: the caller runs
+    :func:`archiver_app.durable.sync_filesystem` before it records the batch.
     """
     raw = data if isinstance(data, bytes) else encode_sidecar(data)
-    base = os.fspath(folder)
-    path, tmp = os.path.join(base, SIDECAR), os.path.join(base, f".{SIDECAR}.tmp")
-    try:
-        fh = open(tmp, "wb")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
-        folder.mkdir(parents=True, exist_ok=True)
-        fh = open(tmp, "wb")  # noqa: SIM115 - closed below
-    with fh:
-        fh.write(raw)
-        if durable:
-            fh.flush()
-            os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    atomic_write(os.path.join(folder, SIDECAR), raw, durable=durable, make_parent=True)
     return raw

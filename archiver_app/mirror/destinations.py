@@ -18,12 +18,12 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from archiver_app.durable import atomic_write_text
 from archiver_app.errors import InputError
-from archiver_app.library import Library, atomic_write_text
-from archiver_app.mirror.mounts import scan_markers
+from archiver_app.library import Library
+from archiver_app.mirror.mounts import MARKER_NAME, scan_markers
 from archiver_app.store.models import Destination
 
-MARKER_NAME = ".archiver-destination.json"
 MARKER_FORMAT = "archiver-destination"
 DATA_DIR = "Archiver"
 

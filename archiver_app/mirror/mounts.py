@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+#: The file that marks a folder or drive as a destination (its uuid); defined here only.
 MARKER_NAME = ".archiver-destination.json"
 
 

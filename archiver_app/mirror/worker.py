@@ -35,11 +35,13 @@ from sqlalchemy import Table, func, literal, null, select, true, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from archiver_app.durable import sweep_leftovers
 from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.deps import chunks
-from archiver_app.mirror.destinations import MARKER_NAME, MountedDestination
+from archiver_app.mirror.destinations import MountedDestination
 from archiver_app.mirror.director import SMALL_FILE, Transfer, interleave, make_batches
+from archiver_app.mirror.mounts import MARKER_NAME
 from archiver_app.mirror.progress import RunProgress
 from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, File, LocalState
@@ -100,8 +102,7 @@ def prepare_destination(lib: Library, dest: MountedDestination) -> None:
     folder holds only their temporary files (removed: none has a final name)."""
     staging = staging_folder(dest)
     staging.mkdir(parents=True, exist_ok=True)
-    for leftover in staging.glob(f"*{copier.TEMP_SUFFIX}"):
-        copier.discard(leftover)
+    sweep_leftovers(staging, older_than=0)
     with lib.write() as s:
         s.execute(
             update(Copy)
@@ -663,7 +664,7 @@ def _install(lane: _Lane, verifying: _Verifying) -> _Installed:
                 folders.update(copier.make_folders(parent))
                 folders.add(parent)
                 seen.add(parent)
-            os.replace(temp, final)
+            copier.install(temp, final, sync=False)  # the batch's barrier makes it durable
         except OSError as exc:
             err = copier.classify(exc, lane.marker)
             results[fid] = f"destination {err.kind}"

@@ -1,7 +1,7 @@
 """Give a WARC gzipped as one stream (``gzip x.warc``) one gzip member per record.
 
 Records are found at their offsets, which needs a gzip member per record; a file compressed
-whole has no such offsets. :func:`regzip_warc` reads the stream once and writes each
+whole has no such offsets. :func:`regzip_into` reads the stream once and writes each
 record's bytes unchanged (header block, content block, trailing blank lines) into its own
 member, so the records' digests still hold and the file indexes like any other.
 ``warcio recompress`` does the same job by re-serialising every record; the bytes here
@@ -16,12 +16,12 @@ damaged gzip data is left out, with every record before it kept. Each is reporte
 from __future__ import annotations
 
 import gzip
-import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, BinaryIO
 
+from archiver_app.durable import atomic_write
 from archiver_app.tasks import CancelToken
 
 CHUNK = 1024 * 1024
@@ -52,51 +52,55 @@ class _Damaged(Exception):
 
 
 def regzip_warc(src: Path, dst: Path, *, cancel: CancelToken | None = None) -> RegzipReport:
-    """Write ``src`` (a WARC gzipped as one stream, or several records per member) to
-    ``dst`` with one gzip member per record, flushed to disk; on an error ``dst`` is removed.
+    """:func:`regzip_into` a new file ``dst``, written atomically and durably (on an error
+    ``dst`` is not created).
 
     Raises:
         Cancelled: ``cancel`` was set.
         OSError: ``src`` cannot be read or ``dst`` written.
     """
-    try:
-        return _regzip(src, dst, cancel)
-    except BaseException:
-        dst.unlink(missing_ok=True)
-        raise
+    reports: list[RegzipReport] = []
+    atomic_write(dst, lambda out: reports.append(regzip_into(src, out, cancel=cancel)))
+    return reports[0]
 
 
-def _regzip(src: Path, dst: Path, cancel: CancelToken | None) -> RegzipReport:
+def regzip_into(src: Path, out: BinaryIO, *, cancel: CancelToken | None = None) -> RegzipReport:
+    """Write ``src`` (a WARC gzipped as one stream, or several records per member) to the
+    open file ``out`` with one gzip member per record (the caller makes it durable, with
+    :mod:`archiver_app.durable`, and throws it away on an error).
+
+    Raises:
+        Cancelled: ``cancel`` was set.
+        OSError: ``src`` cannot be read or ``out`` written.
+    """
     report = RegzipReport()
-    with gzip.open(src, "rb") as fin, dst.open("wb") as fout:
+    with gzip.open(src, "rb") as fin:
         while True:
             if cancel is not None:
                 cancel.raise_if_cancelled()
-            start = fout.tell()
+            start = out.tell()
             try:
                 header = _next_header(fin, report)
                 if header is None:
                     break
-                _write_record(fin, fout, header)
+                _write_record(fin, out, header)
             except _Damaged as exc:
-                fout.truncate(start)
-                fout.seek(start)
+                out.truncate(start)
+                out.seek(start)
                 report.problems.append(f"record {report.position}: {exc}")
                 if exc.resync:
                     report.skipped += 1
                     continue
                 break
             except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                fout.truncate(start)
-                fout.seek(start)
+                out.truncate(start)
+                out.seek(start)
                 report.problems.append(
                     f"record {report.position}: the gzip data ends or is damaged ({exc}); "
                     "the records after it cannot be read"
                 )
                 break
             report.records += 1
-        fout.flush()
-        os.fsync(fout.fileno())
     return report
 
 

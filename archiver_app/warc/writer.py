@@ -3,7 +3,10 @@
 The file is written under a temporary name (``<name>.part``) and renamed when closed, so a
 killed process never leaves a half file that looks complete. Every record is a complete
 gzip member flushed as soon as it is written, so the ``.part`` file is itself a valid
-WARC up to its last record (``warcio check`` passes on it).
+WARC up to its last record (``warcio check`` passes on it). That is why it does not take a
+:mod:`archiver_app.durable` temporary name: a killed capture's ``.part`` file is salvaged
+(:mod:`archiver_app.capture.salvage`), never swept; closing it uses the same fsync and
+rename as every other durable file.
 
 Each written record is reported as a :class:`WrittenRecord` (offset, length, digest ...):
 exactly what the ``records`` index table needs. Dates and record ids come from injectable
@@ -15,7 +18,6 @@ Threading contract: one writer belongs to one capture; calls must not overlap.
 from __future__ import annotations
 
 import io
-import os
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from typing import BinaryIO
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from archiver_app.durable import install, sync_fd
 from archiver_app.store.types import utcnow
 from archiver_app.warc.httpmsg import HttpRequest, HttpResponse, stored_response_headers
 from archiver_app.warc.timestamps import parse_warc_date, to_ts17, warc_date
@@ -250,14 +253,15 @@ class CaptureWarcWriter:
     # ------------------------------------------------------------------ closing
 
     def close(self) -> Path:
-        """Flush, fsync and rename the ``.part`` file to its final name."""
+        """Flush, fsync and rename the ``.part`` file to its final name, durably
+        (:func:`archiver_app.durable.install`)."""
         if self._fh is None:
             return self.path
         self._fh.flush()
-        os.fsync(self._fh.fileno())
+        sync_fd(self._fh.fileno())
         self._fh.close()
         self._fh = None
-        os.replace(self.part_path, self.path)
+        install(self.part_path, self.path)
         return self.path
 
     def abandon(self) -> None:

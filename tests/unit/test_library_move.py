@@ -96,7 +96,7 @@ def test_a_full_destination_leaves_the_library_where_it_was(tmp_path: Path) -> N
     src = tmp_path / "old"
     before = _make_library(src, n=8)
     with small_drive(tmp_path / "tiny", 48) as disk:  # smaller than the library
-        with pytest.raises(OSError):
+        with pytest.raises(LibraryError, match=r"not moved: writing .* failed \(full: "):
             move_library(src, disk / "Library")
         assert list(disk.iterdir()) == []  # the staging folder is gone too
     _same_library(before, src, 8)

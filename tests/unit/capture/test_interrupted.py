@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 
 from archiver_app.capture.persist import create_pending, mark_interrupted
+from archiver_app.durable import TEMP_SUFFIX
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot, SnapshotState
 
@@ -46,3 +48,13 @@ def test_old_pending_rows_with_only_part_files_become_failed(library: Library) -
     part = library.abspath("collections/default/x/killed/capture.warc.gz.part")
     assert part.read_bytes() == b"WARC data"  # nothing deleted
     assert mark_interrupted(library) == []  # idempotent
+
+
+def test_a_half_written_file_does_not_hide_an_interrupted_capture(library: Library) -> None:
+    """Killed while writing its screenshot: the temporary file is swept, the row failed."""
+    temp = f".screenshot.png.41-ab12cd34-0{TEMP_SUFFIX}"
+    killed = _pending(library, "killed", timedelta(hours=3), ["capture.warc.gz.part", temp])
+    folder = library.abspath("collections/default/x/killed")
+    os.utime(folder / temp, (0, 0))
+    assert mark_interrupted(library) == [killed]
+    assert sorted(p.name for p in folder.iterdir()) == ["capture.warc.gz.part"]

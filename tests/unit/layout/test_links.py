@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 import archiver_app.layout.moves as moves
+from archiver_app.durable import TEMP_SUFFIX
 from archiver_app.layout.links import link_tree_verified
-from archiver_app.layout.moves import PART_SUFFIX, MoveError, copy_tree_verified
+from archiver_app.layout.moves import MoveError, copy_tree_verified
 
 
 def _sha(data: bytes) -> str:
@@ -30,7 +31,8 @@ def _snapshot(folder: Path, outside: Path) -> dict[str, bytes]:
     for rel, data in files.items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_bytes(data)
-    (folder / f"half.bin{PART_SUFFIX}").write_bytes(b"interrupted copy")
+    (folder / f".half.bin.1-ab-0{TEMP_SUFFIX}").write_bytes(b"interrupted copy")
+    (folder / "older.bin.archiver-part").write_bytes(b"an earlier version's interrupted copy")
     (folder / "inside-link").symlink_to(folder / "screenshot.png")
     (folder / "outside-link").symlink_to(outside)
     (folder / "dir-link").symlink_to(outside.parent)
@@ -58,7 +60,8 @@ def test_same_result_as_the_generic_tree_copy(tmp_path: Path) -> None:
         assert new.read_bytes() == data
     inside = tmp_path / "new-a" / "inside-link"
     assert not inside.is_symlink() and not os.path.samefile(inside, fast_src / "screenshot.png")
-    assert not (tmp_path / "new-a" / f"half.bin{PART_SUFFIX}").exists()
+    assert not (tmp_path / "new-a" / f".half.bin.1-ab-0{TEMP_SUFFIX}").exists()
+    assert not (tmp_path / "new-a" / "older.bin.archiver-part").exists()
 
 
 def test_recorded_hashes_are_kept_without_reading_and_a_wrong_size_is_refused(
@@ -123,3 +126,15 @@ def test_resume_other_names_and_other_devices_fall_back_safely(
     assert len(far.files) == 3
     assert (tmp_path / "far" / "clash.bin").read_bytes() == b"mine"
     assert not os.path.samefile(tmp_path / "far" / "clash.bin", src / "clash.bin")
+
+
+def test_a_rerun_sweeps_what_a_killed_run_left_in_the_new_folder(tmp_path: Path) -> None:
+    src, dst = tmp_path / "old", tmp_path / "new"
+    src.mkdir()
+    (src / "a.bin").write_bytes(b"a" * 100)
+    dst.mkdir()  # made by the killed run, which was writing index.json there
+    left = dst / f".index.json.7-ab12cd34-0{TEMP_SUFFIX}"
+    left.write_bytes(b'{"half": ')
+    result = link_tree_verified(src, dst)
+    assert [f.target for f in result.files] == ["a.bin"]
+    assert sorted(p.name for p in dst.iterdir()) == ["a.bin"]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from archiver_app.durable import TEMP_SUFFIX, is_temp
 from archiver_app.layout.moves import (
-    PART_SUFFIX,
     CopiedFile,
     MoveError,
     copy_tree_verified,
@@ -33,7 +33,7 @@ def test_copy_verified_copies_and_is_idempotent(tmp_path: Path) -> None:
     mtime = dst.stat().st_mtime_ns
     assert copy_verified(src, dst) == (5000, _sha(b"hello" * 1000))  # skipped: same bytes
     assert dst.stat().st_mtime_ns == mtime
-    assert not list(dst.parent.glob(f"*{PART_SUFFIX}"))
+    assert not [p for p in dst.parent.iterdir() if is_temp(p.name)]
 
 
 def test_copy_verified_refuses_conflicts_and_wrong_hashes(tmp_path: Path) -> None:
@@ -46,7 +46,7 @@ def test_copy_verified_refuses_conflicts_and_wrong_hashes(tmp_path: Path) -> Non
     with pytest.raises(MoveError, match="recorded sha256"):
         copy_verified(src, tmp_path / "c.bin", expected_sha256=_sha(b"other"))
     assert not (tmp_path / "c.bin").exists()
-    assert not (tmp_path / f"c.bin{PART_SUFFIX}").exists()
+    assert not list(tmp_path.glob(f"*{TEMP_SUFFIX}"))
 
 
 def test_tree_copy_refuses_symlinks_leading_outside(tmp_path: Path) -> None:

@@ -23,7 +23,11 @@ def test_copy_to_temp_hashes_the_source_and_never_leaves_a_bad_temp(tmp_path: Pa
     out.mkdir()
     seen: list[int] = []
     temp = Path(copier.copy_to_temp(src, out, sha(data), len(data), on_bytes=seen.append))
-    assert temp.name.endswith(".part") and temp.read_bytes() == data and sum(seen) == len(data)
+    assert (
+        temp.name.endswith(copier.TEMP_SUFFIX)
+        and temp.read_bytes() == data
+        and sum(seen) == len(data)
+    )
     with pytest.raises(copier.SourceMismatch) as info:
         copier.copy_to_temp(src, out, sha(b"other"), len(data))
     assert info.value.sha256 == sha(data)

@@ -14,9 +14,9 @@ import pytest
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.mirror import add_destination, find_mounted, scan_markers
-from archiver_app.mirror.destinations import MARKER_NAME, read_marker, unknown_markers
+from archiver_app.mirror.destinations import read_marker, unknown_markers
 from archiver_app.mirror.locking import DestinationBusy, destination_lock, is_busy
-from archiver_app.mirror.mounts import candidate_folders, default_scan_roots
+from archiver_app.mirror.mounts import MARKER_NAME, candidate_folders, default_scan_roots
 from tests.helpers.mounts import read_only_folder
 
 

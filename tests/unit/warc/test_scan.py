@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from archiver_app.durable import TEMP_SUFFIX
 from archiver_app.warc.reader import read_record_at
 from archiver_app.warc.scan import NotAnArchiveError, ScanProblem, scan_records, sniff_archive
 from tests.helpers.warcs import site, write_warc
@@ -157,7 +158,7 @@ def test_a_warc_gzipped_as_one_stream_is_recompressed_on_import(
     conn = sqlite3.connect(library.db_path)  # type: ignore[attr-defined]
     assert conn.execute("SELECT count(*) FROM records").fetchone() == (0,)
 
-    stale = library.root / ".regzip-1-x.warc.gz.partial"  # type: ignore[attr-defined]
+    stale = library.root / f".regzip-x.warc.gz.1-ab-0{TEMP_SUFFIX}"  # type: ignore[attr-defined]
     stale.write_bytes(b"left by a process that died")
     os.utime(stale, (0, 0))
     outcome = import_warc_file(library, whole)  # type: ignore[arg-type]
@@ -180,7 +181,7 @@ def test_a_warc_gzipped_as_one_stream_is_recompressed_on_import(
     }
     again = import_warc_file(library, whole)  # type: ignore[arg-type]
     assert again.state is OutcomeState.SKIPPED
-    assert not list(library.root.glob(".regzip-*"))  # type: ignore[attr-defined]
+    assert not list(library.root.glob(f"*{TEMP_SUFFIX}"))  # type: ignore[attr-defined]
     conn.close()
     # one record in one member is what a record per member means
     single = tmp_path / "single.warc.gz"
