@@ -122,7 +122,11 @@ def _copy_verified(
     try:
         verified_copy(src, dst, keep_stat=True, make_parent=False, on_bytes=step)
     except DestinationError as exc:
-        why = "did not read back as written" if exc.kind == "mismatch" else f"failed ({exc})"
+        why = (
+            "did not read back as written"
+            if exc.kind == "mismatch"
+            else f"failed ({exc.kind}: {exc})"
+        )
         raise LibraryError(
             f"the library was not moved: writing {src.name} to the new place {why}",
             details=f"{src} -> {dst}",

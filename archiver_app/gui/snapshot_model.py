@@ -49,8 +49,8 @@ from archiver_app.api.table import (
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.thumbnails import ThumbnailCache
 from archiver_app.library import Library
-from archiver_app.mirror.progress import human_bytes
 from archiver_app.tasks import CancelToken
+from archiver_app.units import human_bytes
 
 #: Rows fetched together for display.
 PAGE = 128

@@ -17,26 +17,70 @@ The public surface for front ends (CLI, GUI drives panel, replay and export):
 ``mirror``, ``verify`` and ``offload`` are the same functions under the short names the
 GUI's drives panel calls (``fn(library, progress=..., cancel=...)``).
 
-Importing this package does nothing but import.
+Importing this package loads none of its modules: each name is imported on first use
+(PEP 562), so a front end reading one view (``mirror.status``) does not load the copier.
 """
 
-from archiver_app.mirror.destinations import add_destination, find_mounted
-from archiver_app.mirror.mounts import scan_markers
-from archiver_app.mirror.offload import offload, parse_age, restore, restore_snapshot
-from archiver_app.mirror.policy import Policy, effective_policy, set_policy
-from archiver_app.mirror.run import MirrorResult, run_mirror
-from archiver_app.mirror.scrub import (
-    DriveNotMounted,
-    scheduled_scrub,
-    scrubs_due,
-    verify_all,
-    verify_destinations,
-    verify_library,
-)
-from archiver_app.mirror.status import list_destinations, snapshot_copies
+from __future__ import annotations
 
-mirror = run_mirror
-verify = verify_destinations
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from archiver_app.mirror.destinations import add_destination, find_mounted
+    from archiver_app.mirror.mounts import scan_markers
+    from archiver_app.mirror.offload import offload, parse_age, restore, restore_snapshot
+    from archiver_app.mirror.policy import Policy, effective_policy, set_policy
+    from archiver_app.mirror.run import MirrorResult, run_mirror
+    from archiver_app.mirror.scrub import (
+        DriveNotMounted,
+        scheduled_scrub,
+        scrubs_due,
+        verify_all,
+        verify_destinations,
+        verify_library,
+    )
+    from archiver_app.mirror.status import list_destinations, snapshot_copies
+
+    mirror = run_mirror
+    verify = verify_destinations
+
+#: Public name -> (module, attribute).
+_WHERE = {
+    "add_destination": ("destinations", "add_destination"),
+    "find_mounted": ("destinations", "find_mounted"),
+    "scan_markers": ("mounts", "scan_markers"),
+    "offload": ("offload", "offload"),
+    "parse_age": ("offload", "parse_age"),
+    "restore": ("offload", "restore"),
+    "restore_snapshot": ("offload", "restore_snapshot"),
+    "Policy": ("policy", "Policy"),
+    "effective_policy": ("policy", "effective_policy"),
+    "set_policy": ("policy", "set_policy"),
+    "MirrorResult": ("run", "MirrorResult"),
+    "run_mirror": ("run", "run_mirror"),
+    "mirror": ("run", "run_mirror"),
+    "DriveNotMounted": ("scrub", "DriveNotMounted"),
+    "scheduled_scrub": ("scrub", "scheduled_scrub"),
+    "scrubs_due": ("scrub", "scrubs_due"),
+    "verify_all": ("scrub", "verify_all"),
+    "verify_destinations": ("scrub", "verify_destinations"),
+    "verify": ("scrub", "verify_destinations"),
+    "verify_library": ("scrub", "verify_library"),
+    "list_destinations": ("status", "list_destinations"),
+    "snapshot_copies": ("status", "snapshot_copies"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DriveNotMounted",

@@ -7,21 +7,9 @@ import time
 from collections.abc import Callable
 
 from archiver_app.tasks import Progress, ProgressUpdate
+from archiver_app.units import human_bytes, human_duration
 
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    raise AssertionError("unreachable")
-
-
-def human_duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+__all__ = ["RunProgress", "human_bytes", "human_duration"]
 
 
 class RunProgress:

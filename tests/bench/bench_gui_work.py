@@ -76,7 +76,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     from archiver_app.gui.capture_input import CaptureRequest, CrawlOptions
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.gui.ops import BackgroundOp, OpRunner
-    from archiver_app.layout.migrator import pending_count
+    from archiver_app.layout.migrator import pending_count, run_migrator
     from archiver_app.library import Library
     from archiver_app.mirror import add_destination
     from archiver_app.tasks.isolated import run_isolated
@@ -151,9 +151,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     mirror = window.drives.mirror_now()
     migration = BackgroundOp(  # as the app's idle migrator runs it: in a child process
         runner,
-        lambda p, c: run_isolated(
-            "archiver_app.layout.migrator:run_migrator", lib, progress=p, cancel=c
-        ),
+        lambda p, c: run_isolated(run_migrator, lib, progress=p, cancel=c),
         label="migration",
         blocks_quit=False,
     ).run_in_background()

@@ -57,6 +57,7 @@ PLACEHOLDERS = {
     "NAME": "blue",
     "TIME": "2024-03",
     "N": "8765",
+    "ID": "7",
 }
 
 

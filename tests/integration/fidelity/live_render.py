@@ -10,8 +10,12 @@ wait for quiet again, grab.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QImage
@@ -112,6 +116,26 @@ def render_live(url: str) -> QImage:
         pump(lambda: False, 0.05)
 
 
+def render_live_apart(url: str, out: Path) -> None:
+    """:func:`render_live` in a child process: the app's process cuts every QtWebEngine
+    view off the network (``gui.replay.isolation``, process-wide flags), so the live page
+    is loaded where those flags were never set."""
+    from archiver_app.gui.replay.isolation import FLAGS_ENV, ISOLATION_FLAGS
+
+    flags = [f for f in os.environ.get(FLAGS_ENV, "").split() if f not in ISOLATION_FLAGS]
+    env = {**os.environ, FLAGS_ENV: " ".join(flags), "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.integration.fidelity.live_render", url, str(out)],
+        cwd=Path(__file__).resolve().parents[3],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and out.is_file(), done.stdout + done.stderr
+
+
 def render_replay(library: Library, url: str) -> tuple[QImage, ReplayWidget]:
     """``url`` replayed in the app's replay view, full page; the widget is returned for its
     request log (the caller closes it)."""
@@ -122,3 +146,12 @@ def render_replay(library: Library, url: str) -> tuple[QImage, ReplayWidget]:
         widget.view, widget.page, lambda: len(widget.log.entries()), lambda: widget.open(url)
     )
     return image, widget
+
+
+if __name__ == "__main__":  # python -m tests.integration.fidelity.live_render URL OUT.png
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication(sys.argv[:1])
+    image = render_live(sys.argv[1])
+    if not image.save(sys.argv[2]):
+        raise SystemExit(f"could not write {sys.argv[2]}")

@@ -37,7 +37,7 @@ from archiver_app.library import Library
 from archiver_app.store.models import Snapshot
 from tests.helpers.corpus import PDF_TITLE, Corpus, start_corpus
 from tests.helpers.warcs import read_warc
-from tests.integration.fidelity.live_render import render_live, render_replay
+from tests.integration.fidelity.live_render import render_live_apart, render_replay
 
 pytestmark = pytest.mark.slow
 
@@ -140,10 +140,9 @@ def test_replay_is_offline_and_matches_the_live_page_in_the_same_engine(
 ) -> None:
     page = suite.pages[name]
     url = page.snapshot.url
-    live = None
-    if name not in NOT_PIXEL_COMPARED:
-        live = render_live(url)
-        live.save(str(tmp_path / "live.png"))
+    live = name not in NOT_PIXEL_COMPARED
+    if live:
+        render_live_apart(url, tmp_path / "live.png")
     before = suite.corpus.mark()
     replay, widget = render_replay(suite.lib, url)
     qtbot.addWidget(widget)
@@ -153,7 +152,7 @@ def test_replay_is_offline_and_matches_the_live_page_in_the_same_engine(
     assert widget.current is not None, "the page was not served from the archive"
     outcomes = {e.outcome for e in widget.log.entries()}
     assert outcomes <= {SERVED, REDIRECT, NOT_ARCHIVED, BLOCKED}, outcomes
-    if live is None:
+    if not live:
         return
     with Image.open(tmp_path / "live.png") as one, Image.open(tmp_path / "replay.png") as two:
         share, sizes = _agreement(one, two)
