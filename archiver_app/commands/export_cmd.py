@@ -23,6 +23,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="replace an existing PATH: a file, or for --format folder an empty folder or an "
         "earlier export (never the library or a folder holding it)",
     )
+    p.add_argument(
+        "--sign",
+        action="store_true",
+        help="sign the WACZ with your key (made on first use in your configuration folder); "
+        "check it with `archiver verify-export`",
+    )
     p.set_defaults(func=cmd_export)
 
 
@@ -43,6 +49,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
                 tag=args.tag,
                 query=args.query,
                 overwrite=args.overwrite,
+                sign=args.sign,
             ),
             name=f"Export to {args.output}",
             collection=args.collection or "default",
@@ -53,6 +60,12 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
         + (f", {result.originals_added} revisit originals added" if result.originals_added else ""),
         file=ctx.out,
     )
+    if args.sign:
+        from archiver_app.export.signing import fingerprint, verify_wacz
+
+        report = verify_wacz(result.path)
+        who = fingerprint(report.public_key) if report.public_key else "?"
+        print(f"signed with key {who}", file=ctx.out)
     for problem in result.problems:
         print(f"  ! {problem}", file=ctx.err)
     return 1 if result.problems else 0

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from sqlalchemy import text
 from warcio.archiveiterator import ArchiveIterator
@@ -375,6 +375,7 @@ def write_wacz(
     dest: Path,
     *,
     title: str = "Archiver export",
+    sign: bool = False,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
 ) -> ExportResult:
@@ -391,6 +392,7 @@ def write_wacz(
                     result,
                     title=title,
                     spool=spool,
+                    sign=sign,
                     progress=progress,
                     cancel=cancel,
                 )
@@ -413,10 +415,12 @@ def _write_wacz_file(
     *,
     title: str,
     spool: bool,
+    sign: bool,
     progress: ProgressFn | None,
     cancel: CancelToken | None,
 ) -> None:
-    """Write the whole WACZ to ``tmp``; see :func:`_write_warc_member` for ``spool``."""
+    """Write the whole WACZ to ``tmp``; see :func:`_write_warc_member` for ``spool``;
+    ``sign``: with the user's key (:mod:`archiver_app.export.signing`)."""
     created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     resources = []
     with tmp.open("wb") as raw, zipfile.ZipFile(raw, "w", allowZip64=True) as zf:
@@ -440,10 +444,14 @@ def _write_wacz_file(
         }
         package_bytes = json.dumps(package, indent=2).encode("utf-8")
         zf.writestr(_info("datapackage.json", zipfile.ZIP_DEFLATED), package_bytes)
-        digest = {
+        digest: dict[str, Any] = {
             "path": "datapackage.json",
             "hash": "sha256:" + hashlib.sha256(package_bytes).hexdigest(),
         }
+        if sign:
+            from archiver_app.export.signing import load_or_create_key, signed_digest
+
+            digest = signed_digest(package_bytes, load_or_create_key())
         zf.writestr(
             _info("datapackage-digest.json", zipfile.ZIP_DEFLATED),
             json.dumps(digest, indent=2).encode("utf-8"),
@@ -578,13 +586,19 @@ def export(
     *,
     fmt: str = "wacz",
     overwrite: bool = False,
+    sign: bool = False,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
 ) -> ExportResult:
-    """Export the snapshots ``selection`` picks to ``dest`` as ``wacz`` or ``folder``."""
+    """Export the snapshots ``selection`` picks to ``dest`` as ``wacz`` or ``folder``
+    (``sign``: a signed WACZ)."""
+    if sign and fmt != "wacz":
+        raise InputError("only a WACZ export can be signed (--format wacz)")
     dest = check_destination(library, dest, fmt, overwrite=overwrite)
     plan = plan_export(library, selection)
     if fmt == "wacz":
         title = selection.collection or selection.tag or selection.query or "Archiver export"
-        return write_wacz(library, plan, dest, title=title, progress=progress, cancel=cancel)
+        return write_wacz(
+            library, plan, dest, title=title, sign=sign, progress=progress, cancel=cancel
+        )
     return write_folder(library, plan, dest, progress=progress, cancel=cancel)

@@ -46,6 +46,7 @@ from archiver_app.gui.idle_migrator import IdleMigrator, scrub_text
 from archiver_app.gui.import_notice import import_notice
 from archiver_app.gui.jobs_panel import JobsPanel
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
+from archiver_app.gui.research_actions import ResearchActions
 from archiver_app.gui.search_bar import FilterBar, SearchField
 from archiver_app.gui.settings_dialog import SettingsDialog
 from archiver_app.gui.sidebar import Sidebar, SidebarEntry
@@ -212,6 +213,7 @@ class MainWindow(QMainWindow):
         self.status = StatusPanel(self.statusBar(), library, self.runner)
         self.tray = Tray(icon or self.windowIcon(), self)
         self._build_actions()
+        self.research = ResearchActions(self)  # compare, changes, citations
 
         self.sidebar.entry_selected.connect(self._entry_selected)
         self.search.search_changed.connect(self._search_changed)
@@ -601,10 +603,11 @@ class MainWindow(QMainWindow):
         library = self.library
 
         def done(report: ResumeReport) -> None:
-            if report.runs or report.reported:
+            if report.runs or report.reported or report.imports_undone:
                 self.statusBar().showMessage(
                     f"Interrupted jobs: {len(report.runs)} resumed, {report.reported} "
-                    "could not resume (see Jobs).",
+                    f"could not resume (see Jobs); {report.imports_undone} unfinished "
+                    "import(s) undone.",
                     10000,
                 )
                 self.refresh_all()

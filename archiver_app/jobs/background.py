@@ -92,17 +92,21 @@ def resume_interrupted(
 ) -> ResumeReport:
     """What the app does when it opens a library: find jobs whose process died, report
     those that cannot resume, and run the queued ones again in a child process."""
+    from archiver_app.importers.incomplete import sweep_interrupted_imports
+
+    undone = sweep_interrupted_imports(library)  # an import killed before it was a job's
     found = recover_interrupted(library, default_registry())
     reported = sum(1 for claim in found if claim.outcome is ClaimOutcome.REPORTED)
     if not queued_jobs(library):
-        return ResumeReport(reported=reported, runs=[])
+        return ResumeReport(reported=reported, runs=[], imports_undone=undone)
     from archiver_app.tasks.isolated import run_isolated
 
     runs = run_isolated(run_queued_jobs, library, progress=progress, cancel=cancel)
-    return ResumeReport(reported=reported, runs=runs)
+    return ResumeReport(reported=reported, runs=runs, imports_undone=undone)
 
 
 @dataclass(frozen=True)
 class ResumeReport:
     reported: int  # interrupted jobs that cannot resume: marked failed with the reason
     runs: list[tuple[int, str]]  # queued jobs run again: (id, final status)
+    imports_undone: int = 0  # imports killed half-way, whose debris was removed

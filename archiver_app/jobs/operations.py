@@ -88,6 +88,7 @@ def export_config(
     tag: str | None = None,
     query: str | None = None,
     overwrite: bool = False,
+    sign: bool = False,
 ) -> dict[str, Any]:
     return {
         "output": str(output),
@@ -96,6 +97,7 @@ def export_config(
         "tag": tag,
         "query": query,
         "overwrite": overwrite,
+        "sign": sign,
     }
 
 
@@ -111,6 +113,7 @@ def run_export(
         Path(c["output"]),
         fmt=c.get("format", "wacz"),
         overwrite=bool(c.get("overwrite")),
+        sign=bool(c.get("sign")),
         progress=progress,
         cancel=cancel,
     )

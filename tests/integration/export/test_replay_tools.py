@@ -71,7 +71,8 @@ def wacz(site: LocalServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
         assert all(r.ok for r in results), [(r.url, r.error) for r in results]
         dest = root / "site.wacz"
-        result = export(lib, Selection(collection="default"), dest)
+        # Signed: ReplayWeb.page, pywb and wacz validate must all still open it.
+        result = export(lib, Selection(collection="default"), dest, sign=True)
     assert result.pages == len(PAGES) and not result.problems, result
     return dest
 
@@ -152,6 +153,14 @@ def test_every_page_renders_in_pywb(wacz: Path, site: LocalServer, tmp_path: Pat
             body = get(f"{base}2030mp_/{entry['url']}")
             assert body is not None and f'id="text">{words}</p>'.encode() in body, entry
         assert get(f"{base}2030id_/{site.url('/logo.png')}") == LOGO
+
+
+def test_the_export_is_signed_and_intact(wacz: Path) -> None:
+    from archiver_app.export.signing import verify_wacz
+
+    report = verify_wacz(wacz)
+    assert report.ok and report.signed and report.signature_valid, report.problems
+    assert report.files_checked == 3  # the WARC, the index and the pages list
 
 
 def test_wacz_validate_accepts_it(wacz: Path) -> None:

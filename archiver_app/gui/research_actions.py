@@ -1,0 +1,144 @@
+"""The main window's research actions: compare captures, the Changes view, copy a citation.
+
+Kept apart from :mod:`archiver_app.gui.main_window` (already the largest module): this
+installs its actions on the window's menus and opens its views as tabs. The work itself is
+core (:mod:`archiver_app.compare`, :mod:`archiver_app.cite`) and runs on the op runner.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QMenu, QWidget
+
+from archiver_app.gui.errors import show_error
+from archiver_app.gui.ops import BackgroundOp
+
+if TYPE_CHECKING:
+    from archiver_app.gui.main_window import MainWindow
+
+#: (menu text, format) of Edit > Copy Citation; the first is also Ctrl+Shift+C.
+CITATION_FORMATS = (
+    ("APA", "apa"),
+    ("Chicago", "chicago"),
+    ("MLA", "mla"),
+    ("BibTeX", "bibtex"),
+    ("RIS", "ris"),
+    ("CSL-JSON", "csl-json"),
+    ("Robust Link (HTML)", "robust-link"),
+)
+
+
+def _menu(window: MainWindow, title: str) -> QMenu:
+    for action in window.menuBar().actions():
+        menu = action.menu()
+        if isinstance(menu, QMenu) and menu.title().replace("&", "") == title:
+            return menu
+    return window.menuBar().addMenu(title)
+
+
+class ResearchActions(QObject):
+    """Compare (Ctrl+D), Changes (Ctrl+Shift+H) and Copy Citation (Ctrl+Shift+C)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.compare_action = QAction("&Compare Captures", window)
+        self.compare_action.setShortcut(QKeySequence("Ctrl+D"))
+        self.compare_action.setToolTip(
+            "Two selected captures side by side with what changed; one selected: with the "
+            "capture of the same address before it"
+        )
+        self.compare_action.triggered.connect(self.compare_selected)
+        self.changes_action = QAction("C&hanges", window)
+        self.changes_action.setShortcut(QKeySequence("Ctrl+Shift+H"))
+        self.changes_action.triggered.connect(self.show_changes)
+        self.cite_menu = QMenu("Copy &Citation", window)
+        self.cite_actions: list[QAction] = []
+        for label, form in CITATION_FORMATS:
+            action = self.cite_menu.addAction(label)
+            action.triggered.connect(lambda _=False, f=form: self.copy_citation(f))
+            self.cite_actions.append(action)
+        self.cite_actions[0].setShortcut(QKeySequence("Ctrl+Shift+C"))
+        for action in (self.compare_action, self.changes_action, *self.cite_actions):
+            window.addAction(action)  # the keys work wherever the focus is in the window
+        _menu(window, "Edit").addMenu(self.cite_menu)
+        _menu(window, "View").addAction(self.changes_action)
+        _menu(window, "Capture").addAction(self.compare_action)
+        self.changes: QWidget | None = None
+
+    # ------------------------------------------------------------------ compare
+
+    def compare_selected(self) -> QWidget | None:
+        ids = self.window.selected_ids()
+        if len(ids) == 1:
+            from archiver_app.compare.changes import previous_capture
+
+            before = previous_capture(self.window.library, ids[0])
+            if before is None:
+                self.window.statusBar().showMessage(
+                    "This is the only complete capture of its address: nothing to compare.", 8000
+                )
+                return None
+            ids = [before, ids[0]]
+        if len(ids) != 2:
+            self.window.statusBar().showMessage(
+                "Select one capture (compared with the one before it) or two to compare.", 8000
+            )
+            return None
+        return self.open_compare(ids[0], ids[1])
+
+    def open_compare(self, old_id: int, new_id: int) -> QWidget:
+        from archiver_app.gui.compare_view import CompareView
+
+        window = self.window
+        view = CompareView(window.library, old_id, new_id, window.runner, any_url=True)
+        index = window.tabs.addTab(view, "Compare")
+        window.tabs.setTabToolTip(index, f"Captures {old_id} and {new_id} compared")
+        window.tabs.setCurrentIndex(index)
+        return view
+
+    # ------------------------------------------------------------------ changes
+
+    def show_changes(self) -> QWidget:
+        from archiver_app.gui.changes_panel import ChangesPanel
+
+        window = self.window
+        if self.changes is not None and window.tabs.indexOf(self.changes) >= 0:
+            self.changes.refresh()  # type: ignore[attr-defined]
+        else:
+            panel = ChangesPanel(window.library, window.runner)
+            panel.compareRequested.connect(self.open_compare)
+            self.changes = panel
+            window.tabs.addTab(panel, "Changes")
+        window.tabs.setCurrentWidget(self.changes)
+        return self.changes
+
+    # ------------------------------------------------------------------ citations
+
+    def copy_citation(self, form: str) -> BackgroundOp[str] | None:
+        ids = self.window.selected_ids()
+        if not ids:
+            self.window.statusBar().showMessage("Select the captures to cite.", 6000)
+            return None
+        library = self.window.library
+
+        def work(_progress: object, _cancel: object) -> str:
+            from archiver_app.cite import citation, render
+
+            return render([citation(library, sid) for sid in ids], form)
+
+        def done(text: str) -> None:
+            QGuiApplication.clipboard().setText(text)
+            self.window.statusBar().showMessage(
+                f"Copied the citation of {len(ids)} capture(s) ({form}).", 6000
+            )
+
+        return (
+            BackgroundOp(self.window.runner, work, label="citation", blocks_quit=False)
+            .success(done)
+            .failure(lambda f: show_error(self.window, f, "making the citation"))
+            .run_in_background()
+        )

@@ -1,0 +1,53 @@
+"""Compare, Changes and Copy Citation from the main window, by their keys."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QGuiApplication
+from pytestqt.qtbot import QtBot
+
+from archiver_app.gui.compare_view import CompareView
+from archiver_app.gui.main_window import MainWindow
+from archiver_app.library import Library
+from tests.gui.test_compare_view import two_captures
+
+
+def _select(window: MainWindow, ids: list[int]) -> None:
+    from PySide6.QtCore import QItemSelectionModel
+
+    sel = window.table.selectionModel()
+    sel.clearSelection()
+    for row in range(window.model.rowCount()):
+        if window.model.snapshot_id(row) in ids:
+            flags = (
+                QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+            )
+            sel.select(window.model.index(row, 0), flags)
+
+
+def test_compare_changes_and_citations(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    old_id, new_id = two_captures(library)
+    main_window.refresh_all()
+    qtbot.waitUntil(lambda: not main_window.model.loading and main_window.model.rowCount() == 2)
+    research = main_window.research
+
+    _select(main_window, [new_id])  # one capture: compared with the one before it
+    research.compare_action.trigger()
+    view = main_window.tabs.currentWidget()
+    assert isinstance(view, CompareView)
+    qtbot.waitUntil(lambda: view.result is not None, timeout=30_000)
+    assert view.result is not None
+    assert (view.result.comparison.old.id, view.result.comparison.new.id) == (old_id, new_id)
+
+    main_window.tabs.setCurrentIndex(0)
+    _select(main_window, [old_id, new_id])
+    QGuiApplication.clipboard().clear()
+    research.cite_actions[3].trigger()  # BibTeX
+    qtbot.waitUntil(lambda: QGuiApplication.clipboard().text().count("@online{") == 2)
+    assert "urn:archiver:" in QGuiApplication.clipboard().text()
+
+    research.changes_action.trigger()
+    panel = main_window.tabs.currentWidget()
+    assert panel is research.changes
+    qtbot.waitUntil(lambda: panel.loaded)  # type: ignore[attr-defined]
