@@ -118,3 +118,23 @@ def test_changes_panel_lists_changes_and_asks_to_compare(
     with qtbot.waitSignal(panel.compareRequested) as blocker:
         panel.table.activated.emit(panel.model.index(0, 0))
     assert blocker.args == [old_id, new_id]
+
+
+def test_the_replay_timeline_marks_captures_that_changed(qtbot: QtBot, library: Library) -> None:
+    import shiboken6
+
+    from archiver_app.compare.changes import record_change
+    from archiver_app.gui.replay.widget import ReplayWidget
+
+    _old_id, new_id = two_captures(library)
+    record_change(library, new_id)
+    widget = ReplayWidget(library)
+    qtbot.addWidget(widget)
+    try:
+        with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+            widget.open("https://harbour.example/")
+        labels = [widget.timeline.itemText(i) for i in range(widget.timeline.count())]
+        assert labels == ["2024-01-01 00:00", "2025-01-01 00:00  • changed"]
+    finally:
+        widget.close()
+        shiboken6.delete(widget)

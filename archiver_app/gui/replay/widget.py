@@ -51,6 +51,13 @@ if TYPE_CHECKING:
 NO_SCREENSHOT = "This capture has no screenshot."
 
 
+def timeline_marks(library: Library, captures: list[Capture]) -> dict[int, bool]:
+    """For each compared capture of the timeline: whether it changed from the one before."""
+    from archiver_app.compare.changes import changes_of
+
+    return changes_of(library, [c.snapshot_id for c in captures if c.snapshot_id is not None])
+
+
 def describe_ts(ts: str) -> str:
     return f"{parse_ts(ts):%Y-%m-%d %H:%M:%S} UTC"
 
@@ -316,8 +323,13 @@ class ReplayWidget(QWidget):
         """List the captures; select the one shown (same snapshot, else nearest in time)."""
         self.timeline.blockSignals(True)
         self.timeline.clear()
+        changed = timeline_marks(self.library, self.captures)
         for capture in self.captures:
-            self.timeline.addItem(describe_ts(capture.ts)[:16])
+            mark = changed.get(capture.snapshot_id or 0)
+            label = describe_ts(capture.ts)[:16]
+            # "changed": differs from the capture before it; "same": compared, unchanged.
+            suffix = "" if mark is None else ("  • changed" if mark else "  = same")
+            self.timeline.addItem(label + suffix)
         position = next(
             (
                 i
