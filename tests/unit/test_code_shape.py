@@ -27,20 +27,26 @@ MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 MARK = "# Long:"
 
-EXCLUDED = (
-    "gui/",
-    "capture/page.py",
-    "capture/recorder.py",
-    "capture/salvage.py",
-    "importers/warcs.py",
-    "store/migrations/",
-)
+#: Migrations are written once and never edited: their length says nothing.
+EXCLUDED = ("store/migrations/",)
 
 #: (module path under archiver_app/, function name or None for the whole module) of what
-#: outside the excluded files is still too long. Entries are removed as they are fixed
-#: (the test fails while a fixed one is still listed); nothing is ever added here. Empty
-#: today: every other offender is in the excluded files.
-KNOWN_OFFENDERS: frozenset[tuple[str, str | None]] = frozenset()
+#: is still too long. Entries are removed as they are fixed (the test fails while a fixed
+#: one is still listed); nothing is ever added here.
+KNOWN_OFFENDERS: frozenset[tuple[str, str | None]] = frozenset(
+    {
+        ("capture/salvage.py", "salvage_part_warc"),
+        ("export/writer.py", None),
+        ("gui/app.py", "run_gui"),
+        ("gui/capture_dialog.py", "__init__"),
+        ("gui/detail_pane.py", "__init__"),
+        ("gui/main_window.py", "__init__"),
+        ("gui/main_window.py", "_build_actions"),
+        ("gui/main_window.py", None),
+        ("gui/replay/widget.py", "_build_ui"),
+        ("gui/settings_dialog.py", "__init__"),
+    }
+)
 
 
 def _modules() -> list[tuple[str, Path]]:
