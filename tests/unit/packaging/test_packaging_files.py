@@ -33,7 +33,7 @@ def test_version_has_one_source() -> None:
 
 def test_changelog_and_metainfo_name_the_current_version() -> None:
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
-    first = re.search(r"^## \[([^\]]+)\]", changelog, re.MULTILINE)
+    first = re.search(r"^## \[(\d[^\]]*)\]", changelog, re.MULTILINE)  # after [Unreleased]
     assert first is not None and first.group(1) == __version__
     meta = ET.parse(LINUX / f"{APP_ID}.metainfo.xml").getroot()
     assert meta.findtext("id") == APP_ID
