@@ -10,11 +10,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import quote, urlsplit
 
-from sqlalchemy import select
-
 from archiver_app.errors import InputError
 from archiver_app.library import Library
-from archiver_app.store.models import Snapshot, SnapshotState
+from archiver_app.store.models import SnapshotState
 from archiver_app.warc.timestamps import to_ts17
 
 #: Machine formats, and the formatted styles by their short names (any CSL style name works).
@@ -42,32 +40,27 @@ class Reference:
 
 def citation(lib: Library, ref: str | int, *, version_base: str | None = None) -> Reference:
     """The citation record of a complete capture (by id or uid)."""
-    with lib.session() as s:
-        key = str(ref).strip()
-        cond = Snapshot.uid == key
-        if key.isdigit():
-            cond = cond | (Snapshot.id == int(key))
-        snap = s.execute(select(Snapshot).where(cond)).scalars().first()
-        if snap is None:
-            raise InputError(f"no capture {key!r} in this library")
-        if snap.state != SnapshotState.COMPLETE:
-            raise InputError(f"capture {key} is {snap.state}: only complete captures are cited")
-        captured = snap.captured_at.astimezone(UTC)
-        site = snap.domain or urlsplit(snap.url).hostname or snap.url
-        archive_id = f"urn:archiver:{lib.id}:{snap.uid}"
-        version = archive_id
-        if version_base:
-            version = f"{version_base.rstrip('/')}/{to_ts17(captured)[:14]}/{snap.url}"
-        return Reference(
-            key=_key(site, captured, snap.id),
-            title=(snap.title or "").strip() or snap.url,
-            original_url=snap.url,
-            site=site,
-            captured_at=captured,
-            archive_id=archive_id,
-            version_url=version,
-            uid=snap.uid,
-        )
+    from archiver_app.compare.snapshots import find_capture
+
+    snap = find_capture(lib, ref)
+    if snap.state != SnapshotState.COMPLETE:
+        raise InputError(f"capture {ref} is {snap.state}: only complete captures are cited")
+    captured = snap.captured_at.astimezone(UTC)
+    site = snap.domain or urlsplit(snap.url).hostname or snap.url
+    archive_id = f"urn:archiver:{lib.id}:{snap.uid}"
+    version = archive_id
+    if version_base:
+        version = f"{version_base.rstrip('/')}/{to_ts17(captured)[:14]}/{snap.url}"
+    return Reference(
+        key=_key(site, captured, snap.id),
+        title=(snap.title or "").strip() or snap.url,
+        original_url=snap.url,
+        site=site,
+        captured_at=captured,
+        archive_id=archive_id,
+        version_url=version,
+        uid=snap.uid,
+    )
 
 
 def _key(site: str, at: datetime, sid: int) -> str:

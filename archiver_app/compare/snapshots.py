@@ -88,7 +88,7 @@ def find_capture(lib: Library, ref: str | int) -> Snapshot:
         key = str(ref).strip()
         stmt = select(Snapshot).where(
             or_(Snapshot.id == int(key), Snapshot.uid == key)
-            if key.isdigit()
+            if key.isdecimal()
             else Snapshot.uid == key
         )
         snap = s.execute(stmt).scalars().first()

@@ -93,9 +93,21 @@ def fingerprint(public_key: str) -> str:
     return ":".join(digest[i : i + 4] for i in range(0, 32, 4))
 
 
+def package_digest(package_bytes: bytes, *, sign: bool = False) -> dict[str, Any]:
+    """The ``datapackage-digest.json`` object of an export; signed with the user's key
+    (:func:`load_or_create_key`) when ``sign``."""
+    if sign:
+        return signed_digest(package_bytes, load_or_create_key())
+    return {"path": "datapackage.json", "hash": _package_hash(package_bytes)}
+
+
+def _package_hash(package_bytes: bytes) -> str:
+    return "sha256:" + hashlib.sha256(package_bytes).hexdigest()
+
+
 def signed_digest(package_bytes: bytes, key: ec.EllipticCurvePrivateKey) -> dict[str, Any]:
     """The ``datapackage-digest.json`` object of a signed export."""
-    package_hash = "sha256:" + hashlib.sha256(package_bytes).hexdigest()
+    package_hash = _package_hash(package_bytes)
     der = key.sign(package_hash.encode("utf-8"), ec.ECDSA(hashes.SHA256()))
     r, s = decode_dss_signature(der)
     raw = r.to_bytes(_HALF, "big") + s.to_bytes(_HALF, "big")
@@ -152,7 +164,7 @@ def verify_wacz(path: Path) -> VerifyReport:
         except ValueError as exc:
             report.problems.append(f"the package files are not valid JSON: {exc}")
             return report
-        actual = "sha256:" + hashlib.sha256(package_bytes).hexdigest()
+        actual = _package_hash(package_bytes)
         if digest.get("hash") != actual:
             report.problems.append("datapackage.json was changed (its hash differs)")
         _check_resources(zf, names, package, report)

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from sqlalchemy import text
 from warcio.archiveiterator import ArchiveIterator
@@ -50,6 +50,7 @@ from archiver_app.durable import (
 )
 from archiver_app.errors import InputError
 from archiver_app.export.plan import ExportPlan, Selection, plan_export
+from archiver_app.export.signing import package_digest
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc.cdxj import INDEXED_TYPES, cdxj_line, sort_cdxj
@@ -444,14 +445,7 @@ def _write_wacz_file(
         }
         package_bytes = json.dumps(package, indent=2).encode("utf-8")
         zf.writestr(_info("datapackage.json", zipfile.ZIP_DEFLATED), package_bytes)
-        digest: dict[str, Any] = {
-            "path": "datapackage.json",
-            "hash": "sha256:" + hashlib.sha256(package_bytes).hexdigest(),
-        }
-        if sign:
-            from archiver_app.export.signing import load_or_create_key, signed_digest
-
-            digest = signed_digest(package_bytes, load_or_create_key())
+        digest = package_digest(package_bytes, sign=sign)
         zf.writestr(
             _info("datapackage-digest.json", zipfile.ZIP_DEFLATED),
             json.dumps(digest, indent=2).encode("utf-8"),

@@ -36,7 +36,6 @@ EXCLUDED = ("store/migrations/",)
 KNOWN_OFFENDERS: frozenset[tuple[str, str | None]] = frozenset(
     {
         ("capture/salvage.py", "salvage_part_warc"),
-        ("export/writer.py", None),
         ("gui/app.py", "run_gui"),
         ("gui/capture_dialog.py", "__init__"),
         ("gui/detail_pane.py", "__init__"),

@@ -80,8 +80,9 @@ def test_the_record_names_original_and_archived_copy(library: Library, capture: 
     assert citation(library, r.uid) == r  # by uid as well as by id
     served = citation(library, capture, version_base="http://127.0.0.1:8080/")
     assert served.version_url == f"http://127.0.0.1:8080/20260302093015/{URL}"
-    with pytest.raises(InputError, match="no capture"):
-        citation(library, 9999)
+    for missing in (9999, "²", "not-a-uid"):  # "²" is a digit but no number
+        with pytest.raises(InputError, match="no capture"):
+            citation(library, missing)
 
 
 def test_bibtex_reads_back(library: Library, capture: int) -> None:
