@@ -109,11 +109,12 @@ def test_bundle_holds_what_the_app_loads_by_path_and_nothing_it_does_not(
     for component in ("PySide6_Essentials", "playwright", "SQLAlchemy", "alembic", "warcio"):
         assert f"\n{component} " in licences, component
 
-    # What the core needs is in: Pillow (screenshot comparison), PDFium, the CSL processor.
-    for name in ("PIL", "pypdfium2", "citeproc", "cryptography"):
+    # What the core needs is in: Pillow (screenshot comparison), PDFium, the CSL processor,
+    # signing and RFC 3161 timestamps, the PostgreSQL driver (shared libraries).
+    for name in ("PIL", "pypdfium2", "citeproc", "cryptography", "rfc3161_client", "psycopg"):
         assert (internal / name).exists(), f"{name} is missing from the bundle"
     # Development-only distributions and trimmed Qt parts stay out.
-    for name in ("pytest", "psycopg", "pywb", "gevent", "PyInstaller", "mypy"):
+    for name in ("pytest", "pywb", "gevent", "PyInstaller", "mypy"):
         assert not (internal / name).exists(), f"{name} was bundled"
     qt = internal / "PySide6" / "Qt"
     assert not (qt / "plugins" / "platformthemes" / "libqgtk3.so").exists()
