@@ -1,4 +1,9 @@
-"""``archiver export``: a collection, a tag or a search result as WACZ or a plain folder."""
+"""``archiver export``: a collection, a tag or a search result as WACZ or a plain folder.
+
+``--sign --timestamp [URL]`` adds an RFC 3161 timestamp of the signature; ``archiver export
+timestamp-pending`` retries the timestamps that waited for the network, and ``archiver
+export timestamp-authority [URL]`` shows or sets the authority ``--timestamp`` uses by default.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--collection", metavar="SLUG")
     p.add_argument("--tag", metavar="T")
     p.add_argument("--query", metavar="Q", help="only the snapshots this search finds")
-    p.add_argument("-o", "--output", type=Path, required=True, metavar="PATH")
+    p.add_argument("-o", "--output", type=Path, metavar="PATH", help="required to export")
     p.add_argument(
         "--overwrite",
         action="store_true",
@@ -29,16 +34,43 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="sign the WACZ with your key (made on first use in your configuration folder); "
         "check it with `archiver verify-export`",
     )
+    p.add_argument(
+        "--timestamp",
+        nargs="?",
+        const="",
+        metavar="URL",
+        help="with --sign: a trusted RFC 3161 timestamp of the signature from the time-stamping "
+        "authority at URL (default: the one set with `archiver export timestamp-authority`); "
+        "without network the export is written signed and the timestamp waits for "
+        "`archiver export timestamp-pending`",
+    )
     p.set_defaults(func=cmd_export)
+    actions = p.add_subparsers(dest="export_action", metavar="ACTION")
+    retry = actions.add_parser(
+        "timestamp-pending", help="ask again for the timestamps that waited for the network"
+    )
+    retry.set_defaults(func=cmd_timestamp_pending)
+    tsa = actions.add_parser(
+        "timestamp-authority", help="show or set the default time-stamping authority"
+    )
+    tsa.add_argument("url", nargs="?", metavar="URL")
+    tsa.add_argument("--clear", action="store_true", help="forget the default authority")
+    tsa.set_defaults(func=cmd_timestamp_authority)
 
 
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.errors import InputError
     from archiver_app.export.writer import ExportResult
     from archiver_app.jobs import JobKind
     from archiver_app.jobs.foreground import run_as_job
     from archiver_app.jobs.operations import export_config
 
+    if args.output is None:
+        raise InputError("say where to write the export: -o PATH")
+    if args.timestamp is not None and not args.sign:
+        raise InputError("--timestamp stamps the signature: add --sign")
     with ctx.open_library() as lib:
+        url = _authority(lib, args.timestamp)
         result: ExportResult = run_as_job(
             lib,
             JobKind.EXPORT,
@@ -50,6 +82,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
                 query=args.query,
                 overwrite=args.overwrite,
                 sign=args.sign,
+                timestamp=url,
             ),
             name=f"Export to {args.output}",
             collection=args.collection or "default",
@@ -66,6 +99,67 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
         report = verify_wacz(result.path)
         who = fingerprint(report.public_key) if report.public_key else "?"
         print(f"signed with key {who}", file=ctx.out)
+    if result.timestamp is not None:
+        _print_stamp(result.timestamp, ctx)
     for problem in result.problems:
         print(f"  ! {problem}", file=ctx.err)
     return 1 if result.problems else 0
+
+
+def _authority(lib: Any, given: str | None) -> str | None:
+    """The authority to ask: ``given``, or the default when ``--timestamp`` named none."""
+    from archiver_app.errors import InputError
+    from archiver_app.export.pending import default_authority
+
+    if given is None or given:
+        return given
+    url = default_authority(lib)
+    if url is None:
+        raise InputError(
+            "--timestamp needs an authority's URL",
+            details="Give one (--timestamp URL) or set a default: "
+            "archiver export timestamp-authority URL",
+        )
+    return url
+
+
+def _print_stamp(stamp: Any, ctx: Context) -> None:
+    from archiver_app.export.timestamps import StampCode
+
+    if stamp.code is StampCode.STAMPED:
+        when = stamp.time.strftime("%Y-%m-%dT%H:%M:%SZ") if stamp.time else "?"
+        print(f"timestamped at {when} ({stamp.message})", file=ctx.out)
+    elif stamp.code is StampCode.UNREACHABLE:
+        print(f"timestamp waiting: {stamp.message}; written signed, the request is queued "
+              "(archiver export timestamp-pending asks again)", file=ctx.out)  # fmt: skip
+    else:
+        print(f"  ! signed but NOT timestamped: {stamp.message}", file=ctx.err)
+
+
+def cmd_timestamp_pending(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.export.pending import RetryCode, pending, retry_pending
+
+    with ctx.open_library() as lib:
+        if not pending(lib):
+            print("no timestamps are waiting", file=ctx.out)
+            return 0
+        results = retry_pending(lib)
+    for r in results:
+        stream = ctx.err if r.code is RetryCode.GAVE_UP else ctx.out
+        print(f"{r.path}: {r.code}: {r.message}", file=stream)
+    failed = (RetryCode.WAITING, RetryCode.GAVE_UP)
+    return 1 if any(r.code in failed for r in results) else 0
+
+
+def cmd_timestamp_authority(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.errors import InputError
+    from archiver_app.export.pending import default_authority, set_default_authority
+
+    with ctx.open_library() as lib:
+        if args.clear or args.url:
+            if args.url and not args.url.startswith(("http://", "https://")):
+                raise InputError(f"{args.url!r} is not an http(s) address")
+            set_default_authority(lib, None if args.clear else args.url)
+        url = default_authority(lib)
+    print(url or "no default time-stamping authority", file=ctx.out)
+    return 0

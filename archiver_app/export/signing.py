@@ -9,7 +9,9 @@ public key is what a reader compares with the one the researcher published.
 
 :func:`verify_wacz` checks everything a reader can: the datapackage's hash, each listed
 file's size and hash, files present but not listed, and the signature. Each difference is
-named, so a tampered export says what was changed.
+a :class:`Finding` with a :class:`Difference` code, so a tampered export says what was
+changed (the importer reports the same findings). A timestamp (:mod:`.timestamps`) is
+checked when the signature is valid.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ import os
 import zipfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -35,6 +39,15 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 from archiver_app import __version__
 from archiver_app.durable import atomic_write
 from archiver_app.errors import ArchiverError, InputError
+from archiver_app.export.timestamps import (
+    StampOutcome,
+    TimestampCheck,
+    TimestampState,
+    check_timestamp,
+    request_timestamp,
+    stamped_message,
+    with_token,
+)
 from archiver_app.paths import config_dir
 
 KEY_NAME = "signing-key.pem"
@@ -93,12 +106,31 @@ def fingerprint(public_key: str) -> str:
     return ":".join(digest[i : i + 4] for i in range(0, 32, 4))
 
 
-def package_digest(package_bytes: bytes, *, sign: bool = False) -> dict[str, Any]:
+@dataclass
+class Signing:
+    """How to sign an export: with the user's key (from ``key_folder``, default the
+    configuration folder) and, with ``timestamp`` (an authority's URL), a trusted timestamp
+    of the signature. ``stamp`` is the timestamp request's outcome once the export is signed.
+    """
+
+    timestamp: str | None = None
+    key_folder: Path | None = None
+    stamp: StampOutcome | None = None
+
+
+def package_digest(package_bytes: bytes, *, sign: bool | Signing = False) -> dict[str, Any]:
     """The ``datapackage-digest.json`` object of an export; signed with the user's key
-    (:func:`load_or_create_key`) when ``sign``."""
-    if sign:
-        return signed_digest(package_bytes, load_or_create_key())
-    return {"path": "datapackage.json", "hash": _package_hash(package_bytes)}
+    (:func:`load_or_create_key`) when ``sign``, and timestamped when ``sign`` names an
+    authority (the outcome, stamped or not, is left in ``sign.stamp``)."""
+    if not sign:
+        return {"path": "datapackage.json", "hash": _package_hash(package_bytes)}
+    how = sign if isinstance(sign, Signing) else Signing()
+    digest = signed_digest(package_bytes, load_or_create_key(how.key_folder))
+    if how.timestamp:
+        how.stamp = request_timestamp(stamped_message(digest["signedData"]), how.timestamp)
+        if how.stamp.token is not None:
+            digest = with_token(digest, how.stamp.token)
+    return digest
 
 
 def _package_hash(package_bytes: bytes) -> str:
@@ -127,24 +159,57 @@ def signed_digest(package_bytes: bytes, key: ec.EllipticCurvePrivateKey) -> dict
 # ---------------------------------------------------------------------- verification
 
 
+class Difference(StrEnum):
+    """What :func:`verify_wacz` found different from what the export says it holds."""
+
+    PACKAGE_MISSING = "package missing"  # datapackage.json or its digest is not there
+    PACKAGE_UNREADABLE = "package unreadable"
+    PACKAGE_CHANGED = "package changed"  # datapackage.json differs from its digest
+    CHANGED = "changed"  # a listed file's hash differs
+    SIZE = "size"  # a listed file's size differs
+    MISSING = "missing"  # listed, not in the zip
+    ADDED = "added"  # in the zip, not listed
+    SIGNATURE_MISMATCH = "signature mismatch"  # signed another datapackage.json
+    SIGNATURE_INVALID = "signature invalid"
+    TIMESTAMP_INVALID = "timestamp invalid"
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: Difference
+    name: str  # the member it is about ("" for the signature)
+    message: str
+
+
 @dataclass
 class VerifyReport:
     path: Path
-    problems: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     files_checked: int = 0
     signed: bool = False
     signature_valid: bool = False
     public_key: str | None = None
     signed_at: str | None = None
     software: str | None = None
+    timestamp: TimestampCheck = field(default_factory=lambda: check_timestamp({}))
+
+    @property
+    def problems(self) -> list[str]:
+        return [f.message for f in self.findings]
 
     @property
     def ok(self) -> bool:
-        return not self.problems and (not self.signed or self.signature_valid)
+        return not self.findings and (not self.signed or self.signature_valid)
+
+    def add(self, kind: Difference, name: str, message: str) -> None:
+        self.findings.append(Finding(kind, name, message))
 
 
-def verify_wacz(path: Path) -> VerifyReport:
-    """Check a WACZ's hashes and signature; every difference is named in ``problems``."""
+def verify_wacz(path: Path, *, tsa_roots: list[x509.Certificate] | None = None) -> VerifyReport:
+    """Check a WACZ's hashes, signature and timestamp; every difference is a finding.
+
+    ``tsa_roots``: the certificates a timestamp's authority must chain up to; without them a
+    timestamp is checked against the signature only (``TimestampState.UNCHECKED``)."""
     report = VerifyReport(path)
     try:
         zf = zipfile.ZipFile(path)
@@ -154,21 +219,27 @@ def verify_wacz(path: Path) -> VerifyReport:
         names = set(zf.namelist())
         for needed in ("datapackage.json", "datapackage-digest.json"):
             if needed not in names:
-                report.problems.append(f"{needed} is missing")
-        if report.problems:
+                report.add(Difference.PACKAGE_MISSING, needed, f"{needed} is missing")
+        if report.findings:
             return report
         package_bytes = zf.read("datapackage.json")
         try:
             digest = json.loads(zf.read("datapackage-digest.json"))
             package = json.loads(package_bytes)
         except ValueError as exc:
-            report.problems.append(f"the package files are not valid JSON: {exc}")
+            text = f"the package files are not valid JSON: {exc}"
+            report.add(Difference.PACKAGE_UNREADABLE, "datapackage.json", text)
             return report
         actual = _package_hash(package_bytes)
         if digest.get("hash") != actual:
-            report.problems.append("datapackage.json was changed (its hash differs)")
+            text = "datapackage.json was changed (its hash differs)"
+            report.add(Difference.PACKAGE_CHANGED, "datapackage.json", text)
         _check_resources(zf, names, package, report)
         _check_signature(digest.get("signedData"), actual, report)
+        if report.signature_valid:
+            report.timestamp = check_timestamp(digest["signedData"], tsa_roots)
+            if report.timestamp.state is TimestampState.INVALID:
+                report.add(Difference.TIMESTAMP_INVALID, "", report.timestamp.message)
     return report
 
 
@@ -180,7 +251,7 @@ def _check_resources(
         name = str(resource.get("path", ""))
         listed.add(name)
         if name not in names:
-            report.problems.append(f"{name} is listed but missing")
+            report.add(Difference.MISSING, name, f"{name} is listed but missing")
             continue
         sha, size = hashlib.sha256(), 0
         with zf.open(name) as fh:
@@ -189,13 +260,13 @@ def _check_resources(
                 size += len(chunk)
         report.files_checked += 1
         if f"sha256:{sha.hexdigest()}" != resource.get("hash"):
-            report.problems.append(f"{name} was changed (its hash differs)")
+            report.add(Difference.CHANGED, name, f"{name} was changed (its hash differs)")
         elif resource.get("bytes") not in (None, size):
-            report.problems.append(f"{name} has {size} bytes, not {resource.get('bytes')}")
+            text = f"{name} has {size} bytes, not {resource.get('bytes')}"
+            report.add(Difference.SIZE, name, text)
     extra = sorted(names - listed - {"datapackage.json", "datapackage-digest.json"})
-    extra = [n for n in extra if not n.endswith("/")]
-    for name in extra:
-        report.problems.append(f"{name} was added (not in datapackage.json)")
+    for name in (n for n in extra if not n.endswith("/")):
+        report.add(Difference.ADDED, name, f"{name} was added (not in datapackage.json)")
 
 
 def _check_signature(signed: Any, package_hash: str, report: VerifyReport) -> None:
@@ -206,7 +277,8 @@ def _check_signature(signed: Any, package_hash: str, report: VerifyReport) -> No
     report.signed_at = signed.get("created")
     report.software = signed.get("software")
     if signed.get("hash") != package_hash:
-        report.problems.append("the signature is for another datapackage.json")
+        text = "the signature is for another datapackage.json"
+        report.add(Difference.SIGNATURE_MISMATCH, "", text)
         return
     try:
         public = serialization.load_der_public_key(base64.b64decode(report.public_key or ""))
@@ -219,4 +291,5 @@ def _check_signature(signed: Any, package_hash: str, report: VerifyReport) -> No
         public.verify(der, package_hash.encode("utf-8"), ec.ECDSA(hashes.SHA256()))
         report.signature_valid = True
     except (InvalidSignature, ValueError, TypeError):
-        report.problems.append("the signature does not match the signed data or key")
+        text = "the signature does not match the signed data or key"
+        report.add(Difference.SIGNATURE_INVALID, "", text)

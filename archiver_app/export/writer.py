@@ -50,7 +50,8 @@ from archiver_app.durable import (
 )
 from archiver_app.errors import InputError
 from archiver_app.export.plan import ExportPlan, Selection, plan_export
-from archiver_app.export.signing import package_digest
+from archiver_app.export.signing import Signing, package_digest
+from archiver_app.export.timestamps import StampOutcome
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc.cdxj import INDEXED_TYPES, cdxj_line, sort_cdxj
@@ -87,6 +88,7 @@ class ExportResult:
     bytes: int = 0
     originals_added: int = 0
     problems: list[str] = field(default_factory=list)
+    timestamp: StampOutcome | None = None  # of a signed export given an authority
 
 
 class _PastPlainZipLimit(Exception):
@@ -376,7 +378,7 @@ def write_wacz(
     dest: Path,
     *,
     title: str = "Archiver export",
-    sign: bool = False,
+    sign: bool | Signing = False,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
 ) -> ExportResult:
@@ -416,7 +418,7 @@ def _write_wacz_file(
     *,
     title: str,
     spool: bool,
-    sign: bool,
+    sign: bool | Signing,
     progress: ProgressFn | None,
     cancel: CancelToken | None,
 ) -> None:
@@ -580,7 +582,7 @@ def export(
     *,
     fmt: str = "wacz",
     overwrite: bool = False,
-    sign: bool = False,
+    sign: bool | Signing = False,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
 ) -> ExportResult:

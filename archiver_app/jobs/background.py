@@ -92,17 +92,20 @@ def resume_interrupted(
 ) -> ResumeReport:
     """What the app does when it opens a library: find jobs whose process died, report
     those that cannot resume, and run the queued ones again in a child process."""
+    from archiver_app.export.pending import RetryCode, retry_pending
     from archiver_app.importers.incomplete import sweep_interrupted_imports
 
     undone = sweep_interrupted_imports(library)  # an import killed before it was a job's
     found = recover_interrupted(library, default_registry())
     reported = sum(1 for claim in found if claim.outcome is ClaimOutcome.REPORTED)
+    retried = retry_pending(library, timeout=10)  # exports that waited for the network
+    stamped_count = sum(1 for r in retried if r.code is RetryCode.ADDED)
     if not queued_jobs(library):
-        return ResumeReport(reported=reported, runs=[], imports_undone=undone)
+        return ResumeReport(reported, [], undone, stamped_count)
     from archiver_app.tasks.isolated import run_isolated
 
     runs = run_isolated(run_queued_jobs, library, progress=progress, cancel=cancel)
-    return ResumeReport(reported=reported, runs=runs, imports_undone=undone)
+    return ResumeReport(reported, runs, undone, stamped_count)
 
 
 @dataclass(frozen=True)
@@ -110,3 +113,4 @@ class ResumeReport:
     reported: int  # interrupted jobs that cannot resume: marked failed with the reason
     runs: list[tuple[int, str]]  # queued jobs run again: (id, final status)
     imports_undone: int = 0  # imports killed half-way, whose debris was removed
+    timestamps_added: int = 0  # timestamps that waited for the network, now in their WACZ

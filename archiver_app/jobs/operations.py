@@ -89,8 +89,10 @@ def export_config(
     query: str | None = None,
     overwrite: bool = False,
     sign: bool = False,
+    timestamp: str | None = None,
 ) -> dict[str, Any]:
     return {
+        "timestamp": timestamp,
         "output": str(output),
         "format": fmt,
         "collection": collection,
@@ -105,18 +107,24 @@ def run_export(
     lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
 ) -> ExportResult:
     from archiver_app.export import Selection, export
+    from archiver_app.export.pending import after_export
+    from archiver_app.export.signing import Signing
 
     c = job.config
-    return export(
+    signing = Signing(timestamp=c.get("timestamp")) if c.get("sign") else None
+    result = export(
         lib,
         Selection(collection=c.get("collection"), tag=c.get("tag"), query=c.get("query")),
         Path(c["output"]),
         fmt=c.get("format", "wacz"),
         overwrite=bool(c.get("overwrite")),
-        sign=bool(c.get("sign")),
+        sign=signing or False,
         progress=progress,
         cancel=cancel,
     )
+    if signing is not None:
+        after_export(lib, result, signing)  # a timestamp without network waits in a queue
+    return result
 
 
 # --------------------------------------------------------------------------- drives

@@ -1,0 +1,184 @@
+"""Timestamps that wait for the network, and the default authority.
+
+A signed export whose authority could not be reached (no network, connection refused,
+timed out, a 5xx) is written signed and queued here: the library's setting
+``export.timestamps_pending`` lists each one (the WACZ's path, the authority, the signature
+it must still carry, when it was queued, the attempts and the last error). The queue lives
+in the database, so it survives the process; :func:`retry_pending` (``archiver export
+timestamp-pending``, and the runtime when the app opens a library) asks again and puts each
+token into its WACZ in place. An authority that answers garbage is not asked again.
+
+``export.timestamp_authority`` holds the authority used when ``--timestamp`` names none.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from archiver_app.errors import InputError
+from archiver_app.export.signing import Signing
+from archiver_app.export.timestamps import (
+    StampCode,
+    StampOutcome,
+    add_timestamp,
+    read_digest,
+    request_timestamp,
+    stamped_message,
+)
+from archiver_app.export.writer import ExportResult
+from archiver_app.library import Library
+from archiver_app.store.models import Setting
+
+PENDING_KEY = "export.timestamps_pending"
+AUTHORITY_KEY = "export.timestamp_authority"
+
+
+@dataclass(frozen=True)
+class PendingStamp:
+    path: Path
+    url: str
+    signature: str  # the export's signature when queued: the stamp is for that one
+    queued_at: str
+    attempts: int = 0
+    last_error: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "url": self.url,
+            "signature": self.signature,
+            "queued_at": self.queued_at,
+            "attempts": self.attempts,
+            "last_error": self.last_error,
+        }
+
+
+class RetryCode(StrEnum):
+    ADDED = "added"  # stamped; the token is in the WACZ
+    WAITING = "waiting"  # still unreachable: stays queued
+    GAVE_UP = "gave up"  # the authority answered garbage: signed, not timestamped
+    GONE = "gone"  # the export was moved, deleted or replaced: dropped from the queue
+
+
+@dataclass(frozen=True)
+class RetryResult:
+    path: Path
+    code: RetryCode
+    message: str
+
+
+def default_authority(lib: Library) -> str | None:
+    with lib.session() as s:
+        row = s.get(Setting, AUTHORITY_KEY)
+        return str(row.value) if row is not None and row.value else None
+
+
+def set_default_authority(lib: Library, url: str | None) -> None:
+    with lib.write() as s:
+        row = s.get(Setting, AUTHORITY_KEY)
+        if row is None:
+            s.add(Setting(key=AUTHORITY_KEY, value=url))
+        else:
+            row.value = url
+
+
+def pending(lib: Library) -> list[PendingStamp]:
+    with lib.session() as s:
+        return _read(s)
+
+
+def _read(s: Any) -> list[PendingStamp]:
+    row = s.get(Setting, PENDING_KEY)
+    entries = row.value if row is not None and isinstance(row.value, list) else []
+    return [
+        PendingStamp(
+            Path(e["path"]),
+            e["url"],
+            e["signature"],
+            e["queued_at"],
+            int(e.get("attempts", 0)),
+            str(e.get("last_error", "")),
+        )
+        for e in entries
+    ]
+
+
+def _write(s: Any, entries: list[PendingStamp]) -> None:
+    row = s.get(Setting, PENDING_KEY)
+    value = [e.as_json() for e in entries]
+    if row is None:
+        s.add(Setting(key=PENDING_KEY, value=value))
+    else:
+        row.value = value
+
+
+def queue(lib: Library, path: Path, url: str, reason: str) -> PendingStamp:
+    """Queue a timestamp for the signed WACZ at ``path`` (replacing one for the same path)."""
+    signed = read_digest(path).get("signedData") or {}
+    stamped_message(signed)  # refuses an unsigned export
+    entry = PendingStamp(
+        path.resolve(),
+        url,
+        str(signed["signature"]),
+        datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        last_error=reason,
+    )
+    with lib.write() as s:
+        _write(s, [e for e in _read(s) if e.path != entry.path] + [entry])
+    return entry
+
+
+def after_export(lib: Library, result: ExportResult, signing: Signing) -> None:
+    """Keep a signed export's timestamp outcome on its result; queue it when unreachable."""
+    # The token itself is in the WACZ; the result (kept in the job's row) says how it went.
+    result.timestamp = signing.stamp and dataclasses.replace(signing.stamp, token=None)
+    if signing.stamp is not None and signing.stamp.code is StampCode.UNREACHABLE:
+        assert signing.timestamp is not None
+        queue(lib, result.path, signing.timestamp, signing.stamp.message)
+
+
+def retry_pending(lib: Library, *, timeout: float | None = None) -> list[RetryResult]:
+    """Ask again for every queued timestamp; each outcome, in queue order."""
+    results = []
+    for entry in pending(lib):
+        result, keep = _retry(entry, timeout)
+        results.append(result)
+        with lib.write() as s:  # one entry at a time: a kill loses no finished stamp
+            rest = [e for e in _read(s) if e.path != entry.path]
+            if keep is not None:
+                rest.append(keep)
+            _write(s, rest)
+    return results
+
+
+def _retry(entry: PendingStamp, timeout: float | None) -> tuple[RetryResult, PendingStamp | None]:
+    try:
+        signed = read_digest(entry.path).get("signedData") or {}
+    except InputError as exc:
+        return RetryResult(entry.path, RetryCode.GONE, str(exc)), None
+    if signed.get("signature") != entry.signature:
+        text = f"{entry.path} is no longer the export that was signed"
+        return RetryResult(entry.path, RetryCode.GONE, text), None
+    message = stamped_message(signed)
+    kwargs = {} if timeout is None else {"timeout": timeout}
+    stamp: StampOutcome = request_timestamp(message, entry.url, **kwargs)
+    if stamp.code is StampCode.UNREACHABLE:
+        keep = dataclasses.replace(entry, attempts=entry.attempts + 1, last_error=stamp.message)
+        return RetryResult(entry.path, RetryCode.WAITING, stamp.message), keep
+    if stamp.code is StampCode.BAD_ANSWER or stamp.token is None:
+        text = f"signed but not timestamped: {stamp.message}"
+        return RetryResult(entry.path, RetryCode.GAVE_UP, text), None
+    try:
+        add_timestamp(entry.path, stamp.token, signature=entry.signature)
+    except InputError as exc:
+        return RetryResult(entry.path, RetryCode.GONE, str(exc)), None
+    except OSError as exc:  # the export's drive is full or gone for now: try again later
+        keep = dataclasses.replace(entry, attempts=entry.attempts + 1, last_error=str(exc))
+        return RetryResult(entry.path, RetryCode.WAITING, f"cannot write: {exc}"), keep
+    when = stamp.time.strftime("%Y-%m-%dT%H:%M:%SZ") if stamp.time else "?"
+    return RetryResult(entry.path, RetryCode.ADDED, f"timestamped at {when}"), None

@@ -1,0 +1,190 @@
+"""RFC 3161 timestamps of signed exports, against a local authority (``openssl ts``).
+
+Round trip through ``archiver export --sign --timestamp`` and ``verify-export --tsa-cert``;
+a timestamp for another signature, a root that is not the authority's, an authority that
+answers garbage or refuses, and one that is down then back (the queued request retried).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from archiver_app import cli
+from archiver_app.export.pending import PENDING_KEY, pending, retry_pending
+from archiver_app.export.signing import Difference, verify_wacz
+from archiver_app.export.timestamps import (
+    StampCode,
+    TimestampState,
+    add_timestamp,
+    load_roots,
+    request_timestamp,
+)
+from archiver_app.importers.warcs import import_warc_file
+from archiver_app.library import Library
+from tests.helpers.tsa import LocalTSA, make_authority
+from tests.helpers.warcs import site, write_warc
+
+
+@pytest.fixture(scope="module")
+def tsa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalTSA]:
+    authority = LocalTSA(tmp_path_factory.mktemp("tsa")).start()
+    try:
+        yield authority
+    finally:
+        authority.stop()
+
+
+@pytest.fixture(autouse=True)
+def _answers_well(tsa: LocalTSA) -> None:
+    tsa.mode = "ok"
+
+
+@pytest.fixture
+def root(library: Library, tmp_path: Path) -> str:
+    import_warc_file(library, write_warc(tmp_path / "site.warc.gz", site(2)), collection="c")
+    return str(library.root)
+
+
+def _closed_port() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/tsa"  # nothing listens there: connection refused
+
+
+def _export(root: str, out: Path, *extra: str) -> int:
+    args = ["export", "--collection", "c", "-o", str(out), "--sign", *extra]
+    return cli.main([*args, "--library", root])
+
+
+def _signed(wacz: Path) -> dict[str, str]:
+    with zipfile.ZipFile(wacz) as zf:
+        return dict(json.loads(zf.read("datapackage-digest.json"))["signedData"])
+
+
+def test_round_trip(
+    root: str, tsa: LocalTSA, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wacz = tmp_path / "out.wacz"
+    assert _export(root, wacz, "--timestamp", tsa.url) == 0
+    assert "timestamped at " in capsys.readouterr().out
+    signed = _signed(wacz)
+    assert signed["timeSignature"] and "BEGIN CERTIFICATE" in signed["timestampCert"]
+    report = verify_wacz(wacz, tsa_roots=load_roots(tsa.root))
+    assert report.ok and report.timestamp.state is TimestampState.VALID
+    assert report.timestamp.time is not None and "TSA" in (report.timestamp.authority or "")
+    assert cli.main(["verify-export", str(wacz), "--tsa-cert", str(tsa.root)]) == 0
+    out = capsys.readouterr().out
+    assert "timestamp: valid;" in out and "intact" in out
+    # Without a root the imprint is still checked; the authority is not.
+    assert verify_wacz(wacz).timestamp.state is TimestampState.UNCHECKED
+
+
+def test_another_authority_is_not_trusted(root: str, tsa: LocalTSA, tmp_path: Path) -> None:
+    wacz = tmp_path / "out.wacz"
+    assert _export(root, wacz, "--timestamp", tsa.url) == 0
+    stranger = make_authority(tmp_path / "stranger", name="Stranger") / "ca.pem"
+    report = verify_wacz(wacz, tsa_roots=load_roots(stranger))
+    assert report.timestamp.state is TimestampState.INVALID and not report.ok
+    assert [f.kind for f in report.findings] == [Difference.TIMESTAMP_INVALID]
+    assert cli.main(["verify-export", str(wacz), "--tsa-cert", str(stranger)]) == 1
+
+
+def test_a_timestamp_of_another_signature_is_rejected(
+    root: str, tsa: LocalTSA, tmp_path: Path
+) -> None:
+    wacz = tmp_path / "out.wacz"
+    assert _export(root, wacz) == 0
+    other = request_timestamp(b"some other signature", tsa.url)
+    assert other.code is StampCode.STAMPED and other.token is not None
+    add_timestamp(wacz, other.token)  # a token, valid in itself, over other bytes
+    report = verify_wacz(wacz, tsa_roots=load_roots(tsa.root))
+    assert report.signature_valid and report.timestamp.state is TimestampState.INVALID
+    assert report.timestamp.message == "the timestamp is for another signature"
+    assert not report.ok
+
+
+@pytest.mark.parametrize("mode", ["garbage", "rejection"])
+def test_a_bad_answer_leaves_it_signed_and_says_so(
+    root: str, tsa: LocalTSA, tmp_path: Path, mode: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tsa.mode = mode
+    wacz = tmp_path / "out.wacz"
+    assert _export(root, wacz, "--timestamp", tsa.url) == 0
+    assert "signed but NOT timestamped" in capsys.readouterr().err
+    report = verify_wacz(wacz)
+    assert report.ok and report.signature_valid
+    assert report.timestamp.state is TimestampState.NONE
+    assert "timeSignature" not in _signed(wacz)
+    with Library.open(Path(root)) as lib:
+        assert pending(lib) == []  # garbage is not asked for again
+
+
+def test_no_network_queues_then_retries(
+    root: str, tsa: LocalTSA, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wacz = tmp_path / "out.wacz"
+    down = _closed_port()
+    assert _export(root, wacz, "--timestamp", down) == 0
+    assert "timestamp waiting" in capsys.readouterr().out
+    assert verify_wacz(wacz).ok and "timeSignature" not in _signed(wacz)
+    with Library.open(Path(root)) as lib:
+        [entry] = pending(lib)
+        assert entry.path == wacz.resolve() and entry.url == down
+        assert "cannot reach" in entry.last_error
+    # Still down: the request stays queued and the command says so.
+    assert cli.main(["export", "timestamp-pending", "--library", root]) == 1
+    assert "waiting" in capsys.readouterr().out
+    with Library.open(Path(root)) as lib:
+        assert pending(lib)[0].attempts == 1
+        # The authority is back (at its address; here: point the queued entry at it).
+        with lib.write() as s:
+            from archiver_app.store.models import Setting
+
+            row = s.get(Setting, PENDING_KEY)
+            assert row is not None
+            row.value = [{**row.value[0], "url": tsa.url}]
+    assert cli.main(["export", "timestamp-pending", "--library", root]) == 0
+    assert ": added: timestamped at " in capsys.readouterr().out
+    report = verify_wacz(wacz, tsa_roots=load_roots(tsa.root))
+    assert report.ok and report.timestamp.state is TimestampState.VALID
+    with Library.open(Path(root)) as lib:
+        assert pending(lib) == []
+        assert retry_pending(lib) == []
+
+
+def test_a_replaced_export_is_not_stamped(root: str, tsa: LocalTSA, tmp_path: Path) -> None:
+    wacz = tmp_path / "out.wacz"
+    assert _export(root, wacz, "--timestamp", _closed_port()) == 0
+    assert _export(root, wacz, "--overwrite") == 0  # another signature under the same name
+    with Library.open(Path(root)) as lib:
+        with lib.write() as s:
+            from archiver_app.store.models import Setting
+
+            row = s.get(Setting, PENDING_KEY)
+            assert row is not None
+            row.value = [{**row.value[0], "url": tsa.url}]
+        [result] = retry_pending(lib)
+        assert result.code == "gone" and pending(lib) == []
+    assert "timeSignature" not in _signed(wacz)
+
+
+def test_default_authority_and_clear_errors(
+    root: str, tsa: LocalTSA, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wacz = tmp_path / "out.wacz"
+    assert _export(root, wacz, "--timestamp") == 2  # no default yet: a clear error
+    assert "needs an authority" in capsys.readouterr().err
+    assert cli.main(["export", "timestamp-authority", tsa.url, "--library", root]) == 0
+    assert _export(root, wacz, "--timestamp") == 0
+    assert base64.b64decode(_signed(wacz)["timeSignature"])
+    assert cli.main(["export", "--collection", "c", "-o", str(wacz), "--overwrite",
+                     "--timestamp", tsa.url, "--library", root]) == 2  # fmt: skip
+    assert "add --sign" in capsys.readouterr().err
