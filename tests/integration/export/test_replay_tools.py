@@ -22,9 +22,11 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from archiver_app.capture.browser import launch_options, require_browser
 from archiver_app.capture.engine import PageRules, capture_urls
 from archiver_app.export import Selection, export
+from archiver_app.export.signing import Signing
 from archiver_app.library import Library
 from tests.helpers.replay_tools import BIN, ReplayWebPage, get, pywb
 from tests.helpers.testsite import png
+from tests.helpers.tsa import LocalTSA
 from tests.helpers.webserver import LocalServer, Response
 
 pytestmark = pytest.mark.slow
@@ -71,9 +73,16 @@ def wacz(site: LocalServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
         assert all(r.ok for r in results), [(r.url, r.error) for r in results]
         dest = root / "site.wacz"
-        # Signed: ReplayWeb.page, pywb and wacz validate must all still open it.
-        result = export(lib, Selection(collection="default"), dest, sign=True)
+        # Signed and timestamped (a local authority): ReplayWeb.page, pywb and wacz validate
+        # must all still open it.
+        tsa = LocalTSA(root / "tsa").start()
+        try:
+            signing = Signing(timestamp=tsa.url)
+            result = export(lib, Selection(collection="default"), dest, sign=signing)
+        finally:
+            tsa.stop()
     assert result.pages == len(PAGES) and not result.problems, result
+    assert signing.stamp is not None and signing.stamp.code == "stamped", signing.stamp
     return dest
 
 
@@ -163,9 +172,11 @@ def test_every_page_renders_in_pywb(wacz: Path, site: LocalServer, tmp_path: Pat
 
 def test_the_export_is_signed_and_intact(wacz: Path) -> None:
     from archiver_app.export.signing import verify_wacz
+    from archiver_app.export.timestamps import load_roots
 
-    report = verify_wacz(wacz)
+    report = verify_wacz(wacz, tsa_roots=load_roots(wacz.parent / "tsa" / "ca.pem"))
     assert report.ok and report.signed and report.signature_valid, report.problems
+    assert report.timestamp.state == "valid", report.timestamp
     assert report.files_checked == 3  # the WARC, the index and the pages list
 
 
