@@ -44,6 +44,8 @@ def _print(outcome: FileOutcome, ctx: Context, as_json: bool) -> None:
     if as_json:
         import json
 
+        from archiver_app.jobs.kinds import to_plain
+
         print(
             json.dumps(
                 {
@@ -57,6 +59,7 @@ def _print(outcome: FileOutcome, ctx: Context, as_json: bool) -> None:
                     "job_id": outcome.job_id,
                     "folder": outcome.folder,
                     "problems": outcome.problems,
+                    "package": to_plain(outcome.package),  # a WACZ's differences, signature
                 }
             ),
             file=ctx.out,

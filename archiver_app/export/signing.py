@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -40,6 +41,7 @@ from archiver_app import __version__
 from archiver_app.durable import atomic_write
 from archiver_app.errors import ArchiverError, InputError
 from archiver_app.export.timestamps import (
+    DIGEST_NAME,
     StampOutcome,
     TimestampCheck,
     TimestampState,
@@ -53,6 +55,8 @@ from archiver_app.paths import config_dir
 KEY_NAME = "signing-key.pem"
 CURVE = ec.SECP384R1()
 _HALF = 48  # bytes of r (and of s) on P-384
+_HASHES = {"sha256", "sha1", "md5"}  # what a datapackage may list (as warc.wacz reads)
+_UNREADABLE = (OSError, EOFError, RuntimeError, NotImplementedError, zipfile.BadZipFile, zlib.error)
 
 
 class SigningKeyError(ArchiverError):
@@ -169,6 +173,7 @@ class Difference(StrEnum):
     SIZE = "size"  # a listed file's size differs
     MISSING = "missing"  # listed, not in the zip
     ADDED = "added"  # in the zip, not listed
+    UNREADABLE = "unreadable"  # listed and there, but its bytes cannot be read
     SIGNATURE_MISMATCH = "signature mismatch"  # signed another datapackage.json
     SIGNATURE_INVALID = "signature invalid"
     TIMESTAMP_INVALID = "timestamp invalid"
@@ -217,21 +222,23 @@ def verify_wacz(path: Path, *, tsa_roots: list[x509.Certificate] | None = None) 
         raise InputError(f"{path} is not a readable WACZ: {exc}") from exc
     with zf:
         names = set(zf.namelist())
-        for needed in ("datapackage.json", "datapackage-digest.json"):
+        for needed in ("datapackage.json", DIGEST_NAME):
             if needed not in names:
                 report.add(Difference.PACKAGE_MISSING, needed, f"{needed} is missing")
-        if report.findings:
+        if "datapackage.json" not in names:
             return report
         package_bytes = zf.read("datapackage.json")
-        try:
-            digest = json.loads(zf.read("datapackage-digest.json"))
+        try:  # without a digest the files are still checked against datapackage.json
+            digest = json.loads(zf.read(DIGEST_NAME)) if DIGEST_NAME in names else {}
             package = json.loads(package_bytes)
+            if not isinstance(digest, dict) or not isinstance(package, dict):
+                raise ValueError("not a JSON object")
         except ValueError as exc:
             text = f"the package files are not valid JSON: {exc}"
             report.add(Difference.PACKAGE_UNREADABLE, "datapackage.json", text)
             return report
         actual = _package_hash(package_bytes)
-        if digest.get("hash") != actual:
+        if digest and digest.get("hash") != actual:
             text = "datapackage.json was changed (its hash differs)"
             report.add(Difference.PACKAGE_CHANGED, "datapackage.json", text)
         _check_resources(zf, names, package, report)
@@ -247,24 +254,35 @@ def _check_resources(
     zf: zipfile.ZipFile, names: set[str], package: dict[str, Any], report: VerifyReport
 ) -> None:
     listed = set()
-    for resource in package.get("resources") or []:
+    resources = package.get("resources")
+    for resource in resources if isinstance(resources, list) else []:
+        if not isinstance(resource, dict):
+            continue
         name = str(resource.get("path", ""))
         listed.add(name)
         if name not in names:
             report.add(Difference.MISSING, name, f"{name} is listed but missing")
             continue
-        sha, size = hashlib.sha256(), 0
-        with zf.open(name) as fh:
-            while chunk := fh.read(1 << 20):
-                sha.update(chunk)
-                size += len(chunk)
+        algo, _, want = str(resource.get("hash", "")).partition(":")
+        if algo not in _HASHES or not want:  # other tools' packages may list sha1 or md5
+            report.add(Difference.CHANGED, name, f"{name} has no usable hash in datapackage.json")
+            continue
+        digest, size = hashlib.new(algo), 0
+        try:
+            with zf.open(name) as fh:
+                while chunk := fh.read(1 << 20):
+                    digest.update(chunk)
+                    size += len(chunk)
+        except _UNREADABLE as exc:  # encrypted, an unknown compression, a damaged member
+            report.add(Difference.UNREADABLE, name, f"{name} cannot be read ({exc})")
+            continue
         report.files_checked += 1
-        if f"sha256:{sha.hexdigest()}" != resource.get("hash"):
+        if digest.hexdigest() != want.lower():
             report.add(Difference.CHANGED, name, f"{name} was changed (its hash differs)")
         elif resource.get("bytes") not in (None, size):
             text = f"{name} has {size} bytes, not {resource.get('bytes')}"
             report.add(Difference.SIZE, name, text)
-    extra = sorted(names - listed - {"datapackage.json", "datapackage-digest.json"})
+    extra = sorted(names - listed - {"datapackage.json", DIGEST_NAME})
     for name in (n for n in extra if not n.endswith("/")):
         report.add(Difference.ADDED, name, f"{name} was added (not in datapackage.json)")
 

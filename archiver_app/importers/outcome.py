@@ -6,12 +6,47 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from archiver_app.export.signing import Difference, Finding
+
 
 class OutcomeState(StrEnum):
     IMPORTED = "imported"  # indexed (possibly with some damaged records skipped)
     QUEUED = "queued"  # bookmarks / URL lists: capture job created
     SKIPPED = "skipped"  # already in the library
     FAILED = "failed"  # nothing usable; ``reason`` says why
+
+
+@dataclass(frozen=True)
+class PackageCheck:
+    """What :func:`archiver_app.export.signing.verify_wacz` found in an imported WACZ: each
+    difference between what its ``datapackage.json`` lists and what it holds, and its
+    signature (``signer``: the public key's fingerprint)."""
+
+    findings: tuple[Finding, ...] = ()
+    signed: bool = False
+    signature_valid: bool = False
+    signer: str | None = None
+
+    @property
+    def differences(self) -> list[Finding]:
+        """The findings that mean tampering (a package without a digest is only older)."""
+        return [
+            f
+            for f in self.findings
+            if not (f.kind is Difference.PACKAGE_MISSING and f.name == "datapackage-digest.json")
+        ]
+
+    @property
+    def tampered(self) -> bool:
+        return bool(self.differences)
+
+    def lines(self) -> list[str]:
+        """One line per difference, then the signature's state, for people."""
+        out = [f"differs from its datapackage.json: {f.message}" for f in self.differences]
+        if self.signed:
+            state = "valid" if self.signature_valid else "NOT valid"
+            out.append(f"signed with key {self.signer or '?'}: the signature is {state}")
+        return out
 
 
 @dataclass
@@ -28,6 +63,7 @@ class FileOutcome:
     job_id: int | None = None  # the first (often only) capture job queued
     job_ids: list[int] = field(default_factory=list)
     folder: str | None = None
+    package: PackageCheck | None = None  # a WACZ's own check: differences, signature
 
 
 @dataclass

@@ -1,5 +1,11 @@
 """Import WACZ files: verify them, extract their WARCs into one snapshot folder, index them.
 
+Tampering is reported, not a reason to lose the good records: :func:`check_package` runs
+the checks of ``archiver verify-export`` (:func:`archiver_app.export.signing.verify_wacz`),
+each difference (a WARC changed, a file added or missing, ``datapackage.json`` edited) and
+the signature's state go into the outcome (``FileOutcome.package`` and its problems), and
+a changed WARC is still indexed: every record that reads is kept.
+
 A WACZ is someone else's zip: :mod:`archiver_app.warc.wacz` checks its structure, its
 totals (zip bombs) and its hashes; here each verified WARC is extracted under a temporary
 name, checked (a WARC gzipped whole is recompressed record by record), claimed by its hash
@@ -18,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from archiver_app.durable import discard, install, open_temp, sweep_leftovers, sync_fd
+from archiver_app.export.signing import Difference, fingerprint, verify_wacz
 from archiver_app.hashing import sha256_file
 from archiver_app.importers import incomplete
-from archiver_app.importers.outcome import FileOutcome, OutcomeState
+from archiver_app.importers.outcome import FileOutcome, OutcomeState, PackageCheck
 from archiver_app.importers.warcs import (
     ProgressFn,
     file_outcome,
@@ -105,9 +112,11 @@ def _import_wacz_file(
         return FileOutcome(path, "wacz", OutcomeState.FAILED, str(exc))
     workers.prestart()  # starts while the WACZ is hashed and its WARCs extracted
     sha = sha256_file(path)
+    package = check_package(path)
+    changed = {f.name for f in package.findings if f.kind in _CHANGED}
     collection_id, slug = resolve_collection(lib, collection)
     folder = new_folder(lib, slug, None)
-    placed = _extract_all(lib, info, folder)
+    placed = _extract_all(lib, info, folder, changed)
     if isinstance(placed, str):
         return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {placed}")
     run = _WaczRun(lib, path, folder, collection_id, tags, _page_list(info), progress, cancel)
@@ -120,7 +129,8 @@ def _import_wacz_file(
     if not run.reports:
         incomplete.remove_empty(lib.abspath(folder.as_posix()), lib.root)
         state = OutcomeState.FAILED if run.refused else OutcomeState.SKIPPED
-        return FileOutcome(path, "wacz", state, "; ".join([*run.refused, *run.skipped]))
+        reason = "; ".join([*run.refused, *run.skipped])
+        return FileOutcome(path, "wacz", state, reason, problems=package.lines(), package=package)
     try:
         data = sidecar_data(lib, folder, slug, path, run.reports)
         data["wacz"] = {
@@ -135,8 +145,27 @@ def _import_wacz_file(
         raise
     incomplete.mark_complete(lib, run.file_ids)
     outcome = file_outcome(path, "wacz", folder, [r for _, _, r in run.reports])
+    outcome.problems[:0] = package.lines()  # what was tampered with comes first
     outcome.problems.extend([*run.refused, *run.skipped])
+    outcome.package = package
     return outcome
+
+
+#: Findings that mean a member's bytes are not what the package lists: extracted anyway
+#: (the scan keeps every record that still reads) and reported.
+_CHANGED = (Difference.CHANGED, Difference.SIZE)
+
+
+def check_package(path: Path) -> PackageCheck:
+    """The WACZ's hashes and signature, checked the way ``archiver verify-export`` does
+    (after :func:`open_wacz` refused bombs and unsafe names, so reading it is bounded)."""
+    report = verify_wacz(path)
+    return PackageCheck(
+        tuple(report.findings),
+        report.signed,
+        report.signature_valid,
+        fingerprint(report.public_key) if report.public_key else None,
+    )
 
 
 def _page_list(info: WaczInfo) -> tuple[frozenset[str] | None, tuple[tuple[str, int], ...]]:
@@ -148,10 +177,12 @@ def _page_list(info: WaczInfo) -> tuple[frozenset[str] | None, tuple[tuple[str, 
 
 
 def _extract_all(
-    lib: Library, info: WaczInfo, folder: PurePosixPath
+    lib: Library, info: WaczInfo, folder: PurePosixPath, changed: set[str]
 ) -> list[tuple[str, Path]] | str:
-    """Extract and verify every WARC of the WACZ into ``folder`` under temporary names;
-    the (clean name, temporary path) of each, or why verification failed (nothing left)."""
+    """Extract and verify every WARC of the WACZ into ``folder`` under temporary names
+    (those in ``changed`` differ from the package's hashes, known and reported: they are
+    extracted unverified); the (clean name, temporary path) of each, or why extraction
+    failed (nothing left)."""
     base = lib.abspath(folder.as_posix())
     base.mkdir(parents=True, exist_ok=True)
     placed: list[tuple[str, Path]] = []
@@ -163,7 +194,7 @@ def _extract_all(
             tmp = Path(temp)
             placed.append((name, tmp))
             with open(fd, "wb") as fh:
-                extract_verified(info, entry, fh)
+                extract_verified(info, entry, fh, known_changed=entry in changed)
                 fh.flush()
                 sync_fd(fh.fileno())
     except (WaczError, zipfile.BadZipFile, zlib.error, EOFError) as exc:

@@ -9,9 +9,11 @@ A WACZ is a zip from someone else, so nothing in it is trusted:
   across many entries), or a total beyond what the caller allows (the free disk space) are
   refused before anything is extracted (zip bomb); extraction also stops at each entry's
   declared size and at the declared total, so a directory that lies gets no further;
-- every resource listed in ``datapackage.json`` must exist with the listed ``bytes`` and
-  ``sha256`` hash (and ``datapackage-digest.json``, when present, must match
-  ``datapackage.json``), checked while the WARCs are copied out.
+- every WARC is checked against the ``bytes`` and hash ``datapackage.json`` lists for it
+  while it is copied out. A WARC that differs, a listed file that is missing, a WARC that is
+  not listed, an edited ``datapackage.json``: what the package says differs from what it
+  holds is for :func:`archiver_app.export.signing.verify_wacz` to name (the importer reports
+  its findings), not a reason to refuse the good records; WARCs not listed are not read.
 """
 
 from __future__ import annotations
@@ -152,27 +154,24 @@ def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
         datapackage = _load_json(zf, "datapackage.json", limit=64 * 1024 * 1024)
         if not isinstance(datapackage, dict) or not isinstance(datapackage.get("resources"), list):
             raise WaczError("datapackage.json has no resources list")
-        if "datapackage-digest.json" in names:
-            _check_digest(zf)
         resources: dict[str, dict[str, Any]] = {}
         for res in datapackage["resources"]:
             if not isinstance(res, dict) or not isinstance(res.get("path"), str):
                 raise WaczError("datapackage.json lists a resource without a path")
             if _unsafe_name(res["path"]):
                 raise WaczError(f"datapackage.json lists an unsafe path {res['path']!r}")
-            if res["path"] not in names:
-                raise WaczError(f"{res['path']} is listed in datapackage.json but missing")
-            resources[res["path"]] = res
-        warcs = sorted(
+            if res["path"] in names:  # a missing one is a finding of verify_wacz
+                resources[res["path"]] = res
+        present = sorted(
             n
             for n in names
             if n.startswith("archive/") and n.endswith((".warc", ".warc.gz", ".arc", ".arc.gz"))
         )
-        if not warcs:
+        if not present:
             raise WaczError("no WARC files under archive/")
-        unlisted = [w for w in warcs if w not in resources]
-        if unlisted:
-            raise WaczError(f"{unlisted[0]} is not listed (with a hash) in datapackage.json")
+        warcs = [w for w in present if w in resources]
+        if not warcs:
+            raise WaczError(f"{present[0]} is not listed (with a hash) in datapackage.json")
         pages: list[WaczPage] = []
         for name in ("pages/pages.jsonl", "pages/extraPages.jsonl"):
             if name in names:
@@ -191,22 +190,6 @@ def _load_json(zf: zipfile.ZipFile, name: str, *, limit: int) -> Any:
         raise WaczError(f"{name} is not valid JSON: {exc}") from exc
     except RecursionError as exc:
         raise WaczError(f"{name} nests too deeply to read") from exc
-
-
-def _check_digest(zf: zipfile.ZipFile) -> None:
-    digest = _load_json(zf, "datapackage-digest.json", limit=1024 * 1024)
-    expected = digest.get("hash") if isinstance(digest, dict) else None
-    if not isinstance(expected, str):
-        return
-    algo, _, want = expected.partition(":")
-    if algo not in {"sha256", "sha1", "md5"} or not want:
-        return
-    h = hashlib.new(algo)
-    with zf.open("datapackage.json") as fh:
-        while chunk := fh.read(CHUNK):
-            h.update(chunk)
-    if h.hexdigest() != want.lower():
-        raise WaczError("datapackage.json does not match the hash in datapackage-digest.json")
 
 
 #: Longest ``pages.jsonl`` line read (lines may carry a page's whole text); a longer one
@@ -241,8 +224,13 @@ def _read_pages(zf: zipfile.ZipFile, name: str) -> Iterator[WaczPage]:
                 )
 
 
-def extract_verified(info: WaczInfo, entry: str, dest: IO[bytes]) -> int:
+def extract_verified(
+    info: WaczInfo, entry: str, dest: IO[bytes], *, known_changed: bool = False
+) -> int:
     """Copy ``entry`` into ``dest``, checking its listed size and sha256 hash.
+
+    ``known_changed``: the entry is known to differ from datapackage.json (the caller
+    reports it): copy it anyway, still bounded by the zip directory's declared total.
 
     Raises:
         WaczError: the bytes or the hash differ from datapackage.json, or the entry cannot
@@ -250,18 +238,20 @@ def extract_verified(info: WaczInfo, entry: str, dest: IO[bytes]) -> int:
             partial data the caller must discard.
     """
     try:
-        return _extract_verified(info, entry, dest)
+        return _extract_verified(info, entry, dest, known_changed)
     except _ENTRY_ERRORS as exc:
         raise _entry_error(exc) from exc
 
 
-def _extract_verified(info: WaczInfo, entry: str, dest: IO[bytes]) -> int:
-    res = info.resources[entry]
+def _extract_verified(info: WaczInfo, entry: str, dest: IO[bytes], known_changed: bool) -> int:
+    res = {} if known_changed else info.resources[entry]
     expected = str(res.get("hash", ""))
     algo, _, want = expected.partition(":")
     if not want:
         algo, want = "sha256", expected
-    if algo not in {"sha256", "sha1", "md5"} or not want:
+    if known_changed:
+        algo, want = "sha256", "-"
+    elif algo not in {"sha256", "sha1", "md5"} or not want:
         raise WaczError(f"datapackage.json gives no usable hash for {entry}")
     h = hashlib.new(algo)
     size = 0
@@ -281,7 +271,7 @@ def _extract_verified(info: WaczInfo, entry: str, dest: IO[bytes]) -> int:
             dest.write(chunk)
     if isinstance(limit, int) and size != limit:
         raise WaczError(f"{entry} has {size} bytes, datapackage.json says {limit}")
-    if h.hexdigest() != want.lower():
+    if not known_changed and h.hexdigest() != want.lower():
         raise WaczError(f"{entry} does not match its {algo} hash in datapackage.json")
     return size
 

@@ -93,7 +93,7 @@ EXPECTED = {
     "lying.warc": (OutcomeState.IMPORTED, "damaged part"),
     "notes.warc": (OutcomeState.FAILED, "neither a WARC nor an ARC"),
     "empty.warc.gz": (OutcomeState.FAILED, "empty (0 bytes)"),
-    "mismatch.wacz": (OutcomeState.FAILED, "does not match its sha256 hash"),
+    "mismatch.wacz": (OutcomeState.IMPORTED, ""),  # tampered: reported, good records kept
     "slip.wacz": (OutcomeState.FAILED, "zip slip"),
     "absolute.wacz": (OutcomeState.FAILED, "zip slip"),
     "bomb.wacz": (OutcomeState.FAILED, "zip bomb"),
@@ -117,6 +117,10 @@ def test_each_bad_input_reported_with_reason(
     assert got["truncated.warc.gz"].records == 5 and got["truncated.warc.gz"].pages == 2
     assert got["lying.warc"].records == 6 and got["lying.warc"].pages == 3
     assert got["truncated.warc.gz"].problems and "offset" in got["truncated.warc.gz"].problems[0]
+    assert got["mismatch.wacz"].records == 4
+    assert got["mismatch.wacz"].problems[0] == (
+        "differs from its datapackage.json: archive/data.warc.gz was changed (its hash differs)"
+    )
     # nothing outside the library was written or changed
     assert tree_digest(inputs) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["inputs", "library"]
@@ -124,7 +128,9 @@ def test_each_bad_input_reported_with_reason(
     # failed inputs left no folders or partial files in the library
     warcs = sorted(p.name for p in (library.root / "collections").rglob("*") if p.is_file())
     assert warcs == [
+        "data.warc.gz",
         "good.warc.gz",
+        "index.json",
         "index.json",
         "index.json",
         "index.json",

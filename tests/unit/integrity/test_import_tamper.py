@@ -1,0 +1,113 @@
+"""Importing a tampered WACZ: each difference named, the signature's state said, and every
+record that still reads kept.
+
+The WACZ is a real signed export of a library; each test changes it the way a forger (or a
+damaged copy) would, imports it into a second library, and reads the outcome the job keeps
+and the command prints.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from archiver_app import cli
+from archiver_app.export import Selection, export
+from archiver_app.export.signing import Difference
+from archiver_app.importers.outcome import FileOutcome, OutcomeState
+from archiver_app.importers.run import import_paths
+from archiver_app.importers.warcs import import_warc_file
+from archiver_app.jobs.kinds import to_plain
+from archiver_app.library import Library
+from tests.helpers.warcs import site, write_warc
+
+WARC = "archive/data.warc.gz"
+
+
+@pytest.fixture
+def signed_wacz(library: Library, tmp_path: Path) -> Path:
+    import_warc_file(library, write_warc(tmp_path / "s.warc.gz", site(3)), collection="c")
+    out = tmp_path / "signed.wacz"
+    export(library, Selection(collection="c"), out, sign=True)
+    return out
+
+
+def _members(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as zf:
+        return {n: zf.read(n) for n in zf.namelist()}
+
+
+def _rewrite(path: Path, change: dict[str, bytes]) -> None:
+    entries = {**_members(path), **change}
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in entries.items():
+            zf.writestr(name, data)
+
+
+def _import(tmp_path: Path, wacz: Path) -> FileOutcome:
+    with Library.open(tmp_path / "other", create=True) as lib:
+        [outcome] = import_paths(lib, [wacz]).outcomes
+    return outcome
+
+
+def test_an_intact_signed_wacz_says_so(signed_wacz: Path, tmp_path: Path) -> None:
+    outcome = _import(tmp_path, signed_wacz)
+    assert outcome.state is OutcomeState.IMPORTED and outcome.records == 6
+    assert outcome.package is not None and not outcome.package.tampered
+    assert outcome.package.signed and outcome.package.signature_valid
+    [line] = outcome.problems
+    assert line.startswith("signed with key ") and line.endswith("the signature is valid")
+
+
+def test_a_changed_warc_byte_is_named_and_the_good_records_kept(
+    signed_wacz: Path, tmp_path: Path
+) -> None:
+    warc = bytearray(_members(signed_wacz)[WARC])
+    # A byte inside the last record's compressed body: that member no longer inflates.
+    last = bytes(warc).rindex(b"\x1f\x8b\x08")
+    warc[last + 40] ^= 0xFF
+    _rewrite(signed_wacz, {WARC: bytes(warc)})
+    outcome = _import(tmp_path, signed_wacz)
+    assert outcome.state is OutcomeState.IMPORTED
+    assert 0 < outcome.records < 6  # the damaged record is lost, the others are kept
+    assert outcome.package is not None
+    assert [(f.kind, f.name) for f in outcome.package.differences] == [(Difference.CHANGED, WARC)]
+    assert outcome.problems[0] == (
+        f"differs from its datapackage.json: {WARC} was changed (its hash differs)"
+    )
+    # The signed datapackage itself is untouched: the signature is still valid.
+    assert outcome.package.signature_valid
+    # The job keeps it (the result is stored as plain data).
+    plain = to_plain(outcome)
+    assert plain["package"]["findings"][0]["kind"] == "changed"
+
+
+def test_an_added_file_is_named(signed_wacz: Path, tmp_path: Path) -> None:
+    _rewrite(signed_wacz, {"archive/extra.warc.gz": _members(signed_wacz)[WARC]})
+    outcome = _import(tmp_path, signed_wacz)
+    assert outcome.state is OutcomeState.IMPORTED and outcome.records == 6  # not read
+    assert outcome.package is not None
+    assert [(f.kind, f.name) for f in outcome.package.differences] == [
+        (Difference.ADDED, "archive/extra.warc.gz")
+    ]
+
+
+def test_an_edited_datapackage_breaks_its_hash_and_the_signature(
+    signed_wacz: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    package = json.loads(_members(signed_wacz)["datapackage.json"])
+    package["title"] = "Something else"
+    _rewrite(signed_wacz, {"datapackage.json": json.dumps(package).encode()})
+    root = str(tmp_path / "cli-lib")
+    assert cli.main(["import", str(signed_wacz), "--library", root]) == 0
+    out = capsys.readouterr().out
+    assert "differs from its datapackage.json: datapackage.json was changed" in out
+    assert "the signature is NOT valid" in out
+    outcome = _import(tmp_path, signed_wacz)
+    assert outcome.records == 6
+    assert outcome.package is not None and not outcome.package.signature_valid
+    kinds = {f.kind for f in outcome.package.differences}
+    assert kinds == {Difference.PACKAGE_CHANGED, Difference.SIGNATURE_MISMATCH}
