@@ -18,6 +18,7 @@ from sqlalchemy import select
 
 from archiver_app.durable import is_temp, sweep_leftovers
 from archiver_app.hashing import sha256_file
+from archiver_app.integrity.digests import capture_origin
 from archiver_app.layout.current import CURRENT_FS_VERSION
 from archiver_app.layout.sidecar import SIDECAR, build_sidecar, write_sidecar
 from archiver_app.library import Library
@@ -143,9 +144,9 @@ def save_outcome(
         file_ids: dict[str, int] = {}
         size = 0
         for rel, kind in out.files:
-            known = hashes.get(rel)
-            row = register_file(
-                s, lib.root, rel, kind, out.snapshot_id, sha256=known[1] if known else None
+            sha = known[1] if (known := hashes.get(rel)) else None
+            row = register_file(  # origin: the capture-time digest `archiver verify` checks
+                s, lib.root, rel, kind, out.snapshot_id, sha256=sha, origin=capture_origin(kind)
             )
             file_ids[rel] = row.id
             size += row.size

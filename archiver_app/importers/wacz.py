@@ -41,7 +41,7 @@ from archiver_app.importers.warcs import (
 )
 from archiver_app.library import Library
 from archiver_app.store.files import register_file
-from archiver_app.store.models import FileKind, Setting
+from archiver_app.store.models import FileKind, Origin, Setting
 from archiver_app.tasks import CancelToken
 from archiver_app.warc import workers
 from archiver_app.warc.indexer import IndexReport
@@ -247,7 +247,9 @@ class _WaczRun:
         rel = f"{self.folder.as_posix()}/{name}"
         try:
             with lib.write() as s:
-                file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=wsha).id
+                file_id = register_file(
+                    s, lib.root, rel, FileKind.WARC, sha256=wsha, origin=Origin.IMPORT
+                ).id
                 s.add(Setting(key=incomplete.incomplete_key(file_id), value=rel))
         except BaseException:
             final.unlink(missing_ok=True)

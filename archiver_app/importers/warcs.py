@@ -34,6 +34,7 @@ from archiver_app.store.models import (
     File,
     FileKind,
     LocalState,
+    Origin,
     Setting,
     Snapshot,
 )
@@ -285,7 +286,9 @@ def _place_warc(
             _copy_into(path, read_path)
         try:
             with lib.write() as s:
-                file_id = register_file(s, lib.root, rel, FileKind.WARC, sha256=sha).id
+                file_id = register_file(
+                    s, lib.root, rel, FileKind.WARC, sha256=sha, origin=Origin.IMPORT
+                ).id
                 s.add(Setting(key=incomplete.incomplete_key(file_id), value=rel))
         except BaseException:
             read_path.unlink(missing_ok=True)

@@ -26,6 +26,7 @@ from archiver_app.tasks import CancelToken, Progress
 if TYPE_CHECKING:
     from archiver_app.export.writer import ExportResult
     from archiver_app.importers.outcome import ImportReport
+    from archiver_app.integrity import IntegrityReport
     from archiver_app.layout.migrator import MigrationReport
     from archiver_app.mirror.offload import OffloadResult
     from archiver_app.mirror.run import MirrorResult
@@ -178,12 +179,18 @@ def verify_config(
 
 def run_verify(
     lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
-) -> list[ScrubResult]:
+) -> list[ScrubResult] | IntegrityReport:
     from archiver_app.mirror import verify_all, verify_destinations, verify_library
 
     c = job.config
     roots = _paths(c.get("scan_roots"))
     repair = bool(c.get("repair", True))
+    if c.get("integrity"):  # `archiver verify`: files against their capture-time digests
+        from archiver_app.integrity import verify_snapshots
+
+        return verify_snapshots(
+            lib, repair=repair, scan_roots=roots, progress=progress, cancel=cancel
+        )
     if c.get("everything"):
         return verify_all(lib, scan_roots=roots, progress=progress, cancel=cancel)
     if c.get("laptop"):

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from archiver_app.hashing import sha256_file
 from archiver_app.store.copies import forget_copies
-from archiver_app.store.models import File, FileKind, LocalState
+from archiver_app.store.models import File, FileKind, LocalState, Origin
 from archiver_app.validation import safe_join, safe_relative
 
 
@@ -21,11 +21,14 @@ def register_file(
     snapshot_id: int | None = None,
     *,
     sha256: str | None = None,
+    origin: Origin | None = None,
 ) -> File:
     """Create or refresh the ``files`` row of ``root/relative`` with its size and hash.
 
     The hash is computed from the file unless given. Paths are stored '/' separated and
-    relative to the library root; anything that escapes the root is refused.
+    relative to the library root; anything that escapes the root is refused. ``origin``:
+    this is the capture or import writing the file, so its hash and size are also the
+    capture-time digest that ``archiver verify`` checks it against later.
     """
     rel = safe_relative(relative).as_posix()
     path = safe_join(root, rel)
@@ -42,5 +45,7 @@ def register_file(
         row.local_state = LocalState.PRESENT
         if snapshot_id is not None:
             row.snapshot_id = snapshot_id
+    if origin is not None:
+        row.origin_sha256, row.origin_size, row.origin = digest, size, str(origin)
     session.flush()
     return row

@@ -428,6 +428,19 @@ class File(Base):
     external_path: Mapped[str | None] = mapped_column(Text)  # absolute, for --link imports
     verified_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: The hash and size the file had when its capture or import wrote it (never updated
+    #: by a later rewrite), and ``origin``: an :class:`Origin`, or None before the first verify.
+    origin_sha256: Mapped[str | None] = mapped_column(String(64))
+    origin_size: Mapped[int | None] = mapped_column(BigInteger)
+    origin: Mapped[str | None] = mapped_column(String(8))
+
+
+class Origin(StrEnum):
+    """Who recorded a file's ``origin_sha256``."""
+
+    CAPTURE = "capture"
+    IMPORT = "import"
+    LATER = "later"  # the first verify of a file older than capture-time digests
 
 
 class Destination(Base):

@@ -1,0 +1,23 @@
+"""Capture-time integrity: each archive file's digest as its capture or import wrote it,
+and ``archiver verify``, which tells a later change apart from bit rot repaired from a drive.
+
+- :mod:`.digests`: which files get a capture-time digest (``files.origin_sha256``).
+- :mod:`.verify`: :func:`verify_snapshots` and its outcome codes.
+"""
+
+from archiver_app.integrity.digests import CHECKED_KINDS, capture_origin
+from archiver_app.integrity.verify import (
+    FileVerdict,
+    IntegrityCode,
+    IntegrityReport,
+    verify_snapshots,
+)
+
+__all__ = [
+    "CHECKED_KINDS",
+    "FileVerdict",
+    "IntegrityCode",
+    "IntegrityReport",
+    "capture_origin",
+    "verify_snapshots",
+]

@@ -1,0 +1,220 @@
+"""``archiver verify``: every archive file against the digest its capture recorded.
+
+For each WARC, screenshot, DOM, text and PDF file kept on this computer
+(:data:`~archiver_app.integrity.digests.CHECKED_KINDS`; files offloaded to drives and
+files imported with ``--link`` are not here to check), the file is hashed and compared
+with ``files.origin_sha256``:
+
+- the same: **intact**;
+- different (or gone), and a copy on a mounted drive still holds the capture-time bytes:
+  the library's file rotted; it is **repaired** from that copy (``durable.verified_copy``
+  with the capture-time hash) and reported as repaired, naming the drive;
+- different, and no drive copy holds the capture-time bytes: the file was **altered after
+  capture** (or is **missing**). Nothing is replaced: which bytes are right is for the
+  user to decide, so it is reported and left as it is;
+- no capture-time digest (a library older than them): the digest is **recorded later**,
+  now, from the file as it is, and marked so (``files.origin = "later"``).
+
+Outcomes are :class:`IntegrityCode` values; ``--no-repair`` reports rot without repairing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from sqlalchemy import Row, select, update
+
+from archiver_app.hashing import hash_file
+from archiver_app.integrity.digests import CHECKED_KINDS
+from archiver_app.library import Library
+from archiver_app.mirror import copier
+from archiver_app.mirror.destinations import MountedDestination, find_mounted
+from archiver_app.store.copies import copy_path
+from archiver_app.store.models import Copy, CopyState, File, LocalState, Origin
+from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
+from archiver_app.validation import safe_join
+
+
+class IntegrityCode(StrEnum):
+    INTACT = "intact"
+    RECORDED_LATER = "recorded later"  # no capture-time digest: recorded from the file now
+    REPAIRED = "bit rot repaired"  # restored from a drive copy with the capture-time bytes
+    ROT = "bit rot"  # a drive copy has the capture-time bytes; not repaired (--no-repair)
+    ALTERED = "altered after capture"  # differs, and no drive copy has the capture's bytes
+    MISSING = "missing"  # gone, and no drive copy has the capture's bytes
+
+
+@dataclass(frozen=True)
+class FileVerdict:
+    path: str  # relative to the library
+    kind: str
+    snapshot_id: int | None
+    code: IntegrityCode
+    message: str
+    drive: str | None = None  # the drive a repair came from, or that holds the good bytes
+
+
+@dataclass
+class IntegrityReport:
+    """Every file checked: the counts by code, and a verdict for each one not intact."""
+
+    counts: Counter[IntegrityCode] = field(default_factory=Counter)
+    verdicts: list[FileVerdict] = field(default_factory=list)
+
+    @property
+    def checked(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def ok(self) -> bool:
+        """Nothing altered, missing or left rotten (repairs and late digests are fine)."""
+        bad = (IntegrityCode.ALTERED, IntegrityCode.MISSING, IntegrityCode.ROT)
+        return not any(self.counts[c] for c in bad)
+
+    def add(self, verdict: FileVerdict) -> None:
+        self.counts[verdict.code] += 1
+        if verdict.code is not IntegrityCode.INTACT:
+            self.verdicts.append(verdict)
+
+
+_Row = Row[int, str, str, int | None, str | None, int | None]
+
+
+def verify_snapshots(
+    lib: Library,
+    *,
+    repair: bool = True,
+    scan_roots: Sequence[Path] | None = None,
+    mounted: dict[int, MountedDestination] | None = None,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> IntegrityReport:
+    """Check every archive file on this computer against its capture-time digest."""
+    cancel = cancel or CancelToken()
+    with lib.session() as s:
+        rows = s.execute(
+            select(
+                File.id,
+                File.path,
+                File.kind,
+                File.snapshot_id,
+                File.origin_sha256,
+                File.origin_size,
+            )
+            .where(
+                File.kind.in_([str(k) for k in CHECKED_KINDS]),
+                File.external_path.is_(None),
+                File.local_state != LocalState.OFFLOADED,
+            )
+            .order_by(File.path)
+        ).all()
+    if mounted is None:
+        mounted = find_mounted(lib, scan_roots=scan_roots)
+    report = IntegrityReport()
+    for done, row in enumerate(rows):
+        cancel.raise_if_cancelled()
+        progress(ProgressUpdate(done, len(rows), f"verifying {row.path}"))
+        report.add(_check(lib, row, mounted, repair))
+    progress(ProgressUpdate(len(rows), len(rows), "verified"))
+    return report
+
+
+def _hash(path: Path) -> tuple[str, int] | None:
+    try:
+        return hash_file(path)
+    except OSError:
+        return None
+
+
+def _check(
+    lib: Library, row: _Row, mounted: dict[int, MountedDestination], repair: bool
+) -> FileVerdict:
+    fid, rel, kind, snapshot_id, origin_sha, origin_size = row
+    target = lib.abspath(rel)
+    now = _hash(target)
+
+    def verdict(code: IntegrityCode, message: str, drive: str | None = None) -> FileVerdict:
+        return FileVerdict(rel, kind, snapshot_id, code, message, drive)
+
+    if origin_sha is None or origin_size is None:
+        if now is None:
+            return verdict(IntegrityCode.MISSING, "missing, and no capture-time digest")
+        with lib.write() as s:
+            s.execute(
+                update(File)
+                .where(File.id == fid, File.origin_sha256.is_(None))
+                .values(origin_sha256=now[0], origin_size=now[1], origin=Origin.LATER)
+            )
+        return verdict(IntegrityCode.RECORDED_LATER, "no capture-time digest: recorded now")
+    if now == (origin_sha, origin_size):
+        return verdict(IntegrityCode.INTACT, "as captured")
+    good = _good_copy(lib, fid, rel, (origin_sha, origin_size), mounted)
+    if good is None:
+        if now is None:
+            return verdict(IntegrityCode.MISSING, "missing, and no drive holds it as captured")
+        text = "differs from its capture-time digest, and no drive copy holds it as captured"
+        return verdict(IntegrityCode.ALTERED, text)
+    source, drive = good
+    if not repair:
+        return verdict(IntegrityCode.ROT, f"rotten; drive {drive.label!r} holds it", drive.label)
+    try:
+        copier.copy_verified(source, target, origin_sha, origin_size, guard=_restored(lib, fid))
+    except (copier.SourceError, copier.SourceMismatch, copier.DestinationError, OSError) as exc:
+        text = f"rotten; repair from drive {drive.label!r} failed: {exc}"
+        return verdict(IntegrityCode.ROT, text, drive.label)
+    text = f"differed from its capture-time digest; restored from drive {drive.label!r}"
+    return verdict(IntegrityCode.REPAIRED, text, drive.label)
+
+
+def _good_copy(
+    lib: Library,
+    fid: int,
+    rel: str,
+    origin: tuple[str, int],
+    mounted: dict[int, MountedDestination],
+) -> tuple[Path, MountedDestination] | None:
+    """A copy on a mounted drive whose bytes are the capture-time ones (read to check)."""
+    with lib.session() as s:
+        copies = s.execute(
+            select(Copy.destination_id, Copy.path).where(
+                Copy.file_id == fid, Copy.state == CopyState.PRESENT
+            )
+        ).all()
+    for did, copy_at in copies:
+        drive = mounted.get(did)
+        if drive is None:
+            continue
+        try:
+            source = safe_join(drive.folder, copy_path(copy_at, rel))
+        except ValueError:
+            continue
+        if copier.matches(source, *origin):
+            return source, drive
+    return None
+
+
+def _restored(lib: Library, fid: int) -> Callable[[], contextlib.AbstractContextManager[object]]:
+    """The repair's rename happens inside a write transaction that records the file as
+    present with the capture-time hash (the bytes now on disk)."""
+
+    @contextlib.contextmanager
+    def guard() -> Iterator[None]:
+        with lib.write() as s:
+            yield
+            s.execute(
+                update(File)
+                .where(File.id == fid)
+                .values(
+                    sha256=File.origin_sha256,
+                    size=File.origin_size,
+                    local_state=LocalState.PRESENT,
+                    verified_at=lib.clock(),
+                )
+            )
+
+    return guard
