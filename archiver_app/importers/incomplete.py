@@ -7,17 +7,26 @@ that fails or is cancelled undoes itself (:func:`forget_on_error`); one whose pr
 leaves its marker, its copy and its rows, which :func:`sweep_interrupted_imports` undoes at
 the next start of the app or of any import (only where no live process holds the lock),
 and :func:`known_sha` undoes when the same file comes back.
+
+Before the first byte of an import reaches its snapshot folder, the folder is marked too
+(:func:`folder_in_progress`, a :data:`FOLDER_PREFIX` setting naming the import's lock)
+until the import ends, so what a process killed *before* its files were recorded leaves
+(a temporary copy, a WARC under its final name with no row, an unregistered ``index.json``)
+is found and removed as well. A WARC recompressed before import is written at the library
+root under a name carrying its own lock (:func:`regzip_lock`), so a dead process's one is
+removed at once rather than after a day.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from sqlalchemy import delete, select, update
 
-from archiver_app.durable import sweep_leftovers
+from archiver_app.durable import discard, is_temp, sweep_leftovers
 from archiver_app.filelock import held_or_busy
 from archiver_app.layout.sidecar import SIDECAR
 from archiver_app.library import Library
@@ -40,6 +49,34 @@ INCOMPLETE_PREFIX = "import-incomplete:"
 
 def incomplete_key(file_id: int) -> str:
     return f"{INCOMPLETE_PREFIX}{file_id}"
+
+
+#: A ``settings`` key per snapshot folder an import is writing, from before its first byte
+#: until the import ends; the value is the name of the import's lock file in ``.locks``.
+FOLDER_PREFIX = "import-folder:"
+
+#: How a recompressed WARC's temporary file (at the library root) is labelled: the rest of
+#: the label up to the next '.' names its lock (``.locks/regzip-<id>.lock``).
+REGZIP_LABEL = "regzip-"
+
+
+@contextlib.contextmanager
+def folder_in_progress(lib: Library, folder: PurePosixPath, lock: Path) -> Iterator[None]:
+    """Mark ``folder`` as being written by this import, whose ``lock`` the caller holds,
+    for the duration of the block (whatever way it ends: a failed import undoes itself)."""
+    key = f"{FOLDER_PREFIX}{folder.as_posix()}"
+    with lib.write() as s:
+        s.merge(Setting(key=key, value=lock.name))
+    try:
+        yield
+    finally:
+        with lib.write() as s:
+            s.execute(delete(Setting).where(Setting.key == key))
+
+
+def regzip_lock(lib: Library, label: str) -> Path:
+    """The lock held while the recompressed temporary file labelled ``label`` is in use."""
+    return lib.root / ".locks" / f"{label}.lock"
 
 
 #: Why a file is skipped while another process (a second window, a terminal) imports the
@@ -149,8 +186,17 @@ def remove_empty(folder: Path, root: Path) -> None:
 
 def sweep_interrupted_imports(lib: Library) -> int:
     """Undo every import whose process died partway (its copy, rows, sidecar, and the
-    ``.partial`` files beside it); imports running now, in any process, are left alone.
-    Returns how many files were undone. Call it when the app starts and before imports."""
+    temporary files beside it), recorded or not yet; imports running now, in any process,
+    are left alone. Returns how many imports were undone. Call it when the app starts and
+    before imports."""
+    undone = _sweep_files(lib)
+    undone += _sweep_folders(lib)
+    _sweep_regzip_temps(lib)
+    return undone
+
+
+def _sweep_files(lib: Library) -> int:
+    """The WARCs whose rows were written but whose import did not complete."""
     with lib.session() as s:
         marked = select(Setting.key).where(Setting.key.startswith(INCOMPLETE_PREFIX))
         keys = list(s.scalars(marked))
@@ -185,3 +231,46 @@ def sweep_interrupted_imports(lib: Library) -> int:
                 drop_sidecar(lib, folder)
             undone += 1
     return undone
+
+
+def _sweep_folders(lib: Library) -> int:
+    """The folders of imports that died, recorded or not: whatever in them has no ``files``
+    row (a temporary copy, a WARC renamed into place before its row, an ``index.json``
+    written before its row) is removed, then the folder if nothing is left."""
+    with lib.session() as s:
+        marks = list(s.execute(select(Setting.key, Setting.value).where(
+            Setting.key.startswith(FOLDER_PREFIX))))  # fmt: skip
+    undone = 0
+    for key, lock_name in marks:
+        folder = PurePosixPath(key[len(FOLDER_PREFIX) :])
+        with held_or_busy(lib.root / ".locks" / str(lock_name)) as mine:
+            if not mine:
+                continue  # being imported right now
+            with lib.session() as s:
+                if s.get(Setting, key) is None:
+                    continue  # it ended since the marks were read
+                prefix = f"{folder.as_posix()}/"
+                known = set(s.scalars(select(File.path).where(File.path.startswith(prefix))))
+            base = lib.abspath(folder.as_posix())
+            removed = sweep_leftovers(base, older_than=0)  # its lock is ours
+            for entry in base.iterdir() if base.is_dir() else ():
+                if entry.is_file() and f"{prefix}{entry.name}" not in known:
+                    entry.unlink()
+                    removed.append(entry.name)
+            remove_empty(base, lib.root)
+            with lib.write() as s:
+                s.execute(delete(Setting).where(Setting.key == key))
+            undone += bool(removed)
+    return undone
+
+
+def _sweep_regzip_temps(lib: Library) -> None:
+    """Recompressed WARCs at the library root whose process died (their lock is free)."""
+    for entry in lib.root.iterdir():
+        name = entry.name
+        if not (is_temp(name) and name.startswith(f".{REGZIP_LABEL}")):
+            continue
+        label = name[1:].split(".", 1)[0]
+        with held_or_busy(regzip_lock(lib, label)) as mine:
+            if mine:
+                discard(entry)

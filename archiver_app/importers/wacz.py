@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 
 from archiver_app.durable import discard, install, open_temp, sweep_leftovers, sync_fd
 from archiver_app.export.signing import Difference, fingerprint, verify_wacz
+from archiver_app.filelock import held_or_busy
 from archiver_app.hashing import sha256_file
 from archiver_app.importers import incomplete
 from archiver_app.importers.outcome import FileOutcome, OutcomeState, PackageCheck
@@ -112,10 +113,15 @@ def _import_wacz_file(
         return FileOutcome(path, "wacz", OutcomeState.FAILED, str(exc))
     workers.prestart()  # starts while the WACZ is hashed and its WARCs extracted
     sha = sha256_file(path)
+    whole = incomplete.import_lock(lib, f"wacz-{sha}")  # held until its WARCs are done
+    if not locks.enter_context(held_or_busy(whole)):
+        return FileOutcome(path, "wacz", OutcomeState.SKIPPED, incomplete.BEING_IMPORTED)
     package = check_package(path)
     changed = {f.name for f in package.findings if f.kind in _CHANGED}
     collection_id, slug = resolve_collection(lib, collection)
     folder = new_folder(lib, slug, None)
+    # Marked before its first byte: a kill before the WARCs are recorded is swept too.
+    locks.enter_context(incomplete.folder_in_progress(lib, folder, whole))
     placed = _extract_all(lib, info, folder, changed)
     if isinstance(placed, str):
         return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {placed}")

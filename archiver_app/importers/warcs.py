@@ -13,6 +13,7 @@ import contextlib
 import logging
 import re
 import shutil
+import uuid
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -21,6 +22,7 @@ from typing import Any
 from sqlalchemy import select, update
 
 from archiver_app.durable import atomic_write, discard, install, open_temp, sweep_leftovers, sync_fd
+from archiver_app.filelock import held_or_busy
 from archiver_app.hashing import sha256_file
 from archiver_app.importers import incomplete
 from archiver_app.importers.outcome import FileOutcome, OutcomeState
@@ -188,7 +190,32 @@ def import_warc_file(
 
     ``then``: the file the caller imports next, if it knows: it is read ahead while this
     one is written (``index_warc``)."""
-    path = path.absolute()
+    with contextlib.ExitStack() as held:  # a recompressed copy's lock, while it exists
+        return _import_warc(
+            lib,
+            path.absolute(),
+            held,
+            collection=collection,
+            link=link,
+            tags=tags,
+            progress=progress,
+            cancel=cancel,
+            then=then,
+        )
+
+
+def _import_warc(
+    lib: Library,
+    path: Path,
+    held: contextlib.ExitStack,
+    *,
+    collection: str,
+    link: bool,
+    tags: tuple[str, ...],
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
+    then: Path | None,
+) -> FileOutcome:
     regzipped: tuple[Path, RegzipReport] | None = None
     try:
         kind = sniff_archive(path)
@@ -197,7 +224,7 @@ def import_warc_file(
             hint = "; without --link it is recompressed on import" if exc.kind == "warc" else ""
             return FileOutcome(path, exc.kind, OutcomeState.FAILED, f"{exc}{hint}")
         kind = exc.kind
-        regzipped = _regzip(lib, path, cancel)
+        regzipped = _regzip(lib, path, held, cancel)
         if regzipped[1].records == 0:
             discard(regzipped[0])
             why = regzipped[1].problems[0] if regzipped[1].problems else "no records found"
@@ -234,18 +261,24 @@ def import_warc_file(
 _STALE_SECONDS = 86_400
 
 
-def _regzip(lib: Library, path: Path, cancel: CancelToken | None) -> tuple[Path, RegzipReport]:
+def _regzip(
+    lib: Library, path: Path, held: contextlib.ExitStack, cancel: CancelToken | None
+) -> tuple[Path, RegzipReport]:
     """``path`` rewritten with one gzip member per record into a durable temporary file
-    inside the library (on its disk, so it can be renamed into place)."""
+    inside the library (on its disk, so it can be renamed into place), labelled with a
+    lock held in ``held``: the sweep removes it once no live process holds that lock."""
     sweep_leftovers(lib.root, older_than=_STALE_SECONDS)
-    return regzip_to_temp(path, lib.root, cancel)
+    label = f"{incomplete.REGZIP_LABEL}{uuid.uuid4().hex}"
+    held.enter_context(held_or_busy(incomplete.regzip_lock(lib, label)))
+    return regzip_to_temp(path, lib.root, cancel, label=label)
 
 
 def regzip_to_temp(
-    path: Path, folder: Path, cancel: CancelToken | None
+    path: Path, folder: Path, cancel: CancelToken | None, *, label: str | None = None
 ) -> tuple[Path, RegzipReport]:
     """``path`` recompressed into a new durable temporary file in ``folder``."""
-    temp, fd = open_temp(folder, f"regzip-{safe_file_name(path.name, 'import')}")
+    label = label or f"regzip-{safe_file_name(path.name, 'import')}"
+    temp, fd = open_temp(folder, label)
     try:
         with open(fd, "wb") as out:
             report = regzip_into(path, out, cancel=cancel)
@@ -321,6 +354,10 @@ def _import_warc_file(
         return FileOutcome(path, kind, OutcomeState.SKIPPED, why)
     collection_id, slug = resolve_collection(lib, collection)
     folder = new_folder(lib, slug, _first_time(source))
+    # Marked before its first byte: a kill before the file is recorded is swept too.
+    locks.enter_context(
+        incomplete.folder_in_progress(lib, folder, incomplete.import_lock(lib, sha))
+    )
     name = safe_file_name(path.name, "import.warc.gz")
     rel = f"{folder.as_posix()}/{name}"
     read_path, file_id = _place_warc(lib, path, rel, sha, regzipped, link=link)
