@@ -147,7 +147,7 @@ def cmd_timestamp_pending(args: argparse.Namespace, ctx: Context) -> int:
     for r in results:
         stream = ctx.err if r.code is RetryCode.GAVE_UP else ctx.out
         print(f"{r.path}: {r.code}: {r.message}", file=stream)
-    failed = (RetryCode.WAITING, RetryCode.GAVE_UP)
+    failed = (RetryCode.WAITING, RetryCode.NOT_WRITTEN, RetryCode.GAVE_UP)
     return 1 if any(r.code in failed for r in results) else 0
 
 

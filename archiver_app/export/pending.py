@@ -61,6 +61,7 @@ class PendingStamp:
 class RetryCode(StrEnum):
     ADDED = "added"  # stamped; the token is in the WACZ
     WAITING = "waiting"  # still unreachable: stays queued
+    NOT_WRITTEN = "not written"  # stamped, but the export cannot be rewritten now: queued
     GAVE_UP = "gave up"  # the authority answered garbage: signed, not timestamped
     GONE = "gone"  # the export was moved, deleted or replaced: dropped from the queue
 
@@ -145,8 +146,16 @@ def after_export(lib: Library, result: ExportResult, signing: Signing) -> None:
 def retry_pending(lib: Library, *, timeout: float | None = None) -> list[RetryResult]:
     """Ask again for every queued timestamp; each outcome, in queue order."""
     results = []
+    keep: PendingStamp | None
+    down: set[str] = set()  # authorities that did not answer this time: not asked again
     for entry in pending(lib):
-        result, keep = _retry(entry, timeout)
+        if entry.url in down:
+            keep = dataclasses.replace(entry, attempts=entry.attempts + 1)
+            result = RetryResult(entry.path, RetryCode.WAITING, entry.last_error)
+        else:
+            result, keep = _retry(entry, timeout)
+        if result.code is RetryCode.WAITING:
+            down.add(entry.url)
         results.append(result)
         with lib.write() as s:  # one entry at a time: a kill loses no finished stamp
             rest = [e for e in _read(s) if e.path != entry.path]
@@ -164,7 +173,10 @@ def _retry(entry: PendingStamp, timeout: float | None) -> tuple[RetryResult, Pen
     if signed.get("signature") != entry.signature:
         text = f"{entry.path} is no longer the export that was signed"
         return RetryResult(entry.path, RetryCode.GONE, text), None
-    message = stamped_message(signed)
+    try:
+        message = stamped_message(signed)
+    except InputError as exc:
+        return RetryResult(entry.path, RetryCode.GONE, str(exc)), None
     kwargs = {} if timeout is None else {"timeout": timeout}
     stamp: StampOutcome = request_timestamp(message, entry.url, **kwargs)
     if stamp.code is StampCode.UNREACHABLE:
@@ -179,6 +191,6 @@ def _retry(entry: PendingStamp, timeout: float | None) -> tuple[RetryResult, Pen
         return RetryResult(entry.path, RetryCode.GONE, str(exc)), None
     except OSError as exc:  # the export's drive is full or gone for now: try again later
         keep = dataclasses.replace(entry, attempts=entry.attempts + 1, last_error=str(exc))
-        return RetryResult(entry.path, RetryCode.WAITING, f"cannot write: {exc}"), keep
+        return RetryResult(entry.path, RetryCode.NOT_WRITTEN, f"cannot write: {exc}"), keep
     when = stamp.time.strftime("%Y-%m-%dT%H:%M:%SZ") if stamp.time else "?"
     return RetryResult(entry.path, RetryCode.ADDED, f"timestamped at {when}"), None

@@ -80,8 +80,8 @@ def make_authority(folder: Path, name: str = "Archiver test") -> Path:
 class LocalTSA:
     """An authority on 127.0.0.1; ``url`` to send requests to, ``root`` its CA certificate.
 
-    ``mode``: ``"ok"`` (openssl's answer), ``"garbage"`` (bytes that are no answer) or
-    ``"rejection"`` (a well-formed answer with status rejection)."""
+    ``mode``: ``"ok"`` (openssl's answer), ``"garbage"`` (bytes that are no answer),
+    ``"rejection"`` (a well-formed answer with status rejection) or ``"unavailable"`` (503)."""
 
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = make_authority(folder or Path(tempfile.mkdtemp(prefix="tsa-")))
@@ -106,6 +106,8 @@ class LocalTSA:
 
     def _answer(self, request: Request) -> Response:
         self.requests += 1
+        if self.mode == "unavailable":  # overloaded or down for maintenance: try later
+            return Response(503, b"busy", [], "text/plain")
         if self.mode == "garbage":
             return Response(200, b"<html>not a timestamp</html>", [], "application/timestamp-reply")
         query = Path(tempfile.mkstemp(dir=self.folder, suffix=".tsq")[1])

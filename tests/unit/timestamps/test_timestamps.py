@@ -188,3 +188,24 @@ def test_default_authority_and_clear_errors(
     assert cli.main(["export", "--collection", "c", "-o", str(wacz), "--overwrite",
                      "--timestamp", tsa.url, "--library", root]) == 2  # fmt: skip
     assert "add --sign" in capsys.readouterr().err
+
+
+def test_an_unavailable_authority_is_asked_once_per_retry(
+    root: str, tsa: LocalTSA, tmp_path: Path
+) -> None:
+    tsa.mode = "unavailable"  # HTTP 503: worth retrying, like no network
+    first, second = tmp_path / "one.wacz", tmp_path / "two.wacz"
+    for out in (first, second):
+        assert _export(root, out, "--timestamp", tsa.url) == 0
+    asked = tsa.requests
+    with Library.open(Path(root)) as lib:
+        assert [e.path for e in pending(lib)] == [first.resolve(), second.resolve()]
+        results = retry_pending(lib)
+        assert [r.code for r in results] == ["waiting", "waiting"]
+        assert tsa.requests == asked + 1  # the second export did not wait for it again
+        tsa.mode = "ok"
+        assert [r.code for r in retry_pending(lib)] == ["added", "added"]
+        assert pending(lib) == []
+    for out in (first, second):
+        report = verify_wacz(out, tsa_roots=load_roots(tsa.root))
+        assert report.ok and report.timestamp.state is TimestampState.VALID
