@@ -12,8 +12,10 @@ with ``files.origin_sha256``:
 - different, and no drive copy holds the capture-time bytes: the file was **altered after
   capture** (or is **missing**). Nothing is replaced: which bytes are right is for the
   user to decide, so it is reported and left as it is;
-- no capture-time digest (a library older than them): the digest is **recorded later**,
-  now, from the file as it is, and marked so (``files.origin = "later"``).
+- no capture-time digest (a file older than them): the digest is **recorded later**, now,
+  and marked so (``files.origin = "later"``): the hash the library recorded when the file
+  came in (``files.sha256``), else the file's own; a file that already differs from that
+  recorded hash is then judged as above (rot or altered), not taken as it is.
 
 Outcomes are :class:`IntegrityCode` values; ``--no-repair`` reports rot without repairing.
 """
@@ -82,7 +84,7 @@ class IntegrityReport:
             self.verdicts.append(verdict)
 
 
-_Row = Row[int, str, str, int | None, str | None, int | None]
+_Row = Row[int, str, str, int | None, str | None, int | None, str | None, int]
 
 
 def verify_snapshots(
@@ -105,6 +107,8 @@ def verify_snapshots(
                 File.snapshot_id,
                 File.origin_sha256,
                 File.origin_size,
+                File.sha256,
+                File.size,
             )
             .where(
                 File.kind.in_([str(k) for k in CHECKED_KINDS]),
@@ -134,7 +138,7 @@ def _hash(path: Path) -> tuple[str, int] | None:
 def _check(
     lib: Library, row: _Row, mounted: dict[int, MountedDestination], repair: bool
 ) -> FileVerdict:
-    fid, rel, kind, snapshot_id, origin_sha, origin_size = row
+    fid, rel, kind, snapshot_id, origin_sha, origin_size, recorded_sha, recorded_size = row
     target = lib.abspath(rel)
     now = _hash(target)
 
@@ -142,15 +146,20 @@ def _check(
         return FileVerdict(rel, kind, snapshot_id, code, message, drive)
 
     if origin_sha is None or origin_size is None:
-        if now is None:
+        # Older than capture-time digests: the hash the library recorded when the file came
+        # in is the best witness of what was captured; the bytes on disk only without one.
+        late = (recorded_sha, recorded_size) if recorded_sha is not None else now
+        if late is None:
             return verdict(IntegrityCode.MISSING, "missing, and no capture-time digest")
+        origin_sha, origin_size = late
         with lib.write() as s:
             s.execute(
                 update(File)
                 .where(File.id == fid, File.origin_sha256.is_(None))
-                .values(origin_sha256=now[0], origin_size=now[1], origin=Origin.LATER)
+                .values(origin_sha256=origin_sha, origin_size=origin_size, origin=Origin.LATER)
             )
-        return verdict(IntegrityCode.RECORDED_LATER, "no capture-time digest: recorded now")
+        if now == late:
+            return verdict(IntegrityCode.RECORDED_LATER, "no capture-time digest: recorded now")
     if now == (origin_sha, origin_size):
         return verdict(IntegrityCode.INTACT, "as captured")
     good = _good_copy(lib, fid, rel, (origin_sha, origin_size), mounted)

@@ -134,3 +134,17 @@ def test_older_files_get_their_digest_on_first_verify(library: Library, warc: st
     assert verify_snapshots(library).verdicts == []  # from now on checked like the others
     _flip(library.root / warc)
     assert [v.code for v in verify_snapshots(library).verdicts] == [IntegrityCode.ALTERED]
+
+
+def test_an_older_file_already_changed_is_not_taken_as_it_is(library: Library, warc: str) -> None:
+    """Its digest is recorded later from the hash the library recorded when it came in, so
+    a change made before the first verify is still found."""
+    with library.write() as s:
+        s.execute(update(File).values(origin_sha256=None, origin_size=None, origin=None))
+    _flip(library.root / warc)
+    report = verify_snapshots(library)
+    assert [(v.code, v.path) for v in report.verdicts if v.path == warc] == [
+        (IntegrityCode.ALTERED, warc)
+    ]
+    row = _row(library, warc)
+    assert row.origin == Origin.LATER and row.origin_sha256 == row.sha256
