@@ -74,18 +74,13 @@ class RetryResult:
 
 
 def default_authority(lib: Library) -> str | None:
-    with lib.session() as s:
-        row = s.get(Setting, AUTHORITY_KEY)
-        return str(row.value) if row is not None and row.value else None
+    """The authority a bare ``--timestamp`` asks (``lib.settings``), or None."""
+    url = lib.settings.get(AUTHORITY_KEY)
+    return str(url) if url else None
 
 
 def set_default_authority(lib: Library, url: str | None) -> None:
-    with lib.write() as s:
-        row = s.get(Setting, AUTHORITY_KEY)
-        if row is None:
-            s.add(Setting(key=AUTHORITY_KEY, value=url))
-        else:
-            row.value = url
+    lib.settings.put(AUTHORITY_KEY, url)
 
 
 def pending(lib: Library) -> list[PendingStamp]:
