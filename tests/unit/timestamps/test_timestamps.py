@@ -64,6 +64,11 @@ def _export(root: str, out: Path, *extra: str) -> int:
     return cli.main([*args, "--library", root])
 
 
+def _members(wacz: Path) -> dict[str, tuple[bytes, int]]:
+    with zipfile.ZipFile(wacz) as zf:
+        return {i.filename: (zf.read(i), i.compress_type) for i in zf.infolist()}
+
+
 def _signed(wacz: Path) -> dict[str, str]:
     with zipfile.ZipFile(wacz) as zf:
         return dict(json.loads(zf.read("datapackage-digest.json"))["signedData"])
@@ -135,6 +140,7 @@ def test_no_network_queues_then_retries(
     assert _export(root, wacz, "--timestamp", down) == 0
     assert "timestamp waiting" in capsys.readouterr().out
     assert verify_wacz(wacz).ok and "timeSignature" not in _signed(wacz)
+    members = _members(wacz)
     with Library.open(Path(root)) as lib:
         [entry] = pending(lib)
         assert entry.path == wacz.resolve() and entry.url == down
@@ -153,6 +159,12 @@ def test_no_network_queues_then_retries(
             row.value = [{**row.value[0], "url": tsa.url}]
     assert cli.main(["export", "timestamp-pending", "--library", root]) == 0
     assert ": added: timestamped at " in capsys.readouterr().out
+    # Rewritten in place: every other member as it was, the WARC still stored, not deflated.
+    again = _members(wacz)
+    assert {n: d for n, (d, _) in again.items() if n != "datapackage-digest.json"} == {
+        n: d for n, (d, _) in members.items() if n != "datapackage-digest.json"
+    }
+    assert again["archive/data.warc.gz"][1] == zipfile.ZIP_STORED
     report = verify_wacz(wacz, tsa_roots=load_roots(tsa.root))
     assert report.ok and report.timestamp.state is TimestampState.VALID
     with Library.open(Path(root)) as lib:
