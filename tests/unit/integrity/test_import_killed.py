@@ -109,25 +109,33 @@ def _kill_at(lib: Library, src: Path, moment: str, tmp_path: Path) -> None:
             child.wait()
 
 
-def _source(moment: str, tmp_path: Path) -> Path:
+def _source(moment: str, kind: str, tmp_path: Path) -> Path:
     warc = write_warc(tmp_path / "in.warc.gz", site(3, host="kill.example"))
     if moment == "regzipped":  # gzipped whole: recompressed record by record first
         whole = tmp_path / "whole.warc.gz"
         whole.write_bytes(gzip.compress(gzip.decompress(warc.read_bytes())))
         return whole
-    if moment == "extracted":
+    if kind == "wacz":
         return make_wacz(tmp_path / "in.wacz", warc.read_bytes())
     return warc
 
 
-@pytest.mark.parametrize("moment", [*MOMENTS, "extracted"])
+@pytest.mark.parametrize(
+    ("moment", "kind"),
+    [
+        *((m, "warc") for m in MOMENTS),
+        ("extracted", "wacz"),  # a WARC extracted under a temporary name
+        ("copy-renamed", "wacz"),  # extracted and renamed into place, no row yet
+        ("sidecar-renamed", "wacz"),
+    ],
+)
 def test_a_killed_import_leaves_nothing_and_imports_again(
-    library: Library, tmp_path: Path, moment: str
+    library: Library, tmp_path: Path, moment: str, kind: str
 ) -> None:
     kept = import_paths(library, [write_warc(tmp_path / "kept.warc.gz", site(2))]).outcomes[0]
     assert kept.state is OutcomeState.IMPORTED
     before = _state(library)
-    src = _source(moment, tmp_path)
+    src = _source(moment, kind, tmp_path)
     _kill_at(library, src, moment, tmp_path)
     assert _state(library) != before  # it had started writing
     resume_interrupted(library)  # what the app runs when it opens the library
