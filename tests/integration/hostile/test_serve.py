@@ -12,13 +12,10 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
-from archiver_app.capture.browser import launch_options, require_browser
 from archiver_app.library import Library
 from archiver_app.replay.server import ReplayServer
 from tests.integration.hostile.pages import SECRET, TRICKS, archive_tricks, fill, page_url
@@ -29,16 +26,6 @@ SETTLE = 0.4  # seconds a page gets to try its trick after its load event
 # is refused by the CSP, but Chromium may first open a bare TCP connection to the host.
 # It must stay bare (no byte sent), and no other trick may join it.
 BARE_CONNECTION_GAPS = {"nested-frame-navigation"}
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(**launch_options(require_browser()))  # type: ignore[arg-type]
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def _visit(page: Page, url: str) -> None:
