@@ -1,7 +1,8 @@
 """Every hostile page replayed through ``archiver serve`` in Chromium reaches nothing live.
 
 One browser loads the pages in turn, as a user would: the entry address (with the token)
-once, then each page in the shell. After each page the twin must have accepted no
+once, then each page in the shell, from a server with its Memento routes open
+(``--memento``), the widest it serves. After each page the twin must have accepted no
 connection, but for the one known gap named below, which may open a connection that
 sends nothing. A control run loads the same pages straight from a plain local server in a
 fresh browser, to show that they do reach the twin when nothing isolates them.
@@ -39,7 +40,7 @@ def test_serve_keeps_every_trick_in_the_archive(
     library: Library, twin: Twin, browser: Browser
 ) -> None:
     archive_tricks(library, twin.port)
-    server = ReplayServer(library).start()
+    server = ReplayServer(library, memento=True).start()  # the widest it opens
     leaks: dict[str, int] = {}
     try:
         page = browser.new_page()
