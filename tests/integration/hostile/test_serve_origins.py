@@ -6,9 +6,15 @@ shell's Memento TimeMap of it (by the shell's address and by a root-relative pat
 writes what it got into its own page, which the test reads. Controls in the same page
 show the channel works: the page reads its own site, and a site whose archived answer
 allowed every origin (``Access-Control-Allow-Origin: *``) is read, as it was live.
+
+A Robust Link on a live page elsewhere, followed with no token, opens the capture in its
+own isolated frame, while that page's script cannot read the TimeMap.
 """
 
 from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from playwright.sync_api import Browser
 
@@ -89,3 +95,57 @@ def test_an_archived_site_cannot_read_another_through_serve(
         server.close()
     assert OWN in out and OPEN in out, out  # the channel works, the grant is honoured
     assert SECRET not in out, out
+
+
+def _plain_site(html: str) -> tuple[ThreadingHTTPServer, str]:
+    """A live page on another origin (127.0.0.3), as a paper citing a capture would be."""
+
+    class Page(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = html.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    site = ThreadingHTTPServer(("127.0.0.3", 0), Page)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    return site, f"http://127.0.0.3:{site.server_address[1]}/"
+
+
+def test_a_robust_link_opens_the_memento_in_its_isolated_frame(
+    library: Library, browser: Browser
+) -> None:
+    """A Robust Link on another site, followed in Chromium with no token, shows the
+    capture in the sandboxed frame of its own origin; that site's script reads nothing."""
+    server = ReplayServer(library, memento=True).start()
+    _archive(library, f"127.0.0.1:{server.port}")
+    memento = f"{server.origin}/20240101000000/http://secret.example/"
+    site, address = _plain_site(
+        f'<a id="cite" href="http://secret.example/" data-versionurl="{memento}">cited</a>'
+        f'<pre id="out"></pre><script>fetch("{server.origin}/timemap/link/http://secret.example/")'
+        ".then(function (r) { return r.text() }).then(function (t) { out.textContent = t },"
+        " function () { out.textContent = 'ERR' })</script>"
+    )
+    try:
+        page = browser.new_page()
+        page.goto(address, wait_until="load")
+        page.wait_for_function("document.getElementById('out').textContent !== ''")
+        assert page.locator("#out").inner_text() == "ERR"  # no CORS: the page reads nothing
+        version = page.locator("#cite").get_attribute("data-versionurl")
+        assert version == memento
+        page.evaluate("url => { location.href = url }", version)  # what Robust Links do
+        page.wait_for_url(memento)
+        frame = page.main_frame.child_frames[0]
+        frame.wait_for_selector("p", timeout=10_000)
+        assert frame.locator("p").inner_text() == SECRET
+        assert frame.evaluate("window.origin") == server.hosts.base("http://secret.example")
+        page.close()
+    finally:
+        site.shutdown()
+        site.server_close()
+        server.close()
