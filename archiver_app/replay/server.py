@@ -245,6 +245,8 @@ class ReplayServer:
         headers = [("Content-Type", "text/html; charset=utf-8")]
         try:
             record = self.replayer.resolve(url, None if ts == "latest" else ts).record
+        except ValueError:
+            return _plain(404, f"not a time: {ts} (use YYYY[MM[DD[hhmmss]]] or latest)\n")
         except ReplayError:
             record = None  # the frame shows why
         found = self.time.current(record.url, record.ts) if record is not None else None
@@ -459,6 +461,9 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
                     response = server.replayer.serve(url, at)
             except NotArchived:
                 self._plain(404, f"not archived: {url}\n", send_body)
+                return
+            except ValueError:
+                self._plain(404, f"not a time: {ts}\n", send_body)
                 return
             except ReplayError as exc:
                 self._plain(502, f"{exc}\n", send_body)

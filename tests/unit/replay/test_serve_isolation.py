@@ -80,8 +80,15 @@ def test_the_shell_needs_the_token_and_its_own_host(server: ReplayServer) -> Non
     src = f'src="http://{server.hosts.host("http://site.example")}/20240101000000/{PAGE}"'
     assert src.encode() in body
     assert shell.getheader("Cross-Origin-Resource-Policy") == "same-origin"
+    assert _get(server.port, f"/20241399/{PAGE}", headers=bearer)[0].status == 404  # month 13
+    content = _get(server.content_port, "/20241399/http://site.example/", host=host_of(server))
+    assert content[0].status == 404
     wrong = {"Authorization": "Bearer nope"}
     assert _get(server.port, f"/20240101000000/{PAGE}", headers=wrong)[0].status == 403
+
+
+def host_of(server: ReplayServer) -> str:
+    return server.hosts.host("http://site.example")
 
 
 def test_content_is_served_only_on_the_host_of_its_own_origin(server: ReplayServer) -> None:
