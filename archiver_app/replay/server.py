@@ -289,18 +289,27 @@ def _archived_headers(response: ReplayResponse, prefix: str) -> list[tuple[str, 
     return headers
 
 
+def _readers(origin_header: str | None, hosts: ContentHosts) -> str | None:
+    """The archived origin behind a request's ``Origin`` when it may be granted reads:
+    a content host's, or ``"null"`` (the opaque origin a request has once a redirect
+    crossed origins); None for anyone else."""
+    if origin_header == "null":
+        return "null"
+    return hosts.origin_of_base(origin_header)
+
+
 def cors_grant(
     response: ReplayResponse, origin_header: str | None, hosts: ContentHosts
 ) -> list[tuple[str, str]]:
     """CORS headers letting the content host named by ``origin_header`` read
     ``response``: only where the archived ``Access-Control-Allow-Origin`` allowed the
     archived origin behind that host (or everyone), as the live site did."""
-    requester = hosts.origin_of_base(origin_header)
+    requester = _readers(origin_header, hosts)
     granted = original_header(response.headers, "Access-Control-Allow-Origin")
     if requester is None or origin_header is None or granted is None:
         return []
     granted = granted.strip()
-    if granted != "*" and origin_of(granted) != requester:
+    if granted != "*" and (granted if requester == "null" else origin_of(granted)) != requester:
         return []
     headers = [("Access-Control-Allow-Origin", origin_header), ("Vary", "Origin")]
     for name in ("Access-Control-Allow-Credentials", "Access-Control-Expose-Headers"):
@@ -308,6 +317,18 @@ def cors_grant(
         if value is not None:
             headers.append((name, value))
     return headers
+
+
+def cors_follow(origin_header: str | None, hosts: ContentHosts) -> list[tuple[str, str]]:
+    """On this server's own redirect between content hosts: let a CORS request follow
+    it (it names only another archive address; the answer there decides reads)."""
+    if origin_header is None or _readers(origin_header, hosts) is None:
+        return []
+    return [
+        ("Access-Control-Allow-Origin", origin_header),
+        ("Access-Control-Allow-Credentials", "true"),
+        ("Vary", "Origin"),
+    ]
 
 
 _WRONG_HOST = "wrong Host: open the address 'archiver serve' printed\n"
@@ -423,7 +444,7 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
             reach the (read-only) archive; whether its answer may be read is decided by
             :func:`cors_grant` on the answer itself."""
             origin_header = self.headers.get("Origin")
-            if server.hosts.origin_of_base(origin_header) is None or origin_header is None:
+            if origin_header is None or _readers(origin_header, server.hosts) is None:
                 self._plain(403, "preflight from outside the archive\n", send_body)
                 return
             headers = [
@@ -450,7 +471,8 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
                     self._plain(404, f"not an archive address: {self.path}\n", send_body)
                 else:
                     location = f"{server.hosts.base(owner)}/{ts}/{quote(url, safe=URL_SAFE)}"
-                    self._redirect(307, location, send_body)
+                    follow = cors_follow(self.headers.get("Origin"), server.hosts)
+                    self._send(Answer(307, [("Location", location), *follow]), send_body)
                 return
             at = None if ts == "latest" else ts
             range_header = self.headers.get("Range")

@@ -3,7 +3,8 @@
 Each archived origin has its own content host, so a page's stylesheet, image, font and
 module script from a CDN are loaded across origins, through a redirect to the CDN's host,
 as they were on the live web: no-CORS loads work as they are, CORS loads (fonts, module
-scripts, ``fetch``) where the archived answer allowed the page's origin.
+scripts, ``fetch``) where the archived answer allowed the page's origin, through
+archived redirects too.
 """
 
 from __future__ import annotations
@@ -26,9 +27,13 @@ HTML = f"""<!doctype html><html><head>
 <link rel="stylesheet" href="{CDN}/style.css">
 <script type="module" src="{CDN}/app.js"></script></head>
 <body><p id="p">page</p><img id="img" src="{CDN}/pic.png"><pre id="api"></pre>
+<pre id="moved"></pre>
 <script>fetch('https://api.example/data.json').then(function (r) {{ return r.json() }})
 .then(function (d) {{ document.getElementById('api').textContent = d.value }},
-function () {{ document.getElementById('api').textContent = 'ERR' }})</script>
+function () {{ document.getElementById('api').textContent = 'ERR' }});
+fetch('https://short.example/r').then(function (r) {{ return r.text() }})
+.then(function (t) {{ document.getElementById('moved').textContent = t }},
+function () {{ document.getElementById('moved').textContent = 'ERR' }})</script>
 </body></html>"""
 
 
@@ -51,6 +56,22 @@ def test_cross_origin_resources_load_as_they_did_live(library: Library) -> None:
         mime="application/json",
         headers=[("Access-Control-Allow-Origin", "https://www.site.example")],
     )
+    # A redirect to a third origin: the browser then sends "Origin: null", which the
+    # live answer's "*" allowed.
+    w.response(
+        "https://short.example/r",
+        "",
+        at=at(2024),
+        status=302,
+        headers=[("Location", "https://long.example/data"), ("Access-Control-Allow-Origin", "*")],
+    )
+    w.response(
+        "https://long.example/data",
+        "MOVED",
+        at=at(2024),
+        mime="text/plain",
+        headers=[("Access-Control-Allow-Origin", "*")],
+    )
     w.commit()
     server = ReplayServer(library).start()
     try:
@@ -63,6 +84,8 @@ def test_cross_origin_resources_load_as_they_did_live(library: Library) -> None:
             frame.wait_for_function("document.body.dataset.module === 'ran'", timeout=10_000)
             frame.wait_for_function("document.getElementById('api').textContent !== ''")
             assert frame.locator("#api").inner_text() == "API"
+            frame.wait_for_function("document.getElementById('moved').textContent !== ''")
+            assert frame.locator("#moved").inner_text() == "MOVED"
             color = frame.evaluate("getComputedStyle(document.getElementById('p')).color")
             assert color == "rgb(1, 2, 3)"
             assert frame.evaluate("document.getElementById('img').naturalWidth") == 1

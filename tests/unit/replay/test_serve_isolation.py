@@ -136,8 +136,17 @@ def test_archived_cors_grants_are_honoured_between_content_hosts(server: ReplayS
         headers={"Origin": reader, "Access-Control-Request-Headers": "x-a"},
     )
     assert preflight.status == 204 and preflight.getheader("Access-Control-Allow-Headers") == "x-a"
-    refused, _ = _get(port, path, host=host, method="OPTIONS", headers={"Origin": "null"})
+    outsider = {"Origin": "http://evil.example"}
+    refused, _ = _get(port, path, host=host, method="OPTIONS", headers=outsider)
     assert refused.status == 403
+    # Once a redirect crossed origins the browser sends "Origin: null": archived "*" holds.
+    tainted, _ = _get(port, path, host=host, headers={"Origin": "null"})
+    assert tainted.getheader("Access-Control-Allow-Origin") == "null"
+    # This server's own redirect to another content host lets a CORS request follow it.
+    moved, _ = _get(port, "/2024/https://other.example/", host=host, headers={"Origin": reader})
+    assert moved.status == 307 and moved.getheader("Access-Control-Allow-Origin") == reader
+    moved, _ = _get(port, "/2024/https://other.example/", host=host, headers=outsider)
+    assert moved.status == 307 and moved.getheader("Access-Control-Allow-Origin") is None
 
 
 def test_origins_and_host_names() -> None:
