@@ -1,6 +1,7 @@
 """``archiver replay URL``: open a capture offline (or screenshot it); ``archiver serve``:
 serve the library to an external browser on 127.0.0.1 behind a per-run token (the entry
-address sets it as a cookie; see ``replay/server.py`` for the isolation)."""
+address sets it as a cookie; see ``replay/server.py`` for the isolation); ``--memento``
+also answers Memento clients and Robust Links, which cannot carry the token."""
 
 from __future__ import annotations
 
@@ -42,6 +43,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "Ctrl+C. Off unless you run this command.",
     )
     s.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    s.add_argument(
+        "--memento",
+        action="store_true",
+        help="also answer Memento (RFC 7089) TimeGates, TimeMaps and mementos without the "
+        "token, read-only, so Memento clients and Robust Links resolve here",
+    )
     s.set_defaults(func=cmd_serve)
 
 
@@ -116,7 +123,7 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.replay.server import ReplayServer
 
     library = ctx.open_library()
-    server = ReplayServer(library, port=args.port)
+    server = ReplayServer(library, port=args.port, memento=args.memento)
     print(f"serving {library.root} at {server.base_url}", file=ctx.out)
     print("open pages as <that address><timestamp or 'latest'>/<original URL>", file=ctx.out)
     print(
@@ -124,6 +131,14 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         file=ctx.out,
     )
     print(f"example: {server.url_for('https://example.org/')}", file=ctx.out, flush=True)
+    if args.memento:
+        print(
+            f"Memento: TimeGate {server.origin}/timegate/<URL>, TimeMap "
+            f"{server.origin}/timemap/link/<URL>, mementos {server.origin}/<timestamp>/<URL>"
+            " (no token needed)",
+            file=ctx.out,
+            flush=True,
+        )
     try:
         server.serve_forever()
     except KeyboardInterrupt:

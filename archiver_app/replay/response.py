@@ -3,7 +3,8 @@
 The stored status and headers are kept, minus hop-by-hop headers and framing we recompute
 (encodings already undone, lengths recomputed). Headers through which an archived site
 would set policy for the replaying browser (CSP, referrer policy, CORS, cookies, preconnect
-``Link`` hints, speculation rules, reporting, framing rules) are never passed through as
+``Link`` hints, speculation rules, reporting, framing rules, and the
+``Memento-Datetime`` of a page captured from another archive) are never passed through as
 they are: they are kept for reading as ``X-Archive-Orig-<Name>``, the convention pywb uses.
 Bodies are always served decoded. Range requests are answered from the stored body so
 media can seek.
@@ -64,6 +65,7 @@ RENAMED_HEADERS = frozenset(
         "supports-loading-mode",
         "timing-allow-origin",
         "x-dns-prefetch-control",
+        "memento-datetime",
     }
 )
 ORIG_PREFIX = "X-Archive-Orig-"

@@ -2,21 +2,33 @@
 
 Isolation is built by the browser's own rules, not by rewriting alone:
 
-- Two listeners. The *shell* port (the address printed) serves only a frame page; the
-  archived content lives on a second *content* port, a different origin, in an
-  ``<iframe sandbox>`` without ``allow-top-navigation`` or ``allow-popups``. The shell's
-  ``frame-src`` names only the content origin, so every navigation of the frame (links,
-  forms, refreshes, script) is refused by the browser unless it stays in the archive, and
-  archived content can neither navigate the tab nor open windows, nor script the shell.
+- A *shell* port (the address printed) serves only a frame page; archived content lives on
+  a second *content* port, in an ``<iframe sandbox>`` without ``allow-top-navigation`` or
+  ``allow-popups``. The shell's ``frame-src`` names only content hosts, so every
+  navigation of the frame (links, forms, refreshes, script) is refused by the browser
+  unless it stays in the archive, and archived content can neither navigate the tab nor
+  open windows, nor script the shell.
+- Each archived origin has its own content host, ``<label>.localhost:<content port>``
+  (:mod:`archiver_app.replay.origins`): archived sites are as separate from each other as
+  they were on the live web. A request on one host for a URL of another origin is
+  redirected to that origin's host; a script reads another archived site only where that
+  site's archived ``Access-Control-Allow-Origin`` allowed it.
 - Every content response carries a Content-Security-Policy confining fetches, forms,
-  frames and workers to the content origin (plus the same ``sandbox``, so a content URL
-  opened outside the shell is just as confined; a top-level load of one is sent to the
-  shell), ``Referrer-Policy: no-referrer`` and no archived policy header
+  frames and workers to content hosts (plus the same ``sandbox``, so a content URL opened
+  outside the shell is just as confined; a top-level load of one is sent to the shell),
+  ``Referrer-Policy: no-referrer`` and no archived policy header
   (:mod:`archiver_app.replay.response` renames them to ``X-Archive-Orig-*``).
 - The per-run token is never in a URL a page can see: ``/<token>/<ts>/<url>`` sets an
-  HttpOnly, SameSite=Strict cookie bound to 127.0.0.1 and redirects to ``/<ts>/<url>``.
-  Requests without the cookie are refused, and so is any ``Host`` but the listener's own
-  ``127.0.0.1:<port>`` (DNS rebinding), and any service-worker script.
+  HttpOnly, SameSite=Strict cookie bound to 127.0.0.1 and redirects to ``/<ts>/<url>``;
+  ``Authorization: Bearer <token>`` works too. Content hosts need no cookie: their names
+  are capabilities only this run can make. Any ``Host`` but the listener's own
+  ``127.0.0.1:<port>`` or an issued content host is refused (DNS rebinding), and so is
+  any service-worker script.
+- With ``memento=True`` (``archiver serve --memento``) the shell also answers GET and
+  HEAD without the token, so Memento clients and Robust Links work: TimeGate, TimeMap
+  and mementos (:mod:`archiver_app.replay.timetravel`), never with CORS headers, and
+  only to non-browser clients, same-origin requests and top-level navigations (a page
+  elsewhere cannot fetch them: Fetch Metadata, ``Cross-Origin-Resource-Policy``).
 - HTML and CSS are rewritten too (:mod:`archiver_app.replay.rewrite`) so links work and
   navigations to live URLs never start; every HTML page first gets a script
   (:mod:`archiver_app.replay.guard`) that cancels any navigation of its frames that would
@@ -32,12 +44,15 @@ from __future__ import annotations
 import re
 import secrets
 import threading
+from email.message import Message
+from html import escape
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
 
 from archiver_app.replay.errors import NotArchived, ReplayError
+from archiver_app.replay.origins import ContentHosts, origin_of
 from archiver_app.replay.replayer import Replayer
 from archiver_app.replay.response import ReplayResponse, original_header
 from archiver_app.replay.rewrite import (
@@ -46,6 +61,8 @@ from archiver_app.replay.rewrite import (
     rewrite_links,
     rewrite_refresh,
 )
+from archiver_app.replay.timetravel import TIMEGATE, TIMEMAP, Answer, TimeTravel
+from archiver_app.warc.timestamps import to_ts14
 
 __all__ = ["ReplayServer", "rewrite_links", "rewrite_refresh"]
 
@@ -58,22 +75,24 @@ _FRAME = """<!doctype html><html><head><meta charset="utf-8"><title>Archiver: {t
 <style>html,body,iframe{{margin:0;border:0;width:100%;height:100%;display:block}}</style>
 </head><body><iframe src="{src}" sandbox="{sandbox}" referrerpolicy="no-referrer"
  title="archived page"></iframe></body></html>"""
+_DOCUMENT_DESTS = ("iframe", "frame", "document")
 
 
-def content_csp(shell_origin: str) -> str:
-    """The policy on every content response: everything stays on the content origin."""
+def content_csp(shell_origin: str, content_hosts: str) -> str:
+    """The policy on every content response: everything stays on content hosts."""
     return (
-        "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:; "
-        "connect-src 'self'; form-action 'self'; frame-src 'self' blob:; "
-        "worker-src 'self' blob:; manifest-src 'none'; base-uri 'self'; "
-        f"frame-ancestors 'self' {shell_origin}; sandbox {SANDBOX}"
+        f"default-src 'self' {content_hosts} 'unsafe-inline' 'unsafe-eval' data: blob:; "
+        f"connect-src 'self' {content_hosts}; form-action 'self' {content_hosts}; "
+        f"frame-src 'self' {content_hosts} blob:; worker-src 'self' blob:; "
+        "manifest-src 'none'; base-uri 'self'; "
+        f"frame-ancestors 'self' {content_hosts} {shell_origin}; sandbox {SANDBOX}"
     )
 
 
-def shell_csp(content_origin: str) -> str:
-    """The shell page may only frame the content origin: no script, no forms."""
+def shell_csp(content_hosts: str) -> str:
+    """The shell page may only frame content hosts: no script, no forms."""
     return (
-        f"default-src 'none'; style-src 'unsafe-inline'; frame-src {content_origin}; "
+        f"default-src 'none'; style-src 'unsafe-inline'; frame-src {content_hosts}; "
         "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     )
 
@@ -89,31 +108,41 @@ class _Listener(ThreadingHTTPServer):
 class ReplayServer:
     """Serve ``library`` on ``127.0.0.1:port`` (0 = a free port) until :meth:`close`.
 
-    ``port`` is the shell (the address users open); content is on :attr:`content_port`.
-    Threading: each connection is handled on its own thread; :class:`Replayer` is
-    thread-safe; :attr:`last_page` is a plain attribute written last-wins.
+    ``port`` is the shell (the address users open); content is on :attr:`content_port`,
+    one host name per archived origin (:attr:`hosts`). ``memento`` opens the shell's
+    read-only Memento routes to clients without the token.
+
+    Threading: each connection is handled on its own thread; :class:`Replayer` and
+    :class:`ContentHosts` are thread-safe; the per-origin last page time is a dict
+    written last-wins.
     """
 
-    def __init__(self, library: Any, *, port: int = 0, token: str | None = None) -> None:
+    def __init__(
+        self,
+        library: Any,
+        *,
+        port: int = 0,
+        token: str | None = None,
+        memento: bool = False,
+    ) -> None:
         self.replayer = Replayer.for_library(library)
         self.token = token or secrets.token_urlsafe(18)
+        self.memento = memento
         self.httpd = _Listener((HOST, port), _make_handler(self, is_shell=True))
         self.port = int(self.httpd.server_address[1])
         self.content = _Listener((HOST, 0), _make_handler(self, is_shell=False))
         self.content_port = int(self.content.server_address[1])
+        self.hosts = ContentHosts(self.content_port)
+        self.time = TimeTravel(self.replayer, self.origin)
         self.cookie_name = f"archiver-serve-{self.port}"
-        # (ts, url) of the last page framed: root-relative URLs built by scripts (no
-        # Referer is ever sent) are resolved against it.
-        self.last_page: tuple[str, str] | None = None
+        # Per archived origin, the time of the last page framed: root-relative URLs built
+        # by scripts (no Referer is ever sent) are resolved at it.
+        self.last_ts: dict[str, str] = {}
         self._threads: list[threading.Thread] = []
 
     @property
     def origin(self) -> str:
         return f"http://{HOST}:{self.port}"
-
-    @property
-    def content_origin(self) -> str:
-        return f"http://{HOST}:{self.content_port}"
 
     @property
     def base_url(self) -> str:
@@ -127,6 +156,13 @@ class ReplayServer:
     def page_url(self, url: str, ts: str = "latest") -> str:
         """The address of ``url`` in the shell once the cookie is set (no token)."""
         return f"{self.origin}/{ts}/{url}"
+
+    def content_url(self, url: str, ts: str = "latest") -> str:
+        """The address the shell frames for ``url``: on its origin's content host."""
+        base = self.hosts.base_for_url(url)
+        if base is None:
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        return f"{base}/{ts}/{url}"
 
     def serve_forever(self) -> None:
         self._start_content()
@@ -161,21 +197,74 @@ class ReplayServer:
             return False
         return morsel is not None and secrets.compare_digest(morsel.value, self.token)
 
-    def target(self, path: str, referer: str | None) -> tuple[str, str] | None:
-        """(timestamp, original URL) of a content request, or None when unknown."""
+    def authorized(self, headers: Message) -> bool:
+        """The request carries the token: the entry cookie or ``Authorization: Bearer``."""
+        if self.has_token(headers.get("Cookie")):
+            return True
+        scheme, _, credentials = (headers.get("Authorization") or "").partition(" ")
+        return scheme.lower() == "bearer" and secrets.compare_digest(
+            credentials.strip().encode(), self.token.encode()
+        )
+
+    def open_to(self, method: str, headers: Message) -> bool:
+        """With ``memento``, a read-only request that no other web page made: a client
+        that is not a browser, a page of this shell, or a top-level navigation (a Robust
+        Link followed). Fetch Metadata tells browsers' requests apart."""
+        if not self.memento or method not in ("GET", "HEAD"):
+            return False
+        site = headers.get("Sec-Fetch-Site")
+        if site is None or site in ("same-origin", "none"):
+            return True
+        return headers.get("Sec-Fetch-Mode") == "navigate" and (
+            headers.get("Sec-Fetch-Dest") == "document"
+        )
+
+    def target(self, path: str, referer: str | None, origin: str) -> tuple[str, str] | None:
+        """(timestamp, original URL) of a request on ``origin``'s content host."""
         match = _PATH.match(path)
         if match:
-            return match.group("ts"), _fix_scheme_slashes(match.group("url"))
+            url = _fix_scheme_slashes(match.group("url"))
+            if origin_of(url) is not None:
+                return match.group("ts"), url
         if referer:  # sent by clients other than browsers (which get no-referrer)
             ref = urlsplit(referer)
             ref_match = _PATH.match(ref.path + (f"?{ref.query}" if ref.query else ""))
             if ref_match:
                 page_url = _fix_scheme_slashes(ref_match.group("url"))
                 return ref_match.group("ts"), urljoin(page_url, path)
-        if self.last_page is not None and path.startswith("/"):
-            ts, page_url = self.last_page
-            return ts, urljoin(page_url, path)
+        if path.startswith("/"):  # a root-relative URL a script built: the host's origin
+            return self.last_ts.get(origin, "latest"), urljoin(origin + "/", path)
         return None
+
+    def shell_page(self, ts: str, url: str) -> Answer:
+        """The frame page of ``url`` at ``ts``, or a redirect to the memento's own address
+        when ``ts`` is not a capture's time (so each URI-M names one capture)."""
+        base = self.hosts.base_for_url(url)
+        if base is None:
+            return _plain(404, "not an archive address: /<timestamp>/<http(s) URL>\n")
+        headers = [("Content-Type", "text/html; charset=utf-8")]
+        try:
+            record = self.replayer.resolve(url, None if ts == "latest" else ts).record
+        except ValueError:
+            return _plain(404, f"not a time: {ts} (use YYYY[MM[DD[hhmmss]]] or latest)\n")
+        except ReplayError:
+            record = None  # the frame shows why
+        found = self.time.current(record.url, record.ts) if record is not None else None
+        if record is not None and found is not None:
+            current, mementos = found
+            if ts not in {to_ts14(m.at) for m in mementos}:
+                return Answer(302, [("Location", current.url)])
+            headers += self.time.headers_of(record.url, current, mementos)
+        page = _FRAME.format(
+            title=escape(url, quote=True),
+            src=escape(f"{base}/{ts}/{quote(url, safe=URL_SAFE)}", quote=True),
+            sandbox=SANDBOX,
+        )
+        return Answer(200, headers, page.encode())
+
+
+def _plain(status: int, message: str) -> Answer:
+    return Answer(status, [("Content-Type", "text/plain; charset=utf-8")], message.encode())
 
 
 def _fix_scheme_slashes(url: str) -> str:
@@ -200,15 +289,55 @@ def _archived_headers(response: ReplayResponse, prefix: str) -> list[tuple[str, 
     return headers
 
 
+def _readers(origin_header: str | None, hosts: ContentHosts) -> str | None:
+    """The archived origin behind a request's ``Origin`` when it may be granted reads:
+    a content host's, or ``"null"`` (the opaque origin a request has once a redirect
+    crossed origins); None for anyone else."""
+    if origin_header == "null":
+        return "null"
+    return hosts.origin_of_base(origin_header)
+
+
+def cors_grant(
+    response: ReplayResponse, origin_header: str | None, hosts: ContentHosts
+) -> list[tuple[str, str]]:
+    """CORS headers letting the content host named by ``origin_header`` read
+    ``response``: only where the archived ``Access-Control-Allow-Origin`` allowed the
+    archived origin behind that host (or everyone), as the live site did."""
+    requester = _readers(origin_header, hosts)
+    granted = original_header(response.headers, "Access-Control-Allow-Origin")
+    if requester is None or origin_header is None or granted is None:
+        return []
+    granted = granted.strip()
+    if granted != "*" and (granted if requester == "null" else origin_of(granted)) != requester:
+        return []
+    headers = [("Access-Control-Allow-Origin", origin_header), ("Vary", "Origin")]
+    for name in ("Access-Control-Allow-Credentials", "Access-Control-Expose-Headers"):
+        value = original_header(response.headers, name)
+        if value is not None:
+            headers.append((name, value))
+    return headers
+
+
+def cors_follow(origin_header: str | None, hosts: ContentHosts) -> list[tuple[str, str]]:
+    """On this server's own redirect between content hosts: let a CORS request follow
+    it (it names only another archive address; the answer there decides reads)."""
+    if origin_header is None or _readers(origin_header, hosts) is None:
+        return []
+    return [
+        ("Access-Control-Allow-Origin", origin_header),
+        ("Access-Control-Allow-Credentials", "true"),
+        ("Vary", "Origin"),
+    ]
+
+
 _WRONG_HOST = "wrong Host: open the address 'archiver serve' printed\n"
-_NO_COOKIE = "forbidden: open the address 'archiver serve' printed\n"
-_HTML = "text/html; charset=utf-8"
 # Set by this server on every response, whatever the stored ones say.
 _OURS = frozenset({"content-length", "content-security-policy", "referrer-policy"})
 
 
 # Long: both listeners share one handler class, ``is_shell`` picks the routes, so
-# the headers, Host and cookie checks every response goes through live in one place.
+# the headers and Host checks every response goes through live in one place.
 def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -224,6 +353,9 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
         def do_HEAD(self) -> None:
             self._route(send_body=False)
 
+        def do_OPTIONS(self) -> None:
+            self._route(send_body=True)
+
         def do_POST(self) -> None:  # archived forms post here: answer from the archive
             try:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -235,87 +367,113 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
                 self.close_connection = True
             self._route(send_body=True)
 
-        def _send(
-            self,
-            status: int,
-            headers: list[tuple[str, str]],
-            body: bytes,
-            send_body: bool,
-        ) -> None:
-            self.send_response(status)
-            for name, value in headers:
+        def _send(self, answer: Answer, send_body: bool) -> None:
+            self.send_response(answer.status)
+            for name, value in answer.headers:
                 if name.lower() not in _OURS:
                     self.send_header(name, value)
-            csp = shell_csp(server.content_origin) if is_shell else content_csp(server.origin)
+            hosts = server.hosts.source
+            csp = shell_csp(hosts) if is_shell else content_csp(server.origin, hosts)
             self.send_header("Content-Security-Policy", csp)
             self.send_header("Referrer-Policy", "no-referrer")
             if is_shell:  # archived content keeps its own: old sites serve JS as text/plain
                 self.send_header("X-Content-Type-Options", "nosniff")
                 self.send_header("Cross-Origin-Opener-Policy", "same-origin")
-            self.send_header("Content-Length", str(len(body)))
+                self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+            self.send_header("Content-Length", str(len(answer.body)))
             self.send_header("Cache-Control", "no-store")
             self.end_headers()
             if send_body:
-                self.wfile.write(body)
+                self.wfile.write(answer.body)
 
         def _plain(self, status: int, message: str, send_body: bool) -> None:
-            headers = [("Content-Type", "text/plain; charset=utf-8")]
-            self._send(status, headers, message.encode(), send_body)
+            self._send(_plain(status, message), send_body)
 
-        def _redirect(self, location: str, extra: list[tuple[str, str]], send_body: bool) -> None:
-            self._send(303, [("Location", location), *extra], b"", send_body)
+        def _redirect(self, status: int, location: str, send_body: bool) -> None:
+            self._send(Answer(status, [("Location", location)]), send_body)
 
         def _route(self, *, send_body: bool) -> None:
-            port = server.port if is_shell else server.content_port
-            if self.headers.get("Host") != f"{HOST}:{port}":
-                self._plain(
-                    421, "wrong Host: open the address 'archiver serve' printed\n", send_body
-                )
-                return
             if is_shell:
-                self._shell(send_body)
-            elif not server.has_token(self.headers.get("Cookie")):
-                self._plain(
-                    403, "forbidden: open the address 'archiver serve' printed\n", send_body
-                )
+                if self.headers.get("Host") != f"{HOST}:{server.port}":
+                    self._plain(421, _WRONG_HOST, send_body)
+                else:
+                    self._shell(send_body)
+                return
+            origin = server.hosts.origin_of_host(self.headers.get("Host"))
+            if origin is None:
+                self._plain(421, _WRONG_HOST, send_body)
             elif self.headers.get("Service-Worker"):
                 self._plain(403, "service workers are never installed by replay\n", send_body)
             elif self.headers.get("Sec-Fetch-Dest") == "document" and _PATH.match(self.path):
-                self._redirect(server.origin + self.path, [], send_body)  # into the shell
+                self._redirect(303, server.origin + self.path, send_body)  # into the shell
+            elif self.command == "OPTIONS":
+                self._preflight(send_body)
             else:
-                self._content(send_body)
+                self._content(origin, send_body)
 
         def _shell(self, send_body: bool) -> None:
             entry = _TOKEN_PATH.match(self.path)
             if entry and secrets.compare_digest(entry.group("token"), server.token):
                 cookie = f"{server.cookie_name}={server.token}; Path=/; HttpOnly; SameSite=Strict"
-                self._redirect(entry.group("rest"), [("Set-Cookie", cookie)], send_body)
+                answer = Answer(303, [("Location", entry.group("rest")), ("Set-Cookie", cookie)])
+                self._send(answer, send_body)
                 return
-            if not server.has_token(self.headers.get("Cookie")):
+            if not (server.authorized(self.headers) or server.open_to(self.command, self.headers)):
                 self._plain(
                     403,
                     "forbidden: this address needs the token printed by 'archiver serve'\n",
                     send_body,
                 )
                 return
-            match = _PATH.match(self.path)
-            if match is None:
-                self._plain(404, "not an archive address: /<timestamp>/<URL>\n", send_body)
-                return
-            src = server.content_origin + self.path
-            page = _FRAME.format(
-                title=_html_escape(match.group("url")), src=_html_escape(src), sandbox=SANDBOX
-            )
-            self._send(
-                200, [("Content-Type", "text/html; charset=utf-8")], page.encode(), send_body
-            )
+            if self.path.startswith(TIMEGATE):
+                url = _fix_scheme_slashes(self.path[len(TIMEGATE) :])
+                answer = server.time.timegate(url, self.headers.get("Accept-Datetime"))
+            elif self.path.startswith(TIMEMAP):
+                answer = server.time.timemap(_fix_scheme_slashes(self.path[len(TIMEMAP) :]))
+            else:
+                match = _PATH.match(self.path)
+                if match is None:
+                    self._plain(404, "not an archive address: /<timestamp>/<URL>\n", send_body)
+                    return
+                url = _fix_scheme_slashes(match.group("url"))
+                answer = server.shell_page(match.group("ts"), url)
+            self._send(answer, send_body)
 
-        def _content(self, send_body: bool) -> None:
-            target = server.target(self.path, self.headers.get("Referer"))
+        def _preflight(self, send_body: bool) -> None:
+            """A CORS preflight between content hosts is allowed: it only lets a request
+            reach the (read-only) archive; whether its answer may be read is decided by
+            :func:`cors_grant` on the answer itself."""
+            origin_header = self.headers.get("Origin")
+            if origin_header is None or _readers(origin_header, server.hosts) is None:
+                self._plain(403, "preflight from outside the archive\n", send_body)
+                return
+            headers = [
+                ("Access-Control-Allow-Origin", origin_header),
+                ("Access-Control-Allow-Credentials", "true"),
+                ("Access-Control-Allow-Methods", "GET, HEAD, POST"),
+                ("Access-Control-Max-Age", "600"),
+                ("Vary", "Origin"),
+            ]
+            asked = self.headers.get("Access-Control-Request-Headers")
+            if asked:
+                headers.append(("Access-Control-Allow-Headers", asked))
+            self._send(Answer(204, headers), send_body)
+
+        def _content(self, origin: str, send_body: bool) -> None:
+            target = server.target(self.path, self.headers.get("Referer"), origin)
             if target is None:
                 self._plain(404, f"not an archive address: {self.path}\n", send_body)
                 return
             ts, url = target
+            owner = origin_of(url)
+            if owner != origin:  # another archived origin: its own host, same method
+                if owner is None:
+                    self._plain(404, f"not an archive address: {self.path}\n", send_body)
+                else:
+                    location = f"{server.hosts.base(owner)}/{ts}/{quote(url, safe=URL_SAFE)}"
+                    follow = cors_follow(self.headers.get("Origin"), server.hosts)
+                    self._send(Answer(307, [("Location", location), *follow]), send_body)
+                return
             at = None if ts == "latest" else ts
             range_header = self.headers.get("Range")
             try:
@@ -326,23 +484,25 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
             except NotArchived:
                 self._plain(404, f"not archived: {url}\n", send_body)
                 return
+            except ValueError:
+                self._plain(404, f"not a time: {ts}\n", send_body)
+                return
             except ReplayError as exc:
                 self._plain(502, f"{exc}\n", send_body)
                 return
             prefix = f"/{response.ts[:14]}/"
-            if self.headers.get("Sec-Fetch-Dest") in ("iframe", "frame", "document"):
-                server.last_page = (response.ts[:14], response.url)
+            dest = self.headers.get("Sec-Fetch-Dest")
+            if dest in _DOCUMENT_DESTS:
+                server.last_ts[origin] = response.ts[:14]
             body = response.body
             if _rewritable(response):  # every status: error pages have links too
                 body = rewrite_links(body, prefix, response.url)
                 if response.content_type.lower().startswith(("text/html", "application/xhtml")):
                     body = guard_navigation(body)
-            self._send(response.status, _archived_headers(response, prefix), body, send_body)
+            headers = _archived_headers(response, prefix)
+            headers += cors_grant(response, self.headers.get("Origin"), server.hosts)
+            full = dest is None or dest in _DOCUMENT_DESTS
+            headers += server.time.headers(response.url, response.ts, full=full)
+            self._send(Answer(response.status, headers, body), send_body)
 
     return Handler
-
-
-def _html_escape(text: str) -> str:
-    from html import escape
-
-    return escape(text, quote=True)

@@ -179,18 +179,22 @@ def test_open_in_my_browser_serves_the_capture_shown_offline(
     """The way out when the embedded engine cannot run a page: the capture shown, at its
     time, from a replay server on 127.0.0.1; and the banner offers it when the page's
     renderer stops."""
-    import urllib.parse
+    import re
     import urllib.request
 
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
 
     def served(url: str) -> bytes:
         # The entry address sets the server's cookie and lands on the page's shell; the
-        # archived page itself comes from the content origin the shell frames.
+        # archived page itself comes from the content host the shell frames (asked for by
+        # its name: this resolver may not know *.localhost as browsers do).
         with opener.open(url, timeout=10) as resp:
-            path = urllib.parse.urlsplit(resp.geturl()).path
-        assert widget._server is not None
-        with opener.open(widget._server.content_origin + path, timeout=10) as resp:
+            frame = re.search(r'<iframe src="http://([^/"]+)(/[^"]+)"', resp.read().decode())
+        assert frame is not None and widget._server is not None
+        host, path = frame.groups()
+        content = f"http://127.0.0.1:{widget._server.content_port}{path}"
+        request = urllib.request.Request(content, headers={"Host": host})
+        with opener.open(request, timeout=10) as resp:
             return bytes(resp.read())
 
     _archive(library)

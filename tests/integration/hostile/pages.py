@@ -114,6 +114,25 @@ TRICKS = (
         "f.contentWindow.location.href = 'http://' + '@IP@/t28';</script>",
     ),
     Trick(
+        "frame-src-built",
+        "<script>var f = document.createElement('iframe'); f.src = 'http://' + '@IP@/t40';"
+        "document.body.appendChild(f);</script>",
+    ),
+    Trick(
+        "frame-src-attribute",
+        "<iframe id='x'></iframe><script>document.getElementById('x')"
+        ".setAttribute('src', 'http://' + '@NAMED@/t41');</script>",
+    ),
+    Trick(
+        "open-into-frame",
+        "<iframe name='f'></iframe><script>open('http://' + '@IP@/t42', 'f')</script>",
+    ),
+    Trick(
+        "link-into-frame",
+        "<iframe name='g'></iframe><script>var a = document.createElement('a');"
+        "a.href = 'http://' + '@IP@/t43'; a.target = 'g'; a.click();</script>",
+    ),
+    Trick(
         "data-frame-navigation",
         "<iframe src=\"data:text/html,<script>location.href='http://' + '@IP@/t30'</script>\">"
         "</iframe>",

@@ -7,8 +7,10 @@ import re
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from PIL import Image
 
@@ -130,6 +132,15 @@ def _opener() -> urllib.request.OpenerDirector:
     return urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
 
 
+class _Refuse(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _no_redirects() -> urllib.request.OpenerDirector:
+    return urllib.request.build_opener(_Refuse())
+
+
 def _get(
     url: str, opener: urllib.request.OpenerDirector | None = None, **headers: str
 ) -> tuple[int, dict[str, str], bytes]:
@@ -167,25 +178,42 @@ def test_serve_needs_the_token_and_stays_on_this_origin(tmp_path: Path) -> None:
             status, headers, body = _get(base + "2020/https://cmd.example/", browser)
             assert status == 200 and token not in body.decode()
             assert headers["Referrer-Policy"] == "no-referrer"
-            assert "frame-src http://127.0.0.1:" in headers["Content-Security-Policy"]
-            frame = re.search(rb'<iframe src="(http://127\.0\.0\.1:\d+)(/[^"]+)"', body)
+            assert "frame-src http://*.localhost:" in headers["Content-Security-Policy"]
+            assert headers["Memento-Datetime"] == "Wed, 01 Jan 2020 00:00:00 GMT"
+            frame = re.search(
+                rb'<iframe src="http://([a-z2-7]{26}\.localhost):(\d+)(/[^"]+)"', body
+            )
             assert frame, body
-            content = frame.group(1).decode()
-            status, headers, body = _get(content + frame.group(2).decode(), browser)
+            host, content_port, path = (g.decode() for g in frame.groups())
+            content = f"http://127.0.0.1:{content_port}"
+            # The content host's name is the capability: no cookie needed, no other name.
+            status, headers, body = _get(content + path, Host=f"{host}:{content_port}")
             assert status == 200 and b"<p>old</p>" in body
-            assert "connect-src 'self'" in headers["Content-Security-Policy"]
+            assert "connect-src 'self' http://*.localhost:" in headers["Content-Security-Policy"]
             assert "sandbox allow-scripts" in headers["Content-Security-Policy"]
             # Absolute links now point back at this server, without the token.
             assert b'src="/20200101000000/https://img.example/pic.png"' in body
-            status, _, _ = _get(f"{content}/latest/https://nope.example/", browser)
+            status, _, _ = _get(content + path, browser)
+            assert status == 421
+            status, _, _ = _get(
+                f"{content}/latest/https://cmd.example/nope", Host=f"{host}:{content_port}"
+            )
             assert status == 404
             # Another Host (DNS rebinding) is refused even with the cookie.
             status, _, _ = _get(f"http://localhost:{port}/latest/https://cmd.example/", browser)
             assert status in (403, 421)
-            # A root-relative request is mapped through the Referer a client sends.
-            status, _, body = _get(
-                f"{content}/pic.png", browser, Referer=content + "/2024/https://img.example/x"
+            # A root-relative request is mapped through the Referer a client sends, and
+            # sent on to the host of that URL's origin.
+            status, headers, _ = _get(
+                f"{content}/pic.png",
+                _no_redirects(),
+                Host=f"{host}:{content_port}",
+                Referer=content + "/2024/https://img.example/x",
             )
+            assert status == 307, headers
+            img = urllib.parse.urlsplit(headers["Location"])
+            assert img.path == "/2024/https://img.example/pic.png"
+            status, _, body = _get(f"{content}{img.path}", Host=img.netloc)
             assert (status, body) == (200, PNG)
         finally:
             proc.terminate()

@@ -154,7 +154,7 @@ def test_serve_keeps_refresh_links_and_error_pages_in_the_archive(
             frame.locator("#p").wait_for(timeout=10_000)
             assert frame.locator("#p").inner_text() == "REFRESHED"
             framed = page.frames[-1]
-            assert framed.url == f"{srv.content_origin}/20240101000000/{origin}/refreshed"
+            assert framed.url == srv.content_url(f"{origin}/refreshed", "20240101000000")
             for path in ("/upper", "/missing"):
                 page.goto(srv.page_url(f"{origin}{path}"))
                 href = page.frame_locator("iframe").locator("#a").get_attribute("href")
