@@ -57,6 +57,19 @@ class SnapshotsManager:
                 return None
             return ReplayTarget(snap.url, snap.captured_at, snap.title or snap.url)
 
+    def capture_browser(self, snapshot_id: int) -> str | None:
+        """The browser that made the capture, as its provenance names it (a version such as
+        ``156.0.8078.108``, else its user agent); None when it does not say (imports)."""
+        with self._lib.session() as s:
+            provenance = s.scalar(select(Snapshot.provenance).where(Snapshot.id == snapshot_id))
+        if not isinstance(provenance, dict):
+            return None
+        for key in ("browser", "user_agent"):
+            value = provenance.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+        return None
+
     def screenshot_path(self, snapshot_id: int) -> Path | None:
         """The stored screenshot of ``snapshot_id`` when it is on disk."""
         with self._lib.session() as s:

@@ -5,10 +5,12 @@ API for the main window (tabs):
 - ``ReplayWidget(library, url=None, at=None, parent=None)``; ``open(url, at=None)``
   shows the capture of ``url`` nearest to ``at`` (newest when None).
 - ``find_text(text, backward=False)`` finds in the page; ``Ctrl+F`` opens the find bar.
-- ``open_in_own_browser()`` ("Open in my browser") shows the capture, still offline, in
-  the system browser through a replay server on 127.0.0.1 (``own_browser_url()``): the
-  way out when the embedded engine, older than capture browsers, cannot run a page (the
-  banner offers it when the page's renderer stops).
+- ``open_in_own_browser()`` ("Open in my browser", ``own_browser_action``: the toolbar
+  button, the page's context menu, Ctrl+Shift+B) shows the capture, still offline, in the
+  system browser through a replay server on 127.0.0.1 (``own_browser_url()``): the way out
+  when the embedded engine, older than capture browsers, cannot run a page. ``fallback``
+  (:mod:`.fallback`) offers it above the page when the load fails, scripts fail as an
+  older engine makes them fail, the capture's browser is newer, or the renderer stops.
 - signals ``titleChanged(str)``, ``urlChanged(str)`` (the original URL, never the
   archive scheme), ``captureChanged(str)`` (ts17 of the capture shown, '' for a message),
   ``captureRequested(str)`` (the user asked to capture a URL that is not archived: the
@@ -20,8 +22,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QKeySequence, QPixmap, QShortcut
+from PySide6.QtCore import QPoint, QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWebEngineCore import QWebEnginePage
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import (
@@ -37,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from archiver_app.gui.replay.fallback import EngineFallback
 from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
 from archiver_app.gui.replay.page import ReplayPage, make_profile
 from archiver_app.gui.replay.pdf_view import ArchivedPdfView, is_pdf
@@ -111,6 +114,11 @@ class ReplayWidget(QWidget):
         self.page.renderProcessTerminated.connect(self._engine_stopped)
         self._server: ReplayServer | None = None
         self._build_ui()
+        self.page.loadStarted.connect(self.fallback.page_started)
+        self.page.loadFinished.connect(self._load_finished)
+        self.page.consoleMessage.connect(self.fallback.console_message)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._context_menu)
         if url:
             self.open(url, at)
 
@@ -133,13 +141,20 @@ class ReplayWidget(QWidget):
         self.live_button = QPushButton("Open live page", self)
         self.live_button.setToolTip("Open the original address in your web browser")
         self.live_button.clicked.connect(self.open_live)
-        self.own_browser_button = QPushButton("Open in my browser", self)
-        self.own_browser_button.setToolTip(
+        self.own_browser_action = QAction("Open in &My Browser", self)
+        self.own_browser_action.setShortcut(QKeySequence("Ctrl+Shift+B"))
+        self.own_browser_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.own_browser_action.setToolTip(
             "Open this capture in your own web browser, still offline: served from your"
             " archive on 127.0.0.1 (as `archiver serve` does), for pages the built-in"
             " browser cannot run"
         )
-        self.own_browser_button.clicked.connect(self.open_in_own_browser)
+        self.own_browser_action.triggered.connect(self.open_in_own_browser)
+        self.addAction(self.own_browser_action)
+        self.own_browser_button = QPushButton("Open in my browser", self)
+        self.own_browser_button.setToolTip(self.own_browser_action.toolTip())
+        self.own_browser_button.clicked.connect(self.own_browser_action.trigger)
+        self.fallback = EngineFallback(self.own_browser_action, self)
 
         bar = QHBoxLayout()
         for w in (
@@ -197,6 +212,7 @@ class ReplayWidget(QWidget):
         layout.setSpacing(0)
         layout.addLayout(bar)
         layout.addWidget(self.banner)
+        layout.addWidget(self.fallback)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.find_bar)
         self._update_controls()
@@ -265,6 +281,20 @@ class ReplayWidget(QWidget):
             "The built-in browser could not run this page. Use “Open in my browser” to see"
             " it, still offline, in your own browser."
         )
+        self.fallback.renderer_stopped()
+
+    def _load_finished(self, ok: bool) -> None:
+        # A message page (not archived, missing file) is no engine trouble: only a capture
+        # the archive served counts.
+        if self.current is not None:
+            self.fallback.load_finished(ok)
+
+    def _context_menu(self, pos: QPoint) -> None:
+        menu = self.view.createStandardContextMenu()
+        menu.addSeparator()
+        menu.addAction(self.own_browser_action)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(self.view.mapToGlobal(pos))
 
     def find_text(self, text_: str, backward: bool = False) -> None:
         flags = QWebEnginePage.FindFlag.FindBackward if backward else QWebEnginePage.FindFlag(0)
@@ -308,6 +338,10 @@ class ReplayWidget(QWidget):
         elif self.stack.currentWidget() is self.pdf_view:
             self.stack.setCurrentWidget(self.view)
         self.captures = self.replayer.captures_of(url)
+        if response.snapshot_id is not None:
+            self.fallback.capture_shown(
+                self.library.snapshots.capture_browser(response.snapshot_id)
+            )
         position = self._fill_timeline(response.ts, response.snapshot_id)
         total = len(self.captures)
         where = f" — capture {position + 1} of {total}" if total and position >= 0 else ""
