@@ -92,7 +92,7 @@ class EngineFallback(QWidget):
         super().__init__(parent)
         self.setObjectName("engineFallback")
         self.setAutoFillBackground(True)
-        self.engine = engine_major()
+        self.engine_major = engine_major()
         self.trouble: EngineTrouble | None = None
         self.capture_major: int | None = None
         self._started = time.monotonic()
@@ -129,8 +129,8 @@ class EngineFallback(QWidget):
             self._offer(
                 Trouble.NEWER_BROWSER,
                 f"Captured with Chromium {self.capture_major}; the built-in browser is Chromium"
-                f" {self.engine}. If this page looks wrong or stays empty, open it in your own"
-                " browser (still offline).",
+                f" {self.engine_major}. If this page looks wrong or stays empty, open it in"
+                " your own browser (still offline).",
             )
 
     def load_finished(self, ok: bool) -> None:
@@ -151,9 +151,9 @@ class EngineFallback(QWidget):
         if script_trouble(text, newer_capture=self._newer_capture()):
             self._offer(
                 Trouble.SCRIPT_ERROR,
-                f"This page's scripts fail in the built-in browser (Chromium {self.engine}):"
-                f" “{text[:120]}”. Your own browser may run them; it still shows only what is"
-                " in your archive.",
+                "This page's scripts fail in the built-in browser (Chromium"
+                f" {self.engine_major}): “{text[:120]}”. Your own browser may run them; it"
+                " still shows only what is in your archive.",
             )
 
     def renderer_stopped(self) -> None:
@@ -166,7 +166,7 @@ class EngineFallback(QWidget):
     # ------------------------------------------------------------------ state
 
     def _newer_capture(self) -> bool:
-        return self.capture_major is not None and self.capture_major > self.engine
+        return self.capture_major is not None and self.capture_major > self.engine_major
 
     def _offer(self, code: Trouble, message: str) -> None:
         # A note about versions never replaces a failure already shown.

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
     QScrollArea,
     QStackedWidget,
@@ -39,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from archiver_app.api.timeline import OtherView, route_of, route_timeline
 from archiver_app.gui.replay.fallback import EngineFallback
 from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
 from archiver_app.gui.replay.page import ReplayPage, make_profile
@@ -90,7 +92,9 @@ class ReplayWidget(QWidget):
         self.at: datetime | str | None = at
         self.current: ReplayResponse | None = None
         self.current_url = ""
-        self.captures: list[Capture] = []
+        self.captures: list[Capture] = []  # of the page's route (api.timeline)
+        self.other_views: tuple[OtherView, ...] = ()  # the document's other routes
+        self.route_url = ""  # the page's address with its route, as last known
 
         self.log = RequestLog(self)
         self.log.logged.connect(self.requestLogged)
@@ -135,6 +139,14 @@ class ReplayWidget(QWidget):
         self.timeline.setMinimumContentsLength(22)
         self.timeline.activated.connect(self._timeline_chosen)
         self.newer_button = self._tool("Newer ›", "Next capture", lambda: self.step(1))
+        self.views_button = QToolButton(self)
+        self.views_button.setText("Other views")
+        self.views_button.setToolTip(
+            "Other routes of this page (a hash-routed app shows another page for each)"
+        )
+        self.views_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.views_button.setMenu(QMenu(self.views_button))
+        self.views_button.hide()
         self.screenshot_button = QPushButton("Screenshot", self)
         self.screenshot_button.setCheckable(True)
         self.screenshot_button.toggled.connect(self.show_screenshot)
@@ -164,6 +176,7 @@ class ReplayWidget(QWidget):
             self.older_button,
             self.timeline,
             self.newer_button,
+            self.views_button,
             self.screenshot_button,
             self.own_browser_button,
             self.live_button,
@@ -237,6 +250,7 @@ class ReplayWidget(QWidget):
         self.at = at
         self.handler.at = at
         self.address.setText(url)
+        self.route_url = url
         self.screenshot_button.setChecked(False)
         self.view.load(to_archive_url(url))
 
@@ -315,14 +329,19 @@ class ReplayWidget(QWidget):
         original = to_original_url(qurl)
         if qurl.scheme().startswith("archive-"):
             self.current_url = original
+            self.route_url = original
             self.address.setText(original)
             self.urlChanged.emit(original)
+            # another route of the same document (no new request): its own timeline
+            shown = self.captures[0].url if self.captures else ""
+            if self.current is not None and shown and route_of(original) != route_of(shown):
+                self._show_timeline(original, self.current.ts, self.current.snapshot_id)
 
     def _page_served(self, url: str, response: ReplayResponse | None, kind: str) -> None:
         self.current = response
         self.current_url = url
         if response is None:
-            self.captures = self.replayer.captures_of(url) if kind != "not-archived" else []
+            self._set_timeline(url if kind != "not-archived" else None)
             label = {
                 "not-archived": "Not archived: nothing was fetched from the live web.",
                 "missing-file": "The archive file of this capture is not on this computer.",
@@ -337,12 +356,14 @@ class ReplayWidget(QWidget):
             self.stack.setCurrentWidget(self.pdf_view)
         elif self.stack.currentWidget() is self.pdf_view:
             self.stack.setCurrentWidget(self.view)
-        self.captures = self.replayer.captures_of(url)
         if response.snapshot_id is not None:
             self.fallback.capture_shown(
                 self.library.snapshots.capture_browser(response.snapshot_id)
             )
-        position = self._fill_timeline(response.ts, response.snapshot_id)
+        # The request carries no fragment: the route is the one the page was opened at.
+        same_document = self.route_url.split("#", 1)[0] == url.split("#", 1)[0]
+        page_url = self.route_url if same_document else url
+        position = self._show_timeline(page_url, response.ts, response.snapshot_id)
         total = len(self.captures)
         where = f" — capture {position + 1} of {total}" if total and position >= 0 else ""
         note = ""
@@ -352,6 +373,24 @@ class ReplayWidget(QWidget):
             note += f" — this capture was cut short when it was made ({response.truncated})"
         self.banner.setText(f"Archived on {describe_ts(response.ts)}{where}{note}")
         self.captureChanged.emit(response.ts)
+
+    def _set_timeline(self, url: str | None) -> None:
+        """The captures of ``url``'s route and its document's other views (None: none)."""
+        timeline = route_timeline(self.replayer.captures_of(url), url) if url else None
+        self.captures = list(timeline.captures) if timeline else []
+        self.other_views = timeline.other_views if timeline else ()
+        menu = self.views_button.menu()
+        menu.clear()
+        for view in self.other_views:
+            label = f"#{view.route}" if view.route else "without a route"
+            plural = "s" if view.captures != 1 else ""
+            action = menu.addAction(f"{label} — {view.captures} capture{plural}")
+            action.triggered.connect(lambda _=False, v=view: self.open(v.url, self.at))
+        self.views_button.setVisible(bool(self.other_views))
+
+    def _show_timeline(self, url: str, ts: str, snapshot_id: int | None) -> int:
+        self._set_timeline(url)
+        return self._fill_timeline(ts, snapshot_id)
 
     def _fill_timeline(self, ts: str, snapshot_id: int | None = None) -> int:
         """List the captures; select the one shown (same snapshot, else nearest in time)."""
