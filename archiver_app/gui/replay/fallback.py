@@ -98,7 +98,7 @@ class EngineFallback(QWidget):
         self._started = time.monotonic()
         self.text = QLabel(self)
         self.text.setWordWrap(True)
-        self.button = QPushButton(action.text().replace("&", ""), self)
+        self.button = QPushButton("Open in my browser", self)
         self.button.setToolTip(action.toolTip())
         self.button.setDefault(True)
         self.button.clicked.connect(action.trigger)

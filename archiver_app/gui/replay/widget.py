@@ -304,7 +304,14 @@ class ReplayWidget(QWidget):
             self.fallback.load_finished(ok)
 
     def _context_menu(self, pos: QPoint) -> None:
-        menu = self.view.createStandardContextMenu()
+        # the engine's own menu needs the engine's request (a real right-click in the page)
+        if self.view.lastContextMenuRequest() is None:
+            menu = QMenu(self.view)
+        else:
+            menu = self.view.createStandardContextMenu()
+            # saving (a download) and the source view (a new window) are off in replay
+            for action in (QWebEnginePage.WebAction.SavePage, QWebEnginePage.WebAction.ViewSource):
+                menu.removeAction(self.page.action(action))
         menu.addSeparator()
         menu.addAction(self.own_browser_action)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
