@@ -4,6 +4,12 @@ captured once, never twice.
 The app's scheduler (its real runner: :func:`run_due` in a child process) and
 ``archiver watch run`` (as cron or a systemd timer starts it) are started together, first
 for a watch's first capture, then for a due slot. Real Chromium, a real local page.
+
+The first capture is run by both at once (each claims pages from the same job's queue);
+for the due slot, which of the two queues the run depends on who gets there first: the
+moment both read the same due date at once is pinned down by
+``tests/integration/capture/test_watch.py::test_two_processes_never_queue_the_same_slot``
+(four processes on one injected time).
 """
 
 from __future__ import annotations
