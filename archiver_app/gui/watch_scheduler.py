@@ -1,8 +1,10 @@
 """Due watches run by themselves while the app is open.
 
-:class:`WatchScheduler` asks the core every minute, when the app starts and when it becomes
-active again (after the laptop slept, the first tick comes at once) whether a watched page
-is due (:func:`archiver_app.watch.runner.anything_due`, one query). When one is, it runs
+:class:`WatchScheduler` asks the core whether a watched page is due
+(:func:`archiver_app.watch.runner.anything_due`, one query) when the app starts, every
+minute, and whenever the app becomes active again. After a sleep the first tick (within a
+minute of waking) catches up every missed slot once; a tick that comes much later than the
+timer meant is counted as a resume (:attr:`WatchScheduler.resumes`). When one is, it runs
 :func:`~archiver_app.watch.runner.run_due` in a background process, exactly what
 ``archiver watch run`` does from a system timer: queue the due slots, capture them, compare
 each new capture with the previous one. The core makes sure the app and a timer's run never
