@@ -4,7 +4,7 @@
 (:func:`archiver_app.watch.runner.anything_due`, one query) when the app starts, every
 minute, and whenever the app becomes active again. After a sleep the first tick (within a
 minute of waking) catches up every missed slot once; a tick that comes much later than the
-timer meant is counted as a resume (:attr:`WatchScheduler.resumes`). When one is, it runs
+timer meant is counted as a resume (:attr:`WatchScheduler.resumes`). When a page is due, it runs
 :func:`~archiver_app.watch.runner.run_due` in a background process, exactly what
 ``archiver watch run`` does from a system timer: queue the due slots, capture them, compare
 each new capture with the previous one. The core makes sure the app and a timer's run never
