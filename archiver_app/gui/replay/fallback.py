@@ -104,8 +104,9 @@ class EngineFallback(QWidget):
         self.button.clicked.connect(action.trigger)
         close = QToolButton(self)
         close.setText("✕")
-        close.setToolTip("Hide this note")
-        close.clicked.connect(self.hide)
+        close.setToolTip("Hide this note (a note about versions stays hidden in this tab)")
+        close.clicked.connect(self.dismiss)
+        self.version_note_dismissed = False
         row = QHBoxLayout(self)
         row.setContentsMargins(8, 4, 8, 4)
         row.addWidget(self.text, 1)
@@ -168,9 +169,18 @@ class EngineFallback(QWidget):
     def _newer_capture(self) -> bool:
         return self.capture_major is not None and self.capture_major > self.engine_major
 
+    def dismiss(self) -> None:
+        """Hide the bar; a version note, once dismissed, is not shown again in this tab
+        (every page captured by a current browser would bring it back); failures are."""
+        if self.trouble is not None and self.trouble.code is Trouble.NEWER_BROWSER:
+            self.version_note_dismissed = True
+        self.hide()
+
     def _offer(self, code: Trouble, message: str) -> None:
         # A note about versions never replaces a failure already shown.
-        if code is Trouble.NEWER_BROWSER and self.trouble is not None:
+        if code is Trouble.NEWER_BROWSER and (
+            self.trouble is not None or self.version_note_dismissed
+        ):
             return
         self.trouble = EngineTrouble(code, message)
         self.text.setText(message)

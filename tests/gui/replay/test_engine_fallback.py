@@ -149,3 +149,10 @@ def test_a_capture_by_a_newer_browser_is_noted_and_its_script_errors_count(
 
     widget.own_browser_action.trigger()  # always there: button, context menu, Ctrl+Shift+B
     assert opened.urls[-1].startswith("http://127.0.0.1:")
+
+    widget.fallback.dismiss()  # the reader has read the version note: not again in this tab
+    _settled(qtbot, widget, SITE + "clean")
+    assert widget.fallback.isHidden()
+    _settled(qtbot, widget, SITE + "missing-method")  # a failure is still offered
+    assert widget.fallback.trouble is not None
+    assert widget.fallback.trouble.code is Trouble.SCRIPT_ERROR and widget.fallback.isVisible()
