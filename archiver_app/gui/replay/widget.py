@@ -299,8 +299,9 @@ class ReplayWidget(QWidget):
 
     def _load_finished(self, ok: bool) -> None:
         # A message page (not archived, missing file) is no engine trouble: only a capture
-        # the archive served counts.
-        if self.current is not None:
+        # the archive served counts; a PDF is shown by the PDF view while the engine's
+        # own attempt (a download) is refused, which it reports as a failed load.
+        if self.current is not None and not is_pdf(self.current.headers):
             self.fallback.load_finished(ok)
 
     def _context_menu(self, pos: QPoint) -> None:

@@ -19,6 +19,7 @@ from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot
 from tests.helpers.archive import ArchiveWriter, at
+from tests.helpers.corpus import REPORT_PDF
 
 SITE = "https://site.example/"
 PAGES = {
@@ -62,6 +63,7 @@ def _archive(library: Library, browser: str | None) -> None:
             SITE + name, f"<!doctype html><title>{name}</title>{body}", at=at(2025), page=True
         )
     w.response(SITE + "gone.js", "<html>404</html>", at=at(2025), status=404)
+    w.response(SITE + "report.pdf", REPORT_PDF, at=at(2025), mime="application/pdf", page=True)
     w.response(SITE + "data.bin", b"\x00\x01binary", at=at(2025), mime="application/octet-stream",
                page=True)  # fmt: skip
     w.commit()
@@ -113,6 +115,11 @@ def test_same_engine_captures_offer_it_only_for_real_trouble(
         _settled(qtbot, widget, SITE + quiet)
         assert widget.fallback.trouble is None, (quiet, widget.fallback.trouble)
         assert widget.fallback.isHidden()
+
+    widget.open(SITE + "report.pdf")  # shown by the app's PDF view: no engine trouble
+    qtbot.waitUntil(lambda: widget.stack.currentWidget() is widget.pdf_view, timeout=20_000)
+    qtbot.wait(500)  # the engine's own (refused) attempt to download it ends meanwhile
+    assert widget.fallback.trouble is None, widget.fallback.trouble
 
     _settled(qtbot, widget, SITE + "broken-syntax")
     assert widget.fallback.trouble is not None
