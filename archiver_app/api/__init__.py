@@ -5,7 +5,7 @@ One module per area; each returns frozen views, and each edit returns a
 The managers hang off the library, built on first use:
 
 - ``lib.snapshots`` (:mod:`.snapshots`): one capture's details, notes, screenshot, replay
-  target
+  target, the timeline of its route (:mod:`.timeline`)
 - ``lib.tags``, ``lib.collections`` (:mod:`.labels`): the sidebar's lists, tag edits
 - ``lib.settings`` (:mod:`.settings`): library settings
 - ``lib.drives`` (:mod:`.drives`): destinations and copies, policy-aware

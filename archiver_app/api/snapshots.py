@@ -1,4 +1,5 @@
-"""One capture at a time: its details, notes, screenshot and where the replay opens it.
+"""One capture at a time: its details, notes, screenshot, where the replay opens it and the
+timeline around it.
 
 Small indexed queries, safe to run on any thread; the detail pane runs them in the
 background because a drive's copies table can be large.
@@ -15,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from archiver_app.api.changes import Changes
+from archiver_app.api.timeline import Timeline, route_timeline
 from archiver_app.library import Library
 from archiver_app.mirror.status import SnapshotCopiesReport, snapshot_copies
 from archiver_app.store.models import (
@@ -56,6 +58,26 @@ class SnapshotsManager:
             if snap is None:
                 return None
             return ReplayTarget(snap.url, snap.captured_at, snap.title or snap.url)
+
+    def timeline(self, url: str) -> Timeline:
+        """The replay timeline of ``url``: its route's captures and the document's other
+        routes (:mod:`.timeline`)."""
+        from archiver_app.replay import Replayer
+
+        return route_timeline(Replayer.for_library(self._lib).captures_of(url), url)
+
+    def capture_browser(self, snapshot_id: int) -> str | None:
+        """The browser that made the capture, as its provenance names it (a version such as
+        ``156.0.8078.108``, else its user agent); None when it does not say (imports)."""
+        with self._lib.session() as s:
+            provenance = s.scalar(select(Snapshot.provenance).where(Snapshot.id == snapshot_id))
+        if not isinstance(provenance, dict):
+            return None
+        for key in ("browser", "user_agent"):
+            value = provenance.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+        return None
 
     def screenshot_path(self, snapshot_id: int) -> Path | None:
         """The stored screenshot of ``snapshot_id`` when it is on disk."""

@@ -18,11 +18,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from archiver_app import __version__
 from archiver_app.capture.behaviours import autoscroll, settle, wait_network_quiet
-from archiver_app.capture.extract import PageFacts, extract, first_line, make_snippet
+from archiver_app.capture.extract import (
+    PageFacts,
+    clean_links,
+    extract,
+    first_line,
+    make_snippet,
+)
 from archiver_app.capture.pdf import PDF_MIMES, read_pdf
 from archiver_app.capture.persist import (
     SnapshotOutcome,
@@ -335,11 +341,14 @@ class PageCapture:
                 self.reasons.append(f"screenshot failed: {first_line(exc)}")
             self._mark("screenshot")
         if mime in PDF_MIMES:
-            facts, shot = await self._pdf_facts(recorder)
+            facts, shot = await self._pdf_facts(recorder, page.url or self.url)
         return facts, dom, shot
 
-    async def _pdf_facts(self, recorder: NetworkRecorder) -> tuple[PageFacts, bytes | None]:
-        """Title, text and first-page image of a PDF shown as the page (capture.pdf)."""
+    async def _pdf_facts(
+        self, recorder: NetworkRecorder, base: str
+    ) -> tuple[PageFacts, bytes | None]:
+        """Title, text, links (made absolute against ``base``, its address) and first-page
+        image of a PDF shown as the page (capture.pdf)."""
         fallback = PageFacts(title=_file_title(self.url), outlinks=[], text="")
         if recorder.main_document is None:
             self.reasons.append("the PDF's bytes were not recorded: no text or page image")
@@ -351,7 +360,8 @@ class PageCapture:
         if pdf.error is not None:
             self.reasons.append(pdf.error)
             return fallback, None
-        facts = PageFacts(title=pdf.title or fallback.title, outlinks=[], text=pdf.text)
+        links = clean_links([urljoin(base, link) for link in pdf.links])
+        facts = PageFacts(title=pdf.title or fallback.title, outlinks=links, text=pdf.text)
         return facts, pdf.first_page_png
 
     # ------------------------------------------------------------------ saving

@@ -6,12 +6,15 @@ are read with PDFium (through ``pypdfium2``: the engine Chromium itself uses, ma
 with it, wheels on every platform): the text layer of every page goes to ``text.txt`` and
 the full-text index, the ``Title`` of the document's metadata becomes the snapshot title,
 and the first page rendered at the capture viewport's width becomes ``screenshot.png``.
+The document's links (link annotations with a URI action, as a reader clicks them) are the
+page's outlinks, so a crawl follows them like the links of an HTML page.
 
 PDFium is not thread-safe: every call holds one process-wide lock.
 """
 
 from __future__ import annotations
 
+import ctypes
 import io
 import threading
 from dataclasses import dataclass
@@ -25,6 +28,10 @@ MAX_TEXT_CHARS = 5_000_000
 RENDER_WIDTH = 1280
 #: ...and never taller than this.
 MAX_RENDER_HEIGHT = 8000
+#: At most this many links are read from one document (a generated index can hold more).
+MAX_LINKS = 10_000
+#: A link's URI is at most this long (longer ones are not followed).
+MAX_URI_BYTES = 8192
 
 _PDFIUM = threading.Lock()
 
@@ -39,6 +46,7 @@ class PdfFacts:
     pages: int = 0
     first_page_png: bytes | None = None
     error: str | None = None
+    links: tuple[str, ...] = ()  # URI actions of its link annotations, in page order
 
 
 def read_pdf(data: bytes, *, render: bool = True) -> PdfFacts:
@@ -54,7 +62,10 @@ def read_pdf(data: bytes, *, render: bool = True) -> PdfFacts:
             title = str(doc.get_metadata_dict().get("Title") or "").strip()
             text = _text(doc)
             image = _first_page_png(doc) if render and len(doc) else None
-            return PdfFacts(title=title, text=text, pages=len(doc), first_page_png=image)
+            links = _links(doc)
+            return PdfFacts(
+                title=title, text=text, pages=len(doc), first_page_png=image, links=links
+            )
         except pdfium.PdfiumError as exc:
             return PdfFacts(error=f"the PDF could not be read ({exc})")
         finally:
@@ -77,6 +88,58 @@ def _text(doc: Any) -> str:
         if size >= MAX_TEXT_CHARS:
             break
     return "\n\n".join(parts)[:MAX_TEXT_CHARS]
+
+
+def pdf_links(data: bytes) -> tuple[str, ...]:
+    """The URI links of the PDF ``data`` (empty when it cannot be read)."""
+    import pypdfium2 as pdfium
+
+    with _PDFIUM:
+        try:
+            doc = pdfium.PdfDocument(data)
+        except pdfium.PdfiumError:
+            return ()
+        try:
+            return _links(doc)
+        finally:
+            doc.close()
+
+
+def _links(doc: Any) -> tuple[str, ...]:
+    """Every link annotation's URI action (``/A << /S /URI /URI (...) >>``), page by page;
+    links inside the document (GoTo) and launch actions are not web links."""
+    from pypdfium2 import raw
+
+    out: list[str] = []
+    for index in range(len(doc)):
+        page = doc[index]
+        try:
+            position = ctypes.c_int(0)
+            link = raw.FPDF_LINK()
+            while len(out) < MAX_LINKS and raw.FPDFLink_Enumerate(
+                page.raw, ctypes.byref(position), ctypes.byref(link)
+            ):
+                uri = _uri_of(doc, raw, link)
+                if uri:
+                    out.append(uri)
+        finally:
+            page.close()
+        if len(out) >= MAX_LINKS:
+            break
+    return tuple(out)
+
+
+def _uri_of(doc: Any, raw: Any, link: Any) -> str | None:
+    action = raw.FPDFLink_GetAction(link)
+    if not action or raw.FPDFAction_GetType(action) != raw.PDFACTION_URI:
+        return None
+    size = raw.FPDFAction_GetURIPath(doc.raw, action, None, 0)  # bytes, with the NUL
+    if size <= 1 or size > MAX_URI_BYTES:
+        return None
+    buffer = ctypes.create_string_buffer(size)
+    raw.FPDFAction_GetURIPath(doc.raw, action, buffer, size)
+    # PDF 32000 §12.6.4.7: the URI is 7-bit ASCII; anything else is read leniently.
+    return buffer.value.decode("latin-1").strip() or None
 
 
 def _first_page_png(doc: Any) -> bytes:

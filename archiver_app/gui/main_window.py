@@ -214,6 +214,9 @@ class MainWindow(QMainWindow):
         self.tray = Tray(icon or self.windowIcon(), self)
         self._build_actions()
         self.research = ResearchActions(self)  # compare, changes, citations
+        from archiver_app.gui.watch_scheduler import install_watch_scheduler
+
+        self.watches = install_watch_scheduler(self)  # due watches run; changes in the tray
 
         self.sidebar.entry_selected.connect(self._entry_selected)
         self.search.search_changed.connect(self._search_changed)

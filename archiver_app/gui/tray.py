@@ -1,11 +1,14 @@
 """The system tray icon: the app keeps working with its window closed, and tells you things.
 
 When the platform has a tray, closing the main window hides it; captures and mirrors go on
-and finished jobs or plugged drives show a notification. Quit (from the tray or the menu)
-asks first when work is still running.
+and finished jobs, plugged drives and watched pages that changed show a notification.
+Clicking a notification runs what it was shown with (a changed page: the Compare view).
+Quit (from the tray or the menu) asks first when work is still running.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QIcon
@@ -39,6 +42,8 @@ class Tray(QObject):
         menu.addAction(quit_action)
         self.icon.setContextMenu(menu)
         self.icon.activated.connect(self._activated)
+        self.icon.messageClicked.connect(self._message_clicked)
+        self._on_click: Callable[[], object] | None = None
         if self.available:
             self.icon.show()
 
@@ -49,10 +54,20 @@ class Tray(QObject):
         ):
             self.show_requested.emit()
 
-    def notify(self, title: str, message: str) -> None:
+    def notify(
+        self, title: str, message: str, *, on_click: Callable[[], object] | None = None
+    ) -> None:
+        """Show a message; ``on_click`` runs when the user clicks it (the platform reports
+        clicks on the latest message only, so an earlier message's action is dropped)."""
         self.notifications.append((title, message))
+        self._on_click = on_click
         if self.available and self.icon.supportsMessages():
             self.icon.showMessage(title, message, QSystemTrayIcon.MessageIcon.Information, 5000)
+
+    def _message_clicked(self) -> None:
+        action, self._on_click = self._on_click, None
+        if action is not None:
+            action()
 
     def hide(self) -> None:
         self.icon.hide()

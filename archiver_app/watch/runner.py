@@ -25,7 +25,7 @@ from archiver_app.crawl.rules import Rules
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.models import Job, JobStatus, Snapshot, SnapshotState
-from archiver_app.tasks import Progress, null_progress
+from archiver_app.tasks import CancelToken, Progress, null_progress
 from archiver_app.watch.schedule import parse_schedule
 
 #: Where a watch keeps its own settings in ``jobs.config``.
@@ -141,20 +141,35 @@ def _never_run(lib: Library) -> list[int]:
         )
 
 
+def anything_due(lib: Library, *, now: datetime | None = None) -> bool:
+    """Whether :func:`run_due` would capture anything now (one query of the jobs table: cheap enough
+    for the app to ask every minute before it starts a background process)."""
+    now = now or lib.clock()
+    with lib.session() as s:
+        due = s.scalar(
+            select(Job.id).where(Job.schedule.is_not(None), Job.next_run_at <= now).limit(1)
+        )
+    return due is not None or bool(_never_run(lib))
+
+
 def run_due(
     lib: Library,
     *,
     now: datetime | None = None,
     progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
     concurrency: int = 2,
 ) -> WatchRunReport:
-    """Queue the watches that are due, run them here, and compare each new capture."""
+    """Queue the watches that are due, run them here, and compare each new capture
+    (``cancel``: stop after the page in hand; what is left is due again at the next run)."""
     from archiver_app.crawl.inline import run_job_inline
 
     runs = [*_never_run(lib), *start_due_schedules(lib, now=now)]
     pages: list[PageOutcome] = []
     for job_id in runs:
-        run_job_inline(lib, job_id, concurrency=concurrency, progress=progress)
+        if cancel is not None and cancel.cancelled:
+            break
+        run_job_inline(lib, job_id, concurrency=concurrency, progress=progress, cancel=cancel)
         pages.extend(_outcomes(lib, job_id))
     return WatchRunReport(tuple(runs), tuple(pages))
 

@@ -40,3 +40,4 @@ def main_window(qtbot: object, library: object, op_runner: object, gui_settings:
     for timer in (window.jobs.timer, window.drives.timer, window.status.timer):
         timer.stop()
     window.migrator.stop()
+    window.watches.stop()

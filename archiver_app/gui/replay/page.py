@@ -59,9 +59,11 @@ def make_profile(log: RequestLog, parent: QObject | None = None) -> QWebEnginePr
 
 
 class ReplayPage(QWebEnginePage):
-    """Refuses new windows and every permission; turns in-page app links into signals."""
+    """Refuses new windows and every permission; turns in-page app links into signals and
+    passes console messages on (the engine-trouble check reads them)."""
 
     captureRequested = Signal(str)
+    consoleMessage = Signal(object, str)  # level (JavaScriptConsoleMessageLevel), text
 
     def __init__(self, profile: QWebEngineProfile, log: RequestLog, parent: QObject) -> None:
         super().__init__(profile, parent)
@@ -100,6 +102,7 @@ class ReplayPage(QWebEnginePage):
         line: int,
         source: str,
     ) -> None:
+        self.consoleMessage.emit(level, message)
         # Chromium refuses file: URLs from other origins itself, before any interceptor;
         # its console note is the only trace, so it goes to the request log.
         match = _LOCAL_REFUSED.search(message)

@@ -5,10 +5,12 @@ API for the main window (tabs):
 - ``ReplayWidget(library, url=None, at=None, parent=None)``; ``open(url, at=None)``
   shows the capture of ``url`` nearest to ``at`` (newest when None).
 - ``find_text(text, backward=False)`` finds in the page; ``Ctrl+F`` opens the find bar.
-- ``open_in_own_browser()`` ("Open in my browser") shows the capture, still offline, in
-  the system browser through a replay server on 127.0.0.1 (``own_browser_url()``): the
-  way out when the embedded engine, older than capture browsers, cannot run a page (the
-  banner offers it when the page's renderer stops).
+- ``open_in_own_browser()`` ("Open in my browser", ``own_browser_action``: the toolbar
+  button, the page's context menu, Ctrl+Shift+B) shows the capture, still offline, in the
+  system browser through a replay server on 127.0.0.1 (``own_browser_url()``): the way out
+  when the embedded engine, older than capture browsers, cannot run a page. ``fallback``
+  (:mod:`.fallback`) offers it above the page when the load fails, scripts fail as an
+  older engine makes them fail, the capture's browser is newer, or the renderer stops.
 - signals ``titleChanged(str)``, ``urlChanged(str)`` (the original URL, never the
   archive scheme), ``captureChanged(str)`` (ts17 of the capture shown, '' for a message),
   ``captureRequested(str)`` (the user asked to capture a URL that is not archived: the
@@ -20,8 +22,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QKeySequence, QPixmap, QShortcut
+from PySide6.QtCore import QPoint, QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWebEngineCore import QWebEnginePage
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import (
@@ -29,6 +31,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
     QScrollArea,
     QStackedWidget,
@@ -37,6 +40,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from archiver_app.api.timeline import OtherView, route_of, route_timeline
+from archiver_app.gui.replay.fallback import EngineFallback
 from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
 from archiver_app.gui.replay.page import ReplayPage, make_profile
 from archiver_app.gui.replay.pdf_view import ArchivedPdfView, is_pdf
@@ -87,7 +92,9 @@ class ReplayWidget(QWidget):
         self.at: datetime | str | None = at
         self.current: ReplayResponse | None = None
         self.current_url = ""
-        self.captures: list[Capture] = []
+        self.captures: list[Capture] = []  # of the page's route (api.timeline)
+        self.other_views: tuple[OtherView, ...] = ()  # the document's other routes
+        self.route_url = ""  # the page's address with its route, as last known
 
         self.log = RequestLog(self)
         self.log.logged.connect(self.requestLogged)
@@ -111,6 +118,11 @@ class ReplayWidget(QWidget):
         self.page.renderProcessTerminated.connect(self._engine_stopped)
         self._server: ReplayServer | None = None
         self._build_ui()
+        self.page.loadStarted.connect(self.fallback.page_started)
+        self.page.loadFinished.connect(self._load_finished)
+        self.page.consoleMessage.connect(self.fallback.console_message)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._context_menu)
         if url:
             self.open(url, at)
 
@@ -127,19 +139,34 @@ class ReplayWidget(QWidget):
         self.timeline.setMinimumContentsLength(22)
         self.timeline.activated.connect(self._timeline_chosen)
         self.newer_button = self._tool("Newer ›", "Next capture", lambda: self.step(1))
+        self.views_button = QToolButton(self)
+        self.views_button.setText("Other views")
+        self.views_button.setToolTip(
+            "Other routes of this page (a hash-routed app shows another page for each)"
+        )
+        self.views_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.views_button.setMenu(QMenu(self.views_button))
+        self.views_button.hide()
         self.screenshot_button = QPushButton("Screenshot", self)
         self.screenshot_button.setCheckable(True)
         self.screenshot_button.toggled.connect(self.show_screenshot)
         self.live_button = QPushButton("Open live page", self)
         self.live_button.setToolTip("Open the original address in your web browser")
         self.live_button.clicked.connect(self.open_live)
-        self.own_browser_button = QPushButton("Open in my browser", self)
-        self.own_browser_button.setToolTip(
+        self.own_browser_action = QAction("Open in &My Browser", self)
+        self.own_browser_action.setShortcut(QKeySequence("Ctrl+Shift+B"))
+        self.own_browser_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.own_browser_action.setToolTip(
             "Open this capture in your own web browser, still offline: served from your"
             " archive on 127.0.0.1 (as `archiver serve` does), for pages the built-in"
             " browser cannot run"
         )
-        self.own_browser_button.clicked.connect(self.open_in_own_browser)
+        self.own_browser_action.triggered.connect(self.open_in_own_browser)
+        self.addAction(self.own_browser_action)
+        self.own_browser_button = QPushButton("Open in my browser", self)
+        self.own_browser_button.setToolTip(self.own_browser_action.toolTip())
+        self.own_browser_button.clicked.connect(self.own_browser_action.trigger)
+        self.fallback = EngineFallback(self.own_browser_action, self)
 
         bar = QHBoxLayout()
         for w in (
@@ -149,6 +176,7 @@ class ReplayWidget(QWidget):
             self.older_button,
             self.timeline,
             self.newer_button,
+            self.views_button,
             self.screenshot_button,
             self.own_browser_button,
             self.live_button,
@@ -197,6 +225,7 @@ class ReplayWidget(QWidget):
         layout.setSpacing(0)
         layout.addLayout(bar)
         layout.addWidget(self.banner)
+        layout.addWidget(self.fallback)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.find_bar)
         self._update_controls()
@@ -221,6 +250,7 @@ class ReplayWidget(QWidget):
         self.at = at
         self.handler.at = at
         self.address.setText(url)
+        self.route_url = url
         self.screenshot_button.setChecked(False)
         self.view.load(to_archive_url(url))
 
@@ -265,6 +295,28 @@ class ReplayWidget(QWidget):
             "The built-in browser could not run this page. Use “Open in my browser” to see"
             " it, still offline, in your own browser."
         )
+        self.fallback.renderer_stopped()
+
+    def _load_finished(self, ok: bool) -> None:
+        # A message page (not archived, missing file) is no engine trouble: only a capture
+        # the archive served counts; a PDF is shown by the PDF view while the engine's
+        # own attempt (a download) is refused, which it reports as a failed load.
+        if self.current is not None and not is_pdf(self.current.headers):
+            self.fallback.load_finished(ok)
+
+    def _context_menu(self, pos: QPoint) -> None:
+        # the engine's own menu needs the engine's request (a real right-click in the page)
+        if self.view.lastContextMenuRequest() is None:
+            menu = QMenu(self.view)
+        else:
+            menu = self.view.createStandardContextMenu()
+            # saving (a download) and the source view (a new window) are off in replay
+            for action in (QWebEnginePage.WebAction.SavePage, QWebEnginePage.WebAction.ViewSource):
+                menu.removeAction(self.page.action(action))
+        menu.addSeparator()
+        menu.addAction(self.own_browser_action)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(self.view.mapToGlobal(pos))
 
     def find_text(self, text_: str, backward: bool = False) -> None:
         flags = QWebEnginePage.FindFlag.FindBackward if backward else QWebEnginePage.FindFlag(0)
@@ -285,14 +337,19 @@ class ReplayWidget(QWidget):
         original = to_original_url(qurl)
         if qurl.scheme().startswith("archive-"):
             self.current_url = original
+            self.route_url = original
             self.address.setText(original)
             self.urlChanged.emit(original)
+            # another route of the same document (no new request): its own timeline
+            shown = self.captures[0].url if self.captures else ""
+            if self.current is not None and shown and route_of(original) != route_of(shown):
+                self._show_timeline(original, self.current.ts, self.current.snapshot_id)
 
     def _page_served(self, url: str, response: ReplayResponse | None, kind: str) -> None:
         self.current = response
         self.current_url = url
         if response is None:
-            self.captures = self.replayer.captures_of(url) if kind != "not-archived" else []
+            self._set_timeline(url if kind != "not-archived" else None)
             label = {
                 "not-archived": "Not archived: nothing was fetched from the live web.",
                 "missing-file": "The archive file of this capture is not on this computer.",
@@ -307,8 +364,14 @@ class ReplayWidget(QWidget):
             self.stack.setCurrentWidget(self.pdf_view)
         elif self.stack.currentWidget() is self.pdf_view:
             self.stack.setCurrentWidget(self.view)
-        self.captures = self.replayer.captures_of(url)
-        position = self._fill_timeline(response.ts, response.snapshot_id)
+        if response.snapshot_id is not None:
+            self.fallback.capture_shown(
+                self.library.snapshots.capture_browser(response.snapshot_id)
+            )
+        # The request carries no fragment: the route is the one the page was opened at.
+        same_document = self.route_url.split("#", 1)[0] == url.split("#", 1)[0]
+        page_url = self.route_url if same_document else url
+        position = self._show_timeline(page_url, response.ts, response.snapshot_id)
         total = len(self.captures)
         where = f" — capture {position + 1} of {total}" if total and position >= 0 else ""
         note = ""
@@ -318,6 +381,24 @@ class ReplayWidget(QWidget):
             note += f" — this capture was cut short when it was made ({response.truncated})"
         self.banner.setText(f"Archived on {describe_ts(response.ts)}{where}{note}")
         self.captureChanged.emit(response.ts)
+
+    def _set_timeline(self, url: str | None) -> None:
+        """The captures of ``url``'s route and its document's other views (None: none)."""
+        timeline = route_timeline(self.replayer.captures_of(url), url) if url else None
+        self.captures = list(timeline.captures) if timeline else []
+        self.other_views = timeline.other_views if timeline else ()
+        menu = self.views_button.menu()
+        menu.clear()
+        for view in self.other_views:
+            label = f"#{view.route}" if view.route else "without a route"
+            plural = "s" if view.captures != 1 else ""
+            action = menu.addAction(f"{label} — {view.captures} capture{plural}")
+            action.triggered.connect(lambda _=False, v=view: self.open(v.url, self.at))
+        self.views_button.setVisible(bool(self.other_views))
+
+    def _show_timeline(self, url: str, ts: str, snapshot_id: int | None) -> int:
+        self._set_timeline(url)
+        return self._fill_timeline(ts, snapshot_id)
 
     def _fill_timeline(self, ts: str, snapshot_id: int | None = None) -> int:
         """List the captures; select the one shown (same snapshot, else nearest in time)."""

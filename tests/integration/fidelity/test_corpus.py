@@ -13,17 +13,13 @@ with the system Chromium, then check each page:
    the replay schemes, so the page's status line differs);
 4. a hash-routed page replays its own route; an archived PDF is shown by the app offline.
 
-Opening the pages from an exported WACZ in ReplayWeb.page and pywb is the export suite's
-part (tests/integration/export); :func:`export_hook` is where it plugs in.
+Opening the pages from an exported WACZ in ReplayWeb.page and pywb: ``test_exported.py``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,64 +27,18 @@ from PIL import Image, ImageChops
 from PySide6.QtPdf import QPdfDocument
 from pytestqt.qtbot import QtBot
 
-from archiver_app.capture.engine import Capturer, CaptureResult, PageRules
 from archiver_app.gui.replay.network import BLOCKED, NOT_ARCHIVED, REDIRECT, SERVED
-from archiver_app.library import Library
-from archiver_app.store.models import Snapshot
-from tests.helpers.corpus import PDF_TITLE, Corpus, start_corpus
+from tests.helpers.corpus import PDF_TITLE, Corpus
 from tests.helpers.warcs import read_warc
+from tests.integration.fidelity.captured import Captured, Suite
 from tests.integration.fidelity.live_render import render_live_apart, render_replay
 
 pytestmark = pytest.mark.slow
 
-RULES = PageRules(page_timeout=45, settle_seconds=1.0)
 PAGES = list(Corpus.PAGES)
 NOT_PIXEL_COMPARED = {"pdf", "service-worker"}
 #: A pixel "matches" when no channel differs by more than this (subpixel antialiasing).
 PIXEL_TOLERANCE = 8
-
-
-@dataclass
-class Captured:
-    result: CaptureResult
-    snapshot: Snapshot
-    network: Counter[str]  # URL -> GET requests the corpus servers saw during its capture
-
-
-@dataclass
-class Suite:
-    corpus: Corpus
-    lib: Library
-    pages: dict[str, Captured]
-
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
-    corpus = start_corpus()
-    lib = Library.open(tmp_path_factory.mktemp("fidelity") / "library", create=True)
-    pages: dict[str, Captured] = {}
-
-    async def run() -> None:
-        async with Capturer(lib, concurrency=1) as cap:
-            for name, path in Corpus.PAGES.items():
-                before = corpus.mark()
-                result = await cap.capture(corpus.url(path), rules=RULES)
-                seen = corpus.requests_since(before)
-                network = Counter(
-                    f"http://{r.host}{r.path}" for r in seen if r.method in ("GET", "HEAD")
-                )
-                with lib.session() as s:
-                    snap = s.get(Snapshot, result.snapshot_id)
-                    assert snap is not None
-                    s.expunge(snap)
-                pages[name] = Captured(result, snap, network)
-
-    try:
-        asyncio.run(run())
-        yield Suite(corpus, lib, pages)
-    finally:
-        lib.close()
-        corpus.close()
 
 
 def _recorded(suite: Suite, page: Captured) -> Counter[str]:
@@ -244,9 +194,3 @@ def test_an_archived_pdf_is_shown_by_the_app_offline(qtbot: QtBot, suite: Suite)
     widget.show_screenshot(False)
     assert widget.stack.currentWidget() is widget.pdf_view
     assert suite.corpus.requests_since(before) == []
-
-
-def export_hook(suite: Suite) -> list[str]:
-    """The URLs the export suite should open from a WACZ of this library (ReplayWeb.page,
-    pywb): every page of the corpus, as the snapshots name them."""
-    return [p.snapshot.url for p in suite.pages.values()]

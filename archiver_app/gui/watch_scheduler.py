@@ -1,0 +1,210 @@
+"""Due watches run by themselves while the app is open.
+
+:class:`WatchScheduler` asks the core whether a watched page is due
+(:func:`archiver_app.watch.runner.anything_due`, one query) when the app starts, every
+minute, and whenever the app becomes active again. After a sleep the first tick (within a
+minute of waking) catches up every missed slot once; a tick that comes much later than the
+timer meant is counted as a resume (:attr:`WatchScheduler.resumes`). When a page is due, it runs
+:func:`~archiver_app.watch.runner.run_due` in a background process, exactly what
+``archiver watch run`` does from a system timer: queue the due slots, capture them, compare
+each new capture with the previous one. The core makes sure the app and a timer's run never
+capture the same slot twice (the database's write lock and a re-check of the due date).
+
+Each capture that changed is announced through :attr:`WatchScheduler.changed`; the main
+window turns it into a tray notification (:func:`change_message`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication
+
+from archiver_app.compare.snapshots import ChangeSummary
+from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
+from archiver_app.library import Library
+from archiver_app.tasks import CancelToken, Progress
+from archiver_app.watch.runner import PageOutcome, WatchRunReport, anything_due, run_due
+
+if TYPE_CHECKING:
+    from archiver_app.gui.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+#: How often the app looks for due watches.
+INTERVAL_MS = 60_000
+#: A tick this much later than the timer meant (by the wall clock) followed a sleep.
+RESUME_GAP = timedelta(minutes=2)
+
+
+def run_due_in_child(library: Library, progress: Progress, cancel: CancelToken) -> WatchRunReport:
+    """:func:`run_due` in a lower-priority child process (captures are heavy)."""
+    from archiver_app.tasks.isolated import run_isolated
+
+    report: WatchRunReport = run_isolated(run_due, library, progress=progress, cancel=cancel)
+    return report
+
+
+def _share(value: float | None) -> str | None:
+    if value is None:
+        return None
+    percent = value * 100
+    return f"{percent:.0f}%" if percent >= 1 or percent == 0 else "under 1%"
+
+
+def change_message(url: str, change: ChangeSummary) -> str:
+    """What a notification says about a watched page that changed: only what the two
+    captures show ("12% of text lines differ"), never a guess at why."""
+    where = url.split("://", 1)[-1].rstrip("/")
+    parts = []
+    text = _share(change.text_share)
+    if text is not None:
+        parts.append(f"{text} of text lines differ")
+    look = _share(change.pixel_share)
+    if look is not None:
+        parts.append(f"{look} of the screenshot's pixels")
+    counts = (
+        (change.resources_added, "resource only in the new capture"),
+        (change.resources_removed, "resource only in the previous one"),
+        (change.resources_changed, "resource changed"),
+    )
+    for count, label in counts:
+        if count:
+            noun = label.replace("resource", "resources", 1) if count > 1 else label
+            parts.append(f"{count} {noun}")
+    detail = ", ".join(parts) if parts else "the captures differ"
+    return f"{where} changed since its previous capture: {detail}."
+
+
+class WatchScheduler(QObject):
+    """Runs due watches in the background while the app is open. Threading: GUI thread;
+    the work itself runs in a child process through ``runner``.
+
+    :attr:`run` (:func:`run_due_in_child` unless another is given) is called off the GUI
+    thread with the library, a progress sink and a cancel token, and returns a
+    :class:`WatchRunReport`.
+    """
+
+    changed = Signal(object)  # PageOutcome: a watched page's new capture changed
+    ran = Signal(object)  # WatchRunReport of each run
+    failed = Signal(str)  # a run could not be made (why)
+
+    def __init__(
+        self,
+        library: Library,
+        runner: OpRunner,
+        parent: QObject | None = None,
+        *,
+        interval_ms: int = INTERVAL_MS,
+        run: Callable[[Library, Progress, CancelToken], WatchRunReport] = run_due_in_child,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        super().__init__(parent)
+        self.library = library
+        self.runner = runner
+        self.run = run
+        self._now = now
+        self.busy: BackgroundOp[WatchRunReport] | None = None
+        self.resumes = 0  # ticks that came after a sleep (for tests and the log)
+        self._last_tick: datetime | None = None
+        self.timer = QTimer(self)
+        self.timer.setInterval(interval_ms)
+        self.timer.timeout.connect(self.tick)
+        app = QGuiApplication.instance()
+        if isinstance(app, QGuiApplication):
+            app.applicationStateChanged.connect(self._state_changed)
+
+    def start(self) -> None:
+        """Tick now (the app just started), then every interval."""
+        self.timer.start()
+        QTimer.singleShot(0, self.tick)
+
+    def stop(self) -> None:
+        self.timer.stop()
+        if self.busy is not None:
+            self.busy.cancel()
+
+    def _state_changed(self, state: Qt.ApplicationState) -> None:
+        if state == Qt.ApplicationState.ApplicationActive:
+            self.tick()
+
+    def tick(self) -> BackgroundOp[WatchRunReport] | None:
+        """Start a run when something is due and none is running; returns it."""
+        now = self._now()
+        interval = timedelta(milliseconds=self.timer.interval())
+        if self._last_tick is not None and now - self._last_tick > interval + RESUME_GAP:
+            self.resumes += 1  # the laptop slept: due slots are caught up once, below
+            log.info("watch scheduler: resumed after %s", now - self._last_tick)
+        self._last_tick = now
+        if self.busy is not None:
+            return None
+        try:
+            if not anything_due(self.library):
+                return None
+        except Exception:  # a locked or vanished library: try again at the next tick
+            log.warning("could not look for due watches", exc_info=True)
+            return None
+        run, library = self.run, self.library
+        self.busy = (
+            BackgroundOp(
+                self.runner,
+                lambda progress, cancel: run(library, progress, cancel),
+                label="capturing watched pages that are due",
+                blocks_quit=False,  # a run cut short is due again at the next start
+            )
+            .success(self._done)
+            .failure(self._failed)
+            .run_in_background()
+        )
+        return self.busy
+
+    def _done(self, report: WatchRunReport) -> None:
+        self.busy = None
+        self.ran.emit(report)
+        for page in report.changed:
+            self.changed.emit(page)
+
+    def _failed(self, failure: OpFailure) -> None:
+        self.busy = None
+        if not failure.cancelled:
+            self.failed.emit(str(failure.exception))
+
+
+def outcome_pair(library: Library, outcome: PageOutcome) -> tuple[int, int] | None:
+    """(previous capture, new capture) of a changed page, for the Compare view."""
+    from archiver_app.compare.changes import previous_capture
+
+    if outcome.snapshot_id is None:
+        return None
+    before = previous_capture(library, outcome.snapshot_id)
+    return None if before is None else (before, outcome.snapshot_id)
+
+
+def install_watch_scheduler(window: MainWindow) -> WatchScheduler:
+    """The main window's hook: due watches run while it is open; a page that changed is
+    announced in the tray, and clicking the notification opens the two captures compared."""
+    scheduler = WatchScheduler(window.library, window.runner, window)
+
+    def announce(outcome: PageOutcome) -> None:
+        assert outcome.change is not None
+        pair = outcome_pair(window.library, outcome)
+
+        def open_compare() -> None:
+            if pair is not None:
+                window.show_and_raise()
+                window.research.open_compare(*pair)
+
+        message = change_message(outcome.url, outcome.change)
+        window.tray.notify("Watched page changed", message, on_click=open_compare)
+
+    scheduler.changed.connect(announce)
+    scheduler.ran.connect(lambda _report: window.refresh_all())
+    scheduler.failed.connect(
+        lambda why: window.statusBar().showMessage(f"Watched pages: {why}", 10000)
+    )
+    scheduler.start()
+    return scheduler

@@ -1,0 +1,165 @@
+"""The way out when the built-in engine cannot run a page: "Open in my browser" is always in
+the replay tab (button, context menu, Ctrl+Shift+B) and is offered above the page when the
+load fails, when a script fails the way an older engine makes it fail, or when the capture
+was made by a newer Chromium; ordinary console noise offers nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import shiboken6
+from PySide6.QtCore import QObject, QUrl, Slot
+from PySide6.QtGui import QDesktopServices
+from pytestqt.qtbot import QtBot
+from sqlalchemy import select
+
+from archiver_app.gui.replay.fallback import Trouble, browser_major, engine_major, script_trouble
+from archiver_app.gui.replay.widget import ReplayWidget
+from archiver_app.library import Library
+from archiver_app.store.models import Snapshot
+from tests.helpers.archive import ArchiveWriter, at
+from tests.helpers.corpus import REPORT_PDF
+
+SITE = "https://site.example/"
+PAGES = {
+    # a script the engine cannot parse (as new syntax would be in an older engine)
+    "broken-syntax": "<script>const ready = ;</script><p>text</p>",
+    # a method that does not exist: the engine's fault only if a newer browser made it
+    "missing-method": "<script>[3, 1].toFancySorted();</script><p>text</p>",
+    # noise that does not mean the engine is too old
+    "bad-json": "<script>JSON.parse('{oops');</script><p>text</p>",
+    "html-as-script": "<script src='/gone.js'></script><img src='/gone.png'><p>text</p>",
+    "clean": "<p>nothing wrong here</p>",
+}
+
+
+class OpenedUrls(QObject):
+    """Receives what the app asks the desktop to open (QDesktopServices' own seam)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    @Slot(QUrl)
+    def open(self, url: QUrl) -> None:
+        self.urls.append(url.toString())
+
+
+@pytest.fixture
+def opened() -> Iterator[OpenedUrls]:
+    receiver = OpenedUrls()
+    QDesktopServices.setUrlHandler("http", receiver, "open")
+    try:
+        yield receiver
+    finally:
+        QDesktopServices.unsetUrlHandler("http")
+
+
+def _archive(library: Library, browser: str | None) -> None:
+    w = ArchiveWriter(library, "collections/default/2025/01/e/capture.warc.gz")
+    for name, body in PAGES.items():
+        w.response(
+            SITE + name, f"<!doctype html><title>{name}</title>{body}", at=at(2025), page=True
+        )
+    w.response(SITE + "gone.js", "<html>404</html>", at=at(2025), status=404)
+    w.response(SITE + "report.pdf", REPORT_PDF, at=at(2025), mime="application/pdf", page=True)
+    w.response(SITE + "data.bin", b"\x00\x01binary", at=at(2025), mime="application/octet-stream",
+               page=True)  # fmt: skip
+    w.commit()
+    with library.write() as s:
+        for snap in s.scalars(select(Snapshot)):
+            snap.provenance = {"backend": "playwright", "browser": browser}
+
+
+@pytest.fixture
+def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
+    view = ReplayWidget(library)
+    qtbot.addWidget(view)
+    view.resize(1000, 600)
+    view.show()
+    yield view
+    view.close()
+    shiboken6.delete(view)
+
+
+def _settled(qtbot: QtBot, widget: ReplayWidget, url: str) -> None:
+    """Open ``url`` and give its scripts their first moments."""
+    with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+        widget.open(url)
+    qtbot.wait(300)  # console messages arrive just after the load; nothing else to wait on
+
+
+def test_versions_and_messages_are_read_carefully() -> None:
+    assert browser_major("156.0.8078.108") == 156
+    assert browser_major("Mozilla/5.0 (X11) AppleWebKit/537.36 Chrome/141.0.0.0 Safari") == 141
+    assert browser_major("HeadlessChrome/120.0.6099.0") == 120
+    assert browser_major("Firefox/128.0") is None and browser_major(None) is None
+    assert engine_major() >= 100
+    assert script_trouble("Uncaught SyntaxError: Unexpected token ';'", newer_capture=False)
+    assert not script_trouble("Uncaught SyntaxError: Unexpected token '<'", newer_capture=True)
+    assert not script_trouble(
+        "Uncaught SyntaxError: Expected property name or '}' in JSON at position 1",
+        newer_capture=True,
+    )
+    assert not script_trouble("Uncaught TypeError: x.y is not a function", newer_capture=False)
+    assert script_trouble("Uncaught TypeError: x.y is not a function", newer_capture=True)
+    assert not script_trouble("Failed to load resource: net::ERR_FAILED", newer_capture=True)
+
+
+def test_same_engine_captures_offer_it_only_for_real_trouble(
+    qtbot: QtBot, widget: ReplayWidget, library: Library, opened: OpenedUrls
+) -> None:
+    _archive(library, browser=f"{engine_major()}.0.1.2")  # made by the engine's own version
+    for quiet in ("clean", "bad-json", "html-as-script", "missing-method"):
+        _settled(qtbot, widget, SITE + quiet)
+        assert widget.fallback.trouble is None, (quiet, widget.fallback.trouble)
+        assert widget.fallback.isHidden()
+
+    widget.open(SITE + "report.pdf")  # shown by the app's PDF view: no engine trouble
+    qtbot.waitUntil(lambda: widget.stack.currentWidget() is widget.pdf_view, timeout=20_000)
+    qtbot.wait(500)  # the engine's own (refused) attempt to download it ends meanwhile
+    assert widget.fallback.trouble is None, widget.fallback.trouble
+
+    _settled(qtbot, widget, SITE + "broken-syntax")
+    assert widget.fallback.trouble is not None
+    assert widget.fallback.trouble.code is Trouble.SCRIPT_ERROR
+    assert widget.fallback.isVisible()
+    widget.fallback.button.click()  # the offer opens the capture, offline, in the browser
+    assert opened.urls and opened.urls[-1].startswith("http://127.0.0.1:")
+
+    with qtbot.waitSignal(widget.fallback.offered, timeout=20_000) as offered:
+        widget.open(SITE + "data.bin")  # the engine gives up: a download, refused
+    assert offered.args == [str(Trouble.LOAD_FAILED)]
+
+    _settled(qtbot, widget, SITE + "clean")  # a new page forgets the last one's trouble
+    assert widget.fallback.trouble is None and widget.fallback.isHidden()
+
+
+def test_a_capture_by_a_newer_browser_is_noted_and_its_script_errors_count(
+    qtbot: QtBot, widget: ReplayWidget, library: Library, opened: OpenedUrls
+) -> None:
+    newer = engine_major() + 16
+    _archive(library, browser=f"{newer}.0.8078.108")
+    _settled(qtbot, widget, SITE + "clean")
+    assert widget.fallback.trouble is not None
+    assert widget.fallback.trouble.code is Trouble.NEWER_BROWSER
+    assert f"Chromium {newer}" in widget.fallback.text.text()
+
+    _settled(qtbot, widget, SITE + "missing-method")
+    assert widget.fallback.trouble is not None
+    assert widget.fallback.trouble.code is Trouble.SCRIPT_ERROR
+
+    _settled(qtbot, widget, SITE + "bad-json")  # still noise, whoever captured it
+    assert widget.fallback.trouble is not None
+    assert widget.fallback.trouble.code is Trouble.NEWER_BROWSER
+
+    widget.own_browser_action.trigger()  # always there: button, context menu, Ctrl+Shift+B
+    assert opened.urls[-1].startswith("http://127.0.0.1:")
+
+    widget.fallback.dismiss()  # the reader has read the version note: not again in this tab
+    _settled(qtbot, widget, SITE + "clean")
+    assert widget.fallback.isHidden()
+    _settled(qtbot, widget, SITE + "missing-method")  # a failure is still offered
+    assert widget.fallback.trouble is not None
+    assert widget.fallback.trouble.code is Trouble.SCRIPT_ERROR and widget.fallback.isVisible()

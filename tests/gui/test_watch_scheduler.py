@@ -1,0 +1,107 @@
+"""Due watches in the app: the scheduler runs only when something is due, one run at a time,
+notices a resume after sleep; a watched page that changed shows in the tray in plain words,
+and clicking the notification opens the two captures compared.
+
+The run itself (captures in a child process) is :func:`archiver_app.watch.runner.run_due`,
+tested with real Chromium in tests/integration/capture/test_watch.py and, racing a timer's
+``archiver watch run``, in tests/integration/watch/test_app_and_timer.py. Here the run
+compares two stored captures with the core's own comparison instead of capturing anew.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from pytestqt.qtbot import QtBot
+from sqlalchemy import select
+
+from archiver_app.compare.changes import record_changes
+from archiver_app.compare.snapshots import ChangeSummary
+from archiver_app.gui.compare_view import CompareView
+from archiver_app.gui.main_window import MainWindow
+from archiver_app.gui.ops import OpRunner
+from archiver_app.gui.watch_scheduler import WatchScheduler, change_message
+from archiver_app.library import Library
+from archiver_app.store.models import Snapshot
+from archiver_app.tasks import CancelToken, Progress
+from archiver_app.watch.runner import PageOutcome, WatchRunReport, add_watch
+from tests.gui.test_compare_view import two_captures
+
+RUNS: list[int] = []  # ticks that reached the run function, in this process
+
+
+def compare_stored(library: Library, _progress: Progress, _cancel: CancelToken) -> WatchRunReport:
+    """A run whose "new capture" is the newest stored one: compared, recorded, reported."""
+    RUNS.append(1)
+    with library.session() as s:
+        rows = s.execute(select(Snapshot.id, Snapshot.url).order_by(Snapshot.captured_at)).all()
+    new_id, url = rows[-1]
+    change = record_changes(library, [new_id])[new_id]
+    return WatchRunReport(runs=(1,), pages=(PageOutcome(url, new_id, None, change),))
+
+
+def test_the_message_says_only_what_the_captures_show() -> None:
+    change = ChangeSummary(True, 0.123, 0.004, 2, 0, 1)
+    assert change_message("https://example.org/page", change) == (
+        "example.org/page changed since its previous capture: 12% of text lines differ, "
+        "under 1% of the screenshot's pixels, 2 resources only in the new capture, "
+        "1 resource changed."
+    )
+    no_figures = ChangeSummary(True, None, None, 0, 0, 0)
+    assert change_message("http://h/", no_figures) == (
+        "h changed since its previous capture: the captures differ."
+    )
+
+
+def test_a_changed_watched_page_is_announced_and_opens_compare(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    old_id, new_id = two_captures(library)
+    scheduler = main_window.watches
+    scheduler.run = compare_stored
+    RUNS.clear()
+    assert scheduler.tick() is None  # nothing watched: nothing due, no process started
+    assert RUNS == []
+
+    add_watch(library, ["https://harbour.example/"], schedule="daily")  # its first run is due
+    with qtbot.waitSignal(scheduler.ran, timeout=30_000):
+        assert scheduler.tick() is not None
+        assert scheduler.tick() is None  # one run at a time
+    assert RUNS == [1]
+    title, message = main_window.tray.notifications[-1]
+    assert title == "Watched page changed"
+    assert message.startswith("harbour.example changed since its previous capture: ")
+    assert "of text lines differ" in message
+
+    main_window.tray.icon.messageClicked.emit()  # what the platform sends on a click
+    view = main_window.tabs.currentWidget()
+    assert isinstance(view, CompareView)
+    qtbot.waitUntil(lambda: view.result is not None, timeout=30_000)
+    assert view.result is not None
+    assert (view.result.comparison.old.id, view.result.comparison.new.id) == (old_id, new_id)
+    tabs = main_window.tabs.count()
+    main_window.tray.icon.messageClicked.emit()  # a second click: the message is gone
+    assert main_window.tabs.count() == tabs
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def test_a_tick_long_after_the_last_one_is_a_resume(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    clock = Clock()
+    scheduler = WatchScheduler(library, op_runner, run=compare_stored, now=clock)
+    scheduler.tick()
+    clock.now += timedelta(minutes=1)
+    scheduler.tick()
+    assert scheduler.resumes == 0
+    clock.now += timedelta(hours=9)  # the laptop slept overnight
+    scheduler.tick()
+    assert scheduler.resumes == 1
+    scheduler.stop()
