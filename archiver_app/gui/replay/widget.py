@@ -6,7 +6,7 @@ API for the main window (tabs):
   shows the capture of ``url`` nearest to ``at`` (newest when None).
 - ``find_text(text, backward=False)`` finds in the page; ``Ctrl+F`` opens the find bar.
 - ``open_in_own_browser()`` ("Open in my browser", ``own_browser_action``: the toolbar
-  button, the page's context menu, Ctrl+Shift+B) shows the capture, still offline, in the
+  button, the page's context menu, Ctrl+Shift+O) shows the capture, still offline, in the
   system browser through a replay server on 127.0.0.1 (``own_browser_url()``): the way out
   when the embedded engine, older than capture browsers, cannot run a page. ``fallback``
   (:mod:`.fallback`) offers it above the page when the load fails, scripts fail as an
@@ -154,7 +154,7 @@ class ReplayWidget(QWidget):
         self.live_button.setToolTip("Open the original address in your web browser")
         self.live_button.clicked.connect(self.open_live)
         self.own_browser_action = QAction("Open in &My Browser", self)
-        self.own_browser_action.setShortcut(QKeySequence("Ctrl+Shift+B"))
+        self.own_browser_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
         self.own_browser_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.own_browser_action.setToolTip(
             "Open this capture in your own web browser, still offline: served from your"

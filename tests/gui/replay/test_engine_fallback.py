@@ -1,5 +1,5 @@
 """The way out when the built-in engine cannot run a page: "Open in my browser" is always in
-the replay tab (button, context menu, Ctrl+Shift+B) and is offered above the page when the
+the replay tab (button, context menu, Ctrl+Shift+O) and is offered above the page when the
 load fails, when a script fails the way an older engine makes it fail, or when the capture
 was made by a newer Chromium; ordinary console noise offers nothing."""
 
@@ -154,7 +154,7 @@ def test_a_capture_by_a_newer_browser_is_noted_and_its_script_errors_count(
     assert widget.fallback.trouble is not None
     assert widget.fallback.trouble.code is Trouble.NEWER_BROWSER
 
-    widget.own_browser_action.trigger()  # always there: button, context menu, Ctrl+Shift+B
+    widget.own_browser_action.trigger()  # always there: button, context menu, Ctrl+Shift+O
     assert opened.urls[-1].startswith("http://127.0.0.1:")
 
     widget.fallback.dismiss()  # the reader has read the version note: not again in this tab
