@@ -1,7 +1,9 @@
 """Running a :class:`~archiver_app.search.query.Query` against the library.
 
 With text: ``snapshot_fts MATCH`` joined to ``snapshots``, ranked by bm25 (title weighs
-most, then tags, url, body), a snippet cut from each hit's indexed text by
+most, then tags, url, body); on PostgreSQL the same query as a ``tsquery`` on
+``snapshot_fts.doc`` (:mod:`archiver_app.store.tsearch`), ranked by ``ts_rank`` with the
+same field weights. Then a snippet cut from each hit's indexed text by
 :func:`archiver_app.search.quick.snippet` (the one snippet builder; the captures table's
 too). The filters compile in :func:`filter_clauses`, shared with the table. While the last
 word is still a
@@ -18,17 +20,22 @@ from the library's pool).
 
 from __future__ import annotations
 
+import math
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from html import escape
 from typing import Any
 
 from sqlalchemy import Connection, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError
 
 from archiver_app.library import Library
 from archiver_app.search import quick
 from archiver_app.search.query import Query, build_fts_query
+from archiver_app.store.tsearch import fts_to_tsquery, positive_terms
 from archiver_app.store.types import UTCDateTime
 from archiver_app.tasks import Cancelled, CancelToken
 
@@ -39,6 +46,8 @@ WEIGHTS = (10.0, 3.0, 1.0, 5.0)
 _DT = UTCDateTime()
 #: SQLite virtual machine steps between two looks at a search's cancel token.
 CANCEL_CHECK_STEPS = 1000
+#: Seconds between two looks at a search's cancel token on PostgreSQL.
+PG_CANCEL_POLL = 0.05
 
 
 @dataclass(frozen=True)
@@ -127,7 +136,47 @@ _COLUMNS = (
 )
 
 
-def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
+#: ts_rank weights in PostgreSQL's order (body D, url C, tags B, title A): :data:`WEIGHTS`
+#: over the title's, so the fields weigh as they do in bm25.
+_BODY_URL_TAGS_TITLE = (WEIGHTS[2], WEIGHTS[1], WEIGHTS[3], WEIGHTS[0])
+PG_WEIGHTS = "{" + ",".join(str(w / WEIGHTS[0]) for w in _BODY_URL_TAGS_TITLE) + "}"
+
+
+def pg_score(conn: Connection, fts: str, doc: str, params: dict[str, Any]) -> str:
+    """The PostgreSQL score of a match of ``fts``, lower is better as bm25's: minus the sum,
+    over the terms not excluded, of the term's inverse document frequency (bm25's, counted
+    here) times its ``ts_rank`` in ``doc`` (field weights, divided by 1 + the log of the
+    page's length). Term values go into ``params``."""
+    terms = positive_terms(fts)
+    if not terms:
+        return "0.0"
+    total = int(conn.execute(text("SELECT count(*) FROM snapshot_fts")).scalar() or 0)
+    parts = []
+    for i, term in enumerate(terms):
+        name = f"rank_term_{i}"
+        params[name] = term
+        found = int(
+            conn.execute(
+                text("SELECT count(*) FROM snapshot_fts WHERE doc @@ CAST(:t AS tsquery)"),
+                {"t": term},
+            ).scalar()
+            or 0
+        )
+        idf = max(math.log((total - found + 0.5) / (found + 0.5)), 1e-6)
+        parts.append(f"{idf!r} * ts_rank('{PG_WEIGHTS}', {doc}, CAST(:{name} AS tsquery), 1)")
+    return "-(" + " + ".join(parts) + ")"
+
+
+def _sql(
+    q: Query,
+    params: dict[str, Any],
+    *,
+    counting: bool = False,
+    conn: Connection | None = None,
+) -> str:
+    """The statement for ``q`` (rows of :data:`_COLUMNS`, or a count), for SQLite's FTS5 or
+    PostgreSQL's tsvector (``conn`` on PostgreSQL: it counts the terms for ranking)."""
+    pg = conn is not None and conn.dialect.name == "postgresql"
     fts = build_fts_query(q.text, prefix_last=q.prefix_last)
     where = filter_clauses(q, params)
     if fts is None and not q.state:
@@ -140,26 +189,32 @@ def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
             f"SELECT {cols} FROM snapshots s JOIN collections c ON c.id = s.collection_id"  # noqa: S608
             f"{clause} ORDER BY s.captured_at DESC, s.id DESC LIMIT :limit OFFSET :offset"
         )
-    params["match"] = fts
-    where.insert(0, "snapshot_fts MATCH :match")
+    if pg:
+        params["tsq"] = fts_to_tsquery(fts or "")
+        where.insert(0, "fts.doc @@ CAST(:tsq AS tsquery)")
+        source = "snapshot_fts fts JOIN snapshots s ON s.id = fts.rowid"
+        score = "0.0" if counting or conn is None else pg_score(conn, fts or "", "fts.doc", params)
+    else:
+        params["match"] = fts
+        where.insert(0, "snapshot_fts MATCH :match")
+        source = "snapshot_fts JOIN snapshots s ON s.id = snapshot_fts.rowid"
+        score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
     clause = " WHERE " + " AND ".join(where)
-    source = "snapshot_fts JOIN snapshots s ON s.id = snapshot_fts.rowid"
     if counting:
         return f"SELECT count(*) FROM {source}{clause}"  # noqa: S608
     # Rank the matches (cheap), then read the page of hits' indexed text by rowid (no
     # second MATCH: with a prefix, FTS5 would merge its postings again for every hit);
     # :func:`_snippet` cuts the snippets from it in Python.
-    score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
     cols = _COLUMNS.format(snippet="coalesce(f.body, '')", score="top.score")
     top = (
         f"top AS (SELECT s.id AS id, {score} AS score, s.captured_at AS at "  # noqa: S608
-        f"FROM {source}{clause} ORDER BY score, at DESC LIMIT :limit OFFSET :offset)"
+        f"FROM {source}{clause} ORDER BY score, at DESC, id DESC LIMIT :limit OFFSET :offset)"
     )
     return (
         f"WITH {top} SELECT {cols} FROM top "  # noqa: S608
         "JOIN snapshots s ON s.id = top.id JOIN collections c ON c.id = s.collection_id "
         "LEFT JOIN snapshot_fts f ON f.rowid = top.id "
-        "ORDER BY top.score, top.at DESC"
+        "ORDER BY top.score, top.at DESC, top.id DESC"
     )
 
 
@@ -187,23 +242,16 @@ def search(
     """One page of hits for ``query``, best first (newest first without text).
 
     Args:
-        cancel: checked while SQLite works; a front end searching as the user types
+        cancel: checked while the database works; a front end searching as the user types
             cancels the previous keystroke's search instead of waiting for it.
 
     Raises:
         Cancelled: ``cancel`` was set before the query finished.
     """
-    if library.engine.dialect.name != "sqlite":
-        raise NotImplementedError("full-text search needs SQLite (FTS5)")
     params: dict[str, Any] = {"limit": limit, "offset": offset}
-    sql = _sql(query, params)
-    fts = params.get("match")
-    plan = quick.plan_for(fts) if isinstance(fts, str) else None
-    with library.engine.connect() as conn:
-        raw: Any = conn.connection.driver_connection
-        if cancel is not None:
-            cancel.raise_if_cancelled()
-            raw.set_progress_handler(lambda: 1 if cancel.cancelled else 0, CANCEL_CHECK_STEPS)
+    fts = build_fts_query(query.text, prefix_last=query.prefix_last)
+    plan = quick.plan_for(fts) if fts is not None else None
+    with library.engine.connect() as conn, _watch(conn, cancel):
         try:
             if plan is not None:
                 hits = _quick_search(
@@ -217,15 +265,56 @@ def search(
                 )
                 if hits is not None:
                     return hits
-            rows = conn.execute(text(sql), params).all()
-        except OperationalError as exc:
+            rows = conn.execute(text(_sql(query, params, conn=conn)), params).all()
+        except DBAPIError as exc:
             if cancel is not None and cancel.cancelled:
                 raise Cancelled from exc
             raise
+    return _hits(rows, fts)
+
+
+@contextmanager
+def _watch(conn: Connection, cancel: CancelToken | None) -> Iterator[None]:
+    """Stop ``conn``'s statements when ``cancel`` is set: SQLite's progress handler looks
+    every :data:`CANCEL_CHECK_STEPS` steps; on PostgreSQL a thread looks every
+    :data:`PG_CANCEL_POLL` seconds and asks the server to cancel. A token set by the time
+    the statement returns raises :class:`Cancelled` too (its hits are no longer wanted)."""
+    if cancel is None:
+        yield
+        return
+    if cancel.cancelled:
+        raise Cancelled
+    raw: Any = conn.connection.driver_connection
+    if conn.dialect.name == "sqlite":
+        raw.set_progress_handler(lambda: 1 if cancel.cancelled else 0, CANCEL_CHECK_STEPS)
+        try:
+            yield
         finally:
-            if cancel is not None:
-                raw.set_progress_handler(None, 0)
-    return _hits(rows, fts if isinstance(fts, str) else None)
+            raw.set_progress_handler(None, 0)
+    else:
+        with _pg_watcher(raw, cancel):
+            yield
+    if cancel.cancelled:
+        raise Cancelled
+
+
+@contextmanager
+def _pg_watcher(raw: Any, cancel: CancelToken) -> Iterator[None]:
+    done = threading.Event()
+
+    def look() -> None:
+        while not done.wait(PG_CANCEL_POLL):
+            if cancel.cancelled:
+                raw.cancel()
+                return
+
+    watcher = threading.Thread(target=look, name="search-cancel", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
 
 
 def _hits(rows: Any, fts: str | None) -> list[Hit]:
@@ -261,13 +350,18 @@ def _quick_search(
     """One page of hits through :mod:`archiver_app.search.quick`, or None (ask FTS5)."""
     params: dict[str, Any] = {}
     where = filter_clauses(query, params)
-    score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
+    pg = conn.dialect.name == "postgresql"
+    if pg:
+        score = pg_score(conn, plan.words_match, "snapshot_fts.doc", params)
+    else:
+        score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
     found = quick.quick_hits(
         lambda sql, p: conn.execute(text(sql), p),
         plan,
         filters=where,
         params=params,
         score_sql=score,
+        postgresql=pg,
         want=offset + limit,
         check=cancel.raise_if_cancelled if cancel is not None else lambda: None,
     )
@@ -294,9 +388,10 @@ def _quick_search(
 def matching_ids(library: Library, query: Query) -> list[int]:
     """Every matching snapshot id, oldest capture first (exports of a search result)."""
     params: dict[str, Any] = {}
-    inner = _sql(query, params, counting=True).replace("count(*)", "s.id, s.captured_at", 1)
-    sql = f"SELECT id FROM ({inner}) ORDER BY captured_at, id"  # noqa: S608
     with library.engine.connect() as conn:
+        inner = _sql(query, params, counting=True, conn=conn)
+        inner = inner.replace("count(*)", "s.id, s.captured_at", 1)
+        sql = f"SELECT id FROM ({inner}) AS m ORDER BY captured_at, id"  # noqa: S608
         return [int(r[0]) for r in conn.execute(text(sql), params)]
 
 
@@ -304,4 +399,5 @@ def count(library: Library, query: Query) -> int:
     """How many snapshots match ``query`` (for "N results")."""
     params: dict[str, Any] = {}
     with library.engine.connect() as conn:
-        return int(conn.execute(text(_sql(query, params, counting=True)), params).scalar() or 0)
+        sql = _sql(query, params, counting=True, conn=conn)
+        return int(conn.execute(text(sql), params).scalar() or 0)
