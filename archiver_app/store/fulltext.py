@@ -93,7 +93,7 @@ def insert_snapshot_texts(
         (sid, _clean(title or "", conn), url, _clean((body or "")[:MAX_BODY_CHARS], conn), tag_text)
         for sid, title, url, body in rows
     ]
-    if conn.dialect.name == "postgresql":
+    if conn.dialect.name == "postgresql" and params:
         keys = ("id", "title", "url", "body", "tags")
         conn.execute(text(_PG_INSERT), [pg_row(dict(zip(keys, p, strict=True))) for p in params])
         return
