@@ -9,7 +9,8 @@ snapshot id and the text can be read back by it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import Connection, text
 
@@ -98,6 +99,18 @@ def insert_snapshot_texts(
         conn.execute(text(_PG_INSERT), [pg_row(dict(zip(keys, p, strict=True))) for p in params])
         return
     insert_values(conn, "INSERT INTO snapshot_fts(rowid, title, url, body, tags)", params)
+
+
+def insert_indexed_rows(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Insert ``(rowid, title, url, body, tags)`` rows as they are (a database copy,
+    :mod:`archiver_app.store.convert`); on PostgreSQL each gets its ``tsvector``."""
+    if not rows:
+        return
+    if conn.dialect.name == "postgresql":
+        keys = ("id", "title", "url", "body", "tags")
+        conn.execute(text(_PG_INSERT), [pg_row(dict(zip(keys, r, strict=True))) for r in rows])
+        return
+    insert_values(conn, "INSERT INTO snapshot_fts(rowid, title, url, body, tags)", rows)
 
 
 def indexed_text(conn: Connection, snapshot_id: int) -> tuple[str, str, str] | None:
