@@ -286,11 +286,17 @@ def claim_pages(
             .order_by(Page.priority, Page.id)
             .limit(want)
         )
+        picked: Any = pick.scalar_subquery()
         if is_postgres(s):
-            pick = pick.with_for_update(skip_locked=True)
+            # Lock the rows first, in a statement of their own: as a subquery of the UPDATE,
+            # PostgreSQL may run ``LIMIT ... SKIP LOCKED`` again for each row it joins, and
+            # claimed many more pages than asked.
+            picked = s.scalars(pick.with_for_update(skip_locked=True)).all()
+            if not picked:
+                break
         rows = s.execute(
             update(Page)
-            .where(Page.id.in_(pick.scalar_subquery()), Page.state == PageState.READY)
+            .where(Page.id.in_(picked), Page.state == PageState.READY)
             .values(
                 state=PageState.CLAIMED,
                 claimed_by=worker_id,
