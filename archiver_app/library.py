@@ -140,7 +140,10 @@ class Library:
         """
         root = Path(root).expanduser().absolute()
         meta_path, db_path = root / META_NAME, root / DB_NAME
-        is_new = _check_folder(root, create=create)
+        shared = database_url is not None and not database_url.startswith("sqlite")
+        # A shared library's folder may be empty or missing here (a share not mounted): the
+        # database decides, below, and the refusal says which folder it expected.
+        is_new = _check_folder(root, create=create or shared)
         meta = None if is_new else _read_meta(meta_path)
         revision: str | None = None
         if database_url is None and meta is not None:
@@ -151,8 +154,8 @@ class Library:
                 revision = schema.read_sqlite_revision(db_path)
         status = schema.check_known(revision, str(root))  # refuses before any write
 
-        made_folder = is_new and not root.exists()
-        if is_new:
+        made_folder = is_new and create and not root.exists()
+        if is_new and create:
             try:
                 root.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -168,7 +171,11 @@ class Library:
                 schema.upgrade(engine)
             if engine.dialect.name != "sqlite":
                 token = bind_folder(
-                    engine, root, library_id=meta.library_id if meta else None, new_folder=is_new
+                    engine,
+                    root,
+                    library_id=meta.library_id if meta else None,
+                    new_folder=is_new,
+                    create=create,
                 )
             meta = _ensure_meta(engine, meta_path, meta, clock)
         except BaseException:

@@ -107,11 +107,13 @@ def check_folder(root: Path, expected: str) -> FolderCheck:
     return FolderCheck(FolderCode.OK, f"{root} is the library's folder")
 
 
-def bind_folder(engine: Engine, root: Path, *, library_id: str | None, new_folder: bool) -> str:
-    """Check (or, for a new library, create) the token of ``root``; return it.
+def bind_folder(
+    engine: Engine, root: Path, *, library_id: str | None, new_folder: bool, create: bool = True
+) -> str:
+    """Check (or, for a new library when ``create``, create) the token of ``root``; return it.
 
     ``library_id`` is the id in the folder's ``library.json`` (None when it has none);
-    ``new_folder`` says the folder was empty.
+    ``new_folder`` says the folder was empty (or missing).
 
     Raises:
         LibraryError: the folder is not the library's; nothing was written.
@@ -126,8 +128,15 @@ def bind_folder(engine: Engine, root: Path, *, library_id: str | None, new_folde
         try:
             folder_token = read_token(root)
         except OSError as exc:
-            raise LibraryError(f"cannot read the library folder {root}: {exc}") from exc
+            raise LibraryError(
+                f"cannot read the library folder {root} ({exc}): is the share mounted there?"
+            ) from exc
         if lib_row is None:
+            if not create:
+                raise LibraryError(
+                    "the database holds no library yet; create one with: archiver init "
+                    f"--library {root} --database-url URL"
+                )
             if not new_folder and folder_token is None:
                 raise LibraryError(
                     f"the database holds no library, and {root} is a library of its own: "

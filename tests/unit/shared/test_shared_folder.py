@@ -53,6 +53,11 @@ def test_an_empty_folder_is_refused_not_adopted(tmp_path: Path, postgres_url: st
     with pytest.raises(LibraryError, match="not this library's folder"):
         Library.open(missing, database_url=postgres_url)
     assert not missing.exists()
+    with pytest.raises(LibraryError, match="is the share mounted there"):
+        Library.open(missing, create=False, database_url=postgres_url)
+    with pytest.raises(LibraryError, match="not this library's folder"):
+        Library.open(empty, create=False, database_url=postgres_url)
+    assert not missing.exists() and list(empty.iterdir()) == []
 
 
 def test_another_librarys_folder_is_refused(
