@@ -20,8 +20,6 @@ from the library's pool).
 
 from __future__ import annotations
 
-import math
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,9 +31,10 @@ from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 
 from archiver_app.library import Library
+from archiver_app.search import pg as pg_search
 from archiver_app.search import quick
 from archiver_app.search.query import Query, build_fts_query
-from archiver_app.store.tsearch import fts_to_tsquery, positive_terms
+from archiver_app.store.tsearch import fts_to_tsquery
 from archiver_app.store.types import UTCDateTime
 from archiver_app.tasks import Cancelled, CancelToken
 
@@ -136,37 +135,6 @@ _COLUMNS = (
 )
 
 
-#: ts_rank weights in PostgreSQL's order (body D, url C, tags B, title A): :data:`WEIGHTS`
-#: over the title's, so the fields weigh as they do in bm25.
-_BODY_URL_TAGS_TITLE = (WEIGHTS[2], WEIGHTS[1], WEIGHTS[3], WEIGHTS[0])
-PG_WEIGHTS = "{" + ",".join(str(w / WEIGHTS[0]) for w in _BODY_URL_TAGS_TITLE) + "}"
-
-
-def pg_score(conn: Connection, fts: str, doc: str, params: dict[str, Any]) -> str:
-    """The PostgreSQL score of a match of ``fts``, lower is better as bm25's: minus the sum,
-    over the terms not excluded, of the term's inverse document frequency (bm25's, counted
-    here) times its ``ts_rank`` in ``doc`` (field weights, divided by 1 + the log of the
-    page's length). Term values go into ``params``."""
-    terms = positive_terms(fts)
-    if not terms:
-        return "0.0"
-    total = int(conn.execute(text("SELECT count(*) FROM snapshot_fts")).scalar() or 0)
-    parts = []
-    for i, term in enumerate(terms):
-        name = f"rank_term_{i}"
-        params[name] = term
-        found = int(
-            conn.execute(
-                text("SELECT count(*) FROM snapshot_fts WHERE doc @@ CAST(:t AS tsquery)"),
-                {"t": term},
-            ).scalar()
-            or 0
-        )
-        idf = max(math.log((total - found + 0.5) / (found + 0.5)), 1e-6)
-        parts.append(f"{idf!r} * ts_rank('{PG_WEIGHTS}', {doc}, CAST(:{name} AS tsquery), 1)")
-    return "-(" + " + ".join(parts) + ")"
-
-
 def _sql(
     q: Query,
     params: dict[str, Any],
@@ -193,7 +161,11 @@ def _sql(
         params["tsq"] = fts_to_tsquery(fts or "")
         where.insert(0, "fts.doc @@ CAST(:tsq AS tsquery)")
         source = "snapshot_fts fts JOIN snapshots s ON s.id = fts.rowid"
-        score = "0.0" if counting or conn is None else pg_score(conn, fts or "", "fts.doc", params)
+        score = (
+            "0.0"
+            if counting or conn is None
+            else pg_search.score_sql(conn, fts or "", "fts.doc", params, WEIGHTS)
+        )
     else:
         params["match"] = fts
         where.insert(0, "snapshot_fts MATCH :match")
@@ -292,29 +264,10 @@ def _watch(conn: Connection, cancel: CancelToken | None) -> Iterator[None]:
         finally:
             raw.set_progress_handler(None, 0)
     else:
-        with _pg_watcher(raw, cancel):
+        with pg_search.cancel_watcher(raw, cancel, PG_CANCEL_POLL):
             yield
     if cancel.cancelled:
         raise Cancelled
-
-
-@contextmanager
-def _pg_watcher(raw: Any, cancel: CancelToken) -> Iterator[None]:
-    done = threading.Event()
-
-    def look() -> None:
-        while not done.wait(PG_CANCEL_POLL):
-            if cancel.cancelled:
-                raw.cancel()
-                return
-
-    watcher = threading.Thread(target=look, name="search-cancel", daemon=True)
-    watcher.start()
-    try:
-        yield
-    finally:
-        done.set()
-        watcher.join()
 
 
 def _hits(rows: Any, fts: str | None) -> list[Hit]:
@@ -352,7 +305,7 @@ def _quick_search(
     where = filter_clauses(query, params)
     pg = conn.dialect.name == "postgresql"
     if pg:
-        score = pg_score(conn, plan.words_match, "snapshot_fts.doc", params)
+        score = pg_search.score_sql(conn, plan.words_match, "snapshot_fts.doc", params, WEIGHTS)
     else:
         score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
     found = quick.quick_hits(

@@ -87,3 +87,28 @@ def test_ranking_agrees_beyond_the_first_hit(both: tuple[Library, Library]) -> N
     ranked = [h.url for h in search(lite, Query("river "))]
     assert len(ranked) >= 6
     assert [h.url for h in search(pg, Query("river "))] == ranked
+
+
+def test_statistics_stand_in_for_counts_on_a_large_library(
+    both: tuple[Library, Library], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past EXACT_BELOW rows the planner's statistics give the pages and the common words'
+    frequencies; the ranking stays the same."""
+    from sqlalchemy import text
+
+    from archiver_app.search import pg as pg_search
+
+    lite, pg = both
+    with pg.engine.connect() as conn:
+        conn.execution_options(isolation_level="AUTOCOMMIT").execute(text("ANALYZE snapshot_fts"))
+    monkeypatch.setattr(pg_search, "EXACT_BELOW", 0)
+    pg_search._stats.clear()
+    with pg.engine.connect() as conn:
+        rows, counts = pg_search.frequencies(conn, ["'river'", "'museum'", "('old' <-> 'museum')"])
+    assert rows == len(PAGES)
+    assert counts == [6, 2, 1]
+    [(_at, _rows, common)] = pg_search._stats.values()
+    assert common["river"] == 0.75  # words from the statistics; the phrase was counted
+    assert [h.url for h in search(pg, Query("river "))] == [
+        h.url for h in search(lite, Query("river "))
+    ]
