@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, func, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from archiver_app import __version__
@@ -178,11 +179,17 @@ class Library:
                     create=create,
                 )
             meta = _ensure_meta(engine, meta_path, meta, clock)
-        except BaseException:
+        except BaseException as exc:
             engine.dispose()
             if made_folder:
                 with suppress(OSError):
                     root.rmdir()  # refused: leave no empty folder behind
+            if isinstance(exc, OperationalError) and engine.dialect.name != "sqlite":
+                raise LibraryError(
+                    f"cannot reach the library's database {_public(engine)}: "
+                    f"{str(exc.orig).strip()}. Nothing was changed.",
+                    details=repr(exc),
+                ) from exc
             raise
         return cls(root, engine, meta, clock=clock, new_uid=new_uid, share_token=token)
 

@@ -112,3 +112,31 @@ def test_a_folder_that_goes_away_is_reported(tmp_path: Path, postgres_url: str) 
         assert check.code is FolderCode.UNREADABLE and "mounted" in check.message
         root.mkdir()  # an empty mount point
         assert lib.check_folder().code is FolderCode.NO_TOKEN
+
+
+def test_a_library_made_before_tokens_gets_one_from_its_own_folder_only(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    from sqlalchemy import delete
+
+    from archiver_app.library_share import SETTING_KEY
+    from archiver_app.store.models import Setting
+
+    root = tmp_path / "share"
+    with Library.open(root, database_url=postgres_url) as lib, lib.write() as s:
+        s.execute(delete(Setting).where(Setting.key == SETTING_KEY))  # as older versions left it
+    (root / TOKEN_NAME).unlink()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(LibraryError, match="not this library's folder"):
+        Library.open(empty, database_url=postgres_url)
+    with Library.open(root, database_url=postgres_url) as lib:  # library.json names it
+        assert lib.share_token and lib.check_folder().ok
+    assert (root / TOKEN_NAME).exists()
+
+
+def test_an_unreachable_database_is_a_clear_error(tmp_path: Path) -> None:
+    url = f"postgresql+psycopg://nobody@/x?host={tmp_path}&port=1"  # no server there
+    with pytest.raises(LibraryError, match="cannot reach the library's database"):
+        Library.open(tmp_path / "lib", database_url=url)
+    assert not (tmp_path / "lib").exists()
