@@ -86,11 +86,12 @@ def test_attach_initialises_an_empty_folder_only_while_there_are_no_captures(
 
     with Library.open(tmp_path / "share", database_url=postgres_url) as lib:
         library_id = lib.id
-    engine = make_engine(postgres_url)
-    try:
-        assert attach_folder(engine, tmp_path / "second") == library_id
-    finally:
-        engine.dispose()
+    from archiver_app.cli import main
+
+    assert (
+        main(["--database-url", postgres_url, "library", "attach", str(tmp_path / "second")]) == 0
+    )
+    assert main(["library", "attach", str(tmp_path / "no-url")]) == 2  # needs the database
     with Library.open(tmp_path / "second", database_url=postgres_url) as lib:
         assert lib.id == library_id and lib.check_folder().ok
         pages = [Resp(f"https://e.example/{i}", html_page(f"P{i}", "text")) for i in range(3)]
