@@ -304,12 +304,12 @@ def _quick_search(
     params: dict[str, Any] = {}
     where = filter_clauses(query, params)
     pg = conn.dialect.name == "postgresql"
-    if pg:
-        score = pg_search.score_sql(conn, plan.words_match, "snapshot_fts.doc", params, WEIGHTS)
-    else:
-        score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
+    # On PostgreSQL the candidates stream from a server-side cursor (the scan stops early;
+    # a client-side cursor would fetch every candidate's text first), unscored: only the
+    # matches kept are scored, below, in one statement.
+    score = "0.0" if pg else "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
     found = quick.quick_hits(
-        lambda sql, p: conn.execute(text(sql), p),
+        lambda sql, p: conn.execute(text(sql).execution_options(stream_results=pg), p),
         plan,
         filters=where,
         params=params,
@@ -320,6 +320,8 @@ def _quick_search(
     )
     if found is None:
         return None
+    if pg and plan.words and found:
+        found = _pg_rescore(conn, plan, found)
     page = found[offset : offset + limit]
     if not page:
         return []
@@ -336,6 +338,21 @@ def _quick_search(
     }
     ranked = [(*rows[sid][:10], rank) for sid, rank, _ in page if sid in rows]
     return _hits(ranked, plan_fts)
+
+
+def _pg_rescore(
+    conn: Connection, plan: quick.Plan, found: list[tuple[int, float, str]]
+) -> list[tuple[int, float, str]]:
+    """``found`` scored by the whole words and sorted as quick_hits sorts (best first,
+    newest first between equals)."""
+    params: dict[str, Any] = {}
+    score = pg_search.score_sql(conn, plan.words_match, "doc", params, WEIGHTS)
+    marks = ",".join(str(int(f[0])) for f in found)
+    sql = f"SELECT rowid, {score} FROM snapshot_fts WHERE rowid IN ({marks})"  # noqa: S608
+    scores = {int(r[0]): float(r[1]) for r in conn.execute(text(sql), params)}
+    rescored = [(sid, scores.get(sid, 0.0), body) for sid, _, body in found]
+    rescored.sort(key=lambda f: (f[1], -f[0]))
+    return rescored
 
 
 def matching_ids(library: Library, query: Query) -> list[int]:
