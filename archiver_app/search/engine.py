@@ -147,8 +147,9 @@ def _sql(
     pg = conn is not None and conn.dialect.name == "postgresql"
     fts = build_fts_query(q.text, prefix_last=q.prefix_last)
     where = filter_clauses(q, params)
-    if fts is None and not q.state:
-        where.append("s.state = 'complete'")
+    if fts is None:
+        if not q.state:
+            where.append("s.state = 'complete'")
         clause = " WHERE " + " AND ".join(where)
         if counting:
             return f"SELECT count(*) FROM snapshots s{clause}"  # noqa: S608
@@ -158,13 +159,13 @@ def _sql(
             f"{clause} ORDER BY s.captured_at DESC, s.id DESC LIMIT :limit OFFSET :offset"
         )
     if pg:
-        params["tsq"] = fts_to_tsquery(fts or "")
+        params["tsq"] = fts_to_tsquery(fts)
         where.insert(0, "fts.doc @@ CAST(:tsq AS tsquery)")
         source = "snapshot_fts fts JOIN snapshots s ON s.id = fts.rowid"
         score = (
             "0.0"
             if counting or conn is None
-            else pg_search.score_sql(conn, fts or "", "fts.doc", params, WEIGHTS)
+            else pg_search.score_sql(conn, fts, "fts.doc", params, WEIGHTS)
         )
     else:
         params["match"] = fts

@@ -128,6 +128,11 @@ def test_filters(filled: Library) -> None:
     assert urls(filled, Query("", status="4xx")) == ["https://beta.example/other"]
     assert len(urls(filled, Query("", status=200))) == 4
     assert len(urls(filled, Query("", fidelity="imported"))) == 5
+    assert len(urls(filled, Query("", state="complete"))) == 5  # a state without text
+    assert (
+        urls(filled, Query("", state="failed")) == []
+        and count(filled, Query("", state="failed")) == 0
+    )
     assert urls(filled, Query("", fidelity="high")) == []
     # combined: text + two filters
     assert urls(filled, Query("river", collection="alpha", since=since)) == [
