@@ -6,7 +6,8 @@ checkpointed by :mod:`archiver_app.store.convert`; then the library is switched 
 and on PostgreSQL the folder and the database get a new share token
 (:mod:`archiver_app.library_share`). The old database is kept: after a move to PostgreSQL
 ``library.db`` is renamed ``library.db.before-postgresql-<time>``; after a move back the
-PostgreSQL database is left for its administrator to drop.
+PostgreSQL database is left for its administrator to drop, and the folder's token file is
+removed, so that the old database can no longer open this folder.
 
 A copy that stops (crash, Ctrl-C, a lost connection) continues where it stopped when the
 same command runs again; until the switch the library keeps using its old database.
@@ -21,7 +22,7 @@ from pathlib import Path
 from archiver_app import durable
 from archiver_app.errors import InputError, LibraryError
 from archiver_app.library import DB_NAME, Library, record_database
-from archiver_app.library_share import bind_folder
+from archiver_app.library_share import TOKEN_NAME, bind_folder
 from archiver_app.store import convert
 from archiver_app.store.engine import make_engine, sqlite_url
 from archiver_app.tasks import CancelToken, Progress
@@ -95,7 +96,11 @@ def convert_library(
         target.dispose()
     record_database(root, meta, None if to_sqlite else target_url)
     old = source_url.set(password=None).render_as_string(hide_password=False)
-    if not to_sqlite:
+    if to_sqlite:
+        # The folder is no longer the PostgreSQL library's: without the token, a process
+        # pointed at the old database is refused instead of writing captures here.
+        (root / TOKEN_NAME).unlink(missing_ok=True)
+    else:
         old = str(_set_aside(root / DB_NAME))
     with Library.open(root, create=False) as lib:
         now = lib.info().database_url

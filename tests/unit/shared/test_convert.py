@@ -89,6 +89,8 @@ def test_round_trip_leaves_every_table_identical(tmp_path: Path, postgres_url: s
     with Library.open(root, create=False) as lib:
         assert lib.engine.dialect.name == "sqlite"
         assert [h.url for h in search(lib, Query("sugar"))] == pg_hits
+    with pytest.raises(LibraryError, match="not this library's folder"):
+        Library.open(root, database_url=postgres_url)  # the old database lets go of it
 
 
 def test_a_stopped_copy_resumes_and_a_damaged_copy_is_refused(
