@@ -4,6 +4,11 @@
 two small files, so it takes the same time whatever the library holds: folder layout changes
 are migrated lazily (``layout/``), never at open.
 
+The database is the folder's ``library.db`` unless ``library.json`` names another
+(``"database"``, a PostgreSQL URL without its password) or ``database_url`` is given. A
+library whose database is elsewhere is shared: opening it proves the folder is the
+library's (:mod:`archiver_app.library_share`), and an empty folder is never adopted.
+
 Threading contract: a ``Library`` may be shared between threads; each thread takes its own
 session from :meth:`Library.session` / :meth:`Library.write`.
 """
@@ -14,14 +19,15 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, func, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from archiver_app import __version__
@@ -29,6 +35,13 @@ from archiver_app.durable import atomic_write_text
 from archiver_app.errors import LibraryError, NewerLibraryError
 from archiver_app.ids import new_snapshot_uid
 from archiver_app.layout import CURRENT_FS_VERSION
+from archiver_app.library_share import (
+    TOKEN_NAME,
+    FolderCheck,
+    FolderCode,
+    bind_folder,
+    check_folder,
+)
 from archiver_app.store import schema
 from archiver_app.store.engine import make_engine, make_sessionmakers, sqlite_url
 from archiver_app.store.models import Collection, Setting, Snapshot
@@ -42,7 +55,10 @@ if TYPE_CHECKING:
     from archiver_app.api.table import TableReader
 
 LIBRARY_FORMAT = "archiver-library"
-LIBRARY_FORMAT_VERSION = 1  # bump only for changes older versions must not open
+LIBRARY_FORMAT_VERSION = 2  # bump only for changes older versions must not open
+#: The format of a library whose database is not its own library.db: Archiver before
+#: shared libraries would create an empty library.db beside it, so it must refuse it.
+SHARED_FORMAT_VERSION = 2
 DB_NAME = "library.db"
 META_NAME = "library.json"
 DEFAULT_COLLECTION = "default"
@@ -55,17 +71,20 @@ class LibraryMeta:
     library_id: str
     created: str
     layout_version: str
-    format_version: int = LIBRARY_FORMAT_VERSION
+    database_url: str | None = None  # None: library.db in the folder
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "format": LIBRARY_FORMAT,
-            "format_version": self.format_version,
+            "format_version": SHARED_FORMAT_VERSION if self.database_url else 1,
             "library_id": self.library_id,
             "layout_version": self.layout_version,
             "created": self.created,
             "written_by": f"archiver {__version__}",
         }
+        if self.database_url:
+            doc["database"] = self.database_url
+        return doc
 
 
 @dataclass(frozen=True)
@@ -92,12 +111,14 @@ class Library:
         *,
         clock: Callable[[], datetime] = utcnow,
         new_uid: Callable[[datetime], str] = new_snapshot_uid,
+        share_token: str | None = None,
     ) -> None:
         self.root = root
         self.engine = engine
         self.meta = meta
         self.clock = clock
         self.new_uid = new_uid
+        self.share_token = share_token
         self._read, self._write = make_sessionmakers(engine)
 
     # ------------------------------------------------------------------ opening
@@ -120,36 +141,70 @@ class Library:
         """
         root = Path(root).expanduser().absolute()
         meta_path, db_path = root / META_NAME, root / DB_NAME
-        is_new = _check_folder(root, create=create)
+        shared = database_url is not None and not database_url.startswith("sqlite")
+        # A shared library's folder may be empty or missing here (a share not mounted): the
+        # database decides, below, and the refusal says which folder it expected.
+        is_new = _check_folder(root, create=create or shared)
         meta = None if is_new else _read_meta(meta_path)
         revision: str | None = None
+        if database_url is None and meta is not None:
+            database_url = meta.database_url
         if database_url is None:
             database_url = sqlite_url(db_path)
             if db_path.exists():
                 revision = schema.read_sqlite_revision(db_path)
         status = schema.check_known(revision, str(root))  # refuses before any write
 
-        if is_new:
+        made_folder = is_new and create and not root.exists()
+        if is_new and create:
             try:
                 root.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise LibraryError(f"cannot create a library at {root}: {exc.strerror}") from exc
         engine = make_engine(database_url)
+        token: str | None = None
         try:
-            if database_url.startswith("postgresql"):
-                status = schema.check_known(schema.current_revision(engine), database_url)
+            if engine.dialect.name != "sqlite":
+                status = schema.check_known(schema.current_revision(engine), _public(engine))
             if status.needs_upgrade:
                 if status.current is not None and engine.dialect.name == "sqlite":
                     schema.backup_sqlite(db_path, status.current)
                 schema.upgrade(engine)
+            if engine.dialect.name != "sqlite":
+                token = bind_folder(
+                    engine,
+                    root,
+                    library_id=meta.library_id if meta else None,
+                    new_folder=is_new,
+                    create=create,
+                )
             meta = _ensure_meta(engine, meta_path, meta, clock)
-        except BaseException:
+        except BaseException as exc:
             engine.dispose()
+            if made_folder:
+                with suppress(OSError):
+                    root.rmdir()  # refused: leave no empty folder behind
+            if isinstance(exc, OperationalError) and engine.dialect.name != "sqlite":
+                raise LibraryError(
+                    f"cannot reach the library's database {_public(engine)}: "
+                    f"{str(exc.orig).strip()}. Nothing was changed.",
+                    details=repr(exc),
+                ) from exc
             raise
-        return cls(root, engine, meta, clock=clock, new_uid=new_uid)
+        return cls(root, engine, meta, clock=clock, new_uid=new_uid, share_token=token)
 
     def close(self) -> None:
         self.engine.dispose()
+
+    def check_folder(self) -> FolderCheck:
+        """Is the library's folder still there (a shared folder's token still readable and
+        the same)? Workers ask before each claim: a share that went away must not get
+        captures written into an empty mount point."""
+        if self.share_token is None:
+            if self.root.is_dir():
+                return FolderCheck(FolderCode.OK, f"{self.root} is the library's folder")
+            return FolderCheck(FolderCode.UNREADABLE, f"the library folder {self.root} is gone")
+        return check_folder(self.root, self.share_token)
 
     def __enter__(self) -> Library:
         return self
@@ -289,7 +344,7 @@ def _check_folder(root: Path, *, create: bool) -> bool:
         return True
     if not os.access(root, os.R_OK | os.W_OK | os.X_OK):
         raise LibraryError(f"the library folder {root} is not readable and writable by you")
-    if (root / META_NAME).exists() or (root / DB_NAME).exists():
+    if any((root / name).exists() for name in (META_NAME, DB_NAME, TOKEN_NAME)):
         return False
     if not create:
         raise LibraryError(f"{root} is not an Archiver library")
@@ -316,12 +371,13 @@ def _read_meta(meta_path: Path) -> LibraryMeta | None:
             f"(library format {version}); install the newer version to open it. "
             "Nothing was changed."
         )
+    database = data.get("database")
     try:
         return LibraryMeta(
             library_id=str(data["library_id"]),
             created=str(data["created"]),
             layout_version=str(data.get("layout_version", CURRENT_FS_VERSION)),
-            format_version=version,
+            database_url=str(database) if database else None,
         )
     except KeyError as exc:
         raise LibraryError(f"{meta_path} lacks the field {exc}; it was left untouched") from exc
@@ -332,6 +388,7 @@ def _ensure_meta(
 ) -> LibraryMeta:
     """Make library.json and the database agree on the library id; write what is missing."""
     _, write = make_sessionmakers(engine)
+    database = None if engine.dialect.name == "sqlite" else _public(engine)
     with write() as s, s.begin():
         row = s.get(Setting, "library")
         if row is None:
@@ -339,6 +396,7 @@ def _ensure_meta(
                 library_id=str(uuid.uuid4()),
                 created=clock().isoformat(timespec="seconds"),
                 layout_version=CURRENT_FS_VERSION,
+                database_url=database,
             )
             s.add(Setting(key="library", value=meta.to_json()))
         elif meta is None:
@@ -347,6 +405,7 @@ def _ensure_meta(
                 library_id=stored["library_id"],
                 created=stored["created"],
                 layout_version=stored.get("layout_version", CURRENT_FS_VERSION),
+                database_url=database,
             )
         elif row.value.get("library_id") != meta.library_id:
             raise LibraryError(
@@ -355,6 +414,20 @@ def _ensure_meta(
             )
     if not meta_path.exists():
         atomic_write_text(meta_path, json.dumps(meta.to_json(), indent=2) + "\n")
+    return meta
+
+
+def _public(engine: Engine) -> str:
+    """The engine's URL without its password (which stays in PGPASSWORD or ~/.pgpass)."""
+    return engine.url.set(password=None).render_as_string(hide_password=False)
+
+
+def record_database(root: Path, meta: LibraryMeta, database_url: str | None) -> LibraryMeta:
+    """Rewrite ``library.json`` so the folder names its database (None: its library.db)."""
+    if database_url is not None:
+        database_url = _public(make_engine(database_url))
+    meta = replace(meta, database_url=database_url)
+    atomic_write_text(root / META_NAME, json.dumps(meta.to_json(), indent=2) + "\n")
     return meta
 
 

@@ -6,14 +6,15 @@ re-exported so front ends need not import ``store``.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
 
 from archiver_app.library import Library
-from archiver_app.store.models import CRAWL_KIND_NAMES, Job, JobLog, JobStatus
+from archiver_app.store.models import CRAWL_KIND_NAMES, Job, JobLog, JobStatus, Worker
 
 __all__ = ["JobRow", "JobStatus", "job_log_after", "job_rows"]
 
@@ -41,6 +42,15 @@ class JobRow:
     progress_total: int | None = None
     progress_message: str | None = None
     last_error: str | None = None
+    #: Hosts of the live workers on this job, one entry per worker ("lab-2" twice for two
+    #: workers there): a crawl shared by several machines shows each of them.
+    hosts: tuple[str, ...] = ()
+
+    @property
+    def hosts_text(self) -> str:
+        """``"lab-1, lab-2 ×2"``: each host once, with its number of workers."""
+        counts = Counter(self.hosts)
+        return ", ".join(h if n == 1 else f"{h} ×{n}" for h, n in sorted(counts.items()))
 
     @property
     def counts_pages(self) -> bool:
@@ -70,17 +80,31 @@ JOB_COLUMNS = (
 )
 
 
+#: A worker whose heartbeat is older than this is not counted as working on a job.
+LIVE_SECONDS = 30.0
+
+
 def job_rows(library: Library, limit: int = 500) -> list[JobRow]:
-    """The newest ``limit`` jobs, newest first."""
+    """The newest ``limit`` jobs, newest first, with the hosts of their live workers."""
+    since = library.clock() - timedelta(seconds=LIVE_SECONDS)
+    hosts: dict[int, list[str]] = {}
     with library.session() as s:
         rows = s.execute(select(*JOB_COLUMNS).order_by(Job.id.desc()).limit(limit)).all()
-    return [_job_row(list(r)) for r in rows]
+        for job_id, host in s.execute(
+            select(Worker.current_job_id, Worker.host)
+            .where(Worker.current_job_id.is_not(None), Worker.heartbeat_at >= since)
+            .where(Worker.state != "stopped")
+            .order_by(Worker.host)
+        ):
+            hosts.setdefault(int(job_id or 0), []).append(host or "?")
+    return [_job_row(list(r), tuple(hosts.get(r[0], ()))) for r in rows]
 
 
-def _job_row(values: list[Any]) -> JobRow:
+def _job_row(values: list[Any], hosts: tuple[str, ...] = ()) -> JobRow:
     values[1] = values[1] or f"Job {values[0]}"  # name
     values[14] = dict(values[14] or {})  # config
     values[17] = values[17] or 0  # progress_done
+    values.append(hosts)
     return JobRow(*values)
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from archiver_app.search.engine import filter_clauses
 from archiver_app.search.query import Query
-from archiver_app.search.stream import TableSearch
+from archiver_app.search.stream import TableSearch, adapt_cursor
 from archiver_app.store.models import Fidelity, SnapshotState
 from archiver_app.tasks import CancelToken
 
@@ -242,7 +242,7 @@ class TableReader:
 
     def __init__(self, library: Library, search: TableSearch | None = None) -> None:
         self._engine = library.engine
-        self.search = search or TableSearch()
+        self.search = search or TableSearch(postgresql=library.engine.dialect.name != "sqlite")
 
     def connect(self) -> Any:
         """A pooled DB-API connection for one reader thread (close it when done);
@@ -270,6 +270,7 @@ class TableReader:
         ``first`` ids (paints at once), then ``size`` each. Read when asked for (the caller
         controls the pace)."""
         sql, params = compile_ids_sql(query, self.search)
+        cur = adapt_cursor(cur)
         cur.execute(sql, params)
         want = first
         while True:
@@ -285,12 +286,14 @@ class TableReader:
         and whether that is every match (:meth:`TableSearch.newest_matches`)."""
         newest = self.search.newest_matches(cur, query.search, size + 1)
         sql, params = compile_ids_sql(query, self.search, within=newest[:size])
+        cur = adapt_cursor(cur)
         window = array("q", chain.from_iterable(cur.execute(sql, params).fetchall()))
         return window, len(newest) <= size
 
     def all_ids(self, cur: Any, query: SnapshotQuery, cancel: CancelToken) -> array[int]:
         """Every id of ``query`` in its order (a search's complete result)."""
         sql, params = compile_ids_sql(query, self.search)
+        cur = adapt_cursor(cur)
         cur.execute(sql, params)
         found = array("q")
         while True:

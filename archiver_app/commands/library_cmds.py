@@ -1,4 +1,4 @@
-"""``archiver init``, ``archiver info``, ``archiver doctor`` and ``archiver move-library``."""
+"""``archiver init``, ``info``, ``doctor``, ``move-library`` and ``library convert|attach``."""
 
 from __future__ import annotations
 
@@ -27,6 +27,24 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("dest", help="the new library folder (must not exist, or be empty)")
     p.set_defaults(func=cmd_move_library)
+
+    group = sub.add_parser("library", help="move the database between SQLite and PostgreSQL")
+    lib_sub = group.add_subparsers(dest="library_command", metavar="ACTION", required=True)
+    p = lib_sub.add_parser(
+        "convert",
+        help="copy the library's database to PostgreSQL or back to SQLite, verified row by "
+        "row, and switch to it (run again to resume a copy that stopped)",
+    )
+    p.add_argument("--to", required=True, metavar="URL", help="postgresql://... or sqlite")
+    p.add_argument("--batch", type=int, default=2000, help="rows per committed batch")
+    p.set_defaults(func=cmd_convert)
+    p = lib_sub.add_parser(
+        "attach",
+        help="make an empty folder the folder of the shared library in --database-url "
+        "(only while it has no captures)",
+    )
+    p.add_argument("path", help="the empty folder")
+    p.set_defaults(func=cmd_attach)
 
 
 def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
@@ -104,4 +122,51 @@ def cmd_move_library(args: argparse.Namespace, ctx: Context) -> int:
     print(f"moved the library to {result.root} ({how})", file=ctx.out)
     for rel in result.left_behind:
         print(f"could not remove the old {rel}; remove it by hand", file=ctx.out)
+    return 0
+
+
+def cmd_convert(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.library_convert import convert_library
+    from archiver_app.tasks import ProgressUpdate
+
+    last = [0.0]
+
+    def progress(update: ProgressUpdate) -> None:
+        fraction = update.fraction or 0.0
+        if fraction - last[0] >= 0.1 or fraction >= 1.0:
+            last[0] = fraction
+            print(f"{fraction:4.0%} {update.message}", file=ctx.out, flush=True)
+
+    result = convert_library(
+        ctx.library_root,
+        args.to,
+        database_url=ctx.database_url,
+        batch=max(1, args.batch),
+        progress=progress,
+    )
+    for check in result.tables:
+        print(f"verified {check.name}: {check.rows} rows, sha256 {check.digest[:16]}", file=ctx.out)
+    resumed = " (resumed)" if result.resumed else ""
+    print(f"the library now uses {result.database}{resumed}", file=ctx.out)
+    print(f"its previous database is kept: {result.old_database}", file=ctx.out)
+    return 0
+
+
+def cmd_attach(args: argparse.Namespace, ctx: Context) -> int:
+    from pathlib import Path
+
+    from archiver_app.errors import InputError
+    from archiver_app.library import Library
+    from archiver_app.library_share import attach_folder
+    from archiver_app.store.engine import make_engine
+
+    if not ctx.database_url:
+        raise InputError("attach needs the shared library's --database-url")
+    engine = make_engine(ctx.database_url)
+    try:
+        attach_folder(engine, Path(args.path).expanduser().absolute())
+    finally:
+        engine.dispose()
+    with Library.open(Path(args.path), create=False, database_url=ctx.database_url) as lib:
+        print(f"attached {lib.root} to library {lib.id}", file=ctx.out)
     return 0

@@ -37,7 +37,7 @@ def cmd_worker(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.crawl.rules import MAX_CONCURRENCY
     from archiver_app.crawl.spec import parse_size
     from archiver_app.crawl.worker import CrawlWorker, WorkerOptions
-    from archiver_app.errors import InputError
+    from archiver_app.errors import InputError, LibraryError
     from archiver_app.tasks import CancelToken, ProgressUpdate
 
     if not 1 <= args.concurrency <= MAX_CONCURRENCY:
@@ -73,4 +73,7 @@ def cmd_worker(args: argparse.Namespace, ctx: Context) -> int:
         f"{finished}",
         file=ctx.out,
     )
+    if stats.folder_problem is not None:
+        print(f"archiver: error: {stats.folder_problem.message}", file=ctx.err)
+        return LibraryError.exit_code
     return 0

@@ -267,6 +267,40 @@ def lower_depth(s: Session, ctx: JobContext, job: Job, page_id: int, depth: int)
 # --------------------------------------------------------------------------- claims
 
 
+def _take_ready(
+    s: Session, ctx: JobContext, worker_id: str, want: int, lease: datetime
+) -> Sequence[Any]:
+    """Mark up to ``want`` ready pages of the job claimed by ``worker_id``; their rows."""
+    pick = (
+        select(Page.id)
+        .where(Page.job_id == ctx.job_id, Page.state == PageState.READY)
+        .order_by(Page.priority, Page.id)
+        .limit(want)
+    )
+    picked: Any = pick.scalar_subquery()
+    if is_postgres(s):
+        # Lock the rows first, in a statement of their own: as a subquery of the UPDATE,
+        # PostgreSQL may run ``LIMIT ... SKIP LOCKED`` again for each row it joins, and
+        # claimed many more pages than asked.
+        picked = s.scalars(pick.with_for_update(skip_locked=True)).all()
+        if not picked:
+            return []
+    return s.execute(
+        update(Page)
+        .where(Page.id.in_(picked), Page.state == PageState.READY)
+        .values(
+            state=PageState.CLAIMED,
+            claimed_by=worker_id,
+            lease_expires_at=lease,
+            attempts=Page.attempts + 1,
+            attempts_remaining=Page.attempts_remaining - 1,
+            ruleset_version=ctx.ruleset_version,
+        )
+        .returning(Page.id, Page.url, Page.depth, Page.attempts, Page.priority)
+        .execution_options(synchronize_session=False)
+    ).all()
+
+
 def claim_pages(
     s: Session, ctx: JobContext, worker_id: str, limit: int, *, now: datetime
 ) -> list[ClaimedPage]:
@@ -280,28 +314,7 @@ def claim_pages(
         want = limit - len(claimed)
         if want <= 0:
             break
-        pick = (
-            select(Page.id)
-            .where(Page.job_id == ctx.job_id, Page.state == PageState.READY)
-            .order_by(Page.priority, Page.id)
-            .limit(want)
-        )
-        if is_postgres(s):
-            pick = pick.with_for_update(skip_locked=True)
-        rows = s.execute(
-            update(Page)
-            .where(Page.id.in_(pick.scalar_subquery()), Page.state == PageState.READY)
-            .values(
-                state=PageState.CLAIMED,
-                claimed_by=worker_id,
-                lease_expires_at=lease,
-                attempts=Page.attempts + 1,
-                attempts_remaining=Page.attempts_remaining - 1,
-                ruleset_version=ctx.ruleset_version,
-            )
-            .returning(Page.id, Page.url, Page.depth, Page.attempts, Page.priority)
-            .execution_options(synchronize_session=False)
-        ).all()
+        rows = _take_ready(s, ctx, worker_id, want, lease)
         if not rows:
             break
         for row in sorted(rows, key=lambda r: (r.priority, r.id)):

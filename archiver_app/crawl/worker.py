@@ -8,7 +8,10 @@ lease, and the next worker carries on.
 The worker keeps a heartbeat row (``workers``: pid, host, version, disk free, memory) and
 renews the leases of its pages with it. It stops claiming while the library's disk has less
 than ``min_free_bytes`` free, and says so in the job log. It reloads a job's rules whenever
-the job's ``settings_age`` moves, so rule edits apply without a restart.
+the job's ``settings_age`` moves, so rule edits apply without a restart. Before each claim
+it checks the library's folder (:meth:`Library.check_folder`): when a shared folder has
+gone (the share unmounted), it stops claiming, logs why in the job log and ends with
+``stats.folder_problem`` set.
 
 Threading contract: :meth:`CrawlWorker.run` owns an asyncio loop on the calling thread;
 database work runs in the default executor, one short transaction at a time. Stop it from
@@ -50,6 +53,7 @@ from archiver_app.crawl.results import (
 )
 from archiver_app.crawl.spec import JobContext
 from archiver_app.library import Library
+from archiver_app.library_share import FolderCheck
 from archiver_app.store.models import (
     CRAWL_KIND_NAMES,
     Job,
@@ -80,6 +84,8 @@ class WorkerStats:
     pages_done: int = 0
     pages_failed: int = 0
     jobs_finished: dict[int, str] = field(default_factory=dict)
+    #: Why the worker stopped claiming on its own: its library folder went away.
+    folder_problem: FolderCheck | None = None
 
 
 def progress_line(result: FetchResult) -> str:
@@ -198,6 +204,8 @@ class CrawlWorker:
                         )
                 room = min(self.options.concurrency, ctx.rules.concurrency) - len(inflight)
                 claimed: list[queue.ClaimedPage] = []
+                if room > 0 and not await asyncio.to_thread(self._folder_ok, job_id):
+                    return  # pages in flight finish below; nothing more is claimed
                 if room > 0 and await asyncio.to_thread(self._disk_ok, job_id):
                     claimed = await asyncio.to_thread(self._claim, ctx, room)
                 for page in claimed:
@@ -405,6 +413,20 @@ class CrawlWorker:
             self._low_disk_logged.discard(job_id)
             self._log(job_id, f"disk space back ({free >> 20} MiB free); claims resumed")
         return not low
+
+    def _folder_ok(self, job_id: int) -> bool:
+        """Is the library's folder still the one this worker opened? A share that was
+        unmounted leaves an empty mount point, or nothing: capturing into it would write
+        files nobody else can find, so the worker stops claiming and says why."""
+        check = self.lib.check_folder()
+        if check.ok:
+            return True
+        self.stats.folder_problem = check
+        message = f"worker {self.id} stops claiming: {check.message}"
+        log.error("%s", message)
+        with contextlib.suppress(Exception):  # the database may be what went away
+            self._log(job_id, message, level="error")
+        return False
 
     def _log(self, job_id: int, message: str, *, level: str = "info") -> None:
         with self.lib.write() as s:

@@ -70,6 +70,7 @@ JOB_HEADERS = [
     "4xx",
     "5xx",
     "ETA",
+    "Workers on",
 ]
 
 
@@ -150,6 +151,8 @@ class JobsModel(QAbstractTableModel):
             return r.status
         if col == 11:
             return format_eta(r.eta_seconds(self.now)) if r.status in ACTIVE else ""
+        if col == 12:
+            return r.hosts_text
         if not r.counts_pages:  # progress of an operation: done of total, no page counters
             if col == 3:
                 return "" if r.progress_total is None else f"{r.progress_total:,}"

@@ -1,7 +1,9 @@
 """Running a :class:`~archiver_app.search.query.Query` against the library.
 
 With text: ``snapshot_fts MATCH`` joined to ``snapshots``, ranked by bm25 (title weighs
-most, then tags, url, body), a snippet cut from each hit's indexed text by
+most, then tags, url, body); on PostgreSQL the same query as a ``tsquery`` on
+``snapshot_fts.doc`` (:mod:`archiver_app.store.tsearch`), ranked by ``ts_rank`` with the
+same field weights. Then a snippet cut from each hit's indexed text by
 :func:`archiver_app.search.quick.snippet` (the one snippet builder; the captures table's
 too). The filters compile in :func:`filter_clauses`, shared with the table. While the last
 word is still a
@@ -18,17 +20,21 @@ from the library's pool).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from html import escape
 from typing import Any
 
 from sqlalchemy import Connection, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError
 
 from archiver_app.library import Library
+from archiver_app.search import pg as pg_search
 from archiver_app.search import quick
 from archiver_app.search.query import Query, build_fts_query
+from archiver_app.store.tsearch import fts_to_tsquery
 from archiver_app.store.types import UTCDateTime
 from archiver_app.tasks import Cancelled, CancelToken
 
@@ -39,6 +45,8 @@ WEIGHTS = (10.0, 3.0, 1.0, 5.0)
 _DT = UTCDateTime()
 #: SQLite virtual machine steps between two looks at a search's cancel token.
 CANCEL_CHECK_STEPS = 1000
+#: Seconds between two looks at a search's cancel token on PostgreSQL.
+PG_CANCEL_POLL = 0.05
 
 
 @dataclass(frozen=True)
@@ -127,11 +135,21 @@ _COLUMNS = (
 )
 
 
-def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
+def _sql(
+    q: Query,
+    params: dict[str, Any],
+    *,
+    counting: bool = False,
+    conn: Connection | None = None,
+) -> str:
+    """The statement for ``q`` (rows of :data:`_COLUMNS`, or a count), for SQLite's FTS5 or
+    PostgreSQL's tsvector (``conn`` on PostgreSQL: it counts the terms for ranking)."""
+    pg = conn is not None and conn.dialect.name == "postgresql"
     fts = build_fts_query(q.text, prefix_last=q.prefix_last)
     where = filter_clauses(q, params)
-    if fts is None and not q.state:
-        where.append("s.state = 'complete'")
+    if fts is None:
+        if not q.state:
+            where.append("s.state = 'complete'")
         clause = " WHERE " + " AND ".join(where)
         if counting:
             return f"SELECT count(*) FROM snapshots s{clause}"  # noqa: S608
@@ -140,26 +158,36 @@ def _sql(q: Query, params: dict[str, Any], *, counting: bool = False) -> str:
             f"SELECT {cols} FROM snapshots s JOIN collections c ON c.id = s.collection_id"  # noqa: S608
             f"{clause} ORDER BY s.captured_at DESC, s.id DESC LIMIT :limit OFFSET :offset"
         )
-    params["match"] = fts
-    where.insert(0, "snapshot_fts MATCH :match")
+    if pg:
+        params["tsq"] = fts_to_tsquery(fts)
+        where.insert(0, "fts.doc @@ CAST(:tsq AS tsquery)")
+        source = "snapshot_fts fts JOIN snapshots s ON s.id = fts.rowid"
+        score = (
+            "0.0"
+            if counting or conn is None
+            else pg_search.score_sql(conn, fts, "fts.doc", params, WEIGHTS)
+        )
+    else:
+        params["match"] = fts
+        where.insert(0, "snapshot_fts MATCH :match")
+        source = "snapshot_fts JOIN snapshots s ON s.id = snapshot_fts.rowid"
+        score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
     clause = " WHERE " + " AND ".join(where)
-    source = "snapshot_fts JOIN snapshots s ON s.id = snapshot_fts.rowid"
     if counting:
         return f"SELECT count(*) FROM {source}{clause}"  # noqa: S608
     # Rank the matches (cheap), then read the page of hits' indexed text by rowid (no
     # second MATCH: with a prefix, FTS5 would merge its postings again for every hit);
     # :func:`_snippet` cuts the snippets from it in Python.
-    score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
     cols = _COLUMNS.format(snippet="coalesce(f.body, '')", score="top.score")
     top = (
         f"top AS (SELECT s.id AS id, {score} AS score, s.captured_at AS at "  # noqa: S608
-        f"FROM {source}{clause} ORDER BY score, at DESC LIMIT :limit OFFSET :offset)"
+        f"FROM {source}{clause} ORDER BY score, at DESC, id DESC LIMIT :limit OFFSET :offset)"
     )
     return (
         f"WITH {top} SELECT {cols} FROM top "  # noqa: S608
         "JOIN snapshots s ON s.id = top.id JOIN collections c ON c.id = s.collection_id "
         "LEFT JOIN snapshot_fts f ON f.rowid = top.id "
-        "ORDER BY top.score, top.at DESC"
+        "ORDER BY top.score, top.at DESC, top.id DESC"
     )
 
 
@@ -187,23 +215,16 @@ def search(
     """One page of hits for ``query``, best first (newest first without text).
 
     Args:
-        cancel: checked while SQLite works; a front end searching as the user types
+        cancel: checked while the database works; a front end searching as the user types
             cancels the previous keystroke's search instead of waiting for it.
 
     Raises:
         Cancelled: ``cancel`` was set before the query finished.
     """
-    if library.engine.dialect.name != "sqlite":
-        raise NotImplementedError("full-text search needs SQLite (FTS5)")
     params: dict[str, Any] = {"limit": limit, "offset": offset}
-    sql = _sql(query, params)
-    fts = params.get("match")
-    plan = quick.plan_for(fts) if isinstance(fts, str) else None
-    with library.engine.connect() as conn:
-        raw: Any = conn.connection.driver_connection
-        if cancel is not None:
-            cancel.raise_if_cancelled()
-            raw.set_progress_handler(lambda: 1 if cancel.cancelled else 0, CANCEL_CHECK_STEPS)
+    fts = build_fts_query(query.text, prefix_last=query.prefix_last)
+    plan = quick.plan_for(fts) if fts is not None else None
+    with library.engine.connect() as conn, _watch(conn, cancel):
         try:
             if plan is not None:
                 hits = _quick_search(
@@ -217,15 +238,37 @@ def search(
                 )
                 if hits is not None:
                     return hits
-            rows = conn.execute(text(sql), params).all()
-        except OperationalError as exc:
+            rows = conn.execute(text(_sql(query, params, conn=conn)), params).all()
+        except DBAPIError as exc:
             if cancel is not None and cancel.cancelled:
                 raise Cancelled from exc
             raise
+    return _hits(rows, fts)
+
+
+@contextmanager
+def _watch(conn: Connection, cancel: CancelToken | None) -> Iterator[None]:
+    """Stop ``conn``'s statements when ``cancel`` is set: SQLite's progress handler looks
+    every :data:`CANCEL_CHECK_STEPS` steps; on PostgreSQL a thread looks every
+    :data:`PG_CANCEL_POLL` seconds and asks the server to cancel. A token set by the time
+    the statement returns raises :class:`Cancelled` too (its hits are no longer wanted)."""
+    if cancel is None:
+        yield
+        return
+    if cancel.cancelled:
+        raise Cancelled
+    raw: Any = conn.connection.driver_connection
+    if conn.dialect.name == "sqlite":
+        raw.set_progress_handler(lambda: 1 if cancel.cancelled else 0, CANCEL_CHECK_STEPS)
+        try:
+            yield
         finally:
-            if cancel is not None:
-                raw.set_progress_handler(None, 0)
-    return _hits(rows, fts if isinstance(fts, str) else None)
+            raw.set_progress_handler(None, 0)
+    else:
+        with pg_search.cancel_watcher(raw, cancel, PG_CANCEL_POLL):
+            yield
+    if cancel.cancelled:
+        raise Cancelled
 
 
 def _hits(rows: Any, fts: str | None) -> list[Hit]:
@@ -261,18 +304,25 @@ def _quick_search(
     """One page of hits through :mod:`archiver_app.search.quick`, or None (ask FTS5)."""
     params: dict[str, Any] = {}
     where = filter_clauses(query, params)
-    score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
+    pg = conn.dialect.name == "postgresql"
+    # On PostgreSQL the candidates stream from a server-side cursor (the scan stops early;
+    # a client-side cursor would fetch every candidate's text first), unscored: only the
+    # matches kept are scored, below, in one statement.
+    score = "0.0" if pg else "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
     found = quick.quick_hits(
-        lambda sql, p: conn.execute(text(sql), p),
+        lambda sql, p: conn.execute(text(sql).execution_options(stream_results=pg), p),
         plan,
         filters=where,
         params=params,
         score_sql=score,
+        postgresql=pg,
         want=offset + limit,
         check=cancel.raise_if_cancelled if cancel is not None else lambda: None,
     )
     if found is None:
         return None
+    if pg and plan.words and found:
+        found = _pg_rescore(conn, plan, found)
     page = found[offset : offset + limit]
     if not page:
         return []
@@ -291,12 +341,28 @@ def _quick_search(
     return _hits(ranked, plan_fts)
 
 
+def _pg_rescore(
+    conn: Connection, plan: quick.Plan, found: list[tuple[int, float, str]]
+) -> list[tuple[int, float, str]]:
+    """``found`` scored by the whole words and sorted as quick_hits sorts (best first,
+    newest first between equals)."""
+    params: dict[str, Any] = {}
+    score = pg_search.score_sql(conn, plan.words_match, "doc", params, WEIGHTS)
+    marks = ",".join(str(int(f[0])) for f in found)
+    sql = f"SELECT rowid, {score} FROM snapshot_fts WHERE rowid IN ({marks})"  # noqa: S608
+    scores = {int(r[0]): float(r[1]) for r in conn.execute(text(sql), params)}
+    rescored = [(sid, scores.get(sid, 0.0), body) for sid, _, body in found]
+    rescored.sort(key=lambda f: (f[1], -f[0]))
+    return rescored
+
+
 def matching_ids(library: Library, query: Query) -> list[int]:
     """Every matching snapshot id, oldest capture first (exports of a search result)."""
     params: dict[str, Any] = {}
-    inner = _sql(query, params, counting=True).replace("count(*)", "s.id, s.captured_at", 1)
-    sql = f"SELECT id FROM ({inner}) ORDER BY captured_at, id"  # noqa: S608
     with library.engine.connect() as conn:
+        inner = _sql(query, params, counting=True, conn=conn)
+        inner = inner.replace("count(*)", "s.id, s.captured_at", 1)
+        sql = f"SELECT id FROM ({inner}) AS m ORDER BY captured_at, id"  # noqa: S608
         return [int(r[0]) for r in conn.execute(text(sql), params)]
 
 
@@ -304,4 +370,5 @@ def count(library: Library, query: Query) -> int:
     """How many snapshots match ``query`` (for "N results")."""
     params: dict[str, Any] = {}
     with library.engine.connect() as conn:
-        return int(conn.execute(text(_sql(query, params, counting=True)), params).scalar() or 0)
+        sql = _sql(query, params, counting=True, conn=conn)
+        return int(conn.execute(text(sql), params).scalar() or 0)

@@ -25,10 +25,11 @@ cheap exactly then: a rare prefix has few words to merge.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from archiver_app.store.tsearch import WORD, fold, fts_to_tsquery
 
 #: A still-typed last word this short or shorter takes this path.
 SHORT_PREFIX = 4
@@ -39,7 +40,7 @@ MAX_SCAN = 3000
 #: Characters of a page body checked (the index holds at most 1,000,000 per page).
 BODY_CHARS = 1_000_000
 
-RUN = re.compile(r"[^\W_]+")
+RUN = WORD
 _TERMS = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 
 
@@ -83,15 +84,6 @@ def _word_chars(term: str) -> bool:
     return bool(term) and all(ch.isalnum() for ch in term)
 
 
-def fold(text: str) -> str:
-    """Lower-case, accents removed (what ``remove_diacritics 2`` compares)."""
-    text = text.lower()
-    if text.isascii():
-        return text
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
 def word_at(text: str, term: str, *, whole: bool = False) -> int:
     """Where a word starting with ``term`` (the whole word if ``whole``) begins in ``text``,
     or -1. A literal search with the boundary checked by hand: several times faster than a
@@ -127,6 +119,7 @@ def quick_hits(
     score_sql: str,
     want: int,
     check: Callable[[], None] = lambda: None,
+    postgresql: bool = False,
 ) -> list[tuple[int, float, str]] | None:
     """``(snapshot id, score, body)`` of the best WINDOW-or-fewer newest matches, best first,
     or None when FTS5 should answer (see the module docstring).
@@ -135,22 +128,31 @@ def quick_hits(
         execute: runs SQL with named parameters, returns a result with ``fetchmany``.
         want: offset + limit (the hits the caller needs).
         check: called between chunks of candidates (raises to cancel).
+        postgresql: the words are matched as a ``tsquery`` on ``snapshot_fts.doc``
+            (``:quick_words`` in ``score_sql``), not by FTS5.
     """
     where = " AND ".join(filters)
+    # CROSS JOIN tells SQLite's planner the join order; PostgreSQL plans its own.
+    join = "JOIN" if postgresql else "CROSS JOIN"
     if plan.words:
-        params = {**params, "quick_words": plan.words_match}
+        if postgresql:
+            params = {**params, "quick_words": fts_to_tsquery(plan.words_match)}
+            match = "snapshot_fts.doc @@ CAST(:quick_words AS tsquery)"
+        else:
+            params = {**params, "quick_words": plan.words_match}
+            match = "snapshot_fts MATCH :quick_words"
         sql = (
             f"SELECT snapshot_fts.rowid, {score_sql}, snapshot_fts.title, "  # noqa: S608
             "snapshot_fts.url, snapshot_fts.tags, snapshot_fts.body "
-            "FROM snapshot_fts CROSS JOIN snapshots s ON s.id = snapshot_fts.rowid "
-            "WHERE snapshot_fts MATCH :quick_words"
+            f"FROM snapshot_fts {join} snapshots s ON s.id = snapshot_fts.rowid "
+            f"WHERE {match}"
             + (f" AND {where}" if where else "")
             + " ORDER BY snapshot_fts.rowid DESC"
         )
     else:
         sql = (
-            "SELECT s.id, 0.0, f.title, f.url, f.tags, f.body "
-            "FROM snapshots s CROSS JOIN snapshot_fts f ON f.rowid = s.id"
+            "SELECT s.id, 0.0, f.title, f.url, f.tags, f.body "  # noqa: S608
+            f"FROM snapshots s {join} snapshot_fts f ON f.rowid = s.id"
             + (f" WHERE {where}" if where else "")
             + " ORDER BY s.id DESC"
         )

@@ -6,12 +6,18 @@ the same MATCH syntax (:func:`~archiver_app.search.query.build_fts_query`), the 
 folding and word matching (:mod:`archiver_app.search.quick`) and the same snippet builder
 (:func:`archiver_app.search.quick.snippet`).
 
+On PostgreSQL the text is matched as a ``tsquery`` on ``snapshot_fts.doc``
+(:mod:`archiver_app.store.tsearch`), and DB-API cursors are wrapped by :func:`adapt_cursor`
+so that the table's statements keep their ``:name`` parameters.
+
 Threading contract: stateless; the cursors and connections passed in belong to the caller
 (the table's reader threads use their own).
 """
 
 from __future__ import annotations
 
+import re
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,10 +26,39 @@ from sqlalchemy import Connection
 from archiver_app.search import quick
 from archiver_app.search.engine import MARK_END, MARK_START, marks_to_html
 from archiver_app.search.query import build_fts_query
+from archiver_app.store.tsearch import fts_to_tsquery
+
+_NAMED = re.compile(r"(?<![:\w]):(\w+)")
+
+
+class _PgCursor:
+    """A psycopg cursor taking SQLite's ``:name`` parameters (``%(name)s`` for psycopg)."""
+
+    def __init__(self, cursor: Any) -> None:
+        self._cursor = cursor
+
+    def execute(self, sql: str, params: Any = None) -> _PgCursor:
+        if params:
+            sql = _NAMED.sub(r"%(\1)s", sql.replace("%", "%%"))
+        self._cursor.execute(sql, params or None)
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+
+def adapt_cursor(cursor: Any) -> Any:
+    """``cursor`` ready for statements with ``:name`` parameters, on either engine."""
+    if isinstance(cursor, (sqlite3.Cursor, _PgCursor)):
+        return cursor
+    return _PgCursor(cursor)
 
 
 class TableSearch:
     """Full-text search over title, URL, page text and tags, for the streamed table."""
+
+    def __init__(self, *, postgresql: bool = False) -> None:
+        self.postgresql = postgresql
 
     def match_expression(self, user_text: str) -> str:
         """The MATCH expression ("" when the text holds no searchable word)."""
@@ -33,7 +68,10 @@ class TableSearch:
         """SQL selecting the matching snapshot ids, and its parameters."""
         expr = self.match_expression(user_text)
         if not expr:
-            return "SELECT 0 WHERE 0", {}
+            return "SELECT 0 WHERE 1 = 0", {}
+        if self.postgresql:
+            sql = "SELECT rowid FROM snapshot_fts WHERE doc @@ CAST(:fts AS tsquery)"
+            return sql, {"fts": fts_to_tsquery(expr)}
         return "SELECT rowid FROM snapshot_fts WHERE snapshot_fts MATCH :fts", {"fts": expr}
 
     def newest_matches_sql(self, user_text: str, limit: int) -> tuple[str, dict[str, Any]]:
@@ -54,14 +92,22 @@ class TableSearch:
         expr = self.match_expression(user_text)
         plan = quick.plan_for(expr) if expr else None
         if plan is not None:
-            scan = cur.connection.cursor()  # quick_hits closes it; ``cur`` is the caller's
+            # quick_hits closes it; on PostgreSQL a server-side cursor, read as far as needed
+            named = {"name": "table_quick"} if self.postgresql else {}
+            scan = adapt_cursor(cur.connection.cursor(**named))
             found = quick.quick_hits(
-                scan.execute, plan, filters=[], params={}, score_sql="0.0", want=limit
+                scan.execute,
+                plan,
+                filters=[],
+                params={},
+                score_sql="0.0",
+                want=limit,
+                postgresql=self.postgresql,
             )
             if found is not None:  # newest first: every score is 0.0
                 return [f[0] for f in found[:limit]]
         sql, params = self.newest_matches_sql(user_text, limit)
-        return [int(r[0]) for r in cur.execute(sql, params).fetchall()]
+        return [int(r[0]) for r in adapt_cursor(cur).execute(sql, params).fetchall()]
 
     def snippets(self, conn: Connection, ids: Sequence[int], user_text: str) -> dict[int, str]:
         """Highlighted snippets (``<b>…</b>`` around matches, HTML-escaped text) per id.
@@ -70,7 +116,7 @@ class TableSearch:
         ``snippet()`` means evaluating the whole MATCH again, seconds for a common prefix.
         """
         expr = self.match_expression(user_text)
-        if not expr or not ids or conn.dialect.name != "sqlite":
+        if not expr or not ids:
             return {}
         terms = quick.terms_of(expr)
         marks = ",".join(str(int(i)) for i in ids)

@@ -6,6 +6,11 @@ checkpoint, safe against application crashes). The pysqlite driver's own transac
 handling is switched off so that we emit ``BEGIN`` ourselves: write sessions use
 ``BEGIN IMMEDIATE`` so two writers queue on the busy timeout instead of failing with
 "database is locked" when a read transaction upgrades to a write.
+
+PostgreSQL (a shared library) is reached over a network that may drop: pooled connections
+are checked before use (a server restart costs a reconnect, not an error), and connecting
+gives up after :data:`PG_CONNECT_TIMEOUT` seconds unless the URL sets its own
+``connect_timeout``.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ BUSY_TIMEOUT_MS = 30_000
 #: default 4 KiB, which measured 10-13% less CPU for the full-text inserts.
 PAGE_SIZE = 16_384
 IMMEDIATE = "archiver_immediate"
+PG_CONNECT_TIMEOUT = 10
 
 
 def sqlite_url(path: Path) -> str:
@@ -32,6 +38,10 @@ def sqlite_url(path: Path) -> str:
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
     """Create an engine for ``url`` with the project's connection settings."""
+    if url.startswith("postgresql"):
+        kwargs.setdefault("pool_pre_ping", True)
+        if "connect_timeout" not in url:
+            kwargs.setdefault("connect_args", {"connect_timeout": PG_CONNECT_TIMEOUT})
     engine = create_engine(url, **kwargs)
     if engine.dialect.name == "sqlite":
         _configure_sqlite(engine)

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,13 +63,27 @@ def postgres_server() -> Iterator[PostgresServer]:
         try:
             import pwd
 
-            pw = pwd.getpwnam("postgres")
+            pwd.getpwnam("postgres")
         except KeyError:
             pytest.skip("running as root and there is no 'postgres' user to run the server")
+    with running_server(pg_bin) as server:
+        yield server
+
+
+@contextmanager
+def running_server(pg_bin: Path | None = None) -> Iterator[PostgresServer]:
+    """A PostgreSQL server in a temporary folder until the block ends (the fixture's, and
+    the benchmarks')."""
+    pg_bin = pg_bin or _find_bin()
+    if pg_bin is None:
+        raise RuntimeError("PostgreSQL server binaries not found (install postgresql-15)")
     base = Path(tempfile.mkdtemp(prefix="archiver-pg-"))
     data, sock = base / "data", base / "sock"
     sock.mkdir()
     if os.geteuid() == 0:
+        import pwd
+
+        pw = pwd.getpwnam("postgres")
         for p in (base, sock):
             os.chown(p, pw.pw_uid, pw.pw_gid)
     port = 54_000 + os.getpid() % 1000

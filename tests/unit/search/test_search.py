@@ -1,18 +1,33 @@
-"""Search against a real library: ranking, snippets, every filter, search-as-you-type."""
+"""Search against a real library: ranking, snippets, every filter, search-as-you-type.
+
+Every test runs on SQLite (FTS5) and on PostgreSQL (tsvector): the same library, the same
+answers.
+"""
 
 from __future__ import annotations
 
-import sqlite3
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from archiver_app.search import Query, count, matching_ids, search
 from tests.helpers.warcs import Resp, html_page, write_warc
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def library(request: pytest.FixtureRequest, library_root: Path) -> Iterator[Library]:
+    url = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
+    lib = Library.open(library_root, create=True, database_url=url)
+    try:
+        yield lib
+    finally:
+        lib.close()
 
 
 @pytest.fixture
@@ -51,10 +66,8 @@ def filled(library: Library, tmp_path: Path) -> Library:
         library, write_warc(tmp_path / "a.warc.gz", alpha), collection="alpha", tags=("work",)
     )
     import_warc_file(library, write_warc(tmp_path / "b.warc.gz", beta), collection="beta")
-    conn = sqlite3.connect(library.db_path)
-    conn.execute("UPDATE snapshots SET http_status = 404 WHERE url LIKE '%/other'")
-    conn.commit()
-    conn.close()
+    with library.write() as s:
+        s.execute(text("UPDATE snapshots SET http_status = 404 WHERE url LIKE '%/other'"))
     return library
 
 
@@ -115,6 +128,11 @@ def test_filters(filled: Library) -> None:
     assert urls(filled, Query("", status="4xx")) == ["https://beta.example/other"]
     assert len(urls(filled, Query("", status=200))) == 4
     assert len(urls(filled, Query("", fidelity="imported"))) == 5
+    assert len(urls(filled, Query("", state="complete"))) == 5  # a state without text
+    assert (
+        urls(filled, Query("", state="failed")) == []
+        and count(filled, Query("", state="failed")) == 0
+    )
     assert urls(filled, Query("", fidelity="high")) == []
     # combined: text + two filters
     assert urls(filled, Query("river", collection="alpha", since=since)) == [

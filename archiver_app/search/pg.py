@@ -1,0 +1,152 @@
+"""The PostgreSQL side of search: scoring a ``tsquery`` as bm25 scores an FTS5 match.
+
+SQLite ranks with bm25: per term, its inverse document frequency times a saturating
+function of how often it occurs in the page (fields weighted). PostgreSQL has ``ts_rank``
+(field weights, occurrences, the page's length) but no document frequency, so a rare word
+would weigh no more than a common one. :func:`score_sql` multiplies each term's
+``ts_rank`` by bm25's idf, from document frequencies found by :func:`frequencies`:
+
+* the number of pages: ``pg_class.reltuples`` once the table is large (ANALYZE keeps it
+  current), else counted;
+* a term's pages: from the column statistics ANALYZE keeps for a ``tsvector``
+  (``pg_stats.most_common_elems``, the frequent words, with the share of rows holding each)
+  when the word is listed there, else counted through the GIN index (cheap exactly then:
+  a word not among the most common is in few pages).
+
+Threading contract: stateless apart from a short-lived cache of the statistics per
+database; call from any thread with a connection of your own.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from archiver_app.store.tsearch import positive_terms
+from archiver_app.tasks import CancelToken
+
+#: Below this many rows, pages and term frequencies are counted exactly.
+EXACT_BELOW = 10_000
+#: Seconds the statistics of a database are reused.
+STATS_SECONDS = 60.0
+_stats: dict[str, tuple[float, float, dict[str, float]]] = {}
+_stats_lock = threading.Lock()
+
+
+def weights_array(weights: Sequence[float]) -> str:
+    """``ts_rank``'s weights (body D, url C, tags B, title A) from bm25's column weights
+    ``(title, url, body, tags)``, relative to the title's."""
+    title, url, body, tags = weights
+    return "{" + ",".join(str(w / title) for w in (body, url, tags, title)) + "}"
+
+
+def _statistics(conn: Connection) -> tuple[float, dict[str, float]]:
+    """``(estimated rows, {lexeme: share of rows})`` from the planner's statistics."""
+    key = conn.engine.url.render_as_string(hide_password=True)
+    now = time.monotonic()
+    with _stats_lock:
+        cached = _stats.get(key)
+    if cached is not None and now - cached[0] < STATS_SECONDS:
+        return cached[1], cached[2]
+    rows = float(
+        conn.execute(
+            text("SELECT reltuples FROM pg_class WHERE oid = CAST('snapshot_fts' AS regclass)")
+        ).scalar()
+        or 0.0
+    )
+    common: dict[str, float] = {}
+    found = conn.execute(
+        text(
+            "SELECT CAST(CAST(most_common_elems AS text) AS text[]), most_common_elem_freqs "
+            "FROM pg_stats WHERE tablename = 'snapshot_fts' AND attname = 'doc'"
+        )
+    ).first()
+    if found is not None and found[0]:
+        common = dict(zip(found[0], (float(f) for f in found[1]), strict=False))
+    with _stats_lock:
+        _stats[key] = (now, rows, common)
+    return rows, common
+
+
+def frequencies(conn: Connection, terms: Sequence[str]) -> tuple[float, list[float]]:
+    """The number of indexed pages and, per ``tsquery`` term, the pages holding it."""
+    rows, common = _statistics(conn)
+    exact = rows < EXACT_BELOW
+    counts: list[float | None] = [None] * len(terms)
+    for i, term in enumerate(terms):
+        word = term[1:-1] if term.count("'") == 2 and term[0] == term[-1] == "'" else None
+        if not exact and word is not None and word in common:
+            counts[i] = common[word] * rows
+    wanted = [i for i, c in enumerate(counts) if c is None]
+    parts = ["(SELECT count(*) FROM snapshot_fts)"] if exact else []
+    parts += [
+        f"(SELECT count(*) FROM snapshot_fts WHERE doc @@ CAST(:t{i} AS tsquery))"  # noqa: S608
+        for i in wanted
+    ]
+    if parts:
+        # One statement for every count, through the GIN index: the planner would read
+        # every row for a word it guesses common, and a row's tsvector costs its decoding.
+        conn.execute(text("SET LOCAL enable_seqscan = off"))
+        try:
+            got = conn.execute(
+                text("SELECT " + ", ".join(parts)), {f"t{i}": terms[i] for i in wanted}
+            ).one()
+        finally:
+            conn.execute(text("SET LOCAL enable_seqscan = on"))
+        values = [float(v or 0) for v in got]
+        if exact:
+            rows = values.pop(0)
+        for i, value in zip(wanted, values, strict=True):
+            counts[i] = value
+    return rows, [float(c or 0) for c in counts]
+
+
+def score_sql(
+    conn: Connection, fts: str, doc: str, params: dict[str, Any], weights: Sequence[float]
+) -> str:
+    """The score of a match of ``fts`` (lower is better, as bm25's): minus the sum over the
+    terms not excluded of the term's idf times its ``ts_rank`` in ``doc`` (field weights,
+    divided by 1 + the log of the page's length). Term values go into ``params``."""
+    terms = positive_terms(fts)
+    if not terms:
+        return "0.0"
+    total, found = frequencies(conn, terms)
+    parts = []
+    for i, (term, n) in enumerate(zip(terms, found, strict=True)):
+        name = f"rank_term_{i}"
+        params[name] = term
+        idf = max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6)
+        parts.append(
+            f"{idf!r} * ts_rank('{weights_array(weights)}', {doc}, CAST(:{name} AS tsquery), 1)"
+        )
+    return "-(" + " + ".join(parts) + ")"
+
+
+@contextmanager
+def cancel_watcher(raw: Any, cancel: CancelToken, poll: float) -> Iterator[None]:
+    """While the block runs, a thread looks at ``cancel`` every ``poll`` seconds and asks
+    the server to cancel ``raw``'s statement (a psycopg connection) once it is set."""
+    done = threading.Event()
+
+    def look() -> None:
+        while not done.wait(poll):
+            if cancel.cancelled:
+                raw.cancel()
+                return
+
+    watcher = threading.Thread(target=look, name="search-cancel", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+
+
+__all__ = ["cancel_watcher", "frequencies", "score_sql", "weights_array"]

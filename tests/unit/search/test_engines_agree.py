@@ -1,0 +1,114 @@
+"""One library on SQLite and on PostgreSQL answers every kind of query the same way:
+the same hits in the same order, with the same snippets and counts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from archiver_app.importers.warcs import import_warc_file
+from archiver_app.library import Library
+from archiver_app.search import Query, count, matching_ids, search
+from tests.helpers.warcs import Resp, html_page, write_warc
+
+PAGES = [
+    ("https://a.example/flood", "River flood", "the river flooded the old museum basement"),
+    ("https://a.example/notes", "Notes", "a short note about a river and the climate"),
+    ("https://b.example/climate", "Climate climate", "climate policy and the river delta"),
+    ("https://b.example/cafe", "Café Zürich", "un café près du fleuve, naïve résumé"),
+    ("https://c.example/email", "E-mail guide", "how to write an e-mail about river-side homes"),
+    ("https://c.example/long", "Long read", " ".join(["filler"] * 300) + " river at the end"),
+    ("https://c.example/mixed", "Museum river", "museum museum river climate basement"),
+    ("https://d.example/numbers", "Numbers 2024", "the year 2024 and 3xl sizes, version 1.5"),
+]
+
+QUERIES = [
+    "river",
+    "climate",
+    "museum basement",
+    '"old museum"',
+    '"museum old"',
+    "river -climate",
+    "flood OR climate",
+    "cafe",
+    "Zurich",
+    "résumé",
+    "e-mail",
+    "riv",
+    "river clim",
+    "muse",
+    "basem",
+    "2024",
+    "3xl",
+    "filler end",
+    "nothing here",
+    "river OR",
+]
+
+
+def _fill(lib: Library, folder: Path) -> Library:
+    resps = [
+        Resp(url, html_page(title, body), date=f"2024-01-{i + 10:02d}T00:00:00Z")
+        for i, (url, title, body) in enumerate(PAGES)
+    ]
+    import_warc_file(lib, write_warc(folder / "pages.warc.gz", resps), tags=("riverbank",))
+    return lib
+
+
+@pytest.fixture
+def both(tmp_path: Path, postgres_url: str) -> Iterator[tuple[Library, Library]]:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "p").mkdir()
+    lite = Library.open(tmp_path / "s" / "lib", create=True)
+    pg = Library.open(tmp_path / "p" / "lib", create=True, database_url=postgres_url)
+    try:
+        yield _fill(lite, tmp_path / "s"), _fill(pg, tmp_path / "p")
+    finally:
+        lite.close()
+        pg.close()
+
+
+def _answer(lib: Library, q: Query) -> tuple[object, ...]:
+    hits = [(h.url, h.snippet_marked()) for h in search(lib, q)]
+    return hits, count(lib, q), len(matching_ids(lib, q))
+
+
+@pytest.mark.parametrize("typed", QUERIES)
+def test_same_hits_order_and_snippets(both: tuple[Library, Library], typed: str) -> None:
+    lite, pg = both
+    for q in (Query(typed), Query(typed, prefix_last=False), Query(typed, tag="riverbank")):
+        assert _answer(pg, q) == _answer(lite, q), q
+
+
+def test_ranking_agrees_beyond_the_first_hit(both: tuple[Library, Library]) -> None:
+    lite, pg = both
+    ranked = [h.url for h in search(lite, Query("river "))]
+    assert len(ranked) >= 6
+    assert [h.url for h in search(pg, Query("river "))] == ranked
+
+
+def test_statistics_stand_in_for_counts_on_a_large_library(
+    both: tuple[Library, Library], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past EXACT_BELOW rows the planner's statistics give the pages and the common words'
+    frequencies; the ranking stays the same."""
+    from sqlalchemy import text
+
+    from archiver_app.search import pg as pg_search
+
+    lite, pg = both
+    with pg.engine.connect() as conn:
+        conn.execution_options(isolation_level="AUTOCOMMIT").execute(text("ANALYZE snapshot_fts"))
+    monkeypatch.setattr(pg_search, "EXACT_BELOW", 0)
+    pg_search._stats.clear()
+    with pg.engine.connect() as conn:
+        rows, counts = pg_search.frequencies(conn, ["'river'", "'museum'", "('old' <-> 'museum')"])
+    assert rows == len(PAGES)
+    assert counts == [6, 2, 1]
+    [(_at, _rows, common)] = pg_search._stats.values()
+    assert common["river"] == 0.75  # words from the statistics; the phrase was counted
+    assert [h.url for h in search(pg, Query("river "))] == [
+        h.url for h in search(lite, Query("river "))
+    ]
