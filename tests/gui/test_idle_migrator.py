@@ -63,7 +63,7 @@ def test_an_archivebox_folder_added_from_the_window_is_imported_in_the_backgroun
 ) -> None:
     folder, snaps = archivebox_factory("0.8", count=4, odd=False)
     main_window.migrator.idle_ms = 50
-    main_window.import_archivebox(Path(folder))
+    main_window.imports.import_archivebox(Path(folder))
     lib = main_window.library
 
     def imported() -> bool:

@@ -39,9 +39,6 @@ KNOWN_OFFENDERS: frozenset[tuple[str, str | None]] = frozenset(
         ("gui/app.py", "run_gui"),
         ("gui/capture_dialog.py", "__init__"),
         ("gui/detail_pane.py", "__init__"),
-        ("gui/main_window.py", "__init__"),
-        ("gui/main_window.py", "_build_actions"),
-        ("gui/main_window.py", None),
         ("gui/replay/widget.py", "_build_ui"),
         ("gui/settings_dialog.py", "__init__"),
     }
