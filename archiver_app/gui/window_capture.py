@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication
 
+from archiver_app.api.jobs import CrawlOptions
 from archiver_app.errors import InputError
 from archiver_app.gui.capture_dialog import CaptureDialog
 from archiver_app.gui.capture_input import CaptureRequest, build_request, parse_url_lines
@@ -21,7 +22,7 @@ from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
 
 if TYPE_CHECKING:
-    from archiver_app.crawl.inline import InlineRun
+    from archiver_app.api.jobs import InlineRun
     from archiver_app.gui.main_window import MainWindow
 
 
@@ -29,29 +30,23 @@ def run_capture_request(
     library: Library, request: CaptureRequest, *, progress: Any, cancel: Any
 ) -> Any:
     """The capture dialog's request as a capture or crawl job, run in a child process."""
-    from archiver_app.crawl.inline import create_capture_job, create_crawl_job
-    from archiver_app.jobs.background import run_in_child
-
+    jobs = library.jobs
+    urls, collection, tags = request.urls, request.collection, request.tags
     if request.crawl is None:
-        job_id = create_capture_job(
-            library, list(request.urls), collection=request.collection, tags=list(request.tags)
-        )
+        job_id = jobs.capture(urls, collection=collection, tags=tags)
     else:
-        options = request.crawl
-        job_id = create_crawl_job(
-            library,
-            list(request.urls),
-            scope=options.scope,
-            ignore_patterns=list(options.ignore_patterns),
-            concurrency=options.concurrency,
-            user_agent=options.user_agent or None,
-            max_depth=options.depth,
-            max_pages=options.page_limit,
-            collection=request.collection,
-            tags=list(request.tags),
-            name=f"Crawl of {request.urls[0]}",
+        o = request.crawl
+        options = CrawlOptions(
+            scope=o.scope,
+            ignore_patterns=tuple(o.ignore_patterns),
+            concurrency=o.concurrency,
+            user_agent=o.user_agent or None,
+            max_depth=o.depth,
+            max_pages=o.page_limit,
         )
-    return run_in_child(library, job_id, progress=progress, cancel=cancel)
+        name = f"Crawl of {urls[0]}"
+        job_id = jobs.crawl(urls, options, collection=collection, tags=tags, name=name)
+    return jobs.run(job_id, progress=progress, cancel=cancel)
 
 
 class WindowCapture(QObject):

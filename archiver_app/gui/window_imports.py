@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QMimeData, QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from archiver_app.api.imports import ImportReport
 from archiver_app.gui.capture_dialog import TAB_BOOKMARKS
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.import_notice import import_notice
@@ -35,7 +36,7 @@ class WindowImports(QObject):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
-        self.last_report: Any = None
+        self.last_report: ImportReport | None = None
 
     def drop(self, mime: QMimeData) -> None:
         """What was dropped on the window: archives are imported, the rest captured."""
@@ -64,22 +65,10 @@ class WindowImports(QObject):
 
     def import_archives(self, paths: list[str]) -> BackgroundOp[Any]:
         """Import WARC/ARC/WACZ files as a job and replay the first imported page."""
-        from archiver_app.jobs import JobKind
-        from archiver_app.jobs.background import enqueue_and_run_in_child
-        from archiver_app.jobs.operations import import_config
+        imports, bar = self.window.library.imports, self.window.statusBar()
 
-        library, bar = self.window.library, self.window.statusBar()
-        more = f" (+{len(paths) - 1})" if len(paths) > 1 else ""
-
-        def work(progress: Any, cancel: Any) -> Any:
-            return enqueue_and_run_in_child(
-                library,
-                JobKind.IMPORT,
-                import_config([Path(p) for p in paths]),
-                name=f"Import of {Path(paths[0]).name}{more}",
-                progress=progress,
-                cancel=cancel,
-            )
+        def work(progress: Any, cancel: Any) -> ImportReport:
+            return imports.run([Path(p) for p in paths], progress=progress, cancel=cancel)
 
         def progress(update: ProgressUpdate) -> None:
             bar.showMessage(f"Importing {update.message}")
@@ -100,9 +89,7 @@ class WindowImports(QObject):
 
     def import_archivebox(self, folder: Path) -> BackgroundOp[Any]:
         """Register an ArchiveBox data folder (O(1)); the background migration imports it."""
-        from archiver_app.layout.archivebox import register_archivebox
-
-        library, window = self.window.library, self.window
+        imports, window = self.window.library.imports, self.window
 
         def registered(_source: object) -> None:
             window.statusBar().showMessage(
@@ -112,8 +99,8 @@ class WindowImports(QObject):
             )
             window.migrator.poke()
 
-        def register(_p: Any, _c: Any) -> object:
-            return register_archivebox(library, folder)
+        def register(_p: Any, _c: Any) -> None:
+            imports.register_archivebox(folder)
 
         return (
             BackgroundOp(window.runner, register, label="")
@@ -122,7 +109,7 @@ class WindowImports(QObject):
             .run_in_background()
         )
 
-    def imported(self, report: Any) -> None:
+    def imported(self, report: ImportReport) -> None:
         """Show what the import job did, then replay its first page."""
         window = self.window
         window.refresh_all()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from archiver_app.api.jobs import ResumeReport
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.idle_migrator import IdleMigrator, scrub_text
 from archiver_app.gui.ops import BackgroundOp
@@ -52,9 +53,7 @@ class WindowJobs(QObject):
         """Jobs whose process died (the app was killed mid-import, mid-mirror ...): run
         again those that resume, in a child process; the others are marked failed with
         the reason, which the Jobs panel shows."""
-        from archiver_app.jobs.background import ResumeReport, resume_interrupted
-
-        window, library = self.window, self.window.library
+        window, jobs = self.window, self.window.library.jobs
 
         def done(report: ResumeReport) -> None:
             if report.runs or report.reported or report.imports_undone:
@@ -70,7 +69,7 @@ class WindowJobs(QObject):
         return (
             BackgroundOp(
                 window.runner,
-                lambda p, c: resume_interrupted(library, progress=p, cancel=c),
+                lambda p, c: jobs.resume_interrupted(progress=p, cancel=c),
                 label="resuming interrupted jobs",
                 blocks_quit=False,  # interrupted again, it resumes at the next start
             )

@@ -154,15 +154,18 @@ def verify_config(
     *,
     laptop: bool = False,
     everything: bool = False,
+    scheduled: bool = False,
     repair: bool = True,
     scan_roots: Sequence[Path] | None = None,
 ) -> dict[str, Any]:
     """``label``: one drive (None: every mounted one); ``laptop``: this computer's copies;
-    ``everything``: this computer's, then every mounted drive's (the drives panel)."""
+    ``everything``: this computer's, then every mounted drive's (the drives panel);
+    ``scheduled``: only the copy sets whose re-verify interval has passed (the app, idle)."""
     return {
         "label": label,
         "laptop": laptop,
         "everything": everything,
+        "scheduled": scheduled,
         "repair": repair,
         "scan_roots": None if scan_roots is None else [str(p) for p in scan_roots],
     }
@@ -171,11 +174,18 @@ def verify_config(
 def run_verify(
     lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
 ) -> list[ScrubResult]:
-    from archiver_app.mirror import verify_all, verify_destinations, verify_library
+    from archiver_app.mirror import (
+        scheduled_scrub,
+        verify_all,
+        verify_destinations,
+        verify_library,
+    )
 
     c = job.config
     roots = _paths(c.get("scan_roots"))
     repair = bool(c.get("repair", True))
+    if c.get("scheduled"):
+        return scheduled_scrub(lib, scan_roots=roots, progress=progress, cancel=cancel)
     if c.get("everything"):
         return verify_all(lib, scan_roots=roots, progress=progress, cancel=cancel)
     if c.get("laptop"):

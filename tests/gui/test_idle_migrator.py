@@ -56,6 +56,10 @@ def test_migrates_while_idle_and_stops_for_the_users_work(
         versions = {v for (v,) in s.query(Snapshot.fs_version).distinct()}
     assert versions == {"archiver-2"}
     migrator.stop()
+    # Each pass was a migrate job: the Jobs panel and `archiver jobs` list them.
+    passes = [r for r in library.jobs.rows() if r.kind == "migrate"]
+    assert len(passes) >= 2 and passes[0].name == "Upgrading folders"
+    assert {r.status for r in passes} == {"completed"}
 
 
 def test_an_archivebox_folder_added_from_the_window_is_imported_in_the_background(
@@ -112,6 +116,8 @@ def test_due_scrubs_run_once_the_app_has_been_idle_long_enough(
         (THIS_COMPUTER, 2, 1),
         ("usb", 0, 0),  # its copies were verified as they were written, minutes ago
     ]
+    (job,) = [r for r in library.jobs.rows() if r.kind == "verify"]  # the scrub was a job
+    assert job.status == "completed" and job.config["scheduled"] is True
 
 
 def test_the_status_bar_says_when_the_app_verifies_copies_by_itself(
