@@ -7,8 +7,9 @@ imported when a job runs, not when this module is: opening the registry stays ch
 
 Resumable kinds skip the work already done when run again: an import skips files already
 in the library, a mirror copies only what still lacks copies, a verify or an offload
-re-checks from the database, a migration walks the snapshots still at older layouts. An
-export writes a new file from scratch, so an interrupted export is reported, not resumed.
+re-checks from the database, a migration walks the snapshots still at older layouts, a
+moved library's old files are removed from its new place. An export writes a new file
+from scratch, so an interrupted export is reported, not resumed.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from archiver_app.export.writer import ExportResult
     from archiver_app.importers.outcome import ImportReport
     from archiver_app.layout.migrator import MigrationReport
+    from archiver_app.library_move import MoveResult
     from archiver_app.mirror.offload import OffloadResult
     from archiver_app.mirror.run import MirrorResult
     from archiver_app.mirror.scrub import ScrubResult
@@ -249,6 +251,19 @@ def run_migrate(
     )
 
 
+# --------------------------------------------------------------------------- move
+
+
+def run_finish_move(
+    lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
+) -> MoveResult:
+    """A move is started by :func:`archiver_app.library_move.move_library` (the library
+    closed everywhere else); the queue only finishes one, at the library's new place."""
+    from archiver_app.library_move import finish_move
+
+    return finish_move(lib, job, progress, cancel)
+
+
 def default_registry() -> Registry:
     """Every kind this version of Archiver runs besides crawls and captures."""
     return Registry(
@@ -259,5 +274,6 @@ def default_registry() -> Registry:
             KindSpec(JobKind.VERIFY, run_verify, resumable=True),
             KindSpec(JobKind.OFFLOAD, run_offload, resumable=True),
             KindSpec(JobKind.MIGRATE, run_migrate, resumable=True),
+            KindSpec(JobKind.MOVE, run_finish_move, resumable=True),
         ]
     )
