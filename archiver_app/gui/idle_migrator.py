@@ -169,8 +169,3 @@ def scrub_text(update: ProgressUpdate) -> str:
     """The status bar's words for a scheduled scrub."""
     total = f" of {update.total:,}" if update.total else ""
     return f"Verifying copies: {update.done:,}{total} files"
-
-
-def progress_text(update: ProgressUpdate) -> str:
-    total = f" of {update.total:,}" if update.total else ""
-    return f"Upgrading folders: {update.done:,}{total}"

@@ -56,6 +56,7 @@ class SettingsDialog(QDialog):
     #: reopens it from there.
     move_requested = Signal(object)  # Path
 
+    # Long: a Qt form laid out top to bottom, one widget after another, reads best whole.
     def __init__(
         self,
         library: Library,
