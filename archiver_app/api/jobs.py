@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from archiver_app.api.jobs_view import JobRow, JobStatus, job_log_after, job_rows
+from archiver_app.api.jobs_view import JobRow, JobStatus, active_kinds, job_log_after, job_rows
 from archiver_app.jobs import CancelOutcome, JobKind
 from archiver_app.jobs.background import ResumeReport
 from archiver_app.library import DEFAULT_COLLECTION, Library
@@ -65,6 +65,10 @@ class JobsManager:
 
     def rows(self, limit: int = 500) -> list[JobRow]:
         return job_rows(self._lib, limit)
+
+    def active(self, kind: JobKind) -> bool:
+        """Whether a ``kind`` job is queued or running now, in any process."""
+        return kind.value in active_kinds(self._lib)
 
     def log_after(self, job_id: int, after_id: int) -> list[JobLogLine]:
         """Log lines of ``job_id`` newer than ``after_id`` (the tail a panel appends)."""

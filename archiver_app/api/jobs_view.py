@@ -15,7 +15,7 @@ from sqlalchemy import select
 from archiver_app.library import Library
 from archiver_app.store.models import CRAWL_KIND_NAMES, Job, JobLog, JobStatus
 
-__all__ = ["JobRow", "JobStatus", "job_log_after", "job_rows"]
+__all__ = ["JobRow", "JobStatus", "active_kinds", "job_log_after", "job_rows"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,13 @@ def job_rows(library: Library, limit: int = 500) -> list[JobRow]:
     with library.session() as s:
         rows = s.execute(select(*JOB_COLUMNS).order_by(Job.id.desc()).limit(limit)).all()
     return [_job_row(list(r)) for r in rows]
+
+
+def active_kinds(library: Library) -> set[str]:
+    """The kinds of the jobs queued or running now (whichever process runs them)."""
+    live = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.CANCELLING)
+    with library.session() as s:
+        return set(s.scalars(select(Job.kind).where(Job.status.in_(live)).distinct()))
 
 
 def _job_row(values: list[Any]) -> JobRow:

@@ -24,6 +24,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from archiver_app.api.jobs import JobKind
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
@@ -39,9 +40,14 @@ def pending_work(library: Library) -> int:
 
 
 def idle_job(library: Library) -> str | None:
-    """``"migrate"``, ``"scrub"`` (some copies are due to be re-verified) or None."""
+    """``"migrate"``, ``"scrub"`` (some copies are due to be re-verified) or None. None
+    too while such a job is queued or runs already (resumed at start-up, or from
+    ``archiver``): one at a time."""
+    jobs = library.jobs
     if library.imports.pending():
-        return "migrate"
+        return None if jobs.active(JobKind.MIGRATE) else "migrate"
+    if jobs.active(JobKind.VERIFY):
+        return None
     return "scrub" if library.mirror.scrubs_due() else None
 
 

@@ -136,3 +136,17 @@ def test_the_status_bar_says_when_the_app_verifies_copies_by_itself(
         main_window.migrator.poke()
     assert seen and seen[-1] == "Verifying copies: 8 of 8 files"
     assert not label.isVisible()  # gone once it has finished
+
+
+def test_no_second_migration_while_one_is_queued_or_running(library: Library) -> None:
+    """A migrate job resumed at start-up (or started by ``archiver migrate``) runs alone."""
+    from archiver_app.api.jobs import JobKind
+    from archiver_app.gui.idle_migrator import idle_job
+    from archiver_app.jobs.operations import migrate_config
+
+    legacy_library(library, 3)
+    assert idle_job(library) == "migrate"
+    job = library.jobs.enqueue(JobKind.MIGRATE, migrate_config(), name="Upgrading folders")
+    assert idle_job(library) is None
+    library.jobs.cancel(job)  # queued: aborted at once
+    assert idle_job(library) == "migrate"
