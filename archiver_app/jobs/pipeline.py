@@ -8,6 +8,10 @@ a small file's cost). A cancel token stops the threads taking new items; the fir
 stops them too and is raised to the caller once every thread has stopped, so nothing runs
 behind the caller's back. :meth:`Pool.submit` runs one task, for stages that hand work on.
 
+:func:`ahead` runs a producer (an iterator) in a thread of its own, at most ``depth`` items
+ahead of the consumer: what the producer raises reaches the consumer, and closing the
+consumer's generator stops the producer and waits for it, so no thread outlives its use.
+
 :class:`Window` keeps at most ``limit`` tasks of a pool in flight: :meth:`Window.submit`
 waits for the oldest before starting one more (backpressure), and results come back in the
 order the tasks were submitted.
@@ -18,9 +22,10 @@ Threads trade the GIL: a pool pays off where the work waits on a disk or hashes 
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, Generic, TypeVar
@@ -131,3 +136,52 @@ class Window(Generic[R]):
         out = [task.result() for task in self._tasks]
         self._tasks.clear()
         return out
+
+
+class _Raised:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+_END = object()
+
+
+def ahead(source: Callable[[], Iterator[T]], depth: int, name: str) -> Generator[T, None, None]:
+    """The items of ``source()``, made in a thread named ``name`` at most ``depth`` ahead;
+    see the module doc."""
+    handoff: queue.Queue[Any] = queue.Queue(maxsize=max(1, depth))
+    stop = threading.Event()
+
+    def put(item: object) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        items = source()
+        try:
+            for item in items:
+                if not put(item):
+                    return
+            put(_END)
+        except BaseException as exc:  # everything, KeyboardInterrupt too, goes to the caller
+            put(_Raised(exc))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=produce, name=name, daemon=True)
+    thread.start()
+    try:
+        while (item := handoff.get()) is not _END:
+            if isinstance(item, _Raised):
+                raise item.exc
+            yield item
+    finally:
+        stop.set()
+        thread.join()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -83,3 +84,29 @@ def test_a_window_keeps_at_most_its_limit_in_flight_and_returns_results_in_order
             assert len(window) <= 3
         results += window.drain()
     assert results == list(range(12)) and most <= 3
+
+
+def test_ahead_produces_at_most_depth_ahead_raises_and_stops_when_closed() -> None:
+    from archiver_app.jobs.pipeline import ahead
+
+    made: list[int] = []
+    closed = threading.Event()
+
+    def source() -> Iterator[int]:
+        try:
+            for n in range(100):
+                made.append(n)
+                yield n
+                if n == 50:
+                    raise ValueError("broken at 50")
+        finally:
+            closed.set()
+
+    items = ahead(source, 3, "ahead-test")
+    assert next(items) == 0
+    time.sleep(0.2)  # the producer runs on until the hand-off is full
+    assert len(made) <= 1 + 3 + 1  # the one taken, the queue, the one waiting to go in
+    items.close()  # the consumer is done: the producer stops, its source is closed
+    assert closed.is_set() and not any(t.name == "ahead-test" for t in threading.enumerate())
+    with pytest.raises(ValueError, match="broken at 50"):
+        list(ahead(source, 3, "ahead-test"))
