@@ -1,7 +1,6 @@
-"""Read views of jobs for front ends: the jobs panel's rows and a job's log tail.
-
-A start for the job runtime's own API (enqueue, control) to extend. :class:`JobStatus` is
-re-exported so front ends need not import ``store``.
+"""Read views of jobs: the jobs panel's rows and a job's log tail, which ``lib.jobs``
+(:mod:`archiver_app.api.jobs`) returns. :class:`JobStatus` is re-exported so front ends
+need not import ``store``.
 """
 
 from __future__ import annotations
