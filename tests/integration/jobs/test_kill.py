@@ -180,3 +180,33 @@ def test_an_export_killed_at_random_moments_is_reported_and_leaves_no_partial_fi
         with zipfile.ZipFile(out) as zf:
             assert zf.testzip() is None
     assert outcomes.count("reported") >= ROUNDS // 2, outcomes
+
+
+@pytest.mark.slow
+def test_a_migration_killed_at_random_moments_resumes_and_loses_nothing(
+    library: Library,
+) -> None:
+    """The app's idle folder upgrade is a migrate job: killed, it resumes from the database."""
+    from archiver_app.jobs.operations import migrate_config
+    from archiver_app.layout import CURRENT_FS_VERSION
+    from archiver_app.layout.migrator import pending_count
+    from tests.helpers.legacy import legacy_library
+
+    originals = legacy_library(library, 120)
+    rng = random.Random(5)
+    outcomes = []
+    for _round in range(ROUNDS):
+        if not pending_count(library):
+            break
+        job_id = enqueue(library, JobKind.MIGRATE, migrate_config(batch_size=5), name="upgrade")
+        outcomes.append(_kill_at_random(library, job_id, rng))
+        _files_whole(library)  # every recorded file whole, right after the kill
+        _restart(library, job_id)
+        _files_whole(library)
+    assert pending_count(library) == 0
+    assert "killed" in outcomes, outcomes
+    with library.session() as s:
+        versions = set(s.scalars(sql_select(Snapshot.fs_version).distinct()))
+        files = {f.sha256 for f in s.scalars(sql_select(File))}
+    assert versions == {CURRENT_FS_VERSION}
+    assert {digest for _size, digest in originals.values()} <= files  # nothing lost
