@@ -34,11 +34,6 @@ LABEL = "upgrading folders"
 SCRUB_LABEL = "verifying copies"
 
 
-def pending_work(library: Library) -> int:
-    """Snapshots at an old layout plus registered import sources (0: nothing to do)."""
-    return library.imports.pending()
-
-
 def idle_job(library: Library) -> str | None:
     """``"migrate"``, ``"scrub"`` (some copies are due to be re-verified) or None. None
     too while such a job is queued or runs already (resumed at start-up, or from

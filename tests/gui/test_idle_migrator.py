@@ -8,7 +8,7 @@ from typing import Any
 
 from pytestqt.qtbot import QtBot
 
-from archiver_app.gui.idle_migrator import IdleMigrator, pending_work
+from archiver_app.gui.idle_migrator import IdleMigrator
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.layout.migrator import pending_count
@@ -48,7 +48,7 @@ def test_migrates_while_idle_and_stops_for_the_users_work(
     gate.set()
 
     # ...and comes back when the app is idle again, until nothing is left.
-    qtbot.waitUntil(lambda: pending_work(library) == 0, timeout=60000)
+    qtbot.waitUntil(lambda: library.imports.pending() == 0, timeout=60000)
     qtbot.waitUntil(lambda: not migrator.running, timeout=10000)
     assert seen  # progress reached the GUI thread
     assert stopped_at > 0  # it stopped before finishing (at a batch boundary, cursor saved)
@@ -76,7 +76,7 @@ def test_an_archivebox_folder_added_from_the_window_is_imported_in_the_backgroun
         return {sn.url for sn in snaps} <= urls
 
     qtbot.waitUntil(imported, timeout=30000)
-    qtbot.waitUntil(lambda: pending_work(lib) == 0, timeout=30000)
+    qtbot.waitUntil(lambda: lib.imports.pending() == 0, timeout=30000)
     qtbot.waitUntil(lambda: main_window.model.rowCount() >= len(snaps), timeout=10000)
 
 
