@@ -12,6 +12,7 @@ from archiver_app.capture.browser import find_browser, install_hint
 from archiver_app.errors import ArchiverError
 from archiver_app.library import DB_NAME, META_NAME, Library
 from archiver_app.store import schema
+from archiver_app.units import human_bytes
 
 LOW_DISK_BYTES = 2 * 1024**3
 
@@ -32,14 +33,6 @@ def folder_size(root: Path) -> int:
             except OSError:
                 continue
     return total
-
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1024 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
 
 
 def check_library(root: Path) -> list[Check]:

@@ -10,7 +10,6 @@ import hashlib
 import io
 import os
 from pathlib import Path
-from typing import BinaryIO
 
 BUFFER = 1024 * 1024
 _O_BINARY = getattr(os, "O_BINARY", 0)
@@ -25,16 +24,6 @@ def sha256_file(path: Path, buffer: int = BUFFER) -> str:
         while chunk := fh.read(buffer):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def sha256_stream(stream: BinaryIO, buffer: int = BUFFER) -> tuple[str, int]:
-    """Hex SHA-256 and size of everything left in ``stream``."""
-    digest = hashlib.sha256()
-    size = 0
-    while chunk := stream.read(buffer):
-        digest.update(chunk)
-        size += len(chunk)
-    return digest.hexdigest(), size
 
 
 def hash_file(

@@ -49,7 +49,11 @@ from archiver_app.store.types import utcnow
 
 if TYPE_CHECKING:
     from archiver_app.api.drives import DrivesManager
+    from archiver_app.api.exports import ExportsManager
+    from archiver_app.api.imports import ImportsManager
+    from archiver_app.api.jobs import JobsManager
     from archiver_app.api.labels import CollectionsManager, TagsManager
+    from archiver_app.api.mirror import MirrorManager
     from archiver_app.api.settings import SettingsManager
     from archiver_app.api.snapshots import SnapshotsManager
     from archiver_app.api.table import TableReader
@@ -324,6 +328,30 @@ class Library:
         from archiver_app.api.drives import DrivesManager
 
         return DrivesManager(self)
+
+    @cached_property
+    def jobs(self) -> JobsManager:
+        from archiver_app.api.jobs import JobsManager
+
+        return JobsManager(self)
+
+    @cached_property
+    def imports(self) -> ImportsManager:
+        from archiver_app.api.imports import ImportsManager
+
+        return ImportsManager(self)
+
+    @cached_property
+    def exports(self) -> ExportsManager:
+        from archiver_app.api.exports import ExportsManager
+
+        return ExportsManager(self)
+
+    @cached_property
+    def mirror(self) -> MirrorManager:
+        from archiver_app.api.mirror import MirrorManager
+
+        return MirrorManager(self)
 
 
 # ---------------------------------------------------------------------- helpers

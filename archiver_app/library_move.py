@@ -2,17 +2,27 @@
 
 Nothing is lost whatever happens, including the process being killed:
 
-* on the same file system the folder is renamed: one atomic step, instant at any size;
-* across file systems every file is copied into a staging folder next to the destination
-  (``.<name>.moving``), hashed while read, flushed to disk, then read back and hashed again;
-  only when every copy matches is the staging folder renamed to the destination, the new
-  place remembered (:func:`archiver_app.paths.remember_library_root`) and the old files
-  removed, one by one from the list that was copied. A move killed before the rename leaves
-  the old library untouched (the next attempt starts the staging folder over); killed
-  after it, the new library is complete and already the one that opens.
+* on the same file system the folder is renamed while the library is closed: one atomic
+  step, instant at any size, with nothing to resume;
+* across file systems the move is a ``move`` job of :mod:`archiver_app.jobs`, with progress
+  and cancel. Every file but the database is copied into a staging folder next to the
+  destination (``.<name>.moving``) by :func:`archiver_app.durable.verified_copy` (hashed
+  while read, flushed, read back, renamed); the database is copied last as one consistent
+  snapshot (SQLite's backup API), with the job handed over to the copy. Only then is the
+  staging folder renamed to the destination and the new place remembered
+  (:func:`archiver_app.paths.remember_library_root`). The job then finishes *at the new
+  place*: it removes the old files one by one, each only once its copy is there.
 
-The library must not be open while it moves: the caller closes it (the GUI closes its
-window first). A worker process with a live heartbeat makes the move refuse to start.
+A move killed while copying leaves the old library whole (its job says it was interrupted)
+and every copy already made and verified in the staging folder: moving again reuses them
+(a staged file of the same size and time is not copied twice). Killed after the rename,
+the new library is complete and already the one that opens; its queued ``move`` job
+removes the old files when the app opens it (or ``archiver jobs run``). Cancel or a failure
+removes the staging folder. No file is ever under a final name before it is complete.
+
+The library must not be in use elsewhere while it moves: the GUI closes its window first,
+and a worker process with a live heartbeat makes the move refuse to start. With a
+PostgreSQL database the folder moves and the database stays where it is.
 """
 
 from __future__ import annotations
@@ -24,20 +34,31 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from archiver_app.durable import (
     DestinationError,
     SourceError,
     SourceMismatch,
+    discard,
+    install,
+    is_temp,
+    open_temp,
     rename_folder,
+    sweep_leftovers,
+    sync_file,
     sync_folder,
     verified_copy,
 )
 from archiver_app.errors import InputError, LibraryError
+from archiver_app.jobs.kinds import JobKind, KindSpec, Registry, RunningJob
+from archiver_app.library import DB_NAME, Library
 from archiver_app.paths import remember_library_root
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
 
 STAGING_SUFFIX = ".moving"
+#: The SQLite database and the files SQLite keeps beside it: copied as one snapshot.
+DATABASE_FILES = frozenset({DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", f"{DB_NAME}-journal"})
 
 
 @dataclass
@@ -46,7 +67,12 @@ class MoveResult:
     files: int = 0
     bytes: int = 0
     renamed: bool = False  # same file system: one rename, nothing copied
+    reused: int = 0  # files an interrupted earlier move had already copied and verified
     left_behind: list[str] = field(default_factory=list)  # old paths that could not be removed
+
+
+def staging_folder(dest: Path) -> Path:
+    return dest.with_name(f".{dest.name}{STAGING_SUFFIX}")
 
 
 def _check(src: Path, dest: Path) -> None:
@@ -63,13 +89,11 @@ def _check(src: Path, dest: Path) -> None:
         raise InputError(f"{dest.parent} is not writable")
 
 
-def _refuse_if_workers(src: Path, database_url: str | None) -> None:
+def _refuse_if_workers(lib: Library) -> None:
     """A live worker would keep writing to the old place: refuse, saying which."""
     from archiver_app.crawl.worker import live_workers
-    from archiver_app.library import Library
 
-    with Library.open(src, database_url=database_url) as lib:
-        live = live_workers(lib)
+    live = live_workers(lib)
     if live:
         names = ", ".join(f"pid {w.pid} on {w.host}" for w in live[:3])
         raise LibraryError(
@@ -77,50 +101,50 @@ def _refuse_if_workers(src: Path, database_url: str | None) -> None:
         )
 
 
-def _checkpoint(src: Path) -> None:
-    """Fold the SQLite write-ahead log into library.db so the database is one file."""
-    db = src / "library.db"
-    if not db.is_file():
-        return
-    with contextlib.closing(sqlite3.connect(db, timeout=30)) as conn:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-
-def _manifest(src: Path) -> list[tuple[str, int]]:
-    """Every file and symlink under ``src`` as (relative path, size), in a stable order."""
+def _manifest(
+    src: Path, *, skip: frozenset[str] = frozenset(), temps: bool = False
+) -> list[tuple[str, int]]:
+    """Every file and symlink under ``src`` as (relative path, size), in a stable order;
+    the top-level names in ``skip`` left out, and temporary files unless ``temps``
+    (debris of an interrupted write: never part of the library)."""
     out: list[tuple[str, int]] = []
     for dirpath, dirnames, filenames in os.walk(src):
         dirnames.sort()
         base = Path(dirpath)
+        top = base == src
         for name in sorted(filenames):
-            p = base / name
-            st = p.lstat()
-            out.append((str(p.relative_to(src)), st.st_size))
+            if (top and name in skip) or (not temps and is_temp(name)):
+                continue
+            st = (base / name).lstat()
+            out.append((str((base / name).relative_to(src)), st.st_size))
         for name in dirnames:  # symlinked folders are entries, not places to descend
-            p = base / name
-            if p.is_symlink():
-                out.append((str(p.relative_to(src)), 0))
+            if (base / name).is_symlink():
+                out.append((str((base / name).relative_to(src)), 0))
     return out
 
 
-def _copy_verified(
-    src: Path, dst: Path, cancel: CancelToken, advance: Callable[[int], None]
-) -> None:
-    """Copy one entry verified (:func:`archiver_app.durable.verified_copy`: hashed while
-    read, flushed, read back and compared); a symlink is copied as a symlink.
-
-    ``advance(n)`` is called as bytes are copied, so one big file still shows progress.
-    """
+def _already_staged(src: Path, staged: Path) -> bool:
+    """A copy an interrupted move made: complete (verified copies only ever appear under
+    their final name) and still of the same file (same size and modification time)."""
+    try:
+        a, b = src.lstat(), staged.lstat()
+    except FileNotFoundError:
+        return False
     if src.is_symlink():
+        return staged.is_symlink() and os.readlink(src) == os.readlink(staged)
+    return a.st_size == b.st_size and a.st_mtime_ns == b.st_mtime_ns
+
+
+def _copy_verified(src: Path, dst: Path, advance: Callable[[int], None]) -> None:
+    """Copy one entry verified; a symlink is copied as a symlink. ``advance(n)`` is called
+    as bytes are copied (it raises ``Cancelled`` to stop), so one big file shows progress."""
+    if src.is_symlink():
+        with contextlib.suppress(FileNotFoundError):
+            dst.unlink()
         os.symlink(os.readlink(src), dst)
         return
-
-    def step(n: int) -> None:
-        cancel.raise_if_cancelled()
-        advance(n)
-
     try:
-        verified_copy(src, dst, keep_stat=True, make_parent=False, on_bytes=step)
+        verified_copy(src, dst, keep_stat=True, make_parent=False, on_bytes=advance)
     except DestinationError as exc:
         why = (
             "did not read back as written"
@@ -138,6 +162,162 @@ def _copy_verified(
         ) from exc
 
 
+def _snapshot_database(lib: Library, staging: Path) -> None:
+    """Copy the SQLite database into ``staging`` as one consistent snapshot (the backup
+    API copies a point in time while this process keeps writing), durably."""
+    temp, fd = open_temp(staging, DB_NAME)
+    os.close(fd)
+    try:
+        with (
+            contextlib.closing(sqlite3.connect(lib.db_path, timeout=30)) as source,
+            contextlib.closing(sqlite3.connect(temp)) as target,
+        ):
+            source.backup(target)
+        sync_file(temp)
+        install(temp, staging / DB_NAME)
+    except BaseException:
+        discard(temp)
+        raise
+
+
+def _hand_over(staging: Path, job_id: int, dest: Path) -> None:
+    """In the staged copy, queue the move job again so it finishes at the new place."""
+    from archiver_app.jobs.runtime import hand_over
+
+    with Library.open(staging, create=False) as copy:
+        hand_over(copy, job_id, f"copied to {dest}; the old files are removed from there")
+    for name in DATABASE_FILES - {DB_NAME}:  # a clean close folds and removes these
+        if (staging / name).exists():
+            sync_file(staging / name)
+
+
+def _stage(
+    src: Path,
+    staging: Path,
+    entries: list[tuple[str, int]],
+    progress: Progress,
+    cancel: CancelToken,
+) -> int:
+    """Copy ``entries`` into ``staging``, reusing verified copies already there; return
+    how many were reused."""
+    total = sum(size for _rel, size in entries)
+    done = files_done = reused = 0
+    current = ""
+
+    def advance(n: int) -> None:
+        nonlocal done
+        cancel.raise_if_cancelled()
+        done += n
+        progress(ProgressUpdate(files_done, len(entries), current, done, total))
+
+    for rel, size in entries:
+        cancel.raise_if_cancelled()
+        target = staging / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if _already_staged(src / rel, target):
+            reused += 1
+            done += size
+        else:
+            current = f"copying {rel}"
+            _copy_verified(src / rel, target, advance)
+        files_done += 1
+        progress(ProgressUpdate(files_done, len(entries), f"copied {rel}", done, total))
+    for dirpath, _dirs, _files in os.walk(staging):
+        sync_folder(dirpath)
+    return reused
+
+
+def _remove_old(src: Path, dest: Path, result: MoveResult) -> None:
+    """Remove each old file whose copy is at ``dest`` (the old database whenever the new
+    one is there), then the emptied folders; anything else stays and is reported."""
+    if not src.is_dir():
+        return
+    has_db = (dest / DB_NAME).is_file()
+    for rel, size in reversed(_manifest(src, temps=True)):
+        old, new = src / rel, dest / rel
+        if rel in DATABASE_FILES:
+            copied = has_db
+        elif is_temp(rel):
+            copied = True  # debris of an interrupted write, with no final name: nothing lost
+        else:
+            copied = (
+                new.is_symlink()
+                if old.is_symlink()
+                else new.is_file() and new.stat().st_size == size
+            )
+        try:
+            if not copied:
+                raise FileNotFoundError(rel)
+            old.unlink()
+        except OSError:
+            result.left_behind.append(rel)
+    for dirpath, _dirs, _files in sorted(os.walk(src), key=lambda w: -len(w[0])):
+        with contextlib.suppress(OSError):
+            os.rmdir(dirpath)  # only empty folders: anything unexpected stays
+
+
+# Long: the copy, snapshot, hand-over and switch steps read best in their order, in one
+# place, with the one try block that clears the staging folder on cancel or failure.
+def run_move(lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken) -> MoveResult:
+    """The ``move`` job's runner: at the old place, stage and switch; at the new, finish."""
+    src, dest = Path(job.config["src"]), Path(job.config["dest"])
+    if lib.root.resolve() == dest.resolve():
+        return finish_move(lib, job, progress, cancel)
+    _refuse_if_workers(lib)
+    sqlite = lib.engine.dialect.name == "sqlite"
+    staging = staging_folder(dest)
+    entries = _manifest(src, skip=DATABASE_FILES if sqlite else frozenset())
+    total = sum(size for _rel, size in entries)
+    staging.mkdir(exist_ok=True)  # an interrupted move's staging folder is reused
+    for dirpath, _dirs, _files in os.walk(staging):  # without its half-written copies
+        sweep_leftovers(dirpath, older_than=0)
+    try:
+        reused = _stage(src, staging, entries, progress, cancel)
+        cancel.raise_if_cancelled()
+        if sqlite:
+            progress(ProgressUpdate(len(entries), len(entries), "copying the database"))
+            _snapshot_database(lib, staging)
+            _hand_over(staging, job.id, dest)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if dest.exists():
+        dest.rmdir()  # empty (checked): a rename needs the name free
+    rename_folder(staging, dest)
+    remember_library_root(dest)
+    result = MoveResult(dest, files=len(entries) + sqlite, bytes=total, reused=reused)
+    if not sqlite:  # the database stays where it is: nothing at the old place uses it
+        _remove_old(src, dest, result)
+    progress(ProgressUpdate(len(entries), len(entries), f"moved to {dest}", total, total))
+    return result
+
+
+def finish_move(
+    lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
+) -> MoveResult:
+    """The ``move`` job as the app's job queue runs it: at the new place, remove the old
+    files; at the old place (a move interrupted while copying), say to move again."""
+    src, dest = Path(job.config["src"]), Path(job.config["dest"])
+    if lib.root.resolve() != dest.resolve():
+        raise LibraryError(
+            f"the move to {dest} was interrupted before it finished; the library is whole "
+            "here. Move it again: the files already copied are not copied twice"
+        )
+    result = MoveResult(dest)
+    _remove_old(src, dest, result)
+    progress(ProgressUpdate(1, 1, f"removed the old library at {src}"))
+    return result
+
+
+def move_config(src: Path, dest: Path) -> dict[str, Any]:
+    return {"src": str(src), "dest": str(dest)}
+
+
+def move_registry() -> Registry:
+    """The registry a move is started with (the default one only finishes moves)."""
+    return Registry([KindSpec(JobKind.MOVE, run_move, resumable=False)])
+
+
 def move_library(
     src: Path,
     dest: Path,
@@ -148,64 +328,39 @@ def move_library(
 ) -> MoveResult:
     """Move the library at ``src`` to ``dest`` (a new or empty folder); see the module doc.
 
-    ``database_url``: the library's database when it is not the folder's own SQLite file
-    (PostgreSQL); the folder moves, the database stays where it is.
+    ``src`` must be closed. ``database_url``: the library's database when it is not the
+    folder's own SQLite file (PostgreSQL). Raises ``Cancelled`` when cancelled.
     """
-    cancel = cancel or CancelToken()
+    from archiver_app.jobs import default_registry, run_foreground, run_job
+    from archiver_app.store.models import JobStatus
+    from archiver_app.tasks import Cancelled
+
     src, dest = src.expanduser().absolute(), dest.expanduser().absolute()
     _check(src, dest)
-    _refuse_if_workers(src, database_url)
-    if database_url is None:
-        _checkpoint(src)
-
-    if dest.exists():
-        dest.rmdir()  # empty (checked): a rename needs the name free
     if os.stat(src).st_dev == os.stat(dest.parent).st_dev:
+        with Library.open(src, create=False, database_url=database_url) as lib:
+            _refuse_if_workers(lib)
+        if dest.exists():
+            dest.rmdir()
         rename_folder(src, dest)
         remember_library_root(dest)
         progress(ProgressUpdate(1, 1, f"moved to {dest}"))
         return MoveResult(dest, renamed=True)
-
-    entries = _manifest(src)
-    total = sum(size for _rel, size in entries)
-    staging = dest.with_name(f".{dest.name}{STAGING_SUFFIX}")
-    if staging.exists():
-        shutil.rmtree(staging)  # an interrupted earlier attempt: start it over
-    staging.mkdir()
-    done = 0
-    files_done = 0
-    current = ""
-
-    def advance(n: int) -> None:
-        nonlocal done
-        done += n
-        progress(ProgressUpdate(files_done, len(entries), current, done, total))
-
-    try:
-        for rel, _size in entries:
-            cancel.raise_if_cancelled()
-            current = f"copying {rel}"
-            target = staging / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _copy_verified(src / rel, target, cancel, advance)
-            files_done += 1
-            progress(ProgressUpdate(files_done, len(entries), f"copied {rel}", done, total))
-        for dirpath, _dirs, _files in os.walk(staging):
-            sync_folder(dirpath)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    rename_folder(staging, dest)
-    remember_library_root(dest)
-
-    result = MoveResult(dest, files=len(entries), bytes=total)
-    for rel, _size in reversed(entries):  # the copies are verified: remove the old names
-        try:
-            (src / rel).unlink()
-        except OSError:
-            result.left_behind.append(rel)
-    for dirpath, _dirs, _files in sorted(os.walk(src), key=lambda w: -len(w[0])):
-        with contextlib.suppress(OSError):
-            os.rmdir(dirpath)  # only empty folders: anything unexpected stays
-    progress(ProgressUpdate(len(entries), len(entries), f"moved to {dest}", done, total))
+    with Library.open(src, create=False, database_url=database_url) as lib:
+        run = run_foreground(
+            lib,
+            JobKind.MOVE,
+            move_config(src, dest),
+            move_registry(),
+            name=f"Move to {dest}",
+            progress=progress,
+            cancel=cancel,
+        )
+    if run.status != JobStatus.COMPLETED:
+        raise Cancelled
+    result: MoveResult = run.result
+    if database_url is None:  # the job finishes at the new place: the old files go
+        with Library.open(dest, create=False) as lib:
+            done = run_job(lib, run.job_id, default_registry())
+        result.left_behind = done.result.left_behind if done.result else []
     return result

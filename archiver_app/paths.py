@@ -25,11 +25,6 @@ def config_dir() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME, APP_AUTHOR))
 
 
-def cache_dir() -> Path:
-    """Per-user cache folder (thumbnails); safe to delete."""
-    return Path(platformdirs.user_cache_dir(APP_NAME, APP_AUTHOR))
-
-
 def location_file() -> Path:
     """Where the library's place is remembered after it was moved or chosen elsewhere."""
     return config_dir() / "library-location"

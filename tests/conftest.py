@@ -18,6 +18,7 @@ os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu --no-sandbox"
 pytest_plugins = [
     "tests.helpers.fixtures",
     "tests.helpers.testsite",
+    "tests.helpers.corpus",
     "tests.helpers.legacy",
     "tests.helpers.postgres",
     "tests.helpers.replay_schemes",

@@ -12,9 +12,17 @@ The managers hang off the library, built on first use:
 - ``lib.table`` (:mod:`.table`): the captures table's filters, id stream, row pages and
   snippets (reader threads with connections of their own); :mod:`archiver_app.search`
   for ranked full-text search
+- ``lib.jobs`` (:mod:`.jobs`): start any job in a child process, capture and crawl jobs,
+  resume interrupted ones at start-up, pause/resume/abort/retry/cancel, rows and logs
+- ``lib.imports`` (:mod:`.imports`): import jobs, ArchiveBox folders, the background
+  migration; ``lib.exports`` (:mod:`.exports`): export jobs and where they may write
+- ``lib.mirror`` (:mod:`.mirror`): mirror, verify (also the scheduled scrub) and offload
+  jobs, destinations, the retention policy
 - :mod:`.status`: the status bar's figures; :mod:`.jobs_view`: the jobs panel's rows
 
-``gui/`` imports neither SQLAlchemy nor ``store`` (``tests/unit/test_layering.py``).
+``gui/`` imports neither SQLAlchemy nor ``store``, nor the packages these managers wrap
+(``jobs``, ``mirror``, ``importers``, ``export``, ``crawl``, ``layout``): see
+``tests/unit/test_layering.py``.
 Importing this package does nothing but import.
 """
 

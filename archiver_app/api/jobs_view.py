@@ -1,7 +1,6 @@
-"""Read views of jobs for front ends: the jobs panel's rows and a job's log tail.
-
-A start for the job runtime's own API (enqueue, control) to extend. :class:`JobStatus` is
-re-exported so front ends need not import ``store``.
+"""Read views of jobs: the jobs panel's rows and a job's log tail, which ``lib.jobs``
+(:mod:`archiver_app.api.jobs`) returns. :class:`JobStatus` is re-exported so front ends
+need not import ``store``.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from sqlalchemy import select
 from archiver_app.library import Library
 from archiver_app.store.models import CRAWL_KIND_NAMES, Job, JobLog, JobStatus, Worker
 
-__all__ = ["JobRow", "JobStatus", "job_log_after", "job_rows"]
+__all__ = ["JobRow", "JobStatus", "active_kinds", "job_log_after", "job_rows"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +97,13 @@ def job_rows(library: Library, limit: int = 500) -> list[JobRow]:
         ):
             hosts.setdefault(int(job_id or 0), []).append(host or "?")
     return [_job_row(list(r), tuple(hosts.get(r[0], ()))) for r in rows]
+
+
+def active_kinds(library: Library) -> set[str]:
+    """The kinds of the jobs queued or running now (whichever process runs them)."""
+    live = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.CANCELLING)
+    with library.session() as s:
+        return set(s.scalars(select(Job.kind).where(Job.status.in_(live)).distinct()))
 
 
 def _job_row(values: list[Any], hosts: tuple[str, ...] = ()) -> JobRow:

@@ -72,6 +72,20 @@ def _copy_prefix(src: Path, dest: Path, length: int) -> None:
     atomic_write(dest, copy)
 
 
+def _page_text(warc: Path, main: ScannedRecord) -> tuple[str | None, str | None, str | None]:
+    """Title, text and language of the salvaged main page, when it is HTML."""
+    if main.mime not in ("text/html", "application/xhtml+xml"):
+        return None, None, None
+    with contextlib.suppress(StopIteration):
+        payload = next(
+            r.payload for r in scan_records(warc, want_payload=lambda _r: True, start=main.offset)
+        )
+        if payload:
+            page = extract_html(payload, main.charset)
+            return page.title, page.text, page.language
+    return None, None, None
+
+
 def salvage_part_warc(lib: Library, snapshot_id: int) -> int:
     """Turn an interrupted snapshot's complete records into its WARC; records salvaged."""
     with lib.session() as s:
@@ -102,16 +116,7 @@ def salvage_part_warc(lib: Library, snapshot_id: int) -> int:
         warc.unlink()
         return 0
 
-    title = text = language = None
-    if main_scan.mime in ("text/html", "application/xhtml+xml"):
-        with contextlib.suppress(StopIteration):
-            payload = next(
-                r.payload
-                for r in scan_records(warc, want_payload=lambda _r: True, start=main_scan.offset)
-            )
-            if payload:
-                page = extract_html(payload, main_scan.charset)
-                title, text, language = page.title, page.text, page.language
+    title, text, language = _page_text(warc, main_scan)
     written = [_written(r) for r in records]
     main = next(w for w in written if w.offset == main_scan.offset)
     rel = f"{folder}/{WARC_NAME}"

@@ -119,6 +119,8 @@ def cmd_move_library(args: argparse.Namespace, ctx: Context) -> int:
         ctx.library_root, Path(args.dest), progress=progress, database_url=ctx.database_url
     )
     how = "renamed" if result.renamed else f"{result.files} files copied and verified"
+    if result.reused:
+        how += f", {result.reused} of them by an interrupted earlier move"
     print(f"moved the library to {result.root} ({how})", file=ctx.out)
     for rel in result.left_behind:
         print(f"could not remove the old {rel}; remove it by hand", file=ctx.out)

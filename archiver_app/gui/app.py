@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QSettings
     from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication
+
+    from archiver_app.gui.main_window import MainWindow
+    from archiver_app.gui.ops import OpRunner
+    from archiver_app.library import Library
 
 
 def prepare_environment() -> None:
@@ -41,7 +47,6 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.gui.ops import OpRunner
     from archiver_app.gui.settings_dialog import APPEARANCE_KEY, apply_appearance
-    from archiver_app.gui.shutdown import delete_all_windows
     from archiver_app.library import Library
     from archiver_app.paths import LIBRARY_ENV, default_library_root
 
@@ -79,35 +84,64 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
     window = MainWindow(library, runner=runner, settings=settings, icon=app_icon())
     window.show()
     if self_test:
-        app.processEvents()
-        problem = ""
-        if not (window.isVisible() and window.windowTitle().startswith("Archiver")):
-            problem = "main window did not show"
-        else:
-            from archiver_app.tasks.isolated import probe, run_isolated
+        return _self_test(app, window, library, runner)
+    return _run_until_quit(app, window, library, runner, settings, database_url)
 
-            try:  # background work runs in child processes: can this build start one?
-                if run_isolated(probe, library)["pid"] == os.getpid():
-                    problem = "the background worker ran in the app's own process"
-            except Exception as exc:
-                problem = f"the background worker did not start: {exc}"
-        if not problem:
-            import tempfile
 
-            from archiver_app.warc.workers import self_check
+def _self_test(app: QApplication, window: MainWindow, library: Library, runner: OpRunner) -> int:
+    """The frozen build's check: the window shows, and a background process starts."""
+    from archiver_app.gui.shutdown import delete_all_windows
 
-            try:  # imports read WARCs in a worker process: does it start in this build?
-                with tempfile.TemporaryDirectory(prefix="archiver-self-test-") as tmp:
-                    if self_check(Path(tmp)) != 1:
-                        problem = "the indexing worker read the wrong number of records"
-            except Exception as exc:
-                problem = f"the indexing worker did not start: {exc}"
-        window.request_quit()
-        runner.shutdown()
-        library.close()
-        delete_all_windows()
-        print(f"self-test failed: {problem}" if problem else "self-test ok")
-        return 1 if problem else 0
+    app.processEvents()
+    problem = ""
+    if not (window.isVisible() and window.windowTitle().startswith("Archiver")):
+        problem = "main window did not show"
+    else:
+        from archiver_app.tasks.isolated import probe, run_isolated
+
+        try:  # background work runs in child processes: can this build start one?
+            if run_isolated(probe, library)["pid"] == os.getpid():
+                problem = "the background worker ran in the app's own process"
+        except Exception as exc:
+            problem = f"the background worker did not start: {exc}"
+    if not problem:
+        import tempfile
+
+        from archiver_app.warc.workers import self_check
+
+        try:  # imports read WARCs in a worker process: does it start in this build?
+            with tempfile.TemporaryDirectory(prefix="archiver-self-test-") as tmp:
+                if self_check(Path(tmp)) != 1:
+                    problem = "the indexing worker read the wrong number of records"
+        except Exception as exc:
+            problem = f"the indexing worker did not start: {exc}"
+    window.request_quit()
+    runner.shutdown()
+    library.close()
+    delete_all_windows()
+    print(f"self-test failed: {problem}" if problem else "self-test ok")
+    return 1 if problem else 0
+
+
+def _run_until_quit(  # noqa: PLR0917 - the app's own state, handed over once
+    app: QApplication,
+    window: MainWindow,
+    library: Library,
+    runner: OpRunner,
+    settings: QSettings,
+    database_url: str | None,
+) -> int:
+    """Run the event loop; when the window closed to move the library, move it and reopen
+    the window wherever the library is afterwards."""
+    from archiver_app.errors import ArchiverError
+    from archiver_app.gui.errors import describe, error_box
+    from archiver_app.gui.main_window import MainWindow
+    from archiver_app.gui.move_dialog import MoveDialog
+    from archiver_app.gui.ops import OpRunner
+    from archiver_app.gui.shutdown import delete_all_windows
+    from archiver_app.library import Library
+
+    library_root = library.root
     while True:
         window.closed.connect(app.quit)
         try:
@@ -119,10 +153,7 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
         if move_to is None:
             delete_all_windows()
             return code
-        # The window closed to move the library: move it, then reopen wherever it is now.
         window.deleteLater()
-        from archiver_app.gui.move_dialog import MoveDialog
-
         runner = OpRunner(app)
         library_root = MoveDialog(
             library_root, move_to, runner, settings, database_url=database_url

@@ -46,6 +46,7 @@ TAB_URLS, TAB_BOOKMARKS, TAB_CRAWL = range(3)
 class CaptureDialog(QDialog):
     """Collects a :class:`CaptureRequest`; read it from :attr:`request` after ``accept``."""
 
+    # Long: a Qt form laid out top to bottom, one widget after another, reads best whole.
     def __init__(
         self,
         collections: list[tuple[str, str]],

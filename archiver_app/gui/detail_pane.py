@@ -69,6 +69,7 @@ class DetailPane(QScrollArea):
     edited = Signal(object)  # Changes
     loaded = Signal(int)
 
+    # Long: a Qt form laid out top to bottom, one widget after another, reads best whole.
     def __init__(
         self,
         library: Library,

@@ -9,7 +9,9 @@ API (the long ones in a child process).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +40,6 @@ from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.gui.tables import list_table
-from archiver_app.jobs import JobKind
-from archiver_app.jobs.background import enqueue_and_run_in_child
-from archiver_app.jobs.operations import mirror_config, offload_config, verify_config
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
 
@@ -168,7 +167,7 @@ class DrivesPanel(QWidget):
             "any that changed from a good copy"
         )
         self.verify_button.clicked.connect(
-            lambda: self._run(JobKind.VERIFY, verify_config(everything=True), "verifying copies")
+            lambda: self._run(self.library.mirror.verify_all, "verifying copies")
         )
         self.offload_button.clicked.connect(self._offload)
         self.export_button.clicked.connect(self.open_export)
@@ -229,7 +228,7 @@ class DrivesPanel(QWidget):
         """Start a mirror run unless one is running already (one at a time)."""
         if self._mirror_op is not None:
             return None
-        op = self._run(JobKind.MIRROR, mirror_config(), doing)
+        op = self._run(self.library.mirror.run, doing)
         if op is not None:
             self._mirror_op = op
             self.runner.changed.connect(self._forget_finished_mirror)
@@ -254,13 +253,11 @@ class DrivesPanel(QWidget):
             self.add_destination(folder, label.strip() or Path(folder).name or "drive")
 
     def add_destination(self, folder: str, label: str) -> BackgroundOp[Any] | None:
-        from archiver_app.mirror import add_destination
-
-        library = self.library
+        mirror = self.library.mirror
         return (
             BackgroundOp(
                 self.runner,
-                lambda _p, _c: add_destination(library, folder, label),
+                lambda _p, _c: mirror.add_destination(folder, label),
                 label="add drive",
             )
             .success(lambda _r: self.refresh())
@@ -293,16 +290,12 @@ class DrivesPanel(QWidget):
             36500,
         )
         if ok:
-            self._run(
-                JobKind.OFFLOAD,
-                offload_config(timedelta(days=days)),
-                "freeing laptop space",
-            )
+            older_than = timedelta(days=days)
+            self._run(partial(self.library.mirror.offload, older_than), "freeing laptop space")
 
-    def _run(self, kind: JobKind, config: dict[str, Any], doing: str) -> BackgroundOp[Any]:
-        """Run ``kind`` as a job (the Jobs panel shows it) in a child process: hashing a
-        drive's worth of files is Python work."""
-        library = self.library
+    def _run(self, job: Callable[..., Any], doing: str) -> BackgroundOp[Any]:
+        """Run ``job`` (a ``lib.mirror`` call: a job the Jobs panel shows, in a child
+        process, since hashing a drive's worth of files is Python work)."""
         self.message.emit(f"{doing.capitalize()}…")
 
         def progress(update: ProgressUpdate) -> None:
@@ -312,9 +305,7 @@ class DrivesPanel(QWidget):
         return (
             BackgroundOp(
                 self.runner,
-                lambda p, c: enqueue_and_run_in_child(
-                    library, kind, config, name=doing.capitalize(), progress=p, cancel=c
-                ),
+                lambda p, c: job(name=doing.capitalize(), progress=p, cancel=c),
                 label=doing,
             )
             .with_progress(progress)

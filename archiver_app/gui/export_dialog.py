@@ -2,8 +2,8 @@
 
 The dialog picks *what* (a collection, a tag, the current search), *how* (WACZ, which
 ReplayWeb.page and pywb open, or a folder of WARCs with a CDXJ index) and *where* (a file or
-folder name, by default on the drive chosen in the drives panel). The export itself is
-``archiver_app.export.export`` on a worker thread: it writes under a temporary name and
+folder name, by default on the drive chosen in the drives panel). The export itself is an
+export job (``lib.exports.run``, in a child process): it writes under a temporary name and
 renames at the end, so a cancelled export or a drive pulled mid-copy never leaves something
 that looks complete. Progress, cancel and the outcome stay in the dialog.
 """
@@ -29,14 +29,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from archiver_app.api.exports import ExportResult, Selection
 from archiver_app.errors import InputError
-from archiver_app.export import ExportResult, Selection, check_destination
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.snapshot_model import human_size
-from archiver_app.jobs import JobKind
-from archiver_app.jobs.background import enqueue_and_run_in_child
-from archiver_app.jobs.operations import export_config
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
 
@@ -188,7 +185,7 @@ class ExportDialog(QDialog):
             dest = dest.with_name(dest.name + ".wacz")
         library, selection, fmt = self.library, self.selection(), self.fmt()
         try:  # the export checks again; this says why at once, before any work starts
-            dest = check_destination(library, dest, fmt)
+            dest = library.exports.check_destination(dest, fmt)
         except InputError as exc:
             self.status.setText(str(exc))
             return None
@@ -200,21 +197,7 @@ class ExportDialog(QDialog):
         self.op = (
             BackgroundOp(
                 self.runner,
-                lambda p, c: enqueue_and_run_in_child(
-                    library,
-                    JobKind.EXPORT,
-                    export_config(
-                        dest,
-                        fmt=fmt,
-                        collection=selection.collection,
-                        tag=selection.tag,
-                        query=selection.query,
-                    ),
-                    name=f"Export to {dest.name}",
-                    collection=selection.collection or "default",
-                    progress=p,
-                    cancel=c,
-                ),
+                lambda p, c: library.exports.run(selection, dest, fmt=fmt, progress=p, cancel=c),
                 label=f"export to {dest.name}",
             )
             .with_progress(self._progressed)

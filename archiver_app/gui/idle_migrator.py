@@ -1,15 +1,15 @@
 """Background work the app does while it is idle: folder migration, then scheduled scrubs.
 
-Old folder layouts and registered ArchiveBox folders are migrated by one pass of
-``archiver_app.layout.migrator.run_migrator`` at a time, in a child process
-(:mod:`archiver_app.tasks.isolated`). "Idle" means no
+Both are jobs (the Jobs panel lists them, a kill mid-way is resumed at the next start):
+old folder layouts and registered ArchiveBox folders are migrated by one migrate job at a
+time (``lib.imports.migrate``), run in a child process. "Idle" means no
 operation the user started (a capture, a crawl, a mirror, an export, an import) has run for
 :attr:`IdleMigrator.idle_ms`; when one starts, the migrator is asked to stop at its next
 batch boundary (its cursor is saved) and comes back once the app is idle again. The status
 bar shows its progress from the database ("Upgrading folders: N%").
 
 With nothing to migrate, copies whose re-verify interval has passed (the laptop's own, and
-each mounted drive's: ``archiver_app.mirror.scheduled_scrub``) are verified the same way,
+each mounted drive's) are verified the same way, by a verify job (``lib.mirror.scheduled_scrub``),
 after :attr:`IdleMigrator.scrub_idle_ms` of idleness (re-reading a library is long work,
 best left for when the user has stepped away); the user's work stops it too (copies not
 yet checked keep their state).
@@ -24,6 +24,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from archiver_app.api.jobs import JobKind
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
@@ -33,20 +34,16 @@ LABEL = "upgrading folders"
 SCRUB_LABEL = "verifying copies"
 
 
-def pending_work(library: Library) -> int:
-    """Snapshots at an old layout plus registered import sources (0: nothing to do)."""
-    from archiver_app.layout.migrator import pending_count, pending_sources
-
-    return pending_count(library) + len(pending_sources(library))
-
-
 def idle_job(library: Library) -> str | None:
-    """``"migrate"``, ``"scrub"`` (some copies are due to be re-verified) or None."""
-    if pending_work(library):
-        return "migrate"
-    from archiver_app.mirror import scrubs_due
-
-    return "scrub" if scrubs_due(library) else None
+    """``"migrate"``, ``"scrub"`` (some copies are due to be re-verified) or None. None
+    too while such a job is queued or runs already (resumed at start-up, or from
+    ``archiver``): one at a time."""
+    jobs = library.jobs
+    if library.imports.pending():
+        return None if jobs.active(JobKind.MIGRATE) else "migrate"
+    if jobs.active(JobKind.VERIFY):
+        return None
+    return "scrub" if library.mirror.scrubs_due() else None
 
 
 class IdleMigrator(QObject):
@@ -136,20 +133,18 @@ class IdleMigrator(QObject):
             return
         if job == "scrub" and time.monotonic() - self._idle_since < self.scrub_idle_ms / 1000:
             return  # not idle long enough yet: the recheck timer asks again
-        from archiver_app.layout.migrator import run_migrator
-        from archiver_app.mirror import scheduled_scrub
-        from archiver_app.tasks.isolated import run_isolated
-
-        library = self.library
-        target: Callable[..., Any] = run_migrator if job == "migrate" else scheduled_scrub
+        lib = self.library
+        target: Callable[..., Any] = (
+            lib.imports.migrate if job == "migrate" else lib.mirror.scheduled_scrub
+        )
         label = LABEL if job == "migrate" else SCRUB_LABEL
         self.job = job
         self.op = (
             BackgroundOp(
                 self.runner,
-                # One pass over what is pending or due, in a child process (hashing and
-                # moving files is Python work); new work is noticed by the recheck timer.
-                lambda p, c: run_isolated(target, library, progress=p, cancel=c),
+                # One pass over what is pending or due, as a job in a child process (hashing
+                # and moving files is Python work); the recheck timer notices new work.
+                lambda p, c: target(progress=p, cancel=c),
                 label=label,
                 blocks_quit=False,  # interrupting either is safe: each resumes next time
             )
@@ -175,8 +170,3 @@ def scrub_text(update: ProgressUpdate) -> str:
     """The status bar's words for a scheduled scrub."""
     total = f" of {update.total:,}" if update.total else ""
     return f"Verifying copies: {update.done:,}{total} files"
-
-
-def progress_text(update: ProgressUpdate) -> str:
-    total = f" of {update.total:,}" if update.total else ""
-    return f"Upgrading folders: {update.done:,}{total}"

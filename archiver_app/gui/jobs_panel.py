@@ -5,9 +5,9 @@ verify, offload, migrate) the progress their runner last wrote to the row. The p
 reads the jobs on a timer through :class:`~archiver_app.gui.ops.BackgroundOp` (the
 database is the source of truth; a child or worker process may be the one running the
 job), so a busy database never stalls the window. A crawl can be paused, resumed,
-aborted, retried and have its rules changed (:mod:`archiver_app.crawl.jobs`); any other
-job can be cancelled through its row (:func:`archiver_app.jobs.request_cancel`), which the
-process running it sees at its next check.
+aborted, retried and have its rules changed; any other job can be cancelled through its
+row, which the process running it sees at its next check (all through ``lib.jobs``,
+:class:`~archiver_app.api.jobs.JobsManager`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from datetime import datetime
-from types import ModuleType
 from typing import Any
 
 from PySide6.QtCore import (
@@ -41,8 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.api import jobs_view as data
-from archiver_app.api.jobs_view import JobStatus
+from archiver_app.api.jobs import JobLogLine, JobRow, JobsManager, JobStatus
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.snapshot_model import DISPLAY, USER, answer_roles, human_size
@@ -74,12 +72,6 @@ JOB_HEADERS = [
 ]
 
 
-def _crawl_jobs() -> ModuleType:
-    from archiver_app.crawl import jobs
-
-    return jobs
-
-
 def format_eta(seconds: float | None) -> str:
     if seconds is None:
         return ""
@@ -94,10 +86,10 @@ def format_eta(seconds: float | None) -> str:
 class JobsModel(QAbstractTableModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.rows: list[data.JobRow] = []
+        self.rows: list[JobRow] = []
         self.now = datetime.now().astimezone()
 
-    def set_rows(self, rows: list[data.JobRow], now: datetime) -> None:
+    def set_rows(self, rows: list[JobRow], now: datetime) -> None:
         """Take a fresh read of the jobs; repaint only the rows whose figures changed.
 
         The panel refreshes every second while hundreds of finished jobs sit unchanged:
@@ -236,10 +228,10 @@ class JobsPanel(QWidget):
         ):
             b.setEnabled(False)
         # the crawl engine is imported when a button is first used, not at launch
-        self.pause_button.clicked.connect(lambda: self._control(_crawl_jobs().pause_job))
-        self.resume_button.clicked.connect(lambda: self._control(_crawl_jobs().resume_job))
+        self.pause_button.clicked.connect(lambda: self._control(JobsManager.pause))
+        self.resume_button.clicked.connect(lambda: self._control(JobsManager.resume))
         self.abort_button.clicked.connect(self._abort_or_cancel)
-        self.retry_button.clicked.connect(lambda: self._control(_crawl_jobs().retry_job))
+        self.retry_button.clicked.connect(lambda: self._control(JobsManager.retry))
         self.apply_button.clicked.connect(self._apply_live)
 
         self.timer = QTimer(self)
@@ -256,9 +248,9 @@ class JobsPanel(QWidget):
         self._busy = True
         library, job, after = self.library, self._log_job, self._log_after
 
-        def work(_p: object, _c: object) -> tuple[list[data.JobRow], list[Any], datetime]:
-            rows = data.job_rows(library)
-            log = data.job_log_after(library, job, after) if job is not None else []
+        def work(_p: object, _c: object) -> tuple[list[JobRow], list[JobLogLine], datetime]:
+            rows = library.jobs.rows()
+            log = library.jobs.log_after(job, after) if job is not None else []
             return rows, log, library.clock()
 
         BackgroundOp(self.runner, work, label="jobs", blocks_quit=False).success(
@@ -271,7 +263,7 @@ class JobsPanel(QWidget):
         show_error(self, failure, "reading the jobs")  # type: ignore[arg-type]
 
     def _refreshed(
-        self, job: int | None, rows: list[data.JobRow], log: list[Any], now: datetime
+        self, job: int | None, rows: list[JobRow], log: list[JobLogLine], now: datetime
     ) -> None:
         self._busy = False
         current = self.current_job_id()
@@ -360,7 +352,7 @@ class JobsPanel(QWidget):
         self.apply_button.setEnabled(crawl and row.status in ACTIVE)
 
     @staticmethod
-    def _operation_text(row: data.JobRow, eta: str) -> str:
+    def _operation_text(row: JobRow, eta: str) -> str:
         total = row.progress_total
         if total:
             amount = f"{row.progress_done:,} of {total:,}"
@@ -373,7 +365,7 @@ class JobsPanel(QWidget):
             + (f"; about {eta} left" if eta else "")
         )
 
-    def _show_operation_progress(self, row: data.JobRow) -> None:
+    def _show_operation_progress(self, row: JobRow) -> None:
         if row.progress_total:
             self.progress.setRange(0, max(1, row.progress_total))
             self.progress.setValue(min(row.progress_done, row.progress_total))
@@ -385,13 +377,13 @@ class JobsPanel(QWidget):
 
     # ------------------------------------------------------------------ control
 
-    def _control(self, fn: Callable[[Library, int], object]) -> None:
+    def _control(self, fn: Callable[[JobsManager, int], object]) -> None:
         job = self.current_job_id()
         if job is None:
             return
-        library = self.library
-        doing = fn.__name__.replace("_", " ")
-        BackgroundOp(self.runner, lambda _p, _c: fn(library, job), label=doing).success(
+        jobs = self.library.jobs
+        doing = f"{fn.__name__.replace('_', ' ')} job"
+        BackgroundOp(self.runner, lambda _p, _c: fn(jobs, job), label=doing).success(
             lambda _r: self.refresh_soon()
         ).failure(lambda f: show_error(self, f, doing)).run_in_background()
 
@@ -401,16 +393,13 @@ class JobsPanel(QWidget):
         row = next((r for r in self.model.rows if r.id == job), None)
         if row is None:
             return
-        from archiver_app.jobs import request_cancel
-
-        self._control(_crawl_jobs().abort_job if row.counts_pages else request_cancel)
+        self._control(JobsManager.abort if row.counts_pages else JobsManager.cancel)
 
     def _apply_live(self) -> None:
         from archiver_app.errors import InputError
         from archiver_app.gui.capture_input import parse_ignore_patterns
 
         job = self.current_job_id()
-        fn = _crawl_jobs().update_rules
         if job is None:
             return
         try:
@@ -419,10 +408,10 @@ class JobsPanel(QWidget):
             show_error(self, exc, "changing the job's rules")
             return
         concurrency = self.concurrency_edit.value()
-        library = self.library
+        jobs = self.library.jobs
         BackgroundOp(
             self.runner,
-            lambda _p, _c: fn(library, job, ignore=tuple(patterns), concurrency=concurrency),
+            lambda _p, _c: jobs.update_rules(job, ignore=tuple(patterns), concurrency=concurrency),
             label="update rules",
         ).success(lambda _r: self.refresh_soon()).failure(
             lambda f: show_error(self, f, "changing the job's rules")

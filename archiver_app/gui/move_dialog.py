@@ -1,9 +1,10 @@
 """Moving the library, shown while the main window is closed: progress, cancel, outcome.
 
 The app closes its window (and with it every background operation and the library) before
-this dialog runs :func:`archiver_app.library_move.move_library` on a worker thread, then
-reopens whichever place holds the library afterwards: the new one on success, the old one
-when the move failed or was cancelled (the move never leaves the library half in each).
+this dialog runs :func:`archiver_app.library_move.move_library` on a worker thread (across
+disks, a ``move`` job: the Jobs panel shows it afterwards), then reopens whichever place
+holds the library: the new one on success, the old one when the move failed or was
+cancelled (the move never leaves the library half in each).
 """
 
 from __future__ import annotations

@@ -56,6 +56,7 @@ class SettingsDialog(QDialog):
     #: reopens it from there.
     move_requested = Signal(object)  # Path
 
+    # Long: a Qt form laid out top to bottom, one widget after another, reads best whole.
     def __init__(
         self,
         library: Library,
@@ -107,13 +108,11 @@ class SettingsDialog(QDialog):
 
         keep_box = QGroupBox("Copies on drives", self)
         keep_form = QFormLayout(keep_box)
-        from archiver_app.mirror.policy import library_policy
-
         scrub = library.settings.get(SCRUB_KEY, {}) or {}
         self.copies = QSpinBox(keep_box)
         self.copies.setObjectName("copies")
         self.copies.setRange(1, 10)
-        self.copies.setValue(library_policy(library).copies)
+        self.copies.setValue(library.mirror.policy().copies)
         self.copies.setSuffix(" verified copies (the laptop counts as one)")
         self.scrub_days = QSpinBox(keep_box)
         self.scrub_days.setObjectName("scrub_days")
@@ -201,9 +200,7 @@ class SettingsDialog(QDialog):
         try:
             # Through the mirror's policy API: it validates, and keeps the policy's other
             # fields (destinations, max age ...) instead of overwriting the whole setting.
-            from archiver_app.mirror.policy import set_policy
-
-            set_policy(self.library, copies=self.copies.value())
+            self.library.mirror.set_copies(self.copies.value())
             self.library.settings.put(SCRUB_KEY, {"interval_days": self.scrub_days.value()})
         except Exception as exc:
             show_error(self, exc, "saving the settings")

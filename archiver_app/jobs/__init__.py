@@ -1,6 +1,7 @@
 """One job runtime for every long operation (capture and crawl, import, export, mirror,
-verify, offload, migrate): the database holds each job's state, front ends enqueue and
-watch, and the process that claims a job runs it. See :mod:`archiver_app.jobs.runtime`.
+verify, offload, migrate, move): the database holds each job's state, front ends enqueue
+and watch (through ``lib.jobs``), and the process that claims a job runs it. See
+:mod:`archiver_app.jobs.runtime`; inside a job, threads come from :mod:`.pipeline`.
 """
 
 from archiver_app.jobs.kinds import CRAWL_KINDS, JobKind, KindSpec, Registry, RunningJob

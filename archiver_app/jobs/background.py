@@ -9,21 +9,19 @@ cancel token) or through the job's row (``archiver job abort``, the Jobs panel).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from archiver_app.jobs.kinds import CRAWL_KINDS, JobKind
+from archiver_app.jobs.kinds import CRAWL_KINDS
 from archiver_app.jobs.operations import default_registry
 from archiver_app.jobs.runtime import (
     ClaimOutcome,
-    enqueue,
     queued_jobs,
     recover_interrupted,
     run_job,
     run_queued,
 )
-from archiver_app.library import DEFAULT_COLLECTION, Library
+from archiver_app.library import Library
 from archiver_app.store.models import JobStatus
 from archiver_app.tasks import Cancelled, CancelToken, Progress, null_progress
 
@@ -62,21 +60,6 @@ def run_in_child(
     from archiver_app.tasks.isolated import run_isolated
 
     return run_isolated(run_enqueued, library, job_id, progress=progress, cancel=cancel)
-
-
-def enqueue_and_run_in_child(
-    library: Library,
-    kind: JobKind,
-    config: Mapping[str, Any],
-    *,
-    name: str,
-    collection: str = DEFAULT_COLLECTION,
-    progress: Progress = null_progress,
-    cancel: CancelToken | None = None,
-) -> Any:
-    """:func:`~archiver_app.jobs.runtime.enqueue` then :func:`run_in_child`."""
-    job_id = enqueue(library, kind, config, name=name, collection=collection)
-    return run_in_child(library, job_id, progress=progress, cancel=cancel)
 
 
 def run_queued_jobs(

@@ -7,8 +7,9 @@ imported when a job runs, not when this module is: opening the registry stays ch
 
 Resumable kinds skip the work already done when run again: an import skips files already
 in the library, a mirror copies only what still lacks copies, a verify or an offload
-re-checks from the database, a migration walks the snapshots still at older layouts. An
-export writes a new file from scratch, so an interrupted export is reported, not resumed.
+re-checks from the database, a migration walks the snapshots still at older layouts, a
+moved library's old files are removed from its new place. An export writes a new file
+from scratch, so an interrupted export is reported, not resumed.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from archiver_app.importers.outcome import ImportReport
     from archiver_app.integrity import IntegrityReport
     from archiver_app.layout.migrator import MigrationReport
+    from archiver_app.library_move import MoveResult
     from archiver_app.mirror.offload import OffloadResult
     from archiver_app.mirror.run import MirrorResult
     from archiver_app.mirror.scrub import ScrubResult
@@ -163,15 +165,18 @@ def verify_config(
     *,
     laptop: bool = False,
     everything: bool = False,
+    scheduled: bool = False,
     repair: bool = True,
     scan_roots: Sequence[Path] | None = None,
 ) -> dict[str, Any]:
     """``label``: one drive (None: every mounted one); ``laptop``: this computer's copies;
-    ``everything``: this computer's, then every mounted drive's (the drives panel)."""
+    ``everything``: this computer's, then every mounted drive's (the drives panel);
+    ``scheduled``: only the copy sets whose re-verify interval has passed (the app, idle)."""
     return {
         "label": label,
         "laptop": laptop,
         "everything": everything,
+        "scheduled": scheduled,
         "repair": repair,
         "scan_roots": None if scan_roots is None else [str(p) for p in scan_roots],
     }
@@ -180,7 +185,12 @@ def verify_config(
 def run_verify(
     lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
 ) -> list[ScrubResult] | IntegrityReport:
-    from archiver_app.mirror import verify_all, verify_destinations, verify_library
+    from archiver_app.mirror import (
+        scheduled_scrub,
+        verify_all,
+        verify_destinations,
+        verify_library,
+    )
 
     c = job.config
     roots = _paths(c.get("scan_roots"))
@@ -191,6 +201,8 @@ def run_verify(
         return verify_snapshots(
             lib, repair=repair, scan_roots=roots, progress=progress, cancel=cancel
         )
+    if c.get("scheduled"):
+        return scheduled_scrub(lib, scan_roots=roots, progress=progress, cancel=cancel)
     if c.get("everything"):
         return verify_all(lib, scan_roots=roots, progress=progress, cancel=cancel)
     if c.get("laptop"):
@@ -254,6 +266,19 @@ def run_migrate(
     )
 
 
+# --------------------------------------------------------------------------- move
+
+
+def run_finish_move(
+    lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
+) -> MoveResult:
+    """A move is started by :func:`archiver_app.library_move.move_library` (the library
+    closed everywhere else); the queue only finishes one, at the library's new place."""
+    from archiver_app.library_move import finish_move
+
+    return finish_move(lib, job, progress, cancel)
+
+
 def default_registry() -> Registry:
     """Every kind this version of Archiver runs besides crawls and captures."""
     return Registry(
@@ -264,5 +289,6 @@ def default_registry() -> Registry:
             KindSpec(JobKind.VERIFY, run_verify, resumable=True),
             KindSpec(JobKind.OFFLOAD, run_offload, resumable=True),
             KindSpec(JobKind.MIGRATE, run_migrate, resumable=True),
+            KindSpec(JobKind.MOVE, run_finish_move, resumable=True),
         ]
     )

@@ -215,6 +215,21 @@ def recover_interrupted(lib: Library, registry: Registry) -> list[Claim]:
     return found
 
 
+def hand_over(lib: Library, job_id: int, message: str) -> None:
+    """Queue running job ``job_id`` again, with no owner: in a copy of the database made
+    while it ran (a library being moved), so that its next run happens there."""
+    now = lib.clock()
+    with lib.write() as s:
+        job = s.get(Job, job_id, populate_existing=True)
+        if job is None:
+            raise InputError(f"there is no job {job_id}")
+        job.status = JobStatus.QUEUED
+        job.lease_owner = None
+        job.lease_expires_at = None
+        job.updated_at = now
+        _log(s, job_id, message, now)
+
+
 class CancelOutcome(StrEnum):
     CANCELLED = "cancelled"  # it was only queued: aborted now
     ASKED = "asked"  # it runs: its process stops at its next check

@@ -22,7 +22,6 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, event, or_, select, update
 from sqlalchemy.orm import Session
 
+from archiver_app.jobs.pipeline import Pool
 from archiver_app.layout.current import CURRENT_FS_VERSION
 from archiver_app.layout.links import link_tree_verified
 from archiver_app.layout.moves import (
@@ -388,8 +388,8 @@ def _finish_all(root: Path, moves: list[dict[str, Any]], *, rehash: bool) -> Non
         for move in rest:
             finish_cleanup(root, move, rehash=rehash)
         return
-    with ThreadPoolExecutor(max_workers=IO_THREADS) as pool:
-        list(pool.map(lambda m: finish_cleanup(root, m, rehash=rehash), rest))
+    with Pool(IO_THREADS, "migrate-clean") as pool:
+        pool.each(lambda m: finish_cleanup(root, m, rehash=rehash), rest)
 
 
 def _library_root(session: Session) -> Path:

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select
 
 from archiver_app.errors import InputError, LibraryError
+from archiver_app.jobs.pipeline import Pool, Window
 from archiver_app.layout.archivebox import ImportStats, import_batch, list_folder_names
 from archiver_app.layout.batch import BatchItem, apply_batch
 from archiver_app.layout.current import CURRENT_FS_VERSION
@@ -189,10 +188,8 @@ def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
     # once a batch's cleanup is seen waiting, later ones run behind the next batches, at
     # most CLEANUPS_AHEAD at once. A kill anywhere leaves cleanup markers and re-linkable
     # files, both resumed by the next run (step 1 of the pass).
-    with ThreadPoolExecutor(
-        max_workers=CLEANUPS_AHEAD, thread_name_prefix="migrate-clean"
-    ) as cleaner:
-        cleanups: deque[Future[int]] = deque()
+    with Pool(CLEANUPS_AHEAD, "migrate-clean") as cleaner:
+        cleanups: Window[int] = Window(cleaner, CLEANUPS_AHEAD)
         behind = False  # cleanups run behind the commits (they wait on the disk)
         try:
             for v in OLD_VERSIONS[OLD_VERSIONS.index(version) if version in OLD_VERSIONS else 0 :]:
@@ -204,18 +201,15 @@ def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
                     if last is None:
                         break
                     after = last
-                    while len(cleanups) >= CLEANUPS_AHEAD:
-                        report.cleanups += cleanups.popleft().result()
+                    report.cleanups += sum(cleanups.wait_room())
                     keys = _commit_batch(library, moves, f"{v}:{last}", report)
                     if behind:
-                        cleanups.append(
-                            cleaner.submit(
-                                finish_pending_cleanups,
-                                library.write,
-                                library.root,
-                                rehash=False,
-                                keys=keys,
-                            )
+                        cleanups.submit(  # room was made above: this does not wait
+                            finish_pending_cleanups,
+                            library.write,
+                            library.root,
+                            rehash=False,
+                            keys=keys,
                         )
                     else:
                         behind = _clean_in_line(library, keys, report)
@@ -228,8 +222,7 @@ def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
                         )
                     )
         finally:
-            while cleanups:
-                report.cleanups += cleanups.popleft().result()
+            report.cleanups += sum(cleanups.drain())
     with library.write() as s:
         s.merge(Setting(key=CURSOR_KEY, value=None))  # the pass is complete
 
@@ -327,8 +320,8 @@ def _prepare_batch(
     # has none on record, two snapshots go at once. Links, stat and mkdir are short system
     # calls: threads would only hand the GIL to each other.
     if any(r[0] in prefixes and r[0] not in known for r in rows):
-        with ThreadPoolExecutor(max_workers=LINK_THREADS) as pool:
-            outcomes = list(pool.map(prepare, rows))
+        with Pool(LINK_THREADS, "migrate-link") as pool:
+            outcomes = pool.map(prepare, rows)
     else:
         outcomes = [prepare(r) for r in rows]
     for outcome in outcomes:

@@ -14,15 +14,15 @@ typed errors and :func:`classify`) are :mod:`archiver_app.durable`'s, named here
 mirror's modules. This module adds what only the mirror needs: whether one ``syncfs`` per
 batch beats an fsync per file (on Linux it makes a whole batch of temporary files, then a
 whole batch of renames, durable for far less than an ``fsync`` per file for thousands of
-small files, with the same guarantee), grouped read-back hashing of small files, and the
-single-file protocol used to bring a copy back to the laptop.
+small files, with the same guarantee), and grouped read-back hashing of small files. A copy
+brought back to the laptop (restore, repair) is one :func:`archiver_app.durable.verified_copy`
+with the recorded hash.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Sequence
 from pathlib import Path
 
 from archiver_app.durable import (
@@ -38,7 +38,6 @@ from archiver_app.durable import (
     install,
     make_folders,
     sync_filesystem,
-    verified_copy,
 )
 from archiver_app.durable import (
     classify as classify_error,
@@ -144,28 +143,6 @@ def join_relative(root: str | Path, relative: str) -> str:
     return os.path.join(root, relative)
 
 
-def copy_verified(
-    source: Path,
-    final: Path,
-    sha256: str,
-    size: int,
-    *,
-    guard: Callable[[], AbstractContextManager[object]] | None = None,
-) -> None:
-    """The whole protocol for one file into a folder on the same drive as ``final``.
-
-    Used to bring a copy back to the laptop (restore, repair): :func:`archiver_app.durable.
-    verified_copy` with the recorded hash. ``guard``: a context the rename happens inside
-    (for a repair: the database's write lock, the file's row checked unchanged); an
-    exception from it discards the temporary file and ``final`` is untouched.
-
-    Raises:
-        SourceError, SourceMismatch, DestinationError: as :func:`copy_to_temp`; also
-        DestinationError("mismatch") when the written copy does not read back right.
-    """
-    verified_copy(source, final, expected_sha256=sha256, expected_size=size, guard=guard)
-
-
 __all__ = [
     "BUFFER",
     "TEMP_SUFFIX",
@@ -175,7 +152,6 @@ __all__ = [
     "blame",
     "classify",
     "copy_to_temp",
-    "copy_verified",
     "discard",
     "hash_file",
     "hash_small_files",

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar, cast
 
+from archiver_app.jobs.pipeline import Pool
 from archiver_app.mirror import copier
 from archiver_app.mirror.copy_states import claim_needed, set_states, staging_folder
 from archiver_app.mirror.destinations import MountedDestination
@@ -36,9 +35,6 @@ from archiver_app.mirror.outcomes import (
 )
 from archiver_app.mirror.repair import FileChanged, RunContext, repair_local
 from archiver_app.store.models import CopyState
-
-T = TypeVar("T")
-_END = object()
 
 DISAPPEARED = "it disappeared during the run"
 
@@ -86,27 +82,6 @@ class Written:
     temps: dict[int, str]
 
 
-def run_each(
-    pool: ThreadPoolExecutor, threads: int, fn: Callable[[T], None], items: Sequence[T]
-) -> None:
-    """``fn`` on every item, on ``threads`` of ``pool``'s threads: each takes the next item
-    from a shared iterator, so a batch of 500 small files costs ``pool`` futures, not 500
-    (a future and a thread wake-up per file were a good part of a small file's cost)."""
-    it = iter(items)  # next() on a list iterator is atomic under the GIL
-    lock = threading.Lock()
-
-    def drain() -> None:
-        while True:
-            with lock:
-                item = next(it, _END)
-            if item is _END:
-                return
-            fn(cast(T, item))
-
-    for task in [pool.submit(drain) for _ in range(max(1, min(threads, len(items))))]:
-        task.result()
-
-
 def claim_batch(lane: Lane, batch: list[Transfer], *, recheck: bool = True) -> list[Transfer]:
     """Re-check the need of a batch (``recheck``) and mark the kept copies ``ongoing``."""
     lib, dest = lane.ctx.lib, lane.dest
@@ -142,7 +117,7 @@ def _existing(folder: str, batch: list[Transfer]) -> set[str]:
     return found
 
 
-def write_batch(lane: Lane, batch: list[Transfer], pool: ThreadPoolExecutor) -> Written:
+def write_batch(lane: Lane, batch: list[Transfer], pool: Pool) -> Written:
     """Stage one, for a claimed batch: copy each file to a temporary name, or adopt a
     verified copy already under the final name."""
     ctx = lane.ctx
@@ -167,7 +142,7 @@ def write_batch(lane: Lane, batch: list[Transfer], pool: ThreadPoolExecutor) -> 
                 return
         results[t.file_id] = _write_temp(lane, t, temps, add)
 
-    run_each(pool, lane.threads, write_one, batch)
+    pool.each(write_one, batch, threads=lane.threads)  # a future per thread, not per file
     return Written(batch, results, temps)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from sqlalchemy import select, update
 
+from archiver_app.durable import verified_copy
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.mirror import copier
@@ -277,8 +278,11 @@ def _restore_file(
         if dest is None:
             continue
         try:
-            copier.copy_verified(
-                safe_join(dest.folder, copy_path(copy_at, row.path)), target, row.sha256, row.size
+            verified_copy(
+                safe_join(dest.folder, copy_path(copy_at, row.path)),
+                target,
+                expected_sha256=row.sha256,
+                expected_size=row.size,
             )
         except copier.SourceMismatch:
             with lib.write() as s:

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import select, update
 
+from archiver_app.durable import verified_copy
 from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.copy_states import set_states
@@ -104,12 +105,12 @@ def repair_local(ctx: RunContext, file_id: int) -> bool:
             if dest is None:
                 continue
             try:
-                copier.copy_verified(
+                verified_copy(
                     safe_join(dest.folder, copy_path(copy_at, path)),
                     target,
-                    sha,
-                    size,
-                    guard=installing,
+                    expected_sha256=sha,
+                    expected_size=size,
+                    guard=installing,  # the rename happens under the write lock, row unchanged
                 )
             except copier.SourceMismatch:
                 set_states(lib, did, {file_id: CopyState.CORRUPTED}, verified=False)

@@ -8,11 +8,11 @@ instead of writing beside the first.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from archiver_app.jobs.pipeline import Pool
 from archiver_app.library import Library
 from archiver_app.mirror.copier import classify
 from archiver_app.mirror.copy_states import prepare_destination
@@ -139,20 +139,13 @@ def run_mirror(
         ctx = RunContext(lib, mounted, tracker, cancel)
         result = MirrorResult(plan)
         if plan.destinations:
-            with ThreadPoolExecutor(len(plan.destinations), thread_name_prefix="mirror") as ex:
-                futures = [
-                    ex.submit(
-                        run_destination,
-                        ctx,
-                        dp.destination,
-                        dp.transfers,
-                        default.batch_size,
-                        default.parallelism,
-                    )
-                    for dp in plan.destinations.values()
-                    if dp.transfers
-                ]
-                result.outcomes = [f.result() for f in futures]
+            with Pool(len(plan.destinations), "mirror") as drives:  # a thread per drive
+                result.outcomes = drives.map(
+                    lambda dp: run_destination(
+                        ctx, dp.destination, dp.transfers, default.batch_size, default.parallelism
+                    ),
+                    [dp for dp in plan.destinations.values() if dp.transfers],
+                )
         tracker.finish()
         result.local_repaired, result.local_unrepairable = (
             ctx.local_repaired,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, func, or_, select, update
 
 from archiver_app.errors import ArchiverError
+from archiver_app.jobs.pipeline import Pool
 from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.copy_states import prepare_destination, set_states
@@ -241,8 +241,8 @@ def _check_copies(  # noqa: PLR0917 - private helper of verify_destination
             result.checked += 1
         tracker.add(files=1, nbytes=size)
 
-    with ThreadPoolExecutor(parallelism) as pool:
-        list(pool.map(check, [tuple(r) for r in rows]))
+    with Pool(parallelism, "scrub") as pool:
+        pool.each(check, [(r[0], r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows])
     if gone.is_set():
         result.stopped = Stop(
             StopReason.GONE,
@@ -400,8 +400,8 @@ def _check_laptop(
                 bad.append((fid, path, sha, size, target.exists()))
         tracker.add(files=1, nbytes=size)
 
-    with ThreadPoolExecutor(parallelism) as pool:
-        list(pool.map(check, rows))
+    with Pool(parallelism, "scrub-drive") as pool:
+        pool.each(check, rows)
     return good, bad
 
 

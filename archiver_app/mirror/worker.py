@@ -28,9 +28,10 @@ import os
 import threading
 from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 
+from archiver_app.jobs.pipeline import Pool
 from archiver_app.mirror import copier
 from archiver_app.mirror.copy_states import update_states
 from archiver_app.mirror.deps import chunks
@@ -117,9 +118,9 @@ class _Verifying:
 def _start_verify(
     lane: Lane,
     written: Written,
-    pool: ThreadPoolExecutor,
+    pool: Pool,
     error: copier.DestinationError | None,
-    small_pool: ThreadPoolExecutor | None = None,
+    small_pool: Pool | None = None,
 ) -> _Verifying:
     """Given durable temporary files (``error``: the barrier failed, so they are not),
     start re-reading and hashing each from the drive: large files on ``pool``, groups of
@@ -251,9 +252,7 @@ class _Finisher:
     rename, record; only the barriers are shared.
     """
 
-    def __init__(
-        self, lane: Lane, pool: ThreadPoolExecutor, small_pool: ThreadPoolExecutor | None = None
-    ) -> None:
+    def __init__(self, lane: Lane, pool: Pool, small_pool: Pool | None = None) -> None:
         self.lane = lane
         self.pool = pool
         self.small_pool = small_pool
@@ -319,11 +318,11 @@ def run_destination(
     lane = Lane(ctx, dest, copier.use_syncfs(dest.mount, ctx.lib.root), WRITERS)
     name = f"mirror-{dest.id}"
     with (
-        ThreadPoolExecutor(lane.threads, thread_name_prefix=f"{name}-write") as writers,
-        ThreadPoolExecutor(parallelism, thread_name_prefix=f"{name}-verify") as verifiers,
-        ThreadPoolExecutor(1, thread_name_prefix=f"{name}-finish") as finisher,
-        ThreadPoolExecutor(1, thread_name_prefix=f"{name}-claim") as claimer,
-        ThreadPoolExecutor(1, thread_name_prefix=f"{name}-verify-small") as small_verifier,
+        Pool(lane.threads, f"{name}-write") as writers,
+        Pool(parallelism, f"{name}-verify") as verifiers,
+        Pool(1, f"{name}-finish") as finisher,
+        Pool(1, f"{name}-claim") as claimer,
+        Pool(1, f"{name}-verify-small") as small_verifier,
     ):
         fin = _Finisher(lane, verifiers, small_verifier)
         # finish steps queued on the one finisher thread, oldest first

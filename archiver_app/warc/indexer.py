@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import queue
-import threading
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -42,6 +40,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Connection, func, insert, select, text
 
+from archiver_app.jobs.pipeline import ahead
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
 from archiver_app.store.checkpoints import background_checkpoints
@@ -59,7 +58,6 @@ from archiver_app.warc.batches import (
     SNAPSHOT_AT,
     Batch,
     BatchBuilder,
-    Failure,
     FileSpec,
     is_page,
     record_time,
@@ -243,44 +241,8 @@ class WarcIndexer:
         Closing this generator (the caller is done, failed or was cancelled) stops the
         producer and waits for it, so no thread outlives :meth:`run`.
         """
-        handoff: queue.Queue[Batch | Failure | None] = queue.Queue(maxsize=QUEUE_DEPTH)
-        stop = threading.Event()
-
-        def put(item: Batch | Failure | None) -> bool:
-            while not stop.is_set():
-                try:
-                    handoff.put(item, timeout=0.05)
-                    return True
-                except queue.Full:
-                    continue
-            return False
-
-        def produce() -> None:
-            source = self.builder(self._spec, self.chunk_size).batches()
-            try:
-                for batch in source:
-                    if not put(batch):
-                        return
-                put(None)
-            except BaseException as exc:  # everything, KeyboardInterrupt too, goes to the caller
-                put(Failure(exc))
-            finally:
-                source.close()
-
-        thread = threading.Thread(target=produce, name="warc-index-scan", daemon=True)
-        thread.start()
-        try:
-            while True:
-                item = handoff.get()
-                if item is None:
-                    return
-                if isinstance(item, Failure):
-                    item.raise_again()
-                assert isinstance(item, Batch)
-                yield item
-        finally:
-            stop.set()
-            thread.join()
+        spec, size = self._spec, self.chunk_size
+        yield from ahead(lambda: self.builder(spec, size).batches(), QUEUE_DEPTH, "warc-index-scan")
 
     def _uid(self, at: datetime) -> str:
         """The folder's name for the first page (it owns the folder), then fresh uids."""

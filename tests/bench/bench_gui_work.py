@@ -142,7 +142,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     started = time.perf_counter()
     cpu0, gui_cpu0 = time.process_time(), time.thread_time()
     ended: dict[str, float] = {}
-    crawl = window.run_capture(
+    crawl = window.capture.run(
         CaptureRequest(
             urls=(seed,),
             crawl=CrawlOptions(scope="host", depth=2, page_limit=args.pages, concurrency=4),

@@ -36,9 +36,9 @@ def test_capture_search_replay_mirror_two_copies(
     window = main_window
     local_server.add_static("/", PAGE)
     # 1. capture through the dialog
-    dialog = window.open_capture_dialog(local_server.url("/"))
+    dialog = window.capture.open_dialog(local_server.url("/"))
     assert dialog.capture_button.isEnabled()
-    with qtbot.waitSignal(window.capture_finished, timeout=120_000):
+    with qtbot.waitSignal(window.capture.finished, timeout=120_000):
         dialog.accept()
     qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
     # ... as a job with its page and attempt, exactly as `archiver capture` makes it

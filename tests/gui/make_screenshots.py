@@ -231,7 +231,7 @@ def import_notice_shot(window: Any, lib: Any, tmp: Path, settle: Any) -> Any:
     whole = one_stream_warc(drop / "interviews.warc.gz")
     (drop / "README.warc").write_text("notes about the crawl\n")
     report = import_paths(lib, [damaged, whole, drop / "README.warc"])
-    window._import_done(report)
+    window.imports.imported(report)
     settle(40)
     [box] = [b for b in window.findChildren(QMessageBox) if b.objectName() == "importNotice"]
     return box
@@ -273,7 +273,7 @@ def main() -> None:
     settle(40)
     window.grab().save(str(out / "main-window.png"))
 
-    dialog = window.open_capture_dialog(
+    dialog = window.capture.open_dialog(
         "https://www.example-climate.org/reports/\nhttps://riverwatch.example.net/flood-levels"
     )
     dialog.tags.setText("climate, thesis")

@@ -8,7 +8,7 @@ from typing import Any
 
 from pytestqt.qtbot import QtBot
 
-from archiver_app.gui.idle_migrator import IdleMigrator, pending_work
+from archiver_app.gui.idle_migrator import IdleMigrator
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.layout.migrator import pending_count
@@ -48,7 +48,7 @@ def test_migrates_while_idle_and_stops_for_the_users_work(
     gate.set()
 
     # ...and comes back when the app is idle again, until nothing is left.
-    qtbot.waitUntil(lambda: pending_work(library) == 0, timeout=60000)
+    qtbot.waitUntil(lambda: library.imports.pending() == 0, timeout=60000)
     qtbot.waitUntil(lambda: not migrator.running, timeout=10000)
     assert seen  # progress reached the GUI thread
     assert stopped_at > 0  # it stopped before finishing (at a batch boundary, cursor saved)
@@ -56,6 +56,10 @@ def test_migrates_while_idle_and_stops_for_the_users_work(
         versions = {v for (v,) in s.query(Snapshot.fs_version).distinct()}
     assert versions == {"archiver-2"}
     migrator.stop()
+    # Each pass was a migrate job: the Jobs panel and `archiver jobs` list them.
+    passes = [r for r in library.jobs.rows() if r.kind == "migrate"]
+    assert len(passes) >= 2 and passes[0].name == "Upgrading folders"
+    assert {r.status for r in passes} == {"completed"}
 
 
 def test_an_archivebox_folder_added_from_the_window_is_imported_in_the_background(
@@ -63,7 +67,7 @@ def test_an_archivebox_folder_added_from_the_window_is_imported_in_the_backgroun
 ) -> None:
     folder, snaps = archivebox_factory("0.8", count=4, odd=False)
     main_window.migrator.idle_ms = 50
-    main_window.import_archivebox(Path(folder))
+    main_window.imports.import_archivebox(Path(folder))
     lib = main_window.library
 
     def imported() -> bool:
@@ -72,7 +76,7 @@ def test_an_archivebox_folder_added_from_the_window_is_imported_in_the_backgroun
         return {sn.url for sn in snaps} <= urls
 
     qtbot.waitUntil(imported, timeout=30000)
-    qtbot.waitUntil(lambda: pending_work(lib) == 0, timeout=30000)
+    qtbot.waitUntil(lambda: lib.imports.pending() == 0, timeout=30000)
     qtbot.waitUntil(lambda: main_window.model.rowCount() >= len(snaps), timeout=10000)
 
 
@@ -112,6 +116,8 @@ def test_due_scrubs_run_once_the_app_has_been_idle_long_enough(
         (THIS_COMPUTER, 2, 1),
         ("usb", 0, 0),  # its copies were verified as they were written, minutes ago
     ]
+    (job,) = [r for r in library.jobs.rows() if r.kind == "verify"]  # the scrub was a job
+    assert job.status == "completed" and job.config["scheduled"] is True
 
 
 def test_the_status_bar_says_when_the_app_verifies_copies_by_itself(
@@ -130,3 +136,17 @@ def test_the_status_bar_says_when_the_app_verifies_copies_by_itself(
         main_window.migrator.poke()
     assert seen and seen[-1] == "Verifying copies: 8 of 8 files"
     assert not label.isVisible()  # gone once it has finished
+
+
+def test_no_second_migration_while_one_is_queued_or_running(library: Library) -> None:
+    """A migrate job resumed at start-up (or started by ``archiver migrate``) runs alone."""
+    from archiver_app.api.jobs import JobKind
+    from archiver_app.gui.idle_migrator import idle_job
+    from archiver_app.jobs.operations import migrate_config
+
+    legacy_library(library, 3)
+    assert idle_job(library) == "migrate"
+    job = library.jobs.enqueue(JobKind.MIGRATE, migrate_config(), name="Upgrading folders")
+    assert idle_job(library) is None
+    library.jobs.cancel(job)  # queued: aborted at once
+    assert idle_job(library) == "migrate"

@@ -194,14 +194,14 @@ def _drop(window: MainWindow, *urls: QUrl) -> None:
 
 def test_drop_and_paste_open_the_capture_dialog(qtbot: QtBot, main_window: MainWindow) -> None:
     _drop(main_window, QUrl("https://example.org/a"), QUrl("https://example.org/b"))
-    dialog = main_window.findChild(type(main_window.open_capture_dialog()), "capture_dialog")
+    dialog = main_window.findChild(type(main_window.capture.open_dialog()), "capture_dialog")
     dialogs = [d for d in main_window.findChildren(type(dialog)) if d.urls.toPlainText()]
     assert dialogs[0].urls.toPlainText() == "https://example.org/a\nhttps://example.org/b"
     for d in main_window.findChildren(type(dialog)):
         d.reject()
     QApplication.clipboard().setText("https://example.net/pasted")
     main_window.table.setFocus()
-    main_window.paste_action.trigger()
+    main_window.menus.paste.trigger()
     pasted = [d for d in main_window.findChildren(type(dialog)) if d.isVisible()]
     assert pasted[-1].urls.toPlainText() == "https://example.net/pasted"
     pasted[-1].reject()
@@ -216,9 +216,9 @@ def test_dropping_a_warc_imports_it_and_opens_its_replay(
         tmp_path / "dropped.warc.gz",
         [Resp("https://dropped.example/", html_page("Dropped page", "rare aardvark words"))],
     )
-    with qtbot.waitSignal(main_window.import_finished, timeout=60_000):
+    with qtbot.waitSignal(main_window.imports.finished, timeout=60_000):
         _drop(main_window, QUrl.fromLocalFile(str(warc)))
-    report = main_window.last_import_report
+    report = main_window.imports.last_report
     assert report.failed == []
     assert report.records == 1
     with main_window.library.session() as s:
@@ -288,7 +288,7 @@ def test_an_import_tells_which_files_failed_or_lost_parts(
     folder = tmp_path / "folder"  # a dropped folder: the archives inside it
     folder.mkdir()
     clean.rename(folder / clean.name)
-    with qtbot.waitSignal(main_window.import_finished, timeout=60_000):
+    with qtbot.waitSignal(main_window.imports.finished, timeout=60_000):
         _drop(main_window, *(QUrl.fromLocalFile(str(p)) for p in (damaged, whole, folder, bogus)))
     [box] = [b for b in main_window.findChildren(QMessageBox) if b.objectName() == "importNotice"]
     assert box.isVisible() and box.icon() == QMessageBox.Icon.Warning
@@ -320,13 +320,13 @@ def test_file_import_web_archives_imports_the_chosen_files(
         return [str(warc)], ""
 
     monkeypatch.setattr(QFileDialog, "getOpenFileNames", staticmethod(choose))
-    action = main_window.import_archives_action
+    action = main_window.menus.import_archives
     file_menu = main_window.menuBar().actions()[0].menu()
     assert action in file_menu.actions() and action.shortcut().toString() == "Ctrl+I"
-    with qtbot.waitSignal(main_window.import_finished, timeout=60_000):
+    with qtbot.waitSignal(main_window.imports.finished, timeout=60_000):
         action.trigger()
     assert "*.warc.gz" in asked[0] and "*.wacz" in asked[0]
-    assert main_window.last_import_report.records == 1
+    assert main_window.imports.last_report.records == 1
     with main_window.library.session() as s:
         assert "Chosen page" in s.scalars(select(Snapshot.title)).all()
 
@@ -378,7 +378,7 @@ def test_opening_the_window_resumes_or_reports_jobs_whose_process_died(
         )
     window = MainWindow(library, runner=op_runner, settings=gui_settings)
     qtbot.addWidget(window)
-    with qtbot.waitSignal(window.jobs_resumed, timeout=60_000) as resumed:
+    with qtbot.waitSignal(window.background.resumed, timeout=60_000) as resumed:
         window.show()
     report = resumed.args[0]
     assert isinstance(report, ResumeReport)

@@ -62,6 +62,8 @@ def test_move_dialog_moves_across_disks_with_progress_and_remembers(
             assert remembered_library_root() == disk / "Library"
             with Library.open(dialog.root) as lib:
                 assert lib.info().snapshots == 5
+                (move,) = [r for r in lib.jobs.rows() if r.kind == "move"]  # a job, finished
+                assert move.status == "completed"
     finally:
         runner.shutdown(wait=True)
 

@@ -51,10 +51,10 @@ def _focus_in_page(qtbot: QtBot, window: MainWindow, library: Library) -> QWidge
 @pytest.mark.parametrize(
     ("key", "modifier", "action_name"),
     [
-        (Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier, "quit_action"),
-        (Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier, "close_tab_action"),
-        (Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier, "capture_action"),
-        (Qt.Key.Key_J, Qt.KeyboardModifier.ControlModifier, "jobs_action"),
+        (Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier, "quit"),
+        (Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier, "close_tab"),
+        (Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier, "capture"),
+        (Qt.Key.Key_J, Qt.KeyboardModifier.ControlModifier, "jobs"),
     ],
 )
 def test_application_shortcut_from_inside_a_replayed_page(
@@ -65,7 +65,7 @@ def test_application_shortcut_from_inside_a_replayed_page(
     modifier: Qt.KeyboardModifier,
     action_name: str,
 ) -> None:
-    action: QAction = getattr(main_window, action_name)
+    action: QAction = getattr(main_window.menus, action_name)
     fired: list[bool] = []
     action.triggered.disconnect()  # watch the key arrive; do not quit or open dialogs
     action.triggered.connect(lambda *_: fired.append(True))

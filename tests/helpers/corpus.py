@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.helpers.testsite import png
+from tests.helpers.testsite import pdf_file, png
 from tests.helpers.webserver import LocalServer, Request, Response
 
 HTML = "text/html; charset=utf-8"
@@ -45,29 +45,7 @@ def pdf_document(lines: list[str], title: str) -> bytes:
     ops = ["BT /F1 18 Tf 72 720 Td 22 TL"]
     ops += [f"({line}) Tj T*" for line in lines]
     stream = (" ".join(ops) + " ET").encode()
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Title (" + title.encode() + b") /Producer (corpus) >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, obj in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for off in offsets:
-        out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+    return pdf_file(stream, info=b"/Title (" + title.encode() + b") /Producer (corpus)")
 
 
 REPORT_PDF = pdf_document(

@@ -47,7 +47,12 @@ def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
 
 def pdf(text: str) -> bytes:
     """A minimal one-page PDF showing ``text``."""
-    stream = f"BT /F1 24 Tf 72 720 Td ({text}) Tj ET".encode()
+    return pdf_file(f"BT /F1 24 Tf 72 720 Td ({text}) Tj ET".encode())
+
+
+def pdf_file(stream: bytes, *, info: bytes | None = None) -> bytes:
+    """A one-page PDF drawing the content ``stream`` in Helvetica; ``info``: the body of
+    its Info dictionary (title, producer), when it has one."""
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -56,6 +61,8 @@ def pdf(text: str) -> bytes:
         b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    if info is not None:
+        objects.append(b"<< " + info + b" >>")
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for i, obj in enumerate(objects, 1):
@@ -65,8 +72,10 @@ def pdf(text: str) -> bytes:
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     for off in offsets:
         out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+    extra = b"" if info is None else b" /Info %d 0 R" % len(objects)
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
         len(objects) + 1,
+        extra,
         xref,
     )
     return bytes(out)

@@ -143,34 +143,109 @@ def test_refusals_write_nothing(tmp_path: Path) -> None:
     assert (full / "something.txt").read_text() == "mine"
 
 
-def test_killed_at_any_moment_the_library_is_whole_in_one_place(tmp_path: Path) -> None:
-    """SIGKILL ``archiver move-library`` mid-copy, then run it again: nothing lost."""
+def _staged_files(staging: Path) -> int:
+    """Complete copies in the staging folder (it changes while the move runs)."""
+    count = 0
+    for dirpath, _dirs, files in os.walk(staging):
+        count += sum(1 for f in files if not f.endswith(".tmp-archiver"))
+        del dirpath
+    return count
+
+
+def _no_partial_file_under_a_final_name(before: dict[str, str], folder: Path) -> None:
+    """Every file in ``folder`` (a staging folder or the new library) under a name of the
+    library holds exactly the old file's bytes: copies appear only once verified."""
+    for rel, digest in _hashes(folder).items():
+        if rel != "library.db" and not rel.endswith(".tmp-archiver"):
+            assert before[rel] == digest, rel
+
+
+def test_killed_at_random_moments_the_move_resumes_and_nothing_is_lost(tmp_path: Path) -> None:
+    """SIGKILL ``archiver move-library`` at random moments, again and again: the old
+    library stays whole, staged copies are complete, and the next run reuses them."""
+    import random
+
     src = tmp_path / "old"
-    before = _make_library(src, n=40)
+    before = _make_library(src, n=60)
     archiver = Path(sys.executable).with_name("archiver")
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    with small_drive(tmp_path / "disk2", 64 * 1024) as disk:
+    rng = random.Random(19)
+    kills = 0
+    with small_drive(tmp_path / "disk2", 96 * 1024) as disk:
         dest = disk / "Library"
-        cmd = [str(archiver), "--library", str(src), "move-library", str(dest)]
-        with (tmp_path / "move.log").open("wb") as log:
-            proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
         staging = disk / f".Library{STAGING_SUFFIX}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            if staging.exists() and sum(1 for p in staging.rglob("*") if p.is_file()) >= 10:
-                break
-            time.sleep(0.005)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        assert proc.returncode == -signal.SIGKILL  # it was still copying when killed
-        if not dest.exists():  # killed before the rename: the old library is untouched
-            _same_library(before, src, 40)
+        cmd = [str(archiver), "--library", str(src), "move-library", str(dest)]
+        for _round in range(4):
+            want = _staged_files(staging) + rng.randint(1, 4)  # a few more copies, then kill
+            with (tmp_path / "move.log").open("wb") as log:
+                proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and proc.poll() is None:
+                if _staged_files(staging) >= want:
+                    break
+                time.sleep(rng.uniform(0.0, 0.002))
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+            if proc.wait() == 0:
+                break  # it finished before this round's moment came: the move is done
+            assert proc.returncode == -signal.SIGKILL
+            kills += 1
+            assert not dest.exists()  # killed while copying: the old library is untouched
+            _same_library(before, src, 60)
+            _no_partial_file_under_a_final_name(before, staging)
+        assert kills >= 1
+        if not dest.exists():
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
             assert done.returncode == 0, done.stdout + done.stderr
-            assert "moved" in done.stdout
-        _same_library(before, dest, 40)
+            assert "by an interrupted earlier move" in done.stdout  # staged copies reused
+        _same_library(before, dest, 60)
         assert not src.exists() and not staging.exists()
+        with Library.open(dest) as lib:
+            moves = [r for r in lib.jobs.rows() if r.kind == "move"]
+    assert moves and moves[0].status == "completed"  # the last run, finished here
+    assert {r.status for r in moves[1:]} <= {"running"}  # the killed runs, in the snapshot
+
+
+def test_a_move_is_a_job_that_finishes_at_the_new_place(tmp_path: Path) -> None:
+    """Killed right after the switch, the new library's queue removes the old files."""
+    from archiver_app.jobs import JobKind, default_registry, run_foreground, run_queued
+    from archiver_app.library_move import move_config, move_registry
+
+    src = tmp_path / "old"
+    before = _make_library(src)
+    with small_drive(tmp_path / "disk2", 64 * 1024) as disk:
+        dest = disk / "Library"
+        with Library.open(src) as lib:  # the first half only, as if killed after it
+            run = run_foreground(
+                lib, JobKind.MOVE, move_config(src, dest), move_registry(), name="Move"
+            )
+        assert remembered_library_root() == dest
+        _same_library(before, dest, 6)
+        assert (src / "library.json").is_file()  # both whole: the old not yet removed
+        with Library.open(dest) as lib:
+            (row,) = [r for r in lib.jobs.rows() if r.id == run.job_id]
+            assert row.status == "queued"  # handed over to the copy
+            (ran,) = run_queued(lib, default_registry())
+            assert str(ran.status) == "completed" and ran.result.left_behind == []
+        assert not src.exists()
+        _same_library(before, dest, 6)
+
+
+def test_a_move_interrupted_while_copying_is_reported_at_the_old_place(tmp_path: Path) -> None:
+    """The app's queue never starts a move (the library is open there): it says to move
+    again, and leaves the library where it is."""
+    from archiver_app.jobs import JobKind, default_registry, enqueue, run_queued
+    from archiver_app.library_move import move_config
+
+    src = tmp_path / "old"
+    before = _make_library(src)
+    with Library.open(src) as lib:
+        job = enqueue(lib, JobKind.MOVE, move_config(src, tmp_path / "new"), name="Move")
+        run_queued(lib, default_registry())
+        (row,) = [r for r in lib.jobs.rows() if r.id == job]
+    assert row.status == "failed" and "Move it again" in (row.last_error or "")
+    assert not (tmp_path / "new").exists()
+    _same_library(before, src, 6)
 
 
 def test_a_library_on_postgresql_moves_its_folder_and_keeps_its_database(

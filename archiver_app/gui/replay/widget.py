@@ -128,6 +128,7 @@ class ReplayWidget(QWidget):
 
     # ------------------------------------------------------------------ layout
 
+    # Long: the replay tab's toolbar, view and bars laid out in order read best whole.
     def _build_ui(self) -> None:
         self.back_button = self._tool("◀", "Back", self.view.back)
         self.forward_button = self._tool("▶", "Forward", self.view.forward)

@@ -4,7 +4,6 @@ response record, a picture of its first page, its text (searchable) and its own 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,19 +13,10 @@ from sqlalchemy import select
 from archiver_app.cli import main
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot
-from tests.helpers.corpus import PDF_TITLE, PDF_WORD, REPORT_PDF, Corpus, start_corpus
+from tests.helpers.corpus import PDF_TITLE, PDF_WORD, REPORT_PDF, Corpus
 from tests.helpers.warcs import read_warc
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def corpus() -> Iterator[Corpus]:
-    running = start_corpus()
-    try:
-        yield running
-    finally:
-        running.close()
 
 
 def _snapshots(lib_path: Path) -> list[Snapshot]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,19 +10,10 @@ from sqlalchemy import select
 from archiver_app.cli import main
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot
-from tests.helpers.corpus import Corpus, start_corpus
+from tests.helpers.corpus import Corpus
 from tests.helpers.warcs import read_warc
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def corpus() -> Iterator[Corpus]:
-    running = start_corpus()
-    try:
-        yield running
-    finally:
-        running.close()
 
 
 def test_the_cli_captures_a_hash_route_as_its_own_page(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,21 +17,12 @@ from archiver_app.capture.engine import Capturer, CaptureResult, PageRules
 from archiver_app.capture.targets import WorkerAttacher
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot
-from tests.helpers.corpus import Corpus, start_corpus
+from tests.helpers.corpus import Corpus
 from tests.helpers.warcs import Rec, read_warc
 
 pytestmark = pytest.mark.slow
 
 RULES = PageRules(page_timeout=40, settle_seconds=1.0)
-
-
-@pytest.fixture(scope="module")
-def corpus() -> Iterator[Corpus]:
-    running = start_corpus()
-    try:
-        yield running
-    finally:
-        running.close()
 
 
 def _capture(lib: Library, urls: list[str]) -> list[CaptureResult]:

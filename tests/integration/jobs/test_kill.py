@@ -10,11 +10,9 @@ skip the work already done), and once run again everything is there exactly once
 from __future__ import annotations
 
 import hashlib
-import os
 import random
-import select
-import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,6 +33,7 @@ from archiver_app.library import Library
 from archiver_app.mirror import add_destination, set_policy
 from archiver_app.store.models import File, Job, JobStatus, Snapshot
 from archiver_app.tasks import ProgressUpdate
+from tests.helpers.kill import kill_at_random
 from tests.helpers.mirror_data import check_drive, make_snapshot, present_ids
 from tests.helpers.warcs import site, write_warc
 
@@ -42,54 +41,19 @@ LEASE = 1.0  # seconds: how soon the next start sees that the killed process is 
 ROUNDS = 4
 
 
-def _child(root: Path, job_id: int, write_fd: int) -> None:
-    try:
-        with Library.open(root, create=False) as lib:
-
-            def tick(_update: ProgressUpdate) -> None:
-                os.write(write_fd, b".")
-
-            run_job(
-                lib,
-                job_id,
-                default_registry(),
-                progress=tick,
-                lease_seconds=LEASE,
-                heartbeat_seconds=0.2,
-                progress_seconds=0.05,
-            )
-        os._exit(0)
-    except BaseException:
-        os._exit(1)
-
-
 def _kill_at_random(library: Library, job_id: int, rng: random.Random) -> str:
-    library.engine.dispose()  # no connection crosses the fork
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.close(read_fd)
-        _child(library.root, job_id, write_fd)
-    os.close(write_fd)
-    try:
-        if rng.random() < 0.25:
-            target, delay = 0, rng.uniform(0, 0.3)  # start-up, claim, planning
-        else:
-            target, delay = rng.randint(1, 12), None
-        seen = 0
-        while seen < target:
-            ready, _, _ = select.select([read_fd], [], [], 30)
-            chunk = os.read(read_fd, 4096) if ready else b""
-            if not chunk:
-                break  # the job finished first
-            seen += len(chunk)
-        if delay is not None:
-            select.select([read_fd], [], [], delay)
-        os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
-    finally:
-        os.close(read_fd)
-    return "killed" if os.WIFSIGNALED(status) else "finished first"
+    def run(lib: Library, tick: Callable[[ProgressUpdate], None]) -> object:
+        return run_job(
+            lib,
+            job_id,
+            default_registry(),
+            progress=tick,
+            lease_seconds=LEASE,
+            heartbeat_seconds=0.2,
+            progress_seconds=0.05,
+        )
+
+    return kill_at_random(library, run, rng, most_events=12)
 
 
 def _status(library: Library, job_id: int) -> str:
@@ -216,3 +180,33 @@ def test_an_export_killed_at_random_moments_is_reported_and_leaves_no_partial_fi
         with zipfile.ZipFile(out) as zf:
             assert zf.testzip() is None
     assert outcomes.count("reported") >= ROUNDS // 2, outcomes
+
+
+@pytest.mark.slow
+def test_a_migration_killed_at_random_moments_resumes_and_loses_nothing(
+    library: Library,
+) -> None:
+    """The app's idle folder upgrade is a migrate job: killed, it resumes from the database."""
+    from archiver_app.jobs.operations import migrate_config
+    from archiver_app.layout import CURRENT_FS_VERSION
+    from archiver_app.layout.migrator import pending_count
+    from tests.helpers.legacy import legacy_library
+
+    originals = legacy_library(library, 120)
+    rng = random.Random(5)
+    outcomes = []
+    for _round in range(ROUNDS):
+        if not pending_count(library):
+            break
+        job_id = enqueue(library, JobKind.MIGRATE, migrate_config(batch_size=5), name="upgrade")
+        outcomes.append(_kill_at_random(library, job_id, rng))
+        _files_whole(library)  # every recorded file whole, right after the kill
+        _restart(library, job_id)
+        _files_whole(library)
+    assert pending_count(library) == 0
+    assert "killed" in outcomes, outcomes
+    with library.session() as s:
+        versions = set(s.scalars(sql_select(Snapshot.fs_version).distinct()))
+        files = {f.sha256 for f in s.scalars(sql_select(File))}
+    assert versions == {CURRENT_FS_VERSION}
+    assert {digest for _size, digest in originals.values()} <= files  # nothing lost

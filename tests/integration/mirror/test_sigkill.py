@@ -10,10 +10,8 @@ file under a final name has the recorded bytes and every copy marked present is 
 from __future__ import annotations
 
 import hashlib
-import os
 import random
-import select
-import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,50 +20,14 @@ from archiver_app.library import Library
 from archiver_app.mirror import add_destination, run_mirror, set_policy
 from archiver_app.store.models import File
 from archiver_app.tasks import ProgressUpdate
+from tests.helpers.kill import kill_at_random
 from tests.helpers.mirror_data import check_drive, make_snapshot, present_ids
 
 ROUNDS = 20
 
 
-def _child(root: Path, write_fd: int) -> None:
-    try:
-        with Library.open(root, create=False) as lib:
-
-            def tick(_update: ProgressUpdate) -> None:
-                os.write(write_fd, b".")
-
-            run_mirror(lib, progress=tick, progress_interval=0)
-        os._exit(0)
-    except BaseException:
-        os._exit(1)
-
-
-def _kill_at_random(root: Path, rng: random.Random) -> str:
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.close(read_fd)
-        _child(root, write_fd)
-    os.close(write_fd)
-    try:
-        if rng.random() < 0.25:
-            target, delay = 0, rng.uniform(0, 0.3)  # start-up, lock, plan
-        else:
-            target, delay = rng.randint(1, 60), None
-        seen = 0
-        while seen < target:
-            ready, _, _ = select.select([read_fd], [], [], 30)
-            chunk = os.read(read_fd, 4096) if ready else b""
-            if not chunk:
-                break  # the run finished first
-            seen += len(chunk)
-        if delay is not None:
-            select.select([read_fd], [], [], delay)
-        os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
-    finally:
-        os.close(read_fd)
-    return "killed" if os.WIFSIGNALED(status) else "finished first"
+def _mirror(lib: Library, tick: Callable[[ProgressUpdate], None]) -> object:
+    return run_mirror(lib, progress=tick, progress_interval=0)
 
 
 def _hashes(folder: Path) -> dict[str, str]:
@@ -89,8 +51,7 @@ def test_sigkill_at_random_moments_then_restart(library: Library, tmp_path: Path
     for round_no in range(ROUNDS):
         sizes = [rng.choice([0, 1, 2000, 30_000, 120_000]) for _ in range(6)]
         make_snapshot(library, sizes, seed=100 + round_no, name=f"r{round_no:02d}")
-        library.engine.dispose()  # no connection crosses the fork
-        outcomes.append(_kill_at_random(library.root, rng))
+        outcomes.append(kill_at_random(library, _mirror, rng, most_events=60))
         with library.session() as s:
             expected = {f.path: f.sha256 for f in s.query(File)}
         for name, (dest_id, mount) in drives.items():

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from archiver_app.durable import verified_copy
 from archiver_app.mirror import copier
 
 
@@ -41,18 +42,18 @@ def test_copy_to_temp_hashes_the_source_and_never_leaves_a_bad_temp(tmp_path: Pa
     assert dest_info.value.kind == "gone"
 
 
-def test_matches_and_copy_verified(tmp_path: Path) -> None:
+def test_matches_and_a_verified_copy_with_the_recorded_hash(tmp_path: Path) -> None:
     src = tmp_path / "a"
     src.write_bytes(b"hello world")
     final = tmp_path / "deep" / "er" / "b"
-    copier.copy_verified(src, final, sha(b"hello world"), 11)
+    verified_copy(src, final, expected_sha256=sha(b"hello world"), expected_size=11)
     assert final.read_bytes() == b"hello world"
     assert copier.matches(final, sha(b"hello world"), 11)
     assert not copier.matches(final, sha(b"hello world"), 12)
     assert not copier.matches(tmp_path / "missing", sha(b""), 0)
     src.write_bytes(b"hello worle")
     with pytest.raises(copier.SourceMismatch):
-        copier.copy_verified(src, final, sha(b"hello world"), 11)
+        verified_copy(src, final, expected_sha256=sha(b"hello world"), expected_size=11)
     assert final.read_bytes() == b"hello world"  # untouched
     assert [p.name for p in final.parent.iterdir()] == ["b"]
 

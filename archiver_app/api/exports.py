@@ -1,0 +1,55 @@
+"""Exports for front ends (``lib.exports``): a selection of captures to a WACZ file or a
+folder of WARCs, run as an export job in a child process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from archiver_app.export import ExportResult, Selection
+from archiver_app.jobs import JobKind
+from archiver_app.jobs.operations import export_config
+from archiver_app.library import Library
+from archiver_app.tasks import CancelToken, Progress, null_progress
+
+__all__ = ["ExportResult", "ExportsManager", "Selection"]
+
+
+class ExportsManager:
+    """``lib.exports``."""
+
+    def __init__(self, library: Library) -> None:
+        self._lib = library
+
+    def check_destination(self, dest: Path, fmt: str) -> Path:
+        """``dest`` made absolute, or ``InputError`` saying why it is not a safe place."""
+        from archiver_app.export import check_destination
+
+        return check_destination(self._lib, dest, fmt)
+
+    def run(
+        self,
+        selection: Selection,
+        dest: Path,
+        *,
+        fmt: str = "wacz",
+        progress: Progress = null_progress,
+        cancel: CancelToken | None = None,
+    ) -> ExportResult:
+        """Export ``selection`` to ``dest`` as one job; blocks until it ends (call it off
+        the GUI thread); raises ``Cancelled`` when it was cancelled."""
+        config = export_config(
+            dest,
+            fmt=fmt,
+            collection=selection.collection,
+            tag=selection.tag,
+            query=selection.query,
+        )
+        result: ExportResult = self._lib.jobs.start(
+            JobKind.EXPORT,
+            config,
+            name=f"Export to {dest.name}",
+            collection=selection.collection or "default",
+            progress=progress,
+            cancel=cancel,
+        )
+        return result

@@ -1,0 +1,194 @@
+"""Jobs for front ends (``lib.jobs``): start, watch and control every kind of long work.
+
+Every long operation is a job of :mod:`archiver_app.jobs`: the desktop app enqueues it
+(the Jobs panel and ``archiver jobs`` see it at once) and runs it in a lower-priority child
+process (:meth:`JobsManager.run`); the command line runs the same kinds in the foreground.
+Crawls and captures are jobs too, with their own queue of pages (:meth:`capture`,
+:meth:`crawl`). Rows and log lines for the panel come from :mod:`.jobs_view`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from archiver_app.api.jobs_view import JobRow, JobStatus, active_kinds, job_log_after, job_rows
+from archiver_app.jobs import CancelOutcome, JobKind
+from archiver_app.jobs.background import ResumeReport
+from archiver_app.library import DEFAULT_COLLECTION, Library
+from archiver_app.tasks import CancelToken, Progress, null_progress
+
+if TYPE_CHECKING:  # the crawl engine loads when a crawl runs, not with the window
+    from archiver_app.crawl.inline import InlineRun
+
+__all__ = [
+    "CancelOutcome",
+    "CrawlOptions",
+    "InlineRun",
+    "JobKind",
+    "JobLogLine",
+    "JobRow",
+    "JobStatus",
+    "JobsManager",
+    "ResumeReport",
+]
+
+#: One line of a job's log: (id, at, level, message).
+JobLogLine = tuple[int, datetime, str, str]
+
+
+@dataclass(frozen=True)
+class CrawlOptions:
+    """A crawl's scope and limits, as the capture dialog asks for them."""
+
+    scope: str
+    ignore_patterns: tuple[str, ...] = ()
+    concurrency: int = 4
+    user_agent: str | None = None
+    max_depth: int | None = None
+    max_pages: int | None = None
+
+
+class JobsManager:
+    """``lib.jobs``: one call per thing a person does with jobs.
+
+    :meth:`run` and :meth:`start` block until the job ends (the GUI calls them on a worker
+    thread); every other call is one short transaction.
+    """
+
+    def __init__(self, library: Library) -> None:
+        self._lib = library
+
+    # ------------------------------------------------------------------ reading
+
+    def rows(self, limit: int = 500) -> list[JobRow]:
+        return job_rows(self._lib, limit)
+
+    def active(self, kind: JobKind) -> bool:
+        """Whether a ``kind`` job is queued or running now, in any process."""
+        return kind.value in active_kinds(self._lib)
+
+    def log_after(self, job_id: int, after_id: int) -> list[JobLogLine]:
+        """Log lines of ``job_id`` newer than ``after_id`` (the tail a panel appends)."""
+        return job_log_after(self._lib, job_id, after_id)
+
+    # ------------------------------------------------------------------ starting
+
+    def enqueue(
+        self,
+        kind: JobKind,
+        config: Mapping[str, Any],
+        *,
+        name: str,
+        collection: str = DEFAULT_COLLECTION,
+    ) -> int:
+        from archiver_app.jobs import enqueue
+
+        return enqueue(self._lib, kind, config, name=name, collection=collection)
+
+    def run(
+        self,
+        job_id: int,
+        *,
+        progress: Progress = null_progress,
+        cancel: CancelToken | None = None,
+    ) -> Any:
+        """Run the queued job ``job_id`` in a child process; its result (raises
+        ``Cancelled`` when it was cancelled, what it raised when it failed)."""
+        from archiver_app.jobs.background import run_in_child
+
+        return run_in_child(self._lib, job_id, progress=progress, cancel=cancel)
+
+    def start(
+        self,
+        kind: JobKind,
+        config: Mapping[str, Any],
+        *,
+        name: str,
+        collection: str = DEFAULT_COLLECTION,
+        progress: Progress = null_progress,
+        cancel: CancelToken | None = None,
+    ) -> Any:
+        """:meth:`enqueue` then :meth:`run`."""
+        job_id = self.enqueue(kind, config, name=name, collection=collection)
+        return self.run(job_id, progress=progress, cancel=cancel)
+
+    def capture(
+        self, urls: Sequence[str], *, collection: str = DEFAULT_COLLECTION, tags: Sequence[str] = ()
+    ) -> int:
+        """Queue a capture of ``urls`` (one attempt each, as ``archiver capture``)."""
+        from archiver_app.crawl.inline import create_capture_job
+
+        return create_capture_job(self._lib, list(urls), collection=collection, tags=list(tags))
+
+    def crawl(
+        self,
+        seeds: Sequence[str],
+        options: CrawlOptions,
+        *,
+        collection: str = DEFAULT_COLLECTION,
+        tags: Sequence[str] = (),
+        name: str | None = None,
+    ) -> int:
+        """Queue a crawl from ``seeds`` (as ``archiver crawl``)."""
+        from archiver_app.crawl.inline import create_crawl_job
+
+        return create_crawl_job(
+            self._lib,
+            list(seeds),
+            scope=options.scope,
+            ignore_patterns=list(options.ignore_patterns),
+            concurrency=options.concurrency,
+            user_agent=options.user_agent,
+            max_depth=options.max_depth,
+            max_pages=options.max_pages,
+            collection=collection,
+            tags=list(tags),
+            name=name,
+        )
+
+    def resume_interrupted(
+        self, *, progress: Progress = null_progress, cancel: CancelToken | None = None
+    ) -> ResumeReport:
+        """At start-up: report the jobs whose process died and cannot resume; run again
+        (in a child process) those that can."""
+        from archiver_app.jobs.background import resume_interrupted
+
+        return resume_interrupted(self._lib, progress=progress, cancel=cancel)
+
+    # ------------------------------------------------------------------ control
+
+    def cancel(self, job_id: int) -> CancelOutcome:
+        """Ask a running job to stop (any kind but a crawl, which :meth:`abort` stops)."""
+        from archiver_app.jobs import request_cancel
+
+        return request_cancel(self._lib, job_id)
+
+    def pause(self, job_id: int) -> None:
+        from archiver_app.crawl.jobs import pause_job
+
+        pause_job(self._lib, job_id)
+
+    def resume(self, job_id: int) -> None:
+        from archiver_app.crawl.jobs import resume_job
+
+        resume_job(self._lib, job_id)
+
+    def abort(self, job_id: int) -> None:
+        """Stop a crawl: its waiting pages are skipped and its coverage written."""
+        from archiver_app.crawl.jobs import abort_job
+
+        abort_job(self._lib, job_id)
+
+    def retry(self, job_id: int) -> int:
+        from archiver_app.crawl.jobs import retry_job
+
+        return retry_job(self._lib, job_id)
+
+    def update_rules(self, job_id: int, *, ignore: tuple[str, ...], concurrency: int) -> int:
+        """Change a crawl's ignore patterns and concurrency while it runs."""
+        from archiver_app.crawl.jobs import update_rules
+
+        return update_rules(self._lib, job_id, ignore=ignore, concurrency=concurrency)

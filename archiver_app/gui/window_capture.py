@@ -1,0 +1,130 @@
+"""Capturing from the main window: the capture dialog, the address field, the clipboard.
+
+Every capture the window starts is a job, made exactly as ``archiver capture`` and
+``archiver crawl`` make it (queue, attempts, coverage), and run in a child process through
+the window's op runner; its progress shows in the status bar.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QApplication
+
+from archiver_app.api.jobs import CrawlOptions
+from archiver_app.errors import InputError
+from archiver_app.gui.capture_dialog import CaptureDialog
+from archiver_app.gui.capture_input import CaptureRequest, build_request, parse_url_lines
+from archiver_app.gui.errors import show_error
+from archiver_app.gui.ops import BackgroundOp, OpFailure
+from archiver_app.library import Library
+from archiver_app.tasks import ProgressUpdate
+
+if TYPE_CHECKING:
+    from archiver_app.api.jobs import InlineRun
+    from archiver_app.gui.main_window import MainWindow
+
+
+def run_capture_request(
+    library: Library, request: CaptureRequest, *, progress: Any, cancel: Any
+) -> Any:
+    """The capture dialog's request as a capture or crawl job, run in a child process."""
+    jobs = library.jobs
+    urls, collection, tags = request.urls, request.collection, request.tags
+    if request.crawl is None:
+        job_id = jobs.capture(urls, collection=collection, tags=tags)
+    else:
+        o = request.crawl
+        options = CrawlOptions(
+            scope=o.scope,
+            ignore_patterns=tuple(o.ignore_patterns),
+            concurrency=o.concurrency,
+            user_agent=o.user_agent or None,
+            max_depth=o.depth,
+            max_pages=o.page_limit,
+        )
+        name = f"Crawl of {urls[0]}"
+        job_id = jobs.crawl(urls, options, collection=collection, tags=tags, name=name)
+    return jobs.run(job_id, progress=progress, cancel=cancel)
+
+
+class WindowCapture(QObject):
+    """Starts captures for ``window``. Threading: GUI thread only."""
+
+    finished = Signal()  # a capture finished; its run is in last_result
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.last_result: InlineRun | None = None
+
+    def open_dialog(self, text: str = "", *, tab: int = 0) -> CaptureDialog:
+        collections = [(c.slug, c.name) for c in self.window.library.collections.all()]
+        dialog = CaptureDialog(collections, self.window, initial_text=text)
+        dialog.tabs.setCurrentIndex(tab)
+        dialog.accepted.connect(lambda: dialog.request and self.run(dialog.request))
+        dialog.open()
+        return dialog
+
+    def from_field(self) -> None:
+        """Capture what the toolbar's address field holds."""
+        field = self.window.url_field
+        text = field.text().strip()
+        if not text:
+            return
+        urls, rejected = parse_url_lines(text)
+        try:
+            request = build_request(urls, collection="default", rejected=rejected)
+        except InputError as exc:
+            show_error(self.window, exc, "starting the capture")
+            return
+        field.clear()
+        self.run(request)
+
+    def paste(self) -> None:
+        """Open the capture dialog on the web addresses of the clipboard."""
+        clip = QApplication.clipboard().mimeData()
+        if clip.hasUrls():
+            text = "\n".join(u.toString() for u in clip.urls() if not u.isLocalFile())
+        else:
+            text = clip.text()
+        if text.strip():
+            self.open_dialog(text.strip())
+
+    def run(self, request: CaptureRequest) -> BackgroundOp[Any]:
+        """Queue ``request`` as a capture or crawl job and run it in a child process."""
+        library, bar = self.window.library, self.window.statusBar()
+        label = f"capturing {len(request.urls)} page{'s' if len(request.urls) != 1 else ''}"
+
+        def work(progress: Any, cancel: Any) -> Any:
+            return run_capture_request(library, request, progress=progress, cancel=cancel)
+
+        def progress(update: ProgressUpdate) -> None:
+            total = f" of {update.total}" if update.total else ""
+            bar.showMessage(f"Capturing {update.done}{total} {update.message}")
+
+        return (
+            BackgroundOp(self.window.runner, work, label=label)
+            .with_progress(progress)
+            .success(self._done)
+            .failure(self._failed)
+            .run_in_background()
+        )
+
+    def _done(self, result: InlineRun) -> None:
+        """``result``: the job's run (pages done and failed; the job log says why)."""
+        text = f"Captured {result.pages_done} page(s) (job #{result.job_id})"
+        if result.pages_failed:
+            text += f"; {result.pages_failed} failed: see Jobs for why"
+        self.window.statusBar().showMessage(f"{text}.", 8000)
+        self.window.tray.notify("Capture finished", f"{text}.")
+        self.window.refresh_all()
+        self.last_result = result
+        self.finished.emit()
+
+    def _failed(self, failure: OpFailure) -> None:
+        if failure.cancelled:
+            self.window.statusBar().showMessage("Capture cancelled.", 5000)
+            return
+        show_error(self.window, failure, "capturing")

@@ -1,0 +1,97 @@
+"""The main window's watch over background work it did not start by a click.
+
+At start-up, jobs whose process died are resumed or reported; while the app is idle the
+:class:`~archiver_app.gui.idle_migrator.IdleMigrator` migrates old folders and verifies
+copies that are due; a finished job is announced in the tray. The status bar shows it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from archiver_app.api.jobs import ResumeReport
+from archiver_app.gui.errors import show_error
+from archiver_app.gui.idle_migrator import IdleMigrator, scrub_text
+from archiver_app.gui.ops import BackgroundOp
+from archiver_app.tasks import ProgressUpdate
+from archiver_app.tasks.isolated import prepare as prepare_children
+
+if TYPE_CHECKING:
+    from archiver_app.gui.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+
+class WindowJobs(QObject):
+    """Background work of ``window``. Threading: GUI thread only."""
+
+    resumed = Signal(object)  # start-up check of interrupted jobs done (ResumeReport)
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.migrator = IdleMigrator(window.library, window.runner, self)
+        self.migrator.finished.connect(window.refresh_all)  # imported or moved snapshots
+        self.migrator.progressed.connect(self._background_progress)
+        self.migrator.finished.connect(lambda: window.status.show_background(None))
+        window.jobs.job_finished.connect(self._job_finished)
+        # Long work runs in child processes: as the first rows come in, load what
+        # starting one needs (3 ms here, and a helper process booting beside us) rather
+        # than in the worker thread that starts the first one (the window froze meanwhile).
+        self._children_prepared = False
+        window.model.first_chunk.connect(self._prepare_children_once)
+        QTimer.singleShot(0, self.migrator.start)
+        QTimer.singleShot(0, self.resume_interrupted)
+
+    def stop(self) -> None:
+        self.migrator.stop()
+
+    def resume_interrupted(self) -> BackgroundOp[Any]:
+        """Jobs whose process died (the app was killed mid-import, mid-mirror ...): run
+        again those that resume, in a child process; the others are marked failed with
+        the reason, which the Jobs panel shows."""
+        window, jobs = self.window, self.window.library.jobs
+
+        def done(report: ResumeReport) -> None:
+            if report.runs or report.reported or report.imports_undone:
+                window.statusBar().showMessage(
+                    f"Interrupted jobs: {len(report.runs)} resumed, {report.reported} "
+                    f"could not resume (see Jobs); {report.imports_undone} unfinished "
+                    "import(s) undone.",
+                    10000,
+                )
+                window.refresh_all()
+            self.resumed.emit(report)
+
+        return (
+            BackgroundOp(
+                window.runner,
+                lambda p, c: jobs.resume_interrupted(progress=p, cancel=c),
+                label="resuming interrupted jobs",
+                blocks_quit=False,  # interrupted again, it resumes at the next start
+            )
+            .success(done)
+            .failure(lambda f: show_error(window, f, "resuming interrupted jobs"))
+            .run_in_background()
+        )
+
+    def _job_finished(self, job_id: int, status: str) -> None:
+        self.window.tray.notify("Job finished", f"Job #{job_id} is {status}.")
+        self.window.model.refresh()
+
+    def _background_progress(self, update: ProgressUpdate) -> None:
+        """A scheduled scrub's progress in the status bar (migration shows its own)."""
+        if self.migrator.job == "scrub":
+            self.window.status.show_background(scrub_text(update))
+
+    def _prepare_children_once(self) -> None:
+        if self._children_prepared:
+            return
+        self._children_prepared = True
+        try:
+            prepare_children()
+        except Exception:  # not fatal: the first background process loads it instead
+            log.warning("could not prepare for background processes", exc_info=True)
