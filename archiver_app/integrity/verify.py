@@ -31,6 +31,7 @@ from pathlib import Path
 
 from sqlalchemy import Row, select, update
 
+from archiver_app.durable import DestinationError, SourceError, SourceMismatch, verified_copy
 from archiver_app.hashing import hash_file
 from archiver_app.integrity.digests import CHECKED_KINDS
 from archiver_app.library import Library
@@ -172,8 +173,14 @@ def _check(
     if not repair:
         return verdict(IntegrityCode.ROT, f"rotten; drive {drive.label!r} holds it", drive.label)
     try:
-        copier.copy_verified(source, target, origin_sha, origin_size, guard=_restored(lib, fid))
-    except (copier.SourceError, copier.SourceMismatch, copier.DestinationError, OSError) as exc:
+        verified_copy(
+            source,
+            target,
+            expected_sha256=origin_sha,
+            expected_size=origin_size,
+            guard=_restored(lib, fid),
+        )
+    except (SourceError, SourceMismatch, DestinationError, OSError) as exc:
         text = f"rotten; repair from drive {drive.label!r} failed: {exc}"
         return verdict(IntegrityCode.ROT, text, drive.label)
     text = f"differed from its capture-time digest; restored from drive {drive.label!r}"
