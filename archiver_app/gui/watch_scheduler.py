@@ -28,10 +28,10 @@ from archiver_app.compare.snapshots import ChangeSummary
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress
-from archiver_app.watch.runner import PageOutcome, WatchRunReport, anything_due, run_due
 
 if TYPE_CHECKING:
     from archiver_app.gui.main_window import MainWindow
+    from archiver_app.watch.runner import PageOutcome, WatchRunReport
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,7 @@ RESUME_GAP = timedelta(minutes=2)
 def run_due_in_child(library: Library, progress: Progress, cancel: CancelToken) -> WatchRunReport:
     """:func:`run_due` in a lower-priority child process (captures are heavy)."""
     from archiver_app.tasks.isolated import run_isolated
+    from archiver_app.watch.runner import run_due  # the crawl engine loads on first use
 
     report: WatchRunReport = run_isolated(run_due, library, progress=progress, cancel=cancel)
     return report
@@ -143,6 +144,8 @@ class WatchScheduler(QObject):
         if self.busy is not None:
             return None
         try:
+            from archiver_app.watch.runner import anything_due
+
             if not anything_due(self.library):
                 return None
         except Exception:  # a locked or vanished library: try again at the next tick
