@@ -37,6 +37,7 @@ from archiver_app.store.types import utcnow
 if TYPE_CHECKING:
     from archiver_app.api.drives import DrivesManager
     from archiver_app.api.labels import CollectionsManager, TagsManager
+    from archiver_app.api.profiles import ProfilesManager
     from archiver_app.api.settings import SettingsManager
     from archiver_app.api.snapshots import SnapshotsManager
     from archiver_app.api.table import TableReader
@@ -269,6 +270,12 @@ class Library:
         from archiver_app.api.drives import DrivesManager
 
         return DrivesManager(self)
+
+    @cached_property
+    def profiles(self) -> ProfilesManager:
+        from archiver_app.api.profiles import ProfilesManager
+
+        return ProfilesManager(self)
 
 
 # ---------------------------------------------------------------------- helpers
