@@ -1,7 +1,9 @@
 """The capture engine: one browser, several pages at once, each written to its own folder.
 
 :class:`Capturer` keeps one Chromium process (restarted if it crashes) and captures pages
-concurrently in fresh browser contexts. For each page it:
+concurrently in fresh browser contexts; a page captured with a named profile runs instead
+in a Chromium started on that profile's folder (:class:`.contexts.ProfileBrowser`, one per
+profile, started when first needed). For each page it:
 
 1. validates the URL and creates a ``pending`` snapshot row and its folder;
 2. records the network (:mod:`.recorder`) while loading, waiting for quiet, running the
@@ -26,6 +28,7 @@ from types import TracebackType
 from typing import Any
 
 from archiver_app.capture.browser import BrowserInfo, launch_options, require_browser
+from archiver_app.capture.contexts import FreshContexts, ProfileBrowser, TabSource
 from archiver_app.capture.page import PageCapture, describe_failure
 from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo
 from archiver_app.errors import ArchiverError, BrowserNotFoundError
@@ -71,6 +74,7 @@ class Capturer:
         self._launch_lock = asyncio.Lock()
         self.launches = 0
         self._collections: dict[str, int] = {}  # slug -> id, created once per Capturer
+        self._profiles: dict[str, ProfileBrowser] = {}  # started on first use
 
     async def __aenter__(self) -> Capturer:
         from playwright.async_api import async_playwright
@@ -94,6 +98,8 @@ class Capturer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        for profile in self._profiles.values():
+            await profile.close()  # keeps the session cookies, lets go of the profile
         if self._browser is not None:
             with contextlib.suppress(Exception):
                 await self._browser.close()
@@ -123,6 +129,27 @@ class Capturer:
             keep_started_sessions_at_my_priority()
             return self._browser
 
+    async def _ensure_profile(self, name: str, cancel: CancelToken | None) -> ProfileBrowser:
+        async with self._launch_lock:
+            running = self._profiles.get(name)
+            if running is not None and running.is_connected():
+                return running
+            if running is not None:
+                await running.close()
+            assert self.browser_info is not None
+            started = await ProfileBrowser.start(
+                self._pw,
+                self.library.root,
+                name,
+                self.browser_info,
+                headless=self.headless,
+                cancelled=lambda: cancel is not None and cancel.cancelled,
+            )
+            self._profiles[name] = started
+            self.launches += 1
+            keep_started_sessions_at_my_priority()
+            return started
+
     @property
     def browser_version(self) -> str | None:
         return str(self._browser.version) if self._browser is not None else None
@@ -138,8 +165,10 @@ class Capturer:
         rules: PageRules = PageRules(),  # noqa: B008 (frozen dataclass)
         job_id: int | None = None,
         cancel: CancelToken | None = None,
+        profile: str | None = None,
     ) -> CaptureResult:
-        """Capture ``url``; never raises for a per-page failure (see ``CaptureResult``)."""
+        """Capture ``url`` (in profile ``profile``'s browser, if given); never raises for a
+        per-page failure (see ``CaptureResult``)."""
         started = time.monotonic()
         try:
             url = validate_capture_url(url)
@@ -148,7 +177,6 @@ class Capturer:
         if cancel is not None and cancel.cancelled:
             return CaptureResult(url, url, None, False, None, None, "cancelled")
         async with self._sem:
-            started = time.monotonic()  # the page limit starts when the page does
             try:
                 collection_id = self._collections.get(collection)
                 if collection_id is None:
@@ -156,12 +184,20 @@ class Capturer:
                         self.library.ensure_collection, collection
                     )
                     self._collections[collection] = collection_id
+                tabs: TabSource | None = (
+                    await self._ensure_profile(profile, cancel)  # may wait for the profile
+                    if profile
+                    else None
+                )
             except ArchiverError as exc:
                 return CaptureResult(url, url, None, False, None, None, exc.message)
-            browser = await self._ensure_browser()
+            if tabs is None:
+                tabs = FreshContexts(await self._ensure_browser())
+            started = time.monotonic()  # the page limit starts when the page does
             page_capture = PageCapture(
                 owner=self,
-                browser=browser,
+                tabs=tabs,
+                profile=profile,
                 url=url,
                 collection=collection,
                 collection_id=collection_id,

@@ -85,8 +85,11 @@ def create_job(
     schedule: str | None = None,
     max_retries: int = 2,
     lease_seconds: float = 120.0,
+    profile: str | None = None,
 ) -> int:
     """Validate everything, then create a queued job with its seeds; return its id.
+
+    ``profile``: capture every page in that browser profile (it must exist).
 
     Raises:
         InputError: a malformed seed, a seed outside its own scope, an invalid regex (with
@@ -112,6 +115,7 @@ def create_job(
         tags=tuple(tags),
         limits=limits or Limits(),
         lease_seconds=lease_seconds,
+        profile=lib.profiles.require(profile) if profile else None,
     )
     collection_id = lib.ensure_collection(collection)
     now = lib.clock()
