@@ -29,6 +29,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="sign the WACZ with your key (made on first use in your configuration folder); "
         "check it with `archiver verify-export`",
     )
+    p.add_argument(
+        "--keep-private-headers",
+        action="store_true",
+        help="keep Cookie, Authorization and Set-Cookie headers in the export (left out by "
+        "default: they can let others act as you on the sites you were logged in to)",
+    )
     p.set_defaults(func=cmd_export)
 
 
@@ -50,6 +56,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
                 query=args.query,
                 overwrite=args.overwrite,
                 sign=args.sign,
+                keep_private_headers=args.keep_private_headers,
             ),
             name=f"Export to {args.output}",
             collection=args.collection or "default",

@@ -89,8 +89,10 @@ def export_config(
     query: str | None = None,
     overwrite: bool = False,
     sign: bool = False,
+    keep_private_headers: bool = False,
 ) -> dict[str, Any]:
     return {
+        "keep_private_headers": keep_private_headers,
         "output": str(output),
         "format": fmt,
         "collection": collection,
@@ -114,6 +116,7 @@ def run_export(
         fmt=c.get("format", "wacz"),
         overwrite=bool(c.get("overwrite")),
         sign=bool(c.get("sign")),
+        keep_private_headers=bool(c.get("keep_private_headers")),
         progress=progress,
         cancel=cancel,
     )
