@@ -2,7 +2,8 @@
 
 - ``/login``: the form (user ``reader``, password ``secret``); a POST with the right pair
   sets ``sid`` (HttpOnly) and redirects to ``next`` (``/private`` by default);
-- ``/private``: the private page with its stylesheet, or a redirect to ``/login?next=...``;
+- ``/private``: the private page with its stylesheet (which sets a cookie) and a script
+  calling ``/api/notes`` with an ``Authorization`` header, or a redirect to ``/login``;
 - ``/members``: private too, but answers 403 without a session instead of redirecting;
 - ``/public``: open to anyone; ``/open-login``: a login form served at an ordinary address.
 
@@ -19,6 +20,13 @@ from urllib.parse import parse_qs, quote, urlsplit
 from tests.helpers.webserver import LocalServer, Request, Response
 
 USER, PASSWORD = "reader", "secret"
+#: What the private page's script sends as ``Authorization`` (built by the script, so the
+#: value is not in the page's own text).
+BEARER = "Bearer notes-key-42"
+NOTES_SCRIPT = (
+    "<script>fetch('/api/notes', {headers: {'Authorization': "
+    "['Bearer', 'notes-key-' + (6 * 7)].join(' ')}})</script>"
+)
 PRIVATE_TEXT = "Minutes of the committee, for members only"
 FORM = """<!doctype html><html><head><title>Sign in</title></head><body>
 <h1>Sign in</h1>
@@ -41,6 +49,7 @@ class LoginSite:
                 "/private": self.private,
                 "/members": self.members,
                 "/private.css": self.stylesheet,
+                "/api/notes": self.notes,
                 "/public": lambda _r: Response(200, b"<title>Public</title><p>Open to all</p>"),
                 "/open-login": lambda _r: Response(200, FORM.format(next="/private").encode()),
             }
@@ -82,7 +91,7 @@ class LoginSite:
             return Response(302, b"", [("Location", "/login?next=" + quote("/private"))])
         body = (
             '<!doctype html><html><head><title>Private</title><link rel="stylesheet" '
-            f'href="/private.css"></head><body><h1>{PRIVATE_TEXT}</h1></body></html>'
+            f'href="/private.css"></head><body><h1>{PRIVATE_TEXT}</h1>{NOTES_SCRIPT}</body></html>'
         )
         return Response(200, body.encode())
 
@@ -90,6 +99,11 @@ class LoginSite:
         if not self._valid(req):
             return Response(403, b"<title>Forbidden</title><p>Members only</p>")
         return Response(200, b"<title>Members</title><p>Welcome back</p>")
+
+    def notes(self, req: Request) -> Response:
+        if req.headers.get("Authorization") != BEARER:
+            return Response(401, b"{}", [], "application/json")
+        return Response(200, b'{"notes": 3}', [], "application/json")
 
     def stylesheet(self, req: Request) -> Response:
         return Response(200, b"h1 { color: navy }", [("Set-Cookie", "seen=1; Path=/")], "text/css")
