@@ -26,11 +26,17 @@ from archiver_app.profiles.store import (
     list_profiles,
     require,
 )
+from archiver_app.tasks import CancelToken, Progress
 
 if TYPE_CHECKING:
     from archiver_app.profiles.session import LoginResult
 
-__all__ = ["CookieImport", "ProfileInfo", "ProfilesManager"]
+__all__ = ["CookieImport", "ProfileInfo", "ProfilesManager", "login_in_child", "privacy_note"]
+
+
+def privacy_note(profile: str) -> str:
+    """What the table and the detail pane say about a capture made in ``profile``."""
+    return f"captured with profile {profile} — may show private data"
 
 
 @dataclass(frozen=True)
@@ -109,3 +115,19 @@ class ProfilesManager:
         return CookieImport(
             name, len(parsed.cookies), parsed.expired, tuple(parsed.bad_lines), held
         )
+
+
+def login_in_child(
+    library: Library, name: str, url: str, *, progress: Progress, cancel: CancelToken
+) -> LoginResult:
+    """:meth:`ProfilesManager.login` for :func:`archiver_app.tasks.isolated.run_isolated`
+    (the GUI's login window runs in a child process): each sentence the login reports is
+    a progress message; cancelling closes the window."""
+    from archiver_app.tasks import ProgressUpdate
+
+    return library.profiles.login(
+        name,
+        url,
+        cancelled=lambda: cancel.cancelled,
+        report=lambda sentence: progress(ProgressUpdate(done=0, message=sentence)),
+    )

@@ -15,6 +15,7 @@ from datetime import date
 from pathlib import Path
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -104,6 +105,13 @@ class ExportDialog(QDialog):
         row.addWidget(self.dest, 1)
         row.addWidget(browse)
         form.addRow("To", row)
+        self.keep_private = QCheckBox("Keep cookies and login headers (private)", self)
+        self.keep_private.setObjectName("export_keep_private")
+        self.keep_private.setToolTip(
+            "Cookie, Authorization and Set-Cookie headers are left out of exports: anyone "
+            "holding them may act as you on the sites you were logged in to."
+        )
+        form.addRow("", self.keep_private)
         self._suggested = ""
         self._suggest()
         self.what.currentIndexChanged.connect(self._suggest)
@@ -192,7 +200,7 @@ class ExportDialog(QDialog):
         except InputError as exc:
             self.status.setText(str(exc))
             return None
-        for w in (self.what, self.format, self.dest, self.export_button):
+        for w in (self.what, self.format, self.dest, self.export_button, self.keep_private):
             w.setEnabled(False)
         self.progress.setRange(0, 0)
         self.progress.show()
@@ -209,6 +217,7 @@ class ExportDialog(QDialog):
                         collection=selection.collection,
                         tag=selection.tag,
                         query=selection.query,
+                        keep_private_headers=self.keep_private.isChecked(),
                     ),
                     name=f"Export to {dest.name}",
                     collection=selection.collection or "default",
@@ -252,7 +261,7 @@ class ExportDialog(QDialog):
     def _failed(self, failure: OpFailure) -> None:
         self.op = None
         self.progress.hide()
-        for w in (self.what, self.format, self.dest, self.export_button):
+        for w in (self.what, self.format, self.dest, self.export_button, self.keep_private):
             w.setEnabled(True)
         if failure.cancelled:
             self.status.setText("Export cancelled; nothing was left at the destination.")

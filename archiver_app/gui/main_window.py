@@ -45,6 +45,7 @@ from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.idle_migrator import IdleMigrator, scrub_text
 from archiver_app.gui.import_notice import import_notice
 from archiver_app.gui.jobs_panel import JobsPanel
+from archiver_app.gui.login_dialog import open_login_dialog
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.research_actions import ResearchActions
 from archiver_app.gui.search_bar import FilterBar, SearchField
@@ -93,7 +94,11 @@ def run_capture_request(
 
     if request.crawl is None:
         job_id = create_capture_job(
-            library, list(request.urls), collection=request.collection, tags=list(request.tags)
+            library,
+            list(request.urls),
+            collection=request.collection,
+            tags=list(request.tags),
+            profile=request.profile,
         )
     else:
         options = request.crawl
@@ -109,6 +114,7 @@ def run_capture_request(
             collection=request.collection,
             tags=list(request.tags),
             name=f"Crawl of {request.urls[0]}",
+            profile=request.profile,
         )
     return run_in_child(library, job_id, progress=progress, cancel=cancel)
 
@@ -313,6 +319,9 @@ class MainWindow(QMainWindow):
         self.import_bookmarks_action = self._action(
             "Capture &Bookmarks File…", lambda: self.open_capture_dialog(tab=TAB_BOOKMARKS)
         )
+        self.login_action = self._action(  # a browser profile for captures behind a login
+            "&Log In to a Site…", lambda: open_login_dialog(self.library, self.runner, self)
+        )
         self.paste_action = self._action("Capture from Clipboard", self.paste_capture, K.Paste)
         self.paste_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.table.addAction(self.paste_action)
@@ -377,6 +386,7 @@ class MainWindow(QMainWindow):
         capture_menu = menu.addMenu("&Capture")
         capture_menu.addAction(self.capture_action)
         capture_menu.addAction(self.open_action)
+        capture_menu.addAction(self.login_action)
 
         bar = self.addToolBar("Main")
         bar.setObjectName("main_toolbar")
@@ -543,7 +553,9 @@ class MainWindow(QMainWindow):
         return [(c.slug, c.name) for c in self.library.collections.all()]
 
     def open_capture_dialog(self, text: str = "", *, tab: int = 0) -> CaptureDialog:
-        dialog = CaptureDialog(self.collections(), self, initial_text=text)
+        dialog = CaptureDialog(
+            self.collections(), self, initial_text=text, profiles=self.library.profiles.names()
+        )
         dialog.tabs.setCurrentIndex(tab)
         dialog.accepted.connect(lambda: dialog.request and self.run_capture(dialog.request))
         dialog.open()
