@@ -32,8 +32,8 @@ from archiver_app.profiles.store import (
 )
 from archiver_app.validation import validate_capture_url
 
-#: The window's size: what most laptops show comfortably.
-WINDOW = {"width": 1200, "height": 800}
+#: The login window's size: what most laptops show comfortably.
+WINDOW_FLAGS = ("--window-size=1024,768",)
 
 
 class LoginEnd(StrEnum):
@@ -115,7 +115,10 @@ def run_login(
         with sync_playwright() as pw:
             try:
                 context = pw.chromium.launch_persistent_context(
-                    str(folder), **persistent_options(info, headless=False, no_viewport=True)
+                    str(folder),
+                    **persistent_options(
+                        info, headless=False, flags=WINDOW_FLAGS, no_viewport=True
+                    ),
                 )
             except Exception as exc:
                 raise BrowserNotFoundError(
