@@ -75,6 +75,7 @@ class Capturer:
         self.launches = 0
         self._collections: dict[str, int] = {}  # slug -> id, created once per Capturer
         self._profiles: dict[str, ProfileBrowser] = {}  # started on first use
+        self._profile_locks: dict[str, asyncio.Lock] = {}
 
     async def __aenter__(self) -> Capturer:
         from playwright.async_api import async_playwright
@@ -130,7 +131,8 @@ class Capturer:
             return self._browser
 
     async def _ensure_profile(self, name: str, cancel: CancelToken | None) -> ProfileBrowser:
-        async with self._launch_lock:
+        # a lock per profile: waiting for one profile never holds up other captures
+        async with self._profile_locks.setdefault(name, asyncio.Lock()):
             running = self._profiles.get(name)
             if running is not None and running.is_connected():
                 return running

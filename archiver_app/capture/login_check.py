@@ -33,6 +33,9 @@ LOGIN_PATH = re.compile(
     re.IGNORECASE,
 )
 
+#: Links a crawl in a profile never follows: visiting one would end the session it uses.
+LOGOUT_IGNORE = r"(?i)/(?:log[-_]?out|log[-_]?off|sign[-_]?out|sign[-_]?off)(?:[/?.#;_-]|$)"
+
 #: Visible password fields on the page (a hidden one in a header menu is not a login form).
 SECRET_INPUT_JS = """() => Array.from(document.querySelectorAll('input[type=password]'))
   .some(e => !e.disabled && e.getClientRects().length > 0

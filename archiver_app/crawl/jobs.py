@@ -89,13 +89,18 @@ def create_job(
 ) -> int:
     """Validate everything, then create a queued job with its seeds; return its id.
 
-    ``profile``: capture every page in that browser profile (it must exist).
+    ``profile``: capture every page in that browser profile (it must exist); log-out
+    links are then never followed (they would end the session).
 
     Raises:
         InputError: a malformed seed, a seed outside its own scope, an invalid regex (with
             its position), a bad limit or schedule. Nothing is written then.
     """
     rules = rules or Rules()
+    if profile:
+        from archiver_app.capture.login_check import LOGOUT_IGNORE
+
+        rules = rules.changed(ignore=(*rules.ignore, LOGOUT_IGNORE))
     scope = Scope(scope)
     if scope is Scope.PAGE:
         limits = Limits(
