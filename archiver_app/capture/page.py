@@ -2,7 +2,9 @@
 
 The steps and what each records are described in docs/ARCHITECTURE.md (Capture). Every step
 is bounded by the page's deadline; a failure becomes an ``error`` on the result, never an
-exception.
+exception. The tab comes from a :class:`~.contexts.TabSource` (a fresh context, or a
+profile's browser); after extraction :mod:`.login_check` decides whether the page is a
+login form, which makes the snapshot a failed one (kept as evidence).
 
 Threading contract: runs on the Capturer's event loop; database and file work at the end
 is handed to a worker thread.

@@ -2,7 +2,8 @@
 
 Both formats share the pieces: one ``data.warc.gz`` made by copying each record's bytes
 (gzip members are copied as they are; records of uncompressed WARCs are compressed into
-their own member; ARC records are converted to WARC/1.1 records, warcinfo for the ARC's
+their own member; records with private headers are rewritten without them, see
+:mod:`.privacy`; ARC records are converted to WARC/1.1 records, warcinfo for the ARC's
 ``filedesc`` header and response for the others), a CDXJ index of it sorted in ``LC_ALL=C``
 order, and ``pages.jsonl`` with every page's title and text.
 

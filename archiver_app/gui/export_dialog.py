@@ -105,13 +105,6 @@ class ExportDialog(QDialog):
         row.addWidget(self.dest, 1)
         row.addWidget(browse)
         form.addRow("To", row)
-        self.keep_private = QCheckBox("Keep cookies and login headers (private)", self)
-        self.keep_private.setObjectName("export_keep_private")
-        self.keep_private.setToolTip(
-            "Cookie, Authorization and Set-Cookie headers are left out of exports: anyone "
-            "holding them may act as you on the sites you were logged in to."
-        )
-        form.addRow("", self.keep_private)
         self._suggested = ""
         self._suggest()
         self.what.currentIndexChanged.connect(self._suggest)
@@ -138,12 +131,22 @@ class ExportDialog(QDialog):
         self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.export_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self._cancel)
-
+        form.addRow("", self._keep_private_box())
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
         layout.addWidget(self.buttons)
+
+    def _keep_private_box(self) -> QCheckBox:
+        """The choice to keep private headers in the export (:attr:`keep_private`)."""
+        box = self.keep_private = QCheckBox("Keep cookies and login headers (private)", self)
+        box.setObjectName("export_keep_private")
+        box.setToolTip(
+            "Cookie, Authorization and Set-Cookie headers are left out of exports: anyone "
+            "holding them may act as you on the sites you were logged in to."
+        )
+        return box
 
     # ------------------------------------------------------------------ choices
 
