@@ -181,6 +181,8 @@ class PageCapture:
                 on_oversize=lambda rid: self._on_oversize(cdp, recorder, rid),
             )
             await recorder.start()
+            if not tab.owns_context:  # a profile's cache would answer instead of the site
+                await cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
             loaded.workers = WorkerAttacher(recorder.add_session, recorder.notes)
             await loaded.workers.watch_page(cdp)
             self._mark("open")

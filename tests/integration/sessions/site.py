@@ -106,4 +106,5 @@ class LoginSite:
         return Response(200, b'{"notes": 3}', [], "application/json")
 
     def stylesheet(self, req: Request) -> Response:
-        return Response(200, b"h1 { color: navy }", [("Set-Cookie", "seen=1; Path=/")], "text/css")
+        headers = [("Set-Cookie", "seen=1; Path=/"), ("Cache-Control", "max-age=86400")]
+        return Response(200, b"h1 { color: navy }", headers, "text/css")

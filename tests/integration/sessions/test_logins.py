@@ -24,7 +24,7 @@ from sqlalchemy import select
 from archiver_app.cli import main
 from archiver_app.crawl.api import job_detail, tail_log
 from archiver_app.library import Library
-from archiver_app.store.models import Snapshot
+from archiver_app.store.models import Record, Snapshot
 from tests.integration.sessions.conftest import archiver_env
 from tests.integration.sessions.site import PASSWORD, PRIVATE_TEXT, USER, LoginSite
 
@@ -148,6 +148,16 @@ def test_login_window_then_captures_with_the_profile_until_the_session_expires(
     private, members = _snapshots(root)
     assert private.state == "complete" and private.profile == "uni"
     assert PRIVATE_TEXT in _text(root, private)
+    # the login window cached the stylesheet; the capture still fetched and recorded it
+    with Library.open(root) as lib, lib.session() as s:
+        styles = s.scalars(
+            select(Record.status).where(
+                Record.snapshot_id == private.id,
+                Record.record_type == "response",
+                Record.url.endswith("/private.css"),
+            )
+        ).all()
+    assert styles == [200]
     assert members.http_status == 200
     assert private.folder is not None
     sidecar = json.loads((root / private.folder / "index.json").read_text(encoding="utf-8"))
