@@ -88,7 +88,10 @@ class ProfileBrowser:
     """A headless Chromium on profile ``name``'s folder; see the module docstring.
 
     A page's ``user_agent`` rule does not apply: the browser presents the user agent of the
-    window the user logged in with (a site may tie its session to it).
+    window the user logged in with (a site may tie its session to it). The profile's HTTP
+    cache (bypassed by each page, see ``page.py``) and its service workers (blocked) would
+    otherwise answer from what earlier visits stored, and those answers never reach the
+    WARC.
     """
 
     def __init__(self, library_root: Path, name: str) -> None:
@@ -131,7 +134,9 @@ class ProfileBrowser:
                 flags=CAPTURE_FLAGS,
                 user_agent=read_notes(library_root, name).get("user_agent"),
                 viewport=VIEWPORT,
-                service_workers="allow",
+                # the profile's service workers from earlier visits would answer from their
+                # caches, which never reach the network (or the WARC)
+                service_workers="block",
             )
             try:
                 made.context = await pw.chromium.launch_persistent_context(str(folder), **options)

@@ -34,6 +34,9 @@ def test_crawl_and_watch_jobs_record_their_profile(
         main([*lib_args, "crawl", "https://forum.example.org/", "--profile", "u", "--queue"]) == 0
     )
     assert main([*lib_args, "watch", "add", "https://forum.example.org/n", "--profile", "u"]) == 0
+    capsys.readouterr()
+    assert main([*lib_args, "job", "show", "1"]) == 0
+    assert "profile:   u\n" in capsys.readouterr().out
     with Library.open(root) as lib:
         crawl, watch = job_detail(lib, 1), job_detail(lib, 2)
         assert crawl.spec.profile == watch.spec.profile == "u"
