@@ -226,8 +226,10 @@ def capture_urls(
     cancel: CancelToken | None = None,
     concurrency: int = 2,
     browser: BrowserInfo | None = None,
+    profile: str | None = None,
 ) -> list[CaptureResult]:
-    """Capture ``urls`` (in order of the returned list) with one browser; blocks."""
+    """Capture ``urls`` (in order of the returned list) with one browser, in browser profile
+    ``profile`` if given; blocks."""
     from archiver_app.validation import validate_slug
 
     validate_slug(collection)  # fail before starting a browser
@@ -242,7 +244,12 @@ def capture_urls(
                     result = CaptureResult(u, u, None, False, None, None, "cancelled")
                 else:
                     result = await cap.capture(
-                        u, collection=collection, tags=tags, rules=rules, cancel=cancel
+                        u,
+                        collection=collection,
+                        tags=tags,
+                        rules=rules,
+                        cancel=cancel,
+                        profile=profile,
                     )
                 done += 1
                 progress(ProgressUpdate(done, len(urls), _progress_line(result)))
