@@ -3,7 +3,8 @@
 :class:`Capturer` keeps one Chromium process (restarted if it crashes) and captures pages
 concurrently in fresh browser contexts; a page captured with a named profile runs instead
 in a Chromium started on that profile's folder (:class:`.contexts.ProfileBrowser`, one per
-profile, started when first needed). For each page it:
+profile, started when first needed and closed once idle for :data:`PROFILE_IDLE_SECONDS`, so
+a long-running worker does not keep a profile from a new login). For each page it:
 
 1. validates the URL and creates a ``pending`` snapshot row and its folder;
 2. records the network (:mod:`.recorder`) while loading, waiting for quiet, running the
@@ -47,6 +48,9 @@ __all__ = [
 ]
 
 DEFAULT_MAX_BODY = 256 << 20
+#: A profile's browser unused this long is closed (its lock let go): a worker that captured
+#: one watched page does not keep the profile from ``archiver login`` for the rest of its life.
+PROFILE_IDLE_SECONDS = 20.0
 
 
 class Capturer:
@@ -76,6 +80,9 @@ class Capturer:
         self._collections: dict[str, int] = {}  # slug -> id, created once per Capturer
         self._profiles: dict[str, ProfileBrowser] = {}  # started on first use
         self._profile_locks: dict[str, asyncio.Lock] = {}
+        self._profile_users: dict[str, int] = {}  # pages using each profile's browser now
+        self._profile_idle: dict[str, asyncio.TimerHandle] = {}
+        self._closing: set[asyncio.Future[None]] = set()
 
     async def __aenter__(self) -> Capturer:
         from playwright.async_api import async_playwright
@@ -99,6 +106,10 @@ class Capturer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        for handle in self._profile_idle.values():
+            handle.cancel()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
         for profile in self._profiles.values():
             await profile.close()  # keeps the session cookies, lets go of the profile
         if self._browser is not None:
@@ -152,6 +163,31 @@ class Capturer:
             keep_started_sessions_at_my_priority()
             return started
 
+    def _use_profile(self, name: str) -> None:
+        self._profile_users[name] = self._profile_users.get(name, 0) + 1
+        handle = self._profile_idle.pop(name, None)
+        if handle is not None:
+            handle.cancel()
+
+    def _done_with_profile(self, name: str) -> None:
+        self._profile_users[name] -= 1
+        if self._profile_users[name] == 0:
+            loop = asyncio.get_running_loop()
+            self._profile_idle[name] = loop.call_later(
+                PROFILE_IDLE_SECONDS, self._start_close, name
+            )
+
+    def _start_close(self, name: str) -> None:
+        task = asyncio.ensure_future(self._close_idle(name))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _close_idle(self, name: str) -> None:
+        async with self._profile_locks.setdefault(name, asyncio.Lock()):
+            self._profile_idle.pop(name, None)
+            if self._profile_users.get(name, 0) == 0 and name in self._profiles:
+                await self._profiles.pop(name).close()
+
     @property
     def browser_version(self) -> str | None:
         return str(self._browser.version) if self._browser is not None else None
@@ -171,13 +207,30 @@ class Capturer:
     ) -> CaptureResult:
         """Capture ``url`` (in profile ``profile``'s browser, if given); never raises for a
         per-page failure (see ``CaptureResult``)."""
-        started = time.monotonic()
         try:
             url = validate_capture_url(url)
         except ArchiverError as exc:
             return CaptureResult(url, url, None, False, None, None, exc.message)
         if cancel is not None and cancel.cancelled:
             return CaptureResult(url, url, None, False, None, None, "cancelled")
+        if not profile:
+            return await self._capture(url, collection, tags, rules, job_id, cancel, None)
+        self._use_profile(profile)
+        try:
+            return await self._capture(url, collection, tags, rules, job_id, cancel, profile)
+        finally:
+            self._done_with_profile(profile)
+
+    async def _capture(  # noqa: PLR0917 - the private half of capture()
+        self,
+        url: str,
+        collection: str,
+        tags: Sequence[str],
+        rules: PageRules,
+        job_id: int | None,
+        cancel: CancelToken | None,
+        profile: str | None,
+    ) -> CaptureResult:
         async with self._sem:
             try:
                 collection_id = self._collections.get(collection)

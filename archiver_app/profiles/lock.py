@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from archiver_app.errors import ArchiverError
@@ -68,13 +68,6 @@ def hold(
                 "then try again.",
             )
         time.sleep(poll)
-
-
-@contextlib.contextmanager
-def holding(library_root: Path, name: str, *, wait: float = 0.0) -> Iterator[None]:
-    """:func:`hold` as a ``with`` block."""
-    with hold(library_root, name, wait=wait):
-        yield
 
 
 def in_use(library_root: Path, name: str) -> bool:
