@@ -3,15 +3,25 @@ profile chooser, and the marks on captures made with a profile."""
 
 from __future__ import annotations
 
+import gzip
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QIcon
 from pytestqt.qtbot import QtBot
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
 
 from archiver_app.gui.capture_dialog import CaptureDialog
+from archiver_app.gui.export_dialog import ExportDialog
 from archiver_app.gui.login_dialog import LoginDialog
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import OpRunner
 from archiver_app.gui.snapshot_model import COL_STATUS
+from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from tests.helpers.snapshots import add_snapshot
 
@@ -71,3 +81,42 @@ def test_captures_made_with_a_profile_are_marked(
         window.detail.status.text()
     )
     assert window.login_action.text() == "&Log In to a Site…"
+
+
+def _warc_with_cookies(path: Path) -> Path:
+    with path.open("wb") as fh:
+        writer = WARCWriter(fh, gzip=True, warc_version="1.1")
+        http = StatusAndHeaders(
+            "200 OK",
+            [("Content-Type", "text/html"), ("Set-Cookie", "sid=s3cret; HttpOnly")],
+            protocol="HTTP/1.1",
+        )
+        body = b"<title>Account</title><p>balance</p>"
+        writer.write_record(
+            writer.create_warc_record(
+                "https://bank.example/account",
+                "response",
+                payload=io.BytesIO(body),
+                http_headers=http,
+                length=len(body),
+            )
+        )
+    return path
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_export_dialog_leaves_private_headers_out_unless_ticked(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path, keep: bool
+) -> None:
+    import_warc_file(library, _warc_with_cookies(tmp_path / "in.warc.gz"), collection="bank")
+    dialog = ExportDialog(library, op_runner, collection="bank", folder=tmp_path)
+    qtbot.addWidget(dialog)
+    assert not dialog.keep_private.isChecked()  # left out unless asked
+    dialog.keep_private.setChecked(keep)
+    assert dialog.start() is not None
+    qtbot.waitUntil(lambda: dialog.finished_export is not None, timeout=20000)
+    result = dialog.finished_export
+    assert result is not None
+    with zipfile.ZipFile(result.path) as z:
+        warc = z.read("archive/data.warc.gz")
+    assert (b"s3cret" in gzip.decompress(warc)) is keep
