@@ -96,6 +96,12 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
                 page_timeout=args.timeout,
                 profile=args.profile,
             )
+            if args.profile:
+                print(
+                    f"capturing with profile {args.profile!r}: the captures may show private data",
+                    file=ctx.out,
+                    flush=True,
+                )
             run_job_inline(lib, job_id, concurrency=CAPTURE_CONCURRENCY, progress=show)
             failed += [
                 (p.url, p.reason or "not captured")
