@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -125,13 +125,18 @@ def run_login(
                     f"could not open a browser window with {info.path}",
                     details=str(exc).splitlines()[0] if str(exc) else None,
                 ) from exc
+            seen = _Seen()
             try:
                 _give(context, session_cookies(library_root, name))
-                end, agent, cookies = _show(context, url, cancelled, report)
+                try:
+                    end = _show(context, url, cancelled, report, seen)
+                except KeyboardInterrupt:  # Ctrl+C in the terminal: keep what was done
+                    end = LoginEnd.CANCELLED
             finally:
                 with contextlib.suppress(Exception):  # the browser may have quit already
                     context.close()
-        save_session_cookies(library_root, name, cookies)
+        save_session_cookies(library_root, name, seen.cookies)
+    agent, cookies = seen.agent, seen.cookies
     sites = _sites(cookies)
     update_notes(
         library_root,
@@ -147,37 +152,46 @@ def _sites(cookies: list[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(sorted({str(c.get("domain", "")).lstrip(".") for c in cookies} - {""}))
 
 
-def _show(
-    context: Any, url: str, cancelled: Callable[[], bool], report: Callable[[str], None]
-) -> tuple[LoginEnd, str | None, list[dict[str, Any]]]:
-    """Open ``url`` in the window's tab and wait for the user: how it ended, the browser's
-    user agent, and the cookies last seen (read while the window is open: Chromium may
-    quit with its last window)."""
-    page = context.pages[0] if context.pages else context.new_page()
+@dataclass
+class _Seen:
+    """What the login window showed: the browser's user agent, and the cookies last read
+    (while a window was open: a closing Chromium drops its session cookies)."""
+
     agent: str | None = None
+    cookies: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _show(
+    context: Any,
+    url: str,
+    cancelled: Callable[[], bool],
+    report: Callable[[str], None],
+    seen: _Seen,
+) -> LoginEnd:
+    """Open ``url`` in the window's tab and wait for the user, noting in ``seen``."""
+    page = context.pages[0] if context.pages else context.new_page()
     with contextlib.suppress(Exception):
-        agent = str(page.evaluate("navigator.userAgent"))
+        seen.agent = str(page.evaluate("navigator.userAgent"))
     with contextlib.suppress(Exception):  # an unreachable site: the window is still theirs
         page.goto(url, wait_until="commit", timeout=60_000)
     report(f"a browser window is open at {url}: log in, then close the window")
-    cookies: list[dict[str, Any]] = []
-    seen: set[tuple[str, str]] = set()
+    names: set[tuple[str, str]] = set()
     while context.pages:
-        # read only while a window is open: a closing Chromium drops its session cookies
         with contextlib.suppress(Exception):
-            cookies = list(context.cookies())
-        now = {(str(c.get("domain")), str(c.get("name"))) for c in cookies}
-        if now != seen:
-            seen = now
-            report(f"the profile holds {len(now)} cookie(s) for {', '.join(_sites(cookies))}")
+            seen.cookies = list(context.cookies())
+        now = {(str(c.get("domain")), str(c.get("name"))) for c in seen.cookies}
+        if now != names:
+            names = now
+            sites = ", ".join(_sites(seen.cookies))
+            report(f"the profile holds {len(now)} cookie(s) for {sites}")
         if cancelled():
-            return LoginEnd.CANCELLED, agent, cookies
+            return LoginEnd.CANCELLED
         try:
             context.pages[0].wait_for_event("close", timeout=250)
         except Exception:  # timed out (time to look at cancel), or the browser went away
             if not _alive(context):
                 break
-    return LoginEnd.CLOSED, agent, cookies
+    return LoginEnd.CLOSED
 
 
 def _give(context: Any, cookies: list[dict[str, Any]]) -> None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -69,16 +71,17 @@ class _Lines:
 
 
 def _login_by_hand(
-    root: Path, site: LoginSite, display: str, launcher: Path, port: int
+    root: Path, site: LoginSite, display: str, launcher: Path, port: int, *, ctrl_c: bool = False
 ) -> list[str]:
-    """Run ``archiver login uni URL``; log in through its window; close it; its output."""
+    """Run ``archiver login uni URL``; log in through its window; close it (or press Ctrl+C
+    in the terminal: SIGINT to the whole process group); its output."""
     from playwright.sync_api import sync_playwright
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "archiver_app", "--library", str(root), "login", "uni",
          site.url("/private")],
         env=archiver_env(ARCHIVER_BROWSER=str(launcher), DISPLAY=display),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
     lines = _Lines(proc)
     try:
@@ -95,7 +98,10 @@ def _login_by_hand(
             assert PRIVATE_TEXT in page.inner_text("h1")
             # as a person does: close the window once the login shows (Archiver says so)
             lines.wait_for("holds 2 cookie(s) for 127.0.0.1")
-            page.close()
+            if ctrl_c:
+                os.killpg(proc.pid, signal.SIGINT)
+            else:
+                page.close()
         assert proc.wait(60) == 0, lines.seen
         lines.wait_for("saved")
         return lines.seen
@@ -172,12 +178,12 @@ def test_login_window_then_captures_with_the_profile_until_the_session_expires(
     assert "session expired: profile 'uni'" in capsys.readouterr().out
     assert main([*lib_args, "capture", "--profile", "uni", login_site.url("/members")]) == 1
     expired_redirect, expired_denied = _snapshots(root)[-2:]
-    for snap, signal in ((expired_redirect, "login-redirect"), (expired_denied, "denied")):
+    for snap, sign in ((expired_redirect, "login-redirect"), (expired_denied, "denied")):
         assert snap.state == "failed" and snap.capture_fidelity is None
         assert snap.provenance is not None
         assert snap.provenance["login_check"] == {
             "outcome": "session_expired",
-            "signal": signal,
+            "signal": sign,
             "evidence": snap.provenance["login_check"]["evidence"],
             "profile": "uni",
         }
@@ -186,6 +192,17 @@ def test_login_window_then_captures_with_the_profile_until_the_session_expires(
     with Library.open(root) as lib:
         log = [line.message for line in tail_log(lib, expired_denied.job_id)]
     assert any("session expired: profile 'uni'" in message for message in log), log
+
+
+def test_ctrl_c_in_the_terminal_keeps_the_login(
+    login_site: LoginSite, tmp_path: Path, x_display: str, cdp_browser: tuple[Path, int]
+) -> None:
+    root = tmp_path / "lib"
+    output = _login_by_hand(root, login_site, x_display, *cdp_browser, ctrl_c=True)
+    assert any("saved: 2 cookie(s)" in line and "closed by Archiver" in line for line in output)
+    capture = ["--library", str(root), "capture", "--profile", "uni"]
+    assert main([*capture, login_site.url("/private")]) == 0
+    assert PRIVATE_TEXT in _text(root, _snapshots(root)[0])
 
 
 def _session_cookie(site: LoginSite) -> str:
