@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from archiver_app.api.jobs import JobsManager
     from archiver_app.api.labels import CollectionsManager, TagsManager
     from archiver_app.api.mirror import MirrorManager
+    from archiver_app.api.profiles import ProfilesManager
     from archiver_app.api.settings import SettingsManager
     from archiver_app.api.snapshots import SnapshotsManager
     from archiver_app.api.table import TableReader
@@ -352,6 +353,12 @@ class Library:
         from archiver_app.api.mirror import MirrorManager
 
         return MirrorManager(self)
+
+    @cached_property
+    def profiles(self) -> ProfilesManager:
+        from archiver_app.api.profiles import ProfilesManager
+
+        return ProfilesManager(self)
 
 
 # ---------------------------------------------------------------------- helpers

@@ -32,6 +32,7 @@ class ExportsManager:
         dest: Path,
         *,
         fmt: str = "wacz",
+        keep_private_headers: bool = False,
         progress: Progress = null_progress,
         cancel: CancelToken | None = None,
     ) -> ExportResult:
@@ -43,6 +44,7 @@ class ExportsManager:
             collection=selection.collection,
             tag=selection.tag,
             query=selection.query,
+            keep_private_headers=keep_private_headers,
         )
         result: ExportResult = self._lib.jobs.start(
             JobKind.EXPORT,

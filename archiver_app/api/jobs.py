@@ -116,12 +116,20 @@ class JobsManager:
         return self.run(job_id, progress=progress, cancel=cancel)
 
     def capture(
-        self, urls: Sequence[str], *, collection: str = DEFAULT_COLLECTION, tags: Sequence[str] = ()
+        self,
+        urls: Sequence[str],
+        *,
+        collection: str = DEFAULT_COLLECTION,
+        tags: Sequence[str] = (),
+        profile: str | None = None,
     ) -> int:
-        """Queue a capture of ``urls`` (one attempt each, as ``archiver capture``)."""
+        """Queue a capture of ``urls`` (one attempt each, as ``archiver capture``), in the
+        browser profile ``profile`` when given."""
         from archiver_app.crawl.inline import create_capture_job
 
-        return create_capture_job(self._lib, list(urls), collection=collection, tags=list(tags))
+        return create_capture_job(
+            self._lib, list(urls), collection=collection, tags=list(tags), profile=profile
+        )
 
     def crawl(
         self,
@@ -131,6 +139,7 @@ class JobsManager:
         collection: str = DEFAULT_COLLECTION,
         tags: Sequence[str] = (),
         name: str | None = None,
+        profile: str | None = None,
     ) -> int:
         """Queue a crawl from ``seeds`` (as ``archiver crawl``)."""
         from archiver_app.crawl.inline import create_crawl_job
@@ -147,6 +156,7 @@ class JobsManager:
             collection=collection,
             tags=list(tags),
             name=name,
+            profile=profile,
         )
 
     def resume_interrupted(

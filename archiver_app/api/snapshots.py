@@ -129,6 +129,7 @@ class SnapshotDetail:
     other_captures: list[tuple[int, datetime, str]]  # id, captured_at, state
     copies: list[CopyRow] = field(default_factory=list)
     whole_copies: int = 0  # the laptop's and each drive's that can replay it alone
+    profile: str | None = None  # captured in this browser profile: may show private data
 
 
 def _fidelity_reason(provenance: dict[str, Any] | None) -> str:
@@ -183,6 +184,7 @@ def _detail(s: Session, snapshot_id: int) -> SnapshotDetail | None:
         tags=tags,
         files=[(f[0], f[1], int(f[2])) for f in files],
         other_captures=[(o[0], o[1], o[2]) for o in others],
+        profile=snap.profile,
     )
 
 

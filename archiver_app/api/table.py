@@ -178,7 +178,7 @@ def compile_ids_sql(
 #: Columns fetched for each visible row (order matters: ``RowData`` follows it).
 ROW_COLUMNS = (
     "id, captured_at, title, url, domain, size_bytes, state, http_status, "
-    "capture_fidelity, mime, folder"
+    "capture_fidelity, mime, folder, profile"
 )
 
 
@@ -197,6 +197,7 @@ class RowData:
     fidelity: str
     mime: str
     folder: str | None
+    profile: str | None = None  # captured in this browser profile: may show private data
 
 
 def _rows_sql(ids: Sequence[int]) -> str:
@@ -228,6 +229,7 @@ def _row_data(rows: Any) -> dict[int, RowData]:
             fidelity=r[8] or "",
             mime=r[9] or "",
             folder=r[10],
+            profile=r[11],
         )
     return out
 

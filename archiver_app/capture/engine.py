@@ -1,7 +1,10 @@
 """The capture engine: one browser, several pages at once, each written to its own folder.
 
 :class:`Capturer` keeps one Chromium process (restarted if it crashes) and captures pages
-concurrently in fresh browser contexts. For each page it:
+concurrently in fresh browser contexts; a page captured with a named profile runs instead
+in a Chromium started on that profile's folder (:class:`.contexts.ProfileBrowser`, one per
+profile, started when first needed and closed once idle for :data:`PROFILE_IDLE_SECONDS`, so
+a long-running worker does not keep a profile from a new login). For each page it:
 
 1. validates the URL and creates a ``pending`` snapshot row and its folder;
 2. records the network (:mod:`.recorder`) while loading, waiting for quiet, running the
@@ -26,6 +29,7 @@ from types import TracebackType
 from typing import Any
 
 from archiver_app.capture.browser import BrowserInfo, launch_options, require_browser
+from archiver_app.capture.contexts import FreshContexts, ProfileBrowser, TabSource
 from archiver_app.capture.page import PageCapture, describe_failure
 from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo
 from archiver_app.errors import ArchiverError, BrowserNotFoundError
@@ -44,6 +48,9 @@ __all__ = [
 ]
 
 DEFAULT_MAX_BODY = 256 << 20
+#: A profile's browser unused this long is closed (its lock let go): a worker that captured
+#: one watched page does not keep the profile from ``archiver login`` for the rest of its life.
+PROFILE_IDLE_SECONDS = 20.0
 
 
 class Capturer:
@@ -71,6 +78,11 @@ class Capturer:
         self._launch_lock = asyncio.Lock()
         self.launches = 0
         self._collections: dict[str, int] = {}  # slug -> id, created once per Capturer
+        self._profiles: dict[str, ProfileBrowser] = {}  # started on first use
+        self._profile_locks: dict[str, asyncio.Lock] = {}
+        self._profile_users: dict[str, int] = {}  # pages using each profile's browser now
+        self._profile_idle: dict[str, asyncio.TimerHandle] = {}
+        self._closing: set[asyncio.Future[None]] = set()
 
     async def __aenter__(self) -> Capturer:
         from playwright.async_api import async_playwright
@@ -94,6 +106,12 @@ class Capturer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        for handle in self._profile_idle.values():
+            handle.cancel()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+        for profile in self._profiles.values():
+            await profile.close()  # keeps the session cookies, lets go of the profile
         if self._browser is not None:
             with contextlib.suppress(Exception):
                 await self._browser.close()
@@ -123,6 +141,53 @@ class Capturer:
             keep_started_sessions_at_my_priority()
             return self._browser
 
+    async def _ensure_profile(self, name: str, cancel: CancelToken | None) -> ProfileBrowser:
+        # a lock per profile: waiting for one profile never holds up other captures
+        async with self._profile_locks.setdefault(name, asyncio.Lock()):
+            running = self._profiles.get(name)
+            if running is not None and running.is_connected():
+                return running
+            if running is not None:
+                await running.close()
+            assert self.browser_info is not None
+            started = await ProfileBrowser.start(
+                self._pw,
+                self.library.root,
+                name,
+                self.browser_info,
+                headless=self.headless,
+                cancelled=lambda: cancel is not None and cancel.cancelled,
+            )
+            self._profiles[name] = started
+            self.launches += 1
+            keep_started_sessions_at_my_priority()
+            return started
+
+    def _use_profile(self, name: str) -> None:
+        self._profile_users[name] = self._profile_users.get(name, 0) + 1
+        handle = self._profile_idle.pop(name, None)
+        if handle is not None:
+            handle.cancel()
+
+    def _done_with_profile(self, name: str) -> None:
+        self._profile_users[name] -= 1
+        if self._profile_users[name] == 0:
+            loop = asyncio.get_running_loop()
+            self._profile_idle[name] = loop.call_later(
+                PROFILE_IDLE_SECONDS, self._start_close, name
+            )
+
+    def _start_close(self, name: str) -> None:
+        task = asyncio.ensure_future(self._close_idle(name))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _close_idle(self, name: str) -> None:
+        async with self._profile_locks.setdefault(name, asyncio.Lock()):
+            self._profile_idle.pop(name, None)
+            if self._profile_users.get(name, 0) == 0 and name in self._profiles:
+                await self._profiles.pop(name).close()
+
     @property
     def browser_version(self) -> str | None:
         return str(self._browser.version) if self._browser is not None else None
@@ -138,17 +203,35 @@ class Capturer:
         rules: PageRules = PageRules(),  # noqa: B008 (frozen dataclass)
         job_id: int | None = None,
         cancel: CancelToken | None = None,
+        profile: str | None = None,
     ) -> CaptureResult:
-        """Capture ``url``; never raises for a per-page failure (see ``CaptureResult``)."""
-        started = time.monotonic()
+        """Capture ``url`` (in profile ``profile``'s browser, if given); never raises for a
+        per-page failure (see ``CaptureResult``)."""
         try:
             url = validate_capture_url(url)
         except ArchiverError as exc:
             return CaptureResult(url, url, None, False, None, None, exc.message)
         if cancel is not None and cancel.cancelled:
             return CaptureResult(url, url, None, False, None, None, "cancelled")
+        if not profile:
+            return await self._capture(url, collection, tags, rules, job_id, cancel, None)
+        self._use_profile(profile)
+        try:
+            return await self._capture(url, collection, tags, rules, job_id, cancel, profile)
+        finally:
+            self._done_with_profile(profile)
+
+    async def _capture(  # noqa: PLR0917 - the private half of capture()
+        self,
+        url: str,
+        collection: str,
+        tags: Sequence[str],
+        rules: PageRules,
+        job_id: int | None,
+        cancel: CancelToken | None,
+        profile: str | None,
+    ) -> CaptureResult:
         async with self._sem:
-            started = time.monotonic()  # the page limit starts when the page does
             try:
                 collection_id = self._collections.get(collection)
                 if collection_id is None:
@@ -156,12 +239,20 @@ class Capturer:
                         self.library.ensure_collection, collection
                     )
                     self._collections[collection] = collection_id
+                tabs: TabSource | None = (
+                    await self._ensure_profile(profile, cancel)  # may wait for the profile
+                    if profile
+                    else None
+                )
             except ArchiverError as exc:
                 return CaptureResult(url, url, None, False, None, None, exc.message)
-            browser = await self._ensure_browser()
+            if tabs is None:
+                tabs = FreshContexts(await self._ensure_browser())
+            started = time.monotonic()  # the page limit starts when the page does
             page_capture = PageCapture(
                 owner=self,
-                browser=browser,
+                tabs=tabs,
+                profile=profile,
                 url=url,
                 collection=collection,
                 collection_id=collection_id,
@@ -188,8 +279,10 @@ def capture_urls(
     cancel: CancelToken | None = None,
     concurrency: int = 2,
     browser: BrowserInfo | None = None,
+    profile: str | None = None,
 ) -> list[CaptureResult]:
-    """Capture ``urls`` (in order of the returned list) with one browser; blocks."""
+    """Capture ``urls`` (in order of the returned list) with one browser, in browser profile
+    ``profile`` if given; blocks."""
     from archiver_app.validation import validate_slug
 
     validate_slug(collection)  # fail before starting a browser
@@ -204,7 +297,12 @@ def capture_urls(
                     result = CaptureResult(u, u, None, False, None, None, "cancelled")
                 else:
                     result = await cap.capture(
-                        u, collection=collection, tags=tags, rules=rules, cancel=cancel
+                        u,
+                        collection=collection,
+                        tags=tags,
+                        rules=rules,
+                        cancel=cancel,
+                        profile=profile,
                     )
                 done += 1
                 progress(ProgressUpdate(done, len(urls), _progress_line(result)))

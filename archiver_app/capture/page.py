@@ -2,7 +2,9 @@
 
 The steps and what each records are described in docs/ARCHITECTURE.md (Capture). Every step
 is bounded by the page's deadline; a failure becomes an ``error`` on the result, never an
-exception.
+exception. The tab comes from a :class:`~.contexts.TabSource` (a fresh context, or a
+profile's browser); after extraction :mod:`.login_check` decides whether the page is a
+login form, which makes the snapshot a failed one (kept as evidence).
 
 Threading contract: runs on the Capturer's event loop; database and file work at the end
 is handed to a worker thread.
@@ -15,19 +17,27 @@ import contextlib
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urljoin, urlsplit
 
 from archiver_app import __version__
 from archiver_app.capture.behaviours import autoscroll, settle, wait_network_quiet
+from archiver_app.capture.contexts import Tab, TabSource
 from archiver_app.capture.extract import (
     PageFacts,
     clean_links,
     extract,
     first_line,
     make_snippet,
+)
+from archiver_app.capture.login_check import (
+    LoginCheck,
+    PageSigns,
+    has_password_field,
+    judge,
+    profile_worked_before,
 )
 from archiver_app.capture.pdf import PDF_MIMES, read_pdf
 from archiver_app.capture.persist import (
@@ -45,13 +55,13 @@ from archiver_app.layout.current import snapshot_folder
 from archiver_app.library import Library
 from archiver_app.store.models import Fidelity, FileKind, SnapshotState
 from archiver_app.tasks import CancelToken
+from archiver_app.warc.surt import domain_of
 from archiver_app.warc.writer import CaptureWarcWriter
 
 if TYPE_CHECKING:
     from archiver_app.capture.engine import Capturer
 
 WARC_NAME = "capture.warc.gz"
-VIEWPORT = {"width": 1280, "height": 800}
 NO_SCREENSHOT_MIMES = {*PDF_MIMES, "application/octet-stream"}  # a PDF's comes from capture.pdf
 
 
@@ -87,7 +97,7 @@ class PageCapture:
         self,
         *,
         owner: Capturer,
-        browser: Any,
+        tabs: TabSource,
         url: str,
         collection: str,
         collection_id: int,
@@ -96,8 +106,9 @@ class PageCapture:
         job_id: int | None,
         cancel: CancelToken | None,
         started: float,
+        profile: str | None = None,
     ) -> None:
-        self.owner, self.browser, self.url = owner, browser, url
+        self.owner, self.tabs, self.url, self.profile = owner, tabs, url, profile
         self.collection, self.collection_id, self.tags = collection, collection_id, tags
         self.rules, self.job_id, self.cancel, self.started = rules, job_id, cancel, started
         self.deadline = started + rules.page_timeout
@@ -128,6 +139,7 @@ class PageCapture:
             uid=uid,
             folder=folder,
             job_id=self.job_id,
+            profile=self.profile,
         )
         writer = self._open_writer(path / WARC_NAME)
         loaded = await self._record(writer)
@@ -159,17 +171,12 @@ class PageCapture:
         """Open a tab, record the page load and extract the page; the tab is closed and the
         recorder finished on return (a cancellation abandons the WARC and re-raises)."""
         loaded = _Loaded(final_url=self.url)
-        context = None
+        tab: Tab | None = None
         try:
-            context = await self.browser.new_context(
-                user_agent=self.rules.user_agent,
-                viewport=VIEWPORT,
-                accept_downloads=False,
-                service_workers="allow",  # recorded from their own sessions (targets.py)
-            )
-            page = await context.new_page()
+            tab = await self.tabs.open_tab(self.rules)
+            context, page = tab.context, tab.page
             page.on("crash", lambda _p: self._on_crash())
-            context.on("request", self._on_request)  # the page, its workers, service workers
+            tab.on_request(self._on_request)  # the page, its workers, service workers
             cdp = await context.new_cdp_session(page)
             recorder = loaded.recorder = NetworkRecorder(
                 cdp,
@@ -180,6 +187,8 @@ class PageCapture:
                 on_oversize=lambda rid: self._on_oversize(cdp, recorder, rid),
             )
             await recorder.start()
+            if not tab.owns_context:  # a profile's cache would answer instead of the site
+                await cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
             loaded.workers = WorkerAttacher(recorder.add_session, recorder.notes)
             await loaded.workers.watch_page(cdp)
             self._mark("open")
@@ -191,6 +200,7 @@ class PageCapture:
                 if page.url.startswith("http"):
                     loaded.final_url = page.url
                 loaded.facts, loaded.dom, loaded.shot = await self._extract(page, recorder)
+                loaded.login = await self._login_check(page, recorder, loaded.final_url)
         except Exception as exc:
             loaded.error = describe_failure(str(exc), self.url, self.rules.page_timeout)
         except BaseException:  # cancelled: stop recording before the WARC is left behind
@@ -201,15 +211,28 @@ class PageCapture:
                 with contextlib.suppress(Exception):
                     await asyncio.shield(loaded.workers.close())
             writer.abandon()
-            if context is not None:
+            if tab is not None:
                 with contextlib.suppress(Exception):
-                    await asyncio.shield(context.close())
+                    await asyncio.shield(tab.close())
             raise
-        await self._close(loaded, context)
+        await self._close(loaded, tab)
         return loaded
 
-    async def _close(self, loaded: _Loaded, context: Any) -> None:
-        if loaded.recorder is not None and context is not None and self.browser.is_connected():
+    async def _login_check(
+        self, page: Any, recorder: NetworkRecorder, final: str
+    ) -> LoginCheck | None:
+        """Did the page end at a login form? (:mod:`.login_check`)"""
+        status = recorder.main_response.status if recorder.main_response else None
+        signs = PageSigns(self.url, final, status, await has_password_field(page))
+        if status == 403 and self.profile:
+            domain = domain_of(final)
+            worked = await asyncio.to_thread(profile_worked_before, self.lib, self.profile, domain)
+            signs = replace(signs, worked_before=worked)
+        return judge(signs, self.profile)
+
+    async def _close(self, loaded: _Loaded, tab: Tab | None) -> None:
+        context = tab.context if tab is not None else None
+        if loaded.recorder is not None and context is not None and self.tabs.is_connected():
             scripts = [w.url for w in loaded.workers.sessions.values()] if loaded.workers else []
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(
@@ -218,7 +241,7 @@ class PageCapture:
                     ),
                     max(1.0, min(10.0, self.deadline - time.monotonic())),
                 )
-        if not self.browser.is_connected():
+        if not self.tabs.is_connected():
             loaded.error = "the browser crashed while capturing this page; it will be restarted"
             self.reasons.append("browser crashed")
         elif self.crashed:
@@ -231,9 +254,9 @@ class PageCapture:
             self._mark("finish")
         if loaded.workers is not None:
             await loaded.workers.close()
-        if context is not None:
+        if tab is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(context.close(), 10)
+                await asyncio.wait_for(tab.close(), 10)
             self._mark("close")
 
     # ------------------------------------------------------------------ steps
@@ -306,7 +329,7 @@ class PageCapture:
         except TimeoutError:
             self.reasons.append("page behaviours ran out of time")
         except Exception as exc:
-            if self.crashed or not self.browser.is_connected():
+            if self.crashed or not self.tabs.is_connected():
                 raise
             self.reasons.append(f"a page behaviour failed: {first_line(exc)}")
         return None
@@ -381,15 +404,16 @@ class PageCapture:
         main = recorder.main_record if recorder else None
         response = recorder.main_response if recorder else None
         resources: list[ResourceInfo] = list(recorder.resources) if recorder else []
-        ok = main is not None and loaded.error is None
-        error = loaded.error
+        ok = main is not None and loaded.error is None and loaded.login is None
+        error = loaded.error or (loaded.login.message if loaded.login else None)
         if main is None and error is None:
             error = "the page produced no response"
         concurrent = main.record_id if main else None
         files: list[tuple[str, str]] = []
         fidelity: str | None = None
-        if ok:
+        if ok or (main is not None and loaded.login is not None):  # the login form: evidence
             files = self._write_views(writer, loaded, folder, concurrent)
+        if ok:
             fidelity = self._fidelity(recorder, resources)
         self._write_pageinfo(writer, loaded, resources, concurrent)
         writer.close()
@@ -408,7 +432,7 @@ class PageCapture:
             snippet=make_snippet(facts.text) or None,
             language=facts.language,
             fidelity=fidelity,
-            provenance=self._provenance(recorder, error),
+            provenance=self._provenance(recorder, error, loaded.login),
             content_hash=main.digest if main is not None else None,  # as the indexer sets it
             text=facts.text,
             tags=list(self.tags),
@@ -430,7 +454,8 @@ class PageCapture:
             http_status=outcome.http_status,
             fidelity=fidelity,
             error=error,
-            outlinks=facts.outlinks,
+            outlinks=facts.outlinks if ok else [],
+            login=loaded.login.outcome.value if loaded.login else None,
             resources=resources,
             bytes_written=sum(size for size, _ in hashes.values()),
             duration=time.monotonic() - self.started,
@@ -499,7 +524,9 @@ class PageCapture:
             self.reasons.append(f"{len(failed)} resource(s) failed or were truncated")
         return Fidelity.FALLBACK if self.reasons else Fidelity.HIGH
 
-    def _provenance(self, recorder: NetworkRecorder | None, error: str | None) -> dict[str, Any]:
+    def _provenance(
+        self, recorder: NetworkRecorder | None, error: str | None, login: LoginCheck | None
+    ) -> dict[str, Any]:
         revisit_sources = sorted(recorder.revisit_sources) if recorder else []
         provenance: dict[str, Any] = {
             "backend": "playwright",
@@ -514,6 +541,10 @@ class PageCapture:
         }
         if error:
             provenance["error"] = error
+        if self.profile:
+            provenance["profile"] = self.profile
+        if login is not None:
+            provenance["login_check"] = login.to_json()
         return provenance
 
 
@@ -528,6 +559,7 @@ class _Loaded:
     dom: str | None = None
     shot: bytes | None = None
     error: str | None = None
+    login: LoginCheck | None = None  # the page was a login form (.login_check)
 
 
 def _main_answered(recorder: NetworkRecorder) -> bool:

@@ -49,6 +49,7 @@ def create_pending(
     uid: str,
     folder: str,
     job_id: int | None,
+    profile: str | None = None,
 ) -> int:
     with lib.write() as s:
         snap = Snapshot(
@@ -64,6 +65,7 @@ def create_pending(
             capture_backend="playwright",
             folder=folder,
             fs_version=CURRENT_FS_VERSION,
+            profile=profile,
         )
         s.add(snap)
         s.flush()
@@ -235,6 +237,7 @@ def sidecar(
         "capture_backend": "playwright",
         "capture_fidelity": out.fidelity,
         "provenance": out.provenance,
+        "profile": out.provenance.get("profile"),
     }
     files = [
         {"path": rel.rsplit("/", 1)[-1], "size": size, "sha256": sha, "kind": kind}

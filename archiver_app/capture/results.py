@@ -70,3 +70,4 @@ class CaptureResult:
     resources: list[ResourceInfo] = field(default_factory=list)
     bytes_written: int = 0
     duration: float = 0.0
+    login: str | None = None  # a capture.login_check.LoginOutcome code: a login form came

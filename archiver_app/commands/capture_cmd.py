@@ -24,6 +24,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--timeout", type=float, default=60.0, metavar="SECONDS", help="time limit per page"
     )
+    p.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="capture in this browser profile, logged in (see `archiver login`)",
+    )
     p.set_defaults(func=cmd_capture)
 
 
@@ -84,8 +89,19 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.open_library(create=True) as lib:
         if seeds:
             job_id = create_capture_job(
-                lib, seeds, collection=args.collection, tags=args.tag, page_timeout=args.timeout
+                lib,
+                seeds,
+                collection=args.collection,
+                tags=args.tag,
+                page_timeout=args.timeout,
+                profile=args.profile,
             )
+            if args.profile:
+                print(
+                    f"capturing with profile {args.profile!r}: the captures may show private data",
+                    file=ctx.out,
+                    flush=True,
+                )
             run_job_inline(lib, job_id, concurrency=CAPTURE_CONCURRENCY, progress=show)
             failed += [
                 (p.url, p.reason or "not captured")

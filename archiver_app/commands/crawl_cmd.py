@@ -65,6 +65,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="re-run the seeds regularly: hourly, daily, weekly or five cron fields "
         "('0 6 * * 1-5'); due runs start with `archiver worker` or `archiver watch run`",
     )
+    p.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="capture in this browser profile, logged in (see `archiver login`)",
+    )
     p.add_argument("--queue", action="store_true", help="only queue the job; do not run it here")
     p.set_defaults(func=cmd_crawl)
 
@@ -118,7 +123,7 @@ def cmd_crawl(args: argparse.Namespace, ctx: Context) -> int:
         job_id = create_job(
             lib, args.urls, scope=args.scope, rules=rules, limits=limits,
             collection=args.collection, tags=args.tag, name=args.name, priority=args.priority,
-            schedule=args.schedule, max_retries=args.retries,
+            schedule=args.schedule, max_retries=args.retries, profile=args.profile,
         )  # fmt: skip
         print(f"job {job_id} queued: scope {args.scope}, {len(args.urls)} seed(s)", file=ctx.out)
         if args.queue:

@@ -44,6 +44,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "without network the export is written signed and the timestamp waits for "
         "`archiver export timestamp-pending`",
     )
+    p.add_argument(
+        "--keep-private-headers",
+        action="store_true",
+        help="keep Cookie, Authorization and Set-Cookie headers in the export (left out by "
+        "default: they can let others act as you on the sites you were logged in to)",
+    )
     p.set_defaults(func=cmd_export)
     actions = p.add_subparsers(dest="export_action", metavar="ACTION")
     retry = actions.add_parser(
@@ -83,6 +89,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
                 overwrite=args.overwrite,
                 sign=args.sign,
                 timestamp=url,
+                keep_private_headers=args.keep_private_headers,
             ),
             name=f"Export to {args.output}",
             collection=args.collection or "default",

@@ -119,6 +119,7 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
         out = {
             **summary_dict(d.summary),
             "limits": d.spec.to_json()["limits"],
+            "profile": d.spec.profile,
             "rules": d.rules.to_json(),
             "page_states": d.page_states,
             "coverage_json": d.coverage_json,
@@ -132,6 +133,7 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
         ("job", f"{s.id} {s.name} ({s.kind})"),
         ("status", s.status + (f" ({s.last_error})" if s.last_error else "")),
         ("scope", f"{s.scope}: {', '.join(s.seeds)}"),
+        ("profile", d.spec.profile or "none (a fresh browser)"),
         ("limits", ", ".join(f"{k}={v}" for k, v in d.spec.to_json()["limits"].items() if v)
          or "none"),
         ("rules", f"v{s.ruleset_version} (settings age {s.settings_age}), "

@@ -31,6 +31,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     add.add_argument("--collection", default="default", metavar="SLUG")
     add.add_argument("--tag", action="append", default=[], metavar="T")
+    add.add_argument(
+        "--profile", metavar="NAME", help="capture in this browser profile (`archiver login`)"
+    )
     job = actions.add_parser("job", help="watch an existing crawl or capture job")
     job.add_argument("job_id", type=int, metavar="JOB")
     job.add_argument("--schedule", default="weekly", metavar="WHEN", help="default: weekly")
@@ -55,6 +58,7 @@ def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
                 ignore=args.ignore,
                 collection=args.collection,
                 tags=args.tag,
+                profile=args.profile,
             )
             print(
                 f"watching as job {job_id} ({args.schedule}); "

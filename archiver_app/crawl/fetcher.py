@@ -33,6 +33,7 @@ class FetchResult:
     snapshot_id: int | None = None
     fidelity: str | None = None
     duration: float = 0.0
+    login: str | None = None  # capture.login_check.LoginOutcome code: a login form came
 
 
 class PageFetcher(Protocol):
@@ -53,6 +54,7 @@ class PageFetcher(Protocol):
         tags: tuple[str, ...],
         rules: Rules,
         cancel: CancelToken,
+        profile: str | None = None,
     ) -> FetchResult: ...
 
 
@@ -86,6 +88,7 @@ class CapturerFetcher:
         tags: tuple[str, ...],
         rules: Rules,
         cancel: CancelToken,
+        profile: str | None = None,
     ) -> FetchResult:
         from archiver_app.capture.engine import PageRules
 
@@ -97,7 +100,13 @@ class CapturerFetcher:
             settle_seconds=rules.settle_seconds,
         )
         r = await self._capturer.capture(
-            url, collection=collection, tags=tags, rules=page_rules, job_id=job_id, cancel=cancel
+            url,
+            collection=collection,
+            tags=tags,
+            rules=page_rules,
+            job_id=job_id,
+            cancel=cancel,
+            profile=profile,
         )
         return FetchResult(
             url=r.url,
@@ -111,4 +120,5 @@ class CapturerFetcher:
             snapshot_id=r.snapshot_id,
             fidelity=r.fidelity,
             duration=r.duration,
+            login=r.login,
         )

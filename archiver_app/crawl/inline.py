@@ -73,6 +73,7 @@ def create_capture_job(
     collection: str = "default",
     tags: Sequence[str] = (),
     page_timeout: float | None = None,
+    profile: str | None = None,
 ) -> int:
     """Queue a job of scope ``page`` capturing ``seeds`` (normalised URLs); return its id.
 
@@ -94,6 +95,7 @@ def create_capture_job(
         tags=list(tags),
         name=f"capture {seeds[0]}" + (f" (+{len(seeds) - 1})" if len(seeds) > 1 else ""),
         max_retries=0,
+        profile=profile,
     )
 
 
@@ -110,6 +112,7 @@ def create_crawl_job(
     collection: str = "default",
     tags: Sequence[str] = (),
     name: str | None = None,
+    profile: str | None = None,
 ) -> int:
     """Queue a crawl job (the capture dialog's crawl); return its id."""
     from archiver_app.crawl.jobs import create_job
@@ -128,4 +131,5 @@ def create_crawl_job(
         collection=collection,
         tags=list(tags),
         name=name or f"Crawl of {seeds[0]}",
+        profile=profile,
     )

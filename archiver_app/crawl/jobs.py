@@ -85,14 +85,22 @@ def create_job(
     schedule: str | None = None,
     max_retries: int = 2,
     lease_seconds: float = 120.0,
+    profile: str | None = None,
 ) -> int:
     """Validate everything, then create a queued job with its seeds; return its id.
+
+    ``profile``: capture every page in that browser profile (it must exist); log-out
+    links are then never followed (they would end the session).
 
     Raises:
         InputError: a malformed seed, a seed outside its own scope, an invalid regex (with
             its position), a bad limit or schedule. Nothing is written then.
     """
     rules = rules or Rules()
+    if profile:
+        from archiver_app.capture.login_check import LOGOUT_IGNORE
+
+        rules = rules.changed(ignore=(*rules.ignore, LOGOUT_IGNORE))
     scope = Scope(scope)
     if scope is Scope.PAGE:
         limits = Limits(
@@ -112,6 +120,7 @@ def create_job(
         tags=tuple(tags),
         limits=limits or Limits(),
         lease_seconds=lease_seconds,
+        profile=lib.profiles.require(profile) if profile else None,
     )
     collection_id = lib.ensure_collection(collection)
     now = lib.clock()

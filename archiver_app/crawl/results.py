@@ -105,6 +105,8 @@ def finish_page(
         job.items_downloaded += 1
     else:
         if current:
+            if result.login is not None:  # a login form: trying again meets it again
+                page.attempts_remaining = 0
             page.state = PageState.READY if page.attempts_remaining > 0 else PageState.FAILED
             page.priority += 1  # retried after the pages not yet tried
             page.claimed_by = None

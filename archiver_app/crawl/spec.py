@@ -41,9 +41,11 @@ class JobSpec:
     tags: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
     lease_seconds: float = 120.0  # how long a claim lasts without a heartbeat
+    profile: str | None = None  # the browser profile pages are captured in (logged in)
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"profile": self.profile} if self.profile else {}),
             "seeds": list(self.seeds),
             "scope": self.scope.value,
             "collection": self.collection,
@@ -66,6 +68,7 @@ class JobSpec:
             tags=tuple(data.get("tags", ())),
             limits=Limits(**dict(data.get("limits") or {})),
             lease_seconds=float(data.get("lease_seconds", 120.0)),
+            profile=str(data["profile"]) if data.get("profile") else None,
         )
 
 

@@ -240,6 +240,7 @@ class CrawlWorker:
                 tags=ctx.spec.tags,
                 rules=ctx.rules,
                 cancel=self.cancel,
+                profile=ctx.spec.profile,
             )
         except (Cancelled, asyncio.CancelledError):
             self._held.discard(page.page_id)

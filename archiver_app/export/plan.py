@@ -46,6 +46,7 @@ class ExportPlan:
     missing_files: dict[int, str] = field(default_factory=dict)  # file id -> reason
     originals_added: int = 0
     arc_files: set[int] = field(default_factory=set)  # ARC, not WARC: records are converted
+    strip_private: bool = True  # leave Cookie, Authorization... out (export.privacy)
 
     @property
     def total_bytes(self) -> int:

@@ -2,7 +2,8 @@
 
 Both formats share the pieces: one ``data.warc.gz`` made by copying each record's bytes
 (gzip members are copied as they are; records of uncompressed WARCs are compressed into
-their own member; ARC records are converted to WARC/1.1 records, warcinfo for the ARC's
+their own member; records with private headers are rewritten without them, see
+:mod:`.privacy`; ARC records are converted to WARC/1.1 records, warcinfo for the ARC's
 ``filedesc`` header and response for the others), a CDXJ index of it sorted in ``LC_ALL=C``
 order, and ``pages.jsonl`` with every page's title and text.
 
@@ -28,7 +29,6 @@ import os
 import shutil
 import tempfile
 import zipfile
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -50,6 +50,7 @@ from archiver_app.durable import (
 )
 from archiver_app.errors import InputError
 from archiver_app.export.plan import ExportPlan, Selection, plan_export
+from archiver_app.export.privacy import HTTP_RECORD_TYPES, CopyIssue, copy_record
 from archiver_app.export.signing import Signing, package_digest
 from archiver_app.export.timestamps import StampOutcome
 from archiver_app.library import Library
@@ -212,17 +213,12 @@ def _copy_records(
                 except ValueError as exc:
                     result.problems.append(f"{rec.url}: the ARC record cannot be read ({exc})")
                     continue
-            remaining = 0 if arc else rec.length
-            comp = None if gz or arc else zlib.compressobj(6, zlib.DEFLATED, 31)
-            while remaining > 0:
-                chunk = fh.read(min(BUF, remaining))
-                if not chunk:
-                    result.problems.append(f"{rec.url}: {path.name} ends before the record does")
-                    break
-                remaining -= len(chunk)
-                out.write(chunk if comp is None else comp.compress(chunk))
-            if comp is not None:
-                out.write(comp.compress(b"\r\n\r\n") + comp.flush())
+            else:  # without Cookie, Authorization, Set-Cookie... unless kept (export.privacy)
+                strip = plan.strip_private and rec.record_type in HTTP_RECORD_TYPES
+                if (problem := copy_record(fh, rec.length, gz, out, strip=strip)) is not None:
+                    result.problems.append(f"{rec.url}: {path.name}: {problem.message}")
+                    if problem.issue is CopyIssue.LEFT_OUT:
+                        continue
             result.records += 1
             if rec.record_type in INDEXED_TYPES:
                 lines.append(
@@ -379,6 +375,7 @@ def write_wacz(
     *,
     title: str = "Archiver export",
     sign: bool | Signing = False,
+    keep_private_headers: bool = False,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
 ) -> ExportResult:
@@ -583,15 +580,17 @@ def export(
     fmt: str = "wacz",
     overwrite: bool = False,
     sign: bool | Signing = False,
+    keep_private_headers: bool = False,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
 ) -> ExportResult:
     """Export the snapshots ``selection`` picks to ``dest`` as ``wacz`` or ``folder``
-    (``sign``: a signed WACZ)."""
+    (``sign``: a signed WACZ; ``keep_private_headers``: see :mod:`.privacy`)."""
     if sign and fmt != "wacz":
         raise InputError("only a WACZ export can be signed (--format wacz)")
     dest = check_destination(library, dest, fmt, overwrite=overwrite)
     plan = plan_export(library, selection)
+    plan.strip_private = not keep_private_headers
     if fmt == "wacz":
         title = selection.collection or selection.tag or selection.query or "Archiver export"
         return write_wacz(

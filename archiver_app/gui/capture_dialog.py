@@ -54,6 +54,7 @@ class CaptureDialog(QDialog):
         *,
         initial_text: str = "",
         default_collection: str = "default",
+        profiles: list[str] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("capture_dialog")
@@ -142,8 +143,17 @@ class CaptureDialog(QDialog):
         self.tags = QLineEdit(common)
         self.tags.setObjectName("capture_tags")
         self.tags.setPlaceholderText("tags, separated by commas")
+        self.profile = QComboBox(common)
+        self.profile.setObjectName("capture_profile")
+        self.profile.addItem("None: a fresh browser, not logged in", None)
+        for name in profiles or []:
+            self.profile.addItem(f"{name} (logged in; may capture private data)", name)
+        self.profile.setToolTip(
+            "Capture with a browser profile you logged in with (Capture > Log In to a Site…)"
+        )
         common_form.addRow("Collection", self.collection)
         common_form.addRow("Tags", self.tags)
+        common_form.addRow("Browser profile", self.profile)
         layout.addWidget(common)
 
         self.problems = QLabel(self)
@@ -209,7 +219,12 @@ class CaptureDialog(QDialog):
                 user_agent=self.user_agent.text().strip(),
             )
         return build_request(
-            urls, collection=slug, tags_text=self.tags.text(), crawl=crawl, rejected=rejected
+            urls,
+            collection=slug,
+            tags_text=self.tags.text(),
+            crawl=crawl,
+            rejected=rejected,
+            profile=self.profile.currentData(),
         )
 
     def accept(self) -> None:

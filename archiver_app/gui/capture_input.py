@@ -53,6 +53,7 @@ class CaptureRequest:
     tags: tuple[str, ...] = ()
     crawl: CrawlOptions | None = None
     rejected: tuple[Rejected, ...] = field(default=())
+    profile: str | None = None  # capture in this browser profile (logged in)
 
 
 def parse_url_lines(text: str) -> tuple[list[str], list[Rejected]]:
@@ -152,6 +153,7 @@ def build_request(
     tags_text: str = "",
     crawl: CrawlOptions | None = None,
     rejected: list[Rejected] | None = None,
+    profile: str | None = None,
 ) -> CaptureRequest:
     """A checked request; raises :class:`InputError` when nothing can be captured."""
     from archiver_app.api.labels import parse_tags
@@ -169,4 +171,5 @@ def build_request(
         tags=tuple(parse_tags(tags_text)),
         crawl=crawl,
         rejected=tuple(rejected or ()),
+        profile=profile or None,
     )

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from archiver_app.api import Changes
 from archiver_app.api.labels import parse_tags
+from archiver_app.api.profiles import privacy_note
 from archiver_app.api.snapshots import SnapshotDetail
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
@@ -229,6 +230,8 @@ class DetailPane(QScrollArea):
         self.when.setText(f"{detail.captured_at:%Y-%m-%d %H:%M:%S} UTC")
         code = f" (HTTP {detail.http_status})" if detail.http_status else ""
         self.status.setText(f"{detail.state}{code}  {detail.mime}".strip())
+        if detail.profile:  # a logged-in capture: say so before anyone shares it
+            self.status.setText(f"{self.status.text()}\n{privacy_note(detail.profile)}")
         self.size_label.setText(human_size(detail.size_bytes))
         reason = f" — {detail.fidelity_reason}" if detail.fidelity_reason else ""
         self.fidelity.setText(f"{detail.fidelity or 'unknown'}{reason}")

@@ -15,6 +15,7 @@ from datetime import date
 from pathlib import Path
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -127,12 +128,22 @@ class ExportDialog(QDialog):
         self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.export_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self._cancel)
-
+        form.addRow("", self._keep_private_box())
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
         layout.addWidget(self.buttons)
+
+    def _keep_private_box(self) -> QCheckBox:
+        """The choice to keep private headers in the export (:attr:`keep_private`)."""
+        box = self.keep_private = QCheckBox("Keep cookies and login headers (private)", self)
+        box.setObjectName("export_keep_private")
+        box.setToolTip(
+            "Cookie, Authorization and Set-Cookie headers are left out of exports: anyone "
+            "holding them may act as you on the sites you were logged in to."
+        )
+        return box
 
     # ------------------------------------------------------------------ choices
 
@@ -189,7 +200,7 @@ class ExportDialog(QDialog):
         except InputError as exc:
             self.status.setText(str(exc))
             return None
-        for w in (self.what, self.format, self.dest, self.export_button):
+        for w in (self.what, self.format, self.dest, self.export_button, self.keep_private):
             w.setEnabled(False)
         self.progress.setRange(0, 0)
         self.progress.show()
@@ -197,7 +208,14 @@ class ExportDialog(QDialog):
         self.op = (
             BackgroundOp(
                 self.runner,
-                lambda p, c: library.exports.run(selection, dest, fmt=fmt, progress=p, cancel=c),
+                lambda p, c: library.exports.run(
+                    selection,
+                    dest,
+                    fmt=fmt,
+                    keep_private_headers=self.keep_private.isChecked(),
+                    progress=p,
+                    cancel=c,
+                ),
                 label=f"export to {dest.name}",
             )
             .with_progress(self._progressed)
@@ -235,7 +253,7 @@ class ExportDialog(QDialog):
     def _failed(self, failure: OpFailure) -> None:
         self.op = None
         self.progress.hide()
-        for w in (self.what, self.format, self.dest, self.export_button):
+        for w in (self.what, self.format, self.dest, self.export_button, self.keep_private):
             w.setEnabled(True)
         if failure.cancelled:
             self.status.setText("Export cancelled; nothing was left at the destination.")

@@ -38,7 +38,10 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QStyle
 
+from archiver_app.api.profiles import privacy_note
 from archiver_app.api.table import (
     RowData,
     SnapshotQuery,
@@ -499,6 +502,8 @@ class SnapshotTableModel(QAbstractTableModel):
             return ALIGN_RIGHT
         if role == DECORATION and col == COL_TITLE and self.thumbnails:
             return self.thumbnails.small(rd.id, rd.folder)
+        if rd.profile and col == COL_STATUS and role in (DECORATION, TOOLTIP):
+            return profile_marker(rd.profile, tooltip=role == TOOLTIP)
         return None
 
     @staticmethod
@@ -527,3 +532,17 @@ class SnapshotTableModel(QAbstractTableModel):
         if row is not None:
             index = self.index(row, COL_TITLE)
             self.dataChanged.emit(index, index, [Qt.ItemDataRole.DecorationRole])
+
+
+_PROFILE_ICON: list[QIcon] = []
+
+
+def profile_marker(profile: str, *, tooltip: bool) -> QIcon | str:
+    """The status cell's mark for a capture made in a browser profile: an icon, and a
+    tooltip saying it may show private data."""
+    if tooltip:
+        return privacy_note(profile)
+    if not _PROFILE_ICON:
+        style = QApplication.style()
+        _PROFILE_ICON.append(style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning))
+    return _PROFILE_ICON[0]

@@ -33,7 +33,7 @@ def run_capture_request(
     jobs = library.jobs
     urls, collection, tags = request.urls, request.collection, request.tags
     if request.crawl is None:
-        job_id = jobs.capture(urls, collection=collection, tags=tags)
+        job_id = jobs.capture(urls, collection=collection, tags=tags, profile=request.profile)
     else:
         o = request.crawl
         options = CrawlOptions(
@@ -45,7 +45,9 @@ def run_capture_request(
             max_pages=o.page_limit,
         )
         name = f"Crawl of {urls[0]}"
-        job_id = jobs.crawl(urls, options, collection=collection, tags=tags, name=name)
+        job_id = jobs.crawl(
+            urls, options, collection=collection, tags=tags, name=name, profile=request.profile
+        )
     return jobs.run(job_id, progress=progress, cancel=cancel)
 
 
@@ -61,7 +63,8 @@ class WindowCapture(QObject):
 
     def open_dialog(self, text: str = "", *, tab: int = 0) -> CaptureDialog:
         collections = [(c.slug, c.name) for c in self.window.library.collections.all()]
-        dialog = CaptureDialog(collections, self.window, initial_text=text)
+        profiles = self.window.library.profiles.names()
+        dialog = CaptureDialog(collections, self.window, initial_text=text, profiles=profiles)
         dialog.tabs.setCurrentIndex(tab)
         dialog.accepted.connect(lambda: dialog.request and self.run(dialog.request))
         dialog.open()

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 
 from archiver_app.gui.capture_dialog import TAB_BOOKMARKS
+from archiver_app.gui.login_dialog import open_login_dialog
 
 if TYPE_CHECKING:
     from archiver_app.gui.main_window import MainWindow
@@ -37,6 +38,9 @@ class WindowActions:
         self.capture = self.action("&New Capture…", w.capture.open_dialog, K.New)
         self.capture_bookmarks = self.action(
             "Capture &Bookmarks File…", lambda: w.capture.open_dialog(tab=TAB_BOOKMARKS)
+        )
+        self.login = self.action(  # a browser profile for captures behind a login
+            "&Log In to a Site…", lambda: open_login_dialog(w.library, w.runner, w)
         )
         self.paste = self.action("Capture from Clipboard", w.capture.paste, K.Paste)
         self.paste.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
@@ -111,6 +115,7 @@ class WindowActions:
         capture_menu = menu.addMenu("&Capture")
         capture_menu.addAction(self.capture)
         capture_menu.addAction(self.open)
+        capture_menu.addAction(self.login)
 
     def _build_toolbar(self) -> None:
         w = self.window

@@ -93,9 +93,11 @@ def export_config(
     overwrite: bool = False,
     sign: bool = False,
     timestamp: str | None = None,
+    keep_private_headers: bool = False,
 ) -> dict[str, Any]:
     return {
         "timestamp": timestamp,
+        "keep_private_headers": keep_private_headers,
         "output": str(output),
         "format": fmt,
         "collection": collection,
@@ -122,6 +124,7 @@ def run_export(
         fmt=c.get("format", "wacz"),
         overwrite=bool(c.get("overwrite")),
         sign=signing or False,
+        keep_private_headers=bool(c.get("keep_private_headers")),
         progress=progress,
         cancel=cancel,
     )

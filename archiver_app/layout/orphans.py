@@ -212,6 +212,7 @@ def _create_orphan_row(s: Any, library: Library, rel: str, index: ParsedIndex) -
         provenance=provenance,
         folder=rel,
         fs_version=index.fs_version,
+        profile=_profile(index.raw.get("profile")),
     )
     s.add(snap)
     s.flush()
@@ -233,3 +234,13 @@ def _create_orphan_row(s: Any, library: Library, rel: str, index: ParsedIndex) -
         snap.provenance = provenance
         index_snapshot_contents(s, snap, library.root)
         write_snapshot_sidecar(s, snap, library.root)
+
+
+def _profile(value: object) -> str | None:
+    """The browser profile a sidecar names (a label: kept only if it is a profile name)."""
+    from archiver_app.profiles import ProfileNameError, check_name
+
+    try:
+        return check_name(value) if isinstance(value, str) else None
+    except ProfileNameError:
+        return None

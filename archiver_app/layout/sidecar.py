@@ -210,7 +210,7 @@ def merge_results(*sources: Results) -> Results:
 
 SIDECAR_COLUMNS = (
     "uid", "url", "captured_at", "folder", "fs_version", "title", "state", "http_status",
-    "mime", "capture_backend", "capture_fidelity", "provenance",
+    "mime", "capture_backend", "capture_fidelity", "provenance", "profile",
 )  # fmt: skip
 
 
@@ -238,6 +238,8 @@ def build_sidecar(
         "provenance": provenance,
         "files": sorted(files, key=lambda f: str(f["path"])),
         "written_by": f"archiver {__version__}",
+        # captured in a browser profile (logged in): the capture may show private data
+        **({"profile": values["profile"]} if values.get("profile") else {}),
     }
 
 

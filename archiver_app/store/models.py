@@ -188,6 +188,7 @@ class Snapshot(Base):
     notes: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    profile: Mapped[str | None] = mapped_column(String(64))  # browser profile, if any
 
     collection: Mapped[Collection] = relationship(back_populates="snapshots")
     tags: Mapped[list[Tag]] = relationship(secondary="snapshot_tags", back_populates="snapshots")

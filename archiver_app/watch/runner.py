@@ -73,8 +73,10 @@ def add_watch(
     collection: str = "default",
     tags: Sequence[str] = (),
     page_timeout: float = 60.0,
+    profile: str | None = None,
 ) -> int:
-    """Watch ``urls`` on ``schedule``; the first capture is queued now. Returns the job id."""
+    """Watch ``urls`` on ``schedule`` (captured in browser profile ``profile``, if given);
+    the first capture is queued now. Returns the job id."""
     if not urls:
         raise InputError("no addresses to watch")
     compile_ignore_patterns(ignore)  # refuse a bad pattern before anything is written
@@ -90,6 +92,7 @@ def add_watch(
         name="watch " + urls[0] + (f" (+{len(urls) - 1})" if len(urls) > 1 else ""),
         schedule=schedule,
         max_retries=0,
+        profile=profile,
     )
     with lib.write() as s:
         job = s.get(Job, job_id)

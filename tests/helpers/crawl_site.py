@@ -71,6 +71,7 @@ class MemorySiteFetcher:
         tags: tuple[str, ...],
         rules: Rules,
         cancel: CancelToken,
+        profile: str | None = None,
     ) -> FetchResult:
         self.active += 1
         self.max_active = max(self.max_active, self.active)

@@ -7,7 +7,7 @@ the code that reads page text by rowid works on both engines; ``doc`` holds the 
 O(1).
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 Create Date: 2026-11-25
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0008"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,110 @@
+"""A small site with a login: a form that sets a session cookie, private pages that need it.
+
+- ``/login``: the form (user ``reader``, password ``secret``); a POST with the right pair
+  sets ``sid`` (HttpOnly) and redirects to ``next`` (``/private`` by default);
+- ``/private``: the private page with its stylesheet (which sets a cookie) and a script
+  calling ``/api/notes`` with an ``Authorization`` header, or a redirect to ``/login``;
+- ``/members``: private too, but answers 403 without a session instead of redirecting;
+- ``/public``: open to anyone; ``/open-login``: a login form served at an ordinary address.
+
+``expire_sessions()`` forgets every session on the server side, as a site does when a
+session times out.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from urllib.parse import parse_qs, quote, urlsplit
+
+from tests.helpers.webserver import LocalServer, Request, Response
+
+USER, PASSWORD = "reader", "secret"
+#: What the private page's script sends as ``Authorization`` (built by the script, so the
+#: value is not in the page's own text).
+BEARER = "Bearer notes-key-42"
+NOTES_SCRIPT = (
+    "<script>fetch('/api/notes', {headers: {'Authorization': "
+    "['Bearer', 'notes-key-' + (6 * 7)].join(' ')}})</script>"
+)
+PRIVATE_TEXT = "Minutes of the committee, for members only"
+FORM = """<!doctype html><html><head><title>Sign in</title></head><body>
+<h1>Sign in</h1>
+<form method="post" action="/login">
+<input type="hidden" name="next" value="{next}">
+<label>User <input id="user" name="user"></label>
+<label>Password <input id="password" name="password" type="password"></label>
+<button id="go" type="submit">Sign in</button>
+</form></body></html>"""
+
+
+class LoginSite:
+    def __init__(self, server: LocalServer) -> None:
+        self.server = server
+        self.sessions: set[str] = set()
+        self._lock = threading.Lock()
+        server.routes.update(
+            {
+                "/login": self.login,
+                "/private": self.private,
+                "/members": self.members,
+                "/private.css": self.stylesheet,
+                "/api/notes": self.notes,
+                "/public": lambda _r: Response(200, b"<title>Public</title><p>Open to all</p>"),
+                "/open-login": lambda _r: Response(200, FORM.format(next="/private").encode()),
+            }
+        )
+
+    def url(self, path: str) -> str:
+        return self.server.url(path)
+
+    def expire_sessions(self) -> None:
+        with self._lock:
+            self.sessions.clear()
+
+    def _valid(self, req: Request) -> bool:
+        cookies = {}
+        for part in req.headers.get("Cookie", "").split(";"):
+            name, _, value = part.strip().partition("=")
+            cookies[name] = value
+        with self._lock:
+            return cookies.get("sid", "") in self.sessions
+
+    def login(self, req: Request) -> Response:
+        if req.method == "POST":
+            form = {k: v[0] for k, v in parse_qs(req.body.decode()).items()}
+            if form.get("user") == USER and form.get("password") == PASSWORD:
+                sid = secrets.token_hex(16)
+                with self._lock:
+                    self.sessions.add(sid)
+                target = form.get("next") or "/private"
+                return Response(
+                    303,
+                    b"",
+                    [("Location", target), ("Set-Cookie", f"sid={sid}; Path=/; HttpOnly")],
+                )
+        query = parse_qs(urlsplit(req.path).query)
+        return Response(200, FORM.format(next=query.get("next", ["/private"])[0]).encode())
+
+    def private(self, req: Request) -> Response:
+        if not self._valid(req):
+            return Response(302, b"", [("Location", "/login?next=" + quote("/private"))])
+        body = (
+            '<!doctype html><html><head><title>Private</title><link rel="stylesheet" '
+            f'href="/private.css"></head><body><h1>{PRIVATE_TEXT}</h1>{NOTES_SCRIPT}</body></html>'
+        )
+        return Response(200, body.encode())
+
+    def members(self, req: Request) -> Response:
+        if not self._valid(req):
+            return Response(403, b"<title>Forbidden</title><p>Members only</p>")
+        return Response(200, b"<title>Members</title><p>Welcome back</p>")
+
+    def notes(self, req: Request) -> Response:
+        if req.headers.get("Authorization") != BEARER:
+            return Response(401, b"{}", [], "application/json")
+        return Response(200, b'{"notes": 3}', [], "application/json")
+
+    def stylesheet(self, req: Request) -> Response:
+        headers = [("Set-Cookie", "seen=1; Path=/"), ("Cache-Control", "max-age=86400")]
+        return Response(200, b"h1 { color: navy }", headers, "text/css")

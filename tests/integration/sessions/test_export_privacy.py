@@ -1,0 +1,88 @@
+"""Exports of a collection captured with a profile: no Cookie, Authorization or Set-Cookie
+header anywhere in the export's WARC unless asked, digests still right, the WACZ valid."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from warcio.archiveiterator import ArchiveIterator
+
+from archiver_app.cli import main
+from tests.integration.sessions.site import BEARER, LoginSite
+from tests.integration.sessions.test_logins import write_cookies_txt
+
+PRIVATE = ("cookie", "authorization", "set-cookie", "proxy-authorization", "set-cookie2")
+WACZ_BIN = Path(sys.executable).parent / "wacz"
+
+
+def _records(warc: bytes) -> list[tuple[str, str, dict[str, str], str]]:
+    """(type, url, lower-cased HTTP header names -> values, payload digest) of each record;
+    fails on any record whose block or payload digest does not match."""
+    out = []
+    for rec in ArchiveIterator(io.BytesIO(warc), check_digests=True):
+        rec.content_stream().read()  # read it all so the digests are checked
+        assert rec.digest_checker.passed is not False, (
+            rec.rec_headers.get_header("WARC-Target-URI"),
+            rec.digest_checker.problems,
+        )
+        headers: dict[str, str] = {}
+        if rec.http_headers is not None:
+            for name, value in rec.http_headers.headers:
+                headers[name.lower()] = headers.get(name.lower(), "") + value
+        out.append(
+            (
+                rec.rec_type,
+                rec.rec_headers.get_header("WARC-Target-URI") or "",
+                headers,
+                rec.rec_headers.get_header("WARC-Payload-Digest") or "",
+            )
+        )
+    return out
+
+
+def _wacz_warc(path: Path) -> bytes:
+    with zipfile.ZipFile(path) as zf:
+        return zf.read("archive/data.warc.gz")
+
+
+def test_exports_leave_private_headers_out_unless_kept(
+    login_site: LoginSite, tmp_path: Path
+) -> None:
+    root, cookies = tmp_path / "lib", tmp_path / "cookies.txt"
+    write_cookies_txt(login_site, cookies)
+    lib = ["--library", str(root)]
+    assert main([*lib, "profiles", "import-cookies", "uni", str(cookies)]) == 1  # a bad line
+    assert main([*lib, "capture", "--profile", "uni", login_site.url("/private")]) == 0
+
+    kept = tmp_path / "kept.wacz"
+    assert main([*lib, "export", "--keep-private-headers", "-o", str(kept)]) == 0
+    kept_records = _records(_wacz_warc(kept))
+    seen = {name for _t, _u, headers, _d in kept_records for name in headers}
+    assert {"cookie", "set-cookie", "authorization"} <= seen  # the capture did carry them
+    assert any(h.get("authorization") == BEARER for _t, _u, h, _d in kept_records)
+
+    stripped = tmp_path / "shared.wacz"
+    assert main([*lib, "export", "-o", str(stripped)]) == 0
+    folder = tmp_path / "shared-folder"
+    assert main([*lib, "export", "--format", "folder", "-o", str(folder)]) == 0
+    for warc in (_wacz_warc(stripped), (folder / "archive" / "data.warc.gz").read_bytes()):
+        records = _records(warc)
+        assert len(records) == len(kept_records)
+        for rec_type, url, headers, _digest in records:
+            assert not set(headers) & set(PRIVATE), (rec_type, url, headers)
+        text = gzip.decompress(warc)
+        assert b"notes-key-42" not in text and b"sid=" not in text
+        # the payloads are the same: same payload digests, record for record
+        assert [(t, u, d) for t, u, _h, d in records] == [(t, u, d) for t, u, _h, d in kept_records]
+    run = subprocess.run(
+        [str(WACZ_BIN), "validate", "-f", str(stripped)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr

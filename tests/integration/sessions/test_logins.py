@@ -1,0 +1,254 @@
+"""Captures behind a login, with real Chromium: a local site with a login form and a session
+cookie (tests/integration/sessions/site.py).
+
+The login window is the real ``archiver login`` in a child process, headed on a private
+Xvfb display; the test reaches that window over the DevTools protocol (the browser is
+started through ``ARCHIVER_BROWSER`` with a DevTools port) and fills the form as a person
+would, then closes the window.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from archiver_app.cli import main
+from archiver_app.crawl.api import job_detail, tail_log
+from archiver_app.library import Library
+from archiver_app.store.models import Record, Snapshot
+from tests.integration.sessions.conftest import archiver_env
+from tests.integration.sessions.site import PASSWORD, PRIVATE_TEXT, USER, LoginSite
+
+
+def _snapshots(root: Path) -> list[Snapshot]:
+    with Library.open(root) as lib, lib.session() as s:
+        return list(s.scalars(select(Snapshot).order_by(Snapshot.id)))
+
+
+def _text(root: Path, snap: Snapshot) -> str:
+    assert snap.folder is not None
+    return (root / snap.folder / "text.txt").read_text(encoding="utf-8")
+
+
+class _Lines:
+    """The lines a child process prints, readable with a timeout."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.seen: list[str] = []
+        self._q: queue.Queue[str] = queue.Queue()
+        assert proc.stdout is not None
+        out = proc.stdout
+        self.closed = threading.Event()
+
+        def read() -> None:
+            for line in out:
+                self._q.put(line)
+            self.closed.set()
+
+        threading.Thread(target=read, daemon=True).start()
+
+    def wait_for(self, text: str, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self._q.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no line with {text!r}; got {self.seen}") from None
+            self.seen.append(line)
+            if text in line:
+                return line
+
+
+def _login_by_hand(
+    root: Path, site: LoginSite, display: str, launcher: Path, port: int, *, ctrl_c: bool = False
+) -> list[str]:
+    """Run ``archiver login uni URL``; log in through its window; close it (or press Ctrl+C
+    in the terminal: SIGINT to the whole process group); its output."""
+    from playwright.sync_api import sync_playwright
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "archiver_app", "--library", str(root), "login", "uni",
+         site.url("/private")],
+        env=archiver_env(ARCHIVER_BROWSER=str(launcher), DISPLAY=display),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    lines = _Lines(proc)
+    try:
+        lines.wait_for("a browser window is open")
+        with sync_playwright() as pw:
+            browser = pw.chromium.connect_over_cdp(f"http://127.0.0.1:{port}", timeout=30_000)
+            page = browser.contexts[0].pages[0]
+            page.wait_for_selector("#password")  # the site sent the window to its login form
+            assert "/login" in page.url
+            page.fill("#user", USER)
+            page.fill("#password", PASSWORD)
+            page.click("#go")
+            page.wait_for_url("**/private")
+            assert PRIVATE_TEXT in page.inner_text("h1")
+            # as a person does: close the window once the login shows (Archiver says so)
+            lines.wait_for("holds 2 cookie(s) for 127.0.0.1")
+            if ctrl_c:
+                os.killpg(proc.pid, signal.SIGINT)
+            else:
+                page.close()
+        assert proc.wait(60) == 0, lines.seen
+        lines.wait_for("saved")
+        return lines.seen
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        lines.closed.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def test_capture_without_a_profile_reports_login_required(
+    login_site: LoginSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "lib"
+    assert main(["--library", str(root), "capture", login_site.url("/private")]) == 1
+    out = capsys.readouterr()
+    assert "login required" in out.out and "login required" in out.err
+    (snap,) = _snapshots(root)
+    assert snap.state == "failed" and snap.profile is None
+    assert snap.provenance is not None
+    assert snap.provenance["login_check"]["outcome"] == "login_required"
+    assert snap.provenance["login_check"]["signal"] == "login-redirect"
+    assert snap.folder is not None  # the login form is kept as evidence, not as a capture
+    assert (root / snap.folder / "screenshot.png").is_file()
+    # a login form served at an ordinary address is found by its password field
+    assert main(["--library", str(root), "capture", login_site.url("/open-login")]) == 1
+    last = _snapshots(root)[-1]
+    assert last.provenance is not None
+    assert last.provenance["login_check"]["signal"] == "password-field"
+    # asking for the login page itself is not a failure
+    assert main(["--library", str(root), "capture", login_site.url("/login")]) == 0
+
+
+def test_login_window_then_captures_with_the_profile_until_the_session_expires(
+    login_site: LoginSite,
+    tmp_path: Path,
+    x_display: str,
+    cdp_browser: tuple[Path, int],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = tmp_path / "lib"
+    output = _login_by_hand(root, login_site, x_display, *cdp_browser)
+    assert any("profile 'uni' saved: 2 cookie(s) for 127.0.0.1" in line for line in output)
+
+    lib_args = ["--library", str(root)]
+    assert main([*lib_args, "capture", "--profile", "uni", login_site.url("/private")]) == 0
+    assert main([*lib_args, "capture", "--profile", "uni", login_site.url("/members")]) == 0
+    private, members = _snapshots(root)
+    assert private.state == "complete" and private.profile == "uni"
+    assert PRIVATE_TEXT in _text(root, private)
+    # the login window cached the stylesheet; the capture still fetched and recorded it
+    with Library.open(root) as lib, lib.session() as s:
+        styles = s.scalars(
+            select(Record.status).where(
+                Record.snapshot_id == private.id,
+                Record.record_type == "response",
+                Record.url.endswith("/private.css"),
+            )
+        ).all()
+    assert styles == [200]
+    assert members.http_status == 200
+    assert private.folder is not None
+    sidecar = json.loads((root / private.folder / "index.json").read_text(encoding="utf-8"))
+    assert sidecar["profile"] == "uni"
+    assert private.job_id is not None
+    with Library.open(root) as lib:
+        assert job_detail(lib, private.job_id).spec.profile == "uni"  # the job's own record
+
+    capsys.readouterr()
+    login_site.expire_sessions()  # the site forgets the session, as sites do
+    assert main([*lib_args, "capture", "--profile", "uni", login_site.url("/private")]) == 1
+    assert "session expired: profile 'uni'" in capsys.readouterr().out
+    assert main([*lib_args, "capture", "--profile", "uni", login_site.url("/members")]) == 1
+    expired_redirect, expired_denied = _snapshots(root)[-2:]
+    for snap, sign in ((expired_redirect, "login-redirect"), (expired_denied, "denied")):
+        assert snap.state == "failed" and snap.capture_fidelity is None
+        assert snap.provenance is not None
+        assert snap.provenance["login_check"] == {
+            "outcome": "session_expired",
+            "signal": sign,
+            "evidence": snap.provenance["login_check"]["evidence"],
+            "profile": "uni",
+        }
+    assert "403" in expired_denied.provenance["login_check"]["evidence"]  # type: ignore[index]
+    assert expired_denied.job_id is not None
+    with Library.open(root) as lib:
+        log = [line.message for line in tail_log(lib, expired_denied.job_id)]
+    assert any("session expired: profile 'uni'" in message for message in log), log
+
+
+def test_ctrl_c_in_the_terminal_keeps_the_login(
+    login_site: LoginSite, tmp_path: Path, x_display: str, cdp_browser: tuple[Path, int]
+) -> None:
+    root = tmp_path / "lib"
+    output = _login_by_hand(root, login_site, x_display, *cdp_browser, ctrl_c=True)
+    assert any("saved: 2 cookie(s)" in line and "closed by Archiver" in line for line in output)
+    capture = ["--library", str(root), "capture", "--profile", "uni"]
+    assert main([*capture, login_site.url("/private")]) == 0
+    assert PRIVATE_TEXT in _text(root, _snapshots(root)[0])
+
+
+def _session_cookie(site: LoginSite) -> str:
+    conn = http.client.HTTPConnection(site.server.host, site.server.port, timeout=10)
+    conn.request(
+        "POST",
+        "/login",
+        body=f"user={USER}&password={PASSWORD}",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    resp = conn.getresponse()
+    resp.read()
+    cookie = resp.getheader("Set-Cookie") or ""
+    conn.close()
+    assert cookie.startswith("sid=")
+    return cookie.split(";")[0].partition("=")[2]
+
+
+def write_cookies_txt(site: LoginSite, cookies: Path) -> None:
+    """A cookies.txt with a fresh session of ``site`` (HttpOnly, no expiry), a long-lived
+    cookie, a comment, a blank line and a bad line (line 5)."""
+    future = int(time.time()) + 86400
+    cookies.write_text(
+        "# Netscape HTTP Cookie File\n\n"
+        f"#HttpOnly_127.0.0.1\tFALSE\t/\tFALSE\t0\tsid\t{_session_cookie(site)}\n"
+        f"127.0.0.1\tFALSE\t/\tFALSE\t{future}\ttheme\tdark\n"
+        "this line is not a cookie\n",
+        encoding="utf-8",
+    )
+
+
+def test_cookies_txt_import_then_capture(
+    login_site: LoginSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, cookies = tmp_path / "lib", tmp_path / "cookies.txt"
+    write_cookies_txt(login_site, cookies)
+    assert main(["--library", str(root), "profiles", "import-cookies", "news", str(cookies)]) == 1
+    out = capsys.readouterr()
+    assert "added 2 cookie(s) to profile 'news'" in out.out
+    assert "line 5: 1 tab-separated fields where 7 are needed" in out.err
+    capture = ["--library", str(root), "capture", "--profile", "news"]
+    assert main([*capture, login_site.url("/private")]) == 0
+    (snap,) = _snapshots(root)
+    assert snap.state == "complete" and snap.profile == "news"
+    assert PRIVATE_TEXT in _text(root, snap)
+    # the session cookie (no expiry) outlived the browsers that used it
+    assert main([*capture, login_site.url("/members")]) == 0
+    assert main(["--library", str(root), "profiles", "list"]) == 0
+    assert "news" in capsys.readouterr().out

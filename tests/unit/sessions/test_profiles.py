@@ -1,0 +1,81 @@
+"""Profiles of a library: names, make, list, delete, and the one-user-at-a-time lock."""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from archiver_app.library import Library
+from archiver_app.profiles import ProfileNameError, profile_dir
+from archiver_app.profiles.lock import ProfileBusyError, hold, in_use
+from archiver_app.profiles.store import (
+    ProfileNotFoundError,
+    save_session_cookies,
+    session_cookies,
+)
+
+
+def test_make_list_delete(library: Library) -> None:
+    assert library.profiles.all() == []
+    made = library.profiles.create("university")
+    assert made.path == profile_dir(library.root, "university") and made.path.is_dir()
+    assert made.created_at is not None and not made.in_use
+    private = library.root / "private"
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    (made.path / "stray.lock").touch()
+    (library.root / "private" / "profiles" / "not a name").mkdir()
+    assert library.profiles.names() == ["university"]
+    library.profiles.delete("university")
+    assert library.profiles.names() == [] and not made.path.exists()
+    with pytest.raises(ProfileNotFoundError, match="archiver login university URL"):
+        library.profiles.delete("university")
+    for bad in ("../up", "", ".hidden", "a/b", "x" * 65):
+        with pytest.raises(ProfileNameError):
+            library.profiles.create(bad)
+
+
+def test_a_profile_in_use_by_another_process_is_not_deleted_or_shared(library: Library) -> None:
+    library.profiles.create("news")
+    script = (
+        "import sys, time; from pathlib import Path\n"
+        "from archiver_app.profiles.lock import hold\n"
+        "held = hold(Path(sys.argv[1]), 'news'); print('held', flush=True); sys.stdin.read()\n"
+    )
+    other = subprocess.Popen(
+        [sys.executable, "-c", script, str(library.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert other.stdout is not None and other.stdout.readline().strip() == "held"
+        assert in_use(library.root, "news") and library.profiles.get("news").in_use
+        with pytest.raises(ProfileBusyError, match="in use"):
+            library.profiles.delete("news")
+        with pytest.raises(ProfileBusyError):
+            hold(library.root, "news", wait=0.3, poll=0.05)
+    finally:
+        assert other.stdin is not None
+        other.stdin.close()
+        other.wait(10)
+        assert other.stdout is not None
+        other.stdout.close()
+    # the holder is gone: the lock went with it
+    hold(library.root, "news", wait=5).close()
+    library.profiles.delete("news")
+
+
+def test_session_cookies_are_kept_beside_the_profile(library: Library) -> None:
+    library.profiles.create("u")
+    cookies = [
+        {"name": "sid", "value": "1", "domain": "a.org", "path": "/", "expires": -1},
+        {"name": "keep", "value": "2", "domain": "a.org", "path": "/", "expires": 2e9},
+    ]
+    assert save_session_cookies(library.root, "u", cookies) == 1
+    assert session_cookies(library.root, "u") == cookies[:1]
+    (Path(library.root) / "private/profiles/u/archiver-session-cookies.json").write_text("{")
+    assert session_cookies(library.root, "u") == []
