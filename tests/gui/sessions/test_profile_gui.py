@@ -80,7 +80,7 @@ def test_captures_made_with_a_profile_are_marked(
     assert "captured with profile university — may show private data" in (
         window.detail.status.text()
     )
-    assert window.login_action.text() == "&Log In to a Site…"
+    assert window.menus.login.text() == "&Log In to a Site…"
 
 
 def _warc_with_cookies(path: Path) -> Path:
