@@ -36,6 +36,7 @@ from archiver_app.store.types import utcnow
 
 if TYPE_CHECKING:
     from archiver_app.api.drives import DrivesManager
+    from archiver_app.api.integrity import IntegrityManager
     from archiver_app.api.labels import CollectionsManager, TagsManager
     from archiver_app.api.settings import SettingsManager
     from archiver_app.api.snapshots import SnapshotsManager
@@ -269,6 +270,12 @@ class Library:
         from archiver_app.api.drives import DrivesManager
 
         return DrivesManager(self)
+
+    @cached_property
+    def integrity(self) -> IntegrityManager:
+        from archiver_app.api.integrity import IntegrityManager
+
+        return IntegrityManager(self)
 
 
 # ---------------------------------------------------------------------- helpers
