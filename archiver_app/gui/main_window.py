@@ -55,6 +55,7 @@ from archiver_app.gui.status_bar import StatusPanel
 from archiver_app.gui.tables import CapturesTable
 from archiver_app.gui.thumbnails import ThumbnailCache
 from archiver_app.gui.tray import Tray
+from archiver_app.gui.verify_dialog import VerifyActions
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
 from archiver_app.tasks.isolated import prepare as prepare_children
@@ -214,6 +215,7 @@ class MainWindow(QMainWindow):
         self.tray = Tray(icon or self.windowIcon(), self)
         self._build_actions()
         self.research = ResearchActions(self)  # compare, changes, citations
+        self.verify = VerifyActions(self)  # Tools > Verify Library...
 
         self.sidebar.entry_selected.connect(self._entry_selected)
         self.search.search_changed.connect(self._search_changed)
