@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from archiver_app.errors import InputError
 from archiver_app.export import ExportResult, Selection, check_destination
 from archiver_app.gui.errors import show_error
+from archiver_app.gui.export_signing import SigningChoice
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.jobs import JobKind
@@ -104,10 +105,13 @@ class ExportDialog(QDialog):
         row.addWidget(self.dest, 1)
         row.addWidget(browse)
         form.addRow("To", row)
+        self.signing = SigningChoice(library, self)  # Sign, Timestamp with <authority>
+        form.addRow("Proof", self.signing)
         self._suggested = ""
         self._suggest()
         self.what.currentIndexChanged.connect(self._suggest)
         self.format.currentIndexChanged.connect(self._suggest)
+        self.format.currentIndexChanged.connect(lambda: self.signing.set_format(self.fmt()))
 
         self.progress = QProgressBar(self)
         self.progress.setObjectName("export_progress")
@@ -192,7 +196,8 @@ class ExportDialog(QDialog):
         except InputError as exc:
             self.status.setText(str(exc))
             return None
-        for w in (self.what, self.format, self.dest, self.export_button):
+        sign, stamp = self.signing.sign(), self.signing.timestamp()
+        for w in (self.what, self.format, self.dest, self.export_button, self.signing):
             w.setEnabled(False)
         self.progress.setRange(0, 0)
         self.progress.show()
@@ -209,6 +214,8 @@ class ExportDialog(QDialog):
                         collection=selection.collection,
                         tag=selection.tag,
                         query=selection.query,
+                        sign=sign,
+                        timestamp=stamp,
                     ),
                     name=f"Export to {dest.name}",
                     collection=selection.collection or "default",
@@ -218,7 +225,7 @@ class ExportDialog(QDialog):
                 label=f"export to {dest.name}",
             )
             .with_progress(self._progressed)
-            .success(self._done)
+            .success(lambda r: self._done(r, signed=sign))
             .failure(self._failed)
             .run_in_background()
         )
@@ -231,7 +238,7 @@ class ExportDialog(QDialog):
         if update.message:
             self.status.setText(update.message)
 
-    def _done(self, result: ExportResult) -> None:
+    def _done(self, result: ExportResult, *, signed: bool = False) -> None:
         self.op = None
         self.finished_export = result
         self.progress.setRange(0, 1)
@@ -245,6 +252,7 @@ class ExportDialog(QDialog):
                 f"{result.originals_added} original record(s) of deduplicated captures were "
                 "included so the export stands alone."
             )
+        lines += SigningChoice.outcome(result, signed)
         lines += [f"Warning: {p}" for p in result.problems]
         self.status.setText("\n".join(lines))
         self.cancel_button.setText("Close")
@@ -252,7 +260,7 @@ class ExportDialog(QDialog):
     def _failed(self, failure: OpFailure) -> None:
         self.op = None
         self.progress.hide()
-        for w in (self.what, self.format, self.dest, self.export_button):
+        for w in (self.what, self.format, self.dest, self.export_button, self.signing):
             w.setEnabled(True)
         if failure.cancelled:
             self.status.setText("Export cancelled; nothing was left at the destination.")
