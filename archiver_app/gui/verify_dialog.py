@@ -24,7 +24,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.api.integrity import MEANING, IntegrityCode, VerifyFindings
+from archiver_app.api.integrity import (
+    MEANING,
+    IntegrityCode,
+    SnapshotFindings,
+    VerifyFindings,
+    day,
+)
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure
 from archiver_app.tasks import ProgressUpdate
@@ -40,6 +46,10 @@ WORDING = {
     IntegrityCode.REPAIRED: ("bit rot repaired", False),
     IntegrityCode.RECORDED_LATER: ("digest recorded later", False),
 }
+
+
+def _needs_you(snap: SnapshotFindings) -> bool:
+    return any(WORDING.get(f.code, ("", True))[1] for f in snap.files)
 
 
 def _menu(window: MainWindow, title: str) -> QMenu:
@@ -72,18 +82,26 @@ class VerifyResultsDialog(QDialog):
         self.tree = QTreeWidget(self)
         self.tree.setObjectName("verify_findings")
         self.tree.setColumnCount(2)
-        self.tree.setHeaderLabels(["Capture / file", "Verdict"])
+        self.tree.setHeaderLabels(["Capture, then its files", "Verdict"])
         self.tree.setRootIsDecorated(True)
         self.tree.setUniformRowHeights(True)
-        for snap in findings.snapshots:
-            when = f"{snap.captured_at:%Y-%m-%d %H:%M}" if snap.captured_at else ""
-            top = QTreeWidgetItem([snap.title, when])
+        for snap in sorted(findings.snapshots, key=lambda c: not _needs_you(c)):
+            when = f" · captured {day(snap.captured_at)}" if snap.captured_at else ""
+            bad_files = sum(1 for f in snap.files if WORDING.get(f.code, ("", True))[1])
+            state = (
+                f"{bad_files} file{'s' if bad_files > 1 else ''} not as captured"
+                if bad_files
+                else "as captured again (restored from a drive)"
+                if any(f.code is IntegrityCode.REPAIRED for f in snap.files)
+                else "as captured"
+            )
+            top = QTreeWidgetItem([f"{snap.title}{when}", state])
             top.setToolTip(0, snap.url)
             top.setData(0, Qt.ItemDataRole.UserRole, snap.snapshot_id)
             for f in snap.files:
                 text, bad = WORDING.get(f.code, (str(f.code), True))
                 if f.drive and f.code in (IntegrityCode.REPAIRED, IntegrityCode.ROT):
-                    text += f" (drive {f.drive})"
+                    text += f" (drive “{f.drive}”)"
                 item = QTreeWidgetItem([f.name, text])
                 item.setToolTip(0, f.path)
                 item.setToolTip(1, f"{f.message}\n{MEANING.get(f.code, '')}")
@@ -122,8 +140,8 @@ class VerifyResultsDialog(QDialog):
             if f.ok and not f.snapshots
             else "Every file is as captured; some were restored or got their digest now."
             if f.ok
-            else "Some files are not as they were captured. Nothing was replaced that no "
-            "drive holds as captured: those files are left as they are for you to judge."
+            else "Some files are not as they were captured. Files that no drive holds as "
+            "captured were left as they are, for you to judge."
         )
         more = f"\n{f.not_listed} more not listed here (see the job's log)." if f.not_listed else ""
         return f"{head}\n{f.summary()}.{more}"

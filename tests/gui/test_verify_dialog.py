@@ -17,6 +17,12 @@ from archiver_app.store.models import File, FileKind
 from tests.helpers.warcs import site, write_warc
 
 
+def top_text(dialog: VerifyResultsDialog) -> str:
+    item = dialog.tree.topLevelItem(0)
+    assert item is not None
+    return item.text(1)
+
+
 def _tools_menu(window: MainWindow) -> QMenu:
     [menu] = [
         a.menu()
@@ -45,7 +51,8 @@ def test_verify_library_lists_an_altered_file_and_the_details_pane_says_so(
     dialog = verify.dialog
     assert isinstance(dialog, VerifyResultsDialog) and dialog.isVisible()
     assert "NOT all as captured" in dialog.summary.text()
-    assert "left as they are for you to judge" in dialog.summary.text()
+    assert "left as they are, for you to judge" in dialog.summary.text()
+    assert top_text(dialog) == "1 file not as captured"
     assert dialog.tree.topLevelItemCount() == 1
     top = dialog.tree.topLevelItem(0)
     assert top is not None and top.childCount() == 1
