@@ -125,6 +125,14 @@ class ExportDialog(QDialog):
             "export never looks finished."
         )
 
+        self._add_buttons()
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        layout.addWidget(self.buttons)
+
+    def _add_buttons(self) -> None:
         self.buttons = QDialogButtonBox(self)
         self.export_button = self.buttons.addButton(
             "Export", QDialogButtonBox.ButtonRole.AcceptRole
@@ -134,12 +142,6 @@ class ExportDialog(QDialog):
         self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.export_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self._cancel)
-
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.progress)
-        layout.addWidget(self.status)
-        layout.addWidget(self.buttons)
 
     # ------------------------------------------------------------------ choices
 

@@ -30,7 +30,6 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, func, or_, select, update
 
 from archiver_app.errors import ArchiverError
-from archiver_app.hashing import hash_file
 from archiver_app.integrity.judge import Digest, IntegrityCode, expected_digest, judge
 from archiver_app.library import Library
 from archiver_app.mirror import copier
@@ -242,7 +241,7 @@ def _check_copies(  # noqa: PLR0917 - private helper of verify_destination
         if cancel.cancelled or gone.is_set() or expected is None:
             return
         final = safe_join(dest.folder, path)
-        code = judge(_measure(final, expected[1]), expected, on_drive=True)
+        code = judge(_measure(final, expected), expected, on_drive=True)
         state = _COPY_STATE.get(code, CopyState.CORRUPTED)  # rot, or unreadable
         if state != CopyState.PRESENT and not dest.still_mounted():
             gone.set()  # not the copy's fault: the drive was pulled or swapped
@@ -272,18 +271,17 @@ def _check_copies(  # noqa: PLR0917 - private helper of verify_destination
 #: A drive copy's state for each verdict :func:`judge` gives it.
 _COPY_STATE = {IntegrityCode.INTACT: CopyState.PRESENT, IntegrityCode.MISSING: CopyState.MISSING}
 
-#: What an unreadable file measures as: no digest is equal to it.
-_UNREADABLE: Digest = ("", -1)
+#: What a file that is there but does not hold ``expected`` (or cannot be read) measures
+#: as: no digest is equal to it.
+_DIFFERS: Digest = ("", -1)
 
 
-def _measure(path: Path, size: int) -> Digest | None:
-    """The bytes at ``path`` as the drive returns them: None when gone."""
-    try:
-        return hash_file(path, expected_size=size)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return _UNREADABLE
+def _measure(path: Path, expected: Digest) -> Digest | None:
+    """The bytes at ``path`` as the drive returns them, for :func:`judge`: ``expected``
+    when they are those (one read), None when the file is gone, else :data:`_DIFFERS`."""
+    if copier.matches(path, *expected):
+        return expected
+    return None if not path.exists() else _DIFFERS
 
 
 def _repair_transfers(
@@ -437,7 +435,7 @@ def _check_laptop(
         expected = _expected(row)
         if cancel.cancelled or sha is None or expected is None:
             return
-        measured = _measure(lib.abspath(path), expected[1])
+        measured = _measure(lib.abspath(path), expected)
         ok = judge(measured, expected) is IntegrityCode.INTACT
         with record:
             if ok:
