@@ -26,6 +26,7 @@ from sqlalchemy import select
 
 from archiver_app.integrity.digests import CHECKED_KINDS
 from archiver_app.integrity.judge import IntegrityCode
+from archiver_app.jobs.kinds import JobKind
 from archiver_app.library import Library
 from archiver_app.store.models import File, Job, JobStatus, Origin, Snapshot
 from archiver_app.tasks import CancelToken, Progress, null_progress
@@ -125,7 +126,6 @@ class IntegrityManager:
         cancel: CancelToken | None = None,
     ) -> VerifyFindings:
         """Run the verify job (listed in the jobs panel) in a child process; its findings."""
-        from archiver_app.jobs import JobKind
         from archiver_app.jobs.background import run_in_child
         from archiver_app.jobs.operations import verify_config
         from archiver_app.jobs.runtime import enqueue
@@ -151,7 +151,7 @@ class IntegrityManager:
         with self._lib.session() as s:
             for jid, config, started, result in s.execute(
                 select(Job.id, Job.config, Job.started_at, Job.result)
-                .where(Job.kind == "verify", Job.status == JobStatus.COMPLETED)
+                .where(Job.kind == str(JobKind.VERIFY), Job.status == JobStatus.COMPLETED)
                 .order_by(Job.finished_at.desc(), Job.id.desc())
                 .limit(50)
             ):

@@ -44,3 +44,28 @@ def test_verify_findings_and_a_captures_state(library: Library, tmp_path: Path) 
     with library.session() as s:  # the job is the jobs panel's too
         assert s.get(Job, found.job_id).kind == "verify"  # type: ignore[union-attr]
     assert library.integrity.findings(found.job_id) == found
+
+
+def test_a_capture_restored_from_a_drive_says_so(library: Library, tmp_path: Path) -> None:
+    from archiver_app.mirror import add_destination, run_mirror
+
+    import_warc_file(library, write_warc(tmp_path / "in.warc.gz", site(1)), collection="c")
+    drive = tmp_path / "shelf"
+    drive.mkdir()
+    add_destination(library, drive, "shelf")
+    assert run_mirror(library).ok
+    with library.session() as s:
+        rel, sid = s.execute(
+            select(File.path, File.snapshot_id).where(File.kind == FileKind.WARC)
+        ).one()
+    path = library.root / rel
+    data = bytearray(path.read_bytes())
+    data[100] ^= 0xFF
+    path.write_bytes(bytes(data))
+    found = library.integrity.verify()
+    assert found.ok and found.counts[IntegrityCode.REPAIRED] == 1
+    [file] = found.snapshots[0].files
+    assert (file.code, file.drive) == (IntegrityCode.REPAIRED, "shelf")
+    state = library.integrity.snapshot_state(sid)
+    assert state.state is IntegrityState.INTACT
+    assert state.message.endswith("; in.warc.gz restored from drive shelf (bit rot)")
