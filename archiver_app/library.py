@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from archiver_app.api.drives import DrivesManager
     from archiver_app.api.exports import ExportsManager
     from archiver_app.api.imports import ImportsManager
+    from archiver_app.api.integrity import IntegrityManager
     from archiver_app.api.jobs import JobsManager
     from archiver_app.api.labels import CollectionsManager, TagsManager
     from archiver_app.api.mirror import MirrorManager
@@ -359,6 +360,12 @@ class Library:
         from archiver_app.api.profiles import ProfilesManager
 
         return ProfilesManager(self)
+
+    @cached_property
+    def integrity(self) -> IntegrityManager:
+        from archiver_app.api.integrity import IntegrityManager
+
+        return IntegrityManager(self)
 
 
 # ---------------------------------------------------------------------- helpers

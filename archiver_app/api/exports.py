@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from archiver_app.export import ExportResult, Selection
+from archiver_app.export.timestamps import StampCode
 from archiver_app.jobs import JobKind
 from archiver_app.jobs.operations import export_config
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress, null_progress
 
-__all__ = ["ExportResult", "ExportsManager", "Selection"]
+__all__ = ["ExportResult", "ExportsManager", "Selection", "StampCode"]
 
 
 class ExportsManager:
@@ -19,6 +20,18 @@ class ExportsManager:
 
     def __init__(self, library: Library) -> None:
         self._lib = library
+
+    def default_authority(self) -> str | None:
+        """The time-stamping authority a signed export asks by default, or None."""
+        from archiver_app.export.pending import default_authority
+
+        return default_authority(self._lib)
+
+    def pending_timestamps(self) -> int:
+        """How many signed exports wait for their timestamp (no network when made)."""
+        from archiver_app.export.pending import pending
+
+        return len(pending(self._lib))
 
     def check_destination(self, dest: Path, fmt: str) -> Path:
         """``dest`` made absolute, or ``InputError`` saying why it is not a safe place."""
@@ -32,6 +45,8 @@ class ExportsManager:
         dest: Path,
         *,
         fmt: str = "wacz",
+        sign: bool = False,
+        timestamp: str | None = None,
         keep_private_headers: bool = False,
         progress: Progress = null_progress,
         cancel: CancelToken | None = None,
@@ -44,6 +59,8 @@ class ExportsManager:
             collection=selection.collection,
             tag=selection.tag,
             query=selection.query,
+            sign=sign,
+            timestamp=timestamp,
             keep_private_headers=keep_private_headers,
         )
         result: ExportResult = self._lib.jobs.start(

@@ -126,6 +126,9 @@ class DetailPane(QScrollArea):
         form.addRow("Size", self.size_label)
         form.addRow("Fidelity", self.fidelity)
         form.addRow("Collection", self.collection)
+        self.integrity = self._value()  # lib.integrity: where the last verify left it
+        self.integrity.setObjectName("integrity")
+        form.addRow("Integrity", self.integrity)
         self.tags = QLineEdit(self.content)
         self.tags.setObjectName("tags")
         self.tags.setPlaceholderText("tags, separated by commas")
@@ -204,8 +207,9 @@ class DetailPane(QScrollArea):
             return
         library = self.library
 
-        def work(_progress: object, _cancel: object) -> tuple[object, list[str]]:
-            return library.snapshots.detail(snapshot_id), library.tags.names()
+        def work(_progress: object, _cancel: object) -> tuple[object, list[str], object]:
+            state = library.integrity.snapshot_state(snapshot_id)
+            return library.snapshots.detail(snapshot_id), library.tags.names(), state
 
         BackgroundOp(self.runner, work, label="details", blocks_quit=False).success(
             lambda result: self._loaded(snapshot_id, result)
@@ -213,10 +217,10 @@ class DetailPane(QScrollArea):
             lambda f: show_error(self, f, "loading the capture's details")
         ).run_in_background()
 
-    def _loaded(self, snapshot_id: int, result: tuple[object, list[str]]) -> None:
+    def _loaded(self, snapshot_id: int, result: tuple[object, list[str], object]) -> None:
         if snapshot_id != self.wanted:
             return  # the user moved on
-        detail, names = result
+        detail, names, integrity = result
         if not isinstance(detail, SnapshotDetail):
             self.show_snapshot(None)
             return
@@ -236,6 +240,7 @@ class DetailPane(QScrollArea):
         reason = f" — {detail.fidelity_reason}" if detail.fidelity_reason else ""
         self.fidelity.setText(f"{detail.fidelity or 'unknown'}{reason}")
         self.collection.setText(detail.collection)
+        self.integrity.setText(getattr(integrity, "message", ""))
         self.tags.setText(", ".join(detail.tags))
         self.notes.setPlainText(detail.notes)
         self._show_copies(detail)

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from archiver_app.api.exports import ExportResult, Selection
 from archiver_app.errors import InputError
 from archiver_app.gui.errors import show_error
+from archiver_app.gui.export_signing import SigningChoice
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.library import Library
@@ -102,10 +103,14 @@ class ExportDialog(QDialog):
         row.addWidget(self.dest, 1)
         row.addWidget(browse)
         form.addRow("To", row)
+        self.signing = SigningChoice(library, self)  # Sign, Timestamp with <authority>
+        form.addRow("Proof", self.signing)
+        form.addRow("", self._keep_private_box())
         self._suggested = ""
         self._suggest()
         self.what.currentIndexChanged.connect(self._suggest)
         self.format.currentIndexChanged.connect(self._suggest)
+        self.format.currentIndexChanged.connect(lambda: self.signing.set_format(self.fmt()))
 
         self.progress = QProgressBar(self)
         self.progress.setObjectName("export_progress")
@@ -119,6 +124,14 @@ class ExportDialog(QDialog):
             "export never looks finished."
         )
 
+        self._add_buttons()
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        layout.addWidget(self.buttons)
+
+    def _add_buttons(self) -> None:
         self.buttons = QDialogButtonBox(self)
         self.export_button = self.buttons.addButton(
             "Export", QDialogButtonBox.ButtonRole.AcceptRole
@@ -128,12 +141,6 @@ class ExportDialog(QDialog):
         self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.export_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self._cancel)
-        form.addRow("", self._keep_private_box())
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.progress)
-        layout.addWidget(self.status)
-        layout.addWidget(self.buttons)
 
     def _keep_private_box(self) -> QCheckBox:
         """The choice to keep private headers in the export (:attr:`keep_private`)."""
@@ -200,8 +207,11 @@ class ExportDialog(QDialog):
         except InputError as exc:
             self.status.setText(str(exc))
             return None
-        for w in (self.what, self.format, self.dest, self.export_button, self.keep_private):
+        sign, stamp = self.signing.sign(), self.signing.timestamp()
+        keep_private = self.keep_private.isChecked()
+        for w in (self.what, self.format, self.dest, self.export_button, self.signing):
             w.setEnabled(False)
+        self.keep_private.setEnabled(False)
         self.progress.setRange(0, 0)
         self.progress.show()
         self.status.setText(f"Exporting to {dest}…")
@@ -212,14 +222,16 @@ class ExportDialog(QDialog):
                     selection,
                     dest,
                     fmt=fmt,
-                    keep_private_headers=self.keep_private.isChecked(),
+                    sign=sign,
+                    timestamp=stamp,
+                    keep_private_headers=keep_private,
                     progress=p,
                     cancel=c,
                 ),
                 label=f"export to {dest.name}",
             )
             .with_progress(self._progressed)
-            .success(self._done)
+            .success(lambda r: self._done(r, signed=sign))
             .failure(self._failed)
             .run_in_background()
         )
@@ -232,7 +244,7 @@ class ExportDialog(QDialog):
         if update.message:
             self.status.setText(update.message)
 
-    def _done(self, result: ExportResult) -> None:
+    def _done(self, result: ExportResult, *, signed: bool = False) -> None:
         self.op = None
         self.finished_export = result
         self.progress.setRange(0, 1)
@@ -246,6 +258,7 @@ class ExportDialog(QDialog):
                 f"{result.originals_added} original record(s) of deduplicated captures were "
                 "included so the export stands alone."
             )
+        lines += SigningChoice.outcome(result, signed)
         lines += [f"Warning: {p}" for p in result.problems]
         self.status.setText("\n".join(lines))
         self.cancel_button.setText("Close")
@@ -253,8 +266,9 @@ class ExportDialog(QDialog):
     def _failed(self, failure: OpFailure) -> None:
         self.op = None
         self.progress.hide()
-        for w in (self.what, self.format, self.dest, self.export_button, self.keep_private):
+        for w in (self.what, self.format, self.dest, self.export_button, self.signing):
             w.setEnabled(True)
+        self.keep_private.setEnabled(True)
         if failure.cancelled:
             self.status.setText("Export cancelled; nothing was left at the destination.")
             return

@@ -53,6 +53,7 @@ from archiver_app.gui.status_bar import StatusPanel
 from archiver_app.gui.tables import CapturesTable
 from archiver_app.gui.thumbnails import SMALL, ThumbnailCache
 from archiver_app.gui.tray import Tray
+from archiver_app.gui.verify_dialog import VerifyActions
 from archiver_app.gui.watch_scheduler import install_watch_scheduler
 from archiver_app.gui.window_capture import WindowCapture
 from archiver_app.gui.window_imports import WindowImports
@@ -137,6 +138,7 @@ class MainWindow(QMainWindow):
         self.imports = WindowImports(self)
         self.menus = WindowActions(self)
         self.research = ResearchActions(self)  # compare, changes, citations
+        self.verify = VerifyActions(self)  # Tools > Verify Library...
         self.background = WindowJobs(self)
         self.watches = install_watch_scheduler(self)  # due watches run; changes in the tray
         self._connect()

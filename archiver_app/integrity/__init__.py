@@ -2,16 +2,14 @@
 and ``archiver verify``, which tells a later change apart from bit rot repaired from a drive.
 
 - :mod:`.digests`: which files get a capture-time digest (``files.origin_sha256``).
+- :mod:`.judge`: the one rule (intact, bit rot, altered, missing) ``verify`` and the
+  mirror's scrub share.
 - :mod:`.verify`: :func:`verify_snapshots` and its outcome codes.
 """
 
 from archiver_app.integrity.digests import CHECKED_KINDS, capture_origin
-from archiver_app.integrity.verify import (
-    FileVerdict,
-    IntegrityCode,
-    IntegrityReport,
-    verify_snapshots,
-)
+from archiver_app.integrity.judge import IntegrityCode, expected_digest, judge
+from archiver_app.integrity.verify import FileVerdict, IntegrityReport, verify_snapshots
 
 __all__ = [
     "CHECKED_KINDS",
@@ -19,5 +17,7 @@ __all__ = [
     "IntegrityCode",
     "IntegrityReport",
     "capture_origin",
+    "expected_digest",
+    "judge",
     "verify_snapshots",
 ]

@@ -18,6 +18,10 @@ with ``files.origin_sha256``:
   recorded hash is then judged as above (rot or altered), not taken as it is.
 
 Outcomes are :class:`IntegrityCode` values; ``--no-repair`` reports rot without repairing.
+The verdict itself is :func:`~archiver_app.integrity.judge.judge`, the rule the mirror's
+scrub uses too. Files are hashed on a bounded number of threads (hashlib releases the GIL
+while it reads and digests), a chunk at a time; verdicts and repairs follow in path order,
+so the report is the same whatever the number of threads.
 """
 
 from __future__ import annotations
@@ -25,8 +29,8 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 
 from sqlalchemy import Row, select, update
@@ -34,22 +38,15 @@ from sqlalchemy import Row, select, update
 from archiver_app.durable import DestinationError, SourceError, SourceMismatch, verified_copy
 from archiver_app.hashing import hash_file
 from archiver_app.integrity.digests import CHECKED_KINDS
+from archiver_app.integrity.judge import Digest, IntegrityCode, expected_digest, judge
 from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.destinations import MountedDestination, find_mounted
+from archiver_app.mirror.policy import library_policy
 from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, File, LocalState, Origin
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
 from archiver_app.validation import safe_join
-
-
-class IntegrityCode(StrEnum):
-    INTACT = "intact"
-    RECORDED_LATER = "recorded later"  # no capture-time digest: recorded from the file now
-    REPAIRED = "bit rot repaired"  # restored from a drive copy with the capture-time bytes
-    ROT = "bit rot"  # a drive copy has the capture-time bytes; not repaired (--no-repair)
-    ALTERED = "altered after capture"  # differs, and no drive copy has the capture's bytes
-    MISSING = "missing"  # gone, and no drive copy has the capture's bytes
 
 
 @dataclass(frozen=True)
@@ -96,9 +93,12 @@ def verify_snapshots(
     mounted: dict[int, MountedDestination] | None = None,
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
+    threads: int | None = None,
 ) -> IntegrityReport:
-    """Check every archive file on this computer against its capture-time digest."""
+    """Check every archive file on this computer against its capture-time digest, hashing
+    on ``threads`` threads (default: the library's mirror parallelism)."""
     cancel = cancel or CancelToken()
+    workers = max(1, threads if threads is not None else library_policy(lib).parallelism)
     with lib.session() as s:
         rows = s.execute(
             select(
@@ -121,15 +121,25 @@ def verify_snapshots(
     if mounted is None:
         mounted = find_mounted(lib, scan_roots=scan_roots)
     report = IntegrityReport()
-    for done, row in enumerate(rows):
-        cancel.raise_if_cancelled()
-        progress(ProgressUpdate(done, len(rows), f"verifying {row.path}"))
-        report.add(_check(lib, row, mounted, repair))
+    step = workers * _PER_THREAD
+    with ThreadPoolExecutor(workers) as pool:
+        for start in range(0, len(rows), step):
+            cancel.raise_if_cancelled()
+            chunk = rows[start : start + step]
+            hashes = pool.map(lambda r: _hash(lib.abspath(r.path)), chunk)
+            for done, (row, now) in enumerate(zip(chunk, hashes, strict=True), start):
+                cancel.raise_if_cancelled()
+                progress(ProgressUpdate(done, len(rows), f"verifying {row.path}"))
+                report.add(_check(lib, row, now, mounted, repair))
     progress(ProgressUpdate(len(rows), len(rows), "verified"))
     return report
 
 
-def _hash(path: Path) -> tuple[str, int] | None:
+#: Files hashed ahead per thread before their verdicts (bounds what a cancel waits for).
+_PER_THREAD = 4
+
+
+def _hash(path: Path) -> Digest | None:
     try:
         return hash_file(path)
     except OSError:
@@ -137,11 +147,15 @@ def _hash(path: Path) -> tuple[str, int] | None:
 
 
 def _check(
-    lib: Library, row: _Row, mounted: dict[int, MountedDestination], repair: bool
+    lib: Library,
+    row: _Row,
+    now: Digest | None,
+    mounted: dict[int, MountedDestination],
+    repair: bool,
 ) -> FileVerdict:
+    """The verdict on one file whose bytes hashed to ``now``; a rotten one is repaired."""
     fid, rel, kind, snapshot_id, origin_sha, origin_size, recorded_sha, recorded_size = row
     target = lib.abspath(rel)
-    now = _hash(target)
 
     def verdict(code: IntegrityCode, message: str, drive: str | None = None) -> FileVerdict:
         return FileVerdict(rel, kind, snapshot_id, code, message, drive)
@@ -149,7 +163,7 @@ def _check(
     if origin_sha is None or origin_size is None:
         # Older than capture-time digests: the hash the library recorded when the file came
         # in is the best witness of what was captured; the bytes on disk only without one.
-        late = (recorded_sha, recorded_size) if recorded_sha is not None else now
+        late = expected_digest(None, None, recorded_sha, recorded_size) or now
         if late is None:
             return verdict(IntegrityCode.MISSING, "missing, and no capture-time digest")
         origin_sha, origin_size = late
@@ -161,12 +175,14 @@ def _check(
             )
         if now == late:
             return verdict(IntegrityCode.RECORDED_LATER, "no capture-time digest: recorded now")
-    if now == (origin_sha, origin_size):
+    expected = (origin_sha, origin_size)
+    if judge(now, expected) is IntegrityCode.INTACT:
         return verdict(IntegrityCode.INTACT, "as captured")
-    good = _good_copy(lib, fid, rel, (origin_sha, origin_size), mounted)
-    if good is None:
-        if now is None:
-            return verdict(IntegrityCode.MISSING, "missing, and no drive holds it as captured")
+    good = _good_copy(lib, fid, rel, expected, mounted)
+    code = judge(now, expected, good_copy=good is not None)
+    if code is IntegrityCode.MISSING:
+        return verdict(code, "missing, and no drive holds it as captured")
+    if code is IntegrityCode.ALTERED or good is None:
         text = "differs from its capture-time digest, and no drive copy holds it as captured"
         return verdict(IntegrityCode.ALTERED, text)
     source, drive = good

@@ -329,6 +329,9 @@ def merge_copied_into(  # noqa: PLR0917 - one step, its inputs
                 )
             )
     s.flush()
+    from archiver_app.integrity.digests import record_import_digests
+
+    record_import_digests(s, keeper.id, [prefix + f.target for f in files])
     merge_into_row(s, keeper, index)
     prov = dict(keeper.provenance or {})
     prov.setdefault("merged", []).append(merged_from)

@@ -187,6 +187,10 @@ def apply_move(session: Session, snap: Snapshot, move: PreparedMove, root: Path)
         return False
     if plan.moves:
         _repoint_files(session, snap, plan, move.copy.files)
+        if move.from_version.startswith("archivebox") or (snap.provenance or {}).get("reindex"):
+            from archiver_app.integrity.digests import record_import_digests
+
+            record_import_digests(session, snap.id)  # an import's files: as they came in
         snap.folder = plan.end.folder
         snap.size_bytes = move.copy.bytes or snap.size_bytes
     snap.fs_version = CURRENT_FS_VERSION

@@ -225,9 +225,13 @@ def _create_orphan_row(s: Any, library: Library, rel: str, index: ParsedIndex) -
                 continue
             if file_rel == SIDECAR:
                 continue
+            from archiver_app.integrity.digests import import_origin
             from archiver_app.store.files import register_file
 
-            register_file(s, library.root, f"{rel}/{file_rel}", kind_of(file_rel), snap.id)
+            kind = kind_of(file_rel)
+            register_file(
+                s, library.root, f"{rel}/{file_rel}", kind, snap.id, origin=import_origin(kind)
+            )
         from archiver_app.layout.contents import index_snapshot_contents
 
         provenance.pop("reindex")

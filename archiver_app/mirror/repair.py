@@ -2,7 +2,9 @@
 
 Used by the mirror (a laptop copy found rotten while copying it) and by the scrub of this
 computer's files. A repair never replaces a file whose row changed meanwhile (a sidecar
-rewritten is a change, not rot): :class:`FileChanged` says so.
+rewritten is a change, not rot): :class:`FileChanged` says so. What the file must hold
+is :func:`archiver_app.integrity.judge.expected_digest`: its capture-time digest when it
+has one, so a drive copy with other bytes is never used, and is marked corrupted.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from sqlalchemy import select, update
 
 from archiver_app.durable import verified_copy
+from archiver_app.integrity.judge import expected_digest
 from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.copy_states import set_states
@@ -74,13 +77,15 @@ def repair_local(ctx: RunContext, file_id: int) -> bool:
             row = s.get(File, file_id)
             assert row is not None and row.sha256 is not None
             path, sha, size = row.path, row.sha256, row.size
+            want = expected_digest(row.origin_sha256, row.origin_size, sha, size)
+            assert want is not None
             target = Path(row.external_path) if row.external_path else lib.abspath(row.path)
             sources = s.execute(
                 select(Copy.destination_id, Copy.path).where(
                     Copy.file_id == file_id, Copy.state == CopyState.PRESENT
                 )
             ).all()
-        if copier.matches(target, sha, size, drop_cache=False):
+        if copier.matches(target, *want, drop_cache=False):
             return True  # another thread repaired it meanwhile
         expected = (path, sha, size)
         with row_unchanged(lib, file_id, expected) as s:
@@ -91,13 +96,18 @@ def repair_local(ctx: RunContext, file_id: int) -> bool:
         @contextlib.contextmanager
         def installing() -> Iterator[None]:
             """The good copy replaces the laptop's only if the row is still as read, and
-            the row says present in the same transaction."""
+            the row says present, with the bytes it now holds, in the same transaction."""
             with row_unchanged(lib, file_id, expected) as s:
                 yield
                 s.execute(
                     update(File)
                     .where(File.id == file_id)
-                    .values(local_state=LocalState.PRESENT, verified_at=lib.clock())
+                    .values(
+                        sha256=want[0],
+                        size=want[1],
+                        local_state=LocalState.PRESENT,
+                        verified_at=lib.clock(),
+                    )
                 )
 
         for did, copy_at in sources:
@@ -108,8 +118,8 @@ def repair_local(ctx: RunContext, file_id: int) -> bool:
                 verified_copy(
                     safe_join(dest.folder, copy_path(copy_at, path)),
                     target,
-                    expected_sha256=sha,
-                    expected_size=size,
+                    expected_sha256=want[0],
+                    expected_size=want[1],
                     guard=installing,  # the rename happens under the write lock, row unchanged
                 )
             except copier.SourceMismatch:

@@ -8,6 +8,13 @@ mounted drive's. A copy is marked missing or corrupted only if the drive still c
 own marker afterwards: a drive pulled (or swapped) mid-check stops the scrub, and the copies
 it did not get to keep the state they had. A repair replaces the rotten file by rename of
 a verified temporary file, the only case where a file on a destination is overwritten.
+
+What a file must hold, and the verdict, are :mod:`archiver_app.integrity.judge`'s, the
+rule ``archiver verify`` uses: a file with a capture-time digest is checked against it,
+not against the hash last recorded, so a drive copy that still holds the captured bytes is
+never "repaired" with changed ones, and a copy that differs from them is rot on that drive,
+repaired only from a source with the captured bytes. This computer's file that differs and
+that no drive can restore is reported as altered after capture and left as it is.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, func, or_, select, update
 
 from archiver_app.errors import ArchiverError
+from archiver_app.integrity.judge import Digest, IntegrityCode, expected_digest, judge
 from archiver_app.jobs.pipeline import Pool
 from archiver_app.library import Library
 from archiver_app.mirror import copier
@@ -60,6 +68,9 @@ class ScrubResult:
     ok: int = 0
     corrupted: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)  # recorded present, not on the drive
+    #: this computer's files that differ from what was captured, with no copy to restore
+    #: them from: altered after capture (also in ``corrupted``), left as they are
+    altered: list[str] = field(default_factory=list)
     repaired: int = 0
     unrepaired: int = 0
     stopped: Stop | None = None
@@ -75,6 +86,8 @@ class ScrubResult:
                 f"; {self.repaired} repaired from a good copy,"
                 f" {self.unrepaired} could not be repaired"
             )
+        if self.altered:
+            text += f" ({len(self.altered)} {IntegrityCode.ALTERED}, left as they are)"
         if self.stopped:
             text += f"; stopped: {self.stopped.message}"
         return text
@@ -173,7 +186,12 @@ def verify_destination(
     return result
 
 
-_CopyRow = Row[int, str, str | None, int, str, str | None, str]
+_CopyRow = Row[int, str, str | None, int, str, str | None, str, str | None, int | None]
+
+
+def _expected(row: Any) -> Digest | None:
+    """What the copy or file of a row must hold (its capture-time digest first)."""
+    return expected_digest(row.origin_sha256, row.origin_size, row.sha256, row.size)
 
 
 def _copies_to_check(
@@ -190,6 +208,8 @@ def _copies_to_check(
                 File.local_state,
                 File.external_path,
                 func.coalesce(Copy.path, File.path).label("at"),  # where the drive has it
+                File.origin_sha256,
+                File.origin_size,
             )
             .join(Copy, Copy.file_id == File.id)
             .where(
@@ -216,17 +236,13 @@ def _check_copies(  # noqa: PLR0917 - private helper of verify_destination
     gone = threading.Event()
     record = threading.Lock()
 
-    def check(row: tuple[int, str, str | None, int, str, str | None, str]) -> None:
-        fid, sha, size, path = row[0], row[2], row[3], row[6]
-        if cancel.cancelled or gone.is_set() or sha is None:
+    def check(row: _CopyRow) -> None:
+        fid, size, path, expected = row.id, row.size, row.at, _expected(row)
+        if cancel.cancelled or gone.is_set() or expected is None:
             return
         final = safe_join(dest.folder, path)
-        if not final.exists():
-            state = CopyState.MISSING
-        elif copier.matches(final, sha, size):
-            state = CopyState.PRESENT
-        else:
-            state = CopyState.CORRUPTED  # or unreadable: no good copy either way
+        code = judge(_measure(final, expected), expected, on_drive=True)
+        state = _COPY_STATE.get(code, CopyState.CORRUPTED)  # rot, or unreadable
         if state != CopyState.PRESENT and not dest.still_mounted():
             gone.set()  # not the copy's fault: the drive was pulled or swapped
             return
@@ -242,7 +258,7 @@ def _check_copies(  # noqa: PLR0917 - private helper of verify_destination
         tracker.add(files=1, nbytes=size)
 
     with Pool(parallelism, "scrub") as pool:
-        pool.each(check, [(r[0], r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows])
+        pool.each(check, rows)
     if gone.is_set():
         result.stopped = Stop(
             StopReason.GONE,
@@ -252,20 +268,39 @@ def _check_copies(  # noqa: PLR0917 - private helper of verify_destination
     return states
 
 
+#: A drive copy's state for each verdict :func:`judge` gives it.
+_COPY_STATE = {IntegrityCode.INTACT: CopyState.PRESENT, IntegrityCode.MISSING: CopyState.MISSING}
+
+#: What a file that is there but does not hold ``expected`` (or cannot be read) measures
+#: as: no digest is equal to it.
+_DIFFERS: Digest = ("", -1)
+
+
+def _measure(path: Path, expected: Digest) -> Digest | None:
+    """The bytes at ``path`` as the drive returns them, for :func:`judge`: ``expected``
+    when they are those (one read), None when the file is gone, else :data:`_DIFFERS`."""
+    if copier.matches(path, *expected):
+        return expected
+    return None if not path.exists() else _DIFFERS
+
+
 def _repair_transfers(
     lib: Library,
     dest: MountedDestination,
     mounted: dict[int, MountedDestination],
-    rows: Sequence[Row[int, str, str | None, int, str, str | None, str]],
+    rows: Sequence[_CopyRow],
 ) -> list[Transfer]:
-    """A new copy of each at the file's own path (where the old one was, it stays)."""
+    """A new copy of each at the file's own path (where the old one was, it stays), with
+    the bytes the file must hold: the source (the laptop's file or another drive's copy)
+    is checked against them while copying, so a changed file never replaces a copy."""
     out: list[Transfer] = []
     with lib.session() as s:
         for row in rows:
-            fid, path, sha, size = row.id, row.path, row.sha256, row.size
+            fid, path, expected = row.id, row.path, _expected(row)
             local_state, external = row.local_state, row.external_path
-            if sha is None:
+            if expected is None:
                 continue
+            sha, size = expected
             source: Path | None = None
             source_dest: int | None = None
             if local_state == LocalState.PRESENT:
@@ -322,7 +357,7 @@ def verify_library(
     result = ScrubResult(THIS_COMPUTER)
     with lib.session() as s:
         rows = s.execute(
-            select(File.id, File.path, File.sha256, File.size)
+            select(File.id, File.path, File.sha256, File.size, File.origin_sha256, File.origin_size)
             .where(
                 File.local_state.in_([LocalState.PRESENT, LocalState.CORRUPTED]),
                 File.sha256.is_not(None),
@@ -353,7 +388,7 @@ def verify_library(
     if mounted is None:  # the drives a repair may copy from
         mounted = find_mounted(lib, scan_roots=scan_roots)
     ctx = RunContext(lib, mounted, tracker, cancel)
-    for fid, path, sha, size, there in sorted(bad, key=lambda b: b[1]):
+    for fid, path, sha, size, measured, expected in sorted(bad, key=lambda b: b[1]):
         if cancel.cancelled:
             break
         try:
@@ -364,9 +399,11 @@ def verify_library(
                     )
             elif repair_local(ctx, fid):
                 result.repaired += 1
+            elif judge(measured, expected) is IntegrityCode.ALTERED:  # no copy held it
+                result.altered.append(path)
         except FileChanged:  # rewritten meanwhile (a sidecar): a change, not rot
             continue
-        (result.corrupted if there else result.lost).append(path)
+        (result.corrupted if measured is not None else result.lost).append(path)
     result.unrepaired = len(result.corrupted) + len(result.lost) - result.repaired
     if not cancel.cancelled:
         with lib.write() as s:
@@ -374,30 +411,37 @@ def verify_library(
     return result
 
 
+_LaptopRow = Row[int, str, str | None, int, str | None, int | None]
+#: A file of this computer found bad: id, path, its recorded sha256 and size, what it
+#: measured (None: gone) and what it must hold.
+_Bad = tuple[int, str, str, int, Digest | None, Digest]
+
+
 def _check_laptop(
     lib: Library,
-    rows: Sequence[Row[int, str, str | None, int]],
+    rows: Sequence[_LaptopRow],
     parallelism: int,
     tracker: RunProgress,
     cancel: CancelToken,
-) -> tuple[list[int], list[tuple[int, str, str, int, bool]]]:
-    """Re-hash the laptop's files on ``parallelism`` threads: the ids of the good ones, and
-    (id, path, sha256, size, whether the file is there) of the bad ones."""
+) -> tuple[list[int], list[_Bad]]:
+    """Re-hash the laptop's files on ``parallelism`` threads against what each must hold
+    (:func:`judge`): the ids of the good ones, and the bad ones."""
     good: list[int] = []
-    bad: list[tuple[int, str, str, int, bool]] = []
+    bad: list[_Bad] = []
     record = threading.Lock()
 
-    def check(row: Row[int, str, str | None, int]) -> None:
-        fid, path, sha, size = row
-        if cancel.cancelled or sha is None:
+    def check(row: _LaptopRow) -> None:
+        fid, path, sha, size = row.id, row.path, row.sha256, row.size
+        expected = _expected(row)
+        if cancel.cancelled or sha is None or expected is None:
             return
-        target = lib.abspath(path)
-        ok = copier.matches(target, sha, size)
+        measured = _measure(lib.abspath(path), expected)
+        ok = judge(measured, expected) is IntegrityCode.INTACT
         with record:
             if ok:
                 good.append(fid)
             else:
-                bad.append((fid, path, sha, size, target.exists()))
+                bad.append((fid, path, sha, size, measured, expected))
         tracker.add(files=1, nbytes=size)
 
     with Pool(parallelism, "scrub-drive") as pool:

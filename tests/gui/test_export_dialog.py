@@ -101,3 +101,55 @@ def test_refuses_a_destination_in_or_around_the_library_before_starting(
     assert dialog.export_button.isEnabled() and dialog.op is None
     assert library.db_path.is_file()
     assert not list(library.root.glob("*.wacz")) and not list(library.root.glob(".*partial*"))
+
+
+def test_sign_and_timestamp_with_the_default_authority_and_a_pending_one(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    """A local authority (openssl ts): stamped; then unreachable (503): written signed, the
+    dialog says the timestamp is pending, and the next dialog says one waits."""
+    from archiver_app.export.pending import set_default_authority
+    from archiver_app.export.signing import verify_wacz
+    from archiver_app.export.timestamps import TimestampState, load_roots
+    from tests.helpers.tsa import LocalTSA
+
+    _library_with_two_collections(library, tmp_path)
+    tsa = LocalTSA(tmp_path / "tsa").start()
+    try:
+        set_default_authority(library, tsa.url)
+
+        def export(name: str) -> ExportDialog:
+            dialog = ExportDialog(library, op_runner, collection="alpha", folder=tmp_path)
+            qtbot.addWidget(dialog)
+            signing = dialog.signing
+            assert signing.stamp_box.text() == f"Timestamp with {tsa.url}"
+            assert not signing.stamp_box.isEnabled()  # nothing to stamp before signing
+            signing.sign_box.setChecked(True)
+            signing.stamp_box.setChecked(True)
+            dialog.dest.setText(str(tmp_path / name))
+            assert dialog.start() is not None
+            qtbot.waitUntil(lambda: dialog.finished_export is not None, timeout=60_000)
+            return dialog
+
+        stamped = export("stamped.wacz")
+        assert "Signed with your key." in stamped.status.text()
+        assert "Timestamped at " in stamped.status.text()
+        assert stamped.signing.note.isHidden()  # none waited before
+        check = verify_wacz(tmp_path / "stamped.wacz", tsa_roots=load_roots(tsa.root))
+        assert check.ok and check.signature_valid
+        assert check.timestamp.state is TimestampState.VALID
+
+        tsa.mode = "unavailable"
+        waiting = export("waiting.wacz")
+        assert "Timestamp pending: " in waiting.status.text()
+        check = verify_wacz(tmp_path / "waiting.wacz")
+        assert check.ok and check.signature_valid  # signed all the same
+
+        later = ExportDialog(library, op_runner, collection="alpha", folder=tmp_path)
+        qtbot.addWidget(later)
+        assert later.signing.note.text().startswith("1 timestamp of earlier exports waits")
+        assert not later.signing.note.isHidden()
+        later.format.setCurrentIndex(1)  # a folder of WARCs is not signed
+        assert not later.signing.sign_box.isEnabled() and not later.signing.sign()
+    finally:
+        tsa.stop()

@@ -1,0 +1,75 @@
+"""Tools ▸ Verify Library… runs the verify job and lists what it found by capture; the
+details pane says where a capture stands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QMenu
+from pytestqt.qtbot import QtBot
+from sqlalchemy import select
+
+from archiver_app.gui.main_window import MainWindow
+from archiver_app.gui.verify_dialog import VerifyResultsDialog
+from archiver_app.importers.warcs import import_warc_file
+from archiver_app.library import Library
+from archiver_app.store.models import File, FileKind
+from tests.helpers.warcs import site, write_warc
+
+
+def top_text(dialog: VerifyResultsDialog) -> str:
+    item = dialog.tree.topLevelItem(0)
+    assert item is not None
+    return item.text(1)
+
+
+def _tools_menu(window: MainWindow) -> QMenu:
+    [menu] = [
+        a.menu()
+        for a in window.menuBar().actions()
+        if isinstance(a.menu(), QMenu) and a.menu().title().replace("&", "") == "Tools"  # type: ignore[union-attr]
+    ]
+    assert isinstance(menu, QMenu)
+    return menu
+
+
+def test_verify_library_lists_an_altered_file_and_the_details_pane_says_so(
+    qtbot: QtBot, main_window: MainWindow, library: Library, tmp_path: Path
+) -> None:
+    import_warc_file(library, write_warc(tmp_path / "in.warc.gz", site(2)), collection="c")
+    with library.session() as s:
+        rel, sid = s.execute(
+            select(File.path, File.snapshot_id).where(File.kind == FileKind.WARC)
+        ).one()
+    path = library.root / rel
+    path.write_bytes(path.read_bytes() + b"\n")
+    verify = main_window.verify
+    assert verify.action in _tools_menu(main_window).actions()
+
+    verify.action.trigger()
+    qtbot.waitUntil(lambda: verify.dialog is not None, timeout=60_000)
+    dialog = verify.dialog
+    assert isinstance(dialog, VerifyResultsDialog) and dialog.isVisible()
+    assert "NOT all as captured" in dialog.summary.text()
+    assert "left as they are, for you to judge" in dialog.summary.text()
+    assert top_text(dialog) == "1 file not as captured"
+    assert dialog.tree.topLevelItemCount() == 1
+    top = dialog.tree.topLevelItem(0)
+    assert top is not None and top.childCount() == 1
+    child = top.child(0)
+    assert (child.text(0), child.text(1)) == ("in.warc.gz", "altered after capture")
+    assert "Altered after capture: the file differs" in dialog.legend.text()
+    dialog.close()
+
+    main_window.detail.show_snapshot(sid)
+    qtbot.waitUntil(lambda: main_window.detail.integrity.text() != "", timeout=10_000)
+    assert main_window.detail.integrity.text().startswith("in.warc.gz altered after capture")
+
+
+def test_a_clean_library_says_so(qtbot: QtBot, library: Library, tmp_path: Path) -> None:
+    import_warc_file(library, write_warc(tmp_path / "in.warc.gz", site(1)), collection="c")
+    findings = library.integrity.verify()
+    dialog = VerifyResultsDialog(findings)
+    qtbot.addWidget(dialog)
+    assert dialog.summary.text().startswith("Every file is as it was captured.")
+    assert "all as captured" in dialog.summary.text() and dialog.tree.isHidden()
