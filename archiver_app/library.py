@@ -36,6 +36,7 @@ from archiver_app.store.types import utcnow
 
 if TYPE_CHECKING:
     from archiver_app.api.drives import DrivesManager
+    from archiver_app.api.editions import EditionsManager
     from archiver_app.api.labels import CollectionsManager, TagsManager
     from archiver_app.api.settings import SettingsManager
     from archiver_app.api.snapshots import SnapshotsManager
@@ -269,6 +270,12 @@ class Library:
         from archiver_app.api.drives import DrivesManager
 
         return DrivesManager(self)
+
+    @cached_property
+    def editions(self) -> EditionsManager:
+        from archiver_app.api.editions import EditionsManager
+
+        return EditionsManager(self)
 
 
 # ---------------------------------------------------------------------- helpers

@@ -591,7 +591,7 @@ def export(
     dest = check_destination(library, dest, fmt, overwrite=overwrite)
     plan = plan_export(library, selection)
     if fmt == "wacz":
-        title = selection.collection or selection.tag or selection.query or "Archiver export"
+        title = selection.label
         return write_wacz(
             library, plan, dest, title=title, sign=sign, progress=progress, cancel=cancel
         )

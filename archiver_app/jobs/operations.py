@@ -24,6 +24,7 @@ from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress
 
 if TYPE_CHECKING:
+    from archiver_app.editions.release import ReleaseResult
     from archiver_app.export.writer import ExportResult
     from archiver_app.importers.outcome import ImportReport
     from archiver_app.layout.migrator import MigrationReport
@@ -103,10 +104,14 @@ def export_config(
 
 def run_export(
     lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
-) -> ExportResult:
+) -> ExportResult | ReleaseResult:
     from archiver_app.export import Selection, export
 
     c = job.config
+    if c.get("edition"):  # an edition's release: its members and reports (editions/)
+        from archiver_app.editions.release import run_release
+
+        return run_release(lib, job, progress, cancel)
     return export(
         lib,
         Selection(collection=c.get("collection"), tag=c.get("tag"), query=c.get("query")),

@@ -1,0 +1,123 @@
+"""The ledger, coverage and lifecycle of an edition over real crawl queues (memory site).
+
+The pages are fetched by the in-memory site fetcher (real queue, attempts, rules, rows);
+the integration test in tests/integration/editions does the same with real Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import select
+
+from archiver_app.crawl.jobs import create_job
+from archiver_app.crawl.rules import Rules
+from archiver_app.crawl.spec import Limits
+from archiver_app.crawl.worker import CrawlWorker, WorkerOptions
+from archiver_app.editions.service import EditOutcome, frozen_holders
+from archiver_app.editions.states import EditionState, TargetState, TransitionCode
+from archiver_app.library import Library
+from archiver_app.store.fulltext import upsert_snapshot_text
+from archiver_app.store.models import Snapshot
+from tests.helpers.crawl_site import MemoryPage, MemorySiteFetcher, memory_factory
+
+H = "http://site.test"
+
+
+def site() -> dict[str, MemoryPage]:
+    return {
+        f"{H}/": MemoryPage(links=[f"{H}/a", f"{H}/b", f"{H}/private/x", f"{H}/dead"]),
+        f"{H}/a": MemoryPage(),
+        f"{H}/b": MemoryPage(),
+        f"{H}/dead": MemoryPage(fail_times=99),
+        f"{H}/other": MemoryPage(),
+    }
+
+
+def crawl(lib: Library, fetcher: MemorySiteFetcher) -> None:
+    opts = WorkerOptions(once=True, poll_seconds=0.01, heartbeat_seconds=0.05)
+    CrawlWorker(lib, memory_factory(fetcher), opts).run()
+
+
+def index_everything(lib: Library) -> None:
+    with lib.write() as s:
+        for sid, url in s.execute(select(Snapshot.id, Snapshot.url)):
+            upsert_snapshot_text(s.connection(), sid, title=url, url=url, body="text")
+
+
+def build(lib: Library) -> None:
+    lib.ensure_collection("rivers")
+    create_job(lib, [f"{H}/"], scope="host", collection="rivers", limits=Limits(max_depth=1),
+               rules=Rules(ignore=("/private/",), attempts=2))  # fmt: skip
+    create_job(lib, [f"{H}/other"], scope="page", collection="rivers")
+    crawl(lib, MemorySiteFetcher(lib, site()))
+
+
+def test_coverage_counts_follow_the_jobs_outcomes_rules_and_the_list(library: Library) -> None:
+    build(library)
+    library.editions.create(
+        "rivers", "rivers-2026", year=2026, targets_text=f"# mine\n{H}/a\n{H}/listed\n"
+    )
+    cov = library.editions.coverage("rivers-2026")
+    by_url = {t.url: t for t in cov.targets}
+    assert len(by_url) == len(cov.targets) == 7  # /a is in the crawl and the list: once
+    assert by_url[f"{H}/"].source == "seed" and by_url[f"{H}/other"].source == "seed"
+    assert by_url[f"{H}/a"].source == "list" and by_url[f"{H}/b"].source == "job"
+    assert by_url[f"{H}/private/x"].state is TargetState.EXCLUDED
+    assert by_url[f"{H}/private/x"].excluded_rule == "ignore '/private/'"
+    assert by_url[f"{H}/dead"].state is TargetState.FAILED
+    assert by_url[f"{H}/dead"].attempts == 2
+    assert by_url[f"{H}/listed"].state is TargetState.MISSING
+    c = cov.counts
+    assert (c.intended, c.captured, c.failed, c.missing, c.excluded) == (6, 4, 1, 1, 1)
+    assert cov.by_domain["site.test"].captured == 4
+    assert cov.excluded_by_rule == {"ignore '/private/'": 1}
+    report = json.loads(library.editions.coverage_json("rivers-2026"))
+    assert sorted(t["url"] for t in report["targets"]) == sorted(by_url)
+    md = library.editions.coverage_markdown("rivers-2026")
+    assert all(md.count(f"| {url} |") == 1 for url in by_url)
+
+
+def test_jobs_and_captures_outside_the_period_do_not_count(library: Library) -> None:
+    build(library)  # the library's clock: now, not 2020
+    library.editions.create("rivers", "old", year=2020, targets_text=f"{H}/a\n")
+    cov = library.editions.coverage("old")
+    assert [(t.url, t.state) for t in cov.targets] == [(f"{H}/a", TargetState.MISSING)]
+    assert library.editions.get("old").state is EditionState.PLANNED
+
+
+def test_lifecycle_from_planned_to_research_ready_and_back(library: Library) -> None:
+    build(library)
+    library.editions.create("rivers", "e", year=2026, targets_text=f"{H}/listed\n")
+    assert library.editions.get("e").state is EditionState.IN_PROGRESS  # nothing indexed
+    refused = library.editions.accept("e").transition
+    assert refused.code is TransitionCode.NOT_READY
+    index_everything(library)
+    assert library.editions.refresh("e").transition.state is EditionState.SEARCH_READY
+
+    refused = library.editions.accept("e").transition
+    assert refused.code is TransitionCode.UNEXPLAINED_GAPS
+    assert set(refused.unexplained) == {f"{H}/dead", f"{H}/listed"}
+    assert library.editions.get("e").state is EditionState.SEARCH_READY
+
+    gap = library.editions.explain_gap("e", f"{H}/dead", "the server is down for good").edit
+    assert gap.code is EditOutcome.DONE
+    not_gap = library.editions.explain_gap("e", f"{H}/a", "x")
+    assert not_gap.edit.code is EditOutcome.NOT_A_GAP
+    assert library.editions.accept("e").transition.unexplained == (f"{H}/listed",)
+    library.editions.explain_gap("e", f"{H}/listed", "removed by its owner in 2025")
+    accepted = library.editions.accept("e")
+    assert not accepted.refused
+    assert library.editions.get("e").state is EditionState.RESEARCH_READY
+
+    with library.session() as s:
+        members = set(s.scalars(select(Snapshot.id)))
+        held = frozen_holders(s, members)
+    assert set(held.values()) == {"e"} and len(held) == 4
+    assert library.editions.explain_gap("e", f"{H}/listed", "changed").refused
+
+    assert not library.editions.reopen("e").refused
+    assert library.editions.get("e").state is EditionState.NEEDS_REVIEW
+    assert library.editions.reopen("e").transition.code is TransitionCode.NOT_ACCEPTED
+    with library.session() as s:
+        assert frozen_holders(s, members) == {}
