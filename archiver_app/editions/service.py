@@ -301,8 +301,9 @@ def frozen_holders(s: Session, snapshot_ids: Iterable[int]) -> dict[int, str]:
 
 
 def note_changed(s: Session, snapshot_ids: Iterable[int], why: str, now: datetime) -> list[str]:
-    """Captures were deleted or found damaged: the accepted editions holding them need
-    review. Returns their names. Runs in the caller's transaction."""
+    """Captures were deleted or found damaged: the accepted (or reopened) editions holding
+    them need review, with ``why`` as the note. Returns their names. Runs in the caller's
+    transaction, before the captures' rows go."""
     names: list[str] = []
     ids = sorted(set(snapshot_ids))
     edition_ids: set[int] = set()
@@ -312,8 +313,8 @@ def note_changed(s: Session, snapshot_ids: Iterable[int], why: str, now: datetim
         )
     for ed in s.scalars(select(Edition).where(Edition.id.in_(sorted(edition_ids)))):
         move = _apply(ed, transition(EditionState(ed.state), EditionEvent.CHANGED), now)
-        if move.code is TransitionCode.MOVED:
-            ed.review_note = why
+        if move.code is TransitionCode.MOVED or ed.state == EditionState.NEEDS_REVIEW:
+            ed.review_note = why  # reopened: the note says what changed since
             names.append(ed.name)
     return names
 

@@ -10,6 +10,7 @@ import json
 
 from sqlalchemy import select
 
+from archiver_app.api.deletion import DeleteCode
 from archiver_app.crawl.jobs import create_job
 from archiver_app.crawl.rules import Rules
 from archiver_app.crawl.spec import Limits
@@ -121,3 +122,35 @@ def test_lifecycle_from_planned_to_research_ready_and_back(library: Library) -> 
     assert library.editions.reopen("e").transition.code is TransitionCode.NOT_ACCEPTED
     with library.session() as s:
         assert frozen_holders(s, members) == {}
+
+
+def test_a_frozen_member_cannot_be_deleted_until_the_edition_is_reopened(
+    library: Library,
+) -> None:
+    build(library)
+    index_everything(library)
+    library.editions.create("rivers", "e", year=2026)
+    library.editions.explain_gap("e", f"{H}/dead", "gone")
+    assert not library.editions.accept("e").refused
+    member = next(
+        t.snapshot_id for t in library.editions.coverage("e").targets if t.url == f"{H}/a"
+    )
+    assert member is not None
+
+    result, changes = library.snapshots.delete([member])
+    assert [o.code for o in result.outcomes] == [DeleteCode.FROZEN]
+    assert "edition e" in result.outcomes[0].message and not changes.snapshots
+    assert library.snapshots.detail(member) is not None
+
+    library.editions.reopen("e")
+    result, changes = library.snapshots.delete([member])
+    assert result.deleted == [member] and changes.snapshot_ids == {member}
+    assert result.editions_to_review == ("e",)
+    assert library.snapshots.detail(member) is None
+    e = library.editions.get("e")
+    assert e.state is EditionState.NEEDS_REVIEW and "deleted" in (e.review_note or "")
+    library.editions.refresh("e")
+    gaps = {t.url: t.state for t in library.editions.coverage("e").gaps}
+    assert gaps[f"{H}/a"] is TargetState.MISSING
+    refused = library.editions.accept("e").transition
+    assert refused.unexplained == (f"{H}/a",)
