@@ -328,3 +328,16 @@ def snapshots_of_files(s: Session, file_ids: Iterable[int]) -> set[int]:
             if sid is not None
         )
     return out
+
+
+def note_damaged_files(lib: Library, file_ids: Iterable[int], where: str) -> list[str]:
+    """Verify found damaged or lost copies of ``file_ids`` on ``where``: the accepted
+    editions holding their captures need review. Returns their names."""
+    ids = sorted(set(file_ids))
+    if not ids:
+        return []
+    now = lib.clock()
+    with lib.write() as s:
+        snaps = snapshots_of_files(s, ids)
+        why = f"verify found {len(ids)} damaged or missing file(s) on {where} ({now:%Y-%m-%d})"
+        return note_changed(s, snaps, why, now)

@@ -22,6 +22,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Row, func, or_, select, update
 
+from archiver_app.editions.service import note_damaged_files
 from archiver_app.errors import ArchiverError
 from archiver_app.library import Library
 from archiver_app.mirror import copier
@@ -63,6 +64,7 @@ class ScrubResult:
     repaired: int = 0
     unrepaired: int = 0
     stopped: Stop | None = None
+    editions_to_review: list[str] = field(default_factory=list)  # accepted, now damaged
 
     def describe(self) -> str:
         text = f"{self.label}: {self.checked} copies checked, {self.ok} good"
@@ -77,6 +79,8 @@ class ScrubResult:
             )
         if self.stopped:
             text += f"; stopped: {self.stopped.message}"
+        if self.editions_to_review:
+            text += f"; editions needing review: {', '.join(self.editions_to_review)}"
         return text
 
 
@@ -152,6 +156,7 @@ def verify_destination(
         if result.stopped is not None:  # the drive went away: later verdicts would be wrong
             return result
         bad = {fid for fid, st in states.items() if st != CopyState.PRESENT}
+        result.editions_to_review = note_damaged_files(lib, bad, dest.label)
         if repair and bad and not cancel.cancelled:
             transfers = _repair_transfers(lib, dest, mounted, [r for r in rows if r.id in bad])
             repair_progress = RunProgress(
@@ -368,6 +373,7 @@ def verify_library(
             continue
         (result.corrupted if there else result.lost).append(path)
     result.unrepaired = len(result.corrupted) + len(result.lost) - result.repaired
+    result.editions_to_review = note_damaged_files(lib, [b[0] for b in bad], THIS_COMPUTER)
     if not cancel.cancelled:
         with lib.write() as s:
             s.merge(Setting(key=LIBRARY_SCRUB_KEY, value=now.isoformat()))

@@ -6,6 +6,7 @@ the integration test in tests/integration/editions does the same with real Chrom
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 from sqlalchemy import select
@@ -18,8 +19,9 @@ from archiver_app.crawl.worker import CrawlWorker, WorkerOptions
 from archiver_app.editions.service import EditOutcome, frozen_holders
 from archiver_app.editions.states import EditionState, TargetState, TransitionCode
 from archiver_app.library import Library
+from archiver_app.mirror.scrub import verify_library
 from archiver_app.store.fulltext import upsert_snapshot_text
-from archiver_app.store.models import Snapshot
+from archiver_app.store.models import File, Snapshot
 from tests.helpers.crawl_site import MemoryPage, MemorySiteFetcher, memory_factory
 
 H = "http://site.test"
@@ -154,3 +156,28 @@ def test_a_frozen_member_cannot_be_deleted_until_the_edition_is_reopened(
     assert gaps[f"{H}/a"] is TargetState.MISSING
     refused = library.editions.accept("e").transition
     assert refused.unexplained == (f"{H}/a",)
+
+
+def test_a_damaged_member_found_by_verify_puts_the_edition_up_for_review(
+    library: Library,
+) -> None:
+    build(library)
+    index_everything(library)
+    library.editions.create("rivers", "e", year=2026)
+    library.editions.explain_gap("e", f"{H}/dead", "gone")
+    assert not library.editions.accept("e").refused
+    # Every file is good on disk except one member's, which rotted.
+    with library.write() as s:
+        files = list(s.scalars(select(File)))
+        for f in files:
+            body = b"good bytes"
+            path = library.abspath(f.path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(body)
+            f.size, f.sha256 = len(body), hashlib.sha256(body).hexdigest()
+        library.abspath(files[0].path).write_bytes(b"rotten bytes")
+
+    result = verify_library(library, repair=False)
+    assert len(result.corrupted) == 1 and result.editions_to_review == ["e"]
+    e = library.editions.get("e")
+    assert e.state is EditionState.NEEDS_REVIEW and "damaged" in (e.review_note or "")
