@@ -7,11 +7,11 @@ Intent comes from three sources, merged per URL (its SURT key):
 * ``job``: a page one of those jobs discovered and queued.
 
 A job that saw a URL and skipped it records the rule (``pages.skip_reason``); the URL is
-*excluded* only when every source that mentions it excluded it. A URL is *captured* when a
-complete capture of it exists in the collection within the period (or by a job queued for
-the edition); *failed* when a job spent every attempt on it; *pending* while a job still
-has it queued; *missing* otherwise. The member is the last complete capture, unless the
-user chose another one that still exists.
+*excluded* only when every source that mentions it excluded it. A URL is *captured* when
+a good capture of it (complete, not a 5xx answer) exists in the collection within the
+period (or by a job queued for the edition); *failed* when a job spent every attempt on
+it; *pending* while a job still has it queued; *missing* otherwise. The member is the last
+good capture, unless the user chose another one that still exists.
 
 :func:`refresh_ledger` rewrites the ledger and the members in one write session and
 returns the :class:`~archiver_app.editions.states.Facts` the lifecycle needs.
@@ -150,27 +150,30 @@ class _Capture:
 
 
 def _captures(s: Session, ed: Edition, seen: dict[str, _Seen]) -> dict[str, list[_Capture]]:
-    """Complete captures of each URL key in the collection, within the period or by the
-    edition's own jobs, plus those the jobs' pages point at."""
+    """Good captures (complete, not a server error) of each URL key in the collection,
+    within the period or by the edition's own jobs, plus those the jobs' pages point at."""
     own = list(ed.job_ids or [])
     window = and_(Snapshot.captured_at >= ed.period_start, Snapshot.captured_at < ed.period_end)
     cols = (Snapshot.id, Snapshot.url_key, Snapshot.captured_at)
+    # A server error is a capture of the failure, not of the page (the crawl retries it).
+    good = and_(
+        Snapshot.state == Snap.COMPLETE,
+        or_(Snapshot.http_status.is_(None), Snapshot.http_status < 500),
+    )
     found: dict[int, _Capture] = {}
     for keys in chunks(sorted(seen)):
         for sid, key, at in s.execute(
             select(*cols).where(
                 Snapshot.url_key.in_(keys),
                 Snapshot.collection_id == ed.collection_id,
-                Snapshot.state == Snap.COMPLETE,
+                good,
                 or_(window, Snapshot.job_id.in_(own)),
             )
         ):
             found[sid] = _Capture(sid, key, at)
     linked = {sid: key for key, e in seen.items() for sid in e.snapshots}
     for ids in chunks(sorted(set(linked) - set(found))):
-        for sid, _key, at in s.execute(
-            select(*cols).where(Snapshot.id.in_(ids), Snapshot.state == Snap.COMPLETE)
-        ):
+        for sid, _key, at in s.execute(select(*cols).where(Snapshot.id.in_(ids), good)):
             found[sid] = _Capture(sid, linked[sid], at)  # a redirect: filed under the page
     by_key: dict[str, list[_Capture]] = {}
     for cap in found.values():
