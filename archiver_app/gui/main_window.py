@@ -395,7 +395,12 @@ class MainWindow(QMainWindow):
 
     def reload_sidebar(self) -> None:
         saved = self.library.settings.get(SAVED_SEARCHES_KEY, []) or []
-        self.sidebar.populate(self.library.collections.all(), self.library.tags.all(), list(saved))
+        self.sidebar.populate(
+            self.library.collections.all(),
+            self.library.tags.all(),
+            list(saved),
+            self.library.editions.list(),
+        )
 
     def apply_changes(self, changes: Changes) -> None:
         """Refresh what an edit changed: the sidebar for tags, collections and saved
@@ -414,6 +419,11 @@ class MainWindow(QMainWindow):
             self.detail.show_snapshot(self.detail.wanted)
 
     def _entry_selected(self, entry: SidebarEntry) -> None:
+        if entry.kind == "edition":  # its coverage view, in a tab (gui/edition_view.py)
+            from archiver_app.gui.edition_view import open_edition
+
+            open_edition(self.tabs, self.library, str(entry.value), self.runner, self.apply_changes)
+            return
         q = SnapshotQuery(sort=self.model.query.sort, descending=self.model.query.descending)
         if entry.kind == "view":
             q = q.with_(view=View(entry.value))

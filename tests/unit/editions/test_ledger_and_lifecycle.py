@@ -12,48 +12,12 @@ import json
 from sqlalchemy import select
 
 from archiver_app.api.deletion import DeleteCode
-from archiver_app.crawl.jobs import create_job
-from archiver_app.crawl.rules import Rules
-from archiver_app.crawl.spec import Limits
-from archiver_app.crawl.worker import CrawlWorker, WorkerOptions
 from archiver_app.editions.service import EditOutcome, frozen_holders
 from archiver_app.editions.states import EditionState, TargetState, TransitionCode
 from archiver_app.library import Library
 from archiver_app.mirror.scrub import verify_library
-from archiver_app.store.fulltext import upsert_snapshot_text
 from archiver_app.store.models import File, Snapshot
-from tests.helpers.crawl_site import MemoryPage, MemorySiteFetcher, memory_factory
-
-H = "http://site.test"
-
-
-def site() -> dict[str, MemoryPage]:
-    return {
-        f"{H}/": MemoryPage(links=[f"{H}/a", f"{H}/b", f"{H}/private/x", f"{H}/dead"]),
-        f"{H}/a": MemoryPage(),
-        f"{H}/b": MemoryPage(),
-        f"{H}/dead": MemoryPage(fail_times=99),
-        f"{H}/other": MemoryPage(),
-    }
-
-
-def crawl(lib: Library, fetcher: MemorySiteFetcher) -> None:
-    opts = WorkerOptions(once=True, poll_seconds=0.01, heartbeat_seconds=0.05)
-    CrawlWorker(lib, memory_factory(fetcher), opts).run()
-
-
-def index_everything(lib: Library) -> None:
-    with lib.write() as s:
-        for sid, url in s.execute(select(Snapshot.id, Snapshot.url)):
-            upsert_snapshot_text(s.connection(), sid, title=url, url=url, body="text")
-
-
-def build(lib: Library) -> None:
-    lib.ensure_collection("rivers")
-    create_job(lib, [f"{H}/"], scope="host", collection="rivers", limits=Limits(max_depth=1),
-               rules=Rules(ignore=("/private/",), attempts=2))  # fmt: skip
-    create_job(lib, [f"{H}/other"], scope="page", collection="rivers")
-    crawl(lib, MemorySiteFetcher(lib, site()))
+from tests.unit.editions.memory_site import H, build, index_everything
 
 
 def test_coverage_counts_follow_the_jobs_outcomes_rules_and_the_list(library: Library) -> None:

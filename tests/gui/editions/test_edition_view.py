@@ -1,0 +1,92 @@
+"""The edition coverage view: counts, gaps with reasons typed in place, accept and reopen,
+and the sidebar entry that opens it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from archiver_app.api.editions import EditionState
+from archiver_app.gui.edition_view import REASON_COLUMN, EditionView
+from archiver_app.library import Library
+from tests.unit.editions.memory_site import H, build, index_everything
+
+
+@pytest.fixture
+def edition(library: Library) -> str:
+    build(library)
+    index_everything(library)
+    library.editions.create("rivers", "rivers-2026", year=2026, targets_text=f"{H}/listed\n")
+    return "rivers-2026"
+
+
+def cells(table: Any, row: int) -> list[str]:
+    return [table.item(row, c).text() for c in range(table.columnCount())]
+
+
+def gap_rows(view: EditionView) -> dict[str, int]:
+    return {view.gaps.item(r, 0).text(): r for r in range(view.gaps.rowCount())}
+
+
+def test_the_view_shows_counts_gaps_and_accepts_once_every_gap_has_a_reason(
+    qtbot: Any, library: Library, op_runner: Any, edition: str, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(QMessageBox, "question", lambda *a: QMessageBox.StandardButton.Yes)
+    view = EditionView(library, edition, op_runner)
+    qtbot.addWidget(view)
+    assert cells(view.counts, 0) == ["All domains", "6", "4", "1", "1", "1"]
+    assert cells(view.counts, 1)[0] == "site.test"
+    rows = gap_rows(view)
+    assert set(rows) == {f"{H}/dead", f"{H}/listed"}
+    assert view.capture_button.text() == "Capture 2 missing URLs"
+    assert view.capture_button.isEnabled()
+
+    view.accept_button.click()
+    assert "Not accepted" in view.notice.text() and "2 gap(s) have no reason" in view.notice.text()
+    selected = {view.gaps.item(i.row(), 0).text() for i in view.gaps.selectedIndexes()}
+    assert selected == {f"{H}/dead", f"{H}/listed"}
+    assert library.editions.get(edition).state is EditionState.SEARCH_READY
+
+    for url in (f"{H}/dead", f"{H}/listed"):
+        item = view.gaps.item(gap_rows(view)[url], REASON_COLUMN)
+        assert item.flags() & Qt.ItemFlag.ItemIsEditable
+        item.setText(f"reason for {url}")  # as the delegate does when the user types
+    coverage = library.editions.coverage(edition)
+    assert {g.url: g.gap_reason for g in coverage.gaps} == {
+        f"{H}/dead": f"reason for {H}/dead",
+        f"{H}/listed": f"reason for {H}/listed",
+    }
+
+    with qtbot.waitSignal(view.changed):
+        view.accept_button.click()
+    assert library.editions.get(edition).state is EditionState.RESEARCH_READY
+    assert "Accepted" in view.notice.text()
+    assert view.accept_button.text() == "Reopen…"
+    assert not view.capture_button.isEnabled()
+    frozen = view.gaps.item(0, REASON_COLUMN)
+    assert not frozen.flags() & Qt.ItemFlag.ItemIsEditable
+
+    view.accept_button.click()  # Reopen…
+    assert library.editions.get(edition).state is EditionState.NEEDS_REVIEW
+    assert view.accept_button.text() == "Accept…"
+
+
+def test_editions_are_listed_under_their_collection_and_open_in_a_tab(
+    qtbot: Any, library: Library, edition: str, main_window: Any
+) -> None:
+    main_window.reload_sidebar()
+    rivers = next(c.id for c in library.collections.all() if c.slug == "rivers")
+    keys = [e.key for e in main_window.sidebar.entries()]
+    assert keys[keys.index(f"collection:{rivers}") + 1] == "edition:rivers-2026"
+    item = main_window.sidebar.findItems("rivers-2026", Qt.MatchFlag.MatchRecursive)[0]
+    assert item.parent().text(0) == "Rivers" and "search_ready" in item.toolTip(0)
+    assert main_window.sidebar.select_key("edition:rivers-2026")
+    view = main_window.tabs.currentWidget()
+    assert isinstance(view, EditionView) and view.name == "rivers-2026"
+    assert main_window.sidebar.select_key("view:all")
+    assert main_window.sidebar.select_key("edition:rivers-2026")
+    assert sum(isinstance(main_window.tabs.widget(i), EditionView)
+               for i in range(main_window.tabs.count())) == 1  # fmt: skip
