@@ -39,7 +39,8 @@ __all__ = [
 class EditionSummary:
     id: int
     name: str
-    collection: str
+    collection: str  # its slug
+    collection_name: str
     period_start: datetime
     period_end: datetime  # exclusive
     state: EditionState
@@ -104,19 +105,19 @@ class EditionsManager:
     def list(self, collection: str | None = None) -> list[EditionSummary]:
         with self._lib.session() as s:
             stmt = (
-                select(Edition, Collection.slug)
+                select(Edition, Collection.slug, Collection.name)
                 .join(Collection, Collection.id == Edition.collection_id)
                 .order_by(Collection.slug, Edition.period_start.desc(), Edition.name)
             )
             if collection is not None:
                 stmt = stmt.where(Collection.slug == collection)
-            return [_summary(ed, slug) for ed, slug in s.execute(stmt)]
+            return [_summary(ed, slug, name) for ed, slug, name in s.execute(stmt)]
 
     def get(self, name: str) -> EditionSummary:
         with self._lib.session() as s:
             ed = service.get_edition(s, name)
-            slug = s.scalar(select(Collection.slug).where(Collection.id == ed.collection_id))
-            return _summary(ed, slug or "")
+            coll = s.get(Collection, ed.collection_id)
+            return _summary(ed, coll.slug if coll else "", coll.name if coll else "")
 
     def coverage(self, name: str) -> Coverage:
         return service.coverage(self._lib, name)
@@ -215,11 +216,12 @@ class EditionsManager:
         )
 
 
-def _summary(ed: Edition, slug: str) -> EditionSummary:
+def _summary(ed: Edition, slug: str, collection_name: str) -> EditionSummary:
     return EditionSummary(
         id=ed.id,
         name=ed.name,
         collection=slug,
+        collection_name=collection_name,
         period_start=ed.period_start,
         period_end=ed.period_end,
         state=EditionState(ed.state),

@@ -137,6 +137,8 @@ def _state_change(change: StateChange, name: str, ctx: Context) -> int:
         print(f"edition {name}: refused, {t.message}", file=ctx.err)
         for url in t.unexplained:
             print(f"  no reason: {url}", file=ctx.err)
+        if t.unexplained:
+            print(f"give one with: archiver edition gap {name} URL --reason TEXT", file=ctx.err)
         return 1
     print(f"edition {name}: {t.message}, now {t.state.value}", file=ctx.out)
     return 0

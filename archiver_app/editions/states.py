@@ -121,11 +121,11 @@ def _accept(state: EditionState, facts: Facts) -> Transition:
         return Transition(TransitionCode.NOT_READY, state, "; ".join(parts))
     if facts.unexplained:
         n = len(facts.unexplained)
+        what = "1 gap has no reason" if n == 1 else f"{n} gaps have no reason"
         return Transition(
             TransitionCode.UNEXPLAINED_GAPS,
             state,
-            f"{n} gap(s) have no reason: give each a reason (edition gap NAME URL --reason "
-            "TEXT) or capture them",
+            f"{what}: give each gap a reason, or capture it",
             facts.unexplained,
         )
     return Transition(TransitionCode.MOVED, EditionState.RESEARCH_READY, "accepted")

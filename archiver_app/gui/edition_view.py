@@ -13,6 +13,7 @@ runner, never on the GUI thread. :func:`open_edition` is the main window's hook.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMessageBox,
     QPushButton,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -121,21 +121,20 @@ class EditionView(QWidget):
             buttons.addWidget(b)
         buttons.addStretch(1)
 
-        lower = QWidget(self)
-        lower_layout = QVBoxLayout(lower)
-        lower_layout.setContentsMargins(0, 0, 0, 0)
-        lower_layout.addWidget(self.gaps_label)
-        lower_layout.addWidget(self.gaps)
-        split = QSplitter(Qt.Orientation.Vertical, self)
-        split.addWidget(self.counts)
-        split.addWidget(lower)
-        split.setStretchFactor(1, 3)
+        self.counts.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.excluded = QLabel(self)  # the rules that excluded URLs, with their counts
+        self.excluded.setWordWrap(True)
+        self.excluded.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 10, 10)
         for w in (self.title, self.state, self.notice):
             layout.addWidget(w)
         layout.addLayout(buttons)
-        layout.addWidget(split, 1)
+        layout.addWidget(self.counts)
+        layout.addWidget(self.excluded)
+        layout.addSpacing(6)
+        layout.addWidget(self.gaps_label)
+        layout.addWidget(self.gaps, 1)
         self.reload()
 
     def _table(self, columns: tuple[str, ...]) -> QTableWidget:
@@ -158,12 +157,16 @@ class EditionView(QWidget):
         s, cov = self.summary, self.coverage
         self.title.setText(f"Edition {s.name}")
         colour = STATE_COLOURS.get(s.state, "palette(text)")
-        note = f" — {s.review_note}" if s.review_note else ""
+        note = f" — {html.escape(s.review_note)}" if s.review_note else ""
         self.state.setText(
-            f"Collection <b>{s.collection}</b>, {s.period_label} · "
+            f"Collection <b>{html.escape(s.collection_name)}</b>, {s.period_label} · "
             f"<b style='color:{colour}'>{STATE_TEXT[s.state]}</b>{note}"
         )
         self._fill_counts(cov)
+        rules = [f"<code>{html.escape(rule or '?')}</code> ({n})"
+                 for rule, n in cov.excluded_by_rule.items()]  # fmt: skip
+        self.excluded.setText("Excluded by rule: " + ", ".join(rules) if rules else "")
+        self.excluded.setVisible(bool(rules))
         self._fill_gaps(cov, frozen=s.frozen)
         fixable = cov.counts.failed + cov.counts.missing
         self.capture_button.setText(f"Capture {fixable} missing URL{'s' if fixable != 1 else ''}")
@@ -221,7 +224,7 @@ class EditionView(QWidget):
 
     def _say(self, text: str, *, error: bool = False) -> None:
         colour = "#b3261e" if error else "#1b7f3b"
-        self.notice.setText(f"<span style='color:{colour}'>{text}</span>")
+        self.notice.setText(f"<span style='color:{colour}'>{html.escape(text)}</span>")
         self.notice.show()
 
     # ------------------------------------------------------------------ actions

@@ -45,7 +45,7 @@ def test_the_view_shows_counts_gaps_and_accepts_once_every_gap_has_a_reason(
     assert view.capture_button.isEnabled()
 
     view.accept_button.click()
-    assert "Not accepted" in view.notice.text() and "2 gap(s) have no reason" in view.notice.text()
+    assert "Not accepted" in view.notice.text() and "2 gaps have no reason" in view.notice.text()
     selected = {view.gaps.item(i.row(), 0).text() for i in view.gaps.selectedIndexes()}
     assert selected == {f"{H}/dead", f"{H}/listed"}
     assert library.editions.get(edition).state is EditionState.SEARCH_READY

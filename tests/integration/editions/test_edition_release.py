@@ -140,7 +140,7 @@ def run_edition(tmp_path: Path, server: LocalServer) -> None:
     assert state_of[listed] == "captured" and state_of[server.url("/lakes/down")] == "failed"
 
     r = archiver(root, "edition", "accept", "rivers-ed")
-    assert r.returncode == 1 and "1 gap(s) have no reason" in r.stderr
+    assert r.returncode == 1 and "1 gap has no reason" in r.stderr
     assert f"no reason: {server.url('/lakes/down')}" in r.stderr
     r = archiver(root, "edition", "gap", "rivers-ed", server.url("/lakes/down"), "--reason",
                  "the server answers 500 for this page since 2025")  # fmt: skip
