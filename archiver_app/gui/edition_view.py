@@ -14,8 +14,9 @@ runner, never on the GUI thread. :func:`open_edition` is the main window's hook.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
@@ -34,13 +35,23 @@ from PySide6.QtWidgets import (
 )
 
 from archiver_app.api.changes import Changes
-from archiver_app.api.editions import Counts, Coverage, EditionState, EditionSummary
+from archiver_app.api.editions import (
+    CaptureQueued,
+    Counts,
+    Coverage,
+    EditionState,
+    EditionSummary,
+    EditResult,
+    StateChange,
+)
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QTabWidget
+
+T = TypeVar("T")
 
 STATE_TEXT = {
     EditionState.PLANNED: "Planned: nothing captured yet",
@@ -69,6 +80,7 @@ class EditionView(QWidget):
     """One edition. ``changed`` carries what an action changed (the sidebar's states)."""
 
     changed = Signal(object)  # Changes
+    loaded = Signal()  # the edition was (re)read and is shown
 
     def __init__(
         self,
@@ -83,7 +95,8 @@ class EditionView(QWidget):
         self.summary: EditionSummary | None = None
         self.coverage: Coverage | None = None
         self._filling = False
-        self.op: BackgroundOp[Any] | None = None
+        self._highlight: set[str] = set()  # gaps to select once shown (a refused accept)
+        self._running = 0  # capture or release jobs running
 
         self.title = QLabel(self)
         font = self.title.font()
@@ -149,30 +162,63 @@ class EditionView(QWidget):
 
     # ------------------------------------------------------------------ reading
 
+    def _background(
+        self,
+        work: Callable[[Any, Any], T],
+        done: Callable[[T], object],
+        label: str,
+        on_failure: Callable[[OpFailure], object] | None = None,
+    ) -> None:
+        """Run ``work(progress, cancel)`` on the op runner (which keeps the op until it
+        ends); ``done`` gets its result on the GUI thread. ``work`` must hold no widget:
+        what it references may be released on the worker thread."""
+        BackgroundOp(self.runner, work, label=label, blocks_quit=False).success(done).failure(
+            on_failure or self._failed
+        ).run_in_background()
+
     def reload(self) -> None:
-        """Re-read the edition (the ledger refreshed first, unless it is frozen)."""
-        eds = self.library.editions
-        eds.refresh(self.name)
-        self.summary, self.coverage = eds.get(self.name), eds.coverage(self.name)
-        s, cov = self.summary, self.coverage
+        """Re-read the edition (its ledger refreshed first, unless frozen) in the background;
+        ``loaded`` tells when it is shown."""
+        eds, name = self.library.editions, self.name
+
+        def read(_progress: Any, _cancel: Any) -> tuple[EditionSummary, Coverage]:
+            eds.refresh(name)
+            return eds.get(name), eds.coverage(name)
+
+        self._background(read, self._show, f"reading edition {name}")
+
+    def _show(self, data: tuple[EditionSummary, Coverage]) -> None:
+        self.summary, self.coverage = s, cov = data
         self.title.setText(f"Edition {s.name}")
         colour = STATE_COLOURS.get(s.state, "palette(text)")
-        note = f" — {html.escape(s.review_note)}" if s.review_note else ""
+        note = f" — {html.escape(s.review_note, quote=False)}" if s.review_note else ""
         self.state.setText(
-            f"Collection <b>{html.escape(s.collection_name)}</b>, {s.period_label} · "
+            f"Collection <b>{html.escape(s.collection_name, quote=False)}</b>, {s.period_label} · "
             f"<b style='color:{colour}'>{STATE_TEXT[s.state]}</b>{note}"
         )
         self._fill_counts(cov)
-        rules = [f"<code>{html.escape(rule or '?')}</code> ({n})"
+        rules = [f"<code>{html.escape(rule or '?', quote=False)}</code> ({n})"
                  for rule, n in cov.excluded_by_rule.items()]  # fmt: skip
         self.excluded.setText("Excluded by rule: " + ", ".join(rules) if rules else "")
         self.excluded.setVisible(bool(rules))
         self._fill_gaps(cov, frozen=s.frozen)
+        if self._highlight:
+            self._select_urls(self._highlight)
+            self._highlight = set()
+        self._update_buttons()
+        self.loaded.emit()
+
+    def _update_buttons(self) -> None:
+        s, cov = self.summary, self.coverage
+        if s is None or cov is None:
+            return
+        idle = not self._running
         fixable = cov.counts.failed + cov.counts.missing
         self.capture_button.setText(f"Capture {fixable} missing URL{'s' if fixable != 1 else ''}")
-        self.capture_button.setEnabled(fixable > 0 and not s.frozen)
+        self.capture_button.setEnabled(idle and fixable > 0 and not s.frozen)
         self.accept_button.setText("Reopen…" if s.frozen else "Accept…")
-        self.export_button.setEnabled(cov.counts.captured > 0)
+        self.accept_button.setEnabled(idle)
+        self.export_button.setEnabled(idle and cov.counts.captured > 0)
 
     def _fill_counts(self, cov: Coverage) -> None:
         rows = [_counts_row("All domains", cov.counts)]
@@ -224,10 +270,14 @@ class EditionView(QWidget):
 
     def _say(self, text: str, *, error: bool = False) -> None:
         colour = "#b3261e" if error else "#1b7f3b"
-        self.notice.setText(f"<span style='color:{colour}'>{html.escape(text)}</span>")
+        self.notice.setText(f"<span style='color:{colour}'>{html.escape(text, quote=False)}</span>")
         self.notice.show()
 
     # ------------------------------------------------------------------ actions
+
+    def _after(self, changes: Changes) -> None:
+        self.changed.emit(changes)
+        self.reload()
 
     def _reason_edited(self, item: QTableWidgetItem) -> None:
         if self._filling or item.column() != REASON_COLUMN:
@@ -235,45 +285,47 @@ class EditionView(QWidget):
         url_item = self.gaps.item(item.row(), 0)
         if url_item is None:
             return
-        result = self.library.editions.explain_gap(self.name, url_item.text(), item.text())
-        if result.refused:
-            self._say(result.edit.message, error=True)
-        self.reload()
-        self.changed.emit(result.changes)
+        eds, name, url, reason = self.library.editions, self.name, url_item.text(), item.text()
+
+        def done(result: EditResult) -> None:
+            if result.refused:
+                self._say(result.edit.message, error=True)
+            self._after(result.changes)
+
+        self._background(lambda _p, _c: eds.explain_gap(name, url, reason), done, "gap reason")
 
     def accept_or_reopen(self) -> None:
+        eds, name = self.library.editions, self.name
         if self.summary is not None and self.summary.frozen:
-            self._reopen()
+            if self._confirm(
+                "Reopen this edition?",
+                "Reopening unfreezes it: it will need review and acceptance again.",
+            ):
+                self._background(lambda _p, _c: eds.reopen(name), self._reopened, "reopen")
             return
-        if not self._confirm(
+        if self._confirm(
             "Accept this edition?",
             "Accepting freezes its membership: its captures cannot be deleted or offloaded "
             "until you reopen it.",
         ):
-            return
-        change = self.library.editions.accept(self.name)
+            self._background(lambda _p, _c: eds.accept(name), self._accepted, "accept")
+
+    def _accepted(self, change: StateChange) -> None:
         t = change.transition
-        self.reload()
         if t.refused:
             extra = ""
             if t.unexplained:
-                extra = " The gaps without a reason are highlighted below."
-                self._select_urls(set(t.unexplained))
+                extra = " The gaps without a reason are selected below."
+                self._highlight = set(t.unexplained)
             self._say(f"Not accepted: {t.message}.{extra}", error=True)
         else:
             self._say("Accepted: the edition is research ready and frozen.")
-        self.changed.emit(change.changes)
+        self._after(change.changes)
 
-    def _reopen(self) -> None:
-        if not self._confirm(
-            "Reopen this edition?",
-            "Reopening unfreezes it: it will need review and acceptance again.",
-        ):
-            return
-        change = self.library.editions.reopen(self.name)
-        self.reload()
-        self._say(change.transition.message, error=change.refused)
-        self.changed.emit(change.changes)
+    def _reopened(self, change: StateChange) -> None:
+        t = change.transition
+        self._say("Reopened: it needs review." if not t.refused else t.message, error=t.refused)
+        self._after(change.changes)
 
     def _confirm(self, title: str, text: str) -> bool:
         answer = QMessageBox.question(self, title, text)
@@ -290,17 +342,18 @@ class EditionView(QWidget):
         self.gaps.setSelectionMode(mode)
 
     def capture_missing(self) -> None:
-        queued = self.library.editions.capture_missing(self.name)
-        self.reload()
-        self.changed.emit(queued.changes)
+        eds, name = self.library.editions, self.name
+        self._background(lambda _p, _c: eds.capture_missing(name), self._queued, "queue capture")
+
+    def _queued(self, queued: CaptureQueued) -> None:
+        self._after(queued.changes)
         if queued.job_id is None:
             self._say(queued.message, error=True)
             return
-        self._say(f"Capturing {queued.urls} URL(s) (job {queued.job_id})…")
         job_id = queued.job_id
-        self._run(lambda progress, cancel: _run_job(self.library, job_id, progress, cancel),
-                  f"capture for edition {self.name}",
-                  lambda _r: self._done(f"Capture job {job_id} finished."))  # fmt: skip
+        self._say(f"Capturing {queued.urls} URL(s) as job {job_id}…")
+        self._run_job(job_id, f"capture for edition {self.name}",
+                      f"Capture job {job_id} finished.")  # fmt: skip
 
     def export_release(self) -> None:
         start = str(Path.home() / f"{self.name}.wacz")
@@ -312,28 +365,35 @@ class EditionView(QWidget):
         out = Path(path) if path.endswith(".wacz") else Path(path + ".wacz")
         job_id = self.library.editions.queue_release(self.name, out, overwrite=out.exists())
         self._say(f"Writing the release to {out}…")
-        self._run(lambda progress, cancel: _run_job(self.library, job_id, progress, cancel),
-                  f"release of edition {self.name}",
-                  lambda _r: self._done(f"Release written: {out} with its coverage report, "
-                                        "target ledger and bibliography beside it."))  # fmt: skip
+        self._run_job(job_id, f"release of edition {self.name}",
+                      f"Release written: {out}, with its coverage report, target ledger and "
+                      "bibliography beside it.")  # fmt: skip
 
-    def _run(self, work: Any, label: str, done: Any) -> None:
-        self.op = (
-            BackgroundOp(self.runner, work, label=label)
-            .success(done)
-            .failure(self._failed)
-            .run_in_background()
-        )
+    def _run_job(self, job_id: int, label: str, message: str) -> None:
+        """Run a queued job in a child process, as the app runs every job."""
+        self._running += 1
+        self._update_buttons()
 
-    def _done(self, text: str) -> None:
-        self.reload()
-        self._say(text)
-        self.changed.emit(Changes(collections=True, jobs=True))
+        def done(_result: object) -> None:
+            self._running -= 1
+            self._say(message)
+            self._after(Changes(collections=True, jobs=True))
+
+        library = self.library
+
+        def work(progress: Any, cancel: Any) -> object:
+            return _run_job(library, job_id, progress, cancel)
+
+        self._background(work, done, label, self._job_failed)
+
+    def _job_failed(self, failure: OpFailure) -> None:
+        self._running -= 1
+        self._failed(failure)
 
     def _failed(self, failure: OpFailure) -> None:
         self.reload()
         if not failure.cancelled:
-            show_error(self, failure, "running the edition's job")
+            show_error(self, failure, f"working on edition {self.name}")
 
 
 def _run_job(library: Library, job_id: int, progress: Any, cancel: Any) -> Any:

@@ -87,14 +87,21 @@ def main() -> None:
     view = window.tabs.currentWidget()
     assert isinstance(view, EditionView)
     QMessageBox.question = lambda *a: QMessageBox.StandardButton.Yes  # type: ignore[method-assign]
-    view.accept_button.click()  # refused: one gap has no reason; the view says which
+    steps = iter(["accept", "shoot"])
+
+    def next_step() -> None:
+        step = next(steps, None)
+        if step == "accept":  # refused: one gap has no reason; the view says which
+            view.accept_button.click()
+        elif step == "shoot":
+            QTimer.singleShot(1000, shoot)  # let the window paint
 
     def shoot() -> None:
         subprocess.run(["import", "-window", "root", str(out)], check=True)
         print(f"wrote {out}")
         app.quit()
 
-    QTimer.singleShot(2500, shoot)
+    view.loaded.connect(next_step)  # the view reads in the background
     app.exec()
 
 
