@@ -38,6 +38,7 @@ from archiver_app.api.settings import SAVED_SEARCHES_KEY
 from archiver_app.api.table import Filters, SnapshotQuery, View
 from archiver_app.gui.capture_dialog import TAB_BOOKMARKS, CaptureDialog
 from archiver_app.gui.capture_input import CaptureRequest
+from archiver_app.gui.delete_captures import DeleteCaptures
 from archiver_app.gui.detail_pane import DetailPane
 from archiver_app.gui.drives_panel import DrivesPanel
 from archiver_app.gui.errors import show_error
@@ -214,6 +215,7 @@ class MainWindow(QMainWindow):
         self.tray = Tray(icon or self.windowIcon(), self)
         self._build_actions()
         self.research = ResearchActions(self)  # compare, changes, citations
+        self.deletion = DeleteCaptures(self)  # Edit > Delete Captures…
 
         self.sidebar.entry_selected.connect(self._entry_selected)
         self.search.search_changed.connect(self._search_changed)
