@@ -60,8 +60,8 @@ class DeleteResult:
         return [o for o in self.outcomes if o.code is not DeleteCode.DELETED]
 
 
-def _reused(s: Session, sid: int, file_ids: list[int]) -> int:
-    """How many records outside this capture are revisits of its records."""
+def _reused(s: Session, sid: int, file_ids: list[int], deleting: list[int]) -> int:
+    """How many records of captures not being deleted are revisits of this one's."""
     ours = (
         select(Record.id)
         .where(or_(Record.snapshot_id == sid, Record.file_id.in_(file_ids)))
@@ -71,7 +71,7 @@ def _reused(s: Session, sid: int, file_ids: list[int]) -> int:
         s.scalars(
             select(Record.id).where(
                 Record.revisit_of_id.in_(ours),
-                or_(Record.snapshot_id.is_(None), Record.snapshot_id != sid),
+                or_(Record.snapshot_id.is_(None), Record.snapshot_id.not_in(deleting)),
                 Record.file_id.not_in(file_ids),
             )
         ).all()
@@ -117,7 +117,7 @@ def delete_snapshots(lib: Library, snapshot_ids: Iterable[int]) -> DeleteResult:
                     f"reopen it first (archiver edition reopen {held[sid]})")))  # fmt: skip
                 continue
             files = list(s.scalars(select(File).where(File.snapshot_id == sid)))
-            if n := _reused(s, sid, [f.id for f in files]):
+            if n := _reused(s, sid, [f.id for f in files], ids):
                 outcomes.append(DeleteOutcome(sid, DeleteCode.IN_USE, (
                     f"capture {sid} holds the payloads of {n} later record(s) "
                     "(revisits); delete those captures first")))  # fmt: skip
@@ -125,6 +125,14 @@ def delete_snapshots(lib: Library, snapshot_ids: Iterable[int]) -> DeleteResult:
             chosen.append((snap, files))
         why = f"member capture(s) deleted on {lib.clock():%Y-%m-%d}"
         review = note_changed(s, [snap.id for snap, _ in chosen], why, lib.clock())
+        # revisits among the deleted captures may point at each other's records
+        doomed_files = [f.id for _, fs in chosen for f in fs]
+        s.execute(
+            update(Record)
+            .where(or_(Record.snapshot_id.in_([snap.id for snap, _ in chosen]),
+                       Record.file_id.in_(doomed_files)))
+            .values(revisit_of_id=None)
+        )  # fmt: skip
         for snap, files in chosen:
             if snap.folder:
                 folders.append(snap.folder)
