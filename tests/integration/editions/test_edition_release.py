@@ -154,11 +154,13 @@ def run_edition(tmp_path: Path, server: LocalServer) -> None:
 
     release = tmp_path / "release" / "rivers-ed.wacz"
     release.parent.mkdir()
-    r = archiver(root, "edition", "export", "rivers-ed", str(release))
+    r = archiver(root, "edition", "export", "rivers-ed", str(release), "--sign")
     assert r.returncode == 0, r.stderr
     v = subprocess.run([str(BIN / "wacz"), "validate", "-f", str(release)],
                        capture_output=True, text=True, check=False)  # fmt: skip
     assert v.returncode == 0, v.stdout + v.stderr
+    signed = archiver(root, "verify-export", str(release))
+    assert signed.returncode == 0, signed.stdout + signed.stderr
     released = json.loads((release.parent / "rivers-ed.coverage.json").read_text())
     urls = [t["url"] for t in released["targets"]]
     assert sorted(urls) == sorted(set(outcomes) | {listed}) and released["state"] == (
