@@ -51,6 +51,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     gap.add_argument("name", metavar="NAME")
     gap.add_argument("url", metavar="URL")
     gap.add_argument("--reason", required=True, metavar="TEXT", help="empty clears it")
+    choose = actions.add_parser("choose", help="let another capture of a URL represent it")
+    choose.add_argument("name", metavar="NAME")
+    choose.add_argument("url", metavar="URL")
+    choose.add_argument("capture", type=int, metavar="ID", help="a complete capture of URL")
     for action, text in (
         ("accept", "accept the coverage (every gap needs a reason): the edition is frozen"),
         ("reopen", "unfreeze an accepted edition; it needs review again"),
@@ -81,6 +85,10 @@ def cmd_edition(args: argparse.Namespace, ctx: Context) -> int:
             return _show(args, ctx, eds)
         if action == "gap":
             result = eds.explain_gap(args.name, args.url, args.reason)
+            print(result.edit.message, file=ctx.err if result.refused else ctx.out)
+            return 1 if result.refused else 0
+        if action == "choose":
+            result = eds.choose_member(args.name, args.url, args.capture)
             print(result.edit.message, file=ctx.err if result.refused else ctx.out)
             return 1 if result.refused else 0
         if action in ("accept", "reopen"):

@@ -12,12 +12,14 @@ import json
 from sqlalchemy import select
 
 from archiver_app.api.deletion import DeleteCode
+from archiver_app.crawl.jobs import create_job
 from archiver_app.editions.service import EditOutcome, frozen_holders
 from archiver_app.editions.states import EditionState, TargetState, TransitionCode
 from archiver_app.library import Library
 from archiver_app.mirror.scrub import verify_library
 from archiver_app.store.models import File, Snapshot
-from tests.unit.editions.memory_site import H, build, index_everything
+from tests.helpers.crawl_site import MemoryPage, MemorySiteFetcher
+from tests.unit.editions.memory_site import H, build, crawl, index_everything
 
 
 def test_coverage_counts_follow_the_jobs_outcomes_rules_and_the_list(library: Library) -> None:
@@ -145,3 +147,26 @@ def test_a_damaged_member_found_by_verify_puts_the_edition_up_for_review(
     assert len(result.corrupted) == 1 and result.editions_to_review == ["e"]
     e = library.editions.get("e")
     assert e.state is EditionState.NEEDS_REVIEW and "damaged" in (e.review_note or "")
+
+
+def test_the_user_can_choose_another_capture_to_represent_a_url(library: Library) -> None:
+    build(library)
+    library.editions.create("rivers", "e", year=2026)
+    first = next(t for t in library.editions.coverage("e").targets if t.url == f"{H}/a")
+    assert first.chosen_by == "default" and first.snapshot_id is not None
+    # a later capture of /a arrives: by default it would represent /a
+    later_job = create_job(library, [f"{H}/a"], scope="page", collection="rivers")
+    crawl(library, MemorySiteFetcher(library, {f"{H}/a": MemoryPage()}))
+    library.editions.refresh("e")
+    latest = next(t for t in library.editions.coverage("e").targets if t.url == f"{H}/a")
+    assert latest.snapshot_id != first.snapshot_id and later_job
+
+    chosen = library.editions.choose_member("e", f"{H}/a", first.snapshot_id)
+    assert not chosen.refused
+    library.editions.refresh("e")  # the choice outlives refreshes
+    kept = next(t for t in library.editions.coverage("e").targets if t.url == f"{H}/a")
+    assert (kept.snapshot_id, kept.chosen_by) == (first.snapshot_id, "user")
+    wrong = library.editions.choose_member("e", f"{H}/a", latest.snapshot_id + 1000)
+    assert wrong.edit.code is EditOutcome.NOT_A_CAPTURE
+    other = next(t for t in library.editions.coverage("e").targets if t.url == f"{H}/b")
+    assert library.editions.choose_member("e", f"{H}/a", other.snapshot_id or 0).refused
