@@ -95,8 +95,10 @@ def edition_jobs(s: Session, ed: Edition) -> list[Job]:
     )
 
 
-def _note(seen: dict[str, _Seen], url: str, source: TargetSource, job_id: int | None) -> _Seen:
-    key = url_key(url)
+def _note(
+    seen: dict[str, _Seen], url: str, source: TargetSource, job_id: int | None, key: str = ""
+) -> _Seen:
+    key = key or url_key(url)
     entry = seen.get(key)
     if entry is None:
         entry = seen[key] = _Seen(url, source, job_id)
@@ -111,7 +113,7 @@ def _gather(s: Session, ed: Edition, list_urls: Iterable[str]) -> dict[str, _See
     for target in s.scalars(
         select(EditionTarget).where(EditionTarget.edition_id == ed.id).order_by(EditionTarget.id)
     ):
-        entry = _note(seen, target.url, TargetSource(target.source), target.job_id)
+        entry = _note(seen, target.url, TargetSource(target.source), target.job_id, target.url_key)
         entry.intended = entry.intended or target.source == TargetSource.LIST
     for url in list_urls:
         _note(seen, url, TargetSource.LIST, None).intended = True
@@ -149,32 +151,40 @@ class _Capture:
     captured_at: datetime
 
 
+def _good(state: str, status: int | None) -> bool:
+    """Complete, and not a server error (a capture of the failure, which the crawl retries)."""
+    return state == Snap.COMPLETE and (status is None or status < 500)
+
+
 def _captures(s: Session, ed: Edition, seen: dict[str, _Seen]) -> dict[str, list[_Capture]]:
-    """Good captures (complete, not a server error) of each URL key in the collection,
-    within the period or by the edition's own jobs, plus those the jobs' pages point at."""
-    own = list(ed.job_ids or [])
-    window = and_(Snapshot.captured_at >= ed.period_start, Snapshot.captured_at < ed.period_end)
-    cols = (Snapshot.id, Snapshot.url_key, Snapshot.captured_at)
-    # A server error is a capture of the failure, not of the page (the crawl retries it).
-    good = and_(
-        Snapshot.state == Snap.COMPLETE,
-        or_(Snapshot.http_status.is_(None), Snapshot.http_status < 500),
-    )
+    """Good captures of each URL key in the collection, within the period or by the
+    edition's own jobs, plus those the jobs' pages point at.
+
+    Only ``url_key IN (...)`` is asked of the database, so that it walks the url_key index;
+    the rest is decided here (with more conditions SQLite may scan the collection instead).
+    """
+    own = set(ed.job_ids or [])
+    start, end = ed.period_start, ed.period_end
+    cols = (Snapshot.id, Snapshot.url_key, Snapshot.captured_at, Snapshot.state,
+            Snapshot.http_status, Snapshot.collection_id, Snapshot.job_id)  # fmt: skip
     found: dict[int, _Capture] = {}
     for keys in chunks(sorted(seen)):
-        for sid, key, at in s.execute(
-            select(*cols).where(
-                Snapshot.url_key.in_(keys),
-                Snapshot.collection_id == ed.collection_id,
-                good,
-                or_(window, Snapshot.job_id.in_(own)),
-            )
+        for sid, key, at, state, status, cid, job in s.execute(
+            select(*cols).where(Snapshot.url_key.in_(keys))
         ):
-            found[sid] = _Capture(sid, key, at)
+            if (
+                cid == ed.collection_id
+                and _good(state, status)
+                and (start <= at < end or job in own)
+            ):
+                found[sid] = _Capture(sid, key, at)
     linked = {sid: key for key, e in seen.items() for sid in e.snapshots}
     for ids in chunks(sorted(set(linked) - set(found))):
-        for sid, _key, at in s.execute(select(*cols).where(Snapshot.id.in_(ids), good)):
-            found[sid] = _Capture(sid, linked[sid], at)  # a redirect: filed under the page
+        for sid, _key, at, state, status, _cid, _job in s.execute(
+            select(*cols).where(Snapshot.id.in_(ids))
+        ):
+            if _good(state, status):
+                found[sid] = _Capture(sid, linked[sid], at)  # a redirect: filed under the page
     by_key: dict[str, list[_Capture]] = {}
     for cap in found.values():
         by_key.setdefault(cap.url_key, []).append(cap)
@@ -205,10 +215,10 @@ def refresh_ledger(s: Session, ed: Edition, now: datetime, list_urls: Iterable[s
         m.target_id: m
         for m in s.scalars(select(EditionMember).where(EditionMember.edition_id == ed.id))
     }
-    for key, entry in seen.items():
+    for key, entry in seen.items():  # first the targets, flushed once for their ids
         target = targets.get(key)
         if target is None:
-            target = EditionTarget(
+            target = targets[key] = EditionTarget(
                 edition_id=ed.id, url=entry.url, url_key=key, state=TargetState.MISSING.value
             )
             s.add(target)
@@ -218,7 +228,9 @@ def refresh_ledger(s: Session, ed: Edition, now: datetime, list_urls: Iterable[s
         target.excluded_rule = entry.rule
         target.detail = entry.error if entry.failed else None
         target.attempts = entry.attempts
-        s.flush()
+    s.flush()
+    for key, entry in seen.items():  # then what became of each, and its member
+        target = targets[key]
         member = members.get(target.id)
         chosen = _choose(member, captures.get(key, []))
         target.state = _state(entry, chosen is not None).value
