@@ -123,3 +123,30 @@ def test_editions_are_listed_under_their_collection_and_open_in_a_tab(
     assert main_window.sidebar.select_key("edition:rivers-2026")
     assert sum(isinstance(main_window.tabs.widget(i), EditionView)
                for i in range(main_window.tabs.count())) == 1  # fmt: skip
+
+
+def test_capture_missing_runs_one_capture_job_and_the_view_shows_its_result(
+    qtbot: Any, library: Library, op_runner: Any, tmp_path: Path
+) -> None:
+    from tests.helpers.webserver import LocalServer
+
+    server = LocalServer().start()
+    try:
+        server.add_static("/listed", "<!doctype html><title>Listed</title><p>Here now.</p>")
+        listed = server.url("/listed")
+        build(library)
+        index_everything(library)
+        library.editions.create("rivers", "e", year=2026, targets_text=f"{listed}\n")
+        view = open_view(qtbot, library, "e", op_runner)
+        assert view.capture_button.text() == "Capture 2 missing URLs"  # /dead and /listed
+        with qtbot.waitSignal(view.changed, timeout=300_000,
+                              check_params_cb=lambda c: c.jobs and "finished" in
+                              view.notice.text()):  # fmt: skip
+            view.capture_button.click()
+        qtbot.waitSignal(view.loaded, timeout=10_000).wait()
+        states = {t.url: t.state.value for t in library.editions.coverage("e").targets}
+        assert states[listed] == "captured"
+        assert states[f"{H}/dead"] == "failed"  # no such host: it fails again
+        assert view.capture_button.text() == "Capture 1 missing URL"
+    finally:
+        server.stop()
