@@ -133,6 +133,8 @@ def _show(args: argparse.Namespace, ctx: Context, eds: EditionsManager) -> int:
     for label, n in [("(all)", c), *cov.by_domain.items()]:
         print(f"  {label:<30} {n.intended:>8} {n.captured:>8} {n.failed:>6} "
               f"{n.pending + n.missing:>7} {n.excluded:>8}", file=ctx.out)  # fmt: skip
+    for rule, count in cov.excluded_by_rule.items():
+        print(f"  excluded by {rule}: {count}", file=ctx.out)
     for t in cov.gaps:
         reason = t.gap_reason or "(no reason given)"
         print(f"  gap {t.state.value:<8} {t.url}  {reason}", file=ctx.out)
