@@ -2,7 +2,8 @@
 frozen and released, driven through the ``archiver`` command as a user runs it.
 
 The collection holds two crawl jobs (one with an exclusion rule, one with a page that
-answers 500 on every attempt) and the edition imports a list of intended URLs. The test
+answers 500 on every attempt) and the capture jobs of an imported URL list (``archiver
+import urls.txt``); the edition also takes a list of intended URLs of its own. The test
 checks the coverage against the jobs' own page outcomes and rules, that acceptance waits
 for every gap's reason, that a frozen member cannot be deleted, that ``capture-missing``
 captures what is missing into the edition, and that the release validates with ``wacz``.
@@ -25,7 +26,7 @@ from archiver_app.crawl.jobs import create_job
 from archiver_app.crawl.rules import Rules
 from archiver_app.crawl.spec import Limits
 from archiver_app.library import Library
-from archiver_app.store.models import Page, PageState
+from archiver_app.store.models import Job, JobStatus, Page, PageState
 from tests.helpers.webserver import LocalServer, Response
 
 pytestmark = pytest.mark.timeout(900)
@@ -49,6 +50,7 @@ def serve_site(server: LocalServer) -> None:
     server.add_static("/", page("Rivers", ["/a", "/b", "/private/notes"]))
     server.add_static("/a", page("River A"))
     server.add_static("/b", page("River B"))
+    server.add_static("/c", page("River C, only in the imported list"))
     server.add_static("/private/notes", page("Private"))
     server.add_static("/lakes/", page("Lakes", ["/lakes/1", "/lakes/down"]))
     server.add_static("/lakes/1", page("Lake 1"))
@@ -75,6 +77,21 @@ def crawl_two_jobs(root: Path, server: LocalServer) -> list[int]:
         return jobs
 
 
+def import_url_list(root: Path, tmp_path: Path, urls: list[str]) -> list[int]:
+    """``archiver import urls.txt`` queues them as capture jobs; run those here."""
+    listing = tmp_path / "urls.txt"
+    listing.write_text("\n".join(urls) + "\n", encoding="utf-8")
+    r = archiver(root, "import", str(listing), "--collection", "rivers")
+    assert r.returncode == 0, r.stderr
+    with Library.open(root) as lib, lib.session() as s:
+        queued = list(s.scalars(select(Job.id).where(Job.status == JobStatus.QUEUED)))
+    with Library.open(root) as lib:
+        for job in queued:
+            run_job_inline(lib, job, concurrency=2)
+    assert queued
+    return queued
+
+
 def page_outcomes(root: Path, jobs: list[int]) -> dict[str, tuple[str, str | None]]:
     with Library.open(root) as lib, lib.session() as s:
         rows = s.execute(
@@ -97,6 +114,7 @@ def run_edition(tmp_path: Path, server: LocalServer) -> None:
     serve_site(server)
     root = tmp_path / "lib"
     jobs = crawl_two_jobs(root, server)
+    jobs += import_url_list(root, tmp_path, [server.url("/a"), server.url("/c")])
     outcomes = page_outcomes(root, jobs)
     done = {u for u, (st, _) in outcomes.items() if st == PageState.DONE}
     failed = {u for u, (st, _) in outcomes.items() if st == PageState.FAILED}
@@ -122,6 +140,8 @@ def run_edition(tmp_path: Path, server: LocalServer) -> None:
         skipped
     )
     assert state_of[listed] == "missing"
+    c = server.url("/c")  # from the imported list: a capture job's seed
+    assert (by_url[c]["source"], state_of[c]) == ("seed", "captured")
     counts = report["counts"]
     assert counts["intended"] == len(done) + len(failed) + 1
     assert (counts["captured"], counts["failed"], counts["missing"], counts["excluded"]) == (
