@@ -170,3 +170,11 @@ def test_the_user_can_choose_another_capture_to_represent_a_url(library: Library
     assert wrong.edit.code is EditOutcome.NOT_A_CAPTURE
     other = next(t for t in library.editions.coverage("e").targets if t.url == f"{H}/b")
     assert library.editions.choose_member("e", f"{H}/a", other.snapshot_id or 0).refused
+
+
+def test_a_listed_url_a_crawl_excluded_is_still_intended(library: Library) -> None:
+    build(library)
+    library.editions.create("rivers", "e", year=2026, targets_text=f"{H}/private/x\n")
+    target = next(t for t in library.editions.coverage("e").targets if "private" in t.url)
+    assert (target.source, target.state) == ("list", TargetState.MISSING)
+    assert target.excluded_rule == "ignore '/private/'"  # what the crawl did, kept
