@@ -192,6 +192,8 @@ class EditionView(QWidget):
         self.title.setText(f"Edition {s.name}")
         colour = STATE_COLOURS.get(s.state, "palette(text)")
         note = f" — {html.escape(s.review_note, quote=False)}" if s.review_note else ""
+        if s.frozen and s.accepted_at is not None:
+            note = f" on {s.accepted_at:%-d %B %Y}"
         self.state.setText(
             f"Collection <b>{html.escape(s.collection_name, quote=False)}</b>, {s.period_label} · "
             f"<b style='color:{colour}'>{STATE_TEXT[s.state]}</b>{note}"

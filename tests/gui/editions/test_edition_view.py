@@ -80,6 +80,7 @@ def test_the_view_shows_counts_gaps_and_accepts_once_every_gap_has_a_reason(
         act(qtbot, view, view.accept_button.click)
     assert library.editions.get(edition).state is EditionState.RESEARCH_READY
     assert "Accepted" in view.notice.text()
+    assert "accepted and frozen</b> on " in view.state.text()
     assert view.accept_button.text() == "Reopen…"
     assert not view.capture_button.isEnabled()
     frozen = view.gaps.item(0, REASON_COLUMN)
