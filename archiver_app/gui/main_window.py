@@ -41,6 +41,7 @@ from archiver_app.gui.capture_input import CaptureRequest
 from archiver_app.gui.delete_captures import DeleteCaptures
 from archiver_app.gui.detail_pane import DetailPane
 from archiver_app.gui.drives_panel import DrivesPanel
+from archiver_app.gui.edition_dialog import install_edition_action
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.idle_migrator import IdleMigrator, scrub_text
@@ -216,6 +217,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self.research = ResearchActions(self)  # compare, changes, citations
         self.deletion = DeleteCaptures(self)  # Edit > Delete Captures…
+        self.new_edition_action = install_edition_action(self)  # File > New Edition…
 
         self.sidebar.entry_selected.connect(self._entry_selected)
         self.search.search_changed.connect(self._search_changed)
