@@ -358,6 +358,7 @@ def verify_library(
     if mounted is None:  # the drives a repair may copy from
         mounted = find_mounted(lib, scan_roots=scan_roots)
     ctx = RunContext(lib, mounted, tracker, cancel)
+    damaged: list[int] = []
     for fid, path, sha, size, there in sorted(bad, key=lambda b: b[1]):
         if cancel.cancelled:
             break
@@ -372,8 +373,9 @@ def verify_library(
         except FileChanged:  # rewritten meanwhile (a sidecar): a change, not rot
             continue
         (result.corrupted if there else result.lost).append(path)
+        damaged.append(fid)
     result.unrepaired = len(result.corrupted) + len(result.lost) - result.repaired
-    result.editions_to_review = note_damaged_files(lib, [b[0] for b in bad], THIS_COMPUTER)
+    result.editions_to_review = note_damaged_files(lib, damaged, THIS_COMPUTER)
     if not cancel.cancelled:
         with lib.write() as s:
             s.merge(Setting(key=LIBRARY_SCRUB_KEY, value=now.isoformat()))
