@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from archiver_app.api.changes import Changes
 from archiver_app.api.editions import (
@@ -170,11 +171,12 @@ class EditionView(QWidget):
         on_failure: Callable[[OpFailure], object] | None = None,
     ) -> None:
         """Run ``work(progress, cancel)`` on the op runner (which keeps the op until it
-        ends); ``done`` gets its result on the GUI thread. ``work`` must hold no widget:
-        what it references may be released on the worker thread."""
-        BackgroundOp(self.runner, work, label=label, blocks_quit=False).success(done).failure(
-            on_failure or self._failed
-        ).run_in_background()
+        ends); ``done`` gets its result on the GUI thread, unless the view was closed
+        meanwhile. ``work`` must hold no widget: it may be released on the worker thread."""
+        failed = on_failure or self._failed
+        BackgroundOp(self.runner, work, label=label, blocks_quit=False).success(
+            lambda result: done(result) if isValid(self) else None
+        ).failure(lambda failure: failed(failure) if isValid(self) else None).run_in_background()
 
     def reload(self) -> None:
         """Re-read the edition (its ledger refreshed first, unless frozen) in the background;

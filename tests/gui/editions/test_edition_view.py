@@ -151,3 +151,15 @@ def test_capture_missing_runs_one_capture_job_and_the_view_shows_its_result(
         assert view.capture_button.text() == "Capture 1 missing URL"
     finally:
         server.stop()
+
+
+def test_a_view_closed_while_it_reads_ignores_the_answer(
+    qtbot: Any, library: Library, op_runner: Any, edition: str
+) -> None:
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    view = EditionView(library, edition, op_runner)  # starts reading in the background
+    view.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    qtbot.waitUntil(lambda: not op_runner.busy(), timeout=10_000)
+    qtbot.wait(50)  # the result's queued signal is delivered, and dropped
