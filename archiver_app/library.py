@@ -49,6 +49,7 @@ from archiver_app.store.types import utcnow
 
 if TYPE_CHECKING:
     from archiver_app.api.drives import DrivesManager
+    from archiver_app.api.editions import EditionsManager
     from archiver_app.api.exports import ExportsManager
     from archiver_app.api.imports import ImportsManager
     from archiver_app.api.integrity import IntegrityManager
@@ -366,6 +367,12 @@ class Library:
         from archiver_app.api.integrity import IntegrityManager
 
         return IntegrityManager(self)
+
+    @cached_property
+    def editions(self) -> EditionsManager:
+        from archiver_app.api.editions import EditionsManager
+
+        return EditionsManager(self)
 
 
 # ---------------------------------------------------------------------- helpers

@@ -9,6 +9,8 @@ The managers hang off the library, built on first use:
 - ``lib.tags``, ``lib.collections`` (:mod:`.labels`): the sidebar's lists, tag edits
 - ``lib.settings`` (:mod:`.settings`): library settings
 - ``lib.drives`` (:mod:`.drives`): destinations and copies, policy-aware
+- ``lib.editions`` (:mod:`.editions`): a collection's editions, their coverage, review
+  and release; :mod:`.deletion` behind ``lib.snapshots.delete``
 - ``lib.table`` (:mod:`.table`): the captures table's filters, id stream, row pages and
   snippets (reader threads with connections of their own); :mod:`archiver_app.search`
   for ranked full-text search

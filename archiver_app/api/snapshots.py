@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from archiver_app.api.changes import Changes
+from archiver_app.api.deletion import DeleteResult
 from archiver_app.api.timeline import Timeline, route_timeline
 from archiver_app.library import Library
 from archiver_app.mirror.status import SnapshotCopiesReport, snapshot_copies
@@ -92,6 +93,15 @@ class SnapshotsManager:
             return None
         path = self._lib.abspath(str(rel))
         return path if path.is_file() else None
+
+    def delete(self, snapshot_ids: list[int]) -> tuple[DeleteResult, Changes]:
+        """Delete captures (rows, index, laptop files); members of an accepted edition
+        and captures later ones depend on are refused, each with its reason."""
+        from archiver_app.api.deletion import delete_snapshots
+
+        result = delete_snapshots(self._lib, snapshot_ids)
+        changed = Changes.of_snapshots(result.deleted) if result.deleted else Changes()
+        return result, changed | Changes(collections=bool(result.editions_to_review))
 
     def set_notes(self, snapshot_id: int, notes: str) -> Changes:
         with self._lib.write() as s:

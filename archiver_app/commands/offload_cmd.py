@@ -56,6 +56,9 @@ def cmd_offload(args: argparse.Namespace, ctx: Context) -> int:
             "(run: archiver mirror)",
             file=ctx.out,
         )
+    for name, n in r.editions_kept.items():
+        print(f"  {n} of them are in accepted edition {name}: they stay on this computer "
+              "until the policy's copies exist", file=ctx.out)  # fmt: skip
     if r.unconfirmed:
         print(
             f"{r.unconfirmed} older snapshots kept: plug in a drive holding them so a copy "

@@ -1,6 +1,7 @@
 """What an export contains: the chosen snapshots, their records, and revisit originals.
 
-A selection (collection, tag, search text, or all of them combined) picks snapshots; their
+A selection (collection, tag, search text, or all of them combined; or an edition's
+members by id) picks snapshots; their
 records are every ``records`` row attached to them, and the records a WARC file holds before
 its first page (``snapshot_id`` NULL: subresources a browser wrote before the page) go with
 that first page. A collection or the whole library also takes the WARC files that hold no
@@ -31,6 +32,13 @@ class Selection:
     collection: str | None = None
     tag: str | None = None
     query: str | None = None
+    #: Exactly these snapshots (an edition's members), instead of a search.
+    snapshot_ids: tuple[int, ...] | None = None
+    title: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.title or self.collection or self.tag or self.query or "Archiver export"
 
     def as_query(self) -> Query:
         return Query(
@@ -122,11 +130,15 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
     Raises:
         InputError: the selection matches nothing.
     """
-    snapshot_ids = matching_ids(library, selection.as_query())
+    if selection.snapshot_ids is not None:
+        snapshot_ids = sorted(set(selection.snapshot_ids))
+    else:
+        snapshot_ids = matching_ids(library, selection.as_query())
     with library.engine.connect() as conn:
         rows = _fetch(conn, "snapshot_id", snapshot_ids)
         rows += _before_first_pages(conn, rows, set(snapshot_ids))
-        if selection.tag is None and not selection.query:  # a whole collection, or all
+        whole = selection.tag is None and not selection.query and selection.snapshot_ids is None
+        if whole:  # a whole collection, or all
             rows += _pageless_files(conn, selection.collection)
         if not rows:
             raise InputError("nothing to export: no snapshot matches the selection")

@@ -592,7 +592,7 @@ def export(
     plan = plan_export(library, selection)
     plan.strip_private = not keep_private_headers
     if fmt == "wacz":
-        title = selection.collection or selection.tag or selection.query or "Archiver export"
+        title = selection.label
         return write_wacz(
             library, plan, dest, title=title, sign=sign, progress=progress, cancel=cancel
         )

@@ -36,8 +36,10 @@ from archiver_app.api import Changes
 from archiver_app.api.labels import parse_tags
 from archiver_app.api.settings import SAVED_SEARCHES_KEY
 from archiver_app.api.table import Filters, SnapshotQuery, View
+from archiver_app.gui.delete_captures import DeleteCaptures
 from archiver_app.gui.detail_pane import DetailPane
 from archiver_app.gui.drives_panel import DrivesPanel
+from archiver_app.gui.edition_dialog import install_edition_action
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.idle_migrator import IdleMigrator
@@ -139,6 +141,8 @@ class MainWindow(QMainWindow):
         self.menus = WindowActions(self)
         self.research = ResearchActions(self)  # compare, changes, citations
         self.verify = VerifyActions(self)  # Tools > Verify Library...
+        self.deletion = DeleteCaptures(self)  # Edit > Delete Captures…
+        self.new_edition_action = install_edition_action(self)  # File > New Edition…
         self.background = WindowJobs(self)
         self.watches = install_watch_scheduler(self)  # due watches run; changes in the tray
         self._connect()
@@ -228,7 +232,12 @@ class MainWindow(QMainWindow):
 
     def reload_sidebar(self) -> None:
         saved = self.library.settings.get(SAVED_SEARCHES_KEY, []) or []
-        self.sidebar.populate(self.library.collections.all(), self.library.tags.all(), list(saved))
+        self.sidebar.populate(
+            self.library.collections.all(),
+            self.library.tags.all(),
+            list(saved),
+            self.library.editions.list(),
+        )
 
     def apply_changes(self, changes: Changes) -> None:
         """Refresh what an edit changed: the sidebar for tags, collections and saved
@@ -247,6 +256,11 @@ class MainWindow(QMainWindow):
             self.detail.show_snapshot(self.detail.wanted)
 
     def _entry_selected(self, entry: SidebarEntry) -> None:
+        if entry.kind == "edition":  # its coverage view, in a tab (gui/edition_view.py)
+            from archiver_app.gui.edition_view import open_edition
+
+            open_edition(self.tabs, self.library, str(entry.value), self.runner, self.apply_changes)
+            return
         q = SnapshotQuery(sort=self.model.query.sort, descending=self.model.query.descending)
         if entry.kind == "view":
             q = q.with_(view=View(entry.value))

@@ -1,13 +1,16 @@
-"""The collections sidebar: All / Recent / Failed / Untagged, collections, tags, saved searches."""
+"""The collections sidebar: All / Recent / Failed / Untagged, collections (with their
+editions under each), tags, saved searches."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 
+from archiver_app.api.editions import EditionSummary
 from archiver_app.api.labels import CollectionView, TagView
 from archiver_app.api.table import View
 
@@ -25,7 +28,7 @@ VIEW_LABELS = {
 class SidebarEntry:
     """What a sidebar item selects. ``key`` is stable across runs (saved in QSettings)."""
 
-    kind: str  # "view" | "collection" | "tag" | "saved"
+    kind: str  # "view" | "collection" | "edition" (value: its name) | "tag" | "saved"
     value: Any
     label: str
 
@@ -54,6 +57,7 @@ class Sidebar(QTreeWidget):
         collections: list[CollectionView],
         tags: list[TagView],
         saved: list[dict[str, Any]],
+        editions: Sequence[EditionSummary] = (),
     ) -> None:
         """Rebuild the entries, keeping the current selection when it still exists."""
         current = self.current_entry()
@@ -65,7 +69,10 @@ class Sidebar(QTreeWidget):
         if collections:
             group = self._group("Collections")
             for c in collections:
-                self._add(group, SidebarEntry("collection", c.id, c.name))
+                parent = self._add(group, SidebarEntry("collection", c.id, c.name))
+                for e in (e for e in editions if e.collection == c.slug):
+                    edition = self._add(parent, SidebarEntry("edition", e.name, e.name))
+                    edition.setToolTip(0, f"Edition {e.name}: {e.period_label}, {e.state.value}")
         if tags:
             group = self._group("Tags")
             for t in tags:
@@ -98,13 +105,16 @@ class Sidebar(QTreeWidget):
 
     def _entry_items(self) -> list[tuple[QTreeWidgetItem, SidebarEntry]]:
         out = []
-        for i in range(self.topLevelItemCount()):
-            group = self.topLevelItem(i)
-            for j in range(group.childCount() if group is not None else 0):
-                item = group.child(j) if group is not None else None
+        pending = [self.topLevelItem(i) for i in range(self.topLevelItemCount())]
+        while pending:  # depth first, in order: groups, their entries, editions under those
+            group = pending.pop(0)
+            children = [group.child(j) for j in range(group.childCount())] if group else []
+            for item in children:
                 entry = item.data(0, ENTRY_ROLE) if item is not None else None
                 if item is not None and isinstance(entry, SidebarEntry):
                     out.append((item, entry))
+                    if item.childCount():
+                        pending.append(item)
         return out
 
     def entries(self) -> list[SidebarEntry]:

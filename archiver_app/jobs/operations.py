@@ -25,6 +25,7 @@ from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress
 
 if TYPE_CHECKING:
+    from archiver_app.editions.release import ReleaseResult
     from archiver_app.export.writer import ExportResult
     from archiver_app.importers.outcome import ImportReport
     from archiver_app.integrity import IntegrityReport
@@ -110,12 +111,16 @@ def export_config(
 
 def run_export(
     lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
-) -> ExportResult:
+) -> ExportResult | ReleaseResult:
     from archiver_app.export import Selection, export
     from archiver_app.export.pending import after_export
     from archiver_app.export.signing import Signing
 
     c = job.config
+    if c.get("edition"):  # an edition's release: its members and reports (editions/)
+        from archiver_app.editions.release import run_release
+
+        return run_release(lib, job, progress, cancel)
     signing = Signing(timestamp=c.get("timestamp")) if c.get("sign") else None
     result = export(
         lib,

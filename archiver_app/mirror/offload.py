@@ -22,6 +22,7 @@ from pathlib import Path
 from sqlalchemy import select, update
 
 from archiver_app.durable import verified_copy
+from archiver_app.editions.service import frozen_holders
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.mirror import copier
@@ -57,6 +58,8 @@ class OffloadResult:
     not_safe: int = 0  # old snapshots without enough verified copies
     unconfirmed: int = 0  # enough copies recorded, but none mounted to re-check now
     candidates: list[int] = field(default_factory=list)  # snapshot ids offloaded (or to be)
+    #: Accepted editions -> their members kept below the policy (a subset of ``not_safe``).
+    editions_kept: dict[str, int] = field(default_factory=dict)
 
 
 DEFAULT_OFFLOAD_AGE = timedelta(days=365)
@@ -140,6 +143,8 @@ def offload(
     mounted = find_mounted(lib, scan_roots=scan_roots)
     policies, default = collection_policies(lib), library_policy(lib)
     held = _holdings(lib, lib.clock() - older_than)
+    with lib.session() as s:
+        frozen = frozen_holders(s, [sid for sid, _ in held.snaps])
     plan: list[tuple[int, list[File], set[int]]] = []
     for sid, cid in held.snaps:
         files = [f for f in held.files_by_snap.get(sid, []) if f.local_state == LocalState.PRESENT]
@@ -152,6 +157,8 @@ def offload(
             safe_on &= held.verified.get(fid, set())
         if len(safe_on) < pol.copies:
             result.not_safe += 1
+            if name := frozen.get(sid):
+                result.editions_kept[name] = result.editions_kept.get(name, 0) + 1
         elif not any(did in mounted for did in safe_on):
             result.unconfirmed += 1
         else:

@@ -28,6 +28,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Row, func, or_, select, update
 
+from archiver_app.editions.service import note_damaged_files
 from archiver_app.errors import ArchiverError
 from archiver_app.integrity.judge import Digest, IntegrityCode, expected_digest, judge
 from archiver_app.jobs.pipeline import Pool
@@ -74,6 +75,7 @@ class ScrubResult:
     repaired: int = 0
     unrepaired: int = 0
     stopped: Stop | None = None
+    editions_to_review: list[str] = field(default_factory=list)  # accepted, now damaged
 
     def describe(self) -> str:
         text = f"{self.label}: {self.checked} copies checked, {self.ok} good"
@@ -90,6 +92,8 @@ class ScrubResult:
             text += f" ({len(self.altered)} {IntegrityCode.ALTERED}, left as they are)"
         if self.stopped:
             text += f"; stopped: {self.stopped.message}"
+        if self.editions_to_review:
+            text += f"; editions needing review: {', '.join(self.editions_to_review)}"
         return text
 
 
@@ -165,6 +169,7 @@ def verify_destination(
         if result.stopped is not None:  # the drive went away: later verdicts would be wrong
             return result
         bad = {fid for fid, st in states.items() if st != CopyState.PRESENT}
+        result.editions_to_review = note_damaged_files(lib, bad, dest.label)
         if repair and bad and not cancel.cancelled:
             transfers = _repair_transfers(lib, dest, mounted, [r for r in rows if r.id in bad])
             repair_progress = RunProgress(
@@ -388,6 +393,7 @@ def verify_library(
     if mounted is None:  # the drives a repair may copy from
         mounted = find_mounted(lib, scan_roots=scan_roots)
     ctx = RunContext(lib, mounted, tracker, cancel)
+    damaged: list[int] = []
     for fid, path, sha, size, measured, expected in sorted(bad, key=lambda b: b[1]):
         if cancel.cancelled:
             break
@@ -404,7 +410,9 @@ def verify_library(
         except FileChanged:  # rewritten meanwhile (a sidecar): a change, not rot
             continue
         (result.corrupted if measured is not None else result.lost).append(path)
+        damaged.append(fid)
     result.unrepaired = len(result.corrupted) + len(result.lost) - result.repaired
+    result.editions_to_review = note_damaged_files(lib, damaged, THIS_COMPUTER)
     if not cancel.cancelled:
         with lib.write() as s:
             s.merge(Setting(key=LIBRARY_SCRUB_KEY, value=now.isoformat()))

@@ -526,3 +526,7 @@ class ImportSource(Base):
     collection_id: Mapped[int | None] = mapped_column(ForeignKey("collections.id"))
     registered_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
+
+
+# The edition tables live with their package; importing them here puts them on ``Base``.
+from archiver_app.editions import models as _edition_models  # noqa: E402, F401

@@ -6,7 +6,7 @@ Nullable columns only: SQLite adds them without touching a row, so opening an ol
 stays O(1); older files get their digest lazily, on first verify.
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-11-25
 """
 
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
-down_revision = "0004"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,157 @@
+"""Deleting captures: their rows, index entries and laptop files, or a refusal saying why.
+
+A capture is refused, and nothing of it touched, when
+
+* it is a member of an accepted edition (``frozen``): the message names the edition and
+  how to reopen it; a deletion after a reopen marks the edition as needing review;
+* later captures are revisits of its payloads (``in_use``): deleting it would leave them
+  without a body.
+
+The rows go in one transaction (records, full-text entry, files and their copies, the
+snapshot; tags, change summaries and edition memberships follow by foreign key). The
+laptop files are removed after the commit, the sidecar first, so a crash in between leaves
+at most a folder without an ``index.json``, which is never imported back. Copies already on
+drives stay where they are: drives are append-only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from sqlalchemy import delete, or_, select, update
+from sqlalchemy.orm import Session
+
+from archiver_app.editions.models import EditionMember
+from archiver_app.editions.service import frozen_holders, note_changed
+from archiver_app.library import Library
+from archiver_app.store.fulltext import delete_snapshot_text
+from archiver_app.store.models import Copy, File, FileKind, LocalState, Record, Snapshot
+
+
+class DeleteCode(StrEnum):
+    DELETED = "deleted"
+    FROZEN = "frozen"
+    IN_USE = "in_use"
+    NOT_FOUND = "not_found"
+
+
+@dataclass(frozen=True)
+class DeleteOutcome:
+    snapshot_id: int
+    code: DeleteCode
+    message: str
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    outcomes: tuple[DeleteOutcome, ...]
+    editions_to_review: tuple[str, ...] = ()  # reopened editions that lost a member
+
+    @property
+    def deleted(self) -> list[int]:
+        return [o.snapshot_id for o in self.outcomes if o.code is DeleteCode.DELETED]
+
+    @property
+    def refused(self) -> list[DeleteOutcome]:
+        return [o for o in self.outcomes if o.code is not DeleteCode.DELETED]
+
+
+def _reused(s: Session, sid: int, file_ids: list[int], deleting: list[int]) -> int:
+    """How many records of captures not being deleted are revisits of this one's."""
+    ours = (
+        select(Record.id)
+        .where(or_(Record.snapshot_id == sid, Record.file_id.in_(file_ids)))
+        .scalar_subquery()
+    )
+    return len(
+        s.scalars(
+            select(Record.id).where(
+                Record.revisit_of_id.in_(ours),
+                or_(Record.snapshot_id.is_(None), Record.snapshot_id.not_in(deleting)),
+                Record.file_id.not_in(file_ids),
+            )
+        ).all()
+    )
+
+
+def _delete_rows(s: Session, snap: Snapshot, files: list[File]) -> list[tuple[str, str]]:
+    """Delete one capture's rows; return the (kind, path) of its laptop files."""
+    file_ids = [f.id for f in files]
+    mine = or_(Record.snapshot_id == snap.id, Record.file_id.in_(file_ids))
+    s.execute(update(Record).where(mine).values(revisit_of_id=None))
+    s.execute(delete(Record).where(mine))
+    delete_snapshot_text(s.connection(), snap.id)
+    s.execute(update(EditionMember).where(EditionMember.snapshot_id == snap.id)
+              .values(snapshot_id=None, chosen_by="default"))  # fmt: skip
+    s.execute(delete(Copy).where(Copy.file_id.in_(file_ids)))
+    local = [
+        (f.kind, f.path)
+        for f in files
+        if f.external_path is None and f.local_state == LocalState.PRESENT
+    ]
+    s.execute(delete(File).where(File.id.in_(file_ids)))
+    s.delete(snap)
+    return local
+
+
+def delete_snapshots(lib: Library, snapshot_ids: Iterable[int]) -> DeleteResult:
+    ids = sorted(set(snapshot_ids))
+    outcomes: list[DeleteOutcome] = []
+    doomed: list[tuple[str, str]] = []
+    folders: list[str] = []
+    with lib.write() as s:
+        held = frozen_holders(s, ids)
+        chosen: list[tuple[Snapshot, list[File]]] = []
+        for sid in ids:
+            snap = s.get(Snapshot, sid)
+            if snap is None:
+                outcomes.append(DeleteOutcome(sid, DeleteCode.NOT_FOUND, f"no capture {sid}"))
+                continue
+            if sid in held:
+                outcomes.append(DeleteOutcome(sid, DeleteCode.FROZEN, (
+                    f"capture {sid} is in edition {held[sid]}, which is accepted and frozen; "
+                    f"reopen it first (archiver edition reopen {held[sid]})")))  # fmt: skip
+                continue
+            files = list(s.scalars(select(File).where(File.snapshot_id == sid)))
+            if n := _reused(s, sid, [f.id for f in files], ids):
+                outcomes.append(DeleteOutcome(sid, DeleteCode.IN_USE, (
+                    f"capture {sid} holds the payloads of {n} later record(s) "
+                    "(revisits); delete those captures first")))  # fmt: skip
+                continue
+            chosen.append((snap, files))
+        why = f"member capture(s) deleted on {lib.clock():%Y-%m-%d}"
+        review = note_changed(s, [snap.id for snap, _ in chosen], why, lib.clock())
+        # revisits among the deleted captures may point at each other's records
+        doomed_files = [f.id for _, fs in chosen for f in fs]
+        s.execute(
+            update(Record)
+            .where(or_(Record.snapshot_id.in_([snap.id for snap, _ in chosen]),
+                       Record.file_id.in_(doomed_files)))
+            .values(revisit_of_id=None)
+        )  # fmt: skip
+        for snap, files in chosen:
+            if snap.folder:
+                folders.append(snap.folder)
+            doomed += _delete_rows(s, snap, files)
+            outcomes.append(
+                DeleteOutcome(snap.id, DeleteCode.DELETED, f"deleted capture {snap.id}")
+            )
+    _remove_files(lib, doomed, folders)
+    return DeleteResult(tuple(sorted(outcomes, key=lambda o: o.snapshot_id)), tuple(review))
+
+
+def _remove_files(lib: Library, files: list[tuple[str, str]], folders: list[str]) -> None:
+    sidecars_first = sorted(files, key=lambda f: f[0] != FileKind.SIDECAR)
+    for _kind, rel in sidecars_first:
+        with contextlib.suppress(OSError, ValueError):
+            lib.abspath(rel).unlink(missing_ok=True)
+    for rel in folders:
+        with contextlib.suppress(OSError, ValueError):
+            folder: Path = lib.abspath(rel)
+            while folder != lib.root and folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+                folder = folder.parent

@@ -1,0 +1,230 @@
+"""``lib.editions``: a collection's editions, their coverage, review and release.
+
+Frozen views for the CLI and the GUI; every edit returns what changed (``Changes``) with
+the outcome as a value: a refused accept says why and lists the unexplained gaps. The work
+itself is in :mod:`archiver_app.editions`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+
+from sqlalchemy import select
+
+from archiver_app.api.changes import Changes
+from archiver_app.editions import service
+from archiver_app.editions.coverage import Counts, Coverage, coverage_json, coverage_markdown
+from archiver_app.editions.models import Edition
+from archiver_app.editions.states import EditionState, TargetState, Transition
+from archiver_app.errors import InputError
+from archiver_app.library import Library
+from archiver_app.store.models import Collection
+
+__all__ = [
+    "CaptureQueued",
+    "Counts",
+    "Coverage",
+    "EditResult",
+    "EditionState",
+    "EditionSummary",
+    "EditionsManager",
+    "StateChange",
+    "TargetState",
+]
+
+
+@dataclass(frozen=True)
+class EditionSummary:
+    id: int
+    name: str
+    collection: str  # its slug
+    collection_name: str
+    period_start: datetime
+    period_end: datetime  # exclusive
+    state: EditionState
+    accepted_at: datetime | None
+    review_note: str | None
+
+    @property
+    def frozen(self) -> bool:
+        return self.state.frozen
+
+    @property
+    def period_label(self) -> str:
+        last = self.period_end.date().toordinal() - 1
+        end = date.fromordinal(last)
+        start = self.period_start.date()
+        if start.month == 1 and start.day == 1 and end == date(start.year, 12, 31):
+            return str(start.year)
+        return f"{start:%Y-%m-%d} to {end:%Y-%m-%d}"
+
+
+@dataclass(frozen=True)
+class StateChange:
+    transition: Transition
+    changes: Changes
+
+    @property
+    def refused(self) -> bool:
+        return self.transition.refused
+
+
+@dataclass(frozen=True)
+class EditResult:
+    edit: service.Edit
+    changes: Changes
+
+    @property
+    def refused(self) -> bool:
+        return self.edit.code is not service.EditOutcome.DONE
+
+
+@dataclass(frozen=True)
+class CaptureQueued:
+    """``job_id`` None: nothing was queued, ``message`` says why."""
+
+    job_id: int | None
+    urls: int
+    message: str
+    changes: Changes
+
+
+_EDITED = Changes(collections=True)
+
+
+class EditionsManager:
+    """``lib.editions``. Reads are short sessions; edits are one write transaction each."""
+
+    def __init__(self, library: Library) -> None:
+        self._lib = library
+
+    # ------------------------------------------------------------------ reads
+
+    def list(self, collection: str | None = None) -> list[EditionSummary]:
+        with self._lib.session() as s:
+            stmt = (
+                select(Edition, Collection.slug, Collection.name)
+                .join(Collection, Collection.id == Edition.collection_id)
+                .order_by(Collection.slug, Edition.period_start.desc(), Edition.name)
+            )
+            if collection is not None:
+                stmt = stmt.where(Collection.slug == collection)
+            return [_summary(ed, slug, name) for ed, slug, name in s.execute(stmt)]
+
+    def get(self, name: str) -> EditionSummary:
+        with self._lib.session() as s:
+            ed = service.get_edition(s, name)
+            coll = s.get(Collection, ed.collection_id)
+            return _summary(ed, coll.slug if coll else "", coll.name if coll else "")
+
+    def coverage(self, name: str) -> Coverage:
+        return service.coverage(self._lib, name)
+
+    def coverage_json(self, name: str) -> str:
+        return coverage_json(self.coverage(name))
+
+    def coverage_markdown(self, name: str) -> str:
+        return coverage_markdown(self.coverage(name))
+
+    # ------------------------------------------------------------------ edits
+
+    def create(
+        self,
+        collection: str,
+        name: str,
+        *,
+        year: int | None = None,
+        start: date | None = None,
+        end: date | None = None,
+        targets_text: str | None = None,
+    ) -> Changes:
+        """Create an edition; ``targets_text``: a URL list (one a line, ``#`` comments).
+
+        Raises:
+            InputError: a bad name, period or collection, or a malformed line in the list
+                (each named by its line number). Nothing is written then.
+        """
+        from archiver_app.importers.urllists import parse_url_list
+
+        period = service.period_of(year, start, end)
+        urls: list[str] = []
+        if targets_text is not None:
+            parsed = parse_url_list(targets_text)
+            if parsed.problems:
+                raise InputError(
+                    f"the target list has {len(parsed.problems)} bad line(s); nothing was "
+                    f"created. First: {parsed.problems[0]}",
+                    details="\n".join(parsed.problems),
+                )
+            urls = parsed.urls
+        service.create_edition(self._lib, collection, name, period, urls)
+        return _EDITED
+
+    def refresh(self, name: str) -> StateChange:
+        return StateChange(service.refresh(self._lib, name), _EDITED)
+
+    def accept(self, name: str) -> StateChange:
+        return StateChange(service.accept(self._lib, name), _EDITED)
+
+    def reopen(self, name: str) -> StateChange:
+        return StateChange(service.reopen(self._lib, name), _EDITED)
+
+    def explain_gap(self, name: str, url: str, reason: str) -> EditResult:
+        return EditResult(service.explain_gap(self._lib, name, url, reason), _EDITED)
+
+    def choose_member(self, name: str, url: str, snapshot_id: int) -> EditResult:
+        return EditResult(service.choose_member(self._lib, name, url, snapshot_id), _EDITED)
+
+    def capture_missing(self, name: str) -> CaptureQueued:
+        """Queue the failed and missing URLs as one capture job (run by the worker, the
+        GUI's runner or ``archiver worker``); its captures count in the edition."""
+        from archiver_app.crawl.inline import create_capture_job
+
+        ed = self.get(name)
+        if ed.frozen:
+            return CaptureQueued(
+                None, 0, f"edition {name} is accepted and frozen; reopen it first", Changes()
+            )
+        self.refresh(name)
+        urls = service.gap_urls(self._lib, name, (TargetState.FAILED, TargetState.MISSING))
+        if not urls:
+            return CaptureQueued(None, 0, "no missing URL to capture", Changes())
+        job_id = create_capture_job(self._lib, urls, collection=ed.collection)
+        service.add_job(self._lib, name, job_id)
+        service.refresh(self._lib, name)
+        return CaptureQueued(
+            job_id, len(urls), f"queued {len(urls)} URL(s) as job {job_id}",
+            Changes(collections=True, jobs=True),
+        )  # fmt: skip
+
+    def queue_release(
+        self, name: str, output: Path, *, sign: bool = False, overwrite: bool = False
+    ) -> int:
+        """Enqueue the release of ``name`` as an export job; return the job's id."""
+        from archiver_app.editions.release import release_config
+        from archiver_app.jobs import JobKind, enqueue
+
+        ed = self.get(name)
+        return enqueue(
+            self._lib,
+            JobKind.EXPORT,
+            release_config(name, output, sign=sign, overwrite=overwrite),
+            name=f"Release of edition {name} to {output}",
+            collection=ed.collection,
+        )
+
+
+def _summary(ed: Edition, slug: str, collection_name: str) -> EditionSummary:
+    return EditionSummary(
+        id=ed.id,
+        name=ed.name,
+        collection=slug,
+        collection_name=collection_name,
+        period_start=ed.period_start,
+        period_end=ed.period_end,
+        state=EditionState(ed.state),
+        accepted_at=ed.accepted_at,
+        review_note=ed.review_note,
+    )

@@ -1,0 +1,126 @@
+"""Release an edition: one WACZ of its members, with its reports and bibliography beside it.
+
+``archiver edition export NAME OUT.wacz`` writes, in OUT's folder::
+
+    OUT.wacz                 the members' records (export/: the same writer, signed on ask)
+    <name>.coverage.json     the coverage report, every target once
+    <name>.coverage.md       the same for people
+    <name>.targets.csv       the target ledger
+    <name>.bib               a BibTeX entry per member capture
+    <name>.csl.json          the same as CSL-JSON
+
+It runs as a job of kind ``export`` (its config carries ``edition``), so the GUI enqueues it
+and the CLI runs it in the foreground like any export. The reports are written after the
+WACZ, each atomically: an interrupted release leaves no half-written file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from archiver_app.durable import atomic_write_text
+from archiver_app.editions.coverage import coverage_json, coverage_markdown, targets_csv
+from archiver_app.editions.ledger import member_snapshot_ids
+from archiver_app.editions.service import coverage, get_edition, refresh
+from archiver_app.editions.states import EditionState
+from archiver_app.errors import InputError
+from archiver_app.library import Library
+from archiver_app.tasks import CancelToken, Progress, null_progress
+
+if TYPE_CHECKING:
+    from archiver_app.export.writer import ExportResult
+    from archiver_app.jobs.kinds import RunningJob
+
+
+@dataclass
+class ReleaseResult:
+    edition: str
+    state: str  # the edition's state when released (research_ready: accepted)
+    wacz: ExportResult
+    files: list[Path] = field(default_factory=list)  # the reports beside the WACZ
+
+    @property
+    def path(self) -> Path:
+        return self.wacz.path
+
+
+def release_config(
+    name: str, output: Path, *, sign: bool = False, overwrite: bool = False
+) -> dict[str, Any]:
+    """The ``export`` job's arguments for an edition release."""
+    return {"edition": name, "output": str(output), "sign": sign, "overwrite": overwrite}
+
+
+def release_paths(name: str, output: Path) -> list[Path]:
+    folder = output.parent
+    return [
+        folder / f"{name}{suffix}"
+        for suffix in (".coverage.json", ".coverage.md", ".targets.csv", ".bib", ".csl.json")
+    ]
+
+
+def export_edition(
+    lib: Library,
+    name: str,
+    output: Path,
+    *,
+    sign: bool = False,
+    overwrite: bool = False,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> ReleaseResult:
+    """Write the release of edition ``name`` (see the module docstring).
+
+    Raises:
+        InputError: no such edition, no member captured, or a report file exists and
+            ``overwrite`` is not set. Nothing is written then.
+    """
+    from archiver_app.cite.formats import citation, to_bibtex, to_csl_json
+    from archiver_app.export import Selection, export
+
+    refresh(lib, name)  # a frozen edition keeps its members; others catch up first
+    with lib.session() as s:
+        ed = get_edition(s, name)
+        state = ed.state
+        members = member_snapshot_ids(s, ed.id)
+    if not members:
+        raise InputError(f"edition {name} has no captured member to export")
+    reports = release_paths(name, Path(output).absolute())
+    if not overwrite and (taken := [p for p in reports if p.exists()]):
+        raise InputError(f"{taken[0]} exists already; use --overwrite to replace the release")
+    title = f"Edition {name}" + ("" if state == EditionState.RESEARCH_READY else f" ({state})")
+    wacz = export(
+        lib,
+        Selection(snapshot_ids=tuple(members), title=title),
+        Path(output),
+        fmt="wacz",
+        overwrite=overwrite,
+        sign=sign,
+        progress=progress,
+        cancel=cancel,
+    )
+    cov = coverage(lib, name)
+    refs = [citation(lib, sid) for sid in sorted(members)]
+    texts = (coverage_json(cov), coverage_markdown(cov), targets_csv(cov), to_bibtex(refs),
+             to_csl_json(refs))  # fmt: skip
+    for path, text in zip(reports, texts, strict=True):
+        atomic_write_text(path, text)
+    return ReleaseResult(edition=name, state=state, wacz=wacz, files=reports)
+
+
+def run_release(
+    lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
+) -> ReleaseResult:
+    """The ``export`` job's runner when its config names an edition."""
+    c = job.config
+    return export_edition(
+        lib,
+        str(c["edition"]),
+        Path(c["output"]),
+        sign=bool(c.get("sign")),
+        overwrite=bool(c.get("overwrite")),
+        progress=progress,
+        cancel=cancel,
+    )

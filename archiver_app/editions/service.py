@@ -1,0 +1,343 @@
+"""Edition operations: create, refresh, explain a gap, choose a member, accept, reopen,
+queue the missing URLs, and the checks and hooks other parts of the library call.
+
+Every state change goes through :func:`archiver_app.editions.states.transition`; a refused
+change is returned as its :class:`~archiver_app.editions.states.Transition` (a code and a
+message), never raised. Bad input (an unknown edition or collection, a bad name or period)
+raises :class:`~archiver_app.errors.InputError` before anything is written.
+
+Hooks for the rest of the library:
+
+* :func:`frozen_holders`: which accepted editions hold some captures (deletion and offload
+  refuse to touch them);
+* :func:`note_changed`: captures deleted or found damaged; the accepted editions holding
+  them move to ``needs_review`` with a note saying why.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from enum import StrEnum
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from archiver_app.editions.coverage import Coverage, read_coverage
+from archiver_app.editions.ledger import chunks, facts, refresh_ledger
+from archiver_app.editions.models import Edition, EditionGap, EditionMember, EditionTarget
+from archiver_app.editions.states import (
+    EditionEvent,
+    EditionState,
+    TargetState,
+    Transition,
+    TransitionCode,
+    transition,
+)
+from archiver_app.errors import InputError
+from archiver_app.library import Library
+from archiver_app.store.models import Collection, File, Snapshot, SnapshotState
+from archiver_app.warc.surt import url_key
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class EditionNotFoundError(InputError):
+    """No edition has that name."""
+
+
+def validate_name(name: str) -> str:
+    """Edition names become file names of the release (``<name>.coverage.json``)."""
+    if not _NAME.match(name):
+        raise InputError(
+            f"invalid edition name {name!r}: use 1-100 letters, digits, '.', '-' or '_', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def period_of(
+    year: int | None = None, start: date | None = None, end: date | None = None
+) -> tuple[datetime, datetime]:
+    """``[start, end)`` in UTC from a year, or from two dates (``end`` included)."""
+    if year is not None:
+        if start or end:
+            raise InputError("give a year or a date range, not both")
+        if not 1990 <= year <= 9998:
+            raise InputError(f"year {year} is out of range")
+        return datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
+    if start is None or end is None:
+        raise InputError("give a year (--year 2026) or both dates (--from DATE --to DATE)")
+    if end < start:
+        raise InputError(f"the period ends ({end}) before it starts ({start})")
+    first = datetime(start.year, start.month, start.day, tzinfo=UTC)
+    last = datetime(end.year, end.month, end.day, tzinfo=UTC) + timedelta(days=1)
+    return first, last
+
+
+def get_edition(s: Session, name: str) -> Edition:
+    ed = s.scalar(select(Edition).where(Edition.name == name))
+    if ed is None:
+        known = ", ".join(s.scalars(select(Edition.name).order_by(Edition.name).limit(10)))
+        raise EditionNotFoundError(
+            f"there is no edition {name!r}" + (f" (editions: {known})" if known else "")
+        )
+    return ed
+
+
+def create_edition(
+    lib: Library,
+    collection: str,
+    name: str,
+    period: tuple[datetime, datetime],
+    targets: Sequence[str] = (),
+) -> int:
+    """Create an edition of ``collection`` and build its ledger; return its id.
+
+    ``targets``: imported intended URLs (already validated), besides the jobs' URLs.
+    """
+    validate_name(name)
+    now = lib.clock()
+    with lib.write() as s:
+        cid = s.scalar(select(Collection.id).where(Collection.slug == collection))
+        if cid is None:
+            raise InputError(f"there is no collection {collection!r}")
+        if s.scalar(select(Edition.id).where(Edition.name == name)) is not None:
+            raise InputError(f"an edition named {name!r} exists already")
+        ed = Edition(
+            collection_id=cid,
+            name=name,
+            period_start=period[0],
+            period_end=period[1],
+            state=EditionState.PLANNED.value,
+            job_ids=[],
+            created_at=now,
+            updated_at=now,
+        )
+        s.add(ed)
+        s.flush()
+        refresh_ledger(s, ed, now, targets)
+        _apply(ed, transition(EditionState(ed.state), EditionEvent.PROGRESS, facts(s, ed)), now)
+        return ed.id
+
+
+def _apply(ed: Edition, move: Transition, now: datetime) -> Transition:
+    if not move.refused and move.state.value != ed.state:
+        ed.state = move.state.value
+        ed.updated_at = now
+    return move
+
+
+def refresh(lib: Library, name: str) -> Transition:
+    """Re-read the ledger from the library (unless frozen) and move the automatic state."""
+    now = lib.clock()
+    with lib.write() as s:
+        ed = get_edition(s, name)
+        if not EditionState(ed.state).frozen:
+            refresh_ledger(s, ed, now)
+        move = transition(EditionState(ed.state), EditionEvent.PROGRESS, facts(s, ed))
+        return _apply(ed, move, now)
+
+
+def accept(lib: Library, name: str) -> Transition:
+    """Accept the coverage: refused while captures are pending or unindexed, or while a gap
+    has no reason (the transition lists them)."""
+    now = lib.clock()
+    with lib.write() as s:
+        ed = get_edition(s, name)
+        state = EditionState(ed.state)
+        if not state.frozen:
+            refresh_ledger(s, ed, now)
+        move = _apply(ed, transition(state, EditionEvent.ACCEPT, facts(s, ed)), now)
+        if not move.refused:
+            ed.accepted_at, ed.review_note = now, None
+        return move
+
+
+def reopen(lib: Library, name: str) -> Transition:
+    """Unfreeze an accepted edition: it needs review again before it is accepted anew."""
+    now = lib.clock()
+    with lib.write() as s:
+        ed = get_edition(s, name)
+        move = _apply(ed, transition(EditionState(ed.state), EditionEvent.REOPEN), now)
+        if not move.refused:
+            ed.review_note = f"reopened {now:%Y-%m-%d %H:%M} UTC"
+        return move
+
+
+class EditOutcome(StrEnum):
+    """How an edit of one target ended."""
+
+    DONE = "done"
+    FROZEN = "frozen"  # accepted: reopen it first
+    NOT_A_TARGET = "not_a_target"
+    NOT_A_GAP = "not_a_gap"
+    NOT_A_CAPTURE = "not_a_capture"  # choose: that capture is not of this URL
+
+
+@dataclass(frozen=True)
+class Edit:
+    code: EditOutcome
+    message: str
+
+
+def _target(s: Session, ed: Edition, url: str) -> EditionTarget | None:
+    return s.scalar(
+        select(EditionTarget).where(
+            EditionTarget.edition_id == ed.id, EditionTarget.url_key == url_key(url)
+        )
+    )
+
+
+def _frozen_edit(ed: Edition) -> Edit:
+    return Edit(
+        EditOutcome.FROZEN,
+        f"edition {ed.name} is accepted and frozen; reopen it first (archiver edition reopen "
+        f"{ed.name})",
+    )
+
+
+def explain_gap(lib: Library, name: str, url: str, reason: str) -> Edit:
+    """Record why ``url`` is not in the edition (an empty reason clears it)."""
+    reason = " ".join(reason.split())
+    with lib.write() as s:
+        ed = get_edition(s, name)
+        if EditionState(ed.state).frozen:
+            return _frozen_edit(ed)
+        target = _target(s, ed, url)
+        if target is None:
+            return Edit(EditOutcome.NOT_A_TARGET, f"{url} is not a target of edition {name}")
+        if not TargetState(target.state).is_gap:
+            return Edit(EditOutcome.NOT_A_GAP, f"{url} is {target.state}, not a gap")
+        gap = s.get(EditionGap, target.id)
+        if not reason:
+            if gap is not None:
+                s.delete(gap)
+            return Edit(EditOutcome.DONE, f"reason cleared for {url}")
+        if gap is None:
+            s.add(EditionGap(target_id=target.id, edition_id=ed.id, reason=reason,
+                             explained_at=lib.clock()))  # fmt: skip
+        else:
+            gap.reason, gap.explained_at = reason, lib.clock()
+        return Edit(EditOutcome.DONE, f"reason recorded for {url}")
+
+
+def choose_member(lib: Library, name: str, url: str, snapshot_id: int) -> Edit:
+    """Let ``snapshot_id`` (a complete capture of ``url``) represent ``url``."""
+    with lib.write() as s:
+        ed = get_edition(s, name)
+        if EditionState(ed.state).frozen:
+            return _frozen_edit(ed)
+        target = _target(s, ed, url)
+        if target is None:
+            return Edit(EditOutcome.NOT_A_TARGET, f"{url} is not a target of edition {name}")
+        snap = s.get(Snapshot, snapshot_id)
+        if (
+            snap is None
+            or snap.url_key != target.url_key
+            or snap.state != SnapshotState.COMPLETE
+            or snap.collection_id != ed.collection_id
+        ):
+            return Edit(
+                EditOutcome.NOT_A_CAPTURE,
+                f"capture {snapshot_id} is not a complete capture of {url} in this collection",
+            )
+        member = s.get(EditionMember, target.id)
+        if member is None:
+            member = EditionMember(target_id=target.id, edition_id=ed.id)
+            s.add(member)
+        member.snapshot_id, member.chosen_by, member.chosen_at = snap.id, "user", lib.clock()
+        target.state = TargetState.CAPTURED.value
+        return Edit(EditOutcome.DONE, f"capture {snap.uid} now represents {url}")
+
+
+def coverage(lib: Library, name: str) -> Coverage:
+    with lib.session() as s:
+        return read_coverage(s, get_edition(s, name), lib.clock())
+
+
+def gap_urls(lib: Library, name: str, states: Iterable[TargetState]) -> list[str]:
+    with lib.session() as s:
+        ed = get_edition(s, name)
+        return list(
+            s.scalars(
+                select(EditionTarget.url)
+                .where(
+                    EditionTarget.edition_id == ed.id,
+                    EditionTarget.state.in_([st.value for st in states]),
+                )
+                .order_by(EditionTarget.id)
+            )
+        )
+
+
+def add_job(lib: Library, name: str, job_id: int) -> None:
+    """Count ``job_id``'s captures in the edition whenever they happen."""
+    with lib.write() as s:
+        ed = get_edition(s, name)
+        ed.job_ids = [*(ed.job_ids or []), job_id]
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+def frozen_holders(s: Session, snapshot_ids: Iterable[int]) -> dict[int, str]:
+    """Snapshot id -> name of an accepted (frozen) edition it is a member of."""
+    out: dict[int, str] = {}
+    for part in chunks(sorted(set(snapshot_ids))):
+        for sid, name in s.execute(
+            select(EditionMember.snapshot_id, Edition.name)
+            .join(Edition, Edition.id == EditionMember.edition_id)
+            .where(
+                EditionMember.snapshot_id.in_(part),
+                Edition.state == EditionState.RESEARCH_READY.value,
+            )
+        ):
+            if sid is not None:
+                out.setdefault(sid, name)
+    return out
+
+
+def note_changed(s: Session, snapshot_ids: Iterable[int], why: str, now: datetime) -> list[str]:
+    """Captures were deleted or found damaged: the accepted (or reopened) editions holding
+    them need review, with ``why`` as the note. Returns their names. Runs in the caller's
+    transaction, before the captures' rows go."""
+    names: list[str] = []
+    ids = sorted(set(snapshot_ids))
+    edition_ids: set[int] = set()
+    for part in chunks(ids):
+        edition_ids.update(
+            s.scalars(select(EditionMember.edition_id).where(EditionMember.snapshot_id.in_(part)))
+        )
+    for ed in s.scalars(select(Edition).where(Edition.id.in_(sorted(edition_ids)))):
+        move = _apply(ed, transition(EditionState(ed.state), EditionEvent.CHANGED), now)
+        if move.code is TransitionCode.MOVED or ed.state == EditionState.NEEDS_REVIEW:
+            ed.review_note = why  # reopened: the note says what changed since
+            names.append(ed.name)
+    return names
+
+
+def snapshots_of_files(s: Session, file_ids: Iterable[int]) -> set[int]:
+    out: set[int] = set()
+    for part in chunks(sorted(set(file_ids))):
+        out.update(
+            sid
+            for sid in s.scalars(select(File.snapshot_id).where(File.id.in_(part)))
+            if sid is not None
+        )
+    return out
+
+
+def note_damaged_files(lib: Library, file_ids: Iterable[int], where: str) -> list[str]:
+    """Verify found damaged or lost copies of ``file_ids`` on ``where``: the accepted
+    editions holding their captures need review. Returns their names."""
+    ids = sorted(set(file_ids))
+    if not ids:
+        return []
+    now = lib.clock()
+    with lib.write() as s:
+        snaps = snapshots_of_files(s, ids)
+        why = f"verify found {len(ids)} damaged or missing file(s) on {where} ({now:%Y-%m-%d})"
+        return note_changed(s, snaps, why, now)

@@ -1,0 +1,153 @@
+"""An edition's lifecycle, and the one function that decides every move in it.
+
+HealthArchive's edition lifecycle::
+
+    planned -> in_progress -> search_ready -> research_ready
+                                   ^               |  (reopen, a member deleted,
+                                   |               v   a damaged copy)
+                                   +-------- needs_review
+
+* ``planned``: nothing of it captured yet; ``in_progress``: captures are queued or not yet
+  indexed for search; ``search_ready``: no capture pending and every captured member is in
+  the full-text index.
+* ``research_ready``: a person reviewed the coverage and accepted it, each gap with a
+  reason. Its membership is frozen.
+* ``needs_review``: something changed after acceptance. Membership follows the library
+  again until it is accepted anew.
+
+:func:`transition` is the only place that decides a state; everything else asks it and
+stores what it answers. A refusal is a value with a code and a message, never an exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class EditionState(StrEnum):
+    PLANNED = "planned"
+    IN_PROGRESS = "in_progress"
+    SEARCH_READY = "search_ready"
+    RESEARCH_READY = "research_ready"
+    NEEDS_REVIEW = "needs_review"
+
+    @property
+    def frozen(self) -> bool:
+        """Is the membership fixed (deletion and offload of members refused)?"""
+        return self is EditionState.RESEARCH_READY
+
+
+class TargetState(StrEnum):
+    """What became of one intended URL."""
+
+    CAPTURED = "captured"  # a member capture represents it
+    FAILED = "failed"  # a job tried it and spent every attempt
+    PENDING = "pending"  # queued in a job that has not reached it yet
+    MISSING = "missing"  # intended, never captured (an imported list, a lost capture)
+    EXCLUDED = "excluded"  # every job that saw it excluded it by a rule
+
+    @property
+    def is_gap(self) -> bool:
+        return self in GAP_STATES
+
+
+GAP_STATES = frozenset({TargetState.FAILED, TargetState.PENDING, TargetState.MISSING})
+
+
+class EditionEvent(StrEnum):
+    PROGRESS = "progress"  # the ledger was refreshed: recompute the automatic state
+    ACCEPT = "accept"  # a person accepts the coverage
+    REOPEN = "reopen"  # a person reopens an accepted edition
+    CHANGED = "changed"  # a member was deleted or a copy found damaged
+
+
+class TransitionCode(StrEnum):
+    MOVED = "moved"
+    UNCHANGED = "unchanged"
+    NOT_READY = "not_ready"  # accept: captures pending or not indexed
+    UNEXPLAINED_GAPS = "unexplained_gaps"  # accept: gaps without a reason
+    NOTHING_CAPTURED = "nothing_captured"  # accept: an edition of nothing
+    ALREADY_ACCEPTED = "already_accepted"
+    NOT_ACCEPTED = "not_accepted"  # reopen: only an accepted edition reopens
+
+    @property
+    def refused(self) -> bool:
+        return self not in {TransitionCode.MOVED, TransitionCode.UNCHANGED}
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the ledger says, as far as the lifecycle cares."""
+
+    captured: int = 0
+    attempted: int = 0  # captured + failed: has any job reached any target yet?
+    pending: int = 0
+    unindexed: int = 0  # captured members not in the full-text index
+    unexplained: tuple[str, ...] = ()  # URLs of gaps without a reason
+
+
+@dataclass(frozen=True)
+class Transition:
+    code: TransitionCode
+    state: EditionState  # the state after the event (the old one when refused)
+    message: str
+    unexplained: tuple[str, ...] = ()
+
+    @property
+    def refused(self) -> bool:
+        return self.code.refused
+
+
+def _progress_state(facts: Facts) -> EditionState:
+    if facts.pending == 0 and facts.unindexed == 0 and facts.captured > 0:
+        return EditionState.SEARCH_READY
+    if facts.attempted == 0 and facts.pending == 0:
+        return EditionState.PLANNED
+    return EditionState.IN_PROGRESS
+
+
+def _accept(state: EditionState, facts: Facts) -> Transition:
+    if state is EditionState.RESEARCH_READY:
+        return Transition(TransitionCode.ALREADY_ACCEPTED, state, "it is already accepted")
+    if facts.captured == 0:
+        return Transition(TransitionCode.NOTHING_CAPTURED, state, "nothing in it is captured")
+    if facts.pending or facts.unindexed:
+        parts = []
+        if facts.pending:
+            parts.append(f"{facts.pending} URL(s) are still queued for capture")
+        if facts.unindexed:
+            parts.append(f"{facts.unindexed} capture(s) are not indexed for search yet")
+        return Transition(TransitionCode.NOT_READY, state, "; ".join(parts))
+    if facts.unexplained:
+        n = len(facts.unexplained)
+        what = "1 gap has no reason" if n == 1 else f"{n} gaps have no reason"
+        return Transition(
+            TransitionCode.UNEXPLAINED_GAPS,
+            state,
+            f"{what}: give each gap a reason, or capture it",
+            facts.unexplained,
+        )
+    return Transition(TransitionCode.MOVED, EditionState.RESEARCH_READY, "accepted")
+
+
+def transition(state: EditionState, event: EditionEvent, facts: Facts = Facts()) -> Transition:
+    """Where ``event`` takes an edition in ``state``, or why it is refused."""
+    if event is EditionEvent.ACCEPT:
+        return _accept(state, facts)
+    if event is EditionEvent.REOPEN:
+        if state is not EditionState.RESEARCH_READY:
+            return Transition(
+                TransitionCode.NOT_ACCEPTED, state, f"it is {state.value}, not accepted"
+            )
+        return Transition(TransitionCode.MOVED, EditionState.NEEDS_REVIEW, "reopened")
+    if event is EditionEvent.CHANGED:
+        if state is EditionState.RESEARCH_READY:
+            return Transition(TransitionCode.MOVED, EditionState.NEEDS_REVIEW, "needs review")
+        return Transition(TransitionCode.UNCHANGED, state, "not accepted: nothing to review")
+    # PROGRESS: accepted and reopened editions keep their state until a person acts.
+    if state in {EditionState.RESEARCH_READY, EditionState.NEEDS_REVIEW}:
+        return Transition(TransitionCode.UNCHANGED, state, state.value)
+    new = _progress_state(facts)
+    code = TransitionCode.UNCHANGED if new is state else TransitionCode.MOVED
+    return Transition(code, new, new.value)

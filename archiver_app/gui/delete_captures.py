@@ -1,0 +1,85 @@
+"""Edit > Delete Captures… (Delete in the captures table): the GUI's side of deletion.
+
+The deletion itself is ``lib.snapshots.delete`` (:mod:`archiver_app.api.deletion`), run on
+the op runner. A capture that is a member of an accepted edition is refused, and the
+message names the edition and says to reopen it; the other selected captures are deleted.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu, QMessageBox
+
+from archiver_app.api.changes import Changes
+from archiver_app.api.deletion import DeleteResult
+from archiver_app.gui.errors import show_error
+from archiver_app.gui.ops import BackgroundOp, OpFailure
+
+if TYPE_CHECKING:
+    from archiver_app.gui.main_window import MainWindow
+
+
+class DeleteCaptures(QObject):
+    """Installs the action on the window; ``last_result`` is the last deletion's outcome."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.action = QAction("&Delete Captures…", window)
+        self.action.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+        self.action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.action.triggered.connect(self.delete_selected)
+        window.table.addAction(self.action)  # the Delete key acts in the table only
+        for action in window.menuBar().actions():
+            menu = action.menu()
+            if isinstance(menu, QMenu) and menu.title().replace("&", "") == "Edit":
+                menu.addAction(self.action)
+        self.last_result: DeleteResult | None = None
+        self.refusal_box: QMessageBox | None = None
+
+    def delete_selected(self) -> None:
+        ids = self.window.selected_ids()
+        if not ids:
+            self.window.statusBar().showMessage("Select the captures to delete first.", 8000)
+            return
+        answer = QMessageBox.question(
+            self.window,
+            "Delete captures",
+            f"Delete {len(ids)} capture(s)? Their files on this computer are removed; "
+            "copies already on your drives stay there.",
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        snapshots = self.window.library.snapshots
+        BackgroundOp(
+            self.window.runner, lambda _p, _c: snapshots.delete(ids), label="deleting captures"
+        ).success(self._done).failure(self._failed).run_in_background()
+
+    def _done(self, outcome: tuple[DeleteResult, Changes]) -> None:
+        result, changes = outcome
+        self.last_result = result
+        window = self.window
+        window.model.refresh()
+        window.apply_changes(changes)
+        text = f"Deleted {len(result.deleted)} capture(s)."
+        for name in result.editions_to_review:
+            text += f" Edition {name} needs review: it lost a member."
+        window.statusBar().showMessage(text, 10000)
+        if result.refused:
+            box = QMessageBox(
+                QMessageBox.Icon.Warning,
+                "Some captures were not deleted",
+                "\n".join(o.message for o in result.refused),
+                QMessageBox.StandardButton.Ok,
+                window,
+            )
+            box.setWindowModality(Qt.WindowModality.WindowModal)
+            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            box.open()
+            self.refusal_box = box
+
+    def _failed(self, failure: OpFailure) -> None:
+        show_error(self.window, failure, "deleting captures")

@@ -1,0 +1,422 @@
+"""An edition's coverage, as a view the user acts on.
+
+Counts per state, overall and per domain; the gaps (failed, missing, pending) each with a
+reason the user types in place; and the three actions of a review: **Capture N missing
+URLs** (one capture job, run in a child process like every capture), **Accept…** (refused
+with the reason shown above the table, the unexplained gaps picked out) and **Export
+release…** (an export job). An accepted edition is frozen: reasons are read-only and a
+**Reopen…** button replaces Accept.
+
+Everything goes through ``lib.editions`` and the job runtime; long work runs on the op
+runner, never on the GUI thread. :func:`open_edition` is the main window's hook.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+from shiboken6 import isValid
+
+from archiver_app.api.changes import Changes
+from archiver_app.api.editions import (
+    CaptureQueued,
+    Counts,
+    Coverage,
+    EditionState,
+    EditionSummary,
+    EditResult,
+    StateChange,
+)
+from archiver_app.gui.errors import show_error
+from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
+from archiver_app.library import Library
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QTabWidget
+
+T = TypeVar("T")
+
+STATE_TEXT = {
+    EditionState.PLANNED: "Planned: nothing captured yet",
+    EditionState.IN_PROGRESS: "In progress: captures queued or not yet searchable",
+    EditionState.SEARCH_READY: "Search ready: review the gaps, then accept",
+    EditionState.RESEARCH_READY: "Research ready: accepted and frozen",
+    EditionState.NEEDS_REVIEW: "Needs review",
+}
+STATE_COLOURS = {
+    EditionState.RESEARCH_READY: "#1b7f3b",
+    EditionState.NEEDS_REVIEW: "#b3261e",
+    EditionState.SEARCH_READY: "#1f5fbf",
+}
+COUNT_COLUMNS = ("Domain", "Intended", "Captured", "Failed", "Missing", "Excluded")
+GAP_COLUMNS = ("URL", "State", "What happened", "Reason (required to accept)")
+REASON_COLUMN = 3
+RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+
+
+def _counts_row(label: str, c: Counts) -> list[str]:
+    return [label, str(c.intended), str(c.captured), str(c.failed),
+            str(c.missing + c.pending), str(c.excluded)]  # fmt: skip
+
+
+class EditionView(QWidget):
+    """One edition. ``changed`` carries what an action changed (the sidebar's states)."""
+
+    changed = Signal(object)  # Changes
+    loaded = Signal()  # the edition was (re)read and is shown
+
+    def __init__(
+        self,
+        library: Library,
+        name: str,
+        runner: OpRunner,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("edition-view")
+        self.library, self.name, self.runner = library, name, runner
+        self.summary: EditionSummary | None = None
+        self.coverage: Coverage | None = None
+        self._filling = False
+        self._highlight: set[str] = set()  # gaps to select once shown (a refused accept)
+        self._running = 0  # capture or release jobs running
+
+        self.title = QLabel(self)
+        font = self.title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.35)
+        font.setBold(True)
+        self.title.setFont(font)
+        self.state = QLabel(self)
+        self.state.setWordWrap(True)
+        self.notice = QLabel(self)  # refusals and results, in words
+        self.notice.setWordWrap(True)
+        self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notice.hide()
+
+        self.counts = self._table(COUNT_COLUMNS)
+        self.gaps = self._table(GAP_COLUMNS)
+        self.gaps.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked
+            | QAbstractItemView.EditTrigger.EditKeyPressed
+            | QAbstractItemView.EditTrigger.AnyKeyPressed
+        )
+        self.gaps.itemChanged.connect(self._reason_edited)
+        gaps_header = self.gaps.horizontalHeader()
+        gaps_header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        gaps_header.setSectionResizeMode(REASON_COLUMN, QHeaderView.ResizeMode.Stretch)
+        self.gaps_label = QLabel(self)
+
+        self.capture_button = QPushButton(self)
+        self.capture_button.clicked.connect(self.capture_missing)
+        self.accept_button = QPushButton("Accept…", self)
+        self.accept_button.clicked.connect(self.accept_or_reopen)
+        self.export_button = QPushButton("Export release…", self)
+        self.export_button.clicked.connect(self.export_release)
+        buttons = QHBoxLayout()
+        for b in (self.capture_button, self.accept_button, self.export_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+
+        self.counts.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.excluded = QLabel(self)  # the rules that excluded URLs, with their counts
+        self.excluded.setWordWrap(True)
+        self.excluded.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 10, 10, 10)
+        for w in (self.title, self.state, self.notice):
+            layout.addWidget(w)
+        layout.addLayout(buttons)
+        layout.addWidget(self.counts)
+        layout.addWidget(self.excluded)
+        layout.addSpacing(6)
+        layout.addWidget(self.gaps_label)
+        layout.addWidget(self.gaps, 1)
+        self.reload()
+
+    def _table(self, columns: tuple[str, ...]) -> QTableWidget:
+        table = QTableWidget(0, len(columns), self)
+        table.setHorizontalHeaderLabels(list(columns))
+        table.verticalHeader().hide()
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setAlternatingRowColors(True)
+        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        return table
+
+    # ------------------------------------------------------------------ reading
+
+    def _background(
+        self,
+        work: Callable[[Any, Any], T],
+        done: Callable[[T], object],
+        label: str,
+        on_failure: Callable[[OpFailure], object] | None = None,
+    ) -> None:
+        """Run ``work(progress, cancel)`` on the op runner (which keeps the op until it
+        ends); ``done`` gets its result on the GUI thread, unless the view was closed
+        meanwhile. ``work`` must hold no widget: it may be released on the worker thread."""
+        failed = on_failure or self._failed
+        BackgroundOp(self.runner, work, label=label, blocks_quit=False).success(
+            lambda result: done(result) if isValid(self) else None
+        ).failure(lambda failure: failed(failure) if isValid(self) else None).run_in_background()
+
+    def reload(self) -> None:
+        """Re-read the edition (its ledger refreshed first, unless frozen) in the background;
+        ``loaded`` tells when it is shown."""
+        eds, name = self.library.editions, self.name
+
+        def read(_progress: Any, _cancel: Any) -> tuple[EditionSummary, Coverage]:
+            eds.refresh(name)
+            return eds.get(name), eds.coverage(name)
+
+        self._background(read, self._show, f"reading edition {name}")
+
+    def _show(self, data: tuple[EditionSummary, Coverage]) -> None:
+        self.summary, self.coverage = s, cov = data
+        self.title.setText(f"Edition {s.name}")
+        colour = STATE_COLOURS.get(s.state, "palette(text)")
+        note = f" — {html.escape(s.review_note, quote=False)}" if s.review_note else ""
+        if s.frozen and s.accepted_at is not None:
+            note = f" on {s.accepted_at:%-d %B %Y}"
+        self.state.setText(
+            f"Collection <b>{html.escape(s.collection_name, quote=False)}</b>, {s.period_label} · "
+            f"<b style='color:{colour}'>{STATE_TEXT[s.state]}</b>{note}"
+        )
+        self._fill_counts(cov)
+        rules = [f"<code>{html.escape(rule or '?', quote=False)}</code> ({n})"
+                 for rule, n in cov.excluded_by_rule.items()]  # fmt: skip
+        self.excluded.setText("Excluded by rule: " + ", ".join(rules) if rules else "")
+        self.excluded.setVisible(bool(rules))
+        self._fill_gaps(cov, frozen=s.frozen)
+        if self._highlight:
+            self._select_urls(self._highlight)
+            self._highlight = set()
+        self._update_buttons()
+        self.loaded.emit()
+
+    def _update_buttons(self) -> None:
+        s, cov = self.summary, self.coverage
+        if s is None or cov is None:
+            return
+        idle = not self._running
+        fixable = cov.counts.failed + cov.counts.missing
+        self.capture_button.setText(f"Capture {fixable} missing URL{'s' if fixable != 1 else ''}")
+        self.capture_button.setEnabled(idle and fixable > 0 and not s.frozen)
+        self.accept_button.setText("Reopen…" if s.frozen else "Accept…")
+        self.accept_button.setEnabled(idle)
+        self.export_button.setEnabled(idle and cov.counts.captured > 0)
+
+    def _fill_counts(self, cov: Coverage) -> None:
+        rows = [_counts_row("All domains", cov.counts)]
+        rows += [_counts_row(d or "(no domain)", c) for d, c in cov.by_domain.items()]
+        self.counts.setRowCount(len(rows))
+        for r, values in enumerate(rows):
+            for c, value in enumerate(values):
+                item = QTableWidgetItem(value)
+                if c:
+                    item.setTextAlignment(RIGHT)
+                if r == 0:
+                    bold = QFont(item.font())
+                    bold.setBold(True)
+                    item.setFont(bold)
+                self.counts.setItem(r, c, item)
+        self.counts.setMaximumHeight(
+            self.counts.horizontalHeader().height() + 8
+            + sum(self.counts.rowHeight(r) for r in range(min(len(rows), 6)))
+        )  # fmt: skip
+
+    def _fill_gaps(self, cov: Coverage, *, frozen: bool) -> None:
+        self._filling = True
+        gaps = cov.gaps
+        explained = sum(1 for g in gaps if g.gap_reason)
+        self.gaps_label.setText(
+            f"<b>Gaps: {len(gaps)}</b> ({explained} with a reason). "
+            + ("Reopen the edition to change them." if frozen else
+               "Double-click a reason to type it; every gap needs one before you accept.")
+        )  # fmt: skip
+        self.gaps.setRowCount(len(gaps))
+        for r, g in enumerate(gaps):
+            what = {
+                "failed": f"failed after {g.attempts} attempt(s): {g.detail or 'no error'}",
+                "pending": "queued for capture",
+                "missing": "never captured",
+            }[g.state.value]
+            cells = [g.url, g.state.value, what, g.gap_reason or ""]  # fmt: skip
+            for c, value in enumerate(cells):
+                item = QTableWidgetItem(value)
+                item.setToolTip(value)
+                if c != REASON_COLUMN or frozen:
+                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+                elif not value:
+                    item.setBackground(QBrush(QColor(255, 236, 179)))
+                self.gaps.setItem(r, c, item)
+        self.gaps.resizeColumnToContents(0)
+        self.gaps.setColumnWidth(0, min(self.gaps.columnWidth(0), 420))
+        self._filling = False
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        colour = "#b3261e" if error else "#1b7f3b"
+        self.notice.setText(f"<span style='color:{colour}'>{html.escape(text, quote=False)}</span>")
+        self.notice.show()
+
+    # ------------------------------------------------------------------ actions
+
+    def _after(self, changes: Changes) -> None:
+        self.changed.emit(changes)
+        self.reload()
+
+    def _reason_edited(self, item: QTableWidgetItem) -> None:
+        if self._filling or item.column() != REASON_COLUMN:
+            return
+        url_item = self.gaps.item(item.row(), 0)
+        if url_item is None:
+            return
+        eds, name, url, reason = self.library.editions, self.name, url_item.text(), item.text()
+
+        def done(result: EditResult) -> None:
+            if result.refused:
+                self._say(result.edit.message, error=True)
+            self._after(result.changes)
+
+        self._background(lambda _p, _c: eds.explain_gap(name, url, reason), done, "gap reason")
+
+    def accept_or_reopen(self) -> None:
+        eds, name = self.library.editions, self.name
+        if self.summary is not None and self.summary.frozen:
+            if self._confirm(
+                "Reopen this edition?",
+                "Reopening unfreezes it: it will need review and acceptance again.",
+            ):
+                self._background(lambda _p, _c: eds.reopen(name), self._reopened, "reopen")
+            return
+        if self._confirm(
+            "Accept this edition?",
+            "Accepting freezes its membership: its captures cannot be deleted or offloaded "
+            "until you reopen it.",
+        ):
+            self._background(lambda _p, _c: eds.accept(name), self._accepted, "accept")
+
+    def _accepted(self, change: StateChange) -> None:
+        t = change.transition
+        if t.refused:
+            extra = ""
+            if t.unexplained:
+                extra = " The gaps without a reason are selected below."
+                self._highlight = set(t.unexplained)
+            self._say(f"Not accepted: {t.message}.{extra}", error=True)
+        else:
+            self._say("Accepted: the edition is research ready and frozen.")
+        self._after(change.changes)
+
+    def _reopened(self, change: StateChange) -> None:
+        t = change.transition
+        self._say("Reopened: it needs review." if not t.refused else t.message, error=t.refused)
+        self._after(change.changes)
+
+    def _confirm(self, title: str, text: str) -> bool:
+        answer = QMessageBox.question(self, title, text)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _select_urls(self, urls: set[str]) -> None:
+        self.gaps.clearSelection()
+        mode = self.gaps.selectionMode()
+        self.gaps.setSelectionMode(QAbstractItemView.SelectionMode.MultiSelection)
+        for r in range(self.gaps.rowCount()):
+            item = self.gaps.item(r, 0)
+            if item is not None and item.text() in urls:
+                self.gaps.selectRow(r)
+        self.gaps.setSelectionMode(mode)
+
+    def capture_missing(self) -> None:
+        eds, name = self.library.editions, self.name
+        self._background(lambda _p, _c: eds.capture_missing(name), self._queued, "queue capture")
+
+    def _queued(self, queued: CaptureQueued) -> None:
+        self._after(queued.changes)
+        if queued.job_id is None:
+            self._say(queued.message, error=True)
+            return
+        job_id = queued.job_id
+        self._say(f"Capturing {queued.urls} URL(s) as job {job_id}…")
+        self._run_job(job_id, f"capture for edition {self.name}",
+                      f"Capture job {job_id} finished.")  # fmt: skip
+
+    def export_release(self) -> None:
+        start = str(Path.home() / f"{self.name}.wacz")
+        path, _filter = QFileDialog.getSaveFileName(
+            self, "Export the edition's release", start, "Web archive (*.wacz)"
+        )
+        if not path:
+            return
+        out = Path(path) if path.endswith(".wacz") else Path(path + ".wacz")
+        job_id = self.library.editions.queue_release(self.name, out, overwrite=out.exists())
+        self._say(f"Writing the release to {out}…")
+        self._run_job(job_id, f"release of edition {self.name}",
+                      f"Release written: {out}, with its coverage report, target ledger and "
+                      "bibliography beside it.")  # fmt: skip
+
+    def _run_job(self, job_id: int, label: str, message: str) -> None:
+        """Run a queued job in a child process, as the app runs every job."""
+        self._running += 1
+        self._update_buttons()
+
+        def done(_result: object) -> None:
+            self._running -= 1
+            self._say(message)
+            self._after(Changes(collections=True, jobs=True))
+
+        library = self.library
+
+        def work(progress: Any, cancel: Any) -> object:
+            return _run_job(library, job_id, progress, cancel)
+
+        self._background(work, done, label, self._job_failed)
+
+    def _job_failed(self, failure: OpFailure) -> None:
+        self._running -= 1
+        self._failed(failure)
+
+    def _failed(self, failure: OpFailure) -> None:
+        self.reload()
+        if not failure.cancelled:
+            show_error(self, failure, f"working on edition {self.name}")
+
+
+def _run_job(library: Library, job_id: int, progress: Any, cancel: Any) -> Any:
+    from archiver_app.jobs.background import run_in_child
+
+    return run_in_child(library, job_id, progress=progress, cancel=cancel)
+
+
+def open_edition(tabs: QTabWidget, library: Library, name: str, runner: OpRunner,
+                 on_changed: Any) -> EditionView:  # fmt: skip
+    """Show edition ``name`` in a tab of ``tabs`` (the open one when there is one)."""
+    for i in range(tabs.count()):
+        widget = tabs.widget(i)
+        if isinstance(widget, EditionView) and widget.name == name:
+            widget.reload()
+            tabs.setCurrentIndex(i)
+            return widget
+    view = EditionView(library, name, runner)
+    view.changed.connect(on_changed)
+    index = tabs.addTab(view, f"Edition {name}")
+    tabs.setCurrentIndex(index)
+    return view

@@ -1,0 +1,165 @@
+"""The edition coverage view: counts, gaps with reasons typed in place, accept and reopen,
+and the sidebar entry that opens it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from archiver_app.api.editions import EditionState
+from archiver_app.crawl.api import list_jobs
+from archiver_app.gui.edition_view import REASON_COLUMN, EditionView
+from archiver_app.library import Library
+from tests.unit.editions.memory_site import H, build, index_everything
+
+
+@pytest.fixture
+def edition(library: Library) -> str:
+    build(library)
+    index_everything(library)
+    library.editions.create("rivers", "rivers-2026", year=2026, targets_text=f"{H}/listed\n")
+    return "rivers-2026"
+
+
+def cells(table: Any, row: int) -> list[str]:
+    return [table.item(row, c).text() for c in range(table.columnCount())]
+
+
+def gap_rows(view: EditionView) -> dict[str, int]:
+    return {view.gaps.item(r, 0).text(): r for r in range(view.gaps.rowCount())}
+
+
+def open_view(qtbot: Any, library: Library, name: str, runner: Any) -> EditionView:
+    view = EditionView(library, name, runner)
+    qtbot.addWidget(view)
+    qtbot.waitSignal(view.loaded, timeout=10_000).wait()
+    return view
+
+
+def act(qtbot: Any, view: EditionView, action: Any) -> None:
+    """Do ``action`` and wait until the view has re-read the edition after it."""
+    with qtbot.waitSignal(view.loaded, timeout=60_000):
+        action()
+
+
+def test_the_view_shows_counts_gaps_and_accepts_once_every_gap_has_a_reason(
+    qtbot: Any, library: Library, op_runner: Any, edition: str, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(QMessageBox, "question", lambda *a: QMessageBox.StandardButton.Yes)
+    view = open_view(qtbot, library, edition, op_runner)
+    assert cells(view.counts, 0) == ["All domains", "6", "4", "1", "1", "1"]
+    assert cells(view.counts, 1)[0] == "site.test"
+    assert "ignore '/private/'" in view.excluded.text()
+    rows = gap_rows(view)
+    assert set(rows) == {f"{H}/dead", f"{H}/listed"}
+    assert view.capture_button.text() == "Capture 2 missing URLs"
+    assert view.capture_button.isEnabled()
+
+    act(qtbot, view, view.accept_button.click)
+    assert "Not accepted" in view.notice.text() and "2 gaps have no reason" in view.notice.text()
+    selected = {view.gaps.item(i.row(), 0).text() for i in view.gaps.selectedIndexes()}
+    assert selected == {f"{H}/dead", f"{H}/listed"}
+    assert library.editions.get(edition).state is EditionState.SEARCH_READY
+
+    for url in (f"{H}/dead", f"{H}/listed"):
+        item = view.gaps.item(gap_rows(view)[url], REASON_COLUMN)
+        assert item.flags() & Qt.ItemFlag.ItemIsEditable
+        act(qtbot, view, lambda item=item, url=url: item.setText(f"reason for {url}"))
+    coverage = library.editions.coverage(edition)
+    assert {g.url: g.gap_reason for g in coverage.gaps} == {
+        f"{H}/dead": f"reason for {H}/dead",
+        f"{H}/listed": f"reason for {H}/listed",
+    }
+
+    with qtbot.waitSignal(view.changed):
+        act(qtbot, view, view.accept_button.click)
+    assert library.editions.get(edition).state is EditionState.RESEARCH_READY
+    assert "Accepted" in view.notice.text()
+    assert "accepted and frozen</b> on " in view.state.text()
+    assert view.accept_button.text() == "Reopen…"
+    assert not view.capture_button.isEnabled()
+    frozen = view.gaps.item(0, REASON_COLUMN)
+    assert not frozen.flags() & Qt.ItemFlag.ItemIsEditable
+
+    act(qtbot, view, view.accept_button.click)  # Reopen…
+    assert library.editions.get(edition).state is EditionState.NEEDS_REVIEW
+    assert view.accept_button.text() == "Accept…"
+
+
+def test_export_release_runs_an_export_job_that_writes_the_reports(
+    qtbot: Any, library: Library, op_runner: Any, edition: str, monkeypatch: Any, tmp_path: Path
+) -> None:
+    out = tmp_path / "release" / "rivers"
+    out.parent.mkdir()
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(out), ""))
+    view = open_view(qtbot, library, edition, op_runner)
+    with qtbot.waitSignal(view.changed, timeout=120_000):
+        view.export_button.click()
+    assert "Release written" in view.notice.text(), view.notice.text()
+    report = json.loads((out.parent / f"{edition}.coverage.json").read_text())
+    assert len(report["targets"]) == 7
+    jobs = [j for j in list_jobs(library) if j.kind == "export"]
+    assert [j.status for j in jobs] == ["completed"]
+
+
+def test_editions_are_listed_under_their_collection_and_open_in_a_tab(
+    qtbot: Any, library: Library, edition: str, main_window: Any
+) -> None:
+    main_window.reload_sidebar()
+    rivers = next(c.id for c in library.collections.all() if c.slug == "rivers")
+    keys = [e.key for e in main_window.sidebar.entries()]
+    assert keys[keys.index(f"collection:{rivers}") + 1] == "edition:rivers-2026"
+    item = main_window.sidebar.findItems("rivers-2026", Qt.MatchFlag.MatchRecursive)[0]
+    assert item.parent().text(0) == "Rivers" and "search_ready" in item.toolTip(0)
+    assert main_window.sidebar.select_key("edition:rivers-2026")
+    view = main_window.tabs.currentWidget()
+    qtbot.waitSignal(view.loaded, timeout=10_000).wait()
+    assert isinstance(view, EditionView) and view.name == "rivers-2026"
+    assert main_window.sidebar.select_key("view:all")
+    assert main_window.sidebar.select_key("edition:rivers-2026")
+    assert sum(isinstance(main_window.tabs.widget(i), EditionView)
+               for i in range(main_window.tabs.count())) == 1  # fmt: skip
+
+
+def test_capture_missing_runs_one_capture_job_and_the_view_shows_its_result(
+    qtbot: Any, library: Library, op_runner: Any, tmp_path: Path
+) -> None:
+    from tests.helpers.webserver import LocalServer
+
+    server = LocalServer().start()
+    try:
+        server.add_static("/listed", "<!doctype html><title>Listed</title><p>Here now.</p>")
+        listed = server.url("/listed")
+        build(library)
+        index_everything(library)
+        library.editions.create("rivers", "e", year=2026, targets_text=f"{listed}\n")
+        view = open_view(qtbot, library, "e", op_runner)
+        assert view.capture_button.text() == "Capture 2 missing URLs"  # /dead and /listed
+        with qtbot.waitSignal(view.changed, timeout=300_000,
+                              check_params_cb=lambda c: c.jobs and "finished" in
+                              view.notice.text()):  # fmt: skip
+            view.capture_button.click()
+        qtbot.waitSignal(view.loaded, timeout=10_000).wait()
+        states = {t.url: t.state.value for t in library.editions.coverage("e").targets}
+        assert states[listed] == "captured"
+        assert states[f"{H}/dead"] == "failed"  # no such host: it fails again
+        assert view.capture_button.text() == "Capture 1 missing URL"
+    finally:
+        server.stop()
+
+
+def test_a_view_closed_while_it_reads_ignores_the_answer(
+    qtbot: Any, library: Library, op_runner: Any, edition: str
+) -> None:
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    view = EditionView(library, edition, op_runner)  # starts reading in the background
+    view.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    qtbot.waitUntil(lambda: not op_runner.busy(), timeout=10_000)
+    qtbot.wait(50)  # the result's queued signal is delivered, and dropped
