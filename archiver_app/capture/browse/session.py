@@ -143,6 +143,8 @@ class BrowseSession:
         self.notes: list[str] = []
         self._pw: Any = None
         self._tabs: dict[int, TabRecorder] = {}
+        self._early: dict[int, list[Any]] = {}  # id(page) -> its requests before its tab
+        self._orphans: list[Any] = []  # navigation requests made before their frame existed
         self._facts: SessionFacts | None = None
         self._temp_profile: Path | None = None
         self._closed_by_user = asyncio.Event()
@@ -197,6 +199,7 @@ class BrowseSession:
             browser_version=self._browser_version(),
             profile=options.profile,
         )
+        self.context.on("request", self._on_request)
         await self.context.add_init_script(INIT_SCRIPT)
         for page in list(self.context.pages):
             await self._add_tab(page)
@@ -242,6 +245,26 @@ class BrowseSession:
         browser = getattr(self.context, "browser", None)
         return str(browser.version) if browser is not None else None
 
+    def _on_request(self, request: Any) -> None:
+        """Keep what a tab requests before its recorder listens (a popup's first page)."""
+        try:
+            page = request.frame.page
+        except Exception:  # a popup's first request (before its frame), a service worker's
+            if request.is_navigation_request():
+                self._orphans.append(request)
+            return
+        tab = self._tabs.get(id(page))
+        if tab is None:
+            self._early.setdefault(id(page), []).append(request)
+        elif not tab.listening:
+            tab.early.append(request)
+
+    def _claim_orphans(self, url: str) -> list[Any]:
+        """The navigation requests for ``url`` no frame claimed yet (a popup's document)."""
+        mine = [r for r in self._orphans if r.url == url]
+        self._orphans = [r for r in self._orphans if r.url != url]
+        return mine
+
     async def _add_tab(self, page: Any) -> None:
         if id(page) in self._tabs or self._ended or self._facts is None:
             return
@@ -252,7 +275,9 @@ class BrowseSession:
             len(self._tabs) + 1,
             save=self._save,
             max_body=self.options.max_body_bytes,
+            claim=self._claim_orphans,
         )
+        tab.early.extend(self._early.pop(id(page), []))
         self._tabs[id(page)] = tab
         page.on("close", lambda _page: self._spawn(tab.stop(snapshot=False)))
         try:

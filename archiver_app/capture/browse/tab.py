@@ -32,6 +32,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from archiver_app.capture.browse.early import write_early
 from archiver_app.capture.browse.inpage import NOTE_BINDING, TICK_JS, page_key, parse_note
 from archiver_app.capture.browse.visit import SessionFacts, Views, Visit, VisitState
 from archiver_app.capture.exchange import Event, Exchange
@@ -87,9 +88,10 @@ class TabRecorder:
         *,
         save: SaveVisit,
         max_body: int,
+        claim: Callable[[str], list[Any]] = lambda url: [],
     ) -> None:
         self.lib, self.facts, self.page, self.number = lib, facts, page, number
-        self.save, self.max_body = save, max_body
+        self.save, self.max_body, self.claim = save, max_body, claim
         self.cdp: Any = None
         self.recorder: NetworkRecorder | None = None
         self.workers: WorkerAttacher | None = None
@@ -103,6 +105,9 @@ class TabRecorder:
         self._held: set[str] = set()  # network ids of document requests held once
         self.stopped = False
         self.notes: list[str] = []
+        #: Playwright requests of this tab seen before the recorder listened (.early)
+        self.early: list[Any] = []
+        self.listening = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -115,19 +120,30 @@ class TabRecorder:
         cdp.on("Runtime.bindingCalled", self._on_binding)
         cdp.on("Fetch.requestPaused", self._on_paused)
         await cdp.send("Page.enable")
-        await cdp.send("Runtime.enable")
-        await cdp.send("Runtime.addBinding", {"name": NOTE_BINDING})
+        # a popup's Runtime.enable can wait until its first document is in: not in the way
+        self._spawn(self._enable_notes())
         await cdp.send("Fetch.enable", {"patterns": [HOLD_PATTERN]})
         self.recorder = NetworkRecorder(
             cdp, None, dedup=dedup_lookup(self.lib), max_body=self.max_body, route=self._route
         )
         await self.recorder.start()
+        self.listening = True
         self.main_frame = self.recorder.main_frame_id
         self.workers = WorkerAttacher(self.recorder.add_session, self.recorder.notes)
         await self.workers.watch_page(cdp)
         if is_web(self.page.url):  # a popup already showing its page when it reached us
             self._commit(self._open(self.page.url, nav_request=None, loader=None))
+            self._adopt(self.page.url)
+        elif self.early:
+            self._spawn(self._write_early(list(self.early)))
         self._poller = asyncio.ensure_future(self._poll())
+
+    async def _enable_notes(self) -> None:
+        try:
+            await self.cdp.send("Runtime.enable")  # bindingCalled is sent to enabled sessions
+            await self.cdp.send("Runtime.addBinding", {"name": NOTE_BINDING})
+        except Exception as exc:
+            self.notes.append(f"tab {self.number}: pages cannot send leave notes ({exc!r})")
 
     async def stop(self, *, snapshot: bool) -> None:
         """End the tab: a last snapshot (``snapshot``: the page is still there), write what
@@ -202,7 +218,7 @@ class TabRecorder:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(visit.noted.wait(), wait)
         visit.open = False  # from here on its late responses go to the visit shown
-        if visit.nav_request is not None and self.recorder is not None:
+        if visit.nav_request is not None and self.recorder is not None and not visit.document_url:
             ex = self.recorder.exchanges.get(visit.nav_request)
             if ex is not None and ex.hops:
                 visit.document_url = ex.hops[-1].url
@@ -210,6 +226,28 @@ class TabRecorder:
             self.visits.remove(visit)
         await self.save(visit)
         visit.state = VisitState.SAVED
+
+    def _adopt(self, url: str) -> None:
+        """The tab shows ``url`` without a request the recorder saw: write what Playwright
+        saw of it (a popup's document) into the visit shown."""
+        early = [*self.early, *self.claim(url)]
+        self.early.clear()
+        document = next((r for r in early if r.is_navigation_request() and r.url == url), None)
+        if document is not None and self.current is not None:
+            self.current.document_url = url
+        if early:
+            self._spawn(self._write_early(early))
+
+    async def _write_early(self, early: list[Any]) -> None:
+        assert self.recorder is not None
+        seen = {hop.url for ex in self.recorder.exchanges.values() for hop in ex.hops}
+        await write_early(
+            early,
+            seen,
+            lambda url: self._shown_or_newest().writer,
+            self.notes,
+            self.max_body,
+        )
 
     def _route(self, ex: Exchange) -> CaptureWarcWriter:
         visit = self._of_request.get(ex.request_id)
@@ -270,8 +308,9 @@ class TabRecorder:
             return
         if visit is not None and visit.state is VisitState.LOADING:
             self._commit(visit, url)
-        elif is_web(url):  # shown without a request we saw (history, memory cache)
+        elif is_web(url):  # shown without a request we saw (history, memory cache, popup)
             self._commit(self._open(url, nav_request=None, loader=loader), url)
+            self._adopt(url)
         elif current is not None:  # about:blank, an error page: nothing to keep
             self._leave(current, wait=LEAVE_WAIT)
 

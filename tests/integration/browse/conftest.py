@@ -55,6 +55,10 @@ window.addEventListener('hashchange', render);
 render();
 </script></body></html>"""
 
+OPENER = f"""<!doctype html><html><head><title>Opener</title>{ICON}</head><body>
+<a id="pop" href="/scroll" target="_blank">Open the scrolling page in a new tab</a>
+</body></html>"""
+
 # a 1x1 PNG
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -67,6 +71,7 @@ def browse_site() -> Iterator[LocalServer]:
     server = LocalServer(
         {
             "/more": lambda r: Response(body=MORE.encode()),
+            "/opener": lambda r: Response(body=OPENER.encode()),
             "/style.css": lambda r: Response(body=b"h1 { color: teal }", content_type="text/css"),
             "/api/more": lambda r: Response(
                 body=b'{"text": "MORE-CONTENT-42"}', content_type="application/json"

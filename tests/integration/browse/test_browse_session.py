@@ -19,7 +19,14 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from archiver_app.capture.browse import BrowseSession, SavedPage, ViewsFrom
+from archiver_app.capture.browse import (
+    BrowseOptions,
+    BrowseReport,
+    BrowseSession,
+    SavedPage,
+    StopReason,
+    ViewsFrom,
+)
 from archiver_app.jobs import JobKind, default_registry, run_foreground
 from archiver_app.jobs.operations import browse_config
 from archiver_app.library import Library
@@ -140,6 +147,15 @@ def dwell(drive: Driver, page: Any, text: str) -> None:
     drive(lambda: asyncio.wait_for(read(), WAIT))
 
 
+async def shown(session: BrowseSession, page: Any) -> None:
+    """Until the session records the page the tab shows (a person would read it first)."""
+    while True:
+        tab = session.tab_of(page)
+        if tab is not None and tab.current is not None and tab.current.views is not None:
+            return
+        await asyncio.sleep(0.05)
+
+
 async def _first_page(session: BrowseSession) -> Any:
     return session.context.pages[0]
 
@@ -173,7 +189,7 @@ def test_every_page_visited_is_a_snapshot_and_every_response_is_in_one_warc(
     folders = {url: library.abspath(snap.folder) for url, snap in snaps.items()}
     for folder in folders.values():
         for name in ("screenshot.png", "dom.html", "text.txt", "capture.warc.gz"):
-            assert (folder / name).is_file(), (folder / name, job.saved, job.run)
+            assert (folder / name).stat().st_size > 0, (folder / name, job.run)
         assert (folder / "screenshot.png").read_bytes().startswith(b"\x89PNG")
     dom = {url: (folder / "dom.html").read_text("utf-8") for url, folder in folders.items()}
     assert "MORE-CONTENT-42" in dom[site.url("/more")]  # loaded by the click
@@ -199,3 +215,42 @@ def test_every_page_visited_is_a_snapshot_and_every_response_is_in_one_warc(
     assert page_of[site.url("/app")] == site.url("/app#/one")
     assert page_of[site.url("/api/two")] == site.url("/app#/two")
     assert not list(Path(library.root).rglob("*.part"))
+
+
+def test_a_popup_is_recorded_as_its_own_tab_and_closing_every_tab_ends_the_session(
+    library: Library, browse_site: LocalServer, xvfb_display: str
+) -> None:
+    """Driven through the session object in the test's own event loop."""
+    site = browse_site
+
+    async def scenario() -> BrowseReport:
+        session = BrowseSession(library, BrowseOptions(start_url=site.url("/opener")))
+        async with session:
+            runner = asyncio.ensure_future(session.run())
+            opener = session.context.pages[0]
+            await opener.wait_for_selector("#pop")
+            async with opener.expect_popup() as popup_info:
+                await opener.click("#pop")
+            popup = await popup_info.value
+            await popup.wait_for_load_state("load")
+            await shown(session, popup)
+            await popup.close()
+            await opener.close()  # the last tab: the user is done
+            return await asyncio.wait_for(runner, WAIT)
+
+    report = asyncio.run(scenario())
+    assert report.stop is StopReason.CLOSED, report
+    assert sorted((p.tab, p.url) for p in report.pages) == [
+        (1, site.url("/opener")),
+        (2, site.url("/scroll")),
+    ]
+    assert all(p.ok for p in report.pages), report
+    with library.session() as s:
+        folders = [library.abspath(f) for f in s.scalars(select(Snapshot.folder)).all()]
+    in_warcs: Counter[str] = Counter(
+        rec.uri
+        for folder in folders
+        for rec in read_warc(folder / "capture.warc.gz")
+        if rec.type in ("response", "revisit")
+    )
+    assert in_warcs == Counter(site.url(r.path) for r in site.requests)
