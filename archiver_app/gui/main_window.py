@@ -377,6 +377,10 @@ class MainWindow(QMainWindow):
         capture_menu = menu.addMenu("&Capture")
         capture_menu.addAction(self.capture_action)
         capture_menu.addAction(self.open_action)
+        from archiver_app.gui.browse_window import BrowseLauncher
+
+        self.browse = BrowseLauncher(self)  # Capture while browsing… (Ctrl+Shift+B)
+        self.browse.add_to(capture_menu)
 
         bar = self.addToolBar("Main")
         bar.setObjectName("main_toolbar")
