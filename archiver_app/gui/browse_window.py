@@ -96,6 +96,7 @@ class BrowseStatus(QWidget):
         super().__init__(parent, Qt.WindowType.Tool)
         self.setWindowTitle("Capture while browsing")
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        self.heading = QLabel("<b style='color:#c0392b'>●</b> Capture while browsing")
         self.count = QLabel("Starting the browser…")
         font = self.count.font()
         font.setBold(True)
@@ -106,6 +107,7 @@ class BrowseStatus(QWidget):
         self.stop_button = QPushButton("Stop and save")
         self.stop_button.clicked.connect(self._stop)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.heading)
         layout.addWidget(self.count)
         layout.addWidget(self.last)
         layout.addWidget(self.stop_button)
@@ -114,7 +116,7 @@ class BrowseStatus(QWidget):
     def show_progress(self, update: ProgressUpdate) -> None:
         self.count.setText(f"{update.done} page{'s' if update.done != 1 else ''} saved")
         if update.message:
-            self.last.setText(update.message)
+            self.last.setText(f"Last: {update.message}")
 
     def _stop(self) -> None:
         self.stop_button.setEnabled(False)
