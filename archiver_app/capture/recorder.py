@@ -21,7 +21,12 @@ Requests still open when the page is done (a long-poll) are written with what ar
 ``WARC-Truncated: time``. What the browser reported requested but no recorded session saw
 is fetched again at the end (:meth:`NetworkRecorder.record_missed`).
 
-Threading contract: one recorder per page, used from the event loop that owns the page.
+Capture while browsing (:mod:`archiver_app.capture.browse`) gives the recorder a ``route``
+instead of one writer: each exchange is then written to the WARC ``route`` picks (one per
+page visited in the tab), chosen just before the write.
+
+Threading contract: one recorder per page (per tab when routed), used from the event loop
+that owns the page.
 """
 
 from __future__ import annotations
