@@ -55,3 +55,30 @@ def test_stop_in_the_status_window_ends_the_job_with_the_open_page_saved(
     assert [tuple(j) for j in jobs] == [("browse", "completed", 1)]
     assert [tuple(r) for r in snaps] == [(url, "complete")]
     assert "1 page(s) saved" in main_window.statusBar().currentMessage()
+
+
+def test_stop_in_the_jobs_panel_ends_the_session_through_the_jobs_row(
+    qtbot: QtBot,
+    main_window: MainWindow,
+    library: Library,
+    browse_site: LocalServer,
+    xvfb_display: str,
+) -> None:
+    launcher = main_window.browse
+    url = browse_site.url("/more")
+    launcher.start(BrowseRequest(start_url=url, collection="gui"))
+    qtbot.waitUntil(
+        lambda: any(r.path == "/style.css" for r in browse_site.requests), timeout=120_000
+    )
+    panel = main_window.jobs
+    panel.refresh()
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 1, timeout=10_000)
+    panel.table.selectRow(0)
+    qtbot.waitUntil(panel.abort_button.isEnabled, timeout=10_000)
+    assert panel.abort_button.text() == "Stop"
+    panel.abort_button.click()  # through the job's row: the child process sees it
+    qtbot.waitUntil(lambda: launcher.op is None, timeout=120_000)
+    assert launcher.last_report is not None
+    assert [p.url for p in launcher.last_report.pages] == [url]
+    with library.session() as s:
+        assert s.execute(select(Job.kind, Job.status)).all() == [("browse", "completed")]
