@@ -141,10 +141,6 @@ class Visit:
         self.row: asyncio.Future[int] | None = None  # the pending snapshot row, once shown
         self.document_url: str | None = None  # the final URL of its document request
 
-    @property
-    def shown(self) -> bool:
-        return self.state is not VisitState.LOADING or self.row is not None
-
     def create_row(self, lib: Library, facts: SessionFacts) -> None:
         """Create its ``pending`` row (in a thread): a kill from now on leaves a trace that
         :func:`archiver_app.capture.persist.mark_interrupted` reports or salvages."""
