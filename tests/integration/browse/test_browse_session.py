@@ -30,10 +30,11 @@ from archiver_app.capture.browse import (
 from archiver_app.jobs import JobKind, default_registry, run_foreground
 from archiver_app.jobs.operations import browse_config
 from archiver_app.library import Library
+from archiver_app.profiles import profile_dir
 from archiver_app.store.models import Job, JobStatus, Snapshot
 from archiver_app.tasks import CancelToken
 from tests.helpers.warcs import read_warc
-from tests.helpers.webserver import LocalServer
+from tests.helpers.webserver import LocalServer, Request, Response
 
 pytestmark = pytest.mark.slow
 
@@ -254,3 +255,41 @@ def test_a_popup_is_recorded_as_its_own_tab_and_closing_every_tab_ends_the_sessi
         if rec.type in ("response", "revisit")
     )
     assert in_warcs == Counter(site.url(r.path) for r in site.requests)
+
+
+def test_a_session_on_a_profile_browses_with_what_the_profile_keeps(
+    library: Library, xvfb_display: str
+) -> None:
+    """A cookie set while browsing on profile 'news' is sent by the next session on it,
+    and is not by a session without the profile."""
+    seen_cookies: list[str] = []
+
+    def page(request: Request) -> Response:
+        seen_cookies.append(request.headers.get("Cookie", ""))
+        return Response(
+            body=b"<!doctype html><title>Signed in</title><p>hello",
+            headers=[("Set-Cookie", "session=abc123; Max-Age=3600; Path=/")],
+        )
+
+    site = LocalServer({"/": page}).start()
+    profile_dir(library.root, "news").mkdir(parents=True)
+
+    async def visit(profile: str | None) -> BrowseReport:
+        session = BrowseSession(library, BrowseOptions(start_url=site.url("/"), profile=profile))
+        async with session:
+            runner = asyncio.ensure_future(session.run())
+            await shown(session, session.context.pages[0])
+            session.stop()
+            return await asyncio.wait_for(runner, WAIT)
+
+    try:
+        first = asyncio.run(visit("news"))
+        second = asyncio.run(visit("news"))
+        fresh = asyncio.run(visit(None))
+    finally:
+        site.stop()
+    assert seen_cookies == ["", "session=abc123", ""]
+    assert [r.profile for r in (first, second, fresh)] == ["news", "news", None]
+    with library.session() as s:
+        provenance = [p["profile"] for p in s.scalars(select(Snapshot.provenance)).all()]
+    assert provenance == ["news", "news", None]
