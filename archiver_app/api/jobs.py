@@ -159,14 +159,44 @@ class JobsManager:
             profile=profile,
         )
 
+    def browse(
+        self,
+        *,
+        start_url: str | None = None,
+        collection: str = DEFAULT_COLLECTION,
+        profile: str | None = None,
+        progress: Progress = null_progress,
+        cancel: CancelToken | None = None,
+    ) -> Any:
+        """Capture while browsing (``archiver browse``) as one job in a child process,
+        until the user stops it or closes the browser; its report."""
+        from archiver_app.jobs.operations import browse_config
+
+        config = browse_config(start_url=start_url, collection=collection, profile=profile)
+        name = f"Browsing{f' from {start_url}' if start_url else ''}"
+        return self.start(
+            JobKind.BROWSE,
+            config,
+            name=name,
+            collection=collection,
+            progress=progress,
+            cancel=cancel,
+        )
+
     def resume_interrupted(
-        self, *, progress: Progress = null_progress, cancel: CancelToken | None = None
+        self,
+        *,
+        progress: Progress = null_progress,
+        cancel: CancelToken | None = None,
+        queued_before: datetime | None = None,
     ) -> ResumeReport:
         """At start-up: report the jobs whose process died and cannot resume; run again
-        (in a child process) those that can."""
+        (in a child process) those that can, queued before ``queued_before`` if given."""
         from archiver_app.jobs.background import resume_interrupted
 
-        return resume_interrupted(self._lib, progress=progress, cancel=cancel)
+        return resume_interrupted(
+            self._lib, progress=progress, cancel=cancel, queued_before=queued_before
+        )
 
     # ------------------------------------------------------------------ control
 

@@ -21,7 +21,12 @@ Requests still open when the page is done (a long-poll) are written with what ar
 ``WARC-Truncated: time``. What the browser reported requested but no recorded session saw
 is fetched again at the end (:meth:`NetworkRecorder.record_missed`).
 
-Threading contract: one recorder per page, used from the event loop that owns the page.
+Capture while browsing (:mod:`archiver_app.capture.browse`) gives the recorder a ``route``
+instead of one writer: each exchange is then written to the WARC ``route`` picks (one per
+page visited in the tab), chosen just before the write.
+
+Threading contract: one recorder per page (per tab when routed), used from the event loop
+that owns the page.
 """
 
 from __future__ import annotations
@@ -72,6 +77,10 @@ Refetch = Callable[[str, dict[str, str], int, int], Awaitable[bytes | str]]
 #: response and its body, or why it could not be fetched.
 StandIn = Callable[[str], Awaitable[tuple[HttpResponse, bytes] | str]]
 
+#: Picks the WARC an exchange is written to (capture while browsing: one file per page
+#: visited, see :mod:`archiver_app.capture.browse`); called just before each write.
+Route = Callable[[Exchange], CaptureWarcWriter]
+
 #: Types a frame shows in a built-in viewer (its body is then refetched, not read back).
 VIEWER_MIMES = frozenset({"application/pdf", "application/x-pdf"})
 
@@ -82,15 +91,19 @@ class NetworkRecorder:
     def __init__(
         self,
         cdp: Any,
-        writer: CaptureWarcWriter,
+        writer: CaptureWarcWriter | None,
         *,
         dedup: DedupLookup | None = None,
         refetch: Refetch | None = None,
         max_body: int = 256 << 20,
         on_oversize: Callable[[str], None] | None = None,
+        route: Route | None = None,
     ) -> None:
         self.cdp = cdp
+        if writer is None and route is None:
+            raise ValueError("a recorder needs a writer or a route")
         self.writer = writer
+        self.route = route
         self.dedup = dedup
         self.refetch = refetch
         self.max_body = max_body
@@ -160,6 +173,8 @@ class NetworkRecorder:
         """Write a stand-in response for each URL in ``requested`` (what the browser reported
         the page asked for) that no session we listen on reported, and for each worker
         script in ``scripts`` whose response none reported; each gets a note."""
+        if self.writer is None:
+            return  # a routed recorder (one file per page) has no file for stand-ins
         seen = {hop.url for ex in self.exchanges.values() for hop in ex.hops}
         answered = {hop.url for ex in self.exchanges.values() for hop in ex.hops if hop.response}
         # a request never carries a fragment (Playwright may report a document's)
@@ -513,7 +528,9 @@ class NetworkRecorder:
             and response.status != 206
         ):
             revisit = self.dedup(payload_digest(data))
-        written, _ = self.writer.write_exchange(
+        writer = self.route(ex) if self.route is not None else self.writer
+        assert writer is not None  # __init__ refuses a recorder with neither
+        written, _ = writer.write_exchange(
             hop.url,
             request,
             response,

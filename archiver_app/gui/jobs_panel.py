@@ -344,7 +344,9 @@ class JobsPanel(QWidget):
         crawl = row.counts_pages
         self.pause_button.setEnabled(crawl and row.status == JobStatus.RUNNING)
         self.resume_button.setEnabled(crawl and row.status == JobStatus.PAUSED)
-        self.abort_button.setText("Abort" if crawl else "Cancel")
+        # a browsing session is not undone: Stop ends it with every page saved
+        stop = "Stop" if row.kind == "browse" else "Cancel"
+        self.abort_button.setText("Abort" if crawl else stop)
         self.abort_button.setEnabled(row.status in ACTIVE and row.status != JobStatus.CANCELLING)
         self.retry_button.setEnabled(
             crawl and row.status in {JobStatus.FAILED, JobStatus.RETRYABLE, JobStatus.ABORTED}

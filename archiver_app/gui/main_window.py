@@ -36,6 +36,7 @@ from archiver_app.api import Changes
 from archiver_app.api.labels import parse_tags
 from archiver_app.api.settings import SAVED_SEARCHES_KEY
 from archiver_app.api.table import Filters, SnapshotQuery, View
+from archiver_app.gui.browse_window import BrowseLauncher
 from archiver_app.gui.delete_captures import DeleteCaptures
 from archiver_app.gui.detail_pane import DetailPane
 from archiver_app.gui.drives_panel import DrivesPanel
@@ -140,6 +141,8 @@ class MainWindow(QMainWindow):
         self.imports = WindowImports(self)
         self.menus = WindowActions(self)
         self.research = ResearchActions(self)  # compare, changes, citations
+        self.browse = BrowseLauncher(self)  # Capture while browsing… (Ctrl+Shift+B)
+        self.browse.add_to(self.menus.capture_menu)
         self.verify = VerifyActions(self)  # Tools > Verify Library...
         self.deletion = DeleteCaptures(self)  # Edit > Delete Captures…
         self.new_edition_action = install_edition_action(self)  # File > New Edition…

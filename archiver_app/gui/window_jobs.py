@@ -44,6 +44,7 @@ class WindowJobs(QObject):
         self._children_prepared = False
         window.model.first_chunk.connect(self._prepare_children_once)
         QTimer.singleShot(0, self.migrator.start)
+        self.opened_at = window.library.clock()
         QTimer.singleShot(0, self.resume_interrupted)
 
     def stop(self) -> None:
@@ -54,6 +55,7 @@ class WindowJobs(QObject):
         again those that resume, in a child process; the others are marked failed with
         the reason, which the Jobs panel shows."""
         window, jobs = self.window, self.window.library.jobs
+        opened = self.opened_at  # jobs this window queues from now on are its own
 
         def done(report: ResumeReport) -> None:
             if report.runs or report.reported or report.imports_undone:
@@ -69,7 +71,7 @@ class WindowJobs(QObject):
         return (
             BackgroundOp(
                 window.runner,
-                lambda p, c: jobs.resume_interrupted(progress=p, cancel=c),
+                lambda p, c: jobs.resume_interrupted(progress=p, cancel=c, queued_before=opened),
                 label="resuming interrupted jobs",
                 blocks_quit=False,  # interrupted again, it resumes at the next start
             )

@@ -112,7 +112,7 @@ class WindowActions:
         view_menu = menu.addMenu("&View")
         for a in (self.refresh, self.filters, self.jobs, self.drives, self.fullscreen):
             view_menu.addAction(a)
-        capture_menu = menu.addMenu("&Capture")
+        capture_menu = self.capture_menu = menu.addMenu("&Capture")
         capture_menu.addAction(self.capture)
         capture_menu.addAction(self.open)
         capture_menu.addAction(self.login)

@@ -10,6 +10,7 @@ cancel token) or through the job's row (``archiver job abort``, the Jobs panel).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from archiver_app.jobs.kinds import CRAWL_KINDS
@@ -63,18 +64,31 @@ def run_in_child(
 
 
 def run_queued_jobs(
-    library: Library, *, progress: Progress = null_progress, cancel: CancelToken | None = None
+    library: Library,
+    *,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+    queued_before: datetime | None = None,
 ) -> list[tuple[int, str]]:
     """Run every queued job of the runtime here (the child's side); (id, final status)."""
-    runs = run_queued(library, default_registry(), progress=progress, cancel=cancel)
+    registry = default_registry()
+    runs = run_queued(
+        library, registry, progress=progress, cancel=cancel, queued_before=queued_before
+    )
     return [(run.job_id, str(run.status)) for run in runs]
 
 
 def resume_interrupted(
-    library: Library, *, progress: Progress = null_progress, cancel: CancelToken | None = None
+    library: Library,
+    *,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+    queued_before: datetime | None = None,
 ) -> ResumeReport:
     """What the app does when it opens a library: find jobs whose process died, report
-    those that cannot resume, and run the queued ones again in a child process."""
+    those that cannot resume, and run the queued ones again in a child process. With
+    ``queued_before`` (when the window opened), jobs queued since are left to whoever
+    queued them: the window runs its own, and taking one would make its run fail."""
     from archiver_app.export.pending import RetryCode, retry_pending
     from archiver_app.importers.incomplete import sweep_interrupted_imports
 
@@ -83,11 +97,13 @@ def resume_interrupted(
     reported = sum(1 for claim in found if claim.outcome is ClaimOutcome.REPORTED)
     retried = retry_pending(library, timeout=10)  # exports that waited for the network
     stamped_count = sum(1 for r in retried if r.code is RetryCode.ADDED)
-    if not queued_jobs(library):
+    if not queued_jobs(library, queued_before=queued_before):
         return ResumeReport(reported, [], undone, stamped_count)
     from archiver_app.tasks.isolated import run_isolated
 
-    runs = run_isolated(run_queued_jobs, library, progress=progress, cancel=cancel)
+    runs = run_isolated(
+        run_queued_jobs, library, progress=progress, cancel=cancel, queued_before=queued_before
+    )
     return ResumeReport(reported, runs, undone, stamped_count)
 
 

@@ -33,6 +33,7 @@ class JobKind(StrEnum):
     OFFLOAD = "offload"
     MIGRATE = "migrate"
     MOVE = "move"
+    BROWSE = "browse"  # capture while browsing: one visible browser session, a page per visit
 
 
 #: Kinds the crawl worker runs (their pages carry their own leases and attempts).

@@ -287,6 +287,37 @@ def run_finish_move(
     return finish_move(lib, job, progress, cancel)
 
 
+# --------------------------------------------------------------------------- browse
+
+
+def browse_config(
+    *, start_url: str | None = None, collection: str = "default", profile: str | None = None
+) -> dict[str, Any]:
+    return {"start_url": start_url, "collection": collection, "profile": profile}
+
+
+def run_browse(lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken) -> Any:
+    """Capture while browsing until the user stops or closes the browser. ``job.emit``
+    gets the live session once the browser is up, then each page as it is saved."""
+    from archiver_app.capture.browse import BrowseOptions, browse
+
+    c = job.config
+    options = BrowseOptions(
+        start_url=c.get("start_url"),
+        collection=c.get("collection", "default"),
+        profile=c.get("profile"),
+    )
+    return browse(
+        lib,
+        options,
+        job_id=job.id,
+        progress=progress,
+        cancel=cancel,
+        on_page=job.emit,
+        on_ready=job.emit,
+    )
+
+
 def default_registry() -> Registry:
     """Every kind this version of Archiver runs besides crawls and captures."""
     return Registry(
@@ -298,5 +329,7 @@ def default_registry() -> Registry:
             KindSpec(JobKind.OFFLOAD, run_offload, resumable=True),
             KindSpec(JobKind.MIGRATE, run_migrate, resumable=True),
             KindSpec(JobKind.MOVE, run_finish_move, resumable=True),
+            # a session is the user's own browsing: after a kill it is reported, not replayed
+            KindSpec(JobKind.BROWSE, run_browse, resumable=False),
         ]
     )

@@ -456,19 +456,16 @@ def run_foreground(
     return run_job(lib, job_id, registry, progress=progress, cancel=cancel, emit=emit)
 
 
-def queued_jobs(lib: Library) -> list[int]:
-    """Ids of the runtime's queued jobs (not crawls), in the order they run."""
+def queued_jobs(lib: Library, *, queued_before: datetime | None = None) -> list[int]:
+    """Ids of the runtime's queued jobs (not crawls), in the order they run; with
+    ``queued_before``, only those created before it."""
+    query = select(Job.id).where(
+        Job.status == JobStatus.QUEUED, Job.kind.not_in([k.value for k in CRAWL_KINDS])
+    )
+    if queued_before is not None:
+        query = query.where(Job.created_at < queued_before)
     with lib.session() as s:
-        return list(
-            s.scalars(
-                select(Job.id)
-                .where(
-                    Job.status == JobStatus.QUEUED,
-                    Job.kind.not_in([k.value for k in CRAWL_KINDS]),
-                )
-                .order_by(Job.priority, Job.id)
-            )
-        )
+        return list(s.scalars(query.order_by(Job.priority, Job.id)))
 
 
 def run_queued(
@@ -477,13 +474,17 @@ def run_queued(
     *,
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
+    queued_before: datetime | None = None,
 ) -> list[JobRun]:
-    """Recover interrupted jobs, then run every queued runtime job here, oldest first."""
+    """Recover interrupted jobs, then run every queued runtime job here, oldest first
+    (with ``queued_before``, only jobs queued before it: the app at start-up leaves the
+    jobs its own window queues since to the window)."""
     recover_interrupted(lib, registry)
     runs: list[JobRun] = []
     tried: set[int] = set()  # a job this version cannot run stays queued: tried once
     while cancel is None or not cancel.cancelled:
-        waiting = [job_id for job_id in queued_jobs(lib) if job_id not in tried]
+        queued = queued_jobs(lib, queued_before=queued_before)
+        waiting = [job_id for job_id in queued if job_id not in tried]
         if not waiting:
             break
         job_id = waiting[0]

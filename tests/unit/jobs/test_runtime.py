@@ -264,3 +264,23 @@ def test_running_the_queue_skips_a_kind_it_cannot_run_and_runs_the_rest(
     runs = run_queued(library, registry(run))
     assert [(r.job_id, r.status) for r in runs] == [(known, JobStatus.COMPLETED)]
     assert done == [known] and row(library, unknown).status == JobStatus.QUEUED
+
+
+def test_a_start_up_resume_leaves_the_jobs_queued_after_it_to_their_owner(
+    library: Library,
+) -> None:
+    """The app resumes at start-up what a dead process left queued; a job its own window
+    queued since (an import dropped at once) is the window's to run, not the resume's."""
+    done: list[int] = []
+
+    def run(lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken) -> None:
+        done.append(job.id)
+
+    left_over = enqueue(library, JobKind.MIRROR, {}, name="queued by a dead process")
+    time.sleep(0.01)
+    opened = library.clock()
+    time.sleep(0.01)
+    own = enqueue(library, JobKind.MIRROR, {}, name="queued by the new window")
+    runs = run_queued(library, registry(run), queued_before=opened)
+    assert [r.job_id for r in runs] == [left_over] and done == [left_over]
+    assert row(library, own).status == JobStatus.QUEUED

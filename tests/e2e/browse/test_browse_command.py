@@ -1,0 +1,104 @@
+"""``archiver browse`` as a user runs it: a real process, a headed Chromium under Xvfb.
+
+Ctrl+C ends the session with the page still open saved; a kill leaves only ``.part``
+files and ``pending`` rows, never a file under its final name.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.warcs import read_warc, warcio_check
+from tests.helpers.webserver import LocalServer
+
+ARCHIVER = Path(sys.executable).with_name("archiver")
+
+pytestmark = pytest.mark.slow
+
+
+def start(lib: Path, url: str, *, output: bool = True) -> subprocess.Popen[str]:
+    pipe = subprocess.PIPE if output else subprocess.DEVNULL
+    return subprocess.Popen(
+        [str(ARCHIVER), "--library", str(lib), "browse", url, "--collection", "web"],
+        stdout=pipe, stderr=pipe, text=True, start_new_session=True,
+    )  # fmt: skip
+
+
+def wait_for(condition: object, what: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if callable(condition) and condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_ctrl_c_ends_the_session_with_the_open_page_saved(
+    tmp_path: Path, browse_site: LocalServer, xvfb_display: str
+) -> None:
+    lib = tmp_path / "lib"
+    url = browse_site.url("/more")
+    proc = start(lib, url)
+    try:
+        wait_for(
+            lambda: any(r.path == "/style.css" for r in browse_site.requests), "the page to load"
+        )
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(30)
+    assert proc.returncode == 0, out + err
+    assert "browsing: each page is saved when you leave it" in out
+    assert f"saved {url} — Load more (2 responses)" in out
+    assert "saved 1 page(s) into collection 'web' (stopped)" in out
+    with sqlite3.connect(lib / "library.db") as db:
+        jobs = db.execute("SELECT kind, status, progress_done FROM jobs").fetchall()
+        snaps = db.execute("SELECT url, state, folder FROM snapshots").fetchall()
+    assert jobs == [("browse", "completed", 1)]
+    assert [(u, s) for u, s, _ in snaps] == [(url, "complete")]
+    folder = lib / snaps[0][2]
+    assert "Load more" in (folder / "dom.html").read_text("utf-8")
+    assert (folder / "screenshot.png").read_bytes().startswith(b"\x89PNG")
+    assert warcio_check(folder / "capture.warc.gz").returncode == 0
+
+
+def test_a_killed_session_leaves_part_files_and_pending_rows_only(
+    tmp_path: Path, browse_site: LocalServer, xvfb_display: str
+) -> None:
+    lib = tmp_path / "lib"
+    proc = start(lib, browse_site.url("/more"), output=False)
+    try:
+        parts: list[Path] = []
+
+        def recorded() -> bool:
+            parts[:] = list(lib.glob("collections/web/*/*/*/capture.warc.gz.part"))
+            try:
+                return bool(parts) and any(
+                    r.type == "response" and r.uri.endswith("/style.css")
+                    for r in read_warc(parts[0])
+                )
+            except Exception:  # a record being written right now
+                return False
+
+        wait_for(recorded, "the first page's responses on disk")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the app and its browser, as a power cut would
+        proc.wait(30)
+    assert warcio_check(parts[0]).returncode == 0
+    finals = [
+        p for p in lib.glob("collections/**/*") if p.is_file() and not p.name.endswith(".part")
+    ]
+    assert finals == []
+    with sqlite3.connect(lib / "library.db") as db:
+        assert db.execute("SELECT state FROM snapshots").fetchall() == [("pending",)]
+        assert db.execute("SELECT kind, status FROM jobs").fetchall() == [("browse", "running")]
