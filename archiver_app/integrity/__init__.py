@@ -7,9 +7,13 @@ and ``archiver verify``, which tells a later change apart from bit rot repaired 
 - :mod:`.verify`: :func:`verify_snapshots` and its outcome codes.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from archiver_app.integrity.digests import CHECKED_KINDS, capture_origin
 from archiver_app.integrity.judge import IntegrityCode, expected_digest, judge
-from archiver_app.integrity.verify import FileVerdict, IntegrityReport, verify_snapshots
+
+if TYPE_CHECKING:
+    from archiver_app.integrity.verify import FileVerdict, IntegrityReport, verify_snapshots
 
 __all__ = [
     "CHECKED_KINDS",
@@ -21,3 +25,15 @@ __all__ = [
     "judge",
     "verify_snapshots",
 ]
+
+_LAZY = frozenset({"FileVerdict", "IntegrityReport", "verify_snapshots"})
+
+
+def __getattr__(name: str) -> Any:
+    """The verifier loads on first use (it brings the mirror's copier): reading digests or
+    judging a file, as the GUI and the capture path do, stays light."""
+    if name in _LAZY:
+        from archiver_app.integrity import verify
+
+        return getattr(verify, name)
+    raise AttributeError(name)
