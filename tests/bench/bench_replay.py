@@ -26,6 +26,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -158,35 +159,60 @@ def wait_http(port: int, timeout: float = 60.0) -> None:
 # ---------------------------------------------------------------------- timing
 
 
-def serve_session(port: int, token: str) -> tuple[int, str]:
-    """(content port, Cookie header) of ``archiver serve``: the entry address sets the
-    token cookie, the frame page names the port archived content is served on."""
+def serve_session(port: int, token: str) -> str:
+    """The Cookie header of an ``archiver serve`` session: the entry address sets it."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     conn.request("GET", f"/{token}/latest/http://example.com/")
     entry = conn.getresponse()
     entry.read()
-    cookie = (entry.getheader("Set-Cookie") or "").split(";")[0]
-    conn.request("GET", "/latest/http://example.com/", headers={"Cookie": cookie})
-    frame = conn.getresponse().read().decode()
     conn.close()
-    match = re.search(r'<iframe src="http://127\.0\.0\.1:(\d+)/', frame)
-    assert match and cookie, frame
-    return int(match.group(1)), cookie
+    cookie = (entry.getheader("Set-Cookie") or "").split(";")[0]
+    assert cookie, "serve set no session cookie"
+    return cookie
+
+
+def content_hosts(port: int, cookie: str, urls: list[str]) -> tuple[int, dict[str, str]]:
+    """(content port, {origin: Host header}): serve answers each archived origin on its own
+    ``<label>.localhost`` host, named in the frame page the shell gives for one of its URLs
+    (asked once per origin, before any timing)."""
+    hosts: dict[str, str] = {}
+    content_port = 0
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    for url in urls:
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+        if origin in hosts:
+            continue
+        path, frame = f"/latest/{url}", ""
+        for _ in range(3):  # `latest` redirects to the capture's exact address
+            conn.request("GET", path, headers={"Cookie": cookie})
+            resp = conn.getresponse()
+            frame = resp.read().decode()
+            if resp.status not in (301, 302, 303, 307, 308):
+                break
+            path = (
+                urlsplit(resp.getheader("Location") or "")._replace(scheme="", netloc="").geturl()
+            )
+        match = re.search(r'<iframe src="http://([a-z0-9]+\.localhost):(\d+)/', frame)
+        assert match, frame
+        hosts[origin] = f"{match.group(1)}:{match.group(2)}"
+        content_port = int(match.group(2))
+    conn.close()
+    return content_port, hosts
 
 
 def fetch_all(
-    port: int, paths: list[str], label: str, cookie: str | None = None
+    port: int, paths: list[str], label: str, hosts: list[str] | None = None
 ) -> tuple[Timing, list[int]]:
     """GET each path on a fresh connection (pywb's id_ framing does not survive keep-alive
     for every record, so neither side gets keep-alive)."""
     times, sizes, failures, failed = [], [], 0, []
     start = time.perf_counter()
-    for path in paths:
+    for i, path in enumerate(paths):
         t0 = time.perf_counter()
         status: object = None
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         try:
-            headers = {"Connection": "close", **({"Cookie": cookie} if cookie else {})}
+            headers = {"Connection": "close", **({"Host": hosts[i]} if hosts else {})}
             conn.request("GET", path, headers=headers)
             resp = conn.getresponse()
             body = resp.read()
@@ -286,19 +312,22 @@ def main(argv: list[str] | None = None) -> float:
         line = ours.stdout.readline()
         match = re.search(r"127\.0\.0\.1:(\d+)/([\w-]+)/", line)
         assert match, line
-        our_port, cookie = serve_session(int(match.group(1)), match.group(2))
+        cookie = serve_session(int(match.group(1)), match.group(2))
+        urls = [s.url for s in samples]
+        our_port, by_origin = content_hosts(int(match.group(1)), cookie, urls)
+        hosts = [by_origin["{0.scheme}://{0.netloc}".format(urlsplit(u))] for u in urls]
 
         pywb_paths = [f"/bench/{s.ts14}id_/{s.url}" for s in samples]
         our_paths = [f"/{s.ts14}/{s.url}" for s in samples]
         fetch_all(pywb_port, pywb_paths[:20], "warm-up")
         pywb_t, pywb_sizes = fetch_all(pywb_port, pywb_paths, "pywb id_ (HTTP)")
         ours_t, our_sizes = fetch_all(
-            our_port, our_paths, "archiver serve, first pass (HTTP)", cookie
+            our_port, our_paths, "archiver serve, first pass (HTTP)", hosts
         )
         hot = our_paths[: args.hot]  # a working set that fits the caches, served just before
-        fetch_all(our_port, hot, "warm", cookie)
+        fetch_all(our_port, hot, "warm", hosts[: args.hot])
         ours_cached, _ = fetch_all(
-            our_port, hot, f"archiver serve, cached, {len(hot)} hot (HTTP)", cookie
+            our_port, hot, f"archiver serve, cached, {len(hot)} hot (HTTP)", hosts[: args.hot]
         )
     finally:
         for proc in (pywb, ours):
