@@ -401,9 +401,7 @@ class EditionView(QWidget):
 
 
 def _run_job(library: Library, job_id: int, progress: Any, cancel: Any) -> Any:
-    from archiver_app.jobs.background import run_in_child
-
-    return run_in_child(library, job_id, progress=progress, cancel=cancel)
+    return library.jobs.run(job_id, progress=progress, cancel=cancel)
 
 
 def open_edition(tabs: QTabWidget, library: Library, name: str, runner: OpRunner,
