@@ -10,7 +10,9 @@
     <name>.csl.json          the same as CSL-JSON
 
 It runs as a job of kind ``export`` (its config carries ``edition``), so the GUI enqueues it
-and the CLI runs it in the foreground like any export. The reports are written after the
+and the CLI runs it in the foreground like any export. Signed, it can carry an RFC 3161
+timestamp of its signature as any signed export does (``export/timestamps.py``; without
+network the request waits in ``export/pending.py``'s queue). The reports are written after the
 WACZ, each atomically: an interrupted release leaves no half-written file.
 """
 
@@ -47,10 +49,19 @@ class ReleaseResult:
 
 
 def release_config(
-    name: str, output: Path, *, sign: bool = False, overwrite: bool = False
+    name: str,
+    output: Path,
+    *,
+    sign: bool = False,
+    overwrite: bool = False,
+    timestamp: str | None = None,
 ) -> dict[str, Any]:
-    """The ``export`` job's arguments for an edition release."""
-    return {"edition": name, "output": str(output), "sign": sign, "overwrite": overwrite}
+    """The ``export`` job's arguments for an edition release (``timestamp``: the URL of
+    the authority to stamp the signature; only with ``sign``)."""
+    if timestamp and not sign:
+        raise InputError("a timestamp stamps the signature: sign the release too (--sign)")
+    return {"edition": name, "output": str(output), "sign": sign, "overwrite": overwrite,
+            "timestamp": timestamp or None}  # fmt: skip
 
 
 def release_paths(name: str, output: Path) -> list[Path]:
@@ -68,10 +79,12 @@ def export_edition(
     *,
     sign: bool = False,
     overwrite: bool = False,
+    timestamp: str | None = None,
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
 ) -> ReleaseResult:
-    """Write the release of edition ``name`` (see the module docstring).
+    """Write the release of edition ``name`` (see the module docstring); signed with
+    ``sign``, and with ``timestamp`` (an authority's URL) its signature timestamped.
 
     Raises:
         InputError: no such edition, no member captured, or a report file exists and
@@ -79,7 +92,12 @@ def export_edition(
     """
     from archiver_app.cite.formats import citation, to_bibtex, to_csl_json
     from archiver_app.export import Selection, export
+    from archiver_app.export.pending import after_export
+    from archiver_app.export.signing import Signing
 
+    if timestamp and not sign:
+        raise InputError("a timestamp stamps the signature: sign the release too (--sign)")
+    signing = Signing(timestamp=timestamp or None) if sign else None
     refresh(lib, name)  # a frozen edition keeps its members; others catch up first
     with lib.session() as s:
         ed = get_edition(s, name)
@@ -97,10 +115,12 @@ def export_edition(
         Path(output),
         fmt="wacz",
         overwrite=overwrite,
-        sign=sign,
+        sign=signing or False,
         progress=progress,
         cancel=cancel,
     )
+    if signing is not None:
+        after_export(lib, wacz, signing)  # a timestamp without network waits in a queue
     cov = coverage(lib, name)
     refs = [citation(lib, sid) for sid in sorted(members)]
     texts = (coverage_json(cov), coverage_markdown(cov), targets_csv(cov), to_bibtex(refs),
@@ -121,6 +141,7 @@ def run_release(
         Path(c["output"]),
         sign=bool(c.get("sign")),
         overwrite=bool(c.get("overwrite")),
+        timestamp=c.get("timestamp"),
         progress=progress,
         cancel=cancel,
     )
