@@ -8,7 +8,10 @@ release…** (an export job). An accepted edition is frozen: reasons are read-on
 **Reopen…** button replaces Accept.
 
 Everything goes through ``lib.editions`` and the job runtime; long work runs on the op
-runner, never on the GUI thread. :func:`open_edition` is the main window's hook.
+runner, never on the GUI thread. :func:`open_edition` is the main window's hook; it
+subscribes the view to the window's job-finished signal, so an open view re-reads the
+edition whenever a job ends (a capture, crawl or import may have changed it), and a state
+that changed while reading is passed on as ``changed`` (the sidebar shows it).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -45,6 +48,7 @@ from archiver_app.api.editions import (
     EditResult,
     StateChange,
 )
+from archiver_app.editions.states import TransitionCode
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
@@ -183,14 +187,22 @@ class EditionView(QWidget):
         ``loaded`` tells when it is shown."""
         eds, name = self.library.editions, self.name
 
-        def read(_progress: Any, _cancel: Any) -> tuple[EditionSummary, Coverage]:
-            eds.refresh(name)
-            return eds.get(name), eds.coverage(name)
+        def read(_progress: Any, _cancel: Any) -> tuple[EditionSummary, Coverage, bool]:
+            moved = eds.refresh(name).transition.code is TransitionCode.MOVED
+            return eds.get(name), eds.coverage(name), moved
 
         self._background(read, self._show, f"reading edition {name}")
 
-    def _show(self, data: tuple[EditionSummary, Coverage]) -> None:
-        self.summary, self.coverage = s, cov = data
+    def job_finished(self, _job_id: int = 0, _status: str = "") -> None:
+        """A job ended somewhere in the app: re-read (its outcome may be in the edition)."""
+        if isValid(self):
+            self.reload()
+
+    def _show(self, data: tuple[EditionSummary, Coverage, bool]) -> None:
+        s, cov, moved = data
+        self.summary, self.coverage = s, cov
+        if moved:  # the sidebar's state for it is stale
+            self.changed.emit(Changes(collections=True))
         self.title.setText(f"Edition {s.name}")
         colour = STATE_COLOURS.get(s.state, "palette(text)")
         note = f" — {html.escape(s.review_note, quote=False)}" if s.review_note else ""
@@ -405,8 +417,10 @@ def _run_job(library: Library, job_id: int, progress: Any, cancel: Any) -> Any:
 
 
 def open_edition(tabs: QTabWidget, library: Library, name: str, runner: OpRunner,
-                 on_changed: Any) -> EditionView:  # fmt: skip
-    """Show edition ``name`` in a tab of ``tabs`` (the open one when there is one)."""
+                 on_changed: Any, *, job_finished: SignalInstance | None = None
+                 ) -> EditionView:  # fmt: skip
+    """Show edition ``name`` in a tab of ``tabs`` (the open one when there is one);
+    ``job_finished`` (job id, status): the window's signal that a job ended."""
     for i in range(tabs.count()):
         widget = tabs.widget(i)
         if isinstance(widget, EditionView) and widget.name == name:
@@ -415,6 +429,8 @@ def open_edition(tabs: QTabWidget, library: Library, name: str, runner: OpRunner
             return widget
     view = EditionView(library, name, runner)
     view.changed.connect(on_changed)
+    if job_finished is not None:
+        job_finished.connect(view.job_finished)
     index = tabs.addTab(view, f"Edition {name}")
     tabs.setCurrentIndex(index)
     return view
