@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="editions: a collection's reviewed, citable release over a period, with coverage",
         description="An edition gathers what a collection's jobs captured in a period (a year "
         "or a date range), tracks every intended URL, and is accepted once each gap has a "
-        "reason; accepted, its captures cannot be deleted or offloaded until it is reopened.",
+        "reason; accepted, its captures cannot be deleted until it is reopened (offload keeps "
+        "the retention policy's verified copies of them, as of any capture).",
     )
     actions = p.add_subparsers(dest="edition_action", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="create an edition of a collection")

@@ -9,6 +9,11 @@
     <name>.bib               a BibTeX entry per member capture
     <name>.csl.json          the same as CSL-JSON
 
+Members offloaded to drives (an accepted edition is not pinned on this computer: see
+docs/editions.md, "Frozen") are copied back first, verified, from the mounted drives that
+hold them (:func:`archiver_app.mirror.restore`); when a drive is missing the release
+stops before writing anything and names the drives to plug in.
+
 It runs as a job of kind ``export`` (its config carries ``edition``), so the GUI enqueues it
 and the CLI runs it in the foreground like any export. Signed, it can carry an RFC 3161
 timestamp of its signature as any signed export does (``export/timestamps.py``; without
@@ -108,6 +113,7 @@ def export_edition(
     reports = release_paths(name, Path(output).absolute())
     if not overwrite and (taken := [p for p in reports if p.exists()]):
         raise InputError(f"{taken[0]} exists already; use --overwrite to replace the release")
+    bring_back(lib, members, progress=progress, cancel=cancel)
     title = f"Edition {name}" + ("" if state == EditionState.RESEARCH_READY else f" ({state})")
     wacz = export(
         lib,
@@ -128,6 +134,44 @@ def export_edition(
     for path, text in zip(reports, texts, strict=True):
         atomic_write_text(path, text)
     return ReleaseResult(edition=name, state=state, wacz=wacz, files=reports)
+
+
+def bring_back(
+    lib: Library,
+    snapshot_ids: list[int],
+    *,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> int:
+    """Copy back, verified, the files of ``snapshot_ids`` (and the revisit originals they
+    need) that were offloaded; return how many. Raises ``DriveNotMounted`` naming the
+    drives to plug in when some are on no mounted drive."""
+    from sqlalchemy import select
+
+    from archiver_app.editions.ledger import chunks
+    from archiver_app.mirror.deps import file_dependencies
+    from archiver_app.store.models import File, LocalState
+
+    with lib.session() as s:
+        own = [
+            fid
+            for part in chunks(sorted(snapshot_ids))
+            for fid in s.scalars(select(File.id).where(File.snapshot_id.in_(part)))
+        ]
+        wanted = set(own).union(*file_dependencies(s, own).values())
+        absent = [
+            fid
+            for part in chunks(sorted(wanted))
+            for fid in s.scalars(
+                select(File.id).where(File.id.in_(part), File.local_state != LocalState.PRESENT)
+            )
+        ]
+    if not absent:
+        return 0
+    from archiver_app.mirror import restore
+
+    restore(lib, absent, progress=progress, cancel=cancel)
+    return len(absent)
 
 
 def run_release(

@@ -321,8 +321,7 @@ class EditionView(QWidget):
             return
         if self._confirm(
             "Accept this edition?",
-            "Accepting freezes its membership: its captures cannot be deleted or offloaded "
-            "until you reopen it.",
+            "Accepting freezes its membership: its captures cannot be deleted until you reopen it.",
         ):
             self._background(lambda _p, _c: eds.accept(name), self._accepted, "accept")
 
