@@ -3,6 +3,8 @@ without anyone opening them (``edition list`` and the sidebar read the stored st
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from archiver_app.cli import main
@@ -87,3 +89,22 @@ def test_jobs_elsewhere_and_accepted_editions_are_left_alone(library: Library) -
     old = library.editions.coverage("old")  # 2020: today's captures are not in it
     assert [t.state for t in old.targets] == [TargetState.MISSING]
     assert library.editions.get("old").state is EditionState.PLANNED
+
+
+def test_an_import_fills_the_gaps_of_its_collections_editions(
+    library: Library, tmp_path: Path
+) -> None:
+    from tests.helpers.warcs import site, write_warc
+
+    library.ensure_collection("c")
+    pages = [f"https://example.org/page{i}" for i in range(2)]
+    library.editions.create("c", "c-2024", year=2024, targets_text="\n".join(pages))
+    assert library.editions.coverage("c-2024").counts.missing == 2
+
+    warc = write_warc(tmp_path / "site.warc.gz", site(2))  # captured in March 2024
+    args = ["--library", str(library.root), "import", str(warc), "--collection", "c"]
+    assert main(args) == 0
+
+    c = library.editions.coverage("c-2024").counts  # as stored by the import's end
+    assert (c.captured, c.missing) == (2, 0)
+    assert library.editions.get("c-2024").state is EditionState.SEARCH_READY
