@@ -11,7 +11,8 @@ Hooks for the rest of the library:
 * :func:`frozen_holders`: which accepted editions hold some captures (deletion and offload
   refuse to touch them);
 * :func:`note_changed`: captures deleted or found damaged; the accepted editions holding
-  them move to ``needs_review`` with a note saying why;
+  them move to ``needs_review`` with a note saying why; :func:`refresh_editions` then
+  brings the other editions that held deleted captures up to date;
 * :func:`job_ended`: a capture, crawl or import job ended (its pages captured, failed or
   skipped, its captures indexed): the editions it feeds refresh their ledger and state
   then, so ``edition list`` and the sidebar never show a stale state.
@@ -313,17 +314,50 @@ def frozen_holders(s: Session, snapshot_ids: Iterable[int]) -> dict[int, str]:
     return out
 
 
+def editions_holding(s: Session, snapshot_ids: Iterable[int]) -> set[int]:
+    """Ids of the editions some of ``snapshot_ids`` are members of."""
+    out: set[int] = set()
+    for part in chunks(sorted(set(snapshot_ids))):
+        out.update(
+            s.scalars(select(EditionMember.edition_id).where(EditionMember.snapshot_id.in_(part)))
+        )
+    return out
+
+
+def _catch_up(s: Session, eds: Iterable[Edition], now: datetime) -> dict[str, Transition]:
+    """Refresh the ledger and the automatic state of ``eds`` (none of them frozen)."""
+    out: dict[str, Transition] = {}
+    for ed in eds:
+        refresh_ledger(s, ed, now)
+        move = transition(EditionState(ed.state), EditionEvent.PROGRESS, facts(s, ed))
+        out[ed.name] = _apply(ed, move, now)
+    return out
+
+
+def refresh_editions(
+    s: Session, edition_ids: Iterable[int], now: datetime
+) -> dict[str, Transition]:
+    """Bring the editions ``edition_ids`` that are not frozen up to date, in the caller's
+    transaction (deletion calls it once the captures' rows are gone)."""
+    s.flush()
+    return _catch_up(
+        s,
+        s.scalars(
+            select(Edition).where(
+                Edition.id.in_(sorted(set(edition_ids))),
+                Edition.state != EditionState.RESEARCH_READY.value,
+            )
+        ),
+        now,
+    )
+
+
 def note_changed(s: Session, snapshot_ids: Iterable[int], why: str, now: datetime) -> list[str]:
     """Captures were deleted or found damaged: the accepted (or reopened) editions holding
     them need review, with ``why`` as the note. Returns their names. Runs in the caller's
     transaction, before the captures' rows go."""
     names: list[str] = []
-    ids = sorted(set(snapshot_ids))
-    edition_ids: set[int] = set()
-    for part in chunks(ids):
-        edition_ids.update(
-            s.scalars(select(EditionMember.edition_id).where(EditionMember.snapshot_id.in_(part)))
-        )
+    edition_ids = editions_holding(s, snapshot_ids)
     for ed in s.scalars(select(Edition).where(Edition.id.in_(sorted(edition_ids)))):
         move = _apply(ed, transition(EditionState(ed.state), EditionEvent.CHANGED), now)
         if move.code is TransitionCode.MOVED or ed.state == EditionState.NEEDS_REVIEW:
@@ -396,10 +430,7 @@ def job_ended(lib: Library, job_id: int) -> dict[str, Transition]:
                 Edition.state != EditionState.RESEARCH_READY.value,
             )
         ).all()
-        for ed in _fed_by(job, candidates):
-            refresh_ledger(s, ed, now)
-            move = transition(EditionState(ed.state), EditionEvent.PROGRESS, facts(s, ed))
-            out[ed.name] = _apply(ed, move, now)
+        out = _catch_up(s, _fed_by(job, candidates), now)
     return out
 
 

@@ -108,3 +108,21 @@ def test_an_import_fills_the_gaps_of_its_collections_editions(
     c = library.editions.coverage("c-2024").counts  # as stored by the import's end
     assert (c.captured, c.missing) == (2, 0)
     assert library.editions.get("c-2024").state is EditionState.SEARCH_READY
+
+
+def test_deleting_a_member_of_an_edition_under_review_updates_it_at_once(
+    library: Library,
+) -> None:
+    build(library)
+    index_everything(library)
+    library.editions.create("rivers", "e", year=2026)
+    member = {t.url: t for t in library.editions.coverage("e").targets}[f"{H}/b"]
+    assert member.state is TargetState.CAPTURED and member.snapshot_id is not None
+
+    result, _changes = library.snapshots.delete([member.snapshot_id])
+    assert not result.editions_to_review  # not accepted: nothing to review
+
+    gone = {t.url: t for t in library.editions.coverage("e").targets}[f"{H}/b"]
+    assert (gone.state, gone.snapshot_id) == (TargetState.MISSING, None)
+    c = library.editions.coverage("e").counts
+    assert (c.captured, c.missing) == (3, 1)
