@@ -4,8 +4,8 @@ Counts per state, overall and per domain; the gaps (failed, missing, pending) ea
 reason the user types in place; and the three actions of a review: **Capture N missing
 URLs** (one capture job, run in a child process like every capture), **Accept…** (refused
 with the reason shown above the table, the unexplained gaps picked out) and **Export
-release…** (an export job). An accepted edition is frozen: reasons are read-only and a
-**Reopen…** button replaces Accept.
+release…** (an export job, signed and timestamped when the boxes beside it say so). An
+accepted edition is frozen: reasons are read-only and a **Reopen…** button replaces Accept.
 
 Everything goes through ``lib.editions`` and the job runtime; long work runs on the op
 runner, never on the GUI thread. :func:`open_edition` is the main window's hook; it
@@ -50,6 +50,7 @@ from archiver_app.api.editions import (
 )
 from archiver_app.editions.states import TransitionCode
 from archiver_app.gui.errors import show_error
+from archiver_app.gui.export_signing import SigningChoice
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
 
@@ -134,9 +135,11 @@ class EditionView(QWidget):
         self.accept_button.clicked.connect(self.accept_or_reopen)
         self.export_button = QPushButton("Export release…", self)
         self.export_button.clicked.connect(self.export_release)
+        self.signing = SigningChoice(library, self)  # the release's: Sign, Timestamp with …
         buttons = QHBoxLayout()
         for b in (self.capture_button, self.accept_button, self.export_button):
-            buttons.addWidget(b)
+            buttons.addWidget(b, 0, Qt.AlignmentFlag.AlignTop)
+        buttons.addWidget(self.signing)
         buttons.addStretch(1)
 
         self.counts.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -378,20 +381,29 @@ class EditionView(QWidget):
         if not path:
             return
         out = Path(path) if path.endswith(".wacz") else Path(path + ".wacz")
-        job_id = self.library.editions.queue_release(self.name, out, overwrite=out.exists())
+        sign, stamp = self.signing.sign(), self.signing.timestamp()
+        job_id = self.library.editions.queue_release(
+            self.name, out, overwrite=out.exists(), sign=sign, timestamp=stamp
+        )
         self._say(f"Writing the release to {out}…")
-        self._run_job(job_id, f"release of edition {self.name}",
-                      f"Release written: {out}, with its coverage report, target ledger and "
-                      "bibliography beside it.")  # fmt: skip
 
-    def _run_job(self, job_id: int, label: str, message: str) -> None:
-        """Run a queued job in a child process, as the app runs every job."""
+        def written(result: object) -> str:  # a ReleaseResult: the WACZ's is in .wacz
+            wacz = getattr(result, "wacz", None)
+            proof = SigningChoice.outcome(wacz, sign) if wacz is not None else []
+            return " ".join([f"Release written: {out}, with its coverage report, target "
+                             "ledger and bibliography beside it.", *proof])  # fmt: skip
+
+        self._run_job(job_id, f"release of edition {self.name}", written)
+
+    def _run_job(self, job_id: int, label: str, message: str | Callable[[object], str]) -> None:
+        """Run a queued job in a child process, as the app runs every job; ``message`` says
+        how it went (or makes that out of the job's result)."""
         self._running += 1
         self._update_buttons()
 
-        def done(_result: object) -> None:
+        def done(result: object) -> None:
             self._running -= 1
-            self._say(message)
+            self._say(message if isinstance(message, str) else message(result))
             self._after(Changes(collections=True, jobs=True))
 
         library = self.library

@@ -109,6 +109,32 @@ def test_export_release_runs_an_export_job_that_writes_the_reports(
     assert [j.status for j in jobs] == ["completed"]
 
 
+def test_a_release_signed_and_timestamped_from_the_view(
+    qtbot: Any, library: Library, op_runner: Any, edition: str, monkeypatch: Any, tmp_path: Path
+) -> None:
+    from archiver_app.export.pending import set_default_authority
+    from archiver_app.export.signing import verify_wacz
+    from archiver_app.export.timestamps import TimestampState, load_roots
+    from tests.helpers.tsa import LocalTSA
+
+    tsa = LocalTSA(tmp_path / "tsa").start()
+    try:
+        set_default_authority(library, tsa.url)
+        out = tmp_path / f"{edition}.wacz"
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(out), ""))
+        view = open_view(qtbot, library, edition, op_runner)
+        assert not view.signing.stamp_box.isEnabled()  # a timestamp stamps a signature
+        view.signing.sign_box.setChecked(True)
+        view.signing.stamp_box.setChecked(True)
+        with qtbot.waitSignal(view.changed, timeout=120_000):
+            view.export_button.click()
+        assert "Signed with your key. Timestamped at " in view.notice.text(), view.notice.text()
+        report = verify_wacz(out, tsa_roots=load_roots(tsa.root))
+        assert report.ok and report.timestamp.state is TimestampState.VALID
+    finally:
+        tsa.stop()
+
+
 def test_editions_are_listed_under_their_collection_and_open_in_a_tab(
     qtbot: Any, library: Library, edition: str, main_window: Any
 ) -> None:
