@@ -333,6 +333,10 @@ def resume_interrupted_endings(lib: Library, *, stale_seconds: float = 60.0) -> 
         index_job(lib, job_id)
         if job_id not in touched:
             touched.append(job_id)
+    from archiver_app.editions.service import after_job
+
+    for job_id in touched:  # the worker may have died before its editions took it in
+        after_job(lib, job_id)
     return touched
 
 

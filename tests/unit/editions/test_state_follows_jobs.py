@@ -126,3 +126,29 @@ def test_deleting_a_member_of_an_edition_under_review_updates_it_at_once(
     assert (gone.state, gone.snapshot_id) == (TargetState.MISSING, None)
     c = library.editions.coverage("e").counts
     assert (c.captured, c.missing) == (3, 1)
+
+
+def test_a_worker_killed_before_the_editions_took_a_job_in_is_made_up_for(
+    library: Library,
+) -> None:
+    from sqlalchemy import update
+
+    from archiver_app.editions.models import EditionMember, EditionTarget
+    from archiver_app.store.models import Job
+
+    library.ensure_collection("rivers")
+    library.editions.create("rivers", "e", year=2026, targets_text=f"{H}/listed\n")
+    job = create_job(library, [f"{H}/listed"], scope="page", collection="rivers")
+    crawl(library, MemorySiteFetcher(library, _site()))
+    # What a worker killed right after the job's end leaves: no coverage report yet, and
+    # the edition as it was before.
+    with library.write() as s:
+        s.execute(update(Job).where(Job.id == job).values(status="completed", coverage_json=None))
+        s.execute(update(EditionTarget).values(state=TargetState.PENDING.value))
+        s.execute(update(EditionMember).values(snapshot_id=None))
+    assert library.editions.coverage("e").counts.pending == 1
+
+    crawl(library, MemorySiteFetcher(library, _site()))  # the next worker finishes the end
+
+    c = library.editions.coverage("e").counts
+    assert (c.pending, c.captured) == (0, 1)
