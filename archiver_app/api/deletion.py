@@ -26,7 +26,12 @@ from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from archiver_app.editions.models import EditionMember
-from archiver_app.editions.service import frozen_holders, note_changed
+from archiver_app.editions.service import (
+    editions_holding,
+    frozen_holders,
+    note_changed,
+    refresh_editions,
+)
 from archiver_app.library import Library
 from archiver_app.store.fulltext import delete_snapshot_text
 from archiver_app.store.models import Copy, File, FileKind, LocalState, Record, Snapshot
@@ -124,6 +129,7 @@ def delete_snapshots(lib: Library, snapshot_ids: Iterable[int]) -> DeleteResult:
                 continue
             chosen.append((snap, files))
         why = f"member capture(s) deleted on {lib.clock():%Y-%m-%d}"
+        holding = editions_holding(s, [snap.id for snap, _ in chosen])
         review = note_changed(s, [snap.id for snap, _ in chosen], why, lib.clock())
         # revisits among the deleted captures may point at each other's records
         doomed_files = [f.id for _, fs in chosen for f in fs]
@@ -140,6 +146,7 @@ def delete_snapshots(lib: Library, snapshot_ids: Iterable[int]) -> DeleteResult:
             outcomes.append(
                 DeleteOutcome(snap.id, DeleteCode.DELETED, f"deleted capture {snap.id}")
             )
+        refresh_editions(s, holding, lib.clock())  # their counts lose the captures now
     _remove_files(lib, doomed, folders)
     return DeleteResult(tuple(sorted(outcomes, key=lambda o: o.snapshot_id)), tuple(review))
 

@@ -200,9 +200,16 @@ class EditionsManager:
         )  # fmt: skip
 
     def queue_release(
-        self, name: str, output: Path, *, sign: bool = False, overwrite: bool = False
+        self,
+        name: str,
+        output: Path,
+        *,
+        sign: bool = False,
+        overwrite: bool = False,
+        timestamp: str | None = None,
     ) -> int:
-        """Enqueue the release of ``name`` as an export job; return the job's id."""
+        """Enqueue the release of ``name`` as an export job; return the job's id
+        (``timestamp``: an authority's URL, to timestamp the signature; with ``sign``)."""
         from archiver_app.editions.release import release_config
         from archiver_app.jobs import JobKind, enqueue
 
@@ -210,7 +217,7 @@ class EditionsManager:
         return enqueue(
             self._lib,
             JobKind.EXPORT,
-            release_config(name, output, sign=sign, overwrite=overwrite),
+            release_config(name, output, sign=sign, overwrite=overwrite, timestamp=timestamp),
             name=f"Release of edition {name} to {output}",
             collection=ed.collection,
         )

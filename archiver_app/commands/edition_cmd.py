@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="editions: a collection's reviewed, citable release over a period, with coverage",
         description="An edition gathers what a collection's jobs captured in a period (a year "
         "or a date range), tracks every intended URL, and is accepted once each gap has a "
-        "reason; accepted, its captures cannot be deleted or offloaded until it is reopened.",
+        "reason; accepted, its captures cannot be deleted until it is reopened (offload keeps "
+        "the retention policy's verified copies of them, as of any capture).",
     )
     actions = p.add_subparsers(dest="edition_action", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="create an edition of a collection")
@@ -64,6 +65,17 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     export.add_argument("name", metavar="NAME")
     export.add_argument("output", type=Path, metavar="OUT.wacz")
     export.add_argument("--sign", action="store_true", help="sign the WACZ with your key")
+    export.add_argument(
+        "--timestamp",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="URL",
+        help="with --sign: a trusted RFC 3161 timestamp of the signature from the authority "
+        "at URL (default: `archiver export timestamp-authority`); without network the "
+        "release is written signed and the timestamp waits for `archiver export "
+        "timestamp-pending`",
+    )
     export.add_argument("--overwrite", action="store_true")
     missing = actions.add_parser("capture-missing", help="queue the missing URLs as one job")
     missing.add_argument("name", metavar="NAME")
@@ -155,18 +167,24 @@ def _state_change(change: StateChange, name: str, ctx: Context) -> int:
 
 
 def _export(args: argparse.Namespace, ctx: Context, lib: Library) -> int:
+    from archiver_app.commands.export_cmd import _authority, _print_stamp
     from archiver_app.editions.release import ReleaseResult, release_config
     from archiver_app.jobs import JobKind
     from archiver_app.jobs.foreground import run_as_job
 
+    if args.timestamp is not None and not args.sign:
+        raise InputError("--timestamp stamps the signature: add --sign")
     e = lib.editions.get(args.name)
+    config = release_config(args.name, args.output, sign=args.sign, overwrite=args.overwrite,
+                            timestamp=_authority(lib, args.timestamp))  # fmt: skip
     result: ReleaseResult = run_as_job(
-        lib, JobKind.EXPORT,
-        release_config(args.name, args.output, sign=args.sign, overwrite=args.overwrite),
+        lib, JobKind.EXPORT, config,
         name=f"Release of edition {args.name} to {args.output}", collection=e.collection,
     )  # fmt: skip
     w = result.wacz
     print(f"wrote {w.path}: {w.pages} pages, {w.records} records", file=ctx.out)
+    if w.timestamp is not None:
+        _print_stamp(w.timestamp, ctx)
     for path in result.files:
         print(f"wrote {path}", file=ctx.out)
     if result.state != "research_ready":

@@ -50,6 +50,9 @@ def cmd_offload(args: argparse.Namespace, ctx: Context) -> int:
         f"{verb} {human_bytes(r.bytes_freed)}: {r.snapshots} snapshots, {r.files} files",
         file=ctx.out,
     )
+    for name, n in r.editions_offloaded.items():
+        print(f"  {n} of them are in accepted edition {name}: safe on the drives; exporting "
+              "it copies them back", file=ctx.out)  # fmt: skip
     if r.not_safe:
         print(
             f"{r.not_safe} older snapshots kept: not enough verified copies on drives "

@@ -211,6 +211,9 @@ def abort_job(lib: Library, job_id: int) -> None:
         job.updated_at = now
         log_line(s, job_id, f"aborted; {skipped} waiting page(s) skipped", level="warning", at=now)
     write_coverage(lib, job_id)
+    from archiver_app.editions.service import after_job
+
+    after_job(lib, job_id)  # its pages are no longer pending in the editions it feeds
 
 
 def retry_job(lib: Library, job_id: int, *, manual: bool = True) -> int:

@@ -293,7 +293,10 @@ def finish_job_if_done(lib: Library, job_id: int) -> str | None:
         status = str(job.status)
     write_coverage(lib, job_id)
     if status == JobStatus.COMPLETED:
-        return index_job(lib, job_id)
+        status = index_job(lib, job_id)
+    from archiver_app.editions.service import after_job
+
+    after_job(lib, job_id)  # the editions this job feeds take its outcome in now
     return status
 
 
@@ -330,6 +333,10 @@ def resume_interrupted_endings(lib: Library, *, stale_seconds: float = 60.0) -> 
         index_job(lib, job_id)
         if job_id not in touched:
             touched.append(job_id)
+    from archiver_app.editions.service import after_job
+
+    for job_id in touched:  # the worker may have died before its editions took it in
+        after_job(lib, job_id)
     return touched
 
 

@@ -7,7 +7,8 @@ Intent comes from three sources, merged per URL (its SURT key):
 * ``job``: a page one of those jobs discovered and queued.
 
 A job that saw a URL and skipped it records the rule (``pages.skip_reason``); the URL is
-*excluded* only when every source that mentions it excluded it. A URL is *captured* when
+*excluded* only when every source that mentions it excluded it (a page an abort skipped
+was meant to be captured: it is missing, not excluded). A URL is *captured* when
 a good capture of it (complete, not a 5xx answer) exists in the collection within the
 period (or by a job queued for the edition); *failed* when a job spent every attempt on
 it; *pending* while a job still has it queued; *missing* otherwise. The member is the last
@@ -36,6 +37,8 @@ from archiver_app.store.models import SnapshotState as Snap
 from archiver_app.warc.surt import domain_of, url_key
 
 CHUNK = 500
+#: How an abort marks the pages it skipped (crawl.jobs.abort_job): intended, not excluded.
+ABORTED = "aborted:"
 T = TypeVar("T")
 
 
@@ -131,7 +134,7 @@ def _gather(s: Session, ed: Edition, list_urls: Iterable[str]) -> dict[str, _See
         for job_id, url, state, attempts, skip, error, snapshot_id in rows:
             entry = _note(seen, url, TargetSource.JOB, job_id)
             entry.attempts = max(entry.attempts, attempts)
-            if state == PageState.SKIPPED:
+            if state == PageState.SKIPPED and not (skip or "").startswith(ABORTED):
                 entry.rule = entry.rule or skip or "skipped"
                 continue
             entry.intended = True

@@ -9,8 +9,15 @@
     <name>.bib               a BibTeX entry per member capture
     <name>.csl.json          the same as CSL-JSON
 
+Members offloaded to drives (an accepted edition is not pinned on this computer: see
+docs/editions.md, "Frozen") are copied back first, verified, from the mounted drives that
+hold them (:func:`archiver_app.mirror.restore`); when a drive is missing the release
+stops before writing anything and names the drives to plug in.
+
 It runs as a job of kind ``export`` (its config carries ``edition``), so the GUI enqueues it
-and the CLI runs it in the foreground like any export. The reports are written after the
+and the CLI runs it in the foreground like any export. Signed, it can carry an RFC 3161
+timestamp of its signature as any signed export does (``export/timestamps.py``; without
+network the request waits in ``export/pending.py``'s queue). The reports are written after the
 WACZ, each atomically: an interrupted release leaves no half-written file.
 """
 
@@ -47,10 +54,19 @@ class ReleaseResult:
 
 
 def release_config(
-    name: str, output: Path, *, sign: bool = False, overwrite: bool = False
+    name: str,
+    output: Path,
+    *,
+    sign: bool = False,
+    overwrite: bool = False,
+    timestamp: str | None = None,
 ) -> dict[str, Any]:
-    """The ``export`` job's arguments for an edition release."""
-    return {"edition": name, "output": str(output), "sign": sign, "overwrite": overwrite}
+    """The ``export`` job's arguments for an edition release (``timestamp``: the URL of
+    the authority to stamp the signature; only with ``sign``)."""
+    if timestamp and not sign:
+        raise InputError("a timestamp stamps the signature: sign the release too (--sign)")
+    return {"edition": name, "output": str(output), "sign": sign, "overwrite": overwrite,
+            "timestamp": timestamp or None}  # fmt: skip
 
 
 def release_paths(name: str, output: Path) -> list[Path]:
@@ -68,10 +84,12 @@ def export_edition(
     *,
     sign: bool = False,
     overwrite: bool = False,
+    timestamp: str | None = None,
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
 ) -> ReleaseResult:
-    """Write the release of edition ``name`` (see the module docstring).
+    """Write the release of edition ``name`` (see the module docstring); signed with
+    ``sign``, and with ``timestamp`` (an authority's URL) its signature timestamped.
 
     Raises:
         InputError: no such edition, no member captured, or a report file exists and
@@ -79,7 +97,12 @@ def export_edition(
     """
     from archiver_app.cite.formats import citation, to_bibtex, to_csl_json
     from archiver_app.export import Selection, export
+    from archiver_app.export.pending import after_export
+    from archiver_app.export.signing import Signing
 
+    if timestamp and not sign:
+        raise InputError("a timestamp stamps the signature: sign the release too (--sign)")
+    signing = Signing(timestamp=timestamp or None) if sign else None
     refresh(lib, name)  # a frozen edition keeps its members; others catch up first
     with lib.session() as s:
         ed = get_edition(s, name)
@@ -90,6 +113,7 @@ def export_edition(
     reports = release_paths(name, Path(output).absolute())
     if not overwrite and (taken := [p for p in reports if p.exists()]):
         raise InputError(f"{taken[0]} exists already; use --overwrite to replace the release")
+    bring_back(lib, members, progress=progress, cancel=cancel)
     title = f"Edition {name}" + ("" if state == EditionState.RESEARCH_READY else f" ({state})")
     wacz = export(
         lib,
@@ -97,10 +121,12 @@ def export_edition(
         Path(output),
         fmt="wacz",
         overwrite=overwrite,
-        sign=sign,
+        sign=signing or False,
         progress=progress,
         cancel=cancel,
     )
+    if signing is not None:
+        after_export(lib, wacz, signing)  # a timestamp without network waits in a queue
     cov = coverage(lib, name)
     refs = [citation(lib, sid) for sid in sorted(members)]
     texts = (coverage_json(cov), coverage_markdown(cov), targets_csv(cov), to_bibtex(refs),
@@ -108,6 +134,44 @@ def export_edition(
     for path, text in zip(reports, texts, strict=True):
         atomic_write_text(path, text)
     return ReleaseResult(edition=name, state=state, wacz=wacz, files=reports)
+
+
+def bring_back(
+    lib: Library,
+    snapshot_ids: list[int],
+    *,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
+) -> int:
+    """Copy back, verified, the files of ``snapshot_ids`` (and the revisit originals they
+    need) that were offloaded; return how many. Raises ``DriveNotMounted`` naming the
+    drives to plug in when some are on no mounted drive."""
+    from sqlalchemy import select
+
+    from archiver_app.editions.ledger import chunks
+    from archiver_app.mirror.deps import file_dependencies
+    from archiver_app.store.models import File, LocalState
+
+    with lib.session() as s:
+        own = [
+            fid
+            for part in chunks(sorted(snapshot_ids))
+            for fid in s.scalars(select(File.id).where(File.snapshot_id.in_(part)))
+        ]
+        wanted = set(own).union(*file_dependencies(s, own).values())
+        absent = [
+            fid
+            for part in chunks(sorted(wanted))
+            for fid in s.scalars(
+                select(File.id).where(File.id.in_(part), File.local_state != LocalState.PRESENT)
+            )
+        ]
+    if not absent:
+        return 0
+    from archiver_app.mirror import restore
+
+    restore(lib, absent, progress=progress, cancel=cancel)
+    return len(absent)
 
 
 def run_release(
@@ -121,6 +185,7 @@ def run_release(
         Path(c["output"]),
         sign=bool(c.get("sign")),
         overwrite=bool(c.get("overwrite")),
+        timestamp=c.get("timestamp"),
         progress=progress,
         cancel=cancel,
     )

@@ -11,11 +11,16 @@ Hooks for the rest of the library:
 * :func:`frozen_holders`: which accepted editions hold some captures (deletion and offload
   refuse to touch them);
 * :func:`note_changed`: captures deleted or found damaged; the accepted editions holding
-  them move to ``needs_review`` with a note saying why.
+  them move to ``needs_review`` with a note saying why; :func:`refresh_editions` then
+  brings the other editions that held deleted captures up to date;
+* :func:`job_ended`: a capture, crawl or import job ended (its pages captured, failed or
+  skipped, its captures indexed): the editions it feeds refresh their ledger and state
+  then, so ``edition list`` and the sidebar never show a stale state.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -38,8 +43,17 @@ from archiver_app.editions.states import (
 )
 from archiver_app.errors import InputError
 from archiver_app.library import Library
-from archiver_app.store.models import Collection, File, Snapshot, SnapshotState
+from archiver_app.store.models import (
+    CRAWL_KIND_NAMES,
+    Collection,
+    File,
+    Job,
+    Snapshot,
+    SnapshotState,
+)
 from archiver_app.warc.surt import url_key
+
+log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -300,17 +314,50 @@ def frozen_holders(s: Session, snapshot_ids: Iterable[int]) -> dict[int, str]:
     return out
 
 
+def editions_holding(s: Session, snapshot_ids: Iterable[int]) -> set[int]:
+    """Ids of the editions some of ``snapshot_ids`` are members of."""
+    out: set[int] = set()
+    for part in chunks(sorted(set(snapshot_ids))):
+        out.update(
+            s.scalars(select(EditionMember.edition_id).where(EditionMember.snapshot_id.in_(part)))
+        )
+    return out
+
+
+def _catch_up(s: Session, eds: Iterable[Edition], now: datetime) -> dict[str, Transition]:
+    """Refresh the ledger and the automatic state of ``eds`` (none of them frozen)."""
+    out: dict[str, Transition] = {}
+    for ed in eds:
+        refresh_ledger(s, ed, now)
+        move = transition(EditionState(ed.state), EditionEvent.PROGRESS, facts(s, ed))
+        out[ed.name] = _apply(ed, move, now)
+    return out
+
+
+def refresh_editions(
+    s: Session, edition_ids: Iterable[int], now: datetime
+) -> dict[str, Transition]:
+    """Bring the editions ``edition_ids`` that are not frozen up to date, in the caller's
+    transaction (deletion calls it once the captures' rows are gone)."""
+    s.flush()
+    return _catch_up(
+        s,
+        s.scalars(
+            select(Edition).where(
+                Edition.id.in_(sorted(set(edition_ids))),
+                Edition.state != EditionState.RESEARCH_READY.value,
+            )
+        ),
+        now,
+    )
+
+
 def note_changed(s: Session, snapshot_ids: Iterable[int], why: str, now: datetime) -> list[str]:
     """Captures were deleted or found damaged: the accepted (or reopened) editions holding
     them need review, with ``why`` as the note. Returns their names. Runs in the caller's
     transaction, before the captures' rows go."""
     names: list[str] = []
-    ids = sorted(set(snapshot_ids))
-    edition_ids: set[int] = set()
-    for part in chunks(ids):
-        edition_ids.update(
-            s.scalars(select(EditionMember.edition_id).where(EditionMember.snapshot_id.in_(part)))
-        )
+    edition_ids = editions_holding(s, snapshot_ids)
     for ed in s.scalars(select(Edition).where(Edition.id.in_(sorted(edition_ids)))):
         move = _apply(ed, transition(EditionState(ed.state), EditionEvent.CHANGED), now)
         if move.code is TransitionCode.MOVED or ed.state == EditionState.NEEDS_REVIEW:
@@ -341,3 +388,57 @@ def note_damaged_files(lib: Library, file_ids: Iterable[int], where: str) -> lis
         snaps = snapshots_of_files(s, ids)
         why = f"verify found {len(ids)} damaged or missing file(s) on {where} ({now:%Y-%m-%d})"
         return note_changed(s, snaps, why, now)
+
+
+def _fed_by(job: Job, editions: Iterable[Edition]) -> list[Edition]:
+    """Which of ``editions`` (the job's collection's, not frozen) ``job`` feeds.
+
+    A crawl or capture job feeds an edition whose ledger reads its pages: it ran in the
+    period, or the edition queued it (:func:`~archiver_app.editions.ledger.edition_jobs`
+    says the same). Its captures count nowhere else, since a capture counts only in its
+    collection, within the period or by the edition's own job. An import adds captures
+    dated anywhere: every edition of its collection whose ledger it may fill.
+    """
+    if job.kind not in CRAWL_KIND_NAMES:
+        return list(editions)
+    out = []
+    for ed in editions:
+        in_period = job.created_at < ed.period_end and (
+            job.finished_at is None or job.finished_at >= ed.period_start
+        )
+        if in_period or job.id in (ed.job_ids or []):
+            out.append(ed)
+    return out
+
+
+def job_ended(lib: Library, job_id: int) -> dict[str, Transition]:
+    """Job ``job_id`` ended: refresh the editions it feeds (their ledger and state), in one
+    write; return each one's transition by name. Frozen editions are left as they are.
+
+    One query finds the candidates (the editions of the job's collection, never the
+    ledgers); an edition it does not feed costs nothing more.
+    """
+    now = lib.clock()
+    out: dict[str, Transition] = {}
+    with lib.write() as s:
+        job = s.get(Job, job_id)
+        if job is None:
+            return out
+        candidates = s.scalars(
+            select(Edition).where(
+                Edition.collection_id == job.collection_id,
+                Edition.state != EditionState.RESEARCH_READY.value,
+            )
+        ).all()
+        out = _catch_up(s, _fed_by(job, candidates), now)
+    return out
+
+
+def after_job(lib: Library, job_id: int) -> None:
+    """:func:`job_ended` for the crawl worker and the job runtime, where a job's own end
+    must stand whatever happens here: an edition that cannot be refreshed now (a busy
+    database) is refreshed when it is next shown, opened, accepted or exported."""
+    try:
+        job_ended(lib, job_id)
+    except Exception:
+        log.warning("job %s: its editions were not refreshed", job_id, exc_info=True)

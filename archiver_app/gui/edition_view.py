@@ -4,11 +4,14 @@ Counts per state, overall and per domain; the gaps (failed, missing, pending) ea
 reason the user types in place; and the three actions of a review: **Capture N missing
 URLs** (one capture job, run in a child process like every capture), **Accept…** (refused
 with the reason shown above the table, the unexplained gaps picked out) and **Export
-release…** (an export job). An accepted edition is frozen: reasons are read-only and a
-**Reopen…** button replaces Accept.
+release…** (an export job, signed and timestamped when the boxes beside it say so). An
+accepted edition is frozen: reasons are read-only and a **Reopen…** button replaces Accept.
 
 Everything goes through ``lib.editions`` and the job runtime; long work runs on the op
-runner, never on the GUI thread. :func:`open_edition` is the main window's hook.
+runner, never on the GUI thread. :func:`open_edition` is the main window's hook; it
+subscribes the view to the window's job-finished signal, so an open view re-reads the
+edition whenever a job ends (a capture, crawl or import may have changed it), and a state
+that changed while reading is passed on as ``changed`` (the sidebar shows it).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -45,7 +48,9 @@ from archiver_app.api.editions import (
     EditResult,
     StateChange,
 )
+from archiver_app.editions.states import TransitionCode
 from archiver_app.gui.errors import show_error
+from archiver_app.gui.export_signing import SigningChoice
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
 
@@ -130,9 +135,11 @@ class EditionView(QWidget):
         self.accept_button.clicked.connect(self.accept_or_reopen)
         self.export_button = QPushButton("Export release…", self)
         self.export_button.clicked.connect(self.export_release)
+        self.signing = SigningChoice(library, self)  # the release's: Sign, Timestamp with …
         buttons = QHBoxLayout()
         for b in (self.capture_button, self.accept_button, self.export_button):
-            buttons.addWidget(b)
+            buttons.addWidget(b, 0, Qt.AlignmentFlag.AlignTop)
+        buttons.addWidget(self.signing)
         buttons.addStretch(1)
 
         self.counts.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -183,14 +190,22 @@ class EditionView(QWidget):
         ``loaded`` tells when it is shown."""
         eds, name = self.library.editions, self.name
 
-        def read(_progress: Any, _cancel: Any) -> tuple[EditionSummary, Coverage]:
-            eds.refresh(name)
-            return eds.get(name), eds.coverage(name)
+        def read(_progress: Any, _cancel: Any) -> tuple[EditionSummary, Coverage, bool]:
+            moved = eds.refresh(name).transition.code is TransitionCode.MOVED
+            return eds.get(name), eds.coverage(name), moved
 
         self._background(read, self._show, f"reading edition {name}")
 
-    def _show(self, data: tuple[EditionSummary, Coverage]) -> None:
-        self.summary, self.coverage = s, cov = data
+    def job_finished(self, _job_id: int = 0, _status: str = "") -> None:
+        """A job ended somewhere in the app: re-read (its outcome may be in the edition)."""
+        if isValid(self):
+            self.reload()
+
+    def _show(self, data: tuple[EditionSummary, Coverage, bool]) -> None:
+        s, cov, moved = data
+        self.summary, self.coverage = s, cov
+        if moved:  # the sidebar's state for it is stale
+            self.changed.emit(Changes(collections=True))
         self.title.setText(f"Edition {s.name}")
         colour = STATE_COLOURS.get(s.state, "palette(text)")
         note = f" — {html.escape(s.review_note, quote=False)}" if s.review_note else ""
@@ -309,8 +324,7 @@ class EditionView(QWidget):
             return
         if self._confirm(
             "Accept this edition?",
-            "Accepting freezes its membership: its captures cannot be deleted or offloaded "
-            "until you reopen it.",
+            "Accepting freezes its membership: its captures cannot be deleted until you reopen it.",
         ):
             self._background(lambda _p, _c: eds.accept(name), self._accepted, "accept")
 
@@ -367,20 +381,29 @@ class EditionView(QWidget):
         if not path:
             return
         out = Path(path) if path.endswith(".wacz") else Path(path + ".wacz")
-        job_id = self.library.editions.queue_release(self.name, out, overwrite=out.exists())
+        sign, stamp = self.signing.sign(), self.signing.timestamp()
+        job_id = self.library.editions.queue_release(
+            self.name, out, overwrite=out.exists(), sign=sign, timestamp=stamp
+        )
         self._say(f"Writing the release to {out}…")
-        self._run_job(job_id, f"release of edition {self.name}",
-                      f"Release written: {out}, with its coverage report, target ledger and "
-                      "bibliography beside it.")  # fmt: skip
 
-    def _run_job(self, job_id: int, label: str, message: str) -> None:
-        """Run a queued job in a child process, as the app runs every job."""
+        def written(result: object) -> str:  # a ReleaseResult: the WACZ's is in .wacz
+            wacz = getattr(result, "wacz", None)
+            proof = SigningChoice.outcome(wacz, sign) if wacz is not None else []
+            return " ".join([f"Release written: {out}, with its coverage report, target "
+                             "ledger and bibliography beside it.", *proof])  # fmt: skip
+
+        self._run_job(job_id, f"release of edition {self.name}", written)
+
+    def _run_job(self, job_id: int, label: str, message: str | Callable[[object], str]) -> None:
+        """Run a queued job in a child process, as the app runs every job; ``message`` says
+        how it went (or makes that out of the job's result)."""
         self._running += 1
         self._update_buttons()
 
-        def done(_result: object) -> None:
+        def done(result: object) -> None:
             self._running -= 1
-            self._say(message)
+            self._say(message if isinstance(message, str) else message(result))
             self._after(Changes(collections=True, jobs=True))
 
         library = self.library
@@ -405,8 +428,10 @@ def _run_job(library: Library, job_id: int, progress: Any, cancel: Any) -> Any:
 
 
 def open_edition(tabs: QTabWidget, library: Library, name: str, runner: OpRunner,
-                 on_changed: Any) -> EditionView:  # fmt: skip
-    """Show edition ``name`` in a tab of ``tabs`` (the open one when there is one)."""
+                 on_changed: Any, *, job_finished: SignalInstance | None = None
+                 ) -> EditionView:  # fmt: skip
+    """Show edition ``name`` in a tab of ``tabs`` (the open one when there is one);
+    ``job_finished`` (job id, status): the window's signal that a job ended."""
     for i in range(tabs.count()):
         widget = tabs.widget(i)
         if isinstance(widget, EditionView) and widget.name == name:
@@ -415,6 +440,8 @@ def open_edition(tabs: QTabWidget, library: Library, name: str, runner: OpRunner
             return widget
     view = EditionView(library, name, runner)
     view.changed.connect(on_changed)
+    if job_finished is not None:
+        job_finished.connect(view.job_finished)
     index = tabs.addTab(view, f"Edition {name}")
     tabs.setCurrentIndex(index)
     return view

@@ -262,7 +262,8 @@ class MainWindow(QMainWindow):
         if entry.kind == "edition":  # its coverage view, in a tab (gui/edition_view.py)
             from archiver_app.gui.edition_view import open_edition
 
-            open_edition(self.tabs, self.library, str(entry.value), self.runner, self.apply_changes)
+            open_edition(self.tabs, self.library, str(entry.value), self.runner,
+                         self.apply_changes, job_finished=self.jobs.job_finished)  # fmt: skip
             return
         q = SnapshotQuery(sort=self.model.query.sort, descending=self.model.query.descending)
         if entry.kind == "view":

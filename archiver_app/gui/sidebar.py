@@ -72,7 +72,8 @@ class Sidebar(QTreeWidget):
                 parent = self._add(group, SidebarEntry("collection", c.id, c.name))
                 for e in (e for e in editions if e.collection == c.slug):
                     edition = self._add(parent, SidebarEntry("edition", e.name, e.name))
-                    edition.setToolTip(0, f"Edition {e.name}: {e.period_label}, {e.state.value}")
+                    state = e.state.value.replace("_", " ")
+                    edition.setToolTip(0, f"Edition {e.name}: {e.period_label}, {state}")
         if tags:
             group = self._group("Tags")
             for t in tags:

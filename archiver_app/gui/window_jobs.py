@@ -83,6 +83,7 @@ class WindowJobs(QObject):
     def _job_finished(self, job_id: int, status: str) -> None:
         self.window.tray.notify("Job finished", f"Job #{job_id} is {status}.")
         self.window.model.refresh()
+        self.window.reload_sidebar()  # the states of the editions it fed
 
     def _background_progress(self, update: ProgressUpdate) -> None:
         """A scheduled scrub's progress in the status bar (migration shows its own)."""

@@ -394,6 +394,10 @@ def run_job(
         raise
     beat.stop()
     _finish(lib, job_id, owner, JobStatus.COMPLETED, "completed", result=to_plain(result))
+    if job.kind is JobKind.IMPORT:  # its captures may fill editions' gaps
+        from archiver_app.editions.service import after_job
+
+        after_job(lib, job_id)
     return JobRun(job_id, job.kind, JobStatus.COMPLETED, result)
 
 

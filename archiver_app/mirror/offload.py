@@ -60,6 +60,9 @@ class OffloadResult:
     candidates: list[int] = field(default_factory=list)  # snapshot ids offloaded (or to be)
     #: Accepted editions -> their members kept below the policy (a subset of ``not_safe``).
     editions_kept: dict[str, int] = field(default_factory=dict)
+    #: Accepted editions -> their members offloaded (safe on the policy's drives; releasing
+    #: the edition copies them back, verified).
+    editions_offloaded: dict[str, int] = field(default_factory=dict)
 
 
 DEFAULT_OFFLOAD_AGE = timedelta(days=365)
@@ -176,6 +179,8 @@ def offload(
             result.unconfirmed += 1
             continue
         result.candidates.append(sid)
+        if name := frozen.get(sid):
+            result.editions_offloaded[name] = result.editions_offloaded.get(name, 0) + 1
         result.snapshots += 1
         result.files += len(files)
         result.bytes_freed += sum(f.size for f in files)

@@ -13,9 +13,11 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from archiver_app.api.editions import EditionState
 from archiver_app.crawl.api import list_jobs
+from archiver_app.crawl.jobs import create_job
 from archiver_app.gui.edition_view import REASON_COLUMN, EditionView
 from archiver_app.library import Library
-from tests.unit.editions.memory_site import H, build, index_everything
+from tests.helpers.crawl_site import MemoryPage, MemorySiteFetcher
+from tests.unit.editions.memory_site import H, build, crawl, index_everything
 
 
 @pytest.fixture
@@ -107,6 +109,32 @@ def test_export_release_runs_an_export_job_that_writes_the_reports(
     assert [j.status for j in jobs] == ["completed"]
 
 
+def test_a_release_signed_and_timestamped_from_the_view(
+    qtbot: Any, library: Library, op_runner: Any, edition: str, monkeypatch: Any, tmp_path: Path
+) -> None:
+    from archiver_app.export.pending import set_default_authority
+    from archiver_app.export.signing import verify_wacz
+    from archiver_app.export.timestamps import TimestampState, load_roots
+    from tests.helpers.tsa import LocalTSA
+
+    tsa = LocalTSA(tmp_path / "tsa").start()
+    try:
+        set_default_authority(library, tsa.url)
+        out = tmp_path / f"{edition}.wacz"
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(out), ""))
+        view = open_view(qtbot, library, edition, op_runner)
+        assert not view.signing.stamp_box.isEnabled()  # a timestamp stamps a signature
+        view.signing.sign_box.setChecked(True)
+        view.signing.stamp_box.setChecked(True)
+        with qtbot.waitSignal(view.changed, timeout=120_000):
+            view.export_button.click()
+        assert "Signed with your key. Timestamped at " in view.notice.text(), view.notice.text()
+        report = verify_wacz(out, tsa_roots=load_roots(tsa.root))
+        assert report.ok and report.timestamp.state is TimestampState.VALID
+    finally:
+        tsa.stop()
+
+
 def test_editions_are_listed_under_their_collection_and_open_in_a_tab(
     qtbot: Any, library: Library, edition: str, main_window: Any
 ) -> None:
@@ -115,7 +143,7 @@ def test_editions_are_listed_under_their_collection_and_open_in_a_tab(
     keys = [e.key for e in main_window.sidebar.entries()]
     assert keys[keys.index(f"collection:{rivers}") + 1] == "edition:rivers-2026"
     item = main_window.sidebar.findItems("rivers-2026", Qt.MatchFlag.MatchRecursive)[0]
-    assert item.parent().text(0) == "Rivers" and "search_ready" in item.toolTip(0)
+    assert item.parent().text(0) == "Rivers" and "2026, search ready" in item.toolTip(0)
     assert main_window.sidebar.select_key("edition:rivers-2026")
     view = main_window.tabs.currentWidget()
     qtbot.waitSignal(view.loaded, timeout=10_000).wait()
@@ -124,6 +152,33 @@ def test_editions_are_listed_under_their_collection_and_open_in_a_tab(
     assert main_window.sidebar.select_key("edition:rivers-2026")
     assert sum(isinstance(main_window.tabs.widget(i), EditionView)
                for i in range(main_window.tabs.count())) == 1  # fmt: skip
+
+
+def test_an_open_view_and_the_sidebar_follow_a_job_that_ends(
+    qtbot: Any, library: Library, edition: str, main_window: Any
+) -> None:
+    main_window.reload_sidebar()
+    assert main_window.sidebar.select_key("edition:rivers-2026")
+    view = main_window.tabs.currentWidget()
+    qtbot.waitSignal(view.loaded, timeout=10_000).wait()
+    assert cells(view.counts, 0) == ["All domains", "6", "4", "1", "1", "1"]
+
+    # A capture of the missing URL runs elsewhere (the worker, another window).
+    job = create_job(library, [f"{H}/listed"], scope="page", collection="rivers")
+    crawl(library, MemorySiteFetcher(library, {f"{H}/listed": MemoryPage()}))
+    with qtbot.waitSignal(view.loaded, timeout=10_000):
+        main_window.jobs.job_finished.emit(job, "indexed")
+    assert cells(view.counts, 0) == ["All domains", "6", "5", "1", "0", "1"]
+    assert "not yet searchable" in view.state.text()  # its new capture is not indexed
+    item = main_window.sidebar.findItems("rivers-2026", Qt.MatchFlag.MatchRecursive)[0]
+    assert item.toolTip(0).endswith("2026, in progress")
+    # A change no job made (indexed by hand): the view's own refresh moves the state and
+    # tells the window, whose sidebar follows.
+    index_everything(library)
+    with qtbot.waitSignal(view.changed, timeout=10_000):
+        view.reload()
+    item = main_window.sidebar.findItems("rivers-2026", Qt.MatchFlag.MatchRecursive)[0]
+    assert item.toolTip(0).endswith("2026, search ready")
 
 
 def test_capture_missing_runs_one_capture_job_and_the_view_shows_its_result(
