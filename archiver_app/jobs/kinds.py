@@ -33,6 +33,7 @@ class JobKind(StrEnum):
     OFFLOAD = "offload"
     MIGRATE = "migrate"
     MOVE = "move"
+    REINDEX = "reindex"  # the full-text index rebuilt from text files (search/reindex.py)
 
 
 #: Kinds the crawl worker runs (their pages carry their own leases and attempts).

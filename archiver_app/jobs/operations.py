@@ -287,6 +287,12 @@ def run_finish_move(
     return finish_move(lib, job, progress, cancel)
 
 
+def _run_reindex(lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken) -> Any:
+    from archiver_app.search.reindex import run_reindex
+
+    return run_reindex(lib, job, progress, cancel)
+
+
 def default_registry() -> Registry:
     """Every kind this version of Archiver runs besides crawls and captures."""
     return Registry(
@@ -298,5 +304,6 @@ def default_registry() -> Registry:
             KindSpec(JobKind.OFFLOAD, run_offload, resumable=True),
             KindSpec(JobKind.MIGRATE, run_migrate, resumable=True),
             KindSpec(JobKind.MOVE, run_finish_move, resumable=True),
+            KindSpec(JobKind.REINDEX, _run_reindex, resumable=True),
         ]
     )
