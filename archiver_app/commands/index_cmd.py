@@ -52,7 +52,7 @@ def cmd_index_rebuild(args: argparse.Namespace, ctx: Context) -> int:
 
     cancel = CancelToken()
     with ctx.open_library() as lib:
-        after = 0 if args.restart else unfinished_cursor(lib)
+        after = 0 if args.restart else unfinished_cursor(lib, missing_only=args.missing)
         if after:
             print(f"continuing after snapshot {after}", file=ctx.err)
         try:

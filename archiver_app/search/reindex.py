@@ -200,15 +200,27 @@ def run_reindex(
     )
 
 
-def unfinished_cursor(lib: Library) -> int:
-    """Where the newest reindex job that did not complete stopped (0: start over)."""
+def unfinished_cursor(lib: Library, *, missing_only: bool = False) -> int:
+    """Where the newest rebuild of the same kind (``missing_only`` or not) stopped, when it
+    did not complete: cancelled, failed, or its process gone (its lease expired); 0 when
+    it completed or there is none. A rebuild still running elsewhere is not continued."""
     with lib.session() as s:
-        row = s.execute(
-            select(Job.status, Job.result).where(Job.kind == KIND).order_by(Job.id.desc()).limit(1)
-        ).first()
-    if row is None or row[0] == JobStatus.COMPLETED or not isinstance(row[1], dict):
+        rows = s.execute(
+            select(Job.status, Job.result, Job.config, Job.lease_expires_at)
+            .where(Job.kind == KIND)
+            .order_by(Job.id.desc())
+            .limit(20)
+        ).all()
+    now = lib.clock()
+    for status, result, config, lease in rows:
+        if bool((config or {}).get("missing_only")) != missing_only:
+            continue
+        stopped = status in (JobStatus.ABORTED, JobStatus.FAILED)
+        dead = status == JobStatus.RUNNING and (lease is None or lease < now)
+        if (stopped or dead) and isinstance(result, dict):
+            return int(result.get("after_id") or 0)
         return 0
-    return int(row[1].get("after_id") or 0)
+    return 0
 
 
 __all__ = [

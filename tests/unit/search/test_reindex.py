@@ -5,6 +5,7 @@ where it stopped."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -130,6 +131,27 @@ def test_a_cancelled_rebuild_continues_where_it_stopped(
     assert f"indexed {PAGES - 4} snapshots: {PAGES - 4} from their text file" in out
     assert all(_found(library, f"secretword{i}") for i in range(PAGES))
     assert unfinished_cursor(library) == 0  # the last rebuild completed
+
+
+def test_only_a_stopped_rebuild_of_the_same_kind_is_continued(
+    library: Library, tmp_path: Path
+) -> None:
+    ids = _fill(library, tmp_path)
+    job_id = enqueue(library, JobKind.REINDEX, reindex_config(), name="reindex")
+    with library.engine.begin() as conn:
+        conn.execute(update(Job).where(Job.id == job_id).values(result={"after_id": ids[2]}))
+    assert unfinished_cursor(library) == 0  # queued: nobody stopped it
+    later = library.clock() + timedelta(minutes=5)
+    with library.engine.begin() as conn:  # running, its lease still held: live elsewhere
+        conn.execute(
+            update(Job).where(Job.id == job_id).values(status="running", lease_expires_at=later)
+        )
+    assert unfinished_cursor(library) == 0
+    earlier = library.clock() - timedelta(minutes=5)
+    with library.engine.begin() as conn:  # its process died
+        conn.execute(update(Job).where(Job.id == job_id).values(lease_expires_at=earlier))
+    assert unfinished_cursor(library) == ids[2]
+    assert unfinished_cursor(library, missing_only=True) == 0  # another kind of rebuild
 
 
 def test_a_killed_rebuild_resumes_from_its_own_cursor(library: Library, tmp_path: Path) -> None:
