@@ -18,11 +18,19 @@ from __future__ import annotations
 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
+from archiver_app.errors import LibraryError
+
 #: Server states that mean it is going away or not there yet.
 _SHUTTING_DOWN = frozenset({"57P01", "57P02", "57P03"})
 #: The exit status of a command or worker that lost its database (sysexits' EX_TEMPFAIL:
 #: try again later).
 EXIT_UNREACHABLE = 75
+
+
+class DatabaseUnreachableError(LibraryError):
+    """A shared library's database cannot be reached (when opening it); try again later."""
+
+    exit_code = EXIT_UNREACHABLE
 
 
 def lost_connection(exc: BaseException) -> bool:
@@ -47,4 +55,9 @@ def unreachable_message(exc: BaseException) -> str:
     return f"database unreachable: {first or type(orig).__name__}"
 
 
-__all__ = ["EXIT_UNREACHABLE", "lost_connection", "unreachable_message"]
+__all__ = [
+    "EXIT_UNREACHABLE",
+    "DatabaseUnreachableError",
+    "lost_connection",
+    "unreachable_message",
+]
