@@ -131,3 +131,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except Exception as exc:  # a shared library's database lost mid-command: one line
+        from archiver_app.store.connection_loss import (
+            EXIT_UNREACHABLE,
+            lost_connection,
+            unreachable_message,
+        )
+
+        if not lost_connection(exc):
+            raise
+        print(f"archiver: error: {unreachable_message(exc)}", file=ctx.err)
+        return EXIT_UNREACHABLE

@@ -192,7 +192,9 @@ class Library:
                 with suppress(OSError):
                     root.rmdir()  # refused: leave no empty folder behind
             if isinstance(exc, OperationalError) and engine.dialect.name != "sqlite":
-                raise LibraryError(
+                from archiver_app.store.connection_loss import DatabaseUnreachableError
+
+                raise DatabaseUnreachableError(
                     f"cannot reach the library's database {_public(engine)}: "
                     f"{str(exc.orig).strip()}. Nothing was changed.",
                     details=repr(exc),

@@ -1,4 +1,9 @@
-"""``archiver worker``: run queued crawl and capture jobs until stopped (or ``--once``)."""
+"""``archiver worker``: run queued crawl and capture jobs until stopped (or ``--once``).
+
+Exit status: 0 when stopped or done; 2 when the library's folder went away (the share
+unmounted); 75 (EX_TEMPFAIL) when the database stayed unreachable for ``--reconnect-for``
+seconds. Either way the pages it held go back to the queue when their leases expire.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +28,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="pause new claims while the library disk has less free (default 256M)",
     )  # fmt: skip
     p.add_argument("--job", type=int, action="append", metavar="ID", help="only this job")
+    p.add_argument(
+        "--reconnect-for", type=float, default=60.0, metavar="SECONDS",
+        help="when the database becomes unreachable, keep trying this long, then exit with "
+        "status 75 (default 60)",
+    )  # fmt: skip
     p.add_argument(
         "--heartbeat", type=float, default=5.0, metavar="SECONDS", help=argparse.SUPPRESS
     )
@@ -62,6 +72,7 @@ def cmd_worker(args: argparse.Namespace, ctx: Context) -> int:
             min_free_bytes=min_free,
             job_ids=frozenset(args.job) if args.job else None,
             heartbeat_seconds=args.heartbeat,
+            reconnect_seconds=args.reconnect_for,
         )
         worker = CrawlWorker(lib, capturer_factory(lib), options, cancel=cancel, progress=show)
         print(f"worker {worker.id} started (concurrency {args.concurrency})", file=ctx.out,
@@ -73,6 +84,15 @@ def cmd_worker(args: argparse.Namespace, ctx: Context) -> int:
         f"{finished}",
         file=ctx.out,
     )
+    if stats.database_problem is not None:
+        from archiver_app.store.connection_loss import EXIT_UNREACHABLE
+
+        print(
+            f"archiver: error: {stats.database_problem} (for {args.reconnect_for:g} s; the "
+            "worker's pages go back to the queue when their leases expire)",
+            file=ctx.err,
+        )
+        return EXIT_UNREACHABLE
     if stats.folder_problem is not None:
         print(f"archiver: error: {stats.folder_problem.message}", file=ctx.err)
         return LibraryError.exit_code

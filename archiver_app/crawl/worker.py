@@ -11,7 +11,12 @@ than ``min_free_bytes`` free, and says so in the job log. It reloads a job's rul
 the job's ``settings_age`` moves, so rule edits apply without a restart. Before each claim
 it checks the library's folder (:meth:`Library.check_folder`): when a shared folder has
 gone (the share unmounted), it stops claiming, logs why in the job log and ends with
-``stats.folder_problem`` set.
+``stats.folder_problem`` set. When the database becomes unreachable (the server stopped,
+the network gone: :mod:`archiver_app.store.connection_loss`), it says "database
+unreachable: …", lets the pages in flight end, and tries again with growing pauses; once
+the database has been unreachable for ``reconnect_seconds`` it ends with
+``stats.database_problem`` set. Its claims are never released by hand: they expire with
+their leases, and whichever worker runs next takes them.
 
 Threading contract: :meth:`CrawlWorker.run` owns an asyncio loop on the calling thread;
 database work runs in the default executor, one short transaction at a time. Stop it from
@@ -54,6 +59,7 @@ from archiver_app.crawl.results import (
 from archiver_app.crawl.spec import JobContext
 from archiver_app.library import Library
 from archiver_app.library_share import FolderCheck
+from archiver_app.store.connection_loss import lost_connection, unreachable_message
 from archiver_app.store.models import (
     CRAWL_KIND_NAMES,
     Job,
@@ -77,6 +83,7 @@ class WorkerOptions:
     min_free_bytes: int = 256 << 20  # pause claims below this much free disk
     once: bool = False  # exit when no job is runnable instead of waiting for one
     job_ids: frozenset[int] | None = None  # only these jobs (inline captures)
+    reconnect_seconds: float = 60.0  # give up once the database was unreachable this long
 
 
 @dataclass
@@ -86,6 +93,8 @@ class WorkerStats:
     jobs_finished: dict[int, str] = field(default_factory=dict)
     #: Why the worker stopped claiming on its own: its library folder went away.
     folder_problem: FolderCheck | None = None
+    #: Why the worker gave up: "database unreachable: …" for ``reconnect_seconds``.
+    database_problem: str | None = None
 
 
 def progress_line(result: FetchResult) -> str:
@@ -150,14 +159,65 @@ class CrawlWorker:
             async with self._factory(self.options.concurrency) as fetcher:
                 beat = asyncio.create_task(self._heartbeat_loop())
                 try:
-                    await self._loop(fetcher)
+                    await self._loop_reconnecting(fetcher)
                 finally:
                     beat.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await beat
         finally:
-            await asyncio.to_thread(self._heartbeat, "stopped")
+            try:
+                await asyncio.to_thread(self._heartbeat, "stopped")
+            except Exception as exc:  # the database went away for good: nothing to tell it
+                if not lost_connection(exc):
+                    raise
         return self.stats
+
+    async def _loop_reconnecting(self, fetcher: PageFetcher) -> None:
+        """:meth:`_loop`, started again each time the database comes back, until it has
+        been unreachable for ``reconnect_seconds`` (then ``stats.database_problem``)."""
+        while True:
+            try:
+                await self._loop(fetcher)
+                return
+            except Exception as exc:
+                if not lost_connection(exc):
+                    raise
+                message = unreachable_message(exc)
+            self._job_id = None  # the job may have ended meanwhile: pick again
+            if not await self._wait_for_database(message):
+                return
+
+    async def _wait_for_database(self, message: str) -> bool:
+        """Try the database with growing pauses (1 s, 2 s … 15 s); False when it stayed
+        unreachable for ``reconnect_seconds`` or the worker was stopped meanwhile."""
+        since = time.monotonic()
+        pause = 1.0
+        while True:
+            left = self.options.reconnect_seconds - (time.monotonic() - since)
+            if left <= 0 or self.cancel.cancelled:
+                self.stats.database_problem = message
+                return False
+            log.warning("%s; trying again in %.0f s", message, min(pause, left))
+            self._progress(ProgressUpdate(self._pages_seen(), message=f"{message}; retrying"))
+            if await asyncio.to_thread(self.cancel.wait, min(pause, left)):
+                continue
+            pause = min(pause * 2, 15.0)
+            try:
+                await asyncio.to_thread(self._ping)
+            except Exception as exc:
+                if not lost_connection(exc):
+                    raise
+                message = unreachable_message(exc)
+                continue
+            log.warning("database reachable again; claiming again")
+            return True
+
+    def _ping(self) -> None:
+        with self.lib.engine.connect() as conn:
+            conn.execute(select(1))
+
+    def _pages_seen(self) -> int:
+        return self.stats.pages_done + self.stats.pages_failed
 
     # ------------------------------------------------------------------ main loop
 
@@ -284,12 +344,17 @@ class CrawlWorker:
         for attempt in range(5):
             try:
                 return await asyncio.to_thread(self._record, ctx, page, result)
-            except OperationalError:
+            except OperationalError as exc:
                 if attempt == 4:
                     raise
-                log.warning("recording %s failed; retrying", page.url, exc_info=True)
+                if lost_connection(exc):  # said once, in one line, by the main loop
+                    log.info("recording %s: %s; retrying", page.url, unreachable_message(exc))
+                else:
+                    log.warning("recording %s failed; retrying", page.url, exc_info=True)
                 await asyncio.to_thread(self.cancel.wait, 0.5 * (attempt + 1))
             except Exception as exc:
+                if lost_connection(exc):
+                    raise
                 log.exception("recording %s failed; recording it as a failed attempt", page.url)
                 failed = replace(
                     result,
@@ -442,8 +507,11 @@ class CrawlWorker:
                 await asyncio.to_thread(
                     self._heartbeat, "working" if self._job_id else "idle", frozenset(self._held)
                 )
-            except Exception:  # a missed beat is retried at the next; never stop beating
-                log.warning("worker %s: heartbeat failed", self.id, exc_info=True)
+            except Exception as exc:  # a missed beat is retried at the next; never stop beating
+                if lost_connection(exc):  # the main loop says so, in one line
+                    log.info("worker %s: heartbeat: %s", self.id, unreachable_message(exc))
+                else:
+                    log.warning("worker %s: heartbeat failed", self.id, exc_info=True)
 
     def _heartbeat(self, state: str, held: frozenset[int] = frozenset()) -> None:
         # A beat still running in its thread when the worker stops must not land after

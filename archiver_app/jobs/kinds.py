@@ -34,6 +34,7 @@ class JobKind(StrEnum):
     MIGRATE = "migrate"
     MOVE = "move"
     BROWSE = "browse"  # capture while browsing: one visible browser session, a page per visit
+    REINDEX = "reindex"  # the full-text index rebuilt from text files (search/reindex.py)
 
 
 #: Kinds the crawl worker runs (their pages carry their own leases and attempts).

@@ -318,6 +318,12 @@ def run_browse(lib: Library, job: RunningJob, progress: Progress, cancel: Cancel
     )
 
 
+def _run_reindex(lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken) -> Any:
+    from archiver_app.search.reindex import run_reindex
+
+    return run_reindex(lib, job, progress, cancel)
+
+
 def default_registry() -> Registry:
     """Every kind this version of Archiver runs besides crawls and captures."""
     return Registry(
@@ -331,5 +337,6 @@ def default_registry() -> Registry:
             KindSpec(JobKind.MOVE, run_finish_move, resumable=True),
             # a session is the user's own browsing: after a kill it is reported, not replayed
             KindSpec(JobKind.BROWSE, run_browse, resumable=False),
+            KindSpec(JobKind.REINDEX, _run_reindex, resumable=True),
         ]
     )

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
@@ -323,7 +323,7 @@ def _quick_search(
         return None
     if pg and plan.words and found:
         found = _pg_rescore(conn, plan, found)
-    page = found[offset : offset + limit]
+    page = _rank_order(conn, found)[offset : offset + limit]
     if not page:
         return []
     marks = ",".join(str(int(f[0])) for f in page)
@@ -344,16 +344,32 @@ def _quick_search(
 def _pg_rescore(
     conn: Connection, plan: quick.Plan, found: list[tuple[int, float, str]]
 ) -> list[tuple[int, float, str]]:
-    """``found`` scored by the whole words and sorted as quick_hits sorts (best first,
-    newest first between equals)."""
+    """``found`` scored by the whole words (in the same order; :func:`_rank_order` sorts)."""
     params: dict[str, Any] = {}
     score = pg_search.score_sql(conn, plan.words_match, "doc", params, WEIGHTS)
     marks = ",".join(str(int(f[0])) for f in found)
     sql = f"SELECT rowid, {score} FROM snapshot_fts WHERE rowid IN ({marks})"  # noqa: S608
     scores = {int(r[0]): float(r[1]) for r in conn.execute(text(sql), params)}
-    rescored = [(sid, scores.get(sid, 0.0), body) for sid, _, body in found]
-    rescored.sort(key=lambda f: (f[1], -f[0]))
-    return rescored
+    return [(sid, scores.get(sid, 0.0), body) for sid, _, body in found]
+
+
+def _rank_order(
+    conn: Connection, found: list[tuple[int, float, str]]
+) -> list[tuple[int, float, str]]:
+    """``found`` in the ranked query's order (``ORDER BY score, captured_at DESC, id
+    DESC``): best first, then the newest capture, then the snapshot saved last, so equal
+    scores come out the same on both engines and on both paths."""
+    if len(found) < 2:
+        return found
+    marks = ",".join(str(int(f[0])) for f in found)
+    sql = f"SELECT id, captured_at FROM snapshots WHERE id IN ({marks})"  # noqa: S608
+    at = {int(r[0]): _DT.process_result_value(r[1], conn.dialect) for r in conn.execute(text(sql))}
+    oldest = datetime.min.replace(tzinfo=UTC)
+    # Stable sorts, least significant key first.
+    ordered = sorted(found, key=lambda f: f[0], reverse=True)
+    ordered.sort(key=lambda f: at.get(f[0]) or oldest, reverse=True)
+    ordered.sort(key=lambda f: f[1])
+    return ordered
 
 
 def matching_ids(library: Library, query: Query) -> list[int]:

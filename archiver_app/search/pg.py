@@ -13,6 +13,17 @@ would weigh no more than a common one. :func:`score_sql` multiplies each term's
   when the word is listed there, else counted through the GIN index (cheap exactly then:
   a word not among the most common is in few pages).
 
+Where the two can still differ (the ranking test and the search benchmark compare them):
+``ts_rank`` is not bm25's term-frequency curve (a second occurrence adds 1/4, a third 1/9
+… of the first, where bm25 adds 0.375, 0.196 …), it mixes fields by the weight of each
+occurrence rather than bm25's weighted sum, it divides by ``1 + log(length)`` where bm25
+compares the length with the average, and it is a ``real`` (7 digits). So two pages whose
+scores are close (within about 1e-6 relative) can swap places, and for a word in more than
+half of the pages (idf clamped to 1e-6 on both) the order of its pages follows each
+engine's own curve. Equal scores are ordered the same on both engines: newest capture
+first, then the snapshot saved last (``ORDER BY score, captured_at DESC, id DESC``, and
+:func:`archiver_app.search.engine._rank_order` on the as-you-type path).
+
 Threading contract: stateless apart from a short-lived cache of the statistics per
 database; call from any thread with a connection of your own.
 """

@@ -24,7 +24,7 @@ INLINE = re.compile(r"`(?:\.venv/bin/)?(archiver(?: [^`]*)?)`")
 BLOCK_LINE = re.compile(r"^\s*(?:\$ )?(?:\.venv/bin/)?(archiver(?: .*)?)$")
 
 #: Commands that run for real on a scratch library: no browser, no drive, no network.
-RUN_FOR_REAL = {"init", "info", "search", "jobs", "migrate", "update", "policy", "mirror"}
+RUN_FOR_REAL = {"init", "info", "search", "index", "jobs", "migrate", "update", "policy", "mirror"}
 
 
 def documented_forms() -> Iterator[tuple[str, str]]:

@@ -112,3 +112,49 @@ def test_statistics_stand_in_for_counts_on_a_large_library(
     assert [h.url for h in search(pg, Query("river "))] == [
         h.url for h in search(lite, Query("river "))
     ]
+
+
+#: Pages that score the same for "river" on either engine (same words per field, the word
+#: at the same place), saved in an order that is not their capture order; two share a time.
+TIED = [
+    ("https://t.example/a", "2024-03-03T00:00:00Z"),
+    ("https://t.example/b", "2024-03-01T00:00:00Z"),
+    ("https://t.example/c", "2024-03-02T00:00:00Z"),
+    ("https://t.example/d", "2024-03-02T00:00:00Z"),
+    ("https://t.example/e", "2024-03-05T00:00:00Z"),
+]
+
+
+@pytest.fixture
+def tied(tmp_path: Path, postgres_url: str) -> Iterator[tuple[Library, Library]]:
+    libs = []
+    for name, url in (("s", None), ("p", postgres_url)):
+        (tmp_path / name).mkdir()
+        lib = Library.open(tmp_path / name / "lib", create=True, database_url=url)
+        resps = [
+            Resp(u, html_page("Same title", f"the river bank filler{i}"), date=at)
+            for i, (u, at) in enumerate(TIED)
+        ]
+        import_warc_file(lib, write_warc(tmp_path / name / "t.warc.gz", resps))
+        libs.append(lib)
+    try:
+        yield libs[0], libs[1]
+    finally:
+        for lib in libs:
+            lib.close()
+
+
+@pytest.mark.parametrize("typed", ["river", "riv", "river ban", "bank river"])
+def test_tied_scores_rank_newest_first_then_last_saved_on_both(
+    tied: tuple[Library, Library], typed: str
+) -> None:
+    """Equal scores are ordered by capture time, newest first, then by the snapshot saved
+    last; the same on both engines and on both paths (ranked and as-you-type)."""
+    expected = [f"https://t.example/{x}" for x in "eadcb"]
+    for lib in tied:
+        for q in (Query(typed), Query(typed, prefix_last=False)):
+            hits = search(lib, q)
+            if not hits:  # a whole-word query for a prefix ("riv") finds nothing
+                continue
+            assert len({h.score for h in hits}) == 1, (q, [h.score for h in hits])
+            assert [h.url for h in hits] == expected, (lib.engine.dialect.name, q)

@@ -128,12 +128,19 @@ def test_filters_and_paging_on_the_quick_path(library: Library) -> None:
     ids = _fill(library, [("T", f"word{n} climate") for n in range(12)])
     conn = sqlite3.connect(library.db_path)
     domains = dict(conn.execute("SELECT id, domain FROM snapshots"))
+    captured = dict(conn.execute("SELECT id, captured_at FROM snapshots"))
     conn.close()
+
+    def newest(some: list[int]) -> list[int]:
+        """Equal scores: the newest capture first, as the ranked query orders them."""
+        return sorted(some, key=lambda i: (captured[i], i), reverse=True)
+
     domain = domains[ids[3]]
-    expected = sorted((i for i in ids if domains[i] == domain), reverse=True)
+    expected = newest([i for i in ids if domains[i] == domain])
     assert [h.snapshot_id for h in search(library, Query("cli", domain=domain))] == expected
     newest_first = [h.snapshot_id for h in search(library, Query("cli"), limit=50)]
-    assert newest_first == sorted(ids, reverse=True)
+    assert newest_first == newest(ids)
+    assert newest_first == [h.snapshot_id for h in search(library, Query("climate "), limit=50)]
     assert [h.snapshot_id for h in search(library, Query("cli"), limit=5, offset=5)] == (
         newest_first[5:10]
     )

@@ -138,6 +138,7 @@ def test_a_library_made_before_tokens_gets_one_from_its_own_folder_only(
 
 def test_an_unreachable_database_is_a_clear_error(tmp_path: Path) -> None:
     url = f"postgresql+psycopg://nobody@/x?host={tmp_path}&port=1"  # no server there
-    with pytest.raises(LibraryError, match="cannot reach the library's database"):
+    with pytest.raises(LibraryError, match="cannot reach the library's database") as refused:
         Library.open(tmp_path / "lib", database_url=url)
+    assert refused.value.exit_code == 75  # try again later, as when it is lost mid-way
     assert not (tmp_path / "lib").exists()

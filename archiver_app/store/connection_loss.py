@@ -1,0 +1,63 @@
+"""Telling a lost database connection apart from every other database error.
+
+A shared library's PostgreSQL is reached over a network: the server may be stopped or
+restarted, the network may drop. What psycopg raises then (through SQLAlchemy's
+``OperationalError`` or ``InterfaceError``) is not a bug and not bad input: the command or
+worker should say so in one line and leave the rest to the database (nothing committed is
+lost; a worker's claims expire with their leases). :func:`lost_connection` says whether an
+exception is that; :func:`unreachable_message` is the line.
+
+What counts: SQLAlchemy saw the connection die (``connection_invalidated``), libpq failed
+without a server answer (no SQLSTATE: connection refused, server closed the connection,
+timeout), SQLSTATE class ``08`` (connection exception), or the server shutting down or
+starting (``57P01``-``57P03``). A deadlock, a lock timeout or a cancelled statement are
+answers from a live server and do not count. SQLite is a local file: never "unreachable".
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+
+from archiver_app.errors import LibraryError
+
+#: Server states that mean it is going away or not there yet.
+_SHUTTING_DOWN = frozenset({"57P01", "57P02", "57P03"})
+#: The exit status of a command or worker that lost its database (sysexits' EX_TEMPFAIL:
+#: try again later).
+EXIT_UNREACHABLE = 75
+
+
+class DatabaseUnreachableError(LibraryError):
+    """A shared library's database cannot be reached (when opening it); try again later."""
+
+    exit_code = EXIT_UNREACHABLE
+
+
+def lost_connection(exc: BaseException) -> bool:
+    """Is ``exc`` the database server or the network to it going away?"""
+    if not isinstance(exc, OperationalError | InterfaceError):
+        return False
+    orig = exc.orig
+    if orig is None or not type(orig).__module__.startswith("psycopg"):
+        return False
+    if exc.connection_invalidated:
+        return True
+    state = getattr(orig, "sqlstate", None)
+    if state is None:
+        return True
+    return str(state).startswith("08") or state in _SHUTTING_DOWN
+
+
+def unreachable_message(exc: BaseException) -> str:
+    """``database unreachable: <the driver's first line>``."""
+    orig = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    first = next((line.strip() for line in str(orig).splitlines() if line.strip()), "")
+    return f"database unreachable: {first or type(orig).__name__}"
+
+
+__all__ = [
+    "EXIT_UNREACHABLE",
+    "DatabaseUnreachableError",
+    "lost_connection",
+    "unreachable_message",
+]

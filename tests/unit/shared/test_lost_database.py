@@ -1,0 +1,179 @@
+"""A worker or command whose PostgreSQL server stops mid-run: one line, a documented exit
+status, and a job the next run finishes with every page once.
+
+These tests stop and start a throwaway server of their own (the suite's shared server
+stays up for the other tests)."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
+
+from archiver_app.cli import main
+from archiver_app.crawl.jobs import create_job
+from archiver_app.crawl.scope import Scope
+from archiver_app.crawl.worker import CrawlWorker, WorkerOptions
+from archiver_app.library import Library
+from archiver_app.search import reindex as reindex_mod
+from archiver_app.store.connection_loss import EXIT_UNREACHABLE, lost_connection
+from archiver_app.store.models import Job, Snapshot
+from tests.helpers.crawl_site import MemoryPage, MemorySiteFetcher, memory_factory
+from tests.helpers.postgres import PostgresServer, _admin, _as_postgres, _find_bin, _stop
+
+H = "http://lost.test"
+PAGES = 8
+
+
+class Server:
+    """A PostgreSQL server that a test can stop and start again."""
+
+    def __init__(self, server: PostgresServer) -> None:
+        self.server = server
+        self.data = server.socket_dir.parent / "data"
+
+    def stop(self) -> None:
+        _stop(self.data)
+
+    def start(self) -> None:
+        pg_bin = _find_bin()
+        assert pg_bin is not None
+        sock, port = self.server.socket_dir, self.server.port
+        opts = f"-k {sock} -p {port} -c listen_addresses='' -c fsync=off"
+        log = self.data.parent / "log"
+        cmd = [str(pg_bin / "pg_ctl"), "-D", str(self.data), "-o", opts, "-w", "-s", "-l"]
+        subprocess.run(_as_postgres([*cmd, str(log), "start"]), check=True, capture_output=True)
+
+
+@pytest.fixture
+def server(postgres_server: PostgresServer) -> Iterator[Server]:
+    """A server of this test's own (``postgres_server`` only makes sure one can run)."""
+    from tests.helpers.postgres import running_server
+
+    with running_server() as own:
+        yield Server(own)
+
+
+def _new_database(server: Server, name: str) -> str:
+    _admin(server.server, f'CREATE DATABASE "{name}"')
+    return server.server.url(name)
+
+
+def test_a_worker_that_loses_the_database_says_so_and_the_next_run_finishes(
+    tmp_path: Path, server: Server
+) -> None:
+    url = _new_database(server, "lost")
+    root = tmp_path / "lib"
+    pages = {f"{H}/": MemoryPage(links=[f"{H}/{i}" for i in range(PAGES)])}
+    pages.update({f"{H}/{i}": MemoryPage() for i in range(PAGES)})
+    with Library.open(root, create=True, database_url=url) as lib:
+        job = create_job(lib, [f"{H}/"], scope=Scope.HOST, lease_seconds=2)
+
+        def stop_after_three(_url: str) -> None:
+            if len(fetcher.fetched) == 3:
+                server.stop()
+
+        fetcher = MemorySiteFetcher(lib, pages, on_fetch=stop_after_three)
+        opts = WorkerOptions(
+            once=True, poll_seconds=0.05, heartbeat_seconds=0.2, concurrency=1,
+            reconnect_seconds=2.0,
+        )  # fmt: skip
+        started = time.monotonic()
+        stats = CrawlWorker(lib, memory_factory(fetcher), opts).run()
+        assert stats.database_problem is not None
+        assert stats.database_problem.startswith("database unreachable: ")
+        assert "\n" not in stats.database_problem
+        assert time.monotonic() - started < 60  # bounded: it gave up
+        assert len(fetcher.fetched) == 3  # nothing claimed while the database was away
+
+    server.start()
+    with Library.open(root, database_url=url) as lib:
+        fetcher = MemorySiteFetcher(lib, pages)
+        opts = WorkerOptions(once=True, poll_seconds=0.05, heartbeat_seconds=0.2)
+        stats = CrawlWorker(lib, memory_factory(fetcher), opts).run()
+        assert stats.database_problem is None
+        with lib.session() as s:
+            assert s.get(Job, job).status in ("completed", "indexed")  # type: ignore[union-attr]
+            urls = Counter(s.scalars(select(Snapshot.url).where(Snapshot.job_id == job)))
+    assert set(urls) == set(pages) and set(urls.values()) == {1}, urls
+
+
+def test_a_worker_gets_over_a_short_outage(tmp_path: Path, server: Server) -> None:
+    url = _new_database(server, "blip")
+    root = tmp_path / "lib"
+    pages = {f"{H}/": MemoryPage(links=[f"{H}/{i}" for i in range(PAGES)])}
+    pages.update({f"{H}/{i}": MemoryPage() for i in range(PAGES)})
+    with Library.open(root, create=True, database_url=url) as lib:
+        job = create_job(lib, [f"{H}/"], scope=Scope.HOST, lease_seconds=2)
+
+        def blip(_url: str) -> None:
+            if len(fetcher.fetched) == 3:
+                server.stop()
+                restart.start()  # back in 3 s, before the worker gives up
+
+        restart = threading.Timer(3.0, server.start)
+        fetcher = MemorySiteFetcher(lib, pages, on_fetch=blip)
+        opts = WorkerOptions(
+            once=True, poll_seconds=0.05, heartbeat_seconds=0.2, concurrency=1,
+            reconnect_seconds=60.0,
+        )  # fmt: skip
+        said: list[str] = []
+        worker = CrawlWorker(
+            lib, memory_factory(fetcher), opts, progress=lambda u: said.append(u.message)
+        )
+        stats = worker.run()
+        restart.join()
+        assert stats.database_problem is None
+        assert any(m.startswith("database unreachable: ") for m in said), said
+        with lib.session() as s:
+            assert s.get(Job, job).status in ("completed", "indexed")  # type: ignore[union-attr]
+            urls = Counter(s.scalars(select(Snapshot.url).where(Snapshot.job_id == job)))
+    assert set(urls) == set(pages) and set(urls.values()) == {1}, urls
+
+
+def test_a_command_that_loses_the_database_prints_one_line(
+    tmp_path: Path,
+    server: Server,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url = _new_database(server, "cmd")
+    root = tmp_path / "lib"
+    with Library.open(root, create=True, database_url=url):
+        pass
+    calls = []
+    real = reindex_mod._remaining
+
+    def stop_the_server(*args: object, **kwargs: object) -> int:
+        calls.append(1)
+        n = real(*args, **kwargs)  # type: ignore[arg-type]
+        server.stop()
+        return n
+
+    monkeypatch.setattr(reindex_mod, "_remaining", stop_the_server)
+    code = main(["--library", str(root), "index", "rebuild"])
+    _out, err = capsys.readouterr()
+    assert calls and code == EXIT_UNREACHABLE
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("archiver: error: database unreachable: ")
+    assert "Traceback" not in err
+
+
+def test_a_live_servers_errors_are_not_a_lost_connection(postgres_url: str) -> None:
+    """A statement the server refuses is a bug or bad input, not an outage."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(postgres_url)
+    try:
+        with pytest.raises(OperationalError) as refused, engine.connect() as conn:
+            conn.execute(text("SET statement_timeout = 1; SELECT pg_sleep(1)"))
+        assert not lost_connection(refused.value)
+    finally:
+        engine.dispose()
