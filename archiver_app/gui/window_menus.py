@@ -35,7 +35,8 @@ class WindowActions:
     def __init__(self, window: MainWindow) -> None:
         self.window = window
         w = window
-        self.capture = self.action("&New Capture…", w.capture.open_dialog, K.New)
+        # a lambda: triggered(bool) would otherwise arrive as the dialog's initial text
+        self.capture = self.action("&New Capture…", lambda: w.capture.open_dialog(""), K.New)
         self.capture_bookmarks = self.action(
             "Capture &Bookmarks File…", lambda: w.capture.open_dialog(tab=TAB_BOOKMARKS)
         )
