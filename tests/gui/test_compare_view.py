@@ -9,7 +9,7 @@ from PIL import Image, ImageDraw
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
-from archiver_app.gui.compare_view import CompareView
+from archiver_app.gui.compare_view import CompareView, whens
 from archiver_app.gui.ops import OpRunner
 from archiver_app.library import Library
 from archiver_app.store.files import register_file
@@ -138,3 +138,13 @@ def test_the_replay_timeline_marks_captures_that_changed(qtbot: QtBot, library: 
     finally:
         widget.close()
         shiboken6.delete(widget)
+
+
+def test_captures_in_the_same_minute_are_told_apart_by_their_seconds() -> None:
+    first, second = at(2026, 11, 25, 19).replace(minute=47, second=18), at(2026, 11, 25, 19)
+    second = second.replace(minute=47, second=25)
+    assert whens(first, second) == (
+        "25 November 2026, 19:47:18 UTC",
+        "25 November 2026, 19:47:25 UTC",
+    )
+    assert whens(at(2024), at(2025)) == ("1 January 2024, 00:00 UTC", "1 January 2025, 00:00 UTC")
