@@ -160,7 +160,7 @@ class ReplayWidget(QWidget):
         self.own_browser_action.setToolTip(
             "Open this capture in your own web browser, still offline: served from your"
             " archive on 127.0.0.1 (as `archiver serve` does), for pages the built-in"
-            " browser cannot run"
+            " browser cannot run (Ctrl+Shift+O)"
         )
         self.own_browser_action.triggered.connect(self.open_in_own_browser)
         self.addAction(self.own_browser_action)

@@ -163,3 +163,10 @@ def test_a_capture_by_a_newer_browser_is_noted_and_its_script_errors_count(
     _settled(qtbot, widget, SITE + "missing-method")  # a failure is still offered
     assert widget.fallback.trouble is not None
     assert widget.fallback.trouble.code is Trouble.SCRIPT_ERROR and widget.fallback.isVisible()
+
+
+def test_open_in_my_browser_names_its_shortcut(widget: ReplayWidget) -> None:
+    key = widget.own_browser_action.shortcut().toString()
+    assert key == "Ctrl+Shift+O"
+    for tip in (widget.own_browser_button.toolTip(), widget.fallback.button.toolTip()):
+        assert f"({key})" in tip  # a button shows no shortcut of its own: its tooltip does
