@@ -56,6 +56,8 @@ class NewEditionDialog(QDialog):
             self.collection.addItem(c.name, c.slug)
         if collection is not None:
             self.collection.setCurrentIndex(max(0, self.collection.findData(collection)))
+        self.name = QLineEdit(self)  # made second: Tab follows the rows, Name is under Collection
+        self.name.setPlaceholderText("rivers-2026")
         year = datetime.now(UTC).year
         self.year_choice = QRadioButton("Calendar year", self)
         self.year_choice.setChecked(True)
@@ -68,8 +70,6 @@ class NewEditionDialog(QDialog):
             edit.setCalendarPopup(True)
             edit.setDisplayFormat("yyyy-MM-dd")
             edit.setDate(day)
-        self.name = QLineEdit(self)
-        self.name.setPlaceholderText("rivers-2026")
         self.targets = QLineEdit(self)
         self.targets.setPlaceholderText("optional: a text file with one URL a line")
         browse = QPushButton("Choose…", self)
