@@ -111,12 +111,15 @@ class WindowActions:
         for a in (self.paste, self.find, self.tag):
             edit_menu.addAction(a)
         view_menu = menu.addMenu("&View")
-        for a in (self.refresh, self.filters, self.jobs, self.drives, self.fullscreen):
+        for a in (self.refresh, self.filters, self.jobs, self.drives):
             view_menu.addAction(a)
+        self.view_panels_end = view_menu.addSeparator()  # panels above, Full Screen below
+        view_menu.addAction(self.fullscreen)
         capture_menu = menu.addMenu("&Capture")
         capture_menu.addAction(self.capture)
-        capture_menu.addAction(self.open)
         capture_menu.addAction(self.login)
+        capture_menu.addSeparator()  # what acts on captures already made
+        capture_menu.addAction(self.open)
 
     def _build_toolbar(self) -> None:
         w = self.window

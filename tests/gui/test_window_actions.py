@@ -76,3 +76,17 @@ def test_new_capture_from_the_menu_opens_an_empty_capture_dialog(
     assert len(dialogs) == 1
     assert dialogs[0].urls.toPlainText() == ""
     dialogs[0].reject()
+
+
+def test_menus_group_their_actions_as_a_reader_expects(main_window: MainWindow) -> None:
+    def names(title: str) -> list[str]:
+        return [a.text().replace("&", "") for a in _menu_actions(main_window)[title]]
+
+    view = names("View")
+    assert view.index("Changes") < view.index("Full Screen"), view  # with the panels
+    capture = names("Capture")
+    assert capture[:2] == ["New Capture…", "Log In to a Site…"], capture
+    assert capture.index("Open Replay") < capture.index("Compare Captures"), capture
+    file = names("File")
+    assert file.index("New Edition…") == file.index("Export…") + 1, file
+    assert "Delete Captures…" in names("Edit") and "Verify Library…" in names("Tools")
