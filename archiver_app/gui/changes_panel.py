@@ -109,6 +109,8 @@ class ChangesPanel(QWidget):
             self,
         )
         self.hint.hide()
+        for label in (self.empty, self.hint):
+            label.setContentsMargins(6, 4, 6, 4)  # the panel has no margins of its own
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.empty)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox
 
 from archiver_app.api.changes import Changes
@@ -65,7 +65,9 @@ class DeleteCaptures(QObject):
             yes | no,
             self.window,
         )
-        box.button(yes).setText("Delete")
+        delete = box.button(yes)
+        delete.setText("Delete")
+        delete.setIcon(QIcon())  # not the style's "Yes" tick beside the word Delete
         box.setDefaultButton(no)
         box.setEscapeButton(no)
         self.confirm_box = box

@@ -67,7 +67,7 @@ def test_return_on_the_question_deletes_nothing_and_delete_deletes(
             QTimer.singleShot(20, press_delete)
             return
         delete = box.button(QMessageBox.StandardButton.Yes)
-        assert delete is not None and delete.text() == "Delete"
+        assert delete is not None and delete.text() == "Delete" and delete.icon().isNull()
         delete.click()
 
     QTimer.singleShot(0, press_delete)
