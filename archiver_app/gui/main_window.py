@@ -103,6 +103,7 @@ class MainWindow(QMainWindow):
             library, self.runner, thumbnails=self.thumbnails, parent=self
         )
         self.sidebar = Sidebar(self)
+        self._table_entry = "view:all"  # the sidebar entry whose captures the table lists
         self.table = self._captures_table()
         self.filter_bar = FilterBar(self)
         self.filter_bar.hide()
@@ -260,7 +261,11 @@ class MainWindow(QMainWindow):
             from archiver_app.gui.edition_view import open_edition
 
             open_edition(self.tabs, self.library, str(entry.value), self.runner, self.apply_changes)
+            # the sidebar goes back to naming what the table shows: picking the edition
+            # again (its tab closed) then opens it again
+            QTimer.singleShot(0, lambda: self.sidebar.select_key(self._table_entry, emit=False))
             return
+        self._table_entry = entry.key
         q = SnapshotQuery(sort=self.model.query.sort, descending=self.model.query.descending)
         if entry.kind == "view":
             q = q.with_(view=View(entry.value))

@@ -163,3 +163,22 @@ def test_a_view_closed_while_it_reads_ignores_the_answer(
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     qtbot.waitUntil(lambda: not op_runner.busy(), timeout=10_000)
     qtbot.wait(50)  # the result's queued signal is delivered, and dropped
+
+
+def test_the_sidebar_names_what_the_table_shows_and_an_edition_opens_again(
+    qtbot: Any, library: Library, edition: str, main_window: Any
+) -> None:
+    window = main_window
+    window.reload_sidebar()
+    rivers = next(c.id for c in library.collections.all() if c.slug == "rivers")
+    assert window.sidebar.select_key(f"collection:{rivers}")
+    assert window.sidebar.select_key(f"edition:{edition}")
+    view = window.tabs.currentWidget()
+    assert isinstance(view, EditionView)
+    qtbot.waitUntil(lambda: window.sidebar.current_entry().key == f"collection:{rivers}")
+    assert window.model.query.collection_id == rivers  # the table still lists the collection
+
+    window.tabs.removeTab(window.tabs.indexOf(view))
+    assert window.sidebar.select_key(f"edition:{edition}")  # the same click, again
+    again = window.tabs.currentWidget()
+    assert isinstance(again, EditionView) and again is not view
