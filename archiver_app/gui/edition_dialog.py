@@ -124,7 +124,13 @@ class NewEditionDialog(QDialog):
 
     def _suggest_name(self, *_args: object) -> None:
         slug = str(self.collection.currentData() or "edition")
-        self.name.setText(f"{slug}-{self.year.value()}")
+        name = base = f"{slug}-{self.year.value()}"
+        taken = {e.name for e in self.library.editions.list()}
+        n = 1
+        while name in taken:  # a second edition of the same year: suggest a free name
+            n += 1
+            name = f"{base}-{n}"
+        self.name.setText(name)
 
     def _choose_targets(self) -> None:
         path, _filter = QFileDialog.getOpenFileName(self, "Intended URLs", "", "Text (*.txt)")
