@@ -90,3 +90,12 @@ def test_menus_group_their_actions_as_a_reader_expects(main_window: MainWindow) 
     file = names("File")
     assert file.index("New Edition…") == file.index("Export…") + 1, file
     assert "Delete Captures…" in names("Edit") and "Verify Library…" in names("Tools")
+
+
+def test_the_two_verify_commands_say_what_they_verify(main_window: MainWindow) -> None:
+    """The drives panel's copy check and Tools > Verify Library… do different things; a
+    bare "Verify" beside them left a reader to guess which."""
+    library_check = main_window.verify.action.text().replace("&", "")
+    copies_check = main_window.drives.verify_button.text().replace("&", "")
+    assert library_check == "Verify Library…"
+    assert copies_check != "Verify" and "Copies" in copies_check
