@@ -99,3 +99,16 @@ def test_the_two_verify_commands_say_what_they_verify(main_window: MainWindow) -
     copies_check = main_window.drives.verify_button.text().replace("&", "")
     assert library_check == "Verify Library…"
     assert copies_check != "Verify" and "Copies" in copies_check
+
+
+def test_every_column_of_the_table_fits_the_window_as_it_first_opens(
+    qtbot: QtBot, main_window: MainWindow
+) -> None:
+    from archiver_app.gui.snapshot_model import COL_STATUS
+
+    assert (main_window.width(), main_window.height()) == (1280, 800)
+    header = main_window.table.horizontalHeader()
+    status_left = header.sectionViewportPosition(COL_STATUS)
+    qtbot.waitUntil(lambda: main_window.table.viewport().width() > 0)
+    room = main_window.table.viewport().width() - status_left
+    assert room >= 110, f"the Status column has {room}px: 'complete 200' is cut off"
