@@ -307,7 +307,11 @@ class EditionView(QWidget):
             ):
                 self._background(lambda _p, _c: eds.reopen(name), self._reopened, "reopen")
             return
-        if self._confirm(
+        # with a gap left unexplained the edition refuses: say why without asking first
+        unexplained = self.coverage is not None and any(
+            not g.gap_reason for g in self.coverage.gaps
+        )
+        if unexplained or self._confirm(
             "Accept this edition?",
             "Accepting freezes its membership: its captures cannot be deleted or offloaded "
             "until you reopen it.",

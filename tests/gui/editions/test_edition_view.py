@@ -182,3 +182,26 @@ def test_the_sidebar_names_what_the_table_shows_and_an_edition_opens_again(
     assert window.sidebar.select_key(f"edition:{edition}")  # the same click, again
     again = window.tabs.currentWidget()
     assert isinstance(again, EditionView) and again is not view
+
+
+def test_accept_with_unexplained_gaps_says_why_without_asking_first(
+    qtbot: Any, library: Library, op_runner: Any, edition: str, monkeypatch: Any
+) -> None:
+    asked: list[str] = []
+
+    def question(_parent: Any, title: str, _text: str) -> QMessageBox.StandardButton:
+        asked.append(title)
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    view = open_view(qtbot, library, edition, op_runner)
+    act(qtbot, view, view.accept_button.click)
+    assert asked == []  # nothing would be frozen: no "Accept this edition?" first
+    assert "Not accepted" in view.notice.text() and "2 gaps have no reason" in view.notice.text()
+    for url in (f"{H}/dead", f"{H}/listed"):
+        item = view.gaps.item(gap_rows(view)[url], REASON_COLUMN)
+        act(qtbot, view, lambda item=item, url=url: item.setText(f"reason for {url}"))
+    with qtbot.waitSignal(view.changed):
+        act(qtbot, view, view.accept_button.click)
+    assert asked == ["Accept this edition?"]  # now it freezes: it asks
+    assert library.editions.get(edition).state is EditionState.RESEARCH_READY
