@@ -390,7 +390,7 @@ class EditionView(QWidget):
         library = self.library
 
         def work(progress: Any, cancel: Any) -> object:
-            return _run_job(library, job_id, progress, cancel)
+            return library.jobs.run(job_id, progress=progress, cancel=cancel)
 
         self._background(work, done, label, self._job_failed)
 
@@ -402,12 +402,6 @@ class EditionView(QWidget):
         self.reload()
         if not failure.cancelled:
             show_error(self, failure, f"working on edition {self.name}")
-
-
-def _run_job(library: Library, job_id: int, progress: Any, cancel: Any) -> Any:
-    from archiver_app.jobs.background import run_in_child
-
-    return run_in_child(library, job_id, progress=progress, cancel=cancel)
 
 
 def open_edition(tabs: QTabWidget, library: Library, name: str, runner: OpRunner,
