@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
-    QMenu,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -136,9 +135,6 @@ class BrowseLauncher:
         self.action.setShortcut(QKeySequence(SHORTCUT))
         self.action.triggered.connect(self.ask)
         window.addAction(self.action)
-
-    def add_to(self, menu: QMenu) -> None:
-        menu.addAction(self.action)
 
     def ask(self) -> BackgroundOp[Any] | None:
         dialog = BrowseDialog(self.window)

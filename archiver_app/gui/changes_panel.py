@@ -19,6 +19,15 @@ from archiver_app.gui.tables import list_table
 from archiver_app.library import Library
 
 HEADERS = ("Page", "Captured", "Before", "Text", "Look", "Resources")
+#: What each column means, shown over its header.
+HEADER_TIPS = (
+    "The watched page",
+    "When the capture that changed was made",
+    "When the capture it is compared with was made",
+    "Share of the page's text lines that differ",
+    "Share of the screenshot's pixels that differ",
+    "Resources (images, scripts, styles …): +added −removed ~changed",
+)
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -43,8 +52,12 @@ class ChangesModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(HEADERS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return HEADERS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return HEADER_TIPS[section]
         return None
 
     def data(self, index: Index, role: int = 0) -> Any:
@@ -83,15 +96,25 @@ class ChangesPanel(QWidget):
         self.table = list_table(self, self.model, "changes_table")
         self.table.activated.connect(self._activated)
         self.empty = QLabel(
-            "No changes yet. Watch a page (Capture > Watch…, or `archiver watch add URL`): "
-            "each new capture is compared with the one before, and those that differ are "
-            "listed here.",
+            "No changes yet. Watch a page from a terminal (`archiver watch add URL`, see"
+            " docs/watch.md): while the app is open it captures watched pages when they are"
+            " due, compares each new capture with the one before, and lists here those that"
+            " differ.",
             self,
         )
         self.empty.setWordWrap(True)
+        self.hint = QLabel(
+            "Double-click a change (or select it and press Return) to compare the two"
+            " captures side by side.",
+            self,
+        )
+        self.hint.hide()
+        for label in (self.empty, self.hint):
+            label.setContentsMargins(6, 4, 6, 4)  # the panel has no margins of its own
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.empty)
+        layout.addWidget(self.hint)
         layout.addWidget(self.table, 1)
         self.loaded = False
         self.refresh()
@@ -109,6 +132,7 @@ class ChangesPanel(QWidget):
     def _show(self, rows: list[ChangeRow]) -> None:
         self.model.set_rows(rows)
         self.empty.setVisible(not rows)
+        self.hint.setVisible(bool(rows))
         self.table.setVisible(bool(rows))
         self.loaded = True
 

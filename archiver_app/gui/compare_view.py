@@ -45,6 +45,14 @@ def when(at: datetime) -> str:
     return f"{at:%-d %B %Y, %H:%M} UTC"
 
 
+def whens(old: datetime, new: datetime) -> tuple[str, str]:
+    """The two captures' times, to the second when the minute alone cannot tell them apart
+    (a watched page captured twice in a minute)."""
+    if when(old) != when(new):
+        return when(old), when(new)
+    return f"{old:%-d %B %Y, %H:%M:%S} UTC", f"{new:%-d %B %Y, %H:%M:%S} UTC"
+
+
 class CompareView(QWidget):
     """Two captures (ids) of one page compared; the older is always on the left."""
 
@@ -140,7 +148,7 @@ class CompareView(QWidget):
 
 def summary_text(c: Comparison) -> str:
     """What differs, between which captures, in a few short lines a person can trust."""
-    old, new = when(c.old.captured_at), when(c.new.captured_at)
+    old, new = whens(c.old.captured_at, c.new.captured_at)
     lines = [f"Left: the capture of {old}.  Right: the capture of {new}."]
     figures = []
     if c.text is not None and c.text.changed:
@@ -166,7 +174,7 @@ def diff_html(c: Comparison) -> str:
     only in the newer one in green, a little unchanged text around each change."""
     if c.text is None:
         return "<p>No page text to compare.</p>"
-    old, new = when(c.old.captured_at), when(c.new.captured_at)
+    old, new = whens(c.old.captured_at, c.new.captured_at)
     rows = [
         f"<p><span style='background:#fde2e1'>&nbsp;−&nbsp;</span> in the capture of {old}, "
         f"not in that of {new} &nbsp; "

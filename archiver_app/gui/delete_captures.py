@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox
 
 from archiver_app.api.changes import Changes
@@ -39,24 +39,39 @@ class DeleteCaptures(QObject):
                 menu.addAction(self.action)
         self.last_result: DeleteResult | None = None
         self.refusal_box: QMessageBox | None = None
+        self.confirm_box: QMessageBox | None = None
 
     def delete_selected(self) -> None:
         ids = self.window.selected_ids()
         if not ids:
             self.window.statusBar().showMessage("Select the captures to delete first.", 8000)
             return
-        answer = QMessageBox.question(
-            self.window,
-            "Delete captures",
-            f"Delete {len(ids)} capture(s)? Their files on this computer are removed; "
-            "copies already on your drives stay there.",
-        )
-        if answer != QMessageBox.StandardButton.Yes:
+        if not self.confirm(len(ids)):
             return
         snapshots = self.window.library.snapshots
         BackgroundOp(
             self.window.runner, lambda _p, _c: snapshots.delete(ids), label="deleting captures"
         ).success(self._done).failure(self._failed).run_in_background()
+
+    def confirm(self, count: int) -> bool:
+        """Ask first. *Cancel* is the default: Return or Esc deletes nothing."""
+        what = "this capture" if count == 1 else f"these {count} captures"
+        yes, no = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.Cancel
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "Delete captures",
+            f"Delete {what}? Their files on this computer are removed; copies already on "
+            "your drives stay there.",
+            yes | no,
+            self.window,
+        )
+        delete = box.button(yes)
+        delete.setText("Delete")
+        delete.setIcon(QIcon())  # not the style's "Yes" tick beside the word Delete
+        box.setDefaultButton(no)
+        box.setEscapeButton(no)
+        self.confirm_box = box
+        return box.exec() == yes
 
     def _done(self, outcome: tuple[DeleteResult, Changes]) -> None:
         result, changes = outcome
@@ -64,7 +79,8 @@ class DeleteCaptures(QObject):
         window = self.window
         window.model.refresh()
         window.apply_changes(changes)
-        text = f"Deleted {len(result.deleted)} capture(s)."
+        n = len(result.deleted)
+        text = f"Deleted {n} capture{'' if n == 1 else 's'}."
         for name in result.editions_to_review:
             text += f" Edition {name} needs review: it lost a member."
         window.statusBar().showMessage(text, 10000)

@@ -3,7 +3,7 @@
 Shows ``lib.drives`` on a timer (in the background): the same figures as ``archiver
 drives``, counted under the retention policy. A known drive that appears (its marker file
 is back, where it was or at an OS mount point) raises :attr:`DrivesPanel.drive_plugged` so
-the tray can notify. Mirror now / Verify / Offload / Export / Add drive call the mirror
+the tray can notify. Mirror now / Verify copies / Offload / Export / Add drive call the mirror
 API (the long ones in a child process).
 """
 
@@ -147,7 +147,11 @@ class DrivesPanel(QWidget):
         buttons = QHBoxLayout()
         self.add_button = QPushButton("Add Drive…", self)
         self.mirror_button = QPushButton("Mirror Now", self)
-        self.verify_button = QPushButton("Verify", self)
+        self.verify_button = QPushButton("Verify Copies", self)  # Tools has Verify Library…
+        self.verify_button.setToolTip(
+            "Re-read this computer's copies and each plugged-in drive's now, and repair any"
+            " that changed from a good copy"
+        )
         self.offload_button = QPushButton("Free Laptop Space", self)
         self.export_button = QPushButton("Export Collection…", self)
         for button in (

@@ -56,6 +56,8 @@ class NewEditionDialog(QDialog):
             self.collection.addItem(c.name, c.slug)
         if collection is not None:
             self.collection.setCurrentIndex(max(0, self.collection.findData(collection)))
+        self.name = QLineEdit(self)  # made second: Tab follows the rows, Name is under Collection
+        self.name.setPlaceholderText("rivers-2026")
         year = datetime.now(UTC).year
         self.year_choice = QRadioButton("Calendar year", self)
         self.year_choice.setChecked(True)
@@ -68,8 +70,6 @@ class NewEditionDialog(QDialog):
             edit.setCalendarPopup(True)
             edit.setDisplayFormat("yyyy-MM-dd")
             edit.setDate(day)
-        self.name = QLineEdit(self)
-        self.name.setPlaceholderText("rivers-2026")
         self.targets = QLineEdit(self)
         self.targets.setPlaceholderText("optional: a text file with one URL a line")
         browse = QPushButton("Choose…", self)
@@ -124,7 +124,13 @@ class NewEditionDialog(QDialog):
 
     def _suggest_name(self, *_args: object) -> None:
         slug = str(self.collection.currentData() or "edition")
-        self.name.setText(f"{slug}-{self.year.value()}")
+        name = base = f"{slug}-{self.year.value()}"
+        taken = {e.name for e in self.library.editions.list()}
+        n = 1
+        while name in taken:  # a second edition of the same year: suggest a free name
+            n += 1
+            name = f"{base}-{n}"
+        self.name.setText(name)
 
     def _choose_targets(self) -> None:
         path, _filter = QFileDialog.getOpenFileName(self, "Intended URLs", "", "Text (*.txt)")

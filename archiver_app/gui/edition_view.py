@@ -322,7 +322,11 @@ class EditionView(QWidget):
             ):
                 self._background(lambda _p, _c: eds.reopen(name), self._reopened, "reopen")
             return
-        if self._confirm(
+        # with a gap left unexplained the edition refuses: say why without asking first
+        unexplained = self.coverage is not None and any(
+            not g.gap_reason for g in self.coverage.gaps
+        )
+        if unexplained or self._confirm(
             "Accept this edition?",
             "Accepting freezes its membership: its captures cannot be deleted until you reopen it.",
         ):
@@ -409,7 +413,7 @@ class EditionView(QWidget):
         library = self.library
 
         def work(progress: Any, cancel: Any) -> object:
-            return _run_job(library, job_id, progress, cancel)
+            return library.jobs.run(job_id, progress=progress, cancel=cancel)
 
         self._background(work, done, label, self._job_failed)
 
@@ -421,10 +425,6 @@ class EditionView(QWidget):
         self.reload()
         if not failure.cancelled:
             show_error(self, failure, f"working on edition {self.name}")
-
-
-def _run_job(library: Library, job_id: int, progress: Any, cancel: Any) -> Any:
-    return library.jobs.run(job_id, progress=progress, cancel=cancel)
 
 
 def open_edition(tabs: QTabWidget, library: Library, name: str, runner: OpRunner,

@@ -84,7 +84,10 @@ class ExportDialog(QDialog):
         if search.strip():
             self.what.addItem(f"Search: “{search.strip()}”", ("query", search.strip()))
         self.what.addItem("Everything in the library", ("all", ""))
-        wanted = ("query", search.strip()) if search.strip() else ("collection", collection)
+        wanted = (  # what is on screen: the search, the collection, else the whole library
+            ("query", search.strip()) if search.strip()
+            else ("collection", collection) if collection else ("all", "")
+        )  # fmt: skip
         found = [i for i in range(self.what.count()) if self.what.itemData(i) == wanted]
         self.what.setCurrentIndex(found[0] if found else 0)
         form.addRow("Export", self.what)

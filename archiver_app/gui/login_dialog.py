@@ -45,7 +45,7 @@ class LoginDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("login_dialog")
         self.setWindowTitle("Log In to a Site")
-        self.resize(560, 320)
+        self.setMinimumWidth(560)  # as tall as its text: no empty band above the buttons
         self.library, self.runner = library, runner
         self.op: BackgroundOp[Any] | None = None
         self.result_message = ""
@@ -71,7 +71,7 @@ class LoginDialog(QDialog):
         self.status = QLabel(self)
         self.status.setObjectName("login_status")
         self.status.setWordWrap(True)
-        layout.addWidget(self.status, 1)
+        layout.addWidget(self.status)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         self.open_button = self.buttons.addButton(
             "Open Browser Window", QDialogButtonBox.ButtonRole.AcceptRole

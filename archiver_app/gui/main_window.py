@@ -104,6 +104,7 @@ class MainWindow(QMainWindow):
             library, self.runner, thumbnails=self.thumbnails, parent=self
         )
         self.sidebar = Sidebar(self)
+        self._table_entry = "view:all"  # the sidebar entry whose captures the table lists
         self.table = self._captures_table()
         self.filter_bar = FilterBar(self)
         self.filter_bar.hide()
@@ -142,7 +143,7 @@ class MainWindow(QMainWindow):
         self.menus = WindowActions(self)
         self.research = ResearchActions(self)  # compare, changes, citations
         self.browse = BrowseLauncher(self)  # Capture while browsing… (Ctrl+Shift+B)
-        self.browse.add_to(self.menus.capture_menu)
+        self.menus.capture_menu.insertAction(self.menus.capture_menu_end, self.browse.action)
         self.verify = VerifyActions(self)  # Tools > Verify Library...
         self.deletion = DeleteCaptures(self)  # Edit > Delete Captures…
         self.new_edition_action = install_edition_action(self)  # File > New Edition…
@@ -178,7 +179,7 @@ class MainWindow(QMainWindow):
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         hh.setStretchLastSection(True)
         hh.resizeSection(COL_TIME, 130)
-        hh.resizeSection(COL_TITLE, 380)
+        hh.resizeSection(COL_TITLE, 280)  # Status (with its profile mark) fits at 1280 px
         hh.moveSection(hh.visualIndex(COL_MATCH), COL_TITLE + 1)  # snippets beside titles
         hh.resizeSection(COL_MATCH, 340)
         hh.setSectionHidden(COL_MATCH, True)
@@ -264,7 +265,11 @@ class MainWindow(QMainWindow):
 
             open_edition(self.tabs, self.library, str(entry.value), self.runner,
                          self.apply_changes, job_finished=self.jobs.job_finished)  # fmt: skip
+            # the sidebar goes back to naming what the table shows: picking the edition
+            # again (its tab closed) then opens it again
+            QTimer.singleShot(0, lambda: self.sidebar.select_key(self._table_entry, emit=False))
             return
+        self._table_entry = entry.key
         q = SnapshotQuery(sort=self.model.query.sort, descending=self.model.query.descending)
         if entry.kind == "view":
             q = q.with_(view=View(entry.value))

@@ -65,7 +65,7 @@ class ResearchActions(QObject):
         for action in (self.compare_action, self.changes_action, *self.cite_actions):
             window.addAction(action)  # the keys work wherever the focus is in the window
         _menu(window, "Edit").addMenu(self.cite_menu)
-        _menu(window, "View").addAction(self.changes_action)
+        _menu(window, "View").insertAction(window.menus.view_panels_end, self.changes_action)
         _menu(window, "Capture").addAction(self.compare_action)
         self.changes: QWidget | None = None
 

@@ -70,7 +70,10 @@ class VerifyResultsDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("verify_results")
         self.setWindowTitle("Verify Library — results")
-        self.setMinimumSize(720, 420)
+        if findings.snapshots:  # room for the list; a clean result stays a small box
+            self.setMinimumSize(720, 420)
+        else:
+            self.setMinimumWidth(420)
         self.findings = findings
         layout = QVBoxLayout(self)
         self.summary = QLabel(self)
@@ -116,6 +119,8 @@ class VerifyResultsDialog(QDialog):
         self.tree.setColumnWidth(0, 420)
         self.tree.setVisible(bool(findings.snapshots))
         layout.addWidget(self.tree, 1)
+        if not findings.snapshots:
+            layout.addStretch(1)  # the summary stays at the top, above the Close button
 
         self.legend = QLabel(self)
         self.legend.setObjectName("verify_legend")

@@ -203,6 +203,8 @@ def install_watch_scheduler(window: MainWindow) -> WatchScheduler:
 
         message = change_message(outcome.url, outcome.change)
         window.tray.notify("Watched page changed", message, on_click=open_compare)
+        # also in the window: without a system tray the notification shows nowhere
+        window.statusBar().showMessage(f"{message} View > Changes (Ctrl+Shift+H).", 60_000)
 
     scheduler.changed.connect(announce)
     scheduler.ran.connect(lambda _report: window.refresh_all())

@@ -35,7 +35,8 @@ class WindowActions:
     def __init__(self, window: MainWindow) -> None:
         self.window = window
         w = window
-        self.capture = self.action("&New Capture…", w.capture.open_dialog, K.New)
+        # a lambda: triggered(bool) would otherwise arrive as the dialog's initial text
+        self.capture = self.action("&New Capture…", lambda: w.capture.open_dialog(""), K.New)
         self.capture_bookmarks = self.action(
             "Capture &Bookmarks File…", lambda: w.capture.open_dialog(tab=TAB_BOOKMARKS)
         )
@@ -110,12 +111,15 @@ class WindowActions:
         for a in (self.paste, self.find, self.tag):
             edit_menu.addAction(a)
         view_menu = menu.addMenu("&View")
-        for a in (self.refresh, self.filters, self.jobs, self.drives, self.fullscreen):
+        for a in (self.refresh, self.filters, self.jobs, self.drives):
             view_menu.addAction(a)
+        self.view_panels_end = view_menu.addSeparator()  # panels above, Full Screen below
+        view_menu.addAction(self.fullscreen)
         capture_menu = self.capture_menu = menu.addMenu("&Capture")
         capture_menu.addAction(self.capture)
-        capture_menu.addAction(self.open)
         capture_menu.addAction(self.login)
+        self.capture_menu_end = capture_menu.addSeparator()  # below: acts on captures made
+        capture_menu.addAction(self.open)
 
     def _build_toolbar(self) -> None:
         w = self.window

@@ -6,10 +6,12 @@ import io
 from pathlib import Path
 
 from PIL import Image, ImageDraw
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
-from archiver_app.gui.compare_view import CompareView
+from archiver_app.gui.compare_view import CompareView, whens
 from archiver_app.gui.ops import OpRunner
 from archiver_app.library import Library
 from archiver_app.store.files import register_file
@@ -106,6 +108,11 @@ def test_changes_panel_lists_changes_and_asks_to_compare(
     qtbot.addWidget(empty)
     qtbot.waitUntil(lambda: empty.loaded)
     assert empty.model.rowCount() == 0 and not empty.empty.isHidden()
+    assert "archiver watch add" in empty.empty.text()
+    assert (
+        "Capture > Watch" not in empty.empty.text()
+    )  # no such menu entry: do not send people there
+    assert empty.hint.isHidden()
 
     old_id, new_id = two_captures(library)
     summary = record_change(library, new_id)
@@ -115,8 +122,18 @@ def test_changes_panel_lists_changes_and_asks_to_compare(
     qtbot.waitUntil(lambda: panel.loaded)
     assert panel.model.rowCount() == 1
     assert panel.model.index(0, 3).data() == f"{summary.text_share:.1%}"
+    assert not panel.hint.isHidden() and panel.empty.isHidden()
+    resources_tip = panel.model.headerData(
+        5, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole
+    )
+    assert "+added −removed ~changed" in resources_tip
     with qtbot.waitSignal(panel.compareRequested) as blocker:
         panel.table.activated.emit(panel.model.index(0, 0))
+    assert blocker.args == [old_id, new_id]
+    panel.show()
+    panel.table.setCurrentIndex(panel.model.index(0, 0))
+    with qtbot.waitSignal(panel.compareRequested) as blocker:  # what the hint promises
+        QTest.keyClick(panel.table, Qt.Key.Key_Return)
     assert blocker.args == [old_id, new_id]
 
 
@@ -138,3 +155,13 @@ def test_the_replay_timeline_marks_captures_that_changed(qtbot: QtBot, library: 
     finally:
         widget.close()
         shiboken6.delete(widget)
+
+
+def test_captures_in_the_same_minute_are_told_apart_by_their_seconds() -> None:
+    first, second = at(2026, 11, 25, 19).replace(minute=47, second=18), at(2026, 11, 25, 19)
+    second = second.replace(minute=47, second=25)
+    assert whens(first, second) == (
+        "25 November 2026, 19:47:18 UTC",
+        "25 November 2026, 19:47:25 UTC",
+    )
+    assert whens(at(2024), at(2025)) == ("1 January 2024, 00:00 UTC", "1 January 2025, 00:00 UTC")

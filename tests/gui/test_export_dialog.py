@@ -153,3 +153,13 @@ def test_sign_and_timestamp_with_the_default_authority_and_a_pending_one(
         assert not later.signing.sign_box.isEnabled() and not later.signing.sign()
     finally:
         tsa.stop()
+
+
+def test_with_nothing_chosen_on_screen_it_offers_the_whole_library(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    _library_with_two_collections(library, tmp_path)
+    dialog = ExportDialog(library, op_runner)  # All captures, no search: Ctrl+E
+    qtbot.addWidget(dialog)
+    assert dialog.what.currentData() == ("all", "")
+    assert dialog.what.currentText() == "Everything in the library"

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
+from archiver_app.api.integrity import IntegrityCode, VerifyFindings
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.verify_dialog import VerifyResultsDialog
 from archiver_app.importers.warcs import import_warc_file
@@ -73,3 +74,21 @@ def test_a_clean_library_says_so(qtbot: QtBot, library: Library, tmp_path: Path)
     qtbot.addWidget(dialog)
     assert dialog.summary.text().startswith("Every file is as it was captured.")
     assert "all as captured" in dialog.summary.text() and dialog.tree.isHidden()
+
+
+def test_a_clean_result_is_a_small_box_with_its_summary_at_the_top(qtbot: QtBot) -> None:
+    findings = VerifyFindings(
+        job_id=1,
+        finished_at=None,
+        checked=25,
+        counts={IntegrityCode.INTACT: 25},
+        ok=True,
+        snapshots=(),
+    )
+    dialog = VerifyResultsDialog(findings)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    assert "Every file is as it was captured." in dialog.summary.text()
+    assert dialog.height() < 250, "an all-clear result is not a big empty box"
+    assert dialog.summary.geometry().top() < 30

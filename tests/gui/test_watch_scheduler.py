@@ -72,6 +72,8 @@ def test_a_changed_watched_page_is_announced_and_opens_compare(
     assert title == "Watched page changed"
     assert message.startswith("harbour.example changed since its previous capture: ")
     assert "of text lines differ" in message
+    shown = main_window.statusBar().currentMessage()  # where there is no tray, too
+    assert shown.startswith(message) and "Changes (Ctrl+Shift+H)" in shown
 
     main_window.tray.icon.messageClicked.emit()  # what the platform sends on a click
     view = main_window.tabs.currentWidget()

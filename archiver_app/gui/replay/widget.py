@@ -160,7 +160,7 @@ class ReplayWidget(QWidget):
         self.own_browser_action.setToolTip(
             "Open this capture in your own web browser, still offline: served from your"
             " archive on 127.0.0.1 (as `archiver serve` does), for pages the built-in"
-            " browser cannot run"
+            " browser cannot run (Ctrl+Shift+O)"
         )
         self.own_browser_action.triggered.connect(self.open_in_own_browser)
         self.addAction(self.own_browser_action)
@@ -192,6 +192,7 @@ class ReplayWidget(QWidget):
             " border-bottom: 1px solid #e8dcb0; }"
         )
         self.banner.setText("Offline replay: nothing is fetched from the live web.")
+        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.screenshot_label = QLabel(self)
         self.screenshot_label.setAlignment(
@@ -288,8 +289,11 @@ class ReplayWidget(QWidget):
     def open_in_own_browser(self) -> None:
         """Open the capture shown, offline, in the system browser (explicit action only)."""
         url = self.own_browser_url()
-        if url:
-            QDesktopServices.openUrl(QUrl(url))
+        if url and not QDesktopServices.openUrl(QUrl(url)):
+            self.banner.setText(  # no browser set up: say so, and give the address to copy
+                f"No web browser could be opened. Open {url} in yours: it is served from"
+                " your archive only, while this tab is open."
+            )
 
     def _engine_stopped(self, *_args: object) -> None:
         self.banner.setText(

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QMessageBox
-
 from archiver_app.api.deletion import DeleteCode
 from archiver_app.api.editions import EditionState
 from archiver_app.library import Library
@@ -40,8 +38,8 @@ def test_deleting_a_frozen_member_is_refused_until_its_edition_is_reopened(
     member = next(t.snapshot_id for t in library.editions.coverage("e").targets
                   if t.url == f"{H}/a")  # fmt: skip
     assert member is not None
-    monkeypatch.setattr(QMessageBox, "question", lambda *a: QMessageBox.StandardButton.Yes)
     window = main_window
+    monkeypatch.setattr(window.deletion, "confirm", lambda _count: True)
 
     select(window, qtbot, member)
     result = delete(window, qtbot)

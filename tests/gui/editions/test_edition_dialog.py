@@ -43,3 +43,14 @@ def test_new_edition_from_the_file_menu(
     assert "edition:rivers-2026" in [e.key for e in window.sidebar.entries()]
     urls = {t.url for t in library.editions.coverage("rivers-2026").targets}
     assert f"{H}/listed" in urls and f"{H}/a" in urls
+
+
+def test_the_suggested_name_is_one_not_taken(qtbot: Any, library: Library, op_runner: Any) -> None:
+    build(library)
+    library.editions.create("rivers", "rivers-2025", year=2025)
+    dialog = NewEditionDialog(library, op_runner, None, "rivers")
+    qtbot.addWidget(dialog)
+    dialog.year.setValue(2024)
+    assert dialog.name.text() == "rivers-2024"
+    dialog.year.setValue(2025)  # that year has an edition already
+    assert dialog.name.text() == "rivers-2025-2"

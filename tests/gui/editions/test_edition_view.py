@@ -218,3 +218,45 @@ def test_a_view_closed_while_it_reads_ignores_the_answer(
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     qtbot.waitUntil(lambda: not op_runner.busy(), timeout=10_000)
     qtbot.wait(50)  # the result's queued signal is delivered, and dropped
+
+
+def test_the_sidebar_names_what_the_table_shows_and_an_edition_opens_again(
+    qtbot: Any, library: Library, edition: str, main_window: Any
+) -> None:
+    window = main_window
+    window.reload_sidebar()
+    rivers = next(c.id for c in library.collections.all() if c.slug == "rivers")
+    assert window.sidebar.select_key(f"collection:{rivers}")
+    assert window.sidebar.select_key(f"edition:{edition}")
+    view = window.tabs.currentWidget()
+    assert isinstance(view, EditionView)
+    qtbot.waitUntil(lambda: window.sidebar.current_entry().key == f"collection:{rivers}")
+    assert window.model.query.collection_id == rivers  # the table still lists the collection
+
+    window.tabs.removeTab(window.tabs.indexOf(view))
+    assert window.sidebar.select_key(f"edition:{edition}")  # the same click, again
+    again = window.tabs.currentWidget()
+    assert isinstance(again, EditionView) and again is not view
+
+
+def test_accept_with_unexplained_gaps_says_why_without_asking_first(
+    qtbot: Any, library: Library, op_runner: Any, edition: str, monkeypatch: Any
+) -> None:
+    asked: list[str] = []
+
+    def question(_parent: Any, title: str, _text: str) -> QMessageBox.StandardButton:
+        asked.append(title)
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    view = open_view(qtbot, library, edition, op_runner)
+    act(qtbot, view, view.accept_button.click)
+    assert asked == []  # nothing would be frozen: no "Accept this edition?" first
+    assert "Not accepted" in view.notice.text() and "2 gaps have no reason" in view.notice.text()
+    for url in (f"{H}/dead", f"{H}/listed"):
+        item = view.gaps.item(gap_rows(view)[url], REASON_COLUMN)
+        act(qtbot, view, lambda item=item, url=url: item.setText(f"reason for {url}"))
+    with qtbot.waitSignal(view.changed):
+        act(qtbot, view, view.accept_button.click)
+    assert asked == ["Accept this edition?"]  # now it freezes: it asks
+    assert library.editions.get(edition).state is EditionState.RESEARCH_READY

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 import shiboken6
-from PySide6.QtCore import QObject, QUrl, Slot
+from PySide6.QtCore import QObject, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
@@ -163,3 +163,24 @@ def test_a_capture_by_a_newer_browser_is_noted_and_its_script_errors_count(
     _settled(qtbot, widget, SITE + "missing-method")  # a failure is still offered
     assert widget.fallback.trouble is not None
     assert widget.fallback.trouble.code is Trouble.SCRIPT_ERROR and widget.fallback.isVisible()
+
+
+def test_open_in_my_browser_names_its_shortcut(widget: ReplayWidget) -> None:
+    key = widget.own_browser_action.shortcut().toString()
+    assert key == "Ctrl+Shift+O"
+    for tip in (widget.own_browser_button.toolTip(), widget.fallback.button.toolTip()):
+        assert f"({key})" in tip  # a button shows no shortcut of its own: its tooltip does
+
+
+def test_when_no_browser_opens_the_tab_gives_the_address_to_copy(
+    qtbot: QtBot, widget: ReplayWidget, library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _archive(library, browser=None)
+    _settled(qtbot, widget, SITE + "clean")
+    # a desktop with no web browser set up: the one thing that cannot exist here
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda _url: False)
+    widget.own_browser_action.trigger()
+    text = widget.banner.text()
+    assert "No web browser could be opened" in text
+    assert "http://127.0.0.1:" in text  # the address, to copy into a browser by hand
+    assert widget.banner.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse

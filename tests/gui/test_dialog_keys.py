@@ -1,0 +1,117 @@
+"""The window's dialogs answer the keyboard: each has a default button (Return), Esc
+closes it, and Tab walks through its fields from the top.
+
+Each dialog is opened the way a user opens it (its action), not built by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QDialog, QPushButton, QWidget
+from pytestqt.qtbot import QtBot
+
+from archiver_app.api.integrity import IntegrityCode, VerifyFindings
+from archiver_app.gui.login_dialog import LoginDialog
+from archiver_app.gui.main_window import MainWindow
+from archiver_app.gui.verify_dialog import VerifyResultsDialog
+
+OPENERS: dict[str, Callable[[MainWindow], None]] = {
+    "new capture": lambda w: w.menus.capture.trigger(),
+    "log in to a site": lambda w: w.menus.login.trigger(),
+    "export": lambda w: w.menus.export.trigger(),
+    "new edition": lambda w: w.new_edition_action.trigger(),
+    "settings": lambda w: w.menus.settings.trigger(),
+}
+
+
+def _open(window: MainWindow, qtbot: QtBot, name: str) -> QDialog:
+    before = {id(d) for d in window.findChildren(QDialog) if d.isVisible()}
+    OPENERS[name](window)
+    found: list[QDialog] = []
+
+    def opened() -> bool:
+        found[:] = [
+            d for d in window.findChildren(QDialog) if d.isVisible() and id(d) not in before
+        ]
+        return bool(found)
+
+    qtbot.waitUntil(opened, timeout=5_000)
+    return found[0]
+
+
+def _label(widget: QWidget) -> str:
+    text = getattr(widget, "text", None)
+    shown = text() if callable(text) else ""
+    return f"{type(widget).__name__} {widget.objectName() or shown!r}"
+
+
+def _default_button(dialog: QDialog) -> QPushButton | None:
+    return next((b for b in dialog.findChildren(QPushButton) if b.isDefault()), None)
+
+
+@pytest.mark.parametrize("name", sorted(OPENERS))
+def test_dialog_has_a_default_button_and_closes_on_escape(
+    qtbot: QtBot, main_window: MainWindow, name: str
+) -> None:
+    dialog = _open(main_window, qtbot, name)
+    qtbot.waitExposed(dialog)
+    dialog.activateWindow()
+    button = _default_button(dialog)
+    assert button is not None, f"{name}: Return presses nothing"
+    assert button.isEnabled(), f"{name}: the default button is disabled"
+    focus = dialog.focusWidget() or dialog
+    QTest.keyClick(focus, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=3_000)
+
+
+@pytest.mark.parametrize("name", sorted(OPENERS))
+def test_tab_order_starts_in_the_dialog_and_reaches_its_default_button(
+    qtbot: QtBot, main_window: MainWindow, name: str
+) -> None:
+    dialog = _open(main_window, qtbot, name)
+    button = _default_button(dialog)
+    assert button is not None
+    chain: list[QWidget] = []
+    widget: QWidget | None = dialog.nextInFocusChain()
+    while widget is not None and widget is not dialog and len(chain) < 200:
+        if widget.focusPolicy() & Qt.FocusPolicy.TabFocus and widget.isVisibleTo(dialog):
+            chain.append(widget)
+        widget = widget.nextInFocusChain()
+    assert button in chain, f"{name}: Tab never reaches {button.text()!r}"
+    # Tab goes down the dialog as it reads: each field is on the row of the one before or
+    # below it (a field's own line edit, inside a spin box or a date, counts as its parent)
+    tops = [w.mapTo(dialog, QPoint(0, 0)).y() for w in chain]
+    backwards = [
+        (chain[i - 1], chain[i]) for i in range(1, len(chain)) if tops[i] < tops[i - 1] - 12
+    ]
+    assert not backwards, f"{name}: Tab goes back up: " + ", ".join(
+        f"{_label(a)} -> {_label(b)}" for a, b in backwards
+    )
+    dialog.reject()
+
+
+def test_verify_results_close_on_escape_and_return(qtbot: QtBot) -> None:
+    findings = VerifyFindings(1, None, 3, {IntegrityCode.INTACT: 3}, ok=True, snapshots=())
+    for key in (Qt.Key.Key_Escape, Qt.Key.Key_Return):
+        dialog = VerifyResultsDialog(findings)
+        qtbot.addWidget(dialog)
+        dialog.show()
+        qtbot.waitExposed(dialog)
+        QTest.keyClick(dialog.focusWidget() or dialog, key)
+        qtbot.waitUntil(lambda d=dialog: not d.isVisible(), timeout=3_000)  # type: ignore[misc]
+
+
+def test_the_login_dialog_has_no_empty_band_above_its_buttons(
+    qtbot: QtBot, main_window: MainWindow
+) -> None:
+    dialog = _open(main_window, qtbot, "log in to a site")
+    assert isinstance(dialog, LoginDialog)
+    qtbot.waitExposed(dialog)
+    top = dialog.open_button.mapTo(dialog, QPoint(0, 0)).y()
+    gap = top - dialog.url.mapTo(dialog, QPoint(0, dialog.url.height())).y()
+    assert gap < 60, f"{gap}px of nothing between the address field and the buttons"
+    dialog.reject()
