@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
+    from archiver_app.tasks import Progress, ProgressUpdate
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -101,12 +102,8 @@ def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
     return 0 if not problems else 1
 
 
-def cmd_move_library(args: argparse.Namespace, ctx: Context) -> int:
-    from pathlib import Path
-
-    from archiver_app.library_move import move_library
-    from archiver_app.tasks import ProgressUpdate
-
+def _tenths(ctx: Context) -> Progress:
+    """A progress callback that prints a line at each tenth of the way."""
     last = [0.0]
 
     def progress(update: ProgressUpdate) -> None:
@@ -115,6 +112,15 @@ def cmd_move_library(args: argparse.Namespace, ctx: Context) -> int:
             last[0] = fraction
             print(f"{fraction:4.0%} {update.message}", file=ctx.out, flush=True)
 
+    return progress
+
+
+def cmd_move_library(args: argparse.Namespace, ctx: Context) -> int:
+    from pathlib import Path
+
+    from archiver_app.library_move import move_library
+
+    progress = _tenths(ctx)
     result = move_library(
         ctx.library_root, Path(args.dest), progress=progress, database_url=ctx.database_url
     )
@@ -129,16 +135,8 @@ def cmd_move_library(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_convert(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.library_convert import convert_library
-    from archiver_app.tasks import ProgressUpdate
 
-    last = [0.0]
-
-    def progress(update: ProgressUpdate) -> None:
-        fraction = update.fraction or 0.0
-        if fraction - last[0] >= 0.1 or fraction >= 1.0:
-            last[0] = fraction
-            print(f"{fraction:4.0%} {update.message}", file=ctx.out, flush=True)
-
+    progress = _tenths(ctx)
     result = convert_library(
         ctx.library_root,
         args.to,
