@@ -142,8 +142,16 @@ def _package_hash(package_bytes: bytes) -> str:
 
 
 def signed_digest(package_bytes: bytes, key: ec.EllipticCurvePrivateKey) -> dict[str, Any]:
-    """The ``datapackage-digest.json`` object of a signed export."""
+    """The ``datapackage-digest.json`` object of a signed export. Its ``created`` is the
+    package's own (validators require the two to be equal; a clock read here could fall
+    in the next second)."""
     package_hash = _package_hash(package_bytes)
+    try:
+        created = json.loads(package_bytes).get("created")
+    except (ValueError, AttributeError):
+        created = None
+    if not isinstance(created, str):
+        created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     der = key.sign(package_hash.encode("utf-8"), ec.ECDSA(hashes.SHA256()))
     r, s = decode_dss_signature(der)
     raw = r.to_bytes(_HALF, "big") + s.to_bytes(_HALF, "big")
@@ -154,7 +162,7 @@ def signed_digest(package_bytes: bytes, key: ec.EllipticCurvePrivateKey) -> dict
             "hash": package_hash,
             "signature": base64.b64encode(raw).decode("ascii"),
             "publicKey": public_key_b64(key),
-            "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "created": created,
             "software": f"Archiver {__version__}",
         },
     }

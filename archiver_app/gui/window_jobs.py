@@ -45,9 +45,11 @@ class WindowJobs(QObject):
         window.model.first_chunk.connect(self._prepare_children_once)
         QTimer.singleShot(0, self.migrator.start)
         self.opened_at = window.library.clock()
+        self.stopped = False
         QTimer.singleShot(0, self.resume_interrupted)
 
     def stop(self) -> None:
+        self.stopped = True  # the window closed: a job that ends later reads nothing
         self.migrator.stop()
 
     def resume_interrupted(self) -> BackgroundOp[Any]:
@@ -81,6 +83,8 @@ class WindowJobs(QObject):
         )
 
     def _job_finished(self, job_id: int, status: str) -> None:
+        if self.stopped:
+            return
         self.window.tray.notify("Job finished", f"Job #{job_id} is {status}.")
         self.window.model.refresh()
         self.window.reload_sidebar()  # the states of the editions it fed

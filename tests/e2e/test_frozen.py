@@ -111,7 +111,14 @@ def test_bundle_holds_what_the_app_loads_by_path_and_nothing_it_does_not(
 
     # What the core needs is in: Pillow (screenshot comparison), PDFium, the CSL processor,
     # signing and RFC 3161 timestamps, the PostgreSQL driver (shared libraries).
-    for name in ("PIL", "pypdfium2", "citeproc", "cryptography", "rfc3161_client", "psycopg"):
+    for name in (
+        "PIL",
+        "pypdfium2",
+        "citeproc",
+        "cryptography",
+        "rfc3161_client",
+        "psycopg_binary",
+    ):
         assert (internal / name).exists(), f"{name} is missing from the bundle"
     # Development-only distributions and trimmed Qt parts stay out.
     for name in ("pytest", "pywb", "gevent", "PyInstaller", "mypy"):

@@ -137,3 +137,11 @@ def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     _rewrite(wacz, {"archive/data.warc": b"x"})
     assert cli.main(["verify-export", str(wacz)]) == 1
     assert "changed: archive/data.warc was changed" in capsys.readouterr().out
+
+
+def test_the_signature_is_dated_as_the_package_it_signs(tmp_path: Path) -> None:
+    """``signedData.created`` is the package's ``created`` (validators refuse a WACZ whose
+    two dates differ, which a clock read at signing time made happen at a second's edge)."""
+    package = json.dumps({"profile": "data-package", "created": "2020-01-02T03:04:05Z"})
+    digest = signed_digest(package.encode(), load_or_create_key(tmp_path / "key"))
+    assert digest["signedData"]["created"] == "2020-01-02T03:04:05Z"
