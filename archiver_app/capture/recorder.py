@@ -120,6 +120,7 @@ class NetworkRecorder:
         self.notes: list[str] = []
         self.revisit_sources: set[int] = set()
         self._frame_charsets: dict[str, str] = {}  # frameId -> its document's charset
+        self._frame_decoded: dict[str, asyncio.Event] = {}  # set once that charset is known
         self.last_activity = time.monotonic()
         self._tasks: set[asyncio.Task[None]] = set()
         self._task_of: dict[str, asyncio.Task[None]] = {}  # requestId -> its write task
@@ -399,6 +400,10 @@ class NetworkRecorder:
             else:
                 if got.get("base64Encoded"):
                     return base64.b64decode(got.get("body", "")), None
+                if ex.resource_type in ("Script", "Stylesheet") and not served_charset(
+                    hop.response
+                ):
+                    await self._document_charset(ex)
                 return self._encode_text(got.get("body", ""), hop, ex), None
         if self.refetch is not None and hop.method == "GET":
             response = hop.response or {}
@@ -414,6 +419,26 @@ class NetworkRecorder:
                 return got, "refetched"
             reason = f"{reason}; fetching it again: {got}"
         return None, reason
+
+    async def _document_charset(self, ex: Exchange, seconds: float = 3.0) -> None:
+        """Wait (briefly) until the document of ``ex``'s frame has been decoded: a script
+        or style sheet with no charset of its own is in its document's, and its body can
+        be read back before the document's own (the parser fetches it mid-stream)."""
+        frame = ex.frame_id or ""
+        if frame in self._frame_charsets:
+            return
+        coming = any(
+            d.resource_type == "Document" and d.frame_id == ex.frame_id and not d.failed
+            for d in self.exchanges.values()
+        )
+        if coming:
+            event = self._frame_decoded.setdefault(frame, asyncio.Event())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), seconds)
+
+    def _frame_known(self, frame: str, charset: str) -> None:
+        self._frame_charsets[frame] = charset
+        self._frame_decoded.setdefault(frame, asyncio.Event()).set()
 
     def _encode_text(self, text: str, hop: Hop, ex: Exchange) -> bytes:
         """Text bodies come back decoded; encode them back as the browser decoded them.
@@ -436,13 +461,15 @@ class NetworkRecorder:
                 pass
             else:
                 if ex.resource_type == "Document" and ex.frame_id:
-                    self._frame_charsets[ex.frame_id] = declared or "utf-8"
+                    self._frame_known(ex.frame_id, declared or "utf-8")
                 return data
         self.notes.append(
             f"{hop.url}: body cannot be encoded as {declared!r}; stored as UTF-8 "
             "(Content-Type charset changed to utf-8)"
         )
         ex.stored_charset = "utf-8"
+        if ex.resource_type == "Document" and ex.frame_id:
+            self._frame_known(ex.frame_id, "utf-8")
         return text.encode("utf-8", errors="replace")
 
     async def _write_exchange(

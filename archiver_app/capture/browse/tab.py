@@ -45,6 +45,8 @@ from archiver_app.warc.writer import CaptureWarcWriter
 
 #: How long a left page may take to send its note before it is saved without one.
 LEAVE_WAIT = 1.5
+#: At Stop, how long requests already sent may take to be answered and recorded.
+IN_FLIGHT_SECONDS = 3.0
 #: How often the tab looks for changes to snapshot, and the quiet it waits for first.
 POLL_SECONDS = 0.5
 QUIET_SECONDS = 0.4
@@ -154,6 +156,11 @@ class TabRecorder:
         if self._poller is not None:
             self._poller.cancel()
             await asyncio.gather(self._poller, return_exceptions=True)
+        if snapshot and self.recorder is not None:
+            # answers already on their way belong to the page: finish() stops listening
+            deadline = time.monotonic() + IN_FLIGHT_SECONDS
+            while self.recorder.in_flight and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
         if snapshot and self.current is not None:
             await self.snapshot(self.current, leaving=True)
         if self.recorder is not None:
