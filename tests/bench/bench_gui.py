@@ -321,10 +321,13 @@ def run(args: argparse.Namespace) -> dict[str, float]:
         s.add(job)
         s.flush()
         job_id = job.id
+    # imported by its package name so the child process can import it too (not __main__)
+    from tests.bench.bench_gui import background_load as stand_in
+
     load = BackgroundOp(
         runner,
         lambda p, c: run_isolated(
-            "tests.bench.bench_gui:background_load",
+            stand_in,
             lib,
             job_id,
             args.hash_mb,
