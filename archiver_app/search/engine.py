@@ -305,12 +305,11 @@ def _quick_search(
     params: dict[str, Any] = {}
     where = filter_clauses(query, params)
     pg = conn.dialect.name == "postgresql"
-    # On PostgreSQL the candidates stream from a server-side cursor (the scan stops early;
-    # a client-side cursor would fetch every candidate's text first), unscored: only the
-    # matches kept are scored, below, in one statement.
+    # On PostgreSQL the candidates come unscored: only the matches kept are scored, below,
+    # in one statement.
     score = "0.0" if pg else "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
     found = quick.quick_hits(
-        lambda sql, p: conn.execute(text(sql).execution_options(stream_results=pg), p),
+        lambda sql, p: conn.execute(text(sql), p),
         plan,
         filters=where,
         params=params,

@@ -11,7 +11,10 @@ would weigh no more than a common one. :func:`score_sql` multiplies each term's
 * a term's pages: from the column statistics ANALYZE keeps for a ``tsvector``
   (``pg_stats.most_common_elems``, the frequent words, with the share of rows holding each)
   when the word is listed there, else counted through the GIN index (cheap exactly then:
-  a word not among the most common is in few pages).
+  a word not among the most common is in few pages) and the count kept as long as the
+  statistics (a word typed again, as search as you type does, is not counted again).
+  ``doc`` keeps statistics on up to 10,000 words (migration 0009; PostgreSQL's default
+  is 1,000), so the words worth ranking by rarity are mostly listed.
 
 Where the two can still differ (the ranking test and the search benchmark compare them):
 ``ts_rank`` is not bm25's term-frequency curve (a second occurrence adds 1/4, a third 1/9
@@ -46,7 +49,8 @@ from archiver_app.tasks import CancelToken
 EXACT_BELOW = 10_000
 #: Seconds the statistics of a database are reused.
 STATS_SECONDS = 60.0
-_stats: dict[str, tuple[float, float, dict[str, float]]] = {}
+#: Per database: (when read, estimated rows, {lexeme: share of rows}, {term: pages counted}).
+_stats: dict[str, tuple[float, float, dict[str, float], dict[str, float]]] = {}
 _stats_lock = threading.Lock()
 
 
@@ -57,14 +61,15 @@ def weights_array(weights: Sequence[float]) -> str:
     return "{" + ",".join(str(w / title) for w in (body, url, tags, title)) + "}"
 
 
-def _statistics(conn: Connection) -> tuple[float, dict[str, float]]:
-    """``(estimated rows, {lexeme: share of rows})`` from the planner's statistics."""
+def _statistics(conn: Connection) -> tuple[float, dict[str, float], dict[str, float]]:
+    """``(estimated rows, {lexeme: share of rows}, {term: pages})`` from the planner's
+    statistics; the last holds the terms counted since they were read (kept as long)."""
     key = conn.engine.url.render_as_string(hide_password=True)
     now = time.monotonic()
     with _stats_lock:
         cached = _stats.get(key)
     if cached is not None and now - cached[0] < STATS_SECONDS:
-        return cached[1], cached[2]
+        return cached[1], cached[2], cached[3]
     rows = float(
         conn.execute(
             text("SELECT reltuples FROM pg_class WHERE oid = CAST('snapshot_fts' AS regclass)")
@@ -80,20 +85,23 @@ def _statistics(conn: Connection) -> tuple[float, dict[str, float]]:
     ).first()
     if found is not None and found[0]:
         common = dict(zip(found[0], (float(f) for f in found[1]), strict=False))
+    counted: dict[str, float] = {}
     with _stats_lock:
-        _stats[key] = (now, rows, common)
-    return rows, common
+        _stats[key] = (now, rows, common, counted)
+    return rows, common, counted
 
 
 def frequencies(conn: Connection, terms: Sequence[str]) -> tuple[float, list[float]]:
     """The number of indexed pages and, per ``tsquery`` term, the pages holding it."""
-    rows, common = _statistics(conn)
+    rows, common, counted = _statistics(conn)
     exact = rows < EXACT_BELOW
     counts: list[float | None] = [None] * len(terms)
     for i, term in enumerate(terms):
         word = term[1:-1] if term.count("'") == 2 and term[0] == term[-1] == "'" else None
         if not exact and word is not None and word in common:
             counts[i] = common[word] * rows
+        elif not exact:
+            counts[i] = counted.get(term)
     wanted = [i for i, c in enumerate(counts) if c is None]
     parts = ["(SELECT count(*) FROM snapshot_fts)"] if exact else []
     parts += [
@@ -115,6 +123,8 @@ def frequencies(conn: Connection, terms: Sequence[str]) -> tuple[float, list[flo
             rows = values.pop(0)
         for i, value in zip(wanted, values, strict=True):
             counts[i] = value
+            if not exact:
+                counted[terms[i]] = value
     return rows, [float(c or 0) for c in counts]
 
 

@@ -9,7 +9,9 @@ prefix at all:
 
 1. candidates come newest first (rowid order, the order pages were saved), passing the
    filters and holding every whole word (an FTS5 ``MATCH`` on the whole words, streamed:
-   no prefix to merge), or straight from ``snapshots`` when there are no whole words;
+   no prefix to merge), or straight from ``snapshots`` when there are no whole words
+   (on PostgreSQL, window by window of rowids through the GIN index:
+   :func:`_pg_candidates`);
 2. each candidate's indexed text (title, address, tags, body) is checked for a word that
    starts with the prefix, as the ``unicode61 remove_diacritics 2`` tokenizer would see it
    (case and accents folded, letters and digits make words);
@@ -25,7 +27,7 @@ cheap exactly then: a rare prefix has few words to merge.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +39,10 @@ SHORT_PREFIX = 4
 WINDOW = 200
 #: Candidate pages read at most before handing over to FTS5.
 MAX_SCAN = 3000
+#: Rowids in the first window of candidates read on PostgreSQL (:func:`_pg_candidates`).
+PG_WINDOW = 4096
+#: Candidates a window of rowids is sized to bring (:func:`_pg_candidates`).
+PG_WANTED = 512
 #: Characters of a page body checked (the index holds at most 1,000,000 per page).
 BODY_CHARS = 1_000_000
 
@@ -127,64 +133,139 @@ def quick_hits(
     Args:
         execute: runs SQL with named parameters, returns a result with ``fetchmany``.
         want: offset + limit (the hits the caller needs).
-        check: called between chunks of candidates (raises to cancel).
-        postgresql: the words are matched as a ``tsquery`` on ``snapshot_fts.doc``
-            (``:quick_words`` in ``score_sql``), not by FTS5.
+        check: called every hundred candidates (raises to cancel).
+        score_sql: the score of a candidate (SQLite: bm25 of ``:quick_words``).
+        postgresql: the words are matched as a ``tsquery`` on ``snapshot_fts.doc``, window
+            by window (:func:`_pg_candidates`), unscored (the caller scores the matches).
     """
     where = " AND ".join(filters)
-    # CROSS JOIN tells SQLite's planner the join order; PostgreSQL plans its own.
-    join = "JOIN" if postgresql else "CROSS JOIN"
-    if plan.words:
-        if postgresql:
-            params = {**params, "quick_words": fts_to_tsquery(plan.words_match)}
-            match = "snapshot_fts.doc @@ CAST(:quick_words AS tsquery)"
-        else:
-            params = {**params, "quick_words": plan.words_match}
-            match = "snapshot_fts MATCH :quick_words"
-        sql = (
-            f"SELECT snapshot_fts.rowid, {score_sql}, snapshot_fts.title, "  # noqa: S608
-            "snapshot_fts.url, snapshot_fts.tags, snapshot_fts.body "
-            f"FROM snapshot_fts {join} snapshots s ON s.id = snapshot_fts.rowid "
-            f"WHERE {match}"
-            + (f" AND {where}" if where else "")
-            + " ORDER BY snapshot_fts.rowid DESC"
-        )
+    if postgresql:
+        rows: Iterator[Sequence[Any]] = _pg_candidates(execute, plan, where, params)
     else:
-        sql = (
-            "SELECT s.id, 0.0, f.title, f.url, f.tags, f.body "  # noqa: S608
-            f"FROM snapshots s {join} snapshot_fts f ON f.rowid = s.id"
-            + (f" WHERE {where}" if where else "")
-            + " ORDER BY s.id DESC"
-        )
+        rows = _sqlite_candidates(execute, plan, where, params, score_sql)
     found: list[tuple[int, float, str]] = []
-    scanned = 0
     exhausted = True
-    result = execute(sql, params)
-    while True:
-        check()
-        rows = result.fetchmany(100)
-        if not rows:
-            break
-        for rowid, score, title, url, tags, stored in rows:
-            scanned += 1
-            body = (stored or "")[:BODY_CHARS]
-            if any(has_word(t, plan.prefix) for t in (title, url, tags, body)):
-                found.append((int(rowid), float(score), body))
-                if len(found) >= max(WINDOW, want):
-                    break
-            if scanned >= MAX_SCAN:
+    for scanned, (rowid, score, title, url, tags, stored) in enumerate(rows, 1):
+        if scanned % 100 == 1:
+            check()
+        body = (stored or "")[:BODY_CHARS]
+        if any(has_word(t, plan.prefix) for t in (title, url, tags, body)):
+            found.append((int(rowid), float(score), body))
+            if len(found) >= max(WINDOW, want):
+                exhausted = False
                 break
-        else:
-            continue
-        exhausted = False
-        break
-    if hasattr(result, "close"):
-        result.close()
+        if scanned >= MAX_SCAN:
+            exhausted = False
+            break
+    close = getattr(rows, "close", None)
+    if close is not None:
+        close()
     if len(found) < want and not exhausted:
         return None
     # bm25 of the whole words, newest (largest id) first between equals.
     found.sort(key=lambda f: (f[1], -f[0]))
     return found
+
+
+def _sqlite_candidates(
+    execute: Callable[[str, dict[str, Any]], Any],
+    plan: Plan,
+    where: str,
+    params: dict[str, Any],
+    score_sql: str,
+) -> Iterator[Sequence[Any]]:
+    """Candidate rows ``(rowid, score, title, url, tags, body)``, newest first: one query,
+    read a hundred rows at a time (FTS5 walks its postings backwards, so it stops early)."""
+    if plan.words:
+        sql = (
+            f"SELECT snapshot_fts.rowid, {score_sql}, snapshot_fts.title, "  # noqa: S608
+            "snapshot_fts.url, snapshot_fts.tags, snapshot_fts.body "
+            "FROM snapshot_fts CROSS JOIN snapshots s ON s.id = snapshot_fts.rowid "
+            "WHERE snapshot_fts MATCH :quick_words"
+            + (f" AND {where}" if where else "")
+            + " ORDER BY snapshot_fts.rowid DESC"
+        )
+        params = {**params, "quick_words": plan.words_match}
+    else:
+        sql = (
+            "SELECT s.id, 0.0, f.title, f.url, f.tags, f.body "
+            "FROM snapshots s CROSS JOIN snapshot_fts f ON f.rowid = s.id"
+            + (f" WHERE {where}" if where else "")
+            + " ORDER BY s.id DESC"
+        )
+    # CROSS JOIN tells SQLite's planner the join order.
+    result = execute(sql, params)
+    try:
+        while rows := result.fetchmany(100):
+            yield from rows
+    finally:
+        if hasattr(result, "close"):
+            result.close()
+
+
+def _pg_candidates(
+    execute: Callable[[str, dict[str, Any]], Any], plan: Plan, where: str, params: dict[str, Any]
+) -> Iterator[Sequence[Any]]:
+    """The same rows on PostgreSQL, window by window of rowids, newest window first.
+
+    PostgreSQL's planner has no good plan for "the newest rows matching a ``tsquery``":
+    a GIN index hands out its matches in no order, and a scan of the primary key backwards
+    that tests ``doc @@ …`` on each row reads each page's ``tsvector`` from TOAST (about
+    5 µs a row: most of the time of a search as you type, and a plan it picks or drops
+    as its estimates move). So each window of rowids is read in two plain steps:
+
+    1. the rowids in the window holding the words and passing the filters: the GIN index
+       intersected with the window's range, joined to ``snapshots`` in the same range
+       (bitmap scans only, so the ``tsvector`` itself is never read);
+    2. their text, a hundred rows at a time, as the caller reads on.
+
+    The first window holds :data:`PG_WINDOW` rowids (a sixteenth of that without words:
+    every row is a candidate); each next one is wider, the more so the fewer candidates
+    the last brought (a rare word, a narrow filter)."""
+    top = execute("SELECT max(rowid) FROM snapshot_fts", {}).fetchall()
+    hi = int(top[0][0]) if top and top[0][0] is not None else 0
+    if plan.words:
+        params = {**params, "quick_words": fts_to_tsquery(plan.words_match)}
+        window = PG_WINDOW
+    else:
+        window = max(PG_WINDOW // 16, 1)
+    while hi > 0:
+        lo = max(hi - window, 0)
+        bounds = {"quick_lo": lo, "quick_hi": hi}
+        if plan.words:
+            sql = (
+                "SELECT f.rowid FROM snapshot_fts f JOIN snapshots s ON s.id = f.rowid "
+                "WHERE f.doc @@ CAST(:quick_words AS tsquery) AND f.rowid > :quick_lo "
+                "AND f.rowid <= :quick_hi AND s.id > :quick_lo AND s.id <= :quick_hi"
+            )
+            execute("SET LOCAL enable_indexscan = off", {})
+            execute("SET LOCAL enable_seqscan = off", {})
+        else:
+            sql = "SELECT s.id FROM snapshots s WHERE s.id > :quick_lo AND s.id <= :quick_hi"
+        sql += f" AND {where}" if where else ""
+        try:
+            ids = [int(r[0]) for r in execute(sql, {**params, **bounds}).fetchall()]
+        finally:
+            if plan.words:
+                execute("SET LOCAL enable_seqscan = on", {})
+                execute("SET LOCAL enable_indexscan = on", {})
+        ids.sort(reverse=True)
+        for start in range(0, len(ids), 100):
+            chunk = ids[start : start + 100]
+            marks = ",".join(str(i) for i in chunk)
+            text = {
+                int(r[0]): r
+                for r in execute(
+                    "SELECT rowid, 0.0, title, url, tags, body FROM snapshot_fts "  # noqa: S608
+                    f"WHERE rowid IN ({marks})",
+                    {},
+                ).fetchall()
+            }
+            yield from (text[i] for i in chunk if i in text)
+        # The next window is sized to bring about PG_WANTED candidates at this one's rate
+        # (at least twice, at most sixteen times as wide): each window costs a pass over
+        # the words' postings, and each candidate a read of its text.
+        hi, window = lo, window * min(16, max(2, -(-PG_WANTED // max(len(ids), 1))))
 
 
 def snippet(

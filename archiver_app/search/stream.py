@@ -92,9 +92,7 @@ class TableSearch:
         expr = self.match_expression(user_text)
         plan = quick.plan_for(expr) if expr else None
         if plan is not None:
-            # quick_hits closes it; on PostgreSQL a server-side cursor, read as far as needed
-            named = {"name": "table_quick"} if self.postgresql else {}
-            scan = adapt_cursor(cur.connection.cursor(**named))
+            scan = adapt_cursor(cur.connection.cursor())  # quick_hits closes it
             found = quick.quick_hits(
                 scan.execute,
                 plan,

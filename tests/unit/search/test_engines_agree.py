@@ -82,6 +82,24 @@ def test_same_hits_order_and_snippets(both: tuple[Library, Library], typed: str)
         assert _answer(pg, q) == _answer(lite, q), q
 
 
+@pytest.mark.parametrize("scan", [3, 3000])
+def test_search_as_you_type_agrees_window_by_window(
+    both: tuple[Library, Library], monkeypatch: pytest.MonkeyPatch, scan: int
+) -> None:
+    """PostgreSQL reads the newest candidates window by window of rowids: with windows of a
+    few rowids (several per query) the hits are SQLite's, also when the scan stops at
+    MAX_SCAN candidates and the full query answers instead."""
+    from archiver_app.search import quick
+
+    monkeypatch.setattr(quick, "PG_WINDOW", 2)
+    monkeypatch.setattr(quick, "PG_WANTED", 1)
+    monkeypatch.setattr(quick, "MAX_SCAN", scan)
+    lite, pg = both
+    for typed in ("riv", "river clim", "muse", "basem", "the r", "river c", "clim"):
+        for q in (Query(typed), Query(typed, domain="c.example")):
+            assert _answer(pg, q) == _answer(lite, q), q
+
+
 def test_ranking_agrees_beyond_the_first_hit(both: tuple[Library, Library]) -> None:
     lite, pg = both
     ranked = [h.url for h in search(lite, Query("river "))]
@@ -107,8 +125,9 @@ def test_statistics_stand_in_for_counts_on_a_large_library(
         rows, counts = pg_search.frequencies(conn, ["'river'", "'museum'", "('old' <-> 'museum')"])
     assert rows == len(PAGES)
     assert counts == [6, 2, 1]
-    [(_at, _rows, common)] = pg_search._stats.values()
+    [(_at, _rows, common, counted)] = pg_search._stats.values()
     assert common["river"] == 0.75  # words from the statistics; the phrase was counted
+    assert counted == {"('old' <-> 'museum')": 1.0}  # and kept for the next keystroke
     assert [h.url for h in search(pg, Query("river "))] == [
         h.url for h in search(lite, Query("river "))
     ]
