@@ -28,16 +28,19 @@ _WS = rb"[\t\n\r]*"  # deleted by URL parsers anywhere in a URL
 _COLON = rb"(?::|&#0*58;?|&#x0*3a;?|&colon;)"
 _SLASH = rb"(?:/|\\/|\\\\|\\|&#0*47;?|&#x0*2f;?|&sol;|&#0*92;?|&#x0*5c;?|&bsol;)"
 _SCHEME = _WS.join([b"h", b"t", b"t", b"p", b"(s?)"])
+# The lookahead first: most positions fail on one character class (about a third faster
+# than entering the optional scheme at each byte).
 _ABSOLUTE = re.compile(
-    rb"(?<![\w.+\-/\\&#:])(?:(" + _SCHEME + rb")" + _WS + _COLON + rb")?" + _WS
+    rb"(?=[hH\t\n\r/\\&])(?<![\w.+\-/\\&#:])(?:(" + _SCHEME + rb")" + _WS + _COLON + rb")?" + _WS
     + _SLASH + _WS + _SLASH + rb"(?=" + _WS + rb"[A-Za-z0-9\[%&])",
     re.IGNORECASE,
 )  # fmt: skip
-# A root-relative URL in a URL attribute or CSS url(): "/style.css", not "//host".
+# A root-relative URL in a URL attribute or CSS url(): "/style.css", not "//host". Matched
+# case-sensitively in the lower-cased page (same offsets): nearly twice as fast as
+# re.IGNORECASE, which keeps the regex engine from skipping ahead.
 _ROOT_RELATIVE = re.compile(
     rb"""((?:\b(?:src|href|action|formaction|poster|data|background|cite|longdesc)\s*=\s*"""
-    rb"""["']?)|(?:url\(\s*["']?))/(?![/\\])""",
-    re.IGNORECASE,
+    rb"""["']?)|(?:url\(\s*["']?))/(?![/\\])"""
 )
 _SPECULATION = re.compile(rb"""(\btype\s*=\s*["']?)(speculationrules)""", re.IGNORECASE)
 _REL = re.compile(rb"""(\brel\s*=\s*)("[^"]*"|'[^']*'|[^\s>]+)""", re.IGNORECASE)
@@ -46,6 +49,7 @@ _REFERRER = re.compile(
     rb"""(\bname\s*=\s*["']?)(referrer\b)|(\s)(referrerpolicy\s*=)""", re.IGNORECASE
 )
 _HINTS = re.compile(rb"\b(preconnect|dns-prefetch|prefetch|prerender)\b", re.IGNORECASE)
+_HINT_WORDS = (b"preconnect", b"prefetch", b"prerender")  # dns-prefetch holds prefetch
 _DOCTYPE = re.compile(rb"^(\s*(?:<!--.*?-->\s*)*<!doctype[^>]*>)?", re.IGNORECASE | re.DOTALL)
 # "Refresh: 5; url=next.html" (also "5, URL='next.html'" and a bare "5"), as browsers read it.
 _REFRESH = re.compile(
@@ -72,13 +76,25 @@ def rewrite_links(body: bytes, prefix: str, page_url: str | None = None) -> byte
     if page_url:  # first: the absolute URLs rewritten next start with "/" too
         parts = urlsplit(page_url)
         origin = f"{prefix}{parts.scheme}://{parts.netloc}/".encode()
-        body = _ROOT_RELATIVE.sub(lambda m: m.group(1) + origin, body)
+        out, last = [], 0
+        for m in _ROOT_RELATIVE.finditer(body.lower()):
+            out += [body[last : m.end(1)], origin]
+            last = m.end()
+        body = b"".join(out) + body[last:] if out else body
     body = _ABSOLUTE.sub(absolute, body)
-    body = _SPECULATION.sub(rb"\1x-archive-\2", body)
-    body = _REFERRER.sub(
-        lambda m: (m.group(1) or m.group(3)) + b"x-archive-" + (m.group(2) or m.group(4)), body
-    )
-    return _REL.sub(lambda m: m.group(1) + _HINTS.sub(rb"x-archive-\1", m.group(2)), body)
+    # The rest only rename words a page rarely holds: each pass is skipped when its word is
+    # not in the page at all (a pass over a large page costs milliseconds, the test µs).
+    low = body.lower()
+    if b"speculationrules" in low:
+        body = _SPECULATION.sub(rb"\1x-archive-\2", body)
+    if b"referrer" in low:
+        body = _REFERRER.sub(
+            lambda m: (m.group(1) or m.group(3)) + b"x-archive-" + (m.group(2) or m.group(4)),
+            body,
+        )
+    if any(word in low for word in _HINT_WORDS):
+        body = _REL.sub(lambda m: m.group(1) + _HINTS.sub(rb"x-archive-\1", m.group(2)), body)
+    return body
 
 
 def rewrite_refresh(value: str, page_url: str, prefix: str) -> str | None:
