@@ -8,6 +8,7 @@ request is recorded in ``server.requests`` so tests can assert what the browser 
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +39,16 @@ class Response:
 
 
 Handler = Callable[[Request], Response]
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A browser that drops an idle keep-alive connection is not an error worth a
+    traceback in a test's or benchmark's output; anything else still prints."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 class LocalServer:
@@ -97,7 +108,7 @@ class LocalServer:
 
             do_GET = do_POST = do_HEAD = do_PUT = _handle
 
-        self.httpd = ThreadingHTTPServer((host, 0), _Handler)
+        self.httpd = _QuietServer((host, 0), _Handler)
         self.httpd.daemon_threads = True
         self.host = host
         self.port = self.httpd.server_address[1]
