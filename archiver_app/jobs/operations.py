@@ -205,10 +205,14 @@ def run_verify(
     repair = bool(c.get("repair", True))
     if c.get("integrity"):  # `archiver verify`: files against their capture-time digests
         from archiver_app.integrity import verify_snapshots
+        from archiver_app.integrity.report import report_path, write_report
 
-        return verify_snapshots(
+        report = verify_snapshots(
             lib, repair=repair, scan_roots=roots, progress=progress, cancel=cancel
         )
+        report.report = report_path(job.id)  # every verdict; the row keeps the counts
+        write_report(lib.abspath(report.report), report.verdicts)
+        return report
     if c.get("scheduled"):
         return scheduled_scrub(lib, scan_roots=roots, progress=progress, cancel=cancel)
     if c.get("everything"):

@@ -19,9 +19,7 @@ from tests.helpers.warcs import site, write_warc
 
 
 def top_text(dialog: VerifyResultsDialog) -> str:
-    item = dialog.tree.topLevelItem(0)
-    assert item is not None
-    return item.text(1)
+    return str(dialog.model.index(0, 1).data())
 
 
 def _tools_menu(window: MainWindow) -> QMenu:
@@ -54,11 +52,14 @@ def test_verify_library_lists_an_altered_file_and_the_details_pane_says_so(
     assert "NOT all as captured" in dialog.summary.text()
     assert "left as they are, for you to judge" in dialog.summary.text()
     assert top_text(dialog) == "1 file not as captured"
-    assert dialog.tree.topLevelItemCount() == 1
-    top = dialog.tree.topLevelItem(0)
-    assert top is not None and top.childCount() == 1
-    child = top.child(0)
-    assert (child.text(0), child.text(1)) == ("in.warc.gz", "altered after capture")
+    model = dialog.model
+    assert model.rowCount() == 1
+    top = model.index(0, 0)
+    assert model.rowCount(top) == 1
+    assert (model.index(0, 0, top).data(), model.index(0, 1, top).data()) == (
+        "in.warc.gz",
+        "altered after capture",
+    )
     assert "Altered after capture: the file differs" in dialog.legend.text()
     dialog.close()
 
@@ -70,13 +71,15 @@ def test_verify_library_lists_an_altered_file_and_the_details_pane_says_so(
 def test_a_clean_library_says_so(qtbot: QtBot, library: Library, tmp_path: Path) -> None:
     import_warc_file(library, write_warc(tmp_path / "in.warc.gz", site(1)), collection="c")
     findings = library.integrity.verify()
-    dialog = VerifyResultsDialog(findings)
+    dialog = VerifyResultsDialog(findings, library)
     qtbot.addWidget(dialog)
     assert dialog.summary.text().startswith("Every file is as it was captured.")
     assert "all as captured" in dialog.summary.text() and dialog.tree.isHidden()
 
 
-def test_a_clean_result_is_a_small_box_with_its_summary_at_the_top(qtbot: QtBot) -> None:
+def test_a_clean_result_is_a_small_box_with_its_summary_at_the_top(
+    qtbot: QtBot, library: Library
+) -> None:
     findings = VerifyFindings(
         job_id=1,
         finished_at=None,
@@ -85,7 +88,7 @@ def test_a_clean_result_is_a_small_box_with_its_summary_at_the_top(qtbot: QtBot)
         ok=True,
         snapshots=(),
     )
-    dialog = VerifyResultsDialog(findings)
+    dialog = VerifyResultsDialog(findings, library)
     qtbot.addWidget(dialog)
     dialog.show()
     qtbot.waitExposed(dialog)
