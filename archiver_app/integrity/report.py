@@ -13,8 +13,17 @@ The file is JSON Lines, one verdict a line, in path order::
 
 ``code`` is an :class:`~archiver_app.integrity.judge.IntegrityCode` value; ``repaired_from``
 names the drive a repaired file was restored from; ``drive`` is the drive that holds the
-captured bytes (repaired or not). It is written with :func:`archiver_app.durable.atomic_write`:
-a crash leaves either no report or a complete one, never half of one.
+captured bytes (repaired or not).
+
+A scrub (``archiver drives verify``, the scheduled one, the drives panel) writes the same
+report from its :class:`~archiver_app.mirror.scrub.ScrubResult` lists (:func:`scrub_verdicts`):
+each copy found rotten (``bit rot``), gone (``missing``) or, on this computer, altered after
+capture, with ``drive`` naming the drive (or ``this computer``) whose copy it is. A scrub
+counts its repairs without naming them, so ``repaired_from`` is empty there; the detail says
+how many of that drive's damaged copies were repaired.
+
+It is written with :func:`archiver_app.durable.atomic_write`: a crash leaves either no
+report or a complete one, never half of one.
 """
 
 from __future__ import annotations
@@ -26,10 +35,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from sqlalchemy import or_, select
+
 from archiver_app.durable import atomic_write
 from archiver_app.errors import ArchiverError
 from archiver_app.integrity.judge import IntegrityCode
 from archiver_app.integrity.verify import FileVerdict
+from archiver_app.library import Library
+from archiver_app.mirror.scrub import ScrubResult
+from archiver_app.store.models import Copy, File
 
 #: The report's name in a job's folder.
 REPORT_NAME = "verdicts.jsonl"
@@ -113,3 +127,39 @@ def read_report(path: Path) -> list[FileVerdict]:
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ArchiverError(f"the verify report {path} is damaged at line {n}") from exc
     return out
+
+
+def scrub_verdicts(lib: Library, results: Iterable[ScrubResult]) -> list[FileVerdict]:
+    """A verdict for each copy the scrubs in ``results`` found damaged, with the snapshot
+    and kind of the file it is a copy of (looked up by the copy's path)."""
+    out: list[FileVerdict] = []
+    for r in results:
+        altered = set(r.altered)
+        done = f"{r.repaired} of this drive's {len(r.corrupted) + len(r.lost)} damaged copies"
+        where = f"{done} were repaired from a good copy"
+        found = _files_at(lib, [*r.corrupted, *r.lost])
+        for path, gone in [*((p, False) for p in r.corrupted), *((p, True) for p in r.lost)]:
+            sid, kind = found.get(path, (None, ""))
+            if path in altered:
+                code, text = IntegrityCode.ALTERED, "differs from its capture-time digest; left"
+            elif gone:
+                code, text = IntegrityCode.MISSING, f"recorded present, not there; {where}"
+            else:
+                code, text = IntegrityCode.ROT, f"differs from the captured bytes; {where}"
+            out.append(FileVerdict(path, kind, sid, code, text, r.label))
+    return sorted(out, key=lambda v: (v.drive or "", v.path))
+
+
+def _files_at(lib: Library, paths: list[str]) -> dict[str, tuple[int | None, str]]:
+    """(snapshot id, kind) of the file at each of ``paths`` (its own, or its copy's)."""
+    found: dict[str, tuple[int | None, str]] = {}
+    with lib.session() as s:
+        for start in range(0, len(paths), 500):
+            chunk = paths[start : start + 500]
+            for fpath, cpath, sid, kind in s.execute(
+                select(File.path, Copy.path, File.snapshot_id, File.kind)
+                .outerjoin(Copy, Copy.file_id == File.id)
+                .where(or_(File.path.in_(chunk), Copy.path.in_(chunk)))
+            ):
+                found.setdefault(cpath if cpath in chunk else fpath, (sid, kind))
+    return found

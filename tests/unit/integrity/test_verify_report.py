@@ -160,3 +160,22 @@ def test_a_kill_while_the_report_is_written_leaves_none_or_all(tmp_path: Path, s
         assert not target.exists()
     else:
         assert [v.path for v in read_report(target)] == [f"archive/p{i}.txt" for i in range(620)]
+
+
+def test_a_scrub_of_this_computer_reports_every_damaged_file(
+    library: Library,
+    damaged: dict[str, tuple[IntegrityCode, int]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``archiver drives verify --laptop`` (the scrub): its row keeps 500 of each list; the
+    report has every file, with its snapshot."""
+    assert cli.main(["drives", "verify", "--laptop", "--library", str(library.root)]) == 1
+    out = capsys.readouterr().out
+    job = _verify_job(library)
+    assert job.result is not None
+    [result] = job.result["value"]
+    report = library.root / result["report"]
+    assert f"every damaged copy: {report}" in out
+    assert len(result["corrupted"]) == MAX_STORED_ITEMS + 1  # cut: "... and N more"
+    in_report = {v.path: (v.code, v.snapshot_id) for v in read_report(report)}
+    assert in_report == damaged
