@@ -121,6 +121,7 @@ class IntegrityManager:
 
     def __init__(self, library: Library) -> None:
         self._lib = library
+        self._read: tuple[str, list[dict[str, Any]]] | None = None  # the last report read
 
     def verify(
         self,
@@ -175,10 +176,14 @@ class IntegrityManager:
         from archiver_app.errors import ArchiverError
         from archiver_app.integrity.report import read_report
 
+        if self._read is not None and self._read[0] == report:
+            return self._read[1]  # the details pane asks once per selected capture
         try:
-            return [to_plain(v) for v in read_report(self._lib.abspath(report))]
+            verdicts = [to_plain(v) for v in read_report(self._lib.abspath(report))]
         except ArchiverError:
             return kept  # the report was removed or damaged: what the row kept, the rest counted
+        self._read = (report, verdicts)  # a job's report is written once, never changed
+        return verdicts
 
     def save_report(self, findings: VerifyFindings, dest: Path) -> int:
         """Write every finding to ``dest`` (CSV when it ends in ``.csv``, else JSON Lines,
