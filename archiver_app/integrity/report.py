@@ -37,7 +37,7 @@ from typing import Any, BinaryIO
 
 from sqlalchemy import or_, select
 
-from archiver_app.durable import atomic_write
+from archiver_app.durable import atomic_write, sweep_leftovers
 from archiver_app.errors import ArchiverError
 from archiver_app.integrity.judge import IntegrityCode
 from archiver_app.integrity.verify import FileVerdict
@@ -96,6 +96,19 @@ def write_report(path: Path, verdicts: Iterable[FileVerdict], *, as_csv: bool = 
 
     atomic_write(path, fill, make_parent=True)
     return written
+
+
+def write_job_report(lib: Library, job_id: int, verdicts: Iterable[FileVerdict]) -> str:
+    """Write job ``job_id``'s report; where it is, relative to the library.
+
+    A run of the job killed while writing left a temporary file in the job's folder; only
+    this job writes there (it holds the job's lease), so it is removed first.
+    """
+    rel = report_path(job_id)
+    target = lib.abspath(rel)
+    sweep_leftovers(target.parent, older_than=0)
+    write_report(target, verdicts)
+    return rel
 
 
 def read_report(path: Path) -> list[FileVerdict]:

@@ -205,13 +205,13 @@ def run_verify(
     repair = bool(c.get("repair", True))
     if c.get("integrity"):  # `archiver verify`: files against their capture-time digests
         from archiver_app.integrity import verify_snapshots
-        from archiver_app.integrity.report import report_path, write_report
+        from archiver_app.integrity.report import write_job_report
 
         report = verify_snapshots(
             lib, repair=repair, scan_roots=roots, progress=progress, cancel=cancel
         )
-        report.report = report_path(job.id)  # every verdict; the row keeps the counts
-        write_report(lib.abspath(report.report), report.verdicts)
+        # every verdict, in a file; the job's row keeps the counts
+        report.report = write_job_report(lib, job.id, report.verdicts)
         return report
     if c.get("scheduled"):
         results = scheduled_scrub(lib, scan_roots=roots, progress=progress, cancel=cancel)
@@ -230,13 +230,12 @@ def run_verify(
 
 def _with_report(lib: Library, job_id: int, results: list[ScrubResult]) -> list[ScrubResult]:
     """Every damaged copy the scrubs found, in the job's report; each result names it."""
-    from archiver_app.integrity.report import report_path, scrub_verdicts, write_report
+    from archiver_app.integrity.report import scrub_verdicts, write_job_report
 
     verdicts = scrub_verdicts(lib, results)
     if not verdicts:
         return results
-    rel = report_path(job_id)
-    write_report(lib.abspath(rel), verdicts)
+    rel = write_job_report(lib, job_id, verdicts)
     for r in results:
         r.report = rel
     return results

@@ -18,9 +18,11 @@ import pytest
 from sqlalchemy import select
 
 from archiver_app import cli
+from archiver_app.durable import temp_name
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.integrity import IntegrityCode
-from archiver_app.integrity.report import REPORT_NAME, read_report
+from archiver_app.integrity.report import REPORT_NAME, read_report, write_job_report
+from archiver_app.integrity.verify import FileVerdict
 from archiver_app.jobs.kinds import MAX_STORED_ITEMS, JobKind
 from archiver_app.library import Library
 from archiver_app.store.files import register_file
@@ -179,3 +181,16 @@ def test_a_scrub_of_this_computer_reports_every_damaged_file(
     assert len(result["corrupted"]) == MAX_STORED_ITEMS + 1  # cut: "... and N more"
     in_report = {v.path: (v.code, v.snapshot_id) for v in read_report(report)}
     assert in_report == damaged
+
+
+def test_a_run_after_a_killed_write_leaves_only_the_report(library: Library) -> None:
+    """What a kill left in the job's folder (a temporary file) goes when the job writes
+    its report again."""
+    folder = library.root / "jobs" / "3"
+    folder.mkdir(parents=True)
+    left = folder / temp_name(REPORT_NAME)
+    left.write_text('{"path": "half')
+    verdict = FileVerdict("archive/a.txt", "text", 1, IntegrityCode.MISSING, "gone")
+    assert write_job_report(library, 3, [verdict]) == f"jobs/3/{REPORT_NAME}"
+    assert sorted(p.name for p in folder.iterdir()) == [REPORT_NAME]
+    assert read_report(folder / REPORT_NAME) == [verdict]
