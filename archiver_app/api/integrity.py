@@ -5,7 +5,9 @@
 - :meth:`~IntegrityManager.verify` enqueues the verify job (the same job ``archiver verify``
   runs) and runs it in a child process; :meth:`~IntegrityManager.findings` reads a finished
   verify job's result back as :class:`VerifyFindings`, grouped by snapshot, for the GUI's
-  results dialog;
+  results dialog, every verdict (from the job's report file, ``jobs/<id>/verdicts.jsonl``,
+  when there are more than a job's row keeps); :meth:`~IntegrityManager.save_report` writes
+  them where the user asks (JSON Lines or CSV);
 - :meth:`~IntegrityManager.snapshot_state` says where one capture stands after the last
   verify (the details pane): unchanged since capture (and when that was checked), which of
   its files were altered, are missing, rotted and were repaired, or not verified yet.
@@ -26,7 +28,7 @@ from sqlalchemy import select
 
 from archiver_app.integrity.digests import CHECKED_KINDS
 from archiver_app.integrity.judge import IntegrityCode
-from archiver_app.jobs.kinds import JobKind
+from archiver_app.jobs.kinds import JobKind, to_plain
 from archiver_app.library import Library
 from archiver_app.store.models import File, Job, JobStatus, Origin, Snapshot
 from archiver_app.tasks import CancelToken, Progress, null_progress
@@ -62,6 +64,7 @@ class FileFinding:
     code: IntegrityCode
     message: str
     drive: str | None = None
+    kind: str = ""  # warc, screenshot, ...
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,8 @@ class VerifyFindings:
     counts: dict[IntegrityCode, int]
     ok: bool  # nothing altered, missing or left rotten
     snapshots: tuple[SnapshotFindings, ...]
-    not_listed: int = 0  # findings past what a job keeps (counted, not named)
+    not_listed: int = 0  # findings counted but not named (an older job, its report gone)
+    report: str | None = None  # the job's full report, relative to the library
 
     def summary(self) -> str:
         """``archiver verify``'s last line."""
@@ -117,6 +121,7 @@ class IntegrityManager:
 
     def __init__(self, library: Library) -> None:
         self._lib = library
+        self._read: tuple[str, list[dict[str, Any]]] | None = None  # the last report read
 
     def verify(
         self,
@@ -144,7 +149,7 @@ class IntegrityManager:
             job = s.get(Job, job_id)
             if job is None or job.status != JobStatus.COMPLETED or not job.result:
                 return None
-            return _findings(s, job_id, job.finished_at, job.result)
+            return _findings(s, job_id, job.finished_at, self._verdicts(job.result), job.result)
 
     def last(self) -> tuple[int, datetime, dict[str, Any]] | None:
         """The latest completed verify job's (id, start, result)."""
@@ -158,6 +163,40 @@ class IntegrityManager:
                 if (config or {}).get("integrity") and result and started is not None:
                     return jid, started, result
         return None
+
+    def _verdicts(self, result: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every verdict of a verify job's ``result``: from its report file when the row's
+        list was cut short (a row keeps at most 500), else from the row."""
+        kept = [v for v in result.get("verdicts") or [] if isinstance(v, dict)]
+        counts = result.get("counts") or {}
+        found = sum(int(n) for code, n in counts.items() if code != IntegrityCode.INTACT)
+        report = result.get("report")
+        if len(kept) >= found or not isinstance(report, str):
+            return kept
+        from archiver_app.errors import ArchiverError
+        from archiver_app.integrity.report import read_report
+
+        if self._read is not None and self._read[0] == report:
+            return self._read[1]  # the details pane asks once per selected capture
+        try:
+            verdicts = [to_plain(v) for v in read_report(self._lib.abspath(report))]
+        except ArchiverError:
+            return kept  # the report was removed or damaged: what the row kept, the rest counted
+        self._read = (report, verdicts)  # a job's report is written once, never changed
+        return verdicts
+
+    def save_report(self, findings: VerifyFindings, dest: Path) -> int:
+        """Write every finding to ``dest`` (CSV when it ends in ``.csv``, else JSON Lines,
+        atomically); how many were written."""
+        from archiver_app.integrity.report import write_report
+        from archiver_app.integrity.verify import FileVerdict
+
+        verdicts = (
+            FileVerdict(f.path, f.kind, snap.snapshot_id, f.code, f.message, f.drive)
+            for snap in findings.snapshots
+            for f in snap.files
+        )
+        return write_report(dest, verdicts, as_csv=dest.suffix.lower() == ".csv")
 
     def snapshot_state(self, snapshot_id: int) -> SnapshotIntegrity:
         """Where ``snapshot_id`` stands after the last verify."""
@@ -180,11 +219,7 @@ class IntegrityManager:
                 )
             return SnapshotIntegrity(IntegrityState.UNVERIFIED, "not verified since capture")
         _job, started, result = last
-        mine = [
-            v
-            for v in result.get("verdicts") or []
-            if isinstance(v, dict) and v.get("snapshot_id") == snapshot_id
-        ]
+        mine = [v for v in self._verdicts(result) if v.get("snapshot_id") == snapshot_id]
         return _state(mine, started, later=any(o == Origin.LATER for o in origins))
 
 
@@ -217,11 +252,13 @@ def _names(verdicts: list[dict[str, Any]]) -> str:
 
 
 def _findings(
-    s: Any, job_id: int, finished: datetime | None, result: dict[str, Any]
+    s: Any,
+    job_id: int,
+    finished: datetime | None,
+    verdicts: list[dict[str, Any]],
+    result: dict[str, Any],
 ) -> VerifyFindings:
     counts = {IntegrityCode(k): int(n) for k, n in (result.get("counts") or {}).items()}
-    raw = result.get("verdicts") or []
-    verdicts = [v for v in raw if isinstance(v, dict)]
     groups: dict[int | None, list[FileFinding]] = {}
     for v in verdicts:
         groups.setdefault(v.get("snapshot_id"), []).append(
@@ -231,6 +268,7 @@ def _findings(
                 IntegrityCode(v["code"]),
                 str(v.get("message") or ""),
                 v.get("drive"),
+                str(v.get("kind") or ""),
             )
         )
     ids = [i for i in groups if i is not None]
@@ -257,6 +295,7 @@ def _findings(
         counts,
         bool(result.get("ok")),
         tuple(out),
+        report=result.get("report") if isinstance(result.get("report"), str) else None,
         not_listed=max(
             0, sum(counts.values()) - counts.get(IntegrityCode.INTACT, 0) - len(verdicts)
         ),

@@ -2,7 +2,8 @@
 
 Says, per file that is not intact, whether it was altered after capture (left as it is),
 rotted and was repaired from a drive (naming the drive), is missing, or had no capture-time
-digest yet (recorded now, marked "recorded later"). Runs as a verify job.
+digest yet (recorded now, marked "recorded later"). Runs as a verify job; every verdict
+printed is also in the job's report, ``jobs/<id>/verdicts.jsonl`` under the library.
 """
 
 from __future__ import annotations
@@ -54,4 +55,6 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     counts = ", ".join(f"{n} {code}" for code in IntegrityCode if (n := report.counts[code]))
     verdict = "all as captured" if report.ok else "NOT all as captured"
     print(f"{report.checked} files checked: {counts or 'none'}; {verdict}", file=ctx.out)
+    if report.report is not None and report.verdicts:
+        print(f"every verdict: {lib.abspath(report.report)}", file=ctx.out)
     return 0 if report.ok else 1

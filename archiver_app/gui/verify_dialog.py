@@ -9,47 +9,36 @@ altered after capture is left as it is; bit rot repaired names the drive it came
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
     QLabel,
     QMenu,
-    QTreeWidget,
-    QTreeWidgetItem,
+    QPushButton,
+    QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
-from archiver_app.api.integrity import (
-    MEANING,
-    IntegrityCode,
-    SnapshotFindings,
-    VerifyFindings,
-    day,
-)
+from archiver_app.api.integrity import MEANING, VerifyFindings
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure
+from archiver_app.gui.verify_model import WORDING, FindingsModel
 from archiver_app.tasks import ProgressUpdate
 
 if TYPE_CHECKING:
     from archiver_app.gui.main_window import MainWindow
+    from archiver_app.library import Library
 
-#: How each verdict reads in the list, and whether it needs the user's attention.
-WORDING = {
-    IntegrityCode.ALTERED: ("altered after capture", True),
-    IntegrityCode.MISSING: ("missing", True),
-    IntegrityCode.ROT: ("bit rot, not repaired", True),
-    IntegrityCode.REPAIRED: ("bit rot repaired", False),
-    IntegrityCode.RECORDED_LATER: ("digest recorded later", False),
-}
-
-
-def _needs_you(snap: SnapshotFindings) -> bool:
-    return any(WORDING.get(f.code, ("", True))[1] for f in snap.files)
+#: Up to this many files, every capture opens; past it, the first ones (a long list stays
+#: quick to open and to read from the top).
+_EXPAND_UP_TO = 2000
 
 
 def _menu(window: MainWindow, title: str) -> QMenu:
@@ -66,8 +55,11 @@ def _menu(window: MainWindow, title: str) -> QMenu:
 class VerifyResultsDialog(QDialog):
     """What one verify found: a summary, then each capture with files not as captured."""
 
-    def __init__(self, findings: VerifyFindings, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, findings: VerifyFindings, library: Library, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
+        self.library = library
         self.setObjectName("verify_results")
         self.setWindowTitle("Verify Library — results")
         if findings.snapshots:  # room for the list; a clean result stays a small box
@@ -82,41 +74,19 @@ class VerifyResultsDialog(QDialog):
         self.summary.setText(self._summary_text())
         layout.addWidget(self.summary)
 
-        self.tree = QTreeWidget(self)
+        self.model = FindingsModel(findings, self)
+        self.tree = QTreeView(self)
         self.tree.setObjectName("verify_findings")
-        self.tree.setColumnCount(2)
-        self.tree.setHeaderLabels(["Capture, then its files", "Verdict"])
+        self.tree.setModel(self.model)
         self.tree.setRootIsDecorated(True)
-        self.tree.setUniformRowHeights(True)
-        for snap in sorted(findings.snapshots, key=lambda c: not _needs_you(c)):
-            when = f" · captured {day(snap.captured_at)}" if snap.captured_at else ""
-            bad_files = sum(1 for f in snap.files if WORDING.get(f.code, ("", True))[1])
-            state = (
-                f"{bad_files} file{'s' if bad_files > 1 else ''} not as captured"
-                if bad_files
-                else "as captured again (restored from a drive)"
-                if any(f.code is IntegrityCode.REPAIRED for f in snap.files)
-                else "as captured"
-            )
-            top = QTreeWidgetItem([f"{snap.title}{when}", state])
-            top.setToolTip(0, snap.url)
-            top.setData(0, Qt.ItemDataRole.UserRole, snap.snapshot_id)
-            for f in snap.files:
-                text, bad = WORDING.get(f.code, (str(f.code), True))
-                if f.drive and f.code in (IntegrityCode.REPAIRED, IntegrityCode.ROT):
-                    text += f" (drive “{f.drive}”)"
-                item = QTreeWidgetItem([f.name, text])
-                item.setToolTip(0, f.path)
-                item.setToolTip(1, f"{f.message}\n{MEANING.get(f.code, '')}")
-                if bad:
-                    font = item.font(1)
-                    font.setBold(True)
-                    item.setFont(1, font)
-                top.addChild(item)
-            self.tree.addTopLevelItem(top)
-        self.tree.expandAll()
-        self.tree.resizeColumnToContents(1)
+        self.tree.setUniformRowHeights(True)  # thousands of rows scroll without measuring each
+        if self.model.files() <= _EXPAND_UP_TO:
+            self.tree.expandAll()
+        else:  # the first captures open; the rest on demand
+            for row in range(min(self.model.rowCount(), 50)):
+                self.tree.expand(self.model.index(row, 0))
         self.tree.setColumnWidth(0, 420)
+        self.tree.resizeColumnToContents(1)
         self.tree.setVisible(bool(findings.snapshots))
         layout.addWidget(self.tree, 1)
         if not findings.snapshots:
@@ -136,7 +106,37 @@ class VerifyResultsDialog(QDialog):
         layout.addWidget(self.legend)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
+        self.save_button = QPushButton("&Save report…", self)
+        self.save_button.setObjectName("verify_save_report")
+        self.save_button.setToolTip("Save every finding as a JSON Lines or CSV file")
+        self.save_button.setEnabled(bool(findings.snapshots))
+        self.save_button.setAutoDefault(False)  # Return closes; Alt+S saves
+        self.save_button.clicked.connect(self.save_report)
+        close = buttons.button(QDialogButtonBox.StandardButton.Close)
+        close.setDefault(True)
+        buttons.addButton(self.save_button, QDialogButtonBox.ButtonRole.ActionRole)
         layout.addWidget(buttons)
+
+    def save_report(self) -> Path | None:
+        """Ask where, then write every finding there; the file written, if any."""
+        chosen, chosen_filter = QFileDialog.getSaveFileName(
+            self,
+            "Save verify report",
+            str(Path.home() / f"verify-{self.findings.job_id}.jsonl"),
+            "JSON Lines (*.jsonl);;CSV (*.csv)",
+        )
+        if not chosen:
+            return None
+        dest = Path(chosen)
+        if not dest.suffix:
+            dest = dest.with_suffix(".csv" if "csv" in chosen_filter.lower() else ".jsonl")
+        try:
+            written = self.library.integrity.save_report(self.findings, dest)
+        except OSError as exc:
+            show_error(self, exc, "saving the verify report")
+            return None
+        self.summary.setText(f"{self._summary_text()}\nSaved {written} findings to {dest}.")
+        return dest
 
     def _summary_text(self) -> str:
         f = self.findings
@@ -148,7 +148,11 @@ class VerifyResultsDialog(QDialog):
             else "Some files are not as they were captured. Files that no drive holds as "
             "captured were left as they are, for you to judge."
         )
-        more = f"\n{f.not_listed} more not listed here (see the job's log)." if f.not_listed else ""
+        more = (
+            f"\n{f.not_listed} more not listed here (the job's report file is gone)."
+            if f.not_listed
+            else ""
+        )
         return f"{head}\n{f.summary()}.{more}"
 
 
@@ -196,7 +200,7 @@ class VerifyActions(QObject):
         self.op = None
         self.action.setEnabled(True)
         self.window.statusBar().showMessage(findings.summary(), 15000)
-        self.dialog = VerifyResultsDialog(findings, self.window)
+        self.dialog = VerifyResultsDialog(findings, self.window.library, self.window)
         self.dialog.show()
 
     def _failed(self, failure: OpFailure) -> None:

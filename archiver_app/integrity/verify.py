@@ -61,10 +61,16 @@ class FileVerdict:
 
 @dataclass
 class IntegrityReport:
-    """Every file checked: the counts by code, and a verdict for each one not intact."""
+    """Every file checked: the counts by code, and a verdict for each one not intact.
+
+    ``report``: where the verify job wrote every verdict (relative to the library; see
+    :mod:`.report`), None until it has. A job's stored result keeps the counts and this
+    path; its ``verdicts`` are cut to what fits a row.
+    """
 
     counts: Counter[IntegrityCode] = field(default_factory=Counter)
     verdicts: list[FileVerdict] = field(default_factory=list)
+    report: str | None = None
 
     @property
     def checked(self) -> int:

@@ -205,21 +205,40 @@ def run_verify(
     repair = bool(c.get("repair", True))
     if c.get("integrity"):  # `archiver verify`: files against their capture-time digests
         from archiver_app.integrity import verify_snapshots
+        from archiver_app.integrity.report import write_job_report
 
-        return verify_snapshots(
+        report = verify_snapshots(
             lib, repair=repair, scan_roots=roots, progress=progress, cancel=cancel
         )
+        # every verdict, in a file; the job's row keeps the counts
+        report.report = write_job_report(lib, job.id, report.verdicts)
+        return report
     if c.get("scheduled"):
-        return scheduled_scrub(lib, scan_roots=roots, progress=progress, cancel=cancel)
-    if c.get("everything"):
-        return verify_all(lib, scan_roots=roots, progress=progress, cancel=cancel)
-    if c.get("laptop"):
-        return [
+        results = scheduled_scrub(lib, scan_roots=roots, progress=progress, cancel=cancel)
+    elif c.get("everything"):
+        results = verify_all(lib, scan_roots=roots, progress=progress, cancel=cancel)
+    elif c.get("laptop"):
+        results = [
             verify_library(lib, repair=repair, scan_roots=roots, progress=progress, cancel=cancel)
         ]
-    return verify_destinations(
-        lib, c.get("label"), repair=repair, scan_roots=roots, progress=progress, cancel=cancel
-    )
+    else:
+        results = verify_destinations(
+            lib, c.get("label"), repair=repair, scan_roots=roots, progress=progress, cancel=cancel
+        )
+    return _with_report(lib, job.id, results)
+
+
+def _with_report(lib: Library, job_id: int, results: list[ScrubResult]) -> list[ScrubResult]:
+    """Every damaged copy the scrubs found, in the job's report; each result names it."""
+    from archiver_app.integrity.report import scrub_verdicts, write_job_report
+
+    verdicts = scrub_verdicts(lib, results)
+    if not verdicts:
+        return results
+    rel = write_job_report(lib, job_id, verdicts)
+    for r in results:
+        r.report = rel
+    return results
 
 
 def offload_config(

@@ -76,6 +76,9 @@ class ScrubResult:
     unrepaired: int = 0
     stopped: Stop | None = None
     editions_to_review: list[str] = field(default_factory=list)  # accepted, now damaged
+    #: the verify job's report naming every damaged copy (relative to the library; see
+    #: :mod:`archiver_app.integrity.report`): a job's row keeps only 500 of each list
+    report: str | None = None
 
     def describe(self) -> str:
         text = f"{self.label}: {self.checked} copies checked, {self.ok} good"

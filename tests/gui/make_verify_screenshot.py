@@ -65,7 +65,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         lib = _library(Path(tmp))
         findings = lib.integrity.verify()  # type: ignore[attr-defined]
-        dialog = VerifyResultsDialog(findings)
+        dialog = VerifyResultsDialog(findings, lib)
         dialog.resize(860, 520)
         dialog.move(20, 20)
         dialog.show()

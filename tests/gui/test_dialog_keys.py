@@ -18,6 +18,7 @@ from archiver_app.api.integrity import IntegrityCode, VerifyFindings
 from archiver_app.gui.login_dialog import LoginDialog
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.verify_dialog import VerifyResultsDialog
+from archiver_app.library import Library
 
 OPENERS: dict[str, Callable[[MainWindow], None]] = {
     "new capture": lambda w: w.menus.capture.trigger(),
@@ -94,10 +95,10 @@ def test_tab_order_starts_in_the_dialog_and_reaches_its_default_button(
     dialog.reject()
 
 
-def test_verify_results_close_on_escape_and_return(qtbot: QtBot) -> None:
+def test_verify_results_close_on_escape_and_return(qtbot: QtBot, library: Library) -> None:
     findings = VerifyFindings(1, None, 3, {IntegrityCode.INTACT: 3}, ok=True, snapshots=())
     for key in (Qt.Key.Key_Escape, Qt.Key.Key_Return):
-        dialog = VerifyResultsDialog(findings)
+        dialog = VerifyResultsDialog(findings, library)
         qtbot.addWidget(dialog)
         dialog.show()
         qtbot.waitExposed(dialog)

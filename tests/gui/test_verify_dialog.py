@@ -3,13 +3,22 @@ details pane says where a capture stands."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from PySide6.QtWidgets import QMenu
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QFileDialog, QMenu
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
-from archiver_app.api.integrity import IntegrityCode, VerifyFindings
+from archiver_app.api.integrity import (
+    FileFinding,
+    IntegrityCode,
+    SnapshotFindings,
+    VerifyFindings,
+)
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.verify_dialog import VerifyResultsDialog
 from archiver_app.importers.warcs import import_warc_file
@@ -19,9 +28,7 @@ from tests.helpers.warcs import site, write_warc
 
 
 def top_text(dialog: VerifyResultsDialog) -> str:
-    item = dialog.tree.topLevelItem(0)
-    assert item is not None
-    return item.text(1)
+    return str(dialog.model.index(0, 1).data())
 
 
 def _tools_menu(window: MainWindow) -> QMenu:
@@ -54,11 +61,14 @@ def test_verify_library_lists_an_altered_file_and_the_details_pane_says_so(
     assert "NOT all as captured" in dialog.summary.text()
     assert "left as they are, for you to judge" in dialog.summary.text()
     assert top_text(dialog) == "1 file not as captured"
-    assert dialog.tree.topLevelItemCount() == 1
-    top = dialog.tree.topLevelItem(0)
-    assert top is not None and top.childCount() == 1
-    child = top.child(0)
-    assert (child.text(0), child.text(1)) == ("in.warc.gz", "altered after capture")
+    model = dialog.model
+    assert model.rowCount() == 1
+    top = model.index(0, 0)
+    assert model.rowCount(top) == 1
+    assert (model.index(0, 0, top).data(), model.index(0, 1, top).data()) == (
+        "in.warc.gz",
+        "altered after capture",
+    )
     assert "Altered after capture: the file differs" in dialog.legend.text()
     dialog.close()
 
@@ -70,13 +80,15 @@ def test_verify_library_lists_an_altered_file_and_the_details_pane_says_so(
 def test_a_clean_library_says_so(qtbot: QtBot, library: Library, tmp_path: Path) -> None:
     import_warc_file(library, write_warc(tmp_path / "in.warc.gz", site(1)), collection="c")
     findings = library.integrity.verify()
-    dialog = VerifyResultsDialog(findings)
+    dialog = VerifyResultsDialog(findings, library)
     qtbot.addWidget(dialog)
     assert dialog.summary.text().startswith("Every file is as it was captured.")
     assert "all as captured" in dialog.summary.text() and dialog.tree.isHidden()
 
 
-def test_a_clean_result_is_a_small_box_with_its_summary_at_the_top(qtbot: QtBot) -> None:
+def test_a_clean_result_is_a_small_box_with_its_summary_at_the_top(
+    qtbot: QtBot, library: Library
+) -> None:
     findings = VerifyFindings(
         job_id=1,
         finished_at=None,
@@ -85,10 +97,71 @@ def test_a_clean_result_is_a_small_box_with_its_summary_at_the_top(qtbot: QtBot)
         ok=True,
         snapshots=(),
     )
-    dialog = VerifyResultsDialog(findings)
+    dialog = VerifyResultsDialog(findings, library)
     qtbot.addWidget(dialog)
     dialog.show()
     qtbot.waitExposed(dialog)
     assert "Every file is as it was captured." in dialog.summary.text()
     assert dialog.height() < 250, "an all-clear result is not a big empty box"
     assert dialog.summary.geometry().top() < 30
+
+
+def _many_findings(n_snaps: int = 31, per: int = 20) -> VerifyFindings:
+    snaps = tuple(
+        SnapshotFindings(
+            sid,
+            f"Field notes, page {sid}",
+            f"https://example.org/notes/{sid}",
+            None,
+            tuple(
+                FileFinding(
+                    f"page-{sid:02}-{i:02}.txt",
+                    f"archive/bulk/page-{sid:02}-{i:02}.txt",
+                    IntegrityCode.MISSING if i % 7 == 0 else IntegrityCode.ALTERED,
+                    "differs from its capture-time digest",
+                )
+                for i in range(per)
+            ),
+        )
+        for sid in range(1, n_snaps + 1)
+    )
+    missing = sum(1 for s in snaps for f in s.files if f.code is IntegrityCode.MISSING)
+    counts = {IntegrityCode.ALTERED: n_snaps * per - missing, IntegrityCode.MISSING: missing}
+    return VerifyFindings(9, None, n_snaps * per, counts, ok=False, snapshots=snaps)
+
+
+def test_hundreds_of_findings_are_all_listed_and_saved_from_the_keyboard(
+    qtbot: QtBot, library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    findings = _many_findings()  # 620 files: more than a job's row keeps
+    dialog = VerifyResultsDialog(findings, library)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    model = dialog.model
+    listed = [
+        model.index(row, 0, model.index(top, 0)).data(Qt.ItemDataRole.UserRole)
+        for top in range(model.rowCount())
+        for row in range(model.rowCount(model.index(top, 0)))
+    ]
+    assert sorted(listed) == sorted(f.path for s in findings.snapshots for f in s.files)
+    assert len(listed) == 620 == sum(findings.counts.values())
+
+    dest = tmp_path / "verify-9"
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", lambda *a, **k: (str(dest), "JSON Lines (*.jsonl)")
+    )
+    dialog.activateWindow()
+    qtbot.waitActive(dialog)
+    for _ in range(6):  # Tab from the list reaches the button; Space presses it
+        if dialog.focusWidget() is dialog.save_button:
+            break
+        QTest.keyClick(dialog.focusWidget() or dialog, Qt.Key.Key_Tab)
+    assert dialog.focusWidget() is dialog.save_button
+    QTest.keyClick(dialog.save_button, Qt.Key.Key_Space)
+    saved = dest.with_suffix(".jsonl")
+    qtbot.waitUntil(saved.exists, timeout=5_000)
+    rows = [json.loads(line) for line in saved.read_text().splitlines()]
+    assert sorted(r["path"] for r in rows) == sorted(listed)
+    assert {r["code"] for r in rows} == {"altered after capture", "missing"}
+    assert f"Saved 620 findings to {saved}" in dialog.summary.text()
