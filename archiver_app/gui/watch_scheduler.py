@@ -27,7 +27,7 @@ from PySide6.QtGui import QGuiApplication
 from archiver_app.compare.snapshots import ChangeSummary
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
-from archiver_app.tasks import CancelToken, Progress
+from archiver_app.tasks import CancelToken, Progress, ThrottledProgress
 
 if TYPE_CHECKING:
     from archiver_app.gui.main_window import MainWindow
@@ -109,7 +109,7 @@ class WatchScheduler(QObject):
         self.runner = runner
         self.run = run
         self._now = now
-        self.busy: BackgroundOp[WatchRunReport] | None = None
+        self.busy: BackgroundOp[WatchRunReport | None] | None = None
         self.resumes = 0  # ticks that came after a sleep (for tests and the log)
         self._last_tick: datetime | None = None
         self.timer = QTimer(self)
@@ -133,8 +133,9 @@ class WatchScheduler(QObject):
         if state == Qt.ApplicationState.ApplicationActive:
             self.tick()
 
-    def tick(self) -> BackgroundOp[WatchRunReport] | None:
-        """Start a run when something is due and none is running; returns it."""
+    def tick(self) -> BackgroundOp[WatchRunReport | None] | None:
+        """Unless a run is under way, look for due watches off the GUI thread and run
+        them if any; returns that look (None while a run is under way)."""
         now = self._now()
         interval = timedelta(milliseconds=self.timer.interval())
         if self._last_tick is not None and now - self._last_tick > interval + RESUME_GAP:
@@ -143,19 +144,27 @@ class WatchScheduler(QObject):
         self._last_tick = now
         if self.busy is not None:
             return None
-        try:
+        run, library = self.run, self.library
+
+        def due_then_run(progress: ThrottledProgress, cancel: CancelToken) -> WatchRunReport | None:
+            # Off the GUI thread, the look too: the first one imports the watch runner (and
+            # the crawl and compare code behind it) and reads the database, a 100 ms stall
+            # of the window on the first tick (bench_gui_work.py).
             from archiver_app.watch.runner import anything_due
 
-            if not anything_due(self.library):
+            try:
+                due = anything_due(library)
+            except Exception:  # a locked or vanished library: try again at the next tick
+                log.warning("could not look for due watches", exc_info=True)
                 return None
-        except Exception:  # a locked or vanished library: try again at the next tick
-            log.warning("could not look for due watches", exc_info=True)
-            return None
-        run, library = self.run, self.library
+            if not due:
+                return None  # nothing due: no run, no process started
+            return run(library, progress, cancel)
+
         self.busy = (
             BackgroundOp(
                 self.runner,
-                lambda progress, cancel: run(library, progress, cancel),
+                due_then_run,
                 label="capturing watched pages that are due",
                 blocks_quit=False,  # a run cut short is due again at the next start
             )
@@ -165,8 +174,10 @@ class WatchScheduler(QObject):
         )
         return self.busy
 
-    def _done(self, report: WatchRunReport) -> None:
+    def _done(self, report: WatchRunReport | None) -> None:
         self.busy = None
+        if report is None:  # nothing was due
+            return
         self.ran.emit(report)
         for page in report.changed:
             self.changed.emit(page)

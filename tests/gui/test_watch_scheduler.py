@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
@@ -60,7 +61,9 @@ def test_a_changed_watched_page_is_announced_and_opens_compare(
     scheduler = main_window.watches
     scheduler.run = compare_stored
     RUNS.clear()
-    assert scheduler.tick() is None  # nothing watched: nothing due, no process started
+    look = scheduler.tick()  # nothing watched: nothing due, no process started
+    assert look is not None
+    qtbot.waitUntil(lambda: scheduler.busy is None, timeout=30_000)
     assert RUNS == []
 
     add_watch(library, ["https://harbour.example/"], schedule="daily")  # its first run is due
@@ -107,3 +110,25 @@ def test_a_tick_long_after_the_last_one_is_a_resume(
     scheduler.tick()
     assert scheduler.resumes == 1
     scheduler.stop()
+
+
+def test_a_tick_looks_for_due_watches_off_the_gui_thread(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look (an import of the watch runner and a read of the database, each minute)
+    runs in the background: on the GUI thread it stalled the window on the first tick."""
+    import threading
+
+    from archiver_app.watch import runner
+
+    looked: list[bool] = []
+
+    def look(_library: Library) -> bool:
+        looked.append(threading.current_thread() is threading.main_thread())
+        return False
+
+    monkeypatch.setattr(runner, "anything_due", look)
+    scheduler = WatchScheduler(library, op_runner)
+    assert scheduler.tick() is not None
+    qtbot.waitUntil(lambda: scheduler.busy is None, timeout=10_000)
+    assert looked == [False]
