@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -37,7 +38,7 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
     prepare_environment()
     if self_test:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QSettings
+    from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication, QDialog
 
     from archiver_app import __version__
@@ -83,19 +84,36 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
         return exc.exit_code
     window = MainWindow(library, runner=runner, settings=settings, icon=app_icon())
     window.show()
+    QTimer.singleShot(0, settle_collector)
     if self_test:
         return _self_test(app, window, library, runner)
     return _run_until_quit(app, window, library, runner, settings, database_url)
 
 
+def settle_collector() -> None:
+    """Set the started app's objects aside from the cycle collector's full passes.
+
+    Once the window is up, the process holds a few million long-lived objects (Qt
+    wrappers, the ORM, modules). A full pass of Python's cycle collector walks them all
+    while every thread waits, the GUI thread included: passes of 55-85 ms made the
+    window's longest stalls under ``tests/bench/bench_gui_work.py``. :func:`gc.freeze`
+    moves what exists now to a generation those passes skip. Those objects are still
+    freed by reference counting, and everything made later is collected as before.
+    """
+    gc.freeze()
+
+
 def _self_test(app: QApplication, window: MainWindow, library: Library, runner: OpRunner) -> int:
-    """The frozen build's check: the window shows, and a background process starts."""
+    """The frozen build's check: the window shows (and its objects are set aside from the
+    cycle collector: :func:`settle_collector`), and a background process starts."""
     from archiver_app.gui.shutdown import delete_all_windows
 
     app.processEvents()
     problem = ""
     if not (window.isVisible() and window.windowTitle().startswith("Archiver")):
         problem = "main window did not show"
+    elif gc.get_freeze_count() == 0:
+        problem = "the started app's objects were not set aside from the collector"
     else:
         from archiver_app.tasks.isolated import probe, run_isolated
 
@@ -133,6 +151,8 @@ def _run_until_quit(  # noqa: PLR0917 - the app's own state, handed over once
 ) -> int:
     """Run the event loop; when the window closed to move the library, move it and reopen
     the window wherever the library is afterwards."""
+    from PySide6.QtCore import QTimer
+
     from archiver_app.errors import ArchiverError
     from archiver_app.gui.errors import describe, error_box
     from archiver_app.gui.main_window import MainWindow
@@ -168,3 +188,4 @@ def _run_until_quit(  # noqa: PLR0917 - the app's own state, handed over once
         runner = OpRunner(app)
         window = MainWindow(library, runner=runner, settings=settings, icon=app_icon())
         window.show()
+        QTimer.singleShot(0, settle_collector)  # the new window's objects, as at start

@@ -158,11 +158,13 @@ def _older_objects_frozen() -> Iterator[None]:
     every third run). :func:`gc.freeze` sets what exists now aside until the pass ends;
     objects are still freed as usual, by reference counting and by the younger passes.
     """
+    settled = gc.get_freeze_count() > 0  # the app froze its own (gui.app.settle_collector)
     gc.freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
+        if not settled:  # leave the app's frozen objects where they were put
+            gc.unfreeze()
 
 
 def _one_pass(  # noqa: PLR0917 - private helper of run_migrator

@@ -73,6 +73,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
+    from archiver_app.gui.app import settle_collector
     from archiver_app.gui.capture_input import CaptureRequest, CrawlOptions
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.gui.ops import BackgroundOp, OpRunner
@@ -110,6 +111,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     window.migrator.stop()  # the bench runs the migrator itself, beside the user's work
     window.resize(1200, 800)
     window.show()
+    settle_collector()  # as the app does once its window is up
     deadline = time.monotonic() + 30
     while window.model.loading and time.monotonic() < deadline:
         app.processEvents()
