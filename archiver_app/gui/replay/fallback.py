@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 
-from PySide6.QtCore import QSettings, Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWebEngineCore import QWebEnginePage, qWebEngineChromiumVersion
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
@@ -124,6 +124,8 @@ class EngineFallback(QWidget):
         self._owns_version_note = False
         self.setObjectName("engineFallback")
         self.setAutoFillBackground(True)
+        # a plain QWidget subclass paints a style sheet's background only with this
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.engine_major = engine_major()
         self.trouble: EngineTrouble | None = None
         self.capture_major: int | None = None
