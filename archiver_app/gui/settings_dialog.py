@@ -12,6 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
 from archiver_app.api.settings import SCRUB_KEY
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.gui.replay.fallback import set_version_notes_enabled, version_notes_enabled
 from archiver_app.library import Library
 
 BROWSER_KEY = "browser/path"
@@ -133,6 +135,14 @@ class SettingsDialog(QDialog):
         current = str(settings.value(APPEARANCE_KEY, "system") or "system")
         self.appearance.setCurrentIndex(max(0, self.appearance.findData(current)))
         look_form.addRow("Colours", self.appearance)
+        self.version_notes = QCheckBox("Notes about browser versions", look_box)
+        self.version_notes.setObjectName("version_notes")
+        self.version_notes.setToolTip(
+            "In a replay tab, a note when the page was captured by a newer browser than the"
+            " built-in one (once per run). Notes about pages that fail always appear."
+        )
+        self.version_notes.setChecked(version_notes_enabled(settings))
+        look_form.addRow("Replay", self.version_notes)
         layout.addWidget(look_box)
 
         buttons = QDialogButtonBox(
@@ -208,6 +218,7 @@ class SettingsDialog(QDialog):
         self.settings.setValue(BROWSER_KEY, self.browser_path.text().strip())
         choice = str(self.appearance.currentData())
         self.settings.setValue(APPEARANCE_KEY, choice)
+        set_version_notes_enabled(self.settings, self.version_notes.isChecked())
         self.settings.sync()
         apply_appearance(choice)
         super().accept()

@@ -3,10 +3,13 @@ under Xvfb, not a test).
 
 A page captured by a newer Chromium whose script uses ``Temporal`` (which the built-in
 engine, Chromium 140, lacks) is replayed in the main window: the bar above the page offers
-the user's own browser. A second picture shows the same action in the page's context menu.
+the user's own browser. Before it, a plain page from the same capture run opens in a first
+tab, which shows the once-per-run note about browser versions (``replay-version-note.png``);
+the tide page's tab then shows only its failure. A last picture shows the same action in
+the page's context menu.
 The screen is taken with ImageMagick's ``import -window root``.
 
-Run: Xvfb :96 -screen 0 1400x900x24 & DISPLAY=:96 QT_QPA_PLATFORM=xcb \
+Run: Xvfb :96 -screen 0 1400x900x24 & XDG_CONFIG_HOME=$(mktemp -d) DISPLAY=:96 QT_QPA_PLATFORM=xcb \
      .venv/bin/python tests/gui/make_fallback_screenshot.py
 """
 
@@ -38,6 +41,12 @@ const rows = [...Array(7).keys()].map(i => today.add({ days: i }));
 document.getElementById('tides').innerHTML += rows.map(d =>
   `<tr><td>${d.toLocaleString()}</td><td>06:10</td><td>12:25</td></tr>`).join('');
 </script></body></html>"""
+
+
+HOME = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Harbour office</title><style>body { font: 17px/1.5 sans-serif; margin: 40px 56px;
+color: #1d2733; }</style></head><body><h1>Harbour office</h1>
+<p>Open every day from 07:00 to 19:00. Berths, moorings and tide tables.</p></body></html>"""
 
 
 def _settle(app: object, seconds: float) -> None:
@@ -74,15 +83,24 @@ def main() -> None:
     library = Library.open(root, create=True)
     w = ArchiveWriter(library, "collections/default/2026/03/t/capture.warc.gz")
     w.response("https://harbour.example/tides", PAGE, at=at(2026), page=True)
+    w.response("https://harbour.example/", HOME, at=at(2026), page=True)
     w.commit()
     with library.write() as s:
         for snap in s.scalars(select(Snapshot)):
-            snap.title = "Harbour tide times"
+            snap.title = "Harbour tide times" if "tides" in snap.url else "Harbour office"
             snap.provenance = {"backend": "playwright", "browser": "156.0.8078.108"}
     app = QApplication.instance() or QApplication(sys.argv[:1])
     window = MainWindow(library)
     window.setGeometry(0, 0, 1400, 900)
     window.show()
+    [home] = window.library.snapshots.timeline("https://harbour.example/").captures
+    assert home.snapshot_id is not None
+    first = window.open_replay_id(home.snapshot_id)
+    assert isinstance(first, ReplayWidget)
+    _settle(app, 6)
+    assert first.fallback.trouble is not None, "no version note on the first tab"
+    print("first tab:", first.fallback.trouble.code)
+    _shoot("replay-version-note.png")
     [sid] = window.library.snapshots.timeline("https://harbour.example/tides").captures
     assert sid.snapshot_id is not None
     tab = window.open_replay_id(sid.snapshot_id)

@@ -15,7 +15,11 @@ front of the user, in a bar above the page, when one of these is seen:
   the replay's isolation), warnings, JSON that does not parse, and "Unexpected token '<'"
   (an HTML error page where a script was expected: a resource missing from the archive);
 - ``NEWER_BROWSER``: the capture was made by a Chromium newer than the engine (a quieter
-  note: most pages run the same);
+  note: most pages run the same). As every capture by a current browser would bring it, it
+  is shown at most once per run of the app (in the first tab that meets it, which keeps it
+  until its ✕), and never once the user chose "Don't show again" (``QSettings`` key
+  :data:`VERSION_NOTES_KEY`, turned on again in the Settings dialog). Failures are always
+  offered;
 - ``RENDERER_STOPPED``: the page's renderer process crashed.
 """
 
@@ -26,13 +30,16 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWebEngineCore import QWebEnginePage, qWebEngineChromiumVersion
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
 #: Script errors count as engine trouble only this long after a page starts loading.
 FIRST_SECONDS = 10.0
+
+#: ``QSettings`` key: whether notes about browser versions are shown (default: yes).
+VERSION_NOTES_KEY = "replay/version_notes"
 
 _MAJOR = re.compile(r"(?:^|Chrom(?:e|ium)/)(\d{2,4})\.")
 _UNCAUGHT = re.compile(r"^Uncaught (SyntaxError|TypeError|ReferenceError)\b")
@@ -50,6 +57,27 @@ class Trouble(StrEnum):
 class EngineTrouble:
     code: Trouble
     message: str
+
+
+class _Run:
+    """What this run of the app has shown: the version note goes to one tab only."""
+
+    version_note_shown = False
+
+
+def forget_version_note_shown() -> None:
+    """Let the next tab show the version note again, as after a restart (for tests)."""
+    _Run.version_note_shown = False
+
+
+def version_notes_enabled(settings: QSettings) -> bool:
+    value = settings.value(VERSION_NOTES_KEY, True)
+    return value not in (False, "false", "0", 0)
+
+
+def set_version_notes_enabled(settings: QSettings, enabled: bool) -> None:
+    settings.setValue(VERSION_NOTES_KEY, enabled)
+    settings.sync()
 
 
 def engine_major() -> int:
@@ -88,10 +116,16 @@ class EngineFallback(QWidget):
 
     offered = Signal(str)  # Trouble code
 
-    def __init__(self, action: QAction, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, action: QAction, parent: QWidget | None = None, settings: QSettings | None = None
+    ) -> None:
         super().__init__(parent)
+        self.settings = settings if settings is not None else QSettings()
+        self._owns_version_note = False
         self.setObjectName("engineFallback")
         self.setAutoFillBackground(True)
+        # a plain QWidget subclass paints a style sheet's background only with this
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.engine_major = engine_major()
         self.trouble: EngineTrouble | None = None
         self.capture_major: int | None = None
@@ -102,6 +136,14 @@ class EngineFallback(QWidget):
         self.button.setToolTip(action.toolTip())
         self.button.setDefault(True)
         self.button.clicked.connect(action.trigger)
+        self.never_button = QPushButton("Don't show again", self)
+        self.never_button.setObjectName("versionNoteNever")
+        self.never_button.setFlat(True)
+        self.never_button.setToolTip(
+            "No more notes about browser versions (Settings turns them on again);"
+            " notes about pages that fail still appear"
+        )
+        self.never_button.clicked.connect(self.never_again)
         close = QToolButton(self)
         close.setText("✕")
         close.setToolTip("Hide this note (a note about versions stays hidden in this tab)")
@@ -110,6 +152,7 @@ class EngineFallback(QWidget):
         row = QHBoxLayout(self)
         row.setContentsMargins(8, 4, 8, 4)
         row.addWidget(self.text, 1)
+        row.addWidget(self.never_button)
         row.addWidget(self.button)
         row.addWidget(close)
         self.hide()
@@ -176,14 +219,29 @@ class EngineFallback(QWidget):
             self.version_note_dismissed = True
         self.hide()
 
+    def never_again(self) -> None:
+        """Answer "Don't show again": no version note in any tab, now or in later runs."""
+        set_version_notes_enabled(self.settings, False)
+        self.dismiss()
+
+    def _version_note_allowed(self) -> bool:
+        if self.version_note_dismissed or not version_notes_enabled(self.settings):
+            return False
+        # once per run: the first tab that shows it keeps it, the others stay quiet
+        if _Run.version_note_shown and not self._owns_version_note:
+            return False
+        _Run.version_note_shown = self._owns_version_note = True
+        return True
+
     def _offer(self, code: Trouble, message: str) -> None:
         # A note about versions never replaces a failure already shown.
         if code is Trouble.NEWER_BROWSER and (
-            self.trouble is not None or self.version_note_dismissed
+            self.trouble is not None or not self._version_note_allowed()
         ):
             return
         self.trouble = EngineTrouble(code, message)
         self.text.setText(message)
+        self.never_button.setVisible(code is Trouble.NEWER_BROWSER)
         # a failure in warm red; the version note, which most pages never need, in grey-blue
         background, border, ink = (
             ("#eef2f8", "#c9d3e3", "#27364f")

@@ -9,12 +9,19 @@ from collections.abc import Iterator
 
 import pytest
 import shiboken6
-from PySide6.QtCore import QObject, Qt, QUrl, Slot
+from PySide6.QtCore import QObject, QSettings, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
-from archiver_app.gui.replay.fallback import Trouble, browser_major, engine_major, script_trouble
+from archiver_app.gui.replay.fallback import (
+    VERSION_NOTES_KEY,
+    Trouble,
+    browser_major,
+    engine_major,
+    forget_version_note_shown,
+    script_trouble,
+)
 from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot
@@ -70,6 +77,24 @@ def _archive(library: Library, browser: str | None) -> None:
     with library.write() as s:
         for snap in s.scalars(select(Snapshot)):
             snap.provenance = {"backend": "playwright", "browser": browser}
+
+
+@pytest.fixture(autouse=True)
+def fresh_run() -> Iterator[None]:
+    """Each test is a new run of the app with the version notes on."""
+    forget_version_note_shown()
+    QSettings().remove(VERSION_NOTES_KEY)
+    yield
+    forget_version_note_shown()
+    QSettings().remove(VERSION_NOTES_KEY)
+
+
+def _tab(qtbot: QtBot, library: Library) -> ReplayWidget:
+    view = ReplayWidget(library)
+    qtbot.addWidget(view)
+    view.resize(1000, 600)
+    view.show()
+    return view
 
 
 @pytest.fixture
@@ -184,3 +209,60 @@ def test_when_no_browser_opens_the_tab_gives_the_address_to_copy(
     assert "No web browser could be opened" in text
     assert "http://127.0.0.1:" in text  # the address, to copy into a browser by hand
     assert widget.banner.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse
+
+
+def test_the_version_note_shows_once_per_run_and_failures_always(
+    qtbot: QtBot, widget: ReplayWidget, library: Library
+) -> None:
+    _archive(library, browser=f"{engine_major() + 16}.0.8078.108")
+    _settled(qtbot, widget, SITE + "clean")
+    assert widget.fallback.trouble is not None
+    assert widget.fallback.trouble.code is Trouble.NEWER_BROWSER and widget.fallback.isVisible()
+    assert widget.fallback.never_button.isVisible()
+
+    second = _tab(qtbot, library)  # the same run: the note was seen already
+    _settled(qtbot, second, SITE + "clean")
+    assert second.fallback.trouble is None and second.fallback.isHidden()
+    assert second.own_browser_action.isEnabled()  # the way out is still there
+    _settled(qtbot, second, SITE + "missing-method")  # a failure is offered in every tab
+    assert second.fallback.trouble is not None
+    assert second.fallback.trouble.code is Trouble.SCRIPT_ERROR and second.fallback.isVisible()
+    assert not second.fallback.never_button.isVisible()  # only the version note has it
+    second.close()
+    shiboken6.delete(second)
+
+
+def test_dont_show_again_lasts_across_runs_and_settings_turns_it_back_on(
+    qtbot: QtBot, widget: ReplayWidget, library: Library, op_runner: object
+) -> None:
+    from archiver_app.gui.settings_dialog import SettingsDialog
+
+    _archive(library, browser=f"{engine_major() + 16}.0.8078.108")
+    _settled(qtbot, widget, SITE + "clean")
+    assert widget.fallback.trouble is not None and widget.fallback.isVisible()
+    widget.fallback.never_button.click()
+    assert widget.fallback.isHidden()
+
+    forget_version_note_shown()  # as after a restart, read from a new settings object
+    assert QSettings().value(VERSION_NOTES_KEY) in (False, "false")
+    later = _tab(qtbot, library)
+    _settled(qtbot, later, SITE + "clean")
+    assert later.fallback.trouble is None and later.fallback.isHidden()
+    with qtbot.waitSignal(later.fallback.offered, timeout=20_000) as offered:
+        later.open(SITE + "data.bin")  # a failure still shows, version notes off
+    assert offered.args == [str(Trouble.LOAD_FAILED)] and later.fallback.isVisible()
+    later.close()
+    shiboken6.delete(later)
+
+    settings = QSettings()
+    dialog = SettingsDialog(library, op_runner, settings)  # type: ignore[arg-type]
+    assert not dialog.version_notes.isChecked()
+    dialog.version_notes.setChecked(True)
+    dialog.accept()
+    forget_version_note_shown()
+    again = _tab(qtbot, library)
+    _settled(qtbot, again, SITE + "clean")
+    assert again.fallback.trouble is not None
+    assert again.fallback.trouble.code is Trouble.NEWER_BROWSER and again.fallback.isVisible()
+    again.close()
+    shiboken6.delete(again)
