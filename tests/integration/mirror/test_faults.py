@@ -98,7 +98,11 @@ def test_drive_destroyed_mid_run(library: Library, tmp_path: Path) -> None:
         with once:
             if update.done >= 4 and not seen and drive.exists():
                 seen.update(final_files(drive, library))
-                shutil.rmtree(drive)
+                # Gone at once, as a pulled drive: a copy thread may still be creating a
+                # file inside, which would make a removal in place fail half-way.
+                pulled = drive.with_name("usb-pulled")
+                drive.rename(pulled)
+                shutil.rmtree(pulled, ignore_errors=True)
 
     result = run_mirror(library, progress=destroy, progress_interval=0)
     assert not result.ok and _stopped(result) is StopReason.GONE
