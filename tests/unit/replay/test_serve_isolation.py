@@ -197,6 +197,13 @@ def test_policy_headers_are_kept_renamed_not_obeyed() -> None:
         (b"<script type=speculationrules>", b"type=x-archive-speculationrules"),
         (b'<link rel="preconnect" href="x">', b'rel="x-archive-preconnect"'),
         (b"<meta name=referrer content=unsafe-url>", b"name=x-archive-referrer"),
+        # Any case: the page is matched lower-cased, each rare word looked for so too.
+        (b'<IMG SRC="/a.png">', b'SRC="/ts/https://site.example/a.png"'),
+        (b"<div style=\"background: URL( '/b.png')\">", b"URL( '/ts/https://site.example/b.png')"),
+        (b"<SCRIPT TYPE=SpeculationRules>", b"TYPE=x-archive-SpeculationRules"),
+        (b"<LINK REL=DNS-Prefetch href=x>", b"REL=x-archive-DNS-Prefetch"),
+        (b"<META NAME=Referrer content=unsafe-url>", b"NAME=x-archive-Referrer"),
+        (b"<a ReferrerPolicy=unsafe-url href=x>", b"x-archive-ReferrerPolicy="),
     ],
 )
 def test_rewriting_reads_urls_as_browsers_do(html: bytes, expected: bytes) -> None:

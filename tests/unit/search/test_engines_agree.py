@@ -98,6 +98,11 @@ def test_search_as_you_type_agrees_window_by_window(
     for typed in ("riv", "river clim", "muse", "basem", "the r", "river c", "clim"):
         for q in (Query(typed), Query(typed, domain="c.example")):
             assert _answer(pg, q) == _answer(lite, q), q
+    # Two matches kept: which two depends on reading the candidates newest first.
+    monkeypatch.setattr(quick, "WINDOW", 2)
+    for typed in ("riv", "the r", "clim"):
+        newest = [(h.url, h.snippet_marked()) for h in search(lite, Query(typed), limit=2)]
+        assert [(h.url, h.snippet_marked()) for h in search(pg, Query(typed), limit=2)] == newest
 
 
 def test_ranking_agrees_beyond_the_first_hit(both: tuple[Library, Library]) -> None:
