@@ -31,6 +31,7 @@ import hashlib
 import itertools
 import os
 import secrets
+import shutil
 import stat
 import sys
 import time
@@ -132,20 +133,19 @@ def is_temp(name: str) -> bool:
 
 def temp_name(label: str) -> str:
     """A new temporary name (no file is made): ``.<label>.<pid>-<random>-<n>.tmp-archiver``.
+    ``label`` (usually the final file's name) tells a person whose it was. Only for what
+    :func:`open_temp` cannot make (a folder to be renamed as a whole)."""
+    return f"{temp_prefix(label, os.getpid())}{_TOKEN}-{next(_numbers)}{TEMP_SUFFIX}"
 
-    ``label`` (usually the final file's name) starts the name so a person can tell whose it
-    was. Only for what :func:`open_temp` cannot make (a folder to be renamed as a whole).
-    """
-    short = label.encode("utf-8", "surrogateescape")[:96].decode("utf-8", "ignore")
-    return f".{short}.{os.getpid()}-{_TOKEN}-{next(_numbers)}{TEMP_SUFFIX}"
+
+def temp_prefix(label: str, pid: int) -> str:
+    """How each temporary name process ``pid`` makes for ``label`` starts."""
+    return f".{label.encode('utf-8', 'surrogateescape')[:96].decode('utf-8', 'ignore')}.{pid}-"
 
 
 def open_temp(folder: str | Path, label: str) -> tuple[str, int]:
-    """A new, empty temporary file in ``folder``: its path and a descriptor to write it.
-
-    ``label`` as for :func:`temp_name`. Raises OSError (``FileNotFoundError`` when
-    ``folder`` does not exist).
-    """
+    """A new, empty temporary file in ``folder`` (``label`` as for :func:`temp_name`): its
+    path and a descriptor to write it. OSError (``FileNotFoundError``: no such folder)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC
     while True:
         temp = os.path.join(folder, temp_name(label))
@@ -156,11 +156,12 @@ def open_temp(folder: str | Path, label: str) -> tuple[str, int]:
 
 
 def discard(temp: str | Path) -> None:
-    """Remove one of our temporary files (never a file under its final name)."""
+    """Remove one of our temporary files or folders (never anything under a final name)."""
     if not is_temp(os.fspath(temp)):
         raise ValueError(f"{temp} is not a temporary file")
-    # the drive may be gone or read-only: the next sweep removes it
-    with contextlib.suppress(OSError):
+    if os.path.isdir(temp) and not os.path.islink(temp):
+        shutil.rmtree(temp, ignore_errors=True)
+    with contextlib.suppress(OSError):  # a drive gone or read-only: the next sweep will
         os.unlink(temp)
 
 

@@ -67,11 +67,18 @@ class RunningJob:
 Runner = Callable[[Library, RunningJob, Progress, CancelToken], Any]
 
 
+#: Called once a job of a kind that cannot resume is reported interrupted, with its
+#: config and the pid of the process that died (None when it ran on another host).
+Cleanup = Callable[[Mapping[str, Any], int | None], None]
+
+
 @dataclass(frozen=True)
 class KindSpec:
     kind: JobKind
     run: Runner
     resumable: bool
+    #: Removes what a killed run left behind (its temporary files), if anything can.
+    cleanup: Cleanup | None = None
 
 
 class Registry:

@@ -15,7 +15,8 @@ from scratch, so an interrupted export is reported, not resumed.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -136,6 +137,36 @@ def run_export(
     if signing is not None:
         after_export(lib, result, signing)  # a timestamp without network waits in a queue
     return result
+
+
+def clean_up_export(config: Mapping[str, Any], pid: int | None) -> None:
+    """After a killed export (or release): its temporary files go, and a previous export
+    that ``--overwrite`` had set aside, but not yet replaced, comes back under its name."""
+    from archiver_app.durable import discard, is_temp, rename_folder, temp_prefix
+    from archiver_app.editions.release import release_paths
+    from archiver_app.export.writer import WARC_NAME
+
+    if pid is None:  # it ran on another machine: its files may be in use there
+        return
+    out = Path(config["output"]).absolute()
+    try:
+        names = sorted(os.listdir(out.parent))
+    except FileNotFoundError:
+        return
+
+    def leftovers(label: str) -> list[Path]:
+        start = temp_prefix(label, pid)
+        return [out.parent / n for n in names if n.startswith(start) and is_temp(n)]
+
+    set_aside = leftovers(f"{out.name}.old")
+    if set_aside and not os.path.lexists(out):
+        rename_folder(set_aside.pop(), out)
+    labels = [out.name, f"{WARC_NAME}-spool"]
+    if config.get("edition"):
+        labels += [p.name for p in release_paths(str(config["edition"]), out)]
+    for label in labels:
+        for path in leftovers(label):
+            discard(path)
 
 
 # --------------------------------------------------------------------------- drives
@@ -348,7 +379,7 @@ def default_registry() -> Registry:
     return Registry(
         [
             KindSpec(JobKind.IMPORT, run_import, resumable=True),
-            KindSpec(JobKind.EXPORT, run_export, resumable=False),
+            KindSpec(JobKind.EXPORT, run_export, resumable=False, cleanup=clean_up_export),
             KindSpec(JobKind.MIRROR, run_mirror_job, resumable=True),
             KindSpec(JobKind.VERIFY, run_verify, resumable=True),
             KindSpec(JobKind.OFFLOAD, run_offload, resumable=True),

@@ -10,7 +10,8 @@ state change is a line in ``job_log``.
 
 A process can die at any moment. Its lease then expires, and the next claim or
 :func:`recover_interrupted` finds the job: a kind that can resume (its runner skips work
-already done) is queued again, any other is marked failed with a reason saying so.
+already done) is queued again, any other is marked failed with a reason saying so, and
+its kind's cleanup removes what the dead process left (an export's temporary files).
 
 Crawls and captures (``crawl``/``capture``) have their own queue of pages with per-page
 leases and attempts: the runtime hands them to the crawl worker
@@ -82,6 +83,26 @@ def process_owner() -> str:
     return f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
+def _dead_pid(owner: str | None) -> int | None:
+    """The pid in a :func:`process_owner` id, if that process ran on this host."""
+    host, _, rest = (owner or "").partition(":")
+    pid = rest.partition(":")[0]
+    return int(pid) if host == socket.gethostname()[:40] and pid.isdigit() else None
+
+
+def _clean_up(
+    registry: Registry, kind: JobKind, config: Mapping[str, Any], owner: str | None
+) -> None:
+    """Run a reported job's kind cleanup (after the transaction that reported it)."""
+    cleanup = registry.get(kind).cleanup
+    if cleanup is None:
+        return
+    try:
+        cleanup(config, _dead_pid(owner))
+    except OSError as exc:  # a folder gone or read-only: the leftovers stay, named as ours
+        log.warning("could not clean up after an interrupted %s job: %s", kind, exc)
+
+
 def _log(s: Any, job_id: int, message: str, at: datetime, level: str = "info") -> None:
     s.add(JobLog(job_id=job_id, message=message, level=level, at=at))
 
@@ -146,29 +167,34 @@ def claim(
             raise InputError(f"there is no job {job_id}")
         kind = JobKind(job.kind)
         resumed = False
+        dead: tuple[dict[str, Any], str | None] | None = None  # reported: its config, owner
         if job.status in _LIVE:
             if job.lease_expires_at is not None and job.lease_expires_at > now:
                 return Claim(ClaimOutcome.BUSY, f"job {job_id} is running in {job.lease_owner}")
             reason = _interrupted_reason(job)
             if job.status == JobStatus.CANCELLING or not registry.get(kind).resumable:
+                dead = (dict(job.config), job.lease_owner)
                 _end(job, JobStatus.ABORTED if job.status == JobStatus.CANCELLING else None, now)
                 job.last_error = reason
                 _log(s, job_id, reason, now, level="error")
-                return Claim(ClaimOutcome.REPORTED, reason)
-            _log(s, job_id, f"{reason}; resuming", now, level="warning")
-            resumed = True
+            else:
+                _log(s, job_id, f"{reason}; resuming", now, level="warning")
+                resumed = True
         elif job.status != JobStatus.QUEUED:
             return Claim(ClaimOutcome.ENDED, f"job {job_id} is {job.status}")
-        job.status = JobStatus.RUNNING
-        job.lease_owner = owner
-        job.lease_expires_at = now + timedelta(seconds=lease_seconds)
-        job.heartbeat_at = now
-        job.started_at = job.started_at or now
-        job.updated_at = now
-        if not resumed:
-            _log(s, job_id, f"started by {owner}", now)
-        running = RunningJob(job_id, kind, dict(job.config), resumed)
-        return Claim(ClaimOutcome.RESUMED if resumed else ClaimOutcome.CLAIMED, "", job=running)
+        if dead is None:
+            job.status = JobStatus.RUNNING
+            job.lease_owner = owner
+            job.lease_expires_at = now + timedelta(seconds=lease_seconds)
+            job.heartbeat_at = now
+            job.started_at = job.started_at or now
+            job.updated_at = now
+            if not resumed:
+                _log(s, job_id, f"started by {owner}", now)
+            running = RunningJob(job_id, kind, dict(job.config), resumed)
+            return Claim(ClaimOutcome.RESUMED if resumed else ClaimOutcome.CLAIMED, "", job=running)
+    _clean_up(registry, kind, *dead)
+    return Claim(ClaimOutcome.REPORTED, reason)
 
 
 def _end(job: Job, status: JobStatus | None, now: datetime) -> None:
@@ -188,6 +214,7 @@ def recover_interrupted(lib: Library, registry: Registry) -> list[Claim]:
     """
     now = lib.clock()
     found: list[Claim] = []
+    dead: list[tuple[JobKind, dict[str, Any], str | None]] = []
     with lib.write() as s:
         jobs = s.scalars(
             select(Job).where(
@@ -208,10 +235,13 @@ def recover_interrupted(lib: Library, registry: Registry) -> list[Claim]:
                 found.append(Claim(ClaimOutcome.RESUMED, reason))
             else:
                 cancelled = job.status == JobStatus.CANCELLING
+                dead.append((kind, dict(job.config), job.lease_owner))
                 _end(job, JobStatus.ABORTED if cancelled else None, now)
                 job.last_error = reason
                 _log(s, job.id, reason, now, level="error")
                 found.append(Claim(ClaimOutcome.REPORTED, reason))
+    for kind, config, owner in dead:
+        _clean_up(registry, kind, config, owner)
     return found
 
 

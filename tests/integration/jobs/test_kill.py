@@ -19,6 +19,7 @@ import pytest
 from sqlalchemy import func
 from sqlalchemy import select as sql_select
 
+from archiver_app.durable import is_temp
 from archiver_app.jobs import (
     ClaimOutcome,
     JobKind,
@@ -172,6 +173,7 @@ def test_an_export_killed_at_random_moments_is_reported_and_leaves_no_partial_fi
             job = s.get(Job, job_id)
             assert job is not None and job.status == JobStatus.FAILED
             assert (job.last_error or "").startswith("interrupted")
+        assert not [p.name for p in tmp_path.iterdir() if is_temp(p.name)]  # cleaned up
         # Killed after the final rename but before the job was marked done, the export is
         # whole (checked above); killed earlier, nothing is under the final name.
         again = run_foreground(

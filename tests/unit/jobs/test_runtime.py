@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -146,7 +148,7 @@ def test_a_failing_runner_leaves_a_failed_job_with_its_reason(library: Library) 
     assert job.status == JobStatus.FAILED and "No space" in (job.last_error or "")
 
 
-def _kill(lib: Library, job_id: int) -> None:
+def _kill(lib: Library, job_id: int, owner: str = "dead:1:x") -> None:
     """What a SIGKILL leaves: a running row whose lease nobody renews any more."""
     with lib.write() as s:
         s.execute(
@@ -154,7 +156,7 @@ def _kill(lib: Library, job_id: int) -> None:
             .where(Job.id == job_id)
             .values(
                 status=JobStatus.RUNNING,
-                lease_owner="dead:1:x",
+                lease_owner=owner,
                 lease_expires_at=lib.clock() - timedelta(seconds=1),
                 progress_done=4,
                 progress_total=9,
@@ -204,6 +206,65 @@ def test_a_killed_job_that_cannot_resume_is_reported_failed(library: Library) ->
         "interrupted at 4 of 9: the process running it stopped (killed or crashed)"
     )
     assert recover_interrupted(library, reg) == []
+
+
+DEAD_PID = 4_000_001  # above any pid Linux hands out
+
+
+def _leftover(folder: Path, label: str, pid: int = DEAD_PID, *, folder_too: bool = False) -> Path:
+    path = folder / f".{label}.{pid}-abcdef-1.tmp-archiver"
+    if folder_too:
+        path.mkdir()
+        (path / "data").write_bytes(b"old")
+    else:
+        path.write_bytes(b"partial")
+    return path
+
+
+@pytest.mark.parametrize("found_by", ["recover", "claim"])
+def test_a_killed_export_on_this_machine_leaves_no_temporary_files(
+    library: Library, tmp_path: Path, found_by: str
+) -> None:
+    """Its temporary files go once it is reported; another process's stay, and so do all
+    of them when it ran on another machine (its files may be in use there)."""
+    from archiver_app.jobs.operations import export_config
+
+    here = socket.gethostname()[:40]
+    out = tmp_path / "out.wacz"
+    ours = [_leftover(tmp_path, "out.wacz"), _leftover(tmp_path, "data.warc.gz-spool")]
+    alive = _leftover(tmp_path, "out.wacz", pid=os.getpid())
+    job_id = enqueue(library, JobKind.EXPORT, export_config(out), name="e")
+    _kill(library, job_id, owner=f"{here}:{DEAD_PID}:x")
+    if found_by == "recover":
+        found = recover_interrupted(library, default_registry())
+        assert [c.outcome for c in found] == [ClaimOutcome.REPORTED]
+    else:
+        assert claim(library, job_id, "me", default_registry()).outcome is ClaimOutcome.REPORTED
+    assert [p.exists() for p in ours] == [False, False]
+    assert alive.exists() and not out.exists()
+
+    elsewhere = _leftover(tmp_path, "out.wacz")
+    job_id = enqueue(library, JobKind.EXPORT, export_config(out), name="e")
+    _kill(library, job_id, owner=f"another-host:{DEAD_PID}:x")
+    recover_interrupted(library, default_registry())
+    assert elsewhere.exists()
+
+
+def test_a_folder_export_killed_while_replacing_the_old_one_puts_the_old_one_back(
+    library: Library, tmp_path: Path
+) -> None:
+    """Killed between setting the previous export aside and renaming the new one in, the
+    previous one comes back under its name; the half-made new one goes."""
+    from archiver_app.jobs.operations import export_config
+
+    out = tmp_path / "site"
+    set_aside = _leftover(tmp_path, "site.old", folder_too=True)
+    new = _leftover(tmp_path, "site", folder_too=True)
+    job_id = enqueue(library, JobKind.EXPORT, export_config(out, overwrite=True), name="e")
+    _kill(library, job_id, owner=f"{socket.gethostname()[:40]}:{DEAD_PID}:x")
+    recover_interrupted(library, default_registry())
+    assert (out / "data").read_bytes() == b"old"
+    assert not set_aside.exists() and not new.exists()
 
 
 def test_a_live_lease_is_left_alone(library: Library) -> None:
