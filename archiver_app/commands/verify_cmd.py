@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
+    from archiver_app.integrity import IntegrityReport
+    from archiver_app.library import Library
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -29,13 +31,18 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "a file is altered, missing or left rotten.",
     )
     p.add_argument("--no-repair", action="store_true", help="report bit rot without repairing it")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object: files checked, counts by verdict, every verdict, the report",
+    )
     add_scan_root(p)
     p.set_defaults(func=cmd_verify)
 
 
 def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.commands.drives_cmd import progress_printer
-    from archiver_app.integrity import IntegrityCode, IntegrityReport
+    from archiver_app.integrity import IntegrityCode
     from archiver_app.jobs import JobKind
     from archiver_app.jobs.foreground import run_as_job
     from archiver_app.jobs.operations import verify_config
@@ -50,6 +57,9 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
             name="Verify captures against their capture-time digests",
             progress=progress_printer(ctx.err),
         )
+    if args.json:
+        _print_json(report, lib, ctx)
+        return 0 if report.ok else 1
     for v in report.verdicts:
         print(f"{v.code}: {v.path}: {v.message}", file=ctx.out)
     counts = ", ".join(f"{n} {code}" for code in IntegrityCode if (n := report.counts[code]))
@@ -58,3 +68,18 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     if report.report is not None and report.verdicts:
         print(f"every verdict: {lib.abspath(report.report)}", file=ctx.out)
     return 0 if report.ok else 1
+
+
+def _print_json(report: IntegrityReport, lib: Library, ctx: Context) -> None:
+    import json
+
+    from archiver_app.integrity.report import as_row
+
+    found = {
+        "checked": report.checked,
+        "ok": report.ok,
+        "counts": {code.value: n for code, n in report.counts.items() if n},
+        "verdicts": [as_row(v) for v in report.verdicts],
+        "report": str(lib.abspath(report.report)) if report.report else None,
+    }
+    print(json.dumps(found, ensure_ascii=False, indent=2), file=ctx.out)

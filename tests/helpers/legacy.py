@@ -24,8 +24,10 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from archiver_app.library import Library
+from tests.helpers.testsite import png
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+#: A real PNG (the app makes thumbnails of these), then a random tail where a size is wanted.
+PNG = png(4, 4, (200, 200, 200))
 PDF = b"%PDF-1.4\n% test\n%%EOF\n"
 
 

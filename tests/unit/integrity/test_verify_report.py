@@ -102,6 +102,21 @@ def test_every_verdict_is_in_the_report_the_output_and_the_findings(
     assert found == damaged
 
 
+def test_verify_json_holds_every_verdict_and_the_counts(
+    library: Library,
+    damaged: dict[str, tuple[IntegrityCode, int]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["verify", "--json", "--library", str(library.root)]) == 1
+    found = json.loads(capsys.readouterr().out)
+    counts = found["counts"]
+    assert found["ok"] is False and found["checked"] == sum(counts.values())
+    assert (counts["altered after capture"], counts["missing"]) == (ALTERED, MISSING)
+    listed = {v["path"]: (IntegrityCode(v["code"]), v["snapshot_id"]) for v in found["verdicts"]}
+    assert listed == damaged  # all of them, past the 500 a job's row keeps
+    assert Path(found["report"]) == library.root / _verify_job(library).result["report"]
+
+
 def test_a_capture_past_the_rows_500_still_shows_its_altered_files(
     library: Library, damaged: dict[str, tuple[IntegrityCode, int]]
 ) -> None:
