@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from archiver_app.api.drives import DestinationStatus, LaptopStatus
 from archiver_app.gui.errors import show_error
-from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.gui.tables import list_table
 from archiver_app.library import Library
@@ -128,7 +128,7 @@ class DrivesPanel(QWidget):
         self.library, self.runner = library, runner
         self.model = DrivesModel(self)
         self._mounted: dict[int, bool] = {}
-        self._busy = False
+        self._reads = Reads()
         self._refreshes = 0
         self._mirror_op: BackgroundOp[Any] | None = None
         #: Start a mirror when a known drive is plugged in (the retention policy decides
@@ -183,9 +183,8 @@ class DrivesPanel(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        if self._busy:
+        if not self._reads.begin():
             return
-        self._busy = True
         drives, scan_roots = self.library.drives, self.scan_roots
         # Every SCAN_EVERY refreshes (and the first), look for known drives at the OS mount
         # points too, so a drive mounted somewhere new is recognised by its marker.
@@ -200,7 +199,7 @@ class DrivesPanel(QWidget):
         ).failure(self._failed).run_in_background()
 
     def _failed(self, failure: Any) -> None:
-        self._busy = False
+        self._reads.end()
         self._refreshes = 0
         self.timer.stop()
         show_error(self, failure, "reading the drives")
@@ -208,7 +207,7 @@ class DrivesPanel(QWidget):
     def _refreshed(self, result: tuple[list[DestinationStatus], LaptopStatus]) -> None:
         rows, laptop_status = result
         laptop = laptop_summary(laptop_status)
-        self._busy = False
+        again = self._reads.end()
         self._refreshes = 0
         self.model.set_rows(rows)
         for r in rows:
@@ -227,6 +226,8 @@ class DrivesPanel(QWidget):
             plugged = sum(1 for r in rows if r.mounted)
             drives = f"{len(rows)} drives, {plugged} plugged in."
         self.summary.setText(f"{laptop} {drives}" if laptop else drives)
+        if again:
+            self.refresh()
 
     def mirror_now(self, doing: str = "mirroring") -> BackgroundOp[Any] | None:
         """Start a mirror run unless one is running already (one at a time)."""

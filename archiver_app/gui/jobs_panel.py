@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
 
 from archiver_app.api.jobs import JobLogLine, JobRow, JobsManager, JobStatus
 from archiver_app.gui.errors import show_error
-from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
 from archiver_app.gui.snapshot_model import DISPLAY, USER, answer_roles, human_size
 from archiver_app.gui.tables import list_table
 from archiver_app.library import Library
@@ -168,7 +168,7 @@ class JobsPanel(QWidget):
         self._statuses: dict[int, str] = {}
         self._log_job: int | None = None
         self._log_after = 0
-        self._busy = False
+        self._reads = Reads()
 
         self.table = list_table(self, self.model, "jobs_table")
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._selection_changed())
@@ -243,9 +243,8 @@ class JobsPanel(QWidget):
     # ------------------------------------------------------------------ refresh
 
     def refresh(self) -> None:
-        if self._busy:
+        if not self._reads.begin():
             return
-        self._busy = True
         library, job, after = self.library, self._log_job, self._log_after
 
         def work(_p: object, _c: object) -> tuple[list[JobRow], list[JobLogLine], datetime]:
@@ -258,14 +257,14 @@ class JobsPanel(QWidget):
         ).failure(self._refresh_failed).run_in_background()
 
     def _refresh_failed(self, failure: object) -> None:
-        self._busy = False
+        self._reads.end()
         self.timer.stop()
         show_error(self, failure, "reading the jobs")  # type: ignore[arg-type]
 
     def _refreshed(
         self, job: int | None, rows: list[JobRow], log: list[JobLogLine], now: datetime
     ) -> None:
-        self._busy = False
+        again = self._reads.end()
         current = self.current_job_id()
         self.model.set_rows(rows, now)
         if current is not None:
@@ -281,6 +280,8 @@ class JobsPanel(QWidget):
             )
             self._log_after = log[-1][0]
         self._show_selected()
+        if again:
+            self.refresh()
 
     # ------------------------------------------------------------------ selection
 

@@ -229,3 +229,29 @@ class BackgroundOp(Generic[T]):
             self._on_failure(failure)
         elif not failure.cancelled:
             log.error("background operation %r failed:\n%s", self._label, failure.traceback_text)
+
+
+class Reads:
+    """The state of a view's background read: one at a time, and a refresh asked while one
+    runs is not dropped (that read may predate the change that asked) but runs once after.
+
+    ``if not reads.begin(): return`` starts :meth:`refresh`; the success handler calls
+    ``if reads.end(): self.refresh()`` last, a failure handler ``reads.end()``.
+    """
+
+    def __init__(self) -> None:
+        self.busy = False
+        self._again = False
+
+    def begin(self) -> bool:
+        """True: start a read now. False: one runs, and another follows it."""
+        if self.busy:
+            self._again = True
+            return False
+        self.busy, self._again = True, False
+        return True
+
+    def end(self) -> bool:
+        """The read is over; True when a refresh was asked meanwhile."""
+        self.busy = False
+        return self._again

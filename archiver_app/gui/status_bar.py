@@ -11,7 +11,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
 from archiver_app.api.status import StatusFigures, status_figures
-from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.library import Library
 
@@ -41,7 +41,7 @@ class StatusPanel(QWidget):
         self.copies = self._label("copies_status")
         self.disk = self._label("disk")
         self.figures: StatusFigures | None = None
-        self._busy = False
+        self._reads = Reads()
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
@@ -71,9 +71,8 @@ class StatusPanel(QWidget):
         self.count.setText(f"{rows:,} {noun}" + (" …" if loading else ""))
 
     def refresh(self) -> None:
-        if self._busy:
+        if not self._reads.begin():
             return
-        self._busy = True
         library = self.library
         BackgroundOp(
             self.runner,
@@ -83,12 +82,12 @@ class StatusPanel(QWidget):
         ).success(self._show).failure(self._failed).run_in_background()
 
     def _failed(self, failure: object) -> None:
-        self._busy = False
+        self._reads.end()
         self.worker.setText("status unavailable")
         self.worker.setToolTip(str(getattr(failure, "exception", failure)))
 
     def _show(self, f: StatusFigures) -> None:
-        self._busy = False
+        again = self._reads.end()
         self.figures = f
         self.worker.setText(f.worker)
         if f.migration_total and f.migration_done < f.migration_total:
@@ -102,6 +101,8 @@ class StatusPanel(QWidget):
             f"Safe: at least {f.policy_copies} verified copies, counting the laptop's own."
         )
         self.disk.setText(f"{human_size(f.disk_free)} free" if f.disk_free is not None else "")
+        if again:
+            self.refresh()
 
     def _ops_changed(self) -> None:
         """Show how far the first visible operation is, when it knows.

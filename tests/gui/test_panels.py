@@ -307,6 +307,53 @@ def test_quit_asks_while_work_runs_and_close_hides_to_tray(
     assert len(asked) == 1
 
 
+def test_a_status_refresh_asked_while_one_reads_is_not_lost(
+    qtbot: QtBot, library: Library, main_window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change lands while the status bar reads older figures: it reads once more after."""
+    import threading
+
+    from archiver_app.gui import status_bar
+    from archiver_app.store.models import Worker
+
+    status = main_window.status
+    status.timer.stop()  # only the refreshes asked for here
+    qtbot.waitUntil(lambda: not status._reads.busy)
+    held = threading.Event()
+    reads: list[str] = []
+
+    def read_then_wait(lib: Library, now: object) -> object:
+        figures = status_figures(lib, lib.clock())
+        reads.append(figures.worker)
+        if len(reads) == 1:
+            held.wait(10)  # the first read's figures predate the change below
+        return figures
+
+    monkeypatch.setattr(status_bar, "status_figures", read_then_wait)
+    status.refresh()
+    qtbot.waitUntil(lambda: len(reads) == 1)
+    with library.write() as s:
+        job = Job(collection_id=library.ensure_collection(), name="crawl", status="running")
+        s.add(job)
+        s.flush()
+        s.add(
+            Worker(
+                id="w1",
+                pid=1,
+                host="h",
+                version="v",
+                state="working",
+                current_job_id=job.id,
+                heartbeat_at=library.clock(),
+            )
+        )
+        job_id = job.id
+    status.refresh()  # asked while the first read is still running
+    held.set()
+    qtbot.waitUntil(lambda: status.worker.text() == f"Captures: running job {job_id}")
+    assert reads == ["Captures: none running", f"Captures: running job {job_id}"]
+
+
 def test_status_bar_says_what_captures_are_doing(
     qtbot: QtBot, library: Library, main_window: MainWindow
 ) -> None:
