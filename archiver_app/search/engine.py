@@ -80,9 +80,11 @@ def marks_to_html(snippet: str, tag: str = "b") -> str:
     return safe.replace(MARK_START, f"<{tag}>").replace(MARK_END, f"</{tag}>")
 
 
-def filter_clauses(q: Query, params: dict[str, Any]) -> list[str]:
+def filter_clauses(q: Query, params: dict[str, Any], conn: Connection | None = None) -> list[str]:
     """SQL conditions on ``snapshots s`` for ``q``'s filters (the one place filters are
-    compiled: ranked search and the captures table), their values added to ``params``."""
+    compiled: ranked search and the captures table), their values added to ``params``.
+    ``conn``: on PostgreSQL, a domain filter names the matching domains
+    (:func:`archiver_app.search.pg.domains_under`)."""
     where: list[str] = []
     if q.collection:
         where.append("s.collection_id = (SELECT id FROM collections WHERE slug = :collection)")
@@ -95,11 +97,17 @@ def filter_clauses(q: Query, params: dict[str, Any]) -> list[str]:
         params["tag"] = q.tag
     if q.domain:
         domain = q.domain.strip().lower().removeprefix("www.")
-        where.append("(s.domain = :domain OR s.domain LIKE :domain_like ESCAPE '\\')")
-        params["domain"] = domain
-        params["domain_like"] = "%." + domain.replace("\\", "\\\\").replace("%", "\\%").replace(
-            "_", "\\_"
-        )
+        if conn is not None and conn.dialect.name == "postgresql":
+            under = pg_search.domains_under(conn, domain) or [domain]
+            names = [f"domain_{i}" for i in range(len(under))]
+            where.append("s.domain IN (" + ", ".join(f":{n}" for n in names) + ")")
+            params.update(zip(names, under, strict=True))
+        else:
+            where.append("(s.domain = :domain OR s.domain LIKE :domain_like ESCAPE '\\')")
+            params["domain"] = domain
+            params["domain_like"] = "%." + domain.replace("\\", "\\\\").replace("%", "\\%").replace(
+                "_", "\\_"
+            )
     if q.url_prefix:
         where.append("substr(s.url, 1, :prefix_len) = :prefix")
         params["prefix"] = q.url_prefix
@@ -146,7 +154,7 @@ def _sql(
     PostgreSQL's tsvector (``conn`` on PostgreSQL: it counts the terms for ranking)."""
     pg = conn is not None and conn.dialect.name == "postgresql"
     fts = build_fts_query(q.text, prefix_last=q.prefix_last)
-    where = filter_clauses(q, params)
+    where = filter_clauses(q, params, conn)
     if fts is None:
         if not q.state:
             where.append("s.state = 'complete'")
@@ -303,7 +311,7 @@ def _quick_search(
 ) -> list[Hit] | None:
     """One page of hits through :mod:`archiver_app.search.quick`, or None (ask FTS5)."""
     params: dict[str, Any] = {}
-    where = filter_clauses(query, params)
+    where = filter_clauses(query, params, conn)
     pg = conn.dialect.name == "postgresql"
     # On PostgreSQL the candidates come unscored: only the matches kept are scored, below,
     # in one statement.

@@ -128,6 +128,52 @@ def frequencies(conn: Connection, terms: Sequence[str]) -> tuple[float, list[flo
     return rows, [float(c or 0) for c in counts]
 
 
+#: Per database: (when read whole, the highest snapshot id read, the snapshots' domains).
+_domains: dict[str, tuple[float, int, set[str]]] = {}
+#: Snapshot ids read again below the highest seen when newer ones appear: a transaction
+#: that took a lower id may commit after a higher one was read (and at worst, the whole
+#: list is read again after :data:`STATS_SECONDS`).
+DOMAIN_MARGIN = 1_000
+
+_ALL_DOMAINS = text(
+    # One index probe per distinct domain (a loose scan of ix_snapshots_domain_captured_at).
+    "WITH RECURSIVE d(domain) AS ((SELECT domain FROM snapshots ORDER BY domain LIMIT 1) "
+    "UNION ALL SELECT (SELECT domain FROM snapshots WHERE domain > d.domain "
+    "ORDER BY domain LIMIT 1) FROM d WHERE d.domain IS NOT NULL) "
+    "SELECT domain FROM d WHERE domain IS NOT NULL"
+)
+
+
+def domains_under(conn: Connection, domain: str) -> list[str]:
+    """The snapshots' domains that are ``domain`` or below it (``a.b`` for ``b``).
+
+    The filter "this site and its subdomains" is ``domain = :d OR domain LIKE '%.' || :d``
+    on SQLite, where the full-text index leads; on PostgreSQL the planner scans every
+    snapshot for the ``LIKE``, so the filter becomes ``domain IN (…)`` over the existing
+    index. The domains are read whole (one probe per distinct domain) once per
+    :data:`STATS_SECONDS`, and those of snapshots saved since whenever the highest id grows.
+    """
+    key = conn.engine.url.render_as_string(hide_password=True)
+    now = time.monotonic()
+    top = int(conn.execute(text("SELECT coalesce(max(id), 0) FROM snapshots")).scalar() or 0)
+    with _stats_lock:
+        cached = _domains.get(key)
+    if cached is None or now - cached[0] >= STATS_SECONDS:
+        read_at, known = now, {str(d) for d in conn.execute(_ALL_DOMAINS).scalars()}
+    else:
+        read_at, seen, known = cached
+        if top > seen:
+            after = {"after": seen - DOMAIN_MARGIN}
+            new = conn.execute(
+                text("SELECT DISTINCT domain FROM snapshots WHERE id > :after"), after
+            )
+            known = known | {str(d) for d in new.scalars()}
+    with _stats_lock:
+        _domains[key] = (read_at, top, known)
+    tail = "." + domain
+    return sorted(d for d in known if d == domain or d.endswith(tail))
+
+
 def score_sql(
     conn: Connection, fts: str, doc: str, params: dict[str, Any], weights: Sequence[float]
 ) -> str:
@@ -170,4 +216,4 @@ def cancel_watcher(raw: Any, cancel: CancelToken, poll: float) -> Iterator[None]
         watcher.join()
 
 
-__all__ = ["cancel_watcher", "frequencies", "score_sql", "weights_array"]
+__all__ = ["cancel_watcher", "domains_under", "frequencies", "score_sql", "weights_array"]

@@ -105,6 +105,46 @@ def test_search_as_you_type_agrees_window_by_window(
         assert [(h.url, h.snippet_marked()) for h in search(pg, Query(typed), limit=2)] == newest
 
 
+def test_a_domain_filter_takes_its_subdomains_and_new_domains_on_both(
+    both: tuple[Library, Library], tmp_path: Path
+) -> None:
+    """PostgreSQL answers a domain filter from the list of the snapshots' domains it keeps
+    (:func:`archiver_app.search.pg.domains_under`): a page of a subdomain saved after the
+    list was read is found there as on SQLite."""
+    lite, pg = both
+
+    def ask() -> None:
+        for q in [Query(t, domain=d) for t in ("riv", "") for d in DOMAINS]:
+            assert _answer(pg, q) == _answer(lite, q), q
+        for q in [Query("river", domain=d) for d in DOMAINS]:  # ranked: near-ties may swap
+            assert {h.url for h in search(pg, q)} == {h.url for h in search(lite, q)}, q
+            assert count(pg, q) == count(lite, q), q
+
+    ask()
+    late = [
+        Resp(
+            "https://news.c.example/late",
+            html_page("Late", "river news"),
+            date="2024-02-01T00:00:00Z",
+        )
+    ]
+    for lib, sub in ((lite, "s"), (pg, "p")):
+        import_warc_file(lib, write_warc(tmp_path / sub / "late.warc.gz", late))
+    ask()
+    under_c = {f"https://c.example/{p}" for p in ("email", "long", "mixed")}
+    for d in ("c.example", "www.c.example"):
+        assert {h.url for h in search(pg, Query("", domain=d))} == {
+            *under_c,
+            "https://news.c.example/late",
+        }
+    assert {h.url for h in search(pg, Query("", domain="news.c.example"))} == {
+        "https://news.c.example/late"
+    }
+
+
+DOMAINS = ("c.example", "www.c.example", "example", "news.c.example", "x.example", "e.example")
+
+
 def test_ranking_agrees_beyond_the_first_hit(both: tuple[Library, Library]) -> None:
     lite, pg = both
     ranked = [h.url for h in search(lite, Query("river "))]
