@@ -22,7 +22,7 @@ from enum import StrEnum
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from archiver_app.search.engine import filter_clauses
+from archiver_app.search.engine import domains_for, filter_clauses
 from archiver_app.search.query import Query
 from archiver_app.search.stream import TableSearch, adapt_cursor
 from archiver_app.store.models import Fidelity, SnapshotState
@@ -128,11 +128,13 @@ def compile_ids_sql(
     now: datetime | None = None,
     *,
     within: Sequence[int] | None = None,
+    domains: Sequence[str] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """``SELECT s.id FROM snapshots s WHERE … ORDER BY …`` for ``query``.
 
     ``within``: only these ids, already known to match the search text (the quick first
-    window of a search); the full-text condition is then left out.
+    window of a search); the full-text condition is then left out. ``domains``: the domain
+    filter's domains, named (:func:`archiver_app.search.engine.domains_for`).
     """
     where: list[str] = []
     params: dict[str, Any] = {}
@@ -158,7 +160,7 @@ def compile_ids_sql(
         state=f.state or None,
         fidelity=f.fidelity or None,
     )
-    where += filter_clauses(filters, params)
+    where += filter_clauses(filters, params, domains)
     if within is not None:
         where.append(f"s.id IN ({','.join(str(int(i)) for i in within) or 'NULL'})")
     elif query.search.strip():
@@ -246,6 +248,16 @@ class TableReader:
         self._engine = library.engine
         self.search = search or TableSearch(postgresql=library.engine.dialect.name != "sqlite")
 
+    def _compile(
+        self, query: SnapshotQuery, within: Sequence[int] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        domains = None
+        if query.filters.domain and self._engine.dialect.name == "postgresql":
+            with self._engine.connect() as conn:
+                domains = domains_for(conn, Query(domain=query.filters.domain))
+                conn.rollback()
+        return compile_ids_sql(query, self.search, within=within, domains=domains)
+
     def connect(self) -> Any:
         """A pooled DB-API connection for one reader thread (close it when done);
         ``.driver_connection`` is the sqlite3 connection to interrupt."""
@@ -271,7 +283,7 @@ class TableReader:
         """The ids of ``query`` in its order: ``(ids, last)`` chunks, the first one of
         ``first`` ids (paints at once), then ``size`` each. Read when asked for (the caller
         controls the pace)."""
-        sql, params = compile_ids_sql(query, self.search)
+        sql, params = self._compile(query)
         cur = adapt_cursor(cur)
         cur.execute(sql, params)
         want = first
@@ -287,14 +299,14 @@ class TableReader:
         """The newest ``size`` matches of ``query``'s search text, in the query's order,
         and whether that is every match (:meth:`TableSearch.newest_matches`)."""
         newest = self.search.newest_matches(cur, query.search, size + 1)
-        sql, params = compile_ids_sql(query, self.search, within=newest[:size])
+        sql, params = self._compile(query, newest[:size])
         cur = adapt_cursor(cur)
         window = array("q", chain.from_iterable(cur.execute(sql, params).fetchall()))
         return window, len(newest) <= size
 
     def all_ids(self, cur: Any, query: SnapshotQuery, cancel: CancelToken) -> array[int]:
         """Every id of ``query`` in its order (a search's complete result)."""
-        sql, params = compile_ids_sql(query, self.search)
+        sql, params = self._compile(query)
         cur = adapt_cursor(cur)
         cur.execute(sql, params)
         found = array("q")

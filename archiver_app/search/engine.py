@@ -20,7 +20,7 @@ from the library's pool).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -80,11 +80,26 @@ def marks_to_html(snippet: str, tag: str = "b") -> str:
     return safe.replace(MARK_START, f"<{tag}>").replace(MARK_END, f"</{tag}>")
 
 
-def filter_clauses(q: Query, params: dict[str, Any], conn: Connection | None = None) -> list[str]:
+def domains_for(conn: Connection | None, q: Query) -> list[str] | None:
+    """On PostgreSQL, the domains ``q``'s domain filter takes in
+    (:func:`archiver_app.search.pg.domains_under`, for :func:`filter_clauses`); else None."""
+    if conn is None or conn.dialect.name != "postgresql" or not q.domain:
+        return None
+    domain = _domain(q.domain)
+    return pg_search.domains_under(conn, domain) or [domain]
+
+
+def _domain(text: str) -> str:
+    return text.strip().lower().removeprefix("www.")
+
+
+def filter_clauses(
+    q: Query, params: dict[str, Any], domains: Sequence[str] | None = None
+) -> list[str]:
     """SQL conditions on ``snapshots s`` for ``q``'s filters (the one place filters are
     compiled: ranked search and the captures table), their values added to ``params``.
-    ``conn``: on PostgreSQL, a domain filter names the matching domains
-    (:func:`archiver_app.search.pg.domains_under`)."""
+    ``domains``: the domain filter's domains, named (:func:`domains_for`), on PostgreSQL,
+    whose planner would scan every snapshot for ``LIKE '%.site'``."""
     where: list[str] = []
     if q.collection:
         where.append("s.collection_id = (SELECT id FROM collections WHERE slug = :collection)")
@@ -96,12 +111,11 @@ def filter_clauses(q: Query, params: dict[str, Any], conn: Connection | None = N
         )
         params["tag"] = q.tag
     if q.domain:
-        domain = q.domain.strip().lower().removeprefix("www.")
-        if conn is not None and conn.dialect.name == "postgresql":
-            under = pg_search.domains_under(conn, domain) or [domain]
-            names = [f"domain_{i}" for i in range(len(under))]
+        domain = _domain(q.domain)
+        if domains:
+            names = [f"domain_{i}" for i in range(len(domains))]
             where.append("s.domain IN (" + ", ".join(f":{n}" for n in names) + ")")
-            params.update(zip(names, under, strict=True))
+            params.update(zip(names, domains, strict=True))
         else:
             where.append("(s.domain = :domain OR s.domain LIKE :domain_like ESCAPE '\\')")
             params["domain"] = domain
@@ -154,7 +168,7 @@ def _sql(
     PostgreSQL's tsvector (``conn`` on PostgreSQL: it counts the terms for ranking)."""
     pg = conn is not None and conn.dialect.name == "postgresql"
     fts = build_fts_query(q.text, prefix_last=q.prefix_last)
-    where = filter_clauses(q, params, conn)
+    where = filter_clauses(q, params, domains_for(conn, q))
     if fts is None:
         if not q.state:
             where.append("s.state = 'complete'")
@@ -311,7 +325,7 @@ def _quick_search(
 ) -> list[Hit] | None:
     """One page of hits through :mod:`archiver_app.search.quick`, or None (ask FTS5)."""
     params: dict[str, Any] = {}
-    where = filter_clauses(query, params, conn)
+    where = filter_clauses(query, params, domains_for(conn, query))
     pg = conn.dialect.name == "postgresql"
     # On PostgreSQL the candidates come unscored: only the matches kept are scored, below,
     # in one statement.
