@@ -161,8 +161,9 @@ def discard(temp: str | Path) -> None:
         raise ValueError(f"{temp} is not a temporary file")
     if os.path.isdir(temp) and not os.path.islink(temp):
         shutil.rmtree(temp, ignore_errors=True)
-    with contextlib.suppress(OSError):  # a drive gone or read-only: the next sweep will
-        os.unlink(temp)
+    else:
+        with contextlib.suppress(OSError):  # a drive gone or read-only: a sweep will
+            os.unlink(temp)
 
 
 def sweep_leftovers(folder: str | Path, *, older_than: float = 3600.0) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -307,6 +307,28 @@ def test_quit_asks_while_work_runs_and_close_hides_to_tray(
     assert len(asked) == 1
 
 
+def _worker_running_a_job(library: Library, beat: datetime) -> int:
+    """A crawl worker "w1" whose last heartbeat was at ``beat``, running a new job: its id."""
+    from archiver_app.store.models import Worker
+
+    with library.write() as s:
+        job = Job(collection_id=library.ensure_collection(), name="crawl", status="running")
+        s.add(job)
+        s.flush()
+        s.add(
+            Worker(
+                id="w1",
+                pid=1,
+                host="h",
+                version="v",
+                state="working",
+                current_job_id=job.id,
+                heartbeat_at=beat,
+            )
+        )
+        return job.id
+
+
 def test_a_status_refresh_asked_while_one_reads_is_not_lost(
     qtbot: QtBot, library: Library, main_window: MainWindow, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -314,7 +336,6 @@ def test_a_status_refresh_asked_while_one_reads_is_not_lost(
     import threading
 
     from archiver_app.gui import status_bar
-    from archiver_app.store.models import Worker
 
     status = main_window.status
     status.timer.stop()  # only the refreshes asked for here
@@ -332,22 +353,7 @@ def test_a_status_refresh_asked_while_one_reads_is_not_lost(
     monkeypatch.setattr(status_bar, "status_figures", read_then_wait)
     status.refresh()
     qtbot.waitUntil(lambda: len(reads) == 1)
-    with library.write() as s:
-        job = Job(collection_id=library.ensure_collection(), name="crawl", status="running")
-        s.add(job)
-        s.flush()
-        s.add(
-            Worker(
-                id="w1",
-                pid=1,
-                host="h",
-                version="v",
-                state="working",
-                current_job_id=job.id,
-                heartbeat_at=library.clock(),
-            )
-        )
-        job_id = job.id
+    job_id = _worker_running_a_job(library, library.clock())
     status.refresh()  # asked while the first read is still running
     held.set()
     qtbot.waitUntil(lambda: status.worker.text() == f"Captures: running job {job_id}")
@@ -361,23 +367,7 @@ def test_status_bar_says_what_captures_are_doing(
 
     now = library.clock()
     assert status_figures(library, now).worker == "Captures: none running"
-    coll = library.ensure_collection()
-    with library.write() as s:
-        job = Job(collection_id=coll, name="crawl", status="running")
-        s.add(job)
-        s.flush()
-        s.add(
-            Worker(
-                id="w1",
-                pid=1,
-                host="h",
-                version="v",
-                state="working",
-                current_job_id=job.id,
-                heartbeat_at=now,
-            )
-        )
-        job_id = job.id
+    job_id = _worker_running_a_job(library, now)
     assert status_figures(library, now).worker == f"Captures: running job {job_id}"
     main_window.status.refresh()
     qtbot.waitUntil(lambda: main_window.status.worker.text() == f"Captures: running job {job_id}")

@@ -208,7 +208,7 @@ def test_a_killed_job_that_cannot_resume_is_reported_failed(library: Library) ->
     assert recover_interrupted(library, reg) == []
 
 
-DEAD_PID = 4_000_001  # above any pid Linux hands out
+DEAD_PID = 9_999_999  # above any pid Linux hands out (at most 2**22)
 
 
 def _leftover(folder: Path, label: str, pid: int = DEAD_PID, *, folder_too: bool = False) -> Path:
