@@ -11,16 +11,15 @@ The file is JSON Lines, one verdict a line, in path order::
     {"path": "...", "snapshot_id": 12, "code": "altered after capture", "detail": "...",
      "repaired_from": null, "drive": null, "kind": "warc"}
 
-``code`` is an :class:`~archiver_app.integrity.judge.IntegrityCode` value; ``repaired_from``
-names the drive a repaired file was restored from; ``drive`` is the drive that holds the
-captured bytes (repaired or not).
+``code`` is an :class:`~archiver_app.integrity.judge.IntegrityCode` value; ``drive`` is the
+drive that holds the captured bytes (repaired or not); ``repaired_from`` names where a
+repaired file's good bytes came from (a drive, or ``this computer`` for a drive's copy).
 
 A scrub (``archiver drives verify``, the scheduled one, the drives panel) writes the same
 report from its :class:`~archiver_app.mirror.scrub.ScrubResult` lists (:func:`scrub_verdicts`):
 each copy found rotten (``bit rot``), gone (``missing``) or, on this computer, altered after
-capture, with ``drive`` naming the drive (or ``this computer``) whose copy it is. A scrub
-counts its repairs without naming them, so ``repaired_from`` is empty there; the detail says
-how many of that drive's damaged copies were repaired.
+capture, with ``drive`` naming the drive (or ``this computer``) whose copy it is, and
+``repaired_from`` where the copy was restored from, when it was.
 
 It is written with :func:`archiver_app.durable.atomic_write`: a crash leaves either no
 report or a complete one, never half of one.
@@ -59,7 +58,7 @@ def report_path(job_id: int) -> str:
 
 def as_row(v: FileVerdict) -> dict[str, Any]:
     """One verdict as a report line."""
-    repaired = v.drive if v.code is IntegrityCode.REPAIRED else None
+    repaired = v.drive if v.code is IntegrityCode.REPAIRED else v.repaired_from
     return {
         "path": v.path,
         "snapshot_id": v.snapshot_id,
@@ -148,18 +147,18 @@ def scrub_verdicts(lib: Library, results: Iterable[ScrubResult]) -> list[FileVer
     out: list[FileVerdict] = []
     for r in results:
         altered = set(r.altered)
-        done = f"{r.repaired} of this drive's {len(r.corrupted) + len(r.lost)} damaged copies"
-        where = f"{done} were repaired from a good copy"
         found = _files_at(lib, [*r.corrupted, *r.lost])
         for path, gone in [*((p, False) for p in r.corrupted), *((p, True) for p in r.lost)]:
             sid, kind = found.get(path, (None, ""))
+            source = r.repaired_from.get(path)
+            outcome = f"repaired from {source}" if source else "not repaired"
             if path in altered:
                 code, text = IntegrityCode.ALTERED, "differs from its capture-time digest; left"
             elif gone:
-                code, text = IntegrityCode.MISSING, f"recorded present, not there; {where}"
+                code, text = IntegrityCode.MISSING, f"recorded present, not there; {outcome}"
             else:
-                code, text = IntegrityCode.ROT, f"differs from the captured bytes; {where}"
-            out.append(FileVerdict(path, kind, sid, code, text, r.label))
+                code, text = IntegrityCode.ROT, f"differs from the captured bytes; {outcome}"
+            out.append(FileVerdict(path, kind, sid, code, text, r.label, source))
     return sorted(out, key=lambda v: (v.drive or "", v.path))
 
 

@@ -57,6 +57,8 @@ class FileVerdict:
     code: IntegrityCode
     message: str
     drive: str | None = None  # the drive a repair came from, or that holds the good bytes
+    #: a scrub's repaired copy: where its good bytes came from (a drive, this computer)
+    repaired_from: str | None = None
 
 
 @dataclass

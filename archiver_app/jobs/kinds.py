@@ -125,7 +125,11 @@ def to_plain(value: Any) -> Any:
                 fields[name] = to_plain(getattr(value, name))
         return fields
     if isinstance(value, Mapping):
-        return {str(k): to_plain(v) for k, v in value.items()}
+        pairs = list(value.items())
+        kept = {str(k): to_plain(v) for k, v in pairs[:MAX_STORED_ITEMS]}
+        if len(pairs) > MAX_STORED_ITEMS:
+            kept["..."] = f"and {len(pairs) - MAX_STORED_ITEMS} more"
+        return kept
     if isinstance(value, list | tuple | set | frozenset):
         items = list(value)
         plain = [to_plain(v) for v in items[:MAX_STORED_ITEMS]]

@@ -1,4 +1,5 @@
-"""Repairing the laptop's copy of a file from a good copy on a mounted drive.
+"""Repairing the laptop's copy of a file from a good copy on a mounted drive, and naming
+where each repaired copy came from (:func:`repair_sources`).
 
 Used by the mirror (a laptop copy found rotten while copying it) and by the scrub of this
 computer's files. A repair never replaces a file whose row changed meanwhile (a sidecar
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.copy_states import set_states
 from archiver_app.mirror.destinations import MountedDestination
+from archiver_app.mirror.director import Transfer
 from archiver_app.mirror.progress import RunProgress
 from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, File, LocalState
@@ -41,6 +43,8 @@ class RunContext:
     cancel: CancelToken
     repair_lock: threading.Lock = field(default_factory=threading.Lock)
     local_repaired: list[str] = field(default_factory=list)
+    #: path -> the label of the drive its laptop copy was restored from
+    repaired_from: dict[str, str] = field(default_factory=dict)
     local_unrepairable: list[str] = field(default_factory=list)
 
 
@@ -128,6 +132,39 @@ def repair_local(ctx: RunContext, file_id: int) -> bool:
             except (copier.SourceError, copier.DestinationError, OSError):
                 continue
             ctx.local_repaired.append(path)
+            ctx.repaired_from[path] = dest.label
             return True
         ctx.local_unrepairable.append(path)
         return False
+
+
+#: Where a drive's copy was repaired from when the bytes were this computer's.
+THIS_COMPUTER = "this computer"
+
+
+def repair_sources(
+    lib: Library,
+    destination_id: int,
+    mounted: dict[int, MountedDestination],
+    transfers: Sequence[Transfer],
+    rows: Sequence[Any],
+) -> dict[str, str]:
+    """Each copy a repair run made good again on a drive (its path there, ``row.at`` of
+    ``rows``) -> the label of the drive its bytes came from, or :data:`THIS_COMPUTER`."""
+    source = {t.file_id: t.source_destination_id for t in transfers}
+    at = {r.id: r.at for r in rows}
+    ids = list(source)
+    good: list[int] = []
+    with lib.session() as s:
+        for start in range(0, len(ids), 500):
+            good += s.execute(
+                select(Copy.file_id).where(
+                    Copy.destination_id == destination_id,
+                    Copy.state == CopyState.PRESENT,
+                    Copy.file_id.in_(ids[start : start + 500]),
+                )
+            ).scalars()
+    return {
+        at[fid]: THIS_COMPUTER if (did := source[fid]) is None else mounted[did].label
+        for fid in good
+    }

@@ -33,6 +33,7 @@ class MirrorResult:
     dry_run: bool = False
     outcomes: list[DestinationOutcome] = field(default_factory=list)
     local_repaired: list[str] = field(default_factory=list)
+    repaired_from: dict[str, str] = field(default_factory=dict)  # path -> drive label
     local_unrepairable: list[str] = field(default_factory=list)
 
     @property
@@ -81,7 +82,8 @@ class MirrorResult:
                 line += f"; stopped: {o.stopped.message}"
             lines.append(line)
         for path in self.local_repaired:
-            lines.append(f"  repaired the laptop copy of {path} from a drive")
+            source = self.repaired_from.get(path, "a drive")
+            lines.append(f"  repaired the laptop copy of {path} from {source}")
         for path in self.local_unrepairable:
             lines.append(f"  the laptop copy of {path} is corrupted and no good copy is mounted")
         return lines
@@ -151,6 +153,7 @@ def run_mirror(
             ctx.local_repaired,
             ctx.local_unrepairable,
         )
+        result.repaired_from = ctx.repaired_from
         return result
 
 

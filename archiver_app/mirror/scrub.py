@@ -41,7 +41,14 @@ from archiver_app.mirror.locking import DestinationBusy, destination_lock
 from archiver_app.mirror.outcomes import Stop, StopReason
 from archiver_app.mirror.policy import library_policy
 from archiver_app.mirror.progress import RunProgress
-from archiver_app.mirror.repair import FileChanged, RunContext, repair_local, row_unchanged
+from archiver_app.mirror.repair import (
+    THIS_COMPUTER,
+    FileChanged,
+    RunContext,
+    repair_local,
+    repair_sources,
+    row_unchanged,
+)
 from archiver_app.mirror.status import LIBRARY_SCRUB_KEY, laptop_status, scrub_interval
 from archiver_app.mirror.worker import run_destination
 from archiver_app.store.copies import copy_path
@@ -73,6 +80,9 @@ class ScrubResult:
     #: them from: altered after capture (also in ``corrupted``), left as they are
     altered: list[str] = field(default_factory=list)
     repaired: int = 0
+    #: each repaired copy's path -> where the good bytes came from (a drive's label, or
+    #: :data:`THIS_COMPUTER`)
+    repaired_from: dict[str, str] = field(default_factory=dict)
     unrepaired: int = 0
     stopped: Stop | None = None
     editions_to_review: list[str] = field(default_factory=list)  # accepted, now damaged
@@ -183,6 +193,7 @@ def verify_destination(
                 ctx, dest, transfers, policy.batch_size, policy.parallelism, recheck=False
             )
             result.repaired = outcome.copied + outcome.adopted
+            result.repaired_from = repair_sources(lib, dest.id, mounted, transfers, rows)
             result.stopped = outcome.stopped
             repair_progress.finish()
         result.unrepaired = len(bad) - result.repaired
@@ -339,9 +350,6 @@ def _stale(verified_at: Any, bad: Any, before: datetime | None) -> list[ColumnEl
 
 
 #: How the laptop's own copies are named in scrub results.
-THIS_COMPUTER = "this computer"
-
-
 def verify_library(
     lib: Library,
     *,
@@ -408,6 +416,7 @@ def verify_library(
                     )
             elif repair_local(ctx, fid):
                 result.repaired += 1
+                result.repaired_from[path] = ctx.repaired_from[path]
             elif judge(measured, expected) is IntegrityCode.ALTERED:  # no copy held it
                 result.altered.append(path)
         except FileChanged:  # rewritten meanwhile (a sidecar): a change, not rot

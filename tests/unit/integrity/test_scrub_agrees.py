@@ -15,10 +15,13 @@ from sqlalchemy import select, update
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.integrity import IntegrityCode, verify_snapshots
 from archiver_app.integrity.judge import expected_digest, judge
+from archiver_app.integrity.report import as_row, scrub_verdicts
 from archiver_app.library import Library
 from archiver_app.mirror import add_destination, run_mirror, verify_destinations, verify_library
+from archiver_app.mirror.policy import set_policy
+from archiver_app.mirror.scrub import THIS_COMPUTER
 from archiver_app.store.files import register_file
-from archiver_app.store.models import Copy, CopyState, File, FileKind
+from archiver_app.store.models import Copy, CopyState, File, FileKind, LocalState
 from tests.helpers.warcs import site, write_warc
 
 
@@ -89,6 +92,10 @@ def test_a_drive_copy_with_the_captured_bytes_is_never_overwritten_by_changed_on
 
     laptop = verify_library(library)  # the scrub of this computer agrees with verify
     assert laptop.corrupted == [warc] and laptop.repaired == 1 and laptop.altered == []
+    assert laptop.repaired_from == {warc: "shelf"}
+    [row] = [as_row(v) for v in scrub_verdicts(library, [laptop])]
+    assert (row["code"], row["drive"], row["repaired_from"]) == ("bit rot", THIS_COMPUTER, "shelf")
+    assert row["detail"].endswith("repaired from shelf")
     assert path.read_bytes() == good
     assert verify_snapshots(library).verdicts == []
 
@@ -102,6 +109,32 @@ def test_rot_on_the_drive_is_repaired_from_the_library(
     [drive] = verify_destinations(library, "shelf")
     assert drive.corrupted == [warc] and drive.repaired == 1
     assert on_drive.read_bytes() == good
+    assert drive.repaired_from == {warc: THIS_COMPUTER}
+    [row] = [as_row(v) for v in scrub_verdicts(library, [drive])]
+    assert (row["drive"], row["repaired_from"]) == ("shelf", THIS_COMPUTER)
+
+
+def test_a_drive_copy_is_repaired_from_another_drive_and_the_report_names_it(
+    library: Library, warc: str, tmp_path: Path
+) -> None:
+    """Offloaded (no copy on this computer): the rotten copy on one drive comes back from
+    the other drive, and the report says which."""
+    on_shelf = _drive(library, tmp_path) / warc
+    second = tmp_path / "attic"
+    second.mkdir()
+    add_destination(library, second, "attic")
+    set_policy(library, copies=3)  # this computer's and both drives'
+    assert run_mirror(library).ok
+    good = on_shelf.read_bytes()
+    (library.root / warc).unlink()
+    with library.write() as s:
+        s.execute(update(File).where(File.path == warc).values(local_state=LocalState.OFFLOADED))
+    _flip(on_shelf)
+    [drive] = verify_destinations(library, "shelf")
+    assert drive.corrupted == [warc] and drive.repaired_from == {warc: "attic"}
+    assert on_shelf.read_bytes() == good
+    [row] = [as_row(v) for v in scrub_verdicts(library, [drive])]
+    assert (row["code"], row["drive"], row["repaired_from"]) == ("bit rot", "shelf", "attic")
 
 
 def test_a_changed_file_mirrored_as_it_is_is_altered_everywhere_and_repairs_nothing(
