@@ -29,8 +29,22 @@ FOLDER_MARKERS = ("unit", "gui", "integration", "e2e", "bench")
 TESTS = Path(__file__).parent
 
 
+#: The longest test files (minutes on two cores), run first: with ``--dist loadfile`` each
+#: file is one worker's, and one started last would run alone after the rest is done.
+LONGEST_FIRST = (
+    "integration/crawl/test_crawl_site.py",
+    "integration/editions/test_edition_release.py",
+    "integration/hostile/test_serve.py",
+    "e2e/test_clean_exit.py",
+    "e2e/test_frozen.py",
+    "integration/shared/test_lost_database_worker.py",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         rel = Path(item.path).relative_to(TESTS)
         if rel.parts and rel.parts[0] in FOLDER_MARKERS:
             item.add_marker(getattr(pytest.mark, rel.parts[0]))
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(Path(item.path).relative_to(TESTS).as_posix(), len(rank)))
