@@ -150,15 +150,15 @@ def scrub_verdicts(lib: Library, results: Iterable[ScrubResult]) -> list[FileVer
         found = _files_at(lib, [*r.corrupted, *r.lost])
         for path, gone in [*((p, False) for p in r.corrupted), *((p, True) for p in r.lost)]:
             sid, kind = found.get(path, (None, ""))
-            source = r.repaired_from.get(path)
-            outcome = f"repaired from {source}" if source else "not repaired"
+            source = r.repaired_from.get(path)  # "": repaired, from a source not known
+            outcome = "not repaired" if source is None else f"repaired from {source or 'a copy'}"
             if path in altered:
                 code, text = IntegrityCode.ALTERED, "differs from its capture-time digest; left"
             elif gone:
                 code, text = IntegrityCode.MISSING, f"recorded present, not there; {outcome}"
             else:
                 code, text = IntegrityCode.ROT, f"differs from the captured bytes; {outcome}"
-            out.append(FileVerdict(path, kind, sid, code, text, r.label, source))
+            out.append(FileVerdict(path, kind, sid, code, text, r.label, source or None))
     return sorted(out, key=lambda v: (v.drive or "", v.path))
 
 

@@ -43,7 +43,8 @@ class RunContext:
     cancel: CancelToken
     repair_lock: threading.Lock = field(default_factory=threading.Lock)
     local_repaired: list[str] = field(default_factory=list)
-    #: path -> the label of the drive its laptop copy was restored from
+    #: path -> the label of the drive its laptop copy was restored from ("" when another
+    #: thread restored it meanwhile)
     repaired_from: dict[str, str] = field(default_factory=dict)
     local_unrepairable: list[str] = field(default_factory=list)
 
@@ -90,6 +91,7 @@ def repair_local(ctx: RunContext, file_id: int) -> bool:
                 )
             ).all()
         if copier.matches(target, *want, drop_cache=False):
+            ctx.repaired_from.setdefault(path, "")  # good again: its source is not known here
             return True  # another thread repaired it meanwhile
         expected = (path, sha, size)
         with row_unchanged(lib, file_id, expected) as s:

@@ -82,7 +82,7 @@ class MirrorResult:
                 line += f"; stopped: {o.stopped.message}"
             lines.append(line)
         for path in self.local_repaired:
-            source = self.repaired_from.get(path, "a drive")
+            source = self.repaired_from.get(path) or "a drive"
             lines.append(f"  repaired the laptop copy of {path} from {source}")
         for path in self.local_unrepairable:
             lines.append(f"  the laptop copy of {path} is corrupted and no good copy is mounted")

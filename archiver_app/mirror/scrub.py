@@ -416,7 +416,6 @@ def verify_library(
                     )
             elif repair_local(ctx, fid):
                 result.repaired += 1
-                result.repaired_from[path] = ctx.repaired_from[path]
             elif judge(measured, expected) is IntegrityCode.ALTERED:  # no copy held it
                 result.altered.append(path)
         except FileChanged:  # rewritten meanwhile (a sidecar): a change, not rot
@@ -424,6 +423,7 @@ def verify_library(
         (result.corrupted if measured is not None else result.lost).append(path)
         damaged.append(fid)
     result.unrepaired = len(result.corrupted) + len(result.lost) - result.repaired
+    result.repaired_from = dict(ctx.repaired_from)
     result.editions_to_review = note_damaged_files(lib, damaged, THIS_COMPUTER)
     if not cancel.cancelled:
         with lib.write() as s:

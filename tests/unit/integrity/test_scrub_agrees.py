@@ -114,6 +114,33 @@ def test_rot_on_the_drive_is_repaired_from_the_library(
     assert (row["drive"], row["repaired_from"]) == ("shelf", THIS_COMPUTER)
 
 
+def test_a_file_good_again_when_its_repair_starts_counts_as_repaired(
+    library: Library, warc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found rotten, then restored by another run before this scrub's repair began: counted
+    as repaired, with no source named (the other run names it)."""
+    from archiver_app.mirror import scrub
+
+    _drive(library, tmp_path)
+    path = library.root / warc
+    good = path.read_bytes()
+    _flip(path)
+    check = scrub._check_laptop
+
+    def then_restored(*args: object, **kwargs: object) -> object:
+        found = check(*args, **kwargs)  # type: ignore[arg-type]
+        path.write_bytes(good)
+        return found
+
+    monkeypatch.setattr(scrub, "_check_laptop", then_restored)
+    laptop = verify_library(library)
+    assert (
+        laptop.corrupted == [warc] and laptop.repaired == 1 and laptop.repaired_from == {warc: ""}
+    )
+    [row] = [as_row(v) for v in scrub_verdicts(library, [laptop])]
+    assert row["repaired_from"] is None and row["detail"].endswith("repaired from a copy")
+
+
 def test_a_drive_copy_is_repaired_from_another_drive_and_the_report_names_it(
     library: Library, warc: str, tmp_path: Path
 ) -> None:
