@@ -140,7 +140,8 @@ def repair_local(ctx: RunContext, file_id: int) -> bool:
         return False
 
 
-#: Where a drive's copy was repaired from when the bytes were this computer's.
+#: How the laptop's own copies are named in scrub results (whose copy it is, or where a
+#: drive's copy was repaired from).
 THIS_COMPUTER = "this computer"
 
 

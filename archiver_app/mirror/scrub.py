@@ -349,7 +349,6 @@ def _stale(verified_at: Any, bad: Any, before: datetime | None) -> list[ColumnEl
     return [or_(verified_at.is_(None), verified_at < before, bad)]
 
 
-#: How the laptop's own copies are named in scrub results.
 def verify_library(
     lib: Library,
     *,

@@ -82,11 +82,13 @@ def marks_to_html(snippet: str, tag: str = "b") -> str:
 
 def domains_for(conn: Connection | None, q: Query) -> list[str] | None:
     """On PostgreSQL, the domains ``q``'s domain filter takes in
-    (:func:`archiver_app.search.pg.domains_under`, for :func:`filter_clauses`); else None."""
+    (:func:`archiver_app.search.pg.domains_under`, for :func:`filter_clauses`); else None
+    (and None for more than :data:`~archiver_app.search.pg.DOMAINS_NAMED_MAX` of them)."""
     if conn is None or conn.dialect.name != "postgresql" or not q.domain:
         return None
     domain = _domain(q.domain)
-    return pg_search.domains_under(conn, domain) or [domain]
+    named = pg_search.domains_under(conn, domain) or [domain]
+    return named if len(named) <= pg_search.DOMAINS_NAMED_MAX else None
 
 
 def _domain(text: str) -> str:

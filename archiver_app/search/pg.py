@@ -134,6 +134,9 @@ _domains: dict[str, tuple[float, int, set[str]]] = {}
 #: that took a lower id may commit after a higher one was read (and at worst, the whole
 #: list is read again after :data:`STATS_SECONDS`).
 DOMAIN_MARGIN = 1_000
+#: More domains than this under the filter's (``com``, say) are not named one by one:
+#: the filter stays ``LIKE`` (a scan, but no statement with thousands of parameters).
+DOMAINS_NAMED_MAX = 1_000
 
 _ALL_DOMAINS = text(
     # One index probe per distinct domain (a loose scan of ix_snapshots_domain_captured_at).

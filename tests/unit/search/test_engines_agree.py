@@ -142,6 +142,24 @@ def test_a_domain_filter_takes_its_subdomains_and_new_domains_on_both(
     }
 
 
+def test_a_domain_filter_over_too_many_domains_stays_a_pattern(
+    both: tuple[Library, Library], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter over more domains than are named one by one (``com``, on a large library)
+    is left as ``LIKE``, and finds the same pages."""
+    from archiver_app.search import pg as pg_search
+    from archiver_app.search.engine import domains_for
+
+    lite, pg = both
+    with pg.engine.connect() as conn:
+        assert domains_for(conn, Query(domain="example")) is not None
+        monkeypatch.setattr(pg_search, "DOMAINS_NAMED_MAX", 1)
+        assert domains_for(conn, Query(domain="example")) is None
+        assert domains_for(conn, Query(domain="a.example")) == ["a.example"]
+    for q in [Query(t, domain="example") for t in ("riv", "")]:
+        assert _answer(pg, q) == _answer(lite, q), q
+
+
 DOMAINS = ("c.example", "www.c.example", "example", "news.c.example", "x.example", "e.example")
 
 
