@@ -344,9 +344,10 @@ def _quick_search(
     )
     if found is None:
         return None
+    at = _captured_at(conn, found)
     if pg and plan.words and found:
         found = _pg_rescore(conn, plan, found)
-    page = _rank_order(conn, found)[offset : offset + limit]
+    page = _rank_order(found, at)[offset : offset + limit]
     if not page:
         return []
     marks = ",".join(str(int(f[0])) for f in page)
@@ -360,33 +361,38 @@ def _quick_search(
             )
         )
     }
-    ranked = [(*rows[sid][:10], rank) for sid, rank, _ in page if sid in rows]
+    ranked = [(*rows[sid][:10], rank) for sid, rank in page if sid in rows]
     return _hits(ranked, plan_fts)
 
 
 def _pg_rescore(
-    conn: Connection, plan: quick.Plan, found: list[tuple[int, float, str]]
-) -> list[tuple[int, float, str]]:
+    conn: Connection, plan: quick.Plan, found: list[tuple[int, float]]
+) -> list[tuple[int, float]]:
     """``found`` scored by the whole words (in the same order; :func:`_rank_order` sorts)."""
     params: dict[str, Any] = {}
     score = pg_search.score_sql(conn, plan.words_match, "doc", params, WEIGHTS)
     marks = ",".join(str(int(f[0])) for f in found)
     sql = f"SELECT rowid, {score} FROM snapshot_fts WHERE rowid IN ({marks})"  # noqa: S608
     scores = {int(r[0]): float(r[1]) for r in conn.execute(text(sql), params)}
-    return [(sid, scores.get(sid, 0.0), body) for sid, _, body in found]
+    return [(sid, scores.get(sid, 0.0)) for sid, _ in found]
+
+
+def _captured_at(conn: Connection, found: list[tuple[int, float]]) -> dict[int, datetime | None]:
+    """When each of ``found`` was captured (for :func:`_rank_order`; none for one)."""
+    if len(found) < 2:
+        return {}
+    marks = ",".join(str(int(f[0])) for f in found)
+    sql = f"SELECT id, captured_at FROM snapshots WHERE id IN ({marks})"  # noqa: S608
+    rows = conn.execute(text(sql))
+    return {int(r[0]): _DT.process_result_value(r[1], conn.dialect) for r in rows}
 
 
 def _rank_order(
-    conn: Connection, found: list[tuple[int, float, str]]
-) -> list[tuple[int, float, str]]:
+    found: list[tuple[int, float]], at: dict[int, datetime | None]
+) -> list[tuple[int, float]]:
     """``found`` in the ranked query's order (``ORDER BY score, captured_at DESC, id
-    DESC``): best first, then the newest capture, then the snapshot saved last, so equal
-    scores come out the same on both engines and on both paths."""
-    if len(found) < 2:
-        return found
-    marks = ",".join(str(int(f[0])) for f in found)
-    sql = f"SELECT id, captured_at FROM snapshots WHERE id IN ({marks})"  # noqa: S608
-    at = {int(r[0]): _DT.process_result_value(r[1], conn.dialect) for r in conn.execute(text(sql))}
+    DESC``): best first, then the newest capture (``at``), then the snapshot saved last,
+    so equal scores come out the same on both engines and on both paths."""
     oldest = datetime.min.replace(tzinfo=UTC)
     # Stable sorts, least significant key first.
     ordered = sorted(found, key=lambda f: f[0], reverse=True)

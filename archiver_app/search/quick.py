@@ -14,7 +14,8 @@ prefix at all:
    :func:`_pg_candidates`);
 2. each candidate's indexed text (title, address, tags, body) is checked for a word that
    starts with the prefix, as the ``unicode61 remove_diacritics 2`` tokenizer would see it
-   (case and accents folded, letters and digits make words);
+   (case and accents folded, letters and digits make words; on PostgreSQL the page's
+   ``tsvector`` is asked, which holds those words);
 3. at most :data:`MAX_SCAN` candidates are read and at most :data:`WINDOW` matches kept;
    the matches are ranked by bm25 of the whole words (newest first between equals, and
    without whole words), and snippets are cut around the first matching word.
@@ -27,7 +28,7 @@ cheap exactly then: a rare prefix has few words to merge.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,10 +44,14 @@ MAX_SCAN = 3000
 PG_WINDOW = 4096
 #: Candidates a window of rowids is sized to bring (:func:`_pg_candidates`).
 PG_WANTED = 512
+#: Candidates read at most per statement (:func:`_pg_candidates`).
+PG_BATCH = 1024
 #: Characters of a page body checked (the index holds at most 1,000,000 per page).
 BODY_CHARS = 1_000_000
 
 RUN = WORD
+#: Candidate pages, newest first: ``(rowid, score, holds the prefix?)``.
+Candidates = Generator[tuple[int, float, bool], None, None]
 _TERMS = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 
 
@@ -126,8 +131,8 @@ def quick_hits(
     want: int,
     check: Callable[[], None] = lambda: None,
     postgresql: bool = False,
-) -> list[tuple[int, float, str]] | None:
-    """``(snapshot id, score, body)`` of the best WINDOW-or-fewer newest matches, best first,
+) -> list[tuple[int, float]] | None:
+    """``(snapshot id, score)`` of the best WINDOW-or-fewer newest matches, best first,
     or None when FTS5 should answer (see the module docstring).
 
     Args:
@@ -140,26 +145,25 @@ def quick_hits(
     """
     where = " AND ".join(filters)
     if postgresql:
-        rows: Iterator[Sequence[Any]] = _pg_candidates(execute, plan, where, params)
+        rows: Candidates = _pg_candidates(execute, plan, where, params)
     else:
         rows = _sqlite_candidates(execute, plan, where, params, score_sql)
-    found: list[tuple[int, float, str]] = []
+    found: list[tuple[int, float]] = []
     exhausted = True
-    for scanned, (rowid, score, title, url, tags, stored) in enumerate(rows, 1):
-        if scanned % 100 == 1:
-            check()
-        body = (stored or "")[:BODY_CHARS]
-        if any(has_word(t, plan.prefix) for t in (title, url, tags, body)):
-            found.append((int(rowid), float(score), body))
-            if len(found) >= max(WINDOW, want):
+    try:
+        for scanned, (rowid, score, hit) in enumerate(rows, 1):
+            if scanned % 100 == 1:
+                check()
+            if hit:
+                found.append((rowid, score))
+                if len(found) >= max(WINDOW, want):
+                    exhausted = False
+                    break
+            if scanned >= MAX_SCAN:
                 exhausted = False
                 break
-        if scanned >= MAX_SCAN:
-            exhausted = False
-            break
-    close = getattr(rows, "close", None)
-    if close is not None:
-        close()
+    finally:
+        rows.close()
     if len(found) < want and not exhausted:
         return None
     # bm25 of the whole words, newest (largest id) first between equals.
@@ -173,9 +177,10 @@ def _sqlite_candidates(
     where: str,
     params: dict[str, Any],
     score_sql: str,
-) -> Iterator[Sequence[Any]]:
-    """Candidate rows ``(rowid, score, title, url, tags, body)``, newest first: one query,
-    read a hundred rows at a time (FTS5 walks its postings backwards, so it stops early)."""
+) -> Candidates:
+    """Candidates ``(rowid, score, holds the prefix?)``, newest first: one query, read a
+    hundred rows at a time (FTS5 walks its postings backwards, so it stops early), each
+    page's indexed text checked for the prefix here."""
     if plan.words:
         sql = (
             f"SELECT snapshot_fts.rowid, {score_sql}, snapshot_fts.title, "  # noqa: S608
@@ -197,7 +202,9 @@ def _sqlite_candidates(
     result = execute(sql, params)
     try:
         while rows := result.fetchmany(100):
-            yield from rows
+            for rowid, score, title, url, tags, body in rows:
+                fields = (title, url, tags, (body or "")[:BODY_CHARS])
+                yield int(rowid), float(score), any(has_word(t, plan.prefix) for t in fields)
     finally:
         if hasattr(result, "close"):
             result.close()
@@ -205,67 +212,72 @@ def _sqlite_candidates(
 
 def _pg_candidates(
     execute: Callable[[str, dict[str, Any]], Any], plan: Plan, where: str, params: dict[str, Any]
-) -> Iterator[Sequence[Any]]:
-    """The same rows on PostgreSQL, window by window of rowids, newest window first.
+) -> Candidates:
+    """The same candidates on PostgreSQL, window by window of rowids, newest window first.
 
     PostgreSQL's planner has no good plan for "the newest rows matching a ``tsquery``":
     a GIN index hands out its matches in no order, and a scan of the primary key backwards
     that tests ``doc @@ …`` on each row reads each page's ``tsvector`` from TOAST (about
-    5 µs a row: most of the time of a search as you type, and a plan it picks or drops
-    as its estimates move). So each window of rowids is read in two plain steps:
-
-    1. the rowids in the window holding the words and passing the filters: the GIN index
-       intersected with the window's range, joined to ``snapshots`` in the same range
-       (bitmap scans only, so the ``tsvector`` itself is never read);
-    2. their text, a hundred rows at a time, as the caller reads on.
+    5 µs a row, and a plan it picks or drops as its estimates move). So each window of
+    rowids is one statement, with bitmap scans only: the GIN index intersected with the
+    window's range, joined to ``snapshots`` in the same range and filtered, the newest
+    :data:`PG_BATCH` kept (a window that holds more is read on from below the last), and
+    only those kept asked for the prefix: ``doc @@ 'pre':*``, the same folded words as the
+    text (:mod:`archiver_app.store.tsearch`), one read of the ``tsvector`` instead of the
+    text sent over to be searched here. (So a word past the ``tsvector``'s limits, which
+    PostgreSQL's full query does not find either, is not found here.)
 
     The first window holds :data:`PG_WINDOW` rowids (a sixteenth of that without words:
-    every row is a candidate); each next one is wider, the more so the fewer candidates
-    the last brought (a rare word, a narrow filter)."""
+    every row is a candidate); each next one is sized to bring :data:`PG_WANTED`
+    candidates at the rate seen so far (the rest of the table when none came yet), and is
+    at least twice as wide: each window costs a pass over the words' postings."""
     top = execute("SELECT max(rowid) FROM snapshot_fts", {}).fetchall()
     hi = int(top[0][0]) if top and top[0][0] is not None else 0
+    params = {**params, "quick_prefix": fts_to_tsquery(f'"{plan.prefix}"*')}
     if plan.words:
-        params = {**params, "quick_words": fts_to_tsquery(plan.words_match)}
+        params["quick_words"] = fts_to_tsquery(plan.words_match)
         window = PG_WINDOW
+        inner = (
+            "SELECT f.rowid AS id, f.doc AS doc FROM snapshot_fts f "
+            "JOIN snapshots s ON s.id = f.rowid WHERE f.doc @@ CAST(:quick_words AS tsquery) "
+            "AND f.rowid > :quick_lo AND f.rowid <= :quick_hi "
+            "AND s.id > :quick_lo AND s.id <= :quick_hi"
+        )
     else:
         window = max(PG_WINDOW // 16, 1)
-    while hi > 0:
-        lo = max(hi - window, 0)
-        bounds = {"quick_lo": lo, "quick_hi": hi}
-        if plan.words:
-            sql = (
-                "SELECT f.rowid FROM snapshot_fts f JOIN snapshots s ON s.id = f.rowid "
-                "WHERE f.doc @@ CAST(:quick_words AS tsquery) AND f.rowid > :quick_lo "
-                "AND f.rowid <= :quick_hi AND s.id > :quick_lo AND s.id <= :quick_hi"
-            )
-            execute("SET LOCAL enable_indexscan = off", {})
-            execute("SET LOCAL enable_seqscan = off", {})
-        else:
-            sql = "SELECT s.id FROM snapshots s WHERE s.id > :quick_lo AND s.id <= :quick_hi"
-        sql += f" AND {where}" if where else ""
-        try:
-            ids = [int(r[0]) for r in execute(sql, {**params, **bounds}).fetchall()]
-        finally:
-            if plan.words:
-                execute("SET LOCAL enable_seqscan = on", {})
-                execute("SET LOCAL enable_indexscan = on", {})
-        ids.sort(reverse=True)
-        for start in range(0, len(ids), 100):
-            chunk = ids[start : start + 100]
-            marks = ",".join(str(i) for i in chunk)
-            text = {
-                int(r[0]): r
-                for r in execute(
-                    "SELECT rowid, 0.0, title, url, tags, body FROM snapshot_fts "  # noqa: S608
-                    f"WHERE rowid IN ({marks})",
-                    {},
-                ).fetchall()
-            }
-            yield from (text[i] for i in chunk if i in text)
-        # The next window is sized to bring about PG_WANTED candidates at this one's rate
-        # (at least twice, at most sixteen times as wide): each window costs a pass over
-        # the words' postings, and each candidate a read of its text.
-        hi, window = lo, window * min(16, max(2, -(-PG_WANTED // max(len(ids), 1))))
+        inner = (
+            "SELECT s.id AS id, f.doc AS doc FROM snapshots s "
+            "JOIN snapshot_fts f ON f.rowid = s.id WHERE s.id > :quick_lo AND s.id <= :quick_hi"
+        )
+    inner += (f" AND {where}" if where else "") + " ORDER BY 1 DESC LIMIT :quick_batch"
+    # The prefix is asked of the rows kept only (a condition on ``f.doc`` in the inner
+    # statement would be tested on every match of the words, before the join filters).
+    sql = f"SELECT t.id, t.doc @@ CAST(:quick_prefix AS tsquery) FROM ({inner}) t"  # noqa: S608
+    _planner(execute, "off")
+    try:
+        seen, newest = 0, hi
+        while hi > 0:
+            lo = max(hi - window, 0)
+            while True:
+                bounds = {"quick_lo": lo, "quick_hi": hi, "quick_batch": PG_BATCH}
+                rows = sorted(execute(sql, {**params, **bounds}).fetchall(), reverse=True)
+                yield from ((int(rowid), 0.0, bool(hit)) for rowid, hit in rows)
+                seen += len(rows)
+                if len(rows) < PG_BATCH:
+                    break
+                hi = int(rows[-1][0]) - 1  # more in this window: read on below the last
+            rate = seen / max(newest - lo, 1)
+            wider = PG_WANTED / rate if rate > 0 else float(lo)
+            hi, window = lo, int(max(2 * window, min(wider, lo)))
+    finally:
+        _planner(execute, "on")
+
+
+def _planner(execute: Callable[[str, dict[str, Any]], Any], value: str) -> None:
+    """Index scans and sequential scans off (or on again) for the rest of the
+    transaction: :func:`_pg_candidates` wants bitmap scans only."""
+    names = ("enable_indexscan", "enable_seqscan")
+    execute("SELECT " + ", ".join(f"set_config('{n}', '{value}', true)" for n in names), {})
 
 
 def snippet(

@@ -93,6 +93,7 @@ def test_search_as_you_type_agrees_window_by_window(
 
     monkeypatch.setattr(quick, "PG_WINDOW", 2)
     monkeypatch.setattr(quick, "PG_WANTED", 1)
+    monkeypatch.setattr(quick, "PG_BATCH", 2)
     monkeypatch.setattr(quick, "MAX_SCAN", scan)
     lite, pg = both
     for typed in ("riv", "river clim", "muse", "basem", "the r", "river c", "clim"):
