@@ -6,10 +6,10 @@ Run: .venv/bin/python tests/bench/bench_search_pg.py [--pages 100000] [--queries
 The library is built as ``bench_index.py``'s search part builds it (``--pages`` snapshot
 rows with ``--words`` Zipf-distributed words of page text, in SQLite), then moved to
 PostgreSQL with ``archiver library convert`` (copied, verified, switched; a ``VACUUM
-ANALYZE`` after, as a database in service would have had). The same queries then run on
-both: two frequent words with one filter (domain, date range, collection or mime), and the
-same with the last word cut to 3 letters (search as you type). Prints p50/p95/max on each
-engine, the ratios PostgreSQL/SQLite, how many queries gave different first pages, and
+ANALYZE`` after, as a database in service would have had; a copy of the SQLite library
+stays beside it). The same queries then run on both, each on both engines back to back: two
+frequent words with one filter (domain, date range, collection or mime), and the same with
+the last word cut to 3 letters (search as you type). Prints p50/p95/max on each engine, the ratios PostgreSQL/SQLite, how many queries gave different first pages, and
 PostgreSQL's floor for the ranked query: reading once the ``tsvector`` of every page that
 holds both words, which ``ts_rank`` needs (FTS5's bm25 reads only the words' postings).
 At 100,000 pages it takes a few minutes, most of it building and converting the library.
@@ -79,24 +79,32 @@ def _queries(vocab: list[str], count: int, seed: int) -> list[tuple[str, str, di
 
 def _run(
     search: Callable[..., list[object]],
-    lib: object,
+    libs: tuple[object, object],
     queries: list[tuple[str, str, dict[str, object]]],
-) -> tuple[list[float], list[float], list[list[int]]]:
+) -> tuple[tuple[list[float], list[float], list[list[int]]], ...]:
+    """Per engine, ``(words ms, typed ms, first page ids)``: each query runs on both
+    engines back to back (which goes first alternates), so that both see the machine as
+    it is at that moment: runs on a shared machine drift by a third over minutes."""
     from archiver_app.search import Query
 
-    words: list[float] = []
-    typed: list[float] = []
-    pages: list[list[int]] = []
-    search(lib, Query("warm up"))
-    for whole, prefix, filters in queries:
-        t = time.perf_counter()
-        hits = search(lib, Query(whole, prefix_last=False, **filters), limit=50)  # type: ignore[arg-type]
-        words.append((time.perf_counter() - t) * 1000)
-        t = time.perf_counter()
-        search(lib, Query(prefix, **filters), limit=50)  # type: ignore[arg-type]
-        typed.append((time.perf_counter() - t) * 1000)
-        pages.append([h.snapshot_id for h in hits])  # type: ignore[attr-defined]
-    return words, typed, pages
+    out: tuple[tuple[list[float], list[float], list[list[int]]], ...] = (
+        ([], [], []),
+        ([], [], []),
+    )
+    for lib in libs:
+        search(lib, Query("warm up"))
+    for i, (whole, prefix, filters) in enumerate(queries):
+        order = (0, 1) if i % 2 == 0 else (1, 0)
+        for kind, q in enumerate(
+            (Query(whole, prefix_last=False, **filters), Query(prefix, **filters))  # type: ignore[arg-type]
+        ):
+            for e in order:
+                t = time.perf_counter()
+                hits = search(libs[e], q, limit=50)
+                out[e][kind].append((time.perf_counter() - t) * 1000)
+                if kind == 0:
+                    out[e][2].append([h.snapshot_id for h in hits])  # type: ignore[attr-defined]
+    return out
 
 
 def _floor(lib: object, queries: list[tuple[str, str, dict[str, object]]]) -> list[float]:
@@ -146,17 +154,17 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                 vocab = fill_text(lib, args.pages, args.words, seed=1)
             built = time.perf_counter() - t0
             queries = _queries(vocab, args.queries, seed=2)
-            with Library.open(root) as lib:
-                lite = _run(search, lib, queries)
+            # The SQLite library stays beside the converted one, to search both in turn.
+            shutil.copytree(root, tmp / "lite")
             t0 = time.perf_counter()
             convert_library(root, url, batch=5000)
-            with Library.open(root) as lib:
+            with Library.open(root) as lib, Library.open(tmp / "lite") as lite_lib:
                 with lib.engine.connect() as conn:
                     conn.execution_options(isolation_level="AUTOCOMMIT").execute(
                         text("VACUUM ANALYZE")
                     )
                 converted = time.perf_counter() - t0
-                pg = _run(search, lib, queries)
+                lite, pg = _run(search, (lite_lib, lib), queries)
                 floor = _floor(lib, queries)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
