@@ -344,9 +344,10 @@ def _quick_search(
     )
     if found is None:
         return None
-    at = _captured_at(conn, found)
     if pg and plan.words and found:
-        found = _pg_rescore(conn, plan, found)
+        found, at = _pg_rescore(conn, plan, found)
+    else:
+        at = _captured_at(conn, found)
     page = _rank_order(found, at)[offset : offset + limit]
     if not page:
         return []
@@ -367,14 +368,20 @@ def _quick_search(
 
 def _pg_rescore(
     conn: Connection, plan: quick.Plan, found: list[tuple[int, float]]
-) -> list[tuple[int, float]]:
-    """``found`` scored by the whole words (in the same order; :func:`_rank_order` sorts)."""
+) -> tuple[list[tuple[int, float]], dict[int, datetime | None]]:
+    """``found`` scored by the whole words (in the same order; :func:`_rank_order` sorts),
+    and when each was captured (one statement)."""
     params: dict[str, Any] = {}
-    score = pg_search.score_sql(conn, plan.words_match, "doc", params, WEIGHTS)
+    score = pg_search.score_sql(conn, plan.words_match, "f.doc", params, WEIGHTS)
     marks = ",".join(str(int(f[0])) for f in found)
-    sql = f"SELECT rowid, {score} FROM snapshot_fts WHERE rowid IN ({marks})"  # noqa: S608
-    scores = {int(r[0]): float(r[1]) for r in conn.execute(text(sql), params)}
-    return [(sid, scores.get(sid, 0.0)) for sid, _ in found]
+    sql = (
+        f"SELECT f.rowid, {score}, s.captured_at FROM snapshot_fts f "  # noqa: S608
+        f"JOIN snapshots s ON s.id = f.rowid WHERE f.rowid IN ({marks})"
+    )
+    rows = conn.execute(text(sql), params).all()
+    scores = {int(r[0]): float(r[1]) for r in rows}
+    at = {int(r[0]): _DT.process_result_value(r[2], conn.dialect) for r in rows}
+    return [(sid, scores.get(sid, 0.0)) for sid, _ in found], at
 
 
 def _captured_at(conn: Connection, found: list[tuple[int, float]]) -> dict[int, datetime | None]:

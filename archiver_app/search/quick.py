@@ -231,7 +231,9 @@ def _pg_candidates(
     every row is a candidate); each next one is sized to bring :data:`PG_WANTED`
     candidates at the rate seen so far (the rest of the table when none came yet), and is
     at least twice as wide: each window costs a pass over the words' postings."""
-    top = execute("SELECT max(rowid) FROM snapshot_fts", {}).fetchall()
+    # The newest rowid, and the planner switched to bitmap scans (see _planner).
+    newest_sql = f"SELECT max(rowid), {_planner_sql('off')} FROM snapshot_fts"  # noqa: S608
+    top = execute(newest_sql, {}).fetchall()
     hi = int(top[0][0]) if top and top[0][0] is not None else 0
     params = {**params, "quick_prefix": fts_to_tsquery(f'"{plan.prefix}"*')}
     if plan.words:
@@ -253,7 +255,6 @@ def _pg_candidates(
     # The prefix is asked of the rows kept only (a condition on ``f.doc`` in the inner
     # statement would be tested on every match of the words, before the join filters).
     sql = f"SELECT t.id, t.doc @@ CAST(:quick_prefix AS tsquery) FROM ({inner}) t"  # noqa: S608
-    _planner(execute, "off")
     try:
         seen, newest = 0, hi
         while hi > 0:
@@ -273,11 +274,15 @@ def _pg_candidates(
         _planner(execute, "on")
 
 
-def _planner(execute: Callable[[str, dict[str, Any]], Any], value: str) -> None:
-    """Index scans and sequential scans off (or on again) for the rest of the
-    transaction: :func:`_pg_candidates` wants bitmap scans only."""
+def _planner_sql(value: str) -> str:
+    """Index scans and sequential scans ``off`` (or ``on`` again) for the rest of the
+    transaction, as SQL to select: :func:`_pg_candidates` wants bitmap scans only."""
     names = ("enable_indexscan", "enable_seqscan")
-    execute("SELECT " + ", ".join(f"set_config('{n}', '{value}', true)" for n in names), {})
+    return ", ".join(f"set_config('{n}', '{value}', true)" for n in names)
+
+
+def _planner(execute: Callable[[str, dict[str, Any]], Any], value: str) -> None:
+    execute(f"SELECT {_planner_sql(value)}", {})
 
 
 def snippet(
