@@ -197,3 +197,29 @@ def test_cancelled_search_stops(filled: Library, monkeypatch: pytest.MonkeyPatch
         search(filled, Query("climate"), cancel=running)
     # the pooled connection is usable again, without the handler
     assert len(search(filled, Query("climate"))) == 3
+
+
+def test_a_search_as_you_type_cancelled_midway_leaves_the_connection_usable(
+    filled: Library,
+) -> None:
+    """Cancelled while the newest candidates are read (the bounded path of a short last
+    word): Cancelled is raised, and the next search on the pooled connection answers as
+    before (on PostgreSQL the candidates switch the planner for the transaction)."""
+    from archiver_app.tasks import Cancelled, CancelToken
+
+    typed = Query("river clim")
+    before = urls(filled, typed)
+    assert before == ["https://beta.example/climate", "https://docs.alpha.example/notes"]
+
+    class CancelledAtTheFirstCandidate(CancelToken):
+        looks = 0
+
+        @property
+        def cancelled(self) -> bool:
+            self.looks += 1
+            return self.looks > 1  # not when the search starts: when it looks again
+
+    with pytest.raises(Cancelled):
+        search(filled, typed, cancel=CancelledAtTheFirstCandidate())
+    assert urls(filled, typed) == before
+    assert urls(filled, Query("river clim", domain="beta.example")) == before[:1]
