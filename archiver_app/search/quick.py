@@ -231,7 +231,7 @@ def _pg_candidates(
     every row is a candidate); each next one is sized to bring :data:`PG_WANTED`
     candidates at the rate seen so far (the rest of the table when none came yet), and is
     at least twice as wide: each window costs a pass over the words' postings."""
-    # The newest rowid, and the planner switched to bitmap scans (see _planner).
+    # The newest rowid, and the planner switched to bitmap scans (see _planner_sql).
     newest_sql = f"SELECT max(rowid), {_planner_sql('off')} FROM snapshot_fts"  # noqa: S608
     top = execute(newest_sql, {}).fetchall()
     hi = int(top[0][0]) if top and top[0][0] is not None else 0
