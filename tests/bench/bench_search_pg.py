@@ -7,9 +7,10 @@ The library is built as ``bench_index.py``'s search part builds it (``--pages`` 
 rows with ``--words`` Zipf-distributed words of page text, in SQLite), then moved to
 PostgreSQL with ``archiver library convert`` (copied, verified, switched; a ``VACUUM
 ANALYZE`` after, as a database in service would have had; a copy of the SQLite library
-stays beside it). The same queries then run on both, each on both engines back to back: two
+stays beside it). The same queries then run, each on both engines back to back: two
 frequent words with one filter (domain, date range, collection or mime), and the same with
-the last word cut to 3 letters (search as you type). Prints p50/p95/max on each engine, the ratios PostgreSQL/SQLite, how many queries gave different first pages, and
+the last word cut to 3 letters (search as you type). Prints p50/p95/max on each engine,
+the ratios PostgreSQL/SQLite, how many queries gave different first pages, and
 PostgreSQL's floor for the ranked query: reading once the ``tsvector`` of every page that
 holds both words, which ``ts_rank`` needs (FTS5's bm25 reads only the words' postings).
 At 100,000 pages it takes a few minutes, most of it building and converting the library.
