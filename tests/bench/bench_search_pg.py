@@ -108,6 +108,29 @@ def _run(
     return out
 
 
+#: The filter of query i is FILTERS[i % 4] (see _queries).
+FILTERS = ("domain", "date range", "collection", "mime")
+
+
+def _by_filter(
+    lite: tuple[list[float], list[float], list[list[int]]],
+    pg: tuple[list[float], list[float], list[list[int]]],
+) -> list[tuple[str, str]]:
+    """p95 per filter on both engines (where PostgreSQL's time goes)."""
+    rows = []
+    for k, name in enumerate(FILTERS):
+        p95 = [_p95(times[k::4]) for times in (pg[0], lite[0], pg[1], lite[1])]
+        rows.append(
+            (
+                f"p95 with a {name} filter",
+                "words {:.1f} / SQLite {:.1f} ms, as you type {:.1f} / SQLite {:.1f} ms".format(
+                    *p95
+                ),
+            )
+        )
+    return rows
+
+
 def _floor(lib: object, queries: list[tuple[str, str, dict[str, object]]]) -> list[float]:
     """Per query, the time PostgreSQL takes to read the ``tsvector`` of every page holding
     both words once (``ts_rank`` cannot score a page without it; FTS5's bm25 reads only
@@ -186,6 +209,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             ("floor: read each match's tsvector", _spread(floor)),
             ("ratio p95 words / floor", f"{_p95(pg[0]) / _p95(floor):.2f}x"),
             ("first pages that differ", f"{differ} of {len(queries)}"),
+            *_by_filter(lite, pg),
         ],
     )
     return {"ratio_words_p95": ratio_words, "ratio_typed_p95": ratio_typed, "differ": differ}
