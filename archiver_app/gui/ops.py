@@ -11,14 +11,16 @@ Every core function that may take longer than a few milliseconds runs through
 Threading contract: the work function runs on a worker thread of the shared
 :class:`OpRunner` pool and receives a :class:`~archiver_app.tasks.ThrottledProgress` and a
 :class:`~archiver_app.tasks.CancelToken`. It must not touch widgets. ``success``,
-``failure`` and ``progress`` callbacks always run on the GUI thread: results travel through a
-queued signal, progress is *pulled* by a ``QTimer`` ten times a second (a crawl can emit
-thousands of events a second; the GUI needs ten).
+``failure`` and ``progress`` callbacks always run on the GUI thread: results travel through the
+runner's queue, announced by the runner's one queued signal; progress is *pulled* by a
+``QTimer`` ten times a second (a crawl can emit thousands of events a second; the GUI
+needs ten).
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import sys
 import traceback
 from collections.abc import Callable
@@ -26,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate, ThrottledProgress
 
@@ -61,17 +63,10 @@ class OpInfo:
 
 @dataclass
 class _Outcome:
-    """Result or failure, in one object: PySide6 on Python 3.11 mis-counts references to
-    ``None`` passed through ``Signal(object)`` across threads, so None never travels alone."""
+    """Result or failure of one operation, handed from its worker thread to the GUI's."""
 
     result: Any
     failure: OpFailure | None
-
-
-class _Relay(QObject):
-    """Lives on the GUI thread; worker threads emit ``finished`` (queued connection)."""
-
-    finished = Signal(object)  # _Outcome
 
 
 class OpRunner(QObject):
@@ -83,9 +78,16 @@ class OpRunner(QObject):
     """
 
     changed = Signal()  # an operation started or finished
+    # An operation's worker finished: its outcome waits in _outcomes. The signal carries
+    # nothing and its sender is this runner, which outlives every worker thread (shutdown
+    # joins them): a QObject deleted on the GUI thread while a worker thread still emits
+    # from it (one per operation, as before) crashed the process now and then.
+    _finished = Signal()
 
     def __init__(self, parent: QObject | None = None, *, max_workers: int = 4) -> None:
         super().__init__(parent)
+        self._outcomes: queue.SimpleQueue[tuple[int, _Outcome]] = queue.SimpleQueue()
+        self._finished.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
         # Every call from Qt into Python (a paint asks the table model for each visible
         # cell) takes the GIL back from the worker threads. A worker busy in Python code
         # only gives it up after the switch interval, 5 ms by default, so a paint of a few
@@ -106,6 +108,22 @@ class OpRunner(QObject):
         self._alive[self._next] = op
         self.changed.emit()
         return self._next
+
+    def finish(self, key: int, outcome: _Outcome) -> None:
+        """From a worker thread: operation ``key`` is over; its callbacks run on the GUI
+        thread."""
+        self._outcomes.put((key, outcome))
+        self._finished.emit()
+
+    def _deliver(self) -> None:
+        while True:
+            try:
+                key, outcome = self._outcomes.get_nowait()
+            except queue.Empty:
+                return
+            op = self._alive.get(key)
+            if isinstance(op, BackgroundOp):
+                op._finished(outcome)
 
     def unregister(self, key: int) -> None:
         self._alive.pop(key, None)
@@ -149,7 +167,6 @@ class BackgroundOp(Generic[T]):
         self._on_progress: Callable[[ProgressUpdate], object] | None = None
         self.cancel_token = CancelToken()
         self.progress = ThrottledProgress(interval=0.1)
-        self._relay: _Relay | None = None
         self._timer: QTimer | None = None
         self._key = 0
         self._last_seen: ProgressUpdate | None = None
@@ -178,10 +195,8 @@ class BackgroundOp(Generic[T]):
         if self._runner.closed:
             self.cancel_token.cancel()
             return self
-        relay = _Relay(self._runner)
-        relay.finished.connect(self._finished)
-        self._relay = relay
-        self._key = self._runner.register(
+        runner = self._runner
+        key = self._key = runner.register(
             OpInfo(self._label, self.cancel_token, self.progress, self._blocks_quit), self
         )
         if self._on_progress is not None:
@@ -196,11 +211,11 @@ class BackgroundOp(Generic[T]):
             try:
                 result = work(progress, cancel)
             except Cancelled as exc:
-                relay.finished.emit(_Outcome(None, OpFailure(exc, cancelled=True)))
+                runner.finish(key, _Outcome(None, OpFailure(exc, cancelled=True)))
             except BaseException as exc:  # reported on the GUI thread, never swallowed
-                relay.finished.emit(_Outcome(None, OpFailure(exc, traceback.format_exc())))
+                runner.finish(key, _Outcome(None, OpFailure(exc, traceback.format_exc())))
             else:
-                relay.finished.emit(_Outcome(result, None))
+                runner.finish(key, _Outcome(result, None))
 
         self._runner.submit(call)
         return self
@@ -219,9 +234,6 @@ class BackgroundOp(Generic[T]):
             self._timer = None
             self._poll()  # the final update
         self._runner.unregister(self._key)
-        if self._relay is not None:
-            self._relay.deleteLater()
-            self._relay = None
         if failure is None:
             if self._on_success is not None:
                 self._on_success(result)

@@ -89,3 +89,28 @@ def test_nothing_starts_once_the_runner_is_shut_down(qtbot: QtBot) -> None:
     op.run_in_background()  # a late timer tick while the app closes: no error, no work
     qtbot.wait(100)
     assert ran == [] and op.cancel_token.cancelled and runner.running() == []
+
+
+def test_many_operations_finishing_at_once_all_report(qtbot: QtBot, op_runner: OpRunner) -> None:
+    """Thousands of short operations, their workers finishing while the GUI thread handles
+    the ones before, all through the runner's one signal: every success callback runs
+    once, on the GUI thread, with its own result."""
+    gui = threading.get_ident()
+    done: list[int] = []
+    threads: set[int] = set()
+
+    def finished(value: int) -> None:
+        done.append(value)
+        threads.add(threading.get_ident())
+
+    total = 3000
+    for i in range(total):
+        BackgroundOp(op_runner, lambda _p, _c, i=i: i, blocks_quit=False).success(
+            finished
+        ).run_in_background()
+        if i % 5 == 0:
+            qtbot.wait(0)  # the GUI thread handles finished ones while more finish
+    qtbot.waitUntil(lambda: len(done) == total, timeout=30000)
+    assert sorted(done) == list(range(total))
+    assert threads == {gui}
+    qtbot.waitUntil(lambda: not op_runner.running())
