@@ -95,14 +95,14 @@ class OpRunner(QObject):
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="op")
         self._running: dict[int, OpInfo] = {}
-        self._alive: dict[int, object] = {}  # keeps each BackgroundOp until it reports
+        self._alive: dict[int, BackgroundOp[Any]] = {}  # each operation, until it reports
         self._next = 0
         self.closed = False  # set by shutdown(): no new work starts
 
     def submit(self, fn: Callable[[], Any]) -> Future[Any]:
         return self._pool.submit(fn)
 
-    def register(self, info: OpInfo, op: object) -> int:
+    def register(self, info: OpInfo, op: BackgroundOp[Any]) -> int:
         self._next += 1
         self._running[self._next] = info
         self._alive[self._next] = op
@@ -122,7 +122,7 @@ class OpRunner(QObject):
             except queue.Empty:
                 return
             op = self._alive.get(key)
-            if isinstance(op, BackgroundOp):
+            if op is not None:
                 op._finished(outcome)
 
     def unregister(self, key: int) -> None:

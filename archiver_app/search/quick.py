@@ -271,7 +271,7 @@ def _pg_candidates(
             wider = PG_WANTED / rate if rate > 0 else float(lo)
             hi, window = lo, int(max(2 * window, min(wider, lo)))
     finally:
-        _planner(execute, "on")
+        execute(f"SELECT {_planner_sql('on')}", {})
 
 
 def _planner_sql(value: str) -> str:
@@ -279,10 +279,6 @@ def _planner_sql(value: str) -> str:
     transaction, as SQL to select: :func:`_pg_candidates` wants bitmap scans only."""
     names = ("enable_indexscan", "enable_seqscan")
     return ", ".join(f"set_config('{n}', '{value}', true)" for n in names)
-
-
-def _planner(execute: Callable[[str, dict[str, Any]], Any], value: str) -> None:
-    execute(f"SELECT {_planner_sql(value)}", {})
 
 
 def snippet(
