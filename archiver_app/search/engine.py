@@ -153,6 +153,19 @@ def filter_clauses(
     return where
 
 
+def pg_date_clauses(q: Query, alias: str) -> list[str]:
+    """``q``'s date range once more, on the full-text row ``alias`` (PostgreSQL's
+    ``snapshot_fts.captured_at``, migration 0010), after :func:`filter_clauses` set its
+    values: the planner then intersects the words' GIN index with the date range in one
+    bitmap, before it reads a row (it cannot intersect indexes of two tables)."""
+    where = []
+    if q.since is not None:
+        where.append(f"{alias}.captured_at >= :since")
+    if q.until is not None:
+        where.append(f"{alias}.captured_at < :until")
+    return where
+
+
 _COLUMNS = (
     "s.id, s.url, s.title, s.captured_at, {snippet}, c.slug, s.domain, s.mime, "
     "s.http_status, s.capture_fidelity, {score}"
@@ -185,6 +198,7 @@ def _sql(
     if pg:
         params["tsq"] = fts_to_tsquery(fts)
         where.insert(0, "fts.doc @@ CAST(:tsq AS tsquery)")
+        where += pg_date_clauses(q, "fts")
         source = "snapshot_fts fts JOIN snapshots s ON s.id = fts.rowid"
         score = (
             "0.0"
@@ -329,6 +343,8 @@ def _quick_search(
     params: dict[str, Any] = {}
     where = filter_clauses(query, params, domains_for(conn, query))
     pg = conn.dialect.name == "postgresql"
+    if pg:
+        where += pg_date_clauses(query, "f")  # quick's statements call the full-text row f
     # On PostgreSQL the candidates come unscored: only the matches kept are scored, below,
     # in one statement.
     score = "0.0" if pg else "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)

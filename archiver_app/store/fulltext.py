@@ -3,8 +3,9 @@
 Capture, import and tag edits all call these, so that search sees every snapshot the same
 way. On SQLite ``snapshot_fts`` is an FTS5 table; on PostgreSQL (migration 0008) a table
 with the same columns plus ``doc``, the ``tsvector`` of the words
-(:mod:`archiver_app.store.tsearch`) under a GIN index. Either way ``rowid`` is the
-snapshot id and the text can be read back by it.
+(:mod:`archiver_app.store.tsearch`) under a GIN index, and ``captured_at``, the snapshot's
+capture time copied from ``snapshots`` (migration 0010: a date range is intersected with the
+words' index). Either way ``rowid`` is the snapshot id and the text can be read back by it.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ def has_fulltext(conn: Connection) -> bool:
 
 
 _PG_INSERT = (
-    "INSERT INTO snapshot_fts(rowid, title, url, body, tags, doc) "
-    "VALUES (:id, :title, :url, :body, :tags, CAST(:doc AS tsvector))"
+    "INSERT INTO snapshot_fts(rowid, title, url, body, tags, doc, captured_at) "
+    "VALUES (:id, :title, :url, :body, :tags, CAST(:doc AS tsvector), "
+    "(SELECT captured_at FROM snapshots WHERE id = :id))"
 )
 
 

@@ -138,6 +138,13 @@ def test_filters(filled: Library) -> None:
     assert urls(filled, Query("river", collection="alpha", since=since)) == [
         "https://docs.alpha.example/notes"
     ]
+    # the words and a date range, and the same while the last word is typed (on
+    # PostgreSQL the date is asked of the full-text rows too: each must have its own)
+    for q in (
+        Query("river climate", since=since, until=until),
+        Query("river cli", since=since, until=until),
+    ):
+        assert urls(filled, q) == ["https://docs.alpha.example/notes"]
 
 
 def test_no_text_lists_newest_first_and_paginates(filled: Library) -> None:
@@ -223,3 +230,34 @@ def test_a_search_as_you_type_cancelled_midway_leaves_the_connection_usable(
         search(filled, typed, cancel=CancelledAtTheFirstCandidate())
     assert urls(filled, typed) == before
     assert urls(filled, Query("river clim", domain="beta.example")) == before[:1]
+
+
+def test_postgresql_rows_indexed_before_revision_0010_get_their_capture_time(
+    postgres_url: str, library_root: Path, tmp_path: Path
+) -> None:
+    """Migration 0010 fills ``snapshot_fts.captured_at`` of the rows already indexed, so a
+    date range finds them; its downgrade drops the column again."""
+    from alembic import command
+
+    from archiver_app.store import schema
+
+    lib = Library.open(library_root, create=True, database_url=postgres_url)
+    with lib:
+        page = Resp("https://a.example/", html_page("Harbour", "harbour cranes"), date="2024-03-01")
+        import_warc_file(lib, write_warc(tmp_path / "a.warc.gz", [page]))
+        cfg = schema.alembic_config()
+        with lib.engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "0009")
+            columns = conn.execute(
+                text(
+                    "SELECT column_name FROM information_schema.columns "
+                    "WHERE table_name = 'snapshot_fts'"
+                )
+            ).scalars()
+            assert "captured_at" not in set(columns)
+    with Library.open(library_root, database_url=postgres_url) as lib:
+        since = datetime(2024, 2, 1, tzinfo=UTC)
+        for q in (Query("harbour cranes", since=since), Query("harbour cra", since=since)):
+            assert urls(lib, q) == ["https://a.example/"]
+        assert urls(lib, Query("harbour", until=since)) == []
