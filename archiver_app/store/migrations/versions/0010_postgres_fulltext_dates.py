@@ -9,10 +9,10 @@ words' GIN index and the date range are intersected before any row is read (4 ms
 snapshot's capture time never changes after it is saved; :mod:`archiver_app.store.fulltext`
 copies it from ``snapshots`` whenever it writes a row.
 
-The rows written before this revision are filled from ``snapshots``. Released libraries reach
-this revision with an empty ``snapshot_fts`` (it came in 0008, in the same release), which
-the search index then fills row by row, so opening stays O(1). Nothing changes on SQLite,
-whose FTS5 answers a date range through ``snapshots``.
+The rows written before this revision are filled from ``snapshots``. 0008 and this revision
+come in the same release, so a library from an earlier release reaches it with 0008's empty
+``snapshot_fts`` (filled afterwards row by row by the search index), and opening stays
+O(1). Nothing changes on SQLite, whose FTS5 answers a date range through ``snapshots``.
 
 Revision ID: 0010
 Revises: 0009
