@@ -9,7 +9,7 @@ library imports this package at open); the rest is imported where it is used:
 - ``sidecar``: reading any known ``index.json``, writing ours;
 - ``migrate``: one snapshot to the current layout (``ensure_current_layout``,
   ``save_snapshot``) and cleanup markers; ``batch``: the same for a batch, with Core;
-- ``migrator``: the background migrator (``run_migrator``, ``migrate_while_idle``);
+- ``migrator``: the background migrator (``run_migrator``, run as a ``migrate`` job);
 - ``archivebox``: ``register_archivebox`` and batch import of ArchiveBox data folders;
 - ``contents``: WARC records and search text of imported snapshots;
 - ``orphans``, ``invalid``, ``reconcile``, ``update``: ``archiver update``.

@@ -346,21 +346,3 @@ def _commit_batch(
         report.files += len(move.copy.files)
         report.bytes += move.copy.bytes
     return done.marker_keys
-
-
-def migrate_while_idle(
-    library: Library,
-    *,
-    progress: Progress = null_progress,
-    cancel: CancelToken,
-    idle_seconds: float = 30.0,
-) -> MigrationReport:
-    """What the desktop app runs on a worker thread while idle: a continuous migrator.
-
-    Returns when ``cancel`` is set (the app got busy or is closing), at the next batch
-    boundary; a later call resumes from the saved cursor. Show ``ProgressUpdate.done`` of
-    ``total`` in the status bar (poll a :class:`~archiver_app.tasks.ThrottledProgress`).
-    """
-    return run_migrator(
-        library, continuous=True, idle_seconds=idle_seconds, progress=progress, cancel=cancel
-    )
