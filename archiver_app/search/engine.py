@@ -96,12 +96,19 @@ def _domain(text: str) -> str:
 
 
 def filter_clauses(
-    q: Query, params: dict[str, Any], domains: Sequence[str] | None = None
+    q: Query,
+    params: dict[str, Any],
+    domains: Sequence[str] | None = None,
+    *,
+    fts: str | None = None,
 ) -> list[str]:
     """SQL conditions on ``snapshots s`` for ``q``'s filters (the one place filters are
     compiled: ranked search and the captures table), their values added to ``params``.
     ``domains``: the domain filter's domains, named (:func:`domains_for`), on PostgreSQL,
-    whose planner would scan every snapshot for ``LIKE '%.site'``."""
+    whose planner would scan every snapshot for ``LIKE '%.site'``. ``fts``: on PostgreSQL,
+    the alias of the joined full-text row, whose ``captured_at`` (migration 0010) is asked
+    the date range too: the planner then intersects the words' GIN index with the date
+    range in one bitmap before it reads a row (it cannot intersect indexes of two tables)."""
     where: list[str] = []
     if q.collection:
         where.append("s.collection_id = (SELECT id FROM collections WHERE slug = :collection)")
@@ -128,11 +135,12 @@ def filter_clauses(
         where.append("substr(s.url, 1, :prefix_len) = :prefix")
         params["prefix"] = q.url_prefix
         params["prefix_len"] = len(q.url_prefix)
+    dated = ("s", fts) if fts else ("s",)
     if q.since is not None:
-        where.append("s.captured_at >= :since")
+        where += [f"{t}.captured_at >= :since" for t in dated]
         params["since"] = _DT.process_bind_param(q.since, None)  # type: ignore[arg-type]
     if q.until is not None:
-        where.append("s.captured_at < :until")
+        where += [f"{t}.captured_at < :until" for t in dated]
         params["until"] = _DT.process_bind_param(q.until, None)  # type: ignore[arg-type]
     if q.mime:
         if q.mime.endswith("/"):
@@ -153,19 +161,6 @@ def filter_clauses(
     return where
 
 
-def pg_date_clauses(q: Query, alias: str) -> list[str]:
-    """``q``'s date range once more, on the full-text row ``alias`` (PostgreSQL's
-    ``snapshot_fts.captured_at``, migration 0010), after :func:`filter_clauses` set its
-    values: the planner then intersects the words' GIN index with the date range in one
-    bitmap, before it reads a row (it cannot intersect indexes of two tables)."""
-    where = []
-    if q.since is not None:
-        where.append(f"{alias}.captured_at >= :since")
-    if q.until is not None:
-        where.append(f"{alias}.captured_at < :until")
-    return where
-
-
 _COLUMNS = (
     "s.id, s.url, s.title, s.captured_at, {snippet}, c.slug, s.domain, s.mime, "
     "s.http_status, s.capture_fidelity, {score}"
@@ -183,7 +178,7 @@ def _sql(
     PostgreSQL's tsvector (``conn`` on PostgreSQL: it counts the terms for ranking)."""
     pg = conn is not None and conn.dialect.name == "postgresql"
     fts = build_fts_query(q.text, prefix_last=q.prefix_last)
-    where = filter_clauses(q, params, domains_for(conn, q))
+    where = filter_clauses(q, params, domains_for(conn, q), fts="fts" if pg and fts else None)
     if fts is None:
         if not q.state:
             where.append("s.state = 'complete'")
@@ -198,7 +193,6 @@ def _sql(
     if pg:
         params["tsq"] = fts_to_tsquery(fts)
         where.insert(0, "fts.doc @@ CAST(:tsq AS tsquery)")
-        where += pg_date_clauses(q, "fts")
         source = "snapshot_fts fts JOIN snapshots s ON s.id = fts.rowid"
         score = (
             "0.0"
@@ -341,10 +335,9 @@ def _quick_search(
 ) -> list[Hit] | None:
     """One page of hits through :mod:`archiver_app.search.quick`, or None (ask FTS5)."""
     params: dict[str, Any] = {}
-    where = filter_clauses(query, params, domains_for(conn, query))
     pg = conn.dialect.name == "postgresql"
-    if pg:
-        where += pg_date_clauses(query, "f")  # quick's statements call the full-text row f
+    # quick's statements call the full-text row f
+    where = filter_clauses(query, params, domains_for(conn, query), fts="f" if pg else None)
     # On PostgreSQL the candidates come unscored: only the matches kept are scored, below,
     # in one statement.
     score = "0.0" if pg else "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)

@@ -226,7 +226,7 @@ def _pg_candidates(
     text (:mod:`archiver_app.store.tsearch`), one read of the ``tsvector`` instead of the
     text sent over to be searched here. (So a word past the ``tsvector``'s limits, which
     PostgreSQL's full query does not find either, is not found here.) A date range in
-    ``where`` is asked of ``f.captured_at`` too (``engine.pg_date_clauses``): the GIN index
+    ``where`` is asked of ``f.captured_at`` too (``engine.filter_clauses``): the GIN index
     and the date's B-tree are then intersected before any row is read.
 
     The first window holds :data:`PG_WINDOW` rowids (a sixteenth of that without words:
