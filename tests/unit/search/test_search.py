@@ -12,7 +12,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
@@ -261,3 +261,34 @@ def test_postgresql_rows_indexed_before_revision_0010_get_their_capture_time(
         for q in (Query("harbour cranes", since=since), Query("harbour cra", since=since)):
             assert urls(lib, q) == ["https://a.example/"]
         assert urls(lib, Query("harbour", until=since)) == []
+
+
+def test_postgresql_asks_the_date_range_of_the_full_text_rows_index(
+    postgres_url: str, library_root: Path, tmp_path: Path
+) -> None:
+    """With a date range, the ranked statement can intersect the words' GIN index with the
+    B-tree on ``snapshot_fts.captured_at`` (migration 0010) before it reads a row."""
+    from archiver_app.search.engine import _sql
+
+    with Library.open(library_root, create=True, database_url=postgres_url) as lib:
+        pages = [
+            Resp(f"https://a.example/{n}", html_page("Harbour", "harbour cranes"), date=f"2024-{m}")
+            for n, m in enumerate(("01-05", "02-05", "03-05"))
+        ]
+        import_warc_file(lib, write_warc(tmp_path / "a.warc.gz", pages))
+        since = datetime(2024, 2, 1, tzinfo=UTC)
+        with lib.engine.connect() as conn:
+            params: dict[str, object] = {"limit": 50, "offset": 0}
+            sql = _sql(Query("harbour cranes", since=since), params, conn=conn)
+            # three rows: without this the planner reads them all, index or not
+            conn.execute(text("SET LOCAL enable_seqscan = off"))
+            plan = "\n".join(r[0] for r in conn.execute(text("EXPLAIN " + sql), params))
+        # search as you type asks it of the full-text row (f) in its window statements
+        sent: list[str] = []
+        event.listen(lib.engine, "before_cursor_execute", lambda *a: sent.append(a[2]))
+        assert urls(lib, Query("harbour cra", since=since)) == [
+            "https://a.example/2",
+            "https://a.example/1",
+        ]
+    assert "ix_snapshot_fts_captured_at" in plan, plan
+    assert any("f.captured_at >= " in sql and "quick_lo" in sql for sql in sent)
