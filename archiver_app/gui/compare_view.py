@@ -30,6 +30,7 @@ from archiver_app.compare.text import Op
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
+from archiver_app.units import capture_times
 
 #: Lines of unchanged text shown around each change in the text tab.
 CONTEXT = 3
@@ -41,16 +42,11 @@ class _Result:
     overlay_png: bytes | None
 
 
-def when(at: datetime) -> str:
-    return f"{at:%-d %B %Y, %H:%M} UTC"
-
-
 def whens(old: datetime, new: datetime) -> tuple[str, str]:
     """The two captures' times, to the second when the minute alone cannot tell them apart
     (a watched page captured twice in a minute)."""
-    if when(old) != when(new):
-        return when(old), when(new)
-    return f"{old:%-d %B %Y, %H:%M:%S} UTC", f"{new:%-d %B %Y, %H:%M:%S} UTC"
+    a, b = capture_times([old, new], minute="%-d %B %Y, %H:%M")
+    return f"{a} UTC", f"{b} UTC"
 
 
 class CompareView(QWidget):

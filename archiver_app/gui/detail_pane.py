@@ -35,6 +35,7 @@ from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.gui.thumbnails import ThumbnailCache
 from archiver_app.library import Library
+from archiver_app.units import capture_times
 
 COPY_SYMBOL = {"present": "✔", "missing": "✖", "corrupted": "⚠", "ongoing": "…", "offloaded": "↗"}
 
@@ -245,8 +246,10 @@ class DetailPane(QScrollArea):
         self.notes.setPlainText(detail.notes)
         self._show_copies(detail)
         self.others.clear()
-        for oid, at, state in detail.other_captures:
-            item = QListWidgetItem(f"{at:%Y-%m-%d %H:%M}  {state}")
+        # to the second where two of them (this capture among them) share a minute
+        times = capture_times([detail.captured_at] + [o[1] for o in detail.other_captures])
+        for (oid, _, state), label in zip(detail.other_captures, times[1:], strict=True):
+            item = QListWidgetItem(f"{label}  {state}")
             item.setData(Qt.ItemDataRole.UserRole, oid)
             self.others.addItem(item)
         if not detail.other_captures:

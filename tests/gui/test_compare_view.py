@@ -157,6 +157,42 @@ def test_the_replay_timeline_marks_captures_that_changed(qtbot: QtBot, library: 
         shiboken6.delete(widget)
 
 
+def test_the_timeline_and_details_tell_captures_of_one_minute_apart(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    """Two captures 30 seconds apart (a watched page run twice) are two entries a reader can
+    tell apart, in the replay tab's timeline and in the details' other captures."""
+    import shiboken6
+
+    from archiver_app.gui.detail_pane import DetailPane
+    from archiver_app.gui.replay.widget import ReplayWidget
+    from archiver_app.gui.thumbnails import ThumbnailCache
+
+    two_captures(library)
+    w = ArchiveWriter(library, "collections/default/2025/01/again/capture.warc.gz")
+    later = at(2025).replace(second=30)
+    w.response("https://harbour.example/", "<title>Harbour</title>", at=later, page=True)
+    w.commit()
+    widget = ReplayWidget(library)
+    qtbot.addWidget(widget)
+    try:
+        with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+            widget.open("https://harbour.example/")
+        labels = [widget.timeline.itemText(i) for i in range(widget.timeline.count())]
+        assert labels == ["2024-01-01 00:00", "2025-01-01 00:00:00", "2025-01-01 00:00:30"]
+    finally:
+        widget.close()
+        shiboken6.delete(widget)
+    with library.session() as s:
+        first = s.execute(select(Snapshot.id).order_by(Snapshot.captured_at)).scalars().first()
+    pane = DetailPane(library, op_runner, ThumbnailCache(library))
+    qtbot.addWidget(pane)
+    with qtbot.waitSignal(pane.loaded, timeout=5000):
+        pane.show_snapshot(first)
+    others = [pane.others.item(i).text() for i in range(pane.others.count())]
+    assert others == ["2025-01-01 00:00:30  complete", "2025-01-01 00:00:00  complete"]
+
+
 def test_captures_in_the_same_minute_are_told_apart_by_their_seconds() -> None:
     first, second = at(2026, 11, 25, 19).replace(minute=47, second=18), at(2026, 11, 25, 19)
     second = second.replace(minute=47, second=25)

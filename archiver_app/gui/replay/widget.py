@@ -48,6 +48,7 @@ from archiver_app.gui.replay.pdf_view import ArchivedPdfView, is_pdf
 from archiver_app.gui.replay.schemes import register_schemes, to_archive_url, to_original_url
 from archiver_app.library import Library
 from archiver_app.replay import Capture, Replayer, ReplayResponse
+from archiver_app.units import capture_times
 from archiver_app.warc.timestamps import parse_ts
 
 if TYPE_CHECKING:
@@ -410,9 +411,9 @@ class ReplayWidget(QWidget):
         self.timeline.blockSignals(True)
         self.timeline.clear()
         changed = timeline_marks(self.library, self.captures)
-        for capture in self.captures:
+        labels = capture_times([c.captured_at for c in self.captures])
+        for capture, label in zip(self.captures, labels, strict=True):
             mark = changed.get(capture.snapshot_id or 0)
-            label = describe_ts(capture.ts)[:16]
             # "changed": differs from the capture before it; "same": compared, unchanged.
             suffix = "" if mark is None else ("  • changed" if mark else "  = same")
             self.timeline.addItem(label + suffix)
