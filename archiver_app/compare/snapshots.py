@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from sqlalchemy import or_, select
 
@@ -209,5 +210,9 @@ def _resources(lib: Library, snapshot_id: int) -> dict[str, frozenset[str]]:
         for url, digest, status in rows:
             if url.startswith("urn:") or (status is not None and status == 206):
                 continue  # views kept beside the page; parts of a range
+            if urlsplit(url).path == "/favicon.ico":
+                # the browser asks for it by itself, once a site and session: whether a
+                # capture holds it says nothing about the page (a crawl's later pages lack it)
+                continue
             found.setdefault(url, set()).add(digest or f"status {status}")
     return {url: frozenset(digests) for url, digests in found.items()}
