@@ -7,7 +7,9 @@ queries, but a drive's copies table can be large); edits go through ``lib.tags``
 
 from __future__ import annotations
 
-from PySide6.QtCore import QStringListModel, Qt, Signal
+import logging
+
+from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QCompleter,
@@ -38,6 +40,8 @@ from archiver_app.library import Library
 from archiver_app.units import capture_times
 
 COPY_SYMBOL = {"present": "✔", "missing": "✖", "corrupted": "⚠", "ongoing": "…", "offloaded": "↗"}
+
+log = logging.getLogger(__name__)
 
 
 def breakable(url: str) -> str:
@@ -146,6 +150,7 @@ class DetailPane(QScrollArea):
         self.notes.setObjectName("notes")
         self.notes.setPlaceholderText("Your notes about this capture")
         self.notes.setMaximumHeight(90)
+        self.notes.installEventFilter(self)  # notes are saved when the editor loses focus
         inner.addWidget(self.notes)
         save_row = QHBoxLayout()
         save_row.addStretch(1)
@@ -199,7 +204,9 @@ class DetailPane(QScrollArea):
     # ------------------------------------------------------------------ loading
 
     def show_snapshot(self, snapshot_id: int | None) -> None:
-        """Load ``snapshot_id`` in the background (None clears the pane)."""
+        """Load ``snapshot_id`` in the background (None clears the pane); notes typed for
+        the capture shown are saved first, never dropped."""
+        self.flush_notes()
         self.wanted = snapshot_id
         if snapshot_id is None:
             self.detail = None
@@ -319,6 +326,24 @@ class DetailPane(QScrollArea):
         BackgroundOp(self.runner, work, label="saving tags").success(self._after_edit).failure(
             self._edit_failed
         ).run_in_background()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.notes and event.type() == QEvent.Type.FocusOut:
+            self.flush_notes()
+        return super().eventFilter(watched, event)
+
+    def flush_notes(self, *, now: bool = False) -> None:
+        """Save the notes if they differ from the capture's (typed, not yet saved); ``now``:
+        here and at once (the window is closing: no background work will finish)."""
+        if self.detail is None or self.notes.toPlainText() == self.detail.notes:
+            return
+        if now:
+            try:
+                self.library.snapshots.set_notes(self.detail.id, self.notes.toPlainText())
+            except Exception:  # closing: log it, the window must still close
+                log.exception("could not save the notes of capture %s", self.detail.id)
+        else:
+            self.save_notes()
 
     def save_notes(self) -> None:
         if self.detail is None:

@@ -20,6 +20,7 @@ from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QIcon
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QDialog,
     QDockWidget,
     QHeaderView,
@@ -342,6 +343,10 @@ class MainWindow(QMainWindow):
         self.status.refresh()
         self.jobs.refresh()
         self.drives.refresh()
+        focus = QApplication.focusWidget()
+        typing = focus is not None and self.detail.isAncestorOf(focus)
+        if self.detail.wanted is not None and not typing:  # its other captures may have grown
+            self.detail.show_snapshot(self.detail.wanted)
 
     def focus_search(self) -> None:
         self.search.setFocus()
@@ -488,6 +493,7 @@ class MainWindow(QMainWindow):
         if not self._quitting and not self.confirm_quit():
             event.ignore()
             return
+        self.detail.flush_notes(now=True)  # typed notes outlive the window
         for t in (self.jobs.timer, self.drives.timer, self.status.timer):
             t.stop()
         self.tray.hide()

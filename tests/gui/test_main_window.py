@@ -127,6 +127,29 @@ def test_tags_and_notes_edits_reach_database_and_search(
     assert window.model.rowCount() == 0
 
 
+def test_notes_typed_are_saved_without_the_button(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, gui_settings: QSettings
+) -> None:
+    """Notes typed and never saved with the button are kept when the user selects another
+    capture, and when the window closes."""
+    first = add_snapshot(library, "https://a.example/", title="Alpha page")
+    second = add_snapshot(library, "https://b.example/", title="Beta page")
+    window = MainWindow(library, runner=op_runner, settings=gui_settings)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+    with qtbot.waitSignal(window.detail.loaded):
+        window.table.selectRow(window.model.row_of(first))
+    window.detail.notes.setPlainText("ask the harbour office")
+    with qtbot.waitSignal(window.detail.edited, timeout=5000):  # saved on the way
+        window.table.selectRow(window.model.row_of(second))
+    qtbot.waitUntil(lambda: window.detail.detail is not None and window.detail.detail.id == second)
+    assert library.snapshots.detail(first).notes == "ask the harbour office"
+    window.detail.notes.setPlainText("tide tables differ")
+    window.request_quit()
+    assert library.snapshots.detail(second).notes == "tide tables differ"
+
+
 def test_search_as_you_type_and_saved_search(
     qtbot: QtBot, main_window: MainWindow, library: Library
 ) -> None:
