@@ -22,6 +22,7 @@ from archiver_app.tasks import CancelToken, Progress, null_progress
 
 if TYPE_CHECKING:  # the crawl engine loads when a crawl runs, not with the window
     from archiver_app.crawl.inline import InlineRun
+    from archiver_app.watch.runner import WatchRow
 
 __all__ = [
     "CancelOutcome",
@@ -197,6 +198,53 @@ class JobsManager:
         return resume_interrupted(
             self._lib, progress=progress, cancel=cancel, queued_before=queued_before
         )
+
+    # ------------------------------------------------------------------ watching
+
+    def watch(
+        self,
+        urls: Sequence[str],
+        *,
+        schedule: str,
+        ignore: Sequence[str] = (),
+        collection: str = DEFAULT_COLLECTION,
+        tags: Sequence[str] = (),
+        profile: str | None = None,
+    ) -> int:
+        """Watch ``urls`` (as ``archiver watch add``): a capture job with ``schedule``, its
+        first capture queued now; ``ignore``: text patterns a comparison leaves out."""
+        from archiver_app.watch.runner import add_watch
+
+        return add_watch(
+            self._lib,
+            urls,
+            schedule=schedule,
+            ignore=ignore,
+            collection=collection,
+            tags=tags,
+            profile=profile,
+        )
+
+    def watches(self) -> list[WatchRow]:
+        """Every watched job with its schedule and next capture."""
+        from archiver_app.watch.runner import list_watches
+
+        return list_watches(self._lib)
+
+    def watch_now(self, job_ids: Sequence[int]) -> None:
+        """Make these watches due now; the next run of due watches captures them."""
+        from archiver_app.watch.runner import due_now
+
+        due_now(self._lib, job_ids)
+
+    def set_schedule(
+        self, job_id: int, schedule: str | None, *, ignore: Sequence[str] | None = None
+    ) -> None:
+        """Watch the crawl or capture ``job_id`` on ``schedule`` (``ignore``: as in
+        :meth:`watch`); None stops watching it (its captures are kept)."""
+        from archiver_app.watch.runner import watch_job
+
+        watch_job(self._lib, job_id, schedule, ignore=ignore)
 
     # ------------------------------------------------------------------ control
 

@@ -47,12 +47,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
-    from archiver_app.watch import runner
-
     with ctx.open_library(create=args.watch_action == "add") as lib:
         if args.watch_action == "add":
-            job_id = runner.add_watch(
-                lib,
+            job_id = lib.jobs.watch(
                 args.urls,
                 schedule=args.schedule,
                 ignore=args.ignore,
@@ -67,11 +64,11 @@ def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
             )
             return 0
         if args.watch_action == "job":
-            runner.watch_job(lib, args.job_id, args.schedule)
+            lib.jobs.set_schedule(args.job_id, args.schedule)
             print(f"job {args.job_id} is watched ({args.schedule})", file=ctx.out)
             return 0
         if args.watch_action == "remove":
-            runner.watch_job(lib, args.job_id, None)
+            lib.jobs.set_schedule(args.job_id, None)
             print(f"job {args.job_id} is no longer watched", file=ctx.out)
             return 0
         if args.watch_action == "list":
@@ -82,9 +79,7 @@ def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _list(lib: Any, ctx: Context) -> int:
-    from archiver_app.watch.runner import list_watches
-
-    rows = list_watches(lib)
+    rows = lib.jobs.watches()
     if not rows:
         print("nothing is watched; add a page with `archiver watch add URL`", file=ctx.out)
     for row in rows:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from archiver_app.errors import InputError
 from archiver_app.gui.capture_input import (
+    SCHEDULES,
     SCOPES,
     CaptureRequest,
     CrawlOptions,
@@ -55,6 +56,7 @@ class CaptureDialog(QDialog):
         initial_text: str = "",
         default_collection: str = "default",
         profiles: list[str] | None = None,
+        schedule: str | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("capture_dialog")
@@ -155,6 +157,9 @@ class CaptureDialog(QDialog):
         common_form.addRow("Tags", self.tags)
         common_form.addRow("Browser profile", self.profile)
         layout.addWidget(common)
+        watch = QGroupBox("Watch", self)
+        self._watch_rows(watch, QFormLayout(watch), schedule)
+        layout.addWidget(watch)
 
         self.problems = QLabel(self)
         self.problems.setObjectName("problems")
@@ -166,10 +171,41 @@ class CaptureDialog(QDialog):
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
         )
         self.capture_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
-        self.capture_button.setText("Capture")
+        self.capture_button.setText(self.capture_button_text)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
+
+    def _watch_rows(self, common: QWidget, form: QFormLayout, schedule: str | None) -> None:
+        """The rows of a watch: when to capture again (each new capture is compared with
+        the one before) and the text its comparisons leave out."""
+        self.schedule = QComboBox(common)
+        self.schedule.setObjectName("capture_schedule")
+        for label, value in SCHEDULES:
+            self.schedule.addItem(label, value)
+        self.schedule.setCurrentIndex(max(0, self.schedule.findData(schedule)))
+        self.schedule.setToolTip(
+            "Watch: capture again on this schedule (while the app is open, or from a system "
+            "timer with `archiver watch run`) and list what changed under View > Changes"
+        )
+        self.watch_ignore = QPlainTextEdit(common)
+        self.watch_ignore.setObjectName("watch_ignore")
+        self.watch_ignore.setPlaceholderText(
+            "text that changes without mattering, one regular expression per line, e.g. \\d+ views"
+        )
+        self.watch_ignore.setMaximumHeight(54)
+        self.schedule.currentIndexChanged.connect(self._schedule_changed)
+        form.addRow("Capture again", self.schedule)
+        form.addRow("Ignore in comparisons", self.watch_ignore)
+        self._schedule_changed()
+
+    def _schedule_changed(self) -> None:
+        watching = self.schedule.currentData() is not None
+        self.watch_ignore.setEnabled(watching)
+        self.capture_button_text = "Capture and Watch" if watching else "Capture"
+        button = getattr(self, "capture_button", None)
+        if button is not None:
+            button.setText(self.capture_button_text)
 
     # ------------------------------------------------------------------ bookmarks
 
@@ -225,6 +261,8 @@ class CaptureDialog(QDialog):
             crawl=crawl,
             rejected=rejected,
             profile=self.profile.currentData(),
+            schedule=self.schedule.currentData(),
+            watch_ignore=parse_ignore_patterns(self.watch_ignore.toPlainText()),
         )
 
     def accept(self) -> None:
@@ -240,7 +278,7 @@ class CaptureDialog(QDialog):
             if self.problems.property("confirmed") != request.rejected:
                 self.problems.setText(
                     f"Some lines are not web addresses and will be skipped — {lines}{tail}. "
-                    "Press Capture again to capture the rest."
+                    f"Press {self.capture_button_text} again to capture the rest."
                 )
                 self.problems.setProperty("confirmed", request.rejected)
                 return

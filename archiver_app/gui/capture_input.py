@@ -54,6 +54,17 @@ class CaptureRequest:
     crawl: CrawlOptions | None = None
     rejected: tuple[Rejected, ...] = field(default=())
     profile: str | None = None  # capture in this browser profile (logged in)
+    schedule: str | None = None  # watch: capture again on this schedule, compare each time
+    watch_ignore: tuple[str, ...] = ()  # text a watch's comparisons leave out (patterns)
+
+
+#: The dialog's choices of when to capture again, (label, schedule); None: only now.
+SCHEDULES = (
+    ("Only now", None),
+    ("Every hour, and compare", "hourly"),
+    ("Every day, and compare", "daily"),
+    ("Every week, and compare", "weekly"),
+)
 
 
 def parse_url_lines(text: str) -> tuple[list[str], list[Rejected]]:
@@ -154,10 +165,13 @@ def build_request(
     crawl: CrawlOptions | None = None,
     rejected: list[Rejected] | None = None,
     profile: str | None = None,
+    schedule: str | None = None,
+    watch_ignore: tuple[str, ...] = (),
 ) -> CaptureRequest:
     """A checked request; raises :class:`InputError` when nothing can be captured."""
     from archiver_app.api.labels import parse_tags
     from archiver_app.validation import validate_slug
+    from archiver_app.watch.schedule import parse_schedule
 
     if not urls:
         raise InputError("there is no valid web address to capture")
@@ -165,6 +179,8 @@ def build_request(
         raise InputError(f"too many addresses at once ({len(urls):,}; at most {MAX_URLS:,})")
     if crawl is not None and crawl.scope not in SCOPES:
         raise InputError(f"unknown crawl scope {crawl.scope!r}")
+    if schedule is not None:
+        schedule = parse_schedule(schedule).text
     return CaptureRequest(
         urls=tuple(urls),
         collection=validate_slug(collection),
@@ -172,4 +188,6 @@ def build_request(
         crawl=crawl,
         rejected=tuple(rejected or ()),
         profile=profile or None,
+        schedule=schedule,
+        watch_ignore=watch_ignore if schedule else (),
     )

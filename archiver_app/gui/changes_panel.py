@@ -1,9 +1,12 @@
-"""The Changes view: the latest captures that differ from the capture before them.
+"""The Changes view: the watched pages, and the latest captures that differ from the
+capture before them.
 
-One row per compared capture (newest first): when, the page, and how much of its text and
-look changed. Activating a row asks for the two captures to be compared
-(:attr:`ChangesPanel.compareRequested`); the main window opens the Compare view. The list is
-read on the op runner and refreshed when the window says captures changed.
+Above, every watch (:meth:`archiver_app.api.jobs.JobsManager.watches`): its pages, schedule
+and next capture, with Watch a Page…, Capture Now and Stop Watching. Below, one row per
+compared capture (newest first): when, the page, and how much of its text and look
+changed. Activating a row asks for the two captures to be compared
+(:attr:`ChangesPanel.compareRequested`); the main window opens the Compare view. Both lists
+are read on the op runner and refreshed after each watch run and each change of a watch.
 """
 
 from __future__ import annotations
@@ -11,12 +14,24 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from archiver_app.compare.changes import ChangeRow, recent_changes
+from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.tables import list_table
 from archiver_app.library import Library
+from archiver_app.units import capture_times
+from archiver_app.watch.runner import WatchRow
+from archiver_app.watch.schedule import describe_schedule
 
 HEADERS = ("Page", "Captured", "Before", "Text", "Look", "Resources")
 #: What each column means, shown over its header.
@@ -29,6 +44,48 @@ HEADER_TIPS = (
     "Resources (images, scripts, styles …): +added −removed ~changed",
 )
 Index = QModelIndex | QPersistentModelIndex
+WATCH_HEADERS = ("Watched", "Captured again", "Next capture", "Ignored in comparisons")
+
+
+def watch_cells(row: WatchRow) -> tuple[str, str, str, str]:
+    """A watch as its row shows it."""
+    pages = row.seeds[0] if row.seeds else row.name
+    if len(row.seeds) > 1:
+        pages += f" (+{len(row.seeds) - 1} more)"
+    when = f"{row.next_run_at:%Y-%m-%d %H:%M} UTC" if row.next_run_at else "–"
+    return pages, describe_schedule(row.schedule), when, ", ".join(row.ignore) or "–"
+
+
+class WatchesModel(QAbstractTableModel):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[WatchRow] = []
+
+    def set_rows(self, rows: list[WatchRow]) -> None:
+        self.beginResetModel()
+        self.rows = rows
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(WATCH_HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return WATCH_HEADERS[section]
+        return None
+
+    def data(self, index: Index, role: int = 0) -> Any:
+        if not index.isValid():
+            return None
+        row = self.rows[index.row()]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return "\n".join((row.name, *row.seeds))
+        if role == Qt.ItemDataRole.DisplayRole:
+            return watch_cells(row)[index.column()]
+        return None
 
 
 def _share(value: float | None) -> str:
@@ -72,10 +129,10 @@ class ChangesModel(QAbstractTableModel):
         column = index.column()
         if column == 0:
             return row.title
-        if column == 1:
-            return f"{row.captured_at:%Y-%m-%d %H:%M}"
-        if column == 2:
-            return f"{row.previous_at:%Y-%m-%d %H:%M}" if row.previous_at else "–"
+        if column in (1, 2):  # to the second where the two share a minute
+            if row.previous_at is None:
+                return f"{row.captured_at:%Y-%m-%d %H:%M}" if column == 1 else "–"
+            return capture_times([row.captured_at, row.previous_at])[column - 1]
         if column == 3:
             return _share(s.text_share)
         if column == 4:
@@ -84,22 +141,34 @@ class ChangesModel(QAbstractTableModel):
 
 
 class ChangesPanel(QWidget):
-    """Recent changes across the library; activate a row to compare it with the one before."""
+    """The watched pages, and recent changes across the library; activate a change to
+    compare it with the capture before it."""
 
     compareRequested = Signal(int, int)  # older capture id, newer capture id
+    watchRequested = Signal()  # Watch a Page…: the window opens the capture dialog
+    captureNowRequested = Signal()  # watches made due: the window's scheduler runs them
+    watchesChanged = Signal()
 
     def __init__(self, library: Library, runner: OpRunner, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("changes_panel")
         self.library, self.runner = library, runner
+        self.watches = WatchesModel(self)
+        self.watch_table = list_table(self, self.watches, "watches_table")
+        self.watch_table.setMaximumHeight(150)
+        self.no_watches = QLabel(
+            "Nothing is watched yet. Watch a Page… captures a page now and again on a"
+            " schedule, while the app is open (or from a system timer: `archiver watch run`,"
+            " docs/watch.md), and compares each new capture with the one before. You can also"
+            " watch the selected captures' pages with Capture > Watch Pages….",
+            self,
+        )
+        self.no_watches.setWordWrap(True)
         self.model = ChangesModel(self)
         self.table = list_table(self, self.model, "changes_table")
         self.table.activated.connect(self._activated)
         self.empty = QLabel(
-            "No changes yet. Watch a page from a terminal (`archiver watch add URL`, see"
-            " docs/watch.md): while the app is open it captures watched pages when they are"
-            " due, compares each new capture with the one before, and lists here those that"
-            " differ.",
+            "No changes yet: every capture of a watched page so far is the same as the one before.",
             self,
         )
         self.empty.setWordWrap(True)
@@ -109,27 +178,60 @@ class ChangesPanel(QWidget):
             self,
         )
         self.hint.hide()
-        for label in (self.empty, self.hint):
-            label.setContentsMargins(6, 4, 6, 4)  # the panel has no margins of its own
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(self._watch_bar())
+        layout.addWidget(self.no_watches)
+        layout.addWidget(self.watch_table)
+        layout.addWidget(self._heading("Changes"))
         layout.addWidget(self.empty)
         layout.addWidget(self.hint)
         layout.addWidget(self.table, 1)
+        for label in (self.no_watches, self.empty, self.hint):
+            label.setContentsMargins(6, 4, 6, 4)  # the panel has no margins of its own
+        self.stop_box: QMessageBox | None = None
         self.loaded = False
         self.refresh()
+
+    def _heading(self, text: str) -> QLabel:
+        label = QLabel(f"<b>{text}</b>", self)
+        label.setContentsMargins(6, 8, 6, 0)
+        return label
+
+    def _watch_bar(self) -> QHBoxLayout:
+        bar = QHBoxLayout()
+        bar.addWidget(self._heading("Watched pages"), 1)
+        self.watch_button = QPushButton("Watch a Page…", self)
+        self.watch_button.clicked.connect(self.watchRequested)
+        self.capture_now = QPushButton("Capture Now", self)
+        self.capture_now.setToolTip(
+            "Capture the selected watch's pages now (none selected: every watch) and compare"
+        )
+        self.capture_now.clicked.connect(self.capture_selected_now)
+        self.stop_button = QPushButton("Stop Watching…", self)
+        self.stop_button.setToolTip("The selected watch ends; its captures are kept")
+        self.stop_button.clicked.connect(self.ask_stop)
+        for button in (self.watch_button, self.capture_now, self.stop_button):
+            bar.addWidget(button)
+        return bar
 
     def refresh(self) -> None:
         library = self.library
 
-        def work(_progress: object, _cancel: object) -> list[ChangeRow]:
-            return recent_changes(library)
+        def work(_progress: object, _cancel: object) -> tuple[list[WatchRow], list[ChangeRow]]:
+            return library.jobs.watches(), recent_changes(library)
 
         BackgroundOp(self.runner, work, label="changes", blocks_quit=False).success(
             self._show
         ).run_in_background()
 
-    def _show(self, rows: list[ChangeRow]) -> None:
+    def _show(self, lists: tuple[list[WatchRow], list[ChangeRow]]) -> None:
+        watches, rows = lists
+        self.watches.set_rows(watches)
+        self.no_watches.setVisible(not watches)
+        self.watch_table.setVisible(bool(watches))
+        self.stop_button.setEnabled(bool(watches))
+        self.capture_now.setEnabled(bool(watches))
         self.model.set_rows(rows)
         self.empty.setVisible(not rows)
         self.hint.setVisible(bool(rows))
@@ -140,3 +242,63 @@ class ChangesPanel(QWidget):
         row = self.model.rows[index.row()]
         if row.previous_id is not None:
             self.compareRequested.emit(row.previous_id, row.snapshot_id)
+
+    # ------------------------------------------------------------------ capture now
+
+    def capture_selected_now(self) -> BackgroundOp[None]:
+        """Make the selected watch (none selected: every one) due, then ask for a run."""
+        watch = self.selected_watch()
+        ids = [watch.job_id] if watch else [w.job_id for w in self.watches.rows]
+        jobs = self.library.jobs
+        return (
+            BackgroundOp(self.runner, lambda _p, _c: jobs.watch_now(ids), label="capture now")
+            .success(lambda _: self.captureNowRequested.emit())
+            .failure(lambda failure: show_error(self, failure, "capturing the watched pages"))
+            .run_in_background()
+        )
+
+    # ------------------------------------------------------------------ stop watching
+
+    def selected_watch(self) -> WatchRow | None:
+        rows = self.watch_table.selectionModel().selectedRows()
+        return self.watches.rows[rows[0].row()] if rows else None
+
+    def ask_stop(self) -> None:
+        """Ask before the selected watch ends (*Cancel* is the default); its captures stay."""
+        watch = self.selected_watch()
+        if watch is None:
+            self.no_watches.setText("Select a watched page first.")
+            return
+        keep, cancel = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.Cancel
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Stop watching",
+            f"Stop watching {watch_cells(watch)[0]}? It is no longer captured again; "
+            "its captures and the changes found so far are kept.",
+            keep | cancel,
+            self,
+        )
+        stop = box.button(keep)
+        stop.setText("Stop Watching")
+        stop.setIcon(QIcon())  # not the style's "Yes" tick
+        box.setDefaultButton(cancel)
+        box.setEscapeButton(cancel)
+        box.finished.connect(lambda answer: answer == keep and self.stop(watch.job_id))
+        self.stop_box = box
+        box.open()
+
+    def stop(self, job_id: int) -> BackgroundOp[None]:
+        jobs = self.library.jobs
+
+        def done(_: None) -> None:
+            self.watchesChanged.emit()
+            self.refresh()
+
+        return (
+            BackgroundOp(
+                self.runner, lambda _p, _c: jobs.set_schedule(job_id, None), label="stop watching"
+            )
+            .success(done)
+            .failure(lambda failure: show_error(self, failure, "stopping the watch"))
+            .run_in_background()
+        )

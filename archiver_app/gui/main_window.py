@@ -54,6 +54,7 @@ from archiver_app.gui.settings_dialog import SettingsDialog
 from archiver_app.gui.sidebar import Sidebar, SidebarEntry
 from archiver_app.gui.snapshot_model import COL_MATCH, COL_TIME, COL_TITLE, SnapshotTableModel
 from archiver_app.gui.status_bar import StatusPanel
+from archiver_app.gui.table_menu import install_table_menu
 from archiver_app.gui.tables import CapturesTable
 from archiver_app.gui.thumbnails import SMALL, ThumbnailCache
 from archiver_app.gui.tray import Tray
@@ -150,6 +151,7 @@ class MainWindow(QMainWindow):
         self.new_edition_action = install_edition_action(self)  # File > New Edition…
         self.background = WindowJobs(self)
         self.watches = install_watch_scheduler(self)  # due watches run; changes in the tray
+        install_table_menu(self)  # right click on captures: the actions above
         self._connect()
         self.reload_sidebar()
         restore_window_state(self)
@@ -336,6 +338,11 @@ class MainWindow(QMainWindow):
             if sid is not None:
                 ids.append(sid)
         return ids
+
+    def selected_urls(self) -> list[str]:
+        """The addresses of the selected captures, in table order."""
+        rows = sorted(index.row() for index in self.table.selectionModel().selectedRows())
+        return [rd.url for rd in map(self.model.row_data, rows) if rd is not None]
 
     def refresh_all(self) -> None:
         self.model.refresh()

@@ -17,6 +17,7 @@ from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp
 
 if TYPE_CHECKING:
+    from archiver_app.gui.changes_panel import ChangesPanel
     from archiver_app.gui.main_window import MainWindow
 
 #: (menu text, format) of Edit > Copy Citation; the first is also Ctrl+Shift+C.
@@ -40,7 +41,8 @@ def _menu(window: MainWindow, title: str) -> QMenu:
 
 
 class ResearchActions(QObject):
-    """Compare (Ctrl+D), Changes (Ctrl+Shift+H) and Copy Citation (Ctrl+Shift+C)."""
+    """Compare (Ctrl+D), Watch Pages…, Changes (Ctrl+Shift+H) and Copy Citation
+    (Ctrl+Shift+C)."""
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
@@ -52,6 +54,11 @@ class ResearchActions(QObject):
             "capture of the same address before it"
         )
         self.compare_action.triggered.connect(self.compare_selected)
+        self.watch_action = QAction("&Watch Pages…", window)
+        self.watch_action.setToolTip(
+            "Capture the selected captures' pages again on a schedule and compare each time"
+        )
+        self.watch_action.triggered.connect(self.watch_selected)
         self.changes_action = QAction("C&hanges", window)
         self.changes_action.setShortcut(QKeySequence("Ctrl+Shift+H"))
         self.changes_action.triggered.connect(self.show_changes)
@@ -67,7 +74,8 @@ class ResearchActions(QObject):
         _menu(window, "Edit").addMenu(self.cite_menu)
         _menu(window, "View").insertAction(window.menus.view_panels_end, self.changes_action)
         _menu(window, "Capture").addAction(self.compare_action)
-        self.changes: QWidget | None = None
+        _menu(window, "Capture").addAction(self.watch_action)
+        self.changes: ChangesPanel | None = None
 
     # ------------------------------------------------------------------ compare
 
@@ -102,15 +110,27 @@ class ResearchActions(QObject):
 
     # ------------------------------------------------------------------ changes
 
-    def show_changes(self) -> QWidget:
+    def watch_selected(self) -> QWidget:
+        """The capture dialog on the selected captures' addresses, set to watch them daily."""
+        urls = dict.fromkeys(self.window.selected_urls())
+        return self.window.capture.open_dialog("\n".join(urls), schedule="daily")
+
+    def refresh_changes(self) -> None:
+        """Read the Changes view's lists again, if it is open."""
+        if self.changes is not None and self.window.tabs.indexOf(self.changes) >= 0:
+            self.changes.refresh()
+
+    def show_changes(self) -> ChangesPanel:
         from archiver_app.gui.changes_panel import ChangesPanel
 
         window = self.window
         if self.changes is not None and window.tabs.indexOf(self.changes) >= 0:
-            self.changes.refresh()  # type: ignore[attr-defined]
+            self.changes.refresh()
         else:
             panel = ChangesPanel(window.library, window.runner)
             panel.compareRequested.connect(self.open_compare)
+            panel.watchRequested.connect(lambda: window.capture.open_dialog(schedule="daily"))
+            panel.captureNowRequested.connect(window.watches.run_now)
             self.changes = panel
             window.tabs.addTab(panel, "Changes")
         window.tabs.setCurrentWidget(self.changes)

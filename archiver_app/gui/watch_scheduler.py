@@ -111,6 +111,7 @@ class WatchScheduler(QObject):
         self._now = now
         self.busy: BackgroundOp[WatchRunReport | None] | None = None
         self.resumes = 0  # ticks that came after a sleep (for tests and the log)
+        self._again = False  # run_now was asked during a run
         self._last_tick: datetime | None = None
         self.timer = QTimer(self)
         self.timer.setInterval(interval_ms)
@@ -128,6 +129,12 @@ class WatchScheduler(QObject):
         self.timer.stop()
         if self.busy is not None:
             self.busy.cancel()
+
+    def run_now(self) -> None:
+        """Look for due watches now (a watch was just added, or the user asked); while a
+        run is under way, once more when it ends."""
+        if self.tick() is None:
+            self._again = True
 
     def _state_changed(self, state: Qt.ApplicationState) -> None:
         if state == Qt.ApplicationState.ApplicationActive:
@@ -174,8 +181,14 @@ class WatchScheduler(QObject):
         )
         return self.busy
 
-    def _done(self, report: WatchRunReport | None) -> None:
+    def _ended(self) -> None:
         self.busy = None
+        if self._again:
+            self._again = False
+            QTimer.singleShot(0, self.tick)
+
+    def _done(self, report: WatchRunReport | None) -> None:
+        self._ended()
         if report is None:  # nothing was due
             return
         self.ran.emit(report)
@@ -183,9 +196,17 @@ class WatchScheduler(QObject):
             self.changed.emit(page)
 
     def _failed(self, failure: OpFailure) -> None:
-        self.busy = None
+        self._ended()
         if not failure.cancelled:
             self.failed.emit(str(failure.exception))
+
+
+def run_message(report: WatchRunReport) -> str:
+    """What a run of due watches did, when no page changed."""
+    failed = len(report.failed)
+    done = len(report.pages) - failed
+    text = f"Watched pages: {done} captured again, none changed"
+    return text + (f"; {failed} could not be captured (see Jobs)." if failed else ".")
 
 
 def outcome_pair(library: Library, outcome: PageOutcome) -> tuple[int, int] | None:
@@ -218,7 +239,14 @@ def install_watch_scheduler(window: MainWindow) -> WatchScheduler:
         window.statusBar().showMessage(f"{message} View > Changes (Ctrl+Shift+H).", 60_000)
 
     scheduler.changed.connect(announce)
-    scheduler.ran.connect(lambda _report: window.refresh_all())
+
+    def after_run(report: WatchRunReport) -> None:
+        window.refresh_all()
+        window.research.refresh_changes()  # the run may have found changes
+        if not report.changed:  # a change has its own message (announce)
+            window.statusBar().showMessage(run_message(report), 15_000)
+
+    scheduler.ran.connect(after_run)
     scheduler.failed.connect(
         lambda why: window.statusBar().showMessage(f"Watched pages: {why}", 10000)
     )

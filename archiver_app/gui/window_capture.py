@@ -31,24 +31,54 @@ def run_capture_request(
 ) -> Any:
     """The capture dialog's request as a capture or crawl job, run in a child process."""
     jobs = library.jobs
-    urls, collection, tags = request.urls, request.collection, request.tags
     if request.crawl is None:
-        job_id = jobs.capture(urls, collection=collection, tags=tags, profile=request.profile)
+        job_id = jobs.capture(
+            request.urls, collection=request.collection, tags=request.tags, profile=request.profile
+        )
     else:
-        o = request.crawl
-        options = CrawlOptions(
-            scope=o.scope,
-            ignore_patterns=tuple(o.ignore_patterns),
-            concurrency=o.concurrency,
-            user_agent=o.user_agent or None,
-            max_depth=o.depth,
-            max_pages=o.page_limit,
-        )
-        name = f"Crawl of {urls[0]}"
-        job_id = jobs.crawl(
-            urls, options, collection=collection, tags=tags, name=name, profile=request.profile
-        )
+        job_id = queue_crawl(library, request)
     return jobs.run(job_id, progress=progress, cancel=cancel)
+
+
+def queue_crawl(library: Library, request: CaptureRequest) -> int:
+    """The crawl of the dialog's request, queued."""
+    assert request.crawl is not None
+    o = request.crawl
+    options = CrawlOptions(
+        scope=o.scope,
+        ignore_patterns=tuple(o.ignore_patterns),
+        concurrency=o.concurrency,
+        user_agent=o.user_agent or None,
+        max_depth=o.depth,
+        max_pages=o.page_limit,
+    )
+    return library.jobs.crawl(
+        request.urls,
+        options,
+        collection=request.collection,
+        tags=request.tags,
+        name=f"Crawl of {request.urls[0]}",
+        profile=request.profile,
+    )
+
+
+def start_watch(library: Library, request: CaptureRequest) -> int:
+    """The dialog's request with a schedule as a watch, its first capture queued (a crawl
+    is watched as a whole: each run crawls again). Returns the job id."""
+    assert request.schedule is not None
+    jobs = library.jobs
+    if request.crawl is None:
+        return jobs.watch(
+            request.urls,
+            schedule=request.schedule,
+            ignore=request.watch_ignore,
+            collection=request.collection,
+            tags=request.tags,
+            profile=request.profile,
+        )
+    job_id = queue_crawl(library, request)
+    jobs.set_schedule(job_id, request.schedule, ignore=request.watch_ignore)
+    return job_id
 
 
 class WindowCapture(QObject):
@@ -61,10 +91,15 @@ class WindowCapture(QObject):
         self.window = window
         self.last_result: InlineRun | None = None
 
-    def open_dialog(self, text: str = "", *, tab: int = 0) -> CaptureDialog:
+    def open_dialog(
+        self, text: str = "", *, tab: int = 0, schedule: str | None = None
+    ) -> CaptureDialog:
+        """The capture dialog on ``text`` (``schedule``: to watch, preset)."""
         collections = [(c.slug, c.name) for c in self.window.library.collections.all()]
         profiles = self.window.library.profiles.names()
-        dialog = CaptureDialog(collections, self.window, initial_text=text, profiles=profiles)
+        dialog = CaptureDialog(
+            collections, self.window, initial_text=text, profiles=profiles, schedule=schedule
+        )
         dialog.tabs.setCurrentIndex(tab)
         dialog.accepted.connect(lambda: dialog.request and self.run(dialog.request))
         dialog.open()
@@ -95,8 +130,37 @@ class WindowCapture(QObject):
         if text.strip():
             self.open_dialog(text.strip())
 
+    def watch(self, request: CaptureRequest) -> BackgroundOp[Any]:
+        """Make ``request`` a watch (a job with its schedule), then have the watch scheduler
+        capture it now: its first capture is compared with any earlier one of the page."""
+        library = self.window.library
+
+        def work(_progress: Any, _cancel: Any) -> int:
+            return start_watch(library, request)
+
+        def watching(_job_id: int) -> None:
+            count = len(request.urls)
+            what = request.urls[0] if count == 1 else f"{count} pages"
+            self.window.statusBar().showMessage(
+                f"Watching {what} ({request.schedule}); capturing now. "
+                "Changes: View > Changes (Ctrl+Shift+H).",
+                10_000,
+            )
+            self.window.watches.run_now()
+            self.window.research.refresh_changes()
+
+        return (
+            BackgroundOp(self.window.runner, work, label="adding a watch")
+            .success(watching)
+            .failure(lambda failure: show_error(self.window, failure, "watching"))
+            .run_in_background()
+        )
+
     def run(self, request: CaptureRequest) -> BackgroundOp[Any]:
-        """Queue ``request`` as a capture or crawl job and run it in a child process."""
+        """Queue ``request`` as a capture or crawl job and run it in a child process (a
+        request with a schedule: :meth:`watch`)."""
+        if request.schedule is not None:
+            return self.watch(request)
         library, bar = self.window.library, self.window.statusBar()
         label = f"capturing {len(request.urls)} page{'s' if len(request.urls) != 1 else ''}"
 

@@ -101,9 +101,13 @@ def add_watch(
     return job_id
 
 
-def watch_job(lib: Library, job_id: int, schedule: str | None) -> None:
-    """Give an existing crawl or capture job a schedule (None: stop watching it)."""
+def watch_job(
+    lib: Library, job_id: int, schedule: str | None, *, ignore: Sequence[str] | None = None
+) -> None:
+    """Give an existing crawl or capture job a schedule (None: stop watching it), and its
+    comparisons the text patterns ``ignore`` leaves out when given."""
     text = parse_schedule(schedule).text if schedule else None
+    compile_ignore_patterns(ignore or ())  # refuse a bad pattern before anything is written
     now = lib.clock()
     with lib.write() as s:
         job = s.get(Job, job_id)
@@ -111,7 +115,19 @@ def watch_job(lib: Library, job_id: int, schedule: str | None) -> None:
             raise InputError(f"no job {job_id}")
         job.schedule = text
         job.next_run_at = parse_schedule(text).next_after(now) if text else None
-        job.config = {**job.config, WATCH_KEY: job.config.get(WATCH_KEY) or {"ignore": []}}
+        settings = job.config.get(WATCH_KEY) or {"ignore": []}
+        if ignore is not None:
+            settings = {**settings, "ignore": list(ignore)}
+        job.config = {**job.config, WATCH_KEY: settings}
+
+
+def due_now(lib: Library, job_ids: Sequence[int]) -> None:
+    """Make the watches ``job_ids`` due now (Capture Now): the next :func:`run_due`
+    captures them, after which each goes back to its schedule."""
+    now = lib.clock()
+    with lib.write() as s:
+        for job in s.scalars(select(Job).where(Job.id.in_(job_ids), Job.schedule.is_not(None))):
+            job.next_run_at = now
 
 
 def list_watches(lib: Library) -> list[WatchRow]:

@@ -68,6 +68,20 @@ class Schedule:
         raise InputError(f"schedule {self.text!r} never comes round")
 
 
+#: How :func:`describe_schedule` words the named schedules.
+_WORDS = {
+    "hourly": "every hour",
+    "daily": "every day at 03:00 UTC",
+    "weekly": "every Monday at 03:00 UTC",
+}
+
+
+def describe_schedule(text: str) -> str:
+    """A schedule as a person reads it: the named ones in words, cron fields as they are."""
+    source = text.strip()
+    return _WORDS.get(source.lower()) or f"cron {source} (UTC)"
+
+
 def parse_schedule(text: str) -> Schedule:
     """``hourly``, ``daily``, ``weekly`` or five cron fields; errors name the position."""
     source = text.strip()

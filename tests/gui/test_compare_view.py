@@ -108,10 +108,11 @@ def test_changes_panel_lists_changes_and_asks_to_compare(
     qtbot.addWidget(empty)
     qtbot.waitUntil(lambda: empty.loaded)
     assert empty.model.rowCount() == 0 and not empty.empty.isHidden()
-    assert "archiver watch add" in empty.empty.text()
-    assert (
-        "Capture > Watch" not in empty.empty.text()
-    )  # no such menu entry: do not send people there
+    # how to watch a page, by the panel's own button and the menu entry (both exist:
+    # tests/gui/test_watch_from_app.py), and from a timer
+    guide = empty.no_watches.text()
+    assert "Watch a Page…" in guide and "Capture > Watch Pages…" in guide
+    assert "archiver watch run" in guide and empty.watch_button.text() == "Watch a Page…"
     assert empty.hint.isHidden()
 
     old_id, new_id = two_captures(library)

@@ -132,3 +132,18 @@ def test_a_tick_looks_for_due_watches_off_the_gui_thread(
     assert scheduler.tick() is not None
     qtbot.waitUntil(lambda: scheduler.busy is None, timeout=10_000)
     assert looked == [False]
+
+
+def test_run_now_during_a_run_runs_again_after_it(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    """A watch added while a run is under way is not left for the next minute's tick."""
+    add_watch(library, ["https://harbour.example/"], schedule="daily")  # due: never run
+    two_captures(library)
+    scheduler = WatchScheduler(library, op_runner, run=compare_stored)
+    RUNS.clear()
+    scheduler.run_now()
+    assert scheduler.busy is not None
+    scheduler.run_now()  # under way: asked again once it ends
+    qtbot.waitUntil(lambda: len(RUNS) == 2 and scheduler.busy is None, timeout=30_000)
+    scheduler.stop()

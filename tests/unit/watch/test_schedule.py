@@ -72,3 +72,12 @@ def test_due_not_due_and_caught_up_once_after_a_pause() -> None:
     assert is_due(hourly, last, woke)
     assert not is_due(hourly, woke, woke + timedelta(minutes=5))
     assert is_due(hourly, woke, at("2026-03-01 16:00"))
+
+
+def test_schedules_in_words() -> None:
+    from archiver_app.watch.schedule import describe_schedule
+
+    assert describe_schedule("hourly") == "every hour"
+    assert describe_schedule("Daily") == "every day at 03:00 UTC"
+    assert describe_schedule("weekly") == "every Monday at 03:00 UTC"
+    assert describe_schedule("*/15 * * * *") == "cron */15 * * * * (UTC)"

@@ -1,0 +1,112 @@
+"""Watching pages from the app: the captures table's menu and Capture > Watch Pages… open
+the capture dialog set to watch; Capture and Watch makes the watch and runs it at once; the
+Changes view lists every watch, captures one now, and stops one after asking.
+
+The run itself (captures in a child process, each compared) is
+:func:`archiver_app.watch.runner.run_due`, tested with real Chromium in
+tests/integration/capture/test_watch.py; here the scheduler's run is one that records it
+was called, so the test is about what the window does around it.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from archiver_app.gui.changes_panel import ChangesPanel, watch_cells
+from archiver_app.gui.main_window import MainWindow
+from archiver_app.gui.table_menu import table_menu
+from archiver_app.library import Library
+from archiver_app.tasks import CancelToken, Progress
+from archiver_app.watch.runner import WatchRunReport
+from tests.gui.test_compare_view import two_captures
+from tests.gui.test_research_actions import _select
+
+RUNS: list[int] = []
+
+
+def recorded_run(_library: Library, _progress: Progress, _cancel: CancelToken) -> WatchRunReport:
+    RUNS.append(1)
+    return WatchRunReport(runs=(), pages=())
+
+
+def test_watch_a_captured_page_from_the_app(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    window, research = main_window, main_window.research
+    scheduler = window.watches
+    qtbot.waitUntil(lambda: scheduler.busy is None, timeout=10_000)  # the start-up look
+    scheduler.run = recorded_run
+    RUNS.clear()
+    _old, new_id = two_captures(library)
+    window.refresh_all()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+    _select(window, [new_id])
+    menu = table_menu(window)  # what a right click on the row shows
+    assert research.watch_action in menu.actions()
+    assert research.compare_action in menu.actions() and window.deletion.action in menu.actions()
+
+    dialog = research.watch_selected()
+    assert dialog.urls.toPlainText() == "https://harbour.example/"
+    assert dialog.schedule.currentData() == "daily"
+    assert dialog.capture_button.text() == "Capture and Watch"
+    dialog.watch_ignore.setPlainText(r"\d+ visitors")
+    with qtbot.waitSignal(scheduler.ran, timeout=30_000):
+        dialog.accept()  # the watch is made, then run at once
+    assert RUNS == [1]
+    [watch] = library.jobs.watches()
+    assert watch.seeds == ("https://harbour.example/",) and watch.schedule == "daily"
+    assert watch.ignore == (r"\d+ visitors",)
+    assert window.statusBar().currentMessage().startswith("Watched pages: 0 captured again")
+
+    research.changes_action.trigger()
+    panel = research.changes
+    assert isinstance(panel, ChangesPanel)
+    qtbot.waitUntil(lambda: panel.loaded and panel.watches.rowCount() == 1)
+    assert watch_cells(panel.watches.rows[0])[:2] == (
+        "https://harbour.example/",
+        "every day at 03:00 UTC",
+    )
+    assert panel.no_watches.isHidden() and not panel.watch_table.isHidden()
+
+    panel.watch_table.selectRow(0)
+    with qtbot.waitSignal(scheduler.ran, timeout=30_000):
+        panel.capture_now.click()  # made due, then run
+    assert RUNS == [1, 1]
+    [due] = library.jobs.watches()
+    assert due.next_run_at is not None and due.next_run_at <= library.clock()
+
+    panel.ask_stop()
+    box = panel.stop_box
+    assert box is not None and box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
+    box.button(QMessageBox.StandardButton.Cancel).click()  # Cancel: still watched
+    assert len(library.jobs.watches()) == 1
+    panel.ask_stop()
+    assert panel.stop_box is not None
+    with qtbot.waitSignal(panel.watchesChanged, timeout=10_000):
+        panel.stop_box.button(QMessageBox.StandardButton.Yes).click()
+    assert library.jobs.watches() == []
+    qtbot.waitUntil(lambda: not panel.no_watches.isHidden())
+    assert library.snapshots.detail(new_id) is not None  # its captures are kept
+
+
+def test_watch_a_page_from_the_changes_view_opens_the_dialog(
+    qtbot: QtBot, main_window: MainWindow
+) -> None:
+    research = main_window.research
+    research.changes_action.trigger()
+    panel = research.changes
+    assert panel is not None
+    qtbot.waitUntil(lambda: panel.loaded)
+    assert not panel.no_watches.isHidden() and not panel.capture_now.isEnabled()
+    panel.watch_button.click()
+    from archiver_app.gui.capture_dialog import CaptureDialog
+
+    dialog = main_window.findChild(CaptureDialog)
+    assert dialog is not None and dialog.isVisible()
+    assert dialog.schedule.currentData() == "daily" and dialog.watch_ignore.isEnabled()
+    dialog.schedule.setCurrentIndex(0)  # Only now: a plain capture again
+    assert dialog.capture_button.text() == "Capture" and not dialog.watch_ignore.isEnabled()
+    dialog.urls.setPlainText("https://harbour.example/")
+    assert dialog.build().schedule is None
+    dialog.reject()

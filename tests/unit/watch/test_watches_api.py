@@ -1,0 +1,46 @@
+"""Watches through the application API (``lib.jobs``), as both front ends make them: a
+watch with its ignore patterns, a crawl watched afterwards, made due now, stopped."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from archiver_app.crawl.jobs import start_due_schedules
+from archiver_app.errors import InputError
+from archiver_app.library import Library
+from archiver_app.watch.runner import anything_due
+
+
+def test_watch_list_make_due_and_stop(library: Library) -> None:
+    jobs = library.jobs
+    watch = jobs.watch(["https://a.example/", "https://b.example/"], schedule="weekly",
+                       ignore=[r"\d+ views"])  # fmt: skip
+    [row] = jobs.watches()
+    assert row.job_id == watch and row.schedule == "weekly"
+    assert row.seeds == ("https://a.example/", "https://b.example/")
+    assert row.ignore == (r"\d+ views",)
+    assert row.next_run_at is not None and row.next_run_at > library.clock()
+
+    jobs.watch_now([watch])
+    [row] = jobs.watches()
+    assert row.next_run_at is not None and row.next_run_at <= library.clock()
+    assert start_due_schedules(library) != []  # its next run is queued
+
+    jobs.set_schedule(watch, None)
+    assert jobs.watches() == []
+
+
+def test_a_crawl_watched_afterwards_keeps_its_ignore_patterns(library: Library) -> None:
+    from archiver_app.api.jobs import CrawlOptions
+
+    jobs = library.jobs
+    crawl = jobs.crawl(["https://site.example/"], CrawlOptions(scope="host", max_depth=1))
+    with pytest.raises(InputError):
+        jobs.set_schedule(crawl, "daily", ignore=["[unclosed"])
+    assert jobs.watches() == []  # a bad pattern changed nothing
+    jobs.set_schedule(crawl, "daily", ignore=["Updated .*"])
+    [row] = jobs.watches()
+    assert (row.job_id, row.schedule, row.ignore) == (crawl, "daily", ("Updated .*",))
+    assert anything_due(library, now=datetime(2000, 1, 1, tzinfo=UTC))  # its first crawl
