@@ -5,15 +5,44 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QAbstractItemModel, Qt, QTimer
+from PySide6.QtCore import QAbstractItemModel, QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+#: The name column is never narrower than this: where the figures leave less, the table
+#: scrolls sideways instead of cutting every name to "#6 …".
+NAME_MIN_WIDTH = 200
+
+
+class _NameColumn(QObject):
+    """Keeps ``table``'s first column stretching into the spare width while there is at
+    least :data:`NAME_MIN_WIDTH` of it, and at that width (the table scrolls) otherwise."""
+
+    def __init__(self, table: QTableView) -> None:
+        super().__init__(table)
+        self.table = table
+        table.viewport().installEventFilter(self)  # its width is the one that counts
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self.place()
+        return False
+
+    def place(self) -> None:
+        header = self.table.horizontalHeader()
+        figures = sum(header.sectionSize(c) for c in range(1, header.count()))
+        if self.table.viewport().width() - figures >= NAME_MIN_WIDTH:
+            header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        elif header.sectionResizeMode(0) == QHeaderView.ResizeMode.Stretch:
+            header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(0, NAME_MIN_WIDTH)
 
 
 def list_table(parent: QWidget, model: QAbstractItemModel, name: str) -> QTableView:
     """A single-selection, whole-row table whose figures size to their contents and whose
-    first (name) column stretches into the rest, so names are not cut while numbers fit.
-    The columns are fitted when rows come and go; the user may resize them."""
+    first (name) column stretches into the rest, so names are not cut while numbers fit
+    (where the table is too narrow for both, it scrolls sideways). The columns are fitted
+    when rows come and go; the user may resize them."""
     table = QTableView(parent)
     table.setObjectName(name)
     table.setModel(model)
@@ -30,9 +59,12 @@ def list_table(parent: QWidget, model: QAbstractItemModel, name: str) -> QTableV
     header.setMinimumSectionSize(48)
     header.setResizeContentsPrecision(0)  # the rows on screen
 
+    name_column = _NameColumn(table)
+
     def fit() -> None:
         for column in range(1, model.columnCount()):
             table.resizeColumnToContents(column)
+        name_column.place()
 
     pending = QTimer(table)
     pending.setSingleShot(True)

@@ -379,3 +379,29 @@ def test_status_bar_says_what_captures_are_doing(
     # a worker that stopped beating (killed) runs nothing, whatever its row last said
     later = now + timedelta(minutes=3)
     assert status_figures(library, later).worker == "Captures: none running"
+
+
+def test_a_narrow_list_table_keeps_its_names_readable(qtbot: QtBot) -> None:
+    """The jobs table has a dozen figure columns: in a narrow dock the name column keeps
+    NAME_MIN_WIDTH (the table scrolls sideways); in a wide one it takes the spare width."""
+    from PySide6.QtGui import QStandardItem, QStandardItemModel
+    from PySide6.QtWidgets import QHeaderView
+
+    from archiver_app.gui.tables import NAME_MIN_WIDTH, list_table
+
+    model = QStandardItemModel(0, 12)
+    table = list_table(None, model, "t")  # type: ignore[arg-type]
+    qtbot.addWidget(table)
+    model.appendRow(
+        [QStandardItem("#6 watch https://harbour.example/notices")]
+        + [QStandardItem("123,456 KB") for _ in range(11)]
+    )
+    header = table.horizontalHeader()
+    table.resize(500, 200)
+    table.show()
+    qtbot.waitUntil(lambda: header.sectionSize(0) >= NAME_MIN_WIDTH)
+    assert header.sectionResizeMode(0) == QHeaderView.ResizeMode.Interactive
+    table.resize(3000, 200)
+    qtbot.waitUntil(lambda: header.sectionResizeMode(0) == QHeaderView.ResizeMode.Stretch)
+    figures = sum(header.sectionSize(c) for c in range(1, 12))
+    assert header.sectionSize(0) >= table.viewport().width() - figures - 2
