@@ -32,27 +32,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_verify_export(args: argparse.Namespace, ctx: Context) -> int:
-    from archiver_app.export.signing import fingerprint, verify_wacz
-    from archiver_app.export.timestamps import TimestampState, load_roots
+    from archiver_app.export.signing import verify_wacz
+    from archiver_app.export.timestamps import load_roots
 
     roots = load_roots(args.tsa_cert) if args.tsa_cert else None
     report = verify_wacz(args.wacz, tsa_roots=roots)
-    for problem in report.problems:
-        print(f"changed: {problem}", file=ctx.out)
-    if report.signed:
-        who = fingerprint(report.public_key) if report.public_key else "no key"
-        state = "valid" if report.signature_valid else "NOT valid"
-        print(f"signature: {state}; key {who}; signed {report.signed_at} by {report.software}",
-              file=ctx.out)  # fmt: skip
-        stamp = report.timestamp
-        if stamp.state is not TimestampState.NONE:
-            when = stamp.time.strftime("%Y-%m-%dT%H:%M:%SZ") if stamp.time else "?"
-            print(f"timestamp: {stamp.state}; {when} by {stamp.authority or '?'}: "
-                  f"{stamp.message}", file=ctx.out)  # fmt: skip
-        else:
-            print("timestamp: none", file=ctx.out)
-    else:
-        print("not signed", file=ctx.out)
-    verdict = "intact" if report.ok else "NOT intact"
-    print(f"{args.wacz}: {verdict} ({report.files_checked} files checked)", file=ctx.out)
+    for line in report.lines():
+        print(line, file=ctx.out)
     return 0 if report.ok else 1

@@ -217,6 +217,27 @@ class VerifyReport:
     def add(self, kind: Difference, name: str, message: str) -> None:
         self.findings.append(Finding(kind, name, message))
 
+    def lines(self) -> list[str]:
+        """The report as ``archiver verify-export`` prints it and the app shows it: what
+        changed, the signature, the timestamp, then the verdict."""
+        out = [f"changed: {problem}" for problem in self.problems]
+        if self.signed:
+            who = fingerprint(self.public_key) if self.public_key else "no key"
+            state = "valid" if self.signature_valid else "NOT valid"
+            out.append(f"signature: {state}; key {who}; signed {self.signed_at} by {self.software}")
+            stamp = self.timestamp
+            if stamp.state is not TimestampState.NONE:
+                when = stamp.time.strftime("%Y-%m-%dT%H:%M:%SZ") if stamp.time else "?"
+                out.append(f"timestamp: {stamp.state}; {when} by {stamp.authority or '?'}: "
+                           f"{stamp.message}")  # fmt: skip
+            else:
+                out.append("timestamp: none")
+        else:
+            out.append("not signed")
+        verdict = "intact" if self.ok else "NOT intact"
+        out.append(f"{self.path}: {verdict} ({self.files_checked} files checked)")
+        return out
+
 
 def verify_wacz(path: Path, *, tsa_roots: list[x509.Certificate] | None = None) -> VerifyReport:
     """Check a WACZ's hashes, signature and timestamp; every difference is a finding.

@@ -1,4 +1,5 @@
-"""Tools ▸ Verify Library…: run ``archiver verify`` from the app and show what it found.
+"""Tools ▸ Verify Library…: run ``archiver verify`` from the app and show what it found;
+Tools ▸ Verify an Export…: ``archiver verify-export`` on a WACZ the user chooses.
 
 :class:`VerifyActions` puts the action in the window's Tools menu; it runs the verify job
 through ``lib.integrity`` (the job the CLI runs, listed in the Jobs panel) on the op runner,
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
     QMenu,
+    QMessageBox,
     QPushButton,
     QTreeView,
     QVBoxLayout,
@@ -33,9 +35,12 @@ from archiver_app.gui.verify_model import WORDING, FindingsModel
 from archiver_app.tasks import ProgressUpdate
 
 if TYPE_CHECKING:
+    from archiver_app.export.signing import VerifyReport
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.library import Library
 
+#: Findings of an export shown in its message (the rest: ``archiver verify-export``).
+MAX_EXPORT_LINES = 20
 #: Up to this many files, every capture opens; past it, the first ones (a long list stays
 #: quick to open and to read from the top).
 _EXPAND_UP_TO = 2000
@@ -169,6 +174,13 @@ class VerifyActions(QObject):
         )
         self.action.triggered.connect(self.start)
         _menu(window, "Tools").addAction(self.action)
+        self.export_action = QAction("Verify an &Export…", window)
+        self.export_action.setToolTip(
+            "Check that a WACZ export's files are as exported, who signed it and when"
+        )
+        self.export_action.triggered.connect(lambda _checked=False: self.check_export())
+        _menu(window, "Tools").addAction(self.export_action)
+        self.export_box: QMessageBox | None = None
         self.op: BackgroundOp[VerifyFindings] | None = None
         self.dialog: VerifyResultsDialog | None = None
 
@@ -209,3 +221,52 @@ class VerifyActions(QObject):
         self.window.statusBar().clearMessage()
         if not failure.cancelled:
             show_error(self.window, failure, "verifying the library")
+
+    # ------------------------------------------------------------------ an export
+
+    def check_export(self, path: Path | None = None) -> BackgroundOp[VerifyReport] | None:
+        """Check ``path`` (None: ask for a WACZ) as ``archiver verify-export`` does, in the
+        background, then say what was found."""
+        window = self.window
+        if path is None:
+            name, _ = QFileDialog.getOpenFileName(
+                window, "Verify an export", "", "WACZ files (*.wacz);;All files (*)"
+            )
+            if not name:
+                return None
+            path = Path(name)
+        window.statusBar().showMessage(f"Checking {path.name}…")
+        chosen = path
+
+        def work(_progress: object, _cancel: object) -> VerifyReport:
+            from archiver_app.export.signing import verify_wacz
+
+            return verify_wacz(chosen)
+
+        def failed(failure: OpFailure) -> None:
+            window.statusBar().clearMessage()
+            show_error(window, failure, "checking the export")
+
+        return (
+            BackgroundOp(window.runner, work, label="checking an export", blocks_quit=False)
+            .success(self._export_checked)
+            .failure(failed)
+            .run_in_background()
+        )
+
+    def _export_checked(self, report: VerifyReport) -> None:
+        name = report.path.name
+        if report.ok:
+            title, text = "Export intact", f"{name} is as it was exported."
+        else:
+            title, text = "Export changed", f"{name} is not as it was exported."
+        self.window.statusBar().showMessage(text, 15000)
+        lines = report.lines()[:-1]  # the verdict is the text above them
+        shown = lines[:MAX_EXPORT_LINES]
+        if len(lines) > len(shown):
+            shown.append(f"(and {len(lines) - len(shown)} more; archiver verify-export lists all)")
+        icon = QMessageBox.Icon.Information if report.ok else QMessageBox.Icon.Warning
+        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Close, self.window)
+        box.setInformativeText("\n".join(shown))
+        self.export_box = box
+        box.open()

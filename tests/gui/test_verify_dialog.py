@@ -165,3 +165,40 @@ def test_hundreds_of_findings_are_all_listed_and_saved_from_the_keyboard(
     assert sorted(r["path"] for r in rows) == sorted(listed)
     assert {r["code"] for r in rows} == {"altered after capture", "missing"}
     assert f"Saved 620 findings to {saved}" in dialog.summary.text()
+
+
+def test_verify_an_export_says_intact_or_what_changed(
+    qtbot: QtBot, main_window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tools ▸ Verify an Export… checks a WACZ as ``archiver verify-export`` does and shows
+    the same lines: intact and who signed it, or each file that changed."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from tests.unit.export.test_signing import WARC, _rewrite, write_wacz
+
+    wacz = tmp_path / "harbour.wacz"
+    write_wacz(wacz, tmp_path / "key")
+    checks = main_window.verify
+    assert checks.export_action in _tools_menu(main_window).actions()
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(wacz), ""))
+    checks.export_action.trigger()  # asks for the file, then checks it in the background
+    qtbot.waitUntil(lambda: checks.export_box is not None and checks.export_box.isVisible())
+    box = checks.export_box
+    assert box is not None and box.windowTitle() == "Export intact"
+    assert box.text() == "harbour.wacz is as it was exported."
+    assert "signature: valid; key " in box.informativeText()
+    assert box.icon() == QMessageBox.Icon.Information
+    box.close()
+
+    _rewrite(wacz, {"archive/data.warc": WARC[:-1] + b"!"})
+    op = checks.check_export(wacz)
+    assert op is not None
+    qtbot.waitUntil(lambda: checks.export_box is not box and checks.export_box is not None)
+    changed = checks.export_box
+    assert changed.windowTitle() == "Export changed"
+    assert "changed: archive/data.warc was changed (its hash differs)" in (
+        changed.informativeText()
+    )
+    assert changed.icon() == QMessageBox.Icon.Warning
+    assert main_window.statusBar().currentMessage() == "harbour.wacz is not as it was exported."
+    changed.close()
