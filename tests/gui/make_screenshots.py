@@ -237,6 +237,41 @@ def import_notice_shot(window: Any, lib: Any, tmp: Path, settle: Any) -> Any:
     return box
 
 
+def menus_shot(window: Any, out: Path, settle: Any) -> None:
+    """Each menu of the menu bar open, side by side (docs/screenshots/menus.png)."""
+    from PIL import Image
+    from PySide6.QtGui import QGuiApplication
+
+    screen = QGuiApplication.primaryScreen()
+    shots = []
+    for action in window.menuBar().actions():
+        menu = action.menu()
+        if menu is None:
+            continue
+        window.menuBar().setActiveAction(action)
+        settle(30)
+        right = menu.geometry().right() + 8
+        bottom = max(menu.geometry().bottom() + 8, 200)
+        top_left = window.mapToGlobal(window.menuBar().actionGeometry(action).topLeft())
+        left = top_left.x()
+        path = out / f".menu-{len(shots)}.png"
+        screen.grabWindow(0, left, top_left.y(), right - left, bottom - top_left.y()).save(
+            str(path)
+        )
+        shots.append(Image.open(path))
+        menu.hide()
+        settle(10)
+    height = max(shot.height for shot in shots)
+    sheet = Image.new("RGB", (sum(shot.width + 4 for shot in shots), height), "white")
+    x = 0
+    for shot in shots:
+        sheet.paste(shot, (x, 0))
+        x += shot.width + 4
+    sheet.save(out / "menus.png")
+    for path in out.glob(".menu-*.png"):
+        path.unlink()
+
+
 def main() -> None:
     from PySide6.QtCore import QEventLoop, QSettings
     from PySide6.QtWidgets import QApplication
@@ -272,6 +307,7 @@ def main() -> None:
     window.thumbnails.wait_idle()
     settle(40)
     window.grab().save(str(out / "main-window.png"))
+    menus_shot(window, out, settle)
 
     dialog = window.capture.open_dialog(
         "https://www.example-climate.org/reports/\nhttps://riverwatch.example.net/flood-levels"
