@@ -79,12 +79,15 @@ def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _list(lib: Any, ctx: Context) -> int:
+    from archiver_app.watch.schedule import describe_schedule
+
     rows = lib.jobs.watches()
     if not rows:
         print("nothing is watched; add a page with `archiver watch add URL`", file=ctx.out)
     for row in rows:
         when = f"{row.next_run_at:%Y-%m-%d %H:%M} UTC" if row.next_run_at else "-"
-        print(f"{row.job_id:>5}  {row.schedule:<12} next {when}  {row.name}", file=ctx.out)
+        every = describe_schedule(row.schedule)
+        print(f"{row.job_id:>5}  {every:<26} next {when}  {row.name}", file=ctx.out)
     return 0
 
 

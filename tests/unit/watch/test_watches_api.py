@@ -44,3 +44,21 @@ def test_a_crawl_watched_afterwards_keeps_its_ignore_patterns(library: Library) 
     [row] = jobs.watches()
     assert (row.job_id, row.schedule, row.ignore) == (crawl, "daily", ("Updated .*",))
     assert anything_due(library, now=datetime(2000, 1, 1, tzinfo=UTC))  # its first crawl
+
+
+def test_the_command_adds_lists_in_words_and_removes(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from archiver_app import cli
+
+    root = str(library.root)
+    add = ["watch", "add", "https://a.example/", "--schedule", "hourly"]
+    assert cli.main(["--library", root, *add]) == 0
+    job = int(capsys.readouterr().out.split("job ")[1].split()[0])
+    assert cli.main(["--library", root, "watch", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert f"{job:>5}  every hour " in listed and "watch https://a.example/" in listed
+    assert cli.main(["--library", root, "watch", "remove", str(job)]) == 0
+    capsys.readouterr()
+    assert cli.main(["--library", root, "watch", "list"]) == 0
+    assert "nothing is watched" in capsys.readouterr().out
