@@ -68,7 +68,12 @@ NO_SCREENSHOT_MIMES = {*PDF_MIMES, "application/octet-stream"}  # a PDF's comes 
 def describe_failure(message: str, url: str, timeout: float) -> str:
     """A readable sentence for a Playwright navigation error."""
     text = first_line(message)
-    host = urlsplit(url).hostname or url
+    parts = urlsplit(url)
+    host = parts.hostname or url
+    try:
+        port = parts.port or ""
+    except ValueError:  # an address whose port is not a number
+        port = ""
     table = (
         ("ERR_NAME_NOT_RESOLVED", f"the host name {host!r} could not be resolved (DNS)"),
         ("ERR_CONNECTION_REFUSED", f"the connection to {host} was refused"),
@@ -80,6 +85,8 @@ def describe_failure(message: str, url: str, timeout: float) -> str:
         ("ERR_INTERNET_DISCONNECTED", "there is no network connection"),
         ("ERR_ADDRESS_UNREACHABLE", f"{host} is unreachable"),
         ("ERR_TIMED_OUT", f"{host} did not answer in time"),
+        ("ERR_UNSAFE_PORT", f"browsers do not connect to port {port} (kept for other services)"),
+        ("ERR_TOO_MANY_REDIRECTS", f"{host} redirects in a loop"),
         ("Timeout", f"the page did not load within {timeout:g} s"),
         ("has been closed", "the browser crashed or closed while capturing"),
         ("Target crashed", "the page crashed the browser tab"),

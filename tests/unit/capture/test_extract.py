@@ -37,6 +37,12 @@ def test_failures_read_as_sentences() -> None:
         "the page did not load within 5 s"
     )
     assert "TLS error" in describe_failure("net::ERR_CERT_AUTHORITY_INVALID", "https://a/", 5)
+    assert describe_failure(
+        "Page.goto: net::ERR_UNSAFE_PORT at http://127.0.0.1:6000/", "http://127.0.0.1:6000/", 5
+    ) == ("browsers do not connect to port 6000 (kept for other services)")
+    assert describe_failure("net::ERR_TOO_MANY_REDIRECTS", "https://loop.example/", 5) == (
+        "loop.example redirects in a loop"
+    )
 
 
 def test_read_urls_expands_stdin() -> None:
