@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from archiver_app.export import ExportResult, Selection
+from archiver_app.export.signing import VerifyReport
 from archiver_app.export.timestamps import StampCode
 from archiver_app.jobs import JobKind
 from archiver_app.jobs.operations import export_config
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress, null_progress
 
-__all__ = ["ExportResult", "ExportsManager", "Selection", "StampCode"]
+__all__ = ["ExportResult", "ExportsManager", "Selection", "StampCode", "VerifyReport"]
 
 
 class ExportsManager:
@@ -32,6 +33,12 @@ class ExportsManager:
         from archiver_app.export.pending import pending
 
         return len(pending(self._lib))
+
+    def verify(self, path: Path) -> VerifyReport:
+        """A WACZ's files, signature and timestamp checked (``archiver verify-export``)."""
+        from archiver_app.export.signing import verify_wacz
+
+        return verify_wacz(path)
 
     def check_destination(self, dest: Path, fmt: str) -> Path:
         """``dest`` made absolute, or ``InputError`` saying why it is not a safe place."""

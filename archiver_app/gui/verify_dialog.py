@@ -35,7 +35,7 @@ from archiver_app.gui.verify_model import WORDING, FindingsModel
 from archiver_app.tasks import ProgressUpdate
 
 if TYPE_CHECKING:
-    from archiver_app.export.signing import VerifyReport
+    from archiver_app.api.exports import VerifyReport
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.library import Library
 
@@ -236,12 +236,10 @@ class VerifyActions(QObject):
                 return None
             path = Path(name)
         window.statusBar().showMessage(f"Checking {path.name}…")
-        chosen = path
+        chosen, exports = path, window.library.exports
 
         def work(_progress: object, _cancel: object) -> VerifyReport:
-            from archiver_app.export.signing import verify_wacz
-
-            return verify_wacz(chosen)
+            return exports.verify(chosen)
 
         def failed(failure: OpFailure) -> None:
             window.statusBar().clearMessage()
