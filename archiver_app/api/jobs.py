@@ -231,11 +231,12 @@ class JobsManager:
 
         return list_watches(self._lib)
 
-    def watch_now(self, job_ids: Sequence[int]) -> None:
-        """Make these watches due now; the next run of due watches captures them."""
+    def watch_now(self, job_ids: Sequence[int]) -> list[int]:
+        """Make these watches due now (not those being captured already); the next run of
+        due watches captures them. Returns the watches made due."""
         from archiver_app.watch.runner import due_now
 
-        due_now(self._lib, job_ids)
+        return due_now(self._lib, job_ids)
 
     def set_schedule(
         self, job_id: int, schedule: str | None, *, ignore: Sequence[str] | None = None

@@ -181,17 +181,26 @@ class ChangesPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self._watch_bar())
+        self.note = QLabel(self)
+        self.note.setObjectName("watch_note")
+        self.note.hide()
+        layout.addWidget(self.note)
         layout.addWidget(self.no_watches)
         layout.addWidget(self.watch_table)
         layout.addWidget(self._heading("Changes"))
         layout.addWidget(self.empty)
         layout.addWidget(self.hint)
         layout.addWidget(self.table, 1)
-        for label in (self.no_watches, self.empty, self.hint):
+        for label in (self.note, self.no_watches, self.empty, self.hint):
             label.setContentsMargins(6, 4, 6, 4)  # the panel has no margins of its own
         self.stop_box: QMessageBox | None = None
         self.loaded = False
         self.refresh()
+
+    def say(self, text: str) -> None:
+        """A line under the watched pages' buttons (empty: none)."""
+        self.note.setText(text)
+        self.note.setVisible(bool(text))
 
     def _heading(self, text: str) -> QLabel:
         label = QLabel(f"<b>{text}</b>", self)
@@ -227,7 +236,11 @@ class ChangesPanel(QWidget):
 
     def _show(self, lists: tuple[list[WatchRow], list[ChangeRow]]) -> None:
         watches, rows = lists
+        kept = self.selected_watch()
         self.watches.set_rows(watches)
+        for i, w in enumerate(watches):  # the selection outlives a refresh
+            if kept is not None and w.job_id == kept.job_id:
+                self.watch_table.selectRow(i)
         self.no_watches.setVisible(not watches)
         self.watch_table.setVisible(bool(watches))
         self.stop_button.setEnabled(bool(watches))
@@ -245,14 +258,20 @@ class ChangesPanel(QWidget):
 
     # ------------------------------------------------------------------ capture now
 
-    def capture_selected_now(self) -> BackgroundOp[None]:
+    def capture_selected_now(self) -> BackgroundOp[list[int]]:
         """Make the selected watch (none selected: every one) due, then ask for a run."""
         watch = self.selected_watch()
         ids = [watch.job_id] if watch else [w.job_id for w in self.watches.rows]
         jobs = self.library.jobs
+
+        def made_due(due: list[int]) -> None:
+            left = [watch_cells(w)[0] for w in self.watches.rows if w.job_id in set(ids) - set(due)]
+            self.say(f"Being captured already: {', '.join(left)}." if left else "")
+            self.captureNowRequested.emit()
+
         return (
             BackgroundOp(self.runner, lambda _p, _c: jobs.watch_now(ids), label="capture now")
-            .success(lambda _: self.captureNowRequested.emit())
+            .success(made_due)
             .failure(lambda failure: show_error(self, failure, "capturing the watched pages"))
             .run_in_background()
         )
@@ -267,8 +286,9 @@ class ChangesPanel(QWidget):
         """Ask before the selected watch ends (*Cancel* is the default); its captures stay."""
         watch = self.selected_watch()
         if watch is None:
-            self.no_watches.setText("Select a watched page first.")
+            self.say("Select a watched page first.")
             return
+        self.say("")
         keep, cancel = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.Cancel
         box = QMessageBox(
             QMessageBox.Icon.Question,

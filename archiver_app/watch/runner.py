@@ -121,13 +121,25 @@ def watch_job(
         job.config = {**job.config, WATCH_KEY: settings}
 
 
-def due_now(lib: Library, job_ids: Sequence[int]) -> None:
+#: A watch with a run in one of these states is being captured already.
+_UNDER_WAY = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.INDEXING, JobStatus.CANCELLING)
+
+
+def due_now(lib: Library, job_ids: Sequence[int]) -> list[int]:
     """Make the watches ``job_ids`` due now (Capture Now): the next :func:`run_due`
-    captures them, after which each goes back to its schedule."""
+    captures them, after which each goes back to its schedule. A watch whose run is
+    queued or under way is left as it is (no second capture of the same pages at once).
+    Returns the watches made due."""
     now = lib.clock()
+    made: list[int] = []
     with lib.write() as s:
+        active = s.execute(select(Job.id, Job.config).where(Job.status.in_(_UNDER_WAY))).all()
+        busy = {(config or {}).get("scheduled_from") or jid for jid, config in active}
         for job in s.scalars(select(Job).where(Job.id.in_(job_ids), Job.schedule.is_not(None))):
-            job.next_run_at = now
+            if job.id not in busy:
+                job.next_run_at = now
+                made.append(job.id)
+    return made
 
 
 def list_watches(lib: Library) -> list[WatchRow]:

@@ -25,8 +25,15 @@ from tests.gui.test_research_actions import _select
 RUNS: list[int] = []
 
 
-def recorded_run(_library: Library, _progress: Progress, _cancel: CancelToken) -> WatchRunReport:
+def recorded_run(library: Library, _progress: Progress, _cancel: CancelToken) -> WatchRunReport:
+    """A run that captures nothing: its queued jobs end as a real run's would."""
+    from sqlalchemy import update
+
+    from archiver_app.store.models import Job, JobStatus
+
     RUNS.append(1)
+    with library.write() as s:
+        s.execute(update(Job).where(Job.status == JobStatus.QUEUED).values(status="indexed"))
     return WatchRunReport(runs=(), pages=())
 
 
@@ -72,9 +79,16 @@ def test_watch_a_captured_page_from_the_app(
     panel.watch_table.selectRow(0)
     with qtbot.waitSignal(scheduler.ran, timeout=30_000):
         panel.capture_now.click()  # made due, then run
-    assert RUNS == [1, 1]
+    assert RUNS == [1, 1] and panel.note.isHidden()
     [due] = library.jobs.watches()
     assert due.next_run_at is not None and due.next_run_at <= library.clock()
+    library.jobs.watch_now([watch.job_id])  # its run is queued by a timer meanwhile
+    from archiver_app.crawl.jobs import start_due_schedules
+
+    assert start_due_schedules(library)
+    with qtbot.waitSignal(panel.captureNowRequested, timeout=10_000):
+        panel.capture_now.click()  # not a second capture of the same page at once
+    assert panel.note.text() == "Being captured already: https://harbour.example/."
 
     panel.ask_stop()
     box = panel.stop_box

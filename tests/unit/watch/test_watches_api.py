@@ -23,10 +23,18 @@ def test_watch_list_make_due_and_stop(library: Library) -> None:
     assert row.ignore == (r"\d+ views",)
     assert row.next_run_at is not None and row.next_run_at > library.clock()
 
-    jobs.watch_now([watch])
+    assert jobs.watch_now([watch]) == []  # its first capture is still queued
+    from sqlalchemy import update
+
+    from archiver_app.store.models import Job
+
+    with library.write() as s:  # as after its first run
+        s.execute(update(Job).where(Job.id == watch).values(status="indexed"))
+    assert jobs.watch_now([watch]) == [watch]
     [row] = jobs.watches()
     assert row.next_run_at is not None and row.next_run_at <= library.clock()
     assert start_due_schedules(library) != []  # its next run is queued
+    assert jobs.watch_now([watch]) == []  # under way: no second run of the same pages
 
     jobs.set_schedule(watch, None)
     assert jobs.watches() == []
