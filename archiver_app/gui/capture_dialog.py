@@ -262,7 +262,11 @@ class CaptureDialog(QDialog):
             rejected=rejected,
             profile=self.profile.currentData(),
             schedule=self.schedule.currentData(),
-            watch_ignore=parse_ignore_patterns(self.watch_ignore.toPlainText()),
+            watch_ignore=parse_ignore_patterns(
+                self.watch_ignore.toPlainText(), "text to ignore in comparisons"
+            )
+            if self.schedule.currentData()
+            else (),  # the field is disabled: what it holds is not asked for
         )
 
     def accept(self) -> None:

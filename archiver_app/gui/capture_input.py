@@ -83,8 +83,9 @@ def parse_url_lines(text: str) -> tuple[list[str], list[Rejected]]:
     return list(urls), rejected
 
 
-def parse_ignore_patterns(text: str) -> tuple[str, ...]:
-    """Regular expressions, one per line; a bad one raises :class:`InputError` naming it."""
+def parse_ignore_patterns(text: str, what: str = "ignore pattern") -> tuple[str, ...]:
+    """Regular expressions, one per line; a bad one raises :class:`InputError` naming it
+    (``what`` it is, and its line)."""
     patterns = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -93,9 +94,7 @@ def parse_ignore_patterns(text: str) -> tuple[str, ...]:
         try:
             re.compile(line)
         except re.error as exc:
-            raise InputError(
-                f"ignore pattern on line {number} is not valid: {line!r} ({exc})"
-            ) from exc
+            raise InputError(f"{what} on line {number} is not valid: {line!r} ({exc})") from exc
         patterns.append(line)
     return tuple(patterns)
 

@@ -167,10 +167,7 @@ class ChangesPanel(QWidget):
         self.model = ChangesModel(self)
         self.table = list_table(self, self.model, "changes_table")
         self.table.activated.connect(self._activated)
-        self.empty = QLabel(
-            "No changes yet: every capture of a watched page so far is the same as the one before.",
-            self,
-        )
+        self.empty = QLabel(self)
         self.empty.setWordWrap(True)
         self.hint = QLabel(
             "Double-click a change (or select it and press Return) to compare the two"
@@ -245,6 +242,11 @@ class ChangesPanel(QWidget):
         self.watch_table.setVisible(bool(watches))
         self.stop_button.setEnabled(bool(watches))
         self.capture_now.setEnabled(bool(watches))
+        self.empty.setText(
+            "No changes yet: every capture of a watched page so far is the same as the one before."
+            if watches
+            else "No changes yet."
+        )
         self.model.set_rows(rows)
         self.empty.setVisible(not rows)
         self.hint.setVisible(bool(rows))

@@ -20,6 +20,7 @@ from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
+from archiver_app.watch.schedule import describe_schedule
 
 if TYPE_CHECKING:
     from archiver_app.api.jobs import InlineRun
@@ -142,7 +143,7 @@ class WindowCapture(QObject):
             count = len(request.urls)
             what = request.urls[0] if count == 1 else f"{count} pages"
             self.window.statusBar().showMessage(
-                f"Watching {what} ({request.schedule}); capturing now. "
+                f"Watching {what} ({describe_schedule(request.schedule or '')}); capturing now. "
                 "Changes: View > Changes (Ctrl+Shift+H).",
                 10_000,
             )

@@ -119,8 +119,12 @@ def test_watch_a_page_from_the_changes_view_opens_the_dialog(
     dialog = main_window.findChild(CaptureDialog)
     assert dialog is not None and dialog.isVisible()
     assert dialog.schedule.currentData() == "daily" and dialog.watch_ignore.isEnabled()
+    dialog.urls.setPlainText("https://harbour.example/")
+    dialog.watch_ignore.setPlainText("[unclosed")
+    dialog.accept()
+    assert dialog.isVisible()
+    assert dialog.problems.text().startswith("text to ignore in comparisons on line 1")
     dialog.schedule.setCurrentIndex(0)  # Only now: a plain capture again
     assert dialog.capture_button.text() == "Capture" and not dialog.watch_ignore.isEnabled()
-    dialog.urls.setPlainText("https://harbour.example/")
     assert dialog.build().schedule is None
     dialog.reject()
