@@ -151,7 +151,7 @@ class MainWindow(QMainWindow):
         self.new_edition_action = install_edition_action(self)  # File > New Edition…
         self.background = WindowJobs(self)
         self.watches = install_watch_scheduler(self)  # due watches run; changes in the tray
-        install_table_menu(self)  # right click on captures: the actions above
+        self.copy_address = install_table_menu(self)  # right click: the actions above
         self._connect()
         self.reload_sidebar()
         restore_window_state(self)

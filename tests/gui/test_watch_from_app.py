@@ -52,6 +52,15 @@ def test_watch_a_captured_page_from_the_app(
     menu = table_menu(window)  # what a right click on the row shows
     assert research.watch_action in menu.actions()
     assert research.compare_action in menu.actions() and window.deletion.action in menu.actions()
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtTest import QTest
+
+    assert window.copy_address in menu.actions()
+    QGuiApplication.clipboard().clear()
+    window.table.setFocus()
+    QTest.keyClick(window.table, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().text() == "https://harbour.example/"
 
     dialog = research.watch_selected()
     assert dialog.urls.toPlainText() == "https://harbour.example/"
