@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLayoutItem,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -42,6 +43,20 @@ from archiver_app.gui.capture_input import (
 )
 
 TAB_URLS, TAB_BOOKMARKS, TAB_CRAWL = range(3)
+
+
+def _align_labels(*forms: QFormLayout) -> None:
+    """One label width for the forms stacked in the dialog, so their fields line up."""
+    labels = [
+        label
+        for form in forms
+        for row in range(form.rowCount())
+        if isinstance(item := form.itemAt(row, QFormLayout.ItemRole.LabelRole), QLayoutItem)
+        and isinstance(label := item.widget(), QLabel)
+    ]
+    width = max((label.sizeHint().width() for label in labels), default=0)
+    for label in labels:
+        label.setMinimumWidth(width)
 
 
 class CaptureDialog(QDialog):
@@ -158,7 +173,9 @@ class CaptureDialog(QDialog):
         common_form.addRow("Browser profile", self.profile)
         layout.addWidget(common)
         watch = QGroupBox("Watch", self)
-        self._watch_rows(watch, QFormLayout(watch), schedule)
+        watch_form = QFormLayout(watch)
+        self._watch_rows(watch, watch_form, schedule)
+        _align_labels(common_form, watch_form)
         layout.addWidget(watch)
 
         self.problems = QLabel(self)
