@@ -72,6 +72,7 @@ class CaptureDialog(QDialog):
         default_collection: str = "default",
         profiles: list[str] | None = None,
         schedule: str | None = None,
+        profile: str | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("capture_dialog")
@@ -168,6 +169,7 @@ class CaptureDialog(QDialog):
         self.profile.setToolTip(
             "Capture with a browser profile you logged in with (Capture > Log In to a Site…)"
         )
+        self.profile.setCurrentIndex(max(0, self.profile.findData(profile)))
         common_form.addRow("Collection", self.collection)
         common_form.addRow("Tags", self.tags)
         common_form.addRow("Browser profile", self.profile)

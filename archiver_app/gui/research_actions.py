@@ -111,9 +111,14 @@ class ResearchActions(QObject):
     # ------------------------------------------------------------------ changes
 
     def watch_selected(self) -> QWidget:
-        """The capture dialog on the selected captures' addresses, set to watch them daily."""
-        urls = dict.fromkeys(self.window.selected_urls())
-        return self.window.capture.open_dialog("\n".join(urls), schedule="daily")
+        """The capture dialog on the selected captures' addresses, set to watch them daily,
+        in the browser profile they were captured in (a page behind a login stays so)."""
+        window = self.window
+        rows = sorted(i.row() for i in window.table.selectionModel().selectedRows())
+        data = [rd for rd in map(window.model.row_data, rows) if rd is not None]
+        urls = dict.fromkeys(rd.url for rd in data)
+        profile = next((rd.profile for rd in data if rd.profile), None)
+        return window.capture.open_dialog("\n".join(urls), schedule="daily", profile=profile)
 
     def refresh_changes(self) -> None:
         """Read the Changes view's lists again, if it is open."""

@@ -93,13 +93,29 @@ class WindowCapture(QObject):
         self.last_result: InlineRun | None = None
 
     def open_dialog(
-        self, text: str = "", *, tab: int = 0, schedule: str | None = None
+        self,
+        text: str = "",
+        *,
+        tab: int = 0,
+        schedule: str | None = None,
+        profile: str | None = None,
     ) -> CaptureDialog:
-        """The capture dialog on ``text`` (``schedule``: to watch, preset)."""
-        collections = [(c.slug, c.name) for c in self.window.library.collections.all()]
+        """The capture dialog on ``text`` (``schedule``: to watch, ``profile``: logged in,
+        preset), saving into the collection the sidebar shows, if it shows one."""
+        found = self.window.library.collections.all()
+        entry = self.window.sidebar.current_entry()
+        shown = [
+            c.slug for c in found if entry and entry.kind == "collection" and entry.value == c.id
+        ]
         profiles = self.window.library.profiles.names()
         dialog = CaptureDialog(
-            collections, self.window, initial_text=text, profiles=profiles, schedule=schedule
+            [(c.slug, c.name) for c in found],
+            self.window,
+            initial_text=text,
+            profiles=profiles,
+            schedule=schedule,
+            profile=profile,
+            default_collection=shown[0] if shown else "default",
         )
         dialog.tabs.setCurrentIndex(tab)
         dialog.accepted.connect(lambda: dialog.request and self.run(dialog.request))

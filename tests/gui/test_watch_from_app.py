@@ -137,3 +137,37 @@ def test_watch_a_page_from_the_changes_view_opens_the_dialog(
     assert dialog.capture_button.text() == "Capture" and not dialog.watch_ignore.isEnabled()
     assert dialog.build().schedule is None
     dialog.reject()
+
+
+def test_new_captures_go_where_the_user_is_and_watches_keep_the_login(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """With a collection shown in the sidebar, the capture dialog saves into it; watching a
+    capture made in a browser profile (logged in) watches it in that profile."""
+    from sqlalchemy import update
+
+    from archiver_app.profiles import profile_dir
+    from archiver_app.store.models import Snapshot
+    from tests.helpers.snapshots import add_snapshot
+
+    library.ensure_collection()  # "Default", listed first
+    trips = library.ensure_collection("trips", "Trips")
+    sid = add_snapshot(library, "https://members.example/notices", collection="trips")
+    profile_dir(library.root, "members").mkdir(parents=True)
+    with library.write() as s:
+        s.execute(update(Snapshot).where(Snapshot.id == sid).values(profile="members"))
+    window = main_window
+    window.reload_sidebar()
+    assert window.sidebar.select_key(f"collection:{trips}")
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+
+    plain = window.capture.open_dialog("https://a.example/")
+    assert plain.collection.currentData() == "trips"
+    assert plain.profile.currentData() is None
+    plain.reject()
+
+    _select(window, [sid])
+    watch = window.research.watch_selected()
+    assert watch.urls.toPlainText() == "https://members.example/notices"
+    assert watch.profile.currentData() == "members" and watch.collection.currentData() == "trips"
+    watch.reject()
