@@ -22,11 +22,12 @@ from archiver_app.compare.snapshots import ChangeSummary
 from archiver_app.compare.text import compile_ignore_patterns
 from archiver_app.crawl.jobs import create_job, start_due_schedules
 from archiver_app.crawl.rules import Rules
+from archiver_app.crawl.scope import Scope, validate_seeds
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.models import Job, JobStatus, Snapshot, SnapshotState
 from archiver_app.tasks import CancelToken, Progress, null_progress
-from archiver_app.watch.schedule import parse_schedule
+from archiver_app.watch.schedule import describe_schedule, parse_schedule
 
 #: Where a watch keeps its own settings in ``jobs.config``.
 WATCH_KEY = "watch"
@@ -40,6 +41,7 @@ class WatchRow:
     schedule: str
     next_run_at: datetime | None
     ignore: tuple[str, ...]
+    profile: str | None = None  # captured in this browser profile (logged in)
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ def add_watch(
     compile_ignore_patterns(ignore)  # refuse a bad pattern before anything is written
     parse_schedule(schedule)
     rules = Rules(attempts=2, ignore_sets=(), page_timeout=page_timeout, concurrency=2)
+    _refuse_watched(lib, validate_seeds(urls, Scope.PAGE, rules), profile)
     job_id = create_job(
         lib,
         urls,
@@ -99,6 +102,18 @@ def add_watch(
         assert job is not None
         job.config = {**job.config, WATCH_KEY: {"ignore": list(ignore)}}
     return job_id
+
+
+def _refuse_watched(lib: Library, urls: Sequence[str], profile: str | None) -> None:
+    """An address watched already (in the same browser profile) is refused, naming its
+    watch: two watches would capture the page twice each time."""
+    for row in list_watches(lib):
+        both = [u for u in urls if u in row.seeds]
+        if both and row.profile == (profile or None):
+            raise InputError(
+                f"{both[0]} is watched already (job {row.job_id}, "
+                f"{describe_schedule(row.schedule)}); stop that watch first to change it"
+            )
 
 
 def watch_job(
@@ -153,6 +168,7 @@ def list_watches(lib: Library) -> list[WatchRow]:
                 schedule=job.schedule or "",
                 next_run_at=job.next_run_at,
                 ignore=tuple((job.config.get(WATCH_KEY) or {}).get("ignore") or ()),
+                profile=job.config.get("profile") or None,
             )
             for job in jobs
         ]

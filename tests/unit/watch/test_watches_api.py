@@ -70,3 +70,14 @@ def test_the_command_adds_lists_in_words_and_removes(
     capsys.readouterr()
     assert cli.main(["--library", root, "watch", "list"]) == 0
     assert "nothing is watched" in capsys.readouterr().out
+
+
+def test_an_address_watched_already_is_refused_by_name(library: Library) -> None:
+    jobs = library.jobs
+    first = jobs.watch(["https://a.example/page"], schedule="daily")
+    said = rf"https://a.example/page is watched already \(job {first}, every day"
+    with pytest.raises(InputError, match=said):
+        jobs.watch(["https://b.example/", "https://a.example/page"], schedule="hourly")
+    assert [w.job_id for w in jobs.watches()] == [first]  # nothing written
+    jobs.set_schedule(first, None)
+    assert jobs.watch(["https://a.example/page"], schedule="hourly") != first
