@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from archiver_app.compare.changes import ChangeRow, recent_changes
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpRunner
-from archiver_app.gui.tables import list_table
+from archiver_app.gui.tables import RowsModel, list_table
 from archiver_app.library import Library
 from archiver_app.units import capture_times
 from archiver_app.watch.runner import WatchRow
@@ -43,7 +43,6 @@ HEADER_TIPS = (
     "Share of the screenshot's pixels that differ",
     "Resources (images, scripts, styles …): +added −removed ~changed",
 )
-Index = QModelIndex | QPersistentModelIndex
 WATCH_HEADERS = ("Watched", "Captured again", "Next capture", "Ignored in comparisons")
 
 
@@ -56,35 +55,15 @@ def watch_cells(row: WatchRow) -> tuple[str, str, str, str]:
     return pages, describe_schedule(row.schedule), when, ", ".join(row.ignore) or "–"
 
 
-class WatchesModel(QAbstractTableModel):
+class WatchesModel(RowsModel[WatchRow]):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.rows: list[WatchRow] = []
+        super().__init__(WATCH_HEADERS, parent=parent)
 
-    def set_rows(self, rows: list[WatchRow]) -> None:
-        self.beginResetModel()
-        self.rows = rows
-        self.endResetModel()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(WATCH_HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return WATCH_HEADERS[section]
-        return None
-
-    def data(self, index: Index, role: int = 0) -> Any:
-        if not index.isValid():
-            return None
-        row = self.rows[index.row()]
+    def cell(self, row: WatchRow, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.ToolTipRole:
             return "\n".join((row.name, *row.seeds))
         if role == Qt.ItemDataRole.DisplayRole:
-            return watch_cells(row)[index.column()]
+            return watch_cells(row)[column]
         return None
 
 
@@ -92,41 +71,16 @@ def _share(value: float | None) -> str:
     return "–" if value is None else f"{value:.1%}"
 
 
-class ChangesModel(QAbstractTableModel):
+class ChangesModel(RowsModel[ChangeRow]):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.rows: list[ChangeRow] = []
+        super().__init__(HEADERS, HEADER_TIPS, parent)
 
-    def set_rows(self, rows: list[ChangeRow]) -> None:
-        self.beginResetModel()
-        self.rows = rows
-        self.endResetModel()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if orientation != Qt.Orientation.Horizontal:
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return HEADER_TIPS[section]
-        return None
-
-    def data(self, index: Index, role: int = 0) -> Any:
-        if not index.isValid():
-            return None
-        row = self.rows[index.row()]
+    def cell(self, row: ChangeRow, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{row.title}\n{row.url}"
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         s = row.summary
-        column = index.column()
         if column == 0:
             return row.title
         if column in (1, 2):  # to the second where the two share a minute

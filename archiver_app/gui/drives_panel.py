@@ -16,9 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QPersistentModelIndex,
     Qt,
     QTimer,
     Signal,
@@ -39,7 +36,7 @@ from archiver_app.api.drives import DestinationStatus, LaptopStatus
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
 from archiver_app.gui.snapshot_model import human_size
-from archiver_app.gui.tables import list_table
+from archiver_app.gui.tables import RowsModel, list_table
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
 
@@ -59,32 +56,11 @@ def laptop_summary(st: LaptopStatus) -> str:
     return text + "."
 
 
-class DrivesModel(QAbstractTableModel):
+class DrivesModel(RowsModel[DestinationStatus]):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.rows: list[DestinationStatus] = []
+        super().__init__(DRIVE_HEADERS, parent=parent)
 
-    def set_rows(self, rows: list[DestinationStatus]) -> None:
-        self.beginResetModel()
-        self.rows = rows
-        self.endResetModel()
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(DRIVE_HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return DRIVE_HEADERS[section]
-        return None
-
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
-        if not index.isValid():
-            return None
-        r = self.rows[index.row()]
-        col = index.column()
+    def cell(self, r: DestinationStatus, col: int, role: int) -> Any:
         if role == Qt.ItemDataRole.UserRole:
             return r.id
         if role == Qt.ItemDataRole.ToolTipRole and col == 0:

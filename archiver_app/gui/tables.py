@@ -1,13 +1,68 @@
-"""Tables: small lists (jobs, drives) whose first column takes the spare width, and the
-captures table with its empty state."""
+"""Tables: small lists (jobs, drives, watches, changes) whose first column takes the spare
+width, the model of such a list (:class:`RowsModel`), and the captures table with its empty
+state."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
-from PySide6.QtCore import QAbstractItemModel, QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QAbstractTableModel,
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+)
 from PySide6.QtGui import QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+Index = QModelIndex | QPersistentModelIndex
+T = TypeVar("T")
+
+
+class RowsModel(QAbstractTableModel, Generic[T]):
+    """A list of rows read whole (:meth:`set_rows`) under fixed ``headers`` (``tips``: what
+    each column means, over its header); subclasses say what a cell shows (:meth:`cell`)."""
+
+    def __init__(
+        self, headers: Sequence[str], tips: Sequence[str] = (), parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.headers, self.tips = tuple(headers), tuple(tips)
+        self.rows: list[T] = []
+
+    def set_rows(self, rows: list[T]) -> None:
+        self.beginResetModel()
+        self.rows = rows
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.headers)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.headers[section]
+        if role == Qt.ItemDataRole.ToolTipRole and section < len(self.tips):
+            return self.tips[section]
+        return None
+
+    def data(self, index: Index, role: int = 0) -> Any:
+        if not index.isValid():
+            return None
+        return self.cell(self.rows[index.row()], index.column(), role)
+
+    def cell(self, row: T, column: int, role: int) -> Any:
+        raise NotImplementedError
+
 
 #: The name column is never narrower than this: where the figures leave less, the table
 #: scrolls sideways instead of cutting every name to "#6 …".
