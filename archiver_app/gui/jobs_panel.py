@@ -314,7 +314,9 @@ class JobsPanel(QWidget):
             self.summary.setText("Select a job." if self.model.rows else "No jobs yet.")
             self.progress.setRange(0, 1)
             self.progress.setValue(0)
+            self.progress.hide()  # no job, no "0%"
             return
+        self.progress.show()
         eta = format_eta(row.eta_seconds(self.model.now)) if row.status in ACTIVE else ""
         if row.counts_pages:
             total = max(row.queued, row.done + row.failed)

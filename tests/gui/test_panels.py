@@ -70,9 +70,11 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
         "1",
     ]
     assert panel.model.data(index(0, 11), 0).startswith("4m 4")  # 28 left at 10 per 100 s
+    assert panel.progress.isHidden()  # no job selected: no bar at 0%
     panel.table.selectRow(0)
     qtbot.waitUntil(lambda: "started" in panel.log.toPlainText())
     assert panel.progress.value() == 12 and panel.progress.maximum() == 40
+    assert not panel.progress.isHidden()
     assert panel.ignore_edit.toPlainText() == "/tag/" and panel.concurrency_edit.value() == 4
     assert panel.pause_button.isEnabled() and not panel.resume_button.isEnabled()
     panel.pause_button.click()  # the crawl engine's job control, through a BackgroundOp
