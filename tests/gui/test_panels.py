@@ -31,6 +31,10 @@ BLUE, RED = "6a1b7c1e-0000-4000-8000-00000000b1e0", "6a1b7c1e-0000-4000-8000-000
 def test_jobs_panel_counters_progress_log_tail_and_finish(
     qtbot: QtBot, library: Library, op_runner: OpRunner
 ) -> None:
+    empty = JobsPanel(library, op_runner)  # no job yet: no bar at 0%
+    qtbot.addWidget(empty)
+    qtbot.waitUntil(lambda: empty.summary.text() == "No jobs yet.")
+    assert empty.progress.isHidden()
     coll = library.ensure_collection()
     now = library.clock()
     with library.write() as s:
@@ -70,7 +74,6 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
         "1",
     ]
     assert panel.model.data(index(0, 11), 0).startswith("4m 4")  # 28 left at 10 per 100 s
-    assert panel.progress.isHidden()  # no job selected: no bar at 0%
     panel.table.selectRow(0)
     qtbot.waitUntil(lambda: "started" in panel.log.toPlainText())
     assert panel.progress.value() == 12 and panel.progress.maximum() == 40
