@@ -55,8 +55,11 @@ def install_table_menu(window: MainWindow) -> QAction:
 
     def show(pos: QPoint) -> None:
         index = table.indexAt(pos)
-        if not index.isValid():
-            return
+        if not index.isValid():  # the Menu key or Shift+F10: at the current row
+            index = table.currentIndex()
+            if not index.isValid():
+                return
+            pos = table.visualRect(index).center()
         selection = table.selectionModel()
         if not selection.isRowSelected(index.row(), index.parent()):
             flags = QItemSelectionModel.SelectionFlag

@@ -57,6 +57,16 @@ def test_watch_a_captured_page_from_the_app(
     from PySide6.QtTest import QTest
 
     assert window.copy_address in menu.actions()
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QApplication
+
+    window.table.setCurrentIndex(window.model.index(window.model.row_of(new_id), 1))
+    below_rows = QPoint(5, window.table.viewport().height() - 3)
+    window.table.customContextMenuRequested.emit(below_rows)  # as the Menu key sends it
+    qtbot.waitUntil(lambda: QApplication.activePopupWidget() is not None)
+    popup = QApplication.activePopupWidget()
+    assert popup is not None and popup.objectName() == "captures_menu"
+    popup.close()
     QGuiApplication.clipboard().clear()
     window.table.setFocus()
     QTest.keyClick(window.table, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
