@@ -24,10 +24,12 @@ from archiver_app.store.models import (
     CopyState,
     File,
     FileKind,
+    Job,
     Snapshot,
     SnapshotTag,
     Tag,
 )
+from archiver_app.watch.schedule import describe_schedule
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,19 @@ class SnapshotDetail:
     copies: list[CopyRow] = field(default_factory=list)
     whole_copies: int = 0  # the laptop's and each drive's that can replay it alone
     profile: str | None = None  # captured in this browser profile: may show private data
+    watched: str | None = None  # its address is watched: the schedule and next capture
+
+
+def _watched(s: Session, url: str) -> str | None:
+    """How the address ``url`` is watched (schedule in words, next capture), if it is."""
+    watches = s.execute(
+        select(Job.schedule, Job.next_run_at, Job.config).where(Job.schedule.is_not(None))
+    )
+    for schedule, next_run_at, config in watches:
+        if url in ((config or {}).get("seeds") or ()):
+            when = f"; next {next_run_at:%Y-%m-%d %H:%M} UTC" if next_run_at else ""
+            return f"{describe_schedule(schedule)}{when}"
+    return None
 
 
 def _fidelity_reason(provenance: dict[str, Any] | None) -> str:
@@ -195,6 +210,7 @@ def _detail(s: Session, snapshot_id: int) -> SnapshotDetail | None:
         files=[(f[0], f[1], int(f[2])) for f in files],
         other_captures=[(o[0], o[1], o[2]) for o in others],
         profile=snap.profile,
+        watched=_watched(s, snap.url),
     )
 
 

@@ -134,6 +134,10 @@ class DetailPane(QScrollArea):
         self.integrity = self._value()  # lib.integrity: where the last verify left it
         self.integrity.setObjectName("integrity")
         form.addRow("Integrity", self.integrity)
+        self.watched = self._value()  # shown only for an address that is watched
+        self.watched.setObjectName("watched")
+        form.addRow("Watched", self.watched)
+        self.facts = form
         self.tags = QLineEdit(self.content)
         self.tags.setObjectName("tags")
         self.tags.setPlaceholderText("tags, separated by commas")
@@ -249,6 +253,8 @@ class DetailPane(QScrollArea):
         self.fidelity.setText(f"{detail.fidelity or 'unknown'}{reason}")
         self.collection.setText(detail.collection)
         self.integrity.setText(getattr(integrity, "message", ""))
+        self.watched.setText(detail.watched or "")
+        self.facts.setRowVisible(self.watched, detail.watched is not None)
         self.tags.setText(", ".join(detail.tags))
         self.notes.setPlainText(detail.notes)
         self._show_copies(detail)

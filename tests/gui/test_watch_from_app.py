@@ -84,6 +84,11 @@ def test_watch_a_captured_page_from_the_app(
     assert watch.seeds == ("https://harbour.example/",) and watch.schedule == "daily"
     assert watch.ignore == (r"\d+ visitors",)
     assert window.statusBar().currentMessage().startswith("Watched pages: 0 captured again")
+    detail = window.detail
+    with qtbot.waitSignal(detail.loaded, timeout=10_000):
+        detail.show_snapshot(new_id)
+    assert detail.facts.isRowVisible(detail.watched)
+    assert detail.watched.text().startswith("every day at 03:00 UTC; next ")
 
     research.changes_action.trigger()
     panel = research.changes
@@ -121,6 +126,9 @@ def test_watch_a_captured_page_from_the_app(
     assert library.jobs.watches() == []
     qtbot.waitUntil(lambda: not panel.no_watches.isHidden())
     assert library.snapshots.detail(new_id) is not None  # its captures are kept
+    with qtbot.waitSignal(detail.loaded, timeout=10_000):
+        detail.show_snapshot(new_id)
+    assert not detail.facts.isRowVisible(detail.watched)
 
 
 def test_watch_a_page_from_the_changes_view_opens_the_dialog(
