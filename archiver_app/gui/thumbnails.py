@@ -54,7 +54,7 @@ class _Decode(QRunnable):
 class ThumbnailCache(QObject):
     """Screenshot thumbnails by snapshot id, small (table) and large (detail pane)."""
 
-    ready = Signal(int)  # snapshot id whose thumbnail just arrived
+    ready = Signal(int)  # snapshot id whose thumbnail was looked for (found or not)
 
     def __init__(self, library: Library, *, capacity: int = 600, parent: QObject | None = None):
         super().__init__(parent)
@@ -99,8 +99,7 @@ class ThumbnailCache(QObject):
         self._cache[key] = QPixmap.fromImage(image) if image is not None else None
         while len(self._cache) > self.capacity:
             self._cache.popitem(last=False)
-        if image is not None:
-            self.ready.emit(snapshot_id)
+        self.ready.emit(snapshot_id)  # an image, or none to be had: "Loading…" ends either way
 
     def wait_idle(self, msecs: int = 5000) -> bool:
         return self._pool.waitForDone(msecs)

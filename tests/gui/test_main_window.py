@@ -413,3 +413,15 @@ def test_opening_the_window_resumes_or_reports_jobs_whose_process_died(
     for timer in (window.jobs.timer, window.drives.timer, window.status.timer):
         timer.stop()
     window.migrator.stop()
+
+
+def test_a_capture_without_a_screenshot_says_so(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """A failed capture has no screenshot: the pane stops saying it is loading one."""
+    sid = add_snapshot(library, "http://127.0.0.1:9/", state="failed", screenshot=False)
+    main_window.refresh_all()
+    qtbot.waitUntil(lambda: not main_window.model.loading and main_window.model.rowCount() == 1)
+    with qtbot.waitSignal(main_window.detail.loaded):
+        main_window.detail.show_snapshot(sid)
+    qtbot.waitUntil(lambda: main_window.detail.screenshot.text() == "No screenshot")
