@@ -54,6 +54,9 @@ class ResearchActions(QObject):
             "capture of the same address before it"
         )
         self.compare_action.triggered.connect(self.compare_selected)
+        self.again_action = QAction("Capture A&gain…", window)
+        self.again_action.setToolTip("Capture the selected captures' pages anew")
+        self.again_action.triggered.connect(lambda _checked=False: self.capture_selected_again())
         self.watch_action = QAction("&Watch Pages…", window)
         self.watch_action.setToolTip(
             "Capture the selected captures' pages again on a schedule and compare each time"
@@ -74,6 +77,7 @@ class ResearchActions(QObject):
         _menu(window, "Edit").addMenu(self.cite_menu)
         _menu(window, "View").insertAction(window.menus.view_panels_end, self.changes_action)
         _menu(window, "Capture").addAction(self.compare_action)
+        _menu(window, "Capture").addAction(self.again_action)
         _menu(window, "Capture").addAction(self.watch_action)
         self.changes: ChangesPanel | None = None
 
@@ -111,14 +115,18 @@ class ResearchActions(QObject):
     # ------------------------------------------------------------------ changes
 
     def watch_selected(self) -> QWidget:
-        """The capture dialog on the selected captures' addresses, set to watch them daily,
-        in the browser profile they were captured in (a page behind a login stays so)."""
+        """The capture dialog on the selected captures' addresses, set to watch them daily."""
+        return self.capture_selected_again(schedule="daily")
+
+    def capture_selected_again(self, *, schedule: str | None = None) -> QWidget:
+        """The capture dialog on the selected captures' addresses, in the browser profile
+        they were captured in (a page behind a login stays so)."""
         window = self.window
         rows = sorted(i.row() for i in window.table.selectionModel().selectedRows())
         data = [rd for rd in map(window.model.row_data, rows) if rd is not None]
         urls = dict.fromkeys(rd.url for rd in data)
         profile = next((rd.profile for rd in data if rd.profile), None)
-        return window.capture.open_dialog("\n".join(urls), schedule="daily", profile=profile)
+        return window.capture.open_dialog("\n".join(urls), schedule=schedule, profile=profile)
 
     def refresh_changes(self) -> None:
         """Read the Changes view's lists again, if it is open."""

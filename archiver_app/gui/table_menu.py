@@ -33,6 +33,7 @@ def table_menu(window: MainWindow) -> QMenu:
     menu.setObjectName("captures_menu")
     menu.addAction(window.menus.open)
     menu.addAction(window.copy_address)
+    menu.addAction(research.again_action)
     menu.addAction(research.compare_action)
     menu.addAction(research.watch_action)
     menu.addMenu(research.cite_menu)

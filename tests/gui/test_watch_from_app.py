@@ -185,6 +185,11 @@ def test_new_captures_go_where_the_user_is_and_watches_keep_the_login(
     plain.reject()
 
     _select(window, [sid])
+    again = window.research.capture_selected_again()  # Capture Again…: a one-off capture
+    assert again.urls.toPlainText() == "https://members.example/notices"
+    assert again.profile.currentData() == "members" and again.schedule.currentData() is None
+    again.reject()
+    assert window.research.again_action in table_menu(window).actions()
     watch = window.research.watch_selected()
     assert watch.urls.toPlainText() == "https://members.example/notices"
     assert watch.profile.currentData() == "members" and watch.collection.currentData() == "trips"
