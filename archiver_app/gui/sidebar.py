@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 
 from archiver_app.api.editions import EditionSummary
@@ -49,6 +49,9 @@ class Sidebar(QTreeWidget):
         self.setRootIsDecorated(False)
         self.setIndentation(12)
         self.setUniformRowHeights(True)
+        # Uniform rows take the first row's height, a group title in a smaller font: every
+        # entry was cramped to it. One height for all, with room around the text.
+        self.row_height = self.fontMetrics().height() + 8
         self._saved: list[dict[str, Any]] = []
         self.currentItemChanged.connect(self._changed)
 
@@ -96,12 +99,14 @@ class Sidebar(QTreeWidget):
         font.setPointSizeF(font.pointSizeF() * 0.85)
         item.setFont(0, font)
         item.setForeground(0, self.palette().placeholderText())
+        item.setSizeHint(0, QSize(0, self.row_height))
         return item
 
     def _add(self, parent: QTreeWidgetItem, entry: SidebarEntry) -> QTreeWidgetItem:
         item = QTreeWidgetItem(parent, [entry.label])
         item.setData(0, ENTRY_ROLE, entry)
         item.setToolTip(0, entry.label)
+        item.setSizeHint(0, QSize(0, self.row_height))
         return item
 
     def _entry_items(self) -> list[tuple[QTreeWidgetItem, SidebarEntry]]:

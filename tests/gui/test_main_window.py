@@ -425,3 +425,13 @@ def test_a_capture_without_a_screenshot_says_so(
     with qtbot.waitSignal(main_window.detail.loaded):
         main_window.detail.show_snapshot(sid)
     qtbot.waitUntil(lambda: main_window.detail.screenshot.text() == "No screenshot")
+
+
+def test_sidebar_entries_have_room_around_their_text(main_window: MainWindow) -> None:
+    """Uniform row heights come from the first row, a group title in a smaller font: the
+    entries under it must not be cramped to that height."""
+    sidebar = main_window.sidebar
+    assert sidebar.select_key("view:recent")
+    item = sidebar.currentItem()
+    assert item is not None
+    assert sidebar.visualItemRect(item).height() >= sidebar.fontMetrics().height() + 6
