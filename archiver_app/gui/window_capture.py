@@ -77,6 +77,9 @@ def start_watch(library: Library, request: CaptureRequest) -> int:
             tags=request.tags,
             profile=request.profile,
         )
+    from archiver_app.compare import compile_ignore_patterns
+
+    compile_ignore_patterns(request.watch_ignore)  # refused before the crawl is queued
     job_id = queue_crawl(library, request)
     jobs.set_schedule(job_id, request.schedule, ignore=request.watch_ignore)
     return job_id
