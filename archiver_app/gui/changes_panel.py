@@ -11,7 +11,7 @@ are read on the op runner and refreshed after each watch run and each change of 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QIcon
@@ -32,6 +32,9 @@ from archiver_app.library import Library
 from archiver_app.units import capture_times
 from archiver_app.watch.runner import WatchRow
 from archiver_app.watch.schedule import describe_schedule
+
+if TYPE_CHECKING:
+    from archiver_app.gui.watch_dialog import WatchDialog
 
 HEADERS = ("Page", "Captured", "Before", "Text", "Look", "Resources")
 #: What each column means, shown over its header.
@@ -110,6 +113,7 @@ class ChangesPanel(QWidget):
         self.watches = WatchesModel(self)
         self.watch_table = list_table(self, self.watches, "watches_table")
         self.watch_table.setMaximumHeight(150)
+        self.watch_table.activated.connect(lambda _index: self.change_selected())
         self.no_watches = QLabel(
             "Nothing is watched yet. Watch a Page… captures a page now and again on a"
             " schedule, while the app is open (or from a system timer: `archiver watch run`,"
@@ -145,6 +149,7 @@ class ChangesPanel(QWidget):
         for label in (self.note, self.no_watches, self.empty, self.hint):
             label.setContentsMargins(6, 4, 6, 4)  # the panel has no margins of its own
         self.stop_box: QMessageBox | None = None
+        self.watch_dialog: WatchDialog | None = None
         self.loaded = False
         self.refresh()
 
@@ -168,10 +173,13 @@ class ChangesPanel(QWidget):
             "Capture the selected watch's pages now (none selected: every watch) and compare"
         )
         self.capture_now.clicked.connect(self.capture_selected_now)
+        self.change_button = QPushButton("Change…", self)
+        self.change_button.setToolTip("The selected watch's schedule and ignored text")
+        self.change_button.clicked.connect(self.change_selected)
         self.stop_button = QPushButton("Stop Watching…", self)
         self.stop_button.setToolTip("The selected watch ends; its captures are kept")
         self.stop_button.clicked.connect(self.ask_stop)
-        for button in (self.watch_button, self.capture_now, self.stop_button):
+        for button in (self.watch_button, self.capture_now, self.change_button, self.stop_button):
             bar.addWidget(button)
         return bar
 
@@ -195,6 +203,7 @@ class ChangesPanel(QWidget):
         self.no_watches.setVisible(not watches)
         self.watch_table.setVisible(bool(watches))
         self.stop_button.setEnabled(bool(watches))
+        self.change_button.setEnabled(bool(watches))
         self.capture_now.setEnabled(bool(watches))
         self.empty.setText(
             "No changes yet: every capture of a watched page so far is the same as the one before."
@@ -229,6 +238,41 @@ class ChangesPanel(QWidget):
             BackgroundOp(self.runner, lambda _p, _c: jobs.watch_now(ids), label="capture now")
             .success(made_due)
             .failure(lambda failure: show_error(self, failure, "capturing the watched pages"))
+            .run_in_background()
+        )
+
+    # ------------------------------------------------------------------ change
+
+    def change_selected(self) -> WatchDialog | None:
+        """The selected watch's schedule and ignored text, in a dialog; saved on Save."""
+        from archiver_app.gui.watch_dialog import WatchDialog
+
+        watch = self.selected_watch()
+        if watch is None:
+            self.say("Select a watched page first.")
+            return None
+        self.say("")
+        dialog = WatchDialog(watch, self)
+        dialog.accepted.connect(lambda: self._save(watch.job_id, dialog))
+        self.watch_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _save(self, job_id: int, dialog: WatchDialog) -> BackgroundOp[None]:
+        jobs, schedule, ignore = self.library.jobs, dialog.schedule_value, dialog.ignore
+
+        def done(_: None) -> None:
+            self.watchesChanged.emit()
+            self.refresh()
+
+        return (
+            BackgroundOp(
+                self.runner,
+                lambda _p, _c: jobs.set_schedule(job_id, schedule, ignore=ignore),
+                label="changing a watch",
+            )
+            .success(done)
+            .failure(lambda failure: show_error(self, failure, "changing the watch"))
             .run_in_background()
         )
 

@@ -112,7 +112,7 @@ def _refuse_watched(lib: Library, urls: Sequence[str], profile: str | None) -> N
         if both and row.profile == (profile or None):
             raise InputError(
                 f"{both[0]} is watched already (job {row.job_id}, "
-                f"{describe_schedule(row.schedule)}); stop that watch first to change it"
+                f"{describe_schedule(row.schedule)}); change that watch instead"
             )
 
 

@@ -114,6 +114,22 @@ def test_watch_a_captured_page_from_the_app(
         panel.capture_now.click()  # not a second capture of the same page at once
     assert panel.note.text() == "Being captured already: https://harbour.example/."
 
+    panel.watch_table.selectRow(0)
+    change = panel.change_selected()  # Change…: schedule and ignored text
+    assert change is not None and change.schedule.currentData() == "daily"
+    assert change.ignore_text.toPlainText() == r"\d+ visitors"
+    change.schedule.setCurrentIndex(change.schedule.findData("weekly"))
+    change.ignore_text.setPlainText("Updated .*\n(unclosed")
+    change.accept()
+    assert change.isVisible() and "line 2" in change.problems.text()
+    change.ignore_text.setPlainText("Updated .*")
+    with qtbot.waitSignal(panel.watchesChanged, timeout=10_000):
+        change.accept()
+    [changed] = library.jobs.watches()
+    assert (changed.schedule, changed.ignore) == ("weekly", ("Updated .*",))
+    qtbot.waitUntil(lambda: watch_cells(panel.watches.rows[0])[1] == "every Monday at 03:00 UTC")
+
+    panel.watch_table.selectRow(0)
     panel.ask_stop()
     box = panel.stop_box
     assert box is not None and box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
