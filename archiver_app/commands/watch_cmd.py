@@ -37,10 +37,20 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     job = actions.add_parser("job", help="watch an existing crawl or capture job")
     job.add_argument("job_id", type=int, metavar="JOB")
     job.add_argument("--schedule", default="weekly", metavar="WHEN", help="default: weekly")
+    job.add_argument(
+        "--ignore",
+        action="append",
+        default=None,
+        metavar="REGEX",
+        help="text its comparisons leave out (replaces the watch's); repeatable",
+    )
     stop = actions.add_parser("remove", help="stop watching (captures are kept)")
     stop.add_argument("job_id", type=int, metavar="JOB")
     actions.add_parser("list", help="every watch, its schedule and next run")
-    actions.add_parser("run", help="capture what is due now, then say what changed")
+    run = actions.add_parser("run", help="capture what is due now, then say what changed")
+    run.add_argument(
+        "now", nargs="*", type=int, metavar="JOB", help="watches to capture now, due or not"
+    )
     changes = actions.add_parser("changes", help="the most recent captures that changed")
     changes.add_argument("--limit", type=int, default=20)
     p.set_defaults(func=cmd_watch)
@@ -64,7 +74,7 @@ def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
             )
             return 0
         if args.watch_action == "job":
-            lib.jobs.set_schedule(args.job_id, args.schedule)
+            lib.jobs.set_schedule(args.job_id, args.schedule, ignore=args.ignore)
             print(f"job {args.job_id} is watched ({args.schedule})", file=ctx.out)
             return 0
         if args.watch_action == "remove":
@@ -75,7 +85,7 @@ def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
             return _list(lib, ctx)
         if args.watch_action == "changes":
             return _changes(lib, ctx, args.limit)
-        return _run(lib, ctx)
+        return _run(lib, ctx, args.now)
 
 
 def _list(lib: Any, ctx: Context) -> int:
@@ -112,8 +122,13 @@ def _changes(lib: Any, ctx: Context, limit: int) -> int:
     return 0
 
 
-def _run(lib: Any, ctx: Context) -> int:
+def _run(lib: Any, ctx: Context, now: list[int]) -> int:
     from archiver_app.watch.runner import run_due
+
+    if now:
+        due = lib.jobs.watch_now(now)
+        for job_id in sorted(set(now) - set(due)):
+            print(f"job {job_id}: not watched, or being captured already", file=ctx.out)
 
     def show(update: ProgressUpdate) -> None:
         print(f"  {update.message}", file=ctx.out, flush=True)

@@ -66,6 +66,10 @@ def test_the_command_adds_lists_in_words_and_removes(
     assert cli.main(["--library", root, "watch", "list"]) == 0
     listed = capsys.readouterr().out
     assert f"{job:>5}  every hour " in listed and "watch https://a.example/" in listed
+    change = ["watch", "job", str(job), "--schedule", "daily", "--ignore", "Updated .*"]
+    assert cli.main(["--library", root, *change]) == 0
+    [row] = library.jobs.watches()
+    assert (row.schedule, row.ignore) == ("daily", ("Updated .*",))
     assert cli.main(["--library", root, "watch", "remove", str(job)]) == 0
     capsys.readouterr()
     assert cli.main(["--library", root, "watch", "list"]) == 0
@@ -81,3 +85,14 @@ def test_an_address_watched_already_is_refused_by_name(library: Library) -> None
     assert [w.job_id for w in jobs.watches()] == [first]  # nothing written
     jobs.set_schedule(first, None)
     assert jobs.watch(["https://a.example/page"], schedule="hourly") != first
+
+
+def test_watch_run_names_the_jobs_it_cannot_capture_now(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from archiver_app import cli
+
+    assert cli.main(["--library", str(library.root), "watch", "run", "999"]) == 0
+    out = capsys.readouterr().out
+    assert "job 999: not watched, or being captured already" in out
+    assert "nothing is due" in out
