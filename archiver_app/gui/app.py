@@ -150,16 +150,14 @@ def _run_until_quit(  # noqa: PLR0917 - the app's own state, handed over once
     database_url: str | None,
 ) -> int:
     """Run the event loop; when the window closed to move the library, move it and reopen
-    the window wherever the library is afterwards."""
+    the window wherever the library is afterwards; when it closed to open another library,
+    open that one (the one before again if it cannot be opened)."""
     from PySide6.QtCore import QTimer
 
-    from archiver_app.errors import ArchiverError
-    from archiver_app.gui.errors import describe, error_box
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.gui.move_dialog import MoveDialog
     from archiver_app.gui.ops import OpRunner
     from archiver_app.gui.shutdown import delete_all_windows
-    from archiver_app.library import Library
 
     library_root = library.root
     while True:
@@ -167,25 +165,84 @@ def _run_until_quit(  # noqa: PLR0917 - the app's own state, handed over once
         try:
             code = app.exec()
         finally:
-            move_to = window.pending_move
-            runner.shutdown(wait=move_to is not None)  # a move needs every worker stopped
+            move_to, open_next = window.pending_move, window.pending_open
+            # a move needs every worker stopped; another library, its own workers
+            runner.shutdown(wait=move_to is not None or open_next is not None)
             library.close()
-        if move_to is None:
+        if move_to is None and open_next is None:
             delete_all_windows()
             return code
         window.deleteLater()
-        runner = OpRunner(app)
-        library_root = MoveDialog(
-            library_root, move_to, runner, settings, database_url=database_url
-        ).run()
-        runner.shutdown(wait=True)
-        try:
-            library = Library.open(library_root, database_url=database_url)
-        except ArchiverError as exc:
-            message, details = describe(exc)
-            error_box(None, "Archiver cannot open the library", message, details).exec()
-            return exc.exit_code
+        if move_to is not None:
+            runner = OpRunner(app)
+            library_root = MoveDialog(
+                library_root, move_to, runner, settings, database_url=database_url
+            ).run()
+            runner.shutdown(wait=True)
+            reopened = open_library(library_root, database_url)
+        else:
+            assert open_next is not None
+            reopened, database_url = open_next_library(
+                open_next, library_root, database_url, settings
+            )
+        if reopened is None:
+            return 1
+        library, library_root = reopened, reopened.root
         runner = OpRunner(app)
         window = MainWindow(library, runner=runner, settings=settings, icon=app_icon())
         window.show()
         QTimer.singleShot(0, settle_collector)  # the new window's objects, as at start
+
+
+def open_next_library(
+    chosen: Path, before: Path, database_url: str | None, settings: QSettings
+) -> tuple[Library | None, str | None]:
+    """After File > Open Library…: the chosen library (its own database), else, refused
+    or failed (and said so), the one open before. Returns it and its database URL."""
+    chosen_library = open_chosen_library(chosen, settings)
+    if chosen_library is not None:
+        return chosen_library, None  # the chosen library's own (its library.json)
+    return open_library(before, database_url), database_url
+
+
+def open_library(root: Path, database_url: str | None, *, create: bool = False) -> Library | None:
+    """The library at ``root`` (``create``: a new one in an empty folder), or None once an
+    error box said why it cannot be."""
+    from archiver_app.errors import ArchiverError
+    from archiver_app.gui.errors import describe, error_box
+    from archiver_app.library import Library
+
+    try:
+        return Library.open(root, create=create, database_url=database_url)
+    except ArchiverError as exc:
+        message, details = describe(exc)
+        title = (
+            "Archiver cannot create the library" if create else "Archiver cannot open the library"
+        )
+        error_box(None, title, message, details).exec()
+        return None
+
+
+def open_chosen_library(root: Path, settings: QSettings) -> Library | None:
+    """File > Open Library…'s folder: its library, or a new one where the folder is empty
+    and the user agrees; remembered as the library to open next time (by the command line
+    too). None when refused or failed (an error box said why)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from archiver_app.gui.first_run import LIBRARY_KEY
+    from archiver_app.paths import remember_library_root
+
+    empty = root.is_dir() and not any(root.iterdir())
+    if empty:
+        answer = QMessageBox.question(
+            None,
+            "Create a library?",
+            f"{root} is empty. Create a new Archiver library there?",
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return None
+    library = open_library(root, None, create=empty)
+    if library is not None:
+        settings.setValue(LIBRARY_KEY, str(library.root))
+        remember_library_root(library.root)
+    return library

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QDialog,
     QDockWidget,
+    QFileDialog,
     QHeaderView,
     QInputDialog,
     QLineEdit,
@@ -96,6 +97,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or QSettings()
         self._quitting = False
         self.pending_move: Path | None = None  # set when closing to move the library
+        self.pending_open: Path | None = None  # set when closing to open another library
         self.setObjectName("main_window")
         self.setWindowTitle(f"Archiver — {library.root}")
         self.setAcceptDrops(True)
@@ -483,6 +485,21 @@ class MainWindow(QMainWindow):
         self.pending_move = dest
         self._quitting = True
         self.close()
+
+    def choose_library(self) -> Path | None:
+        """File > Open Library…: a folder chosen, the window closes and the app opens the
+        library there (or offers to create one in an empty folder)."""
+        chosen = QFileDialog.getExistingDirectory(
+            self, "Open a library", str(self.library.root.parent)
+        )
+        if not chosen or Path(chosen) == self.library.root:
+            return None
+        if not self.confirm_quit():
+            return None
+        self.pending_open = Path(chosen)
+        self._quitting = True
+        self.close()
+        return self.pending_open
 
     def request_quit(self) -> None:
         if not self.confirm_quit():

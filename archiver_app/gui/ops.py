@@ -97,7 +97,7 @@ class OpRunner(QObject):
         self._running: dict[int, OpInfo] = {}
         self._alive: dict[int, BackgroundOp[Any]] = {}  # each operation, until it reports
         self._next = 0
-        self.closed = False  # set by shutdown(): no new work starts
+        self.closed = False  # set by shutdown(): no new work starts, no result is delivered
 
     def submit(self, fn: Callable[[], Any]) -> Future[Any]:
         return self._pool.submit(fn)
@@ -122,7 +122,9 @@ class OpRunner(QObject):
             except queue.Empty:
                 return
             op = self._alive.get(key)
-            if op is not None:
+            if self.closed:  # shut down: the windows its results were for are gone
+                self.unregister(key)
+            elif op is not None:
                 op._finished(outcome)
 
     def unregister(self, key: int) -> None:

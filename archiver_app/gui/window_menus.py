@@ -46,6 +46,7 @@ class WindowActions:
         self.paste = self.action("Capture from Clipboard", w.capture.paste, K.Paste)
         self.paste.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         w.table.addAction(self.paste)
+        self.open_library = self.action("Open &Library…", w.choose_library)
         self.settings = self.action(
             "&Settings…", w.open_settings, standard_key(K.Preferences, "Ctrl+,")
         )
@@ -103,6 +104,7 @@ class WindowActions:
         for a in (self.import_archives, self.archivebox, self.export):
             file_menu.addAction(a)
         file_menu.addSeparator()
+        file_menu.addAction(self.open_library)
         file_menu.addAction(self.close_tab)
         file_menu.addAction(self.settings)
         file_menu.addSeparator()

@@ -91,6 +91,17 @@ def test_nothing_starts_once_the_runner_is_shut_down(qtbot: QtBot) -> None:
     assert ran == [] and op.cancel_token.cancelled and runner.running() == []
 
 
+def test_a_result_that_arrives_after_shutdown_is_not_delivered(qtbot: QtBot) -> None:
+    """The window a result was for is gone once its runner is shut down (the app opens
+    another library, or moves this one): the callback must not touch its widgets."""
+    runner = OpRunner()
+    delivered: list[int] = []
+    BackgroundOp(runner, lambda _p, _c: 7).success(delivered.append).run_in_background()
+    runner.shutdown(wait=True)  # the work is done; its delivery waits in the event queue
+    qtbot.wait(100)
+    assert delivered == [] and runner.running() == []
+
+
 def test_many_operations_finishing_at_once_all_report(qtbot: QtBot, op_runner: OpRunner) -> None:
     """Thousands of short operations, their workers finishing while the GUI thread handles
     the ones before, all through the runner's one signal: every success callback runs

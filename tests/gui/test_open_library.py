@@ -1,0 +1,91 @@
+"""File > Open Library…: the window closes, the app opens the chosen library (or creates
+one in an empty folder when asked), remembers it, and falls back to the library it had
+when the chosen folder cannot be opened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+from pytestqt.qtbot import QtBot
+
+from archiver_app.gui.app import open_chosen_library, open_next_library
+from archiver_app.gui.first_run import LIBRARY_KEY
+from archiver_app.gui.main_window import MainWindow
+from archiver_app.library import Library
+from archiver_app.paths import remembered_library_root
+from tests.helpers.snapshots import add_snapshot
+
+
+@pytest.fixture(autouse=True)
+def own_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
+@pytest.fixture
+def boxes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The error boxes the app would show, by title (shown, not waited on)."""
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "exec", lambda box: shown.append(box.windowTitle()) or 0)
+    return shown
+
+
+def test_open_library_closes_the_window_for_the_chosen_folder(
+    qtbot: QtBot, main_window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = tmp_path / "group-library"
+    Library.open(other, create=True).close()
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(other))
+    assert main_window.menus.open_library in main_window.menuBar().actions()[0].menu().actions()
+    with qtbot.waitSignal(main_window.closed, timeout=5000):
+        main_window.menus.open_library.trigger()
+    assert main_window.pending_open == other
+
+
+def test_the_chosen_library_opens_or_is_created_and_is_remembered(
+    tmp_path: Path, gui_settings: QSettings, monkeypatch: pytest.MonkeyPatch, boxes: list[str]
+) -> None:
+    other = tmp_path / "group-library"
+    with Library.open(other, create=True) as lib:
+        add_snapshot(lib, "https://harbour.example/")
+    opened = open_chosen_library(other, gui_settings)
+    assert opened is not None and opened.info().snapshots == 1
+    opened.close()
+    assert gui_settings.value(LIBRARY_KEY) == str(other) and remembered_library_root() == other
+
+    empty = tmp_path / "new-library"
+    empty.mkdir()
+    answers = [QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes]
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: answers.pop(0))
+    assert open_chosen_library(empty, gui_settings) is None  # "No": nothing made
+    assert not any(empty.iterdir())
+    made = open_chosen_library(empty, gui_settings)
+    assert made is not None and (empty / "library.json").is_file()
+    made.close()
+
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    (papers / "thesis.pdf").write_bytes(b"%PDF-1.4")
+    assert open_chosen_library(papers, gui_settings) is None
+    assert boxes == ["Archiver cannot open the library"]
+    assert remembered_library_root() == empty  # the refused folder is not remembered
+
+
+def test_the_app_reopens_on_the_chosen_library_or_the_one_before(
+    tmp_path: Path, gui_settings: QSettings, boxes: list[str]
+) -> None:
+    first, second, papers = tmp_path / "first", tmp_path / "second", tmp_path / "papers"
+    Library.open(first, create=True).close()
+    with Library.open(second, create=True) as lib:
+        add_snapshot(lib, "https://harbour.example/")
+    papers.mkdir()
+    (papers / "notes.txt").write_text("not a library")
+    opened, url = open_next_library(second, first, None, gui_settings)
+    assert opened is not None and opened.root == second and url is None
+    opened.close()
+    back, url = open_next_library(papers, second, None, gui_settings)
+    assert back is not None and back.root == second  # said why, then the one before
+    back.close()
+    assert boxes == ["Archiver cannot open the library"]
