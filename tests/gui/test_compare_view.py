@@ -17,6 +17,7 @@ from archiver_app.library import Library
 from archiver_app.store.files import register_file
 from archiver_app.store.models import FileKind, Snapshot
 from tests.helpers.archive import ArchiveWriter, at
+from tests.helpers.gui_fixtures import dispose
 
 OLD_TEXT = "Harbour notices\nThe ferry leaves at 9:00.\nStorm warning\nOpening hours at the quay."
 NEW_TEXT = "Harbour notices\nThe ferry leaves at 10:30.\nOpening hours at the quay."
@@ -139,7 +140,6 @@ def test_changes_panel_lists_changes_and_asks_to_compare(
 
 
 def test_the_replay_timeline_marks_captures_that_changed(qtbot: QtBot, library: Library) -> None:
-    import shiboken6
 
     from archiver_app.compare.changes import record_change
     from archiver_app.gui.replay.widget import ReplayWidget
@@ -154,8 +154,7 @@ def test_the_replay_timeline_marks_captures_that_changed(qtbot: QtBot, library: 
         labels = [widget.timeline.itemText(i) for i in range(widget.timeline.count())]
         assert labels == ["2024-01-01 00:00", "2025-01-01 00:00  • changed"]
     finally:
-        widget.close()
-        shiboken6.delete(widget)
+        dispose(qtbot, widget)
 
 
 def test_the_timeline_and_details_tell_captures_of_one_minute_apart(
@@ -163,7 +162,6 @@ def test_the_timeline_and_details_tell_captures_of_one_minute_apart(
 ) -> None:
     """Two captures 30 seconds apart (a watched page run twice) are two entries a reader can
     tell apart, in the replay tab's timeline and in the details' other captures."""
-    import shiboken6
 
     from archiver_app.gui.detail_pane import DetailPane
     from archiver_app.gui.replay.widget import ReplayWidget
@@ -182,8 +180,7 @@ def test_the_timeline_and_details_tell_captures_of_one_minute_apart(
         labels = [widget.timeline.itemText(i) for i in range(widget.timeline.count())]
         assert labels == ["2024-01-01 00:00", "2025-01-01 00:00:00", "2025-01-01 00:00:30"]
     finally:
-        widget.close()
-        shiboken6.delete(widget)
+        dispose(qtbot, widget)
     with library.session() as s:
         first = s.execute(select(Snapshot.id).order_by(Snapshot.captured_at)).scalars().first()
     pane = DetailPane(library, op_runner, ThumbnailCache(library))

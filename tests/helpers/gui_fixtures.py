@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,3 +42,18 @@ def main_window(qtbot: object, library: object, op_runner: object, gui_settings:
         timer.stop()
     window.migrator.stop()
     window.watches.stop()
+
+
+def dispose(qtbot: Any, widget: Any) -> None:
+    """Close ``widget`` and delete it the way Qt deletes (``deleteLater``), waiting until
+    it is gone: a web view deleted at once (``shiboken6.delete``) while its page still had
+    events queued could crash a later test, and one left to interpreter exit crashes there."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    gone: list[bool] = []
+    widget.destroyed.connect(lambda: gone.append(True))
+    widget.close()
+    widget.deleteLater()
+    # Outside an event loop a deferred delete waits for one at its level: run it here.
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    qtbot.waitUntil(lambda: bool(gone), timeout=10_000)

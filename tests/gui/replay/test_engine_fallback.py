@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-import shiboken6
 from PySide6.QtCore import QObject, QSettings, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices
 from pytestqt.qtbot import QtBot
@@ -27,6 +26,7 @@ from archiver_app.library import Library
 from archiver_app.store.models import Snapshot
 from tests.helpers.archive import ArchiveWriter, at
 from tests.helpers.corpus import REPORT_PDF
+from tests.helpers.gui_fixtures import dispose
 
 SITE = "https://site.example/"
 PAGES = {
@@ -104,8 +104,7 @@ def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
     view.resize(1000, 600)
     view.show()
     yield view
-    view.close()
-    shiboken6.delete(view)
+    dispose(qtbot, view)
 
 
 def _settled(qtbot: QtBot, widget: ReplayWidget, url: str) -> None:
@@ -228,8 +227,7 @@ def test_the_version_note_shows_once_per_run_and_failures_always(
     assert second.fallback.trouble is not None
     assert second.fallback.trouble.code is Trouble.SCRIPT_ERROR and second.fallback.isVisible()
     assert not second.fallback.never_button.isVisible()  # only the version note has it
-    second.close()
-    shiboken6.delete(second)
+    dispose(qtbot, second)
 
 
 def test_dont_show_again_lasts_across_runs_and_settings_turns_it_back_on(
@@ -251,8 +249,7 @@ def test_dont_show_again_lasts_across_runs_and_settings_turns_it_back_on(
     with qtbot.waitSignal(later.fallback.offered, timeout=20_000) as offered:
         later.open(SITE + "data.bin")  # a failure still shows, version notes off
     assert offered.args == [str(Trouble.LOAD_FAILED)] and later.fallback.isVisible()
-    later.close()
-    shiboken6.delete(later)
+    dispose(qtbot, later)
 
     settings = QSettings()
     dialog = SettingsDialog(library, op_runner, settings)  # type: ignore[arg-type]
@@ -264,5 +261,4 @@ def test_dont_show_again_lasts_across_runs_and_settings_turns_it_back_on(
     _settled(qtbot, again, SITE + "clean")
     assert again.fallback.trouble is not None
     assert again.fallback.trouble.code is Trouble.NEWER_BROWSER and again.fallback.isVisible()
-    again.close()
-    shiboken6.delete(again)
+    dispose(qtbot, again)

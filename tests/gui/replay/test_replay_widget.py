@@ -7,7 +7,6 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-import shiboken6
 from PySide6.QtCore import QUrl
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
@@ -17,6 +16,7 @@ from archiver_app.gui.replay.widget import NO_SCREENSHOT, ReplayWidget
 from archiver_app.library import Library
 from archiver_app.store.models import Copy, CopyState, Destination, File
 from tests.helpers.archive import ArchiveWriter, at
+from tests.helpers.gui_fixtures import dispose
 
 HOME = "https://site.example/"
 PAGE = """<!doctype html><html><head><title>Home {year}</title>
@@ -59,8 +59,7 @@ def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
     view = ReplayWidget(library)
     qtbot.addWidget(view)
     yield view
-    view.close()
-    shiboken6.delete(view)  # the page and its profile go now, not at interpreter exit
+    dispose(qtbot, view)  # the page and its profile go now, not at interpreter exit
 
 
 def test_replay_view_serves_page_timeline_and_messages(

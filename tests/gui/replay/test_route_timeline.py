@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-import shiboken6
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
@@ -15,6 +14,7 @@ from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot
 from tests.helpers.archive import ArchiveWriter, at
+from tests.helpers.gui_fixtures import dispose
 
 DOC = "https://app.example/"
 APP = """<!doctype html><title>App {year}</title><main id="m"></main><script>
@@ -42,8 +42,7 @@ def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
     view.resize(1000, 600)
     view.show()
     yield view
-    view.close()
-    shiboken6.delete(view)
+    dispose(qtbot, view)
 
 
 def _labels(widget: ReplayWidget) -> list[str]:

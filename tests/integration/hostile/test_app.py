@@ -12,12 +12,12 @@ import os
 from collections.abc import Iterator
 
 import pytest
-import shiboken6
 from pytestqt.qtbot import QtBot
 
 from archiver_app.gui.replay.isolation import DEAD_PROXY, FLAGS_ENV
 from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
+from tests.helpers.gui_fixtures import dispose
 from tests.integration.hostile.pages import TRICKS, archive_tricks, page_url
 from tests.integration.hostile.twin import Twin
 
@@ -31,8 +31,7 @@ def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
     view.resize(900, 600)
     view.show()
     yield view
-    view.close()
-    shiboken6.delete(view)
+    dispose(qtbot, view)
 
 
 def test_the_engine_is_cut_off_below_the_interceptor() -> None:

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-import shiboken6
 from pytestqt.qtbot import QtBot
 
 from archiver_app.gui.replay.network import BLOCKED, NOT_ARCHIVED, SERVED
 from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
 from tests.helpers.archive import ArchiveWriter, at
+from tests.helpers.gui_fixtures import dispose
 from tests.helpers.webserver import LocalServer
 
 HOSTILE = """<!doctype html><html><head><title>hostile</title>
@@ -60,8 +60,7 @@ def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
     view.resize(900, 600)
     view.show()
     yield view
-    view.close()
-    shiboken6.delete(view)
+    dispose(qtbot, view)
 
 
 def _js(qtbot: QtBot, widget: ReplayWidget, script: str) -> object:
