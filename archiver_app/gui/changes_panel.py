@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -25,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from archiver_app.compare.changes import ChangeRow, recent_changes
-from archiver_app.gui.errors import show_error
+from archiver_app.gui.errors import question_box, show_error
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.tables import RowsModel, list_table
 from archiver_app.library import Library
@@ -289,21 +288,16 @@ class ChangesPanel(QWidget):
             self.say("Select a watched page first.")
             return
         self.say("")
-        keep, cancel = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.Cancel
-        box = QMessageBox(
+        box = question_box(
+            self,
             QMessageBox.Icon.Question,
             "Stop watching",
             f"Stop watching {watch_cells(watch)[0]}? It is no longer captured again; "
             "its captures and the changes found so far are kept.",
-            keep | cancel,
-            self,
+            "Stop Watching",
         )
-        stop = box.button(keep)
-        stop.setText("Stop Watching")
-        stop.setIcon(QIcon())  # not the style's "Yes" tick
-        box.setDefaultButton(cancel)
-        box.setEscapeButton(cancel)
-        box.finished.connect(lambda answer: answer == keep and self.stop(watch.job_id))
+        yes = QMessageBox.StandardButton.Yes
+        box.finished.connect(lambda answer: answer == yes and self.stop(watch.job_id))
         self.stop_box = box
         box.open()
 

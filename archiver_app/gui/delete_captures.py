@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox
 
 from archiver_app.api.changes import Changes
 from archiver_app.api.deletion import DeleteResult
-from archiver_app.gui.errors import show_error
+from archiver_app.gui.errors import question_box, show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure
 
 if TYPE_CHECKING:
@@ -56,22 +56,16 @@ class DeleteCaptures(QObject):
     def confirm(self, count: int) -> bool:
         """Ask first. *Cancel* is the default: Return or Esc deletes nothing."""
         what = "this capture" if count == 1 else f"these {count} captures"
-        yes, no = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.Cancel
-        box = QMessageBox(
+        box = question_box(
+            self.window,
             QMessageBox.Icon.Warning,
             "Delete captures",
             f"Delete {what}? Their files on this computer are removed; copies already on "
             "your drives stay there.",
-            yes | no,
-            self.window,
+            "Delete",
         )
-        delete = box.button(yes)
-        delete.setText("Delete")
-        delete.setIcon(QIcon())  # not the style's "Yes" tick beside the word Delete
-        box.setDefaultButton(no)
-        box.setEscapeButton(no)
         self.confirm_box = box
-        return box.exec() == yes
+        return box.exec() == QMessageBox.StandardButton.Yes
 
     def _done(self, outcome: tuple[DeleteResult, Changes]) -> None:
         result, changes = outcome

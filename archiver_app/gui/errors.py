@@ -8,6 +8,7 @@ traceback in the details section only.
 
 from __future__ import annotations
 
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from archiver_app.errors import ArchiverError
@@ -44,6 +45,22 @@ def error_box(parent: QWidget | None, title: str, message: str, details: str = "
     if details:
         box.setDetailedText(details)
     box.setStandardButtons(QMessageBox.StandardButton.Ok)
+    return box
+
+
+def question_box(
+    parent: QWidget | None, icon: QMessageBox.Icon, title: str, text: str, action: str
+) -> QMessageBox:
+    """A question before something that cannot be undone at a click: its ``action`` button
+    (labelled, without the style's "Yes" tick) and *Cancel*, which Return and Esc press.
+    ``exec()`` or ``open()`` it; the answer is ``QMessageBox.StandardButton.Yes`` to act."""
+    yes, cancel = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.Cancel
+    box = QMessageBox(icon, title, text, yes | cancel, parent)
+    button = box.button(yes)
+    button.setText(action)
+    button.setIcon(QIcon())
+    box.setDefaultButton(cancel)
+    box.setEscapeButton(cancel)
     return box
 
 
