@@ -190,7 +190,7 @@ class CaptureDialog(QDialog):
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
         )
         self.capture_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
-        self.capture_button.setText(self.capture_button_text)
+        self._schedule_changed()  # the button's label: Capture, or Capture and Watch
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
@@ -216,15 +216,11 @@ class CaptureDialog(QDialog):
         self.schedule.currentIndexChanged.connect(self._schedule_changed)
         form.addRow("Capture again", self.schedule)
         form.addRow("Ignore in comparisons", self.watch_ignore)
-        self._schedule_changed()
 
     def _schedule_changed(self) -> None:
         watching = self.schedule.currentData() is not None
         self.watch_ignore.setEnabled(watching)
-        self.capture_button_text = "Capture and Watch" if watching else "Capture"
-        button = getattr(self, "capture_button", None)
-        if button is not None:
-            button.setText(self.capture_button_text)
+        self.capture_button.setText("Capture and Watch" if watching else "Capture")
 
     # ------------------------------------------------------------------ bookmarks
 
@@ -301,7 +297,7 @@ class CaptureDialog(QDialog):
             if self.problems.property("confirmed") != request.rejected:
                 self.problems.setText(
                     f"Some lines are not web addresses and will be skipped — {lines}{tail}. "
-                    f"Press {self.capture_button_text} again to capture the rest."
+                    f"Press {self.capture_button.text()} again to capture the rest."
                 )
                 self.problems.setProperty("confirmed", request.rejected)
                 return

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 from archiver_app.api import Changes
 from archiver_app.api.labels import parse_tags
 from archiver_app.api.settings import SAVED_SEARCHES_KEY
-from archiver_app.api.table import Filters, SnapshotQuery, View
+from archiver_app.api.table import Filters, RowData, SnapshotQuery, View
 from archiver_app.gui.browse_window import BrowseLauncher
 from archiver_app.gui.delete_captures import DeleteCaptures
 from archiver_app.gui.detail_pane import DetailPane
@@ -341,10 +341,10 @@ class MainWindow(QMainWindow):
                 ids.append(sid)
         return ids
 
-    def selected_urls(self) -> list[str]:
-        """The addresses of the selected captures, in table order."""
+    def selected_rows(self) -> list[RowData]:
+        """What the table shows of the selected captures, in table order."""
         rows = sorted(index.row() for index in self.table.selectionModel().selectedRows())
-        return [rd.url for rd in map(self.model.row_data, rows) if rd is not None]
+        return [rd for rd in map(self.model.row_data, rows) if rd is not None]
 
     def refresh_all(self) -> None:
         self.model.refresh()

@@ -122,8 +122,7 @@ class ResearchActions(QObject):
         """The capture dialog on the selected captures' addresses, in the browser profile
         they were captured in (a page behind a login stays so)."""
         window = self.window
-        rows = sorted(i.row() for i in window.table.selectionModel().selectedRows())
-        data = [rd for rd in map(window.model.row_data, rows) if rd is not None]
+        data = window.selected_rows()
         urls = dict.fromkeys(rd.url for rd in data)
         profile = next((rd.profile for rd in data if rd.profile), None)
         return window.capture.open_dialog("\n".join(urls), schedule=schedule, profile=profile)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def copy_addresses(window: MainWindow) -> None:
     """The selected captures' addresses on the clipboard, one a line."""
-    urls = list(dict.fromkeys(window.selected_urls()))
+    urls = list(dict.fromkeys(rd.url for rd in window.selected_rows()))
     if urls:
         QGuiApplication.clipboard().setText("\n".join(urls))
         window.statusBar().showMessage(f"Copied {len(urls)} address(es).", 4000)
