@@ -76,3 +76,22 @@ def redirect_loop(url: str, chain: list[str]) -> bytes:
         f"a page already visited:</p><ol>{hops}</ol>",
         accent="#c53030",
     )
+
+
+def a_file(url: str, what: str, size: str, links: dict[str, str]) -> bytes:
+    """A capture the built-in browser would only download (``what``: its type in words):
+    replay refuses downloads, so the tab offers ``links`` (label -> action link) instead."""
+    buttons = "".join(
+        f'<a class="button" id="{escape(label.split()[0].lower())}" href="{escape(link)}">'
+        f"{escape(label)}</a> "
+        for label, link in links.items()
+    )
+    return message_page(
+        "file",
+        "This capture is a file",
+        f"<p><code>{escape(url)}</code> was archived as {escape(what)} ({escape(size)}), "
+        "which the built-in browser does not show.</p>"
+        '<p class="detail">Nothing was downloaded or fetched from the live web.</p>'
+        f"{buttons}",
+        accent="#2b6cb0",
+    )

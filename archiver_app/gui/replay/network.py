@@ -9,7 +9,8 @@ answers, so the handler does: a fetch()/XHR from another archived site gets an e
 answer unless the archived ``Access-Control-Allow-Origin`` granted that site.
 
 Threading contract: Qt calls both on the GUI thread; the handler does its lookups and
-record reads on a two-thread pool and answers each job back on the GUI thread.
+record reads on a two-thread pool, which touches no Qt object, and answers each job back on
+the GUI thread (polling for the results while any are due).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QBuffer, QByteArray, QObject, Qt, QUrl, Signal
+from PySide6.QtCore import QBuffer, QByteArray, QObject, QTimer, QUrl, Signal
 from PySide6.QtWebEngineCore import (
     QWebEngineUrlRequestInfo,
     QWebEngineUrlRequestInterceptor,
@@ -32,6 +33,7 @@ from PySide6.QtWebEngineCore import (
 )
 
 from archiver_app.gui.replay import messages
+from archiver_app.gui.replay.pdf_view import PDF_TYPES
 from archiver_app.gui.replay.schemes import (
     ACTION_HOST,
     SCHEME_FOR,
@@ -49,7 +51,9 @@ from archiver_app.replay import (
     ReplayResponse,
 )
 from archiver_app.replay.response import original_header
+from archiver_app.units import human_bytes
 
+POLL_MS = 2  # how often the GUI thread looks for answers while requests are out
 ALLOWED_SCHEMES = frozenset({"data", "blob", "about"})
 SERVED, NOT_ARCHIVED, BLOCKED, REDIRECT, FAILED = (
     "served",
@@ -60,6 +64,31 @@ SERVED, NOT_ARCHIVED, BLOCKED, REDIRECT, FAILED = (
 )
 # Response headers never handed to the page (downloads are off; framing is Qt's).
 _NOT_FORWARDED = frozenset({"content-type", "content-length", "content-disposition"})
+
+# What the engine shows in a tab or frame (blink's mime_util, less the codecs PySide6's
+# QtWebEngine is built without); a navigation to any other type would be a download.
+_TEXT_DOWNLOADED = frozenset({
+    "text/calendar", "text/x-calendar", "text/vcalendar", "text/x-vcalendar", "text/vcard",
+    "text/x-vcard", "text/x-vcf", "text/directory", "text/ldif", "text/qif", "text/x-qif",
+    "text/csv", "text/x-csv", "text/comma-separated-values", "text/tab-separated-values",
+    "text/tsv", "text/rtf", "text/ofx", "text/vnd.sun.j2me.app-descriptor",
+})  # fmt: skip
+_SHOWN = frozenset({
+    "application/xhtml+xml", "application/xml", "application/json", "application/javascript",
+    "application/x-javascript", "application/ecmascript", "multipart/related",
+    "message/rfc822", "image/png", "image/jpeg", "image/jpg", "image/pjpeg", "image/gif",
+    "image/webp", "image/bmp", "image/x-icon", "image/vnd.microsoft.icon", "image/avif",
+    "image/apng", "video/webm", "audio/webm", "video/ogg", "audio/ogg", "application/ogg",
+    "audio/wav", "audio/x-wav", "audio/flac", "audio/mpeg", "audio/mp3",
+})  # fmt: skip
+
+
+def shown_in_tab(content_type: str) -> bool:
+    """Whether the engine shows a navigation answered with ``content_type`` itself."""
+    mime = content_type.split(";", 1)[0].strip().lower()
+    if mime.startswith("text/"):
+        return mime not in _TEXT_DOWNLOADED
+    return mime in _SHOWN or mime.endswith(("+xml", "+json"))
 
 
 @dataclass(frozen=True)
@@ -100,6 +129,7 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
         super().__init__(parent)
         self.log = log
         self.main_frames: set[str] = set()  # archive URLs requested as top-level pages
+        self.sub_frames: set[str] = set()  # and as the pages of frames
         # Archive URLs asked for by fetch()/XHR, whose answers a script can read: the
         # handler checks those against the archived CORS grants (see _cors_refused).
         self.script_reads: Counter[str] = Counter()
@@ -108,20 +138,21 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
         url = info.requestUrl()
         scheme = url.scheme().lower()
         kind = info.resourceType()
-        main = kind == QWebEngineUrlRequestInfo.ResourceType.ResourceTypeMainFrame
-        read = kind == QWebEngineUrlRequestInfo.ResourceType.ResourceTypeXhr
-        if scheme in SCHEME_FOR:
-            target = to_archive_url(url)
-            if main:
-                self._remember(target)
+        types = QWebEngineUrlRequestInfo.ResourceType
+        frames = {
+            types.ResourceTypeMainFrame: self.main_frames,
+            types.ResourceTypeSubFrame: self.sub_frames,
+        }.get(kind)
+        read = kind == types.ResourceTypeXhr
+        if scheme in SCHEME_FOR or is_archive_url(url):
+            redirect = scheme in SCHEME_FOR
+            target = to_archive_url(url) if redirect else url
+            if frames is not None:
+                self._remember(frames, target)
             if read:
                 self._count_read(target)
-            info.redirect(target)
-        elif is_archive_url(url):
-            if main:
-                self._remember(url)
-            if read:
-                self._count_read(url)
+            if redirect:
+                info.redirect(target)
         elif scheme not in ALLOWED_SCHEMES:
             info.block(True)
             self.log.add(url.toString(), BLOCKED, f"{scheme}: is never fetched during replay")
@@ -139,10 +170,11 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
         self.script_reads[key] -= 1
         return True
 
-    def _remember(self, url: QUrl) -> None:
-        if len(self.main_frames) > 1000:
-            self.main_frames.clear()
-        self.main_frames.add(url.toString(QUrl.ComponentFormattingOption.FullyEncoded))
+    @staticmethod
+    def _remember(frames: set[str], url: QUrl) -> None:
+        if len(frames) > 1000:
+            frames.clear()
+        frames.add(url.toString(QUrl.ComponentFormattingOption.FullyEncoded))
 
 
 @dataclass
@@ -152,6 +184,7 @@ class _Pending:
     job: QWebEngineUrlRequestJob
     url: str
     main: bool
+    frame: bool  # the page of a frame (or the top-level page: main)
     reader: str | None = None  # the page origin (original scheme) of a cross-origin read
     response: ReplayResponse | None = None
     error: ReplayError | None = None
@@ -167,7 +200,6 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
     """
 
     pageServed = Signal(str, object, str)
-    _answered = Signal()  # no payload: results travel through a queue
 
     def __init__(
         self,
@@ -183,7 +215,13 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         self.at: datetime | str | None = None
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="replay")
         self._done: queue.SimpleQueue[_Pending] = queue.SimpleQueue()
-        self._answered.connect(self._finish, Qt.ConnectionType.QueuedConnection)
+        # The pool threads never touch a Qt object: the handler dies with its view, and a
+        # thread emitting a signal of a QObject that the GUI thread is deleting crashes
+        # the process now and then. While requests are out, the GUI thread polls instead.
+        self._in_flight = 0
+        self._poll = QTimer(self)
+        self._poll.setInterval(POLL_MS)
+        self._poll.timeout.connect(self._finish)
 
     def requestStarted(self, job: QWebEngineUrlRequestJob) -> None:
         qurl = job.requestUrl()
@@ -195,15 +233,20 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             bytes(k.data()).decode().lower(): bytes(v.data()).decode()
             for k, v in job.requestHeaders().items()
         }
-        pending = _Pending(job, to_original_url(qurl), key in self.interceptor.main_frames)
+        main = key in self.interceptor.main_frames
+        frame = main or key in self.interceptor.sub_frames
+        pending = _Pending(job, to_original_url(qurl), main, frame)
         if self.interceptor.take_script_read(key) and job.initiator().isValid():
             reader = _origin(to_original_url(job.initiator()))
             if reader != _origin(pending.url):
                 pending.reader = reader
         self._pool.submit(self._work, pending, self.at, headers.get("range"))
+        self._in_flight += 1
+        if not self._poll.isActive():
+            self._poll.start()
 
     def _work(self, pending: _Pending, at: datetime | str | None, range_: str | None) -> None:
-        """On a pool thread: resolve and read, then wake the GUI thread."""
+        """On a pool thread: resolve and read, for the GUI thread's next poll."""
         try:
             pending.response = self.replayer.serve(pending.url, at, range_header=range_)
             if pending.main and pending.response.location:
@@ -213,8 +256,6 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         except Exception as exc:  # never leave a request unanswered
             pending.error = ReplayError(f"replay failed: {exc}", url=pending.url)
         self._done.put(pending)
-        with contextlib.suppress(RuntimeError):  # the handler was deleted (view closed)
-            self._answered.emit()
 
     def _finish(self) -> None:
         while True:
@@ -222,6 +263,9 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
                 pending = self._done.get_nowait()
             except queue.Empty:
                 return
+            self._in_flight -= 1
+            if self._in_flight <= 0:
+                self._poll.stop()
             # RuntimeError: the job was deleted meanwhile (request cancelled, page closed).
             with contextlib.suppress(RuntimeError):
                 self._answer(pending)
@@ -256,8 +300,13 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             self.log.add(url, REDIRECT, response.location)
             job.redirect(to_archive_url(response.location))
             return
-        self.log.add(url, SERVED, f"{response.status} {response.ts}")
-        self._reply(job, response)
+        if pending.frame and not shown_in_tab(response.content_type):
+            # The engine would start a download, which replay refuses: say what it is.
+            self.log.add(url, SERVED, f"{response.status} {response.ts}, shown as a file")
+            self._reply_message(job, _file_page(url, response, main))
+        else:
+            self.log.add(url, SERVED, f"{response.status} {response.ts}")
+            self._reply(job, response)
         if main:
             self.pageServed.emit(url, response, "")
 
@@ -300,6 +349,16 @@ def _cors_refused(response: ReplayResponse, reader: str) -> bool:
     """
     granted = (original_header(response.headers, "Access-Control-Allow-Origin") or "").strip()
     return granted != "*" and granted.rstrip("/").lower() != reader
+
+
+def _file_page(url: str, response: ReplayResponse, main: bool) -> bytes:
+    mime = response.content_type.split(";", 1)[0].strip().lower()
+    what = "a PDF document" if mime in PDF_TYPES else f"a file of type {mime}"
+    links = {
+        "Save a Copy…": action_url("save", url),
+        "Open in My Browser": action_url("own-browser", url),
+    }
+    return messages.a_file(url, what, human_bytes(len(response.body)), links if main else {})
 
 
 def _message_for(exc: ReplayError, url: str) -> bytes:

@@ -59,10 +59,11 @@ def make_profile(log: RequestLog, parent: QObject | None = None) -> QWebEnginePr
 
 
 class ReplayPage(QWebEnginePage):
-    """Refuses new windows and every permission; turns in-page app links into signals and
-    passes console messages on (the engine-trouble check reads them)."""
+    """Refuses new windows and every permission; turns the links of the app's own message
+    pages (``action_url``) into :attr:`actionRequested` and passes console messages on (the
+    engine-trouble check reads them)."""
 
-    captureRequested = Signal(str)
+    actionRequested = Signal(str, str)  # action ("capture", "save", "own-browser"), url
     consoleMessage = Signal(object, str)  # level (JavaScriptConsoleMessageLevel), text
 
     def __init__(self, profile: QWebEngineProfile, log: RequestLog, parent: QObject) -> None:
@@ -91,8 +92,8 @@ class ReplayPage(QWebEnginePage):
         if qurl.host() != ACTION_HOST:
             return True
         clicked = nav_type == QWebEnginePage.NavigationType.NavigationTypeLinkClicked
-        if clicked and is_main_frame and qurl.path() == "/capture":
-            self.captureRequested.emit(QUrlQuery(qurl).queryItemValue("url"))
+        if clicked and is_main_frame:
+            self.actionRequested.emit(qurl.path().strip("/"), QUrlQuery(qurl).queryItemValue("url"))
         return False
 
     def javaScriptConsoleMessage(

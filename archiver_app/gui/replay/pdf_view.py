@@ -1,10 +1,11 @@
 """Archived PDFs shown with Qt's own PDF module (QtPdf), from the bytes in the archive.
 
-QtWebEngine's PDF viewer treats a PDF served by the replay schemes as a download, which
-replay refuses, so a captured PDF would show as an empty page. :class:`ArchivedPdfView`
-renders the archived response body with ``QPdfDocument``/``QPdfView`` instead: the bytes
-come from the archive through the replayer, so nothing can reach the network. The replay
-widget swaps it in whenever the page it was asked for is a PDF.
+QtWebEngine would treat a PDF served by the replay schemes as a download, which replay
+refuses; the scheme handler answers the engine with a page about the file instead, and
+:class:`ArchivedPdfView`, in front of it, renders the archived response body with
+``QPdfDocument``/``QPdfView``: the bytes come from the archive through the replayer, so
+nothing can reach the network. The replay widget swaps it in whenever the page it was asked
+for is a PDF.
 
 Threading contract: GUI thread only.
 """

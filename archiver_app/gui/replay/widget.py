@@ -15,12 +15,17 @@ API for the main window (tabs):
   archive scheme), ``captureChanged(str)`` (ts17 of the capture shown, '' for a message),
   ``captureRequested(str)`` (the user asked to capture a URL that is not archived: the
   receiver should confirm before fetching anything live), ``requestLogged(str, str, str)``.
+- A capture the engine would only download (a zip, a CSV; downloads are off) is shown as a
+  page saying what it is, whose buttons call ``save_copy()`` ("Save a Copy…": the archived
+  bytes, where the user chooses) and ``open_in_own_browser()``.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from PySide6.QtCore import QPoint, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QPixmap, QShortcut
@@ -28,6 +33,7 @@ from PySide6.QtWebEngineCore import QWebEnginePage
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import (
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -41,6 +47,7 @@ from PySide6.QtWidgets import (
 )
 
 from archiver_app.api.timeline import OtherView, route_of, route_timeline
+from archiver_app.durable import atomic_write
 from archiver_app.gui.replay.fallback import EngineFallback
 from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
 from archiver_app.gui.replay.page import ReplayPage, make_profile
@@ -115,7 +122,7 @@ class ReplayWidget(QWidget):
         self.profile.setParent(self.page)
         self.page.titleChanged.connect(self.titleChanged)
         self.page.urlChanged.connect(self._url_changed)
-        self.page.captureRequested.connect(self.captureRequested)
+        self.page.actionRequested.connect(self._page_action)
         self.page.renderProcessTerminated.connect(self._engine_stopped)
         self._server: ReplayServer | None = None
         self._build_ui()
@@ -305,10 +312,35 @@ class ReplayWidget(QWidget):
 
     def _load_finished(self, ok: bool) -> None:
         # A message page (not archived, missing file) is no engine trouble: only a capture
-        # the archive served counts; a PDF is shown by the PDF view while the engine's
-        # own attempt (a download) is refused, which it reports as a failed load.
-        if self.current is not None and not is_pdf(self.current.headers):
+        # the archive served counts.
+        if self.current is not None:
             self.fallback.load_finished(ok)
+
+    def _page_action(self, action: str, url: str) -> None:
+        """A button of a message page: capture a page not archived, or the file page's."""
+        if action == "capture":
+            self.captureRequested.emit(url)
+        elif action == "own-browser":
+            self.open_in_own_browser()
+        elif action == "save" and self.current is not None and self.current_url == url:
+            self.save_copy()
+
+    def save_copy(self) -> None:
+        """Save the body of the capture shown (a file the engine does not show) where the
+        user chooses."""
+        if self.current is None:
+            return
+        name = PurePosixPath(urlsplit(self.current_url).path).name or "download"
+        start = str(Path.home() / name)
+        path, _filter = QFileDialog.getSaveFileName(self, "Save a Copy", start)
+        if not path:
+            return
+        try:
+            atomic_write(path, self.current.body)
+        except OSError as exc:
+            self.banner.setText(f"The copy could not be saved: {exc.strerror or exc}")
+            return
+        self.banner.setText(f"Saved a copy of the archived file as {path}")
 
     def _context_menu(self, pos: QPoint) -> None:
         # the engine's own menu needs the engine's request (a real right-click in the page)
