@@ -47,7 +47,12 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
     from archiver_app.gui.first_run import FirstRunDialog, needs_first_run
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.gui.ops import OpRunner
-    from archiver_app.gui.settings_dialog import APPEARANCE_KEY, apply_appearance
+    from archiver_app.gui.settings_dialog import (
+        APPEARANCE_KEY,
+        BROWSER_KEY,
+        apply_appearance,
+        apply_browser_choice,
+    )
     from archiver_app.library import Library
     from archiver_app.paths import LIBRARY_ENV, default_library_root
 
@@ -60,6 +65,7 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
     app.setQuitOnLastWindowClosed(False)  # the tray keeps the app alive
     settings = QSettings()
     apply_appearance(str(settings.value(APPEARANCE_KEY, "system") or "system"))
+    apply_browser_choice(str(settings.value(BROWSER_KEY, "") or ""))
     runner = OpRunner(app)
     chose_default = library_root == default_library_root() and not os.environ.get(LIBRARY_ENV)
     if not self_test and chose_default:

@@ -7,6 +7,7 @@ goes to its ``settings`` table so every front end and the worker see it; what be
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, Signal
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from archiver_app.api.settings import SCRUB_KEY
+from archiver_app.capture.browser import BROWSER_ENV
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.replay.fallback import set_version_notes_enabled, version_notes_enabled
@@ -38,6 +40,23 @@ from archiver_app.library import Library
 BROWSER_KEY = "browser/path"
 APPEARANCE_KEY = "appearance/scheme"
 APPEARANCES = [("Follow the system", "system"), ("Light", "light"), ("Dark", "dark")]
+
+
+# The environment the app started with: a browser named there is used unless Settings names one.
+_STARTED_WITH = os.environ.get(BROWSER_ENV)
+
+
+def apply_browser_choice(path: str) -> None:
+    """Captures use the browser chosen in Settings (``path``; empty: found as usual).
+
+    The choice goes where every capture looks first, ``ARCHIVER_BROWSER``, which the app's
+    capture and worker processes inherit.
+    """
+    chosen = path.strip() or _STARTED_WITH
+    if chosen:
+        os.environ[BROWSER_ENV] = chosen
+    else:
+        os.environ.pop(BROWSER_ENV, None)
 
 
 def apply_appearance(choice: str) -> None:
@@ -216,6 +235,7 @@ class SettingsDialog(QDialog):
             show_error(self, exc, "saving the settings")
             return
         self.settings.setValue(BROWSER_KEY, self.browser_path.text().strip())
+        apply_browser_choice(self.browser_path.text())
         choice = str(self.appearance.currentData())
         self.settings.setValue(APPEARANCE_KEY, choice)
         set_version_notes_enabled(self.settings, self.version_notes.isChecked())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -232,9 +233,20 @@ def test_a_known_drive_plugged_in_somewhere_new_is_found_and_mirrored_to(
 
 
 def test_settings_dialog_writes_library_and_computer_settings(
-    qtbot: QtBot, library: Library, op_runner: OpRunner, gui_settings: QSettings
+    qtbot: QtBot,
+    library: Library,
+    op_runner: OpRunner,
+    gui_settings: QSettings,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
+    from archiver_app.capture.browser import BROWSER_ENV, find_browser
     from archiver_app.mirror.policy import library_policy, set_policy
+
+    monkeypatch.setenv(BROWSER_ENV, "")  # put back as it was, whatever the dialog sets
+    monkeypatch.delenv(BROWSER_ENV)
+    chosen = tmp_path / "my-chrome"  # not the browser this machine would find by itself
+    chosen.write_text("#!/bin/sh\n")
 
     set_policy(library, max_age_seconds=7200)  # a field the dialog does not show
     dialog = SettingsDialog(library, op_runner, gui_settings)
@@ -243,18 +255,23 @@ def test_settings_dialog_writes_library_and_computer_settings(
     assert dialog.move_button.isEnabled() and "verified" in dialog.move_button.toolTip()
     dialog.copies.setValue(3)
     dialog.scrub_days.setValue(14)
-    dialog.browser_path.setText("/usr/bin/chromium")
+    dialog.browser_path.setText(str(chosen))
     dialog.appearance.setCurrentIndex(dialog.appearance.findData("dark"))
     dialog.accept()
     policy = library_policy(library)
     assert policy.copies == 3
     assert policy.max_age_seconds == 7200  # kept, not overwritten
     assert library.settings.get(SCRUB_KEY) == {"interval_days": 14}
-    assert gui_settings.value(BROWSER_KEY) == "/usr/bin/chromium"
+    assert gui_settings.value(BROWSER_KEY) == str(chosen)
+    found = find_browser()  # what captures use from now on, in this process and its children
+    assert found is not None and found.path == chosen
     assert gui_settings.value(APPEARANCE_KEY) == "dark"
     again = SettingsDialog(library, op_runner, gui_settings)
     qtbot.addWidget(again)
     assert again.copies.value() == 3 and again.appearance.currentData() == "dark"
+    again.browser_path.clear()  # back to finding one
+    again.accept()
+    assert BROWSER_ENV not in os.environ
     from archiver_app.gui.settings_dialog import apply_appearance
 
     apply_appearance("system")
