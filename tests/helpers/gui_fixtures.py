@@ -57,3 +57,24 @@ def dispose(qtbot: Any, widget: Any) -> None:
     # Outside an event loop a deferred delete waits for one at its level: run it here.
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     qtbot.waitUntil(lambda: bool(gone), timeout=10_000)
+
+
+@pytest.fixture
+def replay_tab(qtbot: Any, library: object) -> Iterator[Any]:
+    """A shown replay tab over the test library, deleted (see :func:`dispose`) after."""
+    from archiver_app.gui.replay.widget import ReplayWidget
+
+    view = ReplayWidget(library)  # type: ignore[arg-type]
+    qtbot.addWidget(view)
+    view.resize(1000, 600)
+    view.show()
+    yield view
+    dispose(qtbot, view)
+
+
+def run_js(qtbot: Any, widget: Any, script: str) -> object:
+    """The value of ``script`` run in the replay tab's page."""
+    result: list[object] = []
+    widget.page.runJavaScript(script, 0, result.append)
+    qtbot.waitUntil(lambda: bool(result), timeout=10_000)
+    return result[0]

@@ -98,13 +98,8 @@ def _tab(qtbot: QtBot, library: Library) -> ReplayWidget:
 
 
 @pytest.fixture
-def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
-    view = ReplayWidget(library)
-    qtbot.addWidget(view)
-    view.resize(1000, 600)
-    view.show()
-    yield view
-    dispose(qtbot, view)
+def widget(replay_tab: ReplayWidget) -> ReplayWidget:
+    return replay_tab
 
 
 def _settled(qtbot: QtBot, widget: ReplayWidget, url: str) -> None:

@@ -5,7 +5,6 @@ Open in My Browser, in the tab and (without buttons) in a frame. No download eve
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
 from tests.helpers.archive import ArchiveWriter, at
 from tests.helpers.corpus import REPORT_PDF
-from tests.helpers.gui_fixtures import dispose
+from tests.helpers.gui_fixtures import run_js
 
 PDF_URL = "https://docs.example/report.pdf"
 PAGE_URL = "https://docs.example/"
@@ -30,7 +29,7 @@ ZIP = b"PK\x05\x06" + bytes(18)  # an empty zip archive
 
 
 @pytest.fixture
-def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
+def widget(replay_tab: ReplayWidget, library: Library) -> ReplayWidget:
     w = ArchiveWriter(library, "collections/default/2024/01/p/capture.warc.gz")
     w.response(PDF_URL, REPORT_PDF, at=at(2024), mime="application/pdf", page=True)
     w.response(PAGE_URL, "<title>Docs</title><p>docs home</p>", at=at(2024), page=True)
@@ -38,19 +37,7 @@ def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
     w.response(FRAMED_URL, '<title>Framed</title><iframe src="/report.pdf"></iframe>',
                at=at(2024), page=True)  # fmt: skip
     w.commit()
-    view = ReplayWidget(library)
-    qtbot.addWidget(view)
-    view.resize(1000, 600)
-    view.show()
-    yield view
-    dispose(qtbot, view)
-
-
-def _js(qtbot: QtBot, widget: ReplayWidget, script: str) -> object:
-    result: list[object] = []
-    widget.page.runJavaScript(script, 0, result.append)
-    qtbot.waitUntil(lambda: bool(result), timeout=10_000)
-    return result[0]
+    return replay_tab
 
 
 def _downloads(widget: ReplayWidget) -> list[str]:
@@ -90,9 +77,9 @@ def test_a_file_the_engine_would_download_is_named_saved_and_opened_offline(
     with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000) as loaded:
         widget.open(ZIP_URL)
     assert loaded.args == [True] and widget.fallback.trouble is None
-    kind = _js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind")
+    kind = run_js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind")
     assert kind == "file"
-    text = str(_js(qtbot, widget, "document.body.innerText"))
+    text = str(run_js(qtbot, widget, "document.body.innerText"))
     assert "application/zip" in text and "22 B" in text and ZIP_URL in text
     assert "Archived on" in widget.banner.text()  # the capture's own timeline and banner
 
@@ -105,7 +92,7 @@ def test_a_file_the_engine_would_download_is_named_saved_and_opened_offline(
         return str(dest), ""
 
     monkeypatch.setattr(QFileDialog, "getSaveFileName", choose)
-    _js(qtbot, widget, "document.getElementById('save').click(); 1")
+    run_js(qtbot, widget, "document.getElementById('save').click(); 1")
     qtbot.waitUntil(dest.exists, timeout=10_000)
     assert dest.read_bytes() == ZIP and Path(asked[0]).name == "set.zip"
     assert "Saved a copy" in widget.banner.text()
@@ -113,7 +100,7 @@ def test_a_file_the_engine_would_download_is_named_saved_and_opened_offline(
     receiver = OpenedUrls()
     QDesktopServices.setUrlHandler("http", receiver, "open")
     try:
-        _js(qtbot, widget, "document.getElementById('open').click(); 1")
+        run_js(qtbot, widget, "document.getElementById('open').click(); 1")
         qtbot.waitUntil(lambda: bool(receiver.urls), timeout=10_000)
     finally:
         QDesktopServices.unsetUrlHandler("http")
@@ -121,7 +108,7 @@ def test_a_file_the_engine_would_download_is_named_saved_and_opened_offline(
 
     with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
         widget.open(FRAMED_URL)  # a PDF in a frame: the same page, without buttons
-    frame_text = str(_js(
+    frame_text = str(run_js(
         qtbot, widget, "document.querySelector('iframe').contentDocument.body.innerText"
     ))  # fmt: skip
     assert "a PDF document" in frame_text and "Save a Copy" not in frame_text

@@ -16,7 +16,7 @@ from archiver_app.gui.replay.widget import NO_SCREENSHOT, ReplayWidget
 from archiver_app.library import Library
 from archiver_app.store.models import Copy, CopyState, Destination, File
 from tests.helpers.archive import ArchiveWriter, at
-from tests.helpers.gui_fixtures import dispose
+from tests.helpers.gui_fixtures import dispose, run_js
 
 HOME = "https://site.example/"
 PAGE = """<!doctype html><html><head><title>Home {year}</title>
@@ -40,13 +40,6 @@ def _archive(library: Library) -> None:
     )
     w.response("https://cdn.example/logo.png", PNG, at=at(2024), mime="image/png")
     w.commit()
-
-
-def _js(qtbot: QtBot, widget: ReplayWidget, script: str) -> object:
-    result: list[object] = []
-    widget.page.runJavaScript(script, 0, result.append)
-    qtbot.waitUntil(lambda: bool(result), timeout=10_000)
-    return result[0]
 
 
 def _open(qtbot: QtBot, widget: ReplayWidget, url: str, at_: str | None = None) -> None:
@@ -73,11 +66,13 @@ def test_replay_view_serves_page_timeline_and_messages(
     _open(qtbot, widget, HOME)
 
     # The newest capture, with its stylesheet and cross-host image, all from the archive.
-    assert _js(qtbot, widget, "document.getElementById('h').textContent") == "Archived home 2024"
-    assert _js(qtbot, widget, "getComputedStyle(document.getElementById('h')).color") == (
+    assert run_js(qtbot, widget, "document.getElementById('h').textContent") == "Archived home 2024"
+    assert run_js(qtbot, widget, "getComputedStyle(document.getElementById('h')).color") == (
         "rgb(1, 2, 3)"
     )
-    qtbot.waitUntil(lambda: _js(qtbot, widget, "document.getElementById('logo').naturalWidth") == 1)
+    qtbot.waitUntil(
+        lambda: run_js(qtbot, widget, "document.getElementById('logo').naturalWidth") == 1
+    )
     assert widget.address.text() == HOME  # the original URL, not the archive scheme
     assert widget.page.title() == "Home 2024"
     assert "Archived on 2024-01-01 00:00:00 UTC — capture 2 of 2" in widget.banner.text()
@@ -90,7 +85,7 @@ def test_replay_view_serves_page_timeline_and_messages(
     # Previous capture through the timeline.
     with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
         widget.step(-1)
-    assert _js(qtbot, widget, "document.getElementById('h').textContent") == "Archived home 2022"
+    assert run_js(qtbot, widget, "document.getElementById('h').textContent") == "Archived home 2022"
     assert "capture 1 of 2" in widget.banner.text()
     assert not widget.older_button.isEnabled() and widget.newer_button.isEnabled()
 
@@ -103,13 +98,13 @@ def test_replay_view_serves_page_timeline_and_messages(
     requested: list[str] = []
     widget.captureRequested.connect(requested.append)
     _open(qtbot, widget, "https://elsewhere.example/")
-    assert _js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind") == (
+    assert run_js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind") == (
         "not-archived"
     )
     assert widget.address.text() == "https://elsewhere.example/"
     assert any(e.outcome == NOT_ARCHIVED for e in widget.log.entries())
     assert "Not archived" in widget.banner.text()
-    _js(qtbot, widget, "document.getElementById('capture-now').click()")
+    run_js(qtbot, widget, "document.getElementById('capture-now').click()")
     qtbot.waitUntil(lambda: requested == ["https://elsewhere.example/"])
 
     # Screenshot: this capture has none.
@@ -130,7 +125,7 @@ def test_replay_view_serves_page_timeline_and_messages(
         )
     widget.replayer.invalidate()  # bodies stay cached while their record is unchanged
     _open(qtbot, widget, HOME)
-    text = _js(qtbot, widget, "document.body.innerText")
+    text = run_js(qtbot, widget, "document.body.innerText")
     assert "Archive Disk 2" in str(text)
     assert "not on this computer" in widget.banner.text()
 
@@ -156,20 +151,20 @@ def test_redirect_loop_and_damaged_record_show_messages(
         fh.truncate(last.offset + 40)
 
     _open(qtbot, widget, "https://loop.example/")
-    assert _js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind") == (
+    assert run_js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind") == (
         "redirect-loop"
     )
-    assert "https://loop.example/again" in str(_js(qtbot, widget, "document.body.innerText"))
+    assert "https://loop.example/again" in str(run_js(qtbot, widget, "document.body.innerText"))
     assert "loop" in widget.banner.text()
 
     _open(qtbot, widget, "https://cut.example/")
-    assert _js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind") == (
+    assert run_js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind") == (
         "damaged"
     )
-    assert "truncated" in str(_js(qtbot, widget, "document.body.innerText"))
+    assert "truncated" in str(run_js(qtbot, widget, "document.body.innerText"))
 
     _open(qtbot, widget, "https://ok.example/")  # and the view still works
-    assert _js(qtbot, widget, "document.body.innerText") == "fine"
+    assert run_js(qtbot, widget, "document.body.innerText") == "fine"
 
 
 def test_open_in_my_browser_serves_the_capture_shown_offline(

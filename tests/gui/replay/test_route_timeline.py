@@ -4,8 +4,6 @@ and moving to another route in the page gives that route's timeline."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
@@ -14,7 +12,6 @@ from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot
 from tests.helpers.archive import ArchiveWriter, at
-from tests.helpers.gui_fixtures import dispose
 
 DOC = "https://app.example/"
 APP = """<!doctype html><title>App {year}</title><main id="m"></main><script>
@@ -36,13 +33,8 @@ def _archive(library: Library) -> None:
 
 
 @pytest.fixture
-def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
-    view = ReplayWidget(library)
-    qtbot.addWidget(view)
-    view.resize(1000, 600)
-    view.show()
-    yield view
-    dispose(qtbot, view)
+def widget(replay_tab: ReplayWidget) -> ReplayWidget:
+    return replay_tab
 
 
 def _labels(widget: ReplayWidget) -> list[str]:

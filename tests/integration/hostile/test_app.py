@@ -9,7 +9,6 @@ switches of ``gui/replay/isolation.py``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -17,7 +16,6 @@ from pytestqt.qtbot import QtBot
 from archiver_app.gui.replay.isolation import DEAD_PROXY, FLAGS_ENV
 from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
-from tests.helpers.gui_fixtures import dispose
 from tests.integration.hostile.pages import TRICKS, archive_tricks, page_url
 from tests.integration.hostile.twin import Twin
 
@@ -25,13 +23,8 @@ SETTLE_MS = 400  # a page gets this long to try its trick after its load event
 
 
 @pytest.fixture
-def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
-    view = ReplayWidget(library)
-    qtbot.addWidget(view)
-    view.resize(900, 600)
-    view.show()
-    yield view
-    dispose(qtbot, view)
+def widget(replay_tab: ReplayWidget) -> ReplayWidget:
+    return replay_tab
 
 
 def test_the_engine_is_cut_off_below_the_interceptor() -> None:

@@ -16,7 +16,7 @@ from archiver_app.gui.replay.network import BLOCKED, NOT_ARCHIVED, SERVED
 from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
 from tests.helpers.archive import ArchiveWriter, at
-from tests.helpers.gui_fixtures import dispose
+from tests.helpers.gui_fixtures import run_js
 from tests.helpers.webserver import LocalServer
 
 HOSTILE = """<!doctype html><html><head><title>hostile</title>
@@ -54,20 +54,8 @@ def live() -> Iterator[LocalServer]:
 
 
 @pytest.fixture
-def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
-    view = ReplayWidget(library)
-    qtbot.addWidget(view)
-    view.resize(900, 600)
-    view.show()
-    yield view
-    dispose(qtbot, view)
-
-
-def _js(qtbot: QtBot, widget: ReplayWidget, script: str) -> object:
-    result: list[object] = []
-    widget.page.runJavaScript(script, 0, result.append)
-    qtbot.waitUntil(lambda: bool(result), timeout=10_000)
-    return result[0]
+def widget(replay_tab: ReplayWidget) -> ReplayWidget:
+    return replay_tab
 
 
 def test_hostile_pages_never_reach_the_live_server(
@@ -93,9 +81,9 @@ def test_hostile_pages_never_reach_the_live_server(
     assert entries["file:///etc/passwd"] == BLOCKED
     assert entries[f"ws://127.0.0.1:{live.port}/leak-ws"] == BLOCKED
     # window.open is refused by the popup blocker (JavascriptCanOpenWindows is off).
-    assert _js(qtbot, widget, "window.hostileWindow === null") is True
+    assert run_js(qtbot, widget, "window.hostileWindow === null") is True
     assert f"{origin}/leak-window" not in entries
-    assert _js(qtbot, widget, "document.getElementById('passwd').naturalWidth") == 0
+    assert run_js(qtbot, widget, "document.getElementById('passwd').naturalWidth") == 0
 
     # A form posting to the live host, then a script navigating to an unarchived site.
     for path, final in (("/form", "/leak-form"), ("/navigate", "http://not-archived.example")):
@@ -104,13 +92,13 @@ def test_hostile_pages_never_reach_the_live_server(
         ):
             widget.open(f"{origin}{path}")
         qtbot.waitUntil(lambda: not widget.page.isLoading(), timeout=20_000)
-        kind = _js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind")
+        kind = run_js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind")
         assert kind == "not-archived"
 
     # Still responsive, still offline: the archived root, not the live one.
     with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
         widget.open(f"{origin}/")
-    assert _js(qtbot, widget, "document.body.innerText") == "ARCHIVED"
+    assert run_js(qtbot, widget, "document.body.innerText") == "ARCHIVED"
     assert live.requests == [], [r.path for r in live.requests]
 
 
