@@ -78,3 +78,27 @@ def run_js(qtbot: Any, widget: Any, script: str) -> object:
     widget.page.runJavaScript(script, 0, result.append)
     qtbot.waitUntil(lambda: bool(result), timeout=10_000)
     return result[0]
+
+
+@pytest.fixture
+def opened_urls() -> Iterator[Any]:
+    """What the app asks the desktop to open (``.urls``), caught at QDesktopServices' own
+    seam for ``http`` instead of starting a browser."""
+    from PySide6.QtCore import QObject, QUrl, Slot
+    from PySide6.QtGui import QDesktopServices
+
+    class OpenedUrls(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self.urls: list[str] = []
+
+        @Slot(QUrl)
+        def open(self, url: QUrl) -> None:
+            self.urls.append(url.toString())
+
+    receiver = OpenedUrls()
+    QDesktopServices.setUrlHandler("http", receiver, "open")
+    try:
+        yield receiver
+    finally:
+        QDesktopServices.unsetUrlHandler("http")

@@ -6,9 +6,10 @@ was made by a newer Chromium; ordinary console noise offers nothing."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
-from PySide6.QtCore import QObject, QSettings, Qt, QUrl, Slot
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QDesktopServices
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
@@ -39,28 +40,6 @@ PAGES = {
     "html-as-script": "<script src='/gone.js'></script><img src='/gone.png'><p>text</p>",
     "clean": "<p>nothing wrong here</p>",
 }
-
-
-class OpenedUrls(QObject):
-    """Receives what the app asks the desktop to open (QDesktopServices' own seam)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.urls: list[str] = []
-
-    @Slot(QUrl)
-    def open(self, url: QUrl) -> None:
-        self.urls.append(url.toString())
-
-
-@pytest.fixture
-def opened() -> Iterator[OpenedUrls]:
-    receiver = OpenedUrls()
-    QDesktopServices.setUrlHandler("http", receiver, "open")
-    try:
-        yield receiver
-    finally:
-        QDesktopServices.unsetUrlHandler("http")
 
 
 def _archive(library: Library, browser: str | None) -> None:
@@ -127,7 +106,7 @@ def test_versions_and_messages_are_read_carefully() -> None:
 
 
 def test_same_engine_captures_offer_it_only_for_real_trouble(
-    qtbot: QtBot, widget: ReplayWidget, library: Library, opened: OpenedUrls
+    qtbot: QtBot, widget: ReplayWidget, library: Library, opened_urls: Any
 ) -> None:
     _archive(library, browser=f"{engine_major()}.0.1.2")  # made by the engine's own version
     for quiet in ("clean", "bad-json", "html-as-script", "missing-method"):
@@ -145,7 +124,7 @@ def test_same_engine_captures_offer_it_only_for_real_trouble(
     assert widget.fallback.trouble.code is Trouble.SCRIPT_ERROR
     assert widget.fallback.isVisible()
     widget.fallback.button.click()  # the offer opens the capture, offline, in the browser
-    assert opened.urls and opened.urls[-1].startswith("http://127.0.0.1:")
+    assert opened_urls.urls and opened_urls.urls[-1].startswith("http://127.0.0.1:")
 
     with qtbot.waitSignal(widget.fallback.offered, timeout=20_000) as offered:
         widget.page.loadFinished.emit(False)  # the engine gives up on the capture served
@@ -156,7 +135,7 @@ def test_same_engine_captures_offer_it_only_for_real_trouble(
 
 
 def test_a_capture_by_a_newer_browser_is_noted_and_its_script_errors_count(
-    qtbot: QtBot, widget: ReplayWidget, library: Library, opened: OpenedUrls
+    qtbot: QtBot, widget: ReplayWidget, library: Library, opened_urls: Any
 ) -> None:
     newer = engine_major() + 16
     _archive(library, browser=f"{newer}.0.8078.108")
@@ -174,7 +153,7 @@ def test_a_capture_by_a_newer_browser_is_noted_and_its_script_errors_count(
     assert widget.fallback.trouble.code is Trouble.NEWER_BROWSER
 
     widget.own_browser_action.trigger()  # always there: button, context menu, Ctrl+Shift+O
-    assert opened.urls[-1].startswith("http://127.0.0.1:")
+    assert opened_urls.urls[-1].startswith("http://127.0.0.1:")
 
     widget.fallback.dismiss()  # the reader has read the version note: not again in this tab
     _settled(qtbot, widget, SITE + "clean")

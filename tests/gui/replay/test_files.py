@@ -6,10 +6,9 @@ Open in My Browser, in the tab and (without buttons) in a frame. No download eve
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from PySide6.QtCore import QObject, QUrl, Slot
-from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
@@ -61,18 +60,12 @@ def test_an_archived_pdf_is_shown_with_qtpdf_then_html_in_the_web_view(
     assert _downloads(widget) == []
 
 
-class OpenedUrls(QObject):
-    def __init__(self) -> None:
-        super().__init__()
-        self.urls: list[str] = []
-
-    @Slot(QUrl)
-    def open(self, url: QUrl) -> None:
-        self.urls.append(url.toString())
-
-
 def test_a_file_the_engine_would_download_is_named_saved_and_opened_offline(
-    qtbot: QtBot, widget: ReplayWidget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    qtbot: QtBot,
+    widget: ReplayWidget,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    opened_urls: Any,
 ) -> None:
     with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000) as loaded:
         widget.open(ZIP_URL)
@@ -97,14 +90,9 @@ def test_a_file_the_engine_would_download_is_named_saved_and_opened_offline(
     assert dest.read_bytes() == ZIP and Path(asked[0]).name == "set.zip"
     assert "Saved a copy" in widget.banner.text()
 
-    receiver = OpenedUrls()
-    QDesktopServices.setUrlHandler("http", receiver, "open")
-    try:
-        run_js(qtbot, widget, "document.getElementById('open').click(); 1")
-        qtbot.waitUntil(lambda: bool(receiver.urls), timeout=10_000)
-    finally:
-        QDesktopServices.unsetUrlHandler("http")
-    assert receiver.urls[0].startswith("http://127.0.0.1:") and "set.zip" in receiver.urls[0]
+    run_js(qtbot, widget, "document.getElementById('open').click(); 1")
+    qtbot.waitUntil(lambda: bool(opened_urls.urls), timeout=10_000)
+    assert opened_urls.urls[0].startswith("http://127.0.0.1:") and "set.zip" in opened_urls.urls[0]
 
     with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
         widget.open(FRAMED_URL)  # a PDF in a frame: the same page, without buttons
