@@ -25,7 +25,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from PySide6.QtCore import QPoint, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QPixmap, QShortcut
@@ -322,7 +322,7 @@ class ReplayWidget(QWidget):
             self.captureRequested.emit(url)
         elif action == "own-browser":
             self.open_in_own_browser()
-        elif action == "save" and self.current is not None and self.current_url == url:
+        elif action == "save":  # the capture shown: the file page is its own
             self.save_copy()
 
     def save_copy(self) -> None:
@@ -330,7 +330,7 @@ class ReplayWidget(QWidget):
         user chooses."""
         if self.current is None:
             return
-        name = PurePosixPath(urlsplit(self.current_url).path).name or "download"
+        name = PurePosixPath(unquote(urlsplit(self.current_url).path)).name or "download"
         start = str(Path.home() / name)
         path, _filter = QFileDialog.getSaveFileName(self, "Save a Copy", start)
         if not path:

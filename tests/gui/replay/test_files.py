@@ -22,7 +22,7 @@ from tests.helpers.gui_fixtures import run_js
 
 PDF_URL = "https://docs.example/report.pdf"
 PAGE_URL = "https://docs.example/"
-ZIP_URL = "https://docs.example/data/set.zip"
+ZIP_URL = "https://docs.example/data/my%20set.zip"
 FRAMED_URL = "https://docs.example/framed"
 ZIP = b"PK\x05\x06" + bytes(18)  # an empty zip archive
 
@@ -76,7 +76,7 @@ def test_a_file_the_engine_would_download_is_named_saved_and_opened_offline(
     assert "application/zip" in text and "22 B" in text and ZIP_URL in text
     assert "Archived on" in widget.banner.text()  # the capture's own timeline and banner
 
-    dest = tmp_path / "chosen" / "set.zip"
+    dest = tmp_path / "chosen" / "my set.zip"
     dest.parent.mkdir()
     asked: list[str] = []
 
@@ -87,7 +87,7 @@ def test_a_file_the_engine_would_download_is_named_saved_and_opened_offline(
     monkeypatch.setattr(QFileDialog, "getSaveFileName", choose)
     run_js(qtbot, widget, "document.getElementById('save').click(); 1")
     qtbot.waitUntil(dest.exists, timeout=10_000)
-    assert dest.read_bytes() == ZIP and Path(asked[0]).name == "set.zip"
+    assert dest.read_bytes() == ZIP and Path(asked[0]).name == "my set.zip"
     assert "Saved a copy" in widget.banner.text()
 
     run_js(qtbot, widget, "document.getElementById('open').click(); 1")
