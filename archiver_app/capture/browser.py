@@ -202,3 +202,30 @@ def launch_options(info: BrowserInfo, *, headless: bool = True) -> dict[str, obj
         "handle_sigterm": False,
         "handle_sighup": False,
     }
+
+
+# What Chromium shows in a tab or frame itself (blink's mime_util, less the codecs PySide6's
+# QtWebEngine is built without); a navigation to any other type is a download, which
+# capture reads again (capture.recorder) and replay shows as a file (gui.replay.network).
+_TEXT_DOWNLOADED = frozenset({
+    "text/calendar", "text/x-calendar", "text/vcalendar", "text/x-vcalendar", "text/vcard",
+    "text/x-vcard", "text/x-vcf", "text/directory", "text/ldif", "text/qif", "text/x-qif",
+    "text/csv", "text/x-csv", "text/comma-separated-values", "text/tab-separated-values",
+    "text/tsv", "text/rtf", "text/ofx", "text/vnd.sun.j2me.app-descriptor",
+})  # fmt: skip
+_SHOWN = frozenset({
+    "application/xhtml+xml", "application/xml", "application/json", "application/javascript",
+    "application/x-javascript", "application/ecmascript", "multipart/related",
+    "message/rfc822", "image/png", "image/jpeg", "image/jpg", "image/pjpeg", "image/gif",
+    "image/webp", "image/bmp", "image/x-icon", "image/vnd.microsoft.icon", "image/avif",
+    "image/apng", "video/webm", "audio/webm", "video/ogg", "audio/ogg", "application/ogg",
+    "audio/wav", "audio/x-wav", "audio/flac", "audio/mpeg", "audio/mp3",
+})  # fmt: skip
+
+
+def shown_in_tab(content_type: str) -> bool:
+    """Whether Chromium shows a navigation answered with ``content_type`` itself."""
+    mime = content_type.split(";", 1)[0].strip().lower()
+    if mime.startswith("text/"):
+        return mime not in _TEXT_DOWNLOADED
+    return mime in _SHOWN or mime.endswith(("+xml", "+json"))

@@ -24,6 +24,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from archiver_app import __version__
 from archiver_app.capture.behaviours import autoscroll, settle, wait_network_quiet
+from archiver_app.capture.browser import shown_in_tab
 from archiver_app.capture.contexts import Tab, TabSource
 from archiver_app.capture.extract import (
     PageFacts,
@@ -310,6 +311,11 @@ class PageCapture:
                 return f"the response is larger than the {self.owner.max_body} byte limit"
             if recorder.main_request_id is None or not _main_answered(recorder):
                 return describe_failure(message, self.url, self.rules.page_timeout)
+            if "Download is starting" in message:  # a file the browser does not show
+                self.reasons.append(
+                    "a file the browser does not show: its bytes were fetched again"
+                )
+                return None
             self.reasons.append(
                 "the load event did not fire in time"
                 if "Timeout" in message
@@ -355,6 +361,9 @@ class PageCapture:
         budget = max(2.0, self._left())
         facts, dom, shot = PageFacts(), None, None
         self.extracted = True
+        if mime is not None and mime not in PDF_MIMES and not shown_in_tab(mime):
+            # a download for the browser: the tab shows nothing of it to extract or picture
+            return PageFacts(title=_file_title(self.url), outlinks=[], text=""), None, None
         try:
             facts = await asyncio.wait_for(extract(page), budget)
             if mime not in NO_SCREENSHOT_MIMES:

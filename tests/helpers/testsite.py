@@ -306,6 +306,7 @@ def start_site() -> LocalSite:
     r["/doc.pdf"] = _static(site, "/doc.pdf", pdf("Archived PDF text"), "application/pdf")
     r["/data.json"] = _static(site, "/data.json", b'{"kind": "json main"}', "application/json")
     r["/plain.txt"] = _static(site, "/plain.txt", b"plain text main resource\n", "text/plain")
+    r["/tables.csv"] = _static(site, "/tables.csv", b"year,count\n2024,7\n" * 200, "text/csv")
 
     def page(q: Request) -> Response:
         n = int(parse_qs(urlsplit(q.path).query).get("n", ["0"])[0])

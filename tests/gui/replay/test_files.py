@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
-from archiver_app.gui.replay.network import shown_in_tab
+from archiver_app.capture.browser import shown_in_tab
 from archiver_app.gui.replay.pdf_view import is_pdf
 from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library

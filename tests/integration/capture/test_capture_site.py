@@ -65,6 +65,7 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
                 "json": "/data.json",
                 "png": "/img/photo.png",
                 "text": "/plain.txt",
+                "csv": "/tables.csv",  # a file the browser downloads instead of showing
             }
             done = await asyncio.gather(
                 *(cap.capture(site.url(p), rules=RULES) for p in names.values())
@@ -310,6 +311,21 @@ def test_non_html_main_resources_are_captured_as_they_are(captured: Captured) ->
         # no Title in its metadata: named after the file; its text is the PDF's text layer
         assert pdf_snap is not None and pdf_snap.title == "doc.pdf"
         assert "Archived PDF text" in lib.abspath(f"{pdf_snap.folder}/text.txt").read_text()
+
+    # A file the browser only downloads: its bytes fetched again, named after the file, no
+    # DOM or screenshot of a tab that showed nothing, and the second fetch said.
+    csv = results["csv"]
+    assert csv.ok, csv.error
+    assert _main_response(lib, csv).payload == site.bodies["/tables.csv"]
+    assert len(site.main.requested("/tables.csv")) == 2  # the download, then the refetch
+    with lib.session() as s:
+        snap = s.get(Snapshot, csv.snapshot_id)
+        assert snap is not None and snap.title == "tables.csv" and snap.mime == "text/csv"
+        folder = lib.abspath(snap.folder)
+        assert not (folder / "screenshot.png").exists() and not (folder / "dom.html").exists()
+        assert snap.capture_fidelity == "fallback"
+        reasons = snap.provenance["fidelity_reasons"]
+        assert reasons == ["a file the browser does not show: its bytes were fetched again"]
 
 
 def test_second_capture_writes_revisits_against_stored_payloads(captured: Captured) -> None:
