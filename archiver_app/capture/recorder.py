@@ -370,9 +370,10 @@ class NetworkRecorder:
             )
 
     def _downloaded(self, ex: Exchange) -> bool:
-        """Whether ``ex`` is the page's own document, answered in full with a type the
-        browser does not show (a zip, a CSV): the browser turns it into a download, which
-        the capture refuses, and the load "fails" with the whole answer received."""
+        """Whether ``ex`` is the page's own document, answered (2xx) with a type the browser
+        does not show (a zip, a CSV): the browser turns it into a download as soon as the
+        headers arrive, the capture refuses downloads, so the load "fails" and DevTools
+        keeps no body. A refetch that fails too leaves the record marked incomplete."""
         final = ex.hops[-1] if ex.hops else None
         if ex.request_id != self.main_request_id or final is None or final.response is None:
             return False
