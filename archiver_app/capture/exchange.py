@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from archiver_app.capture.browser import shown_in_tab
 from archiver_app.warc.httpmsg import HttpResponse, headers_from_map, is_http2, parse_header_text
 
 Event = dict[str, Any]
@@ -154,3 +155,15 @@ def build_response(event: Event, ex: Exchange, index: int) -> HttpResponse:
         except ValueError:
             reason = ""
     return HttpResponse(status, reason, headers, proto.upper())
+
+
+def is_download(ex: Exchange) -> bool:
+    """Whether the document ``ex`` was answered (2xx) with a type the browser does not show
+    (a zip, a CSV): the browser turns it into a download as soon as the headers arrive,
+    the capture refuses downloads, so the load "fails" and DevTools keeps no body. A
+    refetch that fails too leaves the record marked incomplete."""
+    final = ex.hops[-1] if ex.hops else None
+    if final is None or final.response is None or ex.oversize:
+        return False
+    status = int(final.response.get("status") or 0)
+    return 200 <= status < 300 and not shown_in_tab(str(final.response.get("mimeType") or ""))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 SNIPPET_CHARS = 300
 
@@ -40,6 +41,11 @@ class PageFacts:
     @property
     def snippet(self) -> str:
         return make_snippet(self.text)
+
+
+def file_facts(url: str) -> PageFacts:
+    """The facts of a page that is a file (a PDF, a download): named after the file."""
+    return PageFacts(title=PurePosixPath(unquote(urlsplit(url).path)).name or url, outlinks=[])
 
 
 def first_line(error: object, limit: int = 200) -> str:

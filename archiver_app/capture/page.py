@@ -18,9 +18,9 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from archiver_app import __version__
 from archiver_app.capture.behaviours import autoscroll, settle, wait_network_quiet
@@ -30,6 +30,7 @@ from archiver_app.capture.extract import (
     PageFacts,
     clean_links,
     extract,
+    file_facts,
     first_line,
     make_snippet,
 )
@@ -312,9 +313,7 @@ class PageCapture:
             if recorder.main_request_id is None or not _main_answered(recorder):
                 return describe_failure(message, self.url, self.rules.page_timeout)
             if "Download is starting" in message:  # a file the browser does not show
-                self.reasons.append(
-                    "a file the browser does not show: its bytes were fetched again"
-                )
+                self.reasons.append("a file the browser does not show: fetched again")
                 return None
             self.reasons.append(
                 "the load event did not fire in time"
@@ -362,8 +361,7 @@ class PageCapture:
         facts, dom, shot = PageFacts(), None, None
         self.extracted = True
         if mime is not None and mime not in PDF_MIMES and not shown_in_tab(mime):
-            # a download for the browser: the tab shows nothing of it to extract or picture
-            return PageFacts(title=_file_title(self.url), outlinks=[], text=""), None, None
+            return file_facts(self.url), None, None  # a download: the tab showed nothing
         try:
             facts = await asyncio.wait_for(extract(page), budget)
             if mime not in NO_SCREENSHOT_MIMES:
@@ -388,7 +386,7 @@ class PageCapture:
     ) -> tuple[PageFacts, bytes | None]:
         """Title, text, links (made absolute against ``base``, its address) and first-page
         image of a PDF shown as the page (capture.pdf)."""
-        fallback = PageFacts(title=_file_title(self.url), outlinks=[], text="")
+        fallback = file_facts(self.url)
         if recorder.main_document is None:
             self.reasons.append("the PDF's bytes were not recorded: no text or page image")
             return fallback, None
@@ -581,11 +579,6 @@ class _Loaded:
 def _main_answered(recorder: NetworkRecorder) -> bool:
     ex = recorder.exchanges.get(recorder.main_request_id or "")
     return bool(ex and ex.hops and ex.hops[-1].response is not None)
-
-
-def _file_title(url: str) -> str:
-    name = PurePosixPath(unquote(urlsplit(url).path)).name
-    return name or url
 
 
 def _snapshots_of(lib: Library, record_ids: list[int]) -> list[int]:

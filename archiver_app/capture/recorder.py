@@ -38,7 +38,6 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
-from archiver_app.capture.browser import shown_in_tab
 from archiver_app.capture.charsets import (
     C1_ERRORS,
     browser_codec,
@@ -53,6 +52,7 @@ from archiver_app.capture.exchange import (
     build_response,
     content_length,
     from_network,
+    is_download,
     latin,
     request_headers,
     target,
@@ -357,30 +357,14 @@ class NetworkRecorder:
         if ex is None:
             return
         self._get(ev["requestId"])
-        if self._downloaded(ex):  # a whole answer: its body is read again, as a viewer's is
-            if not ex.written:
-                self._spawn(ex.request_id, self._write_exchange(ex, body_ok=True))
-            return
-        ex.failed = ev.get("errorText") or "failed"
-        if ev.get("canceled") and ex.failed == "failed":
-            ex.failed = "canceled"
-        if not ex.written:
-            self._spawn(
-                ex.request_id, self._write_exchange(ex, body_ok=False, truncated="disconnect")
-            )
-
-    def _downloaded(self, ex: Exchange) -> bool:
-        """Whether ``ex`` is the page's own document, answered (2xx) with a type the browser
-        does not show (a zip, a CSV): the browser turns it into a download as soon as the
-        headers arrive, the capture refuses downloads, so the load "fails" and DevTools
-        keeps no body. A refetch that fails too leaves the record marked incomplete."""
-        final = ex.hops[-1] if ex.hops else None
-        if ex.request_id != self.main_request_id or final is None or final.response is None:
-            return False
-        response = final.response
-        status = int(response.get("status") or 0)
-        mime = str(response.get("mimeType") or "")
-        return 200 <= status < 300 and not ex.oversize and not shown_in_tab(mime)
+        downloaded = ex.request_id == self.main_request_id and is_download(ex)
+        if not downloaded:
+            ex.failed = ev.get("errorText") or "failed"
+            if ev.get("canceled") and ex.failed == "failed":
+                ex.failed = "canceled"
+        if not ex.written:  # a download's body is read again, as a viewer's is
+            cut = None if downloaded else "disconnect"
+            self._spawn(ex.request_id, self._write_exchange(ex, body_ok=downloaded, truncated=cut))
 
     def _is_closed(self) -> bool:
         return self.closed

@@ -325,7 +325,7 @@ def test_non_html_main_resources_are_captured_as_they_are(captured: Captured) ->
         assert not (folder / "screenshot.png").exists() and not (folder / "dom.html").exists()
         assert snap.capture_fidelity == "fallback"
         reasons = snap.provenance["fidelity_reasons"]
-        assert reasons == ["a file the browser does not show: its bytes were fetched again"]
+        assert reasons == ["a file the browser does not show: fetched again"]
 
 
 def test_second_capture_writes_revisits_against_stored_payloads(captured: Captured) -> None:
