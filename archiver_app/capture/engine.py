@@ -30,8 +30,8 @@ from typing import Any
 
 from archiver_app.capture.browser import BrowserInfo, launch_options, require_browser
 from archiver_app.capture.contexts import FreshContexts, ProfileBrowser, TabSource
-from archiver_app.capture.page import PageCapture, describe_failure
-from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo
+from archiver_app.capture.page import PageCapture
+from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo, describe_failure
 from archiver_app.errors import ArchiverError, BrowserNotFoundError
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress

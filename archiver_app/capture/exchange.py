@@ -158,12 +158,16 @@ def build_response(event: Event, ex: Exchange, index: int) -> HttpResponse:
 
 
 def is_download(ex: Exchange) -> bool:
-    """Whether the document ``ex`` was answered (2xx) with a type the browser does not show
-    (a zip, a CSV): the browser turns it into a download as soon as the headers arrive,
-    the capture refuses downloads, so the load "fails" and DevTools keeps no body. A
-    refetch that fails too leaves the record marked incomplete."""
+    """Whether the document ``ex`` was answered (2xx) as a download: a type the browser does
+    not show (a zip, a CSV) or ``Content-Disposition: attachment``. The browser turns it
+    into a download as soon as the headers arrive, the capture refuses downloads, so the
+    load "fails" and DevTools keeps no body. A refetch that fails too leaves the record
+    marked incomplete."""
     final = ex.hops[-1] if ex.hops else None
     if final is None or final.response is None or ex.oversize:
         return False
-    status = int(final.response.get("status") or 0)
-    return 200 <= status < 300 and not shown_in_tab(str(final.response.get("mimeType") or ""))
+    response = final.response
+    headers = {str(k).lower(): str(v) for k, v in (response.get("headers") or {}).items()}
+    attachment = headers.get("content-disposition", "").strip().lower().startswith("attachment")
+    shown = shown_in_tab(str(response.get("mimeType") or ""))
+    return 200 <= int(response.get("status") or 0) < 300 and (attachment or not shown)

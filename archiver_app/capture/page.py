@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from archiver_app import __version__
 from archiver_app.capture.behaviours import autoscroll, settle, wait_network_quiet
-from archiver_app.capture.browser import shown_in_tab
 from archiver_app.capture.contexts import Tab, TabSource
+from archiver_app.capture.exchange import is_download
 from archiver_app.capture.extract import (
     PageFacts,
     clean_links,
@@ -50,7 +50,7 @@ from archiver_app.capture.persist import (
 )
 from archiver_app.capture.recorder import NetworkRecorder, Refetch, StandIn
 from archiver_app.capture.refetch import refetch_in, stand_in_from
-from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo
+from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo, describe_failure
 from archiver_app.capture.targets import WorkerAttacher
 from archiver_app.durable import atomic_write
 from archiver_app.layout.current import snapshot_folder
@@ -65,38 +65,6 @@ if TYPE_CHECKING:
 
 WARC_NAME = "capture.warc.gz"
 NO_SCREENSHOT_MIMES = {*PDF_MIMES, "application/octet-stream"}  # a PDF's comes from capture.pdf
-
-
-def describe_failure(message: str, url: str, timeout: float) -> str:
-    """A readable sentence for a Playwright navigation error."""
-    text = first_line(message)
-    parts = urlsplit(url)
-    host = parts.hostname or url
-    try:
-        port = parts.port or ""
-    except ValueError:  # an address whose port is not a number
-        port = ""
-    table = (
-        ("ERR_NAME_NOT_RESOLVED", f"the host name {host!r} could not be resolved (DNS)"),
-        ("ERR_CONNECTION_REFUSED", f"the connection to {host} was refused"),
-        ("ERR_CONNECTION_RESET", f"the connection to {host} was reset"),
-        ("ERR_CONNECTION_CLOSED", f"{host} closed the connection without an answer"),
-        ("ERR_EMPTY_RESPONSE", f"{host} closed the connection without an answer"),
-        ("ERR_CERT_", f"TLS error: the certificate of {host} is not trusted ({text})"),
-        ("ERR_SSL_", f"TLS error talking to {host} ({text})"),
-        ("ERR_INTERNET_DISCONNECTED", "there is no network connection"),
-        ("ERR_ADDRESS_UNREACHABLE", f"{host} is unreachable"),
-        ("ERR_TIMED_OUT", f"{host} did not answer in time"),
-        ("ERR_UNSAFE_PORT", f"browsers do not connect to port {port} (kept for other services)"),
-        ("ERR_TOO_MANY_REDIRECTS", f"{host} redirects in a loop"),
-        ("Timeout", f"the page did not load within {timeout:g} s"),
-        ("has been closed", "the browser crashed or closed while capturing"),
-        ("Target crashed", "the page crashed the browser tab"),
-    )
-    for needle, sentence in table:
-        if needle in message:
-            return sentence
-    return text
 
 
 class PageCapture:
@@ -126,6 +94,7 @@ class PageCapture:
         self.crashed = False
         self.oversize_main = False
         self.extracted = False  # _extract ran (title, text, DOM, screenshot attempted)
+        self.downloaded = False  # the browser took the page for a download (a file)
         self._tasks: set[asyncio.Future[None]] = set()
         self._requested: list[str] = []  # GET URLs Playwright saw the page and workers ask
         self.timings: dict[str, float] = {}
@@ -312,7 +281,8 @@ class PageCapture:
                 return f"the response is larger than the {self.owner.max_body} byte limit"
             if recorder.main_request_id is None or not _main_answered(recorder):
                 return describe_failure(message, self.url, self.rules.page_timeout)
-            if "Download is starting" in message:  # a file the browser does not show
+            if _main_downloaded(recorder):  # a file the browser does not show
+                self.downloaded = True
                 self.reasons.append("a file the browser does not show: fetched again")
                 return None
             self.reasons.append(
@@ -360,8 +330,8 @@ class PageCapture:
         budget = max(2.0, self._left())
         facts, dom, shot = PageFacts(), None, None
         self.extracted = True
-        if mime is not None and mime not in PDF_MIMES and not shown_in_tab(mime):
-            return file_facts(self.url), None, None  # a download: the tab showed nothing
+        if self.downloaded and mime not in PDF_MIMES:
+            return file_facts(self.url), None, None  # the tab showed nothing
         try:
             facts = await asyncio.wait_for(extract(page), budget)
             if mime not in NO_SCREENSHOT_MIMES:
@@ -579,6 +549,11 @@ class _Loaded:
 def _main_answered(recorder: NetworkRecorder) -> bool:
     ex = recorder.exchanges.get(recorder.main_request_id or "")
     return bool(ex and ex.hops and ex.hops[-1].response is not None)
+
+
+def _main_downloaded(recorder: NetworkRecorder) -> bool:
+    ex = recorder.exchanges.get(recorder.main_request_id or "")
+    return ex is not None and is_download(ex)
 
 
 def _snapshots_of(lib: Library, record_ids: list[int]) -> list[int]:

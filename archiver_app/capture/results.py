@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from urllib.parse import urlsplit
+
+from archiver_app.capture.extract import first_line
 
 
 @dataclass(frozen=True)
@@ -71,3 +74,35 @@ class CaptureResult:
     bytes_written: int = 0
     duration: float = 0.0
     login: str | None = None  # a capture.login_check.LoginOutcome code: a login form came
+
+
+def describe_failure(message: str, url: str, timeout: float) -> str:
+    """A readable sentence for a Playwright navigation error."""
+    text = first_line(message)
+    parts = urlsplit(url)
+    host = parts.hostname or url
+    try:
+        port = parts.port or ""
+    except ValueError:  # an address whose port is not a number
+        port = ""
+    table = (
+        ("ERR_NAME_NOT_RESOLVED", f"the host name {host!r} could not be resolved (DNS)"),
+        ("ERR_CONNECTION_REFUSED", f"the connection to {host} was refused"),
+        ("ERR_CONNECTION_RESET", f"the connection to {host} was reset"),
+        ("ERR_CONNECTION_CLOSED", f"{host} closed the connection without an answer"),
+        ("ERR_EMPTY_RESPONSE", f"{host} closed the connection without an answer"),
+        ("ERR_CERT_", f"TLS error: the certificate of {host} is not trusted ({text})"),
+        ("ERR_SSL_", f"TLS error talking to {host} ({text})"),
+        ("ERR_INTERNET_DISCONNECTED", "there is no network connection"),
+        ("ERR_ADDRESS_UNREACHABLE", f"{host} is unreachable"),
+        ("ERR_TIMED_OUT", f"{host} did not answer in time"),
+        ("ERR_UNSAFE_PORT", f"browsers do not connect to port {port} (kept for other services)"),
+        ("ERR_TOO_MANY_REDIRECTS", f"{host} redirects in a loop"),
+        ("Timeout", f"the page did not load within {timeout:g} s"),
+        ("has been closed", "the browser crashed or closed while capturing"),
+        ("Target crashed", "the page crashed the browser tab"),
+    )
+    for needle, sentence in table:
+        if needle in message:
+            return sentence
+    return text

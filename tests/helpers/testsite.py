@@ -307,6 +307,10 @@ def start_site() -> LocalSite:
     r["/data.json"] = _static(site, "/data.json", b'{"kind": "json main"}', "application/json")
     r["/plain.txt"] = _static(site, "/plain.txt", b"plain text main resource\n", "text/plain")
     r["/tables.csv"] = _static(site, "/tables.csv", b"year,count\n2024,7\n" * 200, "text/csv")
+    r["/export.html"] = _static(
+        site, "/export.html", b"<title>Export</title><p>rows</p>", "text/html",
+        (("Content-Disposition", 'attachment; filename="export.html"'),),
+    )  # fmt: skip
 
     def page(q: Request) -> Response:
         n = int(parse_qs(urlsplit(q.path).query).get("n", ["0"])[0])

@@ -66,6 +66,7 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
                 "png": "/img/photo.png",
                 "text": "/plain.txt",
                 "csv": "/tables.csv",  # a file the browser downloads instead of showing
+                "attachment": "/export.html",  # HTML, but sent to be saved, not shown
             }
             done = await asyncio.gather(
                 *(cap.capture(site.url(p), rules=RULES) for p in names.values())
@@ -314,18 +315,21 @@ def test_non_html_main_resources_are_captured_as_they_are(captured: Captured) ->
 
     # A file the browser only downloads: its bytes fetched again, named after the file, no
     # DOM or screenshot of a tab that showed nothing, and the second fetch said.
-    csv = results["csv"]
-    assert csv.ok, csv.error
-    assert _main_response(lib, csv).payload == site.bodies["/tables.csv"]
-    assert len(site.main.requested("/tables.csv")) == 2  # the download, then the refetch
-    with lib.session() as s:
-        snap = s.get(Snapshot, csv.snapshot_id)
-        assert snap is not None and snap.title == "tables.csv" and snap.mime == "text/csv"
-        folder = lib.abspath(snap.folder)
-        assert not (folder / "screenshot.png").exists() and not (folder / "dom.html").exists()
-        assert snap.capture_fidelity == "fallback"
-        reasons = snap.provenance["fidelity_reasons"]
-        assert reasons == ["a file the browser does not show: fetched again"]
+    for name, path, title in (("csv", "/tables.csv", "tables.csv"),
+                              ("attachment", "/export.html", "export.html")):  # fmt: skip
+        res = results[name]
+        assert res.ok, (name, res.error)
+        assert _main_response(lib, res).payload == site.bodies[path], name
+        assert len(site.main.requested(path)) == 2, name  # the download, then the refetch
+        with lib.session() as s:
+            snap = s.get(Snapshot, res.snapshot_id)
+            assert snap is not None and snap.title == title, name
+            folder = lib.abspath(snap.folder)
+            assert not (folder / "screenshot.png").exists(), name
+            assert not (folder / "dom.html").exists(), name
+            assert snap.capture_fidelity == "fallback", name
+            reasons = snap.provenance["fidelity_reasons"]
+            assert reasons == ["a file the browser does not show: fetched again"], name
 
 
 def test_second_capture_writes_revisits_against_stored_payloads(captured: Captured) -> None:
