@@ -82,7 +82,7 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
             print(json.dumps(item, ensure_ascii=False), file=ctx.out)
         else:
             when = hit.captured_at.strftime("%Y-%m-%d %H:%M")
-            print(f"{when}  {hit.url}", file=ctx.out)
+            print(f"#{hit.snapshot_id}  {when}  {hit.url}", file=ctx.out)
             print(f"    {hit.title or '(no title)'}", file=ctx.out)
             if hit.snippet:
                 print(f"    {hit.snippet_marked('[', ']')}", file=ctx.out)

@@ -98,9 +98,11 @@ class WorkerStats:
 
 
 def progress_line(result: FetchResult) -> str:
-    """``ok 200 high URL`` or ``failed URL: error`` (the lines ``archiver capture`` prints)."""
+    """``ok 200 high URL (#12)`` or ``failed URL: error`` (the lines ``archiver capture``
+    prints; ``#12`` is the capture's id, which ``cite``, ``diff`` and ``delete`` take)."""
     if result.ok:
-        return f"ok {result.http_status} {result.fidelity} {result.final_url}"
+        made = f" (#{result.snapshot_id})" if result.snapshot_id is not None else ""
+        return f"ok {result.http_status} {result.fidelity} {result.final_url}{made}"
     return f"failed {result.url}: {result.error}"
 
 

@@ -42,7 +42,12 @@ def test_capture_reads_stdin_reports_each_page_and_fails_after_the_rest(
     with sqlite3.connect(lib / "library.db") as db:
         rows = db.execute("SELECT url, state FROM snapshots ORDER BY url").fetchall()
         tags = db.execute("SELECT name FROM tags").fetchall()
+        ids = dict(db.execute("SELECT url, id FROM snapshots").fetchall())
     assert rows == [(test_site.page_url(3), "complete"), (test_site.url("/plain.txt"), "complete")]
+    # each line names the capture's id, which cite, diff and delete take
+    assert {line.split()[-1] for line in lines if " ok 200 " in line} == {
+        f"(#{i})" for i in ids.values()
+    }
     assert tags == [("t1",)]
 
 

@@ -39,6 +39,10 @@ def test_import_search_export(
     assert main(["--library", lib, "search", "storm", "--tag", "sea"]) == 0
     out = capsys.readouterr().out
     assert "Lighthouse keepers" in out and "[storm]" in out
+    [first] = [line for line in out.splitlines() if "Lighthouse" not in line][:1]
+    sid = int(first.split()[0].removeprefix("#"))  # the id cite, diff and delete take
+    assert main(["--library", lib, "cite", str(sid), "--format", "csl-json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["URL"] == first.split()[-1]
     assert main(["--library", lib, "search", "gale", "--json", "--status", "2xx"]) == 0
     [hit] = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert hit["title"] == "Storm log" and hit["fidelity"] == "imported"
