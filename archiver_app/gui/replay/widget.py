@@ -259,7 +259,7 @@ class ReplayWidget(QWidget):
             url = "https://" + url
         self.at = at
         self.handler.at = at
-        self.address.setText(url)
+        self._show_address(url)
         self.route_url = url
         self.screenshot_button.setChecked(False)
         self.view.load(to_archive_url(url))
@@ -371,12 +371,18 @@ class ReplayWidget(QWidget):
 
     # ------------------------------------------------------------------ state
 
+    def _show_address(self, url: str) -> None:
+        """``url`` in the address box from its start (scheme and host), as browsers show
+        it, not scrolled to its end."""
+        self.address.setText(url)
+        self.address.setCursorPosition(0)
+
     def _url_changed(self, qurl: QUrl) -> None:
         original = to_original_url(qurl)
         if qurl.scheme().startswith("archive-"):
             self.current_url = original
             self.route_url = original
-            self.address.setText(original)
+            self._show_address(original)
             self.urlChanged.emit(original)
             # another route of the same document (no new request): its own timeline
             shown = self.captures[0].url if self.captures else ""

@@ -74,6 +74,7 @@ def test_replay_view_serves_page_timeline_and_messages(
         lambda: run_js(qtbot, widget, "document.getElementById('logo').naturalWidth") == 1
     )
     assert widget.address.text() == HOME  # the original URL, not the archive scheme
+    assert widget.address.cursorPosition() == 0  # shown from its host, not its end
     assert widget.page.title() == "Home 2024"
     assert "Archived on 2024-01-01 00:00:00 UTC — capture 2 of 2" in widget.banner.text()
     assert captures[-1].startswith("20240101")
