@@ -177,8 +177,9 @@ def diff_html(c: Comparison) -> str:
         f"<span style='background:#dff5e1'>&nbsp;+&nbsp;</span> in the capture of {new}, "
         f"not in that of {old}</p>"
     ]
-    if not c.text.changed:
-        rows.append("<p>The text is the same in both captures.</p>")
+    if not c.text.changed:  # no "⋯" standing for the whole unchanged text
+        lines = f"{c.text.new_lines:,} line{'s' if c.text.new_lines != 1 else ''}"
+        return rows[0] + f"<p>The text is the same in both captures ({lines}).</p>"
     hunks = c.text.hunks
     for i, hunk in enumerate(hunks):
         if hunk.op is Op.EQUAL:

@@ -11,7 +11,8 @@ from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
-from archiver_app.gui.compare_view import CompareView, whens
+from archiver_app.compare.text import diff_texts
+from archiver_app.gui.compare_view import CompareView, diff_html, whens
 from archiver_app.gui.ops import OpRunner
 from archiver_app.library import Library
 from archiver_app.store.files import register_file
@@ -82,6 +83,20 @@ def test_compare_view_shows_what_changed(
     for index in range(view.tabs.count()):
         view.tabs.setCurrentIndex(index)
         view.grab().save(str(tmp_path / f"compare-{index}.png"))
+
+
+def test_an_unchanged_text_says_so_without_a_gap_marker() -> None:
+    from types import SimpleNamespace
+
+    side = SimpleNamespace(captured_at=at(2024, 1, 1))
+    c = SimpleNamespace(old=side, new=side, text=diff_texts("a\nb\nc", "a\nb\nc"))
+    shown = diff_html(c)  # type: ignore[arg-type]
+    assert "The text is the same in both captures (3 lines)." in shown
+    assert "⋯" not in shown  # nothing is left out: there is nothing to show
+    changed = SimpleNamespace(
+        old=side, new=side, text=diff_texts("a\nb\nc\nd\ne\nf", "a\nb\nc\nd\ne\nX")
+    )
+    assert "⋯" in diff_html(changed)  # type: ignore[arg-type]
 
 
 def test_captures_that_cannot_be_compared_say_so(
