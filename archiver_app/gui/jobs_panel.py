@@ -191,7 +191,10 @@ class JobsPanel(QWidget):
             buttons.addWidget(b)
         buttons.addStretch(1)
         dcol.addLayout(buttons)
-        live = QFormLayout()
+        # a crawl's or capture's rules, changed while it runs: shown for those jobs only
+        self.rules_box = QWidget(detail)
+        live = QFormLayout(self.rules_box)
+        live.setContentsMargins(0, 0, 0, 0)
         self.ignore_edit = QPlainTextEdit(detail)
         self.ignore_edit.setObjectName("job_ignore")
         self.ignore_edit.setMaximumHeight(60)
@@ -201,7 +204,8 @@ class JobsPanel(QWidget):
         live.addRow("Ignore patterns", self.ignore_edit)
         live.addRow("Concurrency", self.concurrency_edit)
         live.addRow("", self.apply_button)
-        dcol.addLayout(live)
+        self.rules_box.hide()
+        dcol.addWidget(self.rules_box)
         self.log = QPlainTextEdit(detail)
         self.log.setObjectName("job_log")
         self.log.setReadOnly(True)
@@ -315,6 +319,7 @@ class JobsPanel(QWidget):
             self.progress.setRange(0, 1)
             self.progress.setValue(0)
             self.progress.hide()  # no job, no "0%"
+            self.rules_box.hide()
             return
         self.progress.show()
         eta = format_eta(row.eta_seconds(self.model.now)) if row.status in ACTIVE else ""
@@ -345,6 +350,7 @@ class JobsPanel(QWidget):
         if not self.concurrency_edit.hasFocus():
             self.concurrency_edit.setValue(int(row.config.get("concurrency", 2) or 2))
         crawl = row.counts_pages
+        self.rules_box.setVisible(crawl)  # an export or a mirror has no rules to change
         self.pause_button.setEnabled(crawl and row.status == JobStatus.RUNNING)
         self.resume_button.setEnabled(crawl and row.status == JobStatus.PAUSED)
         # a browsing session is not undone: Stop ends it with every page saved

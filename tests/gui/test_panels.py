@@ -80,6 +80,7 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
     assert panel.progress.value() == 12 and panel.progress.maximum() == 40
     assert not panel.progress.isHidden()
     assert panel.ignore_edit.toPlainText() == "/tag/" and panel.concurrency_edit.value() == 4
+    assert panel.rules_box.isVisible()  # a crawl's rules can change while it runs
     assert panel.pause_button.isEnabled() and not panel.resume_button.isEnabled()
     panel.pause_button.click()  # the crawl engine's job control, through a BackgroundOp
     qtbot.waitUntil(panel.resume_button.isEnabled, timeout=5000)
@@ -133,6 +134,7 @@ def test_jobs_panel_shows_an_operation_with_its_progress_and_cancels_it(
     assert (panel.progress.value(), panel.progress.maximum()) == (3, 12)
     assert panel.abort_button.text() == "Cancel" and panel.abort_button.isEnabled()
     assert not panel.pause_button.isEnabled() and not panel.apply_button.isEnabled()
+    assert not panel.rules_box.isVisible()  # a mirror has no ignore patterns or concurrency
     panel.abort_button.click()  # asks through the row; the running process sees it
     qtbot.waitUntil(lambda: not panel.abort_button.isEnabled(), timeout=5000)
     with library.session() as s:
