@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget
 
 from archiver_app.gui.capture_dialog import TAB_BOOKMARKS
 from archiver_app.gui.login_dialog import open_login_dialog
@@ -68,10 +69,8 @@ class WindowActions:
         w.table.addAction(self.open)
         self.tag = self.action("Add &Tags to Selection…", w.tag_selection, "Ctrl+T")
         self.close_tab = self.action("&Close Tab", w.tabs.close_current, K.Close)
-        self.jobs = w.jobs_dock.toggleViewAction()
-        self.jobs.setShortcut(QKeySequence("Ctrl+J"))
-        self.drives = w.drives_dock.toggleViewAction()
-        self.drives.setShortcut(QKeySequence("Ctrl+Shift+D"))
+        self.jobs = self.panel_action(w.jobs_dock, "Ctrl+J")
+        self.drives = self.panel_action(w.drives_dock, "Ctrl+Shift+D")
         self.fullscreen = self.action(
             "Full Screen", w.toggle_fullscreen, standard_key(K.FullScreen, "F11")
         )
@@ -79,6 +78,33 @@ class WindowActions:
         self.url_capture.setToolTip("Capture this address now")
         self._build_menus()
         self._build_toolbar()
+
+    def panel_action(self, dock: QDockWidget, shortcut: str) -> QAction:
+        """A checkable action for a panel, checked while the panel is in front: it brings
+        a panel that sits behind another one's tab to the front (Qt's toggle view action
+        would close it: a tabbed panel counts as shown), and closes the panel in front."""
+        action = QAction(dock.windowTitle(), self.window)
+        action.setCheckable(True)
+        action.setShortcut(QKeySequence(shortcut))
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        front = [False]
+
+        def seen(visible: bool) -> None:
+            front[0] = visible
+            action.setChecked(visible)
+
+        def triggered() -> None:
+            if front[0]:
+                dock.close()
+            else:
+                dock.show()
+                dock.raise_()
+            action.setChecked(front[0])  # until the panel says otherwise
+
+        dock.visibilityChanged.connect(seen)
+        action.triggered.connect(triggered)
+        self.window.addAction(action)
+        return action
 
     def action(
         self,

@@ -112,3 +112,26 @@ def test_every_column_of_the_table_fits_the_window_as_it_first_opens(
     qtbot.waitUntil(lambda: main_window.table.viewport().width() > 0)
     room = main_window.table.viewport().width() - status_left
     assert room >= 110, f"the Status column has {room}px: 'complete 200' is cut off"
+
+
+def test_a_panel_behind_another_comes_to_the_front(qtbot: QtBot, main_window: MainWindow) -> None:
+    """Jobs and Drives share one tabbed area: the Drives button brings Drives to the front
+    even when Jobs is in front (it used to add Drives behind Jobs' tab, or close it), and
+    the button of the panel in front closes it."""
+    menus, w = main_window.menus, main_window
+    front: dict[str, bool] = {}
+    for name, dock in (("jobs", w.jobs_dock), ("drives", w.drives_dock)):
+        dock.visibilityChanged.connect(lambda v, n=name: front.__setitem__(n, v))
+    menus.jobs.trigger()
+    qtbot.waitUntil(lambda: front.get("jobs") is True)
+    assert menus.jobs.isChecked() and not menus.drives.isChecked()
+    menus.drives.trigger()
+    qtbot.waitUntil(lambda: front.get("drives") is True and front.get("jobs") is False)
+    assert menus.drives.isChecked() and not menus.jobs.isChecked()
+    assert not w.jobs_dock.isHidden()  # still open, behind the Drives tab
+    menus.jobs.trigger()  # behind: to the front, not closed
+    qtbot.waitUntil(lambda: front.get("jobs") is True)
+    assert not w.jobs_dock.isHidden() and menus.jobs.isChecked()
+    menus.jobs.trigger()  # in front: closed
+    qtbot.waitUntil(w.jobs_dock.isHidden)
+    assert not menus.jobs.isChecked()
