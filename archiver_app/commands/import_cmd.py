@@ -131,9 +131,5 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
             emit=show,
         )
     if not args.json:
-        print(
-            f"{len(report.outcomes)} input(s): {report.records} records, {report.pages} pages, "
-            f"{len(report.failed)} failed",
-            file=ctx.out,
-        )
+        print(report.describe()[0], file=ctx.out)
     return 1 if report.failed else 0

@@ -58,9 +58,4 @@ def cmd_mirror(args: argparse.Namespace, ctx: Context) -> int:
             )
     for line in result.describe():
         print(line, file=ctx.out)
-    if not args.dry_run:
-        print(f"done: {result.copied} copies made and verified", file=ctx.out)
-    if not result.policy_holds:
-        print("the retention policy is not met for every file (see above)", file=ctx.out)
-        return 1
-    return 0
+    return 0 if result.policy_holds else 1

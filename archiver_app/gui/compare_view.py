@@ -178,8 +178,10 @@ def diff_html(c: Comparison) -> str:
         f"not in that of {old}</p>"
     ]
     if not c.text.changed:  # no "⋯" standing for the whole unchanged text
-        lines = f"{c.text.new_lines:,} line{'s' if c.text.new_lines != 1 else ''}"
-        return rows[0] + f"<p>The text is the same in both captures ({lines}).</p>"
+        n = c.text.new_lines
+        return (
+            rows[0] + f"<p>The text is the same in both captures ({n:,} line{'s' * (n != 1)}).</p>"
+        )
     hunks = c.text.hunks
     for i, hunk in enumerate(hunks):
         if hunk.op is Op.EQUAL:

@@ -81,3 +81,11 @@ class ImportReport:
     @property
     def pages(self) -> int:
         return sum(o.pages for o in self.outcomes)
+
+    def describe(self) -> list[str]:
+        """The totals, then each input that failed (what ``archiver import`` ends with)."""
+        lines = [
+            f"{len(self.outcomes)} input(s): {self.records} records, {self.pages} pages, "
+            f"{len(self.failed)} failed"
+        ]
+        return lines + [f"failed {o.path}: {o.reason}" for o in self.failed]

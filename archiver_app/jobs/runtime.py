@@ -28,7 +28,7 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -423,12 +423,24 @@ def run_job(
         _finish(lib, job_id, owner, JobStatus.FAILED, f"failed: {exc}", level="error", error=exc)
         raise
     beat.stop()
-    _finish(lib, job_id, owner, JobStatus.COMPLETED, "completed", result=to_plain(result))
+    _finish(
+        lib,
+        job_id,
+        owner,
+        JobStatus.COMPLETED,
+        "completed",
+        result=to_plain(result),
+        details=result_lines(result),
+    )
     if job.kind is JobKind.IMPORT:  # its captures may fill editions' gaps
         from archiver_app.editions.service import after_job
 
         after_job(lib, job_id)
     return JobRun(job_id, job.kind, JobStatus.COMPLETED, result)
+
+
+#: Lines of a result's description written to the job's log (an import of many files).
+MAX_RESULT_LINES = 50
 
 
 def _finish(
@@ -441,6 +453,7 @@ def _finish(
     level: str = "info",
     result: Any = None,
     error: BaseException | None = None,
+    details: Sequence[str] = (),
 ) -> None:
     now = lib.clock()
     with lib.write() as s:
@@ -454,7 +467,24 @@ def _finish(
             job.result = {"value": result}
         if error is not None:
             job.last_error = str(error) or type(error).__name__
+        for line in details:
+            _log(s, job_id, line, now)
         _log(s, job_id, message, now, level=level)
+
+
+def result_lines(result: Any) -> list[str]:
+    """What a finished job did, as the lines its result describes itself with (a mirror's
+    copies per drive, a verify's verdicts per drive, an import's files), for the job's log:
+    the Jobs panel and ``archiver job N`` show them where the CLI printed them."""
+    items = result if isinstance(result, list) else [result]
+    lines: list[str] = []
+    for item in items:
+        said = getattr(item, "describe", None) or getattr(item, "lines", None)
+        if not callable(said):
+            continue
+        text = said()
+        lines += [str(t).strip() for t in ([text] if isinstance(text, str) else text)]
+    return [line for line in lines if line][:MAX_RESULT_LINES]
 
 
 def _run_crawl(

@@ -67,8 +67,9 @@ class MirrorResult:
         )
 
     def describe(self) -> list[str]:
+        """What the run did, as ``archiver mirror`` ends (and the job's log keeps)."""
         if self.dry_run:
-            return ["dry run: nothing was copied"]
+            return ["dry run: nothing was copied", *self._policy_line()]
         lines = []
         for o in self.outcomes:
             line = f"  {o.label}: {o.copied} copied"
@@ -86,7 +87,12 @@ class MirrorResult:
             lines.append(f"  repaired the laptop copy of {path} from {source}")
         for path in self.local_unrepairable:
             lines.append(f"  the laptop copy of {path} is corrupted and no good copy is mounted")
-        return lines
+        return [*lines, f"done: {self.copied} copies made and verified", *self._policy_line()]
+
+    def _policy_line(self) -> list[str]:
+        if self.policy_holds:
+            return []
+        return ["the retention policy is not met for every file (see the plan)"]
 
 
 def run_mirror(

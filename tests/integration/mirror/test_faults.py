@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from archiver_app.errors import ArchiverError
 from archiver_app.library import Library
@@ -31,7 +32,7 @@ from archiver_app.mirror import (
 )
 from archiver_app.mirror.outcomes import Shortfall, Stop, StopReason
 from archiver_app.mirror.run import MirrorResult
-from archiver_app.store.models import CopyState, Destination
+from archiver_app.store.models import CopyState, Destination, Job, JobLog
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from tests.helpers.mirror_data import check_drive, copy_states, make_snapshot, present_ids
 from tests.helpers.mounts import read_only_folder, small_drive
@@ -393,3 +394,9 @@ def test_mirror_exit_code_says_whether_the_policy_holds(
     set_policy(library, destinations=["usb"])
     assert main(cmd) == 0
     assert len(present_ids(library, dest)) == 3
+    # the job's log keeps what the run said (the Jobs panel and `archiver job` show it)
+    with library.session() as s:
+        job = s.scalars(select(Job).order_by(Job.id.desc())).first()
+        assert job is not None
+        said = list(s.scalars(select(JobLog.message).where(JobLog.job_id == job.id)))
+    assert said[-2:] == ["done: 3 copies made and verified", "completed"]

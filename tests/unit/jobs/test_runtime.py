@@ -308,6 +308,11 @@ def test_an_import_job_imports_and_a_second_run_skips_what_is_done(
     assert len(outcomes) == 1
     stored = row(library, first.job_id).result
     assert stored is not None and stored["outcomes"][0]["state"] == "imported"
+    # what it did is in its log, as the CLI says it (the Jobs panel shows the log)
+    assert log(library, first.job_id)[-2:] == [
+        f"1 input(s): {first.result.records} records, 3 pages, 0 failed",
+        "completed",
+    ]
     again = run_foreground(library, JobKind.IMPORT, import_config([warc]), reg, name="import")
     assert again.result.pages == 0
 
