@@ -102,6 +102,14 @@ class JobsManager:
 
         return run_in_child(self._lib, job_id, progress=progress, cancel=cancel)
 
+    @staticmethod
+    def describe(result: Any) -> list[str]:
+        """What a finished job did, in the lines its log ends with (a verify's verdicts
+        per drive, a mirror's copies ...): :func:`archiver_app.jobs.runtime.result_lines`."""
+        from archiver_app.jobs.runtime import result_lines
+
+        return result_lines(result)
+
     def start(
         self,
         kind: JobKind,

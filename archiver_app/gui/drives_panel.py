@@ -221,8 +221,9 @@ class DrivesPanel(QWidget):
             self._mirror_op = None
             self.runner.changed.disconnect(self._forget_finished_mirror)
 
-    def _finished(self, doing: str) -> None:
-        self.message.emit(f"Finished {doing}.")
+    def _finished(self, doing: str, result: Any = None) -> None:
+        said = self.library.jobs.describe(result)  # the verdicts, not only "finished"
+        self.message.emit(f"Finished {doing}" + (": " + "; ".join(said) if said else "."))
         self.refresh()
 
     def add_drive(self) -> None:
@@ -290,7 +291,7 @@ class DrivesPanel(QWidget):
                 label=doing,
             )
             .with_progress(progress)
-            .success(lambda _r: self._finished(doing))
+            .success(lambda r: self._finished(doing, r))
             .failure(lambda f: show_error(self, f, doing))
             .run_in_background()
         )

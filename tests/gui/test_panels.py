@@ -222,9 +222,13 @@ def test_a_known_drive_plugged_in_somewhere_new_is_found_and_mirrored_to(
         rotten = library.abspath(s.scalars(select(File.path).order_by(File.id)).first() or "")
     good = rotten.read_bytes()
     rotten.write_bytes(good[:-1] + bytes([good[-1] ^ 0xFF]))
-    with qtbot.waitSignal(panel.message, timeout=60000, check_params_cb=lambda m: "Finished" in m):
+    with qtbot.waitSignal(
+        panel.message, timeout=60000, check_params_cb=lambda m: "Finished" in m
+    ) as said:
         panel.verify_button.click()
     assert rotten.read_bytes() == good  # repaired from the drive
+    # the verdict itself, not only "finished"
+    assert "1 corrupted; 1 repaired from a good copy" in said.args[0], said.args
     panel.refresh()
     today = f"{library.clock():%Y-%m-%d}"
     qtbot.waitUntil(lambda: f"files, last verified {today}." in panel.summary.text())
