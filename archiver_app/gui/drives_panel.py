@@ -43,6 +43,18 @@ from archiver_app.tasks import ProgressUpdate
 REFRESH_MS = 3000
 SCAN_EVERY = 5  # refreshes between scans of the OS mount points (15 s)
 DRIVE_HEADERS = ["Drive", "State", "Free", "Present", "Missing", "Corrupted", "Last verified"]
+#: What each column counts (over its header): "Missing" alone reads as lost files.
+DRIVE_TIPS = [
+    "The drive's label; its folder shows over the name",
+    "Plugged in or not, and whether a copy is being made",
+    "Free space on the drive",
+    "Verified copies this drive holds",
+    "Files the retention policy allows on this drive that it does not hold. Not lost: "
+    "the laptop or other drives may hold them (the status bar counts files at risk)",
+    "Copies on this drive that no longer match their digest (repaired from a good copy "
+    "when one is in reach)",
+    "When this drive's copies were last re-read and checked",
+]
 
 
 def laptop_summary(st: LaptopStatus) -> str:
@@ -58,7 +70,7 @@ def laptop_summary(st: LaptopStatus) -> str:
 
 class DrivesModel(RowsModel[DestinationStatus]):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(DRIVE_HEADERS, parent=parent)
+        super().__init__(DRIVE_HEADERS, DRIVE_TIPS, parent=parent)
 
     def cell(self, r: DestinationStatus, col: int, role: int) -> Any:
         if role == Qt.ItemDataRole.UserRole:

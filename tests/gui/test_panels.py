@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
@@ -213,6 +213,8 @@ def test_a_known_drive_plugged_in_somewhere_new_is_found_and_mirrored_to(
     qtbot.waitUntil(mirrored, timeout=30000)
     qtbot.waitUntil(lambda: panel._mirror_op is None, timeout=10000)
     assert panel.model.rows[0].missing == 0
+    tip = panel.model.headerData(4, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert "Not lost" in tip  # "Missing" says what it counts, over its header
     assert panel.summary.text().startswith(
         f"This computer: {n_files} files, last verified never (due: verified when the app is idle)."
     )
