@@ -199,6 +199,33 @@ def _stream_search(
     relay.chunk.emit(generation, found, _first_page(cur, found), True, True)
 
 
+class _Readers:
+    """The table's reader threads: their pool, the SQLite connections they read with (by
+    generation) and the current query's cancel token. Stopping them needs nothing of the
+    model, so it also runs from the model's ``destroyed``: Qt emits it before it deletes
+    the model's children, so the threads end while the relay they emit on still exists."""
+
+    def __init__(self) -> None:
+        # Its own threads: a keystroke's query never waits behind a mirror or a capture.
+        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="table")
+        self.connections: dict[int, Any] = {}
+        self.lock = threading.Lock()
+        self.cancel = CancelToken()
+
+    def interrupt(self) -> None:
+        """Stop SQLite work for superseded queries (a sort of a million rows, a search)."""
+        with self.lock:  # a connection is interrupted only while it reads for us
+            for conn in self.connections.values():
+                with contextlib.suppress(Exception):  # already closed
+                    conn.interrupt()
+
+    def stop(self) -> None:
+        """Cancel, interrupt SQLite, and join the threads (none waits on the GUI thread)."""
+        self.cancel.cancel()
+        self.interrupt()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
 class SnapshotTableModel(QAbstractTableModel):
     """Rows of ``snapshots`` for a :class:`SnapshotQuery`, loaded lazily."""
 
@@ -225,7 +252,6 @@ class SnapshotTableModel(QAbstractTableModel):
         self._snippets: dict[int, str] = {}
         self._cells: dict[int, tuple[str, ...]] = {}  # display text per row on screen
         self._generation = 0
-        self._cancel = CancelToken()
         self._shut_down = False
         self._taken = threading.Event()  # the current reader's last chunk is in the model
         self._loading = False
@@ -233,12 +259,10 @@ class SnapshotTableModel(QAbstractTableModel):
         self.first_chunk_seconds = 0.0
         self.partial = False  # showing the quick first window of a search; more to come
         self._load_started = 0.0
-        self._readers: dict[int, Any] = {}  # generation -> sqlite3 connection reading it
-        self._readers_lock = threading.Lock()
-        # Its own threads: a keystroke's query never waits behind a mirror or a capture.
-        self._reader_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="table")
-        pool = self._reader_pool
-        self.destroyed.connect(lambda *_: pool.shutdown(wait=False))
+        readers = self._readers = _Readers()
+        # Not shut down (a test, a window dropped without closing): the threads end here,
+        # not later on a deleted relay (rule 11 of docs/ARCHITECTURE.md).
+        self.destroyed.connect(lambda *_: readers.stop())
         self._relay = _ChunkRelay(self)
         self._relay.chunk.connect(self._on_chunk)
         self._relay.failed.connect(self._on_failed)
@@ -265,11 +289,11 @@ class SnapshotTableModel(QAbstractTableModel):
         """
         if self._shut_down:
             return
-        self._cancel.cancel()
-        self._interrupt_reader()
+        self._readers.cancel.cancel()
+        self._readers.interrupt()
         self._generation += 1
         generation = self._generation
-        cancel = self._cancel = CancelToken()
+        cancel = self._readers.cancel = CancelToken()
         taken = self._taken = threading.Event()
         taken.set()  # nothing handed over yet
         self._set_loading(True)
@@ -277,7 +301,7 @@ class SnapshotTableModel(QAbstractTableModel):
         self._load_started = time.perf_counter()
         query, reader, relay = self.query, self.reader, self._relay
 
-        readers, lock = self._readers, self._readers_lock
+        readers, lock = self._readers.connections, self._readers.lock
 
         def stream() -> None:
             try:
@@ -314,21 +338,12 @@ class SnapshotTableModel(QAbstractTableModel):
                 if not cancel.cancelled:  # an interrupted, superseded query is no error
                     relay.failed.emit(generation, f"{type(exc).__name__}: {exc}")
 
-        self._reader_pool.submit(stream)
+        self._readers.pool.submit(stream)
 
     def shutdown(self) -> None:
         """Stop reading (window closing): cancel, interrupt SQLite, join the reader threads."""
         self._shut_down = True
-        self._cancel.cancel()
-        self._interrupt_reader()
-        self._reader_pool.shutdown(wait=True, cancel_futures=True)
-
-    def _interrupt_reader(self) -> None:
-        """Stop SQLite work for superseded queries (a sort of a million rows, a search)."""
-        with self._readers_lock:  # a connection is interrupted only while it reads for us
-            for conn in self._readers.values():
-                with contextlib.suppress(Exception):  # already closed
-                    conn.interrupt()
+        self._readers.stop()
 
     def _on_chunk(
         self,

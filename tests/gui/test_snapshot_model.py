@@ -215,3 +215,25 @@ def test_a_refresh_after_shutdown_is_ignored(
     model.shutdown()
     model.refresh()  # raised "cannot schedule new futures after shutdown"
     assert model.rowCount() == 50 and not model.loading
+
+
+def test_a_model_deleted_while_reading_ends_its_reader_threads_first(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    """Dropped without shutdown (a test, a window gone): its readers stop and are joined
+    as it goes, before the relay they emit on is deleted; none is left waiting for a model
+    that will never take its next chunk."""
+    import time
+
+    import shiboken6
+
+    bulk_snapshots(library, 3000)
+    model = SnapshotTableModel(library, op_runner)
+    readers = model._readers
+    model.refresh()
+    time.sleep(0.5)  # no events: the reader has handed over its first chunk and waits
+    threads = list(readers.pool._threads)
+    assert threads and any(t.is_alive() for t in threads)
+    shiboken6.delete(model)
+    assert readers.cancel.cancelled
+    assert not any(t.is_alive() for t in threads)
