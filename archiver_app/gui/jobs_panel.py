@@ -191,21 +191,7 @@ class JobsPanel(QWidget):
             buttons.addWidget(b)
         buttons.addStretch(1)
         dcol.addLayout(buttons)
-        # a crawl's or capture's rules, changed while it runs: shown for those jobs only
-        self.rules_box = QWidget(detail)
-        live = QFormLayout(self.rules_box)
-        live.setContentsMargins(0, 0, 0, 0)
-        self.ignore_edit = QPlainTextEdit(detail)
-        self.ignore_edit.setObjectName("job_ignore")
-        self.ignore_edit.setMaximumHeight(60)
-        self.concurrency_edit = QSpinBox(detail)
-        self.concurrency_edit.setRange(1, 16)
-        self.apply_button = QPushButton("Apply to running job", detail)
-        live.addRow("Ignore patterns", self.ignore_edit)
-        live.addRow("Concurrency", self.concurrency_edit)
-        live.addRow("", self.apply_button)
-        self.rules_box.hide()
-        dcol.addWidget(self.rules_box)
+        dcol.addWidget(self._rules_box(detail))
         self.log = QPlainTextEdit(detail)
         self.log.setObjectName("job_log")
         self.log.setReadOnly(True)
@@ -243,6 +229,23 @@ class JobsPanel(QWidget):
         self.timer.timeout.connect(self.refresh)
         self.timer.start()
         self.refresh()
+
+    def _rules_box(self, detail: QWidget) -> QWidget:
+        """A crawl's or capture's rules, changed while it runs: shown for those jobs only."""
+        self.rules_box = QWidget(detail)
+        live = QFormLayout(self.rules_box)
+        live.setContentsMargins(0, 0, 0, 0)
+        self.ignore_edit = QPlainTextEdit(self.rules_box)
+        self.ignore_edit.setObjectName("job_ignore")
+        self.ignore_edit.setMaximumHeight(60)
+        self.concurrency_edit = QSpinBox(self.rules_box)
+        self.concurrency_edit.setRange(1, 16)
+        self.apply_button = QPushButton("Apply to running job", self.rules_box)
+        live.addRow("Ignore patterns", self.ignore_edit)
+        live.addRow("Concurrency", self.concurrency_edit)
+        live.addRow("", self.apply_button)
+        self.rules_box.hide()
+        return self.rules_box
 
     # ------------------------------------------------------------------ refresh
 
