@@ -475,15 +475,19 @@ def _finish(
 def result_lines(result: Any) -> list[str]:
     """What a finished job did, as the lines its result describes itself with (a mirror's
     copies per drive, a verify's verdicts per drive, an import's files), for the job's log:
-    the Jobs panel and ``archiver job N`` show them where the CLI printed them."""
+    the Jobs panel and ``archiver job N`` show them where the CLI printed them. Called
+    after the work is done: a description that fails costs its lines, never the job."""
     items = result if isinstance(result, list) else [result]
     lines: list[str] = []
     for item in items:
         said = getattr(item, "describe", None) or getattr(item, "lines", None)
         if not callable(said):
             continue
-        text = said()
-        lines += [str(t).strip() for t in ([text] if isinstance(text, str) else text)]
+        try:
+            text = said()
+            lines += [str(t).strip() for t in ([text] if isinstance(text, str) else text)]
+        except Exception:
+            log.warning("could not describe a %s result", type(item).__name__, exc_info=True)
     return [line for line in lines if line][:MAX_RESULT_LINES]
 
 

@@ -94,6 +94,25 @@ def test_a_job_runs_with_its_progress_result_and_log_in_the_database(library: Li
     assert messages[-1] == "completed"
 
 
+def test_a_result_that_cannot_describe_itself_still_completes_its_job(library: Library) -> None:
+    """The summary lines are written after the work: one that fails must not leave the
+    job running until its lease runs out (and then be redone as interrupted)."""
+
+    class Broken:
+        def describe(self) -> list[str]:
+            raise ValueError("no words")
+
+    class Said:
+        def describe(self) -> str:
+            return "  blue: 3 copied  "
+
+    job_id = enqueue(library, JobKind.MIRROR, {}, name="mirror")
+    done = run_job(library, job_id, registry(lambda *_: [Broken(), Said()]))
+    assert done.status == JobStatus.COMPLETED
+    assert row(library, job_id).status == JobStatus.COMPLETED
+    assert log(library, job_id)[-2:] == ["blue: 3 copied", "completed"]
+
+
 def test_a_job_another_process_holds_is_not_claimed_twice(library: Library) -> None:
     reg = registry(lambda *a: None)
     job_id = enqueue(library, JobKind.MIRROR, {}, name="m")
