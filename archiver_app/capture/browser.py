@@ -98,18 +98,33 @@ def system_candidates() -> list[tuple[str, Path]]:
     return _linux_candidates()
 
 
+#: Where Playwright keeps its Chromium, per ``PLAYWRIGHT_BROWSERS_PATH``: asking costs a
+#: start of Playwright's driver (about 0.4 s), and a worker or capture asks more than once.
+_playwright_paths: dict[str | None, Path | None] = {}
+
+
 def playwright_chromium() -> Path | None:
-    """Playwright's downloaded Chromium, if ``playwright install chromium`` was run."""
+    """Playwright's downloaded Chromium, if ``playwright install chromium`` was run.
+
+    The place is asked of Playwright once per process; whether the file is there, every
+    time (a download meanwhile is seen)."""
+    key = os.environ.get("PLAYWRIGHT_BROWSERS_PATH")
+    if key not in _playwright_paths:
+        _playwright_paths[key] = _ask_playwright()
+    path = _playwright_paths[key]
+    return path if path is not None and path.is_file() else None
+
+
+def _ask_playwright() -> Path | None:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         return None
     try:
         with sync_playwright() as pw:
-            path = Path(pw.chromium.executable_path)
+            return Path(pw.chromium.executable_path)
     except Exception:  # driver missing or broken: treat as not installed
         return None
-    return path if path.is_file() else None
 
 
 def browser_version(path: Path) -> str | None:

@@ -1,0 +1,37 @@
+"""Finding Playwright's Chromium asks Playwright's driver once per process, not per call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from archiver_app.capture import browser
+
+
+def test_playwright_is_asked_once_and_a_download_meanwhile_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path / "browsers"))
+    monkeypatch.setattr(browser, "_playwright_paths", {})
+    asked: list[Path | None] = []
+    real = browser._ask_playwright
+
+    def counting() -> Path | None:
+        asked.append(real())  # the real driver answers
+        return asked[-1]
+
+    monkeypatch.setattr(browser, "_ask_playwright", counting)
+    assert browser.playwright_chromium() is None  # nothing downloaded there
+    assert browser.playwright_chromium() is None
+    assert len(asked) == 1 and asked[0] is not None
+    assert asked[0].is_relative_to(tmp_path / "browsers")
+
+    asked[0].parent.mkdir(parents=True)  # "playwright install" puts it there meanwhile
+    asked[0].write_bytes(b"")
+    assert browser.playwright_chromium() == asked[0]
+    assert len(asked) == 1
+
+    monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path / "elsewhere"))
+    assert browser.playwright_chromium() is None  # another place: asked again
+    assert len(asked) == 2
