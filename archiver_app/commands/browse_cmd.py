@@ -34,7 +34,6 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def cmd_browse(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.capture.browse import BrowseReport, BrowseSession, SavedPage
-    from archiver_app.capture.browse.session import StopReason
     from archiver_app.jobs import JobKind
     from archiver_app.jobs.foreground import run_as_job
     from archiver_app.jobs.operations import browse_config
@@ -80,12 +79,8 @@ def cmd_browse(args: argparse.Namespace, ctx: Context) -> int:
             )
     finally:
         signal.signal(signal.SIGINT, previous)
-    how = "stopped" if report.stop is StopReason.STOPPED else "browser closed"
-    print(
-        f"saved {report.saved} page(s) into collection {args.collection!r} ({how})",
-        file=ctx.out,
-    )
-    failed = [page for page in report.pages if not page.ok]
-    for page in failed:
-        print(f"failed: {page.url}: {page.error}", file=ctx.err)
-    return 1 if failed else 0
+    summary, *rest = report.describe()
+    print(summary, file=ctx.out)
+    for line in rest:  # the pages that failed, then the session's notes
+        print(line, file=ctx.err)
+    return 1 if any(not page.ok for page in report.pages) else 0

@@ -89,6 +89,15 @@ class BrowseReport:
     def saved(self) -> int:
         return sum(1 for page in self.pages if page.ok)
 
+    def describe(self) -> list[str]:
+        """The total, each page that failed, then what the session could not do (a page
+        left unread, a screenshot not taken): ``archiver browse`` ends with these lines
+        and the job's log keeps them."""
+        how = "stopped" if self.stop is StopReason.STOPPED else "browser closed"
+        lines = [f"saved {self.saved} page(s) into collection {self.collection!r} ({how})"]
+        lines += [f"failed: {page.url}: {page.error}" for page in self.pages if not page.ok]
+        return lines + [f"note: {note}" for note in self.notes]
+
 
 def user_data_for(lib: Library, profile: str | None) -> Path | None:
     """The profile folder to browse on (None: a temporary one); refuses a bad or unknown

@@ -429,11 +429,15 @@ class TabRecorder:
             self.notes.append(f"{visit.url}: could not be read ({first_line(exc)})")
             return False
         shot: bytes | None = visit.views.shot if visit.views is not None else None
-        with contextlib.suppress(Exception):
+        try:
             image = await asyncio.wait_for(
                 self.cdp.send("Page.captureScreenshot", {"format": "png"}), STEP_SECONDS
             )
             shot = base64.b64decode(image.get("data", ""))
+        except Exception as exc:  # while browsing, the next round tries again; at Stop, say so
+            if leaving:
+                why = first_line(exc) or type(exc).__name__
+                self.notes.append(f"{visit.url}: no screenshot as it was left ({why})")
         if self.current is not visit:
             return False  # left while it was read: the leave note or hold has it
         visit.views = Views(str(raw["href"]), dom, facts, shot, leaving=leaving)

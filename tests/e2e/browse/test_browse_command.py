@@ -75,7 +75,8 @@ def test_ctrl_c_ends_the_session_with_the_open_page_saved(
     folder = lib / snaps[0][2]
     if "— Load more" in saved:  # parsed by then, so its DOM was there to save too
         assert "Load more" in (folder / "dom.html").read_text("utf-8")
-    assert (folder / "screenshot.png").read_bytes().startswith(b"\x89PNG")
+    shot = folder / "screenshot.png"
+    assert shot.is_file() and shot.read_bytes().startswith(b"\x89PNG"), out + err
     assert warcio_check(folder / "capture.warc.gz").returncode == 0
 
 

@@ -54,3 +54,31 @@ def test_a_note_is_read_only_when_it_has_the_right_shape() -> None:
     assert note.facts.outlinks == ["https://a.example/x"]
     for bad in ("not json", "[]", '{"kind": "other"}', '{"kind": "leave", "url": 3, "dom": ""}'):
         assert parse_note(bad) is None
+
+
+def test_a_sessions_report_says_what_failed_and_what_it_could_not_do() -> None:
+    """``archiver browse`` ends with these lines and the job's log keeps them: a page saved
+    without its screenshot says why, not only in a folder with no screenshot.png."""
+    from archiver_app.capture.browse.session import BrowseReport, StopReason
+    from archiver_app.capture.browse.visit import SavedPage, ViewsFrom
+    from archiver_app.jobs.runtime import result_lines
+
+    def page(n: int, error: str | None = None) -> SavedPage:
+        return SavedPage(n, f"https://a.example/{n}", None, error is None, "high", 2,
+                         ViewsFrom.SNAPSHOT, 1, error)  # fmt: skip
+
+    report = BrowseReport(
+        [page(1), page(2, "the WARC could not be written")],
+        StopReason.STOPPED,
+        "web",
+        notes=("https://a.example/1: no screenshot as it was left (TimeoutError)",),
+    )
+    lines = [
+        "saved 1 page(s) into collection 'web' (stopped)",
+        "failed: https://a.example/2: the WARC could not be written",
+        "note: https://a.example/1: no screenshot as it was left (TimeoutError)",
+    ]
+    assert report.describe() == lines
+    assert result_lines(report) == lines
+    closed = BrowseReport([page(1)], StopReason.CLOSED, "web")
+    assert closed.describe() == ["saved 1 page(s) into collection 'web' (browser closed)"]
