@@ -69,6 +69,13 @@ class _Lines:
             if text in line:
                 return line
 
+    def rest(self) -> list[str]:
+        """Every line seen, with those printed since and not read yet."""
+        self.closed.wait(10)
+        while not self._q.empty():
+            self.seen.append(self._q.get())
+        return self.seen
+
 
 def _login_by_hand(
     root: Path, site: LoginSite, display: str, launcher: Path, port: int, *, ctrl_c: bool = False
@@ -78,8 +85,8 @@ def _login_by_hand(
     from playwright.sync_api import sync_playwright
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "archiver_app", "--library", str(root), "login", "uni",
-         site.url("/private")],
+        [sys.executable, "-X", "faulthandler", "-m", "archiver_app", "--library", str(root),
+         "login", "uni", site.url("/private")],
         env=archiver_env(ARCHIVER_BROWSER=str(launcher), DISPLAY=display),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
@@ -102,7 +109,13 @@ def _login_by_hand(
                 os.killpg(proc.pid, signal.SIGINT)
             else:
                 page.close()
-        assert proc.wait(60) == 0, lines.seen
+        try:
+            code = proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)  # faulthandler prints where each thread waits
+            proc.wait(30)
+            raise AssertionError(f"still running 60 s later: {lines.rest()}") from None
+        assert code == 0, lines.seen
         lines.wait_for("saved")
         return lines.seen
     finally:
