@@ -100,7 +100,7 @@ def system_candidates() -> list[tuple[str, Path]]:
 
 #: Where Playwright keeps its Chromium, per ``PLAYWRIGHT_BROWSERS_PATH``: asking costs a
 #: start of Playwright's driver (about 0.4 s), and a worker or capture asks more than once.
-_playwright_paths: dict[str | None, Path | None] = {}
+_playwright_paths: dict[str | None, Path] = {}
 
 
 def playwright_chromium() -> Path | None:
@@ -109,9 +109,11 @@ def playwright_chromium() -> Path | None:
     The place is asked of Playwright once per process; whether the file is there, every
     time (a download meanwhile is seen)."""
     key = os.environ.get("PLAYWRIGHT_BROWSERS_PATH")
-    if key not in _playwright_paths:
-        _playwright_paths[key] = _ask_playwright()
-    path = _playwright_paths[key]
+    path = _playwright_paths.get(key)
+    if path is None:
+        path = _ask_playwright()  # no answer (no driver, or asked inside an event loop)
+        if path is not None:  # is not kept: the next call asks again
+            _playwright_paths[key] = path
     return path if path is not None and path.is_file() else None
 
 

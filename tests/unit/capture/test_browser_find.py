@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,14 @@ def test_playwright_is_asked_once_and_a_download_meanwhile_is_seen(
         return asked[-1]
 
     monkeypatch.setattr(browser, "_ask_playwright", counting)
+
+    async def in_a_loop() -> Path | None:
+        return browser.playwright_chromium()
+
+    # Playwright's sync driver refuses to start inside an event loop: no answer, not kept
+    assert asyncio.run(in_a_loop()) is None
+    assert asked == [None]
+    asked.clear()
     assert browser.playwright_chromium() is None  # nothing downloaded there
     assert browser.playwright_chromium() is None
     assert len(asked) == 1 and asked[0] is not None
