@@ -8,6 +8,8 @@ the user closes it, the profile keeps the session, and captures, crawls and watc
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,12 +34,23 @@ def cmd_login(args: argparse.Namespace, ctx: Context) -> int:
 
     check_name(args.name)
     url = validate_capture_url(args.url)
-    with ctx.open_library(create=True) as lib:
+    stop = threading.Event()
 
-        def report(sentence: str) -> None:
-            print(sentence, file=ctx.out, flush=True)
+    def on_sigint(signum: int, frame: Any) -> None:
+        # Ctrl+C asks the window loop to end; a KeyboardInterrupt raised inside a
+        # Playwright call could leave its connection waiting forever for a reply
+        stop.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl+C: now
 
-        result = lib.profiles.login(args.name, url, report=report)
+    def report(sentence: str) -> None:
+        print(sentence, file=ctx.out, flush=True)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        with ctx.open_library(create=True) as lib:
+            result = lib.profiles.login(args.name, url, report=report, cancelled=stop.is_set)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     print(result.message, file=ctx.out)
     print(
         f"capture with it: archiver capture --profile {args.name} URL",

@@ -191,7 +191,9 @@ def _show(
         except Exception:  # timed out (time to look at cancel), or the browser went away
             if not _alive(context):
                 break
-    return LoginEnd.CLOSED
+    # Ctrl+C reaches the browser too (one process group): it may quit before the loop
+    # looks at the cancel
+    return LoginEnd.CANCELLED if cancelled() else LoginEnd.CLOSED
 
 
 def _give(context: Any, cookies: list[dict[str, Any]]) -> None:
