@@ -96,7 +96,7 @@ class BrowseReport:
         how = "stopped" if self.stop is StopReason.STOPPED else "browser closed"
         lines = [f"saved {self.saved} page(s) into collection {self.collection!r} ({how})"]
         lines += [f"failed: {page.url}: {page.error}" for page in self.pages if not page.ok]
-        return lines + [f"note: {note}" for note in self.notes]
+        return lines + [f"note: {note}" for note in dict.fromkeys(self.notes)]
 
 
 def user_data_for(lib: Library, profile: str | None) -> Path | None:

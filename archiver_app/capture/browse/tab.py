@@ -47,6 +47,8 @@ from archiver_app.warc.writer import CaptureWarcWriter
 LEAVE_WAIT = 1.5
 #: At Stop, how long requests already sent may take to be answered and recorded.
 IN_FLIGHT_SECONDS = 3.0
+#: At Stop, how long the page shown may take to become readable.
+LAST_READ_SECONDS = 3.0
 #: How often the tab looks for changes to snapshot, and the quiet it waits for first.
 POLL_SECONDS = 0.5
 QUIET_SECONDS = 0.4
@@ -162,7 +164,7 @@ class TabRecorder:
             while self.recorder.in_flight and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
         if snapshot and self.current is not None:
-            await self.snapshot(self.current, leaving=True)
+            await self._last_read(self.current)
         if self.recorder is not None:
             with contextlib.suppress(Exception):
                 await self.recorder.finish(timeout=5.0 if snapshot else 0.5)
@@ -442,6 +444,19 @@ class TabRecorder:
             return False  # left while it was read: the leave note or hold has it
         visit.views = Views(str(raw["href"]), dom, facts, shot, leaving=leaving)
         return True
+
+    async def _last_read(self, visit: Visit) -> None:
+        """The snapshot at Stop, tried again for up to :data:`LAST_READ_SECONDS`: a page
+        stopped just after its document came is read in the blank document before it until
+        its own takes over (the read then sees another address)."""
+        deadline = time.monotonic() + LAST_READ_SECONDS
+        while not await self.snapshot(visit, leaving=True):
+            if self.current is not visit or self.page.is_closed():
+                return
+            if time.monotonic() >= deadline:
+                self.notes.append(f"{visit.url}: could not be read as it was left")
+                return
+            await asyncio.sleep(0.25)
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coro)

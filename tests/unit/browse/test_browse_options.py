@@ -71,7 +71,7 @@ def test_a_sessions_report_says_what_failed_and_what_it_could_not_do() -> None:
         [page(1), page(2, "the WARC could not be written")],
         StopReason.STOPPED,
         "web",
-        notes=("https://a.example/1: no screenshot as it was left (TimeoutError)",),
+        notes=("https://a.example/1: no screenshot as it was left (TimeoutError)",) * 2,
     )
     lines = [
         "saved 1 page(s) into collection 'web' (stopped)",
