@@ -6,12 +6,10 @@ UV := $(shell command -v uv 2>/dev/null || echo $(CURDIR)/.tools/bin/uv)
 VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
-# Three workers: each test file stays on one worker, so module fixtures (the frozen build,
-# the PostgreSQL server, a captured test site) are made once. A third of the time a test
-# waits on a browser, a server or a child process, so on two cores a third worker fills
-# it (the whole suite: 789 s against 953 s with two). A worker that crashes ends the run
-# (it is reported as a failure): a replaced worker can leave the run waiting.
-PYTEST_PARALLEL ?= -n 3 --dist loadfile --max-worker-restart=0
+# Both cores: each test file stays on one worker, so module fixtures (the frozen build,
+# the PostgreSQL server, a captured test site) are made once. A worker that crashes ends
+# the run (it is reported as a failure): a replaced worker can leave the run waiting.
+PYTEST_PARALLEL ?= -n 2 --dist loadfile --max-worker-restart=0
 
 .PHONY: help setup run test test-fast test-frozen lint format bench dist appimage icons system-deps test-system-deps clean
 
