@@ -9,7 +9,6 @@ at the next start).
 from __future__ import annotations
 
 import argparse
-import signal
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -34,6 +33,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def cmd_browse(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.capture.browse import BrowseReport, BrowseSession, SavedPage
+    from archiver_app.commands._signals import first_ctrl_c
     from archiver_app.jobs import JobKind
     from archiver_app.jobs.foreground import run_as_job
     from archiver_app.jobs.operations import browse_config
@@ -44,10 +44,9 @@ def cmd_browse(args: argparse.Namespace, ctx: Context) -> int:
     url = validate_capture_url(args.url) if args.url else None
     cancel = CancelToken()
 
-    def on_sigint(signum: int, frame: Any) -> None:
+    def stop() -> None:
         print("stopping: saving the pages still open…", file=ctx.out, flush=True)
         cancel.cancel()
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl+C: now
 
     def show(event: object) -> None:
         if isinstance(event, BrowseSession):
@@ -65,20 +64,16 @@ def cmd_browse(args: argparse.Namespace, ctx: Context) -> int:
                 line = f"failed {event.url}: {event.error}"
             print(line, file=ctx.out, flush=True)
 
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    try:
-        with ctx.open_library(create=True) as lib:
-            report: BrowseReport = run_as_job(
-                lib,
-                JobKind.BROWSE,
-                browse_config(start_url=url, collection=args.collection, profile=args.profile),
-                name=f"Browsing{f' from {url}' if url else ''}",
-                collection=args.collection,
-                emit=show,
-                cancel=cancel,
-            )
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    with first_ctrl_c(stop), ctx.open_library(create=True) as lib:
+        report: BrowseReport = run_as_job(
+            lib,
+            JobKind.BROWSE,
+            browse_config(start_url=url, collection=args.collection, profile=args.profile),
+            name=f"Browsing{f' from {url}' if url else ''}",
+            collection=args.collection,
+            emit=show,
+            cancel=cancel,
+        )
     summary, *rest = report.describe()
     print(summary, file=ctx.out)
     for line in rest:  # the pages that failed, then the session's notes

@@ -8,7 +8,6 @@ the user closes it, the profile keeps the session, and captures, crawls and watc
 from __future__ import annotations
 
 import argparse
-import signal
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -29,28 +28,19 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_login(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.commands._signals import first_ctrl_c
     from archiver_app.profiles import check_name
     from archiver_app.validation import validate_capture_url
 
     check_name(args.name)
     url = validate_capture_url(args.url)
-    stop = threading.Event()
-
-    def on_sigint(signum: int, frame: Any) -> None:
-        # Ctrl+C asks the window loop to end; a KeyboardInterrupt raised inside a
-        # Playwright call could leave its connection waiting forever for a reply
-        stop.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl+C: now
+    stop = threading.Event()  # Ctrl+C: the window loop ends (it looks every 250 ms)
 
     def report(sentence: str) -> None:
         print(sentence, file=ctx.out, flush=True)
 
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    try:
-        with ctx.open_library(create=True) as lib:
-            result = lib.profiles.login(args.name, url, report=report, cancelled=stop.is_set)
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    with first_ctrl_c(stop.set), ctx.open_library(create=True) as lib:
+        result = lib.profiles.login(args.name, url, report=report, cancelled=stop.is_set)
     print(result.message, file=ctx.out)
     print(
         f"capture with it: archiver capture --profile {args.name} URL",
