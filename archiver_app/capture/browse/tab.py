@@ -159,7 +159,13 @@ class TabRecorder:
             self._poller.cancel()
             await asyncio.gather(self._poller, return_exceptions=True)
         if snapshot and self.recorder is not None:
-            # answers already on their way belong to the page: finish() stops listening
+            # what the browser said before Stop is handled first (a reply comes after the
+            # events sent before it), then answers already on their way belong to the page,
+            # and a page asked for before Stop that shows meanwhile is the one read below
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(
+                    self.cdp.send("Runtime.evaluate", {"expression": "0"}), STEP_SECONDS
+                )
             deadline = time.monotonic() + IN_FLIGHT_SECONDS
             while self.recorder.in_flight and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
@@ -303,11 +309,13 @@ class TabRecorder:
 
     def _on_navigated(self, ev: Event) -> None:
         frame = ev.get("frame") or {}
-        if frame.get("parentId") or self.stopped:
+        if frame.get("parentId"):
             return
         url = str(frame.get("url") or "") + str(frame.get("urlFragment") or "")
         loader = str(frame.get("loaderId") or "")
         visit = self._of_loader.get(loader)
+        if self.stopped and (visit is None or visit.state is not VisitState.LOADING):
+            return  # after Stop only a page asked for before it may still show (stop())
         current = self.current
         if visit is not None and visit is current:
             return

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -293,3 +294,40 @@ def test_a_session_on_a_profile_browses_with_what_the_profile_keeps(
     with library.session() as s:
         provenance = [p["profile"] for p in s.scalars(select(Snapshot.provenance)).all()]
     assert provenance == ["news", "news", None]
+
+
+def test_a_page_still_coming_when_stop_is_pressed_is_saved_with_its_views(
+    library: Library, xvfb_display: str
+) -> None:
+    """Stop while the start page's document is on its way: the session gives answers already
+    asked for a moment, so the page shows meanwhile, and it is read then (title, DOM,
+    screenshot) rather than saved as a bare WARC."""
+    asked = threading.Event()
+
+    def slow(request: Request) -> Response:
+        asked.set()
+        time.sleep(1.0)
+        return Response(body=b"<!doctype html><title>Came late</title><h1>LATE-PAGE-TEXT</h1>")
+
+    site = LocalServer({"/slow": slow}).start()
+
+    async def scenario() -> BrowseReport:
+        session = BrowseSession(library, BrowseOptions(start_url=site.url("/slow")))
+        async with session:
+            runner = asyncio.ensure_future(session.run())
+            assert await asyncio.to_thread(asked.wait, WAIT)
+            session.stop()
+            return await asyncio.wait_for(runner, WAIT)
+
+    try:
+        report = asyncio.run(scenario())
+    finally:
+        site.stop()
+    assert report.stop is StopReason.STOPPED
+    assert [(p.url, p.title, p.views_from) for p in report.pages] == [
+        (site.url("/slow"), "Came late", ViewsFrom.LEAVE)
+    ], report
+    with library.session() as s:
+        folder = library.abspath(s.scalars(select(Snapshot.folder)).one())
+    assert "LATE-PAGE-TEXT" in (folder / "dom.html").read_text("utf-8")
+    assert (folder / "screenshot.png").read_bytes().startswith(b"\x89PNG")
