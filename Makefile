@@ -9,8 +9,8 @@ PYTEST_ARGS ?=
 # Both cores: each test file stays on one worker, so module fixtures (the frozen build,
 # the PostgreSQL server, a captured test site) are made once, in the order collected
 # (tests/conftest.py puts the longest files first; xdist would sort by test count). A
-# worker that crashes ends
-# the run (it is reported as a failure): a replaced worker can leave the run waiting.
+# worker that crashes ends the run (it is reported as a failure): a replaced worker can
+# leave the run waiting.
 PYTEST_PARALLEL ?= -n 2 --dist loadfile --no-loadscope-reorder --max-worker-restart=0
 
 .PHONY: help setup run test test-fast test-frozen lint format bench dist appimage icons system-deps test-system-deps clean
