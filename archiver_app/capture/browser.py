@@ -6,6 +6,7 @@ system Chrome, Chromium or Edge in the usual places for Linux, macOS and Windows
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import re
@@ -99,22 +100,68 @@ def system_candidates() -> list[tuple[str, Path]]:
 
 
 #: Where Playwright keeps its Chromium, per ``PLAYWRIGHT_BROWSERS_PATH``: asking costs a
-#: start of Playwright's driver (about 0.4 s), and a worker or capture asks more than once.
+#: start of Playwright's driver (0.6-0.8 s), and a worker or capture asks more than once.
 _playwright_paths: dict[str | None, Path] = {}
+
+#: The driver's answer, remembered across processes (in the config folder) with what it
+#: depends on: the driver's browser list and the environment it reads.
+REMEMBERED_FILE = "playwright-chromium.json"
+_DRIVER_ENV = ("PLAYWRIGHT_BROWSERS_PATH", "XDG_CACHE_HOME", "LOCALAPPDATA", "HOME", "USERPROFILE")
 
 
 def playwright_chromium() -> Path | None:
     """Playwright's downloaded Chromium, if ``playwright install chromium`` was run.
 
-    The place is asked of Playwright once per process; whether the file is there, every
+    Where it would be is asked of Playwright once (the answer is remembered for as long as
+    the driver and the environment it reads stay the same); whether the file is there, every
     time (a download meanwhile is seen)."""
     key = os.environ.get("PLAYWRIGHT_BROWSERS_PATH")
     path = _playwright_paths.get(key)
     if path is None:
-        path = _ask_playwright()  # no answer (no driver, or asked inside an event loop)
+        path = _remembered_or_asked()  # no answer (no driver, or asked inside an event loop)
         if path is not None:  # is not kept: the next call asks again
             _playwright_paths[key] = path
     return path if path is not None and path.is_file() else None
+
+
+def _remembered_or_asked() -> Path | None:
+    import json
+
+    from archiver_app.durable import atomic_write_text
+    from archiver_app.paths import config_dir
+
+    facts = _driver_facts()
+    if facts is None:
+        return None  # no driver: nothing to ask
+    file = config_dir() / REMEMBERED_FILE
+    try:
+        kept = json.loads(file.read_text(encoding="utf-8"))
+        if kept["facts"] == facts:
+            return Path(kept["path"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # none yet, unreadable, or for another driver or place: ask
+    path = _ask_playwright()
+    if path is not None:
+        with contextlib.suppress(OSError):
+            text = json.dumps({"facts": facts, "path": str(path)})
+            atomic_write_text(file, text, durable=False, make_parent=True)
+    return path
+
+
+def _driver_facts() -> list[str] | None:
+    """What the driver's answer depends on, or None without a driver."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("playwright")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    browsers = Path(next(iter(spec.submodule_search_locations))) / "driver/package/browsers.json"
+    try:
+        stat = browsers.stat()
+    except OSError:
+        return None
+    return [str(browsers), f"{stat.st_size}:{stat.st_mtime_ns}", sys.platform,
+            platform.machine()] + [os.environ.get(name, "") for name in _DRIVER_ENV]  # fmt: skip
 
 
 def _ask_playwright() -> Path | None:

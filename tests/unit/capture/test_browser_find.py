@@ -1,4 +1,4 @@
-"""Finding Playwright's Chromium asks Playwright's driver once per process, not per call."""
+"""Finding Playwright's Chromium asks Playwright's driver once, not per call or per process."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ def test_playwright_is_asked_once_and_a_download_meanwhile_is_seen(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path / "browsers"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setattr(browser, "_playwright_paths", {})
     asked: list[Path | None] = []
     real = browser._ask_playwright
@@ -40,6 +41,16 @@ def test_playwright_is_asked_once_and_a_download_meanwhile_is_seen(
     asked[0].write_bytes(b"")
     assert browser.playwright_chromium() == asked[0]
     assert len(asked) == 1
+
+    browser._playwright_paths.clear()  # as in a new process: the answer is remembered
+    assert browser.playwright_chromium() == asked[0]
+    assert len(asked) == 1
+    remembered = tmp_path / "config" / "Archiver" / browser.REMEMBERED_FILE
+    remembered.write_text("{not json")  # a damaged file is asked again, and rewritten
+    browser._playwright_paths.clear()
+    assert browser.playwright_chromium() == asked[0]
+    assert len(asked) == 2
+    asked.pop()
 
     monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path / "elsewhere"))
     assert browser.playwright_chromium() is None  # another place: asked again
