@@ -25,6 +25,11 @@ def config_dir() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME, APP_AUTHOR))
 
 
+def cache_dir() -> Path:
+    """Per-user folder for what can be made again (Node.js's compiled driver code)."""
+    return Path(platformdirs.user_cache_dir(APP_NAME, APP_AUTHOR))
+
+
 def location_file() -> Path:
     """Where the library's place is remembered after it was moved or chosen elsewhere."""
     return config_dir() / "library-location"

@@ -11,6 +11,9 @@ import pytest
 # No test reads or writes the real user's settings (the remembered library place, QSettings):
 # a throw-away config folder for this run, inherited by every subprocess.
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="archiver-test-config-")
+# Node.js's compiled Playwright driver (capture.browser.use_driver_compile_cache) is kept
+# for the run, not in the user's cache folder.
+os.environ.setdefault("NODE_COMPILE_CACHE", tempfile.mkdtemp(prefix="archiver-test-node-"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
 os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu --no-sandbox")

@@ -164,11 +164,32 @@ def _driver_facts() -> list[str] | None:
             platform.machine()] + [os.environ.get(name, "") for name in _DRIVER_ENV]  # fmt: skip
 
 
+#: Node.js's environment variable for its on-disk cache of compiled code.
+NODE_CACHE_ENV = "NODE_COMPILE_CACHE"
+
+
+def use_driver_compile_cache() -> None:
+    """Have the Playwright drivers this process starts keep their compiled code on disk.
+
+    Each capture, worker, browse or login session starts Playwright's driver, a Node.js
+    process that compiles 13 MB of JavaScript first: 0.75 s and 0.85 s of CPU here, 0.42 s
+    and 0.55 s with Node's compile cache (Node checks every entry against its source and its
+    own version, so a stale entry is never used). Sets ``NODE_COMPILE_CACHE`` for this
+    process and its children unless the user set it (or ``NODE_DISABLE_COMPILE_CACHE``).
+    """
+    if NODE_CACHE_ENV in os.environ or os.environ.get("NODE_DISABLE_COMPILE_CACHE"):
+        return
+    from archiver_app.paths import cache_dir
+
+    os.environ[NODE_CACHE_ENV] = str(cache_dir() / "node-compile-cache")
+
+
 def _ask_playwright() -> Path | None:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         return None
+    use_driver_compile_cache()
     try:
         with sync_playwright() as pw:
             return Path(pw.chromium.executable_path)

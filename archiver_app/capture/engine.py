@@ -28,7 +28,12 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
-from archiver_app.capture.browser import BrowserInfo, launch_options, require_browser
+from archiver_app.capture.browser import (
+    BrowserInfo,
+    launch_options,
+    require_browser,
+    use_driver_compile_cache,
+)
 from archiver_app.capture.contexts import FreshContexts, ProfileBrowser, TabSource
 from archiver_app.capture.page import PageCapture
 from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo, describe_failure
@@ -92,6 +97,7 @@ class Capturer:
         from archiver_app.capture.persist import mark_interrupted
 
         await asyncio.to_thread(mark_interrupted, self.library)  # killed earlier runs
+        use_driver_compile_cache()
         self._pw = await async_playwright().start()
         try:
             await self._ensure_browser()

@@ -19,7 +19,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from archiver_app.capture.browser import BrowserInfo, launch_args, require_browser
+from archiver_app.capture.browser import (
+    BrowserInfo,
+    launch_args,
+    require_browser,
+    use_driver_compile_cache,
+)
 from archiver_app.errors import BrowserNotFoundError
 from archiver_app.profiles.cookies_txt import Cookie
 from archiver_app.profiles.lock import hold
@@ -112,6 +117,7 @@ def run_login(
     info = browser or require_browser()
     with hold(library_root, name):
         folder = ensure_profile(library_root, name)
+        use_driver_compile_cache()
         with sync_playwright() as pw:
             try:
                 context = pw.chromium.launch_persistent_context(
@@ -230,6 +236,7 @@ def add_cookies(
     with hold(library_root, name, wait=wait):
         folder = ensure_profile(library_root, name)
         agent = read_notes(library_root, name).get("user_agent")
+        use_driver_compile_cache()
         with sync_playwright() as pw:
             try:
                 context = pw.chromium.launch_persistent_context(

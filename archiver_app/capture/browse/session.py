@@ -45,7 +45,12 @@ from archiver_app.capture.browse.visit import (
     discard_visit,
     save_visit,
 )
-from archiver_app.capture.browser import QUIET_FLAGS, BrowserInfo, require_browser
+from archiver_app.capture.browser import (
+    QUIET_FLAGS,
+    BrowserInfo,
+    require_browser,
+    use_driver_compile_cache,
+)
 from archiver_app.capture.extract import first_line
 from archiver_app.errors import ArchiverError, BrowserNotFoundError, InputError
 from archiver_app.library import DEFAULT_COLLECTION, Library
@@ -224,6 +229,7 @@ class BrowseSession:
         args = [*QUIET_FLAGS, *BROWSE_FLAGS]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             args.append("--no-sandbox")
+        use_driver_compile_cache()
         self._pw = await async_playwright().start()
         try:
             self.context = await self._pw.chromium.launch_persistent_context(
