@@ -308,6 +308,7 @@ class PageCapture:
                 await wait_network_quiet(recorder, deadline=self._step_deadline(0.3))
                 self._mark("quiet_after_scroll")
             await settle(self.rules.settle_seconds, deadline=self._step_deadline(0.2))
+            self._mark("settle")  # not counted as extraction
         except TimeoutError:
             self.reasons.append("page behaviours ran out of time")
         except Exception as exc:
