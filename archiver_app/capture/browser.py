@@ -132,7 +132,7 @@ def _remembered_or_asked() -> Path | None:
 
     facts = _driver_facts()
     if facts is None:
-        return None  # no driver: nothing to ask
+        return _ask_playwright()  # a driver laid out otherwise: ask, remember nothing
     file = config_dir() / REMEMBERED_FILE
     try:
         kept = json.loads(file.read_text(encoding="utf-8"))
@@ -149,7 +149,7 @@ def _remembered_or_asked() -> Path | None:
 
 
 def _driver_facts() -> list[str] | None:
-    """What the driver's answer depends on, or None without a driver."""
+    """What the driver's answer depends on, or None if its browser list is not found."""
     import importlib.util
 
     spec = importlib.util.find_spec("playwright")
