@@ -15,6 +15,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from archiver_app.errors import BrowserNotFoundError
 
@@ -184,14 +185,31 @@ def use_driver_compile_cache() -> None:
     os.environ[NODE_CACHE_ENV] = str(cache_dir() / "node-compile-cache")
 
 
+def sync_driver() -> Any:
+    """Playwright's synchronous API as a context manager (``with sync_driver() as pw``),
+    its driver keeping its compiled code (:func:`use_driver_compile_cache`)."""
+    from playwright.sync_api import sync_playwright
+
+    use_driver_compile_cache()
+    return sync_playwright()
+
+
+async def start_async_driver() -> Any:
+    """Playwright's asynchronous API, started (stop it with ``await pw.stop()``), its driver
+    keeping its compiled code (:func:`use_driver_compile_cache`)."""
+    from playwright.async_api import async_playwright
+
+    use_driver_compile_cache()
+    return await async_playwright().start()
+
+
 def _ask_playwright() -> Path | None:
     try:
-        from playwright.sync_api import sync_playwright
+        driver = sync_driver()
     except ImportError:
         return None
-    use_driver_compile_cache()
     try:
-        with sync_playwright() as pw:
+        with driver as pw:
             return Path(pw.chromium.executable_path)
     except Exception:  # driver missing or broken: treat as not installed
         return None

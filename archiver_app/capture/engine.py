@@ -32,7 +32,7 @@ from archiver_app.capture.browser import (
     BrowserInfo,
     launch_options,
     require_browser,
-    use_driver_compile_cache,
+    start_async_driver,
 )
 from archiver_app.capture.contexts import FreshContexts, ProfileBrowser, TabSource
 from archiver_app.capture.page import PageCapture
@@ -90,15 +90,12 @@ class Capturer:
         self._closing: set[asyncio.Future[None]] = set()
 
     async def __aenter__(self) -> Capturer:
-        from playwright.async_api import async_playwright
-
         if self.browser_info is None:
             self.browser_info = require_browser()
         from archiver_app.capture.persist import mark_interrupted
 
         await asyncio.to_thread(mark_interrupted, self.library)  # killed earlier runs
-        use_driver_compile_cache()
-        self._pw = await async_playwright().start()
+        self._pw = await start_async_driver()
         try:
             await self._ensure_browser()
         except BaseException:

@@ -23,7 +23,7 @@ from archiver_app.capture.browser import (
     BrowserInfo,
     launch_args,
     require_browser,
-    use_driver_compile_cache,
+    sync_driver,
 )
 from archiver_app.errors import BrowserNotFoundError
 from archiver_app.profiles.cookies_txt import Cookie
@@ -111,14 +111,11 @@ def run_login(
         ProfileBusyError: the profile is in use.
         BrowserNotFoundError: no browser, or it would not start (no display, for example).
     """
-    from playwright.sync_api import sync_playwright
-
     url = validate_capture_url(url)
     info = browser or require_browser()
     with hold(library_root, name):
         folder = ensure_profile(library_root, name)
-        use_driver_compile_cache()
-        with sync_playwright() as pw:
+        with sync_driver() as pw:
             try:
                 context = pw.chromium.launch_persistent_context(
                     str(folder),
@@ -230,14 +227,11 @@ def add_cookies(
 ) -> int:
     """Add ``cookies`` to profile ``name`` (made if new) through a headless Chromium on it;
     the number of cookies the profile holds afterwards."""
-    from playwright.sync_api import sync_playwright
-
     info = browser or require_browser()
     with hold(library_root, name, wait=wait):
         folder = ensure_profile(library_root, name)
         agent = read_notes(library_root, name).get("user_agent")
-        use_driver_compile_cache()
-        with sync_playwright() as pw:
+        with sync_driver() as pw:
             try:
                 context = pw.chromium.launch_persistent_context(
                     str(folder), **persistent_options(info, headless=True, user_agent=agent)

@@ -49,7 +49,7 @@ from archiver_app.capture.browser import (
     QUIET_FLAGS,
     BrowserInfo,
     require_browser,
-    use_driver_compile_cache,
+    start_async_driver,
 )
 from archiver_app.capture.extract import first_line
 from archiver_app.errors import ArchiverError, BrowserNotFoundError, InputError
@@ -224,13 +224,10 @@ class BrowseSession:
             self._spawn(self._goto(self.context.pages[0], start_url))
 
     async def _launch(self, info: BrowserInfo, user_data: Path) -> None:
-        from playwright.async_api import async_playwright
-
         args = [*QUIET_FLAGS, *BROWSE_FLAGS]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             args.append("--no-sandbox")
-        use_driver_compile_cache()
-        self._pw = await async_playwright().start()
+        self._pw = await start_async_driver()
         try:
             self.context = await self._pw.chromium.launch_persistent_context(
                 str(user_data),

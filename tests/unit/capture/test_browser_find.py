@@ -61,8 +61,6 @@ def test_playwright_is_asked_once_and_a_download_meanwhile_is_seen(
 def test_the_driver_keeps_its_compiled_code_in_the_cache_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("NODE_COMPILE_CACHE", "kept")  # restored afterwards
     monkeypatch.setenv("NODE_DISABLE_COMPILE_CACHE", "1")
@@ -73,9 +71,8 @@ def test_the_driver_keeps_its_compiled_code_in_the_cache_folder(
     assert "NODE_COMPILE_CACHE" not in os.environ  # node's own switch is respected
     monkeypatch.delenv("NODE_DISABLE_COMPILE_CACHE")
 
-    browser.use_driver_compile_cache()
+    with browser.sync_driver():  # how the app starts a driver: a real one starts, and stops
+        pass
     folder = Path(os.environ["NODE_COMPILE_CACHE"])
     assert folder == tmp_path / "cache" / "Archiver" / "node-compile-cache"
-    with sync_playwright():
-        pass  # a real driver starts, and stops
     assert [p for p in folder.rglob("*") if p.is_file()]  # and kept what it compiled
