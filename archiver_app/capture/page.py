@@ -138,12 +138,17 @@ class PageCapture:
                 "software": f"Archiver {__version__} (Playwright + Chromium)",
                 "format": "WARC File Format 1.1",
                 "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
-                "browser": f"Chromium {self.owner.browser_version or ''}".strip(),
+                "browser": self._browser_label(),
                 "isPartOf": self.collection,
                 "description": f"Capture of {self.url}",
             },
             clock=self.lib.clock,
         )
+
+    def _browser_label(self) -> str:
+        info = self.owner.browser_info
+        name = "Chromium headless shell" if info is not None and info.headless_shell else "Chromium"
+        return f"{name} {self.owner.browser_version or ''}".strip()
 
     async def _record(self, writer: CaptureWarcWriter) -> _Loaded:
         """Open a tab, record the page load and extract the page; the tab is closed and the
@@ -524,6 +529,8 @@ class PageCapture:
             "duration_seconds": round(time.monotonic() - self.started, 3),
             "timings": self.timings,
         }
+        if self.owner.browser_info is not None and self.owner.browser_info.headless_shell:
+            provenance["headless_shell"] = True  # pages saw a browser without Chrome's parts
         if error:
             provenance["error"] = error
         if self.profile:

@@ -38,7 +38,23 @@ def cmd_browser(args: argparse.Namespace, ctx: Context) -> int:
         print("no browser found. Get one with: " + install_hint(), file=ctx.out)
         return 1
     print(found.describe(), file=ctx.out)
+    if not found.headless_shell:
+        print(shell_hint() or "", end="", file=ctx.out)
     return 0
+
+
+def shell_hint() -> str | None:
+    """A line about an installed headless shell the user has not chosen, or None."""
+    from archiver_app.capture.browser import BROWSER_ENV, find_headless_shell
+
+    shell = find_headless_shell()
+    if shell is None:
+        return None
+    return (
+        f"also installed: Chromium's headless shell at {shell}: crawls take about two thirds "
+        "of the time, but pages can tell it from a person's browser; "
+        f"choose it with {BROWSER_ENV}={shell} or in Settings\n"
+    )
 
 
 def _run(cmd: list[str], ctx: Context, env: dict[str, str] | None = None) -> bool:

@@ -125,6 +125,24 @@ class SettingsDialog(QDialog):
         self.browser_status.setObjectName("browser_status")
         self.browser_status.setWordWrap(True)
         browser_form.addRow("", self.browser_status)
+        # Offered when Find sees Chromium's headless shell installed and not chosen.
+        self.shell_offer = QWidget(browser_box)
+        offer = QHBoxLayout(self.shell_offer)
+        offer.setContentsMargins(0, 0, 0, 0)
+        self.shell_label = QLabel(
+            "Chromium's headless shell is installed too: crawls take about two thirds of "
+            "the time, but pages can tell it from a person's browser.",
+            self.shell_offer,
+        )
+        self.shell_label.setWordWrap(True)
+        self.use_shell = QPushButton("Use It", self.shell_offer)
+        self.use_shell.setObjectName("use_shell")
+        offer.addWidget(self.shell_label, 1)
+        offer.addWidget(self.use_shell)
+        self.shell_offer.hide()
+        self._shell: Path | None = None
+        self.use_shell.clicked.connect(self._choose_shell)
+        browser_form.addRow("", self.shell_offer)
         layout.addWidget(browser_box)
 
         keep_box = QGroupBox("Copies on drives", self)
@@ -199,26 +217,61 @@ class SettingsDialog(QDialog):
         if path:
             self.browser_path.setText(path)
 
+    def _fit(self) -> None:
+        """Grow to show the wrapped status lines whole (a dialog's size hint does not ask a
+        word-wrapped label for its height at its width)."""
+        for label in (self.browser_status, self.shell_label):
+            label.setMinimumHeight(label.heightForWidth(max(label.width(), 200)))
+        self.adjustSize()
+
+    def _choose_shell(self) -> None:
+        self.browser_path.setText(str(self._shell))
+        self.browser_status.setText(
+            "Chromium's headless shell: faster captures, but pages can tell it from a"
+            " person's browser; login and browse windows open another browser. Save to use it."
+        )
+        self.shell_offer.hide()
+        self._fit()
+
     def find_browser(self) -> None:
-        from archiver_app.capture.browser import find_browser, install_hint
+        from archiver_app.capture.browser import (
+            BrowserInfo,
+            find_browser,
+            find_headless_shell,
+            install_hint,
+        )
 
         self.browser_status.setText("Looking for a browser…")
         self.find_button.setEnabled(False)
 
-        def done(info: object) -> None:
+        def done(found: tuple[BrowserInfo | None, Path | None]) -> None:
+            info, shell = found
             self.find_button.setEnabled(True)
             if info is None:
                 self.browser_status.setText(f"No browser found. {install_hint()}")
                 return
-            path = getattr(info, "path", "")
-            version = getattr(info, "version", None) or ""
-            self.browser_status.setText(f"Found {getattr(info, 'name', 'a browser')} {version}")
+            if info.headless_shell:
+                name = "Chromium's headless shell"
+            else:
+                name = info.path.name if info.kind == "env" else info.name
+            text = f"Found {name} {info.version or ''}".strip()
+            if info.headless_shell:
+                text += (
+                    ": faster captures, but pages can tell it from a person's browser;"
+                    " login and browse windows open another browser."
+                )
+            self.browser_status.setText(text)
             if not self.browser_path.text():
-                self.browser_path.setText(str(path))
+                self.browser_path.setText(str(info.path))
+            offered = shell is not None and not info.headless_shell
+            self._shell = shell
+            self.shell_label.setToolTip(str(shell or ""))
+            self.shell_offer.setVisible(offered)
+            self._fit()
 
         BackgroundOp(
             self.runner,
-            lambda _p, _c: find_browser(with_version=True),
+            lambda _p, _c: (find_browser(with_version=True), find_headless_shell()),
             label="find browser",
             blocks_quit=False,
         ).success(done).failure(

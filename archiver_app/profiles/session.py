@@ -112,7 +112,7 @@ def run_login(
         BrowserNotFoundError: no browser, or it would not start (no display, for example).
     """
     url = validate_capture_url(url)
-    info = browser or require_browser()
+    info = browser or require_browser(windows=True)
     with hold(library_root, name):
         folder = ensure_profile(library_root, name)
         with sync_driver() as pw:

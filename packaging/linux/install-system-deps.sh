@@ -52,7 +52,7 @@ qt_runtime=(libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdb
   libnss3 libxcomposite1 libxdamage1 libxrandr2 libxtst6 libxkbfile1 libasound2
   libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0
   libxcb-xkb1 libxcb-shape0 libxcb-randr0 libxcb-xinerama0 fonts-dejavu-core)
-test_tools=(chromium xvfb rsync postgresql desktop-file-utils appstream)
+test_tools=(chromium chromium-headless-shell xvfb rsync postgresql desktop-file-utils appstream)
 
 packages=("${qt_runtime[@]}")
 [[ $mode == test ]] && packages+=("${test_tools[@]}")

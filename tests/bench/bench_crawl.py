@@ -7,12 +7,16 @@ real Chromium through the capture engine). Side by side, in the same run:
   concurrency (no queue, no claims, no discovery): the ratio is the crawl machinery's cost;
 * anchor 2, ``wget --recursive`` on the same site (plain HTTP, no browser), for scale.
 
+When Chromium's headless shell is installed, the highest concurrency is crawled once more
+with it (the browser users may choose for crawls), as a ratio to full Chromium's rate.
+
 Run: ``.venv/bin/python tests/bench/bench_crawl.py [--sections 4 --per-section 15]``
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -78,6 +82,7 @@ def wget_once(seed: str, folder: Path) -> tuple[int, float] | None:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[int, float]:
+    from archiver_app.capture.browser import BROWSER_ENV, find_headless_shell
     from tests.helpers.crawl_site import generated_site
     from tests.helpers.webserver import LocalServer
 
@@ -108,6 +113,23 @@ def main(argv: Sequence[str] | None = None) -> dict[int, float]:
                         f"ratio crawl/capture {rates[c] / anchor:.2f}"
                     )
                 rows.append((f"concurrency {c}", row))
+            shell = find_headless_shell()
+            if shell is not None:
+                c, chosen = levels[-1], os.environ.get(BROWSER_ENV)
+                os.environ[BROWSER_ENV] = str(shell)
+                try:
+                    pages, secs, _done = crawl_once(site, base / f"shell-{c}", c)
+                finally:
+                    if chosen is None:
+                        os.environ.pop(BROWSER_ENV)
+                    else:
+                        os.environ[BROWSER_ENV] = chosen
+                rate = pages / secs * 60
+                rows.append(
+                    (f"concurrency {c}, headless shell",
+                     f"{pages} pages in {secs:.1f} s = {rate:.0f} pages/min; "
+                     f"ratio to full Chromium {rate / rates[c]:.2f}")
+                )  # fmt: skip
             if not args.no_anchor:
                 got = wget_once(site.seed, base / "wget")
                 if got:

@@ -285,6 +285,48 @@ def test_settings_dialog_writes_library_and_computer_settings(
     apply_appearance("system")
 
 
+def test_settings_find_names_the_browser_and_offers_an_installed_headless_shell(
+    qtbot: QtBot,
+    library: Library,
+    op_runner: OpRunner,
+    gui_settings: QSettings,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    from archiver_app.capture import browser
+
+    full = tmp_path / "system" / "chromium"
+    shell = tmp_path / "lib" / "chromium-headless-shell"
+    for exe in (full, shell):
+        exe.parent.mkdir(parents=True)
+        exe.write_text("#!/bin/sh\necho Chromium 156.0.1\n")
+        exe.chmod(0o755)
+    monkeypatch.delenv(browser.BROWSER_ENV, raising=False)
+    monkeypatch.setattr(browser, "playwright_chromium", lambda: None)
+    monkeypatch.setattr(browser, "system_candidates", lambda: [("Chromium", full)])
+    monkeypatch.setattr(browser.shutil, "which", lambda _name: None)
+    monkeypatch.setattr(browser, "DEBIAN_SHELL", str(shell))
+    dialog = SettingsDialog(library, op_runner, gui_settings)
+    qtbot.addWidget(dialog)
+
+    dialog.find_button.click()
+    qtbot.waitUntil(dialog.find_button.isEnabled, timeout=10_000)
+    assert dialog.browser_status.text() == "Found Chromium 156.0.1"
+    assert dialog.browser_path.text() == str(full)
+    assert not dialog.shell_offer.isHidden() and dialog.shell_label.toolTip() == str(shell)
+    assert "two thirds of the time" in dialog.shell_label.text()
+    dialog.use_shell.click()
+    assert dialog.browser_path.text() == str(shell) and dialog.shell_offer.isHidden()
+    assert "pages can tell it from a person's browser" in dialog.browser_status.text()
+
+    monkeypatch.setenv(browser.BROWSER_ENV, str(shell))  # chosen: said what it means
+    dialog.find_button.click()
+    qtbot.waitUntil(dialog.find_button.isEnabled, timeout=10_000)
+    status = dialog.browser_status.text()
+    assert status.startswith("Found Chromium's headless shell 156.0.1: faster captures")
+    assert "windows open another browser" in status and dialog.shell_offer.isHidden()
+
+
 def test_first_run_chooses_library_and_is_shown_once(
     qtbot: QtBot,
     op_runner: OpRunner,

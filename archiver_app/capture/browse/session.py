@@ -200,7 +200,7 @@ class BrowseSession:
         start_url = validate_capture_url(options.start_url) if options.start_url else None
         user_data = user_data_for(self.lib, options.profile)
         check_display()
-        info = self.browser_info or require_browser()
+        info = self.browser_info or require_browser(windows=True)
         await asyncio.to_thread(mark_interrupted, self.lib)  # killed earlier runs
         collection_id = await asyncio.to_thread(self.lib.ensure_collection, options.collection)
         if user_data is None:

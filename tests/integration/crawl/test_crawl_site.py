@@ -1,5 +1,9 @@
 """A real crawl with real Chromium of a generated 300+ page site, under SIGKILL.
 
+The workers run Chromium's headless shell when it is installed (a browser users may choose
+for crawls, ``capture.browser``): the same engine, and this test takes about three quarters
+of the time it takes with full Chromium, which the rest of the suite captures with.
+
 One realistic test checks many things at once (the suite's time budget): ``archiver worker``
 processes crawl the generated site (depth links, traps, redirects in and out of scope, a
 404, a page that always fails) and are killed with SIGKILL at 20 random moments, each time
@@ -31,6 +35,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from archiver_app.capture.browser import BROWSER_ENV, find_headless_shell
 from archiver_app.crawl import api
 from archiver_app.crawl.jobs import create_job
 from archiver_app.crawl.rules import Rules
@@ -50,11 +55,13 @@ KILLS = 20
 
 
 def start_worker(root: Path, log: Path) -> subprocess.Popen[bytes]:
+    shell = find_headless_shell()
+    env = {**os.environ, BROWSER_ENV: str(shell)} if shell else None
     with log.open("ab") as out:
         return subprocess.Popen(
             [str(ARCHIVER), "--library", str(root), "worker", "--once", "--concurrency", "4",
              "--heartbeat", "1", "--min-free", "1M"],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env,
         )  # fmt: skip
 
 
