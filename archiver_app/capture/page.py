@@ -354,7 +354,10 @@ class PageCapture:
                 self.reasons.append(f"screenshot failed: {first_line(exc)}")
             self._mark("screenshot")
         if mime in PDF_MIMES:
-            facts, shot = await self._pdf_facts(recorder, page.url or self.url)
+            # its own address: a PDF the browser downloads (an attachment, or any PDF in the
+            # headless shell) leaves the tab at about:blank
+            main = recorder.main_record
+            facts, shot = await self._pdf_facts(recorder, main.url if main else self.url)
         return facts, dom, shot
 
     async def _pdf_facts(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from archiver_app.capture.browser import BROWSER_ENV, find_headless_shell
 from archiver_app.crawl.api import page_list
 from archiver_app.crawl.inline import run_job_inline
 from archiver_app.crawl.jobs import create_job
@@ -45,9 +46,16 @@ def hosts() -> Iterator[tuple[LocalServer, LocalServer]]:
         other.stop()
 
 
+@pytest.mark.parametrize("browser", ["chromium", "headless-shell"])
 def test_a_crawl_follows_the_links_of_a_pdf_within_its_scope(
-    hosts: tuple[LocalServer, LocalServer], tmp_path: Path
-) -> None:
+    hosts: tuple[LocalServer, LocalServer], tmp_path: Path, browser: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    if browser == "headless-shell":  # a PDF is a download there: the tab stays blank
+        shell = find_headless_shell()
+        if shell is None:
+            pytest.skip("Chromium's headless shell is not installed")
+        monkeypatch.setenv(BROWSER_ENV, str(shell))
     main, other = hosts
     seed = main.url("/docs/manual.pdf")
     with Library.open(tmp_path / "lib", create=True) as lib:
