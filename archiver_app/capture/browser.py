@@ -276,12 +276,15 @@ def find_headless_shell() -> Path | None:
     """An installed headless shell the user could choose (None if there is none): Debian's
     package, or Playwright's download beside its Chromium."""
     if platform.system() == "Linux":
-        for where in (DEBIAN_SHELL, shutil.which("chromium-headless-shell")):  # not its wrapper
+        for where in (DEBIAN_SHELL, shutil.which("chromium-headless-shell")):  # before its wrapper
             if where and Path(where).is_file():
                 return Path(where)
-    own = playwright_chromium()  # ms-playwright/chromium-N/chrome-linux/chrome
-    if own is not None:
-        for folder in sorted(own.parents[1].parent.glob("chromium_headless_shell-*"), reverse=True):
+    own = playwright_chromium()  # ms-playwright/chromium-N/chrome-linux/chrome (or deeper)
+    store = next(
+        (p.parent for p in (own.parents if own else ()) if p.name.startswith("chromium-")), None
+    )
+    if store is not None:
+        for folder in sorted(store.glob("chromium_headless_shell-*"), reverse=True):
             for exe in sorted(folder.glob("*/*")):
                 if is_headless_shell(exe) and exe.suffix in {"", ".exe"} and exe.is_file():
                     return exe

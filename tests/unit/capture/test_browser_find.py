@@ -106,6 +106,17 @@ def test_the_headless_shell_is_known_by_its_names_and_never_found_by_default(
     found = browser.find_browser()
     assert found is not None and found.path == chrome and not found.headless_shell
 
+    # laid out deeper (macOS), named as newer Playwright names it
+    mac = tmp_path / "mac" / "chromium-1300" / "chrome-mac" / "Chromium.app" / "Contents"
+    mac_chrome = _executable(mac / "MacOS" / "Chromium")
+    mac_shell = _executable(
+        tmp_path / "mac" / "chromium_headless_shell-1300" / "chrome-headless-shell-mac-arm64"
+        / "chrome-headless-shell"
+    )  # fmt: skip
+    monkeypatch.setattr(browser, "playwright_chromium", lambda: mac_chrome)
+    assert browser.find_headless_shell() == mac_shell
+    monkeypatch.setattr(browser, "playwright_chromium", lambda: chrome)
+
     debian = _executable(tmp_path / "usr-lib-chromium" / "chromium-headless-shell")
     monkeypatch.setattr(browser, "DEBIAN_SHELL", str(debian))
     assert browser.find_headless_shell() == debian
