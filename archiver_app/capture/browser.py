@@ -6,7 +6,7 @@ system Chrome, Chromium or Edge in the usual places for Linux, macOS and Windows
 Chromium's *headless shell* (Debian's ``chromium-headless-shell``, Playwright's
 ``chromium-headless-shell`` download) is a browser the user may choose (``ARCHIVER_BROWSER``
 or Settings), never one found by default: it is the same engine and version without the
-browser around it, so a new tab costs its browser process about a fifth of what full
+browser around it, so a new tab costs its browser process about a quarter of what full
 Chromium's costs (a crawl of 323 local pages: 108 s instead of 165 s here), but pages can tell
 it from a person's browser (no ``window.chrome``, no PDF viewer, so ``navigator.plugins`` is
 empty and a PDF is a download) and it opens no windows: login and browse windows use the

@@ -227,7 +227,7 @@ class SettingsDialog(QDialog):
     def _choose_shell(self) -> None:
         self.browser_path.setText(str(self._shell))
         self.browser_status.setText(
-            "Chromium's headless shell: faster captures, but pages can tell it from a"
+            "Chromium's headless shell: faster crawls, but pages can tell it from a"
             " person's browser; login and browse windows open another browser. Save to use it."
         )
         self.shell_offer.hide()
@@ -257,7 +257,7 @@ class SettingsDialog(QDialog):
             text = f"Found {name} {info.version or ''}".strip()
             if info.headless_shell:
                 text += (
-                    ": faster captures, but pages can tell it from a person's browser;"
+                    ": faster crawls, but pages can tell it from a person's browser;"
                     " login and browse windows open another browser."
                 )
             self.browser_status.setText(text)

@@ -323,7 +323,7 @@ def test_settings_find_names_the_browser_and_offers_an_installed_headless_shell(
     dialog.find_button.click()
     qtbot.waitUntil(dialog.find_button.isEnabled, timeout=10_000)
     status = dialog.browser_status.text()
-    assert status.startswith("Found Chromium's headless shell 156.0.1: faster captures")
+    assert status.startswith("Found Chromium's headless shell 156.0.1: faster crawls")
     assert "windows open another browser" in status and dialog.shell_offer.isHidden()
 
 
