@@ -313,7 +313,7 @@ def require_browser(*, windows: bool = False) -> BrowserInfo:
     found = find_browser(windows=windows)
     if found is None:
         chosen = os.environ.get(BROWSER_ENV, "")
-        if windows and chosen and is_headless_shell(Path(chosen)):
+        if windows and chosen and is_headless_shell(Path(chosen)) and Path(chosen).is_file():
             raise BrowserNotFoundError(
                 f"the browser chosen for captures ({chosen}) is Chromium's headless shell, "
                 "which opens no windows, and no other browser was found for this window. "

@@ -24,6 +24,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from unittest.mock import patch
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -82,7 +83,7 @@ def wget_once(seed: str, folder: Path) -> tuple[int, float] | None:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[int, float]:
-    from archiver_app.capture.browser import BROWSER_ENV, find_headless_shell
+    from archiver_app.capture.browser import BROWSER_ENV, find_headless_shell, is_headless_shell
     from tests.helpers.crawl_site import generated_site
     from tests.helpers.webserver import LocalServer
 
@@ -114,16 +115,10 @@ def main(argv: Sequence[str] | None = None) -> dict[int, float]:
                     )
                 rows.append((f"concurrency {c}", row))
             shell = find_headless_shell()
-            if shell is not None:
-                c, chosen = levels[-1], os.environ.get(BROWSER_ENV)
-                os.environ[BROWSER_ENV] = str(shell)
-                try:
+            if shell is not None and not is_headless_shell(Path(os.environ.get(BROWSER_ENV, ""))):
+                c = levels[-1]
+                with patch.dict(os.environ, {BROWSER_ENV: str(shell)}):
                     pages, secs, _done = crawl_once(site, base / f"shell-{c}", c)
-                finally:
-                    if chosen is None:
-                        os.environ.pop(BROWSER_ENV)
-                    else:
-                        os.environ[BROWSER_ENV] = chosen
                 rate = pages / secs * 60
                 rows.append(
                     (f"concurrency {c}, headless shell",

@@ -147,6 +147,11 @@ def test_a_chosen_headless_shell_captures_and_windows_open_another_browser(
     assert "archiver browser install" in raised.value.message
     assert browser.require_browser().path == shell  # captures still have theirs
 
+    shell.unlink()  # a chosen shell that is gone is said to be gone, for windows too
+    with pytest.raises(browser.BrowserNotFoundError) as raised:
+        browser.require_browser(windows=True)
+    assert f"is set to {shell}, which is not a file" in raised.value.message
+
 
 def test_archiver_browser_mentions_an_installed_headless_shell_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
