@@ -72,6 +72,15 @@ def create_pending(
         return snap.id
 
 
+def delete_pending(lib: Library, snapshot_id: int) -> None:
+    """Remove a ``pending`` row whose capture left nothing (a page never shown); a row that
+    has moved on is kept."""
+    with lib.write() as s:
+        snap = s.get(Snapshot, snapshot_id)
+        if snap is not None and snap.state == SnapshotState.PENDING:
+            s.delete(snap)
+
+
 def dedup_lookup(lib: Library) -> Any:
     """A function digest -> :class:`RevisitOf` for payloads already stored as responses.
 
@@ -177,6 +186,9 @@ def save_outcome(
             )
         snap = s.get(Snapshot, out.snapshot_id)
         assert snap is not None
+        if snap.url != out.url:  # a page browsed: its row was made as its request left
+            snap.url, snap.url_key = out.url, url_key(out.url)
+            snap.url_group, snap.domain = url_group(out.url), domain_of(out.url)
         snap.state = out.state
         snap.http_status = out.http_status
         snap.mime = out.mime

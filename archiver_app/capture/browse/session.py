@@ -356,17 +356,14 @@ class BrowseSession:
         assert self._facts is not None
         facts = self._facts
         async with self._save_lock:
-            wrote = any(r.record_type != "warcinfo" for r in visit.writer.records)
-            if visit.row is None and not wrote:
+            if not visit.shown and not visit.wrote:
                 await asyncio.to_thread(discard_visit, self.lib, visit)
                 return
-            visit.create_row(self.lib, facts)
-            assert visit.row is not None
             try:
-                snapshot_id = await visit.row
+                snapshot_id = await asyncio.wrap_future(visit.row)
                 saved = await asyncio.to_thread(save_visit, self.lib, visit, facts, snapshot_id)
             except Exception as exc:  # the row stays pending: reported as interrupted
-                visit.writer.abandon()
+                visit.abandon()
                 self.notes.append(f"{visit.url}: could not be saved ({first_line(exc)})")
                 return
             self.pages.append(saved)

@@ -208,7 +208,7 @@ class TabRecorder:
         if url is not None:
             visit.url = url
         visit.state = VisitState.CURRENT
-        visit.create_row(self.lib, self.facts)
+        visit.shown = True
         previous, self.current = self.current, visit
         for other in list(self.visits):
             if other is visit:
@@ -283,7 +283,6 @@ class TabRecorder:
             self.page.url if is_web(self.page.url) else "about:blank", nav_request=None, loader=None
         )
         stray.state = VisitState.LEAVING
-        stray.create_row(self.lib, self.facts)
         self._spawn(self._retire(stray, 0.0))
         return stray
 

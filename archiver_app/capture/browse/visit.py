@@ -1,12 +1,18 @@
 """One page visited while browsing: its WARC, its latest views, and how it is saved.
 
-A :class:`Visit` opens its snapshot folder and its ``capture.warc.gz.part`` when the
-browser starts loading it (a top-level document request) or shows it without one (a view
-of a single-page app, a page restored from history). While it is open, the tab routes to
-its WARC every exchange that belongs to it (:mod:`.tab`). When the user leaves it,
-:func:`save_visit` writes the views (screenshot, DOM, text) as files and ``resource``
-records, closes the WARC under its final name and saves the snapshot through the same
-path a capture uses (:func:`archiver_app.capture.persist.finish_snapshot`).
+A :class:`Visit` begins when the browser starts loading it (a top-level document request)
+or shows it without one (a view of a single-page app, a page restored from history). It
+writes its ``pending`` row at once, in a thread, and opens its snapshot folder and its
+``capture.warc.gz.part`` only when the first record is written and that row is in: a kill
+at any moment leaves no ``.part`` that no row names, so the next start reports or salvages
+it (:func:`archiver_app.capture.persist.mark_interrupted`). A document request the browser
+never shows and that wrote nothing is discarded, row and all (:func:`discard_visit`).
+
+While it is open, the tab routes to its WARC every exchange that belongs to it
+(:mod:`.tab`). When the user leaves it, :func:`save_visit` writes the views (screenshot,
+DOM, text) as files and ``resource`` records, closes the WARC under its final name and
+saves the snapshot through the same path a capture uses
+(:func:`archiver_app.capture.persist.finish_snapshot`).
 
 The views kept are the newest known: the session's last snapshot of the page (taken when
 the page was quiet after a change, and at Stop), the note the page sent as it was left
@@ -23,15 +29,23 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from archiver_app import __version__
 from archiver_app.capture.browse.inpage import LeaveNote
 from archiver_app.capture.extract import PageFacts, make_snippet
-from archiver_app.capture.persist import SnapshotOutcome, create_pending, finish_snapshot
+from archiver_app.capture.persist import (
+    SnapshotOutcome,
+    create_pending,
+    delete_pending,
+    finish_snapshot,
+)
 from archiver_app.durable import atomic_write
 from archiver_app.layout.current import snapshot_folder
 from archiver_app.library import Library
@@ -40,6 +54,8 @@ from archiver_app.warc.surt import strip_fragment
 from archiver_app.warc.writer import CaptureWarcWriter, WrittenRecord
 
 WARC_NAME = "capture.warc.gz"
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class VisitState(StrEnum):
@@ -112,23 +128,22 @@ class Visit:
     ) -> None:
         self.url, self.tab, self.state = url, tab, state
         self.nav_request, self.loader = nav_request, loader
+        self.lib, self.facts = lib, facts
         self.captured_at = lib.clock()
         self.uid = lib.new_uid(self.captured_at)
         self.folder = snapshot_folder(facts.collection, self.captured_at, self.uid).as_posix()
-        path = lib.abspath(self.folder)
-        path.mkdir(parents=True, exist_ok=True)
-        self.writer = CaptureWarcWriter(
-            path / WARC_NAME,
-            info={
-                "software": f"Archiver {__version__} (Playwright + Chromium, browsing)",
-                "format": "WARC File Format 1.1",
-                "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
-                "browser": f"Chromium {facts.browser_version or ''}".strip(),
-                "isPartOf": facts.collection,
-                "description": f"Capture while browsing of {url}",
-            },
-            clock=lib.clock,
+        self.row: Future[int] = _in_thread(
+            create_pending,
+            lib,
+            url=url,
+            collection_id=facts.collection_id,
+            captured_at=self.captured_at,
+            uid=self.uid,
+            folder=self.folder,
+            job_id=facts.job_id,
         )
+        self._writer: CaptureWarcWriter | None = None
+        self.shown = False  # the tab showed it: saved even when it wrote nothing
         self.open = True  # the tab routes exchanges here
         self.views: Views | None = None
         self.note: LeaveNote | None = None
@@ -138,25 +153,44 @@ class Visit:
         self.leave_shot_at = 0.0
         self.tick = -2  # the page's change counter at the last snapshot
         self.activity = 0.0  # the recorder's last activity at the last snapshot
-        self.row: asyncio.Future[int] | None = None  # the pending snapshot row, once shown
         self.document_url: str | None = None  # the final URL of its document request
 
-    def create_row(self, lib: Library, facts: SessionFacts) -> None:
-        """Create its ``pending`` row (in a thread): a kill from now on leaves a trace that
-        :func:`archiver_app.capture.persist.mark_interrupted` reports or salvages."""
-        if self.row is None:
-            self.row = asyncio.ensure_future(
-                asyncio.to_thread(
-                    create_pending,
-                    lib,
-                    url=self.url,
-                    collection_id=facts.collection_id,
-                    captured_at=self.captured_at,
-                    uid=self.uid,
-                    folder=self.folder,
-                    job_id=facts.job_id,
-                )
+    @property
+    def writer(self) -> CaptureWarcWriter:
+        """Its WARC, opened when first asked for, once its ``pending`` row is in.
+
+        The row's thread started as the request left, so the wait is normally over before
+        the first answer is in. A row that could not be written still lets the records be
+        kept (the save then reports the failure, :meth:`.session.BrowseSession._save`)."""
+        if self._writer is None:
+            with contextlib.suppress(Exception):
+                self.row.result()
+            path = self.lib.abspath(self.folder)
+            path.mkdir(parents=True, exist_ok=True)
+            self._writer = CaptureWarcWriter(
+                path / WARC_NAME,
+                info={
+                    "software": f"Archiver {__version__} (Playwright + Chromium, browsing)",
+                    "format": "WARC File Format 1.1",
+                    "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+                    "browser": f"Chromium {self.facts.browser_version or ''}".strip(),
+                    "isPartOf": self.facts.collection,
+                    "description": f"Capture while browsing of {self.url}",
+                },
+                clock=self.lib.clock,
             )
+        return self._writer
+
+    @property
+    def wrote(self) -> bool:
+        """Whether anything but its ``warcinfo`` record was written."""
+        w = self._writer
+        return w is not None and any(r.record_type != "warcinfo" for r in w.records)
+
+    def abandon(self) -> None:
+        """Close its WARC as it is, still named ``.part`` (the save failed)."""
+        if self._writer is not None:
+            self._writer.abandon()
 
     def take_note(self, note: LeaveNote) -> None:
         self.note, self.noted_at = note, time.monotonic()
@@ -337,8 +371,27 @@ def _write_pageinfo(
 
 def discard_visit(lib: Library, visit: Visit) -> None:
     """Remove the traces of a document request the browser never showed and that wrote
-    nothing (a navigation cancelled by the next one): its empty WARC and folder."""
-    visit.writer.abandon()
-    with contextlib.suppress(OSError):
-        visit.writer.part_path.unlink()  # a .part WARC holding its warcinfo record only
-        lib.abspath(visit.folder).rmdir()
+    nothing (a navigation cancelled by the next one): its empty WARC, folder and row."""
+    if visit._writer is not None:
+        visit.abandon()
+        with contextlib.suppress(OSError):
+            visit._writer.part_path.unlink()  # a .part WARC holding its warcinfo record only
+            lib.abspath(visit.folder).rmdir()
+    with contextlib.suppress(Exception):  # a row that was never written leaves nothing
+        delete_pending(lib, visit.row.result())
+
+
+def _in_thread(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+    """Run ``fn`` in a thread of its own; its result as a future any thread may wait on
+    (the event loop's executor gives an asyncio future, which the loop cannot wait on)."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as exc:  # handed to whoever waits on it
+                future.set_exception(exc)
+
+    threading.Thread(target=run, name="browse-row", daemon=True).start()
+    return future

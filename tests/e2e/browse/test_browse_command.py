@@ -11,13 +11,14 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.warcs import read_warc, warcio_check
-from tests.helpers.webserver import LocalServer
+from tests.helpers.webserver import LocalServer, Request, Response
 
 ARCHIVER = Path(sys.executable).with_name("archiver")
 
@@ -113,3 +114,40 @@ def test_a_killed_session_leaves_part_files_and_pending_rows_only(
     with sqlite3.connect(lib / "library.db") as db:
         assert db.execute("SELECT state FROM snapshots").fetchall() == [("pending",)]
         assert db.execute("SELECT kind, status FROM jobs").fetchall() == [("browse", "running")]
+
+
+def test_a_session_killed_while_a_page_loads_leaves_its_pending_row(
+    tmp_path: Path, browse_site: LocalServer, xvfb_display: str
+) -> None:
+    """The page's row is written as its request leaves, before any file of it: a kill at
+    any moment leaves no ``.part`` that no row names (the next start reports it)."""
+    release = threading.Event()
+
+    def stalled(_request: Request) -> Response:  # no answer yet: the page is loading
+        release.wait(60)
+        return Response(body=b"<title>Slow</title>")
+
+    browse_site.routes["/slow"] = stalled
+    lib = tmp_path / "lib"
+    url = browse_site.url("/slow")
+    proc = start(lib, url, output=False)
+    try:
+        wait_for(lambda: browse_site.requested("/slow"), "the page's request")
+
+        def pending() -> bool:
+            try:
+                return ("pending",) in _pending_rows(lib)
+            except sqlite3.Error:  # not created yet, or busy
+                return False
+
+        wait_for(pending, "the loading page's pending row", timeout=30)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        release.set()
+    with sqlite3.connect(lib / "library.db") as db:
+        rows = db.execute("SELECT url, state, folder FROM snapshots").fetchall()
+    assert [(u, s) for u, s, _ in rows] == [(url, "pending")]
+    folders = {f for _, _, f in rows}
+    for part in lib.glob("collections/**/*.part"):
+        assert part.parent.relative_to(lib).as_posix() in folders, part
