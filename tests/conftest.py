@@ -32,15 +32,19 @@ FOLDER_MARKERS = ("unit", "gui", "integration", "e2e", "bench")
 TESTS = Path(__file__).parent
 
 
-#: The longest test files (minutes on two cores), run first: with ``--dist loadfile`` each
-#: file is one worker's, and one started last would run alone after the rest is done.
+#: The longest test files (minutes each in a whole run), run first: with ``--dist loadfile``
+#: each file is one worker's, and one started last would run alone after the rest is done.
 LONGEST_FIRST = (
     "integration/crawl/test_crawl_site.py",
-    "integration/editions/test_edition_release.py",
-    "integration/hostile/test_serve.py",
-    "e2e/test_clean_exit.py",
     "e2e/test_frozen.py",
+    "integration/fidelity/test_corpus.py",
+    "integration/hostile/test_serve.py",
+    "integration/sessions/test_logins.py",
+    "integration/fidelity/test_exported.py",
+    "integration/editions/test_edition_release.py",
+    "integration/layout/test_migrate_kill.py",
     "integration/shared/test_lost_database_worker.py",
+    "e2e/test_clean_exit.py",
 )
 
 

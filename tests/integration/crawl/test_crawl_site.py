@@ -45,8 +45,8 @@ from archiver_app.store.models import Page, PageAttempt, Snapshot, SnapshotState
 from tests.helpers.crawl_site import GeneratedSite, generated_site, reason_matches
 from tests.helpers.webserver import LocalServer
 
-# ~300 real captures plus 20 worker restarts: minutes, not seconds. With `make test`'s two
-# workers it runs beside the rest of the suite, which takes about as long.
+# ~300 real captures plus 20 worker restarts: minutes, not seconds. Under `make test` it
+# runs first, beside the rest of the suite (tests/conftest.py LONGEST_FIRST).
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 ARCHIVER = Path(sys.executable).with_name("archiver")
