@@ -7,6 +7,10 @@ file, verified by reading it back) to ``capture.warc.gz``, registers it, indexes
 records and completes the snapshot with fidelity ``fallback`` and provenance saying what
 happened. The ``.part`` file itself is left untouched. A part file with no complete
 response, or that is not a WARC at all, changes nothing.
+
+:func:`adopt_part_folder` does the same for a snapshot folder no row names that holds only
+its ``.part`` WARC (a browsing session killed before its page's row was written, before
+rows came first): orphan import (:mod:`archiver_app.layout.orphans`) calls it.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ import contextlib
 from pathlib import Path
 from typing import BinaryIO
 
-from archiver_app.capture.persist import SnapshotOutcome, finish_snapshot
-from archiver_app.durable import atomic_write
-from archiver_app.errors import ArchiverError
+from sqlalchemy import select
+
+from archiver_app.capture.persist import SnapshotOutcome, create_pending, finish_snapshot
+from archiver_app.durable import atomic_write, is_temp
+from archiver_app.errors import ArchiverError, InputError
 from archiver_app.library import Library
 from archiver_app.store.models import Collection, Fidelity, FileKind, Snapshot, SnapshotState
 from archiver_app.warc.htmltext import extract_html, snippet_of
@@ -160,3 +166,54 @@ def salvage_part_warc(lib: Library, snapshot_id: int) -> int:
         job_id=job_id,
     )
     return len(written)
+
+
+def adopt_part_folder(lib: Library, rel: str) -> int | None:
+    """Give ``collections/<slug>/<yyyy>/<mm>/<uid>``, which no row names and which holds
+    nothing but a ``.part`` WARC, a row (interrupted, failed), then salvage its complete
+    responses; the row's id, or None when the folder is not that or holds no complete
+    response (orphan import then sets it aside)."""
+    parts = rel.split("/")
+    path = lib.abspath(rel)
+    if len(parts) != 5 or parts[0] != "collections" or not (path / PART_NAME).is_file():
+        return None
+    names = sorted(p.name for p in path.iterdir())
+    if any(not name.endswith(".part") and not is_temp(name) for name in names):
+        return None
+    try:
+        records = _complete_prefix(path / PART_NAME)
+    except (ArchiverError, OSError, ValueError):
+        return None
+    responses = [r for r in records if r.rec_type in ("response", "revisit")]
+    if not responses:
+        return None
+    slug, uid = parts[1], parts[4]
+    with lib.session() as s:
+        if s.scalar(select(Snapshot.id).where(Snapshot.uid == uid)) is not None:
+            return None  # a copy of a snapshot that lives elsewhere
+    try:
+        collection_id = lib.ensure_collection(slug)
+    except InputError:
+        return None
+    first = records[0]  # its warcinfo, written as the WARC was opened
+    snapshot_id = create_pending(
+        lib,
+        url=responses[0].url,
+        collection_id=collection_id,
+        captured_at=parse_warc_date(first.date),
+        uid=uid,
+        folder=rel,
+        job_id=None,
+    )
+    with lib.write() as s:
+        snap = s.get(Snapshot, snapshot_id)
+        assert snap is not None
+        snap.state = SnapshotState.FAILED
+        snap.provenance = {
+            "provenance": "interrupted",
+            "error": "the capture was interrupted before it finished",
+            "part_files": names,
+            "orphan_folder": rel,
+        }
+    salvage_part_warc(lib, snapshot_id)
+    return snapshot_id

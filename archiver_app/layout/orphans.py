@@ -10,6 +10,9 @@ row names:
   and verified, then the orphan folder removed);
 - a sidecar whose uid already has a row elsewhere -> the leftover copy of an interrupted
   move: reported and left alone;
+- no index.json, only a ``.part`` WARC with complete responses -> a capture killed before
+  its row was written: an interrupted snapshot, its responses salvaged
+  (:func:`archiver_app.capture.salvage.adopt_part_folder`);
 - anything else (no or invalid index.json, unknown format) -> ``invalid/<yyyymmdd>/<name>``.
 """
 
@@ -59,6 +62,7 @@ class OrphanReport:
     scanned: int = 0
     imported: int = 0
     merged: int = 0
+    salvaged: int = 0  # folders of killed captures, adopted with what they recorded
     invalid: list[str] = field(default_factory=list)
     stray: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
@@ -117,6 +121,11 @@ def _import_batch(library: Library, rels: list[str], report: OrphanReport) -> No
         try:
             index = read_index(folder)
         except UnreadableIndex as exc:
+            from archiver_app.capture.salvage import adopt_part_folder
+
+            if adopt_part_folder(library, rel) is not None:
+                report.salvaged += 1
+                continue
             target = move_to_invalid(root, folder, library.clock())
             report.invalid.append(f"{rel}: {exc} -> {target.relative_to(root).as_posix()}")
             continue

@@ -1,14 +1,21 @@
-"""Pending rows left by a killed capture are shown as failed ('interrupted'), data kept."""
+"""Pending rows left by a killed capture are shown as failed ('interrupted'), data kept;
+a folder a kill left before its row was written is adopted the same way."""
 
 from __future__ import annotations
 
 import os
 from datetime import timedelta
 
+from sqlalchemy import select
+
 from archiver_app.capture.persist import create_pending, mark_interrupted
 from archiver_app.durable import TEMP_SUFFIX
+from archiver_app.layout.orphans import import_orphans
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot, SnapshotState
+from archiver_app.warc.httpmsg import HttpRequest, HttpResponse
+from archiver_app.warc.writer import CaptureWarcWriter
+from tests.helpers.warcs import read_warc
 
 
 def _pending(lib: Library, name: str, age: timedelta, files: list[str]) -> int:
@@ -58,3 +65,50 @@ def test_a_half_written_file_does_not_hide_an_interrupted_capture(library: Libra
     os.utime(folder / temp, (0, 0))
     assert mark_interrupted(library) == [killed]
     assert sorted(p.name for p in folder.iterdir()) == ["capture.warc.gz.part"]
+
+
+def _killed_visit(lib: Library, name: str, *, with_response: bool) -> str:
+    """The folder a browsing session killed before its page's row left: a ``.part`` WARC
+    (warcinfo, then the page's response when ``with_response``, then half a record)."""
+    folder = f"collections/web/2026/11/{name}"
+    lib.abspath(folder).mkdir(parents=True)
+    writer = CaptureWarcWriter(lib.abspath(f"{folder}/capture.warc.gz"), info={"software": "t"})
+    if with_response:
+        page = b"<html><title>Kept</title><body>words kept after a kill</body></html>"
+        writer.write_exchange(
+            "http://example.org/kept",
+            HttpRequest("GET", "/kept", [("Host", "example.org")]),
+            HttpResponse(200, "OK", [("Content-Type", "text/html")]),
+            page,
+        )
+    writer.abandon()
+    with writer.part_path.open("ab") as part:
+        part.write(b"\x1f\x8b\x08\x00half a record")  # the one being written at the kill
+    return folder
+
+
+def test_orphan_import_keeps_what_a_capture_killed_before_its_row_recorded(
+    library: Library,
+) -> None:
+    kept = _killed_visit(library, "0001-kept", with_response=True)
+    empty = _killed_visit(library, "0002-empty", with_response=False)
+
+    report = import_orphans(library)
+
+    assert (report.salvaged, report.imported) == (1, 0)
+    assert [line.split(":")[0] for line in report.invalid] == [empty]  # nothing of it to keep
+    with library.session() as s:
+        snap = s.scalars(select(Snapshot)).one()
+        assert (snap.folder, snap.url, snap.state) == (
+            kept,
+            "http://example.org/kept",
+            SnapshotState.COMPLETE,
+        )
+        assert (snap.title, snap.capture_fidelity) == ("Kept", "fallback")
+        assert snap.provenance["provenance"] == "interrupted"
+        assert snap.provenance["orphan_folder"] == kept
+        assert snap.provenance["part_files"] == ["capture.warc.gz.part"]
+    warc = library.abspath(f"{kept}/capture.warc.gz")
+    assert [r.type for r in read_warc(warc)] == ["warcinfo", "response", "request"]
+    assert library.abspath(f"{kept}/capture.warc.gz.part").is_file()  # left as it was
+    assert import_orphans(library).salvaged == 0  # the folder has its row now
