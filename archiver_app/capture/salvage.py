@@ -16,6 +16,7 @@ rows came first): orphan import (:mod:`archiver_app.layout.orphans`) calls it.
 from __future__ import annotations
 
 import contextlib
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
@@ -195,12 +196,15 @@ def adopt_part_folder(lib: Library, rel: str) -> int | None:
         collection_id = lib.ensure_collection(slug)
     except InputError:
         return None
-    first = records[0]  # its warcinfo, written as the WARC was opened
+    try:  # its first record (the warcinfo) was written as the WARC was opened
+        captured_at = parse_warc_date(records[0].date)
+    except ValueError:
+        captured_at = datetime.fromtimestamp((path / PART_NAME).stat().st_mtime, UTC)
     snapshot_id = create_pending(
         lib,
         url=responses[0].url,
         collection_id=collection_id,
-        captured_at=parse_warc_date(first.date),
+        captured_at=captured_at,
         uid=uid,
         folder=rel,
         job_id=None,
