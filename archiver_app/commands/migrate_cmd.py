@@ -105,7 +105,7 @@ def cmd_update(args: argparse.Namespace, ctx: Context) -> int:
         o = report.orphans
         print(
             f"orphans: scanned {o.scanned} folders, imported {o.imported}, merged {o.merged}, "
-            f"kept what {o.salvaged} interrupted captures recorded, "
+            f"salvaged {o.salvaged} interrupted captures, "
             f"set aside {len(o.invalid)} as invalid",
             file=ctx.out,
         )
