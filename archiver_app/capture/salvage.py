@@ -93,8 +93,11 @@ def _page_text(warc: Path, main: ScannedRecord) -> tuple[str | None, str | None,
     return None, None, None
 
 
-def salvage_part_warc(lib: Library, snapshot_id: int) -> int:
-    """Turn an interrupted snapshot's complete records into its WARC; records salvaged."""
+def salvage_part_warc(
+    lib: Library, snapshot_id: int, *, records: list[ScannedRecord] | None = None
+) -> int:
+    """Turn an interrupted snapshot's complete records into its WARC; records salvaged.
+    ``records``: its part file's complete prefix, when the caller has read it already."""
     with lib.session() as s:
         snap = s.get(Snapshot, snapshot_id)
         if snap is None or not snap.folder or snap.state == SnapshotState.COMPLETE:
@@ -108,10 +111,11 @@ def salvage_part_warc(lib: Library, snapshot_id: int) -> int:
     part, warc = path / PART_NAME, path / WARC_NAME
     if not part.is_file() or warc.exists():
         return 0
-    try:
-        records = _complete_prefix(part)
-    except (ArchiverError, OSError, ValueError):
-        return 0  # not a WARC at all: nothing to keep beyond the part file itself
+    if records is None:
+        try:
+            records = _complete_prefix(part)
+        except (ArchiverError, OSError, ValueError):
+            return 0  # not a WARC at all: nothing to keep beyond the part file itself
     responses = [r for r in records if r.rec_type in ("response", "revisit")]
     if not responses:
         return 0
@@ -219,5 +223,5 @@ def adopt_part_folder(lib: Library, rel: str) -> int | None:
             "part_files": names,
             "orphan_folder": rel,
         }
-    salvage_part_warc(lib, snapshot_id)
+    salvage_part_warc(lib, snapshot_id, records=records)
     return snapshot_id

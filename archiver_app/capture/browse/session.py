@@ -53,6 +53,7 @@ from archiver_app.capture.browser import (
 )
 from archiver_app.capture.extract import first_line
 from archiver_app.errors import ArchiverError, BrowserNotFoundError, InputError
+from archiver_app.jobs.pipeline import Pool
 from archiver_app.library import DEFAULT_COLLECTION, Library
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
 
@@ -163,6 +164,8 @@ class BrowseSession:
         self._temp_profile: Path | None = None
         self._closed_by_user = asyncio.Event()
         self._save_lock = asyncio.Lock()
+        # pages' pending rows, written in order as their requests leave (.visit)
+        self._rows = Pool(1, "browse-rows")
         self._tasks: set[asyncio.Future[None]] = set()
         self._ended = False
 
@@ -287,6 +290,7 @@ class BrowseSession:
             len(self._tabs) + 1,
             save=self._save,
             max_body=self.options.max_body_bytes,
+            rows=self._rows,
             claim=self._claim_orphans,
         )
         tab.early.extend(self._early.pop(id(page), []))
@@ -338,6 +342,7 @@ class BrowseSession:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
         for tab in tabs:
             self.notes.extend(tab.notes)
+        self._rows.close()  # every visit was saved or discarded: its row is long written
         if self.context is not None:
             with contextlib.suppress(Exception):
                 await self.context.close()

@@ -40,6 +40,7 @@ from archiver_app.capture.extract import EXTRACT_JS, facts_from, first_line
 from archiver_app.capture.persist import dedup_lookup
 from archiver_app.capture.recorder import NetworkRecorder
 from archiver_app.capture.targets import WorkerAttacher
+from archiver_app.jobs.pipeline import Pool
 from archiver_app.library import Library
 from archiver_app.warc.writer import CaptureWarcWriter
 
@@ -92,10 +93,11 @@ class TabRecorder:
         *,
         save: SaveVisit,
         max_body: int,
+        rows: Pool,
         claim: Callable[[str], list[Any]] = lambda url: [],
     ) -> None:
         self.lib, self.facts, self.page, self.number = lib, facts, page, number
-        self.save, self.max_body, self.claim = save, max_body, claim
+        self.save, self.max_body, self.claim, self.rows = save, max_body, claim, rows
         self.cdp: Any = None
         self.recorder: NetworkRecorder | None = None
         self.workers: WorkerAttacher | None = None
@@ -196,6 +198,7 @@ class TabRecorder:
             nav_request=nav_request,
             loader=loader,
             state=state,
+            rows=self.rows,
         )
         self.visits.append(visit)
         if loader:

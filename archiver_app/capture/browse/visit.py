@@ -2,11 +2,12 @@
 
 A :class:`Visit` begins when the browser starts loading it (a top-level document request)
 or shows it without one (a view of a single-page app, a page restored from history). It
-writes its ``pending`` row at once, in a thread, and opens its snapshot folder and its
-``capture.warc.gz.part`` only when the first record is written and that row is in: a kill
-at any moment leaves no ``.part`` that no row names, so the next start reports or salvages
-it (:func:`archiver_app.capture.persist.mark_interrupted`). A document request the browser
-never shows and that wrote nothing is discarded, row and all (:func:`discard_visit`).
+writes its ``pending`` row at once, on the session's thread for rows, and opens its
+snapshot folder and its ``capture.warc.gz.part`` only when the first record is written and
+that row is in: a kill at any moment leaves no ``.part`` that no row names, so the next
+start reports or salvages it (:func:`archiver_app.capture.persist.mark_interrupted`). A
+document request the browser never shows and that wrote nothing is discarded, row and all
+(:func:`discard_visit`).
 
 While it is open, the tab routes to its WARC every exchange that belongs to it
 (:mod:`.tab`). When the user leaves it, :func:`save_visit` writes the views (screenshot,
@@ -29,13 +30,11 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 from archiver_app import __version__
 from archiver_app.capture.browse.inpage import LeaveNote
@@ -47,6 +46,7 @@ from archiver_app.capture.persist import (
     finish_snapshot,
 )
 from archiver_app.durable import atomic_write
+from archiver_app.jobs.pipeline import Pool
 from archiver_app.layout.current import snapshot_folder
 from archiver_app.library import Library
 from archiver_app.store.models import Fidelity, FileKind, SnapshotState
@@ -54,8 +54,6 @@ from archiver_app.warc.surt import strip_fragment
 from archiver_app.warc.writer import CaptureWarcWriter, WrittenRecord
 
 WARC_NAME = "capture.warc.gz"
-P = ParamSpec("P")
-T = TypeVar("T")
 
 
 class VisitState(StrEnum):
@@ -125,6 +123,7 @@ class Visit:
         nav_request: str | None,
         loader: str | None,
         state: VisitState,
+        rows: Pool,
     ) -> None:
         self.url, self.tab, self.state = url, tab, state
         self.nav_request, self.loader = nav_request, loader
@@ -132,7 +131,7 @@ class Visit:
         self.captured_at = lib.clock()
         self.uid = lib.new_uid(self.captured_at)
         self.folder = snapshot_folder(facts.collection, self.captured_at, self.uid).as_posix()
-        self.row: Future[int] = _in_thread(
+        self.row: Future[int] = rows.submit(  # the session's thread for rows
             create_pending,
             lib,
             url=url,
@@ -379,19 +378,3 @@ def discard_visit(lib: Library, visit: Visit) -> None:
             lib.abspath(visit.folder).rmdir()
     with contextlib.suppress(Exception):  # a row that was never written leaves nothing
         delete_pending(lib, visit.row.result())
-
-
-def _in_thread(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
-    """Run ``fn`` in a thread of its own; its result as a future any thread may wait on
-    (the event loop's executor gives an asyncio future, which the loop cannot wait on)."""
-    future: Future[T] = Future()
-
-    def run() -> None:
-        if future.set_running_or_notify_cancel():
-            try:
-                future.set_result(fn(*args, **kwargs))
-            except BaseException as exc:  # handed to whoever waits on it
-                future.set_exception(exc)
-
-    threading.Thread(target=run, name="browse-row", daemon=True).start()
-    return future
