@@ -202,7 +202,11 @@ def _sql(
     else:
         params["match"] = fts
         where.insert(0, "snapshot_fts MATCH :match")
-        source = "snapshot_fts JOIN snapshots s ON s.id = snapshot_fts.rowid"
+        # Counting, SQLite would walk a filter's index and ask FTS5 about each snapshot
+        # (13 s for two words in one collection of 100,000): CROSS JOIN keeps the words'
+        # postings first. It ranks in that order by itself (and 1 ms sooner at the median).
+        join = "CROSS JOIN" if counting else "JOIN"
+        source = f"snapshot_fts {join} snapshots s ON s.id = snapshot_fts.rowid"
         score = "bm25(snapshot_fts, {}, {}, {}, {})".format(*WEIGHTS)
     clause = " WHERE " + " AND ".join(where)
     if counting:
@@ -270,7 +274,7 @@ def search(
                 )
                 if hits is not None:
                     return hits
-            rows = conn.execute(text(_sql(query, params, conn=conn)), params).all()
+            rows = _run(conn, _sql(query, params, conn=conn), params, fts)
         except DBAPIError as exc:
             if cancel is not None and cancel.cancelled:
                 raise Cancelled from exc
@@ -420,16 +424,27 @@ def _rank_order(
 def matching_ids(library: Library, query: Query) -> list[int]:
     """Every matching snapshot id, oldest capture first (exports of a search result)."""
     params: dict[str, Any] = {}
+    fts = build_fts_query(query.text, prefix_last=query.prefix_last)
     with library.engine.connect() as conn:
         inner = _sql(query, params, counting=True, conn=conn)
         inner = inner.replace("count(*)", "s.id, s.captured_at", 1)
         sql = f"SELECT id FROM ({inner}) AS m ORDER BY captured_at, id"  # noqa: S608
-        return [int(r[0]) for r in conn.execute(text(sql), params)]
+        return [int(r[0]) for r in _run(conn, sql, params, fts)]
 
 
 def count(library: Library, query: Query) -> int:
     """How many snapshots match ``query`` (for "N results")."""
     params: dict[str, Any] = {}
+    fts = build_fts_query(query.text, prefix_last=query.prefix_last)
     with library.engine.connect() as conn:
         sql = _sql(query, params, counting=True, conn=conn)
-        return int(conn.execute(text(sql), params).scalar() or 0)
+        return int(_run(conn, sql, params, fts)[0][0] or 0)
+
+
+def _run(conn: Connection, sql: str, params: dict[str, Any], fts: str | None) -> list[Any]:
+    """The rows of ``sql``; on PostgreSQL, a statement with words finds them through the
+    index (:func:`archiver_app.search.pg.words_by_index`)."""
+    if fts is None or conn.dialect.name != "postgresql":
+        return list(conn.execute(text(sql), params))
+    with pg_search.words_by_index(lambda statement: conn.execute(text(statement))):
+        return list(conn.execute(text(sql), params))

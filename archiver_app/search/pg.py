@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -109,15 +109,11 @@ def frequencies(conn: Connection, terms: Sequence[str]) -> tuple[float, list[flo
         for i in wanted
     ]
     if parts:
-        # One statement for every count, through the GIN index: the planner would read
-        # every row for a word it guesses common, and a row's tsvector costs its decoding.
-        conn.execute(text("SET LOCAL enable_seqscan = off"))
-        try:
+        # One statement for every count, through the GIN index.
+        with words_by_index(lambda sql: conn.execute(text(sql))):
             got = conn.execute(
                 text("SELECT " + ", ".join(parts)), {f"t{i}": terms[i] for i in wanted}
             ).one()
-        finally:
-            conn.execute(text("SET LOCAL enable_seqscan = on"))
         values = [float(v or 0) for v in got]
         if exact:
             rows = values.pop(0)
@@ -177,6 +173,37 @@ def domains_under(conn: Connection, domain: str) -> list[str]:
     return sorted(d for d in known if d == domain or d.endswith(tail))
 
 
+#: The planner settings :func:`words_by_index` turns off: every scan but the bitmap ones,
+#: and JIT (a disabled scan still needed for a small table prices the statement above
+#: ``jit_above_cost``: half a second compiling a 2 ms search).
+INDEX_ONLY_SETTINGS = ("enable_seqscan", "enable_indexscan", "jit")
+
+
+def planner_sql(value: str) -> str:
+    """The :data:`INDEX_ONLY_SETTINGS` set to ``value`` (``'off'`` or ``'on'``) for the
+    rest of the transaction, as expressions to select."""
+    return ", ".join(f"set_config('{n}', '{value}', true)" for n in INDEX_ONLY_SETTINGS)
+
+
+@contextmanager
+def words_by_index(execute: Callable[[str], Any]) -> Iterator[None]:
+    """While the block runs, the planner finds rows through indexes, as bitmaps only
+    (``execute`` runs a statement on the connection that searches).
+
+    The planner prices ``doc @@ q`` at one operator call a row and knows nothing of TOAST.
+    A page's ``tsvector`` that does not fit in its row (about 8 kB: a page of a thousand
+    words) is stored out of line, so the table's rows look small and reading them all, in
+    order or by the primary key, looks cheaper than the words' GIN index; it then reads and
+    decodes every page's ``tsvector``: 0.9 s for two words at 100,000 such pages, where the
+    index answers in tens of milliseconds. A search's words are always in the index, so
+    for a full-text statement no other plan is the better one."""
+    execute(f"SELECT {planner_sql('off')}")
+    try:
+        yield
+    finally:
+        execute(f"SELECT {planner_sql('on')}")
+
+
 def score_sql(
     conn: Connection, fts: str, doc: str, params: dict[str, Any], weights: Sequence[float]
 ) -> str:
@@ -219,4 +246,12 @@ def cancel_watcher(raw: Any, cancel: CancelToken, poll: float) -> Iterator[None]
         watcher.join()
 
 
-__all__ = ["cancel_watcher", "domains_under", "frequencies", "score_sql", "weights_array"]
+__all__ = [
+    "cancel_watcher",
+    "domains_under",
+    "frequencies",
+    "planner_sql",
+    "score_sql",
+    "weights_array",
+    "words_by_index",
+]

@@ -32,6 +32,7 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from archiver_app.search.pg import planner_sql
 from archiver_app.store.tsearch import WORD, fold, fts_to_tsquery
 
 #: A still-typed last word this short or shorter takes this path.
@@ -233,8 +234,8 @@ def _pg_candidates(
     every row is a candidate); each next one is sized to bring :data:`PG_WANTED`
     candidates at the rate seen so far (the rest of the table when none came yet), and is
     at least twice as wide: each window costs a pass over the words' postings."""
-    # The newest rowid, and the planner switched to bitmap scans (see _planner_sql).
-    newest_sql = f"SELECT max(rowid), {_planner_sql('off')} FROM snapshot_fts"  # noqa: S608
+    # The newest rowid, and the planner switched to bitmap scans (pg.words_by_index).
+    newest_sql = f"SELECT max(rowid), {planner_sql('off')} FROM snapshot_fts"  # noqa: S608
     top = execute(newest_sql, {}).fetchall()
     hi = int(top[0][0]) if top and top[0][0] is not None else 0
     params = {**params, "quick_prefix": fts_to_tsquery(f'"{plan.prefix}"*')}
@@ -273,14 +274,7 @@ def _pg_candidates(
             wider = PG_WANTED / rate if rate > 0 else float(lo)
             hi, window = lo, int(max(2 * window, min(wider, lo)))
     finally:
-        execute(f"SELECT {_planner_sql('on')}", {})
-
-
-def _planner_sql(value: str) -> str:
-    """Index scans and sequential scans ``off`` (or ``on`` again) for the rest of the
-    transaction, as SQL to select: :func:`_pg_candidates` wants bitmap scans only."""
-    names = ("enable_indexscan", "enable_seqscan")
-    return ", ".join(f"set_config('{n}', '{value}', true)" for n in names)
+        execute(f"SELECT {planner_sql('on')}", {})
 
 
 def snippet(

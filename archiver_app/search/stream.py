@@ -25,6 +25,7 @@ from sqlalchemy import Connection
 
 from archiver_app.search import quick
 from archiver_app.search.engine import MARK_END, MARK_START, marks_to_html
+from archiver_app.search.pg import words_by_index
 from archiver_app.search.query import build_fts_query
 from archiver_app.store.tsearch import fts_to_tsquery
 
@@ -105,7 +106,12 @@ class TableSearch:
             if found is not None:  # newest first: every score is 0.0
                 return [f[0] for f in found[:limit]]
         sql, params = self.newest_matches_sql(user_text, limit)
-        return [int(r[0]) for r in adapt_cursor(cur).execute(sql, params).fetchall()]
+        cur = adapt_cursor(cur)
+        if not self.postgresql:
+            return [int(r[0]) for r in cur.execute(sql, params).fetchall()]
+        # else the planner walks the rowids down, reading each page's tsvector
+        with words_by_index(cur.execute):
+            return [int(r[0]) for r in cur.execute(sql, params).fetchall()]
 
     def snippets(self, conn: Connection, ids: Sequence[int], user_text: str) -> dict[int, str]:
         """Highlighted snippets (``<b>…</b>`` around matches, HTML-escaped text) per id.
