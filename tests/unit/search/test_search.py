@@ -295,6 +295,35 @@ def test_postgresql_asks_the_date_range_of_the_full_text_rows_index(
     assert any("f.captured_at >= " in sql and "quick_lo" in sql for sql in sent)
 
 
+def test_postgresql_keeps_a_pages_words_in_its_row(
+    postgres_url: str, library_root: Path, tmp_path: Path
+) -> None:
+    """Migration 0011: a page's ``tsvector`` of a few kB stays in its row of
+    ``snapshot_fts`` (ranking reads it for every match), where the default storage put it
+    in TOAST; the page's text is what leaves the row."""
+    import random
+
+    rng = random.Random(7)
+    body = " ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=6)) for _ in range(400))
+    with Library.open(library_root, create=True, database_url=postgres_url) as lib:
+        page = Resp("https://a.example/", html_page("Words", body), date="2024-03-01")
+        import_warc_file(lib, write_warc(tmp_path / "a.warc.gz", [page]))
+        with lib.engine.connect() as conn:
+            doc = conn.execute(text("SELECT octet_length(CAST(doc AS text)) FROM snapshot_fts"))
+            toast = conn.execute(
+                text(
+                    "SELECT CAST(reltoastrelid AS regclass) FROM pg_class "
+                    "WHERE oid = CAST('snapshot_fts' AS regclass)"
+                )
+            ).scalar_one()
+            toasted = conn.execute(
+                text(f"SELECT coalesce(sum(octet_length(chunk_data)), 0) FROM {toast}")
+            ).scalar_one()
+        assert doc.scalar_one() > 4000
+        assert 0 < toasted < len(body) + 100  # the body alone
+        assert urls(lib, Query("words")) == ["https://a.example/"]
+
+
 def test_postgresql_finds_the_words_through_the_index_whatever_the_table_looks_like(
     postgres_url: str, library_root: Path, tmp_path: Path
 ) -> None:
