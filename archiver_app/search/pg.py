@@ -179,10 +179,16 @@ def domains_under(conn: Connection, domain: str) -> list[str]:
 INDEX_ONLY_SETTINGS = ("enable_seqscan", "enable_indexscan", "jit")
 
 
-def planner_sql(value: str) -> str:
-    """The :data:`INDEX_ONLY_SETTINGS` set to ``value`` (``'off'`` or ``'on'``) for the
-    rest of the transaction, as expressions to select."""
-    return ", ".join(f"set_config('{n}', '{value}', true)" for n in INDEX_ONLY_SETTINGS)
+def planner_sql(*, index_only: bool) -> str:
+    """Expressions to select that set the :data:`INDEX_ONLY_SETTINGS` for the rest of the
+    transaction: ``off``, or back to the session's defaults (``pg_settings.reset_val``:
+    the server's, database's or role's setting)."""
+    if index_only:
+        return ", ".join(f"set_config('{n}', 'off', true)" for n in INDEX_ONLY_SETTINGS)
+    return ", ".join(
+        f"set_config('{n}', (SELECT reset_val FROM pg_settings WHERE name = '{n}'), true)"  # noqa: S608 - constant names
+        for n in INDEX_ONLY_SETTINGS
+    )
 
 
 @contextmanager
@@ -197,11 +203,11 @@ def words_by_index(execute: Callable[[str], Any]) -> Iterator[None]:
     decodes every page's ``tsvector``: 0.9 s for two words at 100,000 such pages, where the
     index answers in tens of milliseconds. A search's words are always in the index, so
     for a full-text statement no other plan is the better one."""
-    execute(f"SELECT {planner_sql('off')}")
+    execute(f"SELECT {planner_sql(index_only=True)}")
     try:
         yield
     finally:
-        execute(f"SELECT {planner_sql('on')}")
+        execute(f"SELECT {planner_sql(index_only=False)}")
 
 
 def score_sql(

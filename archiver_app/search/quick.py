@@ -235,7 +235,7 @@ def _pg_candidates(
     candidates at the rate seen so far (the rest of the table when none came yet), and is
     at least twice as wide: each window costs a pass over the words' postings."""
     # The newest rowid, and the planner switched to bitmap scans (pg.words_by_index).
-    newest_sql = f"SELECT max(rowid), {planner_sql('off')} FROM snapshot_fts"  # noqa: S608
+    newest_sql = f"SELECT max(rowid), {planner_sql(index_only=True)} FROM snapshot_fts"  # noqa: S608
     top = execute(newest_sql, {}).fetchall()
     hi = int(top[0][0]) if top and top[0][0] is not None else 0
     params = {**params, "quick_prefix": fts_to_tsquery(f'"{plan.prefix}"*')}
@@ -274,7 +274,7 @@ def _pg_candidates(
             wider = PG_WANTED / rate if rate > 0 else float(lo)
             hi, window = lo, int(max(2 * window, min(wider, lo)))
     finally:
-        execute(f"SELECT {planner_sql('on')}", {})
+        execute(f"SELECT {planner_sql(index_only=False)}", {})
 
 
 def snippet(

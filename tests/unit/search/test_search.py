@@ -370,9 +370,16 @@ def test_postgresql_finds_the_words_through_the_index_whatever_the_table_looks_l
 
         raw = lib.engine.raw_connection()
         try:
-            found = TableReader(lib).search.newest_matches(
-                Explaining(raw.driver_connection.cursor()), "harbour cranes", 10
-            )
+            with raw.driver_connection.cursor() as cur:
+                found = TableReader(lib).search.newest_matches(
+                    Explaining(cur), "harbour cranes", 10
+                )
+                # the connection's planner settings are back as they were
+                cur.execute(
+                    "SELECT name FROM pg_settings WHERE setting <> reset_val AND name IN "
+                    "('enable_seqscan', 'enable_indexscan', 'jit')"
+                )
+                assert cur.fetchall() == []
         finally:
             raw.close()
         assert len(found) == 5
