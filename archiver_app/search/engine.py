@@ -446,5 +446,5 @@ def _run(conn: Connection, sql: str, params: dict[str, Any], fts: str | None) ->
     index (:func:`archiver_app.search.pg.words_by_index`)."""
     if fts is None or conn.dialect.name != "postgresql":
         return list(conn.execute(text(sql), params))
-    with pg_search.words_by_index(lambda statement: conn.execute(text(statement))):
+    with pg_search.words_by_index(lambda statement, values: conn.execute(text(statement), values)):
         return list(conn.execute(text(sql), params))

@@ -110,7 +110,7 @@ def frequencies(conn: Connection, terms: Sequence[str]) -> tuple[float, list[flo
     ]
     if parts:
         # One statement for every count, through the GIN index.
-        with words_by_index(lambda sql: conn.execute(text(sql))):
+        with words_by_index(lambda sql, values: conn.execute(text(sql), values)):
             got = conn.execute(
                 text("SELECT " + ", ".join(parts)), {f"t{i}": terms[i] for i in wanted}
             ).one()
@@ -179,22 +179,30 @@ def domains_under(conn: Connection, domain: str) -> list[str]:
 INDEX_ONLY_SETTINGS = ("enable_seqscan", "enable_indexscan", "jit")
 
 
-def planner_sql(*, index_only: bool) -> str:
-    """Expressions to select that set the :data:`INDEX_ONLY_SETTINGS` for the rest of the
-    transaction: ``off``, or back to the session's defaults (``pg_settings.reset_val``:
-    the server's, database's or role's setting)."""
-    if index_only:
-        return ", ".join(f"set_config('{n}', 'off', true)" for n in INDEX_ONLY_SETTINGS)
-    return ", ".join(
-        f"set_config('{n}', (SELECT reset_val FROM pg_settings WHERE name = '{n}'), true)"  # noqa: S608 - constant names
-        for n in INDEX_ONLY_SETTINGS
+#: Expressions to select: the :data:`INDEX_ONLY_SETTINGS` as they are (the first values,
+#: for :func:`restore_sql`), then each turned off for the rest of the transaction (the
+#: select list is evaluated in order).
+INDEX_ONLY_SQL = ", ".join(
+    [f"current_setting('{n}')" for n in INDEX_ONLY_SETTINGS]
+    + [f"set_config('{n}', 'off', true)" for n in INDEX_ONLY_SETTINGS]
+)
+
+
+def restore_sql(was: Sequence[Any]) -> tuple[str, dict[str, Any]]:
+    """The statement (and its values) that sets the :data:`INDEX_ONLY_SETTINGS` back to
+    ``was``, the first values of a row that selected :data:`INDEX_ONLY_SQL`."""
+    names = [f"planner_{i}" for i in range(len(INDEX_ONLY_SETTINGS))]
+    sql = "SELECT " + ", ".join(
+        f"set_config('{n}', :{v}, true)" for n, v in zip(INDEX_ONLY_SETTINGS, names, strict=True)
     )
+    return sql, dict(zip(names, was[: len(names)], strict=True))
 
 
 @contextmanager
-def words_by_index(execute: Callable[[str], Any]) -> Iterator[None]:
-    """While the block runs, the planner finds rows through indexes, as bitmaps only
-    (``execute`` runs a statement on the connection that searches).
+def words_by_index(execute: Callable[[str, dict[str, Any]], Any]) -> Iterator[None]:
+    """While the block runs, the planner finds rows through indexes, as bitmaps only;
+    after it, the settings are as they were (``execute(sql, params)`` runs a statement on
+    the connection that searches and returns its rows).
 
     The planner prices ``doc @@ q`` at one operator call a row and knows nothing of TOAST.
     A page's ``tsvector`` that does not fit in its row (about 8 kB: a page of a thousand
@@ -203,11 +211,11 @@ def words_by_index(execute: Callable[[str], Any]) -> Iterator[None]:
     decodes every page's ``tsvector``: 0.9 s for two words at 100,000 such pages, where the
     index answers in tens of milliseconds. A search's words are always in the index, so
     for a full-text statement no other plan is the better one."""
-    execute(f"SELECT {planner_sql(index_only=True)}")
+    was = execute(f"SELECT {INDEX_ONLY_SQL}", {}).fetchone()
     try:
         yield
     finally:
-        execute(f"SELECT {planner_sql(index_only=False)}")
+        execute(*restore_sql(was))
 
 
 def score_sql(
@@ -256,7 +264,7 @@ __all__ = [
     "cancel_watcher",
     "domains_under",
     "frequencies",
-    "planner_sql",
+    "restore_sql",
     "score_sql",
     "weights_array",
     "words_by_index",

@@ -32,7 +32,7 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from archiver_app.search.pg import planner_sql
+from archiver_app.search.pg import INDEX_ONLY_SQL, restore_sql
 from archiver_app.store.tsearch import WORD, fold, fts_to_tsquery
 
 #: A still-typed last word this short or shorter takes this path.
@@ -234,10 +234,11 @@ def _pg_candidates(
     every row is a candidate); each next one is sized to bring :data:`PG_WANTED`
     candidates at the rate seen so far (the rest of the table when none came yet), and is
     at least twice as wide: each window costs a pass over the words' postings."""
-    # The newest rowid, and the planner switched to bitmap scans (pg.words_by_index).
-    newest_sql = f"SELECT max(rowid), {planner_sql(index_only=True)} FROM snapshot_fts"  # noqa: S608
+    # The newest rowid, and the planner switched to bitmap scans (pg.words_by_index, in
+    # the same statement).
+    newest_sql = f"SELECT max(rowid), {INDEX_ONLY_SQL} FROM snapshot_fts"  # noqa: S608
     top = execute(newest_sql, {}).fetchall()
-    hi = int(top[0][0]) if top and top[0][0] is not None else 0
+    hi = int(top[0][0]) if top[0][0] is not None else 0
     params = {**params, "quick_prefix": fts_to_tsquery(f'"{plan.prefix}"*')}
     if plan.words:
         params["quick_words"] = fts_to_tsquery(plan.words_match)
@@ -274,7 +275,7 @@ def _pg_candidates(
             wider = PG_WANTED / rate if rate > 0 else float(lo)
             hi, window = lo, int(max(2 * window, min(wider, lo)))
     finally:
-        execute(f"SELECT {planner_sql(index_only=False)}", {})
+        execute(*restore_sql(top[0][1:]))
 
 
 def snippet(
