@@ -149,7 +149,7 @@ def _floor(lib: object, queries: list[tuple[str, str, dict[str, object]]]) -> li
             tsq = fts_to_tsquery(str(build_fts_query(whole, prefix_last=False)))
             t = time.perf_counter()
             # through the words' index, as the search itself (no scan of every page)
-            with words_by_index(lambda sql: conn.execute(text(sql))):
+            with words_by_index(lambda sql, values: conn.execute(text(sql), values)):
                 conn.execute(
                     text(
                         "SELECT sum(length(doc)) FROM snapshot_fts WHERE doc @@ CAST(:q AS tsquery)"
