@@ -212,10 +212,10 @@ def words_by_index(execute: Callable[[str, dict[str, Any]], Any]) -> Iterator[No
     index answers in tens of milliseconds. A search's words are always in the index, so
     for a full-text statement no other plan is the better one."""
     was = execute(f"SELECT {INDEX_ONLY_SQL}", {}).fetchone()
-    try:
-        yield
-    finally:
-        execute(*restore_sql(was))
+    yield
+    # Not after an error: the transaction is then rolled back (and the settings with it),
+    # and a statement now would only raise again, over the error that matters.
+    execute(*restore_sql(was))
 
 
 def score_sql(

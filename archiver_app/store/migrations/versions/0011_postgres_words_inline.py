@@ -9,7 +9,7 @@ the size a row can have (about 8 kB: a page of 700 words or so), it is read wher
 already is; a larger one still goes out of line, as before. The page's text (``body``)
 keeps the default storage and is what leaves the row first. The table takes the same space.
 At 100,000 pages of 300 words, the search benchmark's p95 went from 1.8-2.0x SQLite's to
-1.35-1.41x (``docs/benchmarks.md``).
+1.35-1.58x in five runs (``docs/benchmarks.md``).
 
 The storage applies to rows written from now on; rows already written keep theirs until
 they are written again (``archiver index rebuild``), so opening stays O(1). Nothing changes
