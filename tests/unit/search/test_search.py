@@ -309,7 +309,9 @@ def test_postgresql_keeps_a_pages_words_in_its_row(
         page = Resp("https://a.example/", html_page("Words", body), date="2024-03-01")
         import_warc_file(lib, write_warc(tmp_path / "a.warc.gz", [page]))
         with lib.engine.connect() as conn:
-            doc = conn.execute(text("SELECT octet_length(CAST(doc AS text)) FROM snapshot_fts"))
+            doc = conn.execute(
+                text("SELECT octet_length(CAST(doc AS text)) FROM snapshot_fts")
+            ).scalar_one()
             toast = conn.execute(
                 text(
                     "SELECT CAST(reltoastrelid AS regclass) FROM pg_class "
@@ -319,7 +321,7 @@ def test_postgresql_keeps_a_pages_words_in_its_row(
             toasted = conn.execute(
                 text(f"SELECT coalesce(sum(octet_length(chunk_data)), 0) FROM {toast}")
             ).scalar_one()
-        assert doc.scalar_one() > 4000
+        assert doc > 4000
         assert 0 < toasted < len(body) + 100  # the body alone
         assert urls(lib, Query("words")) == ["https://a.example/"]
 
