@@ -274,8 +274,11 @@ def _pg_candidates(
             rate = seen / max(newest - lo, 1)
             wider = PG_WANTED / rate if rate > 0 else float(lo)
             hi, window = lo, int(max(2 * window, min(wider, lo)))
-    finally:
+    except GeneratorExit:  # the caller has its candidates
         execute(*restore_sql(top[0][1:]))
+        raise
+    # Not after an error, as pg.words_by_index: the rollback restores the planner.
+    execute(*restore_sql(top[0][1:]))
 
 
 def snippet(

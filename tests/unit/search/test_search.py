@@ -374,19 +374,21 @@ def test_postgresql_finds_the_words_through_the_index_whatever_the_table_looks_l
         try:
             with raw.driver_connection.cursor() as cur:
                 cur.execute("SET jit = off")  # the session's own setting
-                found = TableReader(lib).search.newest_matches(
-                    Explaining(cur), "harbour cranes", 10
-                )
-                # the connection's planner settings are back as they were
-                cur.execute(
-                    "SELECT current_setting('enable_seqscan'), "
-                    "current_setting('enable_indexscan'), current_setting('jit')"
-                )
-                assert cur.fetchone() == ("on", "on", "off")
+                table = TableReader(lib).search
+                found = []
+                # a whole word, then a short prefix (the newest pages, window by window)
+                for typed in ("harbour cranes", "harbour cra"):
+                    found.append(table.newest_matches(Explaining(cur), typed, 10))
+                    # the connection's planner settings are back as they were
+                    cur.execute(
+                        "SELECT current_setting('enable_seqscan'), "
+                        "current_setting('enable_indexscan'), current_setting('jit')"
+                    )
+                    assert cur.fetchone() == ("on", "on", "off"), typed
         finally:
             raw.close()
-        assert len(found) == 5
-    assert len(plans) >= 4
+        assert [len(f) for f in found] == [5, 5]
+    assert len(plans) >= 5
     for plan in plans:  # bitmaps only: of the words, or of the rows a filter keeps
         assert "Seq Scan on snapshot_fts" not in plan, plan
         assert "using snapshot_fts_pkey" not in plan, plan
