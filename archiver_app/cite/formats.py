@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import quote, urlsplit
 
+from archiver_app.cite.metadata import Name, PageMeta, page_meta
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.models import SnapshotState
+from archiver_app.warc.pages import stored_html
 from archiver_app.warc.timestamps import to_ts17
 
 #: Machine formats, and the formatted styles by their short names (any CSL style name works).
@@ -36,30 +38,37 @@ class Reference:
     archive_id: str  # urn:archiver:<library id>:<uid>
     version_url: str  # archive_id, or a URL under version_base
     uid: str
+    authors: tuple[Name, ...] = ()  # as the page names them (cite.metadata)
+    issued: tuple[int, ...] | None = None  # the page's own date: (y,), (y, m) or (y, m, d)
 
 
 def citation(lib: Library, ref: str | int, *, version_base: str | None = None) -> Reference:
-    """The citation record of a complete capture (by id or uid)."""
+    """The citation record of a complete capture (by id or uid), with the authors, date,
+    title and site name the page declares (:mod:`archiver_app.cite.metadata`)."""
     from archiver_app.compare.snapshots import find_capture
 
     snap = find_capture(lib, ref)
     if snap.state != SnapshotState.COMPLETE:
         raise InputError(f"capture {ref} is {snap.state}: only complete captures are cited")
     captured = snap.captured_at.astimezone(UTC)
-    site = snap.domain or urlsplit(snap.url).hostname or snap.url
+    domain = snap.domain or urlsplit(snap.url).hostname or snap.url
+    page = stored_html(lib, snap.id)
+    meta = page_meta(page[0]) if page else PageMeta()
     archive_id = f"urn:archiver:{lib.id}:{snap.uid}"
     version = archive_id
     if version_base:
         version = f"{version_base.rstrip('/')}/{to_ts17(captured)[:14]}/{snap.url}"
     return Reference(
-        key=_key(site, captured, snap.id),
-        title=(snap.title or "").strip() or snap.url,
+        key=_key(domain, captured, snap.id),
+        title=meta.title or (snap.title or "").strip() or snap.url,
         original_url=snap.url,
-        site=site,
+        site=meta.site_name or domain,
         captured_at=captured,
         archive_id=archive_id,
         version_url=version,
         uid=snap.uid,
+        authors=meta.authors,
+        issued=meta.issued,
     )
 
 
@@ -92,8 +101,10 @@ def to_bibtex(refs: Sequence[Reference]) -> str:
     entries = []
     for r in refs:
         fields = [
+            *([("author", " and ".join(map(_bib_name, r.authors)))] if r.authors else []),
             ("title", "{" + _bib_escape(r.title) + "}"),
             ("organization", _bib_escape(r.site)),
+            *([("date", "-".join(f"{p:02d}" for p in r.issued))] if r.issued else []),
             ("url", _bib_url(r.original_url)),
             ("urldate", f"{r.captured_at:%Y-%m-%d}"),
             ("note", _bib_escape(f"Archived copy {r.version_url}, captured {_iso(r.captured_at)}")),
@@ -103,6 +114,12 @@ def to_bibtex(refs: Sequence[Reference]) -> str:
         body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
         entries.append(f"@online{{{r.key},\n{body}\n}}\n")
     return "\n".join(entries)
+
+
+def _bib_name(name: Name) -> str:
+    # A group's name in braces, which BibTeX reads whole.
+    text = _bib_escape(name.inverted())
+    return "{" + text + "}" if name.literal else text
 
 
 def _bib_url(url: str) -> str:
@@ -123,6 +140,8 @@ def _csl_item(r: Reference) -> dict[str, object]:
     return {
         "id": r.key,
         "type": "webpage",
+        **({"author": [a.csl() for a in r.authors]} if r.authors else {}),
+        **({"issued": {"date-parts": [list(r.issued)]}} if r.issued else {}),
         "title": r.title,
         "container-title": r.site,
         "URL": r.original_url,
@@ -144,10 +163,14 @@ def to_ris(refs: Sequence[Reference]) -> str:
     """RIS records (``TY  - ELEC``), one per capture."""
     records = []
     for r in refs:
+        names = [("AU", a.inverted()) for a in r.authors]
+        issued = [("PY", str(r.issued[0])), ("DA", _ris_date(r.issued))] if r.issued else []
         lines = [
             ("TY", "ELEC"),
+            *names,
             ("TI", r.title),
             ("PB", r.site),
+            *issued,
             ("UR", r.original_url),
             ("Y2", f"{r.captured_at:%Y/%m/%d}"),
             ("DB", "Archiver"),
@@ -157,6 +180,12 @@ def to_ris(refs: Sequence[Reference]) -> str:
         ]
         records.append("\r\n".join(f"{tag}  - {_one_line(value)}" for tag, value in lines))
     return "\r\n".join(records) + "\r\n"
+
+
+def _ris_date(issued: tuple[int, ...]) -> str:
+    # RIS dates are YYYY/MM/DD/other, with empty parts where unknown.
+    parts = [f"{issued[0]:04d}", *(f"{p:02d}" for p in issued[1:])]
+    return "/".join(parts + [""] * (3 - len(parts))) + "/"
 
 
 def _one_line(text: str) -> str:
@@ -200,10 +229,11 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
     items = []
     for r in refs:
         item = _csl_item(r)
-        # A web page rarely names its author; the styles then cite the site as the author
-        # (APA 7 and MLA 9 do so for group authors), which citeproc-py needs spelled out.
-        item["author"] = [{"literal": r.site}]
-        item.pop("container-title")
+        if not r.authors:
+            # A page that names no author is cited with its site as the author (APA 7
+            # and MLA 9 do so for group authors), which citeproc-py needs spelled out.
+            item["author"] = [{"literal": r.site}]
+            item.pop("container-title")
         item.pop("note")
         items.append(item)
     source = CiteProcJSON(items)

@@ -5,7 +5,7 @@ The crawler also reads the page's main response from its WARC record and collect
 ``<a href>`` / ``<area href>`` links of the HTML as the server sent it, so a page whose
 in-browser extraction came back empty (a slow or stuck page) still yields its links.
 The two lists are merged; the queue ignores duplicates. When the page's main response was
-stored as a ``revisit`` (the same bytes as an earlier capture), the original is read.
+stored as a ``revisit``, the original is read (:mod:`archiver_app.warc.pages`).
 """
 
 from __future__ import annotations
@@ -14,17 +14,9 @@ import contextlib
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
-from sqlalchemy import select
-from sqlalchemy.orm import aliased
-
 from archiver_app.capture.extract import route_fragment
 from archiver_app.library import Library
-from archiver_app.store.models import File, Record, Snapshot
-from archiver_app.warc.htmltext import decode_text
-from archiver_app.warc.reader import WarcReadError, read_record_at
-
-MAX_HTML_BYTES = 8 << 20
-HTML_MIMES = ("text/html", "application/xhtml+xml")
+from archiver_app.warc.pages import stored_html
 
 
 class _LinkParser(HTMLParser):
@@ -65,49 +57,7 @@ def links_in_html(html: str, page_url: str) -> list[str]:
     return out
 
 
-def _revisited(lib: Library, warc_file: str, offset: int) -> tuple[str, int, int] | None:
-    """Where the response a revisit record points to is stored (file, offset, length)."""
-    original = aliased(Record)
-    original_file = aliased(File)
-    with lib.session() as s:
-        row = s.execute(
-            select(original_file.path, original.offset, original.length)
-            .select_from(Record)
-            .join(File, File.id == Record.file_id)
-            .join(original, original.id == Record.revisit_of_id)
-            .join(original_file, original_file.id == original.file_id)
-            .where(File.path == warc_file, Record.offset == offset)
-            .limit(1)
-        ).first()
-    return (row[0], row[1], row[2]) if row else None
-
-
 def links_from_snapshot(lib: Library, snapshot_id: int) -> list[str]:
     """The links of a snapshot's main response, when it is HTML; [] otherwise."""
-    with lib.session() as s:
-        snap = s.get(Snapshot, snapshot_id)
-        if snap is None or not snap.warc_file or snap.warc_offset is None:
-            return []
-        mime = (snap.mime or "").split(";")[0].strip().lower()
-        if mime and mime not in HTML_MIMES:
-            return []
-        where = (snap.warc_file, snap.warc_offset, snap.warc_length, snap.url)
-    warc_file, offset, length, url = where
-    try:
-        record = read_record_at(lib.abspath(warc_file), offset, length)
-        if record.rec_type == "revisit":  # the same bytes as an earlier capture: read those
-            original = _revisited(lib, warc_file, offset)
-            if original is None:
-                return []
-            record = read_record_at(lib.abspath(original[0]), original[1], original[2])
-    except (WarcReadError, OSError, ValueError):
-        return []
-    if record.rec_type != "response" or not record.payload:
-        return []
-    body = record.payload[:MAX_HTML_BYTES]
-    charset = "utf-8"
-    ctype = record.http_header("Content-Type") or ""
-    if "charset=" in ctype.lower():
-        charset = ctype.lower().split("charset=", 1)[1].split(";")[0].strip() or "utf-8"
-    html = decode_text(body, charset)
-    return links_in_html(html, record.uri or url)
+    page = stored_html(lib, snapshot_id)
+    return links_in_html(*page) if page else []

@@ -131,3 +131,119 @@ def test_the_command(library: Library, capture: int, capsys: pytest.CaptureFixtu
     assert capsys.readouterr().out.startswith("@online{harbourexample20260302_")
     assert cli.main(["cite", str(capture), "--library", root]) == 0
     assert "(n.d.)" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- the page's own metadata
+
+ARTICLE = """<!doctype html><html><head><title>Cranes repainted | The Harbour Times</title>
+<meta name="citation_title" content="Cranes repainted">
+<meta name="citation_author" content="Port, Jane">
+<meta name="citation_author" content="Ali  Quay">
+<meta name="citation_author" content="mailto:desk@harbour.example">
+<meta name="citation_publication_date" content="2026/03/04">
+<meta property="og:site_name" content="The Harbour Times">
+<meta name="author" content="Someone Else">
+</head><body><p>Blue again.</p></body></html>"""
+
+GRAPH = """<!doctype html><html><head><title>Ferry timetable</title>
+<script type="application/ld+json">{ broken json </script>
+<script type="application/ld+json">{"@graph": [{"@type": "WebSite", "name": "Bay News"},
+ {"@type": ["NewsArticle"], "author": [{"@type": "Person", "name": "Maria de la Mar"},
+ {"@type": "Organization", "name": "Bay News Desk"}, {"name": "https://bay.example/me"}],
+ "datePublished": "2025-12-01T08:00:00Z"}]}</script>
+<meta property="article:published_time" content="1999-01-01">
+</head><body></body></html>"""
+
+
+def _page(library: Library, url: str, html: str) -> int:
+    w = ArchiveWriter(library, f"collections/default/2026/03/{abs(hash(url))}/capture.warc.gz")
+    w.response(url, html, at=WHEN, page=True)
+    w.commit()
+    with library.session() as s:
+        from archiver_app.store.models import Snapshot
+
+        return s.query(Snapshot).filter_by(url=url).one().id
+
+
+def test_a_page_that_names_its_authors_and_date_is_cited_with_them(library: Library) -> None:
+    sid = _page(library, "https://harbour.example/cranes", ARTICLE)
+    r = citation(library, sid)
+    assert r.title == "Cranes repainted" and r.site == "The Harbour Times"
+    assert [a.inverted() for a in r.authors] == ["Port, Jane", "Quay, Ali"]
+    assert r.issued == (2026, 3, 4)
+    assert formatted([r], "apa").startswith(
+        "Port, J., & Quay, A. (2026, March 4). Cranes repainted."
+    )
+    [entry] = bibtexparser.parse_string(render([r], "bibtex")).entries
+    fields = {f.key: f.value for f in entry.fields}
+    assert (fields["author"], fields["date"]) == ("Port, Jane and Quay, Ali", "2026-03-04")
+    assert fields["organization"] == "The Harbour Times"
+    [record] = rispy.loads(render([r], "ris"))
+    assert record["authors"] == ["Port, Jane", "Quay, Ali"]
+    assert (record["year"], record["date"]) == ("2026", "2026/03/04/")
+    data = json.loads(render([r], "csl-json"))
+    jsonschema.validate(data, CSL_SCHEMA, cls=jsonschema.Draft7Validator)
+    assert data[0]["author"][0] == {"family": "Port", "given": "Jane"}
+    assert data[0]["issued"] == {"date-parts": [[2026, 3, 4]]}
+
+
+def test_json_ld_authors_groups_and_particles(library: Library) -> None:
+    r = citation(library, _page(library, "https://bay.example/ferry", GRAPH))
+    # No title or site name declared: the snapshot's own title and the domain.
+    assert (r.title, r.site) == ("Capture of https://bay.example/ferry", "bay.example")
+    assert [a.csl() for a in r.authors] == [
+        {"family": "Mar", "given": "Maria", "non-dropping-particle": "de la"},
+        {"literal": "Bay News Desk"},
+    ]
+    assert r.issued == (2025, 12, 1)  # JSON-LD is read before Open Graph's date
+    [entry] = bibtexparser.parse_string(render([r], "bibtex")).entries
+    assert {f.key: f.value for f in entry.fields}["author"] == (
+        "de la Mar, Maria and {Bay News Desk}"
+    )
+    assert formatted([r], "apa").startswith("de la Mar, M., & Bay News Desk. (2025, December 1).")
+
+
+@pytest.mark.parametrize(
+    ("head", "authors", "issued"),
+    [
+        (
+            '<meta name="dc.creator" content="Quay, Ali"><meta name="DC.date" content="2024">',
+            1,
+            (2024,),
+        ),
+        ('<meta name="citation_date" content="2024-13-40">', 0, (2024,)),
+        ('<meta name="citation_date" content="2024-02-40">', 0, (2024, 2)),
+        (
+            '<meta name="citation_date" content="yesterday"><meta name="author" content="12">',
+            0,
+            None,
+        ),
+        ('<script type="application/ld+json">' + "[" * 100_000 + "</script>", 0, None),
+        ('<script type="application/ld+json">{"@type": "Article", "author": 7}</script>', 0, None),
+    ],
+)
+def test_metadata_that_is_not_a_name_or_a_date_is_passed_over(
+    head: str, authors: int, issued: tuple[int, ...] | None
+) -> None:
+    from archiver_app.cite.metadata import page_meta
+
+    meta = page_meta(f"<html><head>{head}</head><body></body></html>")
+    assert (len(meta.authors), meta.issued) == (authors, issued)
+
+
+@pytest.mark.parametrize(
+    ("text", "inverted"),
+    [
+        ("Jane Port", "Port, Jane"),
+        ("Port, Jane", "Port, Jane"),
+        ("Ludwig van Beethoven", "van Beethoven, Ludwig"),
+        ("van Beethoven, Ludwig", "van Beethoven, Ludwig"),
+        ("Mary Ann Evans", "Evans, Mary Ann"),
+        ("Madonna", "Madonna"),
+        ("Harbour Authority of the Bay Area", "Harbour Authority of the Bay Area"),
+    ],
+)
+def test_names_are_split_as_reference_managers_do(text: str, inverted: str) -> None:
+    from archiver_app.cite.metadata import parse_name
+
+    assert parse_name(text).inverted() == inverted

@@ -1,0 +1,173 @@
+"""What a page says of itself for citing: its authors, date, title and site name.
+
+Read from the ``<meta>`` tags and JSON-LD of the page's main response as stored (the
+HTML the server sent, :func:`archiver_app.warc.pages.stored_html`), in the order reference
+managers read them: Highwire Press tags (``citation_author``, ``citation_publication_date``,
+``citation_title``; what Google Scholar asks of publishers), then Dublin Core
+(``DC.creator``, ``DC.date``), then schema.org JSON-LD (``author``, ``datePublished``),
+then Open Graph (``og:title``, ``og:site_name``, ``article:published_time``) and
+``<meta name="author">``. A value that is not a name (a URL, an e-mail address) or not a
+date is passed over; a page that declares nothing gives an empty :class:`PageMeta`, and the
+citation names the site and "n.d." as before.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from selectolax.lexbor import LexborHTMLParser
+
+MAX_AUTHORS = 50
+MAX_JSON_LD_CHARS = 256 << 10  # a page's structured data is a few kB; larger is not read
+MAX_VALUE_CHARS = 300
+_DATE = re.compile(r"\s*(\d{4})(?:[-/.](\d{1,2})(?:[-/.](\d{1,2}))?)?(?![\d])")
+_ARTICLE_TYPES = re.compile(r"article|posting|report|webpage|creativework", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class PageMeta:
+    title: str | None = None
+    authors: tuple[Name, ...] = ()
+    issued: tuple[int, ...] | None = None  # (year,), (year, month) or (year, month, day)
+    site_name: str | None = None
+
+
+def page_meta(html: str) -> PageMeta:
+    """The citation metadata ``html`` declares (see the module's docstring)."""
+    tree = LexborHTMLParser(html)
+    tags: dict[str, list[str]] = {}
+    for node in tree.css("meta"):
+        key = node.attributes.get("name") or node.attributes.get("property") or ""
+        value = " ".join((node.attributes.get("content") or "").split())[:MAX_VALUE_CHARS]
+        if key and value:
+            tags.setdefault(key.strip().lower(), []).append(value)
+    ld = _json_ld(tree)
+
+    def first(*keys: str) -> list[str]:
+        return next((tags[k] for k in keys if k in tags), [])
+
+    named = first("citation_author", "dc.creator", "dcterms.creator")
+    authors = [parse_name(a) for a in named if _is_name(a)] or list(ld.get("authors", []))
+    authors = authors or [parse_name(a) for a in first("author") if _is_name(a)]
+    dates = [
+        *first("citation_publication_date", "citation_date", "citation_online_date"),
+        *first("dc.date.issued", "dcterms.issued", "dc.date", "dcterms.date"),
+        *ld.get("dates", []),
+        *first("article:published_time", "og:published_time"),
+    ]
+    return PageMeta(
+        title=next(iter(first("citation_title", "dc.title", "dcterms.title", "og:title")), None),
+        authors=tuple(dict.fromkeys(authors))[:MAX_AUTHORS],
+        issued=next((d for d in map(_date, dates) if d), None),
+        site_name=next(iter(first("og:site_name", "citation_journal_title")), None),
+    )
+
+
+def _is_name(text: str) -> bool:
+    return bool(text) and "://" not in text and "@" not in text and not text.isdigit()
+
+
+def _date(text: str) -> tuple[int, ...] | None:
+    m = _DATE.match(text)
+    if not m:
+        return None
+    parts = [int(p) for p in m.groups() if p]
+    if not 1000 <= parts[0] <= 9999:
+        return None
+    if len(parts) > 1 and not 1 <= parts[1] <= 12:
+        return (parts[0],)
+    if len(parts) > 2 and not 1 <= parts[2] <= 31:
+        return tuple(parts[:2])
+    return tuple(parts)
+
+
+def _json_ld(tree: LexborHTMLParser) -> dict[str, list[Any]]:
+    """Authors and publication dates of the first article-like object of the page's
+    ``application/ld+json`` scripts (at the top, in a list or in an ``@graph``)."""
+    for node in tree.css('script[type="application/ld+json"]'):
+        text = node.text(deep=True)
+        if len(text) > MAX_JSON_LD_CHARS:
+            continue
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):  # broken or hostile data: the next script
+            continue
+        for obj in _objects(data):
+            kind = obj.get("@type")
+            kinds = kind if isinstance(kind, list) else [kind]
+            if not any(isinstance(k, str) and _ARTICLE_TYPES.search(k) for k in kinds):
+                continue
+            authors = list(_names(obj.get("author")))
+            date = obj.get("datePublished") or obj.get("dateCreated")
+            if authors or isinstance(date, str):
+                return {"authors": authors, "dates": [date] if isinstance(date, str) else []}
+    return {}
+
+
+def _objects(data: object) -> Iterator[dict[str, object]]:
+    items = data if isinstance(data, list) else [data]
+    for item in items[:100]:
+        if isinstance(item, dict):
+            yield item
+            graph = item.get("@graph")
+            if isinstance(graph, list):
+                yield from (g for g in graph[:100] if isinstance(g, dict))
+
+
+def _names(value: object) -> Iterator[Name]:
+    """schema.org authors: a Person or an Organization (kept whole), or a bare string."""
+    for item in (value if isinstance(value, list) else [value])[:MAX_AUTHORS]:
+        name = item.get("name") if isinstance(item, dict) else item
+        if isinstance(name, str) and _is_name(text := " ".join(name.split())[:MAX_VALUE_CHARS]):
+            group = isinstance(item, dict) and item.get("@type") == "Organization"
+            yield parse_name(text, group=group)
+
+
+@dataclass(frozen=True)
+class Name:
+    """An author: a person's family and given names (with a particle such as "de la" or
+    "van"), or a group's name whole (``literal``)."""
+
+    family: str = ""
+    given: str = ""
+    particle: str = ""
+    literal: str = ""
+
+    def csl(self) -> dict[str, str]:
+        if self.literal:
+            return {"literal": self.literal}
+        out = {"family": self.family, "given": self.given}
+        return out | ({"non-dropping-particle": self.particle} if self.particle else {})
+
+    def inverted(self) -> str:
+        """ "de la Mar, Maria" (BibTeX's and RIS's order), or the group's name."""
+        family = f"{self.particle} {self.family}".strip()
+        return self.literal or (f"{family}, {self.given}" if self.given else family)
+
+
+def parse_name(text: str, *, group: bool = False) -> Name:
+    """ "Family, Given" and "Given [particle] Family" are split; one word, more than four
+    (most likely a group: "Harbour Authority of the Bay") or a ``group`` stays whole."""
+    if group:
+        return Name(literal=text)
+    if "," in text:
+        family, given = (p.strip() for p in text.split(",", 1))
+        if family and given:
+            words = family.split()
+            lower = [w for w in words[:-1] if w.islower()]
+            if lower == words[:-1]:  # "de la Mar, Maria"
+                return Name(family=words[-1], given=given, particle=" ".join(lower))
+            return Name(family=family, given=given)
+    words = text.split()
+    if not 2 <= len(words) <= 4:
+        return Name(literal=text)
+    # The given names run to the first lowercase word; lowercase words are the particle.
+    cut = next((i for i, w in enumerate(words[1:-1], 1) if w.islower()), len(words) - 1)
+    particle = [w for w in words[cut:-1] if w.islower()]
+    if len(particle) != len(words) - 1 - cut:  # "Maria de Mar Vella": not one pattern
+        return Name(family=words[-1], given=" ".join(words[:-1]))
+    return Name(family=words[-1], given=" ".join(words[:cut]), particle=" ".join(particle))
