@@ -55,6 +55,7 @@ class ExportsManager:
         sign: bool = False,
         timestamp: str | None = None,
         keep_private_headers: bool = False,
+        bibliography: bool = False,
         progress: Progress = null_progress,
         cancel: CancelToken | None = None,
     ) -> ExportResult:
@@ -69,6 +70,7 @@ class ExportsManager:
             sign=sign,
             timestamp=timestamp,
             keep_private_headers=keep_private_headers,
+            bibliography=bibliography,
         )
         result: ExportResult = self._lib.jobs.start(
             JobKind.EXPORT,

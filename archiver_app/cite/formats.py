@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 from archiver_app.cite.metadata import Name, PageMeta, page_meta
@@ -246,6 +248,23 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
         bib.register(Citation([CitationItem(r.key)]))
     by_key = dict(zip(bib.keys, bib.bibliography(), strict=True))
     return "\n".join(str(by_key[r.key]) for r in refs) + "\n"
+
+
+def bibliography(lib: Library, snapshot_ids: Sequence[int]) -> tuple[str, str]:
+    """BibTeX and CSL-JSON of the complete captures among ``snapshot_ids`` (a failed or
+    pending one is not a source anyone can cite)."""
+    refs = []
+    for sid in snapshot_ids:
+        with contextlib.suppress(InputError):  # not complete, or deleted meanwhile
+            refs.append(citation(lib, sid))
+    return to_bibtex(refs), to_csl_json(refs)
+
+
+def bibliography_paths(export: Path) -> tuple[Path, Path]:
+    """Where an export's bibliography goes: beside it, ``x.wacz`` -> ``x.bib`` and
+    ``x.csl.json`` (a folder ``x`` -> the same names)."""
+    stem = export.name.removesuffix(".wacz")
+    return export.with_name(f"{stem}.bib"), export.with_name(f"{stem}.csl.json")
 
 
 def render(refs: Sequence[Reference], form: str) -> str:

@@ -50,6 +50,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="keep Cookie, Authorization and Set-Cookie headers in the export (left out by "
         "default: they can let others act as you on the sites you were logged in to)",
     )
+    p.add_argument(
+        "--bibliography",
+        action="store_true",
+        help="also write the captures' citations beside the export: NAME.bib (BibTeX) and "
+        "NAME.csl.json (CSL-JSON, for Zotero and other reference managers)",
+    )
     p.set_defaults(func=cmd_export)
     actions = p.add_subparsers(dest="export_action", metavar="ACTION")
     retry = actions.add_parser(
@@ -90,6 +96,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
                 sign=args.sign,
                 timestamp=url,
                 keep_private_headers=args.keep_private_headers,
+                bibliography=args.bibliography,
             ),
             name=f"Export to {args.output}",
             collection=args.collection or "default",
@@ -108,6 +115,8 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
         print(f"signed with key {who}", file=ctx.out)
     if result.timestamp is not None:
         _print_stamp(result.timestamp, ctx)
+    if result.bibliography:
+        print("bibliography: " + ", ".join(map(str, result.bibliography)), file=ctx.out)
     for problem in result.problems:
         print(f"  ! {problem}", file=ctx.err)
     return 1 if result.problems else 0

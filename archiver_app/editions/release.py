@@ -95,7 +95,7 @@ def export_edition(
         InputError: no such edition, no member captured, or a report file exists and
             ``overwrite`` is not set. Nothing is written then.
     """
-    from archiver_app.cite.formats import citation, to_bibtex, to_csl_json
+    from archiver_app.cite.formats import bibliography
     from archiver_app.export import Selection, export
     from archiver_app.export.pending import after_export
     from archiver_app.export.signing import Signing
@@ -128,9 +128,8 @@ def export_edition(
     if signing is not None:
         after_export(lib, wacz, signing)  # a timestamp without network waits in a queue
     cov = coverage(lib, name)
-    refs = [citation(lib, sid) for sid in sorted(members)]
-    texts = (coverage_json(cov), coverage_markdown(cov), targets_csv(cov), to_bibtex(refs),
-             to_csl_json(refs))  # fmt: skip
+    texts = (coverage_json(cov), coverage_markdown(cov), targets_csv(cov),
+             *bibliography(lib, sorted(members)))  # fmt: skip
     for path, text in zip(reports, texts, strict=True):
         atomic_write_text(path, text)
     return ReleaseResult(edition=name, state=state, wacz=wacz, files=reports)

@@ -124,16 +124,20 @@ def _pageless_files(conn: Connection, collection: str | None) -> list[IndexedRec
     return [IndexedRecord.from_row(r) for r in conn.execute(text(sql), params)]
 
 
+def selected_ids(library: Library, selection: Selection) -> list[int]:
+    """The snapshots ``selection`` picks (an edition's members, or a search's)."""
+    if selection.snapshot_ids is not None:
+        return sorted(set(selection.snapshot_ids))
+    return matching_ids(library, selection.as_query())
+
+
 def plan_export(library: Library, selection: Selection) -> ExportPlan:
     """Resolve ``selection`` into records to copy.
 
     Raises:
         InputError: the selection matches nothing.
     """
-    if selection.snapshot_ids is not None:
-        snapshot_ids = sorted(set(selection.snapshot_ids))
-    else:
-        snapshot_ids = matching_ids(library, selection.as_query())
+    snapshot_ids = selected_ids(library, selection)
     with library.engine.connect() as conn:
         rows = _fetch(conn, "snapshot_id", snapshot_ids)
         rows += _before_first_pages(conn, rows, set(snapshot_ids))

@@ -90,6 +90,7 @@ class ExportResult:
     originals_added: int = 0
     problems: list[str] = field(default_factory=list)
     timestamp: StampOutcome | None = None  # of a signed export given an authority
+    bibliography: tuple[Path, ...] = ()  # .bib and .csl.json beside it, when asked for
 
 
 class _PastPlainZipLimit(Exception):

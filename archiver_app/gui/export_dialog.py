@@ -109,6 +109,13 @@ class ExportDialog(QDialog):
         self.signing = SigningChoice(library, self)  # Sign, Timestamp with <authority>
         form.addRow("Proof", self.signing)
         form.addRow("", self._keep_private_box())
+        self.bibliography = QCheckBox("Write a bibliography beside it (BibTeX, CSL-JSON)", self)
+        self.bibliography.setObjectName("export_bibliography")
+        self.bibliography.setToolTip(
+            "NAME.bib and NAME.csl.json next to the export: a citation of each capture, "
+            "for Zotero and other reference managers."
+        )
+        form.addRow("", self.bibliography)
         self._suggested = ""
         self._suggest()
         self.what.currentIndexChanged.connect(self._suggest)
@@ -211,10 +218,8 @@ class ExportDialog(QDialog):
             self.status.setText(str(exc))
             return None
         sign, stamp = self.signing.sign(), self.signing.timestamp()
-        keep_private = self.keep_private.isChecked()
-        for w in (self.what, self.format, self.dest, self.export_button, self.signing):
-            w.setEnabled(False)
-        self.keep_private.setEnabled(False)
+        keep_private, bib = self.keep_private.isChecked(), self.bibliography.isChecked()
+        self._set_choosing(False)
         self.progress.setRange(0, 0)
         self.progress.show()
         self.status.setText(f"Exporting to {dest}…")
@@ -228,6 +233,7 @@ class ExportDialog(QDialog):
                     sign=sign,
                     timestamp=stamp,
                     keep_private_headers=keep_private,
+                    bibliography=bib,
                     progress=p,
                     cancel=c,
                 ),
@@ -239,6 +245,11 @@ class ExportDialog(QDialog):
             .run_in_background()
         )
         return self.op
+
+    def _set_choosing(self, on: bool) -> None:
+        for w in (self.what, self.format, self.dest, self.export_button, self.signing,
+                  self.keep_private, self.bibliography):  # fmt: skip
+            w.setEnabled(on)
 
     def _progressed(self, update: ProgressUpdate) -> None:
         if update.total:
@@ -262,6 +273,8 @@ class ExportDialog(QDialog):
                 "included so the export stands alone."
             )
         lines += SigningChoice.outcome(result, signed)
+        if result.bibliography:
+            lines.append("Bibliography: " + ", ".join(p.name for p in result.bibliography))
         lines += [f"Warning: {p}" for p in result.problems]
         self.status.setText("\n".join(lines))
         self.cancel_button.setText("Close")
@@ -269,9 +282,7 @@ class ExportDialog(QDialog):
     def _failed(self, failure: OpFailure) -> None:
         self.op = None
         self.progress.hide()
-        for w in (self.what, self.format, self.dest, self.export_button, self.signing):
-            w.setEnabled(True)
-        self.keep_private.setEnabled(True)
+        self._set_choosing(True)
         if failure.cancelled:
             self.status.setText("Export cancelled; nothing was left at the destination.")
             return

@@ -96,8 +96,10 @@ def export_config(
     sign: bool = False,
     timestamp: str | None = None,
     keep_private_headers: bool = False,
+    bibliography: bool = False,
 ) -> dict[str, Any]:
     return {
+        "bibliography": bibliography,
         "timestamp": timestamp,
         "keep_private_headers": keep_private_headers,
         "output": str(output),
@@ -113,8 +115,12 @@ def export_config(
 def run_export(
     lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
 ) -> ExportResult | ReleaseResult:
+    from archiver_app.cite.formats import bibliography, bibliography_paths
+    from archiver_app.durable import atomic_write_text
+    from archiver_app.errors import InputError
     from archiver_app.export import Selection, export
     from archiver_app.export.pending import after_export
+    from archiver_app.export.plan import selected_ids
     from archiver_app.export.signing import Signing
 
     c = job.config
@@ -123,9 +129,13 @@ def run_export(
 
         return run_release(lib, job, progress, cancel)
     signing = Signing(timestamp=c.get("timestamp")) if c.get("sign") else None
+    selection = Selection(collection=c.get("collection"), tag=c.get("tag"), query=c.get("query"))
+    bib = bibliography_paths(Path(c["output"]).absolute()) if c.get("bibliography") else ()
+    if not c.get("overwrite") and (taken := [p for p in bib if p.exists()]):
+        raise InputError(f"{taken[0]} exists already; use --overwrite to replace it")
     result = export(
         lib,
-        Selection(collection=c.get("collection"), tag=c.get("tag"), query=c.get("query")),
+        selection,
         Path(c["output"]),
         fmt=c.get("format", "wacz"),
         overwrite=bool(c.get("overwrite")),
@@ -136,12 +146,18 @@ def run_export(
     )
     if signing is not None:
         after_export(lib, result, signing)  # a timestamp without network waits in a queue
+    if bib:
+        texts = bibliography(lib, selected_ids(lib, selection))
+        for path, text in zip(bib, texts, strict=True):
+            atomic_write_text(path, text)
+        result.bibliography = bib
     return result
 
 
 def clean_up_export(config: Mapping[str, Any], pid: int | None) -> None:
     """After a killed export (or release): its temporary files go, and a previous export
     that ``--overwrite`` had set aside, but not yet replaced, comes back under its name."""
+    from archiver_app.cite.formats import bibliography_paths
     from archiver_app.durable import discard, is_temp, rename_folder, temp_prefix
     from archiver_app.editions.release import release_paths
     from archiver_app.export.writer import WARC_NAME
@@ -161,7 +177,7 @@ def clean_up_export(config: Mapping[str, Any], pid: int | None) -> None:
     set_aside = leftovers(f"{out.name}.old")
     if set_aside and not os.path.lexists(out):
         rename_folder(set_aside.pop(), out)
-    labels = [out.name, f"{WARC_NAME}-spool"]
+    labels = [out.name, f"{WARC_NAME}-spool", *(p.name for p in bibliography_paths(out))]
     if config.get("edition"):
         labels += [p.name for p in release_paths(str(config["edition"]), out)]
     for label in labels:

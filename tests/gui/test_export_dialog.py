@@ -163,3 +163,29 @@ def test_with_nothing_chosen_on_screen_it_offers_the_whole_library(
     qtbot.addWidget(dialog)
     assert dialog.what.currentData() == ("all", "")
     assert dialog.what.currentText() == "Everything in the library"
+
+
+def test_a_bibliography_is_written_beside_the_export_when_asked(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    import bibtexparser
+
+    _library_with_two_collections(library, tmp_path)
+    drive = tmp_path / "drive"
+    drive.mkdir()
+    dialog = ExportDialog(library, op_runner, collection="alpha", folder=drive)
+    qtbot.addWidget(dialog)
+    dialog.bibliography.setChecked(True)
+    dialog.start()
+    assert not dialog.bibliography.isEnabled()  # no change of mind while it runs
+    qtbot.waitUntil(lambda: dialog.finished_export is not None, timeout=20000)
+    result = dialog.finished_export
+    assert result is not None
+    stem = result.path.name.removesuffix(".wacz")
+    assert sorted(p.name for p in drive.iterdir()) == sorted(
+        [result.path.name, f"{stem}.bib", f"{stem}.csl.json"]
+    )
+    entries = bibtexparser.parse_string((drive / f"{stem}.bib").read_text("utf-8")).entries
+    cited = json.loads((drive / f"{stem}.csl.json").read_text("utf-8"))
+    assert len(entries) == len(cited) == 3 == result.pages  # alpha's pages, none of beta's
+    assert f"Bibliography: {stem}.bib, {stem}.csl.json" in dialog.status.text()

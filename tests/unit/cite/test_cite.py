@@ -247,3 +247,32 @@ def test_names_are_split_as_reference_managers_do(text: str, inverted: str) -> N
     from archiver_app.cite.metadata import parse_name
 
     assert parse_name(text).inverted() == inverted
+
+
+def test_an_export_writes_its_bibliography_beside_it(
+    library: Library, capture: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from archiver_app.store.models import Snapshot, SnapshotState
+
+    with library.write() as s:  # a failed capture in the selection is not cited
+        failed = s.get(Snapshot, _page(library, "https://harbour.example/gone", "<p>x</p>"))
+        assert failed is not None
+        failed.state = SnapshotState.FAILED
+    root, out = str(library.root), tmp_path / "harbour.wacz"
+    args = ["export", "-o", str(out), "--bibliography", "--library", root]
+    assert cli.main(args) == 0
+    assert f"bibliography: {tmp_path / 'harbour.bib'}" in capsys.readouterr().out
+    [entry] = bibtexparser.parse_string((tmp_path / "harbour.bib").read_text("utf-8")).entries
+    assert entry.key == citation(library, capture).key
+    [item] = json.loads((tmp_path / "harbour.csl.json").read_text("utf-8"))
+    assert item["URL"] == URL
+    out.unlink()  # the export is gone but its bibliography stays: not overwritten unasked
+    assert cli.main(args) == 2
+    assert "harbour.bib exists already" in capsys.readouterr().err
+    assert not out.exists()
+    assert cli.main([*args, "--overwrite"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("harbour")) == [
+        "harbour.bib",
+        "harbour.csl.json",
+        "harbour.wacz",
+    ]
