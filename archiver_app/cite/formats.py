@@ -236,6 +236,9 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
             # and MLA 9 do so for group authors), which citeproc-py needs spelled out.
             item["author"] = [{"literal": r.site}]
             item.pop("container-title")
+        if not {"<", ">"} & set(r.version_url):
+            # An identifier, not a sentence: Chicago would print "Urn:archiver:..." else.
+            item["archive_location"] = f'<span class="nocase">{r.version_url}</span>'
         item.pop("note")
         items.append(item)
     source = CiteProcJSON(items)
