@@ -1,7 +1,8 @@
 """What a page says of itself for citing: its authors, date, title and site name.
 
 Read from the ``<meta>`` tags and JSON-LD of the page's main response as stored (the
-HTML the server sent, :func:`archiver_app.warc.pages.stored_html`), in the order reference
+HTML the server sent, :func:`archiver_app.warc.pages.stored_html`; parsed in time linear in
+its size, :func:`archiver_app.warc.htmltext.parse_html`), in the order reference
 managers read them: Highwire Press tags (``citation_author``, ``citation_publication_date``,
 ``citation_title``; what Google Scholar asks of publishers), then Dublin Core
 (``DC.creator``, ``DC.date``), then schema.org JSON-LD (``author``, ``datePublished``),
@@ -21,6 +22,8 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
+from archiver_app.warc.htmltext import parse_html
+
 MAX_AUTHORS = 50
 MAX_JSON_LD_CHARS = 256 << 10  # a page's structured data is a few kB; larger is not read
 MAX_VALUE_CHARS = 300
@@ -38,7 +41,7 @@ class PageMeta:
 
 def page_meta(html: str) -> PageMeta:
     """The citation metadata ``html`` declares (see the module's docstring)."""
-    tree = LexborHTMLParser(html)
+    tree = parse_html(html)
     tags: dict[str, list[str]] = {}
     for node in tree.css("meta"):
         key = node.attributes.get("name") or node.attributes.get("property") or ""

@@ -114,10 +114,15 @@ def decode_html(data: bytes, charset: str | None) -> str:
     return decode_text(data, *candidates)
 
 
+def parse_html(doc: str) -> LexborHTMLParser:
+    """The tree of ``doc`` (its first :data:`MAX_HTML` characters), tamed first so that
+    building it stays linear in its size (see the module docstring)."""
+    return LexborHTMLParser(_tame(doc[:MAX_HTML]))
+
+
 def extract_html(data: bytes, charset: str | None = None) -> PageText:
     """Title, ``<html lang>`` and text of an HTML document (see the module docstring)."""
-    doc = decode_html(data, charset)[:MAX_HTML]
-    tree = LexborHTMLParser(_tame(doc))
+    tree = parse_html(decode_html(data, charset))
     title_node = tree.css_first("title")
     # Tags written inside a title are text to the parser; they were never meant as words.
     title = _clean(_TITLE_TAG.sub("", title_node.text()[:4096])) if title_node else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
@@ -17,6 +18,7 @@ from archiver_app.cite import citation, formatted, render, robust_link
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from tests.helpers.archive import ArchiveWriter
+from tests.unit.warc.test_htmltext import HOSTILE
 
 TITLE = 'Tides & "currents" {at} 100% of {the} harbour'
 URL = "https://www.harbour.example/notices?id=7&lang=en#top"
@@ -277,3 +279,12 @@ def test_an_export_writes_its_bibliography_beside_it(
         "harbour.csl.json",
         "harbour.wacz",
     ]
+
+
+@pytest.mark.parametrize("doc", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_markup_is_read_for_metadata_in_linear_time(doc: str) -> None:
+    from archiver_app.cite.metadata import page_meta
+
+    started = time.perf_counter()  # lexbor alone took minutes on the nesting ones
+    page_meta(doc)
+    assert time.perf_counter() - started < 10.0
