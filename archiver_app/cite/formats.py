@@ -15,8 +15,9 @@ from urllib.parse import quote, urlsplit
 from archiver_app.cite.metadata import Name, PageMeta, page_meta
 from archiver_app.errors import InputError
 from archiver_app.library import Library
+from archiver_app.replay.pages import stored_html
+from archiver_app.replay.replayer import Replayer
 from archiver_app.store.models import SnapshotState
-from archiver_app.warc.pages import stored_html
 from archiver_app.warc.timestamps import to_ts17
 
 #: Machine formats, and the formatted styles by their short names (any CSL style name works).
@@ -44,7 +45,13 @@ class Reference:
     issued: tuple[int, ...] | None = None  # the page's own date: (y,), (y, m) or (y, m, d)
 
 
-def citation(lib: Library, ref: str | int, *, version_base: str | None = None) -> Reference:
+def citation(
+    lib: Library,
+    ref: str | int,
+    *,
+    version_base: str | None = None,
+    replayer: Replayer | None = None,
+) -> Reference:
     """The citation record of a complete capture (by id or uid), with the authors, date,
     title and site name the page declares (:mod:`archiver_app.cite.metadata`)."""
     from archiver_app.compare.snapshots import find_capture
@@ -54,7 +61,7 @@ def citation(lib: Library, ref: str | int, *, version_base: str | None = None) -
         raise InputError(f"capture {ref} is {snap.state}: only complete captures are cited")
     captured = snap.captured_at.astimezone(UTC)
     domain = snap.domain or urlsplit(snap.url).hostname or snap.url
-    page = stored_html(lib, snap.id)
+    page = stored_html(lib, snap.id, replayer)
     meta = page_meta(page[0]) if page else PageMeta()
     archive_id = f"urn:archiver:{lib.id}:{snap.uid}"
     version = archive_id
@@ -256,10 +263,10 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
 def bibliography(lib: Library, snapshot_ids: Sequence[int]) -> tuple[str, str]:
     """BibTeX and CSL-JSON of the complete captures among ``snapshot_ids`` (a failed or
     pending one is not a source anyone can cite)."""
-    refs = []
+    refs, replayer = [], Replayer.for_library(lib)
     for sid in snapshot_ids:
         with contextlib.suppress(InputError):  # not complete, or deleted meanwhile
-            refs.append(citation(lib, sid))
+            refs.append(citation(lib, sid, replayer=replayer))
     return to_bibtex(refs), to_csl_json(refs)
 
 

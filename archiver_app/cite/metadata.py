@@ -1,7 +1,7 @@
 """What a page says of itself for citing: its authors, date, title and site name.
 
 Read from the ``<meta>`` tags and JSON-LD of the page's main response as stored (the
-HTML the server sent, :func:`archiver_app.warc.pages.stored_html`; parsed in time linear in
+HTML the server sent, :func:`archiver_app.replay.pages.stored_html`; parsed in time linear in
 its size, :func:`archiver_app.warc.htmltext.parse_html`), in the order reference
 managers read them: Highwire Press tags (``citation_author``, ``citation_publication_date``,
 ``citation_title``; what Google Scholar asks of publishers), then Dublin Core

@@ -5,7 +5,7 @@ The crawler also reads the page's main response from its WARC record and collect
 ``<a href>`` / ``<area href>`` links of the HTML as the server sent it, so a page whose
 in-browser extraction came back empty (a slow or stuck page) still yields its links.
 The two lists are merged; the queue ignores duplicates. When the page's main response was
-stored as a ``revisit``, the original is read (:mod:`archiver_app.warc.pages`).
+stored as a ``revisit``, the original is read (:mod:`archiver_app.replay.pages`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from urllib.parse import urljoin, urlsplit
 
 from archiver_app.capture.extract import route_fragment
 from archiver_app.library import Library
-from archiver_app.warc.pages import stored_html
+from archiver_app.replay.pages import stored_html
 
 
 class _LinkParser(HTMLParser):

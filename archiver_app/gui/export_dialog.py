@@ -109,13 +109,7 @@ class ExportDialog(QDialog):
         self.signing = SigningChoice(library, self)  # Sign, Timestamp with <authority>
         form.addRow("Proof", self.signing)
         form.addRow("", self._keep_private_box())
-        self.bibliography = QCheckBox("Write a bibliography beside it (BibTeX, CSL-JSON)", self)
-        self.bibliography.setObjectName("export_bibliography")
-        self.bibliography.setToolTip(
-            "NAME.bib and NAME.csl.json next to the export: a citation of each capture, "
-            "for Zotero and other reference managers."
-        )
-        form.addRow("", self.bibliography)
+        form.addRow("", self._bibliography_box())
         self._suggested = ""
         self._suggest()
         self.what.currentIndexChanged.connect(self._suggest)
@@ -159,6 +153,16 @@ class ExportDialog(QDialog):
         box.setToolTip(
             "Cookie, Authorization and Set-Cookie headers are left out of exports: anyone "
             "holding them may act as you on the sites you were logged in to."
+        )
+        return box
+
+    def _bibliography_box(self) -> QCheckBox:
+        """The choice to write the captures' citations beside the export."""
+        box = self.bibliography = QCheckBox("Write a bibliography beside it (BibTeX, CSL-JSON)")
+        box.setObjectName("export_bibliography")
+        box.setToolTip(
+            "NAME.bib and NAME.csl.json next to the export: a citation of each capture, "
+            "for Zotero and other reference managers."
         )
         return box
 

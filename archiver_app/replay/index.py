@@ -116,6 +116,17 @@ def by_id(conn: Connection, record_id: int) -> IndexedRecord | None:
     return hits[0] if hits else None
 
 
+def main_record(conn: Connection, snapshot_id: int) -> IndexedRecord | None:
+    """The record of a snapshot's main response (where its ``warc_file``/``warc_offset``
+    point), found through the records' (file, offset) index."""
+    columns = ", ".join(f"r.{c}" for c in SELECT_COLUMNS.split(", "))
+    sql = (
+        f"SELECT {columns} FROM snapshots s JOIN files f ON f.path = s.warc_file"  # noqa: S608
+        ' JOIN records r ON r.file_id = f.id AND r."offset" = s.warc_offset WHERE s.id = :i'
+    )
+    return next(iter(_hits(conn, sql, i=snapshot_id)), None)
+
+
 def original_of(
     conn: Connection, revisit: IndexedRecord, refers_to: str | None
 ) -> IndexedRecord | None:

@@ -266,6 +266,19 @@ class Replayer:
             return self._response_of(conn, full, requested)
         return part
 
+    def main_response(self, snapshot_id: int) -> ReplayResponse | None:
+        """A snapshot's main response as stored, read wherever a copy is (in the library,
+        at its linked place, on a mounted drive); a revisit's payload from its original.
+        None when it has none or no copy can be read."""
+        with self.engine.connect() as conn:
+            hit = idx.main_record(conn, snapshot_id)
+            if hit is None:
+                return None
+            try:
+                return self._response_of(conn, hit, hit.url)
+            except (DamagedRecord, RecordUnavailable):
+                return None
+
     def _response_of(self, conn: Connection, hit: IndexedRecord, requested: str) -> ReplayResponse:
         """The stored response of ``hit`` (a revisit's payload from its original)."""
         stored = self._read(conn, hit, requested)

@@ -288,3 +288,35 @@ def test_hostile_markup_is_read_for_metadata_in_linear_time(doc: str) -> None:
     started = time.perf_counter()  # lexbor alone took minutes on the nesting ones
     page_meta(doc)
     assert time.perf_counter() - started < 10.0
+
+
+def test_a_page_on_a_drive_is_cited_with_its_metadata_when_the_drive_is_plugged_in(
+    library: Library, tmp_path: Path
+) -> None:
+    import shutil
+    import uuid
+
+    from sqlalchemy import select
+
+    from archiver_app.store.models import Copy, CopyState, Destination, File
+
+    sid = _page(library, "https://harbour.example/cranes", ARTICLE)
+    with library.session() as s:
+        [relative] = s.scalars(select(File.path)).all()
+    held = tmp_path / "drive" / "Archiver" / library.id / relative
+    held.parent.mkdir(parents=True)
+    shutil.move(library.root / relative, held)  # offloaded: only the drive holds it
+    with library.write() as s:
+        dest = Destination(uuid=str(uuid.uuid4()), label="Blue", last_mount_path=None)
+        s.add(dest)
+        s.flush()
+        s.add(
+            Copy(file_id=s.scalar(select(File.id)), destination_id=dest.id, state=CopyState.PRESENT)
+        )
+    unplugged = citation(library, sid)
+    assert (unplugged.authors, unplugged.site) == ((), "harbour.example")
+    with library.write() as s:
+        s.scalars(select(Destination)).one().last_mount_path = str(tmp_path / "drive")
+    plugged = citation(library, sid)
+    assert [a.inverted() for a in plugged.authors] == ["Port, Jane", "Quay, Ali"]
+    assert plugged.site == "The Harbour Times"
