@@ -136,7 +136,7 @@ def create_job(
             settings_age=0,
             max_retries=max_retries,
             schedule=schedule,
-            next_run_at=parse_schedule(schedule).next_after(now) if schedule else None,
+            next_run_at=parse_schedule(schedule).next_run(now) if schedule else None,
             created_at=now,
             updated_at=now,
         )
@@ -333,7 +333,7 @@ def start_due_schedules(lib: Library, *, now: datetime | None = None) -> list[in
             if job.schedule is None or job.next_run_at is None or job.next_run_at > now:
                 continue
             # The next slot after now: a laptop that slept through several slots runs once.
-            nxt = parse_schedule(job.schedule).next_after(now)
+            nxt = parse_schedule(job.schedule).next_run(now)
             job.next_run_at = nxt
             ctx = load_context(s, job_id)
             runs = s.scalar(

@@ -129,7 +129,7 @@ def watch_job(
         if job is None:
             raise InputError(f"no job {job_id}")
         job.schedule = text
-        job.next_run_at = parse_schedule(text).next_after(now) if text else None
+        job.next_run_at = parse_schedule(text).next_run(now) if text else None
         settings = job.config.get(WATCH_KEY) or {"ignore": []}
         if ignore is not None:
             settings = {**settings, "ignore": list(ignore)}

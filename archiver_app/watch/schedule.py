@@ -2,9 +2,10 @@
 
 A schedule is parsed once (:func:`parse_schedule`); a bad expression is refused with the
 position of the error. :meth:`Schedule.next_after` gives the first slot strictly after a
-moment, in UTC. Catching up is the caller's rule, kept here as :func:`is_due`: an item is
-due when the first slot after its last run has passed, so a laptop that slept through
-five slots runs the item once on waking, not five times.
+moment, in UTC; :meth:`Schedule.next_run` the slot to run at after a run, never sooner
+than half a period after it. Catching up is the caller's rule, kept here as :func:`is_due`:
+an item is due when that slot has passed, so a laptop that slept through five slots runs
+the item once on waking, not five times.
 
 Cron fields are ``minute hour day-of-month month day-of-week`` with ``*``, numbers, ranges
 ``a-b``, lists ``a,b`` and steps ``*/n`` or ``a-b/n``; day-of-week 0 and 7 are Sunday. As
@@ -51,6 +52,14 @@ class Schedule:
             return dom or dow
         return dom and dow
 
+    def _slots(self, day: datetime, *, backwards: bool = False) -> list[datetime]:
+        if not self._day_matches(day):
+            return []
+        return sorted(
+            (day.replace(hour=h, minute=m) for h in self.hours for m in self.minutes),
+            reverse=backwards,
+        )
+
     def next_after(self, moment: datetime) -> datetime:
         """The first slot strictly after ``moment`` (aware; answered in UTC)."""
         if moment.tzinfo is None:
@@ -58,14 +67,33 @@ class Schedule:
         start = moment.astimezone(UTC).replace(second=0, microsecond=0) + timedelta(minutes=1)
         day = start.replace(hour=0, minute=0)
         for _ in range(_HORIZON_DAYS):
-            if self._day_matches(day):
-                for hour in sorted(self.hours):
-                    for minute in sorted(self.minutes):
-                        slot = day.replace(hour=hour, minute=minute)
-                        if slot >= start:
-                            return slot
+            for slot in self._slots(day):
+                if slot >= start:
+                    return slot
             day += timedelta(days=1)
         raise InputError(f"schedule {self.text!r} never comes round")
+
+    def _last_until(self, moment: datetime) -> datetime | None:
+        """The last slot at or before ``moment`` (within the horizon), or None."""
+        end = moment.astimezone(UTC)
+        day = end.replace(hour=0, minute=0, second=0, microsecond=0)
+        for _ in range(_HORIZON_DAYS):
+            for slot in self._slots(day, backwards=True):
+                if slot <= end:
+                    return slot
+            day -= timedelta(days=1)
+        return None
+
+    def next_run(self, moment: datetime) -> datetime:
+        """When to run next after a run at ``moment``: the first slot after it, unless that
+        comes sooner than half the gap between the slots around ``moment``, then the slot
+        after it. An hourly page captured at 13:59 is captured again at 15:00, not a minute
+        later; one captured at 13:10, at 14:00."""
+        first = self.next_after(moment)
+        before = self._last_until(moment)
+        if before is None or first - moment >= (first - before) / 2:
+            return first
+        return self.next_after(first)
 
 
 #: How :func:`describe_schedule` words the named schedules.
@@ -160,4 +188,4 @@ def is_due(schedule: Schedule, last_run: datetime | None, now: datetime) -> bool
     """Whether an item last run at ``last_run`` is due at ``now`` (never run: due)."""
     if last_run is None:
         return True
-    return schedule.next_after(last_run) <= now
+    return schedule.next_run(last_run) <= now
