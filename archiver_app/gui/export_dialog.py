@@ -158,7 +158,8 @@ class ExportDialog(QDialog):
 
     def _bibliography_box(self) -> QCheckBox:
         """The choice to write the captures' citations beside the export."""
-        box = self.bibliography = QCheckBox("Write a bibliography beside it (BibTeX, CSL-JSON)")
+        text = "Write a bibliography beside it (BibTeX, CSL-JSON)"
+        box = self.bibliography = QCheckBox(text, self)  # a parent now: Tab's order
         box.setObjectName("export_bibliography")
         box.setToolTip(
             "NAME.bib and NAME.csl.json next to the export: a citation of each capture, "
