@@ -22,14 +22,21 @@ def _library_with_two_collections(library: Library, tmp_path: Path) -> None:
     import_warc_file(library, write_warc(tmp_path / "b.warc.gz", site(1)), collection="beta")
 
 
-def test_exports_the_chosen_collection_as_a_wacz_with_progress(
+def _alpha_dialog_on_a_drive(
     qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
-) -> None:
+) -> tuple[ExportDialog, Path]:
     _library_with_two_collections(library, tmp_path)
     drive = tmp_path / "drive"
     drive.mkdir()
     dialog = ExportDialog(library, op_runner, collection="alpha", folder=drive)
     qtbot.addWidget(dialog)
+    return dialog, drive
+
+
+def test_exports_the_chosen_collection_as_a_wacz_with_progress(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    dialog, drive = _alpha_dialog_on_a_drive(qtbot, library, op_runner, tmp_path)
     assert dialog.selection().collection == "alpha"
     today = date.today().isoformat()
     assert dialog.dest.text() == str(drive / f"alpha-{today}.wacz")  # on the chosen drive
@@ -170,11 +177,7 @@ def test_a_bibliography_is_written_beside_the_export_when_asked(
 ) -> None:
     import bibtexparser
 
-    _library_with_two_collections(library, tmp_path)
-    drive = tmp_path / "drive"
-    drive.mkdir()
-    dialog = ExportDialog(library, op_runner, collection="alpha", folder=drive)
-    qtbot.addWidget(dialog)
+    dialog, drive = _alpha_dialog_on_a_drive(qtbot, library, op_runner, tmp_path)
     dialog.bibliography.setChecked(True)
     dialog.start()
     assert not dialog.bibliography.isEnabled()  # no change of mind while it runs
