@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from archiver_app.api.changes import Changes
 from archiver_app.api.deletion import DeleteResult
 from archiver_app.api.timeline import Timeline, route_timeline
+from archiver_app.cite.metadata import PageMeta, page_meta
 from archiver_app.library import Library
 from archiver_app.mirror.status import SnapshotCopiesReport, snapshot_copies
 from archiver_app.store.models import (
@@ -53,7 +54,14 @@ class SnapshotsManager:
         if found is None:
             return None
         report = snapshot_copies(self._lib, snapshot_id)
-        return replace(found, copies=_copy_rows(report), whole_copies=report.safe_copies)
+        meta = _page_meta(self._lib, snapshot_id)
+        return replace(
+            found,
+            copies=_copy_rows(report),
+            whole_copies=report.safe_copies,
+            authors=", ".join(a.natural() for a in meta.authors),
+            published="-".join(f"{p:02d}" for p in meta.issued or ()),
+        )
 
     def replay_target(self, snapshot_id: int) -> ReplayTarget | None:
         with self._lib.session() as s:
@@ -143,6 +151,16 @@ class SnapshotDetail:
     whole_copies: int = 0  # the laptop's and each drive's that can replay it alone
     profile: str | None = None  # captured in this browser profile: may show private data
     watched: str | None = None  # its address is watched: the schedule and next capture
+    authors: str = ""  # as the page names them (cite.metadata), "" when it does not
+    published: str = ""  # the page's own date: 2026, 2026-03 or 2026-03-04; "" when none
+
+
+def _page_meta(lib: Library, snapshot_id: int) -> PageMeta:
+    """The authors and date the archived page declares (what its citation says)."""
+    from archiver_app.replay.pages import stored_html
+
+    page = stored_html(lib, snapshot_id)
+    return page_meta(page[0]) if page else PageMeta()
 
 
 def _watched(s: Session, url: str) -> str | None:

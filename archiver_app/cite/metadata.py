@@ -146,6 +146,10 @@ class Name:
         out = {"family": self.family, "given": self.given}
         return out | ({"non-dropping-particle": self.particle} if self.particle else {})
 
+    def natural(self) -> str:
+        """ "Maria de la Mar", or the group's name."""
+        return self.literal or " ".join(p for p in (self.given, self.particle, self.family) if p)
+
     def inverted(self) -> str:
         """ "de la Mar, Maria" (BibTeX's and RIS's order), or the group's name."""
         family = f"{self.particle} {self.family}".strip()

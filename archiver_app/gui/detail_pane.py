@@ -125,7 +125,13 @@ class DetailPane(QScrollArea):
         self.size_label = self._value()
         self.fidelity = self._value()
         self.collection = self._value()
+        self.authors = self._value()  # these two only for a page that says (its citation's)
+        self.authors.setObjectName("authors")
+        self.published = self._value()
+        self.published.setObjectName("published")
         form.addRow("Address", self.url)
+        form.addRow("By", self.authors)
+        form.addRow("Published", self.published)
         form.addRow("Captured", self.when)
         form.addRow("Status", self.status)
         form.addRow("Size", self.size_label)
@@ -244,6 +250,9 @@ class DetailPane(QScrollArea):
         self.url.setText(breakable(detail.url))
         self.url.setToolTip(detail.url)
         self.when.setText(f"{detail.captured_at:%Y-%m-%d %H:%M:%S} UTC")
+        for row, text in ((self.authors, detail.authors), (self.published, detail.published)):
+            row.setText(text)
+            self.facts.setRowVisible(row, bool(text))
         code = f" (HTTP {detail.http_status})" if detail.http_status else ""
         self.status.setText(f"{detail.state}{code}  {detail.mime}".strip())
         if detail.profile:  # a logged-in capture: say so before anyone shares it

@@ -435,3 +435,20 @@ def test_sidebar_entries_have_room_around_their_text(main_window: MainWindow) ->
     item = sidebar.currentItem()
     assert item is not None
     assert sidebar.visualItemRect(item).height() >= sidebar.fontMetrics().height() + 6
+
+
+def test_the_pane_shows_who_wrote_the_page_and_when_it_says_so(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    from tests.unit.cite.test_cite import ARTICLE, _page
+
+    said = _page(library, "https://harbour.example/cranes", ARTICLE)
+    silent = _page(library, "https://harbour.example/quiet", "<title>Quiet</title><p>x</p>")
+    detail, facts = main_window.detail, main_window.detail.facts
+    with qtbot.waitSignal(detail.loaded):
+        detail.show_snapshot(said)
+    assert (detail.authors.text(), detail.published.text()) == ("Jane Port, Ali Quay", "2026-03-04")
+    assert facts.isRowVisible(detail.authors) and facts.isRowVisible(detail.published)
+    with qtbot.waitSignal(detail.loaded):
+        detail.show_snapshot(silent)
+    assert not facts.isRowVisible(detail.authors) and not facts.isRowVisible(detail.published)
