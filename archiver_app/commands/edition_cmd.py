@@ -33,11 +33,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     actions = p.add_subparsers(dest="edition_action", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="create an edition of a collection")
-    create.add_argument("collection", metavar="COLLECTION")
-    create.add_argument("name", metavar="NAME")
+    create.add_argument("collection", metavar="COLLECTION", help="the collection's slug")
+    create.add_argument(
+        "name", metavar="NAME", help="the edition's name: letters, digits, '.', '-', '_'"
+    )
     create.add_argument("--year", type=int, help="the calendar year (UTC)")
-    create.add_argument("--from", dest="start", type=_date, metavar="DATE")
-    create.add_argument("--to", dest="end", type=_date, metavar="DATE", help="included")
+    create.add_argument(
+        "--from", dest="start", type=_date, metavar="DATE", help="first day (YYYY-MM-DD)"
+    )
+    create.add_argument("--to", dest="end", type=_date, metavar="DATE", help="last day, included")
     create.add_argument(
         "--targets", type=Path, metavar="FILE", help="intended URLs, one a line (# comments)"
     )

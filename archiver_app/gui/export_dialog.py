@@ -100,11 +100,11 @@ class ExportDialog(QDialog):
 
         self.dest = QLineEdit(self)
         self.dest.setObjectName("export_dest")
-        browse = QPushButton("Choose…", self)
-        browse.clicked.connect(self._browse)
+        self.browse = QPushButton("Choose…", self)
+        self.browse.clicked.connect(self._browse)
         row = QHBoxLayout()
         row.addWidget(self.dest, 1)
-        row.addWidget(browse)
+        row.addWidget(self.browse)
         form.addRow("To", row)
         self.signing = SigningChoice(library, self)  # Sign, Timestamp with <authority>
         form.addRow("Proof", self.signing)
@@ -252,8 +252,8 @@ class ExportDialog(QDialog):
         return self.op
 
     def _set_choosing(self, on: bool) -> None:
-        for w in (self.what, self.format, self.dest, self.export_button, self.signing,
-                  self.keep_private, self.bibliography):  # fmt: skip
+        for w in (self.what, self.format, self.dest, self.browse, self.export_button,
+                  self.signing, self.keep_private, self.bibliography):  # fmt: skip
             w.setEnabled(on)
 
     def _progressed(self, update: ProgressUpdate) -> None:

@@ -180,7 +180,8 @@ def test_a_bibliography_is_written_beside_the_export_when_asked(
     dialog, drive = _alpha_dialog_on_a_drive(qtbot, library, op_runner, tmp_path)
     dialog.bibliography.setChecked(True)
     dialog.start()
-    assert not dialog.bibliography.isEnabled()  # no change of mind while it runs
+    # no change of mind while it runs
+    assert not dialog.bibliography.isEnabled() and not dialog.browse.isEnabled()
     qtbot.waitUntil(lambda: dialog.finished_export is not None, timeout=20000)
     result = dialog.finished_export
     assert result is not None
