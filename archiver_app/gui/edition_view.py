@@ -73,6 +73,7 @@ STATE_COLOURS = {
 }
 COUNT_COLUMNS = ("Domain", "Intended", "Captured", "Failed", "Missing", "Excluded")
 GAP_COLUMNS = ("URL", "State", "What happened", "Reason (required to accept)")
+MEMBER_COLUMNS = ("URL", "Captured", "Chosen")
 REASON_COLUMN = 3
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
@@ -87,6 +88,7 @@ class EditionView(QWidget):
 
     changed = Signal(object)  # Changes
     loaded = Signal()  # the edition was (re)read and is shown
+    open_capture = Signal(int)  # a member was double-clicked: replay it
 
     def __init__(
         self,
@@ -103,6 +105,7 @@ class EditionView(QWidget):
         self._filling = False
         self._highlight: set[str] = set()  # gaps to select once shown (a refused accept)
         self._running = 0  # capture or release jobs running
+        self._member_ids: list[int | None] = []  # the members table's captures, by row
 
         self.title = QLabel(self)
         font = self.title.font()
@@ -128,6 +131,10 @@ class EditionView(QWidget):
         gaps_header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         gaps_header.setSectionResizeMode(REASON_COLUMN, QHeaderView.ResizeMode.Stretch)
         self.gaps_label = QLabel(self)
+        self.members = self._table(MEMBER_COLUMNS)  # the capture that stands for each URL
+        self.members.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.members.cellDoubleClicked.connect(self._member_opened)
+        self.members_label = QLabel(self)
 
         self.capture_button = QPushButton(self)
         self.capture_button.clicked.connect(self.capture_missing)
@@ -156,6 +163,8 @@ class EditionView(QWidget):
         layout.addSpacing(6)
         layout.addWidget(self.gaps_label)
         layout.addWidget(self.gaps, 1)
+        layout.addWidget(self.members_label)
+        layout.addWidget(self.members, 1)
         self.reload()
 
     def _table(self, columns: tuple[str, ...]) -> QTableWidget:
@@ -221,6 +230,7 @@ class EditionView(QWidget):
         self.excluded.setText("Excluded by rule: " + ", ".join(rules) if rules else "")
         self.excluded.setVisible(bool(rules))
         self._fill_gaps(cov, frozen=s.frozen)
+        self._fill_members(cov)
         if self._highlight:
             self._select_urls(self._highlight)
             self._highlight = set()
@@ -286,6 +296,27 @@ class EditionView(QWidget):
         self.gaps.resizeColumnToContents(0)
         self.gaps.setColumnWidth(0, min(self.gaps.columnWidth(0), 420))
         self._filling = False
+
+    def _fill_members(self, cov: Coverage) -> None:
+        rows = [t for t in cov.targets if t.snapshot_id is not None]
+        self.members_label.setText(
+            f"<b>Members: {len(rows)}</b>, the capture that stands for each URL "
+            "(the last good one in the period unless chosen; "
+            "<code>archiver edition choose</code> picks another). Double-click one to open it."
+        )
+        self.members.setRowCount(len(rows))
+        self._member_ids = [t.snapshot_id for t in rows]
+        for r, t in enumerate(rows):
+            when = f"{t.captured_at:%Y-%m-%d %H:%M} UTC" if t.captured_at else ""
+            chosen = "by you" if t.chosen_by == "user" else "last good capture"
+            for c, value in enumerate((t.url, when, chosen)):
+                item = QTableWidgetItem(value)
+                item.setToolTip(value)
+                self.members.setItem(r, c, item)
+
+    def _member_opened(self, row: int, _column: int) -> None:
+        if 0 <= row < len(self._member_ids):
+            self.open_capture.emit(self._member_ids[row])
 
     def _say(self, text: str, *, error: bool = False) -> None:
         colour = "#b3261e" if error else "#1b7f3b"
@@ -428,10 +459,12 @@ class EditionView(QWidget):
 
 
 def open_edition(tabs: QTabWidget, library: Library, name: str, runner: OpRunner,
-                 on_changed: Any, *, job_finished: SignalInstance | None = None
+                 on_changed: Any, *, job_finished: SignalInstance | None = None,
+                 open_capture: Callable[[int], object] | None = None,
                  ) -> EditionView:  # fmt: skip
     """Show edition ``name`` in a tab of ``tabs`` (the open one when there is one);
-    ``job_finished`` (job id, status): the window's signal that a job ended."""
+    ``job_finished`` (job id, status): the window's signal that a job ended;
+    ``open_capture``: replays a member the user double-clicks."""
     for i in range(tabs.count()):
         widget = tabs.widget(i)
         if isinstance(widget, EditionView) and widget.name == name:
@@ -440,6 +473,8 @@ def open_edition(tabs: QTabWidget, library: Library, name: str, runner: OpRunner
             return widget
     view = EditionView(library, name, runner)
     view.changed.connect(on_changed)
+    if open_capture is not None:
+        view.open_capture.connect(open_capture)
     if job_finished is not None:
         job_finished.connect(view.job_finished)
     index = tabs.addTab(view, f"Edition {name}")

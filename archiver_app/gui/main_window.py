@@ -269,7 +269,8 @@ class MainWindow(QMainWindow):
             from archiver_app.gui.edition_view import open_edition
 
             open_edition(self.tabs, self.library, str(entry.value), self.runner,
-                         self.apply_changes, job_finished=self.jobs.job_finished)  # fmt: skip
+                         self.apply_changes, job_finished=self.jobs.job_finished,
+                         open_capture=self.open_replay_id)  # fmt: skip
             # the sidebar goes back to naming what the table shows: picking the edition
             # again (its tab closed) then opens it again
             QTimer.singleShot(0, lambda: self.sidebar.select_key(self._table_entry, emit=False))

@@ -136,7 +136,7 @@ def test_a_release_signed_and_timestamped_from_the_view(
 
 
 def test_editions_are_listed_under_their_collection_and_open_in_a_tab(
-    qtbot: Any, library: Library, edition: str, main_window: Any
+    qtbot: Any, library: Library, edition: str, main_window: Any, monkeypatch: Any
 ) -> None:
     main_window.reload_sidebar()
     rivers = next(c.id for c in library.collections.all() if c.slug == "rivers")
@@ -148,6 +148,10 @@ def test_editions_are_listed_under_their_collection_and_open_in_a_tab(
     view = main_window.tabs.currentWidget()
     qtbot.waitSignal(view.loaded, timeout=10_000).wait()
     assert isinstance(view, EditionView) and view.name == "rivers-2026"
+    replayed: list[int] = []  # a member double-clicked opens in the window's replay tab
+    monkeypatch.setattr(main_window.tabs, "open_replay", replayed.append)
+    view.members.cellDoubleClicked.emit(0, 0)
+    assert replayed == [view._member_ids[0]] and replayed[0] is not None
     assert main_window.sidebar.select_key("view:all")
     assert main_window.sidebar.select_key("edition:rivers-2026")
     assert sum(isinstance(main_window.tabs.widget(i), EditionView)
@@ -260,3 +264,23 @@ def test_accept_with_unexplained_gaps_says_why_without_asking_first(
         act(qtbot, view, view.accept_button.click)
     assert asked == ["Accept this edition?"]  # now it freezes: it asks
     assert library.editions.get(edition).state is EditionState.RESEARCH_READY
+
+
+def test_the_members_are_listed_and_a_double_click_replays_one(
+    qtbot: Any, library: Library, op_runner: Any, edition: str
+) -> None:
+    view = open_view(qtbot, library, edition, op_runner)
+    cov = library.editions.coverage(edition)
+    members = {t.url: t for t in cov.targets if t.snapshot_id is not None}
+    assert len(members) == 4 == view.members.rowCount()  # the four captured of six intended
+    assert "Members: 4" in view.members_label.text()
+    shown = {cells(view.members, r)[0]: r for r in range(view.members.rowCount())}
+    assert set(shown) == set(members)
+    url, row = next(iter(shown.items()))
+    assert cells(view.members, row)[1:] == [
+        f"{members[url].captured_at:%Y-%m-%d %H:%M} UTC",
+        "last good capture",
+    ]
+    with qtbot.waitSignal(view.open_capture) as opened:
+        view.members.cellDoubleClicked.emit(row, 0)
+    assert opened.args == [members[url].snapshot_id]
