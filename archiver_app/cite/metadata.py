@@ -55,7 +55,8 @@ def page_meta(html: str) -> PageMeta:
 
     named = first("citation_author", "dc.creator", "dcterms.creator")
     authors = [parse_name(a) for a in named if _is_name(a)] or list(ld.get("authors", []))
-    authors = authors or [parse_name(a) for a in first("author") if _is_name(a)]
+    written = [name for a in first("author") for name in _byline_names(a)]
+    authors = authors or [parse_name(a) for a in written if _is_name(a)]
     dates = [
         *first("citation_publication_date", "citation_date", "citation_online_date"),
         *first("dc.date.issued", "dcterms.issued", "dc.date", "dcterms.date"),
@@ -68,6 +69,22 @@ def page_meta(html: str) -> PageMeta:
         issued=next((d for d in map(_date, dates) if d), None),
         site_name=next(iter(first("og:site_name", "citation_journal_title")), None),
     )
+
+
+_BYLINE_SEPARATOR = re.compile(r"\s*(?:;|\band\b|&)\s*", re.IGNORECASE)
+
+
+def _byline_names(text: str) -> list[str]:
+    """The names of a byline (``<meta name="author">`` holds what a news page prints):
+    "By Jane Port and Ali Quay", "Jane Port; Ali Quay", "Jane Port, Ali Quay" (commas split
+    only between names of two words or more: "Port, Jane" is one name)."""
+    text = re.sub(r"^\s*by\s+", "", text, flags=re.IGNORECASE)
+    names = [n for n in _BYLINE_SEPARATOR.split(text) if n.strip()]
+    out: list[str] = []
+    for name in names:
+        parts = [p.strip() for p in name.split(",")]
+        out += parts if all(len(p.split()) >= 2 for p in parts) else [name.strip()]
+    return out
 
 
 def _is_name(text: str) -> bool:

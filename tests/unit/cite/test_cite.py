@@ -235,6 +235,23 @@ def test_metadata_that_is_not_a_name_or_a_date_is_passed_over(
 
 
 @pytest.mark.parametrize(
+    ("byline", "names"),
+    [
+        ("By Jane Port and Ali Quay", ["Port, Jane", "Quay, Ali"]),
+        ("Jane Port; Ali Quay & Mary Ann Evans", ["Port, Jane", "Quay, Ali", "Evans, Mary Ann"]),
+        ("Jane Port, Ali Quay", ["Port, Jane", "Quay, Ali"]),
+        ("Port, Jane", ["Port, Jane"]),
+        ("by Harbour Authority of the Bay Area", ["Harbour Authority of the Bay Area"]),
+    ],
+)
+def test_a_byline_in_meta_author_names_each_author(byline: str, names: list[str]) -> None:
+    from archiver_app.cite.metadata import page_meta
+
+    meta = page_meta(f'<html><head><meta name="author" content="{byline}"></head></html>')
+    assert [a.inverted() for a in meta.authors] == names
+
+
+@pytest.mark.parametrize(
     ("text", "inverted"),
     [
         ("Jane Port", "Port, Jane"),
