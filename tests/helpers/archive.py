@@ -14,6 +14,7 @@ import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from sqlalchemy import text
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -173,8 +174,9 @@ class ArchiveWriter:
             insert_record_rows(conn, rows)
             ids = [
                 r[0]
-                for r in conn.exec_driver_sql(
-                    "SELECT id FROM records WHERE file_id = ? ORDER BY id", (file_row.id,)
+                for r in conn.execute(
+                    text("SELECT id FROM records WHERE file_id = :f ORDER BY id"),
+                    {"f": file_row.id},
                 )
             ]
         return ids[-len(rows) :] if rows else []

@@ -337,3 +337,17 @@ def test_a_page_on_a_drive_is_cited_with_its_metadata_when_the_drive_is_plugged_
     plugged = citation(library, sid)
     assert [a.inverted() for a in plugged.authors] == ["Port, Jane", "Quay, Ali"]
     assert plugged.site == "The Harbour Times"
+
+
+def test_the_page_is_read_for_its_citation_on_postgresql_too(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    lib = Library.open(tmp_path / "shared", create=True, database_url=postgres_url)
+    try:
+        r = citation(lib, _page(lib, "https://harbour.example/cranes", ARTICLE))
+        assert ([a.inverted() for a in r.authors], r.issued) == (
+            ["Port, Jane", "Quay, Ali"],
+            (2026, 3, 4),
+        )
+    finally:
+        lib.close()
