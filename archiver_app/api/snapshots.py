@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from archiver_app.api.changes import Changes
 from archiver_app.api.deletion import DeleteResult
 from archiver_app.api.timeline import Timeline, route_timeline
-from archiver_app.cite.metadata import PageMeta, page_meta
+from archiver_app.cite.metadata import PageMeta, declared
 from archiver_app.library import Library
 from archiver_app.mirror.status import SnapshotCopiesReport, snapshot_copies
 from archiver_app.store.models import (
@@ -157,10 +157,9 @@ class SnapshotDetail:
 
 def _page_meta(lib: Library, snapshot_id: int) -> PageMeta:
     """The authors and date the archived page declares (what its citation says)."""
-    from archiver_app.replay.pages import stored_html
+    from archiver_app.replay.pages import stored_page
 
-    page = stored_html(lib, snapshot_id)
-    return page_meta(page[0]) if page else PageMeta()
+    return declared(stored_page(lib, snapshot_id))
 
 
 def _watched(s: Session, url: str) -> str | None:

@@ -90,6 +90,24 @@ def _text(doc: Any) -> str:
     return "\n\n".join(parts)[:MAX_TEXT_CHARS]
 
 
+def pdf_info(data: bytes) -> dict[str, str]:
+    """The document information dictionary of the PDF ``data`` (``Title``, ``Author``,
+    ``CreationDate``...); empty when it cannot be read."""
+    import pypdfium2 as pdfium
+
+    with _PDFIUM:
+        try:
+            doc = pdfium.PdfDocument(data)
+        except pdfium.PdfiumError:
+            return {}
+        try:
+            return {str(k): str(v) for k, v in doc.get_metadata_dict().items() if v}
+        except pdfium.PdfiumError:
+            return {}
+        finally:
+            doc.close()
+
+
 def pdf_links(data: bytes) -> tuple[str, ...]:
     """The URI links of the PDF ``data`` (empty when it cannot be read)."""
     import pypdfium2 as pdfium

@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
-from archiver_app.cite.metadata import Name, PageMeta, page_meta
+from archiver_app.cite.metadata import Name, declared
 from archiver_app.errors import InputError
 from archiver_app.library import Library
-from archiver_app.replay.pages import stored_html
+from archiver_app.replay.pages import stored_page
 from archiver_app.replay.replayer import Replayer
 from archiver_app.store.models import SnapshotState
 from archiver_app.warc.timestamps import to_ts17
@@ -61,8 +61,7 @@ def citation(
         raise InputError(f"capture {ref} is {snap.state}: only complete captures are cited")
     captured = snap.captured_at.astimezone(UTC)
     domain = snap.domain or urlsplit(snap.url).hostname or snap.url
-    page = stored_html(lib, snap.id, replayer)
-    meta = page_meta(page[0]) if page else PageMeta()
+    meta = declared(stored_page(lib, snap.id, replayer))
     archive_id = f"urn:archiver:{lib.id}:{snap.uid}"
     version = archive_id
     if version_base:

@@ -22,6 +22,8 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
+from archiver_app.capture.pdf import PDF_MIMES, pdf_info
+from archiver_app.replay.pages import StoredPage
 from archiver_app.warc.htmltext import parse_html
 
 MAX_AUTHORS = 50
@@ -85,6 +87,31 @@ def _byline_names(text: str) -> list[str]:
         parts = [p.strip() for p in name.split(",")]
         out += parts if all(len(p.split()) >= 2 for p in parts) else [name.strip()]
     return out
+
+
+def declared(page: StoredPage | None) -> PageMeta:
+    """What a stored page declares: an HTML page's tags (:func:`page_meta`), a PDF's
+    document information (:func:`pdf_meta`); nothing for other types or no page."""
+    if page is None:
+        return PageMeta()
+    if page.mime in PDF_MIMES:
+        return pdf_meta(page.body)
+    html = page.html()
+    return page_meta(html) if html is not None else PageMeta()
+
+
+def pdf_meta(data: bytes) -> PageMeta:
+    """A PDF's ``Author`` (a byline, split as :func:`_byline_names` does), ``Title`` and
+    ``CreationDate`` (``D:YYYYMMDD...``) from its document information dictionary."""
+    info = pdf_info(data)
+    names = [n for n in _byline_names(info.get("Author", "")) if _is_name(n)]
+    created = info.get("CreationDate", "").removeprefix("D:")
+    digits = re.match(r"(\d{4})(\d{2})?(\d{2})?", created)
+    issued = _date("-".join(p for p in digits.groups() if p)) if digits else None
+    title = " ".join(info.get("Title", "").split())[:MAX_VALUE_CHARS] or None
+    return PageMeta(
+        title=title, authors=tuple(parse_name(n) for n in names)[:MAX_AUTHORS], issued=issued
+    )
 
 
 def _is_name(text: str) -> bool:

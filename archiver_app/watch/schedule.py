@@ -3,7 +3,7 @@
 A schedule is parsed once (:func:`parse_schedule`); a bad expression is refused with the
 position of the error. :meth:`Schedule.next_after` gives the first slot strictly after a
 moment, in UTC; :meth:`Schedule.next_run` the slot to run at after a run, never sooner
-than half a period after it. Catching up is the caller's rule, kept here as :func:`is_due`:
+than a tenth of a period after it. Catching up is the caller's rule, kept here as :func:`is_due`:
 an item is due when that slot has passed, so a laptop that slept through five slots runs
 the item once on waking, not five times.
 
@@ -86,12 +86,13 @@ class Schedule:
 
     def next_run(self, moment: datetime) -> datetime:
         """When to run next after a run at ``moment``: the first slot after it, unless that
-        comes sooner than half the gap between the slots around ``moment``, then the slot
-        after it. An hourly page captured at 13:59 is captured again at 15:00, not a minute
-        later; one captured at 13:10, at 14:00."""
+        comes sooner than a tenth of the gap between the slots around ``moment``, then the
+        slot after it. An hourly page captured at 13:59 is captured again at 15:00, not a
+        minute later; one captured at 13:50, at 14:00; a daily one (03:00) captured at
+        02:50, the next day; at 22:00, at 03:00."""
         first = self.next_after(moment)
         before = self._last_until(moment)
-        if before is None or first - moment >= (first - before) / 2:
+        if before is None or first - moment >= (first - before) / 10:
             return first
         return self.next_after(first)
 

@@ -17,10 +17,13 @@ def _link(y: int, action: bytes) -> bytes:
     )
 
 
-def pdf_with_links(pages: list[list[str]], *, goto_link: bool = False) -> bytes:
+def pdf_with_links(
+    pages: list[list[str]], *, goto_link: bool = False, info: dict[str, str] | None = None
+) -> bytes:
     """A PDF of ``len(pages)`` pages; page *i* has one link annotation with a URI action
     for each string of ``pages[i]``. ``goto_link`` adds, on the first page, a link to the
-    last page (a GoTo action: inside the document, not a web link)."""
+    last page (a GoTo action: inside the document, not a web link); ``info``, a document
+    information dictionary (``Author``, ``CreationDate``...)."""
     # Object numbers: 1 catalog, 2 page tree, 3 font, then per page: page, contents, links.
     objects: dict[int, bytes] = {
         1: b"<< /Type /Catalog /Pages 2 0 R >>",
@@ -49,6 +52,12 @@ def pdf_with_links(pages: list[list[str]], *, goto_link: bool = False) -> bytes:
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
             b"/Resources << /Font << /F1 3 0 R >> >> /Annots [%s] >>" % (contents, refs)
         )
+    trailer_info = b""
+    if info:
+        entries = b" ".join(b"/%s %s" % (k.encode(), _literal(v)) for k, v in info.items())
+        objects[next_id] = b"<< %s >>" % entries
+        trailer_info = b" /Info %d 0 R" % next_id
+        next_id += 1
     kids = b" ".join(b"%d 0 R" % p for p in page_ids)
     objects[2] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(page_ids))
     out = bytearray(b"%PDF-1.4\n")
@@ -60,5 +69,9 @@ def pdf_with_links(pages: list[list[str]], *, goto_link: bool = False) -> bytes:
     out += b"xref\n0 %d\n0000000000 65535 f \n" % next_id
     for off in offsets:
         out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (next_id, xref)
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
+        next_id,
+        trailer_info,
+        xref,
+    )
     return bytes(out)

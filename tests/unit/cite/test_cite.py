@@ -351,3 +351,37 @@ def test_the_page_is_read_for_its_citation_on_postgresql_too(
         )
     finally:
         lib.close()
+
+
+def test_a_pdf_is_cited_with_the_author_title_and_date_of_its_document_information(
+    library: Library,
+) -> None:
+    from tests.helpers.pdf_links import pdf_with_links
+
+    pdf = pdf_with_links(
+        [[]],
+        info={
+            "Title": "Harbour  crane survey",
+            "Author": "Jane Port; Ali Quay",
+            "CreationDate": "D:20250614093000+01'00'",
+        },
+    )
+    w = ArchiveWriter(library, "collections/default/2026/03/pdf/capture.warc.gz")
+    w.response(
+        "https://harbour.example/survey.pdf", pdf, at=WHEN, mime="application/pdf", page=True
+    )
+    w.commit()
+    with library.session() as s:
+        from archiver_app.store.models import Snapshot
+
+        sid = s.query(Snapshot).one().id
+    r = citation(library, sid)
+    assert r.title == "Harbour crane survey"
+    assert [a.inverted() for a in r.authors] == ["Port, Jane", "Quay, Ali"]
+    assert r.issued == (2025, 6, 14)
+    assert formatted([r], "apa").startswith("Port, J., & Quay, A. (2025, June 14).")
+    from archiver_app.cite.metadata import PageMeta, declared
+    from archiver_app.replay.pages import StoredPage
+
+    broken = StoredPage("https://harbour.example/x.pdf", "application/pdf", b"%PDF-1.4 junk", None)
+    assert declared(broken) == PageMeta()  # a PDF that cannot be read declares nothing

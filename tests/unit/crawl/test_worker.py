@@ -27,7 +27,7 @@ from archiver_app.crawl.spec import Limits
 from archiver_app.crawl.worker import CrawlWorker, WorkerOptions
 from archiver_app.errors import InputError
 from archiver_app.library import Library
-from archiver_app.store.models import Page, PageAttempt, Worker
+from archiver_app.store.models import Job, Page, PageAttempt, Worker
 from tests.helpers.crawl_site import MemoryPage, MemorySiteFetcher, memory_factory
 
 H = "http://site.test"
@@ -289,12 +289,16 @@ def test_a_job_whose_seeds_all_fail_is_retryable_then_failed(library: Library) -
 def test_schedule_requeues_the_seeds_as_a_new_run(library: Library) -> None:
     job = create_job(library, [f"{H}/", f"{H}/two"], schedule="daily", name="daily news")
     assert start_due_schedules(library) == []
-    created = start_due_schedules(library, now=library.clock() + timedelta(days=1, minutes=1))
+    with library.session() as s:
+        row = s.get(Job, job)
+        first = row.next_run_at if row else None  # tomorrow's 03:00 (the day after's near it)
+    assert first is not None and first - library.clock() <= timedelta(days=2)
+    created = start_due_schedules(library, now=first + timedelta(minutes=1))
     assert len(created) == 1
     run_job = api.job_detail(library, created[0])
     assert run_job.summary.name == "daily news (run 2)"
     assert run_job.page_states["ready"] == 2 and run_job.spec.seeds == (f"{H}/", f"{H}/two")
-    again = start_due_schedules(library, now=library.clock() + timedelta(days=1, minutes=2))
+    again = start_due_schedules(library, now=first + timedelta(minutes=2))
     assert again == []  # next run is a day later
     nxt = api.job_detail(library, job).summary
     assert nxt.schedule == "daily"

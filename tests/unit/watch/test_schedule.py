@@ -71,22 +71,26 @@ def test_due_not_due_and_caught_up_once_after_a_pause() -> None:
     woke = at("2026-03-01 15:42")
     assert is_due(hourly, last, woke)
     assert not is_due(hourly, woke, woke + timedelta(minutes=5))
-    # 16:00 is sooner than half an hour after that run: the next run is at 17:00.
-    assert not is_due(hourly, woke, at("2026-03-01 16:00"))
-    assert is_due(hourly, woke, at("2026-03-01 17:00"))
+    assert is_due(hourly, woke, at("2026-03-01 16:00"))
+    # A run at 15:57 is too close to 16:00 (under a tenth of the hour): next at 17:00.
+    late = at("2026-03-01 15:57")
+    assert not is_due(hourly, late, at("2026-03-01 16:00"))
+    assert is_due(hourly, late, at("2026-03-01 17:00"))
 
 
 def test_a_run_just_before_a_slot_does_not_run_again_at_the_slot() -> None:
     hourly, daily = parse_schedule("hourly"), parse_schedule("daily")
     assert hourly.next_run(at("2026-03-01 13:59")) == at("2026-03-01 15:00")
-    assert hourly.next_run(at("2026-03-01 13:30")) == at("2026-03-01 14:00")  # half: kept
+    assert hourly.next_run(at("2026-03-01 13:54")) == at("2026-03-01 14:00")  # a tenth: kept
     assert hourly.next_run(at("2026-03-01 13:10")) == at("2026-03-01 14:00")
     assert daily.next_run(at("2026-03-01 02:50")) == at("2026-03-02 03:00")
     assert daily.next_run(at("2026-03-01 03:00")) == at("2026-03-02 03:00")
-    twice = parse_schedule("0 9,17 * * *")  # uneven slots: half of the gap that follows
+    assert daily.next_run(at("2026-03-01 22:00")) == at("2026-03-02 03:00")
+    assert daily.next_run(at("2026-03-01 15:07")) == at("2026-03-02 03:00")
+    twice = parse_schedule("0 9,17 * * *")  # uneven slots: the gap the run falls in
     assert twice.next_run(at("2026-03-01 08:59")) == at("2026-03-01 17:00")
-    assert twice.next_run(at("2026-03-01 16:00")) == at("2026-03-02 09:00")
-    assert twice.next_run(at("2026-03-01 12:00")) == at("2026-03-01 17:00")
+    assert twice.next_run(at("2026-03-01 16:30")) == at("2026-03-02 09:00")
+    assert twice.next_run(at("2026-03-01 16:00")) == at("2026-03-01 17:00")
 
 
 def test_schedules_in_words() -> None:
