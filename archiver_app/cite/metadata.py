@@ -1,15 +1,16 @@
 """What a page says of itself for citing: its authors, date, title and site name.
 
-Read from the ``<meta>`` tags and JSON-LD of the page's main response as stored (the
-HTML the server sent, :func:`archiver_app.replay.pages.stored_html`; parsed in time linear in
-its size, :func:`archiver_app.warc.htmltext.parse_html`), in the order reference
-managers read them: Highwire Press tags (``citation_author``, ``citation_publication_date``,
-``citation_title``; what Google Scholar asks of publishers), then Dublin Core
-(``DC.creator``, ``DC.date``), then schema.org JSON-LD (``author``, ``datePublished``),
-then Open Graph (``og:title``, ``og:site_name``, ``article:published_time``) and
-``<meta name="author">``. A value that is not a name (a URL, an e-mail address) or not a
-date is passed over; a page that declares nothing gives an empty :class:`PageMeta`, and the
-citation names the site and "n.d." as before.
+Read from the page's main response as stored (the bytes the server sent,
+:func:`archiver_app.replay.pages.stored_page`, wherever a copy can be read). An HTML page's
+``<meta>`` tags and JSON-LD (parsed in time linear in its size,
+:func:`archiver_app.warc.htmltext.parse_html`) in the order reference managers read them:
+Highwire Press tags (``citation_author``, ``citation_publication_date``, ``citation_title``;
+what Google Scholar asks of publishers), then Dublin Core (``DC.creator``, ``DC.date``),
+then schema.org JSON-LD (``author``, ``datePublished``), then Open Graph (``og:title``,
+``og:site_name``, ``article:published_time``) and the byline in ``<meta name="author">``.
+A PDF's document information (``Author``, ``Title``, ``CreationDate``). A value that is not
+a name (a URL, an e-mail address) or not a date is passed over; a page that declares
+nothing gives an empty :class:`PageMeta`, and the citation names the site and "n.d.".
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def pdf_meta(data: bytes) -> PageMeta:
     """A PDF's ``Author`` (a byline, split as :func:`_byline_names` does), ``Title`` and
     ``CreationDate`` (``D:YYYYMMDD...``) from its document information dictionary."""
     info = pdf_info(data)
-    names = [n for n in _byline_names(info.get("Author", "")) if _is_name(n)]
+    names = [n for n in _byline_names(info.get("Author", "")[:MAX_VALUE_CHARS]) if _is_name(n)]
     created = info.get("CreationDate", "").removeprefix("D:")
     digits = re.match(r"(\d{4})(\d{2})?(\d{2})?", created)
     issued = _date("-".join(p for p in digits.groups() if p)) if digits else None
