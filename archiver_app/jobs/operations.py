@@ -148,9 +148,12 @@ def run_export(
         after_export(lib, result, signing)  # a timestamp without network waits in a queue
     if bib:
         texts = bibliography(lib, selected_ids(lib, selection))
-        for path, text in zip(bib, texts, strict=True):
-            atomic_write_text(path, text)
-        result.bibliography = bib
+        try:
+            for path, text in zip(bib, texts, strict=True):
+                atomic_write_text(path, text)
+            result.bibliography = bib
+        except OSError as exc:  # the export itself is whole: say what is missing beside it
+            result.problems.append(f"the bibliography could not be written: {exc}")
     return result
 
 

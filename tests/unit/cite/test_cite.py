@@ -296,6 +296,11 @@ def test_an_export_writes_its_bibliography_beside_it(
         "harbour.csl.json",
         "harbour.wacz",
     ]
+    (tmp_path / "harbour.bib").unlink()
+    (tmp_path / "harbour.bib").mkdir()  # cannot be replaced: the export stays, and says so
+    assert cli.main([*args, "--overwrite"]) == 1
+    assert "the bibliography could not be written" in capsys.readouterr().err
+    assert out.is_file() and (tmp_path / "harbour.bib").is_dir()
 
 
 @pytest.mark.parametrize("doc", HOSTILE.values(), ids=HOSTILE.keys())
