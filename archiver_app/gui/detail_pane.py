@@ -88,6 +88,7 @@ class DetailPane(QScrollArea):
         self.library, self.runner, self.thumbnails = library, runner, thumbnails
         self.detail: SnapshotDetail | None = None
         self.wanted: int | None = None
+        self._loads = 0  # show_snapshot calls: only the newest one's answer is shown
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -224,13 +225,15 @@ class DetailPane(QScrollArea):
             self.placeholder.show()
             return
         library = self.library
+        self._loads += 1  # an earlier load of the same capture may answer later, with less
+        load = self._loads
 
         def work(_progress: object, _cancel: object) -> tuple[object, list[str], object]:
             state = library.integrity.snapshot_state(snapshot_id)
             return library.snapshots.detail(snapshot_id), library.tags.names(), state
 
         BackgroundOp(self.runner, work, label="details", blocks_quit=False).success(
-            lambda result: self._loaded(snapshot_id, result)
+            lambda result: self._loaded(snapshot_id, result) if load == self._loads else None
         ).failure(
             lambda f: show_error(self, f, "loading the capture's details")
         ).run_in_background()

@@ -13,6 +13,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
@@ -59,6 +60,13 @@ def test_a_changed_watched_page_is_announced_and_opens_compare(
 ) -> None:
     old_id, new_id = two_captures(library)
     scheduler = main_window.watches
+    # Only the looks this test makes: the start-up one ends first, and no timer or
+    # activation tick starts another while it runs (tick() answers None during a look).
+    qtbot.waitUntil(lambda: scheduler.busy is None, timeout=30_000)
+    scheduler.timer.stop()
+    app = QGuiApplication.instance()
+    assert isinstance(app, QGuiApplication)
+    app.applicationStateChanged.disconnect(scheduler._state_changed)
     scheduler.run = compare_stored
     RUNS.clear()
     look = scheduler.tick()  # nothing watched: nothing due, no process started
