@@ -46,8 +46,8 @@ BUFFER = 1024 * 1024
 #: Bytes per kernel copy call (progress is reported between calls).
 KERNEL_CHUNK = 8 * 1024 * 1024
 TEMP_SUFFIX = ".tmp-archiver"
-#: Earlier versions' migration copies: temporary too, so swept and never taken for a file.
-_TEMP_SUFFIXES = (TEMP_SUFFIX, ".archiver-part")
+#: Temporary too: SQLite's files beside a temporary database, earlier migration copies.
+_TEMP_SUFFIXES = (*(TEMP_SUFFIX + s for s in ("", "-journal", "-wal", "-shm")), ".archiver-part")
 #: The steps after which a :func:`step_hook` callback is called, in order.
 STEPS = ("written", "synced", "verified", "renamed", "folder-synced")
 

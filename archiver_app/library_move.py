@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,10 +39,7 @@ from archiver_app.durable import (
     DestinationError,
     SourceError,
     SourceMismatch,
-    discard,
-    install,
     is_temp,
-    open_temp,
     rename_folder,
     sweep_leftovers,
     sync_file,
@@ -54,6 +50,7 @@ from archiver_app.errors import InputError, LibraryError
 from archiver_app.jobs.kinds import JobKind, KindSpec, Registry, RunningJob
 from archiver_app.library import DB_NAME, Library
 from archiver_app.paths import remember_library_root
+from archiver_app.store.schema import copy_sqlite
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
 
 STAGING_SUFFIX = ".moving"
@@ -162,24 +159,6 @@ def _copy_verified(src: Path, dst: Path, advance: Callable[[int], None]) -> None
         ) from exc
 
 
-def _snapshot_database(lib: Library, staging: Path) -> None:
-    """Copy the SQLite database into ``staging`` as one consistent snapshot (the backup
-    API copies a point in time while this process keeps writing), durably."""
-    temp, fd = open_temp(staging, DB_NAME)
-    os.close(fd)
-    try:
-        with (
-            contextlib.closing(sqlite3.connect(lib.db_path, timeout=30)) as source,
-            contextlib.closing(sqlite3.connect(temp)) as target,
-        ):
-            source.backup(target)
-        sync_file(temp)
-        install(temp, staging / DB_NAME)
-    except BaseException:
-        discard(temp)
-        raise
-
-
 def _hand_over(staging: Path, job_id: int, dest: Path) -> None:
     """In the staged copy, queue the move job again so it finishes at the new place."""
     from archiver_app.jobs.runtime import hand_over
@@ -276,7 +255,7 @@ def run_move(lib: Library, job: RunningJob, progress: Progress, cancel: CancelTo
         cancel.raise_if_cancelled()
         if sqlite:
             progress(ProgressUpdate(len(entries), len(entries), "copying the database"))
-            _snapshot_database(lib, staging)
+            copy_sqlite(lib.db_path, staging / DB_NAME)
             _hand_over(staging, job.id, dest)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -7,6 +7,8 @@ know was written by a newer Archiver and is refused before anything is written.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -127,19 +129,33 @@ def _get_revision_or_none(revision: str) -> bool:
 
 
 def backup_sqlite(db_path: Path, label: str) -> Path:
-    """Copy the live database next to itself with SQLite's backup API; return the copy."""
+    """Copy the live database next to itself before an upgrade; return the copy."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     target = db_path.with_name(f"{db_path.name}.backup-{label}-{stamp}")
-    src = sqlite3.connect(db_path)
-    try:
-        dst = sqlite3.connect(target)
-        try:
-            src.backup(dst)
-        finally:
-            dst.close()
-    finally:
-        src.close()
+    copy_sqlite(db_path, target)
     return target
+
+
+def copy_sqlite(db_path: Path, target: Path) -> None:
+    """Copy the SQLite database at ``db_path`` to ``target`` as one point in time (the
+    backup API, while others keep writing), durably: a kill leaves the old ``target`` or
+    the whole copy, and only temporary files (its journal too) otherwise."""
+    from archiver_app.durable import discard, install, open_temp, sync_file
+
+    temp, fd = open_temp(target.parent, target.name)
+    os.close(fd)
+    try:
+        with (
+            contextlib.closing(sqlite3.connect(db_path, timeout=30)) as source,
+            contextlib.closing(sqlite3.connect(temp)) as copy,
+        ):
+            source.backup(copy)
+        sync_file(temp)
+        install(temp, target)
+    except BaseException:
+        for name in (temp, f"{temp}-journal"):
+            discard(name)
+        raise
 
 
 def upgrade(engine: Engine) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from archiver_app.durable import is_temp
 from archiver_app.errors import InputError, LibraryError
 from archiver_app.library import Library
 from archiver_app.library_move import STAGING_SUFFIX, move_library
@@ -147,7 +148,7 @@ def _staged_files(staging: Path) -> int:
     """Complete copies in the staging folder (it changes while the move runs)."""
     count = 0
     for dirpath, _dirs, files in os.walk(staging):
-        count += sum(1 for f in files if not f.endswith(".tmp-archiver"))
+        count += sum(1 for f in files if not is_temp(f))
         del dirpath
     return count
 
@@ -156,7 +157,7 @@ def _no_partial_file_under_a_final_name(before: dict[str, str], folder: Path) ->
     """Every file in ``folder`` (a staging folder or the new library) under a name of the
     library holds exactly the old file's bytes: copies appear only once verified."""
     for rel, digest in _hashes(folder).items():
-        if rel != "library.db" and not rel.endswith(".tmp-archiver"):
+        if rel != "library.db" and not is_temp(rel):
             assert before[rel] == digest, rel
 
 

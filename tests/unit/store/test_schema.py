@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
 import threading
+import time
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -12,6 +18,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import select
 
+from archiver_app import durable
 from archiver_app.library import Library
 from archiver_app.store import schema
 from archiver_app.store.models import Base, Collection, Snapshot
@@ -221,3 +228,48 @@ def test_a_library_at_revision_0002_keeps_its_jobs_as_crawls(library_root: Path)
                 0,
                 None,
             )
+
+
+def _big_database(path: Path, mb: int) -> None:
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("CREATE TABLE t (b BLOB)")
+        conn.executemany("INSERT INTO t VALUES (?)", ((os.urandom(1 << 20),) for _ in range(mb)))
+    conn.close()
+
+
+def test_a_database_copy_is_whole_or_absent(tmp_path: Path) -> None:
+    """copy_sqlite (a library move's and an upgrade's backup): a copy that fails leaves
+    nothing; a copy killed while SQLite writes it leaves only temporary files (the copy's
+    journal too), which the sweeper removes, and never a file under the final name."""
+    source, target = tmp_path / "source.db", tmp_path / "out" / "library.db"
+    target.parent.mkdir()
+    (tmp_path / "not-a-db").write_bytes(b"x" * 4096)
+    with pytest.raises(sqlite3.DatabaseError):
+        schema.copy_sqlite(tmp_path / "not-a-db", target)
+    assert list(target.parent.iterdir()) == []
+
+    _big_database(source, 96)
+    code = (
+        "import sys; from pathlib import Path; from archiver_app.store.schema import copy_sqlite;"
+        " copy_sqlite(Path(sys.argv[1]), Path(sys.argv[2]))"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(source), str(target)])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(target.parent.glob("*-journal")):
+        time.sleep(0.001)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    left = sorted(p.name for p in target.parent.iterdir())
+    assert any(name.endswith("-journal") for name in left), left  # killed inside the backup
+    assert not target.exists() and all(durable.is_temp(name) for name in left)
+    assert sorted(durable.sweep_leftovers(target.parent, older_than=0)) == left
+    assert list(target.parent.iterdir()) == []
+
+    schema.copy_sqlite(source, target)
+    assert [p.name for p in target.parent.iterdir()] == ["library.db"]
+    conn = sqlite3.connect(target)
+    try:
+        assert conn.execute("SELECT count(*) FROM t").fetchone() == (96,)
+    finally:
+        conn.close()
