@@ -30,7 +30,6 @@ def cmd_offload(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.jobs.operations import offload_config
     from archiver_app.mirror import offload, parse_age
     from archiver_app.mirror.offload import OffloadResult
-    from archiver_app.mirror.progress import human_bytes
 
     age = parse_age(args.older_than)
     with ctx.open_library() as lib:
@@ -45,27 +44,6 @@ def cmd_offload(args: argparse.Namespace, ctx: Context) -> int:
                 name=f"Free space: older than {args.older_than}",
                 progress=progress_printer(ctx.err),
             )
-    verb = "would free" if args.dry_run else "freed"
-    print(
-        f"{verb} {human_bytes(r.bytes_freed)}: {r.snapshots} snapshots, {r.files} files",
-        file=ctx.out,
-    )
-    for name, n in r.editions_offloaded.items():
-        print(f"  {n} of them are in accepted edition {name}: safe on the drives; exporting "
-              "it copies them back", file=ctx.out)  # fmt: skip
-    if r.not_safe:
-        print(
-            f"{r.not_safe} older snapshots kept: not enough verified copies on drives "
-            "(run: archiver mirror)",
-            file=ctx.out,
-        )
-    for name, n in r.editions_kept.items():
-        print(f"  {n} of them are in accepted edition {name}: they stay on this computer "
-              "until the policy's copies exist", file=ctx.out)  # fmt: skip
-    if r.unconfirmed:
-        print(
-            f"{r.unconfirmed} older snapshots kept: plug in a drive holding them so a copy "
-            "can be re-checked first",
-            file=ctx.out,
-        )
+    for line in r.describe():
+        print(line, file=ctx.out)
     return 0

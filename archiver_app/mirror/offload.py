@@ -56,6 +56,9 @@ class OffloadResult:
     bytes_freed: int = 0
     dry_run: bool = False
     not_safe: int = 0  # old snapshots without enough verified copies
+    #: Of ``not_safe``: those whose policy asks for more copies than it allows drives, so
+    #: mirroring cannot make them safe (a drive must be added or the policy lowered).
+    short_of_drives: int = 0
     unconfirmed: int = 0  # enough copies recorded, but none mounted to re-check now
     candidates: list[int] = field(default_factory=list)  # snapshot ids offloaded (or to be)
     #: Accepted editions -> their members kept below the policy (a subset of ``not_safe``).
@@ -63,6 +66,36 @@ class OffloadResult:
     #: Accepted editions -> their members offloaded (safe on the policy's drives; releasing
     #: the edition copies them back, verified).
     editions_offloaded: dict[str, int] = field(default_factory=dict)
+
+    def describe(self) -> list[str]:
+        """What was freed and why the rest stays, as the CLI prints it and the job log and
+        the drives panel show it."""
+        from archiver_app.mirror.progress import human_bytes
+
+        verb = "would free" if self.dry_run else "freed"
+        freed = human_bytes(self.bytes_freed)
+        lines = [f"{verb} {freed}: {self.snapshots} snapshots, {self.files} files"]
+        lines += [f"  {n} of them are in accepted edition {name}: safe on the drives; exporting "
+                  "it copies them back" for name, n in self.editions_offloaded.items()]  # fmt: skip
+        if self.short_of_drives:
+            lines.append(
+                f"{self.short_of_drives} older snapshots kept: their policy asks for more "
+                "copies than the drives it allows can hold (add a drive, or lower its copies)"
+            )
+        if waiting := self.not_safe - self.short_of_drives:
+            lines.append(
+                f"{waiting} older snapshots kept: not enough verified copies on drives yet "
+                "(mirror them first)"
+            )
+        lines += [f"  {n} of them are in accepted edition {name}: they stay on this "
+                  "computer until the policy's copies exist"
+                  for name, n in self.editions_kept.items()]  # fmt: skip
+        if self.unconfirmed:
+            lines.append(
+                f"{self.unconfirmed} older snapshots kept: plug in a drive holding them so a "
+                "copy can be re-checked first"
+            )
+        return lines
 
 
 DEFAULT_OFFLOAD_AGE = timedelta(days=365)
@@ -155,11 +188,13 @@ def offload(
             continue
         pol = policies.get(cid, default)
         needed = {f.id for f in files} | {d for f in files for d in held.deps.get(f.id, ())}
-        safe_on = {i for i, label in held.labels.items() if pol.allows(label)}
+        allowed = {i for i, label in held.labels.items() if pol.allows(label)}
+        safe_on = set(allowed)
         for fid in needed:
             safe_on &= held.verified.get(fid, set())
         if len(safe_on) < pol.copies:
             result.not_safe += 1
+            result.short_of_drives += len(allowed) < pol.copies
             if name := frozen.get(sid):
                 result.editions_kept[name] = result.editions_kept.get(name, 0) + 1
         elif not any(did in mounted for did in safe_on):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QInputDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
@@ -181,7 +181,11 @@ def test_drives_panel_states_counts_and_plug_event(
 
 
 def test_a_known_drive_plugged_in_somewhere_new_is_found_and_mirrored_to(
-    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+    qtbot: QtBot,
+    library: Library,
+    op_runner: OpRunner,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from archiver_app.mirror import add_destination
 
@@ -237,6 +241,15 @@ def test_a_known_drive_plugged_in_somewhere_new_is_found_and_mirrored_to(
     with library.session() as s:
         blue = s.scalars(select(Destination)).one()
         assert blue.last_scrub_at is not None  # the drive was verified too
+
+    # Free Laptop Space says why nothing was freed: one drive, and the policy asks for two
+    monkeypatch.setattr(QInputDialog, "getInt", lambda *_a: (0, True))
+    with qtbot.waitSignal(
+        panel.message, timeout=60000, check_params_cb=lambda m: "Finished" in m
+    ) as said:
+        panel.offload_button.click()
+    assert "freed 0 B: 0 snapshots" in said.args[0]
+    assert "3 older snapshots kept: their policy asks for more copies" in said.args[0]
     panel.timer.stop()
 
 

@@ -48,11 +48,21 @@ def test_offload_then_restore(library: Library, tmp_path: Path) -> None:
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         add_destination(library, tmp_path / name, name)
+    r = offload(library, parse_age("1y"))  # two drives may hold them, none does yet
+    assert (r.snapshots, r.not_safe, r.short_of_drives) == (0, 2, 0)
+    assert r.describe()[1:] == [
+        "2 older snapshots kept: not enough verified copies on drives yet (mirror them first)"
+    ]
     set_policy(library, destinations=["a"])
     assert run_mirror(library).ok
-    # policy 2 copies: only drive a holds them, so nothing is safe to offload yet
+    # policy 2 copies: only drive a may hold them, so mirroring cannot make them safe
     r = offload(library, parse_age("1y"))
-    assert (r.snapshots, r.not_safe) == (0, 2)
+    assert (r.snapshots, r.not_safe, r.short_of_drives) == (0, 2, 2)
+    assert r.describe() == [
+        "freed 0 B: 0 snapshots, 0 files",
+        "2 older snapshots kept: their policy asks for more copies than the drives it allows"
+        " can hold (add a drive, or lower its copies)",
+    ]
     set_policy(library, destinations=None, copies=3)
     assert run_mirror(library).ok
     set_policy(library, copies=2)
