@@ -154,6 +154,10 @@ def _show(args: argparse.Namespace, ctx: Context, eds: EditionsManager) -> int:
     for t in cov.gaps:
         reason = t.gap_reason or "(no reason given)"
         print(f"  gap {t.state.value:<8} {t.url}  {reason}", file=ctx.out)
+    for t in cov.targets:
+        if t.error_answer:
+            print(f"  captured {t.http_status}  {t.url}  (the server answered with an error)",
+                  file=ctx.out)  # fmt: skip
     return 0
 
 

@@ -76,10 +76,18 @@ class TargetRow:
     captured_at: datetime | None = None
     chosen_by: str | None = None
     gap_reason: str | None = None
+    #: The member's HTTP status: a 4xx is a capture of the error page (the server said the
+    #: page is gone or refused it), counted as captured and named by every report.
+    http_status: int | None = None
 
     @property
     def is_gap(self) -> bool:
         return self.state.is_gap
+
+    @property
+    def error_answer(self) -> bool:
+        """Captured, but what the server answered was an error page."""
+        return self.http_status is not None and self.http_status >= 400
 
 
 @dataclass(frozen=True)
@@ -103,7 +111,7 @@ class Coverage:
 def read_coverage(s: Session, ed: Edition, now: datetime) -> Coverage:
     rows = s.execute(
         select(EditionTarget, EditionMember.snapshot_id, EditionMember.chosen_by,
-               Snapshot.uid, Snapshot.captured_at, EditionGap.reason)
+               Snapshot.uid, Snapshot.captured_at, EditionGap.reason, Snapshot.http_status)
         .outerjoin(EditionMember, EditionMember.target_id == EditionTarget.id)
         .outerjoin(Snapshot, Snapshot.id == EditionMember.snapshot_id)
         .outerjoin(EditionGap, EditionGap.target_id == EditionTarget.id)
@@ -115,9 +123,9 @@ def read_coverage(s: Session, ed: Edition, now: datetime) -> Coverage:
             url=t.url, domain=t.domain, source=t.source, state=TargetState(t.state),
             job_id=t.job_id, excluded_rule=t.excluded_rule, detail=t.detail,
             attempts=t.attempts, snapshot_id=sid, snapshot_uid=uid, captured_at=at,
-            chosen_by=chosen, gap_reason=reason,
+            chosen_by=chosen, gap_reason=reason, http_status=status,
         )
-        for t, sid, chosen, uid, at, reason in rows
+        for t, sid, chosen, uid, at, reason, status in rows
     )  # fmt: skip
     domains: dict[str, list[TargetState]] = {}
     for t in targets:
@@ -155,6 +163,7 @@ def _target_json(t: TargetRow) -> dict[str, Any]:
         "snapshot_id": t.snapshot_id,
         "snapshot_uid": t.snapshot_uid,
         "captured_at": _iso(t.captured_at),
+        "http_status": t.http_status,
         "chosen_by": t.chosen_by,
         "gap_reason": t.gap_reason,
     }
@@ -192,7 +201,8 @@ def _note(t: TargetRow) -> str:
     if t.state is TargetState.EXCLUDED:
         return f"`{_md(t.excluded_rule)}`"
     if t.state is TargetState.CAPTURED:
-        return f"{_iso(t.captured_at)} ({t.snapshot_uid})"
+        answer = f", **HTTP {t.http_status}**" if t.error_answer else ""
+        return f"{_iso(t.captured_at)} ({t.snapshot_uid}){answer}"
     reason = f"**{_md(t.gap_reason)}**" if t.gap_reason else "_no reason given_"
     if t.state is TargetState.FAILED:
         return f"{t.attempts} attempt(s), {_md(t.detail) or 'no error recorded'}; {reason}"
@@ -231,7 +241,7 @@ def coverage_markdown(cov: Coverage) -> str:
 
 LEDGER_COLUMNS = (
     "url", "domain", "source", "state", "job_id", "excluded_rule", "error", "attempts",
-    "snapshot_uid", "captured_at", "chosen_by", "gap_reason",
+    "snapshot_uid", "captured_at", "http_status", "chosen_by", "gap_reason",
 )  # fmt: skip
 
 

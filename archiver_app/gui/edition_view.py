@@ -73,7 +73,7 @@ STATE_COLOURS = {
 }
 COUNT_COLUMNS = ("Domain", "Intended", "Captured", "Failed", "Missing", "Excluded")
 GAP_COLUMNS = ("URL", "State", "What happened", "Reason (required to accept)")
-MEMBER_COLUMNS = ("URL", "Captured", "Chosen")
+MEMBER_COLUMNS = ("URL", "Captured", "Answer", "Chosen")
 REASON_COLUMN = 3
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
@@ -309,9 +309,13 @@ class EditionView(QWidget):
         for r, t in enumerate(rows):
             when = f"{t.captured_at:%Y-%m-%d %H:%M} UTC" if t.captured_at else ""
             chosen = "by you" if t.chosen_by == "user" else "last good capture"
-            for c, value in enumerate((t.url, when, chosen)):
+            answer = "" if t.http_status is None else str(t.http_status)
+            for c, value in enumerate((t.url, when, answer, chosen)):
                 item = QTableWidgetItem(value)
                 item.setToolTip(value)
+                if c == 2 and t.error_answer:  # a capture of an error page, not of the page
+                    item.setBackground(QBrush(QColor(255, 236, 179)))
+                    item.setToolTip(f"The server answered {t.http_status}: this is its error page")
                 self.members.setItem(r, c, item)
 
     def _member_opened(self, row: int, _column: int) -> None:

@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
+from sqlalchemy import update
 
 from archiver_app.api.editions import EditionState
 from archiver_app.crawl.api import list_jobs
 from archiver_app.crawl.jobs import create_job
 from archiver_app.gui.edition_view import REASON_COLUMN, EditionView
 from archiver_app.library import Library
+from archiver_app.store.models import Snapshot
 from tests.helpers.crawl_site import MemoryPage, MemorySiteFetcher
 from tests.unit.editions.memory_site import H, build, crawl, index_everything
 
@@ -269,6 +271,8 @@ def test_accept_with_unexplained_gaps_says_why_without_asking_first(
 def test_the_members_are_listed_and_a_double_click_replays_one(
     qtbot: Any, library: Library, op_runner: Any, edition: str
 ) -> None:
+    with library.write() as s:  # one member is a capture of a 404: the view says so
+        s.execute(update(Snapshot).where(Snapshot.url == f"{H}/b").values(http_status=404))
     view = open_view(qtbot, library, edition, op_runner)
     cov = library.editions.coverage(edition)
     members = {t.url: t for t in cov.targets if t.snapshot_id is not None}
@@ -276,11 +280,15 @@ def test_the_members_are_listed_and_a_double_click_replays_one(
     assert "Members: 4" in view.members_label.text()
     shown = {cells(view.members, r)[0]: r for r in range(view.members.rowCount())}
     assert set(shown) == set(members)
-    url, row = next(iter(shown.items()))
+    assert cells(view.members, shown[f"{H}/b"])[2] == "404"
+    assert "answered 404: this is its error page" in view.members.item(shown[f"{H}/b"], 2).toolTip()
+    url, row = next((u, r) for u, r in shown.items() if u != f"{H}/b")
     assert cells(view.members, row)[1:] == [
         f"{members[url].captured_at:%Y-%m-%d %H:%M} UTC",
+        "200",
         "last good capture",
     ]
+    assert "error page" not in view.members.item(row, 2).toolTip()
     with qtbot.waitSignal(view.open_capture) as opened:
         view.members.cellDoubleClicked.emit(row, 0)
     assert opened.args == [members[url].snapshot_id]

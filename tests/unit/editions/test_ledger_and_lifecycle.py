@@ -6,10 +6,13 @@ the integration test in tests/integration/editions does the same with real Chrom
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 
-from sqlalchemy import select
+import pytest
+from sqlalchemy import select, update
 
 from archiver_app.api.deletion import DeleteCode
 from archiver_app.crawl.jobs import create_job
@@ -178,3 +181,31 @@ def test_a_listed_url_a_crawl_excluded_is_still_intended(library: Library) -> No
     target = next(t for t in library.editions.coverage("e").targets if "private" in t.url)
     assert (target.source, target.state) == ("list", TargetState.MISSING)
     assert target.excluded_rule == "ignore '/private/'"  # what the crawl did, kept
+
+
+def test_a_member_that_is_an_error_page_is_named_by_every_report(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A capture of a 404 stands for its URL (it is what the server had), and the reports,
+    the ledger and ``edition show`` say that its answer was an error."""
+    from archiver_app.cli import main
+    from archiver_app.editions.coverage import targets_csv
+
+    build(library)
+    with library.write() as s:
+        s.execute(update(Snapshot).where(Snapshot.url == f"{H}/b").values(http_status=404))
+    library.editions.create("rivers", "rivers-2026", year=2026)
+    cov = library.editions.coverage("rivers-2026")
+    gone = next(t for t in cov.targets if t.url == f"{H}/b")
+    assert gone.state is TargetState.CAPTURED and gone.http_status == 404 and gone.error_answer
+    assert [t.url for t in cov.targets if t.error_answer] == [f"{H}/b"]
+    report = json.loads(library.editions.coverage_json("rivers-2026"))
+    assert {t["url"]: t["http_status"] for t in report["targets"]}[f"{H}/a"] == 200
+    assert {t["url"]: t["http_status"] for t in report["targets"]}[f"{H}/b"] == 404
+    md = library.editions.coverage_markdown("rivers-2026")
+    assert f"| {H}/b | " in md and "**HTTP 404**" in md and md.count("**HTTP") == 1
+    rows = list(csv.DictReader(io.StringIO(targets_csv(cov))))
+    assert {r["url"]: r["http_status"] for r in rows}[f"{H}/b"] == "404"
+    assert main(["--library", str(library.root), "edition", "show", "rivers-2026"]) == 0
+    out = capsys.readouterr().out
+    assert f"  captured 404  {H}/b  (the server answered with an error)" in out.splitlines()
