@@ -299,8 +299,11 @@ class EditionView(QWidget):
 
     def _fill_members(self, cov: Coverage) -> None:
         rows = [t for t in cov.targets if t.snapshot_id is not None]
+        rows.sort(key=lambda t: not t.error_answer)  # the error pages first, for review
+        errors = sum(t.error_answer for t in rows)
+        said = f" ({errors} of them an error page, listed first)" if errors else ""
         self.members_label.setText(
-            f"<b>Members: {len(rows)}</b>, the capture that stands for each URL "
+            f"<b>Members: {len(rows)}</b>{said}, the capture that stands for each URL "
             "(the last good one in the period unless chosen; "
             "<code>archiver edition choose</code> picks another). Double-click one to open it."
         )

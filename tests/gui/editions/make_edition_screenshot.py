@@ -36,7 +36,7 @@ def make_library(root: Path) -> object:
                                        f"{RIVER}/archive/2019"]),
         f"{RIVER}/flood-levels": MemoryPage(),
         f"{RIVER}/gauges": MemoryPage(links=[f"{RIVER}/gauges/thames", f"{RIVER}/gauges/severn"]),
-        f"{RIVER}/news": MemoryPage(),
+        f"{RIVER}/news": MemoryPage(status=404),  # taken down: its error page is the member
         f"{RIVER}/archive/2019": MemoryPage(fail_times=99),
         f"{RIVER}/gauges/thames": MemoryPage(),
         f"{RIVER}/gauges/severn": MemoryPage(),

@@ -277,10 +277,10 @@ def test_the_members_are_listed_and_a_double_click_replays_one(
     cov = library.editions.coverage(edition)
     members = {t.url: t for t in cov.targets if t.snapshot_id is not None}
     assert len(members) == 4 == view.members.rowCount()  # the four captured of six intended
-    assert "Members: 4" in view.members_label.text()
     shown = {cells(view.members, r)[0]: r for r in range(view.members.rowCount())}
     assert set(shown) == set(members)
-    assert cells(view.members, shown[f"{H}/b"])[2] == "404"
+    assert shown[f"{H}/b"] == 0 and cells(view.members, 0)[2] == "404"  # listed first
+    assert "Members: 4</b> (1 of them an error page, listed first)" in view.members_label.text()
     assert "answered 404: this is its error page" in view.members.item(shown[f"{H}/b"], 2).toolTip()
     url, row = next((u, r) for u, r in shown.items() if u != f"{H}/b")
     assert cells(view.members, row)[1:] == [
