@@ -1,4 +1,4 @@
-"""Sizes and durations as people read them, the same in the CLI and the app (decimal units)."""
+"""Sizes, durations and shares as people read them, the same in the CLI and the app."""
 
 from __future__ import annotations
 
@@ -19,6 +19,14 @@ def human_duration(seconds: float) -> str:
     h, rest = divmod(seconds, 3600)
     m, s = divmod(rest, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def share_text(share: float) -> str:
+    """A share of lines or pixels: a change too small to show at one decimal is ``<0.1%``,
+    never ``0.0%``, which reads as no change at all."""
+    if share <= 0:
+        return "0%"
+    return "<0.1%" if share < 0.001 else f"{share:.1%}"
 
 
 def capture_times(times: Sequence[datetime], minute: str = "%Y-%m-%d %H:%M") -> list[str]:

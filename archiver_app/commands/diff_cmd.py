@@ -80,6 +80,7 @@ def _when(result_ref: Any) -> str:
 
 def _print(result: Comparison, ctx: Context, *, context: int) -> None:
     from archiver_app.compare import unified
+    from archiver_app.units import share_text
 
     old, new = _when(result.old), _when(result.new)
     print(f"A: {result.old.url}  {old}", file=ctx.out)
@@ -90,14 +91,14 @@ def _print(result: Comparison, ctx: Context, *, context: int) -> None:
         t = result.text
         print(
             f"text: {t.changed_lines} of {t.old_lines + t.new_lines} lines differ "
-            f"({t.share_changed:.1%})"
+            f"({share_text(t.share_changed)})"
             + (" (long: the end is compared as a block)" if t.truncated else ""),
             file=ctx.out,
         )
     if result.visual is not None:
         v = result.visual
         print(
-            f"look: {v.share_changed:.2%} of pixels differ, in {len(v.boxes)} region(s)",
+            f"look: {share_text(v.share_changed)} of pixels differ, in {len(v.boxes)} region(s)",
             file=ctx.out,
         )
         for box in v.boxes[:20]:

@@ -103,14 +103,15 @@ def _list(lib: Any, ctx: Context) -> int:
 
 def _changes(lib: Any, ctx: Context, limit: int) -> int:
     from archiver_app.compare.changes import recent_changes
+    from archiver_app.units import share_text
 
     for row in recent_changes(lib, limit=limit):
         s = row.summary
         figures = []
         if s.text_share is not None:
-            figures.append(f"text {s.text_share:.1%}")
+            figures.append(f"text {share_text(s.text_share)}")
         if s.pixel_share is not None:
-            figures.append(f"look {s.pixel_share:.1%}")
+            figures.append(f"look {share_text(s.pixel_share)}")
         figures.append(
             f"resources +{s.resources_added} -{s.resources_removed} ~{s.resources_changed}"
         )

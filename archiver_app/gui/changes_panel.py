@@ -28,7 +28,7 @@ from archiver_app.gui.errors import question_box, show_error
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.tables import RowsModel, list_table
 from archiver_app.library import Library
-from archiver_app.units import capture_times
+from archiver_app.units import capture_times, share_text
 from archiver_app.watch.runner import WatchRow
 from archiver_app.watch.schedule import describe_schedule
 
@@ -70,7 +70,7 @@ class WatchesModel(RowsModel[WatchRow]):
 
 
 def _share(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1%}"
+    return "–" if value is None else share_text(value)
 
 
 class ChangesModel(RowsModel[ChangeRow]):

@@ -30,7 +30,7 @@ from archiver_app.compare.text import Op
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
-from archiver_app.units import capture_times
+from archiver_app.units import capture_times, share_text
 
 #: Lines of unchanged text shown around each change in the text tab.
 CONTEXT = 3
@@ -148,11 +148,12 @@ def summary_text(c: Comparison) -> str:
     lines = [f"Left: the capture of {old}.  Right: the capture of {new}."]
     figures = []
     if c.text is not None and c.text.changed:
-        figures.append(f"Text: {c.text.changed_lines} lines differ ({c.text.share_changed:.1%})")
+        share = share_text(c.text.share_changed)
+        figures.append(f"Text: {c.text.changed_lines} lines differ ({share})")
     if c.visual is not None and c.visual.changed:
         regions = len(c.visual.boxes)
         figures.append(
-            f"Look: {c.visual.share_changed:.1%} of the page differs, in {regions} "
+            f"Look: {share_text(c.visual.share_changed)} of the page differs, in {regions} "
             + ("region" if regions == 1 else "regions")
         )
     r = c.resources

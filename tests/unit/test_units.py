@@ -1,10 +1,10 @@
-"""Figures as people read them: the capture times of one list stay distinct."""
+"""Figures as people read them: capture times stay distinct, a small change shows."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from archiver_app.units import capture_times
+from archiver_app.units import capture_times, share_text
 
 
 def test_capture_times_show_seconds_only_where_a_minute_is_shared() -> None:
@@ -20,3 +20,11 @@ def test_capture_times_show_seconds_only_where_a_minute_is_shared() -> None:
     ]
     assert capture_times(times[1:]) == ["2026-11-25 19:47", "2026-11-25 19:48"]
     assert capture_times([]) == []
+
+
+def test_a_small_change_never_reads_as_none() -> None:
+    assert share_text(0.0) == "0%"
+    assert share_text(0.0002) == "<0.1%"  # 0.02% of a screenshot's pixels: not "0.0%"
+    assert share_text(0.001) == "0.1%"
+    assert share_text(0.5) == "50.0%"
+    assert share_text(1.0) == "100.0%"
