@@ -8,6 +8,7 @@ copies that are due; a finished job is announced in the tray. The status bar sho
 from __future__ import annotations
 
 import logging
+import sys
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -88,6 +89,12 @@ class WindowJobs(QObject):
         self.window.tray.notify("Job finished", f"Job #{job_id} is {status}.")
         self.window.model.refresh()
         self.window.reload_sidebar()  # the states of the editions it fed
+        # Open replays list the captures it may have added. (Until a replay opens, its
+        # module, and QtWebEngine with it, is not loaded; no replay is open then.)
+        replay = sys.modules.get("archiver_app.gui.replay.widget")
+        if replay is not None:
+            for view in self.window.findChildren(replay.ReplayWidget):
+                view.refresh_timeline()
 
     def _background_progress(self, update: ProgressUpdate) -> None:
         """A scheduled scrub's progress in the status bar (migration shows its own)."""

@@ -103,6 +103,7 @@ class ReplayWidget(QWidget):
         self.captures: list[Capture] = []  # of the page's route (api.timeline)
         self.other_views: tuple[OtherView, ...] = ()  # the document's other routes
         self.route_url = ""  # the page's address with its route, as last known
+        self._timeline_url = ""  # the address whose captures the timeline lists
 
         self.log = RequestLog(self)
         self.log.logged.connect(self.requestLogged)
@@ -415,7 +416,13 @@ class ReplayWidget(QWidget):
         # The request carries no fragment: the route is the one the page was opened at.
         same_document = self.route_url.split("#", 1)[0] == url.split("#", 1)[0]
         page_url = self.route_url if same_document else url
-        position = self._show_timeline(page_url, response.ts, response.snapshot_id)
+        self._timeline_url = page_url
+        self._show_banner(
+            response, self._show_timeline(page_url, response.ts, response.snapshot_id)
+        )
+        self.captureChanged.emit(response.ts)
+
+    def _show_banner(self, response: ReplayResponse, position: int) -> None:
         total = len(self.captures)
         where = f" — capture {position + 1} of {total}" if total and position >= 0 else ""
         note = ""
@@ -424,7 +431,15 @@ class ReplayWidget(QWidget):
         if response.truncated:
             note += f" — this capture was cut short when it was made ({response.truncated})"
         self.banner.setText(f"Archived on {describe_ts(response.ts)}{where}{note}")
-        self.captureChanged.emit(response.ts)
+
+    def refresh_timeline(self) -> None:
+        """Read the shown page's captures again, keeping the one shown: a capture, a watch
+        or an import may have added one since (the window calls this when a job ends)."""
+        if self.current is not None and self._timeline_url:
+            position = self._show_timeline(
+                self._timeline_url, self.current.ts, self.current.snapshot_id
+            )
+            self._show_banner(self.current, position)
 
     def _set_timeline(self, url: str | None) -> None:
         """The captures of ``url``'s route and its document's other views (None: none)."""

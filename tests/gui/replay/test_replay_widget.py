@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QUrl
@@ -14,7 +15,7 @@ from sqlalchemy import select
 from archiver_app.gui.replay.network import BLOCKED, NOT_ARCHIVED, SERVED
 from archiver_app.gui.replay.widget import NO_SCREENSHOT, ReplayWidget
 from archiver_app.library import Library
-from archiver_app.store.models import Copy, CopyState, Destination, File
+from archiver_app.store.models import Copy, CopyState, Destination, File, Snapshot
 from tests.helpers.archive import ArchiveWriter, at
 from tests.helpers.gui_fixtures import dispose, run_js
 
@@ -236,3 +237,26 @@ def test_archived_sites_read_each_other_only_with_an_archived_cors_grant(
         widget.page.runJavaScript(read)
         qtbot.waitUntil(lambda: widget.page.title().startswith("read:"), timeout=10_000)
         assert (site, widget.page.title()) == (site, expected)
+
+
+def test_an_open_replay_lists_a_capture_made_while_it_is_open(
+    qtbot: QtBot, library: Library, main_window: Any
+) -> None:
+    """A capture, watch or import that ends while the page is open in a tab (or in a
+    comparison) adds to its timeline: Newer is offered, the page shown stays."""
+    w = ArchiveWriter(library, "collections/default/2022/01/a/capture.warc.gz")
+    w.response(HOME, PAGE.format(year=2022), at=at(2022), page=True)
+    w.commit()
+    with library.session() as s:
+        first = s.scalars(select(Snapshot.id)).one()
+    tab = main_window.open_replay_id(first)
+    with qtbot.waitSignal(tab.page.loadFinished, timeout=20_000):
+        pass
+    assert "capture 1 of 1" in tab.banner.text() and not tab.newer_button.isEnabled()
+    later = ArchiveWriter(library, "collections/default/2024/01/b/capture.warc.gz")
+    later.response(HOME, PAGE.format(year=2024), at=at(2024), page=True)
+    later.commit()
+    main_window.jobs.job_finished.emit(7, "completed")  # the Jobs panel saw a job end
+    assert "Archived on 2022-01-01 00:00:00 UTC — capture 1 of 2" in tab.banner.text()
+    assert tab.newer_button.isEnabled() and tab.timeline.count() == 2
+    assert run_js(qtbot, tab, "document.getElementById('h').textContent") == "Archived home 2022"
