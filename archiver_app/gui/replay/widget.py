@@ -424,13 +424,16 @@ class ReplayWidget(QWidget):
 
     def _show_banner(self, response: ReplayResponse, position: int) -> None:
         total = len(self.captures)
+        ts = response.ts  # the capture's time, as the timeline says it, when it is listed
+        if 0 <= position < total and self.captures[position].snapshot_id == response.snapshot_id:
+            ts = self.captures[position].ts
         where = f" — capture {position + 1} of {total}" if total and position >= 0 else ""
         note = ""
         if response.match != "exact":
             note = f" (closest match: {response.url})"
         if response.truncated:
             note += f" — this capture was cut short when it was made ({response.truncated})"
-        self.banner.setText(f"Archived on {describe_ts(response.ts)}{where}{note}")
+        self.banner.setText(f"Archived on {describe_ts(ts)}{where}{note}")
 
     def refresh_timeline(self) -> None:
         """Read the shown page's captures again, keeping the one shown: a capture, a watch

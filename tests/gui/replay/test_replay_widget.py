@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -247,16 +248,20 @@ def test_an_open_replay_lists_a_capture_made_while_it_is_open(
     w = ArchiveWriter(library, "collections/default/2022/01/a/capture.warc.gz")
     w.response(HOME, PAGE.format(year=2022), at=at(2022), page=True)
     w.commit()
-    with library.session() as s:
-        first = s.scalars(select(Snapshot.id)).one()
+    with library.write() as s:  # the capture began a second before its page answered
+        snap = s.scalars(select(Snapshot)).one()
+        first, snap.captured_at = snap.id, snap.captured_at - timedelta(seconds=1)
     tab = main_window.open_replay_id(first)
     with qtbot.waitSignal(tab.page.loadFinished, timeout=20_000):
         pass
-    assert "capture 1 of 1" in tab.banner.text() and not tab.newer_button.isEnabled()
+    # the banner gives the capture's time, as its timeline does, not the record's
+    assert "Archived on 2021-12-31 23:59:59 UTC — capture 1 of 1" in tab.banner.text()
+    assert tab.timeline.currentText().startswith("2021-12-31 23:59")
+    assert not tab.newer_button.isEnabled()
     later = ArchiveWriter(library, "collections/default/2024/01/b/capture.warc.gz")
     later.response(HOME, PAGE.format(year=2024), at=at(2024), page=True)
     later.commit()
     main_window.jobs.job_finished.emit(7, "completed")  # the Jobs panel saw a job end
-    assert "Archived on 2022-01-01 00:00:00 UTC — capture 1 of 2" in tab.banner.text()
+    assert "Archived on 2021-12-31 23:59:59 UTC — capture 1 of 2" in tab.banner.text()
     assert tab.newer_button.isEnabled() and tab.timeline.count() == 2
     assert run_js(qtbot, tab, "document.getElementById('h').textContent") == "Archived home 2022"
