@@ -47,12 +47,12 @@ from archiver_app.capture.persist import (
     create_pending,
     dedup_lookup,
     finish_snapshot,
+    write_views,
 )
 from archiver_app.capture.recorder import NetworkRecorder, Refetch, StandIn
 from archiver_app.capture.refetch import refetch_in, stand_in_from
 from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo, describe_failure
 from archiver_app.capture.targets import WorkerAttacher
-from archiver_app.durable import atomic_write
 from archiver_app.layout.current import snapshot_folder
 from archiver_app.library import Library
 from archiver_app.store.models import Fidelity, FileKind, SnapshotState
@@ -405,7 +405,10 @@ class PageCapture:
         files: list[tuple[str, str]] = []
         fidelity: str | None = None
         if ok or (main is not None and loaded.login is not None):  # the login form: evidence
-            files = self._write_views(writer, loaded, folder, concurrent)
+            views = (loaded.shot or None, loaded.dom, loaded.facts.text)
+            files = write_views(
+                self.lib, writer, folder, loaded.final_url, views, concurrent=concurrent
+            )
         if ok:
             fidelity = self._fidelity(recorder, resources)
         self._write_pageinfo(writer, loaded, resources, concurrent)
@@ -453,38 +456,6 @@ class PageCapture:
             bytes_written=sum(size for size, _ in hashes.values()),
             duration=time.monotonic() - self.started,
         )
-
-    def _write_views(
-        self, writer: CaptureWarcWriter, loaded: _Loaded, folder: str, concurrent: str | None
-    ) -> list[tuple[str, str]]:
-        """Screenshot, DOM and text as ``resource`` records and as files; returns the files."""
-        path = self.lib.abspath(folder)
-        final_url = loaded.final_url
-        files: list[tuple[str, str]] = []
-        views: list[tuple[str, str, bytes | None, str, str]] = [
-            ("view", "image/png", loaded.shot or None, "screenshot.png", FileKind.SCREENSHOT),
-            (
-                "dom",
-                "text/html; charset=utf-8",
-                loaded.dom.encode("utf-8") if loaded.dom is not None else None,
-                "dom.html",
-                FileKind.DOM,
-            ),
-            (
-                "text",
-                "text/plain; charset=utf-8",
-                loaded.facts.text.encode("utf-8"),
-                "text.txt",
-                FileKind.TEXT,
-            ),
-        ]
-        for scheme, mime, data, name, kind in views:
-            if data is None:
-                continue
-            writer.write_resource(f"urn:{scheme}:{final_url}", mime, data, concurrent_to=concurrent)
-            atomic_write(path / name, data)
-            files.append((f"{folder}/{name}", kind))
-        return files
 
     def _write_pageinfo(
         self,

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from archiver_app.durable import is_temp, sweep_leftovers
+from archiver_app.durable import atomic_write, is_temp, sweep_leftovers
 from archiver_app.hashing import sha256_file
 from archiver_app.integrity.digests import capture_origin
 from archiver_app.layout.current import CURRENT_FS_VERSION
@@ -37,7 +37,7 @@ from archiver_app.warc.reader import read_warc_date_at
 from archiver_app.warc.records import RecordRow, insert_record_rows
 from archiver_app.warc.surt import domain_of, url_group, url_key
 from archiver_app.warc.timestamps import parse_ts, warc_date
-from archiver_app.warc.writer import RevisitOf, WrittenRecord
+from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf, WrittenRecord
 
 
 def create_pending(
@@ -359,3 +359,33 @@ def _mark_failed(lib: Library, older_than: timedelta) -> list[int]:
             }
             marked.append(snap.id)
     return marked
+
+
+def write_views(
+    lib: Library,
+    writer: CaptureWarcWriter,
+    folder: str,
+    url: str,
+    views: tuple[bytes | None, str | None, str],
+    *,
+    concurrent: str | None,
+) -> list[tuple[str, str]]:
+    """A page's screenshot, DOM and text (``views``; None: not taken) as ``resource``
+    records of ``url`` and as files of the snapshot ``folder``; returns the files written
+    (path, kind). A capture and a visit of a browse session save their views this way."""
+    shot, dom, text = views
+    items = (
+        ("view", "image/png", shot, "screenshot.png", FileKind.SCREENSHOT),
+        ("dom", "text/html; charset=utf-8", None if dom is None else dom.encode(), "dom.html",
+         FileKind.DOM),
+        ("text", "text/plain; charset=utf-8", text.encode(), "text.txt", FileKind.TEXT),
+    )  # fmt: skip
+    path = lib.abspath(folder)
+    files: list[tuple[str, str]] = []
+    for scheme, mime, data, name, kind in items:
+        if data is None:
+            continue
+        writer.write_resource(f"urn:{scheme}:{url}", mime, data, concurrent_to=concurrent)
+        atomic_write(path / name, data)
+        files.append((f"{folder}/{name}", kind))
+    return files

@@ -44,8 +44,8 @@ from archiver_app.capture.persist import (
     create_pending,
     delete_pending,
     finish_snapshot,
+    write_views,
 )
-from archiver_app.durable import atomic_write
 from archiver_app.jobs.pipeline import Pool
 from archiver_app.layout.current import snapshot_folder
 from archiver_app.library import Library
@@ -312,35 +312,9 @@ def _write_views(
         return []
     if views.shot is None:
         reasons.append("no screenshot")
-    path = lib.abspath(visit.folder)
     concurrent = main.record_id if main else None
-    files: list[tuple[str, str]] = []
-    items: list[tuple[str, str, bytes | None, str, str]] = [
-        ("view", "image/png", views.shot, "screenshot.png", FileKind.SCREENSHOT),
-        (
-            "dom",
-            "text/html; charset=utf-8",
-            views.dom.encode("utf-8") if views.dom is not None else None,
-            "dom.html",
-            FileKind.DOM,
-        ),
-        (
-            "text",
-            "text/plain; charset=utf-8",
-            views.facts.text.encode("utf-8"),
-            "text.txt",
-            FileKind.TEXT,
-        ),
-    ]
-    for scheme, mime, data, name, kind in items:
-        if data is None:
-            continue
-        visit.writer.write_resource(
-            f"urn:{scheme}:{views.url}", mime, data, concurrent_to=concurrent
-        )
-        atomic_write(path / name, data)
-        files.append((f"{visit.folder}/{name}", kind))
-    return files
+    taken = (views.shot, views.dom, views.facts.text)
+    return write_views(lib, visit.writer, visit.folder, views.url, taken, concurrent=concurrent)
 
 
 def _write_pageinfo(
