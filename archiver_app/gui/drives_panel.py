@@ -130,6 +130,13 @@ class DrivesPanel(QWidget):
         self.summary.setObjectName("drives_summary")
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
+        # The last finished operation's verdict, whole (the status bar cuts a long one)
+        self.verdict = QLabel(self)
+        self.verdict.setObjectName("drives_verdict")
+        self.verdict.setWordWrap(True)
+        self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.verdict.hide()
+        layout.addWidget(self.verdict)
         self.table = list_table(self, self.model, "drives_table")
         layout.addWidget(self.table, 1)
         buttons = QHBoxLayout()
@@ -236,6 +243,9 @@ class DrivesPanel(QWidget):
     def _finished(self, doing: str, result: Any = None) -> None:
         said = self.library.jobs.describe(result)  # the verdicts, not only "finished"
         self.message.emit(f"Finished {doing}" + (": " + "; ".join(said) if said else "."))
+        if said:
+            self.verdict.setText(f"{doing.capitalize()}: " + "\n".join(said))
+        self.verdict.setVisible(bool(said))
         self.refresh()
 
     def add_drive(self) -> None:

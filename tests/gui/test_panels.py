@@ -250,6 +250,11 @@ def test_a_known_drive_plugged_in_somewhere_new_is_found_and_mirrored_to(
         panel.offload_button.click()
     assert "freed 0 B: 0 snapshots" in said.args[0]
     assert "3 older snapshots kept: their policy asks for more copies" in said.args[0]
+    assert not panel.verdict.isHidden()  # whole in the panel: the status bar cuts it
+    assert panel.verdict.text().splitlines()[1:] == [
+        "3 older snapshots kept: their policy asks for more copies than the drives it allows"
+        " can hold (add a drive, or lower its copies)"
+    ]
     panel.timer.stop()
 
 
