@@ -82,14 +82,23 @@ class RunProgress:
         )
 
     def finish(self) -> None:
-        """Report the end of the run (``done == total`` so throttled sinks forward it)."""
+        """Report the end of the run (``done == total`` so throttled sinks forward it),
+        with what was done and how long it took instead of an ETA."""
         with self._lock:
             update = self._update()
+            elapsed = max(1e-6, self._clock() - self._started)
+        message = f"{self._verb}: nothing to do"
+        if update.done or update.bytes_done:
+            message = (
+                f"{self._verb}: {update.done} files, {human_bytes(update.bytes_done)} in "
+                + (f"{elapsed:.1f} s" if elapsed < 60 else human_duration(elapsed))
+                + f" ({human_bytes(update.bytes_done / elapsed)}/s)"
+            )
         self._sink(
             ProgressUpdate(
                 done=update.done,
                 total=update.done,
-                message=update.message,
+                message=message,
                 bytes_done=update.bytes_done,
                 bytes_total=update.bytes_total,
             )
