@@ -91,7 +91,7 @@ class RunProgress:
         if update.done or update.bytes_done:
             message = (
                 f"{self._verb}: {update.done} files, {human_bytes(update.bytes_done)} in "
-                + (f"{elapsed:.1f} s" if elapsed < 60 else human_duration(elapsed))
+                + (f"{elapsed:.2f} s" if elapsed < 60 else human_duration(elapsed))
                 + f" ({human_bytes(update.bytes_done / elapsed)}/s)"
             )
         self._sink(
