@@ -516,7 +516,8 @@ class SnapshotTableModel(QAbstractTableModel):
         if role == ALIGNMENT and col == COL_SIZE:
             return ALIGN_RIGHT
         if role == DECORATION and col == COL_TITLE and self.thumbnails:
-            return self.thumbnails.small(rd.id, rd.folder)
+            thumbnail = self.thumbnails.small(rd.id, rd.folder)
+            return self.thumbnails.blank if thumbnail is None else thumbnail
         if rd.profile and col == COL_STATUS and role in (DECORATION, TOOLTIP):
             return profile_marker(rd.profile, tooltip=role == TOOLTIP)
         return None

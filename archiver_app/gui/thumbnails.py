@@ -9,6 +9,7 @@ through a queued signal and becomes a ``QPixmap`` on the GUI thread, after which
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from pathlib import Path
 
@@ -69,6 +70,14 @@ class ThumbnailCache(QObject):
 
     def small(self, snapshot_id: int, folder: str | None) -> QPixmap | None:
         return self._get(snapshot_id, folder, large=False)
+
+    @functools.cached_property
+    def blank(self) -> QPixmap:
+        """A transparent small thumbnail: shown where there is none (yet), so the titles
+        beside the thumbnails stay in one column."""
+        pixmap = QPixmap(SMALL)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        return pixmap
 
     def large(self, snapshot_id: int, folder: str | None) -> QPixmap | None:
         return self._get(snapshot_id, folder, large=True)

@@ -237,3 +237,34 @@ def test_a_model_deleted_while_reading_ends_its_reader_threads_first(
     shiboken6.delete(model)
     assert readers.cancel.cancelled
     assert not any(t.is_alive() for t in threads)
+
+
+def test_titles_stay_in_one_column_with_or_without_a_thumbnail(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    """A capture with no screenshot (an imported WARC) gets a blank of the thumbnail's
+    size, as does one whose thumbnail is still being decoded: its title is not shifted."""
+    from PySide6.QtGui import QPixmap
+
+    from archiver_app.gui.thumbnails import SMALL, ThumbnailCache
+
+    shot = add_snapshot(library, "https://a.example/", title="With", screenshot=True)
+    bare = add_snapshot(library, "https://b.example/", title="Without", screenshot=False)
+    thumbnails = ThumbnailCache(library)
+    model = SnapshotTableModel(library, op_runner, thumbnails=thumbnails)
+    _loaded(qtbot, model)
+    rows = {model.snapshot_id(r): r for r in range(model.rowCount())}
+
+    def decoration(sid: int) -> QPixmap:
+        value = model.data(model.index(rows[sid], COL_TITLE), sm.DECORATION)
+        assert isinstance(value, QPixmap)
+        return value
+
+    assert decoration(shot).size() == decoration(bare).size() == SMALL  # blank while decoded
+    thumbnails.wait_idle()
+    qtbot.waitUntil(lambda: thumbnails.has(shot) and thumbnails.has(bare))
+    assert (
+        decoration(bare).size() == SMALL
+        and decoration(bare).toImage().pixelColor(0, 0).alpha() == 0
+    )
+    assert decoration(shot) is not thumbnails.blank and not decoration(shot).isNull()
