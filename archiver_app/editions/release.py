@@ -148,15 +148,11 @@ def bring_back(
     from sqlalchemy import select
 
     from archiver_app.editions.ledger import chunks
-    from archiver_app.mirror.deps import file_dependencies
+    from archiver_app.mirror.deps import file_dependencies, snapshots_files
     from archiver_app.store.models import File, LocalState
 
     with lib.session() as s:
-        own = [
-            fid
-            for part in chunks(sorted(snapshot_ids))
-            for fid in s.scalars(select(File.id).where(File.snapshot_id.in_(part)))
-        ]
+        own = snapshots_files(s, snapshot_ids)
         wanted = set(own).union(*file_dependencies(s, own).values())
         absent = [
             fid

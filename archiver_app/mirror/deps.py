@@ -65,9 +65,22 @@ def file_dependencies(
     return closure
 
 
+def snapshots_files(session: Session, snapshot_ids: Sequence[int]) -> set[int]:
+    """The files of ``snapshot_ids``: theirs, and those holding their records (a page of
+    an imported WARC shares that file with the WARC's other pages, and the file's row
+    names one of them, or none)."""
+    files: set[int] = set()
+    for part in chunks(sorted(set(snapshot_ids))):
+        files.update(session.scalars(select(File.id).where(File.snapshot_id.in_(part))))
+        files.update(
+            session.scalars(select(Record.file_id).where(Record.snapshot_id.in_(part)).distinct())
+        )
+    return files
+
+
 def snapshot_files(session: Session, snapshot_id: int) -> tuple[set[int], set[int]]:
-    """(the snapshot's own files, the other files they depend on)."""
-    own = set(session.scalars(select(File.id).where(File.snapshot_id == snapshot_id)).all())
+    """(the snapshot's own files (:func:`snapshots_files`), the other files they depend on)."""
+    own = snapshots_files(session, [snapshot_id])
     needed: set[int] = set()
     for deps in file_dependencies(session, own).values():
         needed |= deps

@@ -239,7 +239,7 @@ def snapshot_copies(lib: Library, snapshot_id: int) -> SnapshotCopiesReport:
     with lib.session() as s:
         own, deps = snapshot_files(s, snapshot_id)
         local: dict[str, int] = defaultdict(int)
-        for state in s.scalars(select(File.local_state).where(File.snapshot_id == snapshot_id)):
+        for state in s.scalars(select(File.local_state).where(File.id.in_(sorted(own)))):
             local[state] += 1
         rows = s.execute(
             select(Copy.destination_id, Copy.file_id, Copy.state, Copy.verified_at).where(

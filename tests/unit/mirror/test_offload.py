@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from archiver_app.errors import InputError
 from archiver_app.library import Library
@@ -135,3 +136,40 @@ def test_offload_rehashes_only_a_copy_on_an_allowed_drive(library: Library, tmp_
     assert (r.snapshots, r.not_safe, r.unconfirmed) == (0, 0, 1)
     assert (library.root / old.paths[0]).exists()
     assert local_states(library, old.file_ids) == [LocalState.PRESENT]
+
+
+def test_a_page_of_an_imported_warc_is_as_safe_as_the_warc_and_restored_with_it(
+    library: Library, tmp_path: Path
+) -> None:
+    """An imported WARC of several pages is one file, its row naming one of the pages: the
+    others' copies are that file's (the detail pane said "No files to copy yet"), and
+    replaying one of them once it is offloaded brings that file back."""
+    from archiver_app.importers.run import import_paths
+    from archiver_app.mirror import snapshot_copies
+    from archiver_app.store.models import Snapshot
+    from tests.helpers.warcs import site, write_warc
+
+    [outcome] = import_paths(library, [write_warc(tmp_path / "three.warc.gz", site(3))]).outcomes
+    assert outcome.pages == 3
+    with library.session() as s:
+        [warc] = s.scalars(select(File).where(File.kind == "warc")).all()
+        pages = s.scalars(select(Snapshot.id).order_by(Snapshot.id)).all()
+        others = [sid for sid in pages if sid != warc.snapshot_id]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    add_destination(library, tmp_path / "a", "a")
+    add_destination(library, tmp_path / "b", "b")
+    for sid in pages:  # on the laptop only: each page is at risk, none "has no files"
+        report = snapshot_copies(library, sid)
+        assert set(report.local_states) == {LocalState.PRESENT}
+        assert [d.safe for d in report.destinations] == [False, False]
+    set_policy(library, copies=3)  # the laptop and both drives
+    assert run_mirror(library).ok
+    for sid in others:
+        report = snapshot_copies(library, sid)
+        assert report.safe_copies == 3 and all(d.files == 1 for d in report.destinations)
+    set_policy(library, copies=2)  # two drives hold each file: the laptop may let go
+    r = offload(library, timedelta(0))
+    assert r.snapshots >= 1 and not (library.root / warc.path).exists()
+    assert restore_snapshot(library, others[-1]).restored == [warc.id]  # the page's file
+    assert (library.root / warc.path).exists()
