@@ -19,6 +19,7 @@ from archiver_app.api.changes import Changes
 from archiver_app.api.deletion import DeleteResult
 from archiver_app.api.timeline import Timeline, route_timeline
 from archiver_app.library import Library
+from archiver_app.mirror.deps import snapshots_files
 from archiver_app.mirror.status import SnapshotCopiesReport, snapshot_copies
 from archiver_app.store.models import (
     CopyState,
@@ -201,9 +202,9 @@ def _detail(s: Session, snapshot_id: int) -> SnapshotDetail | None:
             .order_by(Tag.name)
         )
     )
-    files = s.execute(
+    files = s.execute(  # with the WARC it shares with other pages, if imported so
         select(File.kind, File.path, File.size)
-        .where(File.snapshot_id == snapshot_id)
+        .where(File.id.in_(sorted(snapshots_files(s, [snapshot_id]))))
         .order_by(File.kind, File.path)
     ).all()
     others = s.execute(

@@ -159,6 +159,9 @@ def test_a_page_of_an_imported_warc_is_as_safe_as_the_warc_and_restored_with_it(
     (tmp_path / "b").mkdir()
     add_destination(library, tmp_path / "a", "a")
     add_destination(library, tmp_path / "b", "b")
+    for sid in others:  # the detail pane lists the WARC it shares
+        detail = library.snapshots.detail(sid)
+        assert detail is not None and [f[1] for f in detail.files] == [warc.path]
     for sid in pages:  # on the laptop only: each page is at risk, none "has no files"
         report = snapshot_copies(library, sid)
         assert set(report.local_states) == {LocalState.PRESENT}
