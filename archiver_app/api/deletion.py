@@ -5,7 +5,9 @@ A capture is refused, and nothing of it touched, when
 * it is a member of an accepted edition (``frozen``): the message names the edition and
   how to reopen it; a deletion after a reopen marks the edition as needing review;
 * later captures are revisits of its payloads (``in_use``): deleting it would leave them
-  without a body.
+  without a body;
+* its WARC holds other captures too (``shared``: the pages of one imported WARC are one
+  file): deleting it alone would take theirs; they can be deleted together.
 
 The rows go in one transaction (records, full-text entry, files and their copies, the
 snapshot; tags, change summaries and edition memberships follow by foreign key). The
@@ -33,6 +35,7 @@ from archiver_app.editions.service import (
     refresh_editions,
 )
 from archiver_app.library import Library
+from archiver_app.mirror.deps import snapshots_files
 from archiver_app.store.fulltext import delete_snapshot_text
 from archiver_app.store.models import Copy, File, FileKind, LocalState, Record, Snapshot
 
@@ -41,6 +44,7 @@ class DeleteCode(StrEnum):
     DELETED = "deleted"
     FROZEN = "frozen"
     IN_USE = "in_use"
+    SHARED = "shared"
     NOT_FOUND = "not_found"
 
 
@@ -80,6 +84,24 @@ def _reused(s: Session, sid: int, file_ids: list[int], deleting: list[int]) -> i
                 Record.file_id.not_in(file_ids),
             )
         ).all()
+    )
+
+
+def _sharers(s: Session, sid: int, deleting: list[int]) -> list[int]:
+    """Other captures, not being deleted, whose records are in this capture's files (the
+    pages of one imported WARC); a few of them, enough to name."""
+    files = snapshots_files(s, [sid])
+    return list(
+        s.scalars(
+            select(Record.snapshot_id)
+            .where(
+                Record.file_id.in_(sorted(files)),
+                Record.snapshot_id.is_not(None),
+                Record.snapshot_id.not_in(deleting),
+            )
+            .distinct()
+            .limit(6)
+        )
     )
 
 
@@ -126,6 +148,14 @@ def delete_snapshots(lib: Library, snapshot_ids: Iterable[int]) -> DeleteResult:
                 outcomes.append(DeleteOutcome(sid, DeleteCode.IN_USE, (
                     f"capture {sid} holds the payloads of {n} later record(s) "
                     "(revisits); delete those captures first")))  # fmt: skip
+                continue
+            if others := _sharers(s, sid, ids):
+                named = ", ".join(map(str, sorted(others)[:5])) + (
+                    ", ..." if len(others) > 5 else ""
+                )
+                outcomes.append(DeleteOutcome(sid, DeleteCode.SHARED, (
+                    f"capture {sid} was imported in one WARC file with other captures ({named}); "
+                    "deleting it would delete theirs: delete them together")))  # fmt: skip
                 continue
             chosen.append((snap, files))
         why = f"member capture(s) deleted on {lib.clock():%Y-%m-%d}"

@@ -1,7 +1,9 @@
 """Deleting captures: rows, search entry and laptop files go; drive copies and captures
-other captures depend on are kept."""
+other captures depend on, or share a file with, are kept."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from sqlalchemy import func, select
 
@@ -56,3 +58,34 @@ def test_a_capture_whose_payload_a_later_revisit_uses_is_refused(library: Librar
     assert library.snapshots.detail(first) is not None
     result, _ = library.snapshots.delete([later, first])  # together: nothing is left behind
     assert result.deleted == [first, later]
+
+
+def test_a_page_of_an_imported_warc_is_deleted_only_with_the_other_pages(
+    library: Library, tmp_path: Path
+) -> None:
+    """The pages of one imported WARC are one file: deleting one of them alone deleted the
+    file with the others' records (their captures stayed listed, with nothing to replay).
+    It is refused, naming them; all of them together are deleted."""
+    from archiver_app.importers.run import import_paths
+    from archiver_app.store.models import Snapshot
+    from tests.helpers.warcs import site, write_warc
+
+    import_paths(library, [write_warc(tmp_path / "three.warc.gz", site(3))])
+    with library.session() as s:
+        pages = list(s.scalars(select(Snapshot.id).order_by(Snapshot.id)))
+        warc = s.scalars(select(File).where(File.kind == "warc")).one()
+        records = s.scalar(select(func.count()).select_from(Record))
+    assert len(pages) == 3
+    for sid in pages:  # the file's own page and the others alike
+        result, changes = library.snapshots.delete([sid])
+        [outcome] = result.outcomes
+        assert outcome.code is DeleteCode.SHARED and not changes.any
+        others = ", ".join(str(p) for p in pages if p != sid)
+        assert f"imported in one WARC file with other captures ({others})" in outcome.message
+    assert (library.root / warc.path).is_file()
+    with library.session() as s:
+        assert s.scalar(select(func.count()).select_from(Record)) == records
+    result, _ = library.snapshots.delete(pages)
+    assert result.deleted == pages and not (library.root / warc.path).exists()
+    with library.session() as s:
+        assert s.scalar(select(func.count()).select_from(Record)) == 0
