@@ -200,16 +200,18 @@ class IntegrityManager:
 
     def snapshot_state(self, snapshot_id: int) -> SnapshotIntegrity:
         """Where ``snapshot_id`` stands after the last verify."""
+        from archiver_app.mirror.deps import snapshots_files
+
         with self._lib.session() as s:
             created = s.scalar(select(Snapshot.created_at).where(Snapshot.id == snapshot_id))
-            origins = list(
-                s.scalars(
-                    select(File.origin).where(
-                        File.snapshot_id == snapshot_id,
-                        File.kind.in_([str(k) for k in CHECKED_KINDS]),
-                    )
+            files = s.execute(  # with the WARC a page of an import shares with its pages
+                select(File.path, File.origin).where(
+                    File.id.in_(sorted(snapshots_files(s, [snapshot_id]))),
+                    File.kind.in_([str(k) for k in CHECKED_KINDS]),
                 )
-            )
+            ).all()
+        origins = [origin for _path, origin in files]
+        paths = {path for path, _origin in files}
         last = self.last()
         if last is None or created is None or created > last[1]:
             if origins and all(o is None for o in origins):
@@ -219,7 +221,11 @@ class IntegrityManager:
                 )
             return SnapshotIntegrity(IntegrityState.UNVERIFIED, "not verified since capture")
         _job, started, result = last
-        mine = [v for v in self._verdicts(result) if v.get("snapshot_id") == snapshot_id]
+        mine = [
+            v
+            for v in self._verdicts(result)
+            if v.get("snapshot_id") == snapshot_id or v.get("path") in paths
+        ]
         return _state(mine, started, later=any(o == Origin.LATER for o in origins))
 
 

@@ -21,10 +21,14 @@ def test_verify_findings_and_a_captures_state(library: Library, tmp_path: Path) 
             select(File.path, File.snapshot_id).where(File.kind == FileKind.WARC)
         ).one()
         title = s.get(Snapshot, sid).title or s.get(Snapshot, sid).url  # type: ignore[union-attr]
+        # the WARC's other page: its file is the same, and so is its state
+        other = s.scalar(select(Snapshot.id).where(Snapshot.id != sid))
+    assert other is not None
     assert library.integrity.snapshot_state(sid).state is IntegrityState.UNVERIFIED
 
     found = library.integrity.verify()
     assert found.ok and found.snapshots == () and found.counts[IntegrityCode.INTACT] >= 1
+    assert library.integrity.snapshot_state(other).state is IntegrityState.INTACT
     state = library.integrity.snapshot_state(sid)
     assert state.state is IntegrityState.INTACT and state.checked_at is not None
     assert state.message == f"Files unchanged since capture, {day(state.checked_at)}"
@@ -38,9 +42,10 @@ def test_verify_findings_and_a_captures_state(library: Library, tmp_path: Path) 
     assert (snap.snapshot_id, snap.title) == (sid, title)
     [file] = snap.files
     assert (file.name, file.code) == (Path(rel).name, IntegrityCode.ALTERED)
-    state = library.integrity.snapshot_state(sid)
-    assert state.state is IntegrityState.CHANGED
-    assert state.message.startswith(f"{Path(rel).name} altered after capture (verified ")
+    for page in (sid, other):
+        state = library.integrity.snapshot_state(page)
+        assert state.state is IntegrityState.CHANGED
+        assert state.message.startswith(f"{Path(rel).name} altered after capture (verified ")
     with library.session() as s:  # the job is the jobs panel's too
         assert s.get(Job, found.job_id).kind == "verify"  # type: ignore[union-attr]
     assert library.integrity.findings(found.job_id) == found
