@@ -22,7 +22,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--domain", help="example.org (also matches its subdomains)")
     p.add_argument("--url-prefix", metavar="PREFIX")
     p.add_argument("--since", metavar="DATE", help="captured on or after (YYYY-MM-DD)")
-    p.add_argument("--until", metavar="DATE", help="captured before (YYYY-MM-DD)")
+    p.add_argument(
+        "--until", metavar="DATE", help="captured on or before (YYYY-MM-DD, that day included)"
+    )
     p.add_argument("--mime", help="text/html, or a major type such as image/")
     p.add_argument("--status", help="HTTP status: 200 or a class such as 4xx")
     p.add_argument("--fidelity", choices=["high", "fallback", "imported"])
@@ -32,10 +34,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.set_defaults(func=cmd_search)
 
 
-def _date(value: str | None, flag: str) -> Any:
+def _date(value: str | None, flag: str, *, day_included: bool = False) -> Any:
+    """``value`` as an aware datetime (UTC unless it says); with ``day_included`` a bare
+    date is the end of that day, as the app's date filter takes it."""
     if value is None:
         return None
-    from datetime import UTC, datetime
+    from datetime import UTC, datetime, timedelta
 
     from archiver_app.errors import InputError
 
@@ -43,6 +47,8 @@ def _date(value: str | None, flag: str) -> Any:
         at = datetime.fromisoformat(value)
     except ValueError as exc:
         raise InputError(f"{flag}: not a date {value!r} (use YYYY-MM-DD)") from exc
+    if day_included and len(value.strip()) == 10:  # YYYY-MM-DD: up to the next day
+        at += timedelta(days=1)
     return at.replace(tzinfo=UTC) if at.tzinfo is None else at
 
 
@@ -56,7 +62,7 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
         domain=args.domain,
         url_prefix=args.url_prefix,
         since=_date(args.since, "--since"),
-        until=_date(args.until, "--until"),
+        until=_date(args.until, "--until", day_included=True),
         mime=args.mime,
         status=args.status,
         fidelity=args.fidelity,

@@ -85,3 +85,16 @@ def test_archivebox_flag_registers_the_folder(
     ).fetchall()
     conn.close()
     assert rows == [("archivebox", str(data), "copy", "old")]
+
+
+def test_until_takes_the_whole_day_as_the_apps_date_filter_does() -> None:
+    from datetime import UTC, datetime
+
+    from archiver_app.commands.search_cmd import _date
+
+    day = _date("2026-11-27", "--until", day_included=True)
+    assert day == datetime(2026, 11, 28, tzinfo=UTC)  # captures on the 27th are in
+    assert _date("2026-11-27T12:00", "--until", day_included=True) == datetime(
+        2026, 11, 27, 12, tzinfo=UTC
+    )  # a time is the bound itself
+    assert _date("2026-11-27", "--since") == datetime(2026, 11, 27, tzinfo=UTC)
