@@ -87,22 +87,22 @@ def _reused(s: Session, sid: int, file_ids: list[int], deleting: list[int]) -> i
     )
 
 
-def _sharers(s: Session, sid: int, deleting: list[int]) -> list[int]:
+def _sharers(s: Session, sid: int, deleting: set[int], by_file: dict[int, set[int]]) -> list[int]:
     """Other captures, not being deleted, whose records are in this capture's files (the
-    pages of one imported WARC); a few of them, enough to name."""
-    files = snapshots_files(s, [sid])
-    return list(
-        s.scalars(
-            select(Record.snapshot_id)
-            .where(
-                Record.file_id.in_(sorted(files)),
-                Record.snapshot_id.is_not(None),
-                Record.snapshot_id.not_in(deleting),
+    pages of one imported WARC). ``by_file`` keeps each file's captures: deleting the
+    pages of a large import reads its records once, not once a page."""
+    others: set[int] = set()
+    for fid in snapshots_files(s, [sid]):
+        if fid not in by_file:
+            by_file[fid] = set(
+                s.scalars(
+                    select(Record.snapshot_id)
+                    .where(Record.file_id == fid, Record.snapshot_id.is_not(None))
+                    .distinct()
+                )
             )
-            .distinct()
-            .limit(6)
-        )
-    )
+        others |= by_file[fid] - deleting - {sid}
+    return sorted(others)
 
 
 def _delete_rows(s: Session, snap: Snapshot, files: list[File]) -> list[tuple[str, str]]:
@@ -132,6 +132,8 @@ def delete_snapshots(lib: Library, snapshot_ids: Iterable[int]) -> DeleteResult:
     folders: list[str] = []
     with lib.write() as s:
         held = frozen_holders(s, ids)
+        shared: dict[int, set[int]] = {}  # file id -> the captures with records in it
+        deleting = set(ids)
         chosen: list[tuple[Snapshot, list[File]]] = []
         for sid in ids:
             snap = s.get(Snapshot, sid)
@@ -149,7 +151,7 @@ def delete_snapshots(lib: Library, snapshot_ids: Iterable[int]) -> DeleteResult:
                     f"capture {sid} holds the payloads of {n} later record(s) "
                     "(revisits); delete those captures first")))  # fmt: skip
                 continue
-            if others := _sharers(s, sid, ids):
+            if others := _sharers(s, sid, deleting, shared):
                 named = ", ".join(map(str, sorted(others)[:5])) + (
                     ", ..." if len(others) > 5 else ""
                 )
