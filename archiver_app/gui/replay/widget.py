@@ -416,7 +416,6 @@ class ReplayWidget(QWidget):
         # The request carries no fragment: the route is the one the page was opened at.
         same_document = self.route_url.split("#", 1)[0] == url.split("#", 1)[0]
         page_url = self.route_url if same_document else url
-        self._timeline_url = page_url
         self._show_banner(
             response, self._show_timeline(page_url, response.ts, response.snapshot_id)
         )
@@ -459,6 +458,7 @@ class ReplayWidget(QWidget):
         self.views_button.setVisible(bool(self.other_views))
 
     def _show_timeline(self, url: str, ts: str, snapshot_id: int | None) -> int:
+        self._timeline_url = url
         self._set_timeline(url)
         return self._fill_timeline(ts, snapshot_id)
 
