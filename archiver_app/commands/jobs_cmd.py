@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.units import human_bytes
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
     from archiver_app.crawl.api import JobSummary, LogLine
@@ -54,14 +56,6 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     log.set_defaults(func=cmd_log)
 
 
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
-
-
 def _is_crawl(j: JobSummary) -> bool:
     from archiver_app.store.models import CRAWL_KIND_NAMES
 
@@ -77,7 +71,7 @@ def _done(j: JobSummary) -> str:
 
 
 def _line(j: JobSummary) -> str:
-    size = _size(j.bytes_downloaded) if _is_crawl(j) else ""
+    size = human_bytes(j.bytes_downloaded) if _is_crawl(j) else ""
     return (
         f"{j.id:>5}  {j.kind:<8} {j.status:<12} {_done(j)} {size:>10} {j.error_count:>6}  {j.name}"
     )
@@ -140,7 +134,7 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
                   f"concurrency {d.rules.concurrency}, ignore {list(d.rules.ignore)}"),
         ("pages", ", ".join(f"{n} {st}" for st, n in d.page_states.items())),
         ("counters", f"{s.items_downloaded} downloaded of {s.items_queued} queued, "
-                     f"{_size(s.bytes_downloaded)}, 1xx {s.r1xx} 2xx {s.r2xx} 3xx {s.r3xx} "
+                     f"{human_bytes(s.bytes_downloaded)}, 1xx {s.r1xx} 2xx {s.r2xx} 3xx {s.r3xx} "
                      f"4xx {s.r4xx} 5xx {s.r5xx} unknown {s.runk}, {s.error_count} errors, "
                      f"{s.concurrency} in flight"),
         ("retries", f"{s.retry_count} of {s.max_retries}"),

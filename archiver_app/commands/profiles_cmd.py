@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.units import human_bytes
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
 
@@ -58,5 +60,5 @@ def cmd_profiles(args: argparse.Namespace, ctx: Context) -> int:
             else "never logged in"
         )
         busy = "  (in use)" if p.in_use else ""
-        print(f"{p.name:<20} {p.size_bytes >> 10:>8} KiB  {login}{busy}", file=ctx.out)
+        print(f"{p.name:<20} {human_bytes(p.size_bytes):>10}  {login}{busy}", file=ctx.out)
     return 0
