@@ -105,6 +105,17 @@ def _sharers(s: Session, sid: int, deleting: set[int], by_file: dict[int, set[in
     return sorted(others)
 
 
+def _named(s: Session, ids: list[int], most: int = 3) -> str:
+    """``"2 other captures: #4 URL, #5 URL"``, the first ``most`` of them by id and URL."""
+    urls = dict(
+        s.execute(select(Snapshot.id, Snapshot.url).where(Snapshot.id.in_(ids[:most]))).all()
+    )
+    named = ", ".join(f"#{i} {urls.get(i, '')}".rstrip() for i in ids[:most])
+    more = f" and {len(ids) - most} more" if len(ids) > most else ""
+    plural = "s" if len(ids) > 1 else ""
+    return f"{len(ids)} other capture{plural}: {named}{more}"
+
+
 def _delete_rows(s: Session, snap: Snapshot, files: list[File]) -> list[tuple[str, str]]:
     """Delete one capture's rows; return the (kind, path) of its laptop files."""
     file_ids = [f.id for f in files]
@@ -152,12 +163,10 @@ def delete_snapshots(lib: Library, snapshot_ids: Iterable[int]) -> DeleteResult:
                     "(revisits); delete those captures first")))  # fmt: skip
                 continue
             if others := _sharers(s, sid, deleting, shared):
-                named = ", ".join(map(str, sorted(others)[:5])) + (
-                    ", ..." if len(others) > 5 else ""
-                )
                 outcomes.append(DeleteOutcome(sid, DeleteCode.SHARED, (
-                    f"capture {sid} was imported in one WARC file with other captures ({named}); "
-                    "deleting it would delete theirs: delete them together")))  # fmt: skip
+                    f"capture {sid} ({snap.url}) was imported in one WARC file with "
+                    f"{_named(s, others)}; deleting it would delete theirs: delete them "
+                    "together")))  # fmt: skip
                 continue
             chosen.append((snap, files))
         why = f"member capture(s) deleted on {lib.clock():%Y-%m-%d}"

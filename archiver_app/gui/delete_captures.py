@@ -55,12 +55,12 @@ class DeleteCaptures(QObject):
 
     def confirm(self, count: int) -> bool:
         """Ask first. *Cancel* is the default: Return or Esc deletes nothing."""
-        what = "this capture" if count == 1 else f"these {count} captures"
+        what, its = ("this capture", "Its") if count == 1 else (f"these {count} captures", "Their")
         box = question_box(
             self.window,
             QMessageBox.Icon.Warning,
             "Delete captures",
-            f"Delete {what}? Their files on this computer are removed; copies already on "
+            f"Delete {what}? {its} files on this computer are removed; copies already on "
             "your drives stay there.",
             "Delete",
         )

@@ -72,7 +72,8 @@ def test_a_page_of_an_imported_warc_is_deleted_only_with_the_other_pages(
 
     import_paths(library, [write_warc(tmp_path / "three.warc.gz", site(3))])
     with library.session() as s:
-        pages = list(s.scalars(select(Snapshot.id).order_by(Snapshot.id)))
+        urls = {int(i): str(u) for i, u in s.execute(select(Snapshot.id, Snapshot.url)).all()}
+        pages = sorted(urls)
         warc = s.scalars(select(File).where(File.kind == "warc")).one()
         records = s.scalar(select(func.count()).select_from(Record))
     assert len(pages) == 3
@@ -80,8 +81,11 @@ def test_a_page_of_an_imported_warc_is_deleted_only_with_the_other_pages(
         result, changes = library.snapshots.delete([sid])
         [outcome] = result.outcomes
         assert outcome.code is DeleteCode.SHARED and not changes.any
-        others = ", ".join(str(p) for p in pages if p != sid)
-        assert f"imported in one WARC file with other captures ({others})" in outcome.message
+        others = ", ".join(f"#{p} {urls[p]}" for p in pages if p != sid)
+        assert outcome.message == (
+            f"capture {sid} ({urls[sid]}) was imported in one WARC file with 2 other captures: "
+            f"{others}; deleting it would delete theirs: delete them together"
+        )
     assert (library.root / warc.path).is_file()
     with library.session() as s:
         assert s.scalar(select(func.count()).select_from(Record)) == records
