@@ -8,6 +8,7 @@ claimed, writes its coverage report, then checks that every captured page is ind
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -43,6 +44,8 @@ from archiver_app.store.models import (
 )
 
 RETRY_BACKOFF_SECONDS = 30.0
+
+log = logging.getLogger(__name__)
 
 
 def status_column(status: int | None) -> str:
@@ -297,7 +300,23 @@ def finish_job_if_done(lib: Library, job_id: int) -> str | None:
     from archiver_app.editions.service import after_job
 
     after_job(lib, job_id)  # the editions this job feeds take its outcome in now
+    _compare_watched(lib, job_id)
     return status
+
+
+def _compare_watched(lib: Library, job_id: int) -> None:
+    """Compare what the job captured of watched addresses with the captures before
+    (:func:`archiver_app.watch.runner.compare_watched`); a library watching nothing never
+    loads the comparison code. A comparison that fails costs its summary, never the job."""
+    with lib.session() as s:
+        if s.scalar(select(Job.id).where(Job.schedule.is_not(None)).limit(1)) is None:
+            return
+    from archiver_app.watch.runner import compare_watched
+
+    try:
+        compare_watched(lib, job_id)
+    except Exception:
+        log.warning("could not compare the watched pages job %s captured", job_id, exc_info=True)
 
 
 def resume_interrupted_endings(lib: Library, *, stale_seconds: float = 60.0) -> list[int]:

@@ -7,6 +7,8 @@ however many slots a sleeping laptop missed; the database's write lock and a re-
 due date make sure two processes never queue the same slot). :func:`run_due` is what
 ``archiver watch run`` does from a timer: queue what is due, run it in the foreground, and
 compare every new capture with the previous one of its address (:mod:`archiver_app.compare`).
+A job that is no watch's run compares what it captured of watched addresses as it ends
+(:func:`compare_watched`, called by the crawl's ending steps).
 """
 
 from __future__ import annotations
@@ -245,3 +247,30 @@ def _outcomes(lib: Library, job_id: int) -> list[PageOutcome]:
         for page in page_list(lib, job_id, states=["failed", "ready", "claimed"])
     ]
     return outcomes
+
+
+def compare_watched(lib: Library, job_id: int) -> dict[int, ChangeSummary]:
+    """Compare each complete capture job ``job_id`` made of a watched address with the
+    capture before it, with the watch's ignore patterns: a watched page captured by hand,
+    or by a crawl, shows in the Changes view and the timeline's marks as the watch's own
+    captures do. A watch's own runs are compared by :func:`run_due`; nothing here for them."""
+    with lib.session() as s:
+        job = s.get(Job, job_id)
+        if job is None or job.schedule is not None or job.config.get("scheduled_from"):
+            return {}
+        ignore_of: dict[str, tuple[str, ...]] = {}
+        for config in s.scalars(select(Job.config).where(Job.schedule.is_not(None))):
+            for seed in (config or {}).get("seeds") or ():
+                ignore = (config.get(WATCH_KEY) or {}).get("ignore") or ()
+                ignore_of.setdefault(seed, tuple(ignore))
+        captured = s.execute(
+            select(Snapshot.id, Snapshot.url).where(
+                Snapshot.job_id == job_id, Snapshot.state == SnapshotState.COMPLETE
+            )
+        ).all()
+    kept: dict[int, ChangeSummary] = {}
+    for sid, url in captured:
+        if url in ignore_of:
+            ignore = compile_ignore_patterns(ignore_of[url])
+            kept.update(record_changes(lib, [sid], ignore=ignore))
+    return kept

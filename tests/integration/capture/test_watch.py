@@ -137,3 +137,33 @@ def test_two_processes_never_queue_the_same_slot(tmp_path: Path) -> None:
     ]
     created = [int(p.communicate(timeout=120)[0].strip()) for p in procs]
     assert sorted(created) == [0, 0, 0, 1]
+
+
+def test_a_watched_page_captured_by_hand_is_compared_too(
+    clocked: tuple[Library, Clock], local_server: LocalServer
+) -> None:
+    """A capture of a watched address made outside the watch (the address bar, a crawl)
+    is compared with the one before, with the watch's ignore patterns, as the watch's own
+    are: the Changes view lists it and the timeline marks it."""
+    lib, clock = clocked
+    url = local_server.url("/tides")
+    local_server.add_static("/tides", PAGE.format(t="06:10") + "<p>Updated 1</p>")
+    add_watch(lib, [url], schedule="daily", ignore=[r"Updated \d+"])
+    run_due(lib)  # the watch's first capture
+    local_server.add_static("/tides", PAGE.format(t="06:10") + "<p>Updated 2</p>")
+    clock.now += timedelta(minutes=5)
+    lib.jobs.run(lib.jobs.capture([url]))  # by hand: only the ignored counter moved
+    [same] = recent_changes(lib, changed_only=False)
+    assert same.url == url and same.summary.text_share == 0.0  # "Updated 2" is ignored
+    # (its pixels moved: the look is compared whole)
+    local_server.add_static("/tides", PAGE.format(t="07:25") + "<p>Updated 3</p>")
+    clock.now += timedelta(minutes=5)
+    lib.jobs.run(lib.jobs.capture([url]))
+    changed, _ = recent_changes(lib, changed_only=False)  # newest first
+    assert changed.url == url and changed.summary.changed
+    assert changed.summary.text_share and changed.previous_id == same.snapshot_id
+    other = local_server.url("/other")  # an address no watch watches: not compared
+    local_server.add_static("/other", PAGE.format(t="08:00"))
+    lib.jobs.run(lib.jobs.capture([other]))
+    lib.jobs.run(lib.jobs.capture([other]))
+    assert {c.url for c in recent_changes(lib, changed_only=False)} == {url}
