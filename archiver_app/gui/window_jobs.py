@@ -89,6 +89,7 @@ class WindowJobs(QObject):
         self.window.tray.notify("Job finished", f"Job #{job_id} is {status}.")
         self.window.model.refresh()
         self.window.reload_sidebar()  # the states of the editions it fed
+        self.window.research.refresh_changes()  # it may have captured a watched page
         # Open replays list the captures it may have added. (Until a replay opens, its
         # module, and QtWebEngine with it, is not loaded; no replay is open then.)
         replay = sys.modules.get("archiver_app.gui.replay.widget")

@@ -51,3 +51,18 @@ def test_compare_changes_and_citations(
     panel = main_window.tabs.currentWidget()
     assert panel is research.changes
     qtbot.waitUntil(lambda: panel.loaded)  # type: ignore[attr-defined]
+
+
+def test_an_open_changes_view_reads_its_lists_again_when_a_job_ends(
+    qtbot: QtBot, main_window: MainWindow
+) -> None:
+    """A capture of a watched page made by hand is compared as its job ends: the Changes
+    view, if open, shows it then (the Jobs panel says a job ended)."""
+    panel = main_window.research.show_changes()
+    reads: list[bool] = []
+    panel.refresh = lambda: reads.append(True)  # type: ignore[method-assign]
+    main_window.jobs.job_finished.emit(3, "indexed")
+    assert reads == [True]
+    main_window.tabs.removeTab(main_window.tabs.indexOf(panel))  # closed: not read
+    main_window.jobs.job_finished.emit(4, "indexed")
+    assert reads == [True]
