@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from archiver_app.units import human_bytes
 from tests.helpers.webserver import LocalServer
 
 ARCHIVER = Path(sys.executable).with_name("archiver")
@@ -58,6 +59,9 @@ def test_crawl_then_inspect_and_control_the_job(tmp_path: Path) -> None:
         r = archiver(lib, "jobs", "--json")
         jobs = json.loads(r.stdout)
         assert [(j["id"], j["status"], j["items_downloaded"]) for j in jobs] == [(1, "indexed", 3)]
+        r = archiver(lib, "jobs")  # its data in the units the Jobs panel gives (decimal)
+        size = human_bytes(jobs[0]["bytes_downloaded"])
+        assert size.endswith(" KB") and f" {size} " in r.stdout.splitlines()[1], r.stdout
         r = archiver(lib, "job", "show", "1")
         assert "3 done" in r.stdout and "2 skipped" in r.stdout and "indexed: 3 page(s)" in r.stdout
 

@@ -41,6 +41,9 @@ def test_import_search_export(
     assert "Lighthouse keepers" in out and "[storm]" in out
     first = out.splitlines()[0]  # "#<id>  <when>  <url>"
     sid = int(first.split()[0].removeprefix("#"))  # the id cite, diff and delete take
+    day = first.split()[1]  # the capture's day: --until takes it whole, as the app does
+    assert main(["--library", lib, "search", "storm", "--since", day, "--until", day]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == first
     assert main(["--library", lib, "cite", str(sid), "--format", "csl-json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["URL"] == first.split()[-1]
     assert main(["--library", lib, "search", "gale", "--json", "--status", "2xx"]) == 0
