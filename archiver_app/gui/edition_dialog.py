@@ -190,7 +190,8 @@ def install_edition_action(window: MainWindow) -> QAction:
             if d.created:
                 window.reload_sidebar()
                 open_edition(window.tabs, window.library, d.created, window.runner,
-                             window.apply_changes, open_capture=window.open_replay_id)  # fmt: skip
+                             window.apply_changes, job_finished=window.jobs.job_finished,
+                             open_capture=window.open_replay_id)  # fmt: skip
 
         dialog.open()
         window.new_edition_dialog = dialog  # type: ignore[attr-defined]

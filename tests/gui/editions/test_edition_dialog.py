@@ -43,6 +43,12 @@ def test_new_edition_from_the_file_menu(
     assert "edition:rivers-2026" in [e.key for e in window.sidebar.entries()]
     urls = {t.url for t in library.editions.coverage("rivers-2026").targets}
     assert f"{H}/listed" in urls and f"{H}/a" in urls
+    reads: list[bool] = []
+    view.loaded.connect(lambda *_a: reads.append(True))
+    qtbot.wait(300)  # its first reads are done
+    reads.clear()
+    window.jobs.job_finished.emit(1, "indexed")  # it follows the jobs that end
+    qtbot.waitUntil(lambda: bool(reads), timeout=10_000)
 
 
 def test_the_suggested_name_is_one_not_taken(qtbot: Any, library: Library, op_runner: Any) -> None:
