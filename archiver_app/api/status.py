@@ -69,7 +69,7 @@ def status_figures(library: Library, now: datetime) -> StatusFigures:
                     "WHERE f.local_state = 'present' GROUP BY f.id HAVING count(*) + 1 >= :n "
                     "UNION ALL SELECT f.id FROM files f JOIN copies c ON c.file_id = f.id "
                     "AND c.state = 'present' WHERE f.local_state != 'present' "
-                    "GROUP BY f.id HAVING count(*) >= :n)"
+                    "GROUP BY f.id HAVING count(*) >= :n) AS safe_files"
                 ),
                 {"n": copies_wanted},
             )
