@@ -115,7 +115,7 @@ _SHORTFALL_MESSAGES = {
     Shortfall.NOT_HASHED: "not hashed yet",
     Shortfall.NO_SOURCE: "no readable copy (laptop copy gone, no drive holding it mounted)",
     Shortfall.NO_ROOM: "no room left on the mounted drives",
-    Shortfall.NOT_ENOUGH_DRIVES: "not enough drives allowed by the policy",
+    Shortfall.NOT_ENOUGH_DRIVES: "too few drives: add one, or let the policy allow more",
     Shortfall.DEPENDENCY: "a revisit original cannot be copied alongside",
 }
 
