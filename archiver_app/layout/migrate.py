@@ -53,9 +53,11 @@ from archiver_app.layout.versions import ChainPlan, Placement, SnapshotFacts, pl
 from archiver_app.store.copies import forget_copies, keep_copies_where_they_are
 from archiver_app.store.models import (
     Collection,
+    Fidelity,
     File,
     FileKind,
     LocalState,
+    Record,
     Setting,
     Snapshot,
     SnapshotTag,
@@ -295,23 +297,52 @@ def sidecar_data(session: Session, snap: Snapshot) -> dict[str, Any]:
     return build_sidecar(values, slug, tags, files)
 
 
+def in_shared_import(session: Session, snap: Snapshot) -> bool:
+    """Whether ``snap`` is one page of an imported WARC holding other pages too: they share
+    its folder, whose ``index.json`` describes the import, not any one page."""
+    if snap.capture_fidelity != Fidelity.IMPORTED:
+        return False
+    return (
+        session.scalar(
+            select(Record.snapshot_id)
+            .where(
+                Record.file_id.in_(
+                    select(Record.file_id).where(Record.snapshot_id == snap.id).distinct()
+                ),
+                Record.snapshot_id != snap.id,
+            )
+            .limit(1)
+        )
+        is not None
+    )
+
+
 def write_snapshot_sidecar(session: Session, snap: Snapshot, root: Path) -> None:
     """Rewrite ``index.json`` in the snapshot's folder from the database (and the size and
-    sha256 of its ``files`` row, when it has one)."""
-    if snap.folder:
-        raw = write_sidecar(root.joinpath(*snap.folder.split("/")), sidecar_data(session, snap))
-        digest = hashlib.sha256(raw).hexdigest()
-        where = (File.snapshot_id == snap.id, File.path == f"{snap.folder}/{SIDECAR}")
-        changed = session.scalars(
-            select(File.id).where(*where, or_(File.sha256.is_(None), File.sha256 != digest))
-        ).all()
-        if changed:  # drives hold the old bytes
-            forget_copies(session.connection(), changed)
-            session.execute(
-                update(File)
-                .where(*where)
-                .values(size=len(raw), sha256=digest, local_state=LocalState.PRESENT)
-            )
+    sha256 of its ``files`` row, when it has one). A page of a shared import leaves it as it
+    is, the import's, and only records its bytes (an older ``update`` rewrote it)."""
+    if not snap.folder:
+        return
+    folder = root.joinpath(*snap.folder.split("/"))
+    if not in_shared_import(session, snap):
+        raw = write_sidecar(folder, sidecar_data(session, snap))
+    else:
+        try:
+            raw = (folder / SIDECAR).read_bytes()
+        except OSError:
+            return
+    digest = hashlib.sha256(raw).hexdigest()
+    where = (File.snapshot_id == snap.id, File.path == f"{snap.folder}/{SIDECAR}")
+    changed = session.scalars(
+        select(File.id).where(*where, or_(File.sha256.is_(None), File.sha256 != digest))
+    ).all()
+    if changed:  # drives hold the old bytes
+        forget_copies(session.connection(), changed)
+        session.execute(
+            update(File)
+            .where(*where)
+            .values(size=len(raw), sha256=digest, local_state=LocalState.PRESENT)
+        )
 
 
 def finish_cleanup(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[str]:

@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from archiver_app.layout.current import CURRENT_FS_VERSION
-from archiver_app.layout.migrate import finish_pending_cleanups, write_snapshot_sidecar
+from archiver_app.layout.migrate import (
+    finish_pending_cleanups,
+    in_shared_import,
+    write_snapshot_sidecar,
+)
 from archiver_app.layout.migrator import MigrationReport, run_migrator
 from archiver_app.layout.orphans import OrphanReport, import_orphans
 from archiver_app.layout.reconcile import duplicate_groups, merge_duplicate, reconcile_folder
@@ -63,6 +67,9 @@ def update_library(
             ).all()
             for snap in snaps:
                 if not snap.folder:
+                    continue
+                if in_shared_import(s, snap):  # its index.json is the import's, not the page's
+                    write_snapshot_sidecar(s, snap, root)
                     continue
                 folder = root.joinpath(*snap.folder.split("/"))
                 if not folder.is_dir():

@@ -428,3 +428,36 @@ def test_the_migrator_on_a_library_kept_in_postgresql(tmp_path: Path, postgres_u
             uid, name = key.split("/", 1)
             folder = next(s.folder for s in snaps if s.uid == uid)
             assert (lib.root / folder / name).stat().st_size == size
+
+
+def test_update_leaves_the_index_json_of_a_shared_import_as_the_importer_wrote_it(
+    library: Library, tmp_path: Path
+) -> None:
+    """The pages of one imported WARC share its folder, whose ``index.json`` describes the
+    import. ``archiver update`` rewrote it once per page, each page's over the last, and
+    left its recorded hash behind: the mirror then called the laptop's copy corrupted. It is
+    left as it is, and what an older update wrote there is recorded."""
+    from archiver_app.importers.run import import_paths
+    from archiver_app.mirror import add_destination, run_mirror
+    from tests.helpers.warcs import site, write_warc
+
+    import_paths(library, [write_warc(tmp_path / "three.warc.gz", site(3))])
+    with library.session() as s:
+        folders = set(s.scalars(select(Snapshot.folder)))
+        sidecars = s.scalars(select(File).where(File.kind == "sidecar")).all()
+    assert len(folders) == 1 and len(sidecars) == 1
+    index = library.root / sidecars[0].path
+    before = index.read_bytes()
+    assert json.loads(before)["pages"] == 3
+
+    update_library(library)
+
+    assert index.read_bytes() == before
+    index.write_text('{"url": "https://example.org/page2"}')  # as an older update left it
+    update_library(library)  # records what is there
+    (tmp_path / "blue").mkdir()
+    add_destination(library, tmp_path / "blue", "blue")
+    result = run_mirror(library, scan_roots=[tmp_path])
+    assert result.failures == 0 and result.local_unrepairable == []
+    with library.session() as s:
+        assert s.scalar(select(File.local_state).where(File.id == sidecars[0].id)) == "present"
