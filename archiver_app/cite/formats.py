@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 from archiver_app.cite.metadata import Name, declared
@@ -247,16 +248,37 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
             item["archive_location"] = f'<span class="nocase">{r.version_url}</span>'
         item.pop("note")
         items.append(item)
-    source = CiteProcJSON(items)
+    _full_names_where_asked()
     bib = CitationStylesBibliography(
         CitationStylesStyle(path, validate=False),
-        source,
+        CiteProcJSON(items),
         formatter.html if as_html else formatter.plain,
     )
     for r in refs:
         bib.register(Citation([CitationItem(r.key)]))
     by_key = dict(zip(bib.keys, bib.bibliography(), strict=True))
     return "\n".join(str(by_key[r.key]) for r in refs) + "\n"
+
+
+def _full_names_where_asked() -> None:
+    """Teach citeproc-py CSL 1.0.1's ``initialize="false"``, once: it ignores it and
+    initialized every given name, so MLA and Chicago (whose bibliography names ask for full
+    given names) cited "Port, J." for Jane Port. A citeproc-py that knows the option has it
+    among its defaults, and is left alone."""
+    from citeproc import model
+
+    defaults = model.CitationStylesElement._default_options
+    if "initialize" in defaults:
+        return
+    defaults["initialize"] = "true"
+    initials = model.Name.initialize
+
+    def initialize(self: Any, given: str, mark: str, context: Any) -> str:
+        if self.get_option("initialize", context) == "false":
+            return given
+        return str(initials(self, given, mark, context))
+
+    model.Name.initialize = initialize
 
 
 def bibliography(lib: Library, snapshot_ids: Sequence[int]) -> tuple[str, str]:

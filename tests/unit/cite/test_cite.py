@@ -177,6 +177,9 @@ def test_a_page_that_names_its_authors_and_date_is_cited_with_them(library: Libr
     assert formatted([r], "apa").startswith(
         "Port, J., & Quay, A. (2026, March 4). Cranes repainted."
     )
+    # Chicago and MLA give full given names (their styles' initialize="false")
+    assert formatted([r], "chicago").startswith("Port, Jane, and Ali Quay. 2026.")
+    assert formatted([r], "mla").startswith("Port, Jane, and Ali Quay. “Cranes Repainted”.")
     [entry] = bibtexparser.parse_string(render([r], "bibtex")).entries
     fields = {f.key: f.value for f in entry.fields}
     assert (fields["author"], fields["date"]) == ("Port, Jane and Quay, Ali", "2026-03-04")
