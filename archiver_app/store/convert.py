@@ -256,12 +256,13 @@ def _insert(conn: Any, table: Table, rows: Sequence[Any]) -> None:
 
 @functools.cache
 def _writable(table: Table) -> Table:
-    """``table`` with its JSON columns writing None as SQL NULL (as it was read), not as
-    the JSON text ``null``."""
+    """``table`` with its nullable JSON columns writing None as SQL NULL (as it was read),
+    not as the JSON text ``null``. A column that cannot be NULL held JSON ``null`` (the
+    migrator's finished cursor, say), and writes it back."""
     copy = table.to_metadata(MetaData())
     for column in copy.columns:
         if isinstance(column.type, JSON):
-            column.type = JSON(none_as_null=True)
+            column.type = JSON(none_as_null=bool(column.nullable))
     return copy
 
 

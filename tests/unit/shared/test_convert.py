@@ -14,6 +14,7 @@ from archiver_app.crawl.jobs import create_job
 from archiver_app.crawl.scope import Scope
 from archiver_app.errors import LibraryError
 from archiver_app.importers.warcs import import_warc_file
+from archiver_app.layout.migrator import run_migrator
 from archiver_app.library import Library
 from archiver_app.library_convert import convert_library
 from archiver_app.mirror.destinations import add_destination
@@ -43,6 +44,7 @@ def _fill(lib: Library, tmp: Path) -> None:
     set_copy_state(lib, a.file_ids[0], dest.id, "present")
     create_job(lib, ["http://crawl.test/", "http://crawl.test/b"], scope=Scope.HOST)
     bulk_snapshots(lib, 300, collection="bulk")
+    run_migrator(lib)  # its finished cursor is JSON null in a column that cannot be NULL
 
 
 def _dump(db: Path) -> dict[str, list[tuple[object, ...]]]:
