@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import TYPE_CHECKING, Any
+
+from archiver_app.paths import LIBRARY_ENV
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
@@ -130,6 +133,11 @@ def cmd_move_library(args: argparse.Namespace, ctx: Context) -> int:
     print(f"moved the library to {result.root} ({how})", file=ctx.out)
     for rel in result.left_behind:
         print(f"could not remove the old {rel}; remove it by hand", file=ctx.out)
+    # The app and a bare `archiver` open the new place; a named old one is not there.
+    if args.library:
+        print(f"from now on, give --library {result.root}", file=ctx.out)
+    elif os.environ.get(LIBRARY_ENV):
+        print(f"{LIBRARY_ENV} names the old folder: set it to {result.root}", file=ctx.out)
     return 0
 
 

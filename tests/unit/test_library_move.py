@@ -76,6 +76,24 @@ def test_same_file_system_is_one_rename_and_the_new_place_is_remembered(tmp_path
     assert seen and seen[-1].fraction == 1.0
 
 
+def test_the_command_says_where_to_point_a_named_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The app and a bare ``archiver`` follow a move; ``--library`` or ``ARCHIVER_LIBRARY``
+    naming the old folder would find no library there, so the command says what to give."""
+    from archiver_app.cli import main
+
+    src = tmp_path / "old"
+    _make_library(src, 1)
+    assert main(["--library", str(src), "move-library", str(tmp_path / "a")]) == 0
+    assert f"from now on, give --library {tmp_path / 'a'}" in capsys.readouterr().out
+    monkeypatch.setenv("ARCHIVER_LIBRARY", str(tmp_path / "a"))
+    assert main(["move-library", str(tmp_path / "b")]) == 0
+    assert f"ARCHIVER_LIBRARY names the old folder: set it to {tmp_path / 'b'}" in (
+        capsys.readouterr().out
+    )
+
+
 def test_across_file_systems_every_file_is_copied_verified_then_the_old_removed(
     tmp_path: Path,
 ) -> None:
