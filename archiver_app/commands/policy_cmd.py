@@ -12,7 +12,12 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("policy", help="how many verified copies, on which drives")
-    p.add_argument("action", nargs="?", choices=["show", "set"], default="show")
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=["show", "set"],
+        help="show (the default), or set: implied by any setting given",
+    )
     p.add_argument("--collection", metavar="SLUG", help="one collection (default: the library)")
     p.add_argument(
         "--copies",
@@ -44,7 +49,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def _show(policy: Policy, title: str) -> str:
     dests = ", ".join(policy.destinations) if policy.destinations is not None else "any"
     return (
-        f"{title}: {policy.copies} copies (counting the laptop's), destinations: {dests}, "
+        f"{title}: {policy.copies} {'copy' if policy.copies == 1 else 'copies'} "
+        f"(counting the laptop's), destinations: {dests}, "
         f"max age {policy.max_age_seconds}s, batch {policy.batch_size}, "
         f"parallelism {policy.parallelism}"
     )
@@ -57,22 +63,21 @@ def cmd_policy(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.mirror.policy import _UNSET, effective_policy, set_policy
     from archiver_app.store.models import Collection
 
+    settings = (args.copies, args.destinations, args.max_age, args.batch_size, args.parallelism)
+    given = any(v is not None for v in settings)
+    if args.action == "show" and given:  # a setting shown and not set would pass unnoticed
+        raise InputError("policy show changes nothing: to change the policy, use policy set")
     with ctx.open_library() as lib:
-        if args.action == "set":
-            dests: Any = _UNSET
-            if args.destinations is not None:
-                names = [n.strip() for n in args.destinations.split(",") if n.strip()]
-                dests = None if names in ([], ["any"]) else names
-            if (args.copies, args.max_age, args.batch_size, args.parallelism) == (
-                None,
-                None,
-                None,
-                None,
-            ) and dests is _UNSET:
+        if args.action == "set" or given:
+            if not given:
                 raise InputError(
                     "policy set: give at least one of --copies, --destinations, "
                     "--max-age, --batch-size, --parallelism"
                 )
+            dests: Any = _UNSET
+            if args.destinations is not None:
+                names = [n.strip() for n in args.destinations.split(",") if n.strip()]
+                dests = None if names in ([], ["any"]) else names
             policy = set_policy(
                 lib,
                 collection=args.collection,

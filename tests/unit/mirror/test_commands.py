@@ -35,6 +35,13 @@ def test_commands_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert code == 2 and "unknown destination(s) 'green'" in err
     code, _, err = run(capsys, root, "policy", "set")
     assert code == 2 and "give at least one" in err
+    code, out, _ = run(capsys, root, "policy", "--copies", "1")  # a setting implies set
+    assert code == 0 and "library default: 1 copy (counting" in out
+    code, _, err = run(capsys, root, "policy", "show", "--copies", "3")
+    assert code == 2 and "use policy set" in err
+    code, out, _ = run(capsys, root, "policy")
+    assert "library default: 1 copy" in out
+    run(capsys, root, "policy", "set", "--copies", "2")
     code, out, _ = run(capsys, root, "mirror", "--dry-run")
     assert code == 0 and "plan: 2 copies, 30.0 KB" in out and "dry run" in out
     assert not list((media / "BLUE" / "Archiver").rglob("*.bin"))
@@ -74,4 +81,4 @@ def test_commands_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     code, out, _ = run(capsys, root, "offload", "--older-than", "1y")
     assert code == 0 and "freed 30.0 KB: 1 snapshots, 2 files" in out
     code, out, _ = run(capsys, root, "policy")
-    assert "library default: 1 copies" in out
+    assert "library default: 1 copy" in out
