@@ -132,4 +132,7 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
         )
     if not args.json:
         print(report.describe()[0], file=ctx.out)
+        if any(o.job_id is not None for o in report.outcomes):
+            print("run the queued captures: archiver worker --once (or Run in the app's Jobs)",
+                  file=ctx.out)  # fmt: skip
     return 1 if report.failed else 0

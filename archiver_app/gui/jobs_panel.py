@@ -5,7 +5,8 @@ verify, offload, migrate) the progress their runner last wrote to the row. The p
 reads the jobs on a timer through :class:`~archiver_app.gui.ops.BackgroundOp` (the
 database is the source of truth; a child or worker process may be the one running the
 job), so a busy database never stalls the window. A crawl can be paused, resumed,
-aborted, retried and have its rules changed; any other job can be cancelled through its
+aborted, retried and have its rules changed; a queued one (queued from a terminal, or
+retried) is run here by Run or Retry; any other job can be cancelled through its
 row, which the process running it sees at its next check (all through ``lib.jobs``,
 :class:`~archiver_app.api.jobs.JobsManager`).
 """
@@ -219,9 +220,9 @@ class JobsPanel(QWidget):
             b.setEnabled(False)
         # the crawl engine is imported when a button is first used, not at launch
         self.pause_button.clicked.connect(lambda: self._control(JobsManager.pause))
-        self.resume_button.clicked.connect(lambda: self._control(JobsManager.resume))
+        self.resume_button.clicked.connect(self._resume_or_run)
         self.abort_button.clicked.connect(self._abort_or_cancel)
-        self.retry_button.clicked.connect(lambda: self._control(JobsManager.retry))
+        self.retry_button.clicked.connect(lambda: self._control(JobsManager.retry, run=True))
         self.apply_button.clicked.connect(self._apply_live)
 
         self.timer = QTimer(self)
@@ -355,7 +356,11 @@ class JobsPanel(QWidget):
         crawl = row.counts_pages
         self.rules_box.setVisible(crawl)  # an export or a mirror has no rules to change
         self.pause_button.setEnabled(crawl and row.status == JobStatus.RUNNING)
-        self.resume_button.setEnabled(crawl and row.status == JobStatus.PAUSED)
+        # A capture queued elsewhere (bookmarks imported from a terminal, a worker's job)
+        # waits for a worker: Run runs it here, as the capture dialog runs its own.
+        queued = crawl and row.status == JobStatus.QUEUED
+        self.resume_button.setText("Run" if queued else "Resume")
+        self.resume_button.setEnabled(queued or (crawl and row.status == JobStatus.PAUSED))
         # a browsing session is not undone: Stop ends it with every page saved
         stop = "Stop" if row.kind == "browse" else "Cancel"
         self.abort_button.setText("Abort" if crawl else stop)
@@ -391,15 +396,47 @@ class JobsPanel(QWidget):
 
     # ------------------------------------------------------------------ control
 
-    def _control(self, fn: Callable[[JobsManager, int], object]) -> None:
+    def _control(self, fn: Callable[[JobsManager, int], object], *, run: bool = False) -> None:
+        """``fn`` on the selected job; with ``run``, then run it here (a retried capture
+        goes back in the queue, where nothing else may take it)."""
         job = self.current_job_id()
         if job is None:
             return
         jobs = self.library.jobs
         doing = f"{fn.__name__.replace('_', ' ')} job"
-        BackgroundOp(self.runner, lambda _p, _c: fn(jobs, job), label=doing).success(
-            lambda _r: self.refresh_soon()
-        ).failure(lambda f: show_error(self, f, doing)).run_in_background()
+
+        def done(_result: object) -> None:
+            self.refresh_soon()
+            if run:
+                self.run_job(job)
+
+        BackgroundOp(self.runner, lambda _p, _c: fn(jobs, job), label=doing).success(done).failure(
+            lambda f: show_error(self, f, doing)
+        ).run_in_background()
+
+    def _resume_or_run(self) -> None:
+        job = self.current_job_id()
+        row = next((r for r in self.model.rows if r.id == job), None)
+        if row is not None and row.status == JobStatus.QUEUED:
+            self.run_job(row.id)
+        else:
+            self._control(JobsManager.resume)
+
+    def run_job(self, job: int) -> BackgroundOp[Any]:
+        """Run the queued capture or crawl ``job`` in a child process; its end shows here
+        as any job's does (a second runner of the same job shares its pages)."""
+        jobs = self.library.jobs
+        self.resume_button.setEnabled(False)
+        return (
+            BackgroundOp(
+                self.runner,
+                lambda p, c: jobs.run(job, progress=p, cancel=c),
+                label=f"capture job {job}",
+            )
+            .success(lambda _r: self.refresh_soon())
+            .failure(lambda f: None if f.cancelled else show_error(self, f, f"running job {job}"))
+            .run_in_background()
+        )
 
     def _abort_or_cancel(self) -> None:
         """Abort a crawl (its waiting pages are skipped); cancel any other job."""

@@ -23,7 +23,7 @@ from archiver_app.library import Library
 from archiver_app.mirror.destinations import Marker, write_marker
 from archiver_app.mirror.status import SCRUB_KEY
 from archiver_app.paths import resolve_library_root
-from archiver_app.store.models import Copy, Destination, File, Job, JobLog
+from archiver_app.store.models import Copy, Destination, File, Job, JobLog, Snapshot
 from tests.helpers.snapshots import add_snapshot
 
 BLUE, RED = "6a1b7c1e-0000-4000-8000-00000000b1e0", "6a1b7c1e-0000-4000-8000-0000000000ed"
@@ -495,3 +495,44 @@ def test_a_narrow_list_table_keeps_its_names_readable(qtbot: QtBot) -> None:
     qtbot.waitUntil(lambda: header.sectionResizeMode(0) == QHeaderView.ResizeMode.Stretch)
     figures = sum(header.sectionSize(c) for c in range(1, 12))
     assert header.sectionSize(0) >= table.viewport().width() - figures - 2
+
+
+def test_a_queued_capture_runs_from_the_panel_and_a_retry_runs_again(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    """A capture queued outside the window (bookmarks imported from a terminal) waited for
+    a worker, and Retry put a failed page back in the queue where nothing took it: Run and
+    Retry run the job here, in a child process, with a real browser."""
+    from tests.helpers.webserver import LocalServer, Request, Response
+
+    broken = [True]
+
+    def flaky(_request: Request) -> Response:
+        if broken[0]:
+            raise ConnectionError("the connection drops before any answer")
+        return Response(body=b"<!doctype html><title>Back again</title><p>Here now.</p>")
+
+    server = LocalServer({"/flaky": flaky}).start()
+    try:
+        job_id = library.jobs.capture([server.url("/flaky")])
+        panel = JobsPanel(library, op_runner)
+        qtbot.addWidget(panel)
+        panel.show()
+        qtbot.waitUntil(lambda: panel.model.rowCount() == 1)
+        panel.table.selectRow(0)
+        qtbot.waitUntil(panel.resume_button.isEnabled)
+        assert panel.resume_button.text() == "Run"
+        with qtbot.waitSignal(panel.job_finished, timeout=120_000) as first:
+            panel.resume_button.click()
+        assert first.args == [job_id, "failed"]
+        broken[0] = False
+        qtbot.waitUntil(panel.retry_button.isEnabled, timeout=5000)
+        with qtbot.waitSignal(panel.job_finished, timeout=120_000) as second:
+            panel.retry_button.click()
+        assert second.args[0] == job_id and second.args[1] in {"completed", "indexed"}
+    finally:
+        panel.timer.stop()
+        server.stop()
+    with library.session() as s:
+        states = dict(s.execute(select(Snapshot.title, Snapshot.state)).all())
+    assert states.get("Back again") == "complete"

@@ -35,6 +35,9 @@ def test_import_search_export(
     assert main(["--library", lib, "jobs", "--json"]) == 0
     kinds = {j["id"]: j["kind"] for j in json.loads(capsys.readouterr().out)}
     assert kinds[item["job_id"]] == "capture"  # beside the two import jobs themselves
+    monkeypatch.setattr("sys.stdin", io.StringIO("https://example.org/b\n"))
+    assert main(["--library", lib, "import", "-"]) == 0  # says how the capture runs
+    assert "run the queued captures: archiver worker --once" in capsys.readouterr().out
 
     assert main(["--library", lib, "search", "storm", "--tag", "sea"]) == 0
     out = capsys.readouterr().out
