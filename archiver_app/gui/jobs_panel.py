@@ -6,7 +6,7 @@ reads the jobs on a timer through :class:`~archiver_app.gui.ops.BackgroundOp` (t
 database is the source of truth; a child or worker process may be the one running the
 job), so a busy database never stalls the window. A crawl can be paused, resumed,
 aborted, retried and have its rules changed; a queued one (queued from a terminal, or
-retried) is run here by Run or Retry; any other job can be cancelled through its
+retried, or resumed) is run here by Run, Retry or Resume; any other job can be cancelled through its
 row, which the process running it sees at its next check (all through ``lib.jobs``,
 :class:`~archiver_app.api.jobs.JobsManager`).
 """
@@ -397,8 +397,8 @@ class JobsPanel(QWidget):
     # ------------------------------------------------------------------ control
 
     def _control(self, fn: Callable[[JobsManager, int], object], *, run: bool = False) -> None:
-        """``fn`` on the selected job; with ``run``, then run it here (a retried capture
-        goes back in the queue, where nothing else may take it)."""
+        """``fn`` on the selected job; with ``run``, then run it here (a retried or resumed
+        capture goes back in the queue, where nothing else may take it)."""
         job = self.current_job_id()
         if job is None:
             return
@@ -419,8 +419,8 @@ class JobsPanel(QWidget):
         row = next((r for r in self.model.rows if r.id == job), None)
         if row is not None and row.status == JobStatus.QUEUED:
             self.run_job(row.id)
-        else:
-            self._control(JobsManager.resume)
+        else:  # the run it paused has ended (a worker elsewhere would take it up too)
+            self._control(JobsManager.resume, run=True)
 
     def run_job(self, job: int) -> BackgroundOp[Any]:
         """Run the queued capture or crawl ``job`` in a child process; its end shows here
