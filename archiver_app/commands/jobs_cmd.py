@@ -194,6 +194,8 @@ def cmd_action(args: argparse.Namespace, ctx: Context) -> int:
         else:
             n = jobs.retry_job(lib, args.id)
             print(f"job {args.id} queued again: {n} page(s) to retry", file=ctx.out)
+        if args.action_name in {"resume", "retry"}:  # a running worker takes it up
+            print(f"without a worker running: archiver worker --once --job {args.id}", file=ctx.out)
     return 0
 
 

@@ -76,6 +76,12 @@ def test_crawl_then_inspect_and_control_the_job(tmp_path: Path) -> None:
         assert (
             r.returncode == 2 and "only queued, retryable, running jobs can be paused" in r.stderr
         )
+        r = archiver(lib, "job", "resume", "2")  # and how it runs when no worker does
+        assert r.stdout.splitlines() == [
+            "job 2 resumed",
+            "without a worker running: archiver worker --once --job 2",
+        ]
+        assert archiver(lib, "job", "pause", "2").returncode == 0
         assert archiver(lib, "job", "abort", "2").returncode == 0
         r = archiver(lib, "job", "log", "2")
         assert "rules v2" in r.stdout and "aborted" in r.stdout
