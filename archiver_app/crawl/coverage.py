@@ -96,7 +96,14 @@ def build_coverage(
             for p in pages
             if p.state == PageState.FAILED
         ],
+        # Captured, but what was captured is the server's error page (a 404, a 503).
+        "error_answers": [
+            {"url": p.url, "http_status": p.http_status, "snapshot_id": p.snapshot_id}
+            for p in pages
+            if p.state == PageState.DONE and (p.http_status or 0) >= 400
+        ],
     }
+    report["counts"]["error_answers"] = len(report["error_answers"])
     return report, _ledger(pages), _manifest(attempts)
 
 
@@ -121,7 +128,9 @@ def _pages(s: Session, job_id: int) -> Sequence[Row[Any]]:
             Page.last_error,
             Page.snapshot_id,
             first_parent.label("parent"),
+            Snapshot.http_status,
         )
+        .outerjoin(Snapshot, Snapshot.id == Page.snapshot_id)
         .where(Page.job_id == job_id)
         .order_by(Page.id)
     ).all()
@@ -162,6 +171,7 @@ def _ledger(pages: Sequence[Row[Any]]) -> list[dict[str, Any]]:
             "attempts": p.attempts,
             "reason": p.skip_reason if p.state == PageState.SKIPPED else p.last_error,
             "snapshot_id": p.snapshot_id,
+            "http_status": p.http_status,
             "discovered_from": p.parent,
         }
         for p in pages
@@ -201,6 +211,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         "|---|---:|",
         f"| intended | {c['intended']} |",
         f"| captured | {c['captured']} |",
+        f"| of them, an error answer (4xx, 5xx) | {c['error_answers']} |",
         f"| failed (after retries) | {c['failed']} |",
         f"| excluded | {c['excluded']} |",
         f"| not attempted | {c['not_attempted']} |",
@@ -213,6 +224,10 @@ def render_markdown(report: dict[str, Any]) -> str:
     if report["excluded_by_rule"]:
         lines += ["## Excluded, by rule", "", "| rule | URLs |", "|---|---:|"]
         lines += [f"| {_md(rule)} | {n} |" for rule, n in report["excluded_by_rule"].items()]
+        lines.append("")
+    if report["error_answers"]:
+        lines += ["## Captured with an error answer", "", "| URL | status |", "|---|---:|"]
+        lines += [f"| {_md(e['url'])} | {e['http_status']} |" for e in report["error_answers"]]
         lines.append("")
     if report["failed"]:
         lines += ["## Failed", "", "| URL | attempts | last error |", "|---|---:|---|"]

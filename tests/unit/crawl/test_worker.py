@@ -154,6 +154,7 @@ def test_a_crawl_runs_to_the_end_and_records_everything(any_library: Library) ->
         "failed": 2,
         "excluded": 5,
         "not_attempted": 0,
+        "error_answers": 0,  # /err's 503s failed: retried, never done
     }
     assert report["excluded_by_rule"]["ignore '/private/'"] == 1
     assert {f["url"] for f in report["failed"]} == {f"{H}/dead", f"{H}/err"}
@@ -172,6 +173,25 @@ def test_a_crawl_runs_to_the_end_and_records_everything(any_library: Library) ->
     assert any("redirected to http://elsewhere.test/landing" in m for m in log)
     later = api.tail_log(library, job, after_id=api.tail_log(library, job)[-2].id)
     assert [x.message for x in later] == log[-1:]
+
+
+def test_the_coverage_report_names_pages_captured_with_an_error_answer(
+    library: Library,
+) -> None:
+    """A 404 is captured (the server's answer is the evidence), and counted as captured:
+    the report also names it, so a gap does not read as a page."""
+    job = create_job(library, [f"{H}/"], scope=Scope.HOST)
+    pages = {f"{H}/": MemoryPage(links=[f"{H}/gone"]), f"{H}/gone": MemoryPage(status=404)}
+    run(library, MemorySiteFetcher(library, pages))
+    folder = library.root / "jobs" / str(job)
+    report = json.loads((folder / "coverage.json").read_text())
+    assert report["counts"]["captured"] == 2 and report["counts"]["error_answers"] == 1
+    assert [(e["url"], e["http_status"]) for e in report["error_answers"]] == [(f"{H}/gone", 404)]
+    md = (folder / "coverage.md").read_text()
+    assert "| of them, an error answer (4xx, 5xx) | 1 |" in md
+    assert f"| {H}/gone | 404 |" in md
+    ledger = [json.loads(x) for x in (folder / "target-ledger.jsonl").read_text().splitlines()]
+    assert {x["url"]: x["http_status"] for x in ledger} == {f"{H}/": 200, f"{H}/gone": 404}
 
 
 def test_concurrency_is_the_smaller_of_worker_and_job(library: Library) -> None:
