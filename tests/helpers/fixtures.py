@@ -25,6 +25,17 @@ def library(library_root: Path) -> Iterator[Library]:
         lib.close()
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Library]:
+    """A library on SQLite, then one on PostgreSQL (a shared library's database)."""
+    url = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
+    lib = Library.open(tmp_path / "lib", database_url=url)
+    try:
+        yield lib
+    finally:
+        lib.close()
+
+
 @pytest.fixture
 def local_server() -> Iterator[LocalServer]:
     server = LocalServer().start()

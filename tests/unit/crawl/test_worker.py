@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -76,16 +75,6 @@ def states(lib: Library, job: int) -> dict[str, tuple[str, str | None]]:
             p.url: (p.state, p.skip_reason)
             for p in s.scalars(select(Page).where(Page.job_id == job))
         }
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def any_library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Library]:
-    url = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
-    lib = Library.open(tmp_path / "lib", database_url=url)
-    try:
-        yield lib
-    finally:
-        lib.close()
 
 
 def test_a_crawl_runs_to_the_end_and_records_everything(any_library: Library) -> None:

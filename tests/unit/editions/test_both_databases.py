@@ -2,25 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from archiver_app.api.deletion import DeleteCode
 from archiver_app.editions.states import EditionState, TargetState, TransitionCode
 from archiver_app.library import Library
 from tests.unit.editions.memory_site import H, build, index_everything
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def any_library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Library]:
-    url = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
-    lib = Library.open(tmp_path / "lib", database_url=url)
-    try:
-        yield lib
-    finally:
-        lib.close()
 
 
 def test_an_edition_is_built_accepted_and_frozen(any_library: Library) -> None:

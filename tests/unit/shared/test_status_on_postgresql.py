@@ -4,10 +4,8 @@ without a name), so the app's status bar said "status unavailable" and ``info`` 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from sqlalchemy import func, select
 
 from archiver_app.api.status import status_figures
@@ -15,16 +13,6 @@ from archiver_app.library import Library
 from archiver_app.mirror import add_destination, run_mirror, set_policy
 from archiver_app.store.models import File
 from tests.helpers.snapshots import add_snapshot
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def any_library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Library]:
-    url = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
-    lib = Library.open(tmp_path / "lib", database_url=url)
-    try:
-        yield lib
-    finally:
-        lib.close()
 
 
 def test_files_safe_counts_the_drive_copies_on_both_databases(
