@@ -5,10 +5,10 @@ verify, offload, migrate) the progress their runner last wrote to the row. The p
 reads the jobs on a timer through :class:`~archiver_app.gui.ops.BackgroundOp` (the
 database is the source of truth; a child or worker process may be the one running the
 job), so a busy database never stalls the window. A crawl can be paused, resumed,
-aborted, retried and have its rules changed; a queued one (queued from a terminal, or
-retried, or resumed) is run here by Run, Retry or Resume; any other job can be cancelled through its
-row, which the process running it sees at its next check (all through ``lib.jobs``,
-:class:`~archiver_app.api.jobs.JobsManager`).
+aborted, retried and have its rules changed; Resume and Retry run it here, as Run does one
+queued from a terminal (nothing else in the app would). Any other job can be cancelled
+through its row, which the process running it sees at its next check (all through
+``lib.jobs``, :class:`~archiver_app.api.jobs.JobsManager`).
 """
 
 from __future__ import annotations
