@@ -105,7 +105,10 @@ def _changes(lib: Any, ctx: Context, limit: int) -> int:
     from archiver_app.compare.changes import recent_changes
     from archiver_app.units import share_text
 
-    for row in recent_changes(lib, limit=limit):
+    rows = recent_changes(lib, limit=limit)
+    if not rows:
+        print("no capture has changed yet (`archiver watch list`: what is watched)", file=ctx.out)
+    for row in rows:
         s = row.summary
         figures = []
         if s.text_share is not None:

@@ -66,6 +66,8 @@ def test_the_command_adds_lists_in_words_and_removes(
     assert cli.main(["--library", root, "watch", "list"]) == 0
     listed = capsys.readouterr().out
     assert f"{job:>5}  every hour " in listed and "watch https://a.example/" in listed
+    assert cli.main(["--library", root, "watch", "changes"]) == 0  # says so, not nothing
+    assert capsys.readouterr().out.startswith("no capture has changed yet")
     change = ["watch", "job", str(job), "--schedule", "daily", "--ignore", "Updated .*"]
     assert cli.main(["--library", root, *change]) == 0
     [row] = library.jobs.watches()
