@@ -94,7 +94,11 @@ def cmd_edition(args: argparse.Namespace, ctx: Context) -> int:
         if action == "create":
             return _create(args, ctx, eds)
         if action == "list":
-            for e in eds.list(args.collection):
+            editions = eds.list(args.collection)
+            if not editions:
+                print("no editions yet; make one with `archiver edition create COLLECTION "
+                      "NAME --year YEAR`", file=ctx.out)  # fmt: skip
+            for e in editions:
                 print(f"{e.name}\t{e.collection}\t{e.period_label}\t{e.state.value}", file=ctx.out)
             return 0
         if action == "show":

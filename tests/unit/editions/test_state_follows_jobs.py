@@ -23,6 +23,8 @@ def test_a_capture_of_a_missing_url_moves_the_edition_without_opening_it(
     library: Library, capsys: pytest.CaptureFixture[str]
 ) -> None:
     library.ensure_collection("rivers")
+    assert main(["--library", str(library.root), "edition", "list"]) == 0
+    assert capsys.readouterr().out.startswith("no editions yet")  # said, not left blank
     library.editions.create("rivers", "e", year=2026, targets_text=f"{H}/a\n{H}/listed\n")
     assert library.editions.get("e").state is EditionState.PLANNED
 
