@@ -184,7 +184,8 @@ class MainWindow(QMainWindow):
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         hh.setStretchLastSection(True)
         hh.resizeSection(COL_TIME, 130)
-        hh.resizeSection(COL_TITLE, 280)  # Status (with its profile mark) fits at 1280 px
+        # Status (with a profile's mark, beside a scroll bar) fits at 1280 px
+        hh.resizeSection(COL_TITLE, 240)
         hh.moveSection(hh.visualIndex(COL_MATCH), COL_TITLE + 1)  # snippets beside titles
         hh.resizeSection(COL_MATCH, 340)
         hh.setSectionHidden(COL_MATCH, True)

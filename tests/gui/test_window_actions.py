@@ -111,7 +111,11 @@ def test_every_column_of_the_table_fits_the_window_as_it_first_opens(
     status_left = header.sectionViewportPosition(COL_STATUS)
     qtbot.waitUntil(lambda: main_window.table.viewport().width() > 0)
     room = main_window.table.viewport().width() - status_left
-    assert room >= 110, f"the Status column has {room}px: 'complete 200' is cut off"
+    # "complete 200" beside a profile's mark (an icon of the table's icon size), with the
+    # vertical scroll bar a library longer than the window shows
+    need = 110 + main_window.table.iconSize().width()
+    need += main_window.table.verticalScrollBar().sizeHint().width()
+    assert room >= need, f"the Status column has {room}px of {need}: 'complete 200' is cut off"
 
 
 def test_a_panel_behind_another_comes_to_the_front(qtbot: QtBot, main_window: MainWindow) -> None:
