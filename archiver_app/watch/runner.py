@@ -219,11 +219,14 @@ def run_due(
         if cancel is not None and cancel.cancelled:
             break
         run_job_inline(lib, job_id, concurrency=concurrency, progress=progress, cancel=cancel)
-        pages.extend(_outcomes(lib, job_id))
+        pages.extend(compare_run(lib, job_id))
     return WatchRunReport(tuple(runs), tuple(pages))
 
 
-def _outcomes(lib: Library, job_id: int) -> list[PageOutcome]:
+def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
+    """Compare each complete capture of watch run ``job_id`` with the capture before it
+    (the watch's ignored text left out); what became of each page. :func:`run_due` calls
+    it after each run, and so does a run started elsewhere (the Jobs panel's Run)."""
     from archiver_app.crawl.api import page_list
 
     with lib.session() as s:
