@@ -194,9 +194,10 @@ class Library:
             if isinstance(exc, OperationalError) and engine.dialect.name != "sqlite":
                 from archiver_app.store.connection_loss import DatabaseUnreachableError
 
+                why = " ".join(str(exc.orig).split()).rstrip(".")  # libpq's lines, as one
                 raise DatabaseUnreachableError(
                     f"cannot reach the library's database {_public(engine)}: "
-                    f"{str(exc.orig).strip()}. Nothing was changed.",
+                    f"{why}{'' if why.endswith('?') else '.'} Nothing was changed.",
                     details=repr(exc),
                 ) from exc
             raise

@@ -141,4 +141,6 @@ def test_an_unreachable_database_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(LibraryError, match="cannot reach the library's database") as refused:
         Library.open(tmp_path / "lib", database_url=url)
     assert refused.value.exit_code == 75  # try again later, as when it is lost mid-way
+    said = str(refused.value)  # libpq's lines as one sentence, then ours
+    assert "\n" not in said and said.endswith(" Nothing was changed.") and "?." not in said
     assert not (tmp_path / "lib").exists()
