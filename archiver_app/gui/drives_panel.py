@@ -219,7 +219,7 @@ class DrivesPanel(QWidget):
             )
         else:
             plugged = sum(1 for r in rows if r.mounted)
-            drives = f"{len(rows)} drives, {plugged} plugged in."
+            drives = f"{len(rows)} drive{'s' if len(rows) != 1 else ''}, {plugged} plugged in."
         self.summary.setText(f"{laptop} {drives}" if laptop else drives)
         if again:
             self.refresh()
