@@ -124,17 +124,32 @@ def recent_changes(lib: Library, *, limit: int = 200, changed_only: bool = True)
             title=title or url,
             captured_at=captured_at,
             previous_at=previous_at,
-            summary=ChangeSummary(
-                changed=change.changed,
-                text_share=change.text_share,
-                pixel_share=change.pixel_share,
-                resources_added=change.resources_added,
-                resources_removed=change.resources_removed,
-                resources_changed=change.resources_changed,
-            ),
+            summary=_summary(change),
         )
         for change, url, title, captured_at, previous_at in rows
     ]
+
+
+def _summary(change: SnapshotChange) -> ChangeSummary:
+    return ChangeSummary(
+        changed=change.changed,
+        text_share=change.text_share,
+        pixel_share=change.pixel_share,
+        resources_added=change.resources_added,
+        resources_removed=change.resources_removed,
+        resources_changed=change.resources_changed,
+    )
+
+
+def stored_changes(lib: Library, snapshot_ids: Sequence[int]) -> dict[int, ChangeSummary]:
+    """The kept summary of each of these captures that was compared."""
+    if not snapshot_ids:
+        return {}
+    with lib.session() as s:
+        rows = s.scalars(
+            select(SnapshotChange).where(SnapshotChange.snapshot_id.in_(list(snapshot_ids)))
+        ).all()
+        return {change.snapshot_id: _summary(change) for change in rows}
 
 
 def changes_of(lib: Library, snapshot_ids: Sequence[int]) -> dict[int, bool]:

@@ -23,7 +23,7 @@ from archiver_app.jobs.runtime import (
     run_queued,
 )
 from archiver_app.library import Library
-from archiver_app.store.models import Job, JobStatus
+from archiver_app.store.models import JobStatus
 from archiver_app.tasks import Cancelled, CancelToken, Progress, null_progress
 
 
@@ -44,23 +44,10 @@ def run_enqueued(
     if run.kind in CRAWL_KINDS:
         if cancel is not None and cancel.cancelled:
             raise Cancelled
-        _compare_if_watched(library, job_id)
         return run.result
     if run.status != JobStatus.COMPLETED:
         raise Cancelled
     return run.result
-
-
-def _compare_if_watched(library: Library, job_id: int) -> None:
-    """A watch's capture run here (the Jobs panel's Run, Retry or Resume) is compared with
-    the capture before it, as the watch runner compares the runs it starts."""
-    with library.session() as s:
-        job = s.get(Job, job_id)
-        watch = job is not None and (job.schedule is not None or "scheduled_from" in job.config)
-    if watch:
-        from archiver_app.watch.runner import compare_run
-
-        compare_run(library, job_id)
 
 
 def run_in_child(

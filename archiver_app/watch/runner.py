@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from archiver_app.compare.changes import record_changes
+from archiver_app.compare.changes import record_changes, stored_changes
 from archiver_app.compare.snapshots import ChangeSummary
 from archiver_app.compare.text import compile_ignore_patterns
 from archiver_app.crawl.jobs import create_job, start_due_schedules
@@ -224,22 +225,22 @@ def run_due(
 
 
 def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
-    """Compare each complete capture of watch run ``job_id`` with the capture before it
-    (the watch's ignored text left out); what became of each page. :func:`run_due` calls
-    it after each run, and so does a run started elsewhere (the Jobs panel's Run)."""
+    """What became of each page of watch run ``job_id``: its capture's change, or why it
+    failed. The run's end compared its captures (:func:`compare_watched`); one it did not
+    reach (the run was cancelled, the comparison failed) is compared here."""
     from archiver_app.crawl.api import page_list
 
     with lib.session() as s:
         job = s.get(Job, job_id)
         assert job is not None
-        source = job.config.get("scheduled_from") or job_id
-        origin = s.get(Job, source) or job
-        ignore = compile_ignore_patterns((origin.config.get(WATCH_KEY) or {}).get("ignore") or ())
+        ignore = _watch_ignore(s, job) or ()
         snaps = s.execute(
             select(Snapshot.id, Snapshot.url, Snapshot.state).where(Snapshot.job_id == job_id)
         ).all()
     complete = [sid for sid, _url, state in snaps if state == SnapshotState.COMPLETE]
-    changes = record_changes(lib, complete, ignore=ignore)
+    changes = stored_changes(lib, complete)
+    missing = [sid for sid in complete if sid not in changes]  # (first captures: cheap)
+    changes.update(record_changes(lib, missing, ignore=compile_ignore_patterns(ignore)))
     outcomes = [
         PageOutcome(url, sid, None, changes.get(sid))
         for sid, url, state in snaps
@@ -252,20 +253,30 @@ def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
     return outcomes
 
 
+def _watch_ignore(s: Session, job: Job) -> tuple[str, ...] | None:
+    """The ignored text of the watch ``job`` is, or is a run of; None: not a watch's job."""
+    if job.schedule is None and not job.config.get("scheduled_from"):
+        return None
+    origin = s.get(Job, job.config.get("scheduled_from") or job.id) or job
+    return tuple((origin.config.get(WATCH_KEY) or {}).get("ignore") or ())
+
+
 def compare_watched(lib: Library, job_id: int) -> dict[int, ChangeSummary]:
     """Compare each complete capture job ``job_id`` made of a watched address with the
-    capture before it, with the watch's ignore patterns: a watched page captured by hand,
-    or by a crawl, shows in the Changes view and the timeline's marks as the watch's own
-    captures do. A watch's own runs are compared by :func:`run_due`; nothing here for them."""
+    capture before it, with the watch's ignore patterns, as the job ends: a watch's own run
+    (whoever ran it: the watch runner, a worker, the Jobs panel), and a watched page
+    captured by hand or by a crawl, so all show in the Changes view and the timeline."""
     with lib.session() as s:
         job = s.get(Job, job_id)
-        if job is None or job.schedule is not None or job.config.get("scheduled_from"):
+        if job is None:
             return {}
+        own = _watch_ignore(s, job)
         ignore_of: dict[str, tuple[str, ...]] = {}
-        for config in s.scalars(select(Job.config).where(Job.schedule.is_not(None))):
-            for seed in (config or {}).get("seeds") or ():
-                ignore = (config.get(WATCH_KEY) or {}).get("ignore") or ()
-                ignore_of.setdefault(seed, tuple(ignore))
+        if own is None:
+            for config in s.scalars(select(Job.config).where(Job.schedule.is_not(None))):
+                for seed in (config or {}).get("seeds") or ():
+                    ignore = (config.get(WATCH_KEY) or {}).get("ignore") or ()
+                    ignore_of.setdefault(seed, tuple(ignore))
         captured = s.execute(
             select(Snapshot.id, Snapshot.url).where(
                 Snapshot.job_id == job_id, Snapshot.state == SnapshotState.COMPLETE
@@ -273,7 +284,7 @@ def compare_watched(lib: Library, job_id: int) -> dict[int, ChangeSummary]:
         ).all()
     kept: dict[int, ChangeSummary] = {}
     for sid, url in captured:
-        if url in ignore_of:
-            ignore = compile_ignore_patterns(ignore_of[url])
-            kept.update(record_changes(lib, [sid], ignore=ignore))
+        ignore = own if own is not None else ignore_of.get(url)
+        if ignore is not None:
+            kept.update(record_changes(lib, [sid], ignore=compile_ignore_patterns(ignore)))
     return kept

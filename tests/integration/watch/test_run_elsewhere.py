@@ -1,6 +1,7 @@
 """A watch's capture run outside the watch runner (the Jobs panel's Run, Retry or Resume
-run it through ``lib.jobs.run``) is compared with the capture before it, as the watch
-runner compares its own: the Changes view and the timeline's marks list it."""
+run it through ``lib.jobs.run``; ``archiver worker`` takes due slots too) is compared with
+the capture before it as its job ends, as the watch runner's runs are: the Changes view
+and the timeline's marks list it."""
 
 from __future__ import annotations
 
