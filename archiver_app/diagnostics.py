@@ -12,7 +12,7 @@ from archiver_app.capture.browser import find_browser, install_hint
 from archiver_app.errors import ArchiverError
 from archiver_app.library import DB_NAME, META_NAME, Library
 from archiver_app.store import schema
-from archiver_app.units import human_bytes
+from archiver_app.units import counted, human_bytes
 
 LOW_DISK_BYTES = 2 * 1024**3
 
@@ -50,7 +50,7 @@ def check_library(root: Path) -> list[Check]:
         Check(
             "library",
             True,
-            f"{root} ({human_bytes(folder_size(root))}, {info.snapshots} snapshots)",
+            f"{root} ({human_bytes(folder_size(root))}, {counted(info.snapshots, 'snapshot')})",
         )
     )
     current = info.schema_revision or "none"

@@ -39,3 +39,8 @@ def capture_times(times: Sequence[datetime], minute: str = "%Y-%m-%d %H:%M") -> 
         f"{t:{minute}:%S}" if label in shared else label
         for t, label in zip(times, labels, strict=True)
     ]
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` with its noun, singular for one: "1 file", "2 files", "1,204 copies"."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"

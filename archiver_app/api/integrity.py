@@ -32,6 +32,7 @@ from archiver_app.jobs.kinds import JobKind, to_plain
 from archiver_app.library import Library
 from archiver_app.store.models import File, Job, JobStatus, Origin, Snapshot
 from archiver_app.tasks import CancelToken, Progress, null_progress
+from archiver_app.units import counted
 
 __all__ = [
     "FileFinding",
@@ -94,7 +95,7 @@ class VerifyFindings:
         """``archiver verify``'s last line."""
         parts = [f"{n} {code}" for code in IntegrityCode if (n := self.counts.get(code, 0))]
         verdict = "all as captured" if self.ok else "NOT all as captured"
-        return f"{self.checked} files checked: {', '.join(parts) or 'none'}; {verdict}"
+        return f"{counted(self.checked, 'file')} checked: {', '.join(parts) or 'none'}; {verdict}"
 
 
 class IntegrityState(StrEnum):

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from archiver_app.units import counted
+
 if TYPE_CHECKING:
     from datetime import datetime
 
@@ -76,7 +78,7 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         rows = lib.drives.list(scan_roots=args.scan_root)
         laptop = lib.drives.laptop()
     print(
-        f"this computer: {laptop.present} files present, {laptop.corrupted} corrupted,"
+        f"this computer: {counted(laptop.present, 'file')} present, {laptop.corrupted} corrupted,"
         f" {laptop.offloaded} offloaded; last verified {_when(laptop.last_verified_at)}"
         f"{' (due)' if laptop.scrub_due else ''}",
         file=ctx.out,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archiver_app.errors import InputError
+from archiver_app.units import counted
 
 if TYPE_CHECKING:
     from archiver_app.api.editions import EditionsManager, StateChange
@@ -194,7 +195,9 @@ def _export(args: argparse.Namespace, ctx: Context, lib: Library) -> int:
         name=f"Release of edition {args.name} to {args.output}", collection=e.collection,
     )  # fmt: skip
     w = result.wacz
-    print(f"wrote {w.path}: {w.pages} pages, {w.records} records", file=ctx.out)
+    print(
+        f"wrote {w.path}: {counted(w.pages, 'page')}, {counted(w.records, 'record')}", file=ctx.out
+    )
     if w.timestamp is not None:
         _print_stamp(w.timestamp, ctx)
     for path in result.files:

@@ -11,6 +11,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.units import counted
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
 
@@ -102,8 +104,8 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
             collection=args.collection or "default",
         )
     print(
-        f"wrote {result.path} ({result.format}): {result.pages} pages, {result.records} "
-        f"records, {result.bytes} bytes of WARC"
+        f"wrote {result.path} ({result.format}): {counted(result.pages, 'page')}, "
+        f"{counted(result.records, 'record')}, {counted(result.bytes, 'byte')} of WARC"
         + (f", {result.originals_added} revisit originals added" if result.originals_added else ""),
         file=ctx.out,
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archiver_app.errors import ArchiverError, InputError
+from archiver_app.units import counted
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
@@ -66,9 +67,9 @@ def _print(outcome: FileOutcome, ctx: Context, as_json: bool) -> None:
         )
         return
     what = {
-        "imported": f"{outcome.records} records, {outcome.pages} pages"
+        "imported": f"{counted(outcome.records, 'record')}, {counted(outcome.pages, 'page')}"
         + (f"; {outcome.reason}" if outcome.reason else ""),
-        "queued": f"{outcome.urls} URLs queued as capture job {outcome.job_id}",
+        "queued": f"{counted(outcome.urls, 'URL')} queued as capture job {outcome.job_id}",
         "skipped": outcome.reason,
         "failed": outcome.reason,
     }[str(outcome.state)]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.units import counted
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
 
@@ -68,7 +70,7 @@ def cmd_index_rebuild(args: argparse.Namespace, ctx: Context) -> int:
             cancel.cancel()
             raise
     print(
-        f"indexed {report.checked} snapshots: {report.from_file} from their text file, "
+        f"indexed {counted(report.checked, 'snapshot')}: {report.from_file} from their text file, "
         f"{report.kept} kept their indexed text, {report.without_text} have no text",
         file=ctx.out,
     )

@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from archiver_app.paths import LIBRARY_ENV
+from archiver_app.units import counted
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
@@ -127,7 +128,7 @@ def cmd_move_library(args: argparse.Namespace, ctx: Context) -> int:
     result = move_library(
         ctx.library_root, Path(args.dest), progress=progress, database_url=ctx.database_url
     )
-    how = "renamed" if result.renamed else f"{result.files} files copied and verified"
+    how = "renamed" if result.renamed else f"{counted(result.files, 'file')} copied and verified"
     if result.reused:
         how += f", {result.reused} of them by an interrupted earlier move"
     print(f"moved the library to {result.root} ({how})", file=ctx.out)

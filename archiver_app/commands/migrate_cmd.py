@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.units import counted
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
     from archiver_app.tasks import ProgressUpdate
@@ -80,7 +82,8 @@ def cmd_migrate(args: argparse.Namespace, ctx: Context) -> int:
             raise
     imp = report.imported
     print(
-        f"migrated {report.migrated} snapshots ({report.files} files, {report.bytes:,} bytes); "
+        f"migrated {counted(report.migrated, 'snapshot')} ({counted(report.files, 'file')}, "
+        f"{counted(report.bytes, 'byte')}); "
         f"imported {imp.imported}, merged {imp.merged}, set aside {imp.invalid} as invalid; "
         f"{report.remaining} left at older layouts",
         file=ctx.out,
@@ -115,7 +118,10 @@ def cmd_update(args: argparse.Namespace, ctx: Context) -> int:
             print(f"refused: {line}", file=ctx.out)
     m = report.migration
     if m is not None:
-        print(f"migrated {m.migrated} snapshots; {m.remaining} left at older layouts", file=ctx.out)
+        print(
+            f"migrated {counted(m.migrated, 'snapshot')}; {m.remaining} left at older layouts",
+            file=ctx.out,
+        )
     print(
         f"reconciled {report.reconciled}, rewrote {report.rewritten} missing index.json, "
         f"merged {report.duplicates_merged} duplicates",

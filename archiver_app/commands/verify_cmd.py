@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.units import counted
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
     from archiver_app.integrity import IntegrityReport
@@ -64,7 +66,7 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
         print(f"{v.code}: {v.path}: {v.message}", file=ctx.out)
     counts = ", ".join(f"{n} {code}" for code in IntegrityCode if (n := report.counts[code]))
     verdict = "all as captured" if report.ok else "NOT all as captured"
-    print(f"{report.checked} files checked: {counts or 'none'}; {verdict}", file=ctx.out)
+    print(f"{counted(report.checked, 'file')} checked: {counts or 'none'}; {verdict}", file=ctx.out)
     if report.report is not None and report.verdicts:
         print(f"every verdict: {lib.abspath(report.report)}", file=ctx.out)
     return 0 if report.ok else 1

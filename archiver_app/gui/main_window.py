@@ -67,6 +67,7 @@ from archiver_app.gui.window_jobs import WindowJobs
 from archiver_app.gui.window_menus import WindowActions
 from archiver_app.gui.window_state import restore_window_state, save_window_state
 from archiver_app.library import Library
+from archiver_app.units import counted
 
 EMPTY_LIBRARY_TEXT = (
     "Nothing saved yet.\n\n"
@@ -394,7 +395,7 @@ class MainWindow(QMainWindow):
         if not ids:
             return
         text, ok = QInputDialog.getText(
-            self, "Add Tags", f"Tags to add to {len(ids)} captures (comma separated):"
+            self, "Add Tags", f"Tags to add to {counted(len(ids), 'capture')} (comma separated):"
         )
         names = parse_tags(text) if ok else []
         if names:

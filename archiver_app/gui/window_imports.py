@@ -20,6 +20,7 @@ from archiver_app.gui.errors import show_error
 from archiver_app.gui.import_notice import import_notice
 from archiver_app.gui.ops import BackgroundOp
 from archiver_app.tasks import ProgressUpdate
+from archiver_app.units import counted
 
 if TYPE_CHECKING:
     from archiver_app.gui.main_window import MainWindow
@@ -114,7 +115,7 @@ class WindowImports(QObject):
         window = self.window
         window.refresh_all()
         pages = [sid for o in report.outcomes for sid in o.snapshot_ids]
-        summary = f"Imported {report.records} records, {len(pages)} pages."
+        summary = f"Imported {counted(report.records, 'record')}, {counted(len(pages), 'page')}."
         notice = import_notice(report)
         if notice is not None:  # not modal to the app: the replay below opens meanwhile
             box = QMessageBox(

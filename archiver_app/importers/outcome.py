@@ -7,6 +7,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from archiver_app.export.signing import Difference, Finding
+from archiver_app.units import counted
 
 
 class OutcomeState(StrEnum):
@@ -85,7 +86,7 @@ class ImportReport:
     def describe(self) -> list[str]:
         """The totals, then each input that failed (what ``archiver import`` ends with)."""
         lines = [
-            f"{len(self.outcomes)} input(s): {self.records} records, {self.pages} pages, "
-            f"{len(self.failed)} failed"
+            f"{counted(len(self.outcomes), 'input')}: {counted(self.records, 'record')}, "
+            f"{counted(self.pages, 'page')}, {len(self.failed)} failed"
         ]
         return lines + [f"failed {o.path}: {o.reason}" for o in self.failed]

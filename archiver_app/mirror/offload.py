@@ -34,6 +34,7 @@ from archiver_app.mirror.scrub import DriveNotMounted
 from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Snapshot
 from archiver_app.tasks import CancelToken, Progress, null_progress
+from archiver_app.units import counted
 from archiver_app.validation import safe_join
 
 _AGE = re.compile(r"^\s*(\d+)\s*([ymwdh])\s*$")
@@ -74,26 +75,28 @@ class OffloadResult:
 
         verb = "would free" if self.dry_run else "freed"
         freed = human_bytes(self.bytes_freed)
-        lines = [f"{verb} {freed}: {self.snapshots} snapshots, {self.files} files"]
+        lines = [
+            f"{verb} {freed}: {counted(self.snapshots, 'snapshot')}, {counted(self.files, 'file')}"
+        ]
         lines += [f"  {n} of them are in accepted edition {name}: safe on the drives; exporting "
                   "it copies them back" for name, n in self.editions_offloaded.items()]  # fmt: skip
         if self.short_of_drives:
             lines.append(
-                f"{self.short_of_drives} older snapshots kept: their policy asks for more "
-                "copies than the drives it allows can hold (add a drive, or lower its copies)"
+                f"{counted(self.short_of_drives, 'older snapshot')} kept: their policy asks for "
+                "more copies than the drives it allows can hold (add a drive, or lower its copies)"
             )
         if waiting := self.not_safe - self.short_of_drives:
             lines.append(
-                f"{waiting} older snapshots kept: not enough verified copies on drives yet "
-                "(mirror them first)"
+                f"{counted(waiting, 'older snapshot')} kept: not enough verified copies on drives "
+                "yet (mirror them first)"
             )
         lines += [f"  {n} of them are in accepted edition {name}: they stay on this "
                   "computer until the policy's copies exist"
                   for name, n in self.editions_kept.items()]  # fmt: skip
         if self.unconfirmed:
             lines.append(
-                f"{self.unconfirmed} older snapshots kept: plug in a drive holding them so a "
-                "copy can be re-checked first"
+                f"{counted(self.unconfirmed, 'older snapshot')} kept: plug in a drive holding them "
+                "so a copy can be re-checked first"
             )
         return lines
 

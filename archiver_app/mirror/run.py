@@ -25,6 +25,7 @@ from archiver_app.mirror.progress import RunProgress
 from archiver_app.mirror.repair import RunContext
 from archiver_app.mirror.worker import run_destination
 from archiver_app.tasks import CancelToken, Progress, null_progress
+from archiver_app.units import counted
 
 
 @dataclass
@@ -87,7 +88,11 @@ class MirrorResult:
             lines.append(f"  repaired the laptop copy of {path} from {source}")
         for path in self.local_unrepairable:
             lines.append(f"  the laptop copy of {path} is corrupted and no good copy is mounted")
-        return [*lines, f"done: {self.copied} copies made and verified", *self._policy_line()]
+        return [
+            *lines,
+            f"done: {counted(self.copied, 'copy', 'copies')} made and verified",
+            *self._policy_line(),
+        ]
 
     def _policy_line(self) -> list[str]:
         if self.policy_holds:

@@ -54,6 +54,7 @@ from archiver_app.mirror.worker import run_destination
 from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Setting
 from archiver_app.tasks import CancelToken, Progress, null_progress
+from archiver_app.units import counted
 from archiver_app.validation import safe_join
 
 
@@ -91,7 +92,7 @@ class ScrubResult:
     report: str | None = None
 
     def describe(self) -> str:
-        text = f"{self.label}: {self.checked} copies checked, {self.ok} good"
+        text = f"{self.label}: {counted(self.checked, 'copy', 'copies')} checked, {self.ok} good"
         if self.corrupted:
             text += f", {len(self.corrupted)} corrupted"
         if self.lost:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from archiver_app.units import capture_times, share_text
+from archiver_app.units import capture_times, counted, share_text
 
 
 def test_capture_times_show_seconds_only_where_a_minute_is_shared() -> None:
@@ -28,3 +28,10 @@ def test_a_small_change_never_reads_as_none() -> None:
     assert share_text(0.001) == "0.1%"
     assert share_text(0.5) == "50.0%"
     assert share_text(1.0) == "100.0%"
+
+
+def test_counted_says_one_in_the_singular_and_groups_thousands() -> None:
+    assert counted(1, "file") == "1 file"
+    assert counted(0, "file") == "0 files"
+    assert counted(1204, "copy", "copies") == "1,204 copies"
+    assert counted(1, "copy", "copies") == "1 copy"

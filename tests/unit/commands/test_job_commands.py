@@ -28,7 +28,7 @@ def test_import_mirror_and_verify_are_jobs_with_their_reports_unchanged(
     root = tmp_path / "lib"
     warc = write_warc(tmp_path / "site.warc.gz", site(2))
     code, out, _ = run(capsys, root, "import", str(warc))
-    assert code == 0 and out.startswith("imported") and "1 input(s): " in out
+    assert code == 0 and out.startswith("imported") and "1 input: " in out
     with Library.open(root) as lib:
         make_snapshot(lib, [1000], seed=1)
     (tmp_path / "BLUE").mkdir()

@@ -329,7 +329,7 @@ def test_an_import_job_imports_and_a_second_run_skips_what_is_done(
     assert stored is not None and stored["outcomes"][0]["state"] == "imported"
     # what it did is in its log, as the CLI says it (the Jobs panel shows the log)
     assert log(library, first.job_id)[-2:] == [
-        f"1 input(s): {first.result.records} records, 3 pages, 0 failed",
+        f"1 input: {first.result.records} records, 3 pages, 0 failed",
         "completed",
     ]
     again = run_foreground(library, JobKind.IMPORT, import_config([warc]), reg, name="import")

@@ -79,6 +79,6 @@ def test_commands_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert code == 2 and "invalid age" in err
     code, out, _ = run(capsys, root, "policy", "set", "--copies", "1")
     code, out, _ = run(capsys, root, "offload", "--older-than", "1y")
-    assert code == 0 and "freed 30.0 KB: 1 snapshots, 2 files" in out
+    assert code == 0 and "freed 30.0 KB: 1 snapshot, 2 files" in out
     code, out, _ = run(capsys, root, "policy")
     assert "library default: 1 copy" in out
