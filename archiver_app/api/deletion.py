@@ -38,6 +38,7 @@ from archiver_app.library import Library
 from archiver_app.mirror.deps import snapshots_files
 from archiver_app.store.fulltext import delete_snapshot_text
 from archiver_app.store.models import Copy, File, FileKind, LocalState, Record, Snapshot
+from archiver_app.units import counted
 
 
 class DeleteCode(StrEnum):
@@ -159,7 +160,7 @@ def delete_snapshots(lib: Library, snapshot_ids: Iterable[int]) -> DeleteResult:
             files = list(s.scalars(select(File).where(File.snapshot_id == sid)))
             if n := _reused(s, sid, [f.id for f in files], ids):
                 outcomes.append(DeleteOutcome(sid, DeleteCode.IN_USE, (
-                    f"capture {sid} holds the payloads of {n} later record(s) "
+                    f"capture {sid} holds the payloads of {counted(n, 'later record')} "
                     "(revisits); delete those captures first")))  # fmt: skip
                 continue
             if others := _sharers(s, sid, deleting, shared):

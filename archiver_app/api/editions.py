@@ -21,6 +21,7 @@ from archiver_app.editions.states import EditionState, TargetState, Transition
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.models import Collection
+from archiver_app.units import counted
 
 __all__ = [
     "CaptureQueued",
@@ -154,7 +155,7 @@ class EditionsManager:
             parsed = parse_url_list(targets_text)
             if parsed.problems:
                 raise InputError(
-                    f"the target list has {len(parsed.problems)} bad line(s); nothing was "
+                    f"the target list has {counted(len(parsed.problems), 'bad line')}; nothing was "
                     f"created. First: {parsed.problems[0]}",
                     details="\n".join(parsed.problems),
                 )
@@ -195,7 +196,7 @@ class EditionsManager:
         service.add_job(self._lib, name, job_id)
         service.refresh(self._lib, name)
         return CaptureQueued(
-            job_id, len(urls), f"queued {len(urls)} URL(s) as job {job_id}",
+            job_id, len(urls), f"queued {counted(len(urls), 'URL')} as job {job_id}",
             Changes(collections=True, jobs=True),
         )  # fmt: skip
 

@@ -57,6 +57,7 @@ from archiver_app.layout.current import snapshot_folder
 from archiver_app.library import Library
 from archiver_app.store.models import Fidelity, FileKind, SnapshotState
 from archiver_app.tasks import CancelToken
+from archiver_app.units import counted
 from archiver_app.warc.surt import domain_of
 from archiver_app.warc.writer import CaptureWarcWriter
 
@@ -485,7 +486,7 @@ class PageCapture:
             self.reasons.append(f"the main response is incomplete ({recorder.main_truncated})")
         failed = [r for r in resources if r.outcome.counts_against_fidelity]
         if failed:
-            self.reasons.append(f"{len(failed)} resource(s) failed or were truncated")
+            self.reasons.append(f"failed or truncated: {counted(len(failed), 'resource')}")
         return Fidelity.FALLBACK if self.reasons else Fidelity.HIGH
 
     def _provenance(

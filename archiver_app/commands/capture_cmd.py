@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.units import counted
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
     from archiver_app.tasks import ProgressUpdate
@@ -108,7 +110,8 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
                 for p in page_list(lib, job_id, states=["failed", "ready", "claimed"])
             ]
     print(
-        f"captured {total - len(failed)} of {total} page(s) into collection {args.collection!r}",
+        f"captured {total - len(failed)} of {counted(total, 'page')} into collection "
+        f"{args.collection!r}",
         file=ctx.out,
     )
     for url, error in failed:

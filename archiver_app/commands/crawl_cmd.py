@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.units import counted
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
     from archiver_app.crawl.inline import InlineRun
@@ -125,7 +127,10 @@ def cmd_crawl(args: argparse.Namespace, ctx: Context) -> int:
             collection=args.collection, tags=args.tag, name=args.name, priority=args.priority,
             schedule=args.schedule, max_retries=args.retries, profile=args.profile,
         )  # fmt: skip
-        print(f"job {job_id} queued: scope {args.scope}, {len(args.urls)} seed(s)", file=ctx.out)
+        print(
+            f"job {job_id} queued: scope {args.scope}, {counted(len(args.urls), 'seed')}",
+            file=ctx.out,
+        )
         if args.queue:
             print("run it with: archiver worker", file=ctx.out)
             return 0

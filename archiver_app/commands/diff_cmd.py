@@ -80,7 +80,7 @@ def _when(result_ref: Any) -> str:
 
 def _print(result: Comparison, ctx: Context, *, context: int) -> None:
     from archiver_app.compare import unified
-    from archiver_app.units import share_text
+    from archiver_app.units import counted, share_text
 
     old, new = _when(result.old), _when(result.new)
     print(f"A: {result.old.url}  {old}", file=ctx.out)
@@ -98,7 +98,8 @@ def _print(result: Comparison, ctx: Context, *, context: int) -> None:
     if result.visual is not None:
         v = result.visual
         print(
-            f"look: {share_text(v.share_changed)} of pixels differ, in {len(v.boxes)} region(s)",
+            f"look: {share_text(v.share_changed)} of pixels differ, "
+            f"in {counted(len(v.boxes), 'region')}",
             file=ctx.out,
         )
         for box in v.boxes[:20]:

@@ -131,7 +131,8 @@ def _create(args: argparse.Namespace, ctx: Context, eds: EditionsManager) -> int
                targets_text=text)  # fmt: skip
     e, c = eds.get(args.name), eds.coverage(args.name).counts
     print(
-        f"edition {e.name} of {e.collection} ({e.period_label}): {c.intended} intended URL(s), "
+        f"edition {e.name} of {e.collection} ({e.period_label}): "
+        f"{counted(c.intended, 'intended URL')}, "
         f"{c.captured} captured, {c.failed} failed, {c.pending + c.missing} missing, "
         f"{c.excluded} excluded; {e.state.value}",
         file=ctx.out,

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from archiver_app.units import human_bytes
+from archiver_app.units import counted, human_bytes
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
@@ -193,7 +193,7 @@ def cmd_action(args: argparse.Namespace, ctx: Context) -> int:
             print(f"job {args.id} aborted", file=ctx.out)
         else:
             n = jobs.retry_job(lib, args.id)
-            print(f"job {args.id} queued again: {n} page(s) to retry", file=ctx.out)
+            print(f"job {args.id} queued again: {counted(n, 'page')} to retry", file=ctx.out)
         if args.action_name in {"resume", "retry"}:  # a running worker takes it up
             print(f"without a worker running: archiver worker --once --job {args.id}", file=ctx.out)
     return 0

@@ -100,7 +100,7 @@ def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
         print(f"{mark}{check.name:<{width}}  {check.detail}", file=ctx.out)
     problems = [c for c in checks if not c.ok]
     print(
-        "all good" if not problems else f"{len(problems)} problem(s) found",
+        "all good" if not problems else f"{counted(len(problems), 'problem')} found",
         file=ctx.out,
     )
     return 0 if not problems else 1

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from archiver_app.units import human_bytes
+from archiver_app.units import counted, human_bytes
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
@@ -40,7 +40,7 @@ def cmd_profiles(args: argparse.Namespace, ctx: Context) -> int:
         if args.profiles_action == "import-cookies":
             report = lib.profiles.import_cookies(args.name, args.file)
             print(
-                f"added {report.added} cookie(s) to profile {report.profile!r} "
+                f"added {counted(report.added, 'cookie')} to profile {report.profile!r} "
                 f"(it now holds {report.held})"
                 + (f"; left out {report.expired} expired" if report.expired else ""),
                 file=ctx.out,

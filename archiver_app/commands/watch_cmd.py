@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.units import counted
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
     from archiver_app.tasks import ProgressUpdate
@@ -151,7 +153,8 @@ def _run(lib: Any, ctx: Context, now: list[int]) -> int:
         else:
             print(f"unchanged: {page.url}", file=ctx.out)
     print(
-        f"{len(report.pages)} page(s): {len(report.changed)} changed, {len(report.failed)} failed",
+        f"{counted(len(report.pages), 'page')}: {len(report.changed)} changed, "
+        f"{len(report.failed)} failed",
         file=ctx.out,
     )
     return 1 if report.failed else 0

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.units import counted
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
 
@@ -80,8 +82,8 @@ def cmd_worker(args: argparse.Namespace, ctx: Context) -> int:
         stats = worker.run()
     finished = ", ".join(f"job {j} {s}" for j, s in stats.jobs_finished.items()) or "no job ended"
     print(
-        f"worker stopped: {stats.pages_done} page(s) captured, {stats.pages_failed} failed; "
-        f"{finished}",
+        f"worker stopped: {counted(stats.pages_done, 'page')} captured, "
+        f"{stats.pages_failed} failed; {finished}",
         file=ctx.out,
     )
     if stats.database_problem is not None:

@@ -36,6 +36,7 @@ from archiver_app.crawl.spec import JobContext, JobSpec, Limits, check_schedule
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.models import Job, JobStatus, Page, PageState, Ruleset
+from archiver_app.units import counted
 from archiver_app.watch.schedule import parse_schedule
 
 FINISHED = frozenset(
@@ -145,7 +146,9 @@ def create_job(
         s.add(Ruleset(job_id=job.id, version=1, rules=rules.to_json(), created_at=now))
         ctx = JobContext.build(job.id, spec.to_json(), rules.to_json(), 1, 0)
         add_seeds(s, ctx, normal, now=now)
-        log_line(s, job.id, f"job created: {len(normal)} seed(s), scope {scope.value}", at=now)
+        log_line(
+            s, job.id, f"job created: {counted(len(normal), 'seed')}, scope {scope.value}", at=now
+        )
         return job.id
 
 
@@ -209,7 +212,13 @@ def abort_job(lib: Library, job_id: int) -> None:
         job.status = JobStatus.ABORTED
         job.finished_at = now
         job.updated_at = now
-        log_line(s, job_id, f"aborted; {skipped} waiting page(s) skipped", level="warning", at=now)
+        log_line(
+            s,
+            job_id,
+            f"aborted; {counted(skipped, 'waiting page')} skipped",
+            level="warning",
+            at=now,
+        )
     write_coverage(lib, job_id)
     from archiver_app.editions.service import after_job
 
@@ -251,7 +260,7 @@ def retry_job(lib: Library, job_id: int, *, manual: bool = True) -> int:
         job.last_error = None
         job.updated_at = now
         how = "retry" if manual else f"automatic retry {job.retry_count} of {job.max_retries}"
-        log_line(s, job_id, f"{how}: {again} page(s) back in the queue", at=now)
+        log_line(s, job_id, f"{how}: {counted(again, 'page')} back in the queue", at=now)
         return again
 
 
@@ -305,7 +314,10 @@ def update_rules(
                 skipped += 1
         what = ", ".join(f"{k}={v!r}" for k, v in changes.items())
         log_line(
-            s, job_id, f"rules v{version}: {what}; {skipped} waiting page(s) now skipped", at=now
+            s,
+            job_id,
+            f"rules v{version}: {what}; {counted(skipped, 'waiting page')} now skipped",
+            at=now,
         )
         return version
 

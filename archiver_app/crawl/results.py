@@ -42,6 +42,7 @@ from archiver_app.store.models import (
     Snapshot,
     SnapshotState,
 )
+from archiver_app.units import counted
 
 RETRY_BACKOFF_SECONDS = 30.0
 
@@ -220,7 +221,7 @@ def enforce_limits(s: Session, ctx: JobContext, *, now: datetime) -> str | None:
             log_line(
                 s,
                 ctx.job_id,
-                f"{reason} reached: {skipped} waiting page(s) skipped",
+                f"{reason} reached: {counted(skipped, 'waiting page')} skipped",
                 level="warning",
                 at=now,
             )
@@ -253,7 +254,7 @@ def start_job(lib: Library, job_id: int) -> bool:
                 s,
                 job_id,
                 f"automatic retry {job.retry_count} of {job.max_retries}: "
-                f"{again} failed page(s) again",
+                f"{counted(again, 'failed page')} again",
                 at=now,
             )
         elif job.status != JobStatus.QUEUED:
@@ -395,13 +396,12 @@ def index_job(lib: Library, job_id: int) -> str:
         job = lock_job(s, job_id)
         if missing:
             job.status = JobStatus.INDEX_FAILED
-            job.last_error = (
-                f"{len(missing)} captured page(s) have no indexed snapshot, e.g. {missing[0]}"
-            )
+            pages = counted(len(missing), "captured page")
+            job.last_error = f"{pages} without an indexed snapshot, e.g. {missing[0]}"
             log_line(s, job_id, f"index_failed: {job.last_error}", level="error", at=now)
         else:
             job.status = JobStatus.INDEXED
-            log_line(s, job_id, f"indexed: {len(done)} page(s) findable", at=now)
+            log_line(s, job_id, f"indexed: {counted(len(done), 'page')} findable", at=now)
         job.updated_at = now
         return str(job.status)
 

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 from archiver_app.editions.models import Edition, EditionGap, EditionMember, EditionTarget
 from archiver_app.editions.states import TargetState
 from archiver_app.store.models import Collection, Snapshot
+from archiver_app.units import counted
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,7 @@ def _note(t: TargetRow) -> str:
         return f"{_iso(t.captured_at)} ({t.snapshot_uid}){answer}"
     reason = f"**{_md(t.gap_reason)}**" if t.gap_reason else "_no reason given_"
     if t.state is TargetState.FAILED:
-        return f"{t.attempts} attempt(s), {_md(t.detail) or 'no error recorded'}; {reason}"
+        return f"{counted(t.attempts, 'attempt')}, {_md(t.detail) or 'no error recorded'}; {reason}"
     return reason
 
 

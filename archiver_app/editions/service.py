@@ -51,6 +51,7 @@ from archiver_app.store.models import (
     Snapshot,
     SnapshotState,
 )
+from archiver_app.units import counted
 from archiver_app.warc.surt import url_key
 
 log = logging.getLogger(__name__)
@@ -386,7 +387,8 @@ def note_damaged_files(lib: Library, file_ids: Iterable[int], where: str) -> lis
     now = lib.clock()
     with lib.write() as s:
         snaps = snapshots_of_files(s, ids)
-        why = f"verify found {len(ids)} damaged or missing file(s) on {where} ({now:%Y-%m-%d})"
+        files = counted(len(ids), "damaged or missing file")
+        why = f"verify found {files} on {where} ({now:%Y-%m-%d})"
         return note_changed(s, snaps, why, now)
 
 

@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from archiver_app.units import counted
+
 
 class EditionState(StrEnum):
     PLANNED = "planned"
@@ -115,9 +117,9 @@ def _accept(state: EditionState, facts: Facts) -> Transition:
     if facts.pending or facts.unindexed:
         parts = []
         if facts.pending:
-            parts.append(f"{facts.pending} URL(s) are still queued for capture")
+            parts.append(f"still queued for capture: {counted(facts.pending, 'URL')}")
         if facts.unindexed:
-            parts.append(f"{facts.unindexed} capture(s) are not indexed for search yet")
+            parts.append(f"not indexed for search yet: {counted(facts.unindexed, 'capture')}")
         return Transition(TransitionCode.NOT_READY, state, "; ".join(parts))
     if facts.unexplained:
         n = len(facts.unexplained)

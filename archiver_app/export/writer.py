@@ -55,6 +55,7 @@ from archiver_app.export.signing import Signing, package_digest
 from archiver_app.export.timestamps import StampOutcome
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, ProgressUpdate
+from archiver_app.units import counted
 from archiver_app.warc.cdxj import INDEXED_TYPES, cdxj_line, sort_cdxj
 
 WARC_NAME = "data.warc.gz"
@@ -76,7 +77,7 @@ Open it with any WARC tool, for example:
   - warcio:    warcio index archive/data.warc.gz
   - Archiver:  archiver import archive/data.warc.gz
 
-{pages} page(s), {records} record(s).
+{counts}.
 """
 
 
@@ -548,8 +549,7 @@ def write_folder(
             README.format(
                 version=__version__,
                 created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-                pages=result.pages,
-                records=result.records,
+                counts=f"{counted(result.pages, 'page')}, {counted(result.records, 'record')}",
             ),
             encoding="utf-8",
         )

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure
+from archiver_app.units import counted
 
 if TYPE_CHECKING:
     from archiver_app.gui.main_window import MainWindow
@@ -181,7 +182,8 @@ class BrowseLauncher:
         self.last_report = report
         self._end()
         self.window.statusBar().showMessage(
-            f"Capture while browsing: {report.saved} page(s) saved into {report.collection}"
+            f"Capture while browsing: {counted(report.saved, 'page')} saved into "
+            f"{report.collection}"
         )
 
     def _failed(self, failure: OpFailure) -> None:

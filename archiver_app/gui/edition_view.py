@@ -53,6 +53,7 @@ from archiver_app.gui.errors import show_error
 from archiver_app.gui.export_signing import SigningChoice
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
+from archiver_app.units import counted
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QTabWidget
@@ -280,7 +281,8 @@ class EditionView(QWidget):
         self.gaps.setRowCount(len(gaps))
         for r, g in enumerate(gaps):
             what = {
-                "failed": f"failed after {g.attempts} attempt(s): {g.detail or 'no error'}",
+                "failed": f"failed after {counted(g.attempts, 'attempt')}: "
+                f"{g.detail or 'no error'}",
                 "pending": "queued for capture",
                 "missing": "never captured",
             }[g.state.value]
@@ -411,7 +413,7 @@ class EditionView(QWidget):
             self._say(queued.message, error=True)
             return
         job_id = queued.job_id
-        self._say(f"Capturing {queued.urls} URL(s) as job {job_id}…")
+        self._say(f"Capturing {counted(queued.urls, 'URL')} as job {job_id}…")
         self._run_job(job_id, f"capture for edition {self.name}",
                       f"Capture job {job_id} finished.")  # fmt: skip
 

@@ -38,6 +38,7 @@ from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
+from archiver_app.units import counted
 
 FORMATS = [
     ("WACZ file (opens in ReplayWeb.page and pywb)", "wacz"),
@@ -269,13 +270,13 @@ class ExportDialog(QDialog):
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
         lines = [
-            f"Exported {result.pages} page(s), {result.records} record(s), "
+            f"Exported {counted(result.pages, 'page')}, {counted(result.records, 'record')}, "
             f"{human_size(result.bytes)} to {result.path}."
         ]
         if result.originals_added:
             lines.append(
-                f"{result.originals_added} original record(s) of deduplicated captures were "
-                "included so the export stands alone."
+                "Included so the export stands alone: "
+                f"{counted(result.originals_added, 'original record')} of deduplicated captures."
             )
         lines += SigningChoice.outcome(result, signed)
         if result.bibliography:

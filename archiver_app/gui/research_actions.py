@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp
+from archiver_app.units import counted
 
 if TYPE_CHECKING:
     from archiver_app.gui.changes_panel import ChangesPanel
@@ -165,7 +166,7 @@ class ResearchActions(QObject):
         def done(text: str) -> None:
             QGuiApplication.clipboard().setText(text)
             self.window.statusBar().showMessage(
-                f"Copied the citation of {len(ids)} capture(s) ({form}).", 6000
+                f"Copied the citation of {counted(len(ids), 'capture')} ({form}).", 6000
             )
 
         return (

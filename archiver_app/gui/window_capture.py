@@ -20,6 +20,7 @@ from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
+from archiver_app.units import counted
 from archiver_app.watch.schedule import describe_schedule
 
 if TYPE_CHECKING:
@@ -201,7 +202,7 @@ class WindowCapture(QObject):
 
     def _done(self, result: InlineRun) -> None:
         """``result``: the job's run (pages done and failed; the job log says why)."""
-        text = f"Captured {result.pages_done} page(s) (job #{result.job_id})"
+        text = f"Captured {counted(result.pages_done, 'page')} (job #{result.job_id})"
         if result.pages_failed:
             text += f"; {result.pages_failed} failed: see Jobs for why"
         self.window.statusBar().showMessage(f"{text}.", 8000)

@@ -19,6 +19,7 @@ from archiver_app.gui.idle_migrator import IdleMigrator, scrub_text
 from archiver_app.gui.ops import BackgroundOp
 from archiver_app.tasks import ProgressUpdate
 from archiver_app.tasks.isolated import prepare as prepare_children
+from archiver_app.units import counted
 
 if TYPE_CHECKING:
     from archiver_app.gui.main_window import MainWindow
@@ -64,8 +65,8 @@ class WindowJobs(QObject):
             if report.runs or report.reported or report.imports_undone:
                 window.statusBar().showMessage(
                     f"Interrupted jobs: {len(report.runs)} resumed, {report.reported} "
-                    f"could not resume (see Jobs); {report.imports_undone} unfinished "
-                    "import(s) undone.",
+                    f"could not resume (see Jobs); "
+                    f"{counted(report.imports_undone, 'unfinished import')} undone.",
                     10000,
                 )
                 window.refresh_all()

@@ -35,6 +35,7 @@ from archiver_app.profiles.store import (
     session_cookies,
     update_notes,
 )
+from archiver_app.units import counted
 from archiver_app.validation import validate_capture_url
 
 #: The login window's size: what most laptops show comfortably.
@@ -60,7 +61,7 @@ class LoginResult:
     def message(self) -> str:
         where = ", ".join(self.sites[:5]) + (" ..." if len(self.sites) > 5 else "")
         return (
-            f"profile {self.profile!r} saved: {self.cookies} cookie(s)"
+            f"profile {self.profile!r} saved: {counted(self.cookies, 'cookie')}"
             + (f" for {where}" if where else "")
             + ("" if self.end is LoginEnd.CLOSED else " (the window was closed by Archiver)")
         )
@@ -186,7 +187,7 @@ def _show(
         if now != names:
             names = now
             sites = ", ".join(_sites(seen.cookies))
-            report(f"the profile holds {len(now)} cookie(s) for {sites}")
+            report(f"the profile holds {counted(len(now), 'cookie')} for {sites}")
         if cancelled():
             return LoginEnd.CANCELLED
         try:

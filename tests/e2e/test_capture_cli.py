@@ -38,7 +38,7 @@ def test_capture_reads_stdin_reports_each_page_and_fails_after_the_rest(
     assert len(lines) == 3 and all(f"/{3}]" in line for line in lines)
     assert sum(" ok 200 " in line for line in lines) == 2
     assert "unsupported URL scheme 'ftp'" in result.stderr
-    assert "captured 2 of 3 page(s) into collection 'cli'" in result.stdout
+    assert "captured 2 of 3 pages into collection 'cli'" in result.stdout
     with sqlite3.connect(lib / "library.db") as db:
         rows = db.execute("SELECT url, state FROM snapshots ORDER BY url").fetchall()
         tags = db.execute("SELECT name FROM tags").fetchall()

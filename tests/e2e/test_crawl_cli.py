@@ -63,7 +63,7 @@ def test_crawl_then_inspect_and_control_the_job(tmp_path: Path) -> None:
         size = human_bytes(jobs[0]["bytes_downloaded"])
         assert size.endswith(" KB") and f" {size} " in r.stdout.splitlines()[1], r.stdout
         r = archiver(lib, "job", "show", "1")
-        assert "3 done" in r.stdout and "2 skipped" in r.stdout and "indexed: 3 page(s)" in r.stdout
+        assert "3 done" in r.stdout and "2 skipped" in r.stdout and "indexed: 3 pages" in r.stdout
 
         r = archiver(lib, "crawl", server.url("/"), "--queue", "--name", "later")
         assert r.returncode == 0 and "job 2 queued" in r.stdout

@@ -217,7 +217,7 @@ def test_capture_of_a_local_page(frozen_app: Path, tmp_path: Path, test_site: Lo
     url = test_site.page_url(3)
     result = run(frozen_app, "--library", str(lib), "capture", url, "--timeout", "60", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "captured 1 of 1 page(s)" in result.stdout
+    assert "captured 1 of 1 page" in result.stdout
     with sqlite3.connect(lib / "library.db") as db:
         rows = db.execute("SELECT url, state, folder FROM snapshots").fetchall()
     assert [(u, s) for u, s, _f in rows] == [(url, "complete")]

@@ -50,7 +50,7 @@ def test_exports_the_chosen_collection_as_a_wacz_with_progress(
         pages = [json.loads(ln) for ln in z.read("pages/pages.jsonl").splitlines()[1:]]
     assert "datapackage.json" in names
     assert len(pages) == 3 == result.pages  # alpha's three pages, none of beta's
-    assert "3 page(s)" in dialog.status.text()
+    assert "3 pages" in dialog.status.text()
     assert dialog.cancel_button.text() == "Close"
     assert [p.name for p in drive.iterdir()] == [result.path.name]  # no temporary left
 

@@ -56,6 +56,7 @@ from archiver_app.errors import ArchiverError, BrowserNotFoundError, InputError
 from archiver_app.jobs.pipeline import Pool
 from archiver_app.library import DEFAULT_COLLECTION, Library
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
+from archiver_app.units import counted
 
 DEFAULT_MAX_BODY = 256 << 20
 
@@ -100,7 +101,7 @@ class BrowseReport:
         left unread, a screenshot not taken): ``archiver browse`` ends with these lines
         and the job's log keeps them."""
         how = "stopped" if self.stop is StopReason.STOPPED else "browser closed"
-        lines = [f"saved {self.saved} page(s) into collection {self.collection!r} ({how})"]
+        lines = [f"saved {counted(self.saved, 'page')} into collection {self.collection!r} ({how})"]
         lines += [f"failed: {page.url}: {page.error}" for page in self.pages if not page.ok]
         return lines + [f"note: {note}" for note in dict.fromkeys(self.notes)]
 

@@ -63,7 +63,7 @@ def test_ctrl_c_ends_the_session_with_the_open_page_saved(
     # Ctrl+C comes as soon as the style sheet is asked for: the page has parsed its title
     # by then, and the session reads it at Stop once that answer is in
     assert f"saved {url} — Load more (2 responses)" in out.splitlines(), out + err
-    assert "saved 1 page(s) into collection 'web' (stopped)" in out
+    assert "saved 1 page into collection 'web' (stopped)" in out
     with sqlite3.connect(lib / "library.db") as db:
         jobs = db.execute("SELECT kind, status, progress_done FROM jobs").fetchall()
         snaps = db.execute("SELECT url, state, folder FROM snapshots").fetchall()

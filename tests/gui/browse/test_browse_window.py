@@ -54,7 +54,7 @@ def test_stop_in_the_status_window_ends_the_job_with_the_open_page_saved(
         snaps = s.execute(select(Snapshot.url, Snapshot.state)).all()
     assert [tuple(j) for j in jobs] == [("browse", "completed", 1)]
     assert [tuple(r) for r in snaps] == [(url, "complete")]
-    assert "1 page(s) saved" in main_window.statusBar().currentMessage()
+    assert "1 page saved" in main_window.statusBar().currentMessage()
 
 
 def test_stop_in_the_jobs_panel_ends_the_session_through_the_jobs_row(

@@ -154,7 +154,7 @@ def run_edition(tmp_path: Path, server: LocalServer) -> None:
     # The missing URL appears on the site; capture-missing queues it (and the failed one).
     server.add_static("/listed", page("Listed at last"))
     r = archiver(root, "edition", "capture-missing", "rivers-ed", "--run")
-    assert "queued 2 URL(s)" in r.stdout, r.stdout + r.stderr
+    assert "queued 2 URLs" in r.stdout, r.stdout + r.stderr
     report = json.loads(archiver(root, "edition", "show", "rivers-ed", "--json").stdout)
     state_of = {t["url"]: t["state"] for t in report["targets"]}
     assert state_of[listed] == "captured" and state_of[server.url("/lakes/down")] == "failed"

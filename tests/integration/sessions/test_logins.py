@@ -104,7 +104,7 @@ def _login_by_hand(
             page.wait_for_url("**/private")
             assert PRIVATE_TEXT in page.inner_text("h1")
             # as a person does: close the window once the login shows (Archiver says so)
-            lines.wait_for("holds 2 cookie(s) for 127.0.0.1")
+            lines.wait_for("holds 2 cookies for 127.0.0.1")
             if ctrl_c:
                 os.killpg(proc.pid, signal.SIGINT)
             else:
@@ -159,7 +159,7 @@ def test_login_window_then_captures_with_the_profile_until_the_session_expires(
 ) -> None:
     root = tmp_path / "lib"
     output = _login_by_hand(root, login_site, x_display, *cdp_browser)
-    assert any("profile 'uni' saved: 2 cookie(s) for 127.0.0.1" in line for line in output)
+    assert any("profile 'uni' saved: 2 cookies for 127.0.0.1" in line for line in output)
 
     lib_args = ["--library", str(root)]
     assert main([*lib_args, "capture", "--profile", "uni", login_site.url("/private")]) == 0
@@ -212,7 +212,7 @@ def test_ctrl_c_in_the_terminal_keeps_the_login(
 ) -> None:
     root = tmp_path / "lib"
     output = _login_by_hand(root, login_site, x_display, *cdp_browser, ctrl_c=True)
-    assert any("saved: 2 cookie(s)" in line and "closed by Archiver" in line for line in output)
+    assert any("saved: 2 cookies" in line and "closed by Archiver" in line for line in output)
     capture = ["--library", str(root), "capture", "--profile", "uni"]
     assert main([*capture, login_site.url("/private")]) == 0
     assert PRIVATE_TEXT in _text(root, _snapshots(root)[0])
@@ -254,7 +254,7 @@ def test_cookies_txt_import_then_capture(
     write_cookies_txt(login_site, cookies)
     assert main(["--library", str(root), "profiles", "import-cookies", "news", str(cookies)]) == 1
     out = capsys.readouterr()
-    assert "added 2 cookie(s) to profile 'news'" in out.out
+    assert "added 2 cookies to profile 'news'" in out.out
     assert "line 5: 1 tab-separated fields where 7 are needed" in out.err
     capture = ["--library", str(root), "capture", "--profile", "news"]
     assert main([*capture, login_site.url("/private")]) == 0

@@ -74,11 +74,11 @@ def test_a_sessions_report_says_what_failed_and_what_it_could_not_do() -> None:
         notes=("https://a.example/1: no screenshot as it was left (TimeoutError)",) * 2,
     )
     lines = [
-        "saved 1 page(s) into collection 'web' (stopped)",
+        "saved 1 page into collection 'web' (stopped)",
         "failed: https://a.example/2: the WARC could not be written",
         "note: https://a.example/1: no screenshot as it was left (TimeoutError)",
     ]
     assert report.describe() == lines
     assert result_lines(report) == lines
     closed = BrowseReport([page(1)], StopReason.CLOSED, "web")
-    assert closed.describe() == ["saved 1 page(s) into collection 'web' (browser closed)"]
+    assert closed.describe() == ["saved 1 page into collection 'web' (browser closed)"]

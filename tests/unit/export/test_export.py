@@ -247,7 +247,7 @@ def test_overwrite_replaces_only_an_earlier_export_or_an_empty_folder(
     dest = tmp_path / "out"
     export(lib_with_revisit, Selection(collection="one"), dest, fmt="folder")
     result = export(lib_with_revisit, Selection(), dest, fmt="folder", overwrite=True)
-    assert result.pages == 4 and "4 page(s)" in (dest / "README.txt").read_text()
+    assert result.pages == 4 and "4 pages" in (dest / "README.txt").read_text()
     assert not list(tmp_path.glob(".out.*"))  # neither the new one's nor the old one's
     (dest / "notes.txt").write_text("mine")  # no longer only an export of ours
     with pytest.raises(InputError, match="not an earlier Archiver export"):
