@@ -151,7 +151,7 @@ class Library:
         shared = database_url is not None and not database_url.startswith("sqlite")
         # A shared library's folder may be empty or missing here (a share not mounted): the
         # database decides, below, and the refusal says which folder it expected.
-        is_new = _check_folder(root, create=create or shared)
+        is_new = check_library_folder(root, create=create or shared)
         meta = None if is_new else _read_meta(meta_path)
         revision: str | None = None
         if database_url is None and meta is not None:
@@ -381,8 +381,12 @@ class Library:
 # ---------------------------------------------------------------------- helpers
 
 
-def _check_folder(root: Path, *, create: bool) -> bool:
-    """Validate ``root``; return True when a new library must be created there."""
+def check_library_folder(root: Path, *, create: bool) -> bool:
+    """Validate ``root``; return True when a new library must be created there.
+
+    Raises:
+        LibraryError: the folder cannot hold a library (says why); nothing was written.
+    """
     if root.exists() and not root.is_dir():
         raise LibraryError(f"{root} is a file, not a library folder")
     if not root.exists():

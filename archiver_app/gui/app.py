@@ -43,7 +43,6 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
 
     from archiver_app import __version__
     from archiver_app.errors import ArchiverError
-    from archiver_app.gui.errors import describe, error_box
     from archiver_app.gui.first_run import FirstRunDialog, needs_first_run
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.gui.ops import OpRunner
@@ -79,15 +78,18 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
             remembered = settings.value("library/root")
             if remembered:
                 library_root = Path(str(remembered))
-    try:
-        library = Library.open(library_root, create=True, database_url=database_url)
-    except ArchiverError as exc:
-        if self_test:
+    if self_test:
+        try:
+            library = Library.open(library_root, create=True, database_url=database_url)
+        except ArchiverError as exc:
             print(f"self-test failed: {exc}", file=sys.stderr)
             return 1
-        message, details = describe(exc)
-        error_box(None, "Archiver cannot open the library", message, details).exec()
-        return exc.exit_code
+    else:
+        opened = open_at_start(library_root, database_url, runner, settings, chose=chose_default)
+        if isinstance(opened, int):
+            runner.shutdown(wait=False)
+            return opened
+        library = opened
     window = MainWindow(library, runner=runner, settings=settings, icon=app_icon())
     window.show()
     QTimer.singleShot(0, settle_collector)
@@ -198,6 +200,41 @@ def _run_until_quit(  # noqa: PLR0917 - the app's own state, handed over once
         window = MainWindow(library, runner=runner, settings=settings, icon=app_icon())
         window.show()
         QTimer.singleShot(0, settle_collector)  # the new window's objects, as at start
+
+
+def open_at_start(
+    root: Path,
+    database_url: str | None,
+    runner: OpRunner,
+    settings: QSettings,
+    *,
+    chose: bool,
+) -> Library | int:
+    """The library the app starts on, or the exit code once the user gave up.
+
+    A library the user named (``--library``, ``ARCHIVER_LIBRARY``, ``--database-url``) that
+    cannot be opened is said in an error box. The remembered one (``chose``) reopens the
+    first-run screen with the reason, so that a folder which stopped being usable (moved,
+    unmounted, not a library) does not fail at every start."""
+    from PySide6.QtWidgets import QDialog
+
+    from archiver_app.errors import ArchiverError
+    from archiver_app.gui.errors import describe, error_box
+    from archiver_app.gui.first_run import FirstRunDialog
+    from archiver_app.library import Library
+
+    while True:
+        try:
+            return Library.open(root, create=True, database_url=database_url)
+        except ArchiverError as exc:
+            message, details = describe(exc)
+            if not chose or database_url:
+                error_box(None, "Archiver cannot open the library", message, details).exec()
+                return exc.exit_code
+            again = FirstRunDialog(root, runner, settings, problem=message)
+            if again.exec() != QDialog.DialogCode.Accepted:
+                return exc.exit_code
+            root = again.library_root
 
 
 def open_next_library(

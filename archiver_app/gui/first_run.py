@@ -1,11 +1,15 @@
 """The first-run screen: where the library lives, and whether a browser was found.
 
 Shown once per computer (``QSettings`` key :data:`DONE_KEY`) before the library opens, so
-that the user can pick another folder before anything is written.
+that the user can pick another folder before anything is written; shown again, with the
+reason, when the library it chose cannot be opened. It says what Start will do with the
+folder typed (open the library there, or create one) and refuses a folder that cannot hold
+a library, so a bad choice is never remembered.
 """
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
@@ -21,7 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from archiver_app.errors import LibraryError
 from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.library import check_library_folder
 from archiver_app.paths import default_library_root, remember_library_root
 
 DONE_KEY = "first_run/done"
@@ -46,7 +52,10 @@ class FirstRunDialog(QDialog):
         runner: OpRunner,
         settings: QSettings,
         parent: QWidget | None = None,
+        *,
+        problem: str = "",
     ) -> None:
+        """``problem``: why the library last chosen could not be opened, shown first."""
         super().__init__(parent)
         self.setObjectName("first_run")
         self.setWindowTitle("Welcome to Archiver")
@@ -57,6 +66,12 @@ class FirstRunDialog(QDialog):
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(intro)
+        if problem:
+            said = QLabel(f"<b>The library could not be opened:</b> {escape(problem)}", self)
+            said.setObjectName("problem")
+            said.setWordWrap(True)
+            said.setTextFormat(Qt.TextFormat.RichText)
+            layout.addWidget(said)
         row = QHBoxLayout()
         self.location = QLineEdit(str(default_root), self)
         self.location.setObjectName("location")
@@ -66,6 +81,11 @@ class FirstRunDialog(QDialog):
         row.addWidget(self.location, 1)
         row.addWidget(choose)
         layout.addLayout(row)
+        self.verdict = QLabel(self)
+        self.verdict.setObjectName("verdict")
+        self.verdict.setWordWrap(True)
+        self.verdict.setTextFormat(Qt.TextFormat.RichText)
+        layout.addWidget(self.verdict)
         self.browser = QLabel("Looking for a browser to capture with…", self)
         self.browser.setObjectName("browser")
         self.browser.setWordWrap(True)
@@ -74,6 +94,9 @@ class FirstRunDialog(QDialog):
         buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Start")
         buttons.accepted.connect(self.accept)
         layout.addWidget(buttons)
+        self.start = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.location.textChanged.connect(self._judge)
+        self._judge()
         self.resize(560, 360)
         self._find_browser()
 
@@ -81,6 +104,27 @@ class FirstRunDialog(QDialog):
         folder = QFileDialog.getExistingDirectory(self, "Library folder", self.location.text())
         if folder:
             self.location.setText(folder)
+
+    def _chosen(self) -> Path:
+        text = self.location.text().strip()
+        return Path(text).expanduser().absolute() if text else self.library_root
+
+    def _judge(self) -> bool:
+        """Say what Start does with the folder typed; False (Start disabled) when it
+        cannot hold a library."""
+        try:
+            new = check_library_folder(self._chosen(), create=True)
+        except LibraryError as exc:
+            self.verdict.setText(f"<b>Start cannot use this folder:</b> {escape(exc.message)}.")
+            self.start.setEnabled(False)
+            return False
+        self.verdict.setText(
+            "Start creates a new library in this folder."
+            if new
+            else "A library is already in this folder: Start opens it."
+        )
+        self.start.setEnabled(True)
+        return True
 
     def _find_browser(self) -> None:
         from archiver_app.capture.browser import find_browser, install_hint
@@ -105,8 +149,9 @@ class FirstRunDialog(QDialog):
         ).run_in_background()
 
     def accept(self) -> None:
-        text = self.location.text().strip()
-        self.library_root = Path(text).expanduser().absolute() if text else self.library_root
+        if not self._judge():  # the folder changed since it was typed
+            return
+        self.library_root = self._chosen()
         self.settings.setValue(LIBRARY_KEY, str(self.library_root))
         self.settings.setValue(DONE_KEY, True)
         if self.library_root != default_library_root():

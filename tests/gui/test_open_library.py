@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from archiver_app.gui.app import open_chosen_library, open_next_library
-from archiver_app.gui.first_run import LIBRARY_KEY
+from archiver_app.gui.app import open_at_start, open_chosen_library, open_next_library
+from archiver_app.gui.first_run import LIBRARY_KEY, FirstRunDialog
 from archiver_app.gui.main_window import MainWindow
+from archiver_app.gui.ops import OpRunner
 from archiver_app.library import Library
 from archiver_app.paths import remembered_library_root
 from tests.helpers.snapshots import add_snapshot
@@ -89,3 +90,37 @@ def test_the_app_reopens_on_the_chosen_library_or_the_one_before(
     assert back is not None and back.root == second  # said why, then the one before
     back.close()
     assert boxes == ["Archiver cannot open the library"]
+
+
+def test_a_remembered_library_that_cannot_open_offers_another_folder_with_the_reason(
+    tmp_path: Path,
+    gui_settings: QSettings,
+    op_runner: OpRunner,
+    boxes: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    papers, other = tmp_path / "papers", tmp_path / "other"
+    papers.mkdir()
+    (papers / "notes.txt").write_text("not a library")
+    with Library.open(other, create=True) as lib:
+        add_snapshot(lib, "https://harbour.example/")
+    shown: list[str] = []
+
+    def choose_other(dialog: FirstRunDialog) -> int:
+        shown.append(dialog.findChild(QLabel, "problem").text())
+        dialog.location.setText(str(other))
+        dialog.accept()
+        return dialog.result()
+
+    monkeypatch.setattr(FirstRunDialog, "exec", choose_other)
+    opened = open_at_start(papers, None, op_runner, gui_settings, chose=True)
+    assert isinstance(opened, Library) and opened.root == other
+    opened.close()
+    assert "not an Archiver library" in shown[0] and not boxes
+    assert gui_settings.value(LIBRARY_KEY) == str(other)  # opened there next time
+
+    monkeypatch.setattr(FirstRunDialog, "exec", lambda dialog: QDialog.DialogCode.Rejected)
+    assert open_at_start(papers, None, op_runner, gui_settings, chose=True) == 2  # gave up
+    # A folder the user named (--library) is said, not swapped for another.
+    assert open_at_start(papers, None, op_runner, gui_settings, chose=False) == 2
+    assert boxes == ["Archiver cannot open the library"] and len(shown) == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QInputDialog, QMessageBox
+from PySide6.QtWidgets import QDialog, QInputDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
@@ -365,6 +365,26 @@ def test_first_run_chooses_library_and_is_shown_once(
     assert gui_settings.value(LIBRARY_KEY) == str(tmp_path / "mine")
     assert resolve_library_root() == tmp_path / "mine"  # the command line opens it too
     assert not needs_first_run(gui_settings)
+
+
+def test_the_first_run_screen_says_what_start_does_and_refuses_a_folder_of_other_files(
+    qtbot: QtBot, op_runner: OpRunner, gui_settings: QSettings, tmp_path: Path
+) -> None:
+    papers, existing = tmp_path / "papers", tmp_path / "existing"
+    papers.mkdir()
+    (papers / "thesis.pdf").write_bytes(b"%PDF-1.4")
+    Library.open(existing, create=True).close()
+    dialog = FirstRunDialog(tmp_path / "default", op_runner, gui_settings)
+    qtbot.addWidget(dialog)
+    assert dialog.verdict.text() == "Start creates a new library in this folder."
+    dialog.location.setText(str(existing))
+    assert dialog.verdict.text() == "A library is already in this folder: Start opens it."
+    dialog.location.setText(str(papers))
+    assert "is not empty and is not an Archiver library" in dialog.verdict.text()
+    assert not dialog.start.isEnabled()
+    dialog.accept()  # Return in the folder field: refused, and nothing remembered
+    assert dialog.result() != QDialog.DialogCode.Accepted and needs_first_run(gui_settings)
+    assert gui_settings.value(LIBRARY_KEY) is None
 
 
 def test_quit_asks_while_work_runs_and_close_hides_to_tray(
