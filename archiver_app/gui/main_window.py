@@ -312,6 +312,7 @@ class MainWindow(QMainWindow):
         searching = bool(self.model.query.search.strip())
         self.table.horizontalHeader().setSectionHidden(COL_MATCH, not searching)
         self.detail.show_snapshot(None)
+        self.tabs.setCurrentIndex(0)  # typed over a replay tab: the results are the table's
 
     def empty_table_text(self) -> str | None:
         """What the captures table says when it has no rows (None while they load)."""

@@ -158,10 +158,13 @@ def test_search_as_you_type_and_saved_search(
     add_snapshot(library, "https://c.example/", title="City hall", body="council")
     window.refresh_all()
     qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+    window.open_replay_id(library.recent_snapshots(1)[0].id)
+    assert window.tabs.currentIndex() == 1  # reading a capture in its tab
     window.search.setFocus()
     qtbot.keyClicks(window.search, "lev")
     qtbot.waitUntil(lambda: window.model.query.search == "lev" and not window.model.loading)
     assert window.model.rowCount() == 1
+    assert window.tabs.currentIndex() == 0  # typed over the replay: the results show
     assert not window.table.horizontalHeader().isSectionHidden(5)  # the Match column
     window.add_saved_search("Levees")
     qtbot.keyClick(window.search, "a", Qt.KeyboardModifier.ControlModifier)
