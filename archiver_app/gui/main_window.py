@@ -362,6 +362,22 @@ class MainWindow(QMainWindow):
             self.detail.show_snapshot(self.detail.wanted)
 
     def focus_search(self) -> None:
+        """Ctrl+F: find in the page of the replay in front, as a browser does, else the
+        library's search field. One action for both: a replay's own Ctrl+F was ambiguous
+        with this one, and Qt then ran neither."""
+        from archiver_app.gui.replay.widget import ReplayWidget
+
+        focus = QApplication.focusWidget()
+        widget = focus
+        while widget is not None and not isinstance(widget, ReplayWidget):
+            widget = widget.parentWidget()
+        front = self.tabs.currentWidget()
+        in_tabs = focus is None or self.tabs.isAncestorOf(focus)
+        if widget is None and isinstance(front, ReplayWidget) and in_tabs:
+            widget = front
+        if isinstance(widget, ReplayWidget):
+            widget.start_find()
+            return
         self.search.setFocus()
         self.search.selectAll()
 

@@ -455,3 +455,26 @@ def test_the_pane_shows_who_wrote_the_page_and_when_it_says_so(
     with qtbot.waitSignal(detail.loaded):
         detail.show_snapshot(silent)
     assert not facts.isRowVisible(detail.authors) and not facts.isRowVisible(detail.published)
+
+
+def test_ctrl_f_finds_in_the_replay_in_front_and_searches_the_library_elsewhere(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    from archiver_app.gui.replay.widget import ReplayWidget
+
+    window = main_window
+    sid = add_snapshot(library, "https://r.example/", title="River flood", body="levee")
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    replay = window.open_replay_id(sid)
+    assert isinstance(replay, ReplayWidget)
+    replay.address.setFocus()
+    qtbot.waitUntil(replay.address.hasFocus)
+    qtbot.keyClick(replay.address, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert replay.find_bar.isVisible() and replay.find_edit.hasFocus()  # find in the page
+    window.tabs.setCurrentIndex(0)
+    window.table.setFocus()
+    qtbot.waitUntil(window.table.hasFocus)
+    qtbot.keyClick(window.table, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert window.search.hasFocus()  # the library's search field

@@ -48,6 +48,7 @@ def render_to_file(
 def run_window(library: Library, url: str, at: str | None) -> int:
     """Open one replay window on ``url`` and run until it is closed."""
     app = _application()
+    from PySide6.QtGui import QKeySequence, QShortcut
     from PySide6.QtWidgets import QApplication, QMainWindow
 
     from archiver_app.gui.replay.widget import ReplayWidget
@@ -56,6 +57,7 @@ def run_window(library: Library, url: str, at: str | None) -> int:
     window = QMainWindow()
     widget = ReplayWidget(library, url, at, window)
     window.setCentralWidget(widget)
+    QShortcut(QKeySequence(QKeySequence.StandardKey.Find), window, widget.start_find)
     widget.titleChanged.connect(lambda t: window.setWindowTitle(f"{t} — Archiver replay"))
     window.resize(1280, 900)
     window.show()

@@ -228,7 +228,12 @@ class ReplayWidget(QWidget):
         )
         find_layout.addWidget(self._tool("✕", "Close", self.close_find))
         self.find_bar.hide()
-        QShortcut(QKeySequence(QKeySequence.StandardKey.Find), self, self.start_find)
+        # Ctrl+F (find in page) is the window's Find, which calls start_find
+        for key, go in ((QKeySequence.StandardKey.Back, self.view.back),
+                        (QKeySequence.StandardKey.Forward, self.view.forward)):  # fmt: skip
+            QShortcut(
+                QKeySequence(key), self, go, context=Qt.ShortcutContext.WidgetWithChildrenShortcut
+            )
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self.find_bar, self.close_find)
 
         layout = QVBoxLayout(self)
