@@ -44,6 +44,7 @@ from archiver_app.gui.detail_pane import DetailPane
 from archiver_app.gui.drives_panel import DrivesPanel
 from archiver_app.gui.edition_dialog import install_edition_action
 from archiver_app.gui.errors import show_error
+from archiver_app.gui.help_menu import HelpActions
 from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.idle_migrator import IdleMigrator
 from archiver_app.gui.jobs_panel import JobsPanel
@@ -155,6 +156,7 @@ class MainWindow(QMainWindow):
         self.background = WindowJobs(self)
         self.watches = install_watch_scheduler(self)  # due watches run; changes in the tray
         self.copy_address = install_table_menu(self)  # right click: the actions above
+        self.help = HelpActions(self)  # Help > Keyboard Shortcuts, Check Setup, About
         self._connect()
         self.reload_sidebar()
         restore_window_state(self)

@@ -478,3 +478,34 @@ def test_ctrl_f_finds_in_the_replay_in_front_and_searches_the_library_elsewhere(
     qtbot.waitUntil(window.table.hasFocus)
     qtbot.keyClick(window.table, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert window.search.hasFocus()  # the library's search field
+
+
+def test_the_help_menu_lists_every_shortcut_and_checks_the_setup(
+    qtbot: QtBot, main_window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from archiver_app.diagnostics import Check
+    from archiver_app.gui.help_menu import ShortcutsDialog, about_text
+
+    window = main_window
+    titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
+    assert titles[-1] == "Help"
+    shortcuts = ShortcutsDialog(window)
+    qtbot.addWidget(shortcuts)
+    table = shortcuts.table
+    rows = {
+        (table.item(r, 0).text(), table.item(r, 1).text(), table.item(r, 2).text())
+        for r in range(table.rowCount())
+    }
+    assert ("Edit", "Find", "Ctrl+F") in rows and ("View", "Jobs", "Ctrl+J") in rows
+    assert ("Capture", "Compare Captures", "Ctrl+D") in rows  # added by another module
+    assert ("Help", "Keyboard Shortcuts", "F1") in rows
+    assert str(window.library.root) in about_text(window)
+
+    checks = [Check("library", True, "fine"), Check("browser", False, "none found")]
+    monkeypatch.setattr("archiver_app.diagnostics.run_doctor", lambda root: checks)
+    window.help.check.trigger()
+    qtbot.waitUntil(lambda: window.help.dialog is not None, timeout=10_000)
+    dialog = window.help.dialog
+    assert dialog.verdict.text() == "1 of 2 checks need attention."
+    assert dialog.text.toPlainText() == "ok   library: fine\nFAIL browser: none found"
+    dialog.close()
