@@ -94,6 +94,16 @@ class TagsManager:
         return changes
 
 
+def reindex_own_words(conn: Connection, snapshot_id: int) -> None:
+    """Index ``snapshot_id``'s tags and notes again (after its notes changed)."""
+    names = conn.execute(
+        select(Tag.name)
+        .join(SnapshotTag, SnapshotTag.tag_id == Tag.id)
+        .where(SnapshotTag.snapshot_id == snapshot_id)
+    ).scalars()
+    _reindex_tags(conn, snapshot_id, list(names))
+
+
 def _reindex_tags(conn: Connection, snapshot_id: int, names: list[str]) -> None:
     found = indexed_text(conn, snapshot_id)
     if found is not None:

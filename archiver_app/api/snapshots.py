@@ -117,10 +117,15 @@ class SnapshotsManager:
         return result, changed | Changes(collections=bool(result.editions_to_review))
 
     def set_notes(self, snapshot_id: int, notes: str) -> Changes:
+        """Keep ``notes`` on the capture; search finds it by them."""
+        from archiver_app.api.labels import reindex_own_words
+
         with self._lib.write() as s:
             snap = s.get(Snapshot, snapshot_id)
             if snap is not None:
                 snap.notes = notes
+                s.flush()
+                reindex_own_words(s.connection(), snapshot_id)
         return Changes.of_snapshots([snapshot_id])
 
 

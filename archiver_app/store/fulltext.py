@@ -51,15 +51,21 @@ def upsert_snapshot_text(
     body: str | None,
     tags: Iterable[str] = (),
 ) -> None:
-    """Replace the indexed text of ``snapshot_id``."""
+    """Replace the indexed text of ``snapshot_id``. The ``tags`` column holds the
+    researcher's own words: the tag names, then the capture's notes (read here, so that
+    every writer keeps them findable)."""
     if not has_fulltext(conn):
         return
+    notes = conn.execute(
+        text("SELECT notes FROM snapshots WHERE id = :id"), {"id": snapshot_id}
+    ).scalar()
+    own = " ".join(sorted(set(tags))) + (f"\n{notes}" if notes else "")
     params: dict[str, object] = {
         "id": snapshot_id,
         "title": _clean(title or "", conn),
         "url": url,
         "body": _clean((body or "")[:MAX_BODY_CHARS], conn),
-        "tags": " ".join(sorted(set(tags))),
+        "tags": _clean(own, conn),
     }
     conn.execute(text("DELETE FROM snapshot_fts WHERE rowid = :id"), {"id": snapshot_id})
     if conn.dialect.name == "postgresql":

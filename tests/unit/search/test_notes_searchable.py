@@ -1,0 +1,29 @@
+"""A capture's notes are searched with its text and tags, on both databases, and stay
+findable through tag edits and a rebuilt index."""
+
+from __future__ import annotations
+
+from archiver_app.library import Library
+from archiver_app.search import Query, search
+from archiver_app.search.reindex import rebuild_index
+from tests.helpers.snapshots import add_snapshot
+
+
+def _found(lib: Library, text: str) -> list[int]:
+    return [h.snapshot_id for h in search(lib, Query(text))]
+
+
+def test_notes_are_found_by_search(any_library: Library) -> None:
+    lib = any_library
+    sid = add_snapshot(lib, "https://a.example/cranes", title="Cranes", body="blue paint")
+    other = add_snapshot(lib, "https://b.example/", title="Other", body="nothing here")
+    assert _found(lib, "harbourmaster") == []
+    lib.snapshots.set_notes(sid, "Checked with the harbourmaster in May.")
+    assert _found(lib, "harbourmaster") == [sid]
+    assert _found(lib, "harbourm") == [sid]  # as you type: the last word is a prefix
+    lib.tags.set([sid, other], ["port"])  # a tag edit keeps the notes indexed
+    assert _found(lib, "harbourmaster") == [sid] and _found(lib, "port") == [other, sid]
+    rebuild_index(lib)
+    assert _found(lib, "harbourmaster") == [sid]
+    lib.snapshots.set_notes(sid, "")
+    assert _found(lib, "harbourmaster") == [] and _found(lib, "port") == [other, sid]
