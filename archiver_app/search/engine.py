@@ -161,9 +161,11 @@ def filter_clauses(
     return where
 
 
+#: The tags column of the full-text index: the tag names, then the notes.
+_OWN = "coalesce(f.tags, '')"
 _COLUMNS = (
     "s.id, s.url, s.title, s.captured_at, {snippet}, c.slug, s.domain, s.mime, "
-    "s.http_status, s.capture_fidelity, {score}"
+    "s.http_status, s.capture_fidelity, {score}, {own}"
 )
 
 
@@ -185,7 +187,7 @@ def _sql(
         clause = " WHERE " + " AND ".join(where)
         if counting:
             return f"SELECT count(*) FROM snapshots s{clause}"  # noqa: S608
-        cols = _COLUMNS.format(snippet="coalesce(s.snippet, '')", score="0.0")
+        cols = _COLUMNS.format(snippet="coalesce(s.snippet, '')", score="0.0", own="''")
         return (
             f"SELECT {cols} FROM snapshots s JOIN collections c ON c.id = s.collection_id"  # noqa: S608
             f"{clause} ORDER BY s.captured_at DESC, s.id DESC LIMIT :limit OFFSET :offset"
@@ -214,7 +216,7 @@ def _sql(
     # Rank the matches (cheap), then read the page of hits' indexed text by rowid (no
     # second MATCH: with a prefix, FTS5 would merge its postings again for every hit);
     # :func:`_snippet` cuts the snippets from it in Python.
-    cols = _COLUMNS.format(snippet="coalesce(f.body, '')", score="top.score")
+    cols = _COLUMNS.format(snippet="coalesce(f.body, '')", score="top.score", own=_OWN)
     top = (
         f"top AS (SELECT s.id AS id, {score} AS score, s.captured_at AS at "  # noqa: S608
         f"FROM {source}{clause} ORDER BY score, at DESC, id DESC LIMIT :limit OFFSET :offset)"
@@ -227,13 +229,13 @@ def _sql(
     )
 
 
-def _snippet(body: str, title: str | None, url: str, fts: str | None) -> str:
-    """The snippet of a hit: around the first match in its text, else its title or
-    address (:func:`archiver_app.search.quick.snippet`, the one snippet builder)."""
+def _snippet(body: str, title: str | None, url: str, own: str, fts: str | None) -> str:
+    """The snippet of a hit: around the first match in its text, else its title, address,
+    or tags and notes (:func:`archiver_app.search.quick.snippet`, the one snippet builder)."""
     if fts is None:  # no text searched: the snippet stored at capture time
         return " ".join(body.split())
     terms = quick.terms_of(fts)
-    for text_ in (body, title or "", url):
+    for text_ in (body, title or "", url, own):
         found = quick.snippet(text_, terms, (MARK_START, MARK_END))
         if MARK_START in found:
             return found
@@ -315,7 +317,7 @@ def _hits(rows: Any, fts: str | None) -> list[Hit]:
             url=r[1],
             title=r[2],
             captured_at=_DT.process_result_value(r[3], None),  # type: ignore[arg-type]
-            snippet=_snippet(r[4] or "", r[2], r[1], fts),
+            snippet=_snippet(r[4] or "", r[2], r[1], r[11] or "", fts),
             collection=r[5],
             domain=r[6],
             mime=r[7],
@@ -365,7 +367,7 @@ def _quick_search(
     if not page:
         return []
     marks = ",".join(str(int(f[0])) for f in page)
-    cols = _COLUMNS.format(snippet="coalesce(f.body, '')", score="0.0")
+    cols = _COLUMNS.format(snippet="coalesce(f.body, '')", score="0.0", own=_OWN)
     rows = {
         int(r[0]): r
         for r in conn.execute(
@@ -375,7 +377,7 @@ def _quick_search(
             )
         )
     }
-    ranked = [(*rows[sid][:10], rank) for sid, rank in page if sid in rows]
+    ranked = [(*rows[sid][:10], rank, rows[sid][11]) for sid, rank in page if sid in rows]
     return _hits(ranked, plan_fts)
 
 

@@ -125,11 +125,11 @@ class TableSearch:
         terms = quick.terms_of(expr)
         marks = ",".join(str(int(i)) for i in ids)
         rows = conn.exec_driver_sql(
-            f"SELECT rowid, title, url, body FROM snapshot_fts WHERE rowid IN ({marks})"  # noqa: S608 - ints
+            f"SELECT rowid, title, url, body, tags FROM snapshot_fts WHERE rowid IN ({marks})"  # noqa: S608 - ints
         ).all()
         out = {}
-        for rowid, title, url, body in rows:
-            for field_text in (body, title, url):
+        for rowid, title, url, body, own in rows:
+            for field_text in (body, title, url, own):  # own: the tags, then the notes
                 found = quick.snippet(
                     str(field_text or ""), terms, (MARK_START, MARK_END), 20, lead_words=3
                 )

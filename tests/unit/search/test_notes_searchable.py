@@ -21,6 +21,11 @@ def test_notes_are_found_by_search(any_library: Library) -> None:
     lib.snapshots.set_notes(sid, "Checked with the harbourmaster in May.")
     assert _found(lib, "harbourmaster") == [sid]
     assert _found(lib, "harbourm") == [sid]  # as you type: the last word is a prefix
+    (hit,) = search(lib, Query("harbourmaster"))  # the snippet shows the note, marked
+    assert hit.snippet_marked() == "Checked with the [harbourmaster] in May."
+    assert lib.table.snippets([sid], "harbourmaster") == {
+        sid: "Checked with the <b>harbourmaster</b> in May."
+    }  # the captures table's Match column
     lib.tags.set([sid, other], ["port"])  # a tag edit keeps the notes indexed
     assert _found(lib, "harbourmaster") == [sid] and _found(lib, "port") == [other, sid]
     rebuild_index(lib)
