@@ -72,3 +72,17 @@ def test_application_shortcut_from_inside_a_replayed_page(
     focused = _focus_in_page(qtbot, main_window, library)
     QTest.keyClick(focused, key, modifier)
     qtbot.waitUntil(lambda: bool(fired), timeout=3_000)
+
+
+def test_ctrl_f_inside_a_replayed_page_finds_in_it(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    focused = _focus_in_page(qtbot, main_window, library)
+    from archiver_app.gui.replay.widget import ReplayWidget
+
+    tab = main_window.tabs.currentWidget()
+    assert isinstance(tab, ReplayWidget)
+    QTest.keyClick(focused, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(tab.find_bar.isVisible, timeout=3_000)
+    assert tab.find_edit.hasFocus()
+    assert not main_window.search.hasFocus()
