@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sqlalchemy import select
+
 from archiver_app.crawl.fetcher import CapturerFetcher, PageFetcher
 from archiver_app.crawl.worker import CrawlWorker, FetcherFactory, WorkerOptions
 from archiver_app.library import Library
-from archiver_app.store.models import Job
+from archiver_app.store.models import Job, Page, PageState, Snapshot
 from archiver_app.tasks import CancelToken, Progress, null_progress
 
 
@@ -25,6 +27,8 @@ class InlineRun:
     status: str
     pages_done: int
     pages_failed: int
+    #: The HTTP status of each page done whose capture is the site's error page (4xx, 5xx).
+    error_answers: tuple[int, ...] = ()
 
 
 def capturer_factory(lib: Library) -> FetcherFactory:
@@ -59,7 +63,14 @@ def run_job_inline(
     with lib.session() as s:
         job = s.get(Job, job_id)
         status = str(job.status) if job else "missing"
-    return InlineRun(job_id, status, stats.pages_done, stats.pages_failed)
+        errors = s.scalars(
+            select(Snapshot.http_status)
+            .join(Page, Snapshot.id == Page.snapshot_id)
+            .where(Page.job_id == job_id, Page.state == PageState.DONE, Snapshot.http_status >= 400)
+        ).all()
+    return InlineRun(
+        job_id, status, stats.pages_done, stats.pages_failed, tuple(int(e or 0) for e in errors)
+    )
 
 
 #: Pages one capture job loads at once (``archiver capture`` and the GUI's URL list).

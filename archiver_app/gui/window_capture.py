@@ -203,6 +203,12 @@ class WindowCapture(QObject):
     def _done(self, result: InlineRun) -> None:
         """``result``: the job's run (pages done and failed; the job log says why)."""
         text = f"Captured {counted(result.pages_done, 'page')} (job #{result.job_id})"
+        errors = result.error_answers  # captured, but what the site sent was its error page
+        if errors and result.pages_done == 1:
+            text += f", but the site answered HTTP {errors[0]}: the capture is its error page"
+        elif errors:
+            codes = ", ".join(str(c) for c in sorted(set(errors)))
+            text += f"; error answers from the site: {len(errors)} (HTTP {codes})"
         if result.pages_failed:
             text += f"; {result.pages_failed} failed: see Jobs for why"
         self.window.statusBar().showMessage(f"{text}.", 8000)

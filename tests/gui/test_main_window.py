@@ -509,3 +509,22 @@ def test_the_help_menu_lists_every_shortcut_and_checks_the_setup(
     assert dialog.verdict.text() == "1 of 2 checks need attention."
     assert dialog.text.toPlainText() == "ok   library: fine\nFAIL browser: none found"
     dialog.close()
+
+
+def test_the_status_bar_says_when_a_capture_holds_the_sites_error_page(
+    main_window: MainWindow,
+) -> None:
+    from archiver_app.crawl.inline import InlineRun
+
+    bar = main_window.statusBar()
+    main_window.capture._done(InlineRun(4, "done", 1, 0, (404,)))
+    assert bar.currentMessage() == (
+        "Captured 1 page (job #4), but the site answered HTTP 404: the capture is its error page."
+    )
+    main_window.capture._done(InlineRun(5, "done", 3, 1, (404, 503)))
+    assert bar.currentMessage() == (
+        "Captured 3 pages (job #5); error answers from the site: 2 (HTTP 404, 503); "
+        "1 failed: see Jobs for why."
+    )
+    main_window.capture._done(InlineRun(6, "done", 1, 0))
+    assert bar.currentMessage() == "Captured 1 page (job #6)."

@@ -183,6 +183,18 @@ def test_the_coverage_report_names_pages_captured_with_an_error_answer(
     assert {x["url"]: x["http_status"] for x in ledger} == {f"{H}/": 200, f"{H}/gone": 404}
 
 
+def test_a_run_in_the_app_returns_the_error_answers_it_captured(library: Library) -> None:
+    """What the app's status bar says after a capture: the 404 it holds."""
+    from archiver_app.crawl.inline import run_job_inline
+
+    job = create_job(library, [f"{H}/", f"{H}/gone"], scope=Scope.PAGE)
+    pages = {f"{H}/": MemoryPage(), f"{H}/gone": MemoryPage(status=404)}
+    ran = run_job_inline(
+        library, job, fetcher_factory=memory_factory(MemorySiteFetcher(library, pages))
+    )
+    assert (ran.pages_done, ran.pages_failed, ran.error_answers) == (2, 0, (404,))
+
+
 def test_concurrency_is_the_smaller_of_worker_and_job(library: Library) -> None:
     pages = {f"{H}/": MemoryPage(links=[f"{H}/{i}" for i in range(12)])}
     create_job(library, [f"{H}/"], rules=Rules(concurrency=3))
