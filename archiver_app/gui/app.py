@@ -67,6 +67,7 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
     apply_browser_choice(str(settings.value(BROWSER_KEY, "") or ""))
     runner = OpRunner(app)
     chose_default = library_root == default_library_root() and not os.environ.get(LIBRARY_ENV)
+    create = True
     if not self_test and chose_default:
         if needs_first_run(settings):
             first = FirstRunDialog(library_root, runner, settings)
@@ -76,8 +77,8 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
             library_root = first.library_root
         else:
             remembered = settings.value("library/root")
-            if remembered:
-                library_root = Path(str(remembered))
+            if remembered:  # gone since (moved, deleted): asked again, not made anew
+                library_root, create = Path(str(remembered)), False
     if self_test:
         try:
             library = Library.open(library_root, create=True, database_url=database_url)
@@ -85,7 +86,9 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
             print(f"self-test failed: {exc}", file=sys.stderr)
             return 1
     else:
-        opened = open_at_start(library_root, database_url, runner, settings, chose=chose_default)
+        opened = open_at_start(
+            library_root, database_url, runner, settings, chose=chose_default, create=create
+        )
         if isinstance(opened, int):
             runner.shutdown(wait=False)
             return opened
@@ -209,13 +212,16 @@ def open_at_start(
     settings: QSettings,
     *,
     chose: bool,
+    create: bool = True,
 ) -> Library | int:
     """The library the app starts on, or the exit code once the user gave up.
 
     A library the user named (``--library``, ``ARCHIVER_LIBRARY``, ``--database-url``) that
     cannot be opened is said in an error box. The remembered one (``chose``) reopens the
     first-run screen with the reason, so that a folder which stopped being usable (moved,
-    unmounted, not a library) does not fail at every start."""
+    unmounted, not a library) does not fail at every start. ``create``: make a library
+    where the folder is empty or missing (not for a remembered one: an empty library in its
+    place would read as everything lost)."""
     from PySide6.QtWidgets import QDialog
 
     from archiver_app.errors import ArchiverError
@@ -225,7 +231,7 @@ def open_at_start(
 
     while True:
         try:
-            return Library.open(root, create=True, database_url=database_url)
+            return Library.open(root, create=create, database_url=database_url)
         except ArchiverError as exc:
             message, details = describe(exc)
             if not chose or database_url:
@@ -234,7 +240,7 @@ def open_at_start(
             again = FirstRunDialog(root, runner, settings, problem=message)
             if again.exec() != QDialog.DialogCode.Accepted:
                 return exc.exit_code
-            root = again.library_root
+            root, create = again.library_root, True  # its verdict said what Start does
 
 
 def open_next_library(

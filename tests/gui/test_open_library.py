@@ -119,8 +119,16 @@ def test_a_remembered_library_that_cannot_open_offers_another_folder_with_the_re
     assert "not an Archiver library" in shown[0] and not boxes
     assert gui_settings.value(LIBRARY_KEY) == str(other)  # opened there next time
 
+    # A remembered library gone since (moved, deleted) is asked for, not made anew empty.
+    gone = tmp_path / "gone"
+    shown.clear()
+    opened = open_at_start(gone, None, op_runner, gui_settings, chose=True, create=False)
+    assert isinstance(opened, Library) and opened.root == other and not gone.exists()
+    opened.close()
+    assert "there is no library at" in shown[0]
+
     monkeypatch.setattr(FirstRunDialog, "exec", lambda dialog: QDialog.DialogCode.Rejected)
     assert open_at_start(papers, None, op_runner, gui_settings, chose=True) == 2  # gave up
     # A folder the user named (--library) is said, not swapped for another.
     assert open_at_start(papers, None, op_runner, gui_settings, chose=False) == 2
-    assert boxes == ["Archiver cannot open the library"] and len(shown) == 1
+    assert boxes == ["Archiver cannot open the library"] and len(shown) == 1  # "gone" only
