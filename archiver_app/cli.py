@@ -39,9 +39,16 @@ class Context:
     err: TextIO
 
     def open_library(self, *, create: bool = False) -> Library:
-        from archiver_app.library import Library
+        """The library; ``create``: a new one where there is none, said on stderr (a
+        mistyped ``--library`` must not send work to a stray library unnoticed)."""
+        from archiver_app.library import Library, check_library_folder
 
-        return Library.open(self.library_root, create=create, database_url=self.database_url)
+        root = self.library_root
+        new = create and self.database_url is None and check_library_folder(root, create=True)
+        lib = Library.open(root, create=create, database_url=self.database_url)
+        if new:
+            print(f"archiver: no library was at {lib.root}: created a new one there", file=self.err)
+        return lib
 
 
 def command_modules() -> list[str]:

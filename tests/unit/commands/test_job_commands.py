@@ -117,3 +117,14 @@ def test_an_interrupted_import_resumes_with_job_resume(
     shown = json.loads(out)
     assert shown["result"]["pages"] == 2
     assert any("queued to resume" in line["message"] for line in shown["log"])
+
+
+def test_a_library_made_on_the_way_is_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped --library must not send an import to a new library unnoticed."""
+    warc = write_warc(tmp_path / "site.warc.gz", site(1))
+    code, _, err = run(capsys, tmp_path / "typo", "import", str(warc))
+    assert code == 0 and f"no library was at {tmp_path / 'typo'}: created a new one there" in err
+    code, _, err = run(capsys, tmp_path / "typo", "import", str(warc))
+    assert code == 0 and "created" not in err  # the second time, it is there
