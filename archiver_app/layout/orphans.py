@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from archiver_app.errors import InputError
 from archiver_app.ids import new_snapshot_uid
@@ -46,7 +46,14 @@ from archiver_app.layout.sidecar import (
     UnreadableIndex,
     read_index,
 )
-from archiver_app.store.models import Collection, Fidelity, Setting, Snapshot, SnapshotState
+from archiver_app.store.models import (
+    Collection,
+    Fidelity,
+    File,
+    Setting,
+    Snapshot,
+    SnapshotState,
+)
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
 from archiver_app.validation import validate_slug
 from archiver_app.warc.surt import domain_of, url_group, url_key
@@ -114,6 +121,10 @@ def _import_batch(library: Library, rels: list[str], report: OrphanReport) -> No
     root = library.root
     with library.session() as s:
         known = set(s.scalars(select(Snapshot.folder).where(Snapshot.folder.in_(rels))))
+        # An import's folder holds the imported file even when no page came of it (a WARC
+        # of images, of downloads): known by its files rows, never an orphan.
+        held = or_(*(File.path.startswith(f"{rel}/", autoescape=True) for rel in rels))
+        known |= {path.rsplit("/", 1)[0] for path in s.scalars(select(File.path).where(held))}
     for rel in rels:
         if rel in known:
             continue

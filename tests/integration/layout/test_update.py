@@ -461,3 +461,21 @@ def test_update_leaves_the_index_json_of_a_shared_import_as_the_importer_wrote_i
     assert result.failures == 0 and result.local_unrepairable == []
     with library.session() as s:
         assert s.scalar(select(File.local_state).where(File.id == sidecars[0].id)) == "present"
+
+
+def test_an_import_of_no_pages_is_no_orphan(library: Library, tmp_path: Path) -> None:
+    """A WARC of downloads makes no page; its folder is the library's all the same, and
+    ``update --import-orphans`` leaves it (it moved the file to invalid/)."""
+    from archiver_app.importers.run import import_paths
+    from tests.helpers.warcs import Resp, write_warc
+
+    warc = write_warc(tmp_path / "downloads.warc.gz", [
+        Resp("https://files.example/data.bin", b"\x00\x01" * 500, mime="application/octet-stream"),
+    ])  # fmt: skip
+    report = import_paths(library, [warc])
+    assert report.pages == 0 and report.records == 1
+    with library.session() as s:
+        (path,) = s.scalars(select(File.path).where(File.path.endswith(".warc.gz")))
+    report_u = update_library(library, with_orphans=True)
+    assert report_u.orphans is not None and report_u.orphans.invalid == []
+    assert (library.root / path).is_file() and not (library.root / "invalid").exists()
