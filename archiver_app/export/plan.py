@@ -21,10 +21,12 @@ from sqlalchemy import Connection, text
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.search import Query, matching_ids
+from archiver_app.store.models import LocalState
 from archiver_app.warc.records import SELECT_COLUMNS, IndexedRecord
 from archiver_app.warc.scan import NotAnArchiveError, is_gzip, sniff_archive
 
 CHUNK = 500
+OFFLOADED = LocalState.OFFLOADED.value
 
 
 @dataclass(frozen=True)
@@ -162,9 +164,11 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
                 if orig is not None and orig not in chosen:
                     wanted.add(orig)
         file_ids = sorted({r.file_id for r in chosen.values()})
-        files: dict[int, tuple[Path, bool]] = {}
-        missing: dict[int, str] = {}
-        arc: set[int] = set()
+    _bring_back_offloaded(library, file_ids)
+    files: dict[int, tuple[Path, bool]] = {}
+    missing: dict[int, str] = {}
+    arc: set[int] = set()
+    with library.engine.connect() as conn:
         for chunk in _chunks(file_ids):
             marks = ",".join(str(int(i)) for i in chunk)
             sql = f"SELECT id, path, external_path FROM files WHERE id IN ({marks})"  # noqa: S608
@@ -178,6 +182,33 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
                     arc.add(fid)
     records = sorted(chosen.values(), key=lambda r: (r.file_id, r.offset))
     return ExportPlan(snapshot_ids, records, files, missing, added, arc)
+
+
+def _bring_back_offloaded(library: Library, file_ids: list[int]) -> None:
+    """Copy the files of ``file_ids`` offloaded to drives back to this computer, verified,
+    before anything is written: an export holds every record it names.
+
+    Raises:
+        DriveNotMounted: naming the drives to plug in (nothing was exported).
+    """
+    from archiver_app.mirror import restore
+    from archiver_app.mirror.scrub import DriveNotMounted
+
+    offloaded: list[int] = []
+    with library.engine.connect() as conn:
+        for chunk in _chunks(file_ids):
+            marks = ",".join(str(int(i)) for i in chunk)
+            sql = f"SELECT id FROM files WHERE id IN ({marks}) AND local_state = '{OFFLOADED}'"  # noqa: S608
+            offloaded += [int(fid) for (fid,) in conn.execute(text(sql))]
+    if not offloaded:
+        return
+    try:
+        restore(library, offloaded)
+    except DriveNotMounted as exc:
+        raise DriveNotMounted(
+            exc.labels,
+            f"export: {len(offloaded)} of its files were offloaded to drives; nothing was written",
+        ) from exc
 
 
 def _is_arc(path: Path) -> bool:

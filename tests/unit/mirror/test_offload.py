@@ -176,3 +176,33 @@ def test_a_page_of_an_imported_warc_is_as_safe_as_the_warc_and_restored_with_it(
     assert r.snapshots >= 1 and not (library.root / warc.path).exists()
     assert restore_snapshot(library, others[-1]).restored == [warc.id]  # the page's file
     assert (library.root / warc.path).exists()
+
+
+def test_exporting_offloaded_captures_brings_their_files_back_or_writes_nothing(
+    library: Library, tmp_path: Path
+) -> None:
+    """An export holds every record it names: files offloaded to drives are copied back,
+    verified, first; with their drives unplugged it says which to plug in and writes no
+    file (it wrote a WACZ without their records)."""
+    from archiver_app.export import Selection, export
+    from archiver_app.importers.run import import_paths
+    from tests.helpers.warcs import site, write_warc
+
+    import_paths(library, [write_warc(tmp_path / "three.warc.gz", site(3))])
+    (tmp_path / "a").mkdir()
+    add_destination(library, tmp_path / "a", "a")
+    set_policy(library, copies=2)  # this computer and drive a
+    assert run_mirror(library).ok
+    set_policy(library, copies=1)  # drive a's copy is enough: this computer may let go
+    assert offload(library, timedelta(0)).files >= 1
+    with library.session() as s:
+        [warc] = s.scalars(select(File).where(File.kind == "warc")).all()
+    assert not (library.root / warc.path).exists()
+    (tmp_path / "a").rename(tmp_path / "away")  # unplugged
+    with pytest.raises(DriveNotMounted, match="plug in drive 'a' to export"):
+        export(library, Selection(), tmp_path / "out.wacz")
+    assert not (tmp_path / "out.wacz").exists()
+    (tmp_path / "away").rename(tmp_path / "a")  # plugged back in
+    result = export(library, Selection(), tmp_path / "out.wacz")
+    assert (result.pages, result.records) == (3, 6) and not result.problems
+    assert local_states(library, [warc.id]) == [LocalState.PRESENT]
