@@ -10,6 +10,7 @@ Command modules import their heavy dependencies inside their functions, so that
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import pkgutil
@@ -49,6 +50,26 @@ class Context:
         if new:
             print(f"archiver: no library was at {lib.root}: created a new one there", file=self.err)
         return lib
+
+
+#: Errors of the place written to, not of Archiver: said in one line, with no traceback.
+_PLACE_ERRORS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT})
+
+
+def _writing_temp(exc: OSError) -> bool:
+    from archiver_app.durable import is_temp
+
+    return bool(exc.filename) and is_temp(str(exc.filename))
+
+
+def place_error(exc: OSError) -> str:
+    """``exc`` as a user reads it: the folder (a temporary file's name means nothing)."""
+    from archiver_app.durable import is_temp
+
+    where = Path(str(exc.filename)) if exc.filename else None
+    if where is not None and is_temp(where.name):
+        where = where.parent
+    return f"{exc.strerror or exc}" + (f": {where}" if where is not None else "")
 
 
 def command_modules() -> list[str]:
@@ -138,6 +159,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except OSError as exc:
+        if exc.errno not in _PLACE_ERRORS and not _writing_temp(exc):
+            raise
+        print(f"archiver: error: {place_error(exc)}", file=ctx.err)
+        return 1
     except Exception as exc:  # a shared library's database lost mid-command: one line
         from archiver_app.store.connection_loss import (
             EXIT_UNREACHABLE,

@@ -128,3 +128,31 @@ def test_a_library_made_on_the_way_is_said(
     assert code == 0 and f"no library was at {tmp_path / 'typo'}: created a new one there" in err
     code, _, err = run(capsys, tmp_path / "typo", "import", str(warc))
     assert code == 0 and "created" not in err  # the second time, it is there
+
+
+def test_a_read_only_or_full_destination_is_said_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The place written to refuses (read-only, full, not ours): one line naming the folder,
+    no traceback. A read-only mount cannot be made here without privileges: the writer
+    raises what the kernel would."""
+    import errno
+
+    root = tmp_path / "lib"
+    run(capsys, root, "import", str(write_warc(tmp_path / "site.warc.gz", site(1))))
+    (tmp_path / "ro").mkdir()
+    temp = str(tmp_path / "ro" / ".x.wacz.1-ab-0.tmp-archiver")
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system", temp)
+
+    monkeypatch.setattr("archiver_app.export.writer.write_wacz", refuse)
+    code, _, err = run(capsys, root, "export", "-o", str(tmp_path / "ro" / "x.wacz"))
+    assert (code, err) == (1, f"archiver: error: Read-only file system: {tmp_path / 'ro'}\n")
+
+    def bug(*_a: object, **_k: object) -> None:
+        raise OSError(errno.EBADF, "Bad file descriptor")  # ours, not the place's: shown whole
+
+    monkeypatch.setattr("archiver_app.export.writer.write_wacz", bug)
+    with pytest.raises(OSError, match="Bad file descriptor"):
+        run(capsys, root, "export", "-o", str(tmp_path / "x2.wacz"))
