@@ -39,15 +39,16 @@ class Context:
     out: TextIO
     err: TextIO
 
-    def open_library(self, *, create: bool = False) -> Library:
-        """The library; ``create``: a new one where there is none, said on stderr (a
-        mistyped ``--library`` must not send work to a stray library unnoticed)."""
+    def open_library(self, *, create: bool = False, announce: bool = True) -> Library:
+        """The library; ``create``: a new one where there is none, said on stderr unless
+        ``announce`` is False (a mistyped ``--library`` must not send work to a stray
+        library unnoticed)."""
         from archiver_app.library import Library, check_library_folder
 
         root = self.library_root
         new = create and self.database_url is None and check_library_folder(root, create=True)
         lib = Library.open(root, create=create, database_url=self.database_url)
-        if new:
+        if new and announce:
             print(f"archiver: no library was at {lib.root}: created a new one there", file=self.err)
         return lib
 

@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
     existed = (ctx.library_root / "library.json").exists()
-    with ctx.open_library(create=True) as lib:
+    with ctx.open_library(create=True, announce=False) as lib:  # it says so itself
         verb = "opened existing" if existed else "created"
         print(f"{verb} library {lib.id} at {lib.root}", file=ctx.out)
     return 0

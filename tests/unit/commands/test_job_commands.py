@@ -128,6 +128,8 @@ def test_a_library_made_on_the_way_is_said(
     assert code == 0 and f"no library was at {tmp_path / 'typo'}: created a new one there" in err
     code, _, err = run(capsys, tmp_path / "typo", "import", str(warc))
     assert code == 0 and "created" not in err  # the second time, it is there
+    code, out, err = run(capsys, tmp_path / "made", "init")
+    assert code == 0 and out.startswith("created library") and err == ""  # said once
 
 
 def test_a_read_only_or_full_destination_is_said_in_one_line(
