@@ -46,7 +46,10 @@ class PackageCheck:
         out = [f"differs from its datapackage.json: {f.message}" for f in self.differences]
         if self.signed:
             state = "valid" if self.signature_valid else "NOT valid"
-            out.append(f"signed with key {self.signer or '?'}: the signature is {state}")
+            line = f"signed with key {self.signer or '?'}: the signature is {state}"
+            if self.signature_valid and self.tampered:  # it vouches for the list, not this
+                line += ", but the package is NOT as signed: it was altered after signing"
+            out.append(line)
         return out
 
 

@@ -78,8 +78,12 @@ def test_a_changed_warc_byte_is_named_and_the_good_records_kept(
     assert outcome.problems[0] == (
         f"differs from its datapackage.json: {WARC} was changed (its hash differs)"
     )
-    # The signed datapackage itself is untouched: the signature is still valid.
+    # The signed datapackage itself is untouched: the signature is still valid, and the
+    # line says what it is worth here.
     assert outcome.package.signature_valid
+    assert outcome.problems[1].endswith(
+        "the signature is valid, but the package is NOT as signed: it was altered after signing"
+    )
     # The job keeps it (the result is stored as plain data).
     plain = to_plain(outcome)
     assert plain["package"]["findings"][0]["kind"] == "changed"
