@@ -527,10 +527,10 @@ def _reason(exc: BaseException, gz: bool) -> str:
         return "a record header without a valid Content-Length (cut short or damaged); not indexed"
     if isinstance(exc, _NotAMember):
         return "bytes that are no gzip member where a record should start: skipped"
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    text = repr(text[:80])[1:-1]
+    raw = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = repr(raw[:80])[1:-1]  # cut, then escaped: never half an escape
     if gz:
-        return f"damaged or truncated gzip member, skipped to the next one ({text[:40]})"
+        return f"damaged or truncated gzip member, skipped to the next one ({repr(raw[:40])[1:-1]})"
     if text.startswith("Invalid WARC record"):
         return (
             "not a valid record here (damaged or truncated data, or a wrong Content-Length "

@@ -93,3 +93,15 @@ def test_damage_in_the_first_gzip_members_keeps_the_rest(
     assert outcome.records == len(spans) - members
     assert [r[1:] for r in _records(library)] == spans[members:]
     assert outcome.problems and "offset 0:" in outcome.problems[0]
+
+
+def test_a_damaged_members_first_bytes_are_quoted_whole() -> None:
+    """The reason quotes the record's first bytes escaped, never cut inside an escape
+    (it said 'first line: \\x1f\\x8)')."""
+    from archiver_app.warc.scan import _reason
+
+    exc = ValueError("Invalid WARC record, first line: \x1f\x8b\x08\x00\x00\x00\x00\x00\x00")
+    assert _reason(exc, gz=True) == (
+        "damaged or truncated gzip member, skipped to the next one "
+        "(Invalid WARC record, first line: \\x1f\\x8b\\x08\\x00\\x00\\x00\\x00)"
+    )
