@@ -100,6 +100,17 @@ def validate_label(label: str) -> str:
     return text
 
 
+def _refuse_overlap(root: Path, other: Path, what: str) -> None:
+    """A drive's folder must be apart from ``other``: copies inside the library are no
+    copies (they go with it), and copies inside another drive go with that drive."""
+    here = root.resolve()
+    if here == other or here.is_relative_to(other) or other.is_relative_to(here):
+        raise InputError(
+            f"{root} is {'inside' if here.is_relative_to(other) else 'around'} {what} "
+            f"({other}): give a folder apart from it, on another disk"
+        )
+
+
 def add_destination(
     lib: Library, path: str | os.PathLike[str], label: str | None = None
 ) -> Destination:
@@ -120,6 +131,7 @@ def add_destination(
         raise InputError(f"{root} is not a folder; mount the drive and give its folder")
     if not os.access(root, os.W_OK | os.X_OK):
         raise InputError(f"{root} is not writable (read-only or permission denied)")
+    _refuse_overlap(root, lib.root.resolve(), "the library's folder")
     existing = read_marker(root)
     with lib.write() as s:
         if s.scalar(select(Destination).where(Destination.label == label)) is not None:
@@ -130,6 +142,10 @@ def add_destination(
                 raise InputError(
                     f"{root} is already the destination {known.label!r} of this library"
                 )
+        for other in s.scalars(select(Destination)):
+            if other.last_mount_path and Path(other.last_mount_path).is_dir():
+                _refuse_overlap(root, Path(other.last_mount_path).resolve(),
+                                f"drive {other.label!r}")  # fmt: skip
         marker = existing or Marker(
             uuid=str(uuid.uuid4()), label=label, created=lib.clock().isoformat(timespec="seconds")
         )

@@ -50,6 +50,24 @@ def test_add_refuses_bad_folders(library: Library, tmp_path: Path) -> None:
     assert not (ro / MARKER_NAME).exists()
 
 
+def test_add_refuses_a_folder_inside_or_around_the_library_or_another_drive(
+    library: Library, tmp_path: Path
+) -> None:
+    """Copies inside the library go with it, and copies inside another drive go with
+    that drive: neither is a second copy (mirror wrote "drive copies" into the library)."""
+    inside = library.root / "collections"
+    inside.mkdir(exist_ok=True)
+    with pytest.raises(InputError, match="is inside the library's folder"):
+        add_destination(library, inside, "inlib")
+    with pytest.raises(InputError, match="is around the library's folder"):
+        add_destination(library, library.root.parent, "around")
+    (tmp_path / "drives" / "red" / "sub").mkdir(parents=True)
+    add_destination(library, tmp_path / "drives" / "red", "red")
+    with pytest.raises(InputError, match="is inside drive 'red'"):
+        add_destination(library, tmp_path / "drives" / "red" / "sub", "sub")
+    assert not (inside / MARKER_NAME).exists() and not (library.root.parent / MARKER_NAME).exists()
+
+
 def test_add_refuses_duplicates(library: Library, tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
