@@ -60,7 +60,7 @@ def cmd_policy(args: argparse.Namespace, ctx: Context) -> int:
     from sqlalchemy import select
 
     from archiver_app.errors import InputError
-    from archiver_app.mirror.policy import _UNSET, effective_policy, set_policy
+    from archiver_app.mirror.policy import _UNSET, effective_policy, set_policy, shortfall
     from archiver_app.store.models import Collection
 
     settings = (args.copies, args.destinations, args.max_age, args.batch_size, args.parallelism)
@@ -88,6 +88,8 @@ def cmd_policy(args: argparse.Namespace, ctx: Context) -> int:
                 parallelism=args.parallelism,
             )
             print(_show(policy, args.collection or "library default"), file=ctx.out)
+            if (why := shortfall(lib, policy)) is not None:  # saved: a drive may come later
+                print(f"archiver: warning: this policy {why}", file=ctx.err)
             return 0
         if args.collection:
             print(_show(effective_policy(lib, args.collection), args.collection), file=ctx.out)

@@ -94,6 +94,21 @@ def collection_policies(lib: Library) -> dict[int, Policy]:
     return result
 
 
+def shortfall(lib: Library, policy: Policy) -> str | None:
+    """Why ``policy`` cannot be met with the drives it allows (this computer holds one copy
+    and each allowed drive one), or None when it can."""
+    with lib.session() as s:
+        labels = sorted(s.scalars(select(Destination.label)))
+    allowed = [label for label in labels if policy.allows(label)]
+    if policy.copies <= 1 + len(allowed):
+        return None
+    held = "this computer" + (f" and {', '.join(allowed)}" if allowed else " alone")
+    return (
+        f"cannot be met: it asks for {policy.copies} copies and only {held} may hold one; "
+        "add a drive (archiver drives add) and allow it, or lower --copies"
+    )
+
+
 def effective_policy(lib: Library, collection: str | None = None) -> Policy:
     if collection is None:
         return library_policy(lib)

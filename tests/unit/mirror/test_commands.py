@@ -29,8 +29,19 @@ def test_commands_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert code == 0 and "added destination 'blue'" in out
     code, _, err = run(capsys, root, "drives", "add", str(tmp_path / "nope"), "--label", "x")
     assert code == 2 and "archiver: error:" in err and "not a folder" in err
-    code, out, _ = run(capsys, root, "policy", "set", "--copies", "2", "--destinations", "blue")
-    assert code == 0 and "2 copies" in out and "destinations: blue" in out
+    code, out, err = run(capsys, root, "policy", "set", "--copies", "2", "--destinations", "blue")
+    assert code == 0 and "2 copies" in out and "destinations: blue" in out and err == ""
+    code, out, err = run(capsys, root, "policy", "set", "--copies", "3")  # saved, and said
+    assert (
+        code == 0
+        and "3 copies" in out
+        and err
+        == (
+            "archiver: warning: this policy cannot be met: it asks for 3 copies and only this "
+            "computer and blue may hold one; add a drive (archiver drives add) and allow it, or "
+            "lower --copies\n"
+        )
+    )
     code, _, err = run(capsys, root, "policy", "set", "--destinations", "green")
     assert code == 2 and "unknown destination(s) 'green'" in err
     code, _, err = run(capsys, root, "policy", "set")
