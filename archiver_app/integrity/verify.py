@@ -207,8 +207,10 @@ def _check(
     except (SourceError, SourceMismatch, DestinationError, OSError) as exc:
         text = f"rotten; repair from drive {drive.label!r} failed: {exc}"
         return verdict(IntegrityCode.ROT, text, drive.label)
-    text = f"differed from its capture-time digest; restored from drive {drive.label!r}"
-    return verdict(IntegrityCode.REPAIRED, text, drive.label)
+    was = "was missing" if now is None else "differed from its capture-time digest"
+    return verdict(
+        IntegrityCode.REPAIRED, f"{was}; restored from drive {drive.label!r}", drive.label
+    )
 
 
 def _good_copy(

@@ -88,6 +88,7 @@ def test_bit_rot_is_repaired_from_the_drive_that_holds_the_captured_bytes(
     report = verify_snapshots(library)
     [repaired] = report.verdicts
     assert (repaired.code, repaired.path, repaired.drive) == (IntegrityCode.REPAIRED, warc, "shelf")
+    assert repaired.message == "differed from its capture-time digest; restored from drive 'shelf'"
     assert report.ok and path.read_bytes() == good
     assert verify_snapshots(library).verdicts == []
 
@@ -122,6 +123,7 @@ def test_a_missing_file_comes_back_from_a_drive_or_is_reported(
     path.unlink()
     [verdict] = verify_snapshots(library).verdicts
     assert verdict.code is IntegrityCode.REPAIRED and path.read_bytes() == good
+    assert verdict.message == "was missing; restored from drive 'shelf'"  # not "differed"
 
 
 def test_older_files_get_their_digest_on_first_verify(library: Library, warc: str) -> None:
