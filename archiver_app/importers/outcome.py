@@ -79,6 +79,11 @@ class ImportReport:
         return [o for o in self.outcomes if o.state is OutcomeState.FAILED]
 
     @property
+    def failures(self) -> int:
+        """The inputs that failed (the job's error count)."""
+        return len(self.failed)
+
+    @property
     def records(self) -> int:
         return sum(o.records for o in self.outcomes)
 

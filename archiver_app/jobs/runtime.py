@@ -423,14 +423,17 @@ def run_job(
         _finish(lib, job_id, owner, JobStatus.FAILED, f"failed: {exc}", level="error", error=exc)
         raise
     beat.stop()
+    failures = result_failures(result)
     _finish(
         lib,
         job_id,
         owner,
         JobStatus.COMPLETED,
-        "completed",
+        f"completed; {failures} failed (see above)" if failures else "completed",
+        level="warning" if failures else "info",
         result=to_plain(result),
         details=result_lines(result),
+        errors=failures,
     )
     if job.kind is JobKind.IMPORT:  # its captures may fill editions' gaps
         from archiver_app.editions.service import after_job
@@ -454,6 +457,7 @@ def _finish(
     result: Any = None,
     error: BaseException | None = None,
     details: Sequence[str] = (),
+    errors: int = 0,
 ) -> None:
     now = lib.clock()
     with lib.write() as s:
@@ -467,9 +471,19 @@ def _finish(
             job.result = {"value": result}
         if error is not None:
             job.last_error = str(error) or type(error).__name__
+        if errors:
+            job.error_count = errors
         for line in details:
             _log(s, job_id, line, now)
         _log(s, job_id, message, now, level=level)
+
+
+def result_failures(result: Any) -> int:
+    """How many parts of a finished job failed (an import's inputs, a mirror's copies), as
+    its result counts them in ``failures``: the job's error count in ``archiver jobs`` and
+    the Jobs panel, where a completed job read as clean."""
+    items = result if isinstance(result, list) else [result]
+    return sum(n for item in items if isinstance(n := getattr(item, "failures", 0), int))
 
 
 def result_lines(result: Any) -> list[str]:

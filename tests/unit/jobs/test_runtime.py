@@ -334,6 +334,21 @@ def test_an_import_job_imports_and_a_second_run_skips_what_is_done(
     ]
     again = run_foreground(library, JobKind.IMPORT, import_config([warc]), reg, name="import")
     assert again.result.pages == 0
+    assert row(library, first.job_id).error_count == 0
+
+
+def test_a_job_with_failed_parts_counts_them(library: Library, tmp_path: Path) -> None:
+    """An import with an input that failed completes, and says so in its error count and
+    its last line (``archiver jobs`` showed it as clean: errors 0)."""
+    good = write_warc(tmp_path / "site.warc.gz", site(1))
+    bad = tmp_path / "noise.warc.gz"
+    bad.write_bytes(b"not a web archive at all")
+    run = run_foreground(
+        library, JobKind.IMPORT, import_config([good, bad]), default_registry(), name="import"
+    )
+    assert run.status == JobStatus.COMPLETED and run.result.failures == 1
+    assert row(library, run.job_id).error_count == 1
+    assert log(library, run.job_id)[-1] == "completed; 1 failed (see above)"
 
 
 def test_running_the_queue_skips_a_kind_it_cannot_run_and_runs_the_rest(
