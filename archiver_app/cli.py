@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from archiver_app import __version__, commands
 from archiver_app.errors import ArchiverError
@@ -81,8 +81,18 @@ def command_modules() -> list[str]:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        if "unrecognized arguments: -" in message:  # `archiver search -word`
+            message += (
+                " (a word starting with '-' is read as an option: put -- before the words, "
+                "as in: archiver search -- -word)"
+            )
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="archiver",
         description="Personal web archiving: capture, replay offline, search, mirror to drives. "
         "Without a command, opens the desktop app.",

@@ -57,6 +57,10 @@ def test_import_search_export(
     for status in ("\u00b2", "99999999999999999999"):
         assert main(["--library", lib, "search", "x", "--status", status]) == 2
         assert capsys.readouterr().err.startswith("archiver: error: invalid status filter")
+    with pytest.raises(SystemExit):  # an excluded word alone reads as an option: said how
+        main(["--library", lib, "search", "-storm"])
+    assert "put -- before the words, as in: archiver search -- -word" in capsys.readouterr().err
+    assert main(["--library", lib, "search", "--", "gale", "-storm"]) == 0
 
     dest = tmp_path / "sea.wacz"
     assert main(["--library", lib, "export", "--tag", "sea", "-o", str(dest)]) == 0
