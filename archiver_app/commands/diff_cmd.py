@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="what changed between two captures of a page",
         description="Compare two captures (by id or uid): the page text as a line diff, the "
         "screenshots as changed regions, and the resources added, removed or changed. Only "
-        "complete captures are compared.",
+        "complete captures are compared; A is the older of the two, whatever the order given.",
     )
     p.add_argument("old", metavar="A", help="a capture id or uid")
     p.add_argument("new", metavar="B", help="another capture of the same address")
@@ -83,7 +83,7 @@ def _print(result: Comparison, ctx: Context, *, context: int) -> None:
     from archiver_app.units import counted, share_text
 
     old, new = _when(result.old), _when(result.new)
-    print(f"A: {result.old.url}  {old}", file=ctx.out)
+    print(f"A: {result.old.url}  {old}  (the older)", file=ctx.out)
     print(f"B: {result.new.url}  {new}", file=ctx.out)
     s = result.summary
     print("changed" if s.changed else "no change between these captures", file=ctx.out)

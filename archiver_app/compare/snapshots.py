@@ -109,6 +109,8 @@ def compare_captures(
 ) -> Comparison:
     """Compare two complete captures (older first in the result, whatever the order given)."""
     a, b = find_capture(lib, old_ref), find_capture(lib, new_ref)
+    if a.id == b.id:
+        raise InputError(f"{old_ref} and {new_ref} are the same capture: give two captures")
     for snap in (a, b):
         if snap.state != SnapshotState.COMPLETE:
             raise InputError(

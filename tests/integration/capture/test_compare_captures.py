@@ -124,9 +124,12 @@ def test_what_changed_between_two_captures(
     assert data["summary"]["changed"] is True
     assert data["summary"]["resources_added"] == 1 and data["summary"]["resources_removed"] == 1
     assert data["visual"]["regions"]
-    assert cli.main([*lib_args, "diff", str(first), str(second)]) == 0
+    assert cli.main([*lib_args, "diff", str(second), str(first)]) == 0  # either order
     out = capsys.readouterr().out
     assert "- The ferry leaves at 9:00." in out and "+ The ferry leaves at 10:30." in out
+    assert out.startswith("A: ") and f"(capture {first})  (the older)" in out.splitlines()[0]
+    assert cli.main([*lib_args, "diff", str(first), str(first)]) == 2
+    assert "are the same capture" in capsys.readouterr().err
 
     # A capture of the unchanged page: no text or look change (its payloads were revisits).
     third = _capture(library, url)
