@@ -158,8 +158,9 @@ def _import_wacz_file(
 
 
 #: Findings that mean a member's bytes are not what the package lists: extracted anyway
-#: (the scan keeps every record that still reads) and reported.
-_CHANGED = (Difference.CHANGED, Difference.SIZE)
+#: (the scan keeps every record that still reads) and reported. An unreadable one is most
+#: often a stored member whose zip CRC no longer matches: its bytes read, unchecked.
+_CHANGED = (Difference.CHANGED, Difference.SIZE, Difference.UNREADABLE)
 
 
 def check_package(path: Path) -> PackageCheck:

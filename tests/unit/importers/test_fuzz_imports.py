@@ -280,8 +280,12 @@ def test_mutated_archives_import_without_traceback_hang_or_loss(
         outcome = _import(library, path)
         if outcome is not None and outcome.state is not OutcomeState.IMPORTED:
             assert outcome.reason, (path.name, what)
-        elif outcome is not None and what == "damaged zip":  # its WARC passed its hash
-            assert (outcome.records, outcome.problems) == (len(spans), []), path.name
+        elif outcome is not None and what == "damaged zip":
+            if not outcome.problems:  # its WARC passed its hash: every record
+                assert outcome.records == len(spans), path.name
+            else:  # the WARC's bytes were hit: said, and the records that read kept
+                assert "cannot be read" in outcome.problems[0], (path.name, outcome.problems)
+                assert outcome.records <= len(spans), path.name
     assert not lost, "\n".join(lost)
     # the earlier import is untouched: its rows and its files
     after = _snapshot_of_library(library)

@@ -89,6 +89,30 @@ def test_a_changed_warc_byte_is_named_and_the_good_records_kept(
     assert plain["package"]["findings"][0]["kind"] == "changed"
 
 
+def test_a_byte_changed_in_the_zip_itself_keeps_the_records_that_read(
+    signed_wacz: Path, tmp_path: Path
+) -> None:
+    """A byte flipped on disk inside the stored WARC (a bad sector, not a rewritten
+    package): the zip's CRC no longer matches, and the import kept nothing."""
+    with zipfile.ZipFile(signed_wacz) as zf:
+        info = zf.getinfo(WARC)
+        assert info.compress_type == zipfile.ZIP_STORED
+    raw = bytearray(signed_wacz.read_bytes())
+    h = info.header_offset  # the local header: 30 bytes, then the name and the extra field
+    name_len = int.from_bytes(raw[h + 26 : h + 28], "little")
+    extra_len = int.from_bytes(raw[h + 28 : h + 30], "little")
+    start = h + 30 + name_len + extra_len
+    last = bytes(raw[start : start + info.compress_size]).rindex(b"\x1f\x8b\x08")
+    raw[start + last + 40] ^= 0xFF  # inside the last record's compressed body
+    signed_wacz.write_bytes(bytes(raw))
+    outcome = _import(tmp_path, signed_wacz)
+    assert outcome.state is OutcomeState.IMPORTED and 0 < outcome.records < 6
+    assert outcome.package is not None
+    assert [(f.kind, f.name) for f in outcome.package.differences] == [
+        (Difference.UNREADABLE, WARC)
+    ]
+
+
 def test_an_added_file_is_named(signed_wacz: Path, tmp_path: Path) -> None:
     _rewrite(signed_wacz, {"archive/extra.warc.gz": _members(signed_wacz)[WARC]})
     outcome = _import(tmp_path, signed_wacz)
