@@ -43,7 +43,12 @@ class PackageCheck:
 
     def lines(self) -> list[str]:
         """One line per difference, then the signature's state, for people."""
-        out = [f"differs from its datapackage.json: {f.message}" for f in self.differences]
+        out = [
+            "no datapackage.json: its WARCs were read unchecked (no hashes to check them by)"
+            if f.kind is Difference.PACKAGE_MISSING and f.name == "datapackage.json"
+            else f"differs from its datapackage.json: {f.message}"
+            for f in self.differences
+        ]
         if self.signed:
             state = "valid" if self.signature_valid else "NOT valid"
             line = f"signed with key {self.signer or '?'}: the signature is {state}"

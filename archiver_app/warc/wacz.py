@@ -149,9 +149,10 @@ def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
                 f"its entries would expand to {total} bytes, more than the {max_total} allowed"
             )
         names = {i.filename for i in infos}
-        if "datapackage.json" not in names:
-            raise WaczError("no datapackage.json: not a WACZ")
-        datapackage = _load_json(zf, "datapackage.json", limit=64 * 1024 * 1024)
+        if "datapackage.json" in names:
+            datapackage = _load_json(zf, "datapackage.json", limit=64 * 1024 * 1024)
+        else:  # lost from a WACZ: its WARCs are still read, unchecked (verify_wacz says so)
+            datapackage = {"resources": []}
         if not isinstance(datapackage, dict) or not isinstance(datapackage.get("resources"), list):
             raise WaczError("datapackage.json has no resources list")
         resources: dict[str, dict[str, Any]] = {}
@@ -168,8 +169,9 @@ def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
             if n.startswith("archive/") and n.endswith((".warc", ".warc.gz", ".arc", ".arc.gz"))
         )
         if not present:
-            raise WaczError("no WARC files under archive/")
-        warcs = [w for w in present if w in resources]
+            missing = "" if "datapackage.json" in names else "no datapackage.json, "
+            raise WaczError(f"{missing}no WARC files under archive/: not a WACZ")
+        warcs = [w for w in present if w in resources] if resources else present
         if not warcs:
             raise WaczError(f"{present[0]} is not listed (with a hash) in datapackage.json")
         pages: list[WaczPage] = []
@@ -244,6 +246,7 @@ def extract_verified(
 
 
 def _extract_verified(info: WaczInfo, entry: str, dest: IO[bytes], known_changed: bool) -> int:
+    known_changed = known_changed or entry not in info.resources  # no datapackage.json
     res = {} if known_changed else info.resources[entry]
     expected = str(res.get("hash", ""))
     algo, _, want = expected.partition(":")

@@ -113,6 +113,23 @@ def test_a_byte_changed_in_the_zip_itself_keeps_the_records_that_read(
     ]
 
 
+def test_a_wacz_that_lost_its_datapackage_keeps_its_records(
+    signed_wacz: Path, tmp_path: Path
+) -> None:
+    """Without datapackage.json nothing can be checked, but the WARCs are there: read and
+    said so (it was refused as "not a WACZ", every record left behind)."""
+    members = _members(signed_wacz)
+    with zipfile.ZipFile(signed_wacz, "w") as zf:
+        for name, data in members.items():
+            if not name.startswith("datapackage"):
+                zf.writestr(name, data)
+    outcome = _import(tmp_path, signed_wacz)
+    assert outcome.state is OutcomeState.IMPORTED and outcome.records == 6
+    assert outcome.problems[0] == (
+        "no datapackage.json: its WARCs were read unchecked (no hashes to check them by)"
+    )
+
+
 def test_an_added_file_is_named(signed_wacz: Path, tmp_path: Path) -> None:
     _rewrite(signed_wacz, {"archive/extra.warc.gz": _members(signed_wacz)[WARC]})
     outcome = _import(tmp_path, signed_wacz)
