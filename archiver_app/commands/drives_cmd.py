@@ -15,12 +15,15 @@ if TYPE_CHECKING:
     from archiver_app.tasks import ProgressUpdate
 
 
-def add_scan_root(p: argparse.ArgumentParser) -> None:
+def add_scan_root(p: argparse.ArgumentParser, *, sub: bool = False) -> None:
+    """``--scan-root``; on a subcommand (``sub``) its absence keeps what ``drives
+    --scan-root`` gave before it (argparse would put None over it)."""
     p.add_argument(
         "--scan-root",
         metavar="PATH",
         action="append",
         type=Path,
+        default=argparse.SUPPRESS if sub else None,
         help="also look for drives in PATH (its sub-folders, as in /media); repeatable",
     )
 
@@ -42,7 +45,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     dsub = p.add_subparsers(dest="drives_command", metavar="ACTION")
 
     q = dsub.add_parser("list", help="every destination, mounted or not, with its counts")
-    add_scan_root(q)
+    add_scan_root(q, sub=True)
     q.set_defaults(func=cmd_list)
 
     q = dsub.add_parser("add", help="mark a folder or mounted drive as a destination")
@@ -51,7 +54,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     q.set_defaults(func=cmd_add)
 
     q = dsub.add_parser("scan", help="look for known and unknown drives on the mount points")
-    add_scan_root(q)
+    add_scan_root(q, sub=True)
     q.set_defaults(func=cmd_scan)
 
     q = dsub.add_parser("verify", help="re-hash every copy on a drive and repair bad ones")
@@ -62,7 +65,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="verify this computer's copies instead (repaired from mounted drives)",
     )
     q.add_argument("--no-repair", action="store_true", help="only report, do not repair")
-    add_scan_root(q)
+    add_scan_root(q, sub=True)
     q.set_defaults(func=cmd_verify)
 
 

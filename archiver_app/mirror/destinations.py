@@ -185,14 +185,16 @@ def find_mounted(
 ) -> dict[int, MountedDestination]:
     """Destinations mounted now, by id; records where each was found and its free space.
 
-    The last mount path is tried first; otherwise (or with ``rescan``) the OS mount points
-    (or ``scan_roots``) are searched for markers, so a drive is recognised wherever it is.
+    The last mount path is tried first; then (for the rest, or all with ``rescan``) the OS
+    mount points (or ``scan_roots``) are searched for markers, so a drive is recognised
+    wherever it is. A drive still at its last path is found with ``rescan`` too (a folder
+    outside the mount points was "not mounted" to ``drives scan`` and mounted to ``drives``).
     """
     with lib.session() as s:
         rows = s.scalars(select(Destination).where(Destination.enabled.is_(True))).all()
     found: dict[int, Path] = {}
     for row in rows:
-        if not rescan and row.last_mount_path:
+        if row.last_mount_path:
             marker = read_marker(Path(row.last_mount_path))
             if marker is not None and marker.uuid == row.uuid:
                 found[row.id] = Path(row.last_mount_path)

@@ -93,3 +93,28 @@ def test_commands_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert code == 0 and "freed 30.0 KB: 1 snapshot, 2 files" in out
     code, out, _ = run(capsys, root, "policy")
     assert "library default: 1 copy" in out
+
+
+def test_scan_agrees_with_the_list_and_takes_scan_root_on_either_side(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A drive folder outside the mount points is mounted to `drives` and was "not
+    mounted" to `drives scan`; `drives --scan-root X scan` lost X."""
+    root = tmp_path / "lib"
+    Library.open(root).close()
+    (tmp_path / "drives" / "red").mkdir(parents=True)
+    run(capsys, root, "drives", "add", str(tmp_path / "drives" / "red"), "--label", "red")
+    code, out, _ = run(capsys, root, "drives", "scan")
+    assert code == 0 and out == f"red: mounted at {tmp_path / 'drives' / 'red'}\n"
+    (tmp_path / "shelf" / "blue").mkdir(parents=True)
+    other = tmp_path / "other"
+    with Library.open(other) as lib:  # a drive this library does not know yet
+        from archiver_app.mirror import add_destination
+
+        add_destination(lib, tmp_path / "shelf" / "blue", "blue")
+    for args in (["--scan-root", str(tmp_path / "shelf"), "scan"],
+                 ["scan", "--scan-root", str(tmp_path / "shelf")]):  # fmt: skip
+        code, out, _ = run(capsys, root, "drives", *args)
+        assert (
+            code == 0 and "unknown destination " in out and str(tmp_path / "shelf" / "blue") in out
+        )
