@@ -22,6 +22,7 @@ from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.search import Query, matching_ids
 from archiver_app.store.models import LocalState
+from archiver_app.units import counted
 from archiver_app.warc.records import SELECT_COLUMNS, IndexedRecord
 from archiver_app.warc.scan import NotAnArchiveError, is_gzip, sniff_archive
 
@@ -61,6 +62,18 @@ class ExportPlan:
     @property
     def total_bytes(self) -> int:
         return sum(r.length for r in self.records)
+
+    def missing_lines(self) -> list[str]:
+        """One line per file not on this computer: what is left out of the export."""
+        left: dict[int, list[str]] = {}
+        for r in self.records:
+            if r.file_id not in self.files:
+                left.setdefault(r.file_id, []).append(r.url)
+        return [
+            f"{self.missing_files.get(fid, 'a file is missing')}: {counted(len(urls), 'record')} "
+            f"left out ({urls[0]}{' ...' if len(urls) > 1 else ''})"
+            for fid, urls in left.items()
+        ]
 
 
 def _chunks(ids: list[int]) -> Iterator[list[int]]:

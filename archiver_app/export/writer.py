@@ -192,14 +192,12 @@ def _copy_records(
     total = plan.total_bytes
     done = 0
     handles: dict[int, IO[bytes]] = {}
+    result.problems += plan.missing_lines()
     try:
         for n, rec in enumerate(plan.records):
             if cancel is not None and n % 200 == 0:
                 cancel.raise_if_cancelled()
             if rec.file_id not in plan.files:
-                result.problems.append(
-                    f"{rec.url}: {plan.missing_files.get(rec.file_id, 'file missing')}"
-                )
                 continue
             path, gz = plan.files[rec.file_id]
             fh = handles.get(rec.file_id)

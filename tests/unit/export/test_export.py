@@ -212,7 +212,8 @@ def test_missing_source_file_is_reported(lib_with_revisit: Library, tmp_path: Pa
     conn.close()
     lib_with_revisit.abspath(rel).unlink()
     result = export(lib_with_revisit, Selection(collection="two"), tmp_path / "m.wacz")
-    assert result.problems and "is not on this computer" in result.problems[0]
+    [line] = result.problems  # one line for the file, not one per record
+    assert line.startswith(f"{rel} is not on this computer: ") and " left out (" in line
     assert result.records == 1  # the original, from collection one's file
 
 
