@@ -18,8 +18,9 @@ CHUNK = 500
 
 
 def earlier_copies(lib: Library, snapshot_ids: Sequence[int]) -> dict[int, int]:
-    """Each of ``snapshot_ids`` whose page record another capture holds too -> the id of
-    the earliest such capture (not one of ``snapshot_ids``)."""
+    """Each of ``snapshot_ids`` whose page record an earlier capture holds too -> the id of
+    the earliest such capture (one before all of ``snapshot_ids``: a bound, where a list of
+    them would outgrow what a statement may carry for a large import)."""
     new, old = aliased(Record), aliased(Record)
     ids = sorted(set(snapshot_ids))
     found: dict[int, int] = {}
@@ -42,8 +43,7 @@ def earlier_copies(lib: Library, snapshot_ids: Sequence[int]) -> dict[int, int]:
                 .where(
                     new.snapshot_id.in_(part),
                     new.record_type == "response",
-                    old.snapshot_id.is_not(None),
-                    old.snapshot_id.not_in(ids),
+                    old.snapshot_id < ids[0],  # an earlier capture (ids grow), not this import's
                 )
                 .group_by(new.snapshot_id)
             )
