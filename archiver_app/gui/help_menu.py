@@ -93,10 +93,9 @@ class ShortcutsDialog(QDialog):
 
 
 def about_text(window: MainWindow) -> str:
-    from PySide6.QtWebEngineCore import qWebEngineChromiumVersion
+    from archiver_app.gui.replay.fallback import engine_version
 
-    chromium: object = qWebEngineChromiumVersion()  # a str at run time; the stubs say bytes
-    engine = chromium.decode() if isinstance(chromium, bytes) else str(chromium)
+    engine = engine_version()
     return (
         f"<h3>Archiver {escape(__version__)}</h3>"
         "<p>Personal web archiving: capture pages with a real browser into WARC files, "

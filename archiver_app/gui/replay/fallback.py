@@ -80,11 +80,15 @@ def set_version_notes_enabled(settings: QSettings, enabled: bool) -> None:
     settings.sync()
 
 
+def engine_version() -> str:
+    """The built-in browser's Chromium version (``140.0.7339.264``)."""
+    version: object = qWebEngineChromiumVersion()  # a str at run time; the stubs say bytes
+    return version.decode() if isinstance(version, bytes) else str(version)
+
+
 def engine_major() -> int:
     """The major version of the built-in browser's Chromium."""
-    version: object = qWebEngineChromiumVersion()  # a str at run time; the stubs say bytes
-    text = version.decode() if isinstance(version, bytes) else str(version)
-    return browser_major(text) or 0
+    return browser_major(engine_version()) or 0
 
 
 def browser_major(text: str | None) -> int | None:
