@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,7 +54,6 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
         apply_browser_choice,
     )
     from archiver_app.library import Library
-    from archiver_app.paths import LIBRARY_ENV, default_library_root
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
@@ -66,19 +66,16 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
     apply_appearance(str(settings.value(APPEARANCE_KEY, "system") or "system"))
     apply_browser_choice(str(settings.value(BROWSER_KEY, "") or ""))
     runner = OpRunner(app)
-    chose_default = library_root == default_library_root() and not os.environ.get(LIBRARY_ENV)
-    create = True
-    if not self_test and chose_default:
-        if needs_first_run(settings):
-            first = FirstRunDialog(library_root, runner, settings)
-            if first.exec() != QDialog.DialogCode.Accepted:
-                runner.shutdown(wait=False)
-                return 0
-            library_root = first.library_root
-        else:
-            remembered = settings.value("library/root")
-            if remembered:  # gone since (moved, deleted): asked again, not made anew
-                library_root, create = Path(str(remembered)), False
+    place = (
+        StartPlace(library_root, False, True) if self_test else start_place(library_root, settings)
+    )
+    library_root, create, chose_default = place.root, place.create, place.chose
+    if not self_test and chose_default and needs_first_run(settings):
+        first = FirstRunDialog(library_root, runner, settings)
+        if first.exec() != QDialog.DialogCode.Accepted:
+            runner.shutdown(wait=False)
+            return 0
+        library_root, create = first.library_root, True
     if self_test:
         try:
             library = Library.open(library_root, create=True, database_url=database_url)
@@ -99,6 +96,35 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
     if self_test:
         return _self_test(app, window, library, runner)
     return _run_until_quit(app, window, library, runner, settings, database_url)
+
+
+@dataclass(frozen=True)
+class StartPlace:
+    root: Path
+    chose: bool  # the app's own choice (the default, the remembered place), not a named one
+    create: bool  # make a library there if there is none
+
+
+def start_place(library_root: Path, settings: QSettings) -> StartPlace:
+    """Where the app starts: ``library_root`` as the command line resolved it, or the
+    library the app remembers. A remembered one is not made anew where it is gone (moved,
+    deleted, on a drive not plugged in): an empty library in its place would read as
+    everything lost; :func:`open_at_start` asks instead."""
+    from archiver_app.gui.first_run import LIBRARY_KEY, needs_first_run
+    from archiver_app.paths import LIBRARY_ENV, default_library_root, remembered_library_root
+
+    # The place remembered for every front end (a moved library, one chosen in the app) is
+    # the app's own choice too, not one named on the command line.
+    from_memory = library_root == remembered_library_root()
+    chose = not os.environ.get(LIBRARY_ENV) and (
+        library_root == default_library_root() or from_memory
+    )
+    if not chose or needs_first_run(settings):
+        return StartPlace(library_root, chose, create=True)
+    remembered = settings.value(LIBRARY_KEY)
+    if from_memory or not remembered:
+        return StartPlace(library_root, True, create=not from_memory)
+    return StartPlace(Path(str(remembered)), True, create=False)
 
 
 def settle_collector() -> None:

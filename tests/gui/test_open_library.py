@@ -132,3 +132,30 @@ def test_a_remembered_library_that_cannot_open_offers_another_folder_with_the_re
     # A folder the user named (--library) is said, not swapped for another.
     assert open_at_start(papers, None, op_runner, gui_settings, chose=False) == 2
     assert boxes == ["Archiver cannot open the library"] and len(shown) == 1  # "gone" only
+
+
+def test_the_app_starts_where_it_remembers_and_never_makes_a_remembered_library_anew(
+    tmp_path: Path, gui_settings: QSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The place remembered for every front end (a moved library) is the app's own choice:
+    gone, it is asked for (it was opened as a new empty library, everything seemingly
+    lost); a folder named on the command line is opened as given."""
+    from archiver_app.gui.app import StartPlace, start_place
+    from archiver_app.gui.first_run import DONE_KEY
+    from archiver_app.paths import default_library_root, remember_library_root
+
+    monkeypatch.delenv("ARCHIVER_LIBRARY", raising=False)
+    named = tmp_path / "named"
+    assert start_place(named, gui_settings) == StartPlace(named, chose=False, create=True)
+    default = default_library_root()
+    assert start_place(default, gui_settings) == StartPlace(default, chose=True, create=True)
+    gui_settings.setValue(DONE_KEY, True)
+    gui_settings.setValue(LIBRARY_KEY, str(tmp_path / "chosen"))
+    assert start_place(default, gui_settings) == StartPlace(
+        tmp_path / "chosen", chose=True, create=False
+    )
+    moved = tmp_path / "moved"
+    remember_library_root(moved)  # archiver move-library, File > Open Library...
+    assert start_place(moved, gui_settings) == StartPlace(moved, chose=True, create=False)
+    monkeypatch.setenv("ARCHIVER_LIBRARY", str(moved))  # named in the environment
+    assert start_place(moved, gui_settings) == StartPlace(moved, chose=False, create=True)
