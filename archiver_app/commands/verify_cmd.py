@@ -67,6 +67,12 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     counts = ", ".join(f"{n} {code}" for code in IntegrityCode if (n := report.counts[code]))
     verdict = "all as captured" if report.ok else "NOT all as captured"
     print(f"{counted(report.checked, 'file')} checked: {counts or 'none'}; {verdict}", file=ctx.out)
+    if report.offloaded:
+        print(
+            f"not checked here: {counted(report.offloaded, 'file')} offloaded to drives "
+            "(archiver drives verify checks the copies there)",
+            file=ctx.out,
+        )
     if report.report is not None and report.verdicts:
         print(f"every verdict: {lib.abspath(report.report)}", file=ctx.out)
     return 0 if report.ok else 1

@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import Row, func, select, update
 
 from archiver_app.durable import DestinationError, SourceError, SourceMismatch, verified_copy
 from archiver_app.hashing import hash_file
@@ -73,6 +73,8 @@ class IntegrityReport:
     counts: Counter[IntegrityCode] = field(default_factory=Counter)
     verdicts: list[FileVerdict] = field(default_factory=list)
     report: str | None = None
+    #: Files offloaded to drives: not on this computer to check (drives verify checks them).
+    offloaded: int = 0
 
     @property
     def checked(self) -> int:
@@ -126,9 +128,17 @@ def verify_snapshots(
             )
             .order_by(File.path)
         ).all()
+        offloaded = s.scalar(
+            select(func.count())
+            .select_from(File)
+            .where(
+                File.kind.in_([str(k) for k in CHECKED_KINDS]),
+                File.local_state == LocalState.OFFLOADED,
+            )
+        )
     if mounted is None:
         mounted = find_mounted(lib, scan_roots=scan_roots)
-    report = IntegrityReport()
+    report = IntegrityReport(offloaded=offloaded or 0)
     step = workers * _PER_THREAD
     with ThreadPoolExecutor(workers) as pool:
         for start in range(0, len(rows), step):

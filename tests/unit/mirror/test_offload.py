@@ -179,7 +179,7 @@ def test_a_page_of_an_imported_warc_is_as_safe_as_the_warc_and_restored_with_it(
 
 
 def test_exporting_offloaded_captures_brings_their_files_back_or_writes_nothing(
-    library: Library, tmp_path: Path
+    library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """An export holds every record it names: files offloaded to drives are copied back,
     verified, first; with their drives unplugged it says which to plug in and writes no
@@ -198,6 +198,10 @@ def test_exporting_offloaded_captures_brings_their_files_back_or_writes_nothing(
     with library.session() as s:
         [warc] = s.scalars(select(File).where(File.kind == "warc")).all()
     assert not (library.root / warc.path).exists()
+    from archiver_app import cli
+
+    assert cli.main(["--library", str(library.root), "verify"]) == 0  # says what it skipped
+    assert "not checked here: 1 file offloaded to drives" in capsys.readouterr().out
     (tmp_path / "a").rename(tmp_path / "away")  # unplugged
     with pytest.raises(DriveNotMounted, match="plug in drive 'a' to export"):
         export(library, Selection(), tmp_path / "out.wacz")
