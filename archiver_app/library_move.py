@@ -75,6 +75,8 @@ def staging_folder(dest: Path) -> Path:
 def _check(src: Path, dest: Path) -> None:
     if not (src / "library.json").is_file():
         raise LibraryError(f"{src} is not an Archiver library (no library.json)")
+    if dest.resolve() == src.resolve():
+        raise InputError(f"the library is already at {dest}: nothing to move")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise InputError(f"{dest} already exists and is not an empty folder; choose another place")
     s, d = src.resolve(), dest.resolve()

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--older-than",
         required=True,
         metavar="AGE",
-        help="snapshots captured before now minus AGE (1y, 6m, 2w, 30d, 12h)",
+        help="snapshots captured before now minus AGE: 1y (years), 6m (months), 2w, 30d, 12h",
     )
     p.add_argument("--dry-run", action="store_true", help="say what would be freed")
     add_scan_root(p)

@@ -148,6 +148,8 @@ def test_refusals_write_nothing(tmp_path: Path) -> None:
         move_library(src, full)
     with pytest.raises(InputError, match="inside the library"):
         move_library(src, src / "sub")
+    with pytest.raises(InputError, match="the library is already at"):
+        move_library(src, src)  # not "already exists and is not an empty folder"
     with pytest.raises(LibraryError, match="not an Archiver library"):
         move_library(tmp_path / "full", tmp_path / "x")
     with Library.open(src) as lib, lib.write() as s:
