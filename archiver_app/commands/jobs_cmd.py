@@ -79,8 +79,13 @@ def _line(j: JobSummary) -> str:
 
 def cmd_jobs(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.crawl.api import list_jobs, summary_dict
+    from archiver_app.errors import InputError
     from archiver_app.jobs import default_registry, recover_interrupted
+    from archiver_app.store.models import JobStatus
 
+    known = [str(v) for v in JobStatus]
+    if unknown := [v for v in args.status or [] if v not in known]:
+        raise InputError(f"no job status {unknown[0]!r}; the statuses are {', '.join(known)}")
     with ctx.open_library() as lib:
         # a job whose process was killed shows as such, not as still running
         recover_interrupted(lib, default_registry())

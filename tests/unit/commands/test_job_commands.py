@@ -130,6 +130,8 @@ def test_a_library_made_on_the_way_is_said(
     assert code == 0 and "created" not in err  # the second time, it is there
     code, out, err = run(capsys, tmp_path / "made", "init")
     assert code == 0 and out.startswith("created library") and err == ""  # said once
+    code, out, err = run(capsys, tmp_path / "made", "jobs", "--status", "bogus")
+    assert code == 2 and "no job status 'bogus'; the statuses are queued, " in err
 
 
 def test_a_read_only_or_full_destination_is_said_in_one_line(
