@@ -78,10 +78,13 @@ class MirrorResult:
                 line += f", {o.adopted} already there (verified)"
             if o.skipped:
                 line += f", {o.skipped} no longer needed"
-            for end, n in sorted(o.failed.items()):
-                line += f", {n} failed ({describe_end(end)})"
+            for end, n in sorted(o.failed.items()):  # the stop's reason is said once, below
+                same = o.stopped is not None and end == o.stopped.reason
+                line += f", {n} failed" + ("" if same else f" ({describe_end(end)})")
             if o.stopped:
                 line += f"; stopped: {o.stopped.message}"
+                if o.stopped.reason is StopReason.GONE:
+                    line += f": plug {o.label} back in and mirror again to finish"
             lines.append(line)
         for path in self.local_repaired:
             source = self.repaired_from.get(path) or "a drive"

@@ -74,6 +74,9 @@ def test_drive_unplugged_then_plugged_back(library: Library, tmp_path: Path, mom
     assert fired.is_set() and not result.ok
     [outcome] = result.outcomes
     assert outcome.stopped is not None and outcome.stopped.reason is StopReason.GONE
+    [said] = [line for line in result.describe() if line.startswith("  usb: ")]
+    assert said.endswith(": plug usb back in and mirror again to finish")
+    assert said.count("the drive is gone") == 1  # not once per failed copy and once more
     present = present_ids(library, dest)
     assert len(present) < len(snap.file_ids)
     away.rename(drive)  # plugged back in
