@@ -12,6 +12,10 @@ from archiver_app.units import counted, human_bytes, human_duration
 __all__ = ["RunProgress", "human_bytes", "human_duration"]
 
 
+#: No ETA before this long (unless a tenth of the bytes are done): too early to tell.
+EARLIEST_ETA_SECONDS = 2.0
+
+
 class RunProgress:
     """Counts files and bytes done from many threads and reports them with an ETA.
 
@@ -41,8 +45,13 @@ class RunProgress:
         self.bytes_done = 0
 
     def eta_seconds(self) -> float | None:
+        """The time left at the rate so far; None (shown "?") before 2 s and a tenth of
+        the work, when the rate is the start-up's (an hour said for a second's run)."""
         elapsed = self._clock() - self._started
         if elapsed <= 0:
+            return None
+        share = self.bytes_done / self.bytes_total if self.bytes_total else 0.0
+        if elapsed < EARLIEST_ETA_SECONDS and share < 0.1:
             return None
         if self.bytes_total and self.bytes_done:
             rate = self.bytes_done / elapsed

@@ -383,3 +383,22 @@ def test_a_copy_on_a_drive_the_policy_does_not_allow_does_not_count(
     result = run_mirror(library)
     assert result.ok and result.policy_holds and result.copied == 2
     assert present_ids(library, a) == set(snap.file_ids)
+
+
+def test_no_eta_is_guessed_from_the_first_moments() -> None:
+    """An ETA from the start-up's rate said an hour for a run of a second: none before
+    2 s or a tenth of the bytes."""
+    from archiver_app.mirror.progress import RunProgress
+
+    now = [0.0]
+    run = RunProgress(lambda _u: None, "mirror", 100, 1_000_000, clock=lambda: now[0])
+    now[0] = 0.5
+    run.add(files=1, nbytes=10)
+    assert run.eta_seconds() is None  # 0.5 s and 0.001 % in: too early to tell
+    now[0] = 2.5
+    run.add(files=1, nbytes=499_990)
+    assert run.eta_seconds() == 2.5  # half done in 2.5 s: as long again
+    early = RunProgress(lambda _u: None, "mirror", 2, 1_000, clock=lambda: now[0])
+    early.add(files=1, nbytes=500)
+    now[0] += 0.1
+    assert early.eta_seconds() is not None  # a tenth done: the rate means something
