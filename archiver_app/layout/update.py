@@ -23,10 +23,12 @@ from archiver_app.layout.migrator import MigrationReport, run_migrator
 from archiver_app.layout.orphans import OrphanReport, import_orphans
 from archiver_app.layout.reconcile import duplicate_groups, merge_duplicate, reconcile_folder
 from archiver_app.layout.sidecar import UnreadableIndex, read_index
-from archiver_app.store.models import Snapshot
+from archiver_app.store.models import File, LocalState, Snapshot
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from archiver_app.library import Library
 
 BATCH = 500
@@ -73,13 +75,17 @@ def update_library(
                     continue
                 folder = root.joinpath(*snap.folder.split("/"))
                 if not folder.is_dir():
-                    report.problems.append(f"snapshot {snap.uid}: folder {snap.folder} is missing")
+                    if not _offloaded(s, snap.id):  # offloaded: its folder went to the drives
+                        report.problems.append(
+                            f"snapshot {snap.uid}: folder {snap.folder} is missing"
+                        )
                     continue
                 try:
                     index = read_index(folder)
                 except UnreadableIndex:
-                    write_snapshot_sidecar(s, snap, root)
-                    report.rewritten += 1
+                    if not _offloaded(s, snap.id):  # offloaded: index.json is on the drives
+                        write_snapshot_sidecar(s, snap, root)
+                        report.rewritten += 1
                     continue
                 if reconcile_folder(s, snap, index, root):
                     report.reconciled += 1
@@ -112,3 +118,9 @@ def update_library(
         if merged_now == 0:
             break
     return report
+
+
+def _offloaded(s: Session, snapshot_id: int) -> bool:
+    """Whether every file of the snapshot was offloaded to drives (none left here)."""
+    states = set(s.scalars(select(File.local_state).where(File.snapshot_id == snapshot_id)))
+    return states == {LocalState.OFFLOADED}

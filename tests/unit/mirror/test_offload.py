@@ -20,7 +20,7 @@ from archiver_app.mirror import (
     run_mirror,
     set_policy,
 )
-from archiver_app.store.models import CopyState, File, LocalState
+from archiver_app.store.models import CopyState, File, LocalState, Snapshot
 from tests.helpers.mirror_data import add_revisit, copy_states, make_snapshot
 
 
@@ -76,6 +76,17 @@ def test_offload_then_restore(library: Library, tmp_path: Path) -> None:
     assert local_states(library, old.file_ids) == [LocalState.OFFLOADED] * 2
     # the mirror still knows the files: nothing to do, nothing lost
     assert run_mirror(library).plan.transfers == []
+    from archiver_app.layout.update import update_library
+
+    with library.session() as s:  # their folders went with their files
+        folders = [s.get(Snapshot, i).folder for i in (old.snapshot_id, dep.snapshot_id)]  # type: ignore[union-attr]
+    update_library(library)  # their folders are empty: their files are on drives
+    for folder in folders:  # it wrote an index.json into each offloaded folder
+        assert not any((library.root / str(folder)).iterdir())
+    assert local_states(library, old.file_ids) == [LocalState.OFFLOADED] * 2
+    for folder in folders:  # the folder gone too: offloaded, not "folder is missing"
+        (library.root / str(folder)).rmdir()
+    assert update_library(library).problems == []
     # unplug both drives: restore names them
     (tmp_path / "a").rename(tmp_path / "a-away")
     (tmp_path / "b").rename(tmp_path / "b-away")
