@@ -92,3 +92,12 @@ def check_machine(root: Path) -> list[Check]:
 
 def run_doctor(root: Path) -> list[Check]:
     return check_library(root) + check_machine(root)
+
+
+def report_lines(checks: list[Check]) -> list[str]:
+    """``archiver doctor``'s lines, as it prints them and Help > Check Setup shows and
+    copies them: one per check, then the verdict."""
+    width = max((len(c.name) for c in checks), default=0)
+    lines = [f"{'ok ' if c.ok else '!! '}{c.name:<{width}}  {c.detail}" for c in checks]
+    problems = sum(1 for c in checks if not c.ok)
+    return [*lines, f"{counted(problems, 'problem')} found" if problems else "all good"]

@@ -91,19 +91,12 @@ def cmd_info(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
-    from archiver_app.diagnostics import run_doctor
+    from archiver_app.diagnostics import report_lines, run_doctor
 
     checks = run_doctor(ctx.library_root)
-    width = max(len(c.name) for c in checks)
-    for check in checks:
-        mark = "ok " if check.ok else "!! "
-        print(f"{mark}{check.name:<{width}}  {check.detail}", file=ctx.out)
-    problems = [c for c in checks if not c.ok]
-    print(
-        "all good" if not problems else f"{counted(len(problems), 'problem')} found",
-        file=ctx.out,
-    )
-    return 0 if not problems else 1
+    for line in report_lines(checks):
+        print(line, file=ctx.out)
+    return 0 if all(c.ok for c in checks) else 1
 
 
 def _tenths(ctx: Context) -> Progress:

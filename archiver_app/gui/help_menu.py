@@ -107,11 +107,6 @@ def about_text(window: MainWindow) -> str:
     )
 
 
-def checks_text(checks: list[Check]) -> str:
-    """``archiver doctor``'s lines, as the dialog shows and copies them."""
-    return "\n".join(f"{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in checks)
-
-
 class HelpActions(QObject):
     """The Help menu, last on the menu bar."""
 
@@ -166,7 +161,9 @@ class SetupDialog(QDialog):
             else "Everything Archiver needs is in place.", self,
         )  # fmt: skip
         layout.addWidget(self.verdict)
-        self.text = QPlainTextEdit(checks_text(checks), self)
+        from archiver_app.diagnostics import report_lines
+
+        self.text = QPlainTextEdit("\n".join(report_lines(checks)), self)
         self.text.setReadOnly(True)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         layout.addWidget(self.text)
