@@ -99,6 +99,7 @@ class ReplayWidget(QWidget):
         self.replayer = replayer or Replayer.for_library(library)
         self.at: datetime | str | None = at
         self.current: ReplayResponse | None = None
+        self.capture_browser: str | None = None  # the browser that made ``current``
         self.current_url = ""
         self.captures: list[Capture] = []  # of the page's route (api.timeline)
         self.other_views: tuple[OtherView, ...] = ()  # the document's other routes
@@ -320,6 +321,10 @@ class ReplayWidget(QWidget):
         # A message page (not archived, missing file) is no engine trouble: only a capture
         # the archive served counts.
         if self.current is not None:
+            if self.current.snapshot_id is not None and self.fallback.capture_major is None:
+                # Under load, loadStarted can come after the capture was served (and forget
+                # it): tell the bar again which browser made what it shows.
+                self.fallback.capture_shown(self.capture_browser)
             self.fallback.load_finished(ok)
 
     def _page_action(self, action: str, url: str) -> None:
@@ -397,6 +402,7 @@ class ReplayWidget(QWidget):
 
     def _page_served(self, url: str, response: ReplayResponse | None, kind: str) -> None:
         self.current = response
+        self.capture_browser = None
         self.current_url = url
         if response is None:
             self._set_timeline(url if kind != "not-archived" else None)
@@ -415,9 +421,8 @@ class ReplayWidget(QWidget):
         elif self.stack.currentWidget() is self.pdf_view:
             self.stack.setCurrentWidget(self.view)
         if response.snapshot_id is not None:
-            self.fallback.capture_shown(
-                self.library.snapshots.capture_browser(response.snapshot_id)
-            )
+            self.capture_browser = self.library.snapshots.capture_browser(response.snapshot_id)
+            self.fallback.capture_shown(self.capture_browser)
         # The request carries no fragment: the route is the one the page was opened at.
         same_document = self.route_url.split("#", 1)[0] == url.split("#", 1)[0]
         page_url = self.route_url if same_document else url

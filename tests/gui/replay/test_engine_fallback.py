@@ -236,3 +236,19 @@ def test_dont_show_again_lasts_across_runs_and_settings_turns_it_back_on(
     assert again.fallback.trouble is not None
     assert again.fallback.trouble.code is Trouble.NEWER_BROWSER and again.fallback.isVisible()
     dispose(qtbot, again)
+
+
+def test_version_note_survives_load_started_after_the_served_capture(
+    qtbot: QtBot, widget: ReplayWidget, library: Library
+) -> None:
+    """Under load the engine's loadStarted can arrive after the capture was served; the note
+    about a newer browser must not be lost with the reset it brings."""
+    _archive(library, browser=f"{engine_major() + 16}.0.8078.108")
+    _settled(qtbot, widget, SITE + "clean")
+    assert widget.fallback.trouble is not None
+    widget.fallback.page_started()  # as if loadStarted came late: trouble forgotten
+    assert widget.fallback.trouble is None
+    widget.page.loadFinished.emit(True)
+    assert widget.fallback.trouble is not None
+    assert widget.fallback.trouble.code is Trouble.NEWER_BROWSER
+    assert widget.fallback.isVisible()
