@@ -75,11 +75,13 @@ def _when(value: datetime | None) -> str:
 
 def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
     """The drives panel's figures (``lib.drives``), as text."""
+    from archiver_app.api.status import status_figures
     from archiver_app.mirror.progress import human_bytes
 
     with ctx.open_library() as lib:
         rows = lib.drives.list(scan_roots=args.scan_root)
         laptop = lib.drives.laptop()
+        figures = status_figures(lib, lib.clock())
     print(
         f"this computer: {counted(laptop.present, 'file')} present, {laptop.corrupted} corrupted,"
         f" {laptop.offloaded} offloaded; last verified {_when(laptop.last_verified_at)}"
@@ -97,10 +99,18 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         busy = ", busy (not safe to unplug)" if d.busy else ""
         print(
             f"{d.label}: {where}{free}{busy}\n"
-            f"    {d.present} present, {d.missing} missing, {d.corrupted} corrupted;"
+            f"    {d.present} present, {d.missing} not here, {d.corrupted} corrupted;"
             f" last verified {_when(d.last_verified_at)}{' (due)' if d.scrub_due else ''}",
             file=ctx.out,
         )
+    # "not here" is no loss by itself (the policy may keep those files on another drive):
+    # what counts is whether each file has its copies, as the app's status bar says.
+    print(
+        f"{counted(figures.files_safe, 'file')} safe, {figures.files_at_risk} at risk"
+        f" (the policy wants {counted(figures.policy_copies, 'copy', 'copies')} of each,"
+        " counting this computer's)",
+        file=ctx.out,
+    )
     return 0
 
 

@@ -42,8 +42,8 @@ from archiver_app.tasks import ProgressUpdate
 
 REFRESH_MS = 3000
 SCAN_EVERY = 5  # refreshes between scans of the OS mount points (15 s)
-DRIVE_HEADERS = ["Drive", "State", "Free", "Present", "Missing", "Corrupted", "Last verified"]
-#: What each column counts (over its header): "Missing" alone reads as lost files.
+DRIVE_HEADERS = ["Drive", "State", "Free", "Present", "Not here", "Corrupted", "Last verified"]
+#: What each column counts (over its header): "Not here" is no loss by itself.
 DRIVE_TIPS = [
     "The drive's label; its folder shows over the name",
     "Plugged in or not, and whether a copy is being made",

@@ -23,7 +23,7 @@ from tests.helpers.snapshots import add_snapshot
 
 ARCHIVER = Path(sys.executable).with_name("archiver")
 CLI_ROW = re.compile(
-    r"^(?P<label>\w+): .*\n\s+(?P<present>\d+) present, (?P<missing>\d+) missing, "
+    r"^(?P<label>\w+): .*\n\s+(?P<present>\d+) present, (?P<missing>\d+) not here, "
     r"(?P<corrupted>\d+) corrupted;",
     re.MULTILINE,
 )
@@ -66,7 +66,7 @@ def test_drives_panel_and_cli_agree_under_a_policy_that_leaves_a_drive_out(
     shown = {
         panel.model.data(panel.model.index(row, 0), 0): tuple(
             int(panel.model.data(panel.model.index(row, col), 0).replace(",", ""))
-            for col in (3, 4, 5)  # Present, Missing, Corrupted
+            for col in (3, 4, 5)  # Present, Not here, Corrupted
         )
         for row in range(2)
     }

@@ -218,7 +218,7 @@ def test_a_known_drive_plugged_in_somewhere_new_is_found_and_mirrored_to(
     qtbot.waitUntil(lambda: panel._mirror_op is None, timeout=10000)
     assert panel.model.rows[0].missing == 0
     tip = panel.model.headerData(4, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
-    assert "Not lost" in tip  # "Missing" says what it counts, over its header
+    assert "Not lost" in tip  # "Not here" says what it counts, over its header
     assert panel.summary.text() == (
         f"This computer: {n_files} files, last verified never (due: verified when the app is "
         "idle). 1 drive, 1 plugged in."

@@ -59,7 +59,8 @@ def test_commands_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     code, out, err = run(capsys, root, "mirror")
     assert code == 0 and "blue: 2 copied" in out and "ETA" in err
     code, out, _ = run(capsys, root, "drives", "list")
-    assert "blue: " in out and "2 present, 0 missing, 0 corrupted" in out
+    assert "blue: " in out and "2 present, 0 not here, 0 corrupted" in out
+    assert "2 files safe, 0 at risk (the policy wants 2 copies of each" in out
     # the drive moves to another mount point: scan finds it by its uuid
     moved = tmp_path / "media" / "you" / "BLUE2"
     moved.parent.mkdir()
