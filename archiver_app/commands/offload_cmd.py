@@ -28,8 +28,7 @@ def cmd_offload(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.jobs import JobKind
     from archiver_app.jobs.foreground import run_as_job
     from archiver_app.jobs.operations import offload_config
-    from archiver_app.mirror import offload, parse_age
-    from archiver_app.mirror.offload import OffloadResult
+    from archiver_app.mirror.offload import OffloadResult, offload, parse_age
 
     age = parse_age(args.older_than)
     with ctx.open_library() as lib:

@@ -304,7 +304,7 @@ def offload_config(
 def run_offload(
     lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
 ) -> OffloadResult:
-    from archiver_app.mirror import offload
+    from archiver_app.mirror.offload import offload
 
     c = job.config
     return offload(

@@ -7,15 +7,17 @@ The public surface for front ends (CLI, GUI drives panel, replay and export):
 - runs: :func:`run_mirror` (plan with ``dry_run``), :func:`verify_destinations` (scrub),
   :func:`verify_library` (the laptop's own copies), :func:`scheduled_scrub` (whatever
   :func:`scrubs_due` names, run by the app while idle),
-  :func:`offload`, :func:`restore` / :func:`restore_snapshot` (raise
-  :class:`DriveNotMounted` naming the drives to plug in)
+  :func:`restore` / :func:`restore_snapshot` (raise :class:`DriveNotMounted` naming the
+  drives to plug in); offloading is :func:`archiver_app.mirror.offload.offload` (the package
+  has no ``offload`` name: it would be the module once any of its functions is loaded)
 - views: :func:`list_destinations`, :func:`snapshot_copies`
 - outcomes (:mod:`archiver_app.mirror.outcomes`): why a drive stopped or was skipped
   (``StopReason``), how each copy ended (``CopyResult``), why a file stays short
   (``Shortfall``); ``MirrorResult.policy_holds`` says whether every file has its copies
 
-``mirror``, ``verify`` and ``offload`` are the same functions under the short names the
-GUI's drives panel calls (``fn(library, progress=..., cancel=...)``).
+``mirror`` and ``verify`` are the same functions under the short names the GUI's drives
+panel calls (``fn(library, progress=..., cancel=...)``). No name here is also a submodule's:
+importing the submodule would replace it with the module.
 
 Importing this package loads none of its modules: each name is imported on first use
 (PEP 562), so a front end reading one view (``mirror.status``) does not load the copier.
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from archiver_app.mirror.destinations import add_destination, find_mounted
     from archiver_app.mirror.mounts import scan_markers
-    from archiver_app.mirror.offload import offload, parse_age, restore, restore_snapshot
+    from archiver_app.mirror.offload import parse_age, restore, restore_snapshot
     from archiver_app.mirror.policy import Policy, effective_policy, set_policy
     from archiver_app.mirror.run import MirrorResult, run_mirror
     from archiver_app.mirror.scrub import (
@@ -50,7 +52,6 @@ _WHERE = {
     "add_destination": ("destinations", "add_destination"),
     "find_mounted": ("destinations", "find_mounted"),
     "scan_markers": ("mounts", "scan_markers"),
-    "offload": ("offload", "offload"),
     "parse_age": ("offload", "parse_age"),
     "restore": ("offload", "restore"),
     "restore_snapshot": ("offload", "restore_snapshot"),
@@ -91,7 +92,6 @@ __all__ = [
     "find_mounted",
     "list_destinations",
     "mirror",
-    "offload",
     "parse_age",
     "restore",
     "restore_snapshot",

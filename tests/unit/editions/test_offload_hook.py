@@ -8,7 +8,8 @@ from pathlib import Path
 from sqlalchemy import select
 
 from archiver_app.library import Library
-from archiver_app.mirror import add_destination, offload, parse_age, run_mirror, set_policy
+from archiver_app.mirror import add_destination, parse_age, run_mirror, set_policy
+from archiver_app.mirror.offload import offload
 from archiver_app.store.fulltext import upsert_snapshot_text
 from tests.helpers.mirror_data import make_snapshot
 

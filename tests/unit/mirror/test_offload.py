@@ -13,13 +13,13 @@ from archiver_app.library import Library
 from archiver_app.mirror import (
     DriveNotMounted,
     add_destination,
-    offload,
     parse_age,
     restore,
     restore_snapshot,
     run_mirror,
     set_policy,
 )
+from archiver_app.mirror.offload import offload
 from archiver_app.store.models import CopyState, File, LocalState, Snapshot
 from tests.helpers.mirror_data import add_revisit, copy_states, make_snapshot
 
