@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from archiver_app.api.changes import Changes
 from archiver_app.library import Library
+from archiver_app.mirror.retire import (
+    OnlyCopiesThere,
+    Retirement,
+    reinstate_destination,
+    retire_destination,
+)
 from archiver_app.mirror.status import (
     DestinationStatus,
     LaptopStatus,
@@ -19,7 +26,14 @@ from archiver_app.mirror.status import (
     snapshot_copies,
 )
 
-__all__ = ["DestinationStatus", "DrivesManager", "LaptopStatus", "SnapshotCopiesReport"]
+__all__ = [
+    "DestinationStatus",
+    "DrivesManager",
+    "LaptopStatus",
+    "OnlyCopiesThere",
+    "Retirement",
+    "SnapshotCopiesReport",
+]
 
 
 class DrivesManager:
@@ -43,3 +57,14 @@ class DrivesManager:
 
     def copies(self, snapshot_id: int) -> SnapshotCopiesReport:
         return snapshot_copies(self._lib, snapshot_id)
+
+    def retire(self, label: str, *, force: bool = False) -> tuple[Retirement, Changes]:
+        """Take drive ``label`` out of use: its copies stop counting (see
+        :mod:`archiver_app.mirror.retire`); raises :class:`OnlyCopiesThere` unless ``force``
+        when offloaded files have their only copy on it."""
+        return retire_destination(self._lib, label, force=force), Changes(drives=True)
+
+    def reinstate(self, label: str) -> Changes:
+        """Put retired drive ``label`` back in use."""
+        reinstate_destination(self._lib, label)
+        return Changes(drives=True)

@@ -1,4 +1,5 @@
-"""``archiver drives``: list, add, scan and verify (scrub) destination drives."""
+"""``archiver drives``: list, add, scan, verify (scrub), retire and reinstate destination
+drives."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def progress_printer(stream: TextIO, interval: float = 1.0) -> Any:
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser("drives", help="destination drives: list, add, scan, verify")
+    p = sub.add_parser("drives", help="destination drives: list, add, scan, verify, retire")
     add_scan_root(p)
     p.set_defaults(func=cmd_list)
     dsub = p.add_subparsers(dest="drives_command", metavar="ACTION")
@@ -68,6 +69,24 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     add_scan_root(q, sub=True)
     q.set_defaults(func=cmd_verify)
 
+    q = dsub.add_parser(
+        "retire",
+        help="take a drive out of use (lost, broken or put away): its copies stop counting"
+        " and the next mirror makes them again on the drives in use",
+    )
+    q.add_argument("name", metavar="NAME", help="drive label")
+    q.add_argument(
+        "--force",
+        action="store_true",
+        help="retire it even though some offloaded files have their only copy on it (the drive"
+        " is lost: they are recorded as lost)",
+    )
+    q.set_defaults(func=cmd_retire)
+
+    q = dsub.add_parser("reinstate", help="put a retired drive back in use")
+    q.add_argument("name", metavar="NAME", help="drive label")
+    q.set_defaults(func=cmd_reinstate)
+
 
 def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC") if value is not None else "never"
@@ -94,7 +113,7 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         )
         return 0
     for d in rows:
-        where = str(d.mount_path) if d.mounted else "absent"
+        where = str(d.mount_path) if d.mounted else "absent" if d.enabled else "retired"
         free = f", {human_bytes(d.free_bytes)} free" if d.mounted and d.free_bytes else ""
         busy = ", busy (not safe to unplug)" if d.busy else ""
         print(
@@ -168,3 +187,38 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     if report := next((r.report for r in results if r.report), None):
         print(f"every damaged copy: {lib.abspath(report)}", file=ctx.out)
     return 0 if all(r.unrepaired == 0 and not r.stopped for r in results) else 1
+
+
+def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.mirror.retire import retire_destination
+
+    with ctx.open_library() as lib:
+        done = retire_destination(lib, args.name, force=args.force)
+    print(
+        f"retired drive {done.label!r}: its {counted(done.copies, 'copy', 'copies')} no longer"
+        " count; archiver mirror makes them again on the drives in use. Nothing on the drive"
+        f" was changed (archiver drives reinstate {done.label} puts it back).",
+        file=ctx.out,
+    )
+    if done.lost:
+        print(
+            f"archiver: warning: {counted(done.lost, 'file')} had no other copy and"
+            f" {'is' if done.lost == 1 else 'are'} now lost (archiver verify names them)",
+            file=ctx.err,
+        )
+    if done.shortfall:
+        print(f"archiver: warning: the retention policy {done.shortfall}", file=ctx.err)
+    return 0
+
+
+def cmd_reinstate(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.mirror.retire import reinstate_destination
+
+    with ctx.open_library() as lib:
+        reinstate_destination(lib, args.name)
+    print(
+        f"drive {args.name!r} is in use again: the next mirror copies to it what the retention"
+        " policy asks (a copy still on it is checked, not written again)",
+        file=ctx.out,
+    )
+    return 0

@@ -4,7 +4,7 @@ Shows ``lib.drives`` on a timer (in the background): the same figures as ``archi
 drives``, counted under the retention policy. A known drive that appears (its marker file
 is back, where it was or at an OS mount point) raises :attr:`DrivesPanel.drive_plugged` so
 the tray can notify. Mirror now / Verify copies / Offload / Export / Add drive call the mirror
-API (the long ones in a child process).
+API (the long ones in a child process); Retire Drive… is :mod:`archiver_app.gui.drive_retire`.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from archiver_app.api.drives import DestinationStatus, LaptopStatus
+from archiver_app.gui.drive_retire import DriveRetirement
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
 from archiver_app.gui.snapshot_model import human_size
@@ -86,7 +87,7 @@ class DrivesModel(RowsModel[DestinationStatus]):
         else:
             state = "not plugged in"
         if not r.enabled:
-            state += " (disabled)"
+            state = "retired"
         free = ""
         if r.free_bytes is not None:
             free = human_size(r.free_bytes)
@@ -149,8 +150,10 @@ class DrivesPanel(QWidget):
         )
         self.offload_button = QPushButton("Free Laptop Space", self)
         self.export_button = QPushButton("Export Collection…", self)
+        self.retirement = DriveRetirement(self)
         for button in (
             self.add_button,
+            self.retirement.button,
             self.mirror_button,
             self.verify_button,
             self.offload_button,
@@ -204,7 +207,13 @@ class DrivesPanel(QWidget):
         laptop = laptop_summary(laptop_status)
         again = self._reads.end()
         self._refreshes = 0
+        chosen = self.retirement.selected()
         self.model.set_rows(rows)
+        # the refresh every few seconds resets the model: keep the drive the user chose
+        for i, r in enumerate(rows):
+            if chosen is not None and r.id == chosen.id:
+                self.table.selectRow(i)
+        self.retirement.follow_selection()
         for r in rows:
             was = self._mounted.get(r.id)
             if was is False and r.mounted:
@@ -239,6 +248,13 @@ class DrivesPanel(QWidget):
         if op is not None and not any(i.cancel is op.cancel_token for i in self.runner.running()):
             self._mirror_op = None
             self.runner.changed.disconnect(self._forget_finished_mirror)
+
+    def show_verdict(self, text: str) -> None:
+        """Say what an operation did: in the status bar and, whole, over the table."""
+        self.message.emit(text)
+        self.verdict.setText(text)
+        self.verdict.show()
+        self.refresh()
 
     def _finished(self, doing: str, result: Any = None) -> None:
         said = self.library.jobs.describe(result)  # the verdicts, not only "finished"

@@ -98,11 +98,11 @@ def shortfall(lib: Library, policy: Policy) -> str | None:
     """Why ``policy`` cannot be met with the drives it allows (this computer holds one copy
     and each allowed drive one), or None when it can."""
     with lib.session() as s:
-        labels = sorted(s.scalars(select(Destination.label)))
+        labels = sorted(s.scalars(select(Destination.label).where(Destination.enabled.is_(True))))
     allowed = [label for label in labels if policy.allows(label)]
     if policy.copies <= 1 + len(allowed):
         return None
-    held = "this computer" + (f" and {', '.join(allowed)}" if allowed else " alone")
+    held = "this computer" + (f" and {', '.join(allowed)}" if allowed else "")
     return (
         f"cannot be met: it asks for {policy.copies} copies and only {held} may hold one; "
         "add a drive (archiver drives add) and allow it, or lower --copies"

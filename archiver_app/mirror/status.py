@@ -185,7 +185,8 @@ def list_destinations(
                 free_bytes=free,
                 capacity_bytes=cap,
                 present=present,
-                missing=max(0, allowed_files - present - corrupted),
+                # a retired drive is given nothing: it lacks nothing
+                missing=max(0, allowed_files - present - corrupted) if d.enabled else 0,
                 corrupted=corrupted,
                 ongoing=counts.get((d.id, CopyState.ONGOING), 0),
                 last_verified_at=d.last_scrub_at,
