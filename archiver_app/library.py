@@ -26,7 +26,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import URL, Engine, func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -475,7 +475,13 @@ def _ensure_meta(
 
 def _public(engine: Engine) -> str:
     """The engine's URL without its password (which stays in PGPASSWORD or ~/.pgpass)."""
-    return engine.url.set(password=None).render_as_string(hide_password=False)
+    return public_url(engine.url)
+
+
+def public_url(url: URL) -> str:
+    """``url`` without its password, to write in ``library.json`` or show. Not
+    ``url.set(password=None)``: SQLAlchemy 2.1 reads None there as "unchanged"."""
+    return url._replace(password=None).render_as_string(hide_password=False)
 
 
 def record_database(root: Path, meta: LibraryMeta, database_url: str | None) -> LibraryMeta:

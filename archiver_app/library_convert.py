@@ -21,7 +21,7 @@ from pathlib import Path
 
 from archiver_app import durable
 from archiver_app.errors import InputError, LibraryError
-from archiver_app.library import DB_NAME, Library, record_database
+from archiver_app.library import DB_NAME, Library, public_url, record_database
 from archiver_app.library_share import TOKEN_NAME, bind_folder
 from archiver_app.store import convert
 from archiver_app.store.engine import make_engine, sqlite_url
@@ -95,7 +95,7 @@ def convert_library(
         source.dispose()
         target.dispose()
     record_database(root, meta, None if to_sqlite else target_url)
-    old = source_url.set(password=None).render_as_string(hide_password=False)
+    old = public_url(source_url)
     if to_sqlite:
         # The folder is no longer the PostgreSQL library's: without the token, a process
         # pointed at the old database is refused instead of writing captures here.
