@@ -132,6 +132,16 @@ def bind_folder(
                 f"cannot read the library folder {root} ({exc}): is the share mounted there?"
             ) from exc
         if lib_row is None:
+            if folder_token is not None and library_id is not None:
+                # A whole library's folder (library.json is written last), given a database
+                # that holds none: another database, or this one emptied. Taking the folder
+                # would split the library: captures here, rows where nobody else reads.
+                raise LibraryError(
+                    f"{root} is the folder of library {library_id}, and this database holds no"
+                    " library: open the folder with its own database (library.json names it;"
+                    " omit --database-url), or restore this database from a backup. Nothing"
+                    " was changed."
+                )
             if not create:
                 raise LibraryError(
                     "the database holds no library yet; create one with: archiver init "

@@ -144,3 +144,42 @@ def test_an_unreachable_database_is_a_clear_error(tmp_path: Path) -> None:
     said = str(refused.value)  # libpq's lines as one sentence, then ours
     assert "\n" not in said and said.endswith(" Nothing was changed.") and "?." not in said
     assert not (tmp_path / "lib").exists()
+
+
+def test_a_librarys_folder_given_an_empty_database_is_refused_not_split(
+    tmp_path: Path, postgres_url: str, postgres_server: object
+) -> None:
+    """A mistyped database name (one that holds no library) with the shared folder: the
+    folder was taken as a new library's, and the share then opened with no captures."""
+    from sqlalchemy import create_engine, text
+
+    from tests.helpers.postgres import TEMPLATE, PostgresServer, _admin
+
+    root = tmp_path / "share"
+    with Library.open(root, database_url=postgres_url) as lib:
+        library_id = lib.id
+    before = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
+    assert isinstance(postgres_server, PostgresServer)
+    name = f"typo_{os.getpid()}"
+    _admin(postgres_server, f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE}"')
+    typo = postgres_server.url(name)
+    for create in (True, False):
+        with pytest.raises(LibraryError, match=f"is the folder of library {library_id}, and this"):
+            Library.open(root, create=create, database_url=typo)
+    engine = create_engine(typo)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM settings")).scalar_one() == 0
+    finally:
+        engine.dispose()
+    assert {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()} == before
+    with Library.open(root, create=False) as lib:  # its own database, from library.json
+        assert lib.id == library_id
+
+
+def test_library_json_keeps_no_password(tmp_path: Path, postgres_url: str) -> None:
+    with_password = postgres_url.replace("postgres@", "postgres:secretpw@")
+    assert "secretpw" in with_password  # the test server trusts local connections
+    Library.open(tmp_path / "share", database_url=with_password).close()
+    meta = (tmp_path / "share" / "library.json").read_text()
+    assert "secretpw" not in meta and "postgres@" in meta
