@@ -192,8 +192,17 @@ class Library:
                 with suppress(OSError):
                     root.rmdir()  # refused: leave no empty folder behind
             if isinstance(exc, OperationalError) and engine.dialect.name != "sqlite":
-                from archiver_app.store.connection_loss import DatabaseUnreachableError
+                from archiver_app.store.connection_loss import (
+                    DatabaseUnreachableError,
+                    refused_for_good,
+                )
 
+                if refusal := refused_for_good(exc):  # not a passing outage: no exit 75
+                    raise LibraryError(
+                        f"the library's database {_public(engine)} refused the connection:"
+                        f" {refusal.rstrip('.')}. Check the URL's user, password (or"
+                        " PGPASSWORD, ~/.pgpass) and database name. Nothing was changed."
+                    ) from exc
                 why = " ".join(str(exc.orig).split()).rstrip(".")  # libpq's lines, as one
                 raise DatabaseUnreachableError(
                     f"cannot reach the library's database {_public(engine)}: "

@@ -48,6 +48,23 @@ def lost_connection(exc: BaseException) -> bool:
     return str(state).startswith("08") or state in _SHUTTING_DOWN
 
 
+#: Server refusals at connect time that waiting does not cure are told apart by their text:
+#: libpq gives no SQLSTATE before a session exists. These, by contrast, pass.
+_PASSING = ("too many clients", "starting up", "shutting down", "in recovery")
+
+
+def refused_for_good(exc: BaseException) -> str | None:
+    """The server's ``FATAL`` line when it answered a connection and refused it for a reason
+    that trying again does not cure (a wrong password, a user or database that does not
+    exist); None otherwise (not reached, or a passing refusal)."""
+    orig = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    text = " ".join(str(orig).split())
+    _, fatal, why = text.partition("FATAL:")
+    if not fatal or any(word in why for word in _PASSING):
+        return None
+    return why.strip()
+
+
 def unreachable_message(exc: BaseException) -> str:
     """``database unreachable: <the driver's first line>``."""
     orig = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
@@ -59,5 +76,6 @@ __all__ = [
     "EXIT_UNREACHABLE",
     "DatabaseUnreachableError",
     "lost_connection",
+    "refused_for_good",
     "unreachable_message",
 ]

@@ -146,6 +146,32 @@ def test_an_unreachable_database_is_a_clear_error(tmp_path: Path) -> None:
     assert not (tmp_path / "lib").exists()
 
 
+def test_a_database_that_refuses_for_good_is_no_passing_outage(
+    tmp_path: Path, postgres_server: object
+) -> None:
+    """A database name (or password, or user) that is wrong answers FATAL: exit 2 with the
+    server's reason, not 75 ("try again later"), which a service manager retries forever."""
+    from tests.helpers.postgres import PostgresServer
+
+    assert isinstance(postgres_server, PostgresServer)
+    url = postgres_server.url(f"no_such_db_{os.getpid()}")
+    with pytest.raises(LibraryError, match="refused the connection: database") as refused:
+        Library.open(tmp_path / "lib", database_url=url)
+    assert refused.value.exit_code == 2
+    assert "does not exist. Check the URL" in str(refused.value)
+    assert not (tmp_path / "lib").exists()
+
+
+def test_which_refusals_pass() -> None:
+    from archiver_app.store.connection_loss import refused_for_good
+
+    failed = 'connection failed: connection to server at "h", port 5432 failed: FATAL:  '
+    assert refused_for_good(Exception(failed + 'password authentication failed for user "a"'))
+    assert refused_for_good(Exception(failed + "sorry, too many clients already")) is None
+    assert refused_for_good(Exception(failed + "the database system is starting up")) is None
+    assert refused_for_good(Exception("connection failed: Connection refused")) is None
+
+
 def test_a_librarys_folder_given_an_empty_database_is_refused_not_split(
     tmp_path: Path, postgres_url: str, postgres_server: object
 ) -> None:
