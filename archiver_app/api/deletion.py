@@ -60,6 +60,7 @@ class DeleteOutcome:
 class DeleteResult:
     outcomes: tuple[DeleteOutcome, ...]
     editions_to_review: tuple[str, ...] = ()  # reopened editions that lost a member
+    left: tuple[str, ...] = ()  # files of deleted captures that could not be removed
 
     @property
     def deleted(self) -> list[int]:
@@ -189,18 +190,26 @@ def delete_snapshots(lib: Library, snapshot_ids: Iterable[int]) -> DeleteResult:
                 DeleteOutcome(snap.id, DeleteCode.DELETED, f"deleted capture {snap.id}")
             )
         refresh_editions(s, holding, lib.clock())  # their counts lose the captures now
-    _remove_files(lib, doomed, folders)
-    return DeleteResult(tuple(sorted(outcomes, key=lambda o: o.snapshot_id)), tuple(review))
+    left = _remove_files(lib, doomed, folders)
+    return DeleteResult(
+        tuple(sorted(outcomes, key=lambda o: o.snapshot_id)), tuple(review), tuple(left)
+    )
 
 
-def _remove_files(lib: Library, files: list[tuple[str, str]], folders: list[str]) -> None:
+def _remove_files(lib: Library, files: list[tuple[str, str]], folders: list[str]) -> list[str]:
+    """Remove the deleted captures' files and then their emptied folders; the files that
+    could not be removed (the rows are gone: they would be orphans), by relative path."""
+    left = []
     sidecars_first = sorted(files, key=lambda f: f[0] != FileKind.SIDECAR)
     for _kind, rel in sidecars_first:
-        with contextlib.suppress(OSError, ValueError):
+        try:
             lib.abspath(rel).unlink(missing_ok=True)
+        except (OSError, ValueError):
+            left.append(rel)
     for rel in folders:
         with contextlib.suppress(OSError, ValueError):
             folder: Path = lib.abspath(rel)
             while folder != lib.root and folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
                 folder = folder.parent
+    return left

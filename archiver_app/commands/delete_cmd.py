@@ -1,8 +1,13 @@
-"""``archiver delete``: delete captures; members of an accepted edition are refused."""
+"""``archiver delete``: delete captures; members of an accepted edition are refused.
+
+At a terminal it names the captures and asks first (no is the default), as the app does;
+``--yes`` (or input that is not a terminal: a script) deletes without asking.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,14 +23,32 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "later captures reuse is refused too.",
     )
     p.add_argument("ids", nargs="+", type=int, metavar="ID")
+    p.add_argument("--yes", action="store_true", help="do not ask first (at a terminal)")
     p.set_defaults(func=cmd_delete)
 
 
 def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.open_library() as lib:
+        if not args.yes and sys.stdin.isatty():
+            for snapshot_id in args.ids:
+                target = lib.snapshots.replay_target(snapshot_id)
+                shown = f"{target.title} ({target.url})" if target else "no such capture"
+                print(f"  #{snapshot_id} {shown}", file=ctx.out)
+            what = "this capture" if len(args.ids) == 1 else f"these {len(args.ids)} captures"
+            print(
+                f"Delete {what}? Files on this computer are removed; copies on drives stay. [y/N] ",
+                end="",
+                file=ctx.out,
+                flush=True,
+            )
+            if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+                print("nothing was deleted", file=ctx.out)
+                return 1
         result, _changes = lib.snapshots.delete(args.ids)
     for o in result.outcomes:
         print(o.message, file=ctx.err if o in result.refused else ctx.out)
     for name in result.editions_to_review:
         print(f"edition {name} needs review: it lost a member", file=ctx.out)
-    return 1 if result.refused else 0
+    for path in result.left:
+        print(f"archiver: warning: could not remove {lib.abspath(path)}", file=ctx.err)
+    return 1 if result.refused or result.left else 0

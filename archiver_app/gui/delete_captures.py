@@ -77,6 +77,8 @@ class DeleteCaptures(QObject):
         text = f"Deleted {n} capture{'' if n == 1 else 's'}."
         for name in result.editions_to_review:
             text += f" Edition {name} needs review: it lost a member."
+        if result.left:
+            text += f" {len(result.left)} of their files could not be removed ({result.left[0]})."
         window.statusBar().showMessage(text, 10000)
         if result.refused:
             box = QMessageBox(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
 
 from archiver_app.api.deletion import DeleteCode
@@ -93,3 +94,45 @@ def test_a_page_of_an_imported_warc_is_deleted_only_with_the_other_pages(
     assert result.deleted == pages and not (library.root / warc.path).exists()
     with library.session() as s:
         assert s.scalar(select(func.count()).select_from(Record)) == 0
+
+
+def test_a_file_that_cannot_be_removed_is_said_not_hidden(library: Library) -> None:
+    gone = add_snapshot(library, "https://x.example/gone", body="rivers")
+    folder = library.root / str(library.snapshots.detail(gone).folder)  # type: ignore[union-attr]
+    text = folder / "text.txt"
+    text.unlink()
+    text.mkdir()  # unlink() fails on it (root ignores permissions: a folder does not)
+    (text / "inside").write_text("x")
+    result, _ = library.snapshots.delete([gone])
+    assert result.deleted == [gone]
+    assert len(result.left) == 1 and result.left[0].endswith("text.txt")
+
+
+def test_the_command_asks_first_at_a_terminal(
+    library: Library, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from archiver_app.cli import main
+
+    gone = add_snapshot(library, "https://x.example/gone", title="Gone page")
+    root = str(library.root)
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stdin", Terminal("\n"))  # Return: no
+    assert main(["--library", root, "delete", str(gone)]) == 1
+    out = capsys.readouterr().out
+    assert f"  #{gone} Gone page (https://x.example/gone)\n" in out
+    assert "Delete this capture? Files on this computer are removed" in out
+    assert out.endswith("nothing was deleted\n")
+    assert library.snapshots.detail(gone) is not None
+    monkeypatch.setattr("sys.stdin", Terminal("y\n"))
+    assert main(["--library", root, "delete", str(gone)]) == 0
+    assert library.snapshots.detail(gone) is None
+    other = add_snapshot(library, "https://x.example/other")
+    monkeypatch.setattr("sys.stdin", Terminal(""))  # --yes: not asked
+    assert main(["--library", root, "delete", "--yes", str(other)]) == 0
+    assert library.snapshots.detail(other) is None
