@@ -128,6 +128,11 @@ def finish_page(
             level=level,
             at=now,
         )
+    if job.status == JobStatus.ABORTED:
+        # A page in flight when the job was aborted: what it found, or itself when it is to
+        # be tried again, waits for nobody; skipped as the abort skipped the others, so
+        # `job retry` puts them back.
+        skip_ready(s, ctx.job_id, "aborted: the job was aborted")
     job.bytes_downloaded += result.bytes_written
     for status in [result.http_status, *result.resource_statuses]:
         column = status_column(status)

@@ -257,3 +257,24 @@ def test_dequeue_applies_the_newest_rules(library: Library) -> None:
 def _pages(lib: Library, job: int) -> list[Page]:
     with lib.session() as s:
         return list(s.scalars(select(Page).where(Page.job_id == job)))
+
+
+def test_pages_in_flight_at_an_abort_strand_nothing(library: Library) -> None:
+    """A page that finished after its job was aborted enqueued what it linked to as ready
+    pages of a finished job (and a failure with attempts left went back to ready): nothing
+    would ever capture them, and `job retry` found nothing to retry."""
+    from archiver_app.crawl.jobs import abort_job, retry_job
+
+    u = "http://abort.test/"
+    job = create_job(library, [u, u + "flaky"], scope=Scope.HOST)
+    found, flaky = sorted(claim(library, job, "w", 2), key=lambda c: len(c.url))
+    abort_job(library, job)
+    with library.write() as s:
+        ok = FetchResult(u, u, True, 200, outlinks=[u + "new"])
+        finish_page(s, load_context(s, job), found, ok, now=library.clock())
+        failed = FetchResult(u + "flaky", u + "flaky", False, 503, error="HTTP 503")
+        finish_page(s, load_context(s, job), flaky, failed, now=library.clock())
+    states = {p.url: (p.state, p.skip_reason) for p in _pages(library, job)}
+    aborted = (PageState.SKIPPED, "aborted: the job was aborted")
+    assert states == {u: (PageState.DONE, None), u + "new": aborted, u + "flaky": aborted}
+    assert retry_job(library, job) == 2
