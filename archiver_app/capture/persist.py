@@ -324,19 +324,27 @@ def mark_interrupted(lib: Library, *, older_than: timedelta = STALE_PENDING) -> 
     but ``.part`` files becomes ``failed`` with provenance ``interrupted``; then, when its
     ``.part`` WARC holds complete responses, :func:`archiver_app.capture.salvage.
     salvage_part_warc` makes those a replayable snapshot (complete, fidelity ``fallback``).
-    No file is deleted but the temporary files of its unfinished atomic writes.
+    One whose folder holds its ``index.json`` (written last, before the final transaction)
+    finished but was never recorded: :func:`archiver_app.capture.salvage.
+    complete_recorded_folder` completes it from the folder. No file is deleted but the
+    temporary files of its unfinished atomic writes.
     """
-    marked = _mark_failed(lib, older_than)
-    from archiver_app.capture.salvage import salvage_part_warc
+    marked, finished = _mark_failed(lib, older_than)
+    from archiver_app.capture.salvage import complete_recorded_folder, salvage_part_warc
 
     for snapshot_id in marked:
         salvage_part_warc(lib, snapshot_id)
+    for snapshot_id in finished:
+        complete_recorded_folder(lib, snapshot_id)
     return marked
 
 
-def _mark_failed(lib: Library, older_than: timedelta) -> list[int]:
+def _mark_failed(lib: Library, older_than: timedelta) -> tuple[list[int], list[int]]:
+    """Mark the stale pending rows whose folders hold only unfinished files failed; the ids
+    marked, and those of the rows whose folder holds an ``index.json`` (all was written)."""
     cutoff = lib.clock() - older_than
     marked: list[int] = []
+    finished: list[int] = []
     with lib.write() as s:
         rows = s.scalars(
             select(Snapshot).where(
@@ -348,6 +356,9 @@ def _mark_failed(lib: Library, older_than: timedelta) -> list[int]:
             if folder is not None:  # a screenshot or text the kill left half-written
                 sweep_leftovers(folder, older_than=older_than.total_seconds())
             names = [p.name for p in folder.iterdir()] if folder and folder.is_dir() else []
+            if SIDECAR in names:
+                finished.append(snap.id)
+                continue
             if any(not name.endswith(".part") and not is_temp(name) for name in names):
                 continue
             snap.state = SnapshotState.FAILED
@@ -358,7 +369,7 @@ def _mark_failed(lib: Library, older_than: timedelta) -> list[int]:
                 "part_files": sorted(names),
             }
             marked.append(snap.id)
-    return marked
+    return marked, finished
 
 
 def write_views(

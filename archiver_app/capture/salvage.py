@@ -225,3 +225,72 @@ def adopt_part_folder(lib: Library, rel: str) -> int | None:
         }
     salvage_part_warc(lib, snapshot_id, records=records)
     return snapshot_id
+
+
+def complete_recorded_folder(lib: Library, snapshot_id: int) -> bool:
+    """Complete a ``pending`` capture whose folder holds all it wrote, ``index.json`` last,
+    from that folder: the capture finished but its final transaction never ran (a shared
+    library's database went away at that moment). Every file the sidecar lists must be
+    there with the digest it lists; then the row gets them, the WARC's records, its text
+    and the sidecar's fields, with ``recovered`` in its provenance. False: not that case
+    (nothing changed)."""
+    from archiver_app.capture.persist import hash_files, save_outcome
+    from archiver_app.layout.sidecar import SIDECAR, UnreadableIndex, read_index
+
+    with lib.session() as s:
+        snap = s.get(Snapshot, snapshot_id)
+        if snap is None or snap.state != SnapshotState.PENDING or not snap.folder:
+            return False
+        uid, folder = snap.uid, snap.folder
+    try:
+        raw = read_index(lib.abspath(folder)).raw
+    except UnreadableIndex:
+        return False
+    listed = raw.get("files")
+    if raw.get("uid") != uid or raw.get("state") != SnapshotState.COMPLETE or not listed:
+        return False
+    files = [(f"{folder}/{entry['path']}", str(entry["kind"])) for entry in listed]
+    try:
+        hashes = hash_files(lib.root, [*files, (f"{folder}/{SIDECAR}", FileKind.SIDECAR)])
+    except OSError:
+        return False  # a file it lists is gone: not a finished capture
+    if any(
+        hashes[rel] != (e["size"], e["sha256"]) for (rel, _k), e in zip(files, listed, strict=True)
+    ):
+        return False
+    warc = next((rel for rel, kind in files if kind == FileKind.WARC), None)
+    records = [_written(r) for r in scan_records(lib.abspath(warc))] if warc else []
+    final = raw.get("final_url") or raw.get("url")
+    responses = [r for r in records if r.record_type in ("response", "revisit")]
+    main = next((r for r in responses if r.url == final), responses[0] if responses else None)
+    text_file = lib.abspath(folder) / "text.txt"
+    text = text_file.read_text(encoding="utf-8", errors="replace") if text_file.is_file() else ""
+    warc_first = sorted(files, key=lambda f: f[1] != FileKind.WARC)
+    save_outcome(
+        lib,
+        SnapshotOutcome(
+            snapshot_id=snapshot_id,
+            url=str(raw.get("url")),
+            state=SnapshotState.COMPLETE,
+            folder=folder,
+            files=[*warc_first, (f"{folder}/{SIDECAR}", FileKind.SIDECAR)],
+            records=records,
+            main=main,
+            http_status=raw.get("http_status"),
+            mime=raw.get("mime"),
+            title=raw.get("title"),
+            snippet=raw.get("snippet"),
+            language=raw.get("language"),
+            fidelity=raw.get("capture_fidelity"),
+            provenance={
+                **(raw.get("provenance") or {}),
+                "recovered": "its files were all written; the database was unreachable as it"
+                " finished, and its row was completed from its folder later",
+            },
+            content_hash=raw.get("content_hash"),
+            text=text,
+            tags=list(raw.get("tags") or ()),
+        ),
+        hashes,
+    )
+    return True
