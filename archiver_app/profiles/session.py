@@ -12,6 +12,9 @@ worker thread or a child process, never from a GUI thread.
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,6 +33,7 @@ from archiver_app.profiles.cookies_txt import Cookie
 from archiver_app.profiles.lock import hold
 from archiver_app.profiles.store import (
     ensure_profile,
+    exists,
     read_notes,
     save_session_cookies,
     session_cookies,
@@ -115,6 +119,7 @@ def run_login(
     url = validate_capture_url(url)
     info = browser or require_browser(windows=True)
     with hold(library_root, name):
+        new = not exists(library_root, name)
         folder = ensure_profile(library_root, name)
         with sync_driver() as pw:
             try:
@@ -125,8 +130,10 @@ def run_login(
                     ),
                 )
             except Exception as exc:
+                if new:  # no login took place: leave no empty profile behind
+                    shutil.rmtree(folder, ignore_errors=True)
                 raise BrowserNotFoundError(
-                    f"could not open a browser window with {info.path}",
+                    f"could not open a browser window with {info.path}{_no_display()}",
                     details=str(exc).splitlines()[0] if str(exc) else None,
                 ) from exc
             seen = _Seen()
@@ -150,6 +157,15 @@ def run_login(
         **({"user_agent": _headed_agent(agent)} if agent else {}),
     )
     return LoginResult(name, url, end, len(cookies), sites)
+
+
+def _no_display() -> str:
+    """Why a window cannot open, when it is plain: on Linux, no display to open it on."""
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        return " (no display: DISPLAY and WAYLAND_DISPLAY are not set)"
+    return ""
 
 
 def _sites(cookies: list[dict[str, Any]]) -> tuple[str, ...]:

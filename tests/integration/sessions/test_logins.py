@@ -265,3 +265,19 @@ def test_cookies_txt_import_then_capture(
     assert main([*capture, login_site.url("/members")]) == 0
     assert main(["--library", str(root), "profiles", "list"]) == 0
     assert "news" in capsys.readouterr().out
+
+
+def test_a_login_window_that_cannot_open_leaves_no_profile_and_says_why(
+    library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no display, Chromium cannot open its window: the new profile it was to fill is
+    not left behind as an empty one ("never logged in"), and the reason is said."""
+    from archiver_app.errors import BrowserNotFoundError
+    from archiver_app.profiles.session import run_login
+    from archiver_app.profiles.store import list_profiles
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    with pytest.raises(BrowserNotFoundError, match="no display: DISPLAY and WAYLAND_DISPLAY"):
+        run_login(library.root, "harbour", "http://127.0.0.1:9/login")
+    assert [p.name for p in list_profiles(library.root)] == []
