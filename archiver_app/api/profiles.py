@@ -79,8 +79,24 @@ class ProfilesManager:
         ensure_profile(self.root, check_name(name), now=self._lib.clock())
         return self.get(name)
 
-    def delete(self, name: str) -> None:
-        delete_profile(self.root, check_name(name))
+    def delete(self, name: str, *, force: bool = False) -> None:
+        """Delete profile ``name`` and its logins for good.
+
+        Raises:
+            InputError: (without ``force``) a watch captures in it: each run would fail.
+        """
+        from archiver_app.watch.runner import list_watches
+
+        name = check_name(name)
+        users = [w.job_id for w in list_watches(self._lib) if w.profile == name]
+        if users and not force:
+            ids = ", ".join(str(i) for i in users)
+            raise InputError(
+                f"profile {name!r} is used by watch {ids}: each of its captures would fail"
+                f" without it. Remove the watch first (archiver watch remove {users[0]}), or"
+                " delete the profile anyway with --force"
+            )
+        delete_profile(self.root, name)
 
     def login(
         self,

@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     actions.add_parser("list", help="every profile, its last login and size")
     delete = actions.add_parser("delete", help="delete a profile and its logins for good")
     delete.add_argument("name", metavar="NAME")
+    delete.add_argument(
+        "--force", action="store_true", help="delete it even though a watch captures in it"
+    )
     cookies = actions.add_parser(
         "import-cookies", help="add the cookies of a Netscape cookies.txt file to a profile"
     )
@@ -34,7 +37,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def cmd_profiles(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.open_library(create=args.profiles_action == "import-cookies") as lib:
         if args.profiles_action == "delete":
-            lib.profiles.delete(args.name)
+            lib.profiles.delete(args.name, force=args.force)
             print(f"deleted profile {args.name!r}", file=ctx.out)
             return 0
         if args.profiles_action == "import-cookies":

@@ -46,6 +46,13 @@ def test_crawl_and_watch_jobs_record_their_profile(
         assert not matcher.ignored_by("https://forum.example.org/t/logging-out-of-habits")
         with pytest.raises(ProfileNotFoundError):
             create_job(lib, ["https://forum.example.org/"], profile="missing")
+    # the watch captures in it: deleting the profile is refused unless forced
+    assert main([*lib_args, "profiles", "delete", "u"]) == 2
+    err = capsys.readouterr().err
+    assert "profile 'u' is used by watch 2: each of its captures would fail" in err
+    assert "archiver watch remove 2" in err
+    assert main([*lib_args, "profiles", "delete", "u", "--force"]) == 0
+    assert "deleted profile 'u'" in capsys.readouterr().out
 
 
 class _LoginForms:
