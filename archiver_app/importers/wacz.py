@@ -19,7 +19,6 @@ import contextlib
 import shutil
 import zipfile
 import zlib
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -47,7 +46,7 @@ from archiver_app.tasks import CancelToken
 from archiver_app.warc import workers
 from archiver_app.warc.indexer import IndexReport
 from archiver_app.warc.scan import NotAnArchiveError, OneGzipStreamError, sniff_archive
-from archiver_app.warc.wacz import WaczError, WaczInfo, extract_verified, open_wacz
+from archiver_app.warc.wacz import WaczError, WaczInfo, extract_verified, open_wacz, page_list
 
 
 def _unique_name(name: str, used: set[str]) -> str:
@@ -125,7 +124,7 @@ def _import_wacz_file(
     placed = _extract_all(lib, info, folder, changed)
     if isinstance(placed, str):
         return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {placed}")
-    run = _WaczRun(lib, path, folder, collection_id, tags, _page_list(info), progress, cancel)
+    run = _WaczRun(lib, path, folder, collection_id, tags, page_list(info.pages), progress, cancel)
     try:
         for name, tmp in placed:
             run.index(name, tmp, locks)
@@ -173,14 +172,6 @@ def check_package(path: Path) -> PackageCheck:
         report.signature_valid,
         fingerprint(report.public_key) if report.public_key else None,
     )
-
-
-def _page_list(info: WaczInfo) -> tuple[frozenset[str] | None, tuple[tuple[str, int], ...]]:
-    """The pages list as the indexer takes it: the URLs, and those listed more than once."""
-    if not info.pages:
-        return None, ()
-    counts = Counter(p.url for p in info.pages)
-    return frozenset(counts), tuple((u, n) for u, n in counts.items() if n > 1)
 
 
 def _extract_all(

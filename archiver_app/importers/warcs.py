@@ -50,6 +50,7 @@ from archiver_app.warc.scan import (
     scan_records,
     sniff_archive,
 )
+from archiver_app.warc.wacz import WaczPage, page_list, read_pages
 
 ProgressFn = Callable[[ProgressUpdate], None]
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -330,6 +331,23 @@ def _place_warc(
     return read_path, file_id
 
 
+def export_pages(path: Path) -> list[WaczPage]:
+    """The pages list beside a WARC of a folder export (``<export>/archive/data.warc.gz``
+    with ``<export>/pages.jsonl``) or of an unzipped WACZ (``pages/pages.jsonl``): the pages
+    it names are pages whatever their status (a capture of a 404 is one); [] when there is
+    none, and the records decide."""
+    if path.parent.name != "archive":
+        return []
+    for listed in (
+        path.parent.parent / "pages.jsonl",
+        path.parent.parent / "pages" / "pages.jsonl",
+    ):
+        if listed.is_file():
+            with contextlib.suppress(OSError), listed.open("rb") as fh:
+                return list(read_pages(fh))
+    return []
+
+
 def _import_warc_file(
     lib: Library,
     path: Path,
@@ -360,6 +378,7 @@ def _import_warc_file(
     )
     name = safe_file_name(path.name, "import.warc.gz")
     rel = f"{folder.as_posix()}/{name}"
+    page_urls, page_counts = page_list(export_pages(path))
     read_path, file_id = _place_warc(lib, path, rel, sha, regzipped, link=link)
     try:
         report = index_one(
@@ -370,7 +389,8 @@ def _import_warc_file(
             collection_id=collection_id,
             folder=folder,
             source=path,
-            page_urls=None,
+            page_urls=page_urls,
+            page_counts=page_counts,
             tags=tags,
             progress=progress,
             cancel=cancel,

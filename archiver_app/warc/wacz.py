@@ -23,6 +23,7 @@ import json
 import re
 import zipfile
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -177,7 +178,8 @@ def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
         pages: list[WaczPage] = []
         for name in ("pages/pages.jsonl", "pages/extraPages.jsonl"):
             if name in names:
-                pages.extend(_read_pages(zf, name))
+                with zf.open(name) as fh:
+                    pages.extend(read_pages(fh))
     return WaczInfo(path, warcs, resources, datapackage, pages, total=total)
 
 
@@ -209,21 +211,30 @@ def _bounded_lines(fh: IO[bytes], limit: int) -> Iterator[bytes]:
             line = fh.readline(CHUNK)
 
 
-def _read_pages(zf: zipfile.ZipFile, name: str) -> Iterator[WaczPage]:
-    with zf.open(name) as fh:
-        for raw in _bounded_lines(fh, MAX_PAGE_LINE):
-            try:
-                item = json.loads(raw)
-            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-                continue  # a bad line is no page (nested too deeply: no page either)
-            if isinstance(item, dict) and isinstance(item.get("url"), str):
-                title = item.get("title")
-                ts = item.get("ts")
-                yield WaczPage(
-                    item["url"],
-                    ts if isinstance(ts, str) else None,
-                    title if isinstance(title, str) else None,
-                )
+def read_pages(fh: IO[bytes]) -> Iterator[WaczPage]:
+    """The pages of a ``pages.jsonl`` (a WACZ's, or a folder export's); bad lines skipped."""
+    for raw in _bounded_lines(fh, MAX_PAGE_LINE):
+        try:
+            item = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            continue  # a bad line is no page (nested too deeply: no page either)
+        if isinstance(item, dict) and isinstance(item.get("url"), str):
+            title = item.get("title")
+            ts = item.get("ts")
+            yield WaczPage(
+                item["url"],
+                ts if isinstance(ts, str) else None,
+                title if isinstance(title, str) else None,
+            )
+
+
+def page_list(pages: list[WaczPage]) -> tuple[frozenset[str] | None, tuple[tuple[str, int], ...]]:
+    """A pages list as the indexer takes it: the URLs (None: no list, the records decide),
+    and those listed more than once."""
+    if not pages:
+        return None, ()
+    counts = Counter(p.url for p in pages)
+    return frozenset(counts), tuple((u, n) for u, n in counts.items() if n > 1)
 
 
 def extract_verified(

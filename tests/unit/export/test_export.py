@@ -16,14 +16,18 @@ import zlib
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver_app.errors import InputError
 from archiver_app.export import Selection, export
+from archiver_app.importers.run import import_paths
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
+from archiver_app.store.models import Snapshot
 from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
 from archiver_app.warc.scan import scan_records
+from tests.helpers.archive import ArchiveWriter, at
 from tests.helpers.warcs import Resp, html_page, site, warcio_check, write_warc
 from tests.unit.export.zipcheck import ZIP64_ID, assert_headers_agree, extra_fields
 
@@ -425,3 +429,23 @@ def test_a_damaged_arc_record_is_reported_and_left_out(library: Library, tmp_pat
     assert warcio_check(tmp_path / "data.warc.gz").returncode == 0
     with (tmp_path / "data.warc.gz").open("rb") as fh:
         assert [r.rec_type for r in ArchiveIterator(fh)] == ["warcinfo", "response"]
+
+
+def test_a_folder_export_imports_back_with_its_error_pages(
+    library: Library, tmp_path: Path
+) -> None:
+    """A capture of a 404 is a page the export lists (pages.jsonl); importing the folder, or
+    its archive/data.warc.gz, kept only the 2xx pages (the records decided alone)."""
+    w = ArchiveWriter(library, "collections/default/2025/01/e/capture.warc.gz")
+    w.response("https://site.example/", "<title>Home</title><p>home</p>", at=at(2025), page=True)
+    w.response("https://site.example/gone", "<title>404</title>", at=at(2025), status=404,
+               page=True)  # fmt: skip
+    w.commit()
+    dest = tmp_path / "out"
+    assert export(library, Selection(), dest, fmt="folder").pages == 2
+    for n, source in enumerate([dest, dest / "archive" / "data.warc.gz"]):
+        with Library.open(tmp_path / f"again{n}") as again:
+            import_paths(again, [source])
+            with again.session() as s:
+                got = sorted(s.execute(select(Snapshot.url, Snapshot.http_status)).all())
+        assert got == [("https://site.example/", 200), ("https://site.example/gone", 404)]
