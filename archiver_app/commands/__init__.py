@@ -1,1 +1,23 @@
 """Subcommands of ``archiver``. Every public module here has ``register(subparsers)``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number no smaller than ``minimum`` (a count or a limit;
+    ``--limit 0`` or ``-1`` is refused with the option's name instead of meaning nothing or
+    everything)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
+        return value
+
+    return parse

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from archiver_app.errors import ArchiverError, InputError
+from archiver_app.errors import InputError
 from archiver_app.units import counted
 
 if TYPE_CHECKING:
@@ -85,12 +85,8 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
         raise InputError("nothing to import: give one or more paths, '-', or --archivebox PATH")
     with ctx.open_library(create=True) as lib:
         if args.archivebox is not None:
-            try:
-                from archiver_app.layout.archivebox import register_archivebox
-            except ImportError as exc:
-                raise ArchiverError(
-                    "ArchiveBox import is not available in this build of Archiver"
-                ) from exc
+            from archiver_app.layout.archivebox import register_archivebox
+
             source = register_archivebox(
                 lib,
                 args.archivebox,
@@ -99,7 +95,8 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
             )
             print(
                 f"registered ArchiveBox folder {args.archivebox} (import source {source.id}); "
-                "its snapshots are imported in the background",
+                "its snapshots come in while the app is open and idle, or now with:"
+                " archiver migrate",
                 file=ctx.out,
             )
         if not args.paths:

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.commands import at_least
 from archiver_app.units import counted, human_bytes
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="list jobs of every kind (capture, crawl, import, mirror ...) with their progress",
     )
     p.add_argument("--status", action="append", help="only jobs in this status (repeatable)")
-    p.add_argument("--limit", type=int, default=50, help="at most this many (newest first)")
+    p.add_argument("--limit", type=at_least(1), default=50, help="at most this many (newest first)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_jobs)
 
@@ -30,7 +31,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     actions = job.add_subparsers(dest="action", metavar="ACTION", required=True)
     show = actions.add_parser("show", help="counters, page states, rules and the log tail")
     show.add_argument("id", type=int)
-    show.add_argument("--log", type=int, default=10, metavar="N", help="last N log lines")
+    show.add_argument("--log", type=at_least(0), default=10, metavar="N", help="last N log lines")
     show.add_argument("--json", action="store_true")
     show.set_defaults(func=cmd_show)
     for name, text in (

@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.commands import at_least
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
 
@@ -28,8 +30,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--mime", help="text/html, or a major type such as image/")
     p.add_argument("--status", help="HTTP status: 200 or a class such as 4xx")
     p.add_argument("--fidelity", choices=["high", "fallback", "imported"])
-    p.add_argument("--limit", type=int, default=20)
-    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=at_least(1), default=20, help="at most this many hits (20)")
+    p.add_argument("--offset", type=at_least(0), default=0, help="skip this many hits first")
     p.add_argument("--json", action="store_true", help="one JSON object per hit")
     p.set_defaults(func=cmd_search)
 

@@ -83,7 +83,8 @@ def test_archivebox_flag_registers_the_folder(
     (data / "archive").mkdir(parents=True)
     args = ["--library", lib, "import", "--collection", "old", "--archivebox"]
     assert main([*args, str(data)]) == 0
-    assert f"registered ArchiveBox folder {data}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"registered ArchiveBox folder {data}" in out and "now with: archiver migrate" in out
     assert main([*args, str(tmp_path)]) == 2  # no archive/ folder: not ArchiveBox
     assert "not an ArchiveBox data folder" in capsys.readouterr().err
     import sqlite3
