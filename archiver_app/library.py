@@ -20,7 +20,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -105,6 +105,7 @@ class LibraryInfo:
     database_url: str
     snapshots: int
     collections: int
+    by_state: dict[str, int] = field(default_factory=dict)  # snapshots by state
 
 
 class Library:
@@ -259,7 +260,12 @@ class Library:
 
     def info(self) -> LibraryInfo:
         with self.session() as s:
-            snapshots = s.scalar(select(func.count()).select_from(Snapshot)) or 0
+            by_state = {
+                str(state): int(n)
+                for state, n in s.execute(
+                    select(Snapshot.state, func.count()).group_by(Snapshot.state)
+                )
+            }
             collections = s.scalar(select(func.count()).select_from(Collection)) or 0
         return LibraryInfo(
             root=self.root,
@@ -269,8 +275,9 @@ class Library:
             schema_revision=schema.current_revision(self.engine),
             schema_head=schema.head_revision(),
             database_url=self.engine.url.render_as_string(hide_password=True),
-            snapshots=snapshots,
+            snapshots=sum(by_state.values()),
             collections=collections,
+            by_state=by_state,
         )
 
     def recent_snapshots(self, limit: int = 100, offset: int = 0) -> Sequence[Snapshot]:

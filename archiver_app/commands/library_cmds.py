@@ -75,6 +75,7 @@ def cmd_info(args: argparse.Namespace, ctx: Context) -> int:
         "database": info.database_url,
         "collections": info.collections,
         "snapshots": info.snapshots,
+        "snapshot_states": info.by_state,
         # the GUI status bar's figures
         "migrated": figures.migration_done,
         "files_safe": figures.files_safe,
@@ -84,6 +85,10 @@ def cmd_info(args: argparse.Namespace, ctx: Context) -> int:
     if args.json:
         print(json.dumps(fields, indent=2), file=ctx.out)
     else:
+        del fields["snapshot_states"]
+        if set(info.by_state) - {"complete"}:  # failed or pending ones are counted too
+            each = ", ".join(f"{n} {state}" for state, n in sorted(info.by_state.items()))
+            fields["snapshots"] = f"{info.snapshots} ({each})"
         width = max(map(len, fields))
         for key, value in fields.items():
             print(f"{key + ':':<{width + 1}} {value}", file=ctx.out)

@@ -1,10 +1,15 @@
-"""Counts and limits on the command line are whole numbers in range, refused by name."""
+"""Counts and limits on the command line are whole numbers in range, refused by name; the
+counts `archiver info` prints say what they count."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from archiver_app.cli import main
+from archiver_app.library import Library
+from tests.helpers.snapshots import add_snapshot
 
 
 @pytest.mark.parametrize(
@@ -24,3 +29,16 @@ def test_out_of_range_counts_are_refused(
     with pytest.raises(SystemExit) as stopped:
         main(argv)
     assert stopped.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_info_says_which_snapshots_are_not_complete(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add_snapshot(library, "https://x.example/a")
+    add_snapshot(library, "https://x.example/b", state="failed")
+    root = str(library.root)
+    assert main(["--library", root, "info"]) == 0
+    assert "snapshots:     2 (1 complete, 1 failed)\n" in capsys.readouterr().out
+    assert main(["--library", root, "info", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["snapshots"] == 2 and found["snapshot_states"] == {"complete": 1, "failed": 1}
