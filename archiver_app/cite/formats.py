@@ -261,7 +261,23 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
     for r in refs:
         bib.register(Citation([CitationItem(r.key)]))
     by_key = dict(zip(bib.keys, bib.bibliography(), strict=True))
-    return "\n".join(str(by_key[r.key]) for r in refs) + "\n"
+    return "\n".join(_with_archived_copy(str(by_key[r.key]), r, as_html) for r in refs) + "\n"
+
+
+#: citeproc-py's plain text of a numeric style runs the number into the entry: "[1]J. Port".
+_NUMBER_RUN_IN = re.compile(r"^(\[\d+\]|\d+\.)(?=\S)")
+
+
+def _with_archived_copy(text: str, r: Reference, as_html: bool) -> str:
+    """A formatted entry that names the archived copy: a style without an archive field
+    (IEEE, Harvard...) drops it, and the reader could not find the version cited."""
+    text = _NUMBER_RUN_IN.sub(r"\1 ", text)
+    if r.version_url in text or html.escape(r.version_url) in text:
+        return text
+    copy = f" Archived copy: {r.version_url}, captured {_iso(r.captured_at)}."
+    if not text.rstrip().endswith((".", "!", "?", ">")):  # IEEE ends on its bare URL
+        text = text.rstrip() + "."
+    return text + (html.escape(copy) if as_html else copy)
 
 
 def _full_names_where_asked() -> None:

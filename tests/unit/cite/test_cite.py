@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import time
 from datetime import UTC, datetime
@@ -101,6 +102,14 @@ def test_formatted_styles(library: Library, capture: int) -> None:
     assert f" {r.archive_id}. Archiver." in formatted([r], "chicago")  # not "Urn:archiver"
     with pytest.raises(InputError, match="robust-link; any CSL style name"):  # names them all
         formatted([r], "no-such-style")
+    # a style with no archive field still names the copy cited; numbers stand apart
+    ieee = formatted([r], "ieee")
+    assert ieee.startswith("[1] ") and ieee.count(r.archive_id) == 1
+    assert f". Archived copy: {r.archive_id}, captured 2026-03-02T" in ieee
+    harvard = formatted([r], "harvard-cite-them-right")
+    assert f"Archived copy: {r.archive_id}, captured " in harvard
+    assert apa.count(r.archive_id) == 1  # APA names it already: not twice
+    assert f"Archived copy: {html.escape(r.archive_id)}" in formatted([r], "ieee", as_html=True)
 
 
 class _Links(HTMLParser):
