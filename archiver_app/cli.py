@@ -14,6 +14,7 @@ import errno
 import importlib
 import os
 import pkgutil
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,6 +89,9 @@ class _Parser(argparse.ArgumentParser):
                 " (a word starting with '-' is read as an option: put -- before the words, "
                 "as in: archiver search -- -word)"
             )
+        number = re.search(r"invalid choice: '(\d+)'", message)
+        if number and self.prog.endswith(" job"):  # `archiver job 5`
+            message += f" (to see job {number[1]}: archiver job show {number[1]})"
         super().error(message)
 
 

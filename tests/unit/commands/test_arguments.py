@@ -42,3 +42,11 @@ def test_info_says_which_snapshots_are_not_complete(
     assert main(["--library", root, "info", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
     assert found["snapshots"] == 2 and found["snapshot_states"] == {"complete": 1, "failed": 1}
+
+
+def test_a_job_number_where_an_action_goes_gets_the_command_to_type(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["job", "5"])
+    assert capsys.readouterr().err.endswith("(to see job 5: archiver job show 5)\n")
