@@ -87,6 +87,8 @@ def _print(result: Comparison, ctx: Context, *, context: int) -> None:
     print(f"B: {result.new.url}  {new}", file=ctx.out)
     s = result.summary
     print("changed" if s.changed else "no change between these captures", file=ctx.out)
+    if s.title_changed:
+        print(f"title: {quoted(s.old_title)} -> {quoted(s.new_title)}", file=ctx.out)
     if result.text is not None:
         t = result.text
         print(
@@ -121,9 +123,20 @@ def _print(result: Comparison, ctx: Context, *, context: int) -> None:
             print(line, file=ctx.out)
 
 
+def quoted(title: str | None) -> str:
+    """A page title in double quotes, white space collapsed (or "(no title)")."""
+    return json.dumps(" ".join(title.split()), ensure_ascii=False) if title else "(no title)"
+
+
 def _as_json(result: Comparison) -> dict[str, Any]:
     def ref(r: Any) -> dict[str, Any]:
-        return {"id": r.id, "uid": r.uid, "url": r.url, "captured_at": r.captured_at.isoformat()}
+        return {
+            "id": r.id,
+            "uid": r.uid,
+            "url": r.url,
+            "captured_at": r.captured_at.isoformat(),
+            "title": r.title,
+        }
 
     text = result.text
     visual = result.visual

@@ -104,6 +104,7 @@ def _list(lib: Any, ctx: Context) -> int:
 
 
 def _changes(lib: Any, ctx: Context, limit: int) -> int:
+    from archiver_app.commands.diff_cmd import quoted
     from archiver_app.compare.changes import recent_changes
     from archiver_app.units import share_text
 
@@ -113,6 +114,8 @@ def _changes(lib: Any, ctx: Context, limit: int) -> int:
     for row in rows:
         s = row.summary
         figures = []
+        if s.title_changed:
+            figures.append(f"title {quoted(s.old_title)} -> {quoted(s.new_title)}")
         if s.text_share is not None:
             figures.append(f"text {share_text(s.text_share)}")
         if s.pixel_share is not None:

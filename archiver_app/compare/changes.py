@@ -13,8 +13,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, select
+from sqlalchemy.orm import aliased
 
 from archiver_app.compare.snapshots import ChangeSummary, compare_captures
 from archiver_app.library import Library
@@ -96,41 +98,38 @@ def record_changes(
     return kept
 
 
+def _kept() -> Any:
+    """The kept changes with both captures' rows (the titles and statuses are theirs)."""
+    previous = aliased(Snapshot)
+    return (
+        select(SnapshotChange, Snapshot, previous)
+        .join(Snapshot, Snapshot.id == SnapshotChange.snapshot_id)
+        .outerjoin(previous, previous.id == SnapshotChange.previous_id)
+    )
+
+
 def recent_changes(lib: Library, *, limit: int = 200, changed_only: bool = True) -> list[ChangeRow]:
     """The most recently compared captures, newest first."""
-    previous = select(Snapshot.id, Snapshot.captured_at).subquery()
-    stmt = (
-        select(
-            SnapshotChange,
-            Snapshot.url,
-            Snapshot.title,
-            Snapshot.captured_at,
-            previous.c.captured_at,
-        )
-        .join(Snapshot, Snapshot.id == SnapshotChange.snapshot_id)
-        .outerjoin(previous, previous.c.id == SnapshotChange.previous_id)
-        .order_by(Snapshot.captured_at.desc(), Snapshot.id.desc())
-        .limit(limit)
-    )
+    stmt = _kept().order_by(Snapshot.captured_at.desc(), Snapshot.id.desc()).limit(limit)
     if changed_only:
         stmt = stmt.where(SnapshotChange.changed.is_(True))
     with lib.session() as s:
         rows = s.execute(stmt).all()
-    return [
-        ChangeRow(
-            snapshot_id=change.snapshot_id,
-            previous_id=change.previous_id,
-            url=url,
-            title=title or url,
-            captured_at=captured_at,
-            previous_at=previous_at,
-            summary=_summary(change),
-        )
-        for change, url, title, captured_at, previous_at in rows
-    ]
+        return [
+            ChangeRow(
+                snapshot_id=change.snapshot_id,
+                previous_id=change.previous_id,
+                url=snap.url,
+                title=snap.title or snap.url,
+                captured_at=snap.captured_at,
+                previous_at=before.captured_at if before is not None else None,
+                summary=_summary(change, snap, before),
+            )
+            for change, snap, before in rows
+        ]
 
 
-def _summary(change: SnapshotChange) -> ChangeSummary:
+def _summary(change: SnapshotChange, snap: Snapshot, before: Snapshot | None) -> ChangeSummary:
     return ChangeSummary(
         changed=change.changed,
         text_share=change.text_share,
@@ -138,6 +137,9 @@ def _summary(change: SnapshotChange) -> ChangeSummary:
         resources_added=change.resources_added,
         resources_removed=change.resources_removed,
         resources_changed=change.resources_changed,
+        # (a previous capture deleted since: its title is not known, so no title change)
+        old_title=before.title if before is not None else snap.title,
+        new_title=snap.title,
     )
 
 
@@ -145,11 +147,12 @@ def stored_changes(lib: Library, snapshot_ids: Sequence[int]) -> dict[int, Chang
     """The kept summary of each of these captures that was compared."""
     if not snapshot_ids:
         return {}
+    stmt = _kept().where(SnapshotChange.snapshot_id.in_(list(snapshot_ids)))
     with lib.session() as s:
-        rows = s.scalars(
-            select(SnapshotChange).where(SnapshotChange.snapshot_id.in_(list(snapshot_ids)))
-        ).all()
-        return {change.snapshot_id: _summary(change) for change in rows}
+        return {
+            change.snapshot_id: _summary(change, snap, before)
+            for change, snap, before in s.execute(stmt).all()
+        }
 
 
 def changes_of(lib: Library, snapshot_ids: Sequence[int]) -> dict[int, bool]:

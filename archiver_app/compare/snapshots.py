@@ -2,9 +2,14 @@
 
 The captures are found by id or uid; their page text and screenshot are the files the
 capture kept (``files`` rows of kind ``text`` and ``screenshot``), their resources the
-``records`` the capture wrote. Only what the captures show is stated: a failed capture is
-refused rather than compared (its missing text would read as a removal), and two captures
-of different addresses are refused unless asked for explicitly.
+``records`` the capture wrote, their title and HTTP status the snapshot's own. Only what the
+captures show is stated: a failed capture is refused rather than compared (its missing text
+would read as a removal), and two captures of different addresses are refused unless asked
+for explicitly.
+
+A capture counts as changed when its text, its title (white space collapsed), its look
+or its resources differ. The title is compared whole: ignore patterns
+apply to the page text only.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class CaptureRef:
     uid: str
     url: str
     captured_at: datetime
+    title: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,16 +66,30 @@ class ChangeSummary:
     resources_added: int
     resources_removed: int
     resources_changed: int
+    # The two captures' titles, as they are (not kept in ``snapshot_changes``: the
+    # snapshots hold them).
+    old_title: str | None = None
+    new_title: str | None = None
+
+    @property
+    def title_changed(self) -> bool:
+        return not same_title(self.old_title, self.new_title)
 
     def to_json(self) -> dict[str, object]:
         return {
             "changed": self.changed,
+            "title_changed": self.title_changed,
             "text_share": self.text_share,
             "pixel_share": self.pixel_share,
             "resources_added": self.resources_added,
             "resources_removed": self.resources_removed,
             "resources_changed": self.resources_changed,
         }
+
+
+def same_title(old: str | None, new: str | None) -> bool:
+    """Whether two titles read the same (white space collapsed; none and empty alike)."""
+    return " ".join((old or "").split()) == " ".join((new or "").split())
 
 
 @dataclass(frozen=True)
@@ -134,12 +154,19 @@ def compare_captures(
     visual = diff_images(shot_a, shot_b) if shot_a and shot_b else None
     resources = resource_diff(lib, a.id, b.id)
     summary = ChangeSummary(
-        changed=bool((text and text.changed) or (visual and visual.changed) or resources.any),
+        changed=bool(
+            (text and text.changed)
+            or not same_title(a.title, b.title)
+            or (visual and visual.changed)
+            or resources.any
+        ),
         text_share=text.share_changed if text else None,
         pixel_share=visual.share_changed if visual else None,
         resources_added=len(resources.added),
         resources_removed=len(resources.removed),
         resources_changed=len(resources.changed),
+        old_title=a.title,
+        new_title=b.title,
     )
     return Comparison(_ref(a), _ref(b), text, visual, resources, tuple(notes), summary)
 
@@ -155,7 +182,7 @@ def screenshot_path(lib: Library, snapshot_id: int) -> Path | None:
 
 
 def _ref(snap: Snapshot) -> CaptureRef:
-    return CaptureRef(snap.id, snap.uid, snap.url, snap.captured_at)
+    return CaptureRef(snap.id, snap.uid, snap.url, snap.captured_at, title=snap.title)
 
 
 def _file(lib: Library, snap: Snapshot, kind: FileKind, notes: list[str]) -> Path | None:

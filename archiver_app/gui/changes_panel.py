@@ -79,7 +79,9 @@ class ChangesModel(RowsModel[ChangeRow]):
 
     def cell(self, row: ChangeRow, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{row.title}\n{row.url}"
+            retitled = row.summary.title_changed
+            was = f"\n(title before: {row.summary.old_title or 'none'})" if retitled else ""
+            return f"{row.title}\n{row.url}{was}"
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         s = row.summary

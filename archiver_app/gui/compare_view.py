@@ -147,6 +147,8 @@ def summary_text(c: Comparison) -> str:
     old, new = whens(c.old.captured_at, c.new.captured_at)
     lines = [f"Left: the capture of {old}.  Right: the capture of {new}."]
     figures = []
+    if c.summary.title_changed:
+        figures.append(f"Title: {_title(c.old.title)} → {_title(c.new.title)}")
     if c.text is not None and c.text.changed:
         share = share_text(c.text.share_changed)
         figures.append(f"Text: {c.text.changed_lines} lines differ ({share})")
@@ -164,6 +166,10 @@ def summary_text(c: Comparison) -> str:
     lines.append("  ·  ".join(figures) if figures else "Nothing differs between these captures.")
     lines.extend(f"({note})" for note in c.notes)
     return "\n".join(lines)
+
+
+def _title(title: str | None) -> str:
+    return f"“{' '.join(title.split())}”" if title and title.strip() else "no title"
 
 
 def diff_html(c: Comparison) -> str:

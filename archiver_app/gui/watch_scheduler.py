@@ -62,6 +62,9 @@ def change_message(url: str, change: ChangeSummary) -> str:
     captures show ("12% of text lines differ"), never a guess at why."""
     where = url.split("://", 1)[-1].rstrip("/")
     parts = []
+    if change.title_changed:
+        title = " ".join((change.new_title or "").split())
+        parts.append(f"its title is now “{title}”" if title else "it has no title now")
     text = _share(change.text_share)
     if text is not None:
         parts.append(f"{text} of text lines differ")

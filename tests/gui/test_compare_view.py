@@ -99,6 +99,19 @@ def test_an_unchanged_text_says_so_without_a_gap_marker() -> None:
     assert "⋯" in diff_html(changed)  # type: ignore[arg-type]
 
 
+def test_a_title_change_is_in_the_summary(library: Library) -> None:
+    from archiver_app.compare import compare_captures
+    from archiver_app.gui.compare_view import summary_text
+    from tests.helpers.snapshots import add_snapshot
+
+    url, body = "https://harbour.example/", "Harbour notices\nThe ferry leaves at 9:00."
+    a = add_snapshot(library, url, title="Harbour notices", body=body, captured_at=at(2024))
+    b = add_snapshot(library, url, title="Harbour closed", body=body, captured_at=at(2025))
+    shown = summary_text(compare_captures(library, a, b))
+    assert "Title: “Harbour notices” → “Harbour closed”" in shown
+    assert "Nothing differs" not in shown
+
+
 def test_captures_that_cannot_be_compared_say_so(
     qtbot: QtBot, library: Library, op_runner: OpRunner, monkeypatch: object
 ) -> None:

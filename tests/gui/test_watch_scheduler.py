@@ -49,6 +49,11 @@ def test_the_message_says_only_what_the_captures_show() -> None:
         "under 1% of the screenshot's pixels, 2 resources only in the new capture, "
         "1 resource changed."
     )
+    retitled = ChangeSummary(True, 0.0, 0.0, 0, 0, 0, old_title="Tides", new_title="Closed")
+    assert change_message("http://h/", retitled) == (
+        "h changed since its previous capture: its title is now “Closed”, "
+        "0% of text lines differ, 0% of the screenshot's pixels."
+    )
     no_figures = ChangeSummary(True, None, None, 0, 0, 0)
     assert change_message("http://h/", no_figures) == (
         "h changed since its previous capture: the captures differ."
