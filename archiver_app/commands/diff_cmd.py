@@ -1,4 +1,11 @@
-"""``archiver diff A B``: what changed between two captures (text, look, resources)."""
+"""``archiver diff A B``: what changed between two captures (text, look, resources).
+
+The header names each capture's HTTP status when either is not a 2xx answer ("B answered
+HTTP 404"), so a page that went missing is not read as a page rewritten; ``--json``
+carries ``http_status`` for ``a`` and ``b`` always (null: not recorded). The exit code is
+0 for any comparison made, error answers included: it says whether the captures could be
+compared, not what they hold.
+"""
 
 from __future__ import annotations
 
@@ -85,6 +92,9 @@ def _print(result: Comparison, ctx: Context, *, context: int) -> None:
     old, new = _when(result.old), _when(result.new)
     print(f"A: {result.old.url}  {old}  (the older)", file=ctx.out)
     print(f"B: {result.new.url}  {new}", file=ctx.out)
+    statuses = (result.old.http_status, result.new.http_status)
+    if any(status and not 200 <= status < 300 for status in statuses):
+        print(", ".join(map(_answered, "AB", statuses)), file=ctx.out)
     s = result.summary
     print("changed" if s.changed else "no change between these captures", file=ctx.out)
     if s.title_changed:
@@ -123,6 +133,12 @@ def _print(result: Comparison, ctx: Context, *, context: int) -> None:
             print(line, file=ctx.out)
 
 
+def _answered(side: str, status: int | None) -> str:
+    if status is None:
+        return f"{side} kept no HTTP status"
+    return f"{side} answered HTTP {status}" + (" (an error)" if status >= 400 else "")
+
+
 def quoted(title: str | None) -> str:
     """A page title in double quotes, white space collapsed (or "(no title)")."""
     return json.dumps(" ".join(title.split()), ensure_ascii=False) if title else "(no title)"
@@ -136,6 +152,7 @@ def _as_json(result: Comparison) -> dict[str, Any]:
             "url": r.url,
             "captured_at": r.captured_at.isoformat(),
             "title": r.title,
+            "http_status": r.http_status,
         }
 
     text = result.text

@@ -1,4 +1,15 @@
-"""``archiver watch``: re-capture pages on a schedule and say what changed."""
+"""``archiver watch``: re-capture pages on a schedule and say what changed.
+
+A page that answers an HTTP error (4xx, 5xx) is still a capture (the error page is what
+the site served), so it is never "failed". ``watch run`` says so apart from a change: a page
+that starts answering an error is "now answers an error" (HTTP 200 -> 404), one that
+answers again after an error "answers again", and every capture that answered an error,
+a watch's first included, gets a warning line (a mistyped address is not "unchanged"
+forever); the last line counts them. The exit code stays that of the captures: 1 when one
+failed, 0 otherwise, error answers included (a timer's run that captured what the site
+served did its job; the warning lines are what to read). ``watch changes`` leads a line
+with the HTTP status change when there is one.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +21,7 @@ from archiver_app.units import counted
 if TYPE_CHECKING:
     from archiver_app.cli import Context
     from archiver_app.tasks import ProgressUpdate
+    from archiver_app.watch.runner import PageOutcome
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -114,6 +126,9 @@ def _changes(lib: Any, ctx: Context, limit: int) -> int:
     for row in rows:
         s = row.summary
         figures = []
+        if s.status_changed:
+            error = " (now an error)" if s.now_error else ""
+            figures.append(f"HTTP {s.old_status} -> {s.new_status}{error}")
         if s.title_changed:
             figures.append(f"title {quoted(s.old_title)} -> {quoted(s.new_title)}")
         if s.text_share is not None:
@@ -147,17 +162,37 @@ def _run(lib: Any, ctx: Context, now: list[int]) -> int:
         print("nothing is due", file=ctx.out)
         return 0
     for page in report.pages:
-        if page.failed:
-            print(f"failed: {page.url}: {page.failed} (not counted as a change)", file=ctx.out)
-        elif page.change is None:
-            print(f"first capture: {page.url}", file=ctx.out)
-        elif page.change.changed:
-            print(f"changed: {page.url} (capture {page.snapshot_id})", file=ctx.out)
-        else:
-            print(f"unchanged: {page.url}", file=ctx.out)
+        print(_outcome(page), file=ctx.out)
+        if page.answered_error and not (page.change and page.change.now_error):
+            print(
+                f"warning: {page.url} answered HTTP {page.http_status} (capture "
+                f"{page.snapshot_id}): an error page was captured; is the address right?",
+                file=ctx.out,
+            )
+    errors = f", {len(report.errors)} answered an HTTP error" if report.errors else ""
     print(
         f"{counted(len(report.pages), 'page')}: {len(report.changed)} changed, "
-        f"{len(report.failed)} failed",
+        f"{len(report.failed)} failed{errors}",
         file=ctx.out,
     )
     return 1 if report.failed else 0
+
+
+def _outcome(page: PageOutcome) -> str:
+    from archiver_app.compare.snapshots import is_error
+
+    change = page.change
+    if page.failed:
+        return f"failed: {page.url}: {page.failed} (not counted as a change)"
+    if change is None:
+        return f"first capture: {page.url}"
+    if change.status_changed:
+        http = f"HTTP {change.old_status} -> {change.new_status}, capture {page.snapshot_id}"
+        if change.now_error:
+            return f"now answers an error: {page.url} ({http})"
+        if is_error(change.old_status) and not is_error(change.new_status):
+            return f"answers again: {page.url} ({http})"
+        return f"changed: {page.url} ({http})"
+    if change.changed:
+        return f"changed: {page.url} (capture {page.snapshot_id})"
+    return f"unchanged: {page.url}"

@@ -137,9 +137,11 @@ def _summary(change: SnapshotChange, snap: Snapshot, before: Snapshot | None) ->
         resources_added=change.resources_added,
         resources_removed=change.resources_removed,
         resources_changed=change.resources_changed,
-        # (a previous capture deleted since: its title is not known, so no title change)
+        # (a previous capture deleted since: its title and status are not known: no change)
         old_title=before.title if before is not None else snap.title,
         new_title=snap.title,
+        old_status=before.http_status if before is not None else None,
+        new_status=snap.http_status,
     )
 
 

@@ -7,9 +7,11 @@ captures show is stated: a failed capture is refused rather than compared (its m
 would read as a removal), and two captures of different addresses are refused unless asked
 for explicitly.
 
-A capture counts as changed when its text, its title (white space collapsed), its look
-or its resources differ. The title is compared whole: ignore patterns
-apply to the page text only.
+A capture counts as changed when its text, its title (white space collapsed), its HTTP
+status, its look or its resources differ. A page that starts answering an error (200 ->
+404) is changed, and :attr:`ChangeSummary.now_error` says so apart from a rewrite; an
+unknown status (an imported capture kept none) is not compared. The title is compared
+whole: ignore patterns apply to the page text only.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class CaptureRef:
     url: str
     captured_at: datetime
     title: str | None = None
+    http_status: int | None = None  # the page's answer (None: not recorded, e.g. an import)
 
 
 @dataclass(frozen=True)
@@ -70,21 +73,43 @@ class ChangeSummary:
     # snapshots hold them).
     old_title: str | None = None
     new_title: str | None = None
+    old_status: int | None = None  # the two captures' HTTP status (None: not recorded)
+    new_status: int | None = None
 
     @property
     def title_changed(self) -> bool:
         return not same_title(self.old_title, self.new_title)
 
+    @property
+    def status_changed(self) -> bool:
+        return status_changed(self.old_status, self.new_status)
+
+    @property
+    def now_error(self) -> bool:
+        """The page answers an error (4xx, 5xx) where the previous capture's did not."""
+        return self.status_changed and is_error(self.new_status) and not is_error(self.old_status)
+
     def to_json(self) -> dict[str, object]:
         return {
             "changed": self.changed,
             "title_changed": self.title_changed,
+            "status_changed": self.status_changed,
             "text_share": self.text_share,
             "pixel_share": self.pixel_share,
             "resources_added": self.resources_added,
             "resources_removed": self.resources_removed,
             "resources_changed": self.resources_changed,
         }
+
+
+def is_error(status: int | None) -> bool:
+    """An HTTP error answer: 4xx or 5xx."""
+    return status is not None and status >= 400
+
+
+def status_changed(old: int | None, new: int | None) -> bool:
+    """Two known HTTP statuses that differ (an unknown one is not compared)."""
+    return old is not None and new is not None and old != new
 
 
 def same_title(old: str | None, new: str | None) -> bool:
@@ -157,6 +182,7 @@ def compare_captures(
         changed=bool(
             (text and text.changed)
             or not same_title(a.title, b.title)
+            or status_changed(a.http_status, b.http_status)
             or (visual and visual.changed)
             or resources.any
         ),
@@ -167,6 +193,8 @@ def compare_captures(
         resources_changed=len(resources.changed),
         old_title=a.title,
         new_title=b.title,
+        old_status=a.http_status,
+        new_status=b.http_status,
     )
     return Comparison(_ref(a), _ref(b), text, visual, resources, tuple(notes), summary)
 
@@ -182,7 +210,7 @@ def screenshot_path(lib: Library, snapshot_id: int) -> Path | None:
 
 
 def _ref(snap: Snapshot) -> CaptureRef:
-    return CaptureRef(snap.id, snap.uid, snap.url, snap.captured_at, title=snap.title)
+    return CaptureRef(snap.id, snap.uid, snap.url, snap.captured_at, snap.title, snap.http_status)
 
 
 def _file(lib: Library, snap: Snapshot, kind: FileKind, notes: list[str]) -> Path | None:

@@ -146,7 +146,13 @@ def summary_text(c: Comparison) -> str:
     """What differs, between which captures, in a few short lines a person can trust."""
     old, new = whens(c.old.captured_at, c.new.captured_at)
     lines = [f"Left: the capture of {old}.  Right: the capture of {new}."]
+    statuses = (c.old.http_status, c.new.http_status)
+    if not c.summary.status_changed and any(st and not 200 <= st < 300 for st in statuses):
+        left, right = (f"HTTP {st}" if st else "no HTTP status kept" for st in statuses)
+        lines.append(f"The left capture answered {left}, the right one {right}.")
     figures = []
+    if c.summary.status_changed:
+        figures.append(f"HTTP status: {c.old.http_status} → {c.new.http_status}")
     if c.summary.title_changed:
         figures.append(f"Title: {_title(c.old.title)} → {_title(c.new.title)}")
     if c.text is not None and c.text.changed:

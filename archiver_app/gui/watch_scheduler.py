@@ -62,6 +62,10 @@ def change_message(url: str, change: ChangeSummary) -> str:
     captures show ("12% of text lines differ"), never a guess at why."""
     where = url.split("://", 1)[-1].rstrip("/")
     parts = []
+    if change.now_error:
+        parts.append(f"it now answers HTTP {change.new_status} (an error; was {change.old_status})")
+    elif change.status_changed:
+        parts.append(f"it now answers HTTP {change.new_status} (was {change.old_status})")
     if change.title_changed:
         title = " ".join((change.new_title or "").split())
         parts.append(f"its title is now “{title}”" if title else "it has no title now")

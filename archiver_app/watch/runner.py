@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from archiver_app.compare.changes import record_changes, stored_changes
-from archiver_app.compare.snapshots import ChangeSummary
+from archiver_app.compare.snapshots import ChangeSummary, is_error
 from archiver_app.compare.text import compile_ignore_patterns
 from archiver_app.crawl.jobs import create_job, start_due_schedules
 from archiver_app.crawl.rules import Rules
@@ -53,6 +53,11 @@ class PageOutcome:
     snapshot_id: int | None
     failed: str | None  # why the capture failed: reported, never a change
     change: ChangeSummary | None  # None: first capture of the address, or failed
+    http_status: int | None = None  # the page's answer (4xx, 5xx: an error page captured)
+
+    @property
+    def answered_error(self) -> bool:
+        return is_error(self.http_status)
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,11 @@ class WatchRunReport:
     @property
     def failed(self) -> list[PageOutcome]:
         return [p for p in self.pages if p.failed]
+
+    @property
+    def errors(self) -> list[PageOutcome]:
+        """Pages captured, whose answer was an HTTP error (a 404 is captured as it is)."""
+        return [p for p in self.pages if p.answered_error]
 
 
 def add_watch(
@@ -235,15 +245,17 @@ def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
         assert job is not None
         ignore = _watch_ignore(s, job) or ()
         snaps = s.execute(
-            select(Snapshot.id, Snapshot.url, Snapshot.state).where(Snapshot.job_id == job_id)
+            select(Snapshot.id, Snapshot.url, Snapshot.state, Snapshot.http_status).where(
+                Snapshot.job_id == job_id
+            )
         ).all()
-    complete = [sid for sid, _url, state in snaps if state == SnapshotState.COMPLETE]
+    complete = [sid for sid, _url, state, _status in snaps if state == SnapshotState.COMPLETE]
     changes = stored_changes(lib, complete)
     missing = [sid for sid in complete if sid not in changes]  # (first captures: cheap)
     changes.update(record_changes(lib, missing, ignore=compile_ignore_patterns(ignore)))
     outcomes = [
-        PageOutcome(url, sid, None, changes.get(sid))
-        for sid, url, state in snaps
+        PageOutcome(url, sid, None, changes.get(sid), status)
+        for sid, url, state, status in snaps
         if state == SnapshotState.COMPLETE
     ]
     outcomes += [

@@ -110,6 +110,12 @@ def test_a_title_change_is_in_the_summary(library: Library) -> None:
     shown = summary_text(compare_captures(library, a, b))
     assert "Title: “Harbour notices” → “Harbour closed”" in shown
     assert "Nothing differs" not in shown
+    with library.write() as s:
+        snap = s.get(Snapshot, b)
+        assert snap is not None
+        snap.http_status = 404
+    shown = summary_text(compare_captures(library, a, b))
+    assert "HTTP status: 200 → 404" in shown
 
 
 def test_captures_that_cannot_be_compared_say_so(

@@ -54,6 +54,11 @@ def test_the_message_says_only_what_the_captures_show() -> None:
         "h changed since its previous capture: its title is now “Closed”, "
         "0% of text lines differ, 0% of the screenshot's pixels."
     )
+    gone = ChangeSummary(True, 0.0, None, 0, 0, 0, old_status=200, new_status=404)
+    assert change_message("http://h/", gone) == (
+        "h changed since its previous capture: it now answers HTTP 404 (an error; was 200), "
+        "0% of text lines differ."
+    )
     no_figures = ChangeSummary(True, None, None, 0, 0, 0)
     assert change_message("http://h/", no_figures) == (
         "h changed since its previous capture: the captures differ."

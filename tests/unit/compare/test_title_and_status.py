@@ -57,3 +57,44 @@ def test_a_title_differing_in_white_space_only_is_no_change(library: Library) ->
     a, b = _two(library, "Harbour  notices ", "Harbour notices")
     result = compare_captures(library, a, b)
     assert not result.summary.changed and not result.summary.title_changed
+
+
+def _answered(library: Library, snapshot_id: int, status: int) -> None:
+    from archiver_app.store.models import Snapshot
+
+    with library.write() as s:
+        snap = s.get(Snapshot, snapshot_id)
+        assert snap is not None
+        snap.http_status = status
+
+
+def test_a_page_that_starts_answering_an_error_says_so(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = _two(library, "Harbour notices", "Harbour notices")
+    _answered(library, b, 404)
+    result = compare_captures(library, a, b)
+    assert result.summary.changed and result.summary.status_changed and result.summary.now_error
+    assert (result.old.http_status, result.new.http_status) == (200, 404)
+
+    root = ["--library", str(library.root)]
+    assert cli.main([*root, "diff", str(a), str(b)]) == 0  # compared: not an input error
+    out = capsys.readouterr().out.splitlines()
+    assert out[2] == "A answered HTTP 200, B answered HTTP 404 (an error)"
+    assert cli.main([*root, "diff", str(a), str(b), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["a"]["http_status"], data["b"]["http_status"]) == (200, 404)
+    assert data["summary"]["status_changed"] is True
+
+    record_change(library, b)
+    assert cli.main([*root, "watch", "changes"]) == 0
+    assert "(HTTP 200 -> 404 (now an error), text 0%" in capsys.readouterr().out
+
+
+def test_two_ok_answers_are_not_named_in_the_header(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = _two(library, "Harbour notices", "Harbour notices")
+    assert cli.main(["--library", str(library.root), "diff", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "answered" not in out and "no change between these captures" in out

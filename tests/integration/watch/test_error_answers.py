@@ -1,0 +1,53 @@
+"""A watched page that answers an HTTP error: captured (the error page is what the site
+served), never "failed", but never silently "unchanged" either. A mistyped address is
+warned about from its first capture; a page that starts answering 404 "now answers an
+error", apart from a page rewritten. Real Chromium, a real local site."""
+
+from __future__ import annotations
+
+import pytest
+
+from archiver_app import cli
+from archiver_app.library import Library
+from tests.helpers.webserver import LocalServer, Request, Response
+
+pytestmark = pytest.mark.slow
+
+PAGE = "<!doctype html><title>Notices</title><p>Notice number 1.</p>"
+MISSING = "<!doctype html><title>Not found</title><p>No such page.</p>"
+
+
+def test_error_answers_are_warned_and_told_apart(
+    library: Library, local_server: LocalServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gone = {"notices": False}
+
+    def notices(_req: Request) -> Response:
+        if gone["notices"]:
+            return Response(404, MISSING.encode())
+        return Response(200, PAGE.encode())
+
+    local_server.route("/notices")(notices)
+    local_server.route("/notcies")(lambda _req: Response(404, MISSING.encode()))
+    notices_url, typo_url = local_server.url("/notices"), local_server.url("/notcies")
+    root = ["--library", str(library.root)]
+    watches = [library.jobs.watch([url], schedule="daily") for url in (notices_url, typo_url)]
+
+    assert cli.main([*root, "watch", "run"]) == 0  # captured, not failed: exit 0
+    out = capsys.readouterr().out
+    assert f"first capture: {typo_url}" in out
+    assert f"warning: {typo_url} answered HTTP 404" in out
+    assert f"warning: {notices_url}" not in out
+    assert "2 pages: 0 changed, 0 failed, 1 answered an HTTP error" in out
+
+    gone["notices"] = True
+    assert cli.main([*root, "watch", "run", *map(str, watches)]) == 0
+    out = capsys.readouterr().out
+    assert f"now answers an error: {notices_url} (HTTP 200 -> 404, capture" in out
+    assert f"changed: {notices_url}" not in out
+    assert f"warning: {notices_url}" not in out  # said once, on its own line
+    assert f"unchanged: {typo_url}" in out and f"warning: {typo_url} answered HTTP 404" in out
+    assert "2 pages: 1 changed, 0 failed, 2 answered an HTTP error" in out
+
+    assert cli.main([*root, "watch", "changes"]) == 0
+    assert f"{notices_url}  (HTTP 200 -> 404 (now an error)" in capsys.readouterr().out
