@@ -63,17 +63,28 @@ class TextDiff:
 
 
 def compile_ignore_patterns(patterns: Iterable[str]) -> list[re.Pattern[str]]:
-    """The user's ignore patterns, compiled; a bad one is refused with its position."""
+    """The user's ignore patterns, compiled; a bad one is refused with its position.
+
+    They are compiled with ``re.MULTILINE``: ``^`` and ``$`` match at the start and end of
+    each line of the page text (``^Visitors today: \\d+$``), not only of the whole text.
+    (The crawl's URL ignore patterns share the checking but are compiled without it.)
+    """
     from archiver_app.crawl.rules import compile_pattern
 
-    return [compile_pattern(p, what="ignore pattern") for p in patterns]
+    return [compile_pattern(p, what="ignore pattern", flags=re.MULTILINE) for p in patterns]
 
 
 def normalise(text: str, ignore: Sequence[re.Pattern[str]] = ()) -> list[str]:
-    """The text's lines as compared: ignored parts marked, white space collapsed, no blanks."""
-    for pattern in ignore:
-        text = pattern.sub(IGNORED, text)
+    """The text's lines as compared: white space collapsed, ignored parts marked, no blanks.
+
+    White space is collapsed and each line trimmed before the patterns run, so a pattern's
+    ``$`` meets the end of the words, not a trailing space.
+    """
     text = _SPACE.sub(" ", text)  # whole-text passes: one call into the C engine each
+    if ignore:
+        text = "\n".join(line.strip() for line in text.split("\n"))
+        for pattern in ignore:
+            text = pattern.sub(IGNORED, text)
     return [line for line in (raw.strip() for raw in text.split("\n")) if line]
 
 

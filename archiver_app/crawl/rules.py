@@ -45,14 +45,17 @@ DEFAULT_IGNORE_SETS: tuple[str, ...] = tuple(BUILTIN_IGNORE_SETS)
 MAX_CONCURRENCY = 16
 
 
-def compile_pattern(pattern: str, *, what: str = "pattern") -> re.Pattern[str]:
-    """Compile ``pattern`` or raise :class:`InputError` naming the position of the error.
+def compile_pattern(pattern: str, *, what: str = "pattern", flags: int = 0) -> re.Pattern[str]:
+    """Compile ``pattern`` (with ``flags``) or raise :class:`InputError` naming the position
+    of the error.
 
     The message reads ``invalid ignore pattern 'a(b' at position 1: missing ), unterminated
-    subpattern``; ``details`` repeats the pattern with a caret under the position.
+    subpattern``; ``details`` repeats the pattern with a caret under the position. URL rules
+    are compiled without flags (a URL is one line); the text comparison's ignore patterns
+    with ``re.MULTILINE`` (:func:`archiver_app.compare.text.compile_ignore_patterns`).
     """
     try:
-        return re.compile(pattern)
+        return re.compile(pattern, flags)
     except re.error as exc:
         pos = exc.pos if exc.pos is not None else 0
         raise InputError(

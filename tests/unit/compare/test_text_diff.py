@@ -52,6 +52,26 @@ def test_ignore_patterns_remove_volatile_parts() -> None:
     assert not diff_texts(old, new, ignore).changed
 
 
+def test_anchored_patterns_match_at_each_line() -> None:
+    """``^`` and ``$`` are a line's ends in the page text (re.MULTILINE), trailing and
+    leading white space aside; a URL rule's pattern is compiled as it was, without it."""
+    import re
+
+    from archiver_app.crawl.rules import compile_pattern
+
+    ignore = compile_ignore_patterns([r"^Visitors today: \d+$"])
+    old = "Harbour notices\n  Visitors today: 12 \r\nThe ferry leaves at 9:00."
+    new = "Harbour notices\nVisitors today: 97\nThe ferry leaves at 9:00."
+    assert diff_texts(old, new).changed
+    assert not diff_texts(old, new, ignore).changed
+    assert normalise(old, ignore) == ["Harbour notices", "…", "The ferry leaves at 9:00."]
+    # only a whole line: the same words inside a line are kept
+    assert normalise("Said: Visitors today: 3 and more", ignore) == [
+        "Said: Visitors today: 3 and more"
+    ]
+    assert not compile_pattern(r"^https?://a\.example/$").flags & re.MULTILINE
+
+
 def test_a_bad_pattern_is_refused_with_its_position() -> None:
     with pytest.raises(InputError, match=r"invalid ignore pattern 'a\(b' at position 1"):
         compile_ignore_patterns(["ok", "a(b"])
