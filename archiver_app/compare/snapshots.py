@@ -12,6 +12,14 @@ status, its look or its resources differ. A page that starts answering an error 
 404) is changed, and :attr:`ChangeSummary.now_error` says so apart from a rewrite; an
 unknown status (an imported capture kept none) is not compared. The title is compared
 whole: ignore patterns apply to the page text only.
+
+Ignore patterns say what in a page does not matter, but they cannot reach its pixels or
+the bytes of its HTML: a visitor counter changes both on every capture. So when patterns
+are given (and both captures kept their text), differing pixels and differing payloads
+(``resources.changed``, the page's own HTML included) alone do not make a capture changed:
+the text once the ignored parts are left out, the title, the HTTP status and the set of
+resources loaded (``added``, ``removed``) decide. The figures are still measured and shown,
+with a note (:data:`QUIETED`). Without patterns every difference counts, as before.
 """
 
 from __future__ import annotations
@@ -33,6 +41,12 @@ from archiver_app.store.models import File, FileKind, LocalState, Record, Snapsh
 
 #: Page texts read for a comparison are capped here (bounded memory for huge pages).
 MAX_TEXT_BYTES = 8 * 1024 * 1024
+
+#: Why differing pixels or payloads did not make a capture changed (ignore patterns given).
+QUIETED = (
+    "the look or a payload differs, not counted as a change: with ignore patterns, the "
+    "text (ignored parts left out), title, HTTP status and resources loaded decide"
+)
 
 #: Record types that are a page's resources (request, metadata and resource records are not).
 _RESOURCE_TYPES = ("response", "revisit")
@@ -178,14 +192,19 @@ def compare_captures(
     )
     visual = diff_images(shot_a, shot_b) if shot_a and shot_b else None
     resources = resource_diff(lib, a.id, b.id)
+    said = bool(
+        (text and text.changed)
+        or not same_title(a.title, b.title)
+        or status_changed(a.http_status, b.http_status)
+        or resources.added
+        or resources.removed
+    )
+    measured = bool((visual and visual.changed) or resources.changed)
+    quiet = bool(ignore) and text is not None  # the text, ignored parts aside, decides
+    if quiet and measured and not said:
+        notes.append(QUIETED)
     summary = ChangeSummary(
-        changed=bool(
-            (text and text.changed)
-            or not same_title(a.title, b.title)
-            or status_changed(a.http_status, b.http_status)
-            or (visual and visual.changed)
-            or resources.any
-        ),
+        changed=said or (measured and not quiet),
         text_share=text.share_changed if text else None,
         pixel_share=visual.share_changed if visual else None,
         resources_added=len(resources.added),

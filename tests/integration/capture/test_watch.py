@@ -157,7 +157,8 @@ def test_a_watched_page_captured_by_hand_is_compared_too(
     lib.jobs.run(lib.jobs.capture([url, other]))  # by hand: only the ignored counter moved
     [same] = recent_changes(lib, changed_only=False)
     assert same.url == url and same.summary.text_share == 0.0  # "Updated 2" is ignored
-    # (its pixels moved: the look is compared whole)
+    # its pixels and its HTML's bytes moved with the counter: measured, not a change
+    assert same.summary.resources_changed == 1 and not same.summary.changed
     local_server.add_static("/tides", PAGE.format(t="07:25") + "<p>Updated 3</p>")
     clock.now += timedelta(minutes=5)
     lib.jobs.run(lib.jobs.capture([url, other]))
