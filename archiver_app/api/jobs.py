@@ -22,7 +22,7 @@ from archiver_app.tasks import CancelToken, Progress, null_progress
 
 if TYPE_CHECKING:  # the crawl engine loads when a crawl runs, not with the window
     from archiver_app.crawl.inline import InlineRun
-    from archiver_app.watch.runner import WatchRow
+    from archiver_app.watch.runner import StoppedWatch, WatchRow
 
 __all__ = [
     "CancelOutcome",
@@ -250,10 +250,18 @@ class JobsManager:
         self, job_id: int, schedule: str | None, *, ignore: Sequence[str] | None = None
     ) -> None:
         """Watch the crawl or capture ``job_id`` on ``schedule`` (``ignore``: as in
-        :meth:`watch`); None stops watching it (its captures are kept)."""
+        :meth:`watch`); None stops watching it, as :meth:`stop_watching` (its captures
+        are kept)."""
         from archiver_app.watch.runner import watch_job
 
         watch_job(self._lib, job_id, schedule, ignore=ignore)
+
+    def stop_watching(self, job_id: int) -> StoppedWatch:
+        """Stop watching ``job_id`` (a job that is no watch is refused): its runs still
+        queued are cancelled; says which, and what still runs."""
+        from archiver_app.watch.runner import stop_watch
+
+        return stop_watch(self._lib, job_id)
 
     # ------------------------------------------------------------------ control
 

@@ -92,14 +92,28 @@ def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
             print(f"job {args.job_id} is watched ({args.schedule})", file=ctx.out)
             return 0
         if args.watch_action == "remove":
-            lib.jobs.set_schedule(args.job_id, None)
-            print(f"job {args.job_id} is no longer watched", file=ctx.out)
-            return 0
+            return _remove(lib, ctx, args.job_id)
         if args.watch_action == "list":
             return _list(lib, ctx)
         if args.watch_action == "changes":
             return _changes(lib, ctx, args.limit)
         return _run(lib, ctx, args.now)
+
+
+def _remove(lib: Any, ctx: Context, job_id: int) -> int:
+    stopped = lib.jobs.stop_watching(job_id)  # a job that is no watch: an input error (2)
+    print(f"job {job_id} is no longer watched; its captures are kept", file=ctx.out)
+    for run in stopped.cancelled:
+        print(f"  its queued capture (job {run}) is cancelled", file=ctx.out)
+    for run in stopped.running:
+        print(f"  its capture under way (job {run}) finishes", file=ctx.out)
+    if stopped.still_queued:
+        print(
+            f"  its first capture (job {job_id}) is still queued and will run once; "
+            f"`archiver job abort {job_id}` cancels it",
+            file=ctx.out,
+        )
+    return 0
 
 
 def _list(lib: Any, ctx: Context) -> int:

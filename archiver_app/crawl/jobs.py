@@ -202,20 +202,33 @@ def resume_job(lib: Library, job_id: int) -> None:
 
 def abort_job(lib: Library, job_id: int) -> None:
     """Skip every page still waiting; pages in flight finish and are recorded."""
+    _abort(lib, job_id, why="aborted", queued_only=False)
+
+
+def abort_if_queued(lib: Library, job_id: int, *, why: str) -> bool:
+    """Abort ``job_id`` as :func:`abort_job` does if it is still queued (no page of it
+    claimed: nothing in flight), in the same transaction as the check; ``why`` goes to its
+    log. False: it had started (or ended) already, and is left as it is."""
+    return _abort(lib, job_id, why=why, queued_only=True)
+
+
+def _abort(lib: Library, job_id: int, *, why: str, queued_only: bool) -> bool:
     from archiver_app.crawl.results import write_coverage
 
     now = lib.clock()
     with lib.write() as s:
         job = _get(s, job_id)
+        if queued_only and job.status != JobStatus.QUEUED:
+            return False
         _refuse(job, "aborted", _ABORTABLE)
-        skipped = skip_ready(s, job_id, "aborted: the job was aborted")
+        skipped = skip_ready(s, job_id, f"aborted: {why if queued_only else 'the job was aborted'}")
         job.status = JobStatus.ABORTED
         job.finished_at = now
         job.updated_at = now
         log_line(
             s,
             job_id,
-            f"aborted; {counted(skipped, 'waiting page')} skipped",
+            f"{why}; {counted(skipped, 'waiting page')} skipped",
             level="warning",
             at=now,
         )
@@ -223,6 +236,7 @@ def abort_job(lib: Library, job_id: int) -> None:
     from archiver_app.editions.service import after_job
 
     after_job(lib, job_id)  # its pages are no longer pending in the editions it feeds
+    return True
 
 
 def retry_job(lib: Library, job_id: int, *, manual: bool = True) -> int:

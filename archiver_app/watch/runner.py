@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from archiver_app.compare.changes import record_changes, stored_changes
 from archiver_app.compare.snapshots import ChangeSummary, is_error
 from archiver_app.compare.text import compile_ignore_patterns
-from archiver_app.crawl.jobs import create_job, start_due_schedules
+from archiver_app.crawl.jobs import abort_if_queued, create_job, start_due_schedules
 from archiver_app.crawl.rules import Rules
 from archiver_app.crawl.scope import Scope, validate_seeds
 from archiver_app.errors import InputError
@@ -132,9 +132,13 @@ def _refuse_watched(lib: Library, urls: Sequence[str], profile: str | None) -> N
 def watch_job(
     lib: Library, job_id: int, schedule: str | None, *, ignore: Sequence[str] | None = None
 ) -> None:
-    """Give an existing crawl or capture job a schedule (None: stop watching it), and its
-    comparisons the text patterns ``ignore`` leaves out when given."""
-    text = parse_schedule(schedule).text if schedule else None
+    """Give an existing crawl or capture job a schedule (None: stop watching it, as
+    :func:`stop_watch`), and its comparisons the text patterns ``ignore`` leaves out when
+    given."""
+    if not schedule:
+        stop_watch(lib, job_id)
+        return
+    text = parse_schedule(schedule).text
     compile_ignore_patterns(ignore or ())  # refuse a bad pattern before anything is written
     now = lib.clock()
     with lib.write() as s:
@@ -142,11 +146,51 @@ def watch_job(
         if job is None:
             raise InputError(f"no job {job_id}")
         job.schedule = text
-        job.next_run_at = parse_schedule(text).next_run(now) if text else None
+        job.next_run_at = parse_schedule(text).next_run(now)
         settings = job.config.get(WATCH_KEY) or {"ignore": []}
         if ignore is not None:
             settings = {**settings, "ignore": list(ignore)}
         job.config = {**job.config, WATCH_KEY: settings}
+
+
+@dataclass(frozen=True)
+class StoppedWatch:
+    """What became of a watch's captures when it was stopped (its captures are kept)."""
+
+    job_id: int
+    cancelled: tuple[int, ...]  # its runs still queued for a slot: cancelled, never run
+    running: tuple[int, ...]  # its runs under way: they finish
+    still_queued: bool  # the watched job itself (its first capture) has not run: it runs once
+
+
+def stop_watch(lib: Library, job_id: int) -> StoppedWatch:
+    """Stop watching ``job_id``: no slot is queued again, and its runs still queued (not
+    started) are cancelled. A run under way finishes; the watched job itself, if it has
+    not run yet, is left queued (it may be a crawl made before it was watched): the result
+    says so. A job that is no watch (a one-off run, a watch's run, one stopped already) is
+    refused."""
+    with lib.write() as s:
+        job = s.get(Job, job_id)
+        if job is None:
+            raise InputError(f"no job {job_id}")
+        if job.schedule is None:
+            origin = job.config.get("scheduled_from")
+            raise InputError(
+                f"job {job_id} is not a watch"
+                + (f" (it is a run of watch {origin})" if origin else "")
+                + "; `archiver watch list` lists the watches"
+            )
+        job.schedule = None  # no slot is queued from here on (start_due_schedules checks)
+        job.next_run_at = None
+        still_queued = job.status == JobStatus.QUEUED
+        active = s.execute(select(Job.id, Job.config).where(Job.status.in_(_UNDER_WAY))).all()
+    runs = [rid for rid, config in active if (config or {}).get("scheduled_from") == job_id]
+    cancelled: list[int] = []
+    running: list[int] = []
+    for run in sorted(runs):
+        why = f"watch {job_id} was stopped before this run started"
+        (cancelled if abort_if_queued(lib, run, why=why) else running).append(run)
+    return StoppedWatch(job_id, tuple(cancelled), tuple(running), still_queued)
 
 
 #: A watch with a run in one of these states is being captured already.

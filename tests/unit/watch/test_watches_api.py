@@ -98,3 +98,59 @@ def test_watch_run_names_the_jobs_it_cannot_capture_now(
     out = capsys.readouterr().out
     assert "job 999: not watched, or being captured already" in out
     assert "nothing is due" in out
+
+
+def _indexed(library: Library, job_id: int) -> None:
+    """As after the job's run."""
+    from sqlalchemy import update
+
+    from archiver_app.store.models import Job
+
+    with library.write() as s:
+        s.execute(update(Job).where(Job.id == job_id).values(status="indexed"))
+
+
+def test_removing_what_is_not_a_watch_is_an_input_error(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from archiver_app import cli
+
+    root = ["--library", str(library.root)]
+    once = library.jobs.capture(["https://a.example/once"])  # a one-off run
+    assert cli.main([*root, "watch", "remove", str(once)]) == 2
+    said = capsys.readouterr()
+    assert f"job {once} is not a watch" in said.err and "no longer watched" not in said.out
+    watch = library.jobs.watch(["https://a.example/"], schedule="daily")
+    assert cli.main([*root, "watch", "remove", str(watch)]) == 0
+    capsys.readouterr()
+    assert cli.main([*root, "watch", "remove", str(watch)]) == 2  # removed already
+    assert f"job {watch} is not a watch" in capsys.readouterr().err
+
+
+def test_removing_a_watch_cancels_its_queued_capture(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from archiver_app import cli
+    from archiver_app.store.models import Job, JobStatus
+
+    root = ["--library", str(library.root)]
+    watch = library.jobs.watch(["https://a.example/"], schedule="daily")
+    _indexed(library, watch)  # its first capture ran
+    assert library.jobs.watch_now([watch]) == [watch]
+    [run] = start_due_schedules(library)  # the next slot's capture, queued
+
+    assert cli.main([*root, "watch", "remove", str(run)]) == 2  # a run is not the watch
+    assert f"job {run} is not a watch (it is a run of watch {watch})" in capsys.readouterr().err
+    assert cli.main([*root, "watch", "remove", str(watch)]) == 0
+    out = capsys.readouterr().out
+    assert f"its queued capture (job {run}) is cancelled" in out
+    with library.session() as s:
+        job = s.get(Job, run)
+        assert job is not None and job.status == JobStatus.ABORTED  # no worker takes it
+    assert not anything_due(library)
+
+    fresh = library.jobs.watch(["https://b.example/"], schedule="daily")  # never run yet
+    assert cli.main([*root, "watch", "remove", str(fresh)]) == 0
+    assert f"its first capture (job {fresh}) is still queued and will run once" in (
+        capsys.readouterr().out
+    )
