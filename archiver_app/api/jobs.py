@@ -250,8 +250,8 @@ class JobsManager:
         self, job_id: int, schedule: str | None, *, ignore: Sequence[str] | None = None
     ) -> None:
         """Watch the crawl or capture ``job_id`` on ``schedule`` (``ignore``: as in
-        :meth:`watch`); None stops watching it, as :meth:`stop_watching` (its captures
-        are kept)."""
+        :meth:`watch`; its addresses watched by another watch are refused); None stops
+        watching it, as :meth:`stop_watching` (its captures are kept)."""
         from archiver_app.watch.runner import watch_job
 
         watch_job(self._lib, job_id, schedule, ignore=ignore)

@@ -117,10 +117,15 @@ def add_watch(
     return job_id
 
 
-def _refuse_watched(lib: Library, urls: Sequence[str], profile: str | None) -> None:
+def _refuse_watched(
+    lib: Library, urls: Sequence[str], profile: str | None, *, besides: int | None = None
+) -> None:
     """An address watched already (in the same browser profile) is refused, naming its
-    watch: two watches would capture the page twice each time."""
+    watch: two watches would capture the page twice each time. (``besides``: the watch
+    being changed, which may keep its own addresses.)"""
     for row in list_watches(lib):
+        if row.job_id == besides:
+            continue
         both = [u for u in urls if u in row.seeds]
         if both and row.profile == (profile or None):
             raise InputError(
@@ -134,12 +139,19 @@ def watch_job(
 ) -> None:
     """Give an existing crawl or capture job a schedule (None: stop watching it, as
     :func:`stop_watch`), and its comparisons the text patterns ``ignore`` leaves out when
-    given."""
+    given. A job whose addresses another watch watches already is refused, as in
+    :func:`add_watch`."""
     if not schedule:
         stop_watch(lib, job_id)
         return
     text = parse_schedule(schedule).text
     compile_ignore_patterns(ignore or ())  # refuse a bad pattern before anything is written
+    with lib.session() as s:
+        found = s.get(Job, job_id)
+        if found is None:
+            raise InputError(f"no job {job_id}")
+        seeds, profile = found.config.get("seeds") or (), found.config.get("profile")
+    _refuse_watched(lib, seeds, profile, besides=job_id)
     now = lib.clock()
     with lib.write() as s:
         job = s.get(Job, job_id)

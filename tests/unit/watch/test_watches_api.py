@@ -154,3 +154,18 @@ def test_removing_a_watch_cancels_its_queued_capture(
     assert f"its first capture (job {fresh}) is still queued and will run once" in (
         capsys.readouterr().out
     )
+
+
+def test_watching_a_job_whose_address_is_watched_is_refused(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from archiver_app import cli
+
+    root = ["--library", str(library.root)]
+    watch = library.jobs.watch(["https://a.example/page"], schedule="hourly")
+    again = library.jobs.capture(["https://a.example/page"])
+    assert cli.main([*root, "watch", "job", str(again), "--schedule", "daily"]) == 2
+    assert f"is watched already (job {watch}, every hour" in capsys.readouterr().err
+    assert [w.job_id for w in library.jobs.watches()] == [watch]  # no second watch
+    assert cli.main([*root, "watch", "job", str(watch), "--schedule", "daily"]) == 0  # itself
+    assert [(w.job_id, w.schedule) for w in library.jobs.watches()] == [(watch, "daily")]
