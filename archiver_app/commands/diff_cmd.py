@@ -81,15 +81,21 @@ def _write_overlay(lib: Any, result: Comparison, path: str) -> None:
     atomic_write(Path(path), overlay(shot, result.visual.boxes))
 
 
-def _when(result_ref: Any) -> str:
-    return f"{result_ref.captured_at:%Y-%m-%d %H:%M} UTC (capture {result_ref.id})"
+def _when(result: Comparison) -> tuple[str, str]:
+    """A's and B's times (to the second when they share their minute) and ids."""
+    from archiver_app.units import capture_times
+
+    refs = (result.old, result.new)
+    times = capture_times([r.captured_at for r in refs])
+    a, b = (f"{t} UTC (capture {r.id})" for t, r in zip(times, refs, strict=True))
+    return a, b
 
 
 def _print(result: Comparison, ctx: Context, *, context: int) -> None:
     from archiver_app.compare import unified
     from archiver_app.units import counted, share_text
 
-    old, new = _when(result.old), _when(result.new)
+    old, new = _when(result)
     print(f"A: {result.old.url}  {old}  (the older)", file=ctx.out)
     print(f"B: {result.new.url}  {new}", file=ctx.out)
     statuses = (result.old.http_status, result.new.http_status)

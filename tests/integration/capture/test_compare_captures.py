@@ -8,6 +8,7 @@ resource diff and the `archiver diff` command are checked against those edits.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -128,6 +129,8 @@ def test_what_changed_between_two_captures(
     out = capsys.readouterr().out
     assert "- The ferry leaves at 9:00." in out and "+ The ferry leaves at 10:30." in out
     assert out.startswith("A: ") and f"(capture {first})  (the older)" in out.splitlines()[0]
+    # captured within the minute: the times carry their seconds, or A and B read the same
+    assert re.search(r" \d\d:\d\d:\d\d UTC \(capture", out.splitlines()[0])
     assert cli.main([*lib_args, "diff", str(first), str(first)]) == 2
     assert "are the same capture" in capsys.readouterr().err
 
