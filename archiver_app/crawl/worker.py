@@ -199,7 +199,9 @@ class CrawlWorker:
             if left <= 0 or self.cancel.cancelled:
                 self.stats.database_problem = message
                 return False
-            log.warning("%s; trying again in %.0f s", message, min(pause, left))
+            # info, not warning: the progress line says it to the user (a warning went to
+            # stderr too, through logging's last-resort handler: each retry printed twice)
+            log.info("%s; trying again in %.0f s", message, min(pause, left))
             self._progress(ProgressUpdate(self._pages_seen(), message=f"{message}; retrying"))
             if await asyncio.to_thread(self.cancel.wait, min(pause, left)):
                 continue

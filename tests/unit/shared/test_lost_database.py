@@ -6,6 +6,7 @@ stays up for the other tests)."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import threading
 import time
@@ -105,7 +106,9 @@ def test_a_worker_that_loses_the_database_says_so_and_the_next_run_finishes(
     assert set(urls) == set(pages) and set(urls.values()) == {1}, urls
 
 
-def test_a_worker_gets_over_a_short_outage(tmp_path: Path, server: Server) -> None:
+def test_a_worker_gets_over_a_short_outage(
+    tmp_path: Path, server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
     url = _new_database(server, "blip")
     root = tmp_path / "lib"
     pages = {f"{H}/": MemoryPage(links=[f"{H}/{i}" for i in range(PAGES)])}
@@ -132,6 +135,9 @@ def test_a_worker_gets_over_a_short_outage(tmp_path: Path, server: Server) -> No
         restart.join()
         assert stats.database_problem is None
         assert any(m.startswith("database unreachable: ") for m in said), said
+        # said once, by the progress line: not again on stderr as a logged warning
+        loud = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert not [r for r in loud if "trying again" in r.getMessage()], loud
         with lib.session() as s:
             assert s.get(Job, job).status in ("completed", "indexed")  # type: ignore[union-attr]
             urls = Counter(s.scalars(select(Snapshot.url).where(Snapshot.job_id == job)))
