@@ -256,6 +256,13 @@ class JobsManager:
 
         watch_job(self._lib, job_id, schedule, ignore=ignore)
 
+    def refuse_watched(self, urls: Sequence[str], profile: str | None = None) -> None:
+        """Raise ``InputError`` naming the watch when one of ``urls`` is watched already (in
+        ``profile``): a front end asks before queueing a crawl it is to watch."""
+        from archiver_app.watch.runner import refuse_watched
+
+        refuse_watched(self._lib, urls, profile)
+
     def stop_watching(self, job_id: int) -> StoppedWatch:
         """Stop watching ``job_id`` (a job that is no watch is refused): its runs still
         queued are cancelled; says which, and what still runs."""

@@ -81,6 +81,7 @@ def start_watch(library: Library, request: CaptureRequest) -> int:
     from archiver_app.compare import compile_ignore_patterns
 
     compile_ignore_patterns(request.watch_ignore)  # refused before the crawl is queued
+    jobs.refuse_watched(request.urls, request.profile)  # so is an address watched already
     job_id = queue_crawl(library, request)
     jobs.set_schedule(job_id, request.schedule, ignore=request.watch_ignore)
     return job_id

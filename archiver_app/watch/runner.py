@@ -117,6 +117,13 @@ def add_watch(
     return job_id
 
 
+def refuse_watched(lib: Library, urls: Sequence[str], profile: str | None) -> None:
+    """Raise :class:`InputError` naming the watch when one of ``urls`` (as a new job would
+    normalise them) is watched already in ``profile``: check before queueing a job that is
+    to be watched, or it would stay queued as a one-off run once refused."""
+    _refuse_watched(lib, validate_seeds(urls, Scope.PAGE, Rules(ignore_sets=())), profile)
+
+
 def _refuse_watched(
     lib: Library, urls: Sequence[str], profile: str | None, *, besides: int | None = None
 ) -> None:

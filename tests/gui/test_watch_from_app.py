@@ -216,3 +216,21 @@ def test_new_captures_go_where_the_user_is_and_watches_keep_the_login(
     assert watch.urls.toPlainText() == "https://members.example/notices"
     assert watch.profile.currentData() == "members" and watch.collection.currentData() == "trips"
     watch.reject()
+
+
+def test_watching_a_new_crawl_of_a_watched_address_queues_nothing(library: Library) -> None:
+    """The capture dialog with a schedule and crawl options queued the crawl, then was
+    refused its schedule (the address is watched already): a one-off crawl stayed queued."""
+    import pytest
+
+    from archiver_app.errors import InputError
+    from archiver_app.gui.capture_input import CaptureRequest, CrawlOptions
+    from archiver_app.gui.window_capture import start_watch
+
+    url = "https://harbour.example/tides"
+    library.jobs.watch([url], schedule="daily")
+    before = [j.id for j in library.jobs.rows()]
+    request = CaptureRequest((url,), crawl=CrawlOptions(scope="host"), schedule="weekly")
+    with pytest.raises(InputError, match="watched already"):
+        start_watch(library, request)
+    assert [j.id for j in library.jobs.rows()] == before
