@@ -3,7 +3,8 @@
 Says, per file that is not intact, whether it was altered after capture (left as it is),
 rotted and was repaired from a drive (naming the drive), is missing, or had no capture-time
 digest yet (recorded now, marked "recorded later"). Runs as a verify job; every verdict
-printed is also in the job's report, ``jobs/<id>/verdicts.jsonl`` under the library.
+printed is also in the job's report, ``jobs/<id>/verdicts.jsonl`` under the library. An
+accepted edition holding a damaged file needs review afterwards, and is named.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "this computer and compare it with the digest recorded at capture or import. A file "
         "that differs is repaired from a drive copy that still holds the captured bytes (bit "
         "rot); when no drive does, it is reported as altered after capture and left as it is. "
-        "Files older than capture-time digests get theirs now (recorded later). Exits 1 when "
-        "a file is altered, missing or left rotten.",
+        "Files older than capture-time digests get theirs now (recorded later). An accepted "
+        "edition holding a damaged file needs review afterwards. Exits 1 when a file is "
+        "altered, missing or left rotten.",
     )
     p.add_argument("--no-repair", action="store_true", help="report bit rot without repairing it")
     p.add_argument(
@@ -75,6 +77,8 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
         )
     if report.report is not None and report.verdicts:
         print(f"every verdict: {lib.abspath(report.report)}", file=ctx.out)
+    if report.editions_to_review:
+        print(f"editions needing review: {', '.join(report.editions_to_review)}", file=ctx.out)
     return 0 if report.ok else 1
 
 
@@ -89,5 +93,6 @@ def _print_json(report: IntegrityReport, lib: Library, ctx: Context) -> None:
         "counts": {code.value: n for code, n in report.counts.items() if n},
         "verdicts": [as_row(v) for v in report.verdicts],
         "report": str(lib.abspath(report.report)) if report.report else None,
+        "editions_to_review": report.editions_to_review,
     }
     print(json.dumps(found, ensure_ascii=False, indent=2), file=ctx.out)

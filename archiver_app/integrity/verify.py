@@ -36,6 +36,7 @@ from pathlib import Path
 from sqlalchemy import Row, func, select, update
 
 from archiver_app.durable import DestinationError, SourceError, SourceMismatch, verified_copy
+from archiver_app.editions.service import note_damaged_files
 from archiver_app.hashing import hash_file
 from archiver_app.integrity.digests import CHECKED_KINDS
 from archiver_app.integrity.judge import Digest, IntegrityCode, expected_digest, judge
@@ -43,6 +44,7 @@ from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.destinations import MountedDestination, find_mounted
 from archiver_app.mirror.policy import library_policy
+from archiver_app.mirror.repair import THIS_COMPUTER
 from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, File, LocalState, Origin
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
@@ -75,6 +77,8 @@ class IntegrityReport:
     report: str | None = None
     #: Files offloaded to drives: not on this computer to check (drives verify checks them).
     offloaded: int = 0
+    #: Accepted editions a damaged file of theirs put up for review.
+    editions_to_review: list[str] = field(default_factory=list)
 
     @property
     def checked(self) -> int:
@@ -104,9 +108,15 @@ def verify_snapshots(
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
     threads: int | None = None,
+    review_editions: bool = True,
 ) -> IntegrityReport:
     """Check every archive file on this computer against its capture-time digest, hashing
-    on ``threads`` threads (default: the library's mirror parallelism)."""
+    on ``threads`` threads (default: the library's mirror parallelism).
+
+    With ``review_editions``, the accepted editions holding a file found damaged (altered,
+    missing, rotten or repaired: what the drives scrub of this computer counts) move to
+    *needs review*, as the scrub moves them; the report names them.
+    """
     cancel = cancel or CancelToken()
     workers = max(1, threads if threads is not None else library_policy(lib).parallelism)
     with lib.session() as s:
@@ -139,18 +149,32 @@ def verify_snapshots(
     if mounted is None:
         mounted = find_mounted(lib, scan_roots=scan_roots)
     report = IntegrityReport(offloaded=offloaded or 0)
+    damaged: list[int] = []
     step = workers * _PER_THREAD
-    with ThreadPoolExecutor(workers) as pool:
-        for start in range(0, len(rows), step):
-            cancel.raise_if_cancelled()
-            chunk = rows[start : start + step]
-            hashes = pool.map(lambda r: _hash(lib.abspath(r.path)), chunk)
-            for done, (row, now) in enumerate(zip(chunk, hashes, strict=True), start):
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            for start in range(0, len(rows), step):
                 cancel.raise_if_cancelled()
-                progress(ProgressUpdate(done, len(rows), f"verifying {row.path}"))
-                report.add(_check(lib, row, now, mounted, repair))
+                chunk = rows[start : start + step]
+                hashes = pool.map(lambda r: _hash(lib.abspath(r.path)), chunk)
+                for done, (row, now) in enumerate(zip(chunk, hashes, strict=True), start):
+                    cancel.raise_if_cancelled()
+                    progress(ProgressUpdate(done, len(rows), f"verifying {row.path}"))
+                    verdict = _check(lib, row, now, mounted, repair)
+                    report.add(verdict)
+                    if verdict.code in DAMAGED:
+                        damaged.append(row.id)
+    finally:  # what was found before a cancel was found all the same
+        if review_editions and damaged:
+            report.editions_to_review = note_damaged_files(lib, damaged, THIS_COMPUTER)
     progress(ProgressUpdate(len(rows), len(rows), "verified"))
     return report
+
+
+#: The verdicts that put an accepted edition holding the file up for review.
+DAMAGED = frozenset(
+    {IntegrityCode.ALTERED, IntegrityCode.MISSING, IntegrityCode.ROT, IntegrityCode.REPAIRED}
+)
 
 
 #: Files hashed ahead per thread before their verdicts (bounds what a cancel waits for).
