@@ -12,7 +12,10 @@
 Members offloaded to drives (an accepted edition is not pinned on this computer: see
 docs/editions.md, "Frozen") are copied back first, verified, from the mounted drives that
 hold them (:func:`archiver_app.mirror.restore`); when a drive is missing the release
-stops before writing anything and names the drives to plug in.
+stops before writing anything and names the drives to plug in. Then every file the release
+reads is checked against its capture-time digest (:mod:`.release_check`): bit rot is
+repaired from a drive, and a member altered after capture or missing stops the release
+before anything is written, naming the captures and files.
 
 It runs as a job of kind ``export`` (its config carries ``edition``), so the GUI enqueues it
 and the CLI runs it in the foreground like any export. Signed, it can carry an RFC 3161
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from archiver_app.durable import atomic_write_text
 from archiver_app.editions.coverage import coverage_json, coverage_markdown, targets_csv
 from archiver_app.editions.ledger import member_snapshot_ids
+from archiver_app.editions.release_check import check_members
 from archiver_app.editions.service import coverage, get_edition, refresh
 from archiver_app.editions.states import EditionState
 from archiver_app.errors import InputError
@@ -94,6 +98,9 @@ def export_edition(
     Raises:
         InputError: no such edition, no member captured, or a report file exists and
             ``overwrite`` is not set. Nothing is written then.
+        MembersNotAsCaptured: a file of a member differs from its capture-time digest or
+            is gone, and no mounted drive could restore it (:func:`check_members`).
+            Nothing is written then.
     """
     from archiver_app.cite.formats import bibliography
     from archiver_app.export import Selection, export
@@ -114,6 +121,8 @@ def export_edition(
     if not overwrite and (taken := [p for p in reports if p.exists()]):
         raise InputError(f"{taken[0]} exists already; use --overwrite to replace the release")
     bring_back(lib, members, progress=progress, cancel=cancel)
+    check_members(lib, name, state, release_files(lib, members), members,
+                  progress=progress, cancel=cancel)  # fmt: skip
     title = f"Edition {name}" + ("" if state == EditionState.RESEARCH_READY else f" ({state})")
     wacz = export(
         lib,
@@ -135,6 +144,16 @@ def export_edition(
     return ReleaseResult(edition=name, state=state, wacz=wacz, files=reports)
 
 
+def release_files(lib: Library, snapshot_ids: list[int]) -> set[int]:
+    """The files a release of ``snapshot_ids`` reads: theirs, and the revisit originals
+    they need."""
+    from archiver_app.mirror.deps import file_dependencies, snapshots_files
+
+    with lib.session() as s:
+        own = snapshots_files(s, snapshot_ids)
+        return set(own).union(*file_dependencies(s, own).values())
+
+
 def bring_back(
     lib: Library,
     snapshot_ids: list[int],
@@ -148,12 +167,10 @@ def bring_back(
     from sqlalchemy import select
 
     from archiver_app.editions.ledger import chunks
-    from archiver_app.mirror.deps import file_dependencies, snapshots_files
     from archiver_app.store.models import File, LocalState
 
+    wanted = release_files(lib, snapshot_ids)
     with lib.session() as s:
-        own = snapshots_files(s, snapshot_ids)
-        wanted = set(own).union(*file_dependencies(s, own).values())
         absent = [
             fid
             for part in chunks(sorted(wanted))

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,10 +108,12 @@ def verify_snapshots(
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
     threads: int | None = None,
+    file_ids: Collection[int] | None = None,
     review_editions: bool = True,
 ) -> IntegrityReport:
-    """Check every archive file on this computer against its capture-time digest, hashing
-    on ``threads`` threads (default: the library's mirror parallelism).
+    """Check every archive file on this computer (or only those of ``file_ids``) against
+    its capture-time digest, hashing on ``threads`` threads (default: the library's mirror
+    parallelism).
 
     With ``review_editions``, the accepted editions holding a file found damaged (altered,
     missing, rotten or repaired: what the drives scrub of this computer counts) move to
@@ -119,36 +121,10 @@ def verify_snapshots(
     """
     cancel = cancel or CancelToken()
     workers = max(1, threads if threads is not None else library_policy(lib).parallelism)
-    with lib.session() as s:
-        rows = s.execute(
-            select(
-                File.id,
-                File.path,
-                File.kind,
-                File.snapshot_id,
-                File.origin_sha256,
-                File.origin_size,
-                File.sha256,
-                File.size,
-            )
-            .where(
-                File.kind.in_([str(k) for k in CHECKED_KINDS]),
-                File.external_path.is_(None),
-                File.local_state != LocalState.OFFLOADED,
-            )
-            .order_by(File.path)
-        ).all()
-        offloaded = s.scalar(
-            select(func.count())
-            .select_from(File)
-            .where(
-                File.kind.in_([str(k) for k in CHECKED_KINDS]),
-                File.local_state == LocalState.OFFLOADED,
-            )
-        )
+    rows, offloaded = _files_to_check(lib, file_ids)
     if mounted is None:
         mounted = find_mounted(lib, scan_roots=scan_roots)
-    report = IntegrityReport(offloaded=offloaded or 0)
+    report = IntegrityReport(offloaded=offloaded)
     damaged: list[int] = []
     step = workers * _PER_THREAD
     try:
@@ -175,6 +151,34 @@ def verify_snapshots(
 DAMAGED = frozenset(
     {IntegrityCode.ALTERED, IntegrityCode.MISSING, IntegrityCode.ROT, IntegrityCode.REPAIRED}
 )
+
+
+def _files_to_check(lib: Library, file_ids: Collection[int] | None) -> tuple[list[_Row], int]:
+    """The checked files on this computer (all, or those of ``file_ids``) in path order,
+    and how many of them are offloaded to drives (not here to check)."""
+    columns = (File.id, File.path, File.kind, File.snapshot_id, File.origin_sha256,
+               File.origin_size, File.sha256, File.size)  # fmt: skip
+    kinds = File.kind.in_([str(k) for k in CHECKED_KINDS])
+    here = (kinds, File.external_path.is_(None), File.local_state != LocalState.OFFLOADED)
+    away = (kinds, File.local_state == LocalState.OFFLOADED)
+    rows: list[_Row] = []
+    offloaded = 0
+    with lib.session() as s:
+        if file_ids is None:
+            rows = list(s.execute(select(*columns).where(*here).order_by(File.path)).all())
+            offloaded = s.scalar(select(func.count()).select_from(File).where(*away)) or 0
+        else:
+            ids = sorted(set(file_ids))
+            for start in range(0, len(ids), _CHUNK):
+                part = File.id.in_(ids[start : start + _CHUNK])
+                rows += s.execute(select(*columns).where(part, *here)).all()
+                count = select(func.count()).select_from(File).where(part, *away)
+                offloaded += s.scalar(count) or 0
+            rows.sort(key=lambda r: r.path)
+    return rows, offloaded
+
+
+_CHUNK = 500
 
 
 #: Files hashed ahead per thread before their verdicts (bounds what a cancel waits for).

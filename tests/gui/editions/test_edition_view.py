@@ -19,7 +19,7 @@ from archiver_app.gui.edition_view import REASON_COLUMN, EditionView
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot
 from tests.helpers.crawl_site import MemoryPage, MemorySiteFetcher
-from tests.unit.editions.memory_site import H, build, crawl, index_everything
+from tests.unit.editions.memory_site import H, build, crawl, files_on_disk, index_everything
 
 
 @pytest.fixture
@@ -98,6 +98,7 @@ def test_the_view_shows_counts_gaps_and_accepts_once_every_gap_has_a_reason(
 def test_export_release_runs_an_export_job_that_writes_the_reports(
     qtbot: Any, library: Library, op_runner: Any, edition: str, monkeypatch: Any, tmp_path: Path
 ) -> None:
+    files_on_disk(library)
     out = tmp_path / "release" / "rivers"
     out.parent.mkdir()
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(out), ""))
@@ -119,6 +120,7 @@ def test_a_release_signed_and_timestamped_from_the_view(
     from archiver_app.export.timestamps import TimestampState, load_roots
     from tests.helpers.tsa import LocalTSA
 
+    files_on_disk(library)
     tsa = LocalTSA(tmp_path / "tsa").start()
     try:
         set_default_authority(library, tsa.url)
