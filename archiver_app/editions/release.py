@@ -3,11 +3,14 @@
 ``archiver edition export NAME OUT.wacz`` writes, in OUT's folder::
 
     OUT.wacz                 the members' records (export/: the same writer, signed on ask)
-    <name>.coverage.json     the coverage report, every target once
-    <name>.coverage.md       the same for people
-    <name>.targets.csv       the target ledger
-    <name>.bib               a BibTeX entry per member capture
-    <name>.csl.json          the same as CSL-JSON
+    OUT.coverage.json        the coverage report, every target once
+    OUT.coverage.md          the same for people
+    OUT.targets.csv          the target ledger
+    OUT.bib                  a BibTeX entry per member capture
+    OUT.csl.json             the same as CSL-JSON
+
+The reports are named after the WACZ, not the edition (:func:`release_paths`): releases
+of one edition at different states, or to different names, never share a report.
 
 Members offloaded to drives (an accepted edition is not pinned on this computer: see
 docs/editions.md, "Frozen") are copied back first, verified, from the mounted drives that
@@ -73,10 +76,13 @@ def release_config(
             "timestamp": timestamp or None}  # fmt: skip
 
 
-def release_paths(name: str, output: Path) -> list[Path]:
-    folder = output.parent
+def release_paths(output: Path) -> list[Path]:
+    """The reports beside the release's WACZ ``output``, named after it: ``out/x.wacz`` ->
+    ``out/x.coverage.json`` ... (as an export's bibliography is), so the files of one
+    release always go together whatever the edition's name."""
+    stem = output.name.removesuffix(".wacz")
     return [
-        folder / f"{name}{suffix}"
+        output.with_name(f"{stem}{suffix}")
         for suffix in (".coverage.json", ".coverage.md", ".targets.csv", ".bib", ".csl.json")
     ]
 
@@ -96,8 +102,8 @@ def export_edition(
     ``sign``, and with ``timestamp`` (an authority's URL) its signature timestamped.
 
     Raises:
-        InputError: no such edition, no member captured, or a report file exists and
-            ``overwrite`` is not set. Nothing is written then.
+        InputError: no such edition, no member captured, or the WACZ or a report file
+            exists and ``overwrite`` is not set. Nothing is written then.
         MembersNotAsCaptured: a file of a member differs from its capture-time digest or
             is gone, and no mounted drive could restore it (:func:`check_members`).
             Nothing is written then.
@@ -117,8 +123,8 @@ def export_edition(
         members = member_snapshot_ids(s, ed.id)
     if not members:
         raise InputError(f"edition {name} has no captured member to export")
-    reports = release_paths(name, Path(output).absolute())
-    if not overwrite and (taken := [p for p in reports if p.exists()]):
+    reports = release_paths(Path(output).absolute())
+    if not overwrite and (taken := [p for p in (Path(output), *reports) if p.exists()]):
         raise InputError(f"{taken[0]} exists already; use --overwrite to replace the release")
     bring_back(lib, members, progress=progress, cancel=cancel)
     check_members(lib, name, state, release_files(lib, members), members,

@@ -64,7 +64,7 @@ class EditionNotFoundError(InputError):
 
 
 def validate_name(name: str) -> str:
-    """Edition names become file names of the release (``<name>.coverage.json``)."""
+    """Edition names are safe file names: the app proposes ``<name>.wacz`` for a release."""
     if not _NAME.match(name):
         raise InputError(
             f"invalid edition name {name!r}: use 1-100 letters, digits, '.', '-' or '_', "

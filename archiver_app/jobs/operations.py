@@ -182,7 +182,7 @@ def clean_up_export(config: Mapping[str, Any], pid: int | None) -> None:
         rename_folder(set_aside.pop(), out)
     labels = [out.name, f"{WARC_NAME}-spool", *(p.name for p in bibliography_paths(out))]
     if config.get("edition"):
-        labels += [p.name for p in release_paths(str(config["edition"]), out)]
+        labels += [p.name for p in release_paths(out)]
     for label in labels:
         for path in leftovers(label):
             discard(path)

@@ -106,8 +106,10 @@ def test_export_release_runs_an_export_job_that_writes_the_reports(
     with qtbot.waitSignal(view.changed, timeout=120_000):
         view.export_button.click()
     assert "Release written" in view.notice.text(), view.notice.text()
-    report = json.loads((out.parent / f"{edition}.coverage.json").read_text())
+    assert (out.parent / "rivers.wacz").exists()  # the view adds the suffix
+    report = json.loads((out.parent / "rivers.coverage.json").read_text())  # named after it
     assert len(report["targets"]) == 7
+    assert not (out.parent / f"{edition}.coverage.json").exists()
     jobs = [j for j in list_jobs(library) if j.kind == "export"]
     assert [j.status for j in jobs] == ["completed"]
 

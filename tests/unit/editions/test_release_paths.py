@@ -1,0 +1,86 @@
+"""An edition's reports are named after the release's WACZ, not after the edition: a
+release's files go together, and a draft never replaces an accepted release's reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from archiver_app import cli
+from archiver_app.editions.release import release_paths
+from archiver_app.importers.warcs import import_warc_file
+from archiver_app.jobs.operations import clean_up_export
+from archiver_app.library import Library
+from tests.helpers.warcs import site, write_warc
+
+REPORTS = (".coverage.json", ".coverage.md", ".targets.csv", ".bib", ".csl.json")
+
+
+@pytest.fixture
+def root(library: Library, tmp_path: Path) -> str:
+    """Accepted edition c-2024 of two imported pages."""
+    import_warc_file(library, write_warc(tmp_path / "site.warc.gz", site(2)), collection="c")
+    pages = "".join(f"https://example.org/page{i}\n" for i in range(2))
+    library.editions.create("c", "c-2024", year=2024, targets_text=pages)
+    assert not library.editions.accept("c-2024").refused
+    return str(library.root)
+
+
+def _release(root: str, out: Path, *extra: str) -> int:
+    return cli.main(["--library", root, "edition", "export", "c-2024", str(out), *extra])
+
+
+def test_the_reports_take_the_wacz_name() -> None:
+    assert [p.name for p in release_paths(Path("out/x.wacz"))] == [f"x{s}" for s in REPORTS]
+    assert release_paths(Path("out/x.wacz"))[0].parent == Path("out")
+    # the name the app proposes, the edition's: the same files as before
+    assert [p.name for p in release_paths(Path("c-2024.wacz"))] == [f"c-2024{s}" for s in REPORTS]
+
+
+def test_a_release_to_another_name_beside_one_named_after_the_edition(
+    root: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    assert _release(root, out / "c-2024.wacz") == 0
+    assert _release(root, out / "x.wacz") == 0  # was: "out/c-2024.coverage.json exists"
+    printed = capsys.readouterr().out
+    assert all(f"wrote {out / f'x{s}'}" in printed for s in REPORTS)
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(f"{stem}{s}" for stem in ("c-2024", "x") for s in (".wacz", *REPORTS))
+
+
+def test_a_draft_release_leaves_the_accepted_release_beside_it_whole(
+    root: str, library: Library, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    assert _release(root, out / "c-2024.wacz") == 0
+    accepted = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert "research_ready" in (out / "c-2024.coverage.md").read_text()
+    assert not library.editions.reopen("c-2024").refused
+    assert _release(root, out / "draft.wacz", "--overwrite") == 0
+    assert {n: (out / n).read_bytes() for n in accepted} == accepted
+    assert "needs_review" in (out / "draft.coverage.md").read_text()
+
+
+def test_a_release_over_an_existing_wacz_needs_overwrite(
+    root: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "x.wacz"
+    out.write_bytes(b"an earlier file")
+    assert _release(root, out) != 0
+    assert f"{out} exists already; use --overwrite" in capsys.readouterr().err
+    assert out.read_bytes() == b"an earlier file"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("x.")] == ["x.wacz"]
+
+
+def test_a_killed_release_leaves_no_temporary_report(tmp_path: Path) -> None:
+    from archiver_app.durable import TEMP_SUFFIX, temp_prefix
+
+    out = tmp_path / "x.wacz"
+    left = tmp_path / f"{temp_prefix('x.coverage.json', 4242)}abc-1{TEMP_SUFFIX}"
+    left.write_text("half")
+    clean_up_export({"output": str(out), "edition": "c-2024"}, 4242)
+    assert not left.exists()
