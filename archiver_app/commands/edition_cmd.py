@@ -199,6 +199,8 @@ def _export(args: argparse.Namespace, ctx: Context, lib: Library) -> int:
     print(
         f"wrote {w.path}: {counted(w.pages, 'page')}, {counted(w.records, 'record')}", file=ctx.out
     )
+    if result.sha256:
+        print(f"sha256 {result.sha256}", file=ctx.out)
     if w.timestamp is not None:
         _print_stamp(w.timestamp, ctx)
     for path in result.files:

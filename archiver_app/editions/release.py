@@ -30,6 +30,7 @@ WACZ, each atomically: an interrupted release leaves no half-written file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ from archiver_app.editions.release_check import check_members
 from archiver_app.editions.service import coverage, get_edition, refresh
 from archiver_app.editions.states import EditionState
 from archiver_app.errors import InputError
+from archiver_app.hashing import hash_file
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress, null_progress
 
@@ -54,6 +56,10 @@ class ReleaseResult:
     state: str  # the edition's state when released (research_ready: accepted)
     wacz: ExportResult
     files: list[Path] = field(default_factory=list)  # the reports beside the WACZ
+    #: The WACZ's SHA-256 as written (``archiver cite NAME`` quotes it; a timestamp added
+    #: later by ``archiver export timestamp-pending`` changes the file), and when.
+    sha256: str | None = None
+    released_at: datetime | None = None
 
     @property
     def path(self) -> Path:
@@ -147,7 +153,9 @@ def export_edition(
              *bibliography(lib, sorted(members)))  # fmt: skip
     for path, text in zip(reports, texts, strict=True):
         atomic_write_text(path, text)
-    return ReleaseResult(edition=name, state=state, wacz=wacz, files=reports)
+    sha256, _size = hash_file(wacz.path)
+    return ReleaseResult(edition=name, state=state, wacz=wacz, files=reports, sha256=sha256,
+                         released_at=lib.clock())  # fmt: skip
 
 
 def release_files(lib: Library, snapshot_ids: list[int]) -> set[int]:

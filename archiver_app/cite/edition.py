@@ -1,0 +1,193 @@
+"""Cite an edition: ``archiver cite NAME`` for a collection's reviewed release.
+
+An edition is cited as a data set: its name, the collection and period it covers, its state
+(accepted on a date, or not accepted), and, once it has been released with ``archiver
+edition export``, the date of its last release and the SHA-256 of that release's WACZ as it
+was written, so a reader can tell the file cited from any other. Its identifier is
+``urn:archiver:<library id>:edition:<name>``.
+
+The formats are those of a capture that make sense for a data set: BibTeX (``@dataset``),
+CSL-JSON, RIS (``TY  - DATA``) and the formatted styles, through the same citeproc-py path
+as captures (:func:`archiver_app.cite.formats.format_items`). A Robust Link needs a web
+address, which an edition has not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from archiver_app.cite.formats import _bib_escape, _bib_url, _one_line, format_items
+from archiver_app.errors import InputError
+from archiver_app.library import Library
+from archiver_app.store.models import Job, JobStatus
+
+
+@dataclass(frozen=True)
+class EditionReference:
+    """What a citation of one edition says."""
+
+    key: str
+    name: str
+    collection: str  # the collection's name
+    period: str  # "2026", or "2026-03-01 to 2026-05-31"
+    state: str  # EditionState value
+    accepted_at: datetime | None
+    archive_id: str  # urn:archiver:<library id>:edition:<name>
+    released_at: datetime | None = None  # the last release
+    release_state: str | None = None  # the edition's state then
+    wacz: str | None = None  # the last release's file name
+    sha256: str | None = None  # of that WACZ as written
+
+    @property
+    def title(self) -> str:
+        return f"{self.name}: edition of the collection {self.collection}, {self.period}"
+
+    @property
+    def status(self) -> str:
+        """'accepted 2026-11-20', or 'search_ready, not accepted'."""
+        if self.state == "research_ready" and self.accepted_at is not None:
+            return f"accepted {self.accepted_at:%Y-%m-%d}"
+        return f"{self.state.replace('_', ' ')}, not accepted"
+
+    @property
+    def release(self) -> str:
+        """'WACZ NAME.wacz, SHA-256 HEX' (and a draft's state), or '' before any release."""
+        if self.sha256 is None:
+            return ""
+        draft = "" if self.release_state == "research_ready" else f" ({self.release_state} draft)"
+        return f"WACZ {self.wacz}{draft}, SHA-256 {self.sha256}"
+
+    @property
+    def issued(self) -> datetime | None:
+        """The last release's date, else the acceptance's (None: neither)."""
+        if self.released_at is not None:
+            return self.released_at
+        return self.accepted_at if self.state == "research_ready" else None
+
+    @property
+    def note(self) -> str:
+        parts = [f"Period {self.period}", self.status.capitalize()]
+        if self.released_at is not None:
+            parts.append(f"released {self.released_at:%Y-%m-%d}, {self.release}")
+        return "; ".join(parts)
+
+
+def edition_citation(lib: Library, name: str) -> EditionReference:
+    """The citation record of edition ``name`` (InputError: no such edition)."""
+    ed = lib.editions.get(name)
+    release = last_release(lib, name)
+    return EditionReference(
+        key="edition_" + (re.sub(r"[^a-z0-9]+", "", name.lower()) or "x"),
+        name=ed.name,
+        collection=ed.collection_name or ed.collection,
+        period=ed.period_label,
+        state=ed.state.value,
+        accepted_at=_utc(ed.accepted_at),
+        archive_id=f"urn:archiver:{lib.id}:edition:{ed.name}",
+        **release,
+    )
+
+
+def last_release(lib: Library, name: str) -> dict[str, Any]:
+    """The last completed release of edition ``name`` that recorded its WACZ's digest:
+    ``released_at``, ``release_state``, ``wacz`` and ``sha256`` (empty: none)."""
+    with lib.session() as s:
+        jobs = s.execute(
+            select(Job.config, Job.result, Job.finished_at)
+            .where(Job.kind == "export", Job.status == JobStatus.COMPLETED)
+            .order_by(Job.finished_at.desc(), Job.id.desc())
+        ).all()
+    for config, result, finished in jobs:
+        if (config or {}).get("edition") != name or not (result or {}).get("sha256"):
+            continue
+        when = result.get("released_at")
+        at = datetime.fromisoformat(when) if isinstance(when, str) else finished
+        path = str((result.get("wacz") or {}).get("path") or config.get("output") or "")
+        return {
+            "released_at": _utc(at),
+            "release_state": str(result.get("state") or ""),
+            "wacz": path.replace("\\", "/").rsplit("/", 1)[-1],
+            "sha256": str(result["sha256"]),
+        }
+    return {}
+
+
+def _utc(at: datetime | None) -> datetime | None:
+    if at is None:
+        return None
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+def render_editions(refs: Sequence[EditionReference], form: str) -> str:
+    """One of bibtex, csl-json, ris, or a style name."""
+    if form == "bibtex":
+        return "\n".join(_bibtex(r) for r in refs)
+    if form == "csl-json":
+        return json.dumps([_csl(r) for r in refs], indent=2, ensure_ascii=False) + "\n"
+    if form == "ris":
+        return "\r\n".join(_ris(r) for r in refs) + "\r\n"
+    if form == "robust-link":
+        raise InputError("an edition has no web address to link: cite it as bibtex, "
+                         "csl-json, ris or in a style (apa, chicago, mla)")  # fmt: skip
+    items = []
+    for r in refs:
+        item = _csl(r)
+        item.pop("note")
+        # the release's digest where every style prints it; an identifier, not a sentence
+        where = "; ".join(x for x in (r.archive_id, r.release) if x)
+        item["archive_location"] = f'<span class="nocase">{where}</span>'
+        items.append(item)
+    return format_items(items, form)
+
+
+def _bibtex(r: EditionReference) -> str:
+    fields = [
+        ("title", "{" + _bib_escape(r.title) + "}"),
+        ("organization", _bib_escape(r.collection)),
+        ("type", "Web archive edition"),
+        *([("date", f"{r.issued:%Y-%m-%d}")] if r.issued else []),
+        ("note", _bib_escape(r.note)),
+        ("eprint", _bib_url(r.archive_id)),
+        ("eprinttype", "archiver"),
+    ]
+    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
+    return f"@dataset{{{r.key},\n{body}\n}}\n"
+
+
+def _csl(r: EditionReference) -> dict[str, Any]:
+    when = r.issued
+    return {
+        "id": r.key,
+        "type": "dataset",
+        # cited under the collection's name, as a capture with no author is under its site's
+        "author": [{"literal": r.collection}],
+        "title": r.title,
+        **({"issued": {"date-parts": [[when.year, when.month, when.day]]}} if when else {}),
+        "genre": f"Web archive edition, {r.status}",
+        "archive": "Archiver",
+        "archive_location": r.archive_id,
+        "note": r.note,
+    }
+
+
+def _ris(r: EditionReference) -> str:
+    when = r.issued
+    lines = [
+        ("TY", "DATA"),
+        ("TI", r.title),
+        ("AU", r.collection),
+        *([("PY", str(when.year)), ("DA", f"{when:%Y/%m/%d}/")] if when else []),
+        ("M3", f"Web archive edition, {r.status}"),
+        ("DB", "Archiver"),
+        ("AN", r.archive_id),
+        ("N1", r.note),
+        ("ER", ""),
+    ]
+    return "\r\n".join(f"{tag}  - {_one_line(value)}" for tag, value in lines)

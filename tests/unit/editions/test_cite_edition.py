@@ -1,0 +1,92 @@
+"""``archiver cite NAME`` cites an edition as a data set: its name, collection, period and
+state, and once released the release's date and its WACZ's SHA-256."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from archiver_app import cli
+from archiver_app.importers.warcs import import_warc_file
+from archiver_app.library import Library
+from tests.helpers.warcs import site, write_warc
+
+
+@pytest.fixture
+def root(library: Library, tmp_path: Path) -> str:
+    """Accepted edition c-2024 of two imported pages."""
+    import_warc_file(library, write_warc(tmp_path / "site.warc.gz", site(2)), collection="c")
+    pages = "".join(f"https://example.org/page{i}\n" for i in range(2))
+    library.editions.create("c", "c-2024", year=2024, targets_text=pages)
+    assert not library.editions.accept("c-2024").refused
+    return str(library.root)
+
+
+def _cite(root: str, *args: str) -> int:
+    return cli.main(["--library", root, "cite", *args])
+
+
+def test_an_accepted_edition_not_yet_released(
+    root: str, library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _cite(root, "c-2024", "--format", "bibtex") == 0
+    bib = capsys.readouterr().out
+    accepted = library.editions.get("c-2024").accepted_at
+    assert accepted is not None
+    assert bib.startswith("@dataset{edition_c2024,\n")
+    assert "title = {{c-2024: edition of the collection C, 2024}}" in bib
+    assert f"date = {{{accepted:%Y-%m-%d}}}" in bib
+    assert f"note = {{Period 2024; Accepted {accepted:%Y-%m-%d}}}" in bib
+    assert f"eprint = {{urn:archiver:{library.id}:edition:c-2024}}" in bib
+    assert "SHA-256" not in bib
+
+
+def test_a_released_edition_names_its_release_and_digest(
+    root: str, library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wacz = tmp_path / "out.wacz"
+    assert cli.main(["--library", root, "edition", "export", "c-2024", str(wacz)]) == 0
+    digest = hashlib.sha256(wacz.read_bytes()).hexdigest()
+    assert f"sha256 {digest}" in capsys.readouterr().out
+    released = library.clock()
+
+    assert _cite(root, "c-2024", "--format", "bibtex") == 0
+    bib = capsys.readouterr().out
+    assert f"date = {{{released:%Y-%m-%d}}}" in bib
+    assert f"released {released:%Y-%m-%d}, WACZ out.wacz, SHA-256 {digest}" in bib
+
+    assert _cite(root, "c-2024") == 0  # APA, through citeproc-py as captures are
+    apa = capsys.readouterr().out
+    assert apa.startswith(f"C. ({released:%Y}). c-2024: edition of the collection C, 2024")
+    assert f"SHA-256 {digest}" in apa and "[Web archive edition, accepted " in apa
+
+    assert _cite(root, "c-2024", "--format", "csl-json") == 0
+    [item] = json.loads(capsys.readouterr().out)
+    assert item["type"] == "dataset" and digest in item["note"]
+
+    assert _cite(root, "c-2024", "--format", "ris") == 0
+    ris = capsys.readouterr().out
+    assert ris.startswith("TY  - DATA\r\n") and f"SHA-256 {digest}" in ris
+
+    assert _cite(root, "c-2024", "--format", "mla") == 0
+    assert f"SHA-256 {digest}" in capsys.readouterr().out
+
+
+def test_a_reopened_edition_says_it_is_not_accepted(
+    root: str, library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    library.editions.reopen("c-2024")
+    assert _cite(root, "c-2024", "--format", "bibtex") == 0
+    assert "Needs review, not accepted" in capsys.readouterr().out
+
+
+def test_what_an_edition_cannot_be_cited_as(root: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cite(root, "c-2024", "--format", "robust-link") == 2
+    assert "an edition has no web address" in capsys.readouterr().err
+    assert _cite(root, "c-2024", "1") == 2
+    assert "cite editions and captures in separate commands" in capsys.readouterr().err
+    assert _cite(root, "nothing") != 0
+    assert "no capture 'nothing'" in capsys.readouterr().err
