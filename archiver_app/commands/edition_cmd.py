@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from archiver_app.api.editions import EditionsManager, StateChange
     from archiver_app.cli import Context
     from archiver_app.library import Library
+    from archiver_app.tasks import ProgressUpdate
 
 
 def _date(text: str) -> date:
@@ -221,10 +222,16 @@ def _capture_missing(args: argparse.Namespace, ctx: Context, lib: Library) -> in
     if not args.run:
         print("run it with: archiver worker --once", file=ctx.out)
         return 0
+    from archiver_app.crawl.api import page_list
     from archiver_app.crawl.inline import run_job_inline
 
-    run = run_job_inline(lib, queued.job_id)
+    def show(update: ProgressUpdate) -> None:
+        print(f"[{update.done}/{update.total or '?'}] {update.message}", file=ctx.out, flush=True)
+
+    run = run_job_inline(lib, queued.job_id, progress=show)
     lib.editions.refresh(args.name)
     print(f"job {run.job_id} {run.status}: {run.pages_done} captured, {run.pages_failed} "
           "failed", file=ctx.out)  # fmt: skip
+    for page in page_list(lib, run.job_id, states=["failed", "ready", "claimed"]):
+        print(f"failed: {page.url}: {page.reason or 'not captured'}", file=ctx.err)
     return 0 if run.pages_failed == 0 else 1

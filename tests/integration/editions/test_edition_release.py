@@ -155,6 +155,8 @@ def run_edition(tmp_path: Path, server: LocalServer) -> None:
     server.add_static("/listed", page("Listed at last"))
     r = archiver(root, "edition", "capture-missing", "rivers-ed", "--run")
     assert "queued 2 URLs" in r.stdout, r.stdout + r.stderr
+    # the page that failed again is named with why (it said only "1 failed")
+    assert f"failed: {server.url('/lakes/down')}: HTTP 500" in r.stderr, r.stderr
     report = json.loads(archiver(root, "edition", "show", "rivers-ed", "--json").stdout)
     state_of = {t["url"]: t["state"] for t in report["targets"]}
     assert state_of[listed] == "captured" and state_of[server.url("/lakes/down")] == "failed"
