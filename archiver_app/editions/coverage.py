@@ -124,7 +124,9 @@ def read_coverage(s: Session, ed: Edition, now: datetime) -> Coverage:
             url=t.url, domain=t.domain, source=t.source, state=TargetState(t.state),
             job_id=t.job_id, excluded_rule=t.excluded_rule, detail=t.detail,
             attempts=t.attempts, snapshot_id=sid, snapshot_uid=uid, captured_at=at,
-            chosen_by=chosen, gap_reason=reason, http_status=status,
+            chosen_by=chosen, http_status=status,
+            # the reason given for a gap says nothing of a target captured since
+            gap_reason=reason if TargetState(t.state).is_gap else None,
         )
         for t, sid, chosen, uid, at, reason, status in rows
     )  # fmt: skip

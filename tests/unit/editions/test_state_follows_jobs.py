@@ -154,3 +154,17 @@ def test_a_worker_killed_before_the_editions_took_a_job_in_is_made_up_for(
 
     c = library.editions.coverage("e").counts
     assert (c.pending, c.captured) == (0, 1)
+
+
+def test_a_gap_captured_since_its_reason_was_given_shows_no_reason(library: Library) -> None:
+    """The ledgers kept "never existed" beside a target that had been captured since."""
+    library.ensure_collection("rivers")
+    library.editions.create("rivers", "e", year=2026, targets_text=f"{H}/listed\n")
+    library.editions.explain_gap("e", f"{H}/listed", "never existed")
+    [gap] = library.editions.coverage("e").gaps
+    assert gap.gap_reason == "never existed"
+
+    create_job(library, [f"{H}/listed"], scope="page", collection="rivers")
+    crawl(library, MemorySiteFetcher(library, _site()))
+    [target] = library.editions.coverage("e").targets
+    assert target.state is TargetState.CAPTURED and target.gap_reason is None
