@@ -480,6 +480,26 @@ def test_ctrl_f_finds_in_the_replay_in_front_and_searches_the_library_elsewhere(
     assert window.search.hasFocus()  # the library's search field
 
 
+def test_capture_it_now_in_a_replay_opens_the_capture_dialog_and_tabs_follow_the_page(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """The not-archived page's "capture it now?" button did nothing in the app (its signal
+    was connected nowhere); a replay tab kept its first page's title after a link."""
+    from archiver_app.gui.capture_dialog import CaptureDialog
+    from archiver_app.gui.replay.widget import ReplayWidget
+
+    window = main_window
+    replay = window.open_replay_id(add_snapshot(library, "https://r.example/", title="River"))
+    assert isinstance(replay, ReplayWidget)
+    replay.captureRequested.emit("https://elsewhere.example/")
+    qtbot.waitUntil(lambda: bool(window.findChildren(CaptureDialog)))
+    [dialog] = window.findChildren(CaptureDialog)
+    assert dialog.urls.toPlainText() == "https://elsewhere.example/"
+    dialog.reject()
+    replay.titleChanged.emit("Another page")
+    assert window.tabs.tabText(window.tabs.indexOf(replay)) == "Another page"
+
+
 def test_the_help_menu_lists_every_shortcut_and_checks_the_setup(
     qtbot: QtBot, main_window: MainWindow, monkeypatch: pytest.MonkeyPatch
 ) -> None:
