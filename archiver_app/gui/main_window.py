@@ -296,6 +296,9 @@ class MainWindow(QMainWindow):
             self.search.set_search(str(saved.get("search", "")))
             self.search.blockSignals(False)
             self.filter_bar.set_filters(filters)
+            if filters != Filters():  # a saved search's filters are in sight, never hidden
+                self.menus.filters.setChecked(True)
+                self.filter_bar.show()
             q = q.with_(search=str(saved.get("search", "")), filters=filters)
             self.model.set_query(q)
             self._after_query_change()
@@ -386,7 +389,10 @@ class MainWindow(QMainWindow):
         self.search.selectAll()
 
     def toggle_filters(self) -> None:
-        self.filter_bar.setVisible(self.menus.filters.isChecked())
+        shown = self.menus.filters.isChecked()
+        self.filter_bar.setVisible(shown)
+        if not shown:  # filters out of sight must not go on hiding captures
+            self.filter_bar.clear()
 
     def toggle_fullscreen(self) -> None:
         self.setWindowState(self.windowState() ^ Qt.WindowState.WindowFullScreen)

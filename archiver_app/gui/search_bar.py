@@ -83,7 +83,8 @@ class FilterBar(QWidget):
         row.setContentsMargins(6, 0, 6, 0)
         self.domain = QLineEdit(self)
         self.domain.setPlaceholderText("domain")
-        self.domain.setMaximumWidth(160)
+        self.domain.setMinimumWidth(140)
+        self.domain.setMaximumWidth(220)
         self.use_dates = QCheckBox("From", self)
         self.date_from = QDateEdit(self)
         self.date_to = QDateEdit(self)
@@ -95,7 +96,8 @@ class FilterBar(QWidget):
         self.date_to.setDate(QDate.currentDate())
         self.tag = QLineEdit(self)
         self.tag.setPlaceholderText("tag")
-        self.tag.setMaximumWidth(120)
+        self.tag.setMinimumWidth(110)
+        self.tag.setMaximumWidth(180)
         self.mime = QComboBox(self)
         for label, value in MIME_CHOICES:
             self.mime.addItem(label, value)
@@ -180,12 +182,17 @@ class FilterBar(QWidget):
     def _emit(self) -> None:
         self.filters_changed.emit(self.filters())
 
+    def clear(self) -> None:
+        """Back to no filter (said to the view only when one was set)."""
+        if self.filters() != Filters():
+            self.set_filters(Filters())
+            self._emit()
+
     def keyPressEvent(self, event: object) -> None:  # Esc clears the filters
         from PySide6.QtGui import QKeyEvent
 
         if isinstance(event, QKeyEvent) and event.matches(QKeySequence.StandardKey.Cancel):
-            self.set_filters(Filters())
-            self._emit()
+            self.clear()
             return
         super().keyPressEvent(event)  # type: ignore[arg-type]
 

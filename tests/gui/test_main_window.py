@@ -178,6 +178,33 @@ def test_search_as_you_type_and_saved_search(
     assert window.model.rowCount() == 1 and window.search.text() == "lev"
 
 
+def test_filters_out_of_sight_filter_nothing(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """Hiding the filter bar kept its filters: "All captures" showed 1 of 7 with nothing on
+    screen to say why. Hidden, it clears them; a saved search with filters shows the bar."""
+    window = main_window
+    add_snapshot(library, "https://r.example/", title="River flood", tags=("cranes",))
+    add_snapshot(library, "https://c.example/", title="City hall")
+    window.refresh_all()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+    window.menus.filters.trigger()  # Show Filters
+    assert window.filter_bar.isVisible()
+    window.filter_bar.tag.setText("cranes")
+    window.filter_bar.tag.textEdited.emit("cranes")
+    qtbot.waitUntil(lambda: window.model.query.filters.tag == "cranes" and not window.model.loading)
+    assert window.model.rowCount() == 1
+    window.add_saved_search("Cranes")
+    window.menus.filters.trigger()  # hidden: the filter goes with it
+    assert not window.filter_bar.isVisible() and window.filter_bar.tag.text() == ""
+    qtbot.waitUntil(lambda: window.model.query.filters.tag == "" and not window.model.loading)
+    assert window.model.rowCount() == 2
+    saved = [e for e in window.sidebar.entries() if e.kind == "saved"]
+    window.sidebar.select_key(saved[0].key)
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+    assert window.filter_bar.isVisible() and window.menus.filters.isChecked()
+
+
 def test_remembers_geometry_splitter_columns_and_collection(
     qtbot: QtBot, library: Library, op_runner: OpRunner, gui_settings: QSettings
 ) -> None:
