@@ -73,6 +73,7 @@ class NewEditionDialog(QDialog):
         self.targets = QLineEdit(self)
         self.targets.setPlaceholderText("optional: a text file with one URL a line")
         browse = QPushButton("Choose…", self)
+        browse.setAutoDefault(False)  # Return submits the dialog, not this
         browse.clicked.connect(self._choose_targets)
         self.error = QLabel(self)
         self.error.setWordWrap(True)

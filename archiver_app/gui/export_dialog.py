@@ -102,6 +102,7 @@ class ExportDialog(QDialog):
         self.dest = QLineEdit(self)
         self.dest.setObjectName("export_dest")
         self.browse = QPushButton("Choose…", self)
+        self.browse.setAutoDefault(False)  # Return submits the dialog, not this
         self.browse.clicked.connect(self._browse)
         row = QHBoxLayout()
         row.addWidget(self.dest, 1)

@@ -96,6 +96,7 @@ class SettingsDialog(QDialog):
         where = QLabel(str(library.root), lib_box)
         where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.move_button = QPushButton("Move Library…", lib_box)
+        self.move_button.setAutoDefault(False)  # it has the focus first: Return is Save
         self.move_button.setToolTip(
             "Move the whole library to another folder or disk, verified, then reopen it"
         )
@@ -113,8 +114,10 @@ class SettingsDialog(QDialog):
         self.browser_path.setPlaceholderText("found automatically")
         self.browser_path.setText(str(settings.value(BROWSER_KEY, "") or ""))
         choose = QPushButton("Choose…", browser_box)
+        choose.setAutoDefault(False)
         choose.clicked.connect(self._choose_browser)
         self.find_button = QPushButton("Find", browser_box)
+        self.find_button.setAutoDefault(False)
         self.find_button.clicked.connect(self.find_browser)
         brow = QHBoxLayout()
         brow.addWidget(self.browser_path, 1)
@@ -136,6 +139,7 @@ class SettingsDialog(QDialog):
         )
         self.shell_label.setWordWrap(True)
         self.use_shell = QPushButton("Use It", self.shell_offer)
+        self.use_shell.setAutoDefault(False)
         self.use_shell.setObjectName("use_shell")
         offer.addWidget(self.shell_label, 1)
         offer.addWidget(self.use_shell)
