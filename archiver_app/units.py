@@ -41,6 +41,13 @@ def capture_times(times: Sequence[datetime], minute: str = "%Y-%m-%d %H:%M") -> 
     ]
 
 
+def upper_first(text: str) -> str:
+    """``text`` with its first letter a capital and the rest as it is: not
+    ``str.capitalize``, which lowercases the rest ("mirroring to Blue drive" became
+    "Mirroring to blue drive")."""
+    return text[:1].upper() + text[1:]
+
+
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` with its noun, singular for one: "1 file", "2 files", "1,204 copies"."""
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"

@@ -40,6 +40,7 @@ from archiver_app.gui.snapshot_model import human_size
 from archiver_app.gui.tables import RowsModel, list_table
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
+from archiver_app.units import upper_first
 
 REFRESH_MS = 3000
 SCAN_EVERY = 5  # refreshes between scans of the OS mount points (15 s)
@@ -260,7 +261,7 @@ class DrivesPanel(QWidget):
         said = self.library.jobs.describe(result)  # the verdicts, not only "finished"
         self.message.emit(f"Finished {doing}" + (": " + "; ".join(said) if said else "."))
         if said:
-            self.verdict.setText(f"{doing.capitalize()}: " + "\n".join(said))
+            self.verdict.setText(f"{upper_first(doing)}: " + "\n".join(said))
         self.verdict.setVisible(bool(said))
         self.refresh()
 
@@ -316,16 +317,16 @@ class DrivesPanel(QWidget):
     def _run(self, job: Callable[..., Any], doing: str) -> BackgroundOp[Any]:
         """Run ``job`` (a ``lib.mirror`` call: a job the Jobs panel shows, in a child
         process, since hashing a drive's worth of files is Python work)."""
-        self.message.emit(f"{doing.capitalize()}…")
+        self.message.emit(f"{upper_first(doing)}…")
 
         def progress(update: ProgressUpdate) -> None:
             total = f"/{update.total}" if update.total else ""
-            self.message.emit(f"{doing.capitalize()}: {update.done}{total} {update.message}")
+            self.message.emit(f"{upper_first(doing)}: {update.done}{total} {update.message}")
 
         return (
             BackgroundOp(
                 self.runner,
-                lambda p, c: job(name=doing.capitalize(), progress=p, cancel=c),
+                lambda p, c: job(name=upper_first(doing), progress=p, cancel=c),
                 label=doing,
             )
             .with_progress(progress)

@@ -217,6 +217,7 @@ def test_a_known_drive_plugged_in_somewhere_new_is_found_and_mirrored_to(
     qtbot.waitUntil(mirrored, timeout=30000)
     qtbot.waitUntil(lambda: panel._mirror_op is None, timeout=10000)
     assert panel.model.rows[0].missing == 0
+    assert panel.verdict.text().startswith("Mirroring to Blue: ")  # the drive's own name
     tip = panel.model.headerData(4, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert "Not lost" in tip  # "Not here" says what it counts, over its header
     assert panel.summary.text() == (

@@ -30,6 +30,13 @@ def test_a_small_change_never_reads_as_none() -> None:
     assert share_text(1.0) == "100.0%"
 
 
+def test_upper_first_leaves_the_rest_as_it_is() -> None:
+    from archiver_app.units import upper_first
+
+    assert upper_first("mirroring to Blue drive") == "Mirroring to Blue drive"
+    assert upper_first("") == ""
+
+
 def test_counted_says_one_in_the_singular_and_groups_thousands() -> None:
     assert counted(1, "file") == "1 file"
     assert counted(0, "file") == "0 files"
