@@ -146,6 +146,9 @@ def summary_text(c: Comparison) -> str:
     """What differs, between which captures, in a few short lines a person can trust."""
     old, new = whens(c.old.captured_at, c.new.captured_at)
     lines = [f"Left: the capture of {old}.  Right: the capture of {new}."]
+    if c.old.url != c.new.url:  # compared on request: two pages, not one page that changed
+        lines[0] = f"Left: {c.old.url}, captured {old}.  Right: {c.new.url}, captured {new}."
+        lines.append("These are two different addresses: what differs is between two pages.")
     statuses = (c.old.http_status, c.new.http_status)
     if not c.summary.status_changed and any(st and not 200 <= st < 300 for st in statuses):
         left, right = (f"HTTP {st}" if st else "no HTTP status kept" for st in statuses)

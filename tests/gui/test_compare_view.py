@@ -116,6 +116,15 @@ def test_a_title_change_is_in_the_summary(library: Library) -> None:
         snap.http_status = 404
     shown = summary_text(compare_captures(library, a, b))
     assert "HTTP status: 200 → 404" in shown
+    assert "different addresses" not in shown and url not in shown
+    other = add_snapshot(library, "https://harbour.example/tides", title="Tides", body="High",
+                         captured_at=at(2025))  # fmt: skip
+    shown = summary_text(compare_captures(library, a, other, any_url=True))
+    assert (
+        shown.startswith(f"Left: {url}, captured ")
+        and "Right: https://harbour.example/tides" in shown
+    )
+    assert "These are two different addresses" in shown
 
 
 def test_captures_that_cannot_be_compared_say_so(
