@@ -7,6 +7,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.commands import at_least
 from archiver_app.paths import LIBRARY_ENV
 from archiver_app.units import counted
 
@@ -41,7 +42,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "row, and switch to it (run again to resume a copy that stopped)",
     )
     p.add_argument("--to", required=True, metavar="URL", help="postgresql://... or sqlite")
-    p.add_argument("--batch", type=int, default=2000, help="rows per committed batch")
+    p.add_argument("--batch", type=at_least(1), default=2000, help="rows per committed batch")
     p.set_defaults(func=cmd_convert)
     p = lib_sub.add_parser(
         "attach",
@@ -148,7 +149,7 @@ def cmd_convert(args: argparse.Namespace, ctx: Context) -> int:
         ctx.library_root,
         args.to,
         database_url=ctx.database_url,
-        batch=max(1, args.batch),
+        batch=args.batch,
         progress=progress,
     )
     for check in result.tables:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.commands import at_least
 from archiver_app.units import counted
 
 if TYPE_CHECKING:
@@ -21,7 +22,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "Safe to interrupt at any moment.",
     )
     p.add_argument("--continuous", action="store_true", help="keep running; Ctrl-C stops it")
-    p.add_argument("--batch-size", type=int, default=200, metavar="N", help="per commit (200)")
+    p.add_argument(  # checked here: a bad size must not leave a failed job behind
+        "--batch-size", type=at_least(1), default=200, metavar="N", help="per commit (200)"
+    )
     p.add_argument(
         "--resume-from",
         metavar="CURSOR",

@@ -21,6 +21,7 @@ from tests.helpers.snapshots import add_snapshot
         (["search", "pier", "--limit", "ten"], "argument --limit: 'ten' is not a whole number"),
         (["jobs", "--limit", "0"], "argument --limit: 0 is less than 1"),
         (["job", "show", "1", "--log", "-1"], "argument --log: -1 is less than 0"),
+        (["migrate", "--batch-size", "0"], "argument --batch-size: 0 is less than 1"),
     ],
 )
 def test_out_of_range_counts_are_refused(
