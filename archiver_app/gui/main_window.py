@@ -48,6 +48,7 @@ from archiver_app.gui.help_menu import HelpActions
 from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.idle_migrator import IdleMigrator
 from archiver_app.gui.jobs_panel import JobsPanel
+from archiver_app.gui.kept_selection import KeptSelection
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.replay_tabs import ReplayTabs
 from archiver_app.gui.research_actions import ResearchActions
@@ -210,6 +211,7 @@ class MainWindow(QMainWindow):
             lambda msg: self.statusBar().showMessage(f"Could not list captures: {msg}", 10000)
         )
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.kept_selection = KeptSelection(self.table, self.model)  # across refreshes
         self.table.doubleClicked.connect(lambda index: self.open_replay(index.row()))
         self.detail.edited.connect(self.apply_changes)
         self.detail.open_capture.connect(self.open_replay_id)
@@ -340,9 +342,9 @@ class MainWindow(QMainWindow):
         self.status.set_count(self.model.rowCount(), self.model.loading, self.model.partial)
 
     def _current_changed(self, current: Any, _previous: Any) -> None:
-        self.detail.show_snapshot(
-            self.model.snapshot_id(current.row()) if current.isValid() else None
-        )
+        sid = self.model.snapshot_id(current.row()) if current.isValid() else None
+        if sid is None or sid != self.detail.wanted:  # chosen again after a refresh: shown
+            self.detail.show_snapshot(sid)
 
     def selected_ids(self) -> list[int]:
         ids = []

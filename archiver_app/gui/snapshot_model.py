@@ -402,6 +402,16 @@ class SnapshotTableModel(QAbstractTableModel):
         except ValueError:
             return None
 
+    def rows_of(self, snapshot_ids: set[int]) -> dict[int, int]:
+        """The rows showing ``snapshot_ids`` that the model holds, in one pass over its ids."""
+        found: dict[int, int] = {}
+        for row, sid in enumerate(self._ids):
+            if sid in snapshot_ids:
+                found[sid] = row
+                if len(found) == len(snapshot_ids):
+                    break
+        return found
+
     def row_data(self, row: int) -> RowData | None:
         sid = self.snapshot_id(row)
         if sid is None:

@@ -16,6 +16,7 @@ from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import OpRunner
 from archiver_app.library import Library
 from archiver_app.store.models import Copy, Destination, File, Snapshot
+from tests.helpers.archive import at
 from tests.helpers.factories import bulk_snapshots
 from tests.helpers.snapshots import add_snapshot
 
@@ -203,6 +204,35 @@ def test_filters_out_of_sight_filter_nothing(
     window.sidebar.select_key(saved[0].key)
     qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
     assert window.filter_bar.isVisible() and window.menus.filters.isChecked()
+
+
+def test_the_chosen_captures_stay_chosen_when_the_table_is_read_again(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """A capture that finished reset the table: the selection went, Delete and Ctrl+D
+    acted on nothing while the pane showed a capture no row was chosen for."""
+    from PySide6.QtCore import QItemSelectionModel
+
+    window = main_window
+    first = add_snapshot(library, "https://a.example/", title="A", captured_at=at(2024))
+    second = add_snapshot(library, "https://b.example/", title="B", captured_at=at(2023))
+    window.refresh_all()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+    with qtbot.waitSignal(window.detail.loaded):
+        window.table.selectRow(window.model.row_of(second))
+    chosen = window.table.selectionModel()
+    chosen.select(
+        window.model.index(window.model.row_of(first), 0),
+        QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
+    )
+    assert sorted(window.selected_ids()) == sorted([first, second])
+    newest = add_snapshot(library, "https://c.example/", title="C", captured_at=at(2025))
+    window.refresh_all()  # as when a capture finishes: the rows move down by one
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 3)
+    assert sorted(window.selected_ids()) == sorted([first, second])
+    assert newest not in window.selected_ids()
+    current = chosen.currentIndex()
+    assert window.model.snapshot_id(current.row()) == second == window.detail.wanted
 
 
 def test_remembers_geometry_splitter_columns_and_collection(
