@@ -193,6 +193,10 @@ class WindowCapture(QObject):
             total = f" of {update.total}" if update.total else ""
             bar.showMessage(f"Capturing {update.done}{total} {update.message}")
 
+        # said at once: a page that answers slowly gave no sign of the capture for seconds
+        what = request.urls[0] if len(request.urls) == 1 else counted(len(request.urls), "page")
+        bar.showMessage(f"Capturing {what}…")
+
         return (
             BackgroundOp(self.window.runner, work, label=label)
             .with_progress(progress)

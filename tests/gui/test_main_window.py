@@ -607,3 +607,29 @@ def test_the_status_bar_says_when_a_capture_holds_the_sites_error_page(
     )
     main_window.capture._done(InlineRun(6, "done", 1, 0))
     assert bar.currentMessage() == "Captured 1 page (job #6)."
+
+
+def test_a_capture_says_at_once_that_it_is_under_way(
+    qtbot: QtBot, main_window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page that answered slowly gave no sign of its capture for seconds."""
+    import threading
+
+    from archiver_app.crawl.inline import InlineRun
+    from archiver_app.gui import window_capture
+    from archiver_app.gui.capture_input import CaptureRequest
+
+    release = threading.Event()
+
+    def slow(*_args: object, **_kwargs: object) -> InlineRun:
+        release.wait(10)
+        return InlineRun(9, "done", 1, 0)
+
+    monkeypatch.setattr(window_capture, "run_capture_request", slow)
+    bar = main_window.statusBar()
+    try:
+        main_window.capture.run(CaptureRequest(("https://slow.example/page",)))
+        assert bar.currentMessage() == "Capturing https://slow.example/page…"
+    finally:
+        release.set()
+    qtbot.waitUntil(lambda: bar.currentMessage() == "Captured 1 page (job #9).", timeout=10_000)
