@@ -45,6 +45,7 @@ from archiver_app.store.models import FileKind, Origin, Setting
 from archiver_app.tasks import CancelToken
 from archiver_app.warc import workers
 from archiver_app.warc.indexer import IndexReport
+from archiver_app.warc.listing import ListedPage
 from archiver_app.warc.scan import NotAnArchiveError, OneGzipStreamError, sniff_archive
 from archiver_app.warc.wacz import WaczError, WaczInfo, extract_verified, open_wacz, page_list
 
@@ -213,7 +214,8 @@ class _WaczRun:
     folder: PurePosixPath
     collection_id: int
     tags: tuple[str, ...]
-    pages: tuple[frozenset[str] | None, tuple[tuple[str, int], ...]]
+    # the pages list as page_list gives it: URLs, repeated URLs, times and titles
+    pages: tuple[frozenset[str] | None, tuple[tuple[str, int], ...], tuple[ListedPage, ...]]
     progress: ProgressFn | None
     cancel: CancelToken | None
     reports: list[tuple[str, str, IndexReport]] = field(default_factory=list)
@@ -264,6 +266,7 @@ class _WaczRun:
             source=self.source,
             page_urls=self.pages[0],
             page_counts=self.pages[1],
+            page_details=self.pages[2],
             tags=self.tags,
             progress=self.progress,
             cancel=self.cancel,

@@ -43,6 +43,7 @@ from archiver_app.store.models import (
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc import workers
 from archiver_app.warc.indexer import IndexReport, IndexTarget, index_warc, record_time
+from archiver_app.warc.listing import ListedPage
 from archiver_app.warc.regzip import RegzipReport, regzip_into
 from archiver_app.warc.scan import (
     NotAnArchiveError,
@@ -148,6 +149,7 @@ def index_one(
     source: Path,
     page_urls: frozenset[str] | None,
     page_counts: tuple[tuple[str, int], ...] = (),
+    page_details: tuple[ListedPage, ...] = (),
     tags: tuple[str, ...],
     progress: ProgressFn | None,
     cancel: CancelToken | None,
@@ -163,6 +165,7 @@ def index_one(
         provenance={"imported_from": str(source)},
         page_urls=page_urls,
         page_counts=page_counts,
+        page_details=page_details,
         tags=tags,
         first_uid=folder.name if first else None,
         same_as=source if read_path != source else None,
@@ -378,7 +381,7 @@ def _import_warc_file(
     )
     name = safe_file_name(path.name, "import.warc.gz")
     rel = f"{folder.as_posix()}/{name}"
-    page_urls, page_counts = page_list(export_pages(path))
+    page_urls, page_counts, page_details = page_list(export_pages(path))
     read_path, file_id = _place_warc(lib, path, rel, sha, regzipped, link=link)
     try:
         report = index_one(
@@ -391,6 +394,7 @@ def _import_warc_file(
             source=path,
             page_urls=page_urls,
             page_counts=page_counts,
+            page_details=page_details,
             tags=tags,
             progress=progress,
             cancel=cancel,

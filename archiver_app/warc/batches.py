@@ -33,6 +33,7 @@ from typing import Any
 from archiver_app.tasks.priority import lower_my_priority
 from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.htmltext import TEXT_MIMES, PageText, extract_html, extract_plain, snippet_of
+from archiver_app.warc.listing import ListedPage, PageListing
 from archiver_app.warc.scan import ScannedRecord, ScanProblem, scan_records
 from archiver_app.warc.surt import domain_of, strip_fragment, url_key
 from archiver_app.warc.timestamps import parse_ts, parse_warc_date, to_ts17
@@ -87,6 +88,8 @@ class FileSpec:
     page_urls: frozenset[str] | None = None  # a WACZ's pages list: exactly these are pages
     # URLs the list names more than once (each time is one page), with how many times.
     page_counts: tuple[tuple[str, int], ...] = ()
+    # The time and title of each listing that gives them (archiver_app.warc.listing).
+    page_details: tuple[ListedPage, ...] = ()
 
 
 @dataclass(slots=True)
@@ -120,6 +123,10 @@ class Batch:
     # (index in records, payload digest, the URL its original should have, is it a page)
     revisits: list[tuple[int, str | None, str, bool]] = field(default_factory=list)
     problems: list[ScanProblem] = field(default_factory=list)
+    # Pages made for a timed listing whose own record may still come (their numbers)...
+    held: list[int] = field(default_factory=list)
+    # ...and those that moved to it: (page number, the page as its record gives it, text).
+    moves: list[tuple[int, PageRow, str | None]] = field(default_factory=list)
     first_capture: datetime | None = None
     text_chars: int = 0
     full: bool = False  # a full batch (not the file's last): progress and cancel after it
@@ -163,8 +170,11 @@ class BatchBuilder:
         self._current: int | None = None  # the placeholder of the page records belong to
         self._keys: dict[str, str] = {}
         self._problems: list[ScanProblem] = []
-        self._quota = dict(spec.page_counts)
-        self._listed_taken: dict[str, int] = {}
+        self._listing = (
+            PageListing(spec.page_urls, spec.page_counts, spec.page_details)
+            if spec.page_urls is not None
+            else None
+        )
 
     def batches(self) -> Generator[Batch, None, None]:
         batch = Batch(self._seq + 1)
@@ -210,6 +220,8 @@ class BatchBuilder:
             len(batch.records),
             len(batch.texts),
             len(batch.revisits),
+            len(batch.held),
+            len(batch.moves),
             batch.first_capture,
             batch.text_chars,
             self.records,
@@ -219,11 +231,12 @@ class BatchBuilder:
         try:
             self.add(batch, rec)
         except Exception as exc:
-            pages, records, texts, revisits = saved[:4]
+            pages, records, texts, revisits, held, moves = saved[:6]
             del batch.pages[pages:], batch.records[records:]
             del batch.texts[texts:], batch.revisits[revisits:]
-            batch.first_capture, batch.text_chars = saved[4], saved[5]
-            self.records, self._seq, self._current = saved[6:]
+            del batch.held[held:], batch.moves[moves:]
+            batch.first_capture, batch.text_chars = saved[6], saved[7]
+            self.records, self._seq, self._current = saved[8:]
             self._problems.append(
                 ScanProblem(
                     rec.offset,
@@ -248,10 +261,13 @@ class BatchBuilder:
         ts = to_ts17(at) if at is not None else "00000000000000000"
         if at is not None and (batch.first_capture is None or at < batch.first_capture):
             batch.first_capture = at
-        page = at is not None and is_page(rec, self.spec.page_urls) and self._takes_listed(rec)
+        page = at is not None and is_page(rec, self.spec.page_urls)
         if page:
             assert at is not None
-            self._page(batch, rec, at)
+            if self._listing is None:
+                self._page(batch, rec, at)
+            else:
+                page = self._listed(batch, rec, at, ts)
         if rec.rec_type == "revisit":
             target = rec.headers.get("WARC-Refers-To-Target-URI") or rec.url
             batch.revisits.append((len(batch.records), rec.digest, target, page))
@@ -273,23 +289,47 @@ class BatchBuilder:
         )
         self.records += 1
 
-    def _takes_listed(self, rec: ScannedRecord) -> bool:
-        """With a pages list: is this record the page the list names (the first whole
-        capture of the URL), rather than a later fetch of the same URL by a script or a
-        part of it (206)? Each listing of a URL makes one page."""
-        urls = self.spec.page_urls
-        if urls is None:
-            return True
+    def _listed(self, batch: Batch, rec: ScannedRecord, at: datetime, ts: str) -> bool:
+        """With a pages list: is this record a page the list names (the capture at the
+        listed time, else the first whole capture of the URL), rather than a later fetch
+        of the same URL by a script or a part of it (206)? Each listing makes one page;
+        a record at a listing's time takes the page held for it so far
+        (:mod:`archiver_app.warc.listing`)."""
+        listing = self._listing
+        assert listing is not None
         if rec.status == 206:
             return False
-        key = rec.url if rec.url in urls else strip_fragment(rec.url)
-        taken = self._listed_taken.get(key, 0)
-        if taken >= self._quota.get(key, 1):
+        claim = listing.claim(rec.url if rec.url in listing.urls else strip_fragment(rec.url), ts)
+        if not claim.page:
             return False
-        self._listed_taken[key] = taken + 1
+        if claim.moves is not None:
+            row, body = self._row(rec, at, claim.title)
+            batch.moves.append((claim.moves, row, body))
+            batch.text_chars += len(body or "")
+            self._current = -claim.moves
+            return True
+        self._page(batch, rec, at, claim.title)
+        if claim.held is not None:
+            listing.hold(claim.held, self._seq)
+            batch.held.append(self._seq)
         return True
 
-    def _page(self, batch: Batch, rec: ScannedRecord, at: datetime) -> None:
+    def _page(
+        self, batch: Batch, rec: ScannedRecord, at: datetime, listed_title: str | None = None
+    ) -> None:
+        row, body = self._row(rec, at, listed_title)
+        batch.pages.append(row)
+        if body is not None:
+            batch.texts.append((len(batch.pages) - 1, body))
+            batch.text_chars += len(body)
+        self._seq += 1
+        self._current = -self._seq
+
+    def _row(
+        self, rec: ScannedRecord, at: datetime, listed_title: str | None
+    ) -> tuple[PageRow, str | None]:
+        """The page ``rec`` is, and its text (None: no payload read); the listed title
+        when the record gives none."""
         text: PageText | None = None
         content_hash = rec.digest
         if rec.payload is not None:
@@ -301,28 +341,22 @@ class BatchBuilder:
                 text = extract_plain(rec.payload, rec.charset)
             else:
                 text = PageText(title=None, language=None, text="")
-        batch.pages.append(
-            PageRow(
-                url=rec.url,
-                url_key=self._url_key(rec.url),
-                url_group=self._url_key(strip_fragment(rec.url)),  # = url_group(rec.url)
-                domain=domain_of(rec.url),
-                captured_at=at,
-                status=rec.status,
-                mime=rec.mime,
-                title=text.title if text else None,
-                snippet=snippet_of(text.text) if text and text.text else None,
-                language=text.language if text else None,
-                offset=rec.offset,
-                length=rec.length,
-                content_hash=content_hash,
-            )
+        row = PageRow(
+            url=rec.url,
+            url_key=self._url_key(rec.url),
+            url_group=self._url_key(strip_fragment(rec.url)),  # = url_group(rec.url)
+            domain=domain_of(rec.url),
+            captured_at=at,
+            status=rec.status,
+            mime=rec.mime,
+            title=(text.title if text else None) or listed_title,
+            snippet=snippet_of(text.text) if text and text.text else None,
+            language=text.language if text else None,
+            offset=rec.offset,
+            length=rec.length,
+            content_hash=content_hash,
         )
-        if text is not None:
-            batch.texts.append((len(batch.pages) - 1, text.text))
-            batch.text_chars += len(text.text)
-        self._seq += 1
-        self._current = -self._seq
+        return row, text.text if text is not None else None
 
 
 # ---------------------------------------------------------------------- worker process

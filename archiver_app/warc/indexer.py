@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import Connection, func, insert, select, text
+from sqlalchemy import Connection, func, insert, select, text, update
 
 from archiver_app.jobs.pipeline import ahead
 from archiver_app.layout import CURRENT_FS_VERSION
@@ -59,9 +59,11 @@ from archiver_app.warc.batches import (
     Batch,
     BatchBuilder,
     FileSpec,
+    PageRow,
     is_page,
     record_time,
 )
+from archiver_app.warc.listing import ListedPage
 from archiver_app.warc.records import insert_record_tuples
 from archiver_app.warc.scan import ScanProblem
 from archiver_app.warc.workers import IndexWorkerError
@@ -88,6 +90,7 @@ class IndexTarget:
     provenance: dict[str, Any] = field(default_factory=dict)
     page_urls: frozenset[str] | None = None  # a WACZ's pages list: exactly these are pages
     page_counts: tuple[tuple[str, int], ...] = ()  # URLs it lists more than once
+    page_details: tuple[ListedPage, ...] = ()  # the listings' times and titles
     tags: tuple[str, ...] = ()
     first_uid: str | None = None  # uid for the first page (the folder's name), if unused
     # The file ``path`` was copied from, byte for byte (an import's original): a read-ahead
@@ -135,11 +138,16 @@ class WarcIndexer:
         self.chunk_size = min(CHUNK, batch_size)
         self.pipeline = pipeline
         self.report = IndexReport(target.path)
-        self._spec = FileSpec(target.path, target.file_id, target.page_urls, target.page_counts)
+        self._spec = FileSpec(
+            target.path, target.file_id, target.page_urls, target.page_counts, target.page_details
+        )
         self._first_uid_used = False
         # The last snapshot written (placeholder number, real id), which records at the
         # start of the next batch may still belong to.
         self._last_written: tuple[int, int] | None = None
+        # Pages held for a timed listing (placeholder number -> real id): their own record
+        # may come in a later batch (archiver_app.warc.listing).
+        self._held: dict[int, int] = {}
 
     # ------------------------------------------------------------------ driving
 
@@ -292,6 +300,8 @@ class WarcIndexer:
         if rows:
             conn.execute(insert(Snapshot), rows)
             self.report.snapshot_ids.extend(r["id"] for r in rows)
+            for seq in batch.held:
+                self._held[seq] = base + 1 + seq - batch.first_seq
             if target.tags:
                 tag_ids = _ensure_tags(conn, target.tags)
                 conn.execute(
@@ -305,9 +315,10 @@ class WarcIndexer:
             seq = -sid
             if seq >= batch.first_seq:
                 return base + 1 + seq - batch.first_seq
-            # A page from an earlier batch: only the last one written can still own records.
-            assert self._last_written is not None and self._last_written[0] == seq
-            return self._last_written[1]
+            # A page from an earlier batch: the last one written, or one held for a listing.
+            if self._last_written is not None and self._last_written[0] == seq:
+                return self._last_written[1]
+            return self._held[seq]
 
         at = SNAPSHOT_AT
         record_rows = batch.records
@@ -324,6 +335,10 @@ class WarcIndexer:
             ((rows[i]["id"], rows[i]["title"], rows[i]["url"], body) for i, body in batch.texts),
             target.tags,
         )
+        for seq, page, body in batch.moves:
+            sid = real(-seq)
+            assert sid is not None
+            _move_page(conn, sid, page, body, target.tags)
         self._resolve_revisits(conn, batch)
 
     def _resolve_revisits(self, conn: Connection, batch: Batch) -> None:
@@ -361,6 +376,36 @@ def _ensure_tags(conn: Connection, names: Iterable[str]) -> list[int]:
     return ids
 
 
+def _move_page(
+    conn: Connection, snapshot_id: int, page: PageRow, body: str | None, tags: Iterable[str]
+) -> None:
+    """Page ``snapshot_id``, held for a listing by an earlier capture of its URL, is the
+    capture ``page`` (the listed one): its row and text say so. Without a payload read (a
+    revisit) it keeps the text it has, which its original gives it."""
+    values: dict[str, Any] = {
+        "captured_at": page.captured_at,
+        "http_status": page.status,
+        "mime": page.mime,
+        "warc_offset": page.offset,
+        "warc_length": page.length,
+        "size_bytes": page.length,
+        "content_hash": page.content_hash,
+        "title": func.coalesce(page.title, Snapshot.title),
+    }
+    if body is not None:
+        values |= {"title": page.title, "snippet": page.snippet, "language": page.language}
+    # (the column types store the time as every other row's)
+    conn.execute(update(Snapshot).where(Snapshot.id == snapshot_id).values(**values))
+    if not has_fulltext(conn):
+        return
+    if body is None:
+        body = conn.scalar(
+            text("SELECT body FROM snapshot_fts WHERE rowid = :i"), {"i": snapshot_id}
+        )
+    title = conn.scalar(text("SELECT title FROM snapshots WHERE id = :i"), {"i": snapshot_id})
+    upsert_snapshot_text(conn, snapshot_id, title=title, url=page.url, body=body, tags=tags)
+
+
 def _find_original(
     conn: Connection, digest: str | None, target_url: str
 ) -> tuple[int, int | None] | None:
@@ -387,7 +432,8 @@ def _copy_page_text(conn: Connection, snapshot_id: int, original: int, tags: Ite
         return
     conn.execute(
         text(
-            "UPDATE snapshots SET title = :t, snippet = :s, language = :l, content_hash = :h "
+            "UPDATE snapshots SET title = COALESCE(:t, title), snippet = :s, language = :l, "
+            "content_hash = :h "
             "WHERE id = :i"
         ),
         {"t": src[0], "s": src[1], "l": src[2], "h": src[3], "i": snapshot_id},
@@ -395,8 +441,10 @@ def _copy_page_text(conn: Connection, snapshot_id: int, original: int, tags: Ite
     if not has_fulltext(conn):  # PostgreSQL: no snapshot_fts table yet
         return
     body = conn.scalar(text("SELECT body FROM snapshot_fts WHERE rowid = :i"), {"i": original})
-    url = conn.scalar(text("SELECT url FROM snapshots WHERE id = :i"), {"i": snapshot_id})
-    upsert_snapshot_text(conn, snapshot_id, title=src[0], url=str(url), body=body, tags=tags)
+    url, title = conn.execute(
+        text("SELECT url, title FROM snapshots WHERE id = :i"), {"i": snapshot_id}
+    ).one()
+    upsert_snapshot_text(conn, snapshot_id, title=title, url=str(url), body=body, tags=tags)
 
 
 def index_warc(

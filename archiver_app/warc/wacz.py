@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from archiver_app.errors import ArchiverError
+from archiver_app.warc.listing import ListedPage, listed_pages
 
 #: Largest accepted expansion ratio of one entry (real WACZ WARCs are stored, ratio ~1).
 MAX_RATIO = 200
@@ -228,13 +229,17 @@ def read_pages(fh: IO[bytes]) -> Iterator[WaczPage]:
             )
 
 
-def page_list(pages: list[WaczPage]) -> tuple[frozenset[str] | None, tuple[tuple[str, int], ...]]:
+def page_list(
+    pages: list[WaczPage],
+) -> tuple[frozenset[str] | None, tuple[tuple[str, int], ...], tuple[ListedPage, ...]]:
     """A pages list as the indexer takes it: the URLs (None: no list, the records decide),
-    and those listed more than once."""
+    those listed more than once, and the time and title of each listing that gives them
+    (:mod:`archiver_app.warc.listing`)."""
     if not pages:
-        return None, ()
+        return None, (), ()
     counts = Counter(p.url for p in pages)
-    return frozenset(counts), tuple((u, n) for u, n in counts.items() if n > 1)
+    details = listed_pages([(p.url, p.ts, p.title) for p in pages])
+    return frozenset(counts), tuple((u, n) for u, n in counts.items() if n > 1), details
 
 
 def extract_verified(

@@ -7,9 +7,12 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from archiver_app.importers.outcome import OutcomeState
 from archiver_app.importers.wacz import import_wacz_file
 from archiver_app.library import Library
+from archiver_app.warc import indexer
 from tests.helpers.warcs import Resp, html_page, write_warc
 from tests.unit.importers.test_bad_input import make_wacz
 
@@ -80,3 +83,47 @@ def test_a_url_listed_twice_is_two_pages(library: Library, tmp_path: Path) -> No
     )
     assert (outcome.records, outcome.pages) == (3, 2)
     assert _rows(library, "SELECT title FROM snapshots ORDER BY id") == [("Monday",), ("Tuesday",)]
+
+
+@pytest.mark.parametrize("chunk", [1, 250])
+def test_a_listed_time_picks_its_capture_even_when_an_earlier_one_came_first(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """The earlier capture is the page until the listed one comes (in a later batch too);
+    then the page is the listed capture, with its text, and owns what follows it."""
+    monkeypatch.setattr(indexer, "CHUNK", chunk)
+    url = "https://site.example/news"
+    warc = write_warc(
+        tmp_path / "w.warc.gz",
+        [
+            Resp(url, html_page("Monday", "mondaywords"), date="2024-03-04T10:00:00Z"),
+            Resp("https://site.example/a.js", b"1", mime="text/javascript"),
+            Resp(url, html_page("Tuesday", "tuesdaywords"), date="2024-03-05T10:00:00.250Z"),
+            Resp("https://site.example/b.js", b"2", mime="text/javascript"),
+            Resp("https://site.example/other", html_page("Other", "o")),
+        ],
+    ).read_bytes()
+    pages = b"".join(
+        json.dumps(line).encode() + b"\n"
+        for line in (
+            {"url": url, "ts": "2024-03-05T10:00:00Z", "title": "Listed"},
+            {"url": "https://site.example/other", "ts": "2024-03-01T10:00:00.999Z"},
+        )
+    )
+    outcome = import_wacz_file(
+        library, make_wacz(tmp_path / "n.wacz", warc, extra={"pages/pages.jsonl": pages})
+    )
+    assert (outcome.records, outcome.pages) == (5, 2)
+    assert _rows(library, "SELECT url, captured_at, title FROM snapshots ORDER BY id") == [
+        (url, "2024-03-05 10:00:00.250000", "Tuesday"),
+        # no record at the listed millisecond: the first whole capture of the URL
+        ("https://site.example/other", "2024-03-01 10:00:00.000000", "Other"),
+    ]
+    assert _rows(
+        library,
+        "SELECT r.url FROM records r JOIN snapshots s ON s.id = r.snapshot_id "
+        "WHERE s.url LIKE '%news' ORDER BY r.offset",
+    ) == [(url,), ("https://site.example/a.js",), (url,), ("https://site.example/b.js",)]
+    assert _rows(library, "SELECT body FROM snapshot_fts WHERE body LIKE '%words%'") == [
+        ("Tuesday tuesdaywords",)
+    ]

@@ -1,0 +1,143 @@
+"""A pages list (a WACZ's or a folder export's ``pages.jsonl``) as the indexer applies it.
+
+Exactly the listed URLs are pages, each listing once. A listing names its capture by the
+time it gives (``ts``): the page is the record of that URL whose WARC-Date equals it, to the
+precision the list gives (our exports give seconds: ``2024-03-01T10:00:00Z``). A listing
+without a time, or with one no record of its URL matches, gets the first whole capture of
+the URL that no other listing took (the rule for lists without times).
+
+The file is read once, front to back, so whether a later record will match a listing is not
+known when an earlier capture of the URL goes by. That capture becomes the listing's page
+for the time being (*held*); when the matching record comes, the held page is *moved* to it
+(the indexer rewrites the snapshot row in place). A list whose times match nothing (another
+tool's page times may be when loading began, not a record's WARC-Date) so gives the pages
+of the rule without times, with no extra work.
+
+The listed title is the page's title when its record gives none (a redirect, a PDF).
+
+Everything is a dict lookup per record; memory grows with the list, not the file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from archiver_app.warc.timestamps import parse_warc_date, to_ts14
+
+#: States of a timed listing besides "held by the page with this (positive) number".
+_OPEN = 0
+_MATCHED = -1
+_SECONDS = re.compile(r"T\d\d:\d\d:\d\d(?:[.,](\d+))?")
+
+
+@dataclass(frozen=True)
+class ListedPage:
+    """One listing with what it adds to its URL (picklable: it goes to the worker)."""
+
+    url: str
+    ts: str | None  # 14 to 17 digits (UTC): the listed time to the precision given
+    title: str | None
+
+
+def listed_digits(ts: str | None) -> str | None:
+    """A pages list's ``ts`` as 14 to 17 digits in UTC, as precise as it is (to the
+    millisecond); None when it is missing, unreadable or less precise than a second."""
+    if not ts:
+        return None
+    if ts.isdigit():
+        return ts[:17] if len(ts) >= 14 else None
+    seconds = _SECONDS.search(ts)
+    if seconds is None:
+        return None
+    try:
+        at = parse_warc_date(ts.replace(",", "."))
+    except (ValueError, OverflowError):
+        return None
+    fraction = min(len(seconds.group(1) or ""), 3)
+    return to_ts14(at) + f"{at.microsecond:06d}"[:fraction]
+
+
+class Claim(NamedTuple):
+    """What a record of a listed URL is: ``page`` (a new page), ``moves`` (the number of a
+    held page that moves to it), ``held`` (a timed listing the new page holds for now) and
+    the listed ``title``."""
+
+    page: bool
+    moves: int | None = None
+    held: int | None = None
+    title: str | None = None
+
+
+_NO_PAGE = Claim(False)
+
+
+class PageListing:
+    """Decides which records of a file are the listed pages. Single use, one file."""
+
+    def __init__(
+        self,
+        urls: frozenset[str],
+        counts: tuple[tuple[str, int], ...],
+        details: tuple[ListedPage, ...],
+    ) -> None:
+        self.urls = urls
+        self._quota = dict(counts)  # listings of a URL (1 when not given)
+        self._taken: dict[str, int] = {}  # pages given to listings without a time
+        self._titles: dict[str, str] = {}  # a listed title of a URL's listings without time
+        self._timed: dict[tuple[str, str], list[int]] = {}  # (url, 14 digits) -> listings
+        self._by_url: dict[str, list[int]] = {}  # timed listings of a URL, in list order
+        self._digits: list[str] = []
+        self._title_of: list[str | None] = []
+        self._state: list[int] = []
+        for item in details:
+            if item.ts is None:
+                if item.title:
+                    self._titles.setdefault(item.url, item.title)
+                continue
+            n = len(self._digits)
+            self._digits.append(item.ts)
+            self._title_of.append(item.title)
+            self._state.append(_OPEN)
+            self._timed.setdefault((item.url, item.ts[:14]), []).append(n)
+            self._by_url.setdefault(item.url, []).append(n)
+
+    def claim(self, url: str, ts17: str) -> Claim:
+        """What the whole capture of listed ``url`` at ``ts17`` is."""
+        timed = self._by_url.get(url)
+        if timed is not None:
+            for n in self._timed.get((url, ts17[:14]), ()):
+                state = self._state[n]
+                if state != _MATCHED and ts17.startswith(self._digits[n]):
+                    self._state[n] = _MATCHED
+                    moves = state if state > 0 else None
+                    return Claim(True, moves, None, self._title_of[n])
+        taken = self._taken.get(url, 0)
+        if taken < self._quota.get(url, 1) - (len(timed) if timed else 0):
+            self._taken[url] = taken + 1
+            return Claim(True, title=self._titles.get(url))
+        for n in timed or ():
+            if self._state[n] == _OPEN:
+                return Claim(True, held=n, title=self._title_of[n])
+        return _NO_PAGE
+
+    def hold(self, listing: int, seq: int) -> None:
+        """Page ``seq`` was made for timed ``listing`` until its own record comes."""
+        if self._state[listing] == _OPEN:
+            self._state[listing] = seq
+
+
+def listed_pages(
+    pages: list[tuple[str, str | None, str | None]],
+) -> tuple[ListedPage, ...]:
+    """The listings of ``(url, ts, title)`` that give a time or a title."""
+    out = []
+    for url, ts, title in pages:
+        digits = listed_digits(ts)
+        if digits is not None or title:
+            out.append(ListedPage(url, digits, title or None))
+    return tuple(out)
+
+
+__all__ = ["Claim", "ListedPage", "PageListing", "listed_digits", "listed_pages"]
