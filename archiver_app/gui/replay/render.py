@@ -5,7 +5,8 @@ The page is loaded in a real :class:`ReplayWidget`; once it has loaded and its r
 have gone quiet, the view is grown to the document's scroll height once that has stopped
 changing (a page may grow by script after loading; ``contentsSize`` lags behind it), so
 lazy images load as they did at capture time; quiet is awaited again, the height checked
-again (a few rounds), and the view is grabbed.
+again (a few rounds), and what the widget shows is grabbed: the web view, or the PDF view
+in front of it when the page is an archived PDF (drawn by QtPdf, one screen of it).
 """
 
 from __future__ import annotations
@@ -149,10 +150,14 @@ def render(
         widget.open(url, at)
         pump(lambda: bool(loaded), timeout)
         wait_quiet(widget, quiet, max(1.0, deadline - time.monotonic()))
-        if full_page:
+        pdf = widget.stack.currentWidget() is widget.pdf_view
+        if pdf:  # the file page behind it has nothing to grow
+            pump(lambda: widget.pdf_view.page_count > 0, max(1.0, deadline - time.monotonic()))
+        elif full_page:
             _grow_to_page(widget, width, height, quiet, deadline)
-        pump(lambda: False, 0.1)  # one more paint
-        image = widget.view.grab().toImage()
+        pump(lambda: False, 0.3 if pdf else 0.1)  # one more paint (QtPdf renders pages late)
+        shown = widget.stack.currentWidget() or widget.view
+        image = shown.grab().toImage()
         if png is not None:
             png.parent.mkdir(parents=True, exist_ok=True)
             image.save(str(png))  # format from the suffix

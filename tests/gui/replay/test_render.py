@@ -1,0 +1,40 @@
+"""``archiver replay --screenshot`` (``render``) grabs what the replay widget shows: an
+archived PDF is drawn by the PDF view in front of the web view, and that is what the PNG
+holds, not the blank page behind it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image, ImageStat
+from pytestqt.qtbot import QtBot
+
+from archiver_app.gui.replay.render import render
+from archiver_app.library import Library
+from tests.helpers.archive import ArchiveWriter, at
+from tests.helpers.corpus import REPORT_PDF
+
+PDF_URL = "https://docs.example/report.pdf"
+PAGE_URL = "https://docs.example/"
+
+
+def _spread(png: Path) -> float:
+    """The largest standard deviation of the image's channels (0: one flat colour)."""
+    return max(ImageStat.Stat(Image.open(png).convert("RGB")).stddev)
+
+
+def test_a_screenshot_of_an_archived_pdf_shows_the_pdf(
+    qtbot: QtBot, library: Library, tmp_path: Path
+) -> None:
+    w = ArchiveWriter(library, "collections/default/2024/01/p/capture.warc.gz")
+    w.response(PDF_URL, REPORT_PDF, at=at(2024), mime="application/pdf", page=True)
+    w.response(PAGE_URL, "<title>Docs</title><h1>docs home</h1>", at=at(2024), page=True)
+    w.commit()
+
+    shot = render(library, PDF_URL, tmp_path / "pdf.png", width=800, height=600, timeout=30)
+    assert shot.ok and shot.capture_ts
+    assert shot.size == (800, 600)
+    assert _spread(tmp_path / "pdf.png") > 5  # the page and its text, not blank white
+
+    page = render(library, PAGE_URL, tmp_path / "page.png", width=800, height=600, timeout=30)
+    assert page.ok and _spread(tmp_path / "page.png") > 5  # the web view again
