@@ -6,6 +6,7 @@ also answers Memento clients and Robust Links, which cannot carry the token."""
 from __future__ import annotations
 
 import argparse
+import errno
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,6 +114,13 @@ def _screenshot(
     return 0
 
 
+def _cannot_listen(port: int, exc: OSError) -> str:
+    """One line for a port ``serve`` cannot listen on."""
+    if exc.errno == errno.EADDRINUSE:
+        return f"port {port} is in use on 127.0.0.1; choose another with --port"
+    return f"cannot listen on 127.0.0.1 port {port}: {exc.strerror or exc}"
+
+
 def _window(library: Any, url: str, at: str | None) -> int:
     from archiver_app.gui.replay.standalone import run_window
 
@@ -123,7 +131,11 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.replay.server import ReplayServer
 
     library = ctx.open_library()
-    server = ReplayServer(library, port=args.port, memento=args.memento)
+    try:
+        server = ReplayServer(library, port=args.port, memento=args.memento)
+    except OSError as exc:
+        library.close()
+        raise InputError(_cannot_listen(args.port, exc)) from exc
     print(f"serving {library.root} at {server.base_url}", file=ctx.out)
     print("open pages as <that address><timestamp or 'latest'>/<original URL>", file=ctx.out)
     print(

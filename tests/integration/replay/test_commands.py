@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -259,3 +260,17 @@ def test_imported_warc_with_encoded_bodies_replays(tmp_path: Path) -> None:
     assert shot.returncode == 0, shot.stderr
     assert "served\thttps://imported.example/" in shot.stdout
     assert Image.open(png).convert("RGB").getpixel((300, 180)) == (10, 200, 30)
+
+
+def test_serve_on_a_busy_port_says_so_in_one_line(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    _library(root)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = _archiver("--library", str(root), "serve", "--port", str(port))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"archiver: error: port {port} is in use on 127.0.0.1; choose another with --port\n"
+    )
