@@ -51,8 +51,10 @@ def safe_join(root: Path, relative: str) -> Path:
     return candidate
 
 
-def validate_capture_url(url: str) -> str:
-    """A URL the browser may capture: http(s), with a host. Returns it stripped.
+def validate_capture_url(url: str, *, to_be: str = "captured") -> str:
+    """A URL the browser may capture (or open, or replay): http(s), with a host. Returns
+    it stripped. ``to_be`` says what the caller does with such a page, for the message
+    about another scheme ("only http and https pages can be <to_be>").
 
     Raises:
         InputError: with a message naming what is wrong.
@@ -72,7 +74,7 @@ def validate_capture_url(url: str) -> str:
     if parts.scheme.lower() not in CAPTURABLE_SCHEMES:
         raise InputError(
             f"unsupported URL scheme {parts.scheme!r} in {text!r}: only http and https "
-            "pages can be captured"
+            f"pages can be {to_be}"
         )
     if not parts.hostname:
         raise InputError(f"malformed URL {text!r}: no host name")

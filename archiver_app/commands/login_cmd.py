@@ -33,7 +33,7 @@ def cmd_login(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.validation import validate_capture_url
 
     check_name(args.name)
-    url = validate_capture_url(args.url)
+    url = validate_capture_url(args.url, to_be="opened")
     stop = threading.Event()  # Ctrl+C: the window loop ends (it looks every 250 ms)
 
     def report(sentence: str) -> None:

@@ -70,7 +70,7 @@ def _check_at(value: str | None) -> str | None:
 def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.validation import validate_capture_url
 
-    url = validate_capture_url(args.url)
+    url = validate_capture_url(args.url, to_be="replayed")
     at = _check_at(args.at)
     library = ctx.open_library()
     try:

@@ -90,7 +90,7 @@ class LoginDialog(QDialog):
 
         try:
             name = check_name(self.profile.currentText().strip())
-            url = validate_capture_url(self.url.text().strip())
+            url = validate_capture_url(self.url.text().strip(), to_be="opened")
         except ArchiverError as exc:
             self.status.setText(exc.message)
             return None

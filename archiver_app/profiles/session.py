@@ -116,7 +116,7 @@ def run_login(
         ProfileBusyError: the profile is in use.
         BrowserNotFoundError: no browser, or it would not start (no display, for example).
     """
-    url = validate_capture_url(url)
+    url = validate_capture_url(url, to_be="opened")
     info = browser or require_browser(windows=True)
     with hold(library_root, name):
         new = not exists(library_root, name)

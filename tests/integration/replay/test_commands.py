@@ -274,3 +274,14 @@ def test_serve_on_a_busy_port_says_so_in_one_line(tmp_path: Path) -> None:
     assert done.stderr == (
         f"archiver: error: port {port} is in use on 127.0.0.1; choose another with --port\n"
     )
+
+
+def test_replay_of_another_scheme_says_only_web_pages_are_replayed(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    _library(root)
+    done = _archiver("--library", str(root), "replay", "file:///etc/passwd")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "archiver: error: unsupported URL scheme 'file' in 'file:///etc/passwd': "
+        "only http and https pages can be replayed\n"
+    )
