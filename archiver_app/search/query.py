@@ -3,7 +3,11 @@
 The text syntax is forgiving, for search-as-you-type: words are ANDed; ``"exact phrase"``;
 ``-word`` excludes; ``a OR b``; the last word, while still being typed, matches as a
 prefix (``clim`` finds "climate"). Every term is quoted before it reaches FTS5, so no input
-can produce an FTS5 syntax error.
+can produce an FTS5 syntax error, and the expression is flat, so no number of words can
+overflow its parser (at most :data:`MAX_TERMS` words are taken). Only excluded words
+(``-draft``): every capture an empty search would list, minus those holding one. Text with
+no word at all (``OR``, ``-``, ``(``) is :attr:`TextQuery.ignored`: the search functions
+refuse it rather than list everything.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from archiver_app.errors import InputError
 _TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
 _STATUS_CLASS = re.compile(r"^([1-5])xx$", re.I)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+#: A word as the full-text index sees one (``archiver_app.store.tsearch.WORD``).
+_WORD = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -83,16 +89,61 @@ def _has_word(term: str) -> bool:
     return any(ch.isalnum() for ch in term)
 
 
-def build_fts_query(text: str, *, prefix_last: bool = True) -> str | None:
-    """The FTS5 MATCH expression for ``text``; None when it holds no searchable word.
+#: The most words a search may hold (a phrase counts each of its words; OR and excluded words
+#: count too). Past it the query is refused (:class:`InputError`): each word is a term the
+#: full-text index looks up and, on PostgreSQL, ranks one by one.
+MAX_TERMS = 200
+
+
+@dataclass(frozen=True)
+class TextQuery:
+    """Typed text, parsed (:func:`parse_text`).
+
+    ``match``: the MATCH expression every hit satisfies (its excluded words included as
+    ``NOT``), or None when no word is required. ``excluded``: when no word is required, the
+    MATCH expression of the excluded words (``"a" OR "b"``): the hits are the captures an
+    empty search finds, minus those holding any of them. ``ignored``: the text is not blank
+    but holds no word to search for (``OR``, ``-``, ``(``).
+    """
+
+    match: str | None = None
+    excluded: str | None = None
+    ignored: bool = False
+
+    @property
+    def has_words(self) -> bool:
+        return self.match is not None or self.excluded is not None
+
+
+def no_words_message(text: str) -> str:
+    """What to say of ``text`` when it holds no word to search for."""
+    shown = " ".join(_CONTROL.sub(" ", text).split())
+    return (
+        f"nothing to search for in {shown!r}: a search needs a word of letters or digits "
+        "(OR, '-' and punctuation alone match nothing)"
+    )
+
+
+def _group(exprs: list[str]) -> str:
+    return exprs[0] if len(exprs) == 1 else "(" + " OR ".join(exprs) + ")"
+
+
+def parse_text(text: str, *, prefix_last: bool = True) -> TextQuery:
+    """The MATCH expressions for ``text`` (:class:`TextQuery`). The expressions are flat
+    (``("a" OR "b" OR "c") NOT "d" NOT "e"``: one level of parentheses at most), so no
+    number of words overflows FTS5's parser stack.
 
     Control characters are spaces: FTS5 reads its query as a C string, so a NUL in a
     quoted term ended it ("unterminated string").
+
+    Raises:
+        InputError: more than :data:`MAX_TERMS` words.
     """
     text = _CONTROL.sub(" ", text)
-    positive: list[str] = []
+    positive: list[list[str]] = []  # groups of terms ORed together; the groups are ANDed
     negative: list[str] = []
     pending_or = False
+    words = 0
     matches = list(_TOKEN.finditer(text))
     ends_in_space = not text or text[-1].isspace()
     for index, m in enumerate(matches):
@@ -108,6 +159,12 @@ def build_fts_query(text: str, *, prefix_last: bool = True) -> str | None:
             term, is_phrase = (word[1:] if neg else word), False
         if not _has_word(term):
             continue
+        words += len(_WORD.findall(term))
+        if words > MAX_TERMS:
+            raise InputError(
+                f"too many words in the search: at most {MAX_TERMS} (a phrase counts each "
+                "of its words, excluded and OR words too)"
+            )
         expr = _quote(term)
         last = index == len(matches) - 1
         if (
@@ -122,13 +179,23 @@ def build_fts_query(text: str, *, prefix_last: bool = True) -> str | None:
         if neg:
             negative.append(expr)
         elif pending_or and positive:
-            positive[-1] = f"({positive[-1]} OR {expr})"
+            positive[-1].append(expr)
             pending_or = False
         else:
-            positive.append(expr)
+            positive.append([expr])
     if not positive:
-        return None
-    query = " AND ".join(positive)
-    for expr in negative:
-        query = f"({query}) NOT {expr}"
-    return query
+        if negative:
+            return TextQuery(excluded=" OR ".join(negative))
+        return TextQuery(ignored=bool(text.strip()))
+    query = " AND ".join(_group(g) for g in positive)
+    return TextQuery(match=" ".join([query, *(f"NOT {expr}" for expr in negative)]))
+
+
+def build_fts_query(text: str, *, prefix_last: bool = True) -> str | None:
+    """The FTS5 MATCH expression for ``text``; None when it holds no word a capture must
+    hold (no word at all, or only excluded ones: see :func:`parse_text`).
+
+    Raises:
+        InputError: more than :data:`MAX_TERMS` words.
+    """
+    return parse_text(text, prefix_last=prefix_last).match
