@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from archiver_app.search.engine import domains_for, filter_clauses
 from archiver_app.search.query import Query
 from archiver_app.search.stream import TableSearch, adapt_cursor
+from archiver_app.search.stream import problem as search_problem
 from archiver_app.store.models import Fidelity, SnapshotState
 from archiver_app.tasks import CancelToken
 
@@ -164,8 +165,8 @@ def compile_ids_sql(
     if within is not None:
         where.append(f"s.id IN ({','.join(str(int(i)) for i in within) or 'NULL'})")
     elif query.search.strip():
-        sub, sub_params = search.id_subquery(query.search)
-        where.append(f"s.id IN ({sub})")
+        condition, sub_params = search.id_condition(query.search)
+        where.append(condition)
         params.update(sub_params)
     direction = "DESC" if query.descending else "ASC"
     order = f"{SORT_SQL[query.sort]} {direction}, s.id {direction}"
@@ -270,6 +271,11 @@ class TableReader:
             return fetch_rows_with(raw.cursor(), ids)
         finally:
             raw.close()
+
+    def search_problem(self, user_text: str) -> str | None:
+        """Why ``user_text`` finds nothing whatever the library holds (no word to search
+        for, or too many words), or None; the same sentence as ``archiver search``."""
+        return search_problem(user_text)
 
     def snippets(self, ids: Sequence[int], user_text: str) -> dict[int, str]:
         with self._engine.connect() as conn:

@@ -16,7 +16,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "search",
         help="search the text of every saved page",
-        description='Words are ANDed; "exact phrase"; -word excludes; a OR b.',
+        description='Words are ANDed; "exact phrase"; -word excludes (alone: every capture '
+        "without it); a OR b; at most 200 words.",
     )
     p.add_argument("query", nargs="*", help="words to search for (empty: newest first)")
     p.add_argument("--collection", metavar="SLUG")
@@ -56,6 +57,7 @@ def _date(value: str | None, flag: str, *, day_included: bool = False) -> Any:
 
 def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.search import Query, search
+    from archiver_app.search.engine import parse
 
     query = Query(
         text=" ".join(args.query),
@@ -71,6 +73,7 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
         prefix_last=False,
     )
     query.status_range()  # validates --status before opening anything
+    parse(query)  # and the words: none (only OR, '-' or punctuation), or too many
     with ctx.open_library() as lib:
         hits = search(lib, query, limit=args.limit, offset=args.offset)
     for hit in hits:

@@ -336,6 +336,8 @@ class MainWindow(QMainWindow):
             and q.filters == Filters()
         ):
             return EMPTY_LIBRARY_TEXT
+        if q.search.strip() and (problem := self.library.table.search_problem(q.search)):
+            return problem[0].upper() + problem[1:] + "."
         return "No captures match this view or search."
 
     def _update_count(self) -> None:

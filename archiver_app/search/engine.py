@@ -11,8 +11,9 @@ short prefix (``river cli`` → ``"river" AND "cli"*``, which can match most of 
 :mod:`archiver_app.search.quick` answers instead, from the newest matching pages, so a
 keystroke costs about the same on 1,000 or 1,000,000 pages; a longer word or a finished
 one (a space after it) ranks every match. Without text: the filters alone,
-newest first, with the stored snippet. A revisited page was given its original's text at
-index time, so it is found like any other capture.
+newest first, with the stored snippet; with excluded words only (``-draft``), the same minus
+the captures holding one (:func:`excluded_clause`). A revisited page was given its
+original's text at index time, so it is found like any other capture.
 
 Threading contract: stateless; call from any thread (each call opens its own connection
 from the library's pool).
@@ -30,10 +31,11 @@ from typing import Any
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 
+from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.search import pg as pg_search
 from archiver_app.search import quick
-from archiver_app.search.query import Query, build_fts_query
+from archiver_app.search.query import Query, TextQuery, no_words_message, parse_text
 from archiver_app.store.tsearch import fts_to_tsquery
 from archiver_app.store.types import UTCDateTime
 from archiver_app.tasks import Cancelled, CancelToken
@@ -161,6 +163,35 @@ def filter_clauses(
     return where
 
 
+def parse(q: Query) -> TextQuery:
+    """``q``'s text, parsed (:func:`~archiver_app.search.query.parse_text`).
+
+    Raises:
+        InputError: the text holds no word to search for (``OR``, ``-``): listing every
+            capture for it would look like an answer; or it holds too many words.
+    """
+    parsed = parse_text(q.text, prefix_last=q.prefix_last)
+    if parsed.ignored:
+        raise InputError(no_words_message(q.text))
+    return parsed
+
+
+def excluded_clause(excluded: str, params: dict[str, Any], *, postgresql: bool) -> str:
+    """The condition on ``snapshots s``: holds none of the ``excluded`` words (a MATCH
+    expression ``"a" OR "b"``). The matches are found once through the full-text index, as
+    a search for those words would: SQLite keeps them in a temporary index for ``NOT IN``;
+    PostgreSQL anti-joins them (``NOT IN`` a subquery too large for memory would be
+    scanned again for every row)."""
+    if postgresql:
+        params["excluded"] = fts_to_tsquery(excluded)
+        return (
+            "NOT EXISTS (SELECT 1 FROM snapshot_fts x WHERE x.rowid = s.id "
+            "AND x.doc @@ CAST(:excluded AS tsquery))"
+        )
+    params["excluded"] = excluded
+    return "s.id NOT IN (SELECT rowid FROM snapshot_fts WHERE snapshot_fts MATCH :excluded)"
+
+
 #: The tags column of the full-text index: the tag names, then the notes.
 _OWN = "coalesce(f.tags, '')"
 _COLUMNS = (
@@ -179,11 +210,14 @@ def _sql(
     """The statement for ``q`` (rows of :data:`_COLUMNS`, or a count), for SQLite's FTS5 or
     PostgreSQL's tsvector (``conn`` on PostgreSQL: it counts the terms for ranking)."""
     pg = conn is not None and conn.dialect.name == "postgresql"
-    fts = build_fts_query(q.text, prefix_last=q.prefix_last)
+    parsed = parse(q)
+    fts = parsed.match
     where = filter_clauses(q, params, domains_for(conn, q), fts="fts" if pg and fts else None)
     if fts is None:
         if not q.state:
             where.append("s.state = 'complete'")
+        if parsed.excluded is not None:
+            where.append(excluded_clause(parsed.excluded, params, postgresql=pg))
         clause = " WHERE " + " AND ".join(where)
         if counting:
             return f"SELECT count(*) FROM snapshots s{clause}"  # noqa: S608
@@ -258,9 +292,11 @@ def search(
 
     Raises:
         Cancelled: ``cancel`` was set before the query finished.
+        InputError: the text holds no word to search for, or too many (:func:`parse`).
     """
     params: dict[str, Any] = {"limit": limit, "offset": offset}
-    fts = build_fts_query(query.text, prefix_last=query.prefix_last)
+    parsed = parse(query)
+    fts = parsed.match
     plan = quick.plan_for(fts) if fts is not None else None
     with library.engine.connect() as conn, _watch(conn, cancel):
         try:
@@ -276,7 +312,7 @@ def search(
                 )
                 if hits is not None:
                     return hits
-            rows = _run(conn, _sql(query, params, conn=conn), params, fts)
+            rows = _run(conn, _sql(query, params, conn=conn), params, parsed.has_words)
         except DBAPIError as exc:
             if cancel is not None and cancel.cancelled:
                 raise Cancelled from exc
@@ -426,27 +462,27 @@ def _rank_order(
 def matching_ids(library: Library, query: Query) -> list[int]:
     """Every matching snapshot id, oldest capture first (exports of a search result)."""
     params: dict[str, Any] = {}
-    fts = build_fts_query(query.text, prefix_last=query.prefix_last)
+    words = parse(query).has_words
     with library.engine.connect() as conn:
         inner = _sql(query, params, counting=True, conn=conn)
         inner = inner.replace("count(*)", "s.id, s.captured_at", 1)
         sql = f"SELECT id FROM ({inner}) AS m ORDER BY captured_at, id"  # noqa: S608
-        return [int(r[0]) for r in _run(conn, sql, params, fts)]
+        return [int(r[0]) for r in _run(conn, sql, params, words)]
 
 
 def count(library: Library, query: Query) -> int:
     """How many snapshots match ``query`` (for "N results")."""
     params: dict[str, Any] = {}
-    fts = build_fts_query(query.text, prefix_last=query.prefix_last)
+    words = parse(query).has_words
     with library.engine.connect() as conn:
         sql = _sql(query, params, counting=True, conn=conn)
-        return int(_run(conn, sql, params, fts)[0][0] or 0)
+        return int(_run(conn, sql, params, words)[0][0] or 0)
 
 
-def _run(conn: Connection, sql: str, params: dict[str, Any], fts: str | None) -> list[Any]:
-    """The rows of ``sql``; on PostgreSQL, a statement with words finds them through the
-    index (:func:`archiver_app.search.pg.words_by_index`)."""
-    if fts is None or conn.dialect.name != "postgresql":
+def _run(conn: Connection, sql: str, params: dict[str, Any], words: bool) -> list[Any]:
+    """The rows of ``sql``; on PostgreSQL, a statement with words (wanted or excluded)
+    finds them through the index (:func:`archiver_app.search.pg.words_by_index`)."""
+    if not words or conn.dialect.name != "postgresql":
         return list(conn.execute(text(sql), params))
     with pg_search.words_by_index(lambda statement, values: conn.execute(text(statement), values)):
         return list(conn.execute(text(sql), params))

@@ -23,10 +23,11 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from archiver_app.errors import InputError
 from archiver_app.search import quick
-from archiver_app.search.engine import MARK_END, MARK_START, marks_to_html
+from archiver_app.search.engine import MARK_END, MARK_START, excluded_clause, marks_to_html
 from archiver_app.search.pg import words_by_index
-from archiver_app.search.query import build_fts_query
+from archiver_app.search.query import TextQuery, no_words_message, parse_text
 from archiver_app.store.tsearch import fts_to_tsquery
 
 _NAMED = re.compile(r"(?<![:\w]):(\w+)")
@@ -55,18 +56,47 @@ def adapt_cursor(cursor: Any) -> Any:
     return _PgCursor(cursor)
 
 
+def problem(user_text: str) -> str | None:
+    """Why ``user_text`` searches nothing (no word in it, or too many), or None."""
+    try:
+        parsed = parse_text(user_text)
+    except InputError as exc:
+        return exc.message
+    return no_words_message(user_text) if parsed.ignored else None
+
+
 class TableSearch:
     """Full-text search over title, URL, page text and tags, for the streamed table."""
 
     def __init__(self, *, postgresql: bool = False) -> None:
         self.postgresql = postgresql
 
+    def parsed(self, user_text: str) -> TextQuery:
+        """``user_text`` parsed; text that holds no word, or too many, matches nothing
+        (:func:`problem` says why)."""
+        try:
+            return parse_text(user_text)
+        except InputError:
+            return TextQuery(ignored=True)
+
     def match_expression(self, user_text: str) -> str:
-        """The MATCH expression ("" when the text holds no searchable word)."""
-        return build_fts_query(user_text) or ""
+        """The MATCH expression ("" when the text holds no word a capture must hold)."""
+        return self.parsed(user_text).match or ""
+
+    def id_condition(self, user_text: str) -> tuple[str, dict[str, Any]]:
+        """The condition on ``snapshots s`` that the search text sets, and its parameters:
+        ``s.id`` among the matches, or, with excluded words only, holding none of them
+        (what the table shows without text, minus those)."""
+        parsed = self.parsed(user_text)
+        if parsed.excluded is not None:
+            params: dict[str, Any] = {}
+            return excluded_clause(parsed.excluded, params, postgresql=self.postgresql), params
+        sub, params = self.id_subquery(user_text)
+        return f"s.id IN ({sub})", params
 
     def id_subquery(self, user_text: str) -> tuple[str, dict[str, Any]]:
-        """SQL selecting the matching snapshot ids, and its parameters."""
+        """SQL selecting the snapshot ids that match the words the text requires, and its
+        parameters (none for text with excluded words only: :meth:`id_condition`)."""
         expr = self.match_expression(user_text)
         if not expr:
             return "SELECT 0 WHERE 1 = 0", {}
@@ -78,6 +108,10 @@ class TableSearch:
     def newest_matches_sql(self, user_text: str, limit: int) -> tuple[str, dict[str, Any]]:
         """SQL for the ``limit`` most recently saved matches: streams straight from the
         index without collecting every match, so the first results show at once."""
+        if self.parsed(user_text).excluded is not None:
+            cond, params = self.id_condition(user_text)
+            sql = f"SELECT s.id FROM snapshots s WHERE {cond} ORDER BY s.id DESC"  # noqa: S608
+            return f"{sql} LIMIT {int(limit)}", params
         sub, params = self.id_subquery(user_text)
         return f"{sub} ORDER BY rowid DESC LIMIT {int(limit)}", params
 
@@ -90,7 +124,10 @@ class TableSearch:
         :func:`archiver_app.search.quick.quick_hits` does for search-as-you-type; the
         index answers when that does not find ``limit`` matches quickly.
         """
-        expr = self.match_expression(user_text)
+        parsed = self.parsed(user_text)
+        if not parsed.has_words:
+            return []
+        expr = parsed.match or ""
         plan = quick.plan_for(expr) if expr else None
         if plan is not None:
             scan = adapt_cursor(cur.connection.cursor())  # quick_hits closes it

@@ -61,6 +61,23 @@ def test_import_search_export(
         main(["--library", lib, "search", "-storm"])
     assert "put -- before the words, as in: archiver search -- -word" in capsys.readouterr().err
     assert main(["--library", lib, "search", "--", "gale", "-storm"]) == 0
+    capsys.readouterr()
+    # an excluded word alone: the captures without it (it listed every capture)
+    assert main(["--library", lib, "search", "--", "-storm"]) == 0
+    without = [x for x in capsys.readouterr().out.splitlines() if x.startswith("#")]
+    assert len(without) == 1 and first not in without
+    for typed in ("OR", "(", "-"):  # no word at all: said, not read as "list everything"
+        assert main(["--library", lib, "search", "--", typed]) == 2
+        assert f"nothing to search for in {typed!r}" in capsys.readouterr().err
+    many = [
+        " OR ".join(f"w{i}" for i in range(100)),
+        "storm " + " ".join(f"-w{i}" for i in range(100)),
+    ]
+    assert main(["--library", lib, "search", many[0]]) == 0  # FTS5's parser stack overflowed
+    assert main(["--library", lib, "search", "--", many[1]]) == 0
+    assert capsys.readouterr().out.count("#") == 2
+    assert main(["--library", lib, "search", " OR ".join(f"w{i}" for i in range(201))]) == 2
+    assert "too many words in the search: at most 200" in capsys.readouterr().err
 
     dest = tmp_path / "sea.wacz"
     assert main(["--library", lib, "export", "--tag", "sea", "-o", str(dest)]) == 0

@@ -45,6 +45,9 @@ QUERIES = [
     "filler end",
     "nothing here",
     "river OR",
+    "-river",
+    "-flood -climate",
+    '-"old museum" -zurich',
 ]
 
 

@@ -6,6 +6,7 @@ answers.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from itertools import pairwise
@@ -15,9 +16,11 @@ from typing import Any
 import pytest
 from sqlalchemy import event, text
 
+from archiver_app.errors import InputError
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from archiver_app.search import Query, count, matching_ids, search
+from archiver_app.tasks import CancelToken
 from tests.helpers.warcs import Resp, html_page, write_warc
 
 
@@ -158,14 +161,9 @@ def test_no_text_lists_newest_first_and_paginates(filled: Library) -> None:
 
 def test_hostile_text_never_errors(filled: Library) -> None:
     for typed in [
-        '"',
         "NEAR(",
         "a AND",
-        "OR",
-        "*",
         "title:x",
-        "-",
-        "(",
         "'; DROP TABLE snapshots; --",
         "x\x00y",
         "riv\x00",
@@ -177,6 +175,89 @@ def test_hostile_text_never_errors(filled: Library) -> None:
     assert count(filled, Query()) == 5
     # a control character separates words, as a space does
     assert urls(filled, Query("flooded\x00museum ")) == ["https://www.alpha.example/river"]
+
+
+WITHOUT_RIVER = ["https://beta.example/other", "https://www.alpha.example/report.txt"]
+
+
+def test_excluded_words_alone_find_the_captures_without_them(filled: Library) -> None:
+    """``-river`` is every capture an empty search lists, minus those holding "river"
+    (it listed them all), newest first, on both engines, for the table too."""
+    for typed in ("-river", "-RIVER ", "-river -zzzznothing", "-riv -river"):
+        q = Query(typed)
+        hits = search(filled, q)
+        assert [h.url for h in hits] == WITHOUT_RIVER, typed
+        assert all(h.score == 0.0 and "\x02" not in h.snippet for h in hits)
+        assert count(filled, q) == 2 and len(matching_ids(filled, q)) == 2
+    assert urls(filled, Query("-river -nothing")) == ["https://www.alpha.example/report.txt"]
+    assert urls(filled, Query('-"river flooded" -climate')) == ["https://beta.example/other"]
+    assert urls(filled, Query("-river", collection="alpha")) == [WITHOUT_RIVER[1]]
+    assert [h.url for h in search(filled, Query("-river"), limit=1, offset=1)] == WITHOUT_RIVER[1:]
+    assert count(filled, Query("-riv")) == 5  # an excluded word is a whole word
+    assert count(filled, Query("-river", state="failed")) == 0
+
+    from archiver_app.api.table import SnapshotQuery, TableReader
+
+    reader = TableReader(filled)
+    raw = reader.connect()
+    try:
+        query = SnapshotQuery(search="-river")
+        window, complete = reader.search_window(raw.cursor(), query, 10)
+        every = reader.all_ids(raw.cursor(), query, CancelToken())
+    finally:
+        raw.close()
+    expected = [h.snapshot_id for h in search(filled, Query("-river"))]  # newest first
+    assert list(window) == list(every) == expected and complete
+    assert reader.snippets(expected, "-river") == {}
+    assert reader.search_problem("-river") is None
+
+
+@pytest.mark.parametrize("typed", ["OR", "(", "-", '"', "- OR (", "*"])
+def test_text_with_no_word_is_refused_not_read_as_everything(filled: Library, typed: str) -> None:
+    """``OR``, ``(`` or ``-`` alone listed every capture, as if nothing had been typed."""
+    message = "nothing to search for in .*a search needs a word of letters or digits"
+    for ask in (search, count, matching_ids):
+        with pytest.raises(InputError, match=message):
+            ask(filled, Query(typed))  # type: ignore[operator]
+    from archiver_app.api.table import SnapshotQuery, TableReader
+
+    reader = TableReader(filled)
+    problem = reader.search_problem(typed)
+    assert problem is not None and problem.startswith("nothing to search for")
+    raw = reader.connect()
+    try:  # the captures table shows no rows (and says why: the GUI's empty text)
+        assert reader.search_window(raw.cursor(), SnapshotQuery(search=typed), 10) == (
+            array("q"),
+            True,
+        )
+    finally:
+        raw.close()
+
+
+def test_many_ored_or_excluded_words_are_searched_not_crashed_on(filled: Library) -> None:
+    """A hundred ORed or excluded words nested a hundred parentheses deep: FTS5's parser
+    overflowed its stack (a traceback); past MAX_TERMS words the search is refused."""
+    from archiver_app.search.query import MAX_TERMS
+
+    ored = " OR ".join(["museum", *(f"w{i}" for i in range(MAX_TERMS - 2)), "policy"])
+    assert set(urls(filled, Query(ored))) == {
+        "https://www.alpha.example/river",
+        "https://beta.example/climate",
+    }
+    excluded = "river " + " ".join(f"-w{i}" for i in range(MAX_TERMS - 2)) + " -museum"
+    assert set(urls(filled, Query(excluded))) == {
+        "https://docs.alpha.example/notes",
+        "https://beta.example/climate",
+    }
+    assert count(filled, Query(excluded)) == 2
+    only_excluded = " ".join(f"-w{i}" for i in range(MAX_TERMS - 1)) + " -river"
+    assert urls(filled, Query(only_excluded)) == WITHOUT_RIVER
+    too_many = " OR ".join(f"w{i}" for i in range(MAX_TERMS + 1))
+    with pytest.raises(InputError, match="too many words"):
+        search(filled, Query(too_many))
+    from archiver_app.api.table import TableReader
+
+    assert "too many words" in str(TableReader(filled).search_problem(too_many))
 
 
 def test_cancelled_search_stops(filled: Library, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -358,6 +439,9 @@ def test_postgresql_finds_the_words_through_the_index_whatever_the_table_looks_l
         assert len(search(lib, q)) == 5
         assert count(lib, q) == 5
         assert len(matching_ids(lib, q)) == 5
+        excluding = Query("-page3 -zzzz", collection="default")  # the excluded words' matches
+        assert len(search(lib, excluding)) == count(lib, excluding) == 5
+        assert len(matching_ids(lib, excluding)) == 5
 
         class Explaining:  # the table's reader threads use DB-API cursors
             def __init__(self, cursor: Cursor[Any]) -> None:
@@ -377,7 +461,7 @@ def test_postgresql_finds_the_words_through_the_index_whatever_the_table_looks_l
                 table = TableReader(lib).search
                 found = []
                 # a whole word, then a short prefix (the newest pages, window by window)
-                for typed in ("harbour cranes", "harbour cra"):
+                for typed in ("harbour cranes", "harbour cra", "-zzzz"):
                     found.append(table.newest_matches(Explaining(cur), typed, 10))
                     # the connection's planner settings are back as they were
                     cur.execute(
@@ -387,8 +471,8 @@ def test_postgresql_finds_the_words_through_the_index_whatever_the_table_looks_l
                     assert cur.fetchone() == ("on", "on", "off"), typed
         finally:
             raw.close()
-        assert [len(f) for f in found] == [5, 5]
-    assert len(plans) >= 5
+        assert [len(f) for f in found] == [5, 5, 5]
+    assert len(plans) >= 9
     for plan in plans:  # bitmaps only: of the words, or of the rows a filter keeps
         assert "Seq Scan on snapshot_fts" not in plan, plan
         assert "using snapshot_fts_pkey" not in plan, plan
