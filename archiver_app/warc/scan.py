@@ -25,6 +25,8 @@ from typing import IO, Any
 
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver_app.warc.guarded import DamagedMember, archive_iterator
+
 #: The most payload bytes read for one record (text extraction of a page).
 MAX_PAYLOAD = 8 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b\x08"
@@ -297,6 +299,8 @@ def _read_payload(record: Any) -> tuple[bytes, bool]:
     try:
         stream = record.content_stream()
         data = stream.read(MAX_PAYLOAD + 1)
+    except DamagedMember:
+        raise
     except Exception:  # a bad Content-Encoding: fall back to the bytes as stored
         data = record.raw_stream.read(MAX_PAYLOAD + 1)
     return data[:MAX_PAYLOAD], len(data) > MAX_PAYLOAD
@@ -371,7 +375,7 @@ def _warcio_scan(
         pos = last_end = start
         while pos < size:
             fh.seek(pos)
-            it = ArchiveIterator(fh, arc2warc=False, check_digests=False)
+            it = archive_iterator(fh)
             current: ScannedRecord | None = None
             try:
                 # warcio warns on stderr about a lying Content-Length; we count instead.
@@ -404,17 +408,18 @@ def _warcio_scan(
                             restart = _swallowed_start(fh, current.offset, current.length)
                             if restart is not None:
                                 current.length = restart - current.offset - 4
+                    why: str | None = None
                     if gz and last_end >= size and not _member_whole(fh, current.offset, size):
-                        why: str | None = (
-                            "the file ends inside the record's gzip member (its end and "
-                            "checksum are missing); not indexed"
-                        )
+                        why, restart = _unended_member(fh, current.offset)
                     else:
                         why = _incomplete(record) if restart is None else None
                     if why is not None:
                         report(ScanProblem(current.offset, why))
                         current = None
-                        continue
+                        if restart is None:
+                            continue
+                        pos = last_end = restart
+                        break
                     yield current
                     current = None
                     if restart is not None:
@@ -429,14 +434,31 @@ def _warcio_scan(
                 raise
             except Exception as exc:
                 bad_at = current.offset if current is not None else it_any.offset
-                reason = _reason(exc, gz)
-                report(ScanProblem(bad_at, reason))
                 nxt = _find_boundary(fh, max(bad_at, pos) + 1, gz)
+                report(ScanProblem(bad_at, _reason(exc, gz, nxt)))
                 if nxt is None:
                     return
                 pos = last_end = nxt
             finally:
                 it.close()
+
+
+def _unended_member(fh: IO[bytes], offset: int) -> tuple[str, int | None]:
+    """Why the record whose gzip member runs to the end of the file without ending is not
+    indexed, and the next member to resume at: a damaged member (warcio reads on to the
+    end of the file) is followed by more, a member the file ends inside is not."""
+    nxt = _find_boundary(fh, offset + 1, True)
+    if nxt is None:
+        return (
+            "the file ends inside the record's gzip member (its end and checksum are "
+            "missing); not indexed",
+            None,
+        )
+    return (
+        "the record's gzip member is damaged (it does not end before the next member, at "
+        f"offset {nxt}); not indexed, the scan goes on from there",
+        nxt,
+    )
 
 
 def _has_length(record: Any) -> bool:
@@ -517,7 +539,7 @@ def _swallowed_start(fh: IO[bytes], offset: int, length: int) -> int | None:
     return offset + m.start() + 4 if m else None
 
 
-def _reason(exc: BaseException, gz: bool) -> str:
+def _reason(exc: BaseException, gz: bool, nxt: int | None = None) -> str:
     if isinstance(exc, _SharedMember):
         return (
             "a gzip member holding more than one record (no offset of their own to read "
@@ -527,6 +549,12 @@ def _reason(exc: BaseException, gz: bool) -> str:
         return "a record header without a valid Content-Length (cut short or damaged); not indexed"
     if isinstance(exc, _NotAMember):
         return "bytes that are no gzip member where a record should start: skipped"
+    if isinstance(exc, DamagedMember):
+        where = f"the next member, at offset {nxt}" if nxt is not None else "the end"
+        return (
+            f"the record's gzip member is damaged ({str(exc)[:60]}): not indexed, skipped "
+            f"to {where}"
+        )
     raw = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     text = repr(raw[:80])[1:-1]  # cut, then escaped: never half an escape
     if gz:

@@ -202,3 +202,27 @@ def one_stream_warc(path: Path) -> Path:
     path.write_bytes(gzip.compress(plain.read_bytes()))
     plain.unlink()
     return path
+
+
+def export_with_a_big_record(path: Path) -> Path:
+    """A 201-record export: 100 pages with their images, and a 300 kB record (bytes that do
+    not compress) fourth."""
+    import random
+
+    body = random.Random(7).randbytes(300_000)
+    responses = site(100)
+    responses.insert(3, Resp("https://example.org/big.bin", body, mime="application/zip"))
+    return write_warc(path, responses)
+
+
+def flip_a_bit_in_the_big_record(full: Path, dest: Path) -> tuple[list[tuple[int, int]], int]:
+    """Write ``full`` to ``dest`` with one bit flipped in the middle of its big record's gzip
+    member; return the spans of ``full`` and the damaged record's offset."""
+    from archiver_app.warc.scan import scan_records
+
+    spans = [(r.offset, r.length) for r in scan_records(full)]
+    offset, length = spans[3]
+    data = bytearray(full.read_bytes())
+    data[offset + length // 2] ^= 0x10
+    dest.write_bytes(bytes(data))
+    return spans, offset

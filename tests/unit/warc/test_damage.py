@@ -12,7 +12,12 @@ from archiver_app.importers.outcome import OutcomeState
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from archiver_app.warc.scan import ScanProblem, scan_records
-from tests.helpers.warcs import site, write_warc
+from tests.helpers.warcs import (
+    export_with_a_big_record,
+    flip_a_bit_in_the_big_record,
+    site,
+    write_warc,
+)
 
 
 def _records(lib: Library) -> list[tuple[str, int, int]]:
@@ -105,3 +110,32 @@ def test_a_damaged_members_first_bytes_are_quoted_whole() -> None:
         "damaged or truncated gzip member, skipped to the next one "
         "(Invalid WARC record, first line: \\x1f\\x8b\\x08\\x00\\x00\\x00\\x00)"
     )
+
+
+def test_a_flipped_bit_in_a_gzip_member_skips_only_that_record(
+    library: Library, tmp_path: Path
+) -> None:
+    """The scan resumes at the next member (warcio read on to the end of the file, and the
+    other 197 records were dropped as if the file ended inside the damaged one)."""
+    full = export_with_a_big_record(tmp_path / "full.warc.gz")
+    src = tmp_path / "flipped.warc.gz"
+    spans, bad = flip_a_bit_in_the_big_record(full, src)
+    kept = [s for s in spans if s[0] != bad]
+    for fast in (True, False):
+        problems: list[ScanProblem] = []
+        got = [
+            (r.offset, r.length) for r in scan_records(src, on_problem=problems.append, fast=fast)
+        ]
+        assert got == kept, fast
+        assert [p.offset for p in problems] == [bad], fast
+        assert "gzip member is damaged" in problems[0].reason
+        assert f"the next member, at offset {bad + spans[3][1]}" in problems[0].reason
+    outcome = import_warc_file(library, src)
+    assert outcome.state is OutcomeState.IMPORTED
+    assert (outcome.records, outcome.pages) == (200, 100)
+    assert outcome.problems == [
+        f"flipped.warc.gz offset {bad}: the record's gzip member is damaged (Error -3 while "
+        "decompressing data: incorrect data check): not indexed, skipped to the next member, "
+        f"at offset {bad + spans[3][1]}"
+    ]
+    assert [r[1:] for r in _records(library)] == kept
