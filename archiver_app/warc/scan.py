@@ -26,15 +26,20 @@ from typing import IO, Any
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver_app.warc.guarded import DamagedMember, archive_iterator
+from archiver_app.warc.resync import (
+    ARC_LINE,
+    find_boundary,
+    incomplete,
+    member_whole,
+    swallowed_start,
+    tail_data,
+    unended_member,
+)
 
 #: The most payload bytes read for one record (text extraction of a page).
 MAX_PAYLOAD = 8 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _WARC_LINE = re.compile(rb"(?:^|\n)WARC/1\.[01]\r?\n")
-_ARC_LINE = re.compile(rb"(?:^|\n)(?:https?|dns|filedesc|ftp):\S* \d{1,3}(?:\.\d{1,3}){3} \d{14} ")
-_WARC_ANYWHERE = re.compile(rb"WARC/1\.[01]\r?\n")
-_RESYNC_BLOCK = 1024 * 1024
-_SWALLOWED = re.compile(rb"\r\n\r\nWARC/1\.[01]\r\n")
 
 
 class NotAnArchiveError(ValueError):
@@ -170,7 +175,7 @@ def sniff_archive(path: Path) -> str:
         raise NotAnArchiveError(f"cannot read the file: {exc.strerror}") from exc
     if head.startswith(b"WARC/"):
         kind = "warc"
-    elif _ARC_LINE.match(head) or head.startswith(b"filedesc:"):
+    elif ARC_LINE.match(head) or head.startswith(b"filedesc:"):
         kind = "arc"
     elif first_record(path) is not None:  # junk before its first record: the scan says so
         return "warc"
@@ -204,7 +209,7 @@ def _first_readable_member(raw: IO[bytes]) -> tuple[int, bytes]:
                 return at, gz.read(512)
         except (OSError, EOFError, zlib.error) as exc:
             first_error = first_error or exc
-        at = _find_boundary(raw, at + 1, True)
+        at = find_boundary(raw, at + 1, True)
     raise NotAnArchiveError(f"the gzip data is damaged: {first_error}")
 
 
@@ -306,30 +311,6 @@ def _read_payload(record: Any) -> tuple[bytes, bool]:
     return data[:MAX_PAYLOAD], len(data) > MAX_PAYLOAD
 
 
-def _find_boundary(fh: IO[bytes], start: int, gz: bool) -> int | None:
-    """Offset of the next plausible record start at or after ``start``; None at EOF."""
-    pos = start
-    tail = b""
-    while True:
-        fh.seek(pos)
-        block = fh.read(_RESYNC_BLOCK)
-        if not block:
-            return None
-        data = tail + block
-        base = pos - len(tail)
-        if gz:
-            idx = data.find(_GZIP_MAGIC)
-            if idx >= 0:
-                return base + idx
-        else:
-            # Not only at a line start: junk without a line end may sit right before it.
-            m = _WARC_ANYWHERE.search(data) or _ARC_LINE.search(data)
-            if m:
-                return base + m.start() + (1 if data[m.start() : m.start() + 1] == b"\n" else 0)
-        tail = data[-32:]
-        pos += len(block)
-
-
 def scan_records(
     path: Path,
     *,
@@ -405,14 +386,14 @@ def _warcio_scan(
                             )
                         )
                         if not gz:
-                            restart = _swallowed_start(fh, current.offset, current.length)
+                            restart = swallowed_start(fh, current.offset, current.length)
                             if restart is not None:
                                 current.length = restart - current.offset - 4
                     why: str | None = None
-                    if gz and last_end >= size and not _member_whole(fh, current.offset, size):
-                        why, restart = _unended_member(fh, current.offset)
+                    if gz and last_end >= size and not member_whole(fh, current.offset, size):
+                        why, restart = unended_member(fh, current.offset)
                     else:
-                        why = _incomplete(record) if restart is None else None
+                        why = incomplete(record) if restart is None else None
                     if why is not None:
                         report(ScanProblem(current.offset, why))
                         current = None
@@ -426,15 +407,15 @@ def _warcio_scan(
                         pos = restart
                         break
                 else:
-                    if (tail := _tail_data(fh, last_end, size)) is not None:
-                        report(tail)
+                    if (tail := tail_data(fh, last_end, size)) is not None:
+                        report(ScanProblem(*tail))
                     return
                 continue
             except (GeneratorExit, KeyboardInterrupt):
                 raise
             except Exception as exc:
                 bad_at = current.offset if current is not None else it_any.offset
-                nxt = _find_boundary(fh, max(bad_at, pos) + 1, gz)
+                nxt = find_boundary(fh, max(bad_at, pos) + 1, gz)
                 report(ScanProblem(bad_at, _reason(exc, gz, nxt)))
                 if nxt is None:
                     return
@@ -443,100 +424,8 @@ def _warcio_scan(
                 it.close()
 
 
-def _unended_member(fh: IO[bytes], offset: int) -> tuple[str, int | None]:
-    """Why the record whose gzip member runs to the end of the file without ending is not
-    indexed, and the next member to resume at: a damaged member (warcio reads on to the
-    end of the file) is followed by more, a member the file ends inside is not."""
-    nxt = _find_boundary(fh, offset + 1, True)
-    if nxt is None:
-        return (
-            "the file ends inside the record's gzip member (its end and checksum are "
-            "missing); not indexed",
-            None,
-        )
-    return (
-        "the record's gzip member is damaged (it does not end before the next member, at "
-        f"offset {nxt}); not indexed, the scan goes on from there",
-        nxt,
-    )
-
-
 def _has_length(record: Any) -> bool:
     return (record.rec_headers.get_header("Content-Length") or "").strip().isdigit()
-
-
-def _incomplete(record: Any) -> str | None:
-    """Why the record just read to its end is not whole, if it is not: content bytes
-    missing (the file ends inside it)."""
-    missing = getattr(record.raw_stream, "limit", 0)
-    if not isinstance(missing, int) or missing <= 0:
-        return None
-    total = getattr(record, "length", None)
-    of = f" of its {total}" if isinstance(total, int) and total >= missing else ""
-    return (
-        f"the record is cut short ({missing}{of} content bytes missing: the file was "
-        "truncated or damaged here); not indexed"
-    )
-
-
-def _member_whole(fh: IO[bytes], offset: int, end: int) -> bool:
-    """Does the gzip member at ``offset`` end, checksum and all, by ``end``? (Decompressing
-    stops at the end of the deflate data, so a member cut in its trailer reads as whole.)"""
-    import zlib
-
-    saved = fh.tell()
-    member = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        fh.seek(offset)
-        left = end - offset
-        while left > 0 and not member.eof:
-            chunk = fh.read(min(_RESYNC_BLOCK, left))
-            if not chunk:
-                break
-            left -= len(chunk)
-            while chunk and not member.eof:  # output bounded: the data is not kept
-                member.decompress(chunk, _RESYNC_BLOCK)
-                chunk = member.unconsumed_tail
-        return member.eof
-    except zlib.error:
-        return False
-    finally:
-        fh.seek(saved)
-
-
-#: Bytes read after the last record to tell a cut-off record from trailing blank lines.
-_TAIL_PEEK = 64 * 1024
-
-
-def _tail_data(fh: IO[bytes], end: int, size: int) -> ScanProblem | None:
-    """The problem with the bytes after the last complete record (``end``), if there is
-    one: anything but blank lines there is a record the file ends inside."""
-    if end >= size:
-        return None
-    fh.seek(end)
-    rest = fh.read(_TAIL_PEEK)
-    data = rest.lstrip(b"\r\n")
-    if not data.strip(b"\r\n\t \x00") and end + len(rest) >= size:
-        return None
-    start = end + len(rest) - len(data)
-    return ScanProblem(
-        start,
-        f"the file ends inside a record: its last {size - start} bytes are not a complete "
-        "record (the file was truncated or damaged); not indexed",
-    )
-
-
-def _swallowed_start(fh: IO[bytes], offset: int, length: int) -> int | None:
-    """Where a record that a too-large Content-Length made swallow its successor really
-    ends: the offset of a ``WARC/1.x`` line inside it (after its own first line)."""
-    saved = fh.tell()
-    try:
-        fh.seek(offset)
-        data = fh.read(length)
-    finally:
-        fh.seek(saved)
-    m = _SWALLOWED.search(data, 8)
-    return offset + m.start() + 4 if m else None
 
 
 def _reason(exc: BaseException, gz: bool, nxt: int | None = None) -> str:
