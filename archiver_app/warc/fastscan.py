@@ -35,8 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from warcio.archiveiterator import ArchiveIterator as WarcioIterator
-
 try:  # a missing or broken wheel only costs speed
     from fastwarc.warc import ArchiveIterator as FastIterator
     from fastwarc.warc import WarcRecord
@@ -45,6 +43,7 @@ except ImportError:  # pragma: no cover - the dependency is declared
     WarcRecord = Any  # type: ignore[assignment,misc]
 
 from archiver_app.warc import scan as _scan
+from archiver_app.warc.guarded import archive_iterator
 
 _HTTP_RECORDS = ("response", "request", "revisit")
 _HTTP_VERBS = ("GET", "HEAD", "POST", "PUT", "DELETE", "TRACE", "OPTIONS", "CONNECT", "PATCH")
@@ -217,7 +216,7 @@ def _warcio_one(
     """One record read by warcio from its bytes alone (None if warcio cannot)."""
     data = os.pread(fd, length if gz else length + 4, offset)
     try:
-        it = WarcioIterator(io.BytesIO(data), arc2warc=False, check_digests=False)
+        it = archive_iterator(io.BytesIO(data))
         record = next(iter(it))
         current = _scan._describe(record, offset)
         if want_payload is not None and want_payload(current):

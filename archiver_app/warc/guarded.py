@@ -1,8 +1,15 @@
 """warcio's ``ArchiveIterator`` with the guards a damaged or hostile file needs.
 
-:func:`archive_iterator` returns an iterator whose reader is changed on that instance only
-(warcio itself is left as it is):
+:func:`archive_iterator` returns an iterator whose reader and header parsers are changed
+on that instance only (warcio itself is left as it is):
 
+- **Header blocks are bounded.** A WARC, HTTP or ARC header block larger than
+  :data:`MAX_HEADER_BLOCK` raises :class:`HeaderTooLarge` as soon as that many bytes are
+  read, instead of being parsed (and held in memory) whole.
+- **Lines are read in linear time.** warcio's ``BufferedReader.readline`` appends each
+  buffer fill to the line read so far, which is quadratic in a line's length (a 40 MB
+  header line took half a minute); the reader here joins the pieces once, and a line read
+  without a limit stops after :data:`MAX_HEADER_BLOCK` bytes.
 - **A damaged gzip member stops at the damage.** warcio writes the zlib error (bad deflate
   data, a wrong checksum) on stderr and reads on to the end of the file, so one flipped
   bit looked like a file cut short inside that record; here :class:`DamagedMember` is
@@ -17,6 +24,17 @@ from typing import IO, Any
 
 from warcio.archiveiterator import ArchiveIterator
 
+#: The largest WARC, HTTP or ARC header block read (status line, headers and blank line).
+#: Real headers are a few kilobytes (cookies and long URLs make the largest, well under
+#: 1 MiB); a block past this is damage or an attack, and is skipped as damaged.
+MAX_HEADER_BLOCK = 4 * 1024 * 1024
+
+_PARSERS = ("warc_parser", "http_parser", "http_req_parser", "arc_parser")
+
+
+class HeaderTooLarge(Exception):
+    """A header block longer than :data:`MAX_HEADER_BLOCK`."""
+
 
 class DamagedMember(Exception):
     """A gzip member whose data fails to inflate or whose checksum is wrong."""
@@ -27,8 +45,32 @@ def archive_iterator(fh: IO[bytes]) -> ArchiveIterator:
     as the module docstring says."""
     it = ArchiveIterator(fh, arc2warc=False, check_digests=False)
     reader: Any = it.reader
+    reader.readline = partial(_readline, reader)
     reader._decompress = partial(_decompress, reader)
+    loader: Any = it.loader
+    for name in _PARSERS:
+        parser = getattr(loader, name)
+        parser.parse = partial(_bounded_parse, parser.parse)
     return it
+
+
+def _readline(reader: Any, length: int | None = None) -> bytes:
+    """``BufferedReader.readline`` in linear time, at most :data:`MAX_HEADER_BLOCK` + 1 bytes
+    when no ``length`` is given."""
+    if length == 0:
+        return b""
+    left = MAX_HEADER_BLOCK + 1 if length is None or length < 0 else length
+    parts: list[bytes] = []
+    while left > 0:
+        reader._fillbuff()
+        if reader.empty():
+            break
+        part = reader.buff.readline(left)
+        parts.append(part)
+        left -= len(part)
+        if part.endswith(b"\n"):
+            break
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _decompress(reader: Any, data: bytes) -> bytes:
@@ -46,4 +88,30 @@ def _decompress(reader: Any, data: bytes) -> bytes:
     return out
 
 
-__all__ = ["DamagedMember", "archive_iterator"]
+class _Budget:
+    """A stream whose lines may add up to :data:`MAX_HEADER_BLOCK` bytes, no more."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._left = MAX_HEADER_BLOCK
+
+    def readline(self, length: int | None = None) -> bytes:
+        want = self._left + 1 if length is None else min(length, self._left + 1)
+        line: bytes = self._stream.readline(want)
+        self.take(len(line))
+        return line
+
+    def take(self, n: int) -> None:
+        self._left -= n
+        if self._left < 0:
+            raise HeaderTooLarge(f"a header block over {MAX_HEADER_BLOCK} bytes")
+
+
+def _bounded_parse(parse: Any, stream: Any, statusline: Any = None) -> Any:
+    budget = _Budget(stream)
+    if statusline is not None:  # the first line, read before the parser was called
+        budget.take(len(statusline))
+    return parse(budget, statusline)
+
+
+__all__ = ["MAX_HEADER_BLOCK", "DamagedMember", "HeaderTooLarge", "archive_iterator"]

@@ -3,7 +3,8 @@
 :func:`scan_records` wraps warcio's ``ArchiveIterator``: it yields one :class:`ScannedRecord`
 per record with its offset and length (what the ``records`` table and CDXJ store), and the
 payload only when the caller asks for it (pages), capped in size. When a record is damaged
-(a truncated gzip member, a Content-Length that lies, garbage between records) the problem
+(a truncated or damaged gzip member, a Content-Length that lies, a header block over
+:data:`~archiver_app.warc.guarded.MAX_HEADER_BLOCK`, garbage between records) the problem
 is reported through ``on_problem`` and the scan resynchronises on the next record boundary
 (the next gzip member header, or the next ``WARC/1.x`` line), so every good record before
 and after the bad one is still seen. A record the file ends inside (content bytes missing,
@@ -23,9 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from warcio.archiveiterator import ArchiveIterator
-
-from archiver_app.warc.guarded import DamagedMember, archive_iterator
+from archiver_app.warc.guarded import (
+    MAX_HEADER_BLOCK,
+    DamagedMember,
+    HeaderTooLarge,
+    archive_iterator,
+)
 from archiver_app.warc.resync import (
     ARC_LINE,
     find_boundary,
@@ -221,7 +225,7 @@ def _first_member_is_shared(path: Path, at: int = 0) -> bool:
     try:
         with path.open("rb") as fh:
             fh.seek(at)
-            it: Any = ArchiveIterator(fh, arc2warc=False, check_digests=False)
+            it: Any = archive_iterator(fh)
             try:
                 for record in it:
                     with _quiet_stderr():
@@ -304,7 +308,7 @@ def _read_payload(record: Any) -> tuple[bytes, bool]:
     try:
         stream = record.content_stream()
         data = stream.read(MAX_PAYLOAD + 1)
-    except DamagedMember:
+    except (DamagedMember, HeaderTooLarge):
         raise
     except Exception:  # a bad Content-Encoding: fall back to the bytes as stored
         data = record.raw_stream.read(MAX_PAYLOAD + 1)
@@ -438,6 +442,11 @@ def _reason(exc: BaseException, gz: bool, nxt: int | None = None) -> str:
         return "a record header without a valid Content-Length (cut short or damaged); not indexed"
     if isinstance(exc, _NotAMember):
         return "bytes that are no gzip member where a record should start: skipped"
+    if isinstance(exc, HeaderTooLarge):
+        return (
+            f"a record whose header block is over {MAX_HEADER_BLOCK} bytes (damaged, or no "
+            "record at all): not indexed, skipped to the next record"
+        )
     if isinstance(exc, DamagedMember):
         where = f"the next member, at offset {nxt}" if nxt is not None else "the end"
         return (
