@@ -73,7 +73,7 @@ def incomplete(record: Any) -> str | None:
     of = f" of its {total}" if isinstance(total, int) and total >= missing else ""
     return (
         f"the record is cut short ({missing}{of} content bytes missing: the file was "
-        "truncated or damaged here); not indexed"
+        "truncated or damaged here, or its Content-Length is too large); not indexed"
     )
 
 
@@ -122,17 +122,35 @@ def tail_data(fh: IO[bytes], end: int, size: int) -> tuple[int, str] | None:
     )
 
 
-def swallowed_start(fh: IO[bytes], offset: int, length: int) -> int | None:
+def swallowed_start(fh: IO[bytes], offset: int, end: int) -> int | None:
     """Where a record that a too-large Content-Length made swallow its successor really
-    ends: the offset of a ``WARC/1.x`` line inside it (after its own first line)."""
+    ends: the offset of a ``WARC/1.x`` line after a blank line between its own first line
+    and ``end``. Read in blocks; the file position is left as it was."""
     saved = fh.tell()
+    pos, tail = offset + 8, b""
     try:
-        fh.seek(offset)
-        data = fh.read(length)
+        while pos < end:
+            fh.seek(pos)
+            block = fh.read(min(RESYNC_BLOCK, end - pos))
+            if not block:
+                return None
+            data = tail + block
+            if m := _SWALLOWED.search(data):
+                return pos - len(tail) + m.start() + 4
+            tail = data[-16:]
+            pos += len(block)
+        return None
     finally:
         fh.seek(saved)
-    m = _SWALLOWED.search(data, 8)
-    return offset + m.start() + 4 if m else None
+
+
+def next_start(fh: IO[bytes], start: int) -> int | None:
+    """:func:`find_boundary` in a plain file, the file position left as it was."""
+    saved = fh.tell()
+    try:
+        return find_boundary(fh, start, False)
+    finally:
+        fh.seek(saved)
 
 
 __all__ = [
@@ -141,6 +159,7 @@ __all__ = [
     "find_boundary",
     "incomplete",
     "member_whole",
+    "next_start",
     "swallowed_start",
     "tail_data",
     "unended_member",

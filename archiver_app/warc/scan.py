@@ -35,6 +35,7 @@ from archiver_app.warc.resync import (
     find_boundary,
     incomplete,
     member_whole,
+    next_start,
     swallowed_start,
     tail_data,
     unended_member,
@@ -363,7 +364,7 @@ def _warcio_scan(
             it = archive_iterator(fh)
             current: ScannedRecord | None = None
             try:
-                # warcio warns on stderr about a lying Content-Length; we count instead.
+                # warcio's warnings on stderr are silenced: _finish judges each record's end.
                 it_any: Any = it
                 for record in it:
                     before = it_any.err_count
@@ -374,30 +375,10 @@ def _warcio_scan(
                         raise _NoLength  # its end is unknown: look for the next record
                     if want_payload is not None and want_payload(current):
                         current.payload, current.payload_truncated = _read_payload(record)
-                    with _quiet_stderr():
-                        it.read_to_end(record)
-                    current.length = it.get_record_length()
-                    if gz and _member_goes_on(it_any):
-                        raise _SharedMember
+                    why, restart = _finish(fh, it_any, record, current, errors=before, gz=gz)
                     last_end = current.offset + current.length
-                    restart: int | None = None
-                    if it_any.err_count != before:
-                        report(
-                            ScanProblem(
-                                current.offset,
-                                "the record's Content-Length does not match its data "
-                                "(the record may be cut short or run into the next one)",
-                            )
-                        )
-                        if not gz:
-                            restart = swallowed_start(fh, current.offset, current.length)
-                            if restart is not None:
-                                current.length = restart - current.offset - 4
-                    why: str | None = None
                     if gz and last_end >= size and not member_whole(fh, current.offset, size):
                         why, restart = unended_member(fh, current.offset)
-                    else:
-                        why = incomplete(record) if restart is None else None
                     if why is not None:
                         report(ScanProblem(current.offset, why))
                         current = None
@@ -407,9 +388,6 @@ def _warcio_scan(
                         break
                     yield current
                     current = None
-                    if restart is not None:
-                        pos = restart
-                        break
                 else:
                     if (tail := tail_data(fh, last_end, size)) is not None:
                         report(ScanProblem(*tail))
@@ -426,6 +404,55 @@ def _warcio_scan(
                 pos = last_end = nxt
             finally:
                 it.close()
+
+
+#: What follows a whole WARC record's block: the blank line that ends it (then anything:
+#: junk after it is reported on its own), or the next record, or the end of the file.
+_WARC_END = re.compile(rb"(?:\r?\n){2}|(?:\r?\n)*(?:WARC/|\Z)")
+_PEEK = 10
+
+
+def _finish(
+    fh: IO[bytes], it: Any, record: Any, rec: ScannedRecord, *, errors: int, gz: bool
+) -> tuple[str | None, int | None]:
+    """Read ``record`` to its end and set ``rec.length``; return why it is not indexed
+    (None: it is whole) and where to resume (None: where warcio goes on).
+
+    A record is whole when its block, as long as its Content-Length says, is all there
+    and ends where the record does: a length too short would index a response cut off as
+    if whole, one too long the next record's header as page text.
+    """
+    with _quiet_stderr():
+        while record.raw_stream.read(1 << 16):
+            pass
+        missing = incomplete(record)
+        after, content_end = b"", fh.tell() - it.reader.rem_length()
+        if missing is None:  # peeked in a plain file, read from the member in a gzip one
+            after = it.reader.read(4) if gz else os.pread(fh.fileno(), _PEEK, content_end)
+        it.read_to_end(record)
+    rec.length = it.get_record_length()
+    end = rec.offset + rec.length
+    if missing is not None:  # a length past the end: it may have swallowed records
+        return missing, (None if gz else swallowed_start(fh, rec.offset, end))
+    if record.format.startswith("warc"):
+        whole = bool(_WARC_END.match(after)) or (gz and not after.strip(b"\r\n"))
+    else:  # ARC: one line break after each record, as warcio checks
+        whole = it.err_count == errors
+    if whole:
+        if gz and _member_goes_on(it):
+            raise _SharedMember
+        return None, None
+    restart: int | None = None
+    if gz:
+        restart = find_boundary(fh, rec.offset + 1, True) if it.next_line else None
+    else:
+        restart = swallowed_start(fh, rec.offset, content_end + 16) or next_start(fh, content_end)
+    then = f"; the scan goes on at offset {restart}" if restart is not None else ""
+    return (
+        f"the record's Content-Length ({record.length}) does not end where the record does "
+        f"(its block is not followed by a blank line: the length is wrong or the data "
+        f"damaged); not indexed{then}"
+    ), restart
 
 
 def _has_length(record: Any) -> bool:

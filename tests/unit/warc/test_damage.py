@@ -139,3 +139,24 @@ def test_a_flipped_bit_in_a_gzip_member_skips_only_that_record(
         f"at offset {bad + spans[3][1]}"
     ]
     assert [r[1:] for r in _records(library)] == kept
+
+
+@pytest.mark.parametrize("delta", [-40, 40])
+def test_a_record_whose_content_length_lies_is_not_indexed(
+    library: Library, tmp_path: Path, delta: int
+) -> None:
+    """Too short, it was indexed and replayed cut off as if whole; too long, the next
+    record's header was indexed as its text. Either way it is reported, not indexed."""
+    data = write_warc(tmp_path / "s.warc", site(3), gz=False).read_bytes()
+    at = data.index(b"WARC-Target-URI: https://example.org/page1")
+    i = data.index(b"Content-Length: ", at)
+    j = data.index(b"\r\n", i)
+    src = tmp_path / "lying.warc"
+    src.write_bytes(data[:i] + b"Content-Length: %d" % (int(data[i + 16 : j]) + delta) + data[j:])
+    outcome = import_warc_file(library, src)
+    assert outcome.state is OutcomeState.IMPORTED
+    assert (outcome.records, outcome.pages) == (5, 2)
+    assert len(outcome.problems) == 1 and "Content-Length" in outcome.problems[0]
+    assert "not indexed" in outcome.problems[0]
+    urls = [u for u, _, _ in _records(library)]
+    assert "https://example.org/page1" not in urls and "https://example.org/page2" in urls

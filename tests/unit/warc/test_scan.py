@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
 from pathlib import Path
@@ -61,22 +62,31 @@ def test_truncated_gzip_member_skips_only_that_record(tmp_path: Path) -> None:
     assert "truncated" in problems[0].reason
 
 
-@pytest.mark.parametrize("delta", [-50, 40, 300])
-def test_lying_content_length_keeps_every_record(tmp_path: Path, delta: int) -> None:
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("delta", [-50, -40, -2, 40, 300, 5000])
+def test_a_lying_content_length_skips_only_its_record(tmp_path: Path, delta: int, gz: bool) -> None:
+    """A record whose Content-Length is too short was indexed cut off as if whole, one too
+    long with the next record's header as its text: it is reported and skipped, and every
+    other record is kept (one too long by more than the file holds swallowed the rest)."""
     good = write_warc(tmp_path / "good.warc", site(3), gz=False)
     expected = [(r.url, r.offset, r.length) for r in scan_records(good)]
     data = good.read_bytes()
-    start = expected[2][1]
-    i = data.index(b"Content-Length: ", start)
-    j = data.index(b"\r\n", i)
-    lying = int(data[i + 16 : j]) + delta
-    bad = tmp_path / "bad.warc"
-    bad.write_bytes(data[:i] + b"Content-Length: %d" % lying + data[j:])
-    problems: list[ScanProblem] = []
-    got = [(r.url, r.offset) for r in scan_records(bad, on_problem=problems.append)]
-    assert got == [(u, o) for u, o, _ in expected]
-    assert problems and problems[0].offset == start
-    assert "Content-Length" in problems[0].reason
+    records = [data[o : o + n + 4] for _, o, n in expected]
+    rec = records[2]
+    i = rec.index(b"Content-Length: ")
+    j = rec.index(b"\r\n", i)
+    records[2] = rec[:i] + b"Content-Length: %d" % (int(rec[i + 16 : j]) + delta) + rec[j:]
+    bad = tmp_path / ("bad.warc.gz" if gz else "bad.warc")
+    parts = [gzip.compress(r) for r in records] if gz else records
+    bad.write_bytes(b"".join(parts))
+    urls = [u for u, _, _ in expected]
+    bad_at = len(parts[0]) + len(parts[1])
+    for fast in (True, False):
+        problems: list[ScanProblem] = []
+        got = [r.url for r in scan_records(bad, on_problem=problems.append, fast=fast)]
+        assert got == urls[:2] + urls[3:], (fast, problems)
+        assert [p.offset for p in problems] == [bad_at], fast
+        assert "Content-Length" in problems[0].reason and "not indexed" in problems[0].reason
 
 
 def test_garbage_between_records_is_skipped(tmp_path: Path) -> None:
