@@ -103,6 +103,12 @@ def open_wacz(path: Path, *, max_total: int = DEFAULT_MAX_TOTAL) -> WaczInfo:
     try:
         zf = zipfile.ZipFile(path)
     except zipfile.BadZipFile as exc:
+        if _cut_short(path):
+            raise WaczError(
+                "the file looks cut short: it starts as a zip file but its end (the zip's "
+                "central directory, which lists its entries) is missing; copy or download "
+                "it again"
+            ) from exc
         raise WaczError(f"not a zip file ({exc})") from exc
     except OSError as exc:
         raise WaczError(f"cannot read it: {exc.strerror}") from exc
@@ -114,6 +120,25 @@ def open_wacz(path: Path, *, max_total: int = DEFAULT_MAX_TOTAL) -> WaczInfo:
         raise _entry_error(exc) from exc
     finally:
         zf.close()
+
+
+def _cut_short(path: Path) -> bool:
+    """Does ``path`` start with a zip entry (a local file header) but lack the zip's
+    end-of-central-directory record, as a zip cut short does?"""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4)
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - _EOCD_SPAN))
+            tail = fh.read()
+    except OSError:
+        return False
+    return head == b"PK\x03\x04" and b"PK\x05\x06" not in tail
+
+
+#: How far from a zip's end its end-of-central-directory record can be (22 bytes and a
+#: comment of up to 64 KiB).
+_EOCD_SPAN = 22 + 65535
 
 
 def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
