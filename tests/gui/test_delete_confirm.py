@@ -12,6 +12,7 @@ from sqlalchemy import text
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.library import Library
 from tests.helpers.archive import ArchiveWriter, at
+from tests.helpers.gui_fixtures import answer_next_box
 
 
 def _one_capture(library: Library, window: MainWindow, qtbot: QtBot) -> int:
@@ -31,15 +32,7 @@ def _one_capture(library: Library, window: MainWindow, qtbot: QtBot) -> int:
 
 
 def _answer_with(key: Qt.Key, seen: list[QMessageBox]) -> None:
-    def answer() -> None:
-        box = QApplication.activeModalWidget()
-        if not isinstance(box, QMessageBox):
-            QTimer.singleShot(20, answer)
-            return
-        seen.append(box)
-        QTest.keyClick(box, key)
-
-    QTimer.singleShot(0, answer)
+    answer_next_box(lambda box: QTest.keyClick(box, key), seen)
 
 
 def test_return_on_the_question_deletes_nothing_and_delete_deletes(

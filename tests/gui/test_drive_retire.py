@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
@@ -19,21 +19,10 @@ from archiver_app.library import Library
 from archiver_app.mirror import add_destination, parse_age, run_mirror, set_policy
 from archiver_app.mirror.offload import offload
 from archiver_app.store.models import CopyState
+from tests.helpers.gui_fixtures import answer_next_box
 from tests.helpers.mirror_data import copy_states, make_snapshot
 
-
-def _answer(act: Callable[[QMessageBox], None], seen: list[QMessageBox]) -> None:
-    """Answer the next question box with ``act`` once it is shown."""
-
-    def answer() -> None:
-        box = QApplication.activeModalWidget()
-        if not isinstance(box, QMessageBox):
-            QTimer.singleShot(20, answer)
-            return
-        seen.append(box)
-        act(box)
-
-    QTimer.singleShot(0, answer)
+_answer = answer_next_box
 
 
 def _press(key: Qt.Key) -> Callable[[QMessageBox], None]:

@@ -102,3 +102,20 @@ def opened_urls() -> Iterator[Any]:
         yield receiver
     finally:
         QDesktopServices.unsetUrlHandler("http")
+
+
+def answer_next_box(act: Any, seen: list[Any]) -> None:
+    """Answer the next modal ``QMessageBox`` with ``act(box)`` once it is shown (the box
+    runs its own event loop: the answer is posted before it opens); ``seen`` gets it."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    def answer() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(20, answer)
+            return
+        seen.append(box)
+        act(box)
+
+    QTimer.singleShot(0, answer)

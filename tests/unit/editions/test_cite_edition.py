@@ -10,18 +10,14 @@ from pathlib import Path
 import pytest
 
 from archiver_app import cli
-from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
-from tests.helpers.warcs import site, write_warc
+from tests.unit.editions.accepted import accepted_edition
 
 
 @pytest.fixture
 def root(library: Library, tmp_path: Path) -> str:
     """Accepted edition c-2024 of two imported pages."""
-    import_warc_file(library, write_warc(tmp_path / "site.warc.gz", site(2)), collection="c")
-    pages = "".join(f"https://example.org/page{i}\n" for i in range(2))
-    library.editions.create("c", "c-2024", year=2024, targets_text=pages)
-    assert not library.editions.accept("c-2024").refused
+    accepted_edition(library, tmp_path)
     return str(library.root)
 
 

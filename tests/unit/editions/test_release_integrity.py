@@ -16,22 +16,16 @@ from archiver_app.editions.release import export_edition
 from archiver_app.editions.release_check import MembersNotAsCaptured
 from archiver_app.editions.states import EditionState
 from archiver_app.export.signing import verify_wacz
-from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from archiver_app.mirror import add_destination, run_mirror
-from archiver_app.store.models import File, FileKind, Snapshot
-from tests.helpers.warcs import site, write_warc
+from archiver_app.store.models import Snapshot
+from tests.unit.editions.accepted import accepted_edition
 
 
 @pytest.fixture
 def member_warc(library: Library, tmp_path: Path) -> Path:
     """The WARC of accepted edition c-2024's two members (one imported file)."""
-    import_warc_file(library, write_warc(tmp_path / "site.warc.gz", site(2)), collection="c")
-    pages = "".join(f"https://example.org/page{i}\n" for i in range(2))
-    library.editions.create("c", "c-2024", year=2024, targets_text=pages)
-    assert not library.editions.accept("c-2024").refused
-    with library.session() as s:
-        return library.abspath(s.scalars(select(File.path).where(File.kind == FileKind.WARC)).one())
+    return accepted_edition(library, tmp_path)
 
 
 @pytest.fixture
