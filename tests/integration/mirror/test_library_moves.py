@@ -15,12 +15,12 @@ from archiver_app.layout.update import update_library
 from archiver_app.library import Library
 from archiver_app.mirror import (
     add_destination,
-    offload,
     restore,
     run_mirror,
     set_policy,
     verify_destinations,
 )
+from archiver_app.mirror.offload import offload
 from archiver_app.store.files import register_file
 from archiver_app.store.models import Copy, CopyState, File, LocalState, Snapshot
 from tests.helpers.legacy import legacy_library
