@@ -42,6 +42,15 @@ def main_window(qtbot: object, library: object, op_runner: object, gui_settings:
         timer.stop()
     window.migrator.stop()
     window.watches.stop()
+    # Closing the window with work running asks "Quit Archiver?" in a modal box nobody
+    # answers (the run waits for ever): a test leaves no such work, and this says which.
+    busy = lambda: [op.label for op in op_runner.running() if op.blocks_quit]  # type: ignore[attr-defined]  # noqa: E731
+    try:
+        qtbot.waitUntil(lambda: not busy(), timeout=60_000)  # type: ignore[attr-defined]
+    except Exception as exc:
+        op_runner.cancel_all()  # type: ignore[attr-defined]
+        window.confirm_quit = lambda: True  # closing it must not wait on that box either
+        raise AssertionError(f"the test left work running: {busy()}") from exc
 
 
 def dispose(qtbot: Any, widget: Any) -> None:
