@@ -233,6 +233,9 @@ def test_the_chosen_captures_stay_chosen_when_the_table_is_read_again(
     assert newest not in window.selected_ids()
     current = chosen.currentIndex()
     assert window.model.snapshot_id(current.row()) == second == window.detail.wanted
+    many = set(range(1, 40))  # past the few looked up one by one: one pass, same rows
+    expected = {sid: window.model.row_of(sid) for sid in (first, second, newest)}
+    assert window.model.rows_of(many) == expected
 
 
 def test_remembers_geometry_splitter_columns_and_collection(
