@@ -144,12 +144,21 @@ def list_destinations(
         dests = s.scalars(select(Destination).order_by(Destination.label)).all()
         intervals = {d.id: scrub_interval(s, d) for d in dests}
         counts: dict[tuple[int, str], int] = {}
-        for did, state, n in s.execute(
-            select(Copy.destination_id, Copy.state, func.count()).group_by(
-                Copy.destination_id, Copy.state
-            )
+        # a drive was last verified when the least recently verified of its copies was
+        # (each copy is hashed as it is written, and again by each scrub)
+        verified: dict[int, datetime | None] = {}
+        for did, state, n, oldest, dated in s.execute(
+            select(
+                Copy.destination_id,
+                Copy.state,
+                func.count(),
+                func.min(Copy.verified_at),
+                func.count(Copy.verified_at),
+            ).group_by(Copy.destination_id, Copy.state)
         ):
             counts[(did, state)] = n
+            if state == CopyState.PRESENT:
+                verified[did] = oldest if dated == n else None
         files_by_coll: dict[int | None, int] = defaultdict(int)
         for cid, n in s.execute(
             select(Snapshot.collection_id, func.count(File.id))
@@ -175,7 +184,8 @@ def list_destinations(
                 free, cap = usage.free, usage.total
             except OSError:
                 pass
-        due = d.last_scrub_at is None or now - d.last_scrub_at > intervals[d.id]
+        last = verified.get(d.id, d.last_scrub_at)
+        due = last is None or now - last > intervals[d.id]
         out.append(
             DestinationStatus(
                 id=d.id,
@@ -189,7 +199,7 @@ def list_destinations(
                 missing=max(0, allowed_files - present - corrupted) if d.enabled else 0,
                 corrupted=corrupted,
                 ongoing=counts.get((d.id, CopyState.ONGOING), 0),
-                last_verified_at=d.last_scrub_at,
+                last_verified_at=last,
                 scrub_due=due,
                 busy=mount is not None and is_busy(mount),
                 enabled=d.enabled,

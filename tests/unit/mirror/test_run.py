@@ -402,3 +402,26 @@ def test_no_eta_is_guessed_from_the_first_moments() -> None:
     early.add(files=1, nbytes=500)
     now[0] += 0.1
     assert early.eta_seconds() is not None  # a tenth done: the rate means something
+
+
+def test_a_drive_counts_as_verified_from_its_copies_not_only_from_scrubs(
+    library: Library, tmp_path: Path
+) -> None:
+    from datetime import timedelta
+
+    from archiver_app.store.models import Copy
+
+    make_snapshot(library, [1000, 2000], seed=11)
+    a, _ = _drive(library, tmp_path, "a")
+    status = {d.label: d for d in list_destinations(library)}["a"]
+    assert status.last_verified_at is None and status.scrub_due  # nothing on it yet
+    assert run_mirror(library).ok  # each copy is hashed as it is written: verified now
+    status = {d.label: d for d in list_destinations(library)}["a"]
+    assert status.last_verified_at is not None and not status.scrub_due
+    old = library.clock() - timedelta(days=40)
+    with library.write() as s:  # one copy last verified long ago: the drive is due
+        first = s.scalars(select(Copy).where(Copy.destination_id == a)).first()
+        assert first is not None
+        first.verified_at = old
+    status = {d.label: d for d in list_destinations(library)}["a"]
+    assert status.last_verified_at == old and status.scrub_due
