@@ -14,6 +14,7 @@ from archiver_app.api.changes import Changes
 from archiver_app.library import Library
 from archiver_app.store.fulltext import indexed_text, upsert_snapshot_text
 from archiver_app.store.models import Collection, SnapshotTag, Tag
+from archiver_app.store.tags import tag_ids
 
 
 @dataclass(frozen=True)
@@ -30,13 +31,14 @@ class CollectionView:
 
 
 def parse_tags(raw: str) -> list[str]:
-    """Tags typed by the user, comma separated; blank and duplicate names dropped."""
-    seen: dict[str, None] = {}
+    """Tags typed by the user, comma separated; blank and duplicate names (in any case)
+    dropped."""
+    seen: dict[str, str] = {}  # folded -> as first typed: "Harbour, harbour" is one tag
     for part in raw.split(","):
-        name = " ".join(part.split())
+        name = " ".join(part.split())[:200]
         if name:
-            seen.setdefault(name[:200], None)
-    return list(seen)
+            seen.setdefault(name.casefold(), name)
+    return list(seen.values())
 
 
 class TagsManager:
@@ -56,20 +58,12 @@ class TagsManager:
     def set(self, snapshot_ids: list[int], names: list[str]) -> Changes:
         """Replace the tags of ``snapshot_ids`` with ``names`` and refresh their indexed text."""
         with self._lib.write() as s:
-            tag_ids: list[int] = []
-            for name in names:
-                tag_id = s.scalar(select(Tag.id).where(Tag.name == name))
-                if tag_id is None:
-                    tag = Tag(name=name)
-                    s.add(tag)
-                    s.flush()
-                    tag_id = tag.id
-                tag_ids.append(tag_id)
+            conn = s.connection()
+            ids = tag_ids(conn, names)
             for sid in snapshot_ids:
                 s.execute(delete(SnapshotTag).where(SnapshotTag.snapshot_id == sid))
-                s.add_all(SnapshotTag(snapshot_id=sid, tag_id=t) for t in tag_ids)
+                s.add_all(SnapshotTag(snapshot_id=sid, tag_id=t) for t in ids)
             s.flush()
-            conn = s.connection()
             for sid in snapshot_ids:
                 _reindex_tags(conn, sid, names)
         return Changes.of_snapshots(snapshot_ids, tags=True)
@@ -86,7 +80,8 @@ class TagsManager:
                 current[sid].append(name)
         groups: dict[tuple[str, ...], list[int]] = {}
         for sid, have in current.items():
-            merged = tuple(dict.fromkeys([*sorted(have), *names]))
+            folded = {n.casefold(): n for n in reversed([*sorted(have), *names])}
+            merged = tuple(reversed(folded.values()))  # the first spelling of each
             groups.setdefault(merged, []).append(sid)
         changes = Changes()
         for merged, ids in groups.items():

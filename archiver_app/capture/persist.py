@@ -31,8 +31,8 @@ from archiver_app.store.models import (
     Snapshot,
     SnapshotState,
     SnapshotTag,
-    Tag,
 )
+from archiver_app.store.tags import tag_ids
 from archiver_app.warc.reader import read_warc_date_at
 from archiver_app.warc.records import RecordRow, insert_record_rows
 from archiver_app.warc.surt import domain_of, url_group, url_key
@@ -205,13 +205,7 @@ def save_outcome(
                 out.main.offset,
                 out.main.length,
             )
-        for name in dict.fromkeys(t.strip() for t in out.tags if t.strip()):
-            tag_id = s.scalar(select(Tag.id).where(Tag.name == name))
-            if tag_id is None:
-                tag = Tag(name=name)
-                s.add(tag)
-                s.flush()
-                tag_id = tag.id
+        for tag_id in tag_ids(s.connection(), [t.strip() for t in out.tags if t.strip()]):
             s.merge(SnapshotTag(snapshot_id=out.snapshot_id, tag_id=tag_id))
         if out.state == SnapshotState.COMPLETE:
             upsert_snapshot_text(

@@ -28,6 +28,7 @@ from archiver_app.layout.sidecar import SIDECAR, ParsedIndex, merge_results
 from archiver_app.store.copies import keep_copies_where_they_are
 from archiver_app.store.fulltext import delete_snapshot_text
 from archiver_app.store.models import Copy, File, Record, Setting, Snapshot, SnapshotTag, Tag
+from archiver_app.store.tags import tag_ids
 
 
 def is_url_like(title: str) -> bool:
@@ -56,14 +57,10 @@ def snapshot_tags(session: Session, snapshot_id: int) -> set[str]:
 
 def add_tags(session: Session, snapshot_id: int, names: Iterable[str]) -> None:
     """Union ``names`` into the snapshot's tags (tags created as needed)."""
-    have = snapshot_tags(session, snapshot_id)
-    for name in sorted({n.strip() for n in names if n and n.strip()} - have):
-        tag_id = session.scalar(select(Tag.id).where(Tag.name == name))
-        if tag_id is None:
-            tag = Tag(name=name)
-            session.add(tag)
-            session.flush()
-            tag_id = tag.id
+    have = {n.casefold() for n in snapshot_tags(session, snapshot_id)}
+    wanted = sorted({n.strip() for n in names if n and n.strip()})
+    new = [n for n in wanted if n.casefold() not in have]
+    for tag_id in tag_ids(session.connection(), new):
         session.add(SnapshotTag(snapshot_id=snapshot_id, tag_id=tag_id))
     session.flush()
 

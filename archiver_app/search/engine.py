@@ -118,7 +118,7 @@ def filter_clauses(
     if q.tag:
         where.append(
             "s.id IN (SELECT st.snapshot_id FROM snapshot_tags st JOIN tags t "
-            "ON t.id = st.tag_id WHERE t.name = :tag)"
+            "ON t.id = st.tag_id WHERE lower(t.name) = lower(:tag))"
         )
         params["tag"] = q.tag
     if q.domain:

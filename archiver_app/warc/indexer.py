@@ -49,7 +49,8 @@ from archiver_app.store.fulltext import (
     insert_snapshot_texts,
     upsert_snapshot_text,
 )
-from archiver_app.store.models import Fidelity, Snapshot, SnapshotState, SnapshotTag, Tag
+from archiver_app.store.models import Fidelity, Snapshot, SnapshotState, SnapshotTag
+from archiver_app.store.tags import tag_ids
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc import workers
 from archiver_app.warc.batches import (
@@ -303,10 +304,10 @@ class WarcIndexer:
             for seq in batch.held:
                 self._held[seq] = base + 1 + seq - batch.first_seq
             if target.tags:
-                tag_ids = _ensure_tags(conn, target.tags)
+                tags = tag_ids(conn, target.tags)
                 conn.execute(
                     insert(SnapshotTag),
-                    [{"snapshot_id": r["id"], "tag_id": t} for r in rows for t in tag_ids],
+                    [{"snapshot_id": r["id"], "tag_id": t} for r in rows for t in tags],
                 )
 
         def real(sid: int | None) -> int | None:
@@ -362,18 +363,6 @@ class WarcIndexer:
             snapshot_id = row[SNAPSHOT_AT]  # real ids by now (see _flush)
             if page and snapshot_id is not None and orig_snapshot is not None:
                 _copy_page_text(conn, snapshot_id, orig_snapshot, self.target.tags)
-
-
-def _ensure_tags(conn: Connection, names: Iterable[str]) -> list[int]:
-    ids = []
-    for name in sorted(set(names)):
-        tag_id = conn.scalar(select(Tag.id).where(Tag.name == name))
-        if tag_id is None:
-            key = conn.execute(insert(Tag).values(name=name)).inserted_primary_key
-            assert key is not None
-            tag_id = key[0]
-        ids.append(int(tag_id))
-    return ids
 
 
 def _move_page(

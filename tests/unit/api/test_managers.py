@@ -82,3 +82,22 @@ def test_drives_list_without_a_scan_reads_only_where_each_drive_was(
     assert found.mount_path == tmp_path / "media" / "usb2"
     (again,) = library.drives.list(scan=False)  # now where it was last seen
     assert again.mount_path == found.mount_path and again.missing == quiet.missing > 0
+
+
+def test_a_tag_is_one_tag_whatever_its_case(library: Library) -> None:
+    from archiver_app.search import Query, search
+
+    a = add_snapshot(library, "https://a.example/", title="A", body="alpha", tags=("Harbour",))
+    b = add_snapshot(library, "https://b.example/", title="B", body="beta")
+    library.tags.add([a, b], ["harbour", "élan"])
+    library.tags.add([b], ["ÉLAN", "HARBOUR"])
+    assert library.tags.names() == ["Harbour", "élan"]  # kept as first given
+    for sid in (a, b):
+        detail = library.snapshots.detail(sid)
+        assert detail is not None and detail.tags == ["Harbour", "élan"]
+    assert _fts_tags(library, b) == "Harbour élan"
+    assert {h.url for h in search(library, Query("", tag="HARBOUR"))} == {
+        "https://a.example/",
+        "https://b.example/",
+    }
+    assert parse_tags("Harbour, harbour ,HARBOUR") == ["Harbour"]

@@ -1,0 +1,36 @@
+"""Tags by name: a name is one tag whatever its case ("Harbour" and "harbour" are one tag,
+kept under the name it was first given)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import Connection, func, insert, select
+
+from archiver_app.store.models import Tag
+
+
+def tag_ids(conn: Connection, names: Iterable[str]) -> list[int]:
+    """The ids of the tags ``names`` (one per name, ignoring case, in the order given),
+    each created under the name given when no tag has it in any case."""
+    ids: dict[int, None] = {}
+    for name in names:
+        tag_id = _existing(conn, name)
+        if tag_id is None:
+            key = conn.execute(insert(Tag).values(name=name)).inserted_primary_key
+            assert key is not None
+            tag_id = int(key[0])
+        ids.setdefault(tag_id, None)
+    return list(ids)
+
+
+def _existing(conn: Connection, name: str) -> int | None:
+    exact = conn.scalar(select(Tag.id).where(Tag.name == name))
+    if exact is not None:
+        return int(exact)
+    rows = select(Tag.id, Tag.name).order_by(Tag.id)
+    if name.isascii():  # SQLite's lower() folds ASCII only: other names are compared here
+        rows = rows.where(func.lower(Tag.name) == name.lower())
+    folded = name.casefold()
+    return next((int(i) for i, n in conn.execute(rows) if n.casefold() == folded), None)
+
