@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit
 
 from PySide6.QtCore import QPoint, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QPixmap, QShortcut
-from PySide6.QtWebEngineCore import QWebEnginePage
+from PySide6.QtWebEngineCore import QWebEngineFindTextResult, QWebEnginePage
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import (
     QComboBox,
@@ -219,15 +219,25 @@ class ReplayWidget(QWidget):
 
         self.find_edit = QLineEdit(self)
         self.find_edit.setPlaceholderText("Find in page")
+        self.find_edit.textEdited.connect(self.find_text)  # found as it is typed
         self.find_edit.returnPressed.connect(lambda: self.find_text(self.find_edit.text()))
+        self.find_count = QLabel(self)  # "2 of 5", "No matches"
+        self.find_count.setMinimumWidth(self.fontMetrics().horizontalAdvance("No matches  "))
+        self.find_count.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._finding = ""
+        self.page.findTextFinished.connect(self._found)
         self.find_bar = QWidget(self)
         find_layout = QHBoxLayout(self.find_bar)
         find_layout.setContentsMargins(4, 0, 4, 0)
         find_layout.addWidget(self.find_edit)
+        find_layout.addWidget(self.find_count)
+        previous = lambda: self.find_text(self.find_edit.text(), True)  # noqa: E731
+        find_layout.addWidget(self._tool("↑", "Previous match (Shift+Return)", previous))
         find_layout.addWidget(
-            self._tool("↑", "Previous match", lambda: self.find_text(self.find_edit.text(), True))
+            self._tool("↓", "Next match (Return)", lambda: self.find_text(self.find_edit.text()))
         )
         find_layout.addWidget(self._tool("✕", "Close", self.close_find))
+        QShortcut(QKeySequence("Shift+Return"), self.find_edit, previous)
         self.find_bar.hide()
         # Ctrl+F (find in page) is the window's Find, which calls start_find
         for key, go in ((QKeySequence.StandardKey.Back, self.view.back),
@@ -369,7 +379,17 @@ class ReplayWidget(QWidget):
 
     def find_text(self, text_: str, backward: bool = False) -> None:
         flags = QWebEnginePage.FindFlag.FindBackward if backward else QWebEnginePage.FindFlag(0)
+        self._finding = text_
         self.page.findText(text_, flags)
+
+    def _found(self, result: QWebEngineFindTextResult) -> None:
+        matches = result.numberOfMatches()
+        if not self._finding:
+            self.find_count.clear()
+        elif matches:
+            self.find_count.setText(f"{result.activeMatch()} of {matches}")
+        else:
+            self.find_count.setText("No matches")
 
     def start_find(self) -> None:
         self.find_bar.show()
@@ -377,7 +397,8 @@ class ReplayWidget(QWidget):
         self.find_edit.selectAll()
 
     def close_find(self) -> None:
-        self.page.findText("")
+        self.find_text("")
+        self.find_count.clear()
         self.find_bar.hide()
 
     # ------------------------------------------------------------------ state

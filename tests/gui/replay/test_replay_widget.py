@@ -96,6 +96,10 @@ def test_replay_view_serves_page_timeline_and_messages(
     with qtbot.waitSignal(widget.page.findTextFinished, timeout=10_000) as found:
         widget.find_text("Archived home")
     assert found.args[0].numberOfMatches() == 1
+    assert widget.find_count.text() == "1 of 1"
+    with qtbot.waitSignal(widget.page.findTextFinished, timeout=10_000):
+        widget.find_text("no such words here")
+    assert widget.find_count.text() == "No matches"
 
     # A link to a site not in the archive: an in-page message, nothing fetched.
     requested: list[str] = []
