@@ -34,23 +34,29 @@ def main_window(qtbot: object, library: object, op_runner: object, gui_settings:
     from archiver_app.gui.main_window import MainWindow
 
     window = MainWindow(library, runner=op_runner, settings=gui_settings)  # type: ignore[arg-type]
-    qtbot.addWidget(window)  # type: ignore[attr-defined]
+    left: list[str] = []
+
+    def before_close(_: object) -> None:
+        # pytest-qt closes the window before this fixture's teardown runs. Closing it with
+        # work running asks "Quit Archiver?" in a modal box nobody answers (the run waits
+        # for ever): wait for such work, else cancel it and say which after the close.
+        for timer in (window.jobs.timer, window.drives.timer, window.status.timer):
+            timer.stop()
+        window.migrator.stop()
+        window.watches.stop()
+        busy = lambda: [op.label for op in op_runner.running() if op.blocks_quit]  # type: ignore[attr-defined]  # noqa: E731
+        try:
+            qtbot.waitUntil(lambda: not busy(), timeout=60_000)  # type: ignore[attr-defined]
+        except Exception:
+            left.extend(busy())
+            op_runner.cancel_all()  # type: ignore[attr-defined]
+            window.confirm_quit = lambda: True  # type: ignore[method-assign]
+
+    qtbot.addWidget(window, before_close_func=before_close)  # type: ignore[attr-defined]
     window.show()
     qtbot.waitUntil(lambda: not window.model.loading)  # type: ignore[attr-defined]
     yield window
-    for timer in (window.jobs.timer, window.drives.timer, window.status.timer):
-        timer.stop()
-    window.migrator.stop()
-    window.watches.stop()
-    # Closing the window with work running asks "Quit Archiver?" in a modal box nobody
-    # answers (the run waits for ever): a test leaves no such work, and this says which.
-    busy = lambda: [op.label for op in op_runner.running() if op.blocks_quit]  # type: ignore[attr-defined]  # noqa: E731
-    try:
-        qtbot.waitUntil(lambda: not busy(), timeout=60_000)  # type: ignore[attr-defined]
-    except Exception as exc:
-        op_runner.cancel_all()  # type: ignore[attr-defined]
-        window.confirm_quit = lambda: True  # closing it must not wait on that box either
-        raise AssertionError(f"the test left work running: {busy()}") from exc
+    assert not left, f"the test left work running: {left}"
 
 
 def dispose(qtbot: Any, widget: Any) -> None:
