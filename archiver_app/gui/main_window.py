@@ -126,7 +126,10 @@ class MainWindow(QMainWindow):
         self.splitter.setObjectName("main_splitter")
         for part in (self.sidebar, center, self.detail):
             self.splitter.addWidget(part)
-        self.splitter.setStretchFactor(1, 1)
+        # a smaller window takes from the table and the details alike (3:1), not from the
+        # table alone: at 900 pixels the table kept two columns beside an empty details pane
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(2, 1)
         self.splitter.setSizes([200, 760, 320])
         self.tabs = ReplayTabs(library, self.splitter, self)
         self.setCentralWidget(self.tabs)

@@ -636,3 +636,12 @@ def test_a_capture_says_at_once_that_it_is_under_way(
     finally:
         release.set()
     qtbot.waitUntil(lambda: bar.currentMessage() == "Captured 1 page (job #9).", timeout=10_000)
+
+
+def test_a_smaller_window_takes_from_the_details_too(main_window: MainWindow, qtbot: QtBot) -> None:
+    main_window.resize(1400, 900)
+    qtbot.waitUntil(lambda: main_window.width() == 1400)
+    main_window.resize(900, 600)
+    qtbot.waitUntil(lambda: main_window.width() == 900)
+    _, table, details = main_window.splitter.sizes()
+    assert table > 1.4 * details  # the table alone shrank: 365 beside 315
