@@ -36,6 +36,7 @@ from archiver_app.errors import LibraryError, NewerLibraryError
 from archiver_app.ids import new_snapshot_uid
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library_share import (
+    DB_NAME,
     TOKEN_NAME,
     FolderCheck,
     FolderCode,
@@ -66,7 +67,6 @@ LIBRARY_FORMAT_VERSION = 2  # bump only for changes older versions must not open
 #: The format of a library whose database is not its own library.db: Archiver before
 #: shared libraries would create an empty library.db beside it, so it must refuse it.
 SHARED_FORMAT_VERSION = 2
-DB_NAME = "library.db"
 META_NAME = "library.json"
 DEFAULT_COLLECTION = "default"
 
@@ -225,6 +225,14 @@ class Library:
                 return FolderCheck(FolderCode.OK, f"{self.root} is the library's folder")
             return FolderCheck(FolderCode.UNREADABLE, f"the library folder {self.root} is gone")
         return check_folder(self.root, self.share_token)
+
+    def require_folder(self) -> None:
+        """Raise :class:`LibraryError` unless :meth:`check_folder` is fine: asked before a job
+        is queued, so a folder that went away (or was given to another database) gets no
+        job row that nothing can run."""
+        check = self.check_folder()
+        if not check.ok:
+            raise LibraryError(f"{check.message} Nothing was changed.")
 
     def __enter__(self) -> Library:
         return self
@@ -509,4 +517,4 @@ def record_database(root: Path, meta: LibraryMeta, database_url: str | None) -> 
     return meta
 
 
-__all__ = ["Library", "LibraryInfo", "LibraryMeta"]
+__all__ = ["DB_NAME", "Library", "LibraryInfo", "LibraryMeta"]

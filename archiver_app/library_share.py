@@ -30,6 +30,7 @@ from archiver_app.store.engine import make_sessionmakers
 from archiver_app.store.models import Setting, Snapshot
 
 TOKEN_NAME = ".archiver-library-token"  # noqa: S105 - a file name
+DB_NAME = "library.db"  # a library's own SQLite database
 SETTING_KEY = "library_share"
 
 
@@ -89,6 +90,13 @@ def check_folder(root: Path, expected: str) -> FolderCheck:
         return FolderCheck(
             FolderCode.UNREADABLE,
             f"the library folder {root} cannot be read ({exc}): is the share mounted?",
+        )
+    if found is None and (root / DB_NAME).is_file():
+        return FolderCheck(
+            FolderCode.NO_TOKEN,
+            f"{root} is not this library's folder: it holds a library with its own SQLite "
+            "database (as after `archiver library convert --to sqlite`). Open that library "
+            "from its folder alone, without a database URL.",
         )
     if found is None:
         return FolderCheck(

@@ -123,6 +123,7 @@ def create_job(
         lease_seconds=lease_seconds,
         profile=lib.profiles.require(profile) if profile else None,
     )
+    lib.require_folder()
     collection_id = lib.ensure_collection(collection)
     now = lib.clock()
     with lib.write() as s:

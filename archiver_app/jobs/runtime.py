@@ -123,6 +123,7 @@ def enqueue(
     """
     if kind in CRAWL_KINDS:
         raise InputError(f"{kind} jobs are created with their seeds: use create_job")
+    lib.require_folder()
     collection_id = lib.ensure_collection(collection)
     now = lib.clock()
     with lib.write() as s:

@@ -82,8 +82,16 @@ def test_round_trip_leaves_every_table_identical(tmp_path: Path, postgres_url: s
         pg_hits = [h.url for h in search(lib, Query("sugar"))]
         assert len(pg_hits) == 1 and pg_hits[0].startswith("https://e.example/")
 
+    stale = Library.open(root, create=False)  # the app of another machine, still open
     back = convert_library(root, "sqlite", batch=50)
     assert back.database.startswith("sqlite")
+    try:  # it queues nothing into the database that no longer owns the folder
+        jobs = len(stale.jobs.rows())
+        with pytest.raises(LibraryError, match="its own SQLite database"):
+            stale.jobs.capture(["http://after.test/"])
+        assert len(stale.jobs.rows()) == jobs
+    finally:
+        stale.close()
     after = _dump(root / "library.db")
     assert after.keys() == before.keys()
     for name in before:
@@ -91,7 +99,7 @@ def test_round_trip_leaves_every_table_identical(tmp_path: Path, postgres_url: s
     with Library.open(root, create=False) as lib:
         assert lib.engine.dialect.name == "sqlite"
         assert [h.url for h in search(lib, Query("sugar"))] == pg_hits
-    with pytest.raises(LibraryError, match="not this library's folder"):
+    with pytest.raises(LibraryError, match="library convert --to sqlite"):
         Library.open(root, database_url=postgres_url)  # the old database lets go of it
 
 
