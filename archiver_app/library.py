@@ -204,7 +204,7 @@ class Library:
                         f" {refusal.rstrip('.')}. Check the URL's user, password (or"
                         " PGPASSWORD, ~/.pgpass) and database name. Nothing was changed."
                     ) from exc
-                why = " ".join(str(exc.orig).split()).rstrip(".")  # libpq's lines, as one
+                why = _one_line(str(exc.orig))
                 raise DatabaseUnreachableError(
                     f"cannot reach the library's database {_public(engine)}: "
                     f"{why}{'' if why.endswith('?') else '.'} Nothing was changed.",
@@ -515,6 +515,13 @@ def record_database(root: Path, meta: LibraryMeta, database_url: str | None) -> 
     meta = replace(meta, database_url=database_url)
     atomic_write_text(root / META_NAME, json.dumps(meta.to_json(), indent=2) + "\n")
     return meta
+
+
+def _one_line(message: str) -> str:
+    """libpq's lines as one sentence after another ("... Connection refused. Is the server
+    running ...?"), without the last full stop."""
+    lines = [" ".join(line.split()) for line in message.splitlines() if line.strip()]
+    return " ".join(f"{x}." if x[-1] not in ".?!:" else x for x in lines).rstrip(".")
 
 
 __all__ = ["DB_NAME", "Library", "LibraryInfo", "LibraryMeta"]

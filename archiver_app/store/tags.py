@@ -33,4 +33,3 @@ def _existing(conn: Connection, name: str) -> int | None:
         rows = rows.where(func.lower(Tag.name) == name.lower())
     folded = name.casefold()
     return next((int(i) for i, n in conn.execute(rows) if n.casefold() == folded), None)
-

@@ -143,6 +143,7 @@ def test_an_unreachable_database_is_a_clear_error(tmp_path: Path) -> None:
     assert refused.value.exit_code == 75  # try again later, as when it is lost mid-way
     said = str(refused.value)  # libpq's lines as one sentence, then ours
     assert "\n" not in said and said.endswith(" Nothing was changed.") and "?." not in said
+    assert "No such file or directory. Is the server running" in said  # two sentences
     assert not (tmp_path / "lib").exists()
 
 
