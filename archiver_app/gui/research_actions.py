@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QMimeData, QObject
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu, QWidget
 
@@ -158,13 +158,21 @@ class ResearchActions(QObject):
             return None
         library = self.window.library
 
-        def work(_progress: object, _cancel: object) -> str:
-            from archiver_app.cite import citation, render
+        def work(_progress: object, _cancel: object) -> tuple[str, str | None]:
+            from archiver_app.cite import FORMATS, citation, formatted, render
 
-            return render([citation(library, sid) for sid in ids], form)
+            refs = [citation(library, sid) for sid in ids]
+            # a style's references also go as HTML: pasted into a word processor they
+            # keep their italics
+            rich = None if form in FORMATS else formatted(refs, form, as_html=True)
+            return render(refs, form), rich
 
-        def done(text: str) -> None:
-            QGuiApplication.clipboard().setText(text)
+        def done(texts: tuple[str, str | None]) -> None:
+            data = QMimeData()
+            data.setText(texts[0])
+            if texts[1] is not None:
+                data.setHtml(texts[1].strip().replace("\n", "<br>\n"))
+            QGuiApplication.clipboard().setMimeData(data)
             self.window.statusBar().showMessage(
                 f"Copied the citation of {counted(len(ids), 'capture')} ({form}).", 6000
             )

@@ -46,6 +46,14 @@ def test_compare_changes_and_citations(
     research.cite_actions[3].trigger()  # BibTeX
     qtbot.waitUntil(lambda: QGuiApplication.clipboard().text().count("@online{") == 2)
     assert "urn:archiver:" in QGuiApplication.clipboard().text()
+    assert not QGuiApplication.clipboard().mimeData().hasHtml()  # a format: text alone
+    QGuiApplication.clipboard().clear()
+    research.cite_actions[0].trigger()  # APA: as text, and as HTML that keeps the italics
+    clip = QGuiApplication.clipboard()
+    qtbot.waitUntil(lambda: clip.mimeData() is not None and clip.mimeData().hasHtml())
+    rich = clip.mimeData().html()
+    assert rich.count("<br>") == 1 and "<i>" in rich
+    assert "<i>" not in QGuiApplication.clipboard().text()
 
     research.changes_action.trigger()
     panel = main_window.tabs.currentWidget()
