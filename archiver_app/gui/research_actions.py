@@ -151,7 +151,7 @@ class ResearchActions(QObject):
 
     # ------------------------------------------------------------------ citations
 
-    def copy_citation(self, form: str) -> BackgroundOp[str] | None:
+    def copy_citation(self, form: str) -> BackgroundOp[tuple[str, str | None]] | None:
         ids = self.window.selected_ids()
         if not ids:
             self.window.statusBar().showMessage("Select the captures to cite.", 6000)
