@@ -90,6 +90,7 @@ class VerifyFindings:
     snapshots: tuple[SnapshotFindings, ...]
     not_listed: int = 0  # findings counted but not named (an older job, its report gone)
     report: str | None = None  # the job's full report, relative to the library
+    editions_to_review: tuple[str, ...] = ()  # accepted editions a damaged file put up for review
 
     def summary(self) -> str:
         """``archiver verify``'s last line."""
@@ -303,6 +304,7 @@ def _findings(
         bool(result.get("ok")),
         tuple(out),
         report=result.get("report") if isinstance(result.get("report"), str) else None,
+        editions_to_review=tuple(str(n) for n in result.get("editions_to_review") or ()),
         not_listed=max(
             0, sum(counts.values()) - counts.get(IntegrityCode.INTACT, 0) - len(verdicts)
         ),

@@ -158,7 +158,13 @@ class VerifyResultsDialog(QDialog):
             if f.not_listed
             else ""
         )
-        return f"{head}\n{f.summary()}.{more}"
+        review = (
+            f"\nEditions needing review (a file of theirs is damaged): "
+            f"{', '.join(f.editions_to_review)}."
+            if f.editions_to_review
+            else ""
+        )
+        return f"{head}\n{f.summary()}.{more}{review}"
 
 
 class VerifyActions(QObject):

@@ -202,3 +202,19 @@ def test_verify_an_export_says_intact_or_what_changed(
     assert changed.icon() == QMessageBox.Icon.Warning
     assert main_window.statusBar().currentMessage() == "harbour.wacz is not as it was exported."
     changed.close()
+
+
+def test_the_results_name_the_editions_put_up_for_review(
+    qtbot: QtBot, library: Library, tmp_path: Path
+) -> None:
+    from tests.unit.editions.accepted import accepted_edition
+
+    warc = accepted_edition(library, tmp_path)
+    warc.write_bytes(warc.read_bytes() + b"\n")
+    findings = library.integrity.verify()
+    assert findings.editions_to_review == ("c-2024",)
+    dialog = VerifyResultsDialog(findings, library)
+    qtbot.addWidget(dialog)
+    assert "Editions needing review (a file of theirs is damaged): c-2024." in (
+        dialog.summary.text()
+    )
