@@ -100,8 +100,12 @@ class WorkerStats:
 def progress_line(result: FetchResult) -> str:
     """``ok 200 high URL (#12)`` or ``failed URL: error`` (the lines ``archiver capture``
     prints; ``#12`` is the capture's id, which ``cite``, ``diff`` and ``delete`` take)."""
+    made = f" (#{result.snapshot_id})" if result.snapshot_id is not None else ""
+    if result.ok and result.http_status is not None and result.http_status >= 500:
+        # a server error counts as a failed attempt (tried again); the answer is kept
+        kept = f" as #{result.snapshot_id}" if result.snapshot_id is not None else ""
+        return f"failed {result.final_url}: HTTP {result.http_status}; its error page is kept{kept}"
     if result.ok:
-        made = f" (#{result.snapshot_id})" if result.snapshot_id is not None else ""
         return f"ok {result.http_status} {result.fidelity} {result.final_url}{made}"
     return f"failed {result.url}: {result.error}"
 

@@ -278,3 +278,15 @@ def test_pages_in_flight_at_an_abort_strand_nothing(library: Library) -> None:
     aborted = (PageState.SKIPPED, "aborted: the job was aborted")
     assert states == {u: (PageState.DONE, None), u + "new": aborted, u + "flaky": aborted}
     assert retry_job(library, job) == 2
+
+
+def test_the_progress_line_of_a_server_error_says_it_failed_and_what_is_kept() -> None:
+    from archiver_app.crawl.worker import progress_line
+
+    u = "http://e.test/"
+    assert progress_line(FetchResult(u, u, True, 404, snapshot_id=3, fidelity="high")) == (
+        "ok 404 high http://e.test/ (#3)"  # a 404 is the page's answer: captured
+    )
+    assert progress_line(FetchResult(u, u, True, 500, snapshot_id=4, fidelity="high")) == (
+        "failed http://e.test/: HTTP 500; its error page is kept as #4"
+    )
