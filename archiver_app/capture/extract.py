@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
+
+from archiver_app.warc.httpmsg import file_name
 
 SNIPPET_CHARS = 300
 
@@ -43,9 +44,10 @@ class PageFacts:
         return make_snippet(self.text)
 
 
-def file_facts(url: str) -> PageFacts:
-    """The facts of a page that is a file (a PDF, a download): named after the file."""
-    return PageFacts(title=PurePosixPath(unquote(urlsplit(url).path)).name or url, outlinks=[])
+def file_facts(url: str, disposition: str | None = None) -> PageFacts:
+    """The facts of a page that is a file (a PDF, a download): named after the file
+    (:func:`~archiver_app.warc.httpmsg.file_name`)."""
+    return PageFacts(title=file_name(url, disposition), outlinks=[])
 
 
 def first_line(error: object, limit: int = 200) -> str:

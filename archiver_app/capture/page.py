@@ -337,8 +337,11 @@ class PageCapture:
         budget = max(2.0, self._left())
         facts, dom, shot = PageFacts(), None, None
         self.extracted = True
+        disposition = (
+            recorder.main_response.header("content-disposition") if recorder.main_response else None
+        )
         if self.downloaded and mime not in PDF_MIMES:
-            return file_facts(self.url), None, None  # the tab showed nothing
+            return file_facts(self.url, disposition), None, None  # the tab showed nothing
         try:
             facts = await asyncio.wait_for(extract(page), budget)
             if mime not in NO_SCREENSHOT_MIMES:

@@ -10,6 +10,9 @@ and other replay tools expect of browser-made WARCs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from email.message import Message
+from pathlib import PurePosixPath
+from urllib.parse import unquote, urlsplit
 
 ORIG_PREFIX = "X-Archive-Orig-"
 
@@ -114,3 +117,16 @@ def stored_response_headers(
 
 def is_http2(protocol: str | None) -> bool:
     return bool(protocol) and str(protocol).lower() in {"h2", "h3", "http/2", "http/3", "quic"}
+
+
+def file_name(url: str, disposition: str | None = None) -> str:
+    """A file's name as its ``Content-Disposition`` gives it (``/dl?id=5`` -> ``quarterly
+    report.csv``; ``filename*=`` of RFC 5987 too), else the last part of its address, else
+    the address itself. Never a path: ``../x`` is ``x``."""
+    named = None
+    if disposition:
+        header = Message()
+        header["content-disposition"] = disposition
+        named = header.get_filename()
+    name = PurePosixPath((named or "").replace("\\", "/")).name.strip()
+    return name or PurePosixPath(unquote(urlsplit(url).path)).name or url

@@ -309,7 +309,7 @@ def start_site() -> LocalSite:
     r["/tables.csv"] = _static(site, "/tables.csv", b"year,count\n2024,7\n" * 200, "text/csv")
     r["/export.html"] = _static(
         site, "/export.html", b"<title>Export</title><p>rows</p>", "text/html",
-        (("Content-Disposition", 'attachment; filename="export.html"'),),
+        (("Content-Disposition", 'attachment; filename="Rows 2026.html"'),),
     )  # fmt: skip
 
     def page(q: Request) -> Response:

@@ -23,9 +23,8 @@ API for the main window (tabs):
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlsplit
 
 from PySide6.QtCore import QPoint, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QPixmap, QShortcut
@@ -56,6 +55,7 @@ from archiver_app.gui.replay.schemes import register_schemes, to_archive_url, to
 from archiver_app.library import Library
 from archiver_app.replay import Capture, Replayer, ReplayResponse
 from archiver_app.units import capture_times
+from archiver_app.warc.httpmsg import file_name
 from archiver_app.warc.timestamps import parse_ts
 
 if TYPE_CHECKING:
@@ -351,7 +351,10 @@ class ReplayWidget(QWidget):
         user chooses."""
         if self.current is None:
             return
-        name = PurePosixPath(unquote(urlsplit(self.current_url).path)).name or "download"
+        disposition = next(
+            (v for k, v in self.current.headers if k.lower() == "content-disposition"), None
+        )
+        name = file_name(self.current_url, disposition)
         start = str(Path.home() / name)
         path, _filter = QFileDialog.getSaveFileName(self, "Save a Copy", start)
         if not path:

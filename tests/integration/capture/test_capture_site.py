@@ -316,10 +316,11 @@ def test_non_html_main_resources_are_captured_as_they_are(captured: Captured) ->
         assert pdf_snap is not None and pdf_snap.title == "doc.pdf"
         assert "Archived PDF text" in lib.abspath(f"{pdf_snap.folder}/text.txt").read_text()
 
-    # A file the browser only downloads: its bytes fetched again, named after the file, no
-    # DOM or screenshot of a tab that showed nothing, and the second fetch said.
+    # A file the browser only downloads: its bytes fetched again, named after the file (as
+    # its Content-Disposition names it), no DOM or screenshot of a tab that showed nothing,
+    # and the second fetch said.
     for name, path, title in (("csv", "/tables.csv", "tables.csv"),
-                              ("attachment", "/export.html", "export.html")):  # fmt: skip
+                              ("attachment", "/export.html", "Rows 2026.html")):  # fmt: skip
         res = results[name]
         assert res.ok, (name, res.error)
         assert _main_response(lib, res).payload == site.bodies[path], name
