@@ -306,12 +306,13 @@ class NetworkRecorder:
             return
         ex = self.exchanges.get(ev["requestId"])
         response = ev["response"]
-        if ex is None and "|" in ev["requestId"]:
+        url = str(response.get("url"))
+        if ex is None and "|" in ev["requestId"] and url.startswith(("http://", "https://")):
             # a service or shared worker's own script: fetched before its session existed,
-            # so only its response is reported
+            # so only its response is reported (a blob: or data: script was never fetched)
             ex = self._get(ev["requestId"])
             headers = dict(response.get("requestHeaders") or {})
-            ex.hops.append(Hop(str(response.get("url")), "GET", headers))
+            ex.hops.append(Hop(url, "GET", headers))
             ex.resource_type = ev.get("type")
         if ex is None or not ex.hops:
             return
