@@ -350,12 +350,7 @@ class PageCapture:
         except Exception as exc:
             self.reasons.append(f"text extraction failed: {first_line(exc)}")
         if self.owner.screenshots and mime not in NO_SCREENSHOT_MIMES:
-            try:
-                shot = await page.screenshot(
-                    full_page=True, type="png", timeout=max(2000.0, self._remaining_ms())
-                )
-            except Exception as exc:
-                self.reasons.append(f"screenshot failed: {first_line(exc)}")
+            shot = await self._screenshot(page)
             self._mark("screenshot")
         if mime in PDF_MIMES:
             # its own address: a PDF the browser downloads (an attachment, or any PDF in the
@@ -363,6 +358,27 @@ class PageCapture:
             main = recorder.main_record
             facts, shot = await self._pdf_facts(recorder, main.url if main else self.url)
         return facts, dom, shot
+
+    async def _screenshot(self, page: Any) -> bytes | None:
+        """The whole page; when that fails (a page too tall to render in time), the part
+        the window shows, which is better than none."""
+        try:
+            shot: bytes = await page.screenshot(
+                full_page=True, type="png", timeout=max(2000.0, self._remaining_ms())
+            )
+            return shot
+        except Exception as exc:
+            if self.crashed or not self.tabs.is_connected():
+                self.reasons.append(f"screenshot failed: {first_line(exc)}")
+                return None
+            why = first_line(exc)
+        try:
+            shot = await page.screenshot(full_page=False, type="png", timeout=5000.0)
+        except Exception as exc:
+            self.reasons.append(f"screenshot failed: {why}; {first_line(exc)}")
+            return None
+        self.reasons.append(f"screenshot of the visible part only (the whole page: {why})")
+        return shot
 
     async def _pdf_facts(
         self, recorder: NetworkRecorder, base: str

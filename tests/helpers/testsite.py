@@ -307,6 +307,10 @@ def start_site() -> LocalSite:
     r["/data.json"] = _static(site, "/data.json", b'{"kind": "json main"}', "application/json")
     r["/plain.txt"] = _static(site, "/plain.txt", b"plain text main resource\n", "text/plain")
     r["/tables.csv"] = _static(site, "/tables.csv", b"year,count\n2024,7\n" * 200, "text/csv")
+    r["/tall.html"] = _static(
+        site, "/tall.html", b'<title>Tall</title><div style="height: 2000000px">top</div>',
+        "text/html",
+    )  # fmt: skip  # taller than Chromium can take in one screenshot
     r["/export.html"] = _static(
         site, "/export.html", b"<title>Export</title><p>rows</p>", "text/html",
         (("Content-Disposition", 'attachment; filename="Rows 2026.html"'),),

@@ -67,6 +67,7 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
                 "text": "/plain.txt",
                 "csv": "/tables.csv",  # a file the browser downloads instead of showing
                 "attachment": "/export.html",  # HTML, but sent to be saved, not shown
+                "tall": "/tall.html",  # too tall for a screenshot of the whole page
             }
             done = await asyncio.gather(
                 *(cap.capture(site.url(p), rules=RULES) for p in names.values())
@@ -540,3 +541,15 @@ def test_text_bodies_are_stored_in_the_bytes_the_browser_decoded(tmp_path: Path)
     assert user.header("Content-Type") == "text/html; charset=utf-8"
     assert user.header("X-Archive-Orig-Content-Type") == "text/html; charset=x-user-defined"
     assert user.payload.decode("utf-8").endswith("<p>caf\uf7e9</p>")
+
+
+def test_a_page_too_tall_for_one_screenshot_keeps_the_visible_part(captured: Captured) -> None:
+    res = captured.results["tall"]
+    assert res.ok, res.error
+    with captured.lib.session() as s:
+        snap = s.get(Snapshot, res.snapshot_id)
+        assert snap is not None
+        shot = captured.lib.abspath(snap.folder) / "screenshot.png"
+        assert shot.is_file() and shot.read_bytes().startswith(b"\x89PNG")
+        reasons = snap.provenance["fidelity_reasons"]
+    assert len(reasons) == 1 and reasons[0].startswith("screenshot of the visible part only")
