@@ -143,22 +143,7 @@ def list_destinations(
     with lib.session() as s:
         dests = s.scalars(select(Destination).order_by(Destination.label)).all()
         intervals = {d.id: scrub_interval(s, d) for d in dests}
-        counts: dict[tuple[int, str], int] = {}
-        # a drive was last verified when the least recently verified of its copies was
-        # (each copy is hashed as it is written, and again by each scrub)
-        verified: dict[int, datetime | None] = {}
-        for did, state, n, oldest, dated in s.execute(
-            select(
-                Copy.destination_id,
-                Copy.state,
-                func.count(),
-                func.min(Copy.verified_at),
-                func.count(Copy.verified_at),
-            ).group_by(Copy.destination_id, Copy.state)
-        ):
-            counts[(did, state)] = n
-            if state == CopyState.PRESENT:
-                verified[did] = oldest if dated == n else None
+        counts, verified = _copy_counts(s)
         files_by_coll: dict[int | None, int] = defaultdict(int)
         for cid, n in s.execute(
             select(Snapshot.collection_id, func.count(File.id))
@@ -206,6 +191,29 @@ def list_destinations(
             )
         )
     return out
+
+
+def _copy_counts(
+    s: Session,
+) -> tuple[dict[tuple[int, str], int], dict[int, datetime | None]]:
+    """Copies per (drive, state); and when each drive was last verified: when the least
+    recently verified of its present copies was (each copy is hashed as it is written, and
+    again by each scrub), None while one has never been."""
+    counts: dict[tuple[int, str], int] = {}
+    verified: dict[int, datetime | None] = {}
+    for did, state, n, oldest, dated in s.execute(
+        select(
+            Copy.destination_id,
+            Copy.state,
+            func.count(),
+            func.min(Copy.verified_at),
+            func.count(Copy.verified_at),
+        ).group_by(Copy.destination_id, Copy.state)
+    ):
+        counts[(did, state)] = n
+        if state == CopyState.PRESENT:
+            verified[did] = oldest if dated == n else None
+    return counts, verified
 
 
 def _still_at(dest: Destination) -> Path | None:
