@@ -46,16 +46,26 @@ class DeleteCaptures(QObject):
         if not ids:
             self.window.statusBar().showMessage("Select the captures to delete first.", 8000)
             return
-        if not self.confirm(len(ids)):
+        rows = self.window.selected_rows()
+        named = rows[0] if len(ids) == 1 and len(rows) == 1 else None
+        what = ""
+        if named is not None:  # its title, unless the title is only the address
+            what = f"{named.url}, captured {named.captured_at}"
+            if named.title and named.url not in named.title:
+                what = f"“{named.title}” ({named.url}), captured {named.captured_at}"
+        if not self.confirm(len(ids), what):
             return
         snapshots = self.window.library.snapshots
         BackgroundOp(
             self.window.runner, lambda _p, _c: snapshots.delete(ids), label="deleting captures"
         ).success(self._done).failure(self._failed).run_in_background()
 
-    def confirm(self, count: int) -> bool:
-        """Ask first. *Cancel* is the default: Return or Esc deletes nothing."""
+    def confirm(self, count: int, name: str = "") -> bool:
+        """Ask first, naming the capture when it is one. *Cancel* is the default: Return or
+        Esc deletes nothing."""
         what, its = ("this capture", "Its") if count == 1 else (f"these {count} captures", "Their")
+        if name:
+            what = f"the capture of {name}"
         box = question_box(
             self.window,
             QMessageBox.Icon.Warning,

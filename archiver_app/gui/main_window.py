@@ -126,9 +126,7 @@ class MainWindow(QMainWindow):
         self.splitter.setObjectName("main_splitter")
         for part in (self.sidebar, center, self.detail):
             self.splitter.addWidget(part)
-        # a smaller window takes from the table and the details alike (3:1), not from the
-        # table alone: at 900 pixels the table kept two columns beside an empty details pane
-        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(1, 3)  # a smaller window takes from both, not the table
         self.splitter.setStretchFactor(2, 1)
         self.splitter.setSizes([200, 760, 320])
         self.tabs = ReplayTabs(library, self.splitter, self)
@@ -352,6 +350,14 @@ class MainWindow(QMainWindow):
             self.detail.show_snapshot(sid)
 
     def selected_ids(self) -> list[int]:
+        """The captures the Edit and Capture menus act on: the one the replay tab in front
+        shows (not the table's selection behind it, which may be another capture of the
+        address), else the table's selection; none from a tab of another kind."""
+        front = self.tabs.currentWidget()
+        if front is not self.tabs.widget(0):
+            shown = getattr(front, "current", None)  # a ReplayWidget's capture on screen
+            sid = getattr(shown, "snapshot_id", None)
+            return [sid] if isinstance(sid, int) else []
         ids = []
         for index in self.table.selectionModel().selectedRows():
             sid = self.model.snapshot_id(index.row())
@@ -360,7 +366,9 @@ class MainWindow(QMainWindow):
         return ids
 
     def selected_rows(self) -> list[RowData]:
-        """What the table shows of the selected captures, in table order."""
+        """What the table shows of :meth:`selected_ids`, in table order."""
+        if self.tabs.currentWidget() is not self.tabs.widget(0):
+            return list(self.library.table.rows(self.selected_ids()).values())
         rows = sorted(index.row() for index in self.table.selectionModel().selectedRows())
         return [rd for rd in map(self.model.row_data, rows) if rd is not None]
 
