@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from archiver_app.cite.metadata import Name, declared
+from archiver_app.cite.metadata import declared
+from archiver_app.cite.names import Name
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.replay.pages import stored_page
@@ -127,7 +128,7 @@ def to_bibtex(refs: Sequence[Reference]) -> str:
 
 def _bib_name(name: Name) -> str:
     # A group's name in braces, which BibTeX reads whole.
-    text = _bib_escape(name.inverted())
+    text = _bib_escape(name.bibtex())
     return "{" + text + "}" if name.literal else text
 
 

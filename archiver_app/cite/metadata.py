@@ -8,6 +8,7 @@ Highwire Press tags (``citation_author``, ``citation_publication_date``, ``citat
 what Google Scholar asks of publishers), then Dublin Core (``DC.creator``, ``DC.date``),
 then schema.org JSON-LD (``author``, ``datePublished``), then Open Graph (``og:title``,
 ``og:site_name``, ``article:published_time``) and the byline in ``<meta name="author">``.
+Names are split into family and given names, or kept whole, by :mod:`archiver_app.cite.names`.
 A PDF's document information (``Author``, ``Title``, ``CreationDate``). A value that is not
 a name (a URL, an e-mail address) or not a date is passed over; a page that declares
 nothing gives an empty :class:`PageMeta`, and the citation names the site and "n.d.".
@@ -24,6 +25,7 @@ from typing import Any
 from selectolax.lexbor import LexborHTMLParser
 
 from archiver_app.capture.pdf import PDF_MIMES, pdf_info
+from archiver_app.cite.names import Name, is_group, parse_name
 from archiver_app.replay.pages import StoredPage
 from archiver_app.warc.htmltext import parse_html
 
@@ -74,19 +76,24 @@ def page_meta(html: str) -> PageMeta:
     )
 
 
-_BYLINE_SEPARATOR = re.compile(r"\s*(?:;|\band\b|&)\s*", re.IGNORECASE)
+_AND = re.compile(r"\s*(?:\band\b|&)\s*", re.IGNORECASE)
 
 
 def _byline_names(text: str) -> list[str]:
     """The names of a byline (``<meta name="author">`` holds what a news page prints):
     "By Jane Port and Ali Quay", "Jane Port; Ali Quay", "Jane Port, Ali Quay" (commas split
-    only between names of two words or more: "Port, Jane" is one name)."""
+    only between names of two words or more: "Port, Jane" is one name). "and" and "&" split
+    so too, and only where one of the names is a person's: "Procter and Gamble" and
+    "Department of Health and Human Services" are one group each."""
     text = re.sub(r"^\s*by\s+", "", text, flags=re.IGNORECASE)
-    names = [n for n in _BYLINE_SEPARATOR.split(text) if n.strip()]
     out: list[str] = []
-    for name in names:
-        parts = [p.strip() for p in name.split(",")]
-        out += parts if all(len(p.split()) >= 2 for p in parts) else [name.strip()]
+    for chunk in text.split(";"):
+        names = [n for n in _AND.split(chunk) if n.strip()]
+        if any(len(n.split()) < 2 for n in names) or all(map(is_group, names)):
+            names = [chunk] if chunk.strip() else []
+        for name in names:
+            parts = [p.strip() for p in name.split(",")]
+            out += parts if all(len(p.split()) >= 2 for p in parts) else [name.strip()]
     return out
 
 
@@ -173,53 +180,3 @@ def _names(value: object) -> Iterator[Name]:
         if isinstance(name, str) and _is_name(text := " ".join(name.split())[:MAX_VALUE_CHARS]):
             group = isinstance(item, dict) and item.get("@type") == "Organization"
             yield parse_name(text, group=group)
-
-
-@dataclass(frozen=True)
-class Name:
-    """An author: a person's family and given names (with a particle such as "de la" or
-    "van"), or a group's name whole (``literal``)."""
-
-    family: str = ""
-    given: str = ""
-    particle: str = ""
-    literal: str = ""
-
-    def csl(self) -> dict[str, str]:
-        if self.literal:
-            return {"literal": self.literal}
-        out = {"family": self.family, "given": self.given}
-        return out | ({"non-dropping-particle": self.particle} if self.particle else {})
-
-    def natural(self) -> str:
-        """ "Maria de la Mar", or the group's name."""
-        return self.literal or " ".join(p for p in (self.given, self.particle, self.family) if p)
-
-    def inverted(self) -> str:
-        """ "de la Mar, Maria" (BibTeX's and RIS's order), or the group's name."""
-        family = f"{self.particle} {self.family}".strip()
-        return self.literal or (f"{family}, {self.given}" if self.given else family)
-
-
-def parse_name(text: str, *, group: bool = False) -> Name:
-    """ "Family, Given" and "Given [particle] Family" are split; one word, more than four
-    (most likely a group: "Harbour Authority of the Bay") or a ``group`` stays whole."""
-    if group:
-        return Name(literal=text)
-    if "," in text:
-        family, given = (p.strip() for p in text.split(",", 1))
-        if family and given:
-            words = family.split()
-            lower = [w for w in words[:-1] if w.islower()]
-            if lower == words[:-1]:  # "de la Mar, Maria"
-                return Name(family=words[-1], given=given, particle=" ".join(lower))
-            return Name(family=family, given=given)
-    words = text.split()
-    if not 2 <= len(words) <= 4:
-        return Name(literal=text)
-    # The given names run to the first lowercase word; lowercase words are the particle.
-    cut = next((i for i, w in enumerate(words[1:-1], 1) if w.islower()), len(words) - 1)
-    particle = [w for w in words[cut:-1] if w.islower()]
-    if len(particle) != len(words) - 1 - cut:  # "Maria de Mar Vella": not one pattern
-        return Name(family=words[-1], given=" ".join(words[:-1]))
-    return Name(family=words[-1], given=" ".join(words[:cut]), particle=" ".join(particle))
