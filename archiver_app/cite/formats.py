@@ -244,10 +244,7 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
 
 def format_items(items: Sequence[dict[str, Any]], style: str, *, as_html: bool = False) -> str:
     """CSL-JSON ``items`` formatted by citeproc-py in ``style``, one per line, in order."""
-    return (
-        "\n".join(_NUMBER_RUN_IN.sub(r"\1 ", e) for e in _entries(items, style, as_html=as_html))
-        + "\n"
-    )
+    return "\n".join(_entries(items, style, as_html=as_html)) + "\n"
 
 
 def _entries(items: Sequence[dict[str, Any]], style: str, *, as_html: bool) -> list[str]:
@@ -280,7 +277,12 @@ def _entries(items: Sequence[dict[str, Any]], style: str, *, as_html: bool) -> l
     for key in keys:
         bib.register(Citation([CitationItem(key)]))
     by_key = dict(zip(bib.keys, bib.bibliography(), strict=True))
-    return [str(by_key[key]) for key in keys]
+    entries = [str(by_key[key]) for key in keys]
+    if 'variable="citation-number"' in Path(path).read_text("utf-8"):
+        # Only a numeric style's entries start with their number; another's may start
+        # with digits of its own ("127.0.0.1. (n.d.)", a site cited as the author).
+        entries = [_NUMBER_RUN_IN.sub(r"\1 ", e) for e in entries]
+    return entries
 
 
 #: citeproc-py's plain text of a numeric style runs the number into the entry: "[1]J. Port".
@@ -290,7 +292,6 @@ _NUMBER_RUN_IN = re.compile(r"^(\[\d+\]|\d+\.)(?=\S)")
 def _with_archived_copy(text: str, r: Reference, as_html: bool) -> str:
     """A formatted entry that names the archived copy: a style without an archive field
     (IEEE, Harvard...) drops it, and the reader could not find the version cited."""
-    text = _NUMBER_RUN_IN.sub(r"\1 ", text)
     if r.version_url in text or html.escape(r.version_url) in text:
         return text
     copy = f" Archived copy: {r.version_url}, captured {_iso(r.captured_at)}."

@@ -142,3 +142,13 @@ def test_a_name_without_letter_case_is_cited_whole(text: str, whole: str) -> Non
 def test_a_byline_splits_between_people_only(byline: str, names: list[dict[str, str]]) -> None:
     meta = page_meta(f'<html><head><meta name="author" content="{byline}"></head></html>')
     assert [a.csl() for a in meta.authors] == names
+
+
+def test_a_site_with_an_address_for_a_name_is_not_mangled() -> None:
+    # a numeric style's number is set apart; an address at the start of an entry is not
+    r = _ref(site="127.0.0.1")
+    assert formatted([r], "apa").startswith("127.0.0.1. (n.d.). Les crues de la Seine.")
+    assert formatted([r], "chicago").startswith("127.0.0.1. n.d. “Les Crues De La Seine”.")
+    assert formatted([r], "mla").startswith("127.0.0.1. Les Crues De La Seine.")
+    assert formatted([r], "harvard-cite-them-right").startswith("127.0.0.1 (no date)")
+    assert formatted([r], "ieee").startswith("[1] 127.0.0.1, ")
