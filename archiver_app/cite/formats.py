@@ -45,6 +45,7 @@ class Reference:
     uid: str
     authors: tuple[Name, ...] = ()  # as the page names them (cite.metadata)
     issued: tuple[int, ...] | None = None  # the page's own date: (y,), (y, m) or (y, m, d)
+    language: str | None = None  # the page's, as a tag: "en", "fr-CA"
 
 
 def citation(
@@ -79,6 +80,7 @@ def citation(
         uid=snap.uid,
         authors=meta.authors,
         issued=meta.issued,
+        language=snap.language or None,
     )
 
 
@@ -153,6 +155,7 @@ def _csl_item(r: Reference) -> dict[str, object]:
         **({"author": [a.csl() for a in r.authors]} if r.authors else {}),
         **({"issued": {"date-parts": [list(r.issued)]}} if r.issued else {}),
         "title": r.title,
+        **({"language": r.language} if r.language else {}),
         "container-title": r.site,
         "URL": r.original_url,
         "accessed": {"date-parts": day},
@@ -181,6 +184,7 @@ def to_ris(refs: Sequence[Reference]) -> str:
             ("TI", r.title),
             ("PB", r.site),
             *issued,
+            *([("LA", r.language)] if r.language else []),
             ("UR", r.original_url),
             ("Y2", f"{r.captured_at:%Y/%m/%d}"),
             ("DB", "Archiver"),

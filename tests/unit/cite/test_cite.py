@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
@@ -90,6 +91,22 @@ def test_csl_json_is_valid_and_processable(library: Library, capture: int) -> No
     assert data[0]["type"] == "webpage"
     assert data[0]["accessed"] == {"date-parts": [[2026, 3, 2]]}
     assert data[0]["URL"] == URL
+
+
+def test_the_page_language_is_cited(library: Library, capture: int) -> None:
+    from archiver_app.store.models import Snapshot
+
+    with library.write() as s:
+        snap = s.get(Snapshot, capture)
+        assert snap is not None
+        snap.language = "fr"
+    r = citation(library, capture)
+    assert r.language == "fr"
+    data = json.loads(render([r], "csl-json"))
+    jsonschema.validate(data, CSL_SCHEMA, cls=jsonschema.Draft7Validator)
+    assert data[0]["language"] == "fr"
+    assert "100% of {the} harbour”" in formatted([r], "chicago")  # not title-cased as English
+    assert "100% of {the} Harbour”" in formatted([replace(r, language="en")], "chicago")
 
 
 def test_formatted_styles(library: Library, capture: int) -> None:

@@ -18,7 +18,7 @@ WHEN = datetime(2026, 3, 2, 9, 30, 15, tzinfo=UTC)
 STYLES = ("apa", "chicago", "mla", "ieee", "harvard-cite-them-right")
 
 
-def _ref(*authors: Name, site: str = "harbour.example") -> Reference:
+def _ref(*authors: Name, site: str = "harbour.example", language: str | None = None) -> Reference:
     return Reference(
         key="harbour20260302_1",
         title="Les crues de la Seine",
@@ -29,6 +29,7 @@ def _ref(*authors: Name, site: str = "harbour.example") -> Reference:
         version_url="urn:archiver:lib:uid",
         uid="uid",
         authors=authors,
+        language=language,
     )
 
 
@@ -152,3 +153,14 @@ def test_a_site_with_an_address_for_a_name_is_not_mangled() -> None:
     assert formatted([r], "mla").startswith("127.0.0.1. Les Crues De La Seine.")
     assert formatted([r], "harvard-cite-them-right").startswith("127.0.0.1 (no date)")
     assert formatted([r], "ieee").startswith("[1] 127.0.0.1, ")
+
+
+def test_only_english_titles_are_title_cased() -> None:
+    for language in ("fr", "fr-CA"):
+        r = _ref(parse_name("Élodie Dupré"), language=language)
+        assert "“Les crues de la Seine”" in formatted([r], "chicago")
+        assert "“Les crues de la Seine”" in formatted([r], "mla")
+        [record] = rispy.loads(render([r], "ris"))
+        assert record["language"] == language
+    english = _ref(parse_name("Élodie Dupré"), language="en")
+    assert "“Les Crues De La Seine”" in formatted([english], "chicago")
