@@ -6,12 +6,14 @@ Read from the page's main response as stored (the bytes the server sent,
 :func:`archiver_app.warc.htmltext.parse_html`) in the order reference managers read them:
 Highwire Press tags (``citation_author``, ``citation_publication_date``, ``citation_title``;
 what Google Scholar asks of publishers), then Dublin Core (``DC.creator``, ``DC.date``),
-then schema.org JSON-LD (``author``, ``datePublished``), then Open Graph (``og:title``,
-``og:site_name``, ``article:published_time``) and the byline in ``<meta name="author">``.
-Names are split into family and given names, or kept whole, by :mod:`archiver_app.cite.names`.
-A PDF's document information (``Author``, ``Title``, ``CreationDate``). A value that is not
-a name (a URL, an e-mail address) or not a date is passed over; a page that declares
-nothing gives an empty :class:`PageMeta`, and the citation names the site and "n.d.".
+then schema.org JSON-LD (``author``, ``datePublished``, and ``publisher`` for the site
+name; an ``{"@id": ...}`` reference is followed into the page's ``@graph``), then Open
+Graph (``og:title``, ``og:site_name``, ``article:published_time``) and the byline in
+``<meta name="author">``. A PDF's document information (``Author``, ``Title``,
+``CreationDate``). Names are split into family and given names, or kept whole, by
+:mod:`archiver_app.cite.names`. A value that is not a name (a URL, an e-mail address) or
+not a date of the calendar ("2023-13-45") is passed over; a page that declares nothing
+gives an empty :class:`PageMeta`, and the citation names the site and "n.d.".
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
@@ -31,8 +34,15 @@ from archiver_app.warc.htmltext import parse_html
 
 MAX_AUTHORS = 50
 MAX_JSON_LD_CHARS = 256 << 10  # a page's structured data is a few kB; larger is not read
+MAX_OBJECTS = 1000  # of each of a page's JSON-LD scripts
 MAX_VALUE_CHARS = 300
 _DATE = re.compile(r"\s*(\d{4})(?:[-/.](\d{1,2})(?:[-/.](\d{1,2}))?)?(?![\d])")
+# "March 15, 2021", "15 March 2021", "Mar. 2021"
+_WORDY_DATE = re.compile(
+    r"\s*(?:(\d{1,2})\s+)?([a-z]{3,9})\.?\s+(?:(\d{1,2})(?:st|nd|rd|th)?,?\s+)?(\d{4})(?!\d)",
+    re.IGNORECASE,
+)
+_MONTHS = "january february march april may june july august september october november december"
 _ARTICLE_TYPES = re.compile(r"article|posting|report|webpage|creativework", re.IGNORECASE)
 
 
@@ -62,6 +72,7 @@ def page_meta(html: str) -> PageMeta:
     authors = [parse_name(a) for a in named if _is_name(a)] or list(ld.get("authors", []))
     written = [name for a in first("author") for name in _byline_names(a)]
     authors = authors or [parse_name(a) for a in written if _is_name(a)]
+    site = first("og:site_name", "citation_journal_title") or ld.get("publisher", [])
     dates = [
         *first("citation_publication_date", "citation_date", "citation_online_date"),
         *first("dc.date.issued", "dcterms.issued", "dc.date", "dcterms.date"),
@@ -72,7 +83,7 @@ def page_meta(html: str) -> PageMeta:
         title=next(iter(first("citation_title", "dc.title", "dcterms.title", "og:title")), None),
         authors=tuple(dict.fromkeys(authors))[:MAX_AUTHORS],
         issued=next((d for d in map(_date, dates) if d), None),
-        site_name=next(iter(first("og:site_name", "citation_journal_title")), None),
+        site_name=next(iter(site), None),
     )
 
 
@@ -127,22 +138,34 @@ def _is_name(text: str) -> bool:
 
 
 def _date(text: str) -> tuple[int, ...] | None:
-    m = _DATE.match(text)
-    if not m:
+    """(year,), (year, month) or (year, month, day) of "2021", "2021-03", "2021/03/15",
+    "2021-03-15T10:00:00Z", "March 15, 2021", "15 March 2021", "Mar. 2021"; None for what
+    is not a date of the calendar ("2023-13-45" is no date, not 2023)."""
+    if m := _DATE.match(text):
+        parts = [int(p) for p in m.groups() if p]
+    elif m := _WORDY_DATE.match(text):
+        day, month_name, day_after, year = m.groups()
+        month = next(
+            (i for i, n in enumerate(_MONTHS.split(), 1) if n.startswith(month_name.lower())), 0
+        )
+        if not month or (day and day_after):
+            return None
+        parts = [int(year), month, *([int(day or day_after)] if day or day_after else [])]
+    else:
         return None
-    parts = [int(p) for p in m.groups() if p]
-    if not 1000 <= parts[0] <= 9999:
+    try:
+        date(parts[0], *[*parts[1:], 1, 1][:2])
+    except ValueError:
         return None
-    if len(parts) > 1 and not 1 <= parts[1] <= 12:
-        return (parts[0],)
-    if len(parts) > 2 and not 1 <= parts[2] <= 31:
-        return tuple(parts[:2])
-    return tuple(parts)
+    return tuple(parts) if 1000 <= parts[0] <= 9999 else None
 
 
 def _json_ld(tree: LexborHTMLParser) -> dict[str, list[Any]]:
-    """Authors and publication dates of the first article-like object of the page's
-    ``application/ld+json`` scripts (at the top, in a list or in an ``@graph``)."""
+    """Authors, publication dates and publisher's name of the first article-like object of
+    the page's ``application/ld+json`` scripts (at the top, in a list or in an ``@graph``).
+    An author or publisher given as a reference, ``{"@id": ...}``, is the object of that
+    ``@id`` (WordPress's Yoast SEO writes its ``@graph`` so)."""
+    objects: list[dict[str, object]] = []
     for node in tree.css('script[type="application/ld+json"]'):
         text = node.text(deep=True)
         if len(text) > MAX_JSON_LD_CHARS:
@@ -151,15 +174,22 @@ def _json_ld(tree: LexborHTMLParser) -> dict[str, list[Any]]:
             data = json.loads(text)
         except (ValueError, RecursionError):  # broken or hostile data: the next script
             continue
-        for obj in _objects(data):
-            kind = obj.get("@type")
-            kinds = kind if isinstance(kind, list) else [kind]
-            if not any(isinstance(k, str) and _ARTICLE_TYPES.search(k) for k in kinds):
-                continue
-            authors = list(_names(obj.get("author")))
-            date = obj.get("datePublished") or obj.get("dateCreated")
-            if authors or isinstance(date, str):
-                return {"authors": authors, "dates": [date] if isinstance(date, str) else []}
+        objects += list(_objects(data))[:MAX_OBJECTS]
+    by_id = {ref: o for o in objects if isinstance(ref := o.get("@id"), str)}
+    for obj in objects:
+        if not any(_ARTICLE_TYPES.search(k) for k in _types(obj)):
+            continue
+        authors = list(_names(_resolved(obj.get("author"), by_id)))
+        when = obj.get("datePublished") or obj.get("dateCreated")
+        if authors or isinstance(when, str):
+            publisher = _resolved(obj.get("publisher"), by_id)
+            name = publisher.get("name") if isinstance(publisher, dict) else publisher
+            site = " ".join(name.split())[:MAX_VALUE_CHARS] if isinstance(name, str) else ""
+            return {
+                "authors": authors,
+                "dates": [when] if isinstance(when, str) else [],
+                "publisher": [site] if site else [],
+            }
     return {}
 
 
@@ -173,10 +203,38 @@ def _objects(data: object) -> Iterator[dict[str, object]]:
                 yield from (g for g in graph[:100] if isinstance(g, dict))
 
 
+def _types(obj: object) -> list[str]:
+    kind = obj.get("@type") if isinstance(obj, dict) else None
+    return [k for k in (kind if isinstance(kind, list) else [kind]) if isinstance(k, str)]
+
+
+def _resolved(value: object, by_id: dict[str, dict[str, object]]) -> object:
+    """``value``, or each of its items, with a bare ``{"@id": ...}`` replaced by the object
+    of that ``@id`` (when the page has one)."""
+
+    def one(item: object) -> object:
+        ref = item.get("@id") if isinstance(item, dict) and "name" not in item else None
+        return by_id.get(ref, item) if isinstance(ref, str) else item
+
+    return [one(v) for v in value[:MAX_AUTHORS]] if isinstance(value, list) else one(value)
+
+
+#: schema.org's types of organisations that are not named "...Organization".
+_GROUP_TYPES = frozenset(
+    {"Corporation", "NGO", "Consortium", "Project", "CollegeOrUniversity", "LocalBusiness",
+     "Airline", "FundingScheme", "SportsTeam", "MusicGroup", "PerformingGroup", "Library"}
+)  # fmt: skip
+
+
 def _names(value: object) -> Iterator[Name]:
-    """schema.org authors: a Person or an Organization (kept whole), or a bare string."""
+    """schema.org authors: a Person (by ``name``, or ``familyName`` and ``givenName``), an
+    Organization (kept whole), or a bare string."""
     for item in (value if isinstance(value, list) else [value])[:MAX_AUTHORS]:
         name = item.get("name") if isinstance(item, dict) else item
+        if isinstance(item, dict) and name is None and isinstance(item.get("familyName"), str):
+            given = item.get("givenName")
+            name = ", ".join([item["familyName"], *([given] if isinstance(given, str) else [])])
         if isinstance(name, str) and _is_name(text := " ".join(name.split())[:MAX_VALUE_CHARS]):
-            group = isinstance(item, dict) and item.get("@type") == "Organization"
+            kinds = _types(item)
+            group = any("Organization" in k or k in _GROUP_TYPES for k in kinds)
             yield parse_name(text, group=group)

@@ -243,8 +243,14 @@ def test_json_ld_authors_groups_and_particles(library: Library) -> None:
             1,
             (2024,),
         ),
-        ('<meta name="citation_date" content="2024-13-40">', 0, (2024,)),
-        ('<meta name="citation_date" content="2024-02-40">', 0, (2024, 2)),
+        ('<meta name="citation_date" content="2024-13-40">', 0, None),  # not even 2024
+        ('<meta name="citation_date" content="2024-02-30">', 0, None),
+        (
+            '<meta name="citation_date" content="2023-13-45">'
+            '<meta property="article:published_time" content="2023-02-01">',
+            0,
+            (2023, 2, 1),
+        ),
         (
             '<meta name="citation_date" content="yesterday"><meta name="author" content="12">',
             0,
