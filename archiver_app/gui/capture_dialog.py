@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -249,7 +250,12 @@ class CaptureDialog(QDialog):
 
     def build(self) -> CaptureRequest:
         """The request for the current tab; raises :class:`InputError` explaining why not."""
-        slug = str(self.collection.currentData() or self.collection.currentText()).strip()
+        # what the field shows: a collection listed (by its name, in any case), else a new
+        # one by the name typed (the item chosen before typing is not what is meant)
+        typed = " ".join(self.collection.currentText().split())
+        listed = self.collection.findText(typed, Qt.MatchFlag.MatchFixedString) if typed else -1
+        name = "" if listed >= 0 or not typed else typed
+        slug = str(self.collection.itemData(listed)) if listed >= 0 else typed
         slug = slug.lower().replace(" ", "-") if slug else "default"
         tab = self.tabs.currentIndex()
         crawl: CrawlOptions | None = None
@@ -272,6 +278,7 @@ class CaptureDialog(QDialog):
         return build_request(
             urls,
             collection=slug,
+            collection_name=name,
             tags_text=self.tags.text(),
             crawl=crawl,
             rejected=rejected,

@@ -50,6 +50,7 @@ class CrawlOptions:
 class CaptureRequest:
     urls: tuple[str, ...]
     collection: str = "default"
+    collection_name: str = ""  # a new collection's name as typed ("Harbour study")
     tags: tuple[str, ...] = ()
     crawl: CrawlOptions | None = None
     rejected: tuple[Rejected, ...] = field(default=())
@@ -160,6 +161,7 @@ def build_request(
     urls: list[str],
     *,
     collection: str,
+    collection_name: str = "",
     tags_text: str = "",
     crawl: CrawlOptions | None = None,
     rejected: list[Rejected] | None = None,
@@ -183,6 +185,7 @@ def build_request(
     return CaptureRequest(
         urls=tuple(urls),
         collection=validate_slug(collection),
+        collection_name=collection_name,
         tags=tuple(parse_tags(tags_text)),
         crawl=crawl,
         rejected=tuple(rejected or ()),

@@ -33,6 +33,7 @@ def run_capture_request(
 ) -> Any:
     """The capture dialog's request as a capture or crawl job, run in a child process."""
     jobs = library.jobs
+    library.ensure_collection(request.collection, request.collection_name or None)
     if request.crawl is None:
         job_id = jobs.capture(
             request.urls, collection=request.collection, tags=request.tags, profile=request.profile
@@ -69,6 +70,7 @@ def start_watch(library: Library, request: CaptureRequest) -> int:
     is watched as a whole: each run crawls again). Returns the job id."""
     assert request.schedule is not None
     jobs = library.jobs
+    library.ensure_collection(request.collection, request.collection_name or None)
     if request.crawl is None:
         return jobs.watch(
             request.urls,

@@ -62,6 +62,15 @@ def test_dialog_builds_requests_and_reports_problems(qtbot: QtBot, tmp_path: Pat
     request = dialog.build()
     assert request.urls == ("https://a.example/",)
     assert request.collection == "trips" and request.tags == ("travel", "2026")
+    assert request.collection_name == ""
+    dialog.collection.setEditText("Harbour study")  # typed, not entered: a new collection
+    assert (dialog.build().collection, dialog.build().collection_name) == (
+        "harbour-study",
+        "Harbour study",
+    )
+    dialog.collection.setEditText("TRIPS")  # a listed one, by its name in any case
+    assert (dialog.build().collection, dialog.build().collection_name) == ("trips", "")
+    dialog.collection.setCurrentIndex(1)
     assert [r.line for r in request.rejected] == [2]
     dialog.accept()  # first press explains the skipped line and waits
     assert "line 2" in dialog.problems.text() and dialog.result() == 0

@@ -234,3 +234,18 @@ def test_watching_a_new_crawl_of_a_watched_address_queues_nothing(library: Libra
     with pytest.raises(InputError, match="watched already"):
         start_watch(library, request)
     assert [j.id for j in library.jobs.rows()] == before
+
+
+def test_a_collection_typed_in_the_dialog_keeps_the_name_typed(library: Library) -> None:
+    from archiver_app.gui.capture_input import CaptureRequest
+    from archiver_app.gui.window_capture import start_watch
+
+    request = CaptureRequest(
+        ("https://harbour.example/ferries",),
+        collection="harbour-study",
+        collection_name="Harbour study",
+        schedule="daily",
+    )
+    start_watch(library, request)
+    names = {c.slug: c.name for c in library.collections.all()}
+    assert names["harbour-study"] == "Harbour study"  # not "Harbour Study"
