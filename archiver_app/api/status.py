@@ -6,6 +6,7 @@ Counts over the big tables: front ends call :func:`status_figures` in the backgr
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,7 +16,7 @@ from sqlalchemy import func, select, text
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
 from archiver_app.mirror.policy import library_policy
-from archiver_app.store.models import File, Snapshot, Worker
+from archiver_app.store.models import File, Page, PageState, Snapshot, Worker
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,12 @@ class StatusFigures:
     policy_copies: int
 
 
-def capture_state(worker: Any, now: datetime) -> str:
-    """The status bar's words for the newest worker row ``(state, job id, heartbeat)``."""
+def capture_state(worker: Any, now: datetime, capturing: Sequence[int] = ()) -> str:
+    """The status bar's words: the jobs whose pages are being captured now (``capturing``,
+    by their leases), else what the newest worker row ``(state, job id, heartbeat)`` says."""
+    if capturing:
+        ids = ", ".join(map(str, capturing))
+        return f"Captures: running job{'s' if len(capturing) > 1 else ''} {ids}"
     if worker is None:
         return "Captures: none running"
     state, job_id, heartbeat = worker
@@ -59,6 +64,13 @@ def status_figures(library: Library, now: datetime) -> StatusFigures:
             .order_by(Worker.heartbeat_at.desc())
             .limit(1)
         ).first()
+        capturing = s.scalars(  # a page claimed under a live lease is being captured
+            select(Page.job_id)
+            .where(Page.state == PageState.CLAIMED, Page.lease_expires_at > now)
+            .distinct()
+            .order_by(Page.job_id)
+            .limit(3)
+        ).all()
         files_total = s.scalar(select(func.count()).select_from(File)) or 0
         # The laptop's own copy counts as one.
         safe = (
@@ -75,7 +87,7 @@ def status_figures(library: Library, now: datetime) -> StatusFigures:
             )
             or 0
         )
-    worker_text = capture_state(worker, now)
+    worker_text = capture_state(worker, now, capturing)
     try:
         free: int | None = shutil.disk_usage(library.root).free
     except OSError:

@@ -491,6 +491,22 @@ def test_status_bar_says_what_captures_are_doing(
     # a worker that stopped beating (killed) runs nothing, whatever its row last said
     later = now + timedelta(minutes=3)
     assert status_figures(library, later).worker == "Captures: none running"
+    # a page claimed under a live lease is being captured, whatever the worker rows say
+    from archiver_app.store.models import Page
+
+    with library.write() as s:
+        s.add(
+            Page(
+                job_id=job_id,
+                url="https://e.test/",
+                state="claimed",
+                claimed_by="w2",
+                lease_expires_at=later + timedelta(minutes=1),
+            )
+        )
+    assert status_figures(library, later).worker == f"Captures: running job {job_id}"
+    after_lease = later + timedelta(minutes=2)
+    assert status_figures(library, after_lease).worker == "Captures: none running"
 
 
 def test_a_narrow_list_table_keeps_its_names_readable(qtbot: QtBot) -> None:
