@@ -116,20 +116,20 @@ class MainWindow(QMainWindow):
         self.filter_bar = FilterBar(self)
         self.filter_bar.hide()
         self.detail = DetailPane(library, self.runner, self.thumbnails, self)
-        center = QWidget(self)
-        col = QVBoxLayout(center)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.setSpacing(2)
-        col.addWidget(self.filter_bar)
-        col.addWidget(self.table, 1)
         self.splitter = QSplitter(self)
         self.splitter.setObjectName("main_splitter")
-        for part in (self.sidebar, center, self.detail):
+        for part in (self.sidebar, self.table, self.detail):
             self.splitter.addWidget(part)
         self.splitter.setStretchFactor(1, 3)  # a smaller window takes from both, not the table
         self.splitter.setStretchFactor(2, 1)
         self.splitter.setSizes([200, 760, 320])
-        self.tabs = ReplayTabs(library, self.splitter, self)
+        view = QWidget(self)  # the filters span the window: in the table's column they were
+        col = QVBoxLayout(view)  # wider than the table, and crushed the details pane
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(2)
+        col.addWidget(self.filter_bar)
+        col.addWidget(self.splitter, 1)
+        self.tabs = ReplayTabs(library, view, self)
         self.setCentralWidget(self.tabs)
 
         self.jobs = JobsPanel(library, self.runner, self)

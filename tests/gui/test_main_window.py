@@ -645,3 +645,15 @@ def test_a_smaller_window_takes_from_the_details_too(main_window: MainWindow, qt
     qtbot.waitUntil(lambda: main_window.width() == 900)
     _, table, details = main_window.splitter.sizes()
     assert table > 1.4 * details  # the table alone shrank: 365 beside 315
+
+
+def test_the_filters_leave_the_details_their_room(main_window: MainWindow, qtbot: QtBot) -> None:
+    """The filter bar is wider than the table's column at 1024 pixels: above the table it
+    crushed the details pane to 40 pixels; it spans the window instead."""
+    main_window.resize(1024, 700)
+    qtbot.waitUntil(lambda: main_window.width() == 1024)
+    main_window.menus.filters.setChecked(True)
+    main_window.toggle_filters()
+    qtbot.waitUntil(main_window.filter_bar.isVisible)
+    qtbot.wait(50)
+    assert main_window.splitter.sizes()[2] > 150
