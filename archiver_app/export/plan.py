@@ -221,6 +221,7 @@ def _bring_back_offloaded(library: Library, file_ids: list[int]) -> None:
         raise DriveNotMounted(
             exc.labels,
             f"export: {len(offloaded)} of its files were offloaded to drives; nothing was written",
+            every=exc.every,
         ) from exc
 
 

@@ -304,8 +304,8 @@ class DrivesPanel(QWidget):
         days, ok = QInputDialog.getInt(
             self,
             "Free Laptop Space",
-            "Free the laptop copies of captures older than (days), when enough verified "
-            "copies exist on drives:",
+            "Free the laptop copies of captures older than (days), once the plugged-in "
+            "drives hold enough verified copies (the copies missing are made first):",
             90,
             0,
             36500,

@@ -237,11 +237,14 @@ def _short_reason(
     taken: Set[int],
     plan: Plan,
     blocked: Mapping[int, StopReason],
+    *,
+    placed: Set[int] = frozenset(),
 ) -> ShortReason:
     """Why a file stays below its policy once the absent drives are counted: no room on a
     usable drive, what keeps a mounted allowed drive from being written (another run
-    copying it there counts as busy), or too few drives."""
-    free = [d for d in sorted(allowed) if d not in taken]
+    copying it there counts as busy), or too few drives. ``placed``: the drives this plan
+    copies it to already (no room on them is not why)."""
+    free = [d for d in sorted(allowed) if d not in taken and d not in placed]
     if any(d in plan.destinations for d in free):
         return Shortfall.NO_ROOM
     for d in free:
@@ -263,8 +266,12 @@ def plan_mirror(
     now: datetime | None = None,
     stale_ongoing: set[int] = frozenset(),  # type: ignore[assignment]
     blocked: Mapping[int, StopReason] | None = None,
+    offloading: Set[int] | None = None,
 ) -> Plan:
     """Plan the copies that bring every file up to its policy, on ``usable`` destinations.
+
+    ``offloading``: plan only these files, as if this computer held none of them (an
+    offload is about to let go of them, so the drives must hold all the policy's copies).
 
     An ``ongoing`` copy counts as in progress (not planned again) unless its destination
     is in ``stale_ongoing`` (nobody is writing there) or it is older than the max age.
@@ -338,6 +345,8 @@ def plan_mirror(
     rules: dict[int | None, tuple[Policy, frozenset[int], tuple[int, ...]]] = {}
     chosen_pairs: list[tuple[int, int]] = []
     for fid, _, _, sha, local_state, _, collection_id in files:
+        if offloading is not None and fid not in offloading:
+            continue
         rule = rules.get(collection_id)
         if rule is None:
             pol = policies.get(collection_id, default) if collection_id else default
@@ -348,7 +357,7 @@ def plan_mirror(
                 tuple(d for d in sorted(allowed) if d in plan.destinations),
             )
         pol, allowed, usable_here = rule
-        local = 1 if local_state == LocalState.PRESENT else 0
+        local = 1 if local_state == LocalState.PRESENT and offloading is None else 0
         have_on = present.get(fid, no_copies)
         need = pol.copies - local - (len(have_on & allowed) if have_on else 0)
         if need <= 0:
@@ -376,7 +385,9 @@ def plan_mirror(
             for label in waiting[: need - got]:
                 plan.waiting_for[label] += 1
             if len(waiting) < need - got:
-                plan.shortfall[_short_reason(allowed, have_on, taken, plan, not_usable)] += 1
+                placed = {d for d in candidates if (fid, d) in planned}
+                why = _short_reason(allowed, have_on, taken, plan, not_usable, placed=placed)
+                plan.shortfall[why] += 1
     # revisit dependencies travel with the files that need them
     for fid, did in chosen_pairs:
         for dep in sorted(deps.get(fid, ())):

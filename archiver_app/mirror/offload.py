@@ -1,12 +1,15 @@
 """Offload (free laptop space) and restore (bring offloaded files back, verified).
 
-A snapshot older than the cut-off is offloaded only when every one of its files, and every
-file its revisit records depend on, is ``present`` and verified on at least ``copies``
-destinations allowed by its policy (the laptop no longer counts once it lets go), and one
-mounted copy of each file re-hashes correctly right now. Its laptop files are then
-removed and ``files.local_state`` becomes ``offloaded``: the database keeps knowing where
-every copy is. :func:`restore` asks for a drive by label when none holding the files is
-mounted, and copies back with the same verification as the mirror.
+A snapshot older than the cut-off is offloaded only when each of its files, and each file
+its revisit records depend on, is ``present`` and verified on at least ``copies``
+destinations its policy allows (the laptop no longer counts once it lets go), and one
+mounted copy of each file re-hashes correctly right now. Files are judged one by one, as
+the mirror places them: a snapshot's WARC may be on two drives and its text on two others.
+The drive copies missing are made first, by the mirror's copier, on the mounted drives the
+policy allows. The laptop files are then removed and ``files.local_state`` becomes
+``offloaded``: the database keeps knowing where every copy is. :func:`restore` asks for the
+drives to plug in (one holding every file when there is one, else a few that together
+hold them all) and copies back with the same verification as the mirror.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.deps import chunks, file_dependencies
 from archiver_app.mirror.destinations import MountedDestination, find_mounted
-from archiver_app.mirror.policy import collection_policies, library_policy
+from archiver_app.mirror.policy import Policy, collection_policies, library_policy
 from archiver_app.mirror.progress import RunProgress
+from archiver_app.mirror.run import MirrorResult, run_mirror
 from archiver_app.mirror.scrub import DriveNotMounted
 from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Snapshot
@@ -56,10 +60,13 @@ class OffloadResult:
     files: int = 0
     bytes_freed: int = 0
     dry_run: bool = False
-    not_safe: int = 0  # old snapshots without enough verified copies
+    not_safe: int = 0  # old snapshots kept: some file without enough verified drive copies
     #: Of ``not_safe``: those whose policy asks for more copies than it allows drives, so
-    #: mirroring cannot make them safe (a drive must be added or the policy lowered).
+    #: no copying can make them safe (a drive must be added or the policy lowered).
     short_of_drives: int = 0
+    #: Of ``not_safe``: (most copies a file still needs, labels of the drives not connected
+    #: that could take them) -> snapshots waiting for those drives.
+    waiting_for: dict[tuple[int, tuple[str, ...]], int] = field(default_factory=dict)
     unconfirmed: int = 0  # enough copies recorded, but none mounted to re-check now
     candidates: list[int] = field(default_factory=list)  # snapshot ids offloaded (or to be)
     #: Accepted editions -> their members kept below the policy (a subset of ``not_safe``).
@@ -67,17 +74,36 @@ class OffloadResult:
     #: Accepted editions -> their members offloaded (safe on the policy's drives; releasing
     #: the edition copies them back, verified).
     editions_offloaded: dict[str, int] = field(default_factory=dict)
+    #: The copies made on the mounted drives first (planned only, for a dry run): None
+    #: when none were needed or no drive was mounted.
+    copying: MirrorResult | None = None
+
+    @property
+    def failures(self) -> int:
+        """Copies that failed (the job's error count)."""
+        return self.copying.failures if self.copying is not None else 0
+
+    @property
+    def not_copied(self) -> int:
+        """Of ``not_safe``: kept although the drives they need are connected (a copy
+        failed, or a drive is full, read-only or busy: the copy lines say which)."""
+        return self.not_safe - self.short_of_drives - sum(self.waiting_for.values())
 
     def describe(self) -> list[str]:
-        """What was freed and why the rest stays, as the CLI prints it and the job log and
-        the drives panel show it."""
+        """What was copied and freed and why the rest stays, as the CLI prints it and the
+        job log and the drives panel show it."""
         from archiver_app.mirror.progress import human_bytes
 
+        lines = []
+        if self.copying is not None:
+            lines.append("copies the drives need first (this computer's no longer counts):")
+            lines += ["  " + line for line in self.copying.plan.describe()]
+            lines += ["  " + line.strip() for line in self.copying.describe()]
         verb = "would free" if self.dry_run else "freed"
         freed = human_bytes(self.bytes_freed)
-        lines = [
+        lines.append(
             f"{verb} {freed}: {counted(self.snapshots, 'snapshot')}, {counted(self.files, 'file')}"
-        ]
+        )
         lines += [f"  {n} of them are in accepted edition {name}: safe on the drives; exporting "
                   "it copies them back" for name, n in self.editions_offloaded.items()]  # fmt: skip
         if self.short_of_drives:
@@ -85,10 +111,18 @@ class OffloadResult:
                 f"{counted(self.short_of_drives, 'older snapshot')} kept: their policy asks for "
                 "more copies than the drives it allows can hold (add a drive, or lower its copies)"
             )
-        if waiting := self.not_safe - self.short_of_drives:
+        for (more, labels), n in sorted(self.waiting_for.items()):
+            copies = "one more copy" if more == 1 else f"{more} more copies"
+            names = ", ".join(repr(label) for label in labels)
+            them = "it" if len(labels) == 1 else "them"
             lines.append(
-                f"{counted(waiting, 'older snapshot')} kept: not enough verified copies on drives "
-                "yet (mirror them first)"
+                f"{counted(n, 'older snapshot')} kept: {copies} needed on drives not connected"
+                f" now ({names}): connect {them} and offload again"
+            )
+        if self.not_copied:
+            lines.append(
+                f"{counted(self.not_copied, 'older snapshot')} kept: the copies they need could "
+                "not be made on the connected drives (see above)"
             )
         lines += [f"  {n} of them are in accepted edition {name}: they stay on this "
                   "computer until the policy's copies exist"
@@ -107,19 +141,24 @@ DEFAULT_OFFLOAD_AGE = timedelta(days=365)
 @dataclass
 class _Holdings:
     """What the database says about the old snapshots: their files, the files those
-    depend on, and where each has a verified copy."""
+    depend on, the collection of each, and where each has a verified copy."""
 
     snaps: list[tuple[int, int]]  # (snapshot id, collection id)
     files_by_snap: dict[int, list[File]]
     deps: dict[int, set[int]]
+    collection_of: dict[int, int | None]  # file id (own or dependency) -> its collection
     verified: dict[int, set[int]]  # file id -> destinations holding it verified
     moved: dict[tuple[int, int], str]  # copies not at their file's path
-    labels: dict[int, str]
+    labels: dict[int, str]  # the enabled destinations (a retired one's copies do not count)
+
+    def needed(self, files: Sequence[File]) -> set[int]:
+        """``files`` and the files their revisit records depend on."""
+        return {f.id for f in files} | {d for f in files for d in self.deps.get(f.id, ())}
 
 
 def _holdings(lib: Library, cutoff: datetime) -> _Holdings:
     with lib.session() as s:
-        labels = {d.id: d.label for d in s.scalars(select(Destination))}
+        labels = {d.id: d.label for d in s.scalars(select(Destination)) if d.enabled}
         snaps = [
             (sid, cid)
             for sid, cid in s.execute(
@@ -134,6 +173,7 @@ def _holdings(lib: Library, cutoff: datetime) -> _Holdings:
         deps = file_dependencies(s, all_ids)
         verified: dict[int, set[int]] = defaultdict(set)
         moved: dict[tuple[int, int], str] = {}
+        collection_of: dict[int, int | None] = {}
         needed_ids = sorted(set(all_ids) | {d for ds in deps.values() for d in ds})
         for part in chunks(needed_ids):
             for fid, did, copy_at in s.execute(
@@ -146,18 +186,56 @@ def _holdings(lib: Library, cutoff: datetime) -> _Holdings:
                 verified[fid].add(did)
                 if copy_at is not None:
                     moved[fid, did] = copy_at
-    return _Holdings(snaps, files_by_snap, deps, verified, moved, labels)
+            for fid, cid in s.execute(
+                select(File.id, Snapshot.collection_id)
+                .outerjoin(Snapshot, Snapshot.id == File.snapshot_id)
+                .where(File.id.in_(part))
+            ):
+                collection_of[fid] = cid
+    return _Holdings(snaps, files_by_snap, deps, collection_of, verified, moved, labels)
+
+
+@dataclass
+class _Rules:
+    """Each file's policy, and which enabled drives count for it."""
+
+    held: _Holdings
+    policies: Mapping[int, Policy]
+    default: Policy
+
+    def policy(self, fid: int) -> Policy:
+        cid = self.held.collection_of.get(fid)
+        return self.policies.get(cid, self.default) if cid is not None else self.default
+
+    def allowed(self, fid: int) -> set[int]:
+        pol = self.policy(fid)
+        return {i for i, label in self.held.labels.items() if pol.allows(label)}
+
+    def safe_on(self, fid: int) -> set[int]:
+        """The allowed drives holding ``fid`` verified."""
+        return self.held.verified.get(fid, set()) & self.allowed(fid)
+
+    def short(self, fid: int) -> int:
+        """How many more verified drive copies ``fid`` needs before it can be let go."""
+        return max(0, self.policy(fid).copies - len(self.safe_on(fid)))
 
 
 def _confirmed(
-    held: _Holdings, files: list[File], safe_on: set[int], mounted: Mapping[int, MountedDestination]
+    rules: _Rules,
+    files: list[File],
+    mounted: Mapping[int, MountedDestination],
+    fresh: set[tuple[int, int]],
 ) -> bool:
     """One fresh re-hash, right before letting go, of each file's copy on a mounted drive
-    among ``safe_on`` (the allowed drives that made the snapshot safe): a copy on a drive
-    the policy does not allow proves nothing."""
-    checkable = [d for d in sorted(safe_on) if d in mounted]
+    that makes it safe: a copy on a drive the policy does not allow proves nothing. A copy
+    this offload has just made (``fresh``) was read back from the drive: it is not read
+    again."""
+    held = rules.held
     for f in files:
         assert f.sha256 is not None
+        checkable = [d for d in sorted(rules.safe_on(f.id)) if d in mounted]
+        if any((f.id, d) in fresh for d in checkable):
+            continue
         if not any(
             copier.matches(
                 safe_join(mounted[d].folder, held.moved.get((f.id, d), f.path)), f.sha256, f.size
@@ -166,6 +244,55 @@ def _confirmed(
         ):
             return False
     return True
+
+
+def _local_files(held: _Holdings, sid: int) -> list[File]:
+    return [f for f in held.files_by_snap.get(sid, []) if f.local_state == LocalState.PRESENT]
+
+
+def _make_copies(
+    lib: Library,
+    held: _Holdings,
+    rules: _Rules,
+    mounted: Mapping[int, MountedDestination],
+    *,
+    cutoff: datetime,
+    dry_run: bool,
+    scan_roots: Sequence[Path] | None,
+    progress: Progress,
+    cancel: CancelToken,
+) -> tuple[_Holdings, set[tuple[int, int]], MirrorResult | None]:
+    """Copy the old snapshots' files that have too few verified drive copies to the
+    mounted drives their policy allows (the mirror's copier: verified, with progress; a
+    full or pulled drive handled as a mirror handles it). Returns the holdings after, the
+    (file, drive) copies just made (for a dry run: planned), and the run (None: nothing to
+    copy, or no drive mounted)."""
+    short = {  # those whose policy the drives it allows can meet
+        fid for sid, _ in held.snaps for fid in held.needed(_local_files(held, sid))
+        if rules.short(fid) and len(rules.allowed(fid)) >= rules.policy(fid).copies
+    }  # fmt: skip
+    if not short or not mounted:
+        return held, set(), None
+
+    run = run_mirror(
+        lib,
+        dry_run=dry_run,
+        scan_roots=scan_roots,
+        progress=progress,
+        cancel=cancel,
+        offloading=short,
+    )
+    if not run.plan.transfers:
+        return held, set(), run
+    before = {(fid, d) for fid, ds in held.verified.items() for d in ds}
+    if dry_run:  # as if the plan were copied
+        fresh = {(t.file_id, t.destination_id) for t in run.plan.transfers}
+        for fid, did in fresh:
+            held.verified[fid].add(did)
+        return held, fresh, run
+    after = _holdings(lib, cutoff)
+    fresh = {(fid, d) for fid, ds in after.verified.items() for d in ds} - before
+    return after, fresh, run
 
 
 def offload(
@@ -177,43 +304,55 @@ def offload(
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
 ) -> OffloadResult:
+    """Free this computer's copies of the snapshots captured more than ``older_than`` ago
+    once each of their files (and the files they depend on) has its policy's number of
+    verified copies on drives; the copies missing are made first on the drives mounted."""
     cancel = cancel or CancelToken()
     result = OffloadResult(dry_run=dry_run)
     mounted = find_mounted(lib, scan_roots=scan_roots)
-    policies, default = collection_policies(lib), library_policy(lib)
-    held = _holdings(lib, lib.clock() - older_than)
+    cutoff = lib.clock() - older_than
+    held = _holdings(lib, cutoff)
+    rules = _Rules(held, collection_policies(lib), library_policy(lib))
+    held, fresh, result.copying = _make_copies(
+        lib,
+        held,
+        rules,
+        mounted,
+        cutoff=cutoff,
+        dry_run=dry_run,
+        scan_roots=scan_roots,
+        progress=progress,
+        cancel=cancel,
+    )
+    rules.held = held
     with lib.session() as s:
         frozen = frozen_holders(s, [sid for sid, _ in held.snaps])
-    plan: list[tuple[int, list[File], set[int]]] = []
-    for sid, cid in held.snaps:
-        files = [f for f in held.files_by_snap.get(sid, []) if f.local_state == LocalState.PRESENT]
+    plan: list[tuple[int, list[File]]] = []
+    for sid, _ in held.snaps:
+        files = _local_files(held, sid)
         if not files:
             continue
-        pol = policies.get(cid, default)
-        needed = {f.id for f in files} | {d for f in files for d in held.deps.get(f.id, ())}
-        allowed = {i for i, label in held.labels.items() if pol.allows(label)}
-        safe_on = set(allowed)
-        for fid in needed:
-            safe_on &= held.verified.get(fid, set())
-        if len(safe_on) < pol.copies:
+        needed = held.needed(files)
+        short = [fid for fid in needed if rules.short(fid)]
+        if short:
             result.not_safe += 1
-            result.short_of_drives += len(allowed) < pol.copies
+            _why_kept(result, rules, short, mounted)
             if name := frozen.get(sid):
                 result.editions_kept[name] = result.editions_kept.get(name, 0) + 1
-        elif not any(did in mounted for did in safe_on):
+        elif not all(rules.safe_on(fid) & mounted.keys() for fid in needed):
             result.unconfirmed += 1
         else:
-            plan.append((sid, files, safe_on))
+            plan.append((sid, files))
     tracker = RunProgress(
         progress,
         "offload",
-        sum(len(fs) for _, fs, _ in plan),
-        sum(f.size for _, fs, _ in plan for f in fs),
+        sum(len(fs) for _, fs in plan),
+        sum(f.size for _, fs in plan for f in fs),
     )
-    for sid, files, safe_on in plan:
+    for sid, files in plan:
         if cancel.cancelled:
             break
-        if not _confirmed(held, files, safe_on, mounted):
+        if not _confirmed(rules, files, mounted, fresh):
             result.unconfirmed += 1
             continue
         result.candidates.append(sid)
@@ -226,6 +365,29 @@ def offload(
             _let_go(lib, files, tracker)
     tracker.finish()
     return result
+
+
+def _why_kept(
+    result: OffloadResult, rules: _Rules, short: Sequence[int], mounted: Mapping[int, object]
+) -> None:
+    """Count a snapshot kept for want of copies under its reason: its policy cannot be met
+    with the drives it allows, drives it needs are not connected (named), or the copies
+    could not be made on the connected ones (``not_copied``)."""
+    if any(len(rules.allowed(fid)) < rules.policy(fid).copies for fid in short):
+        result.short_of_drives += 1
+        return
+    absent: set[str] = set()
+    more = 0
+    for fid in short:
+        more = max(more, rules.short(fid))
+        absent |= {
+            rules.held.labels[d]
+            for d in rules.allowed(fid) - rules.held.verified.get(fid, set())
+            if d not in mounted
+        }
+    if absent:
+        key = (more, tuple(sorted(absent)))
+        result.waiting_for[key] = result.waiting_for.get(key, 0) + 1
 
 
 def _let_go(lib: Library, files: list[File], tracker: RunProgress) -> None:
@@ -284,7 +446,7 @@ def restore(
         raise InputError(f"unknown file id(s): {', '.join(map(str, missing))}")
     todo = [r for r in rows if r is not None]
     tracker = RunProgress(progress, "restore", len(todo), sum(r.size for r in todo))
-    need_drives: set[str] = set()
+    wanted: list[set[str]] = []  # per file not restored: the absent drives holding it
     for row in todo:
         if cancel.cancelled:
             break
@@ -299,16 +461,35 @@ def restore(
         if _restore_file(lib, row, target, holders.get(row.id, []), mounted=mounted, result=result):
             tracker.add(files=1, nbytes=row.size)
         else:
-            need_drives.update(labels[d] for d, _ in holders.get(row.id, []) if d not in mounted)
-            if not any(d not in mounted for d, _ in holders.get(row.id, [])):
-                need_drives.add("")
+            wanted.append({labels[d] for d, _ in holders.get(row.id, []) if d not in mounted})
     tracker.finish()
-    if need_drives:
+    if wanted:
+        need, every = _drives_to_plug(wanted)
         raise DriveNotMounted(
-            sorted(label for label in need_drives if label),
+            need,
             f"restore the files that are not on this laptop ({len(result.restored)} restored)",
+            every=every,
         )
     return result
+
+
+def _drives_to_plug(wanted: Sequence[set[str]]) -> tuple[list[str], bool]:
+    """Which drives to ask for, given the drives holding each missing file: those holding
+    all of them (any one will do), else a few that together hold them all (each needed).
+    Files no drive holds are left out (none to ask for)."""
+    held = [w for w in wanted if w]
+    if not held:
+        return [], False
+    common = set.intersection(*held)
+    if common:
+        return sorted(common), False
+    chosen: list[str] = []
+    left = list(held)
+    while left:
+        best = max(sorted(set().union(*left)), key=lambda d: sum(d in w for w in left))
+        chosen.append(best)
+        left = [w for w in left if best not in w]
+    return sorted(chosen), True
 
 
 def _restore_file(

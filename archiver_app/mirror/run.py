@@ -7,7 +7,7 @@ instead of writing beside the first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +71,10 @@ class MirrorResult:
         """What the run did, as ``archiver mirror`` ends (and the job's log keeps)."""
         if self.dry_run:
             return ["dry run: nothing was copied", *self._policy_line()]
+        return [*self.copy_lines(), *self._policy_line()]
+
+    def copy_lines(self) -> list[str]:
+        """What was copied per drive and why the rest was not (no policy verdict)."""
         lines = []
         for o in self.outcomes:
             line = f"  {o.label}: {o.copied} copied"
@@ -91,11 +95,7 @@ class MirrorResult:
             lines.append(f"  repaired the laptop copy of {path} from {source}")
         for path in self.local_unrepairable:
             lines.append(f"  the laptop copy of {path} is corrupted and no good copy is mounted")
-        return [
-            *lines,
-            f"done: {counted(self.copied, 'copy', 'copies')} made and verified",
-            *self._policy_line(),
-        ]
+        return [*lines, f"done: {counted(self.copied, 'copy', 'copies')} made and verified"]
 
     def _policy_line(self) -> list[str]:
         if self.policy_holds:
@@ -113,8 +113,12 @@ def run_mirror(
     lock_wait: float = 0.0,
     on_plan: Callable[[Plan], None] | None = None,
     progress_interval: float = 0.05,
+    offloading: Set[int] | None = None,
 ) -> MirrorResult:
     """Bring every file up to its retention policy on the drives mounted now.
+
+    ``offloading``: only these files, each to the policy's number of copies on drives (the
+    copies an offload needs before this computer lets go of them).
 
     ``progress`` gets an update at most every ``progress_interval`` seconds (0: after every
     buffer copied), from the copying threads.
@@ -128,7 +132,14 @@ def run_mirror(
         free = set(mounted) - busy
         busy_reasons = dict.fromkeys(busy, StopReason.BUSY)
         plan = plan_mirror(
-            lib, mounted, free, policies, default, stale_ongoing=free, blocked=busy_reasons
+            lib,
+            mounted,
+            free,
+            policies,
+            default,
+            stale_ongoing=free,
+            blocked=busy_reasons,
+            offloading=offloading,
         )
         plan.busy = sorted(mounted[i].label for i in busy)
         if on_plan:
@@ -144,6 +155,7 @@ def run_mirror(
             default,
             stale_ongoing=set(locked),
             blocked=blocked,
+            offloading=offloading,
         )
         plan.busy = [mounted[i].label for i, why in blocked.items() if why is StopReason.BUSY]
         plan.unusable.update(unusable)

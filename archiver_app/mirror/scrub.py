@@ -61,10 +61,18 @@ from archiver_app.validation import safe_join
 class DriveNotMounted(ArchiverError):
     """The drive a task needs is not plugged in."""
 
-    def __init__(self, labels: Sequence[str], what: str) -> None:
-        names = " or ".join(repr(label) for label in labels) or "(no drive holds it)"
-        super().__init__(f"plug in drive {names} to {what}")
+    def __init__(self, labels: Sequence[str], what: str, *, every: bool = False) -> None:
+        """``every``: each of ``labels`` is needed (each holds files no other one
+        connected could give); otherwise any one of them will do."""
+        if every and len(labels) > 1:
+            names = "drives " + " and ".join(repr(label) for label in labels)
+        else:
+            names = "drive " + (
+                " or ".join(repr(label) for label in labels) or "(no drive holds it)"
+            )
+        super().__init__(f"plug in {names} to {what}")
         self.labels = list(labels)
+        self.every = every
 
 
 @dataclass

@@ -119,3 +119,31 @@ def test_scan_agrees_with_the_list_and_takes_scan_root_on_either_side(
         assert (
             code == 0 and "unknown destination " in out and str(tmp_path / "shelf" / "blue") in out
         )
+
+
+def test_the_documented_steps_free_laptop_space(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two drives, the default policy, mirror, then offload: it freed 0 B and said "mirror
+    them first" while mirror said there was nothing to do. It now makes the drive copies
+    it needs (this computer's copy stops counting) and frees the space."""
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        made = make_snapshot(lib, [10_000, 20_000], seed=1)
+    for name in ("x", "y"):
+        (tmp_path / "d2" / name).mkdir(parents=True)
+        code, _, _ = run(
+            capsys, root, "drives", "add", str(tmp_path / "d2" / name), "--label", name
+        )
+        assert code == 0
+    code, out, _ = run(capsys, root, "mirror")
+    assert code == 0 and "done: 2 copies made and verified" in out
+    code, out, _ = run(capsys, root, "offload", "--older-than", "0d", "--dry-run")
+    assert code == 0 and "would free 30.0 KB: 1 snapshot, 2 files" in out
+    assert "dry run: nothing was copied" in out and (root / made.paths[0]).exists()
+    code, out, err = run(capsys, root, "offload", "--older-than", "0d")
+    assert code == 0 and "freed 30.0 KB: 1 snapshot, 2 files" in out, out
+    assert "done: 2 copies made and verified" in out and "mirror" in err
+    assert not (root / made.paths[0]).exists()
+    code, out, _ = run(capsys, root, "mirror")
+    assert code == 0 and "plan: 0 copies" in out

@@ -49,33 +49,36 @@ def test_offload_then_restore(library: Library, tmp_path: Path) -> None:
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         add_destination(library, tmp_path / name, name)
-    r = offload(library, parse_age("1y"))  # two drives may hold them, none does yet
-    assert (r.snapshots, r.not_safe, r.short_of_drives) == (0, 2, 0)
+        (tmp_path / name).rename(tmp_path / f"{name}-away")
+    r = offload(library, parse_age("1y"))  # two drives may hold them, neither is plugged in
+    assert (r.snapshots, r.not_safe, r.short_of_drives, r.copying) == (0, 2, 0, None)
     assert r.describe()[1:] == [
-        "2 older snapshots kept: not enough verified copies on drives yet (mirror them first)"
+        "2 older snapshots kept: 2 more copies needed on drives not connected now ('a', 'b'):"
+        " connect them and offload again"
     ]
+    for name in ("a", "b"):
+        (tmp_path / f"{name}-away").rename(tmp_path / name)
     set_policy(library, destinations=["a"])
-    assert run_mirror(library).ok
-    # policy 2 copies: only drive a may hold them, so mirroring cannot make them safe
+    # policy 2 copies: only drive a may hold them, so no copying can make them safe
     r = offload(library, parse_age("1y"))
     assert (r.snapshots, r.not_safe, r.short_of_drives) == (0, 2, 2)
-    assert r.describe() == [
+    assert r.describe()[-2:] == [
         "freed 0 B: 0 snapshots, 0 files",
         "2 older snapshots kept: their policy asks for more copies than the drives it allows"
         " can hold (add a drive, or lower its copies)",
     ]
-    set_policy(library, destinations=None, copies=3)
-    assert run_mirror(library).ok
-    set_policy(library, copies=2)
-    preview = offload(library, parse_age("1y"), dry_run=True)
+    set_policy(library, destinations=None)
+    preview = offload(library, parse_age("1y"), dry_run=True)  # the copies it would make
     assert preview.snapshots == 2 and all((library.root / p).exists() for p in old.paths)
+    assert preview.copying is not None and len(preview.copying.plan.transfers) == 6  # 3 x 2
+    assert not list((tmp_path / "b").rglob("*.bin"))
     r = offload(library, parse_age("1y"))
     assert (r.snapshots, r.files) == (2, 3) and r.bytes_freed == 51_600
     assert not any((library.root / p).exists() for p in old.paths + dep.paths)
     assert (library.root / recent.paths[0]).exists()
     assert local_states(library, old.file_ids) == [LocalState.OFFLOADED] * 2
     # the mirror still knows the files: nothing to do, nothing lost
-    assert run_mirror(library).plan.transfers == []
+    assert [t.file_id for t in run_mirror(library).plan.transfers] == recent.file_ids
     from archiver_app.layout.update import update_library
 
     with library.session() as s:  # their folders went with their files
@@ -221,3 +224,99 @@ def test_exporting_offloaded_captures_brings_their_files_back_or_writes_nothing(
     result = export(library, Selection(), tmp_path / "out.wacz")
     assert (result.pages, result.records) == (3, 6) and not result.problems
     assert local_states(library, [warc.id]) == [LocalState.PRESENT]
+
+
+def drive_copies(library: Library, tmp_path: Path, names: list[str], rel: str) -> set[str]:
+    """The drives among ``names`` holding a copy of ``rel``."""
+    return {n for n in names if (tmp_path / n / "Archiver" / library.id / rel).exists()}
+
+
+def test_offload_makes_the_drive_copies_it_needs_wherever_the_mirror_put_the_others(
+    library: Library, tmp_path: Path
+) -> None:
+    """The default policy (2 copies) and four drives: the mirror puts one copy of each file
+    on a drive (the laptop holds the other), a snapshot's files on different drives. Offload
+    said "not enough verified copies on drives yet (mirror them first)" while the mirror had
+    nothing left to do; it now makes the second drive copy of each file, then lets go."""
+    names = ["green", "yellow", "blue", "red"]
+    snaps = [make_snapshot(library, [3000, 700, 500], seed=10 + i) for i in range(2)]
+    for name in names:
+        (tmp_path / name).mkdir()
+        add_destination(library, tmp_path / name, name)
+    assert run_mirror(library).ok
+    paths = [p for m in snaps for p in m.paths]
+    placed = [drive_copies(library, tmp_path, names, p) for p in paths]
+    assert all(len(on) == 1 for on in placed) and len(set().union(*placed)) > 1  # scattered
+    assert run_mirror(library).plan.transfers == []  # the mirror has nothing left to do
+    r = offload(library, timedelta(0))
+    assert (r.snapshots, r.files, r.not_safe, r.unconfirmed) == (2, 6, 0, 0)
+    assert r.copying is not None and r.copying.copied == 6 and r.failures == 0
+    assert r.describe()[-1] == "freed 8.4 KB: 2 snapshots, 6 files"
+    assert not any((library.root / p).exists() for p in paths)
+    for p, before in zip(paths, placed, strict=True):
+        on = drive_copies(library, tmp_path, names, p)
+        assert len(on) == 2 and before < on  # one more copy, beside the mirror's
+    ids = [i for m in snaps for i in m.file_ids]
+    assert local_states(library, ids) == [LocalState.OFFLOADED] * 6
+    for name in names:  # all unplugged: restore names drives that together hold them all
+        (tmp_path / name).rename(tmp_path / f"{name}-away")
+    with pytest.raises(DriveNotMounted, match=r"plug in drives '[a-z]+' and '[a-z]+' to") as info:
+        restore(library, ids)
+    assert info.value.every
+    for name in info.value.labels:
+        (tmp_path / f"{name}-away").rename(tmp_path / name)
+    assert sorted(restore(library, ids).restored) == sorted(ids)
+
+
+def test_offload_names_the_drive_it_waits_for_and_frees_once_it_is_connected(
+    library: Library, tmp_path: Path
+) -> None:
+    old = make_snapshot(library, [2000, 300], seed=20)
+    for name in ("x", "y"):
+        (tmp_path / name).mkdir()
+        add_destination(library, tmp_path / name, name)
+    (tmp_path / "y").rename(tmp_path / "y-away")
+    r = offload(library, timedelta(0))  # x gets its copies; y must hold the second ones
+    assert (r.snapshots, r.not_safe) == (0, 1)
+    assert r.copying is not None and r.copying.copied == 2
+    assert r.describe()[-1] == (
+        "1 older snapshot kept: one more copy needed on drives not connected now ('y'):"
+        " connect it and offload again"
+    )
+    assert all((library.root / p).exists() for p in old.paths)
+    assert drive_copies(library, tmp_path, ["x"], old.paths[0]) == {"x"}
+    (tmp_path / "y-away").rename(tmp_path / "y")
+    r = offload(library, timedelta(0))
+    assert (r.snapshots, r.files, r.not_safe) == (1, 2, 0)
+    assert r.copying is not None and r.copying.copied == 2
+    assert not any((library.root / p).exists() for p in old.paths)
+
+
+def test_offload_says_when_a_connected_drive_could_not_take_the_copies(
+    library: Library, tmp_path: Path
+) -> None:
+    """A drive connected but read-only is not "not connected": the copy lines say why, the
+    kept line says see above."""
+    from tests.helpers.mounts import read_only_folder
+
+    old = make_snapshot(library, [2000], seed=21)
+    for name in ("x", "y"):
+        (tmp_path / name).mkdir()
+        add_destination(library, tmp_path / name, name)
+    with read_only_folder(tmp_path / "y"):
+        r = offload(library, timedelta(0))
+    assert (r.snapshots, r.not_safe) == (0, 1)
+    lines = r.describe()
+    assert (
+        "    y: cannot be written: the drive is read-only (Read-only file system); skipped" in lines
+    )
+    assert (
+        "    1 files stay below their policy: a drive it needs cannot be written: the drive is"
+        " read-only" in lines
+    )
+    assert lines[-1] == (
+        "1 older snapshot kept: the copies they need could not be made on the connected drives"
+        " (see above)"
+    )
+    assert (library.root / old.paths[0]).exists()
+    assert offload(library, timedelta(0)).snapshots == 1  # writable again
