@@ -34,14 +34,8 @@ if TYPE_CHECKING:
     from archiver_app.mirror.offload import parse_age, restore, restore_snapshot
     from archiver_app.mirror.policy import Policy, effective_policy, set_policy
     from archiver_app.mirror.run import MirrorResult, run_mirror
-    from archiver_app.mirror.scrub import (
-        DriveNotMounted,
-        scheduled_scrub,
-        scrubs_due,
-        verify_all,
-        verify_destinations,
-        verify_library,
-    )
+    from archiver_app.mirror.scrub import DriveNotMounted, verify_destinations, verify_library
+    from archiver_app.mirror.scrub_all import scheduled_scrub, scrubs_due, verify_all
     from archiver_app.mirror.status import list_destinations, snapshot_copies
 
     mirror = run_mirror
@@ -62,9 +56,9 @@ _WHERE = {
     "run_mirror": ("run", "run_mirror"),
     "mirror": ("run", "run_mirror"),
     "DriveNotMounted": ("scrub", "DriveNotMounted"),
-    "scheduled_scrub": ("scrub", "scheduled_scrub"),
-    "scrubs_due": ("scrub", "scrubs_due"),
-    "verify_all": ("scrub", "verify_all"),
+    "scheduled_scrub": ("scrub_all", "scheduled_scrub"),
+    "scrubs_due": ("scrub_all", "scrubs_due"),
+    "verify_all": ("scrub_all", "verify_all"),
     "verify_destinations": ("scrub", "verify_destinations"),
     "verify": ("scrub", "verify_destinations"),
     "verify_library": ("scrub", "verify_library"),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -49,7 +50,7 @@ from archiver_app.mirror.repair import (
     repair_sources,
     row_unchanged,
 )
-from archiver_app.mirror.status import LIBRARY_SCRUB_KEY, laptop_status, scrub_interval
+from archiver_app.mirror.status import LIBRARY_SCRUB_KEY
 from archiver_app.mirror.worker import run_destination
 from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Setting
@@ -94,6 +95,9 @@ class ScrubResult:
     repaired_from: dict[str, str] = field(default_factory=dict)
     unrepaired: int = 0
     stopped: Stop | None = None
+    #: why the drive could not be written (read-only, permission denied): its copies were
+    #: checked and none repaired
+    unwritable: Stop | None = None
     editions_to_review: list[str] = field(default_factory=list)  # accepted, now damaged
     #: the verify job's report naming every damaged copy (relative to the library; see
     #: :mod:`archiver_app.integrity.report`): a job's row keeps only 500 of each list
@@ -110,6 +114,8 @@ class ScrubResult:
                 f"; {self.repaired} repaired from a good copy,"
                 f" {self.unrepaired} could not be repaired"
             )
+            if self.unwritable and self.unrepaired:
+                text += f" ({self.unwritable.reason.message})"
         if self.altered:
             text += f" ({len(self.altered)} {IntegrityCode.ALTERED}, left as they are)"
         if self.stopped:
@@ -139,26 +145,48 @@ def verify_destinations(
         targets = [mounted[dest_id]]
     else:
         targets = [mounted[i] for i in sorted(mounted)]
-    results = []
-    for d in targets:
-        try:
-            results.append(
-                verify_destination(
-                    lib,
-                    d,
-                    mounted,
-                    repair=repair,
-                    progress=progress,
-                    cancel=cancel,
-                    lock_wait=lock_wait,
-                )
-            )
-        except OSError as exc:  # cannot even take the lock: read-only, gone
-            kind = StopReason(copier.classify(exc).kind)
-            raise ArchiverError(
-                f"drive {d.label} cannot be written: {kind.message} ({exc.strerror or exc})"
-            ) from exc
-    return results
+    return [
+        scrub_or_stop(
+            lib, d, mounted, repair=repair, progress=progress, cancel=cancel, lock_wait=lock_wait
+        )
+        for d in targets
+    ]
+
+
+def scrub_or_stop(
+    lib: Library,
+    dest: MountedDestination,
+    mounted: dict[int, MountedDestination],
+    **options: Any,
+) -> ScrubResult:
+    """:func:`verify_destination`, or a result saying why ``dest`` could not be verified
+    (busy, gone ...): one drive's trouble never costs the other drives' results."""
+    try:
+        return verify_destination(lib, dest, mounted, **options)
+    except DestinationBusy as exc:
+        return ScrubResult(dest.label, stopped=Stop(StopReason.BUSY, str(exc)))
+    except OSError as exc:
+        kind = StopReason(copier.classify(exc, dest.mount).kind)
+        return ScrubResult(dest.label, stopped=Stop(kind, exc.strerror or str(exc)))
+
+
+def _lock_or_unwritable(stack: ExitStack, dest: MountedDestination, wait: float) -> Stop | None:
+    """Take ``dest``'s lock (held until ``stack`` closes); None, or why the drive cannot be
+    written (read-only, permission denied): nobody can write there, so its copies are
+    safe to read without the lock, and nothing is repaired.
+
+    Raises:
+        DestinationBusy: another run is writing to it.
+        OSError: the drive cannot be used at all (gone ...).
+    """
+    try:
+        stack.enter_context(destination_lock(dest.mount, label=dest.label, wait=wait))
+    except OSError as exc:
+        kind = StopReason(copier.classify(exc, dest.mount).kind)
+        if kind not in (StopReason.READ_ONLY, StopReason.PERMISSION):
+            raise
+        return Stop(kind, exc.strerror or str(exc))
+    return None
 
 
 def verify_destination(
@@ -177,8 +205,10 @@ def verify_destination(
     cancel = cancel or CancelToken()
     policy = library_policy(lib)
     result = ScrubResult(dest.label)
-    with destination_lock(dest.mount, label=dest.label, wait=lock_wait):
-        prepare_destination(lib, dest)
+    with ExitStack() as stack:
+        result.unwritable = _lock_or_unwritable(stack, dest, lock_wait)
+        if result.unwritable is None:
+            prepare_destination(lib, dest)
         rows = _copies_to_check(lib, dest, verified_before)
         tracker = RunProgress(
             progress, f"verify {dest.label}", len(rows), sum(r.size for r in rows)
@@ -192,7 +222,7 @@ def verify_destination(
             return result
         bad = {fid for fid, st in states.items() if st != CopyState.PRESENT}
         result.editions_to_review = note_damaged_files(lib, bad, dest.label)
-        if repair and bad and not cancel.cancelled:
+        if repair and bad and not cancel.cancelled and result.unwritable is None:
             transfers = _repair_transfers(lib, dest, mounted, [r for r in rows if r.id in bad])
             repair_progress = RunProgress(
                 progress, f"repair {dest.label}", len(transfers), sum(t.size for t in transfers)
@@ -475,121 +505,3 @@ def _check_laptop(
     with Pool(parallelism, "scrub-drive") as pool:
         pool.each(check, rows)
     return good, bad
-
-
-def scrubs_due(lib: Library, *, scan_roots: Sequence[Path] | None = None) -> list[str]:
-    """What a scheduled scrub would verify now: :data:`THIS_COMPUTER` when the library's
-    own copies were not all verified within the interval, and the label of each mounted
-    drive holding copies that was not."""
-    return _due(lib, find_mounted(lib, scan_roots=scan_roots))
-
-
-def _due(lib: Library, mounted: dict[int, MountedDestination]) -> list[str]:
-    now = lib.clock()
-    due = [THIS_COMPUTER] if laptop_status(lib).scrub_due else []
-    with lib.session() as s:
-        holding = set(
-            s.scalars(
-                select(Copy.destination_id)
-                .where(Copy.state.in_([CopyState.PRESENT, CopyState.CORRUPTED]))
-                .distinct()
-            )
-        )
-        for d in s.scalars(select(Destination).where(Destination.id.in_(mounted.keys()))):
-            stale = d.last_scrub_at is None or now - d.last_scrub_at > scrub_interval(s, d)
-            if d.id in holding and stale:
-                due.append(d.label)
-    return due
-
-
-def scheduled_scrub(
-    lib: Library,
-    *,
-    scan_roots: Sequence[Path] | None = None,
-    progress: Progress = null_progress,
-    cancel: CancelToken | None = None,
-) -> list[ScrubResult]:
-    """Verify (and repair) whatever :func:`scrubs_due` names, re-reading only copies
-    verified before the interval began: the app runs this while idle."""
-    mounted = find_mounted(lib, scan_roots=scan_roots)
-    due = _due(lib, mounted)
-    now = lib.clock()
-    with lib.session() as s:
-        cutoffs: dict[int | None, datetime] = {None: now - scrub_interval(s)}
-        cutoffs |= {d.id: now - scrub_interval(s, d) for d in s.scalars(select(Destination))}
-    return _verify_in_reach(
-        lib,
-        mounted,
-        laptop=THIS_COMPUTER in due,
-        drives=set(due),
-        cutoffs=cutoffs,
-        progress=progress,
-        cancel=cancel or CancelToken(),
-    )
-
-
-def verify_all(
-    lib: Library,
-    *,
-    scan_roots: Sequence[Path] | None = None,
-    progress: Progress = null_progress,
-    cancel: CancelToken | None = None,
-) -> list[ScrubResult]:
-    """Verify (and repair) every copy within reach now: this computer's, then each
-    mounted drive's (the drives panel's Verify)."""
-    mounted = find_mounted(lib, scan_roots=scan_roots)
-    return _verify_in_reach(
-        lib,
-        mounted,
-        laptop=True,
-        drives=None,
-        cutoffs={},
-        progress=progress,
-        cancel=cancel or CancelToken(),
-    )
-
-
-def _verify_in_reach(
-    lib: Library,
-    mounted: dict[int, MountedDestination],
-    *,
-    laptop: bool,
-    drives: set[str] | None,
-    cutoffs: dict[int | None, datetime],
-    progress: Progress,
-    cancel: CancelToken,
-) -> list[ScrubResult]:
-    """This computer's copies (if ``laptop``), then each mounted drive's (those labelled in
-    ``drives``; None: all), each re-reading only copies verified before its cutoff (the
-    laptop's under None; none given: every copy). A drive another run is writing to is
-    left, with that as its result."""
-    results: list[ScrubResult] = []
-    if laptop:
-        results.append(
-            verify_library(
-                lib,
-                mounted=mounted,
-                progress=progress,
-                cancel=cancel,
-                verified_before=cutoffs.get(None),
-            )
-        )
-    for d in sorted(mounted.values(), key=lambda m: m.label):
-        if cancel.cancelled:
-            break
-        if drives is not None and d.label not in drives:
-            continue
-        try:
-            results.append(
-                verify_destination(
-                    lib,
-                    d,
-                    mounted,
-                    progress=progress,
-                    cancel=cancel,
-                    verified_before=cutoffs.get(d.id),
-                )
-            )
-        except DestinationBusy as exc:
-            results.append(ScrubResult(d.label, stopped=Stop(StopReason.BUSY, str(exc))))
-    return results

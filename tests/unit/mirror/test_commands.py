@@ -147,3 +147,47 @@ def test_the_documented_steps_free_laptop_space(
     assert not (root / made.paths[0]).exists()
     code, out, _ = run(capsys, root, "mirror")
     assert code == 0 and "plan: 0 copies" in out
+
+
+def test_a_read_only_drive_is_verified_without_repair_and_the_others_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One read-only drive made the whole `drives verify` fail: the other drive was
+    repaired silently, nothing printed, exit 1, no report. Each drive now has its line; the
+    read-only one is checked and its damage reported as not repairable (read-only)."""
+    from tests.helpers.mounts import read_only_folder
+
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        made = make_snapshot(lib, [10_000, 20_000], seed=1)
+        lib_id = lib.id
+    for name in ("ro", "rw"):
+        (tmp_path / name).mkdir()
+        assert run(capsys, root, "drives", "add", str(tmp_path / name), "--label", name)[0] == 0
+    run(capsys, root, "policy", "set", "--copies", "3")
+    assert run(capsys, root, "mirror")[0] == 0
+    for name, path in (("rw", made.paths[0]), ("ro", made.paths[1])):  # a flipped byte on each
+        copy = tmp_path / name / "Archiver" / lib_id / path
+        data = bytearray(copy.read_bytes())
+        data[100] ^= 1
+        copy.write_bytes(bytes(data))
+    with read_only_folder(tmp_path / "ro"):
+        code, out, _ = run(capsys, root, "drives", "verify", "--no-repair", "ro")
+        assert code == 1 and out.startswith("ro: 2 copies checked, 1 good, 1 corrupted;")
+        code, out, _ = run(capsys, root, "drives", "verify")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == (
+        "ro: 2 copies checked, 1 good, 1 corrupted; 0 repaired from a good copy, 1 could not be"
+        " repaired (the drive is read-only)"
+    )
+    assert lines[1] == (
+        "rw: 2 copies checked, 1 good, 1 corrupted; 1 repaired from a good copy, 0 could not be"
+        " repaired"
+    )
+    report = Path(lines[2].removeprefix("every damaged copy: "))
+    assert report.name == "verdicts.jsonl" and len(report.read_text().splitlines()) == 2
+    code, out, _ = run(capsys, root, "jobs")
+    assert "verify   completed" in out
+    code, out, _ = run(capsys, root, "drives", "verify", "ro")  # writable again: repaired
+    assert code == 0 and "1 repaired from a good copy" in out
