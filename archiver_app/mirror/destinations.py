@@ -195,9 +195,10 @@ def find_mounted(
     found: dict[int, Path] = {}
     for row in rows:
         if row.last_mount_path:
-            marker = read_marker(Path(row.last_mount_path))
+            last = Path(row.last_mount_path).absolute()  # relative once: a --scan-root's
+            marker = read_marker(last)
             if marker is not None and marker.uuid == row.uuid:
-                found[row.id] = Path(row.last_mount_path)
+                found[row.id] = last
     if rescan or len(found) < len(rows) or scan_roots:
         by_uuid = scan_markers(scan_roots)
         for row in rows:

@@ -47,10 +47,12 @@ def _subfolders(folder: Path) -> list[Path]:
 def scan_markers(roots: Sequence[Path] | None = None) -> dict[str, Path]:
     """Destination markers found under ``roots`` (default: the OS's mount folders).
 
-    Returns uuid -> the folder holding the marker (the first found wins).
+    Returns uuid -> the folder holding the marker (the first found wins), as an absolute
+    path (a relative root is taken from the current folder).
     """
     found: dict[str, Path] = {}
-    for folder in candidate_folders(list(roots) if roots else default_scan_roots()):
+    places = [root.absolute() for root in roots] if roots else default_scan_roots()
+    for folder in candidate_folders(places):  # absolute: where a drive was is stored
         try:
             data = json.loads((folder / MARKER_NAME).read_text(encoding="utf-8"))
             key = str(uuid.UUID(str(data["uuid"])))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from archiver_app.cli import main
 from archiver_app.library import Library
@@ -119,6 +120,30 @@ def test_scan_agrees_with_the_list_and_takes_scan_root_on_either_side(
         assert (
             code == 0 and "unknown destination " in out and str(tmp_path / "shelf" / "blue") in out
         )
+
+
+def test_a_relative_scan_root_records_where_the_drive_is_as_an_absolute_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--scan-root d` stored 'd/red' as the drive's last place: from another folder the
+    next run looked for it there, relative to wherever it was started."""
+    from archiver_app.mirror import add_destination
+    from archiver_app.store.models import Destination
+
+    root = tmp_path / "lib"
+    (tmp_path / "d" / "red").mkdir(parents=True)
+    with Library.open(root) as lib:
+        add_destination(lib, tmp_path / "d" / "red", "red")
+    (tmp_path / "d" / "red").rename(tmp_path / "d" / "moved")  # mounted elsewhere next time
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, root, "drives", "--scan-root", "d", "scan")
+    assert code == 0 and out == f"red: mounted at {tmp_path / 'd' / 'moved'}\n"
+    with Library.open(root) as lib, lib.session() as s:
+        [dest] = s.scalars(select(Destination)).all()
+        assert dest.last_mount_path == str(tmp_path / "d" / "moved")
+    monkeypatch.chdir(tmp_path / "d")
+    code, out, _ = run(capsys, root, "drives")
+    assert code == 0 and f"red: {tmp_path / 'd' / 'moved'}" in out
 
 
 def test_the_documented_steps_free_laptop_space(
