@@ -96,7 +96,7 @@ class IntegrityReport:
             self.verdicts.append(verdict)
 
 
-_Row = Row[int, str, str, int | None, str | None, int | None, str | None, int]
+_Row = Row[int, str, str, int | None, str | None, int | None, str | None, int, str]
 
 
 def verify_snapshots(
@@ -157,7 +157,7 @@ def _files_to_check(lib: Library, file_ids: Collection[int] | None) -> tuple[lis
     """The checked files on this computer (all, or those of ``file_ids``) in path order,
     and how many of them are offloaded to drives (not here to check)."""
     columns = (File.id, File.path, File.kind, File.snapshot_id, File.origin_sha256,
-               File.origin_size, File.sha256, File.size)  # fmt: skip
+               File.origin_size, File.sha256, File.size, File.local_state)  # fmt: skip
     kinds = File.kind.in_([str(k) for k in CHECKED_KINDS])
     here = (kinds, File.external_path.is_(None), File.local_state != LocalState.OFFLOADED)
     away = (kinds, File.local_state == LocalState.OFFLOADED)
@@ -200,7 +200,7 @@ def _check(
     repair: bool,
 ) -> FileVerdict:
     """The verdict on one file whose bytes hashed to ``now``; a rotten one is repaired."""
-    fid, rel, kind, snapshot_id, origin_sha, origin_size, recorded_sha, recorded_size = row
+    fid, rel, kind, snapshot_id, origin_sha, origin_size, recorded_sha, recorded_size, state = row
     target = lib.abspath(rel)
 
     def verdict(code: IntegrityCode, message: str, drive: str | None = None) -> FileVerdict:
@@ -223,6 +223,18 @@ def _check(
             return verdict(IntegrityCode.RECORDED_LATER, "no capture-time digest: recorded now")
     expected = (origin_sha, origin_size)
     if judge(now, expected) is IntegrityCode.INTACT:
+        if state != LocalState.PRESENT:  # put back by hand since a scrub found it bad
+            with lib.write() as s:
+                s.execute(
+                    update(File)
+                    .where(File.id == fid)
+                    .values(
+                        sha256=origin_sha,
+                        size=origin_size,
+                        local_state=LocalState.PRESENT,
+                        verified_at=lib.clock(),
+                    )
+                )
         return verdict(IntegrityCode.INTACT, "as captured")
     good = _good_copy(lib, fid, rel, expected, mounted)
     code = judge(now, expected, good_copy=good is not None)

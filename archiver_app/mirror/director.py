@@ -367,7 +367,8 @@ def plan_mirror(
             plan.shortfall[Shortfall.NOT_HASHED] += 1
             continue
         if cached_source(fid) is None:
-            plan.shortfall[Shortfall.NO_SOURCE] += 1
+            bad_here = local_state == LocalState.CORRUPTED
+            plan.shortfall[Shortfall.LAPTOP_CORRUPTED if bad_here else Shortfall.NO_SOURCE] += 1
             continue
         taken = have_on | busy_with(fid, pol) if fid in inflight else have_on
         candidates = [d for d in usable_here if d not in taken]

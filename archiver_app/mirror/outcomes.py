@@ -101,6 +101,7 @@ class Shortfall(StrEnum):
     UNSAFE_PATH = "unsafe path"
     NOT_HASHED = "not hashed"
     NO_SOURCE = "no source"
+    LAPTOP_CORRUPTED = "laptop corrupted"  # and no good copy on a mounted drive
     NO_ROOM = "no room"
     NOT_ENOUGH_DRIVES = "not enough drives"
     DEPENDENCY = "dependency"
@@ -113,7 +114,10 @@ class Shortfall(StrEnum):
 _SHORTFALL_MESSAGES = {
     Shortfall.UNSAFE_PATH: "a path that leaves the library (refused)",
     Shortfall.NOT_HASHED: "not hashed yet",
-    Shortfall.NO_SOURCE: "no readable copy (laptop copy gone, no drive holding it mounted)",
+    Shortfall.NO_SOURCE: "no readable copy: this computer's is gone and no mounted drive holds"
+    " a good one",
+    Shortfall.LAPTOP_CORRUPTED: "no good copy: this computer's is corrupted (archiver verify"
+    " names it) and no mounted drive holds a good one",
     Shortfall.NO_ROOM: "no room left on the mounted drives",
     Shortfall.NOT_ENOUGH_DRIVES: "too few drives: add one, or let the policy allow more",
     Shortfall.DEPENDENCY: "a revisit original cannot be copied alongside",

@@ -234,3 +234,33 @@ def test_hashing_on_threads_gives_the_sequential_report(
     assert codes.count(IntegrityCode.ROT) == 2 and codes.count(IntegrityCode.ALTERED) == 2
     assert codes.count(IntegrityCode.MISSING) == 1
     assert [v.path for v in one.verdicts] == sorted(v.path for v in one.verdicts)
+
+
+def test_a_file_put_back_by_hand_is_present_again_after_verify(
+    library: Library, warc: str, tmp_path: Path
+) -> None:
+    """Altered on this computer and on the drive, then restored by hand: `archiver verify`
+    said intact while `drives` still counted this computer's copy corrupted and the mirror
+    refused it, saying "laptop copy gone, no drive holding it mounted" (it was neither)."""
+    from archiver_app.mirror.outcomes import Shortfall
+    from archiver_app.mirror.status import laptop_status
+
+    shelf = _drive(library, tmp_path)
+    original = (library.root / warc).read_bytes()
+    _flip(library.root / warc)
+    _flip(shelf / warc)
+    verify_destinations(library, "shelf")
+    verify_library(library)
+    assert _copy_state(library, warc) != CopyState.PRESENT  # no good copy anywhere
+    assert laptop_status(library).corrupted == 1
+    short = run_mirror(library, dry_run=True).plan
+    assert short.shortfall == {Shortfall.LAPTOP_CORRUPTED: 1}
+    assert "this computer's is corrupted" in "\n".join(short.describe())
+    (library.root / warc).write_bytes(original)  # put back by hand
+    report = verify_snapshots(library)
+    assert report.ok and report.verdicts == []  # intact
+    assert laptop_status(library).corrupted == 0
+    again = run_mirror(library)
+    assert again.plan.shortfall == {} and again.policy_holds
+    assert _copy_state(library, warc) == CopyState.PRESENT
+    assert (shelf / warc).read_bytes() == original
