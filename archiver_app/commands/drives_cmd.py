@@ -186,7 +186,7 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
         print(r.describe(), file=ctx.out)
     if report := next((r.report for r in results if r.report), None):
         print(f"every damaged copy: {lib.abspath(report)}", file=ctx.out)
-    return 0 if all(r.unrepaired == 0 and not r.stopped for r in results) else 1
+    return 1 if any(r.unmet for r in results) else 0
 
 
 def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:

@@ -425,13 +425,15 @@ def run_job(
         raise
     beat.stop()
     failures = result_failures(result)
+    short = [f"{failures} failed"] if failures else []
+    short += result_unmet(result)
     _finish(
         lib,
         job_id,
         owner,
         JobStatus.COMPLETED,
-        f"completed; {failures} failed (see above)" if failures else "completed",
-        level="warning" if failures else "info",
+        f"completed; {'; '.join(short)} (see above)" if short else "completed",
+        level="warning" if short else "info",
         result=to_plain(result),
         details=result_lines(result),
         errors=failures,
@@ -485,6 +487,15 @@ def result_failures(result: Any) -> int:
     the Jobs panel, where a completed job read as clean."""
     items = result if isinstance(result, list) else [result]
     return sum(n for item in items if isinstance(n := getattr(item, "failures", 0), int))
+
+
+def result_unmet(result: Any) -> list[str]:
+    """What a finished job left undone that its command reports as a failure (exit 1),
+    as its result says it in ``unmet`` (a mirror: "the retention policy is not met"): the
+    job ends completed, and its last log line says so where it would read as clean."""
+    items = result if isinstance(result, list) else [result]
+    said = (getattr(item, "unmet", None) for item in items)
+    return list(dict.fromkeys(text for text in said if isinstance(text, str) and text))
 
 
 def result_lines(result: Any) -> list[str]:

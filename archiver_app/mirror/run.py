@@ -67,6 +67,11 @@ class MirrorResult:
             for dp in plan.destinations.values()
         )
 
+    @property
+    def unmet(self) -> str | None:
+        """Why ``archiver mirror`` exits 1, for the job's record; None when it exits 0."""
+        return None if self.policy_holds else "the retention policy is not met"
+
     def describe(self) -> list[str]:
         """What the run did, as ``archiver mirror`` ends (and the job's log keeps)."""
         if self.dry_run:
@@ -98,9 +103,7 @@ class MirrorResult:
         return [*lines, f"done: {counted(self.copied, 'copy', 'copies')} made and verified"]
 
     def _policy_line(self) -> list[str]:
-        if self.policy_holds:
-            return []
-        return ["the retention policy is not met for every file (see the plan)"]
+        return [f"{self.unmet} for every file (see the plan)"] if self.unmet else []
 
 
 def run_mirror(

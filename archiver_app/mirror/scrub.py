@@ -103,6 +103,15 @@ class ScrubResult:
     #: :mod:`archiver_app.integrity.report`): a job's row keeps only 500 of each list
     report: str | None = None
 
+    @property
+    def unmet(self) -> str | None:
+        """Why ``archiver drives verify`` exits 1 for this drive, for the job's record."""
+        if self.stopped:
+            return f"{self.label} stopped: {self.stopped.message}"
+        if self.unrepaired:
+            return f"{self.label}: {counted(self.unrepaired, 'copy', 'copies')} not repaired"
+        return None
+
     def describe(self) -> str:
         text = f"{self.label}: {counted(self.checked, 'copy', 'copies')} checked, {self.ok} good"
         if self.corrupted:

@@ -393,6 +393,16 @@ def test_mirror_exit_code_says_whether_the_policy_holds(
         assert expected in out
         if why != "cancelled":
             assert "the retention policy is not met" in out
+            # the job agrees with the command: completed, and its last line says so (it
+            # said "completed" or "completed; N failed" beside an exit status of 1)
+            with library.session() as s:
+                job = s.scalars(select(Job).order_by(Job.id.desc())).first()
+                assert job is not None and job.status == "completed"
+                last = s.scalars(
+                    select(JobLog.message).where(JobLog.job_id == job.id).order_by(JobLog.id.desc())
+                ).first()
+            assert last is not None and last.startswith("completed; ")
+            assert last.endswith("the retention policy is not met (see above)"), last
     set_policy(library, destinations=["usb"])
     assert main(cmd) == 0
     assert len(present_ids(library, dest)) == 3
