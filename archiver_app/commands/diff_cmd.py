@@ -13,6 +13,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.commands import at_least
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
     from archiver_app.compare import Comparison
@@ -37,7 +39,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--any-url", action="store_true", help="compare captures of different addresses")
     p.add_argument(
-        "--context", type=int, default=2, metavar="N", help="unchanged lines shown around a change"
+        "--context",
+        type=at_least(0),
+        default=2,
+        metavar="N",
+        help="unchanged lines shown around a change",
     )
     p.add_argument(
         "--overlay", metavar="PNG", help="write B's screenshot with the changed regions outlined"
@@ -122,21 +128,42 @@ def _print(result: Comparison, ctx: Context, *, context: int) -> None:
         )
         for box in v.boxes[:20]:
             print(f"  region at x={box.x} y={box.y}, {box.width}x{box.height}", file=ctx.out)
-    r = result.resources
-    print(
-        f"resources: {len(r.added)} only in B, {len(r.removed)} only in A, "
-        f"{len(r.changed)} changed",
-        file=ctx.out,
-    )
-    for label, urls in (("only in B", r.added), ("only in A", r.removed), ("changed", r.changed)):
-        for url in urls[:20]:
-            print(f"  {label}: {url}", file=ctx.out)
+    _print_resources(result, ctx)
     for note in result.notes:
         print(f"note: {note}", file=ctx.out)
     if result.text is not None and result.text.changed:
         print(f"--- A {old}\n+++ B {new}", file=ctx.out)
         for line in unified(result.text, context=context):
             print(line, file=ctx.out)
+
+
+def _print_resources(result: Comparison, ctx: Context) -> None:
+    """The resources line, then each resource: a changed one that now answers an error (or
+    answers again) says so, with both answers, rather than "changed"."""
+    r = result.resources
+    failing = len(r.now_error)
+    print(
+        f"resources: {len(r.added)} only in B, {len(r.removed)} only in A, "
+        f"{len(r.changed)} changed"
+        + (
+            f" ({failing} now {'answers' if failing == 1 else 'answer'} an error)"
+            if failing
+            else ""
+        ),
+        file=ctx.out,
+    )
+    answers = {a.url: a for a in r.answers}
+    for label, urls in (("only in B", r.added), ("only in A", r.removed), ("changed", r.changed)):
+        for url in urls[:20]:
+            answer = answers.get(url)
+            shown = label
+            if answer is not None:
+                shown = (
+                    f"now answers {answer.new_status} (was {answer.old_status})"
+                    if answer.now_error
+                    else f"answers again, {answer.new_status} (was {answer.old_status})"
+                )
+            print(f"  {shown}: {url}", file=ctx.out)
 
 
 def _answered(side: str, status: int | None) -> str:
@@ -200,6 +227,16 @@ def _as_json(result: Comparison) -> dict[str, Any]:
             "added": list(result.resources.added),
             "removed": list(result.resources.removed),
             "changed": list(result.resources.changed),
+            # of "changed": those whose answer went from loading to an error, or back
+            "answers": [
+                {
+                    "url": a.url,
+                    "a_status": a.old_status,
+                    "b_status": a.new_status,
+                    "now_error": a.now_error,
+                }
+                for a in result.resources.answers
+            ],
         },
         "notes": list(result.notes),
     }

@@ -20,6 +20,7 @@ from archiver_app.units import counted
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
+    from archiver_app.compare.snapshots import ChangeSummary
     from archiver_app.tasks import ProgressUpdate
     from archiver_app.watch.runner import PageOutcome
 
@@ -130,34 +131,41 @@ def _list(lib: Any, ctx: Context) -> int:
 
 
 def _changes(lib: Any, ctx: Context, limit: int) -> int:
-    from archiver_app.commands.diff_cmd import quoted
     from archiver_app.compare.changes import recent_changes
-    from archiver_app.units import share_text
 
     rows = recent_changes(lib, limit=limit)
     if not rows:
         print("no capture has changed yet (`archiver watch list`: what is watched)", file=ctx.out)
     for row in rows:
-        s = row.summary
-        figures = []
-        if s.status_changed:
-            error = " (now an error)" if s.now_error else ""
-            figures.append(f"HTTP {s.old_status} -> {s.new_status}{error}")
-        if s.title_changed:
-            figures.append(f"title {quoted(s.old_title)} -> {quoted(s.new_title)}")
-        if s.text_share is not None:
-            figures.append(f"text {share_text(s.text_share)}")
-        if s.pixel_share is not None:
-            figures.append(f"look {share_text(s.pixel_share)}")
-        figures.append(
-            f"resources +{s.resources_added} -{s.resources_removed} ~{s.resources_changed}"
-        )
         print(
-            f"{row.captured_at:%Y-%m-%d %H:%M}  {row.url}  ({', '.join(figures)}; "
+            f"{row.captured_at:%Y-%m-%d %H:%M}  {row.url}  ({', '.join(figures(row.summary))}; "
             f"`archiver diff {row.previous_id} {row.snapshot_id}`)",
             file=ctx.out,
         )
     return 0
+
+
+def figures(s: ChangeSummary) -> list[str]:
+    """What changed, in a few figures: the HTTP status and the title first, then the text,
+    the look and the resources (those that now answer an error named apart)."""
+    from archiver_app.commands.diff_cmd import quoted
+    from archiver_app.units import share_text
+
+    out = []
+    if s.status_changed:
+        error = " (now an error)" if s.now_error else ""
+        out.append(f"HTTP {s.old_status} -> {s.new_status}{error}")
+    if s.title_changed:
+        out.append(f"title {quoted(s.old_title)} -> {quoted(s.new_title)}")
+    if s.text_share is not None:
+        out.append(f"text {share_text(s.text_share)}")
+    if s.pixel_share is not None:
+        out.append(f"look {share_text(s.pixel_share)}")
+    out.append(f"resources +{s.resources_added} -{s.resources_removed} ~{s.resources_changed}")
+    if s.resources_now_error:
+        verb = "answers" if s.resources_now_error == 1 else "answer"
+        out.append(f"{counted(s.resources_now_error, 'resource')} now {verb} an error")
+    return out
 
 
 def _run(lib: Any, ctx: Context, now: list[int]) -> int:

@@ -4,21 +4,23 @@
 address and stores the :class:`~archiver_app.compare.ChangeSummary` in ``snapshot_changes``
 (``changed`` false marks an unchanged capture). A failed capture is never compared: it
 gets no row, so it can never be reported as a removal. The first capture of an address has
-nothing to be compared with and gets no row either.
+nothing to be compared with and gets no row either. How many resources now answer an error
+is not kept in the row: it is read back from the two captures' records when a kept summary
+is read.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import aliased
 
-from archiver_app.compare.snapshots import ChangeSummary, compare_captures
+from archiver_app.compare.snapshots import ChangeSummary, compare_captures, resources_now_error
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot, SnapshotChange, SnapshotState
 
@@ -115,7 +117,7 @@ def recent_changes(lib: Library, *, limit: int = 200, changed_only: bool = True)
         stmt = stmt.where(SnapshotChange.changed.is_(True))
     with lib.session() as s:
         rows = s.execute(stmt).all()
-        return [
+        found = [
             ChangeRow(
                 snapshot_id=change.snapshot_id,
                 previous_id=change.previous_id,
@@ -127,6 +129,15 @@ def recent_changes(lib: Library, *, limit: int = 200, changed_only: bool = True)
             )
             for change, snap, before in rows
         ]
+    failing = resources_now_error(
+        lib, {r.snapshot_id: r.previous_id for r in found if r.previous_id}
+    )
+    return [
+        replace(r, summary=replace(r.summary, resources_now_error=failing[r.snapshot_id]))
+        if r.snapshot_id in failing
+        else r
+        for r in found
+    ]
 
 
 def _summary(change: SnapshotChange, snap: Snapshot, before: Snapshot | None) -> ChangeSummary:
@@ -151,10 +162,16 @@ def stored_changes(lib: Library, snapshot_ids: Sequence[int]) -> dict[int, Chang
         return {}
     stmt = _kept().where(SnapshotChange.snapshot_id.in_(list(snapshot_ids)))
     with lib.session() as s:
-        return {
-            change.snapshot_id: _summary(change, snap, before)
-            for change, snap, before in s.execute(stmt).all()
+        rows = s.execute(stmt).all()
+        kept = {change.snapshot_id: _summary(change, snap, before) for change, snap, before in rows}
+        pairs = {
+            change.snapshot_id: change.previous_id for change, _s, _b in rows if change.previous_id
         }
+    failing = resources_now_error(lib, pairs)
+    return {
+        sid: replace(summary, resources_now_error=failing.get(sid, 0))
+        for sid, summary in kept.items()
+    }
 
 
 def changes_of(lib: Library, snapshot_ids: Sequence[int]) -> dict[int, bool]:

@@ -17,15 +17,18 @@ Ignore patterns say what in a page does not matter, but they cannot reach its pi
 the bytes of its HTML: a visitor counter changes both on every capture. So when patterns
 are given (and both captures kept their text), differing pixels and differing payloads
 (``resources.changed``, the page's own HTML included) alone do not make a capture changed:
-the text once the ignored parts are left out, the title, the HTTP status and the set of
-resources loaded (``added``, ``removed``) decide. The figures are still measured and shown,
-with a note (:data:`QUIETED`). Without patterns every difference counts, as before.
+the text once the ignored parts are left out, the title, the HTTP status, the set of
+resources loaded (``added``, ``removed``) and a resource that went from loading to an error
+answer or back (``answers``: its image now answers 404) decide. The figures are still
+measured and shown, with a note (:data:`QUIETED`). Without patterns every difference
+counts, as before. The page text is its text file, or for an imported capture the text it
+kept in its WARC (``urn:text:``) or, failing that, the text indexed for search.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +40,7 @@ from archiver_app.compare.text import TextDiff, diff_texts
 from archiver_app.compare.visual import VisualDiff, diff_images
 from archiver_app.errors import InputError
 from archiver_app.library import Library
+from archiver_app.store.fulltext import MAX_BODY_CHARS, indexed_text
 from archiver_app.store.models import File, FileKind, LocalState, Record, Snapshot, SnapshotState
 
 #: Page texts read for a comparison are capped here (bounded memory for huge pages).
@@ -63,14 +67,35 @@ class CaptureRef:
 
 
 @dataclass(frozen=True)
+class ResourceAnswer:
+    """A resource both captures asked for, whose answer went from loading (2xx, 3xx) to an
+    error (4xx, 5xx) or back: a page whose image now answers 404 has changed, whatever the
+    ignore patterns say."""
+
+    url: str
+    old_status: int
+    new_status: int
+
+    @property
+    def now_error(self) -> bool:
+        return is_error(self.new_status)
+
+
+@dataclass(frozen=True)
 class ResourceDiff:
     added: tuple[str, ...]  # URLs only the newer capture loaded
     removed: tuple[str, ...]  # URLs only the older capture loaded
-    changed: tuple[str, ...]  # URLs both loaded, with a different payload
+    changed: tuple[str, ...]  # URLs both loaded, with a different payload or answer
+    answers: tuple[ResourceAnswer, ...] = ()  # of ``changed``: loading <-> an error answer
 
     @property
     def any(self) -> bool:
         return bool(self.added or self.removed or self.changed)
+
+    @property
+    def now_error(self) -> tuple[ResourceAnswer, ...]:
+        """The resources that loaded in the older capture and answer an error in the newer."""
+        return tuple(a for a in self.answers if a.now_error)
 
 
 @dataclass(frozen=True)
@@ -89,6 +114,8 @@ class ChangeSummary:
     new_title: str | None = None
     old_status: int | None = None  # the two captures' HTTP status (None: not recorded)
     new_status: int | None = None
+    # of ``resources_changed``: those that loaded before and now answer an error (404 ...)
+    resources_now_error: int = 0
 
     @property
     def title_changed(self) -> bool:
@@ -113,6 +140,7 @@ class ChangeSummary:
             "resources_added": self.resources_added,
             "resources_removed": self.resources_removed,
             "resources_changed": self.resources_changed,
+            "resources_now_error": self.resources_now_error,
         }
 
 
@@ -198,6 +226,7 @@ def compare_captures(
         or status_changed(a.http_status, b.http_status)
         or resources.added
         or resources.removed
+        or resources.answers
     )
     measured = bool((visual and visual.changed) or resources.changed)
     quiet = bool(ignore) and text is not None  # the text, ignored parts aside, decides
@@ -214,6 +243,7 @@ def compare_captures(
         new_title=b.title,
         old_status=a.http_status,
         new_status=b.http_status,
+        resources_now_error=len(resources.now_error),
     )
     return Comparison(_ref(a), _ref(b), text, visual, resources, tuple(notes), summary)
 
@@ -254,29 +284,132 @@ def _file(lib: Library, snap: Snapshot, kind: FileKind, notes: list[str]) -> Pat
 
 
 def _text(lib: Library, snap: Snapshot, notes: list[str]) -> str | None:
-    path = _file(lib, snap, FileKind.TEXT, notes)
-    if path is None:
-        return None
-    with path.open("rb") as fh:
-        data = fh.read(MAX_TEXT_BYTES + 1)
+    """The capture's page text: its text file; else (a capture imported from a WACZ or a
+    WARC has none) the ``urn:text:`` record it kept in its WARC; else the text the library
+    indexed for it for search (white space flattened: one line)."""
+    missing: list[str] = []
+    path = _file(lib, snap, FileKind.TEXT, missing)
+    if path is not None:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_TEXT_BYTES + 1)
+    else:
+        from archiver_app.replay.replayer import Replayer
+
+        data = Replayer.for_library(lib).kept_view(snap.id, "text") or b""
+        if not data.strip():
+            return _indexed_text(lib, snap, missing, notes)
     if len(data) > MAX_TEXT_BYTES:
         notes.append(f"capture {snap.id}'s text is longer than {MAX_TEXT_BYTES} bytes: cut")
         data = data[:MAX_TEXT_BYTES]
     return data.decode("utf-8", errors="replace")
 
 
+def _indexed_text(lib: Library, snap: Snapshot, missing: list[str], notes: list[str]) -> str | None:
+    with lib.session() as s:
+        found = indexed_text(s.connection(), snap.id)
+    if found is None or not found[2].strip():  # no text at all: not "everything removed"
+        notes.extend(missing)
+        return None
+    cut = f", its first {MAX_BODY_CHARS:,} characters" if len(found[2]) >= MAX_BODY_CHARS else ""
+    notes.append(
+        f"capture {snap.id} kept no page text: its text indexed for search is compared{cut}"
+    )
+    return found[2]
+
+
 def resource_diff(lib: Library, old_id: int, new_id: int) -> ResourceDiff:
-    """Subresources added, removed and changed (by payload digest) between two captures."""
+    """Subresources added, removed and changed (by payload digest, or by an answer that went
+    from loading to an error or back) between two captures."""
     old, new = _resources(lib, old_id), _resources(lib, new_id)
+    both = old.keys() & new.keys()
+    answers = tuple(
+        answer for url in sorted(both) if (answer := _answer_change(url, old[url], new[url]))
+    )
+    moved = {a.url for a in answers}
     return ResourceDiff(
         added=tuple(sorted(new.keys() - old.keys())),
         removed=tuple(sorted(old.keys() - new.keys())),
-        changed=tuple(sorted(u for u in old.keys() & new.keys() if old[u] != new[u])),
+        changed=tuple(sorted(u for u in both if old[u].digests != new[u].digests or u in moved)),
+        answers=answers,
     )
 
 
-def _resources(lib: Library, snapshot_id: int) -> dict[str, frozenset[str]]:
-    found: dict[str, set[str]] = {}
+def resources_now_error(lib: Library, pairs: Mapping[int, int]) -> dict[int, int]:
+    """For each newer capture id -> older capture id in ``pairs``: how many of its resources
+    answer an error where the older capture's loaded (:attr:`ResourceDiff.now_error`, for
+    many kept comparisons at once: only resources that answered an error are read)."""
+    found: dict[int, int] = {}
+    if not pairs:
+        return found
+    with lib.session() as s:
+        failing = s.execute(
+            select(Record.snapshot_id, Record.url).where(
+                Record.snapshot_id.in_(list(pairs)),
+                Record.record_type.in_(_RESOURCE_TYPES),
+                Record.status >= 400,
+            )
+        ).all()
+        urls = {url for _sid, url in failing if _counted(url, None)}
+        if not urls:
+            return found
+        rows = s.execute(
+            select(Record.snapshot_id, Record.url, Record.digest, Record.status).where(
+                Record.snapshot_id.in_([*pairs, *pairs.values()]),
+                Record.record_type.in_(_RESOURCE_TYPES),
+                Record.url.in_(urls),
+            )
+        ).all()
+    seen: dict[tuple[int, str], _Seen] = {}
+    for sid, url, digest, status in rows:
+        if _counted(url, status):
+            _add(seen.setdefault((sid, url), _Seen(set(), set())), digest, status)
+    for new_id, old_id in pairs.items():
+        for url in urls:
+            old, new = seen.get((old_id, url)), seen.get((new_id, url))
+            answer = _answer_change(url, old, new) if old and new else None
+            if answer is not None and answer.now_error:
+                found[new_id] = found.get(new_id, 0) + 1
+    return found
+
+
+@dataclass
+class _Seen:
+    """What one capture holds of one resource URL: its payloads and the answers it got."""
+
+    digests: set[str]
+    statuses: set[int]
+
+
+def _add(seen: _Seen, digest: str | None, status: int | None) -> None:
+    seen.digests.add(digest or f"status {status}")
+    if status is not None:
+        seen.statuses.add(status)
+
+
+def _answer(seen: _Seen) -> int | None:
+    """The resource's answer in a capture: a loading one if it got any, else its error."""
+    loading = [st for st in seen.statuses if not is_error(st)]
+    return min(loading or seen.statuses, default=None)
+
+
+def _answer_change(url: str, old: _Seen, new: _Seen) -> ResourceAnswer | None:
+    before, after = _answer(old), _answer(new)
+    if before is None or after is None or is_error(before) == is_error(after):
+        return None
+    return ResourceAnswer(url, before, after)
+
+
+def _counted(url: str, status: int | None) -> bool:
+    """Whether a record is one of the page's resources for a comparison."""
+    if url.startswith("urn:") or status == 206:
+        return False  # views kept beside the page; parts of a range
+    # The browser asks for /favicon.ico by itself, once a site and session: whether a
+    # capture holds it says nothing about the page (a crawl's later pages lack it).
+    return urlsplit(url).path != "/favicon.ico"
+
+
+def _resources(lib: Library, snapshot_id: int) -> dict[str, _Seen]:
+    found: dict[str, _Seen] = {}
     with lib.session() as s:
         rows = s.execute(
             select(Record.url, Record.digest, Record.status).where(
@@ -284,11 +417,6 @@ def _resources(lib: Library, snapshot_id: int) -> dict[str, frozenset[str]]:
             )
         )
         for url, digest, status in rows:
-            if url.startswith("urn:") or (status is not None and status == 206):
-                continue  # views kept beside the page; parts of a range
-            if urlsplit(url).path == "/favicon.ico":
-                # the browser asks for it by itself, once a site and session: whether a
-                # capture holds it says nothing about the page (a crawl's later pages lack it)
-                continue
-            found.setdefault(url, set()).add(digest or f"status {status}")
-    return {url: frozenset(digests) for url, digests in found.items()}
+            if _counted(url, status):
+                _add(found.setdefault(url, _Seen(set(), set())), digest, status)
+    return found

@@ -172,9 +172,21 @@ def summary_text(c: Comparison) -> str:
               (len(r.changed), "changed")]  # fmt: skip
     if r.any:
         figures.append("Resources: " + ", ".join(f"{n} {label}" for n, label in counts if n))
+    for answer in r.now_error[:5]:
+        figures.append(f"{_name(answer.url)} now answers {answer.new_status}")
+    if len(r.now_error) > 5:
+        figures.append(f"{len(r.now_error) - 5} more resources now answer an error")
     lines.append("  ·  ".join(figures) if figures else "Nothing differs between these captures.")
     lines.extend(f"({note})" for note in c.notes)
     return "\n".join(lines)
+
+
+def _name(url: str) -> str:
+    """A resource as the summary names it: the last part of its path (its whole URL when
+    the path has none)."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1] or url
 
 
 def _title(title: str | None) -> str:

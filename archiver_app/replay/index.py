@@ -127,6 +127,19 @@ def main_record(conn: Connection, snapshot_id: int) -> IndexedRecord | None:
     return next(iter(_hits(conn, sql, i=snapshot_id)), None)
 
 
+def view_record(conn: Connection, snapshot_id: int, view: str) -> IndexedRecord | None:
+    """The ``urn:<view>:<page URL>`` resource record (``text``, ``dom``, ``view``) a capture
+    wrote beside its page: what an imported capture keeps of its page text."""
+    hits = _hits(
+        conn,
+        _SELECT + "snapshot_id = :i AND record_type = 'resource' AND url LIKE :u"
+        " ORDER BY id LIMIT 1",
+        i=snapshot_id,
+        u=f"urn:{view}:%",
+    )
+    return hits[0] if hits else None
+
+
 def original_of(
     conn: Connection, revisit: IndexedRecord, refers_to: str | None
 ) -> IndexedRecord | None:

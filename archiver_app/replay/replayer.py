@@ -279,6 +279,18 @@ class Replayer:
             except (DamagedRecord, RecordUnavailable):
                 return None
 
+    def kept_view(self, snapshot_id: int, view: str) -> bytes | None:
+        """The payload of the ``urn:<view>:`` record (``text``: the page text) a capture
+        kept in its WARC, read wherever a copy is; None when it has none or none is readable."""
+        with self.engine.connect() as conn:
+            hit = idx.view_record(conn, snapshot_id, view)
+            if hit is None:
+                return None
+            try:
+                return self._response_of(conn, hit, hit.url).body
+            except (DamagedRecord, RecordUnavailable):
+                return None
+
     def _response_of(self, conn: Connection, hit: IndexedRecord, requested: str) -> ReplayResponse:
         """The stored response of ``hit`` (a revisit's payload from its original)."""
         stored = self._read(conn, hit, requested)

@@ -89,6 +89,18 @@ class ArchiveWriter:
         )
         return self._write(record, url, at, "response", status, mime, page)
 
+    def resource(self, url: str, body: bytes | str, *, at: datetime, mime: str) -> Written:
+        """Write a ``resource`` record (a capture's ``urn:text:`` page text, say)."""
+        data = body.encode() if isinstance(body, str) else body
+        record = self._writer.create_warc_record(
+            url,
+            "resource",
+            payload=io.BytesIO(data),
+            warc_content_type=mime,
+            warc_headers_dict={"WARC-Date": warc_date(at)},
+        )
+        return self._write(record, url, at, "resource", None, mime, False)
+
     def revisit(self, url: str, original: Written, *, at: datetime, page: bool = False) -> Written:
         """Write a revisit (identical payload digest) of ``original``."""
         http = StatusAndHeaders(
