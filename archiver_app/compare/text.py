@@ -225,8 +225,12 @@ def diff_texts(old: str, new: str, ignore: Sequence[re.Pattern[str]] = ()) -> Te
 
 
 def unified(diff: TextDiff, *, context: int = 2) -> list[str]:
-    """The diff as ``-``/``+`` lines with a little context, for a terminal."""
+    """The diff as ``-``/``+`` lines with ``context`` unchanged lines around each change,
+    for a terminal. Where unchanged lines are left out, ``@@ line N @@`` gives the place
+    (in the newer text as compared: blank lines left out) of the line under it, so two
+    changes are always told apart, with no context too."""
     out: list[str] = []
+    last = len(diff.hunks) - 1
     for index, hunk in enumerate(diff.hunks):
         if hunk.op is not Op.EQUAL:
             out.extend("- " + line for line in hunk.old)
@@ -234,12 +238,12 @@ def unified(diff: TextDiff, *, context: int = 2) -> list[str]:
             continue
         lines = hunk.old
         lead = lines[:context] if index > 0 else ()  # after the change before it
-        trail = lines[-context:] if index < len(diff.hunks) - 1 and context else ()
-        if len(lead) + len(trail) >= len(lines) and index > 0 and trail:
-            out.extend("  " + line for line in lines)
+        trail = lines[len(lines) - context :] if index < last and context else ()
+        if 0 < index < last and len(lead) + len(trail) >= len(lines):
+            out.extend("  " + line for line in lines)  # nothing left out
             continue
         out.extend("  " + line for line in lead)
-        if trail:
+        if index < last:  # a change follows: say where
             out.append(f"@@ line {hunk.new_start + len(lines) - len(trail) + 1} @@")
             out.extend("  " + line for line in trail)
     return out

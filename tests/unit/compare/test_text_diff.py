@@ -111,3 +111,34 @@ def test_past_the_cap_the_rest_is_one_block(monkeypatch: pytest.MonkeyPatch) -> 
     assert diff.truncated
     assert diff.changed_lines == 60
     assert diff.hunks[-1].op is Op.REPLACE and len(diff.hunks[-1].old) == 20
+
+
+def test_unified_marks_where_each_change_is_with_no_context_too() -> None:
+    """``@@ line N @@`` is the place, in the newer text as compared, of the line under it
+    (a page's heading is its line 1); with ``--context 0`` two changes are still apart."""
+    old = "\n".join(["Long", *(f"Line number {i}" for i in range(1, 41))])
+    new = old.replace("Line number 5\n", "Line five CHANGED\n").replace(
+        "Line number 31\n", "Line thirty-one CHANGED\n"
+    )
+    diff = diff_texts(old, new)
+    shown = unified(diff, context=2)
+    assert shown[:3] == ["@@ line 4 @@", "  Line number 3", "  Line number 4"]
+    assert normalise(new)[3] == "Line number 3"  # line 4, counting from 1
+    assert unified(diff, context=0) == [
+        "@@ line 6 @@",
+        "- Line number 5",
+        "+ Line five CHANGED",
+        "@@ line 32 @@",
+        "- Line number 31",
+        "+ Line thirty-one CHANGED",
+    ]
+    assert normalise(new)[5] == "Line five CHANGED" and normalise(new)[31].startswith("Line thirty")
+
+
+def test_a_negative_context_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    from archiver_app import cli
+
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["diff", "1", "2", "--context", "-2"])
+    assert stop.value.code == 2
+    assert "--context: -2 is less than 0" in capsys.readouterr().err
