@@ -39,7 +39,8 @@ class Scope(StrEnum):
 
 def normalize_url(url: str) -> str | None:
     """The queue form of ``url``: http(s) only, lower-case scheme and host, no default port,
-    ``/`` for an empty path, no fragment unless it is a route of a hash-routed app (``#/guide``
+    ``/`` for an empty path, no dot segments (``/a/../b`` is ``/b``, as a browser asks for
+    it), no fragment unless it is a route of a hash-routed app (``#/guide``
     shows another page; ``#section`` does not). None for anything that is not a web page URL."""
     try:
         parts = urlsplit(url.strip())
@@ -59,7 +60,28 @@ def normalize_url(url: str) -> str | None:
             userinfo += f":{parts.password}"
         netloc = f"{userinfo}@{netloc}"
     fragment = route_fragment(parts.fragment)
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, fragment))
+    path = remove_dot_segments(parts.path) if "." in parts.path else parts.path
+    return urlunsplit((scheme, netloc, path or "/", parts.query, fragment))
+
+
+def remove_dot_segments(path: str) -> str:
+    """``path`` without ``.`` and ``..`` segments (RFC 3986, section 5.2.4): what a browser
+    requests for ``/watch/../watch/page.html`` is ``/watch/page.html``."""
+    out: list[str] = []
+    segments = path.split("/")
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == "..":
+            if len(out) > 1:
+                out.pop()
+            if last:
+                out.append("")
+        elif segment == ".":
+            if last:
+                out.append("")
+        else:
+            out.append(segment)
+    return "/".join(out)
 
 
 def _host_port(url: str) -> str:
