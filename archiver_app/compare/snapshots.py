@@ -349,7 +349,11 @@ def resources_now_error(lib: Library, pairs: Mapping[int, int]) -> dict[int, int
                 Record.status >= 400,
             )
         ).all()
-        urls = {url for _sid, url in failing if _counted(url, None)}
+        failing_in: dict[int, set[str]] = {}
+        for sid, url in failing:
+            if sid is not None and _counted(url, None):
+                failing_in.setdefault(sid, set()).add(url)
+        urls = set().union(*failing_in.values())
         if not urls:
             return found
         rows = s.execute(
@@ -361,10 +365,10 @@ def resources_now_error(lib: Library, pairs: Mapping[int, int]) -> dict[int, int
         ).all()
     seen: dict[tuple[int, str], _Seen] = {}
     for sid, url, digest, status in rows:
-        if _counted(url, status):
+        if sid is not None and _counted(url, status):
             _add(seen.setdefault((sid, url), _Seen(set(), set())), digest, status)
     for new_id, old_id in pairs.items():
-        for url in urls:
+        for url in failing_in.get(new_id, ()):
             old, new = seen.get((old_id, url)), seen.get((new_id, url))
             answer = _answer_change(url, old, new) if old and new else None
             if answer is not None and answer.now_error:

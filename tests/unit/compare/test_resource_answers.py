@@ -45,7 +45,8 @@ def test_resources_that_now_answer_404_are_a_change_with_ignore_patterns(
     ignore = compile_ignore_patterns(COUNTER)
     result = compare_captures(library, a, b, ignore=ignore)
     assert result.text is not None and not result.text.changed
-    assert [(x.url.rsplit("/", 1)[1], x.old_status, x.new_status) for x in result.resources.answers] == [
+    answers = result.resources.answers
+    assert [(x.url.rsplit("/", 1)[1], x.old_status, x.new_status) for x in answers] == [
         ("app.js", 304, 500),
         ("blue.png", 200, 404),
         ("style.css", 200, 404),
