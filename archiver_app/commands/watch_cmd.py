@@ -3,9 +3,10 @@
 A page that answers an HTTP error (4xx, 5xx) is still a capture (the error page is what
 the site served), so it is never "failed". ``watch run`` says so apart from a change: a page
 that starts answering an error is "now answers an error" (HTTP 200 -> 404), one that
-answers again after an error "answers again", and every capture that answered an error,
-a watch's first included, gets a warning line (a mistyped address is not "unchanged"
-forever); the last line counts them. The exit code stays that of the captures: 1 when one
+answers again after an error "answers again", and every other capture that answered an
+error, a watch's first included, gets a warning line (a mistyped address is not "unchanged"
+forever); the last line counts them. A changed page's line gives what changed (the
+figures of ``watch changes``). The exit code stays that of the captures: 1 when one
 failed, 0 otherwise, error answers included (a timer's run that captured what the site
 served did its job; the warning lines are what to read). ``watch changes`` leads a line
 with the HTTP status change when there is one.
@@ -208,13 +209,11 @@ def _outcome(page: PageOutcome) -> str:
         return f"failed: {page.url}: {page.failed} (not counted as a change)"
     if change is None:
         return f"first capture: {page.url}"
-    if change.status_changed:
-        http = f"HTTP {change.old_status} -> {change.new_status}, capture {page.snapshot_id}"
-        if change.now_error:
-            return f"now answers an error: {page.url} ({http})"
-        if is_error(change.old_status) and not is_error(change.new_status):
-            return f"answers again: {page.url} ({http})"
-        return f"changed: {page.url} ({http})"
+    http = f"HTTP {change.old_status} -> {change.new_status}, capture {page.snapshot_id}"
+    if change.now_error:
+        return f"now answers an error: {page.url} ({http})"
+    if change.status_changed and is_error(change.old_status) and not is_error(change.new_status):
+        return f"answers again: {page.url} ({http})"
     if change.changed:
-        return f"changed: {page.url} (capture {page.snapshot_id})"
+        return f"changed: {page.url} ({', '.join(figures(change))}; capture {page.snapshot_id})"
     return f"unchanged: {page.url}"
