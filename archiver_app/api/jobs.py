@@ -239,6 +239,12 @@ class JobsManager:
 
         return list_watches(self._lib)
 
+    def watch_of(self, job_id: int) -> WatchRow | None:
+        """The watch ``job_id`` is, or is a run of (its schedule, ignored text, profile)."""
+        from archiver_app.watch.runner import watch_of
+
+        return watch_of(self._lib, job_id)
+
     def watch_now(self, job_ids: Sequence[int]) -> list[int]:
         """Make these watches due now (not those being captured already); the next run of
         due watches captures them. Returns the watches made due."""

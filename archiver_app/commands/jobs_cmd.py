@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from archiver_app.commands import at_least
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from archiver_app.cli import Context
     from archiver_app.crawl.api import JobSummary, LogLine
     from archiver_app.library import Library
+    from archiver_app.watch.runner import WatchRow
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -111,6 +113,7 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.open_library() as lib:
         recover_interrupted(lib, default_registry())
         d = job_detail(lib, args.id)
+        watch = lib.jobs.watch_of(args.id)
         log = tail_log(lib, args.id, limit=1_000_000)[-args.log :] if args.log else []
         root = lib.root
     if not _is_crawl(d.summary):
@@ -121,6 +124,9 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
             "limits": d.spec.to_json()["limits"],
             "profile": d.spec.profile,
             "rules": d.rules.to_json(),
+            "watch": None if watch is None else {
+                "job_id": watch.job_id, "schedule": watch.schedule, "ignore": list(watch.ignore)
+            },
             "page_states": d.page_states,
             "coverage_json": d.coverage_json,
             "log": [{"id": x.id, "at": x.at.isoformat(), "level": x.level, "message": x.message}
@@ -137,7 +143,7 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
         ("limits", ", ".join(f"{k}={v}" for k, v in d.spec.to_json()["limits"].items() if v)
          or "none"),
         ("rules", f"v{s.ruleset_version} (settings age {s.settings_age}), "
-                  f"concurrency {d.rules.concurrency}, ignore {list(d.rules.ignore)}"),
+                  f"concurrency {d.rules.concurrency}, ignore URLs {list(d.rules.ignore)}"),
         ("pages", ", ".join(f"{n} {st}" for st, n in d.page_states.items())),
         ("counters", f"{s.items_downloaded} downloaded of {s.items_queued} queued, "
                      f"{human_bytes(s.bytes_downloaded)}, 1xx {s.r1xx} 2xx {s.r2xx} 3xx {s.r3xx} "
@@ -146,11 +152,23 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
         ("retries", f"{s.retry_count} of {s.max_retries}"),
         ("coverage", str(root / d.coverage_md) if d.coverage_md else "not yet"),
     ]  # fmt: skip
+    if watch is not None:
+        rows.insert(4, ("watch", _watch_line(watch, args.id)))
     for key, value in rows:
         print(f"{key + ':':<10} {value}", file=ctx.out)
     for line in log:
         print(f"  {line.at:%H:%M:%S} {line.level:<7} {line.message}", file=ctx.out)
     return 0
+
+
+def _watch_line(watch: WatchRow, job_id: int) -> str:
+    """A watch's schedule and the text its comparisons leave out (not the URL patterns
+    of the crawl's rules)."""
+    from archiver_app.watch.schedule import describe_schedule
+
+    which = "" if watch.job_id == job_id else f"a run of watch {watch.job_id}, "
+    ignored = " ".join(map(shlex.quote, watch.ignore)) or "nothing"
+    return f"{which}{describe_schedule(watch.schedule)}; ignored in comparisons: {ignored}"
 
 
 def _show_operation(s: JobSummary, log: list[LogLine], ctx: Context, *, as_json: bool) -> int:

@@ -15,15 +15,17 @@ with the HTTP status change when there is one.
 from __future__ import annotations
 
 import argparse
+import shlex
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.commands import at_least
 from archiver_app.units import counted
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
     from archiver_app.compare.snapshots import ChangeSummary
     from archiver_app.tasks import ProgressUpdate
-    from archiver_app.watch.runner import PageOutcome
+    from archiver_app.watch.runner import PageOutcome, WatchRow
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -68,7 +70,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "now", nargs="*", type=int, metavar="JOB", help="watches to capture now, due or not"
     )
     changes = actions.add_parser("changes", help="the most recent captures that changed")
-    changes.add_argument("--limit", type=int, default=20)
+    changes.add_argument("--limit", type=at_least(1), default=20)
     p.set_defaults(func=cmd_watch)
 
 
@@ -125,10 +127,24 @@ def _list(lib: Any, ctx: Context) -> int:
     if not rows:
         print("nothing is watched; add a page with `archiver watch add URL`", file=ctx.out)
     for row in rows:
-        when = f"{row.next_run_at:%Y-%m-%d %H:%M} UTC" if row.next_run_at else "-"
         every = describe_schedule(row.schedule)
-        print(f"{row.job_id:>5}  {every:<26} next {when}  {row.name}", file=ctx.out)
+        print(f"{row.job_id:>5}  {every:<26} next {next_capture(row)}  {row.name}", file=ctx.out)
+        if row.profile:
+            print(f"       in browser profile {row.profile}", file=ctx.out)
+        if row.ignore:
+            print(
+                f"       ignored in comparisons: {' '.join(map(shlex.quote, row.ignore))}",
+                file=ctx.out,
+            )
     return 0
+
+
+def next_capture(row: WatchRow) -> str:
+    """When a watch is next captured: "now" while its first capture has not run (the next
+    `watch run`, or the app, captures it at once), else its next slot."""
+    if row.first_capture_due:
+        return "now (first capture)"
+    return f"{row.next_run_at:%Y-%m-%d %H:%M} UTC" if row.next_run_at else "-"
 
 
 def _changes(lib: Any, ctx: Context, limit: int) -> int:

@@ -24,21 +24,24 @@ from PySide6.QtWidgets import (
 )
 
 from archiver_app.compare.changes import ChangeRow, recent_changes
+from archiver_app.compare.snapshots import ChangeSummary
 from archiver_app.gui.errors import question_box, show_error
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.tables import RowsModel, list_table
 from archiver_app.library import Library
-from archiver_app.units import capture_times, share_text
+from archiver_app.units import capture_times, counted, share_text
 from archiver_app.watch.runner import WatchRow
 from archiver_app.watch.schedule import describe_schedule
 
 if TYPE_CHECKING:
     from archiver_app.gui.watch_dialog import WatchDialog
 
-HEADERS = ("Page", "Captured", "Before", "Text", "Look", "Resources")
+HEADERS = ("Page", "What changed", "Captured", "Before", "Text", "Look", "Resources")
 #: What each column means, shown over its header.
 HEADER_TIPS = (
     "The watched page",
+    "Why the capture is listed: its HTTP status, its title, resources that now answer an"
+    " error, else which of text, look and resources differ",
     "When the capture that changed was made",
     "When the capture it is compared with was made",
     "Share of the page's text lines that differ",
@@ -53,7 +56,12 @@ def watch_cells(row: WatchRow) -> tuple[str, str, str, str]:
     pages = row.seeds[0] if row.seeds else row.name
     if len(row.seeds) > 1:
         pages += f" (+{len(row.seeds) - 1} more)"
-    when = f"{row.next_run_at:%Y-%m-%d %H:%M} UTC" if row.next_run_at else "–"
+    if row.profile:  # two watches of one page in two profiles differ by it alone
+        pages += f" (profile {row.profile})"
+    if row.first_capture_due:
+        when = "now (first capture)"
+    else:
+        when = f"{row.next_run_at:%Y-%m-%d %H:%M} UTC" if row.next_run_at else "–"
     return pages, describe_schedule(row.schedule), when, ", ".join(row.ignore) or "–"
 
 
@@ -73,6 +81,32 @@ def _share(value: float | None) -> str:
     return "–" if value is None else share_text(value)
 
 
+def what_changed(s: ChangeSummary) -> str:
+    """Why a change is listed, in a few words: the HTTP status and the title first (a
+    page now answering 404 shows 0% everywhere else), then the other parts that differ."""
+    parts = []
+    if s.status_changed:
+        parts.append(
+            f"HTTP {s.old_status} → {s.new_status}" + (" (an error)" if s.now_error else "")
+        )
+    if s.title_changed:
+        parts.append(f"title “{_flat(s.old_title)}” → “{_flat(s.new_title)}”")
+    if s.resources_now_error:
+        verb = "answers" if s.resources_now_error == 1 else "answer"
+        parts.append(f"{counted(s.resources_now_error, 'resource')} now {verb} an error")
+    if s.text_share:
+        parts.append("text")
+    if s.pixel_share:
+        parts.append("look")
+    if s.resources_added or s.resources_removed or s.resources_changed > s.resources_now_error:
+        parts.append("resources")
+    return ", ".join(parts) or "–"
+
+
+def _flat(title: str | None) -> str:
+    return " ".join((title or "").split()) or "no title"
+
+
 class ChangesModel(RowsModel[ChangeRow]):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(HEADERS, HEADER_TIPS, parent)
@@ -87,13 +121,15 @@ class ChangesModel(RowsModel[ChangeRow]):
         s = row.summary
         if column == 0:
             return row.title
-        if column in (1, 2):  # to the second where the two share a minute
+        if column == 1:
+            return what_changed(s)
+        if column in (2, 3):  # to the second where the two share a minute
             if row.previous_at is None:
-                return f"{row.captured_at:%Y-%m-%d %H:%M}" if column == 1 else "–"
-            return capture_times([row.captured_at, row.previous_at])[column - 1]
-        if column == 3:
-            return _share(s.text_share)
+                return f"{row.captured_at:%Y-%m-%d %H:%M}" if column == 2 else "–"
+            return capture_times([row.captured_at, row.previous_at])[column - 2]
         if column == 4:
+            return _share(s.text_share)
+        if column == 5:
             return _share(s.pixel_share)
         return f"+{s.resources_added} −{s.resources_removed} ~{s.resources_changed}"
 

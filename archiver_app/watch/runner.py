@@ -45,6 +45,8 @@ class WatchRow:
     next_run_at: datetime | None
     ignore: tuple[str, ...]
     profile: str | None = None  # captured in this browser profile (logged in)
+    # its first capture has not run yet: the next run captures it, whatever next_run_at says
+    first_capture_due: bool = False
 
 
 @dataclass(frozen=True)
@@ -234,6 +236,7 @@ def due_now(lib: Library, job_ids: Sequence[int]) -> list[int]:
 
 
 def list_watches(lib: Library) -> list[WatchRow]:
+    first = set(_never_run(lib))
     with lib.session() as s:
         jobs = s.scalars(select(Job).where(Job.schedule.is_not(None)).order_by(Job.id)).all()
         return [
@@ -245,9 +248,20 @@ def list_watches(lib: Library) -> list[WatchRow]:
                 next_run_at=job.next_run_at,
                 ignore=tuple((job.config.get(WATCH_KEY) or {}).get("ignore") or ()),
                 profile=job.config.get("profile") or None,
+                first_capture_due=job.id in first,
             )
             for job in jobs
         ]
+
+
+def watch_of(lib: Library, job_id: int) -> WatchRow | None:
+    """The watch job ``job_id`` is, or is a run of (None: neither, or it was stopped)."""
+    with lib.session() as s:
+        job = s.get(Job, job_id)
+        if job is None:
+            return None
+        origin = job.id if job.schedule is not None else job.config.get("scheduled_from")
+    return next((w for w in list_watches(lib) if w.job_id == origin), None)
 
 
 def _never_run(lib: Library) -> list[int]:

@@ -166,10 +166,13 @@ def test_changes_panel_lists_changes_and_asks_to_compare(
     qtbot.addWidget(panel)
     qtbot.waitUntil(lambda: panel.loaded)
     assert panel.model.rowCount() == 1
-    assert panel.model.index(0, 3).data() == f"{summary.text_share:.1%}"
+    from archiver_app.gui.changes_panel import HEADERS
+
+    assert panel.model.index(0, HEADERS.index("Text")).data() == f"{summary.text_share:.1%}"
+    assert panel.model.index(0, HEADERS.index("What changed")).data() == "text, look, resources"
     assert not panel.hint.isHidden() and panel.empty.isHidden()
     resources_tip = panel.model.headerData(
-        5, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole
+        HEADERS.index("Resources"), Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole
     )
     assert "+added −removed ~changed" in resources_tip
     with qtbot.waitSignal(panel.compareRequested) as blocker:

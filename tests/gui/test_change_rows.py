@@ -1,0 +1,61 @@
+"""What the Changes view's rows and the Compare view's summary say about a change that
+shows 0% everywhere: a page that now answers 404, a new title, resources that now answer
+an error; and the watch table: a watch's browser profile, a first capture due now."""
+
+from __future__ import annotations
+
+from sqlalchemy import update
+
+from archiver_app.compare import compare_captures, compile_ignore_patterns
+from archiver_app.compare.changes import recent_changes, record_change
+from archiver_app.gui.changes_panel import HEADERS, ChangesModel, watch_cells
+from archiver_app.gui.compare_view import summary_text
+from archiver_app.library import Library
+from archiver_app.store.models import Job, Snapshot
+from tests.unit.compare.test_resource_answers import COUNTER, _capture
+
+PAGE = "http://127.0.0.1:18473/watch/page.html"
+
+
+def _row_text(model: ChangesModel, row: int) -> dict[str, str]:
+    from PySide6.QtCore import Qt
+
+    return {
+        header: model.data(model.index(row, column), Qt.ItemDataRole.DisplayRole)
+        for column, header in enumerate(HEADERS)
+    }
+
+
+def test_a_change_row_says_what_changed(library: Library) -> None:
+    a = _capture(library, 1, {"blue.png": 200})
+    b = _capture(library, 2, {"blue.png": 404})
+    c = _capture(library, 3, {"blue.png": 404})
+    with library.write() as s:  # the page itself now answers 404, under a new title
+        s.execute(update(Snapshot).where(Snapshot.id == c).values(http_status=404, title="Gone"))
+    ignore = compile_ignore_patterns(COUNTER)
+    for sid in (b, c):
+        record_change(library, sid, ignore=ignore)
+    model = ChangesModel()
+    model.set_rows(recent_changes(library))
+    newest, older = _row_text(model, 0), _row_text(model, 1)
+    assert newest["What changed"] == "HTTP 200 → 404 (an error), title “Harbour” → “Gone”"
+    assert older["What changed"] == "1 resource now answers an error"
+    assert (older["Text"], older["Look"]) == ("0%", "0%")  # nothing else to see: hence the hint
+
+    text = summary_text(compare_captures(library, a, b, ignore=ignore))
+    assert "blue.png now answers 404" in text
+    assert "Nothing differs" not in text
+
+
+def test_the_watch_table_shows_the_profile_and_a_first_capture_due_now(library: Library) -> None:
+    library.profiles.create("site")
+    plain = library.jobs.watch([PAGE], schedule="daily")
+    logged = library.jobs.watch([PAGE], schedule="daily", profile="site")
+    rows = {w.job_id: w for w in library.jobs.watches()}
+    assert watch_cells(rows[logged])[0] == f"{PAGE} (profile site)"
+    assert watch_cells(rows[plain])[0] == PAGE
+    assert watch_cells(rows[plain])[2] == "now (first capture)"
+    with library.write() as s:  # as after its first capture: its next slot
+        s.execute(update(Job).where(Job.id == plain).values(status="indexed"))
+    rows = {w.job_id: w for w in library.jobs.watches()}
+    assert watch_cells(rows[plain])[2].endswith("03:00 UTC")
