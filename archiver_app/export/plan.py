@@ -8,6 +8,12 @@ that first page. A collection or the whole library also takes the WARC files tha
 page at all (in the collection's folder, or anywhere). A ``revisit`` whose original is not
 among them pulls the original in too, so the export stands alone (a replay tool finds the
 payload inside the export, never in the library it came from).
+
+The records are written page by page (:func:`page_first_order`): each page's own record
+first, then the rest of its records in file order. An importer (ours, and any that goes by
+order) gives a record to the page before it, and a capture's WARC holds the images and
+scripts the browser fetched before the page's response was complete: copied in file order,
+they would belong to the previous page once imported.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from archiver_app.store.models import LocalState
 from archiver_app.units import counted
 from archiver_app.warc.records import SELECT_COLUMNS, IndexedRecord
 from archiver_app.warc.scan import NotAnArchiveError, is_gzip, sniff_archive
+from archiver_app.warc.surt import strip_fragment
 
 CHUNK = 500
 OFFLOADED = LocalState.OFFLOADED.value
@@ -52,7 +59,7 @@ class Selection:
 @dataclass
 class ExportPlan:
     snapshot_ids: list[int]
-    records: list[IndexedRecord]  # in (file, offset) order: sequential reads
+    records: list[IndexedRecord]  # page by page (page_first_order), else in file order
     files: dict[int, tuple[Path, bool]]  # file id -> (where to read it, gzip?)
     missing_files: dict[int, str] = field(default_factory=dict)  # file id -> reason
     originals_added: int = 0
@@ -193,8 +200,69 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
                 files[fid] = (path, is_gzip(path))
                 if _is_arc(path):
                     arc.add(fid)
-    records = sorted(chosen.values(), key=lambda r: (r.file_id, r.offset))
+    with library.engine.connect() as conn:
+        page_urls = _page_urls(conn, snapshot_ids)
+    records = page_first_order(list(chosen.values()), page_urls)
     return ExportPlan(snapshot_ids, records, files, missing, added, arc)
+
+
+def _page_urls(conn: Connection, snapshot_ids: list[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for chunk in _chunks(snapshot_ids):
+        marks = ",".join(str(int(i)) for i in chunk)
+        sql = f"SELECT id, url FROM snapshots WHERE id IN ({marks})"  # noqa: S608
+        out.update((int(sid), str(url)) for sid, url in conn.execute(text(sql)))
+    return out
+
+
+def _leads(rec: IndexedRecord, url: str) -> bool:
+    """Is ``rec`` a record an importer takes for the page at ``url`` (the pages list names
+    ``url``; a 301 of it when the page was reached through a redirect)?"""
+    return rec.record_type in _PAGE_TYPES and strip_fragment(rec.url) == strip_fragment(url)
+
+
+_PAGE_TYPES = frozenset({"response", "resource", "revisit"})
+#: Records that describe their file (an ARC's header becomes a warcinfo record), not a page.
+_FILE_HEADERS = frozenset({"warcinfo", "arc_header"})
+
+
+def page_first_order(records: list[IndexedRecord], pages: dict[int, str]) -> list[IndexedRecord]:
+    """``records`` in the order the export writes them: first those of no page exported
+    (files' warcinfo and ARC headers, WARC files without pages, revisit originals of pages
+    left out) in file order; then page by page, ordered by where each page's record is, the page's
+    record (the first of its own records with the page's URL, ``pages``: id -> URL)
+    followed by the page's other records in file order. Any other record of no page in a
+    file with pages (before the file's first page) goes with that file's first page."""
+    in_order = sorted(records, key=lambda r: (r.file_id, r.offset))
+    groups: dict[int, list[IndexedRecord]] = {}
+    for rec in in_order:
+        if rec.snapshot_id in pages:
+            groups.setdefault(rec.snapshot_id, []).append(rec)
+    lead: dict[int, IndexedRecord] = {
+        sid: next((r for r in recs if _leads(r, pages[sid])), recs[0])
+        for sid, recs in groups.items()
+    }
+    first_of_file: dict[int, int] = {}
+    for sid in sorted(lead, key=lambda s: (lead[s].file_id, lead[s].offset)):
+        first_of_file.setdefault(lead[sid].file_id, sid)
+    loose: list[IndexedRecord] = []
+    for rec in in_order:
+        if rec.snapshot_id in pages:
+            continue
+        gone_with_first = rec.snapshot_id is None and rec.record_type not in _FILE_HEADERS
+        owner = first_of_file.get(rec.file_id) if gone_with_first else None
+        if owner is None:
+            loose.append(rec)
+        else:
+            groups[owner].append(rec)
+    out = loose
+    for sid in sorted(lead, key=lambda s: (lead[s].file_id, lead[s].offset)):
+        head = lead[sid]
+        rest = sorted(
+            (r for r in groups[sid] if r is not head), key=lambda r: (r.file_id, r.offset)
+        )
+        out += [head, *rest]
+    return out
 
 
 def _bring_back_offloaded(library: Library, file_ids: list[int]) -> None:

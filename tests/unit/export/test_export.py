@@ -307,12 +307,14 @@ def test_records_before_a_files_first_page_and_pageless_files_are_exported(
 
     whole = export(library, Selection(collection="c"), tmp_path / "c", fmt="folder")
     assert (whole.records, whole.pages) == (5, 2) and not whole.problems
+    # page by page, each page's record first (an importer gives a record to the page before
+    # it); a file with no page (in collection c's folder) before them
     assert _exported_urls(tmp_path / "c" / "archive" / "data.warc.gz") == [
+        font.url,
+        home.url,
         css.url,
         png.url,
-        home.url,
         about.url,
-        font.url,  # a file with no page, in collection c's folder
     ]
     cdxj = _cdxj((tmp_path / "c" / "index.cdxj").read_bytes())
     assert len(cdxj) == 5
@@ -322,12 +324,12 @@ def test_records_before_a_files_first_page_and_pageless_files_are_exported(
     only_pageless = export(library, Selection(collection="d"), tmp_path / "d", fmt="folder")
     assert (only_pageless.records, only_pageless.pages) == (1, 0)
     # a search: the pages it finds with their resources; those before the file's first page
-    # go with that page
+    # go with that page, after it
     export(library, Selection(query="harbour"), tmp_path / "home", fmt="folder")
     assert _exported_urls(tmp_path / "home" / "archive" / "data.warc.gz") == [
+        home.url,
         css.url,
         png.url,
-        home.url,
     ]
     export(library, Selection(query="lighthouse"), tmp_path / "about", fmt="folder")
     assert _exported_urls(tmp_path / "about" / "archive" / "data.warc.gz") == [about.url]
@@ -375,10 +377,10 @@ def test_arc_records_are_exported_as_warc(library: Library, tmp_path: Path) -> N
     assert check.returncode == 0 and "digest pass" in check.stdout
     with path.open("rb") as fh:
         formats = [(r.format, r.rec_type, r.rec_headers.protocol) for r in ArchiveIterator(fh)]
-    assert formats == [
+    assert formats == [  # the files' headers first: they belong to no page
+        ("warc", "warcinfo", "WARC/1.1"),
         ("warc", "warcinfo", "WARC/1.1"),
         ("warc", "response", "WARC/1.1"),
-        ("warc", "warcinfo", "WARC/1.1"),
         ("warc", "response", "WARC/1.1"),
     ]
     # the index points at the converted records: exact offsets and lengths, their digests
