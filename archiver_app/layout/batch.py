@@ -34,7 +34,7 @@ from archiver_app.layout.sidecar import (
     write_sidecar,
 )
 from archiver_app.store.copies import forget_copies, keep_copies_where_they_are
-from archiver_app.store.models import File, Setting, Snapshot, SnapshotTag, Tag
+from archiver_app.store.models import File, FileKind, Setting, Snapshot, SnapshotTag, Tag
 from archiver_app.store.types import utcnow
 
 
@@ -146,6 +146,7 @@ class _BatchRows:
     file_updates: list[tuple[str, int, str, int]] = field(default_factory=list)
     sidecar_updates: list[tuple[str, int, str, int]] = field(default_factory=list)
     file_inserts: list[dict[str, Any]] = field(default_factory=list)
+    sidecar_inserts: list[tuple[str, int, str, int]] = field(default_factory=list)  # snapshot
     snap_updates: list[tuple[int, tuple[str, str, int, str | None]]] = field(default_factory=list)
     markers: list[dict[str, Any]] = field(default_factory=list)
     sidecars: list[tuple[Path, bytes]] = field(default_factory=list)
@@ -207,10 +208,11 @@ def _batch_rows(
         raw = encode_sidecar(build_sidecar(values, item.slug, tags.get(sid, []), listed))
         sidecars.append((plan.end.path, raw))
         fid = have.get(old_prefix + SIDECAR)
+        sidecar = (new_prefix + SIDECAR, len(raw), hashlib.sha256(raw).hexdigest())
         if fid is not None:  # a registered index.json follows to its rewritten successor
-            sidecar_updates.append(
-                (new_prefix + SIDECAR, len(raw), hashlib.sha256(raw).hexdigest(), fid)
-            )
+            sidecar_updates.append((*sidecar, fid))
+        else:  # registered now: the mirror keeps every file of the folder
+            out.sidecar_inserts.append((*sidecar, sid))
         if move.remove_old:
             markers.append(
                 {
@@ -240,8 +242,9 @@ def _write_rows(conn: Connection, out: _BatchRows) -> None:
             _driver_sql(conn, "UPDATE files SET path = ?, size = ?, sha256 = ? WHERE id = ?"),
             file_updates + sidecar_updates,
         )
-    if out.file_inserts:
-        conn.execute(insert(File), out.file_inserts)
+    inserts = out.file_inserts + _new_sidecar_rows(conn, out.sidecar_inserts)
+    if inserts:
+        conn.execute(insert(File), inserts)
     stamp = _datetime_param(conn)(utcnow())
     conn.exec_driver_sql(
         _driver_sql(
@@ -251,6 +254,27 @@ def _write_rows(conn: Connection, out: _BatchRows) -> None:
         ),
         [(*u, stamp, sid) for sid, u in out.snap_updates],
     )
+
+
+def _new_sidecar_rows(
+    conn: Connection, sidecars: list[tuple[str, int, str, int]]
+) -> list[dict[str, Any]]:
+    """The ``files`` rows of the batch's new index.json files that have none yet."""
+    if not sidecars:
+        return []
+    paths = [path for path, _, _, _ in sidecars]
+    taken = set(conn.scalars(select(File.path).where(File.path.in_(paths))).all())
+    return [
+        {
+            "path": path,
+            "size": size,
+            "sha256": sha,
+            "kind": str(FileKind.SIDECAR),
+            "snapshot_id": sid,
+        }
+        for path, size, sha, sid in sidecars
+        if path not in taken
+    ]
 
 
 def _driver_sql(conn: Connection, sql: str) -> str:

@@ -28,7 +28,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, event, or_, select, update
+from sqlalchemy import delete, event, select, update
 from sqlalchemy.orm import Session
 
 from archiver_app.jobs.pipeline import Pool
@@ -51,12 +51,12 @@ from archiver_app.layout.sidecar import (
 )
 from archiver_app.layout.versions import ChainPlan, Placement, SnapshotFacts, plan_chain
 from archiver_app.store.copies import forget_copies, keep_copies_where_they_are
+from archiver_app.store.files import register_file
 from archiver_app.store.models import (
     Collection,
     Fidelity,
     File,
     FileKind,
-    LocalState,
     Record,
     Setting,
     Snapshot,
@@ -318,9 +318,11 @@ def in_shared_import(session: Session, snap: Snapshot) -> bool:
 
 
 def write_snapshot_sidecar(session: Session, snap: Snapshot, root: Path) -> None:
-    """Rewrite ``index.json`` in the snapshot's folder from the database (and the size and
-    sha256 of its ``files`` row, when it has one). A page of a shared import leaves it as it
-    is, the import's, and only records its bytes (an older ``update`` rewrote it)."""
+    """Rewrite ``index.json`` in the snapshot's folder from the database and register it in
+    ``files`` with its size and sha256 (so the mirror keeps it: a migrated or ArchiveBox
+    snapshot had no row for it; writing it again, as ``archiver update`` does, adds one). A
+    page of a shared import leaves it as it is, the import's, and only records its bytes
+    (an older ``update`` rewrote it) when the row is its own."""
     if not snap.folder:
         return
     folder = root.joinpath(*snap.folder.split("/"))
@@ -331,18 +333,13 @@ def write_snapshot_sidecar(session: Session, snap: Snapshot, root: Path) -> None
             raw = (folder / SIDECAR).read_bytes()
         except OSError:
             return
+    rel = f"{snap.folder}/{SIDECAR}"
+    row = session.execute(select(File.snapshot_id, File.sha256).where(File.path == rel)).first()
+    if row is not None and row.snapshot_id not in (snap.id, None):
+        return  # another page's (the first of a shared import): the importer registered it
     digest = hashlib.sha256(raw).hexdigest()
-    where = (File.snapshot_id == snap.id, File.path == f"{snap.folder}/{SIDECAR}")
-    changed = session.scalars(
-        select(File.id).where(*where, or_(File.sha256.is_(None), File.sha256 != digest))
-    ).all()
-    if changed:  # drives hold the old bytes
-        forget_copies(session.connection(), changed)
-        session.execute(
-            update(File)
-            .where(*where)
-            .values(size=len(raw), sha256=digest, local_state=LocalState.PRESENT)
-        )
+    if row is None or row.sha256 != digest:  # register_file: drives hold the old bytes
+        register_file(session, root, rel, FileKind.SIDECAR, snap.id, sha256=digest)
 
 
 def finish_cleanup(root: Path, marker: dict[str, Any], *, rehash: bool) -> list[str]:

@@ -154,7 +154,11 @@ def _check_library(root: Path, originals: dict[str, tuple[int, str]], rows: dict
         db_folders = dict(conn.execute("SELECT uid, folder FROM snapshots"))
         assert db_folders == folders
         files = {p: (n, h) for p, n, h in conn.execute("SELECT path, size, sha256 FROM files")}
-        assert files == expected  # each file registered once, at its new path, right hash
+        # each file registered once, at its new path, right hash; each index.json too
+        written = {
+            rel: (present[rel].stat().st_size, sha256_file(present[rel])) for rel in sidecars
+        }
+        assert files == expected | written
         assert (
             conn.execute(
                 "SELECT count(*) FROM settings WHERE key LIKE 'layout.cleanup.%'"
