@@ -193,23 +193,7 @@ class Library:
                 with suppress(OSError):
                     root.rmdir()  # refused: leave no empty folder behind
             if isinstance(exc, OperationalError) and engine.dialect.name != "sqlite":
-                from archiver_app.store.connection_loss import (
-                    DatabaseUnreachableError,
-                    refused_for_good,
-                )
-
-                if refusal := refused_for_good(exc):  # not a passing outage: no exit 75
-                    raise LibraryError(
-                        f"the library's database {_public(engine)} refused the connection:"
-                        f" {refusal.rstrip('.')}. Check the URL's user, password (or"
-                        " PGPASSWORD, ~/.pgpass) and database name. Nothing was changed."
-                    ) from exc
-                why = _one_line(str(exc.orig))
-                raise DatabaseUnreachableError(
-                    f"cannot reach the library's database {_public(engine)}: "
-                    f"{why}{'' if why.endswith('?') else '.'} Nothing was changed.",
-                    details=repr(exc),
-                ) from exc
+                raise _not_connected(engine, exc) from exc
             raise
         return cls(root, engine, meta, clock=clock, new_uid=new_uid, share_token=token)
 
@@ -495,6 +479,37 @@ def _ensure_meta(
     if not meta_path.exists():
         atomic_write_text(meta_path, json.dumps(meta.to_json(), indent=2) + "\n")
     return meta
+
+
+def _not_connected(engine: Engine, exc: OperationalError) -> LibraryError:
+    """What to raise when a shared library's database refused or could not be reached: a
+    refusal that trying again does not cure is exit 2, anything else exit 75 (try again)."""
+    from archiver_app.store.connection_loss import (
+        DatabaseUnreachableError,
+        RefusalKind,
+        refused_for_good,
+    )
+
+    refusal = refused_for_good(exc)
+    if refusal is not None and refusal.kind is RefusalKind.NO_PASSWORD:
+        return LibraryError(
+            f"the library's database {_public(engine)} asks for a password and none was"
+            " given: put it in ~/.pgpass (a line host:port:database:user:password, readable"
+            " only by you) or in PGPASSWORD. Nothing was changed.",
+            details=refusal.reason,
+        )
+    if refusal is not None:
+        return LibraryError(
+            f"the library's database {_public(engine)} refused the connection:"
+            f" {refusal.reason.rstrip('.')}. Check the URL's user, password (or"
+            " PGPASSWORD, ~/.pgpass) and database name. Nothing was changed."
+        )
+    why = _one_line(str(exc.orig))
+    return DatabaseUnreachableError(
+        f"cannot reach the library's database {_public(engine)}: "
+        f"{why}{'' if why.endswith('?') else '.'} Nothing was changed.",
+        details=repr(exc),
+    )
 
 
 def _public(engine: Engine) -> str:

@@ -16,6 +16,9 @@ answers from a live server and do not count. SQLite is a local file: never "unre
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import StrEnum
+
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from archiver_app.errors import LibraryError
@@ -51,18 +54,37 @@ def lost_connection(exc: BaseException) -> bool:
 #: Server refusals at connect time that waiting does not cure are told apart by their text:
 #: libpq gives no SQLSTATE before a session exists. These, by contrast, pass.
 _PASSING = ("too many clients", "starting up", "shutting down", "in recovery")
+#: libpq's own line when the server asks for a password and it has none to give (no
+#: password in the URL, no PGPASSWORD, no matching ~/.pgpass line): no ``FATAL``, no
+#: SQLSTATE, yet the server answered.
+_NO_PASSWORD = "fe_sendauth: no password supplied"  # noqa: S105 - libpq's words
 
 
-def refused_for_good(exc: BaseException) -> str | None:
-    """The server's ``FATAL`` line when it answered a connection and refused it for a reason
-    that trying again does not cure (a wrong password, a user or database that does not
-    exist); None otherwise (not reached, or a passing refusal)."""
+class RefusalKind(StrEnum):
+    NO_PASSWORD = "no-password"  # noqa: S105 - a code: the server asks for one, none given
+    REFUSED = "refused"  # the server's FATAL: a wrong password, user or database
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a server that answered refused the connection for good."""
+
+    kind: RefusalKind
+    reason: str  # the server's (or libpq's) words
+
+
+def refused_for_good(exc: BaseException) -> Refusal | None:
+    """How the server refused a connection it answered, when trying again does not cure it
+    (a wrong or missing password, a user or database that does not exist); None otherwise
+    (not reached, or a passing refusal)."""
     orig = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
     text = " ".join(str(orig).split())
+    if _NO_PASSWORD in text:
+        return Refusal(RefusalKind.NO_PASSWORD, _NO_PASSWORD)
     _, fatal, why = text.partition("FATAL:")
     if not fatal or any(word in why for word in _PASSING):
         return None
-    return why.strip()
+    return Refusal(RefusalKind.REFUSED, why.strip())
 
 
 def unreachable_message(exc: BaseException) -> str:
@@ -75,6 +97,8 @@ def unreachable_message(exc: BaseException) -> str:
 __all__ = [
     "EXIT_UNREACHABLE",
     "DatabaseUnreachableError",
+    "Refusal",
+    "RefusalKind",
     "lost_connection",
     "refused_for_good",
     "unreachable_message",

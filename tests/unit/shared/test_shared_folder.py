@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -164,13 +166,75 @@ def test_a_database_that_refuses_for_good_is_no_passing_outage(
 
 
 def test_which_refusals_pass() -> None:
-    from archiver_app.store.connection_loss import refused_for_good
+    from archiver_app.store.connection_loss import RefusalKind, refused_for_good
 
     failed = 'connection failed: connection to server at "h", port 5432 failed: FATAL:  '
-    assert refused_for_good(Exception(failed + 'password authentication failed for user "a"'))
+    wrong = refused_for_good(Exception(failed + 'password authentication failed for user "a"'))
+    assert wrong is not None and wrong.kind is RefusalKind.REFUSED
     assert refused_for_good(Exception(failed + "sorry, too many clients already")) is None
     assert refused_for_good(Exception(failed + "the database system is starting up")) is None
     assert refused_for_good(Exception("connection failed: Connection refused")) is None
+    # libpq's own words (psycopg 3) when the server asks for a password and it has none
+    none = refused_for_good(
+        Exception(
+            'connection failed: connection to server on socket "/run/postgresql/.s.PGSQL.5432"'
+            " failed: fe_sendauth: no password supplied"
+        )
+    )
+    assert none is not None and none.kind is RefusalKind.NO_PASSWORD
+
+
+@pytest.fixture
+def password_only_user(postgres_server: object) -> Iterator[str]:
+    """A URL for a user the test server asks a password of (scram-sha-256 in pg_hba.conf,
+    for that user alone), given without one."""
+    import psycopg
+
+    from tests.helpers.postgres import PostgresServer
+
+    assert isinstance(postgres_server, PostgresServer)
+    user = f"needs_password_{os.getpid()}"
+    admin = psycopg.connect(
+        host=str(postgres_server.socket_dir),
+        port=postgres_server.port,
+        user="postgres",
+        dbname="postgres",
+        autocommit=True,
+    )
+    with admin:
+        admin.execute(f"CREATE ROLE {user} LOGIN PASSWORD 'secret'")  # type: ignore[arg-type]
+        row = admin.execute("SHOW hba_file").fetchone()
+        assert row is not None
+        hba = Path(row[0])
+        before = hba.read_text()
+        hba.write_text(f"local all {user} scram-sha-256\n{before}")
+        admin.execute("SELECT pg_reload_conf()")
+        try:
+            yield postgres_server.url("postgres").replace("postgres@", f"{user}@", 1)
+        finally:
+            hba.write_text(before)
+            admin.execute("SELECT pg_reload_conf()")
+            admin.execute(f"DROP ROLE {user}")  # type: ignore[arg-type]
+
+
+def test_a_server_asking_for_a_password_none_was_given_is_no_passing_outage(
+    tmp_path: Path, password_only_user: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """No password in the URL, no PGPASSWORD, no ~/.pgpass: libpq gives up before the
+    server says FATAL ("fe_sendauth: no password supplied"), yet the server answered: exit
+    2, saying where a password goes, not 75 ("try again later")."""
+    from archiver_app.cli import main
+
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "no-pgpass"))
+    with pytest.raises(LibraryError, match="asks for a password and none was given") as refused:
+        Library.open(tmp_path / "lib", database_url=password_only_user)
+    assert refused.value.exit_code == 2
+    assert "~/.pgpass" in str(refused.value) and "PGPASSWORD" in str(refused.value)
+    assert not (tmp_path / "lib").exists()
+    args = ["--library", str(tmp_path / "lib"), "--database-url", password_only_user, "info"]
+    assert main(args) == 2
+    assert "asks for a password" in capsys.readouterr().err
 
 
 def test_a_librarys_folder_given_an_empty_database_is_refused_not_split(
