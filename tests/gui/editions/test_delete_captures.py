@@ -39,7 +39,7 @@ def test_deleting_a_frozen_member_is_refused_until_its_edition_is_reopened(
                   if t.url == f"{H}/a")  # fmt: skip
     assert member is not None
     window = main_window
-    monkeypatch.setattr(window.deletion, "confirm", lambda _count: True)
+    monkeypatch.setattr(window.deletion, "confirm", lambda _count, _name="": True)
 
     select(window, qtbot, member)
     result = delete(window, qtbot)
