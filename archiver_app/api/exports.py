@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from archiver_app.export import ExportResult, Selection
+from archiver_app.export.captured import CapturesNotAsCaptured
 from archiver_app.export.signing import VerifyReport
 from archiver_app.export.timestamps import StampCode
 from archiver_app.jobs import JobKind
@@ -13,7 +14,14 @@ from archiver_app.jobs.operations import export_config
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress, null_progress
 
-__all__ = ["ExportResult", "ExportsManager", "Selection", "StampCode", "VerifyReport"]
+__all__ = [
+    "CapturesNotAsCaptured",
+    "ExportResult",
+    "ExportsManager",
+    "Selection",
+    "StampCode",
+    "VerifyReport",
+]
 
 
 class ExportsManager:
@@ -56,11 +64,14 @@ class ExportsManager:
         timestamp: str | None = None,
         keep_private_headers: bool = False,
         bibliography: bool = False,
+        skip_altered: bool = False,
         progress: Progress = null_progress,
         cancel: CancelToken | None = None,
     ) -> ExportResult:
         """Export ``selection`` to ``dest`` as one job; blocks until it ends (call it off
-        the GUI thread); raises ``Cancelled`` when it was cancelled."""
+        the GUI thread); raises ``Cancelled`` when it was cancelled, and
+        ``CapturesNotAsCaptured`` (nothing written) when a capture is not as captured,
+        unless ``skip_altered`` leaves those out (named in the result's ``left_out``)."""
         config = export_config(
             dest,
             fmt=fmt,
@@ -71,6 +82,7 @@ class ExportsManager:
             timestamp=timestamp,
             keep_private_headers=keep_private_headers,
             bibliography=bibliography,
+            skip_altered=skip_altered,
         )
         result: ExportResult = self._lib.jobs.start(
             JobKind.EXPORT,

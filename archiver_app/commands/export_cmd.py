@@ -53,6 +53,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "default: they can let others act as you on the sites you were logged in to)",
     )
     p.add_argument(
+        "--skip-altered",
+        action="store_true",
+        help="leave out the captures whose files were altered after capture (or are missing) "
+        "and say which; without it such an export is refused before anything is written",
+    )
+    p.add_argument(
         "--bibliography",
         action="store_true",
         help="also write the captures' citations beside the export: NAME.bib (BibTeX) and "
@@ -99,6 +105,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
                 timestamp=url,
                 keep_private_headers=args.keep_private_headers,
                 bibliography=args.bibliography,
+                skip_altered=args.skip_altered,
             ),
             name=f"Export to {args.output}",
             collection=args.collection or "default",
@@ -117,6 +124,8 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
         print(f"signed with key {who}", file=ctx.out)
     if result.timestamp is not None:
         _print_stamp(result.timestamp, ctx)
+    if result.left_out is not None:
+        print("\n".join(result.left_out.describe()), file=ctx.out)
     if result.bibliography:
         print("bibliography: " + ", ".join(map(str, result.bibliography)), file=ctx.out)
     for problem in result.problems:

@@ -143,6 +143,7 @@ def export_edition(
         fmt="wacz",
         overwrite=overwrite,
         sign=signing or False,
+        checked=True,  # check_members did, with the edition's own advice
         progress=progress,
         cancel=cancel,
     )

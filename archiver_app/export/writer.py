@@ -40,15 +40,9 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
 from archiver_app import __version__
-from archiver_app.durable import (
-    discard,
-    install,
-    rename_folder,
-    sync_fd,
-    sync_file,
-    temp_name,
-)
+from archiver_app.durable import discard, install, rename_folder, sync_fd, sync_file, temp_name
 from archiver_app.errors import InputError
+from archiver_app.export.captured import LeftOut, check_plan
 from archiver_app.export.plan import ExportPlan, Selection, plan_export
 from archiver_app.export.privacy import HTTP_RECORD_TYPES, CopyIssue, copy_record
 from archiver_app.export.signing import Signing, package_digest
@@ -92,6 +86,7 @@ class ExportResult:
     problems: list[str] = field(default_factory=list)
     timestamp: StampOutcome | None = None  # of a signed export given an authority
     bibliography: tuple[Path, ...] = ()  # .bib and .csl.json beside it, when asked for
+    left_out: LeftOut | None = None  # captures not as captured, left out on request
 
 
 class _PastPlainZipLimit(Exception):
@@ -580,19 +575,26 @@ def export(
     overwrite: bool = False,
     sign: bool | Signing = False,
     keep_private_headers: bool = False,
+    skip_altered: bool = False,
+    checked: bool = False,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
 ) -> ExportResult:
     """Export the snapshots ``selection`` picks to ``dest`` as ``wacz`` or ``folder``
-    (``sign``: a signed WACZ; ``keep_private_headers``: see :mod:`.privacy`)."""
+    (``sign``: a signed WACZ; ``keep_private_headers``: see :mod:`.privacy`), after checking
+    their files as captured (:mod:`.captured`; ``skip_altered`` leaves out the captures that
+    are not, ``checked``: the caller has checked them, as an edition's release does)."""
     if sign and fmt != "wacz":
         raise InputError("only a WACZ export can be signed (--format wacz)")
     dest = check_destination(library, dest, fmt, overwrite=overwrite)
     plan = plan_export(library, selection)
     plan.strip_private = not keep_private_headers
+    left = None if checked else check_plan(library, plan, skip_altered=skip_altered,
+                                           progress=progress, cancel=cancel)  # fmt: skip
     if fmt == "wacz":
-        title = selection.label
-        return write_wacz(
-            library, plan, dest, title=title, sign=sign, progress=progress, cancel=cancel
-        )
-    return write_folder(library, plan, dest, progress=progress, cancel=cancel)
+        result = write_wacz(library, plan, dest, title=selection.label, sign=sign,
+                            progress=progress, cancel=cancel)  # fmt: skip
+    else:
+        result = write_folder(library, plan, dest, progress=progress, cancel=cancel)
+    result.left_out = left
+    return result

@@ -24,15 +24,16 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
-from archiver_app.api.exports import ExportResult, Selection
+from archiver_app.api.exports import CapturesNotAsCaptured, ExportResult, Selection
 from archiver_app.errors import InputError
-from archiver_app.gui.errors import show_error
+from archiver_app.gui.errors import question_box, show_error
 from archiver_app.gui.export_signing import SigningChoice
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.snapshot_model import human_size
@@ -55,6 +56,8 @@ def suggested_name(what: str, fmt: str, today: date) -> str:
 
 class ExportDialog(QDialog):
     """One export, from choice to outcome. ``finished_export`` holds the result on success."""
+
+    altered_box: QMessageBox | None = None  # "not as captured: export without them?"
 
     def __init__(
         self,
@@ -210,7 +213,9 @@ class ExportDialog(QDialog):
 
     # ------------------------------------------------------------------ running
 
-    def start(self) -> BackgroundOp[ExportResult] | None:
+    def start(self, *, skip_altered: bool = False) -> BackgroundOp[ExportResult] | None:
+        """Export as chosen; ``skip_altered``: leave out the captures not as captured (the
+        answer to :meth:`_ask_skip_altered`)."""
         text = self.dest.text().strip()
         if not text:
             self.status.setText("Choose where to write the export.")
@@ -241,6 +246,7 @@ class ExportDialog(QDialog):
                     timestamp=stamp,
                     keep_private_headers=keep_private,
                     bibliography=bib,
+                    skip_altered=skip_altered,
                     progress=p,
                     cancel=c,
                 ),
@@ -279,6 +285,8 @@ class ExportDialog(QDialog):
                 "Included so the export stands alone: "
                 f"{counted(result.originals_added, 'original record')} of deduplicated captures."
             )
+        if result.left_out is not None:
+            lines += result.left_out.describe()
         lines += SigningChoice.outcome(result, signed)
         if result.bibliography:
             lines.append("Bibliography: " + ", ".join(p.name for p in result.bibliography))
@@ -293,8 +301,34 @@ class ExportDialog(QDialog):
         if failure.cancelled:
             self.status.setText("Export cancelled; nothing was left at the destination.")
             return
+        if isinstance(failure.exception, CapturesNotAsCaptured):
+            self._ask_skip_altered(failure.exception)
+            return
         self.status.setText("The export failed; nothing was left at the destination.")
         show_error(self, failure, "exporting")
+
+    def _ask_skip_altered(self, exc: CapturesNotAsCaptured) -> None:
+        """Some captures are not as captured: nothing was written; say which, and offer
+        to export the rest without them (``archiver export --skip-altered``)."""
+        self.status.setText(
+            "Not exported: files of some of these captures were altered after capture or "
+            "are missing. Nothing was written."
+        )
+        box = self.altered_box = question_box(
+            self,
+            QMessageBox.Icon.Warning,
+            "Captures not as captured",
+            "These captures' files differ from what was captured, and no mounted drive holds "
+            "the captured bytes. Nothing was written.\n\n"
+            + "\n".join(line.strip() for line in exc.damaged)
+            + "\n\nIf a drive holds a copy, plug it in and run Tools > Verify Library… (it "
+            "repairs bit rot from the drive), then export again; or export the rest "
+            "without them.",
+            "Export Without Them",
+        )
+        yes = box.button(QMessageBox.StandardButton.Yes)
+        box.buttonClicked.connect(lambda b: b is yes and self.start(skip_altered=True))
+        box.open()
 
     def _cancel(self) -> None:
         if self.op is not None:

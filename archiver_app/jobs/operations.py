@@ -97,9 +97,11 @@ def export_config(
     timestamp: str | None = None,
     keep_private_headers: bool = False,
     bibliography: bool = False,
+    skip_altered: bool = False,
 ) -> dict[str, Any]:
     return {
         "bibliography": bibliography,
+        "skip_altered": skip_altered,
         "timestamp": timestamp,
         "keep_private_headers": keep_private_headers,
         "output": str(output),
@@ -141,13 +143,15 @@ def run_export(
         overwrite=bool(c.get("overwrite")),
         sign=signing or False,
         keep_private_headers=bool(c.get("keep_private_headers")),
+        skip_altered=bool(c.get("skip_altered")),
         progress=progress,
         cancel=cancel,
     )
     if signing is not None:
         after_export(lib, result, signing)  # a timestamp without network waits in a queue
     if bib:
-        texts = bibliography(lib, selected_ids(lib, selection))
+        left = set(result.left_out.snapshot_ids) if result.left_out else set()
+        texts = bibliography(lib, [i for i in selected_ids(lib, selection) if i not in left])
         try:
             for path, text in zip(bib, texts, strict=True):
                 atomic_write_text(path, text)

@@ -193,3 +193,33 @@ def test_a_bibliography_is_written_beside_the_export_when_asked(
     cited = json.loads((drive / f"{stem}.csl.json").read_text("utf-8"))
     assert len(entries) == len(cited) == 3 == result.pages  # alpha's pages, none of beta's
     assert f"Bibliography: {stem}.bib, {stem}.csl.json" in dialog.status.text()
+
+
+def test_captures_altered_after_capture_are_refused_then_left_out_on_request(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    """The same check as ``archiver export``: nothing written, the captures named, and
+    *Export Without Them* exports the rest and says what it left out."""
+    from PySide6.QtWidgets import QMessageBox
+
+    dialog, drive = _alpha_dialog_on_a_drive(qtbot, library, op_runner, tmp_path)
+    everything = [i for i in range(dialog.what.count()) if dialog.what.itemData(i) == ("all", "")]
+    dialog.what.setCurrentIndex(everything[0])
+    (warc,) = (library.root / "collections" / "alpha").rglob("*.warc*")
+    data = bytearray(warc.read_bytes())
+    data[100] ^= 0xFF
+    warc.write_bytes(bytes(data))
+    dialog.signing.sign_box.setChecked(True)
+    dialog.start()
+    qtbot.waitUntil(lambda: dialog.altered_box is not None, timeout=20000)
+    box = dialog.altered_box
+    assert box is not None and dialog.finished_export is None
+    assert "capture 1 (https://example.org/page0)" in box.text()
+    assert "altered after capture" in box.text() and "Verify Library" in box.text()
+    assert "Nothing was written" in dialog.status.text()
+    assert list(drive.iterdir()) == []
+    box.button(QMessageBox.StandardButton.Yes).click()
+    qtbot.waitUntil(lambda: dialog.finished_export is not None, timeout=20000)
+    result = dialog.finished_export
+    assert result is not None and result.pages == 1  # beta's page only
+    assert "left out 3 captures not as captured" in dialog.status.text()

@@ -422,6 +422,15 @@ def test_a_damaged_arc_record_is_reported_and_left_out(library: Library, tmp_pat
     with library.abspath(rel).open("r+b") as fh:  # its header line no longer parses
         fh.seek(offset)
         fh.write(b"x" * 40)
+    # damaged as it came in (its capture-time digest is of these bytes), not after: an
+    # export refuses a file altered after capture (test_as_captured.py)
+    data = library.abspath(rel).read_bytes()
+    with sqlite3.connect(library.db_path) as conn:
+        conn.execute(
+            "UPDATE files SET origin_sha256 = ?, sha256 = ? WHERE path = ?",
+            (hashlib.sha256(data).hexdigest(), hashlib.sha256(data).hexdigest(), rel),
+        )
+    conn.close()
     result = export(library, Selection(collection="old"), tmp_path / "old.wacz")
     assert result.records == 2 and len(result.problems) == 1
     assert result.problems[0].startswith("http://old.example/b: the ARC record cannot be read")
