@@ -22,6 +22,7 @@ import json
 import os
 import zipfile
 import zlib
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -174,6 +175,8 @@ def signed_digest(package_bytes: bytes, key: ec.EllipticCurvePrivateKey) -> dict
 class Difference(StrEnum):
     """What :func:`verify_wacz` found different from what the export says it holds."""
 
+    DAMAGED = "damaged"  # cut short, or not a zip at all: nothing in it can be checked
+    DUPLICATE = "duplicate"  # a name twice in the zip: readers may take either entry
     PACKAGE_MISSING = "package missing"  # datapackage.json or its digest is not there
     PACKAGE_UNREADABLE = "package unreadable"
     PACKAGE_CHANGED = "package changed"  # datapackage.json differs from its digest
@@ -217,10 +220,18 @@ class VerifyReport:
     def add(self, kind: Difference, name: str, message: str) -> None:
         self.findings.append(Finding(kind, name, message))
 
+    @property
+    def damaged(self) -> bool:
+        """Cut short or not a zip: its files could not be checked at all."""
+        return any(f.kind is Difference.DAMAGED for f in self.findings)
+
     def lines(self) -> list[str]:
         """The report as ``archiver verify-export`` prints it and the app shows it: what
         changed, the signature, the timestamp, then the verdict."""
-        out = [f"changed: {problem}" for problem in self.problems]
+        out = [f"{_LABELS.get(f.kind, 'changed')}: {f.message}" for f in self.findings
+               if f.kind is not Difference.TIMESTAMP_INVALID]  # fmt: skip (its own line says it)
+        if self.damaged:
+            return [*out, f"{self.path}: NOT intact (damaged: cut short or not a zip)"]
         if self.signed:
             who = fingerprint(self.public_key) if self.public_key else "no key"
             state = "valid" if self.signature_valid else "NOT valid"
@@ -239,18 +250,41 @@ class VerifyReport:
         return out
 
 
+#: How :meth:`VerifyReport.lines` labels a finding ("changed" for the others).
+_LABELS = {Difference.DAMAGED: "damaged"}
+
+
 def verify_wacz(path: Path, *, tsa_roots: list[x509.Certificate] | None = None) -> VerifyReport:
-    """Check a WACZ's hashes, signature and timestamp; every difference is a finding.
+    """Check a WACZ's hashes, signature and timestamp; every difference is a finding (a
+    file cut short or that is not a zip: :attr:`Difference.DAMAGED`).
 
     ``tsa_roots``: the certificates a timestamp's authority must chain up to; without them a
-    timestamp is checked against the signature only (``TimestampState.UNCHECKED``)."""
+    timestamp is checked against the signature only (``TimestampState.UNCHECKED``).
+
+    Raises:
+        InputError: ``path`` is not there, cannot be read, or is a folder.
+    """
     report = VerifyReport(path)
+    if path.is_dir():
+        raise InputError(
+            f"{path} is a folder, not a WACZ: a folder export (--format folder) holds no "
+            "hashes or signature to check. Give a .wacz file, or export again as one others "
+            "can verify: archiver export --sign -o NAME.wacz"
+        )
     try:
         zf = zipfile.ZipFile(path)
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise InputError(f"{path} is not a readable WACZ: {exc}") from exc
+    except zipfile.BadZipFile as exc:
+        text = f"{path.name} is cut short or is not a zip file ({exc})"
+        report.add(Difference.DAMAGED, "", text)
+        return report
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     with zf:
-        names = set(zf.namelist())
+        entries = Counter(zf.namelist())
+        names = set(entries)
+        for name in sorted(n for n, times in entries.items() if times > 1):
+            text = f"{name} is in the zip {entries[name]} times (readers may take either)"
+            report.add(Difference.DUPLICATE, name, text)
         for needed in ("datapackage.json", DIGEST_NAME):
             if needed not in names:
                 report.add(Difference.PACKAGE_MISSING, needed, f"{needed} is missing")

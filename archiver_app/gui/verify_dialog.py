@@ -262,6 +262,8 @@ class VerifyActions(QObject):
         name = report.path.name
         if report.ok:
             title, text = "Export intact", f"{name} is as it was exported."
+        elif report.damaged:
+            title, text = "Export damaged", f"{name} is damaged: cut short, or not a zip file."
         else:
             title, text = "Export changed", f"{name} is not as it was exported."
         self.window.statusBar().showMessage(text, 15000)

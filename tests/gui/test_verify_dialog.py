@@ -203,6 +203,14 @@ def test_verify_an_export_says_intact_or_what_changed(
     assert main_window.statusBar().currentMessage() == "harbour.wacz is not as it was exported."
     changed.close()
 
+    wacz.write_bytes(wacz.read_bytes()[: wacz.stat().st_size // 2])  # cut short: a verdict
+    checks.check_export(wacz)
+    qtbot.waitUntil(lambda: checks.export_box is not changed and checks.export_box is not None)
+    damaged = checks.export_box
+    assert damaged.windowTitle() == "Export damaged"
+    assert damaged.text() == "harbour.wacz is damaged: cut short, or not a zip file."
+    assert damaged.icon() == QMessageBox.Icon.Warning
+
 
 def test_the_results_name_the_editions_put_up_for_review(
     qtbot: QtBot, library: Library, tmp_path: Path

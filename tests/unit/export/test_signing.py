@@ -145,3 +145,47 @@ def test_the_signature_is_dated_as_the_package_it_signs(tmp_path: Path) -> None:
     package = json.dumps({"profile": "data-package", "created": "2020-01-02T03:04:05Z"})
     digest = signed_digest(package.encode(), load_or_create_key(tmp_path / "key"))
     assert digest["signedData"]["created"] == "2020-01-02T03:04:05Z"
+
+
+def test_a_name_twice_in_the_zip_is_not_intact(tmp_path: Path) -> None:
+    """A second pages/pages.jsonl put before the original: the signed, listed one still
+    hashes right, but a reader may take the other."""
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    with zipfile.ZipFile(wacz) as zf:
+        entries = [(n, zf.read(n)) for n in zf.namelist()]
+    with zipfile.ZipFile(wacz, "w") as zf:
+        zf.writestr("pages/pages.jsonl", b'{"url": "https://evil.example/"}\n')
+        for name, data in entries:
+            if name != "pages/pages.jsonl":
+                zf.writestr(name, data)
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            zf.writestr("pages/pages.jsonl", dict(entries)["pages/pages.jsonl"])
+    report = verify_wacz(wacz)
+    assert not report.ok
+    assert report.lines()[0] == (
+        "changed: pages/pages.jsonl is in the zip 2 times (readers may take either)"
+    )
+
+
+@pytest.mark.parametrize("cut", [0, 1, 2])
+def test_a_wacz_cut_short_or_not_a_zip_is_a_verdict_not_an_error(
+    tmp_path: Path, cut: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    data = wacz.read_bytes()
+    wacz.write_bytes([data[: len(data) // 2], data[:-30], b"not a zip at all"][cut])
+    assert cli.main(["verify-export", str(wacz)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("damaged: x.wacz is cut short or is not a zip file")
+    assert out[-1] == f"{wacz}: NOT intact (damaged: cut short or not a zip)"
+
+
+def test_a_folder_export_says_what_to_check_instead(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["verify-export", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder, not a WACZ" in err and "archiver export --sign -o NAME.wacz" in err
+    assert "Errno" not in err
