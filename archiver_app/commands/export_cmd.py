@@ -143,9 +143,8 @@ def _authority(lib: Any, given: str | None) -> str | None:
     url = default_authority(lib)
     if url is None:
         raise InputError(
-            "--timestamp needs an authority's URL",
-            details="Give one (--timestamp URL) or set a default: "
-            "archiver export timestamp-authority URL",
+            "--timestamp needs an authority's URL: give one (--timestamp URL), or set a "
+            "default with `archiver export timestamp-authority URL`"
         )
     return url
 

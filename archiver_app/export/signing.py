@@ -228,8 +228,9 @@ class VerifyReport:
     def lines(self) -> list[str]:
         """The report as ``archiver verify-export`` prints it and the app shows it: what
         changed, the signature, the timestamp, then the verdict."""
-        out = [f"{_LABELS.get(f.kind, 'changed')}: {f.message}" for f in self.findings
-               if f.kind is not Difference.TIMESTAMP_INVALID]  # fmt: skip (its own line says it)
+        # a timestamp that fails is said on its own line, below: no file of it changed
+        shown = [f for f in self.findings if f.kind is not Difference.TIMESTAMP_INVALID]
+        out = [f"{_LABELS.get(f.kind, 'changed')}: {f.message}" for f in shown]
         if self.damaged:
             return [*out, f"{self.path}: NOT intact (damaged: cut short or not a zip)"]
         if self.signed:

@@ -92,7 +92,9 @@ def test_round_trip(
     assert verify_wacz(wacz).timestamp.state is TimestampState.UNCHECKED
 
 
-def test_another_authority_is_not_trusted(root: str, tsa: LocalTSA, tmp_path: Path) -> None:
+def test_another_authority_is_not_trusted(
+    root: str, tsa: LocalTSA, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     wacz = tmp_path / "out.wacz"
     assert _export(root, wacz, "--timestamp", tsa.url) == 0
     stranger = make_authority(tmp_path / "stranger", name="Stranger") / "ca.pem"
@@ -100,6 +102,9 @@ def test_another_authority_is_not_trusted(root: str, tsa: LocalTSA, tmp_path: Pa
     assert report.timestamp.state is TimestampState.INVALID and not report.ok
     assert [f.kind for f in report.findings] == [Difference.TIMESTAMP_INVALID]
     assert cli.main(["verify-export", str(wacz), "--tsa-cert", str(stranger)]) == 1
+    out = capsys.readouterr().out
+    assert "the timestamp does not chain to the given root certificate" in out
+    assert "changed:" not in out and "ErrorStack" not in out  # no file changed
 
 
 def test_a_timestamp_of_another_signature_is_rejected(
@@ -193,7 +198,7 @@ def test_default_authority_and_clear_errors(
 ) -> None:
     wacz = tmp_path / "out.wacz"
     assert _export(root, wacz, "--timestamp") == 2  # no default yet: a clear error
-    assert "needs an authority" in capsys.readouterr().err
+    assert "archiver export timestamp-authority URL" in capsys.readouterr().err
     assert cli.main(["export", "timestamp-authority", tsa.url, "--library", root]) == 0
     assert _export(root, wacz, "--timestamp") == 0
     assert base64.b64decode(_signed(wacz)["timeSignature"])
