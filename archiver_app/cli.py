@@ -83,12 +83,19 @@ def command_modules() -> list[str]:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        if "unrecognized arguments: -" in message:  # `archiver search -word`
-            message += (
-                " (a word starting with '-' is read as an option: put -- before the words, "
-                "as in: archiver search -- -word)"
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extra = super().parse_known_args(args, namespace)
+        if getattr(parsed, "command", None) == "search" and any(a.startswith("-") for a in extra):
+            # `archiver search -word`: the only command whose words may start with '-'
+            self.error(
+                f"unrecognized arguments: {' '.join(extra)} (a word starting with '-' is read "
+                "as an option: put -- before the words, as in: archiver search -- -word)"
             )
+        return parsed, extra
+
+    def error(self, message: str) -> NoReturn:
         number = re.search(r"invalid choice: '(\d+)'", message)
         if number and self.prog.endswith(" job"):  # `archiver job 5`
             message += f" (to see job {number[1]}: archiver job show {number[1]})"

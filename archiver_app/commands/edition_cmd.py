@@ -69,7 +69,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         actions.add_parser(action, help=text).add_argument("name", metavar="NAME")
     export = actions.add_parser("export", help="one WACZ of the members, reports beside it")
     export.add_argument("name", metavar="NAME")
-    export.add_argument("output", type=Path, metavar="OUT.wacz")
+    export.add_argument("output", type=Path, nargs="?", metavar="OUT.wacz")
+    export.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        dest="output_option",
+        metavar="OUT.wacz",
+        help="where to write it, as `archiver export -o` (or give OUT.wacz)",
+    )
     export.add_argument("--sign", action="store_true", help="sign the WACZ with your key")
     export.add_argument(
         "--timestamp",
@@ -189,6 +197,12 @@ def _export(args: argparse.Namespace, ctx: Context, lib: Library) -> int:
 
     if args.timestamp is not None and not args.sign:
         raise InputError("--timestamp stamps the signature: add --sign")
+    if (args.output is None) == (args.output_option is None):
+        raise InputError(
+            "say once where to write the release: "
+            f"archiver edition export {args.name} OUT.wacz (or -o OUT.wacz)"
+        )
+    args.output = args.output or args.output_option
     e = lib.editions.get(args.name)
     config = release_config(args.name, args.output, sign=args.sign, overwrite=args.overwrite,
                             timestamp=_authority(lib, args.timestamp))  # fmt: skip
@@ -202,6 +216,8 @@ def _export(args: argparse.Namespace, ctx: Context, lib: Library) -> int:
     )
     if result.sha256:
         print(f"sha256 {result.sha256}", file=ctx.out)
+    if w.signer:
+        print(f"signed with key {w.signer}", file=ctx.out)
     if w.timestamp is not None:
         _print_stamp(w.timestamp, ctx)
     for path in result.files:

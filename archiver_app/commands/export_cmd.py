@@ -116,12 +116,8 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
         + (f", {result.originals_added} revisit originals added" if result.originals_added else ""),
         file=ctx.out,
     )
-    if args.sign:
-        from archiver_app.export.signing import fingerprint, verify_wacz
-
-        report = verify_wacz(result.path)
-        who = fingerprint(report.public_key) if report.public_key else "?"
-        print(f"signed with key {who}", file=ctx.out)
+    if result.signer:
+        print(f"signed with key {result.signer}", file=ctx.out)
     if result.timestamp is not None:
         _print_stamp(result.timestamp, ctx)
     if result.left_out is not None:

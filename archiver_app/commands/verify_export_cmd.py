@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         description="Check every file of a WACZ against its datapackage.json, and its "
         "signature when it is signed; say what differs, who signed it (the public key's "
         "fingerprint) and when, and when a time-stamping authority saw the signature. Exits 1 "
-        "when anything differs or the timestamp does not verify.",
+        "when anything differs, the timestamp does not verify, or (--key) it is not signed "
+        "by the given key.",
     )
     p.add_argument("wacz", type=Path, metavar="FILE.wacz")
     p.add_argument(
@@ -28,6 +29,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="the trust root (PEM, one or more certificates) the timestamp's authority must "
         "chain up to; without it the timestamp is checked against the signature only",
     )
+    p.add_argument(
+        "--key",
+        metavar="FINGERPRINT",
+        help="require a valid signature by this key (the fingerprint printed after a signed "
+        "export): an unsigned export, or one signed by another key, is not intact",
+    )
     p.set_defaults(func=cmd_verify_export)
 
 
@@ -36,7 +43,7 @@ def cmd_verify_export(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.export.timestamps import load_roots
 
     roots = load_roots(args.tsa_cert) if args.tsa_cert else None
-    report = verify_wacz(args.wacz, tsa_roots=roots)
+    report = verify_wacz(args.wacz, tsa_roots=roots, key=args.key)
     for line in report.lines():
         print(line, file=ctx.out)
     return 0 if report.ok else 1

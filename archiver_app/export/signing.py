@@ -187,6 +187,7 @@ class Difference(StrEnum):
     UNREADABLE = "unreadable"  # listed and there, but its bytes cannot be read
     SIGNATURE_MISMATCH = "signature mismatch"  # signed another datapackage.json
     SIGNATURE_INVALID = "signature invalid"
+    KEY = "key"  # not signed by the key the reader asked for (verify-export --key)
     TIMESTAMP_INVALID = "timestamp invalid"
 
 
@@ -252,15 +253,18 @@ class VerifyReport:
 
 
 #: How :meth:`VerifyReport.lines` labels a finding ("changed" for the others).
-_LABELS = {Difference.DAMAGED: "damaged"}
+_LABELS = {Difference.DAMAGED: "damaged", Difference.KEY: "key"}
 
 
-def verify_wacz(path: Path, *, tsa_roots: list[x509.Certificate] | None = None) -> VerifyReport:
+def verify_wacz(
+    path: Path, *, tsa_roots: list[x509.Certificate] | None = None, key: str | None = None
+) -> VerifyReport:
     """Check a WACZ's hashes, signature and timestamp; every difference is a finding (a
     file cut short or that is not a zip: :attr:`Difference.DAMAGED`).
 
     ``tsa_roots``: the certificates a timestamp's authority must chain up to; without them a
     timestamp is checked against the signature only (``TimestampState.UNCHECKED``).
+    ``key``: a key's :func:`fingerprint`; an export not signed by it is not intact.
 
     Raises:
         InputError: ``path`` is not there, cannot be read, or is a folder.
@@ -307,6 +311,8 @@ def verify_wacz(path: Path, *, tsa_roots: list[x509.Certificate] | None = None) 
             report.add(Difference.PACKAGE_CHANGED, "datapackage.json", text)
         _check_resources(zf, names, package, report)
         _check_signature(digest.get("signedData"), actual, report)
+        if key is not None:
+            _check_key(key, report)
         if report.signature_valid:
             report.timestamp = check_timestamp(digest["signedData"], tsa_roots)
             if report.timestamp.state is TimestampState.INVALID:
@@ -375,3 +381,21 @@ def _check_signature(signed: Any, package_hash: str, report: VerifyReport) -> No
     except (InvalidSignature, ValueError, TypeError):
         text = "the signature does not match the signed data or key"
         report.add(Difference.SIGNATURE_INVALID, "", text)
+
+
+def _same_key(a: str, b: str) -> bool:
+    """Two fingerprints the same, however grouped or cased."""
+
+    def bare(fp: str) -> str:
+        return "".join(fp.split()).replace(":", "").lower()
+
+    return bare(a) == bare(b)
+
+
+def _check_key(key: str, report: VerifyReport) -> None:
+    if not report.signed:
+        text = f"the export is not signed (signed by key {key} was asked for)"
+        report.add(Difference.KEY, "", text)
+    elif not report.public_key or not _same_key(fingerprint(report.public_key), key):
+        who = fingerprint(report.public_key) if report.public_key else "no key"
+        report.add(Difference.KEY, "", f"signed by key {who}, not by {key}")

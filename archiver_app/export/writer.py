@@ -45,7 +45,7 @@ from archiver_app.errors import InputError
 from archiver_app.export.captured import LeftOut, check_plan
 from archiver_app.export.plan import ExportPlan, Selection, plan_export
 from archiver_app.export.privacy import HTTP_RECORD_TYPES, CopyIssue, copy_record
-from archiver_app.export.signing import Signing, package_digest
+from archiver_app.export.signing import Signing, fingerprint, package_digest
 from archiver_app.export.timestamps import StampOutcome
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, ProgressUpdate
@@ -87,6 +87,7 @@ class ExportResult:
     timestamp: StampOutcome | None = None  # of a signed export given an authority
     bibliography: tuple[Path, ...] = ()  # .bib and .csl.json beside it, when asked for
     left_out: LeftOut | None = None  # captures not as captured, left out on request
+    signer: str | None = None  # the fingerprint of the key that signed it
 
 
 class _PastPlainZipLimit(Exception):
@@ -440,10 +441,10 @@ def _write_wacz_file(
         package_bytes = json.dumps(package, indent=2).encode("utf-8")
         zf.writestr(_info("datapackage.json", zipfile.ZIP_DEFLATED), package_bytes)
         digest = package_digest(package_bytes, sign=sign)
-        zf.writestr(
-            _info("datapackage-digest.json", zipfile.ZIP_DEFLATED),
-            json.dumps(digest, indent=2).encode("utf-8"),
-        )
+        data = json.dumps(digest, indent=2).encode("utf-8")
+        zf.writestr(_info("datapackage-digest.json", zipfile.ZIP_DEFLATED), data)
+        signed = digest.get("signedData")
+        result.signer = fingerprint(signed["publicKey"]) if signed else None
 
 
 def _may_reach_zip64(plan: ExportPlan) -> bool:
@@ -580,10 +581,9 @@ def export(
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
 ) -> ExportResult:
-    """Export the snapshots ``selection`` picks to ``dest`` as ``wacz`` or ``folder``
-    (``sign``: a signed WACZ; ``keep_private_headers``: see :mod:`.privacy`), after checking
-    their files as captured (:mod:`.captured`; ``skip_altered`` leaves out the captures that
-    are not, ``checked``: the caller has checked them, as an edition's release does)."""
+    """Export what ``selection`` picks to ``dest`` as ``wacz`` or ``folder`` (``sign``: signed;
+    ``keep_private_headers``: :mod:`.privacy`), its files checked first (:mod:`.captured`:
+    ``skip_altered`` leaves out the captures not as captured; ``checked``: a release did)."""
     if sign and fmt != "wacz":
         raise InputError("only a WACZ export can be signed (--format wacz)")
     dest = check_destination(library, dest, fmt, overwrite=overwrite)

@@ -83,7 +83,7 @@ class SigningChoice(QWidget):
     @staticmethod
     def outcome(result: ExportResult, signed: bool) -> list[str]:
         """What the export's signature and timestamp came to, in the dialog's words."""
-        lines = ["Signed with your key."] if signed else []
+        lines = [f"Signed with your key {result.signer}."] if signed else []
         stamp = result.timestamp
         if stamp is None:
             return lines

@@ -118,7 +118,7 @@ def test_a_release_signed_and_timestamped_from_the_view(
     qtbot: Any, library: Library, op_runner: Any, edition: str, monkeypatch: Any, tmp_path: Path
 ) -> None:
     from archiver_app.export.pending import set_default_authority
-    from archiver_app.export.signing import verify_wacz
+    from archiver_app.export.signing import fingerprint, verify_wacz
     from archiver_app.export.timestamps import TimestampState, load_roots
     from tests.helpers.tsa import LocalTSA
 
@@ -134,8 +134,9 @@ def test_a_release_signed_and_timestamped_from_the_view(
         view.signing.stamp_box.setChecked(True)
         with qtbot.waitSignal(view.changed, timeout=120_000):
             view.export_button.click()
-        assert "Signed with your key. Timestamped at " in view.notice.text(), view.notice.text()
         report = verify_wacz(out, tsa_roots=load_roots(tsa.root))
+        key = fingerprint(report.public_key or "")
+        assert f"Signed with your key {key}. Timestamped at " in view.notice.text()
         assert report.ok and report.timestamp.state is TimestampState.VALID
     finally:
         tsa.stop()

@@ -80,3 +80,23 @@ def test_a_killed_release_leaves_no_temporary_report(tmp_path: Path) -> None:
     left.write_text("half")
     clean_up_export({"output": str(out), "edition": "c-2024"}, 4242)
     assert not left.exists()
+
+
+def test_a_release_takes_o_as_export_does_and_prints_the_signing_key(
+    root: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``edition export NAME -o OUT.wacz`` was refused with a hint about ``archiver search
+    -- -word``; and a signed release did not say which key signed it."""
+    from archiver_app.export.signing import fingerprint, verify_wacz
+
+    out = tmp_path / "x.wacz"
+    assert cli.main(["--library", root, "edition", "export", "c-2024", "-o", str(out),
+                     "--sign"]) == 0  # fmt: skip
+    key = fingerprint(verify_wacz(out).public_key or "")
+    assert f"signed with key {key}" in capsys.readouterr().out
+    assert cli.main(["--library", root, "edition", "export", "c-2024"]) == 2
+    assert "archiver edition export c-2024 OUT.wacz (or -o OUT.wacz)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # another command's unknown option: no search hint
+        cli.main(["--library", root, "edition", "export", "c-2024", str(out), "-z"])
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: -z" in err and "archiver search" not in err

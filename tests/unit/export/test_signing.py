@@ -189,3 +189,32 @@ def test_a_folder_export_says_what_to_check_instead(
     err = capsys.readouterr().err
     assert "is a folder, not a WACZ" in err and "archiver export --sign -o NAME.wacz" in err
     assert "Errno" not in err
+
+
+def test_key_requires_a_signature_by_that_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``verify-export --key FINGERPRINT``: the fingerprint printed after a signed export,
+    however grouped or cased; unsigned, or signed by another key, is not intact."""
+    mine = tmp_path / "mine.wacz"
+    write_wacz(mine, tmp_path / "me")
+    key = fingerprint(verify_wacz(mine).public_key or "")
+    for given in (key, key.replace(":", "").upper()):
+        assert cli.main(["verify-export", str(mine), "--key", given]) == 0
+    capsys.readouterr()
+    theirs = tmp_path / "theirs.wacz"
+    write_wacz(theirs, tmp_path / "someone")
+    assert cli.main(["verify-export", str(theirs), "--key", key]) == 1
+    other = fingerprint(verify_wacz(theirs).public_key or "")
+    assert f"key: signed by key {other}, not by {key}" in capsys.readouterr().out
+    unsigned = tmp_path / "unsigned.wacz"
+    files = {"archive/data.warc": WARC}
+    with zipfile.ZipFile(unsigned, "w") as zf:
+        zf.writestr("archive/data.warc", WARC)
+        zf.writestr("datapackage.json", _package(files))
+        digest = {"path": "datapackage.json",
+                  "hash": "sha256:" + hashlib.sha256(_package(files)).hexdigest()}  # fmt: skip
+        zf.writestr("datapackage-digest.json", json.dumps(digest))
+    assert cli.main(["verify-export", str(unsigned)]) == 0  # intact, only not signed
+    assert cli.main(["verify-export", str(unsigned), "--key", key]) == 1
+    assert "key: the export is not signed" in capsys.readouterr().out
