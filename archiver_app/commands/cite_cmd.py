@@ -50,10 +50,12 @@ def cmd_cite(args: argparse.Namespace, ctx: Context) -> int:
         if editions and len(editions) < len(args.captures):
             raise InputError("cite editions and captures in separate commands")
         if editions:
-            text = render_editions([edition_citation(lib, n) for n in editions], args.format)
+            names = dict.fromkeys(editions)  # each once, in the order given
+            text = render_editions([edition_citation(lib, n) for n in names], args.format)
         else:
             refs = [citation(lib, ref, version_base=args.version_base) for ref in args.captures]
-            text = render(refs, args.format)
+            once = {r.uid: r for r in reversed(refs)}  # a capture given twice (id, uid) once
+            text = render([r for r in refs if once.get(r.uid) is r], args.format)
     print(text, end="", file=ctx.out)
     return 0
 

@@ -162,6 +162,16 @@ def test_the_command(library: Library, capture: int, capsys: pytest.CaptureFixtu
     assert "(n.d.)" in capsys.readouterr().out
 
 
+def test_a_capture_given_twice_is_cited_once(
+    library: Library, capture: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``cite 1 1 --format bibtex`` wrote two entries with one key (and by id and uid)."""
+    uid = citation(library, capture).uid
+    for twice in ([str(capture), str(capture)], [str(capture), uid]):
+        assert cli.main(["cite", *twice, "--format", "bibtex", "--library", str(library.root)]) == 0
+        assert capsys.readouterr().out.count("@online{") == 1
+
+
 # ---------------------------------------------------------------- the page's own metadata
 
 ARTICLE = """<!doctype html><html><head><title>Cranes repainted | The Harbour Times</title>
