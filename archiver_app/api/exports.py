@@ -72,6 +72,9 @@ class ExportsManager:
         the GUI thread); raises ``Cancelled`` when it was cancelled, and
         ``CapturesNotAsCaptured`` (nothing written) when a capture is not as captured,
         unless ``skip_altered`` leaves those out (named in the result's ``left_out``)."""
+        from archiver_app.export.plan import check_selection
+
+        check_selection(self._lib, selection)  # before the job: queueing one makes its collection
         config = export_config(
             dest,
             fmt=fmt,

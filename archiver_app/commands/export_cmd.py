@@ -80,6 +80,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.errors import InputError
+    from archiver_app.export.plan import Selection, check_selection
     from archiver_app.export.writer import ExportResult
     from archiver_app.jobs import JobKind
     from archiver_app.jobs.foreground import run_as_job
@@ -91,6 +92,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
         raise InputError("--timestamp stamps the signature: add --sign")
     with ctx.open_library() as lib:
         url = _authority(lib, args.timestamp)
+        check_selection(lib, Selection(collection=args.collection, tag=args.tag))
         result: ExportResult = run_as_job(
             lib,
             JobKind.EXPORT,

@@ -159,6 +159,7 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
     Raises:
         InputError: the selection matches nothing.
     """
+    check_selection(library, selection)
     snapshot_ids = selected_ids(library, selection)
     with library.engine.connect() as conn:
         rows = _fetch(conn, "snapshot_id", snapshot_ids)
@@ -263,6 +264,31 @@ def page_first_order(records: list[IndexedRecord], pages: dict[int, str]) -> lis
         )
         out += [head, *rest]
     return out
+
+
+#: Names listed when a selection names a collection or tag that does not exist.
+LISTED = 10
+
+
+def check_selection(library: Library, selection: Selection) -> None:
+    """Refuse a collection or tag that does not exist (it is not "nothing matched"); run
+    before an export job is queued too: queueing one would make its collection.
+
+    Raises:
+        InputError: naming the collections (or tags) there are.
+    """
+    asked = [("collection", "SELECT slug FROM collections ORDER BY slug", selection.collection),
+             ("tag", "SELECT name FROM tags ORDER BY name", selection.tag)]  # fmt: skip
+    with library.engine.connect() as conn:
+        for kind, sql, name in asked:
+            if name is None:
+                continue
+            there = [str(n) for (n,) in conn.execute(text(sql))]
+            if name in there or (kind == "tag" and name.lower() in map(str.lower, there)):
+                continue
+            shown = ", ".join(there[:LISTED]) + (" ..." if len(there) > LISTED else "")
+            some = f"the {kind}s are: {shown}" if there else "there are none"
+            raise InputError(f"there is no {kind} {name!r}; {some}")
 
 
 def _bring_back_offloaded(library: Library, file_ids: list[int]) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from archiver_app import cli
+from archiver_app.errors import InputError
 from archiver_app.export import Selection, export
 from archiver_app.export.captured import CapturesNotAsCaptured
 from archiver_app.export.signing import verify_wacz
@@ -95,3 +96,20 @@ def test_a_capture_whose_revisit_needs_an_altered_file_is_left_out_too(
     assert result.pages == 1  # the new page; the revisit of page0 needs the altered WARC
     assert any("a revisit of a record in one of these files" in x for x in result.left_out.lines)
     assert verify_wacz(tmp_path / "two.wacz").ok
+
+
+def test_a_collection_or_tag_that_does_not_exist_is_said_and_not_made(
+    two_collections: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``export --collection nope`` said "no snapshot matches the selection", and the export
+    job it queued made an empty collection 'nope'."""
+    library = two_collections
+    assert _export(library, tmp_path / "x.wacz", "--collection", "nope") == 2
+    err = capsys.readouterr().err
+    assert "there is no collection 'nope'; the collections are: alpha, beta" in err
+    assert "nope" not in [c.slug for c in library.collections.all()]
+    assert _export(library, tmp_path / "x.wacz", "--tag", "nope") == 2
+    assert "there is no tag 'nope'; there are none" in capsys.readouterr().err
+    with pytest.raises(InputError, match="there is no collection 'nope'"):
+        library.exports.run(Selection(collection="nope"), tmp_path / "x.wacz")
+    assert not (tmp_path / "x.wacz").exists()
