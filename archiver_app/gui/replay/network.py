@@ -19,6 +19,7 @@ import contextlib
 import queue
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -63,8 +64,11 @@ SERVED, NOT_ARCHIVED, BLOCKED, REDIRECT, FAILED = (
     "redirect",
     "error",
 )
-# Response headers never handed to the page (downloads are off; framing is Qt's).
-_NOT_FORWARDED = frozenset({"content-type", "content-length", "content-disposition"})
+# Archived headers never handed to the page (downloads are off; framing is Qt's; caching
+# is ours: see _send).
+_NOT_FORWARDED = frozenset(
+    {"content-type", "content-length", "content-disposition", "cache-control", "expires"}
+)
 
 
 @dataclass(frozen=True)
@@ -255,7 +259,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
                 self._reply_message(job, messages.not_archived(url, action_url("capture", url)))
                 self.pageServed.emit(url, None, "not-archived")
             else:
-                job.fail(QWebEngineUrlRequestJob.Error.UrlNotFound)
+                self._reply_missing(job)
             return
         if exc is not None:
             self.log.add(url, FAILED, f"{exc.kind}: {exc}")
@@ -263,7 +267,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
                 self._reply_message(job, _message_for(exc, url))
                 self.pageServed.emit(url, None, exc.kind)
             else:
-                job.fail(QWebEngineUrlRequestJob.Error.RequestFailed)
+                self._reply_missing(job)
             return
         assert response is not None
         if pending.reader is not None and _cors_refused(response, pending.reader):
@@ -291,23 +295,39 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         refresh = original_header(response.headers, "Refresh")
         if refresh is not None:  # followed like any navigation: the interceptor redirects it
             headers.append(("Refresh", refresh))
-        headers.append(("Referrer-Policy", "no-referrer"))
-        extra = {
-            QByteArray(k.encode("latin-1", "replace")): QByteArray(v.encode("latin-1", "replace"))
-            for k, v in headers
-        }
-        if extra:
-            job.setAdditionalResponseHeaders(extra)
-        buffer = QBuffer(job)
-        buffer.setData(QByteArray(response.body))
-        buffer.open(QBuffer.OpenModeFlag.ReadOnly)
-        job.reply(response.content_type.encode("latin-1", "replace"), buffer)
+        _send(job, response.content_type, response.body, headers)
 
     def _reply_message(self, job: QWebEngineUrlRequestJob, html: bytes) -> None:
-        buffer = QBuffer(job)
-        buffer.setData(QByteArray(html))
-        buffer.open(QBuffer.OpenModeFlag.ReadOnly)
-        job.reply(b"text/html; charset=utf-8", buffer)
+        _send(job, "text/html; charset=utf-8", html)
+
+    def _reply_missing(self, job: QWebEngineUrlRequestJob) -> None:
+        """An empty answer for a subresource the archive cannot give, which the page goes
+        on without, as it did after a 404: a failed job makes QtWebEngine give up the
+        whole page (or stop its renderer), and a job's answer can carry no status. An
+        image does not decode, a script or style sheet is empty, fetch() reads nothing."""
+        _send(job, "text/plain; charset=utf-8", b"")
+
+
+def _send(
+    job: QWebEngineUrlRequestJob,
+    content_type: str,
+    body: bytes,
+    headers: Sequence[tuple[str, str]] = (),
+) -> None:
+    """Answer ``job``. Every answer says ``no-store`` (the archive address of a resource
+    names no capture: the engine must not show one capture's style sheet with another's
+    page) and ``Referrer-Policy: no-referrer``."""
+    extra: dict[QByteArray, list[QByteArray]] = {}
+    sent = [*headers, ("Cache-Control", "no-store"), ("Referrer-Policy", "no-referrer")]
+    for name, value in sent:
+        key = QByteArray(name.encode("latin-1", "replace"))
+        # A list per name: PySide reads a bare QByteArray value as a sequence of bytes.
+        extra.setdefault(key, []).append(QByteArray(value.encode("latin-1", "replace")))
+    job.setAdditionalResponseHeaders(extra)  # type: ignore[arg-type]
+    buffer = QBuffer(job)
+    buffer.setData(QByteArray(body))
+    buffer.open(QBuffer.OpenModeFlag.ReadOnly)
+    job.reply(content_type.encode("latin-1", "replace"), buffer)
 
 
 def _origin(url: str) -> str:

@@ -40,7 +40,7 @@ class RenderResult:
 
     url: str
     requests: list[LoggedRequest]
-    page_kind: str  # "" when a capture was shown, else the message kind ("not-archived"...)
+    page_kind: str  # "" when a capture was shown, else why not ("not-archived", "load-failed"...)
     capture_ts: str
     size: tuple[int, int]
     image: QImage
@@ -118,6 +118,18 @@ def _grow_to_page(
         wait_quiet(widget, quiet, max(1.0, deadline - time.monotonic()))
 
 
+def _page_kind(kinds: list[str], loaded: list[bool], stopped: bool) -> str:
+    """Empty when the capture was shown; else why not: the message page's kind, or the
+    engine's failure (a served page whose load failed, a renderer that stopped)."""
+    if stopped:
+        return "renderer-stopped"
+    if not kinds:
+        return "timeout"
+    if not kinds[-1] and loaded and not loaded[-1]:
+        return "load-failed"
+    return kinds[-1]
+
+
 def render(
     library: Library,
     url: str,
@@ -146,14 +158,16 @@ def render(
         widget.handler.pageServed.connect(lambda _u, _r, kind: kinds.append(kind))
         loaded: list[bool] = []
         widget.page.loadFinished.connect(loaded.append)
+        stopped: list[object] = []
+        widget.page.renderProcessTerminated.connect(lambda *args: stopped.append(args))
         deadline = time.monotonic() + timeout
         widget.open(url, at)
-        pump(lambda: bool(loaded), timeout)
+        pump(lambda: bool(loaded or stopped), timeout)
         wait_quiet(widget, quiet, max(1.0, deadline - time.monotonic()))
         pdf = widget.stack.currentWidget() is widget.pdf_view
         if pdf:  # the file page behind it has nothing to grow
             pump(lambda: widget.pdf_view.page_count > 0, max(1.0, deadline - time.monotonic()))
-        elif full_page:
+        elif full_page and not stopped:  # a stopped renderer answers no script
             _grow_to_page(widget, width, height, quiet, deadline)
         pump(lambda: False, 0.3 if pdf else 0.1)  # one more paint (QtPdf renders pages late)
         shown = widget.stack.currentWidget() or widget.view
@@ -165,7 +179,7 @@ def render(
         return RenderResult(
             url=url,
             requests=widget.log.entries(),
-            page_kind=kinds[-1] if kinds else "timeout",
+            page_kind=_page_kind(kinds, loaded, bool(stopped)),
             capture_ts=current.ts if current is not None else "",
             size=(image.width(), image.height()),
             image=image,

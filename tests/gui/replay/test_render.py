@@ -38,3 +38,38 @@ def test_a_screenshot_of_an_archived_pdf_shows_the_pdf(
 
     page = render(library, PAGE_URL, tmp_path / "page.png", width=800, height=600, timeout=30)
     assert page.ok and _spread(tmp_path / "page.png") > 5  # the web view again
+
+
+def test_a_page_the_engine_fails_is_no_success(
+    qtbot: QtBot, library: Library, tmp_path: Path
+) -> None:
+    """``--screenshot`` exits 1 (``ok`` is False) when the engine gave the page up: its load
+    failed, or its renderer stopped, not only when the archive had no page."""
+    from PySide6.QtCore import QTimer, QUrl
+    from PySide6.QtWidgets import QApplication
+
+    from archiver_app.gui.replay.widget import ReplayWidget
+
+    w = ArchiveWriter(library)
+    w.response(PAGE_URL, "<title>Docs</title><h1>docs home</h1>", at=at(2024), page=True)
+    # sent on to a scheme replay never loads: the engine's load fails
+    w.response(
+        "https://docs.example/away", "<script>location.href = 'ftp://docs.example/'</script>",
+        at=at(2024), page=True,
+    )  # fmt: skip
+    w.commit()
+
+    failed = render(library, "https://docs.example/away", tmp_path / "a.png", timeout=30)
+    assert (failed.ok, failed.page_kind) == (False, "load-failed")
+
+    def crash() -> None:  # a renderer that really stops, while the page is being shown
+        for top in QApplication.topLevelWidgets():
+            if isinstance(top, ReplayWidget):
+                top.view.load(QUrl("chrome://crash"))
+
+    QTimer.singleShot(0, crash)
+    stopped = render(library, PAGE_URL, tmp_path / "c.png", timeout=30)
+    assert (stopped.ok, stopped.page_kind) == (False, "renderer-stopped")
+
+    shown = render(library, PAGE_URL, tmp_path / "p.png", timeout=30)
+    assert shown.ok
