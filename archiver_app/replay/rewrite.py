@@ -58,6 +58,25 @@ _REFRESH = re.compile(
 )
 
 
+# An absolute http(s) URL where markup or CSS names a resource: a URL attribute's value, a
+# CSS url() or @import string. Group 1 is what precedes the scheme (group 2).
+_SCHEME_IN_MARKUP = re.compile(
+    rb"""((?:(?<![\w-])(?:src|href|action|formaction|poster|data|background)\s*=\s*["']?"""
+    rb"""|url\(\s*["']?|@import\s+["'])\s*)(https?)(?=:)""",
+    re.IGNORECASE,
+)
+
+
+def prefix_schemes(body: bytes, prefix: bytes) -> bytes:
+    """``body`` (HTML or CSS) with ``prefix`` before the scheme of each absolute http(s) URL
+    of a resource (``src="https://..."``, ``url(http://...)``): ``archive-https://...``
+    for the replay view, whose requests written so never need its http(s) redirect.
+    Text, scripts' strings and protocol-relative (``//host``) URLs are left as they are."""
+    if b"http" not in body.lower():
+        return body
+    return _SCHEME_IN_MARKUP.sub(lambda m: m.group(1) + prefix + m.group(2).lower(), body)
+
+
 def guard_navigation(body: bytes) -> bytes:
     """``body`` (HTML) with the script of :mod:`archiver_app.replay.guard` first, after
     any doctype (a script before it would switch the page to quirks mode)."""

@@ -53,6 +53,7 @@ from archiver_app.replay import (
     ReplayResponse,
 )
 from archiver_app.replay.response import original_header
+from archiver_app.replay.rewrite import prefix_schemes
 from archiver_app.units import human_bytes
 
 POLL_MS = 2  # how often the GUI thread looks for answers while requests are out
@@ -64,6 +65,8 @@ SERVED, NOT_ARCHIVED, BLOCKED, REDIRECT, FAILED = (
     "redirect",
     "error",
 )
+# Bodies whose resource addresses are pointed at the archive schemes as they are served.
+_MARKUP_TYPES = ("text/html", "application/xhtml", "text/css")
 # Archived headers never handed to the page (downloads are off; framing is Qt's; caching
 # is ours: see _send).
 _NOT_FORWARDED = frozenset(
@@ -295,7 +298,10 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         refresh = original_header(response.headers, "Refresh")
         if refresh is not None:  # followed like any navigation: the interceptor redirects it
             headers.append(("Refresh", refresh))
-        _send(job, response.content_type, response.body, headers)
+        body = response.body
+        if response.status != 206 and response.content_type.lower().startswith(_MARKUP_TYPES):
+            body = prefix_schemes(body, b"archive-")  # see gui/replay/page_script.py
+        _send(job, response.content_type, body, headers)
 
     def _reply_message(self, job: QWebEngineUrlRequestJob, html: bytes) -> None:
         _send(job, "text/html; charset=utf-8", html)

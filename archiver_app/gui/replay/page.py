@@ -14,6 +14,7 @@ from PySide6.QtWebEngineCore import (
 )
 
 from archiver_app.gui.replay.network import BLOCKED, RequestLog
+from archiver_app.gui.replay.page_script import install_page_script
 from archiver_app.gui.replay.schemes import ACTION_HOST, to_original_url
 
 _LOCAL_REFUSED = re.compile(r"Not allowed to load local resource: (\S+)")
@@ -34,7 +35,8 @@ _OFF = (
 
 
 def make_profile(log: RequestLog, parent: QObject | None = None) -> QWebEngineProfile:
-    """A fresh off-the-record profile: no disk storage, no push, no downloads."""
+    """A fresh off-the-record profile: no disk storage, no push, no downloads; the page
+    script of :mod:`.page_script` in every page."""
     profile = QWebEngineProfile(parent)  # no storage name: off the record
     assert profile.isOffTheRecord()
     profile.setPushServiceEnabled(False)
@@ -55,6 +57,7 @@ def make_profile(log: RequestLog, parent: QObject | None = None) -> QWebEnginePr
         download.cancel()
 
     profile.downloadRequested.connect(refuse_download)
+    install_page_script(profile)
     return profile
 
 
