@@ -43,23 +43,23 @@ def _hits(conn: Connection, sql: str, **params: object) -> list[IndexedRecord]:
     return [IndexedRecord.from_row(row) for row in rows(conn, sql, params)]
 
 
-def nearest_exact(conn: Connection, key: str, ts: str, per_side: int = 3) -> list[IndexedRecord]:
-    """Up to ``per_side`` replayable records of ``key`` before ``ts`` and as many after."""
-    before = _hits(
-        conn,
-        _SELECT + f"url_key = :k AND ts <= :ts"
-        f" AND record_type IN {_TYPES} ORDER BY ts DESC LIMIT :n",
-        k=key,
-        ts=ts,
-        n=per_side,
-    )
-    after = _hits(
-        conn,
-        _SELECT + f"url_key = :k AND ts > :ts AND record_type IN {_TYPES} ORDER BY ts ASC LIMIT :n",
-        k=key,
-        ts=ts,
-        n=per_side,
-    )
+def nearest_exact(
+    conn: Connection,
+    key: str,
+    ts: str,
+    per_side: int = 3,
+    urls: frozenset[str] | None = None,
+) -> list[IndexedRecord]:
+    """Up to ``per_side`` replayable records of ``key`` before ``ts`` and as many after;
+    with ``urls``, only records of those exact addresses."""
+    where = f"url_key = :k AND record_type IN {_TYPES}"
+    params: dict[str, object] = {"k": key, "ts": ts, "n": per_side}
+    if urls:
+        names = [f"u{i}" for i in range(len(urls))]
+        where += " AND url IN (" + ", ".join(f":{n}" for n in names) + ")"
+        params.update(zip(names, sorted(urls), strict=True))
+    before = _hits(conn, _SELECT + where + " AND ts <= :ts ORDER BY ts DESC LIMIT :n", **params)
+    after = _hits(conn, _SELECT + where + " AND ts > :ts ORDER BY ts ASC LIMIT :n", **params)
     return before + after
 
 

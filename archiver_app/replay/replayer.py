@@ -2,9 +2,12 @@
 
 Resolution order, after pywb and wabac.js:
 
-1. exact: records whose SURT key equals the URL's, nearest in time. A redirect captured
-   for another spelling of the same key (``http`` -> ``https``, ``www.``) is passed over
-   when a non-redirect exists, so a page never redirects to itself.
+1. exact: records whose SURT key equals the URL's: those of the address itself (as
+   ``http`` or ``https``, with or without ``www.``) nearest in time, else the nearest of
+   another address the key folds in (``q=a%2Bb`` for ``q=a+b``, parameters in another
+   order). A redirect captured for another spelling of the same key (``http`` ->
+   ``https``, ``www.``) is passed over when a non-redirect exists, so a page never
+   redirects to itself.
 2. fuzzy: same path, and the same query once cache busters, ``utm_*`` and JSONP
    callbacks are dropped from both sides.
 3. nearest query: for scripts, styles, images, fonts, media and JSON only, the same path
@@ -171,6 +174,9 @@ class Replayer:
         key = url_key(url)
         exact = idx.nearest_exact(conn, key, ts)
         if exact:
+            spelled = spellings(url)
+            if not any(hit.url in spelled for hit in exact):  # maybe further away in time
+                exact += idx.nearest_exact(conn, key, ts, per_side=1, urls=spelled)
             return Resolution(url, self._pick(exact, url, ts), "exact")
         parts = urlsplit(url)
         path_url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
@@ -189,10 +195,14 @@ class Replayer:
 
     @staticmethod
     def _pick(hits: list[IndexedRecord], url: str, ts: str) -> IndexedRecord:
-        def rank(hit: IndexedRecord) -> tuple[bool, float, bool]:
+        spelled = spellings(url)
+
+        def rank(hit: IndexedRecord) -> tuple[bool, bool, float, bool]:
             # A redirect recorded for another spelling of this key may point back here.
             self_redirect = hit.is_redirect and hit.url != url
-            return (self_redirect, _distance(hit.ts, ts), hit.url != url)
+            # The key also folds other addresses (q=a+b and q=a%2Bb, a%2Fb and a/b, the
+            # order of parameters): the address itself comes first, at any time.
+            return (self_redirect, hit.url not in spelled, _distance(hit.ts, ts), hit.url != url)
 
         return min(hits, key=rank)
 
@@ -464,6 +474,25 @@ class Replayer:
                 {"k": group},
             ).all()
         return [Capture(r[0], r[1], r[2], r[3]) for r in hits]
+
+
+def spellings(url: str) -> frozenset[str]:
+    """``url`` as the same page may have been captured: ``http`` or ``https``, with or
+    without ``www.``; its path and query exactly as they are."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return frozenset({url})
+    host = parts.netloc.rpartition("@")[2].lower()
+    bare = host.removeprefix("www.")
+    rest = urlunsplit(("", "", parts.path, parts.query, ""))
+    return frozenset(
+        {url}
+        | {
+            f"{scheme}://{name}{rest}"
+            for scheme in ("http", "https")
+            for name in (bare, "www." + bare)
+        }
+    )
 
 
 def _ts_of(value: object) -> str:

@@ -247,3 +247,27 @@ def test_timeline_lists_every_capture_of_the_group(library: Library) -> None:
     w2.response("https://bare.example/", "y", at=at(2021))
     w2.commit()
     assert len(_replayer(library).captures_of("https://bare.example/")) == 2
+
+
+def test_the_exact_address_wins_over_others_its_lookup_key_folds_in(library: Library) -> None:
+    """``q=a+b`` and ``q=a%2Bb``, ``a%2Fb`` and ``a/b``, ``?b=2&a=1`` and ``?a=1&b=2`` share
+    a lookup key but are different addresses: each serves its own capture, however near
+    in time the other is; the key still finds a capture of the other spelling when the
+    address itself was never captured."""
+    pairs = [
+        ("https://echo.example/echo?q=a+b", "https://echo.example/echo?q=a%2Bb"),
+        ("https://echo.example/echo/a%2Fb", "https://echo.example/echo/a/b"),
+        ("https://echo.example/echo?b=2&a=1", "https://echo.example/echo?a=1&b=2"),
+    ]
+    w = ArchiveWriter(library)
+    for older, newer in pairs:
+        w.response(older, older, at=at(2020), mime="text/plain")
+        w.response(newer, newer, at=at(2024), mime="text/plain")
+    w.response("https://echo.example/only?y=1&x=2", "folded", at=at(2024), mime="text/plain")
+    w.commit()
+    r = _replayer(library)
+    for older, newer in pairs:
+        assert r.serve(older).body == older.encode()  # newer, but another address
+        assert r.serve(newer, "2020").body == newer.encode()
+        assert r.serve(older.replace("https:", "http:")).body == older.encode()
+    assert r.serve("https://echo.example/only?x=2&y=1").body == b"folded"
