@@ -16,6 +16,7 @@ RFC themselves are in :mod:`archiver_app.replay.memento`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from archiver_app.errors import InputError
 from archiver_app.replay import memento as rfc
@@ -24,6 +25,7 @@ from archiver_app.replay.replayer import Replayer
 from archiver_app.warc.timestamps import parse_ts
 
 TIMEGATE = "/timegate/"
+_URI_SAFE = ":/?#[]@!$&'()*+,;=%~"  # RFC 3986 reserved, and escapes already made
 TIMEMAP = "/timemap/link/"
 
 
@@ -34,6 +36,13 @@ class Answer:
     status: int
     headers: list[tuple[str, str]]
     body: bytes = b""
+
+
+def as_uri(url: str) -> str:
+    """``url`` with what a URI cannot hold percent-encoded (other scripts as UTF-8, spaces,
+    quotes), its escapes and reserved characters kept: a capture's address may be stored
+    as it was typed (``café.html?q=ü``), and headers and link-format carry URIs only."""
+    return quote(url, safe=_URI_SAFE)
 
 
 def _plain(status: int, message: str) -> Answer:
@@ -51,13 +60,13 @@ class TimeTravel:
         self.shell = shell_origin
 
     def timegate_url(self, url: str) -> str:
-        return f"{self.shell}{TIMEGATE}{url}"
+        return f"{self.shell}{TIMEGATE}{as_uri(url)}"
 
     def timemap_url(self, url: str) -> str:
-        return f"{self.shell}{TIMEMAP}{url}"
+        return f"{self.shell}{TIMEMAP}{as_uri(url)}"
 
     def memento_url(self, ts: str, url: str) -> str:
-        return f"{self.shell}/{ts[:14]}/{url}"
+        return f"{self.shell}/{ts[:14]}/{as_uri(url)}"
 
     def mementos(self, url: str) -> list[Memento]:
         """One memento per capture second of ``url`` (any http/https, ``www.`` or not)."""

@@ -207,3 +207,27 @@ def test_who_may_ask(server: ReplayServer, library: Library) -> None:
         assert _ask(closed, f"/timemap/link/{PAGE}", **bearer)[0].status == 200
     finally:
         closed.close()
+
+
+def test_addresses_with_other_scripts_are_sent_percent_encoded(library: Library) -> None:
+    """A page typed at capture as ``café.html?q=ü`` (stored so in its snapshot, encoded in
+    its WARC): the redirect to its memento and the TimeMap give ASCII addresses, its
+    characters as UTF-8 escapes, never raw bytes in a header."""
+    encoded = "http://uni.example/caf%C3%A9.html?q=%C3%BC&x=1"
+    writer = ArchiveWriter(library)
+    writer.response(encoded, "<p>café</p>", at=at(2024), page=True)
+    writer.commit()
+    with library.write() as s:
+        s.scalars(select(Snapshot)).one().url = "http://uni.example/café.html?q=ü&x=1"
+    srv = ReplayServer(library, memento=True).start()
+    try:
+        moved, _ = _ask(srv, f"/latest/{encoded}")
+        assert moved.status == 302
+        assert moved.getheader("Location") == f"{srv.origin}/20240101000000/{encoded}"
+        answer, body = _ask(srv, f"/timemap/link/{encoded}")
+        assert answer.status == 200 and body.isascii()
+        assert _rels(parse_links(body.decode()))["memento"] == [
+            f"{srv.origin}/20240101000000/{encoded}"
+        ]
+    finally:
+        srv.close()
