@@ -332,8 +332,18 @@ def cors_follow(origin_header: str | None, hosts: ContentHosts) -> list[tuple[st
 
 
 _WRONG_HOST = "wrong Host: open the address 'archiver serve' printed\n"
-# Set by this server on every response, whatever the stored ones say.
-_OURS = frozenset({"content-length", "content-security-policy", "referrer-policy"})
+# Set by this server on every response, whatever the stored ones say (Date and Server by
+# http.server itself; the archived ones stay in the WARC).
+_OURS = frozenset(
+    {
+        "content-length",
+        "content-security-policy",
+        "referrer-policy",
+        "cache-control",
+        "date",
+        "server",
+    }
+)
 
 
 # Long: both listeners share one handler class, ``is_shell`` picks the routes, so

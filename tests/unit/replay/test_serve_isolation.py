@@ -31,6 +31,9 @@ def server(library: Library) -> Iterator[ReplayServer]:
             ("Content-Security-Policy", "default-src *"),
             ("Set-Cookie", "a=b"),
             ("Link", "<http://live.example/>; rel=preconnect"),
+            ("Date", "Mon, 01 Jan 2024 00:00:00 GMT"),
+            ("Server", "Archived/1.0"),
+            ("Cache-Control", "max-age=31536000"),
         ],
     )
     writer.commit()
@@ -101,6 +104,13 @@ def test_content_is_served_only_on_the_host_of_its_own_origin(server: ReplayServ
         assert _get(port, path, host=other)[0].status == 421, other
     served, _ = _get(port, path, host=host)
     assert served.status == 200
+    # Headers about this answer are serve's own, once each (the archived ones stay in the
+    # WARC, not in what serve sends).
+    for name, ours in (("Server", "Archiver"), ("Cache-Control", "no-store")):
+        assert served.headers.get_all(name) == [served.getheader(name)], name
+        assert ours in (served.getheader(name) or ""), name
+    assert len(served.headers.get_all("Date") or []) == 1
+    assert served.getheader("Date") != "Mon, 01 Jan 2024 00:00:00 GMT"
     assert served.getheader("Referrer-Policy") == "no-referrer"
     assert served.getheader("Access-Control-Allow-Origin") is None
     assert served.getheader("Set-Cookie") is None
