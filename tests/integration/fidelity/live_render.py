@@ -29,6 +29,7 @@ from PySide6.QtWebEngineWidgets import QWebEngineView
 
 from archiver_app.gui.replay.network import RequestLog
 from archiver_app.gui.replay.page import make_profile
+from archiver_app.gui.replay.page_script import SCRIPT_NAME
 from archiver_app.gui.replay.render import MAX_HEIGHT, pump
 from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
@@ -100,6 +101,8 @@ def grab_full_page(
 def render_live(url: str) -> QImage:
     """The live ``url`` rendered offscreen in QtWebEngine, full page."""
     profile = make_profile(RequestLog())
+    for script in profile.scripts().find(SCRIPT_NAME):  # a live page keeps its own fetch
+        profile.scripts().remove(script)
     counter = _Counter()
     profile.setUrlRequestInterceptor(counter)
     profile.settings().setAttribute(QWebEngineSettings.WebAttribute.ShowScrollBars, False)
