@@ -81,6 +81,8 @@ class ExportsManager:
             collection=selection.collection,
             tag=selection.tag,
             query=selection.query,
+            snapshot_ids=selection.snapshot_ids,
+            title=selection.title,
             sign=sign,
             timestamp=timestamp,
             keep_private_headers=keep_private_headers,

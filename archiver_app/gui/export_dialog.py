@@ -67,8 +67,11 @@ class ExportDialog(QDialog):
         *,
         collection: str | None = None,
         search: str = "",
+        shown: tuple[str, tuple[int, ...]] | None = None,
         folder: Path | None = None,
     ) -> None:
+        """``shown``: what the table shows when it is narrowed (a search within a
+        collection, a tag, filters), as (its description, its captures)."""
         super().__init__(parent)
         self.setObjectName("export_dialog")
         self.setWindowTitle("Export")
@@ -79,21 +82,7 @@ class ExportDialog(QDialog):
         self._folder = folder or Path.home()
 
         form = QFormLayout()
-        self.what = QComboBox(self)
-        self.what.setObjectName("export_what")
-        for c in library.collections.all():
-            self.what.addItem(f"Collection: {c.name}", ("collection", c.slug))
-        for t in library.tags.all():
-            self.what.addItem(f"Tag: {t.name}", ("tag", t.name))
-        if search.strip():
-            self.what.addItem(f"Search: “{search.strip()}”", ("query", search.strip()))
-        self.what.addItem("Everything in the library", ("all", ""))
-        wanted = (  # what is on screen: the search, the collection, else the whole library
-            ("query", search.strip()) if search.strip()
-            else ("collection", collection) if collection else ("all", "")
-        )  # fmt: skip
-        found = [i for i in range(self.what.count()) if self.what.itemData(i) == wanted]
-        self.what.setCurrentIndex(found[0] if found else 0)
+        self.what = self._what_choices(collection, search, shown)
         form.addRow("Export", self.what)
 
         self.format = QComboBox(self)
@@ -174,6 +163,35 @@ class ExportDialog(QDialog):
 
     # ------------------------------------------------------------------ choices
 
+    def _what_choices(
+        self,
+        collection: str | None,
+        search: str,
+        shown: tuple[str, tuple[int, ...]] | None,
+    ) -> QComboBox:
+        """The collections, tags, what is on screen and everything; what is on screen
+        chosen."""
+        what = QComboBox(self)
+        what.setObjectName("export_what")
+        for c in self.library.collections.all():
+            what.addItem(f"Collection: {c.name}", ("collection", c.slug))
+        for t in self.library.tags.all():
+            what.addItem(f"Tag: {t.name}", ("tag", t.name))
+        if shown is not None:  # exactly the captures on screen, filters and all
+            label, ids = shown
+            what.addItem(f"As shown: {label} ({counted(len(ids), 'capture')})", ("ids", ids))
+        elif search.strip():
+            what.addItem(f"Search: “{search.strip()}”", ("query", search.strip()))
+        what.addItem("Everything in the library", ("all", ""))
+        wanted = (  # what is on screen: the table's, the search, the collection, else all
+            ("ids", shown[1]) if shown is not None
+            else ("query", search.strip()) if search.strip()
+            else ("collection", collection) if collection else ("all", "")
+        )  # fmt: skip
+        found = [i for i in range(what.count()) if what.itemData(i) == wanted]
+        what.setCurrentIndex(found[0] if found else 0)
+        return what
+
     def selection(self) -> Selection:
         kind, value = self.what.currentData()
         if kind == "collection":
@@ -182,6 +200,9 @@ class ExportDialog(QDialog):
             return Selection(tag=value)
         if kind == "query":
             return Selection(query=value)
+        if kind == "ids":
+            label = self.what.currentText().removeprefix("As shown: ")
+            return Selection(snapshot_ids=tuple(value), title=label.rsplit(" (", 1)[0])
         return Selection()
 
     def fmt(self) -> str:

@@ -482,10 +482,19 @@ class MainWindow(QMainWindow):
         """Export what is on screen: the current search, else the current collection."""
         from archiver_app.gui.export_dialog import ExportDialog
 
-        coll = self.model.query.collection_id
-        slug = self.library.collections.slug_of(coll) if coll is not None else None
+        q = self.model.query
+        slug = self.library.collections.slug_of(q.collection_id) if q.collection_id else None
+        narrowed = q.search.strip() or q.tag_id is not None or q.filters != Filters()
+        narrowed = narrowed or q.view is not View.ALL
+        shown = None
+        if narrowed and not self.model.loading:  # exactly what the table shows
+            what = [f"search “{q.search.strip()}”"] if q.search.strip() else []
+            what += ["filtered"] if q.filters != Filters() else []
+            entry = self.sidebar.current_entry()
+            place = entry.label if entry is not None else "All captures"
+            shown = (", ".join([place, *what]), self.model.shown_ids())
         dialog = ExportDialog(
-            self.library, self.runner, self, collection=slug, search=self.model.query.search
+            self.library, self.runner, self, collection=slug, search=q.search, shown=shown
         )
         dialog.open()
         return dialog

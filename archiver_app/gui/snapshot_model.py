@@ -392,6 +392,10 @@ class SnapshotTableModel(QAbstractTableModel):
 
     # ------------------------------------------------------------------ access
 
+    def shown_ids(self) -> tuple[int, ...]:
+        """Every capture the table lists, in its order."""
+        return tuple(self._ids)
+
     def snapshot_id(self, row: int) -> int | None:
         return int(self._ids[row]) if 0 <= row < len(self._ids) else None
 

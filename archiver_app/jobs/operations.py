@@ -92,6 +92,8 @@ def export_config(
     collection: str | None = None,
     tag: str | None = None,
     query: str | None = None,
+    snapshot_ids: tuple[int, ...] | None = None,
+    title: str | None = None,
     overwrite: bool = False,
     sign: bool = False,
     timestamp: str | None = None,
@@ -109,6 +111,9 @@ def export_config(
         "collection": collection,
         "tag": tag,
         "query": query,
+        **(
+            {"snapshot_ids": list(snapshot_ids), "title": title} if snapshot_ids is not None else {}
+        ),
         "overwrite": overwrite,
         "sign": sign,
     }
@@ -131,7 +136,14 @@ def run_export(
 
         return run_release(lib, job, progress, cancel)
     signing = Signing(timestamp=c.get("timestamp")) if c.get("sign") else None
-    selection = Selection(collection=c.get("collection"), tag=c.get("tag"), query=c.get("query"))
+    ids = c.get("snapshot_ids")
+    selection = Selection(
+        collection=c.get("collection"),
+        tag=c.get("tag"),
+        query=c.get("query"),
+        snapshot_ids=tuple(int(i) for i in ids) if ids is not None else None,
+        title=c.get("title"),
+    )
     bib = bibliography_paths(Path(c["output"]).absolute()) if c.get("bibliography") else ()
     if not c.get("overwrite") and (taken := [p for p in bib if p.exists()]):
         raise InputError(f"{taken[0]} exists already; use --overwrite to replace it")

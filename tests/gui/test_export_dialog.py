@@ -224,3 +224,30 @@ def test_captures_altered_after_capture_are_refused_then_left_out_on_request(
     result = dialog.finished_export
     assert result is not None and result.pages == 1  # beta's page only
     assert "left out 3 captures not as captured" in dialog.status.text()
+
+
+def test_export_from_the_window_takes_what_the_table_shows(
+    qtbot: QtBot, main_window: object, library: Library, tmp_path: Path
+) -> None:
+    """A search within a collection: the export is the captures the table lists, not the
+    search over the whole library."""
+    from archiver_app.gui.main_window import MainWindow
+
+    window = main_window
+    assert isinstance(window, MainWindow)
+    _library_with_two_collections(library, tmp_path)  # the same pages in alpha and beta
+    alpha = next(c.id for c in library.collections.all() if c.slug == "alpha")
+    window.refresh_all()
+    qtbot.waitUntil(lambda: window.sidebar.select_key(f"collection:{alpha}"))
+    window.search.set_search("page0")
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+    shown = window.model.shown_ids()
+    dialog = window.open_export()
+    assert isinstance(dialog, ExportDialog)
+    assert dialog.what.currentText().startswith("As shown: Alpha, search “page0” (1 capture)")
+    assert dialog.selection().snapshot_ids == shown
+    dialog.dest.setText(str(tmp_path / "shown.wacz"))
+    dialog.start()
+    qtbot.waitUntil(lambda: dialog.finished_export is not None, timeout=20000)
+    assert dialog.finished_export is not None and dialog.finished_export.pages == 1
+    dialog.close()
