@@ -49,10 +49,14 @@ class ImportsManager:
         register_archivebox(self._lib, folder)
 
     def pending(self) -> int:
-        """Snapshots at an old layout plus registered folders not yet imported."""
+        """Snapshots at an old layout plus registered folders not yet imported, plus the
+        indexes an older library has yet to build (:mod:`archiver_app.store.indexes`)."""
         from archiver_app.layout.migrator import pending_count, pending_sources
+        from archiver_app.store.indexes import missing_indexes
 
-        return pending_count(self._lib) + len(pending_sources(self._lib))
+        with self._lib.engine.connect() as conn:
+            indexes = len(missing_indexes(conn))
+        return pending_count(self._lib) + len(pending_sources(self._lib)) + indexes
 
     def migrate(
         self, *, progress: Progress = null_progress, cancel: CancelToken | None = None

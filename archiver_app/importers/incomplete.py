@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
@@ -30,7 +31,8 @@ from archiver_app.durable import discard, is_temp, sweep_leftovers
 from archiver_app.filelock import held_or_busy
 from archiver_app.layout.sidecar import SIDECAR
 from archiver_app.library import Library
-from archiver_app.store.fulltext import delete_snapshot_text
+from archiver_app.store.fulltext import delete_snapshots_text
+from archiver_app.store.indexes import ensure_indexes
 from archiver_app.store.models import File, FileKind, Record, Setting, Snapshot, SnapshotTag
 
 _log = logging.getLogger(__name__)
@@ -117,36 +119,75 @@ def known_sha(lib: Library, sha: str) -> str | None:
     return complete
 
 
+#: Rows deleted per write transaction while an import is undone.
+UNDO_BATCH = 2000
+#: How long an undo writes before it leaves the database to others for :data:`UNDO_PAUSE`
+#: seconds: SQLite has no queue of writers; one waiting on the busy timeout retries every
+#: 100 ms at most, so a pause longer than that lets every waiting one in (a tag edit, a
+#: job's heartbeat) while the undo costs about a tenth more time.
+UNDO_HOLD = 1.0
+UNDO_PAUSE = 0.11
+
+
 def forget_file(lib: Library, file_id: int) -> None:
     """Undo a WARC's import that did not complete: its records, snapshots (text, tags), its
-    ``files`` row and its copy in the library (a linked file is left where it is)."""
-    with lib.write() as s:
+    ``files`` row and its copy in the library (a linked file is left where it is).
+
+    Linear in the import's size, and in batches of :data:`UNDO_BATCH` rows, each its own
+    transaction: other processes' writes get through between them. Its marker and
+    ``files`` row go last, so an undo killed partway is an import still marked
+    incomplete, which the next sweep goes on undoing."""
+    with lib.session() as s:
         row = s.get(File, file_id)
-        if row is None:
+        found = None if row is None else (row.path, row.external_path)
+    if found is None:
+        with lib.write() as s:
             s.execute(delete(Setting).where(Setting.key == incomplete_key(file_id)))
-            return
-        rel, external = row.path, row.external_path
-        ours = select(Record.id).where(Record.file_id == file_id).scalar_subquery()
-        s.execute(
-            update(Record)
-            .where(Record.revisit_of_id.in_(ours), Record.file_id != file_id)
-            .values(revisit_of_id=None)
-        )
-        s.execute(update(Record).where(Record.file_id == file_id).values(revisit_of_id=None))
-        s.execute(delete(Record).where(Record.file_id == file_id))
+        return
+    rel, external = found
+    ensure_indexes(lib.engine, lib.write)  # without them each deleted row reads a table
+    turns = _Turns()
+    ours = select(Record.id).where(Record.file_id == file_id).limit(UNDO_BATCH)
+    while True:
+        with turns, lib.write() as s:  # what revisits these records (ours or not) first
+            ids = list(s.scalars(ours))
+            s.execute(
+                update(Record).where(Record.revisit_of_id.in_(ids)).values(revisit_of_id=None)
+            )
+            s.execute(delete(Record).where(Record.id.in_(ids)))
+        if len(ids) < UNDO_BATCH:
+            break
+    with lib.session() as s:  # one read: snapshots.warc_file has no index
         snapshot_ids = list(s.scalars(select(Snapshot.id).where(Snapshot.warc_file == rel)))
-        conn = s.connection()
-        for sid in snapshot_ids:
-            delete_snapshot_text(conn, sid)
-        snaps = select(Snapshot.id).where(Snapshot.warc_file == rel).scalar_subquery()
-        s.execute(delete(SnapshotTag).where(SnapshotTag.snapshot_id.in_(snaps)))
-        s.execute(delete(Snapshot).where(Snapshot.warc_file == rel))
+    for at in range(0, len(snapshot_ids), UNDO_BATCH):
+        sids = snapshot_ids[at : at + UNDO_BATCH]
+        with turns, lib.write() as s:
+            delete_snapshots_text(s.connection(), sids)
+            s.execute(delete(SnapshotTag).where(SnapshotTag.snapshot_id.in_(sids)))
+            s.execute(delete(Snapshot).where(Snapshot.id.in_(sids)))
+    with lib.write() as s:
         s.execute(delete(File).where(File.id == file_id))
         s.execute(delete(Setting).where(Setting.key == incomplete_key(file_id)))
     if external is None:
         copy = lib.abspath(rel)
         copy.unlink(missing_ok=True)
         remove_empty(copy.parent, lib.root)
+
+
+class _Turns:
+    """Around each write of a long undo: after :data:`UNDO_HOLD` seconds of them, a pause
+    of :data:`UNDO_PAUSE` seconds without the database."""
+
+    def __init__(self) -> None:
+        self._since = time.monotonic()
+
+    def __enter__(self) -> None:
+        if time.monotonic() - self._since > UNDO_HOLD:
+            time.sleep(UNDO_PAUSE)
+            self._since = time.monotonic()
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 def mark_complete(lib: Library, file_ids: list[int]) -> None:

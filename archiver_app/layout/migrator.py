@@ -42,6 +42,7 @@ from archiver_app.layout.migrate import (
 )
 from archiver_app.layout.moves import MoveError
 from archiver_app.layout.versions import CHAIN, KNOWN_VERSIONS, Placement, SnapshotFacts
+from archiver_app.store.indexes import ensure_indexes
 from archiver_app.store.models import Collection, File, ImportSource, Setting, Snapshot
 from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
 
@@ -68,6 +69,7 @@ class MigrationReport:
     failed: list[str] = field(default_factory=list)
     imported: ImportStats = field(default_factory=ImportStats)
     cleanups: int = 0
+    indexes: int = 0  # indexes an older library lacked, built (store/indexes.py)
     cursor: str | None = None
     cancelled: bool = False
     remaining: int = 0
@@ -176,6 +178,7 @@ def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
     cancel: CancelToken,
 ) -> None:
     report.cleanups += finish_pending_cleanups(library.write, library.root, rehash=True)
+    report.indexes += ensure_indexes(library.engine, library.write)
     _import_sources(library, batch_size, report, progress, cancel)
     if start is None:
         stored = read_cursor(library)

@@ -138,5 +138,11 @@ def indexed_text(conn: Connection, snapshot_id: int) -> tuple[str, str, str] | N
 
 
 def delete_snapshot_text(conn: Connection, snapshot_id: int) -> None:
-    if has_fulltext(conn):
-        conn.execute(text("DELETE FROM snapshot_fts WHERE rowid = :id"), {"id": snapshot_id})
+    delete_snapshots_text(conn, [snapshot_id])
+
+
+def delete_snapshots_text(conn: Connection, snapshot_ids: Sequence[int]) -> None:
+    if has_fulltext(conn) and snapshot_ids:
+        conn.execute(
+            text("DELETE FROM snapshot_fts WHERE rowid = :id"), [{"id": i} for i in snapshot_ids]
+        )

@@ -203,6 +203,7 @@ class Record(Base):
         Index(None, "digest"),
         Index(None, "snapshot_id"),
         Index(None, "file_id", "offset"),
+        Index(None, "revisit_of_id"),  # store/indexes.py: older libraries get it later
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -318,6 +319,7 @@ class Page(Base):
         UniqueConstraint("job_id", "url"),
         Index(None, "job_id", "state", "priority", "id"),
         Index(None, "state", "lease_expires_at"),
+        Index(None, "snapshot_id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -362,7 +364,11 @@ class PageAttempt(Base):
     """
 
     __tablename__ = "page_attempts"
-    __table_args__ = (Index(None, "page_id", "attempt"), Index(None, "job_id", "id"))
+    __table_args__ = (
+        Index(None, "page_id", "attempt"),
+        Index(None, "job_id", "id"),
+        Index(None, "snapshot_id"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
@@ -493,7 +499,7 @@ class SnapshotChange(Base):
     """
 
     __tablename__ = "snapshot_changes"
-    __table_args__ = (Index(None, "compared_at"),)
+    __table_args__ = (Index(None, "compared_at"), Index(None, "previous_id"))
 
     snapshot_id: Mapped[int] = mapped_column(
         ForeignKey("snapshots.id", ondelete="CASCADE"), primary_key=True
