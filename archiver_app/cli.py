@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from archiver_app import __version__, commands
-from archiver_app.errors import ArchiverError
+from archiver_app.errors import ArchiverError, library_busy
 from archiver_app.paths import resolve_library_root
 
 if TYPE_CHECKING:
@@ -186,13 +186,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"archiver: error: {place_error(exc)}", file=ctx.err)
         return 1
-    except Exception as exc:  # a shared library's database lost mid-command: one line
+    except Exception as exc:  # the database lost or held by another process: one line
         from archiver_app.store.connection_loss import (
             EXIT_UNREACHABLE,
             lost_connection,
             unreachable_message,
         )
 
+        if (busy := library_busy(exc)) is not None:
+            print(f"archiver: error: {busy}", file=ctx.err)
+            return busy.exit_code
         if not lost_connection(exc):
             raise
         print(f"archiver: error: {unreachable_message(exc)}", file=ctx.err)

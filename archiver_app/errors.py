@@ -7,6 +7,8 @@ a "details" section. Front ends print or show these, never a traceback.
 
 from __future__ import annotations
 
+import sqlite3
+
 
 class ArchiverError(Exception):
     """An expected failure with a message fit for the user."""
@@ -27,6 +29,38 @@ class LibraryError(ArchiverError):
 
 class NewerLibraryError(LibraryError):
     """The library was written by a newer version of Archiver; we refuse to touch it."""
+
+
+class LibraryBusyError(LibraryError):
+    """Another process holds the library's database for writing beyond the busy timeout
+    (an import or its undo finishing, a long job): nothing is wrong; try again soon."""
+
+    exit_code = 75  # sysexits' EX_TEMPFAIL: try again later
+
+    def __init__(self, message: str = "", *, details: str | None = None) -> None:
+        super().__init__(message or LIBRARY_BUSY, details=details)
+
+
+#: What a :class:`LibraryBusyError` says.
+LIBRARY_BUSY = (
+    "the library is busy: another Archiver process (an import or its undo finishing, a"
+    " window, a command) is writing to it; try again in a moment"
+)
+
+
+def library_busy(exc: BaseException) -> LibraryBusyError | None:
+    """``exc`` as a :class:`LibraryBusyError` if it (or what caused it: SQLAlchemy wraps
+    the driver's error) is SQLite's "database is locked"; None otherwise."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # a chain of causes, never a cycle
+        if seen is None:
+            return None
+        if isinstance(seen, LibraryBusyError):
+            return seen
+        if isinstance(seen, sqlite3.OperationalError) and "locked" in str(seen):
+            return LibraryBusyError(details=f"{type(seen).__name__}: {seen}")
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 class InputError(ArchiverError):

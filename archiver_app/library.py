@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from archiver_app import __version__
 from archiver_app.durable import atomic_write_text
-from archiver_app.errors import LibraryError, NewerLibraryError
+from archiver_app.errors import LibraryError, NewerLibraryError, library_busy
 from archiver_app.ids import new_snapshot_uid
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library_share import (
@@ -192,6 +192,8 @@ class Library:
             if made_folder:
                 with suppress(OSError):
                     root.rmdir()  # refused: leave no empty folder behind
+            if (busy := library_busy(exc)) is not None and busy is not exc:
+                raise busy from exc  # another process's long write: say so, not a traceback
             if isinstance(exc, OperationalError) and engine.dialect.name != "sqlite":
                 raise _not_connected(engine, exc) from exc
             raise
@@ -451,9 +453,11 @@ def _ensure_meta(
     engine: Engine, meta_path: Path, meta: LibraryMeta | None, clock: Callable[[], datetime]
 ) -> LibraryMeta:
     """Make library.json and the database agree on the library id; write what is missing."""
-    _, write = make_sessionmakers(engine)
+    read, write = make_sessionmakers(engine)
     database = None if engine.dialect.name == "sqlite" else _public(engine)
-    with write() as s, s.begin():
+    with read() as s:  # written once: reopening then waits on no other process's write
+        session = write if s.get(Setting, "library") is None else read
+    with session() as s, s.begin():
         row = s.get(Setting, "library")
         if row is None:
             meta = meta or LibraryMeta(

@@ -248,16 +248,19 @@ def open_at_start(
     unmounted, not a library) does not fail at every start. ``create``: make a library
     where the folder is empty or missing (not for a remembered one: an empty library in its
     place would read as everything lost)."""
-    from PySide6.QtWidgets import QDialog
+    from PySide6.QtWidgets import QDialog, QMessageBox
 
-    from archiver_app.errors import ArchiverError
-    from archiver_app.gui.errors import describe, error_box
+    from archiver_app.errors import ArchiverError, LibraryBusyError
+    from archiver_app.gui.errors import busy_box, describe, error_box
     from archiver_app.gui.first_run import FirstRunDialog
     from archiver_app.library import Library
 
     while True:
         try:
             return Library.open(root, create=create, database_url=database_url)
+        except LibraryBusyError as exc:  # another process's long write: wait, not refuse
+            if busy_box(exc).exec() != QMessageBox.StandardButton.Retry:
+                return exc.exit_code
         except ArchiverError as exc:
             message, details = describe(exc)
             if not chose or database_url:

@@ -341,8 +341,9 @@ class DetailPane(QScrollArea):
         def work(_p: object, _c: object) -> Changes:
             return library.tags.set([sid], names)
 
+        tags = ", ".join(names) or "none"
         BackgroundOp(self.runner, work, label="saving tags").success(self._after_edit).failure(
-            self._edit_failed
+            lambda failure: self._edit_failed(failure, f"saving the tags of #{sid} ({tags})")
         ).run_in_background()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -373,7 +374,7 @@ class DetailPane(QScrollArea):
             return library.snapshots.set_notes(sid, notes)
 
         BackgroundOp(self.runner, work, label="saving notes").success(self._after_edit).failure(
-            self._edit_failed
+            lambda failure: self._edit_failed(failure, f"saving the notes of #{sid}")
         ).run_in_background()
 
     def _after_edit(self, changes: Changes) -> None:
@@ -381,5 +382,5 @@ class DetailPane(QScrollArea):
         if self.wanted in changes.snapshot_ids:
             self.show_snapshot(self.wanted)
 
-    def _edit_failed(self, failure: OpFailure) -> None:
-        show_error(self, failure, "saving your change")
+    def _edit_failed(self, failure: OpFailure, doing: str) -> None:
+        show_error(self, failure, doing)

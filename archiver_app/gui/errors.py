@@ -11,12 +11,13 @@ from __future__ import annotations
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from archiver_app.errors import ArchiverError
+from archiver_app.errors import ArchiverError, LibraryBusyError, library_busy
 from archiver_app.gui.ops import OpFailure
 
 
 def describe(exc: BaseException, doing: str = "", traceback_text: str = "") -> tuple[str, str]:
     """A short message and a details text for ``exc``."""
+    exc = library_busy(exc) or exc  # another process's long write: not "went wrong"
     if isinstance(exc, ArchiverError):
         message = exc.message
         details = exc.details or ""
@@ -45,6 +46,25 @@ def error_box(parent: QWidget | None, title: str, message: str, details: str = "
     if details:
         box.setDetailedText(details)
     box.setStandardButtons(QMessageBox.StandardButton.Ok)
+    return box
+
+
+def busy_box(exc: LibraryBusyError) -> QMessageBox:
+    """The library cannot be opened now: another process writes to it. *Try Again* (the
+    default) or *Quit*."""
+    box = error_box(
+        None,
+        "The library is busy",
+        "The library is busy: another Archiver process is writing to it (an import or its"
+        " undo finishing, another window, a command). Try again in a moment.",
+        exc.details or "",
+    )
+    retry, quit_ = QMessageBox.StandardButton.Retry, QMessageBox.StandardButton.Close
+    box.setStandardButtons(retry | quit_)
+    box.button(retry).setText("Try Again")
+    box.button(quit_).setText("Quit")
+    box.setDefaultButton(retry)
+    box.setEscapeButton(quit_)
     return box
 
 

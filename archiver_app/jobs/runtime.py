@@ -216,14 +216,16 @@ def recover_interrupted(lib: Library, registry: Registry) -> list[Claim]:
     now = lib.clock()
     found: list[Claim] = []
     dead: list[tuple[JobKind, dict[str, Any], str | None]] = []
+    interrupted = select(Job).where(
+        Job.status.in_(list(_LIVE)),
+        Job.kind.not_in([k.value for k in CRAWL_KINDS]),
+        (Job.lease_expires_at.is_(None)) | (Job.lease_expires_at <= now),
+    )
+    with lib.session() as s:  # usually none: then no wait on another process's write
+        if s.scalars(interrupted.limit(1)).first() is None:
+            return found
     with lib.write() as s:
-        jobs = s.scalars(
-            select(Job).where(
-                Job.status.in_(list(_LIVE)),
-                Job.kind.not_in([k.value for k in CRAWL_KINDS]),
-                (Job.lease_expires_at.is_(None)) | (Job.lease_expires_at <= now),
-            )
-        ).all()
+        jobs = s.scalars(interrupted).all()
         for job in jobs:
             reason = _interrupted_reason(job)
             kind = JobKind(job.kind)

@@ -159,3 +159,40 @@ def test_the_app_starts_where_it_remembers_and_never_makes_a_remembered_library_
     assert start_place(moved, gui_settings) == StartPlace(moved, chose=True, create=False)
     monkeypatch.setenv("ARCHIVER_LIBRARY", str(moved))  # named in the environment
     assert start_place(moved, gui_settings) == StartPlace(moved, chose=False, create=True)
+
+
+def test_a_library_busy_at_start_says_so_and_tries_again(
+    tmp_path: Path,
+    gui_settings: QSettings,
+    op_runner: OpRunner,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An import's undo in another process held the library: the app died with a
+    traceback and no window. Now it says the library is busy and offers to try again."""
+    from tests.helpers.locks import at_revision, short_busy_timeout, write_lock_held
+
+    root = tmp_path / "lib"
+    at_revision(root, "0011")  # opening it writes (an upgrade): it must wait for the lock
+    short_busy_timeout(monkeypatch)
+    shown: list[tuple[str, str]] = []
+    lock = write_lock_held(root / "library.db")
+
+    def answer(box: QMessageBox) -> QMessageBox.StandardButton:
+        shown.append((box.windowTitle(), box.text()))
+        if len(shown) == 1:
+            return QMessageBox.StandardButton.Retry  # still busy: asked again
+        lock.__exit__(None, None, None)  # the other process is done
+        return QMessageBox.StandardButton.Retry
+
+    monkeypatch.setattr(QMessageBox, "exec", answer)
+    lock.__enter__()
+    opened = open_at_start(root, None, op_runner, gui_settings, chose=True)
+    assert isinstance(opened, Library) and opened.root == root
+    opened.close()
+    assert [title for title, _ in shown] == ["The library is busy"] * 2
+    assert "another Archiver process is writing to it" in shown[0][1]
+
+    monkeypatch.setattr(QMessageBox, "exec", lambda box: QMessageBox.StandardButton.Close)
+    at_revision(root, "0011")
+    with write_lock_held(root / "library.db"):
+        assert open_at_start(root, None, op_runner, gui_settings, chose=True) == 75  # quit

@@ -125,3 +125,17 @@ def test_many_operations_finishing_at_once_all_report(qtbot: QtBot, op_runner: O
     assert sorted(done) == list(range(total))
     assert threads == {gui}
     qtbot.waitUntil(lambda: not op_runner.running())
+
+
+def test_a_locked_database_reads_as_a_busy_library_naming_the_lost_edit() -> None:
+    import sqlite3
+
+    try:
+        try:
+            raise sqlite3.OperationalError("database is locked")
+        except sqlite3.OperationalError as orig:
+            raise RuntimeError("(sqlite3.OperationalError) database is locked") from orig
+    except RuntimeError as wrapped:  # as SQLAlchemy wraps the driver's error
+        message, details = describe(wrapped, "saving the tags of #3 (news)")
+    assert message.startswith("Could not finish saving the tags of #3 (news): the library is busy")
+    assert "Something went wrong" not in message and "database is locked" in details
