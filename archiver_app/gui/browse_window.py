@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from archiver_app.gui.errors import show_error
-from archiver_app.gui.ops import BackgroundOp, OpFailure
+from archiver_app.gui.ops import CAPTURE_ON_QUIT, BackgroundOp, OpFailure
 from archiver_app.units import counted
 
 if TYPE_CHECKING:
@@ -162,7 +162,9 @@ class BrowseLauncher:
 
         status = self.status = BrowseStatus(self.window)
         op = self.op = (
-            BackgroundOp(self.window.runner, work, label="capture while browsing")
+            BackgroundOp(
+                self.window.runner, work, label="capture while browsing", on_quit=CAPTURE_ON_QUIT
+            )
             .with_progress(status.show_progress)
             .success(self._done)
             .failure(self._failed)

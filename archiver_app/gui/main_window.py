@@ -49,7 +49,7 @@ from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.idle_migrator import IdleMigrator
 from archiver_app.gui.jobs_panel import JobsPanel
 from archiver_app.gui.kept_selection import KeptSelection
-from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.gui.ops import STOPS_ON_QUIT, BackgroundOp, OpRunner
 from archiver_app.gui.replay_tabs import ReplayTabs
 from archiver_app.gui.research_actions import ResearchActions
 from archiver_app.gui.search_bar import FilterBar, SearchField
@@ -520,15 +520,17 @@ class MainWindow(QMainWindow):
 
     def confirm_quit(self) -> bool:
         """Ask before quitting while work runs; True when it is fine to quit."""
-        running = [op.label for op in self.runner.running() if op.blocks_quit]
+        running = [
+            f"{op.label}: {op.on_quit or STOPS_ON_QUIT}"
+            for op in self.runner.running()
+            if op.blocks_quit
+        ]
         if not running:
             return True
         answer = QMessageBox.question(
             self,
             "Quit Archiver?",
-            "Work is still running:\n  "
-            + "\n  ".join(running[:5])
-            + "\n\nQuit anyway? Unfinished captures resume next time.",
+            "Work is still running:\n  " + "\n  ".join(running[:5]) + "\n\nQuit anyway?",
         )
         return answer == QMessageBox.StandardButton.Yes
 

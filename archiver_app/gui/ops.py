@@ -41,6 +41,12 @@ PROGRESS_POLL_MS = 100
 SWITCH_INTERVAL = 0.001
 
 
+#: What quitting does to running work, as the quit question says it (``on_quit``).
+STOPS_ON_QUIT = "stops (a job resumes or is reported at the next start)"
+CAPTURE_ON_QUIT = "stops; unfinished captures resume at the next start"
+IMPORT_ON_QUIT = "stops; the file being imported is undone (files already in stay)"
+
+
 @dataclass
 class OpFailure:
     """What a failed operation hands to its ``failure`` callback."""
@@ -58,6 +64,7 @@ class OpInfo:
     cancel: CancelToken
     progress: ThrottledProgress
     blocks_quit: bool = True
+    on_quit: str = ""  # what quitting does to it, for the quit question
     started: float = field(default=0.0)
 
 
@@ -159,11 +166,13 @@ class BackgroundOp(Generic[T]):
         *,
         label: str = "",
         blocks_quit: bool = True,
+        on_quit: str = "",
     ) -> None:
         self._runner = runner
         self._work = work
         self._label = label
         self._blocks_quit = blocks_quit
+        self._on_quit = on_quit
         self._on_success: Callable[[T], object] | None = None
         self._on_failure: Callable[[OpFailure], object] | None = None
         self._on_progress: Callable[[ProgressUpdate], object] | None = None
@@ -199,7 +208,8 @@ class BackgroundOp(Generic[T]):
             return self
         runner = self._runner
         key = self._key = runner.register(
-            OpInfo(self._label, self.cancel_token, self.progress, self._blocks_quit), self
+            OpInfo(self._label, self.cancel_token, self.progress, self._blocks_quit, self._on_quit),
+            self,
         )
         if self._on_progress is not None:
             timer = QTimer(self._runner)

@@ -17,7 +17,7 @@ from archiver_app.errors import InputError
 from archiver_app.gui.capture_dialog import CaptureDialog
 from archiver_app.gui.capture_input import CaptureRequest, build_request, parse_url_lines
 from archiver_app.gui.errors import show_error
-from archiver_app.gui.ops import BackgroundOp, OpFailure
+from archiver_app.gui.ops import CAPTURE_ON_QUIT, BackgroundOp, OpFailure
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
 from archiver_app.units import counted
@@ -200,7 +200,7 @@ class WindowCapture(QObject):
         bar.showMessage(f"Capturing {what}…")
 
         return (
-            BackgroundOp(self.window.runner, work, label=label)
+            BackgroundOp(self.window.runner, work, label=label, on_quit=CAPTURE_ON_QUIT)
             .with_progress(progress)
             .success(self._done)
             .failure(self._failed)

@@ -18,7 +18,7 @@ from archiver_app.api.imports import ImportReport
 from archiver_app.gui.capture_dialog import TAB_BOOKMARKS
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.import_notice import import_notice
-from archiver_app.gui.ops import BackgroundOp
+from archiver_app.gui.ops import IMPORT_ON_QUIT, BackgroundOp, OpFailure
 from archiver_app.tasks import ProgressUpdate
 from archiver_app.units import counted
 
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 BOOKMARK_SUFFIXES = (".html", ".htm", ".json", ".txt")
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
+#: The status bar's word on an import the user cancelled.
+CANCELLED_IMPORT = "Import cancelled: the file it was importing was undone (files already in stay)."
 
 
 class WindowImports(QObject):
@@ -75,12 +77,20 @@ class WindowImports(QObject):
             bar.showMessage(f"Importing {update.message}")
 
         return (
-            BackgroundOp(self.window.runner, work, label="import archives")
+            BackgroundOp(self.window.runner, work, label="import archives", on_quit=IMPORT_ON_QUIT)
             .with_progress(progress)
             .success(self.imported)
-            .failure(lambda failure: show_error(self.window, failure, "importing"))
+            .failure(self.import_failed)
             .run_in_background()
         )
+
+    def import_failed(self, failure: OpFailure) -> None:
+        """A cancel the user asked for (Jobs panel, status bar) is no error: said in the
+        status bar; anything else in an error box."""
+        if failure.cancelled:
+            self.window.statusBar().showMessage(CANCELLED_IMPORT, 15000)
+            return
+        show_error(self.window, failure, "importing")
 
     def choose_archivebox(self) -> BackgroundOp[Any] | None:
         folder = QFileDialog.getExistingDirectory(

@@ -657,3 +657,22 @@ def test_the_filters_leave_the_details_their_room(main_window: MainWindow, qtbot
     qtbot.waitUntil(main_window.filter_bar.isVisible)
     qtbot.wait(50)
     assert main_window.splitter.sizes()[2] > 150
+
+
+def test_a_cancelled_import_is_said_in_the_status_bar_not_as_an_error(
+    qtbot: QtBot, main_window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelling an import read "Something went wrong while importing … Cancelled:"."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from archiver_app.gui.window_imports import CANCELLED_IMPORT
+    from tests.helpers.warcs import site, write_warc
+
+    boxes: list[str] = []
+    monkeypatch.setattr(QMessageBox, "open", lambda box: boxes.append(box.text()))
+    op = main_window.imports.import_archives([str(write_warc(tmp_path / "a.warc.gz", site(2)))])
+    op.cancel()  # as the Jobs panel's Cancel does, before its first record
+    qtbot.waitUntil(lambda: not main_window.runner.busy(), timeout=60_000)
+    assert boxes == []
+    assert main_window.statusBar().currentMessage() == CANCELLED_IMPORT
+    assert main_window.library.info().snapshots == 0

@@ -17,7 +17,7 @@ from archiver_app.gui.drives_panel import DrivesPanel
 from archiver_app.gui.first_run import LIBRARY_KEY, FirstRunDialog, needs_first_run
 from archiver_app.gui.jobs_panel import JobsPanel, format_eta
 from archiver_app.gui.main_window import MainWindow
-from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.gui.ops import CAPTURE_ON_QUIT, IMPORT_ON_QUIT, BackgroundOp, OpRunner
 from archiver_app.gui.settings_dialog import APPEARANCE_KEY, BROWSER_KEY, SettingsDialog
 from archiver_app.library import Library
 from archiver_app.mirror.destinations import Marker, write_marker
@@ -395,7 +395,16 @@ def test_quit_asks_while_work_runs_and_close_hides_to_tray(
 
     release = threading.Event()
     BackgroundOp(
-        main_window.runner, lambda _p, _c: release.wait(10), label="capturing 3 pages"
+        main_window.runner,
+        lambda _p, _c: release.wait(10),
+        label="capturing 3 pages",
+        on_quit=CAPTURE_ON_QUIT,
+    ).run_in_background()
+    BackgroundOp(
+        main_window.runner,
+        lambda _p, _c: release.wait(10),
+        label="import archives",
+        on_quit=IMPORT_ON_QUIT,
     ).run_in_background()
     asked: list[str] = []
 
@@ -406,7 +415,9 @@ def test_quit_asks_while_work_runs_and_close_hides_to_tray(
     monkeypatch.setattr(QMessageBox, "question", answer)  # type: ignore[attr-defined]
     main_window.tray.available = False
     main_window.request_quit()
-    assert asked and "capturing 3 pages" in asked[0]
+    # each kind of work says what quitting does to it: an import is undone, not resumed
+    assert asked and f"capturing 3 pages: {CAPTURE_ON_QUIT}" in asked[0]
+    assert f"import archives: {IMPORT_ON_QUIT}" in asked[0] and "undone" in IMPORT_ON_QUIT
     assert main_window.isVisible()  # the user said no
     main_window.tray.available = True  # with a tray, closing only hides the window
     main_window.close()
