@@ -10,8 +10,9 @@ the processor it needs to stay fluid.
 Protocol (one duplex pipe, pickled tuples): the parent sends ``"cancel"``; the child sends
 ``("progress", ProgressUpdate)`` at most ten times a second, then one of ``("result",
 value)``, ``("cancelled", None)`` or ``("error", exception)``. When the parent goes away
-the child sees the pipe close and cancels its work, which then stops cleanly at its next
-check (never mid-write). A child that dies without an answer (killed, out of memory) is
+the child sees the pipe close (or a progress report fail to reach it) and cancels its
+work, which then stops cleanly at its next check (never mid-write): an import is undone and
+its job reads cancelled, not failed. A child that dies without an answer (killed, out of memory) is
 reported as an :class:`~archiver_app.errors.ArchiverError`, never as a silent success.
 
 The target is a module-level function (it reaches the child by its qualified name, the way
@@ -225,8 +226,14 @@ def child_main(  # noqa: PLR0917 - the Process(args=...) call
         except (EOFError, OSError):
             cancel.cancel()  # the app went away: stop at the next check
 
+    def report(update: Any) -> None:
+        try:
+            send(("progress", update))
+        except (OSError, ValueError):  # the app went away: a cancel, not the work's error
+            cancel.cancel()
+
     threading.Thread(target=listen, name="parent", daemon=True).start()
-    progress = ThrottledProgress(lambda update: send(("progress", update)), interval=0.1)
+    progress = ThrottledProgress(report, interval=0.1)
     try:
         from archiver_app.library import Library
 

@@ -40,6 +40,24 @@ def until_cancelled(
     cancel.raise_if_cancelled()
 
 
+def report_once_the_app_is_gone(
+    library: Library, marker: str, *, progress: Progress, cancel: CancelToken
+) -> None:
+    """Say it started, wait until the app is gone (this process has another parent), then
+    report progress, as an import does ten times a second; record what came of it."""
+    app = os.getppid()
+    Path(marker).write_text("started")
+    while os.getppid() == app:
+        time.sleep(0.05)
+    try:
+        progress(ProgressUpdate(1, None, "still working"))
+    except OSError as exc:  # the work would fail with it (an import: "Broken pipe")
+        Path(marker).write_text(f"raised {type(exc).__name__}")
+        raise
+    cancel.wait(30)
+    Path(marker).write_text("cancelled" if cancel.cancelled else "went on")
+
+
 def refuse(library: Library, *, progress: Progress, cancel: CancelToken) -> None:
     raise InputError("That address is not a web page.", details="ftp://example.org/")
 

@@ -75,7 +75,12 @@ def test_cancel_reaches_the_child_which_stops_at_its_next_check(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
-def test_the_child_cancels_itself_when_the_app_is_killed(library: Library, tmp_path: Path) -> None:
+@pytest.mark.parametrize("target", ["until_cancelled", "report_once_the_app_is_gone"])
+def test_the_child_cancels_itself_when_the_app_is_killed(
+    library: Library, tmp_path: Path, target: str
+) -> None:
+    """Waiting, or reporting progress: an import's progress to an app that had quit raised
+    "Broken pipe", and its job read "completed, 1 failed: Broken pipe"."""
     marker = tmp_path / "marker"
     root = Path(__file__).resolve().parents[3]
     code = textwrap.dedent(
@@ -84,10 +89,10 @@ def test_the_child_cancels_itself_when_the_app_is_killed(library: Library, tmp_p
         sys.path.insert(0, {str(root)!r})
         from archiver_app.library import Library
         from archiver_app.tasks.isolated import run_isolated
-        from tests.helpers.isolated_targets import until_cancelled
+        from tests.helpers import isolated_targets
         if __name__ == "__main__":
             lib = Library.open({str(library.root)!r}, create=False)
-            run_isolated(until_cancelled, lib, {str(marker)!r})
+            run_isolated(isolated_targets.{target}, lib, {str(marker)!r})
         """
     )
     script = tmp_path / "app.py"
@@ -102,9 +107,10 @@ def test_the_child_cancels_itself_when_the_app_is_killed(library: Library, tmp_p
         os.kill(app.pid, signal.SIGKILL)
         app.wait(10)
         deadline = time.monotonic() + 30
-        while marker.read_text() != "cancelled":
+        while marker.read_text() in ("started", ""):
             assert time.monotonic() < deadline, "the orphaned child kept running"
             time.sleep(0.05)
+        assert marker.read_text() == "cancelled"
     finally:
         if app.poll() is None:
             app.kill()
