@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, delete, select
+from sqlalchemy import Connection, delete, func, select
+from sqlalchemy.exc import IntegrityError
 
 from archiver_app.api.changes import Changes
-from archiver_app.library import Library
+from archiver_app.errors import InputError
+from archiver_app.library import DEFAULT_COLLECTION, Library
 from archiver_app.store.fulltext import indexed_text, upsert_snapshot_text
-from archiver_app.store.models import Collection, SnapshotTag, Tag
-from archiver_app.store.tags import tag_ids
+from archiver_app.store.models import Collection, Snapshot, SnapshotTag, Tag
+from archiver_app.store.tags import find_tag, tag_ids
+from archiver_app.units import counted
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,9 @@ class TagsManager:
 
     def all(self) -> list[TagView]:
         with self._lib.session() as s:
-            rows = s.execute(select(Tag.id, Tag.name).order_by(Tag.name)).all()
+            rows = s.execute(
+                select(Tag.id, Tag.name).order_by(func.lower(Tag.name), Tag.name)
+            ).all()
         return [TagView(r[0], r[1]) for r in rows]
 
     def names(self) -> list[str]:
@@ -88,6 +93,63 @@ class TagsManager:
             changes |= self.set(ids, list(merged))
         return changes
 
+    def counts(self) -> dict[int, int]:
+        """Tag id -> how many captures carry it."""
+        with self._lib.session() as s:
+            rows = s.execute(
+                select(SnapshotTag.tag_id, func.count()).group_by(SnapshotTag.tag_id)
+            ).all()
+        return {int(t): int(n) for t, n in rows}
+
+    def rename(self, tag_id: int, name: str) -> Changes:
+        """Call tag ``tag_id`` ``name``; into the tag of that name (in any case) when there
+        is one, which then carries the captures of both.
+
+        Raises:
+            InputError: a blank name, or no such tag.
+        """
+        [name] = parse_tags(name.replace(",", " ")) or [""]
+        if not name:
+            raise InputError("a tag needs a name")
+        with self._lib.write() as s:
+            tag = s.get(Tag, tag_id)
+            if tag is None:
+                raise InputError(f"there is no tag {tag_id}")
+            ids = list(
+                s.scalars(select(SnapshotTag.snapshot_id).where(SnapshotTag.tag_id == tag_id))
+            )
+            conn = s.connection()
+            into = find_tag(conn, name, other_than=tag_id)
+            if into is not None:  # another tag has the name: its captures and these, one tag
+                have = set(
+                    s.scalars(select(SnapshotTag.snapshot_id).where(SnapshotTag.tag_id == into))
+                )
+                s.add_all(
+                    SnapshotTag(snapshot_id=sid, tag_id=into) for sid in ids if sid not in have
+                )
+                s.execute(delete(SnapshotTag).where(SnapshotTag.tag_id == tag_id))
+                s.delete(tag)
+            else:
+                tag.name = name
+            s.flush()
+            for sid in ids:
+                reindex_own_words(conn, sid)
+        return Changes.of_snapshots(ids, tags=True)
+
+    def delete(self, tag_id: int) -> Changes:
+        """Take tag ``tag_id`` off every capture and forget it (the captures stay)."""
+        with self._lib.write() as s:
+            ids = list(
+                s.scalars(select(SnapshotTag.snapshot_id).where(SnapshotTag.tag_id == tag_id))
+            )
+            s.execute(delete(SnapshotTag).where(SnapshotTag.tag_id == tag_id))
+            s.execute(delete(Tag).where(Tag.id == tag_id))
+            s.flush()
+            conn = s.connection()
+            for sid in ids:
+                reindex_own_words(conn, sid)
+        return Changes.of_snapshots(ids, tags=True)
+
 
 def reindex_own_words(conn: Connection, snapshot_id: int) -> None:
     """Index ``snapshot_id``'s tags and notes again (after its notes changed)."""
@@ -121,3 +183,50 @@ class CollectionsManager:
 
     def slug_of(self, collection_id: int) -> str | None:
         return next((c.slug for c in self.all() if c.id == collection_id), None)
+
+    def rename(self, collection_id: int, name: str) -> Changes:
+        """Give collection ``collection_id`` the name ``name`` (its slug, which commands and
+        folders use, stays).
+
+        Raises:
+            InputError: a blank name, or no such collection.
+        """
+        name = " ".join(name.split())[:200]
+        if not name:
+            raise InputError("a collection needs a name")
+        with self._lib.write() as s:
+            coll = s.get(Collection, collection_id)
+            if coll is None:
+                raise InputError(f"there is no collection {collection_id}")
+            coll.name = name
+        return Changes(collections=True)
+
+    def delete(self, collection_id: int) -> Changes:
+        """Forget an empty collection.
+
+        Raises:
+            InputError: it holds captures (delete or move them first), a job or an edition
+                refers to it, or it is the default collection.
+        """
+        with self._lib.write() as s:
+            coll = s.get(Collection, collection_id)
+            if coll is None:
+                raise InputError(f"there is no collection {collection_id}")
+            if coll.slug == DEFAULT_COLLECTION:
+                raise InputError("the default collection stays")
+            held = s.scalar(
+                select(func.count()).select_from(Snapshot).where(Snapshot.collection_id == coll.id)
+            )
+            if held:
+                raise InputError(
+                    f"collection {coll.name!r} holds {counted(int(held or 0), 'capture')}: "
+                    "delete them first"
+                )
+            try:
+                s.delete(coll)
+                s.flush()
+            except IntegrityError as exc:  # a job or an edition still names it
+                raise InputError(
+                    f"collection {coll.name!r} is named by a job or an edition; it stays"
+                ) from exc
+        return Changes(collections=True)

@@ -55,6 +55,7 @@ from archiver_app.gui.research_actions import ResearchActions
 from archiver_app.gui.search_bar import FilterBar, SearchField
 from archiver_app.gui.settings_dialog import SettingsDialog
 from archiver_app.gui.sidebar import Sidebar, SidebarEntry
+from archiver_app.gui.sidebar_menu import SidebarMenu
 from archiver_app.gui.snapshot_model import COL_MATCH, COL_TIME, COL_TITLE, SnapshotTableModel
 from archiver_app.gui.status_bar import StatusPanel
 from archiver_app.gui.table_menu import install_table_menu
@@ -156,6 +157,7 @@ class MainWindow(QMainWindow):
         self.menus.capture_menu.insertAction(self.menus.capture_menu_end, self.browse.action)
         self.verify = VerifyActions(self)  # Tools > Verify Library...
         self.deletion = DeleteCaptures(self)  # Edit > Delete Captures…
+        self.sidebar_menu = SidebarMenu(self)  # rename, delete tags and collections
         self.new_edition_action = install_edition_action(self)  # File > New Edition…
         self.background = WindowJobs(self)
         self.watches = install_watch_scheduler(self)  # due watches run; changes in the tray

@@ -127,7 +127,10 @@ class Sidebar(QTreeWidget):
         return [entry for _item, entry in self._entry_items()]
 
     def current_entry(self) -> SidebarEntry | None:
-        item = self.currentItem()
+        return self.entry_of(self.currentItem())
+
+    @staticmethod
+    def entry_of(item: QTreeWidgetItem | None) -> SidebarEntry | None:
         entry = item.data(0, ENTRY_ROLE) if item is not None else None
         return entry if isinstance(entry, SidebarEntry) else None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, func, insert, select, true
 
 from archiver_app.store.models import Tag
 
@@ -24,11 +24,17 @@ def tag_ids(conn: Connection, names: Iterable[str]) -> list[int]:
     return list(ids)
 
 
-def _existing(conn: Connection, name: str) -> int | None:
-    exact = conn.scalar(select(Tag.id).where(Tag.name == name))
+def find_tag(conn: Connection, name: str, *, other_than: int | None = None) -> int | None:
+    """The tag called ``name`` in any case (not ``other_than``), if there is one."""
+    return _existing(conn, name, other_than)
+
+
+def _existing(conn: Connection, name: str, other_than: int | None = None) -> int | None:
+    mine = Tag.id != other_than if other_than is not None else true()
+    exact = conn.scalar(select(Tag.id).where(Tag.name == name, mine))
     if exact is not None:
         return int(exact)
-    rows = select(Tag.id, Tag.name).order_by(Tag.id)
+    rows = select(Tag.id, Tag.name).where(mine).order_by(Tag.id)
     if name.isascii():  # SQLite's lower() folds ASCII only: other names are compared here
         rows = rows.where(func.lower(Tag.name) == name.lower())
     folded = name.casefold()

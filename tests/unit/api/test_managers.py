@@ -101,3 +101,45 @@ def test_a_tag_is_one_tag_whatever_its_case(library: Library) -> None:
         "https://b.example/",
     }
     assert parse_tags("Harbour, harbour ,HARBOUR") == ["Harbour"]
+
+
+def test_tags_are_renamed_merged_and_deleted_and_search_follows(library: Library) -> None:
+    from archiver_app.errors import InputError
+    from archiver_app.search import Query, search
+
+    a = add_snapshot(library, "https://a.example/", title="A", body="alpha", tags=("ferry",))
+    b = add_snapshot(library, "https://b.example/", title="B", body="beta", tags=("boats",))
+    ids = {t.name: t.id for t in library.tags.all()}
+    assert library.tags.counts() == {ids["ferry"]: 1, ids["boats"]: 1}
+    changes = library.tags.rename(ids["ferry"], "Ferries")
+    assert changes.tags and changes.snapshot_ids == {a}
+    assert library.tags.names() == ["boats", "Ferries"] and _fts_tags(library, a) == "Ferries"
+    library.tags.rename(ids["boats"], "ferries")  # another tag's name: one tag, both captures
+    assert [(t.id, t.name) for t in library.tags.all()] == [(ids["ferry"], "Ferries")]
+    assert {h.url for h in search(library, Query("", tag="ferries"))} == {
+        "https://a.example/",
+        "https://b.example/",
+    }
+    with pytest.raises(InputError, match="needs a name"):
+        library.tags.rename(ids["ferry"], "  ")
+    changes = library.tags.delete(ids["ferry"])
+    assert changes.snapshot_ids == {a, b} and library.tags.names() == []
+    assert _fts_tags(library, b) == "" and library.snapshots.detail(b) is not None
+
+
+def test_collections_are_renamed_and_an_empty_one_deleted(library: Library) -> None:
+    from archiver_app.errors import InputError
+
+    add_snapshot(library, "https://a.example/", title="A", collection="trips")
+    library.ensure_collection("spare")
+    library.ensure_collection()
+    by_slug = {c.slug: c.id for c in library.collections.all()}
+    assert library.collections.rename(by_slug["trips"], " Harbour  trips ").collections
+    names = {c.slug: c.name for c in library.collections.all()}
+    assert names["trips"] == "Harbour trips"  # the slug stays
+    with pytest.raises(InputError, match="holds 1 capture"):
+        library.collections.delete(by_slug["trips"])
+    with pytest.raises(InputError, match="default collection stays"):
+        library.collections.delete(by_slug["default"])
+    library.collections.delete(by_slug["spare"])
+    assert "spare" not in {c.slug for c in library.collections.all()}

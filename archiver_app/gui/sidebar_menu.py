@@ -1,0 +1,96 @@
+"""The sidebar's right-click menu: rename or delete a tag, rename or delete a collection
+(an empty one), delete a saved search. Each asks first where it cannot be undone."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QPoint, Qt
+from PySide6.QtWidgets import QInputDialog, QMenu, QMessageBox
+
+from archiver_app.api.changes import Changes
+from archiver_app.api.settings import SAVED_SEARCHES_KEY
+from archiver_app.errors import InputError
+from archiver_app.gui.errors import question_box
+from archiver_app.gui.sidebar import SidebarEntry
+from archiver_app.units import counted, upper_first
+
+if TYPE_CHECKING:
+    from archiver_app.gui.main_window import MainWindow
+
+
+class SidebarMenu(QObject):
+    """Right-click on a tag, a collection or a saved search. Threading: GUI thread only
+    (each edit is a few rows)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.menu: QMenu | None = None
+        sidebar = window.sidebar
+        sidebar.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        sidebar.customContextMenuRequested.connect(self._requested)
+
+    def _requested(self, pos: QPoint) -> None:
+        item = self.window.sidebar.itemAt(pos)
+        entry = self.window.sidebar.entry_of(item) if item is not None else None
+        if entry is None or entry.kind not in ("tag", "collection", "saved"):
+            return
+        menu = QMenu(self.window.sidebar)
+        if entry.kind != "saved":
+            menu.addAction("Rename…", lambda: self.rename(entry))
+        menu.addAction("Delete…", lambda: self.delete(entry))
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.menu = menu
+        menu.popup(self.window.sidebar.viewport().mapToGlobal(pos))
+
+    def rename(self, entry: SidebarEntry) -> None:
+        kind = "tag" if entry.kind == "tag" else "collection"
+        name, ok = QInputDialog.getText(
+            self.window, f"Rename {kind.title()}", f"New name of the {kind} {entry.label}:",
+            text=entry.label,
+        )  # fmt: skip
+        if ok and name.strip() and name.strip() != entry.label:
+            labels = self.window.library.tags if kind == "tag" else self.window.library.collections
+            self._apply(lambda: labels.rename(int(entry.value), name))
+
+    def delete(self, entry: SidebarEntry) -> None:
+        lib = self.window.library
+        if entry.kind == "tag":
+            n = lib.tags.counts().get(int(entry.value), 0)
+            text = f"Delete the tag {entry.label}? It comes off {counted(n, 'capture')}; the "
+            text += "captures stay."
+        elif entry.kind == "collection":
+            text = f"Delete the collection {entry.label}? Only an empty collection is deleted."
+        else:
+            text = f"Delete the saved search {entry.label}?"
+        box = question_box(self.window, QMessageBox.Icon.Warning, "Delete", text, "Delete")
+        if box.exec() != QMessageBox.StandardButton.Yes:
+            return
+        if entry.kind == "tag":
+            self._apply(lambda: lib.tags.delete(int(entry.value)), leave=entry)
+        elif entry.kind == "collection":
+            self._apply(lambda: lib.collections.delete(int(entry.value)), leave=entry)
+        else:
+            saved = [s for s in lib.settings.get(SAVED_SEARCHES_KEY, []) or []
+                     if s.get("name") != entry.label]  # fmt: skip
+            self._apply(lambda: lib.settings.put(SAVED_SEARCHES_KEY, saved), leave=entry)
+
+    def _apply(self, edit: object, leave: SidebarEntry | None = None) -> None:
+        """Run ``edit`` (a call returning :class:`Changes`); show its refusal plainly. A
+        deleted entry the table was listing gives way to All captures."""
+        window = self.window
+        try:
+            changes = edit()  # type: ignore[operator]
+        except InputError as exc:
+            QMessageBox.information(window, "Not changed", upper_first(str(exc)) + ".")
+            return
+        assert isinstance(changes, Changes)
+        listing = window.sidebar.current_entry()
+        window.apply_changes(changes)
+        if leave is not None and listing is not None and listing.key == leave.key:
+            window.sidebar.select_key("view:all", emit=False)  # maybe in front already
+            if (everything := window.sidebar.current_entry()) is not None:
+                window.sidebar.entry_selected.emit(everything)
+        elif listing is not None:
+            window.sidebar.select_key(listing.key, emit=False)
