@@ -35,7 +35,16 @@ def upgrade() -> None:
     bind = op.get_bind()
     for name, table, column in INDEXES:
         if bind.execute(sa.text(f"SELECT 1 FROM {table} LIMIT 1")).first() is None:
-            op.create_index(name, table, [column], unique=False, if_not_exists=True)
+            where = sa.text(f"{column} IS NOT NULL")  # the rows that refer: no NULL entries
+            op.create_index(
+                name,
+                table,
+                [column],
+                unique=False,
+                if_not_exists=True,
+                sqlite_where=where,
+                postgresql_where=where,
+            )
 
 
 def downgrade() -> None:
