@@ -52,15 +52,23 @@ def nearest_exact(
 ) -> list[IndexedRecord]:
     """Up to ``per_side`` replayable records of ``key`` before ``ts`` and as many after;
     with ``urls``, only records of those exact addresses."""
-    where = f"url_key = :k AND record_type IN {_TYPES}"
     params: dict[str, object] = {"k": key, "ts": ts, "n": per_side}
-    if urls:
-        names = [f"u{i}" for i in range(len(urls))]
-        where += " AND url IN (" + ", ".join(f":{n}" for n in names) + ")"
-        params.update(zip(names, sorted(urls), strict=True))
-    before = _hits(conn, _SELECT + where + " AND ts <= :ts ORDER BY ts DESC LIMIT :n", **params)
-    after = _hits(conn, _SELECT + where + " AND ts > :ts ORDER BY ts ASC LIMIT :n", **params)
+    if not urls:  # the hot path: the statements as constants
+        return _hits(conn, _EXACT_BEFORE, **params) + _hits(conn, _EXACT_AFTER, **params)
+    where = _EXACT
+    names = [f"u{i}" for i in range(len(urls))]
+    where += " AND url IN (" + ", ".join(f":{n}" for n in names) + ")"
+    params.update(zip(names, sorted(urls), strict=True))
+    before = _hits(conn, _SELECT + where + _BEFORE, **params)
+    after = _hits(conn, _SELECT + where + _AFTER, **params)
     return before + after
+
+
+_EXACT = f"url_key = :k AND record_type IN {_TYPES}"
+_BEFORE = " AND ts <= :ts ORDER BY ts DESC LIMIT :n"
+_AFTER = " AND ts > :ts ORDER BY ts ASC LIMIT :n"
+_EXACT_BEFORE = _SELECT + _EXACT + _BEFORE
+_EXACT_AFTER = _SELECT + _EXACT + _AFTER
 
 
 def same_path(conn: Connection, path_key: str, limit: int = 500) -> list[IndexedRecord]:

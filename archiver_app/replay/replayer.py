@@ -174,10 +174,12 @@ class Replayer:
         key = url_key(url)
         exact = idx.nearest_exact(conn, key, ts)
         if exact:
+            if all(hit.url == url for hit in exact):  # the common case: one spelling
+                return Resolution(url, self._pick(exact, url, ts, frozenset((url,))), "exact")
             spelled = spellings(url)
             if not any(hit.url in spelled for hit in exact):  # maybe further away in time
                 exact += idx.nearest_exact(conn, key, ts, per_side=1, urls=spelled)
-            return Resolution(url, self._pick(exact, url, ts), "exact")
+            return Resolution(url, self._pick(exact, url, ts, spelled), "exact")
         parts = urlsplit(url)
         path_url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
         candidates = idx.same_path(conn, url_key(path_url))
@@ -194,8 +196,10 @@ class Replayer:
         raise NotArchived(f"{url} is not in the archive", url=url)
 
     @staticmethod
-    def _pick(hits: list[IndexedRecord], url: str, ts: str) -> IndexedRecord:
-        spelled = spellings(url)
+    def _pick(
+        hits: list[IndexedRecord], url: str, ts: str, spelled: frozenset[str] | None = None
+    ) -> IndexedRecord:
+        spelled = spellings(url) if spelled is None else spelled
 
         def rank(hit: IndexedRecord) -> tuple[bool, bool, float, bool]:
             # A redirect recorded for another spelling of this key may point back here.
