@@ -269,9 +269,10 @@ class DrivesPanel(QWidget):
         folder = QFileDialog.getExistingDirectory(self, "Choose the drive or folder")
         if not folder:
             return
-        label, ok = QInputDialog.getText(self, "Name this drive", "Label:")
+        suggested = Path(folder).name or "drive"  # the volume's name, as the system shows it
+        label, ok = QInputDialog.getText(self, "Name this drive", "Label:", text=suggested)
         if ok:
-            self.add_destination(folder, label.strip() or Path(folder).name or "drive")
+            self.add_destination(folder, label.strip() or suggested)
 
     def add_destination(self, folder: str, label: str) -> BackgroundOp[Any] | None:
         mirror = self.library.mirror

@@ -597,3 +597,27 @@ def test_resume_retry_and_run_run_the_capture_here(
     with library.session() as s:
         states = s.execute(select(Snapshot.title, Snapshot.state)).all()
     assert sorted(t for t, state in states if state == "complete") == ["Back again"] * 2
+
+
+def test_add_drive_suggests_the_folders_name_as_its_label(
+    qtbot: QtBot,
+    main_window: MainWindow,
+    library: Library,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from PySide6.QtWidgets import QFileDialog, QInputDialog
+
+    folder = tmp_path / "BLUE-2TB"
+    folder.mkdir()
+    asked: list[str] = []
+
+    def answer(*_a: object, text: str = "", **_k: object) -> tuple[str, bool]:
+        asked.append(text)
+        return text, True
+
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *_a, **_k: str(folder))
+    monkeypatch.setattr(QInputDialog, "getText", answer)
+    main_window.drives.add_drive()
+    assert asked == ["BLUE-2TB"]
+    qtbot.waitUntil(lambda: [d.label for d in library.drives.list(scan=False)] == ["BLUE-2TB"])
