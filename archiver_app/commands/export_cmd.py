@@ -69,6 +69,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     retry = actions.add_parser(
         "timestamp-pending", help="ask again for the timestamps that waited for the network"
     )
+    retry.add_argument(
+        "--forget",
+        type=Path,
+        metavar="WACZ",
+        help="stop waiting for this export's timestamp (an authority that will never answer); "
+        "the export stays signed, without a timestamp",
+    )
+    retry.add_argument("--list", action="store_true", help="list the waiting timestamps only")
     retry.set_defaults(func=cmd_timestamp_pending)
     tsa = actions.add_parser(
         "timestamp-authority", help="show or set the default time-stamping authority"
@@ -161,11 +169,23 @@ def _print_stamp(stamp: Any, ctx: Context) -> None:
 
 
 def cmd_timestamp_pending(args: argparse.Namespace, ctx: Context) -> int:
-    from archiver_app.export.pending import RetryCode, pending, retry_pending
+    from archiver_app.errors import InputError
+    from archiver_app.export.pending import RetryCode, forget, pending, retry_pending
 
     with ctx.open_library() as lib:
-        if not pending(lib):
+        if args.forget is not None:
+            if not forget(lib, args.forget):
+                raise InputError(f"no timestamp is waiting for {args.forget}")
+            print(f"{args.forget}: no longer waiting for its timestamp", file=ctx.out)
+            return 0
+        waiting = pending(lib)
+        if not waiting:
             print("no timestamps are waiting", file=ctx.out)
+            return 0
+        if args.list:
+            for e in waiting:
+                line = f"{e.path}: from {e.url}, since {e.queued_at}, {e.attempts} tries"
+                print(f"{line}: {e.last_error}" if e.last_error else line, file=ctx.out)
             return 0
         results = retry_pending(lib)
     for r in results:

@@ -129,6 +129,17 @@ def queue(lib: Library, path: Path, url: str, reason: str) -> PendingStamp:
     return entry
 
 
+def forget(lib: Library, path: Path) -> bool:
+    """Stop waiting for the timestamp of the export at ``path`` (an authority that will
+    never answer, a mistyped one); whether one was waiting. The export stays signed."""
+    target = path.resolve()
+    with lib.write() as s:
+        entries = _read(s)
+        kept = [e for e in entries if e.path != target]
+        _write(s, kept)
+    return len(kept) != len(entries)
+
+
 def after_export(lib: Library, result: ExportResult, signing: Signing) -> None:
     """Keep a signed export's timestamp outcome on its result; queue it when unreachable."""
     # The token itself is in the WACZ; the result (kept in the job's row) says how it went.

@@ -153,6 +153,8 @@ def test_no_network_queues_then_retries(
     # Still down: the request stays queued and the command says so.
     assert cli.main(["export", "timestamp-pending", "--library", root]) == 1
     assert "waiting" in capsys.readouterr().out
+    assert cli.main(["export", "timestamp-pending", "--list", "--library", root]) == 0
+    assert f"{wacz.resolve()}: from {down}, since " in capsys.readouterr().out
     with Library.open(Path(root)) as lib:
         assert pending(lib)[0].attempts == 1
         # The authority is back (at its address; here: point the queued entry at it).
@@ -226,3 +228,20 @@ def test_an_unavailable_authority_is_asked_once_per_retry(
     for out in (first, second):
         report = verify_wacz(out, tsa_roots=load_roots(tsa.root))
         assert report.ok and report.timestamp.state is TimestampState.VALID
+
+
+def test_a_waiting_timestamp_can_be_given_up(
+    root: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An authority that will never answer (mistyped, gone): the wait ends on request."""
+    wacz = tmp_path / "out.wacz"
+    assert _export(root, wacz, "--timestamp", _closed_port()) == 0
+    capsys.readouterr()
+    args = ["export", "timestamp-pending", "--library", root, "--forget"]
+    assert cli.main([*args, str(wacz)]) == 0
+    assert "no longer waiting for its timestamp" in capsys.readouterr().out
+    with Library.open(Path(root)) as lib:
+        assert pending(lib) == []
+    assert verify_wacz(wacz).ok  # still signed
+    assert cli.main([*args, str(wacz)]) == 2
+    assert "no timestamp is waiting" in capsys.readouterr().err
