@@ -38,13 +38,13 @@ class SidebarMenu(QObject):
             return
         menu = QMenu(self.window.sidebar)
         if entry.kind != "saved":
-            menu.addAction("Rename…", lambda: self.rename(entry))
-        menu.addAction("Delete…", lambda: self.delete(entry))
+            menu.addAction("Rename…", lambda: self.rename_entry(entry))
+        menu.addAction("Delete…", lambda: self.delete_entry(entry))
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.menu = menu
         menu.popup(self.window.sidebar.viewport().mapToGlobal(pos))
 
-    def rename(self, entry: SidebarEntry) -> None:
+    def rename_entry(self, entry: SidebarEntry) -> None:
         kind = "tag" if entry.kind == "tag" else "collection"
         name, ok = QInputDialog.getText(
             self.window, f"Rename {kind.title()}", f"New name of the {kind} {entry.label}:",
@@ -54,7 +54,7 @@ class SidebarMenu(QObject):
             labels = self.window.library.tags if kind == "tag" else self.window.library.collections
             self._apply(lambda: labels.rename(int(entry.value), name))
 
-    def delete(self, entry: SidebarEntry) -> None:
+    def delete_entry(self, entry: SidebarEntry) -> None:
         lib = self.window.library
         if entry.kind == "tag":
             n = lib.tags.counts().get(int(entry.value), 0)

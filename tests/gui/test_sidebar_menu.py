@@ -31,7 +31,7 @@ def test_a_tag_is_renamed_then_deleted_from_its_menu(
     menu.close()
 
     monkeypatch.setattr(QInputDialog, "getText", lambda *_a, **_k: ("Ferries", True))
-    window.sidebar_menu.rename(tag)  # type: ignore[arg-type]
+    window.sidebar_menu.rename_entry(tag)  # type: ignore[arg-type]
     assert [e.label for e in window.sidebar.entries() if e.kind == "tag"] == ["Ferries"]
     detail = library.snapshots.detail(sid)
     assert detail is not None and detail.tags == ["Ferries"]
@@ -41,7 +41,7 @@ def test_a_tag_is_renamed_then_deleted_from_its_menu(
     qtbot.waitUntil(lambda: window.model.query.tag_id is not None)
     seen: list[QMessageBox] = []
     answer_next_box(lambda box: box.button(QMessageBox.StandardButton.Yes).click(), seen)
-    window.sidebar_menu.delete(renamed)  # type: ignore[arg-type]
+    window.sidebar_menu.delete_entry(renamed)  # type: ignore[arg-type]
     assert "comes off 1 capture; the captures stay" in seen[0].text()
     assert [e for e in window.sidebar.entries() if e.kind == "tag"] == []
     assert window.model.query.tag_id is None  # the table lists All captures again
@@ -59,11 +59,11 @@ def test_a_collection_with_captures_is_not_deleted_and_an_empty_one_is(
     monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: told.append(text))
     for label in ("Trips", "Spare"):
         answer_next_box(lambda box: box.button(QMessageBox.StandardButton.Yes).click(), [])
-        window.sidebar_menu.delete(_entry(window, "collection", label))  # type: ignore[arg-type]
+        window.sidebar_menu.delete_entry(_entry(window, "collection", label))  # type: ignore[arg-type]
     assert told == ["Collection 'Trips' holds 1 capture: delete them first."]
     assert [e.label for e in window.sidebar.entries() if e.kind == "collection"] == ["Trips"]
     monkeypatch.setattr(QInputDialog, "getText", lambda *_a, **_k: ("Harbour trips", True))
-    window.sidebar_menu.rename(_entry(window, "collection", "Trips"))  # type: ignore[arg-type]
+    window.sidebar_menu.rename_entry(_entry(window, "collection", "Trips"))  # type: ignore[arg-type]
     assert [e.label for e in window.sidebar.entries() if e.kind == "collection"] == [
         "Harbour trips"
     ]
