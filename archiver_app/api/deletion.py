@@ -138,39 +138,55 @@ def _delete_rows(s: Session, snap: Snapshot, files: list[File]) -> list[tuple[st
     return local
 
 
+def refusals(lib: Library, snapshot_ids: Iterable[int]) -> list[DeleteOutcome]:
+    """What :func:`delete_snapshots` would refuse of ``snapshot_ids`` now, and why (asked
+    before the question, so a refusal is not said after "Delete?" was answered)."""
+    with lib.session() as s:
+        refused, _chosen = _judge(s, sorted(set(snapshot_ids)))
+    return refused
+
+
+def _judge(
+    s: Session, ids: list[int]
+) -> tuple[list[DeleteOutcome], list[tuple[Snapshot, list[File]]]]:
+    """The captures of ``ids`` refused (with why) and those that can go (with their files)."""
+    outcomes: list[DeleteOutcome] = []
+    held = frozen_holders(s, ids)
+    shared: dict[int, set[int]] = {}  # file id -> the captures with records in it
+    deleting = set(ids)
+    chosen: list[tuple[Snapshot, list[File]]] = []
+    for sid in ids:
+        snap = s.get(Snapshot, sid)
+        if snap is None:
+            outcomes.append(DeleteOutcome(sid, DeleteCode.NOT_FOUND, f"no capture {sid}"))
+            continue
+        if sid in held:
+            outcomes.append(DeleteOutcome(sid, DeleteCode.FROZEN, (
+                f"capture {sid} is in edition {held[sid]}, which is accepted and frozen; "
+                f"reopen it first (archiver edition reopen {held[sid]})")))  # fmt: skip
+            continue
+        files = list(s.scalars(select(File).where(File.snapshot_id == sid)))
+        if n := _reused(s, sid, [f.id for f in files], ids):
+            outcomes.append(DeleteOutcome(sid, DeleteCode.IN_USE, (
+                f"capture {sid} holds the payloads of {counted(n, 'later record')} "
+                "(revisits); delete those captures first")))  # fmt: skip
+            continue
+        if others := _sharers(s, sid, deleting, shared):
+            outcomes.append(DeleteOutcome(sid, DeleteCode.SHARED, (
+                f"capture {sid} ({snap.url}) was imported in one WARC file with "
+                f"{_named(s, others)}; deleting it would delete theirs: delete them "
+                "together")))  # fmt: skip
+            continue
+        chosen.append((snap, files))
+    return outcomes, chosen
+
+
 def delete_snapshots(lib: Library, snapshot_ids: Iterable[int]) -> DeleteResult:
     ids = sorted(set(snapshot_ids))
-    outcomes: list[DeleteOutcome] = []
     doomed: list[tuple[str, str]] = []
     folders: list[str] = []
     with lib.write() as s:
-        held = frozen_holders(s, ids)
-        shared: dict[int, set[int]] = {}  # file id -> the captures with records in it
-        deleting = set(ids)
-        chosen: list[tuple[Snapshot, list[File]]] = []
-        for sid in ids:
-            snap = s.get(Snapshot, sid)
-            if snap is None:
-                outcomes.append(DeleteOutcome(sid, DeleteCode.NOT_FOUND, f"no capture {sid}"))
-                continue
-            if sid in held:
-                outcomes.append(DeleteOutcome(sid, DeleteCode.FROZEN, (
-                    f"capture {sid} is in edition {held[sid]}, which is accepted and frozen; "
-                    f"reopen it first (archiver edition reopen {held[sid]})")))  # fmt: skip
-                continue
-            files = list(s.scalars(select(File).where(File.snapshot_id == sid)))
-            if n := _reused(s, sid, [f.id for f in files], ids):
-                outcomes.append(DeleteOutcome(sid, DeleteCode.IN_USE, (
-                    f"capture {sid} holds the payloads of {counted(n, 'later record')} "
-                    "(revisits); delete those captures first")))  # fmt: skip
-                continue
-            if others := _sharers(s, sid, deleting, shared):
-                outcomes.append(DeleteOutcome(sid, DeleteCode.SHARED, (
-                    f"capture {sid} ({snap.url}) was imported in one WARC file with "
-                    f"{_named(s, others)}; deleting it would delete theirs: delete them "
-                    "together")))  # fmt: skip
-                continue
-            chosen.append((snap, files))
+        outcomes, chosen = _judge(s, ids)
         why = f"member capture(s) deleted on {lib.clock():%Y-%m-%d}"
         holding = editions_holding(s, [snap.id for snap, _ in chosen])
         review = note_changed(s, [snap.id for snap, _ in chosen], why, lib.clock())

@@ -116,6 +116,13 @@ class SnapshotsManager:
         changed = Changes.of_snapshots(result.deleted) if result.deleted else Changes()
         return result, changed | Changes(collections=bool(result.editions_to_review))
 
+    def delete_refusals(self, snapshot_ids: list[int]) -> list[str]:
+        """Why :meth:`delete` would refuse some of ``snapshot_ids`` now (asked before the
+        question "Delete?"), one reason a capture."""
+        from archiver_app.api.deletion import refusals
+
+        return [o.message for o in refusals(self._lib, snapshot_ids)]
+
     def set_notes(self, snapshot_id: int, notes: str) -> Changes:
         """Keep ``notes`` on the capture; search finds it by them."""
         from archiver_app.api.labels import reindex_own_words

@@ -46,6 +46,10 @@ class DeleteCaptures(QObject):
         if not ids:
             self.window.statusBar().showMessage("Select the captures to delete first.", 8000)
             return
+        refused = self.window.library.snapshots.delete_refusals(ids)
+        if len(refused) == len(ids):  # nothing to ask: say why at once
+            self._refused(refused)
+            return
         rows = self.window.selected_rows()
         named = rows[0] if len(ids) == 1 and len(rows) == 1 else None
         what = ""
@@ -91,17 +95,20 @@ class DeleteCaptures(QObject):
             text += f" {len(result.left)} of their files could not be removed ({result.left[0]})."
         window.statusBar().showMessage(text, 10000)
         if result.refused:
-            box = QMessageBox(
-                QMessageBox.Icon.Warning,
-                "Some captures were not deleted",
-                "\n".join(o.message for o in result.refused),
-                QMessageBox.StandardButton.Ok,
-                window,
-            )
-            box.setWindowModality(Qt.WindowModality.WindowModal)
-            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-            box.open()
-            self.refusal_box = box
+            self._refused([o.message for o in result.refused])
+
+    def _refused(self, reasons: list[str]) -> None:
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "Some captures were not deleted" if len(reasons) > 1 else "Not deleted",
+            "\n".join(reasons),
+            QMessageBox.StandardButton.Ok,
+            self.window,
+        )
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.refusal_box = box
 
     def _failed(self, failure: OpFailure) -> None:
         show_error(self.window, failure, "deleting captures")

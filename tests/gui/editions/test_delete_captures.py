@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from archiver_app.api.deletion import DeleteCode
 from archiver_app.api.editions import EditionState
 from archiver_app.library import Library
 from tests.unit.editions.memory_site import H, build, index_everything
@@ -39,11 +38,14 @@ def test_deleting_a_frozen_member_is_refused_until_its_edition_is_reopened(
                   if t.url == f"{H}/a")  # fmt: skip
     assert member is not None
     window = main_window
-    monkeypatch.setattr(window.deletion, "confirm", lambda _count, _name="": True)
+    asked: list[int] = []
+    monkeypatch.setattr(
+        window.deletion, "confirm", lambda count, _name="": asked.append(count) or True
+    )
 
     select(window, qtbot, member)
-    result = delete(window, qtbot)
-    assert [o.code for o in result.outcomes] == [DeleteCode.FROZEN]
+    window.deletion.action.trigger()  # refused before any question, nothing tried
+    assert asked == [] and window.deletion.last_result is None
     assert window.deletion.refusal_box is not None
     text = window.deletion.refusal_box.text()
     assert "edition e" in text and "reopen" in text
