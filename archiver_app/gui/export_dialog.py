@@ -179,12 +179,14 @@ class ExportDialog(QDialog):
             what.addItem(f"Tag: {t.name}", ("tag", t.name))
         if shown is not None:  # exactly the captures on screen, filters and all
             label, ids = shown
-            what.addItem(f"As shown: {label} ({counted(len(ids), 'capture')})", ("ids", ids))
+            what.addItem(
+                f"As shown: {label} ({counted(len(ids), 'capture')})", ("ids", (label, ids))
+            )
         elif search.strip():
             what.addItem(f"Search: “{search.strip()}”", ("query", search.strip()))
         what.addItem("Everything in the library", ("all", ""))
         wanted = (  # what is on screen: the table's, the search, the collection, else all
-            ("ids", shown[1]) if shown is not None
+            ("ids", shown) if shown is not None
             else ("query", search.strip()) if search.strip()
             else ("collection", collection) if collection else ("all", "")
         )  # fmt: skip
@@ -201,8 +203,8 @@ class ExportDialog(QDialog):
         if kind == "query":
             return Selection(query=value)
         if kind == "ids":
-            label = self.what.currentText().removeprefix("As shown: ")
-            return Selection(snapshot_ids=tuple(value), title=label.rsplit(" (", 1)[0])
+            label, ids = value
+            return Selection(snapshot_ids=tuple(ids), title=label)
         return Selection()
 
     def fmt(self) -> str:

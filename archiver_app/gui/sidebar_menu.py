@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QPoint, Qt
@@ -76,16 +77,15 @@ class SidebarMenu(QObject):
                      if s.get("name") != entry.label]  # fmt: skip
             self._apply(lambda: lib.settings.put(SAVED_SEARCHES_KEY, saved), leave=entry)
 
-    def _apply(self, edit: object, leave: SidebarEntry | None = None) -> None:
+    def _apply(self, edit: Callable[[], Changes], leave: SidebarEntry | None = None) -> None:
         """Run ``edit`` (a call returning :class:`Changes`); show its refusal plainly. A
         deleted entry the table was listing gives way to All captures."""
         window = self.window
         try:
-            changes = edit()  # type: ignore[operator]
+            changes = edit()
         except InputError as exc:
             QMessageBox.information(window, "Not changed", upper_first(str(exc)) + ".")
             return
-        assert isinstance(changes, Changes)
         listing = window.sidebar.current_entry()
         window.apply_changes(changes)
         if leave is not None and listing is not None and listing.key == leave.key:

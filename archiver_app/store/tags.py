@@ -15,7 +15,7 @@ def tag_ids(conn: Connection, names: Iterable[str]) -> list[int]:
     each created under the name given when no tag has it in any case."""
     ids: dict[int, None] = {}
     for name in names:
-        tag_id = _existing(conn, name)
+        tag_id = find_tag(conn, name)
         if tag_id is None:
             key = conn.execute(insert(Tag).values(name=name)).inserted_primary_key
             assert key is not None
@@ -26,10 +26,6 @@ def tag_ids(conn: Connection, names: Iterable[str]) -> list[int]:
 
 def find_tag(conn: Connection, name: str, *, other_than: int | None = None) -> int | None:
     """The tag called ``name`` in any case (not ``other_than``), if there is one."""
-    return _existing(conn, name, other_than)
-
-
-def _existing(conn: Connection, name: str, other_than: int | None = None) -> int | None:
     mine = Tag.id != other_than if other_than is not None else true()
     exact = conn.scalar(select(Tag.id).where(Tag.name == name, mine))
     if exact is not None:
