@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from archiver_app.capture.extract import route_fragment
 from archiver_app.crawl.rules import Rules
@@ -41,7 +41,10 @@ def normalize_url(url: str) -> str | None:
     """The queue form of ``url``: http(s) only, lower-case scheme and host, no default port,
     ``/`` for an empty path, no dot segments (``/a/../b`` is ``/b``, as a browser asks for
     it), no fragment unless it is a route of a hash-routed app (``#/guide``
-    shows another page; ``#section`` does not). None for anything that is not a web page URL."""
+    shows another page; ``#section`` does not), in ASCII as the browser sends it (an IDNA
+    host, other characters as UTF-8 escapes: ``bücher.example/café`` is
+    ``xn--bcher-kva.example/caf%C3%A9``, the address its WARC records carry). None for
+    anything that is not a web page URL."""
     try:
         parts = urlsplit(url.strip())
         port = parts.port
@@ -51,6 +54,11 @@ def normalize_url(url: str) -> str | None:
     if scheme not in DEFAULT_PORTS or not parts.hostname:
         return None
     host = parts.hostname.lower()
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            return None
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
     netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
@@ -61,7 +69,18 @@ def normalize_url(url: str) -> str | None:
         netloc = f"{userinfo}@{netloc}"
     fragment = route_fragment(parts.fragment)
     path = remove_dot_segments(parts.path) if "." in parts.path else parts.path
-    return urlunsplit((scheme, netloc, path or "/", parts.query, fragment))
+    path, query, fragment = (_escaped(p) for p in (path, parts.query, fragment))
+    return urlunsplit((scheme, netloc, path or "/", query, fragment))
+
+
+#: ASCII a browser leaves as typed in a path or query (escapes included): only other
+#: characters, spaces and control characters are escaped.
+_KEPT = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"<>`')
+
+
+def _escaped(part: str) -> str:
+    """``part`` with characters outside printable ASCII (and ``"<>` ``) as UTF-8 escapes."""
+    return quote(part, safe=_KEPT)
 
 
 def remove_dot_segments(path: str) -> str:

@@ -88,6 +88,19 @@ def test_normalize_url() -> None:
     assert normalize_url("http://x:notaport/") is None
 
 
+def test_normalize_url_gives_the_address_the_browser_sends() -> None:
+    """A typed address in another script is stored as its WARC records carry it (what the
+    browser sends): an IDNA host, other characters as UTF-8 escapes, escapes kept."""
+    assert normalize_url("http://127.0.0.1:8765/café?q=ü") == (
+        "http://127.0.0.1:8765/caf%C3%A9?q=%C3%BC"
+    )
+    assert normalize_url("https://Bücher.example/straße") == (
+        "https://xn--bcher-kva.example/stra%C3%9Fe"
+    )
+    assert normalize_url("http://x.org/a b?q=1%20&s=a|b") == "http://x.org/a%20b?q=1%20&s=a|b"
+    assert normalize_url('http://x.org/"<>#/ré') == "http://x.org/%22%3C%3E#/r%C3%A9"
+
+
 def test_scopes() -> None:
     seed = "http://www.ex.org:8000/docs/intro.html"
     urls = {
