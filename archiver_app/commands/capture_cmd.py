@@ -10,6 +10,7 @@ from archiver_app.units import counted
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
+    from archiver_app.library import Library
     from archiver_app.tasks import ProgressUpdate
 
 
@@ -46,6 +47,20 @@ def read_urls(args: list[str], stdin: Any) -> list[str]:
         else:
             urls.append(arg)
     return urls
+
+
+def say_if_profile_busy(lib: Library, profile: str | None, ctx: Context) -> None:
+    """Say at once that the capture waits for ``profile`` when something holds it (it waits
+    up to five minutes, silently otherwise)."""
+    from archiver_app.capture.contexts import PROFILE_WAIT_SECONDS
+
+    if profile and lib.profiles.get(profile).in_use:
+        print(
+            f"profile {profile!r} is in use by a login window or another capture: waiting"
+            f" up to {PROFILE_WAIT_SECONDS / 60:.0f} minutes for it (Ctrl+C stops)",
+            file=ctx.err,
+            flush=True,
+        )
 
 
 def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
@@ -104,6 +119,7 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
                     file=ctx.out,
                     flush=True,
                 )
+                say_if_profile_busy(lib, args.profile, ctx)
             run_job_inline(lib, job_id, concurrency=CAPTURE_CONCURRENCY, progress=show)
             failed += [
                 (p.url, p.reason or "not captured")

@@ -101,6 +101,7 @@ def rule_changes(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_crawl(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.commands.capture_cmd import say_if_profile_busy
     from archiver_app.crawl.jobs import create_job
     from archiver_app.crawl.rules import Rules
     from archiver_app.crawl.spec import Limits, parse_duration, parse_size
@@ -134,6 +135,7 @@ def cmd_crawl(args: argparse.Namespace, ctx: Context) -> int:
         if args.queue:
             print("run it with: archiver worker", file=ctx.out)
             return 0
+        say_if_profile_busy(lib, args.profile, ctx)
         run = run_and_report(lib, job_id, ctx, concurrency=rules.concurrency)
     return 0 if run.status in ("completed", "indexed") else 1
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import stat
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from archiver_app.commands.capture_cmd import say_if_profile_busy
 from archiver_app.library import Library
 from archiver_app.profiles import ProfileNameError, profile_dir
 from archiver_app.profiles.lock import ProfileBusyError, hold, in_use
@@ -58,6 +61,12 @@ def test_a_profile_in_use_by_another_process_is_not_deleted_or_shared(library: L
             library.profiles.delete("news")
         with pytest.raises(ProfileBusyError):
             hold(library.root, "news", wait=0.3, poll=0.05)
+        # `archiver capture/crawl --profile news` says at once that it waits, and for how long
+        ctx = SimpleNamespace(out=io.StringIO(), err=io.StringIO())
+        say_if_profile_busy(library, "news", ctx)  # type: ignore[arg-type]
+        assert "profile 'news' is in use" in ctx.err.getvalue()
+        assert "waiting up to 5 minutes" in ctx.err.getvalue()
+        ctx.err = io.StringIO()
     finally:
         assert other.stdin is not None
         other.stdin.close()
@@ -66,6 +75,8 @@ def test_a_profile_in_use_by_another_process_is_not_deleted_or_shared(library: L
         other.stdout.close()
     # the holder is gone: the lock went with it
     hold(library.root, "news", wait=5).close()
+    say_if_profile_busy(library, "news", ctx)  # type: ignore[arg-type]  # free: nothing said
+    assert ctx.err.getvalue() == ""
     library.profiles.delete("news")
 
 
