@@ -27,6 +27,7 @@ cheap exactly then: a rare prefix has few words to merge.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
@@ -293,38 +294,69 @@ def snippet(
 
     The one snippet builder for search-as-you-type and the captures table. ``terms`` are
     ``(folded term, whole word?)`` (:attr:`Plan.terms`, :func:`terms_of`); at most
-    ``lead_words`` words come before the first match (a narrow column wants few)."""
-    start_mark, end_mark = mark
-    low = body[:BODY_CHARS].lower()
+    ``lead_words`` words come before the first match (a narrow column wants few). Words are
+    compared as the index compares them: a word inside an address (``tides`` in
+    ``https://tides.example/``) is one, and a page with characters that fold to more than
+    one (``…``, ``ﬁ``, ``™``) is searched all the same."""
+    head = body[:BODY_CHARS]
+    low = head.lower()
     if not low.isascii():
         low = fold(low)
-        if len(low) != len(body[:BODY_CHARS]):  # folding changed the length: no positions
-            low = ""
     hits = [i for t, whole in terms if (i := word_at(low, t, whole=whole)) >= 0]
     at = min(hits) if hits else 0
+    if len(low) != len(head):  # folding changed the length: find the place in the page
+        at = _unfolded_at(head, at)
+    # the whole space-separated token the match is in (a word of an address)
+    token_start = max(head.rfind(" ", 0, at), head.rfind("\n", 0, at)) + 1
+    at = token_start if at - token_start <= 200 else at
     before = body[max(0, at - 120) : at].split()[-lead_words:] if lead_words else []
     after = body[at : at + 600].split()
     words = (before + after)[:tokens]
     cut_start = at > 120 or len(body[:at].split()) > len(before)
     cut_end = len(body) > at + 600 or len(before) + len(after) > tokens
-
-    def marked(word: str) -> str:
-        low_word = fold(word)
-        if not any(t in low_word for t, _ in terms):
-            return word
-        lead = len(low_word) - len(low_word.lstrip("\"'([{<«“‘"))
-        if len(low_word) != len(word) or not any(
-            low_word.startswith(t, lead)
-            and (not whole or not low_word[lead + len(t) : lead + len(t) + 1].isalnum())
-            for t, whole in terms
-        ):
-            return word
-        run = RUN.match(word, lead)
-        end = run.end() if run else len(word)
-        return word[:lead] + start_mark + word[lead:end] + end_mark + word[end:]
-
-    text = " ".join(marked(w) for w in words)
+    text = " ".join(_marked(w, terms, mark) for w in words)
     return ("…" if cut_start else "") + text + ("…" if cut_end else "")
+
+
+def _unfolded_at(text: str, folded_at: int, chunk: int = 4096) -> int:
+    """The place in ``text`` of what is at ``folded_at`` in ``fold(text)`` (folding one
+    character may give several, or none): counted a chunk at a time, so linear."""
+    done = 0
+    for start in range(0, len(text), chunk):
+        part = text[start : start + chunk]
+        size = len(fold(part))
+        if done + size <= folded_at:
+            done += size
+            continue
+        for k, ch in enumerate(part):
+            done += len(fold(ch))
+            if done > folded_at:
+                return start + k
+    return len(text)
+
+
+def _marked(token: str, terms: Sequence[tuple[str, bool]], mark: tuple[str, str]) -> str:
+    """``token`` with each of its words that a term matches between ``mark``."""
+    low = fold(token)
+    if not any(t in low for t, _ in terms):
+        return token
+    starts = None  # where each character's folding starts, when folding changed lengths
+    if len(low) != len(token):
+        starts, done = [], 0
+        for ch in token:
+            starts.append(done)
+            done += len(fold(ch))
+    out, pos = [], 0
+    for run in RUN.finditer(low):
+        word = run.group()
+        if not any(word.startswith(t) and (not whole or len(word) == len(t)) for t, whole in terms):
+            continue
+        begin, end = run.span()
+        if starts is not None:
+            begin, end = bisect.bisect_right(starts, begin) - 1, bisect.bisect_left(starts, end)
+        out += [token[pos:begin], mark[0], token[begin:end], mark[1]]
+        pos = end
+    return "".join(out) + token[pos:]
 
 
 def terms_of(fts: str) -> list[tuple[str, bool]]:

@@ -174,6 +174,27 @@ def test_snippets_show_the_match_near_their_start_and_cut_at_words(library: Libr
     assert quick.snippet("the Flood", quick.terms_of('"flo"*'), ("[", "]")) == "the [Flood]"
 
 
+def test_the_match_column_shows_matches_in_addresses_and_after_folded_characters(
+    library: Library,
+) -> None:
+    """The Match column was empty for a word the index found: one far into a page whose text
+    has a character that folds to several (``…``, ``ﬁ``), and it split an address at the
+    match (``https:// <b>tides</b>.example``)."""
+    long = "Latest news… " + "word " * 300 + "the harbour crane"
+    far = add_snapshot(library, "https://a.example/", title="News", body=long)
+    url = "https://tides.example/harbour-tables.html"
+    addr = add_snapshot(library, url, title="Port", body="nothing")
+    liga = add_snapshot(library, "https://c.example/", title="C", body="the ﬁnal harbour…")
+    with library.engine.connect() as conn:
+        found = TableSearch().snippets(conn, [far, addr, liga], "harb")
+        tides = TableSearch().snippets(conn, [addr], "tid")
+    assert found[far] == "…word word the <b>harbour</b> crane"  # three words before
+    assert found[addr] == "https://tides.example/<b>harbour</b>-tables.html"
+    assert found[liga] == "the ﬁnal <b>harbour</b>…"
+    assert tides[addr] == "https://<b>tides</b>.example/harbour-tables.html"
+    assert quick.snippet("the ﬁnal cut", quick.terms_of('"final"'), ("[", "]")) == "the [ﬁnal] cut"
+
+
 def test_newest_matches_agree_with_the_index(library: Library) -> None:
     bulk_snapshots(library, 3000)
     conn = sqlite3.connect(library.db_path)
