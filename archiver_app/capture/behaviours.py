@@ -62,5 +62,82 @@ async def autoscroll(page: Any, *, deadline: float, delay_ms: int = 80, max_step
     return int(steps or 0)
 
 
+#: Images a capture fetches besides those the page loaded: the other candidates of
+#: ``srcset`` (a ``2x`` image, a ``<picture>`` source for another width) that replay on
+#: another screen asks for, and video posters. Loaded as images in the page (their own
+#: request kind, cookies and Referer; a page's ``connect-src`` does not stop them), at most
+#: this many, a few at a time; what fails is recorded as it answered.
+AUTOFETCH_LIMIT = 200
+
+AUTOFETCH_JS = """
+async ([limit, waitMs]) => {
+  const loaded = new Set(performance.getEntriesByType('resource').map(e => e.name));
+  document.querySelectorAll('img').forEach(i => i.currentSrc && loaded.add(i.currentSrc));
+  const wanted = new Set();
+  const add = (raw) => {
+    try {
+      const u = new URL(raw, document.baseURI);
+      if ((u.protocol === 'http:' || u.protocol === 'https:') && !loaded.has(u.href)) {
+        wanted.add(u.href);
+      }
+    } catch (e) {}
+  };
+  // the URLs of a srcset, parsed as the HTML standard does (a URL may hold commas)
+  const candidates = (set) => {
+    const out = [];
+    let i = 0;
+    while (i < set.length) {
+      while (i < set.length && /[\\s,]/.test(set[i])) i++;
+      let j = i;
+      while (j < set.length && !/\\s/.test(set[j])) j++;
+      let url = set.slice(i, j);
+      i = j;
+      if (!url) break;
+      if (url.endsWith(',')) {
+        out.push(url.replace(/,+$/, ''));
+        continue;
+      }
+      out.push(url);
+      for (let depth = 0; i < set.length; i++) {  // the descriptors, to the next comma
+        if (set[i] === '(') depth++;
+        else if (set[i] === ')') depth--;
+        else if (set[i] === ',' && depth <= 0) { i++; break; }
+      }
+    }
+    return out;
+  };
+  document.querySelectorAll('img[srcset], picture source[srcset], link[rel=preload][imagesrcset]')
+    .forEach(el => {
+      const set = el.getAttribute('srcset') || el.getAttribute('imagesrcset') || '';
+      candidates(set).forEach(c => c && add(c));
+    });
+  document.querySelectorAll('video[poster]').forEach(v => add(v.getAttribute('poster')));
+  const urls = [...wanted].slice(0, limit);
+  const one = (u) => new Promise(done => {
+    const img = new Image();
+    const timer = setTimeout(done, waitMs);
+    img.onload = img.onerror = () => { clearTimeout(timer); done(); };
+    img.src = u;
+  });
+  for (let i = 0; i < urls.length; i += 6) {
+    await Promise.all(urls.slice(i, i + 6).map(one));
+  }
+  return urls.length;
+}
+"""
+
+
+async def autofetch(page: Any, *, deadline: float) -> int:
+    """Load the images of :data:`AUTOFETCH_JS` the page did not load itself; how many."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return 0
+    wait_ms = int(min(remaining, 10.0) * 1000)
+    found = await asyncio.wait_for(
+        page.evaluate(AUTOFETCH_JS, [AUTOFETCH_LIMIT, wait_ms]), remaining
+    )
+    return int(found or 0)
+
+
 async def settle(seconds: float, *, deadline: float) -> None:
     await asyncio.sleep(max(0.0, min(seconds, deadline - time.monotonic())))

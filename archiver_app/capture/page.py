@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from archiver_app import __version__
-from archiver_app.capture.behaviours import autoscroll, settle, wait_network_quiet
+from archiver_app.capture.behaviours import autofetch, autoscroll, settle, wait_network_quiet
 from archiver_app.capture.contexts import Tab, TabSource
 from archiver_app.capture.exchange import is_download
 from archiver_app.capture.extract import (
@@ -313,6 +313,10 @@ class PageCapture:
                 self._mark("scroll")
                 await wait_network_quiet(recorder, deadline=self._step_deadline(0.3))
                 self._mark("quiet_after_scroll")
+            # each image has loaded (or failed) when this returns; the recorder writes
+            # them as it does the rest, finished after the page is extracted
+            if await autofetch(page, deadline=self._step_deadline(0.25)):
+                self._mark("autofetch")
             await settle(self.rules.settle_seconds, deadline=self._step_deadline(0.2))
             self._mark("settle")  # not counted as extraction
         except TimeoutError:

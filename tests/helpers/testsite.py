@@ -81,6 +81,9 @@ def pdf_file(stream: bytes, *, info: bytes | None = None) -> bytes:
     return bytes(out)
 
 
+#: srcset candidates the capture browser's screen does not show: capture fetches them
+#: (replay on another screen asks for them), a replay on the same screen does not.
+OTHER_CANDIDATES = ("/img/a-2x.png", "/img/wide.png", "/img/wide,2x.png")
 VIDEO = bytes(range(256)) * 2048  # 512 KiB of "video" (the browser requests it in ranges)
 FONT = b"wOF2" + bytes(1020)  # not a real font: the browser fetches it, then rejects it
 
@@ -103,6 +106,8 @@ def index_html(other_origin: str) -> str:
 <h1 class="fancy">Archiver test site</h1>
 <p id="intro">{PAGE_TEXT}</p>
 <img src="/img/a.png" srcset="/img/a.png 1x, /img/a-2x.png 2x" alt="srcset" width="20">
+<picture><source media="(min-width: 9000px)" srcset="/img/wide.png 1x, /img/wide,2x.png 2x">
+<img src="/img/a.png" alt="picture" width="20"></picture>
 <img src="/redirect/start" alt="redirected" width="20">
 <img src="/missing.png" alt="404" width="20">
 <video src="/media/clip.webm" preload="auto" width="40" height="30" muted></video>
@@ -253,6 +258,8 @@ def start_site() -> LocalSite:
         "/img/intro-bg.png": (10, 200, 10),
         "/img/a.png": (10, 10, 200),
         "/img/a-2x.png": (20, 20, 220),
+        "/img/wide.png": (30, 30, 230),
+        "/img/wide,2x.png": (40, 40, 240),
         "/img/final.png": (200, 200, 10),
         "/img/lazy1.png": (1, 2, 3),
         "/img/lazy2.png": (4, 5, 6),
