@@ -50,7 +50,12 @@ from archiver_app.capture.persist import (
     write_views,
 )
 from archiver_app.capture.recorder import NetworkRecorder, Refetch, StandIn
-from archiver_app.capture.refetch import refetch_in, stand_in_from
+from archiver_app.capture.refetch import (
+    record_missed,
+    record_whole_media,
+    refetch_in,
+    stand_in_from,
+)
 from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo, describe_failure
 from archiver_app.capture.targets import WorkerAttacher
 from archiver_app.layout.current import snapshot_folder
@@ -218,12 +223,16 @@ class PageCapture:
         context = tab.context if tab is not None else None
         if loaded.recorder is not None and context is not None and self.tabs.is_connected():
             scripts = [w.url for w in loaded.workers.sessions.values()] if loaded.workers else []
+            stand_in = self._stand_in(context)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(
-                    loaded.recorder.record_missed(
-                        self._requested, scripts, self._stand_in(context)
-                    ),
+                    record_missed(loaded.recorder, self._requested, scripts, stand_in),
                     max(1.0, min(10.0, self.deadline - time.monotonic())),
+                )
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(
+                    record_whole_media(loaded.recorder, stand_in),
+                    max(1.0, min(30.0, self.deadline - time.monotonic())),
                 )
         if not self.tabs.is_connected():
             loaded.error = "the browser crashed while capturing this page; it will be restarted"

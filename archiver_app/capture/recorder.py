@@ -19,7 +19,7 @@ Bodies above ``max_body`` are not fetched: the response is written with its head
 ``WARC-Truncated: length`` (a 2 GB download never fills memory; the page is stopped).
 Requests still open when the page is done (a long-poll) are written with what arrived and
 ``WARC-Truncated: time``. What the browser reported requested but no recorded session saw
-is fetched again at the end (:meth:`NetworkRecorder.record_missed`).
+is fetched again at the end (:func:`archiver_app.capture.refetch.record_missed`).
 
 Capture while browsing (:mod:`archiver_app.capture.browse`) gives the recorder a ``route``
 instead of one writer: each exchange is then written to the WARC ``route`` picks (one per
@@ -35,7 +35,7 @@ import asyncio
 import base64
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from archiver_app.capture.charsets import (
@@ -64,7 +64,6 @@ from archiver_app.capture.results import ResourceInfo, ResourceOutcome
 from archiver_app.capture.targets import TargetSession
 from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.httpmsg import HttpRequest, HttpResponse
-from archiver_app.warc.surt import strip_fragment
 from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf, WrittenRecord
 
 #: Looks up a payload digest already in the library: returns what a revisit refers to.
@@ -169,37 +168,17 @@ class NetworkRecorder:
             },
         )
 
-    async def record_missed(
-        self, requested: Iterable[str], scripts: Iterable[str], stand_in: StandIn
-    ) -> None:
-        """Write a stand-in response for each URL in ``requested`` (what the browser reported
-        the page asked for) that no session we listen on reported, and for each worker
-        script in ``scripts`` whose response none reported; each gets a note."""
-        if self.writer is None:
-            return  # a routed recorder (one file per page) has no file for stand-ins
-        seen = {hop.url for ex in self.exchanges.values() for hop in ex.hops}
-        answered = {hop.url for ex in self.exchanges.values() for hop in ex.hops if hop.response}
-        # a request never carries a fragment (Playwright may report a document's)
-        missed = [u for u in dict.fromkeys(map(strip_fragment, requested)) if u not in seen]
-        missed += [u for u in dict.fromkeys(scripts) if u not in answered and u not in missed]
-        for url in missed:
-            if self.closed or not url.startswith(("http://", "https://")):
-                continue
-            got = await stand_in(url)
-            if isinstance(got, str):
-                self.notes.append(f"{url}: requested but not recorded ({got})")
-                continue
-            response, body = got
-            for ex in self.exchanges.values():  # the request went out; its answer is this
-                if ex.hops and ex.hops[-1].url == url and ex.hops[-1].response is None:
-                    ex.written = True
-            request = HttpRequest("GET", target(url), with_host([], url), b"", "HTTP/1.1")
-            async with self._write_lock:
-                if self._is_closed():
-                    return
-                self.writer.write_exchange(url, request, response, body)
-            self.resources.append(ResourceInfo(url, response.status, response.mime, len(body)))
-            self.notes.append(f"{url}: fetched again (its response reached no recorded session)")
+    async def write_stand_in(self, url: str, response: HttpResponse, body: bytes) -> bool:
+        """Write a response fetched outside the recorded sessions (False: closed); see
+        :mod:`archiver_app.capture.refetch`."""
+        assert self.writer is not None  # callers check: a routed recorder has no file
+        request = HttpRequest("GET", target(url), with_host([], url), b"", "HTTP/1.1")
+        async with self._write_lock:
+            if self._is_closed():
+                return False
+            self.writer.write_exchange(url, request, response, body)
+        self.resources.append(ResourceInfo(url, response.status, response.mime, len(body)))
+        return True
 
     @property
     def in_flight(self) -> list[Exchange]:

@@ -4,7 +4,10 @@ recorder could not read back from the browser.
 - :func:`refetch_in`: a body the browser no longer holds (a PDF its viewer took over, an
   evicted buffer), accepted only with the status the browser saw and within the byte limit;
 - :func:`stand_in_from`: a whole response no recorded session reported (a worker's own
-  script; what a worker asked for before its session was recorded).
+  script; what a worker asked for before its session was recorded), written by
+  :func:`record_missed`, and the whole of media the browser fetched in parts
+  (:func:`record_whole_media`: a video or sound read a range at a time, or cut off once
+  the player had enough, replays whole only from a whole copy).
 
 Each fetch is noted in the snapshot's provenance by the recorder.
 """
@@ -12,12 +15,13 @@ Each fetch is noted in the snapshot's provenance by the recorder.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from archiver_app.capture.extract import first_line
-from archiver_app.capture.recorder import Refetch, StandIn
+from archiver_app.capture.recorder import NetworkRecorder, Refetch, StandIn
 from archiver_app.warc.httpmsg import HttpResponse
+from archiver_app.warc.surt import strip_fragment
 
 
 def refetch_in(context: Any, remaining_ms: Callable[[], float]) -> Refetch:
@@ -63,6 +67,9 @@ def stand_in_from(context: Any, remaining_ms: Callable[[], float], limit: int) -
         except Exception as exc:
             return first_line(exc)
         try:
+            length = str(resp.headers.get("content-length", "")).strip()
+            if length.isdigit() and int(length) > limit:
+                return f"{length} bytes, over the {limit} byte limit"
             body = bytes(await resp.body())
             if len(body) > limit:
                 return f"{len(body)} bytes, over the {limit} byte limit"
@@ -75,3 +82,64 @@ def stand_in_from(context: Any, remaining_ms: Callable[[], float], limit: int) -
                 await resp.dispose()
 
     return stand_in
+
+
+async def record_missed(
+    recorder: NetworkRecorder, requested: Iterable[str], scripts: Iterable[str], stand_in: StandIn
+) -> None:
+    """Write a stand-in response for each URL in ``requested`` (what the browser reported
+    the page asked for) that no session the recorder listens on reported, and for each
+    worker script in ``scripts`` whose response none reported; each gets a note."""
+    if recorder.writer is None:
+        return  # a routed recorder (one file per page) has no file for stand-ins
+    exchanges = recorder.exchanges.values()
+    seen = {hop.url for ex in exchanges for hop in ex.hops}
+    answered = {hop.url for ex in exchanges for hop in ex.hops if hop.response}
+    # a request never carries a fragment (Playwright may report a document's)
+    missed = [u for u in dict.fromkeys(map(strip_fragment, requested)) if u not in seen]
+    missed += [u for u in dict.fromkeys(scripts) if u not in answered and u not in missed]
+    for url in missed:
+        if recorder.closed or not url.startswith(("http://", "https://")):
+            continue
+        got = await stand_in(url)
+        if isinstance(got, str):
+            recorder.notes.append(f"{url}: requested but not recorded ({got})")
+            continue
+        response, body = got
+        for ex in exchanges:  # the request went out; its answer is this
+            if ex.hops and ex.hops[-1].url == url and ex.hops[-1].response is None:
+                ex.written = True
+        if not await recorder.write_stand_in(url, response, body):
+            return
+        recorder.notes.append(f"{url}: fetched again (its response reached no recorded session)")
+
+
+async def record_whole_media(recorder: NetworkRecorder, stand_in: StandIn) -> None:
+    """Fetch whole (no ``Range``) each video or sound the page was answered in parts
+    (``206``) and write it as a ``200``: the player reads a range at a time and lets go
+    once it has enough, so the parts rarely cover the file. Replay answers a range from
+    the whole copy. Within the byte limit; a failure is a note and the parts stay."""
+    if recorder.writer is None:
+        return
+    whole, parts = set(), {}
+    for ex in recorder.exchanges.values():
+        answer = ex.hops[-1].response if ex.hops else None
+        status = int(answer.get("status") or 0) if answer else 0
+        if status == 200:
+            whole.add(ex.hops[-1].url)
+        elif status == 206 and ex.resource_type == "Media":
+            parts[ex.hops[-1].url] = True
+    for url in (u for u in parts if u not in whole):
+        if recorder.closed:
+            return
+        got = await stand_in(url)
+        if isinstance(got, tuple) and got[0].status != 200:
+            got = f"the server answered {got[0].status}"
+        if isinstance(got, str):
+            recorder.notes.append(f"{url}: fetched in parts; the whole file was not ({got})")
+            continue
+        cut = [r for r in recorder.resources if r.url == url and r.status == 206]
+        if not await recorder.write_stand_in(url, *got):
+            return
+        recorder.resources[:] = [r for r in recorder.resources if r not in cut]
+        recorder.notes.append(f"{url}: fetched in parts by the player, and whole")

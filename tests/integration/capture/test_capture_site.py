@@ -26,6 +26,7 @@ from sqlalchemy import select, text
 from archiver_app.capture.engine import Capturer, CaptureResult, PageRules
 from archiver_app.layout.sidecar import read_index
 from archiver_app.library import Library
+from archiver_app.replay import Replayer
 from archiver_app.store.models import File, Record, Snapshot, SnapshotTag, Tag
 from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.reader import read_record_at
@@ -189,6 +190,15 @@ def test_every_fetched_resource_is_in_the_warc_with_exact_bytes(captured: Captur
             )
             assert rec.payload == VIDEO[start : end + 1]
     assert any(r.header("Range") for r in requests[site.url("/media/clip.webm")])
+    # ... and fetched whole (the player lets go of a stream once it has enough), so replay
+    # answers any range a player asks for
+    whole = [r for r in responses[site.url("/media/clip.webm")] if r.http_status == 200]
+    assert len(whole) == 1 and whole[0].payload == VIDEO
+    assert whole[0].header("Content-Range") is None
+    part = Replayer.for_library(captured.lib).serve(
+        site.url("/media/clip.webm"), range_header="bytes=300000-300099"
+    )
+    assert part.status == 206 and part.body == VIDEO[300000:300100]
     # the long-poll never finished: headers kept, marked truncated, chunking gone
     poll = one("/longpoll")
     assert poll.warc["WARC-Truncated"] == "time" and poll.header("Transfer-Encoding") is None
