@@ -20,6 +20,7 @@ from typing import Any
 
 from archiver_app.capture.extract import first_line
 from archiver_app.capture.recorder import NetworkRecorder, Refetch, StandIn
+from archiver_app.capture.results import ResourceOutcome
 from archiver_app.warc.httpmsg import HttpResponse
 from archiver_app.warc.surt import strip_fragment
 
@@ -112,6 +113,37 @@ async def record_missed(
         if not await recorder.write_stand_in(url, response, body):
             return
         recorder.notes.append(f"{url}: fetched again (its response reached no recorded session)")
+    await _record_blocked(recorder, stand_in)
+
+
+#: What the browser says of an answer it kept from the page after it arrived (Opaque
+#: Response Blocking: JSON or HTML asked for as an image or script from another site;
+#: Cross-Origin-Resource-Policy): the server answered, DevTools reports no response.
+BLOCKED_BY_BROWSER = frozenset({"net::ERR_BLOCKED_BY_ORB", "net::ERR_BLOCKED_BY_RESPONSE"})
+
+
+async def _record_blocked(recorder: NetworkRecorder, stand_in: StandIn) -> None:
+    """Write what the server answered to each request the browser blocked from the page:
+    the archive keeps the answer (a replay browser blocks it the same way), and the
+    capture is not marked as missing a resource the page never had."""
+    blocked = [
+        r
+        for r in recorder.resources
+        if r.outcome is ResourceOutcome.NO_RESPONSE and r.error in BLOCKED_BY_BROWSER
+    ]
+    for url in dict.fromkeys(r.url for r in blocked):
+        if recorder.closed:
+            return
+        got = await stand_in(url)
+        if isinstance(got, str):
+            recorder.notes.append(f"{url}: blocked by the browser; not fetched again ({got})")
+            continue
+        if not await recorder.write_stand_in(url, *got):
+            return
+        recorder.resources[:] = [
+            r for r in recorder.resources if not (r in blocked and r.url == url)
+        ]
+        recorder.notes.append(f"{url}: the browser kept it from the page; its answer is kept")
 
 
 async def record_whole_media(recorder: NetworkRecorder, stand_in: StandIn) -> None:

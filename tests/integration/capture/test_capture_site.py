@@ -40,6 +40,7 @@ from tests.helpers.testsite import (
     start_site,
 )
 from tests.helpers.warcs import Rec, read_warc, warcio_check
+from tests.helpers.webserver import Response
 
 pytestmark = pytest.mark.slow
 
@@ -570,3 +571,25 @@ def test_a_page_too_tall_for_one_screenshot_keeps_the_visible_part(captured: Cap
         assert shot.is_file() and shot.read_bytes().startswith(b"\x89PNG")
         reasons = snap.provenance["fidelity_reasons"]
     assert len(reasons) == 1 and reasons[0].startswith("screenshot of the visible part only")
+
+
+def test_an_answer_the_browser_kept_from_the_page_is_archived(captured: Captured) -> None:
+    """JSON asked for as an image from another site is blocked by the browser (ORB) after
+    the server answered: DevTools reports no response. The capture keeps the answer, and is
+    not marked as missing a resource the page never had."""
+    site, lib = captured.site, captured.lib
+    json_body = b'{"tracking": "pixel"}'
+    site.other.routes["/pixel.json"] = lambda _q: Response(200, json_body, [], "application/json")
+    pixel = site.other_url("/pixel.json")
+    page = f'<!doctype html><title>ORB</title><p>blocked</p><img src="{pixel}">'
+    site.main.routes["/orb.html"] = lambda _q: Response(200, page.encode(), [], "text/html")
+
+    async def run() -> CaptureResult:
+        async with Capturer(lib) as cap:
+            return await cap.capture(site.url("/orb.html"), rules=RULES)
+
+    res = asyncio.run(run())
+    assert res.ok and res.fidelity == "high", res
+    assert [(r.status, r.outcome) for r in res.resources if r.url == pixel] == [(200, "complete")]
+    stored = _by_uri(read_warc(_warc_of(lib, res)))[pixel]
+    assert [(r.http_status, r.payload) for r in stored] == [(200, json_body)]
