@@ -77,6 +77,38 @@ def prefix_schemes(body: bytes, prefix: bytes) -> bytes:
     return _SCHEME_IN_MARKUP.sub(lambda m: m.group(1) + prefix + m.group(2).lower(), body)
 
 
+# An absolute http(s) module specifier: import("…"), import … from "…", import "…",
+# export … from "…". Group 1 is what precedes the scheme (group 2).
+_MODULE_IMPORT = re.compile(
+    rb"""((?<![\w$.])(?:import\s*\(\s*|import\s*|from\s*)["'`])(https?)(?=:)"""
+)
+_SCRIPT_ELEMENT = re.compile(
+    rb"(<script\b[^>]{0,4096}>)(.*?)(?=</script)", re.IGNORECASE | re.DOTALL
+)
+
+
+def prefix_module_imports(body: bytes, prefix: bytes, *, html: bool = False) -> bytes:
+    """``body`` (JavaScript; with ``html``, the scripts of an HTML page) with ``prefix``
+    before the scheme of each module it imports by an absolute http(s) address: an import
+    is a CORS request, which the replay view's redirect to its own scheme would lose, and
+    syntax, which no page script can wrap. Other strings are left as they are."""
+    if b"import" not in body and b"from" not in body:
+        return body
+
+    def imports(text: bytes) -> bytes:
+        return _MODULE_IMPORT.sub(lambda m: m.group(1) + prefix + m.group(2).lower(), text)
+
+    if not html:
+        return imports(body)
+    # Only up to the last end tag: a script element never closed after it would make each
+    # later start tag scan to the end of the page (quadratic in a hostile one).
+    end = body.lower().rfind(b"</script") + len(b"</script")
+    if end < len(b"</script"):
+        return body
+    head = _SCRIPT_ELEMENT.sub(lambda m: m.group(1) + imports(m.group(2)), body[:end])
+    return head + body[end:]
+
+
 def guard_navigation(body: bytes) -> bytes:
     """``body`` (HTML) with the script of :mod:`archiver_app.replay.guard` first, after
     any doctype (a script before it would switch the page to quirks mode)."""

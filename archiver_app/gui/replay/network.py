@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QBuffer, QByteArray, QObject, QTimer, QUrl, Signal
+from PySide6.QtCore import QBuffer, QByteArray, QObject, QTimer, QUrl, QUrlQuery, Signal
 from PySide6.QtWebEngineCore import (
     QWebEngineUrlRequestInfo,
     QWebEngineUrlRequestInterceptor,
@@ -35,6 +35,7 @@ from PySide6.QtWebEngineCore import (
 
 from archiver_app.capture.browser import shown_in_tab
 from archiver_app.gui.replay import messages
+from archiver_app.gui.replay.page_script import for_worker
 from archiver_app.gui.replay.pdf_view import PDF_TYPES
 from archiver_app.gui.replay.schemes import (
     ACTION_HOST,
@@ -53,7 +54,7 @@ from archiver_app.replay import (
     ReplayResponse,
 )
 from archiver_app.replay.response import original_header
-from archiver_app.replay.rewrite import prefix_schemes
+from archiver_app.replay.rewrite import prefix_module_imports, prefix_schemes
 from archiver_app.units import human_bytes
 
 POLL_MS = 2  # how often the GUI thread looks for answers while requests are out
@@ -67,6 +68,7 @@ SERVED, NOT_ARCHIVED, BLOCKED, REDIRECT, FAILED = (
 )
 # Bodies whose resource addresses are pointed at the archive schemes as they are served.
 _MARKUP_TYPES = ("text/html", "application/xhtml", "text/css")
+_HTML_TYPES = ("text/html", "application/xhtml")
 # Archived headers never handed to the page (downloads are off; framing is Qt's; caching
 # is ours: see _send).
 _NOT_FORWARDED = frozenset(
@@ -113,6 +115,9 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
         self.log = log
         self.main_frames: set[str] = set()  # archive URLs requested as top-level pages
         self.sub_frames: set[str] = set()  # and as the pages of frames
+        # and as the scripts of workers: the page script says so (a worker's script request
+        # reaches the handler but never this interceptor)
+        self.workers: set[str] = set()
         # Archive URLs asked for by fetch()/XHR, whose answers a script can read: the
         # handler checks those against the archived CORS grants (see _cors_refused).
         self.script_reads: Counter[str] = Counter()
@@ -127,7 +132,12 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
             types.ResourceTypeSubFrame: self.sub_frames,
         }.get(kind)
         read = kind == types.ResourceTypeXhr
-        if scheme in SCHEME_FOR or is_archive_url(url):
+        if url.host() == ACTION_HOST and url.path() == "/worker":
+            worker = QUrlQuery(url).queryItemValue(
+                "url", QUrl.ComponentFormattingOption.FullyDecoded
+            )
+            self._remember(self.workers, QUrl(worker))
+        elif scheme in SCHEME_FOR or is_archive_url(url):
             redirect = scheme in SCHEME_FOR
             target = to_archive_url(url) if redirect else url
             if frames is not None:
@@ -168,6 +178,7 @@ class _Pending:
     url: str
     main: bool
     frame: bool  # the page of a frame (or the top-level page: main)
+    worker: bool = False  # the script of a worker
     reader: str | None = None  # the page origin (original scheme) of a cross-origin read
     response: ReplayResponse | None = None
     error: ReplayError | None = None
@@ -218,7 +229,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         }
         main = key in self.interceptor.main_frames
         frame = main or key in self.interceptor.sub_frames
-        pending = _Pending(job, to_original_url(qurl), main, frame)
+        pending = _Pending(job, to_original_url(qurl), main, frame, key in self.interceptor.workers)
         if self.interceptor.take_script_read(key) and job.initiator().isValid():
             reader = _origin(to_original_url(job.initiator()))
             if reader != _origin(pending.url):
@@ -289,19 +300,18 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             self._reply_message(job, _file_page(url, response, main))
         else:
             self.log.add(url, SERVED, f"{response.status} {response.ts}")
-            self._reply(job, response)
+            self._reply(job, response, worker=pending.worker)
         if main:
             self.pageServed.emit(url, response, "")
 
-    def _reply(self, job: QWebEngineUrlRequestJob, response: ReplayResponse) -> None:
+    def _reply(
+        self, job: QWebEngineUrlRequestJob, response: ReplayResponse, *, worker: bool = False
+    ) -> None:
         headers = [(k, v) for k, v in response.headers if k.lower() not in _NOT_FORWARDED]
         refresh = original_header(response.headers, "Refresh")
         if refresh is not None:  # followed like any navigation: the interceptor redirects it
             headers.append(("Refresh", refresh))
-        body = response.body
-        if response.status != 206 and response.content_type.lower().startswith(_MARKUP_TYPES):
-            body = prefix_schemes(body, b"archive-")  # see gui/replay/page_script.py
-        _send(job, response.content_type, body, headers)
+        _send(job, response.content_type, _archive_addresses(response, worker), headers)
 
     def _reply_message(self, job: QWebEngineUrlRequestJob, html: bytes) -> None:
         _send(job, "text/html; charset=utf-8", html)
@@ -334,6 +344,22 @@ def _send(
     buffer.setData(QByteArray(body))
     buffer.open(QBuffer.OpenModeFlag.ReadOnly)
     job.reply(content_type.encode("latin-1", "replace"), buffer)
+
+
+def _archive_addresses(response: ReplayResponse, worker: bool) -> bytes:
+    """The body with the full addresses that need it pointed at the archive schemes, as
+    :mod:`archiver_app.gui.replay.page_script` explains: those of resources in HTML and
+    CSS, of modules imported in scripts; a worker's script gets the page script first."""
+    body, mime = response.body, response.content_type.lower()
+    if response.status == 206:
+        return body
+    if mime.startswith(_MARKUP_TYPES):
+        body = prefix_schemes(body, b"archive-")
+        if mime.startswith(_HTML_TYPES):
+            body = prefix_module_imports(body, b"archive-", html=True)
+    elif "javascript" in mime or "ecmascript" in mime or worker:
+        body = prefix_module_imports(body, b"archive-")
+    return for_worker(body) if worker else body
 
 
 def _origin(url: str) -> str:

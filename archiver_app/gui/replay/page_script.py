@@ -10,35 +10,48 @@ decides what a script may read (the archived CORS grant). The addresses written 
 and CSS (a module script, a web font) are pointed at the archive when they are served
 (:func:`archiver_app.replay.rewrite.prefix_schemes`).
 
+A worker is no page: its script is served with this one first
+(:func:`for_worker`), so its ``fetch()``, XHR and ``importScripts()`` are given archive
+addresses too. A worker's script request never reaches the interceptor, so the page's
+``Worker``/``SharedWorker`` first tell the view (a synchronous request to the app's own
+host) which address is a worker's. ``import()`` and ``import ... from`` are syntax no
+script can wrap: their full addresses are pointed at the archive in the script text as it
+is served (:func:`archiver_app.replay.rewrite.prefix_module_imports`).
+
 The script only ever changes ``http:``/``https:`` into ``archive-http:``/``archive-https:``:
 a page that undoes it gets the redirect, which fails, and nothing more.
 """
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtWebEngineCore import QWebEngineProfile, QWebEngineScript
+
+from archiver_app.gui.replay.schemes import ACTION_HOST
 
 SCRIPT_NAME = "archiver-archive-schemes"
 ARCHIVE_SCHEMES_JS = r"""(function () {
 "use strict";
+var g = self;
 function into(value) {
-  var u;
-  try { u = new URL(String(value), document.baseURI); } catch (e) { return value; }
+  var u, base = g.document ? g.document.baseURI : g.location.href;
+  try { u = new URL(String(value), base); } catch (e) { return value; }
   return /^https?:$/.test(u.protocol) ? "archive-" + u.href : value;
 }
-var nativeFetch = window.fetch;
+var nativeFetch = g.fetch;
 if (nativeFetch) {
-  window.fetch = function fetch(input, init) {
+  g.fetch = function fetch(input, init) {
     if (input instanceof Request) {
       var url = into(input.url);
       if (url !== input.url) { input = new Request(url, input); }
     } else {
       input = into(input);
     }
-    return nativeFetch.call(window, input, init);
+    return nativeFetch.call(g, input, init);
   };
 }
-var xhr = window.XMLHttpRequest && XMLHttpRequest.prototype;
+var xhr = g.XMLHttpRequest && XMLHttpRequest.prototype;
 if (xhr && xhr.open) {
   var open = xhr.open;
   xhr.open = function open_(method, url) {
@@ -47,7 +60,35 @@ if (xhr && xhr.open) {
     return open.apply(this, args);
   };
 }
-var NativeEventSource = window.EventSource;
+var nativeImportScripts = g.importScripts;  // a classic worker's
+if (nativeImportScripts) {
+  g.importScripts = function importScripts() {
+    return nativeImportScripts.apply(g, Array.prototype.map.call(arguments, into));
+  };
+}
+if (xhr && xhr.open && g.document) {  // a page's workers: their scripts get this one too
+  var announce = function (url) {  // the view marks the address a worker's (synchronously:
+    try {                          // before the worker asks for it)
+      var x = new XMLHttpRequest();
+      var note = "archive-https://@ACTION_HOST@/worker?url=" + encodeURIComponent(url);
+      open.call(x, "GET", note, false);
+      x.send();
+    } catch (e) {}
+  };
+  ["Worker", "SharedWorker"].forEach(function (name) {
+    var Native = g[name];
+    if (!Native) { return; }
+    var Wrapped = function (url, options) {
+      var abs;
+      try { abs = into(new URL(String(url), g.document.baseURI).href); } catch (e) { abs = ""; }
+      if (/^archive-https?:/.test(abs)) { announce(abs); }
+      return Reflect.construct(Native, arguments, new.target || Wrapped);
+    };
+    Wrapped.prototype = Native.prototype;
+    g[name] = Wrapped;
+  });
+}
+var NativeEventSource = g.EventSource;
 if (NativeEventSource) {
   var EventSource = function EventSource(url, init) {
     return new NativeEventSource(into(url), init);
@@ -56,9 +97,21 @@ if (NativeEventSource) {
   ["CONNECTING", "OPEN", "CLOSED"].forEach(function (name) {
     EventSource[name] = NativeEventSource[name];
   });
-  window.EventSource = EventSource;
+  g.EventSource = EventSource;
 }
-})();"""
+})();""".replace("@ACTION_HOST@", ACTION_HOST)
+
+
+def for_worker(script: bytes) -> bytes:
+    """A worker's ``script`` with :data:`ARCHIVE_SCHEMES_JS` first, after its ``"use
+    strict"`` directive if it has one (which must stay first to count); a module worker's
+    ``import`` declarations are hoisted above it, as they must be."""
+    directive = _USE_STRICT.match(script)
+    at = directive.end() if directive else 0
+    return script[:at] + b"\n" + ARCHIVE_SCHEMES_JS.encode() + b"\n" + script[at:]
+
+
+_USE_STRICT = re.compile(rb"""\A(?:\xef\xbb\xbf)?\s*(["'])use strict\1\s*;?""")
 
 
 def install_page_script(profile: QWebEngineProfile) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -305,3 +306,48 @@ def test_an_open_replay_lists_a_capture_made_while_it_is_open(
     assert "Archived on 2021-12-31 23:59:59 UTC — capture 1 of 2" in tab.banner.text()
     assert tab.newer_button.isEnabled() and tab.timeline.count() == 2
     assert run_js(qtbot, tab, "document.getElementById('h').textContent") == "Archived home 2022"
+
+
+WORKER_PAGE = """<!doctype html><html><head><title>Workers</title>
+<script type="module" src="/main.mjs"></script></head><body><p>workers</p>
+<script>
+window.worker = 'pending';
+const w = new Worker('/w.js');
+w.onmessage = (e) => { window.worker = e.data; };
+window.dynamic = 'pending';
+import('https://cdn.example/dyn.mjs').then(m => { window.dynamic = m.value; },
+                                           e => { window.dynamic = 'failed: ' + e; });
+</script></body></html>"""
+WORKER_JS = """
+fetch('https://api.example/pub.json').then(r => r.text()).then(
+  t => postMessage('read:' + t), e => postMessage('failed: ' + e));
+"""
+
+
+def test_workers_and_module_imports_reach_other_archived_hosts(
+    qtbot: QtBot, library: Library, widget: ReplayWidget
+) -> None:
+    """A worker's fetch() of a full ``https://`` address on another host, a dynamic
+    ``import()`` and a module's static ``import ... from`` of one are CORS requests the
+    interceptor's redirect would lose: they are served from the archive too."""
+    anyone = [("Access-Control-Allow-Origin", "*")]
+    js = "text/javascript"
+    w = ArchiveWriter(library)
+    w.response("https://a.example/", WORKER_PAGE, at=at(2024))
+    w.response("https://a.example/w.js", WORKER_JS, at=at(2024), mime=js)
+    w.response("https://a.example/main.mjs",
+               "import { value } from 'https://cdn.example/dyn.mjs';\n"
+               "document.body.dataset.main = value;", at=at(2024), mime=js)  # fmt: skip
+    w.response("https://cdn.example/dyn.mjs", "export const value = 'dynamic';", at=at(2024),
+               mime=js, headers=anyone)  # fmt: skip
+    w.response("https://api.example/pub.json", '{"pub": 1}', at=at(2024),
+               mime="application/json", headers=anyone)  # fmt: skip
+    w.commit()
+    _open(qtbot, widget, "https://a.example/")
+    values = "JSON.stringify([window.worker, window.dynamic, document.body.dataset.main])"
+    qtbot.waitUntil(lambda: "pending" not in str(run_js(qtbot, widget, values)), timeout=15_000)
+    assert json.loads(str(run_js(qtbot, widget, values))) == [
+        'read:{"pub": 1}',
+        "dynamic",
+        "dynamic",
+    ]
