@@ -48,6 +48,11 @@ _REL = re.compile(rb"""(\brel\s*=\s*)("[^"]*"|'[^']*'|[^\s>]+)""", re.IGNORECASE
 _REFERRER = re.compile(
     rb"""(\bname\s*=\s*["']?)(referrer\b)|(\s)(referrerpolicy\s*=)""", re.IGNORECASE
 )
+# integrity= on a script or style sheet: replay points the addresses in what it serves at
+# the archive, and the browser would then refuse the changed file as tampered with.
+_INTEGRITY = re.compile(
+    rb"""(<(?:script|link)\b[^>]{0,4096}?[\s"'/])(integrity\s*=)""", re.IGNORECASE
+)
 _HINTS = re.compile(rb"\b(preconnect|dns-prefetch|prefetch|prerender)\b", re.IGNORECASE)
 _HINT_WORDS = (b"preconnect", b"prefetch", b"prerender")  # dns-prefetch holds prefetch
 _DOCTYPE = re.compile(rb"^(\s*(?:<!--.*?-->\s*)*<!doctype[^>]*>)?", re.IGNORECASE | re.DOTALL)
@@ -145,7 +150,16 @@ def rewrite_links(body: bytes, prefix: str, page_url: str | None = None) -> byte
         )
     if any(word in low for word in _HINT_WORDS):
         body = _REL.sub(lambda m: m.group(1) + _HINTS.sub(rb"x-archive-\1", m.group(2)), body)
-    return body
+    return defuse_integrity(body, low)
+
+
+def defuse_integrity(body: bytes, low: bytes | None = None) -> bytes:
+    """``body`` (HTML) with the ``integrity`` of its scripts and style sheets renamed so
+    the browser ignores it: what replay serves is the archived file with its addresses
+    pointed at the archive, which the hash no longer matches (``low``: ``body.lower()``)."""
+    if b"integrity" not in (body.lower() if low is None else low):
+        return body
+    return _INTEGRITY.sub(lambda m: m.group(1) + b"x-archive-" + m.group(2), body)
 
 
 def rewrite_refresh(value: str, page_url: str, prefix: str) -> str | None:

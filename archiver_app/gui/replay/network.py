@@ -54,7 +54,11 @@ from archiver_app.replay import (
     ReplayResponse,
 )
 from archiver_app.replay.response import original_header
-from archiver_app.replay.rewrite import prefix_module_imports, prefix_schemes
+from archiver_app.replay.rewrite import (
+    defuse_integrity,
+    prefix_module_imports,
+    prefix_schemes,
+)
 from archiver_app.units import human_bytes
 
 POLL_MS = 2  # how often the GUI thread looks for answers while requests are out
@@ -356,7 +360,7 @@ def _archive_addresses(response: ReplayResponse, worker: bool) -> bytes:
     if mime.startswith(_MARKUP_TYPES):
         body = prefix_schemes(body, b"archive-")
         if mime.startswith(_HTML_TYPES):
-            body = prefix_module_imports(body, b"archive-", html=True)
+            body = defuse_integrity(prefix_module_imports(body, b"archive-", html=True))
     elif "javascript" in mime or "ecmascript" in mime or worker:
         body = prefix_module_imports(body, b"archive-")
     return for_worker(body) if worker else body

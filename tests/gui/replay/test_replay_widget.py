@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import shutil
 import uuid
@@ -351,3 +353,24 @@ def test_workers_and_module_imports_reach_other_archived_hosts(
         "dynamic",
         "dynamic",
     ]
+
+
+def test_a_style_sheet_with_integrity_applies_once_its_addresses_point_at_the_archive(
+    qtbot: QtBot, library: Library, widget: ReplayWidget
+) -> None:
+    """A style sheet named with ``integrity=`` whose text names a full address is served
+    with that address pointed at the archive: the browser refused it as tampered with."""
+    css = b"h1{background:url(https://img.example/b.png)} h1{color:rgb(1,2,3)}"
+    digest = "sha256-" + base64.b64encode(hashlib.sha256(css).digest()).decode()
+    page = (
+        '<!doctype html><link rel=stylesheet href="https://cdn.example/s.css"'
+        f' integrity="{digest}" crossorigin="anonymous"><h1 id=h>styled</h1>'
+    )
+    w = ArchiveWriter(library)
+    w.response("https://a.example/", page, at=at(2024))
+    w.response("https://cdn.example/s.css", css.decode(), at=at(2024), mime="text/css",
+               headers=[("Access-Control-Allow-Origin", "*")])  # fmt: skip
+    w.commit()
+    _open(qtbot, widget, "https://a.example/")
+    color = "getComputedStyle(document.getElementById('h')).color"
+    qtbot.waitUntil(lambda: run_js(qtbot, widget, color) == "rgb(1, 2, 3)", timeout=10_000)

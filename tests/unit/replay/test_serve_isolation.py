@@ -214,6 +214,9 @@ def test_policy_headers_are_kept_renamed_not_obeyed() -> None:
         (b"<LINK REL=DNS-Prefetch href=x>", b"REL=x-archive-DNS-Prefetch"),
         (b"<META NAME=Referrer content=unsafe-url>", b"NAME=x-archive-Referrer"),
         (b"<a ReferrerPolicy=unsafe-url href=x>", b"x-archive-ReferrerPolicy="),
+        # the served file is rewritten: its hash would make the browser refuse it
+        (b'<link rel=stylesheet href=/s.css integrity="sha384-x">', b'x-archive-integrity="sha'),
+        (b"<SCRIPT src=/a.js\nINTEGRITY=sha256-y></SCRIPT>", b"\nx-archive-INTEGRITY=sha256"),
     ],
 )
 def test_rewriting_reads_urls_as_browsers_do(html: bytes, expected: bytes) -> None:
