@@ -381,12 +381,17 @@ class NetworkRecorder:
                 reason = first_line(exc)
             else:
                 if got.get("base64Encoded"):
-                    return base64.b64decode(got.get("body", "")), None
-                if ex.resource_type in ("Script", "Stylesheet") and not served_charset(
-                    hop.response
-                ):
-                    await self._document_charset(ex)
-                return self._encode_text(got.get("body", ""), hop, ex), None
+                    data = base64.b64decode(got.get("body", ""))
+                else:
+                    if ex.resource_type in ("Script", "Stylesheet") and not served_charset(
+                        hop.response
+                    ):
+                        await self._document_charset(ex)
+                    data = self._encode_text(got.get("body", ""), hop, ex)
+                if data or not _had_body(ex, hop):
+                    return data, None
+                # a service worker's fetch into its cache: the stream went to the cache
+                reason = "the browser gave back an empty body"
         if self.refetch is not None and hop.method == "GET":
             response = hop.response or {}
             declared = content_length(response)
@@ -576,3 +581,9 @@ def _prefixed(handler: Callable[[Event], None], prefix: str) -> Callable[[Event]
         handler(ev)
 
     return handle
+
+
+def _had_body(ex: Exchange, hop: Hop) -> bool:
+    """Whether the answer to ``hop`` (a GET) had a body: bytes arrived or were declared."""
+    declared = content_length(hop.response or {})
+    return hop.method == "GET" and (ex.data_length > 0 or (declared or 0) > 0)

@@ -129,7 +129,10 @@ SHARED_JS = """onconnect = e => { const port = e.ports[0];
   port.onmessage = () => fetch('/workers/shared.json').then(r => r.text())
     .then(t => port.postMessage(t)); };"""
 WORKERS_SW = """importScripts('/workers/sw-lib.js');
-self.addEventListener('install', e => e.waitUntil(fetch('/workers/sw.json')));"""
+self.addEventListener('install', e => e.waitUntil(Promise.all([
+  fetch('/workers/sw.json'),
+  caches.open('v1').then(c => c.addAll(['/workers/offline.css'])),
+])));"""
 
 LAZY = """<!doctype html><html><head><meta charset="utf-8"><title>Lazy gallery</title></head>
 <body><h1>Gallery</h1><div style="height: 2400px">scroll down</div>
@@ -254,6 +257,7 @@ def start_corpus() -> Corpus:
         "/workers/sw.js": (WORKERS_SW, JS),
         "/workers/sw-lib.js": ("self.lib = 'service';", JS),
         "/workers/sw.json": ('{"from": "service worker"}', JSON),
+        "/workers/offline.css": ("h1 { color: teal }", "text/css"),
         "/lazy/1.png": (png(64, 64, (200, 40, 40)), "image/png"),
         "/lazy/2.png": (png(64, 64, (40, 200, 40)), "image/png"),
         "/cache/pic.png": (png(8, 8, (9, 9, 9)), "image/png"),

@@ -478,7 +478,7 @@ def test_a_redirect_served_from_the_http_cache_keeps_its_own_headers(tmp_path: P
 
         result = asyncio.run(run())
         assert result.ok, result.error
-        assert len(server.requested("/r")) == 1 and len(server.requested("/img.png")) == 2
+        assert len(server.requested("/r")) == 1 and len(server.requested("/img.png")) >= 2
         records = read_warc(_warc_of(lib, result))
     finally:
         lib.close()
@@ -492,6 +492,8 @@ def test_a_redirect_served_from_the_http_cache_keeps_its_own_headers(tmp_path: P
         assert hop.header("X-Which") is None
     for img in images:
         assert (img.http_status, img.header("X-Which")) == (200, "image")
+        # DevTools gives fetch()'s copy back empty: it is fetched again, not stored empty
+        assert img.payload == image
 
 
 ENCODED_PAGES = {

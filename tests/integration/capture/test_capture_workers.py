@@ -64,12 +64,17 @@ def test_requests_of_dedicated_shared_and_service_workers_are_recorded(
         "/workers/sw.js",  # the service worker's own script
         "/workers/sw-lib.js",  # its importScripts
         "/workers/sw.json",  # its fetch while installing
+        "/workers/offline.css",  # what it put in its cache
     ):
         assert got[corpus.url(path)] == 1, (path, sorted(got.items()), result.resources)
     body = {r.uri: r.payload for r in records if r.type == "response"}
     assert body[corpus.url("/workers/shared.json")] == b'{"from": "shared worker"}'
     assert body[corpus.url("/workers/dedicated-lib.js")] == b"self.lib = 'dedicated';"
     assert body[corpus.url("/workers/sw-lib.js")] == b"self.lib = 'service';"
+    # the stream of a fetch into a cache goes to the cache: DevTools gives back an empty body
+    assert body[corpus.url("/workers/offline.css")] == b"h1 { color: teal }"
+    # the worker scripts the page asked for were answered (fetched again), not missing
+    assert result.fidelity == "high", [r for r in result.resources if r.outcome != "complete"]
 
 
 def test_a_file_fetched_twice_from_the_cache_is_recorded_once(
