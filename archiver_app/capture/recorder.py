@@ -173,10 +173,15 @@ class NetworkRecorder:
         :mod:`archiver_app.capture.refetch`."""
         assert self.writer is not None  # callers check: a routed recorder has no file
         request = HttpRequest("GET", target(url), with_host([], url), b"", "HTTP/1.1")
+        revisit = None  # a payload the library has (the same video, captured again)
+        if self.dedup is not None and body and response.status < 300:
+            revisit = self.dedup(payload_digest(body))
         async with self._write_lock:
             if self._is_closed():
                 return False
-            self.writer.write_exchange(url, request, response, body)
+            self.writer.write_exchange(url, request, response, body, revisit_of=revisit)
+        if revisit is not None:
+            self.revisit_sources.add(revisit.record_id)
         self.resources.append(ResourceInfo(url, response.status, response.mime, len(body)))
         return True
 

@@ -367,6 +367,9 @@ def test_second_capture_writes_revisits_against_stored_payloads(captured: Captur
     assert css.warc["WARC-Refers-To-Target-URI"] == site.url("/css/main.css")
     assert css.warc["WARC-Refers-To-Date"]
     assert css.http_status == 200 and css.payload == b""  # HTTP headers kept, no body
+    # the video fetched whole again is a revisit too, not a second copy
+    video = revisits[site.url("/media/clip.webm")]
+    assert [(r.http_status, r.payload) for r in video if r.http_status == 200] == [(200, b"")]
     with lib.session() as s:
         rows = s.scalars(
             select(Record).where(
