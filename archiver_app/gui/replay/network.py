@@ -119,8 +119,8 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
         self.log = log
         self.main_frames: set[str] = set()  # archive URLs requested as top-level pages
         self.sub_frames: set[str] = set()  # and as the pages of frames
-        # and as the scripts of workers: the page script says so (a worker's script request
-        # reaches the handler but never this interceptor)
+        # and as the scripts of workers: the page script tells the handler (a worker's
+        # requests reach the handler but never this interceptor)
         self.workers: set[str] = set()
         # Archive URLs asked for by fetch()/XHR, whose answers a script can read: the
         # handler checks those against the archived CORS grants (see _cors_refused).
@@ -136,12 +136,7 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
             types.ResourceTypeSubFrame: self.sub_frames,
         }.get(kind)
         read = kind == types.ResourceTypeXhr
-        if url.host() == ACTION_HOST and url.path() == "/worker":
-            worker = QUrlQuery(url).queryItemValue(
-                "url", QUrl.ComponentFormattingOption.FullyDecoded
-            )
-            self._remember(self.workers, QUrl(worker))
-        elif scheme in SCHEME_FOR or is_archive_url(url):
+        if scheme in SCHEME_FOR or is_archive_url(url):
             redirect = scheme in SCHEME_FOR
             target = to_archive_url(url) if redirect else url
             if frames is not None:
@@ -166,6 +161,10 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
             return False
         self.script_reads[key] -= 1
         return True
+
+    def remember_worker(self, url: QUrl) -> None:
+        """Mark ``url`` (an archive address) as the script of a worker."""
+        self._remember(self.workers, url)
 
     @staticmethod
     def _remember(frames: set[str], url: QUrl) -> None:
@@ -224,6 +223,12 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
     def requestStarted(self, job: QWebEngineUrlRequestJob) -> None:
         qurl = job.requestUrl()
         if qurl.host() == ACTION_HOST:
+            if qurl.path() == "/worker":  # the page script's note (a worker's requests,
+                # its script's included, never reach the interceptor)
+                worker = QUrlQuery(qurl).queryItemValue(
+                    "url", QUrl.ComponentFormattingOption.FullyDecoded
+                )
+                self.interceptor.remember_worker(QUrl(worker))
             job.fail(QWebEngineUrlRequestJob.Error.RequestDenied)  # handled by the page
             return
         key = qurl.toString(QUrl.ComponentFormattingOption.FullyEncoded)

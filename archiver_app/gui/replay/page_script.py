@@ -12,11 +12,13 @@ and CSS (a module script, a web font) are pointed at the archive when they are s
 
 A worker is no page: its script is served with this one first
 (:func:`for_worker`), so its ``fetch()``, XHR and ``importScripts()`` are given archive
-addresses too. A worker's script request never reaches the interceptor, so the page's
-``Worker``/``SharedWorker`` first tell the view (a synchronous request to the app's own
-host) which address is a worker's. ``import()`` and ``import ... from`` are syntax no
-script can wrap: their full addresses are pointed at the archive in the script text as it
-is served (:func:`archiver_app.replay.rewrite.prefix_module_imports`).
+addresses too. A worker's requests never reach the interceptor, so ``Worker`` and
+``SharedWorker`` (a page's, and a worker's for the workers it makes) first tell the
+scheme handler (a synchronous request to the app's own host) which address is a
+worker's; a worker made from a ``blob:`` is made from a new blob, this script first.
+``import()`` and ``import ... from`` are syntax no script can wrap: their full addresses
+are pointed at the archive in the script text as it is served
+(:func:`archiver_app.replay.rewrite.prefix_module_imports`).
 
 The script only ever changes ``http:``/``https:`` into ``archive-http:``/``archive-https:``:
 a page that undoes it gets the redirect, which fails, and nothing more.
@@ -31,13 +33,13 @@ from PySide6.QtWebEngineCore import QWebEngineProfile, QWebEngineScript
 from archiver_app.gui.replay.schemes import ACTION_HOST
 
 SCRIPT_NAME = "archiver-archive-schemes"
-ARCHIVE_SCHEMES_JS = r"""(function () {
+ARCHIVE_SCHEMES_JS = r"""(function archiverSchemes() {
 "use strict";
 var g = self;
-function into(value) {
+function into(value, always) {  // always: the address in full, archived or not
   var u, base = g.document ? g.document.baseURI : g.location.href;
   try { u = new URL(String(value), base); } catch (e) { return value; }
-  return /^https?:$/.test(u.protocol) ? "archive-" + u.href : value;
+  return /^https?:$/.test(u.protocol) ? "archive-" + u.href : always ? u.href : value;
 }
 var nativeFetch = g.fetch;
 if (nativeFetch) {
@@ -66,7 +68,7 @@ if (nativeImportScripts) {
     return nativeImportScripts.apply(g, Array.prototype.map.call(arguments, into));
   };
 }
-if (xhr && xhr.open && g.document) {  // a page's workers: their scripts get this one too
+if (xhr && xhr.open) {  // workers (a page's, a worker's): their scripts get this one too
   var announce = function (url) {  // the view marks the address a worker's (synchronously:
     try {                          // before the worker asks for it)
       var x = new XMLHttpRequest();
@@ -75,14 +77,28 @@ if (xhr && xhr.open && g.document) {  // a page's workers: their scripts get thi
       x.send();
     } catch (e) {}
   };
+  var fromBlob = function (url) {  // a worker made from a blob: the same, in a new blob
+    var x = new XMLHttpRequest();
+    open.call(x, "GET", url, false);
+    x.send();
+    var text = x.responseText;
+    var at = (/^\uFEFF?\s*(["'])use strict\1\s*;?/.exec(text) || [""])[0].length;
+    var own = "\n(" + archiverSchemes + ")();\n";  // a "use strict" stays first
+    var blob = new Blob([text.slice(0, at), own, text.slice(at)], {type: "text/javascript"});
+    return URL.createObjectURL(blob);  // kept: the worker may read it after this returns
+  };
   ["Worker", "SharedWorker"].forEach(function (name) {
     var Native = g[name];
     if (!Native) { return; }
     var Wrapped = function (url, options) {
-      var abs;
-      try { abs = into(new URL(String(url), g.document.baseURI).href); } catch (e) { abs = ""; }
-      if (/^archive-https?:/.test(abs)) { announce(abs); }
-      return Reflect.construct(Native, arguments, new.target || Wrapped);
+      var args = Array.prototype.slice.call(arguments), abs = into(url, true);
+      if (/^archive-https?:/.test(abs)) {
+        announce(abs);
+        args[0] = abs;  // https://this-host/w.js is this page's origin, as it was live
+      } else if (/^blob:/i.test(String(url))) {
+        try { args[0] = fromBlob(String(url)); } catch (e) {}
+      }
+      return Reflect.construct(Native, args, new.target || Wrapped);
     };
     Wrapped.prototype = Native.prototype;
     g[name] = Wrapped;

