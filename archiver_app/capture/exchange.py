@@ -87,6 +87,12 @@ def content_length(response: Event) -> int | None:
     return None
 
 
+def had_body(ex: Exchange, hop: Hop) -> bool:
+    """Whether the answer to ``hop`` (a GET) had a body: bytes arrived or were declared."""
+    declared = content_length(hop.response or {})
+    return hop.method == "GET" and (ex.data_length > 0 or (declared or 0) > 0)
+
+
 def target(url: str) -> str:
     parts = urlsplit(url)
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

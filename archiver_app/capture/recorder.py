@@ -52,6 +52,7 @@ from archiver_app.capture.exchange import (
     build_response,
     content_length,
     from_network,
+    had_body,
     is_download,
     latin,
     request_headers,
@@ -119,6 +120,7 @@ class NetworkRecorder:
         self.resources: list[ResourceInfo] = []
         self.notes: list[str] = []
         self.revisit_sources: set[int] = set()
+        self._stood_in: set[str] = set()  # URLs answered by write_stand_in
         self._frame_charsets: dict[str, str] = {}  # frameId -> its document's charset
         self._frame_decoded: dict[str, asyncio.Event] = {}  # set once that charset is known
         self.last_activity = time.monotonic()
@@ -182,6 +184,11 @@ class NetworkRecorder:
             self.writer.write_exchange(url, request, response, body, revisit_of=revisit)
         if revisit is not None:
             self.revisit_sources.add(revisit.record_id)
+        # The browser's request of it that got no response (a worker's script answered to
+        # the worker's own target, an answer the browser blocked) has its answer now.
+        self._stood_in.add(url)
+        gone = ResourceOutcome.NO_RESPONSE
+        self.resources[:] = [r for r in self.resources if r.url != url or r.outcome is not gone]
         self.resources.append(ResourceInfo(url, response.status, response.mime, len(body)))
         return True
 
@@ -393,7 +400,7 @@ class NetworkRecorder:
                     ):
                         await self._document_charset(ex)
                     data = self._encode_text(got.get("body", ""), hop, ex)
-                if data or not _had_body(ex, hop):
+                if data or not had_body(ex, hop):
                     return data, None
                 # a service worker's fetch into its cache: the stream went to the cache
                 reason = "the browser gave back an empty body"
@@ -520,6 +527,8 @@ class NetworkRecorder:
     ) -> None:
         resp_event = hop.response
         if resp_event is None:
+            if hop.url in self._stood_in:
+                return  # answered by a stand-in already
             self.resources.append(
                 ResourceInfo(
                     hop.url, None, None, 0, ex.failed or "no response", ResourceOutcome.NO_RESPONSE
@@ -586,9 +595,3 @@ def _prefixed(handler: Callable[[Event], None], prefix: str) -> Callable[[Event]
         handler(ev)
 
     return handle
-
-
-def _had_body(ex: Exchange, hop: Hop) -> bool:
-    """Whether the answer to ``hop`` (a GET) had a body: bytes arrived or were declared."""
-    declared = content_length(hop.response or {})
-    return hop.method == "GET" and (ex.data_length > 0 or (declared or 0) > 0)

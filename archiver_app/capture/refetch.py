@@ -20,7 +20,7 @@ from typing import Any
 
 from archiver_app.capture.extract import first_line
 from archiver_app.capture.recorder import NetworkRecorder, Refetch, StandIn
-from archiver_app.capture.results import ResourceInfo, ResourceOutcome
+from archiver_app.capture.results import ResourceOutcome
 from archiver_app.warc.httpmsg import HttpResponse
 from archiver_app.warc.surt import strip_fragment
 
@@ -109,7 +109,7 @@ async def record_missed(
         for ex in exchanges:  # the request went out; its answer is this
             if ex.hops and ex.hops[-1].url == url and ex.hops[-1].response is None:
                 ex.written = True
-        if not await _write_in_place(recorder, url, got, _unanswered):
+        if not await recorder.write_stand_in(url, *got):
             return
         recorder.notes.append(f"{url}: fetched again (its response reached no recorded session)")
     await _record_blocked(recorder, stand_in)
@@ -137,7 +137,7 @@ async def _record_blocked(recorder: NetworkRecorder, stand_in: StandIn) -> None:
         if isinstance(got, str):
             recorder.notes.append(f"{url}: blocked by the browser; not fetched again ({got})")
             continue
-        if not await _write_in_place(recorder, url, got, _unanswered):
+        if not await recorder.write_stand_in(url, *got):  # which drops the blocked entry
             return
         recorder.notes.append(f"{url}: the browser kept it from the page; its answer is kept")
 
@@ -166,26 +166,8 @@ async def record_whole_media(recorder: NetworkRecorder, stand_in: StandIn) -> No
         if isinstance(got, str):
             recorder.notes.append(f"{url}: fetched in parts; the whole file was not ({got})")
             continue
-        if not await _write_in_place(recorder, url, got, lambda r: r.status == 206):
+        parts_of = [r for r in recorder.resources if r.url == url and r.status == 206]
+        if not await recorder.write_stand_in(url, *got):
             return
+        recorder.resources[:] = [r for r in recorder.resources if r not in parts_of]
         recorder.notes.append(f"{url}: fetched in parts by the player, and whole")
-
-
-async def _write_in_place(
-    recorder: NetworkRecorder,
-    url: str,
-    got: tuple[HttpResponse, bytes],
-    replaced: Callable[[ResourceInfo], bool],
-) -> bool:
-    """Write the stand-in ``got`` for ``url``; the resources of ``url`` that ``replaced``
-    picks (a request the page saw go unanswered, a part) give way to it in the list the
-    capture's fidelity is judged by. False: the recorder was closed meanwhile."""
-    before = [r for r in recorder.resources if r.url == url and replaced(r)]
-    if not await recorder.write_stand_in(url, *got):
-        return False
-    recorder.resources[:] = [r for r in recorder.resources if r not in before]
-    return True
-
-
-def _unanswered(resource: ResourceInfo) -> bool:
-    return resource.outcome is ResourceOutcome.NO_RESPONSE
