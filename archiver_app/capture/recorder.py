@@ -61,7 +61,7 @@ from archiver_app.capture.exchange import (
     with_host,
 )
 from archiver_app.capture.extract import first_line
-from archiver_app.capture.results import ResourceInfo, ResourceOutcome
+from archiver_app.capture.results import ResourceInfo, ResourceOutcome, answered_once
 from archiver_app.capture.targets import TargetSession
 from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.httpmsg import HttpRequest, HttpResponse
@@ -120,7 +120,6 @@ class NetworkRecorder:
         self.resources: list[ResourceInfo] = []
         self.notes: list[str] = []
         self.revisit_sources: set[int] = set()
-        self._stood_in: set[str] = set()  # URLs answered by write_stand_in
         self._frame_charsets: dict[str, str] = {}  # frameId -> its document's charset
         self._frame_decoded: dict[str, asyncio.Event] = {}  # set once that charset is known
         self.last_activity = time.monotonic()
@@ -184,11 +183,6 @@ class NetworkRecorder:
             self.writer.write_exchange(url, request, response, body, revisit_of=revisit)
         if revisit is not None:
             self.revisit_sources.add(revisit.record_id)
-        # The browser's request of it that got no response (a worker's script answered to
-        # the worker's own target, an answer the browser blocked) has its answer now.
-        self._stood_in.add(url)
-        gone = ResourceOutcome.NO_RESPONSE
-        self.resources[:] = [r for r in self.resources if r.url != url or r.outcome is not gone]
         self.resources.append(ResourceInfo(url, response.status, response.mime, len(body)))
         return True
 
@@ -241,6 +235,7 @@ class NetworkRecorder:
                         self.notes.append(f"{rid}: could not be written ({first_line(exc)})")
         finally:
             self.closed = True
+            self.resources[:] = answered_once(self.resources)
 
     # ------------------------------------------------------------------ events
 
@@ -527,8 +522,6 @@ class NetworkRecorder:
     ) -> None:
         resp_event = hop.response
         if resp_event is None:
-            if hop.url in self._stood_in:
-                return  # answered by a stand-in already
             self.resources.append(
                 ResourceInfo(
                     hop.url, None, None, 0, ex.failed or "no response", ResourceOutcome.NO_RESPONSE

@@ -58,6 +58,16 @@ class ResourceInfo:
     outcome: ResourceOutcome = ResourceOutcome.COMPLETE
 
 
+def answered_once(resources: list[ResourceInfo]) -> list[ResourceInfo]:
+    """``resources`` without the requests that got no response where the same address was
+    answered all the same: a worker's script answers in the worker's own session (or is
+    fetched again), an answer the browser blocked is fetched again; the page's request of
+    it that saw nothing is then no missing resource."""
+    answered = {r.url for r in resources if r.status is not None}
+    gone = ResourceOutcome.NO_RESPONSE
+    return [r for r in resources if r.outcome is not gone or r.url not in answered]
+
+
 @dataclass(frozen=True)
 class CaptureResult:
     """The outcome of capturing one page. ``ok`` is False with ``error`` set on failure."""
