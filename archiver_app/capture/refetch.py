@@ -137,7 +137,7 @@ async def _record_blocked(recorder: NetworkRecorder, stand_in: StandIn) -> None:
         if isinstance(got, str):
             recorder.notes.append(f"{url}: blocked by the browser; not fetched again ({got})")
             continue
-        if not await recorder.write_stand_in(url, *got):  # which drops the blocked entry
+        if not await recorder.write_stand_in(url, *got):  # the blocked entry goes at finish
             return
         recorder.notes.append(f"{url}: the browser kept it from the page; its answer is kept")
 
