@@ -307,8 +307,9 @@ def snippet(
     if len(low) != len(head):  # folding changed the length: find the place in the page
         at = _unfolded_at(head, at)
     # the whole space-separated token the match is in (a word of an address)
-    token_start = max(head.rfind(" ", 0, at), head.rfind("\n", 0, at)) + 1
-    at = token_start if at - token_start <= 200 else at
+    near = max(0, at - 200)  # (a longer token is cut: the look back stays short)
+    space = max(head.rfind(" ", near, at), head.rfind("\n", near, at))
+    at = space + 1 if space >= 0 else 0 if near == 0 else at
     before = body[max(0, at - 120) : at].split()[-lead_words:] if lead_words else []
     after = body[at : at + 600].split()
     words = (before + after)[:tokens]
