@@ -49,6 +49,7 @@ class Exchange:
     oversize: bool = False
     stored_charset: str | None = None  # the body was stored in this charset, not as served
     from_cache: bool = False  # Network.requestServedFromCache: the final hop is a cache hit
+    emptied: bool = False  # the browser kept the answer from the page (:func:`emptied`)
 
 
 def latin(text: str) -> bytes:
@@ -91,6 +92,22 @@ def had_body(ex: Exchange, hop: Hop) -> bool:
     """Whether the answer to ``hop`` (a GET) had a body: bytes arrived or were declared."""
     declared = content_length(hop.response or {})
     return hop.method == "GET" and (ex.data_length > 0 or (declared or 0) > 0)
+
+
+def emptied(ex: Exchange, error: str) -> bool:
+    """Whether the browser answered the page with an empty response in place of the one
+    that came (Opaque Response Blocking: JSON or HTML from another site fetched by a
+    script with ``mode: 'no-cors'``): DevTools reports that response without any header
+    (the real ones arrive as extra info) and no byte of its body, then the load aborted."""
+    final = ex.hops[-1] if ex.hops else None
+    return (
+        final is not None
+        and final.response is not None
+        and final.method == "GET"
+        and not final.response.get("headers")
+        and ex.data_length == 0
+        and error in {"net::ERR_ABORTED", "net::ERR_BLOCKED_BY_ORB"}
+    )
 
 
 def target(url: str) -> str:

@@ -16,17 +16,16 @@ browser's caches or a service worker is not a fetch and is not written again
 - ``WARC-IP-Address`` from the response's remote address.
 
 Bodies above ``max_body`` are not fetched: the response is written with its headers and
-``WARC-Truncated: length`` (a 2 GB download never fills memory; the page is stopped).
-Requests still open when the page is done (a long-poll) are written with what arrived and
-``WARC-Truncated: time``. What the browser reported requested but no recorded session saw
-is fetched again at the end (:func:`archiver_app.capture.refetch.record_missed`).
+``WARC-Truncated: length`` (a 2 GB download never fills memory; the page is stopped);
+requests open when the page is done (a long-poll), with what came and ``WARC-Truncated:
+time``. A body DevTools cannot give (a viewer's; one the browser emptied for the page,
+:func:`.exchange.emptied`) is fetched again, as at the end is what the browser reported
+requested but no session saw (:mod:`.refetch`).
 
-Capture while browsing (:mod:`archiver_app.capture.browse`) gives the recorder a ``route``
-instead of one writer: each exchange is then written to the WARC ``route`` picks (one per
-page visited in the tab), chosen just before the write.
+Capture while browsing (:mod:`archiver_app.capture.browse`) gives a ``route`` instead of
+one writer: the WARC each exchange goes to (one per page visited) is picked at its write.
 
-Threading contract: one recorder per page (per tab when routed), used from the event loop
-that owns the page.
+Threading contract: one recorder per page (per tab when routed), used from its page's loop.
 """
 
 from __future__ import annotations
@@ -51,6 +50,7 @@ from archiver_app.capture.exchange import (
     Hop,
     build_response,
     content_length,
+    emptied,
     from_network,
     had_body,
     is_download,
@@ -345,13 +345,14 @@ class NetworkRecorder:
             return
         self._get(ev["requestId"])
         downloaded = ex.request_id == self.main_request_id and is_download(ex)
-        if not downloaded:
+        ex.emptied = ex.finished = emptied(ex, str(ev.get("errorText")))  # read again
+        if not downloaded and not ex.emptied:
             ex.failed = ev.get("errorText") or "failed"
             if ev.get("canceled") and ex.failed == "failed":
                 ex.failed = "canceled"
-        if not ex.written:  # a download's body is read again, as a viewer's is
-            cut = None if downloaded else "disconnect"
-            self._spawn(ex.request_id, self._write_exchange(ex, body_ok=downloaded, truncated=cut))
+        if not ex.written:  # a download's or an emptied body is read again, as a viewer's is
+            cut = None if (again := downloaded or ex.emptied) else "disconnect"
+            self._spawn(ex.request_id, self._write_exchange(ex, body_ok=again, truncated=cut))
 
     def _is_closed(self) -> bool:
         return self.closed
@@ -375,7 +376,9 @@ class NetworkRecorder:
 
     async def _body(self, ex: Exchange, hop: Hop) -> tuple[bytes | None, str | None]:
         mime = str((hop.response or {}).get("mimeType") or "").lower()
-        if mime in VIEWER_MIMES and ex.resource_type == "Document":
+        if ex.emptied:  # its body never reached DevTools
+            reason = "the browser kept it from the page"
+        elif mime in VIEWER_MIMES and ex.resource_type == "Document":
             # the built-in viewer takes over the stream: DevTools only has its wrapper page
             reason = "shown by the browser's built-in viewer"
         else:

@@ -598,3 +598,37 @@ def test_an_answer_the_browser_kept_from_the_page_is_archived(captured: Captured
     assert [(r.status, r.outcome) for r in res.resources if r.url == pixel] == [(200, "complete")]
     stored = _by_uri(read_warc(_warc_of(lib, res)))[pixel]
     assert [(r.http_status, r.payload) for r in stored] == [(200, json_body)]
+
+
+def test_an_answer_the_browser_emptied_for_the_page_is_archived(captured: Captured) -> None:
+    """JSON fetched by a script from another site with ``mode: 'no-cors'`` is answered to
+    the page by the browser (ORB) with an empty response without headers, and the load is
+    aborted: the capture stored an empty body marked as cut off ('disconnect') and the page
+    as fallback. The body is fetched again and kept, with a note saying why."""
+    site, lib = captured.site, captured.lib
+    json_body = b'{"feed": ["one", "two"]}'
+    site.other.routes["/feed.json"] = lambda _q: Response(200, json_body, [], "application/json")
+    feed = site.other_url("/feed.json")
+    page = (
+        "<!doctype html><title>ORB fetch</title><p>fetched</p>"
+        f"<script>fetch({json.dumps(feed)}, {{mode: 'no-cors'}})"
+        ".then(r => document.title += ' ' + r.type)</script>"
+    )
+    site.main.routes["/orb-fetch.html"] = lambda _q: Response(200, page.encode(), [], "text/html")
+
+    async def run() -> CaptureResult:
+        async with Capturer(lib) as cap:
+            return await cap.capture(site.url("/orb-fetch.html"), rules=RULES)
+
+    res = asyncio.run(run())
+    assert res.ok and res.fidelity == "high", res
+    assert [(r.status, r.outcome) for r in res.resources if r.url == feed] == [(200, "complete")]
+    [stored] = _by_uri(read_warc(_warc_of(lib, res)))[feed]
+    assert (stored.http_status, stored.payload) == (200, json_body)
+    assert "WARC-Truncated" not in stored.warc
+    assert stored.header("Content-Type") == "application/json"  # the headers the server sent
+    with lib.session() as s:
+        snap = s.get(Snapshot, res.snapshot_id)
+        assert snap is not None
+        notes = snap.provenance["notes"]
+    assert notes == [f"{feed}: body refetched (the browser kept it from the page)"]
