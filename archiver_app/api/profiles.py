@@ -79,6 +79,19 @@ class ProfilesManager:
         ensure_profile(self.root, check_name(name), now=self._lib.clock())
         return self.get(name)
 
+    def jobs_using(self, name: str) -> list[int]:
+        """The running jobs (captures, crawls, watches, browsing) that capture in profile
+        ``name``, oldest first: whom a capture waiting for the profile waits for."""
+        from sqlalchemy import select
+
+        from archiver_app.store.models import Job, JobStatus
+
+        with self._lib.session() as s:
+            rows = s.execute(
+                select(Job.id, Job.config).where(Job.status == JobStatus.RUNNING).order_by(Job.id)
+            ).all()
+        return [i for i, config in rows if (config or {}).get("profile") == name]
+
     def delete(self, name: str, *, force: bool = False) -> None:
         """Delete profile ``name`` and its logins for good.
 

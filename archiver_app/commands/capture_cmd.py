@@ -49,18 +49,24 @@ def read_urls(args: list[str], stdin: Any) -> list[str]:
     return urls
 
 
-def say_if_profile_busy(lib: Library, profile: str | None, ctx: Context) -> None:
-    """Say at once that the capture waits for ``profile`` when something holds it (it waits
-    up to five minutes, silently otherwise)."""
+def say_if_profile_busy(
+    lib: Library, profile: str | None, ctx: Context, own_job: int | None = None
+) -> None:
+    """Say at once that the capture waits for ``profile`` when something holds it, and
+    what (the running job that captures in it, else a login window or another program):
+    it waits up to five minutes, silently otherwise. ``own_job``: the caller's job."""
     from archiver_app.capture.contexts import PROFILE_WAIT_SECONDS
 
-    if profile and lib.profiles.get(profile).in_use:
-        print(
-            f"profile {profile!r} is in use by a login window or another capture: waiting"
-            f" up to {PROFILE_WAIT_SECONDS / 60:.0f} minutes for it (Ctrl+C stops)",
-            file=ctx.err,
-            flush=True,
-        )
+    if not profile or not lib.profiles.get(profile).in_use:
+        return
+    jobs = [i for i in lib.profiles.jobs_using(profile) if i != own_job]
+    holder = f"job {', '.join(map(str, jobs))}" if jobs else "a login window or another capture"
+    print(
+        f"waiting for profile {profile!r}, in use by {holder}: up to"
+        f" {PROFILE_WAIT_SECONDS / 60:.0f} minutes (Ctrl+C stops)",
+        file=ctx.err,
+        flush=True,
+    )
 
 
 def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
@@ -119,7 +125,7 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
                     file=ctx.out,
                     flush=True,
                 )
-                say_if_profile_busy(lib, args.profile, ctx)
+                say_if_profile_busy(lib, args.profile, ctx, job_id)
             run_job_inline(lib, job_id, concurrency=CAPTURE_CONCURRENCY, progress=show)
             failed += [
                 (p.url, p.reason or "not captured")

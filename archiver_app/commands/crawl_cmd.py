@@ -135,7 +135,7 @@ def cmd_crawl(args: argparse.Namespace, ctx: Context) -> int:
         if args.queue:
             print("run it with: archiver worker", file=ctx.out)
             return 0
-        say_if_profile_busy(lib, args.profile, ctx)
+        say_if_profile_busy(lib, args.profile, ctx, job_id)
         run = run_and_report(lib, job_id, ctx, concurrency=rules.concurrency)
     return 0 if run.status in ("completed", "indexed") else 1
 

@@ -10,8 +10,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from sqlalchemy import update
 
 from archiver_app.commands.capture_cmd import say_if_profile_busy
+from archiver_app.crawl.inline import create_capture_job
 from archiver_app.library import Library
 from archiver_app.profiles import ProfileNameError, profile_dir
 from archiver_app.profiles.lock import ProfileBusyError, hold, in_use
@@ -20,6 +22,7 @@ from archiver_app.profiles.store import (
     save_session_cookies,
     session_cookies,
 )
+from archiver_app.store.models import Job, JobStatus
 
 
 def test_make_list_delete(library: Library) -> None:
@@ -64,8 +67,22 @@ def test_a_profile_in_use_by_another_process_is_not_deleted_or_shared(library: L
         # `archiver capture/crawl --profile news` says at once that it waits, and for how long
         ctx = SimpleNamespace(out=io.StringIO(), err=io.StringIO())
         say_if_profile_busy(library, "news", ctx)  # type: ignore[arg-type]
-        assert "profile 'news' is in use" in ctx.err.getvalue()
-        assert "waiting up to 5 minutes" in ctx.err.getvalue()
+        assert ctx.err.getvalue() == (
+            "waiting for profile 'news', in use by a login window or another capture:"
+            " up to 5 minutes (Ctrl+C stops)\n"
+        )
+        # ... and names the job that holds it, when a running job captures in it
+        holder = create_capture_job(library, ["http://127.0.0.1:8765/"], profile="news")
+        create_capture_job(library, ["http://127.0.0.1:8765/a"], profile="news")  # queued
+        with library.write() as s:
+            s.execute(update(Job).where(Job.id == holder).values(status=JobStatus.RUNNING))
+        assert library.profiles.jobs_using("news") == [holder]
+        ctx.err = io.StringIO()
+        say_if_profile_busy(library, "news", ctx)  # type: ignore[arg-type]
+        assert ctx.err.getvalue().startswith(f"waiting for profile 'news', in use by job {holder}:")
+        ctx.err = io.StringIO()
+        say_if_profile_busy(library, "news", ctx, own_job=holder)  # type: ignore[arg-type]
+        assert "in use by a login window or another capture" in ctx.err.getvalue()
         ctx.err = io.StringIO()
     finally:
         assert other.stdin is not None
