@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from archiver_app.capture.extract import route_fragment
 from archiver_app.replay.replayer import Capture
+from archiver_app.urls import route_fragment
 
 
 @dataclass(frozen=True)

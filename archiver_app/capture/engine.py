@@ -41,6 +41,7 @@ from archiver_app.errors import ArchiverError, BrowserNotFoundError
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
 from archiver_app.tasks.priority import keep_started_sessions_at_my_priority
+from archiver_app.urls import normalize_url
 from archiver_app.validation import validate_capture_url
 
 __all__ = [
@@ -210,8 +211,8 @@ class Capturer:
     ) -> CaptureResult:
         """Capture ``url`` (in profile ``profile``'s browser, if given); never raises for a
         per-page failure (see ``CaptureResult``)."""
-        try:
-            url = validate_capture_url(url)
+        try:  # stored as the browser sends it, as a queued page is (urls.normalize_url)
+            url = normalize_url(validate_capture_url(url)) or url
         except ArchiverError as exc:
             return CaptureResult(url, url, None, False, None, None, exc.message)
         if cancel is not None and cancel.cancelled:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from archiver_app.urls import route_fragment
 from archiver_app.warc.httpmsg import file_name
 
 SNIPPET_CHARS = 300
@@ -65,13 +66,6 @@ def make_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
         return flat
     cut = flat[:limit].rsplit(" ", 1)[0]
     return cut + "…"
-
-
-def route_fragment(fragment: str) -> str:
-    """``fragment`` when it names a route of a hash-routed app (``#/guide``, ``#!/post/1``),
-    which shows another page; '' for an anchor within the page (``#section``), which does not.
-    """
-    return fragment if fragment.startswith(("/", "!")) else ""
 
 
 def clean_links(links: list[Any]) -> list[str]:

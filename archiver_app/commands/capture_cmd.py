@@ -78,8 +78,8 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.capture.browser import require_browser
     from archiver_app.crawl.api import page_list
     from archiver_app.crawl.inline import CAPTURE_CONCURRENCY, create_capture_job, run_job_inline
-    from archiver_app.crawl.scope import normalize_url
     from archiver_app.errors import InputError
+    from archiver_app.urls import normalize_url
     from archiver_app.validation import validate_capture_url, validate_slug
 
     urls = read_urls(args.urls, sys.stdin)

@@ -14,9 +14,9 @@ import contextlib
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
-from archiver_app.capture.extract import route_fragment
 from archiver_app.library import Library
 from archiver_app.replay.pages import stored_html
+from archiver_app.urls import route_fragment
 
 
 class _LinkParser(HTMLParser):

@@ -33,9 +33,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import CursorResult, Result
 from sqlalchemy.orm import Session
 
-from archiver_app.crawl.scope import normalize_url
 from archiver_app.crawl.spec import JobContext
 from archiver_app.store.models import Job, JobLog, Page, PageAttempt, PageState, Relation
+from archiver_app.urls import normalize_url
 
 LIMIT_DEPTH = "limit: depth"
 

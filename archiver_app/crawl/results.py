@@ -28,7 +28,7 @@ from archiver_app.crawl.queue import (
     skip_ready,
     state_counts,
 )
-from archiver_app.crawl.scope import Scope, normalize_url
+from archiver_app.crawl.scope import Scope
 from archiver_app.crawl.spec import JobContext
 from archiver_app.library import Library
 from archiver_app.store.models import (
@@ -43,6 +43,7 @@ from archiver_app.store.models import (
     SnapshotState,
 )
 from archiver_app.units import counted
+from archiver_app.urls import normalize_url
 
 RETRY_BACKOFF_SECONDS = 30.0
 

@@ -19,14 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-from archiver_app.capture.extract import route_fragment
 from archiver_app.crawl.rules import Rules
 from archiver_app.errors import InputError
+from archiver_app.urls import normalize_url
 from archiver_app.validation import validate_capture_url
-
-DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class Scope(StrEnum):
@@ -35,72 +33,6 @@ class Scope(StrEnum):
     HOST = "host"
     DOMAIN = "domain"
     CUSTOM = "custom"
-
-
-def normalize_url(url: str) -> str | None:
-    """The queue form of ``url``: http(s) only, lower-case scheme and host, no default port,
-    ``/`` for an empty path, no dot segments (``/a/../b`` is ``/b``, as a browser asks for
-    it), no fragment unless it is a route of a hash-routed app (``#/guide``
-    shows another page; ``#section`` does not), in ASCII as the browser sends it (an IDNA
-    host, other characters as UTF-8 escapes: ``bücher.example/café`` is
-    ``xn--bcher-kva.example/caf%C3%A9``, the address its WARC records carry). None for
-    anything that is not a web page URL."""
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    if scheme not in DEFAULT_PORTS or not parts.hostname:
-        return None
-    host = parts.hostname.lower()
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            return None
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    if parts.username or parts.password:
-        userinfo = parts.username or ""
-        if parts.password:
-            userinfo += f":{parts.password}"
-        netloc = f"{userinfo}@{netloc}"
-    fragment = route_fragment(parts.fragment)
-    path = remove_dot_segments(parts.path) if "." in parts.path else parts.path
-    path, query, fragment = (_escaped(p) for p in (path, parts.query, fragment))
-    return urlunsplit((scheme, netloc, path or "/", query, fragment))
-
-
-#: ASCII a browser leaves as typed in a path or query (escapes included): only other
-#: characters, spaces and control characters are escaped.
-_KEPT = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"<>`')
-
-
-def _escaped(part: str) -> str:
-    """``part`` with characters outside printable ASCII (and ``"<>` ``) as UTF-8 escapes."""
-    return quote(part, safe=_KEPT)
-
-
-def remove_dot_segments(path: str) -> str:
-    """``path`` without ``.`` and ``..`` segments (RFC 3986, section 5.2.4): what a browser
-    requests for ``/watch/../watch/page.html`` is ``/watch/page.html``."""
-    out: list[str] = []
-    segments = path.split("/")
-    for i, segment in enumerate(segments):
-        last = i == len(segments) - 1
-        if segment == "..":
-            if len(out) > 1:
-                out.pop()
-            if last:
-                out.append("")
-        elif segment == ".":
-            if last:
-                out.append("")
-        else:
-            out.append(segment)
-    return "/".join(out)
 
 
 def _host_port(url: str) -> str:

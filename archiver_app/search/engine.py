@@ -39,6 +39,7 @@ from archiver_app.search.query import Query, TextQuery, no_words_message, parse_
 from archiver_app.store.tsearch import fts_to_tsquery
 from archiver_app.store.types import UTCDateTime
 from archiver_app.tasks import Cancelled, CancelToken
+from archiver_app.urls import domain_forms, prefix_forms
 
 #: Snippet highlight markers inside :attr:`Hit.snippet` (control characters never in text).
 MARK_START, MARK_END = "\x02", "\x03"
@@ -88,13 +89,13 @@ def domains_for(conn: Connection | None, q: Query) -> list[str] | None:
     (and None for more than :data:`~archiver_app.search.pg.DOMAINS_NAMED_MAX` of them)."""
     if conn is None or conn.dialect.name != "postgresql" or not q.domain:
         return None
-    domain = _domain(q.domain)
-    named = pg_search.domains_under(conn, domain) or [domain]
+    forms = domain_forms(q.domain)
+    named = [d for form in forms for d in pg_search.domains_under(conn, form)] or forms
     return named if len(named) <= pg_search.DOMAINS_NAMED_MAX else None
 
 
-def _domain(text: str) -> str:
-    return text.strip().lower().removeprefix("www.")
+def _like_escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def filter_clauses(
@@ -122,21 +123,25 @@ def filter_clauses(
         )
         params["tag"] = q.tag
     if q.domain:
-        domain = _domain(q.domain)
         if domains:
             names = [f"domain_{i}" for i in range(len(domains))]
             where.append("s.domain IN (" + ", ".join(f":{n}" for n in names) + ")")
             params.update(zip(names, domains, strict=True))
-        else:
-            where.append("(s.domain = :domain OR s.domain LIKE :domain_like ESCAPE '\\')")
-            params["domain"] = domain
-            params["domain_like"] = "%." + domain.replace("\\", "\\\\").replace("%", "\\%").replace(
-                "_", "\\_"
-            )
-    if q.url_prefix:
-        where.append("substr(s.url, 1, :prefix_len) = :prefix")
-        params["prefix"] = q.url_prefix
-        params["prefix_len"] = len(q.url_prefix)
+        else:  # stored in IDNA, or as typed before addresses were normalised
+            tests = []
+            for i, form in enumerate(domain_forms(q.domain)):
+                tests.append(
+                    f"s.domain = :domain_{i} OR s.domain LIKE :domain_like_{i} ESCAPE '\\'"
+                )
+                params[f"domain_{i}"] = form
+                params[f"domain_like_{i}"] = "%." + _like_escaped(form)
+            where.append("(" + " OR ".join(tests) + ")")
+    if q.url_prefix:  # typed as stored, as shown, or with escapes (urls.prefix_forms)
+        tests = []
+        for i, form in enumerate(prefix_forms(q.url_prefix)):
+            tests.append(f"substr(s.url, 1, :prefix_len_{i}) = :prefix_{i}")
+            params[f"prefix_{i}"], params[f"prefix_len_{i}"] = form, len(form)
+        where.append("(" + " OR ".join(tests) + ")")
     dated = ("s", fts) if fts else ("s",)
     if q.since is not None:
         where += [f"{t}.captured_at >= :since" for t in dated]

@@ -25,7 +25,8 @@ import json
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from archiver_app.capture.extract import PageFacts, facts_from, route_fragment
+from archiver_app.capture.extract import PageFacts, facts_from
+from archiver_app.urls import route_fragment
 
 #: The DevTools binding the init script calls with a note (a JSON string).
 NOTE_BINDING = "__archiverBrowseNote"

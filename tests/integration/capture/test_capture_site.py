@@ -632,3 +632,25 @@ def test_an_answer_the_browser_emptied_for_the_page_is_archived(captured: Captur
         assert snap is not None
         notes = snap.provenance["notes"]
     assert notes == [f"{feed}: body refetched (the browser kept it from the page)"]
+
+
+def test_an_address_typed_in_another_script_is_stored_as_the_browser_sends_it(
+    captured: Captured,
+) -> None:
+    """A capture asked for ``/café?q=ü`` stores the address its WARC records carry
+    (``/caf%C3%A9?q=%C3%BC``), as a queued page is, so its timeline and searches find it."""
+    site, lib = captured.site, captured.lib
+    page = b"<!doctype html><title>Caf\xc3\xa9</title><p>menu</p>"
+    site.main.routes["/caf%C3%A9"] = lambda _q: Response(200, page, [], "text/html")
+
+    async def run() -> CaptureResult:
+        async with Capturer(lib) as cap:
+            return await cap.capture(site.url("/café?q=ü"), rules=RULES)
+
+    res = asyncio.run(run())
+    encoded = site.url("/caf%C3%A9?q=%C3%BC")
+    assert res.ok and res.url == encoded, res
+    with lib.session() as s:
+        snap = s.get(Snapshot, res.snapshot_id)
+        assert snap is not None and snap.url == encoded
+    assert encoded in _by_uri(read_warc(_warc_of(lib, res)))

@@ -51,9 +51,9 @@ def test_read_urls_expands_stdin() -> None:
 
 
 def test_route_fragments_are_kept_and_anchors_dropped() -> None:
-    from archiver_app.capture.extract import clean_links, route_fragment
+    from archiver_app.capture.extract import clean_links
     from archiver_app.crawl.links import links_in_html
-    from archiver_app.crawl.scope import normalize_url
+    from archiver_app.urls import normalize_url, route_fragment
 
     assert route_fragment("/guide") == "/guide" and route_fragment("!/post/1") == "!/post/1"
     assert route_fragment("section") == "" and route_fragment("") == ""

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from archiver_app.crawl.rules import Rules, compile_pattern, merge_ignores
-from archiver_app.crawl.scope import Scope, ScopeChecker, normalize_url, validate_seeds
+from archiver_app.crawl.scope import Scope, ScopeChecker, validate_seeds
 from archiver_app.errors import InputError
+from archiver_app.urls import normalize_url
 
 
 @pytest.mark.parametrize(

@@ -496,3 +496,27 @@ def test_sqlite_reads_the_words_postings_once_whatever_the_filter(
                 plan = [str(r[3]) for r in conn.execute(text("EXPLAIN QUERY PLAN " + sql), params)]
             scans = [p for p in plan if p.startswith(("SCAN", "SEARCH"))]
             assert scans[0].startswith("SCAN snapshot_fts VIRTUAL TABLE"), plan
+
+
+def test_address_filters_find_an_address_typed_either_way(library: Library) -> None:
+    """An address in another script is stored as the browser sends it (IDNA host, UTF-8
+    escapes); one captured before that was stored as typed. The domain and address
+    filters find both, whether the filter is typed in Unicode or escaped."""
+    from tests.helpers.snapshots import add_snapshot
+
+    stored = "http://xn--bcher-kva.example/caf%C3%A9?q=%C3%BC"
+    old = "http://bücher.example/café?q=ü"  # stored as typed by an earlier version
+    add_snapshot(library, stored, title="Bücher", body="stored")
+    add_snapshot(library, old, title="Bücher", body="as typed")
+    add_snapshot(library, "http://other.example/caf", title="Other", body="other")
+    both = {stored, old}
+    for domain in ("bücher.example", "xn--bcher-kva.example", "www.Bücher.example"):
+        assert set(urls(library, Query("", domain=domain))) == both, domain
+    for prefix in (
+        "http://bücher.example/café",
+        "http://xn--bcher-kva.example/caf%C3%A9",
+        "http://Bücher.example/caf%c3%a9?q=",
+        "http://bücher.example/",
+    ):
+        assert set(urls(library, Query("", url_prefix=prefix))) == both, prefix
+    assert urls(library, Query("", url_prefix="http://bücher.example/x")) == []

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from archiver_app.crawl.scope import normalize_url
 from archiver_app.errors import InputError
 from archiver_app.library import Library
+from archiver_app.urls import normalize_url
 
 PAGE = "http://127.0.0.1:18473/watch/page.html"
 
