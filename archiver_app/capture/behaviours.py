@@ -70,7 +70,8 @@ async def autoscroll(page: Any, *, deadline: float, delay_ms: int = 80, max_step
 AUTOFETCH_LIMIT = 200
 
 AUTOFETCH_JS = """
-async ([limit, waitMs]) => {
+async ([limit, waitMs, budgetMs]) => {
+  const stopAt = Date.now() + budgetMs;  // no batch starts after this
   const loaded = new Set(performance.getEntriesByType('resource').map(e => e.name));
   document.querySelectorAll('img').forEach(i => i.currentSrc && loaded.add(i.currentSrc));
   const wanted = new Set();
@@ -115,28 +116,34 @@ async ([limit, waitMs]) => {
   const urls = [...wanted].slice(0, limit);
   const one = (u) => new Promise(done => {
     const img = new Image();
-    const timer = setTimeout(done, waitMs);
+    const timer = setTimeout(done, Math.min(waitMs, Math.max(0, stopAt - Date.now())));
     img.onload = img.onerror = () => { clearTimeout(timer); done(); };
     img.src = u;
   });
-  for (let i = 0; i < urls.length; i += 6) {
+  for (let i = 0; i < urls.length && Date.now() < stopAt; i += 6) {
     await Promise.all(urls.slice(i, i + 6).map(one));
   }
-  return urls.length;
+  return urls;
 }
 """
 
 
-async def autofetch(page: Any, *, deadline: float) -> int:
-    """Load the images of :data:`AUTOFETCH_JS` the page did not load itself; how many."""
+async def autofetch(page: Any, *, deadline: float) -> list[str]:
+    """Load the images of :data:`AUTOFETCH_JS` the page did not load itself; the addresses
+    asked for. They are extra: on a slow server they stop at ``deadline`` without costing
+    the page its settle time or its fidelity (what loaded by then is kept)."""
     remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        return 0
-    wait_ms = int(min(remaining, 10.0) * 1000)
-    found = await asyncio.wait_for(
-        page.evaluate(AUTOFETCH_JS, [AUTOFETCH_LIMIT, wait_ms]), remaining
-    )
-    return int(found or 0)
+    if remaining <= 0.2:
+        return []
+    budget_ms = int((remaining - 0.2) * 1000)  # the script's own stop, inside the wait
+    wait_ms = min(budget_ms, 10_000)
+    try:
+        found = await asyncio.wait_for(
+            page.evaluate(AUTOFETCH_JS, [AUTOFETCH_LIMIT, wait_ms, budget_ms]), remaining
+        )
+    except TimeoutError:
+        return []
+    return [str(u) for u in found or []]
 
 
 async def settle(seconds: float, *, deadline: float) -> None:

@@ -97,6 +97,7 @@ class PageCapture:
         self.deadline = started + rules.page_timeout
         self.lib = owner.library
         self.reasons: list[str] = []  # why fidelity is not high
+        self.extras: set[str] = set()  # images asked for other screens: not the page's own
         self.crashed = False
         self.oversize_main = False
         self.extracted = False  # _extract ran (title, text, DOM, screenshot attempted)
@@ -324,7 +325,8 @@ class PageCapture:
                 self._mark("quiet_after_scroll")
             # each image has loaded (or failed) when this returns; the recorder writes
             # them as it does the rest, finished after the page is extracted
-            if await autofetch(page, deadline=self._step_deadline(0.25)):
+            self.extras = set(await autofetch(page, deadline=self._step_deadline(0.25)))
+            if self.extras:
                 self._mark("autofetch")
             await settle(self.rules.settle_seconds, deadline=self._step_deadline(0.2))
             self._mark("settle")  # not counted as extraction
@@ -516,7 +518,9 @@ class PageCapture:
             self.reasons.append("the page was not extracted (no title, text, DOM or screenshot)")
         if recorder is not None and recorder.main_truncated:
             self.reasons.append(f"the main response is incomplete ({recorder.main_truncated})")
-        failed = [r for r in resources if r.outcome.counts_against_fidelity]
+        failed = [
+            r for r in resources if r.outcome.counts_against_fidelity and r.url not in self.extras
+        ]
         if failed:
             self.reasons.append(f"failed or truncated: {counted(len(failed), 'resource')}")
         return Fidelity.FALLBACK if self.reasons else Fidelity.HIGH

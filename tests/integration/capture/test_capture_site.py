@@ -40,7 +40,7 @@ from tests.helpers.testsite import (
     start_site,
 )
 from tests.helpers.warcs import Rec, read_warc, warcio_check
-from tests.helpers.webserver import Response
+from tests.helpers.webserver import Request, Response
 
 pytestmark = pytest.mark.slow
 
@@ -654,3 +654,32 @@ def test_an_address_typed_in_another_script_is_stored_as_the_browser_sends_it(
         snap = s.get(Snapshot, res.snapshot_id)
         assert snap is not None and snap.url == encoded
     assert encoded in _by_uri(read_warc(_warc_of(lib, res)))
+
+
+def test_other_screens_images_on_a_slow_server_cost_the_page_nothing(captured: Captured) -> None:
+    """The images fetched for other screens are extra: a server that never answers for one
+    stops their fetch at its deadline; the page still settles and keeps its fidelity."""
+    site, lib = captured.site, captured.lib
+
+    def slow(_q: Request) -> Response:
+        site.stop_event.wait(60)  # let go when the site closes
+        return Response(200, b"", [], "image/png")
+
+    site.main.routes["/img/slow-2x.png"] = slow
+    page = (
+        "<!doctype html><title>Slow</title><p>slow candidates</p>"
+        '<img src="/img/a.png" srcset="/img/a.png 1x, /img/slow-2x.png 2x" width="20">'
+    )
+    site.main.routes["/slow-srcset.html"] = lambda _q: Response(200, page.encode(), [], "text/html")
+
+    async def run() -> CaptureResult:
+        async with Capturer(lib) as cap:
+            return await cap.capture(
+                site.url("/slow-srcset.html"), rules=PageRules(page_timeout=12, settle_seconds=0.3)
+            )
+
+    started = time.monotonic()
+    res = asyncio.run(run())
+    assert res.ok and res.fidelity == "high", res
+    assert time.monotonic() - started < 30
+    assert site.main.requested("/img/slow-2x.png")  # it was asked for
