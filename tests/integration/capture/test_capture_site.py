@@ -200,6 +200,12 @@ def test_every_fetched_resource_is_in_the_warc_with_exact_bytes(captured: Captur
         site.url("/media/clip.webm"), range_header="bytes=300000-300099"
     )
     assert part.status == 206 and part.body == VIDEO[300000:300100]
+    replayer = Replayer.for_library(captured.lib)
+    full = replayer.serve(site.url("/media/clip.webm"))
+    assert full.status == 200 and full.body == VIDEO
+    # a 2x screen asks for the other candidate: replay has it
+    double = replayer.serve(site.url("/img/a-2x.png"))
+    assert double.status == 200 and double.body == site.bodies["/img/a-2x.png"]
     # the long-poll never finished: headers kept, marked truncated, chunking gone
     poll = one("/longpoll")
     assert poll.warc["WARC-Truncated"] == "time" and poll.header("Transfer-Encoding") is None
