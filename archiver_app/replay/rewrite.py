@@ -90,18 +90,31 @@ _MODULE_IMPORT = re.compile(
 _SCRIPT_ELEMENT = re.compile(
     rb"(<script\b[^>]{0,4096}>)(.*?)(?=</script)", re.IGNORECASE | re.DOTALL
 )
+_IMPORT_MAP = re.compile(rb"""\btype\s*=\s*["']?\s*importmap\b""", re.IGNORECASE)
+# A JSON string of an import map that is a full http(s) address: a key, a scope, a target.
+_MAP_ADDRESS = re.compile(rb'("\s*)(https?)(?=:)', re.IGNORECASE)
 
 
 def prefix_module_imports(body: bytes, prefix: bytes, *, html: bool = False) -> bytes:
     """``body`` (JavaScript; with ``html``, the scripts of an HTML page) with ``prefix``
     before the scheme of each module it imports by an absolute http(s) address: an import
     is a CORS request, which the replay view's redirect to its own scheme would lose, and
-    syntax, which no page script can wrap. Other strings are left as they are."""
+    syntax, which no page script can wrap. In a page, each full address of an import map
+    (``<script type=importmap>``) gets it too. Other strings are left as they are."""
     if b"import" not in body and b"from" not in body:
         return body
 
     def imports(text: bytes) -> bytes:
         return _MODULE_IMPORT.sub(lambda m: m.group(1) + prefix + m.group(2).lower(), text)
+
+    def script(m: re.Match[bytes]) -> bytes:
+        if not _IMPORT_MAP.search(m.group(1)):
+            return m.group(1) + imports(m.group(2))
+        # Its targets are fetched as modules, its keys and scopes are compared with the
+        # addresses of modules: all of them, written as the archive addresses they are.
+        return m.group(1) + _MAP_ADDRESS.sub(
+            lambda a: a.group(1) + prefix + a.group(2).lower(), m.group(2)
+        )
 
     if not html:
         return imports(body)
@@ -110,7 +123,7 @@ def prefix_module_imports(body: bytes, prefix: bytes, *, html: bool = False) -> 
     end = body.lower().rfind(b"</script") + len(b"</script")
     if end < len(b"</script"):
         return body
-    head = _SCRIPT_ELEMENT.sub(lambda m: m.group(1) + imports(m.group(2)), body[:end])
+    head = _SCRIPT_ELEMENT.sub(script, body[:end])
     return head + body[end:]
 
 

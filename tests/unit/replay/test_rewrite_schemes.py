@@ -68,3 +68,21 @@ def test_module_imports_in_a_hostile_page_take_linear_time() -> None:
             prefix_module_imports(page, b"archive-", html=True)
         times.append(time.perf_counter() - started)
     assert times[1] < 10 * max(times[0], 0.002), times  # 4x the input: not 16x the time
+
+
+def test_every_full_address_of_an_import_map_gets_the_archive_scheme() -> None:
+    """Keys and scopes are compared with (archive) module addresses, targets fetched."""
+    page = (
+        b'<script type="importmap">{"imports": {"lib": "https://cdn.example/lib.js",'
+        b' "HTTP://old.example/": "https://new.example/"},'
+        b' "scopes": {"https://a.example/": {"x": "/x.js"}}}</script>'
+        b'<script type="application/json">{"lib": "https://cdn.example/lib.js"}</script>'
+        b'<p>"https://text.example/" import</p>'
+    )
+    assert prefix_module_imports(page, b"archive-", html=True) == (
+        b'<script type="importmap">{"imports": {"lib": "archive-https://cdn.example/lib.js",'
+        b' "archive-http://old.example/": "archive-https://new.example/"},'
+        b' "scopes": {"archive-https://a.example/": {"x": "/x.js"}}}</script>'
+        b'<script type="application/json">{"lib": "https://cdn.example/lib.js"}</script>'
+        b'<p>"https://text.example/" import</p>'
+    )
