@@ -23,9 +23,11 @@ PAGE = """<!doctype html><html><head><title>Modules</title>
   'classic worker': 'pending'};</script>
 <script type="module">import { value } from 'lib'; window.got.mapped = value;</script>
 <script>
-const note = (name) => [(v) => { window.got[name] = v; }, (e) => { window.got[name] = 'failed: ' + e; }];
+const note = (name) => [(v) => { window.got[name] = v; },
+                        (e) => { window.got[name] = 'failed: ' + e; }];
 import('cdn/dyn.mjs').then((m) => m.value).then(...note('mapped dynamic'));
-new Worker('/mw.js', {type: 'module'}).onmessage = (e) => { window.got['module worker'] = e.data; };
+new Worker('/mw.js', {type: 'module'}).onmessage =
+  (e) => { window.got['module worker'] = e.data; };
 new Worker('/cw.js').onmessage = (e) => { window.got['classic worker'] = e.data; };
 </script></head><body></body></html>"""
 MODULE_WORKER = """import { value } from 'https://cdn.example/lib.mjs';
