@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
 
 import pytest
 from pytestqt.exceptions import TimeoutError
@@ -13,7 +12,7 @@ from pytestqt.qtbot import QtBot
 from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
 from tests.helpers.archive import ArchiveWriter, at
-from tests.helpers.gui_fixtures import dispose, run_js
+from tests.helpers.gui_fixtures import run_js
 
 # Each way of reaching a module posts what it read, or why it failed, into window.got.
 PAGE = """<!doctype html><html><head><title>Modules</title>
@@ -40,11 +39,8 @@ fetch('https://api.example/pub.json').then((r) => r.text()).then(
 
 
 @pytest.fixture
-def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
-    view = ReplayWidget(library)
-    qtbot.addWidget(view)
-    yield view
-    dispose(qtbot, view)
+def widget(replay_tab: ReplayWidget) -> ReplayWidget:
+    return replay_tab
 
 
 def test_import_maps_and_workers_reach_modules_and_data_of_other_archived_hosts(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -11,7 +10,7 @@ from pytestqt.qtbot import QtBot
 from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
 from tests.helpers.archive import ArchiveWriter, at
-from tests.helpers.gui_fixtures import dispose, run_js
+from tests.helpers.gui_fixtures import run_js
 
 READ = """fetch('https://api.example/pub.json').then(r => r.text()).then(
   t => postMessage(MARK + t), e => postMessage('failed: ' + e));"""
@@ -35,11 +34,8 @@ worker('module blob', blob(%(blob)s), {type: 'module'});
 
 
 @pytest.fixture
-def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
-    view = ReplayWidget(library)
-    qtbot.addWidget(view)
-    yield view
-    dispose(qtbot, view)
+def widget(replay_tab: ReplayWidget) -> ReplayWidget:
+    return replay_tab
 
 
 def test_workers_made_from_blobs_workers_and_full_addresses_read_other_hosts(
