@@ -355,6 +355,8 @@ def _marked(token: str, terms: Sequence[tuple[str, bool]], mark: tuple[str, str]
         begin, end = run.span()
         if starts is not None:
             begin, end = bisect.bisect_right(starts, begin) - 1, bisect.bisect_left(starts, end)
+            while end < len(token) and not fold(token[end]):
+                end += 1  # a combining accent after the word's last letter is the word's
         out += [token[pos:begin], mark[0], token[begin:end], mark[1]]
         pos = end
     return "".join(out) + token[pos:]

@@ -193,6 +193,13 @@ def test_the_match_column_shows_matches_in_addresses_and_after_folded_characters
     assert found[liga] == "the ﬁnal <b>harbour</b>…"
     assert tides[addr] == "https://<b>tides</b>.example/harbour-tables.html"
     assert quick.snippet("the ﬁnal cut", quick.terms_of('"final"'), ("[", "]")) == "the [ﬁnal] cut"
+    # A letter and its accent written apart (``e`` + U+0301) and circled letters fold too;
+    # the accent stays inside the mark (a mark between them draws the accent alone).
+    apart = quick.snippet("le cafe\u0301 ouvert", quick.terms_of('"cafe"'), ("[", "]"))
+    assert apart == "le [cafe\u0301] ouvert"
+    assert quick.snippet("\u24b7ig \u24b7oat", quick.terms_of('"bo"*'), ("[", "]")) == (
+        "\u24b7ig [\u24b7oat]"
+    )
 
 
 def test_newest_matches_agree_with_the_index(library: Library) -> None:
