@@ -83,10 +83,12 @@ def index_snapshot_contents(session: Session, snap: Snapshot, root: Path) -> Non
     for file_id, rel in warcs:
         rows = warc_record_rows(root.joinpath(*rel.split("/")), file_id, snap.id)
         insert_record_rows(conn, rows)
-        if snap.warc_file is None:
-            main = next(
-                (r for r in rows if r.record_type == "response" and r.url == snap.url), None
-            ) or next((r for r in rows if r.record_type == "response"), None)
+        if snap.warc_file is None:  # the page's response: its address in any written form
+            key = url_key(snap.url)  # (an old index.json's ``café`` is ``caf%C3%A9`` here)
+            responses = [r for r in rows if r.record_type == "response"]
+            main = next((r for r in responses if r.url_key == key), None) or next(
+                iter(responses), None
+            )
             if main is not None:
                 snap.warc_file, snap.warc_offset, snap.warc_length = rel, main.offset, main.length
                 snap.http_status = snap.http_status or main.status
