@@ -20,7 +20,10 @@ import shutil
 import zipfile
 import zlib
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path, PurePosixPath
+
+from sqlalchemy import select
 
 from archiver_app.durable import discard, install, open_temp, sweep_leftovers, sync_fd
 from archiver_app.export.signing import Difference, fingerprint, verify_wacz
@@ -41,13 +44,14 @@ from archiver_app.importers.warcs import (
 )
 from archiver_app.library import Library
 from archiver_app.store.files import register_file
-from archiver_app.store.models import FileKind, Origin, Setting
+from archiver_app.store.models import FileKind, Origin, Setting, Snapshot
 from archiver_app.tasks import CancelToken
 from archiver_app.warc import workers
 from archiver_app.warc.indexer import IndexReport
-from archiver_app.warc.listing import ListedPage
+from archiver_app.warc.listing import ListingsLeft
 from archiver_app.warc.scan import NotAnArchiveError, OneGzipStreamError, sniff_archive
-from archiver_app.warc.wacz import WaczError, WaczInfo, extract_verified, open_wacz, page_list
+from archiver_app.warc.timestamps import to_ts17
+from archiver_app.warc.wacz import WaczError, WaczInfo, extract_verified, open_wacz
 
 
 def _unique_name(name: str, used: set[str]) -> str:
@@ -125,7 +129,8 @@ def _import_wacz_file(
     placed = _extract_all(lib, info, folder, changed)
     if isinstance(placed, str):
         return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {placed}")
-    run = _WaczRun(lib, path, folder, collection_id, tags, page_list(info.pages), progress, cancel)
+    listings = ListingsLeft((p.url, p.ts, p.title) for p in info.pages) if info.pages else None
+    run = _WaczRun(lib, path, folder, collection_id, tags, listings, progress, cancel)
     try:
         for name, tmp in placed:
             run.index(name, tmp, locks)
@@ -214,8 +219,7 @@ class _WaczRun:
     folder: PurePosixPath
     collection_id: int
     tags: tuple[str, ...]
-    # the pages list as page_list gives it: URLs, repeated URLs, times and titles
-    pages: tuple[frozenset[str] | None, tuple[tuple[str, int], ...], tuple[ListedPage, ...]]
+    listings: ListingsLeft | None  # the pages list (None: none, the records decide)
     progress: ProgressFn | None
     cancel: CancelToken | None
     reports: list[tuple[str, str, IndexReport]] = field(default_factory=list)
@@ -255,6 +259,7 @@ class _WaczRun:
             final.unlink(missing_ok=True)
             raise
         self.file_ids.append(file_id)
+        urls, counts, details = self.listings.spec() if self.listings else (None, (), ())
         report = index_one(
             lib,
             first=not any(r.snapshot_ids for _, _, r in self.reports),
@@ -264,14 +269,32 @@ class _WaczRun:
             collection_id=self.collection_id,
             folder=self.folder,
             source=self.source,
-            page_urls=self.pages[0],
-            page_counts=self.pages[1],
-            page_details=self.pages[2],
+            page_urls=urls,
+            page_counts=counts,
+            page_details=details,
             tags=self.tags,
             progress=self.progress,
             cancel=self.cancel,
         )
         self.reports.append((name, wsha, report))
+        if self.listings is not None:
+            held = self.listings.held()
+            self.listings.took(report.snapshot_ids, _pages(lib, [*report.snapshot_ids, *held]))
+
+
+def _pages(lib: Library, ids: list[int]) -> dict[int, tuple[str, str]]:
+    """The address and time (17 digits) of pages ``ids``."""
+    out: dict[int, tuple[str, str]] = {}
+    with lib.session() as s:
+        for start in range(0, len(ids), 500):
+            rows = s.execute(
+                select(Snapshot.id, Snapshot.url, Snapshot.captured_at).where(
+                    Snapshot.id.in_(ids[start : start + 500])
+                )
+            )
+            for sid, url, at in rows:
+                out[sid] = (url, to_ts17(at if at.tzinfo else at.replace(tzinfo=UTC)))
+    return out
 
 
 def _undo_wacz(

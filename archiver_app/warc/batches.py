@@ -125,7 +125,8 @@ class Batch:
     problems: list[ScanProblem] = field(default_factory=list)
     # Pages made for a timed listing whose own record may still come (their numbers)...
     held: list[int] = field(default_factory=list)
-    # ...and those that moved to it: (page number, the page as its record gives it, text).
+    # ...and those that moved to it: (the page, as records point at pages: -number, or the
+    # row id of a page an earlier file made; the page as its record gives it; its text).
     moves: list[tuple[int, PageRow, str | None]] = field(default_factory=list)
     first_capture: datetime | None = None
     text_chars: int = 0
@@ -302,11 +303,13 @@ class BatchBuilder:
         claim = listing.claim(rec.url if rec.url in listing.urls else strip_fragment(rec.url), ts)
         if not claim.page:
             return False
-        if claim.moves is not None:
+        if claim.moves is not None or claim.row is not None:
             row, body = self._row(rec, at, claim.title)
-            batch.moves.append((claim.moves, row, body))
+            placeholder = -claim.moves if claim.moves is not None else claim.row
+            assert placeholder is not None
+            batch.moves.append((placeholder, row, body))
+            self._current = placeholder
             batch.text_chars += len(body or "")
-            self._current = -claim.moves
             return True
         self._page(batch, rec, at, claim.title)
         if claim.held is not None:

@@ -336,10 +336,10 @@ class WarcIndexer:
             ((rows[i]["id"], rows[i]["title"], rows[i]["url"], body) for i, body in batch.texts),
             target.tags,
         )
-        for seq, page, body in batch.moves:
-            sid = real(-seq)
+        for placeholder, page, body in batch.moves:
+            sid = real(placeholder)
             assert sid is not None
-            _move_page(conn, sid, page, body, target.tags)
+            _move_page(conn, sid, page, body, target)
         self._resolve_revisits(conn, batch)
 
     def _resolve_revisits(self, conn: Connection, batch: Batch) -> None:
@@ -366,12 +366,15 @@ class WarcIndexer:
 
 
 def _move_page(
-    conn: Connection, snapshot_id: int, page: PageRow, body: str | None, tags: Iterable[str]
+    conn: Connection, snapshot_id: int, page: PageRow, body: str | None, target: IndexTarget
 ) -> None:
-    """Page ``snapshot_id``, held for a listing by an earlier capture of its URL, is the
-    capture ``page`` (the listed one): its row and text say so. Without a payload read (a
-    revisit) it keeps the text it has, which its original gives it."""
+    """Page ``snapshot_id``, held for a listing by an earlier capture of its URL (in this
+    file or an earlier one of its WACZ), is the capture ``page`` (the listed one): its row
+    and text say so. Without a payload read (a revisit) it keeps the text it has, which its
+    original gives it."""
+    tags = target.tags
     values: dict[str, Any] = {
+        "warc_file": target.warc_file,
         "captured_at": page.captured_at,
         "http_status": page.status,
         "mime": page.mime,

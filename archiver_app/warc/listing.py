@@ -15,15 +15,23 @@ of the rule without times, with no extra work.
 
 The listed title is the page's title when its record gives none (a redirect, a PDF).
 
+A WACZ may hold several WARCs (a crawler writes one per browser, or per gigabyte), and the
+list holds for all of them: :class:`ListingsLeft` carries what one WARC's pages did not take
+to the next, a listing held by an earlier WARC's page with it (``held_by``), so a record at
+its time in a later WARC moves that page instead of making a second one.
+
 Everything is a dict lookup per record; memory grows with the list, not the file.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from archiver_app.warc.surt import strip_fragment
 from archiver_app.warc.timestamps import parse_warc_date, to_ts14
 
 #: States of a timed listing besides "held by the page with this (positive) number".
@@ -39,6 +47,7 @@ class ListedPage:
     url: str
     ts: str | None  # 14 to 17 digits (UTC): the listed time to the precision given
     title: str | None
+    held_by: int | None = None  # the page (row id) an earlier file made for it, if any
 
 
 def listed_digits(ts: str | None) -> str | None:
@@ -61,13 +70,14 @@ def listed_digits(ts: str | None) -> str | None:
 
 class Claim(NamedTuple):
     """What a record of a listed URL is: ``page`` (a new page), ``moves`` (the number of a
-    held page that moves to it), ``held`` (a timed listing the new page holds for now) and
-    the listed ``title``."""
+    held page that moves to it), ``held`` (a timed listing the new page holds for now), the
+    listed ``title``, and ``row``: the id of a page an earlier file made that moves to it."""
 
     page: bool
     moves: int | None = None
     held: int | None = None
     title: str | None = None
+    row: int | None = None
 
 
 _NO_PAGE = Claim(False)
@@ -91,6 +101,7 @@ class PageListing:
         self._digits: list[str] = []
         self._title_of: list[str | None] = []
         self._state: list[int] = []
+        self._rows: dict[int, int] = {}  # timed listings held by an earlier file's page
         for item in details:
             if item.ts is None:
                 if item.title:
@@ -100,6 +111,8 @@ class PageListing:
             self._digits.append(item.ts)
             self._title_of.append(item.title)
             self._state.append(_OPEN)
+            if item.held_by is not None:
+                self._rows[n] = item.held_by
             self._timed.setdefault((item.url, item.ts[:14]), []).append(n)
             self._by_url.setdefault(item.url, []).append(n)
 
@@ -112,13 +125,13 @@ class PageListing:
                 if state != _MATCHED and ts17.startswith(self._digits[n]):
                     self._state[n] = _MATCHED
                     moves = state if state > 0 else None
-                    return Claim(True, moves, None, self._title_of[n])
+                    return Claim(True, moves, None, self._title_of[n], self._rows.get(n))
         taken = self._taken.get(url, 0)
         if taken < self._quota.get(url, 1) - (len(timed) if timed else 0):
             self._taken[url] = taken + 1
             return Claim(True, title=self._titles.get(url))
         for n in timed or ():
-            if self._state[n] == _OPEN:
+            if self._state[n] == _OPEN and n not in self._rows:
                 return Claim(True, held=n, title=self._title_of[n])
         return _NO_PAGE
 
@@ -140,4 +153,62 @@ def listed_pages(
     return tuple(out)
 
 
-__all__ = ["Claim", "ListedPage", "PageListing", "listed_digits", "listed_pages"]
+class ListingsLeft:
+    """A pages list applied to the files of one WACZ in turn: what each file's pages took
+    leaves the list, and a listing held by a page of the capture's URL at another time
+    stays, with that page, for a later file to move it to its own record."""
+
+    def __init__(self, pages: Iterable[tuple[str, str | None, str | None]]) -> None:
+        self._left = [ListedPage(url, listed_digits(ts), title or None) for url, ts, title in pages]
+
+    def spec(self) -> tuple[frozenset[str], tuple[tuple[str, int], ...], tuple[ListedPage, ...]]:
+        """The next file's listing: URLs, those listed more than once, times and titles."""
+        counts = Counter(p.url for p in self._left)
+        details = tuple(p for p in self._left if p.ts or p.title or p.held_by is not None)
+        return frozenset(counts), tuple((u, n) for u, n in counts.items() if n > 1), details
+
+    def held(self) -> list[int]:
+        """The pages holding a listing for a later file's record."""
+        return [p.held_by for p in self._left if p.held_by is not None]
+
+    def took(self, made: Iterable[int], pages: dict[int, tuple[str, str]]) -> None:
+        """A file is indexed: ``made`` are the pages it made, in order; ``pages`` the address
+        and time (17 digits) of those and of the :meth:`held` ones, as they are now. The
+        listings they took leave, by the rules of :meth:`PageListing.claim`."""
+        left = [p for p in self._left if not _moved_to_it(p, pages)]
+        by_url: dict[str, list[int]] = {}
+        for i, p in enumerate(left):
+            by_url.setdefault(p.url, []).append(i)
+        gone: set[int] = set()
+        for sid in made:
+            url, ts17 = pages[sid]
+            mine = [
+                i for i in by_url.get(url, by_url.get(strip_fragment(url), [])) if i not in gone
+            ]
+            timed = [i for i in mine if left[i].ts and left[i].held_by is None]
+            exact = next((i for i in timed if ts17.startswith(left[i].ts or "")), None)
+            if exact is not None:
+                gone.add(exact)
+            elif (untimed := next((i for i in mine if not left[i].ts), None)) is not None:
+                gone.add(untimed)
+            elif timed:  # held for now: the listing's own record may be in a later file
+                p = left[timed[0]]
+                left[timed[0]] = ListedPage(p.url, p.ts, p.title, sid)
+        self._left = [p for i, p in enumerate(left) if i not in gone]
+
+
+def _moved_to_it(listing: ListedPage, pages: dict[int, tuple[str, str]]) -> bool:
+    """Has the page holding ``listing`` moved to the listed capture?"""
+    if listing.held_by is None or listing.ts is None:
+        return False
+    return pages[listing.held_by][1].startswith(listing.ts)
+
+
+__all__ = [
+    "Claim",
+    "ListedPage",
+    "ListingsLeft",
+    "PageListing",
+    "listed_digits",
+    "listed_pages",
+]

@@ -127,3 +127,57 @@ def test_a_listed_time_picks_its_capture_even_when_an_earlier_one_came_first(
     assert _rows(library, "SELECT body FROM snapshot_fts WHERE body LIKE '%words%'") == [
         ("Tuesday tuesdaywords",)
     ]
+
+
+@pytest.mark.parametrize("order", ["frame first", "page first"])
+def test_a_page_in_two_warcs_of_one_wacz_is_one_page(
+    library: Library, tmp_path: Path, order: str
+) -> None:
+    """A crawler writing several WARCs (one per browser, one per gigabyte) can store a listed
+    page twice: once as another page's frame in one WARC, once as its own page in another.
+    The pages list holds for the whole WACZ: each listing one page, the listed capture."""
+    home, frame = "https://site.example/", "https://site.example/map"
+    first = write_warc(
+        tmp_path / "a.warc.gz",
+        [
+            Resp(home, html_page("Home", "welcome"), date="2024-03-01T10:00:00Z"),
+            Resp(frame, html_page("Map", "as a frame"), date="2024-03-01T10:00:01Z"),
+        ],
+    ).read_bytes()
+    second = write_warc(
+        tmp_path / "b.warc.gz",
+        [Resp(frame, html_page("Map", "its own page"), date="2024-03-01T10:05:00Z")],
+    ).read_bytes()
+    untimed = "https://site.example/untimed"
+    third, fourth = (
+        write_warc(
+            tmp_path / f"{name}.warc.gz",
+            [Resp(untimed, html_page("Untimed", "once"), date=f"2024-03-01T10:0{minute}:00Z")],
+        ).read_bytes()
+        for name, minute in (("c", 6), ("d", 7))
+    )
+    pages = b"".join(
+        json.dumps(line).encode() + b"\n"
+        for line in (
+            {"url": home, "ts": "2024-03-01T10:00:00Z"},
+            {"url": frame, "ts": "2024-03-01T10:05:00Z"},
+            {"url": untimed},
+        )
+    )
+    warcs = {"archive/a.warc.gz": first, "archive/b.warc.gz": second}
+    if order == "page first":
+        warcs = {"archive/b.warc.gz": second, "archive/a.warc.gz": first}
+    # the untimed page is in two WARCs too: the first capture met is its page
+    warcs |= {"archive/c.warc.gz": third, "archive/d.warc.gz": fourth}
+    wacz = make_wacz(tmp_path / "two.wacz", first, extra={**warcs, "pages/pages.jsonl": pages})
+    outcome = import_wacz_file(library, wacz)
+    assert outcome.state is OutcomeState.IMPORTED
+    rows = _rows(library, "SELECT url, captured_at FROM snapshots ORDER BY url")
+    assert rows == [
+        (home, "2024-03-01 10:00:00.000000"),
+        (frame, "2024-03-01 10:05:00.000000"),
+        (untimed, "2024-03-01 10:06:00.000000"),
+    ]
+    assert _rows(library, "SELECT body FROM snapshot_fts WHERE body LIKE '%page%'") == [
+        ("Map its own page",)
+    ]
