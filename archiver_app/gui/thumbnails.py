@@ -14,12 +14,15 @@ from collections import OrderedDict
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QRect, QRunnable, QSize, Qt, QThreadPool, Signal
-from PySide6.QtGui import QImage, QImageReader, QPixmap
+from PySide6.QtGui import QColor, QImage, QImageReader, QPainter, QPixmap
 
 from archiver_app.library import Library
 
 SMALL = QSize(48, 32)
 LARGE = QSize(480, 360)
+#: The line around a small thumbnail: a page with a white top (most pages) is a thumbnail
+#: and not an empty cell with a few specks in it.
+FRAME = QColor(160, 160, 160)
 SCREENSHOT_NAME = "screenshot.png"
 
 
@@ -49,7 +52,19 @@ class _Decode(QRunnable):
                     Qt.AspectRatioMode.KeepAspectRatio,
                     Qt.TransformationMode.SmoothTransformation,
                 )
+                if not self.large:
+                    image = _framed(image)
         self.relay.decoded.emit(self.snapshot_id, self.large, [image] if image is not None else [])
+
+
+def _framed(image: QImage) -> QImage:
+    """``image`` with a one-pixel line drawn along its edge."""
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    painter = QPainter(image)
+    painter.setPen(FRAME)
+    painter.drawRect(0, 0, image.width() - 1, image.height() - 1)
+    painter.end()
+    return image
 
 
 class ThumbnailCache(QObject):

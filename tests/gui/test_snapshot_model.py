@@ -296,3 +296,31 @@ def test_titles_stay_in_one_column_with_or_without_a_thumbnail(
         and decoration(bare).toImage().pixelColor(0, 0).alpha() == 0
     )
     assert decoration(shot) is not thumbnails.blank and not decoration(shot).isNull()
+
+
+def test_a_white_page_thumbnail_is_framed(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    """Most pages are white at the top: their thumbnail drawn as it is read as an empty cell
+    with a few specks. A small thumbnail has a grey line along its edge."""
+    from PIL import Image
+    from sqlalchemy import select
+
+    from archiver_app.gui.thumbnails import FRAME, ThumbnailCache
+    from archiver_app.store.models import Snapshot
+
+    sid = add_snapshot(library, "https://white.example/", title="White", screenshot=True)
+    with library.session() as s:
+        folder = s.scalar(select(Snapshot.folder).where(Snapshot.id == sid))
+    Image.new("RGB", (1280, 800), "white").save(library.root / folder / "screenshot.png")
+    thumbnails = ThumbnailCache(library)
+    assert thumbnails.small(sid, folder) is None  # decoding
+    thumbnails.wait_idle()
+    qtbot.waitUntil(lambda: thumbnails.has(sid))
+    pixmap = thumbnails.small(sid, folder)
+    assert pixmap is not None
+    image = pixmap.toImage()
+    w, h = image.width(), image.height()
+    edge = [(0, h // 2), (w - 1, h // 2), (w // 2, 0), (w // 2, h - 1)]
+    assert all(image.pixelColor(x, y).rgb() == FRAME.rgb() for x, y in edge)
+    assert image.pixelColor(w // 2, h // 2).name() == "#ffffff"
