@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, urljoin, urlsplit
 
+from archiver_app.replay.dynamic_import import hook_dynamic_imports
 from archiver_app.replay.guard import NAVIGATION_GUARD
 
 URL_SAFE = ":/?&=%#+@,;~"
@@ -99,13 +100,16 @@ def prefix_module_imports(body: bytes, prefix: bytes, *, html: bool = False) -> 
     """``body`` (JavaScript; with ``html``, the scripts of an HTML page) with ``prefix``
     before the scheme of each module it imports by an absolute http(s) address: an import
     is a CORS request, which the replay view's redirect to its own scheme would lose, and
-    syntax, which no page script can wrap. In a page, each full address of an import map
-    (``<script type=importmap>``) gets it too. Other strings are left as they are."""
+    syntax, which no page script can wrap (a specifier the script computes is given to
+    the page script's function first: :mod:`archiver_app.replay.dynamic_import`). In a
+    page, each full address of an import map (``<script type=importmap>``) gets it too.
+    Other strings are left as they are."""
     if b"import" not in body and b"from" not in body:
         return body
 
     def imports(text: bytes) -> bytes:
-        return _MODULE_IMPORT.sub(lambda m: m.group(1) + prefix + m.group(2).lower(), text)
+        text = _MODULE_IMPORT.sub(lambda m: m.group(1) + prefix + m.group(2).lower(), text)
+        return hook_dynamic_imports(text)
 
     def script(m: re.Match[bytes]) -> bytes:
         if not _IMPORT_MAP.search(m.group(1)):

@@ -18,7 +18,8 @@ scheme handler (a synchronous request to the app's own host) which address is a
 worker's; a worker made from a ``blob:`` is made from a new blob, this script first.
 ``import()`` and ``import ... from`` are syntax no script can wrap: their full addresses
 are pointed at the archive in the script text as it is served
-(:func:`archiver_app.replay.rewrite.prefix_module_imports`).
+(:func:`archiver_app.replay.rewrite.prefix_module_imports`), and a specifier a script
+computes is given to this script's function first (:mod:`archiver_app.replay.dynamic_import`).
 
 The script only ever changes ``http:``/``https:`` into ``archive-http:``/``archive-https:``:
 a page that undoes it gets the redirect, which fails, and nothing more.
@@ -31,6 +32,7 @@ import re
 from PySide6.QtWebEngineCore import QWebEngineProfile, QWebEngineScript
 
 from archiver_app.gui.replay.schemes import ACTION_HOST
+from archiver_app.replay.dynamic_import import IMPORT_HOOK
 
 SCRIPT_NAME = "archiver-archive-schemes"
 ARCHIVE_SCHEMES_JS = r"""(function archiverSchemes() {
@@ -104,6 +106,11 @@ if (xhr && xhr.open) {  // workers (a page's, a worker's): their scripts get thi
     g[name] = Wrapped;
   });
 }
+try {  // import(specifier) of served scripts, when not a plain string: dynamic_import.py
+  Object.defineProperty(g, "@IMPORT_HOOK@", {value: function (specifier) {
+    return into(specifier);
+  }});
+} catch (e) {}
 var NativeEventSource = g.EventSource;
 if (NativeEventSource) {
   var EventSource = function EventSource(url, init) {
@@ -115,7 +122,7 @@ if (NativeEventSource) {
   });
   g.EventSource = EventSource;
 }
-})();""".replace("@ACTION_HOST@", ACTION_HOST)
+})();""".replace("@ACTION_HOST@", ACTION_HOST).replace("@IMPORT_HOOK@", IMPORT_HOOK)
 
 
 def for_worker(script: bytes) -> bytes:

@@ -18,21 +18,24 @@ from tests.helpers.gui_fixtures import run_js
 PAGE = """<!doctype html><html><head><title>Modules</title>
 <script type="importmap">{"imports": {"lib": "https://cdn.example/lib.mjs",
   "cdn/": "https://cdn.example/"}}</script>
-<script>window.got = {mapped: 'pending', 'mapped dynamic': 'pending', 'module worker': 'pending',
-  'classic worker': 'pending'};</script>
+<script>window.got = {mapped: 'pending', 'mapped dynamic': 'pending',
+  'computed dynamic': 'pending', 'module worker': 'pending', 'classic worker': 'pending'};</script>
 <script type="module">import { value } from 'lib'; window.got.mapped = value;</script>
 <script>
 const note = (name) => [(v) => { window.got[name] = v; },
                         (e) => { window.got[name] = 'failed: ' + e; }];
 import('cdn/dyn.mjs').then((m) => m.value).then(...note('mapped dynamic'));
+const cdn = 'https://cdn.example';
+import(cdn + '/dyn.mjs').then((m) => m.value).then(...note('computed dynamic'));
 new Worker('/mw.js', {type: 'module'}).onmessage =
   (e) => { window.got['module worker'] = e.data; };
 new Worker('/cw.js').onmessage = (e) => { window.got['classic worker'] = e.data; };
 </script></head><body></body></html>"""
 MODULE_WORKER = """import { value } from 'https://cdn.example/lib.mjs';
 const dyn = await import('https://cdn.example/dyn.mjs');
+const computed = await import(['https:', '', 'cdn.example', 'dyn.mjs'].join('/'));
 const r = await fetch('https://api.example/pub.json');
-postMessage(value + ' ' + dyn.value + ' ' + await r.text());"""
+postMessage([value, dyn.value, computed.value, await r.text()].join(' '));"""
 CLASSIC_WORKER = """importScripts('https://cdn.example/lib.js');
 fetch('https://api.example/pub.json').then((r) => r.text()).then(
   (t) => postMessage(self.lib + ' ' + t), (e) => postMessage('failed: ' + e));"""
@@ -46,9 +49,10 @@ def widget(replay_tab: ReplayWidget) -> ReplayWidget:
 def test_import_maps_and_workers_reach_modules_and_data_of_other_archived_hosts(
     qtbot: QtBot, library: Library, widget: ReplayWidget
 ) -> None:
-    """A module named through an import map (statically and by ``import()``), a module
-    worker's imports and fetch, and a classic worker's ``importScripts()`` and fetch of
-    another host's full ``https://`` address are all served from the archive."""
+    """A module named through an import map (statically and by ``import()``) or by an
+    address a script computes, a module worker's imports and fetch, and a classic worker's
+    ``importScripts()`` and fetch of another host's full ``https://`` address are all
+    served from the archive."""
     anyone = [("Access-Control-Allow-Origin", "*")]
     js = "text/javascript"
     w = ArchiveWriter(library)
@@ -71,6 +75,7 @@ def test_import_maps_and_workers_reach_modules_and_data_of_other_archived_hosts(
     assert json.loads(str(run_js(qtbot, widget, got))) == {
         "mapped": "lib",
         "mapped dynamic": "dyn",
-        "module worker": 'lib dyn {"pub": 1}',
+        "computed dynamic": "dyn",
+        "module worker": 'lib dyn dyn {"pub": 1}',
         "classic worker": 'classic {"pub": 1}',
     }

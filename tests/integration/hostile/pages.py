@@ -181,6 +181,12 @@ TRICKS = (
         "var outer = 'new Worker(URL.createObjectURL(new Blob([' + JSON.stringify(inner) + '])))';"
         "new Worker(URL.createObjectURL(new Blob([outer])))</script>",
     ),
+    Trick(  # a computed import() (given to the view's function), then with that undone
+        "import-computed",
+        "<script>var u = 'http://' + '@IP@/t46.mjs'; import(u).catch(function () {});"
+        "globalThis = {__archiverImport: function () { return 'http://@IP@/t47.mjs' }};"
+        "import(u).catch(function () {})</script>",
+    ),
 )
 SERVICE_WORKER = "self.addEventListener('install', function () { fetch('http://@IP@/t17') });"
 
