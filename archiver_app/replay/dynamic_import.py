@@ -13,7 +13,7 @@ what it was.
 
 Only what a short, simple scan can close is changed: the first argument ends at a ``,``
 or ``)`` outside brackets, strings and comments, within :data:`ARGUMENT_LIMIT` bytes,
-with no ``/`` that could start a regular expression and no template substitution. A
+with no ``/`` that could start a regular expression. A
 class or object method named ``import`` (``import(a) {``) is left alone. Each byte is
 scanned at most once (an ``import(`` inside a scanned argument is not hooked), so a
 hostile script costs linear time.
@@ -32,13 +32,17 @@ _HOOK = b"(globalThis." + IMPORT_HOOK.encode() + b"||String)("
 # with its end in a group, None when it ends first at a line's end, a "$" or the limit: so
 # a scan that gives up has read every byte it looked at), one bracket or separator, or a
 # run of anything else.
+_TEMPLATE_TEXT = rb"""(?:[^`$\\]|\\[\s\S]|\$(?!\{))*(`|\$\{)?"""
 _TOKEN = re.compile(
-    rb"""'(?:[^'\\\n]|\\.)*(')?|"(?:[^"\\\n]|\\.)*(")?|`[^`$\\]*(`)?"""
-    rb"""|/\*(?:[^*]|\*(?!/))*(\*/)?|//[^\n]*|[()\[\]{},/]|[^()\[\]{},/`'"]+"""
-)
+    rb"""'(?:[^'\\\n]|\\.)*(')?|"(?:[^"\\\n]|\\.)*(")?|`""" + _TEMPLATE_TEXT
+    + rb"""|/\*(?:[^*]|\*(?!/))*(\*/)?|//[^\n]*|[()\[\]{},/]|[^()\[\]{},/`'"]+"""
+)  # fmt: skip
+# A template's text after a substitution's "}": up to its end or its next substitution.
+_TEMPLATE_REST = re.compile(_TEMPLATE_TEXT)
+_SUBSTITUTION = b"${"
 _OPENED = (b"'", b'"', b"`", b"/*")
 _CLOSING = {b"(": b")", b"[": b"]", b"{": b"}"}
-_LITERAL = re.compile(rb"""\s*(?:'[^'\\\n]*'|"[^"\\\n]*"|`[^`$\\]*`)\s*""")
+_LITERAL = re.compile(rb"""\s*(?:'[^'\\\n]*'|"[^"\\\n]*"|`(?:[^`$\\]|\$(?!\{))*`)\s*""")
 _METHOD_BODY = re.compile(rb"\s*\{")
 
 
@@ -56,14 +60,25 @@ def _scan(text: bytes, start: int) -> tuple[int, int | None, int | None]:
         lexeme, at = token.group(), token.end()
         if lexeme.startswith(_OPENED) and token.lastindex is None:  # never closed
             return at, None, None
-        if lexeme in _CLOSING:
+        if lexeme.startswith(b"`") and token.group(3) == _SUBSTITUTION:
+            open_.append(_SUBSTITUTION)
+        elif lexeme in _CLOSING:
             open_.append(_CLOSING[lexeme])
         elif lexeme in (b")", b"]", b"}"):
             if not open_:
                 if lexeme != b")":
                     return at, None, None
                 return at, at - 1 if argument_end is None else argument_end, at - 1
-            if open_.pop() != lexeme:
+            expected = open_.pop()
+            if expected == _SUBSTITUTION and lexeme == b"}":  # back in the template's text
+                rest = _TEMPLATE_REST.match(text, at, limit)
+                assert rest is not None  # it matches the empty text
+                at = rest.end()
+                if rest.group(1) is None:
+                    return at, None, None
+                if rest.group(1) == _SUBSTITUTION:
+                    open_.append(_SUBSTITUTION)
+            elif expected != lexeme:
                 return at, None, None
         elif lexeme == b"," and not open_ and argument_end is None:
             argument_end = at - 1

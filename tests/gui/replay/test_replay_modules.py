@@ -19,7 +19,8 @@ PAGE = """<!doctype html><html><head><title>Modules</title>
 <script type="importmap">{"imports": {"lib": "https://cdn.example/lib.mjs",
   "cdn/": "https://cdn.example/"}}</script>
 <script>window.got = {mapped: 'pending', 'mapped dynamic': 'pending',
-  'computed dynamic': 'pending', 'module worker': 'pending', 'classic worker': 'pending'};</script>
+  'computed dynamic': 'pending', 'template dynamic': 'pending', 'module worker': 'pending',
+  'classic worker': 'pending'};</script>
 <script type="module">import { value } from 'lib'; window.got.mapped = value;</script>
 <script>
 const note = (name) => [(v) => { window.got[name] = v; },
@@ -27,6 +28,7 @@ const note = (name) => [(v) => { window.got[name] = v; },
 import('cdn/dyn.mjs').then((m) => m.value).then(...note('mapped dynamic'));
 const cdn = 'https://cdn.example';
 import(cdn + '/dyn.mjs').then((m) => m.value).then(...note('computed dynamic'));
+import(`${cdn}/dyn.mjs`).then((m) => m.value).then(...note('template dynamic'));
 new Worker('/mw.js', {type: 'module'}).onmessage =
   (e) => { window.got['module worker'] = e.data; };
 new Worker('/cw.js').onmessage = (e) => { window.got['classic worker'] = e.data; };
@@ -76,6 +78,7 @@ def test_import_maps_and_workers_reach_modules_and_data_of_other_archived_hosts(
         "mapped": "lib",
         "mapped dynamic": "dyn",
         "computed dynamic": "dyn",
+        "template dynamic": "dyn",
         "module worker": 'lib dyn dyn {"pub": 1}',
         "classic worker": 'classic {"pub": 1}',
     }

@@ -19,6 +19,8 @@ def test_computed_specifiers_are_hooked_and_everything_else_is_left_alone() -> N
         b"import('a\\'b' + x /* ) */)": b"import(" + HOOK + b"'a\\'b' + x /* ) */))",
         b'new Function("u", "return import(u)")': b'new Function("u", "return import('
         + HOOK + b'u))")',
+        b"import(`${cdn}/${`v${n}`}/x.js`, o)": b"import(" + HOOK
+        + b"`${cdn}/${`v${n}`}/x.js`), o)",
     }  # fmt: skip
     for script, expected in hooked.items():
         assert hook_dynamic_imports(script) == expected, script
@@ -26,7 +28,7 @@ def test_computed_specifiers_are_hooked_and_everything_else_is_left_alone() -> N
         b"import('./x.js'); import(\"https://a.example/x.js\")",  # strings: prefixed as text
         b"lib.import(x); my_import(x); $import(x)",
         b"class A { import(a, b) { return a } }; o = { async import(x) {} }",  # methods
-        b"import(a / b); import(`${cdn}/x.js`); import()",  # cannot be told simply
+        b"import(`./$x.js`); import(a / b); import(`${a`); import()",  # cannot be told simply
         b"s = 'import(' + x + ')'",
     ]
     for script in untouched:
@@ -43,6 +45,8 @@ def test_hooking_a_hostile_script_takes_linear_time() -> None:
             b"import(/*" * n,
             b"import('" * n,
             b"import(`" * n,
+            b"import(`${" * n,
+            b"import(`${}" * n,
             b"import(a/" * n,
         ]
         started = time.perf_counter()
