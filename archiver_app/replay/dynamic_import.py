@@ -13,10 +13,10 @@ what it was.
 
 Only what a short, simple scan can close is changed: the first argument ends at a ``,``
 or ``)`` outside brackets, strings and comments, within :data:`ARGUMENT_LIMIT` bytes,
-with no ``/`` that could start a regular expression. A
-class or object method named ``import`` (``import(a) {``) is left alone. Each byte is
-scanned at most once (an ``import(`` inside a scanned argument is not hooked), so a
-hostile script costs linear time.
+with no ``/`` that could start a regular expression. A class or object method named
+``import`` (``import(a) {``) is left alone. Each byte is scanned at most once (an
+``import(`` inside a scanned argument is not hooked), so a hostile script costs linear
+time.
 """
 
 from __future__ import annotations

@@ -10,16 +10,18 @@ decides what a script may read (the archived CORS grant). The addresses written 
 and CSS (a module script, a web font) are pointed at the archive when they are served
 (:func:`archiver_app.replay.rewrite.prefix_schemes`).
 
-A worker is no page: its script is served with this one first
-(:func:`for_worker`), so its ``fetch()``, XHR and ``importScripts()`` are given archive
-addresses too. A worker's requests never reach the interceptor, so ``Worker`` and
-``SharedWorker`` (a page's, and a worker's for the workers it makes) first tell the
-scheme handler (a synchronous request to the app's own host) which address is a
-worker's; a worker made from a ``blob:`` is made from a new blob, this script first.
-``import()`` and ``import ... from`` are syntax no script can wrap: their full addresses
-are pointed at the archive in the script text as it is served
-(:func:`archiver_app.replay.rewrite.prefix_module_imports`), and a specifier a script
-computes is given to this script's function first (:mod:`archiver_app.replay.dynamic_import`).
+A worklet's module (``addModule()``) is fetched in CORS mode too: its address is given.
+
+A worker is no page: its script is served with this one first (:func:`for_worker`), so its
+``fetch()``, XHR and ``importScripts()`` are given archive addresses too. A worker's
+requests never reach the interceptor, so ``Worker`` and ``SharedWorker`` (a page's, and a
+worker's for the workers it makes) first tell the scheme handler (a synchronous request to
+the app's own host) which address is a worker's; a worker made from a ``blob:`` is made
+from a new blob, this script first. ``import()`` and ``import ... from`` are syntax no
+script can wrap: their full addresses are pointed at the archive in the script text as it
+is served (:func:`archiver_app.replay.rewrite.prefix_module_imports`), and a specifier a
+script computes is given to this script's function first
+(:mod:`archiver_app.replay.dynamic_import`).
 
 The script only ever changes ``http:``/``https:`` into ``archive-http:``/``archive-https:``:
 a page that undoes it gets the redirect, which fails, and nothing more.
@@ -105,6 +107,15 @@ if (xhr && xhr.open) {  // workers (a page's, a worker's): their scripts get thi
     Wrapped.prototype = Native.prototype;
     g[name] = Wrapped;
   });
+}
+var worklet = g.Worklet && Worklet.prototype;  // audio and paint worklets' modules
+if (worklet && worklet.addModule) {
+  var addModule = worklet.addModule;
+  worklet.addModule = function addModule_(url) {
+    var args = Array.prototype.slice.call(arguments);
+    if (args.length) { args[0] = into(url); }
+    return addModule.apply(this, args);
+  };
 }
 try {  // import(specifier) of served scripts, when not a plain string: dynamic_import.py
   Object.defineProperty(g, "@IMPORT_HOOK@", {value: function (specifier) {

@@ -20,7 +20,7 @@ PAGE = """<!doctype html><html><head><title>Modules</title>
   "cdn/": "https://cdn.example/"}}</script>
 <script>window.got = {mapped: 'pending', 'mapped dynamic': 'pending',
   'computed dynamic': 'pending', 'template dynamic': 'pending', 'module worker': 'pending',
-  'classic worker': 'pending'};</script>
+  'classic worker': 'pending', 'audio worklet': 'pending'};</script>
 <script type="module">import { value } from 'lib'; window.got.mapped = value;</script>
 <script>
 const note = (name) => [(v) => { window.got[name] = v; },
@@ -29,6 +29,8 @@ import('cdn/dyn.mjs').then((m) => m.value).then(...note('mapped dynamic'));
 const cdn = 'https://cdn.example';
 import(cdn + '/dyn.mjs').then((m) => m.value).then(...note('computed dynamic'));
 import(`${cdn}/dyn.mjs`).then((m) => m.value).then(...note('template dynamic'));
+new OfflineAudioContext(1, 128, 8000).audioWorklet.addModule('https://cdn.example/wk.js')
+  .then(() => 'added').then(...note('audio worklet'));
 new Worker('/mw.js', {type: 'module'}).onmessage =
   (e) => { window.got['module worker'] = e.data; };
 new Worker('/cw.js').onmessage = (e) => { window.got['classic worker'] = e.data; };
@@ -52,9 +54,9 @@ def test_import_maps_and_workers_reach_modules_and_data_of_other_archived_hosts(
     qtbot: QtBot, library: Library, widget: ReplayWidget
 ) -> None:
     """A module named through an import map (statically and by ``import()``) or by an
-    address a script computes, a module worker's imports and fetch, and a classic worker's
-    ``importScripts()`` and fetch of another host's full ``https://`` address are all
-    served from the archive."""
+    address a script computes, a module worker's imports and fetch, a classic worker's
+    ``importScripts()`` and fetch, and a worklet's module, of another host's full
+    ``https://`` address are all served from the archive."""
     anyone = [("Access-Control-Allow-Origin", "*")]
     js = "text/javascript"
     w = ArchiveWriter(library)
@@ -65,6 +67,9 @@ def test_import_maps_and_workers_reach_modules_and_data_of_other_archived_hosts(
                mime=js, headers=anyone)  # fmt: skip
     w.response("https://cdn.example/dyn.mjs", "export const value = 'dyn';", at=at(2024),
                mime=js, headers=anyone)  # fmt: skip
+    w.response("https://cdn.example/wk.js", "registerProcessor('p', class extends "
+               "AudioWorkletProcessor { process() { return false; } });", at=at(2024), mime=js,
+               headers=anyone)  # fmt: skip
     w.response("https://cdn.example/lib.js", "self.lib = 'classic';", at=at(2024), mime=js)
     w.response("https://api.example/pub.json", '{"pub": 1}', at=at(2024),
                mime="application/json", headers=anyone)  # fmt: skip
@@ -81,4 +86,5 @@ def test_import_maps_and_workers_reach_modules_and_data_of_other_archived_hosts(
         "template dynamic": "dyn",
         "module worker": 'lib dyn dyn {"pub": 1}',
         "classic worker": 'classic {"pub": 1}',
+        "audio worklet": "added",
     }

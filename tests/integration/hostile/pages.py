@@ -187,6 +187,12 @@ TRICKS = (
         "globalThis = {__archiverImport: function () { return 'http://@IP@/t47.mjs' }};"
         "import(u).catch(function () {})</script>",
     ),
+    Trick(
+        "worklet-module",
+        "<script>CSS.paintWorklet.addModule('http://' + '@IP@/t48.js').catch(function () {});"
+        "new OfflineAudioContext(1, 128, 8000).audioWorklet"
+        ".addModule('http://' + '@NAMED@/t49.js').catch(function () {})</script>",
+    ),
 )
 SERVICE_WORKER = "self.addEventListener('install', function () { fetch('http://@IP@/t17') });"
 
