@@ -85,7 +85,7 @@ def prefix_schemes(body: bytes, prefix: bytes) -> bytes:
 
 # An absolute http(s) module specifier: import("…"), import … from "…", import "…",
 # export … from "…". Group 1 is what precedes the scheme (group 2).
-_MODULE_IMPORT = re.compile(
+MODULE_IMPORT = re.compile(
     rb"""((?<![\w$.])(?:import\s*\(\s*|import\s*|from\s*)["'`])(https?)(?=:)"""
 )
 _SCRIPT_ELEMENT = re.compile(
@@ -108,7 +108,7 @@ def prefix_module_imports(body: bytes, prefix: bytes, *, html: bool = False) -> 
         return body
 
     def imports(text: bytes) -> bytes:
-        text = _MODULE_IMPORT.sub(lambda m: m.group(1) + prefix + m.group(2).lower(), text)
+        text = MODULE_IMPORT.sub(lambda m: m.group(1) + prefix + m.group(2).lower(), text)
         return hook_dynamic_imports(text)
 
     def script(m: re.Match[bytes]) -> bytes:

@@ -17,10 +17,11 @@ A worker is no page: its script is served with this one first (:func:`for_worker
 requests never reach the interceptor, so ``Worker`` and ``SharedWorker`` (a page's, and a
 worker's for the workers it makes) first tell the scheme handler (a synchronous request to
 the app's own host) which address is a worker's; a worker made from a ``blob:`` is made
-from a new blob, this script first. ``import()`` and ``import ... from`` are syntax no
-script can wrap: their full addresses are pointed at the archive in the script text as it
-is served (:func:`archiver_app.replay.rewrite.prefix_module_imports`), and a specifier a
-script computes is given to this script's function first
+from a new blob, this script first and its modules' full addresses pointed at the archive
+as in served scripts. ``import()`` and ``import ... from`` are syntax no script can wrap:
+their full addresses are pointed at the archive in the script text as it is served
+(:func:`archiver_app.replay.rewrite.prefix_module_imports`), and a specifier a script
+computes is given to this script's function first
 (:mod:`archiver_app.replay.dynamic_import`).
 
 The script only ever changes ``http:``/``https:`` into ``archive-http:``/``archive-https:``:
@@ -29,12 +30,14 @@ a page that undoes it gets the redirect, which fails, and nothing more.
 
 from __future__ import annotations
 
+import json
 import re
 
 from PySide6.QtWebEngineCore import QWebEngineProfile, QWebEngineScript
 
 from archiver_app.gui.replay.schemes import ACTION_HOST
 from archiver_app.replay.dynamic_import import IMPORT_HOOK
+from archiver_app.replay.rewrite import MODULE_IMPORT
 
 SCRIPT_NAME = "archiver-archive-schemes"
 ARCHIVE_SCHEMES_JS = r"""(function archiverSchemes() {
@@ -85,7 +88,7 @@ if (xhr && xhr.open) {  // workers (a page's, a worker's): their scripts get thi
     var x = new XMLHttpRequest();
     open.call(x, "GET", url, false);
     x.send();
-    var text = x.responseText;
+    var text = x.responseText.replace(new RegExp(@MODULE_IMPORT@, "g"), "$1archive-$2");
     var at = (/^\uFEFF?\s*(["'])use strict\1\s*;?/.exec(text) || [""])[0].length;
     var own = "\n(" + archiverSchemes + ")();\n";  // a "use strict" stays first
     var blob = new Blob([text.slice(0, at), own, text.slice(at)], {type: "text/javascript"});
@@ -133,7 +136,13 @@ if (NativeEventSource) {
   });
   g.EventSource = EventSource;
 }
-})();""".replace("@ACTION_HOST@", ACTION_HOST).replace("@IMPORT_HOOK@", IMPORT_HOOK)
+})();"""
+for _name, _value in {
+    "@ACTION_HOST@": ACTION_HOST,
+    "@IMPORT_HOOK@": IMPORT_HOOK,
+    "@MODULE_IMPORT@": json.dumps(MODULE_IMPORT.pattern.decode()),  # the served scripts' rule
+}.items():
+    ARCHIVE_SCHEMES_JS = ARCHIVE_SCHEMES_JS.replace(_name, _value)
 
 
 def for_worker(script: bytes) -> bytes:

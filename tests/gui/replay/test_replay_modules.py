@@ -20,7 +20,8 @@ PAGE = """<!doctype html><html><head><title>Modules</title>
   "cdn/": "https://cdn.example/"}}</script>
 <script>window.got = {mapped: 'pending', 'mapped dynamic': 'pending',
   'computed dynamic': 'pending', 'template dynamic': 'pending', 'module worker': 'pending',
-  'classic worker': 'pending', 'audio worklet': 'pending'};</script>
+  'classic worker': 'pending', 'audio worklet': 'pending', 'module blob worker': 'pending'};
+</script>
 <script type="module">import { value } from 'lib'; window.got.mapped = value;</script>
 <script>
 const note = (name) => [(v) => { window.got[name] = v; },
@@ -34,12 +35,17 @@ new OfflineAudioContext(1, 128, 8000).audioWorklet.addModule('https://cdn.exampl
 new Worker('/mw.js', {type: 'module'}).onmessage =
   (e) => { window.got['module worker'] = e.data; };
 new Worker('/cw.js').onmessage = (e) => { window.got['classic worker'] = e.data; };
+const blob = new Blob([%(blob)s], {type: 'text/javascript'});
+new Worker(URL.createObjectURL(blob), {type: 'module'}).onmessage = (e) => {
+  window.got['module blob worker'] = e.data; };
 </script></head><body></body></html>"""
 MODULE_WORKER = """import { value } from 'https://cdn.example/lib.mjs';
 const dyn = await import('https://cdn.example/dyn.mjs');
 const computed = await import(['https:', '', 'cdn.example', 'dyn.mjs'].join('/'));
 const r = await fetch('https://api.example/pub.json');
 postMessage([value, dyn.value, computed.value, await r.text()].join(' '));"""
+BLOB_WORKER = """import { value } from 'https://cdn.example/lib.mjs';
+import('https://cdn.example/dyn.mjs').then((m) => postMessage(value + ' ' + m.value));"""
 CLASSIC_WORKER = """importScripts('https://cdn.example/lib.js');
 fetch('https://api.example/pub.json').then((r) => r.text()).then(
   (t) => postMessage(self.lib + ' ' + t), (e) => postMessage('failed: ' + e));"""
@@ -55,12 +61,13 @@ def test_import_maps_and_workers_reach_modules_and_data_of_other_archived_hosts(
 ) -> None:
     """A module named through an import map (statically and by ``import()``) or by an
     address a script computes, a module worker's imports and fetch, a classic worker's
-    ``importScripts()`` and fetch, and a worklet's module, of another host's full
-    ``https://`` address are all served from the archive."""
+    ``importScripts()`` and fetch, a worklet's module and a module worker's made from a
+    blob, of another host's full ``https://`` address are all served from the archive."""
     anyone = [("Access-Control-Allow-Origin", "*")]
     js = "text/javascript"
     w = ArchiveWriter(library)
-    w.response("https://a.example/", PAGE, at=at(2024))
+    page = PAGE % {"blob": json.dumps(BLOB_WORKER)}
+    w.response("https://a.example/", page, at=at(2024))
     w.response("https://a.example/mw.js", MODULE_WORKER, at=at(2024), mime=js)
     w.response("https://a.example/cw.js", CLASSIC_WORKER, at=at(2024), mime=js)
     w.response("https://cdn.example/lib.mjs", "export const value = 'lib';", at=at(2024),
@@ -87,4 +94,5 @@ def test_import_maps_and_workers_reach_modules_and_data_of_other_archived_hosts(
         "module worker": 'lib dyn dyn {"pub": 1}',
         "classic worker": 'classic {"pub": 1}',
         "audio worklet": "added",
+        "module blob worker": "lib dyn",
     }
