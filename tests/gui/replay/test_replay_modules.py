@@ -35,7 +35,9 @@ new OfflineAudioContext(1, 128, 8000).audioWorklet.addModule('https://cdn.exampl
 new Worker('/mw.js', {type: 'module'}).onmessage =
   (e) => { window.got['module worker'] = e.data; };
 new Worker('/cw.js').onmessage = (e) => { window.got['classic worker'] = e.data; };
-const blob = new Blob([%(blob)s], {type: 'text/javascript'});
+// The blob's addresses are made as the page runs: the page as served does not hold them.
+const blob = new Blob([%(blob)s.replaceAll('@cdn@', 'https://cdn.example')],
+  {type: 'text/javascript'});
 new Worker(URL.createObjectURL(blob), {type: 'module'}).onmessage = (e) => {
   window.got['module blob worker'] = e.data; };
 </script></head><body></body></html>"""
@@ -44,8 +46,8 @@ const dyn = await import('https://cdn.example/dyn.mjs');
 const computed = await import(['https:', '', 'cdn.example', 'dyn.mjs'].join('/'));
 const r = await fetch('https://api.example/pub.json');
 postMessage([value, dyn.value, computed.value, await r.text()].join(' '));"""
-BLOB_WORKER = """import { value } from 'https://cdn.example/lib.mjs';
-import('https://cdn.example/dyn.mjs').then((m) => postMessage(value + ' ' + m.value));"""
+BLOB_WORKER = """import { value } from '@cdn@/lib.mjs';
+import('@cdn@/dyn.mjs').then((m) => postMessage(value + ' ' + m.value));"""
 CLASSIC_WORKER = """importScripts('https://cdn.example/lib.js');
 fetch('https://api.example/pub.json').then((r) => r.text()).then(
   (t) => postMessage(self.lib + ' ' + t), (e) => postMessage('failed: ' + e));"""
