@@ -26,7 +26,12 @@ import re
 IMPORT_HOOK = "__archiverImport"
 
 _HOOK = b"(globalThis." + IMPORT_HOOK.encode() + b"||(s=>s))("
-_CANDIDATE = re.compile(rb"(?<![\w$])import\s*[(/]")  # no match: nothing to read
+# An import( that may hold a computed specifier: not a method (".import("), not one whose
+# argument is one plain string or template (most bundles' chunks): no reading at all.
+_CANDIDATE = re.compile(
+    rb"(?<![\w$.])import\s*(?:/\*|\("
+    rb"(?!\s*(?:'[^'\\\n\r]*'|\"[^\"\\\n\r]*\"|`[^`\\$]*`)\s*[,)]))"
+)
 _ESCAPE = rb"\\(?:\r\n|[\s\S])"  # a backslash and what it escapes (a line's end too)
 # A template's text up to its end (group 1 "`") or its next substitution (group 1 "${").
 _TEMPLATE_TEXT = rb"[^`\\$]*(?:(?:" + _ESCAPE + rb"|\$(?!\{))[^`\\$]*)*(`|\$\{)"
