@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from archiver_app.capture.recorder import NetworkRecorder
@@ -66,7 +67,9 @@ async def autoscroll(page: Any, *, deadline: float, delay_ms: int = 80, max_step
 #: ``srcset`` (a ``2x`` image, a ``<picture>`` source for another width) that replay on
 #: another screen asks for, and video posters. Loaded as images in the page (their own
 #: request kind, cookies and Referer; a page's ``connect-src`` does not stop them), at most
-#: this many, a few at a time; what fails is recorded as it answered.
+#: this many, a few at a time; what fails is recorded as it answered. The sources of a
+#: ``<video>`` or ``<audio>`` (another format, one not preloaded) are only listed, at most
+#: as many: the capture fetches them whole at its end (:func:`.refetch.record_whole_media`).
 AUTOFETCH_LIMIT = 200
 
 AUTOFETCH_JS = """
@@ -74,12 +77,13 @@ async ([limit, waitMs, budgetMs]) => {
   const stopAt = Date.now() + budgetMs;  // no batch starts after this
   const loaded = new Set(performance.getEntriesByType('resource').map(e => e.name));
   document.querySelectorAll('img').forEach(i => i.currentSrc && loaded.add(i.currentSrc));
-  const wanted = new Set();
-  const add = (raw) => {
+  const images = new Set(), media = new Set();
+  const add = (into, raw) => {
+    if (!raw || !raw.trim()) return;  // an empty attribute is no address (not the page's)
     try {
-      const u = new URL(raw, document.baseURI);
+      const u = new URL(raw.trim(), document.baseURI);
       if ((u.protocol === 'http:' || u.protocol === 'https:') && !loaded.has(u.href)) {
-        wanted.add(u.href);
+        into.add(u.href);
       }
     } catch (e) {}
   };
@@ -110,10 +114,13 @@ async ([limit, waitMs, budgetMs]) => {
   document.querySelectorAll('img[srcset], picture source[srcset], link[rel=preload][imagesrcset]')
     .forEach(el => {
       const set = el.getAttribute('srcset') || el.getAttribute('imagesrcset') || '';
-      candidates(set).forEach(c => c && add(c));
+      candidates(set).forEach(c => c && add(images, c));
     });
-  document.querySelectorAll('video[poster]').forEach(v => add(v.getAttribute('poster')));
-  const urls = [...wanted].slice(0, limit);
+  document.querySelectorAll('video[poster]').forEach(v => add(images, v.getAttribute('poster')));
+  // the sources of a video or sound: the player took one of them, maybe none
+  document.querySelectorAll('video[src], audio[src], video source[src], audio source[src]')
+    .forEach(el => add(media, el.getAttribute('src')));
+  const urls = [...images].slice(0, limit);
   const one = (u) => new Promise(done => {
     const img = new Image();
     const timer = setTimeout(done, Math.min(waitMs, Math.max(0, stopAt - Date.now())));
@@ -123,27 +130,37 @@ async ([limit, waitMs, budgetMs]) => {
   for (let i = 0; i < urls.length && Date.now() < stopAt; i += 6) {
     await Promise.all(urls.slice(i, i + 6).map(one));
   }
-  return urls;
+  return [urls, [...media].slice(0, limit)];
 }
 """
 
 
-async def autofetch(page: Any, *, deadline: float) -> list[str]:
-    """Load the images of :data:`AUTOFETCH_JS` the page did not load itself; the addresses
-    asked for. They are extra: on a slow server they stop at ``deadline`` without costing
-    the page its settle time or its fidelity (what loaded by then is kept)."""
+@dataclass(frozen=True)
+class Autofetched:
+    """What :func:`autofetch` found: images it asked for (extras, not the page's own) and
+    the sources of the page's videos and sounds, to fetch whole at the end."""
+
+    images: frozenset[str] = frozenset()
+    media: tuple[str, ...] = ()
+
+
+async def autofetch(page: Any, *, deadline: float) -> Autofetched:
+    """Load the images of :data:`AUTOFETCH_JS` the page did not load itself and list the
+    sources of its videos and sounds. The images are extra: on a slow server they stop at
+    ``deadline`` without costing the page its settle time or its fidelity (what loaded by
+    then is kept)."""
     remaining = deadline - time.monotonic()
     if remaining <= 0.2:
-        return []
+        return Autofetched()
     budget_ms = int((remaining - 0.2) * 1000)  # the script's own stop, inside the wait
     wait_ms = min(budget_ms, 10_000)
     try:
-        found = await asyncio.wait_for(
+        images, media = await asyncio.wait_for(
             page.evaluate(AUTOFETCH_JS, [AUTOFETCH_LIMIT, wait_ms, budget_ms]), remaining
         )
     except TimeoutError:
-        return []
-    return [str(u) for u in found or []]
+        return Autofetched()
+    return Autofetched(frozenset(map(str, images or ())), tuple(map(str, media or ())))
 
 
 async def settle(seconds: float, *, deadline: float) -> None:

@@ -104,6 +104,7 @@ class PageCapture:
         self.downloaded = False  # the browser took the page for a download (a file)
         self._tasks: set[asyncio.Future[None]] = set()
         self._requested: list[str] = []  # GET URLs Playwright saw the page and workers ask
+        self._media: tuple[str, ...] = ()  # the sources of its videos and sounds
         self.timings: dict[str, float] = {}
         self._last_mark = started
 
@@ -232,7 +233,7 @@ class PageCapture:
                 )
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(
-                    record_whole_media(loaded.recorder, stand_in),
+                    record_whole_media(loaded.recorder, stand_in, self._media),
                     max(1.0, min(30.0, self.deadline - time.monotonic())),
                 )
         if not self.tabs.is_connected():
@@ -280,7 +281,7 @@ class PageCapture:
         return refetch_in(context, self._remaining_ms)
 
     def _stand_in(self, context: Any) -> StandIn:
-        return stand_in_from(context, self._remaining_ms, self.owner.max_body)
+        return stand_in_from(context, self._remaining_ms)
 
     def _remaining_ms(self) -> float:
         return max(1.0, (self.deadline - time.monotonic()) * 1000)
@@ -325,8 +326,9 @@ class PageCapture:
                 self._mark("quiet_after_scroll")
             # each image has loaded (or failed) when this returns; the recorder writes
             # them as it does the rest, finished after the page is extracted
-            self.extras = set(await autofetch(page, deadline=self._step_deadline(0.25)))
-            if self.extras:
+            fetched = await autofetch(page, deadline=self._step_deadline(0.25))
+            self.extras, self._media = set(fetched.images), fetched.media  # media: at _close
+            if fetched.images:
                 self._mark("autofetch")
             await settle(self.rules.settle_seconds, deadline=self._step_deadline(0.2))
             self._mark("settle")  # not counted as extraction

@@ -74,9 +74,9 @@ DedupLookup = Callable[[str], RevisitOf | None]
 #: the browser had (another status, too large, a network error).
 Refetch = Callable[[str, dict[str, str], int, int], Awaitable[bytes | str]]
 #: Fetches a response the recorder never saw (a worker's own script, reported to no session
-#: we listen on; what a dedicated worker requested before its session was recorded): the
-#: response and its body, or why it could not be fetched.
-StandIn = Callable[[str], Awaitable[tuple[HttpResponse, bytes] | str]]
+#: we listen on; what a dedicated worker requested before its session was recorded):
+#: (url, byte limit) -> the response and its body, or why it could not be fetched.
+StandIn = Callable[[str, int], Awaitable[tuple[HttpResponse, bytes] | str]]
 
 #: Picks the WARC an exchange is written to (capture while browsing: one file per page
 #: visited, see :mod:`archiver_app.capture.browse`); called just before each write.

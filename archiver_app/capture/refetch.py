@@ -7,7 +7,8 @@ recorder could not read back from the browser.
   script; what a worker asked for before its session was recorded), written by
   :func:`record_missed`, and the whole of media the browser fetched in parts
   (:func:`record_whole_media`: a video or sound read a range at a time, or cut off once
-  the player had enough, replays whole only from a whole copy).
+  the player had enough, replays whole only from a whole copy), and of the sources of a
+  ``<video>`` or ``<audio>`` the player did not load at all.
 
 Each fetch is noted in the snapshot's provenance by the recorder.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import urljoin
 
 from archiver_app.capture.extract import first_line
 from archiver_app.capture.recorder import NetworkRecorder, Refetch, StandIn
@@ -57,10 +59,10 @@ def refetch_in(context: Any, remaining_ms: Callable[[], float]) -> Refetch:
     return refetch
 
 
-def stand_in_from(context: Any, remaining_ms: Callable[[], float], limit: int) -> StandIn:
+def stand_in_from(context: Any, remaining_ms: Callable[[], float]) -> StandIn:
     """The recorder's :data:`StandIn`: the URL fetched again in the page's context."""
 
-    async def stand_in(url: str) -> tuple[HttpResponse, bytes] | str:
+    async def stand_in(url: str, limit: int) -> tuple[HttpResponse, bytes] | str:
         try:
             resp = await context.request.get(
                 url, max_redirects=0, timeout=min(10_000, remaining_ms())
@@ -102,7 +104,7 @@ async def record_missed(
     for url in missed:
         if recorder.closed or not url.startswith(("http://", "https://")):
             continue
-        got = await stand_in(url)
+        got = await stand_in(url, recorder.max_body)
         if isinstance(got, str):
             recorder.notes.append(f"{url}: requested but not recorded ({got})")
             continue
@@ -133,7 +135,7 @@ async def _record_blocked(recorder: NetworkRecorder, stand_in: StandIn) -> None:
     for url in dict.fromkeys(r.url for r in blocked):
         if recorder.closed:
             return
-        got = await stand_in(url)
+        got = await stand_in(url, recorder.max_body)
         if isinstance(got, str):
             recorder.notes.append(f"{url}: blocked by the browser; not fetched again ({got})")
             continue
@@ -142,15 +144,23 @@ async def _record_blocked(recorder: NetworkRecorder, stand_in: StandIn) -> None:
         recorder.notes.append(f"{url}: the browser kept it from the page; its answer is kept")
 
 
-async def record_whole_media(recorder: NetworkRecorder, stand_in: StandIn) -> None:
+async def record_whole_media(
+    recorder: NetworkRecorder, stand_in: StandIn, sources: Iterable[str] = ()
+) -> None:
     """Fetch whole (no ``Range``) each video or sound the page was answered in parts
     (``206``) and write it as a ``200``: the player reads a range at a time and lets go
     once it has enough, so the parts rarely cover the file. Replay answers a range from
-    the whole copy. Within the byte limit; a failure is a note and the parts stay."""
+    the whole copy. Each within the byte limit; a failure is a note and the parts stay.
+
+    Then each of ``sources`` (those of the page's ``<video>`` and ``<audio>``, listed by
+    :func:`.behaviours.autofetch`) that nothing answered: another format, which a replay
+    browser may pick, or one the player did not preload; redirects followed, each hop
+    written. They are extras: together within one byte limit, a failure only a note."""
     if recorder.writer is None:
         return
-    whole, parts = set(), {}
+    whole, parts, answered = set(), {}, set[str]()
     for ex in recorder.exchanges.values():
+        answered.update(hop.url for hop in ex.hops if hop.response)  # redirects too
         answer = ex.hops[-1].response if ex.hops else None
         status = int(answer.get("status") or 0) if answer else 0
         if status == 200:
@@ -160,7 +170,7 @@ async def record_whole_media(recorder: NetworkRecorder, stand_in: StandIn) -> No
     for url in (u for u in parts if u not in whole):
         if recorder.closed:
             return
-        got = await stand_in(url)
+        got = await stand_in(url, recorder.max_body)
         if isinstance(got, tuple) and got[0].status != 200:
             got = f"the server answered {got[0].status}"
         if isinstance(got, str):
@@ -171,3 +181,54 @@ async def record_whole_media(recorder: NetworkRecorder, stand_in: StandIn) -> No
             return
         recorder.resources[:] = [r for r in recorder.resources if r not in parts_of]
         recorder.notes.append(f"{url}: fetched in parts by the player, and whole")
+    unseen = [u for u in dict.fromkeys(map(strip_fragment, sources)) if u not in answered]
+    await _record_sources(recorder, stand_in, unseen)
+
+
+#: Redirects followed from a source of a video or sound nobody fetched (a CDN's).
+MEDIA_REDIRECTS = 5
+
+
+async def _record_sources(recorder: NetworkRecorder, stand_in: StandIn, urls: list[str]) -> None:
+    """Fetch and write each of ``urls``, all of them within one byte limit."""
+    budget = recorder.max_body
+    for url in urls:
+        if recorder.closed:
+            return
+        if budget <= 0:
+            recorder.notes.append(
+                f"{url}: a source of a video or sound; not fetched (over the "
+                f"{recorder.max_body} byte limit for such sources)"
+            )
+            continue
+        got = await _follow(recorder, url, stand_in, budget)
+        if isinstance(got, tuple) and got[0].status != 200:
+            got = f"the server answered {got[0].status}"
+        if isinstance(got, str):
+            recorder.notes.append(f"{url}: a source of a video or sound; not fetched ({got})")
+            continue
+        if not await recorder.write_stand_in(got[2], got[0], got[1]):
+            return
+        budget -= len(got[1])
+        recorder.notes.append(f"{url}: a source of a video or sound, fetched whole")
+
+
+async def _follow(
+    recorder: NetworkRecorder, url: str, stand_in: StandIn, limit: int
+) -> tuple[HttpResponse, bytes, str] | str:
+    """``url`` fetched, through up to :data:`MEDIA_REDIRECTS` redirects (each written as
+    it answered): the last response, its body and address; or why not."""
+    for hop in range(MEDIA_REDIRECTS + 1):
+        got = await stand_in(url, limit)
+        if isinstance(got, str):
+            return got
+        location = got[0].header("location")
+        if hop == MEDIA_REDIRECTS or not (300 <= got[0].status < 400 and location):
+            return got[0], got[1], url
+        target = strip_fragment(urljoin(url, location))
+        if not target.startswith(("http://", "https://")):
+            return f"redirected to {location}"
+        if not await recorder.write_stand_in(url, *got):
+            return "the capture ended"
+        url = target
+    raise AssertionError("unreachable: the last hop returns")

@@ -19,7 +19,7 @@ SW = "http://e.test/sw.js"
 SCRIPT = b"self.addEventListener('install', () => {});"
 
 
-async def _stand_in(url: str) -> tuple[HttpResponse, bytes]:
+async def _stand_in(url: str, limit: int) -> tuple[HttpResponse, bytes]:
     return HttpResponse(200, "OK", [("Content-Type", "text/javascript")]), SCRIPT
 
 
