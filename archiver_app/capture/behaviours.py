@@ -65,9 +65,11 @@ async def autoscroll(page: Any, *, deadline: float, delay_ms: int = 80, max_step
 
 #: Images a capture fetches besides those the page loaded: the other candidates of
 #: ``srcset`` (a ``2x`` image, a ``<picture>`` source for another width) that replay on
-#: another screen asks for, and video posters. Loaded as images in the page (their own
-#: request kind, cookies and Referer; a page's ``connect-src`` does not stop them), at most
-#: this many, a few at a time; what fails is recorded as it answered. The sources of a
+#: another screen asks for, video posters, and the ``data-src``/``data-srcset`` in which
+#: lazy-loading scripts keep an image's address until it scrolls into view (one hidden or
+#: behind a click never is). Loaded as images in the page (their own request kind, cookies
+#: and Referer; a page's ``connect-src`` does not stop them), at most this many, a few at a
+#: time; what fails is recorded as it answered. The sources of a
 #: ``<video>`` or ``<audio>`` (another format, one not preloaded) are only listed, at most
 #: as many: the capture fetches them whole at its end (:func:`.refetch.record_whole_media`).
 AUTOFETCH_LIMIT = 200
@@ -111,11 +113,14 @@ async ([limit, waitMs, budgetMs]) => {
     }
     return out;
   };
-  document.querySelectorAll('img[srcset], picture source[srcset], link[rel=preload][imagesrcset]')
-    .forEach(el => {
-      const set = el.getAttribute('srcset') || el.getAttribute('imagesrcset') || '';
-      candidates(set).forEach(c => c && add(images, c));
-    });
+  const sets = ['srcset', 'data-srcset', 'imagesrcset'];
+  document.querySelectorAll(
+    'img[srcset], img[data-srcset], picture source[srcset], picture source[data-srcset], '
+    + 'link[rel=preload][imagesrcset]'
+  ).forEach(el => sets.forEach(name => candidates(el.getAttribute(name) || '')
+    .forEach(c => c && add(images, c))));
+  // lazy-loading scripts keep the image's address in data-src until it scrolls into view
+  document.querySelectorAll('img[data-src]').forEach(i => add(images, i.getAttribute('data-src')));
   document.querySelectorAll('video[poster]').forEach(v => add(images, v.getAttribute('poster')));
   // the sources of a video or sound: the player took one of them, maybe none
   document.querySelectorAll('video[src], audio[src], video source[src], audio source[src]')

@@ -1,10 +1,11 @@
-"""A capture keeps what a replay in another browser or after play asks for.
+"""A capture keeps what a replay in another browser, after play or after scrolling asks for.
 
 Real Chromium against a local site. The sources of a ``<video>`` and an ``<audio>`` the
 player never loaded (another format, ``preload="none"``, one behind a redirect) are fetched
 whole at the end of the capture, as extras: one that fails, or whose server never answers,
 costs the page neither its fidelity nor more than its time; a second capture stores them
-as revisits. Replay serves each, ranges from the whole copy.
+as revisits. The images lazy-loading scripts keep in ``data-src``/``data-srcset`` and a
+video's poster are captured too. Replay serves each, ranges from the whole copy.
 """
 
 from __future__ import annotations
@@ -32,12 +33,18 @@ RULES = PageRules(page_timeout=40, settle_seconds=0.3)
 ALT_MP4, ALT_WEBM, SOUND = b"mp4" * 5000, b"webm" * 5000, b"ogg" * 5000
 IMAGES = {
     "/poster.png": png(8, 8, (50, 50, 250)),
+    "/lazy.png": png(8, 8, (60, 60, 200)),  # only in data-src: no script swaps it in
+    "/lazy-1x.png": png(8, 8, (70, 70, 200)),
+    "/lazy-2x.png": png(8, 8, (80, 80, 200)),
 }
 PAGE = """<!doctype html><html><head><title>media</title></head><body>
 <video preload="none" poster="/poster.png" width="40" height="30">
 <source src="/alt.mp4" type="video/mp4"><source src="/alt.webm" type="video/webm">
 <source src="/missing.mp4" type="video/mp4"></video>
 <audio preload="none" src="/moved.ogg"></audio>
+<img data-src="/lazy.png" alt="lazy" width="8">
+<img data-srcset="/lazy-1x.png 1x, /lazy-2x.png 2x" alt="lazy set" width="8">
+<img data-src="" alt="empty"><img data-src="javascript:void(0)" alt="script">
 </body></html>"""
 
 
@@ -126,12 +133,30 @@ def test_sources_the_player_never_loaded_are_kept_whole_and_replay(site: Site) -
     assert missing not in {r.url for r in result.resources}
 
 
+def test_poster_and_lazy_loading_images_are_captured_and_replay(site: Site) -> None:
+    """Images only in ``data-src``/``data-srcset`` are fetched by autofetch. Chromium loads
+    a ``preload="none"`` video's poster itself; autofetch asks for it only when the page
+    did not: either way it is kept and replays."""
+    result = site.capture("/page")
+    assert result.ok and result.fidelity == "high", (result.error, result.fidelity)
+    records, _ = site.records(result)
+    kept = {r.uri for r in records if r.type in ("response", "revisit")}
+    replayer = Replayer.for_library(site.lib)
+    for path, body in IMAGES.items():
+        assert site.url(path) in kept, path
+        got = replayer.serve(site.url(path))
+        assert got.status == 200 and got.body == body, path
+    # an empty data-src is no address: the page itself is not asked for as an image
+    as_image = [r for r in site.server.requests if r.headers.get("Sec-Fetch-Dest") == "image"]
+    assert "/page" not in {r.route for r in as_image}
+
+
 def test_a_second_capture_stores_the_sources_as_revisits(site: Site) -> None:
     site.capture("/page")
     again = site.capture("/page")
     assert again.ok and again.fidelity == "high", (again.error, again.fidelity)
     records, _ = site.records(again)
-    for path in ("/alt.mp4", "/alt.webm", "/sound.ogg"):
+    for path in ("/alt.mp4", "/alt.webm", "/sound.ogg", "/lazy.png"):
         (rec,) = [r for r in records if r.uri == site.url(path) and r.http_status == 200]
         assert rec.type == "revisit" and rec.payload == b"", path
     with site.lib.session() as s:
@@ -165,16 +190,19 @@ def test_a_source_whose_server_never_answers_ends_within_the_page_time(site: Sit
     assert site.url("/hang.mp4") not in {r.url for r in result.resources}
 
 
-def test_the_sources_listed_are_bounded(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
-    """At most :data:`behaviours.AUTOFETCH_LIMIT` sources are fetched."""
+def test_the_lists_are_bounded(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At most :data:`behaviours.AUTOFETCH_LIMIT` images and as many sources."""
     monkeypatch.setattr(behaviours, "AUTOFETCH_LIMIT", 2)
     for i in range(5):
+        site.server.add_static(f"/many/{i}.png", IMAGES["/lazy.png"], "image/png")
         site.server.routes[f"/many/{i}.ogg"] = _ranged(SOUND, "audio/ogg")
     page = "<!doctype html><title>Many</title>" + "".join(
-        f'<audio preload="none" src="/many/{i}.ogg"></audio>' for i in range(5)
+        f'<img data-src="/many/{i}.png"><audio preload="none" src="/many/{i}.ogg"></audio>'
+        for i in range(5)
     )
     site.server.add_static("/many.html", page)
     result = site.capture("/many.html")
     assert result.ok and result.fidelity == "high", (result.error, result.fidelity)
-    asked = {r.route for r in site.server.requests if r.route.startswith("/many/")}
-    assert len(asked) == 2, asked
+    asked = [r.route for r in site.server.requests if r.route.startswith("/many/")]
+    assert len({p for p in asked if p.endswith(".png")}) == 2, asked
+    assert len({p for p in asked if p.endswith(".ogg")}) == 2, asked
