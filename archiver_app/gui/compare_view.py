@@ -120,8 +120,12 @@ class CompareView(QWidget):
     def _open_sides(self, c: Comparison) -> None:
         from archiver_app.gui.replay.widget import ReplayWidget
 
-        self.old_view = ReplayWidget(self.library, c.old.url, c.old.captured_at, self.sides)
-        self.new_view = ReplayWidget(self.library, c.new.url, c.new.captured_at, self.sides)
+        # No note about browser versions in a pane: it would push one page down against
+        # the other (a failure is still shown).
+        self.old_view, self.new_view = (
+            ReplayWidget(self.library, ref.url, ref.captured_at, self.sides, version_notes=False)
+            for ref in (c.old, c.new)
+        )
         for view in (self.old_view, self.new_view):
             view.live_button.hide()  # room for the address; the tab's own view has them
             view.screenshot_button.hide()

@@ -125,6 +125,8 @@ class EngineFallback(QWidget):
     ) -> None:
         super().__init__(parent)
         self.settings = settings if settings is not None else QSettings()
+        # False: failures only (panes side by side: a note in one would shift its page)
+        self.version_notes = True
         self._owns_version_note = False
         self.setObjectName("engineFallback")
         self.setAutoFillBackground(True)
@@ -229,7 +231,9 @@ class EngineFallback(QWidget):
         self.dismiss()
 
     def _version_note_allowed(self) -> bool:
-        if self.version_note_dismissed or not version_notes_enabled(self.settings):
+        if not self.version_notes or self.version_note_dismissed:
+            return False
+        if not version_notes_enabled(self.settings):
             return False
         # once per run: the first tab that shows it keeps it, the others stay quiet
         if _Run.version_note_shown and not self._owns_version_note:

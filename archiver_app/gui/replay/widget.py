@@ -92,6 +92,7 @@ class ReplayWidget(QWidget):
         parent: QWidget | None = None,
         *,
         replayer: Replayer | None = None,
+        version_notes: bool = True,
     ) -> None:
         super().__init__(parent)
         register_schemes()  # no-op when done before the QApplication, as it must be
@@ -128,6 +129,7 @@ class ReplayWidget(QWidget):
         self.page.renderProcessTerminated.connect(self._engine_stopped)
         self._server: ReplayServer | None = None
         self._build_ui()
+        self.fallback.version_notes = version_notes
         self.page.loadStarted.connect(self.fallback.page_started)
         self.page.loadFinished.connect(self._load_finished)
         self.page.consoleMessage.connect(self.fallback.console_message)

@@ -252,3 +252,43 @@ def test_version_note_survives_load_started_after_the_served_capture(
     assert widget.fallback.trouble is not None
     assert widget.fallback.trouble.code is Trouble.NEWER_BROWSER
     assert widget.fallback.isVisible()
+
+
+def test_panes_side_by_side_keep_their_pages_level(
+    qtbot: QtBot, library: Library, op_runner: Any
+) -> None:
+    """The Compare view's two panes showed the version note in one of them (the first of
+    the run), which pushed that page down against the other; the panes show failures only,
+    and the note is still there for the next replay tab."""
+    from archiver_app.gui.compare_view import CompareView
+
+    newer = engine_major() + 16
+    _archive(library, browser=f"{newer}.0.8078.108")
+    later = ArchiveWriter(library, "collections/default/2025/02/f/capture.warc.gz")
+    later.response(SITE + "clean", "<title>clean</title><p>changed</p>", at=at(2025, 2), page=True)
+    later.commit()
+    with library.write() as s:
+        ids = list(s.scalars(select(Snapshot.id).where(Snapshot.url == SITE + "clean")))
+        for snap in s.scalars(select(Snapshot)):
+            snap.provenance = {"backend": "playwright", "browser": f"{newer}.0.8078.108"}
+    view = CompareView(library, ids[0], ids[1], op_runner)
+    qtbot.addWidget(view)
+    view.resize(1100, 700)
+    view.show()
+    qtbot.waitUntil(lambda: view.result is not None, timeout=30_000)
+    for pane in (view.old_view, view.new_view):
+        qtbot.waitUntil(lambda p=pane: p.current is not None, timeout=30_000)
+    qtbot.wait(300)
+    for pane in (view.old_view, view.new_view):
+        assert pane.capture_browser == f"{newer}.0.8078.108"
+        assert pane.fallback.trouble is None and pane.fallback.isHidden()
+    assert view.old_view.view.mapTo(view, view.old_view.view.rect().topLeft()).y() == (
+        view.new_view.view.mapTo(view, view.new_view.view.rect().topLeft()).y()
+    )
+    tab = _tab(qtbot, library)  # the first replay tab of the run still has the note
+    _settled(qtbot, tab, SITE + "clean")
+    assert tab.fallback.trouble is not None
+    assert tab.fallback.trouble.code is Trouble.NEWER_BROWSER
+    dispose(qtbot, tab)
+    dispose(qtbot, view.old_view)
+    dispose(qtbot, view.new_view)
