@@ -131,13 +131,26 @@ def _boxes(mask: Image.Image) -> tuple[Box, ...]:
     return tuple(sorted(boxes, key=lambda b: (b.y, b.x)))
 
 
+#: Pixels between a changed region and the line drawn around it, so the line never covers
+#: what changed (a line of text whose last row the line's width would strike out).
+OUTLINE_GAP = 3
+
+
 def overlay(new: Path | bytes, boxes: tuple[Box, ...], *, colour: str = "#d62728") -> bytes:
     """The newer screenshot with each changed region outlined, as PNG bytes."""
     image = _load(new)
     draw = ImageDraw.Draw(image)
+    out_by = OUTLINE_GAP + 3  # the gap and the line's width, outside the region
     for box in boxes:
         draw.rectangle(
-            (box.x, box.y, box.x + box.width - 1, box.y + box.height - 1), outline=colour, width=3
+            (
+                max(0, box.x - out_by),
+                max(0, box.y - out_by),
+                min(image.width - 1, box.x + box.width - 1 + out_by),
+                min(image.height - 1, box.y + box.height - 1 + out_by),
+            ),
+            outline=colour,
+            width=3,
         )
     out = io.BytesIO()
     image.save(out, "PNG")

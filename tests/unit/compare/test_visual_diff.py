@@ -7,7 +7,7 @@ import io
 import pytest
 from PIL import Image, ImageDraw
 
-from archiver_app.compare.visual import CELL, diff_images, overlay
+from archiver_app.compare.visual import CELL, OUTLINE_GAP, diff_images, overlay
 from archiver_app.errors import InputError
 
 
@@ -67,7 +67,12 @@ def test_overlay_outlines_the_regions() -> None:
     diff = diff_images(_png(old), _png(new))
     marked = Image.open(io.BytesIO(overlay(_png(new), diff.boxes))).convert("RGB")
     box = diff.boxes[0]
-    assert marked.getpixel((box.x + box.width // 2, box.y)) == (214, 39, 40)
+    # the line runs outside the region, a gap away: what changed is not drawn over
+    assert marked.getpixel((box.x + box.width // 2, box.y - OUTLINE_GAP - 1)) == (214, 39, 40)
+    assert marked.getpixel((box.x - OUTLINE_GAP - 1, box.y + box.height // 2)) == (214, 39, 40)
+    g = OUTLINE_GAP
+    area = (box.x - g, box.y - g, box.x + box.width + g, box.y + box.height + g)
+    assert marked.crop(area).tobytes() == new.convert("RGB").crop(area).tobytes()
 
 
 def test_a_broken_screenshot_is_a_clear_error() -> None:
