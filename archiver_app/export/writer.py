@@ -177,6 +177,11 @@ class _ConvertedRecord:
         pass
 
 
+#: Cancel is looked at every 200 records, and before the next record once this many bytes
+#: were copied since (an export of a few large videos has few records).
+CANCEL_EVERY_BYTES = 8 << 20
+
+
 def _copy_records(
     plan: ExportPlan,
     out: _HashingWriter,
@@ -189,10 +194,12 @@ def _copy_records(
     done = 0
     handles: dict[int, IO[bytes]] = {}
     result.problems += plan.missing_lines()
+    asked_at = -CANCEL_EVERY_BYTES  # bytes copied when cancel was last looked at
     try:
         for n, rec in enumerate(plan.records):
-            if cancel is not None and n % 200 == 0:
+            if cancel is not None and (n % 200 == 0 or done - asked_at >= CANCEL_EVERY_BYTES):
                 cancel.raise_if_cancelled()
+                asked_at = done
             if rec.file_id not in plan.files:
                 continue
             path, gz = plan.files[rec.file_id]

@@ -14,6 +14,7 @@ import subprocess
 import zipfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -460,3 +461,33 @@ def test_a_folder_export_imports_back_with_its_error_pages(
             with again.session() as s:
                 got = sorted(s.execute(select(Snapshot.url, Snapshot.http_status)).all())
         assert got == [("https://site.example/", 200), ("https://site.example/gone", 404)]
+
+
+def test_an_export_of_a_few_large_records_stops_when_cancelled(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancel was looked at every 200 records only: an export of a few videos copied every
+    one of them after Cancel. It is looked at again once some megabytes were copied."""
+    from archiver_app.export import writer
+
+    w = ArchiveWriter(library, "collections/default/2025/01/v/capture.warc.gz")
+    w.response("https://v.example/", "<title>Videos</title>", at=at(2025), page=True)
+    for i in range(4):
+        body = os.urandom(9 << 20)  # a video opened as a page of its own
+        w.response(f"https://v.example/{i}.mp4", body, at=at(2025), mime="video/mp4", page=True)
+    w.commit()
+    token = CancelToken()
+    copied: list[int] = []
+
+    def copy_then_cancel(*args: Any, **kwargs: Any) -> Any:
+        print("CALL", args[1])
+        copied.append(args[1])  # the record's length
+        token.cancel()  # the user presses Cancel as the first record is copied
+        return copy_record(*args, **kwargs)
+
+    copy_record = writer.copy_record
+    monkeypatch.setattr(writer, "copy_record", copy_then_cancel)
+    with pytest.raises(Cancelled):
+        export(library, Selection(), tmp_path / "v.wacz", cancel=token)
+    assert len(copied) < 5 and sum(copied) < 20 << 20, copied  # stopped after a record or two
+    assert not (tmp_path / "v.wacz").exists()
