@@ -2,19 +2,29 @@
 WARC-Date to the millisecond, payload digest) as an earlier capture's page. Exporting a
 collection and importing the export back, or importing a WARC and a copy of it cut
 elsewhere, makes them; they are kept (the file is imported whole) and named, so the
-researcher can delete one side (``archiver delete``)."""
+researcher can delete one side (``archiver delete``).
+
+The same records are known by their digest headers, which a changed file can keep: so the
+page record of each repeat (at most :data:`CHECKED`) is read again and its content hashed.
+One that no longer matches its digest is named apart: altered after it was written, not a
+copy of the earlier capture."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import aliased
 
 from archiver_app.library import Library
 from archiver_app.store.models import Record, Snapshot
+from archiver_app.units import counted
+from archiver_app.warc.digests import payload_digest
+from archiver_app.warc.reader import WarcReadError, read_record_at
 
 CHUNK = 500
+#: Repeats whose page record is read again to check it against its digest.
+CHECKED = 200
 
 
 def earlier_copies(lib: Library, snapshot_ids: Sequence[int]) -> dict[int, int]:
@@ -51,15 +61,51 @@ def earlier_copies(lib: Library, snapshot_ids: Sequence[int]) -> dict[int, int]:
     return found
 
 
-def repeats_line(found: dict[int, int]) -> str | None:
-    """The line an import's outcome says about ``found`` (:func:`earlier_copies`)."""
-    if not found:
-        return None
-    pairs = sorted(found.items())
-    shown = ", ".join(f"#{new} = #{old}" for new, old in pairs[:5])
-    more = f" and {len(pairs) - 5} more" if len(pairs) > 5 else ""
-    pages = "page was" if len(pairs) == 1 else "pages were"
-    return (
-        f"already in the library: {len(pairs)} {pages} captured before with the same "
-        f"records ({shown}{more}); archiver delete removes the copies you do not want"
-    )
+def altered(lib: Library, found: dict[int, int]) -> set[int]:
+    """The pages of ``found`` (the first :data:`CHECKED`) whose page record's content does
+    not match the ``sha1`` payload digest it carries."""
+    ids = sorted(found)[:CHECKED]
+    with lib.session() as s:
+        rows = s.execute(
+            select(Snapshot.id, Snapshot.warc_file, Snapshot.warc_offset, Snapshot.warc_length)
+            .where(Snapshot.id.in_(ids))
+        ).all()  # fmt: skip
+    out = set()
+    for sid, rel, offset, length in rows:
+        if rel is None or offset is None:
+            continue
+        try:
+            record = read_record_at(lib.abspath(rel), offset, length, decode=False)
+        except WarcReadError:
+            out.add(sid)  # it read when imported: not as it was
+            continue
+        said = record.warc_header("WARC-Payload-Digest") or ""
+        if said.lower().startswith("sha1:") and payload_digest(record.payload) != said:
+            out.add(sid)
+    return out
+
+
+def repeats_lines(found: dict[int, int], changed: Set[int] = frozenset()) -> list[str]:
+    """What an import's outcome says about ``found`` (:func:`earlier_copies`), those of
+    them in ``changed`` (:func:`altered`) apart."""
+    lines = []
+    same = sorted((new, old) for new, old in found.items() if new not in changed)
+    if same:
+        pages = "page was" if len(same) == 1 else "pages were"
+        lines.append(
+            f"already in the library: {len(same)} {pages} captured before with the same "
+            f"records ({_pairs(same, '=')}); archiver delete removes the copies you do not want"
+        )
+    if changed:
+        bad = sorted((new, found[new]) for new in changed)
+        lines.append(
+            f"altered: {counted(len(bad), 'page')} with the digests of earlier captures, whose "
+            f"content no longer matches them ({_pairs(bad, '≠')}): changed after they were "
+            "written; the earlier captures are as they were"
+        )
+    return lines
+
+
+def _pairs(pairs: list[tuple[int, int]], sign: str) -> str:
+    shown = ", ".join(f"#{new} {sign} #{old}" for new, old in pairs[:5])
+    return shown + (f" and {len(pairs) - 5} more" if len(pairs) > 5 else "")

@@ -17,7 +17,7 @@ from archiver_app.importers.history import SQLITE_MAGIC, HistoryError, read_hist
 from archiver_app.importers.incomplete import sweep_interrupted_imports
 from archiver_app.importers.outcome import FileOutcome, ImportReport, OutcomeState
 from archiver_app.importers.queue import Queued, queue_capture_jobs
-from archiver_app.importers.repeats import earlier_copies, repeats_line
+from archiver_app.importers.repeats import altered, earlier_copies, repeats_lines
 from archiver_app.importers.urllists import looks_like_url_list, parse_url_list
 from archiver_app.importers.wacz import import_wacz_file
 from archiver_app.importers.warcs import import_warc_file
@@ -74,9 +74,8 @@ def import_paths(
 
     def done(outcome: FileOutcome) -> None:
         if outcome.state is OutcomeState.IMPORTED and outcome.snapshot_ids:
-            said = repeats_line(earlier_copies(lib, outcome.snapshot_ids))
-            if said is not None:
-                outcome.problems.append(said)
+            found = earlier_copies(lib, outcome.snapshot_ids)
+            outcome.problems += repeats_lines(found, altered(lib, found) if found else set())
         report.outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
