@@ -46,6 +46,7 @@ from archiver_app.library import Library
 from archiver_app.store.files import register_file
 from archiver_app.store.models import FileKind, Origin, Setting, Snapshot
 from archiver_app.tasks import CancelToken
+from archiver_app.units import counted
 from archiver_app.warc import workers
 from archiver_app.warc.indexer import IndexReport
 from archiver_app.warc.listing import ListingsLeft
@@ -157,7 +158,7 @@ def _import_wacz_file(
     incomplete.mark_complete(lib, run.file_ids)
     outcome = file_outcome(path, "wacz", folder, [r for _, _, r in run.reports])
     outcome.problems[:0] = package.lines()  # what was tampered with comes first
-    outcome.problems.extend([*run.refused, *run.skipped])
+    outcome.problems.extend([*run.refused, *run.skipped, *_unlisted(run.listings)])
     outcome.package = package
     return outcome
 
@@ -280,6 +281,18 @@ class _WaczRun:
         if self.listings is not None:
             held = self.listings.held()
             self.listings.took(report.snapshot_ids, _pages(lib, [*report.snapshot_ids, *held]))
+
+
+def _unlisted(listings: ListingsLeft | None) -> list[str]:
+    """A line on the listed pages no WARC of the WACZ holds, if any."""
+    unfound = listings.unfound() if listings is not None else []
+    if not unfound:
+        return []
+    shown = ", ".join(unfound[:3]) + (f" and {len(unfound) - 3} more" if len(unfound) > 3 else "")
+    return [
+        f"its pages list names {counted(len(unfound), 'page')} its WARCs hold no capture "
+        f"of: {shown}"
+    ]
 
 
 def _pages(lib: Library, ids: list[int]) -> dict[int, tuple[str, str]]:

@@ -167,6 +167,10 @@ class ListingsLeft:
         details = tuple(p for p in self._left if p.ts or p.title or p.held_by is not None)
         return frozenset(counts), tuple((u, n) for u, n in counts.items() if n > 1), details
 
+    def unfound(self) -> list[str]:
+        """The addresses of the listings no page took (their URL is in no file read)."""
+        return [p.url for p in self._left if p.held_by is None]
+
     def held(self) -> list[int]:
         """The pages holding a listing for a later file's record."""
         return [p.held_by for p in self._left if p.held_by is not None]

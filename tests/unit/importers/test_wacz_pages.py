@@ -51,6 +51,7 @@ def test_only_the_listed_pages_become_snapshots(library: Library, tmp_path: Path
     outcome = import_wacz_file(library, wacz)
     assert outcome.state is OutcomeState.IMPORTED
     assert (outcome.records, outcome.pages) == (6, 2)
+    assert not any("pages list" in line for line in outcome.problems)
     assert _rows(library, "SELECT url, title FROM snapshots ORDER BY id") == [
         (home, "Home"),
         (about, "About"),
@@ -181,3 +182,20 @@ def test_a_page_in_two_warcs_of_one_wacz_is_one_page(
     assert _rows(library, "SELECT body FROM snapshot_fts WHERE body LIKE '%page%'") == [
         ("Map its own page",)
     ]
+
+
+def test_listed_pages_the_warcs_do_not_hold_are_named(library: Library, tmp_path: Path) -> None:
+    """A pages list naming pages its WARCs hold no capture of (a list from another crawl, a
+    WACZ cut short) imported with fewer pages, or none, and said nothing."""
+    home = "https://site.example/"
+    warc = write_warc(tmp_path / "w.warc.gz", [Resp(home, html_page("Home", "w"))]).read_bytes()
+    listed = [home] + [f"https://elsewhere.example/{i}" for i in range(5)]
+    pages = b"".join(json.dumps({"url": u}).encode() + b"\n" for u in listed)
+    wacz = make_wacz(tmp_path / "cut.wacz", warc, extra={"pages/pages.jsonl": pages})
+    outcome = import_wacz_file(library, wacz)
+    assert outcome.state is OutcomeState.IMPORTED and outcome.pages == 1
+    assert outcome.problems[-1] == (
+        "its pages list names 5 pages its WARCs hold no capture of: "
+        "https://elsewhere.example/0, https://elsewhere.example/1, "
+        "https://elsewhere.example/2 and 2 more"
+    )
