@@ -199,3 +199,29 @@ def test_listed_pages_the_warcs_do_not_hold_are_named(library: Library, tmp_path
         "https://elsewhere.example/0, https://elsewhere.example/1, "
         "https://elsewhere.example/2 and 2 more"
     )
+
+
+def test_an_imported_page_weighs_its_records(library: Library, tmp_path: Path) -> None:
+    """The Size column showed an imported page's page record only (a page with an 80 MB
+    video read as 353 bytes, as if the rest were lost): it is the bytes of its records."""
+    home = "https://site.example/"
+    warc = write_warc(
+        tmp_path / "w.warc",
+        [
+            Resp(home, html_page("Home", "a film")),
+            Resp(home + "film.mp4", bytes(range(256)) * 4000, mime="video/mp4"),
+            Resp(home + "about", html_page("About", "us")),
+        ],
+        gz=False,
+    )
+    pages = b"".join(json.dumps({"url": u}).encode() + b"\n" for u in (home, home + "about"))
+    wacz = make_wacz(tmp_path / "w.wacz", warc.read_bytes(), extra={"pages/pages.jsonl": pages})
+    assert import_wacz_file(library, wacz).pages == 2
+    rows = _rows(
+        library,
+        "SELECT s.url, s.size_bytes, s.warc_length, SUM(r.length) FROM snapshots s "
+        "JOIN records r ON r.snapshot_id = s.id GROUP BY s.id ORDER BY s.id",
+    )
+    (_, size, own, total), (_, about_size, about_own, about_total) = rows
+    assert size == total > own + 1_000_000  # the page and its video
+    assert about_size == about_total == about_own  # a page of one record
