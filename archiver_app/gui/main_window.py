@@ -14,7 +14,6 @@ temporary library and a throw-away ``QSettings`` file.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QIcon
@@ -213,7 +212,9 @@ class MainWindow(QMainWindow):
         self.model.load_failed.connect(
             lambda msg: self.statusBar().showMessage(f"Could not list captures: {msg}", 10000)
         )
-        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        selection = self.table.selectionModel()
+        selection.currentRowChanged.connect(lambda *_: self._follow_selection())
+        selection.selectionChanged.connect(lambda *_: self._follow_selection())
         self.kept_selection = KeptSelection(self.table, self.model)  # across refreshes
         self.table.doubleClicked.connect(lambda index: self.open_replay(index.row()))
         self.detail.edited.connect(self.apply_changes)
@@ -346,8 +347,17 @@ class MainWindow(QMainWindow):
     def _update_count(self) -> None:
         self.status.set_count(self.model.rowCount(), self.model.loading, self.model.partial)
 
-    def _current_changed(self, current: Any, _previous: Any) -> None:
-        sid = self.model.snapshot_id(current.row()) if current.isValid() else None
+    def _follow_selection(self) -> None:
+        """The details show a selected capture, the one acted on: the current row when it is
+        selected, else the first selected (Ctrl+Home moves the current row alone, and the
+        details must not show another capture than Delete, Compare or Cite act on)."""
+        selection = self.table.selectionModel()
+        current = selection.currentIndex()
+        rows = (
+            [current.row()] if current.isValid() and selection.isRowSelected(current.row()) else []
+        )
+        rows = rows or sorted(i.row() for i in selection.selectedRows())[:1]
+        sid = self.model.snapshot_id(rows[0]) if rows else None
         if sid is None or sid != self.detail.wanted:  # chosen again after a refresh: shown
             self.detail.show_snapshot(sid)
 

@@ -676,3 +676,32 @@ def test_a_cancelled_import_is_said_in_the_status_bar_not_as_an_error(
     assert boxes == []
     assert main_window.statusBar().currentMessage() == CANCELLED_IMPORT
     assert main_window.library.info().snapshots == 0
+
+
+def test_the_details_show_the_capture_acted_on(
+    main_window: MainWindow, library: Library, qtbot: QtBot
+) -> None:
+    """Ctrl+End moves the table's current row without selecting it: the details followed
+    the current row and showed another capture than the one Delete, Compare and Cite act
+    on (a note typed there went to a capture not selected). They follow the selection."""
+    from PySide6.QtTest import QTest
+
+    window = main_window
+    ids = [
+        add_snapshot(library, f"https://{h}.example/", title=h.upper(), captured_at=at(2020 + i))
+        for i, h in enumerate("abc")
+    ]
+    window.refresh_all()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 3)
+    chosen = ids[1]
+    with qtbot.waitSignal(window.detail.loaded):
+        window.table.selectRow(window.model.row_of(chosen))
+    window.table.setFocus()
+    for key in (Qt.Key.Key_End, Qt.Key.Key_Home):
+        QTest.keyClick(window.table, key, Qt.KeyboardModifier.ControlModifier)
+        qtbot.wait(50)
+        current = window.table.selectionModel().currentIndex()
+        assert window.model.snapshot_id(current.row()) != chosen  # the current row moved...
+        assert window.selected_ids() == [chosen] == [window.detail.wanted]  # ...nothing else
+    QTest.keyClick(window.table, Qt.Key.Key_End)  # a move without Ctrl selects: followed
+    qtbot.waitUntil(lambda: window.selected_ids() == [ids[2]] == [window.detail.wanted])
