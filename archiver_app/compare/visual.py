@@ -132,15 +132,17 @@ def _boxes(mask: Image.Image) -> tuple[Box, ...]:
 
 
 #: Pixels between a changed region and the line drawn around it, so the line never covers
-#: what changed (a line of text whose last row the line's width would strike out).
-OUTLINE_GAP = 3
+#: what changed (a line of text whose last row the line's width would strike out), nor, a
+#: thin line just outside, much of what is beside it (the line of text above).
+OUTLINE_GAP = 0
+OUTLINE_WIDTH = 2
 
 
 def overlay(new: Path | bytes, boxes: tuple[Box, ...], *, colour: str = "#d62728") -> bytes:
     """The newer screenshot with each changed region outlined, as PNG bytes."""
     image = _load(new)
     draw = ImageDraw.Draw(image)
-    out_by = OUTLINE_GAP + 3  # the gap and the line's width, outside the region
+    out_by = OUTLINE_GAP + OUTLINE_WIDTH  # the gap and the line, outside the region
     for box in boxes:
         draw.rectangle(
             (
@@ -150,7 +152,7 @@ def overlay(new: Path | bytes, boxes: tuple[Box, ...], *, colour: str = "#d62728
                 min(image.height - 1, box.y + box.height - 1 + out_by),
             ),
             outline=colour,
-            width=3,
+            width=OUTLINE_WIDTH,
         )
     out = io.BytesIO()
     image.save(out, "PNG")
