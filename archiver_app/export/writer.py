@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,12 +35,11 @@ from pathlib import Path
 from typing import IO
 
 from sqlalchemy import text
-from warcio.archiveiterator import ArchiveIterator
-from warcio.warcwriter import WARCWriter
 
 from archiver_app import __version__
 from archiver_app.durable import discard, install, rename_folder, sync_fd, sync_file, temp_name
 from archiver_app.errors import InputError
+from archiver_app.export.arc import arc_to_warc
 from archiver_app.export.captured import LeftOut, check_plan
 from archiver_app.export.plan import ExportPlan, Selection, plan_export
 from archiver_app.export.privacy import HTTP_RECORD_TYPES, CopyIssue, copy_record
@@ -114,72 +112,7 @@ class _HashingWriter:
         pass
 
 
-class _Slice:
-    """``length`` bytes of ``fh`` from where it is: one record, read in pieces."""
-
-    def __init__(self, fh: IO[bytes], length: int) -> None:
-        self.fh, self.remaining = fh, length
-        self.short = False  # the file ended before the record did
-
-    def read(self, size: int = -1) -> bytes:
-        size = self.remaining if size is None or size < 0 else min(size, self.remaining)
-        data = self.fh.read(size)
-        self.remaining -= len(data)
-        self.short = self.short or len(data) < size
-        return data
-
-
-def _arc_to_warc(fh: IO[bytes], length: int, out: _HashingWriter) -> str | None:
-    """Write the ARC record of ``length`` bytes at ``fh``'s position as a gzipped WARC/1.1
-    record; return its payload digest.
-
-    Converted into a spooled buffer first, so a damaged record writes nothing.
-
-    Raises:
-        ValueError: the bytes are not one readable ARC record.
-    """
-    spool = _ConvertedRecord()
-    writer = WARCWriter(spool, gzip=True, warc_version="1.1")
-    digest: str | None = None
-    source = _Slice(fh, length)
-    try:
-        records = 0
-        try:
-            for record in ArchiveIterator(source, arc2warc=True, verify_http=False):
-                record.rec_headers.protocol = "WARC/1.1"
-                writer.write_record(record)
-                records += 1
-                digest = record.rec_headers.get_header("WARC-Payload-Digest")
-        except Exception as exc:  # warcio's parse errors have no common base
-            raise ValueError(str(exc) or type(exc).__name__) from exc
-        if source.short:
-            raise ValueError("the file ends before the record does")
-        if records != 1:
-            raise ValueError(f"{records} records where one ARC record was expected")
-        spool.buf.seek(0)  # only now, and outside the handler: errors writing out propagate
-        while chunk := spool.buf.read(BUF):
-            out.write(chunk)
-    finally:
-        spool.buf.close()
-    return digest
-
-
-class _ConvertedRecord:
-    """Where warcio writes one converted record: memory, then a temporary file if large."""
-
-    def __init__(self) -> None:
-        self.buf = tempfile.SpooledTemporaryFile(max_size=BUF)  # noqa: SIM115
-
-    def write(self, data: bytes) -> None:
-        self.buf.write(data)
-
-    def flush(self) -> None:
-        pass
-
-
-#: Cancel is looked at every 200 records, and before the next record once this many bytes
-#: were copied since (an export of a few large videos has few records).
-CANCEL_EVERY_BYTES = 8 << 20
+CANCEL_EVERY_BYTES = 8 << 20  #: cancel looked at after so many bytes (few large records)
 
 
 def _copy_records(
@@ -212,7 +145,7 @@ def _copy_records(
             arc = rec.file_id in plan.arc_files
             if arc:  # converted, so data.warc.gz holds WARC records only
                 try:
-                    digest = _arc_to_warc(fh, rec.length, out) or digest
+                    digest = arc_to_warc(fh, rec.length, out) or digest
                 except ValueError as exc:
                     result.problems.append(f"{rec.url}: the ARC record cannot be read ({exc})")
                     continue
