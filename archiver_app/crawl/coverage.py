@@ -37,6 +37,10 @@ class CoveragePaths:
     manifest: str
 
 
+#: The start of a page's skip reason when the job was aborted before it was attempted.
+ABORTED = "aborted:"
+
+
 def job_folder(lib: Library, job_id: int) -> Path:
     return lib.root / "jobs" / str(job_id)
 
@@ -71,7 +75,10 @@ def build_coverage(
         version = job.ruleset_version
 
     states = Counter(str(p.state) for p in pages)
-    excluded = [p for p in pages if p.state == PageState.SKIPPED]
+    skipped = [p for p in pages if p.state == PageState.SKIPPED]
+    # Left waiting when the job was aborted: intended, never attempted (no rule left them out)
+    aborted = [p for p in skipped if (p.skip_reason or "").startswith(ABORTED)]
+    excluded = [p for p in skipped if not (p.skip_reason or "").startswith(ABORTED)]
     by_rule = Counter(p.skip_reason or "unknown" for p in excluded)
     report: dict[str, Any] = {
         "job": job_id,
@@ -87,7 +94,8 @@ def build_coverage(
             "captured": states[PageState.DONE],
             "failed": states[PageState.FAILED],
             "excluded": len(excluded),
-            "not_attempted": states[PageState.READY] + states[PageState.CLAIMED],
+            "not_attempted": states[PageState.READY] + states[PageState.CLAIMED] + len(aborted),
+            "aborted": len(aborted),
         },
         "counters": counters,
         "excluded_by_rule": dict(by_rule.most_common()),
@@ -215,6 +223,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"| failed (after retries) | {c['failed']} |",
         f"| excluded | {c['excluded']} |",
         f"| not attempted | {c['not_attempted']} |",
+        *([f"| of them, left when the job was aborted | {c['aborted']} |"] if c["aborted"] else []),
         "",
         "## Seeds",
         "",

@@ -143,6 +143,7 @@ def test_a_crawl_runs_to_the_end_and_records_everything(any_library: Library) ->
         "failed": 2,
         "excluded": 5,
         "not_attempted": 0,
+        "aborted": 0,
         "error_answers": 0,  # /err's 503s failed: retried, never done
     }
     assert report["excluded_by_rule"]["ignore '/private/'"] == 1
@@ -272,6 +273,10 @@ def test_pause_resume_abort_and_retry(library: Library) -> None:
     detail = api.job_detail(library, job)
     assert detail.summary.status == "aborted" and detail.page_states["skipped"] == 4
     assert (library.root / detail.coverage_json).exists()  # type: ignore[operator]
+    # the pages left waiting were intended and not attempted, not excluded by a rule
+    counts = json.loads((library.root / detail.coverage_json).read_text())["counts"]  # type: ignore[operator]
+    assert counts["captured"] == 3 and counts["excluded"] == 0
+    assert counts["intended"] == 7 and counts["not_attempted"] == counts["aborted"] == 4
     with pytest.raises(InputError, match=r"only .* jobs can be aborted"):
         abort_job(library, job)
     assert retry_job(library, job) == 4
