@@ -9,6 +9,7 @@ the captures stored as typed before addresses were normalised).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
@@ -88,8 +89,12 @@ def _unicode_host(host: str) -> str:
 def domain_forms(typed: str) -> list[str]:
     """The forms a domain typed in a search filter is stored in: its IDNA form (how
     addresses are stored), then, when different, as typed in Unicode (a capture stored
-    before addresses were normalised)."""
-    domain = typed.strip().lower().removeprefix("www.")
+    before addresses were normalised). An address or ``host:port`` typed gives its host."""
+    domain = typed.strip().lower()
+    if "/" in domain or ":" in domain:  # an address or host:port typed: its host
+        with contextlib.suppress(ValueError):
+            domain = urlsplit(domain if "://" in domain else "//" + domain).hostname or domain
+    domain = domain.removeprefix("www.")
     return list(dict.fromkeys((_idna(domain), _unicode_host(domain))))
 
 

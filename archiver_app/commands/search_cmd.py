@@ -56,6 +56,7 @@ def _date(value: str | None, flag: str, *, day_included: bool = False) -> Any:
 
 
 def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.errors import InputError
     from archiver_app.search import Query, search
     from archiver_app.search.engine import parse
 
@@ -74,8 +75,14 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
     )
     query.status_range()  # validates --status before opening anything
     parse(query)  # and the words: none (only OR, '-' or punctuation), or too many
+    if query.since and query.until and query.since >= query.until:
+        raise InputError("--since is after --until: no capture can match")
     with ctx.open_library() as lib:
-        hits = search(lib, query, limit=args.limit, offset=args.offset)
+        slugs = sorted(c.slug for c in lib.collections.all())
+        if args.collection and args.collection not in slugs:
+            raise InputError(f"no collection {args.collection!r}; there are: {', '.join(slugs)}")
+        hits = search(lib, query, limit=args.limit + 1, offset=args.offset)  # one more: more?
+    more, hits = len(hits) > args.limit, hits[: args.limit]
     for hit in hits:
         if args.json:
             item = {
@@ -99,4 +106,7 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
                 print(f"    {hit.snippet_marked('[', ']')}", file=ctx.out)
     if not hits and not args.json:
         print("no matches", file=ctx.err)
+    elif more and not args.json:
+        shown = args.offset + args.limit
+        print(f"(more than {shown}; --offset {shown} shows the next)", file=ctx.err)
     return 0

@@ -52,6 +52,20 @@ def test_import_search_export(
     assert main(["--library", lib, "search", "gale", "--json", "--status", "2xx"]) == 0
     [hit] = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert hit["title"] == "Storm log" and hit["fidelity"] == "imported"
+    # filters that cannot match say so (they printed "no matches", as if never archived)
+    assert main(["--library", lib, "search", "storm", "--collection", "nosuch"]) == 2
+    assert "no collection 'nosuch'; there are: default" in capsys.readouterr().err
+    assert main(["--library", lib, "search", "storm", "--since", day, "--until", "2000-01-01"]) == 2
+    assert "--since is after --until" in capsys.readouterr().err
+    host = first.split()[-1].split("/")[2]
+    for typed in (f"{host}:80", f"http://{host}/any/page"):  # a host:port or an address
+        assert main(["--library", lib, "search", "storm", "--domain", typed]) == 0
+        assert capsys.readouterr().out.splitlines()[0] == first, typed
+    assert main(["--library", lib, "search", "storm OR gale", "--limit", "1"]) == 0
+    assert capsys.readouterr().err == "(more than 1; --offset 1 shows the next)\n"
+    assert main(["--library", lib, "search", "storm OR gale", "--limit", "2"]) == 0  # all
+    shown = capsys.readouterr()
+    assert len([x for x in shown.out.splitlines() if x.startswith("#")]) == 2 and not shown.err
     assert main(["--library", lib, "search", "x", "--status", "teapot"]) == 2
     assert "invalid status filter" in capsys.readouterr().err
     for status in ("\u00b2", "99999999999999999999"):
