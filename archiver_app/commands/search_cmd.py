@@ -80,7 +80,8 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.open_library() as lib:
         slugs = sorted(c.slug for c in lib.collections.all())
         if args.collection and args.collection not in slugs:
-            raise InputError(f"no collection {args.collection!r}; there are: {', '.join(slugs)}")
+            there = f"there are: {', '.join(slugs)}" if slugs else "there is none yet"
+            raise InputError(f"no collection {args.collection!r}; {there}")
         hits = search(lib, query, limit=args.limit + 1, offset=args.offset)  # one more: more?
     more, hits = len(hits) > args.limit, hits[: args.limit]
     for hit in hits:

@@ -152,6 +152,11 @@ def test_documented_form_runs(
         return
     if "--resume-from" in argv:
         pytest.skip("needs a layout with that snapshot")
+    if argv[0] == "search" and "--collection" in argv:  # an unknown one is refused
+        from archiver_app.library import Library
+
+        with Library.open(library) as lib:
+            lib.ensure_collection(argv[argv.index("--collection") + 1])
     code = cli.main(["--library", str(library), *argv])
     captured = capsys.readouterr()
     assert code == 0, f"{where}: `{form}` exited {code}: {captured.err}"
