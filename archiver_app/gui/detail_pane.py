@@ -262,6 +262,9 @@ class DetailPane(QScrollArea):
             self.status.setText(f"{self.status.text()}\n{privacy_note(detail.profile)}")
         self.size_label.setText(human_size(detail.size_bytes))
         reason = f" — {detail.fidelity_reason}" if detail.fidelity_reason else ""
+        if str(detail.state) == "failed" and reason:  # why it failed, where its state is
+            self.status.setText(f"failed{reason}")
+            reason = ""
         self.fidelity.setText(f"{detail.fidelity or 'unknown'}{reason}")
         self.collection.setText(detail.collection)
         self.integrity.setText(getattr(integrity, "message", ""))

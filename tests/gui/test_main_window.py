@@ -75,6 +75,19 @@ def test_lists_captures_and_shows_details_with_copies(
     )
     qtbot.waitUntil(lambda: window.status.worker.text() != "")
     assert "free" in window.status.disk.text()
+    failed = add_snapshot(  # why a capture failed is said with its state, not its fidelity
+        library,
+        "https://members.example/",
+        state="failed",
+        fidelity="unknown",
+        provenance={"error": "session expired: the site asked to log in again"},
+    )
+    window.refresh_all()
+    qtbot.waitUntil(lambda: window.model.row_of(failed) is not None)
+    with qtbot.waitSignal(window.detail.loaded, timeout=5000):
+        window.table.selectRow(window.model.row_of(failed))
+    assert d.status.text().startswith("failed — session expired: the site asked to log in")
+    assert d.fidelity.text() == "unknown"
     window.request_quit()
 
 
