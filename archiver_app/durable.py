@@ -288,19 +288,19 @@ def rename_folder(src: str | Path, dst: str | Path) -> None:
     sync_folder(os.path.dirname(os.path.abspath(src)))
 
 
-def make_folders(path: str | Path) -> list[str]:
-    """Create folder ``path`` with any missing parents; return the folders whose entries
-    this changed (the parent of each folder created), which must be fsynced too before a
-    file under ``path`` counts as durable."""
+def make_folders(path: str | Path, within: str | Path | None = None) -> list[str]:
+    """Create folder ``path`` with any missing parents, none at or above ``within`` (a
+    drive's library folder: once it is gone, FileNotFoundError, so a drive pulled out is
+    never re-created as empty folders at its mount point); return the folders whose entries
+    this changed (the parent of each folder created), to fsync before a file counts."""
     created = []
-    p = os.fspath(path)
-    while not os.path.isdir(p):
+    p, top = os.fspath(path), None if within is None else os.fspath(within)
+    while not os.path.isdir(p) and p != top and os.path.dirname(p) != p:
         created.append(p)
-        parent = os.path.dirname(p)
-        if parent == p:
-            break
-        p = parent
-    os.makedirs(path, exist_ok=True)
+        p = os.path.dirname(p)
+    for folder in reversed(created):  # one level at a time: never below a folder gone
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder)
     return [os.path.dirname(c) for c in created]
 
 

@@ -40,6 +40,7 @@ from archiver_app.durable import (
     SourceError,
     SourceMismatch,
     is_temp,
+    make_folders,
     rename_folder,
     sweep_leftovers,
     sync_file,
@@ -194,7 +195,13 @@ def _stage(
     for rel, size in entries:
         cancel.raise_if_cancelled()
         target = staging / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
+        try:  # never the staging folder itself: not again on a disk pulled out
+            make_folders(target.parent, within=staging)
+        except OSError as exc:
+            raise LibraryError(
+                f"the library was not moved: the new place cannot be written ({exc.strerror})",
+                details=str(staging),
+            ) from exc
         if _already_staged(src / rel, target):
             reused += 1
             done += size

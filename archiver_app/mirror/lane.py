@@ -235,6 +235,8 @@ def blame_source(lane: Lane, t: Transfer) -> CopyResult:
 def copy_checked(lane: Lane, t: Transfer) -> str | None:
     """The careful path for one file (after a repair): hash the source while copying, make
     the copy durable, read it back; the verified temporary file, or None."""
+    if lane.stop.is_set():  # nothing more is written to a drive the run has left
+        return None
     try:
         temp = copier.copy_to_temp(
             t.source, lane.staging, t.sha256, t.size, marker=lane.marker, fsync=True

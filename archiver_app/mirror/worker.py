@@ -173,7 +173,11 @@ def _start_verify(
 
 
 def _install(lane: Lane, verifying: _Verifying) -> _Installed:
-    """Once ``verifying``'s hashes are in, rename the good copies to their final names."""
+    """Once ``verifying``'s hashes are in, rename the good copies to their final names.
+
+    Nothing is written once the lane has stopped, and no folder is made at or above the
+    drive's library folder: a drive pulled out mid-run is not re-created as empty folders
+    at its mount point (on the system disk, under an unmounted drive's mount point)."""
     for task in verifying.tasks:
         task.result()
     batch, results = verifying.written.batch, verifying.written.results
@@ -184,11 +188,15 @@ def _install(lane: Lane, verifying: _Verifying) -> _Installed:
     for fid, temp in verifying.ok.items():
         if results[fid] is not COPIED:
             continue
+        if lane.stop.is_set():  # the drive was left: only its own temporary file goes
+            results[fid] = INTERRUPTED
+            copier.discard(temp)
+            continue
         final = copier.join_relative(folder, by_id[fid].path)
         parent = os.path.dirname(final)
         try:
             if parent not in seen:
-                folders.update(copier.make_folders(parent))
+                folders.update(copier.make_folders(parent, within=folder))
                 folders.add(parent)
                 seen.add(parent)
             copier.install(temp, final, sync=False)  # the batch's barrier makes it durable

@@ -191,6 +191,24 @@ def test_verified_copy_stopped_after_any_step(tmp_path: Path, stop: str) -> None
     assert dst.read_bytes() in (OLD, NEW)
 
 
+def test_make_folders_never_makes_the_folder_it_must_stay_within(tmp_path: Path) -> None:
+    """A drive's copies go below its library folder; once that is gone (the drive pulled
+    out), nothing is made at its old path."""
+    library = tmp_path / "drive" / "Archiver" / "lib"
+    library.mkdir(parents=True)
+    deep = library / "collections" / "c" / "2024"
+    changed = durable.make_folders(deep, within=library)
+    assert deep.is_dir()
+    assert sorted(changed) == sorted(map(str, [library, deep.parent.parent, deep.parent]))
+    assert durable.make_folders(deep, within=library) == []
+    (tmp_path / "drive").rename(tmp_path / "pulled")
+    with pytest.raises(FileNotFoundError):
+        durable.make_folders(deep, within=library)
+    assert not (tmp_path / "drive").exists()
+    assert durable.make_folders(tmp_path / "a" / "b")  # without ``within``: every parent
+    assert (tmp_path / "a" / "b").is_dir()
+
+
 def test_sweep_removes_only_old_temporaries(tmp_path: Path) -> None:
     old_temp = tmp_path / f".index.json.1-ab-0{TEMP_SUFFIX}"
     older_version = tmp_path / "page.html.archiver-part"

@@ -138,6 +138,28 @@ def test_cancel_midway_leaves_the_library_where_it_was(tmp_path: Path) -> None:
     _same_library(before, src, 6)
 
 
+def test_a_disk_pulled_out_midway_is_not_re_created_where_it_was(tmp_path: Path) -> None:
+    """The new place goes away while the library is copied there: the move stops, and
+    the folders it was copying into are not made again at the old path (on a real
+    system, the system disk under the unmounted drive's mount point)."""
+    src = tmp_path / "old"
+    before = _make_library(src)
+    with small_drive(tmp_path / "disk2", 64 * 1024) as disk:
+        drive = disk / "usb"  # the "drive": a folder on the second disk, pulled = moved away
+        drive.mkdir()
+
+        pulled = disk / "usb-pulled"
+
+        def pull(update: ProgressUpdate) -> None:
+            if update.done >= 2 and not pulled.exists():
+                drive.rename(pulled)
+
+        with pytest.raises(LibraryError, match="the library was not moved"):
+            move_library(src, drive / "Library", progress=pull)
+        assert not drive.exists()
+    _same_library(before, src, 6)
+
+
 def test_refusals_write_nothing(tmp_path: Path) -> None:
     src = tmp_path / "old"
     _make_library(src, n=1)

@@ -412,3 +412,50 @@ def test_mirror_exit_code_says_whether_the_policy_holds(
         assert job is not None
         said = list(s.scalars(select(JobLog.message).where(JobLog.job_id == job.id)))
     assert said[-2:] == ["done: 3 copies made and verified", "completed"]
+
+
+@pytest.mark.parametrize("run", ["mirror", "scrub repair"])
+def test_a_drive_pulled_after_its_copies_read_back_is_not_re_created(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: str
+) -> None:
+    """The drive goes between a batch's read-back and its renames: nothing is written at
+    its old path (on a real system, the system disk under the unmounted mount point),
+    not even the folders its copies would have gone in."""
+    big = 300_000  # read back one by one (``copier.matches``), not in groups
+    snap = make_snapshot(library, [big] * 6, seed=21)
+    drive, away = tmp_path / "usb", tmp_path / "usb-pulled"
+    drive.mkdir()
+    dest = add_destination(library, drive, "usb").id
+    set_policy(library, batch_size=2, parallelism=1)
+    if run == "scrub repair":
+        assert run_mirror(library).ok
+        folder = drive / "Archiver" / library.id
+        shutil.rmtree(folder / "collections")  # every copy lost: the repair writes them all
+    real_matches = copier.matches
+    calls = 0
+    pull_at = 3 if run == "mirror" else 6 + 1  # the scrub's check reads the 6 first
+
+    def pull_after_read_back(path: str | Path, sha256: str, size: int, **kw: bool) -> bool:
+        nonlocal calls
+        good = real_matches(path, sha256, size, **kw)
+        calls += 1
+        if calls == pull_at:
+            drive.rename(away)
+        return good
+
+    monkeypatch.setattr(copier, "matches", pull_after_read_back)
+    if run == "mirror":
+        result = run_mirror(library)
+        stop = result.outcomes[0].stopped
+    else:
+        [scrub] = verify_destinations(library, "usb")
+        assert len(scrub.lost) == len(snap.file_ids)
+        stop = scrub.stopped
+    assert calls >= pull_at
+    assert stop is not None and stop.reason is StopReason.GONE
+    assert not drive.exists()  # no empty folder tree where the drive was
+    monkeypatch.setattr(copier, "matches", real_matches)
+    away.rename(drive)  # plugged back in
+    assert check_drive(library, drive, dest) == []
+    assert run_mirror(library).ok
+    assert present_ids(library, dest) == set(snap.file_ids)

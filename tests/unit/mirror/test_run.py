@@ -425,3 +425,23 @@ def test_a_drive_counts_as_verified_from_its_copies_not_only_from_scrubs(
         first.verified_at = old
     status = {d.label: d for d in list_destinations(library)}["a"]
     assert status.last_verified_at == old and status.scrub_due
+
+
+def test_a_drive_without_this_library_s_folder_is_not_written(
+    library: Library, tmp_path: Path
+) -> None:
+    """The library's folder on a drive is made when the drive is added, never by a run:
+    a run that made it could as well make it under a drive's empty mount point."""
+    import shutil
+
+    make_snapshot(library, [1000], seed=8)
+    _dest, usb = _drive(library, tmp_path, "usb")
+    shutil.rmtree(usb / "Archiver" / library.id)
+    result = run_mirror(library)
+    assert not result.policy_holds and result.copied == 0
+    stop = result.plan.unusable["usb"]
+    assert "this library's folder" in stop.message
+    assert not (usb / "Archiver" / library.id).exists()
+    [scrub] = verify_destinations(library, "usb")
+    assert scrub.stopped is not None
+    assert not (usb / "Archiver" / library.id).exists()
