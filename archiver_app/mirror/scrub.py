@@ -85,7 +85,7 @@ class ScrubResult:
     checked: int = 0
     ok: int = 0
     corrupted: list[str] = field(default_factory=list)
-    lost: list[str] = field(default_factory=list)  # recorded present, not on the drive
+    lost: list[str] = field(default_factory=list)  # verified there once, not on the drive
     #: this computer's files that differ from what was captured, with no copy to restore
     #: them from: altered after capture (also in ``corrupted``), left as they are
     altered: list[str] = field(default_factory=list)
@@ -264,7 +264,10 @@ def _expected(row: Any) -> Digest | None:
 def _copies_to_check(
     lib: Library, dest: MountedDestination, verified_before: datetime | None
 ) -> Sequence[_CopyRow]:
-    """The copies recorded on ``dest`` that a pass checks, in path order."""
+    """The copies recorded on ``dest`` that a pass checks, in path order: those there or
+    corrupted, and those verified there once and found missing since (lost: until they
+    are back, every pass reports them and repairs them when it may)."""
+    lost = (Copy.state == CopyState.MISSING) & Copy.verified_at.is_not(None)
     with lib.session() as s:
         return s.execute(
             select(
@@ -281,8 +284,10 @@ def _copies_to_check(
             .join(Copy, Copy.file_id == File.id)
             .where(
                 Copy.destination_id == dest.id,
-                Copy.state.in_([CopyState.PRESENT, CopyState.CORRUPTED]),
-                *_stale(Copy.verified_at, Copy.state == CopyState.CORRUPTED, verified_before),
+                Copy.state.in_([CopyState.PRESENT, CopyState.CORRUPTED]) | lost,
+                *_stale(
+                    Copy.verified_at, (Copy.state == CopyState.CORRUPTED) | lost, verified_before
+                ),
             )
             .order_by(File.path)
         ).all()

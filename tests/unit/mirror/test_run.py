@@ -179,14 +179,30 @@ def test_scrub_marks_drive_bit_rot_and_repairs_it(library: Library, tmp_path: Pa
     status = {d.label: d for d in list_destinations(library)}["a"]
     assert (status.present, status.corrupted, status.missing) == (1, 1, 1)
     assert status.last_verified_at is not None and status.mounted and status.safe_to_unplug
+    [again] = verify_destinations(library, "a", repair=False)  # still said, still unmet
+    assert again.lost == [snap.paths[1]] and again.unrepaired == 2 and again.unmet
+    assert "1 missing" in again.describe()
     flip_byte(folder / snap.paths[2])
     [report] = verify_destinations(library, "a")  # repairs what it finds bad now
-    assert report.corrupted == [snap.paths[0], snap.paths[2]]
-    assert report.repaired == 2 and report.unrepaired == 0
+    assert report.corrupted == [snap.paths[0], snap.paths[2]] and report.lost == [snap.paths[1]]
+    assert report.repaired == 3 and report.unrepaired == 0 and not report.unmet
     assert check_drive(library, mount, a) == []
-    assert (folder / snap.paths[2]).read_bytes() == (library.root / snap.paths[2]).read_bytes()
-    assert run_mirror(library).copied == 1  # the lost copy is the mirror's job again
     assert present_ids(library, a) == set(snap.file_ids)
+    assert (folder / snap.paths[1]).read_bytes() == (library.root / snap.paths[1]).read_bytes()
+    assert (folder / snap.paths[2]).read_bytes() == (library.root / snap.paths[2]).read_bytes()
+    assert run_mirror(library).copied == 0  # the scrub restored the lost copy too
+
+
+def test_a_copy_that_never_reached_a_drive_is_not_the_scrub_s(
+    library: Library, tmp_path: Path
+) -> None:
+    """A copy that failed before it was ever verified there is the mirror's to make (the
+    policy may have it elsewhere by now), not a loss a scrub reports or repairs."""
+    snap = make_snapshot(library, [2000], seed=11)
+    a, _mount = _drive(library, tmp_path, "a")
+    set_copy_state(library, snap.file_ids[0], a, CopyState.MISSING)
+    [report] = verify_destinations(library, "a")
+    assert (report.checked, report.lost, report.repaired, report.unmet) == (0, [], 0, None)
 
 
 def test_cancel_stops_between_files_and_the_next_run_finishes(
