@@ -70,6 +70,14 @@ def laptop_summary(st: LaptopStatus) -> str:
     return text + "."
 
 
+def plugged_in_mirror(label: str) -> str:
+    """What the mirror a drive's arrival starts is called (in the Jobs panel too). It is a
+    whole mirror, as Mirror Now: the retention policy decides which of the plugged-in drives
+    receive copies (the new one may need none while another does), so it is not named
+    after the one drive as if it copied only to it."""
+    return f"mirroring ({label} plugged in)"
+
+
 class DrivesModel(RowsModel[DestinationStatus]):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(DRIVE_HEADERS, DRIVE_TIPS, parent=parent)
@@ -220,7 +228,7 @@ class DrivesPanel(QWidget):
             if was is False and r.mounted:
                 self.drive_plugged.emit(r.label)
                 if self.auto_mirror and r.enabled:
-                    self.mirror_now(f"mirroring to {r.label}")
+                    self.mirror_now(plugged_in_mirror(r.label))
             self._mounted[r.id] = r.mounted
         if not rows:
             drives = (

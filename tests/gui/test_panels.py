@@ -217,7 +217,12 @@ def test_a_known_drive_plugged_in_somewhere_new_is_found_and_mirrored_to(
     qtbot.waitUntil(mirrored, timeout=30000)
     qtbot.waitUntil(lambda: panel._mirror_op is None, timeout=10000)
     assert panel.model.rows[0].missing == 0
-    assert panel.verdict.text().startswith("Mirroring to Blue: ")  # the drive's own name
+    # a whole mirror (the policy picks the drives): named for what started it, not as if
+    # it copied to that drive only
+    assert panel.verdict.text().startswith("Mirroring (Blue plugged in): ")
+    assert [j.name for j in library.jobs.rows() if j.kind == "mirror"] == [
+        "Mirroring (Blue plugged in)"
+    ]
     tip = panel.model.headerData(4, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert "Not lost" in tip  # "Not here" says what it counts, over its header
     assert panel.summary.text() == (
