@@ -29,6 +29,7 @@ from archiver_app.mirror.outcomes import Shortfall, ShortReason, Stop, StopReaso
 from archiver_app.mirror.policy import Policy
 from archiver_app.mirror.progress import human_bytes
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Snapshot
+from archiver_app.units import counted
 
 RESERVE_MAX = 64 * 1024 * 1024  # keep this much (or 1% of the drive, if less) free
 BATCH_BYTES = 256 * 1024 * 1024
@@ -124,24 +125,28 @@ class Plan:
 
     def describe(self) -> list[str]:
         """The plan as lines a person reads before the run starts."""
+        below = "its" if self.files_needing == 1 else "their"
         lines = [
-            f"plan: {len(self.transfers)} copies, {human_bytes(self.total_bytes)}"
-            f" ({self.files_needing} files below their policy)"
+            f"plan: {counted(len(self.transfers), 'copy', 'copies')},"
+            f" {human_bytes(self.total_bytes)}"
+            f" ({counted(self.files_needing, 'file')} below {below} policy)"
         ]
         for dp in self.destinations.values():
             d = dp.destination
             lines.append(
-                f"  {d.label} ({d.mount}): {len(dp.transfers)} files, {human_bytes(dp.bytes)}"
-                f", {human_bytes(dp.free_bytes)} free"
+                f"  {d.label} ({d.mount}): {counted(len(dp.transfers), 'file')},"
+                f" {human_bytes(dp.bytes)}, {human_bytes(dp.free_bytes)} free"
             )
         for label in self.busy:
             lines.append(f"  {label}: busy (another run is writing to it), skipped")
         for label, stop in self.unusable.items():
             lines.append(f"  {label}: cannot be written: {stop.message}; skipped")
         for label, n in sorted(self.waiting_for.items()):
-            lines.append(f"  {label}: not mounted; {n} files wait for it")
+            wait = "waits" if n == 1 else "wait"
+            lines.append(f"  {label}: not mounted; {counted(n, 'file')} {wait} for it")
         for reason, n in sorted(self.shortfall.items()):
-            lines.append(f"  {n} files stay below their policy: {short_message(reason)}")
+            stay = "stays below its" if n == 1 else "stay below their"
+            lines.append(f"  {counted(n, 'file')} {stay} policy: {short_message(reason)}")
         return lines
 
 

@@ -85,6 +85,7 @@ class _Installed:
     batch: list[Transfer]
     results: dict[int, CopyEnd]
     folders: set[str]
+    written: set[int]  # the files whose bytes the write stage counted in the progress
 
 
 def _barrier(lane: Lane, dirs: set[str]) -> copier.DestinationError | None:
@@ -205,7 +206,7 @@ def _install(lane: Lane, verifying: _Verifying) -> _Installed:
             results[fid] = StopReason(err.kind)
             copier.discard(temp)
             lane.note_stop(err)
-    return _Installed(batch, results, folders)
+    return _Installed(batch, results, folders, set(verifying.written.temps))
 
 
 def _record(lane: Lane, done: _Installed, error: copier.DestinationError | None) -> None:
@@ -228,19 +229,22 @@ def _record(lane: Lane, done: _Installed, error: copier.DestinationError | None)
         states[fid] = CopyState.PRESENT
     update_states(lib, dest.id, states, verified=True)
     outcome = lane.outcome
-    copied = 0
+    copied = taken_back = 0
     for t in batch:
         r = results.get(t.file_id, INTERRUPTED)
         if r is COPIED:
             copied += 1
             outcome.bytes += t.size
-        elif r is ADOPTED:
+            continue
+        if t.file_id in done.written:  # written, then failed: its bytes were not copied
+            taken_back += t.size
+        if r is ADOPTED:
             outcome.adopted += 1
         elif r is not INTERRUPTED or not lane.stop.is_set():
             outcome.failed[r] += 1
-    if copied:
-        outcome.copied += copied
-        ctx.progress.add(files=copied)  # once per batch: the copying threads report bytes
+    if copied or taken_back:  # once per batch: the copying threads report bytes as written
+        ctx.progress.add(files=copied, nbytes=-taken_back)
+    outcome.copied += copied
 
 
 class _Finisher:

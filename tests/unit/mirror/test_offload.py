@@ -311,7 +311,7 @@ def test_offload_says_when_a_connected_drive_could_not_take_the_copies(
         "    y: cannot be written: the drive is read-only (Read-only file system); skipped" in lines
     )
     assert (
-        "    1 files stay below their policy: a drive it needs cannot be written: the drive is"
+        "    1 file stays below its policy: a drive it needs cannot be written: the drive is"
         " read-only" in lines
     )
     assert lines[-1] == (

@@ -461,3 +461,51 @@ def test_a_drive_without_this_library_s_folder_is_not_written(
     [scrub] = verify_destinations(library, "usb")
     assert scrub.stopped is not None
     assert not (usb / "Archiver" / library.id).exists()
+
+
+def test_progress_counts_the_bytes_of_the_copies_made_not_of_those_that_failed(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy written, then found bad when read back, was not copied: its bytes leave the
+    progress figures again, so the run ends saying what it copied."""
+    from archiver_app.mirror import copier
+    from archiver_app.mirror.outcomes import CopyResult
+    from archiver_app.tasks import ProgressUpdate
+
+    size = 300_000  # read back one by one (``copier.matches``)
+    snap = make_snapshot(library, [size] * 4, seed=12)
+    dest, _usb = _drive(library, tmp_path, "usb")
+    bad = snap.paths[1]
+    real = copier.matches
+
+    def one_reads_back_wrong(path: str | Path, sha256: str, size: int, **kw: bool) -> bool:
+        # the temporary file of ``bad`` (named after nothing): told apart by its hash
+        return real(path, sha256, size, **kw) and sha256 != bad_sha
+
+    with library.session() as s:
+        bad_sha = s.scalars(select(File.sha256).where(File.path == bad)).one()
+    monkeypatch.setattr(copier, "matches", one_reads_back_wrong)
+    seen: list[ProgressUpdate] = []
+    result = run_mirror(library, progress=seen.append, progress_interval=0)
+    [outcome] = result.outcomes
+    assert outcome.copied == 3 and outcome.failed == {CopyResult.BAD_READ_BACK: 1}
+    last = seen[-1]
+    assert (last.done, last.bytes_done) == (3, 3 * size) == (outcome.copied, outcome.bytes)
+    assert last.message.startswith("mirror: 3 files, 900.0 KB in ")  # not 1.2 MB
+    assert all(u.bytes_done <= 4 * size for u in seen)
+    assert present_ids(library, dest) == set(snap.file_ids) - {snap.file_ids[1]}
+
+
+def test_the_plan_says_one_copy_and_one_file(tmp_path: Path) -> None:
+    from archiver_app.mirror.destinations import MountedDestination
+    from archiver_app.mirror.director import DestinationPlan, Plan
+
+    usb = MountedDestination(1, "u", "usb", tmp_path, "lib")
+    one = Transfer(1, "a", "0" * 64, 7_300, 1, str(tmp_path / "a"))
+    plan = Plan({1: DestinationPlan(usb, 10**9, [one])}, files_needing=1)
+    plan.waiting_for["red"] = 1
+    assert plan.describe() == [
+        "plan: 1 copy, 7.3 KB (1 file below its policy)",
+        f"  usb ({tmp_path}): 1 file, 7.3 KB, 1.0 GB free",
+        "  red: not mounted; 1 file waits for it",
+    ]
