@@ -114,7 +114,9 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     for d in rows:
         where = str(d.mount_path) if d.mounted else "absent" if d.enabled else "retired"
-        free = f", {human_bytes(d.free_bytes)} free" if d.mounted and d.free_bytes else ""
+        free = f", {human_bytes(d.free_bytes)} free" if d.free_bytes is not None else ""
+        if free and d.capacity_bytes:
+            free += f" of {human_bytes(d.capacity_bytes)}"
         busy = ", busy (not safe to unplug)" if d.busy else ""
         print(
             f"{d.label}: {where}{free}{busy}\n"

@@ -104,6 +104,8 @@ class DestinationStatus:
     uuid: str
     label: str
     mount_path: Path | None  # None when not mounted now
+    #: the drive's free space and size now: None when it is not mounted (the figures last
+    #: seen are not shown as if they were true now; both front ends show these)
     free_bytes: int | None
     capacity_bytes: int | None
     present: int
@@ -162,7 +164,8 @@ def list_destinations(
         present = counts.get((d.id, CopyState.PRESENT), 0)
         corrupted = counts.get((d.id, CopyState.CORRUPTED), 0)
         mount = mounts.get(d.id) if mounts is not None else _still_at(d)
-        free, cap = d.free_bytes, d.capacity_bytes
+        free: int | None = None
+        cap: int | None = None
         if mount is not None:
             try:
                 usage = shutil.disk_usage(mount)

@@ -73,3 +73,36 @@ def test_drives_panel_and_cli_agree_under_a_policy_that_leaves_a_drive_out(
     expected = {"blue": (files, 0, 0), "red": (0, 0, 0)}  # red is not the policy's
     assert shown == expected
     assert cli_figures(library) == expected
+
+
+def test_an_unplugged_drive_shows_no_free_space_in_either(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    """The panel showed an unplugged drive's free space as last seen ("63.8 GB of 270.6
+    GB") while ``archiver drives`` said "red: absent": the space now is not known."""
+    for label in ("blue", "red"):
+        (tmp_path / label).mkdir()
+        add_destination(library, tmp_path / label, label)
+    (tmp_path / "red").rename(tmp_path / "red.pulled")
+    panel = DrivesPanel(library, op_runner)
+    qtbot.addWidget(panel)
+    panel.timer.stop()
+    panel.auto_mirror = False
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 2, timeout=10_000)
+    free = {
+        panel.model.data(panel.model.index(row, 0), 0): panel.model.data(
+            panel.model.index(row, 2), 0
+        )
+        for row in range(2)
+    }
+    out = subprocess.run(
+        [str(ARCHIVER), "--library", str(library.root), "drives"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    assert free["red"] == "" and "\nred: absent\n" in out
+    blue = re.search(r"^blue: .*, (\S+ \wB) free of (\S+ \wB)$", out, re.MULTILINE)
+    assert blue is not None, out
+    assert free["blue"].endswith(f" of {blue[2]}")  # the same drive size in both
