@@ -167,13 +167,15 @@ def parse_text(text: str, *, prefix_last: bool = True) -> TextQuery:
             )
         expr = _quote(term)
         last = index == len(matches) - 1
+        # still typed: the last word, or the last word of a phrase whose quote is open
+        open_phrase = is_phrase and not m.group(0).endswith('"', 1)
         if (
             prefix_last
             and last
-            and not is_phrase
+            and (not is_phrase or open_phrase)
             and not ends_in_space
             and not neg
-            and len(term) >= MIN_PREFIX
+            and len(_WORD.findall(term)[-1] if is_phrase else term) >= MIN_PREFIX
         ):
             expr += "*"
         if neg:

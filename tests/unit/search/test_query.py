@@ -19,6 +19,11 @@ from archiver_app.search.query import MAX_TERMS, TextQuery, parse_text
         ("climate riv", '"climate" AND "riv"*'),
         ("climate ri", '"climate" AND "ri"'),
         ('"sea level" rise', '"sea level" AND "rise"*'),
+        # a phrase whose quote is still open: its last word is still typed
+        ('"sea lev', '"sea lev"*'),
+        ('storm "sea lev', '"storm" AND "sea lev"*'),
+        ('"sea l', '"sea l"'),
+        ('"sea lev ', '"sea lev "'),
         ("river -dam", '"river" NOT "dam"'),
         ("river OR lake ", '("river" OR "lake")'),
         ('a"b NEAR( c', '"a""b" AND "NEAR(" AND "c"'),

@@ -99,6 +99,8 @@ def test_search_as_you_type_prefix(filled: Library) -> None:
     assert urls(filled, Query("flo")) == ["https://www.alpha.example/river"]
     assert urls(filled, Query("flo ")) == []
     assert urls(filled, Query("flo", prefix_last=False)) == []
+    # typing a phrase: found while its last word is typed, before the quote closes
+    assert urls(filled, Query('"the river flo')) == ["https://www.alpha.example/river"]
 
 
 def test_filters(filled: Library) -> None:
