@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from archiver_app.api.jobs_view import JobRow, JobStatus, active_kinds, job_log_after, job_rows
+from archiver_app.api.jobs_view import (
+    JobRow,
+    JobRules,
+    JobStatus,
+    active_kinds,
+    job_log_after,
+    job_rows,
+    job_rules,
+)
 from archiver_app.jobs import CancelOutcome, JobKind
 from archiver_app.jobs.background import ResumeReport
 from archiver_app.library import DEFAULT_COLLECTION, Library
@@ -31,6 +39,7 @@ __all__ = [
     "JobKind",
     "JobLogLine",
     "JobRow",
+    "JobRules",
     "JobStatus",
     "JobsManager",
     "ResumeReport",
@@ -305,8 +314,33 @@ class JobsManager:
 
         return retry_job(self._lib, job_id)
 
-    def update_rules(self, job_id: int, *, ignore: tuple[str, ...], concurrency: int) -> int:
-        """Change a crawl's ignore patterns and concurrency while it runs."""
-        from archiver_app.crawl.jobs import update_rules
+    def rules(self, job_id: int) -> JobRules:
+        """A crawl's current ignore patterns and concurrency (its newest rules version)."""
+        return job_rules(self._lib, job_id)
 
-        return update_rules(self._lib, job_id, ignore=ignore, concurrency=concurrency)
+    def update_rules(
+        self,
+        job_id: int,
+        *,
+        add_ignore: Sequence[str] = (),
+        remove_ignore: Sequence[str] = (),
+        concurrency: int | None = None,
+    ) -> int:
+        """Change a crawl's rules while it runs, as ``archiver job rules`` does: the
+        patterns given are added to or removed from its current ones, everything else it
+        has (other patterns, the log-out guard of a profile, ignore sets) is kept. A new
+        rules version only when something changes; returns the version in force.
+        """
+        from archiver_app.crawl.jobs import update_rules
+        from archiver_app.crawl.rules import merge_ignores
+
+        current = job_rules(self._lib, job_id)
+        changes: dict[str, Any] = {}
+        if concurrency is not None and concurrency != current.concurrency:
+            changes["concurrency"] = concurrency
+        same_ignore = merge_ignores(current.ignore, add_ignore, remove_ignore) == current.ignore
+        if not changes and same_ignore:
+            return current.version
+        return update_rules(
+            self._lib, job_id, add_ignore=add_ignore, remove_ignore=remove_ignore, **changes
+        )

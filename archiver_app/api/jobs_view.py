@@ -1,4 +1,5 @@
-"""Read views of jobs: the jobs panel's rows and a job's log tail, which ``lib.jobs``
+"""Read views of jobs: the jobs panel's rows, a crawl's current rules and a job's log tail,
+which ``lib.jobs``
 (:mod:`archiver_app.api.jobs`) returns. :class:`JobStatus` is re-exported so front ends
 need not import ``store``.
 """
@@ -15,7 +16,15 @@ from sqlalchemy import select
 from archiver_app.library import Library
 from archiver_app.store.models import CRAWL_KIND_NAMES, Job, JobLog, JobStatus, Worker
 
-__all__ = ["JobRow", "JobStatus", "active_kinds", "job_log_after", "job_rows"]
+__all__ = [
+    "JobRow",
+    "JobRules",
+    "JobStatus",
+    "active_kinds",
+    "job_log_after",
+    "job_rows",
+    "job_rules",
+]
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,8 @@ class JobRow:
     progress_total: int | None = None
     progress_message: str | None = None
     last_error: str | None = None
+    #: The version of a crawl's rules: a new one means the rules shown must be read again.
+    ruleset_version: int = 0
     #: Hosts of the live workers on this job, one entry per worker ("lab-2" twice for two
     #: workers there): a crawl shared by several machines shows each of them.
     hosts: tuple[str, ...] = ()
@@ -76,6 +87,7 @@ JOB_COLUMNS = (
     *(Job.bytes_downloaded, Job.r2xx, Job.r3xx, Job.r4xx, Job.r5xx, Job.started_at),
     *(Job.finished_at, Job.concurrency, Job.config, Job.coverage_md, Job.kind),
     *(Job.progress_done, Job.progress_total, Job.progress_message, Job.last_error),
+    Job.ruleset_version,
 )
 
 
@@ -97,6 +109,41 @@ def job_rows(library: Library, limit: int = 500) -> list[JobRow]:
         ):
             hosts.setdefault(int(job_id or 0), []).append(host or "?")
     return [_job_row(list(r), tuple(hosts.get(r[0], ()))) for r in rows]
+
+
+@dataclass(frozen=True)
+class JobRules:
+    """The rules a crawl or capture runs under now (its newest rules version): what the
+    Jobs panel shows and edits, read as ``archiver job show`` reads them."""
+
+    job_id: int
+    version: int
+    ignore: tuple[str, ...]
+    concurrency: int
+    #: Ignore patterns that keep the job's browser profile logged in (its log-out links):
+    #: dropping one lets the crawl end the session. Empty for a crawl without a profile.
+    guards: tuple[str, ...] = ()
+
+
+def job_rules(library: Library, job_id: int) -> JobRules:
+    """The current rules of the crawl or capture ``job_id``.
+
+    Raises:
+        JobNotFoundError: there is no such job.
+    """
+    from archiver_app.capture.login_check import LOGOUT_IGNORE
+    from archiver_app.crawl.jobs import load_context
+
+    with library.session() as s:
+        ctx = load_context(s, job_id)
+    guards = (LOGOUT_IGNORE,) if ctx.spec.profile and LOGOUT_IGNORE in ctx.rules.ignore else ()
+    return JobRules(
+        job_id=job_id,
+        version=ctx.ruleset_version,
+        ignore=ctx.rules.ignore,
+        concurrency=ctx.rules.concurrency,
+        guards=guards,
+    )
 
 
 def active_kinds(library: Library) -> set[str]:

@@ -29,13 +29,11 @@ from PySide6.QtCore import (
     Signal,
 )
 from PySide6.QtWidgets import (
-    QFormLayout,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -43,6 +41,7 @@ from PySide6.QtWidgets import (
 
 from archiver_app.api.jobs import JobLogLine, JobRow, JobsManager, JobStatus
 from archiver_app.gui.errors import show_error
+from archiver_app.gui.job_rules_box import JobRulesBox
 from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
 from archiver_app.gui.snapshot_model import DISPLAY, USER, answer_roles, human_size
 from archiver_app.gui.tables import list_table
@@ -192,7 +191,13 @@ class JobsPanel(QWidget):
             buttons.addWidget(b)
         buttons.addStretch(1)
         dcol.addLayout(buttons)
-        dcol.addWidget(self._rules_box(detail))
+        # a crawl's or capture's rules, changed while it runs: shown for those jobs only
+        self.rules_box = JobRulesBox(library, runner, detail)
+        self.rules_box.hide()
+        self.ignore_edit = self.rules_box.ignore_edit
+        self.concurrency_edit = self.rules_box.concurrency_edit
+        self.apply_button = self.rules_box.apply_button
+        dcol.addWidget(self.rules_box)
         self.log = QPlainTextEdit(detail)
         self.log.setObjectName("job_log")
         self.log.setReadOnly(True)
@@ -210,43 +215,19 @@ class JobsPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
 
-        for b in (
-            self.pause_button,
-            self.resume_button,
-            self.abort_button,
-            self.retry_button,
-            self.apply_button,
-        ):
+        for b in (self.pause_button, self.resume_button, self.abort_button, self.retry_button):
             b.setEnabled(False)
         # the crawl engine is imported when a button is first used, not at launch
         self.pause_button.clicked.connect(lambda: self._control(JobsManager.pause))
         self.resume_button.clicked.connect(self._resume_or_run)
         self.abort_button.clicked.connect(self._abort_or_cancel)
         self.retry_button.clicked.connect(lambda: self._control(JobsManager.retry, run=True))
-        self.apply_button.clicked.connect(self._apply_live)
 
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
         self.timer.start()
         self.refresh()
-
-    def _rules_box(self, detail: QWidget) -> QWidget:
-        """A crawl's or capture's rules, changed while it runs: shown for those jobs only."""
-        self.rules_box = QWidget(detail)
-        live = QFormLayout(self.rules_box)
-        live.setContentsMargins(0, 0, 0, 0)
-        self.ignore_edit = QPlainTextEdit(self.rules_box)
-        self.ignore_edit.setObjectName("job_ignore")
-        self.ignore_edit.setMaximumHeight(60)
-        self.concurrency_edit = QSpinBox(self.rules_box)
-        self.concurrency_edit.setRange(1, 16)
-        self.apply_button = QPushButton("Apply to running job", self.rules_box)
-        live.addRow("Ignore patterns", self.ignore_edit)
-        live.addRow("Concurrency", self.concurrency_edit)
-        live.addRow("", self.apply_button)
-        self.rules_box.hide()
-        return self.rules_box
 
     # ------------------------------------------------------------------ refresh
 
@@ -324,6 +305,7 @@ class JobsPanel(QWidget):
             self.progress.setValue(0)
             self.progress.hide()  # no job, no "0%"
             self.rules_box.hide()
+            self.rules_box.show_job(None, 0, active=False)
             return
         self.progress.show()
         eta = format_eta(row.eta_seconds(self.model.now)) if row.status in ACTIVE else ""
@@ -348,13 +330,12 @@ class JobsPanel(QWidget):
         # Refreshed every second: only what changed is set (each set lays the text out anew).
         if self.summary.text() != text:
             self.summary.setText(text)
-        patterns = "\n".join(str(p) for p in row.config.get("ignore_patterns", []))
-        if not self.ignore_edit.hasFocus() and self.ignore_edit.toPlainText() != patterns:
-            self.ignore_edit.setPlainText(patterns)
-        if not self.concurrency_edit.hasFocus():
-            self.concurrency_edit.setValue(int(row.config.get("concurrency", 2) or 2))
         crawl = row.counts_pages
         self.rules_box.setVisible(crawl)  # an export or a mirror has no rules to change
+        if crawl:
+            self.rules_box.show_job(row.id, row.ruleset_version, active=row.status in ACTIVE)
+        else:
+            self.rules_box.show_job(None, 0, active=False)
         self.pause_button.setEnabled(crawl and row.status == JobStatus.RUNNING)
         # A capture queued elsewhere (bookmarks imported from a terminal, a worker's job)
         # waits for a worker: Run runs it here, as the capture dialog runs its own.
@@ -368,7 +349,6 @@ class JobsPanel(QWidget):
         self.retry_button.setEnabled(
             crawl and row.status in {JobStatus.FAILED, JobStatus.RETRYABLE, JobStatus.ABORTED}
         )
-        self.apply_button.setEnabled(crawl and row.status in ACTIVE)
 
     @staticmethod
     def _operation_text(row: JobRow, eta: str) -> str:
@@ -445,25 +425,3 @@ class JobsPanel(QWidget):
         if row is None:
             return
         self._control(JobsManager.abort if row.counts_pages else JobsManager.cancel)
-
-    def _apply_live(self) -> None:
-        from archiver_app.errors import InputError
-        from archiver_app.gui.capture_input import parse_ignore_patterns
-
-        job = self.current_job_id()
-        if job is None:
-            return
-        try:
-            patterns = parse_ignore_patterns(self.ignore_edit.toPlainText())
-        except InputError as exc:
-            show_error(self, exc, "changing the job's rules")
-            return
-        concurrency = self.concurrency_edit.value()
-        jobs = self.library.jobs
-        BackgroundOp(
-            self.runner,
-            lambda _p, _c: jobs.update_rules(job, ignore=tuple(patterns), concurrency=concurrency),
-            label="update rules",
-        ).success(lambda _r: self.refresh_soon()).failure(
-            lambda f: show_error(self, f, "changing the job's rules")
-        ).run_in_background()

@@ -13,6 +13,7 @@ from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
 from archiver_app.api.status import status_figures
+from archiver_app.crawl.rules import Rules
 from archiver_app.gui.drives_panel import DrivesPanel
 from archiver_app.gui.first_run import LIBRARY_KEY, FirstRunDialog, needs_first_run
 from archiver_app.gui.jobs_panel import JobsPanel, format_eta
@@ -23,7 +24,7 @@ from archiver_app.library import Library
 from archiver_app.mirror.destinations import Marker, write_marker
 from archiver_app.mirror.status import SCRUB_KEY
 from archiver_app.paths import resolve_library_root
-from archiver_app.store.models import Copy, Destination, File, Job, JobLog, Snapshot
+from archiver_app.store.models import Copy, Destination, File, Job, JobLog, Ruleset, Snapshot
 from tests.helpers.snapshots import add_snapshot
 
 BLUE, RED = "6a1b7c1e-0000-4000-8000-00000000b1e0", "6a1b7c1e-0000-4000-8000-0000000000ed"
@@ -50,15 +51,14 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
             r2xx=9,
             r4xx=1,
             started_at=now - timedelta(seconds=100),
-            config={
-                "seeds": ["https://docs.example/"],
-                "ignore_patterns": ["/tag/"],
-                "concurrency": 4,
-            },
+            config={"seeds": ["https://docs.example/"]},
         )
         s.add(job)
         s.flush()
         job_id = job.id
+        # a crawl's rules live in its versioned rules, not in its config
+        rules = Rules(ignore=("/tag/",), concurrency=4).to_json()
+        s.add(Ruleset(job_id=job_id, version=1, rules=rules, created_at=now))
         s.add(JobLog(job_id=job_id, message="started"))
     panel = JobsPanel(library, op_runner)
     qtbot.addWidget(panel)
@@ -79,7 +79,8 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
     qtbot.waitUntil(lambda: "started" in panel.log.toPlainText())
     assert panel.progress.value() == 12 and panel.progress.maximum() == 40
     assert not panel.progress.isHidden()
-    assert panel.ignore_edit.toPlainText() == "/tag/" and panel.concurrency_edit.value() == 4
+    qtbot.waitUntil(lambda: panel.ignore_edit.toPlainText() == "/tag/", timeout=5000)
+    assert panel.concurrency_edit.value() == 4
     assert panel.rules_box.isVisible()  # a crawl's rules can change while it runs
     assert panel.pause_button.isEnabled() and not panel.resume_button.isEnabled()
     panel.pause_button.click()  # the crawl engine's job control, through a BackgroundOp
