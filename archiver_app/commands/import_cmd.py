@@ -74,10 +74,11 @@ def _print(outcome: FileOutcome, ctx: Context, as_json: bool) -> None:
         "failed": outcome.reason,
     }[str(outcome.state)]
     print(f"{outcome.state:<8} {outcome.kind:<9} {outcome.path}: {what}", file=ctx.out)
-    for problem in outcome.problems[:20]:
+    problems = [p for p in outcome.problems if p != what]  # the reason is not said twice
+    for problem in problems[:20]:
         print(f"         - {problem}", file=ctx.out)
-    if len(outcome.problems) > 20:
-        print(f"         - ... and {len(outcome.problems) - 20} more", file=ctx.out)
+    if len(problems) > 20:
+        print(f"         - ... and {len(problems) - 20} more", file=ctx.out)
 
 
 def cmd_import(args: argparse.Namespace, ctx: Context) -> int:

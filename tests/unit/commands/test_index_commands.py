@@ -28,6 +28,11 @@ def test_import_search_export(
     assert "imported warc" in out and "11 records, 3 pages" in out
     assert f"failed   warc      {bad}: it is neither a WARC nor an ARC file" in out
 
+    urls = tmp_path / "bad-urls.txt"  # a failed file's reason is said once
+    urls.write_text("not a url\n")
+    assert main(["--library", lib, "import", str(urls)]) == 1
+    assert capsys.readouterr().out.count("malformed URL 'not a url'") == 1
+
     monkeypatch.setattr("sys.stdin", io.StringIO("https://example.org/\n"))
     assert main(["--library", lib, "import", "--json", "-"]) == 0
     item = json.loads(capsys.readouterr().out)
