@@ -8,7 +8,11 @@ looks for the signs, in this order:
 1. ``login-redirect``: the page ended at another address whose path looks like a login
    page (``/login``, ``/signin``, ``/sso``, ``/oauth/authorize`` ...), by HTTP redirects or
    by script;
-2. ``password-field``: the final page shows a visible password ``<input>``;
+2. ``password-field``: the final page is a login form: a visible password ``<input>`` in
+   the page's main content (``<main>`` when it has one), with little else there (at most
+   :data:`WALL_TEXT` characters of text and :data:`WALL_LINKS` links outside the form). A
+   login box in a sidebar, a navigation bar or a header (forums, news sites, WordPress
+   widgets), or beside an article, is not a login wall;
 3. ``denied``: 401, or 403 where this profile had a 2xx from the same site before.
 
 None of these applies when the address asked for is itself a login page (the user wants
@@ -36,10 +40,47 @@ LOGIN_PATH = re.compile(
 #: Links a crawl in a profile never follows: visiting one would end the session it uses.
 LOGOUT_IGNORE = r"(?i)/(?:log[-_]?out|log[-_]?off|sign[-_]?out|sign[-_]?off)(?:[/?.#;_-]|$)"
 
-#: Visible password fields on the page (a hidden one in a header menu is not a login form).
-SECRET_INPUT_JS = """() => Array.from(document.querySelectorAll('input[type=password]'))
-  .some(e => !e.disabled && e.getClientRects().length > 0
-        && getComputedStyle(e).visibility !== 'hidden')"""  # noqa: S105 (a script)
+#: A login wall has at most this much text, and these many links, outside its form(s).
+WALL_TEXT = 1200
+WALL_LINKS = 40
+
+#: The visible password fields of the page's main content, and how much text and how many
+#: links the main content has outside their forms: ``null`` when there is none (a hidden one
+#: in a header menu, or a login box in a sidebar, is not a login form).
+SECRET_INPUT_JS = """() => {
+  const size = n => (n.innerText || '').replace(/\\s+/g, ' ').trim().length;
+  const shown = e => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const main = Array.from(document.querySelectorAll('main, [role=main]')).find(shown);
+  const scope = main || document.body;
+  if (!scope) return null;
+  const aside = 'aside, nav, header, footer, [role=complementary], [role=navigation],'
+    + ' [role=banner], [role=contentinfo], [id*=sidebar i], [class*=sidebar i]';
+  // the password's form; or, for a form around the whole page (ASP.NET) or no form at all,
+  // the largest block around the field with little text (a login box is small)
+  const box = e => {
+    const f = e.form;
+    if (f && !f.contains(scope) && size(f) <= 2000) return f;
+    let b = e;
+    while (b.parentElement && b.parentElement !== scope && size(b.parentElement) <= 400)
+      b = b.parentElement;
+    return b;
+  };
+  const forms = new Set();
+  for (const e of scope.querySelectorAll('input[type=password]')) {
+    if (e.disabled || !shown(e)) continue;
+    const side = e.closest(aside);
+    if (side && side !== scope && scope.contains(side)) continue;
+    forms.add(box(e));
+  }
+  if (forms.size === 0) return null;
+  const inForm = n => Array.from(forms).some(f => f.contains(n));
+  let formText = 0;
+  for (const f of forms) if (scope.contains(f)) formText += size(f);
+  const text = size(scope);
+  const links = Array.from(scope.querySelectorAll('a[href]'))
+    .filter(a => !inForm(a) && shown(a)).length;
+  return {text: Math.max(0, text - formText), links: links};
+}"""  # noqa: S105 (a script)
 
 
 class LoginOutcome(StrEnum):
@@ -91,12 +132,15 @@ def looks_like_login(url: str) -> bool:
 @dataclass(frozen=True)
 class PageSigns:
     """What the capture saw: the address asked for, the one it ended at, the main response's
-    status, and whether a visible password field was on the page."""
+    status, whether a visible password field was in the page's main content, and how much
+    text and how many links that content has outside the password form."""
 
     requested: str
     final: str
     status: int | None
     password_field: bool
+    other_text: int = 0
+    other_links: int = 0
     worked_before: bool = False  # this profile had a 2xx from this site before
 
 
@@ -108,7 +152,7 @@ def judge(signs: PageSigns, profile: str | None) -> LoginCheck | None:
     evidence = ""
     if signs.final != signs.requested and looks_like_login(signs.final):
         signal, evidence = LoginSignal.LOGIN_REDIRECT, f"redirected to {signs.final}"
-    elif signs.password_field:
+    elif signs.password_field and is_wall(signs):
         signal, evidence = LoginSignal.PASSWORD_FIELD, f"{signs.final} shows a password field"
     elif signs.status == 401 or (signs.status == 403 and profile and signs.worked_before):
         signal, evidence = LoginSignal.DENIED, f"{signs.final} answered {signs.status}"
@@ -118,11 +162,21 @@ def judge(signs: PageSigns, profile: str | None) -> LoginCheck | None:
     return LoginCheck(outcome, signal, evidence, profile)
 
 
-async def has_password_field(page: Any) -> bool:
+def is_wall(signs: PageSigns) -> bool:
+    """Whether the password form is what the page is for: little else around it."""
+    return signs.other_text <= WALL_TEXT and signs.other_links <= WALL_LINKS
+
+
+async def password_form(page: Any) -> tuple[bool, int, int]:
+    """(a password field in the main content, text and links outside its form), measured
+    by :data:`SECRET_INPUT_JS`."""
     try:
-        return bool(await page.evaluate(SECRET_INPUT_JS))
+        found = await page.evaluate(SECRET_INPUT_JS)
     except Exception:  # a PDF, a crashed tab: no form to see
-        return False
+        return False, 0, 0
+    if not isinstance(found, dict):
+        return False, 0, 0
+    return True, int(found.get("text") or 0), int(found.get("links") or 0)
 
 
 def profile_worked_before(lib: Library, profile: str, domain: str) -> bool:

@@ -37,8 +37,8 @@ from archiver_app.capture.extract import (
 from archiver_app.capture.login_check import (
     LoginCheck,
     PageSigns,
-    has_password_field,
     judge,
+    password_form,
     profile_worked_before,
 )
 from archiver_app.capture.pdf import PDF_MIMES, read_pdf
@@ -214,7 +214,7 @@ class PageCapture:
     ) -> LoginCheck | None:
         """Did the page end at a login form? (:mod:`.login_check`)"""
         status = recorder.main_response.status if recorder.main_response else None
-        signs = PageSigns(self.url, final, status, await has_password_field(page))
+        signs = PageSigns(self.url, final, status, *await password_form(page))
         if status == 403 and self.profile:
             domain = domain_of(final)
             worked = await asyncio.to_thread(profile_worked_before, self.lib, self.profile, domain)

@@ -5,7 +5,10 @@
 - ``/private``: the private page with its stylesheet (which sets a cookie) and a script
   calling ``/api/notes`` with an ``Authorization`` header, or a redirect to ``/login``;
 - ``/members``: private too, but answers 403 without a session instead of redirecting;
-- ``/public``: open to anyone; ``/open-login``: a login form served at an ordinary address.
+- ``/public``: open to anyone; ``/open-login``: a login form served at an ordinary address;
+- ``/sidebar`` and ``/thread``: public pages with a login box beside their content (in an
+  ``<aside>``; in plain ``<div>``s at the top); ``/wall``: a login form as the ``<main>`` of
+  a page with a large menu and footer (a login wall).
 
 ``expire_sessions()`` forgets every session on the server side, as a site does when a
 session times out.
@@ -37,6 +40,31 @@ FORM = """<!doctype html><html><head><title>Sign in</title></head><body>
 <button id="go" type="submit">Sign in</button>
 </form></body></html>"""
 
+_BOX = (
+    '<form method="post" action="/login"><input name="user"> '
+    '<input name="password" type="password"> <button>Log in</button></form>'
+)
+_POSTS = "".join(
+    f"<p>Post {i}: the tide tables for the northern harbour were revised this week, and the "
+    "ferry timetable follows them; members compared the old and new figures at length.</p>"
+    for i in range(12)
+)
+_MENU = "".join(f'<li><a href="/section/{i}">Section {i}</a></li>' for i in range(60))
+#: A public page with a login widget in its sidebar, as forums and WordPress themes have.
+SIDEBAR = (
+    "<!doctype html><title>Harbour news</title><body><nav><a href='/'>Home</a></nav>"
+    f"<article><h1>Harbour news</h1>{_POSTS}</article>"
+    f"<aside><h2>Members</h2>{_BOX}</aside></body>"
+)
+#: The same, laid out in plain ``<div>``s: a login bar above a long thread.
+THREAD = f"<!doctype html><title>Thread</title><div class=top>{_BOX}</div><div>{_POSTS}</div>"
+#: A login wall inside the site's chrome: a big menu and footer, the form as the main content.
+WALL = (
+    f"<!doctype html><title>Members</title><header><ul>{_MENU}</ul></header>"
+    f"<main><h1>Please sign in to read this</h1>{_BOX}</main>"
+    f"<footer><ul>{_MENU}</ul></footer>"
+)
+
 
 class LoginSite:
     def __init__(self, server: LocalServer) -> None:
@@ -52,6 +80,9 @@ class LoginSite:
                 "/api/notes": self.notes,
                 "/public": lambda _r: Response(200, b"<title>Public</title><p>Open to all</p>"),
                 "/open-login": lambda _r: Response(200, FORM.format(next="/private").encode()),
+                "/sidebar": lambda _r: Response(200, SIDEBAR.encode()),
+                "/thread": lambda _r: Response(200, THREAD.encode()),
+                "/wall": lambda _r: Response(200, WALL.encode()),
             }
         )
 

@@ -148,6 +148,27 @@ def test_capture_without_a_profile_reports_login_required(
     assert last.provenance["login_check"]["signal"] == "password-field"
     # asking for the login page itself is not a failure
     assert main(["--library", str(root), "capture", login_site.url("/login")]) == 0
+    # a login form as the main content of a page with a big menu and footer is a wall too
+    assert main(["--library", str(root), "capture", login_site.url("/wall")]) == 1
+    last = _snapshots(root)[-1]
+    assert last.provenance is not None
+    assert last.provenance["login_check"]["signal"] == "password-field"
+
+
+def test_a_public_page_with_a_login_box_is_captured(
+    login_site: LoginSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A login box beside the content (a sidebar widget, a login bar above a thread) does
+    not make the page a login form."""
+    root = tmp_path / "lib"
+    for path in ("/sidebar", "/thread"):
+        assert main(["--library", str(root), "capture", login_site.url(path)]) == 0, path
+    out = capsys.readouterr()
+    assert "login required" not in out.out + out.err
+    snaps = _snapshots(root)
+    assert [s.state for s in snaps] == ["complete", "complete"]
+    assert all("login_check" not in (s.provenance or {}) for s in snaps)
+    assert "tide tables" in _text(root, snaps[0])
 
 
 def test_login_window_then_captures_with_the_profile_until_the_session_expires(

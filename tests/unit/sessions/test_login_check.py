@@ -47,6 +47,12 @@ def test_signals_and_outcomes() -> None:
     denied = judge(PageSigns(article, article, 403, False, worked_before=True), "university")
     assert denied is not None and denied.signal is LoginSignal.DENIED
 
+    # a password field with much else around it is a login box, not a login wall
+    assert judge(PageSigns(article, article, 200, True, other_text=5000), None) is None
+    assert judge(PageSigns(article, article, 200, True, other_links=120), None) is None
+    wall = judge(PageSigns(article, article, 200, True, other_text=300, other_links=6), None)
+    assert wall is not None and wall.signal is LoginSignal.PASSWORD_FIELD
+
     # asking for the login page itself is what the user wants
     login = f"{SITE}/login"
     assert judge(PageSigns(login, login, 200, True), None) is None
