@@ -1,4 +1,5 @@
-"""Private headers out of exported records: ``Cookie``, ``Authorization`` and their kin.
+"""Private data out of exported records: ``Cookie``, ``Authorization`` and their kin, and
+the passwords that login forms sent.
 
 A capture made while logged in carries the session in its records: the ``Cookie`` and
 ``Authorization`` headers the browser sent and the ``Set-Cookie`` headers the site answered
@@ -6,12 +7,19 @@ with. Whoever holds those values may act as the user on that site, so they stay 
 private library: an export (WACZ or WARC folder) leaves them out of every ``request``,
 ``response`` and ``revisit`` record unless asked to keep them (``--keep-private-headers``).
 
-Only the HTTP header block changes. The record is rewritten with its new ``Content-Length``
-and a recomputed ``WARC-Block-Digest`` (same algorithm and encoding as the original); the
-payload and its ``WARC-Payload-Digest`` are untouched, so the CDXJ digests, deduplication
-and revisits still agree. A record that holds none of these headers is copied byte for
-byte, as every record is without stripping. Records are streamed through a spooled
-temporary file, so a large body never sits in memory.
+A ``request`` record whose body is a form or JSON (``application/x-www-form-urlencoded``,
+``multipart/form-data``, ``application/json``) has the values of its secret fields blanked
+(:mod:`archiver_app.warc.form_secrets`: ``password=hunter2`` becomes ``password=``), its
+``Content-Length`` header and its ``WARC-Payload-Digest`` rewritten to match; requests are
+not indexed, so nothing else refers to that digest. Such a body larger than
+:data:`BODY_LIMIT` is left out (it could not be checked).
+
+Otherwise only the HTTP header block changes. The record is rewritten with its new
+``Content-Length`` and a recomputed ``WARC-Block-Digest`` (same algorithm and encoding as
+the original); the payload and its ``WARC-Payload-Digest`` are untouched, so the CDXJ
+digests, deduplication and revisits still agree. A record that holds none of these
+headers, and no form body, is copied byte for byte, as every record is without stripping.
+Records are streamed through a spooled temporary file, so a large body never sits in memory.
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import IO, Protocol
 
+from archiver_app.warc.form_secrets import FORM, HINT, MULTIPART, blank_secrets
+
 BUF = 1024 * 1024
 PRIVATE_HEADERS = frozenset(
     {"cookie", "cookie2", "authorization", "proxy-authorization", "set-cookie", "set-cookie2"}
@@ -33,6 +43,8 @@ PRIVATE_HEADERS = frozenset(
 HTTP_RECORD_TYPES = frozenset({"request", "response", "revisit"})
 #: How much of a record's start is read to decide whether it needs rewriting.
 HEAD_BYTES = 256 * 1024
+#: The largest form or JSON request body checked for passwords (in memory).
+BODY_LIMIT = 16 * 1024 * 1024
 _HEADER_NAME = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*:", re.ASCII)
 
 
@@ -61,7 +73,7 @@ def copy_record(
         start = fh.tell()
         head = _decompressed_head(fh, length, gz)
         fh.seek(start)
-        if head is None or _has_private_header(head):
+        if head is None or _has_private_header(head) or _may_send_secrets(head):
             return _rewrite(fh, length, gz, out)
     return _copy_as_is(fh, length, gz, out)
 
@@ -110,6 +122,34 @@ def _has_private_header(head: bytes) -> bool:
     return any(_is_private(line) for line in block.split(b"\r\n")[1:])
 
 
+def _may_send_secrets(head: bytes) -> bool:
+    """Whether the record starting with ``head`` is a request whose form or JSON body may
+    hold a password (True when the body does not end within ``head``)."""
+    warc_end = head.find(b"\r\n\r\n")
+    if warc_end < 0 or (_warc_field(head[:warc_end], b"warc-type") or b"").lower() != b"request":
+        return False
+    http_end = head.find(b"\r\n\r\n", warc_end + 4)
+    if http_end < 0:
+        return True
+    lines = head[warc_end + 4 : http_end].split(b"\r\n")
+    if not _is_form(_http_field(lines, b"content-type")):
+        return False
+    return len(head) >= HEAD_BYTES or bool(HINT.search(head, http_end + 4))
+
+
+def _is_form(content_type: bytes | None) -> bool:
+    kind = (content_type or b"").partition(b";")[0].strip().lower().decode("latin-1")
+    return kind in (FORM, MULTIPART, "application/json") or kind.endswith("+json")
+
+
+def _http_field(lines: list[bytes], name: bytes) -> bytes | None:
+    for line in lines[1:]:
+        key, sep, value = line.partition(b":")
+        if sep and key.strip().lower() == name:
+            return value.strip()
+    return None
+
+
 def _is_private(line: bytes) -> bool:
     match = _HEADER_NAME.match(line)
     return bool(match and match.group(1).decode("ascii").lower() in PRIVATE_HEADERS)
@@ -147,24 +187,62 @@ def _rewrite(fh: IO[bytes], length: int, gz: bool, out: Sink) -> CopyProblem | N
             return _left_out("its HTTP headers could not be read to remove private headers")
         lines = http_head[:http_end].split(b"\r\n")
         kept = _without_private(lines)
-        new_http = b"\r\n".join(kept) + b"\r\n\r\n"
         payload_start = warc_end + 4 + http_end + 4
         payload_size = size - (http_end + 4)
+        body: bytes | None = None  # the body with its secrets blanked, when it had some
+        if _is_form(_http_field(lines, b"content-type")) and (
+            (_warc_field(warc_header, b"warc-type") or b"").lower() == b"request"
+        ):
+            if payload_size > BODY_LIMIT:
+                return _left_out("its form body is too large to remove passwords from")
+            spool.seek(payload_start)
+            content_type = _http_field(lines, b"content-type") or b""
+            body = blank_secrets(content_type.decode("latin-1"), spool.read(payload_size))
+            if body is not None:
+                kept = _with_length(kept, len(body))
+                payload_size = len(body)
+                warc_header = _with_payload_digest(warc_header, body)
+        new_http = b"\r\n".join(kept) + b"\r\n\r\n"
         algo, encode = _digest_style(_warc_field(warc_header, b"warc-block-digest"))
         digest = hashlib.new(algo, new_http, usedforsecurity=False)
-        _each_chunk(spool, payload_start, payload_size, digest.update)
+        if body is None:
+            _each_chunk(spool, payload_start, payload_size, digest.update)
+        else:
+            digest.update(body)
         header = _new_warc_header(
             warc_header, len(new_http) + payload_size, f"{algo}:{encode(digest.digest())}"
         )
         comp = zlib.compressobj(6, zlib.DEFLATED, 31)
         out.write(comp.compress(header + b"\r\n\r\n" + new_http))
-        _each_chunk(spool, payload_start, payload_size, lambda c: out.write(comp.compress(c)))
+        if body is None:
+            _each_chunk(spool, payload_start, payload_size, lambda c: out.write(comp.compress(c)))
+        else:
+            out.write(comp.compress(body))
         out.write(comp.compress(b"\r\n\r\n") + comp.flush())
     return None
 
 
 def _left_out(why: str) -> CopyProblem:
     return CopyProblem(CopyIssue.LEFT_OUT, f"left out: {why}")
+
+
+def _with_length(lines: list[bytes], length: int) -> list[bytes]:
+    """The HTTP header lines with ``Content-Length`` saying ``length``."""
+    out = [line for line in lines if line.partition(b":")[0].strip().lower() != b"content-length"]
+    return [*out, b"Content-Length: " + str(length).encode("ascii")]
+
+
+def _with_payload_digest(header: bytes, body: bytes) -> bytes:
+    """The WARC header with its ``WARC-Payload-Digest`` (when it has one) that of ``body``,
+    in the same algorithm and encoding."""
+    old = _warc_field(header, b"warc-payload-digest")
+    if old is None:
+        return header
+    algo, encode = _digest_style(old)
+    value = f"{algo}:{encode(hashlib.new(algo, body, usedforsecurity=False).digest())}"
+    lines = header.split(b"\r\n")
+    kept = [ln for ln in lines if ln.partition(b":")[0].strip().lower() != b"warc-payload-digest"]
+    return b"\r\n".join([*kept, b"WARC-Payload-Digest: " + value.encode("ascii")])
 
 
 def _without_private(lines: list[bytes]) -> list[bytes]:

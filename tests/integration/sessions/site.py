@@ -8,7 +8,9 @@
 - ``/public``: open to anyone; ``/open-login``: a login form served at an ordinary address;
 - ``/sidebar`` and ``/thread``: public pages with a login box beside their content (in an
   ``<aside>``; in plain ``<div>``s at the top); ``/wall``: a login form as the ``<main>`` of
-  a page with a large menu and footer (a login wall).
+  a page with a large menu and footer (a login wall);
+- ``/script-login``: a page whose script logs in by POSTing :data:`TYPED` to
+  ``/api/session`` three ways: as a urlencoded form, as ``multipart/form-data`` and as JSON.
 
 ``expire_sessions()`` forgets every session on the server side, as a site does when a
 session times out.
@@ -65,6 +67,21 @@ WALL = (
     f"<footer><ul>{_MENU}</ul></footer>"
 )
 
+#: The password the script of ``/script-login`` sends (built by the script, so the value is
+#: in no response: only in the request bodies).
+TYPED = "hunter2-typed"
+SCRIPT_LOGIN = """<!doctype html><title>Script login</title><p>Signing in</p><script>
+const pw = ['hunter2', 'typed'].join('-');
+const form = new FormData(); form.append('user', 'reader'); form.append('pwd', pw);
+Promise.all([
+  fetch('/api/session',
+    {method: 'POST', body: new URLSearchParams({user: 'reader', password: pw})}),
+  fetch('/api/session', {method: 'POST', body: form}),
+  fetch('/api/session', {method: 'POST', headers: {'Content-Type': 'application/json'},
+    body: JSON.stringify({login: {user: 'reader', password: pw}, remember: true})}),
+]).then(() => { document.querySelector('p').textContent = 'Signed in'; });
+</script>"""
+
 
 class LoginSite:
     def __init__(self, server: LocalServer) -> None:
@@ -83,6 +100,8 @@ class LoginSite:
                 "/sidebar": lambda _r: Response(200, SIDEBAR.encode()),
                 "/thread": lambda _r: Response(200, THREAD.encode()),
                 "/wall": lambda _r: Response(200, WALL.encode()),
+                "/script-login": lambda _r: Response(200, SCRIPT_LOGIN.encode()),
+                "/api/session": lambda _r: Response(200, b"{}", [], "application/json"),
             }
         )
 

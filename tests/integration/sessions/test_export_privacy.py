@@ -13,7 +13,7 @@ from pathlib import Path
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver_app.cli import main
-from tests.integration.sessions.site import BEARER, LoginSite
+from tests.integration.sessions.site import BEARER, TYPED, LoginSite
 from tests.integration.sessions.test_logins import write_cookies_txt
 
 PRIVATE = ("cookie", "authorization", "set-cookie", "proxy-authorization", "set-cookie2")
@@ -79,6 +79,44 @@ def test_exports_leave_private_headers_out_unless_kept(
         assert b"notes-key-42" not in text and b"sid=" not in text
         # the payloads are the same: same payload digests, record for record
         assert [(t, u, d) for t, u, _h, d in records] == [(t, u, d) for t, u, _h, d in kept_records]
+    run = subprocess.run(
+        [str(WACZ_BIN), "validate", "-f", str(stripped)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_exports_blank_the_passwords_login_requests_sent(
+    login_site: LoginSite, tmp_path: Path
+) -> None:
+    """A page that logs in by script sends the password as a form, a multipart form and JSON:
+    the library keeps what was sent; an export blanks the password fields, the records still
+    valid (block and payload digests, WACZ validation)."""
+    root = tmp_path / "lib"
+    lib = ["--library", str(root)]
+    assert main([*lib, "capture", login_site.url("/script-login")]) == 0
+    kept = tmp_path / "kept.wacz"
+    assert main([*lib, "export", "--keep-private-headers", "-o", str(kept)]) == 0
+    assert gzip.decompress(_wacz_warc(kept)).count(TYPED.encode()) == 3
+
+    stripped = tmp_path / "shared.wacz"
+    assert main([*lib, "export", "-o", str(stripped)]) == 0
+    warc = _wacz_warc(stripped)
+    text = gzip.decompress(warc)
+    assert TYPED.encode() not in text
+    assert b"user=reader&password=" in text
+    assert b'"password":""' in text and b'"user":"reader"' in text
+    assert b'name="pwd"\r\n\r\n\r\n' in text and b"user=reader" in text
+    records = _records(warc)  # every block and payload digest checked
+    assert len(records) == len(_records(_wacz_warc(kept)))
+    posts = [h for t, u, h, _d in records if t == "request" and u.endswith("/api/session")]
+    assert len(posts) == 3
+    for rec in ArchiveIterator(io.BytesIO(warc)):
+        if rec.rec_type == "request" and rec.http_headers.get_header("Content-Length"):
+            body = rec.content_stream().read()
+            assert int(rec.http_headers.get_header("Content-Length")) == len(body)
     run = subprocess.run(
         [str(WACZ_BIN), "validate", "-f", str(stripped)],
         capture_output=True,
