@@ -15,6 +15,10 @@ even from a document being unloaded:
 
 A view is another page when its address differs other than by a plain anchor
 (:func:`page_key`): ``#section`` is the same page, ``#/route`` and ``#!route`` are not.
+The page also names its password inputs (``name`` and ``id`` of each ``<input
+type=password>``) when one is changed or submitted, or Enter is pressed in it, before the
+request that sends it: the session's recorder keeps those fields' values out of the
+request bodies it writes (:func:`parse_secret_fields`, ``NetworkRecorder.secret_fields``).
 The script also counts DOM changes and scrolls (``window.__archiverBrowse.tick()``), so
 the session knows when the page changed since its last snapshot.
 """
@@ -68,6 +72,27 @@ INIT_SCRIPT = """
       }));
     } catch (e) { /* never break the page */ }
   };
+  const secrets = (e) => {
+    try {
+      const t = e.target;
+      if (!t || !t.querySelectorAll && !t.form) return;
+      const scope = t.form || (t.tagName === 'FORM' ? t : t.getRootNode());
+      const names = [];
+      for (const i of scope.querySelectorAll('input[type=password]')) {
+        if (i.name) names.push(i.name);
+        if (i.id) names.push(i.id);
+      }
+      if (names.length && typeof window[BINDING] === 'function')
+        window[BINDING](JSON.stringify({kind: 'secret-fields', names: names}));
+    } catch (err) { /* never break the page */ }
+  };
+  document.addEventListener('change', (e) => {
+    if (e.target && e.target.type === 'password') secrets(e);
+  }, true);
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && e.target && e.target.type === 'password') secrets(e);
+  }, true);
+  document.addEventListener('submit', secrets, true);
   const moved = () => {
     if (key(here) !== key(location.href)) send(here);
     here = location.href;
@@ -126,6 +151,23 @@ def parse_note(payload: str) -> LeaveNote | None:
     if not isinstance(url, str) or not isinstance(dom, str):
         return None
     return LeaveNote(url=url, dom=dom, facts=facts_from(raw))
+
+
+def parse_secret_fields(payload: str) -> list[str]:
+    """The names of password inputs in a binding call's ``payload`` (at most 50, short
+    ones: a page can call the binding too); none for anything else."""
+    if len(payload) > 64 << 10:
+        return []
+    try:
+        raw = json.loads(payload)
+    except ValueError:
+        return []
+    if not isinstance(raw, dict) or raw.get("kind") != "secret-fields":
+        return []
+    names = raw.get("names")
+    if not isinstance(names, list):
+        return []
+    return [n for n in names[:50] if isinstance(n, str) and 0 < len(n) <= 200]
 
 
 def page_key(url: str) -> str:

@@ -33,7 +33,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from archiver_app.capture.browse.early import write_early
-from archiver_app.capture.browse.inpage import NOTE_BINDING, TICK_JS, page_key, parse_note
+from archiver_app.capture.browse.inpage import (
+    NOTE_BINDING,
+    TICK_JS,
+    page_key,
+    parse_note,
+    parse_secret_fields,
+)
 from archiver_app.capture.browse.visit import SessionFacts, Views, Visit, VisitState
 from archiver_app.capture.exchange import Event, Exchange
 from archiver_app.capture.extract import EXTRACT_JS, facts_from, first_line
@@ -114,6 +120,8 @@ class TabRecorder:
         #: Playwright requests of this tab seen before the recorder listened (.early)
         self.early: list[Any] = []
         self.listening = False
+        #: names of the password inputs its pages showed: blanked in request bodies
+        self.secret_fields: set[str] = set()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -130,7 +138,12 @@ class TabRecorder:
         self._spawn(self._enable_notes())
         await cdp.send("Fetch.enable", {"patterns": [HOLD_PATTERN]})
         self.recorder = NetworkRecorder(
-            cdp, None, dedup=dedup_lookup(self.lib), max_body=self.max_body, route=self._route
+            cdp,
+            None,
+            dedup=dedup_lookup(self.lib),
+            max_body=self.max_body,
+            route=self._route,
+            secret_fields=self.secret_fields,
         )
         await self.recorder.start()
         self.listening = True
@@ -374,7 +387,10 @@ class TabRecorder:
     def _on_binding(self, ev: Event) -> None:
         if ev.get("name") != NOTE_BINDING:
             return
-        note = parse_note(str(ev.get("payload") or ""))
+        payload = str(ev.get("payload") or "")
+        if len(self.secret_fields) < 500:
+            self.secret_fields.update(parse_secret_fields(payload))
+        note = parse_note(payload)
         if note is None:
             return
         key = page_key(note.url)
