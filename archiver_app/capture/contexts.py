@@ -119,6 +119,7 @@ class ProfileBrowser:
             ProfileNotFoundError, ProfileBusyError, BrowserNotFoundError.
         """
         from archiver_app.profiles.lock import hold
+        from archiver_app.profiles.prefs import no_password_saving
         from archiver_app.profiles.session import persistent_options
         from archiver_app.profiles.store import read_notes, require, session_cookies
 
@@ -128,6 +129,7 @@ class ProfileBrowser:
             hold, library_root, name, wait=wait, cancelled=cancelled
         )
         try:
+            await asyncio.to_thread(no_password_saving, folder)
             options = persistent_options(
                 info,
                 headless=headless,

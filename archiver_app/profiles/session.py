@@ -31,6 +31,7 @@ from archiver_app.capture.browser import (
 from archiver_app.errors import BrowserNotFoundError
 from archiver_app.profiles.cookies_txt import Cookie
 from archiver_app.profiles.lock import hold
+from archiver_app.profiles.prefs import no_password_saving
 from archiver_app.profiles.store import (
     ensure_profile,
     exists,
@@ -121,6 +122,7 @@ def run_login(
     with hold(library_root, name):
         new = not exists(library_root, name)
         folder = ensure_profile(library_root, name)
+        no_password_saving(folder)  # no "Save password?" in the login window
         with sync_driver() as pw:
             try:
                 context = pw.chromium.launch_persistent_context(
@@ -247,6 +249,7 @@ def add_cookies(
     info = browser or require_browser()
     with hold(library_root, name, wait=wait):
         folder = ensure_profile(library_root, name)
+        no_password_saving(folder)
         agent = read_notes(library_root, name).get("user_agent")
         with sync_driver() as pw:
             try:

@@ -231,6 +231,9 @@ class BrowseSession:
         args = [*QUIET_FLAGS, *BROWSE_FLAGS]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             args.append("--no-sandbox")
+        from archiver_app.profiles.prefs import no_password_saving
+
+        await asyncio.to_thread(no_password_saving, user_data)  # no "Save password?"
         self._pw = await start_async_driver()
         try:
             self.context = await self._pw.chromium.launch_persistent_context(

@@ -26,6 +26,8 @@ from sqlalchemy import select
 from archiver_app.cli import main
 from archiver_app.crawl.api import job_detail, tail_log
 from archiver_app.library import Library
+from archiver_app.profiles import profile_dir
+from archiver_app.profiles.prefs import password_saving_off, preferences_file
 from archiver_app.store.models import Record, Snapshot
 from tests.integration.sessions.conftest import archiver_env
 from tests.integration.sessions.site import PASSWORD, PRIVATE_TEXT, USER, LoginSite
@@ -181,6 +183,8 @@ def test_login_window_then_captures_with_the_profile_until_the_session_expires(
     root = tmp_path / "lib"
     output = _login_by_hand(root, login_site, x_display, *cdp_browser)
     assert any("profile 'uni' saved: 2 cookies for 127.0.0.1" in line for line in output)
+    # the window offered no "Save password?": Chromium's password manager stayed off
+    assert password_saving_off(profile_dir(root, "uni"))
 
     lib_args = ["--library", str(root)]
     assert main([*lib_args, "capture", "--profile", "uni", login_site.url("/private")]) == 0
@@ -277,6 +281,10 @@ def test_cookies_txt_import_then_capture(
     out = capsys.readouterr()
     assert "added 2 cookies to profile 'news'" in out.out
     assert "line 5: 1 tab-separated fields where 7 are needed" in out.err
+    folder = profile_dir(root, "news")
+    assert password_saving_off(folder)  # set before Chromium ran, kept by it
+    prefs = json.loads(preferences_file(folder).read_text(encoding="utf-8"))
+    assert len(prefs) > 3  # Chromium's own preferences are there beside them
     capture = ["--library", str(root), "capture", "--profile", "news"]
     assert main([*capture, login_site.url("/private")]) == 0
     (snap,) = _snapshots(root)
