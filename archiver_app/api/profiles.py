@@ -96,7 +96,8 @@ class ProfilesManager:
         """Delete profile ``name`` and its logins for good.
 
         Raises:
-            InputError: (without ``force``) a watch captures in it: each run would fail.
+            InputError: (without ``force``) a watch captures in it, or a job not finished
+                (queued, running, paused, to be retried) does: each capture would fail.
         """
         from archiver_app.watch.runner import list_watches
 
@@ -109,7 +110,42 @@ class ProfilesManager:
                 f" without it. Remove the watch first (archiver watch remove {users[0]}), or"
                 " delete the profile anyway with --force"
             )
+        pending = self._unfinished_jobs(name)
+        if pending and not force:
+            jobs = ", ".join(f"{i} ({kind}, {status})" for i, kind, status in pending)
+            first = pending[0][0]
+            raise InputError(
+                f"profile {name!r} is used by job {jobs}: each of its pages would fail"
+                f" without it. Let it finish, or abort it (archiver job abort {first}), or"
+                " delete the profile anyway with --force"
+            )
         delete_profile(self.root, name)
+
+    def _unfinished_jobs(self, name: str) -> list[tuple[int, str, str]]:
+        """(id, kind, status) of the jobs, not watches, that will still capture in profile
+        ``name``: queued, running, paused, to be retried, or stopping."""
+        from sqlalchemy import select
+
+        from archiver_app.store.models import Job, JobStatus
+
+        waiting = (
+            JobStatus.QUEUED,
+            JobStatus.RUNNING,
+            JobStatus.PAUSED,
+            JobStatus.RETRYABLE,
+            JobStatus.CANCELLING,
+        )
+        with self._lib.session() as s:
+            rows = s.execute(
+                select(Job.id, Job.kind, Job.status, Job.config)
+                .where(Job.status.in_(waiting), Job.schedule.is_(None))
+                .order_by(Job.id)
+            ).all()
+        return [
+            (i, str(kind), str(status))
+            for i, kind, status, config in rows
+            if (config or {}).get("profile") == name
+        ]
 
     def login(
         self,

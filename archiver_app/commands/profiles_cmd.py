@@ -24,7 +24,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     delete = actions.add_parser("delete", help="delete a profile and its logins for good")
     delete.add_argument("name", metavar="NAME")
     delete.add_argument(
-        "--force", action="store_true", help="delete it even though a watch captures in it"
+        "--force",
+        action="store_true",
+        help="delete it even though a watch or an unfinished job captures in it",
     )
     cookies = actions.add_parser(
         "import-cookies", help="add the cookies of a Netscape cookies.txt file to a profile"

@@ -14,6 +14,7 @@ from sqlalchemy import update
 
 from archiver_app.commands.capture_cmd import say_if_profile_busy
 from archiver_app.crawl.inline import create_capture_job
+from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.profiles import ProfileNameError, profile_dir
 from archiver_app.profiles.lock import ProfileBusyError, hold, in_use
@@ -94,7 +95,7 @@ def test_a_profile_in_use_by_another_process_is_not_deleted_or_shared(library: L
     hold(library.root, "news", wait=5).close()
     say_if_profile_busy(library, "news", ctx)  # type: ignore[arg-type]  # free: nothing said
     assert ctx.err.getvalue() == ""
-    library.profiles.delete("news")
+    library.profiles.delete("news", force=True)  # its two jobs above never ran
 
 
 def test_session_cookies_are_kept_beside_the_profile(library: Library) -> None:
@@ -107,3 +108,32 @@ def test_session_cookies_are_kept_beside_the_profile(library: Library) -> None:
     assert session_cookies(library.root, "u") == cookies[:1]
     (Path(library.root) / "private/profiles/u/archiver-session-cookies.json").write_text("{")
     assert session_cookies(library.root, "u") == []
+
+
+def test_a_profile_a_queued_or_running_job_captures_in_is_not_deleted(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from archiver_app.cli import main
+
+    library.profiles.create("news")
+    queued = create_capture_job(library, ["http://127.0.0.1:8765/a"], profile="news")
+    create_capture_job(library, ["http://127.0.0.1:8765/b"])  # no profile: not in the way
+    root = ["--library", str(library.root)]
+    assert main([*root, "profiles", "delete", "news"]) == 2
+    err = capsys.readouterr().err
+    assert f"profile 'news' is used by job {queued} (capture, queued)" in err
+    assert f"archiver job abort {queued}" in err and "--force" in err
+    with library.write() as s:
+        s.execute(update(Job).where(Job.id == queued).values(status=JobStatus.RUNNING))
+    with pytest.raises(InputError, match=rf"job {queued} \(capture, running\)"):
+        library.profiles.delete("news")
+    assert library.profiles.names() == ["news"]
+    with library.write() as s:
+        s.execute(update(Job).where(Job.id == queued).values(status=JobStatus.COMPLETED))
+    library.profiles.delete("news")  # the job is done with it
+    assert library.profiles.names() == []
+
+    library.profiles.create("uni")
+    create_capture_job(library, ["http://127.0.0.1:8765/c"], profile="uni")
+    library.profiles.delete("uni", force=True)  # asked for
+    assert library.profiles.names() == []
