@@ -64,7 +64,7 @@ from archiver_app.capture.extract import first_line
 from archiver_app.capture.results import ResourceInfo, ResourceOutcome, answered_once
 from archiver_app.capture.targets import TargetSession
 from archiver_app.warc.digests import payload_digest
-from archiver_app.warc.form_secrets import blank_secrets
+from archiver_app.warc.form_secrets import blank_request_body
 from archiver_app.warc.httpmsg import HttpRequest, HttpResponse
 from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf, WrittenRecord
 
@@ -103,10 +103,7 @@ class NetworkRecorder:
         secret_fields: set[str] | None = None,
     ) -> None:
         self.cdp = cdp
-        #: When set (browsing: a person types there), request bodies are kept with the
-        #: values of secret fields blanked: these names, and any a password's name
-        #: (:mod:`archiver_app.warc.form_secrets`)
-        self.secret_fields = secret_fields
+        self.secret_fields = secret_fields  # set (browsing): blanked in request bodies
         if writer is None and route is None:
             raise ValueError("a recorder needs a writer or a route")
         self.writer = writer
@@ -271,11 +268,9 @@ class NetworkRecorder:
                 base64.b64decode(e.get("bytes", "")).decode("latin-1")
                 for e in req["postDataEntries"]
             )
-        headers = dict(req.get("headers") or {})
-        body = latin(post)
-        if self.secret_fields is not None and body:
-            kind = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
-            body = blank_secrets(str(kind), body, self.secret_fields) or body
+        headers, body = dict(req.get("headers") or {}), latin(post)
+        if self.secret_fields is not None:  # a person types there: no password is kept
+            body = blank_request_body(headers.items(), body, self.secret_fields)
         ex.hops.append(Hop(url, req.get("method", "GET"), headers, body))
         ex.resource_type = ev.get("type")
         ex.frame_id = ev.get("frameId")

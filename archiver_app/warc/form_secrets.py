@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import Any
 from urllib.parse import unquote_plus
 
@@ -56,6 +56,15 @@ def blank_secrets(content_type: str, body: bytes, also: Collection[str] = ()) ->
     if kind == "application/json" or kind.endswith("+json"):
         return _blank_json(body, also)
     return None
+
+
+def blank_request_body(
+    headers: Iterable[tuple[str, str]], body: bytes, also: Collection[str] = ()
+) -> bytes:
+    """A request's ``body``, with its secret fields blanked by the type its ``headers``
+    say it has (the body as it is when there are none)."""
+    kind = next((str(v) for k, v in headers if k.lower() == "content-type"), "")
+    return blank_secrets(kind, body, also) or body
 
 
 def _param(params: str, name: str) -> str:

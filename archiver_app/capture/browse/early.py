@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from archiver_app.capture.extract import first_line
-from archiver_app.warc.form_secrets import blank_secrets
+from archiver_app.warc.form_secrets import blank_request_body
 from archiver_app.warc.httpmsg import HttpRequest, HttpResponse
 from archiver_app.warc.surt import strip_fragment
 from archiver_app.warc.writer import CaptureWarcWriter
@@ -62,8 +62,7 @@ async def write_early(
         post = b""
         with contextlib.suppress(Exception):
             post = request.post_data_buffer or b""
-        kind = next((v for k, v in sent if k.lower() == "content-type"), "")
-        post = blank_secrets(kind, post) or post  # a password's value is not kept
+        post = blank_request_body(sent, post)  # a password's value is not kept
         writer_for(url).write_exchange(
             url,
             HttpRequest(str(request.method), _target(url), sent, post),
