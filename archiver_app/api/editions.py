@@ -17,7 +17,7 @@ from archiver_app.api.changes import Changes
 from archiver_app.editions import service
 from archiver_app.editions.coverage import Counts, Coverage, coverage_json, coverage_markdown
 from archiver_app.editions.models import Edition
-from archiver_app.editions.states import EditionState, TargetState, Transition
+from archiver_app.editions.states import EditionState, TargetState, Transition, is_flagged
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.models import Collection
@@ -51,6 +51,12 @@ class EditionSummary:
     @property
     def frozen(self) -> bool:
         return self.state.frozen
+
+    @property
+    def flagged(self) -> bool:
+        """Accepted and still frozen, but a damaged copy was found since (``review_note``);
+        accepting it again clears the flag."""
+        return is_flagged(self.state, self.review_note)
 
     @property
     def period_label(self) -> str:

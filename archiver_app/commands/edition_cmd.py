@@ -63,7 +63,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     choose.add_argument("url", metavar="URL")
     choose.add_argument("capture", type=int, metavar="ID", help="a complete capture of URL")
     for action, text in (
-        ("accept", "accept the coverage (every gap needs a reason): the edition is frozen"),
+        (
+            "accept",
+            "accept the coverage (every gap needs a reason): the edition is frozen; "
+            "of an accepted edition flagged for review, clears the flag",
+        ),
         ("reopen", "unfreeze an accepted edition; it needs review again"),
     ):
         actions.add_parser(action, help=text).add_argument("name", metavar="NAME")
@@ -109,7 +113,9 @@ def cmd_edition(args: argparse.Namespace, ctx: Context) -> int:
                 print("no editions yet; make one with `archiver edition create COLLECTION "
                       "NAME --year YEAR`", file=ctx.out)  # fmt: skip
             for e in editions:
-                print(f"{e.name}\t{e.collection}\t{e.period_label}\t{e.state.value}", file=ctx.out)
+                flag = "\tflagged for review" if e.flagged else ""
+                print(f"{e.name}\t{e.collection}\t{e.period_label}\t{e.state.value}{flag}",
+                      file=ctx.out)  # fmt: skip
             return 0
         if action == "show":
             return _show(args, ctx, eds)
@@ -158,7 +164,13 @@ def _show(args: argparse.Namespace, ctx: Context, eds: EditionsManager) -> int:
     e, cov = eds.get(args.name), eds.coverage(args.name)
     c = cov.counts
     print(f"edition {e.name} of {e.collection}, {e.period_label}: {e.state.value}", file=ctx.out)
-    if e.review_note:
+    if e.flagged:
+        print(
+            f"  flagged for review, still accepted and frozen: {e.review_note}; once you "
+            f"have looked, `archiver edition accept {e.name}` clears the flag",
+            file=ctx.out,
+        )
+    elif e.review_note:
         print(f"  needs review: {e.review_note}", file=ctx.out)
     print(f"  {'domain':<30} intended captured failed missing excluded", file=ctx.out)
     for label, n in [("(all)", c), *cov.by_domain.items()]:

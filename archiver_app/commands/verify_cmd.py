@@ -4,7 +4,8 @@ Says, per file that is not intact, whether it was altered after capture (left as
 rotted and was repaired from a drive (naming the drive), is missing, or had no capture-time
 digest yet (recorded now, marked "recorded later"). Runs as a verify job; every verdict
 printed is also in the job's report, ``jobs/<id>/verdicts.jsonl`` under the library. An
-accepted edition holding a damaged file needs review afterwards, and is named.
+accepted edition holding a damaged file is flagged for review (still accepted and frozen),
+and is named.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "that differs is repaired from a drive copy that still holds the captured bytes (bit "
         "rot); when no drive does, it is reported as altered after capture and left as it is. "
         "Files older than capture-time digests get theirs now (recorded later). An accepted "
-        "edition holding a damaged file needs review afterwards. Exits 1 when a file is "
-        "altered, missing or left rotten.",
+        "edition holding a damaged file is flagged for review (it stays accepted and "
+        "frozen). Exits 1 when a file is altered, missing or left rotten.",
     )
     p.add_argument("--no-repair", action="store_true", help="report bit rot without repairing it")
     p.add_argument(
@@ -78,7 +79,11 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     if report.report is not None and report.verdicts:
         print(f"every verdict: {lib.abspath(report.report)}", file=ctx.out)
     if report.editions_to_review:
-        print(f"editions needing review: {', '.join(report.editions_to_review)}", file=ctx.out)
+        print(
+            f"editions needing review: {', '.join(report.editions_to_review)} (an accepted "
+            "one stays accepted and frozen, flagged: archiver edition show NAME)",
+            file=ctx.out,
+        )
     return 0 if report.ok else 1
 
 

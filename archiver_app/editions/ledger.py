@@ -30,7 +30,7 @@ from sqlalchemy import and_, insert, or_, select
 from sqlalchemy.orm import Session
 
 from archiver_app.editions.models import Edition, EditionGap, EditionMember, EditionTarget
-from archiver_app.editions.states import Facts, TargetState
+from archiver_app.editions.states import EditionState, Facts, TargetState, is_flagged
 from archiver_app.store.fulltext import has_fulltext
 from archiver_app.store.models import CRAWL_KIND_NAMES, Job, Page, PageState, Snapshot
 from archiver_app.store.models import SnapshotState as Snap
@@ -305,6 +305,7 @@ def facts(s: Session, ed: Edition) -> Facts:
         pending=states.count(TargetState.PENDING),
         unindexed=len(members) - len(indexed(s, members)),
         unexplained=unexplained,
+        flagged=is_flagged(EditionState(ed.state), ed.review_note),
     )
 
 

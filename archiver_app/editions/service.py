@@ -11,8 +11,9 @@ Hooks for the rest of the library:
 * :func:`frozen_holders`: which accepted editions hold some captures (deletion and offload
   refuse to touch them);
 * :func:`note_changed`: captures deleted or found damaged; the accepted editions holding
-  them move to ``needs_review`` with a note saying why; :func:`refresh_editions` then
-  brings the other editions that held deleted captures up to date;
+  them are flagged for review (still accepted and frozen: only a person reopens one), the
+  reopened ones noted, each with a note saying why; :func:`refresh_editions` then brings
+  the other editions that held deleted captures up to date;
 * :func:`job_ended`: a capture, crawl or import job ended (its pages captured, failed or
   skipped, its captures indexed): the editions it feeds refresh their ledger and state
   then, so ``edition list`` and the sidebar never show a stale state.
@@ -166,7 +167,9 @@ def accept(lib: Library, name: str) -> Transition:
         if not state.frozen:
             refresh_ledger(s, ed, now)
         move = _apply(ed, transition(state, EditionEvent.ACCEPT, facts(s, ed)), now)
-        if not move.refused:
+        if move.code is TransitionCode.CLEARED:  # reviewed: still accepted since then
+            ed.review_note, ed.updated_at = None, now
+        elif not move.refused:
             ed.accepted_at, ed.review_note = now, None
         return move
 
@@ -178,7 +181,8 @@ def reopen(lib: Library, name: str) -> Transition:
         ed = get_edition(s, name)
         move = _apply(ed, transition(EditionState(ed.state), EditionEvent.REOPEN), now)
         if not move.refused:
-            ed.review_note = f"reopened {now:%Y-%m-%d %H:%M} UTC"
+            flag = f" (flagged: {ed.review_note})" if ed.review_note else ""
+            ed.review_note = f"reopened {now:%Y-%m-%d %H:%M} UTC{flag}"
         return move
 
 
@@ -354,15 +358,15 @@ def refresh_editions(
 
 
 def note_changed(s: Session, snapshot_ids: Iterable[int], why: str, now: datetime) -> list[str]:
-    """Captures were deleted or found damaged: the accepted (or reopened) editions holding
-    them need review, with ``why`` as the note. Returns their names. Runs in the caller's
-    transaction, before the captures' rows go."""
+    """Captures were deleted or found damaged: the accepted editions holding them are
+    flagged for review, yet stay frozen; the reopened ones note it. ``why`` is the note.
+    Returns their names. Runs in the caller's transaction, before the captures' rows go."""
     names: list[str] = []
     edition_ids = editions_holding(s, snapshot_ids)
     for ed in s.scalars(select(Edition).where(Edition.id.in_(sorted(edition_ids)))):
         move = _apply(ed, transition(EditionState(ed.state), EditionEvent.CHANGED), now)
-        if move.code is TransitionCode.MOVED or ed.state == EditionState.NEEDS_REVIEW:
-            ed.review_note = why  # reopened: the note says what changed since
+        if move.code is TransitionCode.FLAGGED or move.state is EditionState.NEEDS_REVIEW:
+            ed.review_note, ed.updated_at = why, now
             names.append(ed.name)
     return names
 
@@ -380,7 +384,8 @@ def snapshots_of_files(s: Session, file_ids: Iterable[int]) -> set[int]:
 
 def note_damaged_files(lib: Library, file_ids: Iterable[int], where: str) -> list[str]:
     """Verify found damaged or lost copies of ``file_ids`` on ``where``: the accepted
-    editions holding their captures need review. Returns their names."""
+    editions holding their captures are flagged for review (still frozen), the reopened
+    ones noted. Returns their names."""
     ids = sorted(set(file_ids))
     if not ids:
         return []

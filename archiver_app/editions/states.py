@@ -2,18 +2,20 @@
 
 HealthArchive's edition lifecycle::
 
-    planned -> in_progress -> search_ready -> research_ready
-                                   ^               |  (reopen, a member deleted,
-                                   |               v   a damaged copy)
+    planned -> in_progress -> search_ready -> research_ready (+ flagged: a damaged copy)
+                                   ^               |  (reopened by a person)
+                                   |               v
                                    +-------- needs_review
 
 * ``planned``: nothing of it captured yet; ``in_progress``: captures are queued or not yet
   indexed for search; ``search_ready``: no capture pending and every captured member is in
   the full-text index.
 * ``research_ready``: a person reviewed the coverage and accepted it, each gap with a
-  reason. Its membership is frozen.
-* ``needs_review``: something changed after acceptance. Membership follows the library
-  again until it is accepted anew.
+  reason. Its membership is frozen. Verify finding a member's file or copy damaged *flags*
+  it for review (``Facts.flagged``): it stays accepted and frozen, since only a person
+  unfreezes an edition; accepting it again clears the flag.
+* ``needs_review``: a person reopened it. Membership follows the library again until it is
+  accepted anew (a member deleted or damaged meanwhile is noted).
 
 :func:`transition` is the only place that decides a state; everything else asks it and
 stores what it answers. A refusal is a value with a code and a message, never an exception.
@@ -61,7 +63,7 @@ class EditionEvent(StrEnum):
     PROGRESS = "progress"  # the ledger was refreshed: recompute the automatic state
     ACCEPT = "accept"  # a person accepts the coverage
     REOPEN = "reopen"  # a person reopens an accepted edition
-    CHANGED = "changed"  # a member was deleted or a copy found damaged
+    CHANGED = "changed"  # a member was deleted (reopened) or a copy found damaged
 
 
 class TransitionCode(StrEnum):
@@ -70,23 +72,32 @@ class TransitionCode(StrEnum):
     NOT_READY = "not_ready"  # accept: captures pending or not indexed
     UNEXPLAINED_GAPS = "unexplained_gaps"  # accept: gaps without a reason
     NOTHING_CAPTURED = "nothing_captured"  # accept: an edition of nothing
+    FLAGGED = "flagged"  # changed: accepted and still frozen, flagged for review
+    CLEARED = "cleared"  # accept: a flagged accepted edition was reviewed, the flag cleared
     ALREADY_ACCEPTED = "already_accepted"
     NOT_ACCEPTED = "not_accepted"  # reopen: only an accepted edition reopens
 
     @property
     def refused(self) -> bool:
-        return self not in {TransitionCode.MOVED, TransitionCode.UNCHANGED}
+        return self not in _DONE
+
+
+_DONE = frozenset(
+    {TransitionCode.MOVED, TransitionCode.UNCHANGED, TransitionCode.FLAGGED, TransitionCode.CLEARED}
+)
 
 
 @dataclass(frozen=True)
 class Facts:
-    """What the ledger says, as far as the lifecycle cares."""
+    """What the ledger (and, for ``flagged``, the edition) says, as far as the lifecycle
+    cares."""
 
     captured: int = 0
     attempted: int = 0  # captured + failed: has any job reached any target yet?
     pending: int = 0
     unindexed: int = 0  # captured members not in the full-text index
     unexplained: tuple[str, ...] = ()  # URLs of gaps without a reason
+    flagged: bool = False  # accepted, and a damaged copy was found since
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,12 @@ class Transition:
         return self.code.refused
 
 
+def is_flagged(state: EditionState, review_note: str | None) -> bool:
+    """Is an edition flagged for review: accepted, with a note of a damaged copy found since?
+    (Accepting clears the note, so an accepted edition's note is always such an alarm.)"""
+    return state is EditionState.RESEARCH_READY and review_note is not None
+
+
 def _progress_state(facts: Facts) -> EditionState:
     if facts.pending == 0 and facts.unindexed == 0 and facts.captured > 0:
         return EditionState.SEARCH_READY
@@ -111,6 +128,8 @@ def _progress_state(facts: Facts) -> EditionState:
 
 def _accept(state: EditionState, facts: Facts) -> Transition:
     if state is EditionState.RESEARCH_READY:
+        if facts.flagged:
+            return Transition(TransitionCode.CLEARED, state, "reviewed: the flag is cleared")
         return Transition(TransitionCode.ALREADY_ACCEPTED, state, "it is already accepted")
     if facts.captured == 0:
         return Transition(TransitionCode.NOTHING_CAPTURED, state, "nothing in it is captured")
@@ -144,8 +163,10 @@ def transition(state: EditionState, event: EditionEvent, facts: Facts = Facts())
             )
         return Transition(TransitionCode.MOVED, EditionState.NEEDS_REVIEW, "reopened")
     if event is EditionEvent.CHANGED:
-        if state is EditionState.RESEARCH_READY:
-            return Transition(TransitionCode.MOVED, EditionState.NEEDS_REVIEW, "needs review")
+        if state is EditionState.RESEARCH_READY:  # only a person unfreezes it
+            return Transition(TransitionCode.FLAGGED, state, "flagged for review, still frozen")
+        if state is EditionState.NEEDS_REVIEW:
+            return Transition(TransitionCode.UNCHANGED, state, "needs review")
         return Transition(TransitionCode.UNCHANGED, state, "not accepted: nothing to review")
     # PROGRESS: accepted and reopened editions keep their state until a person acts.
     if state in {EditionState.RESEARCH_READY, EditionState.NEEDS_REVIEW}:

@@ -221,6 +221,9 @@ class EditionView(QWidget):
         note = f" — {html.escape(s.review_note, quote=False)}" if s.review_note else ""
         if s.frozen and s.accepted_at is not None:
             note = f" on {s.accepted_at:%-d %B %Y}"
+        if s.flagged:
+            flag = html.escape(s.review_note or "", quote=False)
+            note += f" — <b style='color:#b3261e'>flagged for review</b>: {flag}"
         self.state.setText(
             f"Collection <b>{html.escape(s.collection_name, quote=False)}</b>, {s.period_label} · "
             f"<b style='color:{colour}'>{STATE_TEXT[s.state]}</b>{note}"
@@ -246,7 +249,9 @@ class EditionView(QWidget):
         fixable = cov.counts.failed + cov.counts.missing
         self.capture_button.setText(f"Capture {fixable} missing URL{'s' if fixable != 1 else ''}")
         self.capture_button.setEnabled(idle and fixable > 0 and not s.frozen)
-        self.accept_button.setText("Reopen…" if s.frozen else "Accept…")
+        self.accept_button.setText(
+            "Review flag…" if s.flagged else "Reopen…" if s.frozen else "Accept…"
+        )
         self.accept_button.setEnabled(idle)
         self.export_button.setEnabled(idle and cov.counts.captured > 0)
 
@@ -355,6 +360,9 @@ class EditionView(QWidget):
 
     def accept_or_reopen(self) -> None:
         eds, name = self.library.editions, self.name
+        if self.summary is not None and self.summary.flagged:
+            self._review_flag()
+            return
         if self.summary is not None and self.summary.frozen:
             if self._confirm(
                 "Reopen this edition?",
@@ -372,6 +380,23 @@ class EditionView(QWidget):
         ):
             self._background(lambda _p, _c: eds.accept(name), self._accepted, "accept")
 
+    def _review_flag(self) -> None:
+        """A flagged accepted edition: keep it accepted (the flag cleared) or reopen it."""
+        eds, name = self.library.editions, self.name
+        box = QMessageBox(QMessageBox.Icon.Warning, "Edition flagged for review",
+                          f"{(self.summary and self.summary.review_note) or ''}.\n\nIt is "
+                          "still accepted and frozen. Once you have looked, keep it accepted "
+                          "(the flag is cleared) or reopen it to change its members.",
+                          QMessageBox.StandardButton.Cancel, self)  # fmt: skip
+        keep = box.addButton("Keep accepted", QMessageBox.ButtonRole.AcceptRole)
+        reopen = box.addButton("Reopen", QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        if box.clickedButton() is keep:
+            self._background(lambda _p, _c: eds.accept(name), self._accepted, "accept")
+        elif box.clickedButton() is reopen:
+            self._background(lambda _p, _c: eds.reopen(name), self._reopened, "reopen")
+
     def _accepted(self, change: StateChange) -> None:
         t = change.transition
         if t.refused:
@@ -380,6 +405,8 @@ class EditionView(QWidget):
                 extra = " The gaps without a reason are selected below."
                 self._highlight = set(t.unexplained)
             self._say(f"Not accepted: {t.message}.{extra}", error=True)
+        elif t.code is TransitionCode.CLEARED:
+            self._say("Reviewed: the flag is cleared; the edition stays accepted and frozen.")
         else:
             self._say("Accepted: the edition is research ready and frozen.")
         self._after(change.changes)

@@ -76,6 +76,7 @@ class Sidebar(QTreeWidget):
                 for e in (e for e in editions if e.collection == c.slug):
                     edition = self._add(parent, SidebarEntry("edition", e.name, e.name))
                     state = e.state.value.replace("_", " ")
+                    state += ", flagged for review" if e.flagged else ""
                     edition.setToolTip(0, f"Edition {e.name}: {e.period_label}, {state}")
         if tags:
             group = self._group("Tags")

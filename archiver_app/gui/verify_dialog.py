@@ -160,7 +160,8 @@ class VerifyResultsDialog(QDialog):
         )
         review = (
             f"\nEditions needing review (a file of theirs is damaged): "
-            f"{', '.join(f.editions_to_review)}."
+            f"{', '.join(f.editions_to_review)}. An accepted one stays accepted and frozen, "
+            "flagged for review: open it to see why."
             if f.editions_to_review
             else ""
         )

@@ -116,8 +116,8 @@ def verify_snapshots(
     parallelism).
 
     With ``review_editions``, the accepted editions holding a file found damaged (altered,
-    missing, rotten or repaired: what the drives scrub of this computer counts) move to
-    *needs review*, as the scrub moves them; the report names them.
+    missing, rotten or repaired: what the drives scrub of this computer counts) are flagged
+    for review (still accepted and frozen), as the scrub flags them; the report names them.
     """
     cancel = cancel or CancelToken()
     workers = max(1, threads if threads is not None else library_policy(lib).parallelism)

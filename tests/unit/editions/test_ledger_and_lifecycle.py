@@ -127,7 +127,7 @@ def test_a_frozen_member_cannot_be_deleted_until_the_edition_is_reopened(
     assert refused.unexplained == (f"{H}/a",)
 
 
-def test_a_damaged_member_found_by_verify_puts_the_edition_up_for_review(
+def test_a_damaged_member_found_by_verify_flags_the_edition_for_review(
     library: Library,
 ) -> None:
     build(library)
@@ -149,7 +149,8 @@ def test_a_damaged_member_found_by_verify_puts_the_edition_up_for_review(
     result = verify_library(library, repair=False)
     assert len(result.corrupted) == 1 and result.editions_to_review == ["e"]
     e = library.editions.get("e")
-    assert e.state is EditionState.NEEDS_REVIEW and "damaged" in (e.review_note or "")
+    assert e.state is EditionState.RESEARCH_READY and e.flagged and e.frozen
+    assert "damaged" in (e.review_note or "")
 
 
 def test_the_user_can_choose_another_capture_to_represent_a_url(library: Library) -> None:

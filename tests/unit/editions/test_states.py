@@ -63,6 +63,11 @@ def test_accept_reopen_and_change() -> None:
     )
     assert transition(S.RESEARCH_READY, EditionEvent.REOPEN).state is S.NEEDS_REVIEW
     assert transition(S.SEARCH_READY, EditionEvent.REOPEN).code is TransitionCode.NOT_ACCEPTED
-    assert transition(S.RESEARCH_READY, EditionEvent.CHANGED).state is S.NEEDS_REVIEW
+    flagged = transition(S.RESEARCH_READY, EditionEvent.CHANGED)  # only a person unfreezes
+    assert flagged.state is S.RESEARCH_READY and flagged.code is TransitionCode.FLAGGED
+    assert not flagged.refused
+    assert transition(S.NEEDS_REVIEW, EditionEvent.CHANGED).state is S.NEEDS_REVIEW
+    cleared = transition(S.RESEARCH_READY, EditionEvent.ACCEPT, Facts(captured=3, flagged=True))
+    assert cleared.code is TransitionCode.CLEARED and cleared.state is S.RESEARCH_READY
     assert transition(S.IN_PROGRESS, EditionEvent.CHANGED).code is TransitionCode.UNCHANGED
     assert S.RESEARCH_READY.frozen and not any(s.frozen for s in S if s is not S.RESEARCH_READY)
