@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
@@ -22,6 +23,9 @@ from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.models import Collection
 from archiver_app.units import counted
+
+if TYPE_CHECKING:
+    from archiver_app.editions.release import ReleaseInPlace
 
 __all__ = [
     "CaptureQueued",
@@ -205,6 +209,13 @@ class EditionsManager:
             job_id, len(urls), f"queued {counted(len(urls), 'URL')} as job {job_id}",
             Changes(collections=True, jobs=True),
         )  # fmt: skip
+
+    def release_in_place(self, output: Path) -> ReleaseInPlace | None:
+        """What a release to ``output`` would replace (the WACZ and reports there, and
+        whether they are an accepted edition's release); None when nothing is there."""
+        from archiver_app.editions.release import release_in_place
+
+        return release_in_place(output)
 
     def queue_release(
         self,

@@ -29,6 +29,7 @@ WACZ, each atomically: an interrupted release leaves no half-written file.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -93,6 +94,43 @@ def release_paths(output: Path) -> list[Path]:
     ]
 
 
+@dataclass(frozen=True)
+class ReleaseInPlace:
+    """The files of a release already at an output: what writing there would replace.
+    ``edition`` and ``state`` are read from its coverage report (None: no readable one)."""
+
+    files: tuple[Path, ...]  # the WACZ and the reports that exist
+    edition: str | None = None
+    state: str | None = None
+
+    @property
+    def accepted(self) -> bool:
+        """Is it the release of an accepted (research ready) edition?"""
+        return self.state == EditionState.RESEARCH_READY
+
+    def describe(self) -> str:
+        """' (the accepted release of edition NAME)', ' (a STATE draft of edition NAME)',
+        or '' when no report says, for a message."""
+        if self.accepted:
+            return f" (the accepted release of edition {self.edition})"
+        if self.state is not None:
+            return f" (a {self.state} draft of edition {self.edition})"
+        return ""
+
+
+def release_in_place(output: Path) -> ReleaseInPlace | None:
+    """What a release to ``output`` would replace (None: nothing is there)."""
+    output = Path(output).absolute()
+    files = tuple(p for p in (output, *release_paths(output)) if p.exists())
+    if not files:
+        return None
+    try:
+        report = json.loads(release_paths(output)[0].read_text(encoding="utf-8"))
+        return ReleaseInPlace(files, str(report["edition"]), str(report["state"]))
+    except (OSError, ValueError, KeyError, TypeError):  # none, or not one of ours
+        return ReleaseInPlace(files)
+
+
 def export_edition(
     lib: Library,
     name: str,
@@ -130,8 +168,9 @@ def export_edition(
     if not members:
         raise InputError(f"edition {name} has no captured member to export")
     reports = release_paths(Path(output).absolute())
-    if not overwrite and (taken := [p for p in (Path(output), *reports) if p.exists()]):
-        raise InputError(f"{taken[0]} exists already; use --overwrite to replace the release")
+    if not overwrite and (there := release_in_place(Path(output))):
+        raise InputError(f"{there.files[0]} exists already{there.describe()}; use "
+                         "--overwrite to replace that release and its reports")  # fmt: skip
     bring_back(lib, members, progress=progress, cancel=cancel)
     check_members(lib, name, state, release_files(lib, members), members,
                   progress=progress, cancel=cancel)  # fmt: skip

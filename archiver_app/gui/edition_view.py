@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -49,6 +47,7 @@ from archiver_app.api.editions import (
     StateChange,
 )
 from archiver_app.editions.states import TransitionCode
+from archiver_app.gui.edition_release import release_output, release_written
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.export_signing import SigningChoice
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
@@ -445,26 +444,17 @@ class EditionView(QWidget):
                       f"Capture job {job_id} finished.")  # fmt: skip
 
     def export_release(self) -> None:
-        start = str(Path.home() / f"{self.name}.wacz")
-        path, _filter = QFileDialog.getSaveFileName(
-            self, "Export the edition's release", start, "Web archive (*.wacz)"
-        )
-        if not path:
+        chosen = release_output(self, self.library.editions, self.name)
+        if chosen is None:
             return
-        out = Path(path) if path.endswith(".wacz") else Path(path + ".wacz")
+        out, overwrite = chosen
         sign, stamp = self.signing.sign(), self.signing.timestamp()
         job_id = self.library.editions.queue_release(
-            self.name, out, overwrite=out.exists(), sign=sign, timestamp=stamp
+            self.name, out, overwrite=overwrite, sign=sign, timestamp=stamp
         )
         self._say(f"Writing the release to {out}…")
-
-        def written(result: object) -> str:  # a ReleaseResult: the WACZ's is in .wacz
-            wacz = getattr(result, "wacz", None)
-            proof = SigningChoice.outcome(wacz, sign) if wacz is not None else []
-            return " ".join([f"Release written: {out}, with its coverage report, target "
-                             "ledger and bibliography beside it.", *proof])  # fmt: skip
-
-        self._run_job(job_id, f"release of edition {self.name}", written)
+        self._run_job(job_id, f"release of edition {self.name}",
+                      lambda result: release_written(out, result, sign))  # fmt: skip
 
     def _run_job(self, job_id: int, label: str, message: str | Callable[[object], str]) -> None:
         """Run a queued job in a child process, as the app runs every job; ``message`` says

@@ -3,13 +3,15 @@ that would replace an accepted one, and members that changed while the view was 
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from archiver_app import cli
 from archiver_app.api.editions import EditionState
+from archiver_app.crawl.api import list_jobs
 from archiver_app.gui.edition_view import EditionView
 from archiver_app.library import Library
 from tests.unit.editions.accepted import accepted_edition
@@ -56,3 +58,42 @@ def test_a_flagged_edition_says_why_and_is_kept_accepted_on_review(
     e = library.editions.get("c-2024")
     assert e.state is EditionState.RESEARCH_READY and not e.flagged
     assert view.accept_button.text() == "Reopen…"
+
+
+def test_a_draft_replaces_an_accepted_release_only_when_told_plainly(
+    qtbot: Any, library: Library, op_runner: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
+    accepted_edition(library, tmp_path)
+    out = tmp_path / "release" / "c-2024.wacz"
+    out.parent.mkdir()
+    root = str(library.root)
+    assert cli.main(["--library", root, "edition", "export", "c-2024", str(out)]) == 0
+    accepted = {p.name: p.read_bytes() for p in out.parent.iterdir()}
+    assert len(accepted) == 6
+    assert not library.editions.reopen("c-2024").refused  # what it would write is a draft
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(out), ""))
+    asked: list[tuple[Any, ...]] = []
+
+    def warning(*a: Any) -> QMessageBox.StandardButton:
+        asked.append(a)
+        return answer
+
+    monkeypatch.setattr(QMessageBox, "warning", warning)
+    view = open_view(qtbot, library, "c-2024", op_runner)
+    answer = QMessageBox.StandardButton.No
+    view.export_button.click()
+    (_parent, title, text, _buttons, default) = asked[0]
+    assert title == "Replace an accepted release?"
+    assert "is the accepted release of edition c-2024" in text
+    assert "c-2024.coverage.json" in text and "a draft of edition c-2024" in text
+    assert default == QMessageBox.StandardButton.No
+    assert {p.name: p.read_bytes() for p in out.parent.iterdir()} == accepted  # untouched
+    assert len([j for j in list_jobs(library) if j.kind == "export"]) == 1  # the CLI's
+
+    answer = QMessageBox.StandardButton.Yes
+    with qtbot.waitSignal(view.changed, timeout=120_000):
+        view.export_button.click()
+    sha256 = hashlib.sha256(out.read_bytes()).hexdigest()
+    assert f"Its SHA-256 (what to cite): {sha256}." in view.notice.text(), view.notice.text()
+    assert out.read_bytes() != accepted[out.name]
+    assert '"state": "needs_review"' in (out.parent / "c-2024.coverage.json").read_text()

@@ -68,6 +68,11 @@ def test_a_release_over_an_existing_wacz_needs_overwrite(
     out.write_bytes(b"an earlier file")
     assert _release(root, out) != 0
     assert f"{out} exists already; use --overwrite" in capsys.readouterr().err
+    release = tmp_path / "rel"  # over an accepted release, the refusal says so
+    release.mkdir()
+    assert _release(root, release / "a.wacz") == 0
+    assert _release(root, release / "a.wacz") != 0
+    assert "(the accepted release of edition " in capsys.readouterr().err
     assert out.read_bytes() == b"an earlier file"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("x.")] == ["x.wacz"]
 
