@@ -159,6 +159,38 @@ def _good(state: str, status: int | None) -> bool:
     return state == Snap.COMPLETE and (status is None or status < 500)
 
 
+class Fit(StrEnum):
+    """Can a capture stand for its URL in an edition? The one rule for what counts as
+    captured: the ledger counts only ``FITS``, and a member the user chooses must fit."""
+
+    FITS = "fits"
+    OTHER_COLLECTION = "other_collection"
+    INCOMPLETE = "incomplete"
+    SERVER_ERROR = "server_error"  # a 5xx answer: a capture of the failure
+    OUT_OF_PERIOD = "out_of_period"  # and not by a job queued for the edition
+
+
+def fit(
+    ed: Edition,
+    *,
+    collection_id: int | None,
+    state: str,
+    status: int | None,
+    captured_at: datetime,
+    job_id: int | None,
+) -> Fit:
+    """Whether a capture (its columns) counts as captured in ``ed``, or why not."""
+    if collection_id != ed.collection_id:
+        return Fit.OTHER_COLLECTION
+    if state != Snap.COMPLETE:
+        return Fit.INCOMPLETE
+    if not _good(state, status):
+        return Fit.SERVER_ERROR
+    if not (ed.period_start <= captured_at < ed.period_end or job_id in (ed.job_ids or [])):
+        return Fit.OUT_OF_PERIOD
+    return Fit.FITS
+
+
 def _captures(s: Session, ed: Edition, seen: dict[str, _Seen]) -> dict[str, list[_Capture]]:
     """Good captures of each URL key in the collection, within the period or by the
     edition's own jobs, plus those the jobs' pages point at.
@@ -166,8 +198,6 @@ def _captures(s: Session, ed: Edition, seen: dict[str, _Seen]) -> dict[str, list
     Only ``url_key IN (...)`` is asked of the database, so that it walks the url_key index;
     the rest is decided here (with more conditions SQLite may scan the collection instead).
     """
-    own = set(ed.job_ids or [])
-    start, end = ed.period_start, ed.period_end
     cols = (Snapshot.id, Snapshot.url_key, Snapshot.captured_at, Snapshot.state,
             Snapshot.http_status, Snapshot.collection_id, Snapshot.job_id)  # fmt: skip
     found: dict[int, _Capture] = {}
@@ -175,11 +205,9 @@ def _captures(s: Session, ed: Edition, seen: dict[str, _Seen]) -> dict[str, list
         for sid, key, at, state, status, cid, job in s.execute(
             select(*cols).where(Snapshot.url_key.in_(keys))
         ):
-            if (
-                cid == ed.collection_id
-                and _good(state, status)
-                and (start <= at < end or job in own)
-            ):
+            how = fit(ed, collection_id=cid, state=state, status=status, captured_at=at,
+                      job_id=job)  # fmt: skip
+            if how is Fit.FITS:
                 found[sid] = _Capture(sid, key, at)
     linked = {sid: key for key, e in seen.items() for sid in e.snapshots}
     for ids in chunks(sorted(set(linked) - set(found))):
@@ -278,8 +306,13 @@ def refresh_ledger(s: Session, ed: Edition, now: datetime, list_urls: Iterable[s
 
 
 def _choose(member: EditionMember | None, candidates: list[_Capture]) -> int | None:
-    """The user's choice while it exists, else the last complete capture."""
-    if member is not None and member.chosen_by == "user" and member.snapshot_id is not None:
+    """The user's choice while it exists and counts (:func:`fit`), else the last good
+    capture."""
+    if (
+        member is not None
+        and member.chosen_by == "user"
+        and any(c.id == member.snapshot_id for c in candidates)
+    ):
         return member.snapshot_id
     if not candidates:
         return None

@@ -32,7 +32,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from archiver_app.editions.coverage import Coverage, read_coverage
-from archiver_app.editions.ledger import chunks, facts, refresh_ledger
+from archiver_app.editions.ledger import Fit, chunks, facts, fit, refresh_ledger
 from archiver_app.editions.models import Edition, EditionGap, EditionMember, EditionTarget
 from archiver_app.editions.states import (
     EditionEvent,
@@ -50,7 +50,6 @@ from archiver_app.store.models import (
     File,
     Job,
     Snapshot,
-    SnapshotState,
 )
 from archiver_app.units import counted
 from archiver_app.warc.surt import url_key
@@ -194,6 +193,7 @@ class EditOutcome(StrEnum):
     NOT_A_TARGET = "not_a_target"
     NOT_A_GAP = "not_a_gap"
     NOT_A_CAPTURE = "not_a_capture"  # choose: that capture is not of this URL
+    NOT_COUNTED = "not_counted"  # choose: a 5xx answer, or outside the period
 
 
 @dataclass(frozen=True)
@@ -253,16 +253,24 @@ def choose_member(lib: Library, name: str, url: str, snapshot_id: int) -> Edit:
         if target is None:
             return Edit(EditOutcome.NOT_A_TARGET, f"{url} is not a target of edition {name}")
         snap = s.get(Snapshot, snapshot_id)
-        if (
-            snap is None
-            or snap.url_key != target.url_key
-            or snap.state != SnapshotState.COMPLETE
-            or snap.collection_id != ed.collection_id
-        ):
+        why = None if snap is None else fit(
+            ed, collection_id=snap.collection_id, state=snap.state, status=snap.http_status,
+            captured_at=snap.captured_at, job_id=snap.job_id,
+        )  # fmt: skip
+        if snap is None or snap.url_key != target.url_key or why in _NOT_A_CAPTURE:
             return Edit(
                 EditOutcome.NOT_A_CAPTURE,
                 f"capture {snapshot_id} is not a complete capture of {url} in this collection",
             )
+        if why is Fit.SERVER_ERROR:
+            return Edit(EditOutcome.NOT_COUNTED, (
+                f"capture {snapshot_id} is the server's HTTP {snap.http_status} error answer, "
+                "not the page: it does not count as captured"))  # fmt: skip
+        if why is Fit.OUT_OF_PERIOD:
+            return Edit(EditOutcome.NOT_COUNTED, (
+                f"capture {snapshot_id} was taken {snap.captured_at:%Y-%m-%d}, outside the "
+                f"edition's period ({_period_text(ed)}) and not by a job queued for it: it "
+                "does not count as captured"))  # fmt: skip
         member = s.get(EditionMember, target.id)
         if member is None:
             member = EditionMember(target_id=target.id, edition_id=ed.id)
@@ -270,6 +278,14 @@ def choose_member(lib: Library, name: str, url: str, snapshot_id: int) -> Edit:
         member.snapshot_id, member.chosen_by, member.chosen_at = snap.id, "user", lib.clock()
         target.state = TargetState.CAPTURED.value
         return Edit(EditOutcome.DONE, f"capture {snap.uid} now represents {url}")
+
+
+_NOT_A_CAPTURE = frozenset({Fit.OTHER_COLLECTION, Fit.INCOMPLETE})
+
+
+def _period_text(ed: Edition) -> str:
+    last = ed.period_end - timedelta(days=1)
+    return f"{ed.period_start:%Y-%m-%d} to {last:%Y-%m-%d}"
 
 
 def coverage(lib: Library, name: str) -> Coverage:

@@ -22,6 +22,7 @@ from archiver_app.library import Library
 from archiver_app.mirror.scrub import verify_library
 from archiver_app.store.models import File, Snapshot
 from tests.helpers.crawl_site import MemoryPage, MemorySiteFetcher
+from tests.helpers.snapshots import add_snapshot
 from tests.unit.editions.memory_site import H, build, crawl, index_everything
 
 
@@ -210,3 +211,37 @@ def test_a_member_that_is_an_error_page_is_named_by_every_report(
     assert main(["--library", str(library.root), "edition", "show", "rivers-2026"]) == 0
     out = capsys.readouterr().out
     assert f"  captured 404  {H}/b  (the server answered with an error)" in out.splitlines()
+
+
+def test_a_capture_that_would_not_count_as_captured_cannot_be_chosen(library: Library) -> None:
+    """One rule for the ledger and for a choice: complete, not a 5xx answer, in the period
+    (or by a job queued for the edition)."""
+    from datetime import UTC, datetime
+
+    from archiver_app.editions.models import EditionMember
+
+    build(library)
+    library.editions.create("rivers", "e", year=2026)
+    member = next(t for t in library.editions.coverage("e").targets if t.url == f"{H}/a")
+    error = add_snapshot(library, f"{H}/a", collection="rivers",
+                         captured_at=datetime(2026, 1, 2, tzinfo=UTC))  # fmt: skip
+    with library.write() as s:
+        s.execute(update(Snapshot).where(Snapshot.id == error).values(http_status=500))
+    before = add_snapshot(library, f"{H}/a", collection="rivers",
+                          captured_at=datetime(2025, 12, 31, 23, tzinfo=UTC))  # fmt: skip
+
+    refused = library.editions.choose_member("e", f"{H}/a", error)
+    assert refused.edit.code is EditOutcome.NOT_COUNTED
+    assert "HTTP 500 error answer" in refused.edit.message
+    refused = library.editions.choose_member("e", f"{H}/a", before)
+    assert refused.edit.code is EditOutcome.NOT_COUNTED
+    assert "outside the edition's period (2026-01-01 to 2026-12-31)" in refused.edit.message
+    kept = next(t for t in library.editions.coverage("e").targets if t.url == f"{H}/a")
+    assert (kept.snapshot_id, kept.chosen_by) == (member.snapshot_id, "default")
+
+    with library.write() as s:  # a choice made before the rule: the ledger does not count it
+        s.execute(update(EditionMember).where(EditionMember.snapshot_id == member.snapshot_id)
+                  .values(snapshot_id=error, chosen_by="user"))  # fmt: skip
+    library.editions.refresh("e")
+    kept = next(t for t in library.editions.coverage("e").targets if t.url == f"{H}/a")
+    assert (kept.snapshot_id, kept.chosen_by) == (member.snapshot_id, "default")
