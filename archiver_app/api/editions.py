@@ -7,6 +7,7 @@ itself is in :mod:`archiver_app.editions`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -18,7 +19,13 @@ from archiver_app.api.changes import Changes
 from archiver_app.editions import service
 from archiver_app.editions.coverage import Counts, Coverage, coverage_json, coverage_markdown
 from archiver_app.editions.models import Edition
-from archiver_app.editions.states import EditionState, TargetState, Transition, is_flagged
+from archiver_app.editions.states import (
+    EditionState,
+    MemberChange,
+    TargetState,
+    Transition,
+    is_flagged,
+)
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.models import Collection
@@ -35,6 +42,7 @@ __all__ = [
     "EditionState",
     "EditionSummary",
     "EditionsManager",
+    "MemberChange",
     "StateChange",
     "TargetState",
 ]
@@ -176,11 +184,18 @@ class EditionsManager:
     def refresh(self, name: str) -> StateChange:
         return StateChange(service.refresh(self._lib, name), _EDITED)
 
-    def accept(self, name: str) -> StateChange:
-        return StateChange(service.accept(self._lib, name), _EDITED)
+    def accept(self, name: str, seen: Mapping[str, int | None] | None = None) -> StateChange:
+        """Accept ``name``; ``seen``: the members the reviewer was shown (URL -> capture
+        id): refused, naming them, when the library changed them since."""
+        return StateChange(service.accept(self._lib, name, seen), _EDITED)
 
     def reopen(self, name: str) -> StateChange:
+        """Reopen ``name``; its transition's ``changed`` names the members that changed."""
         return StateChange(service.reopen(self._lib, name), _EDITED)
+
+    def reopen_preview(self, name: str) -> tuple[MemberChange, ...]:
+        """The members reopening ``name`` would change now (newer captures since)."""
+        return service.reopen_preview(self._lib, name)
 
     def explain_gap(self, name: str, url: str, reason: str) -> EditResult:
         return EditResult(service.explain_gap(self._lib, name, url, reason), _EDITED)

@@ -198,6 +198,12 @@ def _state_change(change: StateChange, name: str, ctx: Context) -> int:
             print(f"give one with: archiver edition gap {name} URL --reason TEXT", file=ctx.err)
         return 1
     print(f"edition {name}: {t.message}, now {t.state.value}", file=ctx.out)
+    if t.changed:
+        print(f"{counted(len(t.changed), 'member')} changed (a URL captured again since is "
+              f"represented by its newest capture; `archiver edition choose {name} URL ID` "
+              "picks another):", file=ctx.out)  # fmt: skip
+    for moved in t.changed:
+        print(f"  {moved}", file=ctx.out)
     return 0
 
 

@@ -30,7 +30,13 @@ from sqlalchemy import and_, insert, or_, select
 from sqlalchemy.orm import Session
 
 from archiver_app.editions.models import Edition, EditionGap, EditionMember, EditionTarget
-from archiver_app.editions.states import EditionState, Facts, TargetState, is_flagged
+from archiver_app.editions.states import (
+    EditionState,
+    Facts,
+    MemberChange,
+    TargetState,
+    is_flagged,
+)
 from archiver_app.store.fulltext import has_fulltext
 from archiver_app.store.models import CRAWL_KIND_NAMES, Job, Page, PageState, Snapshot
 from archiver_app.store.models import SnapshotState as Snap
@@ -317,6 +323,48 @@ def _choose(member: EditionMember | None, candidates: list[_Capture]) -> int | N
     if not candidates:
         return None
     return max(candidates, key=lambda c: (c.captured_at, c.id)).id
+
+
+def members_by_key(s: Session, ed: Edition) -> dict[str, tuple[str, int | None]]:
+    """Each target's URL key -> its URL and member capture (None: no member)."""
+    return {
+        key: (url, sid)
+        for key, url, sid in s.execute(
+            select(EditionTarget.url_key, EditionTarget.url, EditionMember.snapshot_id)
+            .outerjoin(EditionMember, EditionMember.target_id == EditionTarget.id)
+            .where(EditionTarget.edition_id == ed.id)
+        )
+    }
+
+
+def member_changes(
+    before: dict[str, tuple[str, int | None]], after: dict[str, tuple[str, int | None]]
+) -> tuple[MemberChange, ...]:
+    """The URLs whose member differs between two :func:`members_by_key` readings."""
+    out = []
+    for key in sorted(set(before) | set(after)):
+        url, was = before.get(key, (None, None))
+        url2, now = after.get(key, (None, None))
+        if was != now:
+            out.append(MemberChange(str(url or url2), was, now))
+    return tuple(out)
+
+
+def pending_member_changes(s: Session, ed: Edition) -> tuple[MemberChange, ...]:
+    """What :func:`refresh_ledger` would change of ``ed``'s members now (it only reads):
+    a URL captured again since would be represented by its newest capture."""
+    seen = _gather(s, ed, ())
+    captures = _captures(s, ed, seen)
+    members = {m.target_id: m for m in s.scalars(
+        select(EditionMember).where(EditionMember.edition_id == ed.id))}  # fmt: skip
+    targets = {t.url_key: t.id for t in s.scalars(
+        select(EditionTarget).where(EditionTarget.edition_id == ed.id))}  # fmt: skip
+    current = members_by_key(s, ed)
+    planned = {
+        key: (entry.url, _choose(members.get(targets.get(key, -1)), captures.get(key, [])))
+        for key, entry in seen.items()
+    }
+    return member_changes(current, planned)
 
 
 def facts(s: Session, ed: Edition) -> Facts:

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 
@@ -32,11 +32,21 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from archiver_app.editions.coverage import Coverage, read_coverage
-from archiver_app.editions.ledger import Fit, chunks, facts, fit, refresh_ledger
+from archiver_app.editions.ledger import (
+    Fit,
+    chunks,
+    facts,
+    fit,
+    member_changes,
+    members_by_key,
+    pending_member_changes,
+    refresh_ledger,
+)
 from archiver_app.editions.models import Edition, EditionGap, EditionMember, EditionTarget
 from archiver_app.editions.states import (
     EditionEvent,
     EditionState,
+    MemberChange,
     TargetState,
     Transition,
     TransitionCode,
@@ -156,16 +166,26 @@ def refresh(lib: Library, name: str) -> Transition:
         return _apply(ed, move, now)
 
 
-def accept(lib: Library, name: str) -> Transition:
+def accept(lib: Library, name: str, seen: Mapping[str, int | None] | None = None) -> Transition:
     """Accept the coverage: refused while captures are pending or unindexed, or while a gap
-    has no reason (the transition lists them)."""
+    has no reason (the transition lists them).
+
+    ``seen``: the members the reviewer was shown (URL -> capture id; a URL without one has
+    none). When the library changed them since (a newer capture arrived), the accept is
+    refused naming them, so what is frozen is what the reviewer saw.
+    """
     now = lib.clock()
     with lib.write() as s:
         ed = get_edition(s, name)
         state = EditionState(ed.state)
         if not state.frozen:
             refresh_ledger(s, ed, now)
-        move = _apply(ed, transition(state, EditionEvent.ACCEPT, facts(s, ed)), now)
+        known = facts(s, ed)
+        if seen is not None and not state.frozen:
+            shown = {url_key(url): (url, sid) for url, sid in seen.items()}
+            changed = member_changes(shown, members_by_key(s, ed))
+            known = replace(known, changed=changed)
+        move = _apply(ed, transition(state, EditionEvent.ACCEPT, known), now)
         if move.code is TransitionCode.CLEARED:  # reviewed: still accepted since then
             ed.review_note, ed.updated_at = None, now
         elif not move.refused:
@@ -174,7 +194,9 @@ def accept(lib: Library, name: str) -> Transition:
 
 
 def reopen(lib: Library, name: str) -> Transition:
-    """Unfreeze an accepted edition: it needs review again before it is accepted anew."""
+    """Unfreeze an accepted edition: it needs review again before it is accepted anew. Its
+    ledger follows the library again at once; the transition names the members that
+    changed (a URL captured again since is represented by its newest capture)."""
     now = lib.clock()
     with lib.write() as s:
         ed = get_edition(s, name)
@@ -182,7 +204,17 @@ def reopen(lib: Library, name: str) -> Transition:
         if not move.refused:
             flag = f" (flagged: {ed.review_note})" if ed.review_note else ""
             ed.review_note = f"reopened {now:%Y-%m-%d %H:%M} UTC{flag}"
+            before = members_by_key(s, ed)
+            refresh_ledger(s, ed, now)
+            s.flush()
+            move = replace(move, changed=member_changes(before, members_by_key(s, ed)))
         return move
+
+
+def reopen_preview(lib: Library, name: str) -> tuple[MemberChange, ...]:
+    """The members reopening ``name`` would change now (it changes nothing)."""
+    with lib.session() as s:
+        return pending_member_changes(s, get_edition(s, name))
 
 
 class EditOutcome(StrEnum):

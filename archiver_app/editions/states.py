@@ -76,6 +76,7 @@ class TransitionCode(StrEnum):
     CLEARED = "cleared"  # accept: a flagged accepted edition was reviewed, the flag cleared
     ALREADY_ACCEPTED = "already_accepted"
     NOT_ACCEPTED = "not_accepted"  # reopen: only an accepted edition reopens
+    MEMBERS_CHANGED = "members_changed"  # accept: members changed since the reviewer looked
 
     @property
     def refused(self) -> bool:
@@ -85,6 +86,20 @@ class TransitionCode(StrEnum):
 _DONE = frozenset(
     {TransitionCode.MOVED, TransitionCode.UNCHANGED, TransitionCode.FLAGGED, TransitionCode.CLEARED}
 )
+
+
+@dataclass(frozen=True)
+class MemberChange:
+    """A URL whose member (the capture standing for it) is not the one it was."""
+
+    url: str
+    before: int | None  # a capture id; None: no member
+    after: int | None
+
+    def __str__(self) -> str:
+        was = f"capture {self.before}" if self.before is not None else "none"
+        now = f"capture {self.after}" if self.after is not None else "none"
+        return f"{self.url}: {was} -> {now}"
 
 
 @dataclass(frozen=True)
@@ -98,6 +113,7 @@ class Facts:
     unindexed: int = 0  # captured members not in the full-text index
     unexplained: tuple[str, ...] = ()  # URLs of gaps without a reason
     flagged: bool = False  # accepted, and a damaged copy was found since
+    changed: tuple[MemberChange, ...] = ()  # accept: members not the ones the reviewer saw
 
 
 @dataclass(frozen=True)
@@ -106,6 +122,9 @@ class Transition:
     state: EditionState  # the state after the event (the old one when refused)
     message: str
     unexplained: tuple[str, ...] = ()
+    #: accept refused: the members that changed since the reviewer looked; reopen: the
+    #: members the library's newer (or fewer) captures changed
+    changed: tuple[MemberChange, ...] = ()
 
     @property
     def refused(self) -> bool:
@@ -140,6 +159,13 @@ def _accept(state: EditionState, facts: Facts) -> Transition:
         if facts.unindexed:
             parts.append(f"not indexed for search yet: {counted(facts.unindexed, 'capture')}")
         return Transition(TransitionCode.NOT_READY, state, "; ".join(parts))
+    if facts.changed:
+        return Transition(
+            TransitionCode.MEMBERS_CHANGED,
+            state,
+            f"{counted(len(facts.changed), 'member')} changed since you looked: review them again",
+            changed=facts.changed,
+        )
     if facts.unexplained:
         n = len(facts.unexplained)
         what = "1 gap has no reason" if n == 1 else f"{n} gaps have no reason"

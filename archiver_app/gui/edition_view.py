@@ -5,7 +5,9 @@ reason the user types in place; and the three actions of a review: **Capture N m
 URLs** (one capture job, run in a child process like every capture), **Accept…** (refused
 with the reason shown above the table, the unexplained gaps picked out) and **Export
 release…** (an export job, signed and timestamped when the boxes beside it say so). An
-accepted edition is frozen: reasons are read-only and a **Reopen…** button replaces Accept.
+accepted edition is frozen: reasons are read-only and a **Reopen…** button replaces Accept
+(**Review flag…** when verify flagged it). Accept freezes the members shown (refused when
+they changed since); Reopen names the members it would change before asking.
 
 Everything goes through ``lib.editions`` and the job runtime; long work runs on the op
 runner, never on the GUI thread. :func:`open_edition` is the main window's hook; it
@@ -44,6 +46,7 @@ from archiver_app.api.editions import (
     EditionState,
     EditionSummary,
     EditResult,
+    MemberChange,
     StateChange,
 )
 from archiver_app.editions.states import TransitionCode
@@ -333,7 +336,8 @@ class EditionView(QWidget):
 
     def _say(self, text: str, *, error: bool = False) -> None:
         colour = "#b3261e" if error else "#1b7f3b"
-        self.notice.setText(f"<span style='color:{colour}'>{html.escape(text, quote=False)}</span>")
+        said = html.escape(text, quote=False).replace("\n", "<br>")
+        self.notice.setText(f"<span style='color:{colour}'>{said}</span>")
         self.notice.show()
 
     # ------------------------------------------------------------------ actions
@@ -363,11 +367,8 @@ class EditionView(QWidget):
             self._review_flag()
             return
         if self.summary is not None and self.summary.frozen:
-            if self._confirm(
-                "Reopen this edition?",
-                "Reopening unfreezes it: it will need review and acceptance again.",
-            ):
-                self._background(lambda _p, _c: eds.reopen(name), self._reopened, "reopen")
+            self._background(lambda _p, _c: eds.reopen_preview(name), self._ask_reopen,
+                             "reopen preview")  # fmt: skip
             return
         # with a gap left unexplained the edition refuses: say why without asking first
         unexplained = self.coverage is not None and any(
@@ -377,7 +378,21 @@ class EditionView(QWidget):
             "Accept this edition?",
             "Accepting freezes its membership: its captures cannot be deleted until you reopen it.",
         ):
-            self._background(lambda _p, _c: eds.accept(name), self._accepted, "accept")
+            seen = {t.url: t.snapshot_id for t in self.coverage.targets} if self.coverage else None
+            self._background(lambda _p, _c: eds.accept(name, seen), self._accepted, "accept")
+
+    def _ask_reopen(self, changes: tuple[MemberChange, ...]) -> None:
+        """Reopen once the user has read which members it would change; No by default."""
+        eds, name = self.library.editions, self.name
+        text = "Reopening unfreezes it: it will need review and acceptance again."
+        if changes:
+            text += (
+                f"\n\nIts members follow the library again: {counted(len(changes), 'member')} "
+                "would change (a URL captured again since is represented by its newest "
+                "capture):\n" + _listed(changes)
+            )
+        if self._confirm("Reopen this edition?", text, default_no=True):
+            self._background(lambda _p, _c: eds.reopen(name), self._reopened, "reopen")
 
     def _review_flag(self) -> None:
         """A flagged accepted edition: keep it accepted (the flag cleared) or reopen it."""
@@ -403,6 +418,9 @@ class EditionView(QWidget):
             if t.unexplained:
                 extra = " The gaps without a reason are selected below."
                 self._highlight = set(t.unexplained)
+            if t.changed:
+                extra = " Nothing was frozen; the members are shown as they are now.\n"
+                extra += _listed(t.changed)
             self._say(f"Not accepted: {t.message}.{extra}", error=True)
         elif t.code is TransitionCode.CLEARED:
             self._say("Reviewed: the flag is cleared; the edition stays accepted and frozen.")
@@ -412,11 +430,16 @@ class EditionView(QWidget):
 
     def _reopened(self, change: StateChange) -> None:
         t = change.transition
-        self._say("Reopened: it needs review." if not t.refused else t.message, error=t.refused)
+        said = "Reopened: it needs review." if not t.refused else t.message
+        if t.changed:
+            said += f" {counted(len(t.changed), 'member')} changed:\n{_listed(t.changed)}"
+        self._say(said, error=t.refused)
         self._after(change.changes)
 
-    def _confirm(self, title: str, text: str) -> bool:
-        answer = QMessageBox.question(self, title, text)
+    def _confirm(self, title: str, text: str, *, default_no: bool = False) -> bool:
+        buttons = QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No
+        default = QMessageBox.StandardButton.No if default_no else QMessageBox.StandardButton.Yes
+        answer = QMessageBox.question(self, title, text, buttons, default)
         return answer == QMessageBox.StandardButton.Yes
 
     def _select_urls(self, urls: set[str]) -> None:
@@ -482,6 +505,13 @@ class EditionView(QWidget):
         self.reload()
         if not failure.cancelled:
             show_error(self, failure, f"working on edition {self.name}")
+
+
+def _listed(changes: tuple[MemberChange, ...], most: int = 8) -> str:
+    lines = [str(c) for c in changes[:most]]
+    if len(changes) > most:
+        lines.append(f"and {len(changes) - most} more")
+    return "\n".join(lines)
 
 
 def open_edition(tabs: QTabWidget, library: Library, name: str, runner: OpRunner,

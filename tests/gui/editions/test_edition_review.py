@@ -97,3 +97,37 @@ def test_a_draft_replaces_an_accepted_release_only_when_told_plainly(
     assert f"Its SHA-256 (what to cite): {sha256}." in view.notice.text(), view.notice.text()
     assert out.read_bytes() != accepted[out.name]
     assert '"state": "needs_review"' in (out.parent / "c-2024.coverage.json").read_text()
+
+
+def test_accept_freezes_what_was_shown_and_reopen_asks_naming_the_changes(
+    qtbot: Any, library: Library, op_runner: Any, monkeypatch: Any
+) -> None:
+    from tests.unit.editions.memory_site import H, build, index_everything
+    from tests.unit.editions.test_members_seen import _capture_a_again
+
+    build(library)
+    index_everything(library)
+    library.editions.create("rivers", "e", year=2026)
+    library.editions.explain_gap("e", f"{H}/dead", "gone")
+    asked: list[tuple[Any, ...]] = []
+
+    def question(*a: Any) -> QMessageBox.StandardButton:
+        asked.append(a)
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    view = open_view(qtbot, library, "e", op_runner)
+    _capture_a_again(library)  # after the view was loaded
+    act(qtbot, view, view.accept_button.click)
+    assert "Not accepted: 1 member changed since you looked" in view.notice.text()
+    assert f"{H}/a: capture " in view.notice.text()
+    assert library.editions.get("e").state is EditionState.SEARCH_READY
+    act(qtbot, view, view.accept_button.click)  # the view shows them now: accepted
+    assert library.editions.get("e").state is EditionState.RESEARCH_READY
+
+    _capture_a_again(library)
+    act(qtbot, view, view.accept_button.click)  # Reopen…
+    (_parent, title, text, _buttons, default) = asked[-1]
+    assert title == "Reopen this edition?" and default == QMessageBox.StandardButton.No
+    assert "1 member would change" in text and f"{H}/a: capture " in text
+    assert "Reopened: it needs review. 1 member changed:" in view.notice.text()

@@ -255,7 +255,7 @@ def test_accept_with_unexplained_gaps_says_why_without_asking_first(
 ) -> None:
     asked: list[str] = []
 
-    def question(_parent: Any, title: str, _text: str) -> QMessageBox.StandardButton:
+    def question(_parent: Any, title: str, _text: str, *_: Any) -> QMessageBox.StandardButton:
         asked.append(title)
         return QMessageBox.StandardButton.Yes
 
