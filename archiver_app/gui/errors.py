@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from archiver_app.errors import ArchiverError, LibraryBusyError, library_busy
+from archiver_app.errors import ArchiverError, InputError, LibraryBusyError, library_busy
 from archiver_app.gui.ops import OpFailure
 
 
@@ -30,7 +30,7 @@ def describe(exc: BaseException, doing: str = "", traceback_text: str = "") -> t
             f"Something went wrong while {doing}." if doing else "Something went wrong."
         ) + " Your library was not changed by the failed step."
         details = f"{type(exc).__name__}: {exc}"
-    if traceback_text:
+    if traceback_text and not isinstance(exc, InputError):  # not for what was typed
         details = f"{details}\n\n{traceback_text}".strip()
     if doing and isinstance(exc, (ArchiverError, OSError)):
         message = f"Could not finish {doing}: {message}"

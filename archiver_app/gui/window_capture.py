@@ -176,9 +176,18 @@ class WindowCapture(QObject):
         return (
             BackgroundOp(self.window.runner, work, label="adding a watch")
             .success(watching)
-            .failure(lambda failure: show_error(self.window, failure, "watching"))
+            .failure(lambda failure: self._watch_refused(failure, request))
             .run_in_background()
         )
+
+    def _watch_refused(self, failure: Any, request: CaptureRequest) -> None:
+        """Say why, then give the dialog back with what was typed (a page watched already
+        is a matter of changing the addresses, not of typing them all again)."""
+        show_error(self.window, failure, "watching")
+        if isinstance(getattr(failure, "exception", None), InputError):
+            self.open_dialog(
+                "\n".join(request.urls), schedule=request.schedule, profile=request.profile
+            )
 
     def run(self, request: CaptureRequest) -> BackgroundOp[Any]:
         """Queue ``request`` as a capture or crawl job and run it in a child process (a

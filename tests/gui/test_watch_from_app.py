@@ -249,3 +249,26 @@ def test_a_collection_typed_in_the_dialog_keeps_the_name_typed(library: Library)
     start_watch(library, request)
     names = {c.slug: c.name for c in library.collections.all()}
     assert names["harbour-study"] == "Harbour study"  # not "Harbour Study"
+
+
+def test_watching_a_watched_page_says_why_and_gives_the_input_back(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """Capture and Watch on a page watched already showed a Python traceback under Show
+    Details, and what was typed was gone; the error is a sentence and the dialog comes back
+    with the addresses typed."""
+    from archiver_app.gui.capture_dialog import CaptureDialog
+    from archiver_app.gui.capture_input import CaptureRequest
+
+    url = "https://harbour.example/tides"
+    library.jobs.watch([url], schedule="daily")
+    main_window.capture.watch(
+        CaptureRequest((url, "https://harbour.example/ferries"), schedule="weekly")
+    )
+    qtbot.waitUntil(lambda: bool(main_window.findChildren(CaptureDialog)), timeout=10_000)
+    [box] = [b for b in main_window.findChildren(QMessageBox) if "watched already" in b.text()]
+    assert "Traceback" not in box.detailedText()
+    [dialog] = main_window.findChildren(CaptureDialog)
+    assert dialog.urls.toPlainText() == f"{url}\nhttps://harbour.example/ferries"
+    dialog.reject()
+    box.close()
