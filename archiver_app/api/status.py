@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
-from archiver_app.mirror.policy import library_policy
-from archiver_app.store.models import File, Page, PageState, Snapshot, Worker
+from archiver_app.mirror.coverage import policy_coverage
+from archiver_app.store.models import Page, PageState, Snapshot, Worker
 
 
 @dataclass(frozen=True)
@@ -24,10 +24,13 @@ class StatusFigures:
     worker: str  # what the capture worker is doing, in words: see capture_state
     migration_done: int
     migration_total: int
-    files_safe: int
+    files_safe: int  # files with the copies their collection's policy asks for
     files_at_risk: int
     disk_free: int | None
-    policy_copies: int
+    policy_copies: int  # the library default's
+    #: what files safe and at risk are counted against, in words (policies may differ by
+    #: collection): see :class:`~archiver_app.mirror.coverage.Coverage`
+    policy_wanted: str
 
 
 def capture_state(worker: Any, now: datetime, capturing: Sequence[int] = ()) -> str:
@@ -48,7 +51,6 @@ def capture_state(worker: Any, now: datetime, capturing: Sequence[int] = ()) -> 
 
 def status_figures(library: Library, now: datetime) -> StatusFigures:
     """Counts for the status bar (counts over big tables: run it in the background)."""
-    copies_wanted = library_policy(library).copies
     with library.session() as s:
         total = s.scalar(select(func.count()).select_from(Snapshot)) or 0
         behind = (
@@ -71,22 +73,7 @@ def status_figures(library: Library, now: datetime) -> StatusFigures:
             .order_by(Page.job_id)
             .limit(3)
         ).all()
-        files_total = s.scalar(select(func.count()).select_from(File)) or 0
-        # The laptop's own copy counts as one.
-        safe = (
-            s.scalar(
-                text(
-                    "SELECT count(*) FROM (SELECT f.id FROM files f JOIN copies c "
-                    "ON c.file_id = f.id AND c.state = 'present' "
-                    "WHERE f.local_state = 'present' GROUP BY f.id HAVING count(*) + 1 >= :n "
-                    "UNION ALL SELECT f.id FROM files f JOIN copies c ON c.file_id = f.id "
-                    "AND c.state = 'present' WHERE f.local_state != 'present' "
-                    "GROUP BY f.id HAVING count(*) >= :n) AS safe_files"
-                ),
-                {"n": copies_wanted},
-            )
-            or 0
-        )
+    coverage = policy_coverage(library)
     worker_text = capture_state(worker, now, capturing)
     try:
         free: int | None = shutil.disk_usage(library.root).free
@@ -96,8 +83,9 @@ def status_figures(library: Library, now: datetime) -> StatusFigures:
         worker=worker_text,
         migration_done=total - behind,
         migration_total=total,
-        files_safe=int(safe),
-        files_at_risk=int(files_total - safe),
+        files_safe=coverage.safe,
+        files_at_risk=coverage.at_risk,
         disk_free=free,
-        policy_copies=copies_wanted,
+        policy_copies=coverage.default_copies,
+        policy_wanted=coverage.wanted,
     )

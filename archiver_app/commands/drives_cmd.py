@@ -128,8 +128,7 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
     # what counts is whether each file has its copies, as the app's status bar says.
     print(
         f"{counted(figures.files_safe, 'file')} safe, {figures.files_at_risk} at risk"
-        f" (the policy wants {counted(figures.policy_copies, 'copy', 'copies')} of each,"
-        " counting this computer's)",
+        f" ({figures.policy_wanted})",
         file=ctx.out,
     )
     return 0

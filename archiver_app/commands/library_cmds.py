@@ -81,7 +81,8 @@ def cmd_info(args: argparse.Namespace, ctx: Context) -> int:
         "migrated": figures.migration_done,
         "files_safe": figures.files_safe,
         "files_at_risk": figures.files_at_risk,
-        "copies_wanted": figures.policy_copies,
+        "copies_wanted": figures.policy_copies,  # the library default's
+        "policy": figures.policy_wanted,  # what files safe and at risk are counted against
     }
     if args.json:
         print(json.dumps(fields, indent=2), file=ctx.out)

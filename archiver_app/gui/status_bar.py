@@ -98,7 +98,7 @@ class StatusPanel(QWidget):
             self.migration.hide()
         self.copies.setText(f"{f.files_safe:,} files safe · {f.files_at_risk:,} at risk")
         self.copies.setToolTip(
-            f"Safe: at least {f.policy_copies} verified copies, counting the laptop's own."
+            f"Safe: files with the verified copies their policy asks for ({f.policy_wanted})."
         )
         self.disk.setText(f"{human_size(f.disk_free)} free" if f.disk_free is not None else "")
         if again:

@@ -26,7 +26,7 @@ from archiver_app.mirror.copier import classify, join_relative
 from archiver_app.mirror.deps import file_dependencies
 from archiver_app.mirror.destinations import MountedDestination
 from archiver_app.mirror.outcomes import Shortfall, ShortReason, Stop, StopReason, short_message
-from archiver_app.mirror.policy import Policy
+from archiver_app.mirror.policy import CopyRules, Policy
 from archiver_app.mirror.progress import human_bytes
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Snapshot
 from archiver_app.units import counted
@@ -296,7 +296,6 @@ def plan_mirror(
     )
     not_usable = dict(blocked or {})
     room = _open_destinations(plan, mounted, usable, not_usable)
-    enabled = {i for i, d in dests.items() if d.enabled}
     files: list[_FileRow] = []
     for row in rows.files:
         try:
@@ -346,25 +345,24 @@ def plan_mirror(
         )
         return True
 
-    # the policy and allowed destinations of each collection, worked out once
-    rules: dict[int | None, tuple[Policy, frozenset[int], tuple[int, ...]]] = {}
+    # the policy and allowed destinations of each collection (the rule the status figures
+    # count by too), and the usable ones among them, worked out once
+    rules = CopyRules(policies, default, {i: d.label for i, d in dests.items() if d.enabled})
+    usable_of: dict[int | None, tuple[int, ...]] = {}
     chosen_pairs: list[tuple[int, int]] = []
     for fid, _, _, sha, local_state, _, collection_id in files:
         if offloading is not None and fid not in offloading:
             continue
-        rule = rules.get(collection_id)
-        if rule is None:
-            pol = policies.get(collection_id, default) if collection_id else default
-            allowed = frozenset(i for i in enabled if pol.allows(dests[i].label))
-            rule = rules[collection_id] = (
-                pol,
-                allowed,
-                tuple(d for d in sorted(allowed) if d in plan.destinations),
+        rule = rules.of(collection_id)
+        pol, allowed = rule.policy, rule.allowed
+        usable_here = usable_of.get(collection_id)
+        if usable_here is None:
+            usable_here = usable_of[collection_id] = tuple(
+                d for d in sorted(allowed) if d in plan.destinations
             )
-        pol, allowed, usable_here = rule
         local = 1 if local_state == LocalState.PRESENT and offloading is None else 0
         have_on = present.get(fid, no_copies)
-        need = pol.copies - local - (len(have_on & allowed) if have_on else 0)
+        need = rule.short_by(bool(local), have_on)
         if need <= 0:
             continue
         plan.files_needing += 1

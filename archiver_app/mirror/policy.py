@@ -8,7 +8,7 @@ describe how runs use the machine, not what a collection needs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -63,6 +63,49 @@ def _from_json(data: Any) -> Policy:
         batch_size=int(data.get("batch_size", base.batch_size)),
         parallelism=int(data.get("parallelism", base.parallelism)),
     )
+
+
+@dataclass(frozen=True)
+class CopyRule:
+    """What a file's policy asks of it, against the drives in use: ``copies`` in all,
+    counting this computer's, of which a drive's counts only if it is in ``allowed``.
+
+    The one rule of "enough copies": the mirror plan applies it to each file, the status
+    figures (files safe / at risk) to each group of files alike.
+    """
+
+    policy: Policy
+    allowed: frozenset[int]  # ids of the drives in use the policy allows
+
+    def short_by(self, here: bool, held_on: Set[int]) -> int:
+        """How many copies a file lacks (0 or less: none): ``here``, its copy on this
+        computer is present; ``held_on``, the drives holding a present copy of it."""
+        return self.policy.copies - here - (len(held_on & self.allowed) if held_on else 0)
+
+
+class CopyRules:
+    """The :class:`CopyRule` of each collection, worked out once per collection.
+
+    Args:
+        policies: :func:`collection_policies`.
+        drives: the label of each drive in use (retired drives' copies do not count).
+    """
+
+    def __init__(
+        self, policies: Mapping[int, Policy], default: Policy, drives: Mapping[int, str]
+    ) -> None:
+        self.policies = policies
+        self.default = default
+        self.drives = drives
+        self._rules: dict[int | None, CopyRule] = {}
+
+    def of(self, collection_id: int | None) -> CopyRule:
+        rule = self._rules.get(collection_id)
+        if rule is None:
+            pol = self.policies.get(collection_id, self.default) if collection_id else self.default
+            allowed = frozenset(i for i, label in self.drives.items() if pol.allows(label))
+            rule = self._rules[collection_id] = CopyRule(pol, allowed)
+        return rule
 
 
 def library_policy(lib: Library) -> Policy:

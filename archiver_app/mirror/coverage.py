@@ -1,0 +1,107 @@
+"""Files safe and at risk: how many files have the copies their policy asks for.
+
+Each file is judged by its collection's :class:`~archiver_app.mirror.policy.CopyRule`, the
+rule the mirror plan applies, so ``archiver drives``, ``archiver info`` and the status bar
+agree with ``archiver mirror``. It is one aggregate query: files grouped by collection,
+whether this computer holds them, and the set of drives holding a present copy (a handful
+of groups, however many files); the rule is then applied to each group, not to each file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import String, cast, func, select
+
+from archiver_app.library import Library
+from archiver_app.mirror.policy import CopyRules, Policy, collection_policies, library_policy
+from archiver_app.store.models import (
+    Collection,
+    Copy,
+    CopyState,
+    Destination,
+    File,
+    LocalState,
+    Snapshot,
+)
+from archiver_app.units import counted
+
+#: Collections named one by one in :attr:`Coverage.wanted`; past that, "and N more".
+NAMED = 4
+
+
+@dataclass(frozen=True)
+class Coverage:
+    safe: int  # files with the copies their policy asks for
+    at_risk: int  # files below their policy
+    #: what the files are compared against, in words: "the policy wants 2 copies of each,
+    #: counting this computer's", or each collection's policy where they differ
+    wanted: str
+    default_copies: int  # the library default's ``copies``
+
+
+def _wants(policy: Policy, each: str = "") -> str:
+    where = f" (on {', '.join(policy.destinations)})" if policy.destinations is not None else ""
+    return counted(policy.copies, "copy", "copies") + each + where
+
+
+def _wanted(default: Policy, ruled: dict[str, Policy], rest: bool) -> str:
+    """The words for what files are compared against: ``ruled``, the collections holding
+    files whose policy differs from the default; ``rest``, whether files fall under it."""
+    if not ruled:
+        return f"the policy wants {_wants(default, ' of each')}, counting this computer's"
+    named = [f"{slug} {_wants(p)}" for slug, p in sorted(ruled.items())[:NAMED]]
+    if len(ruled) > NAMED:
+        named.append(f"{len(ruled) - NAMED} more (archiver policy)")
+    if rest:
+        named.append(f"the rest {_wants(default)}")
+    return f"each against its collection's policy: {', '.join(named)}; counting this computer's"
+
+
+def policy_coverage(lib: Library) -> Coverage:
+    """How many files have the copies their collection's policy asks for, and how many not."""
+    default = library_policy(lib)
+    policies = collection_policies(lib)
+    # each file: its snapshot, whether this computer holds it, the drives holding a present
+    # copy, e.g. "1,3" in any order (a file's other columns depend on its id: valid SQL on
+    # PostgreSQL too); then the files counted by those three
+    per_file = (
+        select(
+            File.snapshot_id,
+            (File.local_state == LocalState.PRESENT).label("here"),
+            func.aggregate_strings(cast(Copy.destination_id, String), ",").label("held"),
+        )
+        .outerjoin(Copy, (Copy.file_id == File.id) & (Copy.state == CopyState.PRESENT))
+        .group_by(File.id)
+        .subquery()
+    )
+    with lib.session() as s:
+        drives = dict(
+            s.execute(
+                select(Destination.id, Destination.label).where(Destination.enabled.is_(True))
+            ).all()
+        )
+        slugs = dict(s.execute(select(Collection.id, Collection.slug)).all())
+        groups = s.execute(
+            select(Snapshot.collection_id, per_file.c.here, per_file.c.held, func.count())
+            .select_from(per_file)
+            .outerjoin(Snapshot, Snapshot.id == per_file.c.snapshot_id)
+            .group_by(Snapshot.collection_id, per_file.c.here, per_file.c.held)
+        ).all()
+    rules = CopyRules(policies, default, drives)
+    safe = at_risk = 0
+    ruled: dict[str, Policy] = {}
+    rest = False
+    for cid, present_here, on, n in groups:
+        rule = rules.of(cid)
+        held_on = frozenset(int(d) for d in on.split(",")) if on else frozenset()
+        if rule.short_by(bool(present_here), held_on) > 0:
+            at_risk += n
+        else:
+            safe += n
+        pol = rule.policy
+        if (pol.copies, pol.destinations) == (default.copies, default.destinations):
+            rest = True
+        else:
+            ruled[slugs.get(cid, str(cid))] = pol
+    return Coverage(safe, at_risk, _wanted(default, ruled, rest), default.copies)

@@ -1,0 +1,102 @@
+"""Files safe and at risk are judged by each collection's policy, as the mirror plans.
+
+Once ``archiver drives`` and the status bar counted every file against the library
+default's number of copies and any drive: with collections asking for 3 copies on
+blue, red and 2 on red, after blue was retired the mirror said 15 files stayed below their
+policy while ``drives`` said "50 files safe, 0 at risk"; and after the default was raised
+to 3 (which no file falls under) they said 15 at risk while the mirror planned nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from archiver_app.api.status import status_figures
+from archiver_app.cli import main
+from archiver_app.library import Library
+from archiver_app.mirror import run_mirror
+from archiver_app.mirror.coverage import policy_coverage
+from tests.helpers.mirror_data import make_snapshot
+
+RESEARCH, HARBOUR = 15, 35
+
+
+def run(capsys: pytest.CaptureFixture[str], root: Path, *args: str) -> tuple[int, str]:
+    code = main(["--library", str(root), *args])
+    return code, capsys.readouterr().out
+
+
+def agree(root: Path, capsys: pytest.CaptureFixture[str], safe: int, at_risk: int) -> str:
+    """Asserts ``drives``, ``info``, the status figures and the mirror plan say the same;
+    returns what ``drives`` says the files are compared against."""
+    with Library.open(root) as lib:
+        figures = status_figures(lib, lib.clock())
+        plan = run_mirror(lib, dry_run=True).plan
+        coverage = policy_coverage(lib)
+    assert (figures.files_safe, figures.files_at_risk) == (safe, at_risk)
+    assert (coverage.safe, coverage.at_risk) == (safe, at_risk)
+    assert plan.files_needing == at_risk
+    _, out = run(capsys, root, "drives")
+    last = out.splitlines()[-1]
+    assert last.startswith(f"{safe} files safe, {at_risk} at risk (")
+    _, out = run(capsys, root, "info", "--json")
+    info = json.loads(out)
+    assert (info["files_safe"], info["files_at_risk"]) == (safe, at_risk)
+    assert info["policy"] == figures.policy_wanted
+    return last
+
+
+def test_drives_info_status_and_mirror_agree_under_collection_policies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        for i in range(RESEARCH // 3):
+            make_snapshot(lib, [100, 200, 300], collection="research", seed=i)
+        for i in range(HARBOUR // 5):
+            make_snapshot(lib, [100] * 5, collection="harbour", seed=100 + i)
+    for label in ("blue", "red"):
+        (tmp_path / label).mkdir()
+        assert run(capsys, root, "drives", "add", str(tmp_path / label), "--label", label)[0] == 0
+    for args in (
+        ("--collection", "research", "--copies", "3", "--destinations", "blue,red"),
+        ("--collection", "harbour", "--copies", "2", "--destinations", "red"),
+    ):
+        assert run(capsys, root, "policy", "set", *args)[0] == 0
+    agree(root, capsys, 0, RESEARCH + HARBOUR)
+    assert run(capsys, root, "mirror")[0] == 0
+    said = agree(root, capsys, RESEARCH + HARBOUR, 0)
+    assert said.endswith(
+        "(each against its collection's policy: harbour 2 copies (on red),"
+        " research 3 copies (on blue, red); counting this computer's)"
+    )
+
+    # a default no file falls under changes nothing
+    assert run(capsys, root, "policy", "set", "--copies", "3")[0] == 0
+    agree(root, capsys, RESEARCH + HARBOUR, 0)
+
+    # blue's copies stop counting: research's files lack one, harbour's do not
+    assert run(capsys, root, "drives", "retire", "blue")[0] == 0
+    code, out = run(capsys, root, "mirror")
+    assert code == 1 and f"{RESEARCH} files stay below their policy" in out
+    agree(root, capsys, HARBOUR, RESEARCH)
+
+
+def test_one_policy_for_all_is_said_as_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        make_snapshot(lib, [100, 200], seed=1)
+        make_snapshot(lib, [100], collection="harbour", seed=2)
+    (tmp_path / "blue").mkdir()
+    run(capsys, root, "drives", "add", str(tmp_path / "blue"), "--label", "blue")
+    said = agree(root, capsys, 0, 3)
+    assert said.endswith("(the policy wants 2 copies of each, counting this computer's)")
+    run(capsys, root, "policy", "set", "--destinations", "blue")
+    assert run(capsys, root, "mirror")[0] == 0
+    said = agree(root, capsys, 3, 0)
+    assert said.endswith("(the policy wants 2 copies of each (on blue), counting this computer's)")
