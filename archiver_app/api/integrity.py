@@ -49,10 +49,11 @@ MEANING = {
     IntegrityCode.REPAIRED: "the file differed (or was gone) and was restored from a drive "
     "copy that still holds the captured bytes",
     IntegrityCode.ROT: "the file differs; a drive copy still holds the captured bytes, "
-    "but it was not restored",
+    "but it was not restored (not asked to, the repair failed, or the drive is not plugged in)",
     IntegrityCode.ALTERED: "the file differs from its capture-time digest and no drive copy "
     "holds the captured bytes: it is left as it is for you to judge",
-    IntegrityCode.MISSING: "the file is gone and no drive copy holds the captured bytes",
+    IntegrityCode.MISSING: "the file is gone; restored when a plugged-in drive holds the "
+    "captured bytes (the detail names the drives that do)",
     IntegrityCode.RECORDED_LATER: "the file had no capture-time digest: the one the library "
     "recorded when it came in was recorded now",
 }

@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         description="Hash every WARC, screenshot, DOM, text and PDF file of the library on "
         "this computer and compare it with the digest recorded at capture or import. A file "
         "that differs is repaired from a drive copy that still holds the captured bytes (bit "
-        "rot); when no drive does, it is reported as altered after capture and left as it is. "
+        "rot); when only drives not plugged in do, they are named; when no drive does, it is "
+        "reported as altered after capture and left as it is. "
         "Files older than capture-time digests get theirs now (recorded later). An accepted "
         "edition holding a damaged file is flagged for review (it stays accepted and "
         "frozen). Exits 1 when a file is altered, missing or left rotten.",

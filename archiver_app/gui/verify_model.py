@@ -49,7 +49,7 @@ def _state(snap: SnapshotFindings) -> str:
 
 def _verdict(f: FileFinding) -> str:
     text = WORDING.get(f.code, (str(f.code), True))[0]
-    if f.drive and f.code in (IntegrityCode.REPAIRED, IntegrityCode.ROT):
+    if f.drive and f.code in (IntegrityCode.REPAIRED, IntegrityCode.ROT, IntegrityCode.MISSING):
         text += f" (drive “{f.drive}”)"
     return text
 

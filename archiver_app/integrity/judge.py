@@ -7,9 +7,9 @@ hold and :func:`judge` for the verdict, so they never disagree about a file:
 - a file's bytes are measured against its **capture-time digest** (``files.origin_sha256``)
   when it has one, else against the hash the library recorded when it came in
   (``files.sha256``): a later re-registration of changed bytes does not make them right;
-- the library's own file that differs is **bit rot** when some copy on a mounted drive still
-  holds the expected bytes (and is repaired from it), else **altered after capture** (or
-  **missing** when gone): nothing is replaced;
+- the library's own file that differs is **bit rot** when some drive copy still holds the
+  expected bytes (repaired from it when the drive is mounted), else **altered after
+  capture**: nothing is replaced; gone, it is **missing** (restored the same way);
 - a copy on a drive that differs is **bit rot on the drive**, whatever the library holds:
   it is repaired from a copy with the expected bytes (the library's, checked while copying,
   or another drive's) and is never the source of a repair of the library.
@@ -31,7 +31,7 @@ class IntegrityCode(StrEnum):
     REPAIRED = "bit rot repaired"  # restored from a drive copy with the capture-time bytes
     ROT = "bit rot"  # a good copy exists; not repaired (--no-repair, or the repair failed)
     ALTERED = "altered after capture"  # differs, and no drive copy has the capture's bytes
-    MISSING = "missing"  # gone, and no drive copy has the capture's bytes
+    MISSING = "missing"  # gone (restored like bit rot when a drive copy has the bytes)
 
 
 def expected_digest(
@@ -58,16 +58,17 @@ def judge(
 ) -> IntegrityCode:
     """The verdict on one file or copy whose bytes hash to ``now`` (None: gone or unreadable).
 
-    ``on_drive``: a copy on a destination, where any difference is rot on that drive (the
-    capture's bytes are the library's business, not the drive's); ``good_copy``: for the
-    library's own file, whether some copy holds ``expected`` (so the difference is rot that
-    can be repaired). A repair done afterwards turns :attr:`IntegrityCode.ROT` into
+    A file or copy gone is missing. ``on_drive``: a copy on a destination, where any
+    difference is rot on that drive (the capture's bytes are the library's business, not
+    the drive's); ``good_copy``: for the library's own file, whether some copy holds
+    ``expected`` (so the difference is rot that can be repaired, perhaps once its drive is
+    plugged in). A repair done afterwards turns :attr:`IntegrityCode.ROT` into
     :attr:`IntegrityCode.REPAIRED`; that is the caller's to say.
     """
     if now == expected:
         return IntegrityCode.INTACT
-    if on_drive:
-        return IntegrityCode.MISSING if now is None else IntegrityCode.ROT
-    if good_copy:
+    if now is None:  # gone is missing, whether or not a copy can bring it back
+        return IntegrityCode.MISSING
+    if on_drive or good_copy:
         return IntegrityCode.ROT
-    return IntegrityCode.MISSING if now is None else IntegrityCode.ALTERED
+    return IntegrityCode.ALTERED

@@ -41,6 +41,7 @@ from archiver_app.errors import ArchiverError
 from archiver_app.integrity.judge import IntegrityCode
 from archiver_app.integrity.verify import FileVerdict
 from archiver_app.library import Library
+from archiver_app.mirror.repair import plug_in
 from archiver_app.mirror.scrub import ScrubResult
 from archiver_app.store.models import Copy, File
 
@@ -154,6 +155,10 @@ def scrub_verdicts(lib: Library, results: Iterable[ScrubResult]) -> list[FileVer
             outcome = "not repaired" if source is None else f"repaired from {source or 'a copy'}"
             if path in altered:
                 code, text = IntegrityCode.ALTERED, "differs from its capture-time digest; left"
+            elif path in r.away:  # only drives not plugged in hold it as captured
+                what = "missing" if gone else "damaged since capture"
+                code = IntegrityCode.MISSING if gone else IntegrityCode.ROT
+                text = f"{what}; {plug_in(r.away[path], gone=gone)}"
             elif gone:
                 code, text = IntegrityCode.MISSING, f"recorded present, not there; {outcome}"
             else:

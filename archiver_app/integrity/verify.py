@@ -9,6 +9,9 @@ with ``files.origin_sha256``:
 - different (or gone), and a copy on a mounted drive still holds the capture-time bytes:
   the library's file rotted; it is **repaired** from that copy (``durable.verified_copy``
   with the capture-time hash) and reported as repaired, naming the drive;
+- different (or gone), and only drives not plugged in hold a verified copy of the captured
+  bytes: **bit rot** (or **missing**), naming those drives: plugged in, the next verify
+  repairs it;
 - different, and no drive copy holds the capture-time bytes: the file was **altered after
   capture** (or is **missing**). Nothing is replaced: which bytes are right is for the
   user to decide, so it is reported and left as it is;
@@ -44,7 +47,7 @@ from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.destinations import MountedDestination, find_mounted
 from archiver_app.mirror.policy import library_policy
-from archiver_app.mirror.repair import THIS_COMPUTER
+from archiver_app.mirror.repair import THIS_COMPUTER, held_away, plug_in
 from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, File, LocalState, Origin
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
@@ -236,16 +239,23 @@ def _check(
                     )
                 )
         return verdict(IntegrityCode.INTACT, "as captured")
+    gone = now is None
     good = _good_copy(lib, fid, rel, expected, mounted)
-    code = judge(now, expected, good_copy=good is not None)
-    if code is IntegrityCode.MISSING:
-        return verdict(code, "missing, and no drive holds it as captured")
-    if code is IntegrityCode.ALTERED or good is None:
+    if good is None:  # none in reach: perhaps on a drive not plugged in
+        away = held_away(lib, [fid], mounted).get(fid, [])
+        code = judge(now, expected, good_copy=bool(away))
+        if away:
+            what = "missing" if gone else "damaged since capture"
+            return verdict(code, f"{what}; {plug_in(away, gone=gone)}", away[0])
+        if code is IntegrityCode.MISSING:
+            return verdict(code, "missing, and no drive holds it as captured")
         text = "differs from its capture-time digest, and no drive copy holds it as captured"
-        return verdict(IntegrityCode.ALTERED, text)
+        return verdict(code, text)
+    code = judge(now, expected, good_copy=True)
     source, drive = good
+    what = "missing" if gone else "rotten"
     if not repair:
-        return verdict(IntegrityCode.ROT, f"rotten; drive {drive.label!r} holds it", drive.label)
+        return verdict(code, f"{what}; drive {drive.label!r} holds it", drive.label)
     try:
         verified_copy(
             source,
@@ -255,9 +265,9 @@ def _check(
             guard=_restored(lib, fid),
         )
     except (SourceError, SourceMismatch, DestinationError, OSError) as exc:
-        text = f"rotten; repair from drive {drive.label!r} failed: {exc}"
-        return verdict(IntegrityCode.ROT, text, drive.label)
-    was = "was missing" if now is None else "differed from its capture-time digest"
+        text = f"{what}; repair from drive {drive.label!r} failed: {exc}"
+        return verdict(code, text, drive.label)
+    was = "was missing" if gone else "differed from its capture-time digest"
     return verdict(
         IntegrityCode.REPAIRED, f"{was}; restored from drive {drive.label!r}", drive.label
     )

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, or_, select, update
 
 from archiver_app.durable import verified_copy
 from archiver_app.integrity.judge import expected_digest
@@ -28,7 +28,7 @@ from archiver_app.mirror.destinations import MountedDestination
 from archiver_app.mirror.director import Transfer
 from archiver_app.mirror.progress import RunProgress
 from archiver_app.store.copies import copy_path
-from archiver_app.store.models import Copy, CopyState, File, LocalState
+from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState
 from archiver_app.tasks import CancelToken
 from archiver_app.validation import safe_join
 
@@ -138,6 +138,58 @@ def repair_local(ctx: RunContext, file_id: int) -> bool:
             return True
         ctx.local_unrepairable.append(path)
         return False
+
+
+def held_away(
+    lib: Library, file_ids: Sequence[int], mounted: Mapping[int, MountedDestination]
+) -> dict[int, list[str]]:
+    """The drives in use but not plugged in now (not in ``mounted``) that hold a verified
+    copy of each file's captured bytes, by label: of the files of ``file_ids`` that this
+    computer no longer holds as captured and no mounted drive could restore.
+
+    A copy counts when it was present and verified (written, or scrubbed) the last time its
+    drive was seen, and the file's recorded hash is its capture-time digest: a change
+    recorded since capture forgets the copies of the old bytes (``register_file``), so
+    copies of changed bytes never count.
+    """
+    as_captured = or_(
+        File.origin_sha256.is_(None),
+        and_(File.origin_sha256 == File.sha256, File.origin_size == File.size),
+    )
+    away: dict[int, list[str]] = {}
+    ids = sorted(set(file_ids))
+    with lib.session() as s:
+        for start in range(0, len(ids), 500):
+            for fid, label in s.execute(
+                select(Copy.file_id, Destination.label)
+                .join(Destination, Destination.id == Copy.destination_id)
+                .join(File, File.id == Copy.file_id)
+                .where(
+                    Copy.file_id.in_(ids[start : start + 500]),
+                    Copy.state == CopyState.PRESENT,
+                    Copy.verified_at.is_not(None),
+                    Destination.enabled.is_(True),
+                    Copy.destination_id.not_in(list(mounted)),
+                    as_captured,
+                )
+                .order_by(Destination.label)
+            ):
+                away.setdefault(fid, []).append(label)
+    return away
+
+
+def plug_in(labels: Sequence[str], *, gone: bool, files: int = 1) -> str:
+    """What to do about this computer's file that differs from its capture (or is ``gone``)
+    while only drives not plugged in (``labels``, from :func:`held_away`) hold it as
+    captured (``files``: so many files): the words ``archiver verify`` and the scrub of
+    this computer both use."""
+    one = len(labels) == 1
+    copy = "a verified copy" if files == 1 else "verified copies"
+    return (
+        f"drive{'' if one else 's'} {', '.join(labels)} hold{'s' if one else ''} {copy}"
+        f" but {'is' if one else 'are'} not plugged in: plug {'it' if one else 'one'} in and"
+        f" run verify again to {'restore' if gone else 'repair'} {'it' if files == 1 else 'them'}"
+    )
 
 
 #: How the laptop's own copies are named in scrub results (whose copy it is, or where a

@@ -14,7 +14,8 @@ rule ``archiver verify`` uses: a file with a capture-time digest is checked agai
 not against the hash last recorded, so a drive copy that still holds the captured bytes is
 never "repaired" with changed ones, and a copy that differs from them is rot on that drive,
 repaired only from a source with the captured bytes. This computer's file that differs and
-that no drive can restore is reported as altered after capture and left as it is.
+that no drive holds as captured is reported as altered after capture and left as it is; one
+that only drives not plugged in hold as captured is named with them (``away``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ from archiver_app.mirror.repair import (
     THIS_COMPUTER,
     FileChanged,
     RunContext,
+    held_away,
+    plug_in,
     repair_local,
     repair_sources,
     row_unchanged,
@@ -89,6 +92,9 @@ class ScrubResult:
     #: this computer's files that differ from what was captured, with no copy to restore
     #: them from: altered after capture (also in ``corrupted``), left as they are
     altered: list[str] = field(default_factory=list)
+    #: this computer's files not repaired because only drives not plugged in hold them as
+    #: captured (also in ``corrupted`` or ``lost``): path -> those drives' labels
+    away: dict[str, list[str]] = field(default_factory=dict)
     repaired: int = 0
     #: each repaired copy's path -> where the good bytes came from (a drive's label, or
     #: :data:`THIS_COMPUTER`)
@@ -127,6 +133,11 @@ class ScrubResult:
                 text += f" ({self.unwritable.reason.message})"
         if self.altered:
             text += f" ({len(self.altered)} {IntegrityCode.ALTERED}, left as they are)"
+        if self.away:
+            labels = sorted({label for held in self.away.values() for label in held})
+            lost = set(self.lost)
+            gone = all(path in lost for path in self.away)
+            text += f" ({plug_in(labels, gone=gone, files=len(self.away))})"
         if self.stopped:
             text += f"; stopped: {self.stopped.message}"
         if self.editions_to_review:
@@ -456,9 +467,28 @@ def verify_library(
     if mounted is None:  # the drives a repair may copy from
         mounted = find_mounted(lib, scan_roots=scan_roots)
     ctx = RunContext(lib, mounted, tracker, cancel)
+    damaged = _repair_laptop(ctx, bad, repair, result)
+    result.unrepaired = len(result.corrupted) + len(result.lost) - result.repaired
+    result.repaired_from = dict(ctx.repaired_from)
+    result.editions_to_review = note_damaged_files(lib, damaged, THIS_COMPUTER)
+    if not cancel.cancelled:
+        with lib.write() as s:
+            s.merge(Setting(key=LIBRARY_SCRUB_KEY, value=now.isoformat()))
+    return result
+
+
+def _repair_laptop(
+    ctx: RunContext, bad: Sequence[_Bad], repair: bool, result: ScrubResult
+) -> list[int]:
+    """Mark this computer's bad files corrupted (``repair``: restore them from a mounted
+    drive's copy), noting each in ``result``; of those not restored, the ones that drives
+    not plugged in hold as captured (``away``) and the ones no copy holds (``altered``).
+    Returns the ids of the damaged files."""
+    lib = ctx.lib
     damaged: list[int] = []
+    unrepaired: list[_Bad] = []
     for fid, path, sha, size, measured, expected in sorted(bad, key=lambda b: b[1]):
-        if cancel.cancelled:
+        if ctx.cancel.cancelled:
             break
         try:
             if not repair:
@@ -468,19 +498,19 @@ def verify_library(
                     )
             elif repair_local(ctx, fid):
                 result.repaired += 1
-            elif judge(measured, expected) is IntegrityCode.ALTERED:  # no copy held it
-                result.altered.append(path)
+            else:
+                unrepaired.append((fid, path, sha, size, measured, expected))
         except FileChanged:  # rewritten meanwhile (a sidecar): a change, not rot
             continue
         (result.corrupted if measured is not None else result.lost).append(path)
         damaged.append(fid)
-    result.unrepaired = len(result.corrupted) + len(result.lost) - result.repaired
-    result.repaired_from = dict(ctx.repaired_from)
-    result.editions_to_review = note_damaged_files(lib, damaged, THIS_COMPUTER)
-    if not cancel.cancelled:
-        with lib.write() as s:
-            s.merge(Setting(key=LIBRARY_SCRUB_KEY, value=now.isoformat()))
-    return result
+    away = held_away(lib, [b[0] for b in unrepaired], ctx.mounted)
+    for fid, path, _, _, measured, expected in unrepaired:
+        if fid in away:
+            result.away[path] = away[fid]
+        elif judge(measured, expected) is IntegrityCode.ALTERED:  # no copy holds it
+            result.altered.append(path)
+    return damaged
 
 
 _LaptopRow = Row[int, str, str | None, int, str | None, int | None]

@@ -62,7 +62,7 @@ def test_the_rule() -> None:
     assert judge(("b" * 64, 10), want) is IntegrityCode.ALTERED
     assert judge(("b" * 64, 10), want, good_copy=True) is IntegrityCode.ROT
     assert judge(None, want) is IntegrityCode.MISSING
-    assert judge(None, want, good_copy=True) is IntegrityCode.ROT
+    assert judge(None, want, good_copy=True) is IntegrityCode.MISSING  # restorable, yet gone
     assert judge(("b" * 64, 10), want, on_drive=True) is IntegrityCode.ROT
     assert judge(None, want, on_drive=True) is IntegrityCode.MISSING
 

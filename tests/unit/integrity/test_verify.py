@@ -16,7 +16,7 @@ from archiver_app import cli
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.integrity import IntegrityCode, verify_snapshots
 from archiver_app.library import Library
-from archiver_app.mirror import add_destination, run_mirror
+from archiver_app.mirror import add_destination, run_mirror, set_policy
 from archiver_app.store.files import register_file
 from archiver_app.store.models import File, FileKind, Origin
 from tests.helpers.warcs import site, write_warc
@@ -107,6 +107,58 @@ def test_a_change_recorded_as_the_file_and_mirrored_is_still_altered(
     assert (drive / "Archiver" / library.id / warc).read_bytes() == path.read_bytes()
     [verdict] = verify_snapshots(library).verdicts
     assert verdict.code is IntegrityCode.ALTERED
+    drive.rename(tmp_path / "away")  # unplugged: its copy of the changed bytes is no witness
+    [verdict] = verify_snapshots(library).verdicts
+    assert verdict.code is IntegrityCode.ALTERED
+
+
+def test_damage_that_only_unplugged_drives_can_repair_names_them_not_alteration(
+    library: Library, warc: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With its drives unplugged, rot in a file both drives hold verified copies of was
+    called "altered after capture ... no drive copy holds it as captured"."""
+    drives = [_drive(library, tmp_path, name) for name in ("blue", "red")]
+    set_policy(library, copies=3)
+    assert run_mirror(library).ok
+    path = library.root / warc
+    good = path.read_bytes()
+    for drive in drives:
+        drive.rename(tmp_path / f"away-{drive.name}")
+    _flip(path)
+    root = str(library.root)
+    held = "drives blue, red hold a verified copy but are not plugged in: plug one in and run"
+    assert cli.main(["verify", "--library", root]) == 1
+    out = capsys.readouterr().out
+    assert f"bit rot: {warc}: damaged since capture; {held} verify again to repair it\n" in out
+    assert "altered" not in out
+    assert cli.main(["drives", "verify", "--laptop", "--library", root]) == 1
+    out = capsys.readouterr().out
+    assert f"1 could not be repaired ({held} verify again to repair it)" in out
+    assert "altered" not in out
+    path.unlink()
+    assert cli.main(["verify", "--library", root]) == 1
+    assert f"missing: {warc}: missing; {held} verify again to restore it\n" in (
+        capsys.readouterr().out
+    )
+    path.write_bytes(good[:-1])
+    for drive in drives:
+        (tmp_path / f"away-{drive.name}").rename(drive)
+    assert cli.main(["verify", "--library", root]) == 0
+    assert f"bit rot repaired: {warc}:" in capsys.readouterr().out
+    assert path.read_bytes() == good
+
+
+def test_a_deleted_file_left_unrepaired_is_missing_not_rotten(
+    library: Library, warc: str, tmp_path: Path
+) -> None:
+    _drive(library, tmp_path, "shelf")
+    assert run_mirror(library).ok
+    (library.root / warc).unlink()
+    [verdict] = verify_snapshots(library, repair=False).verdicts
+    assert (verdict.code, verdict.message) == (
+        IntegrityCode.MISSING,
+        "missing; drive 'shelf' holds it",
+    )
 
 
 def test_a_missing_file_comes_back_from_a_drive_or_is_reported(
