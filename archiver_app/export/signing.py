@@ -222,6 +222,12 @@ class VerifyReport:
         self.findings.append(Finding(kind, name, message))
 
     @property
+    def as_signed(self) -> bool:
+        """Whether the package holds what was signed: no file changed, added or missing
+        (a timestamp that fails, or another key than the one asked for, changes no file)."""
+        return all(f.kind in _NOT_CHANGES for f in self.findings)
+
+    @property
     def damaged(self) -> bool:
         """Cut short or not a zip: its files could not be checked at all."""
         return any(f.kind is Difference.DAMAGED for f in self.findings)
@@ -236,8 +242,15 @@ class VerifyReport:
             return [*out, f"{self.path}: NOT intact (damaged: cut short or not a zip)"]
         if self.signed:
             who = fingerprint(self.public_key) if self.public_key else "no key"
-            state = "valid" if self.signature_valid else "NOT valid"
-            out.append(f"signature: {state}; key {who}; signed {self.signed_at} by {self.software}")
+            out.append(
+                signature_line(
+                    who,
+                    self.signature_valid,
+                    self.as_signed,
+                    when=self.signed_at or "?",
+                    software=self.software or "?",
+                )
+            )
             stamp = self.timestamp
             if stamp.state is not TimestampState.NONE:
                 when = stamp.time.strftime("%Y-%m-%dT%H:%M:%SZ") if stamp.time else "?"
@@ -250,6 +263,30 @@ class VerifyReport:
         verdict = "intact" if self.ok else "NOT intact"
         out.append(f"{self.path}: {verdict} ({self.files_checked} files checked)")
         return out
+
+
+#: Findings that change nothing in the package.
+_NOT_CHANGES = frozenset({Difference.KEY, Difference.TIMESTAMP_INVALID})
+
+
+def signature_line(
+    key: str, valid: bool, as_signed: bool, *, when: str | None = None, software: str | None = None
+) -> str:
+    """The signature's state in words, the same in ``verify-export``, the app's verify
+    dialog and ``import``: a valid signature vouches for the package as it was signed, so
+    a package altered since is never left at "valid". ``key``: the key's fingerprint;
+    ``when`` and ``software``: when and by what it was signed, where known."""
+    signed = f"signed with key {key}"
+    if when is not None:
+        signed += f" on {when} by {software or '?'}"
+    if not valid:
+        return f"{signed}: the signature is NOT valid"
+    if not as_signed:  # it vouches for what was signed, not for these bytes
+        return (
+            f"{signed}: the signature is valid, but the package is NOT as signed:"
+            " it was altered after signing"
+        )
+    return f"{signed}: the signature is valid"
 
 
 #: How :meth:`VerifyReport.lines` labels a finding ("changed" for the others).

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from archiver_app.export.signing import Difference, Finding
+from archiver_app.export.signing import Difference, Finding, signature_line
 from archiver_app.units import counted
 
 
@@ -50,11 +50,7 @@ class PackageCheck:
             for f in self.differences
         ]
         if self.signed:
-            state = "valid" if self.signature_valid else "NOT valid"
-            line = f"signed with key {self.signer or '?'}: the signature is {state}"
-            if self.signature_valid and self.tampered:  # it vouches for the list, not this
-                line += ", but the package is NOT as signed: it was altered after signing"
-            out.append(line)
+            out.append(signature_line(self.signer or "?", self.signature_valid, not self.tampered))
         return out
 
 

@@ -186,7 +186,8 @@ def test_verify_an_export_says_intact_or_what_changed(
     box = checks.export_box
     assert box is not None and box.windowTitle() == "Export intact"
     assert box.text() == "harbour.wacz is as it was exported."
-    assert "signature: valid; key " in box.informativeText()
+    assert box.informativeText().startswith("signed with key ")
+    assert box.informativeText().split("\n")[0].endswith(": the signature is valid")
     assert box.icon() == QMessageBox.Icon.Information
     box.close()
 
@@ -198,6 +199,10 @@ def test_verify_an_export_says_intact_or_what_changed(
     assert changed.windowTitle() == "Export changed"
     assert "changed: archive/data.warc was changed (its hash differs)" in (
         changed.informativeText()
+    )
+    assert (
+        "the signature is valid, but the package is NOT as signed: it was altered after signing"
+        in changed.informativeText()
     )
     assert changed.icon() == QMessageBox.Icon.Warning
     assert main_window.statusBar().currentMessage() == "harbour.wacz is not as it was exported."
