@@ -100,3 +100,10 @@ def test_one_policy_for_all_is_said_as_before(
     assert run(capsys, root, "mirror")[0] == 0
     said = agree(root, capsys, 3, 0)
     assert said.endswith("(the policy wants 2 copies of each (on blue), counting this computer's)")
+    # one policy on any drive (counted by copies alone): the same figures, and a retired
+    # drive's copies stop counting there too
+    run(capsys, root, "policy", "set", "--destinations", "any")
+    said = agree(root, capsys, 3, 0)
+    assert said.endswith("(the policy wants 2 copies of each, counting this computer's)")
+    assert run(capsys, root, "drives", "retire", "blue")[0] == 0
+    agree(root, capsys, 0, 3)
