@@ -2,7 +2,7 @@
 
 Page texts are normalised first: runs of white space become one space, blank lines go, and
 the user's ignore patterns (dates, counters, "3 minutes ago") are replaced by a marker so
-that volatile parts do not count as changes. The diff is by line: the common head and tail
+that volatile parts do not count as changes; a line they match whole is left out. The diff is by line: the common head and tail
 are cut off in linear time; the middle, capped at :data:`MAX_LINES` lines a side, is pinned
 at the lines found once on each side (patience diff), and only the gaps between those go to
 :class:`difflib.SequenceMatcher`, so time and memory stay bounded however large the pages
@@ -23,6 +23,8 @@ from typing import Any
 MAX_LINES = 50_000
 #: What an ignored part of the text is replaced with.
 IGNORED = "…"
+#: What the patterns mark ignored text with while lines are sorted out (never in page text).
+_MARK = "\x00"
 
 _SPACE = re.compile(r"[^\S\n]+")  # white space other than line breaks
 
@@ -78,14 +80,19 @@ def normalise(text: str, ignore: Sequence[re.Pattern[str]] = ()) -> list[str]:
     """The text's lines as compared: white space collapsed, ignored parts marked, no blanks.
 
     White space is collapsed and each line trimmed before the patterns run, so a pattern's
-    ``$`` meets the end of the words, not a trailing space.
+    ``$`` meets the end of the words, not a trailing space. A line the patterns match
+    whole (``^Visitors today: \\d+$``) is left out, as a blank line is: its coming and going
+    is no change. The patterns mark what they match with a character page text cannot
+    hold (NUL), so a page's own "…" is never taken for ignored text.
     """
     text = _SPACE.sub(" ", text)  # whole-text passes: one call into the C engine each
-    if ignore:
-        text = "\n".join(line.strip() for line in text.split("\n"))
-        for pattern in ignore:
-            text = pattern.sub(IGNORED, text)
-    return [line for line in (raw.strip() for raw in text.split("\n")) if line]
+    if not ignore:
+        return [line for line in (raw.strip() for raw in text.split("\n")) if line]
+    text = "\n".join(line.strip() for line in text.replace(_MARK, "").split("\n"))
+    for pattern in ignore:
+        text = pattern.sub(_MARK, text)
+    lines = (raw.strip() for raw in text.split("\n"))
+    return [line.replace(_MARK, IGNORED) for line in lines if line.replace(_MARK, "").strip()]
 
 
 def diff_lines(old: Sequence[str], new: Sequence[str]) -> TextDiff:

@@ -64,12 +64,28 @@ def test_anchored_patterns_match_at_each_line() -> None:
     new = "Harbour notices\nVisitors today: 97\nThe ferry leaves at 9:00."
     assert diff_texts(old, new).changed
     assert not diff_texts(old, new, ignore).changed
-    assert normalise(old, ignore) == ["Harbour notices", "…", "The ferry leaves at 9:00."]
+    assert normalise(old, ignore) == ["Harbour notices", "The ferry leaves at 9:00."]
     # only a whole line: the same words inside a line are kept
     assert normalise("Said: Visitors today: 3 and more", ignore) == [
         "Said: Visitors today: 3 and more"
     ]
     assert not compile_pattern(r"^https?://a\.example/$").flags & re.MULTILINE
+
+
+def test_a_line_an_anchored_pattern_matches_whole_is_left_out() -> None:
+    """The docs: ``^Count: \\d+$`` "leaves out exactly that line": a counter line that
+    appears or goes is no change (it used to stay as "…", one line in two texts of two)."""
+    ignore = compile_ignore_patterns([r"^Count: \d+$"])
+    with_counter = "Harbour notices\nCount: 12\nThe ferry leaves at 9:00."
+    without = "Harbour notices\nThe ferry leaves at 9:00."
+    diff = diff_texts(without, with_counter, ignore)
+    assert not diff.changed and diff.share_changed == 0.0
+    assert diff_texts(without, with_counter).changed  # without the pattern it is a change
+    # a part of a line is still marked, and a page's own "…" is its text, not ignored text
+    assert normalise("Count: 3 so far\n…", [*ignore, *compile_ignore_patterns([r"\d+"])]) == [
+        "Count: … so far",
+        "…",
+    ]
 
 
 def test_a_bad_pattern_is_refused_with_its_position() -> None:
