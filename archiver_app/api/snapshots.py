@@ -7,6 +7,7 @@ background because a drive's copies table can be large.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +34,7 @@ from archiver_app.store.models import (
 from archiver_app.watch.schedule import describe_schedule
 
 if TYPE_CHECKING:
+    from archiver_app.api.comparing import ComparedCaptures
     from archiver_app.cite.metadata import PageMeta
 
 
@@ -106,6 +108,24 @@ class SnapshotsManager:
             return None
         path = self._lib.abspath(str(rel))
         return path if path.is_file() else None
+
+    def compare(
+        self,
+        old_ref: str | int,
+        new_ref: str | int,
+        *,
+        ignore: Sequence[str] = (),
+        watch_ignore: bool = True,
+        any_url: bool = False,
+    ) -> ComparedCaptures:
+        """Two captures compared (``archiver diff``, the Compare view): with the watch's
+        ignored text when they are of a watched address (``watch_ignore``), plus
+        ``ignore`` (:mod:`.comparing` decides, for both front ends)."""
+        from archiver_app.api.comparing import compare
+
+        return compare(
+            self._lib, old_ref, new_ref, ignore=ignore, watch_ignore=watch_ignore, any_url=any_url
+        )
 
     def delete(self, snapshot_ids: list[int]) -> tuple[DeleteResult, Changes]:
         """Delete captures (rows, index, laptop files); members of an accepted edition

@@ -1,6 +1,9 @@
 """``archiver diff A B``: what changed between two captures (text, look, resources).
 
-The header names each capture's HTTP status when either is not a 2xx answer ("B answered
+Two captures of a watched address are compared with the watch's ignored text, as the
+Changes list compared them (``--ignore`` adds to it; ``--no-watch-ignore`` leaves it in),
+and the header's ``ignored:`` line says which text was left out. The header names each
+capture's HTTP status when either is not a 2xx answer ("B answered
 HTTP 404"), so a page that went missing is not read as a page rewritten; ``--json``
 carries ``http_status`` for ``a`` and ``b`` always (null: not recorded). The exit code is
 0 for any comparison made, error answers included: it says whether the captures could be
@@ -11,11 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from archiver_app.commands import at_least
 
 if TYPE_CHECKING:
+    from archiver_app.api.comparing import ComparedCaptures
     from archiver_app.cli import Context
     from archiver_app.compare import Comparison
 
@@ -35,7 +40,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         action="append",
         default=[],
         metavar="REGEX",
-        help="text to leave out of the comparison, such as dates or counters (repeatable)",
+        help="text to leave out of the comparison, such as dates or counters (repeatable; "
+        "added to the watch's ignored text)",
+    )
+    p.add_argument(
+        "--no-watch-ignore",
+        dest="watch_ignore",
+        action="store_false",
+        help="the raw comparison: leave the watch's ignored text in (only --ignore applies)",
     )
     p.add_argument("--any-url", action="store_true", help="compare captures of different addresses")
     p.add_argument(
@@ -53,25 +65,24 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_diff(args: argparse.Namespace, ctx: Context) -> int:
-    from archiver_app.compare import compare_captures, compile_ignore_patterns
-
     lib = ctx.open_library()
     try:
-        result = compare_captures(
-            lib,
+        compared = lib.snapshots.compare(
             args.old,
             args.new,
-            ignore=compile_ignore_patterns(args.ignore),
+            ignore=args.ignore,
+            watch_ignore=args.watch_ignore,
             any_url=args.any_url,
         )
+        result = compared.comparison
         if args.overlay and result.visual is not None:
             _write_overlay(lib, result, args.overlay)
     finally:
         lib.close()
     if args.json:
-        print(json.dumps(_as_json(result), indent=2), file=ctx.out)
+        print(json.dumps(_as_json(compared), indent=2), file=ctx.out)
     else:
-        _print(result, ctx, context=args.context)
+        _print(compared, ctx, context=args.context)
     return 0
 
 
@@ -97,13 +108,17 @@ def _when(result: Comparison) -> tuple[str, str]:
     return a, b
 
 
-def _print(result: Comparison, ctx: Context, *, context: int) -> None:
+def _print(compared: ComparedCaptures, ctx: Context, *, context: int) -> None:
     from archiver_app.compare import unified
     from archiver_app.units import counted, share_text
 
+    result = compared.comparison
     old, new = _when(result)
     print(f"A: {result.old.url}  {old}  (the older)", file=ctx.out)
     print(f"B: {result.new.url}  {new}", file=ctx.out)
+    ignored = ignored_line(compared)
+    if ignored:
+        print(ignored, file=ctx.out)
     statuses = (result.old.http_status, result.new.http_status)
     if any(status and not 200 <= status < 300 for status in statuses):
         print(", ".join(map(_answered, "AB", statuses)), file=ctx.out)
@@ -166,6 +181,25 @@ def _print_resources(result: Comparison, ctx: Context) -> None:
             print(f"  {shown}: {url}", file=ctx.out)
 
 
+def ignored_line(compared: ComparedCaptures) -> str | None:
+    """Which text the comparison left out, and how to see it with the watch's left in
+    (None: no patterns at all)."""
+    watch = compared.watch
+    given = " ".join(map(shlex.quote, compared.given))
+    if watch is not None and compared.watch_applied:
+        own = " ".join(map(shlex.quote, watch.patterns))
+        also = f", and {given}" if given else ""
+        return (
+            f"ignored: watch {watch.watch_id}'s ignored text {own}{also} "
+            "(--no-watch-ignore: compare with it left in)"
+        )
+    if watch is not None and watch.patterns:
+        left = " ".join(map(shlex.quote, watch.patterns))
+        kept = f"watch {watch.watch_id}'s ignored text {left} left in"
+        return f"ignored: {given or 'nothing'} ({kept})"
+    return f"ignored: {given}" if given else None
+
+
 def _answered(side: str, status: int | None) -> str:
     if status is None:
         return f"{side} kept no HTTP status"
@@ -177,7 +211,9 @@ def quoted(title: str | None) -> str:
     return json.dumps(" ".join(title.split()), ensure_ascii=False) if title else "(no title)"
 
 
-def _as_json(result: Comparison) -> dict[str, Any]:
+def _as_json(compared: ComparedCaptures) -> dict[str, Any]:
+    result = compared.comparison
+
     def ref(r: Any) -> dict[str, Any]:
         return {
             "id": r.id,
@@ -239,4 +275,10 @@ def _as_json(result: Comparison) -> dict[str, Any]:
             ],
         },
         "notes": list(result.notes),
+        # the patterns left out of the text: the watch's (unless --no-watch-ignore), then --ignore
+        "ignore": {
+            "watch": compared.watch.watch_id if compared.watch is not None else None,
+            "watch_applied": compared.watch_applied,
+            "patterns": list(compared.patterns),
+        },
     }

@@ -2,11 +2,11 @@
 
 Page texts are normalised first: runs of white space become one space, blank lines go, and
 the user's ignore patterns (dates, counters, "3 minutes ago") are replaced by a marker so
-that volatile parts do not count as changes; a line they match whole is left out. The diff is by line: the common head and tail
-are cut off in linear time; the middle, capped at :data:`MAX_LINES` lines a side, is pinned
-at the lines found once on each side (patience diff), and only the gaps between those go to
-:class:`difflib.SequenceMatcher`, so time and memory stay bounded however large the pages
-are (a cut is reported as ``truncated``).
+that volatile parts do not count as changes; a line they match whole is left out. The diff
+is by line: the common head and tail are cut off in linear time; the middle, capped at
+:data:`MAX_LINES` lines a side, is pinned at the lines found once on each side (patience
+diff), and only the gaps between those go to :class:`difflib.SequenceMatcher`, so time and
+memory stay bounded however large the pages are (a cut is reported as ``truncated``).
 """
 
 from __future__ import annotations

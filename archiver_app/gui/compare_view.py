@@ -1,6 +1,7 @@
 """Compare two captures of a page: side by side, as a text diff, and as changed regions.
 
-The comparison itself (:func:`archiver_app.compare.compare_captures`) runs on the op
+The comparison itself (``lib.snapshots.compare``: with the watch's ignored text when the
+page is watched, as the Changes list compared it; a box shows it raw) runs on the op
 runner, never on the GUI thread. The side-by-side tab shows both captures in replay views
 whose scrolling follows each other. The wording states only what the captures show:
 "in the capture of 3 March, not in that of 9 September".
@@ -11,10 +12,12 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import (
+    QCheckBox,
     QLabel,
     QScrollArea,
     QSplitter,
@@ -24,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.compare import Comparison, compare_captures, overlay
+from archiver_app.compare import Comparison, overlay
 from archiver_app.compare.snapshots import screenshot_path
 from archiver_app.compare.text import Op
 from archiver_app.gui.errors import show_error
@@ -32,14 +35,21 @@ from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
 from archiver_app.units import capture_times, share_text
 
+if TYPE_CHECKING:
+    from archiver_app.api.comparing import ComparedCaptures
+
 #: Lines of unchanged text shown around each change in the text tab.
 CONTEXT = 3
 
 
 @dataclass(frozen=True)
 class _Result:
-    comparison: Comparison
+    compared: ComparedCaptures
     overlay_png: bytes | None
+
+    @property
+    def comparison(self) -> Comparison:
+        return self.compared.comparison
 
 
 def whens(old: datetime, new: datetime) -> tuple[str, str]:
@@ -50,7 +60,11 @@ def whens(old: datetime, new: datetime) -> tuple[str, str]:
 
 
 class CompareView(QWidget):
-    """Two captures (ids) of one page compared; the older is always on the left."""
+    """Two captures (ids) of one page compared; the older is always on the left.
+
+    ``described`` (a tab title, its tooltip) is emitted once the captures are known."""
+
+    described = Signal(str, str)
 
     def __init__(
         self,
@@ -63,11 +77,20 @@ class CompareView(QWidget):
         any_url: bool = False,
     ) -> None:
         super().__init__(parent)
-        self.library = library
+        self.library, self.runner = library, runner
+        self.ids, self.any_url = (old_id, new_id), any_url
         self.result: _Result | None = None
         self.summary = QLabel("Comparing the two captures…", self)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.watch_ignore = QCheckBox("Leave out the watch's ignored text", self)
+        self.watch_ignore.setToolTip(
+            "Compared as the Changes list compares this watched page; clear it to see every "
+            "difference, the ignored text included"
+        )
+        self.watch_ignore.setChecked(True)
+        self.watch_ignore.hide()  # shown when the page's watch has ignored text
+        self.watch_ignore.toggled.connect(lambda _on: self._compare())
         self.tabs = QTabWidget(self)
         self.text = QTextBrowser(self)
         self.look = QLabel(self)
@@ -82,20 +105,33 @@ class CompareView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.summary)
+        layout.addWidget(self.watch_ignore)
         layout.addWidget(self.tabs, 1)
         self._following = False
+        self._compare()
+
+    def _compare(self) -> BackgroundOp[_Result]:
+        """Compare the two captures (again) on the op runner."""
+        library, (old_id, new_id), any_url = self.library, self.ids, self.any_url
+        watch_ignore = self.watch_ignore.isChecked()
 
         def work(_progress: object, _cancel: object) -> _Result:
-            comparison = compare_captures(library, old_id, new_id, any_url=any_url)
+            compared = library.snapshots.compare(
+                old_id, new_id, any_url=any_url, watch_ignore=watch_ignore
+            )
+            comparison = compared.comparison
             png = None
             shot = screenshot_path(library, comparison.new.id)
             if comparison.visual is not None and shot is not None:
                 png = overlay(shot, comparison.visual.boxes)
-            return _Result(comparison, png)
+            return _Result(compared, png)
 
-        BackgroundOp(runner, work, label="comparing captures", blocks_quit=False).success(
-            self._show
-        ).failure(self._failed).run_in_background()
+        return (
+            BackgroundOp(self.runner, work, label="comparing captures", blocks_quit=False)
+            .success(self._show)
+            .failure(self._failed)
+            .run_in_background()
+        )
 
     # ------------------------------------------------------------------ results
 
@@ -104,9 +140,14 @@ class CompareView(QWidget):
         show_error(self, failure, "comparing the captures")
 
     def _show(self, result: _Result) -> None:
+        first = self.result is None
         self.result = result
         c = result.comparison
-        self.summary.setText(summary_text(c))
+        watch = result.compared.watch
+        self.watch_ignore.setVisible(watch is not None and bool(watch.patterns))
+        self.summary.setText(
+            "\n".join(filter(None, [summary_text(c), ignore_text(result.compared)]))
+        )
         self.text.setHtml(diff_html(c))
         if result.overlay_png:
             pixmap = QPixmap()
@@ -115,7 +156,9 @@ class CompareView(QWidget):
             self.look.resize(pixmap.size())
         else:
             self.look.setText("No screenshots to compare: " + "; ".join(c.notes))
-        self._open_sides(c)
+        if first:
+            self._open_sides(c)
+            self.described.emit(*tab_title(c))
 
     def _open_sides(self, c: Comparison) -> None:
         from archiver_app.gui.replay.widget import ReplayWidget
@@ -183,6 +226,37 @@ def summary_text(c: Comparison) -> str:
     lines.append("  ·  ".join(figures) if figures else "Nothing differs between these captures.")
     lines.extend(f"({note})" for note in c.notes)
     return "\n".join(lines)
+
+
+def ignore_text(compared: ComparedCaptures) -> str | None:
+    """Which text the comparison left out (None: none was)."""
+    watch = compared.watch
+    if watch is None or not watch.patterns:
+        return None
+    shown = ", ".join(watch.patterns)
+    if compared.watch_applied:
+        return (
+            f"Text matching watch {watch.watch_id}'s ignored patterns ({shown}) is left out, "
+            "as in the Changes list."
+        )
+    return f"Every difference is shown: watch {watch.watch_id}'s ignored text ({shown}) is left in."
+
+
+def tab_title(c: Comparison) -> tuple[str, str]:
+    """The Compare tab's title (the page: its title, else its host and path) and tooltip
+    (its address and the two captures' times)."""
+    from urllib.parse import urlsplit
+
+    title = " ".join((c.new.title or "").split())
+    if not title:
+        parts = urlsplit(c.new.url)
+        title = (parts.netloc + parts.path.rstrip("/")) or c.new.url
+    if len(title) > 40:
+        title = title[:39] + "…"
+    old, new = whens(c.old.captured_at, c.new.captured_at)
+    tip = f"{c.new.url}\nLeft: captured {old} (capture {c.old.id})\n"
+    tip += f"Right: captured {new} (capture {c.new.id})"
+    return f"Compare: {title}", tip
 
 
 def _name(url: str) -> str:

@@ -110,8 +110,16 @@ class ResearchActions(QObject):
         view = CompareView(window.library, old_id, new_id, window.runner, any_url=True)
         index = window.tabs.addTab(view, "Compare")
         window.tabs.setTabToolTip(index, f"Captures {old_id} and {new_id} compared")
+        view.described.connect(lambda title, tip: self._name_tab(view, title, tip))
         window.tabs.setCurrentIndex(index)
         return view
+
+    def _name_tab(self, view: QWidget, title: str, tip: str) -> None:
+        """A Compare tab named by its page once the comparison knows it (if still open)."""
+        index = self.window.tabs.indexOf(view)
+        if index >= 0:
+            self.window.tabs.setTabText(index, title)
+            self.window.tabs.setTabToolTip(index, tip)
 
     # ------------------------------------------------------------------ changes
 

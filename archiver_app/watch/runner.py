@@ -320,7 +320,8 @@ def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
     with lib.session() as s:
         job = s.get(Job, job_id)
         assert job is not None
-        ignore = _watch_ignore(s, job) or ()
+        watch = _job_watch(s, job)
+        ignore = watch.patterns if watch is not None else ()
         snaps = s.execute(
             select(Snapshot.id, Snapshot.url, Snapshot.state, Snapshot.http_status).where(
                 Snapshot.job_id == job_id
@@ -342,30 +343,59 @@ def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
     return outcomes
 
 
-def _watch_ignore(s: Session, job: Job) -> tuple[str, ...] | None:
-    """The ignored text of the watch ``job`` is, or is a run of; None: not a watch's job."""
+@dataclass(frozen=True)
+class WatchIgnore:
+    """The text a watch's comparisons leave out: which watch, and its patterns."""
+
+    watch_id: int
+    patterns: tuple[str, ...]
+
+
+def _job_watch(s: Session, job: Job) -> WatchIgnore | None:
+    """The watch ``job`` is, or is a run of (its ignored text); None: not a watch's job."""
     if job.schedule is None and not job.config.get("scheduled_from"):
         return None
     origin = s.get(Job, job.config.get("scheduled_from") or job.id) or job
-    return tuple((origin.config.get(WATCH_KEY) or {}).get("ignore") or ())
+    return WatchIgnore(origin.id, tuple((origin.config.get(WATCH_KEY) or {}).get("ignore") or ()))
+
+
+def _address_watches(s: Session) -> dict[str, WatchIgnore]:
+    """Each watched address and its watch (the oldest, when two profiles watch it)."""
+    found: dict[str, WatchIgnore] = {}
+    rows = s.execute(select(Job.id, Job.config).where(Job.schedule.is_not(None)).order_by(Job.id))
+    for job_id, config in rows:
+        ignore = tuple(((config or {}).get(WATCH_KEY) or {}).get("ignore") or ())
+        for seed in (config or {}).get("seeds") or ():
+            found.setdefault(seed, WatchIgnore(job_id, ignore))
+    return found
+
+
+def watch_ignore_of(lib: Library, snapshot_id: int) -> WatchIgnore | None:
+    """The watch whose ignored text applies when capture ``snapshot_id`` is compared with
+    the capture before it: the watch its job is or is a run of, else the watch of its
+    address; None: neither. The one rule, shared by :func:`compare_watched` (the Changes
+    list) and every comparison a person asks for (``archiver diff``, the Compare view)."""
+    with lib.session() as s:
+        snap = s.get(Snapshot, snapshot_id)
+        if snap is None:
+            return None
+        job = s.get(Job, snap.job_id) if snap.job_id is not None else None
+        own = _job_watch(s, job) if job is not None else None
+        return own if own is not None else _address_watches(s).get(snap.url)
 
 
 def compare_watched(lib: Library, job_id: int) -> dict[int, ChangeSummary]:
     """Compare each complete capture job ``job_id`` made of a watched address with the
-    capture before it, with the watch's ignore patterns, as the job ends: a watch's own run
-    (whoever ran it: the watch runner, a worker, the Jobs panel), and a watched page
-    captured by hand or by a crawl, so all show in the Changes view and the timeline."""
+    capture before it, with the watch's ignore patterns (:func:`watch_ignore_of`), as the
+    job ends: a watch's own run (whoever ran it: the watch runner, a worker, the Jobs
+    panel), and a watched page captured by hand or by a crawl, so all show in the Changes
+    view and the timeline."""
     with lib.session() as s:
         job = s.get(Job, job_id)
         if job is None:
             return {}
-        own = _watch_ignore(s, job)
-        ignore_of: dict[str, tuple[str, ...]] = {}
-        if own is None:
-            for config in s.scalars(select(Job.config).where(Job.schedule.is_not(None))):
-                for seed in (config or {}).get("seeds") or ():
-                    ignore = (config.get(WATCH_KEY) or {}).get("ignore") or ()
-                    ignore_of.setdefault(seed, tuple(ignore))
+        own = _job_watch(s, job)
+        by_address = _address_watches(s) if own is None else {}
         captured = s.execute(
             select(Snapshot.id, Snapshot.url).where(
                 Snapshot.job_id == job_id, Snapshot.state == SnapshotState.COMPLETE
@@ -373,7 +403,8 @@ def compare_watched(lib: Library, job_id: int) -> dict[int, ChangeSummary]:
         ).all()
     kept: dict[int, ChangeSummary] = {}
     for sid, url in captured:
-        ignore = own if own is not None else ignore_of.get(url)
-        if ignore is not None:
-            kept.update(record_changes(lib, [sid], ignore=compile_ignore_patterns(ignore)))
+        watch = own if own is not None else by_address.get(url)
+        if watch is not None:
+            patterns = compile_ignore_patterns(watch.patterns)
+            kept.update(record_changes(lib, [sid], ignore=patterns))
     return kept

@@ -74,3 +74,29 @@ def test_an_open_changes_view_reads_its_lists_again_when_a_job_ends(
     main_window.tabs.removeTab(main_window.tabs.indexOf(panel))  # closed: not read
     main_window.jobs.job_finished.emit(4, "indexed")
     assert reads == [True]
+
+
+def test_compare_of_a_watched_page_leaves_out_its_ignored_text_and_names_its_tab(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """The Compare view agrees with the Changes list (the watch's ignored text left out,
+    and said so), shows the raw comparison on request, and its tab names the page."""
+    from tests.unit.api.test_compare_with_watch_ignore import URL, _watched_pair
+
+    watch, a, b = _watched_pair(library)
+    view = main_window.research.open_compare(a, b)
+    assert isinstance(view, CompareView)
+    qtbot.waitUntil(lambda: view.result is not None, timeout=30_000)
+    summary = view.summary.text()
+    assert "Text: 2 lines differ (33.3%)" in summary
+    assert f"watch {watch}'s ignored patterns (^Count: \\d+$) is left out" in summary
+    tabs = main_window.tabs
+    index = tabs.indexOf(view)
+    assert tabs.tabText(index) == "Compare: Notices"
+    tip = tabs.tabToolTip(index)
+    assert URL in tip and f"(capture {a})" in tip and f"(capture {b})" in tip
+
+    assert not view.watch_ignore.isHidden() and view.watch_ignore.isChecked()
+    view.watch_ignore.setChecked(False)  # the raw comparison
+    qtbot.waitUntil(lambda: "Text: 4 lines differ" in view.summary.text(), timeout=30_000)
+    assert "is left in" in view.summary.text()
