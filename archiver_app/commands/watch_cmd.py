@@ -1,15 +1,17 @@
 """``archiver watch``: re-capture pages on a schedule and say what changed.
 
-A page that answers an HTTP error (4xx, 5xx) is still a capture (the error page is what
-the site served), so it is never "failed". ``watch run`` says so apart from a change: a page
+A page that answers an HTTP error (4xx, 5xx) is still a capture (the error page is what the
+site served), so it is never "failed". ``watch run`` says so apart from a change: a page
 that starts answering an error is "now answers an error" (HTTP 200 -> 404), one that
 answers again after an error "answers again", and every other capture that answered an
-error, a watch's first included, gets a warning line (a mistyped address is not "unchanged"
-forever); the last line counts them. A changed page's line gives what changed (the
-figures of ``watch changes``). The exit code stays that of the captures: 1 when one
-failed, 0 otherwise, error answers included (a timer's run that captured what the site
-served did its job; the warning lines are what to read). ``watch changes`` leads a line
-with the HTTP status change when there is one.
+error, a watch's first included, is a warning line (a mistyped address is not "unchanged"
+forever); the last line counts them. One line a page, for its last attempt (a page
+answering 5xx is tried again: its attempts are one page). A changed page's line gives what
+changed (the figures of ``watch changes``); an unchanged one names a look or payloads that
+differ all the same (with ignore patterns they do not decide). The exit code stays that of
+the captures: 1 when one failed, 0 otherwise, error answers included (a timer's run that
+captured what the site served did its job; the warning lines are what to read). ``watch
+changes`` leads a line with the HTTP status change when there is one.
 """
 
 from __future__ import annotations
@@ -202,12 +204,6 @@ def _run(lib: Any, ctx: Context, now: list[int]) -> int:
         return 0
     for page in report.pages:
         print(_outcome(page), file=ctx.out)
-        if page.answered_error and not (page.change and page.change.now_error):
-            print(
-                f"warning: {page.url} answered HTTP {page.http_status} (capture "
-                f"{page.snapshot_id}): an error page was captured; is the address right?",
-                file=ctx.out,
-            )
     errors = f", {len(report.errors)} answered an HTTP error" if report.errors else ""
     print(
         f"{counted(len(report.pages), 'page')}: {len(report.changed)} changed, "
@@ -218,18 +214,51 @@ def _run(lib: Any, ctx: Context, now: list[int]) -> int:
 
 
 def _outcome(page: PageOutcome) -> str:
+    """The one line of a page (its last attempt): failed, a change, or the same as before;
+    a page that answered an HTTP error says so on it, unless its HTTP status change does."""
     from archiver_app.compare.snapshots import is_error
 
     change = page.change
     if page.failed:
         return f"failed: {page.url}: {page.failed} (not counted as a change)"
-    if change is None:
-        return f"first capture: {page.url}"
-    http = f"HTTP {change.old_status} -> {change.new_status}, capture {page.snapshot_id}"
-    if change.now_error:
-        return f"now answers an error: {page.url} ({http})"
-    if change.status_changed and is_error(change.old_status) and not is_error(change.new_status):
-        return f"answers again: {page.url} ({http})"
-    if change.changed:
-        return f"changed: {page.url} ({', '.join(figures(change))}; capture {page.snapshot_id})"
-    return f"unchanged: {page.url}"
+    capture = f"capture {page.snapshot_id}"
+    if change is not None and change.status_changed:
+        http = f"HTTP {change.old_status} -> {change.new_status}, {capture}"
+        if change.now_error:
+            return f"now answers an error: {page.url} ({http})"
+        if is_error(change.old_status) and not is_error(change.new_status):
+            return f"answers again: {page.url} ({http})"
+    if change is not None and change.changed:
+        error = f"answered HTTP {page.http_status}; " * (
+            page.answered_error and not change.status_changed
+        )
+        return f"changed: {page.url} ({', '.join(figures(change))}; {error}{capture})"
+    what = "first capture" if change is None else "unchanged"
+    if page.answered_error:
+        return (
+            f"warning: {page.url} answered HTTP {page.http_status} ({capture}, {what}): "
+            "an error page was captured; is the address right?"
+        )
+    measured = uncounted(change) if change is not None else []
+    if measured:
+        return (
+            f"unchanged: {page.url} ({', '.join(measured)}: not counted as a change "
+            f"with ignore patterns; {capture})"
+        )
+    return f"{what}: {page.url}"
+
+
+def uncounted(s: ChangeSummary) -> list[str]:
+    """What differs in a capture that is not changed: with a watch's ignore patterns, its
+    look and its resources' payloads are measured and shown but do not decide (a counter
+    moves pixels too), so an image swapped under the same address shows here."""
+    from archiver_app.units import share_text
+
+    if s.changed:
+        return []
+    out = []
+    if s.pixel_share:
+        out.append(f"look {share_text(s.pixel_share)}")
+    if s.resources_changed:
+        out.append(f"{counted(s.resources_changed, 'resource')} with other content")
+    return out

@@ -13,6 +13,7 @@ A job that is no watch's run compares what it captured of watched addresses as i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,15 +21,23 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from archiver_app.compare.changes import record_changes, stored_changes
-from archiver_app.compare.snapshots import ChangeSummary, is_error
+from archiver_app.compare.changes import previous_capture, record_changes, stored_changes
+from archiver_app.compare.snapshots import ChangeSummary, compare_captures, is_error
 from archiver_app.compare.text import compile_ignore_patterns
 from archiver_app.crawl.jobs import abort_if_queued, create_job, start_due_schedules
 from archiver_app.crawl.rules import Rules
 from archiver_app.crawl.scope import Scope, validate_seeds
 from archiver_app.errors import InputError
 from archiver_app.library import Library
-from archiver_app.store.models import Job, JobStatus, Snapshot, SnapshotState
+from archiver_app.store.models import (
+    Job,
+    JobStatus,
+    Page,
+    PageAttempt,
+    PageState,
+    Snapshot,
+    SnapshotState,
+)
 from archiver_app.tasks import CancelToken, Progress, null_progress
 from archiver_app.watch.schedule import describe_schedule, parse_schedule
 
@@ -312,35 +321,75 @@ def run_due(
 
 
 def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
-    """What became of each page of watch run ``job_id``: its capture's change, or why it
-    failed. The run's end compared its captures (:func:`compare_watched`); one it did not
-    reach (the run was cancelled, the comparison failed) is compared here."""
-    from archiver_app.crawl.api import page_list
+    """What became of each page of watch run ``job_id``, one outcome a page (its last
+    attempt): its capture's change since the capture before the run, or why it failed.
 
+    A page answering 5xx is tried again, and each attempt keeps the error page it got:
+    those captures are one page, not one each, and an error page captured is no failure
+    (the site served it; docs/watch.md). The run's end compared its captures
+    (:func:`compare_watched`); one it did not reach (the run was cancelled, the comparison
+    failed) is compared here.
+    """
     with lib.session() as s:
         job = s.get(Job, job_id)
         assert job is not None
         watch = _job_watch(s, job)
-        ignore = watch.patterns if watch is not None else ()
-        snaps = s.execute(
-            select(Snapshot.id, Snapshot.url, Snapshot.state, Snapshot.http_status).where(
-                Snapshot.job_id == job_id
+        snaps = {
+            sid: (url, state, status)
+            for sid, url, state, status in s.execute(
+                select(Snapshot.id, Snapshot.url, Snapshot.state, Snapshot.http_status).where(
+                    Snapshot.job_id == job_id
+                )
             )
+        }
+        pages = s.execute(
+            select(Page.id, Page.url, Page.state, Page.skip_reason, Page.last_error,
+                   Page.snapshot_id).where(Page.job_id == job_id).order_by(Page.id)
+        ).all()  # fmt: skip
+        attempts = s.execute(
+            select(PageAttempt.page_id, PageAttempt.snapshot_id)
+            .where(PageAttempt.job_id == job_id)
+            .order_by(PageAttempt.page_id, PageAttempt.attempt, PageAttempt.id)
         ).all()
-    complete = [sid for sid, _url, state, _status in snaps if state == SnapshotState.COMPLETE]
+    ignore = compile_ignore_patterns(watch.patterns if watch is not None else ())
+    complete = [sid for sid, (_u, state, _st) in snaps.items() if state == SnapshotState.COMPLETE]
     changes = stored_changes(lib, complete)
     missing = [sid for sid in complete if sid not in changes]  # (first captures: cheap)
-    changes.update(record_changes(lib, missing, ignore=compile_ignore_patterns(ignore)))
-    outcomes = [
-        PageOutcome(url, sid, None, changes.get(sid), status)
-        for sid, url, state, status in snaps
-        if state == SnapshotState.COMPLETE
-    ]
-    outcomes += [
-        PageOutcome(page.url, None, page.reason or "not captured", None)
-        for page in page_list(lib, job_id, states=["failed", "ready", "claimed"])
+    changes.update(record_changes(lib, missing, ignore=ignore))
+    last: dict[int, int | None] = {}  # page -> its last attempt's capture (None: none made)
+    made: dict[int, list[int]] = {}  # page -> the captures its attempts made, in order
+    for page_id, sid in attempts:
+        last[page_id] = sid
+        if sid is not None:
+            made.setdefault(page_id, []).append(sid)
+    outcomes: list[PageOutcome] = []
+    kept = set(complete)
+    for page_id, url, state, skipped, error, page_sid in pages:
+        sid = last.get(page_id, page_sid)
+        if sid is not None and sid in kept:
+            runs = made.get(page_id) or [sid]
+            change = changes.get(sid) if len(runs) < 2 else _since(lib, runs[0], sid, ignore)
+            outcomes.append(PageOutcome(url, sid, None, change, snaps[sid][2]))
+        elif state in (PageState.FAILED, PageState.READY, PageState.CLAIMED):
+            outcomes.append(PageOutcome(url, None, skipped or error or "not captured", None))
+    told = {sid for sids in made.values() for sid in sids} | {p.snapshot_id for p in pages}
+    outcomes += [  # captures no page holds (none, as crawls record them): each its own
+        PageOutcome(snaps[sid][0], sid, None, changes.get(sid), snaps[sid][2])
+        for sid in complete
+        if sid not in told
     ]
     return outcomes
+
+
+def _since(
+    lib: Library, first: int, last: int, ignore: Sequence[re.Pattern[str]]
+) -> ChangeSummary | None:
+    """The change of ``last`` since the capture before ``first`` (a page's attempts in one
+    run: what the run found, not what its last retry found against the one before it)."""
+    before = previous_capture(lib, first)
+    if before is None:
+        return None  # the page's first capture
+    return compare_captures(lib, before, last, ignore=ignore).summary
 
 
 @dataclass(frozen=True)

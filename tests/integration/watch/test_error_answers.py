@@ -5,6 +5,8 @@ error", apart from a page rewritten. Real Chromium, a real local site."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from archiver_app import cli
@@ -35,8 +37,9 @@ def test_error_answers_are_warned_and_told_apart(
 
     assert cli.main([*root, "watch", "run"]) == 0  # captured, not failed: exit 0
     out = capsys.readouterr().out
-    assert f"first capture: {typo_url}" in out
-    assert f"warning: {typo_url} answered HTTP 404" in out
+    assert f"first capture: {typo_url}" not in out  # one line a page: the warning says it
+    typo = re.escape(typo_url)
+    assert re.search(f"warning: {typo} answered HTTP 404 \\(capture \\d+, first capture\\)", out)
     assert f"warning: {notices_url}" not in out
     assert "2 pages: 0 changed, 0 failed, 1 answered an HTTP error" in out
 
@@ -46,8 +49,51 @@ def test_error_answers_are_warned_and_told_apart(
     assert f"now answers an error: {notices_url} (HTTP 200 -> 404, capture" in out
     assert f"changed: {notices_url}" not in out
     assert f"warning: {notices_url}" not in out  # said once, on its own line
-    assert f"unchanged: {typo_url}" in out and f"warning: {typo_url} answered HTTP 404" in out
+    assert f"unchanged: {typo_url}" not in out
+    assert re.search(f"warning: {typo} answered HTTP 404 \\(capture \\d+, unchanged\\)", out)
     assert "2 pages: 1 changed, 0 failed, 2 answered an HTTP error" in out
 
     assert cli.main([*root, "watch", "changes"]) == 0
     assert f"{notices_url}  (HTTP 200 -> 404 (now an error)" in capsys.readouterr().out
+
+
+def _lines_of(out: str, url: str) -> list[str]:
+    """The report's lines about ``url`` (progress lines, indented, left out)."""
+    return [line for line in out.splitlines() if url in line and not line.startswith(" ")]
+
+
+def test_a_server_error_is_one_page_once_and_no_failure(
+    library: Library, local_server: LocalServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A page answering 500 is tried again (each attempt keeps its error page): it is one
+    page with one line, what its last attempt found since the run before, and the run
+    exits 0 (an error page captured is not a failed capture)."""
+    down = {"now": False}
+
+    def page(_req: Request) -> Response:
+        if down["now"]:
+            return Response(500, b"<!doctype html><title>Server error</title><p>Oops.</p>")
+        return Response(200, PAGE.encode())
+
+    local_server.route("/down")(page)
+    local_server.route("/fine")(lambda _req: Response(200, PAGE.encode()))
+    down_url, fine_url = local_server.url("/down"), local_server.url("/fine")
+    root = ["--library", str(library.root)]
+    watch = library.jobs.watch([down_url, fine_url], schedule="daily")
+    assert cli.main([*root, "watch", "run"]) == 0
+    capsys.readouterr()
+
+    down["now"] = True
+    assert cli.main([*root, "watch", "run", str(watch)]) == 0
+    out = capsys.readouterr().out
+    (line,) = _lines_of(out, down_url)
+    assert line.startswith(f"now answers an error: {down_url} (HTTP 200 -> 500, capture ")
+    assert _lines_of(out, fine_url) == [f"unchanged: {fine_url}"]
+    assert "2 pages: 1 changed, 0 failed, 1 answered an HTTP error" in out
+
+    assert cli.main([*root, "watch", "run", str(watch)]) == 0  # still down: said again
+    out = capsys.readouterr().out
+    (line,) = _lines_of(out, down_url)
+    assert line.startswith(f"warning: {down_url} answered HTTP 500 (capture ")
+    assert ", unchanged): " in line
+    assert "2 pages: 0 changed, 0 failed, 1 answered an HTTP error" in out

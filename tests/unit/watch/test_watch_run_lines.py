@@ -42,3 +42,39 @@ def test_watch_run_says_what_changed(library: Library) -> None:
     assert _outcome(PageOutcome(PAGE, c, None, change, 500)).startswith(
         f"changed: {PAGE} (HTTP 404 -> 500, "
     )
+
+
+def test_a_swapped_image_under_ignore_patterns_is_named_not_passed_over(library: Library) -> None:
+    """With ignore patterns, the look and the payloads do not decide, but they are still
+    shown: an image swapped under the same address is on the page's `unchanged:` line."""
+    from datetime import UTC, datetime
+
+    from archiver_app.commands.watch_cmd import _outcome
+    from archiver_app.compare import compile_ignore_patterns
+    from archiver_app.compare.changes import record_change
+    from archiver_app.compare.snapshots import screenshot_path
+    from archiver_app.store.models import Record
+    from archiver_app.watch.runner import PageOutcome
+    from tests.helpers.archive import ArchiveWriter
+    from tests.helpers.snapshots import add_snapshot, write_png
+
+    ids = []
+    for day, picture in ((1, "a harbour at dawn"), (2, "a harbour at night")):
+        when = datetime(2026, 3, day, 9, 0, tzinfo=UTC)
+        sid = add_snapshot(library, PAGE, title="Harbour", body=f"Harbour\nVisitors: {day}",
+                           captured_at=when)  # fmt: skip
+        w = ArchiveWriter(library, f"collections/default/2026/03/day{day}.warc.gz")
+        w.response("http://127.0.0.1:18473/watch/photo.jpg", picture, at=when)
+        with library.write() as s:
+            s.execute(update(Record).where(Record.id.in_(w.commit())).values(snapshot_id=sid))
+        ids.append(sid)
+    shot = screenshot_path(library, ids[1])
+    assert shot is not None
+    write_png(shot, color="#202040")  # the new picture shows
+
+    change = record_change(library, ids[1], ignore=compile_ignore_patterns([r"^Visitors: \d+$"]))
+    assert change is not None and not change.changed
+    line = _outcome(PageOutcome(PAGE, ids[1], None, change, 200))
+    assert line.startswith(f"unchanged: {PAGE} (look ")
+    assert "1 resource with other content: not counted as a change" in line
+    assert "text" not in line.split("(", 1)[1]  # no text changed: none is named
