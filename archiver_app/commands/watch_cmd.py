@@ -156,9 +156,14 @@ def _changes(lib: Any, ctx: Context, limit: int) -> int:
     if not rows:
         print("no capture has changed yet (`archiver watch list`: what is watched)", file=ctx.out)
     for row in rows:
+        compare = (
+            f"`archiver diff {row.previous_id} {row.snapshot_id}`"
+            if row.previous_id is not None
+            else f"capture {row.snapshot_id}; the capture before it was deleted since"
+        )
         print(
             f"{row.captured_at:%Y-%m-%d %H:%M}  {row.url}  ({', '.join(figures(row.summary))}; "
-            f"`archiver diff {row.previous_id} {row.snapshot_id}`)",
+            f"{compare})",
             file=ctx.out,
         )
     return 0

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 HEADERS = ("Page", "What changed", "Captured", "Before", "Text", "Look", "Resources")
 #: What each column means, shown over its header.
 HEADER_TIPS = (
-    "The watched page",
+    "The page's address (its title in the tooltip)",
     "Why the capture is listed: its HTTP status, its title, resources that now answer an"
     " error, else which of text, look and resources differ",
     "When the capture that changed was made",
@@ -119,8 +119,8 @@ class ChangesModel(RowsModel[ChangeRow]):
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         s = row.summary
-        if column == 0:
-            return row.title
+        if column == 0:  # the address: error pages share titles ("Server error")
+            return row.url
         if column == 1:
             return what_changed(s)
         if column in (2, 3):  # to the second where the two share a minute
@@ -256,7 +256,14 @@ class ChangesPanel(QWidget):
     def _activated(self, index: QModelIndex) -> None:
         row = self.model.rows[index.row()]
         if row.previous_id is not None:
+            self.say("")
             self.compareRequested.emit(row.previous_id, row.snapshot_id)
+        else:  # its Before is "–": say why nothing opens
+            self.say(
+                f"The capture {row.url} was compared with has been deleted since: there is "
+                "nothing to compare it with now (select it among the captures and choose "
+                "Compare to compare it with the capture now before it)."
+            )
 
     # ------------------------------------------------------------------ capture now
 

@@ -4,15 +4,19 @@ an error; and the watch table: a watch's browser profile, a first capture due no
 
 from __future__ import annotations
 
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
 from sqlalchemy import update
 
 from archiver_app.compare import compare_captures, compile_ignore_patterns
 from archiver_app.compare.changes import recent_changes, record_change
 from archiver_app.gui.changes_panel import HEADERS, ChangesModel, watch_cells
 from archiver_app.gui.compare_view import summary_text
+from archiver_app.gui.ops import OpRunner
 from archiver_app.library import Library
 from archiver_app.store.models import Job, Snapshot
-from tests.unit.compare.test_resource_answers import COUNTER, _capture
+from tests.unit.compare.test_resource_answers import COUNTER, URL, _capture
 
 PAGE = "http://127.0.0.1:18473/watch/page.html"
 
@@ -59,3 +63,36 @@ def test_the_watch_table_shows_the_profile_and_a_first_capture_due_now(library: 
         s.execute(update(Job).where(Job.id == plain).values(status="indexed"))
     rows = {w.job_id: w for w in library.jobs.watches()}
     assert watch_cells(rows[plain])[2].endswith("03:00 UTC")
+
+
+def test_a_change_whose_earlier_capture_was_deleted_says_so(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rows show the page's address (error pages share titles); a change whose earlier
+    capture was deleted opens nothing, and says why, in the Changes view and in
+    `watch changes` (no `archiver diff None 2`)."""
+    from archiver_app import cli
+    from archiver_app.gui.changes_panel import ChangesPanel
+
+    a = _capture(library, 1, {"blue.png": 200})
+    b = _capture(library, 2, {"blue.png": 404})
+    with library.write() as s:
+        s.execute(update(Snapshot).where(Snapshot.id == b).values(title="Server error"))
+    record_change(library, b)
+    deleted, _changes = library.snapshots.delete([a])
+    assert deleted.deleted == [a]
+
+    panel = ChangesPanel(library, op_runner)
+    qtbot.addWidget(panel)
+    qtbot.waitUntil(lambda: panel.loaded)
+    row = _row_text(panel.model, 0)
+    assert row["Page"] == URL and row["Before"] == "–"
+    tip = panel.model.data(panel.model.index(0, 0), Qt.ItemDataRole.ToolTipRole)
+    assert tip.startswith("Server error\n")
+    with qtbot.assertNotEmitted(panel.compareRequested):
+        panel.table.activated.emit(panel.model.index(0, 0))
+    assert "has been deleted since" in panel.note.text() and not panel.note.isHidden()
+
+    assert cli.main(["--library", str(library.root), "watch", "changes"]) == 0
+    out = capsys.readouterr().out
+    assert "None" not in out and f"capture {b}; the capture before it was deleted" in out
