@@ -12,21 +12,9 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from archiver_app import cli
 from archiver_app.api.editions import EditionState
 from archiver_app.crawl.api import list_jobs
-from archiver_app.gui.edition_view import EditionView
 from archiver_app.library import Library
+from tests.gui.editions.test_edition_view import act, open_view
 from tests.unit.editions.accepted import accepted_edition
-
-
-def open_view(qtbot: Any, library: Library, name: str, runner: Any) -> EditionView:
-    view = EditionView(library, name, runner)
-    qtbot.addWidget(view)
-    qtbot.waitSignal(view.loaded, timeout=10_000).wait()
-    return view
-
-
-def act(qtbot: Any, view: EditionView, action: Any) -> None:
-    with qtbot.waitSignal(view.loaded, timeout=60_000):
-        action()
 
 
 def _press(monkeypatch: Any, label: str, seen: list[str]) -> None:
