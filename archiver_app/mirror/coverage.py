@@ -121,7 +121,7 @@ def _uniform(lib: Library, default: Policy) -> Coverage:
         .join(File, File.id == Copy.file_id)
         .join(Destination, Destination.id == Copy.destination_id)
         .where(Copy.state == CopyState.PRESENT, Destination.enabled.is_(True))
-        .group_by(Copy.file_id)
+        .group_by(File.id)  # (its key: PostgreSQL reads the file's state through it)
         .subquery()
     )
     with lib.session() as s:
@@ -130,13 +130,12 @@ def _uniform(lib: Library, default: Policy) -> Coverage:
                 on_drives.c.here, on_drives.c.n
             )
         ).all()
-        by_here = dict(
-            s.execute(
-                select(File.local_state == LocalState.PRESENT, func.count()).group_by(
-                    File.local_state == LocalState.PRESENT
-                )
-            ).all()
-        )
+        by_here: dict[bool, int] = {}
+        for state, count in s.execute(
+            select(File.local_state, func.count()).group_by(File.local_state)
+        ).all():
+            here = state == LocalState.PRESENT
+            by_here[here] = by_here.get(here, 0) + int(count)
     groups = [(bool(here), int(n), int(count)) for here, n, count in held]
     for here in (True, False):  # files no drive in use holds
         rest = by_here.get(here, 0) - sum(c for h, _, c in groups if h == here)
