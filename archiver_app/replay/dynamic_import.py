@@ -27,9 +27,10 @@ IMPORT_HOOK = "__archiverImport"
 
 _HOOK = b"(globalThis." + IMPORT_HOOK.encode() + b"||(s=>s))("
 # An import( that may hold a computed specifier: not a method (".import("), not one whose
-# argument is one plain string or template (most bundles' chunks): no reading at all.
+# argument is one plain string or template (most bundles' chunks): no reading at all. (The
+# look behind follows the literal word: the search then skips to each "import" at C speed.)
 _CANDIDATE = re.compile(
-    rb"(?<![\w$.])import\s*(?:/\*|\("
+    rb"import(?<![\w$.]import)\s*(?:/\*|\("
     rb"(?!\s*(?:'[^'\\\n\r]*'|\"[^\"\\\n\r]*\"|`[^`\\$]*`)\s*[,)]))"
 )
 _ESCAPE = rb"\\(?:\r\n|[\s\S])"  # a backslash and what it escapes (a line's end too)
