@@ -285,6 +285,13 @@ class JobsManager:
 
         return stop_watch(self._lib, job_id)
 
+    def pause_watching(self, job_id: int, paused: bool = True) -> StoppedWatch:
+        """Pause the watch ``job_id`` (``paused`` False: resume it from its next slot); a
+        paused watch keeps its schedule, its runs still queued are cancelled."""
+        from archiver_app.watch.runner import pause_watch
+
+        return pause_watch(self._lib, job_id, paused)
+
     # ------------------------------------------------------------------ control
 
     def cancel(self, job_id: int) -> CancelOutcome:

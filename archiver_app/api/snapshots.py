@@ -31,7 +31,7 @@ from archiver_app.store.models import (
     SnapshotTag,
     Tag,
 )
-from archiver_app.watch.schedule import describe_schedule
+from archiver_app.watch.schedule import SCHEDULE_PAUSED, describe_schedule
 
 if TYPE_CHECKING:
     from archiver_app.api.comparing import ComparedCaptures
@@ -136,6 +136,21 @@ class SnapshotsManager:
         changed = Changes.of_snapshots(result.deleted) if result.deleted else Changes()
         return result, changed | Changes(collections=bool(result.editions_to_review))
 
+    def shared_collection(self, snapshot_ids: Sequence[int]) -> str | None:
+        """The slug of the collection every one of ``snapshot_ids`` is in (None: they are
+        in several, or none is found): where capturing them again belongs."""
+        from archiver_app.store.models import Collection
+
+        with self._lib.session() as s:
+            slugs = s.scalars(
+                select(Collection.slug)
+                .join(Snapshot, Snapshot.collection_id == Collection.id)
+                .where(Snapshot.id.in_(list(snapshot_ids)))
+                .distinct()
+                .limit(2)
+            ).all()
+        return slugs[0] if len(slugs) == 1 else None
+
     def delete_refusals(self, snapshot_ids: list[int]) -> list[str]:
         """Why :meth:`delete` would refuse some of ``snapshot_ids`` now (asked before the
         question "Delete?"), one reason a capture."""
@@ -207,6 +222,8 @@ def _watched(s: Session, url: str) -> str | None:
     for schedule, next_run_at, config in watches:
         if url in ((config or {}).get("seeds") or ()):
             when = f"; next {next_run_at:%Y-%m-%d %H:%M} UTC" if next_run_at else ""
+            if (config or {}).get(SCHEDULE_PAUSED):
+                when = "; paused"
             return f"{describe_schedule(schedule)}{when}"
     return None
 

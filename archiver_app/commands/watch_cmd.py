@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from archiver_app.cli import Context
     from archiver_app.compare.snapshots import ChangeSummary
     from archiver_app.tasks import ProgressUpdate
-    from archiver_app.watch.runner import PageOutcome, WatchRow
+    from archiver_app.watch.runner import PageOutcome, StoppedWatch, WatchRow
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -66,6 +66,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     stop = actions.add_parser("remove", help="stop watching (captures are kept)")
     stop.add_argument("job_id", type=int, metavar="JOB")
+    for name, what in (("pause", "no capture until resumed"), ("resume", "from its next slot")):
+        paused = actions.add_parser(name, help=f"{name} a watch ({what})")
+        paused.add_argument("job_id", type=int, metavar="JOB")
     actions.add_parser("list", help="every watch, its schedule and next run")
     run = actions.add_parser("run", help="capture what is due now, then say what changed")
     run.add_argument(
@@ -99,6 +102,8 @@ def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
             return 0
         if args.watch_action == "remove":
             return _remove(lib, ctx, args.job_id)
+        if args.watch_action in ("pause", "resume"):
+            return _pause(lib, ctx, args.job_id, args.watch_action == "pause")
         if args.watch_action == "list":
             return _list(lib, ctx)
         if args.watch_action == "changes":
@@ -109,17 +114,36 @@ def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
 def _remove(lib: Any, ctx: Context, job_id: int) -> int:
     stopped = lib.jobs.stop_watching(job_id)  # a job that is no watch: an input error (2)
     print(f"job {job_id} is no longer watched; its captures are kept", file=ctx.out)
+    _runs_left(ctx, stopped)
+    return 0
+
+
+def _pause(lib: Any, ctx: Context, job_id: int, pause: bool) -> int:
+    stopped = lib.jobs.pause_watching(job_id, pause)  # no watch: an input error (2)
+    if not pause:
+        row = lib.jobs.watch_of(job_id)
+        print(f"watch {job_id} resumed; next capture {next_capture(row)}", file=ctx.out)
+        return 0
+    print(
+        f"watch {job_id} is paused: no capture until `archiver watch resume {job_id}` "
+        f"(`archiver watch run {job_id}` captures it once)",
+        file=ctx.out,
+    )
+    _runs_left(ctx, stopped)
+    return 0
+
+
+def _runs_left(ctx: Context, stopped: StoppedWatch) -> None:
     for run in stopped.cancelled:
         print(f"  its queued capture (job {run}) is cancelled", file=ctx.out)
     for run in stopped.running:
         print(f"  its capture under way (job {run}) finishes", file=ctx.out)
     if stopped.still_queued:
         print(
-            f"  its first capture (job {job_id}) is still queued and will run once; "
-            f"`archiver job abort {job_id}` cancels it",
+            f"  its first capture (job {stopped.job_id}) is still queued and will run once; "
+            f"`archiver job abort {stopped.job_id}` cancels it",
             file=ctx.out,
         )
-    return 0
 
 
 def _list(lib: Any, ctx: Context) -> int:
@@ -146,6 +170,8 @@ def next_capture(row: WatchRow) -> str:
     `watch run`, or the app, captures it at once), else its next slot."""
     if row.first_capture_due:
         return "now (first capture)"
+    if row.paused:
+        return "paused"
     return f"{row.next_run_at:%Y-%m-%d %H:%M} UTC" if row.next_run_at else "-"
 
 

@@ -37,7 +37,7 @@ from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.models import Job, JobStatus, Page, PageState, Ruleset
 from archiver_app.units import counted
-from archiver_app.watch.schedule import parse_schedule
+from archiver_app.watch.schedule import SCHEDULE_PAUSED, parse_schedule
 
 FINISHED = frozenset(
     {
@@ -360,8 +360,10 @@ def start_due_schedules(lib: Library, *, now: datetime | None = None) -> list[in
             if job.schedule is None or job.next_run_at is None or job.next_run_at > now:
                 continue
             # The next slot after now: a laptop that slept through several slots runs once.
+            # A paused schedule was made due by hand (Capture Now): it stays paused.
+            paused = bool(job.config.get(SCHEDULE_PAUSED))
             nxt = parse_schedule(job.schedule).next_run(now)
-            job.next_run_at = nxt
+            job.next_run_at = None if paused else nxt
             ctx = load_context(s, job_id)
             runs = s.scalar(
                 select(func.count()).select_from(Job).where(Job.name.like(f"{job.name} (run %)"))
@@ -387,7 +389,8 @@ def start_due_schedules(lib: Library, *, now: datetime | None = None) -> list[in
             log_line(
                 s,
                 job_id,
-                f"{job.schedule} run queued as job {clone.id}; next {nxt:%Y-%m-%d %H:%M} UTC",
+                f"{job.schedule} run queued as job {clone.id}; "
+                + ("paused: no next run" if paused else f"next {nxt:%Y-%m-%d %H:%M} UTC"),
                 at=now,
             )
             created.append(clone.id)

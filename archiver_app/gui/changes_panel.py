@@ -60,6 +60,8 @@ def watch_cells(row: WatchRow) -> tuple[str, str, str, str]:
         pages += f" (profile {row.profile})"
     if row.first_capture_due:
         when = "now (first capture)"
+    elif row.paused:
+        when = "paused"
     else:
         when = f"{row.next_run_at:%Y-%m-%d %H:%M} UTC" if row.next_run_at else "–"
     return pages, describe_schedule(row.schedule), when, ", ".join(row.ignore) or "–"
@@ -151,6 +153,7 @@ class ChangesPanel(QWidget):
         self.watch_table = list_table(self, self.watches, "watches_table")
         self.watch_table.setMaximumHeight(150)
         self.watch_table.activated.connect(lambda _index: self.change_selected())
+        self.watch_table.selectionModel().selectionChanged.connect(self._selection_changed)
         self.no_watches = QLabel(
             "Nothing is watched yet. Watch a Page… captures a page now and again on a"
             " schedule, while the app is open (or from a system timer: `archiver watch run`,"
@@ -213,10 +216,16 @@ class ChangesPanel(QWidget):
         self.change_button = QPushButton("Change…", self)
         self.change_button.setToolTip("The selected watch's schedule and ignored text")
         self.change_button.clicked.connect(self.change_selected)
+        self.pause_button = QPushButton("Pause", self)
+        self.pause_button.setToolTip(
+            "No capture of the selected watch until it is resumed (Capture Now still captures it)"
+        )
+        self.pause_button.clicked.connect(self.pause_selected)
         self.stop_button = QPushButton("Stop Watching…", self)
         self.stop_button.setToolTip("The selected watch ends; its captures are kept")
         self.stop_button.clicked.connect(self.ask_stop)
-        for button in (self.watch_button, self.capture_now, self.change_button, self.stop_button):
+        buttons = (self.watch_button, self.capture_now, self.change_button, self.pause_button)
+        for button in (*buttons, self.stop_button):
             bar.addWidget(button)
         return bar
 
@@ -241,6 +250,7 @@ class ChangesPanel(QWidget):
         self.watch_table.setVisible(bool(watches))
         self.stop_button.setEnabled(bool(watches))
         self.change_button.setEnabled(bool(watches))
+        self._selection_changed()
         self.capture_now.setEnabled(bool(watches))
         self.empty.setText(
             "No changes yet: every capture of a watched page so far is the same as the one before."
@@ -268,9 +278,10 @@ class ChangesPanel(QWidget):
     # ------------------------------------------------------------------ capture now
 
     def capture_selected_now(self) -> BackgroundOp[list[int]]:
-        """Make the selected watch (none selected: every one) due, then ask for a run."""
+        """Make the selected watch (none selected: every one not paused) due, then ask for a
+        run."""
         watch = self.selected_watch()
-        ids = [watch.job_id] if watch else [w.job_id for w in self.watches.rows]
+        ids = [watch.job_id] if watch else [w.job_id for w in self.watches.rows if not w.paused]
         jobs = self.library.jobs
 
         def made_due(due: list[int]) -> None:
@@ -317,6 +328,42 @@ class ChangesPanel(QWidget):
             )
             .success(done)
             .failure(lambda failure: show_error(self, failure, "changing the watch"))
+            .run_in_background()
+        )
+
+    # ------------------------------------------------------------------ pause
+
+    def _selection_changed(self, *_args: object) -> None:
+        watch = self.selected_watch()
+        self.pause_button.setEnabled(watch is not None)
+        self.pause_button.setText("Resume" if watch is not None and watch.paused else "Pause")
+
+    def pause_selected(self) -> BackgroundOp[None] | None:
+        """Pause the selected watch, or resume it if it is paused."""
+        watch = self.selected_watch()
+        if watch is None:
+            self.say("Select a watched page first.")
+            return None
+        jobs, pause, name = self.library.jobs, not watch.paused, watch_cells(watch)[0]
+
+        def done(_: None) -> None:
+            self.say(
+                f"{name} is paused: it is not captured again until you resume it."
+                if pause
+                else f"{name} is watched again from its next capture."
+            )
+            self.watchesChanged.emit()
+            self.refresh()
+
+        def work(_progress: object, _cancel: object) -> None:
+            jobs.pause_watching(watch.job_id, pause)
+
+        return (
+            BackgroundOp(
+                self.runner, work, label="pausing a watch" if pause else "resuming a watch"
+            )
+            .success(done)
+            .failure(lambda failure: show_error(self, failure, "pausing the watch"))
             .run_in_background()
         )
 

@@ -129,12 +129,16 @@ class ResearchActions(QObject):
 
     def capture_selected_again(self, *, schedule: str | None = None) -> QWidget:
         """The capture dialog on the selected captures' addresses, in the browser profile
-        they were captured in (a page behind a login stays so)."""
+        they were captured in (a page behind a login stays so) and into their collection
+        when they share one."""
         window = self.window
         data = window.selected_rows()
         urls = dict.fromkeys(rd.url for rd in data)
         profile = next((rd.profile for rd in data if rd.profile), None)
-        return window.capture.open_dialog("\n".join(urls), schedule=schedule, profile=profile)
+        collection = window.library.snapshots.shared_collection([rd.id for rd in data])
+        return window.capture.open_dialog(
+            "\n".join(urls), schedule=schedule, profile=profile, collection=collection
+        )
 
     def refresh_changes(self) -> None:
         """Read the Changes view's lists again, if it is open."""

@@ -106,9 +106,11 @@ class WindowCapture(QObject):
         tab: int = 0,
         schedule: str | None = None,
         profile: str | None = None,
+        collection: str | None = None,
     ) -> CaptureDialog:
         """The capture dialog on ``text`` (``schedule``: to watch, ``profile``: logged in,
-        preset), saving into the collection the sidebar shows, if it shows one."""
+        preset), saving into ``collection`` if given, else the collection the sidebar
+        shows, if it shows one."""
         found = self.window.library.collections.all()
         entry = self.window.sidebar.current_entry()
         shown = [
@@ -122,7 +124,7 @@ class WindowCapture(QObject):
             profiles=profiles,
             schedule=schedule,
             profile=profile,
-            default_collection=shown[0] if shown else "default",
+            default_collection=collection or (shown[0] if shown else "default"),
         )
         dialog.tabs.setCurrentIndex(tab)
         dialog.accepted.connect(lambda: dialog.request and self.run(dialog.request))

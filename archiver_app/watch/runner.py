@@ -39,7 +39,7 @@ from archiver_app.store.models import (
     SnapshotState,
 )
 from archiver_app.tasks import CancelToken, Progress, null_progress
-from archiver_app.watch.schedule import describe_schedule, parse_schedule
+from archiver_app.watch.schedule import SCHEDULE_PAUSED, describe_schedule, parse_schedule
 
 #: Where a watch keeps its own settings in ``jobs.config``.
 WATCH_KEY = "watch"
@@ -56,6 +56,7 @@ class WatchRow:
     profile: str | None = None  # captured in this browser profile (logged in)
     # its first capture has not run yet: the next run captures it, whatever next_run_at says
     first_capture_due: bool = False
+    paused: bool = False  # keeps its schedule, captured only by Capture Now until resumed
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,8 @@ def watch_job(
         if job is None:
             raise InputError(f"no job {job_id}")
         job.schedule = text
-        job.next_run_at = parse_schedule(text).next_run(now)
+        paused = job.config.get(SCHEDULE_PAUSED)
+        job.next_run_at = None if paused else parse_schedule(text).next_run(now)
         settings = job.config.get(WATCH_KEY) or {"ignore": []}
         if ignore is not None:
             settings = {**settings, "ignore": list(ignore)}
@@ -185,7 +187,7 @@ def watch_job(
 
 @dataclass(frozen=True)
 class StoppedWatch:
-    """What became of a watch's captures when it was stopped (its captures are kept)."""
+    """What became of a watch's captures when it was stopped or paused (captures are kept)."""
 
     job_id: int
     cancelled: tuple[int, ...]  # its runs still queued for a slot: cancelled, never run
@@ -213,14 +215,47 @@ def stop_watch(lib: Library, job_id: int) -> StoppedWatch:
         job.schedule = None  # no slot is queued from here on (start_due_schedules checks)
         job.next_run_at = None
         still_queued = job.status == JobStatus.QUEUED
+    cancelled, running = _cancel_runs(lib, job_id, "stopped")
+    return StoppedWatch(job_id, cancelled, running, still_queued)
+
+
+def _cancel_runs(lib: Library, job_id: int, how: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Cancel the runs of watch ``job_id`` still queued; return them, and those under way
+    (they finish)."""
+    with lib.session() as s:
         active = s.execute(select(Job.id, Job.config).where(Job.status.in_(_UNDER_WAY))).all()
     runs = [rid for rid, config in active if (config or {}).get("scheduled_from") == job_id]
     cancelled: list[int] = []
     running: list[int] = []
     for run in sorted(runs):
-        why = f"watch {job_id} was stopped before this run started"
+        why = f"watch {job_id} was {how} before this run started"
         (cancelled if abort_if_queued(lib, run, why=why) else running).append(run)
-    return StoppedWatch(job_id, tuple(cancelled), tuple(running), still_queued)
+    return tuple(cancelled), tuple(running)
+
+
+def pause_watch(lib: Library, job_id: int, paused: bool = True) -> StoppedWatch:
+    """Pause the watch ``job_id`` (``paused`` False: resume it). A paused watch keeps its
+    schedule and ignored text but no slot comes round: its runs still queued are cancelled
+    (as by :func:`stop_watch`; the result says which, and what still runs). Capture Now
+    still captures it once. Resuming makes its next slot the schedule's next one from now
+    (slots missed while paused are not made up)."""
+    with lib.write() as s:
+        job = s.get(Job, job_id)
+        if job is None or job.schedule is None:
+            raise InputError(f"job {job_id} is not a watch (`archiver watch list` lists them)")
+        config = dict(job.config)
+        if paused:
+            config[SCHEDULE_PAUSED] = True
+            job.next_run_at = None
+        else:
+            config.pop(SCHEDULE_PAUSED, None)
+            job.next_run_at = parse_schedule(job.schedule).next_run(lib.clock())
+        job.config = config
+        still_queued = job.status == JobStatus.QUEUED
+    if not paused:
+        return StoppedWatch(job_id, (), (), still_queued)
+    cancelled, running = _cancel_runs(lib, job_id, "paused")
+    return StoppedWatch(job_id, cancelled, running, still_queued)
 
 
 #: A watch with a run in one of these states is being captured already.
@@ -258,6 +293,7 @@ def list_watches(lib: Library) -> list[WatchRow]:
                 ignore=tuple((job.config.get(WATCH_KEY) or {}).get("ignore") or ()),
                 profile=job.config.get("profile") or None,
                 first_capture_due=job.id in first,
+                paused=bool(job.config.get(SCHEDULE_PAUSED)),
             )
             for job in jobs
         ]

@@ -32,6 +32,11 @@ _FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month"
 _HORIZON_DAYS = 366 * 5
 
 
+#: ``jobs.config`` key of a paused schedule: it keeps its schedule, no slot comes round
+#: (``next_run_at`` is None) until it is resumed.
+SCHEDULE_PAUSED = "schedule_paused"
+
+
 @dataclass(frozen=True)
 class Schedule:
     text: str

@@ -96,3 +96,43 @@ def test_a_change_whose_earlier_capture_was_deleted_says_so(
     assert cli.main(["--library", str(library.root), "watch", "changes"]) == 0
     out = capsys.readouterr().out
     assert "None" not in out and f"capture {b}; the capture before it was deleted" in out
+
+
+def test_pause_then_resume_the_selected_watch_from_the_changes_view(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    """The button follows the selected watch (Pause, or Resume when it is paused), its row
+    says "paused", and Capture Now with nothing selected leaves a paused watch alone."""
+    from archiver_app.gui.changes_panel import ChangesPanel
+
+    plain = library.jobs.watch([PAGE], schedule="daily")
+    other = library.jobs.watch(["http://127.0.0.1:18473/other.html"], schedule="daily")
+    with library.write() as s:  # as after their first captures
+        s.execute(update(Job).where(Job.id.in_((plain, other))).values(status="indexed"))
+    panel = ChangesPanel(library, op_runner)
+    qtbot.addWidget(panel)
+    qtbot.waitUntil(lambda: panel.loaded)
+    assert not panel.pause_button.isEnabled()  # nothing selected
+    panel.watch_table.selectRow(0)
+    assert panel.pause_button.isEnabled() and panel.pause_button.text() == "Pause"
+    op = panel.pause_selected()
+    assert op is not None
+    qtbot.waitUntil(lambda: panel.pause_button.text() == "Resume")
+    paused = {w.job_id: w.paused for w in library.jobs.watches()}
+    assert paused == {plain: True, other: False}
+    cells = {panel.watches.rows[i].job_id: watch_cells(panel.watches.rows[i]) for i in (0, 1)}
+    assert cells[plain][2] == "paused" and "paused" in panel.note.text()
+
+    panel.watch_table.clearSelection()
+    panel.capture_selected_now()
+
+    def due() -> set[int]:
+        now = library.clock()
+        return {w.job_id for w in library.jobs.watches() if w.next_run_at and w.next_run_at <= now}
+
+    qtbot.waitUntil(lambda: due() == {other})
+
+    panel.watch_table.selectRow(0)
+    panel.pause_selected()
+    qtbot.waitUntil(lambda: panel.pause_button.text() == "Pause")
+    assert not any(w.paused for w in library.jobs.watches())

@@ -217,6 +217,21 @@ def test_new_captures_go_where_the_user_is_and_watches_keep_the_login(
     assert watch.profile.currentData() == "members" and watch.collection.currentData() == "trips"
     watch.reject()
 
+    # Shown among all captures (no collection in the sidebar), the selected captures'
+    # own collection is proposed, not "Default"; captures of two collections propose none.
+    assert window.sidebar.select_key("view:all")
+    other = add_snapshot(library, "https://a.example/", collection="default")
+    window.refresh_all()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+    _select(window, [sid])
+    watch = window.research.watch_selected()
+    assert watch.collection.currentData() == "trips"
+    watch.reject()
+    _select(window, [sid, other])
+    again = window.research.capture_selected_again()
+    assert again.collection.currentData() == "default"
+    again.reject()
+
 
 def test_watching_a_new_crawl_of_a_watched_address_queues_nothing(library: Library) -> None:
     """The capture dialog with a schedule and crawl options queued the crawl, then was

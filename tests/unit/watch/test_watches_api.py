@@ -169,3 +169,55 @@ def test_watching_a_job_whose_address_is_watched_is_refused(
     assert [w.job_id for w in library.jobs.watches()] == [watch]  # no second watch
     assert cli.main([*root, "watch", "job", str(watch), "--schedule", "daily"]) == 0  # itself
     assert [(w.job_id, w.schedule) for w in library.jobs.watches()] == [(watch, "daily")]
+
+
+def test_a_paused_watch_keeps_its_schedule_and_is_captured_only_when_asked(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Paused: its queued run is cancelled, no slot comes round however late it is, `watch
+    run N` still captures it once (and it stays paused), and resuming gives it its next
+    slot; its schedule and ignored text are kept throughout."""
+    from datetime import timedelta
+
+    from archiver_app import cli
+    from archiver_app.store.models import Job, JobStatus
+
+    root = ["--library", str(library.root)]
+    watch = library.jobs.watch(["https://a.example/"], schedule="hourly", ignore=["\\d+ views"])
+    _indexed(library, watch)
+    assert library.jobs.watch_now([watch]) == [watch]
+    [queued] = start_due_schedules(library)
+
+    assert cli.main([*root, "watch", "pause", str(watch)]) == 0
+    out = capsys.readouterr().out
+    assert f"watch {watch} is paused" in out
+    assert f"its queued capture (job {queued}) is cancelled" in out
+    [row] = library.jobs.watches()
+    assert row.paused and row.schedule == "hourly" and row.ignore == ("\\d+ views",)
+    assert row.next_run_at is None
+    later = library.clock() + timedelta(days=30)
+    assert not anything_due(library, now=later)
+    assert start_due_schedules(library, now=later) == []
+    assert cli.main([*root, "watch", "list"]) == 0
+    assert "next paused" in capsys.readouterr().out
+
+    assert library.jobs.watch_now([watch]) == [watch]  # Capture Now: once
+    [once] = start_due_schedules(library)
+    with library.session() as s:
+        job = s.get(Job, once)
+        assert job is not None and job.status == JobStatus.QUEUED
+    [row] = library.jobs.watches()
+    assert row.paused and row.next_run_at is None  # and still paused after it
+    library.jobs.set_schedule(watch, "daily")  # changing it keeps it paused
+    [row] = library.jobs.watches()
+    assert row.paused and row.next_run_at is None and row.schedule == "daily"
+
+    assert cli.main([*root, "watch", "resume", str(watch)]) == 0
+    assert f"watch {watch} resumed; next capture " in capsys.readouterr().out
+    [row] = library.jobs.watches()
+    assert not row.paused and row.next_run_at is not None
+    assert row.next_run_at > library.clock()
+    assert anything_due(library, now=row.next_run_at)
+
+    assert cli.main([*root, "watch", "pause", str(once)]) == 2  # a run is no watch
+    assert f"job {once} is not a watch" in capsys.readouterr().err
