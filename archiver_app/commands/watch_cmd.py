@@ -252,9 +252,10 @@ def _outcome(page: PageOutcome) -> str:
     change = page.change
     if page.failed:
         return f"failed: {page.url}: {page.failed} (not counted as a change)"
+    lead = f"{page.redirect}; " * bool(page.redirect)  # where the page now leads, first
     capture = f"capture {page.snapshot_id}"
     if change is not None and change.status_changed:
-        http = f"HTTP {change.old_status} -> {change.new_status}, {capture}"
+        http = f"{lead}HTTP {change.old_status} -> {change.new_status}, {capture}"
         if change.now_error:
             return f"now answers an error: {page.url} ({http})"
         if is_error(change.old_status) and not is_error(change.new_status):
@@ -263,17 +264,19 @@ def _outcome(page: PageOutcome) -> str:
         error = f"answered HTTP {page.http_status}; " * (
             page.answered_error and not change.status_changed
         )
-        return f"changed: {page.url} ({', '.join(figures(change))}; {error}{capture})"
+        return f"changed: {page.url} ({lead}{', '.join(figures(change))}; {error}{capture})"
     what = "first capture" if change is None else "unchanged"
+    if page.redirect and not page.answered_error:
+        return f"{what}: {page.url} ({lead}{capture})"
     if page.answered_error:
         return (
-            f"warning: {page.url} answered HTTP {page.http_status} ({capture}, {what}): "
+            f"warning: {page.url} answered HTTP {page.http_status} ({lead}{capture}, {what}): "
             "an error page was captured; is the address right?"
         )
     measured = uncounted(change) if change is not None else []
     if measured:
         return (
-            f"unchanged: {page.url} ({', '.join(measured)}: not counted as a change "
+            f"unchanged: {page.url} ({lead}{', '.join(measured)}: not counted as a change "
             f"with ignore patterns; {capture})"
         )
     return f"{what}: {page.url}"

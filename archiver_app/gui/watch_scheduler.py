@@ -57,11 +57,12 @@ def _share(value: float | None) -> str | None:
     return f"{percent:.0f}%" if percent >= 1 or percent == 0 else "under 1%"
 
 
-def change_message(url: str, change: ChangeSummary) -> str:
+def change_message(url: str, change: ChangeSummary, redirect: str | None = None) -> str:
     """What a notification says about a watched page that changed: only what the two
-    captures show ("12% of text lines differ"), never a guess at why."""
+    captures show ("12% of text lines differ"; where it now redirects), never a guess at
+    why."""
     where = url.split("://", 1)[-1].rstrip("/")
-    parts = []
+    parts = [f"it {redirect}"] if redirect else []
     if change.now_error:
         parts.append(f"it now answers HTTP {change.new_status} (an error; was {change.old_status})")
     elif change.status_changed:
@@ -240,7 +241,7 @@ def install_watch_scheduler(window: MainWindow) -> WatchScheduler:
                 window.show_and_raise()
                 window.research.open_compare(*pair)
 
-        message = change_message(outcome.url, outcome.change)
+        message = change_message(outcome.url, outcome.change, outcome.redirect)
         window.tray.notify("Watched page changed", message, on_click=open_compare)
         # also in the window: without a system tray the notification shows nowhere
         window.statusBar().showMessage(f"{message} View > Changes (Ctrl+Shift+H).", 60_000)

@@ -66,6 +66,9 @@ class PageOutcome:
     failed: str | None  # why the capture failed: reported, never a change
     change: ChangeSummary | None  # None: first capture of the address, or failed
     http_status: int | None = None  # the page's answer (4xx, 5xx: an error page captured)
+    # "now redirects to …", "no longer redirects …", "redirects to …" (first seen): the
+    # address the browser landed on, against the capture before (None: no news)
+    redirect: str | None = None
 
     @property
     def answered_error(self) -> bool:
@@ -383,7 +386,7 @@ def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
                    Page.snapshot_id).where(Page.job_id == job_id).order_by(Page.id)
         ).all()  # fmt: skip
         attempts = s.execute(
-            select(PageAttempt.page_id, PageAttempt.snapshot_id)
+            select(PageAttempt.page_id, PageAttempt.snapshot_id, PageAttempt.final_url)
             .where(PageAttempt.job_id == job_id)
             .order_by(PageAttempt.page_id, PageAttempt.attempt, PageAttempt.id)
         ).all()
@@ -394,8 +397,10 @@ def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
     changes.update(record_changes(lib, missing, ignore=ignore))
     last: dict[int, int | None] = {}  # page -> its last attempt's capture (None: none made)
     made: dict[int, list[int]] = {}  # page -> the captures its attempts made, in order
-    for page_id, sid in attempts:
+    landed: dict[int, str | None] = {}  # page -> where its last attempt's browser landed
+    for page_id, sid, final in attempts:
         last[page_id] = sid
+        landed[page_id] = final
         if sid is not None:
             made.setdefault(page_id, []).append(sid)
     outcomes: list[PageOutcome] = []
@@ -405,7 +410,8 @@ def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
         if sid is not None and sid in kept:
             runs = made.get(page_id) or [sid]
             change = changes.get(sid) if len(runs) < 2 else _since(lib, runs[0], sid, ignore)
-            outcomes.append(PageOutcome(url, sid, None, change, snaps[sid][2]))
+            note = _redirect_note(lib, url, sid, landed.get(page_id))
+            outcomes.append(PageOutcome(url, sid, None, change, snaps[sid][2], note))
         elif state in (PageState.FAILED, PageState.READY, PageState.CLAIMED):
             outcomes.append(PageOutcome(url, None, skipped or error or "not captured", None))
     told = {sid for sids in made.values() for sid in sids} | {p.snapshot_id for p in pages}
@@ -415,6 +421,38 @@ def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
         if sid not in told
     ]
     return outcomes
+
+
+def _redirect_note(lib: Library, url: str, snapshot_id: int, final: str | None) -> str | None:
+    """What the address's redirect does now against the capture before it: "now redirects
+    to X" (the page moved, or a login page took its place), "no longer redirects to Y",
+    "now redirects to X, not Y", "redirects to X" when nothing is known of the capture
+    before (a first capture, an import); None when it is as before."""
+    new = _elsewhere(url, final)
+    before = previous_capture(lib, snapshot_id)
+    if before is None:
+        return f"redirects to {new}" if new else None
+    with lib.session() as s:
+        known = s.execute(
+            select(PageAttempt.final_url).where(PageAttempt.snapshot_id == before).limit(1)
+        ).first()
+    if known is None:  # an imported capture: where its browser landed is not known
+        return f"redirects to {new}" if new else None
+    old = _elsewhere(url, known[0])
+    if old == new:
+        return None
+    if new is None:
+        return f"no longer redirects to {old}"
+    return f"now redirects to {new}" + (f", not {old}" if old else "")
+
+
+def _elsewhere(url: str, final: str | None) -> str | None:
+    """``final`` when the browser landed somewhere else than ``url``."""
+    from archiver_app.urls import normalize_url
+
+    if not final:
+        return None
+    return final if (normalize_url(final) or final) != (normalize_url(url) or url) else None
 
 
 def _since(

@@ -59,6 +59,10 @@ def test_the_message_says_only_what_the_captures_show() -> None:
         "h changed since its previous capture: it now answers HTTP 404 (an error; was 200), "
         "0% of text lines differ."
     )
+    moved = change_message("http://h/", gone, "now redirects to http://h/moved")
+    assert moved.startswith(
+        "h changed since its previous capture: it now redirects to http://h/moved, it now answers"
+    )
     no_figures = ChangeSummary(True, None, None, 0, 0, 0)
     assert change_message("http://h/", no_figures) == (
         "h changed since its previous capture: the captures differ."

@@ -102,6 +102,38 @@ def test_a_failed_capture_is_reported_not_a_change(
     assert recent_changes(lib, changed_only=False) == []
 
 
+def test_a_page_that_starts_redirecting_says_where_it_now_leads(
+    clocked: tuple[Library, Clock], local_server: LocalServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A watched page replaced by a redirect (it moved) was reported only as a text change;
+    `watch run` names where it now leads, and when it stops redirecting."""
+    from tests.helpers.webserver import Response
+
+    lib, clock = clocked
+    local_server.add_static("/notices", PAGE.format(t="06:10"))
+    local_server.add_static("/moved", "<!doctype html><title>Moved</title><p>Notices moved.</p>")
+    url, moved = local_server.url("/notices"), local_server.url("/moved")
+    job = add_watch(lib, [url], schedule="hourly")
+    [first] = run_due(lib).pages
+    assert first.redirect is None
+
+    local_server.routes["/notices"] = lambda _req: Response(302, b"", [("Location", "/moved")])
+    clock.now += timedelta(hours=2)
+    [moving] = run_due(lib).pages
+    assert moving.redirect == f"now redirects to {moved}"
+    assert moving.change is not None and moving.change.changed
+
+    clock.now += timedelta(hours=2)  # still redirecting: no news
+    [same] = run_due(lib).pages
+    assert same.redirect is None and same.change is not None and not same.change.changed
+
+    local_server.add_static("/notices", PAGE.format(t="06:10"))
+    # the command's own clock is the real one: months after the test's, so the watch is due
+    assert cli.main(["--library", str(lib.root), "watch", "run", str(job)]) == 0
+    out = capsys.readouterr().out
+    assert f"changed: {url} (no longer redirects to {moved}; " in out
+
+
 def test_bad_schedules_and_patterns_are_refused(clocked: tuple[Library, Clock]) -> None:
     lib, _ = clocked
     with pytest.raises(InputError, match="position 2"):
