@@ -42,11 +42,13 @@ class ExportsManager:
 
         return len(pending(self._lib))
 
-    def verify(self, path: Path) -> VerifyReport:
+    def verify(
+        self, path: Path, *, progress: Progress = null_progress, cancel: CancelToken | None = None
+    ) -> VerifyReport:
         """A WACZ's files, signature and timestamp checked (``archiver verify-export``)."""
         from archiver_app.export.signing import verify_wacz
 
-        return verify_wacz(path)
+        return verify_wacz(path, progress=progress, cancel=cancel)
 
     def check_destination(self, dest: Path, fmt: str) -> Path:
         """``dest`` made absolute, or ``InputError`` saying why it is not a safe place."""

@@ -52,6 +52,7 @@ from archiver_app.export.timestamps import (
     with_token,
 )
 from archiver_app.paths import config_dir
+from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
 
 KEY_NAME = "signing-key.pem"
 CURVE = ec.SECP384R1()
@@ -294,10 +295,16 @@ _LABELS = {Difference.DAMAGED: "damaged", Difference.KEY: "key"}
 
 
 def verify_wacz(
-    path: Path, *, tsa_roots: list[x509.Certificate] | None = None, key: str | None = None
+    path: Path,
+    *,
+    tsa_roots: list[x509.Certificate] | None = None,
+    key: str | None = None,
+    progress: Progress = null_progress,
+    cancel: CancelToken | None = None,
 ) -> VerifyReport:
     """Check a WACZ's hashes, signature and timestamp; every difference is a finding (a
-    file cut short or that is not a zip: :attr:`Difference.DAMAGED`).
+    file cut short or that is not a zip: :attr:`Difference.DAMAGED`). ``progress``: bytes
+    hashed of the listed files' bytes; ``cancel``: raises ``Cancelled`` between chunks.
 
     ``tsa_roots``: the certificates a timestamp's authority must chain up to; without them a
     timestamp is checked against the signature only (``TimestampState.UNCHECKED``).
@@ -346,7 +353,7 @@ def verify_wacz(
         if digest and digest.get("hash") != actual:
             text = "datapackage.json was changed (its hash differs)"
             report.add(Difference.PACKAGE_CHANGED, "datapackage.json", text)
-        _check_resources(zf, names, package, report)
+        _check_resources(zf, names, package, report, _Hashing(zf, package, progress, cancel))
         _check_signature(digest.get("signedData"), actual, report)
         if key is not None:
             _check_key(key, report)
@@ -357,8 +364,39 @@ def verify_wacz(
     return report
 
 
+class _Hashing:
+    """Progress over the listed files' bytes as they are hashed (one update a chunk)."""
+
+    def __init__(
+        self,
+        zf: zipfile.ZipFile,
+        package: dict[str, Any],
+        progress: Progress,
+        cancel: CancelToken | None,
+    ) -> None:
+        resources = package.get("resources")
+        listed = {
+            str(r.get("path", "")) for r in (resources if isinstance(resources, list) else [])
+            if isinstance(r, dict)
+        }  # fmt: skip
+        self.total = sum(i.file_size for i in zf.infolist() if i.filename in listed)
+        self.done, self.progress, self.cancel = 0, progress, cancel
+
+    def chunk(self, name: str, size: int) -> None:
+        if self.cancel is not None:
+            self.cancel.raise_if_cancelled()
+        self.done += size
+        self.progress(
+            ProgressUpdate(self.done, self.total, f"checking {name}", bytes_done=self.done)
+        )
+
+
 def _check_resources(
-    zf: zipfile.ZipFile, names: set[str], package: dict[str, Any], report: VerifyReport
+    zf: zipfile.ZipFile,
+    names: set[str],
+    package: dict[str, Any],
+    report: VerifyReport,
+    hashing: _Hashing,
 ) -> None:
     listed = set()
     resources = package.get("resources")
@@ -380,6 +418,7 @@ def _check_resources(
                 while chunk := fh.read(1 << 20):
                     digest.update(chunk)
                     size += len(chunk)
+                    hashing.chunk(name, len(chunk))
         except _UNREADABLE as exc:  # encrypted, an unknown compression, a damaged member
             report.add(Difference.UNREADABLE, name, f"{name} cannot be read ({exc})")
             continue

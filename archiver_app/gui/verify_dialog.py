@@ -32,7 +32,8 @@ from archiver_app.api.integrity import MEANING, VerifyFindings
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure
 from archiver_app.gui.verify_model import WORDING, FindingsModel
-from archiver_app.tasks import ProgressUpdate
+from archiver_app.tasks import CancelToken, Progress, ProgressUpdate
+from archiver_app.units import human_bytes
 
 if TYPE_CHECKING:
     from archiver_app.api.exports import VerifyReport
@@ -245,15 +246,25 @@ class VerifyActions(QObject):
         window.statusBar().showMessage(f"Checking {path.name}…")
         chosen, exports = path, window.library.exports
 
-        def work(_progress: object, _cancel: object) -> VerifyReport:
-            return exports.verify(chosen)
+        def work(progress: Progress, cancel: CancelToken) -> VerifyReport:
+            return exports.verify(chosen, progress=progress, cancel=cancel)
+
+        def progress(update: ProgressUpdate) -> None:
+            if update.total:  # a large export takes a while to hash: say how far it is
+                share = f"{100 * update.done // update.total}%"
+                window.statusBar().showMessage(
+                    f"Checking {chosen.name}: {share} ({human_bytes(update.done)} of "
+                    f"{human_bytes(update.total)})"
+                )
 
         def failed(failure: OpFailure) -> None:
             window.statusBar().clearMessage()
-            show_error(window, failure, "checking the export")
+            if not failure.cancelled:
+                show_error(window, failure, "checking the export")
 
         return (
             BackgroundOp(window.runner, work, label="checking an export", blocks_quit=False)
+            .with_progress(progress)
             .success(self._export_checked)
             .failure(failed)
             .run_in_background()
