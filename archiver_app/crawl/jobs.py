@@ -39,17 +39,6 @@ from archiver_app.store.models import Job, JobStatus, Page, PageState, Ruleset
 from archiver_app.units import counted
 from archiver_app.watch.schedule import SCHEDULE_PAUSED, parse_schedule
 
-FINISHED = frozenset(
-    {
-        JobStatus.COMPLETED,
-        JobStatus.FAILED,
-        JobStatus.INDEXING,
-        JobStatus.INDEXED,
-        JobStatus.INDEX_FAILED,
-        JobStatus.ABORTED,
-    }
-)
-RUNNABLE = (JobStatus.RUNNING, JobStatus.QUEUED, JobStatus.RETRYABLE)
 _PAUSABLE = {JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.RETRYABLE}
 _ABORTABLE = {
     JobStatus.QUEUED,

@@ -14,7 +14,6 @@ from sqlalchemy import Connection, text
 from archiver_app.warc.records import SELECT_COLUMNS, IndexedRecord
 from archiver_app.warc.timestamps import parse_ts
 
-REPLAYABLE = ("response", "revisit", "resource")
 _TYPES = "('response', 'revisit', 'resource')"
 _SELECT = f"SELECT {SELECT_COLUMNS} FROM records WHERE "  # noqa: S608 - constant column names
 
