@@ -31,6 +31,9 @@ class StatusFigures:
     #: what files safe and at risk are counted against, in words (policies may differ by
     #: collection): see :class:`~archiver_app.mirror.coverage.Coverage`
     policy_wanted: str
+    #: the newest capture's id: with ``migration_total`` (how many there are), what a front
+    #: end compares to see captures added or deleted by another process
+    newest_capture: int = 0
 
 
 def capture_state(worker: Any, now: datetime, capturing: Sequence[int] = ()) -> str:
@@ -53,6 +56,7 @@ def status_figures(library: Library, now: datetime) -> StatusFigures:
     """Counts for the status bar (counts over big tables: run it in the background)."""
     with library.session() as s:
         total = s.scalar(select(func.count()).select_from(Snapshot)) or 0
+        newest = s.scalar(select(func.max(Snapshot.id))) or 0
         behind = (
             s.scalar(
                 select(func.count())
@@ -88,4 +92,5 @@ def status_figures(library: Library, now: datetime) -> StatusFigures:
         disk_free=free,
         policy_copies=coverage.default_copies,
         policy_wanted=coverage.wanted,
+        newest_capture=newest,
     )

@@ -387,7 +387,7 @@ class MainWindow(QMainWindow):
     def refresh_all(self) -> None:
         self.model.refresh()
         self.reload_sidebar()
-        self.status.refresh()
+        self.status.refresh(baseline=True)
         self.jobs.refresh()
         self.drives.refresh()
         focus = QApplication.focusWidget()

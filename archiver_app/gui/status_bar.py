@@ -7,7 +7,7 @@ seconds; the capture count comes from the table model as ids stream in.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
 from archiver_app.api.status import StatusFigures, status_figures
@@ -21,7 +21,14 @@ OP_POLL_MS = 500
 
 
 class StatusPanel(QWidget):
-    """Owns the permanent widgets of a ``QStatusBar`` and keeps them current."""
+    """Owns the permanent widgets of a ``QStatusBar`` and keeps them current.
+
+    Its reading every few seconds also tells when captures were added or deleted by
+    another process (``archiver capture`` in a terminal, a watch's timer, another machine
+    of a shared library): :attr:`changed_elsewhere`, after which the window reads its
+    table again."""
+
+    changed_elsewhere = Signal()
 
     def __init__(self, bar: QStatusBar, library: Library, runner: OpRunner) -> None:
         super().__init__(bar)
@@ -42,6 +49,8 @@ class StatusPanel(QWidget):
         self.disk = self._label("disk")
         self.figures: StatusFigures | None = None
         self._reads = Reads()
+        self._seen: tuple[int, int] | None = None  # captures counted, newest id
+        self._baseline = False  # the window read everything itself: no news to tell
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
@@ -70,7 +79,10 @@ class StatusPanel(QWidget):
         noun = "capture" if rows == 1 else "captures"
         self.count.setText(f"{rows:,} {noun}" + (" …" if loading else ""))
 
-    def refresh(self) -> None:
+    def refresh(self, *, baseline: bool = False) -> None:
+        """Read the figures again (``baseline``: the window has just read the library
+        itself, so the captures counted now are not news from elsewhere)."""
+        self._baseline = self._baseline or baseline
         if not self._reads.begin():
             return
         library = self.library
@@ -89,6 +101,11 @@ class StatusPanel(QWidget):
     def _show(self, f: StatusFigures) -> None:
         again = self._reads.end()
         self.figures = f
+        seen = (f.migration_total, f.newest_capture)
+        if not again or self._baseline:  # (else the read that follows tells)
+            if self._seen is not None and seen != self._seen and not self._baseline:
+                self.changed_elsewhere.emit()
+            self._seen, self._baseline = seen, self._baseline and again
         self.worker.setText(f.worker)
         if f.migration_total and f.migration_done < f.migration_total:
             pct = 100 * f.migration_done // f.migration_total

@@ -40,6 +40,7 @@ class WindowJobs(QObject):
         self.migrator.progressed.connect(self._background_progress)
         self.migrator.finished.connect(lambda: window.status.show_background(None))
         window.jobs.job_finished.connect(self._job_finished)
+        window.status.changed_elsewhere.connect(self._changed_elsewhere)
         # Long work runs in child processes: as the first rows come in, load what
         # starting one needs (3 ms here, and a helper process booting beside us) rather
         # than in the worker thread that starts the first one (the window froze meanwhile).
@@ -83,6 +84,13 @@ class WindowJobs(QObject):
             .failure(lambda f: show_error(window, f, "resuming interrupted jobs"))
             .run_in_background()
         )
+
+    def _changed_elsewhere(self) -> None:
+        """Captures were added or deleted by another process: the table and the sidebar's
+        counts show them within the status bar's few seconds, not at the next action."""
+        if not self.stopped:
+            self.window.model.refresh()
+            self.window.reload_sidebar()
 
     def _job_finished(self, job_id: int, status: str) -> None:
         if self.stopped:

@@ -489,6 +489,35 @@ def test_a_status_refresh_asked_while_one_reads_is_not_lost(
     assert reads == ["Captures: none running", f"Captures: running job {job_id}"]
 
 
+def test_captures_added_or_deleted_elsewhere_show_within_a_status_reading(
+    qtbot: QtBot, library: Library, main_window: MainWindow
+) -> None:
+    """A capture made by another process (a terminal, a watch's timer, another machine of a
+    shared library) showed only at the window's next own action, minutes later; the status
+    bar's reading every few seconds sees it and the table reads again. The window's own
+    refresh is no news (no second read of the table)."""
+    window, status = main_window, main_window.status
+    status.timer.stop()  # only the readings asked for here
+    qtbot.waitUntil(lambda: not status._reads.busy and status.figures is not None)
+    add_snapshot(library, "https://harbour.example/tides")
+    with qtbot.assertNotEmitted(status.changed_elsewhere, wait=300):
+        window.refresh_all()  # the window's own read: its figures are no news
+        qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+        qtbot.waitUntil(lambda: not status._reads.busy)
+        status.refresh()  # nothing new since
+        qtbot.waitUntil(lambda: not status._reads.busy)
+
+    elsewhere = add_snapshot(library, "https://harbour.example/ferries")  # not by the window
+    with qtbot.waitSignal(status.changed_elsewhere, timeout=5000):
+        status.refresh()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+
+    library.snapshots.delete([elsewhere])  # deleted elsewhere: the row goes too
+    with qtbot.waitSignal(status.changed_elsewhere, timeout=5000):
+        status.refresh()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+
+
 def test_status_bar_says_what_captures_are_doing(
     qtbot: QtBot, library: Library, main_window: MainWindow
 ) -> None:
