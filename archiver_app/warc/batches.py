@@ -179,8 +179,10 @@ class BatchBuilder:
 
     def batches(self) -> Generator[Batch, None, None]:
         batch = Batch(self._seq + 1)
+        # A method, not ``self._problems.append``: _close() hands the list to a batch and
+        # starts a new one, and the scan reports into whichever list is current.
         scan = scan_records(
-            self.spec.path, want_payload=self._wants_payload, on_problem=self._problems.append
+            self.spec.path, want_payload=self._wants_payload, on_problem=self._problem
         )
         # A small first chunk: the writer waits for it at the start of every file.
         size = min(FIRST_CHUNK, self.batch_size)
@@ -195,6 +197,9 @@ class BatchBuilder:
                     size = self.batch_size
         if len(batch) or self._problems:
             yield self._close(batch)
+
+    def _problem(self, problem: ScanProblem) -> None:
+        self._problems.append(problem)
 
     def _close(self, batch: Batch) -> Batch:
         batch.records_done = self.records

@@ -160,3 +160,29 @@ def test_a_record_whose_content_length_lies_is_not_indexed(
     assert "not indexed" in outcome.problems[0]
     urls = [u for u, _, _ in _records(library)]
     assert "https://example.org/page1" not in urls and "https://example.org/page2" in urls
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_damage_past_the_first_batch_is_reported(
+    library: Library, tmp_path: Path, gz: bool
+) -> None:
+    """Problems after the file's first batch (50 records) went into a list no batch took:
+    the import said "N records", with no problem, for a file damaged in three places."""
+    full = write_warc(tmp_path / ("full.warc.gz" if gz else "full.warc"), site(150), gz=gz)
+    spans = [(r.offset, r.length) for r in scan_records(full)]
+    data = full.read_bytes()
+    out, bad = bytearray(), []
+    ends = [offset for offset, _ in spans[1:]] + [len(data)]
+    for n, ((offset, _), end) in enumerate(zip(spans, ends, strict=True)):
+        if n in (70, 160, 240):  # junk before the record: the scan skips it and says where
+            bad.append(len(out))
+            out += b"JUNK" * 25
+        out += data[offset:end]
+    src = tmp_path / ("junk.warc.gz" if gz else "junk.warc")
+    src.write_bytes(bytes(out))
+    outcome = import_warc_file(library, src)
+    assert outcome.state is OutcomeState.IMPORTED
+    assert outcome.records == len(spans)
+    assert [p.split(":")[0] for p in outcome.problems] == [
+        f"{src.name} offset {at}" for at in bad
+    ], outcome.problems
