@@ -53,6 +53,7 @@ from archiver_app.export.timestamps import (
 )
 from archiver_app.paths import config_dir
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
+from archiver_app.warc.wacz import WaczError, damage_lines, open_damaged_zip
 
 KEY_NAME = "signing-key.pem"
 CURVE = ec.SECP384R1()
@@ -177,6 +178,9 @@ class Difference(StrEnum):
     """What :func:`verify_wacz` found different from what the export says it holds."""
 
     DAMAGED = "damaged"  # cut short, or not a zip at all: nothing in it can be checked
+    # The zip's own directory is damaged: its entries were read from their own headers
+    # (what they hold is checked as usual).
+    ZIP_DAMAGED = "zip damaged"
     DUPLICATE = "duplicate"  # a name twice in the zip: readers may take either entry
     PACKAGE_MISSING = "package missing"  # datapackage.json or its digest is not there
     PACKAGE_UNREADABLE = "package unreadable"
@@ -267,7 +271,7 @@ class VerifyReport:
 
 
 #: Findings that change nothing in the package.
-_NOT_CHANGES = frozenset({Difference.KEY, Difference.TIMESTAMP_INVALID})
+_NOT_CHANGES = frozenset({Difference.KEY, Difference.TIMESTAMP_INVALID, Difference.ZIP_DAMAGED})
 
 
 def signature_line(
@@ -291,7 +295,11 @@ def signature_line(
 
 
 #: How :meth:`VerifyReport.lines` labels a finding ("changed" for the others).
-_LABELS = {Difference.DAMAGED: "damaged", Difference.KEY: "key"}
+_LABELS = {
+    Difference.DAMAGED: "damaged",
+    Difference.ZIP_DAMAGED: "damaged",
+    Difference.KEY: "key",
+}
 
 
 def verify_wacz(
@@ -321,10 +329,14 @@ def verify_wacz(
             "can verify: archiver export --sign -o NAME.wacz"
         )
     try:
-        zf = zipfile.ZipFile(path)
-    except zipfile.BadZipFile as exc:
-        text = f"{path.name} is cut short or is not a zip file ({exc})"
-        report.add(Difference.DAMAGED, "", text)
+        try:
+            zf = zipfile.ZipFile(path)
+        except zipfile.BadZipFile as exc:
+            zf, rebuilt = open_damaged_zip(path, exc)  # its entries, from their own headers
+            for line in damage_lines(path, exc, rebuilt):
+                report.add(Difference.ZIP_DAMAGED, "", line)
+    except (WaczError, zipfile.BadZipFile) as exc:
+        report.add(Difference.DAMAGED, "", f"{path.name}: {exc}")
         return report
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc

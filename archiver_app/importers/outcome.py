@@ -39,13 +39,17 @@ class PackageCheck:
 
     @property
     def tampered(self) -> bool:
-        return bool(self.differences)
+        """Anything changed from what was signed (a damaged zip directory, whose entries
+        were read from their own headers instead, changes none of them)."""
+        return any(f.kind is not Difference.ZIP_DAMAGED for f in self.differences)
 
     def lines(self) -> list[str]:
         """One line per difference, then the signature's state, for people."""
         out = [
             "no datapackage.json: its WARCs were read unchecked (no hashes to check them by)"
             if f.kind is Difference.PACKAGE_MISSING and f.name == "datapackage.json"
+            else f.message
+            if f.kind is Difference.ZIP_DAMAGED
             else f"differs from its datapackage.json: {f.message}"
             for f in self.differences
         ]

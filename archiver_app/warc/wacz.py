@@ -30,7 +30,9 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from archiver_app.errors import ArchiverError
+from archiver_app.units import counted
 from archiver_app.warc.listing import ListedPage, listed_pages
+from archiver_app.warc.ziprecover import LOCAL, CutShort, Rebuilt, open_rebuilt, rebuild
 
 #: Largest accepted expansion ratio of one entry (real WACZ WARCs are stored, ratio ~1).
 MAX_RATIO = 200
@@ -68,6 +70,7 @@ class WaczInfo:
     pages: list[WaczPage] = field(default_factory=list)
     total: int = 0  # declared uncompressed size of all entries
     extracted: int = 0  # bytes extracted so far (never more than ``total``)
+    rebuilt: Rebuilt | None = None  # its zip directory was damaged: the one read instead
 
 
 def _unsafe_name(name: str) -> bool:
@@ -100,45 +103,68 @@ def open_wacz(path: Path, *, max_total: int = DEFAULT_MAX_TOTAL) -> WaczInfo:
         WaczError: not a zip, unsafe entry names, a zip bomb, no datapackage, bad JSON,
             an entry that cannot be read (damaged, encrypted, unknown compression).
     """
+    rebuilt = None
     try:
-        zf = zipfile.ZipFile(path)
-    except zipfile.BadZipFile as exc:
-        if _cut_short(path):
-            raise WaczError(
-                "the file looks cut short: it starts as a zip file but its end (the zip's "
-                "central directory, which lists its entries) is missing; copy or download "
-                "it again"
-            ) from exc
-        raise WaczError(f"not a zip file ({exc})") from exc
+        try:
+            zf = zipfile.ZipFile(path)
+        except zipfile.BadZipFile as exc:
+            zf, rebuilt = open_damaged_zip(path, exc)
     except OSError as exc:
         raise WaczError(f"cannot read it: {exc.strerror}") from exc
     except _ENTRY_ERRORS as exc:
         raise _entry_error(exc) from exc
     try:
-        return _check_wacz(path, zf, max_total)
+        info = _check_wacz(path, zf, max_total)
     except _ENTRY_ERRORS as exc:
         raise _entry_error(exc) from exc
     finally:
         zf.close()
+    info.rebuilt = rebuilt
+    return info
 
 
-def _cut_short(path: Path) -> bool:
-    """Does ``path`` start with a zip entry (a local file header) but lack the zip's
-    end-of-central-directory record, as a zip cut short does?"""
+def open_damaged_zip(path: Path, exc: zipfile.BadZipFile) -> tuple[zipfile.ZipFile, Rebuilt]:
+    """``path``, which :mod:`zipfile` could not open (``exc``), with its entries read from
+    their local headers (:mod:`archiver_app.warc.ziprecover`) when it starts as a zip.
+
+    Raises:
+        WaczError: it is cut short, not a zip, or no entry in it reads.
+        OSError: it cannot be read.
+    """
+    with path.open("rb") as fh:
+        if fh.read(4) != LOCAL:
+            raise WaczError(f"not a zip file ({exc})") from exc
     try:
-        with path.open("rb") as fh:
-            head = fh.read(4)
-            size = fh.seek(0, 2)
-            fh.seek(max(0, size - _EOCD_SPAN))
-            tail = fh.read()
-    except OSError:
-        return False
-    return head == b"PK\x03\x04" and b"PK\x05\x06" not in tail
+        rebuilt = rebuild(path, max_entries=MAX_ENTRIES)
+    except CutShort:
+        raise WaczError(
+            "the file looks cut short: it starts as a zip file but its end (the zip's "
+            "central directory, which lists its entries) is missing; copy or download "
+            "it again"
+        ) from exc
+    if not rebuilt.entries:
+        raise WaczError(
+            "the zip is damaged: its central directory (the list of its entries, at the "
+            f"end of the file) cannot be read ({exc}), and no entry could be read from the "
+            "file itself; copy or download it again"
+        ) from exc
+    return open_rebuilt(path, rebuilt), rebuilt
 
 
-#: How far from a zip's end its end-of-central-directory record can be (22 bytes and a
-#: comment of up to 64 KiB).
-_EOCD_SPAN = 22 + 65535
+def damage_lines(path: Path, exc: zipfile.BadZipFile, rebuilt: Rebuilt) -> list[str]:
+    """What :func:`open_damaged_zip` found, in words."""
+    said = "" if str(exc) == "File is not a zip file" else f" ({exc})"  # says nothing more
+    entries = counted(rebuilt.entries, "entry", "entries")
+    lines = [
+        f"{path.name}: the zip's central directory (the list of its entries, at the end of "
+        f"the file) is damaged or missing{said}; its {entries} were read from their own "
+        "headers instead"
+    ]
+    lines += [
+        f"{path.name}: {size} bytes at offset {at} are no zip entry (damaged): skipped"
+        for at, size in rebuilt.gaps
+    ]
+    return lines
 
 
 def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
@@ -300,7 +326,9 @@ def _extract_verified(info: WaczInfo, entry: str, dest: IO[bytes], known_changed
     h = hashlib.new(algo)
     size = 0
     limit = res.get("bytes")
-    with zipfile.ZipFile(info.path) as zf, zf.open(entry) as src:
+    rebuilt = info.rebuilt
+    opened = zipfile.ZipFile(info.path) if rebuilt is None else open_rebuilt(info.path, rebuilt)
+    with opened as zf, zf.open(entry) as src:
         if known_changed:
             # Its bytes are known to differ (reported): the zip's own CRC would refuse the
             # whole member at its end, when the scan can keep every record that still reads.
@@ -324,4 +352,12 @@ def _extract_verified(info: WaczInfo, entry: str, dest: IO[bytes], known_changed
     return size
 
 
-__all__ = ["WaczError", "WaczInfo", "WaczPage", "extract_verified", "open_wacz"]
+__all__ = [
+    "WaczError",
+    "WaczInfo",
+    "WaczPage",
+    "damage_lines",
+    "extract_verified",
+    "open_damaged_zip",
+    "open_wacz",
+]

@@ -13,6 +13,7 @@ import pytest
 
 from archiver_app import cli
 from archiver_app.export.signing import (
+    Difference,
     SigningKeyError,
     fingerprint,
     load_or_create_key,
@@ -176,18 +177,41 @@ def test_a_name_twice_in_the_zip_is_not_intact(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("cut", [0, 1, 2])
+@pytest.mark.parametrize("cut", [0, 1])
 def test_a_wacz_cut_short_or_not_a_zip_is_a_verdict_not_an_error(
     tmp_path: Path, cut: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
     wacz = tmp_path / "x.wacz"
     write_wacz(wacz, tmp_path)
     data = wacz.read_bytes()
-    wacz.write_bytes([data[: len(data) // 2], data[:-30], b"not a zip at all"][cut])
+    wacz.write_bytes([data[: len(data) // 2], b"not a zip at all"][cut])
     assert cli.main(["verify-export", str(wacz)]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("damaged: x.wacz is cut short or is not a zip file")
+    said = ["x.wacz: the file looks cut short", "x.wacz: not a zip file"][cut]
+    assert out[0].startswith(f"damaged: {said}")
     assert out[-1] == f"{wacz}: NOT intact (damaged: cut short or not a zip)"
+
+
+@pytest.mark.parametrize("damage", ["directory", "end"])
+def test_a_damaged_zip_directory_is_said_and_the_files_still_checked(
+    tmp_path: Path, damage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One damaged byte in the zip's central directory (or its end cut off) made the whole
+    export "cut short or not a zip": its files are read from their own headers instead."""
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    data = wacz.read_bytes()
+    at = data.index(b"PK\x01\x02")
+    wacz.write_bytes(data[:at] + b"\x00" + data[at + 1 :] if damage == "directory" else data[:-30])
+    report = verify_wacz(wacz)
+    assert [f.kind for f in report.findings] == [Difference.ZIP_DAMAGED]
+    assert "central directory" in report.findings[0].message
+    assert report.files_checked == 2 and report.signature_valid and report.as_signed
+    assert cli.main(["verify-export", str(wacz)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("damaged: x.wacz: the zip's central directory")
+    assert "the signature is valid" in out[1] and "NOT as signed" not in out[1]
+    assert out[-1] == f"{wacz}: NOT intact (2 files checked)"
 
 
 def test_a_folder_export_says_what_to_check_instead(

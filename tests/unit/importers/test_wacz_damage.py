@@ -3,10 +3,16 @@ WACZ cut short is called cut short."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
+import pytest
+
+from archiver_app.export import Selection, export
+from archiver_app.export.signing import Signing
 from archiver_app.importers.outcome import OutcomeState
 from archiver_app.importers.run import import_paths
+from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from tests.helpers.warcs import (
     export_with_a_big_record,
@@ -45,3 +51,47 @@ def test_a_wacz_cut_short_is_called_cut_short(library: Library, tmp_path: Path) 
     other = tmp_path / "other.wacz"
     other.write_bytes(b"not a zip at all\n" * 100)
     assert "not a zip file" in import_paths(library, [other]).outcomes[0].reason
+    # one whose directory and entries are all damaged says that, in words
+    ruined = tmp_path / "ruined.wacz"
+    directory = whole[whole.index(b"PK\x01\x02") :].replace(b"PK\x01\x02", b"\x00" * 4)
+    ruined.write_bytes(b"PK\x03\x04" + b"\x00" * 40 + directory)
+    reason = import_paths(library, [ruined]).outcomes[0].reason
+    assert reason.startswith("the zip is damaged: its central directory"), reason
+    assert "no entry could be read" in reason
+
+
+@pytest.mark.parametrize("damage", ["directory", "end", "local header"])
+def test_a_wacz_with_a_damaged_zip_directory_keeps_every_record(
+    library: Library, tmp_path: Path, damage: str
+) -> None:
+    """One damaged byte in the zip's central directory refused the whole export ('not a zip
+    file (Bad magic number for central directory)'): its entries are read from their own
+    headers, the records imported and the damage said."""
+    import_warc_file(library, write_warc(tmp_path / "w.warc.gz", site(3)))
+    good = tmp_path / "good.wacz"
+    export(library, Selection(), good, sign=Signing(key_folder=tmp_path / "keys"))
+    with Library.open(tmp_path / "whole", create=True) as other:
+        whole = import_paths(other, [good]).outcomes[0]
+    data = good.read_bytes()
+    central = data.index(b"PK\x01\x02")
+    data = data[:central] + b"\x00" + data[central + 1 :] if damage != "end" else data[:-30]
+    if damage == "local header":  # a later entry's own header too: the others are kept
+        with zipfile.ZipFile(good) as zf:
+            at = next(i.header_offset for i in zf.infolist() if i.filename.startswith("pages/"))
+        data = data[:at] + b"JUNK" + data[at + 4 :]
+    damaged = tmp_path / "damaged.wacz"
+    damaged.write_bytes(data)
+    with Library.open(tmp_path / "again", create=True) as again:
+        outcome = import_paths(again, [damaged]).outcomes[0]
+    assert outcome.state is OutcomeState.IMPORTED, outcome.reason
+    assert outcome.problems[0].startswith(
+        "damaged.wacz: the zip's central directory (the list of its entries, at the end of "
+        "the file) is damaged or missing"
+    ), outcome.problems
+    assert outcome.records == whole.records
+    if damage == "local header":
+        assert f"bytes at offset {at} are no zip entry" in outcome.problems[1]
+    else:
+        assert outcome.pages == whole.pages
+        assert outcome.problems[1:] == whole.problems  # the signature is valid, as signed
+        assert "the signature is valid" in outcome.problems[-1]

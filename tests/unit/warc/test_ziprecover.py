@@ -1,0 +1,94 @@
+"""A zip whose central directory is damaged, read from its entries' local headers."""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from archiver_app.warc.ziprecover import CutShort, open_rebuilt, rebuild
+
+ENTRIES = {
+    "archive/data.warc.gz": os.urandom(50_000),  # incompressible, as a WARC's members are
+    "pages/pages.jsonl": b'{"format": "json-pages-1.0"}\n' * 2000,
+    "datapackage.json": b'{"resources": []}',
+}
+
+
+class _Unseekable(io.RawIOBase):
+    """A stream zipfile cannot seek: it writes each entry's sizes after its data."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: bytes) -> int:  # type: ignore[override]
+        self.data += b
+        return len(b)
+
+
+def _zip(descriptors: bool, method: int) -> bytes:
+    out = _Unseekable() if descriptors else io.BytesIO()
+    with zipfile.ZipFile(out, "w", method) as zf:  # type: ignore[arg-type]
+        for name, data in ENTRIES.items():
+            zf.writestr(name, data)
+    return bytes(out.data) if isinstance(out, _Unseekable) else out.getvalue()
+
+
+def _read_all(path: Path) -> dict[str, bytes]:
+    rebuilt = rebuild(path, max_entries=100)
+    with open_rebuilt(path, rebuilt) as zf:
+        return {n: zf.read(n) for n in zf.namelist()}
+
+
+@pytest.mark.parametrize("descriptors", [False, True], ids=["sizes", "descriptors"])
+@pytest.mark.parametrize("method", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+def test_entries_are_read_from_their_headers(
+    tmp_path: Path, descriptors: bool, method: int
+) -> None:
+    data = _zip(descriptors, method)
+    at = data.index(b"PK\x01\x02")
+    path = tmp_path / "x.zip"
+    path.write_bytes(data[:at] + b"\x00\x00\x00\x00" + data[at + 4 :])
+    with pytest.raises(zipfile.BadZipFile):
+        zipfile.ZipFile(path)
+    assert _read_all(path) == ENTRIES
+
+
+def test_a_damaged_local_header_is_skipped_to_the_next_entry(tmp_path: Path) -> None:
+    data = bytearray(_zip(False, zipfile.ZIP_STORED))
+    second = data.index(b"PK\x03\x04", 1)
+    data[second : second + 4] = b"JUNK"
+    data[data.index(b"PK\x01\x02")] = 0
+    path = tmp_path / "x.zip"
+    path.write_bytes(bytes(data))
+    rebuilt = rebuild(path, max_entries=100)
+    assert rebuilt.entries == 2 and [at for at, _ in rebuilt.gaps] == [second]
+    with open_rebuilt(path, rebuilt) as zf:
+        assert zf.namelist() == ["archive/data.warc.gz", "datapackage.json"]
+        assert zf.read("datapackage.json") == ENTRIES["datapackage.json"]
+
+
+def test_a_zip_cut_inside_an_entry_is_cut_short(tmp_path: Path) -> None:
+    data = _zip(False, zipfile.ZIP_STORED)
+    path = tmp_path / "x.zip"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(CutShort):
+        rebuild(path, max_entries=100)
+
+
+def test_many_false_headers_are_read_past_in_one_pass(tmp_path: Path) -> None:
+    """Bytes that look like local headers but are none, every 4 bytes for 4 MB, each
+    asking for a 20 KB name and extra field: the walk stops when it has read a few times
+    the file's size, with the entries found before them."""
+    data = _zip(False, zipfile.ZIP_STORED)
+    at = data.index(b"PK\x01\x02")
+    path = tmp_path / "x.zip"
+    path.write_bytes(data[:at] + b"PK\x03\x04" * 1_000_000 + data[at + 4 :])
+    rebuilt = rebuild(path, max_entries=100)
+    assert rebuilt.entries == 3 and rebuilt.gaps == []
