@@ -4,7 +4,7 @@ The helpers :func:`archiver_app.warc.scan.scan_records` uses when a record is da
 next plausible record start (:func:`find_boundary`), where a record that a too large
 Content-Length made run into its successor really ends (:func:`swallowed_start`), and why
 a record or gzip member is not whole (:func:`incomplete`, :func:`member_whole`,
-:func:`unended_member`, :func:`tail_data`).
+:func:`unended_member`, :func:`unended_header`, :func:`tail_data`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 import zlib
 from typing import IO, Any
+
+from archiver_app.warc.guarded import MAX_HEADER_BLOCK
 
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 ARC_LINE = re.compile(rb"(?:^|\n)(?:https?|dns|filedesc|ftp):\S* \d{1,3}(?:\.\d{1,3}){3} \d{14} ")
@@ -102,6 +104,28 @@ def member_whole(fh: IO[bytes], offset: int, end: int) -> bool:
 
 #: Bytes read after the last record to tell a cut-off record from trailing blank lines.
 _TAIL_PEEK = 64 * 1024
+
+
+_BLANK_LINE = re.compile(rb"\r?\n\r?\n")
+
+
+def unended_header(fh: IO[bytes], offset: int, size: int) -> str | None:
+    """Why the record at ``offset`` of a plain file cannot be read, when the file ends
+    inside its header block (no blank line ends it before the end of the file); None when
+    it does not. Reads at most :data:`MAX_HEADER_BLOCK` bytes; the file position is left
+    as it was."""
+    saved = fh.tell()
+    try:
+        fh.seek(offset)
+        head = fh.read(min(size - offset, MAX_HEADER_BLOCK + 1))
+    finally:
+        fh.seek(saved)
+    if not head or len(head) > MAX_HEADER_BLOCK or _BLANK_LINE.search(head):
+        return None
+    return (
+        f"the file ends inside a record's header: its last {size - offset} bytes are not a "
+        "complete record (the file was truncated or damaged); not indexed"
+    )
 
 
 def tail_data(fh: IO[bytes], end: int, size: int) -> tuple[int, str] | None:

@@ -38,6 +38,7 @@ from archiver_app.warc.resync import (
     next_start,
     swallowed_start,
     tail_data,
+    unended_header,
     unended_member,
 )
 
@@ -398,7 +399,12 @@ def _warcio_scan(
             except Exception as exc:
                 bad_at = current.offset if current is not None else it_any.offset
                 nxt = find_boundary(fh, max(bad_at, pos) + 1, gz)
-                report(ScanProblem(bad_at, _reason(exc, gz, nxt)))
+                # warcio's own error (not one of ours, which say what is wrong) about the
+                # last record: the file may end inside its header
+                cut = None
+                if nxt is None and not gz and not isinstance(exc, _SAID):
+                    cut = unended_header(fh, bad_at, size)
+                report(ScanProblem(bad_at, cut or _reason(exc, gz, nxt)))
                 if nxt is None:
                     return
                 pos = last_end = nxt
@@ -455,6 +461,10 @@ def _finish(
     ), restart
 
 
+#: The errors the scan raises itself, each with its own reason (:func:`_reason`).
+_SAID = (_SharedMember, _NoLength, _NotAMember, HeaderTooLarge, DamagedMember)
+
+
 def _has_length(record: Any) -> bool:
     return (record.rec_headers.get_header("Content-Length") or "").strip().isdigit()
 
@@ -480,6 +490,8 @@ def _reason(exc: BaseException, gz: bool, nxt: int | None = None) -> str:
             f"the record's gzip member is damaged ({str(exc)[:60]}): not indexed, skipped "
             f"to {where}"
         )
+    if isinstance(exc, AttributeError) and "startswith" in str(exc):  # warcio: URI None
+        return "a record without a WARC-Target-URI header (damaged); not indexed"
     raw = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     text = repr(raw[:80])[1:-1]  # cut, then escaped: never half an escape
     if gz:

@@ -186,3 +186,33 @@ def test_damage_past_the_first_batch_is_reported(
     assert [p.split(":")[0] for p in outcome.problems] == [
         f"{src.name} offset {at}" for at in bad
     ], outcome.problems
+
+
+def test_a_plain_warc_cut_inside_a_record_header_says_so(library: Library, tmp_path: Path) -> None:
+    """It said "unreadable record: 'NoneType' object has no attribute 'startswith'"."""
+    data = write_warc(tmp_path / "s.warc", site(3), gz=False).read_bytes()
+    last = data.rindex(b"WARC/1.1\r\n")
+    src = tmp_path / "cut.warc"
+    src.write_bytes(data[: data.index(b"WARC-Target-URI", last)])
+    for fast in (True, False):
+        problems: list[ScanProblem] = []
+        assert len(list(scan_records(src, on_problem=problems.append, fast=fast))) == 5
+        assert problems == [
+            ScanProblem(
+                last,
+                f"the file ends inside a record's header: its last {src.stat().st_size - last} "
+                "bytes are not a complete record (the file was truncated or damaged); not "
+                "indexed",
+            )
+        ], fast
+    outcome = import_warc_file(library, src)
+    assert outcome.records == 5 and len(outcome.problems) == 1
+    assert "the file ends inside a record's header" in outcome.problems[0]
+    # a whole record without its target URI, in the middle: said in words as well
+    at = data.index(b"WARC-Target-URI", data.index(b"WARC/1.1\r\n", 1))
+    src.write_bytes(data[:at] + data[data.index(b"\r\n", at) + 2 :])
+    problems = []
+    assert len(list(scan_records(src, on_problem=problems.append, fast=False))) == 5
+    assert [p.reason for p in problems] == [
+        "a record without a WARC-Target-URI header (damaged); not indexed"
+    ]
