@@ -71,22 +71,24 @@ class DeleteResult:
         return [o for o in self.outcomes if o.code is not DeleteCode.DELETED]
 
 
-def _reused(s: Session, sid: int, file_ids: list[int], deleting: list[int]) -> int:
-    """How many records of captures not being deleted are revisits of this one's."""
+def _reused(
+    s: Session, sid: int, file_ids: list[int], deleting: list[int]
+) -> tuple[int, list[int]]:
+    """How many records of captures not being deleted are revisits of this one's, and
+    those captures (by id)."""
     ours = (
         select(Record.id)
         .where(or_(Record.snapshot_id == sid, Record.file_id.in_(file_ids)))
         .scalar_subquery()
     )
-    return len(
-        s.scalars(
-            select(Record.id).where(
-                Record.revisit_of_id.in_(ours),
-                or_(Record.snapshot_id.is_(None), Record.snapshot_id.not_in(deleting)),
-                Record.file_id.not_in(file_ids),
-            )
-        ).all()
-    )
+    holders = s.scalars(
+        select(Record.snapshot_id).where(
+            Record.revisit_of_id.in_(ours),
+            or_(Record.snapshot_id.is_(None), Record.snapshot_id.not_in(deleting)),
+            Record.file_id.not_in(file_ids),
+        )
+    ).all()
+    return len(holders), sorted({h for h in holders if h is not None})
 
 
 def _sharers(s: Session, sid: int, deleting: set[int], by_file: dict[int, set[int]]) -> list[int]:
@@ -166,10 +168,12 @@ def _judge(
                 f"reopen it first (archiver edition reopen {held[sid]})")))  # fmt: skip
             continue
         files = list(s.scalars(select(File).where(File.snapshot_id == sid)))
-        if n := _reused(s, sid, [f.id for f in files], ids):
+        n, holders = _reused(s, sid, [f.id for f in files], ids)
+        if n:
+            which = f" of {_named(s, holders)}" if holders else ""
             outcomes.append(DeleteOutcome(sid, DeleteCode.IN_USE, (
-                f"capture {sid} holds the payloads of {counted(n, 'later record')} "
-                "(revisits); delete those captures first")))  # fmt: skip
+                f"capture {sid} holds the payloads of {counted(n, 'later record')}{which} "
+                "(revisits); delete those captures first, or together with it")))  # fmt: skip
             continue
         if others := _sharers(s, sid, deleting, shared):
             outcomes.append(DeleteOutcome(sid, DeleteCode.SHARED, (

@@ -56,6 +56,8 @@ def test_a_capture_whose_payload_a_later_revisit_uses_is_refused(library: Librar
     result, changes = library.snapshots.delete([first])
     assert [o.code for o in result.outcomes] == [DeleteCode.IN_USE]
     assert "revisits" in result.outcomes[0].message and not changes.any
+    # the refusal names the captures whose revisits hold it, so the user can find them
+    assert f"1 other capture: #{later} https://x.example/" in result.outcomes[0].message
     assert library.snapshots.detail(first) is not None
     result, _ = library.snapshots.delete([later, first])  # together: nothing is left behind
     assert result.deleted == [first, later]
