@@ -63,6 +63,26 @@ def library_busy(exc: BaseException) -> LibraryBusyError | None:
     return None
 
 
+def database_lost(exc: BaseException) -> LibraryError | None:
+    """``exc`` (or what caused it) as one sentence when it is a shared library's database
+    going away (the server stopped, the network dropped); None otherwise. A front end shows
+    it instead of "something went wrong": nothing is broken, and nothing was changed."""
+    from archiver_app.store.connection_loss import lost_connection, unreachable_message
+
+    seen: BaseException | None = exc
+    for _ in range(8):  # a chain of causes, never a cycle
+        if seen is None:
+            return None
+        if lost_connection(seen):
+            return LibraryError(
+                f"the library's {unreachable_message(seen)}. Nothing was changed; when the"
+                " database server can be reached again, refresh (F5) or try again.",
+                details=f"{type(seen).__name__}: {seen}",
+            )
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 class InputError(ArchiverError):
     """Bad input from the user: a malformed URL, an invalid regex, a file of the wrong kind."""
 

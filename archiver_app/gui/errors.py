@@ -11,13 +11,21 @@ from __future__ import annotations
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from archiver_app.errors import ArchiverError, InputError, LibraryBusyError, library_busy
+from archiver_app.errors import (
+    ArchiverError,
+    InputError,
+    LibraryBusyError,
+    database_lost,
+    library_busy,
+)
 from archiver_app.gui.ops import OpFailure
 
 
 def describe(exc: BaseException, doing: str = "", traceback_text: str = "") -> tuple[str, str]:
     """A short message and a details text for ``exc``."""
-    exc = library_busy(exc) or exc  # another process's long write: not "went wrong"
+    # another process's long write, a shared library's server gone: not "went wrong"
+    lost = database_lost(exc)
+    exc = library_busy(exc) or lost or exc
     if isinstance(exc, ArchiverError):
         message = exc.message
         details = exc.details or ""
@@ -32,7 +40,8 @@ def describe(exc: BaseException, doing: str = "", traceback_text: str = "") -> t
         details = f"{type(exc).__name__}: {exc}"
     if traceback_text and not isinstance(exc, InputError):  # not for what was typed
         details = f"{details}\n\n{traceback_text}".strip()
-    if doing and isinstance(exc, (ArchiverError, OSError)):
+    # a lost server is one message whatever failed with it (one box, not one a view)
+    if doing and lost is None and isinstance(exc, (ArchiverError, OSError)):
         message = f"Could not finish {doing}: {message}"
     return message, details
 
@@ -91,12 +100,22 @@ def show_error(
     *,
     title: str = "Archiver",
 ) -> QMessageBox:
-    """Show ``exc`` as a readable message (window-modal, returns immediately)."""
+    """Show ``exc`` as a readable message (window-modal, returns immediately). The same
+    message open already in the window is not opened twice (a database server that went
+    away fails every view's read at once)."""
     if isinstance(exc, OpFailure):
         message, details = describe(exc.exception, doing, exc.traceback_text)
+        lost = database_lost(exc.exception)
     else:
         message, details = describe(exc, doing)
+        lost = database_lost(exc)
+    key = "the database is lost" if lost is not None else message  # (its words vary)
+    window = parent.window() if parent is not None else None
+    for shown in window.findChildren(QMessageBox) if window is not None else []:
+        if shown.isVisible() and shown.property("error_key") == key:
+            return shown
     box = error_box(parent, title, message, details)
+    box.setProperty("error_key", key)
     box.setWindowModality(box.windowModality().WindowModal)
     box.open()
     return box

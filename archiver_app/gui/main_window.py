@@ -252,13 +252,14 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ library view
 
     def reload_sidebar(self) -> None:
-        saved = self.library.settings.get(SAVED_SEARCHES_KEY, []) or []
-        self.sidebar.populate(
-            self.library.collections.all(),
-            self.library.tags.all(),
-            list(saved),
-            self.library.editions.list(),
-        )
+        lib = self.library
+        try:  # a shared library's server gone: said in a box, as the views' reads say it
+            saved = list(lib.settings.get(SAVED_SEARCHES_KEY, []) or [])
+            lists = lib.collections.all(), lib.tags.all(), saved, lib.editions.list()
+        except Exception as exc:  # shown, not raised into Qt's event loop
+            show_error(self, exc, "reading the sidebar")
+            return
+        self.sidebar.populate(*lists)
 
     def apply_changes(self, changes: Changes) -> None:
         """Refresh what an edit changed: the sidebar for tags, collections and saved
