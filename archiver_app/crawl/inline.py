@@ -29,6 +29,9 @@ class InlineRun:
     pages_failed: int
     #: The HTTP status of each page done whose capture is the site's error page (4xx, 5xx).
     error_answers: tuple[int, ...] = ()
+    #: The worker that ran it here (its attempts carry this id): another process may have
+    #: captured some of the job's pages at the same time.
+    worker_id: str = ""
 
 
 def capturer_factory(lib: Library) -> FetcherFactory:
@@ -68,9 +71,8 @@ def run_job_inline(
             .join(Page, Snapshot.id == Page.snapshot_id)
             .where(Page.job_id == job_id, Page.state == PageState.DONE, Snapshot.http_status >= 400)
         ).all()
-    return InlineRun(
-        job_id, status, stats.pages_done, stats.pages_failed, tuple(int(e or 0) for e in errors)
-    )
+    errors_seen = tuple(int(e or 0) for e in errors)
+    return InlineRun(job_id, status, stats.pages_done, stats.pages_failed, errors_seen, worker.id)
 
 
 #: Pages one capture job loads at once (``archiver capture`` and the GUI's URL list).

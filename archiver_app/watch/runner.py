@@ -354,14 +354,17 @@ def run_due(
     for job_id in runs:
         if cancel is not None and cancel.cancelled:
             break
-        run_job_inline(lib, job_id, concurrency=concurrency, progress=progress, cancel=cancel)
-        pages.extend(compare_run(lib, job_id))
+        ran = run_job_inline(lib, job_id, concurrency=concurrency, progress=progress, cancel=cancel)
+        # only the pages captured here: another machine running the same due watches at
+        # the same moment reports those it captured
+        pages.extend(compare_run(lib, job_id, worker=ran.worker_id))
     return WatchRunReport(tuple(runs), tuple(pages))
 
 
-def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
+def compare_run(lib: Library, job_id: int, *, worker: str | None = None) -> list[PageOutcome]:
     """What became of each page of watch run ``job_id``, one outcome a page (its last
-    attempt): its capture's change since the capture before the run, or why it failed.
+    attempt): its capture's change since the capture before the run, or why it failed
+    (``worker``: only the pages that worker attempted).
 
     A page answering 5xx is tried again, and each attempt keeps the error page it got:
     those captures are one page, not one each, and an error page captured is no failure
@@ -386,7 +389,12 @@ def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
                    Page.snapshot_id).where(Page.job_id == job_id).order_by(Page.id)
         ).all()  # fmt: skip
         attempts = s.execute(
-            select(PageAttempt.page_id, PageAttempt.snapshot_id, PageAttempt.final_url)
+            select(
+                PageAttempt.page_id,
+                PageAttempt.snapshot_id,
+                PageAttempt.final_url,
+                PageAttempt.worker_id,
+            )
             .where(PageAttempt.job_id == job_id)
             .order_by(PageAttempt.page_id, PageAttempt.attempt, PageAttempt.id)
         ).all()
@@ -398,14 +406,18 @@ def compare_run(lib: Library, job_id: int) -> list[PageOutcome]:
     last: dict[int, int | None] = {}  # page -> its last attempt's capture (None: none made)
     made: dict[int, list[int]] = {}  # page -> the captures its attempts made, in order
     landed: dict[int, str | None] = {}  # page -> where its last attempt's browser landed
-    for page_id, sid, final in attempts:
+    tried: dict[int, bool] = {}  # page -> whether ``worker`` attempted it
+    for page_id, sid, final, by in attempts:
         last[page_id] = sid
         landed[page_id] = final
+        tried[page_id] = tried.get(page_id, False) or by == worker
         if sid is not None:
             made.setdefault(page_id, []).append(sid)
     outcomes: list[PageOutcome] = []
     kept = set(complete)
     for page_id, url, state, skipped, error, page_sid in pages:
+        if worker is not None and tried.get(page_id) is False:
+            continue  # captured by another process, which reports it
         sid = last.get(page_id, page_sid)
         if sid is not None and sid in kept:
             runs = made.get(page_id) or [sid]

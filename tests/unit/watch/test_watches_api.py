@@ -221,3 +221,22 @@ def test_a_paused_watch_keeps_its_schedule_and_is_captured_only_when_asked(
 
     assert cli.main([*root, "watch", "pause", str(once)]) == 2  # a run is no watch
     assert f"job {once} is not a watch" in capsys.readouterr().err
+
+
+def test_a_run_reports_only_the_pages_this_process_captured(library: Library) -> None:
+    """Two machines of a shared library running due watches at the same moment: the one
+    that captured a page reports it; the other said "first capture" for pages it never
+    touched, and counted them."""
+    from archiver_app.crawl.inline import run_job_inline
+    from archiver_app.watch.runner import compare_run
+    from tests.helpers.crawl_site import MemoryPage, MemorySiteFetcher, memory_factory
+
+    urls = ["https://a.example/", "https://b.example/"]
+    watch = library.jobs.watch(urls, schedule="daily")
+    fetcher = MemorySiteFetcher(library, {u: MemoryPage() for u in urls})
+    ran = run_job_inline(library, watch, concurrency=1, fetcher_factory=memory_factory(fetcher))
+    assert ran.worker_id
+    mine = compare_run(library, watch, worker=ran.worker_id)
+    assert sorted(p.url for p in mine) == urls
+    assert compare_run(library, watch, worker="another-machine:123:abc") == []
+    assert len(compare_run(library, watch)) == 2  # no worker named: every page
