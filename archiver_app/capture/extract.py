@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -102,5 +103,37 @@ def facts_from(raw: dict[str, Any]) -> PageFacts:
     )
 
 
+#: A frame's visible text (same-origin or not: the browser reads each frame itself).
+FRAME_TEXT_JS = "() => document.body ? document.body.innerText : ''"
+#: Frames read for their text, at most, and how long each may take: a page of many ad
+#: frames, or one that does not answer, costs the capture little.
+MAX_FRAMES = 20
+FRAME_SECONDS = 2.0
+
+
 async def extract(page: Any) -> PageFacts:
-    return facts_from(await page.evaluate(EXTRACT_JS))
+    """The page's facts; its text followed by the text of its frames, in the order the
+    browser made them (text the page shows in an iframe is the page's text for search and
+    comparisons, as a reader sees it)."""
+    facts = facts_from(await page.evaluate(EXTRACT_JS))
+    framed = await frames_text(page)
+    if not framed:
+        return facts
+    return replace(facts, text="\n\n".join([facts.text.rstrip(), *framed]))
+
+
+async def frames_text(page: Any) -> list[str]:
+    """The visible text of each frame of ``page`` that has some (at most :data:`MAX_FRAMES`
+    frames, each within :data:`FRAME_SECONDS`; one that fails is left out)."""
+    texts: list[str] = []
+    frames = [f for f in page.frames if f is not page.main_frame][:MAX_FRAMES]
+    for frame in frames:
+        if frame.is_detached():
+            continue
+        try:
+            text = await asyncio.wait_for(frame.evaluate(FRAME_TEXT_JS), FRAME_SECONDS)
+        except Exception:  # noqa: S112 - a frame gone or busy: its text is left out
+            continue
+        if isinstance(text, str) and text.strip():
+            texts.append(text.strip())
+    return texts

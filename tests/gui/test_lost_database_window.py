@@ -31,8 +31,8 @@ def shared(tmp_path: Path, server: Server) -> Iterator[Library]:  # noqa: F811
 def test_a_stopped_server_is_one_clear_message(
     qtbot: QtBot,
     shared: Library,
-    server: Server,
-    gui_settings: object,  # noqa: F811
+    server: Server,  # noqa: F811 - the fixture imported above
+    gui_settings: object,
 ) -> None:
     add_snapshot(shared, "https://harbour.example/tides")
     runner = OpRunner()
