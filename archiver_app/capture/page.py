@@ -192,6 +192,13 @@ class PageCapture:
                     loaded.final_url = page.url
                 loaded.facts, loaded.dom, loaded.shot = await self._extract(page, recorder)
                 loaded.login = await self._login_check(page, recorder, loaded.final_url)
+                # Other screens' images after the screenshot: once cached, Chromium shows a
+                # larger srcset candidate (the screenshot had the 2x image a 1x screen never
+                # showed). Each loaded (or failed) on return; media are fetched at _close.
+                with contextlib.suppress(Exception):  # extras: a page gone keeps its own
+                    fetched = await autofetch(page, deadline=self._step_deadline(0.15))
+                    self.extras, self._media = set(fetched.images), fetched.media
+                self._mark("autofetch")
         except Exception as exc:
             loaded.error = describe_failure(str(exc), self.url, self.rules.page_timeout)
         except BaseException:  # cancelled: stop recording before the WARC is left behind
@@ -324,12 +331,6 @@ class PageCapture:
                 self._mark("scroll")
                 await wait_network_quiet(recorder, deadline=self._step_deadline(0.3))
                 self._mark("quiet_after_scroll")
-            # each image has loaded (or failed) when this returns; the recorder writes
-            # them as it does the rest, finished after the page is extracted
-            fetched = await autofetch(page, deadline=self._step_deadline(0.25))
-            self.extras, self._media = set(fetched.images), fetched.media  # media: at _close
-            if fetched.images:
-                self._mark("autofetch")
             await settle(self.rules.settle_seconds, deadline=self._step_deadline(0.2))
             self._mark("settle")  # not counted as extraction
         except TimeoutError:

@@ -692,3 +692,40 @@ def test_other_screens_images_on_a_slow_server_cost_the_page_nothing(captured: C
     assert res.ok and res.fidelity == "high", res
     assert time.monotonic() - started < 30
     assert site.main.requested("/img/slow-2x.png")  # it was asked for
+
+
+def test_the_screenshot_shows_the_image_the_capture_screen_chose(captured: Captured) -> None:
+    """The other screens' images are fetched after the screenshot: once cached, Chromium
+    swapped the larger candidate into the page, and the screenshot (the evidence) showed
+    the 2x image where a 1x screen, and every replay, show the 1x one."""
+    import io
+
+    from PIL import Image
+
+    from tests.helpers.testsite import png
+
+    site, lib = captured.site, captured.lib
+    site.main.add_static("/img/red-1x.png", png(40, 40, (255, 0, 0)), "image/png")
+    site.main.add_static("/img/blue-2x.png", png(80, 80, (0, 0, 255)), "image/png")
+    page = (
+        "<!doctype html><title>Screens</title><body style='margin:0'>"
+        '<img src="/img/red-1x.png" srcset="/img/red-1x.png 1x, /img/blue-2x.png 2x"'
+        ' width="40" height="40"><div style="height:3000px">a page taller than the'
+        " window: the whole-page screenshot lays it out again</div>"
+    )
+    site.main.add_static("/screens.html", page)
+
+    async def run() -> CaptureResult:
+        async with Capturer(lib) as cap:
+            return await cap.capture(
+                site.url("/screens.html"), rules=PageRules(page_timeout=20, settle_seconds=0.3)
+            )
+
+    res = asyncio.run(run())
+    assert res.ok, res
+    assert site.main.requested("/img/blue-2x.png")  # fetched for other screens all the same
+    with lib.session() as s:
+        snap = s.get(Snapshot, res.snapshot_id)
+        assert snap is not None and snap.folder
+    shot = Image.open(io.BytesIO((lib.abspath(snap.folder) / "screenshot.png").read_bytes()))
+    assert shot.convert("RGB").getpixel((20, 20)) == (255, 0, 0)
