@@ -263,6 +263,8 @@ class VerifyReport:
                            f"{stamp.message}")  # fmt: skip
             else:
                 out.append("timestamp: none")
+        elif any(f.name == DIGEST_NAME for f in self.findings):  # gone, or its name damaged
+            out.append(f"not signed as it is: its signature file {DIGEST_NAME} is missing")
         else:
             out.append("not signed")
         verdict = "intact" if self.ok else "NOT intact"

@@ -274,3 +274,17 @@ def test_checking_says_how_far_it_is_and_stops_when_cancelled(tmp_path: Path) ->
 
     with pytest.raises(Cancelled):
         verify_wacz(wacz, progress=cancel_at_first, cancel=token)
+
+
+def test_an_export_whose_signature_file_is_gone_does_not_say_plainly_not_signed(
+    tmp_path: Path,
+) -> None:
+    """A signed export whose datapackage-digest.json was lost (deleted, or its name damaged
+    in the zip) said "not signed", as if it never was."""
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    _rewrite(wacz, {"datapackage-digest.json": None})
+    lines = verify_wacz(wacz).lines()
+    assert "not signed" not in lines
+    assert any(line.startswith("not signed as it is: its signature file") for line in lines)
+    assert "NOT intact" in lines[-1]
