@@ -149,6 +149,8 @@ def _take(record: WarcRecord, pos: int, want_payload: _scan.WantPayload | None) 
         url = url[1:-1]
     if not ascii_only or not rec_type or not status_line.startswith("WARC/1."):
         return pending
+    if not url and rec_type != "warcinfo":  # damaged: the careful path reports it
+        return pending
     status: int | None = None
     content_type = h.get("content-type")
     http: dict[str, str] | None = None
