@@ -48,7 +48,7 @@ from archiver_app.export.timestamps import StampOutcome
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.units import counted
-from archiver_app.warc.cdxj import INDEXED_TYPES, cdxj_line, sort_cdxj
+from archiver_app.warc.cdxj import INDEXED_TYPES, IndexEntry, cdxj_line, replay_index
 
 WARC_NAME = "data.warc.gz"
 WACZ_VERSION = "1.1.1"
@@ -122,7 +122,7 @@ def _copy_records(
     progress: ProgressFn | None,
     cancel: CancelToken | None,
 ) -> list[str]:
-    lines: list[str] = []
+    lines: list[IndexEntry] = []
     total = plan.total_bytes
     done = 0
     handles: dict[int, IO[bytes]] = {}
@@ -157,20 +157,19 @@ def _copy_records(
                         continue
             result.records += 1
             if rec.record_type in INDEXED_TYPES:
-                lines.append(
-                    cdxj_line(
-                        key=rec.url_key,
-                        ts17=rec.ts,
-                        url=rec.url,
-                        record_type=rec.record_type,
-                        status=rec.status,
-                        mime=rec.mime,
-                        digest=digest,
-                        offset=start,
-                        length=out.size - start,
-                        filename=WARC_NAME,
-                    )
+                line = cdxj_line(
+                    key=rec.url_key,
+                    ts17=rec.ts,
+                    url=rec.url,
+                    record_type=rec.record_type,
+                    status=rec.status,
+                    mime=rec.mime,
+                    digest=digest,
+                    offset=start,
+                    length=out.size - start,
+                    filename=WARC_NAME,
                 )
+                lines.append(IndexEntry(rec.url, rec.record_type, rec.status, line))
             done += rec.length
             if progress is not None:
                 progress(
@@ -185,7 +184,7 @@ def _copy_records(
     finally:
         for fh in handles.values():
             fh.close()
-    return sort_cdxj(lines)
+    return replay_index(lines)  # without parts of what is whole too (warc.cdxj)
 
 
 def _pages_jsonl(library: Library, plan: ExportPlan, result: ExportResult) -> bytes:
