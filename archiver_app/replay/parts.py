@@ -5,13 +5,15 @@ A browser playing media asks for byte ranges, so a capture may hold a resource o
 resource: the parts of one capture are put back together when they cover it from the first
 byte to the last without a gap (overlaps are fine; each part must be as long as its range
 says and all must agree on the total). Anything less is never passed off as whole; a
-``Range`` request that falls inside a lone part is answered from that part.
+``Range`` request is answered from the stored part that holds the byte it starts at, and
+with ``416`` when no stored part holds it (never with another part: a media player reads
+the bytes it was given as the ones it asked for).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from archiver_app.replay.response import ReplayResponse, parse_range
@@ -87,3 +89,34 @@ def range_from_part(part: ReplayResponse, range_header: str) -> ReplayResponse:
         ("Content-Length", str(len(body))),
     ]
     return replace(part, body=body, headers=headers)
+
+
+def range_from_parts(
+    asked: ReplayResponse, parts: Sequence[ReplayResponse], range_header: str
+) -> ReplayResponse:
+    """Answer ``range_header`` from the one of ``parts`` (stored 206 parts of one capture,
+    ``asked`` among them) holding the byte it starts at, the most after it when several do;
+    416 when none holds it. ``asked`` as it is when the header is not one byte range."""
+    held = parse_content_range(asked.header("Content-Range"))
+    if held is None:
+        return asked
+    total = held[2]
+    try:
+        wanted = parse_range(range_header, total)
+    except ValueError:
+        return asked
+    holding: list[tuple[int, ReplayResponse]] = []  # (its last byte, the part)
+    for stored in parts:
+        span = parse_content_range(stored.header("Content-Range"))
+        if wanted is None or span is None or span[2] != total:
+            continue
+        first, last, _ = span
+        if Part(first, last, total, stored.body).complete and first <= wanted[0] <= last:
+            holding.append((last, stored))
+    if holding:
+        return range_from_part(max(holding, key=lambda held: held[0])[1], range_header)
+    kept = [
+        (k, v) for k, v in asked.headers if k.lower() not in {"content-range", "content-length"}
+    ]
+    headers = [*kept, ("Content-Range", f"bytes */{total}"), ("Content-Length", "0")]
+    return replace(asked, status=416, body=b"", headers=headers)

@@ -16,7 +16,8 @@ Resolution order, after pywb and wabac.js:
 Revisit records are followed to the response holding the payload. A record that is a 206
 part stands for the whole resource: the parts its capture stored are put back together
 when they cover it (see :mod:`~archiver_app.replay.parts`), else the nearest whole capture
-of the URL is served; a ``Range`` request is then answered from the whole body. Two LRU
+of the URL is served; a ``Range`` request is then answered from the whole body, and
+otherwise from the stored part holding the byte it starts at (416 when none does). Two LRU
 caches keep hot lookups and bodies in memory; both are dropped when new records arrive.
 
 Threading contract: a :class:`Replayer` may be shared between threads.
@@ -41,7 +42,7 @@ from archiver_app.replay.errors import (
     RedirectLoop,
 )
 from archiver_app.replay.lru import LRUCache
-from archiver_app.replay.parts import Part, parse_content_range, range_from_part, stitch
+from archiver_app.replay.parts import Part, parse_content_range, range_from_parts, stitch
 from archiver_app.replay.response import ReplayResponse, apply_range, clean_headers
 from archiver_app.validation import safe_join
 from archiver_app.warc.reader import StoredRecord, WarcReadError, read_record_at
@@ -246,8 +247,24 @@ class Replayer:
                 headers=clean_headers(response.headers, len(body)),
             )
         if response.status == 206 and range_header:  # a part nothing whole stands in for
-            return range_from_part(response, range_header)
+            return range_from_parts(response, self._parts(resolution), range_header)
         return apply_range(response, range_header)
+
+    def _parts(self, resolution: Resolution) -> list[ReplayResponse]:
+        """Every readable stored part of the capture ``resolution``'s part belongs to, as
+        stored (cached under the record's id negated: its own id caches what replaces it)."""
+        out = []
+        with self.engine.connect() as conn:
+            for hit in idx.parts_of(conn, resolution.record):
+                stored = self._bodies.get(-hit.id)
+                if stored is None:
+                    try:
+                        stored = self._response_of(conn, hit, resolution.requested)
+                    except (DamagedRecord, RecordUnavailable):
+                        continue
+                    self._bodies.put(-hit.id, stored)
+                out.append(stored)
+        return out
 
     def _build(self, conn: Connection, resolution: Resolution) -> ReplayResponse:
         response = self._response_of(conn, resolution.record, resolution.requested)

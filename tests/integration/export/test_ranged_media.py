@@ -10,7 +10,6 @@ element has no supported sources") until the export's index left the parts out.
 
 from __future__ import annotations
 
-import base64
 import json
 import zipfile
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from archiver_app.capture.browser import launch_options, require_browser
 from archiver_app.capture.engine import PageRules, capture_urls
 from archiver_app.export import Selection, export
 from archiver_app.library import Library
+from tests.helpers.media import record_webm, video_state
 from tests.helpers.replay_tools import ReplayWebPage
 from tests.helpers.webserver import LocalServer, Request, Response
 
@@ -34,34 +34,6 @@ PAGE = """<!doctype html><html><head><title>Ranged video</title></head><body>
 <p id="text">a video fetched in ranges</p>
 <video id="v" preload="auto" muted width="160" height="90" src="/clip.webm"></video>
 </body></html>"""
-#: Two seconds of changing noise on a canvas, as WebM (base64): a real video, some 100s of KiB.
-RECORD = """async () => {
-  const c = document.createElement('canvas'); c.width = 320; c.height = 180;
-  const x = c.getContext('2d'); const s = c.captureStream(25);
-  const r = new MediaRecorder(s, {mimeType: 'video/webm;codecs=vp8', videoBitsPerSecond: 3e6});
-  const chunks = []; r.ondataavailable = e => chunks.push(e.data);
-  r.start(200); const t0 = performance.now();
-  await new Promise(done => { (function draw() {
-    for (let i = 0; i < 300; i++) {
-      x.fillStyle = `rgb(${Math.random() * 255},${Math.random() * 255},90)`;
-      x.fillRect(Math.random() * 320, Math.random() * 180, 12, 12);
-    }
-    if (performance.now() - t0 < 2000) requestAnimationFrame(draw); else done();
-  })(); });
-  r.stop(); await new Promise(done => r.onstop = done);
-  const bytes = new Uint8Array(await new Blob(chunks).arrayBuffer());
-  let out = ''; for (let i = 0; i < bytes.length; i += 8192)
-    out += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192));
-  return btoa(out);
-}"""
-#: The video's state once it loaded or failed (a frame decoded: readyState 2 or more).
-STATE = """v => new Promise(done => {
-  const report = () => done({ready: v.readyState, error: v.error && v.error.message,
-                              width: v.videoWidth});
-  if (v.readyState >= 2 || v.error) return report();
-  v.addEventListener('loadeddata', report); v.addEventListener('error', report);
-  setTimeout(report, 20000);
-})"""
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +68,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     with sync_playwright() as pw:
         maker = pw.chromium.launch(**launch_options(require_browser()))  # type: ignore[arg-type]
         try:
-            video = base64.b64decode(maker.new_page().evaluate(RECORD))
+            video = record_webm(maker)
         finally:
             maker.close()
     assert len(video) > 3 * CAP, len(video)  # the player needs several ranges
@@ -157,7 +129,7 @@ def test_a_ranged_video_plays_in_replaywebpage(
                     break
                 page.wait_for_timeout(250)
             if frame is not None:
-                state = frame.evaluate(f"({STATE})(document.getElementById('v'))")
+                state = video_state(frame)
                 break
     finally:
         context.close()

@@ -22,9 +22,14 @@ STEP = 4096
 def _parts(w: ArchiveWriter, url: str, *, hour: int) -> None:
     for first in range(0, len(BODY), STEP):
         last = min(first + STEP, len(BODY)) - 1
-        w.response(url, BODY[first : last + 1], at=at(2025, 1, 1, hour), status=206,
-                   mime="video/webm",
-                   headers=[("Content-Range", f"bytes {first}-{last}/{len(BODY)}")])  # fmt: skip
+        w.response(
+            url,
+            BODY[first : last + 1],
+            at=at(2025, 1, 1, hour),
+            status=206,
+            mime="video/webm",
+            headers=[("Content-Range", f"bytes {first}-{last}/{len(BODY)}")],
+        )
 
 
 def _index(dest: Path) -> list[tuple[str, str]]:
@@ -49,12 +54,23 @@ def test_parts_of_a_video_exported_whole_too_are_left_out_of_the_index(
     w = ArchiveWriter(library, "collections/default/2025/01/v/capture.warc.gz")
     _parts(w, VIDEO, hour=1)  # what the player asked for
     w.response(VIDEO, BODY, at=at(2025, 1, 1, 2), mime="video/webm")  # the whole, later
-    w.response(VIDEO, b"", at=at(2025, 1, 1, 2), status=206, mime="video/webm",
-               headers=[("Content-Range", f"bytes 0-99/{len(BODY)}")], truncated="length")  # fmt: skip
+    w.response(
+        VIDEO,
+        b"",
+        at=at(2025, 1, 1, 2),
+        status=206,
+        mime="video/webm",
+        headers=[("Content-Range", f"bytes 0-99/{len(BODY)}")],
+        truncated="length",
+    )
     _parts(w, ONLY_PARTS, hour=1)  # never fetched whole
     # the page last: what a browser wrote before it goes with it
-    w.response("https://v.example/", "<title>Video</title><video src=clip.webm>",
-               at=at(2025, 1, 1, 1), page=True)  # fmt: skip
+    w.response(
+        "https://v.example/",
+        "<title>Video</title><video src=clip.webm>",
+        at=at(2025, 1, 1, 1),
+        page=True,
+    )
     w.commit()
     dest = tmp_path / "v.wacz"
     result = export(library, Selection(), dest)

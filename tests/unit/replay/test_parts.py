@@ -67,9 +67,32 @@ def test_a_range_inside_a_lone_part_is_answered_from_it(library: Library) -> Non
     across = r.serve(VIDEO, range_header=f"bytes={KIB64 - 10}-")  # runs past the part
     assert across.body == BODY[KIB64 - 10 : KIB64]
     assert across.header("Content-Range") == f"bytes {KIB64 - 10}-{KIB64 - 1}/{len(BODY)}"
-    beyond = r.serve(VIDEO, range_header=f"bytes={KIB64 * 2}-")  # the part cannot answer
-    assert beyond.body == BODY[:KIB64]
-    assert beyond.header("Content-Range") == f"bytes 0-{KIB64 - 1}/{len(BODY)}"
+    beyond = r.serve(VIDEO, range_header=f"bytes={KIB64 * 2}-")  # no stored part holds it
+    assert beyond.status == 416 and beyond.body == b""
+    assert beyond.header("Content-Range") == f"bytes */{len(BODY)}"
+
+
+def test_a_range_is_answered_from_the_part_holding_its_start(library: Library) -> None:
+    """A server that refuses a whole GET: the capture holds the first parts the player
+    asked for, never the whole. Every range was answered with the first part, which
+    Chromium's player reads as the bytes it asked for (PIPELINE_ERROR_READ)."""
+    w = ArchiveWriter(library)
+    for first in range(0, 3 * KIB64, KIB64):  # the last quarter was never fetched
+        _part(w, first, first + KIB64 - 1)
+    w.commit()
+    r = Replayer.for_library(library)
+    assert r.serve(VIDEO).status == 206  # not whole, and not passed off as whole
+    for start in (0, KIB64, KIB64 + 5, 3 * KIB64 - 1):
+        got = r.serve(VIDEO, range_header=f"bytes={start}-")
+        end = (start // KIB64 + 1) * KIB64 - 1  # to the end of the part holding it
+        assert got.status == 206 and got.body == BODY[start : end + 1], start
+        assert got.header("Content-Range") == f"bytes {start}-{end}/{len(BODY)}"
+    closed = r.serve(VIDEO, range_header=f"bytes={2 * KIB64 + 10}-{2 * KIB64 + 19}")
+    assert closed.body == BODY[2 * KIB64 + 10 : 2 * KIB64 + 20]
+    for missing in (f"bytes={3 * KIB64}-", "bytes=-100", f"bytes={len(BODY)}-"):
+        gone = r.serve(VIDEO, range_header=missing)
+        assert gone.status == 416 and gone.body == b"", missing
+        assert gone.header("Content-Range") == f"bytes */{len(BODY)}"
 
 
 def test_a_whole_capture_answers_when_the_parts_do_not_cover(library: Library) -> None:
