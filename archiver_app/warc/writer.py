@@ -204,7 +204,10 @@ class CaptureWarcWriter:
         headers = [(k, v) for k, v in request.headers if k.lower() != "content-length"]
         if request.body:
             headers.append(("Content-Length", str(len(request.body))))
-        http_headers = StatusAndHeaders(request.statusline, headers, protocol=request.protocol)
+        protocol = request.protocol if request.protocol.startswith("HTTP/") else "HTTP/1.1"
+        # "POST /path HTTP/1.1": warcio writes a request's method as its "protocol"
+        request_line = f"{request.method} {request.target} {protocol}"
+        http_headers = StatusAndHeaders(request_line, headers, is_http_request=True)
         record = self._writer.create_warc_record(
             url,
             "request",

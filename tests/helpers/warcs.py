@@ -55,7 +55,7 @@ def read_warc(path: Path) -> list[Rec]:
                     warc=dict(record.rec_headers.headers),
                     http_status=status,
                     http_headers=list(http.headers) if http is not None else [],
-                    http_line=http.statusline if http is not None else "",
+                    http_line=f"{http.protocol} {http.statusline}" if http is not None else "",
                     payload=payload,
                     offset=it.get_record_offset(),
                     length=0,

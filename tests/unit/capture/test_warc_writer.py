@@ -96,7 +96,8 @@ def test_writer_output_is_deterministic_valid_and_renamed_on_close(tmp_path: Pat
     assert recs[1].header("X-Archive-Orig-Content-Encoding") == "br"
     assert recs[1].header("Content-Length") == "9"
     assert recs[2].warc["WARC-Concurrent-To"] == recs[1].warc["WARC-Record-ID"]
-    assert recs[2].http_line == "GET /x?y=1"
+    assert recs[2].http_line == "GET /x?y=1 HTTP/1.1"  # was "HTTP/1.1 GET /x?y=1"
+    assert recs[1].http_line == "HTTP/1.1 200 OK"
     assert recs[1].warc["WARC-Payload-Digest"] == payload_digest(b"<p>hi</p>")
 
 
