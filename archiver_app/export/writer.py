@@ -31,6 +31,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import IO
 
@@ -48,7 +49,8 @@ from archiver_app.export.timestamps import StampOutcome
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.units import counted
-from archiver_app.warc.cdxj import INDEXED_TYPES, IndexEntry, cdxj_line, replay_index
+from archiver_app.warc.cdxj import INDEXED_TYPES, ExportIndex, IndexEntry, cdxj_line
+from archiver_app.warc.postkey import PostedRequest, posted_request
 
 WARC_NAME = "data.warc.gz"
 WACZ_VERSION = "1.1.1"
@@ -122,7 +124,7 @@ def _copy_records(
     progress: ProgressFn | None,
     cancel: CancelToken | None,
 ) -> list[str]:
-    lines: list[IndexEntry] = []
+    index = ExportIndex()
     total = plan.total_bytes
     done = 0
     handles: dict[int, IO[bytes]] = {}
@@ -156,6 +158,7 @@ def _copy_records(
                     if problem.issue is CopyIssue.LEFT_OUT:
                         continue
             result.records += 1
+            entry = None
             if rec.record_type in INDEXED_TYPES:
                 line = cdxj_line(
                     key=rec.url_key,
@@ -169,7 +172,10 @@ def _copy_records(
                     length=out.size - start,
                     filename=WARC_NAME,
                 )
-                lines.append(IndexEntry(rec.url, rec.record_type, rec.status, line))
+                entry = IndexEntry(rec.url, rec.record_type, rec.status, line)
+            index.add(
+                rec.record_type, rec.url, entry, partial(_posted, fh, rec.offset, rec.length, gz)
+            )
             done += rec.length
             if progress is not None:
                 progress(
@@ -184,7 +190,13 @@ def _copy_records(
     finally:
         for fh in handles.values():
             fh.close()
-    return replay_index(lines)  # without parts of what is whole too (warc.cdxj)
+    return index.lines()  # without parts of what is whole too, POSTs keyed (warc.cdxj)
+
+
+def _posted(fh: IO[bytes], offset: int, length: int, gz: bool) -> PostedRequest | None:
+    """The POST or PUT the request record at ``offset`` of ``fh`` sent (warc.postkey)."""
+    fh.seek(offset)
+    return posted_request(fh.read(length), gz)
 
 
 def _pages_jsonl(library: Library, plan: ExportPlan, result: ExportResult) -> bytes:

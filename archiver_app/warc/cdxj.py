@@ -13,8 +13,10 @@ in the WARC; a URL stored only in parts keeps them indexed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+from archiver_app.warc.postkey import PostedRequest
 
 #: Record types that belong in a replay index (requests, warcinfo and metadata do not).
 INDEXED_TYPES = frozenset({"response", "revisit", "resource"})
@@ -64,9 +66,55 @@ class IndexEntry:
         """A whole resource: a 200 response or revisit, or a resource record."""
         return self.status == 200 or (self.record_type == "resource" and self.status is None)
 
+    def with_request(self, request: PostedRequest) -> IndexEntry:
+        """This response's line keyed and marked by the POST or PUT that asked for it."""
+        _key, ts, fields = self.line.split(" ", 2)
+        data = {**json.loads(fields), "requestBody": request.query, "method": request.method}
+        line = f"{request.key(self.url)} {ts} {json.dumps(data, ensure_ascii=False)}"
+        return replace(self, line=line)
+
 
 def replay_index(entries: Iterable[IndexEntry]) -> list[str]:
     """The sorted lines of ``entries``, without the 206 parts of a URL a whole entry has."""
     listed = list(entries)
     whole = {entry.url for entry in listed if entry.whole}
     return sort_cdxj(e.line for e in listed if e.status != 206 or e.url not in whole)
+
+
+class ExportIndex:
+    """The index of records as an export writes them, one after the other: a POST's or
+    PUT's request record right before or after its response (same URL) marks that
+    response's line, as ``cdxj-indexer --post-append`` pairs them."""
+
+    def __init__(self) -> None:
+        self._entries: list[IndexEntry] = []
+        self._last: int | None = None  # the entry of the record written last, if indexed
+        self._request: tuple[str, PostedRequest] | None = None  # a request written last
+
+    def add(
+        self,
+        record_type: str,
+        url: str,
+        entry: IndexEntry | None,
+        posted: Callable[[], PostedRequest | None],
+    ) -> None:
+        """The record written next: ``entry`` when indexed; ``posted`` reads a request's."""
+        last, request = self._last, self._request
+        self._last = self._request = None
+        if record_type == "request":
+            if last is not None and self._entries[last].url == url:
+                if (found := posted()) is not None:
+                    self._entries[last] = self._entries[last].with_request(found)
+            elif (found := posted()) is not None:
+                self._request = (url, found)
+            return
+        if entry is None:
+            return
+        if request is not None and request[0] == url and record_type in ("response", "revisit"):
+            entry = entry.with_request(request[1])
+        self._last = len(self._entries)
+        self._entries.append(entry)
+
+    def lines(self) -> list[str]:
+        """The sorted lines (:func:`replay_index`)."""
+        return replay_index(self._entries)

@@ -1,0 +1,73 @@
+"""What a page POSTed replays from an export in pywb.
+
+Real Chromium captures a page whose script POSTs two forms to the same address and shows
+the answers; the library exports it as a WACZ. pywb looks a POST up under the address
+with the method and body appended (``?__wb_method=post&q=...``); the export's index had
+no such key, so the answers (a form's result page too) did not replay. Now each POST's
+response is keyed by its request, as ``cdxj-indexer --post-append`` does.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from archiver_app.capture.engine import PageRules, capture_urls
+from archiver_app.export import Selection, export
+from archiver_app.library import Library
+from tests.helpers.replay_tools import pywb
+from tests.helpers.webserver import LocalServer, Request, Response
+
+pytestmark = pytest.mark.slow
+
+FORM = "application/x-www-form-urlencoded"
+PAGE = f"""<!doctype html><html><head><title>Posts</title></head><body><pre id="out"></pre>
+<script>
+const post = q => fetch('/echo', {{method: 'POST', headers: {{'Content-Type': '{FORM}'}},
+  body: 'q=' + q}}).then(r => r.text());
+Promise.all([post('otters'), post('herons+and+egrets')]).then(t =>
+  document.getElementById('out').textContent = t.join('|'));
+</script></body></html>"""
+
+
+def _echo(req: Request) -> Response:
+    return Response(200, b"you sent " + req.body, [], "text/plain")
+
+
+def _post(url: str, body: bytes) -> bytes:
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": FORM})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return bytes(resp.read())
+
+
+def test_each_post_replays_its_own_answer_in_pywb(tmp_path: Path) -> None:
+    server = LocalServer()
+    server.add_static("/", PAGE)
+    server.routes["/echo"] = _echo
+    server.start()
+    try:
+        with Library.open(tmp_path / "library", create=True) as lib:
+            results = capture_urls(
+                lib, [server.url("/")], rules=PageRules(page_timeout=40, settle_seconds=0.5)
+            )
+            assert all(r.ok for r in results), [(r.url, r.error) for r in results]
+            result = export(lib, Selection(collection="default"), tmp_path / "posts.wacz")
+    finally:
+        server.stop()
+    assert not result.problems and len(server.requested("/echo")) == 2
+    echo = server.url("/echo")
+    with zipfile.ZipFile(result.path) as zf:
+        lines = [ln for ln in zf.read("indexes/index.cdx").decode().splitlines() if "/echo" in ln]
+    fields = [json.loads(ln.split(" ", 2)[2]) for ln in lines]
+    assert sorted((f.get("method"), f.get("requestBody")) for f in fields) == [
+        ("POST", "q=herons and egrets"),
+        ("POST", "q=otters"),
+    ]
+    assert all("?__wb_method=post&q=" in ln.split(" ", 1)[0] for ln in lines), lines
+    with pywb(result.path, tmp_path / "pywb") as base:
+        for sent in (b"q=otters", b"q=herons+and+egrets"):
+            assert _post(f"{base}2030id_/{echo}", sent) == b"you sent " + sent
