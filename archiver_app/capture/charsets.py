@@ -1,18 +1,22 @@
 """Text bodies back to the bytes that were served: charset labels read as browsers read them.
 
-DevTools returns text bodies decoded; :mod:`archiver_app.capture.recorder` encodes them
-again with the codec a browser would have decoded them with. This module knows the WHATWG
+DevTools returns text bodies decoded; :class:`FrameCharsets` (for
+:mod:`archiver_app.capture.recorder`) encodes them again with the codec a browser would
+have decoded them with. This module knows the WHATWG
 label table, the charset a body declares itself, and how to say in ``Content-Type`` that a
 body was stored in another charset.
 """
 
 from __future__ import annotations
 
+import asyncio
 import codecs
+import contextlib
 import re
 from dataclasses import replace
 from typing import Any
 
+from archiver_app.capture.exchange import Exchange, Hop
 from archiver_app.warc.httpmsg import ORIG_PREFIX, HttpResponse
 
 
@@ -133,3 +137,62 @@ def with_charset(response: HttpResponse, charset: str) -> HttpResponse:
         headers.append((ORIG_PREFIX + "Content-Type", served))
     headers.append(("Content-Type", f"{mime}; charset={charset}"))
     return replace(response, headers=headers)
+
+
+class FrameCharsets:
+    """The charset each frame's document was decoded in; text bodies encoded back.
+
+    A script or style sheet with no charset of its own is in its document's, and its body
+    can be read back before the document's own (the parser fetches it mid-stream).
+
+    Threading contract: used from its recorder's loop only.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[str, str] = {}  # frameId -> its document's charset
+        self._decoded: dict[str, asyncio.Event] = {}  # set once that charset is known
+
+    async def wait(self, frame: str, coming: bool, seconds: float = 3.0) -> None:
+        """Wait (briefly) until the document of ``frame`` has been decoded, when one is
+        ``coming`` and its charset is not known yet."""
+        if frame in self._known or not coming:
+            return
+        event = self._decoded.setdefault(frame, asyncio.Event())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(event.wait(), seconds)
+
+    def _frame_known(self, frame: str, charset: str) -> None:
+        self._known[frame] = charset
+        self._decoded.setdefault(frame, asyncio.Event()).set()
+
+    def encode(self, text: str, hop: Hop, ex: Exchange, notes: list[str]) -> bytes:
+        """Text bodies come back decoded; encode them back as the browser decoded them.
+
+        The charset is the header's, else (HTML, CSS) the one the body declares, else (a
+        script or style sheet) its document's; labels are read as browsers read them
+        (``iso-8859-1`` is windows-1252). When the text cannot be encoded in that charset
+        it is stored as UTF-8 and the stored ``Content-Type`` says so (see
+        :attr:`Exchange.stored_charset`), with a note in ``notes``.
+        """
+        mime = str((hop.response or {}).get("mimeType") or "").lower()
+        declared = served_charset(hop.response) or declared_charset(text, mime)
+        if declared is None and ex.resource_type in ("Script", "Stylesheet"):
+            declared = self._known.get(ex.frame_id or "")
+        codec = browser_codec(declared) if declared else "utf-8"
+        if codec is not None:
+            try:
+                data = text.encode(codec, errors=C1_ERRORS)
+            except UnicodeEncodeError:
+                pass
+            else:
+                if ex.resource_type == "Document" and ex.frame_id:
+                    self._frame_known(ex.frame_id, declared or "utf-8")
+                return data
+        notes.append(
+            f"{hop.url}: body cannot be encoded as {declared!r}; stored as UTF-8 "
+            "(Content-Type charset changed to utf-8)"
+        )
+        ex.stored_charset = "utf-8"
+        if ex.resource_type == "Document" and ex.frame_id:
+            self._frame_known(ex.frame_id, "utf-8")
+        return text.encode("utf-8", errors="replace")

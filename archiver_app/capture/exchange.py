@@ -50,6 +50,10 @@ class Exchange:
     stored_charset: str | None = None  # the body was stored in this charset, not as served
     from_cache: bool = False  # Network.requestServedFromCache: the final hop is a cache hit
     emptied: bool = False  # the browser kept the answer from the page (:func:`emptied`)
+    #: the main frame showed a later document while this one's body came: the browser
+    #: dropped it, no event ends it (its body is fetched again)
+    superseded: bool = False
+    replaced: bool = False  # superseded by a document of the same address: not written
 
 
 def latin(text: str) -> bytes:

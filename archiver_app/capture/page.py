@@ -220,7 +220,7 @@ class PageCapture:
         self, page: Any, recorder: NetworkRecorder, final: str
     ) -> LoginCheck | None:
         """Did the page end at a login form? (:mod:`.login_check`)"""
-        status = recorder.main_response.status if recorder.main_response else None
+        status = recorder.main.response.status if recorder.main.response else None
         signs = PageSigns(self.url, final, status, *await password_form(page))
         if status == 403 and self.profile:
             domain = domain_of(final)
@@ -277,7 +277,7 @@ class PageCapture:
         self.crashed = True
 
     def _on_oversize(self, cdp: Any, recorder: NetworkRecorder | None, rid: str) -> None:
-        if recorder is not None and rid == recorder.main_request_id:
+        if recorder is not None and rid == recorder.main.request_id:
             self.oversize_main = True
         self.reasons.append("a response exceeded the body size limit")
         task = asyncio.ensure_future(_quiet(cdp.send("Page.stopLoading")))
@@ -299,11 +299,11 @@ class PageCapture:
             await page.goto(self.url, wait_until="load", timeout=self._remaining_ms())
         except Exception as exc:
             message = str(exc)
-            if recorder.main_record is None and recorder.main_response is None:
+            if recorder.main.record is None and recorder.main.response is None:
                 await recorder.drain(1.0)
             if self.oversize_main:
                 return f"the response is larger than the {self.owner.max_body} byte limit"
-            if recorder.main_request_id is None or not _main_answered(recorder):
+            if recorder.main.request_id is None or not _main_answered(recorder):
                 return describe_failure(message, self.url, self.rules.page_timeout)
             if _main_downloaded(recorder):  # a file the browser does not show
                 self.downloaded = True
@@ -351,12 +351,12 @@ class PageCapture:
     async def _extract(
         self, page: Any, recorder: NetworkRecorder
     ) -> tuple[PageFacts, str | None, bytes | None]:
-        mime = recorder.main_response.mime if recorder.main_response else None
+        mime = recorder.main.response.mime if recorder.main.response else None
         budget = max(2.0, self._left())
         facts, dom, shot = PageFacts(), None, None
         self.extracted = True
         disposition = (
-            recorder.main_response.header("content-disposition") if recorder.main_response else None
+            recorder.main.response.header("content-disposition") if recorder.main.response else None
         )
         if self.downloaded and mime not in PDF_MIMES:
             return file_facts(self.url, disposition), None, None  # the tab showed nothing
@@ -373,7 +373,7 @@ class PageCapture:
         if mime in PDF_MIMES:
             # its own address: a PDF the browser downloads (an attachment, or any PDF in the
             # headless shell) leaves the tab at about:blank
-            main = recorder.main_record
+            main = recorder.main.record
             facts, shot = await self._pdf_facts(recorder, main.url if main else self.url)
         return facts, dom, shot
 
@@ -404,11 +404,11 @@ class PageCapture:
         """Title, text, links (made absolute against ``base``, its address) and first-page
         image of a PDF shown as the page (capture.pdf)."""
         fallback = file_facts(self.url)
-        if recorder.main_document is None:
+        if recorder.main.document is None:
             self.reasons.append("the PDF's bytes were not recorded: no text or page image")
             return fallback, None
         pdf = await asyncio.to_thread(
-            read_pdf, recorder.main_document, render=self.owner.screenshots
+            read_pdf, recorder.main.document, render=self.owner.screenshots
         )
         self._mark("pdf")
         if pdf.error is not None:
@@ -432,8 +432,8 @@ class PageCapture:
     ) -> CaptureResult:
         lib = self.lib
         recorder, final_url, facts = loaded.recorder, loaded.final_url, loaded.facts
-        main = recorder.main_record if recorder else None
-        response = recorder.main_response if recorder else None
+        main = recorder.main.record if recorder else None
+        response = recorder.main.response if recorder else None
         resources: list[ResourceInfo] = list(recorder.resources) if recorder else []
         ok = main is not None and loaded.error is None and loaded.login is None
         error = loaded.error or (loaded.login.message if loaded.login else None)
@@ -519,8 +519,8 @@ class PageCapture:
     def _fidelity(self, recorder: NetworkRecorder | None, resources: list[ResourceInfo]) -> str:
         if not self.extracted:
             self.reasons.append("the page was not extracted (no title, text, DOM or screenshot)")
-        if recorder is not None and recorder.main_truncated:
-            self.reasons.append(f"the main response is incomplete ({recorder.main_truncated})")
+        if recorder is not None and recorder.main.truncated:
+            self.reasons.append(f"the main response is incomplete ({recorder.main.truncated})")
         failed = [
             r for r in resources if r.outcome.counts_against_fidelity and r.url not in self.extras
         ]
@@ -569,12 +569,12 @@ class _Loaded:
 
 
 def _main_answered(recorder: NetworkRecorder) -> bool:
-    ex = recorder.exchanges.get(recorder.main_request_id or "")
+    ex = recorder.exchanges.get(recorder.main.request_id or "")
     return bool(ex and ex.hops and ex.hops[-1].response is not None)
 
 
 def _main_downloaded(recorder: NetworkRecorder) -> bool:
-    ex = recorder.exchanges.get(recorder.main_request_id or "")
+    ex = recorder.exchanges.get(recorder.main.request_id or "")
     return ex is not None and is_download(ex)
 
 

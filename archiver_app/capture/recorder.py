@@ -20,7 +20,9 @@ Bodies above ``max_body`` are not fetched: the response is written with its head
 requests open when the page is done (a long-poll), with what came and ``WARC-Truncated:
 time``. A body DevTools cannot give (a viewer's; one the browser emptied for the page,
 :func:`.exchange.emptied`) is fetched again, as at the end is what the browser reported
-requested but no session saw (:mod:`.refetch`).
+requested but no session saw (:mod:`.refetch`). A document the tab stopped showing while
+its body came (the page loaded itself again) ends with no event: it is written when the next
+one shows; :mod:`.main_document` picks which document's record is the page's.
 
 Capture while browsing (:mod:`archiver_app.capture.browse`) gives a ``route`` instead of
 one writer: the WARC each exchange goes to (one per page visited) is picked at its write.
@@ -37,13 +39,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from archiver_app.capture.charsets import (
-    C1_ERRORS,
-    browser_codec,
-    declared_charset,
-    served_charset,
-    with_charset,
-)
+from archiver_app.capture.charsets import FrameCharsets, served_charset, with_charset
 from archiver_app.capture.exchange import (
     Event,
     Exchange,
@@ -61,12 +57,13 @@ from archiver_app.capture.exchange import (
     with_host,
 )
 from archiver_app.capture.extract import first_line
+from archiver_app.capture.main_document import DocumentRecord, MainDocument
 from archiver_app.capture.results import ResourceInfo, ResourceOutcome, answered_once
 from archiver_app.capture.targets import TargetSession
 from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.form_secrets import blank_request_body
 from archiver_app.warc.httpmsg import HttpRequest, HttpResponse
-from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf, WrittenRecord
+from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf
 
 #: Looks up a payload digest already in the library: returns what a revisit refers to.
 DedupLookup = Callable[[str], RevisitOf | None]
@@ -115,16 +112,11 @@ class NetworkRecorder:
         self.exchanges: dict[str, Exchange] = {}
         self.order: list[str] = []
         self.main_frame_id: str | None = None
-        self.main_record: WrittenRecord | None = None
-        self.main_response: HttpResponse | None = None
-        self.main_request_id: str | None = None
-        self.main_truncated: str | None = None  # WARC-Truncated of the main record, if any
-        self.main_document: bytes | None = None  # the main body, when it is a PDF
+        self.main = MainDocument()  # the page's request and record (.main_document)
         self.resources: list[ResourceInfo] = []
         self.notes: list[str] = []
         self.revisit_sources: set[int] = set()
-        self._frame_charsets: dict[str, str] = {}  # frameId -> its document's charset
-        self._frame_decoded: dict[str, asyncio.Event] = {}  # set once that charset is known
+        self._charsets = FrameCharsets()  # each frame's document's, for its scripts
         self.last_activity = time.monotonic()
         self._tasks: set[asyncio.Task[None]] = set()
         self._task_of: dict[str, asyncio.Task[None]] = {}  # requestId -> its write task
@@ -138,6 +130,9 @@ class NetworkRecorder:
 
     async def start(self) -> None:
         await self._listen(self.cdp, "")
+        self.cdp.on("Page.frameNavigated", self._on_navigated)
+        self._handlers.append((self.cdp, "Page.frameNavigated", self._on_navigated))
+        await self.cdp.send("Page.enable")
         tree = await self.cdp.send("Page.getFrameTree")
         self.main_frame_id = tree["frameTree"]["frame"]["id"]
 
@@ -203,7 +198,7 @@ class NetworkRecorder:
 
     async def wait_main(self, timeout: float) -> None:
         """Wait (up to ``timeout``) until the main document's record is written."""
-        task = self._task_of.get(self.main_request_id or "")
+        task = self._task_of.get(self.main.request_id or "")
         if task is not None and not task.done():
             await asyncio.wait([task], timeout=timeout)
 
@@ -274,12 +269,8 @@ class NetworkRecorder:
         ex.hops.append(Hop(url, req.get("method", "GET"), headers, body))
         ex.resource_type = ev.get("type")
         ex.frame_id = ev.get("frameId")
-        if (
-            self.main_request_id is None
-            and ev.get("type") == "Document"
-            and ev.get("frameId") == self.main_frame_id
-        ):
-            self.main_request_id = ev["requestId"]
+        if ev.get("type") == "Document" and ev.get("frameId") == self.main_frame_id:
+            self.main.requested(ev["requestId"])
 
     def _on_request_extra(self, ev: Event) -> None:
         if not self.accepting:
@@ -348,7 +339,7 @@ class NetworkRecorder:
         if ex is None:
             return
         self._get(ev["requestId"])
-        downloaded = ex.request_id == self.main_request_id and is_download(ex)
+        downloaded = ex.request_id == self.main.request_id and is_download(ex)
         ex.emptied = ex.finished = emptied(ex, str(ev.get("errorText")))  # read again
         if not downloaded and not ex.emptied:
             ex.failed = ev.get("errorText") or "failed"
@@ -357,6 +348,30 @@ class NetworkRecorder:
         if not ex.written:  # a download's or an emptied body is read again, as a viewer's is
             cut = None if (again := downloaded or ex.emptied) else "disconnect"
             self._spawn(ex.request_id, self._write_exchange(ex, body_ok=again, truncated=cut))
+
+    def _on_navigated(self, ev: Event) -> None:
+        """The main frame shows another document (a navigation's requestId is its loaderId):
+        its answer is the page's from now on (:mod:`.main_document`)."""
+        frame = ev.get("frame") or {}
+        if not self.accepting or frame.get("parentId") or frame.get("id") != self.main_frame_id:
+            return
+        shown = self.exchanges.get(str(frame.get("loaderId")))
+        if shown is None or not shown.hops:
+            return
+        before = self.exchanges.get(self.main.shown(shown.request_id) or "")
+        if before is None or before.finished or before.failed or before.written:
+            return
+        # the document shown before was still loading: the browser dropped it and no event
+        # will end it. Its body is fetched again, unless the same address answered again
+        # (a page that reloads itself): two answers, the empty one first, would replay blank
+        before.finished = before.superseded = True
+        before.replaced = before.hops[-1].url == shown.hops[-1].url
+        if before.replaced:
+            self.notes.append(
+                f"{before.hops[-1].url}: the page loaded itself again before this answer's "
+                "body came; the later answer is kept"
+            )
+        self._spawn(before.request_id, self._write_exchange(before, body_ok=not before.replaced))
 
     def _is_closed(self) -> bool:
         return self.closed
@@ -382,6 +397,8 @@ class NetworkRecorder:
         mime = str((hop.response or {}).get("mimeType") or "").lower()
         if ex.emptied:  # its body never reached DevTools
             reason = "the browser kept it from the page"
+        elif ex.superseded:
+            reason = "the page showed another document before this one's body came"
         elif mime in VIEWER_MIMES and ex.resource_type == "Document":
             # the built-in viewer takes over the stream: DevTools only has its wrapper page
             reason = "shown by the browser's built-in viewer"
@@ -400,8 +417,13 @@ class NetworkRecorder:
                     if ex.resource_type in ("Script", "Stylesheet") and not served_charset(
                         hop.response
                     ):
-                        await self._document_charset(ex)
-                    data = self._encode_text(got.get("body", ""), hop, ex)
+                        coming = any(  # its document's charset: not known yet, coming
+                            d.resource_type == "Document" and d.frame_id == ex.frame_id
+                            for d in self.exchanges.values()
+                            if not d.failed
+                        )
+                        await self._charsets.wait(ex.frame_id or "", coming)
+                    data = self._charsets.encode(got.get("body", ""), hop, ex, self.notes)
                 if data or not had_body(ex, hop):
                     return data, None
                 # a service worker's fetch into its cache: the stream went to the cache
@@ -420,58 +442,6 @@ class NetworkRecorder:
                 return got, "refetched"
             reason = f"{reason}; fetching it again: {got}"
         return None, reason
-
-    async def _document_charset(self, ex: Exchange, seconds: float = 3.0) -> None:
-        """Wait (briefly) until the document of ``ex``'s frame has been decoded: a script
-        or style sheet with no charset of its own is in its document's, and its body can
-        be read back before the document's own (the parser fetches it mid-stream)."""
-        frame = ex.frame_id or ""
-        if frame in self._frame_charsets:
-            return
-        coming = any(
-            d.resource_type == "Document" and d.frame_id == ex.frame_id and not d.failed
-            for d in self.exchanges.values()
-        )
-        if coming:
-            event = self._frame_decoded.setdefault(frame, asyncio.Event())
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait(), seconds)
-
-    def _frame_known(self, frame: str, charset: str) -> None:
-        self._frame_charsets[frame] = charset
-        self._frame_decoded.setdefault(frame, asyncio.Event()).set()
-
-    def _encode_text(self, text: str, hop: Hop, ex: Exchange) -> bytes:
-        """Text bodies come back decoded; encode them back as the browser decoded them.
-
-        The charset is the header's, else (HTML, CSS) the one the body declares, else (a
-        script or style sheet) its document's; labels are read as browsers read them
-        (``iso-8859-1`` is windows-1252). When the text cannot be encoded in that charset
-        it is stored as UTF-8 and the stored ``Content-Type`` says so (see
-        :attr:`Exchange.stored_charset`), with a note.
-        """
-        mime = str((hop.response or {}).get("mimeType") or "").lower()
-        declared = served_charset(hop.response) or declared_charset(text, mime)
-        if declared is None and ex.resource_type in ("Script", "Stylesheet"):
-            declared = self._frame_charsets.get(ex.frame_id or "")
-        codec = browser_codec(declared) if declared else "utf-8"
-        if codec is not None:
-            try:
-                data = text.encode(codec, errors=C1_ERRORS)
-            except UnicodeEncodeError:
-                pass
-            else:
-                if ex.resource_type == "Document" and ex.frame_id:
-                    self._frame_known(ex.frame_id, declared or "utf-8")
-                return data
-        self.notes.append(
-            f"{hop.url}: body cannot be encoded as {declared!r}; stored as UTF-8 "
-            "(Content-Type charset changed to utf-8)"
-        )
-        ex.stored_charset = "utf-8"
-        if ex.resource_type == "Document" and ex.frame_id:
-            self._frame_known(ex.frame_id, "utf-8")
-        return text.encode("utf-8", errors="replace")
 
     async def _write_exchange(
         self, ex: Exchange, *, body_ok: bool, truncated: str | None = None
@@ -497,7 +467,7 @@ class NetworkRecorder:
                 return
             for index, hop in enumerate(ex.hops):
                 is_final = index == len(ex.hops) - 1
-                if not went_to_network(ex, index):
+                if not went_to_network(ex, index) or (is_final and ex.replaced):
                     continue  # one record per network fetch: cache hits are not fetches
                 self._write_hop(
                     ex,
@@ -579,11 +549,12 @@ class NetworkRecorder:
         self.resources.append(
             ResourceInfo(hop.url, response.status, response.mime, len(data), error, outcome)
         )
-        if ex.request_id == self.main_request_id and is_final:
-            self.main_record, self.main_response = written, response
-            self.main_truncated = hop_truncated
-            if response.mime in VIEWER_MIMES and data and hop_truncated is None:
-                self.main_document = data  # read by capture.pdf: no DOM to extract
+        if is_final and ex.resource_type == "Document" and ex.frame_id == self.main_frame_id:
+            viewed = response.mime in VIEWER_MIMES and data and hop_truncated is None
+            document = data if viewed else None  # a PDF, read by capture.pdf: no DOM
+            self.main.written(
+                ex.request_id, DocumentRecord(written, response, hop_truncated, document)
+            )
 
 
 def _prefixed(handler: Callable[[Event], None], prefix: str) -> Callable[[Event], None]:

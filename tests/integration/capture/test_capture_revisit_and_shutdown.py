@@ -97,7 +97,7 @@ def test_the_page_is_extracted_even_when_its_main_record_is_written_late(
     body = NetworkRecorder._body
 
     async def slow_main_body(self: NetworkRecorder, ex: Any, hop: Any) -> Any:
-        if ex.request_id == self.main_request_id:
+        if ex.request_id == self.main.request_id:
             await asyncio.sleep(2.5)
         return await body(self, ex, hop)
 
