@@ -36,7 +36,13 @@ from archiver_app.capture.browser import (
 )
 from archiver_app.capture.contexts import FreshContexts, ProfileBrowser, TabSource
 from archiver_app.capture.page import PageCapture
-from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo, describe_failure
+from archiver_app.capture.results import (
+    CaptureResult,
+    PageRules,
+    ResourceInfo,
+    describe_failure,
+    given_and_final,
+)
 from archiver_app.errors import ArchiverError, BrowserNotFoundError
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
@@ -319,5 +325,6 @@ def capture_urls(
 
 def _progress_line(result: CaptureResult) -> str:
     if result.ok:
-        return f"ok {result.http_status} {result.fidelity} {result.final_url}"
+        shown = given_and_final(result.url, result.final_url)
+        return f"ok {result.http_status} {result.fidelity} {shown}"
     return f"failed {result.url}: {result.error}"

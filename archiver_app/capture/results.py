@@ -58,6 +58,12 @@ class ResourceInfo:
     outcome: ResourceOutcome = ResourceOutcome.COMPLETE
 
 
+def given_and_final(url: str, final_url: str) -> str:
+    """The address asked for, then where it ended when that differs (``URL -> FINAL``):
+    progress lines can be matched to the addresses given."""
+    return url if final_url in ("", url) else f"{url} -> {final_url}"
+
+
 def answered_once(resources: list[ResourceInfo]) -> list[ResourceInfo]:
     """``resources`` without the requests that got no response where the same address was
     answered all the same: a worker's script answers in the worker's own session (or is

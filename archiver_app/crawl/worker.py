@@ -44,6 +44,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.exc import OperationalError
 
 from archiver_app import __version__
+from archiver_app.capture.results import given_and_final
 from archiver_app.crawl import queue
 from archiver_app.crawl.fetcher import FetchResult, PageFetcher
 from archiver_app.crawl.jobs import load_context, start_due_schedules
@@ -99,14 +100,16 @@ class WorkerStats:
 
 def progress_line(result: FetchResult) -> str:
     """``ok 200 high URL (#12)`` or ``failed URL: error`` (the lines ``archiver capture``
-    prints; ``#12`` is the capture's id, which ``cite``, ``diff`` and ``delete`` take)."""
+    prints; ``#12`` is the capture's id, which ``cite``, ``diff`` and ``delete`` take).
+    URL is the address given, followed by ``-> FINAL`` when the page ended elsewhere."""
     made = f" (#{result.snapshot_id})" if result.snapshot_id is not None else ""
+    shown = given_and_final(result.url, result.final_url)
     if result.ok and result.http_status is not None and result.http_status >= 500:
         # a server error counts as a failed attempt (tried again); the answer is kept
         kept = f" as #{result.snapshot_id}" if result.snapshot_id is not None else ""
-        return f"failed {result.final_url}: HTTP {result.http_status}; its error page is kept{kept}"
+        return f"failed {shown}: HTTP {result.http_status}; its error page is kept{kept}"
     if result.ok:
-        return f"ok {result.http_status} {result.fidelity} {result.final_url}{made}"
+        return f"ok {result.http_status} {result.fidelity} {shown}{made}"
     return f"failed {result.url}: {result.error}"
 
 

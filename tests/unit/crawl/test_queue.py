@@ -290,3 +290,21 @@ def test_the_progress_line_of_a_server_error_says_it_failed_and_what_is_kept() -
     assert progress_line(FetchResult(u, u, True, 500, snapshot_id=4, fidelity="high")) == (
         "failed http://e.test/: HTTP 500; its error page is kept as #4"
     )
+
+
+def test_the_progress_line_names_the_address_given_then_where_it_ended() -> None:
+    """With ``capture - < urls.txt`` each line must be matched to its input line: the
+    final address alone (after a redirect) could not be."""
+    from archiver_app.crawl.worker import progress_line
+
+    u, final = "http://e.test/r1", "http://e.test/final.html"
+    assert progress_line(FetchResult(u, final, True, 200, snapshot_id=7, fidelity="high")) == (
+        "ok 200 high http://e.test/r1 -> http://e.test/final.html (#7)"
+    )
+    assert progress_line(FetchResult(u, final, True, 503, snapshot_id=8, fidelity="high")) == (
+        "failed http://e.test/r1 -> http://e.test/final.html: HTTP 503;"
+        " its error page is kept as #8"
+    )
+    assert progress_line(FetchResult(u, "", False, None, error="refused")) == (
+        "failed http://e.test/r1: refused"
+    )
