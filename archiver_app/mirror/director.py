@@ -106,6 +106,10 @@ def make_batches(
         yield batch
 
 
+#: Files named per reason a plan says files stay below their policy.
+NAMED_SHORT = 3
+
+
 @dataclass
 class Plan:
     destinations: dict[int, DestinationPlan] = field(default_factory=dict)
@@ -114,6 +118,15 @@ class Plan:
     busy: list[str] = field(default_factory=list)
     unusable: dict[str, Stop] = field(default_factory=dict)  # label -> why not written
     shortfall: Counter[ShortReason] = field(default_factory=Counter)  # why -> files
+    #: why -> the paths of the first few of those files, to name them
+    short_paths: dict[ShortReason, list[str]] = field(default_factory=dict)
+
+    def fall_short(self, reason: ShortReason, path: str) -> None:
+        """Count a file that stays below its policy, and keep its path if among the first."""
+        self.shortfall[reason] += 1
+        named = self.short_paths.setdefault(reason, [])
+        if len(named) < NAMED_SHORT:
+            named.append(path)
 
     @property
     def transfers(self) -> list[Transfer]:
@@ -146,7 +159,12 @@ class Plan:
             lines.append(f"  {label}: not mounted; {counted(n, 'file')} {wait} for it")
         for reason, n in sorted(self.shortfall.items()):
             stay = "stays below its" if n == 1 else "stay below their"
-            lines.append(f"  {counted(n, 'file')} {stay} policy: {short_message(reason)}")
+            named = self.short_paths.get(reason, [])
+            which = ", ".join(named) + (f" and {n - len(named)} more" if n > len(named) else "")
+            lines.append(
+                f"  {counted(n, 'file')} {stay} policy: {short_message(reason)}"
+                + (f" ({which})" if named else "")
+            )
         return lines
 
 
@@ -301,7 +319,7 @@ def plan_mirror(
         try:
             join_relative(root, row[1])
         except ValueError:  # a row from a hostile sidecar: never copied, never joined again
-            plan.shortfall[Shortfall.UNSAFE_PATH] += 1
+            plan.fall_short(Shortfall.UNSAFE_PATH, row[1])
             continue
         files.append(row)
     by_id = {row[0]: row for row in files}
@@ -350,7 +368,7 @@ def plan_mirror(
     rules = CopyRules(policies, default, {i: d.label for i, d in dests.items() if d.enabled})
     usable_of: dict[int | None, tuple[int, ...]] = {}
     chosen_pairs: list[tuple[int, int]] = []
-    for fid, _, _, sha, local_state, _, collection_id in files:
+    for fid, path, _, sha, local_state, _, collection_id in files:
         if offloading is not None and fid not in offloading:
             continue
         rule = rules.of(collection_id)
@@ -367,11 +385,11 @@ def plan_mirror(
             continue
         plan.files_needing += 1
         if sha is None:
-            plan.shortfall[Shortfall.NOT_HASHED] += 1
+            plan.fall_short(Shortfall.NOT_HASHED, path)
             continue
         if cached_source(fid) is None:
             bad_here = local_state == LocalState.CORRUPTED
-            plan.shortfall[Shortfall.LAPTOP_CORRUPTED if bad_here else Shortfall.NO_SOURCE] += 1
+            plan.fall_short(Shortfall.LAPTOP_CORRUPTED if bad_here else Shortfall.NO_SOURCE, path)
             continue
         taken = have_on | busy_with(fid, pol) if fid in inflight else have_on
         candidates = [d for d in usable_here if d not in taken]
@@ -391,14 +409,14 @@ def plan_mirror(
             if len(waiting) < need - got:
                 placed = {d for d in candidates if (fid, d) in planned}
                 why = _short_reason(allowed, have_on, taken, plan, not_usable, placed=placed)
-                plan.shortfall[why] += 1
+                plan.fall_short(why, path)
     # revisit dependencies travel with the files that need them
     for fid, did in chosen_pairs:
         for dep in sorted(deps.get(fid, ())):
             if did in present.get(dep, set()) or (dep, did) in planned or dep not in by_id:
                 continue
             if not add(dep, did, None, frozenset()):
-                plan.shortfall[Shortfall.DEPENDENCY] += 1
+                plan.fall_short(Shortfall.DEPENDENCY, by_id[dep][1])
     for dp in plan.destinations.values():
         dp.transfers.sort(key=lambda t: (t.required is not None, t.path))
     return plan

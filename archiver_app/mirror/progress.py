@@ -97,12 +97,15 @@ class RunProgress:
             update = self._update()
             elapsed = max(1e-6, self._clock() - self._started)
         message = f"{self._verb}: nothing to do"
-        if update.done or update.bytes_done:
+        if self.files_total or update.done or update.bytes_done:  # a run that fell short
+            files = counted(update.done, "file")  # says how much of its work it did
+            if update.done < self.files_total:
+                files = f"{update.done} of {counted(self.files_total, 'file')}"
+            rate = f" ({human_bytes(update.bytes_done / elapsed)}/s)" if update.bytes_done else ""
             message = (
-                f"{self._verb}: {counted(update.done, 'file')}, "
-                f"{human_bytes(update.bytes_done)} in "
+                f"{self._verb}: {files}, {human_bytes(update.bytes_done)} in "
                 + (f"{elapsed:.2f} s" if elapsed < 60 else human_duration(elapsed))
-                + f" ({human_bytes(update.bytes_done / elapsed)}/s)"
+                + rate
             )
         self._sink(
             ProgressUpdate(

@@ -312,7 +312,7 @@ def test_offload_says_when_a_connected_drive_could_not_take_the_copies(
     )
     assert (
         "    1 file stays below its policy: a drive it needs cannot be written: the drive is"
-        " read-only" in lines
+        f" read-only ({old.paths[0]})" in lines
     )
     assert lines[-1] == (
         "1 older snapshot kept: the copies they need could not be made on the connected drives"

@@ -67,6 +67,42 @@ def test_mirror_copies_every_file_verified_and_a_second_run_has_nothing_to_do(
     assert updates[-1].message == "mirror: nothing to do"
 
 
+def test_a_run_whose_drive_is_pulled_says_how_little_it_did_not_nothing_to_do(
+    library: Library, tmp_path: Path
+) -> None:
+    """The last progress line came after "usb: 0 copied, 4 failed; stopped: the drive is
+    gone" and said "mirror: nothing to do"."""
+    make_snapshot(library, [1000, 2000, 3000, 4000], seed=31)
+    _, mount = _drive(library, tmp_path, "usb")
+    updates = []
+
+    def pull(_plan: object) -> None:  # the plan is made: the drive goes before any copy
+        mount.rename(tmp_path / "pulled")
+
+    result = run_mirror(library, progress=updates.append, on_plan=pull)
+    assert not result.ok and result.copied == 0
+    assert updates[-1].message.startswith("mirror: 0 of 4 files, 0 B in "), updates[-1]
+
+
+def test_files_that_stay_below_their_policy_are_named(library: Library, tmp_path: Path) -> None:
+    """The plan said "1 file stays below its policy: ..." without saying which."""
+    from archiver_app.mirror import set_policy
+
+    one = make_snapshot(library, [50], seed=32)
+    _drive(library, tmp_path, "usb")
+    set_policy(library, copies=3)  # this computer and one drive: every file one short
+    lines = run_mirror(library, dry_run=True).plan.describe()
+    assert lines[-1] == (
+        "  1 file stays below its policy: too few drives: add one, or let the policy allow"
+        f" more ({one.paths[0]})"
+    )
+    snap = make_snapshot(library, [100, 200, 300, 400], seed=33)
+    lines = run_mirror(library, dry_run=True).plan.describe()
+    (short,) = [line for line in lines if "stay below their policy" in line]
+    named = sorted([*one.paths, *snap.paths])[:3]
+    assert short.endswith(f"({', '.join(named)} and 2 more)"), short
+
+
 def test_policy_counts_the_laptop_and_respects_allowed_destinations(
     library: Library, tmp_path: Path
 ) -> None:
@@ -491,7 +527,7 @@ def test_progress_counts_the_bytes_of_the_copies_made_not_of_those_that_failed(
     assert outcome.copied == 3 and outcome.failed == {CopyResult.BAD_READ_BACK: 1}
     last = seen[-1]
     assert (last.done, last.bytes_done) == (3, 3 * size) == (outcome.copied, outcome.bytes)
-    assert last.message.startswith("mirror: 3 files, 900.0 KB in ")  # not 1.2 MB
+    assert last.message.startswith("mirror: 3 of 4 files, 900.0 KB in ")  # not 1.2 MB
     assert all(u.bytes_done <= 4 * size for u in seen)
     assert present_ids(library, dest) == set(snap.file_ids) - {snap.file_ids[1]}
 
