@@ -9,6 +9,7 @@ Crawls and captures are jobs too, with their own queue of pages (:meth:`capture`
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -74,6 +75,14 @@ class JobsManager:
     # ------------------------------------------------------------------ reading
 
     def rows(self, limit: int = 500) -> list[JobRow]:
+        """The newest jobs. A job whose process died is found first (queued to resume,
+        reported or superseded; one read when there is none), so none shows running for
+        the minute its lease takes to run out, or forever when nothing else looks."""
+        from archiver_app.errors import LibraryBusyError
+        from archiver_app.jobs import default_registry, recover_interrupted
+
+        with contextlib.suppress(LibraryBusyError):  # another writer: the next refresh will
+            recover_interrupted(self._lib, default_registry())
         return job_rows(self._lib, limit)
 
     def active(self, kind: JobKind) -> bool:

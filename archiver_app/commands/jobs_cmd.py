@@ -103,7 +103,21 @@ def cmd_jobs(args: argparse.Namespace, ctx: Context) -> int:
           f"{'errors':>6}  name", file=ctx.out)  # fmt: skip
     for j in jobs:
         print(_line(j), file=ctx.out)
+    if waiting := [j.id for j in jobs if _waits_to_resume(j)]:
+        print(f"interrupted and queued to resume: {', '.join(map(str, waiting))}; the app "
+              f"resumes them when it opens the library, or: {_resume(waiting[0])}",
+              file=ctx.out)  # fmt: skip
     return 0
+
+
+def _resume(job_id: int) -> str:
+    """The command that runs an interrupted job here (``archiver worker`` runs crawls)."""
+    return f"archiver job resume {job_id}"
+
+
+def _waits_to_resume(j: JobSummary) -> bool:
+    """A job of the runtime that ran, was interrupted and waits to run again."""
+    return not _is_crawl(j) and j.status == "queued" and j.started_at is not None
 
 
 def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
@@ -192,6 +206,8 @@ def _show_operation(s: JobSummary, log: list[LogLine], ctx: Context, *, as_json:
     ]  # fmt: skip
     if s.result is not None:
         rows.append(("result", json.dumps(s.result)[:2000]))
+    if _waits_to_resume(s):
+        rows.append(("next", f"the app resumes it when it opens the library, or: {_resume(s.id)}"))
     for key, value in rows:
         print(f"{key + ':':<10} {value}", file=ctx.out)
     for line in log:

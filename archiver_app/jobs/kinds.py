@@ -72,6 +72,11 @@ Runner = Callable[[Library, RunningJob, Progress, CancelToken], Any]
 Cleanup = Callable[[Mapping[str, Any], int | None], None]
 
 
+#: ``supersedes(old, new)``: whether a run with config ``new`` does all the work of an
+#: interrupted job with config ``old`` (then that job ends instead of waiting to resume).
+Supersedes = Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
+
+
 @dataclass(frozen=True)
 class KindSpec:
     kind: JobKind
@@ -79,6 +84,8 @@ class KindSpec:
     resumable: bool
     #: Removes what a killed run left behind (its temporary files), if anything can.
     cleanup: Cleanup | None = None
+    #: For a resumable kind: when a later job makes an interrupted one pointless.
+    supersedes: Supersedes | None = None
 
 
 class Registry:

@@ -21,7 +21,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from archiver_app.jobs.kinds import JobKind, KindSpec, Registry, RunningJob
+from archiver_app.jobs.kinds import JobKind, KindSpec, Registry, RunningJob, Supersedes
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress
 
@@ -52,9 +52,10 @@ def import_config(
     tags: Sequence[str] = (),
     stdin_text: str | None = None,
 ) -> dict[str, Any]:
-    """``stdin_text``: what ``-`` reads, taken in by the caller so the job stands alone."""
+    """``stdin_text``: what ``-`` reads, taken in by the caller so the job stands alone.
+    Paths are kept absolute: a job resumed elsewhere (the app) finds the same files."""
     return {
-        "paths": [str(p) for p in paths],
+        "paths": [str(p if str(p) == "-" else Path(p).absolute()) for p in paths],
         "collection": collection,
         "link": link,
         "tags": list(tags),
@@ -80,6 +81,28 @@ def run_import(
         cancel=cancel,
         on_outcome=job.emit,
     )
+
+
+def import_supersedes(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """An import of the same files (or more) into the same collection does an interrupted
+    one's work: the files it had not imported, and those it left half-imported, undone."""
+    same_stdin = "-" not in old.get("paths", ()) or old.get("stdin_text") == new.get("stdin_text")
+    return (
+        set(old.get("paths", ())) <= set(new.get("paths", ()))
+        and old.get("collection", "default") == new.get("collection", "default")
+        and same_stdin
+    )
+
+
+def same_config(*ignored: str) -> Supersedes:
+    """A later job with the same arguments (but ``ignored``) does an interrupted one's work:
+    a mirror copies what still lacks copies, a verify or an offload checks from the database."""
+
+    def supersedes(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+        keys = (set(old) | set(new)) - set(ignored)
+        return all(old.get(k) == new.get(k) for k in keys)
+
+    return supersedes
 
 
 # --------------------------------------------------------------------------- export
@@ -413,12 +436,14 @@ def default_registry() -> Registry:
     """Every kind this version of Archiver runs besides crawls and captures."""
     return Registry(
         [
-            KindSpec(JobKind.IMPORT, run_import, resumable=True),
+            KindSpec(JobKind.IMPORT, run_import, resumable=True, supersedes=import_supersedes),
             KindSpec(JobKind.EXPORT, run_export, resumable=False, cleanup=clean_up_export),
-            KindSpec(JobKind.MIRROR, run_mirror_job, resumable=True),
-            KindSpec(JobKind.VERIFY, run_verify, resumable=True),
-            KindSpec(JobKind.OFFLOAD, run_offload, resumable=True),
-            KindSpec(JobKind.MIGRATE, run_migrate, resumable=True),
+            KindSpec(
+                JobKind.MIRROR, run_mirror_job, resumable=True, supersedes=same_config("lock_wait")
+            ),
+            KindSpec(JobKind.VERIFY, run_verify, resumable=True, supersedes=same_config()),
+            KindSpec(JobKind.OFFLOAD, run_offload, resumable=True, supersedes=same_config()),
+            KindSpec(JobKind.MIGRATE, run_migrate, resumable=True, supersedes=same_config()),
             KindSpec(JobKind.MOVE, run_finish_move, resumable=True),
             # a session is the user's own browsing: after a kill it is reported, not replayed
             KindSpec(JobKind.BROWSE, run_browse, resumable=False),

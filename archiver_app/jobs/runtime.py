@@ -8,10 +8,13 @@ while it runs a heartbeat thread renews the lease, writes the newest progress to
 ``cancelling``, see :func:`request_cancel`) into the runner's :class:`CancelToken`. Every
 state change is a line in ``job_log``.
 
-A process can die at any moment. Its lease then expires, and the next claim or
-:func:`recover_interrupted` finds the job: a kind that can resume (its runner skips work
-already done) is queued again, any other is marked failed with a reason saying so, and
-its kind's cleanup removes what the dead process left (an export's temporary files).
+A process can die at any moment. The next claim or :func:`recover_interrupted` finds the
+job once its lease has expired, or at once when the process ran on this computer and is
+gone: a kind that can resume (its runner skips work already done) is queued again, any
+other is marked failed with a reason saying so, and its kind's cleanup removes what the
+dead process left (an export's temporary files). An interrupted job whose work a later
+job of its kind runs again (an import of the same files, a later mirror) is superseded:
+it ends ``aborted``, naming that job, instead of waiting to resume for nothing.
 
 Crawls and captures (``crawl``/``capture``) have their own queue of pages with per-page
 leases and attempts: the runtime hands them to the crawl worker
@@ -26,7 +29,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,13 +36,22 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from archiver_app.errors import InputError
-from archiver_app.jobs.kinds import CRAWL_KINDS, JobKind, Registry, RunningJob, to_plain
+from archiver_app.jobs.heartbeat import Heartbeat
+from archiver_app.jobs.kinds import (
+    CRAWL_KINDS,
+    JobKind,
+    Registry,
+    RunningJob,
+    Supersedes,
+    to_plain,
+)
 from archiver_app.library import DEFAULT_COLLECTION, Library
 from archiver_app.store.models import Job, JobLog, JobStatus
 from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
+from archiver_app.tasks.liveness import process_gone
 
 #: How long a claim lasts without a heartbeat; a killed process's job is found after it.
 LEASE_SECONDS = 60.0
@@ -83,11 +94,20 @@ def process_owner() -> str:
     return f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
-def _dead_pid(owner: str | None) -> int | None:
+def _local_pid(owner: str | None) -> int | None:
     """The pid in a :func:`process_owner` id, if that process ran on this host."""
     host, _, rest = (owner or "").partition(":")
     pid = rest.partition(":")[0]
     return int(pid) if host == socket.gethostname()[:40] and pid.isdigit() else None
+
+
+def _stale(job: Job, now: datetime) -> bool:
+    """Whether live job ``job``'s process is gone: its lease ran out, or it ran on this
+    host and no longer runs (a kill is seen at once, not a lease later)."""
+    if job.lease_expires_at is None or job.lease_expires_at <= now:
+        return True
+    pid = _local_pid(job.lease_owner)
+    return pid is not None and process_gone(pid)
 
 
 def _clean_up(
@@ -98,7 +118,7 @@ def _clean_up(
     if cleanup is None:
         return
     try:
-        cleanup(config, _dead_pid(owner))
+        cleanup(config, _local_pid(owner))
     except OSError as exc:  # a folder gone or read-only: the leftovers stay, named as ours
         log.warning("could not clean up after an interrupted %s job: %s", kind, exc)
 
@@ -170,7 +190,7 @@ def claim(
         resumed = False
         dead: tuple[dict[str, Any], str | None] | None = None  # reported: its config, owner
         if job.status in _LIVE:
-            if job.lease_expires_at is not None and job.lease_expires_at > now:
+            if not _stale(job, now):
                 return Claim(ClaimOutcome.BUSY, f"job {job_id} is running in {job.lease_owner}")
             reason = _interrupted_reason(job)
             if job.status == JobStatus.CANCELLING or not registry.get(kind).resumable:
@@ -192,6 +212,8 @@ def claim(
             job.updated_at = now
             if not resumed:
                 _log(s, job_id, f"started by {owner}", now)
+            if (covers := registry.get(kind).supersedes) is not None:
+                _supersede_older(s, job, covers, now)
             running = RunningJob(job_id, kind, dict(job.config), resumed)
             return Claim(ClaimOutcome.RESUMED if resumed else ClaimOutcome.CLAIMED, "", job=running)
     _clean_up(registry, kind, *dead)
@@ -206,30 +228,68 @@ def _end(job: Job, status: JobStatus | None, now: datetime) -> None:
     job.updated_at = now
 
 
-def recover_interrupted(lib: Library, registry: Registry) -> list[Claim]:
-    """Find runtime jobs whose process died (lease expired): queue again or report each.
+def _supersede_older(s: Any, job: Job, covers: Supersedes, now: datetime) -> None:
+    """End the interrupted jobs of ``job``'s kind older than it whose work it runs again:
+    queued to resume, or still marked running by a process that is gone."""
+    older = s.scalars(
+        select(Job).where(
+            Job.kind == job.kind,
+            Job.id < job.id,
+            Job.status.in_([JobStatus.QUEUED, JobStatus.RUNNING]),
+            Job.started_at.is_not(None),  # it ran: a job never started is someone's to run
+        )
+    )
+    for old in older:
+        if (old.status == JobStatus.QUEUED or _stale(old, now)) and covers(old.config, job.config):
+            _end_superseded(s, old, job.id, now)
 
-    Called when the app or ``archiver jobs`` starts, so a killed job is never left
-    looking as if it still ran. Returns one :class:`Claim` per job found (``RESUMED``: it
-    is queued again; ``REPORTED``: marked failed or aborted with the reason).
+
+def _end_superseded(s: Any, job: Job, by: int, now: datetime) -> None:
+    reason = f"{_interrupted_reason(job)}; superseded by job {by}, which runs the same work again"
+    _end(job, JobStatus.ABORTED, now)
+    job.last_error = reason
+    _log(s, job.id, reason, now, level="warning")
+
+
+def _superseded_by(s: Any, job: Job, covers: Supersedes | None) -> int | None:
+    """The id of a job of ``job``'s kind started after it that runs its work again."""
+    if covers is None:
+        return None
+    later = s.execute(
+        select(Job.id, Job.config)
+        .where(Job.kind == job.kind, Job.id > job.id, Job.started_at.is_not(None))
+        .order_by(Job.id)
+    )
+    return next((i for i, config in later if covers(job.config, config or {})), None)
+
+
+def recover_interrupted(lib: Library, registry: Registry) -> list[Claim]:
+    """Find runtime jobs whose process died: queue each again, report it or supersede it.
+
+    Called when the app starts, as its Jobs panel refreshes and when ``archiver jobs``
+    runs, so a killed job is never left looking as if it still ran. Returns one
+    :class:`Claim` per job found (``RESUMED``: it is queued again; ``REPORTED``: marked
+    failed or aborted with the reason; ``ENDED``: a later job runs its work again).
     """
     now = lib.clock()
     found: list[Claim] = []
     dead: list[tuple[JobKind, dict[str, Any], str | None]] = []
-    interrupted = select(Job).where(
-        Job.status.in_(list(_LIVE)),
-        Job.kind.not_in([k.value for k in CRAWL_KINDS]),
-        (Job.lease_expires_at.is_(None)) | (Job.lease_expires_at <= now),
+    live = select(Job).where(
+        Job.status.in_(list(_LIVE)), Job.kind.not_in([k.value for k in CRAWL_KINDS])
     )
     with lib.session() as s:  # usually none: then no wait on another process's write
-        if s.scalars(interrupted.limit(1)).first() is None:
+        if not any(_stale(job, now) for job in s.scalars(live)):
             return found
     with lib.write() as s:
-        jobs = s.scalars(interrupted).all()
-        for job in jobs:
+        for job in [job for job in s.scalars(live) if _stale(job, now)]:
             reason = _interrupted_reason(job)
             kind = JobKind(job.kind)
-            if job.status == JobStatus.RUNNING and registry.get(kind).resumable:
+            spec = registry.get(kind)
+            if job.status == JobStatus.RUNNING and spec.resumable:
+                if (by := _superseded_by(s, job, spec.supersedes)) is not None:
+                    _end_superseded(s, job, by, now)
+                    found.append(Claim(ClaimOutcome.ENDED, job.last_error or reason))
+                    continue
                 job.status = JobStatus.QUEUED
                 job.lease_owner = None
                 job.lease_expires_at = None
@@ -288,83 +348,6 @@ def request_cancel(lib: Library, job_id: int) -> CancelOutcome:
         return CancelOutcome.ENDED
 
 
-class _Heartbeat:
-    """Renews the lease, writes the newest progress, watches for a cancel (own thread)."""
-
-    def __init__(
-        self,
-        lib: Library,
-        job_id: int,
-        owner: str,
-        cancel: CancelToken,
-        *,
-        lease_seconds: float,
-        heartbeat_seconds: float,
-        progress_seconds: float,
-    ) -> None:
-        self._lib, self._job_id, self._owner, self._cancel = lib, job_id, owner, cancel
-        self._lease, self._every, self._tick = lease_seconds, heartbeat_seconds, progress_seconds
-        self._latest: ProgressUpdate | None = None
-        self._written: ProgressUpdate | None = None
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"job {job_id}", daemon=True)
-
-    def __call__(self, update: ProgressUpdate) -> None:
-        with self._lock:
-            self._latest = update
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._write(renew=False)
-
-    def _loop(self) -> None:
-        since_beat = 0.0
-        while not self._stop.wait(self._tick):
-            since_beat += self._tick
-            renew = since_beat >= self._every
-            if renew:
-                since_beat = 0.0
-            try:
-                self._write(renew=renew)
-            except Exception:  # a busy database: the next tick tries again
-                log.warning("job %s: heartbeat failed", self._job_id, exc_info=True)
-
-    def _write(self, *, renew: bool) -> None:
-        with self._lock:
-            update_ = self._latest
-        values: dict[str, Any] = {}
-        if update_ is not None and update_ is not self._written:
-            values |= {
-                "progress_done": update_.done,
-                "progress_total": update_.total,
-                "progress_message": update_.message[:500] or None,
-            }
-        now = self._lib.clock()
-        if renew:
-            values |= {
-                "lease_expires_at": now + timedelta(seconds=self._lease),
-                "heartbeat_at": now,
-            }
-        if values:
-            with self._lib.write() as s:
-                s.execute(
-                    update(Job)
-                    .where(Job.id == self._job_id, Job.lease_owner == self._owner)
-                    .values(**values)
-                    .execution_options(synchronize_session=False)
-                )
-            self._written = update_
-        with self._lib.session() as s:
-            status = s.scalar(select(Job.status).where(Job.id == self._job_id))
-        if status == JobStatus.CANCELLING:
-            self._cancel.cancel()
-
-
 def run_job(
     lib: Library,
     job_id: int,
@@ -398,7 +381,7 @@ def run_job(
         raise InputError(f"job {job_id} was not started: {taken.message}")
     job = taken.job if emit is None else taken.job.with_emit(emit)
     cancel = cancel or CancelToken()
-    beat = _Heartbeat(
+    beat = Heartbeat(
         lib,
         job_id,
         owner,

@@ -32,7 +32,7 @@ from archiver_app.jobs import (
 from archiver_app.jobs.operations import import_config, mirror_config
 from archiver_app.library import Library
 from archiver_app.mirror import add_destination, set_policy
-from archiver_app.store.models import File, Job, JobStatus, Snapshot
+from archiver_app.store.models import Destination, File, Job, JobStatus, Snapshot
 from archiver_app.tasks import ProgressUpdate
 from tests.helpers.kill import kill_at_random
 from tests.helpers.mirror_data import check_drive, make_snapshot, present_ids
@@ -42,7 +42,9 @@ LEASE = 1.0  # seconds: how soon the next start sees that the killed process is 
 ROUNDS = 4
 
 
-def _kill_at_random(library: Library, job_id: int, rng: random.Random) -> str:
+def _kill_at_random(
+    library: Library, job_id: int, rng: random.Random, *, most_events: int = 12
+) -> str:
     def run(lib: Library, tick: Callable[[ProgressUpdate], None]) -> object:
         return run_job(
             lib,
@@ -54,7 +56,7 @@ def _kill_at_random(library: Library, job_id: int, rng: random.Random) -> str:
             progress_seconds=0.05,
         )
 
-    return kill_at_random(library, run, rng, most_events=12)
+    return kill_at_random(library, run, rng, most_events=most_events)
 
 
 def _status(library: Library, job_id: int) -> str:
@@ -217,3 +219,63 @@ def test_a_migration_killed_at_random_moments_resumes_and_loses_nothing(
         files = {f.sha256 for f in s.scalars(sql_select(File))}
     assert versions == {CURRENT_FS_VERSION}
     assert {digest for _size, digest in originals.values()} <= files  # nothing lost
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", [JobKind.IMPORT, JobKind.MIRROR])
+def test_a_killed_job_run_again_by_hand_is_superseded_not_left_queued(
+    library: Library, tmp_path: Path, kind: JobKind
+) -> None:
+    """A killed `archiver import` (or mirror), run again at once, the way a person does:
+    the new job does the work, and the killed one ends naming it. It was listed "queued
+    to resume" for ever, and a killed mirror showed "running" for a minute first."""
+    from archiver_app.jobs import run_foreground
+
+    rng = random.Random(13)
+    urls: set[str] = set()
+    if kind is JobKind.MIRROR:
+        (tmp_path / "drive").mkdir()
+        add_destination(library, tmp_path / "drive", "drive")
+        set_policy(library, copies=2, batch_size=2, parallelism=1)
+    killed = []
+    for round_no in range(ROUNDS):
+        if kind is JobKind.MIRROR:  # new work each round
+            make_snapshot(library, [rng.choice([2000, 30_000, 200_000]) for _ in range(12)],
+                          seed=40 + round_no, name=f"again{round_no:02d}")  # fmt: skip
+            config = mirror_config()
+        else:
+            folder = tmp_path / f"in{round_no}"
+            folder.mkdir()
+            for i in range(6):
+                pages = site(3, host=f"again-{round_no}-{i}.example")
+                write_warc(folder / f"w{i}.warc.gz", pages)
+                urls |= {p.url for p in pages if p.mime.startswith("text/html")}
+            config = import_config([folder])
+        job_id = enqueue(library, kind, config, name=str(kind))
+        events = 2 if kind is JobKind.MIRROR else 5  # a mirror's are throttled: few
+        outcome = _kill_at_random(library, job_id, rng, most_events=events)
+        if outcome != "killed" or _status(library, job_id) in {
+            JobStatus.QUEUED,  # killed before it claimed the job: nothing to supersede
+            JobStatus.COMPLETED,
+        }:
+            run_queued(library, default_registry())  # what the app does with a queued one
+            continue
+        killed.append(job_id)
+        # its lease still runs: only the process being gone says it was killed
+        again = run_foreground(library, kind, config, default_registry(), name="again")
+        assert again.status == JobStatus.COMPLETED
+        with library.session() as s:
+            job = s.get(Job, job_id)
+            assert job is not None and job.status == JobStatus.ABORTED, job.status
+            assert f"superseded by job {again.job_id}" in (job.last_error or "")
+        assert recover_interrupted(library, default_registry()) == []
+        assert run_queued(library, default_registry()) == []
+        _files_whole(library)
+    assert len(killed) >= ROUNDS // 2, killed
+    with library.session() as s:
+        if kind is JobKind.MIRROR:
+            dest = s.scalars(sql_select(Destination.id)).one()
+            assert present_ids(library, dest) == set(s.scalars(sql_select(File.id)))
+        else:
+            assert set(s.scalars(sql_select(Snapshot.url))) == urls
+            assert s.scalar(sql_select(func.count()).select_from(Snapshot)) == len(urls)
