@@ -45,6 +45,7 @@ from archiver_app.hashing import hash_file
 BUFFER = 1024 * 1024
 #: Bytes per kernel copy call (progress is reported between calls).
 KERNEL_CHUNK = 8 * 1024 * 1024
+_KERNEL_COPY = hasattr(os, "sendfile") and sys.platform.startswith("linux")
 TEMP_SUFFIX = ".tmp-archiver"
 #: Temporary too: SQLite's files beside a temporary database, earlier migration copies.
 _TEMP_SUFFIXES = (*(TEMP_SUFFIX + s for s in ("", "-journal", "-wal", "-shm")), ".archiver-part")
@@ -119,7 +120,6 @@ def _step(name: str, final: str | Path) -> None:
 
 
 # ---------------------------------------------------------------------- temporary names
-
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _TOKEN = secrets.token_hex(4)
@@ -141,6 +141,13 @@ def temp_name(label: str) -> str:
 def temp_prefix(label: str, pid: int) -> str:
     """How each temporary name process ``pid`` makes for ``label`` starts."""
     return f".{label.encode('utf-8', 'surrogateescape')[:96].decode('utf-8', 'ignore')}.{pid}-"
+
+
+def writer_pid(name: str, label: str) -> int | None:
+    """The pid of the process that made ``name`` if it is a temporary name for ``label``."""
+    start = temp_prefix(label, 0)[:-2]  # ".<label>."
+    pid, dash, _ = name[len(start) :].partition("-")
+    return int(pid) if name.startswith(start) and is_temp(name) and dash and pid.isdigit() else None
 
 
 def open_temp(folder: str | Path, label: str) -> tuple[str, int]:
@@ -366,9 +373,6 @@ def _ignore(n: int) -> None:
     """The default ``on_bytes``: no progress wanted."""
 
 
-_KERNEL_COPY = hasattr(os, "sendfile") and sys.platform.startswith("linux")
-
-
 def copy_to_temp(
     source: str | Path,
     folder: str | Path,
@@ -452,12 +456,6 @@ def _copy_into_temp(  # noqa: PLR0917 - the private engine of the two copy funct
     return temp, digest.hexdigest() if digest is not None else sha256, total
 
 
-def _write_all(fd: int, data: memoryview) -> None:
-    while data:
-        written = os.write(fd, data)
-        data = data[written:]
-
-
 def _kernel_copy(
     src: int, dst: int, on_bytes: Callable[[int], None], source: str | Path, marker: Path | None
 ) -> int:
@@ -505,7 +503,9 @@ def _buffer_copy(  # noqa: PLR0917 - private helper of _copy_into_temp
         if digest is not None:
             digest.update(data)
         try:
-            _write_all(fd, memoryview(data))
+            view = memoryview(data)
+            while view:  # a write may take only part of it
+                view = view[os.write(fd, view) :]
         except OSError as exc:
             raise classify(exc, marker) from exc
         total += n

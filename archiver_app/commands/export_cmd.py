@@ -126,6 +126,12 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
         + (f", {result.originals_added} revisit originals added" if result.originals_added else ""),
         file=ctx.out,
     )
+    if result.leftovers_removed:
+        print(
+            f"removed {counted(len(result.leftovers_removed), 'temporary file')} a killed "
+            f"export had left: {', '.join(result.leftovers_removed)}",
+            file=ctx.out,
+        )
     if result.signer:
         print(f"signed with key {result.signer}", file=ctx.out)
     if result.timestamp is not None:

@@ -88,6 +88,8 @@ class ExportResult:
     bibliography: tuple[Path, ...] = ()  # .bib and .csl.json beside it, when asked for
     left_out: LeftOut | None = None  # captures not as captured, left out on request
     signer: str | None = None  # the fingerprint of the key that signed it
+    #: temporary files killed exports to the same place had left there, removed first
+    leftovers_removed: tuple[str, ...] = ()
 
 
 class _PastPlainZipLimit(Exception):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -129,7 +129,7 @@ def export_config(
         "skip_altered": skip_altered,
         "timestamp": timestamp,
         "keep_private_headers": keep_private_headers,
-        "output": str(output),
+        "output": str(Path(output).absolute()),  # the same place whichever process runs it
         "format": fmt,
         "collection": collection,
         "tag": tag,
@@ -152,8 +152,10 @@ def run_export(
     from archiver_app.export.pending import after_export
     from archiver_app.export.plan import selected_ids
     from archiver_app.export.signing import Signing
+    from archiver_app.tasks.liveness import process_gone
 
     c = job.config
+    swept = sweep_export_leftovers(c, process_gone)  # what killed exports left there
     if c.get("edition"):  # an edition's release: its members and reports (editions/)
         from archiver_app.editions.release import run_release
 
@@ -182,6 +184,7 @@ def run_export(
         progress=progress,
         cancel=cancel,
     )
+    result.leftovers_removed = tuple(swept)
     if signing is not None:
         after_export(lib, result, signing)  # a timestamp without network waits in a queue
     if bib:
@@ -199,22 +202,30 @@ def run_export(
 def clean_up_export(config: Mapping[str, Any], pid: int | None) -> None:
     """After a killed export (or release): its temporary files go, and a previous export
     that ``--overwrite`` had set aside, but not yet replaced, comes back under its name."""
+    if pid is not None:  # None: it ran on another machine, where its files may be in use
+        sweep_export_leftovers(config, lambda writer: writer == pid)
+
+
+def sweep_export_leftovers(config: Mapping[str, Any], gone: Callable[[int], bool]) -> list[str]:
+    """Remove what exports to ``config``'s output left whose writer is ``gone(pid)``: their
+    temporary files (the output, its WARC spool, bibliography, a release's reports), after
+    putting back under its name a previous export an ``--overwrite`` had set aside (one
+    kept while the output exists). Returns the names removed. Every export sweeps its own
+    destination's before it writes (one killed in a terminal leaves gigabytes there)."""
     from archiver_app.cite.formats import bibliography_paths
-    from archiver_app.durable import discard, is_temp, rename_folder, temp_prefix
+    from archiver_app.durable import discard, rename_folder, writer_pid
     from archiver_app.editions.release import release_paths
     from archiver_app.export.writer import WARC_NAME
 
-    if pid is None:  # it ran on another machine: its files may be in use there
-        return
     out = Path(config["output"]).absolute()
     try:
         names = sorted(os.listdir(out.parent))
-    except FileNotFoundError:
-        return
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
     def leftovers(label: str) -> list[Path]:
-        start = temp_prefix(label, pid)
-        return [out.parent / n for n in names if n.startswith(start) and is_temp(n)]
+        pids = ((n, writer_pid(n, label)) for n in names)
+        return [out.parent / n for n, pid in pids if pid is not None and gone(pid)]
 
     set_aside = leftovers(f"{out.name}.old")
     if set_aside and not os.path.lexists(out):
@@ -222,9 +233,10 @@ def clean_up_export(config: Mapping[str, Any], pid: int | None) -> None:
     labels = [out.name, f"{WARC_NAME}-spool", *(p.name for p in bibliography_paths(out))]
     if config.get("edition"):
         labels += [p.name for p in release_paths(out)]
-    for label in labels:
-        for path in leftovers(label):
-            discard(path)
+    removed = [path for label in labels for path in leftovers(label)]
+    for path in removed:
+        discard(path)
+    return [path.name for path in removed]
 
 
 # --------------------------------------------------------------------------- drives
