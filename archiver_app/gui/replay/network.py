@@ -53,6 +53,7 @@ from archiver_app.replay import (
     ReplayError,
     ReplayResponse,
 )
+from archiver_app.replay.cookies import CookieJar
 from archiver_app.replay.response import original_header
 from archiver_app.replay.rewrite import (
     defuse_integrity,
@@ -210,6 +211,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         self.interceptor = interceptor
         self.log = log
         self.at: datetime | str | None = None
+        self.cookies = CookieJar()  # document.cookie of every page of this view
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="replay")
         self._done: queue.SimpleQueue[_Pending] = queue.SimpleQueue()
         # The pool threads never touch a Qt object: the handler dies with its view, and a
@@ -229,6 +231,9 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
                     "url", QUrl.ComponentFormattingOption.FullyDecoded
                 )
                 self.interceptor.remember_worker(QUrl(worker))
+            elif qurl.path() == "/cookie":  # the page script's document.cookie
+                self._answer_cookie(job, QUrlQuery(qurl))
+                return
             job.fail(QWebEngineUrlRequestJob.Error.RequestDenied)  # handled by the page
             return
         key = qurl.toString(QUrl.ComponentFormattingOption.FullyEncoded)
@@ -247,6 +252,21 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         self._in_flight += 1
         if not self._poll.isActive():
             self._poll.start()
+
+    def _answer_cookie(self, job: QWebEngineUrlRequestJob, query: QUrlQuery) -> None:
+        """``document.cookie`` of the page named in ``query``, after setting its ``set``
+        value: only for a request from that page's own origin (the engine names it), so
+        no archived site reads another's cookies."""
+        decoded = QUrl.ComponentFormattingOption.FullyDecoded
+        page = to_original_url(QUrl(query.queryItemValue("url", decoded)))
+        asker = job.initiator()
+        if not asker.isValid() or _origin(to_original_url(asker)) != _origin(page):
+            job.fail(QWebEngineUrlRequestJob.Error.RequestDenied)
+            return
+        if query.hasQueryItem("set"):
+            self.cookies.set_from_script(page, query.queryItemValue("set", decoded))
+        allow = [("Access-Control-Allow-Origin", asker.toString())]
+        _send(job, "text/plain; charset=utf-8", self.cookies.for_script(page).encode(), allow)
 
     def _work(self, pending: _Pending, at: datetime | str | None, range_: str | None) -> None:
         """On a pool thread: resolve and read, for the GUI thread's next poll."""
@@ -299,6 +319,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             # of a failed job unsettled.
             self._reply_message(job, b"")
             return
+        self.cookies.set_from_response(url, response)
         if response.location:
             self.log.add(url, REDIRECT, response.location)
             job.redirect(to_archive_url(response.location))

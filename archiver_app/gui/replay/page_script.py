@@ -24,6 +24,11 @@ their full addresses are pointed at the archive in the script text as it is serv
 computes is given to this script's function first
 (:mod:`archiver_app.replay.dynamic_import`).
 
+The engine keeps no cookies for the archive schemes, so ``document.cookie`` is the view's
+(:mod:`archiver_app.replay.cookies`): reading and writing it is a synchronous request to
+the app's own host naming the document's address, which the scheme handler answers from
+the tab's cookie jar for that address if the request comes from the same archived origin.
+
 The script only ever changes ``http:``/``https:`` into ``archive-http:``/``archive-https:``:
 a page that undoes it gets the redirect, which fails, and nothing more.
 """
@@ -36,6 +41,7 @@ import re
 from PySide6.QtWebEngineCore import QWebEngineProfile, QWebEngineScript
 
 from archiver_app.gui.replay.schemes import ACTION_HOST
+from archiver_app.replay.cookies import DOCUMENT_COOKIE_JS
 from archiver_app.replay.dynamic_import import IMPORT_HOOK
 from archiver_app.replay.rewrite import MODULE_IMPORT
 
@@ -111,6 +117,9 @@ if (xhr && xhr.open) {  // workers (a page's, a worker's): their scripts get thi
     g[name] = Wrapped;
   });
 }
+(@DOCUMENT_COOKIE_JS@)(g, function (page) {  // the view keeps cookies (see above)
+  return "archive-https://@ACTION_HOST@/cookie?url=" + encodeURIComponent(page);
+});
 var worklet = g.Worklet && Worklet.prototype;  // audio and paint worklets' modules
 if (worklet && worklet.addModule) {
   var addModule = worklet.addModule;
@@ -138,6 +147,7 @@ if (NativeEventSource) {
 }
 })();"""
 for _name, _value in {
+    "@DOCUMENT_COOKIE_JS@": DOCUMENT_COOKIE_JS,
     "@ACTION_HOST@": ACTION_HOST,
     "@IMPORT_HOOK@": IMPORT_HOOK,
     "@MODULE_IMPORT@": json.dumps(MODULE_IMPORT.pattern.decode()),  # the served scripts' rule
