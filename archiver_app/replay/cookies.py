@@ -1,12 +1,13 @@
-"""The cookies of one replay session, kept in memory, for ``document.cookie``.
+"""``document.cookie`` of one replay session (a tab, a ``serve`` run), kept in memory.
 
-A replayed page lives on a scheme for which the browser keeps no cookies, so the replay
-keeps them: what a page's script writes to ``document.cookie`` and what the archived
-``Set-Cookie`` headers of the answers it was served said. A script reads the cookies of
-its own page's address, as a browser's ``document.cookie`` does (RFC 6265): host or
-``Domain=`` match, path, ``Secure`` only on ``https``, never an ``HttpOnly`` one. So one
-archived site never sees another's cookies. Nothing is sent anywhere: the archive
-answers the same whatever cookies a request would have carried.
+A replayed page lives where the browser keeps no cookies for it (the app's archive
+scheme; a cross-site frame in ``archiver serve``), so the replay keeps them: what a
+page's script writes to ``document.cookie`` and what the archived ``Set-Cookie`` headers
+of the answers it was served said. A script reads the cookies of its own page's address,
+as a browser's ``document.cookie`` does (RFC 6265): host or ``Domain=`` match, path,
+``Secure`` only on ``https``, never an ``HttpOnly`` one. So one archived site never sees
+another's cookies. Nothing is sent anywhere: the archive answers the same whatever
+cookies a request would have carried.
 
 An ``Expires`` date is a deletion when it is before the reference time (now for a
 script, the capture's time for an archived header); otherwise the cookie lasts the
@@ -71,7 +72,7 @@ class _Cookie:
 
 
 class CookieJar:
-    """Cookies by (domain, path, name), for the pages of one replay tab."""
+    """Cookies by (domain, path, name), for the pages of one replay tab or serve run."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -137,9 +138,7 @@ class CookieJar:
         http_only = "httponly" in attrs
         if from_script and http_only:
             return  # a script cannot set an HttpOnly cookie (Chromium drops it)
-        cookie = _Cookie(
-            name, value, domain or host, not domain, path, secure, http_only, None, 0
-        )
+        cookie = _Cookie(name, value, domain or host, not domain, path, secure, http_only, None, 0)
         expired = _apply_expiry(cookie, attrs, reference)
         key = (cookie.domain, cookie.path, name)
         with self._lock:

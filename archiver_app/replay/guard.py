@@ -18,6 +18,12 @@ What a server's headers cannot stop in the browser:
   URL become ``/<timestamp>/<URL>`` on the page's own host, as rewriting does for the
   URLs written in the page.
 
+- A framed page is another site's frame to the browser, which keeps no cookies for it
+  (third-party cookies are blocked, and ``SameSite=Lax``, the default, is never sent or
+  read there). The guard gives ``document.cookie`` to the server instead
+  (:mod:`archiver_app.replay.cookies`): a synchronous request to :data:`COOKIE_PATH` on
+  the page's own host.
+
 All this holds in the page's window and in every same-origin frame the page makes
 (``about:blank``, ``srcdoc``, ``blob:``): DOM insertion methods, ``innerHTML`` and
 ``document.write`` protect a new frame before they return, and a mutation observer those
@@ -36,6 +42,8 @@ still refuse whatever the guard lets through.
 """
 
 from __future__ import annotations
+
+from archiver_app.replay.cookies import DOCUMENT_COOKIE_JS
 
 NAVIGATION_GUARD = rb"""<script>(function () {
 var seen = new WeakSet();
@@ -99,10 +107,14 @@ function setters(win, proto, names) {
       set: function (v) { d.set.call(this, v); children(win); }});
   });
 }
+var keepCookies = @DOCUMENT_COOKIE_JS@;
 function protect(win) {
   try {
     if (!win || seen.has(win)) { return; }
     seen.add(win);
+    keepCookies(win, function (page) {
+      return location.origin + "@COOKIE_PATH@?url=" + encodeURIComponent(page);
+    });
     ["RTCPeerConnection", "webkitRTCPeerConnection"].forEach(function (name) {
       try {
         Object.defineProperty(win, name, {value: undefined, writable: false, configurable: false});
@@ -126,3 +138,7 @@ function protect(win) {
 }
 protect(window);
 })();</script>"""
+COOKIE_PATH = "/__archiver__/cookie"  # on each content host: its document.cookie
+NAVIGATION_GUARD = NAVIGATION_GUARD.replace(
+    b"@DOCUMENT_COOKIE_JS@", DOCUMENT_COOKIE_JS.encode()
+).replace(b"@COOKIE_PATH@", COOKIE_PATH.encode())

@@ -49,9 +49,11 @@ from html import escape
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import quote, urljoin, urlsplit
+from urllib.parse import parse_qs, quote, urljoin, urlsplit
 
+from archiver_app.replay.cookies import CookieJar
 from archiver_app.replay.errors import NotArchived, ReplayError
+from archiver_app.replay.guard import COOKIE_PATH
 from archiver_app.replay.origins import ContentHosts, origin_of
 from archiver_app.replay.replayer import Replayer
 from archiver_app.replay.response import ReplayResponse, original_header
@@ -138,6 +140,7 @@ class ReplayServer:
         # Per archived origin, the time of the last page framed: root-relative URLs built
         # by scripts (no Referer is ever sent) are resolved at it.
         self.last_ts: dict[str, str] = {}
+        self.cookies = CookieJar()  # document.cookie of the framed pages, for this run
         self._threads: list[threading.Thread] = []
 
     @property
@@ -418,6 +421,8 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
                 self._redirect(303, server.origin + self.path, send_body)  # into the shell
             elif self.command == "OPTIONS":
                 self._preflight(send_body)
+            elif urlsplit(self.path).path == COOKIE_PATH:
+                self._cookie(origin, send_body)
             else:
                 self._content(origin, send_body)
 
@@ -469,6 +474,24 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
                 headers.append(("Access-Control-Allow-Headers", asked))
             self._send(Answer(204, headers), send_body)
 
+        def _cookie(self, origin: str, send_body: bool) -> None:
+            """``document.cookie`` of the page named by ``url=`` (after adding ``set=``),
+            for a request of that page's own origin only (browsers say so)."""
+            query = parse_qs(urlsplit(self.path).query)
+            page = urlsplit(query.get("url", [""])[0])
+            target = server.target(
+                page.path + (f"?{page.query}" if page.query else ""), None, origin
+            )
+            same = self.headers.get("Sec-Fetch-Site") == "same-origin"
+            if not same or target is None or origin_of(target[1]) != origin:
+                self._plain(403, "cookies are read by the page's own origin only\n", send_body)
+                return
+            if "set" in query:
+                server.cookies.set_from_script(target[1], query["set"][0])
+            text = server.cookies.for_script(target[1]).encode()
+            answer = Answer(200, [("Content-Type", "text/plain; charset=utf-8")], text)
+            self._send(answer, send_body)
+
         def _content(self, origin: str, send_body: bool) -> None:
             target = server.target(self.path, self.headers.get("Referer"), origin)
             if target is None:
@@ -500,6 +523,7 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
             except ReplayError as exc:
                 self._plain(502, f"{exc}\n", send_body)
                 return
+            server.cookies.set_from_response(url, response)
             prefix = f"/{response.ts[:14]}/"
             dest = self.headers.get("Sec-Fetch-Dest")
             if dest in _DOCUMENT_DESTS:
