@@ -60,3 +60,7 @@ class ArchivedPdfView(QWidget):
     @property
     def page_count(self) -> int:
         return self.document.pageCount()
+
+    def title(self) -> str:
+        """The title the document's metadata gives, '' when none."""
+        return str(self.document.metaData(QPdfDocument.MetaDataField.Title) or "").strip()

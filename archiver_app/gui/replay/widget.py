@@ -102,6 +102,7 @@ class ReplayWidget(QWidget):
         self.current: ReplayResponse | None = None
         self.capture_browser: str | None = None  # the browser that made ``current``
         self.current_url = ""
+        self.pdf_title: str | None = None  # the tab's title while the PDF view shows one
         self.captures: list[Capture] = []  # of the page's route (api.timeline)
         self.other_views: tuple[OtherView, ...] = ()  # the document's other routes
         self.route_url = ""  # the page's address with its route, as last known
@@ -123,7 +124,7 @@ class ReplayWidget(QWidget):
         self.page = ReplayPage(self.profile, self.log, self.view)
         self.view.setPage(self.page)
         self.profile.setParent(self.page)
-        self.page.titleChanged.connect(self.titleChanged)
+        self.page.titleChanged.connect(self._page_title)
         self.page.urlChanged.connect(self._url_changed)
         self.page.actionRequested.connect(self._page_action)
         self.page.renderProcessTerminated.connect(self._engine_stopped)
@@ -353,10 +354,7 @@ class ReplayWidget(QWidget):
         user chooses."""
         if self.current is None:
             return
-        disposition = next(
-            (v for k, v in self.current.headers if k.lower() == "content-disposition"), None
-        )
-        name = file_name(self.current_url, disposition)
+        name = file_name(self.current_url, self._disposition())
         start = str(Path.home() / name)
         path, _filter = QFileDialog.getSaveFileName(self, "Save a Copy", start)
         if not path:
@@ -367,6 +365,14 @@ class ReplayWidget(QWidget):
             self.banner.setText(f"The copy could not be saved: {exc.strerror or exc}")
             return
         self.banner.setText(f"Saved a copy of the archived file as {path}")
+
+    def _disposition(self) -> str | None:
+        headers = self.current.headers if self.current is not None else []
+        return next((v for k, v in headers if k.lower() == "content-disposition"), None)
+
+    def _page_title(self, title: str) -> None:
+        if self.pdf_title is None:  # not the title of the file page behind a PDF
+            self.titleChanged.emit(title)
 
     def _context_menu(self, pos: QPoint) -> None:
         # the engine's own menu needs the engine's request (a real right-click in the page)
@@ -430,6 +436,11 @@ class ReplayWidget(QWidget):
         self.current = response
         self.capture_browser = None
         self.current_url = url
+        pdf = response is not None and is_pdf(response.headers) and 200 <= response.status < 300
+        if not pdf:
+            self.pdf_title = None  # the engine's page, and its title, are what is shown
+            if self.stack.currentWidget() is self.pdf_view:
+                self.stack.setCurrentWidget(self.view)
         if response is None:
             self._set_timeline(url if kind != "not-archived" else None)
             label = {
@@ -441,11 +452,12 @@ class ReplayWidget(QWidget):
             self._fill_timeline("")
             self.captureChanged.emit("")
             return
-        if is_pdf(response.headers) and 200 <= response.status < 300:
+        if pdf:
             self.pdf_view.show_pdf(response.body)
             self.stack.setCurrentWidget(self.pdf_view)
-        elif self.stack.currentWidget() is self.pdf_view:
-            self.stack.setCurrentWidget(self.view)
+            # the table's title: the document's own, else the file's name
+            self.pdf_title = self.pdf_view.title() or file_name(url, self._disposition())
+            self.titleChanged.emit(self.pdf_title)
         if response.snapshot_id is not None:
             self.capture_browser = self.library.snapshots.capture_browser(response.snapshot_id)
             self.fallback.capture_shown(self.capture_browser)
