@@ -5,15 +5,17 @@ refuses; the scheme handler answers the engine with a page about the file instea
 :class:`ArchivedPdfView`, in front of it, renders the archived response body with
 ``QPdfDocument``/``QPdfView``: the bytes come from the archive through the replayer, so
 nothing can reach the network. The replay widget swaps it in whenever the page it was asked
-for is a PDF.
+for is a PDF; its find bar then searches the document's text (:meth:`ArchivedPdfView.find_text`,
+through ``QPdfSearchModel``).
 
 Threading contract: GUI thread only.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice
-from PySide6.QtPdf import QPdfDocument
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtPdf import QPdfDocument, QPdfSearchModel
 from PySide6.QtPdfWidgets import QPdfView
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -29,8 +31,19 @@ def is_pdf(headers: list[tuple[str, str]]) -> bool:
     return False
 
 
+def _qround(value: float) -> int:
+    """Qt's ``qRound`` for the positive sizes of a layout (Python's round is to even)."""
+    return int(value + 0.5)
+
+
 class ArchivedPdfView(QWidget):
-    """A continuous, fit-to-width view of one archived PDF."""
+    """A continuous, fit-to-width view of one archived PDF.
+
+    Signal: ``found(int, int)``, the match shown (from 1; 0 for none) and the number of
+    matches of :meth:`find_text`, again as more pages are searched.
+    """
+
+    found = Signal(int, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -39,6 +52,15 @@ class ArchivedPdfView(QWidget):
         self.view.setDocument(self.document)
         self.view.setPageMode(QPdfView.PageMode.MultiPage)
         self.view.setZoomMode(QPdfView.ZoomMode.FitToWidth)
+        # Searched a page at a time on a timer, so a long document never blocks the tab.
+        self.search = QPdfSearchModel(self)
+        self.search.setDocument(self.document)
+        self.search.countChanged.connect(self._count_changed)
+        self.view.setSearchModel(self.search)
+        self.match = -1  # the match shown, an index of ``search``
+        # as QPdfView measures it, when it is made
+        self._resolution = QGuiApplication.primaryScreen().logicalDotsPerInch() / 72.0
+        self._layout: tuple[int, list[tuple[QRectF, float]]] = (-1, [])
         self._buffer: QBuffer | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -46,6 +68,7 @@ class ArchivedPdfView(QWidget):
 
     def show_pdf(self, data: bytes) -> bool:
         """Show the PDF ``data``; False when it cannot be read (the view is left empty)."""
+        self.find_text("")
         self.document.close()
         if self._buffer is not None:
             self._buffer.close()
@@ -54,6 +77,7 @@ class ArchivedPdfView(QWidget):
         buffer.setData(QByteArray(data))
         buffer.open(QIODevice.OpenModeFlag.ReadOnly)
         self._buffer = buffer
+        self._layout = (-1, [])
         self.document.load(buffer)
         return self.document.status() != QPdfDocument.Status.Error
 
@@ -64,3 +88,73 @@ class ArchivedPdfView(QWidget):
     def title(self) -> str:
         """The title the document's metadata gives, '' when none."""
         return str(self.document.metaData(QPdfDocument.MetaDataField.Title) or "").strip()
+
+    # ------------------------------------------------------------------ where pages are
+
+    def page_geometry(self, page: int) -> tuple[QRectF, float]:
+        """Where ``page`` is drawn in the view's whole (unscrolled) area, and its pixels
+        per point. QPdfView keeps its layout to itself; this is its rule (qpdfview.cpp,
+        ``calculateDocumentLayout``) for the continuous, fit-to-width view shown here."""
+        width = self.view.viewport().width()
+        if self._layout[0] != width:
+            self._layout = (width, self._lay_out(width))
+        return self._layout[1][page]
+
+    def _lay_out(self, width: int) -> list[tuple[QRectF, float]]:
+        margins, spacing = self.view.documentMargins(), self.view.pageSpacing()
+        sizes: list[tuple[int, int, float]] = []
+        for page in range(self.document.pageCount()):
+            points = self.document.pagePointSize(page)
+            w, h = (
+                _qround(points.width() * self._resolution),
+                _qround(points.height() * self._resolution),
+            )
+            scale = (width - margins.left() - margins.right()) / max(w, 1)
+            sizes.append((_qround(w * scale), _qround(h * scale), scale))
+        total = max((w for w, _h, _s in sizes), default=0) + margins.left() + margins.right()
+        pages, y = [], margins.top()
+        for w, h, scale in sizes:
+            x = (max(total, width) - w) // 2
+            pages.append((QRectF(x, y, w, h), self._resolution * scale))
+            y += h + spacing
+        return pages
+
+    def show_place(self, page: int, rect: QRectF) -> None:
+        """Scroll so that ``rect`` (in points) of ``page`` is in view, a third of the way
+        down when it has to move."""
+        geometry, scale = self.page_geometry(page)
+        top = geometry.top() + rect.top() * scale
+        bottom = geometry.top() + rect.bottom() * scale
+        bar = self.view.verticalScrollBar()
+        if top < bar.value() or bottom > bar.value() + self.view.viewport().height():
+            bar.setValue(int(top - self.view.viewport().height() / 3))
+
+    # ------------------------------------------------------------------ find
+
+    def find_text(self, text: str, backward: bool = False) -> None:
+        """Find ``text`` in the document's text (case aside): the first match of a new text,
+        else the next (previous when ``backward``) one, around the ends; '' clears."""
+        if text != self.search.searchString():
+            self.match = -1
+            self.view.setCurrentSearchResultIndex(-1)
+            self.search.setSearchString(text)  # the count follows as pages are searched
+            return
+        count = self.search.count()
+        if count:
+            self._show_match((self.match + (-1 if backward else 1)) % count)
+
+    def _count_changed(self) -> None:
+        count = self.search.count()
+        if count and self.match < 0:
+            self._show_match(0)
+            return  # _show_match says it
+        self.found.emit(self.match + 1 if count else 0, count)
+
+    def _show_match(self, index: int) -> None:
+        self.match = index
+        self.view.setCurrentSearchResultIndex(index)
+        result = self.search.resultAtIndex(index)
+        rectangles = result.rectangles()
+        if rectangles:
+            self.show_place(result.page(), rectangles[0])
+        self.found.emit(index + 1, self.search.count())

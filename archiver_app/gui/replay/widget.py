@@ -4,7 +4,8 @@ API for the main window (tabs):
 
 - ``ReplayWidget(library, url=None, at=None, parent=None)``; ``open(url, at=None)``
   shows the capture of ``url`` nearest to ``at`` (newest when None).
-- ``find_text(text, backward=False)`` finds in the page; ``Ctrl+F`` opens the find bar.
+- ``find_text(text, backward=False)`` finds in the page (an archived PDF: in its text, by
+  :mod:`.pdf_view`); ``Ctrl+F`` opens the find bar.
 - ``open_in_own_browser()`` ("Open in my browser", ``own_browser_action``: the toolbar
   button, the page's context menu, Ctrl+Shift+O) shows the capture, still offline, in the
   system browser through a replay server on 127.0.0.1 (``own_browser_url()``): the way out
@@ -218,6 +219,7 @@ class ReplayWidget(QWidget):
         self.stack.addWidget(self.view)
         self.stack.addWidget(scroll)
         self.pdf_view = ArchivedPdfView(self)  # a PDF page: QtWebEngine would download it
+        self.pdf_view.found.connect(self._show_count)
         self.stack.addWidget(self.pdf_view)
 
         self.find_edit = QLineEdit(self)
@@ -389,16 +391,23 @@ class ReplayWidget(QWidget):
         menu.popup(self.view.mapToGlobal(pos))
 
     def find_text(self, text_: str, backward: bool = False) -> None:
-        flags = QWebEnginePage.FindFlag.FindBackward if backward else QWebEnginePage.FindFlag(0)
+        """Find in the page shown: the PDF's text when it is a PDF."""
         self._finding = text_
+        if self.pdf_title is not None:
+            self.pdf_view.find_text(text_, backward)
+            return
+        flags = QWebEnginePage.FindFlag.FindBackward if backward else QWebEnginePage.FindFlag(0)
         self.page.findText(text_, flags)
 
     def _found(self, result: QWebEngineFindTextResult) -> None:
-        matches = result.numberOfMatches()
+        if self.pdf_title is None:  # not the file page behind a PDF
+            self._show_count(result.activeMatch(), result.numberOfMatches())
+
+    def _show_count(self, active: int, matches: int) -> None:
         if not self._finding:
             self.find_count.clear()
         elif matches:
-            self.find_count.setText(f"{result.activeMatch()} of {matches}")
+            self.find_count.setText(f"{active} of {matches}")
         else:
             self.find_count.setText("No matches")
 

@@ -1,15 +1,20 @@
-"""An archived PDF in a replay tab is named after the document (its metadata's title, else
-the file's name), not after the page about the file behind the PDF view."""
+"""An archived PDF in a replay tab, as a reader uses it: Ctrl+F finds the PDF's own text (not
+the page about the file behind the PDF view), and the tab is named after the document."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
 
 from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
 from tests.helpers.archive import ArchiveWriter, at
-from tests.helpers.corpus import PDF_TITLE, REPORT_PDF
+from tests.helpers.corpus import PDF_TITLE, PDF_WORD, REPORT_PDF
 from tests.helpers.pdf_links import pdf_with_links
 
 SITE = "https://docs.example/"
@@ -17,7 +22,12 @@ REPORT = SITE + "report.pdf"
 LINKED = SITE + "papers/linked.pdf"  # no Title in its metadata
 TARGET = SITE + "target.html"
 NOT_ARCHIVED = "https://elsewhere.example/never.html"
-LINKED_PDF = pdf_with_links([[TARGET], [], []])
+# Page 1: a link to TARGET, one to a page not archived, one to an e-mail address (link
+# annotations at 680, 660 and 640 pt from the page's foot), and one to page 3 (at 100 pt).
+LINKED_PDF = pdf_with_links(
+    [[TARGET, NOT_ARCHIVED, "mailto:someone@docs.example"], [], []], goto_link=True
+)
+SHOTS = os.environ.get("ARCHIVER_TEST_SHOTS")  # a folder to keep the screenshots in
 
 
 @pytest.fixture
@@ -35,6 +45,75 @@ def _open_pdf(qtbot: QtBot, widget: ReplayWidget, url: str, pages: int) -> None:
         widget.open(url)
     qtbot.waitUntil(lambda: widget.stack.currentWidget() is widget.pdf_view, timeout=20_000)
     qtbot.waitUntil(lambda: widget.pdf_view.page_count == pages, timeout=10_000)
+
+
+def _type_find(qtbot: QtBot, widget: ReplayWidget, text: str) -> None:
+    widget.start_find()
+    qtbot.keyClicks(widget.find_edit, text)
+
+
+def _shot(qtbot: QtBot, widget: ReplayWidget, tmp_path: Path, name: str) -> Path:
+    """A screenshot of the tab once the text of the match shown is drawn (pages are
+    rendered in threads)."""
+    pdf = widget.pdf_view
+    result = pdf.search.resultAtIndex(pdf.view.currentSearchResultIndex())
+    page, scale = pdf.page_geometry(result.page())
+    box = result.rectangles()[0]
+    top_left = page.topLeft() + box.topLeft() * scale
+    x0, y0 = int(top_left.x()), int(top_left.y()) - pdf.view.verticalScrollBar().value()
+
+    def inked() -> bool:
+        image = pdf.view.viewport().grab().toImage()
+        return any(
+            QColor(image.pixel(x0 + dx, y0 + dy)).lightness() < 160  # text under the highlight
+            for dx in range(4, int(box.width() * scale) - 4, 2)
+            for dy in range(4, int(box.height() * scale) - 4, 2)
+        )
+
+    qtbot.waitUntil(inked, timeout=10_000)
+    path = Path(SHOTS or tmp_path) / name
+    assert widget.grab().save(str(path))
+    return path
+
+
+def test_find_in_page_searches_the_pdf_shown(
+    qtbot: QtBot, widget: ReplayWidget, tmp_path: Path
+) -> None:
+    _open_pdf(qtbot, widget, REPORT, 1)
+    _type_find(qtbot, widget, PDF_WORD)
+    qtbot.waitUntil(lambda: widget.find_count.text() == "1 of 1", timeout=10_000)
+    assert widget.pdf_view.view.currentSearchResultIndex() == 0  # framed in the view
+    _shot(qtbot, widget, tmp_path, "pdf-find.png")
+    widget.find_edit.clear()
+    _type_find(qtbot, widget, "not in this document")
+    qtbot.waitUntil(lambda: widget.find_count.text() == "No matches", timeout=10_000)
+
+    # Three pages, "Page N" on each: Return and Shift+Return step through them, around the
+    # ends, and the view scrolls to the match shown.
+    _open_pdf(qtbot, widget, LINKED, 3)
+    widget.find_edit.clear()
+    _type_find(qtbot, widget, "page")
+    qtbot.waitUntil(lambda: widget.find_count.text() == "1 of 3", timeout=10_000)
+    bar = widget.pdf_view.view.verticalScrollBar()
+    assert bar.value() == 0
+    qtbot.keyClick(widget.find_edit, Qt.Key.Key_Return)
+    assert widget.find_count.text() == "2 of 3"
+    assert _in_view(widget, 1, 72)  # the view scrolled to "Page 2", 72 pt from its top
+    assert widget.pdf_view.view.currentSearchResultIndex() == 1
+    _shot(qtbot, widget, tmp_path, "pdf-find-page-2.png")
+    qtbot.keyClick(widget.find_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert widget.find_count.text() == "1 of 3"
+    qtbot.keyClick(widget.find_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert widget.find_count.text() == "3 of 3"
+    widget.close_find()
+    assert widget.pdf_view.view.currentSearchResultIndex() == -1
+
+    # An HTML page after the PDF: find is the web page's again.
+    with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+        widget.open(TARGET)
+    widget.find_edit.clear()
+    _type_find(qtbot, widget, "target")
+    qtbot.waitUntil(lambda: widget.find_count.text() == "1 of 1", timeout=10_000)
 
 
 def test_the_tab_is_named_after_the_pdf(qtbot: QtBot, widget: ReplayWidget) -> None:
@@ -55,3 +134,27 @@ def test_the_tab_is_named_after_the_pdf(qtbot: QtBot, widget: ReplayWidget) -> N
         widget.open(NOT_ARCHIVED)
     assert widget.stack.currentWidget() is widget.view
     qtbot.waitUntil(lambda: titles[-1] == "Not archived", timeout=10_000)
+
+
+def _in_view(widget: ReplayWidget, page: int, y_from_top: float) -> bool:
+    """Whether the point ``y_from_top`` pt below the top of ``page`` is in view."""
+    rect, scale = widget.pdf_view.page_geometry(page)
+    y = rect.top() + y_from_top * scale - widget.pdf_view.view.verticalScrollBar().value()
+    return 0 <= y < widget.pdf_view.view.viewport().height()
+
+
+def test_pages_are_where_the_view_draws_them(qtbot: QtBot, widget: ReplayWidget) -> None:
+    _open_pdf(qtbot, widget, LINKED, 3)
+    view = widget.pdf_view.view
+    page_2, _scale = widget.pdf_view.page_geometry(1)
+    view.verticalScrollBar().setValue(int(page_2.top()) - 100)
+    top = int(page_2.top()) - view.verticalScrollBar().value()
+    left = int(page_2.left())
+    assert 10 < top < view.viewport().height() - 10
+
+    def white(x: int, y: int) -> bool:
+        return QColor(view.viewport().grab().toImage().pixel(x, y)) == QColor(Qt.GlobalColor.white)
+
+    # QPdfView paints each page white over its dark background, where page_geometry says
+    qtbot.waitUntil(lambda: white(left + 2, top + 2), timeout=5_000)
+    assert not white(left + 2, top - 2) and not white(left - 2, top + 2)
