@@ -6,18 +6,19 @@ refuses; the scheme handler answers the engine with a page about the file instea
 ``QPdfDocument``/``QPdfView``: the bytes come from the archive through the replayer, so
 nothing can reach the network. The replay widget swaps it in whenever the page it was asked
 for is a PDF; its find bar then searches the document's text (:meth:`ArchivedPdfView.find_text`,
-through ``QPdfSearchModel``).
+through ``QPdfSearchModel``). A link to another page of the document moves the view; the
+address of any other link is handed to the replay (``linkActivated``).
 
 Threading contract: GUI thread only.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, Signal
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtPdf import QPdfDocument, QPdfSearchModel
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QGuiApplication, QMouseEvent
+from PySide6.QtPdf import QPdfDocument, QPdfLink, QPdfLinkModel, QPdfSearchModel
 from PySide6.QtPdfWidgets import QPdfView
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 #: Content types shown by :class:`ArchivedPdfView`.
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
@@ -36,22 +37,56 @@ def _qround(value: float) -> int:
     return int(value + 0.5)
 
 
+class _Pages(QPdfView):
+    """The pages; a click or hover is handed to the owner, which knows where links are.
+
+    QPdfView's own link handling follows only links to a page of the document: a link to
+    an address did nothing, and no link showed where it leads.
+    """
+
+    def __init__(self, owner: ArchivedPdfView) -> None:
+        super().__init__(owner)
+        self.owner = owner
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        link = self.owner.link_at(event.position().toPoint())
+        self.viewport().setCursor(
+            Qt.CursorShape.PointingHandCursor if link is not None else Qt.CursorShape.ArrowCursor
+        )
+        where = "" if link is None else self.owner.describe(link)
+        if where != self.viewport().toolTip():  # the address a click opens, as browsers show
+            self.viewport().setToolTip(where)
+            if not where:
+                QToolTip.hideText()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            link = self.owner.link_at(event.position().toPoint())
+            if link is not None:
+                self.owner.follow(link)
+
+
 class ArchivedPdfView(QWidget):
     """A continuous, fit-to-width view of one archived PDF.
 
-    Signal: ``found(int, int)``, the match shown (from 1; 0 for none) and the number of
+    Signals: ``linkActivated(str)``, a link to an address (as the PDF writes it) was
+    clicked; ``found(int, int)``, the match shown (from 1; 0 for none) and the number of
     matches of :meth:`find_text`, again as more pages are searched.
     """
 
+    linkActivated = Signal(str)
     found = Signal(int, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = QPdfDocument(self)
-        self.view = QPdfView(self)
+        self.view = _Pages(self)
         self.view.setDocument(self.document)
         self.view.setPageMode(QPdfView.PageMode.MultiPage)
         self.view.setZoomMode(QPdfView.ZoomMode.FitToWidth)
+        self.view.viewport().setMouseTracking(True)
+        self.links = QPdfLinkModel(self)
+        self.links.setDocument(self.document)
         # Searched a page at a time on a timer, so a long document never blocks the tab.
         self.search = QPdfSearchModel(self)
         self.search.setDocument(self.document)
@@ -119,6 +154,26 @@ class ArchivedPdfView(QWidget):
             y += h + spacing
         return pages
 
+    def _scroll_offset(self) -> QPoint:
+        return QPoint(
+            self.view.horizontalScrollBar().value(), self.view.verticalScrollBar().value()
+        )
+
+    def link_at(self, pos: QPoint) -> QPdfLink | None:
+        """The link under ``pos`` (in the view's viewport), if any."""
+        if self.document.status() != QPdfDocument.Status.Ready:
+            return None
+        at = QPointF(pos + self._scroll_offset())
+        for page in range(self.document.pageCount()):
+            rect, scale = self.page_geometry(page)
+            if rect.contains(at):
+                self.links.setPage(page)
+                link = self.links.linkAt((at - rect.topLeft()) / scale)
+                return link if link.page() >= 0 or not link.url().isEmpty() else None
+            if rect.top() > at.y():
+                break
+        return None
+
     def show_place(self, page: int, rect: QRectF) -> None:
         """Scroll so that ``rect`` (in points) of ``page`` is in view, a third of the way
         down when it has to move."""
@@ -128,6 +183,22 @@ class ArchivedPdfView(QWidget):
         bar = self.view.verticalScrollBar()
         if top < bar.value() or bottom > bar.value() + self.view.viewport().height():
             bar.setValue(int(top - self.view.viewport().height() / 3))
+
+    # ------------------------------------------------------------------ links
+
+    def describe(self, link: QPdfLink) -> str:
+        """What a click on ``link`` opens, in words for its tooltip."""
+        if link.url().isEmpty():
+            return f"Page {link.page() + 1} of this document"
+        return link.url().toString()
+
+    def follow(self, link: QPdfLink) -> None:
+        """Go to the place ``link`` names in the document, or hand its address on."""
+        if not link.url().isEmpty():
+            self.linkActivated.emit(link.url().toString())
+            return
+        self.view.pageNavigator().jump(link.page(), link.location(), link.zoom())
+        self.show_place(link.page(), QRectF(link.location(), link.location()))
 
     # ------------------------------------------------------------------ find
 

@@ -5,7 +5,7 @@ API for the main window (tabs):
 - ``ReplayWidget(library, url=None, at=None, parent=None)``; ``open(url, at=None)``
   shows the capture of ``url`` nearest to ``at`` (newest when None).
 - ``find_text(text, backward=False)`` finds in the page (an archived PDF: in its text, by
-  :mod:`.pdf_view`); ``Ctrl+F`` opens the find bar.
+  :mod:`.pdf_view`, whose links open in the replay); ``Ctrl+F`` opens the find bar.
 - ``open_in_own_browser()`` ("Open in my browser", ``own_browser_action``: the toolbar
   button, the page's context menu, Ctrl+Shift+O) shows the capture, still offline, in the
   system browser through a replay server on 127.0.0.1 (``own_browser_url()``): the way out
@@ -26,6 +26,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
 
 from PySide6.QtCore import QPoint, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QPixmap, QShortcut
@@ -219,6 +220,7 @@ class ReplayWidget(QWidget):
         self.stack.addWidget(self.view)
         self.stack.addWidget(scroll)
         self.pdf_view = ArchivedPdfView(self)  # a PDF page: QtWebEngine would download it
+        self.pdf_view.linkActivated.connect(self._follow_pdf_link)
         self.pdf_view.found.connect(self._show_count)
         self.stack.addWidget(self.pdf_view)
 
@@ -375,6 +377,16 @@ class ReplayWidget(QWidget):
     def _page_title(self, title: str) -> None:
         if self.pdf_title is None:  # not the title of the file page behind a PDF
             self.titleChanged.emit(title)
+
+    def _follow_pdf_link(self, target: str) -> None:
+        """A link to an address in the PDF shown: its capture, as a link of a page opens."""
+        url = urljoin(self.current_url, target.strip())
+        if urlsplit(url).scheme.lower() in ("http", "https"):
+            self.open(url, self.at)
+        else:
+            self.banner.setText(
+                f"This link leads out of the archive ({url}): replay does not open it."
+            )
 
     def _context_menu(self, pos: QPoint) -> None:
         # the engine's own menu needs the engine's request (a real right-click in the page)

@@ -1,13 +1,16 @@
 """An archived PDF in a replay tab, as a reader uses it: Ctrl+F finds the PDF's own text (not
-the page about the file behind the PDF view), and the tab is named after the document."""
+the page about the file behind the PDF view), the tab is named after the document, and its
+links work: to another page of the document in the view, to a web address in the replay
+(its capture, or the offer to capture it), never on the live web."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
 
@@ -136,6 +139,16 @@ def test_the_tab_is_named_after_the_pdf(qtbot: QtBot, widget: ReplayWidget) -> N
     qtbot.waitUntil(lambda: titles[-1] == "Not archived", timeout=10_000)
 
 
+def _link_position(widget: ReplayWidget, page: int, y_from_foot: float) -> QPoint:
+    """Where, in the PDF view's viewport, the link annotation ``y_from_foot`` pt above the
+    foot of ``page`` (612 x 792 pt, links 72 to 300 pt from the left) is shown now."""
+    rect, scale = widget.pdf_view.page_geometry(page)
+    view = widget.pdf_view.view
+    offset = QPointF(view.horizontalScrollBar().value(), view.verticalScrollBar().value())
+    point = rect.topLeft() + QPointF(150, 792 - y_from_foot - 7) * scale - offset
+    return point.toPoint()
+
+
 def _in_view(widget: ReplayWidget, page: int, y_from_top: float) -> bool:
     """Whether the point ``y_from_top`` pt below the top of ``page`` is in view."""
     rect, scale = widget.pdf_view.page_geometry(page)
@@ -158,3 +171,47 @@ def test_pages_are_where_the_view_draws_them(qtbot: QtBot, widget: ReplayWidget)
     # QPdfView paints each page white over its dark background, where page_geometry says
     qtbot.waitUntil(lambda: white(left + 2, top + 2), timeout=5_000)
     assert not white(left + 2, top - 2) and not white(left - 2, top + 2)
+
+
+def test_links_in_a_pdf_go_to_its_pages_or_to_the_archive(
+    qtbot: QtBot, widget: ReplayWidget, opened_urls: Any
+) -> None:
+    _open_pdf(qtbot, widget, LINKED, 3)
+    view = widget.pdf_view.view
+    # The link to page 3 is near the foot of page 1: scrolled into view first.
+    view.verticalScrollBar().setValue(_link_position(widget, 0, 100).y() - 200)
+    assert view.verticalScrollBar().value() > 200
+    qtbot.mouseMove(view.viewport(), _link_position(widget, 0, 100))
+    assert view.viewport().toolTip() == "Page 3 of this document"
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_link_position(widget, 0, 100))
+    assert _in_view(widget, 2, 0) and _in_view(widget, 2, 72)  # the top of page 3
+    assert view.pageNavigator().currentPage() == 2
+
+    view.verticalScrollBar().setValue(0)
+    qtbot.mouseMove(view.viewport(), _link_position(widget, 0, 680))
+    assert view.viewport().toolTip() == TARGET
+    with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+        qtbot.mouseClick(
+            view.viewport(), Qt.MouseButton.LeftButton, pos=_link_position(widget, 0, 680)
+        )
+    qtbot.waitUntil(lambda: widget.stack.currentWidget() is widget.view, timeout=10_000)
+    assert widget.current_url == TARGET and widget.address.text() == TARGET
+    assert "Archived on" in widget.banner.text()
+
+    # A page not in the archive: the replay's own offer to capture it, in the web view.
+    _open_pdf(qtbot, widget, LINKED, 3)
+    with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+        qtbot.mouseClick(
+            view.viewport(), Qt.MouseButton.LeftButton, pos=_link_position(widget, 0, 660)
+        )
+    qtbot.waitUntil(lambda: widget.stack.currentWidget() is widget.view, timeout=10_000)
+    assert widget.banner.text().startswith("Not archived")
+    assert widget.current_url == NOT_ARCHIVED
+
+    # An address no replay opens: said in the banner, nothing opened.
+    _open_pdf(qtbot, widget, LINKED, 3)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_link_position(widget, 0, 640))
+    assert "mailto:someone@docs.example" in widget.banner.text()
+    assert widget.stack.currentWidget() is widget.pdf_view
+    assert opened_urls.urls == []
+    assert not [e for e in widget.log.entries() if "elsewhere" in e.url and e.outcome == "served"]
