@@ -74,15 +74,18 @@ class JobsManager:
 
     # ------------------------------------------------------------------ reading
 
-    def rows(self, limit: int = 500) -> list[JobRow]:
+    def rows(self, limit: int = 500, *, recover: bool = True) -> list[JobRow]:
         """The newest jobs. A job whose process died is found first (queued to resume,
         reported or superseded; one read when there is none), so none shows running for
-        the minute its lease takes to run out, or forever when nothing else looks."""
+        the minute its lease takes to run out, or forever when nothing else looks
+        (``recover`` False: not yet; the app's start-up look does it and says what it
+        found)."""
         from archiver_app.errors import LibraryBusyError
         from archiver_app.jobs import default_registry, recover_interrupted
 
-        with contextlib.suppress(LibraryBusyError):  # another writer: the next refresh will
-            recover_interrupted(self._lib, default_registry())
+        if recover:
+            with contextlib.suppress(LibraryBusyError):  # another writer: the next look will
+                recover_interrupted(self._lib, default_registry())
         return job_rows(self._lib, limit)
 
     def active(self, kind: JobKind) -> bool:

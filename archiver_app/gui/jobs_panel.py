@@ -223,6 +223,9 @@ class JobsPanel(QWidget):
         self.abort_button.clicked.connect(self._abort_or_cancel)
         self.retry_button.clicked.connect(lambda: self._control(JobsManager.retry, run=True))
 
+        # Jobs whose process died are looked for as it refreshes once the window's start-up
+        # look (which says in the status bar what it found) is done: set by the window.
+        self.recover = False
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
@@ -234,10 +237,10 @@ class JobsPanel(QWidget):
     def refresh(self) -> None:
         if not self._reads.begin():
             return
-        library, job, after = self.library, self._log_job, self._log_after
+        library, job, after, recover = self.library, self._log_job, self._log_after, self.recover
 
         def work(_p: object, _c: object) -> tuple[list[JobRow], list[JobLogLine], datetime]:
-            rows = library.jobs.rows()
+            rows = library.jobs.rows(recover=recover)
             log = library.jobs.log_after(job, after) if job is not None else []
             return rows, log, library.clock()
 

@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from archiver_app.api.jobs import ResumeReport
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.idle_migrator import IdleMigrator, scrub_text
-from archiver_app.gui.ops import BackgroundOp
+from archiver_app.gui.ops import BackgroundOp, OpFailure
 from archiver_app.tasks import ProgressUpdate
 from archiver_app.tasks.isolated import prepare as prepare_children
 from archiver_app.units import counted
@@ -71,7 +71,12 @@ class WindowJobs(QObject):
                     10000,
                 )
                 window.refresh_all()
+            window.jobs.recover = True  # from now on the Jobs panel looks as it refreshes
             self.resumed.emit(report)
+
+        def failed(failure: OpFailure) -> None:
+            window.jobs.recover = True
+            show_error(window, failure, "resuming interrupted jobs")
 
         return (
             BackgroundOp(
@@ -81,7 +86,7 @@ class WindowJobs(QObject):
                 blocks_quit=False,  # interrupted again, it resumes at the next start
             )
             .success(done)
-            .failure(lambda f: show_error(window, f, "resuming interrupted jobs"))
+            .failure(failed)
             .run_in_background()
         )
 
