@@ -40,15 +40,24 @@ class Context:
     out: TextIO
     err: TextIO
 
-    def open_library(self, *, create: bool = False, announce: bool = True) -> Library:
+    def open_library(
+        self, *, create: bool = False, announce: bool = True, start_over: bool = False
+    ) -> Library:
         """The library; ``create``: a new one where there is none, said on stderr unless
         ``announce`` is False (a mistyped ``--library`` must not send work to a stray
-        library unnoticed)."""
+        library unnoticed). ``start_over``: even where this computer knew a library that
+        is not there now (``init`` only: elsewhere that is an unmounted drive or share)."""
         from archiver_app.library import Library, check_library_folder
 
         root = self.library_root
-        new = create and self.database_url is None and check_library_folder(root, create=True)
-        lib = Library.open(root, create=create, database_url=self.database_url)
+        new = (
+            create
+            and self.database_url is None
+            and check_library_folder(root, create=True, start_over=start_over)
+        )
+        lib = Library.open(
+            root, create=create, database_url=self.database_url, start_over=start_over
+        )
         if new and announce:
             print(f"archiver: no library was at {lib.root}: created a new one there", file=self.err)
         return lib

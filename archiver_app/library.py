@@ -34,6 +34,7 @@ from archiver_app import __version__
 from archiver_app.durable import atomic_write_text
 from archiver_app.errors import LibraryError, NewerLibraryError, library_busy
 from archiver_app.ids import new_snapshot_uid
+from archiver_app.known_libraries import gone_message, known_library, remember_library
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library_share import (
     DB_NAME,
@@ -140,8 +141,13 @@ class Library:
         database_url: str | None = None,
         clock: Callable[[], datetime] = utcnow,
         new_uid: Callable[[datetime], str] = new_snapshot_uid,
+        start_over: bool = False,
     ) -> Library:
         """Open the library at ``root``, creating it if ``create`` and the folder is empty.
+
+        A folder where this computer opened a library before is not made a new one, being
+        empty or missing now (an unmounted drive or share), unless ``start_over``
+        (``archiver init``): :mod:`archiver_app.known_libraries`.
 
         Raises:
             LibraryError: the folder is unusable; nothing in it was modified.
@@ -152,7 +158,10 @@ class Library:
         shared = database_url is not None and not database_url.startswith("sqlite")
         # A shared library's folder may be empty or missing here (a share not mounted): the
         # database decides, below, and the refusal says which folder it expected.
-        is_new = check_library_folder(root, create=create or shared)
+        # A shared folder's database decides, below: it knows the folder's token.
+        is_new = check_library_folder(
+            root, create=create or shared, start_over=start_over or shared
+        )
         meta = None if is_new else _read_meta(meta_path)
         revision: str | None = None
         if database_url is None and meta is not None:
@@ -197,6 +206,7 @@ class Library:
             if isinstance(exc, OperationalError) and engine.dialect.name != "sqlite":
                 raise _not_connected(engine, exc) from exc
             raise
+        remember_library(root, meta.library_id)
         return cls(root, engine, meta, clock=clock, new_uid=new_uid, share_token=token)
 
     def close(self) -> None:
@@ -391,14 +401,18 @@ class Library:
 # ---------------------------------------------------------------------- helpers
 
 
-def check_library_folder(root: Path, *, create: bool) -> bool:
+def check_library_folder(root: Path, *, create: bool, start_over: bool = False) -> bool:
     """Validate ``root``; return True when a new library must be created there.
+
+    ``start_over``: a new library may be made where this computer knew one that is gone.
 
     Raises:
         LibraryError: the folder cannot hold a library (says why); nothing was written.
     """
     if root.exists() and not root.is_dir():
         raise LibraryError(f"{root} is a file, not a library folder")
+    if not start_over and _holds_no_library(root) and known_library(root) is not None:
+        raise LibraryError(gone_message(root))
     if not root.exists():
         if not create:
             raise LibraryError(
@@ -419,6 +433,13 @@ def check_library_folder(root: Path, *, create: bool) -> bool:
             f"{root} is not empty and is not an Archiver library; choose an empty folder"
         )
     return True
+
+
+def _holds_no_library(root: Path) -> bool:
+    try:
+        return not any((root / name).exists() for name in (META_NAME, DB_NAME, TOKEN_NAME))
+    except OSError:
+        return True
 
 
 def _read_meta(meta_path: Path) -> LibraryMeta | None:

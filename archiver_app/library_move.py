@@ -49,6 +49,7 @@ from archiver_app.durable import (
 )
 from archiver_app.errors import InputError, LibraryError
 from archiver_app.jobs.kinds import JobKind, KindSpec, Registry, RunningJob
+from archiver_app.known_libraries import library_moved
 from archiver_app.library import DB_NAME, Library
 from archiver_app.paths import remember_library_root
 from archiver_app.store.schema import copy_sqlite
@@ -273,6 +274,7 @@ def run_move(lib: Library, job: RunningJob, progress: Progress, cancel: CancelTo
         dest.rmdir()  # empty (checked): a rename needs the name free
     rename_folder(staging, dest)
     remember_library_root(dest)
+    library_moved(src, dest, lib.id)
     result = MoveResult(dest, files=len(entries) + sqlite, bytes=total, reused=reused)
     if not sqlite:  # the database stays where it is: nothing at the old place uses it
         _remove_old(src, dest, result)
@@ -332,6 +334,7 @@ def move_library(
             dest.rmdir()
         rename_folder(src, dest)
         remember_library_root(dest)
+        library_moved(src, dest, lib.id)
         progress(ProgressUpdate(1, 1, f"moved to {dest}"))
         return MoveResult(dest, renamed=True)
     with Library.open(src, create=False, database_url=database_url) as lib:

@@ -54,10 +54,19 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.known_libraries import known_library
+
     existed = (ctx.library_root / "library.json").exists()
-    with ctx.open_library(create=True, announce=False) as lib:  # it says so itself
-        verb = "opened existing" if existed else "created"
+    before = None if existed else known_library(ctx.library_root)
+    with ctx.open_library(create=True, announce=False, start_over=True) as lib:
+        verb = "opened existing" if existed else "created"  # it says so itself
         print(f"{verb} library {lib.id} at {lib.root}", file=ctx.out)
+        if before is not None and before != lib.id:
+            print(
+                f"archiver: the library {before} this computer opened there before is not"
+                " there now; this is a new one",
+                file=ctx.err,
+            )
     return 0
 
 

@@ -196,3 +196,49 @@ def test_a_library_busy_at_start_says_so_and_tries_again(
     at_revision(root, "0011")
     with write_lock_held(root / "library.db"):
         assert open_at_start(root, None, op_runner, gui_settings, chose=True) == 75  # quit
+
+
+def test_a_library_folder_emptied_since_is_refused_at_start_and_nothing_is_written(
+    tmp_path: Path,
+    gui_settings: QSettings,
+    op_runner: OpRunner,
+    boxes: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`archiver --library /mnt/point` with the share (or drive) not mounted opened a new
+    empty library there ("Nothing saved yet") and wrote library.db and library.json."""
+    from archiver_app.gui.app import start_place
+
+    monkeypatch.delenv("ARCHIVER_LIBRARY", raising=False)
+    mount = tmp_path / "mnt"
+    with Library.open(mount) as lib:
+        add_snapshot(lib, "https://harbour.example/")
+    mount.rename(tmp_path / "unmounted")
+    mount.mkdir()  # the empty mount point
+    place = start_place(mount, gui_settings)  # named on the command line
+    opened = open_at_start(
+        place.root, None, op_runner, gui_settings, chose=place.chose, create=place.create
+    )
+    assert opened == 2 and boxes == ["Archiver cannot open the library"]
+    assert list(mount.iterdir()) == []
+
+    # the remembered library: the first-run screen says why, and Start refuses the folder
+    shown: list[tuple[str, str, bool]] = []
+
+    def look(dialog: FirstRunDialog) -> int:
+        problem = dialog.findChild(QLabel, "problem").text()
+        verdict = dialog.findChild(QLabel, "verdict").text()
+        shown.append((problem, verdict, dialog.start.isEnabled()))
+        return QDialog.DialogCode.Rejected
+
+    monkeypatch.setattr(FirstRunDialog, "exec", look)
+    assert open_at_start(mount, None, op_runner, gui_settings, chose=True) == 2
+    [(problem, verdict, start_enabled)] = shown
+    assert f"the library that was at {mount} is not there now" in problem
+    assert "is its drive or share mounted" in verdict and not start_enabled
+    assert list(mount.iterdir()) == []
+    mount.rmdir()
+    (tmp_path / "unmounted").rename(mount)  # mounted again: it opens, captures and all
+    opened = open_at_start(mount, None, op_runner, gui_settings, chose=False)
+    assert isinstance(opened, Library) and opened.info().snapshots == 1
+    opened.close()
