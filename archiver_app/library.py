@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import URL, Engine, func, select
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from archiver_app import __version__
@@ -296,17 +296,26 @@ class Library:
             return s.scalars(stmt).all()
 
     def ensure_collection(self, slug: str = DEFAULT_COLLECTION, name: str | None = None) -> int:
-        """The id of collection ``slug``, created if missing."""
+        """The id of collection ``slug``, created if missing (or the one another process
+        created since this one looked: the insert is in a savepoint, and a clash reads
+        the other's row)."""
         from archiver_app.validation import validate_slug
 
         slug = validate_slug(slug)
+        find = select(Collection.id).where(Collection.slug == slug)
         with self.write() as s:
-            existing = s.scalar(select(Collection.id).where(Collection.slug == slug))
+            existing = s.scalar(find)
             if existing is not None:
                 return existing
             coll = Collection(slug=slug, name=name or slug.replace("-", " ").title())
-            s.add(coll)
-            s.flush()
+            try:
+                with s.begin_nested():
+                    s.add(coll)
+            except IntegrityError:
+                existing = s.scalar(find)
+                if existing is None:
+                    raise
+                return existing
             return coll.id
 
     def abspath(self, relative: str) -> Path:

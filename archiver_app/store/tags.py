@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sqlalchemy import Connection, func, insert, select, true
+from sqlalchemy.exc import IntegrityError
 
 from archiver_app.store.models import Tag
 
@@ -17,11 +18,25 @@ def tag_ids(conn: Connection, names: Iterable[str]) -> list[int]:
     for name in names:
         tag_id = find_tag(conn, name)
         if tag_id is None:
-            key = conn.execute(insert(Tag).values(name=name)).inserted_primary_key
-            assert key is not None
-            tag_id = int(key[0])
+            tag_id = _create_tag(conn, name)
         ids.setdefault(tag_id, None)
     return list(ids)
+
+
+def _create_tag(conn: Connection, name: str) -> int:
+    """A new tag ``name``; or, when another process created it since :func:`find_tag`
+    looked (two captures with the same new tag on PostgreSQL), that one. The insert runs
+    in a savepoint so that its failure leaves the caller's transaction usable."""
+    try:
+        with conn.begin_nested():
+            key = conn.execute(insert(Tag).values(name=name)).inserted_primary_key
+    except IntegrityError:
+        existing = find_tag(conn, name)
+        if existing is None:
+            raise
+        return existing
+    assert key is not None
+    return int(key[0])
 
 
 def find_tag(conn: Connection, name: str, *, other_than: int | None = None) -> int | None:
