@@ -10,7 +10,9 @@ PostgreSQL database is left for its administrator to drop, and the folder's toke
 removed, so that the old database can no longer open this folder.
 
 A copy that stops (crash, Ctrl-C, a lost connection) continues where it stopped when the
-same command runs again; until the switch the library keeps using its old database.
+same command runs again; until the switch the library keeps using its old database. When
+the library changed meanwhile in a way a resumed copy cannot follow, the error names the
+command that starts the copy over (``--start-over``: the unfinished copy is dropped).
 """
 
 from __future__ import annotations
@@ -46,9 +48,11 @@ def convert_library(
     batch: int = convert.BATCH_ROWS,
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
+    start_over: bool = False,
 ) -> ConvertResult:
     """Copy the database of the library at ``root`` to ``to`` (``sqlite`` or a PostgreSQL
-    URL), verify it row by row and switch the library to it.
+    URL), verify it row by row and switch the library to it. ``start_over``: drop an
+    unfinished copy of this library in the target first.
 
     Raises:
         InputError: ``to`` is not a database this can convert to.
@@ -83,11 +87,22 @@ def convert_library(
                 f"the database holds tables this version does not know ({', '.join(unknown)}); "
                 "nothing was copied"
             )
+        if start_over:
+            convert.empty_target(target, meta.library_id)
         resumed = convert.prepare_target(source, target, meta.library_id)
-        copied = convert.copy_database(
-            source, target, batch=batch, progress=progress, cancel=cancel
-        )
-        checks = convert.verify_copy(source, target, batch=batch)
+        try:
+            copied = convert.copy_database(
+                source, target, batch=batch, progress=progress, cancel=cancel
+            )
+            checks = convert.verify_copy(source, target, batch=batch)
+        except convert.StaleCopyError as exc:
+            # as typed, unless that shows a password
+            shown = to if to_sqlite or target.url.password is None else public_url(target.url)
+            raise LibraryError(
+                f"{exc.message}. Start the copy over (the unfinished copy is dropped): "
+                f"archiver library convert --to {shown} --start-over",
+                details=exc.details,
+            ) from exc
         convert.finish_copy(target)
         if not to_sqlite:
             bind_folder(target, root, library_id=meta.library_id, new_folder=False)

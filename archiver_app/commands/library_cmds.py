@@ -43,6 +43,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--to", required=True, metavar="URL", help="postgresql://... or sqlite")
     p.add_argument("--batch", type=at_least(1), default=2000, help="rows per committed batch")
+    p.add_argument(
+        "--start-over",
+        action="store_true",
+        help="drop the unfinished copy of this library in the target and copy from the start "
+        "(when the library changed since the copy stopped)",
+    )
     p.set_defaults(func=cmd_convert)
     p = lib_sub.add_parser(
         "attach",
@@ -161,6 +167,7 @@ def cmd_convert(args: argparse.Namespace, ctx: Context) -> int:
         database_url=ctx.database_url,
         batch=args.batch,
         progress=progress,
+        start_over=args.start_over,
     )
     for check in result.tables:
         print(f"verified {check.name}: {check.rows} rows, sha256 {check.digest[:16]}", file=ctx.out)

@@ -3,7 +3,12 @@
 :func:`copy_database` copies every table of the schema in dependency order (parents before
 children), each in primary-key order and in batches. Each batch is committed in the target
 together with its checkpoint (table ``archiver_convert``: the last key copied per table),
-so a copy that stops for any reason continues where it stopped when it runs again.
+so a copy that stops for any reason continues where it stopped when it runs again. A
+library used while its copy was stopped is resumed too: every table continues after its
+last key copied, finished or not, so rows added since are copied; rows removed, or added
+among those copied already, are found by counting them (and rows edited in place by
+:func:`verify_copy`), and raise :class:`StaleCopyError`: the copy must start over
+(:func:`empty_target`).
 :func:`verify_copy` then reads both databases in the same order and compares them row by
 row (every value, as the schema's types read it), and reports the row count and a digest
 of each table; :func:`finish_copy` drops the checkpoints and moves PostgreSQL's id
@@ -68,6 +73,10 @@ _FTS = Table(
 _NOT_COPIED = {"alembic_version", "sqlite_sequence", "sqlite_stat1", CHECKPOINT_TABLE}
 
 
+class StaleCopyError(LibraryError):
+    """The partial copy in the target no longer matches the source: start it over."""
+
+
 @dataclass(frozen=True)
 class TableCheck:
     name: str
@@ -96,14 +105,7 @@ def prepare_target(source: Engine, target: Engine, library_id: str) -> bool:
     """
     names = set(inspect(target).get_table_names())
     if CHECKPOINT_TABLE in names:
-        with target.connect() as conn:
-            found = conn.execute(
-                text(f"SELECT last_key FROM {CHECKPOINT_TABLE} WHERE name = '#library'")  # noqa: S608
-            ).scalar()
-        if found != library_id:
-            raise LibraryError(
-                "the target database holds a copy of another library; nothing was changed"
-            )
+        _require_copy_of(target, library_id)
         if schema.current_revision(target) != schema.current_revision(source):
             raise LibraryError("the unfinished copy in the target has another schema; start afresh")
         return True
@@ -125,6 +127,51 @@ def prepare_target(source: Engine, target: Engine, library_id: str) -> bool:
             {"id": library_id},
         )
     return False
+
+
+def _require_copy_of(target: Engine, library_id: str) -> None:
+    with target.connect() as conn:
+        found = conn.execute(
+            text(f"SELECT last_key FROM {CHECKPOINT_TABLE} WHERE name = '#library'")  # noqa: S608
+        ).scalar()
+    if found != library_id:
+        raise LibraryError(
+            "the target database holds a copy of another library; nothing was changed"
+        )
+
+
+def empty_target(target: Engine, library_id: str) -> bool:
+    """Drop every table of an unfinished copy of library ``library_id`` from ``target``, so
+    that the copy starts over; True when there was one. A target without a copy under way
+    is left alone (:func:`prepare_target` then says whether it can be used).
+
+    Raises:
+        LibraryError: the copy under way in ``target`` is another library's.
+    """
+    names = inspect(target).get_table_names()
+    if CHECKPOINT_TABLE not in names:
+        return False
+    _require_copy_of(target, library_id)
+    raw = target.raw_connection()
+    try:
+        cursor = raw.cursor()
+        if target.dialect.name == "sqlite":  # the driver's autocommit: PRAGMA works here
+            cursor.execute("PRAGMA foreign_keys = OFF")
+            if "snapshot_fts" in names:
+                cursor.execute("DROP TABLE snapshot_fts")  # and its shadow tables
+            rows = cursor.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            ).fetchall()
+            for (name,) in rows:
+                cursor.execute(f'DROP TABLE "{name}"')
+            cursor.execute("PRAGMA foreign_keys = ON")
+        else:
+            quoted = ", ".join(f'"{name}"' for name in names)
+            cursor.execute(f"DROP TABLE {quoted} CASCADE")
+        raw.commit()
+    finally:
+        raw.close()
+    return True
 
 
 def _schema_only(source: Engine, target: Engine) -> bool:
@@ -209,15 +256,16 @@ def copy_database(
     done_rows = copied_now = 0
     for table in tables():
         with target.connect() as conn:
-            last, copied, finished = _checkpoint(conn, table.name)
-        done_rows += copied
-        if finished:
-            continue
+            last, copied, _finished = _checkpoint(conn, table.name)
         start = (
             None
             if last is None
             else [_key_value(k, v) for k, v in zip(table.primary_key.columns, last, strict=True)]
         )
+        # A finished table continues too: the library may have been used since the stop.
+        if start is not None:
+            _require_unchanged(source, table, start, copied)
+        done_rows += copied
         for rows in _rows(source, table, batch, start):
             if cancel is not None:
                 cancel.raise_if_cancelled()
@@ -239,6 +287,23 @@ def copy_database(
         with target.begin() as conn:
             _save_checkpoint(conn, table.name, last, copied, True)
     return copied_now
+
+
+def _require_unchanged(source: Engine, table: Table, start: list[Any], copied: int) -> None:
+    """Raise :class:`StaleCopyError` unless ``source`` still holds ``copied`` rows up to key
+    ``start``: rows removed there, or added with keys among those copied, are not copied
+    by a resumed copy (and a child copied later would miss its parent)."""
+    cond = _after(table, start)
+    stmt = select(func.count()).select_from(table).where(~cond)
+    if table.name == "settings":
+        stmt = stmt.where(table.c.key.not_in(LOCAL_SETTINGS))
+    with source.connect() as conn:
+        now = int(conn.execute(stmt).scalar() or 0)
+    if now != copied:
+        raise StaleCopyError(
+            f"the library changed since the copy stopped: table {table.name} holds {now} rows"
+            f" up to where {copied} were copied"
+        )
 
 
 def _key_value(column: Column[Any], value: Any) -> Any:
@@ -299,15 +364,16 @@ def verify_copy(source: Engine, target: Engine, *, batch: int = BATCH_ROWS) -> l
             a = [_canon(v) for v in mine]
             if other is None or a != [_canon(v) for v in other]:
                 key = [getattr(mine, k.name) for k in table.primary_key.columns]
-                raise LibraryError(
-                    f"the copy differs from the original in table {table.name} at key {key}; "
-                    "the library still uses its original database"
+                raise StaleCopyError(
+                    f"the copy differs from the original in table {table.name} at key {key}"
+                    " (the library changed since the copy began, or the copy was altered);"
+                    " the library still uses its original database"
                 )
             digest.update("\x1f".join(a).encode("utf-8", "surrogatepass") + b"\x1e")
             count += 1
         extra = next(theirs, None)
         if extra is not None:
-            raise LibraryError(
+            raise StaleCopyError(
                 f"the copy has more rows than the original in table {table.name}; "
                 "the library still uses its original database"
             )
@@ -342,8 +408,10 @@ def finish_copy(target: Engine) -> None:
 
 __all__ = [
     "BATCH_ROWS",
+    "StaleCopyError",
     "TableCheck",
     "copy_database",
+    "empty_target",
     "finish_copy",
     "prepare_target",
     "tables",

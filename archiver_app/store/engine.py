@@ -15,6 +15,7 @@ gives up after :data:`PG_CONNECT_TIMEOUT` seconds unless the URL sets its own
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ def sqlite_url(path: Path) -> str:
 def make_engine(url: str, **kwargs: Any) -> Engine:
     """Create an engine for ``url`` with the project's connection settings."""
     if url.startswith("postgresql"):
+        _quiet_pipeline_cleanup()
         kwargs.setdefault("pool_pre_ping", True)
         if "connect_timeout" not in url:
             kwargs.setdefault("connect_args", {"connect_timeout": PG_CONNECT_TIMEOUT})
@@ -69,6 +71,19 @@ def _configure_sqlite(engine: Engine) -> None:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
         else:
             conn.exec_driver_sql("BEGIN")
+
+
+def _drop_pipeline_cleanup(record: logging.LogRecord) -> bool:
+    return record.msg != "error ignored terminating %r: %s"
+
+
+def _quiet_pipeline_cleanup() -> None:
+    """Keep psycopg's "error ignored terminating <psycopg.Pipeline ...>: pipeline aborted"
+    off the terminal: it is logged when a statement in a pipeline (an ``executemany``)
+    failed, and that statement's own error, which is reported, says what happened."""
+    logger = logging.getLogger("psycopg")
+    if _drop_pipeline_cleanup not in logger.filters:
+        logger.addFilter(_drop_pipeline_cleanup)
 
 
 def make_sessionmakers(engine: Engine) -> tuple[sessionmaker[Session], sessionmaker[Session]]:
