@@ -456,9 +456,9 @@ def default_registry() -> Registry:
             KindSpec(JobKind.VERIFY, run_verify, resumable=True, supersedes=same_config()),
             KindSpec(JobKind.OFFLOAD, run_offload, resumable=True, supersedes=same_config()),
             KindSpec(JobKind.MIGRATE, run_migrate, resumable=True, supersedes=same_config()),
-            KindSpec(JobKind.MOVE, run_finish_move, resumable=True),
+            KindSpec(JobKind.MOVE, run_finish_move, resumable=True, supersedes=same_config()),
             # a session is the user's own browsing: after a kill it is reported, not replayed
             KindSpec(JobKind.BROWSE, run_browse, resumable=False),
-            KindSpec(JobKind.REINDEX, _run_reindex, resumable=True),
+            KindSpec(JobKind.REINDEX, _run_reindex, resumable=True, supersedes=same_config()),
         ]
     )

@@ -246,7 +246,8 @@ def test_killed_at_random_moments_the_move_resumes_and_nothing_is_lost(tmp_path:
         with Library.open(dest) as lib:
             moves = [r for r in lib.jobs.rows() if r.kind == "move"]
     assert moves and moves[0].status == "completed"  # the last run, finished here
-    assert {r.status for r in moves[1:]} <= {"running"}  # the killed runs, in the snapshot
+    # the killed runs, in the database copied mid-move: the last run did their work
+    assert {r.status for r in moves[1:]} <= {"aborted"}, moves
 
 
 def test_a_move_is_a_job_that_finishes_at_the_new_place(tmp_path: Path) -> None:
