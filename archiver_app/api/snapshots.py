@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from archiver_app.api.changes import Changes
 from archiver_app.api.deletion import DeleteResult
 from archiver_app.api.timeline import Timeline, route_timeline
+from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.mirror.deps import snapshots_files
 from archiver_app.mirror.status import SnapshotCopiesReport, snapshot_copies
@@ -159,15 +160,26 @@ class SnapshotsManager:
         return [o.message for o in refusals(self._lib, snapshot_ids)]
 
     def set_notes(self, snapshot_id: int, notes: str) -> Changes:
-        """Keep ``notes`` on the capture; search finds it by them."""
+        """Keep ``notes`` on the capture; search finds it by them.
+
+        Raises:
+            InputError: the capture is gone (deleted elsewhere); its details hold ``notes``.
+        """
         from archiver_app.api.labels import reindex_own_words
 
         with self._lib.write() as s:
-            snap = s.get(Snapshot, snapshot_id)
-            if snap is not None:
-                snap.notes = notes
-                s.flush()
-                reindex_own_words(s.connection(), snapshot_id)
+            # locked on PostgreSQL: two saves of one capture's notes (two windows) wait for
+            # each other instead of both re-indexing it and clashing on snapshot_fts's key
+            snap = s.get(Snapshot, snapshot_id, with_for_update=True)
+            if snap is None:
+                raise InputError(
+                    f"capture {snapshot_id} was deleted (perhaps from another window or"
+                    " machine); the note was not saved",
+                    details=f"The note that was not saved:\n\n{notes}",
+                )
+            snap.notes = notes
+            s.flush()
+            reindex_own_words(s.connection(), snapshot_id)
         return Changes.of_snapshots([snapshot_id])
 
 

@@ -40,6 +40,24 @@ def test_tag_edits_say_what_changed_and_keep_search_in_step(library: Library) ->
     assert parse_tags(" river ,, Big  Data,river") == ["river", "Big Data"]
 
 
+def test_notes_for_a_capture_deleted_meanwhile_are_refused_not_dropped(
+    library: Library,
+) -> None:
+    """Deleted from another window, then its notes saved: nothing was saved and nothing
+    said, so the window took the save for done (and, its details gone, saved again)."""
+    from archiver_app.errors import InputError
+
+    sid = add_snapshot(library, "https://a.example/x", title="A page")
+    library.snapshots.delete([sid])
+    with pytest.raises(InputError) as refused:
+        library.snapshots.set_notes(sid, "ask the harbour office")
+    assert str(refused.value) == (
+        f"capture {sid} was deleted (perhaps from another window or machine); the note was"
+        " not saved"
+    )
+    assert "ask the harbour office" in (refused.value.details or "")
+
+
 def test_notes_settings_and_views(library: Library) -> None:
     sid = add_snapshot(library, "https://a.example/x", title="A page")
     changes = library.snapshots.set_notes(sid, "check later")

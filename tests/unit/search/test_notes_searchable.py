@@ -32,3 +32,33 @@ def test_notes_are_found_by_search(any_library: Library) -> None:
     assert _found(lib, "harbourmaster") == [sid]
     lib.snapshots.set_notes(sid, "")
     assert _found(lib, "harbourmaster") == [] and _found(lib, "port") == [other, sid]
+
+
+def test_two_saves_of_one_note_at_once_do_not_clash(any_library: Library) -> None:
+    """The same note saved at once from two windows (or machines): on PostgreSQL both
+    re-indexed the capture and one failed on snapshot_fts's key (UniqueViolation)."""
+    import threading
+
+    lib = any_library
+    sid = add_snapshot(lib, "https://a.example/cranes", title="Cranes", body="blue paint")
+    other = Library.open(lib.root)  # the second window's
+    start, failed = threading.Barrier(2), []
+
+    def save(library: Library) -> None:
+        start.wait()
+        try:
+            for _ in range(40):
+                library.snapshots.set_notes(sid, "ask the harbourmaster")
+        except Exception as exc:
+            failed.append(exc)
+
+    try:
+        threads = [threading.Thread(target=save, args=(x,)) for x in (lib, other)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        other.close()
+    assert failed == []
+    assert _found(lib, "harbourmaster") == [sid]
