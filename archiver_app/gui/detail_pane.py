@@ -2,12 +2,19 @@
 
 Loading runs through :class:`~archiver_app.gui.ops.BackgroundOp` (a handful of indexed
 queries, but a drive's copies table can be large); edits go through ``lib.tags`` and
-``lib.snapshots`` and emit :attr:`DetailPane.edited`.
+``lib.snapshots`` and emit :attr:`DetailPane.edited`, from which the window refreshes what
+changed (these details among them).
+
+Notes are saved when the user leaves them (the field, the capture, the window) or presses
+*Save notes*, never by a reload: reloading the capture shown keeps what is being typed. One
+save runs at a time, and a (capture, text) pair is handed to ``set_notes`` once unless the
+user asks again; a save's answer cannot start another save of the same text.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, Signal
 from PySide6.QtGui import QResizeEvent
@@ -89,6 +96,9 @@ class DetailPane(QScrollArea):
         self.detail: SnapshotDetail | None = None
         self.wanted: int | None = None
         self._loads = 0  # show_snapshot calls: only the newest one's answer is shown
+        self._notes_sent: tuple[int, str] | None = None  # last (capture, text) to set_notes
+        self._notes_outcome = ""  # of that save: "running", "saved" or "refused"
+        self._notes_next: tuple[int, str] | None = None  # asked for while a save ran
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -215,9 +225,10 @@ class DetailPane(QScrollArea):
     # ------------------------------------------------------------------ loading
 
     def show_snapshot(self, snapshot_id: int | None) -> None:
-        """Load ``snapshot_id`` in the background (None clears the pane); notes typed for
-        the capture shown are saved first, never dropped."""
-        self.flush_notes()
+        """Load ``snapshot_id`` in the background (None clears the pane). Leaving a capture
+        saves the notes typed for it; reloading the one shown keeps them in the field."""
+        if self.detail is None or self.detail.id != snapshot_id:
+            self.flush_notes(leaving=True)
         self.wanted = snapshot_id
         if snapshot_id is None:
             self.detail = None
@@ -246,6 +257,10 @@ class DetailPane(QScrollArea):
             self.show_snapshot(None)
             return
         self._tag_names.setStringList(names)
+        shown = self.detail if self.detail is not None and self.detail.id == detail.id else None
+        # reloaded (F5, an edit's refresh): what is being typed stays, to be saved on leaving
+        typing_notes = shown is not None and self.notes.toPlainText() != shown.notes
+        typing_tags = shown is not None and parse_tags(self.tags.text()) != shown.tags
         self.detail = detail
         self.placeholder.hide()
         self.content.show()
@@ -270,8 +285,10 @@ class DetailPane(QScrollArea):
         self.integrity.setText(getattr(integrity, "message", ""))
         self.watched.setText(detail.watched or "")
         self.facts.setRowVisible(self.watched, detail.watched is not None)
-        self.tags.setText(", ".join(detail.tags))
-        self.notes.setPlainText(detail.notes)
+        if not typing_tags:
+            self.tags.setText(", ".join(detail.tags))
+        if not typing_notes and self.notes.toPlainText() != detail.notes:
+            self.notes.setPlainText(detail.notes)  # (the same text: the cursor stays put)
         self._show_copies(detail)
         self.others.clear()
         # to the second where two of them (this capture among them) share a minute
@@ -354,36 +371,67 @@ class DetailPane(QScrollArea):
             self.flush_notes()
         return super().eventFilter(watched, event)
 
-    def flush_notes(self, *, now: bool = False) -> None:
-        """Save the notes if they differ from the capture's (typed, not yet saved); ``now``:
+    def flush_notes(self, *, now: bool = False, leaving: bool = False) -> None:
+        """Save the notes if they differ from the capture's (typed, not yet saved) and were
+        not handed to a save already. A refused text is tried again only on ``leaving``
+        the capture (else its error box, taking the focus, would ask again) or ``now``:
         here and at once (the window is closing: no background work will finish)."""
-        if self.detail is None or self.notes.toPlainText() == self.detail.notes:
-            return
-        if now:
-            try:
-                self.library.snapshots.set_notes(self.detail.id, self.notes.toPlainText())
-            except Exception:  # closing: log it, the window must still close
-                log.exception("could not save the notes of capture %s", self.detail.id)
-        else:
-            self.save_notes()
-
-    def save_notes(self) -> None:
         if self.detail is None:
             return
-        sid, notes = self.detail.id, self.notes.toPlainText()
-        library = self.library
+        key = (self.detail.id, self.notes.toPlainText())
+        if key[1] == self.detail.notes:
+            return
+        if key == self._notes_sent and not (self._notes_outcome == "refused" and (leaving or now)):
+            return  # saved or being saved; or refused, and said already
+        if now:
+            try:
+                self.library.snapshots.set_notes(*key)
+            except Exception:  # closing: log it, the window must still close
+                log.exception("could not save the notes of capture %s", key[0])
+        else:
+            self._save_notes(key, asked=leaving)
+
+    def save_notes(self) -> None:
+        """*Save notes*: save the text in the field (again, if its last save was refused)."""
+        if self.detail is not None and self.notes.toPlainText() != self.detail.notes:
+            self._save_notes((self.detail.id, self.notes.toPlainText()), asked=True)
+
+    def _save_notes(self, key: tuple[int, str], *, asked: bool) -> None:
+        """Hand ``key`` (capture, text) to ``set_notes``: after the save running, if one
+        runs (two at once could land in either order); never twice, unless ``asked`` again
+        after a refusal."""
+        if self._notes_outcome == "running":
+            self._notes_next = key if key != self._notes_sent else None
+            return
+        if key == self._notes_sent and not (asked and self._notes_outcome == "refused"):
+            return
+        self._notes_sent, self._notes_outcome = key, "running"
+        library, (sid, notes) = self.library, key
 
         def work(_p: object, _c: object) -> Changes:
             return library.snapshots.set_notes(sid, notes)
 
-        BackgroundOp(self.runner, work, label="saving notes").success(self._after_edit).failure(
-            lambda failure: self._edit_failed(failure, f"saving the notes of #{sid}")
-        ).run_in_background()
+        BackgroundOp(self.runner, work, label="saving notes").success(
+            lambda changes: self._notes_done(key, changes)
+        ).failure(lambda failure: self._notes_done(key, failure)).run_in_background()
+
+    def _notes_done(self, key: tuple[int, str], outcome: Changes | OpFailure) -> None:
+        """A save answered: the capture's notes are now its text (no second save of it), or
+        the refusal is said and the text stays in the field to copy or save again."""
+        sid, notes = key
+        self._notes_outcome = "saved" if isinstance(outcome, Changes) else "refused"
+        if isinstance(outcome, Changes):
+            if self.detail is not None and self.detail.id == sid:
+                self.detail = replace(self.detail, notes=notes)
+            self._after_edit(outcome)
+        else:
+            self._edit_failed(outcome, f"saving the notes of #{sid}")
+        waiting, self._notes_next = self._notes_next, None
+        if waiting is not None:
+            self._save_notes(waiting, asked=False)
 
     def _after_edit(self, changes: Changes) -> None:
-        self.edited.emit(changes)
-        if self.wanted in changes.snapshot_ids:
-            self.show_snapshot(self.wanted)
+        self.edited.emit(changes)  # the window refreshes what changed, these details too
 
     def _edit_failed(self, failure: OpFailure, doing: str) -> None:
         show_error(self, failure, doing)

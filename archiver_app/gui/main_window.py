@@ -391,10 +391,8 @@ class MainWindow(QMainWindow):
         self.status.refresh(baseline=True)
         self.jobs.refresh()
         self.drives.refresh()
-        focus = QApplication.focusWidget()
-        typing = focus is not None and self.detail.isAncestorOf(focus)
-        if self.detail.wanted is not None and not typing:  # its other captures may have grown
-            self.detail.show_snapshot(self.detail.wanted)
+        if self.detail.wanted is not None:  # its other captures may have grown, or it is
+            self.detail.show_snapshot(self.detail.wanted)  # gone (what is typed there stays)
 
     def focus_search(self) -> None:
         """Ctrl+F: find in the page of the replay in front, as a browser does, else the
