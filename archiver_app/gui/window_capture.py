@@ -16,7 +16,7 @@ from archiver_app.api.jobs import CrawlOptions
 from archiver_app.errors import InputError
 from archiver_app.gui.capture_dialog import CaptureDialog
 from archiver_app.gui.capture_input import CaptureRequest, build_request, parse_url_lines
-from archiver_app.gui.errors import show_error
+from archiver_app.gui.errors import describe, show_error
 from archiver_app.gui.ops import CAPTURE_ON_QUIT, BackgroundOp, OpFailure
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
@@ -236,7 +236,11 @@ class WindowCapture(QObject):
         self.finished.emit()
 
     def _failed(self, failure: OpFailure) -> None:
+        """Say why in a box, and in the status bar instead of "Capturing …", which stayed
+        there, as if the refused capture still ran."""
+        bar = self.window.statusBar()
         if failure.cancelled:
-            self.window.statusBar().showMessage("Capture cancelled.", 5000)
+            bar.showMessage("Capture cancelled.", 5000)
             return
+        bar.showMessage(describe(failure.exception, "capturing")[0], 10_000)
         show_error(self.window, failure, "capturing")

@@ -651,6 +651,27 @@ def test_a_capture_says_at_once_that_it_is_under_way(
     qtbot.waitUntil(lambda: bar.currentMessage() == "Captured 1 page (job #9).", timeout=10_000)
 
 
+def test_a_refused_capture_no_longer_says_it_is_under_way(
+    qtbot: QtBot, main_window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused (here: its browser profile does not exist), the capture's "Capturing …"
+    stayed in the status bar for ever beside the error box."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from archiver_app.gui.capture_input import CaptureRequest
+
+    boxes: list[str] = []
+    monkeypatch.setattr(QMessageBox, "open", lambda box: boxes.append(box.text()))
+    bar = main_window.statusBar()
+    url = "http://127.0.0.1:8765/notice.html"
+    main_window.capture.run(CaptureRequest((url,), profile="nobody"))
+    assert bar.currentMessage() == f"Capturing {url}…"
+    qtbot.waitUntil(lambda: bool(boxes), timeout=10_000)
+    assert boxes[0].startswith("Could not finish capturing: ") and "nobody" in boxes[0]
+    assert bar.currentMessage() == boxes[0]
+    assert not main_window.runner.busy()
+
+
 def test_a_smaller_window_takes_from_the_details_too(main_window: MainWindow, qtbot: QtBot) -> None:
     main_window.resize(1400, 900)
     qtbot.waitUntil(lambda: main_window.width() == 1400)
