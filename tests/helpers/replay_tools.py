@@ -29,6 +29,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
+from playwright.sync_api import Browser, sync_playwright
 
 from tests.helpers.webserver import LocalServer, Request, Response
 
@@ -41,6 +42,19 @@ EMBED = """<!doctype html><html><head><meta charset="utf-8">
 <body style="margin:0"><replay-web-page source="/archive.wacz" url="{url}" embed="replayonly"
  replayBase="/replay/" style="display:block;width:100vw;height:100vh"></replay-web-page>
 </body></html>"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One Chromium for a module's tests (they open ReplayWeb.page, pywb, serve in it)."""
+    from archiver_app.capture.browser import launch_options, require_browser
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(**launch_options(require_browser()))  # type: ignore[arg-type]
+        try:
+            yield b
+        finally:
+            b.close()
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
-"""Fixtures of the export tests: the real ReplayWeb.page."""
+"""Fixtures of the export tests: the real ReplayWeb.page and one Chromium a module."""
 
-from tests.helpers.replay_tools import replaywebpage
+from tests.helpers.replay_tools import browser, replaywebpage
 
-__all__ = ["replaywebpage"]
+__all__ = ["browser", "replaywebpage"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,16 +33,6 @@ PAGE = """<!doctype html><html><head><title>Ranged video</title></head><body>
 <p id="text">a video fetched in ranges</p>
 <video id="v" preload="auto" muted width="160" height="90" src="/clip.webm"></video>
 </body></html>"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(**launch_options(require_browser()))  # type: ignore[arg-type]
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _capped_ranges(data: bytes) -> object:

@@ -15,11 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, FrameLocator, Page, expect, sync_playwright
+from playwright.sync_api import Browser, FrameLocator, Page, expect
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from archiver_app.capture.browser import launch_options, require_browser
 from archiver_app.capture.engine import PageRules, capture_urls
 from archiver_app.export import Selection, export
 from archiver_app.export.signing import Signing
@@ -84,16 +83,6 @@ def wacz(site: LocalServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert result.pages == len(PAGES) and not result.problems, result
     assert signing.stamp is not None and signing.stamp.code == "stamped", signing.stamp
     return dest
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(**launch_options(require_browser()))  # type: ignore[arg-type]
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _pages(wacz: Path) -> list[dict[str, str]]:

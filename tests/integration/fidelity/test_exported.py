@@ -12,14 +12,12 @@ from __future__ import annotations
 import contextlib
 import json
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Frame, Page, sync_playwright
+from playwright.sync_api import Browser, Frame, Page
 from playwright.sync_api import Error as PlaywrightError
 
-from archiver_app.capture.browser import launch_options, require_browser
 from archiver_app.export import Selection, export
 from tests.helpers.corpus import REPORT_PDF, Corpus
 from tests.helpers.replay_tools import ReplayWebPage, get, pywb
@@ -51,16 +49,6 @@ def wacz(suite: Suite, tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = export(suite.lib, Selection(collection="default"), dest)
     assert result.pages == len(Corpus.PAGES) and not result.problems, result
     return dest
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(**launch_options(require_browser()))  # type: ignore[arg-type]
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _urls(suite: Suite) -> dict[str, str]:
