@@ -105,8 +105,9 @@ def facts_from(raw: dict[str, Any]) -> PageFacts:
 
 #: A frame's visible text (same-origin or not: the browser reads each frame itself).
 FRAME_TEXT_JS = "() => document.body ? document.body.innerText : ''"
-#: Frames read for their text, at most, and how long each may take: a page of many ad
-#: frames, or one that does not answer, costs the capture little.
+#: Frames read for their text, at most, and how long they may take together (read at
+#: once): a page of many ad frames, or of frames that do not answer, costs the capture at
+#: most this, and never its own text (which the page's extraction budget bounds too).
 MAX_FRAMES = 20
 FRAME_SECONDS = 2.0
 
@@ -123,17 +124,17 @@ async def extract(page: Any) -> PageFacts:
 
 
 async def frames_text(page: Any) -> list[str]:
-    """The visible text of each frame of ``page`` that has some (at most :data:`MAX_FRAMES`
-    frames, each within :data:`FRAME_SECONDS`; one that fails is left out)."""
-    texts: list[str] = []
-    frames = [f for f in page.frames if f is not page.main_frame][:MAX_FRAMES]
-    for frame in frames:
-        if frame.is_detached():
-            continue
-        try:
-            text = await asyncio.wait_for(frame.evaluate(FRAME_TEXT_JS), FRAME_SECONDS)
-        except Exception:  # noqa: S112 - a frame gone or busy: its text is left out
-            continue
-        if isinstance(text, str) and text.strip():
-            texts.append(text.strip())
-    return texts
+    """The visible text of each frame of ``page`` that has some, in the browser's order (at
+    most :data:`MAX_FRAMES` frames, read at once within :data:`FRAME_SECONDS`; a frame that
+    fails or has not answered by then is left out)."""
+    frames = [f for f in page.frames if f is not page.main_frame and not f.is_detached()]
+    tasks = [asyncio.ensure_future(f.evaluate(FRAME_TEXT_JS)) for f in frames[:MAX_FRAMES]]
+    if not tasks:
+        return []
+    try:
+        await asyncio.wait(tasks, timeout=FRAME_SECONDS)
+    finally:  # (cancelled too: no read outlives the page's extraction)
+        for task in tasks:
+            task.cancel()
+    answers = [t.result() for t in tasks if not t.cancelled() and t.exception() is None]
+    return [text.strip() for text in answers if isinstance(text, str) and text.strip()]
