@@ -9,6 +9,14 @@ page at all (in the collection's folder, or anywhere). A ``revisit`` whose origi
 among them pulls the original in too, so the export stands alone (a replay tool finds the
 payload inside the export, never in the library it came from).
 
+A page that loaded itself again (a consent wall, a script's ``location.reload()``) has two
+answers of its address; the library replays the one its snapshot names (``warc_file`` and
+``warc_offset``: the document the browser showed last). The plan names that record
+(``page_records``) and the page's other answers of its address (``superseded``): the
+export's index leaves those out (warc.cdxj), since pywb and ReplayWeb.page choose between
+same-address lines in opposite ways, neither by what the page showed. They stay in the
+WARC; one a revisit stands for stays indexed.
+
 The records are written page by page (:func:`page_first_order`): each page's own record
 first, then the rest of its records in file order. An importer (ours, and any that goes by
 order) gives a record to the page before it, and a capture's WARC holds the images and
@@ -65,6 +73,8 @@ class ExportPlan:
     originals_added: int = 0
     arc_files: set[int] = field(default_factory=set)  # ARC, not WARC: records are converted
     strip_private: bool = True  # leave Cookie, Authorization... out (export.privacy)
+    page_records: frozenset[int] = frozenset()  # the records the pages replay as (ids)
+    superseded: frozenset[int] = frozenset()  # pages' other answers of their address (ids)
 
     @property
     def total_bytes(self) -> int:
@@ -203,8 +213,12 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
                     arc.add(fid)
     with library.engine.connect() as conn:
         page_urls = _page_urls(conn, snapshot_ids)
+        mains = _main_records(conn, snapshot_ids)
     records = page_first_order(list(chosen.values()), page_urls)
-    return ExportPlan(snapshot_ids, records, files, missing, added, arc)
+    plan = ExportPlan(snapshot_ids, records, files, missing, added, arc)
+    plan.page_records = frozenset(mains.values())
+    plan.superseded = superseded_answers(records, mains)
+    return plan
 
 
 def _page_urls(conn: Connection, snapshot_ids: list[int]) -> dict[int, str]:
@@ -214,6 +228,38 @@ def _page_urls(conn: Connection, snapshot_ids: list[int]) -> dict[int, str]:
         sql = f"SELECT id, url FROM snapshots WHERE id IN ({marks})"  # noqa: S608
         out.update((int(sid), str(url)) for sid, url in conn.execute(text(sql)))
     return out
+
+
+def _main_records(conn: Connection, snapshot_ids: list[int]) -> dict[int, int]:
+    """Snapshot id -> the id of its main record (where its ``warc_file`` and
+    ``warc_offset`` point: what replay serves as the page)."""
+    out: dict[int, int] = {}
+    for chunk in _chunks(snapshot_ids):
+        marks = ",".join(str(int(i)) for i in chunk)
+        sql = (
+            "SELECT s.id, r.id FROM snapshots s JOIN files f ON f.path = s.warc_file "  # noqa: S608
+            'JOIN records r ON r.file_id = f.id AND r."offset" = s.warc_offset '
+            f"WHERE s.id IN ({marks})"
+        )
+        out.update((int(sid), int(rid)) for sid, rid in conn.execute(text(sql)))
+    return out
+
+
+def superseded_answers(records: list[IndexedRecord], mains: dict[int, int]) -> frozenset[int]:
+    """The ids of the responses and revisits of a page's address in its own snapshot other
+    than the page's main record (``mains``: snapshot id -> record id), except those a
+    revisit among ``records`` stands for."""
+    by_id = {rec.id: rec for rec in records}
+    page_keys = {sid: by_id[rid].url_key for sid, rid in mains.items() if rid in by_id}
+    originals = {rec.revisit_of_id for rec in records}
+    out = set()
+    for rec in records:
+        sid = rec.snapshot_id
+        if sid is None or page_keys.get(sid) != rec.url_key or rec.id == mains[sid]:
+            continue
+        if rec.record_type in ("response", "revisit") and rec.id not in originals:
+            out.add(rec.id)
+    return frozenset(out)
 
 
 def _leads(rec: IndexedRecord, url: str) -> bool:

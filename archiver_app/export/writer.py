@@ -174,7 +174,9 @@ def _copy_records(
                     length=out.size - start,
                     filename=WARC_NAME,
                 )
-                entry = IndexEntry(rec.url, rec.record_type, rec.status, line)
+                chosen = rec.id in plan.page_records
+                page = rec.snapshot_id if chosen or rec.id in plan.superseded else None
+                entry = IndexEntry(rec.url, rec.record_type, rec.status, line, page, chosen)
             index.add(
                 rec.record_type, rec.url, entry, partial(_posted, fh, rec.offset, rec.length, gz)
             )

@@ -8,6 +8,11 @@ An export's index (:func:`replay_index`) leaves out the ``206 Partial Content`` 
 URL whose whole response is indexed too: ReplayWeb.page may pick a part for a media
 element's request, and a video given one megabyte of itself does not play. The parts stay
 in the WARC; a URL stored only in parts keeps them indexed.
+
+Nor does it list a page's other answers of its own address (a page that loaded itself
+again has two) beside the record the page replays as, under the same key: pywb takes the
+first of two lines at the same distance in time, ReplayWeb.page the last (it keeps one
+entry per address and second), and neither knows which the page showed.
 """
 
 from __future__ import annotations
@@ -60,6 +65,12 @@ class IndexEntry:
     record_type: str
     status: int | None
     line: str
+    page: int | None = None  # the snapshot whose page's address this is an answer of
+    chosen: bool = False  # the record that page replays as (else a superseded answer)
+
+    @property
+    def key(self) -> str:
+        return self.line.split(" ", 1)[0]
 
     @property
     def whole(self) -> bool:
@@ -75,10 +86,18 @@ class IndexEntry:
 
 
 def replay_index(entries: Iterable[IndexEntry]) -> list[str]:
-    """The sorted lines of ``entries``, without the 206 parts of a URL a whole entry has."""
+    """The sorted lines of ``entries``, without the 206 parts of a URL a whole entry has,
+    nor a page's superseded answers under the key of the record it replays as."""
     listed = list(entries)
     whole = {entry.url for entry in listed if entry.whole}
-    return sort_cdxj(e.line for e in listed if e.status != 206 or e.url not in whole)
+    pages = {(e.page, e.key) for e in listed if e.chosen and e.page is not None}
+
+    def superseded(e: IndexEntry) -> bool:
+        return not e.chosen and e.page is not None and (e.page, e.key) in pages
+
+    return sort_cdxj(
+        e.line for e in listed if (e.status != 206 or e.url not in whole) and not superseded(e)
+    )
 
 
 class ExportIndex:

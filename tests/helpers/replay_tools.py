@@ -39,7 +39,7 @@ PACKAGE = ROOT / ".tools" / "replaywebpage" / "package"
 
 EMBED = """<!doctype html><html><head><meta charset="utf-8">
 <script src="/ui.js"></script></head>
-<body style="margin:0"><replay-web-page source="/archive.wacz" url="{url}" embed="replayonly"
+<body style="margin:0"><replay-web-page source="/archive.wacz" url="{url}"{ts} embed="replayonly"
  replayBase="/replay/" style="display:block;width:100vw;height:100vh"></replay-web-page>
 </body></html>"""
 
@@ -113,12 +113,16 @@ class ReplayWebPage:
 
     @staticmethod
     def _embed(req: Request) -> Response:
-        url = parse_qs(urlsplit(req.path).query).get("url", [""])[0]
-        return Response(200, EMBED.format(url=escape(url, quote=True)).encode())
+        query = parse_qs(urlsplit(req.path).query)
+        url = query.get("url", [""])[0]
+        ts = "".join(f' ts="{escape(t, quote=True)}"' for t in query.get("ts", [])[:1])
+        return Response(200, EMBED.format(url=escape(url, quote=True), ts=ts).encode())
 
-    def page_url(self, archived_url: str) -> str:
-        """The address that shows ``archived_url`` replayed from the WACZ."""
-        return self.server.url("/?url=" + quote(archived_url, safe=""))
+    def page_url(self, archived_url: str, ts: str | None = None) -> str:
+        """The address that shows ``archived_url`` replayed from the WACZ (at ``ts``, 14
+        digits, as from the pages list; else its latest capture)."""
+        at = "" if ts is None else "&ts=" + quote(ts, safe="")
+        return self.server.url("/?url=" + quote(archived_url, safe="") + at)
 
     def close(self) -> None:
         self.server.stop()
