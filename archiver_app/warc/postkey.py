@@ -2,17 +2,19 @@
 
 A replay tool told of a form's POST looks its answer up under the URL with the request's
 method and body appended as a query: ``/submit?__wb_method=post&q=hello`` (a form's fields
-as they are, JSON flattened to ``key=value`` pairs, anything else base64 in
-``__wb_post_data``), with ``"method"`` and ``"requestBody"`` in the line's fields. Without
-them ReplayWeb.page and pywb find no answer for the POST and the result page does not replay.
-The rules follow cdxj-indexer's ``postquery`` (the Webrecorder request-body
-canonicalization), so the keys agree with what those tools compute at replay.
+as they are, a multipart form's fields URL-encoded, JSON flattened to ``key=value`` pairs,
+anything else base64 in ``__wb_post_data``), with ``"method"`` and ``"requestBody"`` in the
+line's fields. Without them ReplayWeb.page and pywb find no answer for the POST and the
+result page does not replay. The rules follow cdxj-indexer's ``postquery`` (the Webrecorder
+request-body canonicalization), so the keys agree with what those tools compute at replay;
+for a multipart body, where cdxj-indexer and pywb differ, pywb's (:func:`multipart_fields`).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -67,10 +69,13 @@ def posted_request(record: bytes, gz: bool) -> PostedRequest | None:
     return PostedRequest(method, body_query(headers.get("content-type", ""), body))
 
 
-def body_query(mime: str, body: bytes) -> str:
+def body_query(content_type: str, body: bytes) -> str:
     """A request body as cdxj-indexer appends it to the URL (at most :data:`MAX_QUERY`)."""
-    mime = mime.lower()
-    if mime.startswith("application/x-www-form-urlencoded"):
+    mime = content_type.lower()
+    if mime.startswith("multipart/"):
+        fields = multipart_fields(content_type, body)
+        query = _binary(body) if fields is None else urlencode(fields)
+    elif mime.startswith("application/x-www-form-urlencoded"):
         try:
             query = unquote_plus(body.decode("utf-8"))
         except UnicodeDecodeError:
@@ -85,9 +90,66 @@ def body_query(mime: str, body: bytes) -> str:
             query = _json_query(body)
         except ValueError:
             query = _binary(body)
-    else:  # multipart, binary: cdxj-indexer's fallback (its multipart parsing is not here)
+    else:
         query = _binary(body)
     return query[:MAX_QUERY]
+
+
+def multipart_fields(content_type: str, body: bytes) -> list[tuple[str, str | bytes]] | None:
+    """The (name, value) fields of a multipart body, as pywb (``cgi.FieldStorage``, at
+    replay and in its indexer) and cdxj-indexer (the ``multipart`` package) read them: a
+    text field's value decoded as UTF-8, a file's its bytes. None when the body is not a
+    multipart body of ``content_type``'s boundary: then, as for them, it is binary.
+
+    Where the two differ, on what browsers seldom send, this is pywb's reading, since pywb
+    computes the key again at replay: a field's name is taken as it is quoted (a browser
+    writes ``"`` as ``%22``; cdxj-indexer decodes it), a part's charset is not looked at,
+    text that is not UTF-8 gets U+FFFD and a quoted boundary is unquoted (cdxj-indexer
+    stops on those two)."""
+    boundary = content_type.partition("boundary=")[2].split(";")[0].strip().strip('"')
+    if not boundary:
+        return None
+    delimiter = b"\r\n--" + boundary.encode("latin-1", "replace")
+    at = body.find(delimiter[2:])  # a preamble before the first delimiter is skipped
+    if at < 0 or (at > 0 and body[at - 2 : at] != b"\r\n"):
+        return None
+    at += len(delimiter) - 2
+    fields = []
+    while not body.startswith(b"--", at):  # else the closing delimiter
+        end = body.find(delimiter, at)
+        if not body.startswith(b"\r\n", at) or end < 0:
+            return None
+        head, blank, content = body[at + 2 : end].partition(b"\r\n\r\n")
+        field = _part_field(head.decode("utf-8", "replace").split("\r\n"), content)
+        if not blank or field is None:
+            return None
+        fields.append(field)
+        at = end + len(delimiter)
+    return fields
+
+
+def _part_field(headers: list[str], content: bytes) -> tuple[str, str | bytes] | None:
+    """A part's field from its header lines and content; None without Content-Disposition."""
+    for line in headers:
+        key, _, value = line.partition(":")
+        if key.strip().lower() == "content-disposition":
+            options = {k.lower(): _unquote(v) for k, v in _OPTION.findall(value)}
+            name = str(options.get("name"))  # as Python's urlencode writes a missing one
+            if "filename" in options:
+                return name, content
+            return name, content.decode("utf-8", "replace")
+    return None
+
+
+#: A ``; key=value`` option of a header, the value a token or a quoted string.
+_OPTION = re.compile(r'; *([a-zA-Z0-9-_]+) *= *("(?:\\.|[^\\"])*"|[^;\s"]+)')
+
+
+def _unquote(value: str) -> str:
+    """A quoted option's text (``\\`` escapes undone), as ``cgi.parse_header`` gives it."""
+    if len(value) > 1 and value[0] == value[-1] == '"':
+        return value[1:-1].replace("\\\\", "\\").replace('\\"', '"')
+    return value
 
 
 def _binary(body: bytes) -> str:

@@ -4,7 +4,9 @@ Real Chromium captures a page whose script POSTs two forms to the same address a
 the answers; the library exports it as a WACZ. pywb looks a POST up under the address
 with the method and body appended (``?__wb_method=post&q=...``); the export's index had
 no such key, so the answers (a form's result page too) did not replay. Now each POST's
-response is keyed by its request, as ``cdxj-indexer --post-append`` does.
+response is keyed by its request, as ``cdxj-indexer --post-append`` does. A multipart form
+(``FormData``, as a form with ``enctype=multipart/form-data`` sends) is keyed by its fields,
+as pywb reads them again at replay, not by its bytes (their boundary is new each time).
 """
 
 from __future__ import annotations
@@ -71,3 +73,55 @@ def test_each_post_replays_its_own_answer_in_pywb(tmp_path: Path) -> None:
     with pywb(result.path, tmp_path / "pywb") as base:
         for sent in (b"q=otters", b"q=herons+and+egrets"):
             assert _post(f"{base}2030id_/{echo}", sent) == b"you sent " + sent
+
+
+MULTIPART_PAGE = """<!doctype html><html><head><title>Upload</title></head><body>
+<form id="f" method="post" action="/echo" enctype="multipart/form-data">
+<input name="title" value="Otters & herons"><textarea name="notes">one
+two</textarea><input type="file" name="scan"></form><pre id="out"></pre><script>
+fetch('/echo', {method: 'POST', body: new FormData(document.getElementById('f'))})
+  .then(r => r.text()).then(t => document.getElementById('out').textContent = t);
+</script></body></html>"""
+
+
+def _multipart(boundary: str) -> bytes:
+    """The page's form as another sender writes it (its own boundary)."""
+    fields = [('name="title"', "Otters & herons"), ('name="notes"', "one\r\ntwo")]
+    fields.append(('name="scan"; filename=""\r\nContent-Type: application/octet-stream', ""))
+    parts = [
+        f"--{boundary}\r\nContent-Disposition: form-data; {d}\r\n\r\n{v}\r\n" for d, v in fields
+    ]
+    return ("".join(parts) + f"--{boundary}--\r\n").encode()
+
+
+def test_a_multipart_forms_answer_replays_in_pywb(tmp_path: Path) -> None:
+    server = LocalServer()
+    server.add_static("/", MULTIPART_PAGE)
+    server.routes["/echo"] = _echo
+    server.start()
+    try:
+        with Library.open(tmp_path / "library", create=True) as lib:
+            results = capture_urls(
+                lib, [server.url("/")], rules=PageRules(page_timeout=40, settle_seconds=0.5)
+            )
+            assert all(r.ok for r in results), [(r.url, r.error) for r in results]
+            result = export(lib, Selection(collection="default"), tmp_path / "form.wacz")
+    finally:
+        server.stop()
+    (sent,) = server.requested("/echo")
+    assert sent.headers["Content-Type"].startswith("multipart/form-data; boundary=")
+    assert not result.problems
+    with zipfile.ZipFile(result.path) as zf:
+        (line,) = [ln for ln in zf.read("indexes/index.cdx").decode().splitlines() if "/echo" in ln]
+    key, _ts, fields = line.split(" ", 2)
+    assert json.loads(fields)["requestBody"] == "title=Otters+%26+herons&notes=one%0D%0Atwo&scan="
+    assert "__wb_post_data" not in key
+    boundary = "----AnotherSenderBoundary7"
+    with pywb(result.path, tmp_path / "pywb") as base:
+        req = urllib.request.Request(
+            f"{base}2030id_/{server.url('/echo')}",
+            data=_multipart(boundary),
+            headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+        )
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            assert resp.read() == b"you sent " + sent.body

@@ -1,8 +1,10 @@
-"""POST and PUT index keys agree with cdxj-indexer's --post-append, for request records in
-either request-line form, and pair with their response written before or after them."""
+"""POST and PUT index keys agree with cdxj-indexer's --post-append (and, for multipart forms,
+with pywb's at replay), for request records in either request-line form, and pair with
+their response written before or after them."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import io
 import json
@@ -12,7 +14,7 @@ import surt
 from cdxj_indexer.postquery import append_method_query
 
 from archiver_app.warc.cdxj import ExportIndex, IndexEntry
-from archiver_app.warc.postkey import PostedRequest, body_query, posted_request
+from archiver_app.warc.postkey import PostedRequest, body_query, multipart_fields, posted_request
 
 URL = "https://forms.example/submit"
 
@@ -42,6 +44,88 @@ def test_the_query_is_cdxj_indexers(mime: str, body: bytes) -> None:
     theirs, appended = append_method_query("POST", mime, len(body), io.BytesIO(body), URL)
     assert body_query(mime, body) == theirs
     assert PostedRequest("POST", theirs).key(URL) == surt.surt(URL + appended)
+
+
+BOUNDARY = "----WebKitFormBoundaryQ8vR2kT0pZ"
+MULTIPART = f"multipart/form-data; boundary={BOUNDARY}"
+
+
+def _multipart(*parts: tuple[str, bytes]) -> bytes:
+    """A body as Chromium sends a form with enctype=multipart/form-data."""
+    out = b""
+    for disposition, content in parts:
+        out += f"--{BOUNDARY}\r\nContent-Disposition: form-data; {disposition}\r\n".encode()
+        if "filename=" in disposition:
+            out += b"Content-Type: application/octet-stream\r\n"
+        out += b"\r\n" + content + b"\r\n"
+    return out + f"--{BOUNDARY}--\r\n".encode()
+
+
+FORM_BODY = _multipart(
+    ('name="title"', "Été & otters".encode()),
+    ('name="notes"', b"line one\r\nline two=2"),
+    ('name="tag"', b"a"),
+    ('name="tag"', b"b"),
+    ('name="empty"', b""),
+    ('name="scan"; filename="scan.bin"', bytes([0, 255, 13, 10, 32])),
+    ('name="none"; filename=""', b""),  # a file input left empty
+)
+MULTIPART_BODIES = [
+    FORM_BODY,
+    _multipart(),
+    _multipart(('name="q"', b"hello walk")),
+    b"preamble\r\n" + _multipart(('name="q"', b"hi")),
+]
+
+
+@pytest.mark.parametrize("body", MULTIPART_BODIES)
+def test_a_multipart_forms_fields_are_the_query_as_cdxj_indexer_and_pywb_make_it(
+    body: bytes,
+) -> None:
+    from pywb.warcserver.inputrequest import MethodQueryCanonicalizer
+
+    theirs, appended = append_method_query("POST", MULTIPART, len(body), io.BytesIO(body), URL)
+    assert body_query(MULTIPART, body) == theirs
+    assert PostedRequest("POST", theirs).key(URL) == surt.surt(URL + appended)
+    pywb = MethodQueryCanonicalizer("POST", MULTIPART, len(body), io.BytesIO(body))
+    assert body_query(MULTIPART, body) == (pywb.query or "")
+
+
+def test_a_multipart_forms_query() -> None:
+    """The same, as fixed text (what the tools above computed when it was written)."""
+    assert body_query(MULTIPART, FORM_BODY) == (
+        "title=%C3%89t%C3%A9+%26+otters&notes=line+one%0D%0Aline+two%3D2&tag=a&tag=b"
+        "&empty=&scan=%00%FF%0D%0A+&none="
+    )
+
+
+@pytest.mark.parametrize(
+    ("mime", "body"),
+    [
+        (MULTIPART.replace(BOUNDARY, f'"{BOUNDARY}"'), _multipart(('name="q"', b"hi"))),
+        (MULTIPART, _multipart(('name="q"', b"\xff not utf-8"))),
+        (MULTIPART, _multipart(('name="say %22hi%22"', b"x"))),  # a browser's quoted name
+        (MULTIPART, _multipart(('name="\\"old\\""', b"x"))),  # an older client's
+    ],
+)
+def test_where_cdxj_indexer_differs_the_query_is_pywbs(mime: str, body: bytes) -> None:
+    from pywb.warcserver.inputrequest import MethodQueryCanonicalizer
+
+    pywb = MethodQueryCanonicalizer("POST", mime, len(body), io.BytesIO(body))
+    assert body_query(mime, body) == pywb.query
+
+
+@pytest.mark.parametrize(
+    ("mime", "body"),
+    [
+        ("multipart/form-data", _multipart(('name="q"', b"hi"))),  # no boundary
+        (MULTIPART, _multipart(('name="q"', b"hi"))[:-12]),  # cut short
+        (MULTIPART, f"--{BOUNDARY}\r\n\r\nno headers\r\n--{BOUNDARY}--".encode()),
+    ],
+)
+def test_a_body_that_is_not_multipart_is_binary(mime: str, body: bytes) -> None:
+    assert multipart_fields(mime, body) is None
+    assert body_query(mime, body) == "__wb_post_data=" + base64.b64encode(body).decode()
 
 
 @pytest.mark.parametrize("first_line", ["POST /submit HTTP/1.1", "HTTP/1.1 POST /submit"])
