@@ -15,7 +15,9 @@ answers of its address; the library replays the one its snapshot names (``warc_f
 (``page_records``) and the page's other answers of its address (``superseded``): the
 export's index leaves those out (warc.cdxj), since pywb and ReplayWeb.page choose between
 same-address lines in opposite ways, neither by what the page showed. They stay in the
-WARC; one a revisit stands for stays indexed.
+WARC; one a revisit stands for stays indexed. The page's record is written first among its
+records, and the pages list gives its time to the millisecond (``page_times``), so an
+importer that goes by order or by the listed time takes it for the page.
 
 The records are written page by page (:func:`page_first_order`): each page's own record
 first, then the rest of its records in file order. An importer (ours, and any that goes by
@@ -75,6 +77,9 @@ class ExportPlan:
     strip_private: bool = True  # leave Cookie, Authorization... out (export.privacy)
     page_records: frozenset[int] = frozenset()  # the records the pages replay as (ids)
     superseded: frozenset[int] = frozenset()  # pages' other answers of their address (ids)
+    #: snapshot id -> its main record's time (ts17), for a page with superseded answers:
+    #: the time its listing in the pages list gives, to the millisecond (else the capture's)
+    page_times: dict[int, str] = field(default_factory=dict)
 
     @property
     def total_bytes(self) -> int:
@@ -214,10 +219,16 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
     with library.engine.connect() as conn:
         page_urls = _page_urls(conn, snapshot_ids)
         mains = _main_records(conn, snapshot_ids)
-    records = page_first_order(list(chosen.values()), page_urls)
+    records = page_first_order(list(chosen.values()), page_urls, mains)
     plan = ExportPlan(snapshot_ids, records, files, missing, added, arc)
     plan.page_records = frozenset(mains.values())
     plan.superseded = superseded_answers(records, mains)
+    by_id = {rec.id: rec for rec in records}
+    plan.page_times = {
+        sid: by_id[mains[sid]].ts
+        for sid in {by_id[r].snapshot_id for r in plan.superseded}
+        if sid is not None and mains.get(sid) in by_id
+    }
     return plan
 
 
@@ -273,20 +284,27 @@ _PAGE_TYPES = frozenset({"response", "resource", "revisit"})
 _FILE_HEADERS = frozenset({"warcinfo", "arc_header"})
 
 
-def page_first_order(records: list[IndexedRecord], pages: dict[int, str]) -> list[IndexedRecord]:
+def page_first_order(
+    records: list[IndexedRecord], pages: dict[int, str], mains: dict[int, int] | None = None
+) -> list[IndexedRecord]:
     """``records`` in the order the export writes them: first those of no page exported
     (files' warcinfo and ARC headers, WARC files without pages, revisit originals of pages
     left out) in file order; then page by page, ordered by where each page's record is, the page's
-    record (the first of its own records with the page's URL, ``pages``: id -> URL)
-    followed by the page's other records in file order. Any other record of no page in a
-    file with pages (before the file's first page) goes with that file's first page."""
+    record (its main record, ``mains``: id -> record id, when that is one of its own records
+    with the page's URL, else the first of those; ``pages``: id -> URL) followed by the
+    page's other records in file order. Any other record of no page in a file with pages
+    (before the file's first page) goes with that file's first page."""
     in_order = sorted(records, key=lambda r: (r.file_id, r.offset))
     groups: dict[int, list[IndexedRecord]] = {}
     for rec in in_order:
         if rec.snapshot_id in pages:
             groups.setdefault(rec.snapshot_id, []).append(rec)
+    mains = mains or {}
     lead: dict[int, IndexedRecord] = {
-        sid: next((r for r in recs if _leads(r, pages[sid])), recs[0])
+        sid: next(
+            (r for r in recs if r.id == mains.get(sid) and _leads(r, pages[sid])),
+            next((r for r in recs if _leads(r, pages[sid])), recs[0]),
+        )
         for sid, recs in groups.items()
     }
     first_of_file: dict[int, int] = {}

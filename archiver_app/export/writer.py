@@ -211,14 +211,12 @@ def _pages_jsonl(library: Library, plan: ExportPlan, result: ExportResult) -> by
         for i in range(0, len(ids), 500):
             marks = ",".join(str(int(x)) for x in ids[i : i + 500])
             sql = (
-                "SELECT s.uid, s.url, s.captured_at, s.title, f.body FROM snapshots s "  # noqa: S608
+                "SELECT s.id, s.uid, s.url, s.captured_at, s.title, f.body FROM snapshots s "  # noqa: S608
                 f"LEFT JOIN snapshot_fts f ON f.rowid = s.id WHERE s.id IN ({marks}) "
                 "ORDER BY s.captured_at, s.id"
             )
-            for uid, url, at, title, body in conn.execute(text(sql)):
-                when = at if isinstance(at, datetime) else datetime.fromisoformat(str(at))
-                when = when.replace(tzinfo=UTC) if when.tzinfo is None else when
-                page = {"id": uid, "url": url, "ts": when.strftime("%Y-%m-%dT%H:%M:%SZ")}
+            for sid, uid, url, at, title, body in conn.execute(text(sql)):
+                page = {"id": uid, "url": url, "ts": _listed_time(at, plan.page_times.get(sid))}
                 if title:
                     page["title"] = title
                 if body:
@@ -226,6 +224,19 @@ def _pages_jsonl(library: Library, plan: ExportPlan, result: ExportResult) -> by
                 out.append(json.dumps(page, ensure_ascii=False))
                 result.pages += 1
     return ("\n".join(out) + "\n").encode("utf-8")
+
+
+def _listed_time(captured_at: object, record_ts: str | None) -> str:
+    """A page's time in the pages list: when it was captured, to the second; for a page
+    that loaded itself again, its own record's time to the millisecond (``record_ts``,
+    ts17), which an importer matches to that record rather than the answer it replaced."""
+    if record_ts is not None and len(record_ts) == 17:
+        r = record_ts
+        return f"{r[:4]}-{r[4:6]}-{r[6:8]}T{r[8:10]}:{r[10:12]}:{r[12:14]}.{r[14:]}Z"
+    at = captured_at
+    when = at if isinstance(at, datetime) else datetime.fromisoformat(str(at))
+    when = when.replace(tzinfo=UTC) if when.tzinfo is None else when
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _temp_for(dest: Path) -> Path:

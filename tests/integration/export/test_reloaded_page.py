@@ -25,6 +25,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from archiver_app.capture.engine import PageRules, capture_urls
 from archiver_app.export import Selection, export
+from archiver_app.importers.run import import_paths
 from archiver_app.library import Library
 from archiver_app.replay import Replayer
 from tests.helpers.replay_tools import ReplayWebPage, get, pywb
@@ -71,7 +72,7 @@ def wacz(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
         (root / "data.warc.gz").write_bytes(zf.read("archive/data.warc.gz"))
     answers = [r.payload for r in read_warc(root / "data.warc.gz") if r.uri == url]
     assert sum(b"answer" in a for a in answers) == 2, "both answers stay in the WARC"
-    ts = pages[0]["ts"].replace("-", "").replace(":", "").replace("T", "").rstrip("Z")
+    ts = "".join(ch for ch in pages[0]["ts"] if ch.isdigit())[:14]
     return result.path, url, ts
 
 
@@ -112,3 +113,17 @@ def test_replaywebpage_shows_the_later_answer(
     finally:
         context.close()
         rwp.close()
+
+
+def test_the_export_imported_again_replays_the_later_answer(
+    wacz: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    """The library the export goes back into takes the page's own record for the page (the
+    pages list gives its time to the millisecond), not the answer it replaced."""
+    path, _url, _ts = wacz
+    with Library.open(tmp_path / "again", create=True) as lib:
+        outcome = import_paths(lib, [path])
+        assert not outcome.failed, outcome.describe()
+        (sid,) = [s for f in outcome.outcomes for s in f.snapshot_ids]
+        main = Replayer.for_library(lib).main_response(sid)
+    assert main is not None and b"answer 2" in main.body, main
