@@ -157,7 +157,8 @@ def _binary(body: bytes) -> str:
 
 
 def _json_query(body: bytes) -> str:
-    """JSON flattened to ``name=value`` pairs (a repeated name gets ``.2_``, ``.3_``...)."""
+    """JSON flattened to ``name=value`` pairs (a repeated name gets ``.2_``, ``.3_``...;
+    values as :func:`_json_text` writes them)."""
     data: dict[str, str] = {}
     dupes: dict[str, int] = {}
 
@@ -172,7 +173,7 @@ def _json_query(body: bytes) -> str:
             if name in data:
                 dupes[name] = dupes.get(name, 1) + 1
                 name = f"{name}.{dupes[name]}_"
-            data[name] = str(value)
+            data[name] = _json_text(value)
 
     try:
         add(json.loads(body))
@@ -182,6 +183,19 @@ def _json_query(body: bytes) -> str:
         for line in body.split(b"\n"):  # JSON lines
             add(json.loads(line))
     return urlencode(data)
+
+
+def _json_text(value: Any) -> str:
+    """A JSON value as pywb and ReplayWeb.page write it at replay (as JavaScript's
+    ``String()``: ``true``, ``null``, ``2`` for 2.0), not as cdxj-indexer does (Python's
+    ``True``, ``None``): a key that differs from theirs finds no answer."""
+    if value is True or value is False:
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _warc_field(header: bytes, name: str) -> str | None:

@@ -34,7 +34,7 @@ def _request(first_line: str, mime: str, body: bytes, *, gz: bool = True) -> byt
     ("mime", "body"),
     [
         ("application/x-www-form-urlencoded", b"q=hello+walk&token2=&n=%C3%A9t%C3%A9"),
-        ("application/json", b'{"a": 1, "b": {"a": [true, "x"]}, "c": null}'),
+        ("application/json", b'{"a": 1, "b": {"a": [7, "x"]}, "c": "y"}'),
         ("text/plain", b"not json"),
         ("application/octet-stream", bytes(range(40))),
         ("application/json", b"{broken"),
@@ -113,6 +113,17 @@ def test_where_cdxj_indexer_differs_the_query_is_pywbs(mime: str, body: bytes) -
 
     pywb = MethodQueryCanonicalizer("POST", mime, len(body), io.BytesIO(body))
     assert body_query(mime, body) == pywb.query
+
+
+def test_json_values_are_written_as_pywb_and_replaywebpage_write_them() -> None:
+    """cdxj-indexer writes ``True``/``None``; pywb and ReplayWeb.page compute ``true``/
+    ``null`` at replay (and ``2`` for ``2.0``), so a key of Python's words finds nothing."""
+    from pywb.warcserver.inputrequest import MethodQueryCanonicalizer
+
+    body = b'{"a": true, "b": false, "c": null, "d": 2.0, "e": 2.5, "f": [1, true]}'
+    pywb = MethodQueryCanonicalizer("POST", "application/json", len(body), io.BytesIO(body))
+    assert body_query("application/json", body) == pywb.query
+    assert pywb.query == "a=true&b=false&c=null&d=2&e=2.5&f=1&f.2_=true"
 
 
 @pytest.mark.parametrize(
