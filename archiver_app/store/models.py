@@ -27,6 +27,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    func,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -233,6 +234,8 @@ class Record(Base):
 
 class Tag(Base):
     __tablename__ = "tags"
+    # one tag whatever its case, even when two processes create it at once (migration 0013)
+    __table_args__ = (Index("uq_tags_name_folded", func.lower(text("name")), unique=True),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)

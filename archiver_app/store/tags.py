@@ -1,5 +1,6 @@
 """Tags by name: a name is one tag whatever its case ("Harbour" and "harbour" are one tag,
-kept under the name it was first given)."""
+kept under the name it was first given). The database holds to it too: a unique index on
+``lower(name)`` (migration 0013)."""
 
 from __future__ import annotations
 
@@ -24,17 +25,23 @@ def tag_ids(conn: Connection, names: Iterable[str]) -> list[int]:
 
 
 def _create_tag(conn: Connection, name: str) -> int:
-    """A new tag ``name``; or, when another process created it since :func:`find_tag`
-    looked (two captures with the same new tag on PostgreSQL), that one. The insert runs
-    in a savepoint so that its failure leaves the caller's transaction usable."""
+    """A new tag ``name``; or, when another process created it in any case since
+    :func:`find_tag` looked (two captures with the same new tag on PostgreSQL, one typed
+    "Climate", the other "climate"), that one: the unique index on ``lower(name)`` makes
+    the second insert wait for the first and fail. The insert runs in a savepoint so that
+    its failure leaves the caller's transaction usable."""
     try:
         with conn.begin_nested():
             key = conn.execute(insert(Tag).values(name=name)).inserted_primary_key
     except IntegrityError:
         existing = find_tag(conn, name)
+        if existing is None:  # a name the database's lower() folds and casefold() does not
+            existing = conn.scalar(
+                select(Tag.id).where(func.lower(Tag.name) == func.lower(name)).order_by(Tag.id)
+            )
         if existing is None:
             raise
-        return existing
+        return int(existing)
     assert key is not None
     return int(key[0])
 

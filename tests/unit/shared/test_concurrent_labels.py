@@ -131,3 +131,17 @@ def test_many_threads_creating_the_same_labels_agree(
     assert not any(isinstance(r, BaseException) for r in results), results
     assert len(set(results)) == 1
     assert first.tags.counts() == {first.tags.all()[0].id: 4}
+
+
+def test_a_tag_created_at_once_in_two_cases_is_one(
+    two_processes: tuple[Library, Library],
+) -> None:
+    """'Climate' and 'climate' are one tag even when two processes make them at once (on
+    PostgreSQL both looked, found none, and each inserted its own spelling)."""
+    first, second = two_processes
+    sid = add_snapshot(second, "https://climate.example/")
+    made, _ = _interleaved(
+        first, second, Tag(name="Climate"), lambda: second.tags.add([sid], ["climate"])
+    )
+    assert [(t.id, t.name) for t in second.tags.all()] == [(made, "Climate")]
+    assert second.tags.counts() == {made: 1}
