@@ -274,7 +274,7 @@ def _entries(items: Sequence[dict[str, Any]], style: str, *, as_html: bool) -> l
     _full_names_where_asked()
     bib = CitationStylesBibliography(
         CitationStylesStyle(path, validate=False),
-        CiteProcJSON(list(items)),
+        CiteProcJSON([_addresses_as_given(item) for item in items]),
         formatter.html if as_html else formatter.plain,
     )
     keys = [str(item["id"]) for item in items]
@@ -287,6 +287,41 @@ def _entries(items: Sequence[dict[str, Any]], style: str, *, as_html: bool) -> l
         # with digits of its own ("127.0.0.1. (n.d.)", a site cited as the author).
         entries = [_NUMBER_RUN_IN.sub(r"\1 ", e) for e in entries]
     return entries
+
+
+#: A word that is an address: a URL, or a domain name with its path or as an e-mail
+#: address, between brackets, quotes or punctuation ("(https://example.org/a-page).").
+_ADDRESS_WORD = re.compile(
+    r"[(\[\"'“‘]*"
+    r"(?:[a-z][a-z0-9+.-]*://\S+"
+    r"|(?:mailto:)?(?:[\w.+-]+@)?(?:[^\W_][\w-]*\.)+[^\W\d_]{2,}(?:[/?#:]\S*)?)"
+    r"[)\]\"'”’.,;:!?]*",
+    re.IGNORECASE,
+)
+_NOCASE = '<span class="nocase">'
+
+
+def _addresses_as_given(item: dict[str, Any]) -> dict[str, Any]:
+    """``item`` with the addresses in its title and site marked to keep their case: a
+    page without a title is cited by its address, which MLA and Chicago title-cased
+    ("Https://Example.org/A-Page", another address or none). Each is marked as a whole
+    word, punctuation and all: citeproc-py sets a space between the parts of a title it
+    title-cases ("example.org , then")."""
+    out = dict(item)
+    for field in ("title", "container-title"):
+        text = out.get(field)
+        if not isinstance(text, str) or _NOCASE in text.lower():
+            continue
+        out[field] = re.sub(
+            r"\S+",
+            lambda m: (
+                f"{_NOCASE}{m[0]}</span>"
+                if "<" not in m[0] and ">" not in m[0] and _ADDRESS_WORD.fullmatch(m[0])
+                else m[0]
+            ),
+            text,
+        )
+    return out
 
 
 #: citeproc-py's plain text of a numeric style runs the number into the entry: "[1]J. Port".

@@ -17,6 +17,7 @@ import rispy
 
 from archiver_app import cli
 from archiver_app.cite import citation, formatted, render, robust_link
+from archiver_app.cite.metadata import parse_name
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from tests.helpers.archive import ArchiveWriter
@@ -127,6 +128,40 @@ def test_formatted_styles(library: Library, capture: int) -> None:
     assert f"Archived copy: {r.archive_id}, captured " in harvard
     assert apa.count(r.archive_id) == 1  # APA names it already: not twice
     assert f"Archived copy: {html.escape(r.archive_id)}" in formatted([r], "ieee", as_html=True)
+
+
+def test_an_address_is_cited_as_it_is_written(library: Library) -> None:
+    """A page without a title is cited by its address, which MLA and Chicago title-cased
+    ("Https://Example.org/A-Page"); addresses inside a title keep their case too."""
+    w = ArchiveWriter(library, "collections/default/2026/03/c/capture.warc.gz")
+    address = "https://example.org/a-page?id=7"
+    w.response(address, "<p>No title here</p>", at=WHEN, page=True)
+    w.commit()
+    with library.write() as s:
+        from archiver_app.store.models import Snapshot
+
+        snap = s.query(Snapshot).one()
+        snap.title = None  # as a capture of a page without a title has it
+    r = citation(library, snap.id)
+    assert r.title == address
+    copy = f"Archiver, {r.archive_id}, {address}. Accessed 2 Mar. 2026."
+    assert formatted([r], "mla") == f"example.org. {address}. {copy}\n"
+    assert formatted([r], "mla", as_html=True) == f"example.org. <i>{address}</i>. {copy}\n"
+    assert f"n.d. “{address}”. {r.archive_id}." in formatted([r], "chicago")
+    titled = replace(
+        r,
+        title="the news at bbc.co.uk, www.example.org/path and (https://foo.example/X-y)",
+        site="news.example.org",
+        authors=(parse_name("Jane Port"),),
+    )
+    assert formatted([titled], "mla") == (
+        "Port, Jane. “The News at bbc.co.uk, www.example.org/path and "
+        f"(https://foo.example/X-y)”. news.example.org, {copy}\n"
+    )
+    assert "“The News at bbc.co.uk, www.example.org/path and (https://foo.example/X-y)”" in (
+        formatted([titled], "chicago")
+    )
+    assert json.loads(render([titled], "csl-json"))[0]["title"] == titled.title  # as it is
 
 
 class _Links(HTMLParser):
