@@ -6,13 +6,16 @@ refuses; the scheme handler answers the engine with a page about the file instea
 ``QPdfDocument``/``QPdfView``: the bytes come from the archive through the replayer, so
 nothing can reach the network. The replay widget swaps it in whenever the page it was asked
 for is a PDF; its find bar then searches the document's text (:meth:`ArchivedPdfView.find_text`,
-through ``QPdfSearchModel``). A link to another page of the document moves the view; the
-address of any other link is handed to the replay (``linkActivated``).
+through ``QPdfSearchModel``). A link to another page of the document moves the view (and
+says where from, ``jumped``, for the tab's Back and Forward: :mod:`.history`); the address
+of any other link is handed to the replay (``linkActivated``).
 
 Threading contract: GUI thread only.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QMouseEvent
@@ -30,6 +33,16 @@ def is_pdf(headers: list[tuple[str, str]]) -> bool:
         if name.lower() == "content-type":
             return value.split(";", 1)[0].strip().lower() in PDF_TYPES
     return False
+
+
+@dataclass(frozen=True)
+class Place:
+    """A place in the document: the point at the view's top edge, as ``page`` and points
+    below that page's top (negative in the gap above it). Unlike a scroll position, it
+    stays the same place when the view's width changes the pages' size."""
+
+    page: int = 0
+    y: float = 0.0
 
 
 def _qround(value: float) -> int:
@@ -70,11 +83,13 @@ class ArchivedPdfView(QWidget):
     """A continuous, fit-to-width view of one archived PDF.
 
     Signals: ``linkActivated(str)``, a link to an address (as the PDF writes it) was
-    clicked; ``found(int, int)``, the match shown (from 1; 0 for none) and the number of
+    clicked; ``jumped(Place)``, a link to a page of the document moved the view from that
+    place; ``found(int, int)``, the match shown (from 1; 0 for none) and the number of
     matches of :meth:`find_text`, again as more pages are searched.
     """
 
     linkActivated = Signal(str)
+    jumped = Signal(object)
     found = Signal(int, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -97,6 +112,8 @@ class ArchivedPdfView(QWidget):
         self._resolution = QGuiApplication.primaryScreen().logicalDotsPerInch() / 72.0
         self._layout: tuple[int, list[tuple[QRectF, float]]] = (-1, [])
         self._buffer: QBuffer | None = None
+        self._going_to: Place | None = None  # until the pages are laid out to show it
+        self.view.verticalScrollBar().rangeChanged.connect(self._scroll_to_place)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view)
@@ -113,6 +130,7 @@ class ArchivedPdfView(QWidget):
         buffer.open(QIODevice.OpenModeFlag.ReadOnly)
         self._buffer = buffer
         self._layout = (-1, [])
+        self._going_to = None
         self.document.load(buffer)
         return self.document.status() != QPdfDocument.Status.Error
 
@@ -197,8 +215,36 @@ class ArchivedPdfView(QWidget):
         if not link.url().isEmpty():
             self.linkActivated.emit(link.url().toString())
             return
+        before = self.place()
         self.view.pageNavigator().jump(link.page(), link.location(), link.zoom())
         self.show_place(link.page(), QRectF(link.location(), link.location()))
+        self.jumped.emit(before)
+
+    def place(self) -> Place:
+        """The place at the view's top edge now."""
+        top = self.view.verticalScrollBar().value()
+        for page in range(self.document.pageCount()):
+            rect, scale = self.page_geometry(page)
+            if top < rect.bottom() + self.view.pageSpacing():
+                return Place(page, (top - rect.top()) / scale)
+        return Place()
+
+    def go_to(self, place: Place) -> None:
+        """Scroll so that ``place`` is at the view's top edge: now, or when the pages
+        are laid out (a document just shown, a tab not shown yet)."""
+        self._going_to = place
+        self._scroll_to_place()
+
+    def _scroll_to_place(self) -> None:
+        place, bar = self._going_to, self.view.verticalScrollBar()
+        if place is None or not 0 <= place.page < self.document.pageCount():
+            self._going_to = None
+            return
+        rect, scale = self.page_geometry(place.page)
+        target = _qround(rect.top() + place.y * scale)
+        bar.setValue(target)
+        if bar.value() == target or bar.maximum() > 0:  # there, or as near as it goes
+            self._going_to = None
 
     # ------------------------------------------------------------------ find
 

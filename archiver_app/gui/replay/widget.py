@@ -4,6 +4,8 @@ API for the main window (tabs):
 
 - ``ReplayWidget(library, url=None, at=None, parent=None)``; ``open(url, at=None)``
   shows the capture of ``url`` nearest to ``at`` (newest when None).
+- Back and Forward (buttons, Alt+Left/Right) step through the engine's pages and the
+  places an archived PDF's own links moved to (:mod:`.history`).
 - ``find_text(text, backward=False)`` finds in the page (an archived PDF: in its text, by
   :mod:`.pdf_view`, whose links open in the replay); ``Ctrl+F`` opens the find bar.
 - ``open_in_own_browser()`` ("Open in my browser", ``own_browser_action``: the toolbar
@@ -50,6 +52,7 @@ from PySide6.QtWidgets import (
 from archiver_app.api.timeline import OtherView, route_of, route_timeline
 from archiver_app.durable import atomic_write
 from archiver_app.gui.replay.fallback import EngineFallback
+from archiver_app.gui.replay.history import ReplayHistory
 from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
 from archiver_app.gui.replay.page import ReplayPage, make_profile
 from archiver_app.gui.replay.pdf_view import ArchivedPdfView, is_pdf
@@ -132,6 +135,8 @@ class ReplayWidget(QWidget):
         self.page.renderProcessTerminated.connect(self._engine_stopped)
         self._server: ReplayServer | None = None
         self._build_ui()
+        buttons = (self.back_button, self.forward_button)
+        self.history = ReplayHistory(self, self.view, self.pdf_view, *buttons)
         self.fallback.version_notes = version_notes
         self.page.loadStarted.connect(self.fallback.page_started)
         self.page.loadFinished.connect(self._load_finished)
@@ -145,8 +150,8 @@ class ReplayWidget(QWidget):
 
     # Long: the replay tab's toolbar, view and bars laid out in order read best whole.
     def _build_ui(self) -> None:
-        self.back_button = self._tool("◀", "Back", self.view.back)
-        self.forward_button = self._tool("▶", "Forward", self.view.forward)
+        self.back_button = self._tool("◀", "Back")  # both: ReplayHistory's
+        self.forward_button = self._tool("▶", "Forward")
         self.address = QLineEdit(self)
         self.address.setPlaceholderText("Archived URL")
         self.address.returnPressed.connect(lambda: self.open(self.address.text(), self.at))
@@ -246,12 +251,8 @@ class ReplayWidget(QWidget):
         find_layout.addWidget(self._tool("✕", "Close", self.close_find))
         QShortcut(QKeySequence("Shift+Return"), self.find_edit, previous)
         self.find_bar.hide()
-        # Ctrl+F (find in page) is the window's Find, which calls start_find
-        for key, go in ((QKeySequence.StandardKey.Back, self.view.back),
-                        (QKeySequence.StandardKey.Forward, self.view.forward)):  # fmt: skip
-            QShortcut(
-                QKeySequence(key), self, go, context=Qt.ShortcutContext.WidgetWithChildrenShortcut
-            )
+        # Ctrl+F (find in page) is the window's Find, which calls start_find; Alt+Left and
+        # Alt+Right are ReplayHistory's
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self.find_bar, self.close_find)
 
         layout = QVBoxLayout(self)
@@ -264,11 +265,12 @@ class ReplayWidget(QWidget):
         layout.addWidget(self.find_bar)
         self._update_controls()
 
-    def _tool(self, label: str, tip: str, slot: object) -> QToolButton:
+    def _tool(self, label: str, tip: str, slot: object = None) -> QToolButton:
         button = QToolButton(self)
         button.setText(label)
         button.setToolTip(tip)
-        button.clicked.connect(slot)
+        if slot is not None:
+            button.clicked.connect(slot)
         return button
 
     def sizeHint(self) -> QSize:
@@ -286,6 +288,7 @@ class ReplayWidget(QWidget):
         self._show_address(url)
         self.route_url = url
         self.screenshot_button.setChecked(False)
+        self.history.leaving()
         self.view.load(to_archive_url(url))
 
     def step(self, delta: int) -> None:
@@ -459,6 +462,7 @@ class ReplayWidget(QWidget):
         self.current_url = url
         pdf = response is not None and is_pdf(response.headers) and 200 <= response.status < 300
         if not pdf:
+            self.history.page_shown()
             self.pdf_title = None  # the engine's page, and its title, are what is shown
             if self.stack.currentWidget() is self.pdf_view:
                 self.stack.setCurrentWidget(self.view)
@@ -476,6 +480,7 @@ class ReplayWidget(QWidget):
         if pdf:
             self.pdf_view.show_pdf(response.body)
             self.stack.setCurrentWidget(self.pdf_view)
+            self.history.pdf_shown(url)
             # the table's title: the document's own, else the file's name
             self.pdf_title = self.pdf_view.title() or file_name(url, self._disposition())
             self.titleChanged.emit(self.pdf_title)

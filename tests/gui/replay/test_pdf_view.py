@@ -1,7 +1,8 @@
 """An archived PDF in a replay tab, as a reader uses it: Ctrl+F finds the PDF's own text (not
 the page about the file behind the PDF view), the tab is named after the document, and its
 links work: to another page of the document in the view, to a web address in the replay
-(its capture, or the offer to capture it), never on the live web."""
+(its capture, or the offer to capture it), never on the live web; Back and Forward follow
+them as a browser follows a page's links (they went past the PDF, or back to its top)."""
 
 from __future__ import annotations
 
@@ -215,3 +216,79 @@ def test_links_in_a_pdf_go_to_its_pages_or_to_the_archive(
     assert widget.stack.currentWidget() is widget.pdf_view
     assert opened_urls.urls == []
     assert not [e for e in widget.log.entries() if "elsewhere" in e.url and e.outcome == "served"]
+
+
+def _scroll(widget: ReplayWidget) -> int:
+    return widget.pdf_view.view.verticalScrollBar().value()
+
+
+def _showing(widget: ReplayWidget, url: str) -> bool:
+    pdf = url.endswith(".pdf")
+    shown = widget.pdf_view if pdf else widget.view
+    return widget.stack.currentWidget() is shown and widget.address.text() == url
+
+
+def _go(qtbot: QtBot, widget: ReplayWidget, button: str, url: str, scroll: int = -1) -> None:
+    """Back or Forward by the button or key ``button``; then ``url`` is shown (a PDF
+    scrolled to ``scroll``), loaded by the engine unless it was shown already."""
+    keys = {"Alt+Left": Qt.Key.Key_Left, "Alt+Right": Qt.Key.Key_Right}
+
+    def press() -> None:
+        if button in keys:
+            focus = widget.pdf_view.view if _showing(widget, LINKED) else widget.view
+            focus.setFocus()
+            qtbot.keyClick(focus, keys[button], Qt.KeyboardModifier.AltModifier)
+        else:
+            (widget.back_button if button == "Back" else widget.forward_button).click()
+
+    if _showing(widget, url):  # a step inside the PDF: no page is loaded
+        press()
+    else:
+        with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+            press()
+    qtbot.waitUntil(lambda: _showing(widget, url), timeout=20_000)
+    if scroll >= 0:
+        qtbot.waitUntil(lambda: _scroll(widget) == scroll, timeout=5_000)
+
+
+def test_back_and_forward_follow_the_links_of_a_pdf(qtbot: QtBot, widget: ReplayWidget) -> None:
+    with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+        widget.open(TARGET)
+    assert not widget.back_button.isEnabled() and not widget.forward_button.isEnabled()
+    _open_pdf(qtbot, widget, LINKED, 3)
+    view = widget.pdf_view.view
+    assert _scroll(widget) == 0 and widget.back_button.isEnabled()
+
+    # A link to page 3, clicked where the reader had scrolled to: Back returns there.
+    view.verticalScrollBar().setValue(_link_position(widget, 0, 100).y() - 200)
+    read_to = _scroll(widget)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_link_position(widget, 0, 100))
+    page_3 = _scroll(widget)
+    assert _in_view(widget, 2, 0) and page_3 > read_to
+    _go(qtbot, widget, "Back", LINKED, read_to)
+    assert widget.forward_button.isEnabled()
+    _go(qtbot, widget, "Alt+Right", LINKED, page_3)
+    assert not widget.forward_button.isEnabled()
+    _go(qtbot, widget, "Alt+Left", LINKED, read_to)
+
+    # A link to another capture: Back shows the PDF where it was left, and its own steps
+    # still lead on from there; past them, the page before the PDF.
+    view.verticalScrollBar().setValue(60)
+    with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+        qtbot.mouseClick(
+            view.viewport(), Qt.MouseButton.LeftButton, pos=_link_position(widget, 0, 680)
+        )
+    qtbot.waitUntil(lambda: _showing(widget, TARGET), timeout=10_000)
+    _go(qtbot, widget, "Back", LINKED, 60)
+    assert widget.pdf_view.page_count == 3
+    _go(qtbot, widget, "Alt+Left", TARGET)  # the page the PDF was opened from
+    assert not widget.back_button.isEnabled()
+    _go(qtbot, widget, "Forward", LINKED, 60)
+    _go(qtbot, widget, "Forward", LINKED, page_3)
+    _go(qtbot, widget, "Forward", TARGET)  # the capture its link opened
+    assert not widget.forward_button.isEnabled()
+
+    # The PDF opened anew (not by Back or Forward): from its top, with no steps of its own.
+    _open_pdf(qtbot, widget, LINKED, 3)
+    assert _scroll(widget) == 0 and not widget.forward_button.isEnabled()
+    _go(qtbot, widget, "Back", TARGET)
