@@ -40,6 +40,7 @@ from cryptography.hazmat.primitives import serialization
 
 from archiver_app.durable import atomic_write
 from archiver_app.errors import InputError
+from archiver_app.export.der_order import in_der_order
 
 DIGEST_NAME = "datapackage-digest.json"
 TIMEOUT = 20.0  # seconds: an authority answers in well under a second when it is there
@@ -99,13 +100,26 @@ def request_timestamp(message: bytes, url: str, *, timeout: float = TIMEOUT) -> 
     return _check_answer(body, request.nonce, hashlib.sha256(message).digest(), url)
 
 
+def decode_response(body: bytes) -> Any:
+    """The ``TimeStampResponse`` in ``body``, its unsigned sets (the authority's
+    certificates in the order of its chain, as OpenSSL sends them) first put in DER order.
+
+    Raises:
+        ValueError: ``body`` is no timestamp answer.
+    """
+    from rfc3161_client import decode_timestamp_response
+
+    return decode_timestamp_response(in_der_order(body))
+
+
 def _check_answer(body: bytes, nonce: int | None, imprint: bytes, url: str) -> StampOutcome:
-    from rfc3161_client import PKIStatus, decode_timestamp_response
+    from rfc3161_client import PKIStatus
 
     if len(body) > _MAX_ANSWER:
         return StampOutcome(StampCode.BAD_ANSWER, f"{url} answered more than a timestamp")
+    body = in_der_order(body)  # the token kept is strict DER: any reader decodes it
     try:
-        response = decode_timestamp_response(body)
+        response = decode_response(body)
         status = PKIStatus(response.status)
         if status not in (PKIStatus.GRANTED, PKIStatus.GRANTED_WITH_MODS):
             return StampOutcome(
@@ -123,9 +137,7 @@ def _check_answer(body: bytes, nonce: int | None, imprint: bytes, url: str) -> S
 
 
 def _certificates_pem(token: bytes) -> str:
-    from rfc3161_client import decode_timestamp_response
-
-    certs = decode_timestamp_response(token).signed_data.certificates
+    certs = decode_response(token).signed_data.certificates
     pems = (
         x509.load_der_x509_certificate(der).public_bytes(serialization.Encoding.PEM).decode()
         for der in sorted(certs)
@@ -223,13 +235,13 @@ def check_timestamp(
 ) -> TimestampCheck:
     """Verify ``signedData.timeSignature``: it covers this signature and, with ``roots``,
     it was signed by an authority whose certificate chains up to one of them."""
-    from rfc3161_client import VerificationError, VerifierBuilder, decode_timestamp_response
+    from rfc3161_client import VerificationError, VerifierBuilder
 
     encoded = signed.get("timeSignature")
     if not encoded:
         return TimestampCheck(TimestampState.NONE, "not timestamped")
     try:
-        response = decode_timestamp_response(base64.b64decode(str(encoded), validate=True))
+        response = decode_response(base64.b64decode(str(encoded), validate=True))
         info = response.tst_info
         when, imprint = info.gen_time, info.message_imprint.message
         authority = _authority(response)

@@ -3,7 +3,8 @@
 :class:`LocalTSA` makes a CA and a TSA certificate signed by it (extendedKeyUsage critical
 timeStamping) with ``openssl``, then serves ``POST /tsa`` on 127.0.0.1: the request body
 goes to ``openssl ts -reply`` and its answer comes back as ``application/timestamp-reply``,
-as a real authority answers. ``mode`` switches it to answering garbage.
+as a real authority answers. ``mode`` switches it to answering garbage; ``chain`` makes it
+send its certificate chain (its own, then the root's: OpenSSL's order, not DER's).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ default_tsa = tsa_config
 dir = {dir}
 serial = $dir/serial
 signer_cert = $dir/tsa.pem
-certs = $dir/tsa.pem
+certs = $dir/{certs}
 signer_key = $dir/tsa.key
 signer_digest = sha256
 default_policy = 1.2.3.4.1
@@ -58,10 +59,12 @@ def _openssl(*args: str, cwd: Path, stdin: bytes | None = None) -> bytes:
     return done.stdout
 
 
-def make_authority(folder: Path, name: str = "Archiver test") -> Path:
-    """Write ``ca.pem``/``ca.key``, ``tsa.pem``/``tsa.key``, ``serial`` and ``tsa.cnf``."""
+def make_authority(folder: Path, name: str = "Archiver test", *, chain: bool = False) -> Path:
+    """Write ``ca.pem``/``ca.key``, ``tsa.pem``/``tsa.key``, ``serial`` and ``tsa.cnf``;
+    ``chain``: answers carry ``chain.pem`` (the TSA's certificate, then the root's)."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "tsa.cnf").write_text(_CONFIG.replace("{dir}", str(folder)))
+    config = _CONFIG.replace("{dir}", str(folder))
+    (folder / "tsa.cnf").write_text(config.replace("{certs}", "chain.pem" if chain else "tsa.pem"))
     (folder / "serial").write_text("01\n")
     cnf = "tsa.cnf"
     _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "ca.key", cwd=folder)
@@ -74,6 +77,9 @@ def make_authority(folder: Path, name: str = "Archiver test") -> Path:
     _openssl("x509", "-req", "-in", "tsa.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
              "-CAcreateserial", "-days", "30", "-extfile", cnf, "-extensions", "tsa_ext",
              "-out", "tsa.pem", cwd=folder)  # fmt: skip
+    (folder / "chain.pem").write_bytes(
+        (folder / "tsa.pem").read_bytes() + (folder / "ca.pem").read_bytes()
+    )
     return folder
 
 
@@ -81,12 +87,15 @@ class LocalTSA:
     """An authority on 127.0.0.1; ``url`` to send requests to, ``root`` its CA certificate.
 
     ``mode``: ``"ok"`` (openssl's answer), ``"garbage"`` (bytes that are no answer),
-    ``"rejection"`` (a well-formed answer with status rejection) or ``"unavailable"`` (503)."""
+    ``"rejection"`` (a well-formed answer with status rejection) or ``"unavailable"`` (503).
+    ``last_answer``: the bytes it answered last."""
 
-    def __init__(self, folder: Path | None = None) -> None:
-        self.folder = make_authority(folder or Path(tempfile.mkdtemp(prefix="tsa-")))
+    def __init__(self, folder: Path | None = None, *, chain: bool = False) -> None:
+        folder = folder or Path(tempfile.mkdtemp(prefix="tsa-"))
+        self.folder = make_authority(folder, chain=chain)
         self.mode = "ok"
         self.requests = 0
+        self.last_answer = b""
         self.server = LocalServer({"/tsa": self._answer})
 
     @property
@@ -119,4 +128,5 @@ class LocalTSA:
             query.unlink()
         if self.mode == "rejection":
             reply = bytes.fromhex("30053003020102")  # status rejection, no token
+        self.last_answer = reply
         return Response(200, reply, [], "application/timestamp-reply")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from archiver_app import cli
+from archiver_app.export.der_order import in_der_order
 from archiver_app.export.pending import PENDING_KEY, pending, retry_pending
 from archiver_app.export.signing import Difference, verify_wacz
 from archiver_app.export.timestamps import (
@@ -245,3 +246,41 @@ def test_a_waiting_timestamp_can_be_given_up(
     assert verify_wacz(wacz).ok  # still signed
     assert cli.main([*args, str(wacz)]) == 2
     assert "no timestamp is waiting" in capsys.readouterr().err
+
+
+def test_an_authority_that_sends_its_chain_is_accepted(
+    root: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """OpenSSL (and real authorities) send the chain in its own order, not DER's sorted one:
+    the answer is taken, the token verifies against the right root and not a stranger's."""
+    from rfc3161_client import decode_timestamp_response
+
+    chained = LocalTSA(tmp_path / "chained", chain=True).start()
+    try:
+        wacz = tmp_path / "out.wacz"
+        assert _export(root, wacz, "--timestamp", chained.url) == 0
+        captured = capsys.readouterr()
+        assert "timestamped at " in captured.out and "NOT timestamped" not in captured.err
+        with pytest.raises(ValueError, match="InvalidSetOrdering"):  # what it answered
+            decode_timestamp_response(chained.last_answer)
+        raw = chained.last_answer
+    finally:
+        chained.stop()
+    assert _signed(wacz)["timestampCert"].count("BEGIN CERTIFICATE") == 2
+    assert cli.main(["verify-export", str(wacz), "--tsa-cert", str(chained.root)]) == 0
+    assert "timestamp: valid;" in capsys.readouterr().out
+    stranger = make_authority(tmp_path / "stranger", name="Stranger") / "ca.pem"
+    assert cli.main(["verify-export", str(wacz), "--tsa-cert", str(stranger)]) == 1
+    assert "timestamp: invalid;" in capsys.readouterr().out
+    # A token kept in the authority's own order (another tool wrote it) reads the same.
+    add_timestamp(wacz, raw)
+    report = verify_wacz(wacz, tsa_roots=load_roots(chained.root))
+    assert report.ok and report.timestamp.state is TimestampState.VALID
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [b"<html>not a timestamp</html>", bytes.fromhex("30053003020102"), b"\x30\x80\x00\x00", b""],
+)
+def test_what_is_no_answer_to_sort_is_left_as_it_came(answer: bytes) -> None:
+    assert in_der_order(answer) == answer  # garbage, a refusal, BER, nothing
