@@ -214,6 +214,7 @@ class VerifyReport:
     signed_at: str | None = None
     software: str | None = None
     timestamp: TimestampCheck = field(default_factory=lambda: check_timestamp({}))
+    required_key: str | None = None  # the fingerprint the reader asked for (``--key``)
 
     @property
     def problems(self) -> list[str]:
@@ -267,7 +268,13 @@ class VerifyReport:
             out.append(f"not signed as it is: its signature file {DIGEST_NAME} is missing")
         else:
             out.append("not signed")
-        verdict = "intact" if self.ok else "NOT intact"
+        if self.ok:
+            verdict = "intact"
+        elif self.required_key and all(f.kind is Difference.KEY for f in self.findings):
+            # nothing in it differs: only its signer is not the one asked for
+            verdict = f"intact, but not signed by key {self.required_key}"
+        else:
+            verdict = "NOT intact"
         out.append(f"{self.path}: {verdict} ({self.files_checked} files checked)")
         return out
 
@@ -370,6 +377,7 @@ def verify_wacz(
         _check_resources(zf, names, package, report, _Hashing(zf, package, progress, cancel))
         _check_signature(digest.get("signedData"), actual, report)
         if key is not None:
+            report.required_key = key
             _check_key(key, report)
         if report.signature_valid:
             report.timestamp = check_timestamp(digest["signedData"], tsa_roots)

@@ -238,7 +238,10 @@ def test_key_requires_a_signature_by_that_key(
     write_wacz(theirs, tmp_path / "someone")
     assert cli.main(["verify-export", str(theirs), "--key", key]) == 1
     other = fingerprint(verify_wacz(theirs).public_key or "")
-    assert f"key: signed by key {other}, not by {key}" in capsys.readouterr().out
+    out = capsys.readouterr().out.splitlines()
+    assert f"key: signed by key {other}, not by {key}" in out
+    assert "the signature is valid" in out[-3]  # its files are as its own key signed them
+    assert out[-1] == f"{theirs}: intact, but not signed by key {key} (2 files checked)"
     unsigned = tmp_path / "unsigned.wacz"
     files = {"archive/data.warc": WARC}
     with zipfile.ZipFile(unsigned, "w") as zf:
@@ -249,7 +252,13 @@ def test_key_requires_a_signature_by_that_key(
         zf.writestr("datapackage-digest.json", json.dumps(digest))
     assert cli.main(["verify-export", str(unsigned)]) == 0  # intact, only not signed
     assert cli.main(["verify-export", str(unsigned), "--key", key]) == 1
-    assert "key: the export is not signed" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "key: the export is not signed" in out
+    assert f"{unsigned}: intact, but not signed by key {key} (1 files checked)" in out
+    # A changed file still makes it NOT intact, whatever the key.
+    _rewrite(theirs, {"archive/data.warc": b"altered"})
+    assert cli.main(["verify-export", str(theirs), "--key", key]) == 1
+    assert capsys.readouterr().out.splitlines()[-1].endswith(": NOT intact (2 files checked)")
 
 
 def test_checking_says_how_far_it_is_and_stops_when_cancelled(tmp_path: Path) -> None:
