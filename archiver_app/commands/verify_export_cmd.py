@@ -18,8 +18,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         description="Check every file of a WACZ against its datapackage.json, and its "
         "signature when it is signed; say what differs, who signed it (the public key's "
         "fingerprint) and when, and when a time-stamping authority saw the signature. Exits 1 "
-        "when anything differs, the timestamp does not verify, or (--key) it is not signed "
-        "by the given key.",
+        "when anything differs, the timestamp does not verify or (--tsa-cert) is missing, or "
+        "(--key) it is not signed by the given key.",
     )
     p.add_argument("wacz", type=Path, metavar="FILE.wacz")
     p.add_argument(
@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         type=Path,
         metavar="ROOT.pem",
         help="the trust root (PEM, one or more certificates) the timestamp's authority must "
-        "chain up to; without it the timestamp is checked against the signature only",
+        "chain up to; without it the timestamp is checked against the signature only. With it, "
+        "an export that has no timestamp exits 1",
     )
     p.add_argument(
         "--key",

@@ -194,6 +194,7 @@ class Difference(StrEnum):
     SIGNATURE_INVALID = "signature invalid"
     KEY = "key"  # not signed by the key the reader asked for (verify-export --key)
     TIMESTAMP_INVALID = "timestamp invalid"
+    TIMESTAMP_MISSING = "timestamp missing"  # a trust root was given, there is no timestamp
 
 
 @dataclass(frozen=True)
@@ -241,8 +242,10 @@ class VerifyReport:
     def lines(self) -> list[str]:
         """The report as ``archiver verify-export`` prints it and the app shows it: what
         changed, the signature, the timestamp, then the verdict."""
-        # a timestamp that fails is said on its own line, below: no file of it changed
-        shown = [f for f in self.findings if f.kind is not Difference.TIMESTAMP_INVALID]
+        # a timestamp that fails or is missing is said on its own line, below: no file of it
+        # changed (an unsigned export has no such line: its finding is shown)
+        hidden = {Difference.TIMESTAMP_INVALID} | ({_MISSING} if self.signed else set())
+        shown = [f for f in self.findings if f.kind not in hidden]
         out = [f"{_LABELS.get(f.kind, 'changed')}: {f.message}" for f in shown]
         if self.damaged:
             return [*out, f"{self.path}: NOT intact (damaged: cut short or not a zip)"]
@@ -262,25 +265,30 @@ class VerifyReport:
                 when = stamp.time.strftime("%Y-%m-%dT%H:%M:%SZ") if stamp.time else "?"
                 out.append(f"timestamp: {stamp.state}; {when} by {stamp.authority or '?'}: "
                            f"{stamp.message}")  # fmt: skip
+            elif any(f.kind is _MISSING for f in self.findings):
+                out.append("timestamp: none, but one was asked for (a trust root was given)")
             else:
                 out.append("timestamp: none")
         elif any(f.name == DIGEST_NAME for f in self.findings):  # gone, or its name damaged
             out.append(f"not signed as it is: its signature file {DIGEST_NAME} is missing")
         else:
             out.append("not signed")
-        if self.ok:
-            verdict = "intact"
-        elif self.required_key and all(f.kind is Difference.KEY for f in self.findings):
-            # nothing in it differs: only its signer is not the one asked for
-            verdict = f"intact, but not signed by key {self.required_key}"
-        else:
-            verdict = "NOT intact"
+        verdict = "intact" if self.ok else "NOT intact"
+        if not self.ok and all(f.kind in _REQUIRED for f in self.findings):
+            # nothing in it differs: only what the reader asked for is not there
+            kinds = {f.kind for f in self.findings}
+            lacks = [f"not signed by key {self.required_key}"] if Difference.KEY in kinds else []
+            lacks += ["not timestamped"] if _MISSING in kinds else []
+            verdict = f"intact, but {' and '.join(lacks)}"
         out.append(f"{self.path}: {verdict} ({self.files_checked} files checked)")
         return out
 
 
+#: Findings of what the reader asked for (``--key``, ``--tsa-cert``) and the package lacks.
+_REQUIRED = frozenset({Difference.KEY, Difference.TIMESTAMP_MISSING})
+_MISSING = Difference.TIMESTAMP_MISSING
 #: Findings that change nothing in the package.
-_NOT_CHANGES = frozenset({Difference.KEY, Difference.TIMESTAMP_INVALID, Difference.ZIP_DAMAGED})
+_NOT_CHANGES = _REQUIRED | {Difference.TIMESTAMP_INVALID, Difference.ZIP_DAMAGED}
 
 
 def signature_line(
@@ -308,6 +316,7 @@ _LABELS = {
     Difference.DAMAGED: "damaged",
     Difference.ZIP_DAMAGED: "damaged",
     Difference.KEY: "key",
+    Difference.TIMESTAMP_MISSING: "timestamp",
 }
 
 
@@ -324,7 +333,8 @@ def verify_wacz(
     hashed of the listed files' bytes; ``cancel``: raises ``Cancelled`` between chunks.
 
     ``tsa_roots``: the certificates a timestamp's authority must chain up to; without them a
-    timestamp is checked against the signature only (``TimestampState.UNCHECKED``).
+    timestamp is checked against the signature only (``TimestampState.UNCHECKED``). With
+    them an export that has no timestamp is not intact (:attr:`Difference.TIMESTAMP_MISSING`).
     ``key``: a key's :func:`fingerprint`; an export not signed by it is not intact.
 
     Raises:
@@ -383,6 +393,12 @@ def verify_wacz(
             report.timestamp = check_timestamp(digest["signedData"], tsa_roots)
             if report.timestamp.state is TimestampState.INVALID:
                 report.add(Difference.TIMESTAMP_INVALID, "", report.timestamp.message)
+        if tsa_roots and report.timestamp.state is TimestampState.NONE:
+            if not report.signed:
+                text = "the export is not signed, so it has no timestamp to check"
+                report.add(Difference.TIMESTAMP_MISSING, "", text)
+            elif report.signature_valid:  # an invalid signature's stamp is not looked at
+                report.add(Difference.TIMESTAMP_MISSING, "", "the export is not timestamped")
     return report
 
 

@@ -284,3 +284,26 @@ def test_an_authority_that_sends_its_chain_is_accepted(
 )
 def test_what_is_no_answer_to_sort_is_left_as_it_came(answer: bytes) -> None:
     assert in_der_order(answer) == answer  # garbage, a refusal, BER, nothing
+
+
+def test_a_root_given_for_a_timestamp_that_is_not_there_is_not_intact(
+    root: str, tsa: LocalTSA, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--tsa-cert`` asks for a timestamp checked against that root: none is no pass."""
+    signed, unsigned = tmp_path / "signed.wacz", tmp_path / "unsigned.wacz"
+    assert _export(root, signed) == 0
+    assert cli.main(["export", "--collection", "c", "-o", str(unsigned), "--library", root]) == 0
+    capsys.readouterr()
+    assert cli.main(["verify-export", str(signed)]) == 0  # without a root, none is fine
+    capsys.readouterr()
+    assert cli.main(["verify-export", str(signed), "--tsa-cert", str(tsa.root)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2] == "timestamp: none, but one was asked for (a trust root was given)"
+    assert out[-1].startswith(f"{signed}: intact, but not timestamped (")
+    assert cli.main(["verify-export", str(unsigned), "--tsa-cert", str(tsa.root)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert "timestamp: the export is not signed, so it has no timestamp to check" in out
+    assert out[-1].startswith(f"{unsigned}: intact, but not timestamped (")
+    report = verify_wacz(signed, tsa_roots=load_roots(tsa.root))
+    assert [f.kind for f in report.findings] == [Difference.TIMESTAMP_MISSING]
+    assert not report.ok and report.as_signed
