@@ -177,6 +177,7 @@ def _print_stamp(stamp: Any, ctx: Context) -> None:
 def cmd_timestamp_pending(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.errors import InputError
     from archiver_app.export.pending import RetryCode, forget, pending, retry_pending
+    from archiver_app.units import counted
 
     with ctx.open_library() as lib:
         if args.forget is not None:
@@ -190,7 +191,8 @@ def cmd_timestamp_pending(args: argparse.Namespace, ctx: Context) -> int:
             return 0
         if args.list:
             for e in waiting:
-                line = f"{e.path}: from {e.url}, since {e.queued_at}, {e.attempts} tries"
+                tries = counted(e.attempts, "try", "tries")
+                line = f"{e.path}: from {e.url}, since {e.queued_at}, {tries}"
                 print(f"{line}: {e.last_error}" if e.last_error else line, file=ctx.out)
             return 0
         results = retry_pending(lib)

@@ -44,7 +44,7 @@ class PendingStamp:
     url: str
     signature: str  # the export's signature when queued: the stamp is for that one
     queued_at: str
-    attempts: int = 0
+    attempts: int = 0  # requests made so far, the export's own included
     last_error: str = ""
 
     def as_json(self) -> dict[str, Any]:
@@ -114,7 +114,8 @@ def _write(s: Any, entries: list[PendingStamp]) -> None:
 
 
 def queue(lib: Library, path: Path, url: str, reason: str) -> PendingStamp:
-    """Queue a timestamp for the signed WACZ at ``path`` (replacing one for the same path)."""
+    """Queue a timestamp for the signed WACZ at ``path`` (replacing one for the same path)
+    after the export's own request failed: that is its first try."""
     signed = read_digest(path).get("signedData") or {}
     stamped_message(signed)  # refuses an unsigned export
     entry = PendingStamp(
@@ -122,6 +123,7 @@ def queue(lib: Library, path: Path, url: str, reason: str) -> PendingStamp:
         url,
         str(signed["signature"]),
         datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        attempts=1,
         last_error=reason,
     )
     with lib.write() as s:

@@ -151,13 +151,17 @@ def test_no_network_queues_then_retries(
         [entry] = pending(lib)
         assert entry.path == wacz.resolve() and entry.url == down
         assert "cannot reach" in entry.last_error
+        assert entry.attempts == 1  # the export's own request
+    assert cli.main(["export", "timestamp-pending", "--list", "--library", root]) == 0
+    assert ", 1 try: cannot reach " in capsys.readouterr().out
     # Still down: the request stays queued and the command says so.
     assert cli.main(["export", "timestamp-pending", "--library", root]) == 1
     assert "waiting" in capsys.readouterr().out
     assert cli.main(["export", "timestamp-pending", "--list", "--library", root]) == 0
-    assert f"{wacz.resolve()}: from {down}, since " in capsys.readouterr().out
+    listed = capsys.readouterr().out
+    assert f"{wacz.resolve()}: from {down}, since " in listed and ", 2 tries: " in listed
     with Library.open(Path(root)) as lib:
-        assert pending(lib)[0].attempts == 1
+        assert pending(lib)[0].attempts == 2
         # The authority is back (at its address; here: point the queued entry at it).
         with lib.write() as s:
             from archiver_app.store.models import Setting
