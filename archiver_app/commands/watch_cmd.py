@@ -56,7 +56,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     job = actions.add_parser("job", help="watch an existing crawl or capture job")
     job.add_argument("job_id", type=int, metavar="JOB")
-    job.add_argument("--schedule", default="weekly", metavar="WHEN", help="default: weekly")
+    job.add_argument(
+        "--schedule",
+        metavar="WHEN",
+        help="default: a watch keeps its schedule; a job not yet watched is weekly",
+    )
     job.add_argument(
         "--ignore",
         action="append",
@@ -97,9 +101,7 @@ def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
             )
             return 0
         if args.watch_action == "job":
-            lib.jobs.set_schedule(args.job_id, args.schedule, ignore=args.ignore)
-            print(f"job {args.job_id} is watched ({args.schedule})", file=ctx.out)
-            return 0
+            return _watch_job(lib, ctx, args.job_id, args.schedule, args.ignore)
         if args.watch_action == "remove":
             return _remove(lib, ctx, args.job_id)
         if args.watch_action in ("pause", "resume"):
@@ -109,6 +111,21 @@ def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
         if args.watch_action == "changes":
             return _changes(lib, ctx, args.limit)
         return _run(lib, ctx, args.now)
+
+
+def _watch_job(
+    lib: Any, ctx: Context, job_id: int, schedule: str | None, ignore: list[str] | None
+) -> int:
+    """Watch job ``job_id`` or change its watch: an option not given keeps the watch's
+    value (``--ignore`` alone leaves its schedule as it is); a job not yet watched is
+    captured weekly unless ``--schedule`` says otherwise."""
+    if schedule is None:
+        watch = lib.jobs.watch_of(job_id)
+        is_watch = watch is not None and watch.job_id == job_id  # not a run of one
+        schedule = watch.schedule if is_watch else "weekly"
+    lib.jobs.set_schedule(job_id, schedule, ignore=ignore)
+    print(f"job {job_id} is watched ({schedule})", file=ctx.out)
+    return 0
 
 
 def _remove(lib: Any, ctx: Context, job_id: int) -> int:

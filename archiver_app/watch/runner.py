@@ -161,8 +161,8 @@ def watch_job(
 ) -> None:
     """Give an existing crawl or capture job a schedule (None: stop watching it, as
     :func:`stop_watch`), and its comparisons the text patterns ``ignore`` leaves out when
-    given. A job whose addresses another watch watches already is refused, as in
-    :func:`add_watch`."""
+    given. A watch given its own schedule again keeps its next slot. A job whose addresses
+    another watch watches already is refused, as in :func:`add_watch`."""
     if not schedule:
         stop_watch(lib, job_id)
         return
@@ -179,9 +179,12 @@ def watch_job(
         job = s.get(Job, job_id)
         if job is None:
             raise InputError(f"no job {job_id}")
+        if job.config.get(SCHEDULE_PAUSED):
+            job.next_run_at = None
+        elif job.schedule != text or job.next_run_at is None:
+            job.next_run_at = parse_schedule(text).next_run(now)
+        # else the same schedule: its next slot stays (a Capture Now due is not put off)
         job.schedule = text
-        paused = job.config.get(SCHEDULE_PAUSED)
-        job.next_run_at = None if paused else parse_schedule(text).next_run(now)
         settings = job.config.get(WATCH_KEY) or {"ignore": []}
         if ignore is not None:
             settings = {**settings, "ignore": list(ignore)}

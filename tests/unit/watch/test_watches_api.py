@@ -240,3 +240,33 @@ def test_a_run_reports_only_the_pages_this_process_captured(library: Library) ->
     assert sorted(p.url for p in mine) == urls
     assert compare_run(library, watch, worker="another-machine:123:abc") == []
     assert len(compare_run(library, watch)) == 2  # no worker named: every page
+
+
+def test_changing_only_the_ignored_text_keeps_the_schedule(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`watch job N --ignore X` changed the ignored text and put the watch on weekly; an
+    option not given keeps its value, and a job not yet watched is still weekly."""
+    from archiver_app import cli
+
+    root = ["--library", str(library.root)]
+    assert cli.main([*root, "watch", "add", "https://a.example/", "--schedule", "*/5 * * * *"]) == 0
+    [watch] = library.jobs.watches()
+    _indexed(library, watch.job_id)
+    assert library.jobs.watch_now([watch.job_id]) == [watch.job_id]  # Capture Now pending
+    [due] = library.jobs.watches()
+    capsys.readouterr()
+    ignore = ["watch", "job", str(watch.job_id), "--ignore", r"^Visitors today: \d+$"]
+    assert cli.main([*root, *ignore]) == 0
+    assert capsys.readouterr().out == f"job {watch.job_id} is watched (*/5 * * * *)\n"
+    [row] = library.jobs.watches()
+    assert (row.schedule, row.ignore) == ("*/5 * * * *", (r"^Visitors today: \d+$",))
+    assert row.next_run_at == due.next_run_at  # still due now, not put off
+    assert cli.main([*root, "watch", "job", str(watch.job_id), "--schedule", "hourly"]) == 0
+    [row] = library.jobs.watches()
+    assert (row.schedule, row.ignore) == ("hourly", (r"^Visitors today: \d+$",))  # kept
+
+    crawl = library.jobs.capture(["https://b.example/"])
+    assert cli.main([*root, "watch", "job", str(crawl)]) == 0
+    assert capsys.readouterr().out.endswith(f"job {crawl} is watched (weekly)\n")
+    assert [w.schedule for w in library.jobs.watches()] == ["hourly", "weekly"]
