@@ -31,7 +31,7 @@ from archiver_app.tasks import CancelToken, Progress, null_progress
 
 if TYPE_CHECKING:  # the crawl engine loads when a crawl runs, not with the window
     from archiver_app.crawl.inline import InlineRun
-    from archiver_app.watch.runner import StoppedWatch, WatchRow
+    from archiver_app.watch.runner import DueNow, StoppedWatch, WatchRow
 
 __all__ = [
     "CancelOutcome",
@@ -266,9 +266,10 @@ class JobsManager:
 
         return watch_of(self._lib, job_id)
 
-    def watch_now(self, job_ids: Sequence[int]) -> list[int]:
+    def watch_now(self, job_ids: Sequence[int]) -> DueNow:
         """Make these watches due now (not those being captured already); the next run of
-        due watches captures them. Returns the watches made due."""
+        due watches captures them. Says which were made due, which are being captured
+        already and which are no watch (stopped meanwhile)."""
         from archiver_app.watch.runner import due_now
 
         return due_now(self._lib, job_ids)

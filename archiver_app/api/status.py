@@ -17,6 +17,7 @@ from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
 from archiver_app.mirror.coverage import policy_coverage
 from archiver_app.store.models import Page, PageState, Snapshot, Worker
+from archiver_app.watch.runner import WatchRow, list_watches
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,9 @@ class StatusFigures:
     #: the newest capture's id: with ``migration_total`` (how many there are), what a front
     #: end compares to see captures added or deleted by another process
     newest_capture: int = 0
+    #: every watch as the Changes view lists it: compared, it tells a watch added, changed
+    #: or stopped by another process (``archiver watch`` in a terminal)
+    watches: tuple[WatchRow, ...] = ()
 
 
 def capture_state(worker: Any, now: datetime, capturing: Sequence[int] = ()) -> str:
@@ -93,4 +97,5 @@ def status_figures(library: Library, now: datetime) -> StatusFigures:
         policy_copies=coverage.default_copies,
         policy_wanted=coverage.wanted,
         newest_capture=newest,
+        watches=tuple(list_watches(library)),
     )

@@ -240,8 +240,10 @@ def _run(lib: Any, ctx: Context, now: list[int]) -> int:
 
     if now:
         due = lib.jobs.watch_now(now)
-        for job_id in sorted(set(now) - set(due)):
-            print(f"job {job_id}: not watched, or being captured already", file=ctx.out)
+        for job_id in due.busy:
+            print(f"job {job_id}: being captured already", file=ctx.out)
+        for job_id in due.not_watches:
+            print(f"job {job_id}: not a watch (`archiver watch list` lists them)", file=ctx.out)
 
     def show(update: ProgressUpdate) -> None:
         print(f"  {update.message}", file=ctx.out, flush=True)

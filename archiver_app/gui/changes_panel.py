@@ -30,7 +30,7 @@ from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.tables import RowsModel, list_table
 from archiver_app.library import Library
 from archiver_app.units import capture_times, counted, share_text
-from archiver_app.watch.runner import WatchRow
+from archiver_app.watch.runner import DueNow, WatchRow
 from archiver_app.watch.schedule import describe_schedule
 
 if TYPE_CHECKING:
@@ -176,6 +176,7 @@ class ChangesPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self._watch_bar())
+        self.say_deleted: int | None = None  # the change the note says has no capture before
         self.note = QLabel(self)
         self.note.setObjectName("watch_note")
         self.note.hide()
@@ -195,6 +196,7 @@ class ChangesPanel(QWidget):
 
     def say(self, text: str) -> None:
         """A line under the watched pages' buttons (empty: none)."""
+        self.say_deleted = None
         self.note.setText(text)
         self.note.setVisible(bool(text))
 
@@ -262,6 +264,12 @@ class ChangesPanel(QWidget):
         self.hint.setVisible(bool(rows))
         self.table.setVisible(bool(rows))
         self.loaded = True
+        # "the capture it was compared with was deleted": gone once no row listed says so
+        told = self.say_deleted
+        if told is not None and not any(
+            r.snapshot_id == told and r.previous_id is None for r in rows
+        ):
+            self.say("")
 
     def _activated(self, index: QModelIndex) -> None:
         row = self.model.rows[index.row()]
@@ -274,20 +282,33 @@ class ChangesPanel(QWidget):
                 "nothing to compare it with now (select it among the captures and choose "
                 "Compare to compare it with the capture now before it)."
             )
+            self.say_deleted = row.snapshot_id
 
     # ------------------------------------------------------------------ capture now
 
-    def capture_selected_now(self) -> BackgroundOp[list[int]]:
+    def capture_selected_now(self) -> BackgroundOp[DueNow]:
         """Make the selected watch (none selected: every one not paused) due, then ask for a
-        run."""
+        run. A watch stopped elsewhere meanwhile is said to be so (and the lists read
+        again); "being captured already" only of a watch whose capture is queued or runs."""
         watch = self.selected_watch()
         ids = [watch.job_id] if watch else [w.job_id for w in self.watches.rows if not w.paused]
         jobs = self.library.jobs
 
-        def made_due(due: list[int]) -> None:
-            left = [watch_cells(w)[0] for w in self.watches.rows if w.job_id in set(ids) - set(due)]
-            self.say(f"Being captured already: {', '.join(left)}." if left else "")
-            self.captureNowRequested.emit()
+        def made_due(due: DueNow) -> None:
+            def names(job_ids: tuple[int, ...]) -> str:
+                rows = self.watches.rows
+                return ", ".join(watch_cells(w)[0] for w in rows if w.job_id in job_ids)
+
+            said = []
+            if due.not_watches:
+                said.append(f"No longer watched (stopped elsewhere): {names(due.not_watches)}.")
+            if due.busy:
+                said.append(f"Being captured already: {names(due.busy)}.")
+            self.say(" ".join(said))
+            if due.not_watches:
+                self.refresh()
+            if due.made:
+                self.captureNowRequested.emit()
 
         return (
             BackgroundOp(self.runner, lambda _p, _c: jobs.watch_now(ids), label="capture now")

@@ -391,6 +391,7 @@ class MainWindow(QMainWindow):
         self.status.refresh(baseline=True)
         self.jobs.refresh()
         self.drives.refresh()
+        self.research.refresh_changes()  # watches and changes made elsewhere
         if self.detail.wanted is not None:  # its other captures may have grown, or it is
             self.detail.show_snapshot(self.detail.wanted)  # gone (what is typed there stays)
 

@@ -26,9 +26,10 @@ class StatusPanel(QWidget):
     Its reading every few seconds also tells when captures were added or deleted by
     another process (``archiver capture`` in a terminal, a watch's timer, another machine
     of a shared library): :attr:`changed_elsewhere`, after which the window reads its
-    table again."""
+    table again. Watches added, changed or stopped elsewhere: :attr:`watches_elsewhere`."""
 
     changed_elsewhere = Signal()
+    watches_elsewhere = Signal()
 
     def __init__(self, bar: QStatusBar, library: Library, runner: OpRunner) -> None:
         super().__init__(bar)
@@ -50,6 +51,7 @@ class StatusPanel(QWidget):
         self.figures: StatusFigures | None = None
         self._reads = Reads()
         self._seen: tuple[int, int] | None = None  # captures counted, newest id
+        self._watches: tuple[object, ...] | None = None  # the watches as last read
         self._baseline = False  # the window read everything itself: no news to tell
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
@@ -106,6 +108,10 @@ class StatusPanel(QWidget):
             if self._seen is not None and seen != self._seen and not self._baseline:
                 self.changed_elsewhere.emit()
             self._seen, self._baseline = seen, self._baseline and again
+        if not again:  # (a watch the app changed itself: its view has read it already)
+            if self._watches is not None and f.watches != self._watches:
+                self.watches_elsewhere.emit()
+            self._watches = f.watches
         self.worker.setText(f.worker)
         if f.migration_total and f.migration_done < f.migration_total:
             pct = 100 * f.migration_done // f.migration_total

@@ -249,8 +249,7 @@ def install_watch_scheduler(window: MainWindow) -> WatchScheduler:
     scheduler.changed.connect(announce)
 
     def after_run(report: WatchRunReport) -> None:
-        window.refresh_all()
-        window.research.refresh_changes()  # the run may have found changes
+        window.refresh_all()  # the Changes view with it: the run may have found changes
         if not report.changed:  # a change has its own message (announce)
             window.statusBar().showMessage(run_message(report), 15_000)
 

@@ -41,6 +41,7 @@ class WindowJobs(QObject):
         self.migrator.finished.connect(lambda: window.status.show_background(None))
         window.jobs.job_finished.connect(self._job_finished)
         window.status.changed_elsewhere.connect(self._changed_elsewhere)
+        window.status.watches_elsewhere.connect(self._watches_elsewhere)
         # Long work runs in child processes: as the first rows come in, load what
         # starting one needs (3 ms here, and a helper process booting beside us) rather
         # than in the worker thread that starts the first one (the window froze meanwhile).
@@ -96,6 +97,13 @@ class WindowJobs(QObject):
         if not self.stopped:
             self.window.model.refresh()
             self.window.reload_sidebar()
+            self.window.research.refresh_changes()  # a watch's run in a terminal, say
+
+    def _watches_elsewhere(self) -> None:
+        """A watch was added, changed or stopped by another process: the Changes view
+        lists the watches as they are (Capture Now on one stopped would do nothing)."""
+        if not self.stopped:
+            self.window.research.refresh_changes()
 
     def _job_finished(self, job_id: int, status: str) -> None:
         if self.stopped:

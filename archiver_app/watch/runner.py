@@ -268,21 +268,34 @@ def pause_watch(lib: Library, job_id: int, paused: bool = True) -> StoppedWatch:
 _UNDER_WAY = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.INDEXING, JobStatus.CANCELLING)
 
 
-def due_now(lib: Library, job_ids: Sequence[int]) -> list[int]:
+@dataclass(frozen=True)
+class DueNow:
+    """What Capture Now did with each watch asked for."""
+
+    made: tuple[int, ...]  # due now: the next run captures them
+    busy: tuple[int, ...]  # a capture of it is queued or under way: left as it is
+    not_watches: tuple[int, ...]  # no watch (stopped since, or never one): nothing to do
+
+
+def due_now(lib: Library, job_ids: Sequence[int]) -> DueNow:
     """Make the watches ``job_ids`` due now (Capture Now): the next :func:`run_due`
     captures them, after which each goes back to its schedule. A watch whose run is
-    queued or under way is left as it is (no second capture of the same pages at once).
-    Returns the watches made due."""
+    queued or under way is left as it is (no second capture of the same pages at once);
+    a job that is no watch (stopped elsewhere meanwhile) is named apart."""
     now = lib.clock()
     made: list[int] = []
+    busy: list[int] = []
     with lib.write() as s:
         active = s.execute(select(Job.id, Job.config).where(Job.status.in_(_UNDER_WAY))).all()
-        busy = {(config or {}).get("scheduled_from") or jid for jid, config in active}
+        running = {(config or {}).get("scheduled_from") or jid for jid, config in active}
         for job in s.scalars(select(Job).where(Job.id.in_(job_ids), Job.schedule.is_not(None))):
-            if job.id not in busy:
+            if job.id in running:
+                busy.append(job.id)
+            else:
                 job.next_run_at = now
                 made.append(job.id)
-    return made
+    gone = [jid for jid in dict.fromkeys(job_ids) if jid not in made and jid not in busy]
+    return DueNow(tuple(made), tuple(busy), tuple(gone))
 
 
 def list_watches(lib: Library) -> list[WatchRow]:

@@ -92,10 +92,20 @@ def test_a_change_whose_earlier_capture_was_deleted_says_so(
     with qtbot.assertNotEmitted(panel.compareRequested):
         panel.table.activated.emit(panel.model.index(0, 0))
     assert "has been deleted since" in panel.note.text() and not panel.note.isHidden()
+    c = _capture(library, 3, {"blue.png": 200})  # a later run
+    record_change(library, c)
+    panel.refresh()
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 2)
+    assert "has been deleted since" in panel.note.text()  # still true of that row
 
     assert cli.main(["--library", str(library.root), "watch", "changes"]) == 0
     out = capsys.readouterr().out
     assert "None" not in out and f"capture {b}; the capture before it was deleted" in out
+
+    library.snapshots.delete([b])  # the change the note is about is gone: so is the note
+    panel.refresh()
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 1)
+    assert panel.note.isHidden() and panel.note.text() == ""
 
 
 def test_pause_then_resume_the_selected_watch_from_the_changes_view(

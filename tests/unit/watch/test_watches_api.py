@@ -23,21 +23,22 @@ def test_watch_list_make_due_and_stop(library: Library) -> None:
     assert row.ignore == (r"\d+ views",)
     assert row.next_run_at is not None and row.next_run_at > library.clock()
 
-    assert jobs.watch_now([watch]) == []  # its first capture is still queued
+    assert jobs.watch_now([watch]).busy == (watch,)  # its first capture is still queued
     from sqlalchemy import update
 
     from archiver_app.store.models import Job
 
     with library.write() as s:  # as after its first run
         s.execute(update(Job).where(Job.id == watch).values(status="indexed"))
-    assert jobs.watch_now([watch]) == [watch]
+    assert jobs.watch_now([watch]).made == (watch,)
     [row] = jobs.watches()
     assert row.next_run_at is not None and row.next_run_at <= library.clock()
     assert start_due_schedules(library) != []  # its next run is queued
-    assert jobs.watch_now([watch]) == []  # under way: no second run of the same pages
+    assert jobs.watch_now([watch]).busy == (watch,)  # under way: no second run of the pages
 
     jobs.set_schedule(watch, None)
     assert jobs.watches() == []
+    assert jobs.watch_now([watch]).not_watches == (watch,)  # stopped: said apart
 
 
 def test_a_crawl_watched_afterwards_keeps_its_ignore_patterns(library: Library) -> None:
@@ -96,7 +97,7 @@ def test_watch_run_names_the_jobs_it_cannot_capture_now(
 
     assert cli.main(["--library", str(library.root), "watch", "run", "999"]) == 0
     out = capsys.readouterr().out
-    assert "job 999: not watched, or being captured already" in out
+    assert "job 999: not a watch (`archiver watch list` lists them)" in out
     assert "nothing is due" in out
 
 
@@ -136,7 +137,7 @@ def test_removing_a_watch_cancels_its_queued_capture(
     root = ["--library", str(library.root)]
     watch = library.jobs.watch(["https://a.example/"], schedule="daily")
     _indexed(library, watch)  # its first capture ran
-    assert library.jobs.watch_now([watch]) == [watch]
+    assert library.jobs.watch_now([watch]).made == (watch,)
     [run] = start_due_schedules(library)  # the next slot's capture, queued
 
     assert cli.main([*root, "watch", "remove", str(run)]) == 2  # a run is not the watch
@@ -185,7 +186,7 @@ def test_a_paused_watch_keeps_its_schedule_and_is_captured_only_when_asked(
     root = ["--library", str(library.root)]
     watch = library.jobs.watch(["https://a.example/"], schedule="hourly", ignore=["\\d+ views"])
     _indexed(library, watch)
-    assert library.jobs.watch_now([watch]) == [watch]
+    assert library.jobs.watch_now([watch]).made == (watch,)
     [queued] = start_due_schedules(library)
 
     assert cli.main([*root, "watch", "pause", str(watch)]) == 0
@@ -201,7 +202,7 @@ def test_a_paused_watch_keeps_its_schedule_and_is_captured_only_when_asked(
     assert cli.main([*root, "watch", "list"]) == 0
     assert "next paused" in capsys.readouterr().out
 
-    assert library.jobs.watch_now([watch]) == [watch]  # Capture Now: once
+    assert library.jobs.watch_now([watch]).made == (watch,)  # Capture Now: once
     [once] = start_due_schedules(library)
     with library.session() as s:
         job = s.get(Job, once)
@@ -253,7 +254,7 @@ def test_changing_only_the_ignored_text_keeps_the_schedule(
     assert cli.main([*root, "watch", "add", "https://a.example/", "--schedule", "*/5 * * * *"]) == 0
     [watch] = library.jobs.watches()
     _indexed(library, watch.job_id)
-    assert library.jobs.watch_now([watch.job_id]) == [watch.job_id]  # Capture Now pending
+    assert library.jobs.watch_now([watch.job_id]).made == (watch.job_id,)  # Capture Now pending
     [due] = library.jobs.watches()
     capsys.readouterr()
     ignore = ["watch", "job", str(watch.job_id), "--ignore", r"^Visitors today: \d+$"]
