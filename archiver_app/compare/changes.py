@@ -59,17 +59,23 @@ def previous_capture(lib: Library, snapshot_id: int) -> int | None:
 
 
 def record_change(
-    lib: Library, snapshot_id: int, *, ignore: Sequence[re.Pattern[str]] = ()
+    lib: Library, snapshot_id: int, *, ignore: Sequence[re.Pattern[str]] = (), again: bool = False
 ) -> ChangeSummary | None:
-    """Compare a capture with the one before it and keep the summary (None: nothing kept)."""
+    """Compare a capture with the one before it and keep the summary (None: nothing kept).
+    ``again``: a kept comparison of the same two captures lends its look (other ignore
+    patterns change only what the text decides: the screenshots are not read again)."""
     with lib.session() as s:
         state = s.scalar(select(Snapshot.state).where(Snapshot.id == snapshot_id))
+        kept = s.get(SnapshotChange, snapshot_id) if again else None
+        look = kept.pixel_share if kept is not None else None
+        same_pair = kept is not None and kept.previous_id
     if state != SnapshotState.COMPLETE:
         return None
     previous = previous_capture(lib, snapshot_id)
     if previous is None:
         return None
-    summary = compare_captures(lib, previous, snapshot_id, ignore=ignore).summary
+    look = look if same_pair == previous else None
+    summary = compare_captures(lib, previous, snapshot_id, ignore=ignore, kept_look=look).summary
     with lib.write() as s:
         s.execute(delete(SnapshotChange).where(SnapshotChange.snapshot_id == snapshot_id))
         s.add(
@@ -89,12 +95,16 @@ def record_change(
 
 
 def record_changes(
-    lib: Library, snapshot_ids: Iterable[int], *, ignore: Sequence[re.Pattern[str]] = ()
+    lib: Library,
+    snapshot_ids: Iterable[int],
+    *,
+    ignore: Sequence[re.Pattern[str]] = (),
+    again: bool = False,
 ) -> dict[int, ChangeSummary]:
     """:func:`record_change` for each capture; returns the summaries that were kept."""
     kept = {}
     for sid in snapshot_ids:
-        summary = record_change(lib, sid, ignore=ignore)
+        summary = record_change(lib, sid, ignore=ignore, again=again)
         if summary is not None:
             kept[sid] = summary
     return kept

@@ -193,8 +193,11 @@ def compare_captures(
     *,
     ignore: Sequence[re.Pattern[str]] = (),
     any_url: bool = False,
+    kept_look: float | None = None,
 ) -> Comparison:
-    """Compare two complete captures (older first in the result, whatever the order given)."""
+    """Compare two complete captures (older first in the result, whatever the order given).
+    ``kept_look``: the share of pixels a kept comparison of the same two captures measured
+    (ignore patterns do not reach pixels): the screenshots are not read again."""
     a, b = find_capture(lib, old_ref), find_capture(lib, new_ref)
     if a.id == b.id:
         raise InputError(f"{old_ref} and {new_ref} are the same capture: give two captures")
@@ -218,7 +221,8 @@ def compare_captures(
         _file(lib, a, FileKind.SCREENSHOT, notes),
         _file(lib, b, FileKind.SCREENSHOT, notes),
     )
-    visual = diff_images(shot_a, shot_b) if shot_a and shot_b else None
+    visual = diff_images(shot_a, shot_b) if shot_a and shot_b and kept_look is None else None
+    look = visual.share_changed if visual else kept_look
     resources = resource_diff(lib, a.id, b.id)
     said = bool(
         (text and text.changed)
@@ -228,14 +232,14 @@ def compare_captures(
         or resources.removed
         or resources.answers
     )
-    measured = bool((visual and visual.changed) or resources.changed)
+    measured = bool(look or resources.changed)
     quiet = bool(ignore) and text is not None  # the text, ignored parts aside, decides
     if quiet and measured and not said:
         notes.append(QUIETED)
     summary = ChangeSummary(
         changed=said or (measured and not quiet),
         text_share=text.share_changed if text else None,
-        pixel_share=visual.share_changed if visual else None,
+        pixel_share=look,
         resources_added=len(resources.added),
         resources_removed=len(resources.removed),
         resources_changed=len(resources.changed),

@@ -36,6 +36,7 @@ from archiver_app.store.models import (
     PageAttempt,
     PageState,
     Snapshot,
+    SnapshotChange,
     SnapshotState,
 )
 from archiver_app.tasks import CancelToken, Progress, null_progress
@@ -186,9 +187,30 @@ def watch_job(
         # else the same schedule: its next slot stays (a Capture Now due is not put off)
         job.schedule = text
         settings = job.config.get(WATCH_KEY) or {"ignore": []}
+        before = list(settings.get("ignore") or ())
         if ignore is not None:
             settings = {**settings, "ignore": list(ignore)}
         job.config = {**job.config, WATCH_KEY: settings}
+    if ignore is not None and list(ignore) != before:
+        _compare_again(lib, job_id, ignore)
+
+
+def _compare_again(lib: Library, watch_id: int, ignore: Sequence[str]) -> None:
+    """The kept comparisons made with the watch's ignored text, made again with ``ignore``
+    (the Changes list and ``archiver diff`` give the same figures); the looks they measured
+    are kept (patterns do not reach pixels)."""
+    with lib.session() as s:
+        seeds = list((s.get(Job, watch_id) or Job(config={})).config.get("seeds") or ())
+        runs = select(Job.id).where(Job.config["scheduled_from"].as_integer() == watch_id)
+        compared = s.scalars(
+            select(SnapshotChange.snapshot_id)
+            .join(Snapshot, Snapshot.id == SnapshotChange.snapshot_id)
+            .where(
+                Snapshot.url.in_(seeds) | Snapshot.job_id.in_(runs) | (Snapshot.job_id == watch_id)
+            )
+        ).all()
+    ours = [sid for sid in compared if (w := watch_ignore_of(lib, sid)) and w.watch_id == watch_id]
+    record_changes(lib, ours, ignore=compile_ignore_patterns(ignore), again=True)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,10 @@ reported changed because its pixels (and its HTML's bytes) moved with the counte
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+
+import pytest
 
 from archiver_app.compare import compare_captures, compile_ignore_patterns
 from archiver_app.compare.snapshots import screenshot_path
@@ -45,3 +48,31 @@ def test_a_real_text_change_still_counts_with_patterns(library: Library) -> None
     result = compare_captures(library, a, b, ignore=COUNTER)
     assert result.summary.changed and not any(QUIETED in n for n in result.notes)
     assert result.text is not None and result.text.changed_lines == 2
+
+
+def test_the_kept_changes_follow_the_watch_s_new_ignored_text(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ignored text added to a watch: its kept comparisons (the Changes list, `watch
+    changes`) are made again with it, as `archiver diff` compares, their looks kept."""
+    from archiver_app import cli
+    from archiver_app.compare.changes import changes_of, recent_changes, record_changes
+
+    watch = library.jobs.watch([URL], schedule="daily")
+    _a, b = _two(library)  # only the counter differs
+    c = add_snapshot(library, URL, title="Harbour", body=PAGE.format(n=150, ferry="10:30"),
+                     captured_at=datetime(2026, 3, 3, tzinfo=UTC))  # fmt: skip
+    record_changes(library, [b, c])  # as the watch compared them, with nothing ignored
+    before = {r.snapshot_id: r.summary for r in recent_changes(library)}
+    assert set(before) == {b, c}
+
+    root = ["--library", str(library.root)]
+    assert cli.main([*root, "watch", "job", str(watch), "--ignore", r"^Visitors today: \d+$"]) == 0
+    after = {r.snapshot_id: r.summary for r in recent_changes(library)}
+    assert changes_of(library, [b, c]) == {b: False, c: True}  # the counter alone: no change
+    assert set(after) == {c}
+    capsys.readouterr()
+    assert cli.main([*root, "diff", str(b), str(c), "--json"]) == 0
+    diff = json.loads(capsys.readouterr().out)["summary"]
+    assert after[c].text_share == diff["text_share"] != before[c].text_share
+    assert after[c].pixel_share == before[c].pixel_share == diff["pixel_share"]
