@@ -124,6 +124,8 @@ def _print(compared: ComparedCaptures, ctx: Context, *, context: int) -> None:
         print(", ".join(map(_answered, "AB", statuses)), file=ctx.out)
     s = result.summary
     print("changed" if s.changed else "no change between these captures", file=ctx.out)
+    if s.redirect:  # the page moved, or another page took its place
+        print(f"address: B {s.redirect}", file=ctx.out)
     if s.title_changed:
         print(f"title: {quoted(s.old_title)} -> {quoted(s.new_title)}", file=ctx.out)
     if result.text is not None:

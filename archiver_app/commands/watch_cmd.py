@@ -212,13 +212,14 @@ def _changes(lib: Any, ctx: Context, limit: int) -> int:
     return 0
 
 
-def figures(s: ChangeSummary) -> list[str]:
-    """What changed, in a few figures: the HTTP status and the title first, then the text,
-    the look and the resources (those that now answer an error named apart)."""
+def figures(s: ChangeSummary, *, redirect: bool = True) -> list[str]:
+    """What changed, in a few figures: where the address now leads (unless ``redirect`` is
+    False: said already), the HTTP status and the title first, then the text, the look and
+    the resources (those that now answer an error named apart)."""
     from archiver_app.commands.diff_cmd import quoted
     from archiver_app.units import share_text
 
-    out = []
+    out = [s.redirect] if s.redirect and redirect else []
     if s.status_changed:
         error = " (now an error)" if s.now_error else ""
         out.append(f"HTTP {s.old_status} -> {s.new_status}{error}")
@@ -283,7 +284,8 @@ def _outcome(page: PageOutcome) -> str:
         error = f"answered HTTP {page.http_status}; " * (
             page.answered_error and not change.status_changed
         )
-        return f"changed: {page.url} ({lead}{', '.join(figures(change))}; {error}{capture})"
+        said = ", ".join(figures(change, redirect=False))  # (the lead names the redirect)
+        return f"changed: {page.url} ({lead}{said}; {error}{capture})"
     what = "first capture" if change is None else "unchanged"
     if page.redirect and not page.answered_error:
         return f"{what}: {page.url} ({lead}{capture})"

@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import aliased
 
+from archiver_app.compare.redirects import landed, redirect_note
 from archiver_app.compare.snapshots import ChangeSummary, compare_captures, resources_now_error
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot, SnapshotChange, SnapshotState
@@ -139,15 +140,27 @@ def recent_changes(lib: Library, *, limit: int = 200, changed_only: bool = True)
             )
             for change, snap, before in rows
         ]
-    failing = resources_now_error(
-        lib, {r.snapshot_id: r.previous_id for r in found if r.previous_id}
-    )
-    return [
-        replace(r, summary=replace(r.summary, resources_now_error=failing[r.snapshot_id]))
-        if r.snapshot_id in failing
-        else r
-        for r in found
-    ]
+    pairs = {r.snapshot_id: r.previous_id for r in found if r.previous_id}
+    summaries = _read_back(lib, {r.snapshot_id: r.summary for r in found}, pairs)
+    return [replace(r, summary=summaries[r.snapshot_id]) for r in found]
+
+
+def _read_back(
+    lib: Library, kept: dict[int, ChangeSummary], pairs: dict[int, int]
+) -> dict[int, ChangeSummary]:
+    """Kept summaries with what their rows do not hold, read from the two captures (new
+    capture id -> the one before, in ``pairs``): the resources that now answer an error,
+    and what the address's redirect does."""
+    failing = resources_now_error(lib, pairs)
+    where = landed(lib, [*pairs, *pairs.values()])
+    return {
+        sid: replace(
+            summary,
+            resources_now_error=failing.get(sid, 0),
+            redirect=redirect_note(where, pairs[sid], sid) if sid in pairs else None,
+        )
+        for sid, summary in kept.items()
+    }
 
 
 def _summary(change: SnapshotChange, snap: Snapshot, before: Snapshot | None) -> ChangeSummary:
@@ -177,11 +190,7 @@ def stored_changes(lib: Library, snapshot_ids: Sequence[int]) -> dict[int, Chang
         pairs = {
             change.snapshot_id: change.previous_id for change, _s, _b in rows if change.previous_id
         }
-    failing = resources_now_error(lib, pairs)
-    return {
-        sid: replace(summary, resources_now_error=failing.get(sid, 0))
-        for sid, summary in kept.items()
-    }
+    return _read_back(lib, kept, pairs)
 
 
 def changes_of(lib: Library, snapshot_ids: Sequence[int]) -> dict[int, bool]:

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import or_, select
 
+from archiver_app.compare.redirects import landed, redirect_note
 from archiver_app.compare.text import TextDiff, diff_texts
 from archiver_app.compare.visual import VisualDiff, diff_images
 from archiver_app.errors import InputError
@@ -116,6 +117,8 @@ class ChangeSummary:
     new_status: int | None = None
     # of ``resources_changed``: those that loaded before and now answer an error (404 ...)
     resources_now_error: int = 0
+    # "now redirects to X", "no longer redirects to Y" (compare.redirects; None: as before)
+    redirect: str | None = None
 
     @property
     def title_changed(self) -> bool:
@@ -141,6 +144,7 @@ class ChangeSummary:
             "resources_removed": self.resources_removed,
             "resources_changed": self.resources_changed,
             "resources_now_error": self.resources_now_error,
+            "redirect": self.redirect,
         }
 
 
@@ -248,6 +252,7 @@ def compare_captures(
         old_status=a.http_status,
         new_status=b.http_status,
         resources_now_error=len(resources.now_error),
+        redirect=redirect_note(landed(lib, [a.id, b.id]), a.id, b.id),
     )
     return Comparison(_ref(a), _ref(b), text, visual, resources, tuple(notes), summary)
 

@@ -126,6 +126,12 @@ def _pages(s: Session, job_id: int) -> Sequence[Row[Any]]:
         .limit(1)
         .scalar_subquery()
     )
+    landed = (  # where the browser ended on the attempt that made the page's capture
+        select(PageAttempt.final_url)
+        .where(PageAttempt.snapshot_id == Page.snapshot_id)
+        .limit(1)
+        .scalar_subquery()
+    )
     return s.execute(
         select(
             Page.url,
@@ -137,6 +143,7 @@ def _pages(s: Session, job_id: int) -> Sequence[Row[Any]]:
             Page.snapshot_id,
             first_parent.label("parent"),
             Snapshot.http_status,
+            landed.label("final_url"),
         )
         .outerjoin(Snapshot, Snapshot.id == Page.snapshot_id)
         .where(Page.job_id == job_id)
@@ -171,6 +178,10 @@ def _attempts(s: Session, job_id: int) -> Sequence[Any]:  # rows of 14 columns
 
 
 def _ledger(pages: Sequence[Row[Any]]) -> list[dict[str, Any]]:
+    """One line a page; ``redirected_to``: where its capture ended when another address
+    (its ``http_status`` is that page's answer)."""
+    from archiver_app.compare.redirects import elsewhere
+
     return [
         {
             "url": p.url,
@@ -180,6 +191,7 @@ def _ledger(pages: Sequence[Row[Any]]) -> list[dict[str, Any]]:
             "reason": p.skip_reason if p.state == PageState.SKIPPED else p.last_error,
             "snapshot_id": p.snapshot_id,
             "http_status": p.http_status,
+            "redirected_to": elsewhere(p.url, p.final_url),
             "discovered_from": p.parent,
         }
         for p in pages

@@ -86,7 +86,7 @@ def _share(value: float | None) -> str:
 def what_changed(s: ChangeSummary) -> str:
     """Why a change is listed, in a few words: the HTTP status and the title first (a
     page now answering 404 shows 0% everywhere else), then the other parts that differ."""
-    parts = []
+    parts = [s.redirect] if s.redirect else []  # the page moved: first, as on `watch run`
     if s.status_changed:
         parts.append(
             f"HTTP {s.old_status} → {s.new_status}" + (" (an error)" if s.now_error else "")

@@ -200,7 +200,7 @@ def summary_text(c: Comparison) -> str:
     if not c.summary.status_changed and any(st and not 200 <= st < 300 for st in statuses):
         left, right = (f"HTTP {st}" if st else "no HTTP status kept" for st in statuses)
         lines.append(f"The left capture answered {left}, the right one {right}.")
-    figures = []
+    figures = [f"Address: the right capture {c.summary.redirect}"] if c.summary.redirect else []
     if c.summary.status_changed:
         figures.append(f"HTTP status: {c.old.http_status} → {c.new.http_status}")
     if c.summary.title_changed:

@@ -22,6 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from archiver_app.compare.changes import previous_capture, record_changes, stored_changes
+from archiver_app.compare.redirects import landed, redirect_note
 from archiver_app.compare.snapshots import ChangeSummary, compare_captures, is_error
 from archiver_app.compare.text import compile_ignore_patterns
 from archiver_app.crawl.jobs import abort_if_queued, create_job, start_due_schedules
@@ -430,7 +431,6 @@ def compare_run(lib: Library, job_id: int, *, worker: str | None = None) -> list
             select(
                 PageAttempt.page_id,
                 PageAttempt.snapshot_id,
-                PageAttempt.final_url,
                 PageAttempt.worker_id,
             )
             .where(PageAttempt.job_id == job_id)
@@ -443,11 +443,9 @@ def compare_run(lib: Library, job_id: int, *, worker: str | None = None) -> list
     changes.update(record_changes(lib, missing, ignore=ignore))
     last: dict[int, int | None] = {}  # page -> its last attempt's capture (None: none made)
     made: dict[int, list[int]] = {}  # page -> the captures its attempts made, in order
-    landed: dict[int, str | None] = {}  # page -> where its last attempt's browser landed
     tried: dict[int, bool] = {}  # page -> whether ``worker`` attempted it
-    for page_id, sid, final, by in attempts:
+    for page_id, sid, by in attempts:
         last[page_id] = sid
-        landed[page_id] = final
         tried[page_id] = tried.get(page_id, False) or by == worker
         if sid is not None:
             made.setdefault(page_id, []).append(sid)
@@ -460,7 +458,7 @@ def compare_run(lib: Library, job_id: int, *, worker: str | None = None) -> list
         if sid is not None and sid in kept:
             runs = made.get(page_id) or [sid]
             change = changes.get(sid) if len(runs) < 2 else _since(lib, runs[0], sid, ignore)
-            note = _redirect_note(lib, url, sid, landed.get(page_id))
+            note = _redirect_note(lib, sid)
             outcomes.append(PageOutcome(url, sid, None, change, snaps[sid][2], note))
         elif state in (PageState.FAILED, PageState.READY, PageState.CLAIMED):
             outcomes.append(PageOutcome(url, None, skipped or error or "not captured", None))
@@ -473,36 +471,11 @@ def compare_run(lib: Library, job_id: int, *, worker: str | None = None) -> list
     return outcomes
 
 
-def _redirect_note(lib: Library, url: str, snapshot_id: int, final: str | None) -> str | None:
-    """What the address's redirect does now against the capture before it: "now redirects
-    to X" (the page moved, or a login page took its place), "no longer redirects to Y",
-    "now redirects to X, not Y", "redirects to X" when nothing is known of the capture
-    before (a first capture, an import); None when it is as before."""
-    new = _elsewhere(url, final)
+def _redirect_note(lib: Library, snapshot_id: int) -> str | None:
+    """What the address's redirect does now against the capture before it
+    (:func:`~archiver_app.compare.redirects.redirect_note`)."""
     before = previous_capture(lib, snapshot_id)
-    if before is None:
-        return f"redirects to {new}" if new else None
-    with lib.session() as s:
-        known = s.execute(
-            select(PageAttempt.final_url).where(PageAttempt.snapshot_id == before).limit(1)
-        ).first()
-    if known is None:  # an imported capture: where its browser landed is not known
-        return f"redirects to {new}" if new else None
-    old = _elsewhere(url, known[0])
-    if old == new:
-        return None
-    if new is None:
-        return f"no longer redirects to {old}"
-    return f"now redirects to {new}" + (f", not {old}" if old else "")
-
-
-def _elsewhere(url: str, final: str | None) -> str | None:
-    """``final`` when the browser landed somewhere else than ``url``."""
-    from archiver_app.urls import normalize_url
-
-    if not final:
-        return None
-    return final if (normalize_url(final) or final) != (normalize_url(url) or url) else None
+    return redirect_note(landed(lib, [before, snapshot_id]), before, snapshot_id)
 
 
 def _since(

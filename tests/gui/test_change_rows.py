@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from archiver_app.compare import compare_captures, compile_ignore_patterns
 from archiver_app.compare.changes import recent_changes, record_change
@@ -146,3 +146,43 @@ def test_pause_then_resume_the_selected_watch_from_the_changes_view(
     panel.pause_selected()
     qtbot.waitUntil(lambda: panel.pause_button.text() == "Pause")
     assert not any(w.paused for w in library.jobs.watches())
+
+
+def test_a_page_that_now_redirects_is_named_by_diff_changes_and_the_row(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`watch run` said "now redirects to …"; `archiver diff`, `watch changes` and the
+    Changes row showed only the new title."""
+    from datetime import UTC, datetime
+
+    from archiver_app import cli
+    from archiver_app.gui.changes_panel import what_changed
+    from archiver_app.store.models import Page, PageAttempt
+    from tests.helpers.snapshots import add_snapshot
+
+    login = "http://127.0.0.1:18473/login?next=/watch/page.html"
+    job = library.jobs.capture([PAGE])
+    ids = []
+    for day, title, final in ((1, "Notices", PAGE), (2, "Log in", login)):
+        when = datetime(2026, 3, day, tzinfo=UTC)
+        sid = add_snapshot(library, PAGE, title=title, body=title, captured_at=when)
+        with library.write() as s:  # where the capture's browser ended, as a run keeps it
+            page_id = s.scalar(select(Page.id).where(Page.job_id == job))
+            assert page_id is not None
+            s.add(PageAttempt(job_id=job, page_id=page_id, attempt=day, worker_id="w",
+                              ruleset_version=1, snapshot_id=sid, http_status=200,
+                              final_url=final))  # fmt: skip
+        ids.append(sid)
+    a, b = ids
+    assert record_change(library, b) is not None
+
+    root = ["--library", str(library.root)]
+    assert cli.main([*root, "diff", str(a), str(b)]) == 0
+    assert f"address: B now redirects to {login}\n" in capsys.readouterr().out
+    assert cli.main([*root, "diff", str(a), str(b), "--json"]) == 0
+    assert f'"redirect": "now redirects to {login}"' in capsys.readouterr().out
+    assert cli.main([*root, "watch", "changes"]) == 0
+    assert f"{PAGE}  (now redirects to {login}, title " in capsys.readouterr().out
+    [row] = recent_changes(library)
+    assert what_changed(row.summary).startswith(f"now redirects to {login}, title ")
+    assert summary_text(compare_captures(library, a, b)).count(f"now redirects to {login}") == 1

@@ -154,6 +154,8 @@ def test_a_crawl_runs_to_the_end_and_records_everything(any_library: Library) ->
     assert len(ledger) == len(got)
     deep = next(x for x in ledger if x["url"] == f"{H}/a1/deep")
     assert deep["discovered_from"] == f"{H}/a1" and deep["depth"] == 3
+    moved = {x["url"]: x["redirected_to"] for x in ledger if x["redirected_to"]}
+    assert moved == {f"{H}/b": f"{H}/b-final", f"{H}/c": "http://elsewhere.test/landing"}
     manifest = [json.loads(x) for x in (folder / "capture-manifest.jsonl").read_text().splitlines()]
     assert len(manifest) == 8 + 3  # every attempt that produced a snapshot (the 503s too)
     assert all(m["snapshot_uid"] for m in manifest)
