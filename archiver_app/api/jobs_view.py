@@ -67,7 +67,10 @@ class JobRow:
         return self.kind in CRAWL_KIND_NAMES
 
     def eta_seconds(self, now: datetime) -> float | None:
-        """Remaining time at the average rate so far (None until it can be estimated)."""
+        """Remaining time at the average rate so far (None until it can be estimated, and
+        while the job waits: nothing runs a queued or paused job)."""
+        if self.status in (JobStatus.QUEUED, JobStatus.PAUSED):
+            return None
         if self.counts_pages:
             done, remaining = self.done, self.queued - self.done - self.failed
         else:

@@ -227,7 +227,7 @@ def cmd_action(args: argparse.Namespace, ctx: Context) -> int:
             print(f"job {args.id} paused", file=ctx.out)
         elif args.action_name == "resume":
             jobs.resume_job(lib, args.id)
-            print(f"job {args.id} resumed", file=ctx.out)
+            print(f"job {args.id} resumed: queued for a worker", file=ctx.out)
         elif args.action_name == "abort":
             jobs.abort_job(lib, args.id)
             print(f"job {args.id} aborted", file=ctx.out)

@@ -4,7 +4,7 @@
 
     queued -> running -> completed | failed -> retryable -> running
     completed -> indexing -> indexed | index_failed
-    queued | running | retryable -> paused -> (running | queued)
+    queued | running | retryable -> paused -> queued (resume: waits for a worker)
     anything not finished -> aborted;  failed | aborted | completed ... -> (retry) queued
 
 Workers move jobs queued -> running -> completed/failed (``archiver_app.crawl.results``);
@@ -181,13 +181,18 @@ def pause_job(lib: Library, job_id: int) -> None:
 
 
 def resume_job(lib: Library, job_id: int) -> None:
+    """paused -> queued: the job waits for a worker (``archiver worker``, Run in the Jobs
+    panel), which makes it running again when it takes it up
+    (:func:`archiver_app.crawl.results.start_job`). Never
+    running here: a pause ends the runs of ``archiver crawl`` and the app, so nothing may
+    run it, and a running job nothing runs shows as one forever."""
     now = lib.clock()
     with lib.write() as s:
         job = _get(s, job_id)
         _refuse(job, "resumed", {JobStatus.PAUSED})
-        job.status = JobStatus.RUNNING if job.started_at else JobStatus.QUEUED
+        job.status = JobStatus.QUEUED  # started_at kept: the first start stays the start
         job.updated_at = now
-        log_line(s, job_id, "resumed", at=now)
+        log_line(s, job_id, "resumed: queued for a worker", at=now)
 
 
 def abort_job(lib: Library, job_id: int) -> None:

@@ -78,7 +78,7 @@ def test_crawl_then_inspect_and_control_the_job(tmp_path: Path) -> None:
         )
         r = archiver(lib, "job", "resume", "2")  # and how it runs when no worker does
         assert r.stdout.splitlines() == [
-            "job 2 resumed",
+            "job 2 resumed: queued for a worker",
             "without a worker running: archiver worker --once --job 2",
         ]
         assert archiver(lib, "job", "pause", "2").returncode == 0

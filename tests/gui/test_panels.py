@@ -88,7 +88,10 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
     with library.session() as s:
         assert s.get(Job, job_id).status == "paused"  # type: ignore[union-attr]
     library.jobs.resume(job_id)  # (the button also runs it: see the test below)
-    qtbot.waitUntil(panel.pause_button.isEnabled, timeout=5000)
+    # queued for a worker, not running with nothing running it: Run runs it here
+    qtbot.waitUntil(lambda: panel.resume_button.text() == "Run", timeout=5000)
+    assert panel.resume_button.isEnabled() and not panel.pause_button.isEnabled()
+    assert "left" not in panel.summary.text()  # no estimate while nothing runs it
     with library.write() as s:
         s.add(JobLog(job_id=job_id, level="warning", message="https://docs.example/x 404"))
         s.get(Job, job_id).status = "completed"  # type: ignore[union-attr]

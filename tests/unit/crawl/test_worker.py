@@ -288,6 +288,31 @@ def test_pause_resume_abort_and_retry(library: Library) -> None:
     assert api.job_detail(library, job).summary.retry_count == 1
 
 
+def test_a_resumed_crawl_waits_for_a_worker_then_runs(library: Library) -> None:
+    """A pause ends the run that had the crawl (``archiver crawl``, the app's): resumed, it
+    is queued for a worker, not shown running with nothing running it."""
+    pages = {f"{H}/": MemoryPage(links=[f"{H}/{i}" for i in range(3)])}
+    job = create_job(library, [f"{H}/"], rules=Rules(concurrency=1))
+
+    def on_fetch(url: str) -> None:
+        if url == f"{H}/0":
+            pause_job(library, job)
+
+    fetcher = MemorySiteFetcher(library, pages, on_fetch=on_fetch)
+    run(library, fetcher)
+    started = api.job_detail(library, job).summary.started_at
+    assert started is not None and api.job_detail(library, job).summary.status == "paused"
+    resume_job(library, job)
+    assert api.job_detail(library, job).summary.status == "queued"
+    row = next(r for r in library.jobs.rows(recover=False) if r.id == job)
+    assert row.status == "queued" and row.eta_seconds(library.clock()) is None
+    fetcher.on_fetch = None
+    run(library, fetcher)  # a worker takes it up where it stopped
+    summary = api.job_detail(library, job).summary
+    assert summary.status == "indexed" and summary.started_at == started
+    assert fetcher.fetched == [f"{H}/", f"{H}/0", f"{H}/1", f"{H}/2"]
+
+
 def _resume_twice(library: Library, job: int) -> None:
     resume_job(library, job)
     pause_job(library, job)
