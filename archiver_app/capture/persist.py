@@ -8,7 +8,7 @@ the full-text index. Files are written atomically (:mod:`archiver_app.durable`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -311,8 +311,13 @@ def hash_files(root: Path, files: Sequence[tuple[str, str]]) -> dict[str, tuple[
 STALE_PENDING = timedelta(hours=1)
 
 
-def mark_interrupted(lib: Library, *, older_than: timedelta = STALE_PENDING) -> list[int]:
+def mark_interrupted(
+    lib: Library, *, older_than: timedelta = STALE_PENDING, ids: Collection[int] | None = None
+) -> list[int]:
     """Show captures killed mid-way as failed, or keep what they recorded; the ids marked.
+
+    ``ids``: only these pending rows, whatever their age: rows whose writer is known dead
+    (:mod:`archiver_app.crawl.gone_workers`), so no process can still be writing them.
 
     A ``pending`` row older than ``older_than`` whose folder is missing or holds nothing
     but ``.part`` files becomes ``failed`` with provenance ``interrupted``; then, when its
@@ -323,7 +328,7 @@ def mark_interrupted(lib: Library, *, older_than: timedelta = STALE_PENDING) -> 
     complete_recorded_folder` completes it from the folder. No file is deleted but the
     temporary files of its unfinished atomic writes.
     """
-    marked, finished = _mark_failed(lib, older_than)
+    marked, finished = _mark_failed(lib, older_than, ids)
     from archiver_app.capture.salvage import complete_recorded_folder, salvage_part_warc
 
     for snapshot_id in marked:
@@ -333,22 +338,27 @@ def mark_interrupted(lib: Library, *, older_than: timedelta = STALE_PENDING) -> 
     return marked
 
 
-def _mark_failed(lib: Library, older_than: timedelta) -> tuple[list[int], list[int]]:
+def _mark_failed(
+    lib: Library, older_than: timedelta, ids: Collection[int] | None
+) -> tuple[list[int], list[int]]:
     """Mark the stale pending rows whose folders hold only unfinished files failed; the ids
     marked, and those of the rows whose folder holds an ``index.json`` (all was written)."""
-    cutoff = lib.clock() - older_than
+    which = (
+        Snapshot.captured_at < lib.clock() - older_than
+        if ids is None
+        else Snapshot.id.in_(list(ids))
+    )
+    age = older_than.total_seconds() if ids is None else 0.0  # a dead writer's: any age
     marked: list[int] = []
     finished: list[int] = []
     with lib.write() as s:
         rows = s.scalars(
-            select(Snapshot).where(
-                Snapshot.state == SnapshotState.PENDING, Snapshot.captured_at < cutoff
-            )
+            select(Snapshot).where(Snapshot.state == SnapshotState.PENDING, which)
         ).all()
         for snap in rows:
             folder = lib.abspath(snap.folder) if snap.folder else None
             if folder is not None:  # a screenshot or text the kill left half-written
-                sweep_leftovers(folder, older_than=older_than.total_seconds())
+                sweep_leftovers(folder, older_than=age)
             names = [p.name for p in folder.iterdir()] if folder and folder.is_dir() else []
             if SIDECAR in names:
                 finished.append(snap.id)

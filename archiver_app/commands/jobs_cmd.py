@@ -107,6 +107,10 @@ def cmd_jobs(args: argparse.Namespace, ctx: Context) -> int:
         print(f"interrupted and queued to resume: {', '.join(map(str, waiting))}; the app "
               f"resumes them when it opens the library, or: {_resume(waiting[0])}",
               file=ctx.out)  # fmt: skip
+    if halted := [j.id for j in jobs if _is_crawl(j) and j.status == "queued" and j.started_at]:
+        print(f"started, then interrupted or paused, waiting for a worker: "
+              f"{', '.join(map(str, halted))}; run one here with: archiver worker --once "
+              f"--job {halted[0]} (or Run in the app's Jobs panel)", file=ctx.out)  # fmt: skip
     return 0
 
 

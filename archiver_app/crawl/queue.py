@@ -22,13 +22,13 @@ them into one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, cast
 
-from sqlalchemy import and_, func, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import CursorResult, Result
 from sqlalchemy.orm import Session
@@ -394,17 +394,25 @@ def renew_leases(
     )
 
 
-def recover_expired(s: Session, *, now: datetime, limit: int = 500) -> int:
+def recover_expired(
+    s: Session, *, now: datetime, limit: int = 500, gone_workers: Collection[str] = ()
+) -> int:
     """Return pages whose lease expired to the queue (or fail them: no attempts left).
+
+    ``gone_workers``: workers known dead (:mod:`archiver_app.crawl.gone_workers`): their
+    pages are returned now, their leases not waited for.
 
     A returned page goes behind the pages not yet tried (its niceness grows by one), so a
     page that takes its worker down is not the first thing the next worker picks up.
     """
+    lapsed = Page.lease_expires_at < now
+    if gone_workers:
+        lapsed = or_(lapsed, Page.claimed_by.in_(list(gone_workers)))
     expired = s.execute(
         select(
             Page.id, Page.job_id, Page.url, Page.attempts, Page.attempts_remaining, Page.claimed_by
         )
-        .where(Page.state == PageState.CLAIMED, Page.lease_expires_at < now)
+        .where(Page.state == PageState.CLAIMED, lapsed)
         .order_by(Page.id)
         .limit(limit)
     ).all()
@@ -412,13 +420,16 @@ def recover_expired(s: Session, *, now: datetime, limit: int = 500) -> int:
     jobs = set()
     for row in expired:
         new_state = PageState.READY if row.attempts_remaining > 0 else PageState.FAILED
-        error = f"lease expired: worker {row.claimed_by} stopped during attempt {row.attempts}"
+        if row.claimed_by in gone_workers:
+            error = (
+                f"worker {row.claimed_by} died during attempt {row.attempts} (its process is gone)"
+            )
+        else:
+            error = f"lease expired: worker {row.claimed_by} stopped during attempt {row.attempts}"
         done = rowcount(
             s.execute(
                 update(Page)
-                .where(
-                    Page.id == row.id, Page.state == PageState.CLAIMED, Page.lease_expires_at < now
-                )
+                .where(Page.id == row.id, Page.state == PageState.CLAIMED, lapsed)
                 .values(
                     state=new_state,
                     claimed_by=None,

@@ -16,7 +16,9 @@ the network gone: :mod:`archiver_app.store.connection_loss`), it says "database
 unreachable: …", lets the pages in flight end, and tries again with growing pauses; once
 the database has been unreachable for ``reconnect_seconds`` it ends with
 ``stats.database_problem`` set. Its claims are never released by hand: they expire with
-their leases, and whichever worker runs next takes them.
+their leases, and whichever worker runs next takes them; those of a worker of this
+computer whose process is gone come back at once (:mod:`archiver_app.crawl.gone_workers`),
+and a worker left waiting for another's pages says whose and for how long.
 
 Threading contract: :meth:`CrawlWorker.run` owns an asyncio loop on the calling thread;
 database work runs in the default executor, one short transaction at a time. Stop it from
@@ -47,6 +49,7 @@ from archiver_app import __version__
 from archiver_app.capture.results import given_and_final
 from archiver_app.crawl import queue
 from archiver_app.crawl.fetcher import FetchResult, PageFetcher
+from archiver_app.crawl.gone_workers import held_by_others, release_gone_workers
 from archiver_app.crawl.jobs import load_context, start_due_schedules
 from archiver_app.crawl.links import links_from_snapshot
 from archiver_app.crawl.results import (
@@ -156,6 +159,7 @@ class CrawlWorker:
         self._lease_seconds = 120.0
         self._job_id: int | None = None
         self._disk_free_now: int | None = None
+        self._waiting_for: tuple[tuple[str, int], ...] = ()  # the last "waiting for" line's
 
     # ------------------------------------------------------------------ entry points
 
@@ -289,7 +293,7 @@ class CrawlWorker:
                     if finished is not None:
                         self.stats.jobs_finished[job_id] = finished
                         self._job_id = None
-                    else:
+                    elif not await asyncio.to_thread(self._others_hold, job_id):
                         await asyncio.to_thread(self.cancel.wait, poll)
                     continue
                 await asyncio.wait(inflight, timeout=poll, return_when=asyncio.FIRST_COMPLETED)
@@ -396,6 +400,7 @@ class CrawlWorker:
         if self.options.job_ids is None:
             start_due_schedules(self.lib, now=now)
         resume_interrupted_endings(self.lib)
+        release_gone_workers(self.lib)  # a killed worker's job and pages: no lease waited for
         with self.lib.session() as s:
             stmt = (
                 select(Job.id)
@@ -415,6 +420,20 @@ class CrawlWorker:
             if start_job(self.lib, job_id):
                 return job_id
         return None
+
+    def _others_hold(self, job_id: int) -> bool:
+        """Nothing to claim and the job not done: pages other workers hold. Those of a
+        worker whose process is gone come back at once (True: claim again now); for the
+        others, say once what is waited for (their leases may take minutes to run out)."""
+        if release_gone_workers(self.lib, running_here={job_id}).pages:
+            return True
+        holders = held_by_others(self.lib, job_id, self.id)
+        key = tuple((h.worker, h.pages) for h in holders)
+        if holders and key != self._waiting_for:
+            text = "; ".join(h.describe() for h in holders)
+            self._progress(ProgressUpdate(self._pages_seen(), message=f"waiting for {text}"))
+        self._waiting_for = key
+        return False
 
     def _job_state(self, job_id: int) -> tuple[str, int]:
         with self.lib.session() as s:

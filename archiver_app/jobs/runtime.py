@@ -270,7 +270,12 @@ def recover_interrupted(lib: Library, registry: Registry) -> list[Claim]:
     runs, so a killed job is never left looking as if it still ran. Returns one
     :class:`Claim` per job found (``RESUMED``: it is queued again; ``REPORTED``: marked
     failed or aborted with the reason; ``ENDED``: a later job runs its work again).
+    Crawls and captures whose worker's process is gone are queued for a worker again
+    (:func:`archiver_app.crawl.gone_workers.release_gone_workers`).
     """
+    from archiver_app.crawl.gone_workers import release_gone_workers
+
+    release_gone_workers(lib)
     now = lib.clock()
     found: list[Claim] = []
     dead: list[tuple[JobKind, dict[str, Any], str | None]] = []
