@@ -10,7 +10,7 @@ from archiver_app.export.captured import CapturesNotAsCaptured
 from archiver_app.export.signing import VerifyReport
 from archiver_app.export.timestamps import StampCode
 from archiver_app.jobs import JobKind
-from archiver_app.jobs.operations import export_config
+from archiver_app.jobs.operations import check_export, export_config
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress, null_progress
 
@@ -91,6 +91,7 @@ class ExportsManager:
             bibliography=bibliography,
             skip_altered=skip_altered,
         )
+        check_export(self._lib, config)  # a place it cannot write to: refused before any job
         result: ExportResult = self._lib.jobs.start(
             JobKind.EXPORT,
             config,

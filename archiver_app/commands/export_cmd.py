@@ -92,7 +92,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.export.writer import ExportResult
     from archiver_app.jobs import JobKind
     from archiver_app.jobs.foreground import run_as_job
-    from archiver_app.jobs.operations import export_config
+    from archiver_app.jobs.operations import check_export, export_config
 
     if args.output is None:
         raise InputError("say where to write the export: -o PATH")
@@ -101,22 +101,24 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.open_library() as lib:
         url = _authority(lib, args.timestamp)
         check_selection(lib, Selection(collection=args.collection, tag=args.tag))
+        config = export_config(
+            args.output,
+            fmt=args.format,
+            collection=args.collection,
+            tag=args.tag,
+            query=args.query,
+            overwrite=args.overwrite,
+            sign=args.sign,
+            timestamp=url,
+            keep_private_headers=args.keep_private_headers,
+            bibliography=args.bibliography,
+            skip_altered=args.skip_altered,
+        )
+        check_export(lib, config)  # a place it cannot write to: refused before any job
         result: ExportResult = run_as_job(
             lib,
             JobKind.EXPORT,
-            export_config(
-                args.output,
-                fmt=args.format,
-                collection=args.collection,
-                tag=args.tag,
-                query=args.query,
-                overwrite=args.overwrite,
-                sign=args.sign,
-                timestamp=url,
-                keep_private_headers=args.keep_private_headers,
-                bibliography=args.bibliography,
-                skip_altered=args.skip_altered,
-            ),
+            config,
             name=f"Export to {args.output}",
             collection=args.collection or "default",
         )

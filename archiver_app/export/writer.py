@@ -326,7 +326,9 @@ def check_destination(library: Library, dest: Path, fmt: str, *, overwrite: bool
         elif dest.is_dir():
             raise InputError(f"{dest} is a folder; a WACZ export replaces only a file")
     if not dest.parent.is_dir():
-        raise InputError(f"the folder {dest.parent} does not exist")
+        raise InputError(
+            f"the folder {dest.parent} does not exist: make it first, or export somewhere else"
+        )
     return dest
 
 

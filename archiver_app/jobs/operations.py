@@ -142,12 +142,28 @@ def export_config(
     }
 
 
+def check_export(lib: Library, config: Mapping[str, Any]) -> None:
+    """Raise ``InputError`` for an export of ``config`` (:func:`export_config`) its job would
+    refuse at once: a front end asks before it queues one, so a mistyped place leaves no
+    failed job behind. The destination (:func:`archiver_app.export.check_destination`: its
+    folder must exist), and a bibliography already beside it without ``overwrite``."""
+    from archiver_app.cite.formats import bibliography_paths
+    from archiver_app.errors import InputError
+    from archiver_app.export import check_destination
+
+    out = Path(config["output"])
+    overwrite = bool(config.get("overwrite"))
+    check_destination(lib, out, config.get("format", "wacz"), overwrite=overwrite)
+    bib = bibliography_paths(out.absolute()) if config.get("bibliography") else ()
+    if not overwrite and (taken := [p for p in bib if p.exists()]):
+        raise InputError(f"{taken[0]} exists already; use --overwrite to replace it")
+
+
 def run_export(
     lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken
 ) -> ExportResult | ReleaseResult:
     from archiver_app.cite.formats import bibliography, bibliography_paths
     from archiver_app.durable import atomic_write_text
-    from archiver_app.errors import InputError
     from archiver_app.export import Selection, export
     from archiver_app.export.pending import after_export
     from archiver_app.export.plan import selected_ids
@@ -169,9 +185,8 @@ def run_export(
         snapshot_ids=tuple(int(i) for i in ids) if ids is not None else None,
         title=c.get("title"),
     )
+    check_export(lib, c)
     bib = bibliography_paths(Path(c["output"]).absolute()) if c.get("bibliography") else ()
-    if not c.get("overwrite") and (taken := [p for p in bib if p.exists()]):
-        raise InputError(f"{taken[0]} exists already; use --overwrite to replace it")
     result = export(
         lib,
         selection,

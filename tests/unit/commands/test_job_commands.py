@@ -160,3 +160,22 @@ def test_a_read_only_or_full_destination_is_said_in_one_line(
     monkeypatch.setattr("archiver_app.export.writer.write_wacz", bug)
     with pytest.raises(OSError, match="Bad file descriptor"):
         run(capsys, root, "export", "-o", str(tmp_path / "x2.wacz"))
+
+
+def test_an_export_into_a_missing_folder_is_refused_before_any_job(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        make_snapshot(lib, [1000], seed=1)
+    out = tmp_path / "out"
+    for bibliography in ([], ["--bibliography"]):
+        code, _, err = run(capsys, root, "export", "-o", str(out / "x.wacz"), *bibliography)
+        assert code == 2
+        assert f"the folder {out} does not exist: make it first, or export somewhere else" in err
+    out.mkdir()
+    (out / "x.bib").write_text("mine")
+    code, _, err = run(capsys, root, "export", "-o", str(out / "x.wacz"), "--bibliography")
+    assert code == 2 and f"{out / 'x.bib'} exists already" in err
+    code, listed, _ = run(capsys, root, "jobs")
+    assert code == 0 and "export" not in listed  # no failed export job left behind
