@@ -3,6 +3,7 @@
 ::
 
     queued -> running -> completed | failed -> retryable -> running
+    running -> needs_login (nothing captured, a login form met: never retried by itself)
     completed -> indexing -> indexed | index_failed
     queued | running | retryable -> paused -> queued (resume: waits for a worker)
     anything not finished -> aborted;  failed | aborted | completed ... -> (retry) queued
@@ -49,6 +50,7 @@ _ABORTABLE = {
 }
 _RETRYABLE_FROM = {
     JobStatus.FAILED,
+    JobStatus.NEEDS_LOGIN,
     JobStatus.RETRYABLE,
     JobStatus.ABORTED,
     JobStatus.COMPLETED,

@@ -45,6 +45,7 @@ class AttemptOutcome(StrEnum):
 
     DONE = "done"
     FAILED = "failed"
+    LOGIN = "login"  # failed on a login form (capture.login_check): no retry gets past it
     CANCELLED = "cancelled"  # the worker stopped before the page was recorded
     LOST = "lost"  # the worker's lease lapsed with the attempt unfinished
 

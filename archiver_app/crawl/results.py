@@ -60,7 +60,7 @@ def status_column(status: int | None) -> str:
 @dataclass(frozen=True)
 class PageOutcome:
     state: str  # the page's state after this result
-    outcome: AttemptOutcome  # DONE or FAILED
+    outcome: AttemptOutcome  # DONE, FAILED or LOGIN
     links: EnqueueStats | None
     superseded: bool  # another attempt holds the page now (this one came back late)
 
@@ -89,6 +89,8 @@ def finish_page(
     error = result.error or (None if good else f"HTTP {result.http_status}")
 
     outcome = AttemptOutcome.DONE if good else AttemptOutcome.FAILED
+    if not good and result.login is not None:
+        outcome = AttemptOutcome.LOGIN
     _close_attempt(s, claimed.attempt_id, result, outcome, error, now)
     links: EnqueueStats | None = None
     if good:
@@ -286,8 +288,11 @@ def finish_job_if_done(lib: Library, job_id: int) -> str | None:
         counts = state_counts(s, job_id)
         if counts[PageState.READY] or counts[PageState.CLAIMED]:
             return None
+        login = None if counts[PageState.DONE] else _login_wanted(s, job_id)
         if counts[PageState.DONE] or not counts[PageState.FAILED]:
             job.status = JobStatus.COMPLETED
+        elif login is not None:  # retried, it meets the same form: someone must log in
+            job.status = JobStatus.NEEDS_LOGIN
         elif job.retry_count < job.max_retries:
             job.status = JobStatus.RETRYABLE
             job.next_run_at = now + timedelta(seconds=RETRY_BACKOFF_SECONDS * 2**job.retry_count)
@@ -295,6 +300,8 @@ def finish_job_if_done(lib: Library, job_id: int) -> str | None:
             job.status = JobStatus.FAILED
         if job.status in (JobStatus.RETRYABLE, JobStatus.FAILED):
             job.last_error = f"no page captured; {counts[PageState.FAILED]} failed"
+        elif login is not None:
+            job.last_error = f"no page captured: {login}; then: archiver job retry {job_id}"
         job.finished_at = now
         job.concurrency = 0
         job.updated_at = now
@@ -309,6 +316,31 @@ def finish_job_if_done(lib: Library, job_id: int) -> str | None:
     after_job(lib, job_id)  # the editions this job feeds take its outcome in now
     _compare_watched(lib, job_id)
     return status
+
+
+def _login_wanted(s: Session, job_id: int) -> str | None:
+    """How to log in, when a page of the job failed on a login form (its attempt's outcome
+    is ``login``); else None."""
+    url = s.scalar(
+        select(Page.url)
+        .join(PageAttempt, PageAttempt.page_id == Page.id)
+        .where(
+            Page.job_id == job_id,
+            Page.state == PageState.FAILED,
+            PageAttempt.outcome == AttemptOutcome.LOGIN,
+        )
+        .order_by(Page.id)
+        .limit(1)
+    )
+    if url is None:
+        return None
+    profile = (s.scalar(select(Job.config).where(Job.id == job_id)) or {}).get("profile")
+    if profile:
+        return (
+            f"the session of profile {profile!r} has expired; log in again with "
+            f"`archiver login {profile} {url}` (in the app: Capture > Log In to a Site…)"
+        )
+    return f"{url} wants a login; log in with `archiver login NAME {url}`, then use --profile NAME"
 
 
 def _compare_watched(lib: Library, job_id: int) -> None:
@@ -338,7 +370,14 @@ def resume_interrupted_endings(lib: Library, *, stale_seconds: float = 60.0) -> 
         ended = s.scalars(
             select(Job.id).where(
                 Job.kind.in_(CRAWL_KIND_NAMES),
-                Job.status.in_([JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.RETRYABLE]),
+                Job.status.in_(
+                    [
+                        JobStatus.COMPLETED,
+                        JobStatus.FAILED,
+                        JobStatus.RETRYABLE,
+                        JobStatus.NEEDS_LOGIN,
+                    ]
+                ),
                 Job.coverage_json.is_(None),
             )
         ).all()

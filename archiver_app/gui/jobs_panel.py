@@ -350,7 +350,9 @@ class JobsPanel(QWidget):
         self.abort_button.setText("Abort" if crawl else stop)
         self.abort_button.setEnabled(row.status in ACTIVE and row.status != JobStatus.CANCELLING)
         self.retry_button.setEnabled(
-            crawl and row.status in {JobStatus.FAILED, JobStatus.RETRYABLE, JobStatus.ABORTED}
+            crawl
+            and row.status
+            in {JobStatus.FAILED, JobStatus.RETRYABLE, JobStatus.ABORTED, JobStatus.NEEDS_LOGIN}
         )
 
     @staticmethod

@@ -77,6 +77,7 @@ class JobStatus(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     RETRYABLE = "retryable"
+    NEEDS_LOGIN = "needs_login"  # nothing captured: its pages met a login form; not retried
     INDEXING = "indexing"
     INDEXED = "indexed"
     INDEX_FAILED = "index_failed"
@@ -371,8 +372,9 @@ class Relation(Base):
 class PageAttempt(Base):
     """One attempt at one page: who claimed it, under which rules, and how it ended.
 
-    ``outcome`` is None while the attempt runs, then ``done``, ``failed``, ``skipped`` or
-    ``lost`` (the lease expired: the worker died or stalled). A page captured twice because a
+    ``outcome`` is None while the attempt runs, then ``done``, ``failed``, ``login`` (failed
+    on a login form), ``skipped`` or ``lost`` (the lease expired: the worker died or
+    stalled). A page captured twice because a
     worker died after writing but before recording has two rows here.
     """
 

@@ -96,3 +96,17 @@ def test_a_login_form_is_not_tried_again(library: Library) -> None:
     assert fetcher.fetched == ["https://forum.example.org/"]
     (page,) = page_list(library, job_id, states=["failed"])
     assert page.reason == "session expired"
+    # nothing captured and no retry gets past the form: the job needs a login, it is not
+    # queued for an automatic retry (create_job allows two)
+    summary = job_detail(library, job_id).summary
+    assert summary.status == "needs_login"
+    assert summary.last_error == (
+        "no page captured: the session of profile 'u' has expired; log in again with "
+        "`archiver login u https://forum.example.org/` (in the app: Capture > Log In to a "
+        f"Site…); then: archiver job retry {job_id}"
+    )
+    run_job_inline(library, job_id, fetcher_factory=lambda _n: fetcher)  # a worker leaves it
+    assert fetcher.fetched == ["https://forum.example.org/"]
+    from archiver_app.crawl.jobs import retry_job
+
+    assert retry_job(library, job_id) == 1  # once logged in, Retry captures it again
