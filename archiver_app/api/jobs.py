@@ -60,6 +60,7 @@ class CrawlOptions:
     user_agent: str | None = None
     max_depth: int | None = None
     max_pages: int | None = None
+    login_check: bool = True  # False: a page that looks like a login form is kept
 
 
 class JobsManager:
@@ -152,13 +153,20 @@ class JobsManager:
         collection: str = DEFAULT_COLLECTION,
         tags: Sequence[str] = (),
         profile: str | None = None,
+        login_check: bool = True,
     ) -> int:
         """Queue a capture of ``urls`` (one attempt each, as ``archiver capture``), in the
-        browser profile ``profile`` when given."""
+        browser profile ``profile`` when given; ``login_check`` False keeps a page that
+        looks like a login form (``--no-login-check``)."""
         from archiver_app.crawl.inline import create_capture_job
 
         return create_capture_job(
-            self._lib, list(urls), collection=collection, tags=list(tags), profile=profile
+            self._lib,
+            list(urls),
+            collection=collection,
+            tags=list(tags),
+            profile=profile,
+            login_check=login_check,
         )
 
     def crawl(
@@ -183,6 +191,7 @@ class JobsManager:
             user_agent=options.user_agent,
             max_depth=options.max_depth,
             max_pages=options.max_pages,
+            login_check=options.login_check,
             collection=collection,
             tags=list(tags),
             name=name,

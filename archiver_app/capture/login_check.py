@@ -9,7 +9,9 @@ looks for the signs, in this order:
    page (``/login``, ``/signin``, ``/sso``, ``/oauth/authorize`` ...), by HTTP redirects or
    by script;
 2. ``password-field``: the final page is a login form: a visible password ``<input>`` in
-   the page's main content (``<main>`` when it has one), with little else there (at most
+   the page's main content (``<main>`` when it has one) that asks for a login (it is in a
+   form, has a name or e-mail field beside it, or is marked ``current-password``: a lone
+   field, such as a password-strength demo, is not), with little else there (at most
    :data:`WALL_TEXT` characters of text and :data:`WALL_LINKS` links outside the form). A
    login box in a sidebar, a navigation bar or a header (forums, news sites, WordPress
    widgets), or beside an article, is not a login wall;
@@ -65,12 +67,18 @@ SECRET_INPUT_JS = """() => {
       b = b.parentElement;
     return b;
   };
+  // a login sends the secret: in a form, with a name field beside it, or marked as the
+  // current password; a lone field (a password-strength demo) asks for no login
+  const named = 'input[type=text], input[type=email], input[type=tel], input:not([type])';
+  const asksLogin = (e, b) => !!e.form || e.autocomplete === 'current-password'
+    || b.querySelector(named) !== null;
   const forms = new Set();
   for (const e of scope.querySelectorAll('input[type=password]')) {
     if (e.disabled || !shown(e)) continue;
     const side = e.closest(aside);
     if (side && side !== scope && scope.contains(side)) continue;
-    forms.add(box(e));
+    const b = box(e);
+    if (asksLogin(e, b)) forms.add(b);
   }
   if (forms.size === 0) return null;
   const inForm = n => Array.from(forms).some(f => f.contains(n));

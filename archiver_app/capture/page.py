@@ -191,7 +191,8 @@ class PageCapture:
                 if page.url.startswith("http"):
                     loaded.final_url = page.url
                 loaded.facts, loaded.dom, loaded.shot = await self._extract(page, recorder)
-                loaded.login = await self._login_check(page, recorder, loaded.final_url)
+                if self.rules.login_check:
+                    loaded.login = await self._login_check(page, recorder, loaded.final_url)
                 # Other screens' images after the screenshot: once cached, Chromium shows a
                 # larger srcset candidate (the screenshot had the 2x image a 1x screen never
                 # showed). Each loaded (or failed) on return; media are fetched at _close.

@@ -19,6 +19,7 @@ class PageRules:
     user_agent: str | None = None
     custom_js: str | None = None  # run after load, before scrolling
     autoscroll: bool = True
+    login_check: bool = True  # False: a page that looks like a login form is kept as it is
     page_timeout: float = 60.0
     settle_seconds: float = 1.0
 

@@ -32,6 +32,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="NAME",
         help="capture in this browser profile, logged in (see `archiver login`)",
     )
+    p.add_argument(
+        "--no-login-check", dest="login_check", action="store_false",
+        help="keep a page that looks like a login form (a public page with a password field)",
+    )  # fmt: skip
     p.set_defaults(func=cmd_capture)
 
 
@@ -118,6 +122,7 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
                 tags=args.tag,
                 page_timeout=args.timeout,
                 profile=args.profile,
+                login_check=args.login_check,
             )
             if args.profile:
                 print(

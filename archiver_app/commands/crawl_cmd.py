@@ -27,6 +27,10 @@ def add_rule_options(p: argparse.ArgumentParser) -> None:
         "--autoscroll", action=argparse.BooleanOptionalAction, default=None,
         help="scroll pages to load lazy content (default on)",
     )  # fmt: skip
+    p.add_argument(
+        "--login-check", action=argparse.BooleanOptionalAction, default=None,
+        help="fail a page that is a login form (default on; --no-login-check keeps it)",
+    )  # fmt: skip
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -97,6 +101,8 @@ def rule_changes(args: argparse.Namespace) -> dict[str, Any]:
             raise InputError(f"cannot read --custom-js {args.custom_js}: {exc}") from exc
     if args.autoscroll is not None:
         changes["autoscroll"] = args.autoscroll
+    if args.login_check is not None:
+        changes["login_check"] = args.login_check
     return changes
 
 

@@ -99,6 +99,7 @@ class CapturerFetcher:
             user_agent=rules.user_agent,
             custom_js=rules.custom_js,
             autoscroll=rules.autoscroll,
+            login_check=rules.login_check,
             page_timeout=rules.page_timeout,
             settle_seconds=rules.settle_seconds,
         )

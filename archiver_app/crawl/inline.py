@@ -87,16 +87,20 @@ def create_capture_job(
     tags: Sequence[str] = (),
     page_timeout: float | None = None,
     profile: str | None = None,
+    login_check: bool = True,
 ) -> int:
     """Queue a job of scope ``page`` capturing ``seeds`` (normalised URLs); return its id.
 
     One attempt per page and no automatic retry: a person asked for these pages now and
-    sees at once which failed (``archiver job retry`` puts them back).
+    sees at once which failed (``archiver job retry`` puts them back). ``login_check``
+    False: a page that looks like a login form is kept as a capture, not failed.
     """
     from archiver_app.crawl.jobs import create_job
     from archiver_app.crawl.rules import Rules
 
-    rules = Rules(attempts=1, ignore_sets=(), concurrency=CAPTURE_CONCURRENCY)
+    rules = Rules(
+        attempts=1, ignore_sets=(), concurrency=CAPTURE_CONCURRENCY, login_check=login_check
+    )
     if page_timeout is not None:
         rules = rules.changed(page_timeout=page_timeout)
     return create_job(
@@ -122,6 +126,7 @@ def create_crawl_job(
     user_agent: str | None = None,
     max_depth: int | None = None,
     max_pages: int | None = None,
+    login_check: bool = True,
     collection: str = "default",
     tags: Sequence[str] = (),
     name: str | None = None,
@@ -133,7 +138,10 @@ def create_crawl_job(
     from archiver_app.crawl.spec import Limits
 
     rules = Rules().changed(
-        ignore=tuple(ignore_patterns), concurrency=concurrency, user_agent=user_agent or None
+        ignore=tuple(ignore_patterns),
+        concurrency=concurrency,
+        user_agent=user_agent or None,
+        login_check=login_check,
     )
     return create_job(
         lib,

@@ -74,6 +74,7 @@ class Rules:
     user_agent: str | None = None
     custom_js: str | None = None  # run after load
     autoscroll: bool = True
+    login_check: bool = True  # a page that is a login form fails (capture.login_check)
     page_timeout: float = 60.0
     settle_seconds: float = 1.0
     delay_min: float = 0.0  # politeness delay between two pages of one host

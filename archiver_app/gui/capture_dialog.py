@@ -12,6 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -171,9 +172,16 @@ class CaptureDialog(QDialog):
             "Capture with a browser profile you logged in with (Capture > Log In to a Site…)"
         )
         self.profile.setCurrentIndex(max(0, self.profile.findData(profile)))
+        self.keep_login_pages = QCheckBox("Keep pages that look like a login form", common)
+        self.keep_login_pages.setObjectName("keep_login_pages")
+        self.keep_login_pages.setToolTip(
+            "A page showing a password field is failed as a login wall; check this to capture "
+            "a public page that only looks like one (a password-strength demo)"
+        )
         common_form.addRow("Collection", self.collection)
         common_form.addRow("Tags", self.tags)
         common_form.addRow("Browser profile", self.profile)
+        common_form.addRow("", self.keep_login_pages)
         layout.addWidget(common)
         watch = QGroupBox("Watch", self)
         watch_form = QFormLayout(watch)
@@ -283,6 +291,7 @@ class CaptureDialog(QDialog):
             crawl=crawl,
             rejected=rejected,
             profile=self.profile.currentData(),
+            login_check=not self.keep_login_pages.isChecked(),
             schedule=self.schedule.currentData(),
             watch_ignore=parse_ignore_patterns(
                 self.watch_ignore.toPlainText(), "text to ignore in comparisons"

@@ -57,6 +57,7 @@ class CaptureRequest:
     profile: str | None = None  # capture in this browser profile (logged in)
     schedule: str | None = None  # watch: capture again on this schedule, compare each time
     watch_ignore: tuple[str, ...] = ()  # text a watch's comparisons leave out (patterns)
+    login_check: bool = True  # False: a page that looks like a login form is kept
 
 
 #: The dialog's choices of when to capture again, (label, schedule); None: only now.
@@ -168,6 +169,7 @@ def build_request(
     profile: str | None = None,
     schedule: str | None = None,
     watch_ignore: tuple[str, ...] = (),
+    login_check: bool = True,
 ) -> CaptureRequest:
     """A checked request; raises :class:`InputError` when nothing can be captured."""
     from archiver_app.api.labels import parse_tags
@@ -192,4 +194,5 @@ def build_request(
         profile=profile or None,
         schedule=schedule,
         watch_ignore=watch_ignore if schedule else (),
+        login_check=login_check,
     )

@@ -36,7 +36,11 @@ def run_capture_request(
     library.ensure_collection(request.collection, request.collection_name or None)
     if request.crawl is None:
         job_id = jobs.capture(
-            request.urls, collection=request.collection, tags=request.tags, profile=request.profile
+            request.urls,
+            collection=request.collection,
+            tags=request.tags,
+            profile=request.profile,
+            login_check=request.login_check,
         )
     else:
         job_id = queue_crawl(library, request)
@@ -54,6 +58,7 @@ def queue_crawl(library: Library, request: CaptureRequest) -> int:
         user_agent=o.user_agent or None,
         max_depth=o.depth,
         max_pages=o.page_limit,
+        login_check=request.login_check,
     )
     return library.jobs.crawl(
         request.urls,

@@ -11,6 +11,7 @@ from pytestqt.qtbot import QtBot
 from archiver_app.errors import InputError
 from archiver_app.gui.capture_dialog import TAB_BOOKMARKS, TAB_CRAWL, CaptureDialog
 from archiver_app.gui.capture_input import parse_bookmarks_file, parse_url_lines
+from archiver_app.library import Library
 
 
 def test_url_lines_keep_good_ones_and_explain_bad_ones() -> None:
@@ -123,3 +124,26 @@ def test_building_the_window_does_not_import_the_core_engines() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_keep_login_pages_turns_the_login_check_off_for_the_job(
+    qtbot: QtBot, library: Library
+) -> None:
+    """A public page that only looks like a login form (a password-strength demo) can be
+    captured: the checkbox reaches the job's rules (``--no-login-check``)."""
+    from archiver_app.crawl.jobs import load_context
+    from archiver_app.gui.window_capture import queue_crawl
+
+    dialog = CaptureDialog([])
+    qtbot.addWidget(dialog)
+    dialog.tabs.setCurrentIndex(TAB_CRAWL)
+    dialog.seed.setText("https://demo.example/strength/")
+    assert dialog.build().login_check  # on unless asked
+    dialog.keep_login_pages.setChecked(True)
+    request = dialog.build()
+    assert not request.login_check
+    crawl = queue_crawl(library, request)
+    page = library.jobs.capture(["https://demo.example/"], login_check=request.login_check)
+    with library.session() as s:
+        assert not load_context(s, crawl).rules.login_check
+        assert not load_context(s, page).rules.login_check

@@ -66,6 +66,12 @@ WALL = (
     f"<main><h1>Please sign in to read this</h1>{_BOX}</main>"
     f"<footer><ul>{_MENU}</ul></footer>"
 )
+#: A public password-strength demo: one password field and no form, nothing to log in to.
+STRENGTH = (
+    "<!doctype html><title>How strong is your password?</title><main><h1>Try a password</h1>"
+    "<p>Type one to see how long it would take to guess.</p>"
+    "<input id=pw type=password> <meter id=score max=4></meter></main>"
+)
 
 #: The password the script of ``/script-login`` sends (built by the script, so the value is
 #: in no response: only in the request bodies).
@@ -100,6 +106,7 @@ class LoginSite:
                 "/sidebar": lambda _r: Response(200, SIDEBAR.encode()),
                 "/thread": lambda _r: Response(200, THREAD.encode()),
                 "/wall": lambda _r: Response(200, WALL.encode()),
+                "/strength": lambda _r: Response(200, STRENGTH.encode()),
                 "/script-login": lambda _r: Response(200, SCRIPT_LOGIN.encode()),
                 "/api/session": lambda _r: Response(200, b"{}", [], "application/json"),
             }

@@ -160,17 +160,22 @@ def test_capture_without_a_profile_reports_login_required(
 def test_a_public_page_with_a_login_box_is_captured(
     login_site: LoginSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A login box beside the content (a sidebar widget, a login bar above a thread) does
-    not make the page a login form."""
+    """A login box beside the content (a sidebar widget, a login bar above a thread), or a
+    lone password field that asks for no login (a strength demo), does not make the page a
+    login form; --no-login-check keeps even a page that is one."""
     root = tmp_path / "lib"
-    for path in ("/sidebar", "/thread"):
+    for path in ("/sidebar", "/thread", "/strength"):
         assert main(["--library", str(root), "capture", login_site.url(path)]) == 0, path
     out = capsys.readouterr()
     assert "login required" not in out.out + out.err
     snaps = _snapshots(root)
-    assert [s.state for s in snaps] == ["complete", "complete"]
+    assert [s.state for s in snaps] == ["complete", "complete", "complete"]
     assert all("login_check" not in (s.provenance or {}) for s in snaps)
     assert "tide tables" in _text(root, snaps[0])
+    form = login_site.url("/open-login")
+    assert main(["--library", str(root), "capture", "--no-login-check", form]) == 0
+    last = _snapshots(root)[-1]
+    assert last.state == "complete" and "login_check" not in (last.provenance or {})
 
 
 def test_login_window_then_captures_with_the_profile_until_the_session_expires(
