@@ -9,7 +9,7 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
@@ -17,7 +17,9 @@ from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
 from archiver_app.mirror.coverage import policy_coverage
 from archiver_app.store.models import Page, PageState, Snapshot, Worker
-from archiver_app.watch.runner import WatchRow, list_watches
+
+if TYPE_CHECKING:  # the runner imports the crawl engine: not loaded with the window
+    from archiver_app.watch.runner import WatchRow
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ def capture_state(worker: Any, now: datetime, capturing: Sequence[int] = ()) -> 
 
 def status_figures(library: Library, now: datetime) -> StatusFigures:
     """Counts for the status bar (counts over big tables: run it in the background)."""
+    from archiver_app.watch.runner import list_watches
+
     with library.session() as s:
         total = s.scalar(select(func.count()).select_from(Snapshot)) or 0
         newest = s.scalar(select(func.max(Snapshot.id))) or 0
