@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         description="Print a citation of each capture (by id or uid) with its original URL, "
         "title, site, capture time and the archived copy's identifier; or of each edition "
         "(by name) with its collection, period, state, and its last release's date and "
-        "WACZ SHA-256. A capture id or uid is looked up first.",
+        "WACZ SHA-256 (an accepted edition's: one made since it was accepted, never a draft). "
+        "A capture id or uid is looked up first.",
     )
     p.add_argument(
         "captures", nargs="+", metavar="ID", help="capture id or uid, or an edition's name"
@@ -51,7 +52,12 @@ def cmd_cite(args: argparse.Namespace, ctx: Context) -> int:
             raise InputError("cite editions and captures in separate commands")
         if editions:
             names = dict.fromkeys(editions)  # each once, in the order given
-            text = render_editions([edition_citation(lib, n) for n in names], args.format)
+            cited = [edition_citation(lib, n) for n in names]
+            text = render_editions(cited, args.format)
+            for e in (e for e in cited if e.unreleased and e.accepted_at is not None):
+                print(f"archiver: edition {e.name} has no release since it was accepted on "
+                      f"{e.accepted_at:%Y-%m-%d}, so no SHA-256 to cite: `archiver edition "
+                      f"export {e.name} OUT.wacz` writes one", file=ctx.err)  # fmt: skip
         else:
             refs = [citation(lib, ref, version_base=args.version_base) for ref in args.captures]
             once = {r.uid: r for r in reversed(refs)}  # a capture given twice (id, uid) once

@@ -29,7 +29,9 @@ WACZ, each atomically: an interrupted release leaves no half-written file.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -61,6 +63,9 @@ class ReleaseResult:
     #: later by ``archiver export timestamp-pending`` changes the file), and when.
     sha256: str | None = None
     released_at: datetime | None = None
+    #: :func:`members_digest` of the captures in the WACZ: ``archiver cite NAME`` names only
+    #: a release of the members the edition has now (not a draft of others).
+    members_digest: str | None = None
 
     @property
     def path(self) -> Path:
@@ -195,7 +200,15 @@ def export_edition(
         atomic_write_text(path, text)
     sha256, _size = hash_file(wacz.path)
     return ReleaseResult(edition=name, state=state, wacz=wacz, files=reports, sha256=sha256,
-                         released_at=lib.clock())  # fmt: skip
+                         released_at=lib.clock(),
+                         members_digest=members_digest(members))  # fmt: skip
+
+
+def members_digest(snapshot_ids: Iterable[int]) -> str:
+    """A short fingerprint of a set of member captures (their ids), kept in a release's job
+    result instead of the ids themselves, which may be thousands."""
+    text = ",".join(str(i) for i in sorted(set(snapshot_ids)))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def release_files(lib: Library, snapshot_ids: list[int]) -> set[int]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
+from archiver_app.editions.states import EditionState
 from archiver_app.gui.export_signing import SigningChoice
 
 if TYPE_CHECKING:
@@ -69,7 +70,10 @@ def release_written(out: Path, result: object, sign: bool) -> str:
     """What the view says once the release job ended (``result``: its ReleaseResult)."""
     wacz = getattr(result, "wacz", None)
     sha256 = getattr(result, "sha256", None)
-    digest = f" Its SHA-256 (what to cite): {sha256}." if sha256 else ""
+    if getattr(result, "state", None) == EditionState.RESEARCH_READY:
+        digest = f" Its SHA-256 (what to cite): {sha256}." if sha256 else ""
+    else:  # archiver cite names no draft of an edition once it is accepted
+        digest = f" Its SHA-256: {sha256} (a draft: the edition is not accepted)." if sha256 else ""
     proof = SigningChoice.outcome(wacz, sign) if wacz is not None else []
     return " ".join([f"Release written: {out}, with its coverage report, target ledger and "
                      f"bibliography beside it.{digest}", *proof])  # fmt: skip

@@ -82,7 +82,8 @@ def test_a_draft_replaces_an_accepted_release_only_when_told_plainly(
     with qtbot.waitSignal(view.changed, timeout=120_000):
         view.export_button.click()
     sha256 = hashlib.sha256(out.read_bytes()).hexdigest()
-    assert f"Its SHA-256 (what to cite): {sha256}." in view.notice.text(), view.notice.text()
+    notice = view.notice.text()  # a draft's digest is not the accepted edition's to cite
+    assert f"Its SHA-256: {sha256} (a draft: the edition is not accepted)." in notice, notice
     assert out.read_bytes() != accepted[out.name]
     assert '"state": "needs_review"' in (out.parent / "c-2024.coverage.json").read_text()
 

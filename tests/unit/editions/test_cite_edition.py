@@ -86,3 +86,68 @@ def test_what_an_edition_cannot_be_cited_as(root: str, capsys: pytest.CaptureFix
     assert "cite editions and captures in separate commands" in capsys.readouterr().err
     assert _cite(root, "nothing") != 0
     assert "no capture 'nothing'" in capsys.readouterr().err
+
+
+def _export(root: str, wacz: Path) -> str:
+    assert cli.main(["--library", root, "edition", "export", "c-2024", str(wacz)]) == 0
+    return hashlib.sha256(wacz.read_bytes()).hexdigest()
+
+
+def _members(wacz: Path) -> set[str]:
+    import zipfile
+
+    with zipfile.ZipFile(wacz) as z:
+        lines = z.read("pages/pages.jsonl").decode().splitlines()[1:]
+    return {json.loads(line)["ts"] + " " + json.loads(line)["url"] for line in lines}
+
+
+def test_a_draft_made_while_reopened_is_not_cited_for_the_accepted_edition(
+    root: str, library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from archiver_app.importers.warcs import import_warc_file
+    from tests.helpers.warcs import Resp, html_page, write_warc
+
+    first = library.editions.coverage("c-2024")
+    old = next(t.snapshot_id for t in first.targets if t.url.endswith("/page0"))
+    later = Resp("https://example.org/page0", html_page("Page 0, later", "river"),
+                 date="2024-05-01T10:00:00Z")  # fmt: skip
+    import_warc_file(library, write_warc(tmp_path / "later.warc.gz", [later]), collection="c")
+    accepted_release = _export(root, tmp_path / "accepted.wacz")
+    assert not library.editions.reopen("c-2024").refused  # page0: the later capture now
+    draft = tmp_path / "draft2.wacz"
+    draft_digest = _export(root, draft)
+    assert _members(draft) != _members(tmp_path / "accepted.wacz")
+    assert not library.editions.choose_member("c-2024", "https://example.org/page0", old).refused
+    assert not library.editions.accept("c-2024").refused
+    capsys.readouterr()
+
+    assert _cite(root, "c-2024") == 0
+    out, err = capsys.readouterr()
+    assert draft_digest not in out and accepted_release not in out
+    assert "draft" not in out and "SHA-256" not in out
+    assert "[Web archive edition, accepted " in out
+    assert "edition c-2024 has no release since it was accepted on " in err
+    assert "archiver edition export c-2024 OUT.wacz" in err
+
+    final = _export(root, tmp_path / "final.wacz")
+    assert _members(tmp_path / "final.wacz") == _members(tmp_path / "accepted.wacz")
+    capsys.readouterr()
+    assert _cite(root, "c-2024", "--format", "bibtex") == 0
+    out, err = capsys.readouterr()
+    assert f"WACZ final.wacz, SHA-256 {final}}}" in out and err == ""
+
+
+def test_a_draft_of_the_same_members_is_not_the_accepted_release(
+    root: str, library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert not library.editions.reopen("c-2024").refused
+    digest = _export(root, tmp_path / "draft.wacz")
+    capsys.readouterr()
+    assert _cite(root, "c-2024", "--format", "bibtex") == 0  # not accepted: its draft
+    assert f"WACZ draft.wacz (needs\\_review draft), SHA-256 {digest}" in capsys.readouterr().out
+
+    assert not library.editions.accept("c-2024").refused
+    assert _cite(root, "c-2024", "--format", "bibtex") == 0
+    out, err = capsys.readouterr()
+    assert "draft.wacz" not in out and digest not in out
+    assert "has no release since it was accepted" in err
