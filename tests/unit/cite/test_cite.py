@@ -106,8 +106,8 @@ def test_the_page_language_is_cited(library: Library, capture: int) -> None:
     data = json.loads(render([r], "csl-json"))
     jsonschema.validate(data, CSL_SCHEMA, cls=jsonschema.Draft7Validator)
     assert data[0]["language"] == "fr"
-    assert "100% of {the} harbour”" in formatted([r], "chicago")  # not title-cased as English
-    assert "100% of {the} Harbour”" in formatted([replace(r, language="en")], "chicago")
+    assert "100% of {the} harbour.”" in formatted([r], "chicago")  # not title-cased as English
+    assert "100% of {the} Harbour.”" in formatted([replace(r, language="en")], "chicago")
 
 
 def test_formatted_styles(library: Library, capture: int) -> None:
@@ -145,9 +145,10 @@ def test_an_address_is_cited_as_it_is_written(library: Library) -> None:
     r = citation(library, snap.id)
     assert r.title == address
     copy = f"Archiver, {r.archive_id}, {address}. Accessed 2 Mar. 2026."
-    assert formatted([r], "mla") == f"example.org. {address}. {copy}\n"
-    assert formatted([r], "mla", as_html=True) == f"example.org. <i>{address}</i>. {copy}\n"
-    assert f"n.d. “{address}”. {r.archive_id}." in formatted([r], "chicago")
+    # MLA cites a page without an author by its title, in quotes as any page's
+    assert formatted([r], "mla") == f"“{address}.” example.org, {copy}\n"
+    assert formatted([r], "mla", as_html=True) == f"“{address}.” <i>example.org</i>, {copy}\n"
+    assert f"n.d. “{address}.” {r.archive_id}." in formatted([r], "chicago")
     titled = replace(
         r,
         title="the news at bbc.co.uk, www.example.org/path and (https://foo.example/X-y)",
@@ -156,9 +157,9 @@ def test_an_address_is_cited_as_it_is_written(library: Library) -> None:
     )
     assert formatted([titled], "mla") == (
         "Port, Jane. “The News at bbc.co.uk, www.example.org/path and "
-        f"(https://foo.example/X-y)”. news.example.org, {copy}\n"
+        f"(https://foo.example/X-y).” news.example.org, {copy}\n"
     )
-    assert "“The News at bbc.co.uk, www.example.org/path and (https://foo.example/X-y)”" in (
+    assert "“The News at bbc.co.uk, www.example.org/path and (https://foo.example/X-y).”" in (
         formatted([titled], "chicago")
     )
     assert json.loads(render([titled], "csl-json"))[0]["title"] == titled.title  # as it is
@@ -250,7 +251,7 @@ def test_a_page_that_names_its_authors_and_date_is_cited_with_them(library: Libr
     )
     # Chicago and MLA give full given names (their styles' initialize="false")
     assert formatted([r], "chicago").startswith("Port, Jane, and Ali Quay. 2026.")
-    assert formatted([r], "mla").startswith("Port, Jane, and Ali Quay. “Cranes Repainted”.")
+    assert formatted([r], "mla").startswith("Port, Jane, and Ali Quay. “Cranes Repainted.”")
     [entry] = bibtexparser.parse_string(render([r], "bibtex")).entries
     fields = {f.key: f.value for f in entry.fields}
     assert (fields["author"], fields["date"]) == ("Port, Jane and Quay, Ali", "2026-03-04")
@@ -274,11 +275,11 @@ def test_a_dated_page_is_cited_with_its_capture_date_too(library: Library) -> No
         f"The Harbour Times. Retrieved March 2, 2026, from {url}\n"
     )
     assert formatted([r], "chicago") == (
-        "Port, Jane, and Ali Quay. 2026. “Cranes Repainted”. The Harbour Times, March 4. "
+        "Port, Jane, and Ali Quay. 2026. “Cranes Repainted.” The Harbour Times, March 4. "
         f"{copy}. Archiver. Accessed March 2, 2026. {url}.\n"
     )
     assert formatted([r], "mla") == (
-        "Port, Jane, and Ali Quay. “Cranes Repainted”. The Harbour Times, 4 Mar. 2026, "
+        "Port, Jane, and Ali Quay. “Cranes Repainted.” The Harbour Times, 4 Mar. 2026, "
         f"Archiver, {copy}, {url}. Accessed 2 Mar. 2026.\n"
     )
     assert "(Accessed: March 2, 2026)" in formatted([r], "harvard-cite-them-right")

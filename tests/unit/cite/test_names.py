@@ -149,8 +149,8 @@ def test_a_site_with_an_address_for_a_name_is_not_mangled() -> None:
     # a numeric style's number is set apart; an address at the start of an entry is not
     r = _ref(site="127.0.0.1")
     assert formatted([r], "apa").startswith("127.0.0.1. (n.d.). Les crues de la Seine.")
-    assert formatted([r], "chicago").startswith("127.0.0.1. n.d. “Les Crues De La Seine”.")
-    assert formatted([r], "mla").startswith("127.0.0.1. Les Crues De La Seine.")
+    assert formatted([r], "chicago").startswith("127.0.0.1. n.d. “Les Crues De La Seine.”")
+    assert formatted([r], "mla").startswith("“Les Crues De La Seine.” 127.0.0.1, Archiver, ")
     assert formatted([r], "harvard-cite-them-right").startswith("127.0.0.1 (no date)")
     assert formatted([r], "ieee").startswith("[1] 127.0.0.1, ")
 
@@ -158,9 +158,9 @@ def test_a_site_with_an_address_for_a_name_is_not_mangled() -> None:
 def test_only_english_titles_are_title_cased() -> None:
     for language in ("fr", "fr-CA"):
         r = _ref(parse_name("Élodie Dupré"), language=language)
-        assert "“Les crues de la Seine”" in formatted([r], "chicago")
-        assert "“Les crues de la Seine”" in formatted([r], "mla")
+        assert "“Les crues de la Seine.”" in formatted([r], "chicago")
+        assert "“Les crues de la Seine.”" in formatted([r], "mla")
         [record] = rispy.loads(render([r], "ris"))
         assert record["language"] == language
     english = _ref(parse_name("Élodie Dupré"), language="en")
-    assert "“Les Crues De La Seine”" in formatted([english], "chicago")
+    assert "“Les Crues De La Seine.”" in formatted([english], "chicago")

@@ -1,0 +1,71 @@
+"""Formatted references as the style guides write them: US punctuation inside quotes,
+a capital at the start of a title and after its colon, MLA's title first without an author."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from archiver_app.cite import Reference, formatted
+from archiver_app.cite.names import parse_name
+
+WHEN = datetime(2026, 3, 2, 9, 30, 15, tzinfo=UTC)
+URL = "http://127.0.0.1:8765/river"
+COPY = "urn:archiver:lib:uid"
+
+
+def _ref(title: str, *, author: str | None = "Jane Port", site: str = "Riverton Council",
+         issued: tuple[int, ...] | None = (2026, 3, 14)) -> Reference:  # fmt: skip
+    return Reference(
+        key="k",
+        title=title,
+        original_url=URL,
+        site=site,
+        captured_at=WHEN,
+        archive_id=COPY,
+        version_url=COPY,
+        uid="uid",
+        authors=(parse_name(author),) if author else (),
+        issued=issued,
+    )
+
+
+def test_us_styles_set_the_period_and_comma_inside_the_closing_quote() -> None:
+    r = _ref("Council notice on river levels")
+    assert formatted([r], "chicago") == (
+        "Port, Jane. 2026. “Council Notice on River Levels.” Riverton Council, March 14. "
+        f"{COPY}. Archiver. Accessed March 2, 2026. {URL}.\n"
+    )
+    assert formatted([r], "mla") == (
+        "Port, Jane. “Council Notice on River Levels.” Riverton Council, 14 Mar. 2026, "
+        f"Archiver, {COPY}, {URL}. Accessed 2 Mar. 2026.\n"
+    )
+    assert formatted([r], "ieee") == (
+        "[1] J. Port, “Council notice on river levels,” Riverton Council. Accessed: Mar. 02, "
+        f"2026. [Online]. Available: {URL}. Archived copy: {COPY}, captured "
+        "2026-03-02T09:30:15Z.\n"
+    )
+    asked = _ref("Is the river rising?")  # its own mark ends it: no period after it
+    assert "“Is the River Rising?” Riverton Council" in formatted([asked], "chicago")
+    assert "“Is the river rising?” Riverton Council" in formatted([asked], "ieee")
+
+
+def test_apa_starts_a_title_and_its_subtitle_with_a_capital() -> None:
+    r = _ref("the state of the river: a review")
+    assert formatted([r], "apa") == (
+        "Port, J. (2026, March 14). The state of the river: A review. Archiver "
+        f"({COPY}). Riverton Council. Retrieved March 2, 2026, from {URL}\n"
+    )
+    kept = _ref("iPhone flood alerts: https://127.0.0.1:8765/alerts")
+    assert "iPhone flood alerts: https://127.0.0.1:8765/alerts." in formatted([kept], "apa")
+
+
+def test_mla_cites_a_page_without_an_author_by_its_title_in_quotes() -> None:
+    gone = _ref("Page gone", author=None, site="127.0.0.1", issued=None)
+    assert formatted([gone], "mla") == (
+        f"“Page Gone.” 127.0.0.1, Archiver, {COPY}, {URL}. Accessed 2 Mar. 2026.\n"
+    )
+    named = _ref("Page gone", author=None, site="Riverton Council", issued=None)
+    assert formatted([named], "mla") == (
+        f"“Page Gone.” Riverton Council, Archiver, {COPY}, {URL}. Accessed 2 Mar. 2026.\n"
+    )
+    assert formatted([gone], "apa").startswith("127.0.0.1. (n.d.). Page gone.")  # APA 7 so
