@@ -5,11 +5,16 @@ never block: they return a cached ``QPixmap`` or ``None`` and queue a decode. De
 (``QImage`` read + scale, both thread-safe) runs in a ``QThreadPool``; the image comes back
 through a queued signal and becomes a ``QPixmap`` on the GUI thread, after which
 :attr:`ThumbnailCache.ready` fires with the snapshot id.
+
+A screenshot not found (or not readable) is looked for again when asked for after
+:data:`RETRY_SECONDS`: a capture's row is shown while it is pending, before its screenshot
+is written, and its thumbnail comes when the row is shown again once it is complete.
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from collections import OrderedDict
 from pathlib import Path
 
@@ -24,6 +29,8 @@ LARGE = QSize(480, 360)
 #: and not an empty cell with a few specks in it.
 FRAME = QColor(160, 160, 160)
 SCREENSHOT_NAME = "screenshot.png"
+#: A screenshot not found is looked for again when asked for this long after.
+RETRY_SECONDS = 2.0
 
 
 class _Relay(QObject):
@@ -80,6 +87,8 @@ class ThumbnailCache(QObject):
         self._pool.setMaxThreadCount(2)
         self._cache: OrderedDict[tuple[int, bool], QPixmap | None] = OrderedDict()
         self._pending: set[tuple[int, bool]] = set()
+        self._missed: dict[tuple[int, bool], float] = {}  # none found: when (monotonic)
+        self.retry_seconds = RETRY_SECONDS
         self._relay = _Relay(self)
         self._relay.decoded.connect(self._on_decoded)
 
@@ -102,6 +111,10 @@ class ThumbnailCache(QObject):
 
     def _get(self, snapshot_id: int, folder: str | None, *, large: bool) -> QPixmap | None:
         key = (snapshot_id, large)
+        missed = self._missed.get(key)
+        if missed is not None and time.monotonic() - missed >= self.retry_seconds:
+            del self._missed[key]  # not there when looked for: perhaps written since
+            self._cache.pop(key, None)
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
@@ -121,8 +134,10 @@ class ThumbnailCache(QObject):
         key = (snapshot_id, large)
         self._pending.discard(key)
         self._cache[key] = QPixmap.fromImage(image) if image is not None else None
+        if image is None:
+            self._missed[key] = time.monotonic()
         while len(self._cache) > self.capacity:
-            self._cache.popitem(last=False)
+            self._missed.pop(self._cache.popitem(last=False)[0], None)
         self.ready.emit(snapshot_id)  # an image, or none to be had: "Loading…" ends either way
 
     def wait_idle(self, msecs: int = 5000) -> bool:

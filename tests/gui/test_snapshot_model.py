@@ -324,3 +324,32 @@ def test_a_white_page_thumbnail_is_framed(
     edge = [(0, h // 2), (w - 1, h // 2), (w // 2, 0), (w // 2, h - 1)]
     assert all(image.pixelColor(x, y).rgb() == FRAME.rgb() for x, y in edge)
     assert image.pixelColor(w // 2, h // 2).name() == "#ffffff"
+
+
+def test_a_screenshot_written_after_its_row_was_shown_becomes_its_thumbnail(
+    qtbot: QtBot, library: Library
+) -> None:
+    """A capture's row is shown while it is pending, before its screenshot exists; once the
+    screenshot is written, the row shown again gets its thumbnail (it stayed blank until
+    the app was restarted)."""
+    from PIL import Image
+    from sqlalchemy import select
+
+    from archiver_app.gui.thumbnails import ThumbnailCache
+    from archiver_app.store.models import Snapshot
+
+    sid = add_snapshot(library, "https://later.example/", title="Later", screenshot=False)
+    with library.session() as s:
+        folder = s.scalar(select(Snapshot.folder).where(Snapshot.id == sid))
+    thumbnails = ThumbnailCache(library)
+    thumbnails.retry_seconds = 0.2
+    assert thumbnails.small(sid, folder) is None
+    thumbnails.wait_idle()
+    qtbot.waitUntil(lambda: thumbnails.has(sid))
+    assert thumbnails.small(sid, folder) is None  # none to be had yet
+    (library.root / folder).mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (1280, 800), "navy").save(library.root / folder / "screenshot.png")
+    qtbot.wait(300)
+    thumbnails.small(sid, folder)  # shown again: looked for again
+    thumbnails.wait_idle()
+    qtbot.waitUntil(lambda: thumbnails.small(sid, folder) is not None)
