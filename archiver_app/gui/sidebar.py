@@ -89,8 +89,11 @@ class Sidebar(QTreeWidget):
                 self._add(group, SidebarEntry("saved", dict(item), str(item.get("name", "?"))))
         self.expandAll()
         self.blockSignals(False)
-        if not (current and self.select_key(current.key, emit=False)):
+        if not current:
             self.select_key("view:all", emit=False)
+        elif not self.select_key(current.key, emit=False):
+            # what the table listed is gone (deleted, merged, elsewhere too): it follows
+            self.select_key("view:all", emit=True)
 
     def _group(self, title: str) -> QTreeWidgetItem:
         item = QTreeWidgetItem(self, [title.upper()])

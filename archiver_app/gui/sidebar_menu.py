@@ -53,7 +53,20 @@ class SidebarMenu(QObject):
         )  # fmt: skip
         if ok and name.strip() and name.strip() != entry.label:
             labels = self.window.library.tags if kind == "tag" else self.window.library.collections
+            listing = self.window.sidebar.current_entry()
             self._apply(lambda: labels.rename(int(entry.value), name))
+            if listing is not None and listing.key == entry.key:
+                self._follow_merge(entry, name.strip())
+
+    def _follow_merge(self, entry: SidebarEntry, name: str) -> None:
+        """The listed tag, renamed to another tag's name, was merged into it: list that."""
+        sidebar = self.window.sidebar
+        if entry.kind != "tag" or sidebar.select_key(entry.key, emit=False):
+            return  # renamed in place
+        merged = [e for e in sidebar.entries() if e.kind == "tag"]
+        found = next((e for e in merged if e.label.casefold() == name.casefold()), None)
+        if found is not None:
+            sidebar.select_key(found.key)  # emits: the table lists the merged tag
 
     def delete_entry(self, entry: SidebarEntry) -> None:
         lib = self.window.library

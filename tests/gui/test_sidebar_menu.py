@@ -67,3 +67,47 @@ def test_a_collection_with_captures_is_not_deleted_and_an_empty_one_is(
     assert [e.label for e in window.sidebar.entries() if e.kind == "collection"] == [
         "Harbour trips"
     ]
+
+
+def test_a_tag_renamed_into_another_while_listed_lists_the_merged_tag(
+    qtbot: QtBot, main_window: MainWindow, library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Renaming the listed tag to the name of another merges them: the table lists the
+    merged tag's captures, selected in the sidebar (it listed none, under All captures)."""
+    window = main_window
+    add_snapshot(library, "https://a.example/", title="A", tags=("secret",))
+    add_snapshot(library, "https://b.example/", title="B", tags=("Members",))
+    add_snapshot(library, "https://c.example/", title="C")
+    window.refresh_all()
+    secret = _entry(window, "tag", "secret")
+    assert window.sidebar.select_key(secret.key)  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: window.model.query.tag_id is not None and not window.model.loading)
+    assert window.model.rowCount() == 1
+
+    monkeypatch.setattr(QInputDialog, "getText", lambda *_a, **_k: ("members", True))
+    window.sidebar_menu.rename_entry(secret)  # type: ignore[arg-type]
+    merged = _entry(window, "tag", "Members")
+    current = window.sidebar.current_entry()
+    assert current is not None and current.key == merged.key  # type: ignore[attr-defined]
+    assert window.model.query.tag_id == merged.value  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+
+
+def test_a_listed_entry_gone_from_the_sidebar_gives_way_to_all_captures(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """A tag deleted elsewhere while the table lists it: the sidebar shows All captures and
+    the table lists them (it went on filtering on the tag that is gone)."""
+    window = main_window
+    add_snapshot(library, "https://a.example/", title="A", tags=("gone",))
+    add_snapshot(library, "https://b.example/", title="B")
+    window.refresh_all()
+    gone = _entry(window, "tag", "gone")
+    assert window.sidebar.select_key(gone.key)  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: window.model.query.tag_id is not None and not window.model.loading)
+    library.tags.delete(int(gone.value))  # type: ignore[attr-defined]
+    window.reload_sidebar()
+    current = window.sidebar.current_entry()
+    assert current is not None and current.key == "view:all"
+    assert window.model.query.tag_id is None
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
