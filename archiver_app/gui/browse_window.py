@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from archiver_app.gui.capture_dialog import chosen_collection, collection_chooser, profile_chooser
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import CAPTURE_ON_QUIT, BackgroundOp, OpFailure
 from archiver_app.units import counted
@@ -49,7 +50,14 @@ class BrowseRequest:
 class BrowseDialog(QDialog):
     """Where to start browsing, into which collection, on which profile."""
 
-    def __init__(self, parent: QWidget | None = None, collection: str = "default") -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        collection: str = "default",
+        *,
+        collections: list[tuple[str, str]] | None = None,
+        profiles: list[str] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Capture while browsing")
         intro = QLabel(
@@ -60,9 +68,9 @@ class BrowseDialog(QDialog):
         intro.setWordWrap(True)
         self.url = QLineEdit()
         self.url.setPlaceholderText("https://… (optional)")
-        self.collection = QLineEdit(collection)
-        self.profile = QLineEdit()
-        self.profile.setPlaceholderText("none: a fresh browser, logged in nowhere")
+        self.collection = collection_chooser(self, collections or [], collection)
+        self.profile = profile_chooser(self, profiles, None)
+        self.setMinimumWidth(520)
         form = QFormLayout()
         form.addRow("Start at", self.url)
         form.addRow("Collection", self.collection)
@@ -82,8 +90,8 @@ class BrowseDialog(QDialog):
     def request(self) -> BrowseRequest:
         return BrowseRequest(
             start_url=self.url.text().strip() or None,
-            collection=self.collection.text().strip() or "default",
-            profile=self.profile.text().strip() or None,
+            collection=chosen_collection(self.collection)[0],
+            profile=self.profile.currentData(),
         )
 
 
@@ -138,7 +146,14 @@ class BrowseLauncher:
         window.addAction(self.action)
 
     def ask(self) -> BackgroundOp[Any] | None:
-        dialog = BrowseDialog(self.window)
+        lib = self.window.library
+        found, shown = self.window.capture.collections_and_shown()
+        dialog = BrowseDialog(
+            self.window,
+            shown[0] if shown else "default",
+            collections=[(c.slug, c.name) for c in found],
+            profiles=lib.profiles.names(),
+        )
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
         return self.start(dialog.request())

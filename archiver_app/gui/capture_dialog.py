@@ -61,6 +61,43 @@ def _align_labels(*forms: QFormLayout) -> None:
         label.setMinimumWidth(width)
 
 
+def collection_chooser(
+    parent: QWidget, collections: list[tuple[str, str]], default: str
+) -> QComboBox:
+    """The collections ``(slug, name)`` to choose from, ``default`` chosen; a new one's
+    name may be typed (:func:`chosen_collection`)."""
+    box = QComboBox(parent)
+    box.setObjectName("collection")
+    box.setEditable(True)
+    for slug, name in collections or [("default", "Default")]:
+        box.addItem(name, slug)
+    box.setCurrentIndex(max(0, box.findData(default)))
+    return box
+
+
+def chosen_collection(box: QComboBox) -> tuple[str, str]:
+    """``(slug, name)`` of what a :func:`collection_chooser` shows: a collection listed (by
+    its name, in any case; ``name`` empty), else a new one by the name typed (the item
+    chosen before typing is not what is meant)."""
+    typed = " ".join(box.currentText().split())
+    listed = box.findText(typed, Qt.MatchFlag.MatchFixedString) if typed else -1
+    name = "" if listed >= 0 or not typed else typed
+    slug = str(box.itemData(listed)) if listed >= 0 else typed
+    return (slug.lower().replace(" ", "-") if slug else "default"), name
+
+
+def profile_chooser(parent: QWidget, profiles: list[str] | None, chosen: str | None) -> QComboBox:
+    """No profile (a fresh browser) or one of ``profiles`` (logged in), ``chosen`` chosen."""
+    box = QComboBox(parent)
+    box.setObjectName("capture_profile")
+    box.addItem("None: a fresh browser, not logged in", None)
+    for name in profiles or []:
+        box.addItem(f"{name} (logged in; may capture private data)", name)
+    box.setToolTip("A browser profile you logged in with (Capture > Log In to a Site…)")
+    box.setCurrentIndex(max(0, box.findData(chosen)))
+    return box
+
+
 class CaptureDialog(QDialog):
     """Collects a :class:`CaptureRequest`; read it from :attr:`request` after ``accept``."""
 
@@ -153,25 +190,11 @@ class CaptureDialog(QDialog):
 
         common = QGroupBox("Save into", self)
         common_form = QFormLayout(common)
-        self.collection = QComboBox(common)
-        self.collection.setObjectName("collection")
-        self.collection.setEditable(True)
-        for slug, name in collections or [("default", "Default")]:
-            self.collection.addItem(name, slug)
-        found = self.collection.findData(default_collection)
-        self.collection.setCurrentIndex(max(0, found))
+        self.collection = collection_chooser(common, collections, default_collection)
         self.tags = QLineEdit(common)
         self.tags.setObjectName("capture_tags")
         self.tags.setPlaceholderText("tags, separated by commas")
-        self.profile = QComboBox(common)
-        self.profile.setObjectName("capture_profile")
-        self.profile.addItem("None: a fresh browser, not logged in", None)
-        for name in profiles or []:
-            self.profile.addItem(f"{name} (logged in; may capture private data)", name)
-        self.profile.setToolTip(
-            "Capture with a browser profile you logged in with (Capture > Log In to a Site…)"
-        )
-        self.profile.setCurrentIndex(max(0, self.profile.findData(profile)))
+        self.profile = profile_chooser(common, profiles, profile)
         self.keep_login_pages = QCheckBox("Keep pages that look like a login form", common)
         self.keep_login_pages.setObjectName("keep_login_pages")
         self.keep_login_pages.setToolTip(
@@ -258,13 +281,7 @@ class CaptureDialog(QDialog):
 
     def build(self) -> CaptureRequest:
         """The request for the current tab; raises :class:`InputError` explaining why not."""
-        # what the field shows: a collection listed (by its name, in any case), else a new
-        # one by the name typed (the item chosen before typing is not what is meant)
-        typed = " ".join(self.collection.currentText().split())
-        listed = self.collection.findText(typed, Qt.MatchFlag.MatchFixedString) if typed else -1
-        name = "" if listed >= 0 or not typed else typed
-        slug = str(self.collection.itemData(listed)) if listed >= 0 else typed
-        slug = slug.lower().replace(" ", "-") if slug else "default"
+        slug, name = chosen_collection(self.collection)
         tab = self.tabs.currentIndex()
         crawl: CrawlOptions | None = None
         if tab == TAB_URLS:

@@ -25,6 +25,7 @@ from archiver_app.watch.schedule import describe_schedule
 
 if TYPE_CHECKING:
     from archiver_app.api.jobs import InlineRun
+    from archiver_app.api.labels import CollectionView
     from archiver_app.gui.main_window import MainWindow
 
 
@@ -104,6 +105,15 @@ class WindowCapture(QObject):
         self.window = window
         self.last_result: InlineRun | None = None
 
+    def collections_and_shown(self) -> tuple[list[CollectionView], list[str]]:
+        """The library's collections, and the slug of the one the sidebar shows (if any)."""
+        found = self.window.library.collections.all()
+        entry = self.window.sidebar.current_entry()
+        shown = [
+            c.slug for c in found if entry and entry.kind == "collection" and entry.value == c.id
+        ]
+        return found, shown
+
     def open_dialog(
         self,
         text: str = "",
@@ -116,11 +126,7 @@ class WindowCapture(QObject):
         """The capture dialog on ``text`` (``schedule``: to watch, ``profile``: logged in,
         preset), saving into ``collection`` if given, else the collection the sidebar
         shows, if it shows one."""
-        found = self.window.library.collections.all()
-        entry = self.window.sidebar.current_entry()
-        shown = [
-            c.slug for c in found if entry and entry.kind == "collection" and entry.value == c.id
-        ]
+        found, shown = self.collections_and_shown()
         profiles = self.window.library.profiles.names()
         dialog = CaptureDialog(
             [(c.slug, c.name) for c in found],

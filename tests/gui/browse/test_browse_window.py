@@ -5,8 +5,9 @@ the session and its Stop saves the page still open."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
@@ -25,6 +26,37 @@ def test_the_action_has_its_shortcut_and_sits_in_the_capture_menu(main_window: M
     menus = [a.menu() for a in main_window.menuBar().actions() if a.menu() is not None]
     capture = next(m for m in menus if m.title() == "&Capture")  # type: ignore[union-attr]
     assert action in capture.actions()  # type: ignore[union-attr]
+
+
+def test_the_dialog_offers_the_librarys_collections_and_profiles(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """Collection and profile are chosen from lists, as in the capture dialog (they were
+    free text: a profile's name mistyped started a fresh browser's session)."""
+    from archiver_app.gui.browse_window import BrowseDialog
+
+    library.ensure_collection("trips")
+    library.profiles.create("mysite")
+    main_window.refresh_all()
+    trips = next(e for e in main_window.sidebar.entries() if e.kind == "collection")
+    assert main_window.sidebar.select_key(trips.key)
+    seen: list[BrowseDialog] = []
+
+    def answer() -> None:
+        dialog = next(w for w in QApplication.topLevelWidgets() if isinstance(w, BrowseDialog))
+        seen.append(dialog)
+        dialog.reject()  # read after: a failing look here must not leave the dialog open
+
+    QTimer.singleShot(0, answer)
+    assert main_window.browse.ask() is None
+    (dialog,) = seen
+    dialog.profile.setCurrentIndex(dialog.profile.findData("mysite"))
+    items = [dialog.collection.itemData(i) for i in range(dialog.collection.count())]
+    assert "trips" in items and dialog.collection.currentData() == "trips"  # the one shown
+    request = dialog.request()
+    assert request.collection == "trips" and request.profile == "mysite"
+    dialog.collection.setEditText("Field Notes")  # a new one, by its name
+    assert dialog.request().collection == "field-notes"
 
 
 def test_stop_in_the_status_window_ends_the_job_with_the_open_page_saved(
