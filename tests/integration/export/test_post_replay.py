@@ -15,6 +15,7 @@ import json
 import urllib.request
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,9 +47,11 @@ def _post(url: str, body: bytes) -> bytes:
         return bytes(resp.read())
 
 
-def test_each_post_replays_its_own_answer_in_pywb(tmp_path: Path) -> None:
+def _captured_and_exported(tmp_path: Path, page: str, name: str) -> tuple[LocalServer, Any]:
+    """``page`` (posting to ``/echo``) captured on a local server, then exported to
+    ``name``: the server (stopped, with what it was sent) and the export's result."""
     server = LocalServer()
-    server.add_static("/", PAGE)
+    server.add_static("/", page)
     server.routes["/echo"] = _echo
     server.start()
     try:
@@ -57,9 +60,14 @@ def test_each_post_replays_its_own_answer_in_pywb(tmp_path: Path) -> None:
                 lib, [server.url("/")], rules=PageRules(page_timeout=40, settle_seconds=0.5)
             )
             assert all(r.ok for r in results), [(r.url, r.error) for r in results]
-            result = export(lib, Selection(collection="default"), tmp_path / "posts.wacz")
+            result = export(lib, Selection(collection="default"), tmp_path / name)
     finally:
         server.stop()
+    return server, result
+
+
+def test_each_post_replays_its_own_answer_in_pywb(tmp_path: Path) -> None:
+    server, result = _captured_and_exported(tmp_path, PAGE, "posts.wacz")
     assert not result.problems and len(server.requested("/echo")) == 2
     echo = server.url("/echo")
     with zipfile.ZipFile(result.path) as zf:
@@ -95,19 +103,7 @@ def _multipart(boundary: str) -> bytes:
 
 
 def test_a_multipart_forms_answer_replays_in_pywb(tmp_path: Path) -> None:
-    server = LocalServer()
-    server.add_static("/", MULTIPART_PAGE)
-    server.routes["/echo"] = _echo
-    server.start()
-    try:
-        with Library.open(tmp_path / "library", create=True) as lib:
-            results = capture_urls(
-                lib, [server.url("/")], rules=PageRules(page_timeout=40, settle_seconds=0.5)
-            )
-            assert all(r.ok for r in results), [(r.url, r.error) for r in results]
-            result = export(lib, Selection(collection="default"), tmp_path / "form.wacz")
-    finally:
-        server.stop()
+    server, result = _captured_and_exported(tmp_path, MULTIPART_PAGE, "form.wacz")
     (sent,) = server.requested("/echo")
     assert sent.headers["Content-Type"].startswith("multipart/form-data; boundary=")
     assert not result.problems
