@@ -7,15 +7,17 @@ Tag edits keep the full-text index in step (tags are searchable) through
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection, delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from archiver_app.api.changes import Changes
+from archiver_app.api.settings import SAVED_SEARCHES_KEY
 from archiver_app.errors import InputError
 from archiver_app.library import DEFAULT_COLLECTION, Library
 from archiver_app.store.fulltext import indexed_text, upsert_snapshot_text
-from archiver_app.store.models import Collection, Snapshot, SnapshotTag, Tag
+from archiver_app.store.models import Collection, Setting, Snapshot, SnapshotTag, Tag
 from archiver_app.store.tags import find_tag, tag_ids
 from archiver_app.units import counted
 
@@ -103,7 +105,8 @@ class TagsManager:
 
     def rename(self, tag_id: int, name: str) -> Changes:
         """Call tag ``tag_id`` ``name``; into the tag of that name (in any case) when there
-        is one, which then carries the captures of both.
+        is one, which then carries the captures of both. Saved searches filtering on the
+        tag filter on it under its new name.
 
         Raises:
             InputError: a blank name, or no such tag.
@@ -119,6 +122,7 @@ class TagsManager:
                 s.scalars(select(SnapshotTag.snapshot_id).where(SnapshotTag.tag_id == tag_id))
             )
             conn = s.connection()
+            old_name = tag.name
             into = find_tag(conn, name, other_than=tag_id)
             if into is not None:  # another tag has the name: its captures and these, one tag
                 have = set(
@@ -129,12 +133,14 @@ class TagsManager:
                 )
                 s.execute(delete(SnapshotTag).where(SnapshotTag.tag_id == tag_id))
                 s.delete(tag)
+                name = str(s.scalar(select(Tag.name).where(Tag.id == into)))
             else:
                 tag.name = name
             s.flush()
             for sid in ids:
                 reindex_own_words(conn, sid)
-        return Changes.of_snapshots(ids, tags=True)
+            searches = _retag_saved_searches(s.get(Setting, SAVED_SEARCHES_KEY), old_name, name)
+        return Changes(snapshots=True, tags=True, settings=searches, snapshot_ids=frozenset(ids))
 
     def delete(self, tag_id: int) -> Changes:
         """Take tag ``tag_id`` off every capture and forget it (the captures stay)."""
@@ -149,6 +155,25 @@ class TagsManager:
             for sid in ids:
                 reindex_own_words(conn, sid)
         return Changes.of_snapshots(ids, tags=True)
+
+
+def _retag_saved_searches(row: Setting | None, old: str, new: str) -> bool:
+    """Saved searches whose tag filter names tag ``old`` (in any case, as the filter
+    matches) name ``new`` instead; whether any did. Left alone, they matched nothing."""
+    if row is None or not isinstance(row.value, list):
+        return False
+    folded, changed = old.casefold(), False
+    searches: list[Any] = []
+    for saved in row.value:
+        filters = saved.get("filters") if isinstance(saved, dict) else None
+        if isinstance(filters, dict) and str(filters.get("tag") or "").casefold() == folded:
+            searches.append({**saved, "filters": {**filters, "tag": new}})
+            changed = True
+        else:
+            searches.append(saved)
+    if changed:
+        row.value = searches  # a new list: the JSON column sees the change
+    return changed
 
 
 def reindex_own_words(conn: Connection, snapshot_id: int) -> None:

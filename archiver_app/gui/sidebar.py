@@ -94,6 +94,8 @@ class Sidebar(QTreeWidget):
         elif not self.select_key(current.key, emit=False):
             # what the table listed is gone (deleted, merged, elsewhere too): it follows
             self.select_key("view:all", emit=True)
+        elif current.kind == "saved" and (now := self.current_entry()) != current:
+            self.entry_selected.emit(now)  # the listed saved search changed (a tag renamed)
 
     def _group(self, title: str) -> QTreeWidgetItem:
         item = QTreeWidgetItem(self, [title.upper()])

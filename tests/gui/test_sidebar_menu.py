@@ -111,3 +111,34 @@ def test_a_listed_entry_gone_from_the_sidebar_gives_way_to_all_captures(
     assert current is not None and current.key == "view:all"
     assert window.model.query.tag_id is None
     qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+
+
+def test_a_listed_saved_search_follows_its_tag_merged_into_another(
+    qtbot: QtBot, main_window: MainWindow, library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A saved search filtering on tag crawled, listed while crawled is renamed into Members:
+    it lists the merged tag's captures, and is kept so (it listed nothing, and kept the
+    name of a tag that was gone)."""
+    from archiver_app.api.settings import SAVED_SEARCHES_KEY
+    from archiver_app.api.table import Filters
+
+    window = main_window
+    add_snapshot(library, "https://a.example/", title="A", tags=("crawled",))
+    add_snapshot(library, "https://b.example/", title="B", tags=("Members",))
+    add_snapshot(library, "https://c.example/", title="C")
+    window.filter_bar.set_filters(Filters(tag="crawled"))
+    window.model.set_query(window.model.query.with_(filters=Filters(tag="crawled")))
+    window.add_saved_search("Crawl")
+    saved = _entry(window, "saved", "Crawl")
+    assert window.sidebar.select_key(saved.key)  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+
+    monkeypatch.setattr(QInputDialog, "getText", lambda *_a, **_k: ("members", True))
+    window.sidebar_menu.rename_entry(_entry(window, "tag", "crawled"))  # type: ignore[arg-type]
+    current = window.sidebar.current_entry()
+    assert current is not None and current.key == saved.key  # type: ignore[attr-defined]
+    assert window.model.query.filters.tag == "Members"
+    assert window.filter_bar.filters().tag == "Members"
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+    (kept,) = library.settings.get(SAVED_SEARCHES_KEY)
+    assert kept["filters"]["tag"] == "Members"

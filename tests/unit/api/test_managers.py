@@ -145,6 +145,36 @@ def test_tags_are_renamed_merged_and_deleted_and_search_follows(library: Library
     assert _fts_tags(library, b) == "" and library.snapshots.detail(b) is not None
 
 
+def test_saved_searches_follow_a_tag_renamed_or_merged(library: Library) -> None:
+    """A saved search filtering on a tag renamed (or merged into another) filters on it
+    under its new name: it went on naming the old one and matched nothing."""
+    from archiver_app.api.table import Filters
+    from archiver_app.search import Query, search
+
+    add_snapshot(library, "https://a.example/", title="A", tags=("crawled",))
+    add_snapshot(library, "https://b.example/", title="B", tags=("Members",))
+    add_snapshot(library, "https://c.example/", title="C", tags=("draft",))
+    ids = {t.name: t.id for t in library.tags.all()}
+    saved = [
+        {"name": "Crawl", "search": "", "filters": Filters(tag="Crawled").to_json()},
+        {"name": "Drafts", "search": "x", "filters": Filters(tag="draft").to_json()},
+        {"name": "Old"},
+    ]
+    library.settings.put(SAVED_SEARCHES_KEY, saved)
+    changes = library.tags.rename(ids["crawled"], "members")  # merged into Members
+    assert changes.settings and changes.tags
+    after = library.settings.get(SAVED_SEARCHES_KEY)
+    assert after[0] == {**saved[0], "filters": Filters(tag="Members").to_json()}
+    assert after[1:] == saved[1:]
+    query = Query("", tag=Filters.from_json(after[0]["filters"]).tag)
+    assert {h.url for h in search(library, query)} == {"https://a.example/", "https://b.example/"}
+    assert library.tags.rename(ids["draft"], "Drafts").settings  # renamed in place
+    assert library.settings.get(SAVED_SEARCHES_KEY)[1]["filters"]["tag"] == "Drafts"
+    add_snapshot(library, "https://d.example/", title="D", tags=("loose",))
+    loose = next(t.id for t in library.tags.all() if t.name == "loose")
+    assert not library.tags.rename(loose, "Free").settings  # named by no saved search
+
+
 def test_collections_are_renamed_and_an_empty_one_deleted(library: Library) -> None:
     from archiver_app.errors import InputError
 
