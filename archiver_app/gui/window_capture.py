@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication
 
-from archiver_app.api.jobs import CrawlOptions
+from archiver_app.api.jobs import CrawlOptions, JobStatus
 from archiver_app.errors import InputError
 from archiver_app.gui.capture_dialog import CaptureDialog
 from archiver_app.gui.capture_input import CaptureRequest, build_request, parse_url_lines
@@ -230,8 +230,14 @@ class WindowCapture(QObject):
         )
 
     def _done(self, result: InlineRun) -> None:
-        """``result``: the job's run (pages done and failed; the job log says why)."""
-        text = f"Captured {counted(result.pages_done, 'page')} (job #{result.job_id})"
+        """``result``: the job's run (pages done and failed; the job log says why). A run
+        paused or aborted from the Jobs panel ends before its pages do: said so."""
+        pages = counted(result.pages_done, "page")
+        stopped = result.status if result.status in (JobStatus.PAUSED, JobStatus.ABORTED) else ""
+        if stopped:
+            text = f"{stopped.capitalize()} job #{result.job_id} after capturing {pages}"
+        else:
+            text = f"Captured {pages} (job #{result.job_id})"
         errors = result.error_answers  # captured, but what the site sent was its error page
         if errors and result.pages_done == 1:
             text += f", but the site answered HTTP {errors[0]}: the capture is its error page"
@@ -240,8 +246,10 @@ class WindowCapture(QObject):
             text += f"; error answers from the site: {len(errors)} (HTTP {codes})"
         if result.pages_failed:
             text += f"; {result.pages_failed} failed: see Jobs for why"
+        if stopped == "paused":
+            text += "; Resume it in the Jobs panel"
         self.window.statusBar().showMessage(f"{text}.", 8000)
-        self.window.tray.notify("Capture finished", f"{text}.")
+        self.window.tray.notify(f"Capture {stopped or 'finished'}", f"{text}.")
         self.window.refresh_all()
         self.last_result = result
         self.finished.emit()

@@ -625,6 +625,24 @@ def test_the_status_bar_says_when_a_capture_holds_the_sites_error_page(
     assert bar.currentMessage() == "Captured 1 page (job #6)."
 
 
+def test_the_status_bar_says_a_paused_or_aborted_crawl_stopped_before_its_end(
+    main_window: MainWindow,
+) -> None:
+    """A crawl paused (or aborted) in the Jobs panel ends its run here: the status bar and
+    the notification say so (they said "Captured 21 pages", as of a crawl finished)."""
+    from archiver_app.crawl.inline import InlineRun
+
+    bar = main_window.statusBar()
+    main_window.capture._done(InlineRun(13, "paused", 21, 0))
+    assert bar.currentMessage() == (
+        "Paused job #13 after capturing 21 pages; Resume it in the Jobs panel."
+    )
+    main_window.capture._done(InlineRun(14, "aborted", 3, 1))
+    assert bar.currentMessage() == (
+        "Aborted job #14 after capturing 3 pages; 1 failed: see Jobs for why."
+    )
+
+
 def test_a_capture_says_at_once_that_it_is_under_way(
     qtbot: QtBot, main_window: MainWindow, monkeypatch: pytest.MonkeyPatch
 ) -> None:

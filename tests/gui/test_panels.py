@@ -87,6 +87,10 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
     qtbot.waitUntil(panel.resume_button.isEnabled, timeout=5000)
     with library.session() as s:
         assert s.get(Job, job_id).status == "paused"  # type: ignore[union-attr]
+    panel.refresh()
+    qtbot.waitUntil(lambda: "— paused" in panel.summary.text(), timeout=5000)
+    assert "left" not in panel.summary.text()  # nothing runs it: no time left to show
+    assert panel.model.data(index(0, 11), 0) == ""
     library.jobs.resume(job_id)  # (the button also runs it: see the test below)
     # queued for a worker, not running with nothing running it: Run runs it here
     qtbot.waitUntil(lambda: panel.resume_button.text() == "Run", timeout=5000)
