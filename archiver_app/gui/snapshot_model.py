@@ -357,6 +357,8 @@ class SnapshotTableModel(QAbstractTableModel):
             return
         self._taken.set()  # the reader may hand over its next chunk (queued behind this)
         if first:
+            if self.thumbnails is not None:  # rows read anew: a pending capture's screenshot
+                self.thumbnails.look_again()  # not found before may be there now
             self.beginResetModel()
             self._ids = ids
             self._pages.clear()

@@ -6,7 +6,8 @@ never block: they return a cached ``QPixmap`` or ``None`` and queue a decode. De
 through a queued signal and becomes a ``QPixmap`` on the GUI thread, after which
 :attr:`ThumbnailCache.ready` fires with the snapshot id.
 
-A screenshot not found (or not readable) is looked for again when asked for after
+A screenshot not found (or not readable) is looked for again when the table reads its rows
+anew (:meth:`ThumbnailCache.look_again`: a capture completed, F5), and when asked for after
 :data:`RETRY_SECONDS`: a capture's row is shown while it is pending, before its screenshot
 is written, and its thumbnail comes when the row is shown again once it is complete.
 """
@@ -88,6 +89,7 @@ class ThumbnailCache(QObject):
         self._cache: OrderedDict[tuple[int, bool], QPixmap | None] = OrderedDict()
         self._pending: set[tuple[int, bool]] = set()
         self._missed: dict[tuple[int, bool], float] = {}  # none found: when (monotonic)
+        self._stale: set[tuple[int, bool]] = set()  # looks begun before look_again
         self.retry_seconds = RETRY_SECONDS
         self._relay = _Relay(self)
         self._relay.decoded.connect(self._on_decoded)
@@ -129,10 +131,24 @@ class ThumbnailCache(QObject):
             self._pool.start(_Decode(self._relay, snapshot_id, path, size, large))
         return None
 
+    def look_again(self) -> None:
+        """Screenshots not found are looked for again when next asked for (the rows were
+        read anew: a capture pending then may be complete now); a look under way now that
+        finds none is not remembered."""
+        for key in self._missed:
+            self._cache.pop(key, None)
+        self._missed.clear()
+        self._stale |= self._pending
+
     def _on_decoded(self, snapshot_id: int, large: bool, images: list[QImage]) -> None:
         image = images[0] if images else None
         key = (snapshot_id, large)
         self._pending.discard(key)
+        if key in self._stale:
+            self._stale.discard(key)
+            if image is None:  # looked for before the rows were read anew: asked again
+                self.ready.emit(snapshot_id)
+                return
         self._cache[key] = QPixmap.fromImage(image) if image is not None else None
         if image is None:
             self._missed[key] = time.monotonic()

@@ -353,3 +353,45 @@ def test_a_screenshot_written_after_its_row_was_shown_becomes_its_thumbnail(
     thumbnails.small(sid, folder)  # shown again: looked for again
     thumbnails.wait_idle()
     qtbot.waitUntil(lambda: thumbnails.small(sid, folder) is not None)
+
+
+def test_a_capture_completed_while_listed_gets_its_thumbnail_when_the_rows_are_read_anew(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    """A capture listed while pending has no screenshot yet; the table reading its rows
+    anew once it is complete (the capture's own refresh, F5) shows its thumbnail at once
+    (the screenshot not found before was remembered as none: the thumbnail stayed blank
+    when the refresh came soon after the row was first shown)."""
+    from PIL import Image
+    from PySide6.QtGui import QPixmap
+    from sqlalchemy import select
+
+    from archiver_app.gui.thumbnails import ThumbnailCache
+    from archiver_app.store.models import Snapshot
+
+    sid = add_snapshot(
+        library, "https://later.example/", title="Later", state="pending", screenshot=False
+    )
+    thumbnails = ThumbnailCache(library)
+    thumbnails.retry_seconds = 3600  # not the timed retry: the rows read anew
+    model = SnapshotTableModel(library, op_runner, thumbnails=thumbnails)
+    _loaded(qtbot, model)
+
+    def decoration() -> QPixmap:
+        value = model.data(model.index(0, COL_TITLE), sm.DECORATION)
+        assert isinstance(value, QPixmap)
+        return value
+
+    assert decoration() is thumbnails.blank
+    thumbnails.wait_idle()
+    qtbot.waitUntil(lambda: thumbnails.has(sid))
+    assert decoration() is thumbnails.blank  # none to be had yet
+    with library.write() as s:
+        snapshot = s.scalars(select(Snapshot).where(Snapshot.id == sid)).one()
+        snapshot.state = "complete"
+        folder = library.root / snapshot.folder
+    Image.new("RGB", (1280, 800), "navy").save(folder / "screenshot.png")
+    _loaded(qtbot, model)
+    decoration()  # the row painted again
+    thumbnails.wait_idle()
+    qtbot.waitUntil(lambda: decoration() is not thumbnails.blank)
