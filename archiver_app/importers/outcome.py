@@ -5,9 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from archiver_app.export.signing import Difference, Finding, signature_line
 from archiver_app.units import counted
+
+if TYPE_CHECKING:
+    from archiver_app.export.signing import Finding
+
+# ``archiver_app.export.signing`` is imported where a package check is read: it loads
+# ``cryptography``, which the window's launch (it imports this module) does not need.
 
 
 class OutcomeState(StrEnum):
@@ -31,6 +37,8 @@ class PackageCheck:
     @property
     def differences(self) -> list[Finding]:
         """The findings that mean tampering (a package without a digest is only older)."""
+        from archiver_app.export.signing import Difference
+
         return [
             f
             for f in self.findings
@@ -41,10 +49,14 @@ class PackageCheck:
     def tampered(self) -> bool:
         """Anything changed from what was signed (a damaged zip directory, whose entries
         were read from their own headers instead, changes none of them)."""
+        from archiver_app.export.signing import Difference
+
         return any(f.kind is not Difference.ZIP_DAMAGED for f in self.differences)
 
     def lines(self) -> list[str]:
         """One line per difference, then the signature's state, for people."""
+        from archiver_app.export.signing import Difference, signature_line
+
         out = [
             "no datapackage.json: its WARCs were read unchecked (no hashes to check them by)"
             if f.kind is Difference.PACKAGE_MISSING and f.name == "datapackage.json"

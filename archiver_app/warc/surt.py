@@ -7,9 +7,19 @@ Internet Archive's ``surt`` package rather than our own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import surt as _surt
+
+@cache
+def _surt() -> Callable[..., Any]:
+    """The ``surt`` function, loaded at the first key: its package loads ``tldextract``
+    and ``requests`` (a fifth of the window's launch), which nothing needs before then."""
+    from surt import surt
+
+    return surt  # type: ignore[no-any-return]  # surt has no type hints
 
 
 def url_key(url: str) -> str:
@@ -20,7 +30,7 @@ def url_key(url: str) -> str:
     if not url.lower().startswith(("http://", "https://")):
         return url
     try:
-        return str(_surt.surt(url))
+        return str(_surt()(url))
     except (ValueError, UnicodeError):
         return url
 
