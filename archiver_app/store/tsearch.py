@@ -1,7 +1,8 @@
 """Words as the full-text index sees them, and PostgreSQL's ``tsvector``/``tsquery`` of them.
 
-SQLite's FTS5 index uses the ``unicode61 remove_diacritics 2`` tokenizer: case and accents
-folded, runs of letters and digits make words, no stemming. On PostgreSQL the same words
+SQLite's FTS5 index uses the ``unicode61 remove_diacritics 2`` tokenizer: case and the
+accents of Latin letters folded, runs of letters and digits make words, no stemming
+(:mod:`archiver_app.store.unicode61` asks SQLite for its rule). On PostgreSQL the same words
 must match, whatever the server's locale, so Archiver does the tokenizing itself: the
 ``tsvector`` is written as a literal of folded words with their positions and a weight per
 field (title ``A``, tags ``B``, address ``C``, body ``D``), and a query expression from
@@ -11,6 +12,11 @@ field (title ``A``, tags ``B``, address ``C``, body ``D``), and a query expressi
 PostgreSQL's limits: a position above 16,383 is stored as 16,383 (so a phrase is found
 only within a page's first 16,383 words), a lexeme keeps at most 255 positions, a word of
 more than 2,047 bytes is left out, and a ``tsvector`` stops growing before 1 MB.
+
+Libraries indexed before the rule came from SQLite folded every accent, in any script, and
+split ligatures and fractions (Unicode's NFKD): a query word whose old fold differs is
+asked in both folds (``('αθήνα' | 'αθηνα')``), so pages indexed then are found as before
+until ``archiver index rebuild`` writes them again.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+
+from archiver_app.store.unicode61 import fold, split_words
 
 #: A word: a run of letters and digits (what unicode61 keeps).
 WORD = re.compile(r"[^\W_]+")
@@ -32,18 +40,18 @@ MAX_VECTOR_BYTES = 900_000
 FIELD_WEIGHTS = (("title", "A"), ("tags", "B"), ("url", "C"), ("body", "D"))
 
 
-def fold(text: str) -> str:
-    """Lower-case, accents removed (what ``remove_diacritics 2`` compares)."""
-    text = text.lower()
-    if text.isascii():
-        return text
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
 def words(text: str) -> list[str]:
     """The indexed words of ``text``, in order."""
-    return WORD.findall(fold(text))
+    if text.isascii():
+        return WORD.findall(text.lower())
+    return split_words(text)
+
+
+def _older_words(text: str) -> list[str]:
+    """The words of ``text`` as libraries indexed them before the tokenizer's own rule was
+    followed: every accent removed, compatibility forms decomposed (NFKD)."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return WORD.findall("".join(ch for ch in decomposed if not unicodedata.combining(ch)))
 
 
 def tsvector_literal(fields: Iterable[tuple[str, str]]) -> str:
@@ -67,9 +75,19 @@ def tsvector_literal(fields: Iterable[tuple[str, str]]) -> str:
 
 
 def _term(term: str, prefix: bool) -> str | None:
-    found = words(term.replace('""', '"'))
+    text = term.replace('""', '"')
+    found = words(text)
     if not found:
         return None
+    rendered = _phrase(found, prefix)
+    if not text.isascii():
+        older = _older_words(text)
+        if older and older != found:  # pages indexed before: see the module docstring
+            return f"({rendered} | {_phrase(older, prefix)})"
+    return rendered
+
+
+def _phrase(found: list[str], prefix: bool) -> str:
     parts = [f"'{w}'" for w in found]
     if prefix:
         parts[-1] += ":*"

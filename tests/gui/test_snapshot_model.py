@@ -178,7 +178,7 @@ def test_the_match_column_shows_matches_in_addresses_and_after_folded_characters
     library: Library,
 ) -> None:
     """The Match column was empty for a word the index found: one far into a page whose text
-    has a character that folds to several (``…``, ``ﬁ``), and it split an address at the
+    has a character that Unicode folds to several (``…``, ``ﬁ``), and it split an address at the
     match (``https:// <b>tides</b>.example``)."""
     long = "Latest news… " + "word " * 300 + "the harbour crane"
     far = add_snapshot(library, "https://a.example/", title="News", body=long)
@@ -192,14 +192,20 @@ def test_the_match_column_shows_matches_in_addresses_and_after_folded_characters
     assert found[addr] == "https://tides.example/<b>harbour</b>-tables.html"
     assert found[liga] == "the ﬁnal <b>harbour</b>…"
     assert tides[addr] == "https://<b>tides</b>.example/harbour-tables.html"
-    assert quick.snippet("the ﬁnal cut", quick.terms_of('"final"'), ("[", "]")) == "the [ﬁnal] cut"
-    # A letter and its accent written apart (``e`` + U+0301) and circled letters fold too;
-    # the accent stays inside the mark (a mark between them draws the accent alone).
+    # Marked as the index matches: a ligature is one character of its own (``ﬁnal`` is not
+    # ``final``), a circled letter is no letter (SQLite's unicode61 tokenizer)
+    assert quick.snippet("the ﬁnal cut", quick.terms_of('"ﬁnal"'), ("[", "]")) == "the [ﬁnal] cut"
+    assert quick.snippet("the ﬁnal cut", quick.terms_of('"final"'), ("[", "]")) == "the ﬁnal cut"
+    # A letter and its accent written apart (``e`` + U+0301) fold as one; the accent stays
+    # inside the mark (a mark between them draws the accent alone).
     apart = quick.snippet("le cafe\u0301 ouvert", quick.terms_of('"cafe"'), ("[", "]"))
     assert apart == "le [cafe\u0301] ouvert"
-    assert quick.snippet("\u24b7ig \u24b7oat", quick.terms_of('"bo"*'), ("[", "]")) == (
-        "\u24b7ig [\u24b7oat]"
+    assert quick.snippet("\u24b7ig \u24b7oat", quick.terms_of('"oa"*'), ("[", "]")) == (
+        "\u24b7ig \u24b7[oat]"
     )
+    # Greek keeps its accents, as the index does
+    greek = quick.terms_of('"αθηνα"')
+    assert quick.snippet("στην Αθήνα σήμερα", greek, ("[", "]")) == "στην Αθήνα σήμερα"
 
 
 def test_newest_matches_agree_with_the_index(library: Library) -> None:
