@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 
-from archiver_app.compare.snapshots import ChangeSummary
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress, ThrottledProgress
 
 if TYPE_CHECKING:
+    from archiver_app.compare.snapshots import ChangeSummary
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.watch.runner import PageOutcome, WatchRunReport
 
