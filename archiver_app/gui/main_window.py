@@ -343,6 +343,8 @@ class MainWindow(QMainWindow):
             return EMPTY_LIBRARY_TEXT
         if q.search.strip() and (problem := self.library.table.search_problem(q.search)):
             return problem[0].upper() + problem[1:] + "."
+        if q.filters.tag and not self.sidebar.has_tag(q.filters.tag):  # deleted, mistyped
+            return f"No tag is named “{q.filters.tag}”. Clear the tag filter to list the rest."
         return "No captures match this view or search."
 
     def _update_count(self) -> None:

@@ -132,6 +132,11 @@ class Sidebar(QTreeWidget):
     def entries(self) -> list[SidebarEntry]:
         return [entry for _item, entry in self._entry_items()]
 
+    def has_tag(self, name: str) -> bool:
+        """Is a tag of that name listed (tags are one per letter case)?"""
+        folded = name.casefold()
+        return any(e.kind == "tag" and e.label.casefold() == folded for e in self.entries())
+
     def current_entry(self) -> SidebarEntry | None:
         return self.entry_of(self.currentItem())
 

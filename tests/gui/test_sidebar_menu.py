@@ -142,3 +142,32 @@ def test_a_listed_saved_search_follows_its_tag_merged_into_another(
     qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
     (kept,) = library.settings.get(SAVED_SEARCHES_KEY)
     assert kept["filters"]["tag"] == "Members"
+
+
+def test_a_saved_search_whose_tag_was_deleted_says_so(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """A saved search filtering on a tag deleted since lists nothing: the table says the tag
+    is gone (it said only that nothing matched)."""
+    from archiver_app.api.table import Filters
+
+    window = main_window
+    add_snapshot(library, "https://a.example/", title="A", tags=("crawled",))
+    window.refresh_all()
+    window.filter_bar.set_filters(Filters(tag="crawled"))
+    window.model.set_query(window.model.query.with_(filters=Filters(tag="crawled")))
+    window.add_saved_search("Crawl")
+    tag = _entry(window, "tag", "crawled")
+    answer_next_box(lambda box: box.button(QMessageBox.StandardButton.Yes).click(), [])
+    window.sidebar_menu.delete_entry(tag)  # type: ignore[arg-type]
+    assert window.sidebar.select_key(_entry(window, "saved", "Crawl").key)  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 0)
+    assert window.empty_table_text() == (
+        "No tag is named “crawled”. Clear the tag filter to list the rest."
+    )
+    window.filter_bar.set_filters(Filters(tag="CRAWLED"))  # any letter case of a listed tag
+    add_snapshot(library, "https://b.example/", title="B", tags=("Crawled",))
+    window.refresh_all()
+    window.model.set_query(window.model.query.with_(filters=Filters(tag="CRAWLED")))
+    qtbot.waitUntil(lambda: not window.model.loading)
+    assert window.sidebar.has_tag("CRAWLED")
