@@ -105,7 +105,7 @@ class JobsManager:
         config: Mapping[str, Any],
         *,
         name: str,
-        collection: str = DEFAULT_COLLECTION,
+        collection: str | None = None,
     ) -> int:
         from archiver_app.jobs import enqueue
 
@@ -138,7 +138,7 @@ class JobsManager:
         config: Mapping[str, Any],
         *,
         name: str,
-        collection: str = DEFAULT_COLLECTION,
+        collection: str | None = None,
         progress: Progress = null_progress,
         cancel: CancelToken | None = None,
     ) -> Any:

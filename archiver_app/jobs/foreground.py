@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from archiver_app.library import DEFAULT_COLLECTION, Library
+from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress, null_progress
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ def run_as_job(
     config: Mapping[str, Any],
     *,
     name: str,
-    collection: str = DEFAULT_COLLECTION,
+    collection: str | None = None,
     progress: Progress = null_progress,
     emit: Callable[[object], None] | None = None,
     cancel: CancelToken | None = None,

@@ -49,7 +49,7 @@ from archiver_app.jobs.kinds import (
     to_plain,
 )
 from archiver_app.library import DEFAULT_COLLECTION, Library
-from archiver_app.store.models import Job, JobLog, JobStatus
+from archiver_app.store.models import Collection, Job, JobLog, JobStatus
 from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
 from archiver_app.tasks.liveness import process_gone
 
@@ -133,18 +133,22 @@ def enqueue(
     config: Mapping[str, Any],
     *,
     name: str,
-    collection: str = DEFAULT_COLLECTION,
+    collection: str | None = None,
     priority: int = 0,
 ) -> int:
     """Write a queued job of ``kind`` with its arguments; return its id.
 
     Crawls and captures are created by :func:`archiver_app.crawl.jobs.create_job` (they
-    need their seeds validated and queued); this is for every other kind.
+    need their seeds validated and queued); this is for every other kind. A job about the
+    whole library (``collection`` None: a mirror, a verification) is filed under an
+    existing collection, so queueing one makes no empty "Default" beside the user's own.
     """
     if kind in CRAWL_KINDS:
         raise InputError(f"{kind} jobs are created with their seeds: use create_job")
     lib.require_folder()
-    collection_id = lib.ensure_collection(collection)
+    collection_id = (
+        lib.ensure_collection(collection) if collection else _library_wide_collection(lib)
+    )
     now = lib.clock()
     with lib.write() as s:
         job = Job(
@@ -161,6 +165,18 @@ def enqueue(
         s.flush()
         _log(s, job.id, f"{kind} job queued", now)
         return job.id
+
+
+def _library_wide_collection(lib: Library) -> int:
+    """The collection a library-wide job is filed under: Default if there is one, else the
+    oldest; Default is made only in a library that has none."""
+    with lib.session() as s:
+        found = s.scalar(
+            select(Collection.id)
+            .order_by(Collection.slug != DEFAULT_COLLECTION, Collection.id)
+            .limit(1)
+        )
+    return found if found is not None else lib.ensure_collection(DEFAULT_COLLECTION)
 
 
 def _interrupted_reason(job: Job) -> str:
@@ -530,7 +546,7 @@ def run_foreground(
     registry: Registry,
     *,
     name: str,
-    collection: str = DEFAULT_COLLECTION,
+    collection: str | None = None,
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
     emit: Callable[[object], None] | None = None,

@@ -384,3 +384,22 @@ def test_a_start_up_resume_leaves_the_jobs_queued_after_it_to_their_owner(
     runs = run_queued(library, registry(run), queued_before=opened)
     assert [r.job_id for r in runs] == [left_over] and done == [left_over]
     assert row(library, own).status == JobStatus.QUEUED
+
+
+def test_a_library_wide_job_makes_no_empty_default_collection(library: Library) -> None:
+    """A verification queued in a library whose captures are all in "Climate" is filed
+    under Climate: an empty "Default" appeared in the sidebar beside it."""
+    from archiver_app.jobs.kinds import JobKind
+
+    climate = library.ensure_collection("climate")
+    library.mirror.scheduled_scrub()  # what the app runs when idle
+    with library.session() as s:
+        verify = s.scalars(select(Job.id).where(Job.kind == JobKind.VERIFY)).one()
+    assert [c.slug for c in library.collections.all()] == ["climate"]
+    with library.session() as s:
+        assert s.get(Job, verify).collection_id == climate  # type: ignore[union-attr]
+    # Default, once it exists, is where such jobs go; a library with none makes it
+    default = library.ensure_collection("default")
+    again = library.jobs.enqueue(JobKind.VERIFY, {}, name="Verification")
+    with library.session() as s:
+        assert s.get(Job, again).collection_id == default  # type: ignore[union-attr]
