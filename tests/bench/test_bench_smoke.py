@@ -52,6 +52,7 @@ def test_bench_gui_runs(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "keystroke to results painted" in out and "longest event-loop stall" in out
     assert figures["launch_median"] > 0 and figures["key_p95"] > 0
+    assert figures["launch_floor"] > 0 and "anchor: a bare Qt table" in out
 
 
 @pytest.mark.slow
