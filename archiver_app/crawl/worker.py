@@ -52,7 +52,9 @@ from archiver_app.crawl.fetcher import FetchResult, PageFetcher
 from archiver_app.crawl.gone_workers import held_by_others, release_gone_workers
 from archiver_app.crawl.jobs import load_context, start_due_schedules
 from archiver_app.crawl.links import links_from_snapshot
+from archiver_app.crawl.queue import AttemptOutcome
 from archiver_app.crawl.results import (
+    PageOutcome,
     enforce_limits,
     finish_job_if_done,
     finish_page,
@@ -101,19 +103,22 @@ class WorkerStats:
     database_problem: str | None = None
 
 
-def progress_line(result: FetchResult) -> str:
+def progress_line(result: FetchResult, *, retrying: bool = False) -> str:
     """``ok 200 high URL (#12)`` or ``failed URL: error`` (the lines ``archiver capture``
     prints; ``#12`` is the capture's id, which ``cite``, ``diff`` and ``delete`` take).
-    URL is the address given, followed by ``-> FINAL`` when the page ended elsewhere."""
+    URL is the address given, followed by ``-> FINAL`` when the page ended elsewhere.
+    ``retrying``: the page has attempts left and is tried again (said, so that the next
+    line about the same address is read as its next attempt)."""
     made = f" (#{result.snapshot_id})" if result.snapshot_id is not None else ""
     shown = given_and_final(result.url, result.final_url)
+    again = "; trying again" if retrying else ""
     if result.ok and result.http_status is not None and result.http_status >= 500:
         # a server error counts as a failed attempt (tried again); the answer is kept
         kept = f" as #{result.snapshot_id}" if result.snapshot_id is not None else ""
-        return f"failed {shown}: HTTP {result.http_status}; its error page is kept{kept}"
+        return f"failed {shown}: HTTP {result.http_status}; its error page is kept{kept}{again}"
     if result.ok:
         return f"ok {result.http_status} {result.fidelity} {shown}{made}"
-    return f"failed {result.url}: {result.error}"
+    return f"failed {result.url}: {result.error}{again}"
 
 
 def disk_free_bytes(path: str) -> int:
@@ -334,21 +339,22 @@ class CrawlWorker:
             outcome = await self._record_with_retries(ctx, page, result)
         finally:
             self._held.discard(page.page_id)  # unrecorded: its lease lapses, it is retried
-        if outcome == "done":
+        if outcome.outcome == AttemptOutcome.DONE:
             self.stats.pages_done += 1
         else:
             self.stats.pages_failed += 1
+        retrying = outcome.outcome != AttemptOutcome.DONE and outcome.state == PageState.READY
         self._progress(
             ProgressUpdate(
                 done=self.stats.pages_done + self.stats.pages_failed,
-                message=progress_line(result),
+                message=progress_line(result, retrying=retrying),
                 bytes_done=result.bytes_written,
             )
         )
 
     async def _record_with_retries(
         self, ctx: JobContext, page: queue.ClaimedPage, result: FetchResult
-    ) -> str:
+    ) -> PageOutcome:
         """Record a result, retrying a few times through database hiccups (a lock timeout,
         a PostgreSQL deadlock victim); raises after that.
 
@@ -451,7 +457,7 @@ class CrawlWorker:
                 return []
             return queue.claim_pages(s, ctx, self.id, room, now=now)
 
-    def _record(self, ctx: JobContext, page: queue.ClaimedPage, result: FetchResult) -> str:
+    def _record(self, ctx: JobContext, page: queue.ClaimedPage, result: FetchResult) -> PageOutcome:
         if result.ok and result.snapshot_id is not None and ctx.spec.scope != "page":
             try:
                 found = links_from_snapshot(self.lib, result.snapshot_id)
@@ -462,7 +468,7 @@ class CrawlWorker:
                 result = replace(result, outlinks=[*result.outlinks, *found])
         with self.lib.write() as s:
             fresh = load_context(s, ctx.job_id)  # links are judged by the newest rules
-            return finish_page(s, fresh, page, result, now=self.lib.clock()).outcome
+            return finish_page(s, fresh, page, result, now=self.lib.clock())
 
     def _release(self, page: queue.ClaimedPage) -> None:
         """Give a page back untouched (the worker was stopped before it finished)."""

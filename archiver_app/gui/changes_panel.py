@@ -302,8 +302,8 @@ class ChangesPanel(QWidget):
             said = []
             if due.not_watches:
                 said.append(f"No longer watched (stopped elsewhere): {names(due.not_watches)}.")
-            if due.busy:
-                said.append(f"Being captured already: {names(due.busy)}.")
+            if due.busy or due.queued:
+                said.append(f"Being captured already: {names(due.busy + due.queued)}.")
             self.say(" ".join(said))
             if due.not_watches:
                 self.refresh()

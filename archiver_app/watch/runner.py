@@ -296,8 +296,9 @@ class DueNow:
     """What Capture Now did with each watch asked for."""
 
     made: tuple[int, ...]  # due now: the next run captures them
-    busy: tuple[int, ...]  # a capture of it is queued or under way: left as it is
+    busy: tuple[int, ...]  # a capture of it is under way: left as it is
     not_watches: tuple[int, ...]  # no watch (stopped since, or never one): nothing to do
+    queued: tuple[int, ...] = ()  # a capture of it is queued: the next run makes it
 
 
 def due_now(lib: Library, job_ids: Sequence[int]) -> DueNow:
@@ -308,17 +309,21 @@ def due_now(lib: Library, job_ids: Sequence[int]) -> DueNow:
     now = lib.clock()
     made: list[int] = []
     busy: list[int] = []
+    queued: list[int] = []
     with lib.write() as s:
-        active = s.execute(select(Job.id, Job.config).where(Job.status.in_(_UNDER_WAY))).all()
-        running = {(config or {}).get("scheduled_from") or jid for jid, config in active}
+        active = s.execute(
+            select(Job.id, Job.config, Job.status).where(Job.status.in_(_UNDER_WAY))
+        ).all()
+        runs = {(config or {}).get("scheduled_from") or jid: st for jid, config, st in active}
         for job in s.scalars(select(Job).where(Job.id.in_(job_ids), Job.schedule.is_not(None))):
-            if job.id in running:
-                busy.append(job.id)
-            else:
+            if job.id not in runs:
                 job.next_run_at = now
                 made.append(job.id)
-    gone = [jid for jid in dict.fromkeys(job_ids) if jid not in made and jid not in busy]
-    return DueNow(tuple(made), tuple(busy), tuple(gone))
+            else:
+                (queued if runs[job.id] == JobStatus.QUEUED else busy).append(job.id)
+    told = {*made, *busy, *queued}
+    gone = [jid for jid in dict.fromkeys(job_ids) if jid not in told]
+    return DueNow(tuple(made), tuple(busy), tuple(gone), tuple(queued))
 
 
 def list_watches(lib: Library) -> list[WatchRow]:

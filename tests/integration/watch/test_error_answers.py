@@ -80,8 +80,9 @@ def test_a_server_error_is_one_page_once_and_no_failure(
     down_url, fine_url = local_server.url("/down"), local_server.url("/fine")
     root = ["--library", str(library.root)]
     watch = library.jobs.watch([down_url, fine_url], schedule="daily")
-    assert cli.main([*root, "watch", "run"]) == 0
-    capsys.readouterr()
+    assert cli.main([*root, "watch", "run", str(watch)]) == 0
+    # its first capture was queued, and this run made it: not "being captured already"
+    assert "being captured" not in capsys.readouterr().out
 
     down["now"] = True
     assert cli.main([*root, "watch", "run", str(watch)]) == 0
@@ -90,6 +91,13 @@ def test_a_server_error_is_one_page_once_and_no_failure(
     assert line.startswith(f"now answers an error: {down_url} (HTTP 200 -> 500, capture ")
     assert _lines_of(out, fine_url) == [f"unchanged: {fine_url}"]
     assert "2 pages: 1 changed, 0 failed, 1 answered an HTTP error" in out
+    # The progress lines say the first error page is followed by another attempt (two
+    # lines "kept as #7", then "#9", read as two pages before)
+    tries = [line.strip() for line in out.splitlines() if line.startswith(f"  failed {down_url}")]
+    assert len(tries) == 2 and tries[0].endswith("; trying again"), tries
+    assert not tries[1].endswith("; trying again")
+    (summary_line,) = _lines_of(out, down_url)
+    assert tries[1].split("kept as #")[1] in summary_line  # the capture the summary names
 
     assert cli.main([*root, "watch", "run", str(watch)]) == 0  # still down: said again
     out = capsys.readouterr().out

@@ -290,6 +290,11 @@ def test_the_progress_line_of_a_server_error_says_it_failed_and_what_is_kept() -
     assert progress_line(FetchResult(u, u, True, 500, snapshot_id=4, fidelity="high")) == (
         "failed http://e.test/: HTTP 500; its error page is kept as #4"
     )
+    again = progress_line(FetchResult(u, u, True, 500, snapshot_id=4), retrying=True)
+    assert again == "failed http://e.test/: HTTP 500; its error page is kept as #4; trying again"
+    assert progress_line(FetchResult(u, "", False, None, error="reset"), retrying=True) == (
+        "failed http://e.test/: reset; trying again"
+    )
 
 
 def test_the_progress_line_names_the_address_given_then_where_it_ended() -> None:

@@ -10,7 +10,7 @@ import pytest
 from archiver_app.crawl.jobs import start_due_schedules
 from archiver_app.errors import InputError
 from archiver_app.library import Library
-from archiver_app.watch.runner import anything_due
+from archiver_app.watch.runner import DueNow, anything_due
 
 
 def test_watch_list_make_due_and_stop(library: Library) -> None:
@@ -23,7 +23,8 @@ def test_watch_list_make_due_and_stop(library: Library) -> None:
     assert row.ignore == (r"\d+ views",)
     assert row.next_run_at is not None and row.next_run_at > library.clock()
 
-    assert jobs.watch_now([watch]).busy == (watch,)  # its first capture is still queued
+    # its first capture is still queued: the next run makes it (not "being captured")
+    assert jobs.watch_now([watch]).queued == (watch,)
     from sqlalchemy import update
 
     from archiver_app.store.models import Job
@@ -33,7 +34,10 @@ def test_watch_list_make_due_and_stop(library: Library) -> None:
     assert jobs.watch_now([watch]).made == (watch,)
     [row] = jobs.watches()
     assert row.next_run_at is not None and row.next_run_at <= library.clock()
-    assert start_due_schedules(library) != []  # its next run is queued
+    [run] = start_due_schedules(library)  # its next run is queued: made once
+    assert jobs.watch_now([watch]) == DueNow((), (), (), (watch,))
+    with library.write() as s:
+        s.execute(update(Job).where(Job.id == run).values(status="running"))
     assert jobs.watch_now([watch]).busy == (watch,)  # under way: no second run of the pages
 
     jobs.set_schedule(watch, None)
