@@ -29,6 +29,9 @@ class Hop:
     headers: dict[str, str]
     post_data: bytes = b""
     response: Event | None = None
+    #: The request has a body DevTools did not send with it (a Blob, a file): asked for
+    #: with ``Network.getRequestPostData`` before the request is written.
+    post_data_missing: bool = False
 
 
 @dataclass

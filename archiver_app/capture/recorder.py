@@ -258,19 +258,49 @@ class NetworkRecorder:
         if redirect is not None and ex.hops:
             ex.hops[-1].response = redirect
         post = req.get("postData") or ""
-        if not post and req.get("postDataEntries"):
-            post = "".join(
-                base64.b64decode(e.get("bytes", "")).decode("latin-1")
-                for e in req["postDataEntries"]
-            )
-        headers, body = dict(req.get("headers") or {}), latin(post)
-        if self.secret_fields is not None:  # a person types there: no password is kept
-            body = blank_request_body(headers.items(), body, self.secret_fields)
-        ex.hops.append(Hop(url, req.get("method", "GET"), headers, body))
+        entries = req.get("postDataEntries") or []
+        if not post and entries:
+            post = "".join(base64.b64decode(e.get("bytes", "")).decode("latin-1") for e in entries)
+        # a Blob or a file in the body: DevTools sends neither postData nor the entries' bytes
+        missing = (
+            bool(req.get("hasPostData"))
+            and not req.get("postData")
+            and (not entries or any("bytes" not in e for e in entries))
+        )
+        headers = dict(req.get("headers") or {})
+        hop = Hop(url, req.get("method", "GET"), headers, self._kept_body(headers, latin(post)))
+        hop.post_data_missing = missing
+        ex.hops.append(hop)
         ex.resource_type = ev.get("type")
         ex.frame_id = ev.get("frameId")
         if ev.get("type") == "Document" and ev.get("frameId") == self.main_frame_id:
             self.main.requested(ev["requestId"])
+
+    def _kept_body(self, headers: dict[str, str], body: bytes) -> bytes:
+        if self.secret_fields is not None:  # a person types there: no password is kept
+            return blank_request_body(headers.items(), body, self.secret_fields)
+        return body
+
+    async def _fetch_post_data(self, ex: Exchange) -> None:
+        """The bodies DevTools left out of the request events (see ``Hop``); a body that
+        cannot be had any more stays as it was, with a note."""
+        for hop in ex.hops:
+            if not hop.post_data_missing:
+                continue
+            hop.post_data_missing = False
+            session_key, _, request_id = ex.request_id.rpartition("|")
+            try:
+                got = await self._sessions[session_key].send(
+                    "Network.getRequestPostData", {"requestId": request_id}
+                )
+            except Exception as exc:  # the request is gone from DevTools' memory
+                self.notes.append(
+                    f"{hop.url}: its request body could not be read ({first_line(exc)})"
+                )
+                continue
+            text = str(got.get("postData") or "")
+            data = base64.b64decode(text) if got.get("base64Encoded") else latin(text)
+            hop.post_data = self._kept_body(hop.headers, data)
 
     def _on_request_extra(self, ev: Event) -> None:
         if not self.accepting:
@@ -454,6 +484,7 @@ class NetworkRecorder:
         body_note: str | None = None
         if final is not None and not went_to_network(ex, len(ex.hops) - 1):
             body_ok = False  # a cache hit: its body was recorded when it was fetched
+        await self._fetch_post_data(ex)
         if body_ok and final is not None and final.response is not None:
             await self._wait_extras(ex)
             body, body_note = await self._body(ex, final)
