@@ -4,7 +4,9 @@
 address and stores the :class:`~archiver_app.compare.ChangeSummary` in ``snapshot_changes``
 (``changed`` false marks an unchanged capture). A failed capture is never compared: it
 gets no row, so it can never be reported as a removal. The first capture of an address has
-nothing to be compared with and gets no row either. How many resources now answer an error
+nothing to be compared with and gets no row either, nor does a capture its job's next
+attempt at the page captured again (an error page tried again): that attempt is compared
+with the capture before the first, so a run is one change. How many resources now answer an error
 is not kept in the row: it is read back from the two captures' records when a kept summary
 is read.
 """
@@ -23,7 +25,7 @@ from sqlalchemy.orm import aliased
 from archiver_app.compare.redirects import landed, redirect_note
 from archiver_app.compare.snapshots import ChangeSummary, compare_captures, resources_now_error
 from archiver_app.library import Library
-from archiver_app.store.models import Snapshot, SnapshotChange, SnapshotState
+from archiver_app.store.models import PageAttempt, Snapshot, SnapshotChange, SnapshotState
 
 
 @dataclass(frozen=True)
@@ -39,8 +41,22 @@ class ChangeRow:
     summary: ChangeSummary
 
 
+def _tried_again() -> Any:
+    """The condition "``Snapshot`` is the capture of an attempt at a page that a later
+    attempt in the same job captured again" (a 5xx error page kept, then retried)."""
+    first, later = aliased(PageAttempt), aliased(PageAttempt)
+    return (
+        select(first.id)
+        .join(later, (later.page_id == first.page_id) & (later.attempt > first.attempt))
+        .where(first.snapshot_id == Snapshot.id, later.snapshot_id.is_not(None))
+        .exists()
+    )
+
+
 def previous_capture(lib: Library, snapshot_id: int) -> int | None:
-    """The complete capture of the same address just before this one, if any."""
+    """The complete capture of the same address just before this one, if any. A capture
+    its own job's next attempt at the page replaced (an error page tried again) is passed
+    over: a run is compared with the run before it, not with its own first attempt."""
     with lib.session() as s:
         snap = s.get(Snapshot, snapshot_id)
         if snap is None:
@@ -53,10 +69,17 @@ def previous_capture(lib: Library, snapshot_id: int) -> int | None:
                 Snapshot.id != snap.id,
                 (Snapshot.captured_at < snap.captured_at)
                 | ((Snapshot.captured_at == snap.captured_at) & (Snapshot.id < snap.id)),
+                ~_tried_again(),
             )
             .order_by(Snapshot.captured_at.desc(), Snapshot.id.desc())
             .limit(1)
         )
+
+
+def tried_again(lib: Library, snapshot_id: int) -> bool:
+    """Was this capture replaced by its job's next attempt at the page?"""
+    with lib.session() as s:
+        return bool(s.scalar(select(_tried_again()).where(Snapshot.id == snapshot_id)))
 
 
 def record_change(
@@ -71,6 +94,10 @@ def record_change(
         look = kept.pixel_share if kept is not None else None
         same_pair = kept is not None and kept.previous_id
     if state != SnapshotState.COMPLETE:
+        return None
+    if tried_again(lib, snapshot_id):  # its job's next attempt is the one compared
+        with lib.write() as s:
+            s.execute(delete(SnapshotChange).where(SnapshotChange.snapshot_id == snapshot_id))
         return None
     previous = previous_capture(lib, snapshot_id)
     if previous is None:

@@ -161,15 +161,15 @@ def test_a_page_that_now_redirects_is_named_by_diff_changes_and_the_row(
     from tests.helpers.snapshots import add_snapshot
 
     login = "http://127.0.0.1:18473/login?next=/watch/page.html"
-    job = library.jobs.capture([PAGE])
     ids = []
     for day, title, final in ((1, "Notices", PAGE), (2, "Log in", login)):
+        job = library.jobs.capture([PAGE])  # one run a day
         when = datetime(2026, 3, day, tzinfo=UTC)
         sid = add_snapshot(library, PAGE, title=title, body=title, captured_at=when)
         with library.write() as s:  # where the capture's browser ended, as a run keeps it
             page_id = s.scalar(select(Page.id).where(Page.job_id == job))
             assert page_id is not None
-            s.add(PageAttempt(job_id=job, page_id=page_id, attempt=day, worker_id="w",
+            s.add(PageAttempt(job_id=job, page_id=page_id, attempt=1, worker_id="w",
                               ruleset_version=1, snapshot_id=sid, http_status=200,
                               final_url=final))  # fmt: skip
         ids.append(sid)

@@ -97,7 +97,12 @@ def test_a_server_error_is_one_page_once_and_no_failure(
     assert len(tries) == 2 and tries[0].endswith("; trying again"), tries
     assert not tries[1].endswith("; trying again")
     (summary_line,) = _lines_of(out, down_url)
-    assert tries[1].split("kept as #")[1] in summary_line  # the capture the summary names
+    last = tries[1].split("kept as #")[1]
+    assert f"capture {last})" in summary_line  # the capture the summary names ...
+    assert cli.main([*root, "watch", "changes"]) == 0
+    (listed,) = _lines_of(capsys.readouterr().out, down_url)
+    assert listed.endswith(f" {last}`)")  # ... is the change listed, not the first attempt
+    assert "HTTP 200 -> 500" in listed
 
     assert cli.main([*root, "watch", "run", str(watch)]) == 0  # still down: said again
     out = capsys.readouterr().out
