@@ -231,9 +231,14 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
     for r in refs:
         item = _csl_item(r)
         item["title"] = _capital_start(r.title, r.language)
-        if not r.authors and not title_first:
+        if not r.authors and not title_first and style == "apa" and _is_host(r):
+            # APA 7 (9.7): no author, the title moves to the author's place; a host name
+            # is no group author. (citeproc-py would print a substituted title twice.)
+            item["author"] = [{"literal": item.pop("title")}]
+        elif not r.authors and not title_first:
             # A page that names no author is cited with its site as the author (APA 7
-            # and Chicago do so for group authors), which citeproc-py needs spelled out.
+            # and Chicago do so for group authors; Chicago, with the site's owner), which
+            # citeproc-py needs spelled out.
             item["author"] = [{"literal": r.site}]
             item.pop("container-title")
         if not {"<", ">"} & set(r.version_url):
@@ -246,6 +251,12 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
         "\n".join(_with_archived_copy(e, r, as_html) for e, r in zip(entries, refs, strict=True))
         + "\n"
     )
+
+
+def _is_host(r: Reference) -> bool:
+    """Is the reference's site only its address's host name (the page declares none)?"""
+    host = (urlsplit(r.original_url).hostname or "").lower()
+    return r.site.lower() in {host, host.removeprefix("www.")}
 
 
 #: Styles that cite a page without an author by its title, the site as its container (MLA 9
