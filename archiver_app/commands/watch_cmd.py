@@ -241,7 +241,7 @@ def _run(lib: Any, ctx: Context, now: list[int]) -> int:
 
     if now:
         due = lib.jobs.watch_now(now)
-        for job_id in due.busy:  # (one only queued is captured by this run)
+        for job_id in due.busy:  # (a watch only queued is captured by this very run)
             print(f"job {job_id}: being captured already", file=ctx.out)
         for job_id in due.not_watches:
             print(f"job {job_id}: not a watch (`archiver watch list` lists them)", file=ctx.out)

@@ -6,9 +6,9 @@ address and stores the :class:`~archiver_app.compare.ChangeSummary` in ``snapsho
 gets no row, so it can never be reported as a removal. The first capture of an address has
 nothing to be compared with and gets no row either, nor does a capture its job's next
 attempt at the page captured again (an error page tried again): that attempt is compared
-with the capture before the first, so a run is one change. How many resources now answer an error
-is not kept in the row: it is read back from the two captures' records when a kept summary
-is read.
+with the capture before the first, so a run is one change. How many resources now answer
+an error is not kept in the row: it is read back from the two captures' records when a
+kept summary is read.
 """
 
 from __future__ import annotations
