@@ -53,7 +53,7 @@ from archiver_app.export.timestamps import (
 )
 from archiver_app.paths import config_dir
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
-from archiver_app.warc.wacz import WaczError, damage_lines, open_damaged_zip
+from archiver_app.warc.wacz import WaczError, damage_lines, open_zip
 
 KEY_NAME = "signing-key.pem"
 CURVE = ec.SECP384R1()
@@ -269,8 +269,9 @@ class VerifyReport:
                 out.append("timestamp: none, but one was asked for (a trust root was given)")
             else:
                 out.append("timestamp: none")
-        elif any(f.name == DIGEST_NAME for f in self.findings):  # gone, or its name damaged
-            out.append(f"not signed as it is: its signature file {DIGEST_NAME} is missing")
+        elif any(f.name == DIGEST_NAME for f in self.findings):  # gone, damaged, renamed
+            gone = "cannot be read" if _digest_unreadable_in(self.findings) else "is missing"
+            out.append(f"not signed as it is: its signature file {DIGEST_NAME} {gone}")
         else:
             out.append("not signed")
         verdict = "intact" if self.ok else "NOT intact"
@@ -348,11 +349,9 @@ def verify_wacz(
             "can verify: archiver export --sign -o NAME.wacz"
         )
     try:
-        try:
-            zf = zipfile.ZipFile(path)
-        except zipfile.BadZipFile as exc:
-            zf, rebuilt = open_damaged_zip(path, exc)  # its entries, from their own headers
-            for line in damage_lines(path, exc, rebuilt):
+        zf, rebuilt, damage = open_zip(path)  # a damaged directory: entries from their headers
+        if rebuilt is not None and damage is not None:
+            for line in damage_lines(path, damage, rebuilt):
                 report.add(Difference.ZIP_DAMAGED, "", line)
     except (WaczError, zipfile.BadZipFile) as exc:
         report.add(Difference.DAMAGED, "", f"{path.name}: {exc}")
@@ -368,18 +367,10 @@ def verify_wacz(
         for needed in ("datapackage.json", DIGEST_NAME):
             if needed not in names:
                 report.add(Difference.PACKAGE_MISSING, needed, f"{needed} is missing")
-        if "datapackage.json" not in names:
+        read = _read_package(zf, names, report)
+        if read is None:
             return report
-        package_bytes = zf.read("datapackage.json")
-        try:  # without a digest the files are still checked against datapackage.json
-            digest = json.loads(zf.read(DIGEST_NAME)) if DIGEST_NAME in names else {}
-            package = json.loads(package_bytes)
-            if not isinstance(digest, dict) or not isinstance(package, dict):
-                raise ValueError("not a JSON object")
-        except ValueError as exc:
-            text = f"the package files are not valid JSON: {exc}"
-            report.add(Difference.PACKAGE_UNREADABLE, "datapackage.json", text)
-            return report
+        package_bytes, package, digest = read
         actual = _package_hash(package_bytes)
         if digest and digest.get("hash") != actual:
             text = "datapackage.json was changed (its hash differs)"
@@ -400,6 +391,49 @@ def verify_wacz(
             elif report.signature_valid:  # an invalid signature's stamp is not looked at
                 report.add(Difference.TIMESTAMP_MISSING, "", "the export is not timestamped")
     return report
+
+
+def _digest_unreadable_in(findings: list[Finding]) -> bool:
+    return any(f.name == DIGEST_NAME and f.kind is Difference.PACKAGE_UNREADABLE for f in findings)
+
+
+def _read_package(
+    zf: zipfile.ZipFile, names: set[str], report: VerifyReport
+) -> tuple[bytes, dict[str, Any], dict[str, Any]] | None:
+    """``datapackage.json`` (its bytes and its object) and the digest's object (``{}``
+    without one: the files are still checked against the package); None, with the
+    findings, when the package cannot be read."""
+    if "datapackage.json" not in names:
+        return None
+    package_bytes = _read_entry(zf, "datapackage.json", report)
+    if package_bytes is None:
+        return None
+    digest_bytes = _read_entry(zf, DIGEST_NAME, report) if DIGEST_NAME in names else None
+    try:
+        digest = json.loads(digest_bytes) if digest_bytes is not None else {}
+        package = json.loads(package_bytes)
+        if not isinstance(digest, dict) or not isinstance(package, dict):
+            raise ValueError("not a JSON object")
+    except ValueError as exc:
+        text = f"the package files are not valid JSON: {exc}"
+        report.add(Difference.PACKAGE_UNREADABLE, "datapackage.json", text)
+        return None
+    return package_bytes, package, digest
+
+
+def _read_entry(zf: zipfile.ZipFile, name: str, report: VerifyReport) -> bytes | None:
+    """The bytes of a package file, or None with the finding that they cannot be read
+    (damaged on disk: a bad CRC, deflated data that does not inflate)."""
+    try:
+        return zf.read(name)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
+        text = f"{name} cannot be read ({exc})" + (
+            ": its signature cannot be checked"
+            if name == DIGEST_NAME
+            else ": nothing in the export can be checked against it"
+        )
+        report.add(Difference.PACKAGE_UNREADABLE, name, text)
+        return None
 
 
 class _Hashing:

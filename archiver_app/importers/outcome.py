@@ -61,7 +61,7 @@ class PackageCheck:
             "no datapackage.json: its WARCs were read unchecked (no hashes to check them by)"
             if f.kind is Difference.PACKAGE_MISSING and f.name == "datapackage.json"
             else f.message
-            if f.kind is Difference.ZIP_DAMAGED
+            if f.kind in (Difference.ZIP_DAMAGED, Difference.PACKAGE_UNREADABLE)
             else f"differs from its datapackage.json: {f.message}"
             for f in self.differences
         ]

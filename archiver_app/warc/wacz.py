@@ -103,12 +103,8 @@ def open_wacz(path: Path, *, max_total: int = DEFAULT_MAX_TOTAL) -> WaczInfo:
         WaczError: not a zip, unsafe entry names, a zip bomb, no datapackage, bad JSON,
             an entry that cannot be read (damaged, encrypted, unknown compression).
     """
-    rebuilt = None
     try:
-        try:
-            zf = zipfile.ZipFile(path)
-        except zipfile.BadZipFile as exc:
-            zf, rebuilt = open_damaged_zip(path, exc)
+        zf, rebuilt, _damage = open_zip(path)
     except OSError as exc:
         raise WaczError(f"cannot read it: {exc.strerror}") from exc
     except _ENTRY_ERRORS as exc:
@@ -121,6 +117,33 @@ def open_wacz(path: Path, *, max_total: int = DEFAULT_MAX_TOTAL) -> WaczInfo:
         zf.close()
     info.rebuilt = rebuilt
     return info
+
+
+def open_zip(
+    path: Path,
+) -> tuple[zipfile.ZipFile, Rebuilt | None, zipfile.BadZipFile | None]:
+    """``path`` opened as a zip: by its central directory, or, where that is missing or
+    damaged, by its entries' own headers (then with what was rebuilt and why).
+
+    A directory :mod:`zipfile` reads can still be damaged: garbled bytes in it gave one
+    entry named ``archive/data.warc.gzPK...`` of 4 GiB, read as a zip bomb. One that
+    places an entry past the end of the file counts as damaged.
+
+    Raises:
+        WaczError: as :func:`open_damaged_zip`.
+        OSError: it cannot be read.
+    """
+    try:
+        zf = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as exc:
+        return (*open_damaged_zip(path, exc), exc)
+    size = path.stat().st_size
+    beyond = next((i for i in zf.infolist() if i.header_offset + i.compress_size > size), None)
+    if beyond is None:
+        return zf, None, None
+    zf.close()
+    garbled = zipfile.BadZipFile(f"it places {beyond.filename!r} past the end of the file")
+    return (*open_damaged_zip(path, garbled), garbled)
 
 
 def open_damaged_zip(path: Path, exc: zipfile.BadZipFile) -> tuple[zipfile.ZipFile, Rebuilt]:
@@ -202,10 +225,13 @@ def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
                 f"its entries would expand to {total} bytes, more than the {max_total} allowed"
             )
         names = {i.filename for i in infos}
+        datapackage: Any = {"resources": []}
         if "datapackage.json" in names:
-            datapackage = _load_json(zf, "datapackage.json", limit=64 * 1024 * 1024)
-        else:  # lost from a WACZ: its WARCs are still read, unchecked (verify_wacz says so)
-            datapackage = {"resources": []}
+            try:
+                datapackage = _load_json(zf, "datapackage.json", limit=64 * 1024 * 1024)
+            except _ENTRY_ERRORS:  # damaged bytes: as if lost (verify_wacz says which)
+                names.discard("datapackage.json")
+        # lost from a WACZ: its WARCs are still read, unchecked (verify_wacz says so)
         if not isinstance(datapackage, dict) or not isinstance(datapackage.get("resources"), list):
             raise WaczError("datapackage.json has no resources list")
         resources: dict[str, dict[str, Any]] = {}
@@ -228,10 +254,13 @@ def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
         if not warcs:
             raise WaczError(f"{present[0]} is not listed (with a hash) in datapackage.json")
         pages: list[WaczPage] = []
-        for name in ("pages/pages.jsonl", "pages/extraPages.jsonl"):
-            if name in names:
-                with zf.open(name) as fh:
-                    pages.extend(read_pages(fh))
+        try:
+            for name in ("pages/pages.jsonl", "pages/extraPages.jsonl"):
+                if name in names:
+                    with zf.open(name) as fh:
+                        pages.extend(read_pages(fh))
+        except _ENTRY_ERRORS:  # a damaged list: the records say which are pages
+            pages = []
     return WaczInfo(path, warcs, resources, datapackage, pages, total=total)
 
 
@@ -360,4 +389,5 @@ __all__ = [
     "extract_verified",
     "open_damaged_zip",
     "open_wacz",
+    "open_zip",
 ]

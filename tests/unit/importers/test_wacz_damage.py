@@ -95,3 +95,76 @@ def test_a_wacz_with_a_damaged_zip_directory_keeps_every_record(
         assert outcome.pages == whole.pages
         assert outcome.problems[1:] == whole.problems  # the signature is valid, as signed
         assert "the signature is valid" in outcome.problems[-1]
+
+
+def _flip_inside(wacz: Path, name: str, out: Path) -> Path:
+    """``wacz`` with one bit of entry ``name``'s stored data flipped (damage on disk)."""
+    data = bytearray(wacz.read_bytes())
+    with zipfile.ZipFile(wacz) as zf:
+        info = zf.getinfo(name)
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data[start + info.compress_size // 2] ^= 0x10
+    out.write_bytes(bytes(data))
+    return out
+
+
+@pytest.mark.parametrize(
+    "name", ["datapackage.json", "datapackage-digest.json", "pages/pages.jsonl"]
+)
+def test_a_damaged_package_file_is_a_finding_and_the_records_are_kept(
+    library: Library, tmp_path: Path, name: str
+) -> None:
+    """A damaged byte in datapackage.json made verify-export crash (zlib.error) and import
+    refuse the whole WACZ; in the digest, import failed with "unexpected error"; in
+    pages.jsonl, import refused it too. Each is now a finding, and every record is kept."""
+    from archiver_app.export.signing import Difference, verify_wacz
+
+    import_warc_file(library, write_warc(tmp_path / "w.warc.gz", site(3)))
+    good = tmp_path / "good.wacz"
+    export(library, Selection(), good, sign=Signing(key_folder=tmp_path / "keys"))
+    with Library.open(tmp_path / "whole", create=True) as other:
+        whole = import_paths(other, [good]).outcomes[0]
+    damaged = _flip_inside(good, name, tmp_path / "damaged.wacz")
+
+    report = verify_wacz(damaged)
+    assert not report.ok
+    kinds = {f.name: f.kind for f in report.findings}
+    if name == "pages/pages.jsonl":
+        assert kinds[name] is Difference.UNREADABLE
+    else:
+        assert kinds[name] is Difference.PACKAGE_UNREADABLE
+        assert any(f"{name} cannot be read" in f.message for f in report.findings)
+    if name == "datapackage-digest.json":  # there, but damaged: not called missing
+        said = "not signed as it is: its signature file datapackage-digest.json cannot be read"
+        assert said in report.lines()
+    with Library.open(tmp_path / "again", create=True) as again:
+        outcome = import_paths(again, [damaged]).outcomes[0]
+    assert outcome.state is OutcomeState.IMPORTED, outcome.reason
+    assert outcome.records == whole.records
+    assert outcome.pages == whole.pages  # from the records when the list is damaged
+    assert any(name in problem for problem in outcome.problems), outcome.problems
+
+
+def test_a_garbled_zip_directory_is_read_from_the_entries_not_refused_as_a_bomb(
+    library: Library, tmp_path: Path
+) -> None:
+    """Garbled bytes in the central directory that zipfile still opens gave one entry of
+    4 GiB ('refusing a likely zip bomb') and verify-export said the package was missing."""
+    from archiver_app.export.signing import verify_wacz
+
+    import_warc_file(library, write_warc(tmp_path / "w.warc.gz", site(3)))
+    good = tmp_path / "good.wacz"
+    export(library, Selection(), good, sign=Signing(key_folder=tmp_path / "keys"))
+    data = bytearray(good.read_bytes())
+    central = data.index(b"PK\x01\x02")
+    data[central + 10 : central + 40] = b"\xff" * 30
+    garbled = tmp_path / "garbled.wacz"
+    garbled.write_bytes(bytes(data))
+
+    report = verify_wacz(garbled)
+    assert report.files_checked >= 3 and report.signature_valid, report.findings
+    assert "is damaged or missing" in report.findings[0].message
+    with Library.open(tmp_path / "again", create=True) as again:
+        outcome = import_paths(again, [garbled]).outcomes[0]
+    assert outcome.state is OutcomeState.IMPORTED, outcome.reason
+    assert outcome.records > 0 and "zip bomb" not in " ".join(outcome.problems)
