@@ -100,6 +100,8 @@ class ScrubResult:
     #: :data:`THIS_COMPUTER`)
     repaired_from: dict[str, str] = field(default_factory=dict)
     unrepaired: int = 0
+    #: repairs were not asked for (``--no-repair``): the bad copies are only found
+    checked_only: bool = False
     stopped: Stop | None = None
     #: why the drive could not be written (read-only, permission denied): its copies were
     #: checked and none repaired
@@ -124,7 +126,9 @@ class ScrubResult:
             text += f", {len(self.corrupted)} corrupted"
         if self.lost:
             text += f", {len(self.lost)} missing"
-        if self.corrupted or self.lost:
+        if (self.corrupted or self.lost) and self.checked_only:
+            text += "; not repaired (repairs were not asked for)"
+        elif self.corrupted or self.lost:
             text += (
                 f"; {self.repaired} repaired from a good copy,"
                 f" {self.unrepaired} could not be repaired"
@@ -224,7 +228,7 @@ def verify_destination(
     when given: a scheduled pass that was interrupted goes on where it stopped)."""
     cancel = cancel or CancelToken()
     policy = library_policy(lib)
-    result = ScrubResult(dest.label)
+    result = ScrubResult(dest.label, checked_only=not repair)
     with ExitStack() as stack:
         result.unwritable = _lock_or_unwritable(stack, dest, lock_wait)
         if result.unwritable is None:
@@ -433,7 +437,7 @@ def verify_library(
     """
     cancel = cancel or CancelToken()
     policy = library_policy(lib)
-    result = ScrubResult(THIS_COMPUTER)
+    result = ScrubResult(THIS_COMPUTER, checked_only=not repair)
     with lib.session() as s:
         rows = s.execute(
             select(File.id, File.path, File.sha256, File.size, File.origin_sha256, File.origin_size)
