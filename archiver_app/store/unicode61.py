@@ -18,11 +18,22 @@ page in one script asks a few dozen questions once. ASCII text is folded by
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 
 _lock = threading.Lock()
 _probe_db: sqlite3.Connection | None = None
+
+
+def _forget_in_child() -> None:
+    """A forked child asks with its own connection and lock: the parent's may have been in
+    use by another thread at the fork (what is known stays known)."""
+    global _lock, _probe_db
+    _lock, _probe_db = threading.Lock(), None
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def _probe(code: int) -> tuple[str, bool]:
