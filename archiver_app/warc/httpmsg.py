@@ -93,7 +93,7 @@ def headers_from_map(mapping: dict[str, str]) -> list[tuple[str, str]]:
 
 
 def stored_response_headers(
-    headers: list[tuple[str, str]], body_length: int, *, decoded: bool = True
+    headers: list[tuple[str, str]], body_length: int
 ) -> list[tuple[str, str]]:
     """Headers that describe ``body_length`` stored bytes (see the module docstring)."""
     out: list[tuple[str, str]] = []
@@ -105,7 +105,7 @@ def stored_response_headers(
         if lower == "content-length":
             original_length = value
             continue
-        if lower == "content-encoding" and decoded and value.strip().lower() != "identity":
+        if lower == "content-encoding" and value.strip().lower() != "identity":
             out.append((ORIG_PREFIX + name, value))
             continue
         out.append((name, value))

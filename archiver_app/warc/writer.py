@@ -30,6 +30,7 @@ from warcio.warcwriter import WARCWriter
 
 from archiver_app.durable import install, sync_fd
 from archiver_app.store.types import utcnow
+from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.httpmsg import HttpRequest, HttpResponse, stored_response_headers
 from archiver_app.warc.timestamps import parse_warc_date, to_ts17, warc_date
 
@@ -141,13 +142,11 @@ class CaptureWarcWriter:
         url: str,
         request: HttpRequest | None,
         response: HttpResponse,
-        body: bytes | BinaryIO,
+        body: bytes,
         *,
-        body_length: int | None = None,
         ip_address: str | None = None,
         truncated: str | None = None,
         revisit_of: RevisitOf | None = None,
-        decoded: bool = True,
     ) -> tuple[WrittenRecord, WrittenRecord | None]:
         """Write a response (or revisit) record and the request record concurrent to it.
 
@@ -155,20 +154,17 @@ class CaptureWarcWriter:
         ``truncated`` is a WARC-Truncated reason (``length``, ``time`` ...) when the body is
         incomplete. Returns (response record, request record or None).
         """
-        stream = io.BytesIO(body) if isinstance(body, bytes) else body
-        length = len(body) if isinstance(body, bytes) else body_length
-        if length is None:
-            raise ValueError("body_length is required for a streamed body")
+        length = len(body)
         http_headers = StatusAndHeaders(
             response.statusline,
-            stored_response_headers(response.headers, length, decoded=decoded),
+            stored_response_headers(response.headers, length),
             protocol=response.protocol if response.protocol.startswith("HTTP/") else "HTTP/1.1",
         )
         warc_headers = self._headers(WARC_IP_Address=ip_address, WARC_Truncated=truncated)
         if revisit_of is not None:
             record = self._writer.create_revisit_record(
                 url,
-                digest=_payload_digest(self._writer, stream, length),
+                digest=payload_digest(body),
                 refers_to_uri=revisit_of.url,
                 refers_to_date=revisit_of.date,
                 http_headers=http_headers,
@@ -179,7 +175,7 @@ class CaptureWarcWriter:
             record = self._writer.create_warc_record(
                 url,
                 "response",
-                payload=stream,
+                payload=io.BytesIO(body),
                 length=length,
                 http_headers=http_headers,
                 warc_headers_dict=warc_headers,
@@ -272,15 +268,3 @@ class CaptureWarcWriter:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
-
-
-def _payload_digest(writer: WARCWriter, stream: BinaryIO, length: int) -> str:
-    digester = writer._create_digester()
-    remaining = length
-    while remaining > 0:
-        chunk = stream.read(min(remaining, 1 << 20))
-        if not chunk:
-            break
-        digester.update(chunk)
-        remaining -= len(chunk)
-    return str(digester)
