@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from archiver_app.durable import atomic_write
 from archiver_app.tasks import CancelToken
 
 CHUNK = 1024 * 1024
@@ -49,19 +48,6 @@ class _Damaged(Exception):
     def __init__(self, reason: str, *, resync: bool = False) -> None:
         super().__init__(reason)
         self.resync = resync
-
-
-def regzip_warc(src: Path, dst: Path, *, cancel: CancelToken | None = None) -> RegzipReport:
-    """:func:`regzip_into` a new file ``dst``, written atomically and durably (on an error
-    ``dst`` is not created).
-
-    Raises:
-        Cancelled: ``cancel`` was set.
-        OSError: ``src`` cannot be read or ``dst`` written.
-    """
-    reports: list[RegzipReport] = []
-    atomic_write(dst, lambda out: reports.append(regzip_into(src, out, cancel=cancel)))
-    return reports[0]
 
 
 def regzip_into(src: Path, out: BinaryIO, *, cancel: CancelToken | None = None) -> RegzipReport:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from archiver_app.durable import atomic_write
 from archiver_app.tasks import Cancelled, CancelToken
-from archiver_app.warc.regzip import regzip_warc
+from archiver_app.warc.regzip import RegzipReport, regzip_into
 from archiver_app.warc.scan import ScanProblem, scan_records
 from tests.helpers.warcs import site, write_warc
 
@@ -33,6 +34,13 @@ def _members(path: Path) -> list[bytes]:
         out.append(d.decompress(data))
         data = d.unused_data
     return out
+
+
+def regzip_warc(src: Path, dst: Path, *, cancel: CancelToken | None = None) -> RegzipReport:
+    """:func:`regzip_into` a new file ``dst``, written atomically (not made on an error)."""
+    reports: list[RegzipReport] = []
+    atomic_write(dst, lambda out: reports.append(regzip_into(src, out, cancel=cancel)))
+    return reports[0]
 
 
 def test_each_record_gets_its_own_member_with_its_bytes(tmp_path: Path) -> None:
