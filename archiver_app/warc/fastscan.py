@@ -35,12 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-try:  # a missing or broken wheel only costs speed
-    from fastwarc.warc import ArchiveIterator as FastIterator
-    from fastwarc.warc import WarcRecord
-except ImportError:  # pragma: no cover - the dependency is declared
-    FastIterator = None  # type: ignore[assignment,misc]
-    WarcRecord = Any  # type: ignore[assignment,misc]
+from fastwarc.warc import ArchiveIterator as FastIterator
+from fastwarc.warc import WarcRecord
 
 from archiver_app.warc import scan as _scan
 from archiver_app.warc.guarded import archive_iterator
@@ -49,10 +45,6 @@ _HTTP_RECORDS = ("response", "request", "revisit")
 _HTTP_VERBS = ("GET", "HEAD", "POST", "PUT", "DELETE", "TRACE", "OPTIONS", "CONNECT", "PATCH")
 _BLANK = b"\r\n\r\n"
 _GZIP_MAGIC = b"\x1f\x8b\x08"
-
-
-def available() -> bool:
-    return FastIterator is not None
 
 
 @dataclass
@@ -74,7 +66,7 @@ def fast_scan(
     """Yield the records FastWARC reads and the checks confirm, in file order; return the
     offset warcio must resume from (``None``: the file is done)."""
     size = os.path.getsize(path)
-    if FastIterator is None or size == 0:
+    if size == 0:
         return 0
     with path.open("rb") as fh:
         fd = fh.fileno()
@@ -228,4 +220,4 @@ def _warcio_one(
     return current
 
 
-__all__ = ["available", "fast_scan"]
+__all__ = ["fast_scan"]

@@ -341,11 +341,10 @@ def scan_records(
     if fast and kind == "warc" and start == 0:
         from archiver_app.warc import fastscan
 
-        if fastscan.available():
-            resume = yield from fastscan.fast_scan(path, gz=gz, want_payload=want_payload)
-            if resume is None:
-                return
-            start = resume
+        resume = yield from fastscan.fast_scan(path, gz=gz, want_payload=want_payload)
+        if resume is None:
+            return
+        start = resume
     yield from _warcio_scan(path, gz, want_payload, on_problem, start)
 
 

@@ -17,8 +17,6 @@ from tests.helpers.warcs import html_page, site, write_warc
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
-pytestmark = pytest.mark.skipif(not fastscan.available(), reason="fastwarc is not installed")
-
 
 def _both(path: Path) -> None:
     """Same records (with payloads) and the same problems from both readers."""
