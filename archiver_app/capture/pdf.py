@@ -108,21 +108,6 @@ def pdf_info(data: bytes) -> dict[str, str]:
             doc.close()
 
 
-def pdf_links(data: bytes) -> tuple[str, ...]:
-    """The URI links of the PDF ``data`` (empty when it cannot be read)."""
-    import pypdfium2 as pdfium
-
-    with _PDFIUM:
-        try:
-            doc = pdfium.PdfDocument(data)
-        except pdfium.PdfiumError:
-            return ()
-        try:
-            return _links(doc)
-        finally:
-            doc.close()
-
-
 def _links(doc: Any) -> tuple[str, ...]:
     """Every link annotation's URI action (``/A << /S /URI /URI (...) >>``), page by page;
     links inside the document (GoTo) and launch actions are not web links."""

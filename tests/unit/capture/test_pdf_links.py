@@ -3,7 +3,7 @@ links within the document and unreadable input give nothing."""
 
 from __future__ import annotations
 
-from archiver_app.capture.pdf import pdf_links, read_pdf
+from archiver_app.capture.pdf import read_pdf
 from tests.helpers.pdf_links import pdf_with_links
 
 
@@ -15,7 +15,7 @@ def test_uri_links_are_read_from_every_page_in_order() -> None:
         ],
         goto_link=True,
     )
-    assert pdf_links(data) == (
+    assert read_pdf(data, render=False).links == (
         "http://example.org/a",
         "https://example.org/b?q=1",
         "next.html",
@@ -31,5 +31,5 @@ def test_read_pdf_reports_the_links_with_the_text() -> None:
 
 
 def test_a_pdf_without_links_or_not_a_pdf_gives_none() -> None:
-    assert pdf_links(pdf_with_links([[]])) == ()
-    assert pdf_links(b"<html>not a pdf</html>") == ()
+    assert read_pdf(pdf_with_links([[]]), render=False).links == ()
+    assert read_pdf(b"<html>not a pdf</html>", render=False).links == ()
