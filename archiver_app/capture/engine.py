@@ -14,7 +14,8 @@ a long-running worker does not keep a profile from a new login). For each page i
 4. completes the row in one transaction (:mod:`.persist`).
 
 A failed page returns ``ok=False`` with a readable ``error``; only setup problems (no
-browser) raise. :func:`capture_urls` is the synchronous entry point for the CLI and GUI.
+browser) raise. :func:`capture_urls` captures a list at once, synchronously (the CLI and the
+GUI capture through jobs, :mod:`archiver_app.jobs`).
 
 Threading contract: a ``Capturer`` lives on one asyncio event loop.
 """
@@ -41,11 +42,10 @@ from archiver_app.capture.results import (
     PageRules,
     ResourceInfo,
     describe_failure,
-    given_and_final,
 )
 from archiver_app.errors import ArchiverError, BrowserNotFoundError
 from archiver_app.library import Library
-from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
+from archiver_app.tasks import CancelToken
 from archiver_app.tasks.priority import keep_started_sessions_at_my_priority
 from archiver_app.urls import normalize_url
 from archiver_app.validation import validate_capture_url
@@ -283,12 +283,8 @@ def capture_urls(
     urls: Sequence[str],
     *,
     collection: str = "default",
-    tags: Sequence[str] = (),
     rules: PageRules = PageRules(),  # noqa: B008
-    progress: Progress = null_progress,
-    cancel: CancelToken | None = None,
     concurrency: int = 2,
-    browser: BrowserInfo | None = None,
     profile: str | None = None,
 ) -> list[CaptureResult]:
     """Capture ``urls`` (in order of the returned list) with one browser, in browser profile
@@ -298,33 +294,10 @@ def capture_urls(
     validate_slug(collection)  # fail before starting a browser
 
     async def run() -> list[CaptureResult]:
-        done = 0
-        async with Capturer(library, browser=browser, concurrency=concurrency) as cap:
-
-            async def one(u: str) -> CaptureResult:
-                nonlocal done
-                if cancel is not None and cancel.cancelled:
-                    result = CaptureResult(u, u, None, False, None, None, "cancelled")
-                else:
-                    result = await cap.capture(
-                        u,
-                        collection=collection,
-                        tags=tags,
-                        rules=rules,
-                        cancel=cancel,
-                        profile=profile,
-                    )
-                done += 1
-                progress(ProgressUpdate(done, len(urls), _progress_line(result)))
-                return result
-
-            return list(await asyncio.gather(*(one(u) for u in urls)))
+        async with Capturer(library, concurrency=concurrency) as cap:
+            captures = (
+                cap.capture(u, collection=collection, rules=rules, profile=profile) for u in urls
+            )
+            return list(await asyncio.gather(*captures))
 
     return asyncio.run(run())
-
-
-def _progress_line(result: CaptureResult) -> str:
-    if result.ok:
-        shown = given_and_final(result.url, result.final_url)
-        return f"ok {result.http_status} {result.fidelity} {shown}"
-    return f"failed {result.url}: {result.error}"
