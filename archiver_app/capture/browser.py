@@ -226,11 +226,7 @@ async def start_async_driver() -> Any:
 
 def _ask_playwright() -> Path | None:
     try:
-        driver = sync_driver()
-    except ImportError:
-        return None
-    try:
-        with driver as pw:
+        with sync_driver() as pw:
             return Path(pw.chromium.executable_path)
     except Exception:  # driver missing or broken: treat as not installed
         return None
