@@ -236,11 +236,11 @@ def _abort(lib: Library, job_id: int, *, why: str, queued_only: bool) -> bool:
     return True
 
 
-def retry_job(lib: Library, job_id: int, *, manual: bool = True) -> int:
+def retry_job(lib: Library, job_id: int) -> int:
     """Put failed pages (and pages an abort skipped) back in the queue; return how many.
 
-    A manual retry is always allowed from a finished job; an automatic one spends the
-    job's retry budget (``max_retries``).
+    A retry asked for is always allowed from a finished job (automatic ones, which spend the
+    job's ``max_retries``, are :mod:`.results`' own).
     """
     now = lib.clock()
     with lib.write() as s:
@@ -263,15 +263,14 @@ def retry_job(lib: Library, job_id: int, *, manual: bool = True) -> int:
                 .execution_options(synchronize_session=False)
             )
         )
-        if not again and manual:
+        if not again:
             raise InputError(f"job {job_id} has no failed or aborted pages to retry")
         job.retry_count += 1
         job.status = JobStatus.QUEUED
         job.finished_at = None
         job.last_error = None
         job.updated_at = now
-        how = "retry" if manual else f"automatic retry {job.retry_count} of {job.max_retries}"
-        log_line(s, job_id, f"{how}: {counted(again, 'page')} back in the queue", at=now)
+        log_line(s, job_id, f"retry: {counted(again, 'page')} back in the queue", at=now)
         return again
 
 
