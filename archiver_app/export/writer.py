@@ -339,7 +339,6 @@ def write_wacz(
     *,
     title: str = "Archiver export",
     sign: bool | Signing = False,
-    keep_private_headers: bool = False,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
 ) -> ExportResult:
