@@ -121,10 +121,6 @@ class DestinationStatus:
     def mounted(self) -> bool:
         return self.mount_path is not None
 
-    @property
-    def safe_to_unplug(self) -> bool:
-        return not self.busy
-
 
 def list_destinations(
     lib: Library, *, scan_roots: Sequence[Path] | None = None, scan: bool = True

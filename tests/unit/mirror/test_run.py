@@ -214,7 +214,7 @@ def test_scrub_marks_drive_bit_rot_and_repairs_it(library: Library, tmp_path: Pa
     assert states[snap.file_ids[1]] == CopyState.MISSING
     status = {d.label: d for d in list_destinations(library)}["a"]
     assert (status.present, status.corrupted, status.missing) == (1, 1, 1)
-    assert status.last_verified_at is not None and status.mounted and status.safe_to_unplug
+    assert status.last_verified_at is not None and status.mounted and not status.busy
     [again] = verify_destinations(library, "a", repair=False)  # still said, still unmet
     assert again.lost == [snap.paths[1]] and again.unrepaired == 2 and again.unmet
     assert "1 missing" in again.describe()
