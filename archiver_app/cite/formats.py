@@ -209,14 +209,14 @@ def _one_line(text: str) -> str:
 # ---------------------------------------------------------------------- Robust Links
 
 
-def robust_link(r: Reference, text: str | None = None) -> str:
+def robust_link(r: Reference) -> str:
     """An HTML Robust Link: the original URL, with the archived copy and its date."""
     return (
         f'<a href="{html.escape(r.original_url, quote=True)}"'
         f' data-originalurl="{html.escape(r.original_url, quote=True)}"'
         f' data-versionurl="{html.escape(r.version_url, quote=True)}"'
         f' data-versiondate="{r.captured_at:%Y-%m-%d}">'
-        f"{html.escape(text or r.title)}</a>"
+        f"{html.escape(r.title)}</a>"
     )
 
 
@@ -290,9 +290,9 @@ def _capital_start(title: str, language: str | None) -> str:
     return title
 
 
-def format_items(items: Sequence[dict[str, Any]], style: str, *, as_html: bool = False) -> str:
+def format_items(items: Sequence[dict[str, Any]], style: str) -> str:
     """CSL-JSON ``items`` formatted by citeproc-py in ``style``, one per line, in order."""
-    return "\n".join(_entries(items, style, as_html=as_html)) + "\n"
+    return "\n".join(_entries(items, style, as_html=False)) + "\n"
 
 
 def _entries(

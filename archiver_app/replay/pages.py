@@ -46,11 +46,9 @@ def stored_page(
     return StoredPage(response.url, ctype.split(";")[0].strip(), response.body, charset)
 
 
-def stored_html(
-    lib: Library, snapshot_id: int, replayer: Replayer | None = None
-) -> tuple[str, str] | None:
+def stored_html(lib: Library, snapshot_id: int) -> tuple[str, str] | None:
     """``(html, url)`` of the snapshot's main response when it is HTML and a copy can be
     read; None otherwise."""
-    page = stored_page(lib, snapshot_id, replayer)
+    page = stored_page(lib, snapshot_id)
     html = page.html() if page else None
     return (html, page.url) if page and html is not None else None

@@ -112,15 +112,15 @@ def word_at(text: str, term: str, *, whole: bool = False) -> int:
     return -1
 
 
-def has_word(text: str | None, term: str, *, whole: bool = False) -> bool:
-    """Does ``text`` hold a word starting with ``term`` (the whole word if ``whole``), as
-    the tokenizer compares them? ``term`` is already folded (:func:`fold`)."""
+def has_word(text: str | None, term: str) -> bool:
+    """Does ``text`` hold a word starting with ``term``, as the tokenizer compares them?
+    ``term`` is already folded (:func:`fold`)."""
     if not text:
         return False
     low = text.lower()
-    if word_at(low, term, whole=whole) >= 0:
+    if word_at(low, term) >= 0:
         return True
-    return not low.isascii() and word_at(fold(low), term, whole=whole) >= 0
+    return not low.isascii() and word_at(fold(low), term) >= 0
 
 
 def quick_hits(
