@@ -15,9 +15,8 @@ The public surface for front ends (CLI, GUI drives panel, replay and export):
   (``StopReason``), how each copy ended (``CopyResult``), why a file stays short
   (``Shortfall``); ``MirrorResult.policy_holds`` says whether every file has its copies
 
-``mirror`` and ``verify`` are the same functions under the short names the GUI's drives
-panel calls (``fn(library, progress=..., cancel=...)``). No name here is also a submodule's:
-importing the submodule would replace it with the module.
+No name here is also a submodule's: importing the submodule would replace it with the
+module.
 
 Importing this package loads none of its modules: each name is imported on first use
 (PEP 562), so a front end reading one view (``mirror.status``) does not load the copier.
@@ -33,13 +32,10 @@ if TYPE_CHECKING:
     from archiver_app.mirror.mounts import scan_markers
     from archiver_app.mirror.offload import parse_age, restore, restore_snapshot
     from archiver_app.mirror.policy import Policy, effective_policy, set_policy
-    from archiver_app.mirror.run import MirrorResult, run_mirror
+    from archiver_app.mirror.run import run_mirror
     from archiver_app.mirror.scrub import DriveNotMounted, verify_destinations, verify_library
     from archiver_app.mirror.scrub_all import scheduled_scrub, scrubs_due, verify_all
     from archiver_app.mirror.status import list_destinations, snapshot_copies
-
-    mirror = run_mirror
-    verify = verify_destinations
 
 #: Public name -> (module, attribute).
 _WHERE = {
@@ -52,15 +48,12 @@ _WHERE = {
     "Policy": ("policy", "Policy"),
     "effective_policy": ("policy", "effective_policy"),
     "set_policy": ("policy", "set_policy"),
-    "MirrorResult": ("run", "MirrorResult"),
     "run_mirror": ("run", "run_mirror"),
-    "mirror": ("run", "run_mirror"),
     "DriveNotMounted": ("scrub", "DriveNotMounted"),
     "scheduled_scrub": ("scrub_all", "scheduled_scrub"),
     "scrubs_due": ("scrub_all", "scrubs_due"),
     "verify_all": ("scrub_all", "verify_all"),
     "verify_destinations": ("scrub", "verify_destinations"),
-    "verify": ("scrub", "verify_destinations"),
     "verify_library": ("scrub", "verify_library"),
     "list_destinations": ("status", "list_destinations"),
     "snapshot_copies": ("status", "snapshot_copies"),
@@ -79,13 +72,11 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DriveNotMounted",
-    "MirrorResult",
     "Policy",
     "add_destination",
     "effective_policy",
     "find_mounted",
     "list_destinations",
-    "mirror",
     "parse_age",
     "restore",
     "restore_snapshot",
@@ -95,7 +86,6 @@ __all__ = [
     "scrubs_due",
     "set_policy",
     "snapshot_copies",
-    "verify",
     "verify_all",
     "verify_destinations",
     "verify_library",

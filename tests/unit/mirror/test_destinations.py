@@ -175,18 +175,3 @@ def test_lock_on_a_vanished_drive_is_an_oserror(tmp_path: Path) -> None:
     os.chmod(drive, 0o700)
     shutil.rmtree(drive)
     assert not is_busy(drive)
-
-
-def test_gui_entry_points(library: Library, tmp_path: Path) -> None:
-    """The drives panel calls these names with (library, progress=, cancel=) only."""
-    import archiver_app.mirror as mirror_api
-    from archiver_app.mirror.offload import offload
-    from archiver_app.tasks import CancelToken
-
-    drive = tmp_path / "KINGSTON"
-    drive.mkdir()
-    assert mirror_api.add_destination(library, drive, label=None).label == "KINGSTON"
-    progress: list[object] = []
-    assert mirror_api.mirror(library, progress=progress.append, cancel=CancelToken()).ok
-    assert mirror_api.verify(library, progress=progress.append, cancel=CancelToken())
-    assert offload(library, progress=progress.append, cancel=CancelToken()).files == 0
