@@ -9,24 +9,21 @@ and ``archiver verify``, which tells a later change apart from bit rot repaired 
 
 from typing import TYPE_CHECKING, Any
 
-from archiver_app.integrity.digests import CHECKED_KINDS, capture_origin
-from archiver_app.integrity.judge import IntegrityCode, expected_digest, judge
+from archiver_app.integrity.digests import CHECKED_KINDS
+from archiver_app.integrity.judge import IntegrityCode, judge
 
 if TYPE_CHECKING:
-    from archiver_app.integrity.verify import FileVerdict, IntegrityReport, verify_snapshots
+    from archiver_app.integrity.verify import IntegrityReport, verify_snapshots
 
 __all__ = [
     "CHECKED_KINDS",
-    "FileVerdict",
     "IntegrityCode",
     "IntegrityReport",
-    "capture_origin",
-    "expected_digest",
     "judge",
     "verify_snapshots",
 ]
 
-_LAZY = frozenset({"FileVerdict", "IntegrityReport", "verify_snapshots"})
+_LAZY = frozenset({"IntegrityReport", "verify_snapshots"})
 
 
 def __getattr__(name: str) -> Any:
