@@ -14,26 +14,18 @@ title's first letter is given as a capital (:mod:`archiver_app.cite.formats`).
 
 from archiver_app.cite.formats import (
     FORMATS,
-    STYLES,
     Reference,
     citation,
     formatted,
     render,
     robust_link,
-    to_bibtex,
-    to_csl_json,
-    to_ris,
 )
 
 __all__ = [
     "FORMATS",
-    "STYLES",
     "Reference",
     "citation",
     "formatted",
     "render",
     "robust_link",
-    "to_bibtex",
-    "to_csl_json",
-    "to_ris",
 ]

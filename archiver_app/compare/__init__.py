@@ -8,25 +8,16 @@
 from archiver_app.compare.snapshots import (
     ChangeSummary,
     Comparison,
-    ResourceDiff,
     compare_captures,
-    find_capture,
 )
-from archiver_app.compare.text import TextDiff, compile_ignore_patterns, diff_texts, unified
-from archiver_app.compare.visual import Box, VisualDiff, diff_images, overlay
+from archiver_app.compare.text import compile_ignore_patterns, unified
+from archiver_app.compare.visual import overlay
 
 __all__ = [
-    "Box",
     "ChangeSummary",
     "Comparison",
-    "ResourceDiff",
-    "TextDiff",
-    "VisualDiff",
     "compare_captures",
     "compile_ignore_patterns",
-    "diff_images",
-    "diff_texts",
-    "find_capture",
     "overlay",
     "unified",
 ]

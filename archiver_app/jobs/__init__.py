@@ -4,13 +4,11 @@ and watch (through ``lib.jobs``), and the process that claims a job runs it. See
 :mod:`archiver_app.jobs.runtime`; inside a job, threads come from :mod:`.pipeline`.
 """
 
-from archiver_app.jobs.kinds import CRAWL_KINDS, JobKind, KindSpec, Registry, RunningJob
+from archiver_app.jobs.kinds import JobKind, KindSpec, Registry, RunningJob
 from archiver_app.jobs.operations import default_registry
 from archiver_app.jobs.runtime import (
     CancelOutcome,
-    Claim,
     ClaimOutcome,
-    JobRun,
     enqueue,
     recover_interrupted,
     request_cancel,
@@ -20,12 +18,9 @@ from archiver_app.jobs.runtime import (
 )
 
 __all__ = [
-    "CRAWL_KINDS",
     "CancelOutcome",
-    "Claim",
     "ClaimOutcome",
     "JobKind",
-    "JobRun",
     "KindSpec",
     "Registry",
     "RunningJob",

@@ -12,7 +12,7 @@ from archiver_app.replay.errors import (
     RedirectLoop,
     ReplayError,
 )
-from archiver_app.replay.replayer import Capture, Replayer, Resolution, resolve
+from archiver_app.replay.replayer import Capture, Replayer, resolve
 from archiver_app.replay.response import ReplayResponse
 
 __all__ = [
@@ -24,6 +24,5 @@ __all__ = [
     "ReplayError",
     "ReplayResponse",
     "Replayer",
-    "Resolution",
     "resolve",
 ]

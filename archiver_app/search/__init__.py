@@ -6,7 +6,7 @@ Front ends call :func:`archiver_app.search.engine.search` with a
 :class:`archiver_app.search.query.Query`; it is cheap enough to run on every keystroke.
 """
 
-from archiver_app.search.engine import Hit, count, matching_ids, search
+from archiver_app.search.engine import count, matching_ids, search
 from archiver_app.search.query import Query, build_fts_query
 
-__all__ = ["Hit", "Query", "build_fts_query", "count", "matching_ids", "search"]
+__all__ = ["Query", "build_fts_query", "count", "matching_ids", "search"]
