@@ -383,7 +383,6 @@ def copy_to_temp(
     marker: Path | None = None,
     fsync: bool = True,
     hash_source: bool = True,
-    label: str = "copy",
 ) -> str:
     """Copy ``source`` to a new temporary file in ``folder``, hashing it on the way; return
     its path. On any failure it is removed (when the drive still allows it).
@@ -399,7 +398,7 @@ def copy_to_temp(
         DestinationError: the destination refused the write.
     """
     temp, actual, total = _copy_into_temp(
-        source, folder, sha256, size, on_bytes, marker, fsync, hash_source, label
+        source, folder, sha256, size, on_bytes, marker, fsync, hash_source, "copy"
     )
     if actual != sha256 or total != size:
         discard(temp)
@@ -539,7 +538,6 @@ def verified_copy(
     keep_stat: bool = False,
     make_parent: bool = True,
     on_bytes: Callable[[int], None] = _ignore,
-    marker: Path | None = None,
     guard: Callable[[], AbstractContextManager[object]] | None = None,
 ) -> tuple[int, str]:
     """Copy ``src`` over ``dst`` and verify it; return ``(size, sha256)``.
@@ -568,7 +566,7 @@ def verified_copy(
     known = expected_sha256 is not None
     name = os.path.basename(os.fspath(dst))
     temp, sha, size = _copy_into_temp(
-        src, folder, expected_sha256, expected_size, on_bytes, marker, durable, not known, name
+        src, folder, expected_sha256, expected_size, on_bytes, None, durable, not known, name
     )
     try:
         _step("synced", dst)
@@ -588,7 +586,7 @@ def verified_copy(
             os.replace(temp, dst)
     except OSError as exc:
         discard(temp)
-        raise classify(exc, marker) from exc
+        raise classify(exc) from exc
     except BaseException:
         discard(temp)
         raise
