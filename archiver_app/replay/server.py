@@ -63,7 +63,7 @@ from archiver_app.replay.rewrite import (
     rewrite_links,
     rewrite_refresh,
 )
-from archiver_app.replay.timetravel import TIMEGATE, TIMEMAP, Answer, TimeTravel
+from archiver_app.replay.timetravel import TIMEGATE, TIMEMAP, Answer, TimeTravel, plain_answer
 from archiver_app.warc.timestamps import to_ts14
 
 __all__ = ["ReplayServer", "rewrite_links", "rewrite_refresh"]
@@ -244,12 +244,12 @@ class ReplayServer:
         when ``ts`` is not a capture's time (so each URI-M names one capture)."""
         base = self.hosts.base_for_url(url)
         if base is None:
-            return _plain(404, "not an archive address: /<timestamp>/<http(s) URL>\n")
+            return plain_answer(404, "not an archive address: /<timestamp>/<http(s) URL>\n")
         headers = [("Content-Type", "text/html; charset=utf-8")]
         try:
             record = self.replayer.resolve(url, None if ts == "latest" else ts).record
         except ValueError:
-            return _plain(404, f"not a time: {ts} (use YYYY[MM[DD[hhmmss]]] or latest)\n")
+            return plain_answer(404, f"not a time: {ts} (use YYYY[MM[DD[hhmmss]]] or latest)\n")
         except ReplayError:
             record = None  # the frame shows why
         found = self.time.current(record.url, record.ts) if record is not None else None
@@ -264,10 +264,6 @@ class ReplayServer:
             sandbox=SANDBOX,
         )
         return Answer(200, headers, page.encode())
-
-
-def _plain(status: int, message: str) -> Answer:
-    return Answer(status, [("Content-Type", "text/plain; charset=utf-8")], message.encode())
 
 
 def _fix_scheme_slashes(url: str) -> str:
@@ -400,7 +396,7 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
                 self.wfile.write(answer.body)
 
         def _plain(self, status: int, message: str, send_body: bool) -> None:
-            self._send(_plain(status, message), send_body)
+            self._send(plain_answer(status, message), send_body)
 
         def _redirect(self, status: int, location: str, send_body: bool) -> None:
             self._send(Answer(status, [("Location", location)]), send_body)

@@ -45,7 +45,8 @@ def as_uri(url: str) -> str:
     return quote(url, safe=_URI_SAFE)
 
 
-def _plain(status: int, message: str) -> Answer:
+def plain_answer(status: int, message: str) -> Answer:
+    """A plain-text answer (an error page of the server or of its Memento endpoints)."""
     return Answer(status, [("Content-Type", "text/plain; charset=utf-8")], message.encode())
 
 
@@ -81,20 +82,20 @@ class TimeTravel:
         """302 to the memento nearest ``accept_datetime`` (RFC 7089 section 4.1)."""
         mementos = self.mementos(url)
         if not mementos:
-            return _plain(404, f"not archived: {url}\n")
+            return plain_answer(404, f"not archived: {url}\n")
         try:
             _, headers = rfc.timegate_headers(
                 url, self.timegate_url(url), self.timemap_url(url), mementos, accept_datetime
             )
         except InputError as exc:
-            return _plain(400, f"{exc}\n")
+            return plain_answer(400, f"{exc}\n")
         return Answer(302, headers)
 
     def timemap(self, url: str) -> Answer:
         """Every memento of ``url`` in ``application/link-format`` (section 5)."""
         mementos = self.mementos(url)
         if not mementos:
-            return _plain(404, f"not archived: {url}\n")
+            return plain_answer(404, f"not archived: {url}\n")
         body = rfc.timemap(url, self.timegate_url(url), self.timemap_url(url), mementos)
         return Answer(200, [("Content-Type", LINK_FORMAT)], body.encode())
 
