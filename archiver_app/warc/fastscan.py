@@ -186,9 +186,7 @@ def _take(record: WarcRecord, pos: int, want_payload: _scan.WantPayload | None) 
         reader: Any = record.reader  # None once a payload is gone
         if reader is None:
             return pending
-        data = _read_up_to(reader, _scan.MAX_PAYLOAD + 1)
-        current.payload = data[: _scan.MAX_PAYLOAD]
-        current.payload_truncated = len(data) > _scan.MAX_PAYLOAD
+        current.payload = _read_up_to(reader, _scan.MAX_PAYLOAD)
     pending.rec = current
     return pending
 
@@ -214,7 +212,7 @@ def _warcio_one(
         record = next(iter(it))
         current = _scan._describe(record, offset)
         if want_payload is not None and want_payload(current):
-            current.payload, current.payload_truncated = _scan._read_payload(record)
+            current.payload = _scan._read_payload(record)
     except Exception:
         return None
     return current

@@ -94,8 +94,7 @@ class ScannedRecord:
     offset: int
     length: int
     headers: dict[str, str] = field(default_factory=dict)  # selected WARC headers
-    payload: bytes | None = None
-    payload_truncated: bool = False
+    payload: bytes | None = None  # at most MAX_PAYLOAD bytes
 
 
 @dataclass(frozen=True)
@@ -305,16 +304,15 @@ def _describe(record: Any, offset: int) -> ScannedRecord:
     )
 
 
-def _read_payload(record: Any) -> tuple[bytes, bool]:
+def _read_payload(record: Any) -> bytes:
     """Decoded payload (chunking and Content-Encoding undone), at most MAX_PAYLOAD bytes."""
     try:
-        stream = record.content_stream()
-        data = stream.read(MAX_PAYLOAD + 1)
+        data: bytes = record.content_stream().read(MAX_PAYLOAD)
     except (DamagedMember, HeaderTooLarge):
         raise
     except Exception:  # a bad Content-Encoding: fall back to the bytes as stored
-        data = record.raw_stream.read(MAX_PAYLOAD + 1)
-    return data[:MAX_PAYLOAD], len(data) > MAX_PAYLOAD
+        data = record.raw_stream.read(MAX_PAYLOAD)
+    return data
 
 
 def scan_records(
@@ -374,7 +372,7 @@ def _warcio_scan(
                     if record.format.startswith("warc") and not _has_length(record):
                         raise _NoLength  # its end is unknown: look for the next record
                     if want_payload is not None and want_payload(current):
-                        current.payload, current.payload_truncated = _read_payload(record)
+                        current.payload = _read_payload(record)
                     why, restart = _finish(fh, it_any, record, current, errors=before, gz=gz)
                     last_end = current.offset + current.length
                     if gz and last_end >= size and not member_whole(fh, current.offset, size):
