@@ -16,7 +16,6 @@ then the duplicate row is deleted and its folder removed (a cleanup marker cover
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import delete, func, select, update
@@ -92,13 +91,6 @@ def reconcile_folder(session: Session, snap: Snapshot, index: ParsedIndex, root:
     return changed
 
 
-@dataclass
-class DuplicateMerge:
-    keeper_id: int
-    duplicate_id: int
-    files_copied: int
-
-
 def duplicate_groups(session: Session, limit: int = 500) -> list[list[int]]:
     """Groups of snapshot ids sharing URL and capture time (lowest id first)."""
     rows = session.execute(
@@ -118,9 +110,7 @@ def duplicate_groups(session: Session, limit: int = 500) -> list[list[int]]:
     return groups
 
 
-def merge_duplicate(
-    session: Session, keeper: Snapshot, dup: Snapshot, root: Path
-) -> DuplicateMerge:
+def merge_duplicate(session: Session, keeper: Snapshot, dup: Snapshot, root: Path) -> None:
     """Merge ``dup`` into ``keeper`` (both at the current layout) in the caller's transaction.
 
     Files are copied into the keeper's folder and verified before any row changes; the
@@ -197,4 +187,3 @@ def merge_duplicate(
     session.delete(dup)
     session.flush()
     write_snapshot_sidecar(session, keeper, root)
-    return DuplicateMerge(keeper.id, dup.id, len(copied))
