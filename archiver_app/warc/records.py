@@ -56,8 +56,6 @@ _FIELDS = tuple(f.name for f in fields(RecordRow))
 SELECT_COLUMNS = ", ".join(f'"{name}"' if name == "offset" else name for name in ("id", *_FIELDS))
 #: A row as a tuple in ``_FIELDS`` order (not dataclasses.astuple: it deep-copies).
 row_tuple = attrgetter(*_FIELDS)
-#: Where ``snapshot_id`` sits in such a tuple.
-SNAPSHOT_ID_INDEX = _FIELDS.index("snapshot_id")
 #: The columns in ``_FIELDS`` order.
 _INSERT = (
     'INSERT INTO records (url_key, ts, url, record_type, status, mime, digest, file_id, "offset", '
