@@ -21,12 +21,11 @@ from archiver_app.urls import route_fragment
 
 @dataclass(frozen=True)
 class OtherView:
-    """Another route of the same document: its address, how many captures, the newest."""
+    """Another route of the same document: its newest capture's address, how many captures."""
 
     url: str
     route: str  # '' for the document itself, else the fragment (``/guide``)
     captures: int
-    newest_ts: str
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,6 @@ def route_timeline(captures: list[Capture], url: str) -> Timeline:
         else:
             others.setdefault(theirs, []).append(capture)
     views = tuple(
-        OtherView(group[-1].url, other, len(group), group[-1].ts)
-        for other, group in sorted(others.items())
+        OtherView(group[-1].url, other, len(group)) for other, group in sorted(others.items())
     )
     return Timeline(route, tuple(same), views)

@@ -33,8 +33,8 @@ def test_a_route_has_its_own_timeline_and_the_others_are_views() -> None:
     assert timeline.route == "/a"
     assert [c.snapshot_id for c in timeline.captures] == [2, 4]
     assert timeline.other_views == (
-        OtherView(DOC + "#section", "", 2, "20250601000000000"),
-        OtherView(DOC + "#/b", "/b", 1, "20240101000000000"),
+        OtherView(DOC + "#section", "", 2),
+        OtherView(DOC + "#/b", "/b", 1),
     )
 
 
