@@ -11,6 +11,7 @@ messages :class:`~archiver_app.warc.writer.CaptureWarcWriter` writes.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,9 +30,9 @@ class Hop:
     headers: dict[str, str]
     post_data: bytes = b""
     response: Event | None = None
-    #: The request has a body DevTools did not send with it (a Blob, a file): asked for
-    #: with ``Network.getRequestPostData`` before the request is written.
-    post_data_missing: bool = False
+    #: The request has a body DevTools did not send with it (a Blob, a file, a large
+    #: one): ``Network.getRequestPostData``, asked for when the request was reported.
+    post_data_asked: asyncio.Future[dict[str, Any]] | None = None
 
 
 @dataclass

@@ -123,6 +123,7 @@ class NetworkRecorder:
         self._write_lock = asyncio.Lock()
         self._handlers: list[tuple[Any, str, Callable[[Event], None]]] = []
         self._sessions: dict[str, Any] = {"": cdp}  # requestId prefix -> its session
+        self._asked: set[asyncio.Future[dict[str, Any]]] = set()  # request bodies asked for
         self.accepting = True  # False once finish() began: events are ignored from then on
         self.closed = False  # True once finish() ended: nothing is written any more
 
@@ -234,6 +235,10 @@ class NetworkRecorder:
         finally:
             self.closed = True
             self.resources[:] = answered_once(self.resources)
+            for asked in self._asked:  # bodies of requests no record was written for
+                asked.cancel()
+            await asyncio.gather(*self._asked, return_exceptions=True)
+            self._asked.clear()
 
     # ------------------------------------------------------------------ events
 
@@ -269,7 +274,9 @@ class NetworkRecorder:
         )
         headers = dict(req.get("headers") or {})
         hop = Hop(url, req.get("method", "GET"), headers, self._kept_body(headers, latin(post)))
-        hop.post_data_missing = missing
+        if missing:  # asked now, while the request is alive (a closed tab has no body)
+            hop.post_data_asked = asyncio.ensure_future(self._ask_post_data(ev["requestId"]))
+            self._asked.add(hop.post_data_asked)
         ex.hops.append(hop)
         ex.resource_type = ev.get("type")
         ex.frame_id = ev.get("frameId")
@@ -281,22 +288,31 @@ class NetworkRecorder:
             return blank_request_body(headers.items(), body, self.secret_fields)
         return body
 
+    async def _ask_post_data(self, request_id: str) -> dict[str, Any]:
+        session_key, _, rid = request_id.rpartition("|")
+        got: dict[str, Any] = await self._sessions[session_key].send(
+            "Network.getRequestPostData", {"requestId": rid}
+        )
+        return got
+
     async def _fetch_post_data(self, ex: Exchange) -> None:
-        """The bodies DevTools left out of the request events (see ``Hop``); a body that
-        cannot be had any more stays as it was, with a note."""
+        """The bodies DevTools left out of the request events (see ``Hop``), asked for when
+        each request was reported; a body that could not be had stays as it was, with a
+        note."""
         for hop in ex.hops:
-            if not hop.post_data_missing:
+            asked = hop.post_data_asked
+            if asked is None:
                 continue
-            hop.post_data_missing = False
-            session_key, _, request_id = ex.request_id.rpartition("|")
-            try:
-                got = await self._sessions[session_key].send(
-                    "Network.getRequestPostData", {"requestId": request_id}
-                )
+            try:  # shielded: a write cancelled at finish() leaves the answer to the next
+                got = await asyncio.shield(asked)
             except Exception as exc:  # the request is gone from DevTools' memory
                 self.notes.append(
                     f"{hop.url}: its request body could not be read ({first_line(exc)})"
                 )
+                got = None
+            hop.post_data_asked = None
+            self._asked.discard(asked)
+            if got is None:
                 continue
             text = str(got.get("postData") or "")
             data = base64.b64decode(text) if got.get("base64Encoded") else latin(text)

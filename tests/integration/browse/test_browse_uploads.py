@@ -1,0 +1,82 @@
+"""Request bodies sent while browsing are recorded whole: a body the browser holds as a
+Blob or a file reaches DevTools without its bytes, and is asked for while the tab that sent
+it is still there."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from archiver_app.library import Library
+from archiver_app.store.models import Snapshot
+from tests.helpers.warcs import read_warc
+from tests.helpers.webserver import LocalServer, Request, Response
+from tests.integration.browse.test_browse_session import BrowseJob
+
+pytestmark = pytest.mark.slow
+
+
+def _warcs(library: Library) -> list[Path]:
+    with library.session() as s:
+        folders = [library.abspath(f) for f in s.scalars(select(Snapshot.folder)) if f]
+    return [Path(f) / "capture.warc.gz" for f in folders if (Path(f) / "capture.warc.gz").exists()]
+
+
+def _recorded(library: Library, route: str) -> list[bytes]:
+    """The bodies of the request records of ``route`` in every WARC of the library."""
+    return [
+        rec.payload
+        for w in _warcs(library)
+        for rec in read_warc(w)
+        if rec.type == "request" and rec.uri.endswith(route)
+    ]
+
+
+async def _first(session: object) -> object:
+    return session.context.pages[0]  # type: ignore[attr-defined]
+
+
+BLOB_PAGE = """<!doctype html><html><head><title>Blob</title><link rel="icon" href="data:,">
+</head><body><p id="state">sending</p><script>
+const bytes = new Uint8Array(2048); for (let i = 0; i < 2048; i++) bytes[i] = i % 256;
+fetch('/slow', {method: 'POST', body: new Blob([bytes])}).then(r => {
+  document.getElementById('state').textContent = 'answered';
+  return r.text();
+});
+</script></body></html>"""
+
+
+def test_a_blob_sent_by_a_tab_closed_before_its_answer_came_is_in_the_request_record(
+    library: Library, browse_site: LocalServer, xvfb_display: str
+) -> None:
+    """The body is asked for as the request leaves: the tab (and DevTools' copy of the
+    body) is gone by the time the cut answer is written."""
+    release = threading.Event()
+
+    def slow(req: Request) -> Response:
+        def stream(write: Callable[[bytes], None]) -> None:
+            write(b"first part, ")
+            release.wait(30)  # the tab is closed meanwhile
+
+        return Response(200, stream=stream, content_type="text/plain")
+
+    browse_site.routes.update({"/blob": lambda r: Response(body=BLOB_PAGE.encode()), "/slow": slow})
+    job = BrowseJob(library, browse_site.url("/blob"))
+    try:
+        drive = job.driver()
+        page = drive(lambda: _first(drive.session))
+        drive(lambda: page.wait_for_selector("text=answered"))
+        opened = drive(page.context.new_page)  # the session goes on in another tab
+        drive(page.close)
+        drive(lambda: opened.goto(browse_site.url("/more")))
+    finally:
+        release.set()
+        job.stop()
+
+    [sent] = [r.body for r in browse_site.requests if r.route == "/slow"]
+    assert sent == bytes(range(256)) * 8
+    assert _recorded(library, "/slow") == [sent]
