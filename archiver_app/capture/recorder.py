@@ -36,7 +36,7 @@ import asyncio
 import base64
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from archiver_app.capture.charsets import FrameCharsets, served_charset, with_charset
@@ -50,7 +50,6 @@ from archiver_app.capture.exchange import (
     from_network,
     had_body,
     is_download,
-    latin,
     request_headers,
     target,
     went_to_network,
@@ -58,6 +57,7 @@ from archiver_app.capture.exchange import (
 )
 from archiver_app.capture.extract import first_line
 from archiver_app.capture.main_document import DocumentRecord, MainDocument
+from archiver_app.capture.post_bodies import PostBodies, sent_body
 from archiver_app.capture.results import ResourceInfo, ResourceOutcome, answered_once
 from archiver_app.capture.targets import TargetSession
 from archiver_app.warc.digests import payload_digest
@@ -75,6 +75,10 @@ Refetch = Callable[[str, dict[str, str], int, int], Awaitable[bytes | str]]
 #: we listen on; what a dedicated worker requested before its session was recorded):
 #: (url, byte limit) -> the response and its body, or why it could not be fetched.
 StandIn = Callable[[str, int], Awaitable[tuple[HttpResponse, bytes] | str]]
+
+#: Puts back what DevTools never had into a request body: (request headers, body) -> the
+#: body (browsing: the files a person chose, :mod:`archiver_app.capture.browse.uploads`).
+FillBody = Callable[[Iterable[tuple[str, str]], bytes], bytes]
 
 #: Picks the WARC an exchange is written to (capture while browsing: one file per page
 #: visited, see :mod:`archiver_app.capture.browse`); called just before each write.
@@ -98,9 +102,11 @@ class NetworkRecorder:
         on_oversize: Callable[[str], None] | None = None,
         route: Route | None = None,
         secret_fields: set[str] | None = None,
+        fill_body: FillBody | None = None,
     ) -> None:
         self.cdp = cdp
         self.secret_fields = secret_fields  # set (browsing): blanked in request bodies
+        self.fill_body = fill_body
         if writer is None and route is None:
             raise ValueError("a recorder needs a writer or a route")
         self.writer = writer
@@ -123,7 +129,7 @@ class NetworkRecorder:
         self._write_lock = asyncio.Lock()
         self._handlers: list[tuple[Any, str, Callable[[Event], None]]] = []
         self._sessions: dict[str, Any] = {"": cdp}  # requestId prefix -> its session
-        self._asked: set[asyncio.Future[dict[str, Any]]] = set()  # request bodies asked for
+        self._bodies = PostBodies(self._sessions, self.notes)  # left out of the events
         self.accepting = True  # False once finish() began: events are ignored from then on
         self.closed = False  # True once finish() ended: nothing is written any more
 
@@ -235,10 +241,7 @@ class NetworkRecorder:
         finally:
             self.closed = True
             self.resources[:] = answered_once(self.resources)
-            for asked in self._asked:  # bodies of requests no record was written for
-                asked.cancel()
-            await asyncio.gather(*self._asked, return_exceptions=True)
-            self._asked.clear()
+            await self._bodies.close()
 
     # ------------------------------------------------------------------ events
 
@@ -262,21 +265,11 @@ class NetworkRecorder:
         redirect = ev.get("redirectResponse")
         if redirect is not None and ex.hops:
             ex.hops[-1].response = redirect
-        post = req.get("postData") or ""
-        entries = req.get("postDataEntries") or []
-        if not post and entries:
-            post = "".join(base64.b64decode(e.get("bytes", "")).decode("latin-1") for e in entries)
-        # a Blob or a file in the body: DevTools sends neither postData nor the entries' bytes
-        missing = (
-            bool(req.get("hasPostData"))
-            and not req.get("postData")
-            and (not entries or any("bytes" not in e for e in entries))
-        )
+        post, left_out = sent_body(req)
         headers = dict(req.get("headers") or {})
-        hop = Hop(url, req.get("method", "GET"), headers, self._kept_body(headers, latin(post)))
-        if missing:  # asked now, while the request is alive (a closed tab has no body)
-            hop.post_data_asked = asyncio.ensure_future(self._ask_post_data(ev["requestId"]))
-            self._asked.add(hop.post_data_asked)
+        hop = Hop(url, req.get("method", "GET"), headers, self._kept_body(headers, post))
+        if left_out:  # asked now, while the request is alive (a closed tab has no body)
+            hop.post_data_asked = self._bodies.ask(ev["requestId"])
         ex.hops.append(hop)
         ex.resource_type = ev.get("type")
         ex.frame_id = ev.get("frameId")
@@ -284,39 +277,11 @@ class NetworkRecorder:
             self.main.requested(ev["requestId"])
 
     def _kept_body(self, headers: dict[str, str], body: bytes) -> bytes:
+        if self.fill_body is not None:
+            body = self.fill_body(headers.items(), body)
         if self.secret_fields is not None:  # a person types there: no password is kept
             return blank_request_body(headers.items(), body, self.secret_fields)
         return body
-
-    async def _ask_post_data(self, request_id: str) -> dict[str, Any]:
-        session_key, _, rid = request_id.rpartition("|")
-        got: dict[str, Any] = await self._sessions[session_key].send(
-            "Network.getRequestPostData", {"requestId": rid}
-        )
-        return got
-
-    async def _fetch_post_data(self, ex: Exchange) -> None:
-        """The bodies DevTools left out of the request events (see ``Hop``), asked for when
-        each request was reported; a body that could not be had stays as it was, with a
-        note."""
-        for hop in ex.hops:
-            asked = hop.post_data_asked
-            if asked is None:
-                continue
-            try:  # shielded: a write cancelled at finish() leaves the answer to the next
-                got = await asyncio.shield(asked)
-            except Exception as exc:  # the request is gone from DevTools' memory
-                self.notes.append(
-                    f"{hop.url}: its request body could not be read ({first_line(exc)})"
-                )
-                got = None
-            hop.post_data_asked = None
-            self._asked.discard(asked)
-            if got is None:
-                continue
-            text = str(got.get("postData") or "")
-            data = base64.b64decode(text) if got.get("base64Encoded") else latin(text)
-            hop.post_data = self._kept_body(hop.headers, data)
 
     def _on_request_extra(self, ev: Event) -> None:
         if not self.accepting:
@@ -500,7 +465,7 @@ class NetworkRecorder:
         body_note: str | None = None
         if final is not None and not went_to_network(ex, len(ex.hops) - 1):
             body_ok = False  # a cache hit: its body was recorded when it was fetched
-        await self._fetch_post_data(ex)
+        await self._bodies.fill(ex, self._kept_body)
         if body_ok and final is not None and final.response is not None:
             await self._wait_extras(ex)
             body, body_note = await self._body(ex, final)

@@ -19,6 +19,8 @@ The page also names its password inputs (``name`` and ``id`` of each ``<input
 type=password>``) when one is changed or submitted, or Enter is pressed in it, before the
 request that sends it: the session's recorder keeps those fields' values out of the
 request bodies it writes (:func:`parse_secret_fields`, ``NetworkRecorder.secret_fields``).
+A file chosen in a file input is read and sent as it is chosen (a ``files`` note): the
+browser uploads it from disk, out of DevTools' sight (:mod:`.uploads`).
 The script also counts DOM changes and scrolls (``window.__archiverBrowse.tick()``), so
 the session knows when the page changed since its last snapshot.
 """
@@ -29,6 +31,7 @@ import json
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+from archiver_app.capture.browse.uploads import MAX_CHOSEN_BYTES
 from archiver_app.capture.extract import PageFacts, facts_from
 from archiver_app.urls import route_fragment
 
@@ -93,6 +96,28 @@ INIT_SCRIPT = """
     if (e.key === 'Enter' && e.target && e.target.type === 'password') secrets(e);
   }, true);
   document.addEventListener('submit', secrets, true);
+  // a chosen file goes from disk to the server, never through DevTools: read it now
+  document.addEventListener('change', (e) => {
+    try {
+      const t = e.target;
+      if (!t || t.type !== 'file' || !t.files || !t.files.length) return;
+      let room = __MAX_FILES__;
+      const chosen = Array.from(t.files).filter((f) => (room -= f.size) >= 0 && f.size > 0);
+      Promise.all(chosen.map((f) => new Promise((done) => {
+        const reader = new FileReader();
+        reader.onload = () => {
+          const url = String(reader.result);
+          done({name: f.name, data: url.slice(url.indexOf(',') + 1)});
+        };
+        reader.onerror = () => done(null);
+        reader.readAsDataURL(f);
+      }))).then((read) => {
+        const files = read.filter(Boolean);
+        if (files.length && typeof window[BINDING] === 'function')
+          window[BINDING](JSON.stringify({kind: 'files', files: files}));
+      });
+    } catch (err) { /* never break the page */ }
+  }, true);
   const moved = () => {
     if (key(here) !== key(location.href)) send(here);
     here = location.href;
@@ -121,7 +146,7 @@ INIT_SCRIPT = """
   else document.addEventListener('DOMContentLoaded', observe, {once: true});
   Object.defineProperty(window, '__archiverBrowse', {value: {tick: () => ticks}});
 })();
-""".replace("__BINDING__", NOTE_BINDING)
+""".replace("__BINDING__", NOTE_BINDING).replace("__MAX_FILES__", str(MAX_CHOSEN_BYTES))
 
 #: Read by the session's periodic snapshot: -1 where the script is not there (a PDF).
 TICK_JS = "window.__archiverBrowse ? window.__archiverBrowse.tick() : -1"

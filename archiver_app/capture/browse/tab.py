@@ -40,6 +40,7 @@ from archiver_app.capture.browse.inpage import (
     parse_note,
     parse_secret_fields,
 )
+from archiver_app.capture.browse.uploads import ChosenFiles
 from archiver_app.capture.browse.visit import SessionFacts, Views, Visit, VisitState
 from archiver_app.capture.exchange import Event, Exchange
 from archiver_app.capture.extract import EXTRACT_JS, facts_from, first_line
@@ -122,6 +123,8 @@ class TabRecorder:
         self.listening = False
         #: names of the password inputs its pages showed: blanked in request bodies
         self.secret_fields: set[str] = set()
+        #: files chosen in its pages' file inputs: put back in the requests that send them
+        self.chosen_files = ChosenFiles()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -144,6 +147,7 @@ class TabRecorder:
             max_body=self.max_body,
             route=self._route,
             secret_fields=self.secret_fields,
+            fill_body=self.chosen_files.fill,
         )
         await self.recorder.start()
         self.listening = True
@@ -390,6 +394,7 @@ class TabRecorder:
         payload = str(ev.get("payload") or "")
         if len(self.secret_fields) < 500:
             self.secret_fields.update(parse_secret_fields(payload))
+        self.chosen_files.take(payload)
         note = parse_note(payload)
         if note is None:
             return

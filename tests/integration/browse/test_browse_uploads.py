@@ -1,6 +1,7 @@
-"""Request bodies sent while browsing are recorded whole: a body the browser holds as a
-Blob or a file reaches DevTools without its bytes, and is asked for while the tab that sent
-it is still there."""
+"""Request bodies sent while browsing are recorded whole: a file a person chose in a form
+(sent by the form or by a script's ``FormData``) is in the request that sends it, though
+DevTools never holds its bytes; a body the browser holds as a Blob is asked for while the
+tab that sent it is still there."""
 
 from __future__ import annotations
 
@@ -19,6 +20,21 @@ from tests.integration.browse.test_browse_session import BrowseJob
 
 pytestmark = pytest.mark.slow
 
+FILE = bytes(range(256)) * 8 + b"UPLOADED-FILE-END"
+
+FORM = """<!doctype html><html><head><title>Upload</title><link rel="icon" href="data:,">
+</head><body><form method="post" action="/upload" enctype="multipart/form-data">
+<input id="note" name="note" value="field text"> <input id="file" name="upload" type="file">
+<button id="send">Send</button></form>
+<button id="fetch" onclick="const body = new FormData(document.forms[0]);
+  fetch('/upload', {method: 'POST', body: body}).then(r => r.text())
+  .then(t => { document.body.insertAdjacentHTML('beforeend', t); })">
+By script</button></body></html>"""
+
+
+def _upload(req: Request) -> Response:
+    return Response(body=f"<title>Sent</title><p>GOT-{len(req.body)}-BYTES</p>".encode())
+
 
 def _warcs(library: Library) -> list[Path]:
     with library.session() as s:
@@ -34,6 +50,29 @@ def _recorded(library: Library, route: str) -> list[bytes]:
         for rec in read_warc(w)
         if rec.type == "request" and rec.uri.endswith(route)
     ]
+
+
+@pytest.mark.parametrize("send", ["#send", "#fetch"], ids=["form", "script"])
+def test_a_file_chosen_while_browsing_is_in_the_request_that_sends_it(
+    library: Library, browse_site: LocalServer, xvfb_display: str, tmp_path: Path, send: str
+) -> None:
+    browse_site.routes.update({"/form": lambda r: Response(body=FORM.encode()), "/upload": _upload})
+    chosen = tmp_path / "data.bin"
+    chosen.write_bytes(FILE)
+    job = BrowseJob(library, browse_site.url("/form"))
+    try:
+        drive = job.driver()
+        page = drive(lambda: _first(drive.session))
+        drive(lambda: page.wait_for_selector("#file"))
+        drive(lambda: page.set_input_files("#file", str(chosen)))
+        drive(lambda: page.click(send))  # the form's button, or one that sends it by script
+        drive(lambda: page.wait_for_selector("text=BYTES"))
+    finally:
+        job.stop()
+
+    [sent] = [r.body for r in browse_site.requests if r.route == "/upload"]
+    assert FILE in sent and b"field text" in sent  # what the site received ...
+    assert _recorded(library, "/upload") == [sent]  # ... is what the request record holds
 
 
 async def _first(session: object) -> object:
