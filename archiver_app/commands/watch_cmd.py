@@ -6,7 +6,8 @@ that starts answering an error is "now answers an error" (HTTP 200 -> 404), one 
 answers again after an error "answers again", and every other capture that answered an
 error, a watch's first included, is a warning line (a mistyped address is not "unchanged"
 forever); the last line counts them. One line a page, for its last attempt (a page
-answering 5xx is tried again: its attempts are one page). A changed page's line gives what
+answering 5xx is tried again: its attempts are one page, each progress line an error
+answer, not a failure: ``crawl.worker.progress_line``). A changed page's line gives what
 changed (the figures of ``watch changes``); an unchanged one names a look or payloads that
 differ all the same (with ignore patterns they do not decide). The exit code stays that of
 the captures: 1 when one failed, 0 otherwise, error answers included (a timer's run that
@@ -290,9 +291,11 @@ def _outcome(page: PageOutcome) -> str:
     if page.redirect and not page.answered_error:
         return f"{what}: {page.url} ({lead}{capture})"
     if page.answered_error:
+        # a first capture may be a mistyped address; a later one answered the same before
+        hint = "; is the address right?" if change is None else ", as at its capture before"
         return (
             f"warning: {page.url} answered HTTP {page.http_status} ({lead}{capture}, {what}): "
-            "an error page was captured; is the address right?"
+            f"an error page was captured{hint}"
         )
     measured = uncounted(change) if change is not None else []
     if measured:

@@ -154,7 +154,10 @@ def load_context(s: Session, job_id: int) -> JobContext:
             Ruleset.job_id == job_id, Ruleset.version == job.ruleset_version
         )
     )
-    return JobContext.build(job_id, job.config, rules or {}, job.ruleset_version, job.settings_age)
+    watched = job.schedule is not None or bool(job.config.get("scheduled_from"))
+    return JobContext.build(
+        job_id, job.config, rules or {}, job.ruleset_version, job.settings_age, watched=watched
+    )
 
 
 def _get(s: Session, job_id: int) -> Job:

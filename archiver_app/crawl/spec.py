@@ -82,6 +82,9 @@ class JobContext:
     ruleset_version: int
     settings_age: int
     checker: ScopeChecker
+    # a watch or one of its runs: an error page captured is the page's capture (watch runs
+    # report it as an error answer, not a failure), though the queue retries a 5xx alike
+    watched: bool = False
 
     @classmethod
     def build(
@@ -91,10 +94,13 @@ class JobContext:
         rules: Mapping[str, Any],
         version: int,
         age: int,
+        *,
+        watched: bool = False,
     ) -> JobContext:
         spec = JobSpec.from_json(config)
         parsed = Rules.from_json(rules)
-        return cls(job_id, spec, parsed, version, age, ScopeChecker(spec.seeds, spec.scope, parsed))
+        checker = ScopeChecker(spec.seeds, spec.scope, parsed)
+        return cls(job_id, spec, parsed, version, age, checker, watched)
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)

@@ -103,19 +103,21 @@ class WorkerStats:
     database_problem: str | None = None
 
 
-def progress_line(result: FetchResult, *, retrying: bool = False) -> str:
+def progress_line(result: FetchResult, *, retrying: bool = False, watched: bool = False) -> str:
     """``ok 200 high URL (#12)`` or ``failed URL: error`` (the lines ``archiver capture``
     prints; ``#12`` is the capture's id, which ``cite``, ``diff`` and ``delete`` take).
     URL is the address given, followed by ``-> FINAL`` when the page ended elsewhere.
-    ``retrying``: the page has attempts left and is tried again (said, so that the next
-    line about the same address is read as its next attempt)."""
+    ``retrying``: the page is tried again (said: the next line is its next attempt).
+    ``watched``: a watch's job, whose error page is the page's capture, not a failure."""
     made = f" (#{result.snapshot_id})" if result.snapshot_id is not None else ""
     shown = given_and_final(result.url, result.final_url)
     again = "; trying again" if retrying else ""
     if result.ok and result.http_status is not None and result.http_status >= 500:
         # a server error counts as a failed attempt (tried again); the answer is kept
-        kept = f" as #{result.snapshot_id}" if result.snapshot_id is not None else ""
-        return f"failed {shown}: HTTP {result.http_status}; its error page is kept{kept}{again}"
+        kept = "its error page is kept" + (f" as #{result.snapshot_id}" if made else "") + again
+        if watched:  # as the run's summary counts it (docs/watch.md)
+            return f"answered HTTP {result.http_status} {shown}: {kept}"
+        return f"failed {shown}: HTTP {result.http_status}; {kept}"
     if result.ok:
         return f"ok {result.http_status} {result.fidelity} {shown}{made}"
     return f"failed {result.url}: {result.error}{again}"
@@ -347,7 +349,7 @@ class CrawlWorker:
         self._progress(
             ProgressUpdate(
                 done=self.stats.pages_done + self.stats.pages_failed,
-                message=progress_line(result, retrying=retrying),
+                message=progress_line(result, retrying=retrying, watched=ctx.watched),
                 bytes_done=result.bytes_written,
             )
         )

@@ -214,6 +214,8 @@ def run_message(report: WatchRunReport) -> str:
     failed = len(report.failed)
     done = len(report.pages) - failed
     text = f"Watched pages: {done} captured again, none changed"
+    if report.errors:  # an error page is a capture, never passed over (docs/watch.md)
+        text += f", {len(report.errors)} answered an HTTP error"
     return text + (f"; {failed} could not be captured (see Jobs)." if failed else ".")
 
 

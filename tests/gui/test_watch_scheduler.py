@@ -69,6 +69,23 @@ def test_the_message_says_only_what_the_captures_show() -> None:
     )
 
 
+def test_a_run_without_changes_names_its_error_answers() -> None:
+    """The status bar line of a run that changed nothing counts the pages that answered an
+    HTTP error, as `watch run`'s last line does (it said only "captured again")."""
+    from archiver_app.gui.watch_scheduler import run_message
+
+    same = ChangeSummary(False, 0.0, 0.0, 0, 0, 0, old_status=500, new_status=500)
+    pages = (
+        PageOutcome("http://h/down", 9, None, same, 500),
+        PageOutcome("http://h/fine", 10, None, None, 200),
+        PageOutcome("http://h/gone", None, "timeout", None),
+    )
+    assert run_message(WatchRunReport(runs=(1,), pages=pages)) == (
+        "Watched pages: 2 captured again, none changed, 1 answered an HTTP error; "
+        "1 could not be captured (see Jobs)."
+    )
+
+
 def test_a_changed_watched_page_is_announced_and_opens_compare(
     qtbot: QtBot, main_window: MainWindow, library: Library
 ) -> None:

@@ -92,8 +92,11 @@ def test_a_server_error_is_one_page_once_and_no_failure(
     assert _lines_of(out, fine_url) == [f"unchanged: {fine_url}"]
     assert "2 pages: 1 changed, 0 failed, 1 answered an HTTP error" in out
     # The progress lines say the first error page is followed by another attempt (two
-    # lines "kept as #7", then "#9", read as two pages before)
-    tries = [line.strip() for line in out.splitlines() if line.startswith(f"  failed {down_url}")]
+    # lines "kept as #7", then "#9", read as two pages before), and that each attempt got
+    # an error answer, as the summary counts it: no "failed" (it said "failed" above "0 failed")
+    assert f"failed {down_url}" not in out
+    answered = f"  answered HTTP 500 {down_url}: its error page is kept as #"
+    tries = [line.strip() for line in out.splitlines() if line.startswith(answered)]
     assert len(tries) == 2 and tries[0].endswith("; trying again"), tries
     assert not tries[1].endswith("; trying again")
     (summary_line,) = _lines_of(out, down_url)
@@ -108,5 +111,6 @@ def test_a_server_error_is_one_page_once_and_no_failure(
     out = capsys.readouterr().out
     (line,) = _lines_of(out, down_url)
     assert line.startswith(f"warning: {down_url} answered HTTP 500 (capture ")
-    assert ", unchanged): " in line
+    assert line.endswith(", unchanged): an error page was captured, as at its capture before")
+    assert f"failed {down_url}" not in out
     assert "2 pages: 0 changed, 0 failed, 1 answered an HTTP error" in out

@@ -295,6 +295,14 @@ def test_the_progress_line_of_a_server_error_says_it_failed_and_what_is_kept() -
     assert progress_line(FetchResult(u, "", False, None, error="reset"), retrying=True) == (
         "failed http://e.test/: reset; trying again"
     )
+    # a watch's error page is the page's capture (its run counts it so): not "failed"
+    watched = progress_line(FetchResult(u, u, True, 503, snapshot_id=5), watched=True)
+    assert watched == "answered HTTP 503 http://e.test/: its error page is kept as #5"
+    again = progress_line(FetchResult(u, u, True, 500, snapshot_id=6), retrying=True, watched=True)
+    assert again == "answered HTTP 500 http://e.test/: its error page is kept as #6; trying again"
+    assert progress_line(FetchResult(u, "", False, None, error="reset"), watched=True) == (
+        "failed http://e.test/: reset"  # no page at all: a failure for a watch too
+    )
 
 
 def test_the_progress_line_names_the_address_given_then_where_it_ended() -> None:
