@@ -81,6 +81,9 @@ class MirrorResult:
     def copy_lines(self) -> list[str]:
         """What was copied per drive and why the rest was not (no policy verdict)."""
         lines = []
+        planned = {
+            dp.destination.label: len(dp.transfers) for dp in self.plan.destinations.values()
+        }
         for o in self.outcomes:
             line = f"  {o.label}: {o.copied} copied"
             if o.adopted:
@@ -90,6 +93,9 @@ class MirrorResult:
             for end, n in sorted(o.failed.items()):  # the stop's reason is said once, below
                 same = o.stopped is not None and end == o.stopped.reason
                 line += f", {n} failed" + ("" if same else f" ({describe_end(end)})")
+            ended = o.copied + o.adopted + o.skipped + sum(o.failed.values())
+            if planned.get(o.label, 0) > ended:  # a stop or a cancel came first
+                line += f", {planned[o.label] - ended} not tried"
             if o.stopped:
                 line += f"; stopped: {o.stopped.message}"
                 if o.stopped.reason is StopReason.GONE:

@@ -76,6 +76,9 @@ def test_drive_unplugged_then_plugged_back(library: Library, tmp_path: Path, mom
     [said] = [line for line in result.describe() if line.startswith("  usb: ")]
     assert said.endswith(": plug usb back in and mirror again to finish")
     assert said.count("the drive is gone") == 1  # not once per failed copy and once more
+    # every file meant for the drive is accounted for (it said "0 copied, 2 failed" of 12)
+    counts = [int(part.split()[0]) for part in said.split(": ", 1)[1].split("; ")[0].split(", ")]
+    assert sum(counts) == len(result.plan.destinations[dest].transfers), said
     present = present_ids(library, dest)
     assert len(present) < len(snap.file_ids)
     away.rename(drive)  # plugged back in
