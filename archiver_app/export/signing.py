@@ -53,6 +53,7 @@ from archiver_app.export.timestamps import (
 )
 from archiver_app.paths import config_dir
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
+from archiver_app.units import counted
 from archiver_app.warc.wacz import WaczError, damage_lines, open_zip
 
 KEY_NAME = "signing-key.pem"
@@ -208,7 +209,8 @@ class Finding:
 class VerifyReport:
     path: Path
     findings: list[Finding] = field(default_factory=list)
-    files_checked: int = 0
+    files_checked: int = 0  # read whole and hashed
+    files_listed: int = 0  # in datapackage.json (a missing or unreadable one is a finding)
     signed: bool = False
     signature_valid: bool = False
     public_key: str | None = None
@@ -281,7 +283,10 @@ class VerifyReport:
             lacks = [f"not signed by key {self.required_key}"] if Difference.KEY in kinds else []
             lacks += ["not timestamped"] if _MISSING in kinds else []
             verdict = f"intact, but {' and '.join(lacks)}"
-        out.append(f"{self.path}: {verdict} ({self.files_checked} files checked)")
+        checked = counted(self.files_checked, "file")
+        if self.files_listed > self.files_checked:  # the rest missing or unreadable (above)
+            checked = f"{self.files_checked:,} of {counted(self.files_listed, 'file')}"
+        out.append(f"{self.path}: {verdict} ({checked} checked)")
         return out
 
 
@@ -477,6 +482,7 @@ def _check_resources(
             continue
         name = str(resource.get("path", ""))
         listed.add(name)
+        report.files_listed += 1
         if name not in names:
             report.add(Difference.MISSING, name, f"{name} is listed but missing")
             continue
