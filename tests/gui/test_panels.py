@@ -630,7 +630,11 @@ def test_resume_retry_and_run_run_the_capture_here(
         assert retried.args[0] == first and retried.args[1] in {"completed", "indexed"}
         second = library.jobs.capture([server.url("/flaky")])
         choose(second, "Run")
-        with qtbot.waitSignal(panel.job_finished, timeout=120_000) as ran:
+        # the first job may still be told finished again (indexed after completed): wait
+        # for the second's own signal
+        with qtbot.waitSignal(
+            panel.job_finished, timeout=120_000, check_params_cb=lambda job, _: job == second
+        ) as ran:
             panel.resume_button.click()
         assert ran.args[0] == second and ran.args[1] in {"completed", "indexed"}
     finally:
