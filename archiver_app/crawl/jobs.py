@@ -154,10 +154,19 @@ def load_context(s: Session, job_id: int) -> JobContext:
             Ruleset.job_id == job_id, Ruleset.version == job.ruleset_version
         )
     )
-    watched = job.schedule is not None or bool(job.config.get("scheduled_from"))
+    watched = watch_id_of(job) is not None
     return JobContext.build(
         job_id, job.config, rules or {}, job.ruleset_version, job.settings_age, watched=watched
     )
+
+
+def watch_id_of(job: Job) -> int | None:
+    """The id of the watch ``job`` is (its own, scheduled) or is a run of; None for a job
+    no watch made."""
+    if job.schedule is not None:
+        return job.id
+    origin = job.config.get("scheduled_from")
+    return int(origin) if origin else None
 
 
 def _get(s: Session, job_id: int) -> Job:

@@ -25,7 +25,7 @@ from archiver_app.compare.changes import previous_capture, record_changes, store
 from archiver_app.compare.redirects import landed, redirect_note
 from archiver_app.compare.snapshots import ChangeSummary, compare_captures, is_error
 from archiver_app.compare.text import compile_ignore_patterns
-from archiver_app.crawl.jobs import abort_if_queued, create_job, start_due_schedules
+from archiver_app.crawl.jobs import abort_if_queued, create_job, start_due_schedules, watch_id_of
 from archiver_app.crawl.rules import Rules
 from archiver_app.crawl.scope import Scope, validate_seeds
 from archiver_app.errors import InputError
@@ -352,7 +352,7 @@ def watch_of(lib: Library, job_id: int) -> WatchRow | None:
         job = s.get(Job, job_id)
         if job is None:
             return None
-        origin = job.id if job.schedule is not None else job.config.get("scheduled_from")
+        origin = watch_id_of(job)
     return next((w for w in list_watches(lib) if w.job_id == origin), None)
 
 
@@ -504,9 +504,10 @@ class WatchIgnore:
 
 def _job_watch(s: Session, job: Job) -> WatchIgnore | None:
     """The watch ``job`` is, or is a run of (its ignored text); None: not a watch's job."""
-    if job.schedule is None and not job.config.get("scheduled_from"):
+    watch = watch_id_of(job)
+    if watch is None:
         return None
-    origin = s.get(Job, job.config.get("scheduled_from") or job.id) or job
+    origin = s.get(Job, watch) or job
     return WatchIgnore(origin.id, tuple((origin.config.get(WATCH_KEY) or {}).get("ignore") or ()))
 
 
