@@ -142,6 +142,10 @@ def _start_verify(
 
     def failed(fid: int, temp: str) -> None:
         copier.discard(temp)
+        if lane.gone() or not lane.dest.still_mounted():  # the drive went, not the copy
+            lane.note_gone()
+            results[fid] = StopReason.GONE
+            return
         t = by_id[fid]
         results[fid] = blame_source(lane, t)
         if results[fid] is CopyResult.REPAIRED:  # the laptop's copy is good again: copy it now

@@ -417,6 +417,37 @@ def test_mirror_exit_code_says_whether_the_policy_holds(
     assert said[-2:] == ["done: 3 copies made and verified", "completed"]
 
 
+def test_copies_a_pulled_drive_could_not_read_back_are_the_drive_gone(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The drive goes while a batch is read back: those copies failed because the drive
+    went away. The line said "2 failed (did not read back correctly)", as if the copies
+    were bad, beside "stopped: the drive is gone"."""
+    big = 300_000  # read back one by one (``copier.matches``)
+    make_snapshot(library, [big] * 6, seed=22)
+    drive, away = tmp_path / "usb", tmp_path / "usb-pulled"
+    drive.mkdir()
+    dest = add_destination(library, drive, "usb").id
+    set_policy(library, batch_size=2, parallelism=1)
+    real_matches = copier.matches
+
+    def pull_then_read_back(path: str | Path, sha256: str, size: int, **kw: bool) -> bool:
+        if drive.exists():
+            drive.rename(away)
+        return real_matches(path, sha256, size, **kw)
+
+    monkeypatch.setattr(copier, "matches", pull_then_read_back)
+    result = run_mirror(library)
+    [outcome] = result.outcomes
+    assert outcome.stopped is not None and outcome.stopped.reason is StopReason.GONE
+    assert outcome.copied == 0 and set(outcome.failed) == {StopReason.GONE}, outcome.failed
+    [said] = [line for line in result.describe() if line.startswith("  usb: ")]
+    assert "read back" not in said, said
+    # every file meant for the drive is accounted for: failed, or not tried
+    counts = [int(part.split()[0]) for part in said.split(": ", 1)[1].split("; ")[0].split(", ")]
+    assert sum(counts) == len(result.plan.destinations[dest].transfers), said
+
+
 @pytest.mark.parametrize("run", ["mirror", "scrub repair"])
 def test_a_drive_pulled_after_its_copies_read_back_is_not_re_created(
     library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: str
