@@ -211,6 +211,8 @@ class VerifyReport:
     findings: list[Finding] = field(default_factory=list)
     files_checked: int = 0  # read whole and hashed
     files_listed: int = 0  # in datapackage.json (a missing or unreadable one is a finding)
+    files_missing: int = 0  # listed, not in the zip
+    files_unreadable: int = 0  # listed and there, but could not be read whole
     signed: bool = False
     signature_valid: bool = False
     public_key: str | None = None
@@ -283,11 +285,27 @@ class VerifyReport:
             lacks = [f"not signed by key {self.required_key}"] if Difference.KEY in kinds else []
             lacks += ["not timestamped"] if _MISSING in kinds else []
             verdict = f"intact, but {' and '.join(lacks)}"
-        checked = counted(self.files_checked, "file")
-        if self.files_listed > self.files_checked:  # the rest missing or unreadable (above)
-            checked = f"{self.files_checked:,} of {counted(self.files_listed, 'file')}"
-        out.append(f"{self.path}: {verdict} ({checked} checked)")
+        out.append(f"{self.path}: {verdict} ({self.count_text()})")
         return out
+
+    def count_text(self) -> str:
+        """The files checked of those the package lists, and why the others were not
+        (each is named by a finding above)."""
+        if self.files_listed <= self.files_checked:
+            return f"{counted(self.files_checked, 'file')} checked"
+        unhashed = self.files_listed - self.files_checked - self.files_missing
+        unhashed -= self.files_unreadable
+        why = [
+            f"{n:,} {said}"
+            for n, said in (
+                (self.files_unreadable, "cannot be read"),
+                (self.files_missing, "missing"),
+                (unhashed, "without a usable hash"),
+            )
+            if n > 0
+        ]
+        listed = counted(self.files_listed, "file")
+        return f"{self.files_checked:,} of {listed} checked; {', '.join(why)}"
 
 
 #: Findings of what the reader asked for (``--key``, ``--tsa-cert``) and the package lacks.
@@ -485,6 +503,7 @@ def _check_resources(
         report.files_listed += 1
         if name not in names:
             report.add(Difference.MISSING, name, f"{name} is listed but missing")
+            report.files_missing += 1
             continue
         algo, _, want = str(resource.get("hash", "")).partition(":")
         if algo not in _HASHES or not want:  # other tools' packages may list sha1 or md5
@@ -499,6 +518,7 @@ def _check_resources(
                     hashing.chunk(name, len(chunk))
         except _UNREADABLE as exc:  # encrypted, an unknown compression, a damaged member
             report.add(Difference.UNREADABLE, name, f"{name} cannot be read ({exc})")
+            report.files_unreadable += 1
             continue
         report.files_checked += 1
         if digest.hexdigest() != want.lower():

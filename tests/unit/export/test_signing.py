@@ -103,8 +103,25 @@ def test_tampering_is_named(tmp_path: Path, change: dict[str, bytes | None], sai
     assert not report.ok
     assert said in report.problems
     assert report.signature_valid  # the signed datapackage itself is untouched
-    if "missing" in said:  # counted as listed and not checked
-        assert report.lines()[-1].endswith("(1 of 2 files checked)"), report.lines()
+    if "missing" in said:  # counted as listed and not checked, and said why
+        assert report.lines()[-1].endswith("(1 of 2 files checked; 1 missing)"), report.lines()
+
+
+def test_the_count_says_why_listed_files_were_not_checked(tmp_path: Path) -> None:
+    """A file listed with a hash other than sha256 or sha512 is not checked: the count line
+    says so, beside a missing one (it said "1 of 3 files checked" and left the reader to
+    add up the findings)."""
+    wacz = tmp_path / "x.wacz"
+    files = {"archive/data.warc": WARC, "pages/pages.jsonl": b"{}\n", "logs/a.log": b"log"}
+    write_wacz(wacz, tmp_path, files)
+    package = json.loads(zipfile.ZipFile(wacz).read("datapackage.json"))
+    package["resources"][2]["hash"] = "crc32:0badf00d"
+    _rewrite(wacz, {"datapackage.json": json.dumps(package).encode(), "pages/pages.jsonl": None})
+    report = verify_wacz(wacz)
+    assert "logs/a.log has no usable hash in datapackage.json" in report.problems
+    assert report.lines()[-1].endswith(
+        "(1 of 3 files checked; 1 missing, 1 without a usable hash)"
+    ), report.lines()
 
 
 def test_an_edited_datapackage_breaks_hash_and_signature(tmp_path: Path) -> None:

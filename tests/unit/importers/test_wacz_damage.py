@@ -131,9 +131,11 @@ def test_a_damaged_package_file_is_a_finding_and_the_records_are_kept(
     kinds = {f.name: f.kind for f in report.findings}
     if name == "pages/pages.jsonl":
         assert kinds[name] is Difference.UNREADABLE
-        # the count says a listed file was not checked (it said "2 files checked" of 3)
+        # the count says a listed file was not checked, and why (it said "2 files checked"
+        # of 3, then "2 of 3 files checked" without saying the third could not be read)
         listed = report.files_listed
-        assert report.lines()[-1].endswith(f"({listed - 1} of {listed} files checked)")
+        said = f"({listed - 1} of {listed} files checked; 1 cannot be read)"
+        assert report.lines()[-1].endswith(said), report.lines()
     else:
         assert kinds[name] is Difference.PACKAGE_UNREADABLE
         assert any(f"{name} cannot be read" in f.message for f in report.findings)
