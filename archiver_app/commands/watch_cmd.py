@@ -5,9 +5,11 @@ site served), so it is never "failed". ``watch run`` says so apart from a change
 that starts answering an error is "now answers an error" (HTTP 200 -> 404), one that
 answers again after an error "answers again", and every other capture that answered an
 error, a watch's first included, is a warning line (a mistyped address is not "unchanged"
-forever); the last line counts them. One line a page, for its last attempt (a page
-answering 5xx is tried again: its attempts are one page, each progress line an error
-answer, not a failure: ``crawl.worker.progress_line``). A changed page's line gives what
+forever): it asks whether the address is right only of a page the watch never saw answer
+well, and names the capture that did answer well otherwise; the last line counts them.
+One line a page, for its last attempt (a page answering 5xx is tried again: its attempts
+are one page, each progress line an error answer, not a failure:
+``crawl.worker.progress_line``). A changed page's line gives what
 changed (the figures of ``watch changes``); an unchanged one names a look or payloads that
 differ all the same (with ignore patterns they do not decide). The exit code stays that of
 the captures: 1 when one failed, 0 otherwise, error answers included (a timer's run that
@@ -291,11 +293,9 @@ def _outcome(page: PageOutcome) -> str:
     if page.redirect and not page.answered_error:
         return f"{what}: {page.url} ({lead}{capture})"
     if page.answered_error:
-        # a first capture may be a mistyped address; a later one answered the same before
-        hint = "; is the address right?" if change is None else ", as at its capture before"
         return (
             f"warning: {page.url} answered HTTP {page.http_status} ({lead}{capture}, {what}): "
-            f"an error page was captured{hint}"
+            f"an error page was captured; {_error_hint(page)}"
         )
     measured = uncounted(change) if change is not None else []
     if measured:
@@ -304,6 +304,16 @@ def _outcome(page: PageOutcome) -> str:
             f"with ignore patterns; {capture})"
         )
     return f"{what}: {page.url}"
+
+
+def _error_hint(page: PageOutcome) -> str:
+    """What an error page captured may mean: the site failing, when the watch captured
+    the page answering well before; else perhaps a mistyped address."""
+    if page.answered_well is not None:
+        return f"the page answered fine before (capture {page.answered_well}); the site may be down"
+    if page.change is None:
+        return "is the address right?"
+    return "it never answered well in this watch: is the address right?"
 
 
 def uncounted(s: ChangeSummary) -> list[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy import select
@@ -41,6 +41,7 @@ from archiver_app.store.models import (
     SnapshotState,
 )
 from archiver_app.tasks import CancelToken, Progress, null_progress
+from archiver_app.watch.answers import answered_well
 from archiver_app.watch.schedule import SCHEDULE_PAUSED, describe_schedule, parse_schedule
 
 #: Where a watch keeps its own settings in ``jobs.config``.
@@ -71,6 +72,9 @@ class PageOutcome:
     # "now redirects to …", "no longer redirects …", "redirects to …" (first seen): the
     # address the browser landed on, against the capture before (None: no news)
     redirect: str | None = None
+    # the watch's last capture of the address before this one whose answer was no error
+    # (None: it never answered well; an error page then may be a mistyped address)
+    answered_well: int | None = None
 
     @property
     def answered_error(self) -> bool:
@@ -473,7 +477,9 @@ def compare_run(lib: Library, job_id: int, *, worker: str | None = None) -> list
         for sid in complete
         if sid not in told
     ]
-    return outcomes
+    errors = [p.snapshot_id for p in outcomes if p.answered_error and p.snapshot_id]
+    well = answered_well(lib, watch.watch_id, errors) if watch is not None and errors else {}
+    return [replace(p, answered_well=well.get(p.snapshot_id or 0)) for p in outcomes]
 
 
 def _redirect_note(lib: Library, snapshot_id: int) -> str | None:

@@ -51,6 +51,8 @@ def test_error_answers_are_warned_and_told_apart(
     assert f"warning: {notices_url}" not in out  # said once, on its own line
     assert f"unchanged: {typo_url}" not in out
     assert re.search(f"warning: {typo} answered HTTP 404 \\(capture \\d+, unchanged\\)", out)
+    (typo_line,) = _lines_of(out, typo_url)  # it never answered well: the address may be wrong
+    assert typo_line.endswith("it never answered well in this watch: is the address right?")
     assert "2 pages: 1 changed, 0 failed, 2 answered an HTTP error" in out
 
     assert cli.main([*root, "watch", "changes"]) == 0
@@ -82,7 +84,9 @@ def test_a_server_error_is_one_page_once_and_no_failure(
     watch = library.jobs.watch([down_url, fine_url], schedule="daily")
     assert cli.main([*root, "watch", "run", str(watch)]) == 0
     # its first capture was queued, and this run made it: not "being captured already"
-    assert "being captured" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "being captured" not in out
+    (fine_capture,) = re.findall(f"ok 200 high {re.escape(down_url)} \\(#(\\d+)\\)", out)
 
     down["now"] = True
     assert cli.main([*root, "watch", "run", str(watch)]) == 0
@@ -111,6 +115,11 @@ def test_a_server_error_is_one_page_once_and_no_failure(
     out = capsys.readouterr().out
     (line,) = _lines_of(out, down_url)
     assert line.startswith(f"warning: {down_url} answered HTTP 500 (capture ")
-    assert line.endswith(", unchanged): an error page was captured, as at its capture before")
+    # it answered well at the watch's first capture: the site fails, the address is right
+    # (it asked "is the address right?", then said only "as at its capture before")
+    assert line.endswith(
+        f", unchanged): an error page was captured; the page answered fine before (capture "
+        f"{fine_capture}); the site may be down"
+    ), line
     assert f"failed {down_url}" not in out
     assert "2 pages: 0 changed, 0 failed, 1 answered an HTTP error" in out

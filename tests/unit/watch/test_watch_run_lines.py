@@ -78,3 +78,23 @@ def test_a_swapped_image_under_ignore_patterns_is_named_not_passed_over(library:
     assert line.startswith(f"unchanged: {PAGE} (look ")
     assert "1 resource with other content: not counted as a change" in line
     assert "text" not in line.split("(", 1)[1]  # no text changed: none is named
+
+
+def test_an_error_page_is_blamed_on_the_site_when_the_page_answered_well_before() -> None:
+    """A page the watch captured answering well asked "is the address right?" when it
+    answered an error; that question is for a page that never answered well."""
+    from archiver_app.commands.watch_cmd import _outcome
+    from archiver_app.compare.snapshots import ChangeSummary
+    from archiver_app.watch.runner import PageOutcome
+
+    same = ChangeSummary(False, 0.0, 0.0, 0, 0, 0, "Down", "Down", 500, 500)
+    down = _outcome(PageOutcome(PAGE, 9, None, same, 500, answered_well=3))
+    assert down == (
+        f"warning: {PAGE} answered HTTP 500 (capture 9, unchanged): an error page was "
+        "captured; the page answered fine before (capture 3); the site may be down"
+    )
+    first = _outcome(PageOutcome(PAGE, 1, None, None, 404))
+    assert first.endswith("(capture 1, first capture): an error page was captured; is the "
+                          "address right?")  # fmt: skip
+    never = _outcome(PageOutcome(PAGE, 4, None, same, 404))
+    assert never.endswith("it never answered well in this watch: is the address right?")
