@@ -40,10 +40,22 @@ class PageFacts:
     text: str = ""
     outlinks: list[str] = field(default_factory=list)
     content_type: str = ""
+    # where the text of the page's frames starts in ``text`` (its length: the frames were
+    # read and none had text); None: they were not read (a file, a PDF, a failed read)
+    frames_at: int | None = None
 
     @property
     def snippet(self) -> str:
         return make_snippet(self.text)
+
+    def provenance(self) -> dict[str, int]:
+        """What the capture's provenance keeps of its text: where its frames' text starts,
+        so a comparison with a capture that holds no frames' text can leave it out."""
+        return {} if self.frames_at is None else {FRAMES_AT: self.frames_at}
+
+
+#: The provenance key of :attr:`PageFacts.frames_at` (read by ``compare.frames``).
+FRAMES_AT = "text_frames_at"
 
 
 def file_facts(url: str, disposition: str | None = None) -> PageFacts:
@@ -119,8 +131,9 @@ async def extract(page: Any) -> PageFacts:
     facts = facts_from(await page.evaluate(EXTRACT_JS))
     framed = await frames_text(page)
     if not framed:
-        return facts
-    return replace(facts, text="\n\n".join([facts.text.rstrip(), *framed]))
+        return replace(facts, frames_at=len(facts.text))
+    own = facts.text.rstrip()
+    return replace(facts, text="\n\n".join([own, *framed]), frames_at=len(own))
 
 
 async def frames_text(page: Any) -> list[str]:

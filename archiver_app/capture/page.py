@@ -467,7 +467,7 @@ class PageCapture:
             snippet=make_snippet(facts.text) or None,
             language=facts.language,
             fidelity=fidelity,
-            provenance=self._provenance(recorder, error, loaded.login),
+            provenance=self._provenance(recorder, error, loaded.login) | facts.provenance(),
             content_hash=main.digest if main is not None else None,  # as the indexer sets it
             text=facts.text,
             tags=list(self.tags),

@@ -22,7 +22,8 @@ resources loaded (``added``, ``removed``) and a resource that went from loading 
 answer or back (``answers``: its image now answers 404) decide. The figures are still
 measured and shown, with a note (:data:`QUIETED`). Without patterns every difference
 counts, as before. The page text is its text file, or for an imported capture the text it
-kept in its WARC (``urn:text:``) or, failing that, the text indexed for search.
+kept in its WARC (``urn:text:``) or, failing that, the text indexed for search; the text of
+the page's frames counts on both sides or on neither (:mod:`.frames`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import or_, select
 
+from archiver_app.compare.frames import same_text
 from archiver_app.compare.redirects import landed, redirect_note
 from archiver_app.compare.text import TextDiff, diff_texts
 from archiver_app.compare.visual import VisualDiff, diff_images
@@ -220,6 +222,8 @@ def compare_captures(
         a, b = b, a
     notes: list[str] = []
     text_a, text_b = _text(lib, a, notes), _text(lib, b, notes)
+    if text_a is not None and text_b is not None:  # the frames' text on both sides, or neither
+        text_a, text_b = same_text(a, text_a, b, text_b, notes)
     text = diff_texts(text_a, text_b, ignore) if text_a is not None and text_b is not None else None
     shot_a, shot_b = (
         _file(lib, a, FileKind.SCREENSHOT, notes),
