@@ -48,6 +48,19 @@ class PageFacts:
     def snippet(self) -> str:
         return make_snippet(self.text)
 
+    @property
+    def frames_text(self) -> str:
+        """The text of the page's frames, as read after its own ("" when none or unread)."""
+        return "" if self.frames_at is None else self.text[self.frames_at :].strip()
+
+    def with_frames(self, framed: str) -> PageFacts:
+        """These facts with ``framed``, the text of the page's frames, after the page's
+        own (marked as read, though ``framed`` be empty)."""
+        if not framed:
+            return replace(self, frames_at=len(self.text))
+        own = self.text.rstrip()
+        return replace(self, text=f"{own}\n\n{framed}", frames_at=len(own))
+
     def provenance(self) -> dict[str, int]:
         """What the capture's provenance keeps of its text: where its frames' text starts,
         so a comparison with a capture that holds no frames' text can leave it out."""
@@ -129,11 +142,7 @@ async def extract(page: Any) -> PageFacts:
     browser made them (text the page shows in an iframe is the page's text for search and
     comparisons, as a reader sees it)."""
     facts = facts_from(await page.evaluate(EXTRACT_JS))
-    framed = await frames_text(page)
-    if not framed:
-        return replace(facts, frames_at=len(facts.text))
-    own = facts.text.rstrip()
-    return replace(facts, text="\n\n".join([own, *framed]), frames_at=len(own))
+    return facts.with_frames("\n\n".join(await frames_text(page)))
 
 
 async def frames_text(page: Any) -> list[str]:

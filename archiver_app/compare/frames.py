@@ -2,11 +2,11 @@
 
 A capture's page text holds the text the page shows in its frames after its own, and its
 provenance says where that begins (``text_frames_at``). A capture made before frames were
-read, a page saved while browsing and an import hold no such mark, and their text may
-lack the frames' text: compared with a capture that holds it, the frames' text read as
-added though no frame changed. So when only one of two captures marks its frames' text
-and the other's text does not end with the same, the frames' text is left out of the one
-that holds it (a note says so), and both sides compare the same text.
+read (a page saved while browsing, too, until then) and an import hold no such mark, and
+their text may lack the frames' text: compared with a capture that holds it, the frames'
+text read as added though no frame changed. So when only one of two captures marks its
+frames' text and the other's text does not end with the same, the frames' text is left out
+of the one that holds it (a note says so), and both sides compare the same text.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def same_text(
         return old_text, new_text
     notes.append(
         f"capture {other.id} holds no text of the page's frames (made before frames were "
-        f"read, or while browsing): capture {marked.id}'s is left out"
+        f"read, or imported): capture {marked.id}'s is left out"
     )
     return (old_text, own) if marked is new else (own, new_text)
 

@@ -43,7 +43,7 @@ from archiver_app.capture.browse.inpage import (
 from archiver_app.capture.browse.uploads import ChosenFiles
 from archiver_app.capture.browse.visit import SessionFacts, Views, Visit, VisitState
 from archiver_app.capture.exchange import Event, Exchange
-from archiver_app.capture.extract import EXTRACT_JS, facts_from, first_line
+from archiver_app.capture.extract import EXTRACT_JS, facts_from, first_line, frames_text
 from archiver_app.capture.persist import dedup_lookup
 from archiver_app.capture.recorder import NetworkRecorder
 from archiver_app.capture.targets import WorkerAttacher
@@ -441,11 +441,13 @@ class TabRecorder:
                     visit.tick, visit.activity = tick, activity
 
     async def snapshot(self, visit: Visit, *, leaving: bool = False) -> bool:
-        """Read the page shown as ``visit`` (text, DOM, viewport screenshot); False when the
+        """Read the page shown as ``visit`` (text with its frames', DOM, viewport screenshot);
+        False when the
         tab moved on meanwhile or the page could not be read. ``leaving``: read at Stop.
 
         Straight through DevTools, not Playwright (which would wait for a navigation under
-        way)."""
+        way); the frames' text through Playwright's frames, bounded by
+        :data:`~archiver_app.capture.extract.FRAME_SECONDS`."""
         key = page_key(visit.url)
         if self.page.is_closed() or self.cdp is None:
             return False
@@ -458,6 +460,7 @@ class TabRecorder:
             if not isinstance(raw, dict) or page_key(str(raw.get("href"))) != key:
                 return False  # another page by now
             facts, dom = facts_from(raw), str(raw.get("dom") or "")
+            facts = facts.with_frames("\n\n".join(await frames_text(self.page)))
         except Exception as exc:
             self.notes.append(f"{visit.url}: could not be read ({first_line(exc)})")
             return False

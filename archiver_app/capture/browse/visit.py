@@ -205,7 +205,10 @@ class Visit:
         if self.leave_shot is not None and self.leave_shot_at >= shot_at:
             shot = self.leave_shot
         if note is not None and (views is None or self.noted_at >= views.at):
-            return Views(note.url, note.dom, note.facts, shot, True, self.noted_at), ViewsFrom.LEAVE
+            facts = note.facts  # the page's own note reads no frames: the last snapshot did
+            if views is not None and views.facts.frames_at is not None:
+                facts = facts.with_frames(views.facts.frames_text)
+            return Views(note.url, note.dom, facts, shot, True, self.noted_at), ViewsFrom.LEAVE
         if views is not None:
             views = dataclasses.replace(views, shot=shot)
             return views, ViewsFrom.LEAVE if views.leaving else ViewsFrom.SNAPSHOT
@@ -256,6 +259,7 @@ def save_visit(lib: Library, visit: Visit, facts: SessionFacts, snapshot_id: int
         "tab": visit.tab,
         "views_from": views_from.value,
         "fidelity_reasons": reasons,
+        **page_facts.provenance(),
     }
     if error:
         provenance["error"] = error

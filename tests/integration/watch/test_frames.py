@@ -1,5 +1,5 @@
 """A watched page with frames: a capture whose text holds no text of the page's frames
-(made before captures read frames, or saved while browsing) compared with one whose text
+(made before captures read frames, or imported) compared with one whose text
 holds it is no change when no frame changed. Real Chromium, a real local site."""
 
 from __future__ import annotations

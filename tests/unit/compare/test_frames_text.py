@@ -20,9 +20,9 @@ def test_only_one_side_holding_the_frames_text_leaves_it_out() -> None:
     assert (old, new) == (OWN, OWN)
     assert notes == [
         "capture 1 holds no text of the page's frames (made before frames were read, or "
-        "while browsing): capture 2's is left out"
+        "imported): capture 2's is left out"
     ]
-    notes.clear()  # the newer one unmarked (saved while browsing): the same
+    notes.clear()  # the newer one unmarked (imported): the same
     assert same_text(_snap(1, len(OWN)), FRAMED, _snap(2, None), OWN, notes) == (OWN, OWN)
 
 
