@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from archiver_app.api.jobs_view import (
+    UNDER_WAY,
     JobRow,
     JobRules,
     JobStatus,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # the crawl engine loads when a crawl runs, not with the wind
     from archiver_app.watch.runner import DueNow, StoppedWatch, WatchRow
 
 __all__ = [
+    "UNDER_WAY",
     "CancelOutcome",
     "CrawlOptions",
     "InlineRun",

@@ -16,7 +16,19 @@ from sqlalchemy import select
 from archiver_app.library import Library
 from archiver_app.store.models import CRAWL_KIND_NAMES, Job, JobLog, JobStatus, Worker
 
+#: A job in these states has work to do or is doing it.
+UNDER_WAY = frozenset(
+    {
+        JobStatus.QUEUED,
+        JobStatus.RUNNING,
+        JobStatus.PAUSED,
+        JobStatus.INDEXING,
+        JobStatus.CANCELLING,
+    }
+)
+
 __all__ = [
+    "UNDER_WAY",
     "JobRow",
     "JobRules",
     "JobStatus",
@@ -55,6 +67,15 @@ class JobRow:
     #: Hosts of the live workers on this job, one entry per worker ("lab-2" twice for two
     #: workers there): a crawl shared by several machines shows each of them.
     hosts: tuple[str, ...] = ()
+
+    @property
+    def over(self) -> bool:
+        """Whether the job's work is over (for a notice that it finished): not under way,
+        nor a capture or crawl just ``completed``, whose indexing check follows at once
+        (``indexed``, ``index_failed``)."""
+        if self.status in UNDER_WAY:
+            return False
+        return not (self.status == JobStatus.COMPLETED and self.kind in CRAWL_KIND_NAMES)
 
     @property
     def hosts_text(self) -> str:

@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.api.jobs import JobLogLine, JobRow, JobsManager, JobStatus
+from archiver_app.api.jobs import UNDER_WAY, JobLogLine, JobRow, JobsManager, JobStatus
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.job_rules_box import JobRulesBox
 from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
@@ -48,13 +48,6 @@ from archiver_app.gui.tables import list_table
 from archiver_app.library import Library
 
 REFRESH_MS = 1000
-ACTIVE = {
-    JobStatus.QUEUED,
-    JobStatus.RUNNING,
-    JobStatus.PAUSED,
-    JobStatus.INDEXING,
-    JobStatus.CANCELLING,
-}
 JOB_HEADERS = [
     "Job",
     "Kind",
@@ -105,7 +98,7 @@ class JobsModel(QAbstractTableModel):
         old, self.rows = self.rows, rows
         last_col = len(JOB_HEADERS) - 1
         for i, (before, after) in enumerate(zip(old, rows, strict=True)):
-            if before != after or after.status in ACTIVE:  # an active job's ETA moves on
+            if before != after or after.status in UNDER_WAY:  # an active job's ETA moves on
                 self.dataChanged.emit(self.index(i, 0), self.index(i, last_col), [DISPLAY])
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
@@ -142,7 +135,7 @@ class JobsModel(QAbstractTableModel):
         if col == 2:
             return r.status
         if col == 11:
-            return format_eta(r.eta_seconds(self.now)) if r.status in ACTIVE else ""
+            return format_eta(r.eta_seconds(self.now)) if r.status in UNDER_WAY else ""
         if col == 12:
             return r.hosts_text
         if not r.counts_pages:  # progress of an operation: done of total, no page counters
@@ -165,7 +158,7 @@ class JobsPanel(QWidget):
         self.setObjectName("jobs_panel")
         self.library, self.runner = library, runner
         self.model = JobsModel(self)
-        self._statuses: dict[int, str] = {}
+        self._over: dict[int, bool] = {}  # each job's JobRow.over at the last refresh
         self._log_job: int | None = None
         self._log_after = 0
         self._reads = Reads()
@@ -262,10 +255,9 @@ class JobsPanel(QWidget):
         if current is not None:
             self.select_job(current)
         for r in rows:
-            before = self._statuses.get(r.id)
-            if before is not None and before in ACTIVE and r.status not in ACTIVE:
+            if self._over.get(r.id) is False and r.over:  # told once, as its work ends
                 self.job_finished.emit(r.id, r.status)
-            self._statuses[r.id] = r.status
+            self._over[r.id] = r.over
         if job == self._log_job and log:
             self.log.appendPlainText(
                 "\n".join(f"{at:%H:%M:%S} {level:<7} {message}" for _, at, level, message in log)
@@ -311,7 +303,7 @@ class JobsPanel(QWidget):
             self.rules_box.show_job(None, 0, active=False)
             return
         self.progress.show()
-        eta = format_eta(row.eta_seconds(self.model.now)) if row.status in ACTIVE else ""
+        eta = format_eta(row.eta_seconds(self.model.now)) if row.status in UNDER_WAY else ""
         if row.counts_pages:
             total = max(row.queued, row.done + row.failed)
             self.progress.setRange(0, max(1, total))
@@ -323,12 +315,12 @@ class JobsPanel(QWidget):
                 + (f"; about {eta} left" if eta else "")
                 + (f"<br>Seeds: {seeds}" if seeds else "")
             )
-            if row.coverage_md and row.status not in ACTIVE:
+            if row.coverage_md and row.status not in UNDER_WAY:
                 text += f"<br>Coverage report: {row.coverage_md}"
         else:
             self._show_operation_progress(row)
             text = self._operation_text(row, eta)
-        if row.last_error and row.status not in ACTIVE:
+        if row.last_error and row.status not in UNDER_WAY:
             text += f"<br>{html.escape(row.last_error)}"
         # Refreshed every second: only what changed is set (each set lays the text out anew).
         if self.summary.text() != text:
@@ -336,7 +328,7 @@ class JobsPanel(QWidget):
         crawl = row.counts_pages
         self.rules_box.setVisible(crawl)  # an export or a mirror has no rules to change
         if crawl:
-            self.rules_box.show_job(row.id, row.ruleset_version, active=row.status in ACTIVE)
+            self.rules_box.show_job(row.id, row.ruleset_version, active=row.status in UNDER_WAY)
         else:
             self.rules_box.show_job(None, 0, active=False)
         self.pause_button.setEnabled(crawl and row.status == JobStatus.RUNNING)
@@ -348,7 +340,7 @@ class JobsPanel(QWidget):
         # a browsing session is not undone: Stop ends it with every page saved
         stop = "Stop" if row.kind == "browse" else "Cancel"
         self.abort_button.setText("Abort" if crawl else stop)
-        self.abort_button.setEnabled(row.status in ACTIVE and row.status != JobStatus.CANCELLING)
+        self.abort_button.setEnabled(row.status in UNDER_WAY and row.status != JobStatus.CANCELLING)
         self.retry_button.setEnabled(
             crawl
             and row.status
@@ -373,7 +365,7 @@ class JobsPanel(QWidget):
         if row.progress_total:
             self.progress.setRange(0, max(1, row.progress_total))
             self.progress.setValue(min(row.progress_done, row.progress_total))
-        elif row.status in ACTIVE:
+        elif row.status in UNDER_WAY:
             self.progress.setRange(0, 0)  # busy, amount unknown
         else:
             self.progress.setRange(0, 1)
