@@ -2,7 +2,8 @@
 
 :class:`BrowseSession` starts a headed Chromium on a persistent user-data folder: the
 library's named profile (:func:`archiver_app.profiles.profile_dir`) when one is given, so
-the user browses logged in, else a fresh temporary one removed at the end. Every tab
+the user browses logged in, else a fresh temporary one removed at the end (or, when the
+session was killed, at the next one's start: :func:`sweep_temp_profiles`). Every tab
 (those the user opens, popups) gets a :class:`~.tab.TabRecorder`; each page visited is
 saved as a snapshot when the user leaves it (:mod:`.visit`), and reported to ``on_page``
 and as progress (pages saved).
@@ -125,6 +126,62 @@ def user_data_for(lib: Library, profile: str | None) -> Path | None:
     return folder
 
 
+#: The temporary profile of a session on no named profile: ``<temp>/archiver-browse-*``,
+#: marked with the session's host and process (``host-pid``, as Chromium's lock is).
+TEMP_PROFILE_PREFIX = "archiver-browse-"
+OWNER_MARK = "archiver-session"
+#: A temporary profile with neither mark this old is left over (one being started is
+#: marked at once).
+UNMARKED_PROFILE_SECONDS = 3600.0
+
+
+def make_temp_profile() -> Path:
+    """A new temporary profile, marked as this process's."""
+    import socket
+
+    folder = Path(tempfile.mkdtemp(prefix=TEMP_PROFILE_PREFIX))
+    (folder / OWNER_MARK).write_text(f"{socket.gethostname()}-{os.getpid()}", "utf-8")
+    return folder
+
+
+def sweep_temp_profiles(now: float | None = None) -> list[Path]:
+    """Remove the temporary profiles sessions killed before their end left behind (the
+    sites' cookies and storage of a session, logins included, should not outlive it);
+    return those removed. One is left over when neither the session that made it nor the
+    Chromium that locks it (``SingletonLock``) still runs on this machine; one with
+    neither mark, when it is over :data:`UNMARKED_PROFILE_SECONDS` old."""
+    import socket
+    import time
+
+    host, now = socket.gethostname(), time.time() if now is None else now
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{TEMP_PROFILE_PREFIX}*"):
+        if _left_over(folder, host, now):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _left_over(folder: Path, host: str, now: float) -> bool:
+    from archiver_app.tasks.liveness import process_gone
+
+    marks = []
+    with contextlib.suppress(OSError):  # Chromium's lock: a link (POSIX) while it runs
+        marks.append(os.readlink(folder / "SingletonLock"))
+    with contextlib.suppress(OSError, ValueError):
+        marks.append((folder / OWNER_MARK).read_text("utf-8"))
+    if not marks:
+        try:
+            return now - folder.stat().st_mtime >= UNMARKED_PROFILE_SECONDS
+        except OSError:
+            return False
+    for mark in marks:
+        mark_host, _, pid = mark.strip().rpartition("-")
+        if mark_host != host or not pid.isdigit() or not process_gone(int(pid)):
+            return False
+    return True
+
+
 def check_display() -> None:
     """A visible browser needs a screen: say so instead of a browser crash."""
     if sys.platform.startswith("linux") and not (
@@ -208,7 +265,8 @@ class BrowseSession:
         await asyncio.to_thread(mark_interrupted, self.lib)  # killed earlier runs
         collection_id = await asyncio.to_thread(self.lib.ensure_collection, options.collection)
         if user_data is None:
-            user_data = self._temp_profile = Path(tempfile.mkdtemp(prefix="archiver-browse-"))
+            await asyncio.to_thread(sweep_temp_profiles)  # those of killed sessions
+            user_data = self._temp_profile = await asyncio.to_thread(make_temp_profile)
         await self._launch(info, user_data)
         self._facts = SessionFacts(
             collection=options.collection,

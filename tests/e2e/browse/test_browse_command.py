@@ -1,22 +1,28 @@
 """``archiver browse`` as a user runs it: a real process, a headed Chromium under Xvfb.
 
 Ctrl+C ends the session with the page still open saved; a kill leaves only ``.part``
-files and ``pending`` rows, never a file under its final name.
+files and ``pending`` rows, never a file under its final name, and a temporary profile
+the next session removes.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from archiver_app.capture.browse.session import TEMP_PROFILE_PREFIX
+from archiver_app.tasks.liveness import process_gone
 from tests.helpers.warcs import read_warc, warcio_check
 from tests.helpers.webserver import LocalServer, Request, Response
 
@@ -25,11 +31,25 @@ ARCHIVER = Path(sys.executable).with_name("archiver")
 pytestmark = pytest.mark.slow
 
 
-def start(lib: Path, url: str, *, output: bool = True) -> subprocess.Popen[str]:
+@pytest.fixture
+def temp() -> Iterator[Path]:
+    """The sessions' temporary folder (their profiles), removed after the test. Short:
+    Chromium's socket in it must fit a Unix socket's path (108 bytes), which the test's
+    ``tmp_path`` may not."""
+    folder = Path(tempfile.mkdtemp(prefix="archiver-t-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def start(lib: Path, url: str, temp: Path, *, output: bool = True) -> subprocess.Popen[str]:
+    """``archiver browse``, its temporary files (the session's profile) in ``temp``."""
     pipe = subprocess.PIPE if output else subprocess.DEVNULL
     return subprocess.Popen(
         [str(ARCHIVER), "--library", str(lib), "browse", url, "--collection", "web"],
         stdout=pipe, stderr=pipe, text=True, start_new_session=True,
+        env={**os.environ, "TMPDIR": str(temp)},
     )  # fmt: skip
 
 
@@ -43,11 +63,11 @@ def wait_for(condition: object, what: str, timeout: float = 120.0) -> None:
 
 
 def test_ctrl_c_ends_the_session_with_the_open_page_saved(
-    tmp_path: Path, browse_site: LocalServer, xvfb_display: str
+    tmp_path: Path, temp: Path, browse_site: LocalServer, xvfb_display: str
 ) -> None:
     lib = tmp_path / "lib"
     url = browse_site.url("/more")
-    proc = start(lib, url)
+    proc = start(lib, url, temp)
     try:
         wait_for(
             lambda: any(r.path == "/style.css" for r in browse_site.requests), "the page to load"
@@ -82,10 +102,13 @@ def _pending_rows(lib: Path) -> list[tuple[str]]:
 
 
 def test_a_killed_session_leaves_part_files_and_pending_rows_only(
-    tmp_path: Path, browse_site: LocalServer, xvfb_display: str
+    tmp_path: Path,
+    temp: Path,
+    browse_site: LocalServer,
+    xvfb_display: str,
 ) -> None:
     lib = tmp_path / "lib"
-    proc = start(lib, browse_site.url("/more"), output=False)
+    proc = start(lib, browse_site.url("/more"), temp, output=False)
     try:
         parts: list[Path] = []
 
@@ -114,10 +137,22 @@ def test_a_killed_session_leaves_part_files_and_pending_rows_only(
     with sqlite3.connect(lib / "library.db") as db:
         assert db.execute("SELECT state FROM snapshots").fetchall() == [("pending",)]
         assert db.execute("SELECT kind, status FROM jobs").fetchall() == [("browse", "running")]
+    # its temporary profile (the sites' cookies) is left: the next session removes it
+    left = list(temp.glob(f"{TEMP_PROFILE_PREFIX}*"))
+    assert len(left) == 1 and (left[0] / "SingletonLock").is_symlink(), left
+    lock = os.readlink(left[0] / "SingletonLock")  # host-pid of its browser, which
+    browser = int(lock.rpartition("-")[2])  # ends a moment after the app (its pipe closed)
+    wait_for(lambda: process_gone(browser), "the killed app's browser to end", timeout=60)
+    again = start(lib, browse_site.url("/more"), temp, output=False)  # the next session
+    try:
+        wait_for(lambda: not left[0].exists(), "the next session to remove it", timeout=60)
+    finally:
+        os.killpg(again.pid, signal.SIGKILL)
+        again.wait(30)
 
 
 def test_a_session_killed_while_a_page_loads_leaves_its_pending_row(
-    tmp_path: Path, browse_site: LocalServer, xvfb_display: str
+    tmp_path: Path, temp: Path, browse_site: LocalServer, xvfb_display: str
 ) -> None:
     """The page's row is written as its request leaves, before any file of it: a kill at
     any moment leaves no ``.part`` that no row names (the next start reports it)."""
@@ -130,7 +165,7 @@ def test_a_session_killed_while_a_page_loads_leaves_its_pending_row(
     browse_site.routes["/slow"] = stalled
     lib = tmp_path / "lib"
     url = browse_site.url("/slow")
-    proc = start(lib, url, output=False)
+    proc = start(lib, url, temp, output=False)
     try:
         wait_for(lambda: browse_site.requested("/slow"), "the page's request")
 
