@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 
+
+def _for_this_run(prefix: str) -> str:
+    """A temporary folder removed when this process ends."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 # No test reads or writes the real user's settings (the remembered library place, QSettings):
 # a throw-away config folder for this run, inherited by every subprocess.
-os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="archiver-test-config-")
+os.environ["XDG_CONFIG_HOME"] = _for_this_run("archiver-test-config-")
 # Node.js's compiled Playwright driver (capture.browser.use_driver_compile_cache) is kept
-# for the run, not in the user's cache folder.
-os.environ.setdefault("NODE_COMPILE_CACHE", tempfile.mkdtemp(prefix="archiver-test-node-"))
+# for the run (its workers share the first process's), not in the user's cache folder.
+if "NODE_COMPILE_CACHE" not in os.environ:
+    os.environ["NODE_COMPILE_CACHE"] = _for_this_run("archiver-test-node-")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
 os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu --no-sandbox")
