@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library import Library
 from archiver_app.mirror.coverage import policy_coverage
-from archiver_app.store.models import Page, PageState, Snapshot, Worker
+from archiver_app.store.models import Page, PageState, Snapshot, SnapshotChange, Worker
 
 if TYPE_CHECKING:  # the runner imports the crawl engine: not loaded with the window
     from archiver_app.watch.runner import WatchRow
@@ -40,6 +40,10 @@ class StatusFigures:
     #: every watch as the Changes view lists it: compared, it tells a watch added, changed
     #: or stopped by another process (``archiver watch`` in a terminal)
     watches: tuple[WatchRow, ...] = ()
+    #: when the newest comparison of a capture was recorded: a new one tells the Changes
+    #: view what a watch's run elsewhere found (recorded after its captures, so the
+    #: newest capture's id tells too early)
+    newest_change: datetime | None = None
 
 
 def capture_state(worker: Any, now: datetime, capturing: Sequence[int] = ()) -> str:
@@ -65,6 +69,7 @@ def status_figures(library: Library, now: datetime) -> StatusFigures:
     with library.session() as s:
         total = s.scalar(select(func.count()).select_from(Snapshot)) or 0
         newest = s.scalar(select(func.max(Snapshot.id))) or 0
+        newest_change = s.scalar(select(func.max(SnapshotChange.compared_at)))
         behind = (
             s.scalar(
                 select(func.count())
@@ -102,4 +107,5 @@ def status_figures(library: Library, now: datetime) -> StatusFigures:
         policy_wanted=coverage.wanted,
         newest_capture=newest,
         watches=tuple(list_watches(library)),
+        newest_change=newest_change,
     )

@@ -26,7 +26,8 @@ class StatusPanel(QWidget):
     Its reading every few seconds also tells when captures were added or deleted by
     another process (``archiver capture`` in a terminal, a watch's timer, another machine
     of a shared library): :attr:`changed_elsewhere`, after which the window reads its
-    table again. Watches added, changed or stopped elsewhere: :attr:`watches_elsewhere`."""
+    table again. Watches added, changed or stopped elsewhere, or captures compared (what a
+    watch's run found): :attr:`watches_elsewhere`."""
 
     changed_elsewhere = Signal()
     watches_elsewhere = Signal()
@@ -51,7 +52,8 @@ class StatusPanel(QWidget):
         self.figures: StatusFigures | None = None
         self._reads = Reads()
         self._seen: tuple[int, int] | None = None  # captures counted, newest id
-        self._watches: tuple[object, ...] | None = None  # the watches as last read
+        # the watches and the newest comparison's time, as last read
+        self._watches: tuple[object, ...] | None = None
         self._baseline = False  # the window read everything itself: no news to tell
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
@@ -109,9 +111,10 @@ class StatusPanel(QWidget):
                 self.changed_elsewhere.emit()
             self._seen, self._baseline = seen, self._baseline and again
         if not again:  # (a watch the app changed itself: its view has read it already)
-            if self._watches is not None and f.watches != self._watches:
+            watched = (*f.watches, f.newest_change)
+            if self._watches is not None and watched != self._watches:
                 self.watches_elsewhere.emit()
-            self._watches = f.watches
+            self._watches = watched
         self.worker.setText(f.worker)
         if f.migration_total and f.migration_done < f.migration_total:
             pct = 100 * f.migration_done // f.migration_total

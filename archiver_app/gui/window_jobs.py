@@ -100,8 +100,9 @@ class WindowJobs(QObject):
             self.window.research.refresh_changes()  # a watch's run in a terminal, say
 
     def _watches_elsewhere(self) -> None:
-        """A watch was added, changed or stopped by another process: the Changes view
-        lists the watches as they are (Capture Now on one stopped would do nothing)."""
+        """A watch was added, changed or stopped by another process, or a capture compared
+        (a watch's run elsewhere, after its captures): the Changes view lists the watches
+        and changes as they are (Capture Now on one stopped would do nothing)."""
         if not self.stopped:
             self.window.research.refresh_changes()
 

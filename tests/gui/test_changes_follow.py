@@ -1,6 +1,7 @@
 """The Changes view follows watches added and stopped from a terminal while the app is
 open (the status bar's reading tells, and F5 reads it again), and Capture Now on a watch
-stopped meanwhile says so instead of "being captured already"."""
+stopped meanwhile says so instead of "being captured already"; it shows what a watch's
+run elsewhere found, recorded after the run's captures."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pytestqt.qtbot import QtBot
 from archiver_app import cli
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.library import Library
+from archiver_app.store.models import SnapshotChange
 from tests.gui.test_watch_from_app import RUNS, recorded_run
+from tests.helpers.snapshots import add_snapshot
 
 PAGE = "http://127.0.0.1:18473/watch/page.html"
 OTHER = "http://127.0.0.1:18473/watch/other.html"
@@ -57,3 +60,24 @@ def test_the_changes_view_follows_watches_changed_elsewhere(
     window.menus.refresh.trigger()
     qtbot.waitUntil(lambda: panel.watches.rowCount() == 1)
     assert panel.watches.rows[0].seeds == (OTHER,)
+
+
+def test_the_changes_view_shows_a_change_recorded_elsewhere_after_its_captures(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """A watch's run in a terminal records its comparisons after its captures: the reading
+    that saw the captures came too early for them, and the view kept showing none."""
+    window, status = main_window, main_window.status
+    status.timer.stop()  # the status bar reads when the test says
+    before = add_snapshot(library, PAGE, title="Tide table", body="high water 06:10")
+    after = add_snapshot(library, PAGE, title="Tide table", body="high water 06:55")
+    panel = window.research.show_changes()
+    status.refresh()  # the reading that sees the captures, before their comparison
+    qtbot.waitUntil(lambda: status.figures is not None and status.figures.newest_capture == after)
+    qtbot.waitUntil(lambda: panel.loaded and not status._reads.busy)
+    assert panel.model.rowCount() == 0
+
+    with library.write() as s:  # the run's comparison, recorded after
+        s.add(SnapshotChange(snapshot_id=after, previous_id=before, changed=True, text_share=0.5))
+    status.refresh()
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 1, timeout=5000)
