@@ -441,9 +441,9 @@ class TabRecorder:
                     visit.tick, visit.activity = tick, activity
 
     async def snapshot(self, visit: Visit, *, leaving: bool = False) -> bool:
-        """Read the page shown as ``visit`` (text with its frames', DOM, viewport screenshot);
-        False when the
-        tab moved on meanwhile or the page could not be read. ``leaving``: read at Stop.
+        """Read the page shown as ``visit`` (text with its frames', DOM, viewport
+        screenshot); False when the tab moved on meanwhile or the page could not be read.
+        ``leaving``: read at Stop.
 
         Straight through DevTools, not Playwright (which would wait for a navigation under
         way); the frames' text through Playwright's frames, bounded by
