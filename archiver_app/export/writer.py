@@ -31,7 +31,6 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 from typing import IO
 
@@ -50,7 +49,7 @@ from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.units import counted
 from archiver_app.warc.cdxj import INDEXED_TYPES, ExportIndex, IndexEntry, cdxj_line
-from archiver_app.warc.postkey import PostedRequest, posted_request
+from archiver_app.warc.postkey import MAX_READ, PostedRequest, posted_request
 
 WARC_NAME = "data.warc.gz"
 WACZ_VERSION = "1.1.1"
@@ -146,8 +145,8 @@ def _copy_records(
             start = out.size
             fh.seek(rec.offset)
             digest = rec.digest
-            arc = rec.file_id in plan.arc_files
-            if arc:  # converted, so data.warc.gz holds WARC records only
+            sink: _HashingWriter | _Written = out
+            if rec.file_id in plan.arc_files:  # converted, so data.warc.gz holds WARC records only
                 try:
                     digest = arc_to_warc(fh, rec.length, out) or digest
                 except ValueError as exc:
@@ -155,7 +154,8 @@ def _copy_records(
                     continue
             else:  # without Cookie, Authorization, Set-Cookie... unless kept (export.privacy)
                 strip = plan.strip_private and rec.record_type in HTTP_RECORD_TYPES
-                if (problem := copy_record(fh, rec.length, gz, out, strip=strip)) is not None:
+                sink = _Written(out) if rec.record_type == "request" else out
+                if (problem := copy_record(fh, rec.length, gz, sink, strip=strip)) is not None:
                     result.problems.append(f"{rec.url}: {path.name}: {problem.message}")
                     if problem.issue is CopyIssue.LEFT_OUT:
                         continue
@@ -177,9 +177,8 @@ def _copy_records(
                 chosen = rec.id in plan.page_records
                 page = rec.snapshot_id if chosen or rec.id in plan.superseded else None
                 entry = IndexEntry(rec.url, rec.record_type, rec.status, line, page, chosen)
-            index.add(
-                rec.record_type, rec.url, entry, partial(_posted, fh, rec.offset, rec.length, gz)
-            )
+            posted = sink.posted if isinstance(sink, _Written) else _nothing_posted
+            index.add(rec.record_type, rec.url, entry, posted)
             done += rec.length
             if progress is not None:
                 progress(
@@ -197,10 +196,27 @@ def _copy_records(
     return index.lines()  # without parts of what is whole too, POSTs keyed (warc.cdxj)
 
 
-def _posted(fh: IO[bytes], offset: int, length: int, gz: bool) -> PostedRequest | None:
-    """The POST or PUT the request record at ``offset`` of ``fh`` sent (warc.postkey)."""
-    fh.seek(offset)
-    return posted_request(fh.read(length), gz)
+class _Written:
+    """Passes a request record on to the export and keeps what it wrote (one gzip member),
+    so the index keys a POST by the body the export holds: with a password's value
+    blanked (export.privacy), never the library's."""
+
+    def __init__(self, out: _HashingWriter) -> None:
+        self.out, self.parts, self.size = out, list[bytes](), 0
+
+    def write(self, data: bytes) -> None:
+        self.out.write(data)
+        self.size += len(data)
+        if self.size <= MAX_READ:  # a larger one (an upload) is not read for its body
+            self.parts.append(data)
+
+    def posted(self) -> PostedRequest | None:
+        """The POST or PUT the record as written sent (warc.postkey)."""
+        return None if self.size > MAX_READ else posted_request(b"".join(self.parts), True)
+
+
+def _nothing_posted() -> None:
+    return None
 
 
 def _pages_jsonl(library: Library, plan: ExportPlan, result: ExportResult) -> bytes:

@@ -45,6 +45,11 @@ def _records(warc: bytes) -> list[tuple[str, str, dict[str, str], str]]:
     return out
 
 
+def _plain(data: bytes) -> bytes:
+    """``data``, decompressed when it is gzip."""
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
 def _wacz_warc(path: Path) -> bytes:
     with zipfile.ZipFile(path) as zf:
         return zf.read("archive/data.warc.gz")
@@ -100,9 +105,19 @@ def test_exports_blank_the_passwords_login_requests_sent(
     kept = tmp_path / "kept.wacz"
     assert main([*lib, "export", "--keep-private-headers", "-o", str(kept)]) == 0
     assert gzip.decompress(_wacz_warc(kept)).count(TYPED.encode()) == 3
+    with zipfile.ZipFile(kept) as zf:  # the index keys each POST by its body
+        assert TYPED.lower().encode() in zf.read("indexes/index.cdx").lower()
 
     stripped = tmp_path / "shared.wacz"
     assert main([*lib, "export", "-o", str(stripped)]) == 0
+    folder = tmp_path / "shared-folder"
+    assert main([*lib, "export", "--format", "folder", "-o", str(folder)]) == 0
+    with zipfile.ZipFile(stripped) as zf:  # nowhere in the export: nor in its index
+        for name in zf.namelist():
+            assert TYPED.lower().encode() not in _plain(zf.read(name)).lower(), name
+    for file in folder.rglob("*"):
+        if file.is_file():
+            assert TYPED.lower().encode() not in _plain(file.read_bytes()).lower(), file
     warc = _wacz_warc(stripped)
     text = gzip.decompress(warc)
     assert TYPED.encode() not in text
