@@ -193,6 +193,8 @@ class Difference(StrEnum):
     UNREADABLE = "unreadable"  # listed and there, but its bytes cannot be read
     SIGNATURE_MISMATCH = "signature mismatch"  # signed another datapackage.json
     SIGNATURE_INVALID = "signature invalid"
+    # the signing time beside the signature is not the package's (which the hash covers)
+    SIGNED_TIME = "signed time"
     KEY = "key"  # not signed by the key the reader asked for (verify-export --key)
     TIMESTAMP_INVALID = "timestamp invalid"
     TIMESTAMP_MISSING = "timestamp missing"  # a trust root was given, there is no timestamp
@@ -399,7 +401,7 @@ def verify_wacz(
             text = "datapackage.json was changed (its hash differs)"
             report.add(Difference.PACKAGE_CHANGED, "datapackage.json", text)
         _check_resources(zf, names, package, report, _Hashing(zf, package, progress, cancel))
-        _check_signature(digest.get("signedData"), actual, report)
+        _check_signature(digest.get("signedData"), actual, package, report)
         if key is not None:
             report.required_key = key
             _check_key(key, report)
@@ -531,13 +533,26 @@ def _check_resources(
         report.add(Difference.ADDED, name, f"{name} was added (not in datapackage.json)")
 
 
-def _check_signature(signed: Any, package_hash: str, report: VerifyReport) -> None:
+def _check_signature(
+    signed: Any, package_hash: str, package: dict[str, Any], report: VerifyReport
+) -> None:
+    """The signature's state. When and by what it was signed are told as the package says
+    (its hash is what is signed): the copies beside the signature are covered by nothing,
+    and one that differs was changed."""
     if not signed:
         return
     report.signed = True
     report.public_key = signed.get("publicKey")
-    report.signed_at = signed.get("created")
-    report.software = signed.get("software")
+    created, software = package.get("created"), package.get("software")
+    report.signed_at = created if isinstance(created, str) else None
+    report.software = software if isinstance(software, str) else None
+    claimed = signed.get("created")
+    if claimed is not None and report.signed_at is not None and claimed != report.signed_at:
+        text = (
+            f"the signing time beside the signature ({claimed}) is not the package's "
+            f"({report.signed_at}): it was changed after signing"
+        )
+        report.add(Difference.SIGNED_TIME, DIGEST_NAME, text)
     if signed.get("hash") != package_hash:
         text = "the signature is for another datapackage.json"
         report.add(Difference.SIGNATURE_MISMATCH, "", text)

@@ -175,6 +175,37 @@ def test_the_signature_is_dated_as_the_package_it_signs(tmp_path: Path) -> None:
     assert digest["signedData"]["created"] == "2020-01-02T03:04:05Z"
 
 
+def test_when_and_by_what_it_was_signed_are_the_packages_not_a_forged_copy(
+    tmp_path: Path,
+) -> None:
+    """The signing time and software beside the signature are covered by nothing: one
+    rewritten to backdate a signed export was shown as signed then, "intact"."""
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    with zipfile.ZipFile(wacz) as zf:
+        package = json.loads(zf.read("datapackage.json"))
+    package |= {"created": "2026-11-29T01:36:28Z", "software": "Archiver 1.0"}
+    package_bytes = json.dumps(package).encode()
+    digest = signed_digest(package_bytes, load_or_create_key(tmp_path))
+    _rewrite(wacz, {"datapackage.json": package_bytes,
+                    "datapackage-digest.json": json.dumps(digest).encode()})  # fmt: skip
+    report = verify_wacz(wacz)
+    assert report.ok, report.lines()
+    assert "on 2026-11-29T01:36:28Z by Archiver 1.0: the signature is valid" in report.lines()[-3]
+
+    digest["signedData"] |= {"created": "2019-01-01T00:00:00Z", "software": "Trusted 9.9"}
+    _rewrite(wacz, {"datapackage-digest.json": json.dumps(digest).encode()})
+    report = verify_wacz(wacz)
+    assert not report.ok
+    assert [f.kind for f in report.findings] == [Difference.SIGNED_TIME]
+    assert report.findings[0].message == (
+        "the signing time beside the signature (2019-01-01T00:00:00Z) is not the package's "
+        "(2026-11-29T01:36:28Z): it was changed after signing"
+    )
+    lines = "\n".join(report.lines())
+    assert "2019" not in lines.replace("(2019-01-01T00:00:00Z)", "") and "Trusted" not in lines
+
+
 def test_a_name_twice_in_the_zip_is_not_intact(tmp_path: Path) -> None:
     """A second pages/pages.jsonl put before the original: the signed, listed one still
     hashes right, but a reader may take the other."""
