@@ -271,13 +271,13 @@ class VerifyActions(QObject):
         )
 
     def _export_checked(self, report: VerifyReport) -> None:
-        name = report.path.name
+        name, count = report.path.name, report.count_text()  # as verify-export ends
         if report.ok:
-            title, text = "Export intact", f"{name} is as it was exported."
+            title, text = "Export intact", f"{name} is as it was exported ({count})."
         elif report.damaged:
             title, text = "Export damaged", f"{name} is damaged: cut short, or not a zip file."
         else:
-            title, text = "Export changed", f"{name} is not as it was exported."
+            title, text = "Export changed", f"{name} is not as it was exported ({count})."
         self.window.statusBar().showMessage(text, 15000)
         lines = report.lines()[:-1]  # the verdict is the text above them
         shown = lines[:MAX_EXPORT_LINES]

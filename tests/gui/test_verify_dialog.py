@@ -185,7 +185,7 @@ def test_verify_an_export_says_intact_or_what_changed(
     qtbot.waitUntil(lambda: checks.export_box is not None and checks.export_box.isVisible())
     box = checks.export_box
     assert box is not None and box.windowTitle() == "Export intact"
-    assert box.text() == "harbour.wacz is as it was exported."
+    assert box.text() == "harbour.wacz is as it was exported (2 files checked)."
     assert box.informativeText().startswith("signed with key ")
     assert box.informativeText().split("\n")[0].endswith(": the signature is valid")
     assert box.icon() == QMessageBox.Icon.Information
@@ -205,7 +205,20 @@ def test_verify_an_export_says_intact_or_what_changed(
         in changed.informativeText()
     )
     assert changed.icon() == QMessageBox.Icon.Warning
-    assert main_window.statusBar().currentMessage() == "harbour.wacz is not as it was exported."
+    assert main_window.statusBar().currentMessage() == (
+        "harbour.wacz is not as it was exported (2 files checked)."
+    )
+    changed.close()
+
+    _rewrite(wacz, {"pages/pages.jsonl": None})  # the count says why one was not checked
+    checks.check_export(wacz)
+    qtbot.waitUntil(lambda: checks.export_box is not changed and checks.export_box is not None)
+    missing = checks.export_box
+    assert (
+        missing.text()
+        == "harbour.wacz is not as it was exported (1 of 2 files checked; 1 missing)."
+    )
+    changed = missing
     changed.close()
 
     wacz.write_bytes(wacz.read_bytes()[: wacz.stat().st_size // 2])  # cut short: a verdict
