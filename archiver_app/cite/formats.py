@@ -335,6 +335,7 @@ def _entries(
     entries = [str(by_key[key]) for key in keys]
     if str(csl.root.get_locale_option("punctuation-in-quote")).lower() == "true":
         entries = [_PUNCTUATION_OUTSIDE.sub(_inside, e) for e in entries]
+    entries = [_PERIOD_AFTER_MARK.sub(r"\1\2", e) for e in entries]
     if 'variable="citation-number"' in Path(path).read_text("utf-8"):
         # Only a numeric style's entries start with their number; another's may start
         # with digits of its own ("127.0.0.1. (n.d.)", a site cited as the author).
@@ -386,6 +387,11 @@ def _inside(m: re.Match[str]) -> str:
     """“Title”. -> “Title.”; “Why?”. -> “Why?” (the title's own mark is enough)."""
     return m[1] + m[2] if m[1] in ".?!" else m[1] + m[3] + m[2]
 
+
+#: A period a style adds after a part that ends with its own question or exclamation mark
+#: (in italics, say): "What's next?." (CSL's punctuation rules collapse them; citeproc-py
+#: does not). Only before a space or the end: an address keeps "?." in its query.
+_PERIOD_AFTER_MARK = re.compile(r"([?!])((?:</[a-z]+>)*)\.(?=\s|$)")
 
 #: citeproc-py's plain text of a numeric style runs the number into the entry: "[1]J. Port".
 _NUMBER_RUN_IN = re.compile(r"^(\[\d+\]|\d+\.)(?=\S)")

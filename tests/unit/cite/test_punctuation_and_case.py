@@ -49,6 +49,15 @@ def test_us_styles_set_the_period_and_comma_inside_the_closing_quote() -> None:
     assert "“Is the river rising?” Riverton Council" in formatted([asked], "ieee")
 
 
+def test_a_title_that_ends_with_its_own_mark_gets_no_period_after_it() -> None:
+    """APA sets its period after the title in italics: "What's next?." it printed."""
+    asked = _ref("Floods & droughts: What's next?")
+    apa = formatted([asked], "apa")
+    assert "(2026, March 14). Floods & droughts: What's next? Archiver" in apa, apa
+    assert "What's next?</i> Archiver" in formatted([asked], "apa", as_html=True)
+    assert "Stop!</i> Archiver" in formatted([_ref("Stop!")], "apa", as_html=True)
+
+
 def test_apa_starts_a_title_and_its_subtitle_with_a_capital() -> None:
     r = _ref("the state of the river: a review")
     assert formatted([r], "apa") == (
