@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.units import counted
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
 
@@ -59,7 +61,7 @@ def cmd_browse(args: argparse.Namespace, ctx: Context) -> int:
         elif isinstance(event, SavedPage):
             if event.ok:
                 title = f" — {event.title}" if event.title else ""
-                line = f"saved {event.url}{title} ({event.responses} responses)"
+                line = f"saved {event.url}{title} ({counted(event.responses, 'response')})"
             else:
                 line = f"failed {event.url}: {event.error}"
             print(line, file=ctx.out, flush=True)

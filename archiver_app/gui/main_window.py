@@ -148,7 +148,7 @@ class MainWindow(QMainWindow):
         self.tray = Tray(icon or self.windowIcon(), self)
         self.capture = WindowCapture(self)
         # "capture it now?" on a replay's not-archived page: the capture dialog, on that URL
-        self.tabs.captureRequested.connect(self.capture.open_dialog)
+        self.tabs.captureRequested.connect(self.capture.linked_from_replay)
         self.imports = WindowImports(self)
         self.menus = WindowActions(self)
         self.research = ResearchActions(self)  # compare, changes, citations

@@ -19,7 +19,8 @@ class ReplayTabs(QTabWidget):
     each tab's title follows the page it shows.
     """
 
-    captureRequested = Signal(str)  # a URL the user asked to capture from a replay
+    # a URL the user asked to capture from a replay, and the capture it was linked from
+    captureRequested = Signal(str, int)
 
     def __init__(self, library: Library, library_view: QWidget, parent: QWidget) -> None:
         super().__init__(parent)

@@ -142,6 +142,17 @@ class WindowCapture(QObject):
         dialog.open()
         return dialog
 
+    def linked_from_replay(self, url: str, linked_from: int) -> CaptureDialog:
+        """The capture dialog on ``url``, a page a replay found not archived, in the browser
+        profile and collection of the capture ``linked_from`` (0: none) whose page linked
+        to it: a page behind a login is captured logged in, as Capture Again does."""
+        snapshots = self.window.library.snapshots
+        detail = snapshots.detail(linked_from) if linked_from else None
+        if detail is None:
+            return self.open_dialog(url)
+        collection = snapshots.shared_collection([linked_from])
+        return self.open_dialog(url, profile=detail.profile, collection=collection)
+
     def from_field(self) -> None:
         """Capture what the toolbar's address field holds."""
         field = self.window.url_field

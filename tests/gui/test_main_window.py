@@ -557,17 +557,34 @@ def test_capture_it_now_in_a_replay_opens_the_capture_dialog_and_tabs_follow_the
     qtbot: QtBot, main_window: MainWindow, library: Library
 ) -> None:
     """The not-archived page's "capture it now?" button did nothing in the app (its signal
-    was connected nowhere); a replay tab kept its first page's title after a link."""
+    was connected nowhere); a replay tab kept its first page's title after a link. A page
+    linked from a capture made logged in is offered in that capture's profile and
+    collection (it offered a fresh browser, not logged in: the capture met the login form)."""
     from archiver_app.gui.capture_dialog import CaptureDialog
     from archiver_app.gui.replay.widget import ReplayWidget
 
     window = main_window
-    replay = window.open_replay_id(add_snapshot(library, "https://r.example/", title="River"))
+    river = add_snapshot(library, "https://r.example/", title="River")
+    replay = window.open_replay_id(river)
     assert isinstance(replay, ReplayWidget)
-    replay.captureRequested.emit("https://elsewhere.example/")
+    replay.captureRequested.emit("https://elsewhere.example/", 0)
     qtbot.waitUntil(lambda: bool(window.findChildren(CaptureDialog)))
     [dialog] = window.findChildren(CaptureDialog)
     assert dialog.urls.toPlainText() == "https://elsewhere.example/"
+    assert dialog.profile.currentData() is None
+    dialog.reject()
+    dialog.deleteLater()
+
+    library.profiles.create("members")
+    members = add_snapshot(library, "https://r.example/members", collection="club")
+    with library.write() as s:
+        s.get(Snapshot, members).profile = "members"  # type: ignore[union-attr]
+    replay.captureRequested.emit("https://r.example/members/more", members)
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(CaptureDialog)))
+    [dialog] = [d for d in window.findChildren(CaptureDialog) if d.isVisible()]
+    assert dialog.urls.toPlainText() == "https://r.example/members/more"
+    assert dialog.profile.currentData() == "members"
+    assert dialog.collection.currentData() == "club"
     dialog.reject()
     replay.titleChanged.emit("Another page")
     assert window.tabs.tabText(window.tabs.indexOf(replay)) == "Another page"

@@ -86,7 +86,9 @@ class ReplayWidget(QWidget):
     titleChanged = Signal(str)
     urlChanged = Signal(str)
     captureChanged = Signal(str)
-    captureRequested = Signal(str)
+    # a URL not archived the user asked to capture, and the capture whose page was shown
+    # before it (0: none), whose profile and collection the capture keeps
+    captureRequested = Signal(str, int)
     requestLogged = Signal(str, str, str)
 
     def __init__(
@@ -105,6 +107,7 @@ class ReplayWidget(QWidget):
         self.replayer = replayer or Replayer.for_library(library)
         self.at: datetime | str | None = at
         self.current: ReplayResponse | None = None
+        self.last_capture = 0  # the capture of the last archived page shown (0: none yet)
         self.capture_browser: str | None = None  # the browser that made ``current``
         self.current_url = ""
         self.pdf_title: str | None = None  # the tab's title while the PDF view shows one
@@ -350,7 +353,7 @@ class ReplayWidget(QWidget):
     def _page_action(self, action: str, url: str) -> None:
         """A button of a message page: capture a page not archived, or the file page's."""
         if action == "capture":
-            self.captureRequested.emit(url)
+            self.captureRequested.emit(url, self.last_capture)
         elif action == "own-browser":
             self.open_in_own_browser()
         elif action == "save":  # the capture shown: the file page is its own
@@ -485,6 +488,7 @@ class ReplayWidget(QWidget):
             self.pdf_title = self.pdf_view.title() or file_name(url, self._disposition())
             self.titleChanged.emit(self.pdf_title)
         if response.snapshot_id is not None:
+            self.last_capture = response.snapshot_id
             self.capture_browser = self.library.snapshots.capture_browser(response.snapshot_id)
             self.fallback.capture_shown(self.capture_browser)
         # The request carries no fragment: the route is the one the page was opened at.

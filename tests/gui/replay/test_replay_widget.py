@@ -106,8 +106,10 @@ def test_replay_view_serves_page_timeline_and_messages(
     assert widget.find_count.text() == "No matches"
 
     # A link to a site not in the archive: an in-page message, nothing fetched.
-    requested: list[str] = []
-    widget.captureRequested.connect(requested.append)
+    requested: list[tuple[str, int]] = []
+    widget.captureRequested.connect(lambda url, linked: requested.append((url, linked)))
+    assert widget.current is not None and widget.current.snapshot_id is not None
+    linked_from = widget.current.snapshot_id  # the page shown before: its profile is kept
     _open(qtbot, widget, "https://elsewhere.example/")
     assert run_js(qtbot, widget, "document.getElementById('archiver-message').dataset.kind") == (
         "not-archived"
@@ -116,7 +118,7 @@ def test_replay_view_serves_page_timeline_and_messages(
     assert any(e.outcome == NOT_ARCHIVED for e in widget.log.entries())
     assert "Not archived" in widget.banner.text()
     run_js(qtbot, widget, "document.getElementById('capture-now').click()")
-    qtbot.waitUntil(lambda: requested == ["https://elsewhere.example/"])
+    qtbot.waitUntil(lambda: requested == [("https://elsewhere.example/", linked_from)])
 
     # Screenshot: this capture has none.
     _open(qtbot, widget, HOME)
