@@ -101,6 +101,19 @@ def settled_height(widget: ReplayWidget, quiet: float, timeout: float) -> int:
     return height or 0
 
 
+def _capture_ts(widget: ReplayWidget) -> str:
+    """When the capture shown was made, as the timeline, citations and search give it (its
+    snapshot's time, taken as the capture began); a record of no capture gives its own."""
+    current = widget.current
+    if current is None:
+        return ""
+    if current.snapshot_id is not None:
+        for capture in widget.captures:
+            if capture.snapshot_id == current.snapshot_id:
+                return capture.ts
+    return current.ts
+
+
 def _grow_to_page(
     widget: ReplayWidget, width: int, height: int, quiet: float, deadline: float
 ) -> None:
@@ -175,12 +188,11 @@ def render(
         if png is not None:
             png.parent.mkdir(parents=True, exist_ok=True)
             image.save(str(png))  # format from the suffix
-        current = widget.current
         return RenderResult(
             url=url,
             requests=widget.log.entries(),
             page_kind=_page_kind(kinds, loaded, bool(stopped)),
-            capture_ts=current.ts if current is not None else "",
+            capture_ts=_capture_ts(widget),
             size=(image.width(), image.height()),
             image=image,
         )

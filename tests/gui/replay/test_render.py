@@ -73,3 +73,24 @@ def test_a_page_the_engine_fails_is_no_success(
 
     shown = render(library, PAGE_URL, tmp_path / "p.png", timeout=30)
     assert shown.ok
+
+
+def test_the_capture_time_is_the_captures_as_the_timeline_gives_it(
+    qtbot: QtBot, library: Library, tmp_path: Path
+) -> None:
+    """``archiver replay --screenshot`` named the capture by its response record's time, a
+    second after the capture's own (taken as it began), which the app's timeline, search
+    and citations give."""
+    from datetime import timedelta
+
+    from archiver_app.store.models import Snapshot
+
+    w = ArchiveWriter(library)
+    w.response(PAGE_URL, "<title>Docs</title><h1>docs home</h1>", at=at(2024), page=True)
+    w.commit()
+    with library.write() as s:  # began a second before its document's answer came
+        snap = s.query(Snapshot).one()
+        snap.captured_at = snap.captured_at - timedelta(seconds=1)
+        began = f"{snap.captured_at:%Y%m%d%H%M%S}"
+    shot = render(library, PAGE_URL, tmp_path / "page.png", width=640, height=480, timeout=30)
+    assert shot.ok and shot.capture_ts[:14] == began == "20231231235959"
