@@ -59,6 +59,12 @@ def citation(
     title and site name the page declares (:mod:`archiver_app.cite.metadata`)."""
     from archiver_app.compare.snapshots import find_capture
 
+    base = urlsplit(version_base or "")
+    if version_base and (base.scheme not in ("http", "https") or not base.hostname):
+        raise InputError(
+            f"the version base {version_base!r} is not a web address: give the address of "
+            "the replay server the copies are cited under (http:// or https://)"
+        )
     snap = find_capture(lib, ref)
     if snap.state != SnapshotState.COMPLETE:
         raise InputError(f"capture {ref} is {snap.state}: only complete captures are cited")

@@ -54,6 +54,9 @@ def test_the_record_names_original_and_archived_copy(library: Library, capture: 
     assert citation(library, r.uid) == r  # by uid as well as by id
     served = citation(library, capture, version_base="http://127.0.0.1:8080/")
     assert served.version_url == f"http://127.0.0.1:8080/20260302093015/{URL}"
+    for base in ("notaurl", "ftp://127.0.0.1/", "https://"):  # a Robust Link's data-versionurl
+        with pytest.raises(InputError, match="is not a web address"):
+            citation(library, capture, version_base=base)
     for missing in (9999, "²", "not-a-uid"):  # "²" is a digit but no number
         with pytest.raises(InputError, match="no capture"):
             citation(library, missing)
