@@ -2,8 +2,9 @@
 
 An edition is cited as a data set: its name, the collection and period it covers, its state
 (accepted on a date, or not accepted), and, once it has been released with ``archiver
-edition export``, the date of its last release and the SHA-256 of that release's WACZ as it
-was written, so a reader can tell the file cited from any other. Only a release of what the
+edition export``, the date of its last release and the SHA-256 of that release's WACZ (as
+written, or as ``archiver export timestamp-pending`` rewrote it to add its timestamp), so a
+reader can tell the file cited from any other. Only a release of what the
 edition is now is cited (:func:`last_release`): never a draft of an accepted edition. Its
 identifier is ``urn:archiver:<library id>:edition:<name>``.
 
@@ -22,13 +23,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
-
 from archiver_app.cite.formats import _bib_escape, _bib_url, _one_line, format_items
 from archiver_app.editions.states import EditionState
 from archiver_app.errors import InputError
 from archiver_app.library import Library
-from archiver_app.store.models import Job, JobStatus
 
 
 @dataclass(frozen=True)
@@ -45,7 +43,7 @@ class EditionReference:
     released_at: datetime | None = None  # the last release
     release_state: str | None = None  # the edition's state then
     wacz: str | None = None  # the last release's file name
-    sha256: str | None = None  # of that WACZ as written
+    sha256: str | None = None  # of that WACZ as written (or timestamped later)
 
     @property
     def title(self) -> str:
@@ -109,47 +107,19 @@ def edition_citation(lib: Library, name: str) -> EditionReference:
 
 def last_release(lib: Library, name: str) -> dict[str, Any]:
     """The last completed release of edition ``name`` that is a release of the edition as
-    it is now: ``released_at``, ``release_state``, ``wacz`` and ``sha256`` (empty: none).
+    it is now (:func:`archiver_app.editions.recorded.of_now`): ``released_at``,
+    ``release_state``, ``wacz`` and ``sha256`` (empty: none)."""
+    from archiver_app.editions.recorded import cited_release
 
-    An accepted edition's is one made while accepted, since the last accept, of the members
-    it has now: a draft exported while it was reopened, or a release of the members it had
-    before, holds other captures than the ones accepted. A not accepted edition's is a draft
-    of the members it has now. A release that recorded no digest of its WACZ, or (a draft)
-    of its members, cannot be told to be one and is not cited.
-    """
-    from archiver_app.editions.ledger import member_snapshot_ids
-    from archiver_app.editions.release import members_digest
-    from archiver_app.editions.service import get_edition
-
-    with lib.session() as s:
-        ed = get_edition(s, name)
-        accepted = _utc(ed.accepted_at) if ed.state == EditionState.RESEARCH_READY else None
-        members = members_digest(member_snapshot_ids(s, ed.id))
-        jobs = s.execute(
-            select(Job.config, Job.result, Job.finished_at)
-            .where(Job.kind == "export", Job.status == JobStatus.COMPLETED)
-            .order_by(Job.finished_at.desc(), Job.id.desc())
-        ).all()
-    for config, result, finished in jobs:
-        if (config or {}).get("edition") != name or not (result or {}).get("sha256"):
-            continue
-        when = result.get("released_at")
-        at = _utc(datetime.fromisoformat(when) if isinstance(when, str) else finished)
-        of = result.get("members_digest")
-        if of != members and (of is not None or accepted is None):
-            continue  # of other members, or a draft that cannot say
-        if accepted is not None and (
-            result.get("state") != EditionState.RESEARCH_READY or at is None or at < accepted
-        ):
-            continue  # a draft, or a release from before the last accept
-        path = str((result.get("wacz") or {}).get("path") or config.get("output") or "")
-        return {
-            "released_at": at,
-            "release_state": str(result.get("state") or ""),
-            "wacz": path.replace("\\", "/").rsplit("/", 1)[-1],
-            "sha256": str(result["sha256"]),
-        }
-    return {}
+    release = cited_release(lib, name)
+    if release is None:
+        return {}
+    return {
+        "released_at": release.released_at,
+        "release_state": release.state,
+        "wacz": release.file_name,
+        "sha256": release.sha256,
+    }
 
 
 def _utc(at: datetime | None) -> datetime | None:

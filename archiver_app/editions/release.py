@@ -60,7 +60,8 @@ class ReleaseResult:
     wacz: ExportResult
     files: list[Path] = field(default_factory=list)  # the reports beside the WACZ
     #: The WACZ's SHA-256 as written (``archiver cite NAME`` quotes it; a timestamp added
-    #: later by ``archiver export timestamp-pending`` changes the file), and when.
+    #: later by ``archiver export timestamp-pending`` changes the file, and the job's
+    #: recorded result takes the new one: :func:`.recorded.restamped`), and when.
     sha256: str | None = None
     released_at: datetime | None = None
     #: :func:`members_digest` of the captures in the WACZ: ``archiver cite NAME`` names only

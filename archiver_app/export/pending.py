@@ -6,7 +6,10 @@ timed out, a 5xx) is written signed and queued here: the library's setting
 it must still carry, when it was queued, the attempts and the last error). The queue lives
 in the database, so it survives the process; :func:`retry_pending` (``archiver export
 timestamp-pending``, and the runtime when the app opens a library) asks again and puts each
-token into its WACZ in place. An authority that answers garbage is not asked again.
+token into its WACZ in place. That changes the WACZ's SHA-256: the outcome names the old
+and the new one, and an edition's release on record takes the new one (the same release,
+now timestamped: :func:`archiver_app.editions.recorded.restamped`). An authority that
+answers garbage is not asked again.
 
 ``export.timestamp_authority`` holds the authority used when ``--timestamp`` names none.
 """
@@ -31,6 +34,7 @@ from archiver_app.export.timestamps import (
     stamped_message,
 )
 from archiver_app.export.writer import ExportResult
+from archiver_app.hashing import hash_file
 from archiver_app.library import Library
 from archiver_app.store.models import Setting
 
@@ -71,6 +75,12 @@ class RetryResult:
     path: Path
     code: RetryCode
     message: str
+    #: ADDED: the WACZ's SHA-256 before and after the token went in (a citation of the old
+    #: one no longer matches the file)
+    sha256_before: str | None = None
+    sha256_after: str | None = None
+    #: ADDED: the editions whose recorded release is this file, now with its new SHA-256
+    editions: tuple[str, ...] = ()
 
 
 def default_authority(lib: Library) -> str | None:
@@ -164,13 +174,30 @@ def retry_pending(lib: Library, *, timeout: float | None = None) -> list[RetryRe
             result, keep = _retry(entry, timeout)
         if result.code is RetryCode.WAITING:
             down.add(entry.url)
-        results.append(result)
         with lib.write() as s:  # one entry at a time: a kill loses no finished stamp
+            result = _record_new_digest(s, result, lib.clock())
             rest = [e for e in _read(s) if e.path != entry.path]
             if keep is not None:
                 rest.append(keep)
             _write(s, rest)
+        results.append(result)
     return results
+
+
+def _record_new_digest(s: Any, result: RetryResult, at: datetime) -> RetryResult:
+    """A WACZ timestamped in place has a new SHA-256: say so, and when it is an edition's
+    release, record the new one as its release's (the same release, now timestamped)."""
+    from archiver_app.editions.recorded import restamped
+
+    before, after = result.sha256_before, result.sha256_after
+    if result.code is not RetryCode.ADDED or before is None or after is None:
+        return result
+    editions = tuple(restamped(s, result.path, before, after, at))
+    text = f"{result.message}; its SHA-256 changed: {before} -> {after}"
+    if editions:
+        names = ", ".join(editions)
+        text += f" (the release of edition {names} on record now has the new one)"
+    return dataclasses.replace(result, message=text, editions=editions)
 
 
 def _retry(entry: PendingStamp, timeout: float | None) -> tuple[RetryResult, PendingStamp | None]:
@@ -194,6 +221,7 @@ def _retry(entry: PendingStamp, timeout: float | None) -> tuple[RetryResult, Pen
         text = f"signed but not timestamped: {stamp.message}"
         return RetryResult(entry.path, RetryCode.GAVE_UP, text), None
     try:
+        before, _size = hash_file(entry.path)
         add_timestamp(entry.path, stamp.token, signature=entry.signature)
     except InputError as exc:
         return RetryResult(entry.path, RetryCode.GONE, str(exc)), None
@@ -201,4 +229,9 @@ def _retry(entry: PendingStamp, timeout: float | None) -> tuple[RetryResult, Pen
         keep = dataclasses.replace(entry, attempts=entry.attempts + 1, last_error=str(exc))
         return RetryResult(entry.path, RetryCode.NOT_WRITTEN, f"cannot write: {exc}"), keep
     when = stamp.time.strftime("%Y-%m-%dT%H:%M:%SZ") if stamp.time else "?"
-    return RetryResult(entry.path, RetryCode.ADDED, f"timestamped at {when}"), None
+    text = f"timestamped at {when}"
+    try:
+        after: str | None = hash_file(entry.path)[0]
+    except OSError as exc:  # the token is in: not asked again, but its new digest is unknown
+        after, text = None, f"{text}; its SHA-256 changed and cannot be read now: {exc}"
+    return RetryResult(entry.path, RetryCode.ADDED, text, before, after), None

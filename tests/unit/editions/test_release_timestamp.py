@@ -75,3 +75,39 @@ def test_a_timestamp_needs_a_signature_and_an_authority(
     assert _release(root, wacz, "--sign", "--timestamp") != 0  # no default authority set
     assert "needs an authority" in capsys.readouterr().err
     assert not wacz.exists()
+
+
+def test_a_timestamp_added_later_is_in_the_digest_the_edition_is_cited_with(
+    root: str, library: Library, tsa: LocalTSA, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``export timestamp-pending`` rewrote the release to put its timestamp in, and ``cite``
+    went on quoting the SHA-256 the file had before, with no word that it changed."""
+    import hashlib
+
+    from archiver_app.export.pending import PENDING_KEY
+    from archiver_app.store.models import Setting
+
+    assert not library.editions.accept("c-2024").refused
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{sock.getsockname()[1]}/tsa"  # nothing listens there
+    wacz = tmp_path / "late.wacz"
+    assert _release(root, wacz, "--sign", "--timestamp", down) == 0
+    before = hashlib.sha256(wacz.read_bytes()).hexdigest()
+    assert f"sha256 {before}" in capsys.readouterr().out
+    with library.write() as s:  # the authority is back (here: the queued entry points at it)
+        row = s.get(Setting, PENDING_KEY)
+        assert row is not None
+        row.value = [{**row.value[0], "url": tsa.url}]
+
+    assert cli.main(["--library", root, "export", "timestamp-pending"]) == 0
+    after = hashlib.sha256(wacz.read_bytes()).hexdigest()
+    assert after != before
+    said = capsys.readouterr().out
+    assert "late.wacz: added: timestamped at " in said
+    assert f"its SHA-256 changed: {before} -> {after}" in said
+    assert "the release of edition c-2024 on record now has the new one" in said
+
+    assert cli.main(["--library", root, "cite", "c-2024", "--format", "bibtex"]) == 0
+    out, err = capsys.readouterr()
+    assert f"WACZ late.wacz, SHA-256 {after}" in out and before not in out and err == ""

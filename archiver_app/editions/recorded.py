@@ -1,0 +1,146 @@
+"""An edition's releases on record, and which of them is a release of the edition as it is now.
+
+A release's record is its export job's result (:class:`~.release.ReleaseResult`): the
+WACZ's path, its SHA-256, when it was written, the edition's state then and a digest of its
+members. One rule (:func:`of_now`) says whether a release is of the edition as it is now:
+``archiver cite NAME`` cites the last such release (:func:`cited_release`).
+``archiver export timestamp-pending`` rewrites a WACZ to put its
+timestamp in: it is the same release, so its record takes the file's new SHA-256
+(:func:`restamped`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from archiver_app.editions.states import EditionState
+from archiver_app.library import Library
+from archiver_app.store.models import Job, JobLog, JobStatus
+
+
+@dataclass(frozen=True)
+class RecordedRelease:
+    """One completed release of an edition, as its job recorded it."""
+
+    job_id: int
+    edition: str
+    path: str  # the WACZ as written
+    sha256: str  # of the WACZ as it is (a timestamp added later is in it)
+    released_at: datetime | None
+    state: str  # the edition's state when released
+    members_digest: str | None  # :func:`~.release.members_digest` (None: not recorded)
+
+    @property
+    def file_name(self) -> str:
+        return self.path.replace("\\", "/").rsplit("/", 1)[-1]
+
+    def is_at(self, path: Path) -> bool:
+        return bool(self.path) and Path(self.path).resolve() == Path(path).resolve()
+
+
+@dataclass(frozen=True)
+class EditionNow:
+    """What an edition is now, as a release is judged against it."""
+
+    name: str
+    accepted: datetime | None  # when it was last accepted, while it is accepted
+    members: str  # :func:`~.release.members_digest` of its members
+
+
+def edition_now(s: Session, name: str) -> EditionNow:
+    """Raises EditionNotFoundError when there is no edition ``name``."""
+    from archiver_app.editions.ledger import member_snapshot_ids
+    from archiver_app.editions.release import members_digest
+    from archiver_app.editions.service import get_edition
+
+    ed = get_edition(s, name)
+    accepted = _utc(ed.accepted_at) if ed.state == EditionState.RESEARCH_READY else None
+    return EditionNow(name, accepted, members_digest(member_snapshot_ids(s, ed.id)))
+
+
+def of_now(release: RecordedRelease, now: EditionNow) -> bool:
+    """Is ``release`` a release of the edition as it is now? An accepted edition's is one
+    made while accepted, since the last accept, of the members it has now: a draft exported
+    while it was reopened, or a release of the members it had before, holds other captures
+    than the ones accepted. A not accepted edition's is one of the members it has now. A
+    release that recorded no digest of its members cannot be told to be one, except (an
+    older record) a release made while accepted, since the last accept."""
+    if release.edition != now.name:
+        return False
+    of = release.members_digest
+    if of != now.members and (of is not None or now.accepted is None):
+        return False  # of other members, or a draft that cannot say
+    return now.accepted is None or (
+        release.state == EditionState.RESEARCH_READY
+        and release.released_at is not None
+        and release.released_at >= now.accepted
+    )  # else a draft, or a release from before the last accept
+
+
+def recorded_releases(s: Session, name: str | None = None) -> Iterator[RecordedRelease]:
+    """The completed releases on record (of edition ``name``; None: of every edition),
+    the newest first. A release that recorded no SHA-256 is left out: it cannot be cited."""
+    rows = s.execute(
+        select(Job.id, Job.config, Job.result, Job.finished_at)
+        .where(Job.kind == "export", Job.status == JobStatus.COMPLETED)
+        .order_by(Job.finished_at.desc(), Job.id.desc())
+    )
+    for job_id, config, result, finished in rows:
+        release = _record(job_id, config or {}, result or {}, finished)
+        if release is not None and (name is None or release.edition == name):
+            yield release
+
+
+def _record(
+    job_id: int, config: dict[str, Any], result: dict[str, Any], finished: datetime | None
+) -> RecordedRelease | None:
+    edition, sha256 = config.get("edition"), result.get("sha256")
+    if not edition or not sha256:
+        return None
+    when = result.get("released_at")
+    return RecordedRelease(
+        job_id=job_id,
+        edition=str(edition),
+        path=str((result.get("wacz") or {}).get("path") or config.get("output") or ""),
+        sha256=str(sha256),
+        released_at=_utc(datetime.fromisoformat(when) if isinstance(when, str) else finished),
+        state=str(result.get("state") or ""),
+        members_digest=result.get("members_digest"),
+    )
+
+
+def cited_release(lib: Library, name: str) -> RecordedRelease | None:
+    """The release ``archiver cite NAME`` names: the last one of the edition as it is now."""
+    with lib.session() as s:
+        now = edition_now(s, name)
+        return next((r for r in recorded_releases(s, name) if of_now(r, now)), None)
+
+
+def restamped(s: Session, path: Path, old: str, new: str, at: datetime) -> list[str]:
+    """Record that the WACZ at ``path``, whose SHA-256 was ``old``, is now ``new`` (a
+    timestamp was put into it): every release on record of that file takes ``new``, and
+    its job's log says so. The editions whose release it is, each once."""
+    names: list[str] = []
+    for release in list(recorded_releases(s)):
+        if release.sha256 != old or not release.is_at(path):
+            continue  # another file, or another release written there since
+        job = s.get(Job, release.job_id)
+        assert job is not None and job.result is not None
+        job.result = {**job.result, "sha256": new}  # a new dict: the JSON column sees it
+        s.add(JobLog(job_id=job.id, at=at, message=f"a timestamp was added to {path}: "
+                     f"its SHA-256 is now {new} (was {old})"))  # fmt: skip
+        names.append(release.edition)
+    return list(dict.fromkeys(names))
+
+
+def _utc(at: datetime | None) -> datetime | None:
+    if at is None:
+        return None
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
