@@ -227,10 +227,11 @@ class EditionsManager:
 
     def release_in_place(self, output: Path) -> ReleaseInPlace | None:
         """What a release to ``output`` would replace (the WACZ and reports there, and
-        whether they are an accepted edition's release); None when nothing is there."""
+        whether they are the release of its edition's current acceptance, the one ``cite``
+        names); None when nothing is there."""
         from archiver_app.editions.release import release_in_place
 
-        return release_in_place(output)
+        return release_in_place(self._lib, output)
 
     def queue_release(
         self,

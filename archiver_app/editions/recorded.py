@@ -3,8 +3,9 @@
 A release's record is its export job's result (:class:`~.release.ReleaseResult`): the
 WACZ's path, its SHA-256, when it was written, the edition's state then and a digest of its
 members. One rule (:func:`of_now`) says whether a release is of the edition as it is now:
-``archiver cite NAME`` cites the last such release (:func:`cited_release`).
-``archiver export timestamp-pending`` rewrites a WACZ to put its
+``archiver cite NAME`` cites the last such release (:func:`cited_release`), and a release
+about to be replaced is called the accepted release only when it is one of them
+(:func:`release_at`). ``archiver export timestamp-pending`` rewrites a WACZ to put its
 timestamp in: it is the same release, so its record takes the file's new SHA-256
 (:func:`restamped`).
 """
@@ -121,6 +122,21 @@ def cited_release(lib: Library, name: str) -> RecordedRelease | None:
     with lib.session() as s:
         now = edition_now(s, name)
         return next((r for r in recorded_releases(s, name) if of_now(r, now)), None)
+
+
+def release_at(lib: Library, output: Path) -> tuple[RecordedRelease, EditionNow | None] | None:
+    """The last release on record written at ``output``, and its edition as it is now
+    (None: that edition is gone); None: no release on record was written there."""
+    from archiver_app.editions.service import EditionNotFoundError
+
+    with lib.session() as s:
+        release = next((r for r in recorded_releases(s) if r.is_at(output)), None)
+        if release is None:
+            return None
+        try:
+            return release, edition_now(s, release.edition)
+        except EditionNotFoundError:
+            return release, None
 
 
 def restamped(s: Session, path: Path, old: str, new: str, at: datetime) -> list[str]:

@@ -103,38 +103,61 @@ def release_paths(output: Path) -> list[Path]:
 @dataclass(frozen=True)
 class ReleaseInPlace:
     """The files of a release already at an output: what writing there would replace.
-    ``edition`` and ``state`` are read from its coverage report (None: no readable one)."""
+    ``edition`` and ``state`` are read from its coverage report (None: no readable one);
+    ``current``: the release on record there is of that edition as it is now, the rule
+    ``archiver cite`` names a release by (:func:`.recorded.of_now`); ``other_members``:
+    it holds other members than the edition has now."""
 
     files: tuple[Path, ...]  # the WACZ and the reports that exist
     edition: str | None = None
     state: str | None = None
+    current: bool = False
+    other_members: bool = False
 
     @property
     def accepted(self) -> bool:
-        """Is it the release of an accepted (research ready) edition?"""
-        return self.state == EditionState.RESEARCH_READY
+        """Is it the release of the edition's current acceptance (the one cite names)?"""
+        return self.current and self.state == EditionState.RESEARCH_READY
+
+    @property
+    def what(self) -> str | None:
+        """'the accepted release of edition NAME', 'a release of an earlier acceptance of
+        edition NAME ...', 'a STATE draft of edition NAME', or None when no report says:
+        the one wording of the CLI's refusal and the app's question."""
+        if self.state is None:
+            return None
+        if self.accepted:
+            return f"the accepted release of edition {self.edition}"
+        if self.state == EditionState.RESEARCH_READY:
+            since = ", whose members have changed since" if self.other_members else ""
+            return f"a release of an earlier acceptance of edition {self.edition}{since}"
+        return f"a {self.state} draft of edition {self.edition}"
 
     def describe(self) -> str:
-        """' (the accepted release of edition NAME)', ' (a STATE draft of edition NAME)',
-        or '' when no report says, for a message."""
-        if self.accepted:
-            return f" (the accepted release of edition {self.edition})"
-        if self.state is not None:
-            return f" (a {self.state} draft of edition {self.edition})"
-        return ""
+        """' (WHAT)' (see :attr:`what`), or '' when no report says, for a message."""
+        return f" ({self.what})" if self.what else ""
 
 
-def release_in_place(output: Path) -> ReleaseInPlace | None:
+def release_in_place(lib: Library, output: Path) -> ReleaseInPlace | None:
     """What a release to ``output`` would replace (None: nothing is there)."""
+    from archiver_app.editions.recorded import of_now, release_at
+
     output = Path(output).absolute()
     files = tuple(p for p in (output, *release_paths(output)) if p.exists())
     if not files:
         return None
     try:
         report = json.loads(release_paths(output)[0].read_text(encoding="utf-8"))
-        return ReleaseInPlace(files, str(report["edition"]), str(report["state"]))
+        edition, state = str(report["edition"]), str(report["state"])
     except (OSError, ValueError, KeyError, TypeError):  # none, or not one of ours
         return ReleaseInPlace(files)
+    on_record = release_at(lib, output)
+    if on_record is None or on_record[0].edition != edition:
+        return ReleaseInPlace(files, edition, state)  # no release of it on record here
+    release, now = on_record
+    current = now is not None and of_now(release, now)
+    other = now is not None and release.members_digest not in (None, now.members)
+    return ReleaseInPlace(files, edition, state, current, other)
 
 
 def export_edition(
@@ -174,7 +197,7 @@ def export_edition(
     if not members:
         raise InputError(f"edition {name} has no captured member to export")
     reports = release_paths(Path(output).absolute())
-    if not overwrite and (there := release_in_place(Path(output))):
+    if not overwrite and (there := release_in_place(lib, Path(output))):
         raise InputError(f"{there.files[0]} exists already{there.describe()}; use "
                          "--overwrite to replace that release and its reports")  # fmt: skip
     bring_back(lib, members, progress=progress, cancel=cancel)

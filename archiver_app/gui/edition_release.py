@@ -45,9 +45,9 @@ def release_output(
     if there.accepted:
         title = "Replace an accepted release?"
         text = (
-            f"{out.name} is the accepted release of edition {there.edition}. Exporting "
-            f"here replaces it and its reports ({names}) with {this}. Anyone citing the "
-            "accepted release by its SHA-256 would no longer find that file here.\n\n"
+            f"{out.name} is {there.what}. Exporting here replaces it and its reports "
+            f"({names}) with {this}. Anyone citing the accepted release by its SHA-256 "
+            "would no longer find that file here.\n\n"
             "Replace the accepted release?"
         )
     else:

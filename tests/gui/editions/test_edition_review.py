@@ -88,6 +88,39 @@ def test_a_draft_replaces_an_accepted_release_only_when_told_plainly(
     assert '"state": "needs_review"' in (out.parent / "c-2024.coverage.json").read_text()
 
 
+def test_a_release_of_an_earlier_acceptance_is_not_called_the_accepted_one(
+    qtbot: Any, library: Library, op_runner: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
+    """The app asked "… is the accepted release of edition c-2024 … Anyone citing the
+    accepted release …" about a release `cite` no longer names (members changed since)."""
+    from tests.unit.editions.test_release_paths import _capture_page0_again
+
+    accepted_edition(library, tmp_path)
+    out = tmp_path / "release" / "c-2024.wacz"
+    out.parent.mkdir()
+    assert cli.main(["--library", str(library.root), "edition", "export", "c-2024",
+                     str(out)]) == 0  # fmt: skip
+    _capture_page0_again(library, tmp_path)
+    assert library.editions.reopen("c-2024").transition.changed
+    assert not library.editions.accept("c-2024").refused
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(out), ""))
+    asked: list[tuple[Any, ...]] = []
+
+    def warning(*a: Any) -> QMessageBox.StandardButton:
+        asked.append(a)
+        return QMessageBox.StandardButton.No
+
+    monkeypatch.setattr(QMessageBox, "warning", warning)
+    view = open_view(qtbot, library, "c-2024", op_runner)
+    view.export_button.click()
+    (_parent, title, text, _buttons, default) = asked[0]
+    assert title == "Replace the release?" and default == QMessageBox.StandardButton.No
+    assert ("c-2024.wacz exists already (a release of an earlier acceptance of edition "
+            "c-2024, whose members have changed since)") in text  # fmt: skip
+    assert "accepted release" not in text
+    assert "a new release of accepted edition c-2024" in text
+
+
 def test_accept_freezes_what_was_shown_and_reopen_asks_naming_the_changes(
     qtbot: Any, library: Library, op_runner: Any, monkeypatch: Any
 ) -> None:

@@ -105,3 +105,58 @@ def test_a_release_takes_o_as_export_does_and_prints_the_signing_key(
         cli.main(["--library", root, "edition", "export", "c-2024", str(out), "-z"])
     err = capsys.readouterr().err
     assert "unrecognized arguments: -z" in err and "archiver search" not in err
+
+
+def _capture_page0_again(library: Library, tmp_path: Path) -> None:
+    from archiver_app.importers.warcs import import_warc_file
+    from tests.helpers.warcs import Resp, html_page, write_warc
+
+    later = Resp("https://example.org/page0", html_page("Page 0, later", "river"),
+                 date="2024-05-01T10:00:00Z")  # fmt: skip
+    import_warc_file(library, write_warc(tmp_path / "later.warc.gz", [later]), collection="c")
+
+
+def test_a_release_of_an_earlier_acceptance_is_not_called_the_accepted_release(
+    root: str, library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Accepted, released, reopened with a member captured again and accepted again: the
+    old release was refused as "the accepted release" while ``cite`` said there was none."""
+    out = tmp_path / "rel" / "c-2024.wacz"
+    out.parent.mkdir()
+    assert _release(root, out) == 0
+    there = library.editions.release_in_place(out)
+    assert there is not None and there.accepted
+    _capture_page0_again(library, tmp_path)
+    assert library.editions.reopen("c-2024").transition.changed  # page0: the later capture
+    assert not library.editions.accept("c-2024").refused
+    capsys.readouterr()
+
+    assert cli.main(["--library", root, "cite", "c-2024"]) == 0
+    assert "has no release since it was accepted" in capsys.readouterr().err
+    assert _release(root, out) != 0
+    err = capsys.readouterr().err
+    assert "accepted release" not in err
+    assert (f"{out} exists already (a release of an earlier acceptance of edition c-2024, "
+            "whose members have changed since); use --overwrite") in err  # fmt: skip
+    there = library.editions.release_in_place(out)  # what the app asks with
+    assert there is not None and not there.accepted
+    assert there.what == ("a release of an earlier acceptance of edition c-2024, whose "
+                          "members have changed since")  # fmt: skip
+
+    assert _release(root, out, "--overwrite") == 0  # of this acceptance: the accepted one
+    assert _release(root, out) != 0
+    assert "(the accepted release of edition c-2024)" in capsys.readouterr().err
+
+
+def test_a_release_accepted_again_with_the_same_members_is_of_an_earlier_acceptance(
+    root: str, library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "x.wacz"
+    assert _release(root, out) == 0
+    assert not library.editions.reopen("c-2024").refused
+    there = library.editions.release_in_place(out)  # reopened, the same members: cited still
+    assert there is not None and there.accepted
+    assert not library.editions.accept("c-2024").refused
+    there = library.editions.release_in_place(out)
+    assert there is not None and not there.accepted
+    assert there.what == "a release of an earlier acceptance of edition c-2024"
