@@ -215,10 +215,15 @@ def _export(args: argparse.Namespace, ctx: Context, lib: Library) -> int:
 
     if args.timestamp is not None and not args.sign:
         raise InputError("--timestamp stamps the signature: add --sign")
-    if (args.output is None) == (args.output_option is None):
+    if args.output is None and args.output_option is None:
         raise InputError(
-            "say once where to write the release: "
+            "say where to write the release: "
             f"archiver edition export {args.name} OUT.wacz (or -o OUT.wacz)"
+        )
+    if args.output is not None and args.output_option is not None:
+        raise InputError(
+            f"say once where to write the release: {args.output} or -o "
+            f"{args.output_option}, not both"
         )
     args.output = args.output or args.output_option
     e = lib.editions.get(args.name)

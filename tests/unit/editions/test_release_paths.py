@@ -100,7 +100,14 @@ def test_a_release_takes_o_as_export_does_and_prints_the_signing_key(
     key = fingerprint(verify_wacz(out).public_key or "")
     assert f"signed with key {key}" in capsys.readouterr().out
     assert cli.main(["--library", root, "edition", "export", "c-2024"]) == 2
-    assert "archiver edition export c-2024 OUT.wacz (or -o OUT.wacz)" in capsys.readouterr().err
+    said = capsys.readouterr().err  # was "say once where …", as when given twice
+    assert "say where to write the release: archiver edition export c-2024 OUT.wacz" in said
+    assert "once" not in said
+    twice = [str(tmp_path / "a.wacz"), "-o", str(tmp_path / "b.wacz")]
+    assert cli.main(["--library", root, "edition", "export", "c-2024", *twice]) == 2
+    said = capsys.readouterr().err
+    assert f"say once where to write the release: {twice[0]} or -o {twice[2]}, not both" in said
+    assert not (tmp_path / "a.wacz").exists() and not (tmp_path / "b.wacz").exists()
     with pytest.raises(SystemExit):  # another command's unknown option: no search hint
         cli.main(["--library", root, "edition", "export", "c-2024", str(out), "-z"])
     err = capsys.readouterr().err
