@@ -47,7 +47,10 @@ def cmd_cite(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.cite.edition import edition_citation, render_editions
 
     with ctx.open_library() as lib:
-        editions = [ref for ref in args.captures if _edition_not_capture(lib, ref)]
+        kinds = {ref: _kind(lib, ref) for ref in args.captures}
+        if unknown := [ref for ref, kind in kinds.items() if kind is None]:
+            raise InputError(f"no capture or edition {unknown[0].strip()!r} in this library")
+        editions = [ref for ref in args.captures if kinds[ref] == "edition"]
         if editions and len(editions) < len(args.captures):
             raise InputError("cite editions and captures in separate commands")
         if editions:
@@ -66,18 +69,19 @@ def cmd_cite(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _edition_not_capture(lib: Library, ref: str) -> bool:
-    """Whether ``ref`` names an edition and no capture (a capture's id or uid wins)."""
+def _kind(lib: Library, ref: str) -> str | None:
+    """'capture' when ``ref`` is a capture's id or uid (a capture wins), 'edition' when it
+    names an edition, None when neither."""
     from archiver_app.compare.snapshots import find_capture
     from archiver_app.editions.service import EditionNotFoundError
 
     try:
         find_capture(lib, ref)
-        return False
+        return "capture"
     except InputError:
         pass
     try:
         lib.editions.get(ref)
     except EditionNotFoundError:
-        return False
-    return True
+        return None
+    return "edition"

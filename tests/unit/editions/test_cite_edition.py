@@ -85,7 +85,11 @@ def test_what_an_edition_cannot_be_cited_as(root: str, capsys: pytest.CaptureFix
     assert _cite(root, "c-2024", "1") == 2
     assert "cite editions and captures in separate commands" in capsys.readouterr().err
     assert _cite(root, "nothing") != 0
-    assert "no capture 'nothing'" in capsys.readouterr().err
+    assert "no capture or edition 'nothing' in this library" in capsys.readouterr().err
+    assert _cite(root, "99") != 0  # was "no capture '99'": cite takes an edition's name too
+    assert "no capture or edition '99' in this library" in capsys.readouterr().err
+    assert _cite(root, "c-2024", "99") != 0  # not "cite editions and captures separately"
+    assert "no capture or edition '99' in this library" in capsys.readouterr().err
 
 
 def _export(root: str, wacz: Path) -> str:
