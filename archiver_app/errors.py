@@ -65,19 +65,33 @@ def library_busy(exc: BaseException) -> LibraryBusyError | None:
 
 def database_lost(exc: BaseException) -> LibraryError | None:
     """``exc`` (or what caused it) as one sentence when it is a shared library's database
-    going away (the server stopped, the network dropped); None otherwise. A front end shows
-    it instead of "something went wrong": nothing is broken, and nothing was changed."""
-    from archiver_app.store.connection_loss import lost_connection, unreachable_message
+    going away (the server stopped, the network dropped), or refusing the connection for
+    good (a wrong password: trying again does not cure it); None otherwise. A front end
+    shows it instead of "something went wrong": nothing is broken, and nothing was changed."""
+    from archiver_app.store.connection_loss import (
+        lost_connection,
+        refused_for_good,
+        unreachable_message,
+    )
 
     seen: BaseException | None = exc
     for _ in range(8):  # a chain of causes, never a cycle
         if seen is None:
             return None
         if lost_connection(seen):
+            details = f"{type(seen).__name__}: {seen}"
+            if (refusal := refused_for_good(seen)) is not None:
+                return LibraryError(
+                    "the library's database refused the connection: "
+                    f"{refusal.reason.rstrip('.')}. Check the user and password (PGPASSWORD,"
+                    " ~/.pgpass) and the database name. Nothing was changed.",
+                    details=details,
+                )
+            why = unreachable_message(seen).partition(": ")[2]
             return LibraryError(
-                f"the library's {unreachable_message(seen)}. Nothing was changed; when the"
-                " database server can be reached again, refresh (F5) or try again.",
-                details=f"{type(seen).__name__}: {seen}",
+                f"the library's database is unreachable: {why}. Nothing was changed; when"
+                " the database server can be reached again, refresh (F5) or try again.",
+                details=details,
             )
         seen = seen.__cause__ or seen.__context__
     return None

@@ -219,6 +219,7 @@ class JobsPanel(QWidget):
         # Jobs whose process died are looked for as it refreshes once the window's start-up
         # look (which says in the status bar what it found) is done: set by the window.
         self.recover = False
+        self._failing = False  # the last read failed (and said so)
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
@@ -242,14 +243,18 @@ class JobsPanel(QWidget):
         ).failure(self._refresh_failed).run_in_background()
 
     def _refresh_failed(self, failure: object) -> None:
+        """Said once until a read succeeds again: the timer goes on reading (a database
+        server that went away and came back is followed again, without a box a second)."""
         self._reads.end()
-        self.timer.stop()
-        show_error(self, failure, "reading the jobs")  # type: ignore[arg-type]
+        if not self._failing:
+            self._failing = True
+            show_error(self, failure, "reading the jobs")  # type: ignore[arg-type]
 
     def _refreshed(
         self, job: int | None, rows: list[JobRow], log: list[JobLogLine], now: datetime
     ) -> None:
         again = self._reads.end()
+        self._failing = False
         current = self.current_job_id()
         self.model.set_rows(rows, now)
         if current is not None:

@@ -55,7 +55,7 @@ def test_a_stopped_server_is_one_clear_message(
         shown = boxes()
         assert len(shown) == 1, [b.text() for b in shown]
         text = shown[0].text()
-        assert "database unreachable" in text and "Nothing was changed" in text, text
+        assert "database is unreachable" in text and "Nothing was changed" in text, text
         assert "Something went wrong" not in text
         shown[0].close()
     finally:

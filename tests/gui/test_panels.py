@@ -668,3 +668,34 @@ def test_add_drive_suggests_the_folders_name_as_its_label(
     main_window.drives.add_drive()
     assert asked == ["BLUE-2TB"]
     qtbot.waitUntil(lambda: [d.label for d in library.drives.list(scan=False)] == ["BLUE-2TB"])
+
+
+def test_jobs_panel_follows_the_jobs_again_once_the_database_answers_again(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After one failed read (a shared library's database server stopped a moment) the
+    panel stopped its timer for good: jobs made later never showed, F5 or not. It says so
+    once and goes on reading."""
+    from archiver_app.store.connection_loss import DatabaseUnreachableError
+
+    rows = type(library.jobs).rows
+    down = [True]
+
+    def read(manager: object, **kwargs: object) -> object:
+        if down[0]:
+            raise DatabaseUnreachableError("connection refused")
+        return rows(manager, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(library.jobs), "rows", read)
+    panel = JobsPanel(library, op_runner)
+    qtbot.addWidget(panel)
+    panel.show()
+    qtbot.waitUntil(lambda: bool(panel.findChildren(QMessageBox)), timeout=5000)
+    [box] = panel.findChildren(QMessageBox)
+    box.close()
+    qtbot.wait(2500)  # the timer reads twice more meanwhile: still failing, said once
+    assert [b for b in panel.findChildren(QMessageBox) if b.isVisible()] == []
+    down[0] = False
+    library.jobs.capture(["https://harbour.example/"])  # made while the panel looked away
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 1, timeout=5000)
+    panel.timer.stop()

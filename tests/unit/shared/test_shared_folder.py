@@ -237,6 +237,27 @@ def test_a_server_asking_for_a_password_none_was_given_is_no_passing_outage(
     assert "asks for a password" in capsys.readouterr().err
 
 
+def test_a_wrong_password_is_told_as_a_refusal_not_an_outage(password_only_user: str) -> None:
+    """The app told a wrong password as the database unreachable ("when the database server
+    can be reached again, refresh"): it is refused, and waiting does not cure it."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.exc import OperationalError
+
+    from archiver_app.errors import database_lost
+
+    engine = create_engine(password_only_user.replace("@", ":wrong@", 1))
+    try:
+        with pytest.raises(OperationalError) as refused, engine.connect():
+            pass
+    finally:
+        engine.dispose()
+    told = database_lost(refused.value)
+    assert told is not None
+    assert str(told).startswith("the library's database refused the connection: ")
+    assert "password authentication failed" in str(told) and "~/.pgpass" in str(told)
+    assert "unreachable" not in str(told)
+
+
 def test_a_librarys_folder_given_an_empty_database_is_refused_not_split(
     tmp_path: Path, postgres_url: str, postgres_server: object
 ) -> None:
