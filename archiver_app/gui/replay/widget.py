@@ -16,8 +16,9 @@ API for the main window (tabs):
   older engine makes them fail, the capture's browser is newer, or the renderer stops.
 - signals ``titleChanged(str)``, ``urlChanged(str)`` (the original URL, never the
   archive scheme), ``captureChanged(str)`` (ts17 of the capture shown, '' for a message),
-  ``captureRequested(str)`` (the user asked to capture a URL that is not archived: the
-  receiver should confirm before fetching anything live), ``requestLogged(str, str, str)``.
+  ``captureRequested(str, int)`` (a URL not archived the user asked to capture, and the
+  capture shown before it, 0: none; confirm before fetching anything live), and
+  ``requestLogged(str, str, str)``.
 - A capture the engine would only download (a zip, a CSV; downloads are off) is shown as a
   page saying what it is, whose buttons call ``save_copy()`` ("Save a Copy…": the archived
   bytes, where the user chooses) and ``open_in_own_browser()``.
@@ -86,8 +87,6 @@ class ReplayWidget(QWidget):
     titleChanged = Signal(str)
     urlChanged = Signal(str)
     captureChanged = Signal(str)
-    # a URL not archived the user asked to capture, and the capture whose page was shown
-    # before it (0: none), whose profile and collection the capture keeps
     captureRequested = Signal(str, int)
     requestLogged = Signal(str, str, str)
 
