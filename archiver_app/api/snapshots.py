@@ -159,17 +159,24 @@ class SnapshotsManager:
 
         return [o.message for o in refusals(self._lib, snapshot_ids)]
 
-    def set_notes(self, snapshot_id: int, notes: str) -> Changes:
+    def set_notes(self, snapshot_id: int, notes: str, *, expected: str | None = None) -> Changes:
         """Keep ``notes`` on the capture; search finds it by them.
 
+        Args:
+            expected: the note the editor started from (as it was loaded). When the stored
+                note is not that any more (changed elsewhere: another window, machine or
+                the command line), nothing is written. None: written whatever is stored.
+
         Raises:
+            NotesChangedElsewhere: ``expected`` is not the stored note; it holds both.
             InputError: the capture is gone (deleted elsewhere); its details hold ``notes``.
         """
         from archiver_app.api.labels import reindex_own_words
 
         with self._lib.write() as s:
             # locked on PostgreSQL: two saves of one capture's notes (two windows) wait for
-            # each other instead of both re-indexing it and clashing on snapshot_fts's key
+            # each other instead of both re-indexing it and clashing on snapshot_fts's key,
+            # and the second compares with what the first wrote
             snap = s.get(Snapshot, snapshot_id, with_for_update=True)
             if snap is None:
                 raise InputError(
@@ -177,10 +184,39 @@ class SnapshotsManager:
                     " machine); the note was not saved",
                     details=f"The note that was not saved:\n\n{notes}",
                 )
+            stored = snap.notes or ""
+            if expected is not None and stored not in (expected, notes):
+                raise NotesChangedElsewhere(snapshot_id, stored=stored, mine=notes)
             snap.notes = notes
             s.flush()
             reindex_own_words(s.connection(), snapshot_id)
         return Changes.of_snapshots([snapshot_id])
+
+
+class NotesChangedElsewhere(InputError):
+    """A note saved over one changed elsewhere since the editor loaded it: nothing was
+    written. ``stored`` is the note as it is now, ``mine`` the text that was not saved."""
+
+    def __init__(self, snapshot_id: int, *, stored: str, mine: str) -> None:
+        super().__init__(
+            f"the note of capture {snapshot_id} was changed elsewhere (another window or"
+            " machine) since it was opened here; this one was not saved",
+            details=f"The note as it is now:\n\n{stored}\n\nThe note not saved:\n\n{mine}",
+        )
+        self.snapshot_id, self.stored, self.mine = snapshot_id, stored, mine
+
+
+#: The line between the stored note and the one kept with it (:func:`both_notes`).
+KEPT_BOTH_MARK = "--- kept from an edit made elsewhere at the same time ---"
+
+
+def both_notes(stored: str, mine: str) -> str:
+    """One note holding both versions: ``stored``, then ``mine`` below a marked line."""
+    if not stored.strip():
+        return mine
+    if not mine.strip() or mine == stored:
+        return stored
+    return f"{stored.rstrip()}\n\n{KEPT_BOTH_MARK}\n{mine}"
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,17 @@ Notes are saved when the user leaves them (the field, the capture, the window) o
 *Save notes*, never by a reload: reloading the capture shown keeps what is being typed. One
 save runs at a time, and a (capture, text) pair is handed to ``set_notes`` once unless the
 user asks again; a save's answer cannot start another save of the same text.
+
+Another window or machine may edit the same capture meanwhile. Each save carries the note
+the text was typed over (``expected``): a note changed elsewhere since is not written over
+but answered with a question (:mod:`.notes_conflict`: keep mine, take theirs, keep both).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from typing import NamedTuple
 
 from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, Signal
 from PySide6.QtGui import QResizeEvent
@@ -38,8 +43,10 @@ from PySide6.QtWidgets import (
 from archiver_app.api import Changes
 from archiver_app.api.labels import parse_tags
 from archiver_app.api.profiles import privacy_note
-from archiver_app.api.snapshots import SnapshotDetail
+from archiver_app.api.snapshots import NotesChangedElsewhere, SnapshotDetail, both_notes
+from archiver_app.gui import notes_conflict
 from archiver_app.gui.errors import show_error
+from archiver_app.gui.notes_conflict import NotesChoice
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.gui.thumbnails import ThumbnailCache
@@ -59,6 +66,14 @@ def breakable(url: str) -> str:
         if ch in "/?&=-._":
             out.append("\u200b")
     return "".join(out)
+
+
+class NoteSave(NamedTuple):
+    """One save of a capture's notes: ``text`` typed over the stored note ``expected``."""
+
+    sid: int
+    text: str
+    expected: str
 
 
 class TagCompleter(QCompleter):
@@ -96,9 +111,11 @@ class DetailPane(QScrollArea):
         self.detail: SnapshotDetail | None = None
         self.wanted: int | None = None
         self._loads = 0  # show_snapshot calls: only the newest one's answer is shown
-        self._notes_sent: tuple[int, str] | None = None  # last (capture, text) to set_notes
-        self._notes_outcome = ""  # of that save: "running", "saved" or "refused"
-        self._notes_next: tuple[int, str] | None = None  # asked for while a save ran
+        self._notes_base = ""  # the stored note the field's text was typed over
+        self._notes_sent: NoteSave | None = None  # the last save handed to set_notes
+        self._notes_outcome = ""  # of it: "running", "saved", "refused" or "conflict"
+        self._notes_next: NoteSave | None = None  # asked for while a save ran
+        self._conflict: tuple[NoteSave, str] | None = None  # asked about: (mine, stored)
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -259,7 +276,8 @@ class DetailPane(QScrollArea):
         self._tag_names.setStringList(names)
         shown = self.detail if self.detail is not None and self.detail.id == detail.id else None
         # reloaded (F5, an edit's refresh): what is being typed stays, to be saved on leaving
-        typing_notes = shown is not None and self.notes.toPlainText() != shown.notes
+        # against what it was typed over (the note stored then, not now)
+        typing_notes = shown is not None and self.notes.toPlainText() != self._notes_base
         typing_tags = shown is not None and parse_tags(self.tags.text()) != shown.tags
         self.detail = detail
         self.placeholder.hide()
@@ -287,8 +305,10 @@ class DetailPane(QScrollArea):
         self.facts.setRowVisible(self.watched, detail.watched is not None)
         if not typing_tags:
             self.tags.setText(", ".join(detail.tags))
-        if not typing_notes and self.notes.toPlainText() != detail.notes:
-            self.notes.setPlainText(detail.notes)  # (the same text: the cursor stays put)
+        if not typing_notes:
+            self._notes_base = detail.notes
+            if self.notes.toPlainText() != detail.notes:  # (the same: the cursor stays put)
+                self.notes.setPlainText(detail.notes)
         self._show_copies(detail)
         self.others.clear()
         # to the second where two of them (this capture among them) share a minute
@@ -376,59 +396,132 @@ class DetailPane(QScrollArea):
         not handed to a save already. A refused text is tried again only on ``leaving``
         the capture (else its error box, taking the focus, would ask again) or ``now``:
         here and at once (the window is closing: no background work will finish)."""
+        if now and self._conflict is not None:  # closing, the question open: both kept
+            (mine, stored), self._conflict = self._conflict, None
+            self._notes_outcome = "saved"
+            self._save_notes_now(mine._replace(text=both_notes(stored, mine.text)))
+            if self._shown(mine.sid) is not None:
+                return  # the field holds what was asked about
         if self.detail is None:
             return
-        key = (self.detail.id, self.notes.toPlainText())
-        if key[1] == self.detail.notes:
+        key = NoteSave(self.detail.id, self.notes.toPlainText(), self._notes_base)
+        if key.text == key.expected:
             return
-        if key == self._notes_sent and not (self._notes_outcome == "refused" and (leaving or now)):
+        again = self._notes_outcome == "refused" and (leaving or now)
+        if key == self._notes_sent and not again:
             return  # saved or being saved; or refused, and said already
         if now:
-            try:
-                self.library.snapshots.set_notes(*key)
-            except Exception:  # closing: log it, the window must still close
-                log.exception("could not save the notes of capture %s", key[0])
+            self._save_notes_now(key)
         else:
             self._save_notes(key, asked=leaving)
 
+    def _save_notes_now(self, key: NoteSave) -> None:
+        """Closing: save ``key`` here; over a note changed elsewhere, with it (no one is
+        left to ask, and neither text may be lost)."""
+        notes = self.library.snapshots
+        try:
+            try:
+                notes.set_notes(key.sid, key.text, expected=key.expected)
+            except NotesChangedElsewhere as changed:
+                both = both_notes(changed.stored, key.text)
+                notes.set_notes(key.sid, both, expected=changed.stored)
+        except Exception:  # closing: log it, the window must still close
+            log.exception("could not save the notes of capture %s", key.sid)
+
     def save_notes(self) -> None:
         """*Save notes*: save the text in the field (again, if its last save was refused)."""
-        if self.detail is not None and self.notes.toPlainText() != self.detail.notes:
-            self._save_notes((self.detail.id, self.notes.toPlainText()), asked=True)
+        if self.detail is not None and self.notes.toPlainText() != self._notes_base:
+            key = NoteSave(self.detail.id, self.notes.toPlainText(), self._notes_base)
+            self._save_notes(key, asked=True)
 
-    def _save_notes(self, key: tuple[int, str], *, asked: bool) -> None:
-        """Hand ``key`` (capture, text) to ``set_notes``: after the save running, if one
-        runs (two at once could land in either order); never twice, unless ``asked`` again
-        after a refusal."""
-        if self._notes_outcome == "running":
+    def _save_notes(self, key: NoteSave, *, asked: bool) -> None:
+        """Hand ``key`` to ``set_notes``: after the save running (or the question about
+        it), if one runs (two at once could land in either order); never twice, unless
+        ``asked`` again after a refusal."""
+        if self._notes_outcome in ("running", "conflict"):
             self._notes_next = key if key != self._notes_sent else None
             return
         if key == self._notes_sent and not (asked and self._notes_outcome == "refused"):
             return
+        self._send_notes(key)
+
+    def _send_notes(self, key: NoteSave) -> None:
         self._notes_sent, self._notes_outcome = key, "running"
-        library, (sid, notes) = self.library, key
+        library = self.library
 
         def work(_p: object, _c: object) -> Changes:
-            return library.snapshots.set_notes(sid, notes)
+            return library.snapshots.set_notes(key.sid, key.text, expected=key.expected)
 
         BackgroundOp(self.runner, work, label="saving notes").success(
             lambda changes: self._notes_done(key, changes)
         ).failure(lambda failure: self._notes_done(key, failure)).run_in_background()
 
-    def _notes_done(self, key: tuple[int, str], outcome: Changes | OpFailure) -> None:
-        """A save answered: the capture's notes are now its text (no second save of it), or
-        the refusal is said and the text stays in the field to copy or save again."""
-        sid, notes = key
-        self._notes_outcome = "saved" if isinstance(outcome, Changes) else "refused"
-        if isinstance(outcome, Changes):
-            if self.detail is not None and self.detail.id == sid:
-                self.detail = replace(self.detail, notes=notes)
-            self._after_edit(outcome)
-        else:
-            self._edit_failed(outcome, f"saving the notes of #{sid}")
+    def _notes_done(self, key: NoteSave, outcome: Changes | OpFailure) -> None:
+        """A save answered: the capture's notes are now its text (no second save of it);
+        or the note was changed elsewhere, and the user is asked what to keep; or the
+        refusal is said and the text stays in the field to copy or save again."""
         waiting, self._notes_next = self._notes_next, None
+        if isinstance(outcome, Changes):
+            self._notes_outcome = "saved"
+            if (shown := self._shown(key.sid)) is not None:
+                self.detail = replace(shown, notes=key.text)
+                self._notes_base = key.text
+            if waiting is not None and (waiting.sid, waiting.expected) == (key.sid, key.expected):
+                waiting = waiting._replace(expected=key.text)  # typed on over this save
+            self._after_edit(outcome)
+        elif isinstance(outcome.exception, NotesChangedElsewhere):
+            self._notes_outcome = "conflict"
+            if waiting is not None and waiting.sid == key.sid:
+                key, waiting = key._replace(text=waiting.text), None  # the newer text
+            self._notes_next = waiting
+            self._ask_notes_conflict(key, outcome.exception.stored)
+            return
+        else:
+            self._notes_outcome = "refused"
+            self._edit_failed(outcome, f"saving the notes of #{key.sid}")
         if waiting is not None:
             self._save_notes(waiting, asked=False)
+
+    def _shown(self, sid: int) -> SnapshotDetail | None:
+        """The details of capture ``sid`` if the pane shows them."""
+        return self.detail if self.detail is not None and self.detail.id == sid else None
+
+    def _ask_notes_conflict(self, key: NoteSave, stored: str) -> None:
+        """Ask what to keep of ``key``'s text and the note ``stored`` elsewhere meanwhile."""
+        shown = self._shown(key.sid)
+        typed = self.notes.toPlainText()
+        if shown is not None and typed != self._notes_base:  # typed on since the save
+            key = key._replace(text=typed)
+        title = shown.title if shown is not None else ""
+        capture = f"capture #{key.sid}" + (f" ({title})" if title else "")
+        self._conflict = (key._replace(expected=stored), stored)
+        notes_conflict.ask_notes_conflict(
+            self, capture, stored, key.text, lambda c: self._conflict_answered(key, stored, c)
+        )
+
+    def _conflict_answered(self, key: NoteSave, stored: str, choice: NotesChoice) -> None:
+        """Act on the answer: write mine or both over ``stored`` (asked again if it changed
+        once more), or show ``stored`` in the field and write nothing."""
+        if self._conflict is None:
+            return  # answered already, at closing
+        self._conflict = None
+        shown = self._shown(key.sid)
+        if choice is NotesChoice.TAKE_STORED:
+            self._notes_outcome = "saved"
+            if shown is not None:
+                self.detail = replace(shown, notes=stored)
+                self._notes_base = stored
+                self.notes.setPlainText(stored)
+            waiting, self._notes_next = self._notes_next, None
+            if waiting is not None:
+                self._save_notes(waiting, asked=False)
+            return
+        text = key.text if choice is NotesChoice.KEEP_MINE else both_notes(stored, key.text)
+        if shown is not None:
+            self._notes_base = stored  # typed over the stored note now
+            if self.notes.toPlainText() != text:
+                self.notes.setPlainText(text)
+        self._send_notes(NoteSave(key.sid, text, stored))
 
     def _after_edit(self, changes: Changes) -> None:
         self.edited.emit(changes)  # the window refreshes what changed, these details too

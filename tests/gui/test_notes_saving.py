@@ -31,9 +31,9 @@ def writes(library: Library, monkeypatch: pytest.MonkeyPatch) -> Iterator[NoteWr
     seen = NoteWrites()
     real = library.snapshots.set_notes
 
-    def set_notes(snapshot_id: int, notes: str) -> Changes:  # counted, then done for real
-        seen.calls.append((snapshot_id, notes))
-        return real(snapshot_id, notes)
+    def set_notes(snapshot_id: int, notes: str, *, expected: str | None = None) -> Changes:
+        seen.calls.append((snapshot_id, notes))  # counted, then done for real
+        return real(snapshot_id, notes, expected=expected)
 
     def statement(_conn: object, _cur: object, sql: str, *_rest: object) -> None:
         if " ".join(sql.split()).lower().startswith("insert into snapshot_fts"):
