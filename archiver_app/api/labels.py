@@ -6,6 +6,7 @@ Tag edits keep the full-text index in step (tags are searchable) through
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +64,9 @@ class TagsManager:
         return [t.name for t in self.all()]
 
     def set(self, snapshot_ids: list[int], names: list[str]) -> Changes:
-        """Replace the tags of ``snapshot_ids`` with ``names`` and refresh their indexed text."""
+        """Replace the tags of ``snapshot_ids`` with ``names`` and refresh their indexed text.
+        Tags another window or machine added meanwhile go too: an editor that shows tags
+        sends what it changed with :meth:`change` instead."""
         with self._lib.write() as s:
             conn = s.connection()
             ids = tag_ids(conn, names)
@@ -77,23 +80,42 @@ class TagsManager:
 
     def add(self, snapshot_ids: list[int], names: list[str]) -> Changes:
         """Add ``names`` to each of ``snapshot_ids`` (keeping their other tags)."""
-        with self._lib.session() as s:
-            current: dict[int, list[str]] = {sid: [] for sid in snapshot_ids}
-            for sid, name in s.execute(
-                select(SnapshotTag.snapshot_id, Tag.name)
-                .join(Tag, Tag.id == SnapshotTag.tag_id)
-                .where(SnapshotTag.snapshot_id.in_(snapshot_ids))
-            ).all():
-                current[sid].append(name)
-        groups: dict[tuple[str, ...], list[int]] = {}
-        for sid, have in current.items():
-            folded = {n.casefold(): n for n in reversed([*sorted(have), *names])}
-            merged = tuple(reversed(folded.values()))  # the first spelling of each
-            groups.setdefault(merged, []).append(sid)
-        changes = Changes()
-        for merged, ids in groups.items():
-            changes |= self.set(ids, list(merged))
-        return changes
+        return self.change(snapshot_ids, add=names)
+
+    def change(
+        self, snapshot_ids: list[int], *, add: Sequence[str] = (), remove: Sequence[str] = ()
+    ) -> Changes:
+        """Add the tags ``add`` to each of ``snapshot_ids`` and take ``remove`` off them (a
+        name in any case), in one transaction; their other tags stay, those another window
+        or machine gave them meanwhile among them. Captures deleted meanwhile are skipped.
+        """
+        with self._lib.write() as s:
+            conn = s.connection()
+            # locked on PostgreSQL: two edits of one capture's tags wait for each other
+            found = s.scalars(
+                select(Snapshot.id)
+                .where(Snapshot.id.in_(list(snapshot_ids)))
+                .order_by(Snapshot.id)
+                .with_for_update()
+            ).all()
+            adding = tag_ids(conn, add) if found else []
+            removing = {t for t in (find_tag(conn, n) for n in remove) if t is not None}
+            removing -= set(adding)
+            for sid in found:
+                if removing:
+                    s.execute(
+                        delete(SnapshotTag).where(
+                            SnapshotTag.snapshot_id == sid, SnapshotTag.tag_id.in_(removing)
+                        )
+                    )
+                have = set(
+                    s.scalars(select(SnapshotTag.tag_id).where(SnapshotTag.snapshot_id == sid))
+                )
+                s.add_all(SnapshotTag(snapshot_id=sid, tag_id=t) for t in adding if t not in have)
+            s.flush()
+            for sid in found:
+                reindex_own_words(conn, sid)
+        return Changes.of_snapshots(snapshot_ids, tags=True)
 
     def counts(self) -> dict[int, int]:
         """Tag id -> how many captures carry it."""

@@ -13,6 +13,8 @@ user asks again; a save's answer cannot start another save of the same text.
 Another window or machine may edit the same capture meanwhile. Each save carries the note
 the text was typed over (``expected``): a note changed elsewhere since is not written over
 but answered with a question (:mod:`.notes_conflict`: keep mine, take theirs, keep both).
+Tags are saved as what was added and removed against the tags shown, so tags given
+elsewhere meanwhile stay; the field then shows the tags as stored.
 """
 
 from __future__ import annotations
@@ -76,6 +78,10 @@ class NoteSave(NamedTuple):
     expected: str
 
 
+def _folded(names: list[str]) -> set[str]:
+    return {n.casefold() for n in names}
+
+
 class TagCompleter(QCompleter):
     """Completes the tag being typed after the last comma."""
 
@@ -112,6 +118,7 @@ class DetailPane(QScrollArea):
         self.wanted: int | None = None
         self._loads = 0  # show_snapshot calls: only the newest one's answer is shown
         self._notes_base = ""  # the stored note the field's text was typed over
+        self._tags_base: list[str] = []  # the stored tags the field's text was typed over
         self._notes_sent: NoteSave | None = None  # the last save handed to set_notes
         self._notes_outcome = ""  # of it: "running", "saved", "refused" or "conflict"
         self._notes_next: NoteSave | None = None  # asked for while a save ran
@@ -276,9 +283,11 @@ class DetailPane(QScrollArea):
         self._tag_names.setStringList(names)
         shown = self.detail if self.detail is not None and self.detail.id == detail.id else None
         # reloaded (F5, an edit's refresh): what is being typed stays, to be saved on leaving
-        # against what it was typed over (the note stored then, not now)
+        # against what it was typed over (the note and tags stored then, not now)
         typing_notes = shown is not None and self.notes.toPlainText() != self._notes_base
-        typing_tags = shown is not None and parse_tags(self.tags.text()) != shown.tags
+        typing_tags = shown is not None and (
+            _folded(parse_tags(self.tags.text())) != _folded(self._tags_base)
+        )
         self.detail = detail
         self.placeholder.hide()
         self.content.show()
@@ -305,6 +314,7 @@ class DetailPane(QScrollArea):
         self.facts.setRowVisible(self.watched, detail.watched is not None)
         if not typing_tags:
             self.tags.setText(", ".join(detail.tags))
+            self._tags_base = list(detail.tags)
         if not typing_notes:
             self._notes_base = detail.notes
             if self.notes.toPlainText() != detail.notes:  # (the same: the cursor stays put)
@@ -370,19 +380,28 @@ class DetailPane(QScrollArea):
     # ------------------------------------------------------------------ edits
 
     def save_tags(self) -> None:
+        """Save the tags added to and removed from those shown; the others the capture has
+        now (given elsewhere meanwhile) stay, and the field then shows them all."""
         if self.detail is None:
             return
-        names = parse_tags(self.tags.text())
-        if names == self.detail.tags:
+        names, shown = parse_tags(self.tags.text()), self._tags_base
+        added = [n for n in names if n.casefold() not in _folded(shown)]
+        removed = [n for n in shown if n.casefold() not in _folded(names)]
+        if not added and not removed:
             return
         sid = self.detail.id
         library = self.library
 
         def work(_p: object, _c: object) -> Changes:
-            return library.tags.set([sid], names)
+            return library.tags.change([sid], add=added, remove=removed)
+
+        def saved(changes: Changes) -> None:
+            if self.detail is not None and self.detail.id == sid:
+                self._tags_base = names  # not typing: the reload shows the tags stored
+            self._after_edit(changes)
 
         tags = ", ".join(names) or "none"
-        BackgroundOp(self.runner, work, label="saving tags").success(self._after_edit).failure(
+        BackgroundOp(self.runner, work, label="saving tags").success(saved).failure(
             lambda failure: self._edit_failed(failure, f"saving the tags of #{sid} ({tags})")
         ).run_in_background()
 

@@ -1,6 +1,7 @@
 """The detail pane when the capture it shows is edited elsewhere meanwhile (another window,
 the command line, another machine on a shared library): a note saved from the stale view
-asks what to keep instead of writing over the other one."""
+asks what to keep instead of writing over the other one, and a tag added from a stale
+list keeps the tags given elsewhere."""
 
 from __future__ import annotations
 
@@ -189,3 +190,30 @@ def test_closing_over_a_note_changed_elsewhere_keeps_both(
     sid = _stale_note(qtbot, window, library, machine_a)
     window.request_quit()
     assert _notes(library, sid) == BOTH
+
+
+def test_a_tag_added_from_a_stale_list_keeps_the_other_machines_tags(
+    qtbot: QtBot, main_window: MainWindow, library: Library, machine_a: Library
+) -> None:
+    """B's field still read "fromA, sharedtag"; B added tagB and tagA2, added by A
+    meanwhile, was gone."""
+    window = main_window
+    sid = _shown(qtbot, window, library, tags=("fromA", "sharedtag"))
+    assert window.detail.tags.text() == "fromA, sharedtag"
+    machine_a.tags.change([sid], add=["tagA2"])
+    window.detail.tags.setFocus()
+    window.detail.tags.end(False)
+    qtbot.keyClicks(window.detail.tags, ", tagB")
+    with qtbot.waitSignal(window.detail.loaded, timeout=5000):  # saved, shown again
+        qtbot.keyClick(window.detail.tags, Qt.Key.Key_Return)
+    stored = ["fromA", "sharedtag", "tagA2", "tagB"]
+    assert machine_a.snapshots.detail(sid).tags == stored  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: window.detail.tags.text() == ", ".join(stored))  # as stored
+
+    machine_a.tags.change([sid], add=["late"])  # and a removal from a stale list
+    window.detail.tags.setText("fromA, tagA2, tagB")
+    with qtbot.waitSignal(window.detail.loaded, timeout=5000):
+        window.detail.save_tags()
+    stored = ["fromA", "late", "tagA2", "tagB"]
+    assert machine_a.snapshots.detail(sid).tags == stored  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: window.detail.tags.text() == ", ".join(stored))

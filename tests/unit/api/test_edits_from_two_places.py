@@ -1,4 +1,4 @@
-"""One capture's notes edited from two places at once (two machines on a shared
+"""One capture's notes and tags edited from two places at once (two machines on a shared
 library, two windows, the app and a terminal): the place whose view is stale never
 undoes the other's edit without a word."""
 
@@ -28,6 +28,12 @@ def _notes(lib: Library, sid: int) -> str:
     detail = lib.snapshots.detail(sid)
     assert detail is not None
     return detail.notes
+
+
+def _tags(lib: Library, sid: int) -> list[str]:
+    detail = lib.snapshots.detail(sid)
+    assert detail is not None
+    return detail.tags
 
 
 def test_a_stale_note_is_refused_with_the_stored_one(
@@ -76,3 +82,29 @@ def test_both_notes_keeps_each_text_once() -> None:
     assert both_notes("theirs", "") == "theirs"
     assert both_notes("same", "same") == "same"
     assert both_notes("theirs\n", "mine") == f"theirs\n\n{KEPT_BOTH_MARK}\nmine"
+
+
+def test_a_stale_tag_edit_keeps_the_other_machines_tags(
+    any_library: Library, machine_b: Library
+) -> None:
+    """B added a tag from its stale list: A's tag, added meanwhile, was removed."""
+    a, b = any_library, machine_b
+    sid = add_snapshot(a, "https://a.example/report", title="Report", tags=("fromA", "sharedtag"))
+    assert _tags(b, sid) == ["fromA", "sharedtag"]  # what B's pane shows from now on
+    a.tags.change([sid], add=["tagA2"])
+    changes = b.tags.change([sid], add=["tagB"])
+    assert changes.tags and changes.snapshot_ids == {sid}
+    assert _tags(a, sid) == ["fromA", "sharedtag", "tagA2", "tagB"]
+    b.tags.change([sid], remove=["SHAREDTAG"], add=["tagb", "more"])  # any case
+    assert _tags(a, sid) == ["fromA", "more", "tagA2", "tagB"]
+    assert [h.snapshot_id for h in search(a, Query("tagA2"))] == [sid]  # indexed
+    assert search(a, Query("sharedtag")) == []
+
+
+def test_a_tag_change_skips_a_capture_deleted_meanwhile(any_library: Library) -> None:
+    lib = any_library
+    gone = add_snapshot(lib, "https://a.example/gone")
+    kept = add_snapshot(lib, "https://a.example/kept")
+    lib.snapshots.delete([gone])
+    lib.tags.change([gone, kept], add=["river"])
+    assert _tags(lib, kept) == ["river"]
