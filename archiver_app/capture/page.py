@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
 
 from archiver_app import __version__
 from archiver_app.capture.behaviours import autofetch, autoscroll, settle, wait_network_quiet
@@ -28,7 +27,6 @@ from archiver_app.capture.contexts import Tab, TabSource
 from archiver_app.capture.exchange import is_download
 from archiver_app.capture.extract import (
     PageFacts,
-    clean_links,
     extract,
     file_facts,
     first_line,
@@ -41,7 +39,7 @@ from archiver_app.capture.login_check import (
     password_form,
     profile_worked_before,
 )
-from archiver_app.capture.pdf import PDF_MIMES, read_pdf
+from archiver_app.capture.pdf import PDF_MIMES, pdf_page_facts
 from archiver_app.capture.persist import (
     SnapshotOutcome,
     create_pending,
@@ -375,7 +373,12 @@ class PageCapture:
             # its own address: a PDF the browser downloads (an attachment, or any PDF in the
             # headless shell) leaves the tab at about:blank
             main = recorder.main.record
-            facts, shot = await self._pdf_facts(recorder, main.url if main else self.url)
+            base = main.url if main else self.url
+            document, render = recorder.main.document, self.owner.screenshots
+            facts, shot = await asyncio.to_thread(
+                pdf_page_facts, document, self.url, base, render=render, reasons=self.reasons
+            )
+            self._mark("pdf")
         return facts, dom, shot
 
     async def _screenshot(self, page: Any) -> bytes | None:
@@ -398,26 +401,6 @@ class PageCapture:
             return None
         self.reasons.append(f"screenshot of the visible part only (the whole page: {why})")
         return shot
-
-    async def _pdf_facts(
-        self, recorder: NetworkRecorder, base: str
-    ) -> tuple[PageFacts, bytes | None]:
-        """Title, text, links (made absolute against ``base``, its address) and first-page
-        image of a PDF shown as the page (capture.pdf)."""
-        fallback = file_facts(self.url)
-        if recorder.main.document is None:
-            self.reasons.append("the PDF's bytes were not recorded: no text or page image")
-            return fallback, None
-        pdf = await asyncio.to_thread(
-            read_pdf, recorder.main.document, render=self.owner.screenshots
-        )
-        self._mark("pdf")
-        if pdf.error is not None:
-            self.reasons.append(pdf.error)
-            return fallback, None
-        links = clean_links([urljoin(base, link) for link in pdf.links])
-        facts = PageFacts(title=pdf.title or fallback.title, outlinks=links, text=pdf.text)
-        return facts, pdf.first_page_png
 
     # ------------------------------------------------------------------ saving
 

@@ -19,6 +19,9 @@ import io
 import threading
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urljoin
+
+from archiver_app.capture.extract import PageFacts, clean_links, file_facts
 
 #: Content types read as PDF documents.
 PDF_MIMES = frozenset({"application/pdf", "application/x-pdf"})
@@ -159,3 +162,22 @@ def _first_page_png(doc: Any) -> bytes:
         return out.getvalue()
     finally:
         page.close()
+
+
+def pdf_page_facts(
+    document: bytes | None, url: str, base: str, *, render: bool, reasons: list[str]
+) -> tuple[PageFacts, bytes | None]:
+    """Title, text, links (made absolute against ``base``, its address) and first-page
+    image of the PDF ``document`` shown as the page ``url``; what fell short goes to
+    ``reasons`` (why the capture's fidelity is not high)."""
+    fallback = file_facts(url)
+    if document is None:
+        reasons.append("the PDF's bytes were not recorded: no text or page image")
+        return fallback, None
+    pdf = read_pdf(document, render=render)
+    if pdf.error is not None:
+        reasons.append(pdf.error)
+        return fallback, None
+    links = clean_links([urljoin(base, link) for link in pdf.links])
+    facts = PageFacts(title=pdf.title or fallback.title, outlinks=links, text=pdf.text)
+    return facts, pdf.first_page_png
