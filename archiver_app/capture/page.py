@@ -422,7 +422,7 @@ class PageCapture:
         ok = main is not None and loaded.error is None and loaded.login is None
         error = loaded.error or (loaded.login.message if loaded.login else None)
         if main is None and error is None:
-            error = "the page produced no response"
+            error = _why_no_record(recorder)
         concurrent = main.record_id if main else None
         files: list[tuple[str, str]] = []
         fidelity: str | None = None
@@ -574,6 +574,14 @@ def _snapshots_of(lib: Library, record_ids: list[int]) -> list[int]:
             select(Record.snapshot_id).where(Record.id.in_(record_ids)).distinct()
         ).all()
     return sorted(r for r in rows if r is not None)
+
+
+def _why_no_record(recorder: NetworkRecorder | None) -> str:
+    """Why a page has no record: it never answered, or its answer could not be written."""
+    if recorder is None or not _main_answered(recorder):
+        return "the page produced no response"
+    why = f" ({recorder.write_errors[-1]})" if recorder.write_errors else ""
+    return f"the page answered, but its record could not be written{why}"
 
 
 async def _quiet(awaitable: Any) -> None:

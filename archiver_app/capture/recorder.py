@@ -3,7 +3,8 @@
 For every network fetch of the page (document, subresources, XHR/fetch, iframes on the
 same session, media ranges) and of its workers (sessions added by
 :mod:`archiver_app.capture.targets`) it writes a ``response`` (or ``revisit``) record and
-the ``request`` record concurrent to it, hop by hop through redirects. An answer from the
+the ``request`` record concurrent to it, hop by hop through redirects (a payload the
+library cannot be asked about, its database away, is written whole: no revisit). An answer from the
 browser's caches or a service worker is not a fetch and is not written again
 (:func:`~archiver_app.capture.exchange.went_to_network`). Each record has:
 
@@ -121,6 +122,7 @@ class NetworkRecorder:
         self.main = MainDocument()  # the page's request and record (.main_document)
         self.resources: list[ResourceInfo] = []
         self.notes: list[str] = []
+        self.write_errors: list[str] = []  # why write tasks failed (each also in notes)
         self.revisit_sources: set[int] = set()
         self._charsets = FrameCharsets()  # each frame's document's, for its scripts
         self.last_activity = time.monotonic()
@@ -180,8 +182,8 @@ class NetworkRecorder:
         assert self.writer is not None  # callers check: a routed recorder has no file
         request = HttpRequest("GET", target(url), with_host([], url), b"", "HTTP/1.1")
         revisit = None  # a payload the library has (the same video, captured again)
-        if self.dedup is not None and body and response.status < 300:
-            revisit = self.dedup(payload_digest(body))
+        if body and response.status < 300:
+            revisit = self._revisit_of(url, body)
         async with self._write_lock:
             if self._is_closed():
                 return False
@@ -400,7 +402,8 @@ class NetworkRecorder:
         """Forget a finished write task; its error (never expected) becomes a note."""
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            self.notes.append(f"a record could not be written ({first_line(task.exception())})")
+            self.write_errors.append(first_line(task.exception()))
+            self.notes.append(f"a record could not be written ({self.write_errors[-1]})")
 
     # ------------------------------------------------------------------ writing
 
@@ -499,6 +502,19 @@ class NetworkRecorder:
         while len(ex.response_extras) < wanted and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
 
+    def _revisit_of(self, url: str, data: bytes) -> RevisitOf | None:
+        """What a payload the library holds already is a revisit of (None: a new payload).
+        A lookup that fails (the library's database went away) costs the page nothing: the
+        payload is written whole, as a new one is."""
+        if self.dedup is None:
+            return None
+        try:
+            return self.dedup(payload_digest(data))
+        except Exception as exc:
+            why = first_line(exc)
+            self.notes.append(f"{url}: written whole: is it in the library already? ({why})")
+            return None
+
     def _write_hop(
         self,
         ex: Exchange,
@@ -530,14 +546,8 @@ class NetworkRecorder:
         data = body or b""
         hop_truncated = truncated if is_final else None
         revisit = None
-        if (
-            self.dedup is not None
-            and data
-            and hop_truncated is None
-            and response.status < 300
-            and response.status != 206
-        ):
-            revisit = self.dedup(payload_digest(data))
+        if data and hop_truncated is None and response.status < 300 and response.status != 206:
+            revisit = self._revisit_of(hop.url, data)
         writer = self.route(ex) if self.route is not None else self.writer
         assert writer is not None  # __init__ refuses a recorder with neither
         written, _ = writer.write_exchange(
