@@ -60,7 +60,7 @@ def convert_library(
             (the library keeps its old database).
         Cancelled: stopped; run again to continue.
     """
-    from archiver_app.crawl.worker import live_workers
+    from archiver_app.crawl.gone_workers import live_workers
 
     with Library.open(root, create=False, database_url=database_url) as lib:
         meta, source_url = lib.meta, lib.engine.url

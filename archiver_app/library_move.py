@@ -92,7 +92,7 @@ def _check(src: Path, dest: Path) -> None:
 
 def _refuse_if_workers(lib: Library) -> None:
     """A live worker would keep writing to the old place: refuse, saying which."""
-    from archiver_app.crawl.worker import live_workers
+    from archiver_app.crawl.gone_workers import live_workers
 
     live = live_workers(lib)
     if live:

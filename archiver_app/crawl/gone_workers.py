@@ -229,3 +229,13 @@ def held_by_others(lib: Library, job_id: int, me: str) -> tuple[Holder, ...]:
         )
         for worker, pages, lease_end, heard in rows
     )
+
+
+def live_workers(lib: Library, *, within_seconds: float = LIVE_SECONDS) -> list[Worker]:
+    """Workers whose heartbeat is recent (those a convert or a move of the library waits
+    for)."""
+    since = lib.clock() - timedelta(seconds=within_seconds)
+    with lib.session() as s:
+        return list(
+            s.scalars(select(Worker).where(Worker.heartbeat_at >= since, Worker.state != STOPPED))
+        )

@@ -39,7 +39,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from urllib.parse import urlsplit
 
 from sqlalchemy import or_, select
@@ -587,14 +586,3 @@ class CrawlWorker:
                     s, self.id, now=now, lease_seconds=self._lease_seconds, page_ids=held
                 )
             queue.recover_expired(s, now=now)
-
-
-def live_workers(lib: Library, *, within_seconds: float = 30.0) -> list[Worker]:
-    """Workers whose heartbeat is recent (the GUI's "workers" list)."""
-    from datetime import timedelta
-
-    since: datetime = lib.clock() - timedelta(seconds=within_seconds)
-    with lib.session() as s:
-        return list(
-            s.scalars(select(Worker).where(Worker.heartbeat_at >= since, Worker.state != "stopped"))
-        )
