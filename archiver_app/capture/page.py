@@ -2,9 +2,10 @@
 
 The steps and what each records are described in docs/ARCHITECTURE.md (Capture). Every step
 is bounded by the page's deadline; a failure becomes an ``error`` on the result, never an
-exception. The tab comes from a :class:`~.contexts.TabSource` (a fresh context, or a
-profile's browser); after extraction :mod:`.login_check` decides whether the page is a
-login form, which makes the snapshot a failed one (kept as evidence).
+exception; a library database gone before the rows are saved is ``unrecorded`` there (its
+folder keeps all it wrote). The tab comes from a :class:`~.contexts.TabSource` (a fresh
+context, or a profile's browser); after extraction :mod:`.login_check` decides whether the
+page is a login form, which makes the snapshot a failed one (kept as evidence).
 
 Threading contract: runs on the Capturer's event loop; database and file work at the end
 is handed to a worker thread.
@@ -44,7 +45,9 @@ from archiver_app.capture.persist import (
     SnapshotOutcome,
     create_pending,
     dedup_lookup,
+    file_sizes,
     finish_snapshot,
+    snapshots_of_records,
     write_views,
 )
 from archiver_app.capture.recorder import NetworkRecorder, Refetch, StandIn
@@ -57,7 +60,7 @@ from archiver_app.capture.refetch import (
 from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo, describe_failure
 from archiver_app.capture.targets import WorkerAttacher
 from archiver_app.layout.current import snapshot_folder
-from archiver_app.library import Library
+from archiver_app.store.connection_loss import lost_connection, unreachable_message
 from archiver_app.store.models import Fidelity, FileKind, SnapshotState
 from archiver_app.tasks import CancelToken
 from archiver_app.units import counted
@@ -223,8 +226,15 @@ class PageCapture:
         signs = PageSigns(self.url, final, status, *await password_form(page))
         if status == 403 and self.profile:
             domain = domain_of(final)
-            worked = await asyncio.to_thread(profile_worked_before, self.lib, self.profile, domain)
-            signs = replace(signs, worked_before=worked)
+            try:
+                worked = await asyncio.to_thread(
+                    profile_worked_before, self.lib, self.profile, domain
+                )
+            except Exception as exc:  # judged without the history the database holds
+                if not lost_connection(exc):
+                    raise
+            else:
+                signs = replace(signs, worked_before=worked)
         return judge(signs, self.profile)
 
     async def _close(self, loaded: _Loaded, tab: Tab | None) -> None:
@@ -414,7 +424,6 @@ class PageCapture:
         folder: str,
         captured_at: Any,
     ) -> CaptureResult:
-        lib = self.lib
         recorder, final_url, facts = loaded.recorder, loaded.final_url, loaded.facts
         main = recorder.main.record if recorder else None
         response = recorder.main.response if recorder else None
@@ -450,20 +459,12 @@ class PageCapture:
             snippet=make_snippet(facts.text) or None,
             language=facts.language,
             fidelity=fidelity,
-            provenance=self._provenance(recorder, error, loaded.login) | facts.provenance(),
             content_hash=main.digest if main is not None else None,  # as the indexer sets it
             text=facts.text,
             tags=list(self.tags),
         )
-        hashes = finish_snapshot(
-            lib,
-            outcome,
-            uid=uid,
-            collection=self.collection,
-            captured_at=captured_at,
-            final_url=final_url,
-            job_id=self.job_id,
-        )
+        outcome.provenance = self._provenance(recorder, error, loaded.login) | facts.provenance()
+        hashes, unrecorded = self._store(outcome, uid, captured_at, final_url)
         return CaptureResult(
             url=self.url,
             final_url=final_url,
@@ -477,7 +478,28 @@ class PageCapture:
             resources=resources,
             bytes_written=sum(size for size, _ in hashes.values()),
             duration=time.monotonic() - self.started,
+            unrecorded=unrecorded,
         )
+
+    def _store(
+        self, outcome: SnapshotOutcome, uid: str, captured_at: Any, final_url: str
+    ) -> tuple[dict[str, tuple[int, str]], str | None]:
+        """Save the snapshot: the size and digest of each file, and None; or, when the
+        database went away, the size of each file and why (its row is completed later)."""
+        try:
+            return finish_snapshot(
+                self.lib,
+                outcome,
+                uid=uid,
+                collection=self.collection,
+                captured_at=captured_at,
+                final_url=final_url,
+                job_id=self.job_id,
+            ), None
+        except Exception as exc:
+            if not lost_connection(exc):
+                raise
+            return file_sizes(self.lib.root, outcome.files), unreachable_message(exc)
 
     def _write_pageinfo(
         self,
@@ -523,7 +545,7 @@ class PageCapture:
             "fidelity_reasons": self.reasons,
             "notes": recorder.notes if recorder else [],
             "revisit_of_records": revisit_sources,
-            "revisit_of_snapshots": _snapshots_of(self.lib, revisit_sources),
+            "revisit_of_snapshots": snapshots_of_records(self.lib, revisit_sources),
             "duration_seconds": round(time.monotonic() - self.started, 3),
             "timings": self.timings,
         }
@@ -560,20 +582,6 @@ def _main_answered(recorder: NetworkRecorder) -> bool:
 def _main_downloaded(recorder: NetworkRecorder) -> bool:
     ex = recorder.exchanges.get(recorder.main.request_id or "")
     return ex is not None and is_download(ex)
-
-
-def _snapshots_of(lib: Library, record_ids: list[int]) -> list[int]:
-    if not record_ids:
-        return []
-    from sqlalchemy import select
-
-    from archiver_app.store.models import Record
-
-    with lib.session() as s:
-        rows = s.scalars(
-            select(Record.snapshot_id).where(Record.id.in_(record_ids)).distinct()
-        ).all()
-    return sorted(r for r in rows if r is not None)
 
 
 def _why_no_record(recorder: NetworkRecorder | None) -> str:

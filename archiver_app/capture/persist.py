@@ -8,6 +8,7 @@ the full-text index. Files are written atomically (:mod:`archiver_app.durable`).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -51,25 +52,32 @@ def create_pending(
     job_id: int | None,
     profile: str | None = None,
 ) -> int:
-    with lib.write() as s:
-        snap = Snapshot(
-            uid=uid,
-            collection_id=collection_id,
-            job_id=job_id,
-            url=url,
-            url_key=url_key(url),
-            url_group=url_group(url),
-            domain=domain_of(url),
-            captured_at=captured_at,
-            state=SnapshotState.PENDING,
-            capture_backend="playwright",
-            folder=folder,
-            fs_version=CURRENT_FS_VERSION,
-            profile=profile,
-        )
-        s.add(snap)
-        s.flush()
-        return snap.id
+    """Create the ``pending`` row of a capture into ``folder``; its id. When it cannot be
+    written (the database went away), ``folder`` is removed if it is still empty."""
+    try:
+        with lib.write() as s:
+            snap = Snapshot(
+                uid=uid,
+                collection_id=collection_id,
+                job_id=job_id,
+                url=url,
+                url_key=url_key(url),
+                url_group=url_group(url),
+                domain=domain_of(url),
+                captured_at=captured_at,
+                state=SnapshotState.PENDING,
+                capture_backend="playwright",
+                folder=folder,
+                fs_version=CURRENT_FS_VERSION,
+                profile=profile,
+            )
+            s.add(snap)
+            s.flush()
+            return snap.id
+    except Exception:
+        with contextlib.suppress(OSError):  # no row names it: an empty folder is no trace
+            lib.abspath(folder).rmdir()
+        raise
 
 
 def delete_pending(lib: Library, snapshot_id: int) -> None:
@@ -298,6 +306,29 @@ def finish_snapshot(
     return hashes
 
 
+def file_sizes(root: Path, files: Sequence[tuple[str, str]]) -> dict[str, tuple[int, str]]:
+    """Size of each (relative path, kind) that exists, in :func:`hash_files`' shape (no
+    digest): what a capture wrote when its rows could not be saved."""
+    out: dict[str, tuple[int, str]] = {}
+    for rel, _kind in files:
+        path = root.joinpath(*rel.split("/"))
+        if path.is_file():
+            out[rel] = (path.stat().st_size, "")
+    return out
+
+
+def snapshots_of_records(lib: Library, record_ids: Collection[int]) -> list[int]:
+    """The snapshots the records ``record_ids`` belong to (those a capture's revisits
+    refer to), in order."""
+    if not record_ids:
+        return []
+    with lib.session() as s:
+        rows = s.scalars(
+            select(Record.snapshot_id).where(Record.id.in_(list(record_ids))).distinct()
+        ).all()
+    return sorted(r for r in rows if r is not None)
+
+
 def hash_files(root: Path, files: Sequence[tuple[str, str]]) -> dict[str, tuple[int, str]]:
     """Size and sha256 of each (relative path, kind), read once for sidecar and ``files``."""
     out: dict[str, tuple[int, str]] = {}
@@ -335,6 +366,27 @@ def mark_interrupted(
         salvage_part_warc(lib, snapshot_id)
     for snapshot_id in finished:
         complete_recorded_folder(lib, snapshot_id)
+    return marked
+
+
+def mark_unrecorded(lib: Library, ids: Collection[int], reason: str) -> list[int]:
+    """Show the ``pending`` captures ``ids``, whose rows could not be saved (``reason``:
+    the database was unreachable) and which are not captures to complete from their
+    folders, as failed with that reason; their files are kept. The ids marked."""
+    marked: list[int] = []
+    with lib.write() as s:
+        for snap in s.scalars(
+            select(Snapshot).where(
+                Snapshot.id.in_(list(ids)), Snapshot.state == SnapshotState.PENDING
+            )
+        ):
+            snap.state = SnapshotState.FAILED
+            snap.provenance = {
+                **(snap.provenance or {}),
+                "provenance": "interrupted",
+                "error": f"the capture could not be recorded: {reason}",
+            }
+            marked.append(snap.id)
     return marked
 
 

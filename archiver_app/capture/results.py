@@ -91,6 +91,9 @@ class CaptureResult:
     bytes_written: int = 0
     duration: float = 0.0
     login: str | None = None  # a capture.login_check.LoginOutcome code: a login form came
+    #: Why its rows could not be saved ("database unreachable: …"); then the snapshot is
+    #: still ``pending`` and the other fields say what was captured, not what is recorded.
+    unrecorded: str | None = None
 
 
 def describe_failure(message: str, url: str, timeout: float) -> str:

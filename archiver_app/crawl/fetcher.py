@@ -37,6 +37,9 @@ class FetchResult:
     fidelity: str | None = None
     duration: float = 0.0
     login: str | None = None  # capture.login_check.LoginOutcome code: a login form came
+    #: The capture's rows could not be saved ("database unreachable: …"): nothing about it
+    #: is recorded yet (see :mod:`archiver_app.crawl.unrecorded`).
+    unrecorded: str | None = None
 
 
 class PageFetcher(Protocol):
@@ -125,6 +128,7 @@ class CapturerFetcher:
             fidelity=r.fidelity,
             duration=r.duration,
             login=r.login,
+            unrecorded=r.unrecorded,
         )
 
 

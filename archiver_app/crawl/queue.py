@@ -10,7 +10,8 @@ States: ``ready`` -> ``claimed`` -> ``done`` | ``ready`` (attempts left) | ``fai
 * Every claim consumes an attempt and writes a ``page_attempts`` row (worker, ruleset
   version). A claim carries a lease; a worker renews its leases with its heartbeat. When a
   lease expires (the worker died), the page goes back to ``ready`` while attempts remain
-  and the attempt is recorded as ``lost``.
+  and the attempt is recorded as ``lost``. A page its worker gives back (it was stopped,
+  or the database went away before the attempt was recorded) gets its attempt back.
 * Every discovery adds a ``relations`` row parent -> child. A page's depth is the length of
   its shortest discovery path: when a shorter path appears, the depth is lowered and the
   change propagates to the page's descendants, and a page skipped for its depth becomes
@@ -48,6 +49,8 @@ class AttemptOutcome(StrEnum):
     LOGIN = "login"  # failed on a login form (capture.login_check): no retry gets past it
     CANCELLED = "cancelled"  # the worker stopped before the page was recorded
     LOST = "lost"  # the worker's lease lapsed with the attempt unfinished
+    #: the database went away before the attempt was recorded: not counted (crawl.unrecorded)
+    UNRECORDED = "unrecorded"
 
 
 CHUNK = 400
@@ -393,6 +396,40 @@ def renew_leases(
             )
         )
     )
+
+
+def give_back(
+    s: Session, page: ClaimedPage, outcome: AttemptOutcome, error: str, *, now: datetime
+) -> bool:
+    """Put a page its worker holds back in the queue, the attempt not counted: the worker
+    was stopped (``cancelled``) or the database went away before the attempt could be
+    recorded (``unrecorded``). False: the page was no longer this claim's."""
+    back = rowcount(
+        s.execute(
+            update(Page)
+            .where(
+                Page.id == page.page_id,
+                Page.claimed_by == page.worker_id,
+                Page.state == PageState.CLAIMED,
+                Page.attempts == page.attempt,
+            )
+            .values(
+                state=PageState.READY,
+                claimed_by=None,
+                lease_expires_at=None,
+                attempts_remaining=Page.attempts_remaining + 1,
+            )
+            .execution_options(synchronize_session=False)
+        )
+    )
+    s.execute(
+        update(PageAttempt)
+        .where(PageAttempt.id == page.attempt_id, PageAttempt.outcome.is_(None))
+        .values(outcome=outcome, finished_at=now, error=error)
+        .execution_options(synchronize_session=False)
+    )
+    recount_concurrency(s, page.job_id)
+    return bool(back)
 
 
 def recover_expired(

@@ -15,10 +15,13 @@ gone (the share unmounted), it stops claiming, logs why in the job log and ends 
 the network gone: :mod:`archiver_app.store.connection_loss`), it says "database
 unreachable: …", lets the pages in flight end, and tries again with growing pauses; once
 the database has been unreachable for ``reconnect_seconds`` it ends with
-``stats.database_problem`` set. Its claims are never released by hand: they expire with
-their leases, and whichever worker runs next takes them; those of a worker of this
-computer whose process is gone come back at once (:mod:`archiver_app.crawl.gone_workers`),
-and a worker left waiting for another's pages says whose and for how long.
+``stats.database_problem`` set. A page whose capture could not be recorded meanwhile is
+kept, its lease renewed, and recorded or given back once the database answers
+(:mod:`archiver_app.crawl.unrecorded`): no attempt is counted for the outage. Otherwise
+its claims are never released by hand: they expire with their leases, and whichever
+worker runs next takes them; those of a worker of this computer whose process is gone
+come back at once (:mod:`archiver_app.crawl.gone_workers`), and a worker left waiting for
+another's pages says whose and for how long.
 
 Threading contract: :meth:`CrawlWorker.run` owns an asyncio loop on the calling thread;
 database work runs in the default executor, one short transaction at a time. Stop it from
@@ -62,6 +65,7 @@ from archiver_app.crawl.results import (
     write_coverage,
 )
 from archiver_app.crawl.spec import JobContext
+from archiver_app.crawl.unrecorded import Unrecorded, settle
 from archiver_app.library import Library
 from archiver_app.library_share import FolderCheck
 from archiver_app.store.connection_loss import lost_connection, unreachable_message
@@ -69,8 +73,6 @@ from archiver_app.store.models import (
     CRAWL_KIND_NAMES,
     Job,
     JobStatus,
-    Page,
-    PageAttempt,
     PageState,
     Worker,
 )
@@ -161,6 +163,7 @@ class CrawlWorker:
         self._beat_lock = threading.Lock()
         self._stopped = False
         self._held: set[int] = set()  # pages being fetched: only their leases are renewed
+        self._unrecorded: list[Unrecorded] = []  # held until the database answers again
         self._low_disk_logged: set[int] = set()
         self._lease_seconds = 120.0
         self._job_id: int | None = None
@@ -197,6 +200,7 @@ class CrawlWorker:
         while True:
             try:
                 await self._loop(fetcher)
+                await self._settle_unrecorded()  # stopped: what it still holds goes back
                 return
             except Exception as exc:
                 if not lost_connection(exc):
@@ -248,6 +252,8 @@ class CrawlWorker:
         poll = self.options.poll_seconds
         try:
             while not self.cancel.cancelled:
+                if self._unrecorded:
+                    await self._settle_unrecorded()
                 if self._job_id is None:
                     self._job_id = await asyncio.to_thread(self._pick_job)
                     ctx = None
@@ -325,9 +331,12 @@ class CrawlWorker:
             )
         except (Cancelled, asyncio.CancelledError):
             self._held.discard(page.page_id)
-            await asyncio.to_thread(self._release, page)
+            await asyncio.to_thread(self._give_back, page)
             return
         except Exception as exc:  # a browser crash must not kill the worker
+            if lost_connection(exc):  # not the page's failure: kept until the database is back
+                self._unrecorded.append(Unrecorded(ctx, page, unreachable_message(exc)))
+                return
             result = FetchResult(
                 url=page.url,
                 final_url=page.url,
@@ -336,10 +345,23 @@ class CrawlWorker:
                 error=f"{type(exc).__name__}: {exc}",
                 duration=time.monotonic() - started,
             )
+        if result.unrecorded is not None:
+            self._unrecorded.append(Unrecorded(ctx, page, result.unrecorded, result))
+            return
         try:
             outcome = await self._record_with_retries(ctx, page, result)
-        finally:
-            self._held.discard(page.page_id)  # unrecorded: its lease lapses, it is retried
+        except Exception as exc:
+            if not lost_connection(exc):
+                self._held.discard(page.page_id)  # its lease lapses: retried, counted
+                raise
+            held = Unrecorded(ctx, page, unreachable_message(exc), result, saved=True)
+            self._unrecorded.append(held)
+            return
+        self._held.discard(page.page_id)
+        self._tell(ctx, result, outcome)
+
+    def _tell(self, ctx: JobContext, result: FetchResult, outcome: PageOutcome) -> None:
+        """Count a recorded page and say how it went (its progress line)."""
         if outcome.outcome == AttemptOutcome.DONE:
             self.stats.pages_done += 1
         else:
@@ -353,11 +375,26 @@ class CrawlWorker:
             )
         )
 
+    async def _settle_unrecorded(self) -> None:
+        """Record, or give back to the queue, the pages whose capture could not be recorded
+        (:mod:`archiver_app.crawl.unrecorded`); raises while the database is unreachable."""
+        while self._unrecorded:
+            item = self._unrecorded[0]
+            recorded = await asyncio.to_thread(settle, self.lib, item, self._record)
+            self._unrecorded.pop(0)
+            self._held.discard(item.page.page_id)
+            if recorded is not None:
+                self._tell(item.ctx, recorded[1], recorded[0])
+                continue
+            said = f"{item.page.url}: not recorded ({item.reason}); back in the queue"
+            self._progress(ProgressUpdate(self._pages_seen(), message=said))
+
     async def _record_with_retries(
         self, ctx: JobContext, page: queue.ClaimedPage, result: FetchResult
     ) -> PageOutcome:
         """Record a result, retrying a few times through database hiccups (a lock timeout,
-        a PostgreSQL deadlock victim); raises after that.
+        a PostgreSQL deadlock victim); raises after that, and at once when the database
+        is unreachable.
 
         Any other error while recording (a bug, an unreadable record) is recorded as a
         failed attempt with its reason, so the page is retried or failed like any other
@@ -367,12 +404,9 @@ class CrawlWorker:
             try:
                 return await asyncio.to_thread(self._record, ctx, page, result)
             except OperationalError as exc:
-                if attempt == 4:
+                if attempt == 4 or lost_connection(exc):  # lost: kept until it is back
                     raise
-                if lost_connection(exc):  # said once, in one line, by the main loop
-                    log.info("recording %s: %s; retrying", page.url, unreachable_message(exc))
-                else:
-                    log.warning("recording %s failed; retrying", page.url, exc_info=True)
+                log.warning("recording %s failed; retrying", page.url, exc_info=True)
                 await asyncio.to_thread(self.cancel.wait, 0.5 * (attempt + 1))
             except Exception as exc:
                 if lost_connection(exc):
@@ -471,34 +505,12 @@ class CrawlWorker:
             fresh = load_context(s, ctx.job_id)  # links are judged by the newest rules
             return finish_page(s, fresh, page, result, now=self.lib.clock())
 
-    def _release(self, page: queue.ClaimedPage) -> None:
+    def _give_back(self, page: queue.ClaimedPage) -> None:
         """Give a page back untouched (the worker was stopped before it finished)."""
-        from sqlalchemy import update
-
-        now = self.lib.clock()
         with self.lib.write() as s:
-            s.execute(
-                update(Page)
-                .where(
-                    Page.id == page.page_id,
-                    Page.claimed_by == self.id,
-                    Page.state == PageState.CLAIMED,
-                )
-                .values(
-                    state=PageState.READY,
-                    claimed_by=None,
-                    lease_expires_at=None,
-                    attempts_remaining=Page.attempts_remaining + 1,
-                )
-                .execution_options(synchronize_session=False)
+            queue.give_back(
+                s, page, AttemptOutcome.CANCELLED, "worker stopped", now=self.lib.clock()
             )
-            s.execute(
-                update(PageAttempt)
-                .where(PageAttempt.id == page.attempt_id)
-                .values(outcome="cancelled", finished_at=now, error="worker stopped")
-                .execution_options(synchronize_session=False)
-            )
-            queue.recount_concurrency(s, page.job_id)
 
     def _disk_ok(self, job_id: int) -> bool:
         free = self._disk_free(str(self.lib.root))

@@ -373,9 +373,11 @@ class PageAttempt(Base):
     """One attempt at one page: who claimed it, under which rules, and how it ended.
 
     ``outcome`` is None while the attempt runs, then ``done``, ``failed``, ``login`` (failed
-    on a login form), ``skipped`` or ``lost`` (the lease expired: the worker died or
-    stalled). A page captured twice because a
-    worker died after writing but before recording has two rows here.
+    on a login form), ``skipped``, ``lost`` (the lease expired: the worker died or
+    stalled), or, not counted against the page's attempts, ``cancelled`` (its worker was
+    stopped) or ``unrecorded`` (the database went away before it could be recorded). A page
+    captured twice because a worker died after writing but before recording has two rows
+    here.
     """
 
     __tablename__ = "page_attempts"

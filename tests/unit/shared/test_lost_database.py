@@ -11,21 +11,24 @@ import subprocess
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
 from archiver_app.cli import main
+from archiver_app.crawl.fetcher import FetchResult
 from archiver_app.crawl.jobs import create_job
+from archiver_app.crawl.rules import Rules
 from archiver_app.crawl.scope import Scope
 from archiver_app.crawl.worker import CrawlWorker, WorkerOptions
 from archiver_app.library import Library
 from archiver_app.search import reindex as reindex_mod
 from archiver_app.store.connection_loss import EXIT_UNREACHABLE, lost_connection
-from archiver_app.store.models import Job, Snapshot
+from archiver_app.store.models import Job, JobLog, Page, PageAttempt, Snapshot, SnapshotState
 from tests.helpers.crawl_site import MemoryPage, MemorySiteFetcher, memory_factory
 from tests.helpers.postgres import PostgresServer, _admin, _as_postgres, _find_bin, _stop
 
@@ -183,3 +186,89 @@ def test_a_live_servers_errors_are_not_a_lost_connection(postgres_url: str) -> N
         assert not lost_connection(refused.value)
     finally:
         engine.dispose()
+
+
+class _StopsAfterCapture(MemorySiteFetcher):
+    """Stops the server just after capturing ``when``: its rows are in, its outcome not."""
+
+    def __init__(self, lib: Library, pages: dict[str, MemoryPage], stop: Callable[[], None],
+                 when: str) -> None:  # fmt: skip
+        super().__init__(lib, pages)
+        self.stop, self.when = stop, when
+
+    async def fetch(self, url: str, **kwargs: Any) -> FetchResult:
+        result = await super().fetch(url, **kwargs)
+        if url == self.when:
+            self.stop()
+        return result
+
+
+@pytest.mark.parametrize("stopped", ["while capturing", "as the page is recorded"])
+def test_a_page_the_outage_kept_from_being_recorded_is_no_failed_attempt(
+    tmp_path: Path, server: Server, stopped: str
+) -> None:
+    """One attempt per page and no retry (as ``archiver capture`` makes its job); the
+    server stops for 6 s while the second page is captured, or just as it is recorded.
+    That page is no failed attempt: the worker holds it through the outage and, once the
+    server is back, captures it again (its capture could not be written) or records the
+    capture it made; the same run ends with every page captured, and no attempt is said
+    lost to a stopped worker."""
+    url = _new_database(server, "held")
+    root = tmp_path / "lib"
+    pages = {f"{H}/{i}": MemoryPage() for i in range(4)}
+    second = f"{H}/1"
+    restart = threading.Timer(6.0, server.start)
+
+    def stop() -> None:
+        if not restart.is_alive() and not restart.finished.is_set():  # once
+            server.stop()
+            restart.start()
+
+    with Library.open(root, create=True, database_url=url) as lib:
+        job = create_job(
+            lib, list(pages), scope=Scope.PAGE, rules=Rules(attempts=1, concurrency=1),
+            max_retries=0, lease_seconds=2,
+        )  # fmt: skip
+        if stopped == "while capturing":
+            fetcher = MemorySiteFetcher(lib, pages, on_fetch=lambda u: u == second and stop())
+        else:
+            fetcher = _StopsAfterCapture(lib, pages, stop, second)
+        opts = WorkerOptions(once=True, poll_seconds=0.05, heartbeat_seconds=0.2, concurrency=1)
+        said: list[str] = []
+        worker = CrawlWorker(
+            lib, memory_factory(fetcher), opts, progress=lambda u: said.append(u.message)
+        )
+        stats = worker.run()
+        restart.join()
+        assert stats.database_problem is None
+        assert (stats.pages_done, stats.pages_failed) == (4, 0), said
+        with lib.session() as s:
+            assert s.get(Job, job).status in ("completed", "indexed")  # type: ignore[union-attr]
+            states = dict(s.execute(select(Page.url, Page.state).where(Page.job_id == job)).all())
+            attempts = s.execute(
+                select(Page.url, PageAttempt.outcome, PageAttempt.error)
+                .join(Page, Page.id == PageAttempt.page_id)
+                .where(PageAttempt.job_id == job)
+                .order_by(PageAttempt.id)
+            ).all()
+            log = s.scalars(select(JobLog.message).where(JobLog.job_id == job)).all()
+            snapshots = Counter(
+                s.scalars(
+                    select(Snapshot.url).where(
+                        Snapshot.job_id == job, Snapshot.state == SnapshotState.COMPLETE
+                    )
+                )
+            )
+    assert set(states.values()) == {"done"}, states
+    assert set(snapshots) == set(pages) and set(snapshots.values()) == {1}, snapshots
+    assert "lost" not in [a.outcome for a in attempts], attempts
+    assert not [line for line in [*log, *said] if "stopped" in line], (log, said)
+    if stopped == "while capturing":  # its capture wrote nothing: captured again
+        assert fetcher.fetched.count(second) == 2
+        held = [a for a in attempts if a.url == second]
+        assert [a.outcome for a in held] == ["unrecorded", "done"]
+        assert held[0].error.startswith("database unreachable: ")
+        assert any(m.startswith(f"{second}: not recorded (database unreachable: ") for m in said)
+    else:  # its capture was saved: recorded once the server is back, not made again
+        assert fetcher.fetched.count(second) == 1
+        assert [a.outcome for a in attempts if a.url == second] == ["done"]
