@@ -38,6 +38,7 @@ from archiver_app.warc.reader import read_warc_date_at
 from archiver_app.warc.records import RecordRow, insert_record_rows
 from archiver_app.warc.surt import domain_of, url_group, url_key
 from archiver_app.warc.timestamps import parse_ts, warc_date
+from archiver_app.warc.views import view_url
 from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf, WrittenRecord
 
 
@@ -452,7 +453,7 @@ def write_views(
     for scheme, mime, data, name, kind in items:
         if data is None:
             continue
-        writer.write_resource(f"urn:{scheme}:{url}", mime, data, concurrent_to=concurrent)
+        writer.write_resource(view_url(scheme, url), mime, data, concurrent_to=concurrent)
         atomic_write(path / name, data)
         files.append((f"{folder}/{name}", kind))
     return files

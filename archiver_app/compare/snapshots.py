@@ -45,6 +45,7 @@ from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.fulltext import MAX_BODY_CHARS, indexed_text
 from archiver_app.store.models import File, FileKind, LocalState, Record, Snapshot, SnapshotState
+from archiver_app.warc.views import TEXT, view_text
 
 #: Page texts read for a comparison are capped here (bounded memory for huge pages).
 MAX_TEXT_BYTES = 8 * 1024 * 1024
@@ -308,13 +309,13 @@ def _text(lib: Library, snap: Snapshot, notes: list[str]) -> str | None:
     else:
         from archiver_app.replay.replayer import Replayer
 
-        data = Replayer.for_library(lib).kept_view(snap.id, "text") or b""
+        data = Replayer.for_library(lib).kept_view(snap.id, TEXT) or b""
         if not data.strip():
             return _indexed_text(lib, snap, missing, notes)
     if len(data) > MAX_TEXT_BYTES:
         notes.append(f"capture {snap.id}'s text is longer than {MAX_TEXT_BYTES} bytes: cut")
         data = data[:MAX_TEXT_BYTES]
-    return data.decode("utf-8", errors="replace")
+    return view_text(data)
 
 
 def _indexed_text(lib: Library, snap: Snapshot, missing: list[str], notes: list[str]) -> str | None:

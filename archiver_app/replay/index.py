@@ -13,6 +13,7 @@ from sqlalchemy import Connection, text
 
 from archiver_app.warc.records import SELECT_COLUMNS, IndexedRecord
 from archiver_app.warc.timestamps import parse_ts
+from archiver_app.warc.views import view_prefix
 
 _TYPES = "('response', 'revisit', 'resource')"
 _SELECT = f"SELECT {SELECT_COLUMNS} FROM records WHERE "  # noqa: S608 - constant column names
@@ -142,7 +143,7 @@ def view_record(conn: Connection, snapshot_id: int, view: str) -> IndexedRecord 
         _SELECT + "snapshot_id = :i AND record_type = 'resource' AND url LIKE :u"
         " ORDER BY id LIMIT 1",
         i=snapshot_id,
-        u=f"urn:{view}:%",
+        u=f"{view_prefix(view)}%",
     )
     return hits[0] if hits else None
 

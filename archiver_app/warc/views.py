@@ -1,0 +1,39 @@
+"""What a capture kept of the page it showed: ``resource`` records beside the page's own.
+
+A capture writes its screenshot, its rendered DOM and its text into its WARC as
+``urn:view:<page URL>``, ``urn:dom:<page URL>`` and ``urn:text:<page URL>`` (UTF-8 text:
+what the browser showed, text loaded by scripts and a PDF's text layer included), after the
+page's records (:func:`archiver_app.capture.persist.write_views`). Browsertrix writes
+``urn:text:`` records the same way. Replay and compare find a capture's own by these names
+(:func:`archiver_app.replay.index.view_record`).
+"""
+
+from __future__ import annotations
+
+#: The page text a capture recorded.
+TEXT = "text"
+
+
+def view_url(view: str, page_url: str) -> str:
+    """The address of the ``view`` record (``view``, ``dom``, ``text``) of ``page_url``."""
+    return f"urn:{view}:{page_url}"
+
+
+def view_prefix(view: str) -> str:
+    """How the address of every ``view`` record starts."""
+    return f"urn:{view}:"
+
+
+def viewed_page(url: str, view: str) -> str | None:
+    """The page address a ``view`` record's address names, or None when ``url`` is not the
+    address of a ``view`` record."""
+    prefix = view_prefix(view)
+    return url[len(prefix) :] if url.startswith(prefix) else None
+
+
+def view_text(data: bytes) -> str:
+    """A text record's payload as text (UTF-8, a bad byte replaced, never an error)."""
+    return data.decode("utf-8", errors="replace")
+
+
+__all__ = ["TEXT", "view_prefix", "view_text", "view_url", "viewed_page"]
