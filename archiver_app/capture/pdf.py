@@ -52,8 +52,9 @@ class PdfFacts:
     links: tuple[str, ...] = ()  # URI actions of its link annotations, in page order
 
 
-def read_pdf(data: bytes, *, render: bool = True) -> PdfFacts:
-    """Text, title and (when ``render``) a PNG of the first page of the PDF ``data``."""
+def read_pdf(data: bytes, *, render: bool = True, links: bool = True) -> PdfFacts:
+    """Text, title, (when ``render``) a PNG of the first page and (when ``links``) the
+    links of the PDF ``data``."""
     import pypdfium2 as pdfium  # type: ignore[import-untyped]  # no py.typed marker
 
     with _PDFIUM:
@@ -65,9 +66,9 @@ def read_pdf(data: bytes, *, render: bool = True) -> PdfFacts:
             title = str(doc.get_metadata_dict().get("Title") or "").strip()
             text = _text(doc)
             image = _first_page_png(doc) if render and len(doc) else None
-            links = _links(doc)
+            found = _links(doc) if links else ()
             return PdfFacts(
-                title=title, text=text, pages=len(doc), first_page_png=image, links=links
+                title=title, text=text, pages=len(doc), first_page_png=image, links=found
             )
         except pdfium.PdfiumError as exc:
             return PdfFacts(error=f"the PDF could not be read ({exc})")

@@ -2,10 +2,12 @@
 
 :class:`BatchBuilder` walks one file (:func:`archiver_app.warc.scan.scan_records`, constant
 memory) and yields :class:`Batch` objects: the ``records`` rows (plain tuples in
-:data:`RECORD_COLUMNS` order), the pages (:class:`PageRow`) with their extracted text, the
+:data:`RECORD_COLUMNS` order), the pages (:class:`PageRow`) with their text, the
 revisits to resolve and the problems the scan reported. Snapshot ids are placeholders
 (``-n`` for the file's n-th page) until the writer assigns real ids
 (:mod:`archiver_app.warc.indexer`).
+Which text a page gets (the one recorded, or its response's) is
+:mod:`archiver_app.warc.pagetext`'s.
 
 Everything here is plain Python data that pickles cheaply, and the module imports no
 database code, so :func:`serve` can run in a worker process (the indexer's pipeline,
@@ -32,13 +34,19 @@ from typing import Any
 
 from archiver_app.tasks.priority import lower_my_priority
 from archiver_app.warc.digests import payload_digest
-from archiver_app.warc.htmltext import TEXT_MIMES, PageText, extract_html, extract_plain, snippet_of
+from archiver_app.warc.htmltext import TEXT_MIMES, PageText, snippet_of
 from archiver_app.warc.listing import ListedPage, PageListing
+from archiver_app.warc.pagetext import (
+    HTML_MIMES,
+    TextTargets,
+    document_text,
+    recorded_text,
+    recorded_text_of,
+)
 from archiver_app.warc.scan import ScannedRecord, ScanProblem, scan_records
 from archiver_app.warc.surt import domain_of, strip_fragment, url_key
 from archiver_app.warc.timestamps import parse_ts, parse_warc_date, to_ts17
 
-HTML_MIMES = frozenset({"text/html", "application/xhtml+xml"})
 #: Non-HTML types that are documents in their own right when they are 2xx responses.
 DOCUMENT_MIMES = frozenset({"application/pdf", *TEXT_MIMES})
 PAGE_RECORD_TYPES = frozenset({"response", "resource", "revisit"})
@@ -128,6 +136,9 @@ class Batch:
     # ...and those that moved to it: (the page, as records point at pages: -number, or the
     # row id of a page an earlier file made; the page as its record gives it; its text).
     moves: list[tuple[int, PageRow, str | None]] = field(default_factory=list)
+    # The text recorded for a page made before this batch, or for one whose record gave
+    # none (a revisit): (the page, as records point at it; its snippet; its text).
+    retexts: list[tuple[int, str, str]] = field(default_factory=list)
     first_capture: datetime | None = None
     text_chars: int = 0
     full: bool = False  # a full batch (not the file's last): progress and cancel after it
@@ -176,6 +187,9 @@ class BatchBuilder:
             if spec.page_urls is not None
             else None
         )
+        self._targets = TextTargets()  # which page a urn:text: record is the text of
+        # The pages of the batch being built whose text it holds: where (a move?, index).
+        self._bodies: dict[int, tuple[bool, int]] = {}
 
     def batches(self) -> Generator[Batch, None, None]:
         batch = Batch(self._seq + 1)
@@ -204,10 +218,13 @@ class BatchBuilder:
     def _close(self, batch: Batch) -> Batch:
         batch.records_done = self.records
         batch.problems, self._problems = self._problems, []
+        self._bodies = {}
         return batch
 
     def _wants_payload(self, rec: ScannedRecord) -> bool:
         try:
+            if recorded_text_of(rec) is not None:
+                return self._current is not None
             return rec.rec_type != "revisit" and is_page(rec, self.spec.page_urls)
         except Exception:  # add() meets the same error and reports the record
             return False
@@ -228,6 +245,7 @@ class BatchBuilder:
             len(batch.revisits),
             len(batch.held),
             len(batch.moves),
+            len(batch.retexts),
             batch.first_capture,
             batch.text_chars,
             self.records,
@@ -237,12 +255,12 @@ class BatchBuilder:
         try:
             self.add(batch, rec)
         except Exception as exc:
-            pages, records, texts, revisits, held, moves = saved[:6]
+            pages, records, texts, revisits, held, moves, retexts = saved[:7]
             del batch.pages[pages:], batch.records[records:]
             del batch.texts[texts:], batch.revisits[revisits:]
-            del batch.held[held:], batch.moves[moves:]
-            batch.first_capture, batch.text_chars = saved[6], saved[7]
-            self.records, self._seq, self._current = saved[8:]
+            del batch.held[held:], batch.moves[moves:], batch.retexts[retexts:]
+            batch.first_capture, batch.text_chars = saved[7], saved[8]
+            self.records, self._seq, self._current = saved[9:]
             self._problems.append(
                 ScanProblem(
                     rec.offset,
@@ -294,6 +312,41 @@ class BatchBuilder:
             )
         )
         self.records += 1
+        if rec.payload is not None and (named := recorded_text_of(rec)) is not None:
+            self._recorded_text(batch, named, rec.payload, at)
+
+    def _recorded_text(self, batch: Batch, named: str, payload: bytes, at: datetime | None) -> None:
+        """A ``urn:text:`` record written ``at``: the text the capture recorded for the page
+        it names (:meth:`TextTargets.page_of`) replaces the text that page was given."""
+        text = recorded_text(payload)
+        target = self._targets.page_of(named, at) if text else None
+        if target is None:
+            return
+        snippet = snippet_of(text)
+        where = self._bodies.get(target)
+        if where is None:  # the page is in a batch sent before, or its record gave no text
+            batch.retexts.append((target, snippet, text))
+            batch.text_chars += len(text)
+            return
+        moved, i = where
+        if moved:
+            placeholder, row, old = batch.moves[i]
+            batch.moves[i] = (placeholder, row, text)
+        else:
+            index, old = batch.texts[i]
+            row = batch.pages[index]
+            batch.texts[i] = (index, text)
+        row.snippet = snippet
+        batch.text_chars += len(text) - len(old or "")
+
+    def _made(
+        self, url: str, at: datetime, placeholder: int, where: tuple[bool, int] | None
+    ) -> None:
+        """Page ``placeholder`` of ``url`` captured ``at`` was made (or moved to its
+        record); ``where``: where this batch holds its text, if it has one."""
+        if where is not None:
+            self._bodies[placeholder] = where
+        self._targets.made(url, at, placeholder)
 
     def _listed(self, batch: Batch, rec: ScannedRecord, at: datetime, ts: str) -> bool:
         """With a pages list: is this record a page the list names (the capture at the
@@ -315,6 +368,8 @@ class BatchBuilder:
             batch.moves.append((placeholder, row, body))
             self._current = placeholder
             batch.text_chars += len(body or "")
+            where = None if body is None else (True, len(batch.moves) - 1)
+            self._made(rec.url, at, placeholder, where)
             return True
         self._page(batch, rec, at, claim.title)
         if claim.held is not None:
@@ -327,11 +382,14 @@ class BatchBuilder:
     ) -> None:
         row, body = self._row(rec, at, listed_title)
         batch.pages.append(row)
+        where = None
         if body is not None:
+            where = (False, len(batch.texts))
             batch.texts.append((len(batch.pages) - 1, body))
             batch.text_chars += len(body)
         self._seq += 1
         self._current = -self._seq
+        self._made(rec.url, at, self._current, where)
 
     def _row(
         self, rec: ScannedRecord, at: datetime, listed_title: str | None
@@ -343,12 +401,7 @@ class BatchBuilder:
         if rec.payload is not None:
             if content_hash is None:  # an ARC file or a WARC written without digests
                 content_hash = payload_digest(rec.payload)
-            if rec.mime in HTML_MIMES:
-                text = extract_html(rec.payload, rec.charset)
-            elif rec.mime in TEXT_MIMES:
-                text = extract_plain(rec.payload, rec.charset)
-            else:
-                text = PageText(title=None, language=None, text="")
+            text = document_text(rec)
         row = PageRow(
             url=rec.url,
             url_key=self._url_key(rec.url),

@@ -4,9 +4,11 @@ One pass over the file (:mod:`archiver_app.warc.batches` builds the rows, consta
 
 - every record becomes a ``records`` row (SURT key, 17-digit time, status, mime, payload
   digest, offset and length in the file);
-- pages become ``snapshots`` rows with title, language, snippet and the extracted text in
-  the full-text index: HTML documents and top-level documents of other types (PDF, plain
-  text), or exactly the pages a WACZ lists. Subresources (images, scripts...) do not;
+- pages become ``snapshots`` rows with title, language, snippet and text in the full-text
+  index: HTML documents and top-level documents of other types (PDF, plain text), or
+  exactly the pages a WACZ lists. Subresources (images, scripts...) do not. The text is the
+  one the capture recorded (``urn:text:``), else the response's
+  (:mod:`archiver_app.warc.pagetext`);
 - a ``revisit`` record points at its original (``revisit_of_id``), looked up by payload
   digest, and a revisited page gets the original's title and text, so search and export
   treat deduplicated captures like any other.
@@ -65,6 +67,7 @@ from archiver_app.warc.batches import (
     record_time,
 )
 from archiver_app.warc.listing import ListedPage
+from archiver_app.warc.pagetext import RECENT_PAGES
 from archiver_app.warc.records import insert_record_tuples
 from archiver_app.warc.scan import ScanProblem
 from archiver_app.warc.workers import IndexWorkerError
@@ -76,6 +79,9 @@ _log = logging.getLogger(__name__)
 CHUNK = 250
 #: Built batches that may wait for the writer in the thread pipeline.
 QUEUE_DEPTH = 2
+#: Pages written whose ids are kept for the batches that follow (more than the builder's
+#: ``RECENT_PAGES``: a text recorded after its page's records names one of them).
+WRITTEN_KEPT = 2 * RECENT_PAGES
 Pipeline = bool | Literal["process", "thread"]
 
 
@@ -140,12 +146,17 @@ class WarcIndexer:
         self.pipeline = pipeline
         self.report = IndexReport(target.path)
         self._spec = FileSpec(
-            target.path, target.file_id, target.page_urls, target.page_counts, target.page_details
+            target.path,
+            target.file_id,
+            target.page_urls,
+            target.page_counts,
+            target.page_details,
         )
         self._first_uid_used = False
-        # The last snapshot written (placeholder number, real id), which records at the
-        # start of the next batch may still belong to.
-        self._last_written: tuple[int, int] | None = None
+        # The latest snapshots written (placeholder number -> real id): records at the start
+        # of the next batch may still belong to the last, and a text recorded after a page's
+        # records (a ``urn:text:`` record) names one of the latest.
+        self._written: dict[int, int] = {}
         # Pages held for a timed listing (placeholder number -> real id): their own record
         # may come in a later batch (archiver_app.warc.listing).
         self._held: dict[int, int] = {}
@@ -268,9 +279,60 @@ class WarcIndexer:
 
     def _flush(self, conn: Connection, batch: Batch) -> None:
         base = int(conn.scalar(select(func.coalesce(func.max(Snapshot.id), 0))) or 0)
+        target = self.target
+        rows = self._snapshot_rows(batch, base)
+        if rows:
+            conn.execute(insert(Snapshot), rows)
+            self.report.snapshot_ids.extend(r["id"] for r in rows)
+            for seq in batch.held:
+                self._held[seq] = base + 1 + seq - batch.first_seq
+            if target.tags:
+                tags = tag_ids(conn, target.tags)
+                conn.execute(
+                    insert(SnapshotTag),
+                    [{"snapshot_id": r["id"], "tag_id": t} for r in rows for t in tags],
+                )
+
+        def real(sid: int | None) -> int | None:
+            if sid is None or sid > 0:
+                return sid
+            seq = -sid
+            if seq >= batch.first_seq:
+                return base + 1 + seq - batch.first_seq
+            # A page from an earlier batch: one of the latest written, or one held for a
+            # listing.
+            written = self._written.get(seq)
+            return written if written is not None else self._held[seq]
+
+        at = SNAPSHOT_AT
+        record_rows = batch.records
+        for i, values in enumerate(record_rows):
+            sid = values[at]
+            if sid is not None and sid < 0:
+                record_rows[i] = (*values[:at], real(sid), *values[at + 1 :])
+        insert_record_tuples(conn, record_rows)
+        self._remember(batch.first_seq, rows)
+        # The snapshots were created just now: no old text to replace, one statement.
+        insert_snapshot_texts(
+            conn,
+            ((rows[i]["id"], rows[i]["title"], rows[i]["url"], body) for i, body in batch.texts),
+            target.tags,
+        )
+        for placeholder, page, body in batch.moves:
+            sid = real(placeholder)
+            assert sid is not None
+            _move_page(conn, sid, page, body, target)
+        self._resolve_revisits(conn, batch)
+        for placeholder, snippet, body in batch.retexts:  # after a revisit's copied text
+            sid = real(placeholder)
+            assert sid is not None
+            _retext(conn, sid, snippet, body, target.tags)
+
+    def _snapshot_rows(self, batch: Batch, base: int) -> list[dict[str, Any]]:
+        """The ``snapshots`` rows of ``batch``'s pages, their ids from ``base + 1`` on."""
         now = datetime.now(UTC)
         target = self.target
-        rows: list[dict[str, Any]] = [
+        return [
             {
                 "id": base + 1 + i,
                 "uid": self._uid(p.captured_at),
@@ -302,49 +364,14 @@ class WarcIndexer:
             }
             for i, p in enumerate(batch.pages)
         ]
-        if rows:
-            conn.execute(insert(Snapshot), rows)
-            self.report.snapshot_ids.extend(r["id"] for r in rows)
-            for seq in batch.held:
-                self._held[seq] = base + 1 + seq - batch.first_seq
-            if target.tags:
-                tags = tag_ids(conn, target.tags)
-                conn.execute(
-                    insert(SnapshotTag),
-                    [{"snapshot_id": r["id"], "tag_id": t} for r in rows for t in tags],
-                )
 
-        def real(sid: int | None) -> int | None:
-            if sid is None or sid > 0:
-                return sid
-            seq = -sid
-            if seq >= batch.first_seq:
-                return base + 1 + seq - batch.first_seq
-            # A page from an earlier batch: the last one written, or one held for a listing.
-            if self._last_written is not None and self._last_written[0] == seq:
-                return self._last_written[1]
-            return self._held[seq]
-
-        at = SNAPSHOT_AT
-        record_rows = batch.records
-        for i, values in enumerate(record_rows):
-            sid = values[at]
-            if sid is not None and sid < 0:
-                record_rows[i] = (*values[:at], real(sid), *values[at + 1 :])
-        insert_record_tuples(conn, record_rows)
-        if rows:
-            self._last_written = (batch.first_seq + len(rows) - 1, rows[-1]["id"])
-        # The snapshots were created just now: no old text to replace, one statement.
-        insert_snapshot_texts(
-            conn,
-            ((rows[i]["id"], rows[i]["title"], rows[i]["url"], body) for i, body in batch.texts),
-            target.tags,
-        )
-        for placeholder, page, body in batch.moves:
-            sid = real(placeholder)
-            assert sid is not None
-            _move_page(conn, sid, page, body, target)
-        self._resolve_revisits(conn, batch)
+    def _remember(self, first_seq: int, rows: list[dict[str, Any]]) -> None:
+        """Keep the placeholder and id of the latest :data:`WRITTEN_KEPT` pages written."""
+        written = self._written
+        for i in range(max(len(rows) - WRITTEN_KEPT, 0), len(rows)):
+            written[first_seq + i] = rows[i]["id"]
+        while len(written) > WRITTEN_KEPT:
+            del written[next(iter(written))]
 
     def _resolve_revisits(self, conn: Connection, batch: Batch) -> None:
         file_id = self.target.file_id
@@ -411,6 +438,19 @@ def _move_page(
         )
     title = conn.scalar(text("SELECT title FROM snapshots WHERE id = :i"), {"i": snapshot_id})
     upsert_snapshot_text(conn, snapshot_id, title=title, url=page.url, body=body, tags=tags)
+
+
+def _retext(
+    conn: Connection, snapshot_id: int, snippet: str, body: str, tags: Iterable[str]
+) -> None:
+    """Page ``snapshot_id`` is given the text its capture recorded (``body``)."""
+    conn.execute(update(Snapshot).where(Snapshot.id == snapshot_id).values(snippet=snippet))
+    if not has_fulltext(conn):
+        return
+    url, title = conn.execute(
+        select(Snapshot.url, Snapshot.title).where(Snapshot.id == snapshot_id)
+    ).one()
+    upsert_snapshot_text(conn, snapshot_id, title=title, url=str(url), body=body, tags=tags)
 
 
 def _find_original(

@@ -4,8 +4,9 @@ A capture writes its screenshot, its rendered DOM and its text into its WARC as
 ``urn:view:<page URL>``, ``urn:dom:<page URL>`` and ``urn:text:<page URL>`` (UTF-8 text:
 what the browser showed, text loaded by scripts and a PDF's text layer included), after the
 page's records (:func:`archiver_app.capture.persist.write_views`). Browsertrix writes
-``urn:text:`` records the same way. Replay and compare find a capture's own by these names
-(:func:`archiver_app.replay.index.view_record`).
+``urn:text:`` records the same way. They are read back here by name: replay and compare
+find a capture's own (:func:`archiver_app.replay.index.view_record`), and an import gives
+each page the text recorded for it (:mod:`archiver_app.warc.batches`).
 """
 
 from __future__ import annotations
