@@ -12,9 +12,10 @@ Before the first byte of an import reaches its snapshot folder, the folder is ma
 (:func:`folder_in_progress`, a :data:`FOLDER_PREFIX` setting naming the import's lock)
 until the import ends, so what a process killed *before* its files were recorded leaves
 (a temporary copy, a WARC under its final name with no row, an unregistered ``index.json``)
-is found and removed as well. A WARC recompressed before import is written at the library
-root under a name carrying its own lock (:func:`regzip_lock`), so a dead process's one is
-removed at once rather than after a day.
+is found and removed as well. A WARC recompressed before import, and the texts of a pages
+list set aside while it is read, are written at the library root under a name carrying
+their own lock (:func:`root_temp_lock`), so a dead process's one is removed at once rather
+than after a day.
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ FOLDER_PREFIX = "import-folder:"
 #: How a recompressed WARC's temporary file (at the library root) is labelled: the rest of
 #: the label up to the next '.' names its lock (``.locks/regzip-<id>.lock``).
 REGZIP_LABEL = "regzip-"
+#: The same for the texts of a pages list (archiver_app.warc.listedtext).
+PAGE_TEXTS_LABEL = "pagetexts-"
+_ROOT_TEMP_LABELS = (REGZIP_LABEL, PAGE_TEXTS_LABEL)
 
 
 @contextlib.contextmanager
@@ -76,8 +80,9 @@ def folder_in_progress(lib: Library, folder: PurePosixPath, lock: Path) -> Itera
             s.execute(delete(Setting).where(Setting.key == key))
 
 
-def regzip_lock(lib: Library, label: str) -> Path:
-    """The lock held while the recompressed temporary file labelled ``label`` is in use."""
+def root_temp_lock(lib: Library, label: str) -> Path:
+    """The lock held while the temporary file at the library root labelled ``label`` (a
+    recompressed WARC, a pages list's texts) is in use."""
     return lib.root / ".locks" / f"{label}.lock"
 
 
@@ -232,7 +237,7 @@ def sweep_interrupted_imports(lib: Library) -> int:
     before imports."""
     undone = _sweep_files(lib)
     undone += _sweep_folders(lib)
-    _sweep_regzip_temps(lib)
+    _sweep_root_temps(lib)
     return undone
 
 
@@ -305,13 +310,14 @@ def _sweep_folders(lib: Library) -> int:
     return undone
 
 
-def _sweep_regzip_temps(lib: Library) -> None:
-    """Recompressed WARCs at the library root whose process died (their lock is free)."""
+def _sweep_root_temps(lib: Library) -> None:
+    """Recompressed WARCs and pages lists' texts at the library root whose process died
+    (their lock is free)."""
     for entry in lib.root.iterdir():
         name = entry.name
-        if not (is_temp(name) and name.startswith(f".{REGZIP_LABEL}")):
+        if not (is_temp(name) and name[1:].startswith(_ROOT_TEMP_LABELS)):
             continue
         label = name[1:].split(".", 1)[0]
-        with held_or_busy(regzip_lock(lib, label)) as mine:
+        with held_or_busy(root_temp_lock(lib, label)) as mine:
             if mine:
                 discard(entry)

@@ -35,6 +35,7 @@ from archiver_app.importers.warcs import (
     ProgressFn,
     file_outcome,
     index_one,
+    listed_texts,
     new_folder,
     regzip_to_temp,
     resolve_collection,
@@ -113,9 +114,11 @@ def _import_wacz_file(
         return FileOutcome(path, "wacz", OutcomeState.FAILED, "the file is empty (0 bytes)")
     try:
         free = shutil.disk_usage(lib.root).free
-        info = open_wacz(path, max_total=free)
+        texts = listed_texts(lib, locks)
+        info = open_wacz(path, max_total=free, texts=texts)
     except WaczError as exc:
         return FileOutcome(path, "wacz", OutcomeState.FAILED, str(exc))
+    texts.close()  # written: the indexer's workers read it
     workers.prestart()  # starts while the WACZ is hashed and its WARCs extracted
     sha = sha256_file(path)
     whole = incomplete.import_lock(lib, f"wacz-{sha}")  # held until its WARCs are done
@@ -130,8 +133,10 @@ def _import_wacz_file(
     placed = _extract_all(lib, info, folder, changed)
     if isinstance(placed, str):
         return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {placed}")
-    listings = ListingsLeft((p.url, p.ts, p.title) for p in info.pages) if info.pages else None
-    run = _WaczRun(lib, path, folder, collection_id, tags, listings, progress, cancel)
+    listings = (
+        ListingsLeft((p.url, p.ts, p.title, p.text) for p in info.pages) if info.pages else None
+    )
+    run = _WaczRun(lib, path, folder, collection_id, tags, listings, texts.path, progress, cancel)
     try:
         for name, tmp in placed:
             run.index(name, tmp, locks)
@@ -221,6 +226,7 @@ class _WaczRun:
     collection_id: int
     tags: tuple[str, ...]
     listings: ListingsLeft | None  # the pages list (None: none, the records decide)
+    page_texts: Path | None  # where its texts were set aside (warc.listedtext)
     progress: ProgressFn | None
     cancel: CancelToken | None
     reports: list[tuple[str, str, IndexReport]] = field(default_factory=list)
@@ -273,6 +279,7 @@ class _WaczRun:
             page_urls=urls,
             page_counts=counts,
             page_details=details,
+            page_texts=self.page_texts,
             tags=self.tags,
             progress=self.progress,
             cancel=self.cancel,

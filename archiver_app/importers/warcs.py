@@ -43,6 +43,7 @@ from archiver_app.store.models import (
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc import workers
 from archiver_app.warc.indexer import IndexReport, IndexTarget, index_warc, record_time
+from archiver_app.warc.listedtext import TextSpill
 from archiver_app.warc.listing import ListedPage
 from archiver_app.warc.regzip import RegzipReport, regzip_into
 from archiver_app.warc.scan import (
@@ -150,6 +151,7 @@ def index_one(
     page_urls: frozenset[str] | None,
     page_counts: tuple[tuple[str, int], ...] = (),
     page_details: tuple[ListedPage, ...] = (),
+    page_texts: Path | None = None,
     tags: tuple[str, ...],
     progress: ProgressFn | None,
     cancel: CancelToken | None,
@@ -166,6 +168,7 @@ def index_one(
         page_urls=page_urls,
         page_counts=page_counts,
         page_details=page_details,
+        page_texts=page_texts,
         tags=tags,
         first_uid=folder.name if first else None,
         same_as=source if read_path != source else None,
@@ -273,7 +276,7 @@ def _regzip(
     lock held in ``held``: the sweep removes it once no live process holds that lock."""
     sweep_leftovers(lib.root, older_than=_STALE_SECONDS)
     label = f"{incomplete.REGZIP_LABEL}{uuid.uuid4().hex}"
-    held.enter_context(held_or_busy(incomplete.regzip_lock(lib, label)))
+    held.enter_context(held_or_busy(incomplete.root_temp_lock(lib, label)))
     return regzip_to_temp(path, lib.root, cancel, label=label)
 
 
@@ -334,11 +337,32 @@ def _place_warc(
     return read_path, file_id
 
 
-def export_pages(path: Path) -> list[WaczPage]:
+def listed_texts(lib: Library, held: contextlib.ExitStack) -> TextSpill:
+    """Where the texts of a pages list are set aside while it is read: a temporary file at
+    the library root, made when the first text comes, labelled with a lock held in ``held``
+    (the sweep removes the file of a process that died) and removed when ``held`` closes."""
+    label = f"{incomplete.PAGE_TEXTS_LABEL}{uuid.uuid4().hex}"
+
+    def opener() -> tuple[str, int]:
+        held.enter_context(held_or_busy(incomplete.root_temp_lock(lib, label)))
+        return open_temp(lib.root, label)
+
+    spill = TextSpill(opener)
+    held.callback(_drop_texts, spill)
+    return spill
+
+
+def _drop_texts(spill: TextSpill) -> None:
+    spill.close()
+    if spill.path is not None:
+        discard(spill.path)
+
+
+def export_pages(path: Path, texts: TextSpill | None = None) -> list[WaczPage]:
     """The pages list beside a WARC of a folder export (``<export>/archive/data.warc.gz``
     with ``<export>/pages.jsonl``) or of an unzipped WACZ (``pages/pages.jsonl``): the pages
     it names are pages whatever their status (a capture of a 404 is one); [] when there is
-    none, and the records decide."""
+    none, and the records decide. Their texts go to ``texts`` when given."""
     if path.parent.name != "archive":
         return []
     for listed in (
@@ -347,7 +371,7 @@ def export_pages(path: Path) -> list[WaczPage]:
     ):
         if listed.is_file():
             with contextlib.suppress(OSError), listed.open("rb") as fh:
-                return list(read_pages(fh))
+                return list(read_pages(fh, texts))
     return []
 
 
@@ -381,7 +405,9 @@ def _import_warc_file(
     )
     name = safe_file_name(path.name, "import.warc.gz")
     rel = f"{folder.as_posix()}/{name}"
-    page_urls, page_counts, page_details = page_list(export_pages(path))
+    texts = listed_texts(lib, locks)
+    page_urls, page_counts, page_details = page_list(export_pages(path, texts))
+    texts.close()
     read_path, file_id = _place_warc(lib, path, rel, sha, regzipped, link=link)
     try:
         report = index_one(
@@ -395,6 +421,7 @@ def _import_warc_file(
             page_urls=page_urls,
             page_counts=page_counts,
             page_details=page_details,
+            page_texts=texts.path,
             tags=tags,
             progress=progress,
             cancel=cancel,

@@ -6,7 +6,7 @@ memory) and yields :class:`Batch` objects: the ``records`` rows (plain tuples in
 revisits to resolve and the problems the scan reported. Snapshot ids are placeholders
 (``-n`` for the file's n-th page) until the writer assigns real ids
 (:mod:`archiver_app.warc.indexer`).
-Which text a page gets (the one recorded, or its response's) is
+Which text a page gets (recorded, listed, or its response's) is
 :mod:`archiver_app.warc.pagetext`'s.
 
 Everything here is plain Python data that pickles cheaply, and the module imports no
@@ -35,11 +35,13 @@ from typing import Any
 from archiver_app.tasks.priority import lower_my_priority
 from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.htmltext import TEXT_MIMES, PageText, snippet_of
+from archiver_app.warc.listedtext import TextReader, TextRef
 from archiver_app.warc.listing import ListedPage, PageListing
 from archiver_app.warc.pagetext import (
     HTML_MIMES,
     TextTargets,
     document_text,
+    listed_text,
     recorded_text,
     recorded_text_of,
 )
@@ -98,6 +100,8 @@ class FileSpec:
     page_counts: tuple[tuple[str, int], ...] = ()
     # The time and title of each listing that gives them (archiver_app.warc.listing).
     page_details: tuple[ListedPage, ...] = ()
+    # The file the listings' texts were set aside in (archiver_app.warc.listedtext).
+    page_texts: Path | None = None
 
 
 @dataclass(slots=True)
@@ -187,6 +191,7 @@ class BatchBuilder:
             if spec.page_urls is not None
             else None
         )
+        self._texts = TextReader(spec.page_texts)
         self._targets = TextTargets()  # which page a urn:text: record is the text of
         # The pages of the batch being built whose text it holds: where (a move?, index).
         self._bodies: dict[int, tuple[bool, int]] = {}
@@ -200,7 +205,7 @@ class BatchBuilder:
         )
         # A small first chunk: the writer waits for it at the start of every file.
         size = min(FIRST_CHUNK, self.batch_size)
-        with contextlib.closing(scan):
+        with contextlib.closing(scan), contextlib.closing(self._texts):
             for rec in scan:
                 self._add_or_skip(batch, rec)
                 if len(batch) >= size or batch.text_chars >= MAX_BATCH_TEXT:
@@ -362,7 +367,7 @@ class BatchBuilder:
         if not claim.page:
             return False
         if claim.moves is not None or claim.row is not None:
-            row, body = self._row(rec, at, claim.title)
+            row, body = self._row(rec, at, claim.title, claim.text)
             placeholder = -claim.moves if claim.moves is not None else claim.row
             assert placeholder is not None
             batch.moves.append((placeholder, row, body))
@@ -371,16 +376,21 @@ class BatchBuilder:
             where = None if body is None else (True, len(batch.moves) - 1)
             self._made(rec.url, at, placeholder, where)
             return True
-        self._page(batch, rec, at, claim.title)
+        self._page(batch, rec, at, claim.title, claim.text)
         if claim.held is not None:
             listing.hold(claim.held, self._seq)
             batch.held.append(self._seq)
         return True
 
     def _page(
-        self, batch: Batch, rec: ScannedRecord, at: datetime, listed_title: str | None = None
+        self,
+        batch: Batch,
+        rec: ScannedRecord,
+        at: datetime,
+        listed_title: str | None = None,
+        listed_ref: TextRef | None = None,
     ) -> None:
-        row, body = self._row(rec, at, listed_title)
+        row, body = self._row(rec, at, listed_title, listed_ref)
         batch.pages.append(row)
         where = None
         if body is not None:
@@ -392,16 +402,24 @@ class BatchBuilder:
         self._made(rec.url, at, self._current, where)
 
     def _row(
-        self, rec: ScannedRecord, at: datetime, listed_title: str | None
+        self,
+        rec: ScannedRecord,
+        at: datetime,
+        listed_title: str | None,
+        listed_ref: TextRef | None = None,
     ) -> tuple[PageRow, str | None]:
-        """The page ``rec`` is, and its text (None: no payload read); the listed title
-        when the record gives none."""
+        """The page ``rec`` is, and its text (None: no payload read): the listed text when
+        the pages list gives one, else the response's; the listed title when the record
+        gives none."""
         text: PageText | None = None
         content_hash = rec.digest
         if rec.payload is not None:
             if content_hash is None:  # an ARC file or a WARC written without digests
                 content_hash = payload_digest(rec.payload)
-            text = document_text(rec)
+            listed = listed_text(self._texts, listed_ref) if listed_ref is not None else ""
+            text = document_text(rec, read_body=not listed)
+            if listed:
+                text = PageText(title=text.title, language=text.language, text=listed)
         row = PageRow(
             url=rec.url,
             url_key=self._url_key(rec.url),

@@ -7,7 +7,7 @@ One pass over the file (:mod:`archiver_app.warc.batches` builds the rows, consta
 - pages become ``snapshots`` rows with title, language, snippet and text in the full-text
   index: HTML documents and top-level documents of other types (PDF, plain text), or
   exactly the pages a WACZ lists. Subresources (images, scripts...) do not. The text is the
-  one the capture recorded (``urn:text:``), else the response's
+  one the capture recorded (``urn:text:``), else the pages list's, else the response's
   (:mod:`archiver_app.warc.pagetext`);
 - a ``revisit`` record points at its original (``revisit_of_id``), looked up by payload
   digest, and a revisited page gets the original's title and text, so search and export
@@ -97,7 +97,8 @@ class IndexTarget:
     provenance: dict[str, Any] = field(default_factory=dict)
     page_urls: frozenset[str] | None = None  # a WACZ's pages list: exactly these are pages
     page_counts: tuple[tuple[str, int], ...] = ()  # URLs it lists more than once
-    page_details: tuple[ListedPage, ...] = ()  # the listings' times and titles
+    page_details: tuple[ListedPage, ...] = ()  # the listings' times, titles and texts
+    page_texts: Path | None = None  # where the listings' texts were set aside
     tags: tuple[str, ...] = ()
     first_uid: str | None = None  # uid for the first page (the folder's name), if unused
     # The file ``path`` was copied from, byte for byte (an import's original): a read-ahead
@@ -151,6 +152,7 @@ class WarcIndexer:
             target.page_urls,
             target.page_counts,
             target.page_details,
+            target.page_texts,
         )
         self._first_uid_used = False
         # The latest snapshots written (placeholder number -> real id): records at the start

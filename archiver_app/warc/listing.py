@@ -13,7 +13,10 @@ for the time being (*held*); when the matching record comes, the held page is *m
 tool's page times may be when loading began, not a record's WARC-Date) so gives the pages
 of the rule without times, with no extra work.
 
-The listed title is the page's title when its record gives none (a redirect, a PDF).
+The listed title is the page's title when its record gives none (a redirect, a PDF). The
+listed text (set aside by :mod:`archiver_app.warc.listedtext`) is the text of the capture the
+listing names: the record at its time, or for a listing without a time, of its URL; a
+capture only standing in for a timed listing (held) keeps its own.
 
 A WACZ may hold several WARCs (a crawler writes one per browser, or per gigabyte), and the
 list holds for all of them: :class:`ListingsLeft` carries what one WARC's pages did not take
@@ -28,9 +31,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from archiver_app.warc.listedtext import TextRef
 from archiver_app.warc.surt import strip_fragment
 from archiver_app.warc.timestamps import parse_warc_date, to_ts14
 
@@ -48,6 +52,7 @@ class ListedPage:
     ts: str | None  # 14 to 17 digits (UTC): the listed time to the precision given
     title: str | None
     held_by: int | None = None  # the page (row id) an earlier file made for it, if any
+    text: TextRef | None = None  # where its listed text was set aside, if it gives one
 
 
 def listed_digits(ts: str | None) -> str | None:
@@ -71,13 +76,15 @@ def listed_digits(ts: str | None) -> str | None:
 class Claim(NamedTuple):
     """What a record of a listed URL is: ``page`` (a new page), ``moves`` (the number of a
     held page that moves to it), ``held`` (a timed listing the new page holds for now), the
-    listed ``title``, and ``row``: the id of a page an earlier file made that moves to it."""
+    listed ``title``, ``row``: the id of a page an earlier file made that moves to it, and
+    ``text``: where the listed text of this capture is."""
 
     page: bool
     moves: int | None = None
     held: int | None = None
     title: str | None = None
     row: int | None = None
+    text: TextRef | None = None
 
 
 _NO_PAGE = Claim(False)
@@ -96,20 +103,25 @@ class PageListing:
         self._quota = dict(counts)  # listings of a URL (1 when not given)
         self._taken: dict[str, int] = {}  # pages given to listings without a time
         self._titles: dict[str, str] = {}  # a listed title of a URL's listings without time
+        self._texts: dict[str, list[TextRef]] = {}  # their texts, in list order
         self._timed: dict[tuple[str, str], list[int]] = {}  # (url, 14 digits) -> listings
         self._by_url: dict[str, list[int]] = {}  # timed listings of a URL, in list order
         self._digits: list[str] = []
         self._title_of: list[str | None] = []
+        self._text_of: list[TextRef | None] = []
         self._state: list[int] = []
         self._rows: dict[int, int] = {}  # timed listings held by an earlier file's page
         for item in details:
             if item.ts is None:
                 if item.title:
                     self._titles.setdefault(item.url, item.title)
+                if item.text is not None:
+                    self._texts.setdefault(item.url, []).append(item.text)
                 continue
             n = len(self._digits)
             self._digits.append(item.ts)
             self._title_of.append(item.title)
+            self._text_of.append(item.text)
             self._state.append(_OPEN)
             if item.held_by is not None:
                 self._rows[n] = item.held_by
@@ -125,11 +137,14 @@ class PageListing:
                 if state != _MATCHED and ts17.startswith(self._digits[n]):
                     self._state[n] = _MATCHED
                     moves = state if state > 0 else None
-                    return Claim(True, moves, None, self._title_of[n], self._rows.get(n))
+                    title, text = self._title_of[n], self._text_of[n]
+                    return Claim(True, moves, None, title, self._rows.get(n), text)
         taken = self._taken.get(url, 0)
         if taken < self._quota.get(url, 1) - (len(timed) if timed else 0):
             self._taken[url] = taken + 1
-            return Claim(True, title=self._titles.get(url))
+            texts = self._texts.get(url, ())
+            text = texts[taken] if taken < len(texts) else None
+            return Claim(True, title=self._titles.get(url), text=text)
         for n in timed or ():
             if self._state[n] == _OPEN and n not in self._rows:
                 return Claim(True, held=n, title=self._title_of[n])
@@ -141,15 +156,17 @@ class PageListing:
             self._state[listing] = seq
 
 
-def listed_pages(
-    pages: list[tuple[str, str | None, str | None]],
-) -> tuple[ListedPage, ...]:
-    """The listings of ``(url, ts, title)`` that give a time or a title."""
+#: A listing as a pages list gives it: URL, time, title and where its text was set aside.
+Listing = tuple[str, str | None, str | None, TextRef | None]
+
+
+def listed_pages(pages: list[Listing]) -> tuple[ListedPage, ...]:
+    """The listings of ``(url, ts, title, text)`` that give a time, a title or a text."""
     out = []
-    for url, ts, title in pages:
+    for url, ts, title, text in pages:
         digits = listed_digits(ts)
-        if digits is not None or title:
-            out.append(ListedPage(url, digits, title or None))
+        if digits is not None or title or text is not None:
+            out.append(ListedPage(url, digits, title or None, text=text))
     return tuple(out)
 
 
@@ -158,13 +175,19 @@ class ListingsLeft:
     leaves the list, and a listing held by a page of the capture's URL at another time
     stays, with that page, for a later file to move it to its own record."""
 
-    def __init__(self, pages: Iterable[tuple[str, str | None, str | None]]) -> None:
-        self._left = [ListedPage(url, listed_digits(ts), title or None) for url, ts, title in pages]
+    def __init__(self, pages: Iterable[Listing]) -> None:
+        self._left = [
+            ListedPage(url, listed_digits(ts), title or None, text=text)
+            for url, ts, title, text in pages
+        ]
 
     def spec(self) -> tuple[frozenset[str], tuple[tuple[str, int], ...], tuple[ListedPage, ...]]:
-        """The next file's listing: URLs, those listed more than once, times and titles."""
+        """The next file's listing: URLs, those listed more than once, times, titles and
+        texts."""
         counts = Counter(p.url for p in self._left)
-        details = tuple(p for p in self._left if p.ts or p.title or p.held_by is not None)
+        details = tuple(
+            p for p in self._left if p.ts or p.title or p.held_by is not None or p.text is not None
+        )
         return frozenset(counts), tuple((u, n) for u, n in counts.items() if n > 1), details
 
     def unfound(self) -> list[str]:
@@ -197,7 +220,7 @@ class ListingsLeft:
                 gone.add(untimed)
             elif timed:  # held for now: the listing's own record may be in a later file
                 p = left[timed[0]]
-                left[timed[0]] = ListedPage(p.url, p.ts, p.title, sid)
+                left[timed[0]] = replace(p, held_by=sid)
         self._left = [p for i, p in enumerate(left) if i not in gone]
 
 
@@ -211,6 +234,7 @@ def _moved_to_it(listing: ListedPage, pages: dict[int, tuple[str, str]]) -> bool
 __all__ = [
     "Claim",
     "ListedPage",
+    "Listing",
     "ListingsLeft",
     "PageListing",
     "listed_digits",

@@ -5,7 +5,10 @@
    the browser showed, text loaded by scripts and a PDF's text layer included. It comes
    after the page, so it replaces the text the page was given
    (:meth:`archiver_app.warc.batches.BatchBuilder.add`).
-2. The text of its response: an HTML document's (:mod:`archiver_app.warc.htmltext`), a
+2. The text its pages list gives for it (a WACZ's or a folder export's ``pages.jsonl``,
+   for the page's URL and time: :mod:`archiver_app.warc.listing`), set aside when the list
+   was read (:mod:`archiver_app.warc.listedtext`).
+3. The text of its response: an HTML document's (:mod:`archiver_app.warc.htmltext`), a
    PDF's text layer, read as a capture reads it (:mod:`archiver_app.capture.pdf`), or plain
    text.
 
@@ -24,6 +27,7 @@ from archiver_app.warc.htmltext import (
     extract_html,
     extract_plain,
 )
+from archiver_app.warc.listedtext import TextReader, TextRef
 from archiver_app.warc.scan import ScannedRecord
 from archiver_app.warc.surt import strip_fragment
 from archiver_app.warc.views import TEXT, view_text, viewed_page
@@ -32,7 +36,7 @@ HTML_MIMES = frozenset({"text/html", "application/xhtml+xml"})
 #: Pages of a file a ``urn:text:`` record may name by address (the latest ones): a
 #: capture writes its text after its own records, with no other page between.
 RECENT_PAGES = 32
-#: Bytes of a recorded text read (:data:`MAX_TEXT` characters of UTF-8 at most).
+#: Bytes of a recorded or listed text read (:data:`MAX_TEXT` characters of UTF-8 at most).
 MAX_TEXT_BYTES = 4 * MAX_TEXT
 
 
@@ -44,6 +48,11 @@ def recorded_text_of(rec: ScannedRecord) -> str | None:
 def recorded_text(payload: bytes) -> str:
     """A ``urn:text:`` record's text, as much of it as a page keeps."""
     return view_text(payload[:MAX_TEXT_BYTES]).strip()[:MAX_TEXT]
+
+
+def listed_text(texts: TextReader, ref: TextRef) -> str:
+    """A listed text set aside at ``ref``, as much of it as a page keeps."""
+    return (texts.read(ref, MAX_TEXT_BYTES) or "").strip()[:MAX_TEXT]
 
 
 class TextTargets:
@@ -111,6 +120,7 @@ __all__ = [
     "RECENT_PAGES",
     "TextTargets",
     "document_text",
+    "listed_text",
     "recorded_text",
     "recorded_text_of",
 ]

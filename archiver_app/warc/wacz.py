@@ -31,6 +31,7 @@ from typing import IO, Any
 
 from archiver_app.errors import ArchiverError
 from archiver_app.units import counted
+from archiver_app.warc.listedtext import TextRef, TextSpill
 from archiver_app.warc.listing import ListedPage, listed_pages
 from archiver_app.warc.ziprecover import LOCAL, CutShort, Rebuilt, open_rebuilt, rebuild
 
@@ -57,6 +58,7 @@ class WaczPage:
     url: str
     ts: str | None
     title: str | None
+    text: TextRef | None = None  # where its listed text was set aside (warc.listedtext)
 
 
 @dataclass
@@ -96,8 +98,11 @@ def _entry_error(exc: BaseException) -> WaczError:
     return WaczError(f"a damaged entry: {exc}")
 
 
-def open_wacz(path: Path, *, max_total: int = DEFAULT_MAX_TOTAL) -> WaczInfo:
-    """Check ``path`` and read its datapackage and pages list (nothing is extracted).
+def open_wacz(
+    path: Path, *, max_total: int = DEFAULT_MAX_TOTAL, texts: TextSpill | None = None
+) -> WaczInfo:
+    """Check ``path`` and read its datapackage and pages list (nothing is extracted); the
+    pages' texts go to ``texts`` when given.
 
     Raises:
         WaczError: not a zip, unsafe entry names, a zip bomb, no datapackage, bad JSON,
@@ -110,7 +115,7 @@ def open_wacz(path: Path, *, max_total: int = DEFAULT_MAX_TOTAL) -> WaczInfo:
     except _ENTRY_ERRORS as exc:
         raise _entry_error(exc) from exc
     try:
-        info = _check_wacz(path, zf, max_total)
+        info = _check_wacz(path, zf, max_total, texts)
     except _ENTRY_ERRORS as exc:
         raise _entry_error(exc) from exc
     finally:
@@ -190,7 +195,9 @@ def damage_lines(path: Path, exc: zipfile.BadZipFile, rebuilt: Rebuilt) -> list[
     return lines
 
 
-def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
+def _check_wacz(
+    path: Path, zf: zipfile.ZipFile, max_total: int, texts: TextSpill | None
+) -> WaczInfo:
     with zf:
         infos = zf.infolist()
         if len(infos) > MAX_ENTRIES:
@@ -258,7 +265,7 @@ def _check_wacz(path: Path, zf: zipfile.ZipFile, max_total: int) -> WaczInfo:
             for name in ("pages/pages.jsonl", "pages/extraPages.jsonl"):
                 if name in names:
                     with zf.open(name) as fh:
-                        pages.extend(read_pages(fh))
+                        pages.extend(read_pages(fh, texts))
         except _ENTRY_ERRORS:  # a damaged list: the records say which are pages
             pages = []
     return WaczInfo(path, warcs, resources, datapackage, pages, total=total)
@@ -292,8 +299,9 @@ def _bounded_lines(fh: IO[bytes], limit: int) -> Iterator[bytes]:
             line = fh.readline(CHUNK)
 
 
-def read_pages(fh: IO[bytes]) -> Iterator[WaczPage]:
-    """The pages of a ``pages.jsonl`` (a WACZ's, or a folder export's); bad lines skipped."""
+def read_pages(fh: IO[bytes], texts: TextSpill | None = None) -> Iterator[WaczPage]:
+    """The pages of a ``pages.jsonl`` (a WACZ's, or a folder export's); bad lines skipped.
+    Each page's ``"text"`` goes to ``texts`` when given."""
     for raw in _bounded_lines(fh, MAX_PAGE_LINE):
         try:
             item = json.loads(raw)
@@ -306,6 +314,7 @@ def read_pages(fh: IO[bytes]) -> Iterator[WaczPage]:
                 item["url"],
                 ts if isinstance(ts, str) else None,
                 title if isinstance(title, str) else None,
+                texts.add(item.get("text")) if texts is not None else None,
             )
 
 
@@ -318,7 +327,7 @@ def page_list(
     if not pages:
         return None, (), ()
     counts = Counter(p.url for p in pages)
-    details = listed_pages([(p.url, p.ts, p.title) for p in pages])
+    details = listed_pages([(p.url, p.ts, p.title, p.text) for p in pages])
     return frozenset(counts), tuple((u, n) for u, n in counts.items() if n > 1), details
 
 

@@ -106,7 +106,7 @@ _ahead: _Ahead | None = None
 
 
 def _key(spec: FileSpec, batch_size: int, builder: type[BatchBuilder]) -> tuple[Any, ...]:
-    return (spec.path, spec.page_urls, spec.page_details, batch_size, builder)
+    return (spec.path, spec.page_urls, spec.page_details, spec.page_texts, batch_size, builder)
 
 
 def _identity(path: Path) -> tuple[int, int]:

@@ -1,9 +1,10 @@
-"""An imported page's text: the text its capture recorded (a ``urn:text:`` record), else its
-response's (an HTML document's, a PDF's text layer)."""
+"""An imported page's text: the text its capture recorded (a ``urn:text:`` record), else the
+text its pages list gives, else its response's (an HTML document's, a PDF's text layer)."""
 
 from __future__ import annotations
 
 import io
+import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from archiver_app.importers.outcome import OutcomeState
+from archiver_app.importers.run import import_paths
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from archiver_app.search import Query, search
@@ -20,6 +22,7 @@ from archiver_app.store.files import register_file
 from archiver_app.store.models import FileKind
 from archiver_app.warc.indexer import IndexTarget, Pipeline, WarcIndexer
 from tests.helpers.corpus import PDF_TITLE, PDF_WORD, REPORT_PDF
+from tests.unit.importers.test_bad_input import make_wacz
 
 HOME = "https://orchard.example/"
 FRAME = "https://widgets.example/frame"
@@ -179,3 +182,44 @@ def test_a_revisited_page_takes_the_text_its_own_capture_recorded(
     import_warc_file(library, src)
     assert _found(library, "plum harvest") == [LATER]
     assert _found(library, "loaded") == [HOME]
+
+
+@pytest.mark.parametrize("fmt", ["wacz", "folder"])
+def test_a_page_takes_the_text_its_pages_list_gives(
+    library: Library, tmp_path: Path, fmt: str
+) -> None:
+    broken_pdf = b"%PDF-1.4 cut short"
+    warc = _warc(
+        tmp_path / "w.warc.gz",
+        [
+            R(HOME, RAW),
+            R(REPORT, broken_pdf, "application/pdf", date="2024-05-01T10:01:00Z"),
+            R(LATER, RAW, date="2024-05-01T10:02:00Z"),
+            _text(LATER, "recorded damson", "2024-05-01T10:02:00Z"),
+        ],
+    ).read_bytes()
+    pages = b"".join(
+        json.dumps(line).encode() + b"\n"
+        for line in (
+            {"format": "json-pages-1.0", "id": "pages", "hasText": True},
+            {"url": HOME, "ts": "2024-05-01T10:00:00Z", "text": "listed zwetschge"},
+            {"url": REPORT, "title": "Report", "text": "listed greengage"},
+            {"url": LATER, "ts": "2024-05-01T10:02:00Z", "text": "listed sloe"},
+        )
+    )
+    if fmt == "wacz":
+        source = make_wacz(tmp_path / "x.wacz", warc, extra={"pages/pages.jsonl": pages})
+    else:  # a folder export's WARC, its pages list beside its folder
+        source = tmp_path / "export" / "archive" / "data.warc.gz"
+        source.parent.mkdir(parents=True)
+        source.write_bytes(warc)
+        (tmp_path / "export" / "pages.jsonl").write_bytes(pages)
+    outcome = import_paths(library, [source]).outcomes[0]
+    assert outcome.state is OutcomeState.IMPORTED and outcome.pages == 3, outcome.reason
+    assert _found(library, "zwetschge") == [HOME]
+    assert _found(library, "greengage") == [REPORT]
+    assert _found(library, "damson") == [LATER]  # the recorded text comes first
+    assert _found(library, "sloe") == []
+    assert _found(library, "loaded") == []
+    # the texts set aside while the list was read are gone with the import
+    assert not [p.name for p in library.root.iterdir() if "pagetexts" in p.name]

@@ -4,6 +4,7 @@ the app, not only when the same file comes back."""
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import sqlite3
 import subprocess
@@ -116,6 +117,18 @@ def test_the_sweep_the_app_calls_at_start(library: Library, tmp_path: Path) -> N
     assert (_counts(library), _library_files(library)) == before
     assert not [p for p in library.root.rglob("*") if is_temp(p.name)]
     assert sweep_interrupted_imports(library) == 0
+
+
+def test_the_texts_a_killed_import_set_aside_are_removed(library: Library, tmp_path: Path) -> None:
+    export = tmp_path / "export"  # a folder export: its pages list gives the page's text
+    (export / "archive").mkdir(parents=True)
+    src = _big_warc(export / "archive" / "data.warc.gz")
+    listing = {"url": "https://b.example/", "text": "the text the capture recorded"}
+    (export / "pages.jsonl").write_text(json.dumps(listing) + "\n")
+    _kill_an_import(library, src, tmp_path)
+    assert [p for p in library.root.iterdir() if p.name.startswith(".pagetexts-")]
+    assert sweep_interrupted_imports(library) == 1
+    assert not [p for p in library.root.iterdir() if p.name.startswith(".pagetexts-")]
 
 
 def test_an_import_completing_while_the_sweep_waits_for_its_lock_is_kept(
