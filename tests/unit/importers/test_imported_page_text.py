@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import io
 import json
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -19,7 +19,7 @@ from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from archiver_app.search import Query, search
 from archiver_app.store.files import register_file
-from archiver_app.store.models import FileKind
+from archiver_app.store.models import FileKind, Snapshot
 from archiver_app.warc.indexer import IndexTarget, Pipeline, WarcIndexer
 from tests.helpers.corpus import PDF_TITLE, PDF_WORD, REPORT_PDF
 from tests.unit.importers.test_bad_input import make_wacz
@@ -94,12 +94,8 @@ def _found(lib: Library, words: str) -> list[str]:
 
 
 def _snippet(lib: Library, url: str) -> str:
-    conn = sqlite3.connect(lib.db_path)
-    try:
-        row = conn.execute("SELECT snippet FROM snapshots WHERE url = ?", (url,)).fetchone()
-        return str(row[0])
-    finally:
-        conn.close()
+    with lib.session() as s:
+        return str(s.scalar(select(Snapshot.snippet).where(Snapshot.url == url)))
 
 
 def _index(lib: Library, src: Path, *, batch_size: int, pipeline: Pipeline) -> None:
@@ -134,8 +130,9 @@ def test_a_pdf_without_a_recorded_text_is_found_by_the_words_of_its_text_layer(
     ids=["one-batch", "record-by-record", "record-by-record-in-a-worker"],
 )
 def test_the_text_a_capture_recorded_is_its_page_text(
-    library: Library, tmp_path: Path, batch_size: int, pipeline: Pipeline
+    any_library: Library, tmp_path: Path, batch_size: int, pipeline: Pipeline
 ) -> None:
+    library = any_library
     src = _warc(
         tmp_path / "w.warc.gz",
         [
