@@ -5,7 +5,8 @@ API for the main window (tabs):
 - ``ReplayWidget(library, url=None, at=None, parent=None)``; ``open(url, at=None)``
   shows the capture of ``url`` nearest to ``at`` (newest when None).
 - Back and Forward (buttons, Alt+Left/Right) step through the engine's pages and the
-  places an archived PDF's own links moved to (:mod:`.history`).
+  places an archived PDF's own links moved to (:mod:`.history`); Older and Newer through
+  the captures of the page's route (:mod:`.timeline`).
 - ``find_text(text, backward=False)`` finds in the page (an archived PDF: in its text, by
   :mod:`.pdf_view`, whose links open in the replay); ``Ctrl+F`` opens the find bar.
 - ``open_in_own_browser()`` ("Open in my browser", ``own_browser_action``: the toolbar
@@ -36,7 +37,6 @@ from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QPixmap, QSho
 from PySide6.QtWebEngineCore import QWebEngineFindTextResult, QWebEnginePage
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -50,7 +50,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.api.timeline import OtherView, route_of, route_timeline
+from archiver_app.api.timeline import OtherView, route_of
 from archiver_app.durable import atomic_write
 from archiver_app.gui.replay.fallback import EngineFallback
 from archiver_app.gui.replay.history import ReplayHistory
@@ -58,9 +58,9 @@ from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterce
 from archiver_app.gui.replay.page import ReplayPage, make_profile
 from archiver_app.gui.replay.pdf_view import ArchivedPdfView, is_pdf
 from archiver_app.gui.replay.schemes import register_schemes, to_archive_url, to_original_url
+from archiver_app.gui.replay.timeline import CaptureTimeline
 from archiver_app.library import Library
 from archiver_app.replay import Capture, Replayer, ReplayResponse
-from archiver_app.units import capture_times
 from archiver_app.warc.httpmsg import file_name
 from archiver_app.warc.timestamps import parse_ts
 
@@ -68,13 +68,6 @@ if TYPE_CHECKING:
     from archiver_app.replay.server import ReplayServer
 
 NO_SCREENSHOT = "This capture has no screenshot."
-
-
-def timeline_marks(library: Library, captures: list[Capture]) -> dict[int, bool]:
-    """For each compared capture of the timeline: whether it changed from the one before."""
-    from archiver_app.compare.changes import changes_of
-
-    return changes_of(library, [c.snapshot_id for c in captures if c.snapshot_id is not None])
 
 
 def describe_ts(ts: str) -> str:
@@ -110,10 +103,7 @@ class ReplayWidget(QWidget):
         self.capture_browser: str | None = None  # the browser that made ``current``
         self.current_url = ""
         self.pdf_title: str | None = None  # the tab's title while the PDF view shows one
-        self.captures: list[Capture] = []  # of the page's route (api.timeline)
-        self.other_views: tuple[OtherView, ...] = ()  # the document's other routes
         self.route_url = ""  # the page's address with its route, as last known
-        self._timeline_url = ""  # the address whose captures the timeline lists
 
         self.log = RequestLog(self)
         self.log.logged.connect(self.requestLogged)
@@ -157,19 +147,13 @@ class ReplayWidget(QWidget):
         self.address = QLineEdit(self)
         self.address.setPlaceholderText("Archived URL")
         self.address.returnPressed.connect(lambda: self.open(self.address.text(), self.at))
-        self.older_button = self._tool("‹ Older", "Previous capture", lambda: self.step(-1))
-        self.timeline = QComboBox(self)
-        self.timeline.setMinimumContentsLength(22)
-        self.timeline.activated.connect(self._timeline_chosen)
-        self.newer_button = self._tool("Newer ›", "Next capture", lambda: self.step(1))
-        self.views_button = QToolButton(self)
-        self.views_button.setText("Other views")
-        self.views_button.setToolTip(
-            "Other routes of this page (a hash-routed app shows another page for each)"
-        )
-        self.views_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.views_button.setMenu(QMenu(self.views_button))
-        self.views_button.hide()
+        self.timeline_bar = CaptureTimeline(self.library, self.replayer, self)
+        self.timeline_bar.captureChosen.connect(self.open)
+        self.timeline_bar.routeChosen.connect(lambda url: self.open(url, self.at))
+        self.timeline = self.timeline_bar.combo
+        self.older_button = self.timeline_bar.older_button
+        self.newer_button = self.timeline_bar.newer_button
+        self.views_button = self.timeline_bar.views_button
         self.screenshot_button = QPushButton("Screenshot", self)
         self.screenshot_button.setCheckable(True)
         self.screenshot_button.toggled.connect(self.show_screenshot)
@@ -196,10 +180,7 @@ class ReplayWidget(QWidget):
             self.back_button,
             self.forward_button,
             self.address,
-            self.older_button,
-            self.timeline,
-            self.newer_button,
-            self.views_button,
+            *self.timeline_bar.widgets(),
             self.screenshot_button,
             self.own_browser_button,
             self.live_button,
@@ -265,7 +246,7 @@ class ReplayWidget(QWidget):
         layout.addWidget(self.fallback)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.find_bar)
-        self._update_controls()
+        self.timeline_bar.update_controls()
 
     def _tool(self, label: str, tip: str, slot: object = None) -> QToolButton:
         button = QToolButton(self)
@@ -295,15 +276,17 @@ class ReplayWidget(QWidget):
 
     def step(self, delta: int) -> None:
         """Show the previous (-1) or next (+1) capture of this URL group."""
-        index = self.timeline.currentIndex() + delta
-        if 0 <= index < len(self.captures):
-            self.timeline.setCurrentIndex(index)
-            self._timeline_chosen(index)
+        self.timeline_bar.step(delta)
 
-    def _timeline_chosen(self, index: int) -> None:
-        if 0 <= index < len(self.captures):
-            capture = self.captures[index]
-            self.open(capture.url, capture.ts)
+    @property
+    def captures(self) -> list[Capture]:
+        """The captures of the page's route, as the timeline lists them."""
+        return self.timeline_bar.captures
+
+    @property
+    def other_views(self) -> tuple[OtherView, ...]:
+        """The document's other routes (its "Other views" menu)."""
+        return self.timeline_bar.other_views
 
     def open_live(self) -> None:
         """Open the original address in the system browser (explicit user action only)."""
@@ -456,7 +439,7 @@ class ReplayWidget(QWidget):
             # another route of the same document (no new request): its own timeline
             shown = self.captures[0].url if self.captures else ""
             if self.current is not None and shown and route_of(original) != route_of(shown):
-                self._show_timeline(original, self.current.ts, self.current.snapshot_id)
+                self.timeline_bar.show(original, self.current.ts, self.current.snapshot_id)
 
     def _page_served(self, url: str, response: ReplayResponse | None, kind: str) -> None:
         self.current = response
@@ -469,14 +452,14 @@ class ReplayWidget(QWidget):
             if self.stack.currentWidget() is self.pdf_view:
                 self.stack.setCurrentWidget(self.view)
         if response is None:
-            self._set_timeline(url if kind != "not-archived" else None)
+            self.timeline_bar.set_route(url if kind != "not-archived" else None)
             label = {
                 "not-archived": "Not archived: nothing was fetched from the live web.",
                 "missing-file": "The archive file of this capture is not on this computer.",
                 "redirect-loop": "This archived page redirects in a loop.",
             }.get(kind, "This capture cannot be shown.")
             self.banner.setText(label)
-            self._fill_timeline("")
+            self.timeline_bar.fill("")
             self.captureChanged.emit("")
             return
         if pdf:
@@ -494,7 +477,7 @@ class ReplayWidget(QWidget):
         same_document = self.route_url.split("#", 1)[0] == url.split("#", 1)[0]
         page_url = self.route_url if same_document else url
         self._show_banner(
-            response, self._show_timeline(page_url, response.ts, response.snapshot_id)
+            response, self.timeline_bar.show(page_url, response.ts, response.snapshot_id)
         )
         self.captureChanged.emit(response.ts)
 
@@ -514,66 +497,11 @@ class ReplayWidget(QWidget):
     def refresh_timeline(self) -> None:
         """Read the shown page's captures again, keeping the one shown: a capture, a watch
         or an import may have added one since (the window calls this when a job ends)."""
-        if self.current is not None and self._timeline_url:
-            position = self._show_timeline(
-                self._timeline_url, self.current.ts, self.current.snapshot_id
+        if self.current is not None and self.timeline_bar.url:
+            position = self.timeline_bar.show(
+                self.timeline_bar.url, self.current.ts, self.current.snapshot_id
             )
             self._show_banner(self.current, position)
-
-    def _set_timeline(self, url: str | None) -> None:
-        """The captures of ``url``'s route and its document's other views (None: none)."""
-        timeline = route_timeline(self.replayer.captures_of(url), url) if url else None
-        self.captures = list(timeline.captures) if timeline else []
-        self.other_views = timeline.other_views if timeline else ()
-        menu = self.views_button.menu()
-        menu.clear()
-        for view in self.other_views:
-            label = f"#{view.route}" if view.route else "without a route"
-            plural = "s" if view.captures != 1 else ""
-            action = menu.addAction(f"{label} — {view.captures} capture{plural}")
-            action.triggered.connect(lambda _=False, v=view: self.open(v.url, self.at))
-        self.views_button.setVisible(bool(self.other_views))
-
-    def _show_timeline(self, url: str, ts: str, snapshot_id: int | None) -> int:
-        self._timeline_url = url
-        self._set_timeline(url)
-        return self._fill_timeline(ts, snapshot_id)
-
-    def _fill_timeline(self, ts: str, snapshot_id: int | None = None) -> int:
-        """List the captures; select the one shown (same snapshot, else nearest in time)."""
-        self.timeline.blockSignals(True)
-        self.timeline.clear()
-        changed = timeline_marks(self.library, self.captures)
-        labels = capture_times([c.captured_at for c in self.captures])
-        for capture, label in zip(self.captures, labels, strict=True):
-            mark = changed.get(capture.snapshot_id or 0)
-            # "changed": differs from the capture before it; "same": compared, unchanged.
-            suffix = "" if mark is None else ("  • changed" if mark else "  = same")
-            self.timeline.addItem(label + suffix)
-        position = next(
-            (
-                i
-                for i, c in enumerate(self.captures)
-                if snapshot_id is not None and c.snapshot_id == snapshot_id
-            ),
-            -1,
-        )
-        if position < 0 and ts and self.captures:
-            position = min(
-                range(len(self.captures)),
-                key=lambda i: abs(int(self.captures[i].ts[:14]) - int(ts[:14])),
-            )
-        if position >= 0:
-            self.timeline.setCurrentIndex(position)
-        self.timeline.blockSignals(False)
-        self._update_controls()
-        return position
-
-    def _update_controls(self) -> None:
-        index = self.timeline.currentIndex()
-        self.older_button.setEnabled(index > 0)
-        self.newer_button.setEnabled(0 <= index < len(self.captures) - 1)
-        self.timeline.setEnabled(bool(self.captures))
 
     # ------------------------------------------------------------------ screenshot
 

@@ -1,0 +1,136 @@
+"""The replay tab's timeline: the captures of the page's route, between Older and Newer.
+
+:class:`CaptureTimeline` owns the controls (``older_button``, ``combo``, ``newer_button``
+and ``views_button``, the menu of the document's other routes) and the list behind them
+(``captures``, from :func:`archiver_app.api.timeline.route_timeline`). It opens nothing
+itself: a capture chosen comes out as :attr:`CaptureTimeline.captureChosen`, another route
+as :attr:`CaptureTimeline.routeChosen`, and the replay tab loads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QComboBox, QMenu, QToolButton, QWidget
+
+from archiver_app.api.timeline import OtherView, route_timeline
+from archiver_app.library import Library
+from archiver_app.replay import Capture, Replayer
+from archiver_app.units import capture_times
+
+
+def timeline_marks(library: Library, captures: list[Capture]) -> dict[int, bool]:
+    """For each compared capture of the timeline: whether it changed from the one before."""
+    from archiver_app.compare.changes import changes_of
+
+    return changes_of(library, [c.snapshot_id for c in captures if c.snapshot_id is not None])
+
+
+class CaptureTimeline(QObject):
+    """The captures of one address's route, listed and stepped through. Threading: GUI
+    thread only; its few-row reads (captures, change marks) happen on it."""
+
+    captureChosen = Signal(str, str)  # url, ts: a capture picked, or stepped to
+    routeChosen = Signal(str)  # the url of another route of the document
+
+    def __init__(self, library: Library, replayer: Replayer, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.library = library
+        self.replayer = replayer
+        self.captures: list[Capture] = []  # of the page's route (api.timeline)
+        self.other_views: tuple[OtherView, ...] = ()  # the document's other routes
+        self.url = ""  # the address whose captures are listed
+        self.older_button = self._tool(parent, "‹ Older", "Previous capture", lambda: self.step(-1))
+        self.combo = QComboBox(parent)
+        self.combo.setMinimumContentsLength(22)
+        self.combo.activated.connect(self._chosen)
+        self.newer_button = self._tool(parent, "Newer ›", "Next capture", lambda: self.step(1))
+        self.views_button = QToolButton(parent)
+        self.views_button.setText("Other views")
+        self.views_button.setToolTip(
+            "Other routes of this page (a hash-routed app shows another page for each)"
+        )
+        self.views_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.views_button.setMenu(QMenu(self.views_button))
+        self.views_button.hide()
+
+    @staticmethod
+    def _tool(parent: QWidget, label: str, tip: str, slot: Callable[[], None]) -> QToolButton:
+        button = QToolButton(parent)
+        button.setText(label)
+        button.setToolTip(tip)
+        button.clicked.connect(slot)
+        return button
+
+    def widgets(self) -> tuple[QWidget, ...]:
+        """The controls, in the order the toolbar shows them."""
+        return (self.older_button, self.combo, self.newer_button, self.views_button)
+
+    def step(self, delta: int) -> None:
+        """Choose the previous (-1) or next (+1) capture of this URL group."""
+        index = self.combo.currentIndex() + delta
+        if 0 <= index < len(self.captures):
+            self.combo.setCurrentIndex(index)
+            self._chosen(index)
+
+    def _chosen(self, index: int) -> None:
+        if 0 <= index < len(self.captures):
+            capture = self.captures[index]
+            self.captureChosen.emit(capture.url, capture.ts)
+
+    def set_route(self, url: str | None) -> None:
+        """The captures of ``url``'s route and its document's other views (None: none)."""
+        timeline = route_timeline(self.replayer.captures_of(url), url) if url else None
+        self.captures = list(timeline.captures) if timeline else []
+        self.other_views = timeline.other_views if timeline else ()
+        menu = self.views_button.menu()
+        menu.clear()
+        for view in self.other_views:
+            label = f"#{view.route}" if view.route else "without a route"
+            plural = "s" if view.captures != 1 else ""
+            action = menu.addAction(f"{label} — {view.captures} capture{plural}")
+            action.triggered.connect(lambda _=False, v=view: self.routeChosen.emit(v.url))
+        self.views_button.setVisible(bool(self.other_views))
+
+    def show(self, url: str, ts: str, snapshot_id: int | None) -> int:
+        """List ``url``'s captures with the one shown selected; its position (-1: none)."""
+        self.url = url
+        self.set_route(url)
+        return self.fill(ts, snapshot_id)
+
+    def fill(self, ts: str, snapshot_id: int | None = None) -> int:
+        """List the captures; select the one shown (same snapshot, else nearest in time)."""
+        self.combo.blockSignals(True)
+        self.combo.clear()
+        changed = timeline_marks(self.library, self.captures)
+        labels = capture_times([c.captured_at for c in self.captures])
+        for capture, label in zip(self.captures, labels, strict=True):
+            mark = changed.get(capture.snapshot_id or 0)
+            # "changed": differs from the capture before it; "same": compared, unchanged.
+            suffix = "" if mark is None else ("  • changed" if mark else "  = same")
+            self.combo.addItem(label + suffix)
+        position = next(
+            (
+                i
+                for i, c in enumerate(self.captures)
+                if snapshot_id is not None and c.snapshot_id == snapshot_id
+            ),
+            -1,
+        )
+        if position < 0 and ts and self.captures:
+            position = min(
+                range(len(self.captures)),
+                key=lambda i: abs(int(self.captures[i].ts[:14]) - int(ts[:14])),
+            )
+        if position >= 0:
+            self.combo.setCurrentIndex(position)
+        self.combo.blockSignals(False)
+        self.update_controls()
+        return position
+
+    def update_controls(self) -> None:
+        index = self.combo.currentIndex()
+        self.older_button.setEnabled(index > 0)
+        self.newer_button.setEnabled(0 <= index < len(self.captures) - 1)
+        self.combo.setEnabled(bool(self.captures))
