@@ -69,6 +69,12 @@ class SnapshotsManager:
             published="-".join(f"{p:02d}" for p in meta.issued or ()),
         )
 
+    def exists(self, snapshot_id: int) -> bool:
+        """Whether the capture is still in the library (not deleted, here or by another
+        process or computer sharing it)."""
+        with self._lib.session() as s:
+            return s.scalar(select(Snapshot.id).where(Snapshot.id == snapshot_id)) is not None
+
     def replay_target(self, snapshot_id: int) -> ReplayTarget | None:
         with self._lib.session() as s:
             snap = s.get(Snapshot, snapshot_id)

@@ -263,7 +263,7 @@ class MainWindow(QMainWindow):
 
     def apply_changes(self, changes: Changes) -> None:
         """Refresh what an edit changed: the sidebar for tags, collections and saved
-        searches; the table when its rows depend on tags; the details shown."""
+        searches; the table when its rows depend on tags; the details and replays shown."""
         if changes.tags or changes.collections or changes.settings:
             self.reload_sidebar()
         query = self.model.query
@@ -276,6 +276,7 @@ class MainWindow(QMainWindow):
             self.model.refresh()
         if self.detail.wanted is not None and self.detail.wanted in changes.snapshot_ids:
             self.detail.show_snapshot(self.detail.wanted)
+        self.tabs.apply_changes(changes)  # a replay of a capture deleted says so
 
     def _entry_selected(self, entry: SidebarEntry) -> None:
         if entry.kind == "edition":  # its coverage view, in a tab (gui/edition_view.py)

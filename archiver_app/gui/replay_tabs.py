@@ -5,18 +5,25 @@ QtWebEngine is imported on the first replay opened, not at start-up.
 
 from __future__ import annotations
 
+import sys
+
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QTabWidget, QWidget
 
+from archiver_app.api.changes import Changes
 from archiver_app.gui.errors import show_error
 from archiver_app.library import Library
+
+DELETED_PREFIX = "Deleted: "
 
 
 class ReplayTabs(QTabWidget):
     """Tab 0 is ``library_view``; the others replay captures. Threading: GUI thread only.
 
     A replay's "capture it now?" (a page not archived) comes out as :attr:`captureRequested`;
-    each tab's title follows the page it shows.
+    each tab's title follows the page it shows, and a tab whose capture was deleted says so
+    (:meth:`apply_changes` tells the replays, in tabs and in comparisons, what changed).
     """
 
     # a URL the user asked to capture from a replay, and the capture it was linked from
@@ -50,7 +57,31 @@ class ReplayTabs(QTabWidget):
         self.setCurrentIndex(index)
         widget.captureRequested.connect(self.captureRequested)
         widget.titleChanged.connect(lambda text, w=widget: self._retitle(w, text))
+        widget.deletedChanged.connect(lambda gone, w=widget: self._mark_deleted(w, gone))
         return widget
+
+    def apply_changes(self, changes: Changes) -> None:
+        """Replays that show or list a capture ``changes`` names (none named: any may have
+        changed, elsewhere) read their timelines again; one whose capture was deleted says
+        so. Until a replay opens its module, and QtWebEngine with it, is not loaded: no
+        replay is open then."""
+        replay = sys.modules.get("archiver_app.gui.replay.widget")
+        if replay is None or not changes.snapshots:
+            return
+        for view in self.findChildren(replay.ReplayWidget):
+            if not changes.snapshot_ids or view.lists_any(changes.snapshot_ids):
+                view.refresh_timeline()
+
+    def _mark_deleted(self, widget: QWidget, gone: bool) -> None:
+        """The tab of a deleted capture is named so, in red, until it shows another."""
+        index = self.indexOf(widget)
+        if index <= 0:
+            return
+        text = self.tabText(index).removeprefix(DELETED_PREFIX)
+        self.setTabText(index, DELETED_PREFIX + text if gone else text)
+        self.tabBar().setTabTextColor(index, QColor("#c53030") if gone else QColor())
+        if gone:
+            self.setTabToolTip(index, f"This capture was deleted from the library.\n{text}")
 
     def _retitle(self, widget: QWidget, title: str) -> None:
         """A replay tab is named after the page it shows now (a link followed)."""

@@ -8,11 +8,11 @@ copies that are due; a finished job is announced in the tray. The status bar sho
 from __future__ import annotations
 
 import logging
-import sys
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from archiver_app.api.changes import Changes
 from archiver_app.api.jobs import ResumeReport
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.idle_migrator import IdleMigrator, scrub_text
@@ -98,6 +98,7 @@ class WindowJobs(QObject):
             self.window.model.refresh()
             self.window.reload_sidebar()
             self.window.research.refresh_changes()  # a watch's run in a terminal, say
+            self.window.tabs.apply_changes(Changes(snapshots=True))  # a replay's, deleted
 
     def _watches_elsewhere(self) -> None:
         """A watch was added, changed or stopped by another process, or a capture compared
@@ -113,12 +114,8 @@ class WindowJobs(QObject):
         self.window.model.refresh()
         self.window.reload_sidebar()  # the states of the editions it fed
         self.window.research.refresh_changes()  # it may have captured a watched page
-        # Open replays list the captures it may have added. (Until a replay opens, its
-        # module, and QtWebEngine with it, is not loaded; no replay is open then.)
-        replay = sys.modules.get("archiver_app.gui.replay.widget")
-        if replay is not None:
-            for view in self.window.findChildren(replay.ReplayWidget):
-                view.refresh_timeline()
+        # open replays list the captures it may have added (or an undone import took away)
+        self.window.tabs.apply_changes(Changes(snapshots=True))
 
     def _background_progress(self, update: ProgressUpdate) -> None:
         """A scheduled scrub's progress in the status bar (migration shows its own)."""

@@ -1,5 +1,5 @@
 """The small HTML pages the replay view shows instead of a capture (not archived, missing
-file, damaged record, redirect loop, no screenshot)."""
+file, damaged record, redirect loop, a file, a capture deleted while it was shown)."""
 
 from __future__ import annotations
 
@@ -94,4 +94,24 @@ def a_file(url: str, what: str, size: str, links: dict[str, str]) -> bytes:
         '<p class="detail">Nothing was downloaded or fetched from the live web.</p>'
         f"{buttons}",
         accent="#2b6cb0",
+    )
+
+
+def deleted(url: str, when: str, left: int) -> bytes:
+    """The capture of ``url`` made ``when`` was deleted while its tab showed it; ``left``:
+    how many captures of its address remain."""
+    others = (
+        f"The other capture{'s' if left > 1 else ''} of this address {'are' if left > 1 else 'is'}"
+        " in the timeline above."
+        if left
+        else "No other capture of this address is left."
+    )
+    return message_page(
+        "deleted",
+        "This capture was deleted",
+        f"<p>The capture of <code>{escape(url)}</code> made on {escape(when)} was deleted"
+        " from the library (in this window, another one, or on another computer sharing"
+        " the library). It can no longer be shown.</p>"
+        f'<p class="detail">{escape(others)}</p>',
+        accent="#c53030",
     )

@@ -2,7 +2,9 @@
 
 :class:`CaptureTimeline` owns the controls (``older_button``, ``combo``, ``newer_button``
 and ``views_button``, the menu of the document's other routes) and the list behind them
-(``captures``, from :func:`archiver_app.api.timeline.route_timeline`). It opens nothing
+(``captures``, from :func:`archiver_app.api.timeline.route_timeline`); after the capture
+shown was deleted it lists the captures left with none chosen, Older and Newer stepping
+from the deleted one's time (:meth:`CaptureTimeline.show_deleted`). It opens nothing
 itself: a capture chosen comes out as :attr:`CaptureTimeline.captureChosen`, another route
 as :attr:`CaptureTimeline.routeChosen`, and the replay tab loads it.
 """
@@ -41,6 +43,7 @@ class CaptureTimeline(QObject):
         self.captures: list[Capture] = []  # of the page's route (api.timeline)
         self.other_views: tuple[OtherView, ...] = ()  # the document's other routes
         self.url = ""  # the address whose captures are listed
+        self.gap = ""  # the time (ts) of the deleted capture the tab shows, if it shows one
         self.older_button = self._tool(parent, "‹ Older", "Previous capture", lambda: self.step(-1))
         self.combo = QComboBox(parent)
         self.combo.setMinimumContentsLength(22)
@@ -69,10 +72,16 @@ class CaptureTimeline(QObject):
 
     def step(self, delta: int) -> None:
         """Choose the previous (-1) or next (+1) capture of this URL group."""
-        index = self.combo.currentIndex() + delta
+        index = self.combo.currentIndex()
+        index = index + delta if index >= 0 or not self.gap else self._from_gap(delta)
         if 0 <= index < len(self.captures):
             self.combo.setCurrentIndex(index)
             self._chosen(index)
+
+    def _from_gap(self, delta: int) -> int:
+        """The capture before (-1) or after (+1) the deleted one shown."""
+        before = sum(1 for c in self.captures if c.ts[:14] < self.gap[:14])
+        return before - 1 if delta < 0 else before
 
     def _chosen(self, index: int) -> None:
         if 0 <= index < len(self.captures):
@@ -99,8 +108,21 @@ class CaptureTimeline(QObject):
         self.set_route(url)
         return self.fill(ts, snapshot_id)
 
+    def show_deleted(self, url: str, ts: str) -> None:
+        """List ``url``'s captures with none chosen: the one shown, made at ``ts``, was
+        deleted. Older and Newer step from its time."""
+        self.url = url
+        self.set_route(url)
+        self.fill("")
+        self.gap = ts
+        self.combo.setPlaceholderText("deleted capture")
+        self.combo.setCurrentIndex(-1)
+        self.update_controls()
+
     def fill(self, ts: str, snapshot_id: int | None = None) -> int:
         """List the captures; select the one shown (same snapshot, else nearest in time)."""
+        self.gap = ""
+        self.combo.setPlaceholderText("")
         self.combo.blockSignals(True)
         self.combo.clear()
         changed = timeline_marks(self.library, self.captures)
@@ -131,6 +153,10 @@ class CaptureTimeline(QObject):
 
     def update_controls(self) -> None:
         index = self.combo.currentIndex()
-        self.older_button.setEnabled(index > 0)
-        self.newer_button.setEnabled(0 <= index < len(self.captures) - 1)
+        if index < 0 and self.gap:
+            self.older_button.setEnabled(self._from_gap(-1) >= 0)
+            self.newer_button.setEnabled(self._from_gap(1) < len(self.captures))
+        else:
+            self.older_button.setEnabled(index > 0)
+            self.newer_button.setEnabled(0 <= index < len(self.captures) - 1)
         self.combo.setEnabled(bool(self.captures))

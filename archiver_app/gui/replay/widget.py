@@ -18,8 +18,12 @@ API for the main window (tabs):
 - signals ``titleChanged(str)``, ``urlChanged(str)`` (the original URL, never the
   archive scheme), ``captureChanged(str)`` (ts17 of the capture shown, '' for a message),
   ``captureRequested(str, int)`` (a URL not archived the user asked to capture, and the
-  capture shown before it, 0: none; confirm before fetching anything live), and
+  capture shown before it, 0: none; confirm before fetching anything live),
+  ``deletedChanged(bool)`` (the capture shown was deleted; False: another is shown now) and
   ``requestLogged(str, str, str)``.
+- ``refresh_timeline()`` (the window calls it when captures were added or deleted, here or
+  elsewhere) lists the page's captures again; a capture shown that was deleted is replaced
+  by a page saying so (``show_deleted()``), and nothing offers it any more.
 - A capture the engine would only download (a zip, a CSV; downloads are off) is shown as a
   page saying what it is, whose buttons call ``save_copy()`` ("Save a Copy…": the archived
   bytes, where the user chooses) and ``open_in_own_browser()``.
@@ -27,6 +31,7 @@ API for the main window (tabs):
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,6 +57,7 @@ from PySide6.QtWidgets import (
 
 from archiver_app.api.timeline import OtherView, route_of
 from archiver_app.durable import atomic_write
+from archiver_app.gui.replay import messages
 from archiver_app.gui.replay.fallback import EngineFallback
 from archiver_app.gui.replay.history import ReplayHistory
 from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
@@ -61,6 +67,7 @@ from archiver_app.gui.replay.schemes import register_schemes, to_archive_url, to
 from archiver_app.gui.replay.timeline import CaptureTimeline
 from archiver_app.library import Library
 from archiver_app.replay import Capture, Replayer, ReplayResponse
+from archiver_app.units import counted
 from archiver_app.warc.httpmsg import file_name
 from archiver_app.warc.timestamps import parse_ts
 
@@ -68,6 +75,7 @@ if TYPE_CHECKING:
     from archiver_app.replay.server import ReplayServer
 
 NO_SCREENSHOT = "This capture has no screenshot."
+DELETED = "This capture was deleted from the library."
 
 
 def describe_ts(ts: str) -> str:
@@ -82,6 +90,7 @@ class ReplayWidget(QWidget):
     captureChanged = Signal(str)
     captureRequested = Signal(str, int)
     requestLogged = Signal(str, str, str)
+    deletedChanged = Signal(bool)
 
     def __init__(
         self,
@@ -99,6 +108,7 @@ class ReplayWidget(QWidget):
         self.replayer = replayer or Replayer.for_library(library)
         self.at: datetime | str | None = at
         self.current: ReplayResponse | None = None
+        self.deleted: ReplayResponse | None = None  # the capture shown, deleted since
         self.last_capture = 0  # the capture of the last archived page shown (0: none yet)
         self.capture_browser: str | None = None  # the browser that made ``current``
         self.current_url = ""
@@ -296,7 +306,7 @@ class ReplayWidget(QWidget):
     def own_browser_url(self) -> str | None:
         """The capture shown, at its address on a replay server on 127.0.0.1 (started on
         first use, one per tab, closed with the tab); None when no capture is shown."""
-        if not self.current_url:
+        if not self.current_url or self.deleted is not None:
             return None
         if self._server is None:
             from archiver_app.replay.server import ReplayServer
@@ -363,7 +373,8 @@ class ReplayWidget(QWidget):
         return next((v for k, v in headers if k.lower() == "content-disposition"), None)
 
     def _page_title(self, title: str) -> None:
-        if self.pdf_title is None:  # not the title of the file page behind a PDF
+        # not the title of the file page behind a PDF, nor of the page saying it was deleted
+        if self.pdf_title is None and self.deleted is None:
             self.titleChanged.emit(title)
 
     def _follow_pdf_link(self, target: str) -> None:
@@ -443,6 +454,7 @@ class ReplayWidget(QWidget):
 
     def _page_served(self, url: str, response: ReplayResponse | None, kind: str) -> None:
         self.current = response
+        self._mark_deleted(None)
         self.capture_browser = None
         self.current_url = url
         pdf = response is not None and is_pdf(response.headers) and 200 <= response.status < 300
@@ -496,12 +508,63 @@ class ReplayWidget(QWidget):
 
     def refresh_timeline(self) -> None:
         """Read the shown page's captures again, keeping the one shown: a capture, a watch
-        or an import may have added one since (the window calls this when a job ends)."""
-        if self.current is not None and self.timeline_bar.url:
+        or an import may have added one since, or a deletion taken one away (the window
+        calls this when a job ends and when captures change, here or elsewhere). The
+        capture shown, deleted, is said to be deleted."""
+        if self.deleted is not None and self.timeline_bar.url:
+            self.timeline_bar.show_deleted(self.timeline_bar.url, self.deleted.ts)
+        elif self.current is not None and self.timeline_bar.url:
+            if not self._still_stored():
+                self.show_deleted()
+                return
             position = self.timeline_bar.show(
                 self.timeline_bar.url, self.current.ts, self.current.snapshot_id
             )
             self._show_banner(self.current, position)
+
+    def lists_any(self, snapshot_ids: Collection[int]) -> bool:
+        """Whether the tab shows or lists any of these captures."""
+        listed = {c.snapshot_id for c in self.captures}
+        listed.update(r.snapshot_id for r in (self.current, self.deleted) if r is not None)
+        return not listed.isdisjoint(snapshot_ids)
+
+    def _still_stored(self) -> bool:
+        sid = self.current.snapshot_id if self.current is not None else None
+        return sid is None or self.library.snapshots.exists(sid)
+
+    def show_deleted(self) -> None:
+        """The capture shown was deleted (in this window, another, or on another computer
+        sharing the library): a page says so in its place, the timeline lists the captures
+        left with none chosen, and nothing offers the deleted one any more (its
+        screenshot, a copy, your own browser)."""
+        response = self.current
+        if response is None:
+            return
+        self.current = None
+        self.replayer.invalidate()  # its lookups stay cached until a record is added
+        self.screenshot_button.setChecked(False)
+        self.history.leaving()
+        self.pdf_title = None
+        self.stack.setCurrentWidget(self.view)
+        self._mark_deleted(response)
+        self.timeline_bar.show_deleted(self.timeline_bar.url or self.current_url, response.ts)
+        when = describe_ts(response.ts)
+        page = messages.deleted(self.current_url, when, len(self.captures))
+        self.view.setHtml(page.decode("utf-8"), QUrl("about:blank"))
+        self.history.page_shown()
+        left = counted(len(self.captures), "other capture")
+        left = f"The timeline lists the {left} of this address." if self.captures else ""
+        self.banner.setText(f"{DELETED} It was made on {when}. {left}".strip())
+        self.captureChanged.emit("")
+
+    def _mark_deleted(self, response: ReplayResponse | None) -> None:
+        """Remember the deleted capture shown (None: a capture is shown again)."""
+        if (self.deleted is None) == (response is None):
+            return
+        self.deleted = response
+        self.own_browser_action.setEnabled(response is None)
+        self.own_browser_button.setEnabled(response is None)
+        self.deletedChanged.emit(response is not None)
 
     # ------------------------------------------------------------------ screenshot
 
@@ -519,10 +582,13 @@ class ReplayWidget(QWidget):
             self.stack.setCurrentWidget(self.pdf_view if showing_pdf else self.view)
             return
         path = self.screenshot_path()
+        if path is None and not self._still_stored():  # deleted, and not yet told
+            self.show_deleted()  # (which turns the screenshot off)
+            return
         pixmap = QPixmap(path) if path else QPixmap()
         if pixmap.isNull():
             self.screenshot_label.setPixmap(QPixmap())
-            self.screenshot_label.setText(NO_SCREENSHOT)
+            self.screenshot_label.setText(DELETED if self.deleted is not None else NO_SCREENSHOT)
         else:
             self.screenshot_label.setPixmap(pixmap)
         self.stack.setCurrentIndex(1)
