@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 from sqlalchemy import event
@@ -185,3 +185,40 @@ def test_f5_clears_the_details_of_a_capture_deleted_elsewhere(
     qtbot.waitUntil(lambda: window.detail.detail is None and window.detail.placeholder.isVisible())
     assert not window.detail.content.isVisible()
     assert QApplication.activeModalWidget() is None  # nothing typed: nothing to say
+
+
+@pytest.mark.parametrize("two", [False, True], ids=["one-chosen", "current-second-of-two"])
+def test_f5_while_typing_a_note_neither_saves_nor_loses_it(
+    qtbot: QtBot, main_window: MainWindow, library: Library, writes: NoteWrites, two: bool
+) -> None:
+    """F5 pressed in the middle of a note saved the half-typed text: the table read
+    again dropped and chose again its row, and the field, losing the focus, saved."""
+    window = main_window
+    sid = _shown(qtbot, window, library)
+    if two:  # another capture chosen too, above; the one typed about is the current row
+        add_snapshot(library, "https://b.example/", title="Beta page", body="beta")
+        window.refresh_all()
+        qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+        row = window.model.row_of(sid)
+        assert row is not None
+        flags = QItemSelectionModel.SelectionFlag
+        window.table.selectRow(1 - row)
+        with qtbot.waitSignal(window.detail.loaded):
+            window.table.selectionModel().setCurrentIndex(
+                window.model.index(row, 0), flags.Select | flags.Rows
+            )
+        assert window.detail.wanted == sid
+    _type_notes(qtbot, window, "half a thou")
+    qtbot.keyClick(window.detail.notes, Qt.Key.Key_F5)  # View > Refresh
+    qtbot.waitUntil(lambda: not window.model.loading)
+    _settled(qtbot, window)
+    assert writes.calls == []
+    assert library.snapshots.detail(sid).notes == ""
+    assert window.detail.notes.toPlainText() == "half a thou"
+    assert window.detail.notes.hasFocus()  # typing goes on where it was
+    qtbot.keyClicks(window.detail.notes, "ght")
+    assert window.detail.notes.toPlainText() == "half a thought"
+    assert window.detail.notes.textCursor().position() == len("half a thought")
+    chosen = window.table.selectionModel()
+    assert len(chosen.selectedRows()) == (2 if two else 1)  # the captures are still chosen
+    assert window.model.snapshot_id(chosen.currentIndex().row()) == sid
