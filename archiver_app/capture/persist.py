@@ -357,16 +357,46 @@ def mark_interrupted(
     salvage_part_warc` makes those a replayable snapshot (complete, fidelity ``fallback``).
     One whose folder holds its ``index.json`` (written last, before the final transaction)
     finished but was never recorded: :func:`archiver_app.capture.salvage.
-    complete_recorded_folder` completes it from the folder. No file is deleted but the
-    temporary files of its unfinished atomic writes.
+    complete_recorded_folder` completes it from the folder; when that folder is no complete
+    capture (the capture failed, or a file it lists is gone or differs), the row is shown
+    failed with what its ``index.json`` says: it stayed pending for good otherwise. No file
+    is deleted but the temporary files of its unfinished atomic writes.
     """
     marked, finished = _mark_failed(lib, older_than, ids)
     from archiver_app.capture.salvage import complete_recorded_folder, salvage_part_warc
 
     for snapshot_id in marked:
         salvage_part_warc(lib, snapshot_id)
-    for snapshot_id in finished:
-        complete_recorded_folder(lib, snapshot_id)
+    unfinished = [i for i in finished if not complete_recorded_folder(lib, i)]
+    return marked + _mark_never_recorded(lib, unfinished)
+
+
+def _mark_never_recorded(lib: Library, ids: Collection[int]) -> list[int]:
+    """Show the ``pending`` captures ``ids``, whose folders hold an ``index.json`` but no
+    complete capture to record, as failed: the error their ``index.json`` gives, if any,
+    with the fact that their rows were never saved. The ids marked."""
+    from archiver_app.layout.sidecar import UnreadableIndex, read_index
+
+    marked: list[int] = []
+    with lib.write() as s:
+        for snap in s.scalars(
+            select(Snapshot).where(
+                Snapshot.id.in_(list(ids)), Snapshot.state == SnapshotState.PENDING
+            )
+        ):
+            said: dict[str, Any] = {}
+            with contextlib.suppress(UnreadableIndex):
+                said = read_index(lib.abspath(snap.folder)).raw if snap.folder else {}
+            if said.get("state") == SnapshotState.FAILED:
+                cause = (said.get("provenance") or {}).get("error") or "the capture failed"
+                why = f"{cause}; its rows were never saved (kept from its folder's index.json)"
+            else:
+                why = (
+                    "the capture ended but was never recorded: its folder is not a complete capture"
+                )
+            snap.state = SnapshotState.FAILED
+            snap.provenance = {**(snap.provenance or {}), "provenance": "interrupted", "error": why}
+            marked.append(snap.id)
     return marked
 
 

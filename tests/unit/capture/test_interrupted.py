@@ -8,11 +8,18 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from archiver_app.capture.persist import create_pending, mark_interrupted
+from archiver_app.capture.persist import (
+    SnapshotOutcome,
+    create_pending,
+    hash_files,
+    mark_interrupted,
+    sidecar,
+)
 from archiver_app.durable import TEMP_SUFFIX
 from archiver_app.layout.orphans import import_orphans
+from archiver_app.layout.sidecar import write_sidecar
 from archiver_app.library import Library
-from archiver_app.store.models import Snapshot, SnapshotState
+from archiver_app.store.models import FileKind, Snapshot, SnapshotState
 from archiver_app.warc.httpmsg import HttpRequest, HttpResponse
 from archiver_app.warc.writer import CaptureWarcWriter
 from tests.helpers.warcs import read_warc
@@ -41,17 +48,18 @@ def test_old_pending_rows_with_only_part_files_become_failed(library: Library) -
     recent = _pending(library, "recent", timedelta(minutes=5), ["capture.warc.gz.part"])
     saved = _pending(library, "saved", timedelta(hours=3), ["capture.warc.gz", "index.json"])
 
-    assert sorted(mark_interrupted(library)) == sorted([killed, empty])
+    assert sorted(mark_interrupted(library)) == sorted([killed, empty, saved])
 
     with library.session() as s:
         states = {i: s.get(Snapshot, i) for i in (killed, empty, recent, saved)}
-        for i in (killed, empty):
+        for i in (killed, empty, saved):
             snap = states[i]
             assert snap is not None and snap.state == SnapshotState.FAILED
             assert snap.provenance["provenance"] == "interrupted"
-        for i in (recent, saved):
-            snap = states[i]
-            assert snap is not None and snap.state == SnapshotState.PENDING
+        snap = states[recent]
+        assert snap is not None and snap.state == SnapshotState.PENDING
+        # its index.json is unreadable: no capture to complete, so it is said failed
+        assert "never recorded" in states[saved].provenance["error"]  # type: ignore[union-attr]
     part = library.abspath("collections/default/x/killed/capture.warc.gz.part")
     assert part.read_bytes() == b"WARC data"  # nothing deleted
     assert mark_interrupted(library) == []  # idempotent
@@ -65,6 +73,43 @@ def test_a_half_written_file_does_not_hide_an_interrupted_capture(library: Libra
     os.utime(folder / temp, (0, 0))
     assert mark_interrupted(library) == [killed]
     assert sorted(p.name for p in folder.iterdir()) == ["capture.warc.gz.part"]
+
+
+def test_a_failed_capture_whose_rows_were_never_saved_is_shown_failed(
+    library: Library,
+) -> None:
+    """A capture that failed (an error page, a timeout) writes its index.json like any
+    other; when its final transaction never ran (the database went away), the row was
+    left pending for good: no complete capture to take from its folder. It is shown
+    failed with the error its index.json gives, its files kept."""
+    snapshot_id = _pending(library, "failed", timedelta(minutes=1), ["capture.warc.gz"])
+    folder = "collections/default/x/failed"
+    out = SnapshotOutcome(
+        snapshot_id=snapshot_id,
+        url="http://example.org/failed",
+        state=SnapshotState.FAILED,
+        folder=folder,
+        files=[(f"{folder}/capture.warc.gz", FileKind.WARC)],
+        records=[],
+        main=None,
+        provenance={"error": "net::ERR_CONNECTION_RESET"},
+    )
+    hashes = hash_files(library.root, out.files)
+    side = sidecar(
+        out=out, uid="failed", collection="default", captured_at=library.clock(),
+        final_url=out.url, job_id=None, hashes=hashes,
+    )  # fmt: skip
+    write_sidecar(library.abspath(folder), side)
+
+    assert mark_interrupted(library, ids=[snapshot_id]) == [snapshot_id]  # its writer is gone
+
+    with library.session() as s:
+        snap = s.get(Snapshot, snapshot_id)
+        assert snap is not None and snap.state == SnapshotState.FAILED
+        assert snap.provenance["provenance"] == "interrupted"
+        assert snap.provenance["error"].startswith("net::ERR_CONNECTION_RESET; ")
+    assert library.abspath(f"{folder}/capture.warc.gz").read_bytes() == b"WARC data"
+    assert mark_interrupted(library, ids=[snapshot_id]) == []
 
 
 def _killed_visit(lib: Library, name: str, *, with_response: bool) -> str:
