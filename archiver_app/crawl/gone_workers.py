@@ -76,6 +76,9 @@ def release_gone_workers(lib: Library, *, running_here: Collection[int] = ()) ->
 
     ``running_here``: jobs the caller runs, never queued again (it carries on with them).
     """
+    from archiver_app.crawl.given_up import settle_given_up
+
+    settle_given_up(lib)  # pages a worker noted as it gave up: given back, not lost
     gone = gone_local_workers(lib)
     if not gone:
         return Released()

@@ -15,7 +15,10 @@ lease) as an :class:`Unrecorded` and, once the database answers again, settles i
   and the page goes back to the queue with its attempt given back (the attempt recorded
   ``unrecorded``), to be captured again by this worker or the next.
 
-A worker that gives up on the database leaves its pages to their leases, as one that died.
+A worker that gives up on the database (it stayed unreachable for ``--reconnect-for``)
+notes the pages it still holds in the library's folder (:mod:`archiver_app.crawl.given_up`);
+whoever reaches the database next settles them the same way, before any lease of theirs
+is counted lost.
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ from sqlalchemy import select
 from archiver_app.capture.persist import mark_unrecorded
 from archiver_app.capture.salvage import complete_recorded_folder
 from archiver_app.crawl.fetcher import FetchResult
+from archiver_app.crawl.jobs import load_context
+from archiver_app.crawl.links import links_from_snapshot
 from archiver_app.crawl.queue import AttemptOutcome, ClaimedPage, give_back, log_line
-from archiver_app.crawl.results import PageOutcome
+from archiver_app.crawl.results import PageOutcome, finish_page
 from archiver_app.crawl.spec import JobContext
 from archiver_app.library import Library
 from archiver_app.store.connection_loss import lost_connection
@@ -40,6 +45,24 @@ log = logging.getLogger(__name__)
 
 #: Records a result for a claimed page (the worker's ``_record``).
 RecordResult = Callable[[JobContext, ClaimedPage, FetchResult], PageOutcome]
+
+
+def record_result(
+    lib: Library, ctx: JobContext, page: ClaimedPage, result: FetchResult
+) -> PageOutcome:
+    """Record ``result`` for ``page``: the links its stored HTML holds are added to those
+    the capture found, judged by the job's newest rules (a worker records its pages so)."""
+    if result.ok and result.snapshot_id is not None and ctx.spec.scope != "page":
+        try:
+            found = links_from_snapshot(lib, result.snapshot_id)
+        except Exception:  # the stored HTML's links are extra: none rather than a dead page
+            log.warning("reading the links of %s failed", page.url, exc_info=True)
+            found = []
+        if found:
+            result = replace(result, outlinks=[*result.outlinks, *found])
+    with lib.write() as s:
+        fresh = load_context(s, ctx.job_id)  # links are judged by the newest rules
+        return finish_page(s, fresh, page, result, now=lib.clock())
 
 
 @dataclass(frozen=True)

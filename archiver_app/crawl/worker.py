@@ -17,11 +17,13 @@ unreachable: …", lets the pages in flight end, and tries again with growing pa
 the database has been unreachable for ``reconnect_seconds`` it ends with
 ``stats.database_problem`` set. A page whose capture could not be recorded meanwhile is
 kept, its lease renewed, and recorded or given back once the database answers
-(:mod:`archiver_app.crawl.unrecorded`): no attempt is counted for the outage. Otherwise
-its claims are never released by hand: they expire with their leases, and whichever
-worker runs next takes them; those of a worker of this computer whose process is gone
-come back at once (:mod:`archiver_app.crawl.gone_workers`), and a worker left waiting for
-another's pages says whose and for how long.
+(:mod:`archiver_app.crawl.unrecorded`): no attempt is counted for the outage, nor when it
+gives up holding such pages (it notes them for the next to reach the database:
+:mod:`archiver_app.crawl.given_up`). Otherwise its claims are never released by hand: they
+expire with their leases, and whichever worker runs next takes them; those of a worker of
+this computer whose process is gone come back at once
+(:mod:`archiver_app.crawl.gone_workers`), and a worker left waiting for another's pages
+says whose and for how long.
 
 Threading contract: :meth:`CrawlWorker.run` owns an asyncio loop on the calling thread;
 database work runs in the default executor, one short transaction at a time. Stop it from
@@ -51,21 +53,20 @@ from archiver_app import __version__
 from archiver_app.capture.results import given_and_final
 from archiver_app.crawl import queue
 from archiver_app.crawl.fetcher import FetchResult, PageFetcher
+from archiver_app.crawl.given_up import note_given_up, settle_given_up
 from archiver_app.crawl.gone_workers import held_by_others, release_gone_workers
 from archiver_app.crawl.jobs import load_context, start_due_schedules
-from archiver_app.crawl.links import links_from_snapshot
 from archiver_app.crawl.queue import AttemptOutcome
 from archiver_app.crawl.results import (
     PageOutcome,
     enforce_limits,
     finish_job_if_done,
-    finish_page,
     resume_interrupted_endings,
     start_job,
     write_coverage,
 )
 from archiver_app.crawl.spec import JobContext
-from archiver_app.crawl.unrecorded import Unrecorded, settle
+from archiver_app.crawl.unrecorded import Unrecorded, record_result, settle
 from archiver_app.library import Library
 from archiver_app.library_share import FolderCheck
 from archiver_app.store.connection_loss import lost_connection, unreachable_message
@@ -207,7 +208,8 @@ class CrawlWorker:
                     raise
                 message = unreachable_message(exc)
             self._job_id = None  # the job may have ended meanwhile: pick again
-            if not await self._wait_for_database(message):
+            if not await self._wait_for_database(message):  # what it holds: noted, not lost
+                await asyncio.to_thread(note_given_up, self.lib, self.id, self._unrecorded)
                 return
 
     async def _wait_for_database(self, message: str) -> bool:
@@ -493,17 +495,7 @@ class CrawlWorker:
             return queue.claim_pages(s, ctx, self.id, room, now=now)
 
     def _record(self, ctx: JobContext, page: queue.ClaimedPage, result: FetchResult) -> PageOutcome:
-        if result.ok and result.snapshot_id is not None and ctx.spec.scope != "page":
-            try:
-                found = links_from_snapshot(self.lib, result.snapshot_id)
-            except Exception:  # the stored HTML's links are extra: none rather than a dead page
-                log.warning("reading the links of %s failed", page.url, exc_info=True)
-                found = []
-            if found:
-                result = replace(result, outlinks=[*result.outlinks, *found])
-        with self.lib.write() as s:
-            fresh = load_context(s, ctx.job_id)  # links are judged by the newest rules
-            return finish_page(s, fresh, page, result, now=self.lib.clock())
+        return record_result(self.lib, ctx, page, result)
 
     def _give_back(self, page: queue.ClaimedPage) -> None:
         """Give a page back untouched (the worker was stopped before it finished)."""
@@ -577,6 +569,8 @@ class CrawlWorker:
         if free is None:
             with contextlib.suppress(OSError):
                 free = self._disk_free(str(self.lib.root))
+        if state != "stopped":  # a given-up worker's pages, before leases count as lost
+            settle_given_up(self.lib)
         with self.lib.write() as s:
             row = s.get(Worker, self.id)
             if row is None:

@@ -3,7 +3,8 @@
 The worker (real Chromium, a local site) says "database unreachable: …" in one line and
 exits with status 75 once the server has been gone for ``--reconnect-for`` seconds; the
 server comes back, the same command runs again, and the job ends with every page captured
-exactly once (the pages the first worker held went back to the queue with their leases).
+exactly once (the pages the first worker held went back to the queue: it noted them as it
+gave up).
 """
 
 from __future__ import annotations

@@ -462,12 +462,12 @@ def test_an_unexpected_error_while_recording_is_a_failed_attempt_with_its_reason
     """Reading the stored HTML's links is extra: when it breaks the page is still done with
     the fetcher's links; any other error while recording is a failed attempt saying why,
     not a dead task whose lease runs out (and is counted against the page's attempts)."""
-    from archiver_app.crawl import worker as worker_module
+    from archiver_app.crawl import unrecorded as recording
 
     def broken_links(_lib: Library, _snapshot_id: int) -> list[str]:
         raise ValueError("Invalid IPv6 URL")
 
-    real_finish = worker_module.finish_page
+    real_finish = recording.finish_page
     calls: list[str] = []
 
     def finish_once_broken(s, ctx, claimed, result, *, now):  # type: ignore[no-untyped-def]
@@ -476,8 +476,8 @@ def test_an_unexpected_error_while_recording_is_a_failed_attempt_with_its_reason
             raise RuntimeError("boom")
         return real_finish(s, ctx, claimed, result, now=now)
 
-    monkeypatch.setattr(worker_module, "links_from_snapshot", broken_links)
-    monkeypatch.setattr(worker_module, "finish_page", finish_once_broken)
+    monkeypatch.setattr(recording, "links_from_snapshot", broken_links)
+    monkeypatch.setattr(recording, "finish_page", finish_once_broken)
     pages = {f"{H}/": MemoryPage(links=[f"{H}/x"]), f"{H}/x": MemoryPage()}
     job = create_job(library, [f"{H}/"], rules=Rules(attempts=2), lease_seconds=2.0)
     run(library, MemorySiteFetcher(library, pages))

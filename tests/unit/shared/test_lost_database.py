@@ -272,3 +272,61 @@ def test_a_page_the_outage_kept_from_being_recorded_is_no_failed_attempt(
     else:  # its capture was saved: recorded once the server is back, not made again
         assert fetcher.fetched.count(second) == 1
         assert [a.outcome for a in attempts if a.url == second] == ["done"]
+
+
+@pytest.mark.parametrize("stopped", ["while capturing", "as the page is recorded"])
+def test_a_worker_that_gives_up_holding_a_page_costs_it_no_attempt(
+    tmp_path: Path, server: Server, stopped: str
+) -> None:
+    """One attempt per page; the server stops while the second page is captured (or just
+    as it is recorded) and stays away until the worker gives up. The page it held was no
+    failed attempt: once the server is back and its lease has run out, the next worker
+    gives it back (captured again) or records the capture it made; it is not lost."""
+    url = _new_database(server, "gaveup")
+    root = tmp_path / "lib"
+    pages = {f"{H}/{i}": MemoryPage() for i in range(4)}
+    second = f"{H}/1"
+    with Library.open(root, create=True, database_url=url) as lib:
+        job = create_job(
+            lib, list(pages), scope=Scope.PAGE, rules=Rules(attempts=1, concurrency=1),
+            max_retries=0, lease_seconds=1,
+        )  # fmt: skip
+        if stopped == "while capturing":
+            fetcher = MemorySiteFetcher(
+                lib, pages, on_fetch=lambda u: u == second and server.stop()
+            )
+        else:
+            fetcher = _StopsAfterCapture(lib, pages, server.stop, second)
+        opts = WorkerOptions(
+            once=True, poll_seconds=0.05, heartbeat_seconds=0.2, concurrency=1,
+            reconnect_seconds=1.0,
+        )  # fmt: skip
+        stats = CrawlWorker(lib, memory_factory(fetcher), opts).run()
+        assert stats.database_problem is not None
+    server.start()
+    time.sleep(1.5)  # its lease has run out: another worker's heartbeat would count it lost
+    with Library.open(root, database_url=url) as lib:
+        again = MemorySiteFetcher(lib, pages)
+        opts = WorkerOptions(once=True, poll_seconds=0.05, heartbeat_seconds=0.2)
+        stats = CrawlWorker(lib, memory_factory(again), opts).run()
+        assert stats.database_problem is None and stats.pages_failed == 0
+        with lib.session() as s:
+            assert s.get(Job, job).status in ("completed", "indexed")  # type: ignore[union-attr]
+            states = dict(s.execute(select(Page.url, Page.state).where(Page.job_id == job)).all())
+            held = s.scalars(
+                select(PageAttempt.outcome)
+                .join(Page, Page.id == PageAttempt.page_id)
+                .where(Page.url == second)
+                .order_by(PageAttempt.id)
+            ).all()
+            pending = s.scalars(
+                select(Snapshot.id).where(Snapshot.state == SnapshotState.PENDING)
+            ).all()
+    assert set(states.values()) == {"done"}, states
+    assert not pending
+    if stopped == "while capturing":  # nothing of it was written: captured again
+        assert held == ["unrecorded", "done"], held
+        assert again.fetched.count(second) == 1
+    else:  # its capture was saved: recorded, not made again
+        assert held == ["done"], held
+        assert second not in again.fetched
