@@ -59,6 +59,13 @@ class ResourceInfo:
     outcome: ResourceOutcome = ResourceOutcome.COMPLETE
 
 
+def browser_favicon(url: str) -> bool:
+    """Is ``url`` the ``/favicon.ico`` the browser asks a site for by itself (once a site
+    and session)? Not one of the page's resources: whether it answers, or is there at all,
+    says nothing about the page (a crawl's figures and a comparison leave it out)."""
+    return urlsplit(url).path == "/favicon.ico"
+
+
 def given_and_final(url: str, final_url: str) -> str:
     """The address asked for, then where it ended when that differs (``URL -> FINAL``):
     progress lines can be matched to the addresses given."""

@@ -33,10 +33,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from sqlalchemy import or_, select
 
+from archiver_app.capture.results import browser_favicon
 from archiver_app.compare.frames import same_text
 from archiver_app.compare.redirects import landed, redirect_note
 from archiver_app.compare.text import TextDiff, diff_texts
@@ -421,9 +421,8 @@ def _counted(url: str, status: int | None) -> bool:
     """Whether a record is one of the page's resources for a comparison."""
     if url.startswith("urn:") or status == 206:
         return False  # views kept beside the page; parts of a range
-    # The browser asks for /favicon.ico by itself, once a site and session: whether a
-    # capture holds it says nothing about the page (a crawl's later pages lack it).
-    return urlsplit(url).path != "/favicon.ico"
+    # a crawl's later pages lack the browser's own favicon request
+    return not browser_favicon(url)
 
 
 def _resources(lib: Library, snapshot_id: int) -> dict[str, _Seen]:

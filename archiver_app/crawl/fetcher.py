@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from archiver_app.capture.results import browser_favicon
 from archiver_app.crawl.rules import Rules
 from archiver_app.tasks import CancelToken
 
@@ -135,9 +136,9 @@ class CapturerFetcher:
 def _besides_the_page(resources: Sequence[ResourceInfo], final_url: str) -> list[int | None]:
     """The statuses of what the page loaded, the page's own document left out: the
     capture lists it among its resources, and the job counts it by its own status (it
-    counted twice: a crawl of 81 plain pages said "2xx 162")."""
-    statuses = [res.status for res in resources]
+    counted twice: a crawl of 81 plain pages said "2xx 162"). The browser's own favicon
+    request is left out too: a site without one made each page a "4xx" of the crawl."""
     main = next((i for i, res in enumerate(resources) if res.url == final_url), None)
-    if main is not None:
-        del statuses[main]
-    return statuses
+    return [
+        res.status for i, res in enumerate(resources) if i != main and not browser_favicon(res.url)
+    ]
