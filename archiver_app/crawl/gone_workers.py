@@ -21,6 +21,7 @@ every worker before it picks a job and while it waits for pages others hold.
 
 from __future__ import annotations
 
+import math
 import socket
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -203,7 +204,7 @@ class Holder:
         )
         return (
             f"{counted(self.pages, 'page')} held by worker {self.worker} ({heard}; "
-            f"back in the queue within {self.lease_left:.0f} s if it has stopped)"
+            f"back in the queue within {max(1, math.ceil(self.lease_left))} s if it has stopped)"
         )
 
 
