@@ -17,6 +17,7 @@ list only shrinks.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import archiver_app
@@ -57,7 +58,8 @@ def _explained(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef) -
     return any(line.strip().startswith(MARK) for line in lines[node.lineno : first_statement])
 
 
-def offenders() -> set[tuple[str, str | None]]:
+@functools.cache  # the same files within one run: read and parsed once
+def offenders() -> frozenset[tuple[str, str | None]]:
     found: set[tuple[str, str | None]] = set()
     for rel, path in _modules():
         source = path.read_text(encoding="utf-8")
@@ -72,7 +74,7 @@ def offenders() -> set[tuple[str, str | None]]:
                 lines, node
             ):
                 found.add((rel, node.name))
-    return found
+    return frozenset(found)
 
 
 Offender = tuple[str, str | None]
