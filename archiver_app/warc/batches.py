@@ -409,8 +409,8 @@ class BatchBuilder:
         listed_ref: TextRef | None = None,
     ) -> tuple[PageRow, str | None]:
         """The page ``rec`` is, and its text (None: no payload read): the listed text when
-        the pages list gives one, else the response's; the listed title when the record
-        gives none."""
+        the pages list gives one, else the response's; the listed title (the one the
+        capturing tool recorded: a script may have set it), else the response's."""
         text: PageText | None = None
         content_hash = rec.digest
         if rec.payload is not None:
@@ -428,7 +428,7 @@ class BatchBuilder:
             captured_at=at,
             status=rec.status,
             mime=rec.mime,
-            title=(text.title if text else None) or listed_title,
+            title=listed_title or (text.title if text else None),
             snippet=snippet_of(text.text) if text and text.text else None,
             language=text.language if text else None,
             offset=rec.offset,

@@ -481,7 +481,8 @@ def _copy_page_text(conn: Connection, snapshot_id: int, original: int, tags: Ite
         return
     conn.execute(
         text(
-            "UPDATE snapshots SET title = COALESCE(:t, title), snippet = :s, language = :l, "
+            # its own title when it has one (the one its pages list gives), else the original's
+            "UPDATE snapshots SET title = COALESCE(title, :t), snippet = :s, language = :l, "
             "content_hash = :h "
             "WHERE id = :i"
         ),

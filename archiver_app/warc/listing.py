@@ -13,7 +13,8 @@ for the time being (*held*); when the matching record comes, the held page is *m
 tool's page times may be when loading began, not a record's WARC-Date) so gives the pages
 of the rule without times, with no extra work.
 
-The listed title is the page's title when its record gives none (a redirect, a PDF). The
+The listed title is the page's title (the capturing tool recorded it from the rendered page,
+which a script may have retitled), the record's only when the listing gives none. The
 listed text (set aside by :mod:`archiver_app.warc.listedtext`) is the text of the capture the
 listing names: the record at its time, or for a listing without a time, of its URL; a
 capture only standing in for a timed listing (held) keeps its own.

@@ -12,7 +12,8 @@
    PDF's text layer, read as a capture reads it (:mod:`archiver_app.capture.pdf`), or plain
    text.
 
-Title and language always come from the response (the listed title when it gives none).
+The title is the one the pages list gives (what the capturing tool recorded: the rendered
+page's, which a script may have set), else the response's; the language is the response's.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from archiver_app.library import Library
 from archiver_app.warc import indexer
 from tests.helpers.warcs import Resp, html_page, write_warc
 from tests.unit.importers.test_bad_input import make_wacz
+from tests.unit.importers.test_imported_page_text import RAW, R, _warc
 
 
 def _rows(lib: Library, sql: str) -> list[tuple[object, ...]]:
@@ -116,7 +117,7 @@ def test_a_listed_time_picks_its_capture_even_when_an_earlier_one_came_first(
     )
     assert (outcome.records, outcome.pages) == (5, 2)
     assert _rows(library, "SELECT url, captured_at, title FROM snapshots ORDER BY id") == [
-        (url, "2024-03-05 10:00:00.250000", "Tuesday"),
+        (url, "2024-03-05 10:00:00.250000", "Listed"),  # the title its capture recorded
         # no record at the listed millisecond: the first whole capture of the URL
         ("https://site.example/other", "2024-03-01 10:00:00.000000", "Other"),
     ]
@@ -225,3 +226,33 @@ def test_an_imported_page_weighs_its_records(library: Library, tmp_path: Path) -
     (_, size, own, total), (_, about_size, about_own, about_total) = rows
     assert size == total > own + 1_000_000  # the page and its video
     assert about_size == about_total == about_own  # a page of one record
+
+
+def test_a_page_has_the_title_its_capture_recorded(library: Library, tmp_path: Path) -> None:
+    """A script retitled both pages after the server sent "Orchard": the listed titles are
+    theirs, a revisit's too (not its original's)."""
+    home, later = "https://orchard.example/", "https://orchard.example/later"
+    warc = _warc(
+        tmp_path / "w.warc.gz",
+        [R(home, RAW)],
+        revisits={home: R(later, "", date="2024-06-01T10:00:00Z")},
+    ).read_bytes()
+    pages = b"".join(
+        json.dumps(line).encode() + b"\n"
+        for line in (
+            {"url": home, "ts": "2024-05-01T10:00:00Z", "title": "Morning"},
+            {"url": later, "ts": "2024-06-01T10:00:00Z", "title": "Evening"},
+        )
+    )
+    outcome = import_wacz_file(
+        library, make_wacz(tmp_path / "o.wacz", warc, extra={"pages/pages.jsonl": pages})
+    )
+    assert outcome.pages == 2
+    assert _rows(library, "SELECT url, title FROM snapshots ORDER BY id") == [
+        (home, "Morning"),
+        (later, "Evening"),
+    ]
+    assert _rows(library, "SELECT title FROM snapshot_fts ORDER BY rowid") == [
+        ("Morning",),
+        ("Evening",),
+    ]
