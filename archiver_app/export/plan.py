@@ -17,7 +17,9 @@ export's index leaves those out (warc.cdxj), since pywb and ReplayWeb.page choos
 same-address lines in opposite ways, neither by what the page showed. They stay in the
 WARC; one a revisit stands for stays indexed. The page's record is written first among its
 records, and the pages list gives its time to the millisecond (``page_times``), so an
-importer that goes by order or by the listed time takes it for the page.
+importer that goes by order or by the listed time takes it for the page. So does a hash
+route's listing (``/app/#/guide``): its record has the address of its document, as the
+records of the document's other routes have, and its time tells them apart.
 
 The records are written page by page (:func:`page_first_order`): each page's own record
 first, then the rest of its records in file order. An importer (ours, and any that goes by
@@ -77,8 +79,9 @@ class ExportPlan:
     strip_private: bool = True  # leave Cookie, Authorization... out (export.privacy)
     page_records: frozenset[int] = frozenset()  # the records the pages replay as (ids)
     superseded: frozenset[int] = frozenset()  # pages' other answers of their address (ids)
-    #: snapshot id -> its main record's time (ts17), for a page with superseded answers:
-    #: the time its listing in the pages list gives, to the millisecond (else the capture's)
+    #: snapshot id -> its main record's time (ts17), for a page with superseded answers or
+    #: a hash route (``/app/#/guide``): the time its listing in the pages list gives, to the
+    #: millisecond (else the capture's)
     page_times: dict[int, str] = field(default_factory=dict)
 
     @property
@@ -224,10 +227,12 @@ def plan_export(library: Library, selection: Selection) -> ExportPlan:
     plan.page_records = frozenset(mains.values())
     plan.superseded = superseded_answers(records, mains)
     by_id = {rec.id: rec for rec in records}
+    timed = {by_id[r].snapshot_id for r in plan.superseded}
+    # A hash route's records have its document's address, as its other routes' have: its
+    # own record's time tells them apart.
+    timed |= {sid for sid, url in page_urls.items() if "#" in url}
     plan.page_times = {
-        sid: by_id[mains[sid]].ts
-        for sid in {by_id[r].snapshot_id for r in plan.superseded}
-        if sid is not None and mains.get(sid) in by_id
+        sid: by_id[mains[sid]].ts for sid in timed if sid is not None and mains.get(sid) in by_id
     }
     return plan
 

@@ -244,8 +244,9 @@ def _pages_jsonl(library: Library, plan: ExportPlan, result: ExportResult) -> by
 
 def _listed_time(captured_at: object, record_ts: str | None) -> str:
     """A page's time in the pages list: when it was captured, to the second; for a page
-    that loaded itself again, its own record's time to the millisecond (``record_ts``,
-    ts17), which an importer matches to that record rather than the answer it replaced."""
+    that loaded itself again or a hash route, its own record's time to the millisecond
+    (``record_ts``, ts17), which an importer matches to that record rather than the answer
+    it replaced or another route's."""
     if record_ts is not None and len(record_ts) == 17:
         r = record_ts
         return f"{r[:4]}-{r[4:6]}-{r[6:8]}T{r[8:10]}:{r[10:12]}:{r[12:14]}.{r[14:]}Z"

@@ -191,6 +191,9 @@ class BatchBuilder:
             if spec.page_urls is not None
             else None
         )
+        # The addresses of the records that may be listed pages (a hash route's without
+        # its fragment): is_page() looks a record up once, as without routes.
+        self._page_urls = self._listing.record_urls if self._listing is not None else None
         self._texts = TextReader(spec.page_texts)
         self._targets = TextTargets()  # which page a urn:text: record is the text of
         # The pages of the batch being built whose text it holds: where (a move?, index).
@@ -230,7 +233,7 @@ class BatchBuilder:
         try:
             if recorded_text_of(rec) is not None:
                 return self._current is not None
-            return rec.rec_type != "revisit" and is_page(rec, self.spec.page_urls)
+            return rec.rec_type != "revisit" and is_page(rec, self._page_urls)
         except Exception:  # add() meets the same error and reports the record
             return False
 
@@ -290,7 +293,7 @@ class BatchBuilder:
         ts = to_ts17(at) if at is not None else "00000000000000000"
         if at is not None and (batch.first_capture is None or at < batch.first_capture):
             batch.first_capture = at
-        page = at is not None and is_page(rec, self.spec.page_urls)
+        page = at is not None and is_page(rec, self._page_urls)
         if page:
             assert at is not None
             if self._listing is None:
@@ -363,20 +366,21 @@ class BatchBuilder:
         assert listing is not None
         if rec.status == 206:
             return False
-        claim = listing.claim(rec.url if rec.url in listing.urls else strip_fragment(rec.url), ts)
+        claim = listing.claim(rec.url, ts)
         if not claim.page:
             return False
+        url = claim.url or rec.url  # a hash route's page is the listed route
         if claim.moves is not None or claim.row is not None:
-            row, body = self._row(rec, at, claim.title, claim.text)
+            row, body = self._row(rec, at, claim.title, claim.text, url)
             placeholder = -claim.moves if claim.moves is not None else claim.row
             assert placeholder is not None
             batch.moves.append((placeholder, row, body))
             self._current = placeholder
             batch.text_chars += len(body or "")
             where = None if body is None else (True, len(batch.moves) - 1)
-            self._made(rec.url, at, placeholder, where)
+            self._made(url, at, placeholder, where)
             return True
-        self._page(batch, rec, at, claim.title, claim.text)
+        self._page(batch, rec, at, claim.title, claim.text, url=url)
         if claim.held is not None:
             listing.hold(claim.held, self._seq)
             batch.held.append(self._seq)
@@ -389,8 +393,10 @@ class BatchBuilder:
         at: datetime,
         listed_title: str | None = None,
         listed_ref: TextRef | None = None,
+        *,
+        url: str | None = None,
     ) -> None:
-        row, body = self._row(rec, at, listed_title, listed_ref)
+        row, body = self._row(rec, at, listed_title, listed_ref, url)
         batch.pages.append(row)
         where = None
         if body is not None:
@@ -399,7 +405,7 @@ class BatchBuilder:
             batch.text_chars += len(body)
         self._seq += 1
         self._current = -self._seq
-        self._made(rec.url, at, self._current, where)
+        self._made(row.url, at, self._current, where)
 
     def _row(
         self,
@@ -407,10 +413,12 @@ class BatchBuilder:
         at: datetime,
         listed_title: str | None,
         listed_ref: TextRef | None = None,
+        url: str | None = None,
     ) -> tuple[PageRow, str | None]:
-        """The page ``rec`` is, and its text (None: no payload read): the listed text when
-        the pages list gives one, else the response's; the listed title (the one the
-        capturing tool recorded: a script may have set it), else the response's."""
+        """The page ``rec`` is (at ``url``, when its listing gives it another address), and
+        its text (None: no payload read): the listed text when the pages list gives one,
+        else the response's; the listed title (the one the capturing tool recorded: a
+        script may have set it), else the response's."""
         text: PageText | None = None
         content_hash = rec.digest
         if rec.payload is not None:
@@ -420,11 +428,12 @@ class BatchBuilder:
             text = document_text(rec, read_body=not listed)
             if listed:
                 text = PageText(title=text.title, language=text.language, text=listed)
+        url = url or rec.url
         row = PageRow(
-            url=rec.url,
-            url_key=self._url_key(rec.url),
-            url_group=self._url_key(strip_fragment(rec.url)),  # = url_group(rec.url)
-            domain=domain_of(rec.url),
+            url=url,
+            url_key=self._url_key(url),
+            url_group=self._url_key(strip_fragment(url)),  # = url_group(url)
+            domain=domain_of(url),
             captured_at=at,
             status=rec.status,
             mime=rec.mime,

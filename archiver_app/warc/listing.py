@@ -4,7 +4,10 @@ Exactly the listed URLs are pages, each listing once. A listing names its captur
 time it gives (``ts``): the page is the record of that URL whose WARC-Date equals it, to the
 precision the list gives (our exports give seconds: ``2024-03-01T10:00:00Z``). A listing
 without a time, or with one no record of its URL matches, gets the first whole capture of
-the URL that no other listing took (the rule for lists without times).
+the URL that no other listing took (the rule for lists without times). A listed hash route
+(``http://host/app/#/guide``) is a capture of its document, whose records have no fragment
+(a request never carries one): the records of ``http://host/app/`` are its captures, and
+the page made keeps the listed address.
 
 The file is read once, front to back, so whether a later record will match a listing is not
 known when an earlier capture of the URL goes by. That capture becomes the listing's page
@@ -77,8 +80,9 @@ def listed_digits(ts: str | None) -> str | None:
 class Claim(NamedTuple):
     """What a record of a listed URL is: ``page`` (a new page), ``moves`` (the number of a
     held page that moves to it), ``held`` (a timed listing the new page holds for now), the
-    listed ``title``, ``row``: the id of a page an earlier file made that moves to it, and
-    ``text``: where the listed text of this capture is."""
+    listed ``title``, ``row``: the id of a page an earlier file made that moves to it,
+    ``text``: where the listed text of this capture is, and ``url``: the listed address
+    when the page takes it rather than its record's (a hash route: ``/app/#/guide``)."""
 
     page: bool
     moves: int | None = None
@@ -86,9 +90,16 @@ class Claim(NamedTuple):
     title: str | None = None
     row: int | None = None
     text: TextRef | None = None
+    url: str | None = None
 
 
 _NO_PAGE = Claim(False)
+
+
+def _own_address(listed: str) -> str | None:
+    """The address a page takes from its listing rather than from its record: one with a
+    fragment (a hash route), which no record has (a request never carries one)."""
+    return listed if "#" in listed else None
 
 
 class PageListing:
@@ -101,6 +112,12 @@ class PageListing:
         details: tuple[ListedPage, ...],
     ) -> None:
         self.urls = urls
+        # A hash route's listings by the address of its records (without the fragment).
+        self._routes: dict[str, list[str]] = {}
+        for url in sorted(u for u in urls if "#" in u):
+            self._routes.setdefault(strip_fragment(url), []).append(url)
+        #: The addresses whose records may be listed pages (:func:`batches.is_page`).
+        self.record_urls = urls | frozenset(self._routes)
         self._quota = dict(counts)  # listings of a URL (1 when not given)
         self._taken: dict[str, int] = {}  # pages given to listings without a time
         self._titles: dict[str, str] = {}  # a listed title of a URL's listings without time
@@ -130,25 +147,42 @@ class PageListing:
             self._by_url.setdefault(item.url, []).append(n)
 
     def claim(self, url: str, ts17: str) -> Claim:
-        """What the whole capture of listed ``url`` at ``ts17`` is."""
-        timed = self._by_url.get(url)
-        if timed is not None:
+        """What the whole capture of ``url`` (a record's address) at ``ts17`` is: a page of
+        a listing of that address, or of a hash route of it (``url#/route``)."""
+        listed = url if url in self.urls else strip_fragment(url)
+        routes = self._routes.get(listed)
+        if routes is None:
+            return self._claim((listed,), ts17)
+        return self._claim((listed, *routes) if listed in self.urls else routes, ts17)
+
+    def _claim(self, candidates: Iterable[str], ts17: str) -> Claim:
+        """:meth:`claim` among the listings of the ``candidates`` addresses: one at this
+        time, else one without a time not yet taken, else a timed one to hold."""
+        for url in candidates:
+            if url not in self._by_url:
+                continue
             for n in self._timed.get((url, ts17[:14]), ()):
                 state = self._state[n]
                 if state != _MATCHED and ts17.startswith(self._digits[n]):
                     self._state[n] = _MATCHED
                     moves = state if state > 0 else None
                     title, text = self._title_of[n], self._text_of[n]
-                    return Claim(True, moves, None, title, self._rows.get(n), text)
-        taken = self._taken.get(url, 0)
-        if taken < self._quota.get(url, 1) - (len(timed) if timed else 0):
-            self._taken[url] = taken + 1
-            texts = self._texts.get(url, ())
-            text = texts[taken] if taken < len(texts) else None
-            return Claim(True, title=self._titles.get(url), text=text)
-        for n in timed or ():
-            if self._state[n] == _OPEN and n not in self._rows:
-                return Claim(True, held=n, title=self._title_of[n])
+                    return Claim(
+                        True, moves, None, title, self._rows.get(n), text, _own_address(url)
+                    )
+        for url in candidates:
+            timed = self._by_url.get(url)
+            taken = self._taken.get(url, 0)
+            if taken < self._quota.get(url, 1) - (len(timed) if timed else 0):
+                self._taken[url] = taken + 1
+                texts = self._texts.get(url, ())
+                text = texts[taken] if taken < len(texts) else None
+                title = self._titles.get(url)
+                return Claim(True, title=title, text=text, url=_own_address(url))
+        for url in candidates:
+            for n in self._by_url.get(url, ()):
+                if self._state[n] == _OPEN and n not in self._rows:
+                    return Claim(True, held=n, title=self._title_of[n], url=_own_address(url))
         return _NO_PAGE
 
     def hold(self, listing: int, seq: int) -> None:

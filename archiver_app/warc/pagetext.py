@@ -61,7 +61,8 @@ class TextTargets:
     far (:meth:`made`; memory: the latest :data:`RECENT_PAGES`)."""
 
     def __init__(self) -> None:
-        self._recent: dict[str, int] = {}  # address (no fragment) -> the page made of it
+        # address (no fragment; a hash route's with its fragment too) -> the page made of it
+        self._recent: dict[str, int] = {}
         self._texted: set[int] = set()  # the pages that had a recorded text
         self._latest: tuple[int, str, datetime] | None = None  # the page, its site, its time
 
@@ -70,9 +71,10 @@ class TextTargets:
         self._texted.discard(page)  # moved to another record: not its text
         self._latest = (page, _site(url), at)
         key = strip_fragment(url)
-        self._recent.pop(key, None)
-        self._recent[key] = page
-        if len(self._recent) > RECENT_PAGES:
+        for address in (key, url) if key != url else (key,):
+            self._recent.pop(address, None)
+            self._recent[address] = page
+        while len(self._recent) > RECENT_PAGES:
             del self._recent[next(iter(self._recent))]
 
     def page_of(self, named: str, at: datetime | None) -> int | None:
@@ -82,7 +84,9 @@ class TextTargets:
         before the text was written and had no recorded text of its own (the text of a
         capture that made no page, a 404, is nobody's; nor is one written with its page's
         time after other pages: ArchiveWeb.page's); else None."""
-        page = self._recent.get(strip_fragment(named))
+        page = self._recent.get(named)  # a hash route's text names its route
+        if page is None:
+            page = self._recent.get(strip_fragment(named))
         if page is None and self._latest is not None and at is not None:
             latest, site, page_at = self._latest
             if latest not in self._texted and _site(named) == site and at > page_at:

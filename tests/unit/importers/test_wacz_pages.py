@@ -256,3 +256,46 @@ def test_a_page_has_the_title_its_capture_recorded(library: Library, tmp_path: P
         ("Morning",),
         ("Evening",),
     ]
+
+
+def test_a_listed_hash_route_is_a_page_of_its_document(library: Library, tmp_path: Path) -> None:
+    """A hash-routed app's pages are listed with their ``#/route``; their records have no
+    fragment. Each listing is the capture of the document at its time (or, without a time,
+    its first one), with the listed address, title (a script set it) and text."""
+    app, docs = "https://site.example/app/", "https://site.example/docs/"
+    served = html_page("App", "loading")  # what the server sent for every route
+    warc = write_warc(
+        tmp_path / "w.warc.gz",
+        [
+            Resp(app, served, date="2024-03-04T10:00:00Z"),
+            Resp("https://site.example/app/home.json", b"{}", mime="application/json"),
+            Resp(app, served, date="2024-03-05T10:00:00Z"),
+            Resp("https://site.example/app/guide.json", b"{}", mime="application/json"),
+            Resp(docs, html_page("Docs", "loading")),
+        ],
+    ).read_bytes()
+    listings = (
+        {"url": app + "#/guide", "ts": "2024-03-05T10:00:00Z", "title": "Guide", "text": "g w"},
+        {"url": app + "#/", "ts": "2024-03-04T10:00:00Z", "title": "Home", "text": "h w"},
+        {"url": docs + "#/intro", "title": "Intro", "text": "intro words"},
+    )
+    pages = b"".join(json.dumps(line).encode() + b"\n" for line in listings)
+    outcome = import_wacz_file(
+        library, make_wacz(tmp_path / "h.wacz", warc, extra={"pages/pages.jsonl": pages})
+    )
+    assert (outcome.records, outcome.pages) == (5, 3)
+    assert not outcome.problems
+    assert _rows(
+        library,
+        "SELECT s.url, s.captured_at, s.title, f.body FROM snapshots s "
+        "JOIN snapshot_fts f ON f.rowid = s.id ORDER BY s.id",
+    ) == [
+        (app + "#/", "2024-03-04 10:00:00.000000", "Home", "h w"),
+        (app + "#/guide", "2024-03-05 10:00:00.000000", "Guide", "g w"),
+        (docs + "#/intro", "2024-03-01 10:00:00.000000", "Intro", "intro words"),
+    ]
+    assert _rows(
+        library,
+        "SELECT r.url FROM records r JOIN snapshots s ON s.id = r.snapshot_id "
+        "WHERE s.url LIKE '%guide' ORDER BY r.offset",
+    ) == [(app,), ("https://site.example/app/guide.json",)]
