@@ -50,7 +50,7 @@ from archiver_app.capture.persist import (
     snapshots_of_records,
     write_views,
 )
-from archiver_app.capture.recorder import NetworkRecorder, Refetch, StandIn
+from archiver_app.capture.recorder import NetworkRecorder, Refetch
 from archiver_app.capture.refetch import (
     record_missed,
     record_whole_media,
@@ -241,7 +241,7 @@ class PageCapture:
         context = tab.context if tab is not None else None
         if loaded.recorder is not None and context is not None and self.tabs.is_connected():
             scripts = [w.url for w in loaded.workers.sessions.values()] if loaded.workers else []
-            stand_in = self._stand_in(context)
+            stand_in = stand_in_from(context, self._remaining_ms, loaded.recorder)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(
                     record_missed(loaded.recorder, self._requested, scripts, stand_in),
@@ -295,9 +295,6 @@ class PageCapture:
 
     def _refetcher(self, context: Any) -> Refetch:
         return refetch_in(context, self._remaining_ms)
-
-    def _stand_in(self, context: Any) -> StandIn:
-        return stand_in_from(context, self._remaining_ms)
 
     def _remaining_ms(self) -> float:
         return max(1.0, (self.deadline - time.monotonic()) * 1000)

@@ -1,5 +1,5 @@
-"""Fetching a response again in the page's own browser context (its cookies), for what the
-recorder could not read back from the browser.
+"""Fetching a response again in the page's name (its browser context's cookies, by the app's
+own client: :mod:`.direct_fetch`), for what the recorder could not read back from the browser.
 
 - :func:`refetch_in`: a body the browser no longer holds (a PDF its viewer took over, an
   evicted buffer), accepted only with the status the browser saw and within the byte limit;
@@ -15,76 +15,84 @@ Each fetch is noted in the snapshot's provenance by the recorder.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import urljoin
 
+from archiver_app.capture import direct_fetch
+from archiver_app.capture.direct_fetch import OverLimit, browser_cookies
 from archiver_app.capture.extract import first_line
 from archiver_app.capture.recorder import NetworkRecorder, Refetch, StandIn
 from archiver_app.capture.results import ResourceOutcome
 from archiver_app.warc.httpmsg import HttpResponse
 from archiver_app.warc.surt import strip_fragment
 
+#: Request headers a fetch again carries as the browser sent them (with the context's
+#: cookies): what the server may answer differently by.
+KEPT_HEADERS = frozenset({"range", "accept", "user-agent", "accept-language", "referer"})
+
 
 def refetch_in(context: Any, remaining_ms: Callable[[], float]) -> Refetch:
-    """The recorder's :data:`Refetch`: the same request again through the page's own
-    context (its cookies), accepted only with the status the browser saw (an expired
-    link's 403 page is not the document) and within the byte limit."""
+    """The recorder's :data:`Refetch`: the same request again in the page's name (its
+    context's cookies), accepted only with the status the browser saw (an expired link's
+    403 page is not the document) and within the byte limit. The app's own client reads
+    it (:mod:`.direct_fetch`): a large body never goes through Playwright's driver."""
 
     async def refetch(url: str, headers: dict[str, str], status: int, limit: int) -> bytes | str:
-        keep = {k: v for k, v in headers.items() if k.lower() in {"range", "accept"}}
-        try:
-            resp = await context.request.get(
-                url, headers=keep, max_redirects=0, timeout=min(10_000, remaining_ms())
-            )
-        except Exception as exc:
-            return first_line(exc)
-        try:
-            if resp.status != status:
-                return f"the server answered {resp.status}, not {status}"
-            length = str(resp.headers.get("content-length", "")).strip()
-            if length.isdigit() and int(length) > limit:
-                return f"{length} bytes, over the {limit} byte limit"
-            body = bytes(await resp.body())
-            if len(body) > limit:
-                return f"{len(body)} bytes, over the {limit} byte limit"
-            return body
-        except Exception as exc:
-            return first_line(exc)
-        finally:
-            with contextlib.suppress(Exception):
-                await resp.dispose()
+        keep = {k: v for k, v in headers.items() if k.lower() in KEPT_HEADERS}
+        got = await _fetch_again(context, url, keep, limit, remaining_ms)
+        if isinstance(got, str):
+            return got
+        if got[0].status != status:
+            return f"the server answered {got[0].status}, not {status}"
+        return got[1]
 
     return refetch
 
 
-def stand_in_from(context: Any, remaining_ms: Callable[[], float]) -> StandIn:
-    """The recorder's :data:`StandIn`: the URL fetched again in the page's context."""
+def stand_in_from(
+    context: Any, remaining_ms: Callable[[], float], recorder: NetworkRecorder
+) -> StandIn:
+    """The recorder's :data:`StandIn`: the URL fetched again in the page's name, with the
+    user agent the browser sent (the first one ``recorder`` saw), by the app's own client."""
 
     async def stand_in(url: str, limit: int) -> tuple[HttpResponse, bytes] | str:
-        try:
-            resp = await context.request.get(
-                url, max_redirects=0, timeout=min(10_000, remaining_ms())
-            )
-        except Exception as exc:
-            return first_line(exc)
-        try:
-            length = str(resp.headers.get("content-length", "")).strip()
-            if length.isdigit() and int(length) > limit:
-                return f"{length} bytes, over the {limit} byte limit"
-            body = bytes(await resp.body())
-            if len(body) > limit:
-                return f"{len(body)} bytes, over the {limit} byte limit"
-            headers = [(h["name"], h["value"]) for h in resp.headers_array]
-            return HttpResponse(resp.status, resp.status_text, headers), body
-        except Exception as exc:
-            return first_line(exc)
-        finally:
-            with contextlib.suppress(Exception):
-                await resp.dispose()
+        agent = next(_user_agents(recorder), None)
+        headers = {"User-Agent": agent} if agent else {}
+        return await _fetch_again(context, url, headers, limit, remaining_ms)
 
     return stand_in
+
+
+def _user_agents(recorder: NetworkRecorder) -> Iterator[str]:
+    for ex in recorder.exchanges.values():
+        for hop in ex.hops:
+            agent = next((v for k, v in hop.headers.items() if k.lower() == "user-agent"), "")
+            if agent:
+                yield agent
+
+
+async def _fetch_again(
+    context: Any,
+    url: str,
+    headers: dict[str, str],
+    limit: int,
+    remaining_ms: Callable[[], float],
+) -> tuple[HttpResponse, bytes] | str:
+    """``url`` fetched with ``headers`` and the context's cookies: the response and its
+    body, or why not (a network error, a body over ``limit``)."""
+    cookie = await browser_cookies(context, url)
+    if cookie:
+        headers = {**headers, "Cookie": cookie}
+    try:
+        response, body = await direct_fetch.fetch(
+            url, headers, limit, min(10_000, remaining_ms()) / 1000
+        )
+    except Exception as exc:
+        return first_line(exc) or type(exc).__name__
+    if isinstance(body, OverLimit):
+        return str(body)
+    return response, body
 
 
 async def record_missed(
