@@ -42,6 +42,8 @@ class MainDocument:
         self.document: bytes | None = None  # the main body, when it is a PDF
         self._shown: str | None = None
         self._written: dict[str, DocumentRecord] = {}
+        self._lost: dict[str, str] = {}  # request -> why its body is not in its record
+        self._record_of: str | None = None  # the request whose record is the page's
 
     def requested(self, request_id: str) -> None:
         """The main frame asked for a document (the first one stands in until one shows)."""
@@ -61,11 +63,20 @@ class MainDocument:
         self._written[request_id] = written
         self._take(request_id)
 
+    def body_lost(self, request_id: str, why: str) -> None:
+        """A main-frame document's record was written without its body, for ``why``."""
+        self._lost[request_id] = why
+
+    @property
+    def lost(self) -> str | None:
+        """Why the page's record has no body (its own answer was not kept), if so."""
+        return self._lost.get(self._record_of or "") if self.record is not None else None
+
     def _take(self, request_id: str) -> None:
         found = self._written.get(request_id)
         if found is None or request_id != self.request_id:
             return
         if self.record is not None and self.truncated is None and found.truncated is not None:
             return  # a whole document stays the page's record
-        self.record, self.response = found.record, found.response
+        self.record, self.response, self._record_of = found.record, found.response, request_id
         self.truncated, self.document = found.truncated, found.document

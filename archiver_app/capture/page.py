@@ -425,6 +425,9 @@ class PageCapture:
         main = recorder.main.record if recorder else None
         response = recorder.main.response if recorder else None
         resources: list[ResourceInfo] = list(recorder.resources) if recorder else []
+        lost = recorder.main.lost if recorder else None  # the page's own answer, empty
+        if lost and loaded.error is None:
+            loaded.error = f"the page's body was not kept: {lost}"
         ok = main is not None and loaded.error is None and loaded.login is None
         error = loaded.error or (loaded.login.message if loaded.login else None)
         if main is None and error is None:

@@ -446,7 +446,7 @@ class NetworkRecorder:
             response = hop.response or {}
             declared = content_length(response)
             if declared is not None and declared > self.max_body:
-                return None, f"{reason}; {declared} bytes, over the {self.max_body} byte limit"
+                return None, f"{declared} bytes, over the {self.max_body} byte limit"
             headers = request_headers(ex, len(ex.hops) - 1, hop)
             got = await self.refetch(
                 hop.url, headers, int(response.get("status") or 0), self.max_body
@@ -494,6 +494,7 @@ class NetworkRecorder:
                 )
                 if is_final and body_note and body is None:
                     self.notes.append(f"{hop.url}: body not available ({body_note})")
+                    self.main.body_lost(ex.request_id, body_note)
 
     async def _wait_extras(self, ex: Exchange, timeout: float = 0.5) -> None:
         """Header text can arrive just after the body finished; give it a moment."""
