@@ -4,6 +4,12 @@ A snapshot row is created ``pending`` before the browser starts (so a killed cap
 a visible trace), then completed in ONE transaction with every file registered in
 ``files`` (mirroring depends on it), every WARC record in ``records`` and the page text in
 the full-text index. Files are written atomically (:mod:`archiver_app.durable`).
+
+A capture's time (``captured_at``) is the WARC-Date of its page's own record, the memento
+datetime: when the page's answer was received. The pending row (and the folder and uid
+named from it) has the time the capture began, which no record has; completing the row
+gives it the record's (:func:`capture_time`), so the library, replay, citations and
+exports name a time a record of the capture has.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from archiver_app.store.tags import tag_ids
 from archiver_app.warc.reader import read_warc_date_at
 from archiver_app.warc.records import RecordRow, insert_record_rows
 from archiver_app.warc.surt import domain_of, url_group, url_key
-from archiver_app.warc.timestamps import parse_ts, warc_date
+from archiver_app.warc.timestamps import parse_ts, parse_warc_date, warc_date
 from archiver_app.warc.views import view_url
 from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf, WrittenRecord
 
@@ -150,6 +156,16 @@ class SnapshotOutcome:
     content_hash: str | None = None
     text: str = ""
     tags: Sequence[str] = ()
+    captured_at: datetime | None = None  # the capture's time; None: the row keeps its own
+
+
+def capture_time(main: WrittenRecord | None, began: datetime) -> datetime:
+    """When a capture was made: the WARC-Date of its page's own record ``main`` (when its
+    answer was received), else ``began`` (no answer was recorded)."""
+    if main is not None:
+        with contextlib.suppress(ValueError):
+            return parse_warc_date(main.date)
+    return began
 
 
 def save_outcome(
@@ -198,6 +214,8 @@ def save_outcome(
         if snap.url != out.url:  # a page browsed: its row was made as its request left
             snap.url, snap.url_key = out.url, url_key(out.url)
             snap.url_group, snap.domain = url_group(out.url), domain_of(out.url)
+        if out.captured_at is not None:
+            snap.captured_at = out.captured_at
         snap.state = out.state
         snap.http_status = out.http_status
         snap.mime = out.mime
@@ -289,13 +307,16 @@ def finish_snapshot(
     job_id: int | None,
 ) -> dict[str, tuple[int, str]]:
     """Write the folder's ``index.json`` (:func:`layout.sidecar.write_sidecar`), then save the
-    snapshot in one transaction (:func:`save_outcome`); the size and sha256 of each file."""
+    snapshot in one transaction (:func:`save_outcome`); the size and sha256 of each file.
+    ``captured_at``: when the capture began; both take the time of its page's own record
+    (:func:`capture_time`) when it has one."""
+    out.captured_at = capture_time(out.main, captured_at)
     hashes = hash_files(lib.root, out.files)
     side = sidecar(
         out=out,
         uid=uid,
         collection=collection,
-        captured_at=captured_at,
+        captured_at=out.captured_at,
         final_url=final_url,
         job_id=job_id,
         hashes=hashes,

@@ -243,9 +243,10 @@ def complete_recorded_folder(lib: Library, snapshot_id: int) -> bool:
             return False
         uid, folder = snap.uid, snap.folder
     try:
-        raw = read_index(lib.abspath(folder)).raw
+        index = read_index(lib.abspath(folder))
     except UnreadableIndex:
         return False
+    raw = index.raw
     listed = raw.get("files")
     if raw.get("uid") != uid or raw.get("state") != SnapshotState.COMPLETE or not listed:
         return False
@@ -290,6 +291,7 @@ def complete_recorded_folder(lib: Library, snapshot_id: int) -> bool:
             content_hash=raw.get("content_hash"),
             text=text,
             tags=list(raw.get("tags") or ()),
+            captured_at=index.captured_at,  # its page's record's time, as the capture gave it
         ),
         hashes,
     )

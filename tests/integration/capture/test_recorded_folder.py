@@ -29,7 +29,8 @@ def _figures(lib: Library, sid: int) -> tuple[object, ...]:
         records = s.scalar(
             select(func.count()).select_from(Record).where(Record.snapshot_id == sid)
         )
-        return (snap.state, snap.title, snap.http_status, snap.warc_offset, list(files), records)
+        figures = (snap.state, snap.title, snap.http_status, snap.warc_offset, snap.captured_at)
+        return (*figures, list(files), records)
 
 
 def test_a_capture_written_but_never_recorded_is_completed_from_its_folder(
@@ -42,7 +43,7 @@ def test_a_capture_written_but_never_recorded_is_completed_from_its_folder(
     assert result.ok and result.snapshot_id is not None, result.error
     sid = result.snapshot_id
     recorded = _figures(library, sid)
-    assert recorded[0] == SnapshotState.COMPLETE and recorded[4] and recorded[5]
+    assert recorded[0] == SnapshotState.COMPLETE and recorded[5] and recorded[6]
     # as if the last transaction had not run: the row pending, nothing registered
     with library.write() as s:
         s.execute(delete(Record).where(Record.snapshot_id == sid))
@@ -56,7 +57,7 @@ def test_a_capture_written_but_never_recorded_is_completed_from_its_folder(
     assert matching_ids(library, Query(text="ferry")) == []
 
     assert mark_interrupted(library) == []  # none failed: it was completed
-    assert _figures(library, sid) == recorded
+    assert _figures(library, sid) == recorded  # its time too: its page's record's, not its row's
     assert matching_ids(library, Query(text="ferry")) == [sid]
     with library.session() as s:
         snap = s.get(Snapshot, sid)
