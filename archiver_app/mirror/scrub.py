@@ -4,10 +4,11 @@
 (cached pages dropped, so the bytes come from the drive), marks each ``present`` with a
 fresh ``verified_at`` or ``corrupted`` (``missing`` when the file is gone), then repairs
 the bad ones from a good copy: the laptop's (its hash is checked while copying) or another
-mounted drive's. A copy is marked missing or corrupted only if the drive still carries its
-own marker afterwards: a drive pulled (or swapped) mid-check stops the scrub, and the copies
-it did not get to keep the state they had. A repair replaces the rotten file by rename of
-a verified temporary file, the only case where a file on a destination is overwritten.
+mounted drive's, each in turn until one is good (:mod:`drive_repair`). A copy is marked
+missing or corrupted only if the drive still carries its own marker afterwards: a drive
+pulled (or swapped) mid-check stops the scrub, and the copies it did not get to keep the
+state they had. A repair replaces the rotten file by rename of a verified temporary file,
+the only case where a file on a destination is overwritten.
 
 What a file must hold, and the verdict, are :mod:`archiver_app.integrity.judge`'s, the
 rule ``archiver verify`` uses: a file with a capture-time digest is checked against it,
@@ -38,7 +39,7 @@ from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.copy_states import prepare_destination, set_states
 from archiver_app.mirror.destinations import MountedDestination, find_mounted, get_destination
-from archiver_app.mirror.director import Transfer
+from archiver_app.mirror.drive_repair import keep_corrupted, repair_copies
 from archiver_app.mirror.locking import DestinationBusy, destination_lock
 from archiver_app.mirror.outcomes import Stop, StopReason
 from archiver_app.mirror.policy import library_policy
@@ -50,12 +51,9 @@ from archiver_app.mirror.repair import (
     held_away,
     plug_in,
     repair_local,
-    repair_sources,
     row_unchanged,
 )
 from archiver_app.mirror.status import LIBRARY_SCRUB_KEY
-from archiver_app.mirror.worker import run_destination
-from archiver_app.store.copies import copy_path
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Setting
 from archiver_app.tasks import CancelToken, Progress, null_progress
 from archiver_app.units import counted
@@ -247,18 +245,11 @@ def verify_destination(
         bad = {fid for fid, st in states.items() if st != CopyState.PRESENT}
         result.editions_to_review = note_damaged_files(lib, bad, dest.label)
         if repair and bad and not cancel.cancelled and result.unwritable is None:
-            transfers = _repair_transfers(lib, dest, mounted, [r for r in rows if r.id in bad])
-            repair_progress = RunProgress(
-                progress, f"repair {dest.label}", len(transfers), sum(t.size for t in transfers)
-            )
-            ctx = RunContext(lib, mounted, repair_progress, cancel)
-            outcome = run_destination(
-                ctx, dest, transfers, policy.batch_size, policy.parallelism, recheck=False
-            )
-            result.repaired = outcome.copied + outcome.adopted
-            result.repaired_from = repair_sources(lib, dest.id, mounted, transfers, rows)
-            result.stopped = outcome.stopped
-            repair_progress.finish()
+            bad_rows = [r for r in rows if r.id in bad]
+            repaired = repair_copies(lib, dest, mounted, bad_rows, progress=progress, cancel=cancel)
+            result.repaired, result.repaired_from = repaired.repaired, repaired.repaired_from
+            result.stopped = repaired.stopped
+            keep_corrupted(lib, dest, [r for r in bad_rows if states[r.id] == CopyState.CORRUPTED])
         result.unrepaired = len(bad) - result.repaired
         if not cancel.cancelled:
             with lib.write() as s:
@@ -369,44 +360,6 @@ def _measure(path: Path, expected: Digest) -> Digest | None:
     if copier.matches(path, *expected):
         return expected
     return None if not path.exists() else _DIFFERS
-
-
-def _repair_transfers(
-    lib: Library,
-    dest: MountedDestination,
-    mounted: dict[int, MountedDestination],
-    rows: Sequence[_CopyRow],
-) -> list[Transfer]:
-    """A new copy of each at the file's own path (where the old one was, it stays), with
-    the bytes the file must hold: the source (the laptop's file or another drive's copy)
-    is checked against them while copying, so a changed file never replaces a copy."""
-    out: list[Transfer] = []
-    with lib.session() as s:
-        for row in rows:
-            fid, path, expected = row.id, row.path, _expected(row)
-            local_state, external = row.local_state, row.external_path
-            if expected is None:
-                continue
-            sha, size = expected
-            source: Path | None = None
-            source_dest: int | None = None
-            if local_state == LocalState.PRESENT:
-                source = Path(external) if external else lib.abspath(path)
-            else:
-                for did, copy_at in s.execute(
-                    select(Copy.destination_id, Copy.path).where(
-                        Copy.file_id == fid,
-                        Copy.state == CopyState.PRESENT,
-                        Copy.destination_id != dest.id,
-                    )
-                ):
-                    if did in mounted:
-                        source = safe_join(mounted[did].folder, copy_path(copy_at, path))
-                        source_dest = did
-                        break
-            if source is not None:
-                out.append(Transfer(fid, path, sha, size, dest.id, str(source), source_dest))
-    return out
 
 
 def _stale(verified_at: Any, bad: Any, before: datetime | None) -> list[ColumnElement[bool]]:

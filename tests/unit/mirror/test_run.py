@@ -229,6 +229,56 @@ def test_scrub_marks_drive_bit_rot_and_repairs_it(library: Library, tmp_path: Pa
     assert run_mirror(library).copied == 0  # the scrub restored the lost copy too
 
 
+def _offloaded_on_four_drives(
+    library: Library, tmp_path: Path
+) -> tuple[str, int, dict[str, tuple[int, Path]]]:
+    """One file with good copies on drives blue, red, mid and tiny, not on this computer."""
+    snap = make_snapshot(library, [40_000], seed=31)
+    drives = {name: _drive(library, tmp_path, name) for name in ("blue", "red", "mid", "tiny")}
+    set_policy(library, copies=5)
+    run_mirror(library)
+    (library.root / snap.paths[0]).unlink()
+    with library.write() as s:
+        s.execute(
+            update(File).where(File.id == snap.file_ids[0]).values(local_state=LocalState.OFFLOADED)
+        )
+    return snap.paths[0], snap.file_ids[0], drives
+
+
+def test_a_scrub_repairs_from_the_next_good_copy_when_the_first_source_is_bad(
+    library: Library, tmp_path: Path
+) -> None:
+    """Blue's copy is rotten and so is red's, its first source: red's is marked corrupted
+    and blue's is repaired from another drive's good copy."""
+    path, fid, drives = _offloaded_on_four_drives(library, tmp_path)
+    for name in ("blue", "red"):
+        flip_byte(drives[name][1] / "Archiver" / library.id / path)
+    [report] = verify_destinations(library, "blue")
+    assert report.corrupted == [path]
+    assert (report.repaired, report.unrepaired, report.unmet) == (1, 0, None)
+    assert report.repaired_from[path] in ("mid", "tiny")
+    assert copy_states(library, drives["blue"][0])[fid] == CopyState.PRESENT
+    assert copy_states(library, drives["red"][0])[fid] == CopyState.CORRUPTED
+    good = (drives["mid"][1] / "Archiver" / library.id / path).read_bytes()
+    assert (drives["blue"][1] / "Archiver" / library.id / path).read_bytes() == good
+
+
+def test_a_copy_a_scrub_could_not_repair_stays_corrupted(library: Library, tmp_path: Path) -> None:
+    """With every other copy in reach rotten too, blue's copy is not repaired: it is still
+    counted corrupted, never turned into a harmless-looking "missing"."""
+    path, fid, drives = _offloaded_on_four_drives(library, tmp_path)
+    for name in drives:
+        flip_byte(drives[name][1] / "Archiver" / library.id / path)
+    [report] = verify_destinations(library, "blue")
+    assert (report.corrupted, report.repaired, report.unrepaired) == ([path], 0, 1)
+    assert report.unmet
+    assert copy_states(library, drives["blue"][0])[fid] == CopyState.CORRUPTED
+    status = {d.label: d for d in list_destinations(library)}
+    assert (status["blue"].corrupted, status["blue"].missing) == (1, 0)
+    for name in ("red", "mid", "tiny"):
+        assert copy_states(library, drives[name][0])[fid] == CopyState.CORRUPTED
+
+
 def test_a_copy_that_never_reached_a_drive_is_not_the_scrub_s(
     library: Library, tmp_path: Path
 ) -> None:
