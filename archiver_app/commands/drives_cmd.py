@@ -95,6 +95,7 @@ def _when(value: datetime | None) -> str:
 def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
     """The drives panel's figures (``lib.drives``), as text."""
     from archiver_app.api.status import status_figures
+    from archiver_app.mirror.outcomes import StopReason
     from archiver_app.mirror.progress import human_bytes
 
     with ctx.open_library() as lib:
@@ -118,6 +119,11 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         if free and d.capacity_bytes:
             free += f" of {human_bytes(d.capacity_bytes)}"
         busy = ", busy (not safe to unplug)" if d.busy else ""
+        if d.library_folder_missing:
+            busy += (
+                f"\n    {StopReason.NO_LIBRARY_FOLDER.message} Until it is back its copies"
+                " cannot be read; the figures below are as last recorded."
+            )
         print(
             f"{d.label}: {where}{free}{busy}\n"
             f"    {d.present} present, {d.missing} not here, {d.corrupted} corrupted;"

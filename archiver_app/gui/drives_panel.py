@@ -86,13 +86,18 @@ class DrivesModel(RowsModel[DestinationStatus]):
         if role == Qt.ItemDataRole.UserRole:
             return r.id
         if role == Qt.ItemDataRole.ToolTipRole and col == 0:
-            return str(r.mount_path) if r.mount_path else "not plugged in"
+            where = str(r.mount_path) if r.mount_path else "not plugged in"
+            if r.library_folder_missing:  # the drive is there, this library's folder is not
+                where += ": this library's folder is not on it (moved or deleted?)"
+            return where
         if role == Qt.ItemDataRole.ForegroundRole and col == 5 and r.corrupted:
             return QColor("#c62828")
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         if r.mounted:
             state = "copying…" if r.busy else "plugged in, safe to unplug"
+            if r.library_folder_missing:
+                state = "plugged in, library folder missing"
         else:
             state = "not plugged in"
         if not r.enabled:

@@ -7,7 +7,6 @@ recording a batch of hundreds of copies is one statement per state, not one per 
 
 from __future__ import annotations
 
-import errno
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -20,7 +19,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from archiver_app.durable import sweep_leftovers
 from archiver_app.library import Library
 from archiver_app.mirror.deps import chunks
-from archiver_app.mirror.destinations import DATA_DIR, MountedDestination
+from archiver_app.mirror.destinations import MountedDestination, require_library_folder
 from archiver_app.mirror.director import Transfer
 from archiver_app.store.models import Copy, CopyState, File
 
@@ -37,15 +36,12 @@ def prepare_destination(lib: Library, dest: MountedDestination) -> None:
     folder holds only their temporary files (removed: none has a final name).
 
     Raises:
-        FileNotFoundError: the library's folder is not on the drive (pulled out, or
-            removed): it is made when the drive is added, never by a run, which would
-            write under the mount point of a drive no longer mounted.
+        LibraryFolderMissing: the drive is there but the library's folder is not (moved
+            or deleted); FileNotFoundError: the drive was pulled out. The folder is made
+            when the drive is added, never by a run (see :func:`require_library_folder`).
     """
     staging = staging_folder(dest)
-    if not dest.folder.is_dir():
-        raise FileNotFoundError(
-            errno.ENOENT, f"this library's folder {DATA_DIR}/{dest.library_id} is not on it"
-        )
+    require_library_folder(dest)
     staging.mkdir(exist_ok=True)  # never parents: the library's folder must be there
     sweep_leftovers(staging, older_than=0)
     with lib.write() as s:

@@ -7,6 +7,7 @@ time (another mount point, another drive letter). Copies of the library's files 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ from archiver_app.durable import atomic_write_text
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.mirror.mounts import MARKER_NAME, scan_markers
+from archiver_app.mirror.outcomes import Stop, StopReason
 from archiver_app.store.models import Destination
 
 MARKER_FORMAT = "archiver-destination"
@@ -61,6 +63,35 @@ class MountedDestination:
 
 def library_folder(mount: Path, library_id: str) -> Path:
     return mount / DATA_DIR / library_id
+
+
+class LibraryFolderMissing(FileNotFoundError):
+    """The drive is mounted (its marker is there) but this library's folder is not on it:
+    moved aside or deleted. Its copies cannot be read, and no run re-creates the folder."""
+
+    def __init__(self, dest: MountedDestination) -> None:
+        super().__init__(
+            errno.ENOENT, "this library's folder is not on the drive", str(dest.folder)
+        )
+        self.folder = dest.folder
+
+    @property
+    def stop(self) -> Stop:
+        """Why a run leaves the drive, as a value."""
+        return Stop(StopReason.NO_LIBRARY_FOLDER, f"expected at {self.folder}")
+
+
+def require_library_folder(dest: MountedDestination) -> None:
+    """Raises :class:`LibraryFolderMissing` when ``dest`` is still mounted but this
+    library's folder is not on it, or FileNotFoundError when the drive itself is gone.
+
+    The library's folder is made when the drive is added, never by a run, which would
+    write under the mount point of a drive no longer mounted."""
+    if dest.folder.is_dir():
+        return
+    if dest.still_mounted():
+        raise LibraryFolderMissing(dest)
+    raise FileNotFoundError(errno.ENOENT, "the drive's marker is gone too", str(dest.mount))
 
 
 def read_marker(root: Path) -> Marker | None:

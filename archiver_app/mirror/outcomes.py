@@ -19,6 +19,8 @@ class StopReason(StrEnum):
 
     GONE = "gone"
     SWAPPED = "swapped"
+    #: the drive is mounted, but this library's folder is not on it (moved or deleted)
+    NO_LIBRARY_FOLDER = "no library folder"
     READ_ONLY = "read-only"
     FULL = "full"
     PERMISSION = "permission denied"
@@ -34,6 +36,8 @@ class StopReason(StrEnum):
 _STOP_MESSAGES = {
     StopReason.GONE: "the drive is gone (unplugged or unmounted)",
     StopReason.SWAPPED: "another drive is mounted in its place",
+    StopReason.NO_LIBRARY_FOLDER: "the drive is mounted but this library's folder is not on"
+    " it: moved or deleted?",
     StopReason.READ_ONLY: "the drive is read-only",
     StopReason.FULL: "the drive is full",
     StopReason.PERMISSION: "permission denied on the drive",

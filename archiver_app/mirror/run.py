@@ -16,7 +16,12 @@ from archiver_app.jobs.pipeline import Pool
 from archiver_app.library import Library
 from archiver_app.mirror.copier import classify
 from archiver_app.mirror.copy_states import prepare_destination
-from archiver_app.mirror.destinations import MountedDestination, find_mounted, read_marker
+from archiver_app.mirror.destinations import (
+    LibraryFolderMissing,
+    MountedDestination,
+    find_mounted,
+    read_marker,
+)
 from archiver_app.mirror.director import Plan, plan_mirror
 from archiver_app.mirror.locking import DestinationBusy, destination_lock, is_busy
 from archiver_app.mirror.outcomes import DestinationOutcome, Stop, StopReason, describe_end
@@ -212,6 +217,9 @@ def _lock_destinations(
             prepare_destination(lib, dest)
         except DestinationBusy:
             blocked[did] = StopReason.BUSY
+            continue
+        except LibraryFolderMissing as exc:
+            unusable[dest.label], blocked[did] = exc.stop, exc.stop.reason
             continue
         except OSError as exc:
             stop = Stop(StopReason(classify(exc).kind), exc.strerror or str(exc))

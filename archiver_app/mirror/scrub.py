@@ -38,7 +38,13 @@ from archiver_app.jobs.pipeline import Pool
 from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.copy_states import prepare_destination, set_states
-from archiver_app.mirror.destinations import MountedDestination, find_mounted, get_destination
+from archiver_app.mirror.destinations import (
+    LibraryFolderMissing,
+    MountedDestination,
+    find_mounted,
+    get_destination,
+    require_library_folder,
+)
 from archiver_app.mirror.drive_repair import keep_corrupted, repair_copies
 from archiver_app.mirror.locking import DestinationBusy, destination_lock
 from archiver_app.mirror.outcomes import Stop, StopReason
@@ -187,6 +193,8 @@ def scrub_or_stop(
         return verify_destination(lib, dest, mounted, **options)
     except DestinationBusy as exc:
         return ScrubResult(dest.label, stopped=Stop(StopReason.BUSY, str(exc)))
+    except LibraryFolderMissing as exc:
+        return ScrubResult(dest.label, stopped=exc.stop)
     except OSError as exc:
         kind = StopReason(copier.classify(exc, dest.mount).kind)
         return ScrubResult(dest.label, stopped=Stop(kind, exc.strerror or str(exc)))
@@ -231,6 +239,8 @@ def verify_destination(
         result.unwritable = _lock_or_unwritable(stack, dest, lock_wait)
         if result.unwritable is None:
             prepare_destination(lib, dest)
+        else:  # not written, so not prepared: but never every copy "lost" for that
+            require_library_folder(dest)
         rows = _copies_to_check(lib, dest, verified_before)
         tracker = RunProgress(
             progress, f"verify {dest.label}", len(rows), sum(r.size for r in rows)

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from archiver_app.library import Library
 from archiver_app.mirror.deps import snapshot_files
-from archiver_app.mirror.destinations import find_mounted, read_marker
+from archiver_app.mirror.destinations import find_mounted, library_folder, read_marker
 from archiver_app.mirror.locking import is_busy
 from archiver_app.mirror.policy import collection_policies, library_policy
 from archiver_app.store.models import (
@@ -116,6 +116,9 @@ class DestinationStatus:
     scrub_due: bool
     busy: bool  # a mirror or scrub is writing to it
     enabled: bool
+    #: mounted, but this library's folder is not on it (moved or deleted): the copies
+    #: recorded present there cannot be read until it is back
+    library_folder_missing: bool = False
 
     @property
     def mounted(self) -> bool:
@@ -187,6 +190,8 @@ def list_destinations(
                 scrub_due=due,
                 busy=mount is not None and is_busy(mount),
                 enabled=d.enabled,
+                library_folder_missing=mount is not None
+                and not library_folder(mount, lib.id).is_dir(),
             )
         )
     return out

@@ -218,3 +218,30 @@ def test_a_read_only_drive_is_verified_without_repair_and_the_others_reported(
     assert "verify   completed" in out
     code, out, _ = run(capsys, root, "drives", "verify", "ro")  # writable again: repaired
     assert code == 0 and "1 repaired from a good copy" in out
+
+
+def test_a_drive_whose_library_folder_was_moved_aside_is_said_so_not_gone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The drive is mounted but this library's folder is not on it: verify says that (not
+    "the drive is gone"), and the drives list says its copies cannot be read."""
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        make_snapshot(lib, [10_000], seed=2)
+        library_id = lib.id
+    red = tmp_path / "media" / "RED"
+    red.mkdir(parents=True)
+    run(capsys, root, "drives", "add", str(red), "--label", "red")
+    code, _, _ = run(capsys, root, "mirror")
+    assert code == 0
+    (red / "Archiver" / library_id).rename(red / "Archiver" / "aside")
+    code, out, err = run(capsys, root, "drives", "verify", "red", "--scan-root", str(red.parent))
+    said = out + err
+    assert code == 1
+    assert "the drive is mounted but this library's folder is not on it" in said
+    assert "gone" not in said
+    code, out, _ = run(capsys, root, "drives", "--scan-root", str(red.parent))
+    assert code == 0 and "this library's folder is not on it" in out
+    code, out, err = run(capsys, root, "mirror", "--scan-root", str(red.parent))
+    assert "the drive is mounted but this library's folder is not on it" in out + err
+    assert not (red / "Archiver" / library_id).exists()

@@ -18,6 +18,7 @@ from archiver_app.mirror import (
 )
 from archiver_app.mirror.destinations import find_mounted
 from archiver_app.mirror.director import Transfer, interleave, plan_mirror
+from archiver_app.mirror.outcomes import StopReason
 from archiver_app.mirror.policy import collection_policies, library_policy
 from archiver_app.store.models import CopyState, File, LocalState
 from tests.helpers.mirror_data import (
@@ -542,10 +543,13 @@ def test_a_drive_without_this_library_s_folder_is_not_written(
     result = run_mirror(library)
     assert not result.policy_holds and result.copied == 0
     stop = result.plan.unusable["usb"]
+    assert stop.reason is StopReason.NO_LIBRARY_FOLDER  # mounted: not "gone"
     assert "this library's folder" in stop.message
     assert not (usb / "Archiver" / library.id).exists()
     [scrub] = verify_destinations(library, "usb")
-    assert scrub.stopped is not None
+    assert scrub.stopped is not None and scrub.stopped.reason is StopReason.NO_LIBRARY_FOLDER
+    [status] = list_destinations(library)
+    assert status.mounted and status.library_folder_missing
     assert not (usb / "Archiver" / library.id).exists()
 
 
