@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--destinations",
         metavar="NAME,...",
-        help="drives allowed to hold copies, comma separated ('any' for all)",
+        help="drives allowed to hold copies, comma separated ('any' for all; with"
+        " --collection, 'inherit' to follow the library default's again)",
     )
     p.add_argument(
         "--max-age",
@@ -60,7 +61,13 @@ def cmd_policy(args: argparse.Namespace, ctx: Context) -> int:
     from sqlalchemy import select
 
     from archiver_app.errors import InputError
-    from archiver_app.mirror.policy import _UNSET, effective_policy, set_policy, shortfall
+    from archiver_app.mirror.policy import (
+        _UNSET,
+        INHERIT,
+        effective_policy,
+        set_policy,
+        shortfall,
+    )
     from archiver_app.store.models import Collection
 
     settings = (args.copies, args.destinations, args.max_age, args.batch_size, args.parallelism)
@@ -77,7 +84,9 @@ def cmd_policy(args: argparse.Namespace, ctx: Context) -> int:
             dests: Any = _UNSET
             if args.destinations is not None:
                 names = [n.strip() for n in args.destinations.split(",") if n.strip()]
-                dests = None if names in ([], ["any"]) else names
+                dests = (
+                    None if names in ([], ["any"]) else INHERIT if names == ["inherit"] else names
+                )
             policy = set_policy(
                 lib,
                 collection=args.collection,

@@ -2,15 +2,18 @@
 
 The library default lives in ``settings`` under ``retention.default``; a collection may
 override ``copies``, ``destinations`` and ``max_age_seconds`` (its ``policy_*`` columns,
-None meaning "use the default"). Batch size and parallelism are library-wide: they
-describe how runs use the machine, not what a collection needs.
+None meaning "use the default"; a collection's own "any destination" is stored as
+:data:`ANY_DESTINATION`, so a default set later does not replace it). Batch size and
+parallelism are library-wide: they describe how runs use the machine, not what a
+collection needs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from enum import Enum
+from typing import Any, Final
 
 from sqlalchemy import select
 
@@ -20,6 +23,18 @@ from archiver_app.store.models import Collection, Destination, Setting
 from archiver_app.validation import validate_slug
 
 SETTING_KEY = "retention.default"  # the key the GUI settings dialog edits too
+#: A collection's ``policy_destinations`` when it allows any destination of its own accord
+#: (a JSON string, never a list of labels); SQL NULL means "the library default's".
+ANY_DESTINATION: Final = "any"
+
+
+class Inherit(Enum):
+    """``set_policy(destinations=INHERIT)``: the collection follows the library default."""
+
+    INHERIT = "inherit"
+
+
+INHERIT: Final = Inherit.INHERIT
 
 
 @dataclass(frozen=True)
@@ -131,7 +146,13 @@ def collection_policies(lib: Library) -> dict[int, Policy]:
         result[cid] = replace(
             default,
             copies=copies if copies is not None else default.copies,
-            destinations=tuple(dests) if dests is not None else default.destinations,
+            destinations=(
+                default.destinations
+                if dests is None
+                else None
+                if dests == ANY_DESTINATION
+                else tuple(dests)
+            ),
             max_age_seconds=max_age if max_age is not None else default.max_age_seconds,
         )
     return result
@@ -171,14 +192,16 @@ def set_policy(
     *,
     collection: str | None = None,
     copies: int | None = None,
-    destinations: Sequence[str] | None = _UNSET,
+    destinations: Sequence[str] | Inherit | None = _UNSET,
     max_age_seconds: int | None = None,
     batch_size: int | None = None,
     parallelism: int | None = None,
 ) -> Policy:
     """Change the library default (or one collection's override); returns the new policy.
 
-    ``destinations=None`` means "any destination"; leave it out to keep the current value.
+    ``destinations=None`` means "any destination" (for a collection too: a default set
+    later does not change it); :data:`INHERIT` gives a collection the library default's
+    back; leave it out to keep the current value.
 
     Raises:
         InputError: a value is out of range, a label or collection is unknown.
@@ -192,7 +215,11 @@ def set_policy(
     if parallelism is not None:
         _check_range("parallelism", parallelism, 1, 64)
     with lib.write() as s:
-        if destinations is not _UNSET and destinations is not None:
+        if destinations is INHERIT and collection is None:
+            raise InputError(
+                "only a collection inherits its destinations (from the library default)"
+            )
+        if isinstance(destinations, Sequence):
             known = set(s.scalars(select(Destination.label)).all())
             unknown = [d for d in destinations if d not in known]
             if unknown:
@@ -209,8 +236,12 @@ def set_policy(
                 raise InputError(f"no collection named {slug!r}")
             if copies is not None:
                 coll.policy_copies = copies
-            if destinations is not _UNSET:
-                coll.policy_destinations = list(destinations) if destinations is not None else None
+            if destinations is INHERIT:
+                coll.policy_destinations = None
+            elif destinations is None:
+                coll.policy_destinations = ANY_DESTINATION
+            elif destinations is not _UNSET:
+                coll.policy_destinations = list(destinations)
             if max_age_seconds is not None:
                 coll.policy_max_age_seconds = max_age_seconds
         else:
@@ -222,7 +253,7 @@ def set_policy(
                 destinations=(
                     current.destinations
                     if destinations is _UNSET
-                    else (tuple(destinations) if destinations is not None else None)
+                    else (tuple(destinations) if isinstance(destinations, Sequence) else None)
                 ),
                 max_age_seconds=max_age_seconds or current.max_age_seconds,
                 batch_size=batch_size or current.batch_size,

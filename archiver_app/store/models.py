@@ -147,7 +147,9 @@ class Collection(Base):
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     # Retention policy; None means "use the library default" (settings row).
     policy_copies: Mapped[int | None] = mapped_column(Integer)
-    policy_destinations: Mapped[list[str] | None] = mapped_column(JSON)
+    #: labels; or "any" (mirror.policy.ANY_DESTINATION): any of its own accord; None: the
+    #: library default's (SQL NULL, not JSON null: "has it its own?" is ``IS NOT NULL``)
+    policy_destinations: Mapped[list[str] | str | None] = mapped_column(JSON(none_as_null=True))
     policy_max_age_seconds: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 

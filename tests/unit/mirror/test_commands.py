@@ -245,3 +245,32 @@ def test_a_drive_whose_library_folder_was_moved_aside_is_said_so_not_gone(
     code, out, err = run(capsys, root, "mirror", "--scan-root", str(red.parent))
     assert "the drive is mounted but this library's folder is not on it" in out + err
     assert not (red / "Archiver" / library_id).exists()
+
+
+def test_a_collection_s_explicit_any_stays_any_and_inherit_is_asked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--destinations any`` on a collection is its own setting: a library default set
+    later does not replace it. ``--destinations inherit`` gives the default back."""
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        make_snapshot(lib, [1000], seed=3)
+    for name in ("blue", "tiny"):
+        (tmp_path / name).mkdir()
+        run(capsys, root, "drives", "add", str(tmp_path / name), "--label", name)
+    code, out, _ = run(
+        capsys, root, "policy", "set", "--collection", "default", "--destinations", "any"
+    )
+    assert code == 0 and "destinations: any" in out
+    run(capsys, root, "policy", "set", "--destinations", "tiny")
+    code, out, _ = run(capsys, root, "policy")
+    assert "library default: 2 copies" in out and "destinations: tiny" in out
+    assert "collection default: 2 copies (counting the laptop's), destinations: any," in out
+    code, out, _ = run(
+        capsys, root, "policy", "set", "--collection", "default", "--destinations", "inherit"
+    )
+    assert code == 0 and "destinations: tiny" in out
+    code, out, _ = run(capsys, root, "policy")
+    assert "collection default" not in out  # nothing of its own left
+    code, _, err = run(capsys, root, "policy", "set", "--destinations", "inherit")
+    assert code == 2 and "only a collection" in err
