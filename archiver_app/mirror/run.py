@@ -28,6 +28,7 @@ from archiver_app.mirror.outcomes import DestinationOutcome, Stop, StopReason, d
 from archiver_app.mirror.policy import collection_policies, library_policy
 from archiver_app.mirror.progress import RunProgress
 from archiver_app.mirror.repair import RunContext
+from archiver_app.mirror.retire import recheck_copies
 from archiver_app.mirror.worker import run_destination
 from archiver_app.tasks import CancelToken, Progress, null_progress
 from archiver_app.units import counted
@@ -41,6 +42,10 @@ class MirrorResult:
     local_repaired: list[str] = field(default_factory=list)
     repaired_from: dict[str, str] = field(default_factory=dict)  # path -> drive label
     local_unrepairable: list[str] = field(default_factory=list)
+    #: copies verified on a drive once and missing since (a reinstated drive's) found on it
+    #: again before the plan, by drive label: good, counted present again; and corrupted
+    found_again: dict[str, int] = field(default_factory=dict)
+    found_corrupted: dict[str, int] = field(default_factory=dict)
 
     @property
     def copied(self) -> int:
@@ -86,6 +91,15 @@ class MirrorResult:
     def copy_lines(self) -> list[str]:
         """What was copied per drive and why the rest was not (no policy verdict)."""
         lines = []
+        for label, good in sorted(self.found_again.items()):
+            line = f"  {label}: {counted(good, 'copy', 'copies')} still on it"
+            line += ", checked and counted again"
+            if bad := self.found_corrupted.get(label):
+                line += f"; {bad} corrupted"
+            lines.append(line)
+        for label, bad in sorted(self.found_corrupted.items()):
+            if label not in self.found_again:
+                lines.append(f"  {label}: {bad} copies still on it are corrupted")
         planned = {
             dp.destination.label: len(dp.transfers) for dp in self.plan.destinations.values()
         }
@@ -161,6 +175,10 @@ def run_mirror(
         return MirrorResult(plan, dry_run=True)
     with ExitStack() as stack:
         locked, blocked, unusable = _lock_destinations(lib, mounted, stack, lock_wait)
+        found = {
+            d.label: recheck_copies(lib, d, default.parallelism, progress=progress, cancel=cancel)
+            for d in locked.values()
+        }
         plan = plan_mirror(
             lib,
             mounted,
@@ -179,7 +197,11 @@ def run_mirror(
             progress, "mirror", len(plan.transfers), plan.total_bytes, interval=progress_interval
         )
         ctx = RunContext(lib, mounted, tracker, cancel)
-        result = MirrorResult(plan)
+        result = MirrorResult(
+            plan,
+            found_again={label: f.good for label, f in found.items() if f.good},
+            found_corrupted={label: f.corrupted for label, f in found.items() if f.corrupted},
+        )
         if plan.destinations:
             with Pool(len(plan.destinations), "mirror") as drives:  # a thread per drive
                 result.outcomes = drives.map(

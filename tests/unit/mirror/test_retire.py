@@ -71,6 +71,42 @@ def test_a_retired_drive_stops_counting_and_the_mirror_copies_elsewhere(
     assert set(copy_states(library, red).values()) == {CopyState.PRESENT}
 
 
+def test_a_reinstated_drive_s_copies_still_on_it_count_even_those_the_policy_does_not_need(
+    library: Library, tmp_path: Path
+) -> None:
+    """After retire then reinstate, the next mirror checks every copy still on the drive,
+    not only those the policy needs again: none is said "not here" while it is there, and
+    one that rotted meanwhile is not counted."""
+    snap = make_snapshot(library, [5_000, 700, 300, 9_000], seed=4)
+    _drives(library, tmp_path, "blue", "red")
+    set_policy(library, copies=3)
+    assert run_mirror(library, scan_roots=[tmp_path]).ok
+    retire_destination(library, "blue")
+    set_policy(library, copies=2)  # red alone is enough now: blue is needed for nothing
+    reinstate_destination(library, "blue")
+    folder = tmp_path / "blue" / "Archiver" / library.id
+    (folder / snap.paths[1]).unlink()  # gone meanwhile
+    data = bytearray((folder / snap.paths[2]).read_bytes())
+    data[0] ^= 0xFF
+    (folder / snap.paths[2]).write_bytes(bytes(data))  # rotted meanwhile
+    result = run_mirror(library, scan_roots=[tmp_path])
+    assert result.ok and result.copied == 0
+    states = copy_states(library, _dest_id(library, "blue"))
+    assert [states[f] for f in snap.file_ids] == [
+        CopyState.PRESENT,
+        CopyState.MISSING,
+        CopyState.CORRUPTED,
+        CopyState.PRESENT,
+    ]
+    row = {d.label: d for d in list_destinations(library, scan_roots=[tmp_path])}["blue"]
+    assert (row.present, row.corrupted, row.missing) == (2, 1, 1)
+    assert (result.found_again, result.found_corrupted) == ({"blue": 2}, {"blue": 1})
+    lines = result.describe()
+    assert "  blue: 2 copies still on it, checked and counted again; 1 corrupted" in lines
+    again = run_mirror(library, scan_roots=[tmp_path])  # checked once: not again
+    assert (again.found_again, again.found_corrupted) == ({}, {})
+
+
 def test_an_only_copy_is_not_given_up_unless_the_drive_is_lost(
     any_library: Library, tmp_path: Path
 ) -> None:
