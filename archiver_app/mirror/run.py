@@ -25,7 +25,7 @@ from archiver_app.mirror.destinations import (
 from archiver_app.mirror.director import Plan, plan_mirror
 from archiver_app.mirror.locking import DestinationBusy, destination_lock, is_busy
 from archiver_app.mirror.outcomes import DestinationOutcome, Stop, StopReason, describe_end
-from archiver_app.mirror.policy import collection_policies, library_policy
+from archiver_app.mirror.policy import Policy, collection_policies, library_policy
 from archiver_app.mirror.progress import RunProgress
 from archiver_app.mirror.repair import RunContext
 from archiver_app.mirror.retire import recheck_copies
@@ -156,20 +156,7 @@ def run_mirror(
     policies = collection_policies(lib)
     mounted = find_mounted(lib, scan_roots=scan_roots)
     if dry_run:
-        busy = {i for i, d in mounted.items() if is_busy(d.mount)}
-        free = set(mounted) - busy
-        busy_reasons = dict.fromkeys(busy, StopReason.BUSY)
-        plan = plan_mirror(
-            lib,
-            mounted,
-            free,
-            policies,
-            default,
-            stale_ongoing=free,
-            blocked=busy_reasons,
-            offloading=offloading,
-        )
-        plan.busy = sorted(mounted[i].label for i in busy)
+        plan = _dry_plan(lib, mounted, policies, default, offloading)
         if on_plan:
             on_plan(plan)
         return MirrorResult(plan, dry_run=True)
@@ -217,6 +204,30 @@ def run_mirror(
         )
         result.repaired_from = ctx.repaired_from
         return result
+
+
+def _dry_plan(
+    lib: Library,
+    mounted: dict[int, MountedDestination],
+    policies: dict[int, Policy],
+    default: Policy,
+    offloading: Set[int] | None,
+) -> Plan:
+    """The plan a dry run prints: busy drives (another process holds them) are left out."""
+    busy = {i for i, d in mounted.items() if is_busy(d.mount)}
+    free = set(mounted) - busy
+    plan = plan_mirror(
+        lib,
+        mounted,
+        free,
+        policies,
+        default,
+        stale_ongoing=free,
+        blocked=dict.fromkeys(busy, StopReason.BUSY),
+        offloading=offloading,
+    )
+    plan.busy = sorted(mounted[i].label for i in busy)
+    return plan
 
 
 def _lock_destinations(
