@@ -21,7 +21,7 @@ from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import CAPTURE_ON_QUIT, IMPORT_ON_QUIT, BackgroundOp, OpRunner
 from archiver_app.gui.settings_dialog import APPEARANCE_KEY, BROWSER_KEY, SettingsDialog
 from archiver_app.library import Library
-from archiver_app.mirror.destinations import Marker, write_marker
+from archiver_app.mirror.destinations import Marker, library_folder, write_marker
 from archiver_app.mirror.status import SCRUB_KEY
 from archiver_app.paths import resolve_library_root
 from archiver_app.store.models import Copy, Destination, File, Job, JobLog, Ruleset, Snapshot
@@ -182,7 +182,13 @@ def test_drives_panel_states_counts_and_plug_event(
     with qtbot.waitSignal(panel.drive_plugged, timeout=5000) as plugged:
         panel.refresh()
     assert plugged.args == ["Blue"]
-    assert panel.model.data(panel.model.index(0, 1), 0) == "plugged in, safe to unplug"
+    # the marker alone: this library's folder is not on the drive (moved aside?)
+    assert panel.model.data(panel.model.index(0, 1), 0) == "plugged in, library folder missing"
+    library_folder(drive, library.id).mkdir(parents=True)  # as `archiver drives add` makes it
+    panel.refresh()
+    qtbot.waitUntil(
+        lambda: panel.model.data(panel.model.index(0, 1), 0) == "plugged in, safe to unplug"
+    )
     assert "free" not in panel.model.data(panel.model.index(0, 2), 0)
     assert panel.model.data(panel.model.index(0, 2), 0)  # a figure from the mounted folder
     assert panel.mirror_button.isEnabled() == (panel.mirror_button.toolTip() == "")
