@@ -129,8 +129,8 @@ class JobsManager:
     @staticmethod
     def describe(result: Any) -> list[str]:
         """What a finished job did, in the lines its log ends with (a verify's verdicts
-        per drive, a mirror's copies ...): :func:`archiver_app.jobs.runtime.result_lines`."""
-        from archiver_app.jobs.runtime import result_lines
+        per drive, a mirror's copies ...): :func:`archiver_app.jobs.results.result_lines`."""
+        from archiver_app.jobs.results import result_lines
 
         return result_lines(result)
 
@@ -344,6 +344,13 @@ class JobsManager:
         from archiver_app.crawl.jobs import retry_job
 
         return retry_job(self._lib, job_id)
+
+    def run_again(self, job_id: int) -> int:
+        """Queue a new job doing what ended job ``job_id`` (a mirror, a verify ...) did:
+        Retry of one that stopped short or failed; return the new job's id."""
+        from archiver_app.jobs.again import enqueue_again
+
+        return enqueue_again(self._lib, job_id)
 
     def rules(self, job_id: int) -> JobRules:
         """A crawl's current ignore patterns and concurrency (its newest rules version)."""

@@ -36,7 +36,22 @@ __all__ = [
     "job_log_after",
     "job_rows",
     "job_rules",
+    "shown_status",
 ]
+
+
+def shown_status(
+    status: str, kind: str, last_error: str | None, done: int, total: int | None
+) -> str:
+    """A job's status as people read it: a run of the runtime (a mirror, a verify ...) that
+    completed short of its work says so, "incomplete" when it stopped before the end (a
+    drive full or pulled), "with errors" when it went through but some parts failed (a
+    copy not made, a bad copy not repaired); its ``last_error`` says why. The stored status
+    stays ``completed``: the job ran to its end, and what reads it (a resume, a report)
+    goes by that."""
+    if status != JobStatus.COMPLETED or kind in CRAWL_KIND_NAMES or not last_error:
+        return status
+    return "incomplete" if total is not None and done < total else "with errors"
 
 
 @dataclass(frozen=True)
@@ -76,6 +91,13 @@ class JobRow:
         if self.status in UNDER_WAY:
             return False
         return not (self.status == JobStatus.COMPLETED and self.kind in CRAWL_KIND_NAMES)
+
+    @property
+    def status_text(self) -> str:
+        """:func:`shown_status`: "incomplete" or "with errors" for a run that fell short."""
+        return shown_status(
+            self.status, self.kind, self.last_error, self.progress_done, self.progress_total
+        )
 
     @property
     def hosts_text(self) -> str:

@@ -73,10 +73,18 @@ def _done(j: JobSummary) -> str:
     return f"{j.progress_done:>6}/{total:<6}"
 
 
+def _status(j: JobSummary) -> str:
+    """The status as the Jobs panel shows it ("incomplete" for a mirror that stopped short)."""
+    from archiver_app.api.jobs_view import shown_status
+
+    return shown_status(j.status, j.kind, j.last_error, j.progress_done, j.progress_total)
+
+
 def _line(j: JobSummary) -> str:
     size = human_bytes(j.bytes_downloaded) if _is_crawl(j) else ""
     return (
-        f"{j.id:>5}  {j.kind:<8} {j.status:<12} {_done(j)} {size:>10} {j.error_count:>6}  {j.name}"
+        f"{j.id:>5}  {j.kind:<8} {_status(j):<12} {_done(j)} {size:>10} {j.error_count:>6}"
+        f"  {j.name}"
     )
 
 
@@ -155,7 +163,7 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
     s = d.summary
     rows = [
         ("job", f"{s.id} {s.name} ({s.kind})"),
-        ("status", s.status + (f" ({s.last_error})" if s.last_error else "")),
+        ("status", _status(s) + (f" ({s.last_error})" if s.last_error else "")),
         ("scope", f"{s.scope}: {', '.join(s.seeds)}"),
         ("profile", d.spec.profile or "none (a fresh browser)"),
         ("limits", ", ".join(f"{k}={v}" for k, v in d.spec.to_json()["limits"].items() if v)
@@ -204,7 +212,7 @@ def _show_operation(s: JobSummary, log: list[LogLine], ctx: Context, *, as_json:
     total = "" if s.progress_total is None else f" of {s.progress_total}"
     rows = [
         ("job", f"{s.id} {s.name} ({s.kind})"),
-        ("status", s.status + (f" ({s.last_error})" if s.last_error else "")),
+        ("status", _status(s) + (f" ({s.last_error})" if s.last_error else "")),
         ("progress", f"{s.progress_done}{total}"
                      + (f": {s.progress_message}" if s.progress_message else "")),
     ]  # fmt: skip

@@ -76,6 +76,25 @@ def format_eta(seconds: float | None) -> str:
     return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
 
 
+#: Kinds whose run that stopped short or failed is run again by Retry (each skips what is
+#: already done); a crawl's Retry puts its failed pages back instead.
+RUN_AGAIN_KINDS = frozenset({"mirror", "verify"})
+
+
+def can_retry(row: JobRow) -> bool:
+    """Whether Retry applies to ``row``: a crawl that failed or was aborted, or a mirror or
+    verify that failed, was cancelled or completed short ("incomplete", "with errors")."""
+    if row.counts_pages:
+        return row.status in {
+            JobStatus.FAILED,
+            JobStatus.RETRYABLE,
+            JobStatus.ABORTED,
+            JobStatus.NEEDS_LOGIN,
+        }
+    ended_badly = row.status in {JobStatus.FAILED, JobStatus.ABORTED}
+    return row.kind in RUN_AGAIN_KINDS and (ended_badly or row.status_text != row.status)
+
+
 class JobsModel(QAbstractTableModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -133,7 +152,7 @@ class JobsModel(QAbstractTableModel):
         if col == 1:
             return r.kind
         if col == 2:
-            return r.status
+            return r.status_text
         if col == 11:
             return format_eta(r.eta_seconds(self.now)) if r.status in UNDER_WAY else ""
         if col == 12:
@@ -141,6 +160,8 @@ class JobsModel(QAbstractTableModel):
         if not r.counts_pages:  # progress of an operation: done of total, no page counters
             if col == 3:
                 return "" if r.progress_total is None else f"{r.progress_total:,}"
+            if col == 5:  # copies that failed, bad copies not repaired
+                return f"{r.failed:,}" if r.failed else ""
             return f"{r.progress_done:,}" if col == 4 else ""
         if col == 6:
             return human_size(r.bytes)
@@ -214,7 +235,7 @@ class JobsPanel(QWidget):
         self.pause_button.clicked.connect(lambda: self._control(JobsManager.pause))
         self.resume_button.clicked.connect(self._resume_or_run)
         self.abort_button.clicked.connect(self._abort_or_cancel)
-        self.retry_button.clicked.connect(lambda: self._control(JobsManager.retry, run=True))
+        self.retry_button.clicked.connect(self._retry)
 
         # Jobs whose process died are looked for as it refreshes once the window's start-up
         # look (which says in the status bar what it found) is done: set by the window.
@@ -261,7 +282,7 @@ class JobsPanel(QWidget):
             self.select_job(current)
         for r in rows:
             if self._over.get(r.id) is False and r.over:  # told once, as its work ends
-                self.job_finished.emit(r.id, r.status)
+                self.job_finished.emit(r.id, r.status_text)
             self._over[r.id] = r.over
         if job == self._log_job and log:
             self.log.appendPlainText(
@@ -315,7 +336,7 @@ class JobsPanel(QWidget):
             self.progress.setValue(row.done + row.failed)
             seeds = ", ".join(str(s) for s in row.config.get("seeds", [])[:3])
             text = (
-                f"<b>#{row.id} {row.name}</b> — {row.status}<br>{row.done:,} done, "
+                f"<b>#{row.id} {row.name}</b> — {row.status_text}<br>{row.done:,} done, "
                 f"{row.failed:,} failed of {total:,}; {human_size(row.bytes)}"
                 + (f"; about {eta} left" if eta else "")
                 + (f"<br>Seeds: {seeds}" if seeds else "")
@@ -346,11 +367,7 @@ class JobsPanel(QWidget):
         stop = "Stop" if row.kind == "browse" else "Cancel"
         self.abort_button.setText("Abort" if crawl else stop)
         self.abort_button.setEnabled(row.status in UNDER_WAY and row.status != JobStatus.CANCELLING)
-        self.retry_button.setEnabled(
-            crawl
-            and row.status
-            in {JobStatus.FAILED, JobStatus.RETRYABLE, JobStatus.ABORTED, JobStatus.NEEDS_LOGIN}
-        )
+        self.retry_button.setEnabled(can_retry(row))
 
     @staticmethod
     def _operation_text(row: JobRow, eta: str) -> str:
@@ -360,7 +377,7 @@ class JobsPanel(QWidget):
         else:
             amount = f"{row.progress_done:,} done" if row.progress_done else ""
         return (
-            f"<b>#{row.id} {html.escape(row.name)}</b> — {row.kind}, {row.status}"
+            f"<b>#{row.id} {html.escape(row.name)}</b> — {row.kind}, {row.status_text}"
             + (f"<br>{amount}" if amount else "")
             + (f": {html.escape(row.progress_message)}" if row.progress_message else "")
             + (f"; about {eta} left" if eta else "")
@@ -396,6 +413,25 @@ class JobsPanel(QWidget):
             lambda f: show_error(self, f, doing)
         ).run_in_background()
 
+    def _retry(self) -> None:
+        """A crawl's failed pages back in its queue; a mirror or verify queued again as a
+        new job (the one that fell short keeps its record), each then run here."""
+        job = self.current_job_id()
+        row = next((r for r in self.model.rows if r.id == job), None)
+        if row is None or row.counts_pages:
+            self._control(JobsManager.retry, run=True)
+            return
+        jobs = self.library.jobs
+        self.retry_button.setEnabled(False)
+
+        def queued(new_job: int) -> None:
+            self.refresh_soon()
+            self.run_job(new_job)
+
+        BackgroundOp(self.runner, lambda _p, _c: jobs.run_again(row.id), label="retry job").success(
+            queued
+        ).failure(lambda f: show_error(self, f, "retry job")).run_in_background()
+
     def _resume_or_run(self) -> None:
         job = self.current_job_id()
         row = next((r for r in self.model.rows if r.id == job), None)
@@ -405,15 +441,16 @@ class JobsPanel(QWidget):
             self._control(JobsManager.resume, run=True)
 
     def run_job(self, job: int) -> BackgroundOp[Any]:
-        """Run the queued capture or crawl ``job`` in a child process; its end shows here
-        as any job's does (a second runner of the same job shares its pages)."""
+        """Run the queued ``job`` (a capture, a crawl, a terminal's mirror waiting to resume)
+        in a child process; its end shows here as any job's does (a second runner of the
+        same crawl shares its pages; of another kind, it is refused: the job is taken)."""
         jobs = self.library.jobs
         self.resume_button.setEnabled(False)
         return (
             BackgroundOp(
                 self.runner,
                 lambda p, c: jobs.run(job, progress=p, cancel=c),
-                label=f"capture job {job}",
+                label=f"job {job}",
             )
             .success(lambda _r: self.refresh_soon())
             .failure(lambda f: None if f.cancelled else show_error(self, f, f"running job {job}"))

@@ -48,6 +48,12 @@ from archiver_app.jobs.kinds import (
     Supersedes,
     to_plain,
 )
+from archiver_app.jobs.results import (
+    result_failures,
+    result_figures,
+    result_lines,
+    result_unmet,
+)
 from archiver_app.library import DEFAULT_COLLECTION, Library
 from archiver_app.store.models import Collection, Job, JobLog, JobStatus
 from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
@@ -149,6 +155,21 @@ def enqueue(
     collection_id = (
         lib.ensure_collection(collection) if collection else _library_wide_collection(lib)
     )
+    plain = to_plain(dict(config))
+    return insert_job(lib, kind, plain, name=name, collection_id=collection_id, priority=priority)
+
+
+def insert_job(
+    lib: Library,
+    kind: JobKind,
+    config: dict[str, Any],
+    *,
+    name: str,
+    collection_id: int,
+    priority: int = 0,
+    note: str = "",
+) -> int:
+    """Write a queued job row (``config`` already plain); its log says it was queued."""
     now = lib.clock()
     with lib.write() as s:
         job = Job(
@@ -157,13 +178,13 @@ def enqueue(
             name=name,
             status=JobStatus.QUEUED,
             priority=priority,
-            config=to_plain(dict(config)),
+            config=config,
             created_at=now,
             updated_at=now,
         )
         s.add(job)
         s.flush()
-        _log(s, job.id, f"{kind} job queued", now)
+        _log(s, job.id, f"{kind} job queued{note}", now)
         return job.id
 
 
@@ -430,6 +451,16 @@ def run_job(
         _finish(lib, job_id, owner, JobStatus.FAILED, f"failed: {exc}", level="error", error=exc)
         raise
     beat.stop()
+    _complete(lib, job_id, owner, result)
+    if job.kind is JobKind.IMPORT:  # its captures may fill editions' gaps
+        from archiver_app.editions.service import after_job
+
+        after_job(lib, job_id)
+    return JobRun(job_id, job.kind, JobStatus.COMPLETED, result)
+
+
+def _complete(lib: Library, job_id: int, owner: str, result: Any) -> None:
+    """Record a run that returned: completed, with what its result says fell short."""
     failures = result_failures(result)
     short = [f"{failures} failed"] if failures else []
     short += result_unmet(result)
@@ -443,16 +474,9 @@ def run_job(
         result=to_plain(result),
         details=result_lines(result),
         errors=failures,
+        shortfall="; ".join(short) or None,
+        figures=result_figures(result),
     )
-    if job.kind is JobKind.IMPORT:  # its captures may fill editions' gaps
-        from archiver_app.editions.service import after_job
-
-        after_job(lib, job_id)
-    return JobRun(job_id, job.kind, JobStatus.COMPLETED, result)
-
-
-#: Lines of a result's description written to the job's log (an import of many files).
-MAX_RESULT_LINES = 50
 
 
 def _finish(
@@ -467,7 +491,12 @@ def _finish(
     error: BaseException | None = None,
     details: Sequence[str] = (),
     errors: int = 0,
+    shortfall: str | None = None,
+    figures: tuple[int, int] | None = None,
 ) -> None:
+    """End the row with ``status``; a completed job that fell short keeps why in
+    ``last_error`` (``shortfall``) and its result's ``figures`` (done, planned) as its
+    progress, over the last update its runner sent."""
     now = lib.clock()
     with lib.write() as s:
         job = s.get(Job, job_id, populate_existing=True)
@@ -480,47 +509,15 @@ def _finish(
             job.result = {"value": result}
         if error is not None:
             job.last_error = str(error) or type(error).__name__
+        elif shortfall:
+            job.last_error = shortfall[:1000]
+        if figures is not None:
+            job.progress_done, job.progress_total = figures
         if errors:
             job.error_count = errors
         for line in details:
             _log(s, job_id, line, now)
         _log(s, job_id, message, now, level=level)
-
-
-def result_failures(result: Any) -> int:
-    """How many parts of a finished job failed (an import's inputs, a mirror's copies), as
-    its result counts them in ``failures``: the job's error count in ``archiver jobs`` and
-    the Jobs panel, where a completed job read as clean."""
-    items = result if isinstance(result, list) else [result]
-    return sum(n for item in items if isinstance(n := getattr(item, "failures", 0), int))
-
-
-def result_unmet(result: Any) -> list[str]:
-    """What a finished job left undone that its command reports as a failure (exit 1),
-    as its result says it in ``unmet`` (a mirror: "the retention policy is not met"): the
-    job ends completed, and its last log line says so where it would read as clean."""
-    items = result if isinstance(result, list) else [result]
-    said = (getattr(item, "unmet", None) for item in items)
-    return list(dict.fromkeys(text for text in said if isinstance(text, str) and text))
-
-
-def result_lines(result: Any) -> list[str]:
-    """What a finished job did, as the lines its result describes itself with (a mirror's
-    copies per drive, a verify's verdicts per drive, an import's files), for the job's log:
-    the Jobs panel and ``archiver job N`` show them where the CLI printed them. Called
-    after the work is done: a description that fails costs its lines, never the job."""
-    items = result if isinstance(result, list) else [result]
-    lines: list[str] = []
-    for item in items:
-        said = getattr(item, "describe", None) or getattr(item, "lines", None)
-        if not callable(said):
-            continue
-        try:
-            text = said()
-            lines += [str(t).strip() for t in ([text] if isinstance(text, str) else text)]
-        except Exception:
-            log.warning("could not describe a %s result", type(item).__name__, exc_info=True)
-    return [line for line in lines if line][:MAX_RESULT_LINES]
 
 
 def _run_crawl(

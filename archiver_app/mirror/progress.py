@@ -91,8 +91,9 @@ class RunProgress:
         )
 
     def finish(self) -> None:
-        """Report the end of the run (``done == total`` so throttled sinks forward it),
-        with what was done and how long it took instead of an ETA."""
+        """Report the end of the run (marked ``final`` so throttled sinks forward it), with
+        what was done of the planned total and how long it took instead of an ETA: a run
+        that stopped short (a drive full or pulled, a cancel) keeps its planned total."""
         with self._lock:
             update = self._update()
             elapsed = max(1e-6, self._clock() - self._started)
@@ -110,9 +111,10 @@ class RunProgress:
         self._sink(
             ProgressUpdate(
                 done=update.done,
-                total=update.done,
+                total=self.files_total,
                 message=message,
                 bytes_done=update.bytes_done,
                 bytes_total=update.bytes_total,
+                final=True,
             )
         )

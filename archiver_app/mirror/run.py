@@ -56,6 +56,17 @@ class MirrorResult:
         return sum(sum(o.failed.values()) for o in self.outcomes) + len(self.local_unrepairable)
 
     @property
+    def units_planned(self) -> int | None:
+        """The copies planned (the job's total; None for a dry run, which plans only)."""
+        return None if self.dry_run else len(self.plan.transfers)
+
+    @property
+    def units_done(self) -> int:
+        """The planned copies that ended well (made, already there, no longer needed): a
+        run stopped by a full or pulled drive ends short of :attr:`units_planned`."""
+        return sum(o.copied + o.adopted + o.skipped for o in self.outcomes)
+
+    @property
     def ok(self) -> bool:
         """Every copy attempted was made (or was not needed any more), no drive stopped."""
         return not self.failures and not any(o.stopped for o in self.outcomes)

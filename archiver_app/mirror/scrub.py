@@ -90,6 +90,7 @@ class ScrubResult:
 
     label: str
     checked: int = 0
+    planned: int = 0  # copies it set out to check (a pulled drive leaves some unchecked)
     ok: int = 0
     corrupted: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)  # verified there once, not on the drive
@@ -114,6 +115,20 @@ class ScrubResult:
     #: the verify job's report naming every damaged copy (relative to the library; see
     #: :mod:`archiver_app.integrity.report`): a job's row keeps only 500 of each list
     report: str | None = None
+
+    @property
+    def units_planned(self) -> int:
+        """The job's total: the copies this verify set out to check."""
+        return self.planned
+
+    @property
+    def units_done(self) -> int:
+        return self.checked
+
+    @property
+    def failures(self) -> int:
+        """Bad copies left bad (not repaired, or ``--no-repair``): the job's errors."""
+        return self.unrepaired
 
     @property
     def unmet(self) -> str | None:
@@ -242,6 +257,7 @@ def verify_destination(
         else:  # not written, so not prepared: but never every copy "lost" for that
             require_library_folder(dest)
         rows = _copies_to_check(lib, dest, verified_before)
+        result.planned = len(rows)
         tracker = RunProgress(
             progress, f"verify {dest.label}", len(rows), sum(r.size for r in rows)
         )
@@ -414,6 +430,7 @@ def verify_library(
             )
             .order_by(File.path)
         ).all()
+    result.planned = len(rows)
     tracker = RunProgress(progress, "verify this computer", len(rows), sum(r.size for r in rows))
     good, bad = _check_laptop(lib, rows, policy.parallelism, tracker, cancel)
     result.checked = len(good) + len(bad)

@@ -42,7 +42,11 @@ class CancelToken:
 
 @dataclass(frozen=True)
 class ProgressUpdate:
-    """One report from a task: ``done`` of ``total`` units (``total`` None when unknown)."""
+    """One report from a task: ``done`` of ``total`` units (``total`` None when unknown).
+
+    ``final``: the run's last report, forwarded by throttled sinks even when it fell short
+    of its ``total`` (a mirror whose drive filled up ends at 28 of 41, not 28 of 28).
+    """
 
     done: int
     total: int | None = None
@@ -50,6 +54,7 @@ class ProgressUpdate:
     bytes_done: int = 0
     bytes_total: int | None = None
     at: float = field(default_factory=time.monotonic)
+    final: bool = False
 
     @property
     def fraction(self) -> float | None:
@@ -73,7 +78,8 @@ def null_progress(update: ProgressUpdate) -> None:
 class ThrottledProgress:
     """Keeps the newest update; forwards to ``sink`` at most once per ``interval`` seconds.
 
-    The first and the final update (``done == total``) are always forwarded.
+    The first and the final update (``done == total``, or marked ``final``) are always
+    forwarded.
     """
 
     def __init__(
@@ -94,7 +100,7 @@ class ThrottledProgress:
         with self._lock:
             self._latest = update
             now = self._clock()
-            final = update.total is not None and update.done >= update.total
+            final = update.final or (update.total is not None and update.done >= update.total)
             if self._sink is None or (now - self._last_sent < self._interval and not final):
                 return
             self._last_sent = now

@@ -61,7 +61,7 @@ def test_a_sessions_report_says_what_failed_and_what_it_could_not_do() -> None:
     without its screenshot says why, not only in a folder with no screenshot.png."""
     from archiver_app.capture.browse.session import BrowseReport, StopReason
     from archiver_app.capture.browse.visit import SavedPage, ViewsFrom
-    from archiver_app.jobs.runtime import result_lines
+    from archiver_app.jobs.results import result_lines
 
     def page(n: int, error: str | None = None) -> SavedPage:
         return SavedPage(n, f"https://a.example/{n}", None, error is None, "high", 2,

@@ -1,0 +1,134 @@
+"""Mirror and verify jobs that fall short keep their planned total and say how they ended.
+
+Before, a mirror whose drive was pulled or filled up read "completed 0/0" (the last
+progress said total = done), a verify of every drive showed the last drive's count and a
+verify that found a missing copy without repairing it showed errors 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from archiver_app.jobs import JobKind, default_registry, run_foreground
+from archiver_app.jobs.operations import mirror_config, verify_config
+from archiver_app.library import Library
+from archiver_app.mirror import add_destination, run_mirror, set_policy
+from archiver_app.mirror.progress import RunProgress
+from archiver_app.store.models import Job, JobStatus
+from archiver_app.tasks import ProgressUpdate, ThrottledProgress
+from tests.helpers.mirror_data import make_snapshot
+
+
+def _drive(library: Library, tmp_path: Path, name: str) -> tuple[int, Path]:
+    path = tmp_path / name
+    path.mkdir()
+    return add_destination(library, path, name).id, path
+
+
+def _row(library: Library, job_id: int) -> Job:
+    with library.session() as s:
+        job = s.get(Job, job_id)
+        assert job is not None
+        s.expunge(job)
+        return job
+
+
+def test_the_last_word_of_a_short_run_keeps_its_planned_total() -> None:
+    """``finish`` said done of done ("so throttled sinks forward it"): 28/28 of 41."""
+    sent: list[ProgressUpdate] = []
+    throttled = ThrottledProgress(sent.append, interval=3600)
+    tracker = RunProgress(throttled, "mirror", 41, 41_000, interval=3600)
+    tracker.add(files=1, nbytes=1000)  # the first update goes through
+    tracker.add(files=27, nbytes=27_000)  # throttled away
+    tracker.finish()
+    last = sent[-1]
+    assert (last.done, last.total, last.final) == (28, 41, True)
+    assert last.fraction is not None and last.fraction < 1.0
+    assert last.message.startswith("mirror: 28 of 41 files"), last.message
+
+
+def test_a_mirror_job_whose_drive_goes_mid_run_reads_short_not_completed(
+    library: Library, tmp_path: Path
+) -> None:
+    make_snapshot(library, [1000, 2000, 3000, 4000], seed=41)
+    _, mount = _drive(library, tmp_path, "usb")
+
+    def pull(_plan: object) -> None:  # the plan is made: the drive goes before any copy
+        mount.rename(tmp_path / "pulled")
+
+    updates: list[ProgressUpdate] = []
+    run = run_foreground(
+        library,
+        JobKind.MIRROR,
+        mirror_config(),
+        default_registry(),
+        name="mirror",
+        progress=updates.append,
+        emit=pull,
+    )
+    assert run.status == JobStatus.COMPLETED and not run.result.ok
+    assert (updates[-1].done, updates[-1].total) == (0, 4)
+    job = _row(library, run.job_id)
+    assert (job.progress_done, job.progress_total) == (0, 4)
+    assert job.error_count == run.result.failures  # none failed: none was tried
+    assert job.last_error == "the retention policy is not met"
+    [shown] = [r for r in library.jobs.rows() if r.id == run.job_id]
+    assert shown.status_text == "incomplete"
+
+
+def test_a_verify_of_every_drive_counts_them_all(library: Library, tmp_path: Path) -> None:
+    make_snapshot(library, [100, 200, 300], seed=42)
+    _drive(library, tmp_path, "a")
+    _drive(library, tmp_path, "b")
+    set_policy(library, copies=3)  # this computer and both drives
+    assert run_mirror(library).ok  # 3 files on each drive
+    run = run_foreground(
+        library, JobKind.VERIFY, verify_config(), default_registry(), name="verify"
+    )
+    job = _row(library, run.job_id)
+    assert (job.progress_done, job.progress_total, job.error_count) == (6, 6, 0)
+    assert job.last_error is None
+
+
+def test_a_verify_that_finds_a_missing_copy_without_repair_counts_it(
+    library: Library, tmp_path: Path
+) -> None:
+    snap = make_snapshot(library, [100, 200, 300], seed=43)
+    _, mount = _drive(library, tmp_path, "a")
+    assert run_mirror(library).ok
+    (mount / "Archiver" / library.id / snap.paths[0]).unlink()
+    run = run_foreground(
+        library,
+        JobKind.VERIFY,
+        verify_config("a", repair=False),
+        default_registry(),
+        name="verify",
+    )
+    job = _row(library, run.job_id)
+    assert (job.progress_done, job.progress_total, job.error_count) == (3, 3, 1)
+    assert job.last_error == "1 failed; a: 1 copy not repaired"
+    [shown] = [r for r in library.jobs.rows() if r.id == run.job_id]
+    assert shown.status_text == "with errors"
+
+
+def test_running_a_job_again_copies_its_work_and_refuses_one_not_ended(
+    library: Library,
+) -> None:
+    from archiver_app.errors import InputError
+    from archiver_app.jobs import enqueue
+    from archiver_app.jobs.again import enqueue_again
+
+    first = enqueue(library, JobKind.VERIFY, verify_config("red"), name="Verify red")
+    with pytest.raises(InputError, match="is queued: it has not ended"):
+        enqueue_again(library, first)
+    library.jobs.cancel(first)
+    again = enqueue_again(library, first)
+    job = _row(library, again)
+    assert (job.kind, job.name, job.status, job.config) == (
+        "verify",
+        "Verify red",
+        "queued",
+        _row(library, first).config,
+    )
