@@ -113,7 +113,8 @@ def cmd_jobs(args: argparse.Namespace, ctx: Context) -> int:
         print(_line(j), file=ctx.out)
     if waiting := [j.id for j in jobs if _waits_to_resume(j)]:
         print(f"interrupted and queued to resume: {', '.join(map(str, waiting))}; the app "
-              f"resumes them when it opens the library, or: {_resume(waiting[0])}",
+              f"resumes them when it opens the library (Run in its Jobs panel if it is open), "
+              f"or: {_resume(waiting[0])}",
               file=ctx.out)  # fmt: skip
     if halted := [j.id for j in jobs if _is_crawl(j) and j.status == "queued" and j.started_at]:
         print(f"started, then interrupted or paused, waiting for a worker: "
@@ -219,7 +220,11 @@ def _show_operation(s: JobSummary, log: list[LogLine], ctx: Context, *, as_json:
     if s.result is not None:
         rows.append(("result", json.dumps(s.result)[:2000]))
     if _waits_to_resume(s):
-        rows.append(("next", f"the app resumes it when it opens the library, or: {_resume(s.id)}"))
+        rows.append((
+            "next",
+            "the app resumes it when it opens the library (Run in its Jobs panel if it is"
+            f" open), or: {_resume(s.id)}",
+        ))  # fmt: skip
     for key, value in rows:
         print(f"{key + ':':<10} {value}", file=ctx.out)
     for line in log:

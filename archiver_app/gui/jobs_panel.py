@@ -359,8 +359,9 @@ class JobsPanel(QWidget):
             self.rules_box.show_job(None, 0, active=False)
         self.pause_button.setEnabled(crawl and row.status == JobStatus.RUNNING)
         # A capture queued elsewhere (bookmarks imported from a terminal, a worker's job)
-        # waits for a worker: Run runs it here, as the capture dialog runs its own.
-        queued = crawl and row.status == JobStatus.QUEUED
+        # waits for a worker, and a terminal's mirror or import killed while this panel was
+        # open waits to resume: Run runs it here, as the capture dialog runs its own.
+        queued = row.status == JobStatus.QUEUED
         self.resume_button.setText("Run" if queued else "Resume")
         self.resume_button.setEnabled(queued or (crawl and row.status == JobStatus.PAUSED))
         # a browsing session is not undone: Stop ends it with every page saved

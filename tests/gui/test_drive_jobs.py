@@ -109,3 +109,32 @@ def test_retry_runs_a_short_mirror_again_as_a_new_job(
     assert _cells(panel, again)[1:] == ["mirror", "completed", "4", "4", ""]
     assert _cells(panel, mirror)[2] == "incomplete"  # its own record stays
     panel.timer.stop()
+
+
+def test_a_terminals_mirror_killed_while_the_panel_is_open_can_be_run_here(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    """It showed "queued 0/4" with Resume disabled and no Run (only Cancel), though
+    `archiver job show` and docs/gui.md said the app runs it (Run)."""
+    from archiver_app.jobs import enqueue
+    from tests.unit.jobs.test_interrupted import HERE, _killed_child, _running
+
+    make_snapshot(library, [1000, 2000, 3000, 4000], seed=53)
+    mount = tmp_path / "usb"
+    mount.mkdir()
+    add_destination(library, mount, "usb")
+    job_id = enqueue(library, JobKind.MIRROR, mirror_config(), name="mirror")
+    _running(library, job_id, f"{HERE}:{_killed_child()}:x", lease=60)  # kill -9 mid-run
+    panel = JobsPanel(library, op_runner)
+    qtbot.addWidget(panel)
+    panel.recover = True  # the window's start-up look is done: the panel looks as it reads
+    panel.show()
+    qtbot.waitUntil(lambda: _cells(panel, job_id)[2:3] == ["queued"] if panel.model.rows else False)
+    panel.select_job(job_id)
+    qtbot.waitUntil(panel.resume_button.isEnabled)
+    assert panel.resume_button.text() == "Run"
+    with qtbot.waitSignal(panel.job_finished, timeout=60_000) as ran:
+        panel.resume_button.click()
+    assert ran.args == [job_id, "completed"]
+    assert _cells(panel, job_id)[1:] == ["mirror", "completed", "4", "4", ""]
+    panel.timer.stop()

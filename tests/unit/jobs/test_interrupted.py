@@ -171,8 +171,8 @@ def test_the_command_line_says_who_resumes_an_interrupted_job(
     assert f"archiver job resume {job_id}" in out
     assert main(["--library", root, "job", "show", str(job_id)]) == 0
     assert (
-        f"next:      the app resumes it when it opens the library, or: archiver job resume {job_id}"
-        in capsys.readouterr().out
+        "next:      the app resumes it when it opens the library (Run in its Jobs panel if it"
+        f" is open), or: archiver job resume {job_id}" in capsys.readouterr().out
     )
     assert main(["--library", root, "job", "resume", str(job_id)]) == 0
     capsys.readouterr()
