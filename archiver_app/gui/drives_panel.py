@@ -3,8 +3,11 @@
 Shows ``lib.drives`` on a timer (in the background): the same figures as ``archiver
 drives``, counted under the retention policy. A known drive that appears (its marker file
 is back, where it was or at an OS mount point) raises :attr:`DrivesPanel.drive_plugged` so
-the tray can notify. Mirror now / Verify copies / Offload / Export / Add drive call the mirror
-API (the long ones in a child process); Retire Drive… is :mod:`archiver_app.gui.drive_retire`.
+the tray can notify. The Jobs panel's news that a mirror, verify or offload started or
+ended (:attr:`~archiver_app.gui.jobs_panel.JobsPanel.drive_jobs_changed`) refreshes it at
+once, so "busy" follows a run started from a terminal too. Mirror now / Verify copies /
+Offload / Export / Add drive call the mirror API (the long ones in a child process);
+Retire Drive… is :mod:`archiver_app.gui.drive_retire`.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ DRIVE_HEADERS = ["Drive", "State", "Free", "Present", "Not here", "Corrupted", "
 #: What each column counts (over its header): "Not here" is no loss by itself.
 DRIVE_TIPS = [
     "The drive's label; its folder shows over the name",
-    "Plugged in or not, and whether a copy is being made",
+    "Plugged in or not, and whether a mirror or verify (here or in a terminal) is using it:"
+    " then it is not safe to unplug",
     "Free space on the drive",
     "Verified copies this drive holds",
     "Files the retention policy allows on this drive that it does not hold. Not lost: "
@@ -94,8 +98,8 @@ class DrivesModel(RowsModel[DestinationStatus]):
             return QColor("#c62828")
         if role != Qt.ItemDataRole.DisplayRole:
             return None
-        if r.mounted:
-            state = "copying…" if r.busy else "plugged in, safe to unplug"
+        if r.mounted:  # busy: a run holds its lock (from here or a terminal), as the CLI says
+            state = "plugged in, " + ("busy, not safe to unplug" if r.busy else "safe to unplug")
             if r.library_folder_missing:
                 state = "plugged in, library folder missing"
         else:

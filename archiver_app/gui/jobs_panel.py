@@ -76,6 +76,10 @@ def format_eta(seconds: float | None) -> str:
     return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
 
 
+#: Kinds of job that hold drives while they run (their locks: "busy, not safe to unplug").
+DRIVE_KINDS = frozenset({"mirror", "verify", "offload"})
+LIVE = frozenset({JobStatus.RUNNING, JobStatus.CANCELLING})
+
 #: Kinds whose run that stopped short or failed is run again by Retry (each skips what is
 #: already done); a crawl's Retry puts its failed pages back instead.
 RUN_AGAIN_KINDS = frozenset({"mirror", "verify"})
@@ -173,6 +177,9 @@ class JobsPanel(QWidget):
     """Lists jobs; the selected job's progress, controls, live settings and log tail."""
 
     job_finished = Signal(int, str)  # job id, final status (for tray notifications)
+    #: a job that uses the drives (mirror, verify, offload) started or ended, in any
+    #: process: the drives panel reads whether each drive is busy again
+    drive_jobs_changed = Signal()
 
     def __init__(self, library: Library, runner: OpRunner, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -180,6 +187,7 @@ class JobsPanel(QWidget):
         self.library, self.runner = library, runner
         self.model = JobsModel(self)
         self._over: dict[int, bool] = {}  # each job's JobRow.over at the last refresh
+        self._drive_jobs: set[int] = set()  # drive jobs running at the last refresh
         self._log_job: int | None = None
         self._log_after = 0
         self._reads = Reads()
@@ -284,6 +292,10 @@ class JobsPanel(QWidget):
             if self._over.get(r.id) is False and r.over:  # told once, as its work ends
                 self.job_finished.emit(r.id, r.status_text)
             self._over[r.id] = r.over
+        running = {r.id for r in rows if r.kind in DRIVE_KINDS and r.status in LIVE}
+        if running != self._drive_jobs:
+            self._drive_jobs = running
+            self.drive_jobs_changed.emit()
         if job == self._log_job and log:
             self.log.appendPlainText(
                 "\n".join(f"{at:%H:%M:%S} {level:<7} {message}" for _, at, level, message in log)

@@ -40,6 +40,8 @@ class WindowJobs(QObject):
         self.migrator.progressed.connect(self._background_progress)
         self.migrator.finished.connect(lambda: window.status.show_background(None))
         window.jobs.job_finished.connect(self._job_finished)
+        # a mirror or verify started or ended (a terminal's too): each drive's "busy" at once
+        window.jobs.drive_jobs_changed.connect(window.drives.refresh)
         window.status.changed_elsewhere.connect(self._changed_elsewhere)
         window.status.watches_elsewhere.connect(self._watches_elsewhere)
         # Long work runs in child processes: as the first rows come in, load what

@@ -138,3 +138,61 @@ def test_a_terminals_mirror_killed_while_the_panel_is_open_can_be_run_here(
     assert ran.args == [job_id, "completed"]
     assert _cells(panel, job_id)[1:] == ["mirror", "completed", "4", "4", ""]
     panel.timer.stop()
+
+
+def test_the_drives_panel_says_busy_as_the_cli_does_as_soon_as_a_terminal_mirror_runs(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, gui_settings: object, tmp_path: Path
+) -> None:
+    """It said "plugged in, safe to unplug" while `archiver drives` said "busy (not safe to
+    unplug)" (read every 3 s), then "copying…" for every plugged-in drive."""
+    import signal
+    import subprocess
+    import sys
+
+    from archiver_app.gui.main_window import MainWindow
+    from archiver_app.jobs import enqueue
+    from archiver_app.mirror.locking import destination_lock
+    from tests.unit.jobs.test_interrupted import HERE, _running
+
+    make_snapshot(library, [1000], seed=54)
+    for name in ("blue", "red"):
+        (tmp_path / name).mkdir()
+        add_destination(library, tmp_path / name, name)
+    window = MainWindow(library, runner=op_runner, settings=gui_settings)  # type: ignore[arg-type]
+    qtbot.addWidget(window)
+    window.resize(1300, 700)
+    window.show()
+    drives = window.drives
+    drives.auto_mirror = False
+
+    def states() -> dict[str, str]:
+        model = drives.model
+        return {r.label: model.data(model.index(i, 1), 0) for i, r in enumerate(model.rows)}
+
+    safe = "plugged in, safe to unplug"
+    qtbot.waitUntil(lambda: states() == {"blue": safe, "red": safe})
+    drives.timer.stop()  # from now on only the news of a job refreshes it
+    terminal = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        job = enqueue(library, JobKind.MIRROR, mirror_config(), name="mirror")
+        with destination_lock(tmp_path / "blue", label="blue"):  # the terminal writes to blue
+            _running(library, job, f"{HERE}:{terminal.pid}:x", lease=60)
+            busy = "plugged in, busy, not safe to unplug"
+            qtbot.waitUntil(lambda: states() == {"blue": busy, "red": safe}, timeout=5000)
+            if SHOTS:
+                window.drives_dock.show()
+                window.drives_dock.raise_()
+                qtbot.wait(300)
+                drives.grab().save(str(Path(SHOTS) / "drives-busy.png"))
+        library.jobs.cancel(job)  # its run ends (cancelling, then aborted)
+        with library.write() as s:
+            from archiver_app.store.models import Job
+
+            row = s.get(Job, job)
+            assert row is not None
+            row.status = "aborted"
+        qtbot.waitUntil(lambda: states() == {"blue": safe, "red": safe}, timeout=5000)
+    finally:
+        terminal.send_signal(signal.SIGKILL)
+        terminal.wait()
+    window.jobs.timer.stop()
