@@ -41,17 +41,19 @@ __all__ = [
 
 
 def shown_status(
-    status: str, kind: str, last_error: str | None, done: int, total: int | None
+    status: str, kind: str, last_error: str | None, done: int, total: int | None, *, errors: int
 ) -> str:
     """A job's status as people read it: a run of the runtime (a mirror, a verify ...) that
-    completed short of its work says so, "incomplete" when it stopped before the end (a
-    drive full or pulled), "with errors" when it went through but some parts failed (a
-    copy not made, a bad copy not repaired); its ``last_error`` says why. The stored status
-    stays ``completed``: the job ran to its end, and what reads it (a resume, a report)
-    goes by that."""
+    completed short of its work says so: "with errors" when it went through all it planned
+    but some parts failed (a copy not made, a bad copy not repaired), "incomplete" when it
+    stopped before the end (a drive full or pulled) or left the work undone otherwise (no
+    drive plugged in to meet the retention policy); its ``last_error`` says why. The stored
+    status stays ``completed``: the job ran to its end, and what reads it (a resume, a
+    report) goes by that."""
     if status != JobStatus.COMPLETED or kind in CRAWL_KIND_NAMES or not last_error:
         return status
-    return "incomplete" if total is not None and done < total else "with errors"
+    stopped = total is not None and done < total
+    return "with errors" if errors and not stopped else "incomplete"
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,12 @@ class JobRow:
     def status_text(self) -> str:
         """:func:`shown_status`: "incomplete" or "with errors" for a run that fell short."""
         return shown_status(
-            self.status, self.kind, self.last_error, self.progress_done, self.progress_total
+            self.status,
+            self.kind,
+            self.last_error,
+            self.progress_done,
+            self.progress_total,
+            errors=self.failed,
         )
 
     @property

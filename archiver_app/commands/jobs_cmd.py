@@ -77,7 +77,9 @@ def _status(j: JobSummary) -> str:
     """The status as the Jobs panel shows it ("incomplete" for a mirror that stopped short)."""
     from archiver_app.api.jobs_view import shown_status
 
-    return shown_status(j.status, j.kind, j.last_error, j.progress_done, j.progress_total)
+    return shown_status(
+        j.status, j.kind, j.last_error, j.progress_done, j.progress_total, errors=j.error_count
+    )
 
 
 def _line(j: JobSummary) -> str:
@@ -291,8 +293,18 @@ def _resume_operation(job_id: int, ctx: Context, lib: Library) -> int:
     registry = default_registry()
     recover_interrupted(lib, registry)
     run = run_job(lib, job_id, registry, progress=progress_printer(ctx.err))
-    print(f"job {job_id} {run.status}", file=ctx.out)
-    return 0 if run.status == JobStatus.COMPLETED else 1
+    short = "; ".join(_shortfall(run.result)) if run.status == JobStatus.COMPLETED else ""
+    print(f"job {job_id} {run.status}" + (f"; {short}" if short else ""), file=ctx.out)
+    return 0 if run.status == JobStatus.COMPLETED and not short else 1
+
+
+def _shortfall(result: object) -> list[str]:
+    """What a completed run left undone, as its own command says it by exiting 1 (a
+    mirror's "the retention policy is not met"): a resumed one exits 1 then too."""
+    from archiver_app.jobs.results import result_failures, result_unmet
+
+    failures = result_failures(result)
+    return [f"{failures} failed"] * bool(failures) + result_unmet(result)
 
 
 def cmd_rules(args: argparse.Namespace, ctx: Context) -> int:

@@ -132,3 +132,25 @@ def test_running_a_job_again_copies_its_work_and_refuses_one_not_ended(
         "queued",
         _row(library, first).config,
     )
+
+
+def test_a_resumed_mirror_that_leaves_the_policy_unmet_says_so_and_exits_1(
+    library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`archiver job resume` printed "job N completed" and exited 0 where `archiver mirror`
+    exits 1, and with no drive plugged in the job read "with errors", though none failed."""
+    from archiver_app.cli import main
+    from archiver_app.jobs import enqueue
+
+    make_snapshot(library, [1000, 2000], seed=44)
+    _, mount = _drive(library, tmp_path, "usb")
+    mount.rename(tmp_path / "in a drawer")  # not plugged in: nothing can be copied
+    job_id = enqueue(library, JobKind.MIRROR, mirror_config(), name="mirror")
+    assert main(["--library", str(library.root), "job", "resume", str(job_id)]) == 1
+    out = capsys.readouterr().out
+    assert f"job {job_id} completed; the retention policy is not met" in out
+    [shown] = [r for r in library.jobs.rows() if r.id == job_id]
+    assert (shown.failed, shown.status_text) == (0, "incomplete")
+    assert main(["--library", str(library.root), "jobs"]) == 0
+    [line] = [x for x in capsys.readouterr().out.splitlines() if x.split()[:1] == [str(job_id)]]
+    assert line.split()[1:3] == ["mirror", "incomplete"]
