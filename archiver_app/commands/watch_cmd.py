@@ -10,11 +10,11 @@ well, and names the capture that did answer well otherwise; the last line counts
 One line a page, for its last attempt (a page answering 5xx is tried again: its attempts
 are one page, each progress line an error answer, not a failure:
 ``crawl.worker.progress_line``). A changed page's line gives what
-changed (the figures of ``watch changes``); an unchanged one names a look or payloads that
-differ all the same (with ignore patterns they do not decide). The exit code stays that of
-the captures: 1 when one failed, 0 otherwise, error answers included (a timer's run that
-captured what the site served did its job; the warning lines are what to read). ``watch
-changes`` leads a line with the HTTP status change when there is one.
+changed (the figures of ``watch changes``); an unchanged one names a look or the page's
+own HTML that differ all the same (what ignored text or a hidden token moves). The exit
+code stays that of the captures: 1 when one failed, 0 otherwise, error answers included
+(a timer's run that captured what the site served did its job; the warning lines are what
+to read). ``watch changes`` leads a line with the HTTP status change when there is one.
 """
 
 from __future__ import annotations
@@ -300,8 +300,8 @@ def _outcome(page: PageOutcome) -> str:
     measured = uncounted(change) if change is not None else []
     if measured:
         return (
-            f"unchanged: {page.url} ({lead}{', '.join(measured)}: not counted as a change "
-            f"with ignore patterns; {capture})"
+            f"unchanged: {page.url} ({lead}{', '.join(measured)}: not counted as a change: "
+            f"the text and the subresources are the same; {capture})"
         )
     return f"{what}: {page.url}"
 
@@ -317,9 +317,9 @@ def _error_hint(page: PageOutcome) -> str:
 
 
 def uncounted(s: ChangeSummary) -> list[str]:
-    """What differs in a capture that is not changed: with a watch's ignore patterns, its
-    look and its resources' payloads are measured and shown but do not decide (a counter
-    moves pixels too), so an image swapped under the same address shows here."""
+    """What differs in a capture that is not changed: the page's own HTML bytes (a hidden
+    token) and, where the watch's ignore patterns left text out, its look are measured and
+    shown but do not decide (a counter moves pixels and bytes too)."""
     from archiver_app.units import share_text
 
     if s.changed:

@@ -13,17 +13,21 @@ status, its look or its resources differ. A page that starts answering an error 
 unknown status (an imported capture kept none) is not compared. The title is compared
 whole: ignore patterns apply to the page text only.
 
-Ignore patterns say what in a page does not matter, but they cannot reach its pixels or
-the bytes of its HTML: a visitor counter changes both on every capture. So when patterns
-are given (and both captures kept their text), differing pixels and differing payloads
-(``resources.changed``, the page's own HTML included) alone do not make a capture changed:
-the text once the ignored parts are left out, the title, the HTTP status, the set of
-resources loaded (``added``, ``removed``) and a resource that went from loading to an error
-answer or back (``answers``: its image now answers 404) decide. The figures are still
-measured and shown, with a note (:data:`QUIETED`). Without patterns every difference
-counts, as before. The page text is its text file, or for an imported capture the text it
-kept in its WARC (``urn:text:``) or, failing that, the text indexed for search; the text of
-the page's frames counts on both sides or on neither (:mod:`.frames`).
+A page's own document can differ in bytes alone (a CSRF token in a meta tag or a hidden
+input, a script nonce): when both captures kept their text, that text is the same and the
+look is too, the new HTML payload is measured and shown, with a note (:data:`HIDDEN`), but
+is not a change. Ignore patterns say what in a page does not matter, but they cannot reach
+its pixels or the bytes of its HTML: a visitor counter changes both on every capture. So
+when the patterns left something out of either capture's text, differing pixels and the
+page's own HTML payload do not make a capture changed either (:data:`QUIETED`); patterns
+that matched nothing on the page explain nothing, and its look counts. A subresource with
+another payload (an image swapped under the same address, a new stylesheet) always counts,
+as do the text once the ignored parts are left out, the title, the HTTP status, the set of
+resources loaded (``added``, ``removed``) and a resource that went from loading to an
+error answer or back (``answers``: its image now answers 404). The page text is its text
+file, or for an imported capture the text it kept in its WARC (``urn:text:``) or, failing
+that, the text indexed for search; the text of the page's frames counts on both sides or
+on neither (:mod:`.frames`).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from sqlalchemy import or_, select
 from archiver_app.capture.results import browser_favicon
 from archiver_app.compare.frames import same_text
 from archiver_app.compare.redirects import landed, redirect_note
-from archiver_app.compare.text import TextDiff, diff_texts
+from archiver_app.compare.text import TextDiff, diff_texts, ignores_any
 from archiver_app.compare.visual import VisualDiff, diff_images
 from archiver_app.errors import InputError
 from archiver_app.library import Library
@@ -50,10 +54,16 @@ from archiver_app.warc.views import TEXT, view_text
 #: Page texts read for a comparison are capped here (bounded memory for huge pages).
 MAX_TEXT_BYTES = 8 * 1024 * 1024
 
-#: Why differing pixels or payloads did not make a capture changed (ignore patterns given).
+#: Why differing pixels or the page's own HTML did not make a capture changed: the
+#: ignore patterns left text out, and that text moves pixels and bytes too.
 QUIETED = (
-    "the look or a payload differs, not counted as a change: with ignore patterns, the "
-    "text (ignored parts left out), title, HTTP status and resources loaded decide"
+    "the look or the page's own HTML differs, not counted as a change: the ignored text "
+    "explains it (the text with it left out, title, HTTP status and resources decide)"
+)
+#: Why the page's own HTML bytes alone did not make a capture changed.
+HIDDEN = (
+    "only the page's own HTML differs (a hidden token, a nonce), not counted as a change: "
+    "its text and look are the same"
 )
 
 #: Record types that are a page's resources (request, metadata and resource records are not).
@@ -91,6 +101,7 @@ class ResourceDiff:
     removed: tuple[str, ...]  # URLs only the older capture loaded
     changed: tuple[str, ...]  # URLs both loaded, with a different payload or answer
     answers: tuple[ResourceAnswer, ...] = ()  # of ``changed``: loading <-> an error answer
+    page: tuple[str, ...] = ()  # of ``changed``: the page's own document (not a subresource)
 
     @property
     def any(self) -> bool:
@@ -232,21 +243,16 @@ def compare_captures(
     )
     visual = diff_images(shot_a, shot_b) if shot_a and shot_b and kept_look is None else None
     look = visual.share_changed if visual else kept_look
-    resources = resource_diff(lib, a.id, b.id)
-    said = bool(
-        (text and text.changed)
-        or not same_title(a.title, b.title)
-        or status_changed(a.http_status, b.http_status)
-        or resources.added
-        or resources.removed
-        or resources.answers
-    )
-    measured = bool(look or resources.changed)
-    quiet = bool(ignore) and text is not None  # the text, ignored parts aside, decides
-    if quiet and measured and not said:
-        notes.append(QUIETED)
+    resources = resource_diff(lib, a.id, b.id, pages=(a, b))
+    # the patterns explain pixels and HTML bytes only where they left text out
+    ignored = text is not None and any(ignores_any(t or "", ignore) for t in (text_a, text_b))
+    changed, quieted = _decide(text, look, resources, ignored=ignored)
+    if not same_title(a.title, b.title) or status_changed(a.http_status, b.http_status):
+        changed = True
+    if not changed:
+        notes.extend(quieted)
     summary = ChangeSummary(
-        changed=said or (measured and not quiet),
+        changed=changed,
         text_share=text.share_changed if text else None,
         pixel_share=look,
         resources_added=len(resources.added),
@@ -260,6 +266,31 @@ def compare_captures(
         redirect=redirect_note(landed(lib, [a.id, b.id]), a.id, b.id),
     )
     return Comparison(_ref(a), _ref(b), text, visual, resources, tuple(notes), summary)
+
+
+def _decide(
+    text: TextDiff | None, look: float | None, resources: ResourceDiff, *, ignored: bool
+) -> tuple[bool, list[str]]:
+    """Whether the text, look and resources make the newer capture changed, and the notes
+    on what was measured without counting. The page's own HTML payload and its pixels are
+    what ignored text (``ignored``: the patterns left something out) or a hidden token
+    moves; a subresource with another payload counts whatever the patterns."""
+    subresources = set(resources.changed) - set(resources.page)
+    if (
+        (text is not None and text.changed)
+        or resources.added
+        or resources.removed
+        or resources.answers
+        or subresources
+    ):
+        return True, []
+    if look and not ignored:
+        return True, []
+    if resources.page and text is None:  # no text to say the HTML's change is hidden
+        return True, []
+    if ignored and (look or resources.page):
+        return False, [QUIETED]
+    return False, [HIDDEN] if resources.page else []
 
 
 def screenshot_path(lib: Library, snapshot_id: int) -> Path | None:
@@ -331,20 +362,32 @@ def _indexed_text(lib: Library, snap: Snapshot, missing: list[str], notes: list[
     return found[2]
 
 
-def resource_diff(lib: Library, old_id: int, new_id: int) -> ResourceDiff:
+def resource_diff(
+    lib: Library, old_id: int, new_id: int, *, pages: Sequence[Snapshot] = ()
+) -> ResourceDiff:
     """Subresources added, removed and changed (by payload digest, or by an answer that went
-    from loading to an error or back) between two captures."""
+    from loading to an error or back) between two captures. ``pages``: the two snapshots,
+    whose own document (their address, or the record of their main payload digest) is
+    named apart in ``page``."""
     old, new = _resources(lib, old_id), _resources(lib, new_id)
     both = old.keys() & new.keys()
     answers = tuple(
         answer for url in sorted(both) if (answer := _answer_change(url, old[url], new[url]))
     )
     moved = {a.url for a in answers}
+    changed = tuple(sorted(u for u in both if old[u].digests != new[u].digests or u in moved))
+    urls = {p.url for p in pages}
+    digests = {p.content_hash for p in pages if p.content_hash}
     return ResourceDiff(
         added=tuple(sorted(new.keys() - old.keys())),
         removed=tuple(sorted(old.keys() - new.keys())),
-        changed=tuple(sorted(u for u in both if old[u].digests != new[u].digests or u in moved)),
+        changed=changed,
         answers=answers,
+        page=tuple(
+            u
+            for u in changed
+            if u not in moved and (u in urls or (old[u].digests | new[u].digests) & digests)
+        ),
     )
 
 

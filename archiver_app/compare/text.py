@@ -95,6 +95,15 @@ def normalise(text: str, ignore: Sequence[re.Pattern[str]] = ()) -> list[str]:
     return [line.replace(_MARK, IGNORED) for line in lines if line.replace(_MARK, "").strip()]
 
 
+def ignores_any(text: str, ignore: Sequence[re.Pattern[str]]) -> bool:
+    """Whether the patterns leave out anything of ``text`` as :func:`normalise` reads it (a
+    pattern that matches only the empty string leaves out nothing)."""
+    if not ignore:
+        return False
+    text = "\n".join(line.strip() for line in _SPACE.sub(" ", text).split("\n"))
+    return any(m.end() > m.start() for pattern in ignore for m in pattern.finditer(text))
+
+
 def diff_lines(old: Sequence[str], new: Sequence[str]) -> TextDiff:
     """The line diff of two normalised texts."""
     head = 0

@@ -170,3 +170,59 @@ def test_refusals(library: Library, site: LocalServer, local_server: LocalServer
         compare_captures(library, a, failed.snapshot_id, any_url=True)
     with pytest.raises(InputError, match="position 1"):
         compile_ignore_patterns(["a(b"])
+
+
+IMG_PAGE = "<!doctype html><title>Picture</title><h1>Picture</h1>{style}<img src='/pic.png'>"
+
+
+def test_ignored_text_that_is_not_on_the_page_explains_nothing(
+    library: Library, site: LocalServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ignore patterns (a watch's, made for another of its pages) that match nothing on a
+    page leave its look counting; an image swapped under the same address counts whatever
+    the patterns leave out."""
+    url = site.url("/img.html")
+    site.add_static("/img.html", IMG_PAGE.format(style=""))
+    site.add_static("/pic.png", _png((200, 30, 30)), "image/png")
+    red = _capture(library, url)
+    site.add_static("/pic.png", _png((20, 40, 200)), "image/png")
+    blue = _capture(library, url)
+    elsewhere = compile_ignore_patterns([r"^Generated at .*$", r"^Token: [0-9a-f]+$"])
+    swapped = compare_captures(library, red, blue, ignore=elsewhere)
+    assert site.url("/pic.png") in swapped.resources.changed
+    assert swapped.summary.changed and swapped.summary.pixel_share
+    ignores_the_heading = compile_ignore_patterns([r"^Picture$"])
+    assert compare_captures(library, red, blue, ignore=ignores_the_heading).summary.changed
+    root = ["--library", str(library.root)]
+    assert cli.main([*root, "diff", str(red), str(blue), "--ignore", "^Generated at .*$"]) == 0
+    assert "no change" not in capsys.readouterr().out
+
+    # The page's own style changed its look, not its text: patterns that left nothing out
+    # do not explain it away.
+    site.add_static("/img.html", IMG_PAGE.format(style="<style>h1 { color: red }</style>"))
+    styled = _capture(library, url)
+    restyled = compare_captures(library, blue, styled, ignore=elsewhere)
+    assert restyled.summary.pixel_share and restyled.summary.changed
+
+
+def test_a_hidden_token_in_the_page_s_html_is_measured_not_a_change(
+    library: Library, site: LocalServer
+) -> None:
+    """A page whose HTML differs only in a CSRF meta tag, a hidden input and a script
+    nonce (same text, same look) is not changed; its own payload is still measured."""
+    page = (
+        "<!doctype html><html><head><title>Form</title><meta name='csrf-token' "
+        "content='{t}'><script nonce='{t}'>var ready = 1;</script></head><body><h1>Sign "
+        "up</h1><form><input type='hidden' name='token' value='{t}'><input name='email'>"
+        "</form></body></html>"
+    )
+    url = site.url("/form")
+    site.add_static("/form", page.format(t="9f2c1a"))
+    first = _capture(library, url)
+    site.add_static("/form", page.format(t="4be07d"))
+    second = _capture(library, url)
+    result = compare_captures(library, first, second)
+    assert result.summary.text_share == 0 and result.summary.pixel_share == 0
+    assert result.summary.resources_changed == 1 and not result.summary.changed
+    assert result.resources.changed == (url,) and result.resources.page == (url,)
+    assert any("only the page's own HTML differs" in note for note in result.notes)

@@ -16,7 +16,7 @@ from tests.helpers.snapshots import add_snapshot, write_png
 URL = "https://harbour.example/"
 PAGE = "Harbour notices\nVisitors today: {n}\nThe ferry leaves at {ferry}."
 COUNTER = compile_ignore_patterns([r"^Visitors today: \d+$"])
-QUIETED = "the look or a payload differs, not counted as a change"
+QUIETED = "not counted as a change: the ignored text explains it"
 
 
 def _two(library: Library, *, ferry: str = "9:00") -> tuple[int, int]:

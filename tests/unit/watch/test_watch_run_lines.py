@@ -44,9 +44,10 @@ def test_watch_run_says_what_changed(library: Library) -> None:
     )
 
 
-def test_a_swapped_image_under_ignore_patterns_is_named_not_passed_over(library: Library) -> None:
-    """With ignore patterns, the look and the payloads do not decide, but they are still
-    shown: an image swapped under the same address is on the page's `unchanged:` line."""
+def test_a_swapped_image_under_ignore_patterns_is_a_change(library: Library) -> None:
+    """Ignore patterns explain the page's pixels and its own HTML, not its subresources:
+    an image swapped under the same address is a change whatever the patterns leave out.
+    A capture whose look alone moved with its ignored text is `unchanged:`, its look shown."""
     from datetime import UTC, datetime
 
     from archiver_app.commands.watch_cmd import _outcome
@@ -59,7 +60,8 @@ def test_a_swapped_image_under_ignore_patterns_is_named_not_passed_over(library:
     from tests.helpers.snapshots import add_snapshot, write_png
 
     ids = []
-    for day, picture in ((1, "a harbour at dawn"), (2, "a harbour at night")):
+    days = ((1, "a harbour at dawn"), (2, "a harbour at night"), (3, "a harbour at night"))
+    for day, picture in days:
         when = datetime(2026, 3, day, 9, 0, tzinfo=UTC)
         sid = add_snapshot(library, PAGE, title="Harbour", body=f"Harbour\nVisitors: {day}",
                            captured_at=when)  # fmt: skip
@@ -68,16 +70,25 @@ def test_a_swapped_image_under_ignore_patterns_is_named_not_passed_over(library:
         with library.write() as s:
             s.execute(update(Record).where(Record.id.in_(w.commit())).values(snapshot_id=sid))
         ids.append(sid)
-    shot = screenshot_path(library, ids[1])
-    assert shot is not None
-    write_png(shot, color="#202040")  # the new picture shows
+        shot = screenshot_path(library, sid)
+        assert shot is not None
+        write_png(shot, color="#202040" if day > 1 else "#d0d0f0")  # the new picture shows
 
-    change = record_change(library, ids[1], ignore=compile_ignore_patterns([r"^Visitors: \d+$"]))
-    assert change is not None and not change.changed
-    line = _outcome(PageOutcome(PAGE, ids[1], None, change, 200))
+    counter = compile_ignore_patterns([r"^Visitors: \d+$"])
+    change = record_change(library, ids[1], ignore=counter)
+    assert change is not None and change.changed and change.resources_changed == 1
+    assert _outcome(PageOutcome(PAGE, ids[1], None, change, 200)).startswith(f"changed: {PAGE} (")
+
+    shot = screenshot_path(library, ids[2])
+    assert shot is not None
+    write_png(shot, color="#d53a3a")  # the counter's digits moved some pixels
+    same = record_change(library, ids[2], ignore=counter)
+    assert same is not None and not same.changed
+    line = _outcome(PageOutcome(PAGE, ids[2], None, same, 200))
     assert line.startswith(f"unchanged: {PAGE} (look ")
-    assert "1 resource with other content: not counted as a change" in line
-    assert "text" not in line.split("(", 1)[1]  # no text changed: none is named
+    assert line.endswith(
+        f": not counted as a change: the text and the subresources are the same; capture {ids[2]})"
+    )
 
 
 def test_an_error_page_is_blamed_on_the_site_when_the_page_answered_well_before() -> None:
