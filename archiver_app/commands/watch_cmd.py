@@ -243,11 +243,12 @@ def _run(lib: Any, ctx: Context, now: list[int]) -> int:
     from archiver_app.watch.runner import run_due
 
     if now:
+        _refuse_not_watches(lib, now)
         due = lib.jobs.watch_now(now)
         for job_id in due.busy:  # (a watch only queued is captured by this very run)
             print(f"job {job_id}: being captured already", file=ctx.out)
-        for job_id in due.not_watches:
-            print(f"job {job_id}: not a watch (`archiver watch list` lists them)", file=ctx.out)
+        for job_id in due.not_watches:  # stopped since it was looked up
+            print(f"job {job_id}: not a watch (`archiver watch list` lists them)", file=ctx.err)
 
     def show(update: ProgressUpdate) -> None:
         print(f"  {update.message}", file=ctx.out, flush=True)
@@ -265,6 +266,19 @@ def _run(lib: Any, ctx: Context, now: list[int]) -> int:
         file=ctx.out,
     )
     return 1 if report.failed else 0
+
+
+def _refuse_not_watches(lib: Any, job_ids: list[int]) -> None:
+    """A job named to capture now that is no watch is a mistake: refused (exit code 2, as
+    ``watch pause``) before anything is made due or captured."""
+    from archiver_app.errors import InputError
+
+    watched = {row.job_id for row in lib.jobs.watches()}
+    missing = [job_id for job_id in dict.fromkeys(job_ids) if job_id not in watched]
+    if missing:
+        jobs = ", ".join(map(str, missing))
+        what = f"job {jobs} is not a watch" if len(missing) == 1 else f"jobs {jobs} are not watches"
+        raise InputError(f"{what}: nothing was captured (`archiver watch list` lists them)")
 
 
 def _outcome(page: PageOutcome) -> str:

@@ -94,15 +94,22 @@ def test_an_address_watched_already_is_refused_by_name(library: Library) -> None
     assert jobs.watch(["https://a.example/page"], schedule="hourly") != first
 
 
-def test_watch_run_names_the_jobs_it_cannot_capture_now(
+def test_watch_run_refuses_a_job_that_is_not_a_watch(
     library: Library, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from archiver_app import cli
 
-    assert cli.main(["--library", str(library.root), "watch", "run", "999"]) == 0
-    out = capsys.readouterr().out
-    assert "job 999: not a watch (`archiver watch list` lists them)" in out
-    assert "nothing is due" in out
+    root = ["--library", str(library.root)]
+    watch = library.jobs.watch(["https://a.example/"], schedule="daily")
+    _indexed(library, watch)  # its first capture ran: not due
+    [before] = library.jobs.watches()
+    assert cli.main([*root, "watch", "run", "9999"]) == 2  # a mistake, as `watch pause 99`
+    said = capsys.readouterr()
+    assert "job 9999 is not a watch: nothing was captured" in said.err
+    assert "nothing is due" not in said.out
+    assert cli.main([*root, "watch", "run", str(watch), "9998", "9999"]) == 2
+    assert "jobs 9998, 9999 are not watches" in capsys.readouterr().err
+    assert library.jobs.watches() == [before]  # the watch named with them was not made due
 
 
 def _indexed(library: Library, job_id: int) -> None:
