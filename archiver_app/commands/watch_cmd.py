@@ -69,7 +69,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         action="append",
         default=None,
         metavar="REGEX",
-        help="text its comparisons leave out (replaces the watch's); repeatable",
+        help="text its comparisons leave out (replaces the watch's); repeatable; "
+        "--ignore '' alone: none",
     )
     stop = actions.add_parser("remove", help="stop watching (captures are kept)")
     stop.add_argument("job_id", type=int, metavar="JOB")
@@ -121,13 +122,22 @@ def _watch_job(
 ) -> int:
     """Watch job ``job_id`` or change its watch: an option not given keeps the watch's
     value (``--ignore`` alone leaves its schedule as it is); a job not yet watched is
-    captured weekly unless ``--schedule`` says otherwise."""
+    captured weekly unless ``--schedule`` says otherwise. ``--ignore ''`` alone clears the
+    watch's ignored text."""
+    if ignore == [""]:
+        ignore = []
+    elif ignore is not None and "" in ignore:
+        from archiver_app.errors import InputError
+
+        raise InputError("--ignore '' clears the ignored text: give it alone")
     if schedule is None:
         watch = lib.jobs.watch_of(job_id)
         is_watch = watch is not None and watch.job_id == job_id  # not a run of one
         schedule = watch.schedule if is_watch else "weekly"
     lib.jobs.set_schedule(job_id, schedule, ignore=ignore)
     print(f"job {job_id} is watched ({schedule})", file=ctx.out)
+    if ignore == []:
+        print("  its comparisons leave nothing out", file=ctx.out)
     return 0
 
 

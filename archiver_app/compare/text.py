@@ -73,7 +73,8 @@ def compile_ignore_patterns(patterns: Iterable[str]) -> list[re.Pattern[str]]:
     """
     from archiver_app.crawl.rules import compile_pattern
 
-    return [compile_pattern(p, what="ignore pattern", flags=re.MULTILINE) for p in patterns]
+    # an empty pattern leaves nothing out (a watch may hold one stored before they were refused)
+    return [compile_pattern(p, what="ignore pattern", flags=re.MULTILINE) for p in patterns if p]
 
 
 def normalise(text: str, ignore: Sequence[re.Pattern[str]] = ()) -> list[str]:

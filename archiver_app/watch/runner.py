@@ -115,7 +115,7 @@ def add_watch(
     the first capture is queued now. Returns the job id."""
     if not urls:
         raise InputError("no addresses to watch")
-    compile_ignore_patterns(ignore)  # refuse a bad pattern before anything is written
+    _check_ignore(ignore)  # refuse a bad pattern before anything is written
     parse_schedule(schedule)
     rules = Rules(attempts=2, ignore_sets=(), page_timeout=page_timeout, concurrency=2)
     _refuse_watched(lib, validate_seeds(urls, Scope.PAGE, rules), profile)
@@ -136,6 +136,14 @@ def add_watch(
         assert job is not None
         job.config = {**job.config, WATCH_KEY: {"ignore": list(ignore)}}
     return job_id
+
+
+def _check_ignore(patterns: Sequence[str]) -> None:
+    """Refuse a pattern that does not compile, or an empty one: it would leave nothing out
+    (no ignored text at all is an empty list)."""
+    if any(not p for p in patterns):
+        raise InputError("an empty ignore pattern leaves nothing out: give none to ignore nothing")
+    compile_ignore_patterns(patterns)
 
 
 def refuse_watched(lib: Library, urls: Sequence[str], profile: str | None) -> None:
@@ -173,7 +181,7 @@ def watch_job(
         stop_watch(lib, job_id)
         return
     text = parse_schedule(schedule).text
-    compile_ignore_patterns(ignore or ())  # refuse a bad pattern before anything is written
+    _check_ignore(ignore or ())  # refuse a bad pattern before anything is written
     with lib.session() as s:
         found = s.get(Job, job_id)
         if found is None:

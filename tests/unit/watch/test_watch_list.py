@@ -51,3 +51,25 @@ def test_job_show_of_a_watch_shows_its_ignored_text(
     other = library.jobs.watch(["https://b.example/"], schedule="daily")
     library.jobs.set_schedule(other, None)
     assert json.loads(_out(library, capsys, "job", "show", str(other), "--json"))["watch"] is None
+
+
+def test_an_empty_ignore_clears_the_ignored_text_and_is_never_stored(
+    library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`watch job N --ignore ''` alone clears the watch's ignored text (its schedule
+    stays); an empty pattern among others, or given to `watch add`, is refused."""
+    from archiver_app.compare import compile_ignore_patterns
+
+    job = library.jobs.watch([PAGE], schedule="hourly", ignore=["Updated .*"])
+    said = _out(library, capsys, "watch", "job", str(job), "--ignore", "")
+    assert "its comparisons leave nothing out" in said
+    [row] = library.jobs.watches()
+    assert (row.ignore, row.schedule) == ((), "hourly")
+    assert "ignored in comparisons" not in _out(library, capsys, "watch", "list")
+    root = ["--library", str(library.root)]
+    assert cli.main([*root, "watch", "job", str(job), "--ignore", "", "--ignore", "x"]) == 2
+    assert "--ignore '' clears the ignored text: give it alone" in capsys.readouterr().err
+    assert cli.main([*root, "watch", "add", "https://b.example/", "--ignore", ""]) == 2
+    assert "an empty ignore pattern leaves nothing out" in capsys.readouterr().err
+    assert [w.job_id for w in library.jobs.watches()] == [job] and row.ignore == ()
+    assert compile_ignore_patterns(["", "a"]) == compile_ignore_patterns(["a"])  # one kept
