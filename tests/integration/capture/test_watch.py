@@ -197,3 +197,41 @@ def test_a_watched_page_captured_by_hand_is_compared_too(
     changed, before = recent_changes(lib, changed_only=False)  # newest first; not /other
     assert changed.url == url and changed.summary.changed and before == same
     assert changed.summary.text_share and changed.previous_id == same.snapshot_id
+
+
+def test_patterns_for_one_page_of_a_watch_do_not_hide_another_page_s_swapped_image(
+    clocked: tuple[Library, Clock], local_server: LocalServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A watch of two pages: ignored text written for one (a generated time, a token) is
+    not on the other, whose image was swapped under the same address; that capture stays
+    changed in the kept comparisons and in `archiver diff` once the patterns are given."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    def png(colour: tuple[int, int, int]) -> bytes:
+        out = BytesIO()
+        Image.new("RGB", (120, 120), colour).save(out, "PNG")
+        return out.getvalue()
+
+    lib, clock = clocked
+    img, gen = local_server.url("/img.html"), local_server.url("/gen.html")
+    local_server.add_static("/img.html", "<title>Picture</title><h1>Picture</h1><img src=pic.png>")
+    local_server.add_static("/pic.png", png((200, 30, 30)), "image/png")
+    local_server.add_static("/gen.html", "<title>Gen</title><p>Generated at 1</p>")
+    job = add_watch(lib, [img, gen], schedule="daily")
+    run_due(lib)
+    local_server.add_static("/pic.png", png((20, 40, 200)), "image/png")
+    clock.now += timedelta(days=2)
+    run_due(lib)
+    [swapped] = [c for c in recent_changes(lib, changed_only=False) if c.url == img]
+    assert swapped.summary.changed and swapped.summary.resources_changed == 1
+    root = ["--library", str(lib.root)]
+    given = ["--ignore", "^Generated at .*$", "--ignore", "^Token: [0-9a-f]+$"]
+    assert cli.main([*root, "watch", "job", str(job), *given]) == 0
+    [again] = [c for c in recent_changes(lib, changed_only=False) if c.url == img]
+    assert again.summary.changed  # the kept comparison was made again: still a change
+    capsys.readouterr()
+    assert cli.main([*root, "diff", str(again.previous_id), str(again.snapshot_id)]) == 0
+    out = capsys.readouterr().out
+    assert "no change between these captures" not in out and "pic.png" in out
