@@ -11,7 +11,8 @@ each new capture with the previous one. The core makes sure the app and a timer'
 capture the same slot twice (the database's write lock and a re-check of the due date).
 
 Each capture that changed is announced through :attr:`WatchScheduler.changed`; the main
-window turns it into a tray notification (:func:`change_message`).
+window turns the pages one run found changed into one tray notification
+(:func:`changes_message`).
 """
 
 from __future__ import annotations
@@ -229,30 +230,52 @@ def outcome_pair(library: Library, outcome: PageOutcome) -> tuple[int, int] | No
     return None if before is None else (before, outcome.snapshot_id)
 
 
+def changes_message(changed: list[PageOutcome]) -> str:
+    """What one run says about its pages that changed: one page in :func:`change_message`'s
+    words; several in one summary, the pages that now answer an HTTP error first (a
+    message per page replaced the one before it, and the error was lost)."""
+    if len(changed) == 1:
+        page = changed[0]
+        assert page.change is not None
+        return change_message(page.url, page.change, page.redirect)
+    errors = [p for p in changed if p.change is not None and p.change.now_error]
+    names = []
+    for page in errors + [p for p in changed if p not in errors]:
+        where = page.url.split("://", 1)[-1].rstrip("/")
+        change = page.change
+        if change is not None and change.now_error:
+            where += f" now answers HTTP {change.new_status} (an error; was {change.old_status})"
+        names.append(where)
+    return f"{len(changed)} watched pages changed: {', '.join(names)}."
+
+
 def install_watch_scheduler(window: MainWindow) -> WatchScheduler:
-    """The main window's hook: due watches run while it is open; a page that changed is
-    announced in the tray, and clicking the notification opens the two captures compared."""
+    """The main window's hook: due watches run while it is open; the pages a run found
+    changed are announced in the tray in one message: clicking it opens the two captures
+    compared (one page) or the Changes view (several)."""
     scheduler = WatchScheduler(window.library, window.runner, window)
 
-    def announce(outcome: PageOutcome) -> None:
-        assert outcome.change is not None
-        pair = outcome_pair(window.library, outcome)
+    def announce(changed: list[PageOutcome]) -> None:
+        pair = outcome_pair(window.library, changed[0]) if len(changed) == 1 else None
 
-        def open_compare() -> None:
+        def open_changes() -> None:
+            window.show_and_raise()
             if pair is not None:
-                window.show_and_raise()
                 window.research.open_compare(*pair)
+            else:  # several pages (or no capture before): the list of them all
+                window.research.show_changes()
 
-        message = change_message(outcome.url, outcome.change, outcome.redirect)
-        window.tray.notify("Watched page changed", message, on_click=open_compare)
+        message = changes_message(changed)
+        title = "Watched page changed" if len(changed) == 1 else "Watched pages changed"
+        window.tray.notify(title, message, on_click=open_changes)
         # also in the window: without a system tray the notification shows nowhere
         window.statusBar().showMessage(f"{message} View > Changes (Ctrl+Shift+H).", 60_000)
 
-    scheduler.changed.connect(announce)
-
     def after_run(report: WatchRunReport) -> None:
         window.refresh_all()  # the Changes view with it: the run may have found changes
-        if not report.changed:  # a change has its own message (announce)
+        if report.changed:
+            announce(report.changed)
+        else:
             window.statusBar().showMessage(run_message(report), 15_000)
 
     scheduler.ran.connect(after_run)

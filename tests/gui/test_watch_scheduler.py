@@ -11,6 +11,7 @@ compares two stored captures with the core's own comparison instead of capturing
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QGuiApplication
@@ -186,3 +187,55 @@ def test_run_now_during_a_run_runs_again_after_it(
     scheduler.run_now()  # under way: asked again once it ends
     qtbot.waitUntil(lambda: len(RUNS) == 2 and scheduler.busy is None, timeout=30_000)
     scheduler.stop()
+
+
+def four_changed(_library: Library, _progress: Progress, _cancel: CancelToken) -> WatchRunReport:
+    """A run in which four watched pages changed, the one that now answers 503 first."""
+    RUNS.append(1)
+    site = "http://127.0.0.1:8000/"
+    text = ChangeSummary(True, 0.5, None, 0, 0, 0, old_status=200, new_status=200)
+    down = ChangeSummary(True, 1.0, None, 0, 0, 0, old_status=200, new_status=503)
+    pages = (
+        PageOutcome(site + "err.html", 11, None, down, 503),
+        PageOutcome(site + "stamp.html", 12, None, text, 200),
+        PageOutcome(site + "js.html", 13, None, text, 200),
+        PageOutcome(site + "text.html", 14, None, text, 200),
+    )
+    return WatchRunReport(runs=(1,), pages=(pages[1], pages[0], *pages[2:]))
+
+
+def test_a_run_with_several_changes_is_announced_once_and_opens_changes(
+    qtbot: QtBot, main_window: MainWindow, library: Library, tmp_path: Path
+) -> None:
+    """Four pages changed in one run: one message names them all, the one now answering
+    an error first, and its click opens the Changes view (a message per page replaced the
+    one before: only the last page was announced, the 503 was lost)."""
+    from archiver_app.gui.changes_panel import ChangesPanel
+
+    scheduler = main_window.watches
+    qtbot.waitUntil(lambda: scheduler.busy is None, timeout=30_000)
+    scheduler.timer.stop()
+    app = QGuiApplication.instance()
+    assert isinstance(app, QGuiApplication)
+    app.applicationStateChanged.disconnect(scheduler._state_changed)
+    scheduler.run = four_changed
+    add_watch(library, ["http://127.0.0.1:8000/err.html"], schedule="hourly")  # due
+    shown = len(main_window.tray.notifications)
+    with qtbot.waitSignal(scheduler.ran, timeout=30_000):
+        scheduler.tick()
+    assert main_window.tray.notifications[shown:] == [
+        (
+            "Watched pages changed",
+            "4 watched pages changed: 127.0.0.1:8000/err.html now answers HTTP 503 (an error;"
+            " was 200), 127.0.0.1:8000/stamp.html, 127.0.0.1:8000/js.html,"
+            " 127.0.0.1:8000/text.html.",
+        )
+    ]
+    message = main_window.tray.notifications[-1][1]
+    assert main_window.statusBar().currentMessage() == (f"{message} View > Changes (Ctrl+Shift+H).")
+    main_window.resize(1000, 700)
+    main_window.show()
+    main_window.statusBar().grab().save(str(tmp_path / "several_changes.png"))
+
+    main_window.tray.icon.messageClicked.emit()  # what the platform sends on a click
+    assert isinstance(main_window.tabs.currentWidget(), ChangesPanel)
