@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from archiver_app.api.jobs import CrawlOptions, JobStatus
 from archiver_app.errors import InputError
@@ -204,14 +204,24 @@ class WindowCapture(QObject):
             .run_in_background()
         )
 
-    def _watch_refused(self, failure: Any, request: CaptureRequest) -> None:
-        """Say why, then give the dialog back with what was typed (a page watched already
-        is a matter of changing the addresses, not of typing them all again)."""
-        show_error(self.window, failure, "watching")
+    def _watch_refused(self, failure: Any, request: CaptureRequest) -> QMessageBox:
+        """Say why (the other addresses typed were not watched either), then, once that is
+        dismissed, give the dialog back with what was typed (a page watched already is a
+        matter of changing the addresses, not of typing them all again). The dialog
+        reopened at once covered the message and, window-modal too, blocked its OK."""
+        box = show_error(self.window, failure, "watching")
+        others = len(request.urls) - 1
+        if others and "not watched either" not in box.text():
+            what = "address was" if others == 1 else f"{others} addresses were"
+            box.setText(f"{box.text().rstrip('.')}. The other {what} not watched either.")
         if isinstance(getattr(failure, "exception", None), InputError):
-            self.open_dialog(
-                "\n".join(request.urls), schedule=request.schedule, profile=request.profile
+            text = "\n".join(request.urls)
+            box.finished.connect(
+                lambda _answer: self.open_dialog(
+                    text, schedule=request.schedule, profile=request.profile
+                )
             )
+        return box
 
     def run(self, request: CaptureRequest) -> BackgroundOp[Any]:
         """Queue ``request`` as a capture or crawl job and run it in a child process (a

@@ -10,8 +10,10 @@ was called, so the test is about what the window does around it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from archiver_app.gui.changes_panel import ChangesPanel, watch_cells
@@ -268,23 +270,40 @@ def test_a_collection_typed_in_the_dialog_keeps_the_name_typed(library: Library)
 
 
 def test_watching_a_watched_page_says_why_and_gives_the_input_back(
-    qtbot: QtBot, main_window: MainWindow, library: Library
+    qtbot: QtBot, main_window: MainWindow, library: Library, tmp_path: Path
 ) -> None:
     """Capture and Watch on a page watched already showed a Python traceback under Show
-    Details, and what was typed was gone; the error is a sentence and the dialog comes back
-    with the addresses typed."""
+    Details, and what was typed was gone; the error is a sentence, shown first and on top,
+    saying the other address was not watched either, and once it is dismissed the dialog
+    comes back with the addresses typed (it came back at once, over the message, and
+    blocked its OK until it was cancelled)."""
     from archiver_app.gui.capture_dialog import CaptureDialog
     from archiver_app.gui.capture_input import CaptureRequest
 
     url = "https://harbour.example/tides"
     library.jobs.watch([url], schedule="daily")
+    main_window.resize(1000, 700)
+    main_window.show()
     main_window.capture.watch(
         CaptureRequest((url, "https://harbour.example/ferries"), schedule="weekly")
     )
-    qtbot.waitUntil(lambda: bool(main_window.findChildren(CaptureDialog)), timeout=10_000)
-    [box] = [b for b in main_window.findChildren(QMessageBox) if "watched already" in b.text()]
+
+    def refused() -> list[QMessageBox]:
+        boxes = main_window.findChildren(QMessageBox)
+        return [b for b in boxes if "watched already" in b.text() and b.isVisible()]
+
+    qtbot.waitUntil(lambda: bool(refused()), timeout=10_000)
+    [box] = refused()
+    assert box.text().startswith(f"Could not finish watching: {url} is watched already (job")
+    assert box.text().endswith(
+        "; change that watch instead. The other address was not watched either."
+    )
     assert "Traceback" not in box.detailedText()
+    assert not [d for d in main_window.findChildren(CaptureDialog) if d.isVisible()]
+    assert QApplication.activeModalWidget() is box  # on top: Return and clicks reach it
+    box.grab().save(str(tmp_path / "refused.png"))
+    box.accept()  # OK
+    qtbot.waitUntil(lambda: bool(main_window.findChildren(CaptureDialog)), timeout=10_000)
     [dialog] = main_window.findChildren(CaptureDialog)
     assert dialog.urls.toPlainText() == f"{url}\nhttps://harbour.example/ferries"
     dialog.reject()
-    box.close()
