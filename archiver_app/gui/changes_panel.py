@@ -179,6 +179,7 @@ class ChangesPanel(QWidget):
         self.say_deleted: int | None = None  # the change the note says has no capture before
         self.note = QLabel(self)
         self.note.setObjectName("watch_note")
+        self.note.setWordWrap(True)  # one line as wide as its text widened the window
         self.note.hide()
         layout.addWidget(self.note)
         layout.addWidget(self.no_watches)
@@ -278,9 +279,9 @@ class ChangesPanel(QWidget):
             self.compareRequested.emit(row.previous_id, row.snapshot_id)
         else:  # its Before is "–": say why nothing opens
             self.say(
-                f"The capture {row.url} was compared with has been deleted since: there is "
-                "nothing to compare it with now (select it among the captures and choose "
-                "Compare to compare it with the capture now before it)."
+                "The earlier capture this one was compared with has been deleted since: there"
+                " is nothing to compare it with now (select it among the captures and choose"
+                " Compare to compare it with the capture now before it)."
             )
             self.say_deleted = row.snapshot_id
 

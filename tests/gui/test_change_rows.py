@@ -4,8 +4,11 @@ an error; and the watch table: a watch's browser profile, a first capture due no
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select, update
 
@@ -13,6 +16,7 @@ from archiver_app.compare import compare_captures, compile_ignore_patterns
 from archiver_app.compare.changes import recent_changes, record_change
 from archiver_app.gui.changes_panel import HEADERS, ChangesModel, watch_cells
 from archiver_app.gui.compare_view import summary_text
+from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import OpRunner
 from archiver_app.library import Library
 from archiver_app.store.models import Job, Snapshot
@@ -91,7 +95,10 @@ def test_a_change_whose_earlier_capture_was_deleted_says_so(
     assert tip.startswith("Server error\n")
     with qtbot.assertNotEmitted(panel.compareRequested):
         panel.table.activated.emit(panel.model.index(0, 0))
-    assert "has been deleted since" in panel.note.text() and not panel.note.isHidden()
+    assert panel.note.text().startswith(
+        "The earlier capture this one was compared with has been deleted since: "
+    )
+    assert not panel.note.isHidden()
     c = _capture(library, 3, {"blue.png": 200})  # a later run
     record_change(library, c)
     panel.refresh()
@@ -106,6 +113,29 @@ def test_a_change_whose_earlier_capture_was_deleted_says_so(
     panel.refresh()
     qtbot.waitUntil(lambda: panel.model.rowCount() == 1)
     assert panel.note.isHidden() and panel.note.text() == ""
+
+
+def test_the_deleted_capture_note_wraps_in_the_main_window(
+    qtbot: QtBot, main_window: MainWindow, library: Library, tmp_path: Path
+) -> None:
+    """The note on a change whose earlier capture was deleted wraps within the Changes
+    view: on one line it widened the whole main window past the screen."""
+    a = _capture(library, 1, {"blue.png": 200})
+    b = _capture(library, 2, {"blue.png": 404})
+    record_change(library, b)
+    library.snapshots.delete([a])
+    main_window.resize(900, 650)
+    main_window.show()
+    qtbot.waitExposed(main_window)
+    panel = main_window.research.show_changes()
+    qtbot.waitUntil(lambda: panel.loaded and panel.model.rowCount() == 1)
+    width = main_window.width()
+    panel.table.activated.emit(panel.model.index(0, 0))
+    assert not panel.note.isHidden()
+    QApplication.processEvents()
+    assert main_window.width() == width
+    assert main_window.minimumSizeHint().width() <= width
+    main_window.grab().save(str(tmp_path / "deleted_note.png"))
 
 
 def test_pause_then_resume_the_selected_watch_from_the_changes_view(
