@@ -27,8 +27,8 @@ from archiver_app.mirror.locking import DestinationBusy, destination_lock, is_bu
 from archiver_app.mirror.outcomes import DestinationOutcome, Stop, StopReason, describe_end
 from archiver_app.mirror.policy import Policy, collection_policies, library_policy
 from archiver_app.mirror.progress import RunProgress
+from archiver_app.mirror.recheck import recheck_copies
 from archiver_app.mirror.repair import RunContext
-from archiver_app.mirror.retire import recheck_copies
 from archiver_app.mirror.worker import run_destination
 from archiver_app.tasks import CancelToken, Progress, null_progress
 from archiver_app.units import counted

@@ -4,6 +4,7 @@ lists the captures left, and offers nothing of the deleted one any more."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from PySide6.QtGui import QColor
@@ -34,15 +35,34 @@ def _two_captures(library: Library) -> tuple[int, int]:
     return older, newer
 
 
-def _message_kind(qtbot: QtBot, tab: ReplayWidget) -> object:
-    return run_js(
-        qtbot, tab, "(document.getElementById('archiver-message') || {dataset: {}}).dataset.kind"
-    )
+KIND = "(document.getElementById('archiver-message') || {dataset: {}}).dataset.kind"
+
+
+def _wait_message_kind(qtbot: QtBot, tab: ReplayWidget, kind: str) -> None:
+    """Until the page shows the message page ``kind``: asked again as each answer comes, or
+    after 2 s without one (a page being replaced may answer late, or not at all, on a
+    loaded machine)."""
+    answers: list[object] = []
+    asked = {"pending": False, "at": 0.0}
+
+    def answered(value: object) -> None:
+        answers.append(value)
+        asked["pending"] = False
+
+    def shows() -> bool:
+        if answers and answers[-1] == kind:
+            return True
+        if not asked["pending"] or time.monotonic() - asked["at"] > 2:
+            asked.update(pending=True, at=time.monotonic())
+            tab.page.runJavaScript(KIND, 0, answered)
+        return False
+
+    qtbot.waitUntil(shows, timeout=30_000)
 
 
 def _says_deleted(qtbot: QtBot, tab: ReplayWidget) -> None:
     """What a tab whose capture (2024's, of two) was deleted shows."""
-    qtbot.waitUntil(lambda: _message_kind(qtbot, tab) == "deleted", timeout=20_000)
+    _wait_message_kind(qtbot, tab, "deleted")
     text = str(run_js(qtbot, tab, "document.body.innerText"))
     assert "This capture was deleted" in text and "2024-01-01 00:00:00 UTC" in text
     assert tab.banner.text().startswith(DELETED)
