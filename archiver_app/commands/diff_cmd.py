@@ -79,6 +79,12 @@ def cmd_diff(args: argparse.Namespace, ctx: Context) -> int:
             _write_overlay(lib, result, args.overlay)
     finally:
         lib.close()
+    if args.overlay:  # on stderr: --json keeps stdout to the JSON
+        if result.visual is not None:
+            print(f"overlay written (B's screenshot, changes outlined): {args.overlay}",
+                  file=ctx.err)  # fmt: skip
+        else:
+            print("no overlay written: a capture has no screenshot to compare", file=ctx.err)
     if args.json:
         print(json.dumps(_as_json(compared), indent=2), file=ctx.out)
     else:
