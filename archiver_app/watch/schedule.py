@@ -170,6 +170,10 @@ def _parse_part(part: str, name: str, low: int, high: int, *, text: str, positio
         if not step_text.isdigit() or int(step_text) == 0:
             raise fail(f"step {step_text!r} is not a positive number", position + len(base) + 1)
         step = int(step_text)
+        if step > high - low:  # */61 for minutes: only the first value, as if no step
+            raise fail(
+                f"step {step} is larger than its range {low}-{high}", position + len(base) + 1
+            )
     if base == "*":
         first, last = low, high
     elif "-" in base:

@@ -46,6 +46,8 @@ def test_cron_fields() -> None:
         ("0 25 * * *", "hour '25' is outside 0-23 at position 2"),
         ("0 3 * * mon", "day of week 'mon' is not a number, a range or \\* at position 8"),
         ("*/0 * * * *", "minute step '0' is not a positive number at position 2"),
+        ("*/61 * * * *", "minute step 61 is larger than its range 0-59 at position 2"),
+        ("0 0/24 * * *", "hour step 24 is larger than its range 0-23 at position 4"),
         ("0 5-2 * * *", "hour range '5-2' runs backwards at position 2"),
         ("0 3 1,x * *", "day of month 'x' is not a number, a range or \\* at position 6"),
     ],
