@@ -158,7 +158,7 @@ class ChangesPanel(QWidget):
             "Nothing is watched yet. Watch a Page… captures a page now and again on a"
             " schedule, while the app is open (or from a system timer: `archiver watch run`,"
             " docs/watch.md), and compares each new capture with the one before. You can also"
-            " watch the selected captures' pages with Capture > Watch Pages….",
+            " watch the selected captures' pages with Capture > Watch Pages…",
             self,
         )
         self.no_watches.setWordWrap(True)

@@ -43,7 +43,7 @@ from archiver_app.gui.snapshot_model import human_size
 from archiver_app.gui.tables import RowsModel, list_table
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
-from archiver_app.units import upper_first
+from archiver_app.units import counted, upper_first
 
 REFRESH_MS = 3000
 SCAN_EVERY = 5  # refreshes between scans of the OS mount points (15 s)
@@ -66,7 +66,10 @@ DRIVE_TIPS = [
 def laptop_summary(st: LaptopStatus) -> str:
     """One line on the library's own copies, on this computer."""
     when = f"{st.last_verified_at:%Y-%m-%d}" if st.last_verified_at else "never"
-    text = f"This computer: {st.present:,} files, last verified {when}"
+    text = f"This computer: {counted(st.present, 'file')}"
+    if st.offloaded:
+        text += f", {st.offloaded:,} offloaded (their copies are on drives)"
+    text += f", last verified {when}"
     if st.corrupted:
         text += f", {st.corrupted:,} damaged"
     if st.scrub_due:

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from archiver_app.api.status import status_figures
 from archiver_app.crawl.rules import Rules
-from archiver_app.gui.drives_panel import DrivesPanel
+from archiver_app.gui.drives_panel import DrivesPanel, laptop_summary
 from archiver_app.gui.first_run import LIBRARY_KEY, FirstRunDialog, needs_first_run
 from archiver_app.gui.jobs_panel import JobsPanel, format_eta
 from archiver_app.gui.main_window import MainWindow
@@ -22,7 +22,7 @@ from archiver_app.gui.ops import CAPTURE_ON_QUIT, IMPORT_ON_QUIT, BackgroundOp, 
 from archiver_app.gui.settings_dialog import APPEARANCE_KEY, BROWSER_KEY, SettingsDialog
 from archiver_app.library import Library
 from archiver_app.mirror.destinations import Marker, library_folder, write_marker
-from archiver_app.mirror.status import SCRUB_KEY
+from archiver_app.mirror.status import SCRUB_KEY, LaptopStatus
 from archiver_app.paths import resolve_library_root
 from archiver_app.store.models import Copy, Destination, File, Job, JobLog, Ruleset, Snapshot
 from tests.helpers.snapshots import add_snapshot
@@ -705,3 +705,14 @@ def test_jobs_panel_follows_the_jobs_again_once_the_database_answers_again(
     library.jobs.capture(["https://harbour.example/"])  # made while the panel looked away
     qtbot.waitUntil(lambda: panel.model.rowCount() == 1, timeout=5000)
     panel.timer.stop()
+
+
+def test_the_summary_counts_this_computer_s_files_and_those_offloaded() -> None:
+    one = LaptopStatus(present=1, corrupted=0, offloaded=0, last_verified_at=None, scrub_due=False)
+    assert laptop_summary(one) == "This computer: 1 file, last verified never."
+    freed = LaptopStatus(
+        present=28, corrupted=0, offloaded=57, last_verified_at=None, scrub_due=False
+    )
+    assert laptop_summary(freed) == (
+        "This computer: 28 files, 57 offloaded (their copies are on drives), last verified never."
+    )
