@@ -115,10 +115,10 @@ def _crawl_under_fire(tmp_path: Path, server: LocalServer) -> None:
     for _ in range(KILLS):
         before = finished_attempts(root)
         proc = start_worker(root, log)
-        # A random moment while it works: once it has finished a page, 0-2 s later.
+        # A random moment while it works: once it has finished a page, 0-1 s later.
         if wait_for(lambda b=before, p=proc: finished_attempts(root) > b or p.poll() is not None):
             with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=rng.uniform(0.0, 2.0))
+                proc.wait(timeout=rng.uniform(0.0, 1.0))
         if proc.poll() is not None:
             break  # the job ended before this moment came
         os.killpg(proc.pid, signal.SIGKILL)  # the worker and its browser, no warning

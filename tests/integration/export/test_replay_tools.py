@@ -128,8 +128,8 @@ def test_every_page_renders_in_replaywebpage(
                 page.goto(rwp.page_url(entry["url"]))
                 replayed = _replayed(page)
                 shown = replayed.locator("#text").or_(replayed.get_by_text(NOT_FOUND))
-                try:
-                    shown.wait_for(timeout=60_000)
+                try:  # the first visit may come before the player controls the page
+                    shown.wait_for(timeout=60_000 if attempt else 20_000)
                 except PlaywrightTimeout as exc:
                     if attempt:
                         raise AssertionError(
