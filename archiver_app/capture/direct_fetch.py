@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import ssl
+import time
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -52,7 +53,9 @@ async def fetch(
 ) -> tuple[HttpResponse, bytes | OverLimit]:
     """``url`` with ``headers``, no redirect followed: the response and its decoded body,
     or :class:`OverLimit` when it is larger than ``limit`` bytes (the transfer is stopped).
-    Raises ``OSError`` (or ``http.client.HTTPException``) when the server cannot be read."""
+    Raises ``OSError`` (or ``http.client.HTTPException``) when the server cannot be read,
+    ``TimeoutError`` when the whole of it takes longer than ``timeout`` seconds (a server
+    sending a byte now and then keeps no thread past the page's deadline)."""
     return await asyncio.to_thread(_fetch, url, headers, limit, timeout)
 
 
@@ -75,22 +78,26 @@ def _fetch(
         conn.request("GET", target, headers=sent)
         resp = conn.getresponse()
         response = HttpResponse(resp.status, resp.reason, list(resp.getheaders()))
-        return response, _read(resp, response, limit)
+        return response, _read(resp, response, limit, time.monotonic() + timeout)
     finally:
         conn.close()
 
 
-def _read(resp: http.client.HTTPResponse, response: HttpResponse, limit: int) -> bytes | OverLimit:
+def _read(
+    resp: http.client.HTTPResponse, response: HttpResponse, limit: int, deadline: float
+) -> bytes | OverLimit:
     length = (response.header("content-length") or "").strip()
     encoding = (response.header("content-encoding") or "").strip().lower()
     if length.isdigit() and int(length) > limit and encoding in ("", "identity"):
         return OverLimit(int(length), limit, declared=True)
     decode = _decoder(encoding)
     body = bytearray()
-    while chunk := resp.read(CHUNK):
+    while chunk := resp.read1(CHUNK):
         body += decode(chunk)
         if len(body) > limit:
             return OverLimit(len(body), limit, declared=False)
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the body did not arrive in time ({len(body)} bytes read)")
     return bytes(body)
 
 
