@@ -90,10 +90,10 @@ def _read(
     encoding = (response.header("content-encoding") or "").strip().lower()
     if length.isdigit() and int(length) > limit and encoding in ("", "identity"):
         return OverLimit(int(length), limit, declared=True)
-    decode = _decoder(encoding)
+    decode = _Decoder(encoding)
     body = bytearray()
     while chunk := resp.read1(CHUNK):
-        body += decode(chunk)
+        body += decode(chunk, limit + 1 - len(body))
         if len(body) > limit:
             return OverLimit(len(body), limit, declared=False)
         if time.monotonic() > deadline:
@@ -101,10 +101,40 @@ def _read(
     return bytes(body)
 
 
-def _decoder(encoding: str) -> Any:
-    """A function from each chunk as sent to the chunk decoded (``Content-Encoding``)."""
-    if encoding in ("gzip", "x-gzip", "deflate"):
-        return zlib.decompressobj(zlib.MAX_WBITS | 32).decompress  # gzip or zlib header
-    if encoding == "br":
-        return brotli.Decompressor().process
-    return bytes
+class _Decoder:
+    """Each chunk as sent -> the chunk decoded (``Content-Encoding``), at most ``room``
+    bytes of it: a small compressed chunk that would expand past the byte limit (a
+    compression bomb) is not expanded further. ``deflate`` is read with or without its
+    zlib header, as browsers read it (servers send both)."""
+
+    def __init__(self, encoding: str) -> None:
+        self.encoding = encoding
+        self.head = b""  # a deflate body's first bytes, until its header can be told
+        self.inflate: Any = None
+        self.unbrotli: Any = None
+        if encoding in ("gzip", "x-gzip"):
+            self.inflate = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header
+        elif encoding == "br":
+            # ``brotli`` is Google's module (``process``) or, where pywb's dependency
+            # brotlipy shadows it, brotlipy's (``decompress``): both read a chunk at a time
+            decompressor = brotli.Decompressor()
+            self.unbrotli = getattr(decompressor, "process", None) or decompressor.decompress
+
+    def __call__(self, chunk: bytes, room: int) -> bytes:
+        if self.encoding == "deflate" and self.inflate is None:
+            self.head += chunk
+            if len(self.head) < 2:
+                return b""
+            chunk, self.head = self.head, b""
+            wbits = zlib.MAX_WBITS if _zlib_header(chunk) else -zlib.MAX_WBITS
+            self.inflate = zlib.decompressobj(wbits)
+        if self.inflate is not None:
+            return bytes(self.inflate.decompress(chunk, max(room, 1)))
+        if self.unbrotli is not None:
+            return bytes(self.unbrotli(chunk))
+        return chunk
+
+
+def _zlib_header(start: bytes) -> bool:
+    """Whether a deflate body begins with a zlib header (RFC 1950: method 8, check bits)."""
+    return start[0] & 0x0F == 8 and (start[0] << 8 | start[1]) % 31 == 0
