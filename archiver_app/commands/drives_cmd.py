@@ -122,7 +122,8 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         if d.library_folder_missing:
             busy += (
                 f"\n    {StopReason.NO_LIBRARY_FOLDER.message} Until it is back its copies"
-                " cannot be read; the figures below are as last recorded."
+                " cannot be read and none counts as safe; the figures below are as last"
+                " recorded."
             )
         print(
             f"{d.label}: {where}{free}{busy}\n"

@@ -54,7 +54,7 @@ DRIVE_TIPS = [
     "Plugged in or not, and whether a mirror or verify (here or in a terminal) is using it:"
     " then it is not safe to unplug",
     "Free space on the drive",
-    "Verified copies this drive holds",
+    "Verified copies this drive holds (none counts while this library's folder is not on it)",
     "Files the retention policy allows on this drive that it does not hold. Not lost: "
     "the laptop or other drives may hold them (the status bar counts files at risk)",
     "Copies on this drive that no longer match their digest (repaired from a good copy "
@@ -118,7 +118,8 @@ class DrivesModel(RowsModel[DestinationStatus]):
             r.label,
             state,
             free,
-            f"{r.present:,}",
+            # as recorded: none of them counts as a copy while the folder is missing
+            f"{r.present:,} (cannot be read)" if r.library_folder_missing else f"{r.present:,}",
             f"{r.missing:,}",
             f"{r.corrupted:,}",
             f"{r.last_verified_at:%Y-%m-%d %H:%M}" if r.last_verified_at else "never",

@@ -5,6 +5,8 @@ rule the mirror plan applies, so ``archiver drives``, ``archiver info`` and the 
 agree with ``archiver mirror``. It is one aggregate query: files grouped by collection,
 whether this computer holds them, and the set of drives holding a present copy (a handful
 of groups, however many files); the rule is then applied to each group, not to each file.
+A drive mounted without this library's folder holds no copy that counts: its copies
+cannot be read (:func:`~archiver_app.mirror.destinations.drives_without_folder`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from sqlalchemy import String, cast, func, select
 
 from archiver_app.library import Library
+from archiver_app.mirror.destinations import drives_without_folder
 from archiver_app.mirror.policy import CopyRules, Policy, collection_policies, library_policy
 from archiver_app.store.models import (
     Collection,
@@ -62,6 +65,7 @@ def policy_coverage(lib: Library) -> Coverage:
     """How many files have the copies their collection's policy asks for, and how many not."""
     default = library_policy(lib)
     policies = collection_policies(lib)
+    unreadable = drives_without_folder(lib)
     # each file: its snapshot, whether this computer holds it, the drives holding a present
     # copy, e.g. "1,3" in any order (a file's other columns depend on its id: valid SQL on
     # PostgreSQL too); then the files counted by those three
@@ -78,7 +82,7 @@ def policy_coverage(lib: Library) -> Coverage:
     if default.destinations is None and all(
         (p.copies, p.destinations) == (default.copies, None) for p in policies.values()
     ):  # one rule for every file: counted by copies alone, as fast as before policies
-        return _uniform(lib, default)
+        return _uniform(lib, default, unreadable)
     with lib.session() as s:
         drives = dict(
             s.execute(
@@ -98,7 +102,7 @@ def policy_coverage(lib: Library) -> Coverage:
     rest = False
     for cid, present_here, on, n in groups:
         rule = rules.of(cid)
-        held_on = frozenset(int(d) for d in on.split(",")) if on else frozenset()
+        held_on = frozenset(int(d) for d in on.split(",")) - unreadable if on else frozenset()
         if rule.short_by(bool(present_here), held_on) > 0:
             at_risk += n
         else:
@@ -111,16 +115,21 @@ def policy_coverage(lib: Library) -> Coverage:
     return Coverage(safe, at_risk, _wanted(default, ruled, rest), default.copies)
 
 
-def _uniform(lib: Library, default: Policy) -> Coverage:
+def _uniform(lib: Library, default: Policy, unreadable: frozenset[int]) -> Coverage:
     """:func:`policy_coverage` when every file has the default policy, on any drive: each
-    file's present copies on the drives in use counted (only files that have some: one
-    pass over the copies), the others by whether this computer holds them."""
+    file's present copies on the drives in use (but the ``unreadable`` ones) counted (only
+    files that have some: one pass over the copies), the others by whether this computer
+    holds them."""
     on_drives = (
         select((File.local_state == LocalState.PRESENT).label("here"), func.count().label("n"))
         .select_from(Copy)
         .join(File, File.id == Copy.file_id)
         .join(Destination, Destination.id == Copy.destination_id)
-        .where(Copy.state == CopyState.PRESENT, Destination.enabled.is_(True))
+        .where(
+            Copy.state == CopyState.PRESENT,
+            Destination.enabled.is_(True),
+            Destination.id.not_in(sorted(unreadable)),
+        )
         .group_by(File.id)  # (its key: PostgreSQL reads the file's state through it)
         .subquery()
     )

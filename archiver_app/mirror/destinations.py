@@ -60,9 +60,38 @@ class MountedDestination:
         marker = read_marker(self.mount)
         return marker is not None and marker.uuid == self.uuid
 
+    def folder_missing(self) -> bool:
+        """Mounted, but this library's folder is not on it: see :func:`folder_missing`."""
+        return folder_missing(self.mount, self.uuid, self.library_id)
+
 
 def library_folder(mount: Path, library_id: str) -> Path:
     return mount / DATA_DIR / library_id
+
+
+def folder_missing(mount: Path, uuid: str, library_id: str) -> bool:
+    """Whether drive ``uuid`` is mounted at ``mount`` (its own marker is there) without this
+    library's folder (moved aside or deleted): the copies recorded on it cannot be read, so
+    none of them counts as a copy until the folder is back. A drive not mounted is not
+    this: its copies are where they were, and count."""
+    if library_folder(mount, library_id).is_dir():
+        return False
+    marker = read_marker(mount)
+    return marker is not None and marker.uuid == uuid
+
+
+def drives_without_folder(lib: Library) -> frozenset[int]:
+    """The drives in use mounted where they were last seen without this library's folder
+    (:func:`folder_missing`): their copies count nowhere. A marker read per drive."""
+    with lib.session() as s:
+        rows = s.execute(
+            select(Destination.id, Destination.uuid, Destination.last_mount_path).where(
+                Destination.enabled.is_(True), Destination.last_mount_path.is_not(None)
+            )
+        ).all()
+    return frozenset(
+        did for did, uuid_, where in rows if where and folder_missing(Path(where), uuid_, lib.id)
+    )
 
 
 class LibraryFolderMissing(FileNotFoundError):

@@ -313,6 +313,19 @@ def plan_mirror(
         rows.deps,
     )
     not_usable = dict(blocked or {})
+    # a drive mounted without this library's folder: its copies can neither be read nor
+    # count (the status figures leave them out too), and it is not written
+    unreadable = {did for did, m in mounted.items() if m.folder_missing()}
+    for did in unreadable:
+        not_usable[did] = StopReason.NO_LIBRARY_FOLDER
+        if did in usable:
+            plan.unusable[mounted[did].label] = Stop(
+                StopReason.NO_LIBRARY_FOLDER, f"expected at {mounted[did].folder}"
+            )
+    if unreadable:
+        usable = set(usable) - unreadable
+        for held in present.values():
+            held.difference_update(unreadable)
     room = _open_destinations(plan, mounted, usable, not_usable)
     files: list[_FileRow] = []
     for row in rows.files:
@@ -399,7 +412,7 @@ def plan_mirror(
         for did in candidates:
             if got == need:
                 break
-            if add(fid, did, pol.copies - local, allowed):
+            if add(fid, did, pol.copies - local, allowed - unreadable if unreadable else allowed):
                 chosen_pairs.append((fid, did))
                 got += 1
         if got < need:

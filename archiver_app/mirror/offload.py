@@ -30,7 +30,11 @@ from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.mirror import copier
 from archiver_app.mirror.deps import chunks, file_dependencies
-from archiver_app.mirror.destinations import MountedDestination, find_mounted
+from archiver_app.mirror.destinations import (
+    MountedDestination,
+    drives_without_folder,
+    find_mounted,
+)
 from archiver_app.mirror.policy import Policy, collection_policies, library_policy
 from archiver_app.mirror.progress import RunProgress
 from archiver_app.mirror.run import MirrorResult, run_mirror
@@ -157,6 +161,8 @@ class _Holdings:
 
 
 def _holdings(lib: Library, cutoff: datetime) -> _Holdings:
+    # a drive mounted without this library's folder: its copies cannot be read, none counts
+    unreadable = drives_without_folder(lib)
     with lib.session() as s:
         labels = {d.id: d.label for d in s.scalars(select(Destination)) if d.enabled}
         snaps = [
@@ -183,6 +189,8 @@ def _holdings(lib: Library, cutoff: datetime) -> _Holdings:
                     Copy.verified_at.is_not(None),
                 )
             ):
+                if did in unreadable:
+                    continue
                 verified[fid].add(did)
                 if copy_at is not None:
                     moved[fid, did] = copy_at

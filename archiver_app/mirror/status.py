@@ -20,7 +20,12 @@ from sqlalchemy.orm import Session
 
 from archiver_app.library import Library
 from archiver_app.mirror.deps import snapshot_files
-from archiver_app.mirror.destinations import find_mounted, library_folder, read_marker
+from archiver_app.mirror.destinations import (
+    drives_without_folder,
+    find_mounted,
+    library_folder,
+    read_marker,
+)
 from archiver_app.mirror.locking import is_busy
 from archiver_app.mirror.policy import collection_policies, library_policy
 from archiver_app.store.models import (
@@ -239,10 +244,14 @@ class SnapshotCopies:
     corrupted: int
     dependencies_missing: int  # revisit originals not on this drive
     last_verified_at: datetime | None
+    #: mounted without this library's folder: its copies cannot be read, and none counts
+    folder_missing: bool = False
 
     @property
     def safe(self) -> bool:
         """Whole and replayable from this drive alone."""
+        if self.folder_missing:
+            return False
         return self.present == self.files and self.dependencies_missing == 0 and self.files > 0
 
 
@@ -270,6 +279,7 @@ def snapshot_copies(lib: Library, snapshot_id: int) -> SnapshotCopiesReport:
             )
         ).all()
         dests = s.scalars(select(Destination).order_by(Destination.label)).all()
+    unreadable = drives_without_folder(lib)
     out = []
     for d in dests:
         mine = [r for r in rows if r.destination_id == d.id]
@@ -284,6 +294,7 @@ def snapshot_copies(lib: Library, snapshot_id: int) -> SnapshotCopiesReport:
                 corrupted=sum(1 for r in mine if r.state == CopyState.CORRUPTED),
                 dependencies_missing=len(deps - present),
                 last_verified_at=min(verified) if verified else None,
+                folder_missing=d.id in unreadable,
             )
         )
     return SnapshotCopiesReport(dict(local), out)

@@ -184,6 +184,7 @@ def test_drives_panel_states_counts_and_plug_event(
     assert plugged.args == ["Blue"]
     # the marker alone: this library's folder is not on the drive (moved aside?)
     assert panel.model.data(panel.model.index(0, 1), 0) == "plugged in, library folder missing"
+    assert panel.model.data(panel.model.index(0, 3), 0) == "1 (cannot be read)"
     library_folder(drive, library.id).mkdir(parents=True)  # as `archiver drives add` makes it
     panel.refresh()
     qtbot.waitUntil(

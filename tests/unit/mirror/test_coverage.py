@@ -107,3 +107,49 @@ def test_one_policy_for_all_is_said_as_before(
     assert said.endswith("(the policy wants 2 copies of each, counting this computer's)")
     assert run(capsys, root, "drives", "retire", "blue")[0] == 0
     agree(root, capsys, 0, 3)
+
+
+def test_a_drive_without_this_library_s_folder_holds_no_safe_copy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Once a mounted drive whose library folder was moved aside still counted: `drives`
+    said "3 files safe, 0 at risk" and the mirror had nothing to do while the drive held
+    none of the files it could read. Its copies count nowhere until the folder is back:
+    not in the figures (one policy for all, or per collection), not as a capture's whole
+    copy, not for an offload."""
+    from datetime import timedelta
+
+    from archiver_app.mirror.offload import offload
+
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        made = make_snapshot(lib, [100, 200], seed=1)
+        make_snapshot(lib, [100], collection="harbour", seed=2)
+        library_id = lib.id
+    blue = tmp_path / "blue"
+    blue.mkdir()
+    run(capsys, root, "drives", "add", str(blue), "--label", "blue")
+    assert run(capsys, root, "mirror")[0] == 0
+    agree(root, capsys, 3, 0)
+    folder = blue / "Archiver" / library_id
+    folder.rename(blue / "Archiver" / "aside")
+    agree(root, capsys, 0, 3)
+    code, out = run(capsys, root, "mirror", "--dry-run")
+    assert code == 1 and "this library's folder is not on it" in out
+    with Library.open(root) as lib:
+        assert lib.snapshots.detail(made.snapshot_id).whole_copies == 1  # this computer's
+        assert lib.drives.copies(made.snapshot_id).safe_copies == 1
+    # a collection's own policy is counted by the same rule
+    run(capsys, root, "policy", "set", "--collection", "harbour", "--destinations", "blue")
+    agree(root, capsys, 0, 3)
+    (blue / "Archiver" / "aside").rename(folder)
+    agree(root, capsys, 3, 0)
+    with Library.open(root) as lib:
+        assert lib.snapshots.detail(made.snapshot_id).whole_copies == 2
+    # one drive copy is all an offload asks for here: blue's is not one without its folder
+    folder.rename(blue / "Archiver" / "aside")
+    run(capsys, root, "policy", "set", "--copies", "1")
+    run(capsys, root, "policy", "set", "--collection", "harbour", "--copies", "1")
+    with Library.open(root) as lib:
+        kept = offload(lib, timedelta(days=1))
+        assert kept.snapshots == 0 and kept.not_safe == 2 and not kept.unconfirmed
