@@ -2,7 +2,9 @@
 
 Each mounted destination's lock is taken before planning, so ``ongoing`` rows left by a
 dead run can be reset at once and a second run on the same drive skips it ("busy")
-instead of writing beside the first.
+instead of writing beside the first. Once the plan is made, the locks of the drives it
+neither writes to nor reads from are let go: those drives read "safe to unplug" while
+the run copies to the others.
 """
 
 from __future__ import annotations
@@ -172,7 +174,8 @@ def run_mirror(
             on_plan(plan)
         return MirrorResult(plan, dry_run=True)
     with ExitStack() as stack:
-        locked, blocked, unusable = _lock_destinations(lib, mounted, stack, lock_wait)
+        locks = _DriveLocks(stack)
+        locked, blocked, unusable = _lock_destinations(lib, mounted, locks, lock_wait)
         found = {
             d.label: recheck_copies(lib, d, default.parallelism, progress=progress, cancel=cancel)
             for d in locked.values()
@@ -189,6 +192,9 @@ def run_mirror(
         )
         plan.busy = [mounted[i].label for i, why in blocked.items() if why is StopReason.BUSY]
         plan.unusable.update(unusable)
+        # only the drives this run writes to or reads from stay busy; the others are
+        # safe to unplug again (and free for another run) while it copies
+        locks.keep_only(_drives_used(plan))
         if on_plan:
             on_plan(plan)
         tracker = RunProgress(
@@ -241,22 +247,57 @@ def _dry_plan(
     return plan
 
 
+class _DriveLocks:
+    """The drives' locks a run holds, each released on its own: at the latest when the
+    run's ``stack`` closes, earlier for a drive the run turns out not to use."""
+
+    def __init__(self, stack: ExitStack) -> None:
+        self._stack = stack
+        self._held: dict[int, ExitStack] = {}
+
+    def take(self, did: int, dest: MountedDestination, wait: float) -> None:
+        """Hold ``dest``'s lock (raises as :func:`destination_lock` does)."""
+        one = ExitStack()
+        one.enter_context(destination_lock(dest.mount, label=dest.label, wait=wait))
+        self._held[did] = one
+        self._stack.callback(one.close)
+
+    def release(self, did: int) -> None:
+        held = self._held.pop(did, None)
+        if held is not None:
+            held.close()
+
+    def keep_only(self, used: Set[int]) -> None:
+        for did in sorted(set(self._held) - set(used)):
+            self.release(did)
+
+
+def _drives_used(plan: Plan) -> set[int]:
+    """The drives a run of ``plan`` writes to, and those it copies from."""
+    used = {did for did, dp in plan.destinations.items() if dp.transfers}
+    return used | {
+        t.source_destination_id for t in plan.transfers if t.source_destination_id is not None
+    }
+
+
 def _lock_destinations(
-    lib: Library, mounted: dict[int, MountedDestination], stack: ExitStack, lock_wait: float
+    lib: Library, mounted: dict[int, MountedDestination], locks: _DriveLocks, lock_wait: float
 ) -> tuple[dict[int, MountedDestination], dict[int, StopReason], dict[str, Stop]]:
-    """Take each mounted drive's lock (held until ``stack`` closes) and make it ready: the
-    drives locked, why each other one cannot be written, and that as a :class:`Stop` by
-    label for the plan (busy drives are listed apart)."""
+    """Take each mounted drive's lock (held until ``locks`` lets it go) and make it ready:
+    the drives locked, why each other one cannot be written, and that as a :class:`Stop` by
+    label for the plan (busy drives are listed apart). A drive that cannot be written is
+    not held."""
     locked: dict[int, MountedDestination] = {}
     blocked: dict[int, StopReason] = {}
     unusable: dict[str, Stop] = {}
     for did, dest in sorted(mounted.items()):
         try:
-            stack.enter_context(destination_lock(dest.mount, label=dest.label, wait=lock_wait))
+            locks.take(did, dest, lock_wait)
             marker = read_marker(dest.mount)
             if marker is None or marker.uuid != dest.uuid:
                 stop = Stop(StopReason.GONE if marker is None else StopReason.SWAPPED)
                 unusable[dest.label], blocked[did] = stop, stop.reason
+                locks.release(did)
                 continue
             prepare_destination(lib, dest)
         except DestinationBusy:
@@ -264,10 +305,12 @@ def _lock_destinations(
             continue
         except LibraryFolderMissing as exc:
             unusable[dest.label], blocked[did] = exc.stop, exc.stop.reason
+            locks.release(did)
             continue
         except OSError as exc:
             stop = Stop(StopReason(classify(exc).kind), exc.strerror or str(exc))
             unusable[dest.label], blocked[did] = stop, stop.reason
+            locks.release(did)
             continue
         locked[did] = dest
     return locked, blocked, unusable

@@ -599,3 +599,33 @@ def test_the_plan_says_one_copy_and_one_file(tmp_path: Path) -> None:
         f"  usb ({tmp_path}): 1 file, 7.3 KB, 1.0 GB free",
         "  red: not mounted; 1 file waits for it",
     ]
+
+
+def test_only_the_drives_a_run_uses_are_busy_while_it_copies(
+    library: Library, tmp_path: Path
+) -> None:
+    """Every plugged-in drive read "busy, not safe to unplug" while a mirror ran, though
+    it wrote to one. Now the drive it writes to and the one it copies from stay busy; a
+    drive it does not use is safe to unplug (and free for another run) as it copies."""
+    from archiver_app.mirror.locking import is_busy
+
+    snap = make_snapshot(library, [1000, 2000, 3000], seed=41)
+    blue, blue_at = _drive(library, tmp_path, "blue")
+    assert run_mirror(library).copied == 3
+    with library.write() as s:  # freed here: a second copy comes from blue's
+        s.execute(update(File).values(local_state=LocalState.OFFLOADED))
+    red, red_at = _drive(library, tmp_path, "red")
+    _, green_at = _drive(library, tmp_path, "green")
+    set_policy(library, destinations=["blue", "red"])
+    seen: list[dict[str, bool]] = []
+
+    def look(_update: object) -> None:
+        seen.append(
+            {n: is_busy(p) for n, p in (("blue", blue_at), ("red", red_at), ("green", green_at))}
+        )
+
+    result = run_mirror(library, progress=look, progress_interval=0)
+    assert result.ok and result.copied == 3
+    assert present_ids(library, red) == set(snap.file_ids) == present_ids(library, blue)
+    assert seen and all(s == {"blue": True, "red": True, "green": False} for s in seen)
+    assert not any(is_busy(p) for p in (blue_at, red_at, green_at))
