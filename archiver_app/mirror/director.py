@@ -58,8 +58,15 @@ class Transfer:
 @dataclass
 class DestinationPlan:
     destination: MountedDestination
-    free_bytes: int
+    free_bytes: int  # the drive's free space, as ``archiver drives`` says it
     transfers: list[Transfer] = field(default_factory=list)
+    #: of ``free_bytes``, what copies leave free (see :func:`reserve_of`)
+    reserve_bytes: int = 0
+
+    @property
+    def room(self) -> int:
+        """What copies may take: the free space past the reserve."""
+        return max(0, self.free_bytes - self.reserve_bytes)
 
     @property
     def bytes(self) -> int:
@@ -146,9 +153,10 @@ class Plan:
         ]
         for dp in self.destinations.values():
             d = dp.destination
+            reserve = f", {human_bytes(dp.reserve_bytes)} kept in reserve" * bool(dp.reserve_bytes)
             lines.append(
                 f"  {d.label} ({d.mount}): {counted(len(dp.transfers), 'file')},"
-                f" {human_bytes(dp.bytes)}, {human_bytes(dp.free_bytes)} free"
+                f" {human_bytes(dp.bytes)}, {human_bytes(dp.free_bytes)} free{reserve}"
             )
         for label in self.busy:
             lines.append(f"  {label}: busy (another run is writing to it), skipped")
@@ -168,9 +176,16 @@ class Plan:
         return lines
 
 
-def usable_room(mount: Path) -> int:
+def reserve_of(total: int) -> int:
+    """What a drive of ``total`` bytes keeps free whatever a mirror copies: 1 % of it, at
+    most :data:`RESERVE_MAX` (a full drive is of no use to anyone)."""
+    return min(RESERVE_MAX, total // 100)
+
+
+def free_and_reserve(mount: Path) -> tuple[int, int]:
+    """The drive's free bytes and, of them, its reserve (:func:`reserve_of`)."""
     usage = shutil.disk_usage(mount)
-    return max(0, usage.free - min(RESERVE_MAX, usage.total // 100))
+    return usage.free, min(usage.free, reserve_of(usage.total))
 
 
 def read_only(mount: Path) -> bool:
@@ -240,17 +255,19 @@ def _open_destinations(
     room: dict[int, int] = {}
     for did in sorted(usable):
         mount = mounted[did].mount
+        free = reserve = 0
         try:
             stop = Stop(StopReason.READ_ONLY) if read_only(mount) else None
             if stop is None:
-                room[did] = usable_room(mount)
+                free, reserve = free_and_reserve(mount)
         except OSError as exc:
             stop = Stop(StopReason(classify(exc).kind), exc.strerror or str(exc))
         if stop is not None:
             plan.unusable[mounted[did].label] = stop
             blocked[did] = stop.reason
             continue
-        plan.destinations[did] = DestinationPlan(mounted[did], room[did])
+        dp = plan.destinations[did] = DestinationPlan(mounted[did], free, reserve_bytes=reserve)
+        room[did] = dp.room
     return room
 
 

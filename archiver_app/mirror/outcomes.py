@@ -122,7 +122,8 @@ _SHORTFALL_MESSAGES = {
     " a good one",
     Shortfall.LAPTOP_CORRUPTED: "no good copy: this computer's is corrupted (archiver verify"
     " names it) and no mounted drive holds a good one",
-    Shortfall.NO_ROOM: "no room left on the mounted drives",
+    Shortfall.NO_ROOM: "no room left on the mounted drives (past what each keeps in reserve:"
+    " 1% of the drive, at most 64 MiB)",
     Shortfall.NOT_ENOUGH_DRIVES: "too few drives: add one, or let the policy allow more",
     Shortfall.DEPENDENCY: "a revisit original cannot be copied alongside",
 }

@@ -29,7 +29,10 @@ def test_stop_messages_name_the_cause_and_keep_the_detail() -> None:
     assert describe_end(StopReason.GONE).startswith("destination gone: the drive is gone")
     assert describe_end(CopyResult.SOURCE_UNREADABLE) == "source unreadable"
     assert "read-only" in short_message(StopReason.READ_ONLY)
-    assert short_message(Shortfall.NO_ROOM) == "no room left on the mounted drives"
+    assert short_message(Shortfall.NO_ROOM) == (
+        "no room left on the mounted drives (past what each keeps in reserve: 1% of the"
+        " drive, at most 64 MiB)"
+    )
 
 
 @pytest.mark.parametrize(

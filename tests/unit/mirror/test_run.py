@@ -629,3 +629,31 @@ def test_only_the_drives_a_run_uses_are_busy_while_it_copies(
     assert present_ids(library, red) == set(snap.file_ids) == present_ids(library, blue)
     assert seen and all(s == {"blue": True, "red": True, "green": False} for s in seen)
     assert not any(is_busy(p) for p in (blue_at, red_at, green_at))
+
+
+def test_the_plan_says_the_reserve_it_keeps_when_a_file_has_no_room(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A drive with 307 KB free was said to have "no room" for a 300 KB file, its free
+    space shown as 297 KB with no word of the 10 KB (1 %) every drive keeps free. The plan
+    says the drive's free space as `archiver drives` does, and the reserve beside it."""
+    import shutil
+    from collections import namedtuple
+
+    from archiver_app.mirror import director
+
+    made = make_snapshot(library, [300_000], seed=43)
+    _, mount = _drive(library, tmp_path, "usb")
+    usage = namedtuple("usage", "total used free")
+    real = shutil.disk_usage
+
+    def small(path: object) -> object:
+        return usage(1_000_000, 693_000, 307_000) if Path(str(path)) == mount else real(path)
+
+    monkeypatch.setattr(director.shutil, "disk_usage", small)
+    lines = run_mirror(library, dry_run=True).plan.describe()
+    assert lines[1] == f"  usb ({mount}): 0 files, 0 B, 307.0 KB free, 10.0 KB kept in reserve"
+    assert lines[2] == (
+        "  1 file stays below its policy: no room left on the mounted drives (past what each"
+        f" keeps in reserve: 1% of the drive, at most 64 MiB) ({made.paths[0]})"
+    )
