@@ -16,12 +16,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from archiver_app.api.jobs_view import (
+    RUN_AGAIN_KINDS,
     UNDER_WAY,
     JobRow,
     JobRules,
     JobStatus,
     active_kinds,
     job_log_after,
+    job_row,
     job_rows,
     job_rules,
 )
@@ -346,10 +348,25 @@ class JobsManager:
         return retry_job(self._lib, job_id)
 
     def run_again(self, job_id: int) -> int:
-        """Queue a new job doing what ended job ``job_id`` (a mirror, a verify ...) did:
-        Retry of one that stopped short or failed; return the new job's id."""
+        """Queue a new job doing what ended job ``job_id`` (a mirror, a verify) did: Retry
+        of one that stopped short or failed (:attr:`JobRow.runs_again`), in the Jobs panel
+        and ``archiver job retry`` alike; return the new job's id.
+
+        Raises:
+            InputError: there is no such job, or it is not one Retry runs again (one
+                under way, one that did all its work, a kind that is not run again).
+        """
+        from archiver_app.errors import InputError
         from archiver_app.jobs.again import enqueue_again
 
+        row = job_row(self._lib, job_id)
+        if row is not None and row.over and not row.runs_again and not row.counts_pages:
+            if row.kind in RUN_AGAIN_KINDS:
+                raise InputError(f"job {job_id} ({row.kind}) did all its work: nothing to retry")
+            raise InputError(
+                f"job {job_id} is a {row.kind}: only a mirror or verify that fell short is run"
+                " again; run its command again to redo it"
+            )
         return enqueue_again(self._lib, job_id)
 
     def rules(self, job_id: int) -> JobRules:

@@ -16,6 +16,10 @@ from sqlalchemy import select
 from archiver_app.library import Library
 from archiver_app.store.models import CRAWL_KIND_NAMES, Job, JobLog, JobStatus, Worker
 
+#: Kinds whose run that stopped short or failed is run again by Retry (each skips what is
+#: already done): :attr:`JobRow.runs_again`.
+RUN_AGAIN_KINDS = frozenset({"mirror", "verify"})
+
 #: A job in these states has work to do or is doing it.
 UNDER_WAY = frozenset(
     {
@@ -28,12 +32,14 @@ UNDER_WAY = frozenset(
 )
 
 __all__ = [
+    "RUN_AGAIN_KINDS",
     "UNDER_WAY",
     "JobRow",
     "JobRules",
     "JobStatus",
     "active_kinds",
     "job_log_after",
+    "job_row",
     "job_rows",
     "job_rules",
     "shown_status",
@@ -115,6 +121,14 @@ class JobRow:
     @property
     def counts_pages(self) -> bool:
         return self.kind in CRAWL_KIND_NAMES
+
+    @property
+    def runs_again(self) -> bool:
+        """Whether Retry runs this job again as a new one (``lib.jobs.run_again``): a
+        mirror or verify that failed, was cancelled or completed short ("incomplete",
+        "with errors"). Retry of a crawl puts its failed pages back instead."""
+        ended_badly = self.status in {JobStatus.FAILED, JobStatus.ABORTED}
+        return self.kind in RUN_AGAIN_KINDS and (ended_badly or self.status_text != self.status)
 
     def eta_seconds(self, now: datetime) -> float | None:
         """Remaining time at the average rate so far (None until it can be estimated, and
@@ -212,6 +226,13 @@ def _job_row(values: list[Any], hosts: tuple[str, ...] = ()) -> JobRow:
     values[17] = values[17] or 0  # progress_done
     values.append(hosts)
     return JobRow(*values)
+
+
+def job_row(library: Library, job_id: int) -> JobRow | None:
+    """Job ``job_id`` as :func:`job_rows` gives it (without its workers' hosts)."""
+    with library.session() as s:
+        row = s.execute(select(*JOB_COLUMNS).where(Job.id == job_id)).first()
+    return None if row is None else _job_row(list(row))
 
 
 def job_log_after(

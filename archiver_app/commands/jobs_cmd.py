@@ -40,7 +40,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         ("pause", "stop claiming new pages (pages in flight finish)"),
         ("resume", "continue a paused crawl; run an interrupted job of another kind here"),
         ("abort", "skip every waiting page and end the job (other kinds: cancel it)"),
-        ("retry", "put failed (and aborted) pages back in the queue"),
+        (
+            "retry",
+            "put failed (and aborted) pages back in the queue; a mirror or verify that fell"
+            " short: run it again here, as a new job",
+        ),
     ):
         a = actions.add_parser(name, help=text)
         a.add_argument("id", type=int)
@@ -258,17 +262,23 @@ def cmd_action(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-_PAST = {"pause": "paused", "retry": "retried"}
+_PAST = {"pause": "paused"}
 
 
 def _control_operation(args: argparse.Namespace, ctx: Context, lib: Library) -> int:
     """Jobs of the runtime are cancelled through their row and resumed by running them
-    here (one whose process died was queued again); they have no pages to pause."""
+    here (one whose process died was queued again); a mirror or verify that fell short is
+    retried as the Jobs panel retries it (``lib.jobs.run_again``), then run here; they
+    have no pages to pause."""
     from archiver_app.errors import InputError
     from archiver_app.jobs import CancelOutcome, request_cancel
 
     if args.action_name == "resume":
         return _resume_operation(args.id, ctx, lib)
+    if args.action_name == "retry":  # as the Jobs panel's Retry: a new job, run here
+        again = lib.jobs.run_again(args.id)
+        print(f"job {args.id} queued again as job {again}", file=ctx.out)
+        return _resume_operation(again, ctx, lib)
     if args.action_name != "abort":
         raise InputError(
             f"job {args.id} is not a crawl: it can be cancelled (job abort) or resumed, not "

@@ -80,10 +80,6 @@ def format_eta(seconds: float | None) -> str:
 DRIVE_KINDS = frozenset({"mirror", "verify", "offload"})
 LIVE = frozenset({JobStatus.RUNNING, JobStatus.CANCELLING})
 
-#: Kinds whose run that stopped short or failed is run again by Retry (each skips what is
-#: already done); a crawl's Retry puts its failed pages back instead.
-RUN_AGAIN_KINDS = frozenset({"mirror", "verify"})
-
 
 def can_retry(row: JobRow) -> bool:
     """Whether Retry applies to ``row``: a crawl that failed or was aborted, or a mirror or
@@ -95,8 +91,7 @@ def can_retry(row: JobRow) -> bool:
             JobStatus.ABORTED,
             JobStatus.NEEDS_LOGIN,
         }
-    ended_badly = row.status in {JobStatus.FAILED, JobStatus.ABORTED}
-    return row.kind in RUN_AGAIN_KINDS and (ended_badly or row.status_text != row.status)
+    return row.runs_again  # the rule `archiver job retry` follows too
 
 
 class JobsModel(QAbstractTableModel):

@@ -154,3 +154,43 @@ def test_a_resumed_mirror_that_leaves_the_policy_unmet_says_so_and_exits_1(
     assert main(["--library", str(library.root), "jobs"]) == 0
     [line] = [x for x in capsys.readouterr().out.splitlines() if x.split()[:1] == [str(job_id)]]
     assert line.split()[1:3] == ["mirror", "incomplete"]
+
+
+def test_job_retry_runs_a_mirror_that_fell_short_again_as_the_jobs_panel_does(
+    library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`archiver job retry` of a mirror that fell short refused ("not a crawl: ... not
+    retried") while the Jobs panel offered Retry. It now does what the panel does, through
+    the same call: a new job doing the same work, run here; one that did all its work, or
+    a kind Retry does not run again, is refused alike in both."""
+    from archiver_app.cli import main
+    from archiver_app.jobs import enqueue
+
+    def cli(*args: str) -> tuple[int, str]:
+        code = main(["--library", str(library.root), "job", *args])
+        said = capsys.readouterr()
+        return code, said.out + said.err
+
+    snap = make_snapshot(library, [1000, 2000], seed=45)
+    _, mount = _drive(library, tmp_path, "usb")
+    drawer = tmp_path / "in a drawer"
+    mount.rename(drawer)  # not plugged in: the mirror falls short
+    short = enqueue(library, JobKind.MIRROR, mirror_config(), name="mirror")
+    assert cli("resume", str(short))[0] == 1
+    [row] = [r for r in library.jobs.rows() if r.id == short]
+    assert row.runs_again and row.status_text == "incomplete"  # the panel's Retry is on
+    drawer.rename(mount)
+    code, out = cli("retry", str(short))
+    again = short + 1
+    assert code == 0, out
+    assert f"job {short} queued again as job {again}" in out
+    assert f"job {again} completed" in out
+    assert _row(library, again).name == "mirror"
+    assert _row(library, short).status == JobStatus.COMPLETED  # keeps its record
+    assert (mount / "Archiver" / library.id / snap.paths[1]).is_file()
+    # a mirror that did all its work: nothing to retry, here as in the panel
+    [row] = [r for r in library.jobs.rows() if r.id == again]
+    assert not row.runs_again
+    code, out = cli("retry", str(again))
+    assert code != 0 and "did all its work: nothing to retry" in out
+    assert max(r.id for r in library.jobs.rows()) == again
