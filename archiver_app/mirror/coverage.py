@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import String, cast, func, select
+from sqlalchemy import String, case, cast, func, select
 
 from archiver_app.library import Library
 from archiver_app.mirror.destinations import drives_without_folder
 from archiver_app.mirror.policy import CopyRules, Policy, collection_policies, library_policy
+from archiver_app.mirror.unattached import collection_by_folder
 from archiver_app.store.models import (
     Collection,
     Copy,
@@ -72,6 +73,8 @@ def policy_coverage(lib: Library) -> Coverage:
     per_file = (
         select(
             File.snapshot_id,
+            # a file no capture holds is counted alone, under its folder's collection
+            case((File.snapshot_id.is_(None), File.id)).label("loose"),
             (File.local_state == LocalState.PRESENT).label("here"),
             func.aggregate_strings(cast(Copy.destination_id, String), ",").label("held"),
         )
@@ -90,17 +93,25 @@ def policy_coverage(lib: Library) -> Coverage:
             ).all()
         )
         slugs = dict(s.execute(select(Collection.id, Collection.slug)).all())
+        by_folder = collection_by_folder(s)
         groups = s.execute(
-            select(Snapshot.collection_id, per_file.c.here, per_file.c.held, func.count())
+            select(
+                Snapshot.collection_id,
+                per_file.c.loose,
+                per_file.c.here,
+                per_file.c.held,
+                func.count(),
+            )
             .select_from(per_file)
             .outerjoin(Snapshot, Snapshot.id == per_file.c.snapshot_id)
-            .group_by(Snapshot.collection_id, per_file.c.here, per_file.c.held)
+            .group_by(Snapshot.collection_id, per_file.c.loose, per_file.c.here, per_file.c.held)
         ).all()
     rules = CopyRules(policies, default, drives)
     safe = at_risk = 0
     ruled: dict[str, Policy] = {}
     rest = False
-    for cid, present_here, on, n in groups:
+    for of_snapshot, loose, present_here, on, n in groups:
+        cid = by_folder.get(loose) if of_snapshot is None and loose is not None else of_snapshot
         rule = rules.of(cid)
         held_on = frozenset(int(d) for d in on.split(",")) - unreadable if on else frozenset()
         if rule.short_by(bool(present_here), held_on) > 0:
@@ -110,7 +121,7 @@ def policy_coverage(lib: Library) -> Coverage:
         pol = rule.policy
         if (pol.copies, pol.destinations) == (default.copies, default.destinations):
             rest = True
-        else:
+        elif cid is not None:  # (no collection: the default's policy, above)
             ruled[slugs.get(cid, str(cid))] = pol
     return Coverage(safe, at_risk, _wanted(default, ruled, rest), default.copies)
 

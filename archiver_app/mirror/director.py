@@ -28,6 +28,7 @@ from archiver_app.mirror.destinations import MountedDestination
 from archiver_app.mirror.outcomes import Shortfall, ShortReason, Stop, StopReason, short_message
 from archiver_app.mirror.policy import CopyRules, Policy
 from archiver_app.mirror.progress import human_bytes
+from archiver_app.mirror.unattached import collection_by_folder
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState, Snapshot
 from archiver_app.units import counted
 
@@ -194,7 +195,7 @@ def read_only(mount: Path) -> bool:
     return statvfs is not None and bool(statvfs(mount).f_flag & getattr(os, "ST_RDONLY", 0))
 
 
-_FileRow = Row[int, str, int, str | None, str, str | None, int]
+_FileRow = Row[int, str, int, str | None, str, str | None, int | None]
 
 
 @dataclass
@@ -207,6 +208,8 @@ class _Rows:
     inflight: dict[int, list[tuple[int, datetime]]]
     moved: dict[tuple[int, int], str]  # copies not at their file's path
     deps: dict[int, set[int]]
+    #: files without a snapshot -> the collection whose folder holds them
+    by_folder: dict[int, int] = field(default_factory=dict)
 
 
 def _read(lib: Library) -> _Rows:
@@ -241,7 +244,8 @@ def _read(lib: Library) -> _Rows:
             else:
                 inflight[fid].append((did, updated))
         deps = file_dependencies(s)
-    return _Rows(dests, list(files), present, inflight, moved, deps)
+        by_folder = collection_by_folder(s)
+    return _Rows(dests, list(files), present, inflight, moved, deps, by_folder)
 
 
 def _open_destinations(
@@ -398,9 +402,11 @@ def plan_mirror(
     rules = CopyRules(policies, default, {i: d.label for i, d in dests.items() if d.enabled})
     usable_of: dict[int | None, tuple[int, ...]] = {}
     chosen_pairs: list[tuple[int, int]] = []
-    for fid, path, _, sha, local_state, _, collection_id in files:
+    for fid, path, _, sha, local_state, _, in_collection in files:
         if offloading is not None and fid not in offloading:
             continue
+        # a file no capture holds is in its folder's collection
+        collection_id = rows.by_folder.get(fid) if in_collection is None else in_collection
         rule = rules.of(collection_id)
         pol, allowed = rule.policy, rule.allowed
         usable_here = usable_of.get(collection_id)

@@ -28,6 +28,7 @@ from archiver_app.mirror.destinations import (
 )
 from archiver_app.mirror.locking import is_busy
 from archiver_app.mirror.policy import collection_policies, library_policy
+from archiver_app.mirror.unattached import collection_by_folder
 from archiver_app.store.models import (
     Copy,
     CopyState,
@@ -158,6 +159,9 @@ def list_destinations(
             .group_by(Snapshot.collection_id)
         ):
             files_by_coll[cid] += n
+        for cid in collection_by_folder(s).values():  # no capture holds them: by folder
+            files_by_coll[None] -= 1
+            files_by_coll[cid] += 1
     out = []
     for d in dests:
         allowed_files = sum(

@@ -153,3 +153,43 @@ def test_a_drive_without_this_library_s_folder_holds_no_safe_copy(
     with Library.open(root) as lib:
         kept = offload(lib, timedelta(days=1))
         assert kept.snapshots == 0 and kept.not_safe == 2 and not kept.unconfirmed
+
+
+def test_a_warc_imported_with_no_pages_follows_its_collection_s_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A WARC imported into `research` said "1 record, 0 pages": no capture holds it, and
+    its copies went where the library default sends them (blue), not where research's
+    policy does (red), while counted under the default's. Its folder's collection rules
+    its copies and its place in the figures now."""
+    from sqlalchemy import select
+
+    from archiver_app.importers.run import import_paths
+    from archiver_app.mirror.status import list_destinations
+    from archiver_app.store.models import Copy, Destination, File
+    from tests.helpers.warcs import Resp, write_warc
+
+    root = tmp_path / "lib"
+    image = Resp("https://example.org/a.png", b"\x89PNG\r\n\x1a\n" + b"0" * 200, "image/png")
+    with Library.open(root) as lib:
+        warc = write_warc(tmp_path / "one.warc.gz", [image])
+        [done] = import_paths(lib, [warc], collection="research").outcomes
+        assert (done.records, done.pages) == (1, 0)
+    for label in ("blue", "red"):
+        (tmp_path / label).mkdir()
+        run(capsys, root, "drives", "add", str(tmp_path / label), "--label", label)
+    run(capsys, root, "policy", "set", "--destinations", "blue")
+    run(capsys, root, "policy", "set", "--collection", "research", "--destinations", "red")
+    agree(root, capsys, 0, 2)  # the WARC and its index.json
+    assert run(capsys, root, "mirror")[0] == 0
+    said = agree(root, capsys, 2, 0)
+    assert "research 2 copies (on red)" in said and "the rest" not in said
+    with Library.open(root) as lib, lib.session() as s:
+        held = s.execute(
+            select(File.kind, Destination.label)
+            .join(Copy, Copy.file_id == File.id)
+            .join(Destination, Destination.id == Copy.destination_id)
+        ).all()
+        drives = {d.label: d for d in list_destinations(lib)}
+    assert sorted(held) == [("sidecar", "red"), ("warc", "red")]
+    assert (drives["red"].present, drives["red"].missing, drives["blue"].missing) == (2, 0, 0)
