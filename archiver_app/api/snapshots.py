@@ -347,7 +347,9 @@ def _copy_rows(report: SnapshotCopiesReport) -> list[CopyRow]:
     rows = [CopyRow("Laptop", min(report.local_states, key=lambda st: rank.get(st, 9)))]
     for d in report.destinations:
         state = (
-            CopyState.CORRUPTED
+            "retired"  # what is on it stays there, and counts as no copy
+            if d.retired
+            else CopyState.CORRUPTED
             if d.corrupted
             else CopyState.PRESENT
             if d.safe

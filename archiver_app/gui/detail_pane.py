@@ -55,7 +55,14 @@ from archiver_app.gui.thumbnails import ThumbnailCache
 from archiver_app.library import Library
 from archiver_app.units import capture_times
 
-COPY_SYMBOL = {"present": "✔", "missing": "✖", "corrupted": "⚠", "ongoing": "…", "offloaded": "↗"}
+COPY_SYMBOL = {
+    "present": "✔",
+    "missing": "✖",
+    "corrupted": "⚠",
+    "ongoing": "…",
+    "offloaded": "↗",
+    "retired": "–",
+}
 
 log = logging.getLogger(__name__)
 

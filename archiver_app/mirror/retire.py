@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, aliased
 
 from archiver_app.errors import InputError
 from archiver_app.library import Library
-from archiver_app.mirror.destinations import get_destination, read_marker
+from archiver_app.mirror.destinations import drives_without_folder, get_destination, read_marker
 from archiver_app.mirror.locking import is_busy
 from archiver_app.mirror.policy import library_policy, shortfall
 from archiver_app.store.models import Copy, CopyState, Destination, File, LocalState
@@ -50,9 +50,10 @@ class Retirement:
     shortfall: str | None = None
 
 
-def only_copies_on(session: Session, dest_id: int) -> int:
+def only_copies_on(session: Session, dest_id: int, unreadable: frozenset[int] = frozenset()) -> int:
     """Files with no copy on this computer whose only present copy on a drive in use is on
-    ``dest_id``."""
+    ``dest_id``; a copy on a drive in ``unreadable`` (mounted without this library's
+    folder: :func:`~archiver_app.mirror.destinations.drives_without_folder`) is no copy."""
     other = aliased(Copy)
     elsewhere = (
         select(other.file_id)
@@ -60,6 +61,7 @@ def only_copies_on(session: Session, dest_id: int) -> int:
         .where(
             other.file_id == File.id,
             other.destination_id != dest_id,
+            other.destination_id.not_in(sorted(unreadable)),
             other.state == CopyState.PRESENT,
             Destination.enabled.is_(True),
         )
@@ -91,6 +93,7 @@ def retire_destination(lib: Library, label: str, *, force: bool = False) -> Reti
             now; or (without ``force``) files offloaded from this computer have their only
             copy on it. Nothing was changed then.
     """
+    unreadable = drives_without_folder(lib)
     with lib.write() as s:
         row = get_destination(s, label)
         if not row.enabled:
@@ -101,7 +104,7 @@ def retire_destination(lib: Library, label: str, *, force: bool = False) -> Reti
                 f"drive {label!r} is being written to (a mirror or a check is running);"
                 " retire it when that has finished"
             )
-        lost = only_copies_on(s, row.id)
+        lost = only_copies_on(s, row.id, unreadable)
         if lost and not force:
             raise OnlyCopiesThere(
                 f"{counted(lost, 'file')} this computer does not hold (offloaded)"

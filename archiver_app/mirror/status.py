@@ -250,11 +250,13 @@ class SnapshotCopies:
     last_verified_at: datetime | None
     #: mounted without this library's folder: its copies cannot be read, and none counts
     folder_missing: bool = False
+    #: retired (``archiver drives retire``): its copies are kept there but none counts
+    retired: bool = False
 
     @property
     def safe(self) -> bool:
         """Whole and replayable from this drive alone."""
-        if self.folder_missing:
+        if self.folder_missing or self.retired:
             return False
         return self.present == self.files and self.dependencies_missing == 0 and self.files > 0
 
@@ -299,6 +301,7 @@ def snapshot_copies(lib: Library, snapshot_id: int) -> SnapshotCopiesReport:
                 dependencies_missing=len(deps - present),
                 last_verified_at=min(verified) if verified else None,
                 folder_missing=d.id in unreadable,
+                retired=not d.enabled,
             )
         )
     return SnapshotCopiesReport(dict(local), out)

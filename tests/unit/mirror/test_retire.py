@@ -163,3 +163,33 @@ def test_the_commands_say_what_retiring_did(
     assert "drive 'red' is in use again" in capsys.readouterr().out
     assert main(["--library", root, "drives", "retire", "nope"]) == 2
     assert "no destination labelled 'nope'; known: red" in capsys.readouterr().err
+
+
+def test_a_copy_on_a_drive_without_this_library_s_folder_is_no_other_copy(
+    library: Library, tmp_path: Path
+) -> None:
+    """Retiring red, which holds offloaded files, was allowed because blue held them too,
+    while blue was mounted with this library's folder moved aside (its copies cannot be
+    read and count nowhere else). And a retired drive reads "retired" in a capture's copies
+    (it read like any drive), counting as no copy."""
+    snap = make_snapshot(
+        library, [5_000, 700], seed=1, captured_at=datetime(2020, 5, 1, tzinfo=UTC)
+    )
+    _drives(library, tmp_path, "red", "blue")
+    set_policy(library, copies=3)
+    assert run_mirror(library).ok
+    set_policy(library, copies=2)
+    assert offload(library, parse_age("1y")).files == 2
+    folder = tmp_path / "blue" / "Archiver" / library.id
+    folder.rename(folder.with_name("aside"))
+    with pytest.raises(InputError, match=r"2 files this computer does not hold"):
+        retire_destination(library, "red")
+    folder.with_name("aside").rename(folder)
+    assert retire_destination(library, "red").lost == 0
+    detail = library.snapshots.detail(snap.snapshot_id)
+    assert detail is not None
+    assert {c.where: c.state for c in detail.copies if c.where != "Laptop"} == {
+        "blue": "present",
+        "red": "retired",
+    }
+    assert detail.whole_copies == 1
