@@ -362,6 +362,14 @@ def hash_files(root: Path, files: Sequence[tuple[str, str]]) -> dict[str, tuple[
 
 #: A pending row older than this whose folder holds only ``.part`` files was interrupted.
 STALE_PENDING = timedelta(hours=1)
+#: The file of each view of a page (:func:`write_views`) in its snapshot folder.
+VIEW_FILES: dict[str, str] = {
+    FileKind.SCREENSHOT: "screenshot.png",
+    FileKind.DOM: "dom.html",
+    FileKind.TEXT: "text.txt",
+}
+#: What a capture writes in its folder before its ``index.json``.
+CAPTURE_FILES = frozenset({"capture.warc.gz", *VIEW_FILES.values()})
 
 
 def mark_interrupted(
@@ -373,9 +381,11 @@ def mark_interrupted(
     (:mod:`archiver_app.crawl.gone_workers`), so no process can still be writing them.
 
     A ``pending`` row older than ``older_than`` whose folder is missing or holds nothing
-    but ``.part`` files becomes ``failed`` with provenance ``interrupted``; then, when its
-    ``.part`` WARC holds complete responses, :func:`archiver_app.capture.salvage.
-    salvage_part_warc` makes those a replayable snapshot (complete, fidelity ``fallback``).
+    but ``.part`` files and the files a capture writes before its ``index.json`` (its
+    closed WARC, screenshot, DOM, text) becomes ``failed`` with provenance
+    ``interrupted``; then, when its WARC (closed, or the ``.part`` one) holds complete
+    responses, :func:`archiver_app.capture.salvage.salvage_part_warc` makes those a
+    replayable snapshot (complete, fidelity ``fallback``), with its views.
     One whose folder holds its ``index.json`` (written last, before the final transaction)
     finished but was never recorded: :func:`archiver_app.capture.salvage.
     complete_recorded_folder` completes it from the folder; when that folder is no complete
@@ -467,17 +477,28 @@ def _mark_failed(
             if SIDECAR in names:
                 finished.append(snap.id)
                 continue
-            if any(not name.endswith(".part") and not is_temp(name) for name in names):
+            if any(not _written_before_index(name) for name in names):
                 continue
             snap.state = SnapshotState.FAILED
             snap.provenance = {
                 **(snap.provenance or {}),
                 "provenance": "interrupted",
-                "error": "the capture was interrupted before it finished",
+                "error": (
+                    "the capture was stopped after it wrote its files, before it recorded"
+                    " them (its files are kept)"
+                    if "capture.warc.gz" in names
+                    else "the capture was interrupted before it finished"
+                ),
                 "part_files": sorted(names),
             }
             marked.append(snap.id)
     return marked, finished
+
+
+def _written_before_index(name: str) -> bool:
+    """Whether a file named ``name`` in a snapshot folder is one a capture writes before
+    its ``index.json``, or the leftover of one (a ``.part`` WARC, a temporary file)."""
+    return name in CAPTURE_FILES or name.endswith(".part") or is_temp(name)
 
 
 def write_views(
@@ -494,16 +515,16 @@ def write_views(
     (path, kind). A capture and a visit of a browse session save their views this way."""
     shot, dom, text = views
     items = (
-        ("view", "image/png", shot, "screenshot.png", FileKind.SCREENSHOT),
-        ("dom", "text/html; charset=utf-8", None if dom is None else dom.encode(), "dom.html",
-         FileKind.DOM),
-        ("text", "text/plain; charset=utf-8", text.encode(), "text.txt", FileKind.TEXT),
-    )  # fmt: skip
+        ("view", "image/png", shot, FileKind.SCREENSHOT),
+        ("dom", "text/html; charset=utf-8", None if dom is None else dom.encode(), FileKind.DOM),
+        ("text", "text/plain; charset=utf-8", text.encode(), FileKind.TEXT),
+    )
     path = lib.abspath(folder)
     files: list[tuple[str, str]] = []
-    for scheme, mime, data, name, kind in items:
+    for scheme, mime, data, kind in items:
         if data is None:
             continue
+        name = VIEW_FILES[kind]
         writer.write_resource(view_url(scheme, url), mime, data, concurrent_to=concurrent)
         atomic_write(path / name, data)
         files.append((f"{folder}/{name}", kind))

@@ -6,7 +6,9 @@ written. :func:`salvage_part_warc` copies the complete records (a byte prefix of
 file, verified by reading it back) to ``capture.warc.gz``, registers it, indexes its
 records and completes the snapshot with fidelity ``fallback`` and provenance saying what
 happened. The ``.part`` file itself is left untouched. A part file with no complete
-response, or that is not a WARC at all, changes nothing.
+response, or that is not a WARC at all, changes nothing. A capture killed after closing
+its WARC and writing its screenshot, DOM and text, before its ``index.json``, is salvaged
+the same way from that WARC, whole, its views registered beside it.
 
 :func:`adopt_part_folder` does the same for a snapshot folder no row names that holds only
 its ``.part`` WARC (a browsing session killed before its page's row was written, before
@@ -16,15 +18,22 @@ rows came first): orphan import (:mod:`archiver_app.layout.orphans`) calls it.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from sqlalchemy import select
 
-from archiver_app.capture.persist import SnapshotOutcome, create_pending, finish_snapshot
+from archiver_app.capture.persist import (
+    VIEW_FILES,
+    SnapshotOutcome,
+    create_pending,
+    finish_snapshot,
+)
 from archiver_app.durable import atomic_write, is_temp
 from archiver_app.errors import ArchiverError, InputError
+from archiver_app.layout.sidecar import SIDECAR
 from archiver_app.library import Library
 from archiver_app.store.models import Collection, Fidelity, FileKind, Snapshot, SnapshotState
 from archiver_app.warc.htmltext import extract_html, snippet_of
@@ -34,6 +43,7 @@ from archiver_app.warc.writer import WrittenRecord
 
 WARC_NAME = "capture.warc.gz"
 PART_NAME = WARC_NAME + ".part"
+PAGEINFO = "urn:pageinfo:"  # the metadata record naming the address the tab showed
 BUFFER = 1 << 20
 
 
@@ -93,22 +103,56 @@ def _page_text(warc: Path, main: ScannedRecord) -> tuple[str | None, str | None,
     return None, None, None
 
 
+@dataclass(frozen=True)
+class _Interrupted:
+    """What an interrupted snapshot's row says, read before its files are."""
+
+    snapshot_id: int
+    url: str
+    folder: str
+    uid: str
+    job_id: int | None
+    captured_at: datetime
+    provenance: dict[str, Any]
+    collection: str
+    tags: list[str]
+
+
+def _interrupted(lib: Library, snapshot_id: int) -> _Interrupted | None:
+    with lib.session() as s:
+        snap = s.get(Snapshot, snapshot_id)
+        if snap is None or not snap.folder or snap.state == SnapshotState.COMPLETE:
+            return None
+        coll = s.get(Collection, snap.collection_id)
+        return _Interrupted(
+            snapshot_id=snapshot_id,
+            url=snap.url,
+            folder=snap.folder,
+            uid=snap.uid,
+            job_id=snap.job_id,
+            captured_at=snap.captured_at,
+            provenance=dict(snap.provenance or {}),
+            collection=coll.slug if coll else "default",
+            tags=[t.name for t in snap.tags],
+        )
+
+
 def salvage_part_warc(
     lib: Library, snapshot_id: int, *, records: list[ScannedRecord] | None = None
 ) -> int:
     """Turn an interrupted snapshot's complete records into its WARC; records salvaged.
-    ``records``: its part file's complete prefix, when the caller has read it already."""
-    with lib.session() as s:
-        snap = s.get(Snapshot, snapshot_id)
-        if snap is None or not snap.folder or snap.state == SnapshotState.COMPLETE:
-            return 0
-        url, folder, uid, job_id = snap.url, snap.folder, snap.uid, snap.job_id
-        captured_at, provenance = snap.captured_at, dict(snap.provenance or {})
-        coll = s.get(Collection, snap.collection_id)
-        collection = coll.slug if coll else "default"
-        tags = [t.name for t in snap.tags]
-    path = lib.abspath(folder)
+    ``records``: its part file's complete prefix, when the caller has read it already.
+
+    A folder whose ``capture.warc.gz`` was closed (the capture was killed after writing
+    its files, before its ``index.json``) is salvaged from that WARC, with its
+    screenshot, DOM and text (:func:`_salvage_closed`)."""
+    snap = _interrupted(lib, snapshot_id)
+    if snap is None:
+        return 0
+    path = lib.abspath(snap.folder)
     part, warc = path / PART_NAME, path / WARC_NAME
+    if warc.is_file() and not (path / SIDECAR).exists():
+        return _salvage_closed(lib, snap, warc)
     if not part.is_file() or warc.exists():
         return 0
     if records is None:
@@ -116,27 +160,87 @@ def salvage_part_warc(
             records = _complete_prefix(part)
         except (ArchiverError, OSError, ValueError):
             return 0  # not a WARC at all: nothing to keep beyond the part file itself
-    responses = [r for r in records if r.rec_type in ("response", "revisit")]
-    if not responses:
+    if not any(r.rec_type in ("response", "revisit") for r in records):
         return 0
-    main_scan = next((r for r in responses if r.url == url), responses[0])
     end = max(r.offset + r.length for r in records)
     _copy_prefix(part, warc, end)
     again = _complete_prefix(warc)
     if [(r.offset, r.length) for r in again] != [(r.offset, r.length) for r in records]:
         warc.unlink()
         return 0
+    salvaged = {
+        "records": len(records),
+        "from": PART_NAME,
+        "bytes_kept": end,
+        "bytes_left_in_part": part.stat().st_size - end,
+    }
+    reason = "the capture was interrupted; what it recorded before that was kept"
+    return _record_salvaged(lib, snap, records, salvaged, reason)
 
-    title, text, language = _page_text(warc, main_scan)
+
+def _salvage_closed(lib: Library, snap: _Interrupted, warc: Path) -> int:
+    """Salvage the closed WARC ``warc`` of an interrupted snapshot, whole: 0 when it is
+    not a WARC of complete records with a response (the row stays failed, files kept)."""
+    try:
+        records = _complete_prefix(warc)
+    except (ArchiverError, OSError, ValueError):
+        return 0
+    end = max((r.offset + r.length for r in records), default=0)
+    if end != warc.stat().st_size or not any(
+        r.rec_type in ("response", "revisit") for r in records
+    ):
+        return 0  # cut short or damaged after all: not a file to register as it is
+    salvaged = {"records": len(records), "from": WARC_NAME, "bytes_kept": end}
+    reason = (
+        "the capture was stopped after it wrote its files, before it recorded them;"
+        " they were kept as written"
+    )
+    return _record_salvaged(lib, snap, records, salvaged, reason)
+
+
+def _main_record(records: list[ScannedRecord], url: str) -> ScannedRecord:
+    """The page's own record among ``records`` (which hold a response): the last answer
+    for the address its ``urn:pageinfo:`` record names (the page as the tab showed it
+    last), else the first for ``url``, else the first response."""
+    responses = [r for r in records if r.rec_type in ("response", "revisit")]
+    shown = next(
+        (r.url.removeprefix(PAGEINFO) for r in records if r.url.startswith(PAGEINFO)), None
+    )
+    if shown is not None:
+        answers = [r for r in responses if r.url == shown and not 300 <= (r.status or 0) < 400]
+        if answers:
+            return answers[-1]
+    return next((r for r in responses if r.url == url), responses[0])
+
+
+def _record_salvaged(
+    lib: Library,
+    snap: _Interrupted,
+    records: list[ScannedRecord],
+    salvaged: dict[str, Any],
+    reason: str,
+) -> int:
+    """Complete ``snap`` from the WARC now in its folder (``records``, which hold a
+    response) and the page's views written beside it; the number of records."""
+    path = lib.abspath(snap.folder)
+    main_scan = _main_record(records, snap.url)
+    title, text, language = _page_text(path / WARC_NAME, main_scan)
+    text_file = path / VIEW_FILES[FileKind.TEXT]
+    if text_file.is_file():  # the page's rendered text, as the capture took it
+        text = text_file.read_text(encoding="utf-8", errors="replace")
     written = [_written(r) for r in records]
     main = next(w for w in written if w.offset == main_scan.offset)
-    rel = f"{folder}/{WARC_NAME}"
+    views = [
+        (f"{snap.folder}/{name}", kind)
+        for kind, name in VIEW_FILES.items()
+        if (path / name).is_file()
+    ]
     outcome = SnapshotOutcome(
-        snapshot_id=snapshot_id,
-        url=url,
+        snapshot_id=snap.snapshot_id,
+        url=snap.url,
         state=SnapshotState.COMPLETE,
-        folder=folder,
-        files=[(rel, FileKind.WARC)],
+        folder=snap.folder,
+        files=[(f"{snap.folder}/{WARC_NAME}", FileKind.WARC), *views],
         records=written,
         main=main,
         http_status=main.status,
@@ -146,29 +250,23 @@ def salvage_part_warc(
         language=language,
         fidelity=Fidelity.FALLBACK,
         provenance={
-            **provenance,
+            **snap.provenance,
             "provenance": "interrupted",
-            "salvaged": {
-                "records": len(written),
-                "from": PART_NAME,
-                "bytes_kept": end,
-                "bytes_left_in_part": part.stat().st_size - end,
-            },
-            "fidelity_reasons": [
-                "the capture was interrupted; what it recorded before that was kept"
-            ],
+            "salvaged": salvaged,
+            "fidelity_reasons": [reason],
         },
+        content_hash=main.digest,
         text=text or "",
-        tags=tags,
+        tags=snap.tags,
     )
     finish_snapshot(
         lib,
         outcome,
-        uid=uid,
-        collection=collection,
-        captured_at=captured_at,
+        uid=snap.uid,
+        collection=snap.collection,
+        captured_at=snap.captured_at,
         final_url=main.url,
-        job_id=job_id,
+        job_id=snap.job_id,
     )
     return len(written)
 
@@ -235,7 +333,7 @@ def complete_recorded_folder(lib: Library, snapshot_id: int) -> bool:
     and the sidecar's fields, with ``recovered`` in its provenance. False: not that case
     (nothing changed)."""
     from archiver_app.capture.persist import hash_files, save_outcome
-    from archiver_app.layout.sidecar import SIDECAR, UnreadableIndex, read_index
+    from archiver_app.layout.sidecar import UnreadableIndex, read_index
 
     with lib.session() as s:
         snap = s.get(Snapshot, snapshot_id)

@@ -14,12 +14,14 @@ from archiver_app.capture.persist import (
     hash_files,
     mark_interrupted,
     sidecar,
+    write_views,
 )
 from archiver_app.durable import TEMP_SUFFIX
 from archiver_app.layout.orphans import import_orphans
 from archiver_app.layout.sidecar import write_sidecar
 from archiver_app.library import Library
-from archiver_app.store.models import FileKind, Snapshot, SnapshotState
+from archiver_app.search import Query, matching_ids
+from archiver_app.store.models import File, FileKind, Snapshot, SnapshotState
 from archiver_app.warc.httpmsg import HttpRequest, HttpResponse
 from archiver_app.warc.writer import CaptureWarcWriter
 from tests.helpers.warcs import read_warc
@@ -157,3 +159,95 @@ def test_orphan_import_keeps_what_a_capture_killed_before_its_row_recorded(
     assert [r.type for r in read_warc(warc)] == ["warcinfo", "response", "request"]
     assert library.abspath(f"{kept}/capture.warc.gz.part").is_file()  # left as it was
     assert import_orphans(library).salvaged == 0  # the folder has its row now
+
+
+def _killed_after_views(lib: Library, name: str, *, closed: bool, redirect: bool) -> int:
+    """A pending capture killed after ``write_views``: its ``.part`` WARC (or, ``closed``,
+    its WARC closed as the capture does just before its ``index.json``) and its screenshot,
+    DOM and text beside it; ``redirect``: the address answered with a redirect first."""
+    sid = _pending(lib, name, timedelta(minutes=1), [])
+    folder = f"collections/default/x/{name}"
+    url, shown = f"http://example.org/{name}", f"http://example.org/{name}/here"
+    writer = CaptureWarcWriter(lib.abspath(f"{folder}/capture.warc.gz"), info={"software": "t"})
+    if redirect:
+        writer.write_exchange(
+            url,
+            HttpRequest("GET", f"/{name}", [("Host", "example.org")]),
+            HttpResponse(301, "Moved", [("Location", shown)]),
+            b"",
+        )
+    page = b"<html><title>Kept</title><body>tide tables of the bay</body></html>"
+    writer.write_exchange(
+        shown if redirect else url,
+        HttpRequest("GET", "/", [("Host", "example.org")]),
+        HttpResponse(200, "OK", [("Content-Type", "text/html")]),
+        page,
+    )
+    files = write_views(
+        lib, writer, folder, shown, (b"\x89PNG shot", "<html>dom</html>", "tide tables"),
+        concurrent=None,
+    )  # fmt: skip
+    assert [kind for _rel, kind in files] == [FileKind.SCREENSHOT, FileKind.DOM, FileKind.TEXT]
+    if closed:
+        writer.write_metadata(f"urn:pageinfo:{shown}", "application/json", b"{}")
+        writer.close()
+    else:
+        writer.abandon()
+    return sid
+
+
+def test_a_capture_killed_after_writing_its_views_is_salvaged_with_them(
+    library: Library,
+) -> None:
+    """Killed once its screenshot, DOM and text were written (before, the folder held
+    files other than ``.part`` ones and its row stayed pending for good, never reported):
+    the WARC, closed or not, becomes the capture, the views its files."""
+    closed = _killed_after_views(library, "closed", closed=True, redirect=True)
+    part = _killed_after_views(library, "part", closed=False, redirect=False)
+
+    assert sorted(mark_interrupted(library, ids=[closed, part])) == sorted([closed, part])
+
+    with library.session() as s:
+        for sid, source in ((closed, "capture.warc.gz"), (part, "capture.warc.gz.part")):
+            snap = s.get(Snapshot, sid)
+            assert snap is not None and snap.state == SnapshotState.COMPLETE
+            assert (snap.title, snap.capture_fidelity) == ("Kept", "fallback")
+            assert snap.provenance["salvaged"]["from"] == source
+            kinds = sorted(s.scalars(select(File.kind).where(File.snapshot_id == sid)))
+            assert kinds == ["dom", "screenshot", "sidecar", "text", "warc"]
+        snap = s.get(Snapshot, closed)
+        assert snap is not None
+        # the page the tab showed (its pageinfo record's address), not the redirect
+        assert (snap.http_status, snap.url) == (200, "http://example.org/closed")
+        assert snap.warc_offset is not None
+    assert matching_ids(library, Query(text="tide")) == sorted([closed, part])
+
+
+def test_a_closed_warc_with_no_answer_is_reported_and_kept(library: Library) -> None:
+    """Killed after closing a WARC that recorded no answer: nothing to replay, so the row
+    says so (failed, interrupted), and every file stays."""
+    sid = _pending(library, "nothing", timedelta(minutes=1), [])
+    folder = "collections/default/x/nothing"
+    writer = CaptureWarcWriter(library.abspath(f"{folder}/capture.warc.gz"), info={"software": "t"})
+    writer.close()
+    library.abspath(f"{folder}/text.txt").write_text("")
+
+    assert mark_interrupted(library, ids=[sid]) == [sid]
+
+    with library.session() as s:
+        snap = s.get(Snapshot, sid)
+        assert snap is not None and snap.state == SnapshotState.FAILED
+        assert "stopped after it wrote its files" in snap.provenance["error"]
+        assert snap.provenance["part_files"] == ["capture.warc.gz", "text.txt"]
+    names = sorted(p.name for p in library.abspath(folder).iterdir())
+    assert names == ["capture.warc.gz", "text.txt"]
+    assert mark_interrupted(library, ids=[sid]) == []
+
+
+def test_a_folder_holding_a_file_no_capture_writes_is_left_pending(library: Library) -> None:
+    """Not a capture's leftovers: left alone (someone else's file), as before."""
+    sid = _pending(library, "other", timedelta(hours=3), ["capture.warc.gz", "notes.odt"])
+    assert mark_interrupted(library) == []
+    with library.session() as s:
+        snap = s.get(Snapshot, sid)
+        assert snap is not None and snap.state == SnapshotState.PENDING
