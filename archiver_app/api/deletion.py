@@ -39,6 +39,7 @@ from archiver_app.mirror.deps import snapshots_files
 from archiver_app.store.fulltext import delete_snapshot_text
 from archiver_app.store.models import Copy, File, FileKind, LocalState, Record, Snapshot
 from archiver_app.units import counted
+from archiver_app.warc.records import note_records_changed
 
 
 class DeleteCode(StrEnum):
@@ -126,6 +127,7 @@ def _delete_rows(s: Session, snap: Snapshot, files: list[File]) -> list[tuple[st
     mine = or_(Record.snapshot_id == snap.id, Record.file_id.in_(file_ids))
     s.execute(update(Record).where(mine).values(revisit_of_id=None))
     s.execute(delete(Record).where(mine))
+    note_records_changed(s.connection())  # replayers drop what they hold of it
     delete_snapshot_text(s.connection(), snap.id)
     s.execute(update(EditionMember).where(EditionMember.snapshot_id == snap.id)
               .values(snapshot_id=None, chosen_by="default"))  # fmt: skip

@@ -35,6 +35,7 @@ from archiver_app.library import Library
 from archiver_app.store.fulltext import delete_snapshots_text
 from archiver_app.store.indexes import ensure_indexes
 from archiver_app.store.models import File, FileKind, Record, Setting, Snapshot, SnapshotTag
+from archiver_app.warc.records import note_records_changed
 
 _log = logging.getLogger(__name__)
 
@@ -160,6 +161,7 @@ def forget_file(lib: Library, file_id: int) -> None:
                 update(Record).where(Record.revisit_of_id.in_(ids)).values(revisit_of_id=None)
             )
             s.execute(delete(Record).where(Record.id.in_(ids)))
+            note_records_changed(s.connection())
         if len(ids) < UNDO_BATCH:
             break
     with lib.session() as s:  # one read: snapshots.warc_file has no index

@@ -28,6 +28,7 @@ from archiver_app.store.copies import keep_copies_where_they_are
 from archiver_app.store.fulltext import delete_snapshot_text
 from archiver_app.store.models import Copy, File, Record, Setting, Snapshot, SnapshotTag, Tag
 from archiver_app.store.tags import tag_ids
+from archiver_app.warc.records import note_records_changed
 
 
 def is_url_like(title: str) -> bool:
@@ -153,6 +154,7 @@ def merge_duplicate(session: Session, keeper: Snapshot, dup: Snapshot, root: Pat
     session.execute(
         update(Record).where(Record.snapshot_id == dup.id).values(snapshot_id=keeper.id)
     )
+    note_records_changed(session.connection())
     # the duplicate's index.json goes with its folder (the keeper's is rewritten)
     dup_sidecar = session.scalars(
         select(File.id).where(File.snapshot_id == dup.id, File.path == dup_prefix + SIDECAR)

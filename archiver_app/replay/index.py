@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from archiver_app.warc.records import SELECT_COLUMNS, IndexedRecord
+from archiver_app.warc.records import RECORDS_CHANGED_KEY, SELECT_COLUMNS, IndexedRecord
 from archiver_app.warc.timestamps import parse_ts
 from archiver_app.warc.views import view_prefix
 
@@ -204,9 +204,15 @@ def file_location(conn: Connection, file_id: int) -> FileLocation | None:
     )
 
 
-def generation(conn: Connection) -> int:
-    """The newest record id: changes whenever records are added (cache invalidation).
+def generation(conn: Connection) -> tuple[Any, ...]:
+    """What changes whenever records are added, removed or moved (cache invalidation): the
+    newest record id, and the value every removal or move gives the ``settings`` row
+    :data:`~archiver_app.warc.records.RECORDS_CHANGED_KEY`.
 
-    ``max(id)`` is one index probe; ``count(*)`` would scan the table.
+    Two primary-key probes in one statement; ``count(*)`` would scan the table.
     """
-    return int(rows(conn, "SELECT max(id) FROM records", {})[0][0] or 0)
+    return rows(
+        conn,
+        "SELECT (SELECT max(id) FROM records), (SELECT value FROM settings WHERE key = :changed)",
+        {"changed": RECORDS_CHANGED_KEY},
+    )[0]

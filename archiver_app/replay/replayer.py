@@ -18,7 +18,9 @@ part stands for the whole resource: the parts its capture stored are put back to
 when they cover it (see :mod:`~archiver_app.replay.parts`), else the nearest whole capture
 of the URL is served; a ``Range`` request is then answered from the whole body, and
 otherwise from the stored part holding the byte it starts at (416 when none does). Two LRU
-caches keep hot lookups and bodies in memory; both are dropped when new records arrive.
+caches keep hot lookups and bodies in memory; both are dropped when records are added or
+removed (a capture deleted in another process or window), as each lookup sees
+(:func:`archiver_app.replay.index.generation`).
 
 Threading contract: a :class:`Replayer` may be shared between threads.
 """
@@ -29,6 +31,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from sqlalchemy import Connection, Engine, text
@@ -131,7 +134,7 @@ class Replayer:
         )
         self._files: LRUCache[int, idx.FileLocation] = LRUCache(1024)
         self._library_id_value: str | None = None
-        self._generation = -1
+        self._generation: tuple[Any, ...] | None = None
 
     @classmethod
     def for_library(cls, library: object) -> Replayer:

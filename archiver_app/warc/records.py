@@ -1,4 +1,5 @@
-"""Rows of the ``records`` table (the replay index) and their bulk insert.
+"""Rows of the ``records`` table (the replay index), their bulk insert, and the note
+every removal or move of rows leaves (:func:`note_records_changed`).
 
 Bulk paths never use the ORM (several times slower for the tens of thousands of rows an
 import writes): on SQLite multi-row ``INSERT ... VALUES`` statements of plain tuples
@@ -7,15 +8,24 @@ import writes): on SQLite multi-row ``INSERT ... VALUES`` statements of plain tu
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import Connection, insert
+from sqlalchemy.dialects import postgresql, sqlite
 
 from archiver_app.store.bulk import insert_values
-from archiver_app.store.models import Record
+from archiver_app.store.models import Record, Setting
+
+#: The ``settings`` row given a new random value by every transaction that deletes
+#: ``records`` rows or moves them to another file or capture. With the newest record's id
+#: (which changes as rows are added), it is what a long-lived reader of the index compares
+#: to know its caches are stale: a capture deleted by another process or window is not
+#: replayed on from memory.
+RECORDS_CHANGED_KEY = "records_changed"
 
 
 @dataclass(frozen=True)
@@ -76,3 +86,13 @@ def insert_record_tuples(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> N
         insert_values(conn, _INSERT, rows)
     else:
         conn.execute(insert(Record), [dict(zip(_FIELDS, r, strict=True)) for r in rows])
+
+
+def note_records_changed(conn: Connection) -> None:
+    """Say, in the caller's transaction on ``conn``, that it deletes or moves ``records``
+    rows (see :data:`RECORDS_CHANGED_KEY`): one upsert, whatever the number of rows."""
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    stmt = dialect.insert(Setting).values(key=RECORDS_CHANGED_KEY, value=secrets.token_hex(8))
+    conn.execute(
+        stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value})
+    )

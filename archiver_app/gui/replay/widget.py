@@ -541,7 +541,7 @@ class ReplayWidget(QWidget):
         if response is None:
             return
         self.current = None
-        self.replayer.invalidate()  # its lookups stay cached until a record is added
+        self.replayer.invalidate()  # at once (its next lookup would see the deletion too)
         self.screenshot_button.setChecked(False)
         self.history.leaving()
         self.pdf_title = None
