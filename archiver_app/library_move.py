@@ -21,7 +21,10 @@ removes the old files when the app opens it (or ``archiver jobs run``). Cancel o
 removes the staging folder. No file is ever under a final name before it is complete.
 
 The library must not be in use elsewhere while it moves: the GUI closes its window first,
-and a worker process with a live heartbeat makes the move refuse to start. With a
+and a worker process with a live heartbeat (or, on this computer, one still running whose
+heartbeat stopped when it lost the database) makes the move refuse to start. Everything
+in the folder moves, the notes of pages a worker gave up (``.archiver-unrecorded/``)
+too: they are settled at the new place. With a
 PostgreSQL database the folder moves and the database stays where it is.
 """
 
@@ -91,10 +94,11 @@ def _check(src: Path, dest: Path) -> None:
 
 
 def _refuse_if_workers(lib: Library) -> None:
-    """A live worker would keep writing to the old place: refuse, saying which."""
-    from archiver_app.crawl.gone_workers import live_workers
+    """A running worker would keep writing to the old place (its captures, the notes of
+    pages it gives up): refuse, saying which."""
+    from archiver_app.crawl.gone_workers import workers_still_running
 
-    live = live_workers(lib)
+    live = workers_still_running(lib)
     if live:
         names = ", ".join(f"pid {w.pid} on {w.host}" for w in live[:3])
         raise LibraryError(

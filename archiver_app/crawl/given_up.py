@@ -13,7 +13,10 @@ would have (:func:`archiver_app.crawl.unrecorded.settle`): a capture its folder 
 is recorded, anything else goes back to the queue with its attempt given back and its
 pending capture shown failed. A page no longer that worker's claim is left alone.
 
-A note that cannot be written (the folder went too) leaves the pages to their leases.
+A note that cannot be written (the folder went too, or the library was moved away from
+under the worker) leaves the pages to their leases; the library's folder is never made
+anew for it. Notes are files of the library's folder: ``archiver move-library`` takes them
+along, and they are settled at the new place.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from archiver_app.crawl.fetcher import FetchResult
 from archiver_app.crawl.jobs import JobNotFoundError, load_context
 from archiver_app.crawl.queue import ClaimedPage
 from archiver_app.crawl.unrecorded import Unrecorded, record_result, settle
-from archiver_app.durable import atomic_write_text, is_temp
+from archiver_app.durable import atomic_write_text, is_temp, make_folders
 from archiver_app.library import Library
 from archiver_app.store.connection_loss import lost_connection
 
@@ -58,8 +61,10 @@ def note_given_up(lib: Library, worker_id: str, items: list[Unrecorded]) -> bool
         for item in items
     ]
     text = json.dumps({"worker": worker_id, "pages": entries}, indent=1) + "\n"
-    try:
-        atomic_write_text(_note_path(lib, worker_id), text, make_parent=True)
+    path = _note_path(lib, worker_id)
+    try:  # its folder, in the library's folder only: one moved away is not made again
+        make_folders(path.parent, within=lib.root)
+        atomic_write_text(path, text)
     except OSError:
         log.warning("noting the pages of worker %s failed", worker_id, exc_info=True)
         return False

@@ -22,6 +22,7 @@ every worker before it picks a job and while it waits for pages others hold.
 from __future__ import annotations
 
 import math
+import os
 import socket
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -243,3 +244,17 @@ def live_workers(lib: Library, *, within_seconds: float = LIVE_SECONDS) -> list[
         return list(
             s.scalars(select(Worker).where(Worker.heartbeat_at >= since, Worker.state != STOPPED))
         )
+
+
+def workers_still_running(lib: Library) -> list[Worker]:
+    """The live workers (:func:`live_workers`), and those of this computer whose process
+    still runs though their heartbeat stopped: one that lost the database beats no more
+    yet still captures, and notes the pages it gives up, in the library's folder."""
+    live = live_workers(lib)
+    seen = {w.id for w in live}
+    with lib.session() as s:
+        here = s.scalars(
+            select(Worker).where(Worker.host == socket.gethostname(), Worker.state != STOPPED)
+        ).all()
+    others = [w for w in here if w.id not in seen and w.pid != os.getpid()]  # not the asker
+    return live + [w for w in others if not process_gone(w.pid)]

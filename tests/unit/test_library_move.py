@@ -6,9 +6,11 @@ is a tmpfs smaller than the library; a kill is a real SIGKILL of ``archiver move
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -17,12 +19,18 @@ from pathlib import Path
 
 import pytest
 
+from archiver_app.crawl import queue
+from archiver_app.crawl.given_up import NOTES_DIR, note_given_up, settle_given_up
+from archiver_app.crawl.jobs import create_job, load_context
+from archiver_app.crawl.results import start_job
+from archiver_app.crawl.rules import Rules
+from archiver_app.crawl.unrecorded import Unrecorded
 from archiver_app.durable import is_temp
 from archiver_app.errors import InputError, LibraryError
 from archiver_app.library import Library
 from archiver_app.library_move import STAGING_SUFFIX, move_library
 from archiver_app.paths import remembered_library_root, resolve_library_root
-from archiver_app.store.models import Snapshot, Worker
+from archiver_app.store.models import Page, Snapshot, Worker
 from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
 from tests.helpers.mounts import small_drive
 from tests.helpers.snapshots import add_snapshot
@@ -307,3 +315,83 @@ def test_a_library_on_postgresql_moves_its_folder_and_keeps_its_database(
             with lib.session() as s:
                 snap = s.query(Snapshot).one()
             assert lib.abspath(snap.folder).is_dir()  # its files came along
+
+
+URL = "http://held.test/x1.html"
+REASON = "database unreachable: connection failed: Connection refused"
+
+
+def _gave_up(root: Path) -> int:
+    """A library whose worker gave up on the database holding a page: its note in the
+    library's folder; the page's id."""
+    with Library.open(root, create=True) as lib:
+        job = create_job(lib, [URL], scope="page", rules=Rules(attempts=1), max_retries=0)
+        assert start_job(lib, job)
+        with lib.write() as s:
+            ctx = load_context(s, job)
+            [page] = queue.claim_pages(s, ctx, "w1", 1, now=lib.clock())
+        assert note_given_up(lib, "w1", [Unrecorded(ctx, page, REASON, None)])
+    return page.page_id
+
+
+@pytest.mark.parametrize("disk", ["same", "other"])
+def test_the_notes_of_pages_a_worker_gave_up_move_and_are_settled_there(
+    tmp_path: Path, disk: str
+) -> None:
+    src = tmp_path / "old"
+    page_id = _gave_up(src)
+    with contextlib.ExitStack() as stack:
+        if disk == "same":
+            dest = tmp_path / "new"
+        else:
+            dest = stack.enter_context(small_drive(tmp_path / "disk2", 64 * 1024)) / "Library"
+        assert move_library(src, dest).renamed == (disk == "same")
+        assert not src.exists()
+        assert [p.name for p in (dest / NOTES_DIR).iterdir()] == ["w1.json"]
+        with Library.open(dest) as lib:
+            assert settle_given_up(lib) == 1
+            with lib.session() as s:
+                row = s.get(Page, page_id)
+                assert row is not None
+                assert (row.state, row.attempts_remaining, row.claimed_by) == ("ready", 1, None)
+        assert not list((dest / NOTES_DIR).iterdir())
+
+
+def test_a_worker_here_still_running_without_a_heartbeat_bars_the_move(tmp_path: Path) -> None:
+    """A worker that lost the database beats no more but still runs: moving then would
+    leave what it writes next (its captures, its note of the pages it gives up) at the old
+    place, or make the old folder anew. Refused, saying which, until it has ended."""
+    src = tmp_path / "old"
+    _make_library(src, n=1)
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with Library.open(src) as lib, lib.write() as s:
+            s.add(Worker(
+                id="w1", pid=running.pid, host=socket.gethostname(), version="1",
+                state="working", heartbeat_at=lib.clock() - timedelta(minutes=5),
+            ))  # fmt: skip
+        with pytest.raises(LibraryError, match=f"pid {running.pid}"):
+            move_library(src, tmp_path / "new")
+        assert (src / "library.json").is_file() and not (tmp_path / "new").exists()
+    finally:
+        running.kill()
+        running.wait()
+    assert move_library(src, tmp_path / "new").renamed  # its process is gone: no bar
+
+
+def test_a_note_is_not_written_where_the_library_was(tmp_path: Path) -> None:
+    """A worker giving up after the library was moved from under it: its note is not
+    written, and the old folder is not made anew to hold it (its pages go to their
+    leases)."""
+    src = tmp_path / "old"
+    _make_library(src, n=1)
+    with Library.open(src) as lib:
+        job = create_job(lib, [URL], scope="page", rules=Rules(attempts=1), max_retries=0)
+        assert start_job(lib, job)
+        with lib.write() as s:
+            ctx = load_context(s, job)
+            [page] = queue.claim_pages(s, ctx, "w1", 1, now=lib.clock())
+        os.rename(src, tmp_path / "new")  # as a move of the closed library does
+        assert not note_given_up(lib, "w1", [Unrecorded(ctx, page, REASON, None)])
+    assert not src.exists()
+    assert not (tmp_path / "new" / NOTES_DIR).exists()
