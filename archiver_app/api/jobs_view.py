@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from archiver_app.jobs.results import failed_pages, job_failures
 from archiver_app.library import Library
 from archiver_app.store.models import CRAWL_KIND_NAMES, Job, JobLog, JobStatus, Worker
 
@@ -69,6 +70,7 @@ class JobRow:
     status: str
     queued: int
     done: int
+    #: pages that failed, each once (a crawl's or capture's); failed parts (another kind's)
     failed: int
     bytes: int
     r2xx: int
@@ -175,7 +177,9 @@ def job_rows(library: Library, limit: int = 500) -> list[JobRow]:
             .order_by(Worker.host)
         ):
             hosts.setdefault(int(job_id or 0), []).append(host or "?")
-    return [_job_row(list(r), tuple(hosts.get(r[0], ()))) for r in rows]
+        crawls = [r[0] for r in rows if r[16] in CRAWL_KIND_NAMES]
+        failed = failed_pages(s, crawls)
+    return [_job_row(list(r), failed, tuple(hosts.get(r[0], ()))) for r in rows]
 
 
 @dataclass(frozen=True)
@@ -220,8 +224,9 @@ def active_kinds(library: Library) -> set[str]:
         return set(s.scalars(select(Job.kind).where(Job.status.in_(live)).distinct()))
 
 
-def _job_row(values: list[Any], hosts: tuple[str, ...] = ()) -> JobRow:
+def _job_row(values: list[Any], failed: dict[int, int], hosts: tuple[str, ...] = ()) -> JobRow:
     values[1] = values[1] or f"Job {values[0]}"  # name
+    values[5] = job_failures(values[16], values[5], failed, values[0])  # a crawl's: pages
     values[14] = dict(values[14] or {})  # config
     values[17] = values[17] or 0  # progress_done
     values.append(hosts)

@@ -114,7 +114,7 @@ def cmd_jobs(args: argparse.Namespace, ctx: Context) -> int:
         print("no jobs", file=ctx.out)
         return 0
     print(f"{'id':>5}  {'kind':<8} {'status':<12} {'done/total':<13} {'bytes':>10} "
-          f"{'errors':>6}  name", file=ctx.out)  # fmt: skip
+          f"{'failed':>6}  name", file=ctx.out)  # fmt: skip
     for j in jobs:
         print(_line(j), file=ctx.out)
     if waiting := [j.id for j in jobs if _waits_to_resume(j)]:
@@ -180,7 +180,9 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
         ("pages", ", ".join(f"{n} {st}" for st, n in d.page_states.items())),
         ("counters", f"{s.items_downloaded} downloaded of {s.items_queued} queued, "
                      f"{human_bytes(s.bytes_downloaded)}, 1xx {s.r1xx} 2xx {s.r2xx} 3xx {s.r3xx} "
-                     f"4xx {s.r4xx} 5xx {s.r5xx} unknown {s.runk}, {s.error_count} errors, "
+                     f"4xx {s.r4xx} 5xx {s.r5xx} unknown {s.runk}, "
+                     f"{counted(s.error_count, 'page')} failed "
+                     f"({counted(s.attempts_failed, 'attempt')} failed), "
                      f"{s.concurrency} in flight"),
         ("retries", f"{s.retry_count} of {s.max_retries}"),
         ("coverage", str(root / d.coverage_md) if d.coverage_md else "not yet"),

@@ -1,20 +1,22 @@
 """``archiver watch``: re-capture pages on a schedule and say what changed.
 
 A page that answers an HTTP error (4xx, 5xx) is still a capture (the error page is what the
-site served), so it is never "failed". ``watch run`` says so apart from a change: a page
+site served, compared as any capture). ``watch run`` says so apart from a change: a page
 that starts answering an error is "now answers an error" (HTTP 200 -> 404), one that
 answers again after an error "answers again", and every other capture that answered an
 error, a watch's first included, is a warning line (a mistyped address is not "unchanged"
 forever): it asks whether the address is right only of a page the watch never saw answer
 well, and names the capture that did answer well otherwise; the last line counts them.
 One line a page, for its last attempt (a page answering 5xx is tried again: its attempts
-are one page, each progress line an error answer, not a failure:
-``crawl.worker.progress_line``). A changed page's line gives what
-changed (the figures of ``watch changes``); an unchanged one names a look or the page's
-own HTML that differ all the same (what ignored text or a hidden token moves). The exit
-code stays that of the captures: 1 when one failed, 0 otherwise, error answers included
-(a timer's run that captured what the site served did its job; the warning lines are what
-to read). ``watch changes`` leads a line with the HTTP status change when there is one.
+are one page, each progress line an error answer: ``crawl.worker.progress_line``). A page
+still answering 5xx at its last attempt failed, once, as ``archiver jobs``, ``job show``
+and the Jobs panel count it (``jobs.results.failed_pages``): its line says so after what
+its error page shows. A changed page's line gives what changed (the figures of ``watch
+changes``); an unchanged one names a look or the page's own HTML that differ all the same
+(what ignored text or a hidden token moves). The exit code is 1 when a page failed, 0
+otherwise, 4xx answers included (a timer's run that captured what the site served did its
+job; the warning lines are what to read). ``watch changes`` leads a line with the HTTP
+status change when there is one.
 """
 
 from __future__ import annotations
@@ -268,7 +270,7 @@ def _run(lib: Any, ctx: Context, now: list[int]) -> int:
         print("nothing is due", file=ctx.out)
         return 0
     for page in report.pages:
-        print(_outcome(page), file=ctx.out)
+        print(_outcome(page) + _gave_up(page), file=ctx.out)
     errors = f", {len(report.errors)} answered an HTTP error" if report.errors else ""
     print(
         f"{counted(len(report.pages), 'page')}: {len(report.changed)} changed, "
@@ -276,6 +278,14 @@ def _run(lib: Any, ctx: Context, now: list[int]) -> int:
         file=ctx.out,
     )
     return 1 if report.failed else 0
+
+
+def _gave_up(page: PageOutcome) -> str:
+    """What ends the line of a page that failed though an error page was kept: its
+    attempts ran out (a 5xx answer at the last), so the run counts it failed."""
+    if not page.gave_up or page.failed:
+        return ""
+    return f"; failed: no attempts left (HTTP {page.http_status} at the last)"
 
 
 def _refuse_not_watches(lib: Any, job_ids: list[int]) -> None:

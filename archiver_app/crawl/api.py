@@ -25,6 +25,7 @@ from archiver_app.crawl.jobs import JobNotFoundError, load_context
 from archiver_app.crawl.queue import state_counts
 from archiver_app.crawl.rules import Rules
 from archiver_app.crawl.spec import JobSpec
+from archiver_app.jobs.results import failed_pages, job_failures
 from archiver_app.library import Library
 from archiver_app.store.models import CRAWL_KIND_NAMES, Job, JobLog, Page, Ruleset
 
@@ -50,6 +51,8 @@ class JobSummary:
     r4xx: int
     r5xx: int
     runk: int
+    #: what failed: a crawl's or capture's pages that failed, each once however many
+    #: attempts it took (``jobs.results.failed_pages``); another kind's failed parts
     error_count: int
     concurrency: int  # pages in flight now
     settings_age: int
@@ -65,9 +68,13 @@ class JobSummary:
     progress_total: int | None = None
     progress_message: str | None = None
     result: dict[str, Any] | None = None
+    #: a crawl's or capture's attempts that failed (a page tried three times: up to three)
+    attempts_failed: int = 0
 
     @classmethod
-    def of(cls, job: Job) -> JobSummary:
+    def of(cls, job: Job, failed: dict[int, int]) -> JobSummary:
+        """``failed``: the failed pages of crawls and captures, by job
+        (:func:`~archiver_app.jobs.results.failed_pages`)."""
         crawl = job.kind in CRAWL_KIND_NAMES
         spec = JobSpec.from_json(job.config) if crawl else None
         return cls(
@@ -87,7 +94,7 @@ class JobSummary:
             r4xx=job.r4xx,
             r5xx=job.r5xx,
             runk=job.runk,
-            error_count=job.error_count,
+            error_count=job_failures(job.kind, job.error_count, failed, job.id),
             concurrency=job.concurrency,
             settings_age=job.settings_age,
             ruleset_version=job.ruleset_version,
@@ -102,6 +109,7 @@ class JobSummary:
             progress_total=job.progress_total,
             progress_message=job.progress_message,
             result=job.result,
+            attempts_failed=job.error_count if crawl else 0,
         )
 
 
@@ -144,7 +152,9 @@ def list_jobs(
         stmt = select(Job).order_by(Job.id.desc()).limit(limit)
         if statuses:
             stmt = stmt.where(Job.status.in_(list(statuses)))
-        return [JobSummary.of(job) for job in s.scalars(stmt)]
+        jobs = list(s.scalars(stmt))
+        failed = failed_pages(s, [job.id for job in jobs if job.kind in CRAWL_KIND_NAMES])
+        return [JobSummary.of(job, failed) for job in jobs]
 
 
 def job_detail(lib: Library, job_id: int) -> JobDetail:
@@ -155,7 +165,7 @@ def job_detail(lib: Library, job_id: int) -> JobDetail:
         ctx = load_context(s, job_id)
         versions = len(s.scalars(select(Ruleset.version).where(Ruleset.job_id == job_id)).all())
         return JobDetail(
-            summary=JobSummary.of(job),
+            summary=JobSummary.of(job, failed_pages(s, [job_id])),
             spec=ctx.spec,
             rules=ctx.rules,
             page_states=state_counts(s, job_id),

@@ -211,13 +211,15 @@ class WatchScheduler(QObject):
 
 
 def run_message(report: WatchRunReport) -> str:
-    """What a run of due watches did, when no page changed."""
+    """What a run of due watches did, when no page changed: its failed pages counted as
+    ``watch run`` and the Jobs panel count them (a page answering 5xx at each attempt is
+    one, its error page captured all the same)."""
     failed = len(report.failed)
-    done = len(report.pages) - failed
-    text = f"Watched pages: {done} captured again, none changed"
+    captured = sum(1 for p in report.pages if p.snapshot_id is not None)
+    text = f"Watched pages: {captured} captured again, none changed"
     if report.errors:  # an error page is a capture, never passed over (docs/watch.md)
         text += f", {len(report.errors)} answered an HTTP error"
-    return text + (f"; {failed} could not be captured (see Jobs)." if failed else ".")
+    return text + (f"; {failed} failed (see Jobs)." if failed else ".")
 
 
 def outcome_pair(library: Library, outcome: PageOutcome) -> tuple[int, int] | None:

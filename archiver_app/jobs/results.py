@@ -1,5 +1,6 @@
 """What a finished job's result says about it, for its row and log: how many parts failed,
-what it left undone, how much of its planned work it did, and its own lines.
+what it left undone, how much of its planned work it did, and its own lines; and for a
+crawl or capture, how many of its pages failed (:func:`failed_pages`).
 
 A result (or each item of a list of results) is read by duck typing, so that the runtime
 needs no import of the kinds' modules: ``failures`` (int), ``unmet`` (text or None),
@@ -9,7 +10,13 @@ needs no import of the kinds' modules: ``failures`` (int), ``unmet`` (text or No
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from archiver_app.store.models import CRAWL_KIND_NAMES, Page, PageState
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +31,37 @@ def result_failures(result: Any) -> int:
     the Jobs panel, where a completed job read as clean."""
     items = result if isinstance(result, list) else [result]
     return sum(n for item in items if isinstance(n := getattr(item, "failures", 0), int))
+
+
+def page_failed(state: str) -> bool:
+    """Whether a crawl's or capture's page failed: its attempts are over and none got it
+    (an error at each one; a 5xx answer at the last, its error page kept, included). A page
+    is one failure however many attempts it took: a retried attempt is an attempt."""
+    return state == PageState.FAILED
+
+
+def failed_pages(s: Session, job_ids: Collection[int]) -> dict[int, int]:
+    """How many pages failed (:func:`page_failed`) in each of the crawls and captures
+    ``job_ids``: THE failure count of such a job, that ``archiver jobs`` (errors),
+    ``archiver job show``, the Jobs panel (Failed) and ``archiver watch run`` all say.
+    A job without a failed page is left out."""
+    ids = list(dict.fromkeys(job_ids))
+    counts: dict[int, int] = {}
+    for start in range(0, len(ids), 500):
+        rows = s.execute(
+            select(Page.job_id, func.count())
+            .where(Page.job_id.in_(ids[start : start + 500]), Page.state == PageState.FAILED)
+            .group_by(Page.job_id)
+        )
+        counts.update({int(job_id): int(n) for job_id, n in rows})
+    return counts
+
+
+def job_failures(kind: str, error_count: int, failed: dict[int, int], job_id: int) -> int:
+    """A job's failure count: its failed pages for a crawl or capture (``failed``, from
+    :func:`failed_pages`; its ``error_count`` counts each failed attempt), the parts its
+    result counted failed (``error_count``: :func:`result_failures`) for any other kind."""
+    return failed.get(job_id, 0) if kind in CRAWL_KIND_NAMES else error_count
 
 
 def result_figures(result: Any) -> tuple[int, int] | None:

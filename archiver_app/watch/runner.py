@@ -29,6 +29,7 @@ from archiver_app.crawl.jobs import abort_if_queued, create_job, start_due_sched
 from archiver_app.crawl.rules import Rules
 from archiver_app.crawl.scope import Scope, validate_seeds
 from archiver_app.errors import InputError
+from archiver_app.jobs.results import page_failed
 from archiver_app.library import Library
 from archiver_app.store.models import (
     Job,
@@ -75,6 +76,9 @@ class PageOutcome:
     # the watch's last capture of the address before this one whose answer was no error
     # (None: it never answered well; an error page then may be a mistyped address)
     answered_well: int | None = None
+    # its attempts ran out without a good answer (a 5xx at the last, its error page kept:
+    # ``capture``): one failed page, as its job counts it (``jobs.results.page_failed``)
+    gave_up: bool = False
 
     @property
     def answered_error(self) -> bool:
@@ -92,7 +96,9 @@ class WatchRunReport:
 
     @property
     def failed(self) -> list[PageOutcome]:
-        return [p for p in self.pages if p.failed]
+        """Pages that failed, each once: nothing captured, or a 5xx answer at every attempt
+        (its error page kept), as ``archiver jobs`` and the Jobs panel count them."""
+        return [p for p in self.pages if p.failed or p.gave_up]
 
     @property
     def errors(self) -> list[PageOutcome]:
@@ -423,10 +429,10 @@ def compare_run(lib: Library, job_id: int, *, worker: str | None = None) -> list
     (``worker``: only the pages that worker attempted).
 
     A page answering 5xx is tried again, and each attempt keeps the error page it got:
-    those captures are one page, not one each, and an error page captured is no failure
-    (the site served it; docs/watch.md). The run's end compared its captures
-    (:func:`compare_watched`); one it did not reach (the run was cancelled, the comparison
-    failed) is compared here.
+    those captures are one page, not one each; when its last attempt answers 5xx too the
+    page failed (once, as its job counts it), its last error page compared all the same.
+    The run's end compared its captures (:func:`compare_watched`); one it did not reach
+    (the run was cancelled, the comparison failed) is compared here.
     """
     with lib.session() as s:
         job = s.get(Job, job_id)
@@ -476,7 +482,10 @@ def compare_run(lib: Library, job_id: int, *, worker: str | None = None) -> list
             runs = made.get(page_id) or [sid]
             change = changes.get(sid) if len(runs) < 2 else _since(lib, runs[0], sid, ignore)
             note = _redirect_note(lib, sid)
-            outcomes.append(PageOutcome(url, sid, None, change, snaps[sid][2], note))
+            gave_up = page_failed(state)
+            outcomes.append(
+                PageOutcome(url, sid, None, change, snaps[sid][2], note, gave_up=gave_up)
+            )
         elif state in (PageState.FAILED, PageState.READY, PageState.CLAIMED):
             outcomes.append(PageOutcome(url, None, skipped or error or "not captured", None))
     told = {sid for sids in made.values() for sid in sids} | {p.snapshot_id for p in pages}

@@ -24,7 +24,16 @@ from archiver_app.library import Library
 from archiver_app.mirror.destinations import Marker, library_folder, write_marker
 from archiver_app.mirror.status import SCRUB_KEY, LaptopStatus
 from archiver_app.paths import resolve_library_root
-from archiver_app.store.models import Copy, Destination, File, Job, JobLog, Ruleset, Snapshot
+from archiver_app.store.models import (
+    Copy,
+    Destination,
+    File,
+    Job,
+    JobLog,
+    Page,
+    Ruleset,
+    Snapshot,
+)
 from tests.helpers.snapshots import add_snapshot
 
 BLUE, RED = "6a1b7c1e-0000-4000-8000-00000000b1e0", "6a1b7c1e-0000-4000-8000-0000000000ed"
@@ -46,7 +55,7 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
             status="running",
             items_queued=40,
             items_downloaded=10,
-            error_count=2,
+            error_count=5,  # failed attempts: two pages failed, one of them after 4 tries
             bytes_downloaded=5_000_000,
             r2xx=9,
             r4xx=1,
@@ -60,6 +69,8 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
         rules = Rules(ignore=("/tag/",), concurrency=4).to_json()
         s.add(Ruleset(job_id=job_id, version=1, rules=rules, created_at=now))
         s.add(JobLog(job_id=job_id, message="started"))
+        for n in (1, 2):  # the Failed column counts pages, not attempts
+            s.add(Page(job_id=job_id, url=f"https://docs.example/{n}", state="failed"))
     panel = JobsPanel(library, op_runner)
     qtbot.addWidget(panel)
     panel.show()

@@ -83,7 +83,25 @@ def test_a_run_without_changes_names_its_error_answers() -> None:
     )
     assert run_message(WatchRunReport(runs=(1,), pages=pages)) == (
         "Watched pages: 2 captured again, none changed, 1 answered an HTTP error; "
-        "1 could not be captured (see Jobs)."
+        "1 failed (see Jobs)."
+    )
+
+
+def test_a_page_answering_5xx_at_every_attempt_is_one_failed_page() -> None:
+    """A page whose attempts all answered 500 failed once, as `watch run` and the Jobs
+    panel count it, its error page captured all the same (it was not counted failed)."""
+    from archiver_app.gui.watch_scheduler import run_message
+
+    same = ChangeSummary(False, 0.0, 0.0, 0, 0, 0, old_status=500, new_status=500)
+    pages = (
+        PageOutcome("http://h/down", 9, None, same, 500, gave_up=True),
+        PageOutcome("http://h/fine", 10, None, None, 200),
+    )
+    report = WatchRunReport(runs=(1,), pages=pages)
+    assert [p.url for p in report.failed] == ["http://h/down"]
+    assert run_message(report) == (
+        "Watched pages: 2 captured again, none changed, 1 answered an HTTP error; "
+        "1 failed (see Jobs)."
     )
 
 

@@ -64,12 +64,13 @@ def _lines_of(out: str, url: str) -> list[str]:
     return [line for line in out.splitlines() if url in line and not line.startswith(" ")]
 
 
-def test_a_server_error_is_one_page_once_and_no_failure(
+def test_a_server_error_is_one_page_once_and_one_failure(
     library: Library, local_server: LocalServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A page answering 500 is tried again (each attempt keeps its error page): it is one
-    page with one line, what its last attempt found since the run before, and the run
-    exits 0 (an error page captured is not a failed capture)."""
+    page with one line, what its last attempt found since the run before, and one failed
+    page, in `watch run` as in `archiver jobs`, `job show` and the Jobs panel (they said
+    0, 1 and 2 failed: its two attempts counted as two)."""
     down = {"now": False}
 
     def page(_req: Request) -> Response:
@@ -89,12 +90,14 @@ def test_a_server_error_is_one_page_once_and_no_failure(
     (fine_capture,) = re.findall(f"ok 200 high {re.escape(down_url)} \\(#(\\d+)\\)", out)
 
     down["now"] = True
-    assert cli.main([*root, "watch", "run", str(watch)]) == 0
+    assert cli.main([*root, "watch", "run", str(watch)]) == 1  # a page failed
     out = capsys.readouterr().out
     (line,) = _lines_of(out, down_url)
     assert line.startswith(f"now answers an error: {down_url} (HTTP 200 -> 500, capture ")
+    assert line.endswith("; failed: no attempts left (HTTP 500 at the last)"), line
     assert _lines_of(out, fine_url) == [f"unchanged: {fine_url}"]
-    assert "2 pages: 1 changed, 0 failed, 1 answered an HTTP error" in out
+    assert "2 pages: 1 changed, 1 failed, 1 answered an HTTP error" in out
+    _one_failed_page_everywhere(library, capsys)
     # The progress lines say the first error page is followed by another attempt (two
     # lines "kept as #7", then "#9", read as two pages before), and that each attempt got
     # an error answer, as the summary counts it: no "failed" (it said "failed" above "0 failed")
@@ -111,7 +114,7 @@ def test_a_server_error_is_one_page_once_and_no_failure(
     assert listed.endswith(f" {last}`)")  # ... is the change listed, not the first attempt
     assert "HTTP 200 -> 500" in listed
 
-    assert cli.main([*root, "watch", "run", str(watch)]) == 0  # still down: said again
+    assert cli.main([*root, "watch", "run", str(watch)]) == 1  # still down: said again
     out = capsys.readouterr().out
     (line,) = _lines_of(out, down_url)
     assert line.startswith(f"warning: {down_url} answered HTTP 500 (capture ")
@@ -119,7 +122,24 @@ def test_a_server_error_is_one_page_once_and_no_failure(
     # (it asked "is the address right?", then said only "as at its capture before")
     assert line.endswith(
         f", unchanged): an error page was captured; the page answered fine before (capture "
-        f"{fine_capture}); the site may be down"
+        f"{fine_capture}); the site may be down; failed: no attempts left (HTTP 500 at the last)"
     ), line
     assert f"failed {down_url}" not in out
-    assert "2 pages: 0 changed, 0 failed, 1 answered an HTTP error" in out
+    assert "2 pages: 0 changed, 1 failed, 1 answered an HTTP error" in out
+
+
+def _one_failed_page_everywhere(library: Library, capsys: pytest.CaptureFixture[str]) -> None:
+    """The newest job (a watch run with one page answering 500 at both attempts) counts
+    one failed page in `archiver jobs`, `archiver job show` and the Jobs panel's row."""
+    root = ["--library", str(library.root)]
+    (row, *_) = library.jobs.rows()
+    assert (row.queued, row.done, row.failed) == (2, 1, 1)  # the panel: 1 done, 1 failed of 2
+    assert cli.main([*root, "jobs"]) == 0
+    out = capsys.readouterr().out
+    assert "failed  name" in out.splitlines()[0]
+    listed = next(x for x in out.splitlines() if x.split()[0] == str(row.id))
+    assert listed.split()[6] == "1", listed  # id kind status 1/2 39.0 KB failed name
+    assert cli.main([*root, "job", "show", str(row.id)]) == 0
+    out = capsys.readouterr().out
+    assert "1 done, 1 failed" in out
+    assert "1 page failed (2 attempts failed)" in out

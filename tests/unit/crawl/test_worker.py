@@ -118,7 +118,8 @@ def test_a_crawl_runs_to_the_end_and_records_everything(any_library: Library) ->
     assert summary.status == "indexed"
     assert summary.items_downloaded == 8
     assert summary.items_queued == 10
-    assert summary.error_count == 3 + 1 + 3  # dead x3, flaky x1, err x3
+    assert summary.error_count == 2  # the pages that failed: dead and err, each once
+    assert summary.attempts_failed == 3 + 1 + 3  # dead x3, flaky x1, err x3
     assert summary.r5xx == 3 and summary.r2xx == 8 + 8 + 3  # page + resource per capture
     assert summary.runk == 4  # the failed network attempts have no status
     assert summary.bytes_downloaded == 8 * 1000 + 3 * 1000
