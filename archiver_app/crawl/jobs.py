@@ -38,7 +38,7 @@ from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.models import Job, JobStatus, Page, PageState, Ruleset
 from archiver_app.units import counted
-from archiver_app.watch.schedule import SCHEDULE_PAUSED, parse_schedule
+from archiver_app.watch.schedule import ASKED_NOW, SCHEDULE_PAUSED, parse_schedule
 
 _PAUSABLE = {JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.RETRYABLE}
 _ABORTABLE = {
@@ -371,6 +371,9 @@ def start_due_schedules(lib: Library, *, now: datetime | None = None) -> list[in
             paused = bool(job.config.get(SCHEDULE_PAUSED))
             nxt = parse_schedule(job.schedule).next_run(now)
             job.next_run_at = None if paused else nxt
+            asked = bool(job.config.get(ASKED_NOW))  # Capture Now, not a slot of its schedule
+            if asked:
+                job.config = {k: v for k, v in job.config.items() if k != ASKED_NOW}
             ctx = load_context(s, job_id)
             runs = s.scalar(
                 select(func.count()).select_from(Job).where(Job.name.like(f"{job.name} (run %)"))
@@ -392,11 +395,17 @@ def start_due_schedules(lib: Library, *, now: datetime | None = None) -> list[in
             s.add(Ruleset(job_id=clone.id, version=1, rules=ctx.rules.to_json(), created_at=now))
             new_ctx = JobContext.build(clone.id, clone.config, ctx.rules.to_json(), 1, 0)
             add_seeds(s, new_ctx, list(ctx.spec.seeds), now=now)
-            log_line(s, clone.id, f"scheduled run of job {job_id} ({job.schedule})", at=now)
+            run = "Capture Now" if asked else job.schedule
+            said = (
+                f"Capture Now run of job {job_id}, asked for by hand (its schedule: {job.schedule})"
+                if asked
+                else f"scheduled run of job {job_id} ({job.schedule})"
+            )
+            log_line(s, clone.id, said, at=now)
             log_line(
                 s,
                 job_id,
-                f"{job.schedule} run queued as job {clone.id}; "
+                f"{run} run queued as job {clone.id}; "
                 + ("paused: no next run" if paused else f"next {nxt:%Y-%m-%d %H:%M} UTC"),
                 at=now,
             )

@@ -43,7 +43,12 @@ from archiver_app.store.models import (
 )
 from archiver_app.tasks import CancelToken, Progress, null_progress
 from archiver_app.watch.answers import answered_well
-from archiver_app.watch.schedule import SCHEDULE_PAUSED, describe_schedule, parse_schedule
+from archiver_app.watch.schedule import (
+    ASKED_NOW,
+    SCHEDULE_PAUSED,
+    describe_schedule,
+    parse_schedule,
+)
 
 #: Where a watch keeps its own settings in ``jobs.config``.
 WATCH_KEY = "watch"
@@ -336,6 +341,7 @@ def due_now(lib: Library, job_ids: Sequence[int]) -> DueNow:
         for job in s.scalars(select(Job).where(Job.id.in_(job_ids), Job.schedule.is_not(None))):
             if job.id not in runs:
                 job.next_run_at = now
+                job.config = {**job.config, ASKED_NOW: True}  # its run's log says so
                 made.append(job.id)
             else:
                 (queued if runs[job.id] == JobStatus.QUEUED else busy).append(job.id)

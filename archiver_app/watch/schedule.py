@@ -35,6 +35,9 @@ _HORIZON_DAYS = 366 * 5
 #: ``jobs.config`` key of a paused schedule: it keeps its schedule, no slot comes round
 #: (``next_run_at`` is None) until it is resumed.
 SCHEDULE_PAUSED = "schedule_paused"
+#: ``jobs.config`` key of a watch made due by hand (Capture Now, ``watch run JOB``): its
+#: next run is logged as asked for, not as scheduled, and the key goes with that run.
+ASKED_NOW = "capture_now"
 
 
 @dataclass(frozen=True)

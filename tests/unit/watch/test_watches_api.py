@@ -282,3 +282,32 @@ def test_changing_only_the_ignored_text_keeps_the_schedule(
     assert cli.main([*root, "watch", "job", str(crawl)]) == 0
     assert capsys.readouterr().out.endswith(f"job {crawl} is watched (weekly)\n")
     assert [w.schedule for w in library.jobs.watches()] == ["hourly", "weekly"]
+
+
+def test_capture_now_is_logged_as_asked_for_and_a_slot_as_scheduled(library: Library) -> None:
+    """A run made by Capture Now (or `watch run JOB`) says so in both jobs' logs; a run
+    its schedule made says "scheduled" (Capture Now's said "scheduled run" too)."""
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from archiver_app.crawl.api import tail_log
+    from archiver_app.store.models import Job
+
+    jobs = library.jobs
+    watch = jobs.watch(["https://a.example/"], schedule="daily")
+    with library.write() as s:  # as after its first run
+        s.execute(update(Job).where(Job.id == watch).values(status="indexed"))
+    assert jobs.watch_now([watch]).made == (watch,)
+    [asked] = start_due_schedules(library)
+    [first] = [line.message for line in tail_log(library, asked)]
+    assert first == f"Capture Now run of job {watch}, asked for by hand (its schedule: daily)"
+    told = tail_log(library, watch)[-1].message
+    assert told.startswith(f"Capture Now run queued as job {asked}; next ")
+
+    with library.write() as s:  # that run over; the next slot comes round
+        s.execute(update(Job).where(Job.id == asked).values(status="indexed"))
+    [slot] = start_due_schedules(library, now=library.clock() + timedelta(days=2))
+    [first] = [line.message for line in tail_log(library, slot)]
+    assert first == f"scheduled run of job {watch} (daily)"  # the mark went with its run
+    assert tail_log(library, watch)[-1].message.startswith(f"daily run queued as job {slot}")
