@@ -137,7 +137,7 @@ def _print(compared: ComparedCaptures, ctx: Context, *, context: int) -> None:
     if result.text is not None:
         t = result.text
         print(
-            f"text: {t.changed_lines} of {t.old_lines + t.new_lines} lines differ "
+            f"text: {t.changed_lines} of {t.lines} lines differ "
             f"({share_text(t.share_changed)})"
             + (" (long: the end is compared as a block)" if t.truncated else ""),
             file=ctx.out,
@@ -242,6 +242,7 @@ def _as_json(compared: ComparedCaptures) -> dict[str, Any]:
         if text is None
         else {
             "changed_lines": text.changed_lines,
+            "lines": text.lines,
             "lines_a": text.old_lines,
             "lines_b": text.new_lines,
             "share_changed": text.share_changed,

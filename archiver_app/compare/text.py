@@ -52,9 +52,16 @@ class TextDiff:
     hunks: tuple[Hunk, ...]
     old_lines: int
     new_lines: int
-    changed_lines: int  # lines deleted + lines inserted
-    share_changed: float  # changed_lines / (old_lines + new_lines); 0.0 for two empty texts
+    #: lines that differ: a line rewritten counts once, as does a line added or removed
+    #: (each change's larger side)
+    changed_lines: int
+    #: changed_lines / lines; 0.0 for two empty texts
+    share_changed: float
     truncated: bool  # the middle was longer than MAX_LINES on a side: the rest counts whole
+    #: the lines the two texts make side by side: those alike once, each change's larger
+    #: side: the larger text's lines when its changes only rewrite, add or only remove
+    #: (one line rewritten of five: 1 of 5, not 2 of 10, both captures' lines)
+    lines: int = 0
 
     @property
     def changed(self) -> bool:
@@ -143,8 +150,8 @@ def diff_lines(old: Sequence[str], new: Sequence[str]) -> TextDiff:
                 tuple(new[len(new) - tail :]),
             )
         )
-    changed = sum(len(h.old) + len(h.new) for h in hunks if h.op is not Op.EQUAL)
-    total = len(old) + len(new)
+    changed = sum(max(len(h.old), len(h.new)) for h in hunks if h.op is not Op.EQUAL)
+    total = changed + sum(len(h.old) for h in hunks if h.op is Op.EQUAL)
     return TextDiff(
         hunks=tuple(hunks),
         old_lines=len(old),
@@ -152,6 +159,7 @@ def diff_lines(old: Sequence[str], new: Sequence[str]) -> TextDiff:
         changed_lines=changed,
         share_changed=changed / total if total else 0.0,
         truncated=truncated,
+        lines=total,
     )
 
 

@@ -207,7 +207,7 @@ def summary_text(c: Comparison) -> str:
         figures.append(f"Title: {_title(c.old.title)} → {_title(c.new.title)}")
     if c.text is not None and c.text.changed:
         share = share_text(c.text.share_changed)
-        figures.append(f"Text: {c.text.changed_lines} lines differ ({share})")
+        figures.append(f"Text: {c.text.changed_lines} of {c.text.lines} lines differ ({share})")
     if c.visual is not None and c.visual.changed:
         regions = len(c.visual.boxes)
         figures.append(

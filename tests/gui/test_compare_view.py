@@ -68,7 +68,7 @@ def test_compare_view_shows_what_changed(
     summary = view.summary.text()
     assert "Left: the capture of 1 January 2024" in summary
     assert "Right: the capture of 1 January 2025" in summary
-    assert "Text: 3 lines differ" in summary
+    assert "Text: 2 of 4 lines differ (50.0%)" in summary  # 1 rewritten, 1 added
     assert "in 1 region" in summary
     assert "Resources: 1 changed" in summary
     html = view.text.toHtml()

@@ -46,7 +46,7 @@ def test_diff_and_the_api_use_the_watch_s_ignored_text(
 ) -> None:
     watch, a, b = _watched_pair(library)
     (row,) = recent_changes(library)
-    assert row.summary.text_share == pytest.approx(2 / 6)  # the counter left out
+    assert row.summary.text_share == pytest.approx(1 / 3)  # the counter left out
 
     compared = library.snapshots.compare(b, a)
     assert compared.watch is not None and compared.watch.watch_id == watch
@@ -54,19 +54,19 @@ def test_diff_and_the_api_use_the_watch_s_ignored_text(
     assert compared.comparison.summary.text_share == row.summary.text_share
 
     raw = library.snapshots.compare(a, b, watch_ignore=False)
-    assert not raw.watch_applied and raw.comparison.summary.text_share == pytest.approx(4 / 8)
+    assert not raw.watch_applied and raw.comparison.summary.text_share == pytest.approx(2 / 4)
 
     root = ["--library", str(library.root)]
     assert cli.main([*root, "diff", str(a), str(b)]) == 0
     out = capsys.readouterr().out
-    assert "text: 2 of 6 lines differ (33.3%)" in out
+    assert "text: 1 of 3 lines differ (33.3%)" in out
     assert f"ignored: watch {watch}'s ignored text '^Count: \\d+$'" in out
     assert "--no-watch-ignore" in out
     assert "Count: 97" not in out  # the ignored line is no change
 
     assert cli.main([*root, "diff", str(a), str(b), "--no-watch-ignore"]) == 0
     out = capsys.readouterr().out
-    assert "text: 4 of 8 lines differ (50.0%)" in out and "+ Count: 97" in out
+    assert "text: 2 of 4 lines differ (50.0%)" in out and "+ Count: 97" in out
     assert f"watch {watch}'s ignored text '^Count: \\d+$' left in" in out
 
     assert cli.main([*root, "diff", str(a), str(b), "--ignore", "ferry", "--json"]) == 0

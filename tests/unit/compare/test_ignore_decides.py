@@ -47,7 +47,7 @@ def test_a_real_text_change_still_counts_with_patterns(library: Library) -> None
     a, b = _two(library, ferry="10:30")
     result = compare_captures(library, a, b, ignore=COUNTER)
     assert result.summary.changed and not any(QUIETED in n for n in result.notes)
-    assert result.text is not None and result.text.changed_lines == 2
+    assert result.text is not None and result.text.changed_lines == 1
 
 
 def test_the_kept_changes_follow_the_watch_s_new_ignored_text(

@@ -39,7 +39,7 @@ def test_the_text_kept_in_the_warc_is_compared_line_by_line(library: Library) ->
     a = _imported(library, 1, OLD, urn_text=True)
     b = _imported(library, 2, NEW, urn_text=True)
     result = compare_captures(library, a, b)
-    assert result.text is not None and result.text.changed_lines == 2
+    assert result.text is not None and result.text.changed_lines == 1
     assert [(h.old, h.new) for h in result.text.changes()] == [
         (("First notice: river closed.",), ("First notice: river OPEN.",))
     ]

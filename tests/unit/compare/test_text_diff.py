@@ -30,8 +30,8 @@ def test_edit_insert_delete_and_share() -> None:
         (Op.REPLACE, ("beta",), ("BETA",)),
         (Op.INSERT, (), ("delta",)),
     ]
-    assert diff.changed_lines == 3
-    assert diff.share_changed == pytest.approx(3 / 11)
+    assert diff.changed_lines == 2  # a line rewritten is one line, as is a line added
+    assert diff.lines == 6 and diff.share_changed == pytest.approx(2 / 6)
     assert changes[0].old_start == 2 and changes[1].new_start == 4
     assert unified(diff, context=1) == [
         "@@ line 2 @@",
@@ -42,6 +42,22 @@ def test_edit_insert_delete_and_share() -> None:
         "+ delta",
         "  footer",
     ]
+
+
+def test_the_share_counts_lines_of_the_page_not_of_both_captures() -> None:
+    """One line of a five-line page rewritten is 1 of 5 lines (20%): it read "2 of 10",
+    the line's old and new forms counted apart, out of both captures' lines."""
+    page = ["Harbour notices", "Ferry at 9:00", "Tide 1.2 m", "Wind west", "Contact"]
+    rewritten = diff_texts("\n".join(page), "\n".join([*page[:2], "Tide 1.9 m", *page[3:]]))
+    assert (rewritten.changed_lines, rewritten.lines) == (1, 5)
+    assert rewritten.share_changed == pytest.approx(0.2)
+    added = diff_texts("\n".join(page), "\n".join([*page, "Storm warning", "Pier closed"]))
+    assert (added.changed_lines, added.lines) == (2, 7)  # of the larger page's 7 lines
+    removed = diff_texts("\n".join(page), "\n".join(page[:3]))
+    assert (removed.changed_lines, removed.lines) == (2, 5)
+    # a line moved is in one place on the left and another on the right: never over 100%
+    moved = diff_texts("a\nb\nc\nX", "X\nd\ne\nf")
+    assert moved.changed_lines <= moved.lines and moved.share_changed <= 1.0
 
 
 def test_ignore_patterns_remove_volatile_parts() -> None:
@@ -125,7 +141,7 @@ def test_past_the_cap_the_rest_is_one_block(monkeypatch: pytest.MonkeyPatch) -> 
     new = "\n".join(f"new {i}" for i in range(30))
     diff = diff_texts(old, new)
     assert diff.truncated
-    assert diff.changed_lines == 60
+    assert diff.changed_lines == 30 and diff.share_changed == 1.0  # every line rewritten
     assert diff.hunks[-1].op is Op.REPLACE and len(diff.hunks[-1].old) == 20
 
 
