@@ -82,6 +82,20 @@ def tried_again(lib: Library, snapshot_id: int) -> bool:
         return bool(s.scalar(select(_tried_again()).where(Snapshot.id == snapshot_id)))
 
 
+def retried_of(lib: Library, snapshot_ids: Sequence[int]) -> set[int]:
+    """Which of these captures their job's next attempt at the page captured again (an
+    error page kept, then tried again in the same run): kept, but not what the run made of
+    the page (for timeline marks)."""
+    if not snapshot_ids:
+        return set()
+    with lib.session() as s:
+        return set(
+            s.scalars(
+                select(Snapshot.id).where(Snapshot.id.in_(list(snapshot_ids)), _tried_again())
+            )
+        )
+
+
 def record_change(
     lib: Library, snapshot_id: int, *, ignore: Sequence[re.Pattern[str]] = (), again: bool = False
 ) -> ChangeSummary | None:

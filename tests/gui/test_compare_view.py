@@ -203,6 +203,62 @@ def test_the_replay_timeline_marks_captures_that_changed(qtbot: QtBot, library: 
         dispose(qtbot, widget)
 
 
+def test_the_timeline_marks_an_error_page_its_job_tried_again(
+    qtbot: QtBot, library: Library
+) -> None:
+    """A page answering 500 is tried again in the same run, and each attempt keeps its
+    error page: the first attempt's is marked "retried" in the timeline (it was listed as
+    an ordinary capture, unmarked), the last one is the run's capture, compared."""
+    from datetime import UTC, datetime
+
+    from archiver_app.compare.changes import record_change
+    from archiver_app.gui.replay.widget import ReplayWidget
+    from archiver_app.store.models import Job, Page, PageAttempt
+
+    url = "https://harbour.example/"
+    times = [
+        datetime(2024, 1, 1, tzinfo=UTC),
+        *(datetime(2025, 1, 1, 0, m, tzinfo=UTC) for m in (0, 1)),
+    ]
+    for n, (when, status) in enumerate(zip(times, (200, 500, 500), strict=True)):
+        w = ArchiveWriter(library, f"collections/default/{when:%Y}/01/r{n}/capture.warc.gz")
+        w.response(
+            url, f"<title>Harbour</title><p>answer {status}</p>", at=when, status=status, page=True
+        )
+        w.commit()
+    collection = library.ensure_collection()
+    with library.write() as s:
+        ids = list(s.execute(select(Snapshot.id).order_by(Snapshot.captured_at)).scalars())
+        job = Job(collection_id=collection, name="watch run", status="indexed")
+        s.add(job)
+        s.flush()
+        page = Page(job_id=job.id, url=url, state="failed", snapshot_id=ids[2])
+        s.add(page)
+        s.flush()
+        for attempt, sid in ((1, ids[1]), (2, ids[2])):
+            tried = PageAttempt(job_id=job.id, page_id=page.id, attempt=attempt, worker_id="w")
+            s.add(tried)
+            tried.ruleset_version, tried.outcome, tried.snapshot_id = 1, "failed", sid
+    record_change(library, ids[2])  # the run's capture: compared with the one before the run
+    widget = ReplayWidget(library)
+    qtbot.addWidget(widget)
+    try:
+        with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+            widget.open(url)
+        combo = widget.timeline
+        labels = [combo.itemText(i) for i in range(combo.count())]
+        assert labels == [
+            "2024-01-01 00:00",
+            "2025-01-01 00:00  ↻ HTTP 500, retried",
+            "2025-01-01 00:01  • changed",
+        ]
+        tip = combo.itemData(1, Qt.ItemDataRole.ToolTipRole)
+        assert "tried again in the same run" in tip
+        assert combo.itemData(2, Qt.ItemDataRole.ToolTipRole) is None
+    finally:
+        dispose(qtbot, widget)
+
+
 def test_the_timeline_and_details_tell_captures_of_one_minute_apart(
     qtbot: QtBot, library: Library, op_runner: OpRunner
 ) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QMenu, QToolButton, QWidget
 
 from archiver_app.api.timeline import OtherView, route_timeline
@@ -21,12 +21,30 @@ from archiver_app.library import Library
 from archiver_app.replay import Capture, Replayer
 from archiver_app.units import capture_times
 
+#: The tooltip of a capture its job tried again (a 5xx answer's error page, kept).
+RETRIED_TIP = (
+    "This attempt got an error answer and the page was tried again in the same run: "
+    "the run's capture of the page is the next one. This one is kept as the site served it."
+)
 
-def timeline_marks(library: Library, captures: list[Capture]) -> dict[int, bool]:
-    """For each compared capture of the timeline: whether it changed from the one before."""
-    from archiver_app.compare.changes import changes_of
 
-    return changes_of(library, [c.snapshot_id for c in captures if c.snapshot_id is not None])
+def timeline_marks(library: Library, captures: list[Capture]) -> dict[int, str]:
+    """The mark of each capture of the timeline that has one: "• changed" (it differs from
+    the capture before it), "= same" (compared, unchanged), or "↻ HTTP 503, retried" (an
+    attempt its job tried again: its error page kept, never compared)."""
+    from archiver_app.compare.changes import changes_of, retried_of
+
+    ids = [c.snapshot_id for c in captures if c.snapshot_id is not None]
+    marks = {
+        sid: "• changed" if changed else "= same"
+        for sid, changed in changes_of(library, ids).items()
+    }
+    retried = retried_of(library, ids)
+    for capture in captures:
+        if capture.snapshot_id in retried:
+            answer = f"HTTP {capture.status}" if capture.status else "an error"
+            marks[capture.snapshot_id] = f"↻ {answer}, retried"
+    return marks
 
 
 class CaptureTimeline(QObject):
@@ -125,13 +143,13 @@ class CaptureTimeline(QObject):
         self.combo.setPlaceholderText("")
         self.combo.blockSignals(True)
         self.combo.clear()
-        changed = timeline_marks(self.library, self.captures)
+        marks = timeline_marks(self.library, self.captures)
         labels = capture_times([c.captured_at for c in self.captures])
-        for capture, label in zip(self.captures, labels, strict=True):
-            mark = changed.get(capture.snapshot_id or 0)
-            # "changed": differs from the capture before it; "same": compared, unchanged.
-            suffix = "" if mark is None else ("  • changed" if mark else "  = same")
-            self.combo.addItem(label + suffix)
+        for index, (capture, label) in enumerate(zip(self.captures, labels, strict=True)):
+            mark = marks.get(capture.snapshot_id or 0)
+            self.combo.addItem(label + (f"  {mark}" if mark else ""))
+            if mark and mark.startswith("↻"):
+                self.combo.setItemData(index, RETRIED_TIP, Qt.ItemDataRole.ToolTipRole)
         position = next(
             (
                 i
