@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from archiver_app.compare import Comparison, overlay
-from archiver_app.compare.snapshots import screenshot_path
+from archiver_app.compare.snapshots import CaptureRef, screenshot_path
 from archiver_app.compare.text import Op
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
@@ -242,21 +242,43 @@ def ignore_text(compared: ComparedCaptures) -> str | None:
     return f"Every difference is shown: watch {watch.watch_id}'s ignored text ({shown}) is left in."
 
 
+#: Characters of the page's name in a Compare tab (a replay tab's title shows 40).
+TAB_NAME = 40
+
+
 def tab_title(c: Comparison) -> tuple[str, str]:
-    """The Compare tab's title (the page: its title, else its host and path) and tooltip
-    (its address and the two captures' times)."""
+    """The Compare tab's title and tooltip. The title is "Compare: " and the page (its
+    title, else its host and path); when the two captures' differ (a page now answering
+    500 is titled "Server error"; two addresses compared), both, older first: "Compare:
+    Notices → Server error", not the newer one's alone, which read as another page. The
+    tooltip names the addresses and the two captures' times."""
+    old_name, new_name = _page_name(c.old), _page_name(c.new)
+    if old_name == new_name:
+        name = _cut(new_name, TAB_NAME)
+    else:
+        room = TAB_NAME - 3  # a short name leaves the other the rest
+        newer = _cut(new_name, max(room - len(old_name), room // 2))
+        name = f"{_cut(old_name, room - len(newer))} → {newer}"
+    old, new = whens(c.old.captured_at, c.new.captured_at)
+    tip = f"{c.new.url}\n" if c.old.url == c.new.url else f"{c.old.url}\n{c.new.url}\n"
+    tip += f"Left: captured {old} (capture {c.old.id})\n"
+    tip += f"Right: captured {new} (capture {c.new.id})"
+    return f"Compare: {name}", tip
+
+
+def _page_name(ref: CaptureRef) -> str:
+    """A capture's page as a tab names it: its title, else its host and path."""
     from urllib.parse import urlsplit
 
-    title = " ".join((c.new.title or "").split())
-    if not title:
-        parts = urlsplit(c.new.url)
-        title = (parts.netloc + parts.path.rstrip("/")) or c.new.url
-    if len(title) > 40:
-        title = title[:39] + "…"
-    old, new = whens(c.old.captured_at, c.new.captured_at)
-    tip = f"{c.new.url}\nLeft: captured {old} (capture {c.old.id})\n"
-    tip += f"Right: captured {new} (capture {c.new.id})"
-    return f"Compare: {title}", tip
+    title = " ".join((ref.title or "").split())
+    if title:
+        return title
+    parts = urlsplit(ref.url)
+    return (parts.netloc + parts.path.rstrip("/")) or ref.url
+
+
+def _cut(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _name(url: str) -> str:

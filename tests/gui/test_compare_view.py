@@ -12,7 +12,7 @@ from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
 from archiver_app.compare.text import diff_texts
-from archiver_app.gui.compare_view import CompareView, diff_html, whens
+from archiver_app.gui.compare_view import CompareView, diff_html, tab_title, whens
 from archiver_app.gui.ops import OpRunner
 from archiver_app.library import Library
 from archiver_app.store.files import register_file
@@ -301,3 +301,32 @@ def test_captures_in_the_same_minute_are_told_apart_by_their_seconds() -> None:
         "25 November 2026, 19:47:25 UTC",
     )
     assert whens(at(2024), at(2025)) == ("1 January 2024, 00:00 UTC", "1 January 2025, 00:00 UTC")
+
+
+def test_a_compare_tab_names_both_pages_when_their_titles_differ() -> None:
+    """A page now answering 500 is titled "Server error": its Compare tab read "Compare:
+    Server error", the newer capture's title alone, as if another page were compared."""
+    from datetime import UTC, datetime
+
+    from archiver_app.compare import Comparison
+    from archiver_app.compare.snapshots import CaptureRef, ChangeSummary, ResourceDiff
+
+    def compared(old: str | None, new: str | None, new_url: str = "https://h.example/n") -> str:
+        refs = [
+            CaptureRef(n, f"u{n}", url, datetime(2026, 3, n, tzinfo=UTC), title)
+            for n, url, title in ((1, "https://h.example/n", old), (2, new_url, new))
+        ]
+        summary = ChangeSummary(True, None, None, 0, 0, 0)
+        c = Comparison(refs[0], refs[1], None, None, ResourceDiff((), (), ()), (), summary)
+        return tab_title(c)[0]
+
+    assert compared("Notices", "Notices") == "Compare: Notices"
+    assert compared("Notices", "Server error") == "Compare: Notices → Server error"
+    assert compared(None, None) == "Compare: h.example/n"  # no title: the address
+    long = "Harbour notices and ferry timetable for the winter"
+    assert compared(long, long) == f"Compare: {long[:39]}…"
+    both = compared(long, "Server error")
+    assert both == "Compare: Harbour notices and ferr… → Server error"  # 40 in all
+    assert len(compared(long, long + "!")) == len("Compare: ") + 40
+    other = compared(None, None, "https://h.example/m")  # two addresses compared on request
+    assert other == "Compare: h.example/n → h.example/m"
