@@ -237,7 +237,10 @@ def job_row(library: Library, job_id: int) -> JobRow | None:
     """Job ``job_id`` as :func:`job_rows` gives it (without its workers' hosts)."""
     with library.session() as s:
         row = s.execute(select(*JOB_COLUMNS).where(Job.id == job_id)).first()
-    return None if row is None else _job_row(list(row))
+        if row is None:
+            return None
+        failed = failed_pages(s, [job_id]) if row[16] in CRAWL_KIND_NAMES else {}
+    return _job_row(list(row), failed)
 
 
 def job_log_after(
