@@ -63,23 +63,19 @@ class SchemaStatus:
 def read_sqlite_revision(db_path: Path) -> str | None:
     """The Alembic revision stored in ``db_path``, read through a read-only connection.
 
+    The file is read through SQLite only, never opened by Python: this process may hold
+    the library open already (the app checking its setup), and closing any descriptor of
+    the file drops every POSIX lock the process holds on it; another process would then
+    take the database for unused and delete its write-ahead log under the open
+    connections, hiding their later writes from every other process.
+
     Raises:
         LibraryError: the file is not an SQLite database or cannot be read.
     """
     try:
-        with db_path.open("rb") as fh:
-            header = fh.read(len(SQLITE_MAGIC))
-    except OSError as exc:
-        raise LibraryError(f"cannot read {db_path}: {exc.strerror}") from exc
-    if header and header != SQLITE_MAGIC:
-        raise LibraryError(
-            f"{db_path} is not an Archiver database (not an SQLite file); it was left untouched",
-        )
-    if not header:
-        return None  # 0-byte file: treated as empty, created below
-    try:
         # Without a -wal file nothing is pending outside the main file, so "immutable" reads
         # it without creating -shm/-wal files: a refused library stays byte-for-byte as is.
+        # (A connection of this process in WAL mode keeps the -wal: never immutable then.)
         wal = db_path.with_name(db_path.name + "-wal")
         flags = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
         conn = sqlite3.connect(f"{db_path.as_uri()}?{flags}", uri=True)
@@ -94,17 +90,34 @@ def read_sqlite_revision(db_path: Path) -> str | None:
                         f"{db_path} is an SQLite database but not an Archiver library; "
                         "it was left untouched"
                     )
-                return None
+                return None  # a 0-byte file reads as an empty database: created below
             row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
             return str(row[0]) if row else None
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorname", None) == "SQLITE_NOTADB" and not _sqlite_header(
+            db_path
+        ):
+            raise LibraryError(
+                f"{db_path} is not an Archiver database (not an SQLite file); "
+                "it was left untouched",
+            ) from exc
         raise LibraryError(
             f"{db_path} is damaged and cannot be opened ({exc}); it was left untouched. "
             "Restore it from a backup or a drive copy.",
             details=repr(exc),
         ) from exc
+
+
+def _sqlite_header(db_path: Path) -> bool:
+    """Whether ``db_path`` begins as an SQLite file does. Read only once SQLite refused the
+    file as no database: no connection of this process holds it then."""
+    try:
+        with db_path.open("rb") as fh:
+            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
 
 
 def check_known(revision: str | None, where: str) -> SchemaStatus:

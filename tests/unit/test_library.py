@@ -258,3 +258,40 @@ def test_snapshot_uids_of_one_second_do_not_collide() -> None:
     uids = [new_snapshot_uid(at) for _ in range(20_000)]
     assert len(set(uids)) == len(uids)
     assert all(len(u.split("-")[1]) == 16 for u in uids)
+
+
+def test_opening_the_library_again_in_a_process_that_holds_it_hides_no_write(
+    library_root: Path,
+) -> None:
+    """The app checking its setup opens its own library a second time. The revision check
+    opened library.db with Python and closed it, which dropped every POSIX lock the process
+    held on it: the next process to close the database took it for unused and deleted its
+    write-ahead log, and what the app wrote from then on was seen by no other process (an
+    export's job "did not exist"; another process's job row was later overwritten)."""
+    import subprocess
+    import sys
+
+    from sqlalchemy import text
+
+    def others_see() -> list[str]:
+        read = (
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]);"
+            "print(','.join(r[0] for r in c.execute('SELECT name FROM tags ORDER BY name')))"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", read, str(library_root / DB_NAME)],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return [name for name in out.stdout.strip().split(",") if name]
+
+    lib = Library.open(library_root, create=True)
+    try:
+        with lib.write() as s:
+            s.execute(text("INSERT INTO tags (name) VALUES ('before')"))
+        Library.open(library_root).close()  # as Help > Check Setup does
+        assert others_see() == ["before"]  # another process opens and closes it
+        with lib.write() as s:
+            s.execute(text("INSERT INTO tags (name) VALUES ('after')"))
+        assert others_see() == ["after", "before"]
+    finally:
+        lib.close()
