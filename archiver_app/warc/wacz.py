@@ -33,7 +33,14 @@ from archiver_app.errors import ArchiverError
 from archiver_app.units import counted
 from archiver_app.warc.listedtext import TextRef, TextSpill
 from archiver_app.warc.listing import ListedPage, listed_pages
-from archiver_app.warc.ziprecover import LOCAL, CutShort, Rebuilt, open_rebuilt, rebuild
+from archiver_app.warc.ziprecover import (
+    LOCAL,
+    CutShort,
+    Rebuilt,
+    directory_fault,
+    open_rebuilt,
+    rebuild,
+)
 
 #: Largest accepted expansion ratio of one entry (real WACZ WARCs are stored, ratio ~1).
 MAX_RATIO = 200
@@ -131,8 +138,10 @@ def open_zip(
     damaged, by its entries' own headers (then with what was rebuilt and why).
 
     A directory :mod:`zipfile` reads can still be damaged: garbled bytes in it gave one
-    entry named ``archive/data.warc.gzPK...`` of 4 GiB, read as a zip bomb. One that
-    places an entry past the end of the file counts as damaged.
+    entry named ``archive/data.warc.gzPK...`` of 4 GiB, read as a zip bomb; a flipped bit
+    in its end record moved every entry's offset (one before the file's start: "Invalid
+    argument"). One whose entries do not each point at a local header of their name
+    counts as damaged (:func:`~archiver_app.warc.ziprecover.directory_fault`).
 
     Raises:
         WaczError: as :func:`open_damaged_zip`.
@@ -142,12 +151,16 @@ def open_zip(
         zf = zipfile.ZipFile(path)
     except zipfile.BadZipFile as exc:
         return (*open_damaged_zip(path, exc), exc)
-    size = path.stat().st_size
-    beyond = next((i for i in zf.infolist() if i.header_offset + i.compress_size > size), None)
-    if beyond is None:
+    try:
+        with path.open("rb") as fh:
+            fault = directory_fault(fh, zf.infolist())
+    except BaseException:
+        zf.close()
+        raise
+    if fault is None:
         return zf, None, None
     zf.close()
-    garbled = zipfile.BadZipFile(f"it places {beyond.filename!r} past the end of the file")
+    garbled = zipfile.BadZipFile(fault)
     return (*open_damaged_zip(path, garbled), garbled)
 
 

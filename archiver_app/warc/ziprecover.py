@@ -230,6 +230,66 @@ class _Scanner:
             chunk_size = min(chunk_size * 2, _CHUNK)
 
 
+def directory_fault(fh: IO[bytes], infos: list[zipfile.ZipInfo]) -> str | None:
+    """Why the central directory :mod:`zipfile` read from ``fh`` (its entries, ``infos``)
+    cannot be the file's, or None when each entry points at a local header of its name.
+
+    One damaged byte in the directory's end record moves every entry (zipfile adds the
+    difference between where the directory is and where the record says it is to each
+    offset: an offset before the file's start, or 256 bytes off); one in an entry's name
+    or sizes makes zipfile refuse or misread that entry. The entries are taken in the
+    order of their offsets and may not overlap, so this reads each byte of the file at
+    most once (a directory pointing many entries at one header is damaged too).
+    """
+    size = fh.seek(0, 2)
+    done = 0  # where the entry before ends
+    for info in sorted(infos, key=lambda i: i.header_offset):
+        name, at = info.filename, info.header_offset
+        if at < 0:
+            return f"it places {name!r} before the start of the file"
+        if at < done:
+            return f"it places {name!r} inside another entry"
+        fh.seek(at)
+        raw = fh.read(_LOCAL_HEADER.size)
+        if len(raw) < _LOCAL_HEADER.size or raw[:4] != LOCAL:
+            return f"it places {name!r} at offset {at}, where no entry starts"
+        _sig, _version, flags, _method, _time, _date, _crc, csize, _usize, nlen, xlen = (
+            _LOCAL_HEADER.unpack(raw)
+        )
+        own = _decoded(fh.read(nlen), flags)
+        if own != info.orig_filename:
+            return f"it names {name!r} the entry whose own header names {own!r}"
+        start = at + _LOCAL_HEADER.size + nlen + xlen
+        sized = not flags & _FLAG_DESCRIPTOR and csize != _MASK32  # the header's own size
+        if sized and _only_first_ends(fh, start + csize, start + info.compress_size):
+            return f"its size of {name!r} is not the entry's own"
+        done = start + info.compress_size
+        if done > size:
+            return f"it places {name!r} past the end of the file"
+    return None
+
+
+def _decoded(name: bytes, flags: int) -> str:
+    """A local header's name as :mod:`zipfile` decodes it (bytes that are no UTF-8 where
+    it says UTF-8 never match the directory's name, which zipfile decoded)."""
+    return name.decode("utf-8" if flags & 0x800 else "cp437", "replace")
+
+
+def _only_first_ends(fh: IO[bytes], header_end: int, directory_end: int) -> bool:
+    """Sizes that differ: is the directory's copy the damaged one? It is when only the
+    local header's leads on to what follows an entry (else the header's is damaged, and
+    zipfile reads right by the directory)."""
+    if header_end == directory_end:
+        return False
+    return _ends_an_entry(fh, header_end) and not _ends_an_entry(fh, directory_end)
+
+
+def _ends_an_entry(fh: IO[bytes], at: int) -> bool:
+    """Does what follows ``at`` start an entry, a data descriptor or the directory?"""
+    fh.seek(at)
+    return fh.read(4) in (LOCAL, DESCRIPTOR, *DIRECTORY_STARTS)
+
+
 def _has_end_record(fh: IO[bytes], size: int) -> bool:
     """Does the file end with a zip's end record (so it was not cut short)?"""
     fh.seek(max(0, size - END_SPAN))
@@ -345,4 +405,4 @@ def open_rebuilt(path: Path, rebuilt: Rebuilt) -> zipfile.ZipFile:
         raise
 
 
-__all__ = ["CutShort", "Rebuilt", "open_rebuilt", "rebuild"]
+__all__ = ["CutShort", "Rebuilt", "directory_fault", "open_rebuilt", "rebuild"]

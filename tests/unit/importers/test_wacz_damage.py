@@ -3,6 +3,7 @@ WACZ cut short is called cut short."""
 
 from __future__ import annotations
 
+import struct
 import zipfile
 from pathlib import Path
 
@@ -173,3 +174,50 @@ def test_a_garbled_zip_directory_is_read_from_the_entries_not_refused_as_a_bomb(
         outcome = import_paths(again, [garbled]).outcomes[0]
     assert outcome.state is OutcomeState.IMPORTED, outcome.reason
     assert outcome.records > 0 and "zip bomb" not in " ".join(outcome.problems)
+
+
+def _flip_directory_bit(data: bytes, damage: str) -> bytes:
+    """``data`` (a zip) with one bit flipped in its central directory: in the end record's
+    offset of the directory (a bit set, or one cleared: zipfile then moves every entry's
+    offset by that much, before the start of the file or onto other bytes), or in the
+    last entry's name."""
+    out = bytearray(data)
+    end = data.rindex(b"PK\x05\x06")
+    offset = struct.unpack_from("<L", data, end + 16)[0]
+    if damage == "name":
+        out[data.rindex(b"PK\x01\x02") + 46 + 5] ^= 0x02
+        return bytes(out)
+    bit = next(b for b in range(32) if bool(offset >> b & 1) == (damage == "offset down"))
+    struct.pack_into("<L", out, end + 16, offset ^ (1 << bit))
+    return bytes(out)
+
+
+@pytest.mark.parametrize("damage", ["offset up", "offset down", "name"])
+def test_a_bit_flipped_in_the_zip_directory_reads_the_entries_from_their_headers(
+    library: Library, tmp_path: Path, damage: str
+) -> None:
+    """One bit of the directory's offset in the zip's end record made an intact export
+    unreadable: verify-export said "datapackage.json cannot be read (Bad magic number for
+    file header)", import failed "Invalid argument" (an entry's offset before the start of
+    the file) with no record; one in an entry's name said the signature file was missing.
+    The directory is now damaged when its entries are not where they say, and read from
+    the entries' own headers: every file checks, every record is imported."""
+    from archiver_app.export.signing import Difference, verify_wacz
+
+    import_warc_file(library, write_warc(tmp_path / "w.warc.gz", site(3)))
+    good = tmp_path / "good.wacz"
+    export(library, Selection(), good, sign=Signing(key_folder=tmp_path / "keys"))
+    with Library.open(tmp_path / "whole", create=True) as other:
+        whole = import_paths(other, [good]).outcomes[0]
+    damaged = tmp_path / "damaged.wacz"
+    damaged.write_bytes(_flip_directory_bit(good.read_bytes(), damage))
+
+    report = verify_wacz(damaged)
+    assert [f.kind for f in report.findings] == [Difference.ZIP_DAMAGED], report.findings
+    assert report.files_checked == verify_wacz(good).files_checked
+    assert report.signature_valid and report.as_signed
+    with Library.open(tmp_path / "again", create=True) as again:
+        outcome = import_paths(again, [damaged]).outcomes[0]
+    assert outcome.state is OutcomeState.IMPORTED, outcome.reason
+    assert (outcome.records, outcome.pages) == (whole.records, whole.pages)
+    assert "central directory" in outcome.problems[0], outcome.problems

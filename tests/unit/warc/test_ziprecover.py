@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from archiver_app.warc.ziprecover import CutShort, open_rebuilt, rebuild
+from archiver_app.warc.ziprecover import CutShort, directory_fault, open_rebuilt, rebuild
 
 ENTRIES = {
     "archive/data.warc.gz": os.urandom(50_000),  # incompressible, as a WARC's members are
@@ -92,3 +92,31 @@ def test_many_false_headers_are_read_past_in_one_pass(tmp_path: Path) -> None:
     path.write_bytes(data[:at] + b"PK\x03\x04" * 1_000_000 + data[at + 4 :])
     rebuilt = rebuild(path, max_entries=100)
     assert rebuilt.entries == 3 and rebuilt.gaps == []
+
+
+def _fault(data: bytes) -> str | None:
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        return directory_fault(io.BytesIO(data), zf.infolist())
+
+
+def test_a_directory_is_damaged_when_an_entry_is_not_where_or_what_it_says() -> None:
+    """Only the directory's copy of an entry's size damaged: zipfile read the wrong bytes;
+    only the local header's: zipfile reads right by the directory, which is kept. A
+    directory naming one header many times is damaged (and read once: linear)."""
+    data = _zip(False, zipfile.ZIP_STORED)
+    assert _fault(data) is None
+    central, size = data.index(b"PK\x01\x02"), len(ENTRIES["archive/data.warc.gz"])
+    smaller = (size - 4096).to_bytes(4, "little")
+    cut = data[: central + 20] + smaller + data[central + 24 :]  # its compressed size
+    assert _fault(cut) == "its size of 'archive/data.warc.gz' is not the entry's own"
+    assert _fault(data[:18] + smaller + data[22:]) is None  # its local header's instead
+    entry = data[central : data.index(b"PK\x01\x02", central + 1)]
+    end = data.rindex(b"PK\x05\x06")
+    many = data[:central] + entry * 3 + data[end:]
+    many = (
+        many[: -22 + 8]
+        + (3).to_bytes(2, "little") * 2
+        + (len(entry) * 3).to_bytes(4, "little")
+        + many[-22 + 16 :]
+    )
+    assert _fault(many) == "it places 'archive/data.warc.gz' inside another entry"
