@@ -9,8 +9,9 @@ public key is what a reader compares with the one the researcher published.
 
 :func:`verify_wacz` checks everything a reader can: the datapackage's hash, each listed
 file's size and hash, files present but not listed, and the signature. Each difference is
-a :class:`Finding` with a :class:`Difference` code, so a tampered export says what was
-changed (the importer reports the same findings). A timestamp (:mod:`.timestamps`) is
+a :class:`Finding` with a :class:`Difference` code (:mod:`.verify_report`, which also says
+the report in words), so a tampered export says what was changed (the importer reports the
+same findings). A timestamp (:mod:`.timestamps`) is
 checked when the signature is valid.
 """
 
@@ -23,9 +24,8 @@ import os
 import zipfile
 import zlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -44,16 +44,21 @@ from archiver_app.errors import ArchiverError, InputError
 from archiver_app.export.timestamps import (
     DIGEST_NAME,
     StampOutcome,
-    TimestampCheck,
     TimestampState,
     check_timestamp,
     request_timestamp,
     stamped_message,
     with_token,
 )
+from archiver_app.export.verify_report import (
+    Difference,
+    Finding,
+    VerifyReport,
+    fingerprint,
+    signature_line,
+)
 from archiver_app.paths import config_dir
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
-from archiver_app.units import counted
 from archiver_app.warc.wacz import WaczError, damage_lines, open_zip
 
 KEY_NAME = "signing-key.pem"
@@ -106,12 +111,6 @@ def public_key_b64(key: ec.EllipticCurvePrivateKey) -> str:
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     )
     return base64.b64encode(spki).decode("ascii")
-
-
-def fingerprint(public_key: str) -> str:
-    """A short, comparable form of a public key: sha256 of its SPKI bytes, grouped."""
-    digest = hashlib.sha256(base64.b64decode(public_key)).hexdigest()[:32]
-    return ":".join(digest[i : i + 4] for i in range(0, 32, 4))
 
 
 @dataclass
@@ -173,177 +172,7 @@ def signed_digest(package_bytes: bytes, key: ec.EllipticCurvePrivateKey) -> dict
 
 
 # ---------------------------------------------------------------------- verification
-
-
-class Difference(StrEnum):
-    """What :func:`verify_wacz` found different from what the export says it holds."""
-
-    DAMAGED = "damaged"  # cut short, or not a zip at all: nothing in it can be checked
-    # The zip's own directory is damaged: its entries were read from their own headers
-    # (what they hold is checked as usual).
-    ZIP_DAMAGED = "zip damaged"
-    DUPLICATE = "duplicate"  # a name twice in the zip: readers may take either entry
-    PACKAGE_MISSING = "package missing"  # datapackage.json or its digest is not there
-    PACKAGE_UNREADABLE = "package unreadable"
-    PACKAGE_CHANGED = "package changed"  # datapackage.json differs from its digest
-    CHANGED = "changed"  # a listed file's hash differs
-    SIZE = "size"  # a listed file's size differs
-    MISSING = "missing"  # listed, not in the zip
-    ADDED = "added"  # in the zip, not listed
-    UNREADABLE = "unreadable"  # listed and there, but its bytes cannot be read
-    SIGNATURE_MISMATCH = "signature mismatch"  # signed another datapackage.json
-    SIGNATURE_INVALID = "signature invalid"
-    # the signing time beside the signature is not the package's (which the hash covers)
-    SIGNED_TIME = "signed time"
-    KEY = "key"  # not signed by the key the reader asked for (verify-export --key)
-    TIMESTAMP_INVALID = "timestamp invalid"
-    TIMESTAMP_MISSING = "timestamp missing"  # a trust root was given, there is no timestamp
-
-
-@dataclass(frozen=True)
-class Finding:
-    kind: Difference
-    name: str  # the member it is about ("" for the signature)
-    message: str
-
-
-@dataclass
-class VerifyReport:
-    path: Path
-    findings: list[Finding] = field(default_factory=list)
-    files_checked: int = 0  # read whole and hashed
-    files_listed: int = 0  # in datapackage.json (a missing or unreadable one is a finding)
-    files_missing: int = 0  # listed, not in the zip
-    files_unreadable: int = 0  # listed and there, but could not be read whole
-    signed: bool = False
-    signature_valid: bool = False
-    public_key: str | None = None
-    signed_at: str | None = None
-    software: str | None = None
-    timestamp: TimestampCheck = field(default_factory=lambda: check_timestamp({}))
-    required_key: str | None = None  # the fingerprint the reader asked for (``--key``)
-
-    @property
-    def problems(self) -> list[str]:
-        return [f.message for f in self.findings]
-
-    @property
-    def ok(self) -> bool:
-        return not self.findings and (not self.signed or self.signature_valid)
-
-    def add(self, kind: Difference, name: str, message: str) -> None:
-        self.findings.append(Finding(kind, name, message))
-
-    @property
-    def as_signed(self) -> bool:
-        """Whether the package holds what was signed: no file changed, added or missing
-        (a timestamp that fails, or another key than the one asked for, changes no file)."""
-        return all(f.kind in _NOT_CHANGES for f in self.findings)
-
-    @property
-    def damaged(self) -> bool:
-        """Cut short or not a zip: its files could not be checked at all."""
-        return any(f.kind is Difference.DAMAGED for f in self.findings)
-
-    def lines(self) -> list[str]:
-        """The report as ``archiver verify-export`` prints it and the app shows it: what
-        changed, the signature, the timestamp, then the verdict."""
-        # a timestamp that fails or is missing is said on its own line, below: no file of it
-        # changed (an unsigned export has no such line: its finding is shown)
-        hidden = {Difference.TIMESTAMP_INVALID} | ({_MISSING} if self.signed else set())
-        shown = [f for f in self.findings if f.kind not in hidden]
-        out = [f"{_LABELS.get(f.kind, 'changed')}: {f.message}" for f in shown]
-        if self.damaged:
-            return [*out, f"{self.path}: NOT intact (damaged: cut short or not a zip)"]
-        if self.signed:
-            who = fingerprint(self.public_key) if self.public_key else "no key"
-            out.append(
-                signature_line(
-                    who,
-                    self.signature_valid,
-                    self.as_signed,
-                    when=self.signed_at or "?",
-                    software=self.software or "?",
-                )
-            )
-            stamp = self.timestamp
-            if stamp.state is not TimestampState.NONE:
-                when = stamp.time.strftime("%Y-%m-%dT%H:%M:%SZ") if stamp.time else "?"
-                out.append(f"timestamp: {stamp.state}; {when} by {stamp.authority or '?'}: "
-                           f"{stamp.message}")  # fmt: skip
-            elif any(f.kind is _MISSING for f in self.findings):
-                out.append("timestamp: none, but one was asked for (a trust root was given)")
-            else:
-                out.append("timestamp: none")
-        elif any(f.name == DIGEST_NAME for f in self.findings):  # gone, damaged, renamed
-            gone = "cannot be read" if _digest_unreadable_in(self.findings) else "is missing"
-            out.append(f"not signed as it is: its signature file {DIGEST_NAME} {gone}")
-        else:
-            out.append("not signed")
-        verdict = "intact" if self.ok else "NOT intact"
-        if not self.ok and all(f.kind in _REQUIRED for f in self.findings):
-            # nothing in it differs: only what the reader asked for is not there
-            kinds = {f.kind for f in self.findings}
-            lacks = [f"not signed by key {self.required_key}"] if Difference.KEY in kinds else []
-            lacks += ["not timestamped"] if _MISSING in kinds else []
-            verdict = f"intact, but {' and '.join(lacks)}"
-        out.append(f"{self.path}: {verdict} ({self.count_text()})")
-        return out
-
-    def count_text(self) -> str:
-        """The files checked of those the package lists, and why the others were not
-        (each is named by a finding above)."""
-        if self.files_listed <= self.files_checked:
-            return f"{counted(self.files_checked, 'file')} checked"
-        unhashed = self.files_listed - self.files_checked - self.files_missing
-        unhashed -= self.files_unreadable
-        why = [
-            f"{n:,} {said}"
-            for n, said in (
-                (self.files_unreadable, "cannot be read"),
-                (self.files_missing, "missing"),
-                (unhashed, "without a usable hash"),
-            )
-            if n > 0
-        ]
-        listed = counted(self.files_listed, "file")
-        return f"{self.files_checked:,} of {listed} checked; {', '.join(why)}"
-
-
-#: Findings of what the reader asked for (``--key``, ``--tsa-cert``) and the package lacks.
-_REQUIRED = frozenset({Difference.KEY, Difference.TIMESTAMP_MISSING})
-_MISSING = Difference.TIMESTAMP_MISSING
-#: Findings that change nothing in the package.
-_NOT_CHANGES = _REQUIRED | {Difference.TIMESTAMP_INVALID, Difference.ZIP_DAMAGED}
-
-
-def signature_line(
-    key: str, valid: bool, as_signed: bool, *, when: str | None = None, software: str | None = None
-) -> str:
-    """The signature's state in words, the same in ``verify-export``, the app's verify
-    dialog and ``import``: a valid signature vouches for the package as it was signed, so
-    a package altered since is never left at "valid". ``key``: the key's fingerprint;
-    ``when`` and ``software``: when and by what it was signed, where known."""
-    signed = f"signed with key {key}"
-    if when is not None:
-        signed += f" on {when} by {software or '?'}"
-    if not valid:
-        return f"{signed}: the signature is NOT valid"
-    if not as_signed:  # it vouches for what was signed, not for these bytes
-        return (
-            f"{signed}: the signature is valid, but the package is NOT as signed:"
-            " it was altered after signing"
-        )
-    return f"{signed}: the signature is valid"
-
-
-#: How :meth:`VerifyReport.lines` labels a finding ("changed" for the others).
-_LABELS = {
-    Difference.DAMAGED: "damaged",
-    Difference.ZIP_DAMAGED: "damaged",
-    Difference.KEY: "key",
-    Difference.TIMESTAMP_MISSING: "timestamp",
-}
+# (what it finds, and the lines it is said in: verify_report.py)
 
 
 def verify_wacz(
@@ -416,10 +245,6 @@ def verify_wacz(
             elif report.signature_valid:  # an invalid signature's stamp is not looked at
                 report.add(Difference.TIMESTAMP_MISSING, "", "the export is not timestamped")
     return report
-
-
-def _digest_unreadable_in(findings: list[Finding]) -> bool:
-    return any(f.name == DIGEST_NAME and f.kind is Difference.PACKAGE_UNREADABLE for f in findings)
 
 
 def _read_package(
@@ -588,3 +413,20 @@ def _check_key(key: str, report: VerifyReport) -> None:
     elif not report.public_key or not _same_key(fingerprint(report.public_key), key):
         who = fingerprint(report.public_key) if report.public_key else "no key"
         report.add(Difference.KEY, "", f"signed by key {who}, not by {key}")
+
+
+__all__ = [
+    "Difference",
+    "Finding",
+    "Signing",
+    "SigningKeyError",
+    "VerifyReport",
+    "fingerprint",
+    "key_path",
+    "load_or_create_key",
+    "package_digest",
+    "public_key_b64",
+    "signature_line",
+    "signed_digest",
+    "verify_wacz",
+]
