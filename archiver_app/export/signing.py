@@ -59,7 +59,7 @@ from archiver_app.export.verify_report import (
 )
 from archiver_app.paths import config_dir
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
-from archiver_app.warc.wacz import WaczError, damage_lines, open_zip
+from archiver_app.warc.wacz import UncheckedEntry, WaczError, damage_lines, open_zip
 
 KEY_NAME = "signing-key.pem"
 CURVE = ec.SECP384R1()
@@ -255,10 +255,11 @@ def _read_package(
     findings, when the package cannot be read."""
     if "datapackage.json" not in names:
         return None
-    package_bytes = _read_entry(zf, "datapackage.json", report)
+    digest_file = _PackageFile(zf, DIGEST_NAME) if DIGEST_NAME in names else None
+    digest_bytes = digest_file.read(report) if digest_file is not None else None
+    package_bytes = _PackageFile(zf, "datapackage.json").read(report, vouched=digest_bytes)
     if package_bytes is None:
         return None
-    digest_bytes = _read_entry(zf, DIGEST_NAME, report) if DIGEST_NAME in names else None
     try:
         digest = json.loads(digest_bytes) if digest_bytes is not None else {}
         package = json.loads(package_bytes)
@@ -271,19 +272,64 @@ def _read_package(
     return package_bytes, package, digest
 
 
-def _read_entry(zf: zipfile.ZipFile, name: str, report: VerifyReport) -> bytes | None:
-    """The bytes of a package file, or None with the finding that they cannot be read
-    (damaged on disk: a bad CRC, deflated data that does not inflate)."""
-    try:
-        return zf.read(name)
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
-        text = f"{name} cannot be read ({exc})" + (
+class _PackageFile:
+    """``datapackage.json`` or its digest, read whole (they are small) without the zip's
+    CRC-32 check (:class:`~archiver_app.warc.wacz.UncheckedEntry`)."""
+
+    def __init__(self, zf: zipfile.ZipFile, name: str) -> None:
+        self.name, self.entry = name, UncheckedEntry(zf, name)
+
+    def read(self, report: VerifyReport, *, vouched: bytes | None = None) -> bytes | None:
+        """Its bytes, or None with the finding that they cannot be read (damaged on disk:
+        a bad CRC, deflated data that does not inflate). Bytes that fail their CRC-32 are
+        still taken where ``vouched`` (the digest's bytes) holds their hash: then the zip's
+        record of them is damaged, not they."""
+        try:
+            data = b"".join(self.entry.chunks())
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as e:
+            self._unreadable(report, str(e))
+            return None
+        if self.entry.crc_matches:
+            return data
+        if vouched is not None and _hash_in(vouched) == _package_hash(data):
+            report.add(
+                Difference.ZIP_DAMAGED, self.name, _crc_damage(report, self.name, DIGEST_NAME)
+            )
+            return data
+        self._unreadable(report, self.entry.crc_error)
+        return None
+
+    def _unreadable(self, report: VerifyReport, why: str) -> None:
+        text = f"{self.name} cannot be read ({why})" + (
             ": its signature cannot be checked"
-            if name == DIGEST_NAME
+            if self.name == DIGEST_NAME
             else ": nothing in the export can be checked against it"
         )
-        report.add(Difference.PACKAGE_UNREADABLE, name, text)
+        report.add(Difference.PACKAGE_UNREADABLE, self.name, text)
+
+
+def _hash_in(digest_bytes: bytes) -> object:
+    """The package hash a digest file's bytes give (None: they give none)."""
+    try:
+        digest = json.loads(digest_bytes)
+    except ValueError:
         return None
+    return digest.get("hash") if isinstance(digest, dict) else None
+
+
+def _crc_damage(report: VerifyReport, name: str, lister: str) -> str:
+    """A CRC-32 in the zip that is not that of ``name``'s bytes, which are as ``lister``
+    gives their hash: the zip's bookkeeping is damaged, not the content."""
+    rebuilt = any(f.kind is Difference.ZIP_DAMAGED and not f.name for f in report.findings)
+    where = (
+        f"the local header of {name} is damaged: the checksum (CRC-32) it gives"
+        if rebuilt  # the directory was rebuilt from the entries' own headers
+        else "the zip's central directory is damaged: the checksum (CRC-32) it gives for " + name
+    )
+    return (
+        f"{report.path.name}: {where} is not that of the entry's bytes, which are as "
+        f"{lister} lists them (their hash matches)"
+    )
 
 
 class _Hashing:
@@ -336,19 +382,25 @@ def _check_resources(
         if algo not in _HASHES or not want:  # other tools' packages may list sha1 or md5
             report.add(Difference.CHANGED, name, f"{name} has no usable hash in datapackage.json")
             continue
-        digest, size = hashlib.new(algo), 0
+        digest, size, entry = hashlib.new(algo), 0, UncheckedEntry(zf, name)
         try:
-            with zf.open(name) as fh:
-                while chunk := fh.read(1 << 20):
-                    digest.update(chunk)
-                    size += len(chunk)
-                    hashing.chunk(name, len(chunk))
+            for chunk in entry.chunks():
+                digest.update(chunk)
+                size += len(chunk)
+                hashing.chunk(name, len(chunk))
         except _UNREADABLE as exc:  # encrypted, an unknown compression, a damaged member
             report.add(Difference.UNREADABLE, name, f"{name} cannot be read ({exc})")
             report.files_unreadable += 1
             continue
+        as_listed = digest.hexdigest() == want.lower()
+        if not entry.crc_matches and not as_listed:  # its bytes were damaged on disk
+            report.add(Difference.UNREADABLE, name, f"{name} cannot be read ({entry.crc_error})")
+            report.files_unreadable += 1
+            continue
         report.files_checked += 1
-        if digest.hexdigest() != want.lower():
+        if not entry.crc_matches:  # the bytes are as listed: the zip's record of them is not
+            report.add(Difference.ZIP_DAMAGED, name, _crc_damage(report, name, "datapackage.json"))
+        if not as_listed:
             report.add(Difference.CHANGED, name, f"{name} was changed (its hash differs)")
         elif resource.get("bytes") not in (None, size):
             text = f"{name} has {size} bytes, not {resource.get('bytes')}"

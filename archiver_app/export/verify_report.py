@@ -92,6 +92,17 @@ class VerifyReport:
         return all(f.kind in _NOT_CHANGES for f in self.findings)
 
     @property
+    def only_zip_damaged(self) -> bool:
+        """Only the zip's bookkeeping is damaged (its directory, a checksum): every file
+        it lists was read whole and is as listed, and as signed when it is signed."""
+        return (
+            bool(self.findings)
+            and all(f.kind is Difference.ZIP_DAMAGED for f in self.findings)
+            and self.files_checked == self.files_listed
+            and (not self.signed or self.signature_valid)
+        )
+
+    @property
     def damaged(self) -> bool:
         """Cut short or not a zip: its files could not be checked at all."""
         return any(f.kind is Difference.DAMAGED for f in self.findings)
@@ -132,6 +143,11 @@ class VerifyReport:
         else:
             out.append("not signed")
         verdict = "intact" if self.ok else "NOT intact"
+        if self.only_zip_damaged:  # not "altered": every byte that counts is as it was
+            verdict = (
+                "NOT intact as a file: the zip's central directory is damaged (said above); "
+                f"the content is {'as signed' if self.signed else 'as its datapackage.json lists'}"
+            )
         if not self.ok and all(f.kind in _REQUIRED for f in self.findings):
             # nothing in it differs: only what the reader asked for is not there
             kinds = {f.kind for f in self.findings}

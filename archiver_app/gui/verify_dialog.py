@@ -276,6 +276,12 @@ class VerifyActions(QObject):
             title, text = "Export intact", f"{name} is as it was exported ({count})."
         elif report.damaged:
             title, text = "Export damaged", f"{name} is damaged: cut short, or not a zip file."
+        elif report.only_zip_damaged:  # bookkeeping, not content: said apart
+            content = "as signed" if report.signed else "as its datapackage.json lists"
+            title, text = (
+                "Export's zip damaged",
+                f"{name}'s zip directory is damaged, but its content is {content} ({count}).",
+            )
         else:
             title, text = "Export changed", f"{name} is not as it was exported ({count})."
         self.window.statusBar().showMessage(text, 15000)

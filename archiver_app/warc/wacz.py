@@ -95,6 +95,36 @@ def _unsafe_name(name: str) -> bool:
 _ENTRY_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError)
 
 
+class UncheckedEntry:
+    """An entry's bytes as stored, read without :mod:`zipfile`'s check against the CRC-32
+    its directory gives: where a package lists the entry's hash, that hash is the check,
+    and a CRC-32 that differs from bytes that are as listed is damage to the zip's
+    bookkeeping (its directory, or the entry's own header), not to the content. The CRC-32
+    of what was read is kept (:attr:`crc_matches`, once read through) to tell the two apart.
+    """
+
+    def __init__(self, zf: zipfile.ZipFile, name: str) -> None:
+        self.zf, self.name = zf, name
+        self.expected = zf.getinfo(name).CRC  # the entry zipfile opens by that name
+        self.crc = 0
+
+    def chunks(self, size: int = CHUNK) -> Iterator[bytes]:
+        with self.zf.open(self.name) as src:
+            src._expected_crc = None  # type: ignore[attr-defined]  # CPython's ZipExtFile
+            while chunk := src.read(size):
+                self.crc = zlib.crc32(chunk, self.crc)
+                yield chunk
+
+    @property
+    def crc_matches(self) -> bool:
+        return self.crc == self.expected
+
+    @property
+    def crc_error(self) -> str:
+        """What :mod:`zipfile` says of bytes that do not match their CRC-32."""
+        return f"Bad CRC-32 for file {self.name!r}"
+
+
 def _entry_error(exc: BaseException) -> WaczError:
     if isinstance(exc, NotImplementedError):
         return WaczError(f"an entry uses a compression method that cannot be read ({exc})")
@@ -379,12 +409,11 @@ def _extract_verified(info: WaczInfo, entry: str, dest: IO[bytes], known_changed
     limit = res.get("bytes")
     rebuilt = info.rebuilt
     opened = zipfile.ZipFile(info.path) if rebuilt is None else open_rebuilt(info.path, rebuilt)
-    with opened as zf, zf.open(entry) as src:
-        if known_changed:
-            # Its bytes are known to differ (reported): the zip's own CRC would refuse the
-            # whole member at its end, when the scan can keep every record that still reads.
-            src._expected_crc = None  # type: ignore[attr-defined]  # CPython's ZipExtFile
-        while chunk := src.read(CHUNK):
+    # Not by the zip's CRC-32: the listed hash is the check (a CRC-32 damaged in the zip's
+    # directory refused bytes that are as signed), and bytes known to differ (reported)
+    # are read whole: the scan keeps every record that still reads.
+    with opened as zf:
+        for chunk in UncheckedEntry(zf, entry).chunks():
             size += len(chunk)
             info.extracted += len(chunk)
             if info.extracted > info.total:
@@ -404,6 +433,7 @@ def _extract_verified(info: WaczInfo, entry: str, dest: IO[bytes], known_changed
 
 
 __all__ = [
+    "UncheckedEntry",
     "WaczError",
     "WaczInfo",
     "WaczPage",

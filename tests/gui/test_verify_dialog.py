@@ -221,6 +221,21 @@ def test_verify_an_export_says_intact_or_what_changed(
     changed = missing
     changed.close()
 
+    write_wacz(wacz, tmp_path / "key")  # a checksum damaged in the zip: not the content
+    data = bytearray(wacz.read_bytes())
+    data[data.index(b"PK\x01\x02") + 16] ^= 0x01
+    wacz.write_bytes(bytes(data))
+    checks.check_export(wacz)
+    qtbot.waitUntil(lambda: checks.export_box is not changed and checks.export_box is not None)
+    zip_damaged = checks.export_box
+    assert zip_damaged.windowTitle() == "Export's zip damaged"
+    assert zip_damaged.text() == (
+        "harbour.wacz's zip directory is damaged, but its content is as signed (2 files checked)."
+    )
+    assert "NOT as signed" not in zip_damaged.informativeText()
+    changed = zip_damaged
+    changed.close()
+
     wacz.write_bytes(wacz.read_bytes()[: wacz.stat().st_size // 2])  # cut short: a verdict
     checks.check_export(wacz)
     qtbot.waitUntil(lambda: checks.export_box is not changed and checks.export_box is not None)

@@ -261,7 +261,10 @@ def test_a_damaged_zip_directory_is_said_and_the_files_still_checked(
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("damaged: x.wacz: the zip's central directory")
     assert "the signature is valid" in out[1] and "NOT as signed" not in out[1]
-    assert out[-1] == f"{wacz}: NOT intact (2 files checked)"
+    assert out[-1] == (  # not "altered": only the zip's list of its entries is damaged
+        f"{wacz}: NOT intact as a file: the zip's central directory is damaged (said above); "
+        "the content is as signed (2 files checked)"
+    )
 
 
 def test_a_folder_export_says_what_to_check_instead(

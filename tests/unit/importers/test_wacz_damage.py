@@ -221,3 +221,45 @@ def test_a_bit_flipped_in_the_zip_directory_reads_the_entries_from_their_headers
     assert outcome.state is OutcomeState.IMPORTED, outcome.reason
     assert (outcome.records, outcome.pages) == (whole.records, whole.pages)
     assert "central directory" in outcome.problems[0], outcome.problems
+
+
+@pytest.mark.parametrize("entry", ["archive/data.warc.gz", "datapackage.json"])
+def test_a_checksum_damaged_in_the_zip_directory_is_not_called_an_alteration(
+    library: Library, tmp_path: Path, entry: str
+) -> None:
+    """One bit of an entry's CRC-32 in the zip's central directory: verify-export said
+    "archive/data.warc.gz cannot be read (Bad CRC-32 …)" and "the signature is valid, but
+    the package is NOT as signed: it was altered after signing", though the WARC's bytes
+    are as signed. The bytes are checked against their signed hash, not the zip's
+    checksum: the verdict says the directory is damaged and the content as signed."""
+    from archiver_app.export.signing import Difference, verify_wacz
+
+    import_warc_file(library, write_warc(tmp_path / "w.warc.gz", site(3)))
+    good = tmp_path / "good.wacz"
+    export(library, Selection(), good, sign=Signing(key_folder=tmp_path / "keys"))
+    with Library.open(tmp_path / "whole", create=True) as other:
+        whole = import_paths(other, [good]).outcomes[0]
+    data = bytearray(good.read_bytes())
+    with zipfile.ZipFile(good) as zf:
+        order = [i.filename for i in zf.infolist()].index(entry)
+    central = [i for i in range(len(data)) if data.startswith(b"PK\x01\x02", i)][order]
+    data[central + 16] ^= 0x01  # the entry's CRC-32 in the directory
+    damaged = tmp_path / "damaged.wacz"
+    damaged.write_bytes(bytes(data))
+
+    report = verify_wacz(damaged)
+    assert [f.kind for f in report.findings] == [Difference.ZIP_DAMAGED], report.findings
+    assert f"the checksum (CRC-32) it gives for {entry} is not that" in report.problems[0]
+    assert report.files_checked == report.files_listed == 3
+    lines = report.lines()
+    assert lines[1].endswith(": the signature is valid"), lines
+    assert lines[-1] == (
+        f"{damaged}: NOT intact as a file: the zip's central directory is damaged (said "
+        "above); the content is as signed (3 files checked)"
+    )
+    with Library.open(tmp_path / "again", create=True) as again:
+        outcome = import_paths(again, [damaged]).outcomes[0]
+    assert outcome.state is OutcomeState.IMPORTED, outcome.reason
+    assert (outcome.records, outcome.pages) == (whole.records, whole.pages)
+    assert outcome.package is not None and not outcome.package.tampered
+    assert not any("altered" in p for p in outcome.problems), outcome.problems
