@@ -137,11 +137,8 @@ class VerifyReport:
                 out.append("timestamp: none, but one was asked for (a trust root was given)")
             else:
                 out.append("timestamp: none")
-        elif any(f.name == DIGEST_NAME for f in self.findings):  # gone, damaged, renamed
-            gone = "cannot be read" if _digest_unreadable_in(self.findings) else "is missing"
-            out.append(f"not signed as it is: its signature file {DIGEST_NAME} {gone}")
         else:
-            out.append("not signed")
+            out.append(unsigned_line(self.findings) or "not signed")
         verdict = "intact" if self.ok else "NOT intact"
         if self.only_zip_damaged:  # not "altered": every byte that counts is as it was
             verdict = (
@@ -213,8 +210,23 @@ _LABELS = {
 }
 
 
-def _digest_unreadable_in(findings: list[Finding]) -> bool:
-    return any(f.name == DIGEST_NAME and f.kind is Difference.PACKAGE_UNREADABLE for f in findings)
+def unsigned_line(findings: list[Finding] | tuple[Finding, ...]) -> str | None:
+    """The signature's state of a package whose signature file is gone (deleted, or its
+    name damaged) or damaged, the same in ``verify-export`` and ``import``; None when it
+    is there (a package that is not signed then says so plainly)."""
+    kinds = {f.kind for f in findings if f.name == DIGEST_NAME}
+    if Difference.PACKAGE_UNREADABLE in kinds:
+        return f"not signed as it is: its signature file {DIGEST_NAME} cannot be read"
+    if Difference.PACKAGE_MISSING in kinds:
+        return f"not signed as it is: its signature file {DIGEST_NAME} is missing"
+    return None
 
 
-__all__ = ["Difference", "Finding", "VerifyReport", "fingerprint", "signature_line"]
+__all__ = [
+    "Difference",
+    "Finding",
+    "VerifyReport",
+    "fingerprint",
+    "signature_line",
+    "unsigned_line",
+]

@@ -54,8 +54,10 @@ class PackageCheck:
         return any(f.kind is not Difference.ZIP_DAMAGED for f in self.differences)
 
     def lines(self) -> list[str]:
-        """One line per difference, then the signature's state, for people."""
-        from archiver_app.export.signing import Difference, signature_line
+        """One line per difference, then the signature's state, for people: who signed it
+        and whether it is as signed, or that its signature file is missing or damaged (a
+        package made unsigned, whose signature file holds only its hash, says nothing)."""
+        from archiver_app.export.verify_report import Difference, signature_line, unsigned_line
 
         out = [
             "no datapackage.json: its WARCs were read unchecked (no hashes to check them by)"
@@ -67,6 +69,8 @@ class PackageCheck:
         ]
         if self.signed:
             out.append(signature_line(self.signer or "?", self.signature_valid, not self.tampered))
+        elif (unsigned := unsigned_line(self.findings)) is not None:
+            out.append(unsigned)
         return out
 
 

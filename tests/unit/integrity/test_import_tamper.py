@@ -156,3 +156,31 @@ def test_an_edited_datapackage_breaks_its_hash_and_the_signature(
     assert outcome.package is not None and not outcome.package.signature_valid
     kinds = {f.kind for f in outcome.package.differences}
     assert kinds == {Difference.PACKAGE_CHANGED, Difference.SIGNATURE_MISMATCH}
+
+
+@pytest.mark.parametrize("loss", ["missing", "damaged"])
+def test_a_lost_signature_file_is_said_under_the_files_line(
+    signed_wacz: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], loss: str
+) -> None:
+    """A signed export whose datapackage-digest.json was deleted (or damaged on disk):
+    `import --json` had it among the findings, but the command's lines gave no signature
+    state at all (deleted: no line at all). They now end as verify-export says it."""
+    from tests.unit.importers.test_wacz_damage import _flip_inside
+
+    if loss == "missing":
+        members = _members(signed_wacz)
+        with zipfile.ZipFile(signed_wacz, "w") as zf:
+            for name, data in members.items():
+                if name != "datapackage-digest.json":
+                    zf.writestr(name, data)
+        wacz, said = signed_wacz, "is missing"
+    else:
+        wacz = _flip_inside(signed_wacz, "datapackage-digest.json", tmp_path / "d.wacz")
+        said = "cannot be read"
+    root = str(tmp_path / "cli-lib")
+    assert cli.main(["import", str(wacz), "--library", root]) == 0
+    out = capsys.readouterr().out.splitlines()
+    line = f"not signed as it is: its signature file datapackage-digest.json {said}"
+    assert out[0].startswith("imported") and any(o.endswith(f"- {line}") for o in out), out
+    outcome = _import(tmp_path, wacz)
+    assert outcome.records == 6 and outcome.problems[-1] == line, outcome.problems
