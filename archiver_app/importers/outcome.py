@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 # ``cryptography``, which the window's launch (it imports this module) does not need.
 
 
+#: A WACZ's pages lists (what :func:`archiver_app.warc.wacz.open_wacz` reads).
+PAGES_LISTS = ("pages/pages.jsonl", "pages/extraPages.jsonl")
+
+
 class OutcomeState(StrEnum):
     IMPORTED = "imported"  # indexed (possibly with some damaged records skipped)
     QUEUED = "queued"  # bookmarks / URL lists: capture job created
@@ -52,6 +56,26 @@ class PackageCheck:
         from archiver_app.export.signing import Difference
 
         return any(f.kind is not Difference.ZIP_DAMAGED for f in self.differences)
+
+    @property
+    def pages_list_doubt(self) -> str | None:
+        """Why the pages list is not as signed (as its ``datapackage.json`` lists it, when
+        unsigned), from the finding that says so; None when nothing says it was changed.
+        A list not as signed is no witness to a page's title or text."""
+        from archiver_app.export.signing import Difference
+
+        own = {Difference.CHANGED, Difference.SIZE, Difference.UNREADABLE, Difference.ADDED,
+               Difference.DUPLICATE}  # fmt: skip
+        package = {Difference.PACKAGE_CHANGED, Difference.PACKAGE_UNREADABLE,
+                   Difference.PACKAGE_MISSING}  # fmt: skip
+        for f in self.findings:
+            if (
+                (f.name in PAGES_LISTS and f.kind in own)
+                or (f.name == "datapackage.json" and f.kind in package)
+                or f.kind in (Difference.SIGNATURE_MISMATCH, Difference.SIGNATURE_INVALID)
+            ):
+                return f.message
+        return None
 
     def lines(self) -> list[str]:
         """One line per difference, then the signature's state, for people: who signed it

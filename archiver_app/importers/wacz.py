@@ -10,7 +10,9 @@ A WACZ is someone else's zip: :mod:`archiver_app.warc.wacz` checks its structure
 totals (zip bombs) and its hashes; here each verified WARC is extracted under a temporary
 name, checked (a WARC gzipped whole is recompressed record by record), claimed by its hash
 like any imported WARC (:mod:`archiver_app.importers.incomplete`) and indexed with the
-WACZ's pages list deciding what a page is. Failure or cancellation undoes the whole WACZ.
+WACZ's pages list deciding what a page is; a list that is not as signed
+(:attr:`PackageCheck.pages_list_doubt`) gives no titles or texts, the WARC's are kept.
+Failure or cancellation undoes the whole WACZ.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from archiver_app.warc.indexer import IndexReport
 from archiver_app.warc.listing import ListingsLeft
 from archiver_app.warc.scan import NotAnArchiveError, OneGzipStreamError, sniff_archive
 from archiver_app.warc.timestamps import to_ts17
-from archiver_app.warc.wacz import WaczError, WaczInfo, extract_verified, open_wacz
+from archiver_app.warc.wacz import WaczError, WaczInfo, WaczPage, extract_verified, open_wacz
 
 
 def _unique_name(name: str, used: set[str]) -> str:
@@ -133,9 +135,8 @@ def _import_wacz_file(
     placed = _extract_all(lib, info, folder, changed)
     if isinstance(placed, str):
         return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {placed}")
-    listings = (
-        ListingsLeft((p.url, p.ts, p.title, p.text) for p in info.pages) if info.pages else None
-    )
+    doubt = package.pages_list_doubt if info.pages else None
+    listings = _listings(info.pages, trusted=doubt is None)
     run = _WaczRun(lib, path, folder, collection_id, tags, listings, texts.path, progress, cancel)
     try:
         for name, tmp in placed:
@@ -164,8 +165,24 @@ def _import_wacz_file(
     outcome = file_outcome(path, "wacz", folder, [r for _, _, r in run.reports])
     outcome.problems[:0] = package.lines()  # what was tampered with comes first
     outcome.problems.extend([*run.refused, *run.skipped, *_unlisted(run.listings)])
+    if doubt is not None:
+        outcome.problems.append(
+            f"its pages list cannot be trusted: {doubt}; the titles and texts it gives were "
+            "not used (each page has the title and text its WARC records)"
+        )
     outcome.package = package
     return outcome
+
+
+def _listings(pages: list[WaczPage], *, trusted: bool) -> ListingsLeft | None:
+    """The pages list as the indexer takes it (None: there is none, the records decide).
+    One that cannot be trusted (not as signed) still says which records are pages, and of
+    which time, but gives no title or text: a page then has those its WARC records."""
+    if not pages:
+        return None
+    if trusted:
+        return ListingsLeft((p.url, p.ts, p.title, p.text) for p in pages)
+    return ListingsLeft((p.url, p.ts, None, None) for p in pages)
 
 
 #: Findings that mean a member's bytes are not what the package lists: extracted anyway

@@ -17,7 +17,8 @@ tool's page times may be when loading began, not a record's WARC-Date) so gives 
 of the rule without times, with no extra work.
 
 The listed title is the page's title (the capturing tool recorded it from the rendered page,
-which a script may have retitled), the record's only when the listing gives none. The
+which a script may have retitled), the record's only when the listing gives none (a WACZ's
+list that is not as signed gives none: :mod:`archiver_app.importers.wacz`). The
 listed text (set aside by :mod:`archiver_app.warc.listedtext`) is the text of the capture the
 listing names: the record at its time, or for a listing without a time, of its URL; a
 capture only standing in for a timed listing (held) keeps its own.

@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from archiver_app import cli
 from archiver_app.export import Selection, export
@@ -22,6 +23,8 @@ from archiver_app.importers.run import import_paths
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.jobs.kinds import to_plain
 from archiver_app.library import Library
+from archiver_app.search import Query, search
+from archiver_app.store.models import Snapshot
 from tests.helpers.warcs import site, write_warc
 
 WARC = "archive/data.warc.gz"
@@ -184,3 +187,28 @@ def test_a_lost_signature_file_is_said_under_the_files_line(
     assert out[0].startswith("imported") and any(o.endswith(f"- {line}") for o in out), out
     outcome = _import(tmp_path, wacz)
     assert outcome.records == 6 and outcome.problems[-1] == line, outcome.problems
+
+
+def test_a_changed_pages_list_gives_no_titles_or_texts(signed_wacz: Path, tmp_path: Path) -> None:
+    """Its titles edited in pages.jsonl: import said the list was changed, yet each page
+    took the forged title for good (and the list's text for search). A list not as signed
+    now says only which records are pages: titles and texts are those the WARC records."""
+    listed = _members(signed_wacz)["pages/pages.jsonl"].decode().splitlines()
+    forged = [json.loads(line) for line in listed]
+    for item in forged[1:]:
+        item["title"], item["text"] = "Forged title", "forged counterfeit words"
+    _rewrite(signed_wacz, {"pages/pages.jsonl": "".join(json.dumps(i) + "\n" for i in forged)
+                           .encode()})  # fmt: skip
+    with Library.open(tmp_path / "other", create=True) as lib:
+        [outcome] = import_paths(lib, [signed_wacz]).outcomes
+        with lib.session() as s:
+            titles = sorted(s.scalars(select(Snapshot.title)))
+        found = search(lib, Query("counterfeit", prefix_last=False))
+    assert outcome.state is OutcomeState.IMPORTED and outcome.pages == 3
+    assert titles == [f"Page {n} of example.org" for n in range(3)]
+    assert not found
+    assert outcome.problems[-1] == (
+        "its pages list cannot be trusted: pages/pages.jsonl was changed (its hash differs); "
+        "the titles and texts it gives were not used (each page has the title and text its "
+        "WARC records)"
+    )
