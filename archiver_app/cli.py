@@ -172,6 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         out=sys.stdout,
         err=sys.stderr,
     )
+    from archiver_app.library_use import name_this_process
+
+    # what another process's refusal calls this one while it has a library open
+    name_this_process("Archiver" if args.command is None else f"archiver {args.command}")
     try:
         if args.command is None:
             from archiver_app.gui.app import run_gui

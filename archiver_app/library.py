@@ -30,7 +30,7 @@ from sqlalchemy import URL, Engine, func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from archiver_app import __version__
+from archiver_app import __version__, library_use
 from archiver_app.durable import atomic_write_text
 from archiver_app.errors import LibraryError, NewerLibraryError, library_busy
 from archiver_app.ids import new_snapshot_uid
@@ -121,7 +121,9 @@ class Library:
         clock: Callable[[], datetime] = utcnow,
         new_uid: Callable[[datetime], str] = new_snapshot_uid,
         share_token: str | None = None,
+        use: library_use.Use | None = None,
     ) -> None:
+        self._use = use  # this process's registration as having it open
         self.root = root
         self.engine = engine
         self.meta = meta
@@ -147,7 +149,8 @@ class Library:
 
         A folder where this computer opened a library before is not made a new one, being
         empty or missing now (an unmounted drive or share), unless ``start_over``
-        (``archiver init``): :mod:`archiver_app.known_libraries`.
+        (``archiver init``): :mod:`archiver_app.known_libraries`. Open until :meth:`close`
+        (:mod:`archiver_app.library_use`).
 
         Raises:
             LibraryError: the folder is unusable; nothing in it was modified.
@@ -178,6 +181,7 @@ class Library:
                 root.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise LibraryError(f"cannot create a library at {root}: {exc.strerror}") from exc
+        use = library_use.hold_to_open(root)  # before any write: a move sees it, or it a move
         engine = make_engine(database_url)
         token: str | None = None
         try:
@@ -198,6 +202,7 @@ class Library:
             meta = _ensure_meta(engine, meta_path, meta, clock)
         except BaseException as exc:
             engine.dispose()
+            use.release()
             if made_folder:
                 with suppress(OSError):
                     root.rmdir()  # refused: leave no empty folder behind
@@ -207,10 +212,12 @@ class Library:
                 raise _not_connected(engine, exc) from exc
             raise
         remember_library(root, meta.library_id)
-        return cls(root, engine, meta, clock=clock, new_uid=new_uid, share_token=token)
+        return cls(root, engine, meta, clock=clock, new_uid=new_uid, share_token=token, use=use)
 
     def close(self) -> None:
         self.engine.dispose()
+        if self._use is not None:
+            self._use.release()
 
     def check_folder(self) -> FolderCheck:
         """Is the library's folder still there (a shared folder's token still readable and

@@ -20,12 +20,15 @@ the new library is complete and already the one that opens; its queued ``move`` 
 removes the old files when the app opens it (or ``archiver jobs run``). Cancel or a failure
 removes the staging folder. No file is ever under a final name before it is complete.
 
-The library must not be in use elsewhere while it moves: the GUI closes its window first,
-and a worker process with a live heartbeat (or, on this computer, one still running whose
-heartbeat stopped when it lost the database) makes the move refuse to start. Everything
-in the folder moves, the notes of pages a worker gave up (``.archiver-unrecorded/``)
-too: they are settled at the new place. With a
-PostgreSQL database the folder moves and the database stays where it is.
+The library must not be in use elsewhere while it moves: the move refuses to start while
+another process has it open (the app, ``archiver serve``, a worker, another command:
+:mod:`archiver_app.library_use`), a worker of another machine has a live heartbeat, or a
+worker of this computer is still running whose heartbeat stopped when it lost the
+database; it holds its own registration while it runs, so nothing opens the library
+meanwhile. The app closes its window before it moves its library. Everything in the
+folder moves, the notes of pages a worker gave up (``.archiver-unrecorded/``) too: they
+are settled at the new place. With a PostgreSQL database the folder moves and the
+database stays where it is.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from archiver_app import library_use
 from archiver_app.durable import (
     DestinationError,
     SourceError,
@@ -110,13 +114,16 @@ def _manifest(
     src: Path, *, skip: frozenset[str] = frozenset(), temps: bool = False
 ) -> list[tuple[str, int]]:
     """Every file and symlink under ``src`` as (relative path, size), in a stable order;
-    the top-level names in ``skip`` left out, and temporary files unless ``temps``
-    (debris of an interrupted write: never part of the library)."""
+    the top-level names in ``skip`` left out, and unless ``temps`` temporary files (debris
+    of an interrupted write) and the registrations of who has it open: never part of the
+    library."""
     out: list[tuple[str, int]] = []
     for dirpath, dirnames, filenames in os.walk(src):
         dirnames.sort()
         base = Path(dirpath)
         top = base == src
+        if top and not temps and library_use.FOLDER in dirnames:  # who has it open
+            dirnames.remove(library_use.FOLDER)
         for name in sorted(filenames):
             if (top and name in skip) or (not temps and is_temp(name)):
                 continue
@@ -230,8 +237,8 @@ def _remove_old(src: Path, dest: Path, result: MoveResult) -> None:
         old, new = src / rel, dest / rel
         if rel in DATABASE_FILES:
             copied = has_db
-        elif is_temp(rel):
-            copied = True  # debris of an interrupted write, with no final name: nothing lost
+        elif is_temp(rel) or Path(rel).parts[0] == library_use.FOLDER:
+            copied = True  # debris of an interrupted write, or who had it open: not kept
         else:
             copied = (
                 new.is_symlink()
@@ -323,20 +330,41 @@ def move_library(
     """Move the library at ``src`` to ``dest`` (a new or empty folder); see the module doc.
 
     ``src`` must be closed. ``database_url``: the library's database when it is not the
-    folder's own SQLite file (PostgreSQL). Raises ``Cancelled`` when cancelled.
+    folder's own SQLite file (PostgreSQL). Raises ``Cancelled`` when cancelled, and
+    :class:`~archiver_app.library_use.LibraryInUseError` while another process has the
+    library open.
     """
+    src, dest = src.expanduser().absolute(), dest.expanduser().absolute()
+    _check(src, dest)
+    moving = library_use.hold(src, moving_to=dest)  # nothing opens it from now on
+    try:
+        library_use.refuse_if_open(src)  # and nothing has it open now
+        return _move(src, dest, moving, progress, cancel, database_url)
+    finally:
+        if moving is not None:
+            moving.release()
+
+
+def _move(  # noqa: PLR0917 - move_library's own arguments, handed on once
+    src: Path,
+    dest: Path,
+    moving: library_use.Use | None,
+    progress: Progress,
+    cancel: CancelToken | None,
+    database_url: str | None,
+) -> MoveResult:
     from archiver_app.jobs import default_registry, run_foreground, run_job
     from archiver_app.store.models import JobStatus
     from archiver_app.tasks import Cancelled
 
-    src, dest = src.expanduser().absolute(), dest.expanduser().absolute()
-    _check(src, dest)
     if os.stat(src).st_dev == os.stat(dest.parent).st_dev:
         with Library.open(src, create=False, database_url=database_url) as lib:
             _refuse_if_workers(lib)
         if dest.exists():
             dest.rmdir()
         rename_folder(src, dest)
+        if moving is not None:
+            moving.follow(dest)  # its registration went along: let go there
         remember_library_root(dest)
         library_moved(src, dest, lib.id)
         progress(ProgressUpdate(1, 1, f"moved to {dest}"))

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from archiver_app import library_use
 from archiver_app.crawl import queue
 from archiver_app.crawl.given_up import NOTES_DIR, note_given_up, settle_given_up
 from archiver_app.crawl.jobs import create_job, load_context
@@ -56,7 +57,9 @@ def _hashes(root: Path) -> dict[str, str]:
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.name.startswith("library.db-")  # WAL/SHM come and go
+        if p.is_file()
+        and not p.name.startswith("library.db-")  # WAL/SHM come and go
+        and p.parent.name != library_use.FOLDER  # so do those of processes killed
     }
 
 

@@ -25,6 +25,7 @@ from archiver_app.importers.run import import_paths
 from archiver_app.jobs.background import resume_interrupted
 from archiver_app.library import Library
 from archiver_app.warc.records import RECORDS_CHANGED_KEY
+from archiver_app.library_use import FOLDER
 from tests.helpers.warcs import site, write_warc
 from tests.unit.importers.test_bad_input import make_wacz
 
@@ -94,7 +95,8 @@ def _state(lib: Library) -> tuple[tuple[int, ...], list[str]]:
     files = sorted(
         p.relative_to(lib.root).as_posix()
         for p in lib.root.rglob("*")
-        if p.relative_to(lib.root).parts[0] not in {".locks", "library.db-wal", "library.db-shm"}
+        if p.relative_to(lib.root).parts[0]
+        not in {".locks", FOLDER, "library.db-wal", "library.db-shm"}  # (who held what)
         and not p.name.startswith("library.db")
     )
     return counts, files
