@@ -31,10 +31,10 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from archiver_app import __version__, library_use
+from archiver_app import known_libraries as known
 from archiver_app.durable import atomic_write_text
 from archiver_app.errors import LibraryError, NewerLibraryError, library_busy
 from archiver_app.ids import new_snapshot_uid
-from archiver_app.known_libraries import gone_message, known_library, remember_library
 from archiver_app.layout import CURRENT_FS_VERSION
 from archiver_app.library_share import (
     DB_NAME,
@@ -144,13 +144,14 @@ class Library:
         clock: Callable[[], datetime] = utcnow,
         new_uid: Callable[[datetime], str] = new_snapshot_uid,
         start_over: bool = False,
+        remember: bool = True,
     ) -> Library:
         """Open the library at ``root``, creating it if ``create`` and the folder is empty.
 
         A folder where this computer opened a library before is not made a new one, being
         empty or missing now (an unmounted drive or share), unless ``start_over``
-        (``archiver init``): :mod:`archiver_app.known_libraries`. Open until :meth:`close`
-        (:mod:`archiver_app.library_use`).
+        (``archiver init``): :mod:`archiver_app.known_libraries` (``remember``: record the
+        place there). Open until :meth:`close` (:mod:`archiver_app.library_use`).
 
         Raises:
             LibraryError: the folder is unusable; nothing in it was modified.
@@ -211,7 +212,8 @@ class Library:
             if isinstance(exc, OperationalError) and engine.dialect.name != "sqlite":
                 raise _not_connected(engine, exc) from exc
             raise
-        remember_library(root, meta.library_id)
+        if remember:
+            known.remember_library(root, meta.library_id)
         return cls(root, engine, meta, clock=clock, new_uid=new_uid, share_token=token, use=use)
 
     def close(self) -> None:
@@ -420,15 +422,19 @@ class Library:
 def check_library_folder(root: Path, *, create: bool, start_over: bool = False) -> bool:
     """Validate ``root``; return True when a new library must be created there.
 
-    ``start_over``: a new library may be made where this computer knew one that is gone.
+    ``start_over``: a new library may be made where this computer knew one that is gone
+    (or moved away from).
 
     Raises:
         LibraryError: the folder cannot hold a library (says why); nothing was written.
     """
     if root.exists() and not root.is_dir():
         raise LibraryError(f"{root} is a file, not a library folder")
-    if not start_over and _holds_no_library(root) and known_library(root) is not None:
-        raise LibraryError(gone_message(root))
+    if not start_over and _holds_no_library(root):
+        if (moved := known.moved_to(root)) is not None:
+            raise known.LibraryMovedError(root, moved)
+        if known.known_library(root) is not None:
+            raise LibraryError(known.gone_message(root))
     if not root.exists():
         if not create:
             raise LibraryError(

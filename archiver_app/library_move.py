@@ -27,8 +27,10 @@ worker of this computer is still running whose heartbeat stopped when it lost th
 database; it holds its own registration while it runs, so nothing opens the library
 meanwhile. The app closes its window before it moves its library. Everything in the
 folder moves, the notes of pages a worker gave up (``.archiver-unrecorded/``) too: they
-are settled at the new place. With a PostgreSQL database the folder moves and the
-database stays where it is.
+are settled at the new place. The old place is remembered as moved
+(:func:`archiver_app.known_libraries.library_moved`): opening it says where the library
+went, and no new library is made there unasked. With a PostgreSQL database the folder
+moves and the database stays where it is.
 """
 
 from __future__ import annotations
@@ -178,7 +180,7 @@ def _hand_over(staging: Path, job_id: int, dest: Path) -> None:
     """In the staged copy, queue the move job again so it finishes at the new place."""
     from archiver_app.jobs.runtime import hand_over
 
-    with Library.open(staging, create=False) as copy:
+    with Library.open(staging, create=False, remember=False) as copy:  # not a library place
         hand_over(copy, job_id, f"copied to {dest}; the old files are removed from there")
     for name in DATABASE_FILES - {DB_NAME}:  # a clean close folds and removes these
         if (staging / name).exists():
@@ -285,7 +287,7 @@ def run_move(lib: Library, job: RunningJob, progress: Progress, cancel: CancelTo
         dest.rmdir()  # empty (checked): a rename needs the name free
     rename_folder(staging, dest)
     remember_library_root(dest)
-    library_moved(src, dest, lib.id)
+    library_moved(src, dest, lib.id, staging=staging)
     result = MoveResult(dest, files=len(entries) + sqlite, bytes=total, reused=reused)
     if not sqlite:  # the database stays where it is: nothing at the old place uses it
         _remove_old(src, dest, result)

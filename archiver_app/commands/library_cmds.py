@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("init", help="create a library (or check an existing one)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="make a new library even in a folder this computer's library was moved away from",
+    )
     p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("info", help="show what a library holds")
@@ -60,10 +65,18 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
-    from archiver_app.known_libraries import known_library
+    from archiver_app.errors import LibraryError
+    from archiver_app.known_libraries import known_library, moved_message, moved_to
 
-    existed = (ctx.library_root / "library.json").exists()
-    before = None if existed else known_library(ctx.library_root)
+    root = ctx.library_root
+    existed = (root / "library.json").exists()
+    moved = None if existed or args.force else moved_to(root)
+    if moved is not None:  # not a new library where the user's own went from: say where
+        raise LibraryError(
+            f"{moved_message(root, moved)} (to start a new, empty library there instead: "
+            f"archiver init --force --library {root})"
+        )
+    before = None if existed else known_library(root)
     with ctx.open_library(create=True, announce=False, start_over=True) as lib:
         verb = "opened existing" if existed else "created"  # it says so itself
         print(f"{verb} library {lib.id} at {lib.root}", file=ctx.out)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from archiver_app.errors import LibraryError
 from archiver_app.gui.ops import BackgroundOp, OpRunner
+from archiver_app.known_libraries import LibraryMovedError
 from archiver_app.library import check_library_folder
 from archiver_app.paths import default_library_root, remember_library_root
 
@@ -55,17 +56,33 @@ class FirstRunDialog(QDialog):
         *,
         problem: str = "",
     ) -> None:
-        """``problem``: why the library last chosen could not be opened, shown first."""
+        """``problem``: why the library last chosen could not be opened, shown first. A
+        ``default_root`` this computer moved its library away from is not offered: the
+        place it was moved to is, saying so."""
         super().__init__(parent)
         self.setObjectName("first_run")
         self.setWindowTitle("Welcome to Archiver")
         self.settings, self.runner = settings, runner
+        moved = moved_from(default_root)
+        if moved is not None:
+            problem = ""
+            default_root = moved.moved_to
         self.library_root = default_root
         layout = QVBoxLayout(self)
         intro = QLabel(INTRO, self)
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(intro)
+        if moved is not None:
+            said = QLabel(
+                f"<b>The library was moved:</b> it was at {escape(str(moved.root))} and is "
+                f"now at {escape(str(moved.moved_to))}.",
+                self,
+            )
+            said.setObjectName("moved")
+            said.setWordWrap(True)
+            said.setTextFormat(Qt.TextFormat.RichText)
+            layout.addWidget(said)
         if problem:
             said = QLabel(f"<b>The library could not be opened:</b> {escape(problem)}", self)
             said.setObjectName("problem")
@@ -114,6 +131,13 @@ class FirstRunDialog(QDialog):
         cannot hold a library."""
         try:
             new = check_library_folder(self._chosen(), create=True)
+        except LibraryMovedError as exc:  # not "use --library": the app's own words
+            self.verdict.setText(
+                "<b>Start cannot use this folder:</b> the library that was here was moved "
+                f"to {escape(str(exc.moved_to))}. Choose that folder to open it."
+            )
+            self.start.setEnabled(False)
+            return False
         except LibraryError as exc:
             self.verdict.setText(f"<b>Start cannot use this folder:</b> {escape(exc.message)}.")
             self.start.setEnabled(False)
@@ -158,6 +182,17 @@ class FirstRunDialog(QDialog):
             remember_library_root(self.library_root)  # the command line opens it too
         self.settings.sync()
         super().accept()
+
+
+def moved_from(root: Path) -> LibraryMovedError | None:
+    """Where the library that was at ``root`` was moved, when it was and none is there."""
+    try:
+        check_library_folder(root, create=True)
+    except LibraryMovedError as exc:
+        return exc
+    except LibraryError:
+        return None
+    return None
 
 
 def needs_first_run(settings: QSettings) -> bool:

@@ -242,3 +242,51 @@ def test_a_library_folder_emptied_since_is_refused_at_start_and_nothing_is_writt
     opened = open_at_start(mount, None, op_runner, gui_settings, chose=False)
     assert isinstance(opened, Library) and opened.info().snapshots == 1
     opened.close()
+
+
+def test_a_remembered_library_moved_away_is_offered_where_it_went_not_made_anew(
+    tmp_path: Path,
+    gui_settings: QSettings,
+    op_runner: OpRunner,
+    boxes: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After `archiver move-library`, the first-run screen offered the old place (where
+    the library no longer is) and Start made a new empty library there, remembered as
+    the library from then on. Now it offers the new place, saying the library moved."""
+    import os
+
+    from archiver_app.library_move import move_library
+
+    old, new = tmp_path / "lib", tmp_path / "moved"
+    with Library.open(old) as lib:
+        add_snapshot(lib, "https://harbour.example/")
+    move_library(old, new)
+    seen: dict[str, object] = {}
+
+    def start(dialog: FirstRunDialog) -> int:
+        seen["location"] = dialog.location.text()
+        seen["moved"] = dialog.findChild(QLabel, "moved").text()
+        seen["verdict"] = dialog.verdict.text()
+        if shots := os.environ.get("ARCHIVER_SHOTS"):
+            dialog.grab().save(str(Path(shots) / "first-run-moved.png"))
+        dialog.location.setText(str(old))  # the old place typed again: not a new library
+        seen["typed"], seen["start"] = dialog.verdict.text(), dialog.start.isEnabled()
+        if shots:
+            dialog.grab().save(str(Path(shots) / "first-run-old-typed.png"))
+        dialog.location.setText(str(new))
+        dialog.accept()
+        return dialog.result()
+
+    monkeypatch.setattr(FirstRunDialog, "exec", start)
+    opened = open_at_start(old, None, op_runner, gui_settings, chose=True, create=False)
+    assert isinstance(opened, Library) and opened.root == new
+    assert opened.info().snapshots == 1
+    opened.close()
+    assert seen["location"] == str(new)
+    assert f"it was at {old} and is now at {new}" in str(seen["moved"])
+    assert "A library is already in this folder: Start opens it." in str(seen["verdict"])
+    assert seen["start"] is False
+    assert f"the library that was here was moved to {new}" in str(seen["typed"])
+    assert not old.exists() and not boxes
+    assert gui_settings.value(LIBRARY_KEY) == str(new) and remembered_library_root() == new

@@ -12,7 +12,7 @@ import pytest
 
 from archiver_app.cli import main
 from archiver_app.errors import LibraryError
-from archiver_app.known_libraries import known_library
+from archiver_app.known_libraries import LibraryMovedError, known_library, moved_to
 from archiver_app.library import Library
 from archiver_app.library_move import move_library
 
@@ -105,14 +105,36 @@ def test_init_starts_a_new_library_where_one_is_gone_for_good(
         assert known_library(tmp_path / "fresh") == lib.id
 
 
-def test_a_moved_library_leaves_its_old_place_free(tmp_path: Path) -> None:
-    src, dest = tmp_path / "src", tmp_path / "dest"
+def test_a_moved_library_s_old_place_says_where_it_went(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After `archiver move-library` the old place said "there is no library at ...;
+    create one with: archiver init", and that made a new empty library where the user's
+    own had been. Now it says where the library went, and `init` there needs --force."""
+    src, dest, last = tmp_path / "src", tmp_path / "dest", tmp_path / "last"
     with Library.open(src) as lib:
         library_id = lib.id
-    move_library(src, dest)
+    assert main(["--library", str(src), "move-library", str(dest)]) == 0
     assert known_library(dest) == library_id and known_library(src) is None
-    with Library.open(src) as lib:  # a new library where the old one was
-        assert lib.id != library_id
+    assert moved_to(src) == dest
+    with pytest.raises(LibraryMovedError) as raised:
+        Library.open(src)
+    assert raised.value.moved_to == dest
+    capsys.readouterr()
+    for command in (["info"], ["capture", "http://127.0.0.1:9/"], ["init"]):
+        assert main(["--library", str(src), *command]) == 2
+        err = capsys.readouterr().err
+        assert f"the library that was at {src} was moved to {dest}: use --library {dest}" in err
+        assert "create one with" not in err
+        assert not src.exists()
+    assert f"archiver init --force --library {src}" in err  # (init's own refusal)
+    move_library(dest, last)  # moved on: the first place names the last
+    with pytest.raises(LibraryMovedError, match=f"was moved to {re.escape(str(last))}:"):
+        Library.open(src)
+    assert main(["--library", str(src), "init", "--force"]) == 0  # asked for: a new one
+    with Library.open(src) as lib:
+        assert lib.id != library_id and known_library(src) == lib.id
+    assert moved_to(src) is None and moved_to(dest) == last
 
 
 def test_an_unmounted_share_is_refused_without_the_database_url(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import signal
 import socket
@@ -120,6 +121,10 @@ def test_across_file_systems_every_file_is_copied_verified_then_the_old_removed(
         assert not any(p.name.endswith(STAGING_SUFFIX) for p in disk.iterdir())
         assert seen[-1].bytes_done == seen[-1].bytes_total == result.bytes
         assert remembered_library_root() == dest
+        # the staging copy was opened on its way, but is no place this computer knows
+        known = json.loads((tmp_path / "config" / "Archiver" / "libraries.json").read_text())
+        assert sorted(known["libraries"]) == [str(dest)], known
+        assert known["moved"] == {str(src): str(dest)}
 
 
 def test_a_full_destination_leaves_the_library_where_it_was(tmp_path: Path) -> None:
