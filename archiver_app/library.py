@@ -236,8 +236,9 @@ class Library:
         is queued, so a folder that went away (or was given to another database) gets no
         job row that nothing can run."""
         check = self.check_folder()
-        if not check.ok:
-            raise LibraryError(f"{check.message} Nothing was changed.")
+        if not check.ok:  # one sentence or two: "... is gone. Nothing was changed."
+            said = check.message if check.message.endswith((".", "?", "!")) else f"{check.message}."
+            raise LibraryError(f"{said} Nothing was changed.")
 
     def __enter__(self) -> Library:
         return self

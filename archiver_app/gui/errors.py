@@ -102,7 +102,8 @@ def show_error(
 ) -> QMessageBox:
     """Show ``exc`` as a readable message (window-modal, returns immediately). The same
     message open already in the window is not opened twice (a database server that went
-    away fails every view's read at once)."""
+    away fails every view's read at once), nor any once the window said its library's
+    folder is gone (:mod:`archiver_app.gui.library_gone`)."""
     if isinstance(exc, OpFailure):
         message, details = describe(exc.exception, doing, exc.traceback_text)
         lost = database_lost(exc.exception)
@@ -111,6 +112,9 @@ def show_error(
         lost = database_lost(exc)
     key = "the database is lost" if lost is not None else message  # (its words vary)
     window = parent.window() if parent is not None else None
+    gone = window.findChild(QMessageBox, "library_gone") if window is not None else None
+    if gone is not None:  # the library's folder went away: what fails now fails for that
+        return gone
     for shown in window.findChildren(QMessageBox) if window is not None else []:
         if shown.isVisible() and shown.property("error_key") == key:
             return shown

@@ -14,6 +14,7 @@ from archiver_app.api.status import StatusFigures, status_figures
 from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.library import Library
+from archiver_app.library_share import FolderCheck
 
 REFRESH_MS = 5000
 #: How often the progress of running work is shown while it runs.
@@ -31,6 +32,8 @@ class StatusPanel(QWidget):
 
     changed_elsewhere = Signal()
     watches_elsewhere = Signal()
+    #: the library's folder is gone (moved, deleted, unplugged): its message; once
+    library_gone = Signal(str)
 
     def __init__(self, bar: QStatusBar, library: Library, runner: OpRunner) -> None:
         super().__init__(bar)
@@ -92,7 +95,7 @@ class StatusPanel(QWidget):
         library = self.library
         BackgroundOp(
             self.runner,
-            lambda _p, _c: status_figures(library, library.clock()),
+            lambda _p, _c: _read(library),
             label="status",
             blocks_quit=False,
         ).success(self._show).failure(self._failed).run_in_background()
@@ -102,8 +105,13 @@ class StatusPanel(QWidget):
         self.worker.setText("status unavailable")
         self.worker.setToolTip(str(getattr(failure, "exception", failure)))
 
-    def _show(self, f: StatusFigures) -> None:
+    def _show(self, f: StatusFigures | FolderCheck) -> None:
         again = self._reads.end()
+        if isinstance(f, FolderCheck):  # nothing more is read from a library gone
+            self.timer.stop()
+            self.worker.setText("library gone")
+            self.library_gone.emit(f.message)
+            return
         self.figures = f
         seen = (f.migration_total, f.newest_capture)
         if not again or self._baseline:  # (else the read that follows tells)
@@ -150,3 +158,10 @@ class StatusPanel(QWidget):
         self.op.setRange(0, 1000)
         self.op.setValue(int(latest.fraction * 1000))
         self.op.show()
+
+
+def _read(library: Library) -> StatusFigures | FolderCheck:
+    """The figures; first, whether the library's folder is still there (a folder renamed
+    away keeps its database readable through the connections open on it)."""
+    check = library.check_folder()
+    return status_figures(library, library.clock()) if check.ok else check

@@ -16,6 +16,7 @@ from archiver_app.api.changes import Changes
 from archiver_app.api.jobs import ResumeReport
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.idle_migrator import IdleMigrator, scrub_text
+from archiver_app.gui.library_gone import LibraryGone
 from archiver_app.gui.ops import BackgroundOp, OpFailure
 from archiver_app.tasks import ProgressUpdate
 from archiver_app.tasks.isolated import prepare as prepare_children
@@ -44,6 +45,7 @@ class WindowJobs(QObject):
         window.jobs.drive_jobs_changed.connect(window.drives.refresh)
         window.status.changed_elsewhere.connect(self._changed_elsewhere)
         window.status.watches_elsewhere.connect(self._watches_elsewhere)
+        self.gone = LibraryGone(window)  # the folder went away: said once, work stopped
         # Long work runs in child processes: as the first rows come in, load what
         # starting one needs (3 ms here, and a helper process booting beside us) rather
         # than in the worker thread that starts the first one (the window froze meanwhile).

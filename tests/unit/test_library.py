@@ -295,3 +295,14 @@ def test_opening_the_library_again_in_a_process_that_holds_it_hides_no_write(
         assert others_see() == ["after", "before"]
     finally:
         lib.close()
+
+
+def test_work_refused_on_a_folder_gone_says_so_in_two_sentences(tmp_path: Path) -> None:
+    """A capture queued after the folder went away said "... the library folder PATH is
+    gone Nothing was changed." (no period between the two)."""
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        shutil.move(root, tmp_path / "away")
+        with pytest.raises(LibraryError) as raised:
+            lib.require_folder()
+    assert str(raised.value) == f"the library folder {root} is gone. Nothing was changed."
