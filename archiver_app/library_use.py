@@ -27,6 +27,7 @@ import json
 import os
 import secrets
 import socket
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,6 +71,14 @@ class Holder:
         return f"{self.what} (pid {self.pid}{'' if here else f' on {self.host}'})"
 
 
+#: This process's own registrations (path -> who): never opened to be looked at. Closing
+#: any descriptor of a file drops the process's locks on it where ``flock`` is emulated by
+#: POSIX locks (NFS, SMB: a shared library's folder), and a lock test from the process
+#: that holds it succeeds there: a look at its own file would let go of it.
+_own: dict[Path, Holder] = {}
+_own_lock = threading.Lock()
+
+
 class Use:
     """This process's registration in one library folder; :meth:`release` lets it go.
     Threading: release from any one thread, once (again is a no-op)."""
@@ -79,12 +88,18 @@ class Use:
 
     def follow(self, root: Path) -> None:
         """The library folder was renamed to ``root`` (a move): the file went with it."""
-        self.path = root / FOLDER / self.path.name
+        with _own_lock:
+            holder = _own.pop(self.path, None)
+            self.path = root / FOLDER / self.path.name
+            if holder is not None:
+                _own[self.path] = holder
 
     def release(self) -> None:
         fd, self._fd = self._fd, -1
         if fd < 0:
             return
+        with _own_lock:
+            _own.pop(self.path, None)
         with contextlib.suppress(OSError):  # removed with the old folder, or Windows
             os.unlink(self.path)
         with contextlib.suppress(OSError):  # only when no other registration is left
@@ -117,6 +132,13 @@ def hold(root: Path, *, moving_to: Path | None = None) -> Use | None:
         try:
             os.write(fd, json.dumps(about).encode())
             if _lock(fd) and os.path.samestat(os.fstat(fd), os.stat(path)):
+                with _own_lock:
+                    _own[path] = Holder(
+                        os.getpid(),
+                        socket.gethostname(),
+                        _process_name[0],
+                        None if moving_to is None else str(moving_to),
+                    )
                 return Use(path, fd)
         except OSError:
             pass  # removed meanwhile as left over: a new name
@@ -168,6 +190,10 @@ def holders(root: Path, *, own: bool = False) -> list[Holder]:
 
 def _holder(path: Path) -> Holder | None:
     """Who holds ``path``; None (and the file removed) when nobody does any more."""
+    with _own_lock:
+        mine = _own.get(path)
+    if mine is not None:
+        return mine  # this process's: held, and not opened (see ``_own``)
     try:
         fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | _O_BINARY)
     except OSError:

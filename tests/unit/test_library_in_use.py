@@ -143,3 +143,32 @@ def test_a_library_closed_leaves_no_trace_and_open_in_this_process_is_not_moved(
         move_library(root, tmp_path / "moved")
     assert move_library(root, tmp_path / "moved").renamed  # closed (as the app does first)
     assert not (tmp_path / "moved" / library_use.FOLDER).exists()
+
+
+def test_a_look_never_opens_this_process_s_own_registration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A look at who has the library open opened every registration, this process's own
+    too, to test its lock. Where ``flock`` is emulated by POSIX locks (NFS, SMB: a shared
+    library's folder) the test succeeds for the process that holds the lock, and closing
+    the descriptor lets go of it: the look removed the app's own registration (a second
+    open of its library, as Check Setup does) and a move was then let through."""
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        own = sorted((root / library_use.FOLDER).iterdir())
+        assert len(own) == 1
+        opened: list[str] = []
+        real_open = os.open
+
+        def watched(path: object, *args: object, **kwargs: object) -> int:
+            opened.append(str(path))
+            return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(library_use.os, "open", watched)
+        Library.open(root).close()  # another part of the process opens it again
+        found = library_use.holders(root, own=True)
+        assert [h.pid for h in found] == [os.getpid()]
+        with pytest.raises(library_use.LibraryInUseError):
+            library_use.refuse_if_open(root)
+        assert str(own[0]) not in opened
+        assert own[0].exists() and lib.root == root
