@@ -54,6 +54,7 @@ class Exchange:
     stored_charset: str | None = None  # the body was stored in this charset, not as served
     from_cache: bool = False  # Network.requestServedFromCache: the final hop is a cache hit
     emptied: bool = False  # the browser kept the answer from the page (:func:`emptied`)
+    declined: bool = False  # the browser did not read this error answer (:func:`declined`)
     #: the main frame showed a later document while this one's body came: the browser
     #: dropped it, no event ends it (its body is fetched again)
     superseded: bool = False
@@ -115,6 +116,21 @@ def emptied(ex: Exchange, error: str) -> bool:
         and not final.response.get("headers")
         and ex.data_length == 0
         and error in {"net::ERR_ABORTED", "net::ERR_BLOCKED_BY_ORB"}
+    )
+
+
+def declined(ex: Exchange, error: str) -> bool:
+    """Whether the browser stopped reading an error answer it did not want: a script or
+    style sheet answered 4xx or 5xx is cancelled (``net::ERR_ABORTED``) as soon as its
+    headers arrive, before any byte of its body (an image's error page is read whole). The
+    server did not cut it off: its body is read again, not stored empty as cut."""
+    final = ex.hops[-1] if ex.hops else None
+    return (
+        final is not None
+        and final.response is not None
+        and int(final.response.get("status") or 0) >= 400
+        and ex.data_length == 0
+        and error == "net::ERR_ABORTED"
     )
 
 

@@ -20,10 +20,11 @@ Bodies above ``max_body`` are not fetched: the response is written with its head
 ``WARC-Truncated: length`` (a 2 GB download never fills memory; the page is stopped);
 requests open when the page is done (a long-poll), with what came and ``WARC-Truncated:
 time``. A body DevTools cannot give (a viewer's; one the browser emptied for the page,
-:func:`.exchange.emptied`) is fetched again, as at the end is what the browser reported
-requested but no session saw (:mod:`.refetch`). A document the tab stopped showing while
-its body came (the page loaded itself again) ends with no event: it is written when the next
-one shows; :mod:`.main_document` picks which document's record is the page's.
+:func:`.exchange.emptied`; an error page it did not read, :func:`.exchange.declined`) is
+fetched again, as at the end is what the browser reported requested but no session saw
+(:mod:`.refetch`). A document the tab stopped showing while its body came (the page loaded
+itself again) ends with no event: it is written when the next one shows;
+:mod:`.main_document` picks which document's record is the page's.
 
 Capture while browsing (:mod:`archiver_app.capture.browse`) gives a ``route`` instead of
 one writer: the WARC each exchange goes to (one per page visited) is picked at its write.
@@ -47,6 +48,7 @@ from archiver_app.capture.exchange import (
     Hop,
     build_response,
     content_length,
+    declined,
     emptied,
     from_network,
     had_body,
@@ -353,13 +355,17 @@ class NetworkRecorder:
             return
         self._get(ev["requestId"])
         downloaded = ex.request_id == self.main.request_id and is_download(ex)
-        ex.emptied = ex.finished = emptied(ex, str(ev.get("errorText")))  # read again
-        if not downloaded and not ex.emptied:
+        error = str(ev.get("errorText"))
+        ex.emptied = emptied(ex, error)
+        ex.declined = not ex.emptied and declined(ex, error)
+        ex.finished = ex.emptied or ex.declined  # the answer came: its body is read again
+        again = downloaded or ex.emptied or ex.declined
+        if not again:
             ex.failed = ev.get("errorText") or "failed"
             if ev.get("canceled") and ex.failed == "failed":
                 ex.failed = "canceled"
-        if not ex.written:  # a download's or an emptied body is read again, as a viewer's is
-            cut = None if (again := downloaded or ex.emptied) else "disconnect"
+        if not ex.written:  # a download's, an emptied or a declined body is read again
+            cut = None if again else "disconnect"
             self._spawn(ex.request_id, self._write_exchange(ex, body_ok=again, truncated=cut))
 
     def _on_navigated(self, ev: Event) -> None:
@@ -438,10 +444,12 @@ class NetworkRecorder:
                         )
                         await self._charsets.wait(ex.frame_id or "", coming)
                     data = self._charsets.encode(got.get("body", ""), hop, ex, self.notes)
-                if data or not had_body(ex, hop):
+                if data or not (had_body(ex, hop) or ex.declined):
                     return data, None
-                # a service worker's fetch into its cache: the stream went to the cache
-                reason = "the browser gave back an empty body"
+                if ex.declined:  # an error page it had no use for: none of it was read
+                    reason = "the browser did not read this error answer"
+                else:  # a service worker's fetch into its cache: the stream went to the cache
+                    reason = "the browser gave back an empty body"
         if self.refetch is not None and hop.method == "GET":
             response = hop.response or {}
             declared = content_length(response)
