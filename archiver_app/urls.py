@@ -4,13 +4,15 @@ A capture, a crawl's queue and a watch store an address as :func:`normalize_url`
 (an IDNA host, other characters as UTF-8 escapes, the form WARC records carry), and the
 search filters on addresses (:func:`prefix_forms`, :func:`domain_forms`) compare what is
 typed in that form and as typed, so an address typed either way finds its captures (and
-the captures stored as typed before addresses were normalised).
+the captures stored as typed before addresses were normalised). Wherever an address is
+shown to a person it is in its readable form (:func:`display_url`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
+import unicodedata
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -141,3 +143,59 @@ def route_fragment(fragment: str) -> str:
     which shows another page; '' for an anchor within the page (``#section``), which does not.
     """
     return fragment if fragment.startswith(("/", "!")) else ""
+
+
+#: Escaped UTF-8 of one character outside ASCII (a lead byte and its continuation bytes).
+_ESCAPED_CHAR = re.compile(
+    r"%(?:[cC][2-9a-fA-F]|[dD][0-9a-fA-F])%[89abAB][0-9a-fA-F]"
+    r"|%[eE][0-9a-fA-F](?:%[89abAB][0-9a-fA-F]){2}"
+    r"|%[fF][0-4](?:%[89abAB][0-9a-fA-F]){3}"
+)
+
+#: Character categories kept escaped when shown: controls, format characters (the marks
+#: that turn text right to left), spaces and separators, private, unassigned, surrogates.
+_UNSHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zs", "Zl", "Zp"})
+#: Characters that look like a ``/``, ``?`` or ``#``: shown, they would change what the
+#: address seems to say.
+_LOOKALIKES = frozenset("\u2044\u2215\u29f8\u2afb\u3033\uff0f\uff1f\uff03\ufffd")
+
+
+def _shown_char(m: re.Match[str]) -> str:
+    try:
+        char = bytes.fromhex(m[0].replace("%", "")).decode("utf-8")
+    except UnicodeDecodeError:  # an overlong or out-of-range sequence: not a character
+        return m[0]
+    if unicodedata.category(char) in _UNSHOWN_CATEGORIES or char in _LOOKALIKES:
+        return m[0]
+    return char
+
+
+def display_host(host: str) -> str:
+    """``host`` as people read it: its IDNA labels in Unicode (``xn--bcher-kva.example``
+    is ``bücher.example``); as it is when they cannot be decoded."""
+    return _unicode_host(host) if "xn--" in host.lower() else host
+
+
+def display_url(url: str) -> str:
+    """``url`` as a person reads it (its IRI form, RFC 3987 section 3.2): an IDNA host in
+    Unicode, escaped UTF-8 characters outside ASCII in its path, query and fragment shown
+    as those characters (``/%D0%BC%D0%B8%D1%80`` is ``/мир``). Escaped ASCII (``%2F``,
+    ``%20``, ``%3F``, ``%23``, ``%25``), bytes that are not UTF-8, and characters that
+    could mislead (spaces, controls, right-to-left marks, lookalikes of ``/``) stay
+    escaped, so the address shown, typed or pasted again, is the same address:
+    :func:`normalize_url` gives back the stored form. For showing only: what is stored,
+    sent and written to WARC records stays as it is."""
+    if "%" not in url and "xn--" not in url.lower():
+        return url  # nearly every address: nothing to show otherwise
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    cut = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
+    netloc, tail = rest[:cut], rest[cut:]
+    userinfo, at, hostport = netloc.rpartition("@")
+    host, colon, port = hostport.rpartition(":") if "]" not in hostport else (hostport, "", "")
+    if not colon or not port.isdigit():
+        host, colon, port = hostport, "", ""
+    host = display_host(host)
+    shown_tail = _ESCAPED_CHAR.sub(_shown_char, tail)
+    return f"{scheme}://{userinfo}{at}{host}{colon}{port}{shown_tail}"

@@ -32,6 +32,7 @@ from archiver_app.store.models import (
     SnapshotTag,
     Tag,
 )
+from archiver_app.urls import display_url
 from archiver_app.watch.schedule import SCHEDULE_PAUSED, describe_schedule
 
 if TYPE_CHECKING:
@@ -257,6 +258,12 @@ class SnapshotDetail:
     watched: str | None = None  # its address is watched: the schedule and next capture
     authors: str = ""  # as the page names them (cite.metadata), "" when it does not
     published: str = ""  # the page's own date: 2026, 2026-03 or 2026-03-04; "" when none
+
+    @property
+    def shown_url(self) -> str:
+        """The address as people read it (``/мир``, not ``/%D0%BC...``): see
+        :func:`archiver_app.urls.display_url`; ``url`` is the stored form."""
+        return display_url(self.url)
 
 
 def _page_meta(lib: Library, snapshot_id: int) -> PageMeta:

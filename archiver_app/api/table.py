@@ -28,6 +28,7 @@ from archiver_app.search.stream import TableSearch, adapt_cursor
 from archiver_app.search.stream import problem as search_problem
 from archiver_app.store.models import Fidelity, SnapshotState
 from archiver_app.tasks import CancelToken
+from archiver_app.urls import display_host, display_url
 
 if TYPE_CHECKING:
     from archiver_app.library import Library
@@ -201,6 +202,17 @@ class RowData:
     mime: str
     folder: str | None
     profile: str | None = None  # captured in this browser profile: may show private data
+
+    @property
+    def shown_url(self) -> str:
+        """The address as people read it (``/мир``, not ``/%D0%BC...``): see
+        :func:`archiver_app.urls.display_url`; ``url`` is the stored form."""
+        return display_url(self.url)
+
+    @property
+    def shown_domain(self) -> str:
+        """The domain as people read it (``bücher.example``, not ``xn--bcher-kva.example``)."""
+        return display_host(self.domain)
 
 
 def _rows_sql(ids: Sequence[int]) -> str:

@@ -10,6 +10,7 @@ from enum import StrEnum
 from urllib.parse import urlsplit
 
 from archiver_app.capture.extract import first_line
+from archiver_app.urls import display_url
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,10 @@ def browser_favicon(url: str) -> bool:
 
 def given_and_final(url: str, final_url: str) -> str:
     """The address asked for, then where it ended when that differs (``URL -> FINAL``):
-    progress lines can be matched to the addresses given."""
-    return url if final_url in ("", url) else f"{url} -> {final_url}"
+    progress lines can be matched to the addresses given. Both as people read them
+    (:func:`archiver_app.urls.display_url`: ``/мир``, not ``/%D0%BC%D0%B8%D1%80``)."""
+    shown = display_url(url)
+    return shown if final_url in ("", url) else f"{shown} -> {display_url(final_url)}"
 
 
 def answered_once(resources: list[ResourceInfo]) -> list[ResourceInfo]:

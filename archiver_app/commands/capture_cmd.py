@@ -83,7 +83,7 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.crawl.api import page_list
     from archiver_app.crawl.inline import CAPTURE_CONCURRENCY, create_capture_job, run_job_inline
     from archiver_app.errors import InputError
-    from archiver_app.urls import normalize_url
+    from archiver_app.urls import display_url, normalize_url
     from archiver_app.validation import validate_capture_url, validate_slug
 
     urls = read_urls(args.urls, sys.stdin)
@@ -133,7 +133,7 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
                 say_if_profile_busy(lib, args.profile, ctx, job_id)
             run_job_inline(lib, job_id, concurrency=CAPTURE_CONCURRENCY, progress=show)
             failed += [
-                (p.url, p.reason or "not captured")
+                (display_url(p.url), p.reason or "not captured")
                 for p in page_list(lib, job_id, states=["failed", "ready", "claimed"])
             ]
     print(

@@ -117,11 +117,12 @@ def _when(result: Comparison) -> tuple[str, str]:
 def _print(compared: ComparedCaptures, ctx: Context, *, context: int) -> None:
     from archiver_app.compare import unified
     from archiver_app.units import counted, share_text
+    from archiver_app.urls import display_url
 
     result = compared.comparison
     old, new = _when(result)
-    print(f"A: {result.old.url}  {old}  (the older)", file=ctx.out)
-    print(f"B: {result.new.url}  {new}", file=ctx.out)
+    print(f"A: {display_url(result.old.url)}  {old}  (the older)", file=ctx.out)
+    print(f"B: {display_url(result.new.url)}  {new}", file=ctx.out)
     ignored = ignored_line(compared)
     if ignored:
         print(ignored, file=ctx.out)

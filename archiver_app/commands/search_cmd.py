@@ -59,6 +59,7 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.errors import InputError
     from archiver_app.search import Query, search
     from archiver_app.search.engine import parse
+    from archiver_app.urls import display_url
 
     query = Query(
         text=" ".join(args.query),
@@ -101,7 +102,7 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
             print(json.dumps(item, ensure_ascii=False), file=ctx.out)
         else:
             when = hit.captured_at.strftime("%Y-%m-%d %H:%M")
-            print(f"#{hit.snapshot_id}  {when}  {hit.url}", file=ctx.out)
+            print(f"#{hit.snapshot_id}  {when}  {display_url(hit.url)}", file=ctx.out)
             print(f"    {hit.title or '(no title)'}", file=ctx.out)
             if hit.snippet:
                 print(f"    {hit.snippet_marked('[', ']')}", file=ctx.out)

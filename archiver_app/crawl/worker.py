@@ -78,6 +78,7 @@ from archiver_app.store.models import (
     Worker,
 )
 from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
+from archiver_app.urls import display_url
 
 FetcherFactory = Callable[[int], PageFetcher]
 log = logging.getLogger(__name__)
@@ -122,7 +123,7 @@ def progress_line(result: FetchResult, *, retrying: bool = False, watched: bool 
         return f"failed {shown}: HTTP {result.http_status}; {kept}"
     if result.ok:
         return f"ok {result.http_status} {result.fidelity} {shown}{made}"
-    return f"failed {result.url}: {result.error}{again}"
+    return f"failed {display_url(result.url)}: {result.error}{again}"
 
 
 def disk_free_bytes(path: str) -> int:

@@ -298,9 +298,9 @@ class DetailPane(QScrollArea):
         self.detail = detail
         self.placeholder.hide()
         self.content.show()
-        self.title.setText(detail.title or detail.url)
-        self.url.setText(breakable(detail.url))
-        self.url.setToolTip(detail.url)
+        self.title.setText(detail.title or detail.shown_url)
+        self.url.setText(breakable(detail.shown_url))
+        self.url.setToolTip(detail.shown_url)
         self.when.setText(f"{detail.captured_at:%Y-%m-%d %H:%M:%S} UTC")
         for row, text in ((self.authors, detail.authors), (self.published, detail.published)):
             row.setText(text)

@@ -531,7 +531,7 @@ class SnapshotTableModel(QAbstractTableModel):
         if role == SnippetRole or (role == TOOLTIP and col == COL_MATCH):
             return self._snippets.get(rd.id, "")
         if role == TOOLTIP and col in (COL_TITLE, COL_DOMAIN):
-            return f"{rd.title}\n{rd.url}" if rd.title else rd.url
+            return f"{rd.title}\n{rd.shown_url}" if rd.title else rd.shown_url
         if role == ALIGNMENT and col == COL_SIZE:
             return ALIGN_RIGHT
         if role == DECORATION and col == COL_TITLE and self.thumbnails:
@@ -547,8 +547,8 @@ class SnapshotTableModel(QAbstractTableModel):
         code = f" {rd.http_status}" if rd.http_status else ""
         return (
             rd.captured_at,
-            rd.title or rd.url,
-            rd.domain,
+            rd.title or rd.shown_url,
+            rd.shown_domain,
             human_size(rd.size_bytes),
             f"{rd.state}{code}",
         )

@@ -68,6 +68,7 @@ from archiver_app.gui.replay.timeline import CaptureTimeline
 from archiver_app.library import Library
 from archiver_app.replay import Capture, Replayer, ReplayResponse
 from archiver_app.units import counted
+from archiver_app.urls import display_url
 from archiver_app.warc.httpmsg import file_name
 from archiver_app.warc.timestamps import parse_ts
 
@@ -272,10 +273,10 @@ class ReplayWidget(QWidget):
     # ------------------------------------------------------------------ navigation
 
     def open(self, url: str, at: datetime | str | None = None) -> None:
-        """Show the capture of ``url`` nearest to ``at`` (newest when None)."""
+        """Show the capture of ``url`` nearest to ``at`` (newest when None); ``url`` as
+        stored or as people read it (typed, or shown in the address box) is the same."""
         url = url.strip()
-        if "://" not in url:
-            url = "https://" + url
+        url = to_original_url(to_archive_url(url if "://" in url else "https://" + url))
         self.at = at
         self.handler.at = at
         self._show_address(url)
@@ -436,8 +437,8 @@ class ReplayWidget(QWidget):
 
     def _show_address(self, url: str) -> None:
         """``url`` in the address box from its start (scheme and host), as browsers show
-        it, not scrolled to its end."""
-        self.address.setText(url)
+        it, not scrolled to its end, and as people read it (``/мир``, not ``/%D0%BC...``)."""
+        self.address.setText(display_url(url))
         self.address.setCursorPosition(0)
 
     def _url_changed(self, qurl: QUrl) -> None:

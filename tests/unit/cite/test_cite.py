@@ -168,6 +168,34 @@ def test_an_address_is_cited_as_it_is_written(library: Library) -> None:
     assert json.loads(render([titled], "csl-json"))[0]["title"] == titled.title  # as it is
 
 
+def test_formatted_references_show_an_address_as_it_reads(library: Library) -> None:
+    """APA, MLA and Chicago printed ``/%D0%BC%D0%B8%D1%80/...``: a person reads the
+    address as a browser's address bar shows it. Programs read BibTeX, CSL-JSON, RIS and
+    Robust Links: they keep the URI as stored (ASCII)."""
+    stored = "https://xn--bcher-kva.example/%D0%BC%D0%B8%D1%80/%E6%9D%B1%E4%BA%AC.html?q=a%26b"
+    shown = "https://bücher.example/мир/東京.html?q=a%26b"
+    sid = _page(library, stored, "<p>No title here</p>")
+    with library.write() as s:
+        from archiver_app.store.models import Snapshot
+
+        snap = s.get(Snapshot, sid)
+        assert snap is not None
+        snap.title = None
+    r = citation(library, sid, version_base="http://127.0.0.1:8080")
+    assert (r.original_url, r.title, r.site) == (stored, shown, "bücher.example")
+    # the archived copy's address: the original's host stays as the replay server reads it
+    copy = "http://127.0.0.1:8080/20260302093015/https://xn--bcher-kva.example/мир/東京.html"
+    for style in ("apa", "mla", "chicago", "ieee"):
+        for as_html in (False, True):
+            text = formatted([r], style, as_html=as_html)
+            assert shown in text and f"{copy}?q=a%26b" in text, (style, text)
+            assert "%D0" not in text, (style, text)
+    assert render([r], "csl-json").count(stored) == 2  # URL and archive_location
+    assert f"url = {{{stored}}}" in render([r], "bibtex")
+    assert f"UR  - {stored}" in render([r], "ris")
+    assert f'href="{html.escape(stored)}"' in robust_link(r)
+
+
 class _Links(HTMLParser):
     def __init__(self) -> None:
         super().__init__()

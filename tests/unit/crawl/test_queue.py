@@ -321,3 +321,18 @@ def test_the_progress_line_names_the_address_given_then_where_it_ended() -> None
     assert progress_line(FetchResult(u, "", False, None, error="refused")) == (
         "failed http://e.test/r1: refused"
     )
+
+
+def test_the_progress_line_shows_an_address_as_it_reads() -> None:
+    """``archiver capture http://H/мир/東京.html`` printed the address in its escapes
+    (``/%D0%BC%D0%B8%D1%80/...``): each line names the address given, as it was given."""
+    from archiver_app.crawl.worker import progress_line
+
+    u = "http://xn--bcher-kva.test/%D0%BC%D0%B8%D1%80/%E6%9D%B1%E4%BA%AC.html"
+    final = "http://xn--bcher-kva.test/a%2Fb%20c%C3%A9"
+    assert progress_line(FetchResult(u, final, True, 200, snapshot_id=7, fidelity="high")) == (
+        "ok 200 high http://bücher.test/мир/東京.html -> http://bücher.test/a%2Fb%20cé (#7)"
+    )
+    assert progress_line(FetchResult(u, "", False, None, error="refused")) == (
+        "failed http://bücher.test/мир/東京.html: refused"
+    )
