@@ -116,12 +116,13 @@ def build_coverage(
 
 
 def _pages(s: Session, job_id: int) -> Sequence[Row[Any]]:
-    """Every page of the job, with the first page it was discovered from."""
+    """Every page of the job, with the first page it was discovered from: one nearer the
+    seeds (a seed has none, whatever page links back to it)."""
     parent = aliased(Page)
     first_parent = (
         select(parent.url)
         .join(Relation, Relation.parent_page_id == parent.id)
-        .where(Relation.child_page_id == Page.id)
+        .where(Relation.child_page_id == Page.id, parent.depth < Page.depth)
         .order_by(parent.depth, parent.id)
         .limit(1)
         .scalar_subquery()

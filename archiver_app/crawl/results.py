@@ -308,9 +308,9 @@ def finish_job_if_done(lib: Library, job_id: int) -> str | None:
         summary = ", ".join(f"{n} {state}" for state, n in counts.items() if n)
         log_line(s, job_id, f"{job.status}: {summary}", at=now)
         status = str(job.status)
-    write_coverage(lib, job_id)
     if status == JobStatus.COMPLETED:
         status = index_job(lib, job_id)
+    write_coverage(lib, job_id)  # once indexed: its status is the job's last (indexed, ...)
     from archiver_app.editions.service import after_job
 
     after_job(lib, job_id)  # the editions this job feeds take its outcome in now
@@ -362,8 +362,9 @@ def resume_interrupted_endings(lib: Library, *, stale_seconds: float = 60.0) -> 
     """Finish the end steps a killed worker left undone; return the jobs it touched.
 
     A job that ended without its coverage report, or is stuck in ``indexing`` (the worker
-    died between the two steps), gets its report and its indexing check again; both are
-    idempotent, so a second worker doing the same at once is harmless.
+    died between the two steps), gets its indexing check and then its report again (the
+    report names the status the job ended in); both are idempotent, so a second worker
+    doing the same at once is harmless.
     """
     now = lib.clock()
     with lib.session() as s:
@@ -373,6 +374,8 @@ def resume_interrupted_endings(lib: Library, *, stale_seconds: float = 60.0) -> 
                 Job.status.in_(
                     [
                         JobStatus.COMPLETED,
+                        JobStatus.INDEXED,  # killed once indexed, before its report
+                        JobStatus.INDEX_FAILED,
                         JobStatus.FAILED,
                         JobStatus.RETRYABLE,
                         JobStatus.NEEDS_LOGIN,
@@ -387,17 +390,15 @@ def resume_interrupted_endings(lib: Library, *, stale_seconds: float = 60.0) -> 
                 Job.updated_at < now - timedelta(seconds=stale_seconds),
             )
         ).all()
-    for job_id in ended:
-        write_coverage(lib, job_id)
-    touched = list(ended)
+    touched = list(dict.fromkeys([*ended, *stuck]))
     with lib.session() as s:
         completed = s.scalars(
             select(Job.id).where(Job.id.in_(ended), Job.status == JobStatus.COMPLETED)
         ).all()
     for job_id in [*completed, *stuck]:
         index_job(lib, job_id)
-        if job_id not in touched:
-            touched.append(job_id)
+    for job_id in touched:  # after indexing: the report says how the job ended
+        write_coverage(lib, job_id)
     from archiver_app.editions.service import after_job
 
     for job_id in touched:  # the worker may have died before its editions took it in

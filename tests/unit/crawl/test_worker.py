@@ -151,8 +151,13 @@ def test_a_crawl_runs_to_the_end_and_records_everything(any_library: Library) ->
     assert {f["url"] for f in report["failed"]} == {f"{H}/dead", f"{H}/err"}
     md = (folder / "coverage.md").read_text()
     assert "| captured | 8 |" in md and "ignore '/private/'" in md
+    # the status the job ended in, as archiver jobs says it (it said "completed")
+    assert report["status"] == "indexed" and "Status **indexed**" in md
     ledger = [json.loads(x) for x in (folder / "target-ledger.jsonl").read_text().splitlines()]
     assert len(ledger) == len(got)
+    # the seed was found by nobody, though /a links back to it (it named /a)
+    seed = next(x for x in ledger if x["url"] == f"{H}/")
+    assert (seed["depth"], seed["discovered_from"]) == (0, None)
     deep = next(x for x in ledger if x["url"] == f"{H}/a1/deep")
     assert deep["discovered_from"] == f"{H}/a1" and deep["depth"] == 3
     moved = {x["url"]: x["redirected_to"] for x in ledger if x["redirected_to"]}
@@ -401,20 +406,25 @@ def test_end_steps_a_killed_worker_left_undone_are_finished_by_the_next(library:
     pages = {f"{H}/": MemoryPage()}
     first = create_job(library, [f"{H}/"])
     second = create_job(library, [f"{H}/"])
+    third = create_job(library, [f"{H}/"])
     run(library, MemorySiteFetcher(library, pages))
     shutil.rmtree(library.root / "jobs")
     with library.write() as s:  # as if killed right after marking completed / while indexing
-        a, b = s.get(api.Job, first), s.get(api.Job, second)
-        assert a is not None and b is not None
+        a, b, c = s.get(api.Job, first), s.get(api.Job, second), s.get(api.Job, third)
+        assert a is not None and b is not None and c is not None
         a.status, a.coverage_json = "completed", None
         b.status = "indexing"
         b.updated_at = library.clock() - timedelta(minutes=5)
+        c.coverage_json = None  # indexed, killed before its report was written
     run(library, MemorySiteFetcher(library, pages))
-    assert [api.job_detail(library, j).summary.status for j in (first, second)] == [
+    assert [api.job_detail(library, j).summary.status for j in (first, second, third)] == [
+        "indexed",
         "indexed",
         "indexed",
     ]
-    assert (library.root / "jobs" / str(first) / "coverage.json").exists()
+    for job in (first, second, third):  # each report says how its job ended, once indexed
+        report = json.loads((library.root / "jobs" / str(job) / "coverage.json").read_text())
+        assert report["status"] == "indexed", job
 
 
 def test_a_really_full_disk_pauses_claims_until_space_returns(tmp_path: Path) -> None:
