@@ -118,8 +118,10 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
     def __init__(self, log: RequestLog, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.log = log
-        self.main_frames: set[str] = set()  # archive URLs requested as top-level pages
-        self.sub_frames: set[str] = set()  # and as the pages of frames
+        # The top-level page being navigated to (its archive URL): the one request that is
+        # the page, whatever else asks for that address (an iframe, an image) later.
+        self.main_frame: str | None = None
+        self.sub_frames: set[str] = set()  # archive URLs requested as the pages of frames
         # and as the scripts of workers: the page script tells the handler (a worker's
         # requests reach the handler but never this interceptor)
         self.workers: set[str] = set()
@@ -132,16 +134,14 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
         scheme = url.scheme().lower()
         kind = info.resourceType()
         types = QWebEngineUrlRequestInfo.ResourceType
-        frames = {
-            types.ResourceTypeMainFrame: self.main_frames,
-            types.ResourceTypeSubFrame: self.sub_frames,
-        }.get(kind)
         read = kind == types.ResourceTypeXhr
         if scheme in SCHEME_FOR or is_archive_url(url):
             redirect = scheme in SCHEME_FOR
             target = to_archive_url(url) if redirect else url
-            if frames is not None:
-                self._remember(frames, target)
+            if kind == types.ResourceTypeMainFrame:  # a new page: any before it is stale
+                self.main_frame = target.toString(QUrl.ComponentFormattingOption.FullyEncoded)
+            elif kind == types.ResourceTypeSubFrame:
+                self._remember(self.sub_frames, target)
             if read:
                 self._count_read(target)
             if redirect:
@@ -154,6 +154,14 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
         if len(self.script_reads) > 1000:
             self.script_reads.clear()
         self.script_reads[url.toString(QUrl.ComponentFormattingOption.FullyEncoded)] += 1
+
+    def take_main_frame(self, key: str) -> bool:
+        """True (once) for the request of the top-level page ``key`` (an archive address)
+        navigated to; False for any other request of that address."""
+        if self.main_frame != key:
+            return False
+        self.main_frame = None
+        return True
 
     def take_script_read(self, key: str) -> bool:
         """True (once per request) when ``key`` was asked for by fetch()/XHR."""
@@ -241,7 +249,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             bytes(k.data()).decode().lower(): bytes(v.data()).decode()
             for k, v in job.requestHeaders().items()
         }
-        main = key in self.interceptor.main_frames
+        main = self.interceptor.take_main_frame(key)
         frame = main or key in self.interceptor.sub_frames
         pending = _Pending(job, to_original_url(qurl), main, frame, key in self.interceptor.workers)
         if self.interceptor.take_script_read(key) and job.initiator().isValid():
