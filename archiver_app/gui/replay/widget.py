@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from PySide6.QtCore import QPoint, QSize, Qt, QUrl, Signal
-from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QPixmap, QShortcut
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QPixmap
 from PySide6.QtWebEngineCore import QWebEngineFindTextResult, QWebEnginePage
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import (
@@ -59,6 +59,7 @@ from archiver_app.api.timeline import OtherView, route_of
 from archiver_app.durable import atomic_write
 from archiver_app.gui.replay import messages
 from archiver_app.gui.replay.fallback import EngineFallback
+from archiver_app.gui.replay.find_bar import FindBar
 from archiver_app.gui.replay.history import ReplayHistory
 from archiver_app.gui.replay.network import ArchiveSchemeHandler, OfflineInterceptor, RequestLog
 from archiver_app.gui.replay.page import ReplayPage, make_profile
@@ -218,36 +219,16 @@ class ReplayWidget(QWidget):
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.view)
         self.stack.addWidget(scroll)
+        self.find_bar = FindBar(self)
+        self.find_bar.findRequested.connect(self.find_text)
+        self.find_edit, self.find_count = self.find_bar.edit, self.find_bar.count
         self.pdf_view = ArchivedPdfView(self)  # a PDF page: QtWebEngine would download it
         self.pdf_view.linkActivated.connect(self._follow_pdf_link)
-        self.pdf_view.found.connect(self._show_count)
+        self.pdf_view.found.connect(self.find_bar.show_count)
         self.stack.addWidget(self.pdf_view)
-
-        self.find_edit = QLineEdit(self)
-        self.find_edit.setPlaceholderText("Find in page")
-        self.find_edit.textEdited.connect(self.find_text)  # found as it is typed
-        self.find_edit.returnPressed.connect(lambda: self.find_text(self.find_edit.text()))
-        self.find_count = QLabel(self)  # "2 of 5", "No matches"
-        self.find_count.setMinimumWidth(self.fontMetrics().horizontalAdvance("No matches  "))
-        self.find_count.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self._finding = ""
-        self.page.findTextFinished.connect(self._found)
-        self.find_bar = QWidget(self)
-        find_layout = QHBoxLayout(self.find_bar)
-        find_layout.setContentsMargins(4, 0, 4, 0)
-        find_layout.addWidget(self.find_edit)
-        find_layout.addWidget(self.find_count)
-        previous = lambda: self.find_text(self.find_edit.text(), True)  # noqa: E731
-        find_layout.addWidget(self._tool("↑", "Previous match (Shift+Return)", previous))
-        find_layout.addWidget(
-            self._tool("↓", "Next match (Return)", lambda: self.find_text(self.find_edit.text()))
-        )
-        find_layout.addWidget(self._tool("✕", "Close", self.close_find))
-        QShortcut(QKeySequence("Shift+Return"), self.find_edit, previous)
-        self.find_bar.hide()
         # Ctrl+F (find in page) is the window's Find, which calls start_find; Alt+Left and
         # Alt+Right are ReplayHistory's
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self.find_bar, self.close_find)
+        self.page.findTextFinished.connect(self._found)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -404,7 +385,7 @@ class ReplayWidget(QWidget):
 
     def find_text(self, text_: str, backward: bool = False) -> None:
         """Find in the page shown: the PDF's text when it is a PDF."""
-        self._finding = text_
+        self.find_bar.finding = text_  # what the count is of
         if self.pdf_title is not None:
             self.pdf_view.find_text(text_, backward)
             return
@@ -413,25 +394,13 @@ class ReplayWidget(QWidget):
 
     def _found(self, result: QWebEngineFindTextResult) -> None:
         if self.pdf_title is None:  # not the file page behind a PDF
-            self._show_count(result.activeMatch(), result.numberOfMatches())
-
-    def _show_count(self, active: int, matches: int) -> None:
-        if not self._finding:
-            self.find_count.clear()
-        elif matches:
-            self.find_count.setText(f"{active} of {matches}")
-        else:
-            self.find_count.setText("No matches")
+            self.find_bar.show_count(result.activeMatch(), result.numberOfMatches())
 
     def start_find(self) -> None:
-        self.find_bar.show()
-        self.find_edit.setFocus()
-        self.find_edit.selectAll()
+        self.find_bar.start()
 
     def close_find(self) -> None:
-        self.find_text("")
-        self.find_count.clear()
-        self.find_bar.hide()
+        self.find_bar.close_find()
 
     # ------------------------------------------------------------------ state
 
