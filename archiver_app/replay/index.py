@@ -71,6 +71,12 @@ _EXACT_BEFORE = _SELECT + _EXACT + _BEFORE
 _EXACT_AFTER = _SELECT + _EXACT + _AFTER
 
 
+def in_capture(conn: Connection, key: str, snapshot_id: int) -> list[IndexedRecord]:
+    """The replayable records of ``key`` that capture ``snapshot_id`` wrote (a page's own
+    subresources, found first when it is replayed)."""
+    return _hits(conn, _SELECT + _EXACT + " AND snapshot_id = :s LIMIT 50", k=key, s=snapshot_id)
+
+
 def same_path(conn: Connection, path_key: str, limit: int = 500) -> list[IndexedRecord]:
     """Replayable records whose key is ``path_key`` with or without a query."""
     return _hits(

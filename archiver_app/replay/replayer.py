@@ -13,6 +13,10 @@ Resolution order, after pywb and wabac.js:
 3. nearest query: for scripts, styles, images, fonts, media and JSON only, the same path
    with the query most like the requested one.
 
+Within each step, a request made for a page replayed from capture ``capture`` (the
+snapshot of the page on screen) takes that capture's own record first, as it was stored
+with the page; then the record nearest in time (``at``: that page's time).
+
 Revisit records are followed to the response holding the payload. A record that is a 206
 part stands for the whole resource: the parts its capture stored are put back together
 when they cover it (see :mod:`~archiver_app.replay.parts`), else the nearest whole capture
@@ -128,7 +132,8 @@ class Replayer:
     ) -> None:
         self.engine = engine
         self.root = root
-        self._resolved: LRUCache[tuple[str, str], Resolution] = LRUCache(cache_entries)
+        # (url, ts14, capture preferred) -> what it resolves to
+        self._resolved: LRUCache[tuple[str, str, int | None], Resolution] = LRUCache(cache_entries)
         self._bodies: LRUCache[int, ReplayResponse] = LRUCache(
             cache_entries, max_weight=body_cache_bytes, weigh=lambda r: len(r.body) + 512
         )
@@ -154,36 +159,45 @@ class Replayer:
             self._files.clear()
             self._generation = gen
 
-    def resolve(self, url: str, at: datetime | str | None = None) -> Resolution:
-        """The record to replay for ``url`` nearest to ``at``.
+    def resolve(
+        self, url: str, at: datetime | str | None = None, *, capture: int | None = None
+    ) -> Resolution:
+        """The record to replay for ``url`` nearest to ``at``; with ``capture`` (a
+        snapshot id), the record that capture stored first.
 
         Raises:
             NotArchived: nothing matches, even fuzzily.
         """
         with self.engine.connect() as conn:
-            return self._resolve_cached(conn, url, at)
+            return self._resolve_cached(conn, url, at, capture)
 
-    def _resolve_cached(self, conn: Connection, url: str, at: datetime | str | None) -> Resolution:
+    def _resolve_cached(
+        self, conn: Connection, url: str, at: datetime | str | None, capture: int | None = None
+    ) -> Resolution:
         url = strip_fragment(url.strip())
         ts = as_ts17(at)
         self._check_generation(conn)
-        cache_key = (url, ts[:14])
+        cache_key = (url, ts[:14], capture)
         cached = self._resolved.get(cache_key)
         if cached is None:
-            cached = self._resolve(conn, url, ts)
+            cached = self._resolve(conn, url, ts, capture)
             self._resolved.put(cache_key, cached)
         return cached
 
-    def _resolve(self, conn: Connection, url: str, ts: str) -> Resolution:
+    def _resolve(self, conn: Connection, url: str, ts: str, capture: int | None) -> Resolution:
         key = url_key(url)
         exact = idx.nearest_exact(conn, key, ts)
+        if capture is not None:  # its own record may be further away than the nearest few
+            known = {hit.id for hit in exact}
+            exact += [h for h in idx.in_capture(conn, key, capture) if h.id not in known]
         if exact:
             if all(hit.url == url for hit in exact):  # the common case: one spelling
-                return Resolution(url, self._pick(exact, url, ts, frozenset((url,))), "exact")
+                pick = self._pick(exact, url, ts, frozenset((url,)), capture)
+                return Resolution(url, pick, "exact")
             spelled = spellings(url)
             if not any(hit.url in spelled for hit in exact):  # maybe further away in time
                 exact += idx.nearest_exact(conn, key, ts, per_side=1, urls=spelled)
-            return Resolution(url, self._pick(exact, url, ts, spelled), "exact")
+            return Resolution(url, self._pick(exact, url, ts, spelled, capture), "exact")
         parts = urlsplit(url)
         path_url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
         candidates = idx.same_path(conn, url_key(path_url))
@@ -191,26 +205,38 @@ class Replayer:
             wanted = fuzzy.fuzzy_form(url)
             same = [c for c in candidates if fuzzy.fuzzy_form(c.url) == wanted]
             if same:
-                return Resolution(url, self._pick(same, url, ts), "fuzzy")
+                return Resolution(url, self._pick(same, url, ts, capture=capture), "fuzzy")
             subresources = [c for c in candidates if fuzzy.is_subresource(url, c.mime)]
             if subresources:
                 best = max(fuzzy.query_similarity(url, c.url) for c in subresources)
                 closest = [c for c in subresources if fuzzy.query_similarity(url, c.url) == best]
-                return Resolution(url, self._pick(closest, url, ts), "nearest-query")
+                pick = self._pick(closest, url, ts, capture=capture)
+                return Resolution(url, pick, "nearest-query")
         raise NotArchived(f"{url} is not in the archive", url=url)
 
     @staticmethod
     def _pick(
-        hits: list[IndexedRecord], url: str, ts: str, spelled: frozenset[str] | None = None
+        hits: list[IndexedRecord],
+        url: str,
+        ts: str,
+        spelled: frozenset[str] | None = None,
+        capture: int | None = None,
     ) -> IndexedRecord:
         spelled = spellings(url) if spelled is None else spelled
 
-        def rank(hit: IndexedRecord) -> tuple[bool, bool, float, bool]:
+        def rank(hit: IndexedRecord) -> tuple[bool, bool, bool, float, bool]:
             # A redirect recorded for another spelling of this key may point back here.
             self_redirect = hit.is_redirect and hit.url != url
             # The key also folds other addresses (q=a+b and q=a%2Bb, a%2Fb and a/b, the
             # order of parameters): the address itself comes first, at any time.
-            return (self_redirect, hit.url not in spelled, _distance(hit.ts, ts), hit.url != url)
+            alien = capture is not None and hit.snapshot_id != capture
+            return (
+                self_redirect,
+                hit.url not in spelled,
+                alien,
+                _distance(hit.ts, ts),
+                hit.url != url,
+            )
 
         return min(hits, key=rank)
 
@@ -222,8 +248,10 @@ class Replayer:
         at: datetime | str | None = None,
         *,
         range_header: str | None = None,
+        capture: int | None = None,
     ) -> ReplayResponse:
-        """The archived response for ``url`` nearest to ``at``, ready for a browser.
+        """The archived response for ``url`` nearest to ``at``, ready for a browser; with
+        ``capture`` (the snapshot of the page it is asked for), that capture's own first.
 
         Redirects are returned as redirects (``location`` is absolute). JSONP bodies call
         the callback this request named.
@@ -235,7 +263,7 @@ class Replayer:
             DamagedRecord: the record is truncated or corrupt.
         """
         with self.engine.connect() as conn:
-            resolution = self._resolve_cached(conn, url, at)
+            resolution = self._resolve_cached(conn, url, at, capture)
             response = self._bodies.get(resolution.record.id)
             if response is None:
                 response = self._build(conn, resolution)

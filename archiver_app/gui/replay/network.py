@@ -62,6 +62,7 @@ from archiver_app.replay.rewrite import (
 )
 from archiver_app.units import human_bytes
 
+Navigation = QWebEngineUrlRequestInfo.NavigationType
 POLL_MS = 2  # how often the GUI thread looks for answers while requests are out
 ALLOWED_SCHEMES = frozenset({"data", "blob", "about"})
 SERVED, NOT_ARCHIVED, BLOCKED, REDIRECT, FAILED = (
@@ -118,9 +119,9 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
     def __init__(self, log: RequestLog, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.log = log
-        # The top-level page being navigated to (its archive URL): the one request that is
-        # the page, whatever else asks for that address (an iframe, an image) later.
-        self.main_frame: str | None = None
+        # The top-level page being navigated to (archive URL, how): the one request that
+        # is the page, whatever else asks for that address (an iframe, an image) later.
+        self.main_frame: tuple[str, Navigation] | None = None
         self.sub_frames: set[str] = set()  # archive URLs requested as the pages of frames
         # and as the scripts of workers: the page script tells the handler (a worker's
         # requests reach the handler but never this interceptor)
@@ -139,7 +140,8 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
             redirect = scheme in SCHEME_FOR
             target = to_archive_url(url) if redirect else url
             if kind == types.ResourceTypeMainFrame:  # a new page: any before it is stale
-                self.main_frame = target.toString(QUrl.ComponentFormattingOption.FullyEncoded)
+                key = target.toString(QUrl.ComponentFormattingOption.FullyEncoded)
+                self.main_frame = (key, info.navigationType())
             elif kind == types.ResourceTypeSubFrame:
                 self._remember(self.sub_frames, target)
             if read:
@@ -155,13 +157,13 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
             self.script_reads.clear()
         self.script_reads[url.toString(QUrl.ComponentFormattingOption.FullyEncoded)] += 1
 
-    def take_main_frame(self, key: str) -> bool:
-        """True (once) for the request of the top-level page ``key`` (an archive address)
-        navigated to; False for any other request of that address."""
-        if self.main_frame != key:
-            return False
-        self.main_frame = None
-        return True
+    def take_main_frame(self, key: str) -> Navigation | None:
+        """How the top-level page ``key`` (an archive address) was navigated to, once: its
+        own request; None for any other request of that address."""
+        if self.main_frame is None or self.main_frame[0] != key:
+            return None
+        navigation, self.main_frame = self.main_frame[1], None
+        return navigation
 
     def take_script_read(self, key: str) -> bool:
         """True (once per request) when ``key`` was asked for by fetch()/XHR."""
@@ -188,6 +190,7 @@ class _Pending:
 
     job: QWebEngineUrlRequestJob
     url: str
+    key: str  # the archive address asked for
     main: bool
     frame: bool  # the page of a frame (or the top-level page: main)
     worker: bool = False  # the script of a worker
@@ -197,7 +200,17 @@ class _Pending:
 
 
 class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
-    """Answer ``archive-http(s)`` requests from the archive, nearest to ``at``.
+    """Answer ``archive-http(s)`` requests from the archive.
+
+    Which capture, as a browser-like archive viewer (pywb, ReplayWeb.page) chooses:
+
+    - a page the tab opens (typed, the timeline: the view's own load): the one nearest
+      to ``at`` (the newest when None);
+    - a page the page on screen leads to (a link, a form, a script, a frame): the one
+      nearest to that page's capture; a redirect's target: nearest to the redirect;
+    - Back, Forward and Reload: the capture shown at that address before;
+    - what a page asks for (images, scripts, frames): the record its own capture stored,
+      else the one nearest to its capture.
 
     Lookups and record reads run on a two-thread pool, so a large record never freezes
     the view; jobs are answered back on the GUI thread. Emits :attr:`pageServed` for each
@@ -219,6 +232,10 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         self.interceptor = interceptor
         self.log = log
         self.at: datetime | str | None = None
+        self.page_ts: str | None = None  # the capture time of the page shown (or last shown)
+        self.page_capture: int | None = None  # its snapshot (None: a message is shown)
+        self._shown: dict[str, str] = {}  # archive address -> time of the capture shown there
+        self._redirected: dict[str, str] = {}  # a page redirect's target -> its time
         self.cookies = CookieJar()  # document.cookie of every page of this view
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="replay")
         self._done: queue.SimpleQueue[_Pending] = queue.SimpleQueue()
@@ -249,17 +266,45 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             bytes(k.data()).decode().lower(): bytes(v.data()).decode()
             for k, v in job.requestHeaders().items()
         }
-        main = self.interceptor.take_main_frame(key)
+        navigation = self.interceptor.take_main_frame(key)
+        main = navigation is not None
         frame = main or key in self.interceptor.sub_frames
-        pending = _Pending(job, to_original_url(qurl), main, frame, key in self.interceptor.workers)
+        url = to_original_url(qurl)
+        pending = _Pending(job, url, key, main, frame, key in self.interceptor.workers)
         if self.interceptor.take_script_read(key) and job.initiator().isValid():
             reader = _origin(to_original_url(job.initiator()))
             if reader != _origin(pending.url):
                 pending.reader = reader
-        self._pool.submit(self._work, pending, self.at, headers.get("range"))
+        if navigation is None:  # a part of the page shown: from its capture first
+            at, capture = self.page_ts or self.at, self.page_capture
+        else:
+            at, capture = self._page_time(key, navigation), None
+        self._pool.submit(self._work, pending, at, capture, headers.get("range"))
         self._in_flight += 1
         if not self._poll.isActive():
             self._poll.start()
+
+    def _page_time(self, key: str, navigation: Navigation) -> datetime | str | None:
+        """The time the top-level page ``key`` is wanted at (see the class docstring)."""
+        if key in self._redirected:
+            return self._redirected.pop(key)
+        if navigation == Navigation.NavigationTypeTyped:
+            return self.at
+        again = (Navigation.NavigationTypeBackForward, Navigation.NavigationTypeReload)
+        if navigation in again and key in self._shown:
+            return self._shown[key]
+        return self.page_ts or self.at
+
+    def _page_shown(self, pending: _Pending, response: ReplayResponse | None) -> None:
+        """Remember the top-level page answered: what it asks for comes from its capture,
+        and where it leads, nearest to it."""
+        if response is not None and response.location:
+            _remember_time(self._redirected, to_archive_url(response.location), response.ts)
+            return
+        self.page_capture = response.snapshot_id if response is not None else None
+        if response is not None:
+            self.page_ts = response.ts
+            _remember_time(self._shown, QUrl(pending.key), response.ts)
 
     def _answer_cookie(self, job: QWebEngineUrlRequestJob, query: QUrlQuery) -> None:
         """``document.cookie`` of the page named in ``query``, after setting its ``set``
@@ -276,10 +321,18 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         allow = [("Access-Control-Allow-Origin", asker.toString())]
         _send(job, "text/plain; charset=utf-8", self.cookies.for_script(page).encode(), allow)
 
-    def _work(self, pending: _Pending, at: datetime | str | None, range_: str | None) -> None:
+    def _work(
+        self,
+        pending: _Pending,
+        at: datetime | str | None,
+        capture: int | None,
+        range_: str | None,
+    ) -> None:
         """On a pool thread: resolve and read, for the GUI thread's next poll."""
         try:
-            pending.response = self.replayer.serve(pending.url, at, range_header=range_)
+            pending.response = self.replayer.serve(
+                pending.url, at, range_header=range_, capture=capture
+            )
             if pending.main and pending.response.location:
                 self.replayer.redirect_chain(pending.url, at)
         except ReplayError as exc:
@@ -304,6 +357,8 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
     def _answer(self, pending: _Pending) -> None:
         job, url, main = pending.job, pending.url, pending.main
         exc, response = pending.error, pending.response
+        if main:
+            self._page_shown(pending, response if exc is None else None)
         if isinstance(exc, NotArchived):
             self.log.add(url, NOT_ARCHIVED)
             if main:
@@ -398,6 +453,12 @@ def _archive_addresses(response: ReplayResponse, worker: bool) -> bytes:
     elif "javascript" in mime or "ecmascript" in mime or worker:
         body = prefix_module_imports(body, b"archive-")
     return for_worker(body) if worker else body
+
+
+def _remember_time(times: dict[str, str], url: QUrl, ts: str) -> None:
+    if len(times) > 1000:
+        times.clear()
+    times[url.toString(QUrl.ComponentFormattingOption.FullyEncoded)] = ts
 
 
 def _origin(url: str) -> str:

@@ -3,7 +3,9 @@
 API for the main window (tabs):
 
 - ``ReplayWidget(library, url=None, at=None, parent=None)``; ``open(url, at=None)``
-  shows the capture of ``url`` nearest to ``at`` (newest when None).
+  shows the capture of ``url`` nearest to ``at`` (newest when None): an address typed in
+  the tab opens the newest; a link followed, the capture nearest to the page it is on;
+  what a page loads comes from its own capture first (see ``ArchiveSchemeHandler``).
 - Back and Forward (buttons, Alt+Left/Right) step through the engine's pages and the
   places an archived PDF's own links moved to (:mod:`.history`); Older and Newer through
   the captures of the page's route (:mod:`.timeline`).
@@ -158,10 +160,11 @@ class ReplayWidget(QWidget):
         self.forward_button = self._tool("▶", "Forward")
         self.address = QLineEdit(self)
         self.address.setPlaceholderText("Archived URL")
-        self.address.returnPressed.connect(lambda: self.open(self.address.text(), self.at))
+        # a typed address opens its newest capture, as in pywb or ReplayWeb.page
+        self.address.returnPressed.connect(lambda: self.open(self.address.text()))
         self.timeline_bar = CaptureTimeline(self.library, self.replayer, self)
         self.timeline_bar.captureChosen.connect(self.open)
-        self.timeline_bar.routeChosen.connect(lambda url: self.open(url, self.at))
+        self.timeline_bar.routeChosen.connect(lambda url: self.open(url, self.shown_at()))
         self.timeline = self.timeline_bar.combo
         self.older_button = self.timeline_bar.older_button
         self.newer_button = self.timeline_bar.newer_button
@@ -266,6 +269,11 @@ class ReplayWidget(QWidget):
         self.history.leaving()
         self.view.load(to_archive_url(url))
 
+    def shown_at(self) -> datetime | str | None:
+        """The time of the capture on screen (or last shown): a link followed from it
+        opens the capture nearest to it."""
+        return self.current.ts if self.current is not None else self.handler.page_ts or self.at
+
     def step(self, delta: int) -> None:
         """Show the previous (-1) or next (+1) capture of this URL group."""
         self.timeline_bar.step(delta)
@@ -363,7 +371,7 @@ class ReplayWidget(QWidget):
         """A link to an address in the PDF shown: its capture, as a link of a page opens."""
         url = urljoin(self.current_url, target.strip())
         if urlsplit(url).scheme.lower() in ("http", "https"):
-            self.open(url, self.at)
+            self.open(url, self.shown_at())
         else:
             self.banner.setText(
                 f"This link leads out of the archive ({url}): replay does not open it."

@@ -271,3 +271,29 @@ def test_the_exact_address_wins_over_others_its_lookup_key_folds_in(library: Lib
         assert r.serve(newer, "2020").body == newer.encode()
         assert r.serve(older.replace("https:", "http:")).body == older.encode()
     assert r.serve("https://echo.example/only?x=2&y=1").body == b"folded"
+
+
+def test_a_page_s_own_capture_of_a_file_comes_first(library: Library) -> None:
+    """A subresource asked for a page replayed from capture ``capture``: that capture's
+    own record, even when others (a crawl's, the file captured alone) are nearer in
+    time, or more than the nearest few lie between; else the nearest in time."""
+    from sqlalchemy import text
+
+    css = "https://example.org/site.css?v=1"
+    w = ArchiveWriter(library)
+    w.response(PAGE, "<p>page</p>", at=at(2024), page=True)
+    own = w.response(css, "own", at=at(2024, 1, 1, 9), mime="text/css")
+    for hour in range(1, 9):  # captured by others in between
+        w.response(css, f"other {hour}", at=at(2024, 1, 1, hour), mime="text/css")
+    w.commit()
+    with library.write() as s:
+        conn = s.connection()
+        page = conn.execute(text("SELECT id FROM snapshots")).scalar_one()
+        conn.execute(
+            text("UPDATE records SET snapshot_id = :p WHERE ts = :t"), {"p": page, "t": own.ts}
+        )
+    r = _replayer(library)
+    assert r.serve(css, at(2024)).body == b"other 1"  # no page named: the nearest
+    assert r.serve(css, at(2024), capture=page).body == b"own"
+    assert r.serve(css + "&_=123", at(2024), capture=page).body == b"own"  # fuzzy too
+    assert r.serve(css, at(2024), capture=page + 1).body == b"other 1"  # none of its own
