@@ -242,6 +242,7 @@ class ReplayWidget(QWidget):
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.find_bar)
         self.timeline_bar.update_controls()
+        self._offer_capture_actions()
 
     def _tool(self, label: str, tip: str, slot: object = None) -> QToolButton:
         button = QToolButton(self)
@@ -295,16 +296,16 @@ class ReplayWidget(QWidget):
 
     def own_browser_url(self) -> str | None:
         """The capture shown, at its address on a replay server on 127.0.0.1 (started on
-        first use, one per tab, closed with the tab); None when no capture is shown."""
-        if not self.current_url or self.deleted is not None:
+        first use, one per tab, closed with the tab); None when no capture is shown (a
+        message is: not archived, a missing file...)."""
+        if not self.current_url or self.current is None or self.deleted is not None:
             return None
         if self._server is None:
             from archiver_app.replay.server import ReplayServer
 
             server = self._server = ReplayServer(self.library).start()
             self.destroyed.connect(lambda *_: server.close())
-        ts = self.current.ts[:14] if self.current is not None else "latest"
-        return self._server.url_for(self.current_url, ts)
+        return self._server.url_for(self.current_url, self.current.ts[:14])
 
     def open_in_own_browser(self) -> None:
         """Open the capture shown, offline, in the system browser (explicit action only)."""
@@ -433,6 +434,7 @@ class ReplayWidget(QWidget):
     def _page_served(self, url: str, response: ReplayResponse | None, kind: str) -> None:
         self.current = response
         self._mark_deleted(None)
+        self._offer_capture_actions()
         self.capture_browser = None
         self.current_url = url
         pdf = response is not None and is_pdf(response.headers) and 200 <= response.status < 300
@@ -525,6 +527,7 @@ class ReplayWidget(QWidget):
         self.pdf_title = None
         self.stack.setCurrentWidget(self.view)
         self._mark_deleted(response)
+        self._offer_capture_actions()
         self.timeline_bar.show_deleted(self.timeline_bar.url or self.current_url, response.ts)
         when = describe_ts(response.ts)
         page = messages.deleted(self.current_url, when, len(self.captures))
@@ -540,9 +543,14 @@ class ReplayWidget(QWidget):
         if (self.deleted is None) == (response is None):
             return
         self.deleted = response
-        self.own_browser_action.setEnabled(response is None)
-        self.own_browser_button.setEnabled(response is None)
         self.deletedChanged.emit(response is not None)
+
+    def _offer_capture_actions(self) -> None:
+        """Screenshot and Open in my browser act on the capture shown: off while a message
+        (not archived, a missing file...) or a deleted capture is shown in its place."""
+        shown = self.current is not None and self.deleted is None
+        for control in (self.screenshot_button, self.own_browser_button, self.own_browser_action):
+            control.setEnabled(shown)
 
     # ------------------------------------------------------------------ screenshot
 

@@ -216,3 +216,24 @@ def test_a_redirect_leads_to_the_capture_nearest_to_it(
     _type(qtbot, tab, moved)
     assert run_js(qtbot, tab, "document.querySelector('h1').textContent") == "article 2024"
     assert tab.address.text() == ARTICLE and "capture 1 of 2" in tab.banner.text()
+
+
+def test_a_page_saying_not_archived_offers_nothing_of_a_capture(
+    qtbot: QtBot, library: Library, replay_tab: ReplayWidget
+) -> None:
+    """Screenshot and Open in my browser act on the capture shown: with none (nothing yet,
+    an address never captured) they are off; Open live page still opens the address."""
+    tab = replay_tab
+    capture_controls = (tab.screenshot_button, tab.own_browser_button, tab.own_browser_action)
+    assert not any(c.isEnabled() for c in capture_controls)  # nothing shown yet
+    _capture(library, "v", (VERSION, VERSION_HTML.format(year=2024), at(2024)))
+    _type(qtbot, tab, VERSION)
+    assert all(c.isEnabled() for c in capture_controls)
+
+    _type(qtbot, tab, SITE + "never.html")
+    assert "Not archived" in tab.banner.text()
+    assert not any(c.isEnabled() for c in capture_controls)
+    assert tab.own_browser_url() is None and tab.live_button.isEnabled()
+
+    _type(qtbot, tab, VERSION)
+    assert all(c.isEnabled() for c in capture_controls)
