@@ -19,7 +19,6 @@ from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QIcon
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QApplication,
     QDialog,
     QDockWidget,
     QFileDialog,
@@ -52,6 +51,7 @@ from archiver_app.gui.ops import STOPS_ON_QUIT, BackgroundOp, OpRunner
 from archiver_app.gui.replay_tabs import ReplayTabs
 from archiver_app.gui.research_actions import ResearchActions
 from archiver_app.gui.search_bar import FilterBar, SearchField
+from archiver_app.gui.search_keys import SearchKeys, find_or_search
 from archiver_app.gui.settings_dialog import SettingsDialog
 from archiver_app.gui.sidebar import Sidebar, SidebarEntry
 from archiver_app.gui.sidebar_menu import SidebarMenu
@@ -204,6 +204,8 @@ class MainWindow(QMainWindow):
         self.url_field.returnPressed.connect(self.capture.from_field)
         self.sidebar.entry_selected.connect(self._entry_selected)
         self.search.search_changed.connect(self._search_changed)
+        # Down and Return in the search field: to the results, open one
+        self.search_keys = SearchKeys(self.search, self.table, self.model, self.open_replay)
         self.filter_bar.filters_changed.connect(self._filters_changed)
         self.model.rowsInserted.connect(lambda *_: self._update_count())
         self.model.modelReset.connect(self._update_count)
@@ -399,24 +401,8 @@ class MainWindow(QMainWindow):
             self.detail.show_snapshot(self.detail.wanted)  # gone (what is typed there stays)
 
     def focus_search(self) -> None:
-        """Ctrl+F: find in the page of the replay in front, as a browser does, else the
-        library's search field. One action for both: a replay's own Ctrl+F was ambiguous
-        with this one, and Qt then ran neither."""
-        from archiver_app.gui.replay.widget import ReplayWidget
-
-        focus = QApplication.focusWidget()
-        widget = focus
-        while widget is not None and not isinstance(widget, ReplayWidget):
-            widget = widget.parentWidget()
-        front = self.tabs.currentWidget()
-        in_tabs = focus is None or self.tabs.isAncestorOf(focus)
-        if widget is None and isinstance(front, ReplayWidget) and in_tabs:
-            widget = front
-        if isinstance(widget, ReplayWidget):
-            widget.start_find()
-            return
-        self.search.setFocus()
-        self.search.selectAll()
+        """Ctrl+F: find in the page of the replay in front, else search the library."""
+        find_or_search(self)
 
     def toggle_filters(self) -> None:
         shown = self.menus.filters.isChecked()

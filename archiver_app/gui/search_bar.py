@@ -55,6 +55,10 @@ class SearchField(QLineEdit):
         self.textChanged.connect(self._maybe_cleared)
         self._last = ""
 
+    def search_now(self) -> None:
+        """Search for the text typed now, if it was not searched for yet."""
+        self._fire()
+
     def _fire(self) -> None:
         self._timer.stop()
         if self.text() != self._last:
