@@ -1,8 +1,9 @@
 """Help ▸ Keyboard Shortcuts, Check Setup… and About Archiver.
 
-The shortcuts list is read from the menus themselves, so it cannot fall behind them. Check
-Setup runs ``archiver doctor``'s checks (:mod:`archiver_app.diagnostics`) in the background
-and shows them with a Copy button, for a report of a problem.
+The shortcuts list is read from the menus themselves, and from where the replay tab and
+the search field bind their own keys, so it cannot fall behind them. Check Setup runs
+``archiver doctor``'s checks (:mod:`archiver_app.diagnostics`) in the background and shows
+them with a Copy button, for a report of a problem.
 """
 
 from __future__ import annotations
@@ -57,15 +58,27 @@ def menu_shortcuts(window: QMainWindow) -> list[tuple[str, str, str]]:
     return rows
 
 
+def all_shortcuts(window: QMainWindow) -> list[tuple[str, str, str]]:
+    """The menus' shortcuts, then the keys of a replay tab and of the search field (each
+    read from where it is bound)."""
+    from archiver_app.gui.replay.keys import tab_shortcuts
+    from archiver_app.gui.search_keys import search_shortcuts
+
+    rows = menu_shortcuts(window)
+    rows += [("Replay tab", command, keys) for command, keys in tab_shortcuts()]
+    rows += [("Search field", command, keys) for command, keys in search_shortcuts()]
+    return rows
+
+
 class ShortcutsDialog(QDialog):
     def __init__(self, window: QMainWindow) -> None:
         super().__init__(window)
         self.setObjectName("shortcuts")
         self.setWindowTitle("Keyboard Shortcuts")
         layout = QVBoxLayout(self)
-        rows = menu_shortcuts(window)
+        rows = all_shortcuts(window)
         self.table = QTableWidget(len(rows), 3, self)
-        self.table.setHorizontalHeaderLabels(["Menu", "Command", "Keys"])
+        self.table.setHorizontalHeaderLabels(["Where", "Command", "Keys"])
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         for r, row in enumerate(rows):
@@ -79,9 +92,9 @@ class ShortcutsDialog(QDialog):
         self.table.horizontalHeader().setStretchLastSection(True)
         layout.addWidget(self.table)
         note = QLabel(
-            "In a replay, Find looks in the page, and Alt+Left and Alt+Right go back and "
-            "forward. Open Replay (Return) and Capture from Clipboard (Ctrl+V) act in the "
-            "captures table; elsewhere Return and Ctrl+V do what they do there.",
+            "In a replay, Find looks in the page. Open Replay (Return) and Capture from "
+            "Clipboard (Ctrl+V) act in the captures table; elsewhere Return and Ctrl+V do "
+            "what they do there.",
             self,
         )
         note.setWordWrap(True)

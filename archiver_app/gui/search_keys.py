@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QObject, Qt
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QApplication, QTableView
 
 from archiver_app.gui.search_bar import SearchField
@@ -25,6 +25,16 @@ if TYPE_CHECKING:
     from archiver_app.gui.main_window import MainWindow
 
 TO_RESULTS = Qt.Key.Key_Down
+OPEN = Qt.Key.Key_Return  # (and Enter: the field's returnPressed)
+
+
+def search_shortcuts() -> list[tuple[str, str]]:
+    """(command, keys as this platform writes them) of the search field, for the help."""
+    native = QKeySequence.SequenceFormat.NativeText
+    return [
+        ("Go to the results", QKeySequence(TO_RESULTS).toString(native)),
+        ("Open the chosen result, else the first", QKeySequence(OPEN).toString(native)),
+    ]
 
 
 def find_or_search(window: MainWindow) -> None:

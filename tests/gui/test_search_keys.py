@@ -1,6 +1,7 @@
 """From the library's search field to its results by keyboard: Down moves to the results
 (the first chosen), Return opens the chosen result (else the first), each once the search
-just typed is listed."""
+just typed is listed; and Help ▸ Keyboard Shortcuts lists the keys of the replay tab and
+of the search field with the menus'."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.library import Library
+from tests.helpers.gui_fixtures import dispose
 from tests.helpers.snapshots import add_snapshot
 
 
@@ -81,3 +83,32 @@ def test_down_and_return_in_the_search_field_reach_the_results(
     qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 0)
     qtbot.wait(100)
     assert search.hasFocus() and window.tabs.count() == 4  # no result: nothing to reach
+
+
+def test_the_shortcuts_list_has_the_replay_tab_s_and_the_search_field_s_keys(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """They are bound in a tab or a field, in no menu: the list read only the menus, and
+    Ctrl+Shift+O (Open in My Browser), which the guides give, was not in it."""
+    from archiver_app.gui.help_menu import ShortcutsDialog
+    from archiver_app.gui.replay.widget import ReplayWidget
+
+    dialog = ShortcutsDialog(main_window)
+    qtbot.addWidget(dialog)
+    table = dialog.table
+    rows = {tuple(table.item(r, c).text() for c in range(3)) for r in range(table.rowCount())}
+    assert ("Replay tab", "Open in My Browser", "Ctrl+Shift+O") in rows
+    assert ("Replay tab", "Back", "Alt+Left") in rows
+    assert ("Replay tab", "Forward", "Alt+Right") in rows
+    assert ("Search field", "Go to the results", "Down") in rows
+    assert ("Search field", "Open the chosen result, else the first", "Return") in rows
+    assert ("Edit", "Find", "Ctrl+F") in rows  # and the menus' still
+
+    tab = ReplayWidget(library)  # what the list says is what a tab binds
+    qtbot.addWidget(tab)
+    action = tab.own_browser_action
+    assert (action.text().replace("&", ""), action.shortcut().toString()) == (
+        "Open in My Browser",
+        "Ctrl+Shift+O",
+    )
+    dispose(qtbot, tab)

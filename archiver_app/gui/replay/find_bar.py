@@ -13,6 +13,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
+from archiver_app.gui.replay import keys
+
 
 class FindBar(QWidget):
     """Hidden until :meth:`start`; Return finds the next match, Shift+Return the one
@@ -45,7 +47,7 @@ class FindBar(QWidget):
             button.setToolTip(tip)
             button.clicked.connect(slot)
             layout.addWidget(button)
-        QShortcut(QKeySequence("Shift+Return"), self.edit, previous)
+        QShortcut(QKeySequence(keys.PREVIOUS_MATCH), self.edit, previous)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.close_find)
         self.hide()
 

@@ -24,6 +24,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import QAbstractButton, QWidget
 
+from archiver_app.gui.replay import keys
 from archiver_app.gui.replay.pdf_view import ArchivedPdfView, Place
 
 
@@ -54,8 +55,8 @@ class ReplayHistory(QObject):
         super().__init__(tab)
         self._web, self._pdf, self._buttons = web, pdf, (back, forward)
         for button, go, key in (
-            (back, self.back, QKeySequence.StandardKey.Back),  # Alt+Left
-            (forward, self.forward, QKeySequence.StandardKey.Forward),
+            (back, self.back, keys.BACK),  # Alt+Left
+            (forward, self.forward, keys.FORWARD),
         ):
             button.clicked.connect(go)
             shortcut = QShortcut(QKeySequence(key), tab, button.click)  # only when enabled

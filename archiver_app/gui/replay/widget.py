@@ -59,7 +59,7 @@ from PySide6.QtWidgets import (
 
 from archiver_app.api.timeline import OtherView, route_of
 from archiver_app.durable import atomic_write
-from archiver_app.gui.replay import messages
+from archiver_app.gui.replay import keys, messages
 from archiver_app.gui.replay.fallback import EngineFallback
 from archiver_app.gui.replay.find_bar import FindBar
 from archiver_app.gui.replay.history import ReplayHistory
@@ -175,13 +175,13 @@ class ReplayWidget(QWidget):
         self.live_button = QPushButton("Open live page", self)
         self.live_button.setToolTip("Open the original address in your web browser")
         self.live_button.clicked.connect(self.open_live)
-        self.own_browser_action = QAction("Open in &My Browser", self)
-        self.own_browser_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
+        self.own_browser_action = QAction(keys.OWN_BROWSER_TEXT, self)
+        self.own_browser_action.setShortcut(QKeySequence(keys.OWN_BROWSER))
         self.own_browser_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.own_browser_action.setToolTip(
             "Open this capture in your own web browser, still offline: served from your"
             " archive on 127.0.0.1 (as `archiver serve` does), for pages the built-in"
-            " browser cannot run (Ctrl+Shift+O)"
+            f" browser cannot run ({keys.OWN_BROWSER})"
         )
         self.own_browser_action.triggered.connect(self.open_in_own_browser)
         self.addAction(self.own_browser_action)
