@@ -60,6 +60,8 @@ class Context:
         )
         if new and announce:
             print(f"archiver: no library was at {lib.root}: created a new one there", file=self.err)
+        if lib.upgraded is not None:
+            print(f"archiver: {lib.upgraded.message}", file=self.err)
         return lib
 
 

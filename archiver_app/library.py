@@ -131,6 +131,8 @@ class Library:
         self.new_uid = new_uid
         self.share_token = share_token
         self._read, self._write = make_sessionmakers(engine)
+        #: Its schema was upgraded as it was opened (front ends say so), else None.
+        self.upgraded: schema.SchemaUpgrade | None = None
 
     # ------------------------------------------------------------------ opening
 
@@ -185,13 +187,12 @@ class Library:
         use = library_use.hold_to_open(root)  # before any write: a move sees it, or it a move
         engine = make_engine(database_url)
         token: str | None = None
+        upgraded: schema.SchemaUpgrade | None = None
         try:
             if engine.dialect.name != "sqlite":
                 status = schema.check_known(schema.current_revision(engine), _public(engine))
             if status.needs_upgrade:
-                if status.current is not None and engine.dialect.name == "sqlite":
-                    schema.backup_sqlite(db_path, status.current)
-                schema.upgrade(engine)
+                upgraded = schema.upgrade_from(engine, db_path, status)
             if engine.dialect.name != "sqlite":
                 token = bind_folder(
                     engine,
@@ -214,7 +215,9 @@ class Library:
             raise
         if remember:
             known.remember_library(root, meta.library_id)
-        return cls(root, engine, meta, clock=clock, new_uid=new_uid, share_token=token, use=use)
+        lib = cls(root, engine, meta, clock=clock, new_uid=new_uid, share_token=token, use=use)
+        lib.upgraded = upgraded
+        return lib
 
     def close(self) -> None:
         self.engine.dispose()

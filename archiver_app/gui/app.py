@@ -92,6 +92,7 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
         library = opened
     window = MainWindow(library, runner=runner, settings=settings, icon=app_icon())
     window.show()
+    announce_upgrade(window)
     QTimer.singleShot(0, settle_collector)
     if self_test:
         return _self_test(app, window, library, runner)
@@ -228,7 +229,21 @@ def _run_until_quit(  # noqa: PLR0917 - the app's own state, handed over once
         runner = OpRunner(app)
         window = MainWindow(library, runner=runner, settings=settings, icon=app_icon())
         window.show()
+        announce_upgrade(window)
         QTimer.singleShot(0, settle_collector)  # the new window's objects, as at start
+
+
+#: How long the status bar says that the library was upgraded as it opened (ms).
+UPGRADE_NOTICE_MS = 60_000
+
+
+def announce_upgrade(window: MainWindow) -> None:
+    """Say in the status bar that opening the window's library upgraded its database, from
+    which schema and where the copy taken first is (the command line says it on stderr)."""
+    upgraded = window.library.upgraded
+    if upgraded is not None:
+        message = upgraded.message
+        window.statusBar().showMessage(f"{message[0].upper()}{message[1:]}.", UPGRADE_NOTICE_MS)
 
 
 def open_at_start(

@@ -60,6 +60,21 @@ class SchemaStatus:
         return self.current != self.head
 
 
+@dataclass(frozen=True)
+class SchemaUpgrade:
+    """A library's database brought up to date as it was opened: from which schema to
+    which, and where the copy of it taken first is (None: PostgreSQL, not copied)."""
+
+    old: str
+    new: str
+    backup: Path | None
+
+    @property
+    def message(self) -> str:
+        kept = f"; the database as it was is kept in {self.backup}" if self.backup else ""
+        return f"upgraded the library from schema {self.old} to {self.new}{kept}"
+
+
 def read_sqlite_revision(db_path: Path) -> str | None:
     """The Alembic revision stored in ``db_path``, read through a read-only connection.
 
@@ -169,6 +184,16 @@ def copy_sqlite(db_path: Path, target: Path) -> None:
         for name in (temp, f"{temp}-journal"):
             discard(name)
         raise
+
+
+def upgrade_from(engine: Engine, db_path: Path, status: SchemaStatus) -> SchemaUpgrade | None:
+    """Back up (SQLite: to beside ``db_path``) and upgrade the database; what was done,
+    or None for a new one."""
+    backup = None
+    if status.current is not None and engine.dialect.name == "sqlite":
+        backup = backup_sqlite(db_path, status.current)
+    upgrade(engine)
+    return None if status.current is None else SchemaUpgrade(status.current, status.head, backup)
 
 
 def upgrade(engine: Engine) -> None:

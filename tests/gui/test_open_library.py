@@ -290,3 +290,20 @@ def test_a_remembered_library_moved_away_is_offered_where_it_went_not_made_anew(
     assert f"the library that was here was moved to {new}" in str(seen["typed"])
     assert not old.exists() and not boxes
     assert gui_settings.value(LIBRARY_KEY) == str(new) and remembered_library_root() == new
+
+
+def test_the_window_says_its_library_was_upgraded_as_it_opened(
+    main_window: MainWindow, tmp_path: Path
+) -> None:
+    from archiver_app.gui.app import announce_upgrade
+    from archiver_app.store.schema import SchemaUpgrade
+
+    announce_upgrade(main_window)  # opened as it was: nothing to say
+    assert main_window.statusBar().currentMessage() == ""
+    backup = tmp_path / "library.db.backup-0002-20260101T000000Z"
+    main_window.library.upgraded = SchemaUpgrade("0002", "0013", backup)
+    announce_upgrade(main_window)
+    assert main_window.statusBar().currentMessage() == (
+        f"Upgraded the library from schema 0002 to 0013; the database as it was is kept in "
+        f"{backup}."
+    )
