@@ -128,6 +128,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
         + (f", {result.originals_added} revisit originals added" if result.originals_added else ""),
         file=ctx.out,
     )
+    print(result.carried, file=ctx.out)
     if result.leftovers_removed:
         print(
             f"removed {counted(len(result.leftovers_removed), 'temporary file')} a killed "

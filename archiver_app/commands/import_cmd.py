@@ -24,7 +24,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "capture jobs.",
     )
     p.add_argument("paths", nargs="*", type=Path, metavar="PATH")
-    p.add_argument("--collection", default="default", metavar="SLUG")
+    p.add_argument(
+        "--collection",
+        metavar="SLUG",
+        help="the collection to import into (default: 'default', or for an Archiver export "
+        "the collections its pages list names)",
+    )
     p.add_argument("--tag", action="append", default=[], metavar="T", help="tag every import")
     p.add_argument(
         "--link",
@@ -87,11 +92,12 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.open_library(create=True) as lib:
         if args.archivebox is not None:
             from archiver_app.layout.archivebox import register_archivebox
+            from archiver_app.library import DEFAULT_COLLECTION
 
             source = register_archivebox(
                 lib,
                 args.archivebox,
-                collection=args.collection,
+                collection=args.collection or DEFAULT_COLLECTION,
                 mode="link" if args.link else "copy",
             )
             print(

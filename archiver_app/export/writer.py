@@ -41,6 +41,7 @@ from archiver_app.durable import discard, install, rename_folder, sync_fd, sync_
 from archiver_app.errors import InputError
 from archiver_app.export.arc import arc_to_warc
 from archiver_app.export.captured import LeftOut, check_plan
+from archiver_app.export.pages import CARRIED, pages_jsonl
 from archiver_app.export.plan import ExportPlan, Selection, plan_export
 from archiver_app.export.privacy import HTTP_RECORD_TYPES, CopyIssue, copy_record
 from archiver_app.export.signing import Signing, fingerprint, package_digest
@@ -89,6 +90,11 @@ class ExportResult:
     signer: str | None = None  # the fingerprint of the key that signed it
     #: temporary files killed exports to the same place had left there, removed first
     leftovers_removed: tuple[str, ...] = ()
+
+    @property
+    def carried(self) -> str:
+        """What the export carries besides the archive, and what not (one sentence)."""
+        return CARRIED
 
 
 class _PastPlainZipLimit(Exception):
@@ -217,43 +223,6 @@ class _Written:
 
 def _nothing_posted() -> None:
     return None
-
-
-def _pages_jsonl(library: Library, plan: ExportPlan, result: ExportResult) -> bytes:
-    header = {"format": "json-pages-1.0", "id": "pages", "title": "All Pages", "hasText": True}
-    out = [json.dumps(header)]
-    ids = plan.snapshot_ids
-    with library.engine.connect() as conn:
-        for i in range(0, len(ids), 500):
-            marks = ",".join(str(int(x)) for x in ids[i : i + 500])
-            sql = (
-                "SELECT s.id, s.uid, s.url, s.captured_at, s.title, f.body FROM snapshots s "  # noqa: S608
-                f"LEFT JOIN snapshot_fts f ON f.rowid = s.id WHERE s.id IN ({marks}) "
-                "ORDER BY s.captured_at, s.id"
-            )
-            for sid, uid, url, at, title, body in conn.execute(text(sql)):
-                page = {"id": uid, "url": url, "ts": _listed_time(at, plan.page_times.get(sid))}
-                if title:
-                    page["title"] = title
-                if body:
-                    page["text"] = " ".join(str(body).split())
-                out.append(json.dumps(page, ensure_ascii=False))
-                result.pages += 1
-    return ("\n".join(out) + "\n").encode("utf-8")
-
-
-def _listed_time(captured_at: object, record_ts: str | None) -> str:
-    """A page's time in the pages list: when it was captured, to the second; for a page
-    that loaded itself again or a hash route, its own record's time to the millisecond
-    (``record_ts``, ts17), which an importer matches to that record rather than the answer
-    it replaced or another route's."""
-    if record_ts is not None and len(record_ts) == 17:
-        r = record_ts
-        return f"{r[:4]}-{r[4:6]}-{r[6:8]}T{r[8:10]}:{r[10:12]}:{r[12:14]}.{r[14:]}Z"
-    at = captured_at
-    when = at if isinstance(at, datetime) else datetime.fromisoformat(str(at))
-    when = when.replace(tzinfo=UTC) if when.tzinfo is None else when
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _temp_for(dest: Path) -> Path:
@@ -410,7 +379,7 @@ def _write_wacz_file(
         resources.append(_resource(f"archive/{WARC_NAME}", warc.size, warc.sha.hexdigest()))
         result.bytes = warc.size
         index = ("\n".join(cdxj) + "\n").encode("utf-8") if cdxj else b""
-        pages = _pages_jsonl(library, plan, result)
+        pages = pages_jsonl(library, plan, result)
         for name, data in ((WACZ_INDEX, index), ("pages/pages.jsonl", pages)):
             zf.writestr(_info(name, zipfile.ZIP_DEFLATED), data)
             resources.append(_resource(name, len(data), hashlib.sha256(data).hexdigest()))
@@ -522,7 +491,7 @@ def write_folder(
             sync_fd(fh.fileno())
         result.bytes = warc.size
         (tmp / "index.cdxj").write_bytes(("\n".join(cdxj) + "\n").encode() if cdxj else b"")
-        (tmp / "pages.jsonl").write_bytes(_pages_jsonl(library, plan, result))
+        (tmp / "pages.jsonl").write_bytes(pages_jsonl(library, plan, result))
         (tmp / "README.txt").write_text(
             README.format(
                 version=__version__,

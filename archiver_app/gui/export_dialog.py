@@ -301,7 +301,8 @@ class ExportDialog(QDialog):
         self.progress.setValue(1)
         lines = [
             f"Exported {counted(result.pages, 'page')}, {counted(result.records, 'record')}, "
-            f"{human_size(result.bytes)} to {result.path}."
+            f"{human_size(result.bytes)} to {result.path}.",
+            f"{result.carried[0].upper()}{result.carried[1:]}.",
         ]
         if result.originals_added:
             lines.append(

@@ -21,7 +21,7 @@ from archiver_app.importers.repeats import altered, earlier_copies, repeats_line
 from archiver_app.importers.urllists import looks_like_url_list, parse_url_list
 from archiver_app.importers.wacz import import_wacz_file
 from archiver_app.importers.warcs import import_warc_file
-from archiver_app.library import Library
+from archiver_app.library import DEFAULT_COLLECTION, Library
 from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
 from archiver_app.warc import workers
 
@@ -59,7 +59,7 @@ def import_paths(
     lib: Library,
     paths: Sequence[Path],
     *,
-    collection: str = "default",
+    collection: str | None = None,
     link: bool = False,
     tags: Iterable[str] = (),
     stdin: TextIO | None = None,
@@ -67,7 +67,9 @@ def import_paths(
     cancel: CancelToken | None = None,
     on_outcome: Callable[[FileOutcome], None] | None = None,
 ) -> ImportReport:
-    """Import every path (files, folders, ``-`` for a URL list on ``stdin``)."""
+    """Import every path (files, folders, ``-`` for a URL list on ``stdin``) into
+    ``collection``; None: the default one, or the collections an Archiver export's pages
+    list names (:mod:`archiver_app.importers.labels`)."""
     report = ImportReport()
     tag_tuple = tuple(tags)
     sweep_interrupted_imports(lib)  # what a killed import left behind goes first
@@ -86,7 +88,7 @@ def import_paths(
                 cancel.raise_if_cancelled()
             if given == STDIN:
                 text = stdin.read() if stdin is not None else ""
-                done(_queue_urls(lib, STDIN, text, collection, tag_tuple))
+                done(_queue_urls(lib, STDIN, text, collection or DEFAULT_COLLECTION, tag_tuple))
                 continue
             path = given.expanduser()
             if not path.exists():
@@ -150,7 +152,7 @@ def _import_file(
     lib: Library,
     path: Path,
     *,
-    collection: str,
+    collection: str | None,
     link: bool,
     tags: tuple[str, ...],
     progress: Callable[[ProgressUpdate], None] | None,
@@ -178,6 +180,7 @@ def _import_file(
         return import_wacz_file(
             lib, path, collection=collection, tags=tags, progress=progress, cancel=cancel
         )
+    collection = collection or DEFAULT_COLLECTION  # only an archive's pages list names others
     if kind == "bookmarks":
         try:
             marks = parse_bookmarks(path.read_bytes())

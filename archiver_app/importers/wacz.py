@@ -32,6 +32,7 @@ from archiver_app.export.signing import Difference, fingerprint, verify_wacz
 from archiver_app.filelock import held_or_busy
 from archiver_app.hashing import sha256_file
 from archiver_app.importers import incomplete
+from archiver_app.importers.labels import listed_collection, restore_labels
 from archiver_app.importers.outcome import FileOutcome, OutcomeState, PackageCheck
 from archiver_app.importers.warcs import (
     ProgressFn,
@@ -45,7 +46,7 @@ from archiver_app.importers.warcs import (
     sidecar_data,
     write_sidecar,
 )
-from archiver_app.library import Library
+from archiver_app.library import DEFAULT_COLLECTION, Library
 from archiver_app.store.files import register_file
 from archiver_app.store.models import FileKind, Origin, Setting, Snapshot
 from archiver_app.tasks import CancelToken
@@ -88,13 +89,14 @@ def import_wacz_file(
     lib: Library,
     path: Path,
     *,
-    collection: str = "default",
+    collection: str | None = None,
     tags: tuple[str, ...] = (),
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
 ) -> FileOutcome:
     """Verify and import one WACZ: its WARCs are extracted (always copied) and indexed with
-    its pages list deciding what a page is."""
+    its pages list deciding what a page is, and giving its pages their tags, notes and
+    collections (``collection`` None: those it names, else the default one)."""
     with contextlib.ExitStack() as locks:  # each WARC's import lock, until all are done
         return _import_wacz_file(
             lib, path, locks, collection=collection, tags=tags, progress=progress, cancel=cancel
@@ -106,7 +108,7 @@ def _import_wacz_file(
     path: Path,
     locks: contextlib.ExitStack,
     *,
-    collection: str,
+    collection: str | None,
     tags: tuple[str, ...],
     progress: ProgressFn | None,
     cancel: CancelToken | None,
@@ -128,7 +130,8 @@ def _import_wacz_file(
         return FileOutcome(path, "wacz", OutcomeState.SKIPPED, incomplete.BEING_IMPORTED)
     package = check_package(path)
     changed = {f.name for f in package.findings if f.kind in _CHANGED}
-    collection_id, slug = resolve_collection(lib, collection)
+    into = collection or listed_collection(info.pages) or DEFAULT_COLLECTION
+    collection_id, slug = resolve_collection(lib, into)
     folder = new_folder(lib, slug, None)
     # Marked before its first byte: a kill before the WARCs are recorded is swept too.
     locks.enter_context(incomplete.folder_in_progress(lib, folder, whole))
@@ -150,13 +153,16 @@ def _import_wacz_file(
         reason = "; ".join([*run.refused, *run.skipped])
         return FileOutcome(path, "wacz", state, reason, problems=package.lines(), package=package)
     try:
+        ids = [i for _, _, r in run.reports for i in r.snapshot_ids]
+        restored = restore_labels(
+            lib, ids, info.pages, collection=collection, folder_collection=slug
+        )
         data = sidecar_data(lib, folder, slug, path, run.reports)
         data["wacz"] = {
             "sha256": sha,
             "title": info.datapackage.get("title"),
             "pages": len(info.pages),
         }
-        ids = [i for _, _, r in run.reports for i in r.snapshot_ids]
         write_sidecar(lib, folder, data, ids[0] if ids else None)
     except BaseException:
         _undo_wacz(lib, folder, None, [], run.file_ids)
@@ -170,6 +176,7 @@ def _import_wacz_file(
             f"its pages list cannot be trusted: {doubt}; the titles and texts it gives were "
             "not used (each page has the title and text its WARC records)"
         )
+    outcome.problems.extend(restored.lines(collection))
     outcome.package = package
     return outcome
 

@@ -25,11 +25,12 @@ from archiver_app.durable import atomic_write, discard, install, open_temp, swee
 from archiver_app.filelock import held_or_busy
 from archiver_app.hashing import sha256_file
 from archiver_app.importers import incomplete
+from archiver_app.importers.labels import listed_collection, restore_labels
 from archiver_app.importers.outcome import FileOutcome, OutcomeState
 from archiver_app.layout import CURRENT_FS_VERSION, snapshot_folder
 from archiver_app.layout.sidecar import SIDECAR
 from archiver_app.layout.sidecar import write_sidecar as write_sidecar_file
-from archiver_app.library import Library
+from archiver_app.library import DEFAULT_COLLECTION, Library
 from archiver_app.store.files import register_file
 from archiver_app.store.models import (
     Collection,
@@ -186,7 +187,7 @@ def import_warc_file(
     lib: Library,
     path: Path,
     *,
-    collection: str = "default",
+    collection: str | None = None,
     link: bool = False,
     tags: tuple[str, ...] = (),
     progress: ProgressFn | None = None,
@@ -194,6 +195,8 @@ def import_warc_file(
     then: Path | None = None,
 ) -> FileOutcome:
     """Import one WARC/ARC file; never raises for bad input (the outcome says why).
+    ``collection`` None: the default one, or the one a folder export's pages list names
+    (:mod:`archiver_app.importers.labels`).
 
     ``then``: the file the caller imports next, if it knows: it is read ahead while this
     one is written (``index_warc``)."""
@@ -216,7 +219,7 @@ def _import_warc(
     path: Path,
     held: contextlib.ExitStack,
     *,
-    collection: str,
+    collection: str | None,
     link: bool,
     tags: tuple[str, ...],
     progress: ProgressFn | None,
@@ -382,7 +385,7 @@ def _import_warc_file(
     regzipped: Path | None,
     locks: contextlib.ExitStack,
     *,
-    collection: str,
+    collection: str | None,
     link: bool,
     tags: tuple[str, ...],
     progress: ProgressFn | None,
@@ -397,7 +400,12 @@ def _import_warc_file(
     sha = sha256_file(source)
     if (why := incomplete.claim_sha(lib, sha, locks)) is not None:
         return FileOutcome(path, kind, OutcomeState.SKIPPED, why)
-    collection_id, slug = resolve_collection(lib, collection)
+    texts = listed_texts(lib, locks)
+    listed = export_pages(path, texts)
+    texts.close()
+    page_urls, page_counts, page_details = page_list(listed)
+    into = collection or listed_collection(listed) or DEFAULT_COLLECTION
+    collection_id, slug = resolve_collection(lib, into)
     folder = new_folder(lib, slug, _first_time(source))
     # Marked before its first byte: a kill before the file is recorded is swept too.
     locks.enter_context(
@@ -405,9 +413,6 @@ def _import_warc_file(
     )
     name = safe_file_name(path.name, "import.warc.gz")
     rel = f"{folder.as_posix()}/{name}"
-    texts = listed_texts(lib, locks)
-    page_urls, page_counts, page_details = page_list(export_pages(path, texts))
-    texts.close()
     read_path, file_id = _place_warc(lib, path, rel, sha, regzipped, link=link)
     try:
         report = index_one(
@@ -433,6 +438,9 @@ def _import_warc_file(
             failed = file_outcome(path, kind, folder, [report])
             failed.folder = None
             return failed
+        restored = restore_labels(
+            lib, report.snapshot_ids, listed, collection=collection, folder_collection=slug
+        )
         data = sidecar_data(lib, folder, slug, path, [(name, sha, report)])
         if link:
             data["files"][0]["external_path"] = str(path)
@@ -447,7 +455,9 @@ def _import_warc_file(
         incomplete.drop_sidecar(lib, folder)
         raise
     incomplete.mark_complete(lib, [file_id])
-    return file_outcome(path, kind, folder, [report])
+    outcome = file_outcome(path, kind, folder, [report])
+    outcome.problems.extend(restored.lines(collection))
+    return outcome
 
 
 def file_outcome(

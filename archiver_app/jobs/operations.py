@@ -47,13 +47,15 @@ def _paths(values: Any) -> list[Path] | None:
 def import_config(
     paths: Sequence[Path],
     *,
-    collection: str = "default",
+    collection: str | None = None,
     link: bool = False,
     tags: Sequence[str] = (),
     stdin_text: str | None = None,
 ) -> dict[str, Any]:
     """``stdin_text``: what ``-`` reads, taken in by the caller so the job stands alone.
-    Paths are kept absolute: a job resumed elsewhere (the app) finds the same files."""
+    Paths are kept absolute: a job resumed elsewhere (the app) finds the same files.
+    ``collection`` None: the default one, or for an Archiver export, the collections its
+    pages list names (:mod:`archiver_app.importers.labels`)."""
     return {
         "paths": [str(p if str(p) == "-" else Path(p).absolute()) for p in paths],
         "collection": collection,
@@ -73,7 +75,7 @@ def run_import(
     return import_paths(
         lib,
         [Path(p) for p in c["paths"]],
-        collection=c.get("collection", "default"),
+        collection=c.get("collection"),
         link=bool(c.get("link")),
         tags=c.get("tags", ()),
         stdin=io.StringIO(text) if text is not None else None,

@@ -66,6 +66,35 @@ class WaczPage:
     ts: str | None
     title: str | None
     text: TextRef | None = None  # where its listed text was set aside (warc.listedtext)
+    # Archiver's own fields (others' tools ignore them): the page's tags, notes and the
+    # slug of its collection in the library it was exported from.
+    tags: tuple[str, ...] = ()
+    notes: str | None = None
+    collection: str | None = None
+
+
+#: Most tags a listed page may bring, and longest tag name and notes kept (a hostile list
+#: must not fill the tags table or the memory).
+MAX_PAGE_TAGS = 200
+MAX_TAG_CHARS = 200
+MAX_NOTES_CHARS = 1_000_000
+
+
+def _own_fields(item: dict[str, Any]) -> dict[str, Any]:
+    """A listed page's tags, notes and collection, as :class:`WaczPage` takes them (what is
+    not of the expected type is no field)."""
+    raw = item.get("tags")
+    tags = (
+        [" ".join(t.split())[:MAX_TAG_CHARS] for t in raw if isinstance(t, str)]
+        if isinstance(raw, list)
+        else []
+    )
+    notes, collection = item.get("notes"), item.get("collection")
+    return {
+        "tags": tuple(dict.fromkeys(t for t in tags if t))[:MAX_PAGE_TAGS],
+        "notes": notes[:MAX_NOTES_CHARS] if isinstance(notes, str) and notes else None,
+        "collection": collection if isinstance(collection, str) and collection else None,
+    }
 
 
 @dataclass
@@ -358,6 +387,7 @@ def read_pages(fh: IO[bytes], texts: TextSpill | None = None) -> Iterator[WaczPa
                 ts if isinstance(ts, str) else None,
                 title if isinstance(title, str) else None,
                 texts.add(item.get("text")) if texts is not None else None,
+                **_own_fields(item),
             )
 
 

@@ -1,0 +1,223 @@
+"""A pages list's tags, notes and collections, given back to the pages an import made.
+
+Archiver's exports list each page's tags, notes and collection (its slug) in
+``pages.jsonl`` beside the fields every tool reads (``tags``, ``notes``, ``collection``;
+ReplayWeb.page and pywb ignore fields they do not know). An import gives them back once
+its WARCs are indexed: each listing that carries any is matched to the page made of it,
+by address and listed time (to the precision the list gives, as the indexer matched it),
+else to the first page of its address no other listing took. The tags are added to the
+page's own (``--tag``), the notes written, and, unless the user chose a collection, the
+page goes into the collection of that slug (created when missing).
+
+The work is per listed page, after the records are indexed: nothing is added to the
+per-record path of the indexer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC
+
+from sqlalchemy import Connection, insert, select, update
+
+from archiver_app.errors import InputError
+from archiver_app.library import DEFAULT_COLLECTION, Library
+from archiver_app.store.fulltext import indexed_text, upsert_snapshot_text
+from archiver_app.store.models import Snapshot, SnapshotTag, Tag
+from archiver_app.store.tags import tag_ids
+from archiver_app.units import counted
+from archiver_app.validation import validate_slug
+from archiver_app.warc.listing import listed_digits
+from archiver_app.warc.timestamps import to_ts17
+from archiver_app.warc.wacz import WaczPage
+
+CHUNK = 500
+
+
+def labelled(pages: Sequence[WaczPage]) -> list[WaczPage]:
+    """The listings that carry tags, notes or a collection."""
+    return [p for p in pages if p.tags or p.notes or p.collection]
+
+
+def listed_collection(pages: Sequence[WaczPage]) -> str | None:
+    """The collection every labelled listing names, when they name one and the same (an
+    export of one collection): the import's folder goes there. None otherwise."""
+    named = {p.collection for p in pages if p.collection}
+    if len(named) != 1:
+        return None
+    slug = named.pop()
+    try:
+        return validate_slug(slug)
+    except InputError:
+        return None
+
+
+@dataclass
+class Restored:
+    """What :func:`restore_labels` gave back, for the import's output."""
+
+    tagged: int = 0
+    noted: int = 0
+    moved: dict[str, int] = field(default_factory=dict)  # collection slug -> pages put there
+    kept_out: set[str] = field(default_factory=set)  # collections named but not used
+    bad: set[str] = field(default_factory=set)  # collection names no slug can be
+    unmatched: int = 0  # labelled listings no page of the import was made of
+
+    def lines(self, collection: str | None) -> list[str]:
+        """The import's lines about them (``collection``: the one the user chose)."""
+        out: list[str] = []
+        given = [f"tags to {counted(self.tagged, 'page')}"] if self.tagged else []
+        given += [f"notes to {counted(self.noted, 'page')}"] if self.noted else []
+        given += [  # (pages in the default collection, as before, are not news)
+            f"{counted(n, 'page')} to collection {slug!r}"
+            for slug, n in sorted(self.moved.items())
+            if slug != DEFAULT_COLLECTION
+        ]
+        if given:
+            out.append("its pages list gave back " + ", ".join(given))
+        if self.kept_out:
+            out.append(
+                f"its pages list names {_collections_named(self.kept_out)}: not used, every "
+                f"page went into {collection!r} as asked (--collection)"
+            )
+        if self.bad:
+            out.append(f"its pages list names {_collections_named(self.bad)}, not a valid "
+                       "collection name: those pages stay in the import's")  # fmt: skip
+        if self.unmatched:
+            out.append(
+                f"its pages list gives tags, notes or a collection for "
+                f"{counted(self.unmatched, 'page')} the import holds no capture of: not restored"
+            )
+        return out
+
+
+def _collections_named(slugs: set[str]) -> str:
+    names = ", ".join(repr(c) for c in sorted(slugs))
+    return f"collection{'s' if len(slugs) > 1 else ''} {names}"
+
+
+def restore_labels(
+    lib: Library,
+    snapshot_ids: Sequence[int],
+    pages: Sequence[WaczPage],
+    *,
+    collection: str | None,
+    folder_collection: str,
+) -> Restored:
+    """Give the pages ``snapshot_ids`` the tags, notes and collections their listings in
+    ``pages`` carry. ``collection``: the one the user chose (then no page moves),
+    ``folder_collection``: the one the import went into."""
+    done = Restored()
+    wanted = labelled(pages)
+    if not wanted:
+        return done
+    with lib.session() as s:
+        found = _pages_by_url(s.connection(), snapshot_ids)
+    chosen = _match(wanted, found, done)
+    slugs = _collections(lib, chosen, collection, folder_collection, done)
+    if collection is None:  # already in the import's collection, which the list named
+        went = sum(p.collection == folder_collection for p in chosen.values())
+        if went:
+            done.moved[folder_collection] = went
+    with lib.write() as s:
+        conn = s.connection()
+        for sid, page in chosen.items():
+            _apply(conn, sid, page, slugs.get(page.collection or ""), done)
+    return done
+
+
+def _pages_by_url(conn: Connection, ids: Sequence[int]) -> dict[str, list[tuple[str, int]]]:
+    """The pages ``ids`` by address: (time as 17 digits, id), in id order."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for start in range(0, len(ids), CHUNK):
+        rows = conn.execute(
+            select(Snapshot.id, Snapshot.url, Snapshot.captured_at)
+            .where(Snapshot.id.in_(list(ids[start : start + CHUNK])))
+            .order_by(Snapshot.id)
+        )
+        for sid, url, at in rows:
+            when = at if at.tzinfo else at.replace(tzinfo=UTC)
+            out.setdefault(url, []).append((to_ts17(when), int(sid)))
+    return out
+
+
+def _match(
+    wanted: list[WaczPage], found: dict[str, list[tuple[str, int]]], done: Restored
+) -> dict[int, WaczPage]:
+    """Page id -> the labelled listing it was made of: the page of its address at its time,
+    else the first of its address no other listing took."""
+    taken: set[int] = set()
+    chosen: dict[int, WaczPage] = {}
+    for page in wanted:
+        candidates = [c for c in found.get(page.url, ()) if c[1] not in taken]
+        digits = listed_digits(page.ts)
+        timed = [c for c in candidates if digits is not None and c[0].startswith(digits)]
+        picks = timed or candidates
+        if not picks:
+            done.unmatched += 1
+            continue
+        pick = picks[0]
+        taken.add(pick[1])
+        chosen[pick[1]] = page
+    return chosen
+
+
+def _collections(
+    lib: Library,
+    chosen: dict[int, WaczPage],
+    collection: str | None,
+    folder_collection: str,
+    done: Restored,
+) -> dict[str, int]:
+    """Slug -> collection id of every collection the pages move to (created if missing)."""
+    named = {p.collection for p in chosen.values() if p.collection}
+    if collection is not None:
+        done.kept_out = {c for c in named if c != collection}
+        return {}
+    ids: dict[str, int] = {}
+    for slug in sorted(named - {folder_collection}):
+        try:
+            ids[slug] = lib.ensure_collection(validate_slug(slug))
+        except InputError:
+            done.bad.add(slug)
+    return ids
+
+
+def _apply(
+    conn: Connection, sid: int, page: WaczPage, collection_id: int | None, done: Restored
+) -> None:
+    values: dict[str, object] = {}
+    if page.notes:
+        values["notes"] = page.notes
+        done.noted += 1
+    if collection_id is not None:
+        values["collection_id"] = collection_id
+        slug = page.collection or ""
+        done.moved[slug] = done.moved.get(slug, 0) + 1
+    if values:
+        conn.execute(update(Snapshot).where(Snapshot.id == sid).values(**values))
+    if page.tags:
+        have = set(conn.scalars(select(SnapshotTag.tag_id).where(SnapshotTag.snapshot_id == sid)))
+        new = [t for t in tag_ids(conn, page.tags) if t not in have]
+        if new:
+            conn.execute(insert(SnapshotTag), [{"snapshot_id": sid, "tag_id": t} for t in new])
+        done.tagged += 1
+    if page.tags or page.notes:  # search finds a capture by its tags and notes
+        _reindex(conn, sid)
+
+
+def _reindex(conn: Connection, sid: int) -> None:
+    found = indexed_text(conn, sid)
+    if found is None:
+        return
+    names = conn.scalars(
+        select(Tag.name)
+        .join(SnapshotTag, SnapshotTag.tag_id == Tag.id)
+        .where(SnapshotTag.snapshot_id == sid)
+    )
+    title, url, body = found
+    upsert_snapshot_text(conn, sid, title=title, url=url, body=body, tags=list(names))
+
+
+__all__ = ["Restored", "labelled", "listed_collection", "restore_labels"]
