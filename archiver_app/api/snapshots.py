@@ -25,6 +25,7 @@ from archiver_app.mirror.deps import snapshots_files
 from archiver_app.mirror.status import SnapshotCopiesReport, snapshot_copies
 from archiver_app.store.models import (
     CopyState,
+    Fidelity,
     File,
     FileKind,
     Job,
@@ -32,6 +33,7 @@ from archiver_app.store.models import (
     SnapshotTag,
     Tag,
 )
+from archiver_app.units import human_bytes
 from archiver_app.urls import display_url
 from archiver_app.watch.schedule import SCHEDULE_PAUSED, describe_schedule
 
@@ -102,6 +104,20 @@ class SnapshotsManager:
             if isinstance(value, str) and value.strip():
                 return value.strip()
         return None
+
+    def screenshot(self, snapshot_id: int) -> Path | bytes | None:
+        """The screenshot of ``snapshot_id``: its file, else the PNG its WARC keeps (an
+        imported capture's: :func:`archiver_app.compare.snapshots.screenshot`)."""
+        from archiver_app.compare.snapshots import screenshot
+
+        return screenshot(self._lib, snapshot_id)
+
+    def kept_screenshot(self, snapshot_id: int) -> bytes | None:
+        """The PNG of the ``urn:view:`` record ``snapshot_id`` kept in its WARC, if any
+        (what an imported capture has for a screenshot)."""
+        from archiver_app.compare.snapshots import kept_screenshot
+
+        return kept_screenshot(self._lib, snapshot_id)
 
     def screenshot_path(self, snapshot_id: int) -> Path | None:
         """The stored screenshot of ``snapshot_id`` when it is on disk."""
@@ -258,12 +274,28 @@ class SnapshotDetail:
     watched: str | None = None  # its address is watched: the schedule and next capture
     authors: str = ""  # as the page names them (cite.metadata), "" when it does not
     published: str = ""  # the page's own date: 2026, 2026-03 or 2026-03-04; "" when none
+    size_note: str = ""  # what ``size_bytes`` counts (:func:`size_note`)
 
     @property
     def shown_url(self) -> str:
         """The address as people read it (``/мир``, not ``/%D0%BC...``): see
         :func:`archiver_app.urls.display_url`; ``url`` is the stored form."""
         return display_url(self.url)
+
+
+def size_note(fidelity: str | None, files: Sequence[tuple[str, str, int]]) -> str:
+    """What a capture's size counts, in a few words. A capture's size is its files: its WARC
+    and, beside it, the screenshot, DOM and text it also keeps as records in the WARC, and
+    its ``index.json``. An imported page's size is its records in the imported WARC (whose
+    ``urn:view:``, ``urn:dom:`` and ``urn:text:`` records are its screenshot, DOM and text):
+    the same capture is smaller imported, by the files a capture keeps besides."""
+    if fidelity == Fidelity.IMPORTED:
+        return "its records in the imported WARC, no files beside it"
+    warc = sum(size for kind, _, size in files if kind == FileKind.WARC)
+    rest = sum(size for kind, _, size in files if kind != FileKind.WARC)
+    if not warc or not rest:
+        return ""
+    return f"WARC {human_bytes(warc)} + screenshot, DOM, text files {human_bytes(rest)}"
 
 
 def _page_meta(lib: Library, snapshot_id: int) -> PageMeta:
@@ -340,6 +372,7 @@ def _detail(s: Session, snapshot_id: int) -> SnapshotDetail | None:
         notes=snap.notes or "",
         tags=tags,
         files=[(f[0], f[1], int(f[2])) for f in files],
+        size_note=size_note(snap.capture_fidelity, [(f[0], f[1], int(f[2])) for f in files]),
         other_captures=[(o[0], o[1], o[2]) for o in others],
         profile=snap.profile,
         watched=_watched(s, snap.url),

@@ -96,10 +96,10 @@ def _write_overlay(lib: Any, result: Comparison, path: str) -> None:
     from pathlib import Path
 
     from archiver_app.compare import overlay
-    from archiver_app.compare.snapshots import screenshot_path
+    from archiver_app.compare.snapshots import screenshot
     from archiver_app.durable import atomic_write
 
-    shot = screenshot_path(lib, result.new.id)
+    shot = screenshot(lib, result.new.id)
     assert shot is not None and result.visual is not None
     atomic_write(Path(path), overlay(shot, result.visual.boxes))
 

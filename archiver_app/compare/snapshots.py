@@ -49,7 +49,7 @@ from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.fulltext import MAX_BODY_CHARS, indexed_text
 from archiver_app.store.models import File, FileKind, LocalState, Record, Snapshot, SnapshotState
-from archiver_app.warc.views import TEXT, view_text
+from archiver_app.warc.views import TEXT, VIEW, view_text
 
 #: Page texts read for a comparison are capped here (bounded memory for huge pages).
 MAX_TEXT_BYTES = 8 * 1024 * 1024
@@ -237,10 +237,7 @@ def compare_captures(
     if text_a is not None and text_b is not None:  # the frames' text on both sides, or neither
         text_a, text_b = same_text(a, text_a, b, text_b, notes)
     text = diff_texts(text_a, text_b, ignore) if text_a is not None and text_b is not None else None
-    shot_a, shot_b = (
-        _file(lib, a, FileKind.SCREENSHOT, notes),
-        _file(lib, b, FileKind.SCREENSHOT, notes),
-    )
+    shot_a, shot_b = _screenshot(lib, a, notes), _screenshot(lib, b, notes)
     visual = diff_images(shot_a, shot_b) if shot_a and shot_b and kept_look is None else None
     look = visual.share_changed if visual else kept_look
     resources = resource_diff(lib, a.id, b.id, pages=(a, b))
@@ -294,13 +291,40 @@ def _decide(
 
 
 def screenshot_path(lib: Library, snapshot_id: int) -> Path | None:
-    """The capture's screenshot on this computer, or None."""
+    """The capture's screenshot file on this computer, or None."""
     with lib.session() as s:
         snap = s.get(Snapshot, snapshot_id)
         if snap is None:
             return None
         s.expunge(snap)
     return _file(lib, snap, FileKind.SCREENSHOT, [])
+
+
+def screenshot(lib: Library, snapshot_id: int) -> Path | bytes | None:
+    """The capture's screenshot: its file on this computer, else the PNG of the
+    ``urn:view:`` record it kept in its WARC (a capture imported from a WACZ or a WARC has
+    no file of it); None when it has neither."""
+    with lib.session() as s:
+        snap = s.get(Snapshot, snapshot_id)
+        if snap is None:
+            return None
+        s.expunge(snap)
+    return _screenshot(lib, snap, [])
+
+
+def kept_screenshot(lib: Library, snapshot_id: int) -> bytes | None:
+    """The payload of the ``urn:view:`` record the capture kept in its WARC, if any."""
+    from archiver_app.replay.replayer import Replayer
+
+    return Replayer.for_library(lib).kept_view(snapshot_id, VIEW) or None
+
+
+def _screenshot(lib: Library, snap: Snapshot, notes: list[str]) -> Path | bytes | None:
+    missing: list[str] = []
+    found = _file(lib, snap, FileKind.SCREENSHOT, missing) or kept_screenshot(lib, snap.id)
+    if found is None:
+        notes.extend(missing)
+    return found
 
 
 def _ref(snap: Snapshot) -> CaptureRef:

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from archiver_app.compare import Comparison, overlay
-from archiver_app.compare.snapshots import CaptureRef, screenshot_path
+from archiver_app.compare.snapshots import CaptureRef, screenshot
 from archiver_app.compare.text import Op
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
@@ -121,7 +121,7 @@ class CompareView(QWidget):
             )
             comparison = compared.comparison
             png = None
-            shot = screenshot_path(library, comparison.new.id)
+            shot = screenshot(library, comparison.new.id)
             if comparison.visual is not None and shot is not None:
                 png = overlay(shot, comparison.visual.boxes)
             return _Result(compared, png)

@@ -77,6 +77,15 @@ def breakable(url: str) -> str:
     return "".join(out)
 
 
+#: What the Size row counts, and why one capture is smaller imported than captured.
+SIZE_TIP = (
+    "A capture's size is its files: its WARC, and beside it the screenshot, DOM and text it "
+    "also keeps as records in the WARC, and its index.json. An imported page's size is its "
+    "records in the imported WARC (its screenshot, DOM and text among them), so the same "
+    "capture is smaller imported."
+)
+
+
 class NoteSave(NamedTuple):
     """One save of a capture's notes: ``text`` typed over the stored note ``expected``."""
 
@@ -165,6 +174,7 @@ class DetailPane(QScrollArea):
         self.when = self._value()
         self.status = self._value()
         self.size_label = self._value()
+        self.size_label.setToolTip(SIZE_TIP)
         self.fidelity = self._value()
         self.collection = self._value()
         self.authors = self._value()  # these two only for a page that says (its citation's)
@@ -309,7 +319,8 @@ class DetailPane(QScrollArea):
         self.status.setText(f"{detail.state}{code}  {detail.mime}".strip())
         if detail.profile:  # a logged-in capture: say so before anyone shares it
             self.status.setText(f"{self.status.text()}\n{privacy_note(detail.profile)}")
-        self.size_label.setText(human_size(detail.size_bytes))
+        note = f" ({detail.size_note})" if detail.size_note else ""
+        self.size_label.setText(f"{human_size(detail.size_bytes)}{note}")
         reason = f" — {detail.fidelity_reason}" if detail.fidelity_reason else ""
         if str(detail.state) == "failed" and reason:  # why it failed, where its state is
             self.status.setText(f"failed{reason}")

@@ -6,6 +6,11 @@ never block: they return a cached ``QPixmap`` or ``None`` and queue a decode. De
 through a queued signal and becomes a ``QPixmap`` on the GUI thread, after which
 :attr:`ThumbnailCache.ready` fires with the snapshot id.
 
+A capture with no ``screenshot.png`` in its folder (one imported from a WACZ or a WARC,
+whose folder is the import's) has the PNG its WARC keeps (``urn:view:``) decoded instead,
+read through ``lib.snapshots`` on the pool's thread; a capture found to have neither is
+not asked again for a WARC record (an import's records do not change), only for its file.
+
 A screenshot not found (or not readable) is looked for again when the table reads its rows
 anew (:meth:`ThumbnailCache.look_again`: a capture completed, F5), and when asked for after
 :data:`RETRY_SECONDS`: a capture's row is shown while it is pending, before its screenshot
@@ -17,9 +22,20 @@ from __future__ import annotations
 import functools
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QRect, QRunnable, QSize, Qt, QThreadPool, Signal
+from PySide6.QtCore import (
+    QBuffer,
+    QByteArray,
+    QObject,
+    QRect,
+    QRunnable,
+    QSize,
+    Qt,
+    QThreadPool,
+    Signal,
+)
 from PySide6.QtGui import QColor, QImage, QImageReader, QPainter, QPixmap
 
 from archiver_app.library import Library
@@ -37,17 +53,47 @@ RETRY_SECONDS = 2.0
 class _Relay(QObject):
     decoded = Signal(int, bool, object)  # snapshot id, large?, [QImage] or [] (never None)
 
+    def __init__(self, parent: QObject) -> None:
+        super().__init__(parent)
+        self.viewless: set[int] = set()  # captures with no screenshot record in their WARC
+
 
 class _Decode(QRunnable):
-    def __init__(self, relay: _Relay, snapshot_id: int, path: Path, size: QSize, large: bool):
+    def __init__(  # noqa: PLR0917 - one decode's whole task
+        self,
+        relay: _Relay,
+        snapshot_id: int,
+        path: Path,
+        size: QSize,
+        large: bool,
+        kept: Callable[[int], bytes | None] | None = None,
+    ):
         super().__init__()
         self.relay, self.snapshot_id, self.path, self.size = relay, snapshot_id, path, size
         self.large = large
+        self.kept = kept  # the PNG the capture's WARC keeps, asked when there is no file
+
+    def _reader(self, buffer: QBuffer) -> QImageReader | None:
+        if self.path.is_file():
+            return QImageReader(str(self.path))
+        if self.kept is None:
+            return None
+        try:
+            data = self.kept(self.snapshot_id)
+        except Exception:  # the database or the WARC not readable now: looked for again later
+            self.kept = None
+            return None
+        if not data:
+            self.relay.viewless.add(self.snapshot_id)  # (a set's add: safe from any thread)
+            return None
+        buffer.setData(QByteArray(data))
+        return QImageReader(buffer)
 
     def run(self) -> None:
         image: QImage | None = None
-        if self.path.is_file():
-            reader = QImageReader(str(self.path))
+        buffer = QBuffer()
+        reader = self._reader(buffer)
+        if reader is not None:
             full = reader.size()
             if full.isValid() and not self.large:
                 # Decode only the top of a full-page screenshot: cheap and recognisable.
@@ -128,8 +174,12 @@ class ThumbnailCache(QObject):
                 return None
             self._pending.add(key)
             size = LARGE if large else SMALL
-            self._pool.start(_Decode(self._relay, snapshot_id, path, size, large))
+            kept = None if snapshot_id in self._relay.viewless else self._kept
+            self._pool.start(_Decode(self._relay, snapshot_id, path, size, large, kept))
         return None
+
+    def _kept(self, snapshot_id: int) -> bytes | None:
+        return self.library.snapshots.kept_screenshot(snapshot_id)
 
     def look_again(self) -> None:
         """Screenshots not found are looked for again when next asked for (the rows were

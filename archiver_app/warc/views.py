@@ -6,13 +6,17 @@ what the browser showed, text loaded by scripts and a PDF's text layer included)
 page's records (:func:`archiver_app.capture.persist.write_views`). Browsertrix writes
 ``urn:text:`` records the same way. They are read back here by name: replay and compare
 find a capture's own (:func:`archiver_app.replay.index.view_record`), and an import gives
-each page the text recorded for it (:mod:`archiver_app.warc.batches`).
+each page the text recorded for it (:mod:`archiver_app.warc.batches`). An imported capture
+has no screenshot file: its ``urn:view:`` record is its screenshot
+(:func:`archiver_app.compare.snapshots.screenshot`).
 """
 
 from __future__ import annotations
 
 #: The page text a capture recorded.
 TEXT = "text"
+#: The screenshot a capture took (PNG).
+VIEW = "view"
 
 
 def view_url(view: str, page_url: str) -> str:
@@ -37,4 +41,4 @@ def view_text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-__all__ = ["TEXT", "view_prefix", "view_text", "view_url", "viewed_page"]
+__all__ = ["TEXT", "VIEW", "view_prefix", "view_text", "view_url", "viewed_page"]

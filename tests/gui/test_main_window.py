@@ -774,3 +774,36 @@ def test_the_details_show_the_capture_acted_on(
         assert window.selected_ids() == [chosen] == [window.detail.wanted]  # ...nothing else
     QTest.keyClick(window.table, Qt.Key.Key_End)  # a move without Ctrl selects: followed
     qtbot.waitUntil(lambda: window.selected_ids() == [ids[2]] == [window.detail.wanted])
+
+
+def test_an_imported_capture_shows_the_screenshot_its_warc_keeps(
+    qtbot: QtBot, main_window: MainWindow, library: Library, tmp_path: Path
+) -> None:
+    """An import's captures share its folder and have no screenshot file: each shows the
+    PNG of its own ``urn:view:`` record (detail pane and thumbnail), and its size says
+    what it counts."""
+    from tests.helpers.imported import BLUE, RED, import_captures
+
+    red, blue = import_captures(
+        library, tmp_path, {"https://site.example/a": RED, "https://site.example/b": BLUE}
+    )
+    main_window.refresh_all()
+    qtbot.waitUntil(lambda: not main_window.model.loading and main_window.model.rowCount() == 2)
+    d = main_window.detail
+    for sid, colour in ((red, (200, 0, 0)), (blue, (0, 0, 200))):
+        with qtbot.waitSignal(d.loaded):
+            d.show_snapshot(sid)
+        qtbot.waitUntil(
+            lambda: d.screenshot.pixmap() is not None and not d.screenshot.pixmap().isNull()
+        )
+        image = d.screenshot.pixmap().toImage()
+        shown = image.pixelColor(image.width() // 2, image.height() // 2)
+        assert (shown.red(), shown.green(), shown.blue()) == colour
+        assert "its records in the imported WARC" in d.size_label.text()
+    thumbnails = main_window.thumbnails
+    folder = library.snapshots.detail(red).folder  # type: ignore[union-attr]
+    thumbnails.small(red, folder)
+    thumbnails.wait_idle()
+    qtbot.waitUntil(lambda: thumbnails.has(red))
+    small = thumbnails.small(red, folder)
+    assert small is not None and not small.isNull()

@@ -554,12 +554,11 @@ class ReplayWidget(QWidget):
 
     # ------------------------------------------------------------------ screenshot
 
-    def screenshot_path(self) -> str | None:
-        """The stored screenshot of the capture shown, if there is one on disk."""
+    def screenshot(self) -> Path | bytes | None:
+        """The screenshot of the capture shown (its file, or the PNG its WARC keeps)."""
         if self.current is None or self.current.snapshot_id is None:
             return None
-        path = self.library.snapshots.screenshot_path(self.current.snapshot_id)
-        return str(path) if path is not None else None
+        return self.library.snapshots.screenshot(self.current.snapshot_id)
 
     def show_screenshot(self, on: bool) -> None:
         """Show the screenshot taken at capture time instead of the live rendering."""
@@ -567,11 +566,13 @@ class ReplayWidget(QWidget):
             showing_pdf = self.current is not None and is_pdf(self.current.headers)
             self.stack.setCurrentWidget(self.pdf_view if showing_pdf else self.view)
             return
-        path = self.screenshot_path()
-        if path is None and not self._still_stored():  # deleted, and not yet told
+        shot = self.screenshot()
+        if shot is None and not self._still_stored():  # deleted, and not yet told
             self.show_deleted()  # (which turns the screenshot off)
             return
-        pixmap = QPixmap(path) if path else QPixmap()
+        pixmap = QPixmap(str(shot)) if isinstance(shot, Path) else QPixmap()
+        if isinstance(shot, bytes):
+            pixmap.loadFromData(shot)
         if pixmap.isNull():
             self.screenshot_label.setPixmap(QPixmap())
             self.screenshot_label.setText(DELETED if self.deleted is not None else NO_SCREENSHOT)
