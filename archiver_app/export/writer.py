@@ -61,15 +61,19 @@ ProgressFn = Callable[[ProgressUpdate], None]
 README = """\
 This folder is a web archive exported by Archiver {version} on {created}.
 
-  archive/data.warc.gz  every HTTP response (WARC/1.x, one gzip member per record)
+  archive/data.warc.gz  the captures' WARC records (WARC/1.x, one gzip member per record):
+                        HTTP requests, responses and revisits, each page's screenshot,
+                        DOM and text as resource records, its page info as a metadata record
   index.cdxj            CDXJ index of the WARC, sorted (LC_ALL=C byte order)
-  pages.jsonl           one JSON line per page: url, ts, title, text
+  pages.jsonl           one JSON line per page: url, ts, title, text, and Archiver's
+                        tags, notes and collection
 
 Open it with any WARC tool, for example:
   - pywb:      wb-manager init mycoll && wb-manager add mycoll archive/data.warc.gz && wayback
   - ReplayWeb.page (https://replayweb.page): load archive/data.warc.gz
   - warcio:    warcio index archive/data.warc.gz
-  - Archiver:  archiver import archive/data.warc.gz
+  - Archiver:  archiver import FOLDER   (this whole folder: pages.jsonl says which
+               records are pages and gives back their titles, texts, tags and notes)
 
 {counts}.
 """

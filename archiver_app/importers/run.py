@@ -28,6 +28,10 @@ from archiver_app.warc import workers
 WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
 ARCHIVE_SUFFIXES = (*WARC_SUFFIXES, ".wacz")
 STDIN = Path("-")
+#: What an imported WACZ's line says when --link was asked for: it does not apply.
+WACZ_COPIED = (
+    "copied: --link applies to WARC/ARC files, a WACZ's WARCs are extracted into the library"
+)
 _log = logging.getLogger(__name__)
 
 
@@ -177,9 +181,12 @@ def _import_file(
             then=then,
         )
     if kind == "wacz":
-        return import_wacz_file(
+        outcome = import_wacz_file(
             lib, path, collection=collection, tags=tags, progress=progress, cancel=cancel
         )
+        if link and outcome.state is OutcomeState.IMPORTED:
+            outcome.reason = "; ".join(filter(None, [WACZ_COPIED, outcome.reason]))
+        return outcome
     collection = collection or DEFAULT_COLLECTION  # only an archive's pages list names others
     if kind == "bookmarks":
         try:

@@ -18,14 +18,16 @@ Failure or cancellation undoes the whole WACZ.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import shutil
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from sqlalchemy import select
+from warcio.archiveiterator import ArchiveIterator
 
 from archiver_app.durable import discard, install, open_temp, sweep_leftovers, sync_fd
 from archiver_app.export.signing import Difference, fingerprint, verify_wacz
@@ -53,10 +55,11 @@ from archiver_app.tasks import CancelToken
 from archiver_app.units import counted
 from archiver_app.warc import workers
 from archiver_app.warc.indexer import IndexReport
-from archiver_app.warc.listing import ListingsLeft
+from archiver_app.warc.listing import ListingsLeft, listed_digits
 from archiver_app.warc.scan import NotAnArchiveError, OneGzipStreamError, sniff_archive
-from archiver_app.warc.timestamps import to_ts17
+from archiver_app.warc.timestamps import parse_ts, parse_warc_date, to_ts17
 from archiver_app.warc.wacz import WaczError, WaczInfo, WaczPage, extract_verified, open_wacz
+from archiver_app.warc.ziprecover import open_rebuilt
 
 
 def _unique_name(name: str, used: set[str]) -> str:
@@ -132,7 +135,7 @@ def _import_wacz_file(
     changed = {f.name for f in package.findings if f.kind in _CHANGED}
     into = collection or listed_collection(info.pages) or DEFAULT_COLLECTION
     collection_id, slug = resolve_collection(lib, into)
-    folder = new_folder(lib, slug, None)
+    folder = new_folder(lib, slug, capture_time(info))
     # Marked before its first byte: a kill before the WARCs are recorded is swept too.
     locks.enter_context(incomplete.folder_in_progress(lib, folder, whole))
     placed = _extract_all(lib, info, folder, changed)
@@ -190,6 +193,37 @@ def _listings(pages: list[WaczPage], *, trusted: bool) -> ListingsLeft | None:
     if trusted:
         return ListingsLeft((p.url, p.ts, p.title, p.text) for p in pages)
     return ListingsLeft((p.url, p.ts, None, None) for p in pages)
+
+
+def capture_time(info: WaczInfo) -> datetime | None:
+    """When the WACZ's captures were made, which names its folder (as a capture's time
+    names a capture's, and a WARC's first record an imported WARC's): the earliest time
+    its pages list gives, else its first WARC's first dated record, read from the zip (a
+    few records' headers); None when neither is readable (then the import's time)."""
+    times = [at for p in info.pages if (at := _listed_time(p.ts)) is not None]
+    if times:
+        return min(times)
+    try:
+        zf = (
+            zipfile.ZipFile(info.path)
+            if info.rebuilt is None
+            else open_rebuilt(info.path, info.rebuilt)
+        )
+        with zf, zf.open(info.warcs[0]) as fh:
+            for rec in itertools.islice(ArchiveIterator(fh), 8):
+                if date := rec.rec_headers.get_header("WARC-Date"):
+                    return parse_warc_date(date)
+    except Exception:  # a damaged or odd first WARC: the extraction says what is wrong
+        return None
+    return None
+
+
+def _listed_time(ts: str | None) -> datetime | None:
+    digits = listed_digits(ts)
+    try:
+        return parse_ts(digits) if digits else None
+    except (ValueError, OverflowError):
+        return None
 
 
 #: Findings that mean a member's bytes are not what the package lists: extracted anyway
