@@ -45,6 +45,7 @@ from archiver_app.library_share import (
     check_folder,
 )
 from archiver_app.store import schema
+from archiver_app.store.connection_loss import not_connected
 from archiver_app.store.engine import make_engine, make_sessionmakers, sqlite_url
 from archiver_app.store.models import Collection, Setting, Snapshot
 from archiver_app.store.types import utcnow
@@ -163,8 +164,7 @@ class Library:
         meta_path, db_path = root / META_NAME, root / DB_NAME
         shared = database_url is not None and not database_url.startswith("sqlite")
         # A shared library's folder may be empty or missing here (a share not mounted): the
-        # database decides, below, and the refusal says which folder it expected.
-        # A shared folder's database decides, below: it knows the folder's token.
+        # database decides, below (it knows the folder's token), and says which it expected.
         is_new = check_library_folder(
             root, create=create or shared, start_over=start_over or shared
         )
@@ -203,15 +203,9 @@ class Library:
                 )
             meta = _ensure_meta(engine, meta_path, meta, clock)
         except BaseException as exc:
-            engine.dispose()
-            use.release()
-            if made_folder:
-                with suppress(OSError):
-                    root.rmdir()  # refused: leave no empty folder behind
-            if (busy := library_busy(exc)) is not None and busy is not exc:
-                raise busy from exc  # another process's long write: say so, not a traceback
-            if isinstance(exc, OperationalError) and engine.dialect.name != "sqlite":
-                raise _not_connected(engine, exc) from exc
+            said = _refused(engine, use, root if made_folder else None, exc)
+            if said is not exc:
+                raise said from exc
             raise
         if remember:
             known.remember_library(root, meta.library_id)
@@ -468,6 +462,24 @@ def _holds_no_library(root: Path) -> bool:
         return True
 
 
+def _refused(
+    engine: Engine, use: library_use.Use, made: Path | None, exc: BaseException
+) -> BaseException:
+    """Undo an open that failed with ``exc`` (``made``: the folder it made, removed so no
+    empty folder is left behind); what to raise: ``exc``, or what says it better (another
+    process's long write, a database server that cannot be reached)."""
+    engine.dispose()
+    use.release()
+    if made is not None:
+        with suppress(OSError):
+            made.rmdir()
+    if (busy := library_busy(exc)) is not None:
+        return busy
+    if isinstance(exc, OperationalError) and engine.dialect.name != "sqlite":
+        return not_connected(_public(engine), exc)
+    return exc
+
+
 def _read_meta(meta_path: Path) -> LibraryMeta | None:
     if not meta_path.exists():
         return None  # rebuilt from the database (settings) below
@@ -532,37 +544,6 @@ def _ensure_meta(
     return meta
 
 
-def _not_connected(engine: Engine, exc: OperationalError) -> LibraryError:
-    """What to raise when a shared library's database refused or could not be reached: a
-    refusal that trying again does not cure is exit 2, anything else exit 75 (try again)."""
-    from archiver_app.store.connection_loss import (
-        DatabaseUnreachableError,
-        RefusalKind,
-        refused_for_good,
-    )
-
-    refusal = refused_for_good(exc)
-    if refusal is not None and refusal.kind is RefusalKind.NO_PASSWORD:
-        return LibraryError(
-            f"the library's database {_public(engine)} asks for a password and none was"
-            " given: put it in ~/.pgpass (a line host:port:database:user:password, readable"
-            " only by you) or in PGPASSWORD. Nothing was changed.",
-            details=refusal.reason,
-        )
-    if refusal is not None:
-        return LibraryError(
-            f"the library's database {_public(engine)} refused the connection:"
-            f" {refusal.reason.rstrip('.')}. Check the URL's user, password (or"
-            " PGPASSWORD, ~/.pgpass) and database name. Nothing was changed."
-        )
-    why = _one_line(str(exc.orig))
-    return DatabaseUnreachableError(
-        f"cannot reach the library's database {_public(engine)}: "
-        f"{why}{'' if why.endswith('?') else '.'} Nothing was changed.",
-        details=repr(exc),
-    )
-
-
 def _public(engine: Engine) -> str:
     """The engine's URL without its password (which stays in PGPASSWORD or ~/.pgpass)."""
     return public_url(engine.url)
@@ -581,13 +562,6 @@ def record_database(root: Path, meta: LibraryMeta, database_url: str | None) -> 
     meta = replace(meta, database_url=database_url)
     atomic_write_text(root / META_NAME, json.dumps(meta.to_json(), indent=2) + "\n")
     return meta
-
-
-def _one_line(message: str) -> str:
-    """libpq's lines as one sentence after another ("... Connection refused. Is the server
-    running ...?"), without the last full stop."""
-    lines = [" ".join(line.split()) for line in message.splitlines() if line.strip()]
-    return " ".join(f"{x}." if x[-1] not in ".?!:" else x for x in lines).rstrip(".")
 
 
 __all__ = ["DB_NAME", "Library", "LibraryInfo", "LibraryMeta"]

@@ -94,12 +94,47 @@ def unreachable_message(exc: BaseException) -> str:
     return f"database unreachable: {first or type(orig).__name__}"
 
 
+def not_connected(where: str, exc: OperationalError) -> LibraryError:
+    """What to raise when a shared library's database (``where``: its URL without the
+    password) refused or could not be reached as the library opened: a refusal that trying
+    again does not cure is exit 2, anything else exit 75 (try again)."""
+
+    refusal = refused_for_good(exc)
+    if refusal is not None and refusal.kind is RefusalKind.NO_PASSWORD:
+        return LibraryError(
+            f"the library's database {where} asks for a password and none was"
+            " given: put it in ~/.pgpass (a line host:port:database:user:password, readable"
+            " only by you) or in PGPASSWORD. Nothing was changed.",
+            details=refusal.reason,
+        )
+    if refusal is not None:
+        return LibraryError(
+            f"the library's database {where} refused the connection:"
+            f" {refusal.reason.rstrip('.')}. Check the URL's user, password (or"
+            " PGPASSWORD, ~/.pgpass) and database name. Nothing was changed."
+        )
+    why = _one_line(str(exc.orig))
+    return DatabaseUnreachableError(
+        f"cannot reach the library's database {where}: "
+        f"{why}{'' if why.endswith('?') else '.'} Nothing was changed.",
+        details=repr(exc),
+    )
+
+
+def _one_line(message: str) -> str:
+    """libpq's lines as one sentence after another ("... Connection refused. Is the server
+    running ...?"), without the last full stop."""
+    lines = [" ".join(line.split()) for line in message.splitlines() if line.strip()]
+    return " ".join(f"{x}." if x[-1] not in ".?!:" else x for x in lines).rstrip(".")
+
+
 __all__ = [
     "EXIT_UNREACHABLE",
     "DatabaseUnreachableError",
     "Refusal",
     "RefusalKind",
     "lost_connection",
+    "not_connected",
     "refused_for_good",
     "unreachable_message",
 ]
