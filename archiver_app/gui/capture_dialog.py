@@ -128,6 +128,7 @@ class CaptureDialog(QDialog):
         urls_layout = QVBoxLayout(urls_page)
         urls_layout.addWidget(QLabel("Web addresses to capture, one per line:", urls_page))
         self.urls = QPlainTextEdit(urls_page)
+        self.urls.setTabChangesFocus(True)  # Tab moves on: a list has no tabs
         self.urls.setObjectName("urls")
         self.urls.setPlaceholderText("https://example.org/page\nhttps://example.org/other")
         self.urls.setPlainText(initial_text)
@@ -173,6 +174,7 @@ class CaptureDialog(QDialog):
         self.concurrency.setRange(1, 16)
         self.concurrency.setValue(2)
         self.ignore = QPlainTextEdit(crawl_page)
+        self.ignore.setTabChangesFocus(True)  # Tab moves on: a list has no tabs
         self.ignore.setObjectName("ignore")
         self.ignore.setPlaceholderText("regular expressions, one per line, e.g. /calendar/")
         self.ignore.setMaximumHeight(80)
@@ -240,6 +242,7 @@ class CaptureDialog(QDialog):
             "timer with `archiver watch run`) and list what changed under View > Changes"
         )
         self.watch_ignore = QPlainTextEdit(common)
+        self.watch_ignore.setTabChangesFocus(True)  # Tab moves on: a list has no tabs
         self.watch_ignore.setObjectName("watch_ignore")
         self.watch_ignore.setPlaceholderText(
             "text that changes without mattering, one regular expression per line, e.g. \\d+ views"

@@ -46,6 +46,7 @@ class JobRulesBox(QWidget):
         live = QFormLayout(self)
         live.setContentsMargins(0, 0, 0, 0)
         self.ignore_edit = QPlainTextEdit(self)
+        self.ignore_edit.setTabChangesFocus(True)  # Tab moves on: a list has no tabs
         self.ignore_edit.setObjectName("job_ignore")
         self.ignore_edit.setMaximumHeight(60)
         self.concurrency_edit = QSpinBox(self)

@@ -436,6 +436,7 @@ class MainWindow(QMainWindow):
     def tag_selection(self) -> None:
         ids = self.selected_ids()
         if not ids:
+            self.statusBar().showMessage("Select the captures to tag first.", 8000)
             return
         text, ok = QInputDialog.getText(
             self, "Add Tags", f"Tags to add to {counted(len(ids), 'capture')} (comma separated):"

@@ -46,6 +46,7 @@ class WatchDialog(QDialog):
             self.schedule.addItem(describe_schedule(watch.schedule), watch.schedule)
         self.schedule.setCurrentIndex(self.schedule.findData(watch.schedule))
         self.ignore_text = QPlainTextEdit("\n".join(watch.ignore), self)
+        self.ignore_text.setTabChangesFocus(True)  # Tab moves on: a list has no tabs
         self.ignore_text.setPlaceholderText(
             "text that changes without mattering, one regular expression per line"
         )

@@ -150,3 +150,23 @@ def test_keep_login_pages_turns_the_login_check_off_for_the_job(
     with library.session() as s:
         assert not load_context(s, crawl).rules.login_check
         assert not load_context(s, page).rules.login_check
+
+
+def test_tab_moves_on_from_the_address_and_pattern_lists(qtbot: QtBot) -> None:
+    """Tab typed a tab character into the address list (and the ignore lists): from there
+    the keyboard could not reach the collection, the tags or Capture."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    dialog = CaptureDialog([("default", "Default")])
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    for box in (dialog.urls, dialog.ignore, dialog.watch_ignore):
+        assert box.tabChangesFocus(), box.objectName()
+    dialog.activateWindow()
+    dialog.urls.setFocus()
+    qtbot.waitUntil(dialog.urls.hasFocus)
+    qtbot.keyClick(dialog.urls, Qt.Key.Key_Tab)
+    assert "\t" not in dialog.urls.toPlainText()
+    assert QApplication.focusWidget() is not dialog.urls

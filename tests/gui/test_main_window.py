@@ -807,3 +807,10 @@ def test_an_imported_capture_shows_the_screenshot_its_warc_keeps(
     qtbot.waitUntil(lambda: thumbnails.has(red))
     small = thumbnails.small(red, folder)
     assert small is not None and not small.isNull()
+
+
+def test_add_tags_with_nothing_selected_says_what_to_do(main_window: MainWindow) -> None:
+    """Ctrl+T with no capture selected did nothing at all (Delete says what it needs)."""
+    main_window.table.clearSelection()
+    main_window.tag_selection()
+    assert main_window.statusBar().currentMessage() == "Select the captures to tag first."
