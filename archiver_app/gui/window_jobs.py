@@ -120,6 +120,8 @@ class WindowJobs(QObject):
         self.window.research.refresh_changes()  # it may have captured a watched page
         # open replays list the captures it may have added (or an undone import took away)
         self.window.tabs.apply_changes(Changes(snapshots=True))
+        if (shown := self.window.detail.wanted) is not None:  # its copies (a mirror), notes
+            self.window.detail.show_snapshot(shown)
 
     def _background_progress(self, update: ProgressUpdate) -> None:
         """A scheduled scrub's progress in the status bar (migration shows its own)."""

@@ -814,3 +814,22 @@ def test_add_tags_with_nothing_selected_says_what_to_do(main_window: MainWindow)
     main_window.table.clearSelection()
     main_window.tag_selection()
     assert main_window.statusBar().currentMessage() == "Select the captures to tag first."
+
+
+def test_the_details_shown_follow_a_job_that_finished(
+    qtbot: QtBot, main_window: MainWindow, tmp_path: Path
+) -> None:
+    """After Mirror Now the selected capture's Copies still read "1 copy ✔ Laptop" until
+    another row was picked and this one again: a finished job re-reads the details shown."""
+    from archiver_app.mirror import add_destination, run_mirror
+
+    library = main_window.library
+    sid = add_snapshot(library, "https://harbour.example/", title="Harbour")
+    main_window.detail.show_snapshot(sid)
+    qtbot.waitUntil(lambda: "Laptop" in main_window.detail.copies.text())
+    assert "drive1" not in main_window.detail.copies.text()
+    (tmp_path / "drive1").mkdir()
+    add_destination(library, tmp_path / "drive1", "drive1")
+    assert run_mirror(library).ok
+    main_window.jobs.job_finished.emit(1, "completed")
+    qtbot.waitUntil(lambda: "drive1: present" in main_window.detail.copies.text())
