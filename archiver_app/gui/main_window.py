@@ -13,6 +13,7 @@ temporary library and a throw-away ``QSettings`` file.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
@@ -310,6 +311,11 @@ class MainWindow(QMainWindow):
                 self.menus.filters.setChecked(True)
                 self.filter_bar.show()
             q = q.with_(search=str(saved.get("search", "")), filters=filters)
+            scope = dict(saved.get("scope") or {})  # (saved before scopes were: everything)
+            q = q.with_(
+                view=View(scope.get("view") or View.ALL.value),
+                collection_id=scope.get("collection_id"),
+            )
             self.model.set_query(q)
             self._after_query_change()
             return
@@ -424,12 +430,15 @@ class MainWindow(QMainWindow):
             for s in (self.library.settings.get(SAVED_SEARCHES_KEY, []) or [])
             if s.get("name") != name
         ]
+        q = self.model.query  # the sidebar's scope too: a tag's as a tag filter (renamed,
+        # merged or deleted, it is followed as any saved tag filter), a collection or view
+        entry = self.sidebar.current_entry()
+        filters = q.filters
+        if q.tag_id is not None and not filters.tag and entry is not None and entry.kind == "tag":
+            filters = replace(filters, tag=entry.label)
+        scope = {"view": q.view.value, "collection_id": q.collection_id}
         saved.append(
-            {
-                "name": name,
-                "search": self.model.query.search,
-                "filters": self.model.query.filters.to_json(),
-            }
+            {"name": name, "search": q.search, "filters": filters.to_json(), "scope": scope}
         )
         self.apply_changes(self.library.settings.put(SAVED_SEARCHES_KEY, saved))
 

@@ -171,3 +171,35 @@ def test_a_saved_search_whose_tag_was_deleted_says_so(
     window.model.set_query(window.model.query.with_(filters=Filters(tag="CRAWLED")))
     qtbot.waitUntil(lambda: not window.model.loading)
     assert window.sidebar.has_tag("CRAWLED")
+
+
+def test_a_search_saved_within_a_tag_or_a_collection_keeps_it(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """A search saved with tag gamma (or a collection) selected in the sidebar listed the
+    matches of the whole library when opened: 3 captures, not the 1 it was saved with."""
+    from archiver_app.api.table import Filters
+
+    window = main_window
+    tagged = add_snapshot(library, "https://a.example/", title="Zebra A", tags=("gamma",))
+    add_snapshot(library, "https://b.example/", title="Zebra B")
+    filed = add_snapshot(library, "https://c.example/", title="Zebra C", collection="field")
+    window.refresh_all()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 3)
+    scopes = [e for e in window.sidebar.entries() if e.kind == "collection" and e.value != 1]
+    for entry, expected in ((_entry(window, "tag", "gamma"), tagged), (scopes[0], filed)):
+        assert window.sidebar.select_key(entry.key)  # type: ignore[attr-defined]
+        window.filter_bar.set_filters(Filters())  # the tag filter the first one showed
+        window.search.set_search("zebra")
+        window.model.set_query(window.model.query.with_(search="zebra", filters=Filters()))
+        qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+        name = f"Zebras in {entry.label}"  # type: ignore[attr-defined]
+        window.add_saved_search(name)
+        assert window.sidebar.select_key("view:all")
+        window.model.set_query(window.model.query.with_(search=""))
+        qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 3)
+        assert window.sidebar.select_key(_entry(window, "saved", name).key)  # type: ignore[attr-defined]
+        qtbot.waitUntil(lambda: not window.model.loading)
+        assert [window.model.snapshot_id(r) for r in range(window.model.rowCount())] == [
+            expected
+        ], name

@@ -24,8 +24,8 @@ from archiver_app.importers.outcome import OutcomeState
 from archiver_app.importers.run import import_paths
 from archiver_app.jobs.background import resume_interrupted
 from archiver_app.library import Library
-from archiver_app.warc.records import RECORDS_CHANGED_KEY
 from archiver_app.library_use import FOLDER
+from archiver_app.warc.records import RECORDS_CHANGED_KEY
 from tests.helpers.warcs import site, write_warc
 from tests.unit.importers.test_bad_input import make_wacz
 
