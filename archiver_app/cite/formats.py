@@ -47,6 +47,24 @@ class Reference:
     authors: tuple[Name, ...] = ()  # as the page names them (cite.metadata)
     issued: tuple[int, ...] | None = None  # the page's own date: (y,), (y, m) or (y, m, d)
     language: str | None = None  # the page's, as a tag: "en", "fr-CA"
+    http_status: int | None = None  # what the server answered the page with
+
+    @property
+    def error_page(self) -> str | None:
+        """The words "HTTP 404 error page" when the server answered the page with an error
+        status (400 and up): the copy is of its error page, not of the page, and every
+        format says so (APA's bracketed description after the title, CSL's ``genre``, a
+        BibTeX ``titleaddon``, a note)."""
+        status = self.http_status
+        return f"HTTP {status} error page" if status is not None and status >= 400 else None
+
+    def note(self, copy: str) -> str:
+        """What the machine formats' note says: the archived ``copy`` (its identifier or
+        address) and when it was captured, after what the server answered an error page."""
+        said = f"Archived copy {copy}, captured {_iso(self.captured_at)}"
+        if self.error_page is None or self.http_status is None:
+            return said
+        return f"{self.error_page}: the server answered {_status_text(self.http_status)}. {said}"
 
 
 def citation(
@@ -88,7 +106,18 @@ def citation(
         authors=meta.authors,
         issued=meta.issued,
         language=snap.language or None,
+        http_status=snap.http_status,
     )
+
+
+def _status_text(status: int) -> str:
+    """A status in words: HTTP 404 (Not Found), or HTTP 599 for one without a name."""
+    from http import HTTPStatus
+
+    try:
+        return f"HTTP {status} ({HTTPStatus(status).phrase})"
+    except ValueError:
+        return f"HTTP {status}"
 
 
 def _key(site: str, at: datetime, sid: int) -> str:
@@ -122,11 +151,12 @@ def to_bibtex(refs: Sequence[Reference]) -> str:
         fields = [
             *([("author", " and ".join(map(_bib_name, r.authors)))] if r.authors else []),
             ("title", "{" + _bib_escape(r.title) + "}"),
+            *([("titleaddon", f"[{r.error_page}]")] if r.error_page else []),
             ("organization", _bib_escape(r.site)),
             *([("date", "-".join(f"{p:02d}" for p in r.issued))] if r.issued else []),
             ("url", _bib_url(r.original_url)),
             ("urldate", f"{r.captured_at:%Y-%m-%d}"),
-            ("note", _bib_escape(f"Archived copy {r.version_url}, captured {_iso(r.captured_at)}")),
+            ("note", _bib_escape(r.note(r.version_url))),
             ("eprint", _bib_url(r.archive_id)),
             ("eprinttype", "archiver"),
         ]
@@ -162,13 +192,14 @@ def _csl_item(r: Reference) -> dict[str, object]:
         **({"author": [a.csl() for a in r.authors]} if r.authors else {}),
         **({"issued": {"date-parts": [list(r.issued)]}} if r.issued else {}),
         "title": r.title,
+        **({"genre": r.error_page} if r.error_page else {}),
         **({"language": r.language} if r.language else {}),
         "container-title": r.site,
         "URL": r.original_url,
         "accessed": {"date-parts": day},
         "archive": "Archiver",
         "archive_location": r.version_url,
-        "note": f"Archived copy {r.archive_id}, captured {_iso(r.captured_at)}",
+        "note": r.note(r.archive_id),
     }
 
 
@@ -189,6 +220,7 @@ def to_ris(refs: Sequence[Reference]) -> str:
             ("TY", "ELEC"),
             *names,
             ("TI", r.title),
+            *([("M3", r.error_page)] if r.error_page else []),
             ("PB", r.site),
             *issued,
             *([("LA", r.language)] if r.language else []),
@@ -196,7 +228,7 @@ def to_ris(refs: Sequence[Reference]) -> str:
             ("Y2", f"{r.captured_at:%Y/%m/%d}"),
             ("DB", "Archiver"),
             ("AN", r.archive_id),
-            ("N1", f"Archived copy {r.version_url}, captured {_iso(r.captured_at)}"),
+            ("N1", r.note(r.version_url)),
             ("ER", ""),
         ]
         records.append("\r\n".join(f"{tag}  - {_one_line(value)}" for tag, value in lines))
@@ -223,7 +255,7 @@ def robust_link(r: Reference) -> str:
         f' data-originalurl="{html.escape(r.original_url, quote=True)}"'
         f' data-versionurl="{html.escape(r.version_url, quote=True)}"'
         f' data-versiondate="{r.captured_at:%Y-%m-%d}">'
-        f"{html.escape(r.title)}</a>"
+        f"{html.escape(r.title)}{f' [{r.error_page}]' if r.error_page else ''}</a>"
     )
 
 
@@ -245,7 +277,8 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
             # APA 7 (9.7): no author, the title moves to the author's place; a host name
             # is no group author. (citeproc-py would print a substituted title twice.)
             titled[i] = str(item.pop("title"))
-            item["author"] = [{"literal": titled[i]}]
+            described = f"{titled[i]} [{item.pop('genre')}]" if r.error_page else titled[i]
+            item["author"] = [{"literal": described}]
         elif not r.authors and not title_first:
             # A page that names no author is cited with its site as the author (APA 7
             # and Chicago do so for group authors; Chicago, with the site's owner), which
@@ -415,8 +448,12 @@ _NUMBER_RUN_IN = re.compile(r"^(\[\d+\]|\d+\.)(?=\S)")
 
 
 def _with_archived_copy(text: str, r: Reference, as_html: bool) -> str:
-    """A formatted entry that names the archived copy: a style without an archive field
-    (IEEE, Harvard...) drops it, and the reader could not find the version cited."""
+    """A formatted entry that names the archived copy and says it is an error page: a
+    style without an archive or genre field (IEEE, Harvard...) drops them, and the reader
+    could not find the version cited or would take the error page for the page."""
+    if r.error_page and r.error_page not in text:
+        text = text.rstrip() + ("" if text.rstrip().endswith((".", "!", "?", ">")) else ".")
+        text += f" [{r.error_page}]."
     if r.version_url in text or html.escape(r.version_url) in text:
         return text
     copy = f" Archived copy: {r.version_url}, captured {_iso(r.captured_at)}."

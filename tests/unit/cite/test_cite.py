@@ -522,3 +522,54 @@ def test_a_pdf_is_cited_with_the_author_title_and_date_of_its_document_informati
 
     broken = StoredPage("https://harbour.example/x.pdf", "application/pdf", b"%PDF-1.4 junk", None)
     assert declared(broken) == PageMeta()  # a PDF that cannot be read declares nothing
+
+
+def test_an_error_page_is_cited_as_one(library: Library, tmp_path: Path) -> None:
+    """A capture whose server answered 404 was cited as the page ("Error response. (n.d.).
+    ... Retrieved ... from http://.../gone.html"), in an export's bibliography too: each
+    format now says it is the server's error page."""
+    from archiver_app.cite.formats import bibliography
+
+    url = "http://127.0.0.1:18518/gone.html"
+    w = ArchiveWriter(library, "collections/default/2026/03/e/capture.warc.gz")
+    w.response(url, "<title>Error response</title><p>404</p>", at=WHEN, status=404, page=True)
+    w.commit()
+    sid = _page_id(library, url)
+    r = citation(library, sid)
+    assert (r.title, r.error_page) == ("Capture of " + url, "HTTP 404 error page")
+    r = replace(r, title="Error response")  # as a capture of it is titled
+    apa = formatted([r], "apa")
+    assert apa.startswith("Error response [HTTP 404 error page]. (n.d.). Archiver (")
+    html_apa = formatted([r], "apa", as_html=True)
+    assert html_apa.startswith("<i>Error response</i> [HTTP 404 error page]. (n.d.).")
+    assert "“Error Response.” HTTP 404 error page. 127.0.0.1," in formatted([r], "mla")
+    assert "“Error Response.” HTTP 404 error page." in formatted([r], "chicago")
+    for style in ("ieee", "harvard-cite-them-right"):  # styles without a genre say it too
+        assert "[HTTP 404 error page]." in formatted([r], style), style
+    fields = {
+        f.key: f.value for f in bibtexparser.parse_string(render([r], "bibtex")).entries[0].fields
+    }
+    assert fields["titleaddon"] == "[HTTP 404 error page]"
+    assert fields["note"].startswith(
+        "HTTP 404 error page: the server answered HTTP 404 (Not Found)."
+    )
+    [item] = json.loads(render([r], "csl-json"))
+    jsonschema.validate([item], CSL_SCHEMA, cls=jsonschema.Draft7Validator)
+    assert item["genre"] == "HTTP 404 error page" and item["note"].startswith("HTTP 404 error")
+    [record] = rispy.loads(render([r], "ris"))
+    assert record["type_of_work"] == "HTTP 404 error page"
+    assert "[HTTP 404 error page]</a>" in robust_link(r)
+    bib, csl = bibliography(library, [sid])  # an export's and an edition's bibliography
+    assert "titleaddon = {[HTTP 404 error page]}" in bib
+    assert json.loads(csl)[0]["genre"] == "HTTP 404 error page"
+    ok = citation(library, _page(library, "https://harbour.example/cranes", ARTICLE))
+    assert ok.error_page is None and "error page" not in formatted([ok], "apa") + render(
+        [ok], "bibtex"
+    )
+
+
+def _page_id(library: Library, url: str) -> int:
+    with library.session() as s:
+        from archiver_app.store.models import Snapshot
+
+        return s.query(Snapshot).filter_by(url=url).one().id
