@@ -143,11 +143,25 @@ def render_editions(refs: Sequence[EditionReference], form: str) -> str:
     for r in refs:
         item = _csl(r)
         item.pop("note")
+        item["title"] = _title_as_typed(r)
         # the release's digest where every style prints it; an identifier, not a sentence
         where = "; ".join(x for x in (r.archive_id, r.release) if x)
         item["archive_location"] = f'<span class="nocase">{where}</span>'
         items.append(item)
     return format_items(items, form)
+
+
+def _title_as_typed(r: EditionReference) -> str:
+    """The edition's title with its name and its collection's as they were typed: MLA and
+    Chicago title-case a title, and cited "Rivers-2026: Edition of ..." for rivers-2026, an
+    identifier APA gave as typed. Each is marked with what follows it (citeproc-py sets a
+    space between the parts of a title it title-cases: "rivers-2026 : Edition")."""
+
+    def as_typed(text: str) -> str:
+        return text if {"<", ">"} & set(text) else f'<span class="nocase">{text}</span>'
+
+    name, collection = as_typed(r.name + ":"), as_typed(r.collection + ",")
+    return f"{name} edition of the collection {collection} {r.period}"
 
 
 def _bibtex(r: EditionReference) -> str:

@@ -155,3 +155,30 @@ def test_a_draft_of_the_same_members_is_not_the_accepted_release(
     out, err = capsys.readouterr()
     assert "draft.wacz" not in out and digest not in out
     assert "has no release since it was accepted" in err
+
+
+def test_the_edition_and_collection_names_are_cited_as_typed(
+    root: str, library: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """MLA and Chicago title-cased the edition's name, an identifier ("C-2024: Edition of
+    the Collection C"), which APA gave as typed: every style spells the names alike."""
+    from archiver_app.store.models import Collection
+
+    with library.session() as s:
+        cid = s.query(Collection).filter_by(slug="c").one().id
+    library.collections.rename(cid, "rivers of the eU")  # a name as its owner typed it
+    cited = {}
+    for style in ("apa", "mla", "chicago"):
+        assert _cite(root, "c-2024", "--format", style) == 0
+        cited[style] = capsys.readouterr().out
+    accepted = library.editions.get("c-2024").accepted_at
+    assert accepted is not None
+    named = "c-2024: edition of the collection rivers of the eU, 2024"
+    assert cited["apa"].startswith(
+        f"rivers of the eU. ({accepted:%Y}). {named} [Web archive edition"
+    )
+    titled = "“c-2024: Edition of the Collection rivers of the eU, 2024.”"
+    assert cited["mla"].startswith(f"rivers of the eU. {titled} Web archive edition")
+    assert cited["chicago"].startswith(
+        f"rivers of the eU. {accepted:%Y}. {titled} Web archive edition"
+    )
