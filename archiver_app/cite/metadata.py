@@ -5,15 +5,17 @@ Read from the page's main response as stored (the bytes the server sent,
 ``<meta>`` tags and JSON-LD (parsed in time linear in its size,
 :func:`archiver_app.warc.htmltext.parse_html`) in the order reference managers read them:
 Highwire Press tags (``citation_author``, ``citation_publication_date``, ``citation_title``;
-what Google Scholar asks of publishers), then Dublin Core (``DC.creator``, ``DC.date``),
-then schema.org JSON-LD (``author``, ``datePublished``, and ``publisher`` for the site
-name; an ``{"@id": ...}`` reference is followed into the page's ``@graph``), then Open
-Graph (``og:title``, ``og:site_name``, ``article:published_time``) and the byline in
-``<meta name="author">``. A PDF's document information (``Author``, ``Title``,
-``CreationDate``). Names are split into family and given names, or kept whole, by
-:mod:`archiver_app.cite.names`. A value that is not a name (a URL, an e-mail address) or
-not a date of the calendar ("2023-13-45") is passed over; a page that declares nothing
-gives an empty :class:`PageMeta`, and the citation names the site and "n.d.".
+what Google Scholar asks of publishers), then Dublin Core (``DC.creator``, ``DC.date``,
+``DC.title``), then schema.org JSON-LD (``author``, ``datePublished``, ``headline``; an
+``{"@id": ...}`` reference is followed into the page's ``@graph``), then Open Graph
+(``og:title``, ``article:published_time``) and the byline in ``<meta name="author">``.
+The site's name: ``og:site_name`` or ``citation_journal_title``, else JSON-LD's
+``publisher``.
+A PDF's document information (``Author``, ``Title``, ``CreationDate``). Names are split
+into family and given names, or kept whole, by :mod:`archiver_app.cite.names`. A value
+that is not a name (a URL, an e-mail address) or not a date of the calendar
+("2023-13-45") is passed over; a page that declares nothing gives an empty
+:class:`PageMeta`, and the citation names the site and "n.d.".
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
+from html import unescape
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
@@ -73,6 +76,7 @@ def page_meta(html: str) -> PageMeta:
     written = [name for a in first("author") for name in _byline_names(a)]
     authors = authors or [parse_name(a) for a in written if _is_name(a)]
     site = first("og:site_name", "citation_journal_title") or ld.get("publisher", [])
+    titles = first("citation_title", "dc.title", "dcterms.title") or ld.get("titles", [])
     dates = [
         *first("citation_publication_date", "citation_date", "citation_online_date"),
         *first("dc.date.issued", "dcterms.issued", "dc.date", "dcterms.date"),
@@ -80,7 +84,7 @@ def page_meta(html: str) -> PageMeta:
         *first("article:published_time", "og:published_time"),
     ]
     return PageMeta(
-        title=next(iter(first("citation_title", "dc.title", "dcterms.title", "og:title")), None),
+        title=next(iter(titles or first("og:title")), None),
         authors=tuple(dict.fromkeys(authors))[:MAX_AUTHORS],
         issued=next((d for d in map(_date, dates) if d), None),
         site_name=next(iter(site), None),
@@ -176,9 +180,9 @@ def _json_ld(tree: LexborHTMLParser) -> dict[str, list[Any]]:
             continue
         objects += list(_objects(data))[:MAX_OBJECTS]
     by_id = {ref: o for o in objects if isinstance(ref := o.get("@id"), str)}
-    for obj in objects:
-        if not any(_ARTICLE_TYPES.search(k) for k in _types(obj)):
-            continue
+    articles = [o for o in objects if any(_ARTICLE_TYPES.search(k) for k in _types(o))]
+    titles = next((t for t in map(_title, articles) if t), None)
+    for obj in articles:
         authors = list(_names(_resolved(obj.get("author"), by_id)))
         when = obj.get("datePublished") or obj.get("dateCreated")
         if authors or isinstance(when, str):
@@ -189,8 +193,20 @@ def _json_ld(tree: LexborHTMLParser) -> dict[str, list[Any]]:
                 "authors": authors,
                 "dates": [when] if isinstance(when, str) else [],
                 "publisher": [site] if site else [],
+                "titles": [t] if (t := _title(obj) or titles) else [],
             }
-    return {}
+    return {"titles": [titles]} if titles else {}
+
+
+def _title(obj: dict[str, object]) -> str | None:
+    """An article's ``headline``, else the ``name`` of an Article or CreativeWork (not of a
+    WebPage: Yoast's is the page's ``<title>``, site name and all)."""
+    text = obj.get("headline")
+    if not isinstance(text, str) and not any("webpage" in k.lower() for k in _types(obj)):
+        text = obj.get("name")
+    if not isinstance(text, str):
+        return None
+    return " ".join(unescape(text).split())[:MAX_VALUE_CHARS] or None
 
 
 def _objects(data: object) -> Iterator[dict[str, object]]:

@@ -120,3 +120,22 @@ def test_dates_of_the_calendar_only(value: str, issued: tuple[int, ...] | None) 
     for key in ("citation_publication_date", "article:published_time"):
         meta = page_meta(f'<html><head><meta name="{key}" content="{value}"></head></html>')
         assert meta.issued == issued, key
+
+
+def test_a_json_ld_headline_is_the_title_after_highwire_and_dublin_core() -> None:
+    """A title from JSON-LD was never read: as for authors and dates, it comes after
+    ``citation_title`` and ``DC.title`` and before Open Graph's."""
+    assert page_meta(_ld(YOAST)).title == "Ferry timetable"
+    og = '<meta property="og:title" content="Ferry timetable | Bay News">'
+    assert page_meta(_ld(YOAST, og)).title == "Ferry timetable"
+    assert page_meta(f"<html><head>{og}</head></html>").title == "Ferry timetable | Bay News"
+    for tag in ("citation_title", "DC.title"):
+        declared = f'<meta name="{tag}" content="Winter ferries">'
+        assert page_meta(_ld(YOAST, og + declared)).title == "Winter ferries", tag
+    work = {"@type": "CreativeWork", "name": "Harbour  survey &amp; map"}  # no author, no date
+    assert page_meta(_ld(work)).title == "Harbour survey & map"
+    # a WebPage's name is its <title>, site name and all: not a title of its own
+    assert page_meta(_ld({"@type": "WebPage", "name": "Ferries | Bay"})).title is None
+    graph = {"@graph": [{"@type": "WebPage", "name": "Ferries | Bay"}, {"@type": "Article",
+             "headline": "Ferries", "author": "Ali Quay"}]}  # fmt: skip
+    assert page_meta(_ld(graph)).title == "Ferries"
