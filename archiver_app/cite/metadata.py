@@ -9,8 +9,9 @@ what Google Scholar asks of publishers), then Dublin Core (``DC.creator``, ``DC.
 ``DC.title``), then schema.org JSON-LD (``author``, ``datePublished``, ``headline``; an
 ``{"@id": ...}`` reference is followed into the page's ``@graph``), then Open Graph
 (``og:title``, ``article:published_time``) and the byline in ``<meta name="author">``.
-The site's name: ``og:site_name`` or ``citation_journal_title``, else JSON-LD's
-``publisher``.
+The site's name likewise: ``citation_journal_title`` or ``citation_publisher``, then
+``DC.publisher``, then the name the site gives itself (``og:site_name``), which comes
+before JSON-LD's ``publisher``, an organisation that may publish more than this site.
 A PDF's document information (``Author``, ``Title``, ``CreationDate``). Names are split
 into family and given names, or kept whole, by :mod:`archiver_app.cite.names`. A value
 that is not a name (a URL, an e-mail address) or not a date of the calendar
@@ -75,7 +76,9 @@ def page_meta(html: str) -> PageMeta:
     authors = [parse_name(a) for a in named if _is_name(a)] or list(ld.get("authors", []))
     written = [name for a in first("author") for name in _byline_names(a)]
     authors = authors or [parse_name(a) for a in written if _is_name(a)]
-    site = first("og:site_name", "citation_journal_title") or ld.get("publisher", [])
+    # the site: what the page declares for citing, then the name the site gives itself,
+    # then the organisation that publishes it
+    site = first(*_SITE_TAGS) or first("og:site_name") or ld.get("publisher", [])
     titles = first("citation_title", "dc.title", "dcterms.title") or ld.get("titles", [])
     dates = [
         *first("citation_publication_date", "citation_date", "citation_online_date"),
@@ -90,6 +93,9 @@ def page_meta(html: str) -> PageMeta:
         site_name=next(iter(site), None),
     )
 
+
+#: Highwire Press's and Dublin Core's names for the site or its publisher, in that order.
+_SITE_TAGS = ("citation_journal_title", "citation_publisher", "dc.publisher", "dcterms.publisher")
 
 _AND = re.compile(r"\s*(?:\band\b|&)\s*", re.IGNORECASE)
 

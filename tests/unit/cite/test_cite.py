@@ -573,3 +573,12 @@ def _page_id(library: Library, url: str) -> int:
         from archiver_app.store.models import Snapshot
 
         return s.query(Snapshot).filter_by(url=url).one().id
+
+
+def test_a_declared_publisher_is_cited_as_the_site_not_the_host(library: Library) -> None:
+    head = '<meta name="citation_publisher" content="WHO Press">'
+    url = "http://127.0.0.1:18518/report.html"
+    r = citation(library, _page(library, url, f"<html><head>{head}</head></html>"))
+    assert r.site == "WHO Press"
+    assert formatted([r], "apa").startswith("WHO Press. (n.d.). Capture of http")
+    assert "organization = {WHO Press}" in render([r], "bibtex")

@@ -139,3 +139,20 @@ def test_a_json_ld_headline_is_the_title_after_highwire_and_dublin_core() -> Non
     graph = {"@graph": [{"@type": "WebPage", "name": "Ferries | Bay"}, {"@type": "Article",
              "headline": "Ferries", "author": "Ali Quay"}]}  # fmt: skip
     assert page_meta(_ld(graph)).title == "Ferries"
+
+
+def test_the_site_is_named_as_the_page_declares_it_for_citing() -> None:
+    """``citation_publisher`` ("WHO Press") was passed over and the host cited as the site:
+    Highwire Press's tags come first, then Dublin Core's publisher, then the name the site
+    gives itself (og:site_name), then JSON-LD's publisher."""
+    tags = [
+        '<meta name="citation_publisher" content="WHO  Press">',
+        '<meta name="DC.publisher" content="World Health Organization">',
+        '<meta property="og:site_name" content="WHO">',
+    ]
+    ld = {"@type": "Report", "datePublished": "2024", "publisher": {"name": "WHO Europe"}}
+    named = ["WHO Press", "World Health Organization", "WHO", "WHO Europe"]
+    for i, site in enumerate(named):
+        assert page_meta(_ld(ld, "".join(tags[i:]))).site_name == site
+    journal = '<meta name="citation_journal_title" content="Bulletin of the WHO">'
+    assert page_meta(_ld(ld, journal + "".join(tags))).site_name == "Bulletin of the WHO"
