@@ -34,7 +34,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--key",
         metavar="FINGERPRINT",
         help="require a valid signature by this key (the fingerprint printed after a signed "
-        "export): an unsigned export, or one signed by another key, is not intact",
+        "export, 32 hexadecimal digits; colons and case do not matter): an unsigned export, "
+        "or one signed by another key, is not intact",
     )
     p.set_defaults(func=cmd_verify_export)
 

@@ -55,6 +55,7 @@ from archiver_app.export.verify_report import (
     Finding,
     VerifyReport,
     fingerprint,
+    parse_fingerprint,
     signature_line,
 )
 from archiver_app.paths import config_dir
@@ -193,8 +194,10 @@ def verify_wacz(
     ``key``: a key's :func:`fingerprint`; an export not signed by it is not intact.
 
     Raises:
-        InputError: ``path`` is not there, cannot be read, or is a folder.
+        InputError: ``path`` is not there, cannot be read, or is a folder; ``key`` is not
+            a whole fingerprint.
     """
+    key = parse_fingerprint(key) if key is not None else None  # before any file is read
     report = VerifyReport(path)
     if path.is_dir():
         raise InputError(

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from archiver_app.errors import InputError
 from archiver_app.export.timestamps import (
     DIGEST_NAME,
     TimestampCheck,
@@ -24,6 +26,23 @@ def fingerprint(public_key: str) -> str:
     """A short, comparable form of a public key: sha256 of its SPKI bytes, grouped."""
     digest = hashlib.sha256(base64.b64decode(public_key)).hexdigest()[:32]
     return ":".join(digest[i : i + 4] for i in range(0, 32, 4))
+
+
+def parse_fingerprint(text: str) -> str:
+    """The fingerprint ``text`` gives, as :func:`fingerprint` prints it: colons, spaces and
+    case do not matter, but all 32 hexadecimal digits must be there.
+
+    Raises:
+        InputError: ``text`` is not a whole fingerprint (a word, a shortened one).
+    """
+    bare = "".join(text.split()).replace(":", "").lower()
+    if not re.fullmatch(r"[0-9a-f]{32}", bare):
+        raise InputError(
+            f"{text!r} is not a key fingerprint: a fingerprint is 32 hexadecimal digits, "
+            "in eight groups of four joined by colons, as printed after a signed export "
+            "(9dba:1b7b:760b:d275:fe33:716c:7fe5:55de); colons and case do not matter"
+        )
+    return ":".join(bare[i : i + 4] for i in range(0, 32, 4))
 
 
 class Difference(StrEnum):
@@ -128,6 +147,7 @@ class VerifyReport:
                     software=self.software or "?",
                 )
             )
+            out += self._key_matched()
             stamp = self.timestamp
             if stamp.state is not TimestampState.NONE:
                 when = stamp.time.strftime("%Y-%m-%dT%H:%M:%SZ") if stamp.time else "?"
@@ -153,6 +173,16 @@ class VerifyReport:
             verdict = f"intact, but {' and '.join(lacks)}"
         out.append(f"{self.path}: {verdict} ({self.count_text()})")
         return out
+
+    def _key_matched(self) -> list[str]:
+        """The ``key:`` line of a signature by the key ``--key`` asked for (another key,
+        or none, is a finding, said with the others)."""
+        if self.required_key is None or any(f.kind is Difference.KEY for f in self.findings):
+            return []
+        if not self.signature_valid:
+            return [f"key: the signature names {self.required_key}, the key asked for, "
+                    "but is NOT valid"]  # fmt: skip
+        return [f"key: signed by {self.required_key}, the key asked for"]
 
     def count_text(self) -> str:
         """The files checked of those the package lists, and why the others were not

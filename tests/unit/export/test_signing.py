@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from archiver_app import cli
+from archiver_app.errors import InputError
 from archiver_app.export.signing import (
     Difference,
     SigningKeyError,
@@ -147,6 +148,9 @@ def test_a_signature_by_another_key_is_refused(tmp_path: Path) -> None:
     report = verify_wacz(wacz)
     assert not report.signature_valid and not report.ok
     assert "the signature does not match the signed data or key" in report.problems
+    named = fingerprint(report.public_key or "")  # --key of the key it names: not vouched for
+    lines = verify_wacz(wacz, key=named).lines()
+    assert f"key: the signature names {named}, the key asked for, but is NOT valid" in lines
 
 
 def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -286,7 +290,8 @@ def test_key_requires_a_signature_by_that_key(
     key = fingerprint(verify_wacz(mine).public_key or "")
     for given in (key, key.replace(":", "").upper()):
         assert cli.main(["verify-export", str(mine), "--key", given]) == 0
-    capsys.readouterr()
+        out = capsys.readouterr().out.splitlines()  # said, as docs/prove.md says
+        assert f"key: signed by {key}, the key asked for" in out, out
     theirs = tmp_path / "theirs.wacz"
     write_wacz(theirs, tmp_path / "someone")
     assert cli.main(["verify-export", str(theirs), "--key", key]) == 1
@@ -312,6 +317,24 @@ def test_key_requires_a_signature_by_that_key(
     _rewrite(theirs, {"archive/data.warc": b"altered"})
     assert cli.main(["verify-export", str(theirs), "--key", key]) == 1
     assert capsys.readouterr().out.splitlines()[-1].endswith(": NOT intact (2 files checked)")
+
+
+def test_a_key_that_is_no_fingerprint_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--key garbage`` or a shortened fingerprint was taken for one and the export
+    reported "signed by key X, not by garbage" (exit 1): it is a usage error (exit 2)
+    that says what a fingerprint looks like."""
+    mine = tmp_path / "mine.wacz"
+    write_wacz(mine, tmp_path / "me")
+    key = fingerprint(verify_wacz(mine).public_key or "")
+    for given in ("garbage", key[:9], key + "00", key[:-1] + "g", ""):
+        assert cli.main(["verify-export", str(mine), "--key", given]) == 2, given
+        out, err = capsys.readouterr()
+        assert out == "" and f"{given!r} is not a key fingerprint" in err
+        assert "32 hexadecimal digits" in err
+    with pytest.raises(InputError, match="is not a key fingerprint"):
+        verify_wacz(mine, key="49dd:ea43")
 
 
 def test_checking_says_how_far_it_is_and_stops_when_cancelled(tmp_path: Path) -> None:
