@@ -102,6 +102,9 @@ class Use:
             _own.pop(self.path, None)
         with contextlib.suppress(OSError):  # removed with the old folder, or Windows
             os.unlink(self.path)
+        # what processes killed since left is removed (a look removes what nobody holds):
+        # here, not as a library opens, which lists no folder
+        holders(self.path.parent.parent)
         with contextlib.suppress(OSError):  # only when no other registration is left
             os.rmdir(self.path.parent)
         with contextlib.suppress(OSError):

@@ -172,3 +172,27 @@ def test_a_look_never_opens_this_process_s_own_registration(
             library_use.refuse_if_open(root)
         assert str(own[0]) not in opened
         assert own[0].exists() and lib.root == root
+
+
+def test_what_a_killed_process_left_goes_when_another_closes_the_library(
+    tmp_path: Path,
+) -> None:
+    """Each process killed while it had the library open left its registration for good
+    (a migration killed at random moments left one per kill)."""
+    root = tmp_path / "lib"
+    Library.open(root).close()
+    holding = (
+        "import sys, time; from pathlib import Path; from archiver_app.library import Library;"
+        "lib = Library.open(Path(sys.argv[1])); print('open', flush=True); time.sleep(60)"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", holding, str(root)], stdout=subprocess.PIPE, text=True
+    ) as child:
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "open"
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+    assert len(list((root / library_use.FOLDER).iterdir())) == 1  # left by the killed one
+    Library.open(root).close()
+    assert not (root / library_use.FOLDER).exists()
