@@ -138,8 +138,11 @@ def test_replay_view_serves_page_timeline_and_messages(
         )
     widget.replayer.invalidate()  # bodies stay cached while their record is unchanged
     _open(qtbot, widget, HOME)
-    text = run_js(qtbot, widget, "document.body.innerText")
-    assert "Archive Disk 2" in str(text)
+    # (under load the body may still be empty just after loadFinished: asked again)
+    qtbot.waitUntil(
+        lambda: "Archive Disk 2" in str(run_js(qtbot, widget, "document.body.innerText")),
+        timeout=15_000,
+    )
     assert "not on this computer" in widget.banner.text()
 
 
