@@ -274,6 +274,20 @@ def start_job(lib: Library, job_id: int) -> bool:
         return True
 
 
+def _nothing_captured(s: Session, job_id: int, failed: int) -> str:
+    """``no page captured; 2 failed``, saying how many of them kept the server's error page
+    (a page answering 5xx at every attempt failed, but what it answered is a capture)."""
+    kept = s.scalar(
+        select(func.count())
+        .select_from(Page)
+        .where(Page.job_id == job_id, Page.state == PageState.FAILED, Page.snapshot_id.is_not(None))
+    )
+    if not kept:
+        return f"no page captured; {failed} failed"
+    pages = "its error page" if failed == kept == 1 else f"the error pages of {kept}"
+    return f"no page captured; {failed} failed ({pages} kept)"
+
+
 def finish_job_if_done(lib: Library, job_id: int) -> str | None:
     """End a running job when no page is ready or claimed; return its new status.
 
@@ -299,7 +313,7 @@ def finish_job_if_done(lib: Library, job_id: int) -> str | None:
         else:
             job.status = JobStatus.FAILED
         if job.status in (JobStatus.RETRYABLE, JobStatus.FAILED):
-            job.last_error = f"no page captured; {counts[PageState.FAILED]} failed"
+            job.last_error = _nothing_captured(s, job_id, counts[PageState.FAILED])
         elif login is not None:
             job.last_error = f"no page captured: {login}; then: archiver job retry {job_id}"
         job.finished_at = now

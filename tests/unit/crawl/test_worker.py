@@ -326,6 +326,15 @@ def _resume_twice(library: Library, job: int) -> None:
     resume_job(library, job)
 
 
+def test_a_job_whose_only_page_answers_5xx_says_its_error_page_is_kept(library: Library) -> None:
+    pages = {f"{H}/": MemoryPage(status=503)}
+    job = create_job(library, [f"{H}/"], rules=Rules(attempts=1), max_retries=0)
+    run(library, MemorySiteFetcher(library, pages))
+    summary = api.job_detail(library, job).summary
+    assert summary.status == "failed"
+    assert summary.last_error == "no page captured; 1 failed (its error page kept)"
+
+
 def test_a_job_whose_seeds_all_fail_is_retryable_then_failed(library: Library) -> None:
     pages = {f"{H}/": MemoryPage(fail_times=99)}
     job = create_job(library, [f"{H}/"], rules=Rules(attempts=1), max_retries=1)
