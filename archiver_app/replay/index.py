@@ -7,10 +7,12 @@ Request, metadata and warcinfo records are never replay candidates.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, bindparam, text
 
+from archiver_app.store.types import UTCDateTime
 from archiver_app.warc.records import RECORDS_CHANGED_KEY, SELECT_COLUMNS, IndexedRecord
 from archiver_app.warc.timestamps import parse_ts
 from archiver_app.warc.views import view_prefix
@@ -75,6 +77,26 @@ def in_capture(conn: Connection, key: str, snapshot_id: int) -> list[IndexedReco
     """The replayable records of ``key`` that capture ``snapshot_id`` wrote (a page's own
     subresources, found first when it is replayed)."""
     return _hits(conn, _SELECT + _EXACT + " AND snapshot_id = :s LIMIT 50", k=key, s=snapshot_id)
+
+
+_PAGES_IN_SECOND = text(
+    "SELECT s.id, EXISTS (SELECT 1 FROM records r WHERE r.snapshot_id = s.id"  # noqa: S608
+    f" AND r.url_key = :k AND r.record_type IN {_TYPES}) FROM snapshots s"
+    " WHERE s.captured_at >= :lo AND s.captured_at < :hi ORDER BY s.captured_at, s.id LIMIT 20"
+).bindparams(bindparam("lo", type_=UTCDateTime()), bindparam("hi", type_=UTCDateTime()))
+
+
+def capture_in_second(conn: Connection, key: str, second: datetime) -> int | None:
+    """The capture of a page made within ``second`` whose own records a request of ``key``
+    made by that page is answered from first: of the captures of that second, one that
+    stored ``key``, else the first (it may hold the address under another spelling)."""
+    found = conn.execute(
+        _PAGES_IN_SECOND, {"k": key, "lo": second, "hi": second + timedelta(seconds=1)}
+    ).all()
+    stored = [int(row[0]) for row in found if row[1]]
+    if stored:
+        return stored[0]
+    return int(found[0][0]) if found else None
 
 
 def same_path(conn: Connection, path_key: str, limit: int = 500) -> list[IndexedRecord]:

@@ -138,6 +138,8 @@ class Replayer:
             cache_entries, max_weight=body_cache_bytes, weigh=lambda r: len(r.body) + 512
         )
         self._files: LRUCache[int, idx.FileLocation] = LRUCache(1024)
+        # (url key, second) -> (the capture of a page of that second asked first,)
+        self._pages: LRUCache[tuple[str, str], tuple[int | None]] = LRUCache(cache_entries)
         self._library_id_value: str | None = None
         self._generation: tuple[Any, ...] | None = None
 
@@ -157,6 +159,7 @@ class Replayer:
             self._resolved.clear()
             self._bodies.clear()
             self._files.clear()
+            self._pages.clear()
             self._generation = gen
 
     def resolve(
@@ -170,6 +173,22 @@ class Replayer:
         """
         with self.engine.connect() as conn:
             return self._resolve_cached(conn, url, at, capture)
+
+    def page_capture(self, url: str, at: str) -> int | None:
+        """The capture to answer ``url`` from first when a page captured in the second
+        ``at`` (a timestamp of 14 digits or more: the time a replayed page's addresses
+        carry) asks for it, as :meth:`serve`'s ``capture``; None when no page was captured
+        in that second (or ``at`` names none)."""
+        if len(at) < 14 or not at.isdigit():
+            return None
+        key, second = url_key(strip_fragment(url.strip())), at[:14]
+        with self.engine.connect() as conn:
+            self._check_generation(conn)
+            cached = self._pages.get((key, second))
+            if cached is None:
+                cached = (idx.capture_in_second(conn, key, parse_ts(second)),)
+                self._pages.put((key, second), cached)
+        return cached[0]
 
     def _resolve_cached(
         self, conn: Connection, url: str, at: datetime | str | None, capture: int | None = None
@@ -446,6 +465,7 @@ class Replayer:
         self._resolved.clear()
         self._bodies.clear()
         self._files.clear()
+        self._pages.clear()
 
     def _library_id(self, conn: Connection) -> str | None:
         if self._library_id_value is None:

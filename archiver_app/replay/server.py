@@ -506,10 +506,15 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
             at = None if ts == "latest" else ts
             range_header = self.headers.get("Range")
             try:
-                response = server.replayer.serve(url, at, range_header=range_header)
+                # A page's addresses carry its capture's time: what it asks for comes
+                # from that capture first, as in the app (Replayer.serve's capture).
+                capture = server.replayer.page_capture(url, ts)
+                response = server.replayer.serve(
+                    url, at, range_header=range_header, capture=capture
+                )
                 if range_header and _rewritable(response) and response.status in (206, 416):
                     # Rewriting links changes the body's length: serve HTML/CSS whole.
-                    response = server.replayer.serve(url, at)
+                    response = server.replayer.serve(url, at, capture=capture)
             except NotArchived:
                 self._plain(404, f"not archived: {url}\n", send_body)
                 return
@@ -520,10 +525,14 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
                 self._plain(502, f"{exc}\n", send_body)
                 return
             server.cookies.set_from_response(url, response)
-            prefix = f"/{response.ts[:14]}/"
+            # What a page's own capture served (a style sheet, a frame) keeps the page's
+            # time in its addresses, so what it asks for comes from that capture too.
+            own = capture is not None and response.snapshot_id == capture
+            page_ts = ts[:14] if own else response.ts[:14]
+            prefix = f"/{page_ts}/"
             dest = self.headers.get("Sec-Fetch-Dest")
             if dest in _DOCUMENT_DESTS:
-                server.last_ts[origin] = response.ts[:14]
+                server.last_ts[origin] = page_ts
             body = response.body
             if _rewritable(response):  # every status: error pages have links too
                 body = rewrite_links(body, prefix, response.url)

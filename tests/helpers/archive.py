@@ -194,6 +194,32 @@ class ArchiveWriter:
         return ids[-len(rows) :] if rows else []
 
 
+def write_capture(library: Library, name: str, *records: tuple[str, str | bytes, datetime]) -> int:
+    """One capture's WARC: its first record the page, every record indexed as the
+    capture's own (as the recorder indexes them). Returns its snapshot id."""
+    w = ArchiveWriter(library, f"collections/default/{name}/capture.warc.gz")
+    for i, (url, body, when) in enumerate(records):
+        mime = "text/html; charset=utf-8"
+        if url.endswith((".png", ".css")):
+            mime = "image/png" if url.endswith(".png") else "text/css"
+        w.response(url, body, at=when, mime=mime, page=i == 0)
+    w.commit()
+    with library.write() as s:
+        conn = s.connection()
+        snapshot = conn.execute(
+            text("SELECT snapshot_id FROM records WHERE url = :u AND ts = :t"),
+            {"u": records[0][0], "t": w.written[0].ts},
+        ).scalar_one()
+        conn.execute(
+            text(
+                "UPDATE records SET snapshot_id = :s WHERE file_id ="
+                " (SELECT id FROM files WHERE path = :p)"
+            ),
+            {"s": snapshot, "p": w.relative},
+        )
+    return int(snapshot)
+
+
 def _at(ts: str) -> datetime:
     from archiver_app.warc.timestamps import parse_ts
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from pytestqt.qtbot import QtBot
-from sqlalchemy import text
 
 from archiver_app.gui.replay.network import SERVED
 from archiver_app.gui.replay.render import render
 from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
 from tests.helpers.archive import ArchiveWriter, at
+from tests.helpers.archive import write_capture as _capture
 from tests.helpers.gui_fixtures import run_js
 
 SITE = "https://h.example/"
@@ -34,30 +34,6 @@ ARTICLE_HTML = """<!doctype html><title>Article {year}</title><h1>article {year}
 <iframe src="/frame.html"></iframe><a id="version" href="/version.html">version</a>"""
 VERSION_HTML = """<!doctype html><title>Version {year}</title><h1 id="h">version {year}</h1>
 <img id="i" src="/vimg.png"><a id="article" href="/article.html">article</a>"""
-
-
-def _capture(library: Library, name: str, *records: tuple[str, str | bytes, datetime]) -> int:
-    """One capture's WARC: its first record the page, every record indexed as the
-    capture's own (as the recorder indexes them). Returns its snapshot id."""
-    w = ArchiveWriter(library, f"collections/default/{name}/capture.warc.gz")
-    for i, (url, body, when) in enumerate(records):
-        mime = "image/png" if url.endswith(".png") else "text/html; charset=utf-8"
-        w.response(url, body, at=when, mime=mime, page=i == 0)
-    w.commit()
-    with library.write() as s:
-        conn = s.connection()
-        snapshot = conn.execute(
-            text("SELECT snapshot_id FROM records WHERE url = :u AND ts = :t"),
-            {"u": records[0][0], "t": w.written[0].ts},
-        ).scalar_one()
-        conn.execute(
-            text(
-                "UPDATE records SET snapshot_id = :s WHERE file_id ="
-                " (SELECT id FROM files WHERE path = :p)"
-            ),
-            {"s": snapshot, "p": w.relative},
-        )
-    return int(snapshot)
 
 
 def _when(*parts: int) -> datetime:
