@@ -203,16 +203,12 @@ def test_the_replay_timeline_marks_captures_that_changed(qtbot: QtBot, library: 
         dispose(qtbot, widget)
 
 
-def test_the_timeline_marks_an_error_page_its_job_tried_again(
-    qtbot: QtBot, library: Library
-) -> None:
-    """A page answering 500 is tried again in the same run, and each attempt keeps its
-    error page: the first attempt's is marked "retried" in the timeline (it was listed as
-    an ordinary capture, unmarked), the last one is the run's capture, compared."""
+def _retried_run(library: Library) -> str:
+    """A page captured in 2024, then a run answering 500 twice: two attempts, each error
+    page kept, the second the run's capture. Returns the page's address."""
     from datetime import UTC, datetime
 
     from archiver_app.compare.changes import record_change
-    from archiver_app.gui.replay.widget import ReplayWidget
     from archiver_app.store.models import Job, Page, PageAttempt
 
     url = "https://harbour.example/"
@@ -240,6 +236,18 @@ def test_the_timeline_marks_an_error_page_its_job_tried_again(
             s.add(tried)
             tried.ruleset_version, tried.outcome, tried.snapshot_id = 1, "failed", sid
     record_change(library, ids[2])  # the run's capture: compared with the one before the run
+    return url
+
+
+def test_the_timeline_marks_an_error_page_its_job_tried_again(
+    qtbot: QtBot, library: Library
+) -> None:
+    """A page answering 500 is tried again in the same run, and each attempt keeps its
+    error page: the first attempt's is marked "retried" in the timeline (it was listed as
+    an ordinary capture, unmarked), the last one is the run's capture, compared."""
+    from archiver_app.gui.replay.widget import ReplayWidget
+
+    url = _retried_run(library)
     widget = ReplayWidget(library)
     qtbot.addWidget(widget)
     try:
@@ -255,6 +263,33 @@ def test_the_timeline_marks_an_error_page_its_job_tried_again(
         tip = combo.itemData(1, Qt.ItemDataRole.ToolTipRole)
         assert "tried again in the same run" in tip
         assert combo.itemData(2, Qt.ItemDataRole.ToolTipRole) is None
+    finally:
+        dispose(qtbot, widget)
+
+
+def test_the_banner_of_a_capture_its_job_tried_again_says_so(
+    qtbot: QtBot, library: Library
+) -> None:
+    """The banner above the retried attempt's error page says what the timeline marks
+    ("↻ HTTP 500, retried"); it said only when the capture was made, as for any other."""
+    from archiver_app.gui.replay.widget import ReplayWidget
+
+    url = _retried_run(library)
+    widget = ReplayWidget(library)
+    qtbot.addWidget(widget)
+    try:
+        with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+            widget.open(url)
+        assert "retried" not in widget.banner.text()  # the run's capture
+        with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+            widget.timeline_bar.step(-1)
+        banner = widget.banner.text()
+        assert "capture 2 of 3" in banner and "↻ HTTP 500, retried" in banner, banner
+        assert "tried again in the same run" in banner
+        with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+            widget.timeline_bar.step(-1)
+        assert "capture 1 of 3" in widget.banner.text()
+        assert "retried" not in widget.banner.text()
     finally:
         dispose(qtbot, widget)
 

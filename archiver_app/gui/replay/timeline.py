@@ -62,6 +62,7 @@ class CaptureTimeline(QObject):
         self.other_views: tuple[OtherView, ...] = ()  # the document's other routes
         self.url = ""  # the address whose captures are listed
         self.gap = ""  # the time (ts) of the deleted capture the tab shows, if it shows one
+        self.marks: dict[int, str] = {}  # snapshot id -> its mark (timeline_marks)
         self.older_button = self._tool(parent, "‹ Older", "Previous capture", lambda: self.step(-1))
         self.combo = QComboBox(parent)
         self.combo.setMinimumContentsLength(22)
@@ -143,7 +144,7 @@ class CaptureTimeline(QObject):
         self.combo.setPlaceholderText("")
         self.combo.blockSignals(True)
         self.combo.clear()
-        marks = timeline_marks(self.library, self.captures)
+        marks = self.marks = timeline_marks(self.library, self.captures)
         labels = capture_times([c.captured_at for c in self.captures])
         for index, (capture, label) in enumerate(zip(self.captures, labels, strict=True)):
             mark = marks.get(capture.snapshot_id or 0)
@@ -168,6 +169,12 @@ class CaptureTimeline(QObject):
         self.combo.blockSignals(False)
         self.update_controls()
         return position
+
+    def retried_mark(self, snapshot_id: int | None) -> str | None:
+        """The mark of a listed capture its job tried again ("↻ HTTP 503, retried"), as
+        the timeline shows it; None for any other."""
+        mark = self.marks.get(snapshot_id) if snapshot_id is not None else None
+        return mark if mark is not None and mark.startswith("↻") else None
 
     def update_controls(self) -> None:
         index = self.combo.currentIndex()

@@ -484,6 +484,9 @@ class ReplayWidget(QWidget):
             note = f" (closest match: {response.url})"
         if response.truncated:
             note += f" — this capture was cut short when it was made ({response.truncated})"
+        retried = self.timeline_bar.retried_mark(response.snapshot_id)
+        if retried is not None:  # the timeline's mark, and what it means
+            note += f" — {retried}: the page was tried again in the same run (the next capture)"
         self.banner.setText(f"Archived on {describe_ts(ts)}{where}{note}")
 
     def refresh_timeline(self) -> None:
