@@ -170,10 +170,52 @@ def _shown_char(m: re.Match[str]) -> str:
     return char
 
 
+#: The scripts a label may mix and still be shown in Unicode, as browsers allow them
+#: (Chromium's IDN display policy): Japanese, Chinese with Bopomofo, Korean, each with Latin.
+_ALLOWED_MIXES = (
+    frozenset({"LATIN", "HAN", "HIRAGANA", "KATAKANA"}),
+    frozenset({"LATIN", "HAN", "BOPOMOFO"}),
+    frozenset({"LATIN", "HAN", "HANGUL"}),
+)
+#: The first words of character names that do not name their script as it is called.
+_SCRIPT_OF_NAME = {"CJK": "HAN", "IDEOGRAPHIC": "HAN", "KATAKANA-HIRAGANA": "KATAKANA"}
+
+
+def _script(char: str) -> str:
+    """The script of the letter ``char``: the first word of its Unicode name (``LATIN``,
+    ``CYRILLIC``, ``GREEK``, ``HIRAGANA``; ``HAN`` for CJK ideographs)."""
+    word = unicodedata.name(char, "UNKNOWN").split(" ", 1)[0]
+    return _SCRIPT_OF_NAME.get(word, word)
+
+
+def label_scripts(label: str) -> frozenset[str]:
+    """The scripts of the letters of ``label`` (digits, hyphens and marks have none)."""
+    return frozenset(_script(c) for c in label if unicodedata.category(c).startswith("L"))
+
+
+def safe_to_show(label: str) -> bool:
+    """Whether the Unicode ``label`` may be shown as it is (the IDN spoofing policy): its
+    letters are of one script, or of one of the mixes a language writes with
+    (:data:`_ALLOWED_MIXES`). A label mixing others, as Latin with Cyrillic (``аpple``, its
+    first letter Cyrillic), could pass for another name and is shown in IDNA
+    (``xn--pple-43d``), as browsers show it. Labels whose every letter is of one script that
+    looks like another (an all-Cyrillic ``аре``) are not caught: that needs Unicode's
+    confusables table."""
+    scripts = label_scripts(label)
+    return len(scripts) <= 1 or any(scripts <= mix for mix in _ALLOWED_MIXES)
+
+
 def display_host(host: str) -> str:
     """``host`` as people read it: its IDNA labels in Unicode (``xn--bcher-kva.example``
-    is ``bücher.example``); as it is when they cannot be decoded."""
-    return _unicode_host(host) if "xn--" in host.lower() else host
+    is ``bücher.example``), unless a label mixes scripts in a way that could pass for
+    another name (:func:`safe_to_show`): then the whole host is shown in IDNA, as browsers
+    do. As it is when its labels cannot be decoded."""
+    if host.isascii() and "xn--" not in host.lower():
+        return host
+    shown = _unicode_host(host)
+    if all(safe_to_show(label) for label in shown.split(".")):
+        return shown
+    return _idna(shown)
 
 
 def display_url(url: str) -> str:
@@ -183,9 +225,10 @@ def display_url(url: str) -> str:
     ``%20``, ``%3F``, ``%23``, ``%25``), bytes that are not UTF-8, and characters that
     could mislead (spaces, controls, right-to-left marks, lookalikes of ``/``) stay
     escaped, so the address shown, typed or pasted again, is the same address:
-    :func:`normalize_url` gives back the stored form. For showing only: what is stored,
-    sent and written to WARC records stays as it is."""
-    if "%" not in url and "xn--" not in url.lower():
+    :func:`normalize_url` gives back the stored form. A host whose labels mix scripts that
+    could pass for another name stays in IDNA (:func:`display_host`). For showing only:
+    what is stored, sent and written to WARC records stays as it is."""
+    if "%" not in url and "xn--" not in url.lower() and url.isascii():
         return url  # nearly every address: nothing to show otherwise
     scheme, sep, rest = url.partition("://")
     if not sep:
@@ -199,3 +242,23 @@ def display_url(url: str) -> str:
     host = display_host(host)
     shown_tail = _ESCAPED_CHAR.sub(_shown_char, tail)
     return f"{scheme}://{userinfo}{at}{host}{colon}{port}{shown_tail}"
+
+
+#: An address within text (a job's name, a log line): up to a space or a quote.
+_URL_IN_TEXT = re.compile(r"\bhttps?://[^\s<>\"'`]+", re.IGNORECASE)
+#: Punctuation that ends a sentence rather than the address before it.
+_TRAILING = ".,;:!?)]}"
+
+
+def _shown_in_text(m: re.Match[str]) -> str:
+    url = m[0]
+    core = url.rstrip(_TRAILING)
+    return display_url(core) + url[len(core) :]
+
+
+def display_text(text: str) -> str:
+    """``text`` (a job's name, a log line, a message) with each address in it as
+    :func:`display_url` shows it; punctuation after an address stays out of it."""
+    if "://" not in text:
+        return text
+    return _URL_IN_TEXT.sub(_shown_in_text, text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from archiver_app.urls import display_url, normalize_url
+from archiver_app.urls import display_host, display_text, display_url, normalize_url
 
 
 @pytest.mark.parametrize(
@@ -35,3 +35,34 @@ from archiver_app.urls import display_url, normalize_url
 def test_addresses_are_shown_readable_and_stay_the_same_address(stored: str, shown: str) -> None:
     assert display_url(stored) == shown
     assert normalize_url(shown) == normalize_url(stored)
+
+
+@pytest.mark.parametrize(
+    ("host", "shown"),
+    [
+        ("xn--80adxhks.xn--p1ai", "москва.рф"),  # one script, Cyrillic: shown
+        ("xn--pple-43d.com", "xn--pple-43d.com"),  # 'аpple', its 'а' Cyrillic: not shown
+        ("xn--ml-d9b.example", "xn--ml-d9b.example"),  # Latin and Greek in one label
+        ("xn--abc-ti4b8gof5e173y.jp", "abcドメイン例.jp"),  # Japanese with Latin: allowed
+        ("xn--abc-ot8lk11n.kr", "abc한국.kr"),  # Korean with Latin: allowed
+        ("xn--pple-43d.xn--bcher-kva.example", "xn--pple-43d.xn--bcher-kva.example"),
+        ("example.com", "example.com"),  # all ASCII: as it is
+        ("аpple.com", "xn--pple-43d.com"),  # stored in Unicode before normalising: the same
+    ],
+)
+def test_a_host_mixing_scripts_that_could_pass_for_another_stays_in_idna(
+    host: str, shown: str
+) -> None:
+    assert display_host(host) == shown
+    assert display_url(f"https://{host}/%D0%BC") == f"https://{shown}/м"
+
+
+def test_addresses_in_text_are_shown_readable_and_punctuation_stays_out() -> None:
+    text = (
+        "failed http://xn--bcher-kva.example/%D0%BC%D0%B8%D1%80: timeout "
+        "(see https://xn--pple-43d.com)."
+    )
+    assert display_text(text) == (
+        "failed http://bücher.example/мир: timeout (see https://xn--pple-43d.com)."
+    )
+    assert display_text("no address here") == "no address here"
