@@ -16,6 +16,7 @@ from sqlalchemy import select
 from archiver_app.jobs.results import failed_pages, job_failures
 from archiver_app.library import Library
 from archiver_app.store.models import CRAWL_KIND_NAMES, Job, JobLog, JobStatus, Worker
+from archiver_app.urls import display_text
 
 #: Kinds whose run that stopped short or failed is run again by Retry (each skips what is
 #: already done): :attr:`JobRow.runs_again`.
@@ -65,6 +66,10 @@ def shown_status(
 
 @dataclass(frozen=True)
 class JobRow:
+    """A job as the Jobs panel shows it: its name, progress message, last error (and log
+    lines, :func:`job_log_after`) with their addresses as people read them (``/мир``,
+    ``bücher.example``); ``config`` keeps them as stored."""
+
     id: int
     name: str
     status: str
@@ -225,10 +230,12 @@ def active_kinds(library: Library) -> set[str]:
 
 
 def _job_row(values: list[Any], failed: dict[int, int], hosts: tuple[str, ...] = ()) -> JobRow:
-    values[1] = values[1] or f"Job {values[0]}"  # name
+    values[1] = display_text(values[1] or f"Job {values[0]}")  # name, its addresses readable
     values[5] = job_failures(values[16], values[5], failed, values[0])  # a crawl's: pages
     values[14] = dict(values[14] or {})  # config
     values[17] = values[17] or 0  # progress_done
+    for i in (19, 20):  # progress_message, last_error: their addresses readable too
+        values[i] = values[i] and display_text(values[i])
     values.append(hosts)
     return JobRow(*values)
 
@@ -246,7 +253,8 @@ def job_row(library: Library, job_id: int) -> JobRow | None:
 def job_log_after(
     library: Library, job_id: int, after_id: int, limit: int = 500
 ) -> list[tuple[int, datetime, str, str]]:
-    """Log lines of ``job_id`` newer than ``after_id`` (the tail the panel appends)."""
+    """Log lines of ``job_id`` newer than ``after_id`` (the tail the panel appends), their
+    addresses as people read them (:func:`archiver_app.urls.display_text`)."""
     with library.session() as s:
         rows = s.execute(
             select(JobLog.id, JobLog.at, JobLog.level, JobLog.message)
@@ -254,4 +262,4 @@ def job_log_after(
             .order_by(JobLog.id)
             .limit(limit)
         ).all()
-    return [(r[0], r[1], r[2], r[3]) for r in rows]
+    return [(r[0], r[1], r[2], display_text(r[3])) for r in rows]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from archiver_app.commands import at_least
 from archiver_app.units import counted, human_bytes
+from archiver_app.urls import display_text, display_url
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
@@ -90,7 +91,7 @@ def _line(j: JobSummary) -> str:
     size = human_bytes(j.bytes_downloaded) if _is_crawl(j) else ""
     return (
         f"{j.id:>5}  {j.kind:<8} {_status(j):<12} {_done(j)} {size:>10} {j.error_count:>6}"
-        f"  {j.name}"
+        f"  {display_text(j.name)}"
     )
 
 
@@ -169,9 +170,9 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     s = d.summary
     rows = [
-        ("job", f"{s.id} {s.name} ({s.kind})"),
-        ("status", _status(s) + (f" ({s.last_error})" if s.last_error else "")),
-        ("scope", f"{s.scope}: {', '.join(s.seeds)}"),
+        ("job", f"{s.id} {display_text(s.name)} ({s.kind})"),
+        ("status", _status(s) + (f" ({display_text(s.last_error)})" if s.last_error else "")),
+        ("scope", f"{s.scope}: {', '.join(map(display_url, s.seeds))}"),
         ("profile", d.spec.profile or "none (a fresh browser)"),
         ("limits", ", ".join(f"{k}={v}" for k, v in d.spec.to_json()["limits"].items() if v)
          or "none"),
@@ -192,7 +193,7 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
     for key, value in rows:
         print(f"{key + ':':<10} {value}", file=ctx.out)
     for line in log:
-        print(f"  {line.at:%H:%M:%S} {line.level:<7} {line.message}", file=ctx.out)
+        print(f"  {line.at:%H:%M:%S} {line.level:<7} {display_text(line.message)}", file=ctx.out)
     return 0
 
 
@@ -220,10 +221,10 @@ def _show_operation(s: JobSummary, log: list[LogLine], ctx: Context, *, as_json:
         return 0
     total = "" if s.progress_total is None else f" of {s.progress_total}"
     rows = [
-        ("job", f"{s.id} {s.name} ({s.kind})"),
-        ("status", _status(s) + (f" ({s.last_error})" if s.last_error else "")),
+        ("job", f"{s.id} {display_text(s.name)} ({s.kind})"),
+        ("status", _status(s) + (f" ({display_text(s.last_error)})" if s.last_error else "")),
         ("progress", f"{s.progress_done}{total}"
-                     + (f": {s.progress_message}" if s.progress_message else "")),
+                     + (f": {display_text(s.progress_message)}" if s.progress_message else "")),
     ]  # fmt: skip
     if s.result is not None:
         rows.append(("result", json.dumps(s.result)[:2000]))
@@ -236,7 +237,7 @@ def _show_operation(s: JobSummary, log: list[LogLine], ctx: Context, *, as_json:
     for key, value in rows:
         print(f"{key + ':':<10} {value}", file=ctx.out)
     for line in log:
-        print(f"  {line.at:%H:%M:%S} {line.level:<7} {line.message}", file=ctx.out)
+        print(f"  {line.at:%H:%M:%S} {line.level:<7} {display_text(line.message)}", file=ctx.out)
     return 0
 
 
@@ -348,6 +349,6 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.open_library() as lib:
         job_detail(lib, args.id)  # a clear error for an unknown job
         for line in tail_log(lib, args.id, after_id=args.after, limit=1_000_000):
-            print(f"{line.id} {line.at.isoformat(timespec='seconds')} {line.level} {line.message}",
-                  file=ctx.out)  # fmt: skip
+            print(f"{line.id} {line.at.isoformat(timespec='seconds')} {line.level} "
+                  f"{display_text(line.message)}", file=ctx.out)  # fmt: skip
     return 0

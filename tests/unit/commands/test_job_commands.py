@@ -179,3 +179,31 @@ def test_an_export_into_a_missing_folder_is_refused_before_any_job(
     assert code == 2 and f"{out / 'x.bib'} exists already" in err
     code, listed, _ = run(capsys, root, "jobs")
     assert code == 0 and "export" not in listed  # no failed export job left behind
+
+
+def test_job_names_and_log_lines_show_their_addresses_readable_and_json_keeps_them_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from archiver_app.crawl.jobs import create_job
+    from archiver_app.crawl.queue import log_line
+
+    stored = "http://xn--bcher-kva.example/%D0%BC%D0%B8%D1%80/%E6%9D%B1%E4%BA%AC.html"
+    shown = "http://bücher.example/мир/東京.html"
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        job_id = create_job(lib, [stored])
+        with lib.session() as s, s.begin():
+            log_line(s, job_id, f"failed {stored}: timeout", at=lib.clock())
+        row = next(r for r in lib.jobs.rows(recover=False) if r.id == job_id)  # the Jobs panel
+        assert row.name == shown and row.config["seeds"] == [stored]
+        assert lib.jobs.log_after(job_id, 0)[-1][3] == f"failed {shown}: timeout"
+
+    code, out, _ = run(capsys, root, "jobs")
+    assert code == 0 and shown in out and stored not in out
+    code, out, _ = run(capsys, root, "job", "show", str(job_id))
+    assert code == 0 and f"{job_id} {shown} (" in out and f"failed {shown}: timeout" in out
+    assert f"host: {shown}" in out and stored not in out
+    code, out, _ = run(capsys, root, "job", "log", str(job_id))
+    assert code == 0 and f"failed {shown}: timeout" in out and stored not in out
+    code, out, _ = run(capsys, root, "jobs", "--json")  # for tools: the stored form
+    assert json.loads(out)[0]["name"] == stored
