@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from archiver_app.errors import InputError
 from archiver_app.units import counted
+from archiver_app.urls import display_host, display_text, display_url
 
 if TYPE_CHECKING:
     from archiver_app.api.editions import EditionsManager, StateChange
@@ -173,17 +174,19 @@ def _show(args: argparse.Namespace, ctx: Context, eds: EditionsManager) -> int:
     elif e.review_note:
         print(f"  needs review: {e.review_note}", file=ctx.out)
     print(f"  {'domain':<30} intended captured failed missing excluded", file=ctx.out)
-    for label, n in [("(all)", c), *cov.by_domain.items()]:
+    domains = [(display_host(d), n) for d, n in cov.by_domain.items()]
+    for label, n in [("(all)", c), *domains]:
         print(f"  {label:<30} {n.intended:>8} {n.captured:>8} {n.failed:>6} "
               f"{n.pending + n.missing:>7} {n.excluded:>8}", file=ctx.out)  # fmt: skip
     for rule, count in cov.excluded_by_rule.items():
         print(f"  excluded by {rule}: {count}", file=ctx.out)
     for t in cov.gaps:
         reason = t.gap_reason or "(no reason given)"
-        print(f"  gap {t.state.value:<8} {t.url}  {reason}", file=ctx.out)
+        print(f"  gap {t.state.value:<8} {display_url(t.url)}  {reason}", file=ctx.out)
     for t in cov.targets:
         if t.error_answer:
-            print(f"  captured {t.http_status}  {t.url}  (the server answered with an error)",
+            print(f"  captured {t.http_status}  {display_url(t.url)}  (the server answered "
+                  "with an error)",
                   file=ctx.out)  # fmt: skip
     return 0
 
@@ -193,7 +196,7 @@ def _state_change(change: StateChange, name: str, ctx: Context) -> int:
     if t.refused:
         print(f"edition {name}: refused, {t.message}", file=ctx.err)
         for url in t.unexplained:
-            print(f"  no reason: {url}", file=ctx.err)
+            print(f"  no reason: {display_url(url)}", file=ctx.err)
         if t.unexplained:
             print(f"give one with: archiver edition gap {name} URL --reason TEXT", file=ctx.err)
         return 1
@@ -265,12 +268,13 @@ def _capture_missing(args: argparse.Namespace, ctx: Context, lib: Library) -> in
     from archiver_app.crawl.inline import run_job_inline
 
     def show(update: ProgressUpdate) -> None:
-        print(f"[{update.done}/{update.total or '?'}] {update.message}", file=ctx.out, flush=True)
+        print(f"[{update.done}/{update.total or '?'}] {display_text(update.message)}",
+              file=ctx.out, flush=True)  # fmt: skip
 
     run = run_job_inline(lib, queued.job_id, progress=show)
     lib.editions.refresh(args.name)
     print(f"job {run.job_id} {run.status}: {run.pages_done} captured, {run.pages_failed} "
           "failed", file=ctx.out)  # fmt: skip
     for page in page_list(lib, run.job_id, states=["failed", "ready", "claimed"]):
-        print(f"failed: {page.url}: {page.reason or 'not captured'}", file=ctx.err)
+        print(f"failed: {display_url(page.url)}: {page.reason or 'not captured'}", file=ctx.err)
     return 0 if run.pages_failed == 0 else 1

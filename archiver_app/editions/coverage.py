@@ -27,6 +27,7 @@ from archiver_app.editions.models import Edition, EditionGap, EditionMember, Edi
 from archiver_app.editions.states import TargetState
 from archiver_app.store.models import Collection, Snapshot
 from archiver_app.units import counted
+from archiver_app.urls import display_host, display_text, display_url
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,8 @@ def _note(t: TargetRow) -> str:
         return f"{_iso(t.captured_at)} ({t.snapshot_uid}){answer}"
     reason = f"**{_md(t.gap_reason)}**" if t.gap_reason else "_no reason given_"
     if t.state is TargetState.FAILED:
-        return f"{counted(t.attempts, 'attempt')}, {_md(t.detail) or 'no error recorded'}; {reason}"
+        error = _md(display_text(t.detail or "")) or "no error recorded"
+        return f"{counted(t.attempts, 'attempt')}, {error}; {reason}"
     return reason
 
 
@@ -227,8 +229,9 @@ def coverage_markdown(cov: Coverage) -> str:
         f"{c.excluded} |",
     ]
     for d, n in cov.by_domain.items():
+        domain = _md(display_host(d)) or "(none)"
         lines.append(
-            f"| {_md(d) or '(none)'} | {n.intended} | {n.captured} | {n.failed} | {n.pending} |"
+            f"| {domain} | {n.intended} | {n.captured} | {n.failed} | {n.pending} |"
             f" {n.missing} | {n.excluded} |"
         )
     if cov.excluded_by_rule:
@@ -238,7 +241,7 @@ def coverage_markdown(cov: Coverage) -> str:
         rows = [t for t in cov.targets if t.state is state]
         if rows:
             lines += ["", f"## {title} ({len(rows)})", "", f"| URL | {what} |", "|---|---|"]
-            lines += [f"| {_md(t.url)} | {_note(t)} |" for t in rows]
+            lines += [f"| {_md(display_url(t.url))} | {_note(t)} |" for t in rows]
     return "\n".join(lines) + "\n"
 
 

@@ -62,6 +62,7 @@ from archiver_app.store.models import (
     Snapshot,
 )
 from archiver_app.units import counted
+from archiver_app.urls import display_url
 from archiver_app.warc.surt import url_key
 
 log = logging.getLogger(__name__)
@@ -259,20 +260,22 @@ def explain_gap(lib: Library, name: str, url: str, reason: str) -> Edit:
             return _frozen_edit(ed)
         target = _target(s, ed, url)
         if target is None:
-            return Edit(EditOutcome.NOT_A_TARGET, f"{url} is not a target of edition {name}")
+            return Edit(
+                EditOutcome.NOT_A_TARGET, f"{display_url(url)} is not a target of edition {name}"
+            )
         if not TargetState(target.state).is_gap:
-            return Edit(EditOutcome.NOT_A_GAP, f"{url} is {target.state}, not a gap")
+            return Edit(EditOutcome.NOT_A_GAP, f"{display_url(url)} is {target.state}, not a gap")
         gap = s.get(EditionGap, target.id)
         if not reason:
             if gap is not None:
                 s.delete(gap)
-            return Edit(EditOutcome.DONE, f"reason cleared for {url}")
+            return Edit(EditOutcome.DONE, f"reason cleared for {display_url(url)}")
         if gap is None:
             s.add(EditionGap(target_id=target.id, edition_id=ed.id, reason=reason,
                              explained_at=lib.clock()))  # fmt: skip
         else:
             gap.reason, gap.explained_at = reason, lib.clock()
-        return Edit(EditOutcome.DONE, f"reason recorded for {url}")
+        return Edit(EditOutcome.DONE, f"reason recorded for {display_url(url)}")
 
 
 def choose_member(lib: Library, name: str, url: str, snapshot_id: int) -> Edit:
@@ -283,7 +286,9 @@ def choose_member(lib: Library, name: str, url: str, snapshot_id: int) -> Edit:
             return _frozen_edit(ed)
         target = _target(s, ed, url)
         if target is None:
-            return Edit(EditOutcome.NOT_A_TARGET, f"{url} is not a target of edition {name}")
+            return Edit(
+                EditOutcome.NOT_A_TARGET, f"{display_url(url)} is not a target of edition {name}"
+            )
         snap = s.get(Snapshot, snapshot_id)
         why = None if snap is None else fit(
             ed, collection_id=snap.collection_id, state=snap.state, status=snap.http_status,
@@ -292,7 +297,8 @@ def choose_member(lib: Library, name: str, url: str, snapshot_id: int) -> Edit:
         if snap is None or snap.url_key != target.url_key or why in _NOT_A_CAPTURE:
             return Edit(
                 EditOutcome.NOT_A_CAPTURE,
-                f"capture {snapshot_id} is not a complete capture of {url} in this collection",
+                f"capture {snapshot_id} is not a complete capture of {display_url(url)} "
+                "in this collection",
             )
         if why is Fit.SERVER_ERROR:
             return Edit(EditOutcome.NOT_COUNTED, (
@@ -309,7 +315,7 @@ def choose_member(lib: Library, name: str, url: str, snapshot_id: int) -> Edit:
             s.add(member)
         member.snapshot_id, member.chosen_by, member.chosen_at = snap.id, "user", lib.clock()
         target.state = TargetState.CAPTURED.value
-        return Edit(EditOutcome.DONE, f"capture {snap.uid} now represents {url}")
+        return Edit(EditOutcome.DONE, f"capture {snap.uid} now represents {display_url(url)}")
 
 
 _NOT_A_CAPTURE = frozenset({Fit.OTHER_COLLECTION, Fit.INCOMPLETE})

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from archiver_app.units import counted
+from archiver_app.urls import display_url
 
 
 class EditionState(StrEnum):
@@ -99,7 +100,7 @@ class MemberChange:
     def __str__(self) -> str:
         was = f"capture {self.before}" if self.before is not None else "none"
         now = f"capture {self.after}" if self.after is not None else "none"
-        return f"{self.url}: {was} -> {now}"
+        return f"{display_url(self.url)}: {was} -> {now}"  # for people: its readable form
 
 
 @dataclass(frozen=True)
