@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session, aliased
 from archiver_app.durable import atomic_write_text
 from archiver_app.library import Library
 from archiver_app.store.models import Job, Page, PageAttempt, PageState, Relation, Snapshot
+from archiver_app.urls import display_text, display_url
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,7 @@ def _manifest(attempts: Sequence[Any]) -> list[dict[str, Any]]:
 def render_markdown(report: dict[str, Any]) -> str:
     c = report["counts"]
     lines = [
-        f"# Coverage of job {report['job']}: {report['name']}",
+        f"# Coverage of job {report['job']}: {display_text(report['name'] or '')}",
         "",
         f"Status **{report['status']}**, scope `{report['scope']}`, "
         f"rules v{report['ruleset_version']}, generated {report['generated_at']}.",
@@ -240,7 +241,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         "## Seeds",
         "",
-        *[f"- {seed}" for seed in report["seeds"]],
+        *[f"- {display_url(seed)}" for seed in report["seeds"]],
         "",
     ]
     if report["excluded_by_rule"]:
@@ -249,14 +250,16 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines.append("")
     if report["error_answers"]:
         lines += ["## Captured with an error answer", "", "| URL | status |", "|---|---:|"]
-        lines += [f"| {_md(e['url'])} | {e['http_status']} |" for e in report["error_answers"]]
+        lines += [
+            f"| {_md(display_url(e['url']))} | {e['http_status']} |"
+            for e in report["error_answers"]
+        ]
         lines.append("")
     if report["failed"]:
         lines += ["## Failed", "", "| URL | attempts | last error |", "|---|---:|---|"]
-        lines += [
-            f"| {_md(f['url'])} | {f['attempts']} | {_md(f['error'] or '')} |"
-            for f in report["failed"]
-        ]
+        for f in report["failed"]:
+            error = _md(display_text(f["error"] or ""))
+            lines.append(f"| {_md(display_url(f['url']))} | {f['attempts']} | {error} |")
         lines.append("")
     return "\n".join(lines)
 
