@@ -97,8 +97,7 @@ def _screenshot(
         timeout=args.timeout,
     )
     for entry in result.requests:
-        detail = f"  ({entry.detail})" if entry.detail else ""
-        print(f"{entry.outcome}\t{entry.url}{detail}", file=ctx.out)
+        print(request_line(entry.outcome, entry.url, entry.detail), file=ctx.out)
     if not result.ok:
         print(
             f"archiver: the page could not be replayed ({result.page_kind}); "
@@ -159,3 +158,12 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         server.close()
         library.close()
     return 0
+
+
+def request_line(outcome: str, url: str, detail: str) -> str:
+    """One line of ``replay --screenshot``'s listing: ``OUTCOME<TAB>URL  (detail)``, the
+    addresses shown readable as everywhere else a person reads them."""
+    from archiver_app.urls import display_text, display_url
+
+    shown = f"  ({display_text(detail)})" if detail else ""
+    return f"{outcome}\t{display_url(url)}{shown}"
