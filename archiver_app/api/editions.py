@@ -166,6 +166,7 @@ class EditionsManager:
                 (each named by its line number). Nothing is written then.
         """
         from archiver_app.importers.urllists import parse_url_list
+        from archiver_app.urls import normalize_url
 
         period = service.period_of(year, start, end)
         urls: list[str] = []
@@ -177,7 +178,8 @@ class EditionsManager:
                     f"created. First: {parsed.problems[0]}",
                     details="\n".join(parsed.problems),
                 )
-            urls = parsed.urls
+            # kept in the form captures store (an IDNA host, UTF-8 escapes), as typed or not
+            urls = [normalize_url(u) or u for u in parsed.urls]
         service.create_edition(self._lib, collection, name, period, urls)
         return _EDITED
 

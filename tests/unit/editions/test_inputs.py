@@ -40,3 +40,11 @@ def test_bad_names_lists_and_collections_are_refused(library: Library) -> None:
     with pytest.raises(InputError, match="no edition 'f'"):
         eds.get("f")
     assert [e.name for e in eds.list("rivers")] == ["e"]
+
+
+def test_a_target_typed_readable_is_kept_in_the_stored_form(library: Library) -> None:
+    library.ensure_collection("rivers")
+    typed = "https://Bücher.example/мир?q=é"
+    library.editions.create("rivers", "e", year=2026, targets_text=typed + "\n")
+    urls = [t.url for t in library.editions.coverage("e").targets]
+    assert urls == ["https://xn--bcher-kva.example/%D0%BC%D0%B8%D1%80?q=%C3%A9"]
