@@ -58,6 +58,7 @@ from archiver_app.capture.refetch import (
     stand_in_from,
 )
 from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo, describe_failure
+from archiver_app.capture.stopping import record_unless_cancelled
 from archiver_app.capture.targets import WorkerAttacher
 from archiver_app.layout.current import snapshot_folder
 from archiver_app.store.connection_loss import lost_connection, unreachable_message
@@ -129,7 +130,9 @@ class PageCapture:
             profile=self.profile,
         )
         writer = self._open_writer(path / WARC_NAME)
-        loaded = await self._record(writer)
+        loaded = await record_unless_cancelled(
+            self._record(writer), self.cancel, lib=lib, snapshot_id=snapshot_id, folder=path
+        )
         return await asyncio.to_thread(
             self._save,
             writer=writer,

@@ -210,7 +210,8 @@ def resume_job(lib: Library, job_id: int) -> None:
 
 
 def abort_job(lib: Library, job_id: int) -> None:
-    """Skip every page still waiting; pages in flight finish and are recorded."""
+    """Skip every page still waiting; the worker capturing its pages in flight stops them
+    within a moment and skips them too (:mod:`archiver_app.crawl.aborting`)."""
     _abort(lib, job_id, why="aborted", queued_only=False)
 
 

@@ -52,6 +52,7 @@ from sqlalchemy.exc import OperationalError
 from archiver_app import __version__
 from archiver_app.capture.results import given_and_final
 from archiver_app.crawl import queue
+from archiver_app.crawl.aborting import JobTokens, settle_cancelled
 from archiver_app.crawl.fetcher import FetchResult, PageFetcher
 from archiver_app.crawl.given_up import note_given_up, settle_given_up
 from archiver_app.crawl.gone_workers import held_by_others, release_gone_workers
@@ -158,6 +159,7 @@ class CrawlWorker:
         self._factory = fetcher_factory
         self._disk_free = disk_free
         self.cancel = cancel or CancelToken()
+        self._tokens = JobTokens(self.cancel)  # a job's pages in flight stop when it is aborted
         self._progress = progress
         self.stats = WorkerStats()
         self._next_at: dict[str, float] = {}
@@ -274,6 +276,8 @@ class CrawlWorker:
                 status, age = await asyncio.to_thread(self._job_state, job_id)
                 if status != JobStatus.RUNNING:
                     if inflight:
+                        if status == JobStatus.ABORTED:
+                            self._tokens.abort(job_id)
                         await asyncio.wait(
                             inflight, timeout=poll, return_when=asyncio.FIRST_COMPLETED
                         )
@@ -322,14 +326,14 @@ class CrawlWorker:
         await self._politeness(ctx, page.url)
         started = time.monotonic()
         try:
-            self.cancel.raise_if_cancelled()
+            self._tokens.token(ctx.job_id).raise_if_cancelled()
             result = await fetcher.fetch(
                 page.url,
                 job_id=ctx.job_id,
                 collection=ctx.spec.collection,
                 tags=ctx.spec.tags,
                 rules=ctx.rules,
-                cancel=self.cancel,
+                cancel=self._tokens.token(ctx.job_id),
                 profile=ctx.spec.profile,
             )
         except (Cancelled, asyncio.CancelledError):
@@ -499,11 +503,9 @@ class CrawlWorker:
         return record_result(self.lib, ctx, page, result)
 
     def _give_back(self, page: queue.ClaimedPage) -> None:
-        """Give a page back untouched (the worker was stopped before it finished)."""
-        with self.lib.write() as s:
-            queue.give_back(
-                s, page, AttemptOutcome.CANCELLED, "worker stopped", now=self.lib.clock()
-            )
+        """Give a page back untouched (the worker was stopped before it finished), or skip
+        it (its job was aborted while it was being captured)."""
+        settle_cancelled(self.lib, page, aborted=self._tokens.aborted(page.job_id))
 
     def _disk_ok(self, job_id: int) -> bool:
         free = self._disk_free(str(self.lib.root))
