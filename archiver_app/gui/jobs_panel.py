@@ -13,7 +13,6 @@ through its row, which the process running it sees at its next check (all throug
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -34,6 +33,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 
 from archiver_app.api.jobs import UNDER_WAY, JobLogLine, JobRow, JobsManager, JobStatus
 from archiver_app.gui.errors import show_error
+from archiver_app.gui.fitting import breakable, plain_text
 from archiver_app.gui.job_rules_box import JobRulesBox
 from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
 from archiver_app.gui.snapshot_model import DISPLAY, USER, answer_roles, human_size
@@ -143,6 +144,8 @@ class JobsModel(QAbstractTableModel):
         r = self.rows[index.row()]
         if role == USER:
             return r.id
+        if role == Qt.ItemDataRole.ToolTipRole:  # the whole of a name or status cut short
+            return self.data(index, DISPLAY) or None
         if role != DISPLAY:
             return None
         col = index.column()
@@ -195,6 +198,9 @@ class JobsPanel(QWidget):
         self.summary = QLabel("Select a job.", detail)
         self.summary.setObjectName("job_summary")
         self.summary.setWordWrap(True)
+        # its text wraps to the width the panel has (long addresses at their slashes):
+        # it never asks for more, which widened the window past a 1024-pixel screen
+        self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         dcol.addWidget(self.summary)
         self.progress = QProgressBar(detail)
         self.progress.setObjectName("job_progress")
@@ -329,6 +335,7 @@ class JobsPanel(QWidget):
         row = next((r for r in self.model.rows if r.id == job), None)
         if row is None:
             self.summary.setText("Select a job." if self.model.rows else "No jobs yet.")
+            self.summary.setToolTip("")
             self.progress.setRange(0, 1)
             self.progress.setValue(0)
             self.progress.hide()  # no job, no "0%"
@@ -341,23 +348,24 @@ class JobsPanel(QWidget):
             total = max(row.queued, row.done + row.failed)
             self.progress.setRange(0, max(1, total))
             self.progress.setValue(row.done + row.failed)
-            seeds = ", ".join(str(s) for s in row.config.get("seeds", [])[:3])
+            seeds = breakable(", ".join(str(s) for s in row.config.get("seeds", [])[:3]))
             text = (
-                f"<b>#{row.id} {row.name}</b> — {row.status_text}<br>{row.done:,} done, "
+                f"<b>#{row.id} {breakable(row.name)}</b> — {row.status_text}<br>{row.done:,} done, "
                 f"{row.failed:,} failed of {total:,}; {human_size(row.bytes)}"
                 + (f"; about {eta} left" if eta else "")
                 + (f"<br>Seeds: {seeds}" if seeds else "")
             )
             if row.coverage_md and row.status not in UNDER_WAY:
-                text += f"<br>Coverage report: {row.coverage_md}"
+                text += f"<br>Coverage report: {breakable(str(row.coverage_md))}"
         else:
             self._show_operation_progress(row)
             text = self._operation_text(row, eta)
         if row.last_error and row.status not in UNDER_WAY:
-            text += f"<br>{html.escape(row.last_error)}"
+            text += f"<br>{breakable(row.last_error)}"
         # Refreshed every second: only what changed is set (each set lays the text out anew).
         if self.summary.text() != text:
             self.summary.setText(text)
+            self.summary.setToolTip(plain_text(text))  # whole where the panel is short
         crawl = row.counts_pages
         self.rules_box.setVisible(crawl)  # an export or a mirror has no rules to change
         if crawl:
@@ -385,9 +393,9 @@ class JobsPanel(QWidget):
         else:
             amount = f"{row.progress_done:,} done" if row.progress_done else ""
         return (
-            f"<b>#{row.id} {html.escape(row.name)}</b> — {row.kind}, {row.status_text}"
+            f"<b>#{row.id} {breakable(row.name)}</b> — {row.kind}, {row.status_text}"
             + (f"<br>{amount}" if amount else "")
-            + (f": {html.escape(row.progress_message)}" if row.progress_message else "")
+            + (f": {breakable(row.progress_message)}" if row.progress_message else "")
             + (f"; about {eta} left" if eta else "")
         )
 
