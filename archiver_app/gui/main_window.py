@@ -48,6 +48,7 @@ from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.idle_migrator import IdleMigrator
 from archiver_app.gui.jobs_panel import JobsPanel
 from archiver_app.gui.kept_selection import KeptSelection
+from archiver_app.gui.message_bar import message_bar
 from archiver_app.gui.ops import STOPS_ON_QUIT, BackgroundOp, OpRunner
 from archiver_app.gui.replay_tabs import ReplayTabs
 from archiver_app.gui.research_actions import ResearchActions
@@ -145,7 +146,7 @@ class MainWindow(QMainWindow):
         self.url_field = QLineEdit(self)
         self.url_field.setObjectName("url_field")
         self.url_field.setPlaceholderText("Paste a web address to capture")
-        self.status = StatusPanel(self.statusBar(), library, self.runner)
+        self.status = StatusPanel(message_bar(self), library, self.runner)
         self.tray = Tray(icon or self.windowIcon(), self)
         self.capture = WindowCapture(self)
         # "capture it now?" on a replay's not-archived page: the capture dialog, on that URL
