@@ -14,6 +14,13 @@ from sqlalchemy import Connection, delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from archiver_app.api.changes import Changes
+from archiver_app.api.collection_moves import (
+    collection_name,
+    empty_into,
+    move_captures,
+    new_slug,
+    same_name,
+)
 from archiver_app.api.settings import SAVED_SEARCHES_KEY
 from archiver_app.errors import InputError
 from archiver_app.library import DEFAULT_COLLECTION, Library
@@ -216,7 +223,8 @@ def _reindex_tags(conn: Connection, snapshot_id: int, names: list[str]) -> None:
 
 
 class CollectionsManager:
-    """``lib.collections``: the collections, by name."""
+    """``lib.collections``: the collections, by name; made, renamed, deleted, and captures
+    moved between them (:mod:`.collection_moves`)."""
 
     def __init__(self, library: Library) -> None:
         self._lib = library
@@ -230,6 +238,48 @@ class CollectionsManager:
 
     def slug_of(self, collection_id: int) -> str | None:
         return next((c.slug for c in self.all() if c.id == collection_id), None)
+
+    def default(self) -> CollectionView | None:
+        """The library's default collection, if it has one."""
+        return next((c for c in self.all() if c.slug == DEFAULT_COLLECTION), None)
+
+    def counts(self) -> dict[int, int]:
+        """Collection id -> how many captures it holds (empty ones left out)."""
+        with self._lib.session() as s:
+            rows = s.execute(
+                select(Snapshot.collection_id, func.count()).group_by(Snapshot.collection_id)
+            ).all()
+        return {int(c): int(n) for c, n in rows}
+
+    def create(self, name: str) -> tuple[CollectionView, Changes]:
+        """A new, empty collection called ``name``; its slug (the folder name commands use)
+        is made from the name.
+
+        Raises:
+            InputError: a blank name, or a collection of that name (in any case) exists.
+        """
+        name = collection_name(name)
+        if not name:
+            raise InputError("a collection needs a name")
+        with self._lib.write() as s:
+            if (taken := same_name(s, name)) is not None:
+                raise InputError(f"there is already a collection called {taken!r}")
+            coll = Collection(slug=new_slug(s, name), name=name)
+            s.add(coll)
+            s.flush()
+            view = CollectionView(coll.id, coll.slug, coll.name)
+        return view, Changes(collections=True)
+
+    def move(self, snapshot_ids: Sequence[int], collection_id: int) -> Changes:
+        """Put the captures ``snapshot_ids`` in collection ``collection_id`` (their files
+        stay where they are; see :mod:`.collection_moves`).
+
+        Raises:
+            InputError: no such collection, or a capture is in an accepted edition.
+        """
+        with self._lib.write() as s:
+            moved = move_captures(s, snapshot_ids, collection_id, self._lib.clock())
+        return Changes(snapshots=True, collections=True, snapshot_ids=frozenset(moved))
 
     def rename(self, collection_id: int, name: str) -> Changes:
         """Give collection ``collection_id`` the name ``name`` (its slug, which commands and
@@ -248,26 +298,31 @@ class CollectionsManager:
             coll.name = name
         return Changes(collections=True)
 
-    def delete(self, collection_id: int) -> Changes:
-        """Forget an empty collection.
+    def delete(self, collection_id: int, *, move_to: int | None = None) -> Changes:
+        """Forget a collection: an empty one, or one whose captures (and jobs) first move
+        to collection ``move_to``, all in one transaction (refused, nothing moves).
 
         Raises:
-            InputError: it holds captures (delete or move them first), a job or an edition
-                refers to it, or it is the default collection.
+            InputError: it holds captures and ``move_to`` is None (delete or move them
+                first), they cannot move (:func:`.collection_moves.empty_into`), an
+                edition refers to it, or it is the default collection.
         """
+        moved: list[int] = []
         with self._lib.write() as s:
             coll = s.get(Collection, collection_id)
             if coll is None:
                 raise InputError(f"there is no collection {collection_id}")
             if coll.slug == DEFAULT_COLLECTION:
                 raise InputError("the default collection stays")
+            if move_to is not None:
+                moved = empty_into(s, coll, move_to, self._lib.clock())
             held = s.scalar(
                 select(func.count()).select_from(Snapshot).where(Snapshot.collection_id == coll.id)
             )
             if held:
                 raise InputError(
                     f"collection {coll.name!r} holds {counted(int(held or 0), 'capture')}: "
-                    "delete them first"
+                    "move them to another collection or delete them first"
                 )
             try:
                 s.delete(coll)
@@ -276,4 +331,6 @@ class CollectionsManager:
                 raise InputError(
                     f"collection {coll.name!r} is named by a job or an edition; it stays"
                 ) from exc
+        if moved:
+            return Changes(snapshots=True, collections=True, snapshot_ids=frozenset(moved))
         return Changes(collections=True)

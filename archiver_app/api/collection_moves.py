@@ -1,0 +1,121 @@
+"""Captures moved between collections, a collection made, a collection emptied into another.
+
+A move changes the captures' rows only. Their folders stay where they were written (the
+row holds the path) and their ``index.json`` keeps the collection they were captured into,
+as it keeps the tags they had then: both are capture-time files whose digests
+:mod:`archiver_app.integrity` checks. Editions follow the rows: a capture in an accepted
+(frozen) edition is not moved (reopen the edition first, as for a deletion); a reopened
+edition that loses one notes it, and the editions of both collections are brought up to date.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from datetime import datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from archiver_app.editions.ledger import chunks
+from archiver_app.editions.models import Edition
+from archiver_app.editions.service import (
+    editions_holding,
+    frozen_holders,
+    note_changed,
+    refresh_editions,
+)
+from archiver_app.errors import InputError
+from archiver_app.store.models import Collection, Job, JobStatus, Snapshot
+from archiver_app.units import counted
+
+#: Jobs whose process is at work now: the collection they save into is not changed under them.
+_AT_WORK = (JobStatus.RUNNING.value, JobStatus.CANCELLING.value)
+
+
+def collection_name(name: str) -> str:
+    """A collection's name as typed, spaces collapsed, at most 200 characters."""
+    return " ".join(name.split())[:200]
+
+
+def new_slug(s: Session, name: str) -> str:
+    """A free slug (folder name) for a collection called ``name``: its letters and digits
+    lower-cased and without accents, ``-`` between words, a number added when taken."""
+    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    base = re.sub(r"[^a-z0-9]+", "-", plain).strip("-")[:90] or "collection"
+    taken = set(s.scalars(select(Collection.slug).where(Collection.slug.like(f"{base}%"))))
+    slug, n = base, 1
+    while slug in taken:
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+def same_name(s: Session, name: str) -> str | None:
+    """The name of a collection called ``name`` (in any letter case), if there is one."""
+    folded = name.casefold()  # collections are few: read them all (SQL lower() is ASCII)
+    return next((n for n in s.scalars(select(Collection.name)) if n.casefold() == folded), None)
+
+
+def move_captures(
+    s: Session, snapshot_ids: Iterable[int], collection_id: int, now: datetime
+) -> list[int]:
+    """Put ``snapshot_ids`` in collection ``collection_id``, in the caller's transaction;
+    the ids that were elsewhere (captures gone meanwhile are skipped).
+
+    Raises:
+        InputError: no such collection, or a capture is in an accepted edition.
+    """
+    target = s.get(Collection, collection_id)
+    if target is None:
+        raise InputError(f"there is no collection {collection_id}")
+    ids = sorted(set(snapshot_ids))
+    moving: list[int] = []
+    for part in chunks(ids):
+        moving += s.scalars(
+            select(Snapshot.id).where(
+                Snapshot.id.in_(part), Snapshot.collection_id != collection_id
+            )
+        )
+    held = frozen_holders(s, moving)
+    if held:
+        name = next(iter(held.values()))
+        raise InputError(
+            f"{counted(len(held), 'capture')} of these {'is' if len(held) == 1 else 'are'} "
+            f"in edition {name}, which is accepted and frozen; reopen it first "
+            f"(archiver edition reopen {name}); nothing was moved"
+        )
+    if not moving:
+        return []
+    editions = editions_holding(s, moving)
+    editions.update(s.scalars(select(Edition.id).where(Edition.collection_id == collection_id)))
+    note_changed(s, moving, f"member capture(s) moved to {target.name} on {now:%Y-%m-%d}", now)
+    for part in chunks(moving):
+        s.execute(update(Snapshot).where(Snapshot.id.in_(part)).values(collection_id=collection_id))
+    refresh_editions(s, editions, now)
+    return moving
+
+
+def empty_into(s: Session, coll: Collection, into: int, now: datetime) -> list[int]:
+    """Move every capture of ``coll`` into collection ``into`` and file its jobs there (a
+    retry then saves there too); the captures moved.
+
+    Raises:
+        InputError: ``into`` is ``coll`` or missing, one of its jobs is at work now, or a
+            capture is in an accepted edition.
+    """
+    if into == coll.id:
+        raise InputError(f"the captures of {coll.name!r} cannot move into it")
+    busy = s.scalar(
+        select(Job.id).where(Job.collection_id == coll.id, Job.status.in_(_AT_WORK)).limit(1)
+    )
+    if busy is not None:
+        raise InputError(
+            f"job {busy} is saving into collection {coll.name!r} now; let it finish or "
+            "cancel it first"
+        )
+    ids = list(s.scalars(select(Snapshot.id).where(Snapshot.collection_id == coll.id)))
+    moved = move_captures(s, ids, into, now)
+    s.execute(update(Job).where(Job.collection_id == coll.id).values(collection_id=into))
+    return moved
