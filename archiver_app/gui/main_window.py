@@ -278,6 +278,8 @@ class MainWindow(QMainWindow):
             or query.search.strip()
         ):
             self.model.refresh()
+        elif changes.collections and changes.snapshot_ids and query.collection_id is not None:
+            self.model.refresh()  # captures moved into or out of the collection listed
         if self.detail.wanted is not None and self.detail.wanted in changes.snapshot_ids:
             self.detail.show_snapshot(self.detail.wanted)
         self.tabs.apply_changes(changes)  # a replay of a capture deleted says so

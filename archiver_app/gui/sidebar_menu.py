@@ -1,5 +1,6 @@
-"""The sidebar's right-click menu: rename or delete a tag, rename or delete a collection
-(an empty one), delete a saved search. Each asks first where it cannot be undone."""
+"""The sidebar's right-click menu: rename or delete a tag, make, rename or delete a
+collection (its captures moved to another first: gui/collection_actions.py), delete a saved
+search. Each asks first where it cannot be undone."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from PySide6.QtWidgets import QInputDialog, QMenu, QMessageBox
 from archiver_app.api.changes import Changes
 from archiver_app.api.settings import SAVED_SEARCHES_KEY
 from archiver_app.errors import InputError
+from archiver_app.gui.collection_actions import CollectionActions
 from archiver_app.gui.errors import question_box
 from archiver_app.gui.sidebar import SidebarEntry
+from archiver_app.library import DEFAULT_COLLECTION
 from archiver_app.units import counted, upper_first
 
 if TYPE_CHECKING:
@@ -28,6 +31,7 @@ class SidebarMenu(QObject):
         super().__init__(window)
         self.window = window
         self.menu: QMenu | None = None
+        self.collections = CollectionActions(window)  # New Collection…, Move to Collection
         sidebar = window.sidebar
         sidebar.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         sidebar.customContextMenuRequested.connect(self._requested)
@@ -35,12 +39,15 @@ class SidebarMenu(QObject):
     def _requested(self, pos: QPoint) -> None:
         item = self.window.sidebar.itemAt(pos)
         entry = self.window.sidebar.entry_of(item) if item is not None else None
-        if entry is None or entry.kind not in ("tag", "collection", "saved"):
-            return
         menu = QMenu(self.window.sidebar)
-        if entry.kind != "saved":
-            menu.addAction("Rename…", lambda: self.rename_entry(entry))
-        menu.addAction("Delete…", lambda: self.delete_entry(entry))
+        if entry is not None and entry.kind in ("tag", "collection", "saved"):
+            if entry.kind != "saved":
+                menu.addAction("Rename…", lambda: self.rename_entry(entry))
+            menu.addAction("Delete…", lambda: self.delete_entry(entry))
+        if entry is None or entry.kind in ("collection", "edition"):  # or a group, or blank
+            if menu.actions():
+                menu.addSeparator()
+            menu.addAction(self.collections.new_action)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.menu = menu
         menu.popup(self.window.sidebar.viewport().mapToGlobal(pos))
@@ -75,7 +82,8 @@ class SidebarMenu(QObject):
             text = f"Delete the tag {entry.label}? It comes off {counted(n, 'capture')}; the "
             text += "captures stay."
         elif entry.kind == "collection":
-            text = f"Delete the collection {entry.label}? Only an empty collection is deleted."
+            self._delete_collection(entry)
+            return
         else:
             text = f"Delete the saved search {entry.label}?"
         box = question_box(self.window, QMessageBox.Icon.Warning, "Delete", text, "Delete")
@@ -83,12 +91,28 @@ class SidebarMenu(QObject):
             return
         if entry.kind == "tag":
             self._apply(lambda: lib.tags.delete(int(entry.value)), leave=entry)
-        elif entry.kind == "collection":
-            self._apply(lambda: lib.collections.delete(int(entry.value)), leave=entry)
         else:
             saved = [s for s in lib.settings.get(SAVED_SEARCHES_KEY, []) or []
                      if s.get("name") != entry.label]  # fmt: skip
             self._apply(lambda: lib.settings.put(SAVED_SEARCHES_KEY, saved), leave=entry)
+
+    def _delete_collection(self, entry: SidebarEntry) -> None:
+        """The default collection is refused at once; another asks where its captures go."""
+        lib = self.window.library
+        coll = next((c for c in lib.collections.all() if c.id == int(entry.value)), None)
+        if coll is None:
+            self.window.reload_sidebar()  # gone meanwhile
+            return
+        if coll.slug == DEFAULT_COLLECTION:
+            text = f"{coll.name} is the default collection: captures go there when no other "
+            text += "is chosen, so it stays. Its captures can be moved to another collection "
+            text += "(right-click them in the table: Move to Collection)."
+            QMessageBox.information(self.window, "Not deleted", text)
+            return
+        into = self.collections.delete_collection(coll)
+        if into is not None:
+            move_to = into.id if into.id != coll.id else None  # itself: it was empty
+            self._apply(lambda: lib.collections.delete(coll.id, move_to=move_to), leave=entry)
 
     def _apply(self, edit: Callable[[], Changes], leave: SidebarEntry | None = None) -> None:
         """Run ``edit`` (a call returning :class:`Changes`); show its refusal plainly. A

@@ -39,6 +39,7 @@ def table_menu(window: MainWindow) -> QMenu:
     menu.addMenu(research.cite_menu)
     menu.addSeparator()
     menu.addAction(window.menus.tag)
+    menu.addMenu(window.sidebar_menu.collections.move_menu(menu))
     menu.addAction(window.deletion.action)
     return menu
 

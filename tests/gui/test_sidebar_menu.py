@@ -48,19 +48,16 @@ def test_a_tag_is_renamed_then_deleted_from_its_menu(
     assert library.snapshots.detail(sid) is not None
 
 
-def test_a_collection_with_captures_is_not_deleted_and_an_empty_one_is(
+def test_a_collection_is_renamed_and_an_empty_one_deleted(
     qtbot: QtBot, main_window: MainWindow, library: Library, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """(A collection with captures: tests/gui/test_collections_menu.py.)"""
     window = main_window
     add_snapshot(library, "https://a.example/", title="A", collection="trips")
     library.ensure_collection("spare")
     window.refresh_all()
-    told: list[str] = []
-    monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: told.append(text))
-    for label in ("Trips", "Spare"):
-        answer_next_box(lambda box: box.button(QMessageBox.StandardButton.Yes).click(), [])
-        window.sidebar_menu.delete_entry(_entry(window, "collection", label))  # type: ignore[arg-type]
-    assert told == ["Collection 'Trips' holds 1 capture: delete them first."]
+    answer_next_box(lambda box: box.button(QMessageBox.StandardButton.Yes).click(), [])
+    window.sidebar_menu.delete_entry(_entry(window, "collection", "Spare"))  # type: ignore[arg-type]
     assert [e.label for e in window.sidebar.entries() if e.kind == "collection"] == ["Trips"]
     monkeypatch.setattr(QInputDialog, "getText", lambda *_a, **_k: ("Harbour trips", True))
     window.sidebar_menu.rename_entry(_entry(window, "collection", "Trips"))  # type: ignore[arg-type]

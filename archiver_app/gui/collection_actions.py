@@ -1,0 +1,184 @@
+"""Collections made, emptied and deleted, and captures moved between them, in the app.
+
+New Collection… (File menu and the sidebar's menu) asks a name; the captures table's
+Move to Collection ▸ lists the collections; deleting a collection that holds captures asks
+where they go (the default collection first) and then deletes it, and an empty one asks
+only "Delete?". Every edit is a call of ``lib.collections`` whose :class:`Changes` the
+window applies. Threading: GUI thread only (each edit is a few rows).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QInputDialog,
+    QLabel,
+    QMenu,
+    QMessageBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from archiver_app.api.labels import CollectionView
+from archiver_app.errors import InputError
+from archiver_app.gui.errors import question_box
+from archiver_app.units import counted, upper_first
+
+if TYPE_CHECKING:
+    from archiver_app.gui.main_window import MainWindow
+
+
+class DeleteCollectionDialog(QDialog):
+    """ "Delete the collection X? It holds N captures": where they go (another collection,
+    the default one chosen first), then *Move and Delete* or *Cancel*."""
+
+    def __init__(
+        self,
+        parent: QWidget,
+        doomed: CollectionView,
+        held: int,
+        others: list[CollectionView],
+        default: CollectionView | None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("delete_collection")
+        self.setWindowTitle("Delete Collection")
+        layout = QVBoxLayout(self)
+        text = QLabel(
+            f"Delete the collection <b>{_html(doomed.name)}</b>? It holds "
+            f"{counted(held, 'capture')}: they move to the collection chosen below, "
+            "then the collection is deleted. Their files stay where they are.",
+            self,
+        )
+        text.setWordWrap(True)
+        text.setMinimumWidth(360)
+        layout.addWidget(text)
+        form = QFormLayout()
+        self.target = QComboBox(self)
+        self.target.setObjectName("move_to")
+        for c in others:
+            self.target.addItem(c.name, c.id)
+        if default is not None:
+            self.target.setCurrentIndex(max(0, self.target.findData(default.id)))
+        form.addRow(f"Move the {'capture' if held == 1 else 'captures'} to", self.target)
+        layout.addLayout(form)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
+        self.delete_button = buttons.addButton(
+            "Move and Delete", QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        buttons.button(QDialogButtonBox.StandardButton.Cancel).setDefault(True)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def chosen(self) -> int:
+        return int(self.target.currentData())
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class CollectionActions:
+    """The window's collection edits (see the module docstring)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self.dialog: DeleteCollectionDialog | None = None
+        self.new_action = QAction("New &Collection…", window)
+        self.new_action.setObjectName("new_collection")
+        self.new_action.setToolTip("An empty collection, to move captures into or capture into")
+        self.new_action.triggered.connect(self.new_collection)
+        _add_to_file_menu(window, self.new_action)
+
+    def new_collection(self) -> None:
+        """Ask a name; make the collection and list it (refusals said plainly)."""
+        window = self.window
+        name, ok = QInputDialog.getText(window, "New Collection", "Name of the new collection:")
+        if not ok:
+            return
+        try:
+            view, changes = window.library.collections.create(name)
+        except InputError as exc:
+            QMessageBox.information(window, "No collection made", upper_first(str(exc)) + ".")
+            return
+        window.apply_changes(changes)
+        window.sidebar.select_key(f"collection:{view.id}")
+
+    def delete_collection(self, coll: CollectionView) -> CollectionView | None:
+        """Ask, then delete ``coll`` (its captures moved where the user says); the
+        collection whose captures it now holds, if any. The caller applies the changes."""
+        lib, window = self.window.library, self.window
+        held = lib.collections.counts().get(coll.id, 0)
+        if held == 0:
+            text = f"Delete the collection {coll.name}? It holds no captures."
+            box = question_box(window, QMessageBox.Icon.Warning, "Delete", text, "Delete")
+            return coll if box.exec() == QMessageBox.StandardButton.Yes else None
+        others = [c for c in lib.collections.all() if c.id != coll.id]
+        self.dialog = DeleteCollectionDialog(window, coll, held, others, lib.collections.default())
+        answer = self.dialog.exec()
+        target = self.dialog.chosen() if answer == QDialog.DialogCode.Accepted else None
+        self.dialog = None
+        return next((c for c in others if c.id == target), None)
+
+    def move_menu(self, parent: QWidget) -> QMenu:
+        """Move to Collection ▸: every collection; the one all the selection is in, off."""
+        window = self.window
+        menu = QMenu("&Move to Collection", parent)
+        menu.setObjectName("move_to_collection")
+        ids = window.selected_ids()
+        menu.setEnabled(bool(ids))
+        shared = window.library.snapshots.shared_collection(ids) if ids else None
+        for c in window.library.collections.all():
+            action = menu.addAction(c.name, partial(self.move, ids, c.id))
+            action.setEnabled(c.slug != shared)
+        menu.addSeparator()
+        menu.addAction("New Collection…", lambda: self.move_to_new(ids))
+        return menu
+
+    def move(self, ids: list[int], collection_id: int) -> None:
+        window = self.window
+        try:
+            changes = window.library.collections.move(ids, collection_id)
+        except InputError as exc:
+            QMessageBox.information(window, "Not moved", upper_first(str(exc)) + ".")
+            return
+        window.apply_changes(changes)
+        name = next((c.name for c in window.library.collections.all() if c.id == collection_id), "")
+        n = len(changes.snapshot_ids)
+        window.statusBar().showMessage(f"Moved {counted(n, 'capture')} to {name}.", 4000)
+
+    def move_to_new(self, ids: list[int]) -> None:
+        """A new collection, named now, and the captures ``ids`` moved into it."""
+        window = self.window
+        name, ok = QInputDialog.getText(window, "New Collection", "Name of the new collection:")
+        if not ok:
+            return
+        try:
+            view, changes = window.library.collections.create(name)
+        except InputError as exc:
+            QMessageBox.information(window, "No collection made", upper_first(str(exc)) + ".")
+            return
+        window.apply_changes(changes)
+        self.move(ids, view.id)
+
+
+def _add_to_file_menu(window: MainWindow, action: QAction) -> None:
+    """File > New Collection…, after Export… (or last)."""
+    for item in window.menuBar().actions():
+        menu = item.menu()
+        if isinstance(menu, QMenu) and menu.title().replace("&", "") == "File":
+            entries = menu.actions()
+            export = window.menus.export
+            at = entries.index(export) + 1 if export in entries else 0
+            if 0 < at < len(entries):
+                menu.insertAction(entries[at], action)
+            else:
+                menu.addAction(action)

@@ -1,0 +1,166 @@
+"""Collections in the app: New Collection…, Move to Collection ▸ on the captures table, and
+a collection with captures deleted after they move to the collection the user chooses."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QItemSelectionModel, QTimer
+from PySide6.QtWidgets import QApplication, QInputDialog, QMenu, QMessageBox
+from pytestqt.qtbot import QtBot
+
+from archiver_app.gui.collection_actions import DeleteCollectionDialog
+from archiver_app.gui.main_window import MainWindow
+from archiver_app.gui.table_menu import table_menu
+from archiver_app.library import Library
+from tests.helpers.gui_fixtures import answer_next_box
+from tests.helpers.snapshots import add_snapshot
+
+#: set to a folder to keep screenshots of the dialog and the menu there
+SHOTS = os.environ.get("ARCHIVER_SHOTS", "")
+
+
+def _collections(window: MainWindow) -> list[str]:
+    return [e.label for e in window.sidebar.entries() if e.kind == "collection"]
+
+
+def _entry(window: MainWindow, label: str) -> object:
+    return next(e for e in window.sidebar.entries() if e.kind == "collection" and e.label == label)
+
+
+def _shot(widget: object, name: str) -> None:
+    if SHOTS:
+        widget.grab().save(str(Path(SHOTS) / name))  # type: ignore[attr-defined]
+
+
+def test_a_collection_with_captures_is_deleted_once_they_move_where_chosen(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    window = main_window
+    a = add_snapshot(library, "https://a.example/", title="A", collection="trips")
+    add_snapshot(library, "https://b.example/", title="B", collection="trips")
+    add_snapshot(library, "https://c.example/", title="C", collection="research")
+    library.ensure_collection()
+    window.refresh_all()
+    assert window.sidebar.select_key(f"collection:{_entry(window, 'Trips').value}")  # type: ignore[attr-defined]
+    seen: list[DeleteCollectionDialog] = []
+
+    def answer() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, DeleteCollectionDialog):
+            QTimer.singleShot(20, answer)
+            return
+        seen.append(dialog)
+        _shot(dialog, "delete_collection.png")
+        assert dialog.target.currentText() == "Default"  # the default collection first
+        assert [dialog.target.itemText(i) for i in range(dialog.target.count())] == [
+            "Default",
+            "Research",
+        ]
+        dialog.delete_button.click()
+
+    QTimer.singleShot(0, answer)
+    window.sidebar_menu.delete_entry(_entry(window, "Trips"))  # type: ignore[arg-type]
+    assert seen, "no dialog asked where the captures go"
+    assert _label_text(seen[0], "Delete the collection <b>Trips</b>? It holds 2 captures")
+    assert _collections(window) == ["Default", "Research"]
+    detail = library.snapshots.detail(a)
+    assert detail is not None and detail.collection == "Default"
+    assert window.model.query.collection_id is None  # the table lists All captures again
+
+
+def _label_text(dialog: DeleteCollectionDialog, words: str) -> bool:
+    from PySide6.QtWidgets import QLabel
+
+    return any(words in label.text() for label in dialog.findChildren(QLabel))
+
+
+def test_an_empty_collection_asks_only_delete_and_the_default_one_is_refused_at_once(
+    main_window: MainWindow, library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = main_window
+    add_snapshot(library, "https://a.example/", title="A")
+    library.ensure_collection("spare")
+    window.refresh_all()
+    seen: list[QMessageBox] = []
+    answer_next_box(lambda box: box.button(QMessageBox.StandardButton.Yes).click(), seen)
+    window.sidebar_menu.delete_entry(_entry(window, "Spare"))  # type: ignore[arg-type]
+    assert seen[0].text() == "Delete the collection Spare? It holds no captures."
+    assert _collections(window) == ["Default"]
+    told: list[str] = []
+    monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: told.append(text))
+    window.sidebar_menu.delete_entry(_entry(window, "Default"))  # type: ignore[arg-type]
+    assert told and told[0].startswith("Default is the default collection")
+    assert _collections(window) == ["Default"]
+
+
+def test_new_collection_is_named_listed_and_selected(
+    main_window: MainWindow, library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = main_window
+    library.ensure_collection()
+    window.refresh_all()
+    actions = window.sidebar_menu.collections
+    file_menu = next(
+        a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "File"
+    )
+    assert actions.new_action in file_menu.actions()  # type: ignore[union-attr]
+    names = iter(["Harbour trips", "harbour TRIPS", "  "])
+    monkeypatch.setattr(QInputDialog, "getText", lambda *_a, **_k: (next(names), True))
+    told: list[str] = []
+    monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: told.append(text))
+    actions.new_action.trigger()
+    assert _collections(window) == ["Default", "Harbour trips"]
+    current = window.sidebar.current_entry()
+    assert current is not None and current.label == "Harbour trips"
+    actions.new_action.trigger()
+    actions.new_action.trigger()
+    assert told == [
+        "There is already a collection called 'Harbour trips'.",
+        "A collection needs a name.",
+    ]
+    assert _collections(window) == ["Default", "Harbour trips"]
+    # the sidebar's menu offers it on a collection and on blank space
+    window.sidebar_menu._requested(window.sidebar.viewport().rect().bottomLeft())
+    menu = window.sidebar_menu.menu
+    assert menu is not None and [a.text() for a in menu.actions()] == ["New &Collection…"]
+    menu.close()
+
+
+def test_selected_captures_move_to_a_collection_from_the_table_menu(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    window = main_window
+    a = add_snapshot(library, "https://a.example/", title="A", collection="trips")
+    b = add_snapshot(library, "https://b.example/", title="B", collection="trips")
+    library.ensure_collection()
+    window.refresh_all()
+    assert window.sidebar.select_key(f"collection:{_entry(window, 'Trips').value}")  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 2)
+    row = next(r for r in range(2) if window.model.snapshot_id(r) == a)
+    flags = QItemSelectionModel.SelectionFlag
+    window.table.selectionModel().select(window.model.index(row, 0), flags.Select | flags.Rows)
+    menu = table_menu(window)
+    move = next(a.menu() for a in menu.actions() if a.menu() is not None and
+                a.menu().objectName() == "move_to_collection")  # fmt: skip
+    assert isinstance(move, QMenu)
+    entries = {a.text(): a for a in move.actions() if a.text()}
+    assert list(entries) == ["Default", "Trips", "New Collection…"]
+    assert not entries["Trips"].isEnabled()  # where they are already
+    if SHOTS:
+        menu.popup(window.table.viewport().mapToGlobal(window.table.visualRect(
+            window.model.index(row, 0)).center()))  # fmt: skip
+        move.popup(menu.pos() + menu.actionGeometry(menu.actions()[-2]).topRight())
+        qtbot.waitExposed(move)
+        _shot(menu, "table_menu.png")
+        _shot(move, "move_submenu.png")
+        move.close()
+        menu.close()
+    entries["Default"].trigger()
+    detail = library.snapshots.detail(a)
+    assert detail is not None and detail.collection == "Default"
+    # the table listing Trips loses the capture moved out
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+    assert window.model.snapshot_id(0) == b
