@@ -52,10 +52,12 @@ def new_slug(s: Session, name: str) -> str:
     return slug
 
 
-def same_name(s: Session, name: str) -> str | None:
-    """The name of a collection called ``name`` (in any letter case), if there is one."""
+def same_name(s: Session, name: str, *, other_than: int | None = None) -> str | None:
+    """The name of a collection called ``name`` (in any letter case), if there is one
+    (besides collection ``other_than``)."""
     folded = name.casefold()  # collections are few: read them all (SQL lower() is ASCII)
-    return next((n for n in s.scalars(select(Collection.name)) if n.casefold() == folded), None)
+    rows = s.execute(select(Collection.id, Collection.name)).all()
+    return next((n for i, n in rows if n.casefold() == folded and i != other_than), None)
 
 
 def move_captures(

@@ -286,15 +286,18 @@ class CollectionsManager:
         folders use, stays).
 
         Raises:
-            InputError: a blank name, or no such collection.
+            InputError: a blank name, no such collection, or another collection of that
+                name (in any case).
         """
-        name = " ".join(name.split())[:200]
+        name = collection_name(name)
         if not name:
             raise InputError("a collection needs a name")
         with self._lib.write() as s:
             coll = s.get(Collection, collection_id)
             if coll is None:
                 raise InputError(f"there is no collection {collection_id}")
+            if (taken := same_name(s, name, other_than=collection_id)) is not None:
+                raise InputError(f"there is already a collection called {taken!r}")
             coll.name = name
         return Changes(collections=True)
 

@@ -185,6 +185,9 @@ def test_collections_are_renamed_and_an_empty_one_deleted(library: Library) -> N
     assert library.collections.rename(by_slug["trips"], " Harbour  trips ").collections
     names = {c.slug: c.name for c in library.collections.all()}
     assert names["trips"] == "Harbour trips"  # the slug stays
+    with pytest.raises(InputError, match="already a collection called 'Spare'"):
+        library.collections.rename(by_slug["trips"], "SPARE")  # two of one name: refused
+    assert library.collections.rename(by_slug["trips"], "harbour TRIPS").collections  # itself
     with pytest.raises(InputError, match="holds 1 capture"):
         library.collections.delete(by_slug["trips"])
     with pytest.raises(InputError, match="default collection stays"):
