@@ -58,7 +58,14 @@ from archiver_app.warc.indexer import IndexReport
 from archiver_app.warc.listing import ListingsLeft, listed_digits
 from archiver_app.warc.scan import NotAnArchiveError, OneGzipStreamError, sniff_archive
 from archiver_app.warc.timestamps import parse_ts, parse_warc_date, to_ts17
-from archiver_app.warc.wacz import WaczError, WaczInfo, WaczPage, extract_verified, open_wacz
+from archiver_app.warc.wacz import (
+    PagesCheck,
+    WaczError,
+    WaczInfo,
+    WaczPage,
+    extract_verified,
+    open_wacz,
+)
 from archiver_app.warc.ziprecover import open_rebuilt
 
 
@@ -142,7 +149,10 @@ def _import_wacz_file(
     if isinstance(placed, str):
         return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {placed}")
     doubt = package.pages_list_doubt if info.pages else None
-    listings = _listings(info.pages, trusted=doubt is None)
+    differs = PagesCheck.DIFFERS in info.pages_checks.values()
+    # Damaged bytes (neither its checksum nor its hash matches) may have lost lines: the
+    # records say which are pages, as when the list does not read at all.
+    listings = None if differs else _listings(info.pages, trusted=doubt is None)
     run = _WaczRun(lib, path, folder, collection_id, tags, listings, texts.path, progress, cancel)
     try:
         for name, tmp in placed:
@@ -174,14 +184,45 @@ def _import_wacz_file(
     outcome = file_outcome(path, "wacz", folder, [r for _, _, r in run.reports])
     outcome.problems[:0] = package.lines()  # what was tampered with comes first
     outcome.problems.extend([*run.refused, *run.skipped, *_unlisted(run.listings)])
-    if doubt is not None:
-        outcome.problems.append(
-            f"its pages list cannot be trusted: {doubt}; the titles and texts it gives were "
-            "not used (each page has the title and text its WARC records)"
-        )
+    outcome.problems.extend(_pages_lines(info, package, doubt))
     outcome.problems.extend(restored.lines(collection))
     outcome.package = package
     return outcome
+
+
+_NOT_USED = (
+    "the titles and texts it gives were not used (each page has the title and text its "
+    "WARC records)"
+)
+
+
+def _pages_lines(info: WaczInfo, package: PackageCheck, doubt: str | None) -> list[str]:
+    """The import's lines on its pages lists: one whose zip CRC-32 did not match its bytes
+    (used, as its listed hash says or unchecked), one not as listed or signed."""
+    out: list[str] = []
+    signed = " (and was signed)" if package.signed else ""
+    for name, check in info.pages_checks.items():
+        if check is PagesCheck.VOUCHED:
+            out.append(
+                f"its pages list ({name}) was used: its checksum (CRC-32) in the zip did not "
+                "match, but its bytes are as datapackage.json lists them (their hash matches)"
+            )
+        elif check is PagesCheck.UNCHECKED:
+            out.append(
+                f"its pages list ({name}) was used, though its checksum (CRC-32) in the zip "
+                "did not match and no hash in datapackage.json could check it: it may be "
+                "damaged (lines that do not read were skipped)"
+            )
+        else:
+            out.append(
+                f"its pages list ({name}) differs from what datapackage.json lists{signed}: "
+                "neither its checksum (CRC-32) in the zip nor its hash matches: its WARCs' "
+                f"records decided which are pages, and {_NOT_USED}"
+            )
+            doubt = None  # said
+    if doubt is not None:
+        out.append(f"its pages list cannot be trusted: {doubt}; {_NOT_USED}")
+    return out
 
 
 def _listings(pages: list[WaczPage], *, trusted: bool) -> ListingsLeft | None:

@@ -26,6 +26,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
@@ -109,6 +110,8 @@ class WaczInfo:
     total: int = 0  # declared uncompressed size of all entries
     extracted: int = 0  # bytes extracted so far (never more than ``total``)
     rebuilt: Rebuilt | None = None  # its zip directory was damaged: the one read instead
+    # Its pages lists whose zip CRC-32 did not match their bytes, and how they stand.
+    pages_checks: dict[str, PagesCheck] = field(default_factory=dict)
 
 
 def _unsafe_name(name: str) -> bool:
@@ -333,14 +336,65 @@ def _check_wacz(
         if not warcs:
             raise WaczError(f"{present[0]} is not listed (with a hash) in datapackage.json")
         pages: list[WaczPage] = []
+        checks: dict[str, PagesCheck] = {}
         try:
             for name in ("pages/pages.jsonl", "pages/extraPages.jsonl"):
                 if name in names:
-                    with zf.open(name) as fh:
-                        pages.extend(read_pages(fh, texts))
+                    read, checks[name] = _read_listed_pages(zf, name, resources.get(name), texts)
+                    pages.extend(read)
         except _ENTRY_ERRORS:  # a damaged list: the records say which are pages
-            pages = []
-    return WaczInfo(path, warcs, resources, datapackage, pages, total=total)
+            pages, checks = [], {}
+    doubts: dict[str, PagesCheck] = {n: c for n, c in checks.items() if c is not PagesCheck.INTACT}
+    return WaczInfo(path, warcs, resources, datapackage, pages, total=total, pages_checks=doubts)
+
+
+class PagesCheck(StrEnum):
+    """How a pages list's bytes stand against the zip's CRC-32 of them and the hash
+    ``datapackage.json`` lists for them."""
+
+    INTACT = "intact"  # its CRC-32 matches
+    VOUCHED = "vouched"  # its CRC-32 does not, but the listed hash does: the zip is damaged
+    UNCHECKED = "unchecked"  # its CRC-32 does not, and no hash is listed to check it by
+    DIFFERS = "differs"  # neither matches: its bytes are not as listed
+
+
+class _Tallied:
+    """An entry's stream whose lines are hashed (CRC-32 and the listed algorithm) as they
+    are read."""
+
+    def __init__(self, src: IO[bytes], algo: str) -> None:
+        self.src, self.crc, self.digest = src, 0, hashlib.new(algo)
+
+    def readline(self, limit: int = -1) -> bytes:
+        line = self.src.readline(limit)
+        self.crc = zlib.crc32(line, self.crc)
+        self.digest.update(line)
+        return line
+
+
+def _read_listed_pages(
+    zf: zipfile.ZipFile, name: str, resource: dict[str, Any] | None, texts: TextSpill | None
+) -> tuple[list[WaczPage], PagesCheck]:
+    """A pages list's pages, read without :mod:`zipfile`'s CRC-32 check (a damaged checksum
+    of an intact list lost its titles, tags and notes), and how its bytes stand: by the hash
+    ``datapackage.json`` lists for it when its CRC-32 does not match."""
+    algo, _, want = str((resource or {}).get("hash", "")).partition(":")
+    if algo not in {"sha256", "sha1", "md5"} or not want:
+        algo, want = "sha256", ""
+    expected = zf.getinfo(name).CRC
+    with zf.open(name) as src:
+        src._expected_crc = None  # type: ignore[attr-defined]  # CPython's ZipExtFile
+        tallied = _Tallied(src, algo)
+        pages = list(read_pages(tallied, texts))  # type: ignore[arg-type]  # readline only
+        while tallied.readline(CHUNK):  # the rest (read_pages reads to the end)
+            pass
+    if tallied.crc == expected:
+        return pages, PagesCheck.INTACT
+    if not want:
+        return pages, PagesCheck.UNCHECKED
+    if tallied.digest.hexdigest() == want.lower():
+        return pages, PagesCheck.VOUCHED
+    return pages, PagesCheck.DIFFERS
 
 
 def _load_json(zf: zipfile.ZipFile, name: str, *, limit: int) -> Any:
@@ -463,6 +517,7 @@ def _extract_verified(info: WaczInfo, entry: str, dest: IO[bytes], known_changed
 
 
 __all__ = [
+    "PagesCheck",
     "UncheckedEntry",
     "WaczError",
     "WaczInfo",
