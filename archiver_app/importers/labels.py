@@ -1,4 +1,4 @@
-"""A pages list's tags, notes and collections, given back to the pages an import made.
+"""A pages list's tags, notes, collections and ids, given back to the pages an import made.
 
 Archiver's exports list each page's tags, notes and collection (its slug) in
 ``pages.jsonl`` beside the fields every tool reads (``tags``, ``notes``, ``collection``;
@@ -7,7 +7,9 @@ its WARCs are indexed: each listing that carries any is matched to the page made
 by address and listed time (to the precision the list gives, as the indexer matched it),
 else to the first page of its address no other listing took. The tags are added to the
 page's own (``--tag``), the notes written, and, unless the user chose a collection, the
-page goes into the collection of that slug (created when missing).
+page goes into the collection of that slug (created when missing). A page keeps the
+listed ``id`` (researchers cite it) when no other capture of the library has it; one
+taken keeps the new id the import gave it, and the import says so.
 
 The work is per listed page, after the records are indexed: nothing is added to the
 per-record path of the indexer.
@@ -15,6 +17,7 @@ per-record path of the indexer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -40,6 +43,12 @@ def labelled(pages: Sequence[WaczPage]) -> list[WaczPage]:
     return [p for p in pages if p.tags or p.notes or p.collection]
 
 
+#: A page id an import keeps as a capture's uid (which names folders and appears in
+#: citations): what :func:`archiver_app.ids.new_snapshot_uid` makes, or another tool's
+#: plain id.
+_USABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
+
+
 def listed_collection(pages: Sequence[WaczPage]) -> str | None:
     """The collection every labelled listing names, when they name one and the same (an
     export of one collection): the import's folder goes there. None otherwise."""
@@ -63,6 +72,9 @@ class Restored:
     kept_out: set[str] = field(default_factory=set)  # collections named but not used
     bad: set[str] = field(default_factory=set)  # collection names no slug can be
     unmatched: int = 0  # labelled listings no page of the import was made of
+    ids_kept: int = 0  # pages given the id their listing carries
+    ids_taken: list[str] = field(default_factory=list)  # listed ids another capture has
+    ids_unusable: int = 0  # listed ids no uid can be (too long, odd characters)
 
     def lines(self, collection: str | None) -> list[str]:
         """The import's lines about them (``collection``: the one the user chose)."""
@@ -84,10 +96,29 @@ class Restored:
         if self.bad:
             out.append(f"its pages list names {_collections_named(self.bad)}, not a valid "
                        "collection name: those pages stay in the import's")  # fmt: skip
+        out += self._id_lines()
         if self.unmatched:
             out.append(
                 f"its pages list gives tags, notes or a collection for "
                 f"{counted(self.unmatched, 'page')} the import holds no capture of: not restored"
+            )
+        return out
+
+    def _id_lines(self) -> list[str]:
+        out: list[str] = []
+        if self.ids_taken:
+            shown = ", ".join(self.ids_taken[:3]) + (
+                f" and {len(self.ids_taken) - 3} more" if len(self.ids_taken) > 3 else ""
+            )
+            out.append(
+                f"its pages list gives {counted(len(self.ids_taken), 'page')} an id another "
+                f"capture in this library already has ({shown}): given new ids"
+            )
+        if self.ids_unusable:
+            out.append(
+                f"its pages list gives {counted(self.ids_unusable, 'page')} an id that cannot "
+                "name a capture (over 40 characters, or not letters, digits, '.', '_', '-'): "
+                "given new ids"
             )
         return out
 
@@ -105,11 +136,12 @@ def restore_labels(
     collection: str | None,
     folder_collection: str,
 ) -> Restored:
-    """Give the pages ``snapshot_ids`` the tags, notes and collections their listings in
-    ``pages`` carry. ``collection``: the one the user chose (then no page moves),
+    """Give the pages ``snapshot_ids`` the tags, notes, collections and ids their listings
+    in ``pages`` carry (an id only where no other capture has it: citations name it).
+    ``collection``: the one the user chose (then no page moves),
     ``folder_collection``: the one the import went into."""
     done = Restored()
-    wanted = labelled(pages)
+    wanted = [p for p in pages if p.tags or p.notes or p.collection or p.id]
     if not wanted:
         return done
     with lib.session() as s:
@@ -120,10 +152,13 @@ def restore_labels(
         went = sum(p.collection == folder_collection for p in chosen.values())
         if went:
             done.moved[folder_collection] = went
+    mine = set(snapshot_ids)
     with lib.write() as s:
         conn = s.connection()
         for sid, page in chosen.items():
             _apply(conn, sid, page, slugs.get(page.collection or ""), done)
+            if page.id is not None:
+                _keep_id(lib, conn, sid, page.id, mine=mine, done=done)
     return done
 
 
@@ -155,7 +190,7 @@ def _match(
         timed = [c for c in candidates if digits is not None and c[0].startswith(digits)]
         picks = timed or candidates
         if not picks:
-            done.unmatched += 1
+            done.unmatched += bool(page.tags or page.notes or page.collection)
             continue
         pick = picks[0]
         taken.add(pick[1])
@@ -207,6 +242,52 @@ def _apply(
         _reindex(conn, sid)
 
 
+def first_id(lib: Library, pages: Sequence[WaczPage]) -> str | None:
+    """The listed id of the earliest listed page when it can name a capture and no capture
+    of ``lib`` has it: the import's folder is named by it (a folder's name is its first
+    page's id)."""
+    timed = [(d, i) for i, p in enumerate(pages) if (d := listed_digits(p.ts)) is not None]
+    page = pages[min(timed)[1]] if timed else None
+    if page is None or page.id is None or not _USABLE_ID.fullmatch(page.id):
+        return None
+    with lib.session() as s:
+        taken = s.scalar(select(Snapshot.id).where(Snapshot.uid == page.id))
+    return None if taken is not None else page.id
+
+
+def _keep_id(
+    lib: Library, conn: Connection, sid: int, uid: str, *, mine: set[int], done: Restored
+) -> None:
+    """Capture ``sid`` takes ``uid`` when :func:`_free_id` allows it."""
+    if _free_id(lib, conn, sid, uid, mine=mine, done=done) is not None:
+        conn.execute(update(Snapshot).where(Snapshot.id == sid).values(uid=uid))
+        done.ids_kept += 1
+
+
+def _free_id(
+    lib: Library, conn: Connection, sid: int, uid: str, *, mine: set[int], done: Restored
+) -> str | None:
+    """``uid`` when it can name capture ``sid`` and no capture outside this import
+    (``mine``) has it (else counted in ``done`` and None: the capture keeps the new id the
+    import gave it). A capture of this import holding it (the folder's first page, named
+    after the earliest listing) is given a new id: its own listing's comes later."""
+    if not _USABLE_ID.fullmatch(uid):
+        done.ids_unusable += 1
+        return None
+    if uid == conn.scalar(select(Snapshot.uid).where(Snapshot.id == sid)):
+        return None  # it has it already
+    other = conn.execute(
+        select(Snapshot.id, Snapshot.captured_at).where(Snapshot.uid == uid, Snapshot.id != sid)
+    ).first()
+    if other is not None and other[0] not in mine:
+        done.ids_taken.append(uid)
+        return None
+    if other is not None:
+        at = other[1] if other[1].tzinfo else other[1].replace(tzinfo=UTC)
+        conn.execute(update(Snapshot).where(Snapshot.id == other[0]).values(uid=lib.new_uid(at)))
+    return uid
+
+
 def _reindex(conn: Connection, sid: int) -> None:
     found = indexed_text(conn, sid)
     if found is None:
@@ -220,4 +301,4 @@ def _reindex(conn: Connection, sid: int) -> None:
     upsert_snapshot_text(conn, sid, title=title, url=url, body=body, tags=list(names))
 
 
-__all__ = ["Restored", "labelled", "listed_collection", "restore_labels"]
+__all__ = ["Restored", "first_id", "labelled", "listed_collection", "restore_labels"]

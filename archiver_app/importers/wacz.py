@@ -34,7 +34,7 @@ from archiver_app.export.signing import Difference, fingerprint, verify_wacz
 from archiver_app.filelock import held_or_busy
 from archiver_app.hashing import sha256_file
 from archiver_app.importers import incomplete
-from archiver_app.importers.labels import listed_collection, restore_labels
+from archiver_app.importers.labels import first_id, listed_collection, restore_labels
 from archiver_app.importers.outcome import FileOutcome, OutcomeState, PackageCheck
 from archiver_app.importers.warcs import (
     ProgressFn,
@@ -142,7 +142,7 @@ def _import_wacz_file(
     changed = {f.name for f in package.findings if f.kind in _CHANGED}
     into = collection or listed_collection(info.pages) or DEFAULT_COLLECTION
     collection_id, slug = resolve_collection(lib, into)
-    folder = new_folder(lib, slug, capture_time(info))
+    folder = new_folder(lib, slug, capture_time(info), first_id(lib, info.pages))
     # Marked before its first byte: a kill before the WARCs are recorded is swept too.
     locks.enter_context(incomplete.folder_in_progress(lib, folder, whole))
     placed = _extract_all(lib, info, folder, changed)

@@ -25,7 +25,7 @@ from archiver_app.durable import atomic_write, discard, install, open_temp, swee
 from archiver_app.filelock import held_or_busy
 from archiver_app.hashing import sha256_file
 from archiver_app.importers import incomplete
-from archiver_app.importers.labels import listed_collection, restore_labels
+from archiver_app.importers.labels import first_id, listed_collection, restore_labels
 from archiver_app.importers.outcome import FileOutcome, OutcomeState
 from archiver_app.layout import CURRENT_FS_VERSION, snapshot_folder
 from archiver_app.layout.sidecar import SIDECAR
@@ -72,8 +72,16 @@ def _first_time(path: Path) -> datetime | None:
     return None
 
 
-def new_folder(lib: Library, slug: str, at: datetime | None) -> PurePosixPath:
+def new_folder(
+    lib: Library, slug: str, at: datetime | None, uid: str | None = None
+) -> PurePosixPath:
+    """The import's folder, named ``uid`` (its first listed page's id) when no folder has
+    that name, else a new one."""
     when = at or lib.clock()
+    if uid is not None:
+        folder = snapshot_folder(slug, when, uid)
+        if not lib.abspath(folder.as_posix()).exists():
+            return folder
     return snapshot_folder(slug, when, lib.new_uid(when))
 
 
@@ -406,7 +414,7 @@ def _import_warc_file(
     page_urls, page_counts, page_details = page_list(listed)
     into = collection or listed_collection(listed) or DEFAULT_COLLECTION
     collection_id, slug = resolve_collection(lib, into)
-    folder = new_folder(lib, slug, _first_time(source))
+    folder = new_folder(lib, slug, _first_time(source), first_id(lib, listed))
     # Marked before its first byte: a kill before the file is recorded is swept too.
     locks.enter_context(
         incomplete.folder_in_progress(lib, folder, incomplete.import_lock(lib, sha))

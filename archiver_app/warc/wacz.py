@@ -72,6 +72,7 @@ class WaczPage:
     tags: tuple[str, ...] = ()
     notes: str | None = None
     collection: str | None = None
+    id: str | None = None  # its id in the library it was exported from (a capture's uid)
 
 
 #: Most tags a listed page may bring, and longest tag name and notes kept (a hostile list
@@ -79,10 +80,12 @@ class WaczPage:
 MAX_PAGE_TAGS = 200
 MAX_TAG_CHARS = 200
 MAX_NOTES_CHARS = 1_000_000
+#: Longest page id kept (longer ones are cut, and then no usable id: a uid has at most 40).
+MAX_ID_CHARS = 41
 
 
 def _own_fields(item: dict[str, Any]) -> dict[str, Any]:
-    """A listed page's tags, notes and collection, as :class:`WaczPage` takes them (what is
+    """A listed page's tags, notes, collection and id, as :class:`WaczPage` takes them (what is
     not of the expected type is no field)."""
     raw = item.get("tags")
     tags = (
@@ -90,8 +93,9 @@ def _own_fields(item: dict[str, Any]) -> dict[str, Any]:
         if isinstance(raw, list)
         else []
     )
-    notes, collection = item.get("notes"), item.get("collection")
+    notes, collection, uid = item.get("notes"), item.get("collection"), item.get("id")
     return {
+        "id": uid[:MAX_ID_CHARS] if isinstance(uid, str) and uid else None,
         "tags": tuple(dict.fromkeys(t for t in tags if t))[:MAX_PAGE_TAGS],
         "notes": notes[:MAX_NOTES_CHARS] if isinstance(notes, str) and notes else None,
         "collection": collection if isinstance(collection, str) and collection else None,

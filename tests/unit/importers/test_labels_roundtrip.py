@@ -135,3 +135,47 @@ def test_an_export_of_one_collection_imports_into_a_collection_of_its_name(
         [outcome] = import_paths(other, [dest]).outcomes
         assert outcome.folder is not None and outcome.folder.startswith("collections/research/")
         assert {r[3] for r in _rows(other)} == {"research"}
+
+
+def _uids(lib: Library) -> list[tuple[str, str, str]]:
+    """(url, time, uid) of every capture."""
+    with lib.engine.connect() as conn:
+        rows = conn.execute(text("SELECT url, captured_at, uid FROM snapshots")).all()
+    return sorted((str(u), str(at), str(uid)) for u, at, uid in rows)
+
+
+@pytest.mark.parametrize("fmt", ["wacz", "folder"])
+def test_page_ids_survive_export_and_import(library: Library, tmp_path: Path, fmt: str) -> None:
+    """Researchers cite a capture's id: an import into another library gave every page a new
+    one. The id its listing carries is kept."""
+    source = _exported(library, tmp_path, fmt)
+    with Library.open(tmp_path / "other", create=True) as other:
+        [outcome] = import_paths(other, [source]).outcomes
+        assert outcome.state is OutcomeState.IMPORTED, outcome.reason
+        assert _uids(other) == _uids(library)
+        assert outcome.folder is not None  # named after its first page's id, as before
+        assert outcome.folder.rsplit("/", 1)[1] in {u for *_, u in _uids(other)}
+        assert not any("id" in p.split() for p in outcome.problems), outcome.problems
+
+
+def test_a_page_id_already_taken_gets_a_new_one_and_the_output_says_so(
+    library: Library, tmp_path: Path
+) -> None:
+    source = _exported(library, tmp_path, "wacz")
+    with Library.open(tmp_path / "other", create=True) as other:
+        _labelled(other)  # the same pages, other captures: given the exported ids
+        with other.engine.begin() as conn:
+            for url, at, uid in _uids(library):
+                conn.execute(
+                    text("UPDATE snapshots SET uid = :uid WHERE url = :url AND captured_at = :at"),
+                    {"uid": uid, "url": url, "at": at},
+                )
+        assert _uids(other) == _uids(library)
+        [outcome] = import_paths(other, [source], collection="again").outcomes
+        assert outcome.state is OutcomeState.IMPORTED, outcome.reason
+        uids = [u for *_, u in _uids(other)]
+        assert len(set(uids)) == len(uids) == 6
+        assert any(
+            "its pages list gives 3 pages an id another capture in this library already has" in p
+            for p in outcome.problems
+        ), outcome.problems
