@@ -44,9 +44,10 @@ def labelled(pages: Sequence[WaczPage]) -> list[WaczPage]:
 
 
 #: A page id an import keeps as a capture's uid (which names folders and appears in
-#: citations): what :func:`archiver_app.ids.new_snapshot_uid` makes, or another tool's
-#: plain id.
-_USABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
+#: citations): what :func:`archiver_app.ids.new_snapshot_uid` makes (older libraries'
+#: 8-digit tokens too). Another tool's ids (random hex, UUIDs) are not kept: a uid sorts
+#: by capture time.
+_USABLE_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{8,16}")
 
 
 def listed_collection(pages: Sequence[WaczPage]) -> str | None:
@@ -74,7 +75,6 @@ class Restored:
     unmatched: int = 0  # labelled listings no page of the import was made of
     ids_kept: int = 0  # pages given the id their listing carries
     ids_taken: list[str] = field(default_factory=list)  # listed ids another capture has
-    ids_unusable: int = 0  # listed ids no uid can be (too long, odd characters)
 
     def lines(self, collection: str | None) -> list[str]:
         """The import's lines about them (``collection``: the one the user chose)."""
@@ -113,12 +113,6 @@ class Restored:
             out.append(
                 f"its pages list gives {counted(len(self.ids_taken), 'page')} an id another "
                 f"capture in this library already has ({shown}): given new ids"
-            )
-        if self.ids_unusable:
-            out.append(
-                f"its pages list gives {counted(self.ids_unusable, 'page')} an id that cannot "
-                "name a capture (over 40 characters, or not letters, digits, '.', '_', '-'): "
-                "given new ids"
             )
         return out
 
@@ -271,8 +265,7 @@ def _free_id(
     (``mine``) has it (else counted in ``done`` and None: the capture keeps the new id the
     import gave it). A capture of this import holding it (the folder's first page, named
     after the earliest listing) is given a new id: its own listing's comes later."""
-    if not _USABLE_ID.fullmatch(uid):
-        done.ids_unusable += 1
+    if not _USABLE_ID.fullmatch(uid):  # another tool's id: the capture keeps its own
         return None
     if uid == conn.scalar(select(Snapshot.uid).where(Snapshot.id == sid)):
         return None  # it has it already

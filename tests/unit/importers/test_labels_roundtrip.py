@@ -179,3 +179,15 @@ def test_a_page_id_already_taken_gets_a_new_one_and_the_output_says_so(
             "its pages list gives 3 pages an id another capture in this library already has" in p
             for p in outcome.problems
         ), outcome.problems
+
+
+def test_only_ids_in_archivers_form_are_kept() -> None:
+    """A uid starts with its capture time; another tool's page ids (UUIDs, random hex) would
+    make ids that do not, so those pages get ids of their own."""
+    from archiver_app.ids import new_snapshot_uid
+    from archiver_app.importers.labels import _USABLE_ID
+
+    assert _USABLE_ID.fullmatch(new_snapshot_uid(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)))
+    assert _USABLE_ID.fullmatch("20240102T030405Z-3f9a1c0b")  # older libraries' 8 digits
+    for foreign in ("3e6c0a1e-8f4e-4b8a-9d1f-2a6c9e0b7d11", "a1b2c3d4e5f6", "../x"):
+        assert not _USABLE_ID.fullmatch(foreign)
