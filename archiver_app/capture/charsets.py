@@ -13,7 +13,7 @@ import asyncio
 import codecs
 import contextlib
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from archiver_app.capture.exchange import Exchange, Hop
@@ -165,34 +165,55 @@ class FrameCharsets:
         self._known[frame] = charset
         self._decoded.setdefault(frame, asyncio.Event()).set()
 
-    def encode(self, text: str, hop: Hop, ex: Exchange, notes: list[str]) -> bytes:
+    def encode(self, text: str, hop: Hop, ex: Exchange, expected: int | None) -> Encoded:
         """Text bodies come back decoded; encode them back as the browser decoded them.
 
         The charset is the header's, else (HTML, CSS) the one the body declares, else (a
         script or style sheet) its document's; labels are read as browsers read them
-        (``iso-8859-1`` is windows-1252). When the text cannot be encoded in that charset
-        it is stored as UTF-8 and the stored ``Content-Type`` says so (see
-        :attr:`Exchange.stored_charset`), with a note in ``notes``.
+        (``iso-8859-1`` is windows-1252). With none of those the browser guessed (a
+        ``text/plain`` file is read as windows-1252, HTML may be sniffed as UTF-8): UTF-8
+        and windows-1252 are tried. The bytes are :attr:`Encoded.exact` when they are as
+        many as arrived (``expected``; with no count, when a charset was declared or the
+        text is ASCII). Text no codec can encode is encoded as UTF-8.
         """
         mime = str((hop.response or {}).get("mimeType") or "").lower()
         declared = served_charset(hop.response) or declared_charset(text, mime)
         if declared is None and ex.resource_type in ("Script", "Stylesheet"):
             declared = self._known.get(ex.frame_id or "")
-        codec = browser_codec(declared) if declared else "utf-8"
-        if codec is not None:
+        labels = [declared] if declared else ["utf-8", "windows-1252"]
+        first: Encoded | None = None
+        for label in labels:
+            codec = browser_codec(label)
+            if codec is None:
+                continue
             try:
                 data = text.encode(codec, errors=C1_ERRORS)
             except UnicodeEncodeError:
-                pass
+                continue
+            if expected is not None:
+                exact = len(data) == expected
             else:
-                if ex.resource_type == "Document" and ex.frame_id:
-                    self._frame_known(ex.frame_id, declared or "utf-8")
-                return data
-        notes.append(
-            f"{hop.url}: body cannot be encoded as {declared!r}; stored as UTF-8 "
-            "(Content-Type charset changed to utf-8)"
-        )
-        ex.stored_charset = "utf-8"
+                exact = declared is not None or text.isascii()
+            encoded = Encoded(data, label, exact, label == declared)
+            if exact:
+                return self._decoded_as(ex, encoded)
+            first = first or encoded
+        if first is None:
+            first = Encoded(text.encode("utf-8", errors="replace"), "utf-8", False, False)
+        return self._decoded_as(ex, first)
+
+    def _decoded_as(self, ex: Exchange, encoded: Encoded) -> Encoded:
         if ex.resource_type == "Document" and ex.frame_id:
-            self._frame_known(ex.frame_id, "utf-8")
-        return text.encode("utf-8", errors="replace")
+            self._frame_known(ex.frame_id, encoded.charset)
+        return encoded
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A text body encoded again: its bytes, in ``charset``; ``exact``: as many bytes as
+    arrived; ``declared``: ``charset`` is the one the response or its document named."""
+
+    data: bytes
+    charset: str
+    exact: bool
+    declared: bool

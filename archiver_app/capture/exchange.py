@@ -52,6 +52,7 @@ class Exchange:
     writing: bool = False  # fetching its body; finish() may take it over
     oversize: bool = False
     stored_charset: str | None = None  # the body was stored in this charset, not as served
+    altered: str | None = None  # why the body is not stored byte for byte (a text body)
     from_cache: bool = False  # Network.requestServedFromCache: the final hop is a cache hit
     emptied: bool = False  # the browser kept the answer from the page (:func:`emptied`)
     declined: bool = False  # the browser did not read this error answer (:func:`declined`)

@@ -534,7 +534,7 @@ class PageCapture:
             r for r in resources if r.outcome.counts_against_fidelity and r.url not in self.extras
         ]
         if failed:
-            self.reasons.append(f"failed or truncated: {counted(len(failed), 'resource')}")
+            self.reasons.append(f"failed, truncated or altered: {counted(len(failed), 'resource')}")
         return Fidelity.FALLBACK if self.reasons else Fidelity.HIGH
 
     def _provenance(

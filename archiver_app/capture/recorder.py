@@ -41,7 +41,8 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
-from archiver_app.capture.charsets import FrameCharsets, served_charset, with_charset
+from archiver_app.capture import text_bodies
+from archiver_app.capture.charsets import FrameCharsets, with_charset
 from archiver_app.capture.exchange import (
     Event,
     Exchange,
@@ -63,6 +64,7 @@ from archiver_app.capture.main_document import DocumentRecord, MainDocument
 from archiver_app.capture.post_bodies import PostBodies, sent_body
 from archiver_app.capture.results import ResourceInfo, ResourceOutcome, answered_once
 from archiver_app.capture.targets import TargetSession
+from archiver_app.capture.text_bodies import TextBodies
 from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.form_secrets import blank_request_body
 from archiver_app.warc.httpmsg import HttpRequest, HttpResponse
@@ -70,10 +72,8 @@ from archiver_app.warc.writer import CaptureWarcWriter, RevisitOf
 
 #: Looks up a payload digest already in the library: returns what a revisit refers to.
 DedupLookup = Callable[[str], RevisitOf | None]
-#: Fetches a body again when the browser no longer holds it: (url, request headers, the
-#: status the browser saw, byte limit) -> the body, or why it cannot stand in for the body
-#: the browser had (another status, too large, a network error).
-Refetch = Callable[[str, dict[str, str], int, int], Awaitable[bytes | str]]
+#: Fetches a body again when the browser no longer holds it (:data:`.text_bodies.Refetch`).
+Refetch = text_bodies.Refetch
 #: Fetches a response the recorder never saw (a worker's own script, reported to no session
 #: we listen on; what a dedicated worker requested before its session was recorded):
 #: (url, byte limit) -> the response and its body, or why it could not be fetched.
@@ -126,7 +126,7 @@ class NetworkRecorder:
         self.notes: list[str] = []
         self.write_errors: list[str] = []  # why write tasks failed (each also in notes)
         self.revisit_sources: set[int] = set()
-        self._charsets = FrameCharsets()  # each frame's document's, for its scripts
+        self._text = TextBodies(FrameCharsets(), self.notes, refetch, max_body)
         self.last_activity = time.monotonic()
         self._tasks: set[asyncio.Task[None]] = set()
         self._task_of: dict[str, asyncio.Task[None]] = {}  # requestId -> its write task
@@ -434,16 +434,8 @@ class NetworkRecorder:
                 if got.get("base64Encoded"):
                     data = base64.b64decode(got.get("body", ""))
                 else:
-                    if ex.resource_type in ("Script", "Stylesheet") and not served_charset(
-                        hop.response
-                    ):
-                        coming = any(  # its document's charset: not known yet, coming
-                            d.resource_type == "Document" and d.frame_id == ex.frame_id
-                            for d in self.exchanges.values()
-                            if not d.failed
-                        )
-                        await self._charsets.wait(ex.frame_id or "", coming)
-                    data = self._charsets.encode(got.get("body", ""), hop, ex, self.notes)
+                    text = str(got.get("body", ""))
+                    data = await self._text.to_bytes(text, ex, hop, self.exchanges.values())
                 if data or not (had_body(ex, hop) or ex.declined):
                     return data, None
                 if ex.declined:  # an error page it had no use for: none of it was read
@@ -577,6 +569,8 @@ class NetworkRecorder:
         elif hop_truncated:
             error = f"truncated ({hop_truncated})"
             outcome = ResourceOutcome.truncated(hop_truncated)
+        elif is_final and ex.altered and data:
+            error, outcome = ex.altered, ResourceOutcome.ALTERED
         self.resources.append(
             ResourceInfo(hop.url, response.status, response.mime, len(data), error, outcome)
         )

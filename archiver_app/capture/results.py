@@ -35,6 +35,7 @@ class ResourceOutcome(StrEnum):
     TRUNCATED_TIME = "truncated-time"  # still open when the page was done (a long-poll)
     TRUNCATED_DISCONNECT = "truncated-disconnect"  # the connection dropped mid-body
     TRUNCATED_UNSPECIFIED = "truncated-unspecified"  # the body could not be read back
+    ALTERED = "altered"  # kept, but not byte for byte (text encoded again in another charset)
 
     @classmethod
     def truncated(cls, reason: str) -> ResourceOutcome:
