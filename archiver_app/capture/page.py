@@ -19,6 +19,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -382,12 +383,10 @@ class PageCapture:
         if mime in PDF_MIMES:
             # its own address: a PDF the browser downloads (an attachment, or any PDF in the
             # headless shell) leaves the tab at about:blank
-            main = recorder.main.record
-            base = main.url if main else self.url
-            document, render = recorder.main.document, self.owner.screenshots
-            facts, shot = await asyncio.to_thread(
-                pdf_page_facts, document, self.url, base, render=render, reasons=self.reasons
-            )
+            base = recorder.main.record.url if recorder.main.record else self.url
+            document, notes = recorder.main.document, recorder.notes
+            read = partial(pdf_page_facts, render=self.owner.screenshots, reasons=self.reasons)
+            facts, shot = await asyncio.to_thread(read, document, self.url, base, notes=notes)
             self._mark("pdf")
         return facts, dom, shot
 

@@ -25,7 +25,8 @@ from archiver_app.capture.extract import PageFacts, clean_links, file_facts
 
 #: Content types read as PDF documents.
 PDF_MIMES = frozenset({"application/pdf", "application/x-pdf"})
-#: Text beyond this many characters is not kept (a 10,000-page scan's OCR layer).
+#: Text beyond this many characters is not kept (a 10,000-page scan's OCR layer); a note
+#: says how many pages' text was kept.
 MAX_TEXT_CHARS = 5_000_000
 #: The first page is rendered this many pixels wide (the capture viewport's width)...
 RENDER_WIDTH = 1280
@@ -50,11 +51,26 @@ class PdfFacts:
     first_page_png: bytes | None = None
     error: str | None = None
     links: tuple[str, ...] = ()  # URI actions of its link annotations, in page order
+    text_cut_at: int | None = None  # text past this many characters was not kept
+    text_pages: int = 0  # pages whose text was kept whole
+
+    def cut_note(self) -> str | None:
+        """What a reader of the text should know when it was cut (None: it is all there)."""
+        if self.text_cut_at is None:
+            return None
+        limit = self.text_cut_at
+        said = f"{limit // 1_000_000} million" if limit % 1_000_000 == 0 else f"{limit:,}"
+        return (
+            f"text of the first {self.text_pages} of {self.pages} pages kept: the PDF's text "
+            f"is over {said} characters (search does not find words past it)"
+        )
 
 
-def read_pdf(data: bytes, *, render: bool = True, links: bool = True) -> PdfFacts:
-    """Text, title, (when ``render``) a PNG of the first page and (when ``links``) the
-    links of the PDF ``data``."""
+def read_pdf(
+    data: bytes, *, render: bool = True, links: bool = True, max_text: int = MAX_TEXT_CHARS
+) -> PdfFacts:
+    """Text (at most ``max_text`` characters), title, (when ``render``) a PNG of the first
+    page and (when ``links``) the links of the PDF ``data``."""
     import pypdfium2 as pdfium  # type: ignore[import-untyped]  # no py.typed marker
 
     with _PDFIUM:
@@ -64,11 +80,17 @@ def read_pdf(data: bytes, *, render: bool = True, links: bool = True) -> PdfFact
             return PdfFacts(error=f"the PDF could not be read ({exc})")
         try:
             title = str(doc.get_metadata_dict().get("Title") or "").strip()
-            text = _text(doc)
+            text, whole, cut = _text(doc, max_text)
             image = _first_page_png(doc) if render and len(doc) else None
             found = _links(doc) if links else ()
             return PdfFacts(
-                title=title, text=text, pages=len(doc), first_page_png=image, links=found
+                title=title,
+                text=text,
+                pages=len(doc),
+                first_page_png=image,
+                links=found,
+                text_cut_at=max_text if cut else None,
+                text_pages=whole,
             )
         except pdfium.PdfiumError as exc:
             return PdfFacts(error=f"the PDF could not be read ({exc})")
@@ -76,7 +98,9 @@ def read_pdf(data: bytes, *, render: bool = True, links: bool = True) -> PdfFact
             doc.close()
 
 
-def _text(doc: Any) -> str:
+def _text(doc: Any, limit: int) -> tuple[str, int, bool]:
+    """The text of ``doc``'s pages, at most ``limit`` characters; how many pages' text is
+    whole in it; whether text was left out."""
     parts: list[str] = []
     size = 0
     for index in range(len(doc)):
@@ -88,10 +112,14 @@ def _text(doc: Any) -> str:
             textpage.close()
             page.close()
         parts.append(chunk)
-        size += len(chunk)
-        if size >= MAX_TEXT_CHARS:
+        size += len(chunk) + 2 * (index > 0)
+        if size >= limit:
             break
-    return "\n\n".join(parts)[:MAX_TEXT_CHARS]
+    joined = "\n\n".join(parts)
+    if len(joined) <= limit and len(parts) == len(doc):
+        return joined, len(parts), False
+    whole = len(parts) if len(joined) <= limit else len(parts) - 1
+    return joined[:limit], whole, True
 
 
 def pdf_info(data: bytes) -> dict[str, str]:
@@ -166,19 +194,28 @@ def _first_page_png(doc: Any) -> bytes:
 
 
 def pdf_page_facts(
-    document: bytes | None, url: str, base: str, *, render: bool, reasons: list[str]
+    document: bytes | None,
+    url: str,
+    base: str,
+    *,
+    render: bool,
+    reasons: list[str],
+    notes: list[str],
+    max_text: int = MAX_TEXT_CHARS,
 ) -> tuple[PageFacts, bytes | None]:
     """Title, text, links (made absolute against ``base``, its address) and first-page
     image of the PDF ``document`` shown as the page ``url``; what fell short goes to
-    ``reasons`` (why the capture's fidelity is not high)."""
+    ``reasons`` (why the capture's fidelity is not high), text left out to ``notes``."""
     fallback = file_facts(url)
     if document is None:
         reasons.append("the PDF's bytes were not recorded: no text or page image")
         return fallback, None
-    pdf = read_pdf(document, render=render)
+    pdf = read_pdf(document, render=render, max_text=max_text)
     if pdf.error is not None:
         reasons.append(pdf.error)
         return fallback, None
+    if (cut := pdf.cut_note()) is not None:
+        notes.append(f"{url}: {cut}")
     links = clean_links([urljoin(base, link) for link in pdf.links])
     facts = PageFacts(title=pdf.title or fallback.title, outlinks=links, text=pdf.text)
     return facts, pdf.first_page_png
