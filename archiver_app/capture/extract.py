@@ -130,6 +130,8 @@ def facts_from(raw: dict[str, Any]) -> PageFacts:
 
 #: A frame's visible text (same-origin or not: the browser reads each frame itself).
 FRAME_TEXT_JS = "() => document.body ? document.body.innerText : ''"
+#: Where Chromium shows a frame's or a tab's network error page ("… refused to connect").
+ERROR_PAGE = "chrome-error:"
 #: Frames read for their text, at most, and how long they may take together (read at
 #: once): a page of many ad frames, or of frames that do not answer, costs the capture at
 #: most this, and never its own text (which the page's extraction budget bounds too).
@@ -148,8 +150,9 @@ async def extract(page: Any) -> PageFacts:
 async def frames_text(page: Any) -> list[str]:
     """The visible text of each frame of ``page`` that has some, in the browser's order (at
     most :data:`MAX_FRAMES` frames, read at once within :data:`FRAME_SECONDS`; a frame that
-    fails or has not answered by then is left out)."""
-    frames = [f for f in page.frames if f is not page.main_frame and not f.is_detached()]
+    fails or has not answered by then is left out, and so is one whose load failed: its
+    text is the browser's error page's, not the page's)."""
+    frames = [f for f in page.frames if f is not page.main_frame and _read(f)]
     tasks = [asyncio.ensure_future(f.evaluate(FRAME_TEXT_JS)) for f in frames[:MAX_FRAMES]]
     if not tasks:
         return []
@@ -160,3 +163,8 @@ async def frames_text(page: Any) -> list[str]:
             task.cancel()
     answers = [t.result() for t in tasks if not t.cancelled() and t.exception() is None]
     return [text.strip() for text in answers if isinstance(text, str) and text.strip()]
+
+
+def _read(frame: Any) -> bool:
+    """Whether a frame's text is read: it is attached and not at an error page."""
+    return not frame.is_detached() and not str(frame.url).startswith(ERROR_PAGE)

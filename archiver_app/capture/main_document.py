@@ -10,6 +10,10 @@ file the browser downloads is never shown).
 A response whose body did not come whole never replaces one that did: a page still loading
 itself again when the capture ends keeps the last complete document as its record.
 
+A document shown that never answered (the page went on to an address that did not answer,
+and the tab shows the browser's error page) never becomes the record; then the tab no
+longer :attr:`shows_record` (:mod:`.departed` reads the page from its record instead).
+
 Threading contract: used from its recorder's loop only.
 """
 
@@ -29,6 +33,7 @@ class DocumentRecord:
     response: HttpResponse
     truncated: str | None  # its WARC-Truncated reason, None when the body is whole
     document: bytes | None  # the body, when the browser showed it in a viewer (a PDF)
+    body: bytes = b""  # the body as recorded (an HTML page's text is read from it if need be)
 
 
 class MainDocument:
@@ -40,6 +45,7 @@ class MainDocument:
         self.response: HttpResponse | None = None
         self.truncated: str | None = None  # WARC-Truncated of the main record, if any
         self.document: bytes | None = None  # the main body, when it is a PDF
+        self.body = b""  # the main record's body, as recorded
         self._shown: str | None = None
         self._written: dict[str, DocumentRecord] = {}
         self._lost: dict[str, str] = {}  # request -> why its body is not in its record
@@ -68,6 +74,11 @@ class MainDocument:
         self._lost[request_id] = why
 
     @property
+    def shows_record(self) -> bool:
+        """Whether the document the tab shows is the one whose answer is the record."""
+        return self.record is not None and self._record_of == self.request_id
+
+    @property
     def lost(self) -> str | None:
         """Why the page's record has no body (its own answer was not kept), if so."""
         return self._lost.get(self._record_of or "") if self.record is not None else None
@@ -80,3 +91,4 @@ class MainDocument:
             return  # a whole document stays the page's record
         self.record, self.response, self._record_of = found.record, found.response, request_id
         self.truncated, self.document = found.truncated, found.document
+        self.body = found.body

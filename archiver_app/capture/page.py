@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from archiver_app import __version__
 from archiver_app.capture.behaviours import autofetch, autoscroll, settle, wait_network_quiet
 from archiver_app.capture.contexts import Tab, TabSource
+from archiver_app.capture.departed import Departure, departure, recorded_facts
 from archiver_app.capture.exchange import is_download
 from archiver_app.capture.extract import (
     PageFacts,
@@ -59,6 +60,7 @@ from archiver_app.capture.refetch import (
     stand_in_from,
 )
 from archiver_app.capture.results import CaptureResult, PageRules, ResourceInfo, describe_failure
+from archiver_app.capture.screenshot import page_screenshot
 from archiver_app.capture.stopping import record_unless_cancelled
 from archiver_app.capture.targets import WorkerAttacher
 from archiver_app.layout.current import snapshot_folder
@@ -105,6 +107,7 @@ class PageCapture:
         self.oversize_main = False
         self.extracted = False  # _extract ran (title, text, DOM, screenshot attempted)
         self.downloaded = False  # the browser took the page for a download (a file)
+        self.gone: Departure | None = None  # the tab left the page (.departed)
         self._tasks: set[asyncio.Future[None]] = set()
         self._requested: list[str] = []  # GET URLs Playwright saw the page and workers ask
         self._media: tuple[str, ...] = ()  # the sources of its videos and sounds
@@ -189,21 +192,29 @@ class PageCapture:
             await loaded.workers.watch_page(cdp)
             self._mark("open")
             loaded.error = await self._load_and_behave(page, recorder)
-            if not self.crashed and _main_answered(recorder):
+            if not self.crashed and (_main_answered(recorder) or recorder.main.record):
                 # the main record is written by a task of its own (body fetch, dedup lookup);
                 # the page is extracted whether or not that task is done yet
                 await recorder.wait_main(timeout=min(5.0, self._left()))
                 if page.url.startswith("http"):
                     loaded.final_url = page.url
+                kept = len(self.reasons)
                 loaded.facts, loaded.dom, loaded.shot = await self._extract(page, recorder)
-                if self.rules.login_check:
+                if (gone := departure(page.url, recorder)) is not None:  # (.departed)
+                    del self.reasons[kept:]  # what failed in a tab that left the page
+                    self.gone, loaded.final_url = gone, gone.own_url
+                    loaded.facts, loaded.dom, loaded.shot = recorded_facts(recorder), None, None
+                    self.reasons.append(gone.remark)
+                    self.extras.add(gone.to or "")  # its failed request is no resource
+                elif self.rules.login_check:
                     loaded.login = await self._login_check(page, recorder, loaded.final_url)
                 # Other screens' images after the screenshot: once cached, Chromium shows a
                 # larger srcset candidate (the screenshot had the 2x image a 1x screen never
                 # showed). Each loaded (or failed) on return; media are fetched at _close.
                 with contextlib.suppress(Exception):  # extras: a page gone keeps its own
                     fetched = await autofetch(page, deadline=self._step_deadline(0.15))
-                    self.extras, self._media = set(fetched.images), fetched.media
+                    self.extras.update(fetched.images)
+                    self._media = fetched.media
                 self._mark("autofetch")
         except Exception as exc:
             loaded.error = describe_failure(str(exc), self.url, self.rules.page_timeout)
@@ -288,6 +299,9 @@ class PageCapture:
 
     def _on_crash(self) -> None:
         self.crashed = True
+
+    def _broken(self) -> bool:
+        return self.crashed or not self.tabs.is_connected()
 
     def _on_oversize(self, cdp: Any, recorder: NetworkRecorder | None, rid: str) -> None:
         if recorder is not None and rid == recorder.main.request_id:
@@ -378,7 +392,7 @@ class PageCapture:
         except Exception as exc:
             self.reasons.append(f"text extraction failed: {first_line(exc)}")
         if self.owner.screenshots and mime not in NO_SCREENSHOT_MIMES:
-            shot = await self._screenshot(page)
+            shot = await page_screenshot(page, self._remaining_ms(), self.reasons, self._broken)
             self._mark("screenshot")
         if mime in PDF_MIMES:
             # its own address: a PDF the browser downloads (an attachment, or any PDF in the
@@ -389,27 +403,6 @@ class PageCapture:
             facts, shot = await asyncio.to_thread(read, document, self.url, base, notes=notes)
             self._mark("pdf")
         return facts, dom, shot
-
-    async def _screenshot(self, page: Any) -> bytes | None:
-        """The whole page; when that fails (a page too tall to render in time), the part
-        the window shows, which is better than none."""
-        try:
-            shot: bytes = await page.screenshot(
-                full_page=True, type="png", timeout=max(2000.0, self._remaining_ms())
-            )
-            return shot
-        except Exception as exc:
-            if self.crashed or not self.tabs.is_connected():
-                self.reasons.append(f"screenshot failed: {first_line(exc)}")
-                return None
-            why = first_line(exc)
-        try:
-            shot = await page.screenshot(full_page=False, type="png", timeout=5000.0)
-        except Exception as exc:
-            self.reasons.append(f"screenshot failed: {why}; {first_line(exc)}")
-            return None
-        self.reasons.append(f"screenshot of the visible part only (the whole page: {why})")
-        return shot
 
     # ------------------------------------------------------------------ saving
 
@@ -481,6 +474,7 @@ class PageCapture:
             bytes_written=sum(size for size, _ in hashes.values()),
             duration=time.monotonic() - self.started,
             unrecorded=unrecorded,
+            remark=self.gone.remark if self.gone else None,
         )
 
     def _store(

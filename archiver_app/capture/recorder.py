@@ -578,7 +578,7 @@ class NetworkRecorder:
             viewed = response.mime in VIEWER_MIMES and data and hop_truncated is None
             document = data if viewed else None  # a PDF, read by capture.pdf: no DOM
             self.main.written(
-                ex.request_id, DocumentRecord(written, response, hop_truncated, document)
+                ex.request_id, DocumentRecord(written, response, hop_truncated, document, data)
             )
 
 

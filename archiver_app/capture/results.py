@@ -105,6 +105,8 @@ class CaptureResult:
     #: Why its rows could not be saved ("database unreachable: …"); then the snapshot is
     #: still ``pending`` and the other fields say what was captured, not what is recorded.
     unrecorded: str | None = None
+    #: What happened that the outcome line should say (the page went on elsewhere: .departed)
+    remark: str | None = None
 
 
 def describe_failure(message: str, url: str, timeout: float) -> str:

@@ -41,6 +41,8 @@ class FetchResult:
     #: The capture's rows could not be saved ("database unreachable: …"): nothing about it
     #: is recorded yet (see :mod:`archiver_app.crawl.unrecorded`).
     unrecorded: str | None = None
+    #: What happened besides (the page went on to an address that did not answer…).
+    remark: str | None = None
 
 
 class PageFetcher(Protocol):
@@ -130,6 +132,7 @@ class CapturerFetcher:
             duration=r.duration,
             login=r.login,
             unrecorded=r.unrecorded,
+            remark=r.remark,
         )
 
 

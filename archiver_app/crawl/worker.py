@@ -123,7 +123,8 @@ def progress_line(result: FetchResult, *, retrying: bool = False, watched: bool 
             return f"answered HTTP {result.http_status} {shown}: {kept}"
         return f"failed {shown}: HTTP {result.http_status}; {kept}"
     if result.ok:
-        return f"ok {result.http_status} {result.fidelity} {shown}{made}"
+        remark = f": {result.remark}" if result.remark else ""
+        return f"ok {result.http_status} {result.fidelity} {shown}{made}{remark}"
     return f"failed {display_url(result.url)}: {result.error}{again}"
 
 
