@@ -85,6 +85,7 @@ def _screenshot(
     library: Any, url: str, at: str | None, args: argparse.Namespace, ctx: Context
 ) -> int:
     from archiver_app.gui.replay.standalone import render_to_file
+    from archiver_app.urls import display_url
 
     result: Any = render_to_file(
         library,
@@ -105,11 +106,14 @@ def _screenshot(
             file=ctx.err,
         )
         return 1
-    print(
-        f"wrote {args.screenshot} ({result.size[0]}x{result.size[1]}, capture "
-        f"{result.capture_ts[:14]})",
-        file=ctx.out,
-    )
+    if result.went_on_to:  # the page was shown: it is archived (exit 0, as docs/replay.md says)
+        print(
+            f"archiver: the page went on to {display_url(result.went_on_to)}, which is not "
+            "archived; the PNG shows the message saying so, not the page",
+            file=ctx.err,
+        )
+    made = f", capture {result.capture_ts[:14]}" if result.capture_ts else ""
+    print(f"wrote {args.screenshot} ({result.size[0]}x{result.size[1]}{made})", file=ctx.out)
     return 0
 
 

@@ -44,10 +44,14 @@ class RenderResult:
     capture_ts: str
     size: tuple[int, int]
     image: QImage
+    #: The page was shown, then went on (a meta refresh, a script) to this address, which
+    #: is not archived: the image shows the message saying so ("" when not so).
+    went_on_to: str = ""
 
     @property
     def ok(self) -> bool:
-        return not self.page_kind
+        """Whether the page itself was replayed (though it went on to an unarchived one)."""
+        return not self.page_kind or bool(self.went_on_to)
 
 
 def pump(predicate: Callable[[], bool], timeout: float, step_ms: int = 20) -> bool:
@@ -168,7 +172,13 @@ def render(
         widget.view.setFixedSize(width, height)
         widget.show()
         kinds: list[str] = []
-        widget.handler.pageServed.connect(lambda _u, _r, kind: kinds.append(kind))
+        served: list[str] = []  # the pages' addresses, as kinds
+
+        def page_served(url: str, _response: object, kind: str) -> None:
+            kinds.append(kind)
+            served.append(url)
+
+        widget.handler.pageServed.connect(page_served)
         loaded: list[bool] = []
         widget.page.loadFinished.connect(loaded.append)
         stopped: list[object] = []
@@ -195,6 +205,7 @@ def render(
             capture_ts=_capture_ts(widget),
             size=(image.width(), image.height()),
             image=image,
+            went_on_to=served[-1] if "" in kinds and kinds[-1] == "not-archived" else "",
         )
     finally:
         widget.close()

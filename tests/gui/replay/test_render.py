@@ -94,3 +94,19 @@ def test_the_capture_time_is_the_captures_as_the_timeline_gives_it(
         began = f"{snap.captured_at:%Y%m%d%H%M%S}"
     shot = render(library, PAGE_URL, tmp_path / "page.png", width=640, height=480, timeout=30)
     assert shot.ok and shot.capture_ts[:14] == began == "20231231235959"
+
+
+def test_a_page_that_goes_on_to_an_unarchived_address_was_replayed(
+    qtbot: QtBot, library: Library, tmp_path: Path
+) -> None:
+    """A page shown, then sent on by its meta refresh to an address not archived, was
+    reported as "could not be replayed (not-archived)", exit 1, though it was shown."""
+    gone = "https://docs.example/elsewhere"
+    html = f'<title>Docs</title><meta http-equiv=refresh content="0;url={gone}"><h1>docs</h1>'
+    w = ArchiveWriter(library)
+    w.response(PAGE_URL, html, at=at(2024), page=True)
+    w.commit()
+    shot = render(library, PAGE_URL, tmp_path / "page.png", width=640, height=480, timeout=30)
+    assert shot.page_kind == "not-archived"
+    assert shot.went_on_to == gone
+    assert shot.ok  # the page itself is archived and was shown
