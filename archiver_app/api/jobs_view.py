@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from archiver_app.crawl.figures import PageFigures, page_figures
 from archiver_app.jobs.results import failed_pages, job_failures
 from archiver_app.library import Library
 from archiver_app.store.models import CRAWL_KIND_NAMES, Job, JobLog, JobStatus, Worker
@@ -73,6 +74,8 @@ class JobRow:
     id: int
     name: str
     status: str
+    #: a crawl's or capture's pages intended, and captured (:attr:`pages`); another kind's
+    #: counters (it reports ``progress_*``)
     queued: int
     done: int
     #: pages that failed, each once (a crawl's or capture's); failed parts (another kind's)
@@ -97,6 +100,9 @@ class JobRow:
     #: Hosts of the live workers on this job, one entry per worker ("lab-2" twice for two
     #: workers there): a crawl shared by several machines shows each of them.
     hosts: tuple[str, ...] = ()
+    #: a crawl's or capture's pages: captured, failed, excluded, not attempted (the figures
+    #: of its coverage report, ``archiver jobs`` and ``archiver crawl``); None for others
+    pages: PageFigures | None = None
 
     @property
     def over(self) -> bool:
@@ -183,8 +189,8 @@ def job_rows(library: Library, limit: int = 500) -> list[JobRow]:
         ):
             hosts.setdefault(int(job_id or 0), []).append(host or "?")
         crawls = [r[0] for r in rows if r[16] in CRAWL_KIND_NAMES]
-        failed = failed_pages(s, crawls)
-    return [_job_row(list(r), failed, tuple(hosts.get(r[0], ()))) for r in rows]
+        failed, figures = failed_pages(s, crawls), page_figures(s, crawls)
+    return [_job_row(list(r), failed, figures, tuple(hosts.get(r[0], ()))) for r in rows]
 
 
 @dataclass(frozen=True)
@@ -229,14 +235,22 @@ def active_kinds(library: Library) -> set[str]:
         return set(s.scalars(select(Job.kind).where(Job.status.in_(live)).distinct()))
 
 
-def _job_row(values: list[Any], failed: dict[int, int], hosts: tuple[str, ...] = ()) -> JobRow:
+def _job_row(
+    values: list[Any],
+    failed: dict[int, int],
+    figures: dict[int, PageFigures],
+    hosts: tuple[str, ...] = (),
+) -> JobRow:
     values[1] = display_text(values[1] or f"Job {values[0]}")  # name, its addresses readable
+    pages = figures.get(values[0])
+    if pages is not None:  # a crawl's: captured of intended, as its coverage report counts
+        values[3], values[4] = pages.intended, pages.captured
     values[5] = job_failures(values[16], values[5], failed, values[0])  # a crawl's: pages
     values[14] = dict(values[14] or {})  # config
     values[17] = values[17] or 0  # progress_done
     for i in (19, 20):  # progress_message, last_error: their addresses readable too
         values[i] = values[i] and display_text(values[i])
-    values.append(hosts)
+    values += [hosts, pages]
     return JobRow(*values)
 
 
@@ -246,8 +260,10 @@ def job_row(library: Library, job_id: int) -> JobRow | None:
         row = s.execute(select(*JOB_COLUMNS).where(Job.id == job_id)).first()
         if row is None:
             return None
-        failed = failed_pages(s, [job_id]) if row[16] in CRAWL_KIND_NAMES else {}
-    return _job_row(list(row), failed)
+        crawl = row[16] in CRAWL_KIND_NAMES
+        failed = failed_pages(s, [job_id]) if crawl else {}
+        figures = page_figures(s, [job_id]) if crawl else {}
+    return _job_row(list(row), failed, figures)
 
 
 def job_log_after(

@@ -9,6 +9,7 @@ from archiver_app.units import counted
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
+    from archiver_app.crawl.figures import PageFigures
     from archiver_app.crawl.inline import InlineRun
     from archiver_app.library import Library
 
@@ -163,12 +164,15 @@ def run_and_report(
 
     run = run_job_inline(lib, job_id, concurrency=concurrency, progress=show)
     detail = job_detail(lib, job_id)
-    states = detail.page_states
-    print(
-        f"job {job_id} {run.status}: {states['done']} captured, {states['failed']} failed, "
-        f"{states['skipped']} excluded",
-        file=ctx.out,
-    )
+    print(end_line(job_id, run.status, detail.summary.pages), file=ctx.out)
     if detail.coverage_md:
         print(f"coverage report: {lib.root / detail.coverage_md}", file=ctx.out)
     return run
+
+
+def end_line(job_id: int, status: str, pages: PageFigures | None) -> str:
+    """``job 5 aborted: 8 captured, 0 failed, 3 excluded, 9 not attempted (aborted)``: the
+    figures and words of the job's coverage report, ``archiver jobs`` and ``job show``."""
+    from archiver_app.crawl.figures import PageFigures
+
+    return f"job {job_id} {status}: {(pages or PageFigures()).summary()}"

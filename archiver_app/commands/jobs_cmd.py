@@ -14,6 +14,7 @@ from archiver_app.urls import display_text, display_url
 if TYPE_CHECKING:
     from archiver_app.cli import Context
     from archiver_app.crawl.api import JobSummary, LogLine
+    from archiver_app.crawl.figures import PageFigures
     from archiver_app.library import Library
     from archiver_app.watch.runner import WatchRow
 
@@ -71,9 +72,13 @@ def _is_crawl(j: JobSummary) -> bool:
 
 
 def _done(j: JobSummary) -> str:
-    """Pages downloaded of queued for a crawl; progress done of total for other kinds."""
+    """Pages captured of intended for a crawl (the figures of its coverage report);
+    progress done of total for other kinds."""
+    from archiver_app.crawl.figures import PageFigures
+
     if _is_crawl(j):
-        return f"{j.items_downloaded:>6}/{j.items_queued:<6}"
+        pages = j.pages or PageFigures()
+        return f"{pages.captured:>6}/{pages.intended:<6}"
     total = "?" if j.progress_total is None else str(j.progress_total)
     return f"{j.progress_done:>6}/{total:<6}"
 
@@ -178,8 +183,9 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
          or "none"),
         ("rules", f"v{s.ruleset_version} (settings age {s.settings_age}), "
                   f"concurrency {d.rules.concurrency}, ignore URLs {list(d.rules.ignore)}"),
-        ("pages", ", ".join(f"{n} {st}" for st, n in d.page_states.items())),
-        ("counters", f"{s.items_downloaded} downloaded of {s.items_queued} queued, "
+        ("pages", _pages_line(s.pages)),
+        ("states", ", ".join(f"{n} {st}" for st, n in d.page_states.items())),
+        ("counters", f"{s.items_downloaded} downloaded, "
                      f"{human_bytes(s.bytes_downloaded)}, 1xx {s.r1xx} 2xx {s.r2xx} 3xx {s.r3xx} "
                      f"4xx {s.r4xx} 5xx {s.r5xx} unknown {s.runk}, "
                      f"{counted(s.error_count, 'page')} failed "
@@ -195,6 +201,14 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
     for line in log:
         print(f"  {line.at:%H:%M:%S} {line.level:<7} {display_text(line.message)}", file=ctx.out)
     return 0
+
+
+def _pages_line(pages: PageFigures | None) -> str:
+    """What ``archiver crawl`` ends with and the coverage report counts."""
+    from archiver_app.crawl.figures import PageFigures
+
+    pages = pages or PageFigures()
+    return f"{pages.summary()}; {pages.intended} intended"
 
 
 def _watch_line(watch: WatchRow, job_id: int) -> str:

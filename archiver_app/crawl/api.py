@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from archiver_app.crawl.figures import PageFigures, page_figures
 from archiver_app.crawl.jobs import JobNotFoundError, load_context
 from archiver_app.crawl.queue import state_counts
 from archiver_app.crawl.rules import Rules
@@ -70,11 +71,17 @@ class JobSummary:
     result: dict[str, Any] | None = None
     #: a crawl's or capture's attempts that failed (a page tried three times: up to three)
     attempts_failed: int = 0
+    #: a crawl's or capture's pages: captured, failed, excluded, not attempted, intended
+    #: (:mod:`archiver_app.crawl.figures`); None for other kinds
+    pages: PageFigures | None = None
 
     @classmethod
-    def of(cls, job: Job, failed: dict[int, int]) -> JobSummary:
+    def of(
+        cls, job: Job, failed: dict[int, int], figures: dict[int, PageFigures] | None = None
+    ) -> JobSummary:
         """``failed``: the failed pages of crawls and captures, by job
-        (:func:`~archiver_app.jobs.results.failed_pages`)."""
+        (:func:`~archiver_app.jobs.results.failed_pages`); ``figures``: their page figures
+        (:func:`~archiver_app.crawl.figures.page_figures`)."""
         crawl = job.kind in CRAWL_KIND_NAMES
         spec = JobSpec.from_json(job.config) if crawl else None
         return cls(
@@ -110,6 +117,7 @@ class JobSummary:
             progress_message=job.progress_message,
             result=job.result,
             attempts_failed=job.error_count if crawl else 0,
+            pages=(figures or {}).get(job.id) if crawl else None,
         )
 
 
@@ -153,8 +161,9 @@ def list_jobs(
         if statuses:
             stmt = stmt.where(Job.status.in_(list(statuses)))
         jobs = list(s.scalars(stmt))
-        failed = failed_pages(s, [job.id for job in jobs if job.kind in CRAWL_KIND_NAMES])
-        return [JobSummary.of(job, failed) for job in jobs]
+        crawls = [job.id for job in jobs if job.kind in CRAWL_KIND_NAMES]
+        failed, figures = failed_pages(s, crawls), page_figures(s, crawls)
+        return [JobSummary.of(job, failed, figures) for job in jobs]
 
 
 def job_detail(lib: Library, job_id: int) -> JobDetail:
@@ -165,7 +174,7 @@ def job_detail(lib: Library, job_id: int) -> JobDetail:
         ctx = load_context(s, job_id)
         versions = len(s.scalars(select(Ruleset.version).where(Ruleset.job_id == job_id)).all())
         return JobDetail(
-            summary=JobSummary.of(job, failed_pages(s, [job_id])),
+            summary=JobSummary.of(job, failed_pages(s, [job_id]), page_figures(s, [job_id])),
             spec=ctx.spec,
             rules=ctx.rules,
             page_states=state_counts(s, job_id),
@@ -220,6 +229,9 @@ def summary_dict(summary: JobSummary) -> dict[str, Any]:
     """JSON-ready form (``archiver jobs --json``)."""
     out: dict[str, Any] = {}
     for key, value in summary.__dict__.items():
+        if isinstance(value, PageFigures):
+            out[key] = value.to_json()
+            continue
         out[key] = (
             value.isoformat()
             if isinstance(value, datetime)

@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import Row, select
 from sqlalchemy.orm import Session, aliased
 
+from archiver_app.crawl.figures import ABORTED, job_page_figures
 from archiver_app.durable import atomic_write_text
 from archiver_app.library import Library
 from archiver_app.store.models import Job, Page, PageAttempt, PageState, Relation, Snapshot
@@ -36,10 +37,6 @@ class CoveragePaths:
     markdown: str
     ledger: str
     manifest: str
-
-
-#: The start of a page's skip reason when the job was aborted before it was attempted.
-ABORTED = "aborted:"
 
 
 def job_folder(lib: Library, job_id: int) -> Path:
@@ -70,16 +67,18 @@ def build_coverage(
         if job is None:
             raise LookupError(job_id)
         pages = _pages(s, job_id)
+        figures = job_page_figures(s, job_id)  # what the CLI, jobs and the Jobs panel say
         attempts = _attempts(s, job_id)
         config, status, name = dict(job.config), str(job.status), job.name
         counters = {k: getattr(job, k) for k in _COUNTERS}
         version = job.ruleset_version
 
-    states = Counter(str(p.state) for p in pages)
-    skipped = [p for p in pages if p.state == PageState.SKIPPED]
     # Left waiting when the job was aborted: intended, never attempted (no rule left them out)
-    aborted = [p for p in skipped if (p.skip_reason or "").startswith(ABORTED)]
-    excluded = [p for p in skipped if not (p.skip_reason or "").startswith(ABORTED)]
+    excluded = [
+        p
+        for p in pages
+        if p.state == PageState.SKIPPED and not (p.skip_reason or "").startswith(ABORTED)
+    ]
     by_rule = Counter(p.skip_reason or "unknown" for p in excluded)
     report: dict[str, Any] = {
         "job": job_id,
@@ -91,12 +90,12 @@ def build_coverage(
         "limits": config.get("limits", {}),
         "ruleset_version": version,
         "counts": {
-            "intended": len(pages) - len(excluded),
-            "captured": states[PageState.DONE],
-            "failed": states[PageState.FAILED],
-            "excluded": len(excluded),
-            "not_attempted": states[PageState.READY] + states[PageState.CLAIMED] + len(aborted),
-            "aborted": len(aborted),
+            "intended": figures.intended,
+            "captured": figures.captured,
+            "failed": figures.failed,
+            "excluded": figures.excluded,
+            "not_attempted": figures.not_attempted,
+            "aborted": figures.aborted,
         },
         "counters": counters,
         "excluded_by_rule": dict(by_rule.most_common()),

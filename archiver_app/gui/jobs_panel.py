@@ -53,7 +53,7 @@ JOB_HEADERS = [
     "Job",
     "Kind",
     "Status",
-    "Queued",
+    "Total",  # a crawl's pages intended (done/total, as `archiver jobs`)
     "Done",
     "Failed",
     "Data",
@@ -349,9 +349,11 @@ class JobsPanel(QWidget):
             self.progress.setRange(0, max(1, total))
             self.progress.setValue(row.done + row.failed)
             seeds = breakable(", ".join(str(s) for s in row.config.get("seeds", [])[:3]))
+            # the words and figures of `archiver crawl`, `archiver jobs` and coverage.md
+            pages = row.pages.summary() if row.pages else f"{row.done} captured"
             text = (
-                f"<b>#{row.id} {breakable(row.name)}</b> — {row.status_text}<br>{row.done:,} done, "
-                f"{row.failed:,} failed of {total:,}; {human_size(row.bytes)}"
+                f"<b>#{row.id} {breakable(row.name)}</b> — {row.status_text}<br>{pages}; "
+                f"{row.queued:,} intended; {human_size(row.bytes)}"
                 + (f"; about {eta} left" if eta else "")
                 + (f"<br>Seeds: {seeds}" if seeds else "")
             )
