@@ -27,6 +27,7 @@ from archiver_app.api.jobs_view import (
     job_rows,
     job_rules,
 )
+from archiver_app.crawl.spec import DEFAULT_DEPTH, DEFAULT_MAX_PAGES, DEFAULT_SCOPE
 from archiver_app.jobs import CancelOutcome, JobKind
 from archiver_app.jobs.background import ResumeReport
 from archiver_app.library import DEFAULT_COLLECTION, Library
@@ -37,6 +38,9 @@ if TYPE_CHECKING:  # the crawl engine loads when a crawl runs, not with the wind
     from archiver_app.watch.runner import DueNow, StoppedWatch, WatchRow
 
 __all__ = [
+    "DEFAULT_DEPTH",
+    "DEFAULT_MAX_PAGES",
+    "DEFAULT_SCOPE",
     "UNDER_WAY",
     "CancelOutcome",
     "CrawlOptions",

@@ -21,3 +21,14 @@ def at_least(minimum: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def limit_or_none(minimum: int) -> Callable[[str], int | None]:
+    """An argparse ``type``: a whole number no smaller than ``minimum``, or ``none`` (no
+    limit), for a limit that has a default."""
+    whole = at_least(minimum)
+
+    def parse(text: str) -> int | None:
+        return None if text.strip().lower() == "none" else whole(text)
+
+    return parse

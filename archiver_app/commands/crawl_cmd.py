@@ -35,14 +35,24 @@ def add_rule_options(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
+    from archiver_app.commands import limit_or_none
+    from archiver_app.crawl.spec import DEFAULT_DEPTH, DEFAULT_MAX_PAGES, DEFAULT_SCOPE
+
     p = sub.add_parser(
         "crawl",
         help="crawl a site: a job with a scope, limits and ignore patterns",
         description="Create a crawl job from seed URLs and run it now (or only queue it for "
-        "'archiver worker' with --queue). Patterns are Python regexes searched in each URL.",
+        "'archiver worker' with --queue). Patterns are Python regexes searched in each URL. "
+        f"With no options a crawl follows the seed's folder (--scope {DEFAULT_SCOPE}), "
+        f"{DEFAULT_DEPTH} links deep, up to {DEFAULT_MAX_PAGES} pages, as the app's crawl "
+        "dialog does. robots.txt is not obeyed and sitemaps are not read: exclude paths "
+        "with --ignore, give more seeds as URLs.",
     )
     p.add_argument("urls", nargs="+", metavar="URL", help="seed URL(s)")
-    p.add_argument("--scope", choices=SCOPES, default="host", help="what to follow (default host)")
+    p.add_argument(
+        "--scope", choices=SCOPES, default=DEFAULT_SCOPE,
+        help=f"what to follow (default {DEFAULT_SCOPE}: URLs under the seed's folder)",
+    )  # fmt: skip
     p.add_argument(
         "--include", action="append", default=[], metavar="REGEX",
         help="also accept URLs matching REGEX (the whole scope with --scope custom)",
@@ -54,12 +64,26 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--no-default-ignores", action="store_true",
         help="turn off the built-in trap ignore sets (calendars, session ids, pagination...)",
     )  # fmt: skip
-    p.add_argument("--depth", type=int, metavar="N", help="maximum link depth (seeds are 0)")
-    p.add_argument("--max-pages", type=int, metavar="N", help="stop queueing after N pages")
-    p.add_argument("--max-bytes", metavar="SIZE", help="stop after SIZE written (500M, 2G)")
-    p.add_argument("--max-duration", metavar="TIME", help="stop after TIME (90s, 30m, 2h)")
-    p.add_argument("--attempts", type=int, default=3, metavar="N", help="attempts per page")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per page")
+    p.add_argument(
+        "--depth", type=limit_or_none(0), default=DEFAULT_DEPTH, metavar="N|none",
+        help=f"maximum link depth (seeds are 0; default {DEFAULT_DEPTH}; none: no limit)",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-pages", type=limit_or_none(1), default=DEFAULT_MAX_PAGES, metavar="N|none",
+        help=f"stop queueing after N pages (default {DEFAULT_MAX_PAGES}; none: no limit)",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-bytes", metavar="SIZE", help="stop after SIZE written (500M, 2G; default none)"
+    )
+    p.add_argument(
+        "--max-duration", metavar="TIME", help="stop after TIME (90s, 30m, 2h; default none)"
+    )
+    p.add_argument(
+        "--attempts", type=int, default=3, metavar="N", help="attempts per page (default 3)"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=60.0, metavar="SECONDS", help="per page (default 60)"
+    )
     add_rule_options(p)
     p.add_argument("--collection", default="default", metavar="SLUG")
     p.add_argument("--tag", action="append", default=[], metavar="T", help="tag (repeatable)")

@@ -16,6 +16,12 @@ from archiver_app.crawl.rules import Rules
 from archiver_app.crawl.scope import Scope, ScopeChecker
 from archiver_app.errors import InputError
 
+#: A new crawl's scope and limits unless told otherwise: the same for ``archiver crawl`` and
+#: the app's crawl dialog, so that a crawl started with no options stays near its seed.
+DEFAULT_SCOPE = "prefix"
+DEFAULT_DEPTH = 2
+DEFAULT_MAX_PAGES = 200
+
 
 @dataclass(frozen=True)
 class Limits:

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from archiver_app.api.jobs import DEFAULT_DEPTH, DEFAULT_MAX_PAGES, DEFAULT_SCOPE
 from archiver_app.errors import InputError
 from archiver_app.gui.capture_input import (
     SCHEDULES,
@@ -163,13 +164,13 @@ class CaptureDialog(QDialog):
         self.scope = QComboBox(crawl_page)
         for key, label in SCOPES.items():
             self.scope.addItem(label, key)
-        self.scope.setCurrentIndex(self.scope.findData("prefix"))
+        self.scope.setCurrentIndex(self.scope.findData(DEFAULT_SCOPE))
         self.depth_spin = QSpinBox(crawl_page)
         self.depth_spin.setRange(0, 50)
-        self.depth_spin.setValue(2)
+        self.depth_spin.setValue(DEFAULT_DEPTH)
         self.page_limit = QSpinBox(crawl_page)
         self.page_limit.setRange(1, 1_000_000)
-        self.page_limit.setValue(200)
+        self.page_limit.setValue(DEFAULT_MAX_PAGES)
         self.concurrency = QSpinBox(crawl_page)
         self.concurrency.setRange(1, 16)
         self.concurrency.setValue(2)

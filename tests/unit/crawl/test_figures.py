@@ -117,3 +117,27 @@ def test_pages_a_byte_limit_skipped_are_excluded_not_queued(
     assert report["excluded_by_rule"] == {"limit: max bytes 2500": 10, "ignore '/private/'": 3}
     counts = {"intended": 3, "captured": 3, "failed": 0, "excluded": 13, "not_attempted": 0}
     assert_figures_agree(capsys, root, end, counts)
+
+
+def test_a_crawl_with_no_options_has_the_crawl_dialogs_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`archiver crawl URL` crawled the whole host with no limits (`limits: none`) while the
+    app's crawl dialog starts at scope prefix, depth 2, 200 pages: now both start there,
+    `--help` says so, and `none` lifts a limit."""
+    from archiver_app.crawl.spec import DEFAULT_DEPTH, DEFAULT_MAX_PAGES, DEFAULT_SCOPE
+
+    assert (DEFAULT_SCOPE, DEFAULT_DEPTH, DEFAULT_MAX_PAGES) == ("prefix", 2, 200)
+    root = tmp_path / "lib"
+    code, out = cli(capsys, root, "crawl", f"{H}/docs/intro.html", "--queue")
+    assert code == 0 and "job 1 queued: scope prefix, 1 seed" in out
+    _, out = cli(capsys, root, "job", "show", "1")
+    assert "limits:    max_depth=2, max_pages=200\n" in out and "scope:     prefix: " in out
+    cli(capsys, root, "crawl", f"{H}/", "--queue", "--depth", "none", "--max-pages", "none")
+    _, out = cli(capsys, root, "job", "show", "2")
+    assert "limits:    none\n" in out
+    with pytest.raises(SystemExit):
+        main(["crawl", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "(default prefix" in said and "default 2;" in said and "default 200;" in said
+    assert "robots.txt is not obeyed" in said
