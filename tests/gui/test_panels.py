@@ -71,6 +71,11 @@ def test_jobs_panel_counters_progress_log_tail_and_finish(
         s.add(JobLog(job_id=job_id, message="started"))
         for n in (1, 2):  # the Failed column counts pages, not attempts
             s.add(Page(job_id=job_id, url=f"https://docs.example/{n}", state="failed"))
+        # Total and Done count pages as the coverage report does: 40 intended, 10 captured
+        for n in range(3, 41):
+            state = "done" if n <= 12 else "ready"
+            s.add(Page(job_id=job_id, url=f"https://docs.example/{n}", state=state))
+        s.add(Page(job_id=job_id, url="https://docs.example/x", state="skipped"))  # excluded
     panel = JobsPanel(library, op_runner)
     qtbot.addWidget(panel)
     panel.show()
