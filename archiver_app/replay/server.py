@@ -29,6 +29,9 @@ Isolation is built by the browser's own rules, not by rewriting alone:
   and mementos (:mod:`archiver_app.replay.timetravel`), never with CORS headers, and
   only to non-browser clients, same-origin requests and top-level navigations (a page
   elsewhere cannot fetch them: Fetch Metadata, ``Cross-Origin-Resource-Policy``).
+- A capture that is a file is not a page: a PDF is framed without the sandbox (Chromium
+  runs no PDF viewer in one) and any other file is offered as a download
+  (:mod:`archiver_app.replay.files`, which says why neither runs archived script).
 - HTML and CSS are rewritten too (:mod:`archiver_app.replay.rewrite`) so links work and
   navigations to live URLs never start; every HTML page first gets a script
   (:mod:`archiver_app.replay.guard`) that cancels any navigation of its frames that would
@@ -53,6 +56,7 @@ from urllib.parse import parse_qs, quote, urljoin, urlsplit
 
 from archiver_app.replay.cookies import CookieJar
 from archiver_app.replay.errors import NotArchived, ReplayError
+from archiver_app.replay.files import DOWNLOAD, download, file_answer, is_file, is_pdf
 from archiver_app.replay.guard import COOKIE_PATH
 from archiver_app.replay.origins import ContentHosts, origin_of
 from archiver_app.replay.replayer import Replayer
@@ -75,20 +79,22 @@ _PATH = re.compile(r"^/(?P<ts>\d{4,17}|latest)/(?P<url>.+)$")
 _TOKEN_PATH = re.compile(r"^/(?P<token>[^/]+)(?P<rest>/(?:\d{4,17}|latest)/.+)$")
 _FRAME = """<!doctype html><html><head><meta charset="utf-8"><title>Archiver: {title}</title>
 <style>html,body,iframe{{margin:0;border:0;width:100%;height:100%;display:block}}</style>
-</head><body><iframe src="{src}" sandbox="{sandbox}" referrerpolicy="no-referrer"
+</head><body><iframe src="{src}"{sandbox} referrerpolicy="no-referrer"
  title="archived page"></iframe></body></html>"""
 _DOCUMENT_DESTS = ("iframe", "frame", "document")
 
 
-def content_csp(shell_origin: str, content_hosts: str) -> str:
-    """The policy on every content response: everything stays on content hosts."""
-    return (
+def content_csp(shell_origin: str, content_hosts: str, *, sandbox: bool = True) -> str:
+    """The policy on every content response: everything stays on content hosts (a PDF's
+    has no ``sandbox``, in which Chromium runs no PDF viewer: :mod:`.files`)."""
+    policy = (
         f"default-src 'self' {content_hosts} 'unsafe-inline' 'unsafe-eval' data: blob:; "
         f"connect-src 'self' {content_hosts}; form-action 'self' {content_hosts}; "
         f"frame-src 'self' {content_hosts} blob:; worker-src 'self' blob:; "
         "manifest-src 'none'; base-uri 'self'; "
-        f"frame-ancestors 'self' {content_hosts} {shell_origin}; sandbox {SANDBOX}"
+        f"frame-ancestors 'self' {content_hosts} {shell_origin}"
     )
+    return f"{policy}; sandbox {SANDBOX}" if sandbox else policy
 
 
 def shell_csp(content_hosts: str) -> str:
@@ -258,10 +264,14 @@ class ReplayServer:
             if ts not in {to_ts14(m.at) for m in mementos}:
                 return Answer(302, [("Location", current.url)])
             headers += self.time.headers_of(record.url, current, mementos)
+        # A file is no page (replay.files): a PDF is framed unsandboxed, others downloaded.
+        mime = record.mime if record is not None and 200 <= (record.status or 200) < 300 else None
+        if is_file(mime):
+            return file_answer(self.replayer, ts, url, headers)
         page = _FRAME.format(
             title=escape(url, quote=True),
             src=escape(f"{base}/{ts}/{quote(url, safe=URL_SAFE)}", quote=True),
-            sandbox=SANDBOX,
+            sandbox="" if is_pdf(mime) else f' sandbox="{SANDBOX}"',
         )
         return Answer(200, headers, page.encode())
 
@@ -382,11 +392,18 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
                 if name.lower() not in _OURS:
                     self.send_header(name, value)
             hosts = server.hosts.source
-            csp = shell_csp(hosts) if is_shell else content_csp(server.origin, hosts)
+            pdf = not is_shell and any(
+                k.lower() == "content-type" and is_pdf(v) for k, v in answer.headers
+            )
+            if is_shell:
+                csp = shell_csp(hosts)
+            else:
+                csp = content_csp(server.origin, hosts, sandbox=not pdf)
             self.send_header("Content-Security-Policy", csp)
             self.send_header("Referrer-Policy", "no-referrer")
-            if is_shell:  # archived content keeps its own: old sites serve JS as text/plain
+            if is_shell or pdf:  # archived content keeps its own: old sites serve JS as text
                 self.send_header("X-Content-Type-Options", "nosniff")
+            if is_shell:
                 self.send_header("Cross-Origin-Opener-Policy", "same-origin")
                 self.send_header("Cross-Origin-Resource-Policy", "same-origin")
             self.send_header("Content-Length", str(len(answer.body)))
@@ -441,6 +458,10 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
                 answer = server.time.timegate(url, self.headers.get("Accept-Datetime"))
             elif self.path.startswith(TIMEMAP):
                 answer = server.time.timemap(_fix_scheme_slashes(self.path[len(TIMEMAP) :]))
+            elif self.path.startswith(DOWNLOAD):
+                match = _PATH.match(self.path[len(DOWNLOAD) - 1 :])
+                url = _fix_scheme_slashes(match.group("url")) if match else ""
+                answer = download(server.replayer, match.group("ts") if match else "", url)
             else:
                 match = _PATH.match(self.path)
                 if match is None:
