@@ -34,7 +34,9 @@ nothing. What ``serve`` does instead, by the type of the capture the shell page 
   ``/download/<timestamp>/<url>`` on the shell, which answers with the archived bytes as
   ``Content-Disposition: attachment`` under the archived file name: a download is never
   rendered, so it runs nothing in the shell's origin. The archived pages' sandbox keeps
-  refusing downloads: a hostile page can still not drop a file into Downloads.
+  refusing downloads: a hostile page can still not drop a file into Downloads. So a file
+  a frame *inside* an archived page is sent to (a link to a .zip followed) shows the same
+  page, sandboxed, naming the file's own address in the shell instead of a button.
 
 HTML, SVG, scripts, images, media, JSON and text stay in the sandboxed frame as before.
 """
@@ -60,8 +62,10 @@ __all__ = [
     "attachment",
     "download",
     "file_answer",
+    "in_frame_page",
     "is_file",
     "is_pdf",
+    "own_file",
 ]
 
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
@@ -132,7 +136,7 @@ _PAGE = """<!doctype html>
 <p><code>{url}</code> was archived as a file of type {mime} ({size}), which a browser
 does not show.</p>
 <p class="detail">Nothing was fetched from the live web.</p>
-<a class="button" id="download" href="{href}">Download {name}</a>
+{action}
 </main></body></html>
 """
 
@@ -147,8 +151,22 @@ def file_page(
         url=escape(url),
         mime=escape(_mime(content_type) or "unknown"),
         size=escape(human_bytes(size)),
-        href=escape(href, quote=True),
-        name=escape(filename_of(url, headers)),
+        action=f'<a class="button" id="download" href="{escape(href, quote=True)}">'
+        f"Download {escape(filename_of(url, headers))}</a>",
+    ).encode("utf-8")
+
+
+def in_frame_page(response: ReplayResponse, own_address: str) -> bytes:
+    """What a frame inside an archived page shows for a file (a link to a .zip followed):
+    the page's sandbox refuses downloads, so it names the address (``own_address``, the
+    file's capture in the shell) that offers the file."""
+    return _PAGE.format(
+        title=escape(response.url),
+        url=escape(response.url),
+        mime=escape(_mime(response.content_type) or "unknown"),
+        size=escape(human_bytes(len(response.body))),
+        action=f'<p id="own-address">Open <code>{escape(own_address)}</code> in a tab of its '
+        "own to download it.</p>",
     ).encode("utf-8")
 
 
@@ -160,8 +178,12 @@ def file_response(replayer: Replayer, ts: str, url: str) -> ReplayResponse | Non
         response = replayer.serve(url, None if ts == "latest" else ts, capture=capture)
     except (ReplayError, ValueError):
         return None
-    ok = 200 <= response.status < 300 and not response.location
-    return response if ok and is_file(response.content_type) else None
+    return response if own_file(response) and is_file(response.content_type) else None
+
+
+def own_file(response: ReplayResponse) -> bool:
+    """Whether ``response`` is the file itself (a 200-like answer), not an error page."""
+    return 200 <= response.status < 300 and response.status != 206 and not response.location
 
 
 def file_answer(replayer: Replayer, ts: str, url: str, headers: list[tuple[str, str]]) -> Answer:

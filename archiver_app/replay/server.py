@@ -56,7 +56,15 @@ from urllib.parse import parse_qs, quote, urljoin, urlsplit
 
 from archiver_app.replay.cookies import CookieJar
 from archiver_app.replay.errors import NotArchived, ReplayError
-from archiver_app.replay.files import DOWNLOAD, download, file_answer, is_file, is_pdf
+from archiver_app.replay.files import (
+    DOWNLOAD,
+    download,
+    file_answer,
+    in_frame_page,
+    is_file,
+    is_pdf,
+    own_file,
+)
 from archiver_app.replay.guard import COOKIE_PATH
 from archiver_app.replay.origins import ContentHosts, origin_of
 from archiver_app.replay.replayer import Replayer
@@ -560,6 +568,14 @@ def _make_handler(server: ReplayServer, *, is_shell: bool) -> type[BaseHTTPReque
                 if response.content_type.lower().startswith(("text/html", "application/xhtml")):
                     body = guard_navigation(body)
             headers = _archived_headers(response, prefix)
+            if (
+                dest in ("iframe", "frame")
+                and is_file(response.content_type)
+                and own_file(response)
+            ):
+                own_address = server.page_url(response.url, response.ts[:14])
+                body = in_frame_page(response, own_address)
+                headers = [("Content-Type", "text/html; charset=utf-8")]
             headers += cors_grant(response, self.headers.get("Origin"), server.hosts)
             full = dest is None or dest in _DOCUMENT_DESTS
             headers += server.time.headers(response.url, response.ts, full=full)

@@ -22,6 +22,7 @@ from tests.helpers.testsite import pdf
 PDF = "https://docs.example/paper.pdf"
 DOCX = "https://docs.example/files/report.docx"
 BLOB = "https://docs.example/get/blob"
+INDEX = "https://docs.example/"
 DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 DOCX_BYTES = b"PK\x03\x04" + os.urandom(3000)
 BLOB_BYTES = bytes(range(256)) * 20
@@ -33,6 +34,7 @@ def served(library: Library):  # type: ignore[no-untyped-def]
     w.response(PDF, pdf("Archived paper"), at=at(2025), mime="application/pdf", page=True)
     w.response(DOCX, DOCX_BYTES, at=at(2025), mime=DOCX_TYPE, page=True)
     w.response(BLOB, BLOB_BYTES, at=at(2025), mime="application/octet-stream", page=True)
+    w.response(INDEX, '<!doctype html><iframe src="/files/report.docx"></iframe>', at=at(2025))
     w.commit()
     server = ReplayServer(library).start()
     with sync_playwright() as pw:
@@ -94,3 +96,19 @@ def test_only_files_are_downloaded_from_the_shell(served: tuple[ReplayServer, Br
     page.goto(server.url_for(PDF), wait_until="load")  # sets the token cookie
     answer = page.request.get(f"{server.origin}/download/20250101000000/{PDF}")
     assert answer.status == 404
+
+
+def test_a_file_in_a_frame_of_an_archived_page_names_its_own_address(
+    served: tuple[ReplayServer, Browser],
+) -> None:
+    """The page's sandbox refuses downloads: the frame says where the file is offered."""
+    server, browser = served
+    page = browser.new_page(accept_downloads=True)
+    downloads: list[object] = []
+    page.on("download", lambda d: downloads.append(d))  # noqa: PLW0108
+    page.goto(server.url_for(INDEX), wait_until="load")
+    inner = page.main_frame.child_frames[0].child_frames[0]
+    inner.wait_for_selector("#own-address")
+    assert inner.locator("h1").inner_text() == "This capture is a file"
+    assert server.page_url(DOCX, "20250101000000") in inner.locator("#own-address").inner_text()
+    assert downloads == []
