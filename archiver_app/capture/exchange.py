@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -60,6 +61,8 @@ class Exchange:
     #: dropped it, no event ends it (its body is fetched again)
     superseded: bool = False
     replaced: bool = False  # superseded by a document of the same address: not written
+    #: why the browser will never finish it (its body is fetched again), if it will not
+    unfinished: str | None = None
 
 
 def latin(text: str) -> bytes:
@@ -219,3 +222,14 @@ def is_download(ex: Exchange) -> bool:
     attachment = headers.get("content-disposition", "").strip().lower().startswith("attachment")
     shown = shown_in_tab(str(response.get("mimeType") or ""))
     return 200 <= int(response.get("status") or 0) < 300 and (attachment or not shown)
+
+
+def prefixed(handler: Callable[[Event], None], prefix: str) -> Callable[[Event], None]:
+    """``handler`` for a worker's session: its request ids become ``prefix|requestId``."""
+
+    def handle(ev: Event) -> None:
+        if "requestId" in ev:
+            ev = {**ev, "requestId": f"{prefix}|{ev['requestId']}"}
+        handler(ev)
+
+    return handle

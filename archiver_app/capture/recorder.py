@@ -54,6 +54,7 @@ from archiver_app.capture.exchange import (
     from_network,
     had_body,
     is_download,
+    prefixed,
     request_headers,
     target,
     went_to_network,
@@ -166,7 +167,7 @@ class NetworkRecorder:
             ("Network.loadingFinished", self._on_finished),
             ("Network.loadingFailed", self._on_failed),
         ):
-            listener = handler if not prefix else _prefixed(handler, prefix)
+            listener = handler if not prefix else prefixed(handler, prefix)
             session.on(name, listener)
             self._handlers.append((session, name, listener))
         buffer = max(self.max_body, 1 << 20)
@@ -194,6 +195,12 @@ class NetworkRecorder:
             self.revisit_sources.add(revisit.record_id)
         self.resources.append(ResourceInfo(url, response.status, response.mime, len(body)))
         return True
+
+    async def write_unfinished(self, ex: Exchange, why: str) -> None:
+        """Write ``ex``, which the browser will never finish, with its body fetched again
+        for ``why`` (a sound or video the tab's player read itself: :mod:`.media_document`)."""
+        ex.finished, ex.unfinished = True, why
+        await self._write_exchange(ex, body_ok=True)
 
     @property
     def in_flight(self) -> list[Exchange]:
@@ -419,6 +426,8 @@ class NetworkRecorder:
             reason = "the browser kept it from the page"
         elif ex.superseded:
             reason = "the page showed another document before this one's body came"
+        elif ex.unfinished:  # the browser will never finish it (:mod:`.media_document`)
+            reason = ex.unfinished
         elif mime in VIEWER_MIMES and ex.resource_type == "Document":
             # the built-in viewer takes over the stream: DevTools only has its wrapper page
             reason = "shown by the browser's built-in viewer"
@@ -580,14 +589,3 @@ class NetworkRecorder:
             self.main.written(
                 ex.request_id, DocumentRecord(written, response, hop_truncated, document, data)
             )
-
-
-def _prefixed(handler: Callable[[Event], None], prefix: str) -> Callable[[Event], None]:
-    """``handler`` for a worker's session: its request ids become ``prefix|requestId``."""
-
-    def handle(ev: Event) -> None:
-        if "requestId" in ev:
-            ev = {**ev, "requestId": f"{prefix}|{ev['requestId']}"}
-        handler(ev)
-
-    return handle

@@ -8,7 +8,8 @@ own client: :mod:`.direct_fetch`), for what the recorder could not read back fro
   :func:`record_missed`, and the whole of media the browser fetched in parts
   (:func:`record_whole_media`: a video or sound read a range at a time, or cut off once
   the player had enough, replays whole only from a whole copy), and of the sources of a
-  ``<video>`` or ``<audio>`` the player did not load at all.
+  ``<video>`` or ``<audio>`` the player did not load at all; first, a sound or video
+  opened as the page itself (:mod:`.media_document`).
 
 Each fetch is noted in the snapshot's provenance by the recorder.
 """
@@ -22,6 +23,7 @@ from urllib.parse import urljoin
 from archiver_app.capture import direct_fetch
 from archiver_app.capture.direct_fetch import OverLimit, browser_cookies
 from archiver_app.capture.extract import first_line
+from archiver_app.capture.media_document import record_media_document
 from archiver_app.capture.recorder import NetworkRecorder, Refetch, StandIn
 from archiver_app.capture.results import ResourceOutcome
 from archiver_app.warc.httpmsg import HttpResponse
@@ -163,7 +165,11 @@ async def record_whole_media(
     Then each of ``sources`` (those of the page's ``<video>`` and ``<audio>``, listed by
     :func:`.behaviours.autofetch`) that nothing answered: another format, which a replay
     browser may pick, or one the player did not preload; redirects followed, each hop
-    written. They are extras: together within one byte limit, a failure only a note."""
+    written. They are extras: together within one byte limit, a failure only a note.
+
+    First, a sound or video opened as the page itself gets its page record whole
+    (:func:`.media_document.record_media_document`)."""
+    await record_media_document(recorder)
     if recorder.writer is None:
         return
     whole, parts, answered = set(), {}, set[str]()

@@ -80,10 +80,18 @@ def answered_once(resources: list[ResourceInfo]) -> list[ResourceInfo]:
     """``resources`` without the requests that got no response where the same address was
     answered all the same: a worker's script answers in the worker's own session (or is
     fetched again), an answer the browser blocked is fetched again; the page's request of
-    it that saw nothing is then no missing resource."""
+    it that saw nothing is then no missing resource. Nor is a part (``206``) a player let
+    go of, or that was cut off, of a file stored whole (a ``200``): replay answers every
+    range from the whole copy."""
     answered = {r.url for r in resources if r.status is not None}
+    whole = {r.url for r in resources if r.status == 200 and r.outcome is ResourceOutcome.COMPLETE}
     gone = ResourceOutcome.NO_RESPONSE
-    return [r for r in resources if r.outcome is not gone or r.url not in answered]
+    return [
+        r
+        for r in resources
+        if not (r.outcome is gone and r.url in answered)
+        and not (r.status == 206 and r.outcome.counts_against_fidelity and r.url in whole)
+    ]
 
 
 @dataclass(frozen=True)
