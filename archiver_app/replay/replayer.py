@@ -20,8 +20,9 @@ with the page; then the record nearest in time (``at``: that page's time).
 Revisit records are followed to the response holding the payload. A record that is a 206
 part stands for the whole resource: the parts its capture stored are put back together
 when they cover it (see :mod:`~archiver_app.replay.parts`), else the nearest whole capture
-of the URL is served; a ``Range`` request is then answered from the whole body, and
-otherwise from the stored part holding the byte it starts at (416 when none does). Two LRU
+of the URL is served (so is a ``200`` cut off that its capture's parts cover: a sound
+opened by its address, in older captures); a ``Range`` request is then answered from the
+whole body, else from the stored part holding the byte it starts at (416 if none does). Two LRU
 caches keep hot lookups and bodies in memory; both are dropped when records are added or
 removed (a capture deleted in another process or window), as each lookup sees
 (:func:`archiver_app.replay.index.generation`).
@@ -320,6 +321,11 @@ class Replayer:
         response = self._response_of(conn, resolution.record, resolution.requested)
         if response.status == 206:
             return self._whole_for_part(conn, resolution.record, resolution.requested, response)
+        if response.status == 200 and response.truncated:  # a player may have read it whole
+            whole = self._stitched(conn, resolution.record, resolution.requested)
+            if whole is not None and len(whole) > len(response.body):
+                headers = clean_headers(response.headers, len(whole))
+                return replace(response, body=whole, headers=headers, truncated=None)
         return response
 
     def _whole_for_part(
@@ -328,24 +334,30 @@ class Replayer:
         """The whole resource in place of the stored 206 ``part``: put back together from
         the parts its capture stored when they cover it, else the nearest whole capture
         of the URL, else the part itself (a 206 with its ``Content-Range``)."""
+        whole = self._stitched(conn, part_hit, requested, part)
+        if whole is not None:
+            headers = clean_headers(part.headers, len(whole))
+            return replace(part, status=200, body=whole, headers=headers)
+        full = idx.nearest_whole(conn, part_hit)
+        if full is not None:
+            return self._response_of(conn, full, requested)
+        return part
+
+    def _stitched(
+        self, conn: Connection, hit: IndexedRecord, url: str, part: ReplayResponse | None = None
+    ) -> bytes | None:
+        """The whole body of ``hit``'s URL put back together from the 206 parts its capture
+        stored (``part``: ``hit`` itself, read already), or None when they do not cover it."""
         pieces = []
-        for hit in idx.parts_of(conn, part_hit):
+        for held in idx.parts_of(conn, hit):
             try:
-                stored = part if hit.id == part_hit.id else self._response_of(conn, hit, requested)
+                stored = part if part and held.id == hit.id else self._response_of(conn, held, url)
             except (DamagedRecord, RecordUnavailable):
                 continue  # a part that cannot be read leaves a gap, or not
             span = parse_content_range(stored.header("Content-Range"))
             if span is not None:
                 pieces.append(Part(*span, body=stored.body))
-        whole = stitch(pieces)
-        if whole is not None:
-            return replace(
-                part, status=200, body=whole, headers=clean_headers(part.headers, len(whole))
-            )
-        full = idx.nearest_whole(conn, part_hit)
-        if full is not None:
-            return self._response_of(conn, full, requested)
-        return part
+        return stitch(pieces)
 
     def main_response(self, snapshot_id: int) -> ReplayResponse | None:
         """A snapshot's main response as stored, read wherever a copy is (in the library,

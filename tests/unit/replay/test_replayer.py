@@ -297,3 +297,23 @@ def test_a_page_s_own_capture_of_a_file_comes_first(library: Library) -> None:
     assert r.serve(css, at(2024), capture=page).body == b"own"
     assert r.serve(css + "&_=123", at(2024), capture=page).body == b"own"  # fuzzy too
     assert r.serve(css, at(2024), capture=page + 1).body == b"other 1"  # none of its own
+
+
+def test_a_cut_off_whole_answer_is_served_from_parts_that_cover_it(library: Library) -> None:
+    """A sound captured by its own address before captures kept it whole: the player's
+    206 part holds all of it and the page's 200 is empty, cut off by time. Replay serves
+    the whole file (not an empty answer) and its ranges."""
+    sound, data = "https://example.org/tone.wav", bytes(range(256)) * 10
+    w = ArchiveWriter(library)
+    part = [("Content-Range", f"bytes 0-{len(data) - 1}/{len(data)}")]
+    w.response(sound, data, at=at(2024), status=206, mime="audio/x-wav", headers=part)
+    w.response(sound, b"", at=at(2024), mime="audio/x-wav", truncated="time")
+    w.response(PAGE, b"", at=at(2024), truncated="time")  # no parts: stays as it was
+    w.commit()
+    r = _replayer(library)
+    whole = r.serve(sound)
+    assert (whole.status, whole.body, whole.truncated) == (200, data, None)
+    assert whole.header("Content-Length") == str(len(data))
+    ranged = r.serve(sound, range_header="bytes=100-199")
+    assert (ranged.status, ranged.body) == (206, data[100:200])
+    assert (r.serve(PAGE).body, r.serve(PAGE).truncated) == (b"", "time")
