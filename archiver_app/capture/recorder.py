@@ -437,8 +437,8 @@ class NetworkRecorder:
                 got = await self._sessions[session_key].send(
                     "Network.getResponseBody", {"requestId": request_id}
                 )
-            except Exception as exc:  # evicted, media stream, download, page gone
-                reason = first_line(exc)
+            except Exception:  # evicted, media stream, download, page gone (the driver's
+                reason = "the browser no longer held it"  # error text is no note for people)
             else:
                 if got.get("base64Encoded"):
                     data = base64.b64decode(got.get("body", ""))

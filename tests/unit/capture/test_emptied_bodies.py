@@ -69,3 +69,38 @@ def test_a_fetch_the_page_stopped_is_still_cut_off(tmp_path: Path) -> None:
     assert asked == []
     assert (stored.payload, stored.warc.get("WARC-Truncated")) == (b"", "disconnect")
     assert [(r.url, r.outcome) for r in recorder.resources] == [(FEED, ResourceOutcome.FAILED)]
+
+
+class _Forgetful:
+    """A DevTools session that no longer holds any body, as the driver reports it."""
+
+    async def send(self, method: str, _params: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError(
+            f"CDPSession.send: Protocol error ({method}): No resource with given identifier found"
+        )
+
+
+def test_a_body_the_browser_no_longer_held_is_noted_in_plain_words(tmp_path: Path) -> None:
+    path = tmp_path / "capture.warc.gz"
+    writer = CaptureWarcWriter(path, info={"software": "test"})
+
+    async def refetch(_url: str, _h: dict[str, str], _status: int, _limit: int) -> bytes | str:
+        return b'{"feed": 1}'
+
+    recorder = NetworkRecorder(_Forgetful(), writer, refetch=refetch)
+
+    async def capture() -> None:
+        request = {"url": FEED, "method": "GET", "headers": {}}
+        recorder._on_request({"requestId": "9", "type": "Fetch", "request": request})
+        response = {"url": FEED, "status": 200, "headers": {}, "mimeType": "application/json"}
+        recorder._on_response({"requestId": "9", "type": "Fetch", "response": response})
+        recorder._on_finished({"requestId": "9", "encodedDataLength": 11})
+        await recorder.finish(timeout=5.0)
+
+    try:
+        asyncio.run(capture())
+    finally:
+        writer.close()
+    [stored] = [r for r in read_warc(path) if r.type == "response"]
+    assert stored.payload == b'{"feed": 1}'
+    assert recorder.notes == [f"{FEED}: body refetched (the browser no longer held it)"]
