@@ -21,13 +21,17 @@ EXTRACT_JS = """
   const links = [];
   for (const a of doc.querySelectorAll('a[href], area[href]')) links.push(a.href);
   for (const f of doc.querySelectorAll('iframe[src], frame[src]')) links.push(f.src);
+  const type = doc.contentType || '';
+  const media = type.startsWith('audio/') || type.startsWith('video/');
+  const player = media ? doc.querySelector('video, audio') : null;
   return {
     title: doc.title || '',
     lang: (html && html.getAttribute('lang')) || (meta && meta.getAttribute('content')) || '',
     text: doc.body ? doc.body.innerText : (html ? html.textContent : ''),
     links: links,
     charset: doc.characterSet || '',
-    contentType: doc.contentType || '',
+    contentType: type,
+    duration: player && isFinite(player.duration) ? player.duration : null,
   };
 }
 """
@@ -75,6 +79,24 @@ def file_facts(url: str, disposition: str | None = None) -> PageFacts:
     """The facts of a page that is a file (a PDF, a download): named after the file
     (:func:`~archiver_app.warc.httpmsg.file_name`)."""
     return PageFacts(title=file_name(url, disposition), outlinks=[])
+
+
+def is_media(mime: str) -> bool:
+    """Whether ``mime`` is a sound's or a video's."""
+    return mime.strip().lower().startswith(("audio/", "video/"))
+
+
+def media_title(url: str, mime: str, duration: object = None) -> str:
+    """The title of a sound or video opened by its own address, which the browser leaves
+    untitled: ``song.mp3 (audio, 3:25)``, as it names an image ``photo.png (400×300)``;
+    without the duration (seconds) when the player did not know it."""
+    kind = "audio" if mime.strip().lower().startswith("audio/") else "video"
+    seconds = int(duration + 0.5) if isinstance(duration, int | float) and duration > 0 else 0
+    if seconds <= 0:
+        return f"{file_name(url)} ({kind})"
+    hours, rest = divmod(seconds, 3600)
+    clock = f"{hours}:{rest // 60:02}:{rest % 60:02}" if hours else f"{rest // 60}:{rest % 60:02}"
+    return f"{file_name(url)} ({kind}, {clock})"
 
 
 def first_line(error: object, limit: int = 200) -> str:
@@ -143,7 +165,11 @@ async def extract(page: Any) -> PageFacts:
     """The page's facts; its text followed by the text of its frames, in the order the
     browser made them (text the page shows in an iframe is the page's text for search and
     comparisons, as a reader sees it)."""
-    facts = facts_from(await page.evaluate(EXTRACT_JS))
+    raw = await page.evaluate(EXTRACT_JS)
+    facts = facts_from(raw)
+    if not facts.title and is_media(facts.content_type):  # the browser names none
+        title = media_title(page.url, facts.content_type, raw.get("duration"))
+        facts = replace(facts, title=title)
     return facts.with_frames("\n\n".join(await frames_text(page)))
 
 

@@ -12,15 +12,11 @@ browser saw, within the byte limit), before the recorder finishes.
 
 from __future__ import annotations
 
+from archiver_app.capture.extract import is_media
 from archiver_app.capture.recorder import NetworkRecorder
 
 #: Why the page's own answer was fetched again (its provenance note says so).
 READ_BY_PLAYER = "the browser's player read the file itself, in parts"
-
-
-def is_media(mime: str) -> bool:
-    """Whether ``mime`` is a sound's or a video's."""
-    return mime.lower().startswith(("audio/", "video/"))
 
 
 async def record_media_document(recorder: NetworkRecorder) -> bool:

@@ -4,7 +4,8 @@ Real Chromium against a local server that answers ``Range`` as media servers do.
 opens such a file in its player, which reads it again in parts (``206``): the navigation's
 own ``200`` never gets its body. The capture keeps that ``200`` with the whole file (not
 empty and cut off), the page is whole (fidelity ``high``), and replay answers the file
-and any range of it.
+and any range of it. The browser gives such a page no title: it is named after the file,
+its kind and (when the player knew it) its duration.
 """
 
 from __future__ import annotations
@@ -31,13 +32,15 @@ RULES = PageRules(page_timeout=30, settle_seconds=0.3)
 
 
 def _wav() -> bytes:
-    """A real half-second tone the browser's player can decode."""
+    """A real two-second tone the browser's player can decode."""
     out = io.BytesIO()
     with wave.open(out, "wb") as w:
         w.setnchannels(1)
         w.setsampwidth(2)
         w.setframerate(8000)
-        w.writeframes(b"".join(struct.pack("<h", int(8000 * math.sin(i / 5))) for i in range(4000)))
+        w.writeframes(
+            b"".join(struct.pack("<h", int(8000 * math.sin(i / 5))) for i in range(16000))
+        )
     return out.getvalue()
 
 
@@ -80,9 +83,12 @@ def _capture(lib: Library, url: str) -> CaptureResult:
     return asyncio.run(run())
 
 
-@pytest.mark.parametrize(("path", "body"), [("/tone.wav", WAV), ("/clip.mp4", MP4)])
+@pytest.mark.parametrize(
+    ("path", "body", "title"),
+    [("/tone.wav", WAV, "tone.wav (audio, 0:02)"), ("/clip.mp4", MP4, "clip.mp4 (video)")],
+)
 def test_a_sound_or_video_captured_by_its_address_is_kept_whole(
-    served: tuple[LocalServer, Library], path: str, body: bytes
+    served: tuple[LocalServer, Library], path: str, body: bytes, title: str
 ) -> None:
     server, lib = served
     url = server.url(path)
@@ -93,6 +99,7 @@ def test_a_sound_or_video_captured_by_its_address_is_kept_whole(
         snap = s.get(Snapshot, result.snapshot_id)
         assert snap is not None and snap.warc_file
         warc, notes = lib.abspath(snap.warc_file), snap.provenance["notes"]
+        assert snap.title == title  # named as the browser names an image: photo.png (400×300)
     assert any(r.route == path and "Range" in r.headers for r in server.requests)  # the player's
     whole = [r for r in read_warc(warc) if r.type == "response" and r.http_status == 200]
     assert [(r.uri, r.payload, r.warc.get("WARC-Truncated")) for r in whole] == [(url, body, None)]

@@ -5,7 +5,13 @@ from __future__ import annotations
 import io
 
 from archiver_app.capture.engine import describe_failure
-from archiver_app.capture.extract import clean_links, facts_from, make_snippet, normalise_language
+from archiver_app.capture.extract import (
+    clean_links,
+    facts_from,
+    make_snippet,
+    media_title,
+    normalise_language,
+)
 from archiver_app.commands.capture_cmd import read_urls
 
 
@@ -69,3 +75,13 @@ def test_route_fragments_are_kept_and_anchors_dropped() -> None:
     ]
     assert normalize_url("HTTP://H/docs/#/guide") == "http://h/docs/#/guide"
     assert normalize_url("http://h/docs/#intro") == "http://h/docs/"
+
+
+def test_a_sound_or_video_is_named_after_its_file_kind_and_duration() -> None:
+    assert media_title("http://h/music/song.mp3?x=1", "audio/mpeg", 204.6) == (
+        "song.mp3 (audio, 3:25)"
+    )
+    assert media_title("http://h/talk.mp4", "video/mp4", 3725.0) == "talk.mp4 (video, 1:02:05)"
+    assert media_title("http://h/clip.webm", "video/webm", None) == "clip.webm (video)"
+    assert media_title("http://h/live.ogg", "audio/ogg", float("nan")) == "live.ogg (audio)"
+    assert media_title("http://h/a%20b.wav", "audio/wav", 0.5) == "a b.wav (audio, 0:01)"
