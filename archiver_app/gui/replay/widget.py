@@ -331,7 +331,11 @@ class ReplayWidget(QWidget):
                 # Under load, loadStarted can come after the capture was served (and forget
                 # it): tell the bar again which browser made what it shows.
                 self.fallback.capture_shown(self.capture_browser)
-            self.fallback.load_finished(ok)
+            # a sound or video shown by its address: the tab's player ends the page's own
+            # load to read the file in ranges, which the engine reports as a failed load
+            kind = (self.current.header("Content-Type") or "").strip().lower()
+            played = bool(self.current.body) and kind.startswith(("audio/", "video/"))
+            self.fallback.load_finished(ok or played)
 
     def _page_action(self, action: str, url: str) -> None:
         """A button of a message page: capture a page not archived, or the file page's."""
