@@ -78,6 +78,21 @@ class SnapshotsManager:
         with self._lib.session() as s:
             return s.scalar(select(Snapshot.id).where(Snapshot.id == snapshot_id)) is not None
 
+    def titles(self, snapshot_ids: Sequence[int]) -> dict[int, str]:
+        """The titles of the captures ``snapshot_ids`` that have one (whitespace runs made
+        one space), for lists that name captures (the replay timeline)."""
+        ids = sorted(set(snapshot_ids))
+        found: dict[int, str] = {}
+        with self._lib.session() as s:
+            for start in range(0, len(ids), 500):
+                rows = s.execute(
+                    select(Snapshot.id, Snapshot.title).where(
+                        Snapshot.id.in_(ids[start : start + 500])
+                    )
+                )
+                found.update((sid, " ".join(t.split())) for sid, t in rows if t and t.strip())
+        return found
+
     def replay_target(self, snapshot_id: int) -> ReplayTarget | None:
         with self._lib.session() as s:
             snap = s.get(Snapshot, snapshot_id)

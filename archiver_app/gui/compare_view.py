@@ -170,8 +170,10 @@ class CompareView(QWidget):
             for ref in (c.old, c.new)
         )
         for view in (self.old_view, self.new_view):
-            view.live_button.hide()  # room for the address; the tab's own view has them
-            view.screenshot_button.hide()
+            # room for the address and the captures; the tab's own view has them (and the
+            # own-browser shortcut still works here)
+            for button in (view.live_button, view.screenshot_button, view.own_browser_button):
+                button.hide()
             self.sides.addWidget(view)
         for source, target in ((self.old_view, self.new_view), (self.new_view, self.old_view)):
             source.page.scrollPositionChanged.connect(lambda pos, t=target: self._follow(t, pos))

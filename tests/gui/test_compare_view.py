@@ -7,7 +7,9 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
@@ -20,6 +22,8 @@ from archiver_app.store.models import FileKind, Snapshot
 from tests.helpers.archive import ArchiveWriter, at
 from tests.helpers.gui_fixtures import dispose
 
+#: The title the test archive gives each capture, as the replay timeline lists it.
+TITLE = " · Capture of https://harbour.example/"
 OLD_TEXT = "Harbour notices\nThe ferry leaves at 9:00.\nStorm warning\nOpening hours at the quay."
 NEW_TEXT = "Harbour notices\nThe ferry leaves at 10:30.\nOpening hours at the quay."
 
@@ -83,6 +87,76 @@ def test_compare_view_shows_what_changed(
     for index in range(view.tabs.count()):
         view.tabs.setCurrentIndex(index)
         view.grab().save(str(tmp_path / f"compare-{index}.png"))
+
+
+LONG_TITLE = "Harbour notices and ferry timetables for the summer season of 2025"
+
+
+def test_compare_panes_name_their_captures_readably_at_1024(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    """In a 1024x768 window each pane's list of captures names the capture by time and
+    title: cut in the middle (the time and the mark kept) when it must be, never clipped,
+    whole in its tooltip, and its open list wide enough for the longest entry. Its panes
+    used to need 1112 pixels, the list showed only times and squeezed the address."""
+    from archiver_app.compare.changes import record_change
+
+    old_id, new_id = two_captures(library)
+    record_change(library, new_id)
+    with library.write() as s:
+        snap = s.get(Snapshot, new_id)
+        assert snap is not None
+        snap.title = LONG_TITLE
+    view = CompareView(library, old_id, new_id, op_runner)
+    qtbot.addWidget(view)
+    assert view.minimumSizeHint().width() <= 1024
+    view.resize(1024, 768)
+    view.show()
+    qtbot.waitUntil(lambda: view.result is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: view.new_view.current is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: view.old_view.current is not None, timeout=30_000)
+    combo = view.new_view.timeline
+    whole = f"2025-01-01 00:00 · {LONG_TITLE}  • changed"
+    assert combo.currentText() == whole
+    assert combo.toolTip() == whole
+    # (once the layout has given the panes their widths)
+    qtbot.waitUntil(lambda: combo.shown_text().startswith("2025-01-01 00:00 · Harb"))
+    shown = combo.shown_text()
+    assert shown.endswith("  • changed")
+    assert "…" in shown and len(shown) < len(whole)
+    room = combo.style().subControlRect(
+        QStyle.ComplexControl.CC_ComboBox, _option(combo), QStyle.SubControl.SC_ComboBoxEditField
+    )
+    assert combo.fontMetrics().horizontalAdvance(shown) <= room.width()
+    assert view.old_view.timeline.shown_text().startswith("2024-01-01 00:00 · Capture")
+    combo.showPopup()
+    try:
+        assert combo.view().width() >= combo.view().sizeHintForColumn(0)
+    finally:
+        combo.hidePopup()
+    assert view.new_view.address.width() >= 50  # the address is not squeezed to "http"
+
+
+def _option(combo: QComboBox) -> QStyleOptionComboBox:
+    option = QStyleOptionComboBox()
+    combo.initStyleOption(option)
+    return option
+
+
+def test_an_entry_keeps_its_time_whole_when_cut() -> None:
+    from archiver_app.gui.replay.capture_combo import elide_entry
+
+    metrics = QFontMetrics(QFont())
+    text = f"2025-01-01 00:00 · {LONG_TITLE}  • changed"
+    assert elide_entry(metrics, text, 10_000) == text
+    half = elide_entry(metrics, text, metrics.horizontalAdvance(text) // 2)
+    assert half.startswith("2025-01-01 00:00 · ") and half.endswith("changed") and "…" in half
+    no_title = elide_entry(
+        metrics, text, metrics.horizontalAdvance("2025-01-01 00:00 · …  • changed")
+    )
+    assert no_title == "2025-01-01 00:00 · …  • changed"
+    tight = elide_entry(metrics, text, metrics.horizontalAdvance("2025-01-01 00:00 …"))
+    assert tight.startswith("2025-01-01 00:") and tight.endswith("…")
 
 
 def test_an_unchanged_text_says_so_without_a_gap_marker() -> None:
@@ -198,7 +272,7 @@ def test_the_replay_timeline_marks_captures_that_changed(qtbot: QtBot, library: 
         with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
             widget.open("https://harbour.example/")
         labels = [widget.timeline.itemText(i) for i in range(widget.timeline.count())]
-        assert labels == ["2024-01-01 00:00", "2025-01-01 00:00  • changed"]
+        assert labels == [f"2024-01-01 00:00{TITLE}", f"2025-01-01 00:00{TITLE}  • changed"]
     finally:
         dispose(qtbot, widget)
 
@@ -255,14 +329,16 @@ def test_the_timeline_marks_an_error_page_its_job_tried_again(
             widget.open(url)
         combo = widget.timeline
         labels = [combo.itemText(i) for i in range(combo.count())]
-        assert labels == [
+        assert [label[:16] for label in labels] == [
             "2024-01-01 00:00",
-            "2025-01-01 00:00  ↻ HTTP 500, retried",
-            "2025-01-01 00:01  • changed",
+            "2025-01-01 00:00",
+            "2025-01-01 00:01",
         ]
+        assert labels[1].endswith("  ↻ HTTP 500, retried")
+        assert labels[2].endswith("  • changed")
         tip = combo.itemData(1, Qt.ItemDataRole.ToolTipRole)
-        assert "tried again in the same run" in tip
-        assert combo.itemData(2, Qt.ItemDataRole.ToolTipRole) is None
+        assert tip.startswith(labels[1]) and "tried again in the same run" in tip
+        assert combo.itemData(2, Qt.ItemDataRole.ToolTipRole) == labels[2]
     finally:
         dispose(qtbot, widget)
 
@@ -315,7 +391,11 @@ def test_the_timeline_and_details_tell_captures_of_one_minute_apart(
         with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
             widget.open("https://harbour.example/")
         labels = [widget.timeline.itemText(i) for i in range(widget.timeline.count())]
-        assert labels == ["2024-01-01 00:00", "2025-01-01 00:00:00", "2025-01-01 00:00:30"]
+        assert [label.split(" · ")[0] for label in labels] == [
+            "2024-01-01 00:00",
+            "2025-01-01 00:00:00",
+            "2025-01-01 00:00:30",
+        ]
     finally:
         dispose(qtbot, widget)
     with library.session() as s:

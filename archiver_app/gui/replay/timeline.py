@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QMenu, QToolButton, QWidget
+from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
 from archiver_app.api.timeline import OtherView, route_timeline
+from archiver_app.gui.replay.capture_combo import MARK, SEPARATOR, CaptureCombo
 from archiver_app.library import Library
 from archiver_app.replay import Capture, Replayer
 from archiver_app.units import capture_times
@@ -64,8 +65,7 @@ class CaptureTimeline(QObject):
         self.gap = ""  # the time (ts) of the deleted capture the tab shows, if it shows one
         self.marks: dict[int, str] = {}  # snapshot id -> its mark (timeline_marks)
         self.older_button = self._tool(parent, "‹ Older", "Previous capture", lambda: self.step(-1))
-        self.combo = QComboBox(parent)
-        self.combo.setMinimumContentsLength(22)
+        self.combo = CaptureCombo(parent)
         self.combo.activated.connect(self._chosen)
         self.newer_button = self._tool(parent, "Newer ›", "Next capture", lambda: self.step(1))
         self.views_button = QToolButton(parent)
@@ -146,11 +146,17 @@ class CaptureTimeline(QObject):
         self.combo.clear()
         marks = self.marks = timeline_marks(self.library, self.captures)
         labels = capture_times([c.captured_at for c in self.captures])
+        titles = self.library.snapshots.titles([c.snapshot_id or 0 for c in self.captures])
         for index, (capture, label) in enumerate(zip(self.captures, labels, strict=True)):
             mark = marks.get(capture.snapshot_id or 0)
-            self.combo.addItem(label + (f"  {mark}" if mark else ""))
-            if mark and mark.startswith("↻"):
-                self.combo.setItemData(index, RETRIED_TIP, Qt.ItemDataRole.ToolTipRole)
+            title = titles.get(capture.snapshot_id or 0)
+            text = (
+                label + (f"{SEPARATOR}{title}" if title else "") + (f"{MARK}{mark}" if mark else "")
+            )
+            self.combo.addItem(text)
+            retried = mark is not None and mark.startswith("↻")
+            tip = f"{text}\n{RETRIED_TIP}" if retried else text
+            self.combo.setItemData(index, tip, Qt.ItemDataRole.ToolTipRole)
         position = next(
             (
                 i
@@ -167,6 +173,7 @@ class CaptureTimeline(QObject):
         if position >= 0:
             self.combo.setCurrentIndex(position)
         self.combo.blockSignals(False)
+        self.combo.refresh_tip()
         self.update_controls()
         return position
 
