@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox
 from archiver_app.api.changes import Changes
 from archiver_app.api.deletion import DeleteResult
 from archiver_app.gui.errors import question_box, show_error
+from archiver_app.gui.message_bar import show_status_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ class DeleteCaptures(QObject):
     def delete_selected(self) -> None:
         ids = self.window.selected_ids()
         if not ids:
-            self.window.statusBar().showMessage("Select the captures to delete first.", 8000)
+            show_status_error(self.window, "Select the captures to delete first.")
             return
         refused = self.window.library.snapshots.delete_refusals(ids)
         if len(refused) == len(ids):  # nothing to ask: say why at once

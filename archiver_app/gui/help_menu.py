@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from archiver_app import __version__
+from archiver_app.gui.message_bar import show_status_error
 from archiver_app.gui.ops import BackgroundOp
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ class HelpActions(QObject):
 
         op = BackgroundOp(window.runner, lambda _p, _c: run_doctor(root), label="check setup")
         op.success(show).failure(
-            lambda f: window.statusBar().showMessage(f"Could not check: {f.exception}", 8000)
+            lambda f: show_status_error(window, f"Could not check: {f.exception}")
         ).run_in_background()
         return op
 

@@ -48,7 +48,7 @@ from archiver_app.gui.html_delegate import HtmlDelegate
 from archiver_app.gui.idle_migrator import IdleMigrator
 from archiver_app.gui.jobs_panel import JobsPanel
 from archiver_app.gui.kept_selection import KeptSelection
-from archiver_app.gui.message_bar import message_bar
+from archiver_app.gui.message_bar import message_bar, show_status_error
 from archiver_app.gui.ops import STOPS_ON_QUIT, BackgroundOp, OpRunner
 from archiver_app.gui.replay_tabs import ReplayTabs
 from archiver_app.gui.research_actions import ResearchActions
@@ -214,7 +214,7 @@ class MainWindow(QMainWindow):
         self.model.first_chunk.connect(self._update_count)
         self.model.loading_changed.connect(lambda _l: self._update_count())
         self.model.load_failed.connect(
-            lambda msg: self.statusBar().showMessage(f"Could not list captures: {msg}", 10000)
+            lambda msg: show_status_error(self, f"Could not list captures: {msg}")
         )
         selection = self.table.selectionModel()
         selection.currentRowChanged.connect(lambda *_: self._follow_selection())
@@ -448,7 +448,7 @@ class MainWindow(QMainWindow):
     def tag_selection(self) -> None:
         ids = self.selected_ids()
         if not ids:
-            self.statusBar().showMessage("Select the captures to tag first.", 8000)
+            show_status_error(self, "Select the captures to tag first.")
             return
         text, ok = QInputDialog.getText(
             self, "Add Tags", f"Tags to add to {counted(len(ids), 'capture')} (comma separated):"

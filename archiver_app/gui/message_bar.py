@@ -4,7 +4,9 @@ Qt's own temporary message is painted under the permanent counters (captures, co
 disk free) and cut off there without a sign, and each caller chose how long it stayed
 (up to a minute). :class:`MessageBar` shows messages in a label that takes only the room
 left: a long one ends with ``…`` and its tooltip holds all of it. A message given a
-timeout stays at most :data:`MAX_TIMED_MS`; one without stays until the next message.
+timeout stays at most :data:`MAX_TIMED_MS`; one without stays until the next message, and
+so does an error (:meth:`MessageBar.show_error`, :func:`show_status_error`): a failed or
+refused action is not gone before the person looks down.
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ class _MessageLabel(QLabel):
 class MessageBar(QStatusBar):
     """A status bar whose messages never run under its permanent widgets."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, max_timed_ms: int = MAX_TIMED_MS) -> None:
         super().__init__(parent)
+        self.max_timed_ms = max_timed_ms
         self.setObjectName("status_bar")
         self.message = _MessageLabel(self)
         self.addWidget(self.message, 1)
@@ -55,8 +58,12 @@ class MessageBar(QStatusBar):
         self.message.show_text(text)
         self._clear.stop()
         if timeout:
-            self._clear.start(min(timeout, MAX_TIMED_MS))
+            self._clear.start(min(timeout, self.max_timed_ms))
         self.messageChanged.emit(text)
+
+    def show_error(self, text: str) -> None:
+        """Say what failed or was refused; it stays until the next message."""
+        self.showMessage(text, 0)
 
     def clearMessage(self) -> None:
         self._clear.stop()
@@ -73,3 +80,12 @@ def message_bar(window: QMainWindow) -> MessageBar:
     bar = MessageBar(window)
     window.setStatusBar(bar)
     return bar
+
+
+def show_status_error(window: QMainWindow, text: str) -> None:
+    """Say in ``window``'s status bar what failed or was refused, until the next message."""
+    bar = window.statusBar()
+    if isinstance(bar, MessageBar):
+        bar.show_error(text)
+    else:
+        bar.showMessage(text)

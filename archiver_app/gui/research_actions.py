@@ -14,6 +14,7 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu, QWidget
 
 from archiver_app.gui.errors import show_error
+from archiver_app.gui.message_bar import show_status_error
 from archiver_app.gui.ops import BackgroundOp
 from archiver_app.units import counted
 
@@ -91,14 +92,16 @@ class ResearchActions(QObject):
 
             before = previous_capture(self.window.library, ids[0])
             if before is None:
-                self.window.statusBar().showMessage(
-                    "This is the only complete capture of its address: nothing to compare.", 8000
+                show_status_error(
+                    self.window,
+                    "This is the only complete capture of its address: nothing to compare.",
                 )
                 return None
             ids = [before, ids[0]]
         if len(ids) != 2:
-            self.window.statusBar().showMessage(
-                "Select one capture (compared with the one before it) or two to compare.", 8000
+            show_status_error(
+                self.window,
+                "Select one capture (compared with the one before it) or two to compare.",
             )
             return None
         return self.open_compare(ids[0], ids[1])
@@ -166,7 +169,7 @@ class ResearchActions(QObject):
     def copy_citation(self, form: str) -> BackgroundOp[tuple[str, str | None]] | None:
         ids = self.window.selected_ids()
         if not ids:
-            self.window.statusBar().showMessage("Select the captures to cite.", 6000)
+            show_status_error(self.window, "Select the captures to cite.")
             return None
         library = self.window.library
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 
+from archiver_app.gui.message_bar import show_status_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress, ThrottledProgress
@@ -281,8 +282,6 @@ def install_watch_scheduler(window: MainWindow) -> WatchScheduler:
             window.statusBar().showMessage(run_message(report), 15_000)
 
     scheduler.ran.connect(after_run)
-    scheduler.failed.connect(
-        lambda why: window.statusBar().showMessage(f"Watched pages: {why}", 10000)
-    )
+    scheduler.failed.connect(lambda why: show_status_error(window, f"Watched pages: {why}"))
     scheduler.start()
     return scheduler

@@ -17,6 +17,7 @@ from archiver_app.errors import InputError
 from archiver_app.gui.capture_dialog import CaptureDialog
 from archiver_app.gui.capture_input import CaptureRequest, build_request, parse_url_lines
 from archiver_app.gui.errors import describe, show_error
+from archiver_app.gui.message_bar import show_status_error
 from archiver_app.gui.ops import CAPTURE_ON_QUIT, BackgroundOp, OpFailure
 from archiver_app.library import Library
 from archiver_app.tasks import ProgressUpdate
@@ -282,5 +283,5 @@ class WindowCapture(QObject):
         if failure.cancelled:
             bar.showMessage("Capture cancelled.", 5000)
             return
-        bar.showMessage(describe(failure.exception, "capturing")[0], 10_000)
+        show_status_error(self.window, describe(failure.exception, "capturing")[0])
         show_error(self.window, failure, "capturing")
