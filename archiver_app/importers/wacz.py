@@ -149,7 +149,8 @@ def _import_wacz_file(
     if isinstance(placed, str):
         return FileOutcome(path, "wacz", OutcomeState.FAILED, f"verification failed: {placed}")
     doubt = package.pages_list_doubt if info.pages else None
-    differs = PagesCheck.DIFFERS in info.pages_checks.values()
+    checks = info.pages_checks.values()
+    differs = PagesCheck.DIFFERS in checks or PagesCheck.CUT in checks
     # Damaged bytes (neither its checksum nor its hash matches) may have lost lines: the
     # records say which are pages, as when the list does not read at all.
     listings = None if differs else _listings(info.pages, trusted=doubt is None)
@@ -207,6 +208,13 @@ def _pages_lines(info: WaczInfo, package: PackageCheck, doubt: str | None) -> li
                 f"its pages list ({name}) was used: its checksum (CRC-32) in the zip did not "
                 "match, but its bytes are as datapackage.json lists them (their hash matches)"
             )
+        elif check is PagesCheck.CUT:
+            out.append(
+                f"its pages list ({name}) is cut short: the {counted(len(info.pages), 'page')} "
+                "whose lines are there gave their tags and notes; its WARCs' records "
+                "decided which are pages"
+            )
+            doubt = None  # said
         elif check is PagesCheck.UNCHECKED:
             out.append(
                 f"its pages list ({name}) was used, though its checksum (CRC-32) in the zip "

@@ -38,6 +38,7 @@ from archiver_app.warc.ziprecover import (
     LOCAL,
     CutShort,
     Rebuilt,
+    Truncation,
     directory_fault,
     open_rebuilt,
     rebuild,
@@ -188,7 +189,8 @@ def open_wacz(
     except _ENTRY_ERRORS as exc:
         raise _entry_error(exc) from exc
     try:
-        info = _check_wacz(path, zf, max_total, texts)
+        cut = rebuilt.truncation if rebuilt is not None else None
+        info = _check_wacz(path, zf, max_total, texts, cut.name if cut else None)
     except _ENTRY_ERRORS as exc:
         raise _entry_error(exc) from exc
     finally:
@@ -242,7 +244,7 @@ def open_damaged_zip(path: Path, exc: zipfile.BadZipFile) -> tuple[zipfile.ZipFi
         if fh.read(4) != LOCAL:
             raise WaczError(f"not a zip file ({exc})") from exc
     try:
-        rebuilt = rebuild(path, max_entries=MAX_ENTRIES)
+        rebuilt = rebuild(path, max_entries=MAX_ENTRIES, keep_cut=_part_of_use)
     except CutShort:
         raise WaczError(
             "the file looks cut short: it starts as a zip file but its end (the zip's "
@@ -258,8 +260,20 @@ def open_damaged_zip(path: Path, exc: zipfile.BadZipFile) -> tuple[zipfile.ZipFi
     return open_rebuilt(path, rebuilt), rebuilt
 
 
+#: Entries of which a part is of no use: JSON cut short does not read.
+_WHOLE_ONLY = frozenset({"datapackage.json", "datapackage-digest.json"})
+
+
+def _part_of_use(name: str) -> bool:
+    """Is the part of entry ``name`` a file cut short left of use (a WARC's whole records,
+    a pages list's whole lines)?"""
+    return name not in _WHOLE_ONLY
+
+
 def damage_lines(path: Path, exc: zipfile.BadZipFile, rebuilt: Rebuilt) -> list[str]:
     """What :func:`open_damaged_zip` found, in words."""
+    if rebuilt.truncation is not None:
+        return [_cut_line(path, rebuilt, rebuilt.truncation)]
     said = "" if str(exc) == "File is not a zip file" else f" ({exc})"  # says nothing more
     entries = counted(rebuilt.entries, "entry", "entries")
     lines = [
@@ -274,9 +288,33 @@ def damage_lines(path: Path, exc: zipfile.BadZipFile, rebuilt: Rebuilt) -> list[
     return lines
 
 
+def _cut_line(path: Path, rebuilt: Rebuilt, cut: Truncation) -> str:
+    """What was kept of a zip cut short, and what was lost."""
+    whole = rebuilt.entries - (cut.name is not None and not cut.dropped)
+    start = (
+        f"{path.name}: the file is cut short (it ends without the zip's central directory, "
+        "which lists its entries)"
+    )
+    kept = f"its {counted(whole, 'entry', 'entries')} before the cut were kept whole"
+    lost = "whatever came after in the zip is lost"
+    if cut.name is None:
+        tail = counted(cut.lost, "byte")
+        return f"{start}: {kept}; its last {tail} (the start of an entry), and {lost}"
+    if cut.dropped:
+        return f"{start}: {kept}; it ends inside {cut.name!r} (unreadable cut short), and {lost}"
+    of = f" of {cut.size:,}" if cut.size is not None else ""
+    how = "decompressed as far as they go" if cut.method == zipfile.ZIP_DEFLATED else "kept"
+    told = f"{kept}; " if whole else ""
+    return (
+        f"{start}: it ends inside {cut.name!r}, whose first {counted(cut.kept, 'byte')}{of} "
+        f"are there and were {how}; {told}{lost}"
+    )
+
+
 def _check_wacz(
-    path: Path, zf: zipfile.ZipFile, max_total: int, texts: TextSpill | None
+    path: Path, zf: zipfile.ZipFile, max_total: int, texts: TextSpill | None, cut: str | None
 ) -> WaczInfo:
+    """``cut``: the entry the file ends inside (the part there is kept), if any."""
     with zf:
         infos = zf.infolist()
         if len(infos) > MAX_ENTRIES:
@@ -345,6 +383,8 @@ def _check_wacz(
             for name in ("pages/pages.jsonl", "pages/extraPages.jsonl"):
                 if name in names:
                     read, checks[name] = _read_listed_pages(zf, name, resources.get(name), texts)
+                    if name == cut:  # its whole lines are there, the rest is lost
+                        checks[name] = PagesCheck.CUT
                     pages.extend(read)
         except _ENTRY_ERRORS:  # a damaged list: the records say which are pages
             pages, checks = [], {}
@@ -360,6 +400,7 @@ class PagesCheck(StrEnum):
     VOUCHED = "vouched"  # its CRC-32 does not, but the listed hash does: the zip is damaged
     UNCHECKED = "unchecked"  # its CRC-32 does not, and no hash is listed to check it by
     DIFFERS = "differs"  # neither matches: its bytes are not as listed
+    CUT = "cut"  # the file ends inside it: the lines there are read, the rest is lost
 
 
 class _Tallied:

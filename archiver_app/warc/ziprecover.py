@@ -11,8 +11,12 @@ with that directory in place of the damaged one, so :mod:`zipfile` does all the 
 and checking (CRCs, methods, encryption) as usual.
 
 Bytes that are no entry between two entries (a damaged local header) are skipped to the
-next local header and said (:attr:`Rebuilt.gaps`). An entry whose data runs past the end
-of the file means the file is cut short (:class:`CutShort`).
+next local header and said (:attr:`Rebuilt.gaps`). A file that ends inside an entry (and
+has no end record) was cut short: the entries before it are kept, and so is what is there
+of the one it ends inside (:attr:`Rebuilt.truncation`): a stored entry's bytes as they are,
+a deflated one's data decompressed as far as it goes; the directory lists that entry with
+the size and CRC-32 of what is left, so it reads as an entry of its own. When nothing at
+all is left to read, :class:`CutShort`.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import io
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -53,6 +57,22 @@ class CutShort(Exception):
     file was cut short."""
 
 
+@dataclass(frozen=True)
+class Truncation:
+    """Where a file cut short ends: inside entry ``name`` (None: inside an entry's local
+    header, or bytes that are no entry), of which ``kept`` bytes (as stored, compressed or
+    not) of ``size`` (None: not given before its data) are kept, ``lost`` bytes after
+    ``at`` are not."""
+
+    at: int  # where the entry (or the bytes) the file ends inside starts
+    name: str | None
+    method: int
+    kept: int  # its data bytes kept (0: none)
+    size: int | None  # the size its header gives its data, when it gives it
+    lost: int  # bytes from ``at`` to the end of the file that are not kept
+    dropped: bool = False  # an entry whose part is of no use (the caller said): not kept
+
+
 @dataclass
 class Rebuilt:
     """The entries found from their local headers, as a central directory."""
@@ -61,6 +81,7 @@ class Rebuilt:
     cut: int = 0  # the end of the last entry: the rebuilt directory goes here
     directory: bytes = b""  # central directory and end records for the entries found
     gaps: list[tuple[int, int]] = field(default_factory=list)  # (offset, bytes) skipped
+    truncation: Truncation | None = None  # the file ends inside an entry: what is left
 
 
 @dataclass(frozen=True)
@@ -73,16 +94,19 @@ class _Entry:
     name: bytes
 
 
-def rebuild(path: Path, *, max_entries: int) -> Rebuilt:
+def rebuild(
+    path: Path, *, max_entries: int, keep_cut: Callable[[str], bool] = lambda _name: True
+) -> Rebuilt:
     """The entries of the zip at ``path`` read from their local headers (at most
-    ``max_entries`` and one more, so the caller can refuse too many).
+    ``max_entries`` and one more, so the caller can refuse too many); the part of an entry
+    the file ends inside is kept when ``keep_cut`` says so of its name.
 
     Raises:
         CutShort: the file ends inside an entry (and has no end record: it was cut).
         OSError: it cannot be read.
     """
     with path.open("rb") as fh:
-        return _Scanner(fh).run(max_entries)
+        return _Scanner(fh, keep_cut).run(max_entries)
 
 
 class _Unreadable(Exception):
@@ -96,8 +120,8 @@ class _Scanner:
     size: a file of false headers, each asking for its name and extra field, cannot make
     it read more. When the budget is spent the walk stops with the entries found so far."""
 
-    def __init__(self, fh: IO[bytes]) -> None:
-        self.fh = fh
+    def __init__(self, fh: IO[bytes], keep_cut: Callable[[str], bool]) -> None:
+        self.fh, self.keep_cut = fh, keep_cut
         self.size = fh.seek(0, 2)
         self.budget = 3 * self.size + 64 * 1024 * 1024  # bytes it may read in all
 
@@ -124,10 +148,84 @@ class _Scanner:
                 if got is None:
                     if _has_end_record(self.fh, self.size):
                         break  # the rest is the damaged directory
-                    raise CutShort
+                    self._keep_cut(at, found, out)
+                    return
                 out.gaps.append((at, got[0].offset - at))
             found.append(got[0])
             at = out.cut = got[1]
+
+    def _keep_cut(self, at: int, found: list[_Entry], out: Rebuilt) -> None:
+        """The file ends inside what starts at ``at``: keep what is there of that entry
+        (an entry listing the bytes left), and say what was cut.
+
+        Raises:
+            CutShort: nothing at all reads (no entry before, none left of this one).
+        """
+        kept: tuple[_Entry, int | None] | None = None
+        with contextlib.suppress(CutShort, _Unreadable, ValueError, zlib.error):
+            kept = self._cut_entry_at(at)
+        entry, size = kept if kept is not None else (None, None)
+        name = entry.name.decode("utf-8", "replace") if entry is not None else None
+        dropped = name is not None and not self.keep_cut(name)
+        if entry is not None and not dropped:
+            found.append(entry)
+            out.cut = self.size
+        if not found:
+            raise CutShort
+        method = entry.header[2] if entry is not None else zipfile.ZIP_STORED
+        held = entry.csize if entry is not None and not dropped else 0
+        lost = self.size - at if held == 0 else 0
+        out.truncation = Truncation(at, name, method, held, size, lost, dropped)
+
+    def _cut_entry_at(self, at: int) -> tuple[_Entry, int | None] | None:
+        """The entry whose local header at ``at`` is whole but whose data the file ends
+        inside, as an entry of the bytes left (their size and CRC-32), and the size its
+        header gives its data (None: not given before it); None when no such entry."""
+        raw = self._read(at, _LOCAL_HEADER.size)
+        if len(raw) < _LOCAL_HEADER.size or raw[:4] != LOCAL:
+            return None
+        _sig, version, flags, method, time, date, _crc, csize, _usize, nlen, xlen = (
+            _LOCAL_HEADER.unpack(raw)
+        )
+        name, extra = self._spent(self.fh.read(nlen)), self._spent(self.fh.read(xlen))
+        if not nlen or len(name) < nlen or len(extra) < xlen:
+            return None
+        zip64 = _zip64_sizes(extra)
+        if zip64 is not None and csize == _MASK32:
+            csize = zip64[1]
+        start = at + _LOCAL_HEADER.size + nlen + xlen
+        held = self.size - start
+        if method == zipfile.ZIP_STORED:
+            crc, usize = self._stored_crc(start), held
+        elif method == zipfile.ZIP_DEFLATED:
+            crc, usize = self._inflated_crc(start)
+        else:
+            return None
+        header = (version, flags & ~_FLAG_DESCRIPTOR, method, time, date)
+        given = None if flags & _FLAG_DESCRIPTOR else csize
+        return _Entry(at, header, crc, held, usize, name), given
+
+    def _stored_crc(self, start: int) -> int:
+        crc, at = 0, start
+        while chunk := self._read(at, _CHUNK):
+            crc, at = zlib.crc32(chunk, crc), at + len(chunk)
+        return crc
+
+    def _inflated_crc(self, start: int) -> tuple[int, int]:
+        """The CRC-32 and size of what the deflate data from ``start`` to the end of the
+        file decompresses to, as far as it goes (bounded like :meth:`_deflate_end`)."""
+        inflater = zlib.decompressobj(-15)
+        crc = produced = fed = 0
+        while chunk := self._read(start + fed, _CHUNK):
+            fed += len(chunk)
+            while chunk and not inflater.eof:
+                out = inflater.decompress(chunk, _CHUNK)
+                crc, produced = zlib.crc32(out, crc), produced + len(out)
+                chunk = inflater.unconsumed_tail
+                if produced > RATIO_FLOOR and produced > MAX_RATIO * fed:
+                    raise _Unreadable("it would expand far beyond its size")
+        out = inflater.flush()
+        return zlib.crc32(out, crc), produced + len(out)
 
     def _read(self, at: int, n: int) -> bytes:
         self.fh.seek(at)
@@ -405,4 +503,4 @@ def open_rebuilt(path: Path, rebuilt: Rebuilt) -> zipfile.ZipFile:
         raise
 
 
-__all__ = ["CutShort", "Rebuilt", "directory_fault", "open_rebuilt", "rebuild"]
+__all__ = ["CutShort", "Rebuilt", "Truncation", "directory_fault", "open_rebuilt", "rebuild"]

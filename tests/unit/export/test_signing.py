@@ -238,12 +238,28 @@ def test_a_wacz_cut_short_or_not_a_zip_is_a_verdict_not_an_error(
     wacz = tmp_path / "x.wacz"
     write_wacz(wacz, tmp_path)
     data = wacz.read_bytes()
-    wacz.write_bytes([data[: len(data) // 2], b"not a zip at all"][cut])
+    wacz.write_bytes([data[:20], b"not a zip at all"][cut])
     assert cli.main(["verify-export", str(wacz)]) == 1
     out = capsys.readouterr().out.splitlines()
     said = ["x.wacz: the file looks cut short", "x.wacz: not a zip file"][cut]
     assert out[0].startswith(f"damaged: {said}")
     assert out[-1] == f"{wacz}: NOT intact (damaged: cut short or not a zip)"
+
+
+def test_a_wacz_cut_inside_an_entry_says_what_is_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Cut inside its WARC, it was "the file looks cut short" and nothing more: it says
+    where it ends, and what is missing."""
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    data = wacz.read_bytes()
+    wacz.write_bytes(data[: data.index(b"PK\x03\x04", 1) - 10])  # inside the first entry
+    assert cli.main(["verify-export", str(wacz)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("damaged: x.wacz: the file is cut short"), out
+    assert "it ends inside 'archive/" in out[0]
+    assert "changed: datapackage.json is missing" in out
 
 
 @pytest.mark.parametrize("damage", ["directory", "end"])

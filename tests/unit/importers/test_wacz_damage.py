@@ -43,11 +43,16 @@ def test_a_wacz_cut_short_is_called_cut_short(library: Library, tmp_path: Path) 
     warc = write_warc(tmp_path / "w.warc.gz", site(3)).read_bytes()
     whole = make_wacz(tmp_path / "whole.wacz", warc).read_bytes()
     cut = tmp_path / "cut.wacz"
-    cut.write_bytes(whole[: len(whole) * 2 // 3])
+    cut.write_bytes(whole[:20])  # not even an entry's header
     outcome = import_paths(library, [cut]).outcomes[0]
     assert outcome.state is OutcomeState.FAILED
     assert "looks cut short" in outcome.reason and "central directory" in outcome.reason
     assert not list((library.root / "collections").rglob("*.warc.gz"))
+    cut.write_bytes(whole[:200])  # inside the WARC, with no whole record left
+    outcome = import_paths(library, [cut]).outcomes[0]
+    assert outcome.state is OutcomeState.FAILED
+    assert "the file ends inside a record" in outcome.reason
+    assert outcome.problems[0].startswith("cut.wacz: the file is cut short"), outcome.problems
     # a file that is no zip at all still says so
     other = tmp_path / "other.wacz"
     other.write_bytes(b"not a zip at all\n" * 100)

@@ -74,10 +74,34 @@ def test_a_damaged_local_header_is_skipped_to_the_next_entry(tmp_path: Path) -> 
         assert zf.read("datapackage.json") == ENTRIES["datapackage.json"]
 
 
-def test_a_zip_cut_inside_an_entry_is_cut_short(tmp_path: Path) -> None:
-    data = _zip(False, zipfile.ZIP_STORED)
+@pytest.mark.parametrize("descriptors", [False, True], ids=["sizes", "descriptors"])
+@pytest.mark.parametrize("method", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+def test_a_zip_cut_inside_an_entry_keeps_the_entries_before_and_what_is_left(
+    tmp_path: Path, descriptors: bool, method: int
+) -> None:
+    """A zip cut short was refused whole (CutShort): the entries before the cut are kept,
+    and the part of the one it ends inside, as an entry of what is there."""
+    data = _zip(descriptors, method)
+    second = data.index(b"PK\x03\x04", 1)
+    first, rest = next(iter(ENTRIES.items())), list(ENTRIES)[1]
     path = tmp_path / "x.zip"
-    path.write_bytes(data[: len(data) // 2])
+    header = 30 + len(rest)
+    path.write_bytes(data[: second + header + 40])  # 40 bytes into the second entry's data
+    rebuilt = rebuild(path, max_entries=100)
+    cut = rebuilt.truncation
+    assert cut is not None and (cut.name, cut.kept, cut.lost) == (rest, 40, 0)
+    with open_rebuilt(path, rebuilt) as zf:
+        assert zf.read(first[0]) == first[1]
+        part = zf.read(rest)
+    assert ENTRIES[rest].startswith(part) and (
+        len(part) == 40 if method == zipfile.ZIP_STORED else part
+    )
+    # cut inside the second entry's header: the first is kept, the rest said lost
+    path.write_bytes(data[: second + 10])
+    cut = rebuild(path, max_entries=100).truncation
+    assert cut is not None and (cut.name, cut.lost) == (None, 10)
+    # nothing left to read at all: cut short
+    path.write_bytes(data[:20])
     with pytest.raises(CutShort):
         rebuild(path, max_entries=100)
 
