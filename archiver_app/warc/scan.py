@@ -490,9 +490,9 @@ def _reason(exc: BaseException, gz: bool, nxt: int | None = None) -> str:
     if isinstance(exc, AttributeError) and "startswith" in str(exc):  # warcio: URI None
         return "a record without a WARC-Target-URI header (damaged); not indexed"
     raw = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    text = repr(raw[:80])[1:-1]  # cut, then escaped: never half an escape
+    text = _shown(raw, 80)
     if gz:
-        return f"damaged or truncated gzip member, skipped to the next one ({repr(raw[:40])[1:-1]})"
+        return f"damaged or truncated gzip member, skipped to the next one ({_shown(raw, 40)})"
     if text.startswith("Invalid WARC record"):
         return (
             "not a valid record here (damaged or truncated data, or a wrong Content-Length "
@@ -504,6 +504,19 @@ def _reason(exc: BaseException, gz: bool, nxt: int | None = None) -> str:
     if "zlib" in type(exc).__module__ or "decompress" in lowered or "invalid" in lowered:
         return f"damaged compressed data: {text}"
     return f"unreadable record: {text}"
+
+
+_FIRST_LINE = "first line: "
+
+
+def _shown(raw: str, limit: int) -> str:
+    """An error's text as a line can show it: a quoted first line that is not text (warcio
+    quotes the bytes it could not read as a header) is called binary data, and anything
+    else outside printable ASCII is escaped (cut first: never half an escape)."""
+    head, sep, quoted = raw.partition(_FIRST_LINE)
+    if sep and any(not " " <= c <= "~" for c in quoted):
+        return ascii(head)[1:-1] + sep + "(binary data)"
+    return ascii(raw[:limit])[1:-1]
 
 
 class _quiet_stderr:

@@ -100,16 +100,22 @@ def test_damage_in_the_first_gzip_members_keeps_the_rest(
     assert outcome.problems and "offset 0:" in outcome.problems[0]
 
 
-def test_a_damaged_members_first_bytes_are_quoted_whole() -> None:
-    """The reason quotes the record's first bytes escaped, never cut inside an escape
-    (it said 'first line: \\x1f\\x8)')."""
+def test_a_damaged_members_first_bytes_are_called_binary_not_quoted() -> None:
+    """The reason quoted the bytes warcio could not read as a header, as raw characters
+    ('first line: 8wV\\x8aJ÷,'), or cut inside an escape ('first line: \\x1f\\x8)'):
+    binary is called binary data, a text line is quoted, escaped outside printable ASCII."""
     from archiver_app.warc.scan import _reason
 
-    exc = ValueError("Invalid WARC record, first line: \x1f\x8b\x08\x00\x00\x00\x00\x00\x00")
-    assert _reason(exc, gz=True) == (
-        "damaged or truncated gzip member, skipped to the next one "
-        "(Invalid WARC record, first line: \\x1f\\x8b\\x08\\x00\\x00\\x00\\x00)"
-    )
+    for line in ("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00", "8wV\x8aJ\xf7,"):
+        exc = ValueError(f"Invalid WARC record, first line: {line}")
+        assert _reason(exc, gz=True) == (
+            "damaged or truncated gzip member, skipped to the next one "
+            "(Invalid WARC record, first line: (binary data))"
+        )
+    exc = ValueError("Invalid WARC record, first line: HTTP/1.1 200 OK")
+    assert _reason(exc, gz=True).endswith("(Invalid WARC record, first line: HTTP/1.)")
+    said = _reason(ValueError("odd \xf7 thing"), gz=False)
+    assert said == "unreadable record: odd \\xf7 thing", said
 
 
 def test_a_flipped_bit_in_a_gzip_member_skips_only_that_record(
