@@ -145,10 +145,26 @@ def render_editions(refs: Sequence[EditionReference], form: str) -> str:
         item.pop("note")
         item["title"] = _title_as_typed(r)
         # the release's digest where every style prints it; an identifier, not a sentence
-        where = "; ".join(x for x in (r.archive_id, r.release) if x)
-        item["archive_location"] = f'<span class="nocase">{where}</span>'
+        item["archive_location"] = f'<span class="nocase">{_where(r)}</span>'
         items.append(item)
-    return format_items(items, form)
+    entries = format_items(items, form).splitlines()
+    return "".join(_with_identifier(e, r) + "\n" for e, r in zip(entries, refs, strict=True))
+
+
+def _where(r: EditionReference) -> str:
+    """The edition's identifier, and its release's WACZ and SHA-256 once released."""
+    return "; ".join(x for x in (r.archive_id, r.release) if x)
+
+
+def _with_identifier(text: str, r: EditionReference) -> str:
+    """A formatted entry that names the edition's identifier and release: a style without
+    an archive field (IEEE, Harvard...) drops them, and the reader could not tell the
+    edition, or the file, cited."""
+    if r.archive_id in text:
+        return text
+    text = text.rstrip()
+    ended = text.rstrip("”’\"')").endswith((".", "!", "?"))  # 'the title.”' ends it too
+    return text + ("" if ended else ".") + f" {_where(r)}."
 
 
 def _title_as_typed(r: EditionReference) -> str:

@@ -70,6 +70,14 @@ def test_a_released_edition_names_its_release_and_digest(
     assert _cite(root, "c-2024", "--format", "mla") == 0
     assert f"SHA-256 {digest}" in capsys.readouterr().out
 
+    # IEEE (and Harvard) print no archive field: they lost the identifier and the digest
+    for style in ("ieee", "harvard-cite-them-right"):
+        assert _cite(root, "c-2024", "--format", style) == 0
+        cited = capsys.readouterr().out
+        assert f"urn:archiver:{library.id}:edition:c-2024" in cited, cited
+        assert f"WACZ out.wacz, SHA-256 {digest}." in cited, cited
+        assert cited.count("\n") == 1
+
 
 def test_a_reopened_edition_says_it_is_not_accepted(
     root: str, library: Library, capsys: pytest.CaptureFixture[str]
