@@ -65,6 +65,7 @@ def _print(outcome: FileOutcome, ctx: Context, as_json: bool) -> None:
                     "job_id": outcome.job_id,
                     "folder": outcome.folder,
                     "problems": outcome.problems,
+                    "notes": outcome.notes,
                     "package": to_plain(outcome.package),  # a WACZ's differences, signature
                 }
             ),
@@ -79,6 +80,8 @@ def _print(outcome: FileOutcome, ctx: Context, as_json: bool) -> None:
         "failed": outcome.reason,
     }[str(outcome.state)]
     print(f"{outcome.state:<8} {outcome.kind:<9} {outcome.path}: {what}", file=ctx.out)
+    for note in outcome.notes:  # good news, before any problem
+        print(f"         {note}", file=ctx.out)
     problems = [p for p in outcome.problems if p != what]  # the reason is not said twice
     for problem in problems[:20]:
         print(f"         - {problem}", file=ctx.out)

@@ -25,6 +25,7 @@ from datetime import UTC
 from sqlalchemy import Connection, insert, select, update
 
 from archiver_app.errors import InputError
+from archiver_app.importers.outcome import FileOutcome
 from archiver_app.library import DEFAULT_COLLECTION, Library
 from archiver_app.store.fulltext import indexed_text, upsert_snapshot_text
 from archiver_app.store.models import Snapshot, SnapshotTag, Tag
@@ -76,9 +77,15 @@ class Restored:
     ids_kept: int = 0  # pages given the id their listing carries
     ids_taken: list[str] = field(default_factory=list)  # listed ids another capture has
 
-    def lines(self, collection: str | None) -> list[str]:
-        """The import's lines about them (``collection``: the one the user chose)."""
-        out: list[str] = []
+    def tell(self, outcome: FileOutcome, collection: str | None) -> None:
+        """Add to ``outcome`` its line on what was given back (a note: good news) and its
+        lines on what could not be (problems)."""
+        outcome.problems.extend(self.lines(collection))
+        outcome.notes.extend(self.news())
+
+    def news(self) -> list[str]:
+        """The import's line on what was given back: good news, no problem (the app's
+        "imported with notes" box does not open for it)."""
         given = [f"tags to {counted(self.tagged, 'page')}"] if self.tagged else []
         given += [f"notes to {counted(self.noted, 'page')}"] if self.noted else []
         given += [  # (pages in the default collection, as before, are not news)
@@ -86,8 +93,12 @@ class Restored:
             for slug, n in sorted(self.moved.items())
             if slug != DEFAULT_COLLECTION
         ]
-        if given:
-            out.append("its pages list gave back " + ", ".join(given))
+        return ["its pages list gave back " + ", ".join(given)] if given else []
+
+    def lines(self, collection: str | None) -> list[str]:
+        """The import's lines on what could not be given back as listed (``collection``:
+        the one the user chose)."""
+        out: list[str] = []
         if self.kept_out:
             out.append(
                 f"its pages list names {_collections_named(self.kept_out)}: not used, every "

@@ -108,6 +108,7 @@ class FileOutcome:
     pages: int = 0
     urls: int = 0
     problems: list[str] = field(default_factory=list)  # damaged records, bad lines
+    notes: list[str] = field(default_factory=list)  # good news (labels given back): no problem
     snapshot_ids: list[int] = field(default_factory=list)
     job_id: int | None = None  # the first (often only) capture job queued
     job_ids: list[int] = field(default_factory=list)

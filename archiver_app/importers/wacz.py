@@ -186,7 +186,7 @@ def _import_wacz_file(
     outcome.problems[:0] = package.lines()  # what was tampered with comes first
     outcome.problems.extend([*run.refused, *run.skipped, *_unlisted(run.listings)])
     outcome.problems.extend(_pages_lines(info, package, doubt))
-    outcome.problems.extend(restored.lines(collection))
+    restored.tell(outcome, collection)
     outcome.package = package
     return outcome
 

@@ -464,7 +464,7 @@ def _import_warc_file(
         raise
     incomplete.mark_complete(lib, [file_id])
     outcome = file_outcome(path, kind, folder, [report])
-    outcome.problems.extend(restored.lines(collection))
+    restored.tell(outcome, collection)
     return outcome
 
 
