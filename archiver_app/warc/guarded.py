@@ -14,6 +14,11 @@ on that instance only (warcio itself is left as it is):
   data, a wrong checksum) on stderr and reads on to the end of the file, so one flipped
   bit looked like a file cut short inside that record; here :class:`DamagedMember` is
   raised where the damage is, and the scan resumes at the next member.
+- **A target URI keeps bytes that are not UTF-8, escaped.** warcio decodes a header line
+  that is not UTF-8 as Latin-1, so ``p3\\xe9.html`` became ``p3é.html`` (served as
+  ``p3%C3%A9.html``, not the address the browser asks for); a ``WARC-Target-URI`` (or
+  ``WARC-Refers-To-Target-URI``) line is read as UTF-8 with each other byte as a percent
+  escape (``p3%E9.html``), as a browser sends it.
 """
 
 from __future__ import annotations
@@ -51,7 +56,33 @@ def archive_iterator(fh: IO[bytes]) -> ArchiveIterator:
     for name in _PARSERS:
         parser = getattr(loader, name)
         parser.parse = partial(_bounded_parse, parser.parse)
+    warc: Any = loader.warc_parser
+    warc.decode_header = partial(_decode_warc_header, warc.decode_header)
     return it
+
+
+_TARGET_LINES = (b"warc-target-uri:", b"warc-refers-to-target-uri:")
+
+
+def _decode_warc_header(decode: Any, line: bytes | str) -> str:
+    """A WARC header line as warcio decodes it, but a target URI's bytes that are not
+    UTF-8 as percent escapes (warcio would decode the whole line as Latin-1)."""
+    if isinstance(line, bytes) and line[:26].lower().startswith(_TARGET_LINES):
+        return _utf8_escaped(line)
+    return str(decode(line))
+
+
+def _utf8_escaped(raw: bytes) -> str:
+    """``raw`` decoded as UTF-8, each byte that is not UTF-8 as ``%XX``."""
+    out: list[str] = []
+    while True:
+        try:
+            out.append(raw.decode("utf-8"))
+            return "".join(out)
+        except UnicodeDecodeError as exc:
+            out.append(raw[: exc.start].decode("utf-8"))
+            out.append("".join(f"%{b:02X}" for b in raw[exc.start : exc.end]))
+            raw = raw[exc.end :]
 
 
 def _readline(reader: Any, length: int | None = None) -> bytes:
