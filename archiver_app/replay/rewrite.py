@@ -67,12 +67,15 @@ _REFRESH = re.compile(
 
 
 # An absolute http(s) URL where markup or CSS names a resource: a URL attribute's value, a
-# CSS url() or @import string. Group 1 is what precedes the scheme (group 2).
-_SCHEME_IN_MARKUP = re.compile(
-    rb"""((?:(?<![\w-])(?:src|href|action|formaction|poster|data|background)\s*=\s*["']?"""
-    rb"""|url\(\s*["']?|@import\s+["'])\s*)(https?)(?=:)""",
-    re.IGNORECASE,
+# CSS url() or @import string. Each "http" of the lower-cased page is found at C speed, and
+# what precedes it matched backwards: the bytes before it, reversed, start with this (a
+# regex trying each byte of the page for an attribute was about five times slower).
+_HTTP = re.compile(rb"https?(?=:)")
+_MARKUP_BEFORE_REVERSED = re.compile(
+    rb"""\s*(?:["']?\s*=\s*(?:crs|ferh|noitca|noitcamrof|retsop|atad|dnuorgkcab)(?![\w-])"""
+    rb"""|["']?\s*\(lru|["']\s+tropmi@)"""
 )
+_MARKUP_REACH = 256  # how far before an address its attribute or url( is looked for
 
 
 def prefix_schemes(body: bytes, prefix: bytes) -> bytes:
@@ -80,9 +83,16 @@ def prefix_schemes(body: bytes, prefix: bytes) -> bytes:
     of a resource (``src="https://..."``, ``url(http://...)``): ``archive-https://...``
     for the replay view, whose requests written so never need its http(s) redirect.
     Text, scripts' strings and protocol-relative (``//host``) URLs are left as they are."""
-    if b"http" not in body.lower():
+    low = body.lower()
+    if b"http" not in low:
         return body
-    return _SCHEME_IN_MARKUP.sub(lambda m: m.group(1) + prefix + m.group(2).lower(), body)
+    out, last = [], 0
+    for m in _HTTP.finditer(low):
+        at = m.start()
+        if _MARKUP_BEFORE_REVERSED.match(low[max(0, at - _MARKUP_REACH) : at][::-1]):
+            out += [body[last:at], prefix, m.group()]
+            last = m.end()
+    return b"".join(out) + body[last:] if out else body
 
 
 # An absolute http(s) module specifier: import("…"), import … from "…", import "…",
