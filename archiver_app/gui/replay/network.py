@@ -8,9 +8,10 @@ process: no server, no port. Chromium applies no CORS check to a scheme handler'
 answers, so the handler does: a fetch()/XHR from another archived site gets an empty
 answer unless the archived ``Access-Control-Allow-Origin`` granted that site.
 
-Threading contract: Qt calls both on the GUI thread; the handler does its lookups and
-record reads on a two-thread pool, which touches no Qt object, and answers each job back on
-the GUI thread (polling for the results while any are due).
+Threading contract: Qt calls both on the GUI thread; the handler does its lookups, record
+reads and the pointing of a body's addresses at the archive on a two-thread pool, which
+touches no Qt object, and answers each job back on the GUI thread (polling for the results
+while any are due).
 """
 
 from __future__ import annotations
@@ -196,6 +197,7 @@ class _Pending:
     worker: bool = False  # the script of a worker
     reader: str | None = None  # the page origin (original scheme) of a cross-origin read
     response: ReplayResponse | None = None
+    body: bytes | None = None  # the response's, its addresses pointed at the archive
     error: ReplayError | None = None
 
 
@@ -335,6 +337,8 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             )
             if pending.main and pending.response.location:
                 self.replayer.redirect_chain(pending.url, at)
+            elif not pending.response.location:  # here: a large page's is seconds of work
+                pending.body = _archive_addresses(pending.response, pending.worker)
         except ReplayError as exc:
             pending.error = exc
         except Exception as exc:  # never leave a request unanswered
@@ -393,18 +397,21 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             self._reply_message(job, _file_page(url, response, main))
         else:
             self.log.add(url, SERVED, f"{response.status} {response.ts}")
-            self._reply(job, response, worker=pending.worker)
+            body = pending.body
+            self._reply(
+                job,
+                response,
+                _archive_addresses(response, pending.worker) if body is None else body,
+            )
         if main:
             self.pageServed.emit(url, response, "")
 
-    def _reply(
-        self, job: QWebEngineUrlRequestJob, response: ReplayResponse, *, worker: bool = False
-    ) -> None:
+    def _reply(self, job: QWebEngineUrlRequestJob, response: ReplayResponse, body: bytes) -> None:
         headers = [(k, v) for k, v in response.headers if k.lower() not in _NOT_FORWARDED]
         refresh = original_header(response.headers, "Refresh")
         if refresh is not None:  # followed like any navigation: the interceptor redirects it
             headers.append(("Refresh", refresh))
-        _send(job, response.content_type, _archive_addresses(response, worker), headers)
+        _send(job, response.content_type, body, headers)
 
     def _reply_message(self, job: QWebEngineUrlRequestJob, html: bytes) -> None:
         _send(job, "text/html; charset=utf-8", html)

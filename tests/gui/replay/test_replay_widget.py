@@ -61,6 +61,31 @@ def widget(qtbot: QtBot, library: Library) -> Iterator[ReplayWidget]:
     dispose(qtbot, view)  # the page and its profile go now, not at interpreter exit
 
 
+def test_pages_are_rewritten_off_the_gui_thread(
+    widget: ReplayWidget, library: Library, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pointing a page's addresses at the archive reads the whole page (seconds for one of
+    50 MB): it is done on the handler's pool, so the window stays responsive meanwhile."""
+    import threading
+
+    from archiver_app.gui.replay import network
+
+    threads: list[threading.Thread] = []
+
+    def recorded(response: Any, worker: bool) -> bytes:
+        threads.append(threading.current_thread())
+        return rewrite(response, worker)
+
+    rewrite = network._archive_addresses
+    monkeypatch.setattr(network, "_archive_addresses", recorded)
+    _archive(library)
+    _open(qtbot, widget, HOME)
+    qtbot.waitUntil(lambda: len(threads) >= 2)  # the page and its style sheet
+    assert threading.main_thread() not in threads
+    logo = run_js(qtbot, widget, "document.getElementById('logo').getAttribute('src')")
+    assert str(logo).startswith("archive-https:")
+
+
 def test_replay_view_serves_page_timeline_and_messages(
     qtbot: QtBot, library: Library, widget: ReplayWidget, tmp_path
 ) -> None:
