@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
@@ -19,6 +20,14 @@ def validate_slug(slug: str) -> str:
             f"invalid collection name {slug!r}: use lower-case letters, digits, '-', '_' or '.'"
         )
     return slug
+
+
+def slug_of(name: str) -> str:
+    """The slug (folder name) made from a collection's name: its letters and digits
+    lower-cased and without accents, ``-`` between words (``Café Notes`` is
+    ``cafe-notes``); ``collection`` when nothing of it is left."""
+    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    return re.sub(r"[^a-z0-9]+", "-", plain).strip("-")[:90] or "collection"
 
 
 def safe_relative(path: str) -> PurePosixPath:

@@ -10,8 +10,6 @@ edition that loses one notes it, and the editions of both collections are brough
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -29,6 +27,7 @@ from archiver_app.editions.service import (
 from archiver_app.errors import InputError
 from archiver_app.store.models import Collection, Job, JobStatus, Snapshot
 from archiver_app.units import counted
+from archiver_app.validation import slug_of
 
 #: Jobs whose process is at work now: the collection they save into is not changed under them.
 _AT_WORK = (JobStatus.RUNNING.value, JobStatus.CANCELLING.value)
@@ -42,8 +41,7 @@ def collection_name(name: str) -> str:
 def new_slug(s: Session, name: str) -> str:
     """A free slug (folder name) for a collection called ``name``: its letters and digits
     lower-cased and without accents, ``-`` between words, a number added when taken."""
-    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
-    base = re.sub(r"[^a-z0-9]+", "-", plain).strip("-")[:90] or "collection"
+    base = slug_of(name)
     taken = set(s.scalars(select(Collection.slug).where(Collection.slug.like(f"{base}%"))))
     slug, n = base, 1
     while slug in taken:

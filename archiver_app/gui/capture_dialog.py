@@ -44,6 +44,7 @@ from archiver_app.gui.capture_input import (
     parse_ignore_patterns,
     parse_url_lines,
 )
+from archiver_app.validation import slug_of
 
 TAB_URLS, TAB_BOOKMARKS, TAB_CRAWL = range(3)
 
@@ -83,8 +84,9 @@ def chosen_collection(box: QComboBox) -> tuple[str, str]:
     typed = " ".join(box.currentText().split())
     listed = box.findText(typed, Qt.MatchFlag.MatchFixedString) if typed else -1
     name = "" if listed >= 0 or not typed else typed
-    slug = str(box.itemData(listed)) if listed >= 0 else typed
-    return (slug.lower().replace(" ", "-") if slug else "default"), name
+    if listed >= 0:
+        return str(box.itemData(listed)), name
+    return (slug_of(typed) if typed else "default"), name
 
 
 def profile_chooser(parent: QWidget, profiles: list[str] | None, chosen: str | None) -> QComboBox:

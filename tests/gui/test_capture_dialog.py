@@ -69,6 +69,8 @@ def test_dialog_builds_requests_and_reports_problems(qtbot: QtBot, tmp_path: Pat
         "harbour-study",
         "Harbour study",
     )
+    dialog.collection.setEditText("Café / Notes 2026")  # a folder name the library takes
+    assert dialog.build().collection == "cafe-notes-2026"
     dialog.collection.setEditText("TRIPS")  # a listed one, by its name in any case
     assert (dialog.build().collection, dialog.build().collection_name) == ("trips", "")
     dialog.collection.setCurrentIndex(1)
