@@ -400,7 +400,9 @@ class PageCapture:
             base = recorder.main.record.url if recorder.main.record else self.url
             document, notes = recorder.main.document, recorder.notes
             read = partial(pdf_page_facts, render=self.owner.screenshots, reasons=self.reasons)
-            facts, shot = await asyncio.to_thread(read, document, self.url, base, notes=notes)
+            facts, shot = await asyncio.to_thread(
+                read, document, self.url, base, notes=notes, disposition=disposition
+            )
             self._mark("pdf")
         return facts, dom, shot
 

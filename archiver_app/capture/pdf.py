@@ -202,11 +202,14 @@ def pdf_page_facts(
     reasons: list[str],
     notes: list[str],
     max_text: int = MAX_TEXT_CHARS,
+    disposition: str | None = None,
 ) -> tuple[PageFacts, bytes | None]:
     """Title, text, links (made absolute against ``base``, its address) and first-page
     image of the PDF ``document`` shown as the page ``url``; what fell short goes to
-    ``reasons`` (why the capture's fidelity is not high), text left out to ``notes``."""
-    fallback = file_facts(url)
+    ``reasons`` (why the capture's fidelity is not high), text left out to ``notes``. A
+    PDF without a title of its own is named after its file (its ``Content-Disposition``
+    name, else its address's)."""
+    fallback = file_facts(url, disposition)
     if document is None:
         reasons.append("the PDF's bytes were not recorded: no text or page image")
         return fallback, None

@@ -71,3 +71,18 @@ def test_the_note_names_the_default_limit_in_millions() -> None:
         "text of the first 1899 of 1900 pages kept: the PDF's text is over 5 million "
         "characters (search does not find words past it)"
     )
+
+
+def test_a_pdf_without_a_title_is_named_after_its_attachment_name() -> None:
+    """A PDF sent as an attachment with no title of its own is named as the server named
+    the file, not after the last part of its address."""
+    facts, _ = pdf_page_facts(
+        pages_pdf(["one page"]),
+        "https://a.example/dl?id=7",
+        "https://a.example/dl?id=7",
+        render=False,
+        reasons=[],
+        notes=[],
+        disposition='attachment; filename="Annual Report 2025.pdf"',
+    )
+    assert facts.title == "Annual Report 2025.pdf"
