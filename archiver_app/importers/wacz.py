@@ -391,6 +391,12 @@ class _WaczRun:
             progress=self.progress,
             cancel=self.cancel,
         )
+        if not report.records:  # no whole record (a WARC cut short): not kept either
+            incomplete.forget_file(lib, file_id)
+            self.file_ids.remove(file_id)
+            said = [f"{name} offset {p.offset}: {p.reason}" for p in report.problems]
+            self.refused.extend(said or [f"{name}: no records found"])
+            return
         self.reports.append((name, wsha, report))
         if self.listings is not None:
             held = self.listings.held()

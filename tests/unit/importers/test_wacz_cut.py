@@ -14,6 +14,7 @@ from archiver_app.importers.outcome import FileOutcome, OutcomeState
 from archiver_app.importers.run import import_paths
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
+from archiver_app.store.models import File, Record, Snapshot
 from tests.helpers.warcs import site, write_warc
 from tests.unit.importers.test_bad_input import make_wacz
 
@@ -35,11 +36,18 @@ def _import_cut(tmp_path: Path, full: Path, at: int, name: str) -> FileOutcome:
         return import_paths(lib, [cut]).outcomes[0]
 
 
+def _start(full: Path, name: str) -> int:
+    """The offset of entry ``name``'s first byte of data."""
+    with zipfile.ZipFile(full) as zf:
+        info = zf.getinfo(name)
+    return info.header_offset + 30 + len(info.filename) + len(info.extra)
+
+
 def _inside(full: Path, name: str) -> int:
     """An offset in the middle of entry ``name``'s data."""
     with zipfile.ZipFile(full) as zf:
-        info = zf.getinfo(name)
-    return info.header_offset + 30 + len(info.filename) + len(info.extra) + info.compress_size // 2
+        size = zf.getinfo(name).compress_size
+    return _start(full, name) + size // 2
 
 
 def test_a_wacz_cut_inside_its_warc_keeps_the_whole_records(full: Path, tmp_path: Path) -> None:
@@ -53,6 +61,34 @@ def test_a_wacz_cut_inside_its_warc_keeps_the_whole_records(full: Path, tmp_path
     assert "it ends inside 'archive/data.warc.gz', whose first" in said
     assert "whatever came after in the zip is lost" in said
     assert any("the file ends inside a record" in p for p in outcome.problems)
+
+
+def _listing(root: Path) -> set[str]:
+    """Every path under ``root`` but the lock folder (which the import's locks, released,
+    leave empty)."""
+    return {p.relative_to(root).as_posix() for p in root.rglob("*")} - {".locks"}
+
+
+@pytest.mark.parametrize("into", [200, 300, 444])  # the WARC's first gzip member is 445 bytes
+def test_a_wacz_cut_before_its_first_whole_record_leaves_nothing(
+    full: Path, tmp_path: Path, into: int
+) -> None:
+    """The import failed ('the file ends inside a record') but left the WARC's copy (the
+    bytes there were) and its sidecar in a new folder of the library."""
+    cut = tmp_path / "early.wacz"
+    cut.write_bytes(full.read_bytes()[: _start(full, "archive/data.warc.gz") + into])
+    root = tmp_path / "lib"
+    with Library.open(root, create=True) as lib:
+        before = _listing(root)
+        outcome = import_paths(lib, [cut]).outcomes[0]
+        assert outcome.state is OutcomeState.FAILED
+        assert "data.warc.gz offset 0: the file ends inside" in outcome.reason, outcome.reason
+        assert outcome.folder is None
+        assert _listing(root) == before
+    assert not any((root / ".locks").iterdir())
+    with Library.open(root) as lib, lib.session() as s:
+        assert s.query(File).count() == s.query(Record).count() == 0
+        assert s.query(Snapshot).count() == 0
 
 
 @pytest.mark.parametrize(
