@@ -51,6 +51,7 @@ from archiver_app.export.timestamps import (
     with_token,
 )
 from archiver_app.export.verify_report import (
+    Cut,
     Difference,
     Finding,
     VerifyReport,
@@ -210,6 +211,8 @@ def verify_wacz(
         if rebuilt is not None and damage is not None:
             for line in damage_lines(path, damage, rebuilt):
                 report.add(Difference.ZIP_DAMAGED, "", line)
+            if (cut := rebuilt.truncation) is not None:
+                report.cut = Cut(cut.name, rebuilt.whole_entries)
     except (WaczError, zipfile.BadZipFile) as exc:
         report.add(Difference.DAMAGED, "", f"{path.name}: {exc}")
         return report

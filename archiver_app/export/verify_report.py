@@ -77,6 +77,15 @@ class Finding:
     message: str
 
 
+@dataclass(frozen=True)
+class Cut:
+    """Where a WACZ cut short ends: inside entry ``inside`` (None: between entries, or in
+    an entry's header), after ``whole`` entries that are there whole."""
+
+    inside: str | None
+    whole: int
+
+
 @dataclass
 class VerifyReport:
     path: Path
@@ -92,6 +101,7 @@ class VerifyReport:
     software: str | None = None
     timestamp: TimestampCheck = field(default_factory=lambda: check_timestamp({}))
     required_key: str | None = None  # the fingerprint the reader asked for (``--key``)
+    cut: Cut | None = None  # the file is cut short: what is left of it was checked
 
     @property
     def problems(self) -> list[str]:
@@ -171,8 +181,23 @@ class VerifyReport:
             lacks = [f"not signed by key {self.required_key}"] if Difference.KEY in kinds else []
             lacks += ["not timestamped"] if _MISSING in kinds else []
             verdict = f"intact, but {' and '.join(lacks)}"
+        if (cut := self.cut_text()) is not None:  # said first, and again in the verdict
+            out.append(f"{self.path}: NOT intact: {cut}")
+            return out
         out.append(f"{self.path}: {verdict} ({self.count_text()})")
         return out
+
+    def cut_text(self) -> str | None:
+        """The verdict's words on a file cut short (where, what is whole, the count), the
+        same in ``verify-export`` and the app; None when it is not cut short."""
+        cut = self.cut
+        if cut is None or self.ok:
+            return None
+        where = f" inside {cut.inside!r}" if cut.inside is not None else ""
+        whole = "no whole entry"
+        if cut.whole:
+            whole = counted(cut.whole, "whole entry", "whole entries")
+        return f"the file is cut short{where} ({whole} before the cut; {self.count_text()})"
 
     def _key_matched(self) -> list[str]:
         """The ``key:`` line of a signature by the key ``--key`` asked for (another key,
@@ -253,6 +278,7 @@ def unsigned_line(findings: list[Finding] | tuple[Finding, ...]) -> str | None:
 
 
 __all__ = [
+    "Cut",
     "Difference",
     "Finding",
     "VerifyReport",

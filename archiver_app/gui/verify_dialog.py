@@ -276,6 +276,8 @@ class VerifyActions(QObject):
             title, text = "Export intact", f"{name} is as it was exported ({count})."
         elif report.damaged:
             title, text = "Export damaged", f"{name} is damaged: cut short, or not a zip file."
+        elif (cut := report.cut_text()) is not None:
+            title, text = "Export cut short", f"{name} is damaged: {cut}."
         elif report.only_zip_damaged:  # bookkeeping, not content: said apart
             content = "as signed" if report.signed else "as its datapackage.json lists"
             title, text = (

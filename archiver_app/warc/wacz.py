@@ -290,7 +290,7 @@ def damage_lines(path: Path, exc: zipfile.BadZipFile, rebuilt: Rebuilt) -> list[
 
 def _cut_line(path: Path, rebuilt: Rebuilt, cut: Truncation) -> str:
     """What was kept of a zip cut short, and what was lost."""
-    whole = rebuilt.entries - (cut.name is not None and not cut.dropped)
+    whole = rebuilt.whole_entries
     start = (
         f"{path.name}: the file is cut short (it ends without the zip's central directory, "
         "which lists its entries)"

@@ -83,6 +83,12 @@ class Rebuilt:
     gaps: list[tuple[int, int]] = field(default_factory=list)  # (offset, bytes) skipped
     truncation: Truncation | None = None  # the file ends inside an entry: what is left
 
+    @property
+    def whole_entries(self) -> int:
+        """The entries found whole: all but the part kept of the one a cut ends inside."""
+        cut = self.truncation
+        return self.entries - (cut is not None and cut.name is not None and not cut.dropped)
+
 
 @dataclass(frozen=True)
 class _Entry:

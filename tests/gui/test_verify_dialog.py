@@ -240,8 +240,9 @@ def test_verify_an_export_says_intact_or_what_changed(
     checks.check_export(wacz)
     qtbot.waitUntil(lambda: checks.export_box is not changed and checks.export_box is not None)
     damaged = checks.export_box
-    assert damaged.windowTitle() == "Export damaged"
-    assert damaged.text() == "harbour.wacz is damaged: cut short, or not a zip file."
+    assert damaged.windowTitle() == "Export cut short"  # was "Export changed", the cut unsaid
+    assert damaged.text().startswith("harbour.wacz is damaged: the file is cut short inside '")
+    assert damaged.text().endswith(" before the cut; 0 files checked).")
     assert damaged.icon() == QMessageBox.Icon.Warning
 
 

@@ -262,6 +262,29 @@ def test_a_wacz_cut_inside_an_entry_says_what_is_left(
     assert "changed: datapackage.json is missing" in out
 
 
+@pytest.mark.parametrize(
+    ("inside", "after"),
+    [
+        ("archive/data.warc", "no whole entry before the cut; 0 files checked"),
+        ("datapackage-digest.json", "3 whole entries before the cut; 2 files checked"),
+    ],
+)
+def test_a_wacz_cut_short_says_so_in_its_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], inside: str, after: str
+) -> None:
+    """Its last line was "NOT intact (0 files checked)", the cut said only in its first."""
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    with zipfile.ZipFile(wacz) as zf:
+        info = zf.getinfo(inside)
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    wacz.write_bytes(wacz.read_bytes()[: start + info.compress_size // 2])
+    assert cli.main(["verify-export", str(wacz)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("damaged: x.wacz: the file is cut short"), out
+    assert out[-1] == f"{wacz}: NOT intact: the file is cut short inside {inside!r} ({after})"
+
+
 @pytest.mark.parametrize("damage", ["directory", "end"])
 def test_a_damaged_zip_directory_is_said_and_the_files_still_checked(
     tmp_path: Path, damage: str, capsys: pytest.CaptureFixture[str]
