@@ -295,7 +295,7 @@ def _cut_line(path: Path, rebuilt: Rebuilt, cut: Truncation) -> str:
         f"{path.name}: the file is cut short (it ends without the zip's central directory, "
         "which lists its entries)"
     )
-    kept = f"its {counted(whole, 'entry', 'entries')} before the cut were kept whole"
+    kept = f"its {counted(whole, 'entry', 'entries')} before the cut were read whole"
     lost = "whatever came after in the zip is lost"
     if cut.name is None:
         tail = counted(cut.lost, "byte")
@@ -303,7 +303,7 @@ def _cut_line(path: Path, rebuilt: Rebuilt, cut: Truncation) -> str:
     if cut.dropped:
         return f"{start}: {kept}; it ends inside {cut.name!r} (unreadable cut short), and {lost}"
     of = f" of {cut.size:,}" if cut.size is not None else ""
-    how = "decompressed as far as they go" if cut.method == zipfile.ZIP_DEFLATED else "kept"
+    how = "decompressed as far as they go" if cut.method == zipfile.ZIP_DEFLATED else "read"
     told = f"{kept}; " if whole else ""
     return (
         f"{start}: it ends inside {cut.name!r}, whose first {counted(cut.kept, 'byte')}{of} "

@@ -103,7 +103,7 @@ def test_a_wacz_cut_in_a_later_entry_keeps_every_record(
     assert outcome.pages == PAGES  # the records decide which are pages, when the list is cut
     said = outcome.problems[0]
     assert said.startswith("later.wacz: the file is cut short"), outcome.problems
-    assert f"{kept} entries before the cut were kept whole" in said or kept == 1
+    assert f"{kept} entries before the cut were read whole" in said or kept == 1
     assert f"'{where}'" in said
     if where == "pages/pages.jsonl":
         assert any("its pages list (pages/pages.jsonl) is cut short" in p for p in outcome.problems)
