@@ -123,6 +123,10 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
         # The top-level page being navigated to (archive URL, how): the one request that
         # is the page, whatever else asks for that address (an iframe, an image) later.
         self.main_frame: tuple[str, Navigation] | None = None
+        # How many requests of that page are due at the handler: a page opened again
+        # before its last request reached the handler (a reader pressing Return twice,
+        # a test opening it twice) makes two, and the later one is the page too.
+        self._main_due = 0
         self.sub_frames: set[str] = set()  # archive URLs requested as the pages of frames
         # and as the scripts of workers: the page script tells the handler (a worker's
         # requests reach the handler but never this interceptor)
@@ -142,6 +146,8 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
             target = to_archive_url(url) if redirect else url
             if kind == types.ResourceTypeMainFrame:  # a new page: any before it is stale
                 key = target.toString(QUrl.ComponentFormattingOption.FullyEncoded)
+                again = self.main_frame is not None and self.main_frame[0] == key
+                self._main_due = self._main_due + 1 if again else 1
                 self.main_frame = (key, info.navigationType())
             elif kind == types.ResourceTypeSubFrame:
                 self._remember(self.sub_frames, target)
@@ -163,7 +169,10 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
         own request; None for any other request of that address."""
         if self.main_frame is None or self.main_frame[0] != key:
             return None
-        navigation, self.main_frame = self.main_frame[1], None
+        navigation = self.main_frame[1]
+        self._main_due -= 1
+        if self._main_due <= 0:
+            self.main_frame, self._main_due = None, 0
         return navigation
 
     def take_script_read(self, key: str) -> bool:
@@ -196,6 +205,7 @@ class _Pending:
     frame: bool  # the page of a frame (or the top-level page: main)
     worker: bool = False  # the script of a worker
     reader: str | None = None  # the page origin (original scheme) of a cross-origin read
+    serial: int = 0  # of a top-level page: how many were asked for before it, and it
     response: ReplayResponse | None = None
     body: bytes | None = None  # the response's, its addresses pointed at the archive
     error: ReplayError | None = None
@@ -238,6 +248,7 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         self.page_capture: int | None = None  # its snapshot (None: a message is shown)
         self._shown: dict[str, str] = {}  # archive address -> time of the capture shown there
         self._redirected: dict[str, str] = {}  # a page redirect's target -> its time
+        self._pages_asked = 0  # top-level page requests so far (the last one is on screen)
         self.cookies = CookieJar()  # document.cookie of every page of this view
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="replay")
         self._done: queue.SimpleQueue[_Pending] = queue.SimpleQueue()
@@ -273,6 +284,9 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         frame = main or key in self.interceptor.sub_frames
         url = to_original_url(qurl)
         pending = _Pending(job, url, key, main, frame, key in self.interceptor.workers)
+        if main:
+            self._pages_asked += 1
+            pending.serial = self._pages_asked
         if self.interceptor.take_script_read(key) and job.initiator().isValid():
             reader = _origin(to_original_url(job.initiator()))
             if reader != _origin(pending.url):
@@ -361,6 +375,11 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
     def _answer(self, pending: _Pending) -> None:
         job, url, main = pending.job, pending.url, pending.main
         exc, response = pending.error, pending.response
+        if main and pending.serial != self._pages_asked:
+            # A newer page was asked for meanwhile, which cancelled this one's navigation:
+            # what it found is not what the tab shows.
+            job.fail(QWebEngineUrlRequestJob.Error.RequestAborted)
+            return
         if main:
             self._page_shown(pending, response if exc is None else None)
         if isinstance(exc, NotArchived):
