@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QUrl
+from PySide6.QtWebEngineCore import QWebEngineLoadingInfo
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
 from archiver_app.gui.replay.network import BLOCKED, NOT_ARCHIVED, SERVED
+from archiver_app.gui.replay.schemes import to_archive_url
 from archiver_app.gui.replay.widget import NO_SCREENSHOT, ReplayWidget
 from archiver_app.library import Library
 from archiver_app.store.models import Copy, CopyState, Destination, File, Snapshot
@@ -49,7 +51,16 @@ def _archive(library: Library) -> None:
 
 
 def _open(qtbot: QtBot, widget: ReplayWidget, url: str, at_: str | None = None) -> None:
-    with qtbot.waitSignal(widget.page.loadFinished, timeout=20_000):
+    """Open ``url`` and wait for that page's own load to end: a navigation the page
+    refused just before (a message page's button) ends later, with its own loadFinished."""
+    target = to_archive_url(url).toString()
+    done = (QWebEngineLoadingInfo.LoadStatus.LoadSucceededStatus,
+            QWebEngineLoadingInfo.LoadStatus.LoadFailedStatus)  # fmt: skip
+
+    def ended(info: QWebEngineLoadingInfo) -> bool:
+        return info.url().toString() == target and info.status() in done
+
+    with qtbot.waitSignal(widget.page.loadingChanged, timeout=20_000, check_params_cb=ended):
         widget.open(url, at_)
 
 
