@@ -181,6 +181,17 @@ def file_response(replayer: Replayer, ts: str, url: str) -> ReplayResponse | Non
     return response if own_file(response) and is_file(response.content_type) else None
 
 
+def served_type(replayer: Replayer, ts: str, url: str) -> str | None:
+    """The content type ``url`` at ``ts`` is served with (a revisit's is its original's:
+    the record itself says ``warc/revisit``); None for no 200-like answer."""
+    try:
+        capture = replayer.page_capture(url, ts)
+        response = replayer.serve(url, None if ts == "latest" else ts, capture=capture)
+    except (ReplayError, ValueError):
+        return None
+    return response.content_type if own_file(response) else None
+
+
 def own_file(response: ReplayResponse) -> bool:
     """Whether ``response`` is the file itself (a 200-like answer), not an error page."""
     return 200 <= response.status < 300 and response.status != 206 and not response.location

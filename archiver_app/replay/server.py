@@ -64,6 +64,7 @@ from archiver_app.replay.files import (
     is_file,
     is_pdf,
     own_file,
+    served_type,
 )
 from archiver_app.replay.guard import COOKIE_PATH
 from archiver_app.replay.origins import ContentHosts, origin_of
@@ -274,6 +275,8 @@ class ReplayServer:
             headers += self.time.headers_of(record.url, current, mementos)
         # A file is no page (replay.files): a PDF is framed unsandboxed, others downloaded.
         mime = record.mime if record is not None and 200 <= (record.status or 200) < 300 else None
+        if record is not None and record.record_type == "revisit":  # its type is its original's
+            mime = served_type(self.replayer, ts, url)
         if is_file(mime):
             return file_answer(self.replayer, ts, url, headers)
         page = _FRAME.format(

@@ -77,3 +77,33 @@ def test_without_a_page_of_that_time_the_nearest_capture_is_served(
     assert _get(server, f"/20261129065526/{IMG}", "image") == (200, b"image alone")
     assert _get(server, f"/2026/{IMG}", "image")[1] == b"image alone"  # not a page's second
     assert _get(server, f"/latest/{IMG}", "image")[1] == b"image later"
+
+
+def test_a_page_stored_as_a_revisit_is_framed_as_a_page(library: Library) -> None:
+    """A page captured again unchanged is a revisit record; where its index row names its
+    type as CDXJ indexes do (``warc/revisit``), the shell still frames it as the page it is,
+    not as a file to download (it answered 404 "not archived as a file")."""
+    from sqlalchemy import update
+
+    from archiver_app.store.models import Record
+    from tests.helpers.archive import ArchiveWriter
+
+    w = ArchiveWriter(library, "imports/again.warc.gz")
+    first = w.response(PAGE, PAGE_HTML, at=_when(6, 0, 0), page=True)
+    w.revisit(PAGE, first, at=_when(7, 0, 0), page=True)
+    w.commit()
+    with library.write() as s:
+        s.execute(update(Record).where(Record.record_type == "revisit").values(mime="warc/revisit"))
+    srv = ReplayServer(library).start()
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+        conn.request(
+            "GET", f"/20261129070000/{PAGE}", headers={"Authorization": f"Bearer {srv.token}"}
+        )
+        answer = conn.getresponse()
+        body = answer.read().decode()
+        conn.close()
+    finally:
+        srv.close()
+    assert answer.status == 200, body
+    assert "<iframe" in body and "This capture is a file" not in body
