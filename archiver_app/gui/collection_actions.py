@@ -100,17 +100,22 @@ class CollectionActions:
 
     def new_collection(self) -> None:
         """Ask a name; make the collection and list it (refusals said plainly)."""
+        if (view := self._create()) is not None:
+            self.window.sidebar.select_key(f"collection:{view.id}")
+
+    def _create(self) -> CollectionView | None:
+        """A new collection of the name asked for (None: cancelled, or refused and said)."""
         window = self.window
         name, ok = QInputDialog.getText(window, "New Collection", "Name of the new collection:")
         if not ok:
-            return
+            return None
         try:
             view, changes = window.library.collections.create(name)
         except InputError as exc:
             QMessageBox.information(window, "No collection made", upper_first(str(exc)) + ".")
-            return
+            return None
         window.apply_changes(changes)
-        window.sidebar.select_key(f"collection:{view.id}")
+        return view
 
     def delete_collection(self, coll: CollectionView) -> CollectionView | None:
         """Ask, then delete ``coll`` (its captures moved where the user says); the
@@ -157,17 +162,8 @@ class CollectionActions:
 
     def move_to_new(self, ids: list[int]) -> None:
         """A new collection, named now, and the captures ``ids`` moved into it."""
-        window = self.window
-        name, ok = QInputDialog.getText(window, "New Collection", "Name of the new collection:")
-        if not ok:
-            return
-        try:
-            view, changes = window.library.collections.create(name)
-        except InputError as exc:
-            QMessageBox.information(window, "No collection made", upper_first(str(exc)) + ".")
-            return
-        window.apply_changes(changes)
-        self.move(ids, view.id)
+        if (view := self._create()) is not None:
+            self.move(ids, view.id)
 
 
 def _add_to_file_menu(window: MainWindow, action: QAction) -> None:
