@@ -63,6 +63,13 @@ def pdf_file(stream: bytes, *, info: bytes | None = None) -> bytes:
     ]
     if info is not None:
         objects.append(b"<< " + info + b" >>")
+    extra = b"" if info is None else b" /Info %d 0 R" % len(objects)
+    return pdf_of_objects(objects, trailer=extra)
+
+
+def pdf_of_objects(objects: list[bytes], *, trailer: bytes = b"") -> bytes:
+    """A PDF of ``objects`` (numbered from 1; the first is the catalog), with its
+    cross-reference table; ``trailer``: more of the trailer dictionary."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for i, obj in enumerate(objects, 1):
@@ -72,10 +79,9 @@ def pdf_file(stream: bytes, *, info: bytes | None = None) -> bytes:
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     for off in offsets:
         out += b"%010d 00000 n \n" % off
-    extra = b"" if info is None else b" /Info %d 0 R" % len(objects)
     out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
         len(objects) + 1,
-        extra,
+        trailer,
         xref,
     )
     return bytes(out)

@@ -14,6 +14,7 @@ from playwright.sync_api import Browser, Dialog
 from archiver_app.library import Library
 from archiver_app.replay.server import ReplayServer
 from tests.helpers.archive import ArchiveWriter, at
+from tests.helpers.testsite import pdf_of_objects
 from tests.integration.hostile.twin import Twin
 
 URL = "https://docs.example/hostile.pdf"
@@ -41,19 +42,7 @@ def hostile_pdf(live: str) -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         b"<< /S /JavaScript /JS (" + _escaped(script) + b") >>",
     ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+    return pdf_of_objects(objects)
 
 
 def test_a_hostile_pdfs_script_reaches_nothing(

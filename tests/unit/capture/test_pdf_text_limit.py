@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from archiver_app.capture.pdf import MAX_TEXT_CHARS, PdfFacts, pdf_page_facts, read_pdf
+from tests.helpers.testsite import pdf_of_objects
 
 
 def pages_pdf(texts: list[str]) -> bytes:
@@ -20,20 +21,7 @@ def pages_pdf(texts: list[str]) -> bytes:
         stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, obj in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for off in offsets:
-        out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+    return pdf_of_objects(objects)
 
 
 PAGES = [f"page {i:03d} words" for i in range(1, 201)] + ["lastpageword"]
