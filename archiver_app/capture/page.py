@@ -200,7 +200,8 @@ class PageCapture:
                     loaded.final_url = page.url
                 kept = len(self.reasons)
                 loaded.facts, loaded.dom, loaded.shot = await self._extract(page, recorder)
-                if (gone := departure(page.url, recorder)) is not None:  # (.departed)
+                gone = None if self.downloaded else departure(page.url, recorder)
+                if gone is not None:  # it left its tab (.departed); a download never showed
                     del self.reasons[kept:]  # what failed in a tab that left the page
                     self.gone, loaded.final_url = gone, gone.own_url
                     loaded.facts, loaded.dom, loaded.shot = recorded_facts(recorder), None, None

@@ -49,6 +49,8 @@ class TextBodies:
     async def to_bytes(
         self, text: str, ex: Exchange, hop: Hop, others: Iterable[Exchange]
     ) -> bytes:
+        if not text and ex.declined:  # an error answer the browser did not read: nothing to
+            return b""  # check; the caller fetches it again and says why
         if ex.resource_type in ("Script", "Stylesheet") and not served_charset(hop.response):
             coming = any(  # its document's charset: not known yet, coming
                 d.resource_type == "Document" and d.frame_id == ex.frame_id
