@@ -108,6 +108,7 @@ class PageCapture:
         self.extracted = False  # _extract ran (title, text, DOM, screenshot attempted)
         self.downloaded = False  # the browser took the page for a download (a file)
         self.gone: Departure | None = None  # the tab left the page (.departed)
+        self.behaviour_error: str | None = None  # a behaviour failed (as the tab left?)
         self._tasks: set[asyncio.Future[None]] = set()
         self._requested: list[str] = []  # GET URLs Playwright saw the page and workers ask
         self._media: tuple[str, ...] = ()  # the sources of its videos and sounds
@@ -202,7 +203,8 @@ class PageCapture:
                 loaded.facts, loaded.dom, loaded.shot = await self._extract(page, recorder)
                 gone = None if self.downloaded else departure(page.url, recorder)
                 if gone is not None:  # it left its tab (.departed); a download never showed
-                    del self.reasons[kept:]  # what failed in a tab that left the page
+                    # what failed in a tab that left the page (a behaviour it cut short)
+                    self.reasons[:] = [r for r in self.reasons[:kept] if r != self.behaviour_error]
                     self.gone, loaded.final_url = gone, gone.own_url
                     loaded.facts, loaded.dom, loaded.shot = recorded_facts(recorder), None, None
                     self.reasons.append(gone.remark)
@@ -363,7 +365,8 @@ class PageCapture:
         except Exception as exc:
             if self.crashed or not self.tabs.is_connected():
                 raise
-            self.reasons.append(f"a page behaviour failed: {first_line(exc)}")
+            self.behaviour_error = f"a page behaviour failed: {first_line(exc)}"
+            self.reasons.append(self.behaviour_error)
         return None
 
     def _left(self) -> float:
