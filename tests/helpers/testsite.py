@@ -17,8 +17,11 @@ for ``/hang``), ``/huge`` (a 2 GB streamed body), ``/data.json``, ``/img/photo.p
 from __future__ import annotations
 
 import gzip
+import io
+import math
 import struct
 import threading
+import wave
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -370,3 +373,17 @@ def test_site() -> Iterator[LocalSite]:
         yield site
     finally:
         site.close()
+
+
+def wav_tone(seconds: float = 2.0) -> bytes:
+    """A real mono 8 kHz tone of ``seconds`` that the browser's player can decode."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(8000)
+        frames = int(8000 * seconds)
+        w.writeframes(
+            b"".join(struct.pack("<h", int(8000 * math.sin(i / 5))) for i in range(frames))
+        )
+    return out.getvalue()

@@ -5,11 +5,6 @@ before captures kept it whole (an empty ``200`` cut off by time beside the playe
 
 from __future__ import annotations
 
-import io
-import math
-import struct
-import wave
-
 import pytest
 from pytestqt.qtbot import QtBot
 
@@ -17,24 +12,13 @@ from archiver_app.gui.replay.widget import ReplayWidget
 from archiver_app.library import Library
 from tests.helpers.archive import ArchiveWriter, at
 from tests.helpers.gui_fixtures import run_js
+from tests.helpers.testsite import wav_tone
 
 WHOLE = "https://sounds.example/tone.wav"
 CUT = "https://sounds.example/old.wav"
 
 
-def _wav() -> bytes:
-    out = io.BytesIO()
-    with wave.open(out, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(8000)
-        w.writeframes(
-            b"".join(struct.pack("<h", int(8000 * math.sin(i / 5))) for i in range(16000))
-        )
-    return out.getvalue()
-
-
-WAV = _wav()
+WAV = wav_tone()
 
 
 @pytest.fixture

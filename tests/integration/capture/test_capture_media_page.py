@@ -11,10 +11,6 @@ its kind and (when the player knew it) its duration.
 from __future__ import annotations
 
 import asyncio
-import io
-import math
-import struct
-import wave
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -23,6 +19,7 @@ from archiver_app.capture.engine import Capturer, CaptureResult, PageRules
 from archiver_app.library import Library
 from archiver_app.replay import Replayer
 from archiver_app.store.models import Snapshot
+from tests.helpers.testsite import wav_tone
 from tests.helpers.warcs import read_warc
 from tests.helpers.webserver import LocalServer, Request, Response
 
@@ -31,20 +28,7 @@ pytestmark = pytest.mark.slow
 RULES = PageRules(page_timeout=30, settle_seconds=0.3)
 
 
-def _wav() -> bytes:
-    """A real two-second tone the browser's player can decode."""
-    out = io.BytesIO()
-    with wave.open(out, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(8000)
-        w.writeframes(
-            b"".join(struct.pack("<h", int(8000 * math.sin(i / 5))) for i in range(16000))
-        )
-    return out.getvalue()
-
-
-WAV = _wav()
+WAV = wav_tone()
 MP4 = b"\x00\x00\x00\x18ftypmp42" + b"not really a video" * 4000  # the player gives up on it
 
 
