@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from archiver_app.api.labels import CollectionView
 from archiver_app.errors import InputError
 from archiver_app.gui.errors import question_box
+from archiver_app.gui.window_menus import add_after_export
 from archiver_app.units import counted, upper_first
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ class CollectionActions:
         self.new_action.setObjectName("new_collection")
         self.new_action.setToolTip("An empty collection, to move captures into or capture into")
         self.new_action.triggered.connect(self.new_collection)
-        _add_to_file_menu(window, self.new_action)
+        add_after_export(window, self.new_action)  # File > New Collection…
 
     def new_collection(self) -> None:
         """Ask a name; make the collection and list it (refusals said plainly)."""
@@ -164,17 +165,3 @@ class CollectionActions:
         """A new collection, named now, and the captures ``ids`` moved into it."""
         if (view := self._create()) is not None:
             self.move(ids, view.id)
-
-
-def _add_to_file_menu(window: MainWindow, action: QAction) -> None:
-    """File > New Collection…, after Export… (or last)."""
-    for item in window.menuBar().actions():
-        menu = item.menu()
-        if isinstance(menu, QMenu) and menu.title().replace("&", "") == "File":
-            entries = menu.actions()
-            export = window.menus.export
-            at = entries.index(export) + 1 if export in entries else 0
-            if 0 < at < len(entries):
-                menu.insertAction(entries[at], action)
-            else:
-                menu.addAction(action)

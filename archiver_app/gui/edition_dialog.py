@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QMenu,
     QPushButton,
     QRadioButton,
     QSpinBox,
@@ -35,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from archiver_app.errors import ArchiverError
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
+from archiver_app.gui.window_menus import add_after_export
 from archiver_app.library import Library
 
 if TYPE_CHECKING:
@@ -198,14 +198,5 @@ def install_edition_action(window: MainWindow) -> QAction:
         window.new_edition_dialog = dialog  # type: ignore[attr-defined]
 
     action.triggered.connect(new_edition)
-    for item in window.menuBar().actions():
-        menu = item.menu()
-        if isinstance(menu, QMenu) and menu.title().replace("&", "") == "File":
-            entries = menu.actions()  # after Export…, before the separator that follows it
-            export = window.menus.export
-            at = entries.index(export) + 1 if export in entries else 0
-            if 0 < at < len(entries):
-                menu.insertAction(entries[at], action)
-            else:
-                menu.addAction(action)
+    add_after_export(window, action)  # before the separator that follows Export…
     return action

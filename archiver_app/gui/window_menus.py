@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget
+from PySide6.QtWidgets import QDockWidget, QMenu
 
 from archiver_app.gui.capture_dialog import TAB_BOOKMARKS
 from archiver_app.gui.login_dialog import open_login_dialog
@@ -163,3 +163,17 @@ class WindowActions:
         bar.addSeparator()
         bar.addAction(self.jobs)
         bar.addAction(self.drives)
+
+
+def add_after_export(window: MainWindow, action: QAction) -> None:
+    """Put ``action`` in the File menu right after Export… (last when there is none)."""
+    for item in window.menuBar().actions():
+        menu = item.menu()
+        if isinstance(menu, QMenu) and menu.title().replace("&", "") == "File":
+            entries = menu.actions()
+            export = window.menus.export
+            at = entries.index(export) + 1 if export in entries else 0
+            if 0 < at < len(entries):
+                menu.insertAction(entries[at], action)
+            else:
+                menu.addAction(action)
