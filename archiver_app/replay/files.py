@@ -50,6 +50,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from archiver_app.capture.browser import shown_in_tab
 from archiver_app.replay.errors import ReplayError
+from archiver_app.replay.notice import INFO, message_page
 from archiver_app.replay.replayer import Replayer
 from archiver_app.replay.response import ReplayResponse
 from archiver_app.replay.rewrite import URL_SAFE
@@ -119,55 +120,44 @@ def download_path(ts: str, url: str) -> str:
     return f"{DOWNLOAD}{ts}/{quote(url, safe=URL_SAFE)}"
 
 
-_PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><title>Archiver: {title}</title>
-<style>
- body {{ font: 15px/1.5 system-ui, sans-serif; color: #222; background: #f6f6f4;
-        margin: 0; display: flex; justify-content: center; }}
- main {{ max-width: 44em; margin: 4em 1.5em; padding: 1.5em 2em; background: #fff;
-        border: 1px solid #ddd; border-left: 6px solid #2b6cb0; border-radius: 6px; }}
- h1 {{ font-size: 1.3em; margin: 0 0 .5em; }}
- code {{ word-break: break-all; background: #f0f0ee; padding: 0 .2em; }}
- a.button {{ display: inline-block; margin-top: 1em; padding: .4em 1em; background: #2b6cb0;
-        color: #fff; border-radius: 4px; text-decoration: none; }}
- .detail {{ color: #666; font-size: .9em; }}
-</style></head>
-<body><main id="archiver-message" data-kind="file"><h1>This capture is a file</h1>
-<p><code>{url}</code> was archived as a file of type {mime} ({size}), which a browser
-does not show.</p>
-<p class="detail">Nothing was fetched from the live web.</p>
-{action}
-</main></body></html>
-"""
-
-
 def file_page(
     url: str, content_type: str, headers: Sequence[tuple[str, str]], size: int, href: str
 ) -> bytes:
     """The shell's page for a capture that is a file: what it is and a button that
     downloads it from ``href``."""
-    return _PAGE.format(
-        title=escape(url),
-        url=escape(url),
-        mime=escape(_mime(content_type) or "unknown"),
-        size=escape(human_bytes(size)),
-        action=f'<a class="button" id="download" href="{escape(href, quote=True)}">'
+    return _file_notice(
+        url,
+        content_type,
+        size,
+        f'<a class="button" id="download" href="{escape(href, quote=True)}">'
         f"Download {escape(filename_of(url, headers))}</a>",
-    ).encode("utf-8")
+    )
 
 
 def in_frame_page(response: ReplayResponse, own_address: str) -> bytes:
     """What a frame inside an archived page shows for a file (a link to a .zip followed):
     the page's sandbox refuses downloads, so it names the address (``own_address``, the
     file's capture in the shell) that offers the file."""
-    return _PAGE.format(
-        title=escape(response.url),
-        url=escape(response.url),
-        mime=escape(_mime(response.content_type) or "unknown"),
-        size=escape(human_bytes(len(response.body))),
-        action=f'<p id="own-address">Open <code>{escape(own_address)}</code> in a tab of its '
+    return _file_notice(
+        response.url,
+        response.content_type,
+        len(response.body),
+        f'<p id="own-address">Open <code>{escape(own_address)}</code> in a tab of its '
         "own to download it.</p>",
-    ).encode("utf-8")
+    )
+
+
+def _file_notice(url: str, content_type: str, size: int, action_html: str) -> bytes:
+    return message_page(
+        "file",
+        "This capture is a file",
+        f"<p><code>{escape(url)}</code> was archived as a file of type "
+        f"{escape(_mime(content_type) or 'unknown')} ({escape(human_bytes(size))}), which a "
+        "browser does not show.</p>"
+        '<p class="detail">Nothing was fetched from the live web.</p>' + action_html,
+        accent=INFO,
+        head_title=f"Archiver: {url}",
+    )
 
 
 def file_response(replayer: Replayer, ts: str, url: str) -> ReplayResponse | None:

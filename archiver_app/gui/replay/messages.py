@@ -5,27 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-_PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><title>{title}</title>
-<style>
- body {{ font: 15px/1.5 system-ui, sans-serif; color: #222; background: #f6f6f4;
-        margin: 0; display: flex; justify-content: center; }}
- main {{ max-width: 44em; margin: 4em 1.5em; padding: 1.5em 2em; background: #fff;
-        border: 1px solid #ddd; border-left: 6px solid {accent}; border-radius: 6px; }}
- h1 {{ font-size: 1.3em; margin: 0 0 .5em; }}
- code {{ word-break: break-all; background: #f0f0ee; padding: 0 .2em; }}
- a.button {{ display: inline-block; margin-top: 1em; padding: .4em 1em; background: #2b6cb0;
-        color: #fff; border-radius: 4px; text-decoration: none; }}
- .detail {{ color: #666; font-size: .9em; }}
-</style></head>
-<body><main id="archiver-message" data-kind="{kind}"><h1>{title}</h1>{body}</main></body></html>
-"""
-
-
-def message_page(kind: str, title: str, body_html: str, *, accent: str = "#c05621") -> bytes:
-    return _PAGE.format(
-        kind=escape(kind), title=escape(title), body=body_html, accent=accent
-    ).encode("utf-8")
+from archiver_app.replay.notice import INFO, message_page
 
 
 def not_archived(url: str, capture_link: str) -> bytes:
@@ -36,7 +16,7 @@ def not_archived(url: str, capture_link: str) -> bytes:
         "<p>Nothing was fetched from the live web.</p>"
         f'<a class="button" id="capture-now" href="{escape(capture_link)}">'
         "Not archived — capture it now?</a>",
-        accent="#2b6cb0",
+        accent=INFO,
     )
 
 
@@ -93,7 +73,7 @@ def a_file(url: str, what: str, size: str, links: dict[str, str]) -> bytes:
         "which the built-in browser does not show.</p>"
         '<p class="detail">Nothing was downloaded or fetched from the live web.</p>'
         f"{buttons}",
-        accent="#2b6cb0",
+        accent=INFO,
     )
 
 
