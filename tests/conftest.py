@@ -37,6 +37,7 @@ pytest_plugins = [
     "tests.helpers.postgres",
     "tests.helpers.replay_schemes",
     "tests.helpers.gui_fixtures",
+    "tests.helpers.sqlite_template",
 ]
 
 FOLDER_MARKERS = ("unit", "gui", "integration", "e2e", "bench")
