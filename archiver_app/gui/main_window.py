@@ -42,6 +42,7 @@ from archiver_app.gui.delete_captures import DeleteCaptures
 from archiver_app.gui.detail_pane import DetailPane
 from archiver_app.gui.drives_panel import DrivesPanel
 from archiver_app.gui.edition_dialog import install_edition_action
+from archiver_app.gui.empty_table import empty_table_text
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.help_menu import HelpActions
 from archiver_app.gui.html_delegate import HtmlDelegate
@@ -72,15 +73,6 @@ from archiver_app.gui.window_menus import WindowActions
 from archiver_app.gui.window_state import restore_window_state, save_window_state
 from archiver_app.library import Library
 from archiver_app.units import counted
-
-EMPTY_LIBRARY_TEXT = (
-    "Nothing saved yet.\n\n"
-    "Paste a web address in the box above and press Capture (or Ctrl+N for a capture or a "
-    "crawl).\n"
-    "Drop WARC, WACZ or ARC files, or a folder of them, on this window, or choose File > "
-    "Import Web Archives… (Ctrl+I).\n"
-    "Coming from ArchiveBox? Choose File > Import ArchiveBox Folder…"
-)
 
 
 class MainWindow(QMainWindow):
@@ -342,22 +334,7 @@ class MainWindow(QMainWindow):
 
     def empty_table_text(self) -> str | None:
         """What the captures table says when it has no rows (None while they load)."""
-        if self.model.loading:
-            return None
-        q = self.model.query
-        if (
-            q.view == View.ALL
-            and q.collection_id is None
-            and q.tag_id is None
-            and not q.search.strip()
-            and q.filters == Filters()
-        ):
-            return EMPTY_LIBRARY_TEXT
-        if q.search.strip() and (problem := self.library.table.search_problem(q.search)):
-            return problem[0].upper() + problem[1:] + "."
-        if q.filters.tag and not self.sidebar.has_tag(q.filters.tag):  # deleted, mistyped
-            return f"No tag is named “{q.filters.tag}”. Clear the tag filter to list the rest."
-        return "No captures match this view or search."
+        return empty_table_text(self)
 
     def _update_count(self) -> None:
         self.status.set_count(self.model.rowCount(), self.model.loading, self.model.partial)

@@ -110,19 +110,28 @@ class SidebarMenu(QObject):
             QMessageBox.information(self.window, "Not deleted", text)
             return
         into = self.collections.delete_collection(coll)
-        if into is not None:
-            move_to = into.id if into.id != coll.id else None  # itself: it was empty
-            self._apply(lambda: lib.collections.delete(coll.id, move_to=move_to), leave=entry)
+        if into is None:
+            return
+        move_to = into.id if into.id != coll.id else None  # itself: it was empty
+        changes = self._apply(lambda: lib.collections.delete(coll.id, move_to=move_to), entry)
+        if changes is not None:
+            said = f"Deleted the collection {coll.name}"
+            if move_to is not None:
+                n = len(changes.snapshot_ids)
+                said += f"; its {counted(n, 'capture')} {'is' if n == 1 else 'are'} in {into.name}"
+            self.window.statusBar().showMessage(said + ".", 8000)
 
-    def _apply(self, edit: Callable[[], Changes], leave: SidebarEntry | None = None) -> None:
-        """Run ``edit`` (a call returning :class:`Changes`); show its refusal plainly. A
-        deleted entry the table was listing gives way to All captures."""
+    def _apply(
+        self, edit: Callable[[], Changes], leave: SidebarEntry | None = None
+    ) -> Changes | None:
+        """Run ``edit`` (a call returning :class:`Changes`); show its refusal plainly (None).
+        A deleted entry the table was listing gives way to All captures."""
         window = self.window
         try:
             changes = edit()
         except InputError as exc:
             QMessageBox.information(window, "Not changed", upper_first(str(exc)) + ".")
-            return
+            return None
         listing = window.sidebar.current_entry()
         window.apply_changes(changes)
         if leave is not None and listing is not None and listing.key == leave.key:
@@ -131,3 +140,4 @@ class SidebarMenu(QObject):
                 window.sidebar.entry_selected.emit(everything)
         elif listing is not None:
             window.sidebar.select_key(listing.key, emit=False)
+        return changes

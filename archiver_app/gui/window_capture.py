@@ -161,8 +161,11 @@ class WindowCapture(QObject):
         if not text:
             return
         urls, rejected = parse_url_lines(text)
+        shown = self.collections_and_shown()[1]  # into the collection listed, as Ctrl+N
         try:
-            request = build_request(urls, collection="default", rejected=rejected)
+            request = build_request(
+                urls, collection=shown[0] if shown else "default", rejected=rejected
+            )
         except InputError as exc:
             show_error(self.window, exc, "starting the capture")
             return

@@ -164,3 +164,58 @@ def test_selected_captures_move_to_a_collection_from_the_table_menu(
     # the table listing Trips loses the capture moved out
     qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
     assert window.model.snapshot_id(0) == b
+
+
+def test_deleting_a_collection_says_where_its_captures_went(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    window = main_window
+    add_snapshot(library, "https://a.example/", title="A", collection="trips")
+    library.ensure_collection()
+    library.ensure_collection("spare")
+    window.refresh_all()
+
+    def answer() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, DeleteCollectionDialog):
+            QTimer.singleShot(20, answer)
+            return
+        dialog.delete_button.click()
+
+    QTimer.singleShot(0, answer)
+    window.sidebar_menu.delete_entry(_entry(window, "Trips"))  # type: ignore[arg-type]
+    said = window.statusBar().currentMessage()
+    assert said == "Deleted the collection Trips; its 1 capture is in Default."
+    answer_next_box(lambda box: box.button(QMessageBox.StandardButton.Yes).click(), [])
+    window.sidebar_menu.delete_entry(_entry(window, "Spare"))  # type: ignore[arg-type]
+    assert window.statusBar().currentMessage() == "Deleted the collection Spare."
+
+
+def test_an_empty_collection_says_how_to_fill_it_and_the_address_field_captures_into_it(
+    qtbot: QtBot, main_window: MainWindow, library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing an empty collection said "No captures match this view or search.", and an
+    address typed in the toolbar while it was listed was captured into Default, out of
+    sight (Ctrl+N's dialog already chose the listed collection)."""
+    window = main_window
+    add_snapshot(library, "https://a.example/", title="A")
+    library.ensure_collection("spare")
+    window.refresh_all()
+    assert window.sidebar.select_key(f"collection:{_entry(window, 'Spare').value}")  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: not window.model.loading)
+    assert window.model.rowCount() == 0
+    text = window.empty_table_text()
+    assert text is not None and text.startswith("The collection Spare holds no captures yet.")
+    assert "Move to Collection" in text
+    window.search.set_search("zzzznothing")
+    qtbot.waitUntil(lambda: not window.model.loading)
+    assert window.empty_table_text() == "No captures match this view or search."
+    requests: list[object] = []
+    monkeypatch.setattr(window.capture, "run", requests.append)
+    window.url_field.setText("https://b.example/")
+    window.capture.from_field()
+    assert [r.collection for r in requests] == ["spare"]  # type: ignore[attr-defined]
+    assert window.sidebar.select_key("view:all")
+    window.url_field.setText("https://c.example/")
+    window.capture.from_field()
+    assert [r.collection for r in requests] == ["spare", "default"]  # type: ignore[attr-defined]

@@ -7,7 +7,8 @@ from pathlib import Path
 from PySide6.QtGui import QColor, QImage
 from pytestqt.qtbot import QtBot
 
-from archiver_app.gui.main_window import EMPTY_LIBRARY_TEXT, MainWindow
+from archiver_app.gui.empty_table import EMPTY_LIBRARY_TEXT
+from archiver_app.gui.main_window import MainWindow
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from tests.helpers.archive import ArchiveWriter, at
