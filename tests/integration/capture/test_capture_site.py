@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -31,6 +31,7 @@ from archiver_app.store.models import File, Record, Snapshot, SnapshotTag, Tag
 from archiver_app.warc.digests import payload_digest
 from archiver_app.warc.reader import read_record_at
 from archiver_app.warc.surt import url_key
+from tests.helpers.capturing import OpenCapturer
 from tests.helpers.testsite import (
     LATIN1_HTML,
     OTHER_CANDIDATES,
@@ -53,6 +54,11 @@ class Captured:
     lib: Library
     results: dict[str, CaptureResult]
     requests_before_second: list[tuple[str, str]]  # (host, path) the servers saw in run 1
+    browser: OpenCapturer  # the capturer of ``results``, still open for the later tests
+
+    def capture(self, path: str, rules: PageRules = RULES) -> CaptureResult:
+        """Capture ``path`` of the site into the library, in the same browser."""
+        return self.browser.capture(self.site.url(path), rules=rules)
 
 
 @pytest.fixture(scope="module")
@@ -62,41 +68,46 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
     results: dict[str, CaptureResult] = {}
     seen: list[tuple[str, str]] = []
 
-    async def run() -> None:
-        async with Capturer(lib, concurrency=2) as cap:
-            results["index"] = await cap.capture(
-                site.index_url, collection="research", tags=["site", "test"], rules=RULES
-            )
-            seen.extend((r.host, r.path) for r in [*site.main.requests, *site.other.requests])
-            names = {
-                "latin1": "/latin1.html",
-                "pdf": "/doc.pdf",
-                "json": "/data.json",
-                "png": "/img/photo.png",
-                "text": "/plain.txt",
-                "csv": "/tables.csv",  # a file the browser downloads instead of showing
-                "attachment": "/export.html",  # HTML, but sent to be saved, not shown
-                "tall": "/tall.html",  # too tall for a screenshot of the whole page
-            }
-            done = await asyncio.gather(
-                *(cap.capture(site.url(p), rules=RULES) for p in names.values())
-            )
-            results.update(zip(names, done, strict=True))
-            results["again"] = await cap.capture(site.index_url, collection="research", rules=RULES)
-            results["rules"] = await cap.capture(
-                site.page_url(5),
-                rules=PageRules(
-                    user_agent="ArchiverTest/1.0",
-                    custom_js="document.body.dataset.custom = 'ran'",
-                    autoscroll=False,
-                    settle_seconds=0,
-                ),
-            )
+    async def run(cap: Capturer) -> None:
+        results["index"] = await cap.capture(
+            site.index_url, collection="research", tags=["site", "test"], rules=RULES
+        )
+        seen.extend((r.host, r.path) for r in [*site.main.requests, *site.other.requests])
+        names = {
+            "latin1": "/latin1.html",
+            "pdf": "/doc.pdf",
+            "json": "/data.json",
+            "png": "/img/photo.png",
+            "text": "/plain.txt",
+            "csv": "/tables.csv",  # a file the browser downloads instead of showing
+            "attachment": "/export.html",  # HTML, but sent to be saved, not shown
+        }
+        done = await asyncio.gather(
+            *(cap.capture(site.url(p), rules=RULES) for p in names.values()),
+            # too tall for a screenshot of the whole page; scrolling its 2,000,000 pixels
+            # (80 steps) is no part of what its test checks
+            cap.capture(site.url("/tall.html"), rules=replace(RULES, autoscroll=False)),
+        )
+        results.update(zip([*names, "tall"], done, strict=True))
+        results["again"] = await cap.capture(site.index_url, collection="research", rules=RULES)
+        results["rules"] = await cap.capture(
+            site.page_url(5),
+            rules=PageRules(
+                user_agent="ArchiverTest/1.0",
+                custom_js="document.body.dataset.custom = 'ran'",
+                autoscroll=False,
+                settle_seconds=0,
+            ),
+        )
 
+    browser: OpenCapturer | None = None
     try:
-        asyncio.run(run())
-        yield Captured(site, lib, results, seen)
+        browser = OpenCapturer(lib, concurrency=2)
+        browser.run(run(browser.capturer))
+        yield Captured(site, lib, results, seen, browser)
     finally:
+        if browser is not None:
+            browser.close()
         lib.close()
         site.close()
 
@@ -550,13 +561,14 @@ def test_text_bodies_are_stored_in_the_bytes_the_browser_decoded(tmp_path: Path)
     lib = Library.open(tmp_path / "lib")
     stored: dict[str, Rec] = {}
     try:
+        pages = ("/w1252.html", "/sjis.html", "/euc.html", "/mac.html", "/user.html")
 
-        async def run() -> list[CaptureResult]:
-            async with Capturer(lib, concurrency=1, screenshots=False) as cap:
-                return [
-                    await cap.capture(server.url(p), rules=PageRules(settle_seconds=0.1))
-                    for p in ("/w1252.html", "/sjis.html", "/euc.html", "/mac.html", "/user.html")
-                ]
+        async def run() -> list[CaptureResult]:  # each page in a context of its own, at once
+            async with Capturer(lib, concurrency=len(pages), screenshots=False) as cap:
+                rules = PageRules(settle_seconds=0.1)
+                return await asyncio.gather(
+                    *(cap.capture(server.url(p), rules=rules) for p in pages)
+                )
 
         for result in asyncio.run(run()):
             assert result.ok, result.error
@@ -595,11 +607,7 @@ def test_an_answer_the_browser_kept_from_the_page_is_archived(captured: Captured
     page = f'<!doctype html><title>ORB</title><p>blocked</p><img src="{pixel}">'
     site.main.routes["/orb.html"] = lambda _q: Response(200, page.encode(), [], "text/html")
 
-    async def run() -> CaptureResult:
-        async with Capturer(lib) as cap:
-            return await cap.capture(site.url("/orb.html"), rules=RULES)
-
-    res = asyncio.run(run())
+    res = captured.capture("/orb.html")
     assert res.ok and res.fidelity == "high", res
     assert [(r.status, r.outcome) for r in res.resources if r.url == pixel] == [(200, "complete")]
     stored = _by_uri(read_warc(_warc_of(lib, res)))[pixel]
@@ -622,11 +630,7 @@ def test_an_answer_the_browser_emptied_for_the_page_is_archived(captured: Captur
     )
     site.main.routes["/orb-fetch.html"] = lambda _q: Response(200, page.encode(), [], "text/html")
 
-    async def run() -> CaptureResult:
-        async with Capturer(lib) as cap:
-            return await cap.capture(site.url("/orb-fetch.html"), rules=RULES)
-
-    res = asyncio.run(run())
+    res = captured.capture("/orb-fetch.html")
     assert res.ok and res.fidelity == "high", res
     assert [(r.status, r.outcome) for r in res.resources if r.url == feed] == [(200, "complete")]
     [stored] = _by_uri(read_warc(_warc_of(lib, res)))[feed]
@@ -649,11 +653,7 @@ def test_an_address_typed_in_another_script_is_stored_as_the_browser_sends_it(
     page = b"<!doctype html><title>Caf\xc3\xa9</title><p>menu</p>"
     site.main.routes["/caf%C3%A9"] = lambda _q: Response(200, page, [], "text/html")
 
-    async def run() -> CaptureResult:
-        async with Capturer(lib) as cap:
-            return await cap.capture(site.url("/café?q=ü"), rules=RULES)
-
-    res = asyncio.run(run())
+    res = captured.capture("/café?q=ü")
     encoded = site.url("/caf%C3%A9?q=%C3%BC")
     assert res.ok and res.url == encoded, res
     with lib.session() as s:
@@ -665,7 +665,7 @@ def test_an_address_typed_in_another_script_is_stored_as_the_browser_sends_it(
 def test_other_screens_images_on_a_slow_server_cost_the_page_nothing(captured: Captured) -> None:
     """The images fetched for other screens are extra: a server that never answers for one
     stops their fetch at its deadline; the page still settles and keeps its fidelity."""
-    site, lib = captured.site, captured.lib
+    site = captured.site
 
     def slow(_q: Request) -> Response:
         site.stop_event.wait(60)  # let go when the site closes
@@ -678,14 +678,8 @@ def test_other_screens_images_on_a_slow_server_cost_the_page_nothing(captured: C
     )
     site.main.routes["/slow-srcset.html"] = lambda _q: Response(200, page.encode(), [], "text/html")
 
-    async def run() -> CaptureResult:
-        async with Capturer(lib) as cap:
-            return await cap.capture(
-                site.url("/slow-srcset.html"), rules=PageRules(page_timeout=20, settle_seconds=0.3)
-            )
-
     started = time.monotonic()
-    res = asyncio.run(run())
+    res = captured.capture("/slow-srcset.html", PageRules(page_timeout=20, settle_seconds=0.3))
     assert res.ok and res.fidelity == "high", res
     assert time.monotonic() - started < 40  # the server holds the image for 60 s
     assert site.main.requested("/img/slow-2x.png")  # it was asked for
@@ -712,13 +706,7 @@ def test_the_screenshot_shows_the_image_the_capture_screen_chose(captured: Captu
     )
     site.main.add_static("/screens.html", page)
 
-    async def run() -> CaptureResult:
-        async with Capturer(lib) as cap:
-            return await cap.capture(
-                site.url("/screens.html"), rules=PageRules(page_timeout=20, settle_seconds=0.3)
-            )
-
-    res = asyncio.run(run())
+    res = captured.capture("/screens.html", PageRules(page_timeout=20, settle_seconds=0.3))
     assert res.ok, res
     assert site.main.requested("/img/blue-2x.png")  # fetched for other screens all the same
     with lib.session() as s:
