@@ -10,7 +10,6 @@ video's poster are captured too. Replay serves each, ranges from the whole copy.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,10 +18,11 @@ from dataclasses import dataclass
 import pytest
 
 from archiver_app.capture import behaviours
-from archiver_app.capture.engine import Capturer, CaptureResult, PageRules
+from archiver_app.capture.engine import CaptureResult, PageRules
 from archiver_app.library import Library
 from archiver_app.replay import Replayer
 from archiver_app.store.models import Snapshot
+from tests.helpers.capturing import OpenCapturer
 from tests.helpers.testsite import png
 from tests.helpers.warcs import Rec, read_warc
 from tests.helpers.webserver import LocalServer, Request, Response
@@ -68,16 +68,13 @@ class Site:
     server: LocalServer
     lib: Library
     released: threading.Event  # lets go of the requests that never answer
+    browser: OpenCapturer  # one Chromium for the module's captures
 
     def url(self, path: str) -> str:
         return self.server.url(path)
 
     def capture(self, path: str, rules: PageRules = RULES) -> CaptureResult:
-        async def run() -> CaptureResult:
-            async with Capturer(self.lib, concurrency=1) as cap:
-                return await cap.capture(self.url(path), rules=rules)
-
-        return asyncio.run(run())
+        return self.browser.capture(self.url(path), rules=rules)
 
     def records(self, result: CaptureResult) -> tuple[list[Rec], list[str]]:
         """The WARC records of ``result`` and its provenance notes."""
@@ -101,16 +98,28 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     server.routes["/moved.ogg"] = lambda _r: Response(302, b"", [("Location", "/sound.ogg")])
     server.routes["/sound.ogg"] = _ranged(SOUND, "audio/ogg")
     lib = Library.open(tmp_path_factory.mktemp("media") / "library", create=True)
+    browser: OpenCapturer | None = None
     try:
-        yield Site(server, lib, released)
+        browser = OpenCapturer(lib, concurrency=1)
+        yield Site(server, lib, released, browser)
     finally:
         released.set()
+        if browser is not None:
+            browser.close()
         lib.close()
         server.stop()
 
 
-def test_sources_the_player_never_loaded_are_kept_whole_and_replay(site: Site) -> None:
-    result = site.capture("/page")
+@pytest.fixture(scope="module")
+def first(site: Site) -> CaptureResult:
+    """The page's first capture: what the tests of one capture read."""
+    return site.capture("/page")
+
+
+def test_sources_the_player_never_loaded_are_kept_whole_and_replay(
+    site: Site, first: CaptureResult
+) -> None:
+    result = first
     # a source that is gone is a note, not a missing resource of the page
     assert result.ok and result.fidelity == "high", (result.error, result.fidelity)
     records, notes = site.records(result)
@@ -133,11 +142,13 @@ def test_sources_the_player_never_loaded_are_kept_whole_and_replay(site: Site) -
     assert missing not in {r.url for r in result.resources}
 
 
-def test_poster_and_lazy_loading_images_are_captured_and_replay(site: Site) -> None:
+def test_poster_and_lazy_loading_images_are_captured_and_replay(
+    site: Site, first: CaptureResult
+) -> None:
     """Images only in ``data-src``/``data-srcset`` are fetched by autofetch. Chromium loads
     a ``preload="none"`` video's poster itself; autofetch asks for it only when the page
     did not: either way it is kept and replays."""
-    result = site.capture("/page")
+    result = first
     assert result.ok and result.fidelity == "high", (result.error, result.fidelity)
     records, _ = site.records(result)
     kept = {r.uri for r in records if r.type in ("response", "revisit")}
@@ -151,8 +162,8 @@ def test_poster_and_lazy_loading_images_are_captured_and_replay(site: Site) -> N
     assert "/page" not in {r.route for r in as_image}
 
 
-def test_a_second_capture_stores_the_sources_as_revisits(site: Site) -> None:
-    site.capture("/page")
+def test_a_second_capture_stores_the_sources_as_revisits(site: Site, first: CaptureResult) -> None:
+    assert first.ok, first.error  # stored the payloads this capture revisits
     again = site.capture("/page")
     assert again.ok and again.fidelity == "high", (again.error, again.fidelity)
     records, _ = site.records(again)
