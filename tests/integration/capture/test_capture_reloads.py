@@ -11,20 +11,19 @@ Real Chromium against a local server (tests/helpers/webserver.py).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from archiver_app.capture.engine import Capturer, CaptureResult, PageRules
+from archiver_app.capture.engine import CaptureResult, PageRules
 from archiver_app.library import Library
 from archiver_app.replay import Replayer
 from archiver_app.store.models import Snapshot
+from tests.helpers.capturing import OpenCapturer
 from tests.helpers.warcs import Rec, read_warc, warcio_check
 from tests.helpers.webserver import LocalServer, Request, Response
 
@@ -71,12 +70,23 @@ def server() -> Iterator[LocalServer]:
         s.stop()
 
 
-def _capture(lib: Library, url: str) -> CaptureResult:
-    async def run() -> CaptureResult:
-        async with Capturer(lib, concurrency=1) as cap:
-            return await cap.capture(url, rules=RULES)
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenCapturer]:
+    """One library and one Chromium for the module's captures (each test its own server,
+    pages and bodies: nothing one stores is a revisit for another)."""
+    lib = Library.open(tmp_path_factory.mktemp("reloads") / "lib")
+    try:
+        browser = OpenCapturer(lib, concurrency=1)
+        try:
+            yield browser
+        finally:
+            browser.close()
+    finally:
+        lib.close()
 
-    return asyncio.run(run())
+
+def _capture(browser: OpenCapturer, url: str) -> CaptureResult:
+    return browser.capture(url, rules=RULES)
 
 
 def _snapshot(lib: Library, result: CaptureResult) -> tuple[Snapshot, list[Rec], dict[str, Any]]:
@@ -92,21 +102,18 @@ def _snapshot(lib: Library, result: CaptureResult) -> tuple[Snapshot, list[Rec],
 
 
 def test_a_page_that_reloads_itself_while_loading_keeps_the_page_it_showed(
-    server: LocalServer, tmp_path: Path
+    server: LocalServer, browser: OpenCapturer
 ) -> None:
-    lib = Library.open(tmp_path / "lib")
-    try:
-        result = _capture(lib, server.url("/start"))
-        assert result.ok, result.error
-        assert result.fidelity == "high", result
-        snap, records, index = _snapshot(lib, result)
-        replayer = Replayer.for_library(lib)
-        main = replayer.main_response(snap.id)
-        assert main is not None
-        page = replayer.serve(server.url("/gate"))
-        start = replayer.serve(server.url("/start"))
-    finally:
-        lib.close()
+    lib = browser.capturer.library
+    result = _capture(browser, server.url("/start"))
+    assert result.ok, result.error
+    assert result.fidelity == "high", result
+    snap, records, index = _snapshot(lib, result)
+    replayer = Replayer.for_library(lib)
+    main = replayer.main_response(snap.id)
+    assert main is not None
+    page = replayer.serve(server.url("/gate"))
+    start = replayer.serve(server.url("/start"))
     assert len(server.requested("/gate")) == 2  # the page loaded itself again
     pages = [r for r in records if r.type == "response" and r.uri == server.url("/gate")]
     # the answer the browser dropped is not kept as an empty second capture of the page
@@ -123,20 +130,17 @@ def test_a_page_that_reloads_itself_while_loading_keeps_the_page_it_showed(
 
 
 def test_a_page_that_sends_the_visitor_on_while_loading_keeps_both_addresses(
-    server: LocalServer, tmp_path: Path
+    server: LocalServer, browser: OpenCapturer
 ) -> None:
     """The document the browser dropped is at another address: it is fetched again, so
     the address asked for replays (and its script sends the visitor on again)."""
-    lib = Library.open(tmp_path / "lib")
-    try:
-        result = _capture(lib, server.url("/leave"))
-        assert result.ok and result.fidelity == "high", result
-        snap, records, _index = _snapshot(lib, result)
-        replayer = Replayer.for_library(lib)
-        main = replayer.main_response(snap.id)
-        left = replayer.serve(server.url("/leave"))
-    finally:
-        lib.close()
+    lib = browser.capturer.library
+    result = _capture(browser, server.url("/leave"))
+    assert result.ok and result.fidelity == "high", result
+    snap, records, _index = _snapshot(lib, result)
+    replayer = Replayer.for_library(lib)
+    main = replayer.main_response(snap.id)
+    left = replayer.serve(server.url("/leave"))
     assert result.final_url == server.url("/next")
     assert main is not None and (main.url, main.body) == (server.url("/next"), NEXT)
     assert left.body == GATE_HEAD % ELSEWHERE + GATE_TAIL and left.truncated is None
@@ -144,7 +148,7 @@ def test_a_page_that_sends_the_visitor_on_while_loading_keeps_both_addresses(
 
 
 def test_a_page_shown_again_after_it_loaded_is_the_later_answer(
-    server: LocalServer, tmp_path: Path
+    server: LocalServer, browser: OpenCapturer
 ) -> None:
     """Both answers came whole; the page is the one the browser showed last."""
     count = iter(range(1, 100))
@@ -160,13 +164,10 @@ def test_a_page_shown_again_after_it_loaded_is_the_later_answer(
         )
 
     server.routes["/numbered"] = numbered
-    lib = Library.open(tmp_path / "lib")
-    try:
-        result = _capture(lib, server.url("/numbered"))
-        assert result.ok and result.fidelity == "high", result
-        snap, _records, _index = _snapshot(lib, result)
-        main = Replayer.for_library(lib).main_response(snap.id)
-    finally:
-        lib.close()
+    lib = browser.capturer.library
+    result = _capture(browser, server.url("/numbered"))
+    assert result.ok and result.fidelity == "high", result
+    snap, _records, _index = _snapshot(lib, result)
+    main = Replayer.for_library(lib).main_response(snap.id)
     assert len(server.requested("/numbered")) == 2
     assert main is not None and b"answer 2" in main.body
