@@ -7,13 +7,15 @@ resource diff and the `archiver diff` command are checked against those edits.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from archiver_app import cli
-from archiver_app.capture.engine import PageRules, capture_urls
+from archiver_app.capture.engine import Capturer, CaptureResult, PageRules
 from archiver_app.compare import compare_captures, compile_ignore_patterns
 from archiver_app.errors import InputError
 from archiver_app.library import Library
@@ -66,21 +68,42 @@ def _publish(
     server.add_static("/app.js", js, "text/javascript")
 
 
-def _capture(lib: Library, url: str) -> int:
-    [result] = capture_urls(lib, [url], rules=RULES, concurrency=1)
+Capture = Callable[[str], CaptureResult]
+
+
+@pytest.fixture
+def capture(library: Library) -> Iterator[Capture]:
+    """The test's captures, one after another in one browser (as a capture job's pages
+    are): a browser started for each capture cost each test seconds."""
+    loop = asyncio.new_event_loop()
+    cap = Capturer(library, concurrency=1)
+    loop.run_until_complete(cap.__aenter__())
+    try:
+        yield lambda url: loop.run_until_complete(cap.capture(url, rules=RULES))
+    finally:
+        try:
+            loop.run_until_complete(cap.__aexit__(None, None, None))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            loop.close()
+
+
+def _capture(capture: Capture, url: str) -> int:
+    result = capture(url)
     assert result.ok, result.error
     assert result.snapshot_id is not None
     return result.snapshot_id
 
 
 def test_what_changed_between_two_captures(
-    library: Library, site: LocalServer, capsys: pytest.CaptureFixture[str]
+    library: Library, site: LocalServer, capture: Capture, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = site.url("/")
     _publish(site, visitors=12, ferry="9:00", image="blue.png", storm=True, js="var v = 1;")
-    first = _capture(library, url)
+    first = _capture(capture, url)
     _publish(site, visitors=97, ferry="10:30", image="red.png", storm=False, js="var v = 2;")
-    second = _capture(library, url)
+    second = _capture(capture, url)
 
     result = compare_captures(library, second, first)  # given newest first: ordered anyway
     assert (result.old.id, result.new.id) == (first, second)
@@ -141,7 +164,7 @@ def test_what_changed_between_two_captures(
     assert "are the same capture" in capsys.readouterr().err
 
     # A capture of the unchanged page: no text or look change (its payloads were revisits).
-    third = _capture(library, url)
+    third = _capture(capture, url)
     same = compare_captures(library, second, third)
     assert same.text is not None and not same.text.changed
     assert same.visual is not None and same.visual.changed_pixels == 0
@@ -149,11 +172,13 @@ def test_what_changed_between_two_captures(
     assert not same.summary.changed
 
 
-def test_refusals(library: Library, site: LocalServer, local_server: LocalServer) -> None:
+def test_refusals(
+    library: Library, site: LocalServer, local_server: LocalServer, capture: Capture
+) -> None:
     _publish(site, visitors=1, ferry="9:00", image="blue.png", storm=False, js="")
     local_server.add_static("/other", "<title>Other</title><p>other page</p>")
-    a = _capture(library, site.url("/"))
-    b = _capture(library, local_server.url("/other"))
+    a = _capture(capture, site.url("/"))
+    b = _capture(capture, local_server.url("/other"))
     with pytest.raises(InputError, match="different addresses"):
         compare_captures(library, a, b)
     assert compare_captures(library, a, b, any_url=True).summary.changed
@@ -164,7 +189,7 @@ def test_refusals(library: Library, site: LocalServer, local_server: LocalServer
     with socket.socket() as sock:  # a port where nothing listens: the capture fails
         sock.bind(("127.0.0.1", 0))
         closed = sock.getsockname()[1]
-    failed = capture_urls(library, [f"http://127.0.0.1:{closed}/"], rules=RULES)[0]
+    failed = capture(f"http://127.0.0.1:{closed}/")
     assert not failed.ok and failed.snapshot_id is not None
     with pytest.raises(InputError, match="not complete"):
         compare_captures(library, a, failed.snapshot_id, any_url=True)
@@ -176,7 +201,7 @@ IMG_PAGE = "<!doctype html><title>Picture</title><h1>Picture</h1>{style}<img src
 
 
 def test_ignored_text_that_is_not_on_the_page_explains_nothing(
-    library: Library, site: LocalServer, capsys: pytest.CaptureFixture[str]
+    library: Library, site: LocalServer, capture: Capture, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Ignore patterns (a watch's, made for another of its pages) that match nothing on a
     page leave its look counting; an image swapped under the same address counts whatever
@@ -184,9 +209,9 @@ def test_ignored_text_that_is_not_on_the_page_explains_nothing(
     url = site.url("/img.html")
     site.add_static("/img.html", IMG_PAGE.format(style=""))
     site.add_static("/pic.png", _png((200, 30, 30)), "image/png")
-    red = _capture(library, url)
+    red = _capture(capture, url)
     site.add_static("/pic.png", _png((20, 40, 200)), "image/png")
-    blue = _capture(library, url)
+    blue = _capture(capture, url)
     elsewhere = compile_ignore_patterns([r"^Generated at .*$", r"^Token: [0-9a-f]+$"])
     swapped = compare_captures(library, red, blue, ignore=elsewhere)
     assert site.url("/pic.png") in swapped.resources.changed
@@ -200,13 +225,13 @@ def test_ignored_text_that_is_not_on_the_page_explains_nothing(
     # The page's own style changed its look, not its text: patterns that left nothing out
     # do not explain it away.
     site.add_static("/img.html", IMG_PAGE.format(style="<style>h1 { color: red }</style>"))
-    styled = _capture(library, url)
+    styled = _capture(capture, url)
     restyled = compare_captures(library, blue, styled, ignore=elsewhere)
     assert restyled.summary.pixel_share and restyled.summary.changed
 
 
 def test_a_hidden_token_in_the_page_s_html_is_measured_not_a_change(
-    library: Library, site: LocalServer
+    library: Library, site: LocalServer, capture: Capture
 ) -> None:
     """A page whose HTML differs only in a CSRF meta tag, a hidden input and a script
     nonce (same text, same look) is not changed; its own payload is still measured."""
@@ -218,9 +243,9 @@ def test_a_hidden_token_in_the_page_s_html_is_measured_not_a_change(
     )
     url = site.url("/form")
     site.add_static("/form", page.format(t="9f2c1a"))
-    first = _capture(library, url)
+    first = _capture(capture, url)
     site.add_static("/form", page.format(t="4be07d"))
-    second = _capture(library, url)
+    second = _capture(capture, url)
     result = compare_captures(library, first, second)
     assert result.summary.text_share == 0 and result.summary.pixel_share == 0
     assert result.summary.resources_changed == 1 and not result.summary.changed
