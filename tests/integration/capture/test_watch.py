@@ -6,17 +6,17 @@ by the test, so "a day later" and "a laptop that slept for a week" take no time.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
+import multiprocessing
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from archiver_app import cli
 from archiver_app.compare.changes import recent_changes
+from archiver_app.crawl.inline import CAPTURE_CONCURRENCY, run_job_inline
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.watch.runner import add_watch, list_watches, run_due
@@ -143,8 +143,23 @@ def test_bad_schedules_and_patterns_are_refused(clocked: tuple[Library, Clock]) 
     assert list_watches(lib) == []
 
 
+def _queue_due_slots(root: str, start: Any, out: Any) -> None:
+    """A forked child's part: open the library, wait for the others, queue what is due."""
+    from archiver_app.crawl.jobs import start_due_schedules
+
+    lib = Library.open(root, create=False)
+    try:
+        start.wait(60)
+        out.put(len(start_due_schedules(lib, now=datetime(2100, 1, 1, 0, 30, tzinfo=UTC))))
+    finally:
+        lib.close()
+
+
 def test_two_processes_never_queue_the_same_slot(tmp_path: Path) -> None:
-    """Two processes look for due watches at the same moment: one run is queued, not two."""
+    """Two processes look for due watches at the same moment: one run is queued, not two.
+
+    Four forked processes (not four new interpreters, each importing the app for a second
+    under load) open the library, then are released together by a barrier."""
     root = tmp_path / "lib"
     assert (
         cli.main(
@@ -152,23 +167,21 @@ def test_two_processes_never_queue_the_same_slot(tmp_path: Path) -> None:
         )
         == 0
     )
-    script = textwrap.dedent(
-        f"""
-        from datetime import datetime, UTC
-        from archiver_app.library import Library
-        from archiver_app.crawl.jobs import start_due_schedules
-        lib = Library.open({str(root)!r}, create=False)
-        when = datetime(2100, 1, 1, 0, 30, tzinfo=UTC)
-        print(len(start_due_schedules(lib, now=when)))
-        lib.close()
-        """
-    )
-    procs = [
-        subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-        for _ in range(4)
-    ]
-    created = [int(p.communicate(timeout=120)[0].strip()) for p in procs]
+    ctx = multiprocessing.get_context("fork")
+    start, out = ctx.Barrier(4), ctx.SimpleQueue()
+    procs = [ctx.Process(target=_queue_due_slots, args=(str(root), start, out)) for _ in range(4)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(120)
+    assert [proc.exitcode for proc in procs] == [0, 0, 0, 0]
+    created = [out.get() for _ in procs]
     assert sorted(created) == [0, 0, 0, 1]
+
+
+def by_hand(lib: Library, *urls: str) -> None:
+    """A capture of ``urls`` made outside any watch (as `archiver capture` makes it)."""
+    run_job_inline(lib, lib.jobs.capture(list(urls)), concurrency=CAPTURE_CONCURRENCY)
 
 
 def test_a_watched_page_captured_by_hand_is_compared_too(
@@ -177,7 +190,9 @@ def test_a_watched_page_captured_by_hand_is_compared_too(
     """A capture of a watched address made outside the watch (the address bar, a crawl)
     is compared with the one before, with the watch's ignore patterns, as the watch's own
     are: the Changes view lists it and the timeline marks it. An address no watch watches,
-    captured in the same jobs, is not compared."""
+    captured in the same jobs, is not compared. The captures run here, as `archiver capture`
+    runs them (a child process for each, as the window's, cost seconds of start-up;
+    tests/integration/watch/test_run_elsewhere.py runs a watch's job that way)."""
     lib, clock = clocked
     url, other = local_server.url("/tides"), local_server.url("/other")
     local_server.add_static("/tides", PAGE.format(t="06:10") + "<p>Updated 1</p>")
@@ -186,14 +201,14 @@ def test_a_watched_page_captured_by_hand_is_compared_too(
     run_due(lib)  # the watch's first capture
     local_server.add_static("/tides", PAGE.format(t="06:10") + "<p>Updated 2</p>")
     clock.now += timedelta(minutes=5)
-    lib.jobs.run(lib.jobs.capture([url, other]))  # by hand: only the ignored counter moved
+    by_hand(lib, url, other)  # only the ignored counter moved
     [same] = recent_changes(lib, changed_only=False)
     assert same.url == url and same.summary.text_share == 0.0  # "Updated 2" is ignored
     # its pixels and its HTML's bytes moved with the counter: measured, not a change
     assert same.summary.resources_changed == 1 and not same.summary.changed
     local_server.add_static("/tides", PAGE.format(t="07:25") + "<p>Updated 3</p>")
     clock.now += timedelta(minutes=5)
-    lib.jobs.run(lib.jobs.capture([url, other]))
+    by_hand(lib, url, other)
     changed, before = recent_changes(lib, changed_only=False)  # newest first; not /other
     assert changed.url == url and changed.summary.changed and before == same
     assert changed.summary.text_share and changed.previous_id == same.snapshot_id
