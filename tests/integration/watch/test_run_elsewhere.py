@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from archiver_app.crawl.inline import run_job_inline
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot, SnapshotChange
 from tests.helpers.webserver import LocalServer
@@ -22,8 +23,9 @@ def test_a_watch_run_from_the_jobs_panel_is_compared(
 ) -> None:
     url = local_server.url("/notices")
     local_server.add_static("/notices", PAGE.format(n=1))
-    first = library.jobs.capture([url])
-    library.jobs.run(first)
+    # the capture before, made here (as `archiver capture` makes it): only the watch's
+    # run below needs the child process the Jobs panel starts
+    run_job_inline(library, library.jobs.capture([url]))
     local_server.add_static("/notices", PAGE.format(n=2))
     watch = library.jobs.watch([url], schedule="daily")  # queued: its first capture waits
 
