@@ -119,24 +119,28 @@ def render_live(url: str) -> QImage:
         pump(lambda: False, 0.05)
 
 
-def render_live_apart(url: str, out: Path) -> None:
-    """:func:`render_live` in a child process: the app's process cuts every QtWebEngine
-    view off the network (``gui.replay.isolation``, process-wide flags), so the live page
-    is loaded where those flags were never set."""
+def render_live_apart(shots: dict[str, Path]) -> None:
+    """:func:`render_live` of each URL of ``shots`` into its file, in one child process:
+    the app's process cuts every QtWebEngine view off the network
+    (``gui.replay.isolation``, process-wide flags), so the live pages are loaded where
+    those flags were never set. One child for all of them (each page still gets its own
+    fresh profile and view): starting the engine is most of a child's time."""
     from archiver_app.gui.replay.isolation import FLAGS_ENV, ISOLATION_FLAGS
 
     flags = [f for f in os.environ.get(FLAGS_ENV, "").split() if f not in ISOLATION_FLAGS]
     env = {**os.environ, FLAGS_ENV: " ".join(flags), "QT_QPA_PLATFORM": "offscreen"}
+    pairs = [str(part) for url, out in shots.items() for part in (url, out)]
     done = subprocess.run(
-        [sys.executable, "-m", "tests.integration.fidelity.live_render", url, str(out)],
+        [sys.executable, "-m", "tests.integration.fidelity.live_render", *pairs],
         cwd=Path(__file__).resolve().parents[3],
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=120 * len(shots),  # as long as one child a page had
         check=False,
     )
-    assert done.returncode == 0 and out.is_file(), done.stdout + done.stderr
+    made = all(out.is_file() for out in shots.values())
+    assert done.returncode == 0 and made, done.stdout + done.stderr
 
 
 def render_replay(library: Library, url: str) -> tuple[QImage, ReplayWidget]:
@@ -151,10 +155,11 @@ def render_replay(library: Library, url: str) -> tuple[QImage, ReplayWidget]:
     return image, widget
 
 
-if __name__ == "__main__":  # python -m tests.integration.fidelity.live_render URL OUT.png
+if __name__ == "__main__":  # python -m tests.integration.fidelity.live_render URL OUT.png ...
     from PySide6.QtWidgets import QApplication
 
     app = QApplication(sys.argv[:1])
-    image = render_live(sys.argv[1])
-    if not image.save(sys.argv[2]):
-        raise SystemExit(f"could not write {sys.argv[2]}")
+    args = sys.argv[1:]
+    for url, out in zip(args[::2], args[1::2], strict=True):
+        if not render_live(url).save(out):
+            raise SystemExit(f"could not write {out}")

@@ -98,15 +98,23 @@ def _agreement(one: Image.Image, two: Image.Image) -> tuple[float, tuple[object,
     return sum(histogram[: PIXEL_TOLERANCE + 1]) / total, (a.size, b.size)
 
 
+@pytest.fixture(scope="module")
+def live_shots(suite: Suite, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each pixel-compared page rendered live in QtWebEngine (one child process for all:
+    starting one was most of each page's time), by page name."""
+    folder = tmp_path_factory.mktemp("fidelity-live")
+    shots = {name: folder / f"{name}.png" for name in PAGES if name not in NOT_PIXEL_COMPARED}
+    render_live_apart({suite.pages[name].snapshot.url: out for name, out in shots.items()})
+    return shots
+
+
 @pytest.mark.parametrize("name", PAGES)
 def test_replay_is_offline_and_matches_the_live_page_in_the_same_engine(
-    qtbot: QtBot, suite: Suite, name: str, tmp_path: Path
+    qtbot: QtBot, suite: Suite, name: str, tmp_path: Path, live_shots: dict[str, Path]
 ) -> None:
     page = suite.pages[name]
     url = page.snapshot.url
     live = name not in NOT_PIXEL_COMPARED
-    if live:
-        render_live_apart(url, tmp_path / "live.png")
     before = suite.corpus.mark()
     replay, widget = render_replay(suite.lib, url)
     qtbot.addWidget(widget)
@@ -118,7 +126,7 @@ def test_replay_is_offline_and_matches_the_live_page_in_the_same_engine(
     assert outcomes <= {SERVED, REDIRECT, NOT_ARCHIVED, BLOCKED}, outcomes
     if not live:
         return
-    with Image.open(tmp_path / "live.png") as one, Image.open(tmp_path / "replay.png") as two:
+    with Image.open(live_shots[name]) as one, Image.open(tmp_path / "replay.png") as two:
         share, sizes = _agreement(one, two)
     print(f"\n{name}: {share:.4f} of pixels match the live page in QtWebEngine, {sizes}")
     assert share >= 0.99, (share, sizes)
