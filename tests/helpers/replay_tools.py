@@ -152,10 +152,19 @@ def pywb(wacz: Path, workdir: Path, collection: str = "rt") -> Iterator[str]:
     yields the collection's base URL, ``http://127.0.0.1:PORT/<collection>/``."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     workdir.mkdir(parents=True, exist_ok=True)
-    for args in (["init", collection], ["add", "--unpack-wacz", collection, str(wacz)]):
-        subprocess.run(
-            [str(BIN / "wb-manager"), *args], cwd=workdir, check=True, capture_output=True, env=env
-        )
+    # wb-manager init, then wb-manager add --unpack-wacz: its own entry point, both in one
+    # process (starting Python and importing pywb is most of each command's time)
+    manage = (
+        "import sys; from pywb.manager.manager import main; "
+        "main(['init', sys.argv[1]]); main(['add', '--unpack-wacz', *sys.argv[1:]])"
+    )
+    subprocess.run(
+        [sys.executable, "-c", manage, collection, str(wacz)],
+        cwd=workdir,
+        check=True,
+        capture_output=True,
+        env=env,
+    )
     port = free_port()
     proc = subprocess.Popen(
         [str(BIN / "wayback"), "-b", "127.0.0.1", "-p", str(port)],
