@@ -7,6 +7,9 @@ no such key, so the answers (a form's result page too) did not replay. Now each 
 response is keyed by its request, as ``cdxj-indexer --post-append`` does. A multipart form
 (``FormData``, as a form with ``enctype=multipart/form-data`` sends) is keyed by its fields,
 as pywb reads them again at replay, not by its bytes (their boundary is new each time).
+
+Both pages (each on its own server) are captured in one run and exported to one WACZ,
+which one pywb replays for both tests.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from __future__ import annotations
 import json
 import urllib.request
 import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -47,40 +51,66 @@ def _post(url: str, body: bytes) -> bytes:
         return bytes(resp.read())
 
 
-def _captured_and_exported(tmp_path: Path, page: str, name: str) -> tuple[LocalServer, Any]:
-    """``page`` (posting to ``/echo``) captured on a local server, then exported to
-    ``name``: the server (stopped, with what it was sent) and the export's result."""
+@dataclass
+class Posted:
+    """Both pages captured in one run and exported to one WACZ, replayed by one pywb."""
+
+    posts: LocalServer  # serves PAGE (stopped, with what it was sent)
+    form: LocalServer  # serves MULTIPART_PAGE
+    wacz: Path
+    problems: list[object]
+    base: str  # the pywb collection's address
+
+    def index_lines(self, server: LocalServer) -> list[str]:
+        """The export's index lines of ``server``'s ``/echo``."""
+        echo = server.url("/echo")
+        with zipfile.ZipFile(self.wacz) as zf:
+            lines = zf.read("indexes/index.cdx").decode().splitlines()
+        return [ln for ln in lines if json.loads(ln.split(" ", 2)[2])["url"] == echo]
+
+
+def _site(page: str) -> LocalServer:
     server = LocalServer()
     server.add_static("/", page)
     server.routes["/echo"] = _echo
-    server.start()
+    return server.start()
+
+
+@pytest.fixture(scope="module")
+def posted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Posted]:
+    """:data:`PAGE` and :data:`MULTIPART_PAGE` (each posting to its own server's ``/echo``)
+    captured in one run and exported together: one browser, one export, one pywb."""
+    root = tmp_path_factory.mktemp("posts")
+    posts, form = _site(PAGE), _site(MULTIPART_PAGE)
     try:
-        with Library.open(tmp_path / "library", create=True) as lib:
+        with Library.open(root / "library", create=True) as lib:
             results = capture_urls(
-                lib, [server.url("/")], rules=PageRules(page_timeout=40, settle_seconds=0.5)
+                lib,
+                [posts.url("/"), form.url("/")],
+                rules=PageRules(page_timeout=40, settle_seconds=0.5),
             )
             assert all(r.ok for r in results), [(r.url, r.error) for r in results]
-            result = export(lib, Selection(collection="default"), tmp_path / name)
+            result = export(lib, Selection(collection="default"), root / "posts.wacz")
     finally:
-        server.stop()
-    return server, result
+        posts.stop()
+        form.stop()
+    with pywb(result.path, root / "pywb") as base:
+        yield Posted(posts, form, result.path, list(result.problems), base)
 
 
-def test_each_post_replays_its_own_answer_in_pywb(tmp_path: Path) -> None:
-    server, result = _captured_and_exported(tmp_path, PAGE, "posts.wacz")
-    assert not result.problems and len(server.requested("/echo")) == 2
+def test_each_post_replays_its_own_answer_in_pywb(posted: Posted) -> None:
+    server = posted.posts
+    assert not posted.problems and len(server.requested("/echo")) == 2
     echo = server.url("/echo")
-    with zipfile.ZipFile(result.path) as zf:
-        lines = [ln for ln in zf.read("indexes/index.cdx").decode().splitlines() if "/echo" in ln]
+    lines = posted.index_lines(server)
     fields = [json.loads(ln.split(" ", 2)[2]) for ln in lines]
     assert sorted((f.get("method"), f.get("requestBody")) for f in fields) == [
         ("POST", "q=herons and egrets"),
         ("POST", "q=otters"),
     ]
     assert all("?__wb_method=post&q=" in ln.split(" ", 1)[0] for ln in lines), lines
-    with pywb(result.path, tmp_path / "pywb") as base:
-        for sent in (b"q=otters", b"q=herons+and+egrets"):
-            assert _post(f"{base}2030id_/{echo}", sent) == b"you sent " + sent
+    for sent in (b"q=otters", b"q=herons+and+egrets"):
+        assert _post(f"{posted.base}2030id_/{echo}", sent) == b"you sent " + sent
 
 
 MULTIPART_PAGE = """<!doctype html><html><head><title>Upload</title></head><body>
@@ -102,22 +132,20 @@ def _multipart(boundary: str) -> bytes:
     return ("".join(parts) + f"--{boundary}--\r\n").encode()
 
 
-def test_a_multipart_forms_answer_replays_in_pywb(tmp_path: Path) -> None:
-    server, result = _captured_and_exported(tmp_path, MULTIPART_PAGE, "form.wacz")
+def test_a_multipart_forms_answer_replays_in_pywb(posted: Posted) -> None:
+    server = posted.form
     (sent,) = server.requested("/echo")
     assert sent.headers["Content-Type"].startswith("multipart/form-data; boundary=")
-    assert not result.problems
-    with zipfile.ZipFile(result.path) as zf:
-        (line,) = [ln for ln in zf.read("indexes/index.cdx").decode().splitlines() if "/echo" in ln]
+    assert not posted.problems
+    (line,) = posted.index_lines(server)
     key, _ts, fields = line.split(" ", 2)
     assert json.loads(fields)["requestBody"] == "title=Otters+%26+herons&notes=one%0D%0Atwo&scan="
     assert "__wb_post_data" not in key
     boundary = "----AnotherSenderBoundary7"
-    with pywb(result.path, tmp_path / "pywb") as base:
-        req = urllib.request.Request(
-            f"{base}2030id_/{server.url('/echo')}",
-            data=_multipart(boundary),
-            headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
-        )
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            assert resp.read() == b"you sent " + sent.body
+    req = urllib.request.Request(
+        f"{posted.base}2030id_/{server.url('/echo')}",
+        data=_multipart(boundary),
+        headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        assert resp.read() == b"you sent " + sent.body
