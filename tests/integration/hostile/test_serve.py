@@ -7,8 +7,8 @@ its Memento routes open (``--memento``), the widest it serves. The pages load a 
 time, side by side; after each group the twin must have accepted no connection. A group
 that reached it is loaded again a page at a time, to name the trick. The one known gap
 named below is loaded alone: it may open a connection that sends nothing. A control run
-loads the same pages straight from a plain local server in a fresh browser, to show that
-they do reach the twin when nothing isolates them.
+loads the same pages in turn straight from a plain local server in a fresh browser, until
+enough of them reached the twin, to show that they do when nothing isolates them.
 """
 
 from __future__ import annotations
@@ -107,6 +107,12 @@ def test_serve_keeps_every_trick_in_the_archive(
     assert twin.accepted() == sum(leaks.values()), heads
 
 
+#: Tricks the control must see reach the twin. Some (preconnect, dns-prefetch, service
+#: workers on plain http) do nothing in headless Chromium even unconfined; the app run
+#: shows the preconnects are real. The control stops loading pages once this many reached.
+CONTROL_REACHED = 20
+
+
 class _Plain(BaseHTTPRequestHandler):
     """Serves the hostile pages as they are, with no isolation at all (the control)."""
 
@@ -140,10 +146,10 @@ def test_the_tricks_do_reach_the_twin_without_isolation(twin: Twin, browser: Bro
             _visit(page, f"http://127.0.0.3:{plain.server_address[1]}/{trick.name}")
             if twin.seen() > before:
                 reached.append(trick.name)
+            if len(reached) >= CONTROL_REACHED:
+                break  # shown: the pages left do not change the outcome
         page.close()
     finally:
         plain.shutdown()
         plain.server_close()
-    # Some tricks (preconnect, dns-prefetch, service workers on plain http) do nothing in
-    # headless Chromium even unconfined; the app run shows the preconnects are real.
-    assert len(reached) >= 20, reached
+    assert len(reached) >= CONTROL_REACHED, reached
