@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Frame, Page, sync_playwright
+from playwright.sync_api import Browser, Frame, Page
 from playwright.sync_api import Error as PlaywrightError
 
-from archiver_app.capture.browser import launch_options, require_browser
 from archiver_app.capture.engine import PageRules, capture_urls
 from archiver_app.export import Selection, export
 from archiver_app.library import Library
@@ -51,15 +51,11 @@ def _capped_ranges(data: bytes) -> object:
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """The WACZ, and the address of the page in it (made before the tests' browser starts:
-    the capture runs its own event loop)."""
-    with sync_playwright() as pw:
-        maker = pw.chromium.launch(**launch_options(require_browser()))  # type: ignore[arg-type]
-        try:
-            video = record_webm(maker)
-        finally:
-            maker.close()
+def exported(tmp_path_factory: pytest.TempPathFactory, browser: Browser) -> tuple[Path, str]:
+    """The WACZ, and the address of the page in it. The video is recorded in the tests'
+    browser; the capture runs its own event loop, so in a thread of its own (the sync
+    Playwright API keeps one in this one)."""
+    video = record_webm(browser)
     assert len(video) > 3 * CAP, len(video)  # the player needs several ranges
     server = LocalServer()
     server.add_static("/", PAGE)
@@ -68,9 +64,9 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     root = tmp_path_factory.mktemp("ranged")
     try:
         with Library.open(root / "library", create=True) as lib:
-            results = capture_urls(
-                lib, [server.url("/")], rules=PageRules(page_timeout=40, settle_seconds=0.5)
-            )
+            rules = PageRules(page_timeout=40, settle_seconds=0.5)
+            with ThreadPoolExecutor(1) as apart:
+                results = apart.submit(capture_urls, lib, [server.url("/")], rules=rules).result()
             assert all(r.ok for r in results), [(r.url, r.error) for r in results]
             result = export(lib, Selection(collection="default"), root / "video.wacz")
     finally:
