@@ -185,6 +185,12 @@ def _admin(server: PostgresServer, sql: str) -> None:
 @pytest.fixture
 def postgres_url(postgres_server: PostgresServer, postgres_template: str) -> str:
     """A URL to a new database (schema already migrated) on the test server."""
+    return new_database(postgres_server, postgres_template)
+
+
+def new_database(server: PostgresServer, template: str) -> str:
+    """A URL to a new database copied from ``template`` (for fixtures of wider scope than
+    ``postgres_url``'s)."""
     name = f"t{os.getpid()}_{next(_counter)}"
-    _admin(postgres_server, f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"')
-    return postgres_server.url(name)
+    _admin(server, f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    return server.url(name)

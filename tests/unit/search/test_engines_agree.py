@@ -11,6 +11,7 @@ import pytest
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.library import Library
 from archiver_app.search import Query, count, matching_ids, search
+from tests.helpers.postgres import PostgresServer, new_database
 from tests.helpers.warcs import Resp, html_page, write_warc
 
 PAGES = [
@@ -73,17 +74,32 @@ def _fill(lib: Library, folder: Path) -> Library:
     return lib
 
 
-@pytest.fixture
-def both(tmp_path: Path, postgres_url: str) -> Iterator[tuple[Library, Library]]:
-    (tmp_path / "s").mkdir()
-    (tmp_path / "p").mkdir()
-    lite = Library.open(tmp_path / "s" / "lib", create=True)
-    pg = Library.open(tmp_path / "p" / "lib", create=True, database_url=postgres_url)
+def _open_both(folder: Path, postgres_url: str) -> Iterator[tuple[Library, Library]]:
+    (folder / "s").mkdir()
+    (folder / "p").mkdir()
+    lite = Library.open(folder / "s" / "lib", create=True)
+    pg = Library.open(folder / "p" / "lib", create=True, database_url=postgres_url)
     try:
-        yield _fill(lite, tmp_path / "s"), _fill(pg, tmp_path / "p")
+        yield _fill(lite, folder / "s"), _fill(pg, folder / "p")
     finally:
         lite.close()
         pg.close()
+
+
+@pytest.fixture
+def both(tmp_path: Path, postgres_url: str) -> Iterator[tuple[Library, Library]]:
+    yield from _open_both(tmp_path, postgres_url)
+
+
+@pytest.fixture(scope="module")
+def both_read(
+    tmp_path_factory: pytest.TempPathFactory,
+    postgres_server: PostgresServer,
+    postgres_template: str,
+) -> Iterator[tuple[Library, Library]]:
+    """:func:`both`, made once for the tests that only query it."""
+    url = new_database(postgres_server, postgres_template)
+    yield from _open_both(tmp_path_factory.mktemp("agree"), url)
 
 
 def _answer(lib: Library, q: Query) -> tuple[object, ...]:
@@ -92,15 +108,15 @@ def _answer(lib: Library, q: Query) -> tuple[object, ...]:
 
 
 @pytest.mark.parametrize("typed", QUERIES)
-def test_same_hits_order_and_snippets(both: tuple[Library, Library], typed: str) -> None:
-    lite, pg = both
+def test_same_hits_order_and_snippets(both_read: tuple[Library, Library], typed: str) -> None:
+    lite, pg = both_read
     for q in (Query(typed), Query(typed, prefix_last=False), Query(typed, tag="riverbank")):
         assert _answer(pg, q) == _answer(lite, q), q
 
 
 @pytest.mark.parametrize("scan", [3, 3000])
 def test_search_as_you_type_agrees_window_by_window(
-    both: tuple[Library, Library], monkeypatch: pytest.MonkeyPatch, scan: int
+    both_read: tuple[Library, Library], monkeypatch: pytest.MonkeyPatch, scan: int
 ) -> None:
     """PostgreSQL reads the newest candidates window by window of rowids: with windows of a
     few rowids (several per query) the hits are SQLite's, also when the scan stops at
@@ -111,7 +127,7 @@ def test_search_as_you_type_agrees_window_by_window(
     monkeypatch.setattr(quick, "PG_WANTED", 1)
     monkeypatch.setattr(quick, "PG_BATCH", 2)
     monkeypatch.setattr(quick, "MAX_SCAN", scan)
-    lite, pg = both
+    lite, pg = both_read
     for typed in ("riv", "river clim", "muse", "basem", "the r", "river c", "clim"):
         for q in (Query(typed), Query(typed, domain="c.example")):
             assert _answer(pg, q) == _answer(lite, q), q
@@ -180,8 +196,8 @@ def test_a_domain_filter_over_too_many_domains_stays_a_pattern(
 DOMAINS = ("c.example", "www.c.example", "example", "news.c.example", "x.example", "e.example")
 
 
-def test_ranking_agrees_beyond_the_first_hit(both: tuple[Library, Library]) -> None:
-    lite, pg = both
+def test_ranking_agrees_beyond_the_first_hit(both_read: tuple[Library, Library]) -> None:
+    lite, pg = both_read
     ranked = [h.url for h in search(lite, Query("river "))]
     assert len(ranked) >= 6
     assert [h.url for h in search(pg, Query("river "))] == ranked
@@ -225,10 +241,16 @@ TIED = [
 ]
 
 
-@pytest.fixture
-def tied(tmp_path: Path, postgres_url: str) -> Iterator[tuple[Library, Library]]:
+@pytest.fixture(scope="module")
+def tied(
+    tmp_path_factory: pytest.TempPathFactory,
+    postgres_server: PostgresServer,
+    postgres_template: str,
+) -> Iterator[tuple[Library, Library]]:
+    """Made once: the tests only query it."""
+    tmp_path = tmp_path_factory.mktemp("tied")
     libs = []
-    for name, url in (("s", None), ("p", postgres_url)):
+    for name, url in (("s", None), ("p", new_database(postgres_server, postgres_template))):
         (tmp_path / name).mkdir()
         lib = Library.open(tmp_path / name / "lib", create=True, database_url=url)
         resps = [
