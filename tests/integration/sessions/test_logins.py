@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from sqlalchemy import select
@@ -36,6 +37,14 @@ from tests.integration.sessions.site import PASSWORD, PRIVATE_TEXT, USER, LoginS
 def _snapshots(root: Path) -> list[Snapshot]:
     with Library.open(root) as lib, lib.session() as s:
         return list(s.scalars(select(Snapshot).order_by(Snapshot.id)))
+
+
+def _by_path(snaps: list[Snapshot]) -> dict[str, Snapshot]:
+    """``snaps`` by the path of their address (the pages of one run are captured two at a
+    time: their order is not the order given)."""
+    found = {urlsplit(s.url).path: s for s in snaps}
+    assert len(found) == len(snaps), [s.url for s in snaps]
+    return found
 
 
 def _text(root: Path, snap: Snapshot) -> str:
@@ -133,28 +142,28 @@ def test_capture_without_a_profile_reports_login_required(
     login_site: LoginSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = tmp_path / "lib"
-    assert main(["--library", str(root), "capture", login_site.url("/private")]) == 1
+    walls = ("/private", "/open-login", "/wall")  # one run: a browser started once
+    assert main(["--library", str(root), "capture", *map(login_site.url, walls)]) == 1
     out = capsys.readouterr()
     assert "login required" in out.out and "login required" in out.err
-    (snap,) = _snapshots(root)
+    snaps = _by_path(_snapshots(root))
+    assert sorted(snaps) == sorted(walls)
+    snap = snaps["/private"]
     assert snap.state == "failed" and snap.profile is None
     assert snap.provenance is not None
     assert snap.provenance["login_check"]["outcome"] == "login_required"
     assert snap.provenance["login_check"]["signal"] == "login-redirect"
     assert snap.folder is not None  # the login form is kept as evidence, not as a capture
     assert (root / snap.folder / "screenshot.png").is_file()
-    # a login form served at an ordinary address is found by its password field
-    assert main(["--library", str(root), "capture", login_site.url("/open-login")]) == 1
-    last = _snapshots(root)[-1]
-    assert last.provenance is not None
-    assert last.provenance["login_check"]["signal"] == "password-field"
+    # a login form served at an ordinary address is found by its password field, and so is
+    # a login form as the main content of a page with a big menu and footer (a wall)
+    for path in ("/open-login", "/wall"):
+        wall = snaps[path]
+        assert wall.state == "failed" and wall.provenance is not None, path
+        assert wall.provenance["login_check"]["signal"] == "password-field", path
     # asking for the login page itself is not a failure
     assert main(["--library", str(root), "capture", login_site.url("/login")]) == 0
-    # a login form as the main content of a page with a big menu and footer is a wall too
-    assert main(["--library", str(root), "capture", login_site.url("/wall")]) == 1
-    last = _snapshots(root)[-1]
-    assert last.provenance is not None
-    assert last.provenance["login_check"]["signal"] == "password-field"
+    assert _snapshots(root)[-1].state == "complete"
 
 
 def test_a_public_page_with_a_login_box_is_captured(
@@ -164,14 +173,15 @@ def test_a_public_page_with_a_login_box_is_captured(
     lone password field that asks for no login (a strength demo), does not make the page a
     login form; --no-login-check keeps even a page that is one."""
     root = tmp_path / "lib"
-    for path in ("/sidebar", "/thread", "/strength"):
-        assert main(["--library", str(root), "capture", login_site.url(path)]) == 0, path
+    paths = ("/sidebar", "/thread", "/strength")  # one run: a browser started once
+    code = main(["--library", str(root), "capture", *map(login_site.url, paths)])
     out = capsys.readouterr()
     assert "login required" not in out.out + out.err
-    snaps = _snapshots(root)
-    assert [s.state for s in snaps] == ["complete", "complete", "complete"]
-    assert all("login_check" not in (s.provenance or {}) for s in snaps)
-    assert "tide tables" in _text(root, snaps[0])
+    snaps = _by_path(_snapshots(root))
+    assert {p: s.state for p, s in snaps.items()} == dict.fromkeys(paths, "complete")
+    assert code == 0, out
+    assert all("login_check" not in (s.provenance or {}) for s in snaps.values())
+    assert "tide tables" in _text(root, snaps["/sidebar"])
     form = login_site.url("/open-login")
     assert main(["--library", str(root), "capture", "--no-login-check", form]) == 0
     last = _snapshots(root)[-1]
@@ -191,10 +201,11 @@ def test_login_window_then_captures_with_the_profile_until_the_session_expires(
     # the window offered no "Save password?": Chromium's password manager stayed off
     assert password_saving_off(profile_dir(root, "uni"))
 
-    lib_args = ["--library", str(root)]
-    assert main([*lib_args, "capture", "--profile", "uni", login_site.url("/private")]) == 0
-    assert main([*lib_args, "capture", "--profile", "uni", login_site.url("/members")]) == 0
-    private, members = _snapshots(root)
+    # each run captures both pages, in one browser on the profile
+    capture = ["--library", str(root), "capture", "--profile", "uni"]
+    pages = [login_site.url("/private"), login_site.url("/members")]
+    assert main([*capture, *pages]) == 0
+    private, members = (_by_path(_snapshots(root))[p] for p in ("/private", "/members"))
     assert private.state == "complete" and private.profile == "uni"
     assert PRIVATE_TEXT in _text(root, private)
     # the login window cached the stylesheet; the capture still fetched and recorded it
@@ -207,7 +218,7 @@ def test_login_window_then_captures_with_the_profile_until_the_session_expires(
             )
         ).all()
     assert styles == [200]
-    assert members.http_status == 200
+    assert members.state == "complete" and members.http_status == 200
     assert private.folder is not None
     sidecar = json.loads((root / private.folder / "index.json").read_text(encoding="utf-8"))
     assert sidecar["profile"] == "uni"
@@ -217,24 +228,29 @@ def test_login_window_then_captures_with_the_profile_until_the_session_expires(
 
     capsys.readouterr()
     login_site.expire_sessions()  # the site forgets the session, as sites do
-    assert main([*lib_args, "capture", "--profile", "uni", login_site.url("/private")]) == 1
-    assert "session expired: profile 'uni'" in capsys.readouterr().out
-    assert main([*lib_args, "capture", "--profile", "uni", login_site.url("/members")]) == 1
-    expired_redirect, expired_denied = _snapshots(root)[-2:]
-    for snap, sign in ((expired_redirect, "login-redirect"), (expired_denied, "denied")):
-        assert snap.state == "failed" and snap.capture_fidelity is None
-        assert snap.provenance is not None
-        assert snap.provenance["login_check"] == {
-            "outcome": "session_expired",
-            "signal": sign,
-            "evidence": snap.provenance["login_check"]["evidence"],
-            "profile": "uni",
-        }
-    assert "403" in expired_denied.provenance["login_check"]["evidence"]  # type: ignore[index]
+    assert main([*capture, *pages]) == 1
+    out = capsys.readouterr().out
+    assert "session expired: profile 'uni'" in out
+    expired = _by_path(_snapshots(root)[-2:])
+    expired_redirect, expired_denied = expired["/private"], expired["/members"]
     assert expired_denied.job_id is not None
     with Library.open(root) as lib:
         log = [line.message for line in tail_log(lib, expired_denied.job_id)]
-    assert any("session expired: profile 'uni'" in message for message in log), log
+    for snap, sign in ((expired_redirect, "login-redirect"), (expired_denied, "denied")):
+        assert snap.state == "failed" and snap.capture_fidelity is None
+        assert snap.provenance is not None
+        evidence = snap.provenance["login_check"]["evidence"]
+        assert snap.provenance["login_check"] == {
+            "outcome": "session_expired",
+            "signal": sign,
+            "evidence": evidence,
+            "profile": "uni",
+        }
+        # each page said so, in the output and in the job's log (the run holds both)
+        said = f"session expired: profile 'uni' is not logged in to this site any more ({evidence})"
+        assert any(said in line for line in out.splitlines()), (said, out)
+        assert any(said in message for message in log), (said, log)
+    assert "403" in expired_denied.provenance["login_check"]["evidence"]  # type: ignore[index]
 
 
 def test_ctrl_c_in_the_terminal_keeps_the_login(
