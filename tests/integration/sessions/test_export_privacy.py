@@ -1,5 +1,8 @@
 """Exports of a collection captured with a profile: no Cookie, Authorization or Set-Cookie
-header anywhere in the export's WARC unless asked, digests still right, the WACZ valid."""
+header anywhere in the export's WARC unless asked, digests still right, the WACZ valid.
+
+Both tests read one library and its exports (:func:`exports`), made once for the module.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +11,15 @@ import io
 import subprocess
 import sys
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver_app.cli import main
+from tests.helpers.webserver import LocalServer
 from tests.integration.sessions.site import BEARER, TYPED, LoginSite
 from tests.integration.sessions.test_logins import write_cookies_txt
 
@@ -55,63 +62,81 @@ def _wacz_warc(path: Path) -> bytes:
         return zf.read("archive/data.warc.gz")
 
 
-def test_exports_leave_private_headers_out_unless_kept(
-    login_site: LoginSite, tmp_path: Path
-) -> None:
-    root, cookies = tmp_path / "lib", tmp_path / "cookies.txt"
-    write_cookies_txt(login_site, cookies)
-    lib = ["--library", str(root)]
-    assert main([*lib, "profiles", "import-cookies", "uni", str(cookies)]) == 1  # a bad line
-    assert main([*lib, "capture", "--profile", "uni", login_site.url("/private")]) == 0
+@dataclass(frozen=True)
+class Exports:
+    kept: Path  # a WACZ with --keep-private-headers
+    stripped: Path  # a WACZ without
+    folder: Path  # a folder export without
+    validated: subprocess.CompletedProcess[str]  # ``wacz validate`` of ``stripped``
 
-    kept = tmp_path / "kept.wacz"
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory: pytest.TempPathFactory) -> Exports:
+    """A library with /private and /script-login captured in one run on a profile made from
+    a cookies.txt (the requests carry the session cookie; /private's script sends an
+    Authorization header, /script-login's a password three ways), exported three ways.
+    The tests only read them."""
+    tmp = tmp_path_factory.mktemp("exports")
+    server = LocalServer().start()
+    try:
+        site = LoginSite(server)
+        root, cookies = tmp / "lib", tmp / "cookies.txt"
+        write_cookies_txt(site, cookies)
+        lib = ["--library", str(root)]
+        assert main([*lib, "profiles", "import-cookies", "uni", str(cookies)]) == 1  # a bad line
+        pages = [site.url("/private"), site.url("/script-login")]
+        assert main([*lib, "capture", "--profile", "uni", *pages]) == 0
+    finally:
+        server.stop()
+    kept, stripped, folder = tmp / "kept.wacz", tmp / "shared.wacz", tmp / "shared-folder"
     assert main([*lib, "export", "--keep-private-headers", "-o", str(kept)]) == 0
-    kept_records = _records(_wacz_warc(kept))
-    seen = {name for _t, _u, headers, _d in kept_records for name in headers}
-    assert {"cookie", "set-cookie", "authorization"} <= seen  # the capture did carry them
-    assert any(h.get("authorization") == BEARER for _t, _u, h, _d in kept_records)
-
-    stripped = tmp_path / "shared.wacz"
     assert main([*lib, "export", "-o", str(stripped)]) == 0
-    folder = tmp_path / "shared-folder"
     assert main([*lib, "export", "--format", "folder", "-o", str(folder)]) == 0
-    for warc in (_wacz_warc(stripped), (folder / "archive" / "data.warc.gz").read_bytes()):
-        records = _records(warc)
-        assert len(records) == len(kept_records)
-        for rec_type, url, headers, _digest in records:
-            assert not set(headers) & set(PRIVATE), (rec_type, url, headers)
-        text = gzip.decompress(warc)
-        assert b"notes-key-42" not in text and b"sid=" not in text
-        # the payloads are the same: same payload digests, record for record
-        assert [(t, u, d) for t, u, _h, d in records] == [(t, u, d) for t, u, _h, d in kept_records]
     run = subprocess.run(
         [str(WACZ_BIN), "validate", "-f", str(stripped)],
         capture_output=True,
         text=True,
         check=False,
     )
+    return Exports(kept, stripped, folder, run)
+
+
+def test_exports_leave_private_headers_out_unless_kept(exports: Exports) -> None:
+    kept_records = _records(_wacz_warc(exports.kept))
+    seen = {name for _t, _u, headers, _d in kept_records for name in headers}
+    assert {"cookie", "set-cookie", "authorization"} <= seen  # the capture did carry them
+    assert any(h.get("authorization") == BEARER for _t, _u, h, _d in kept_records)
+
+    folder = exports.folder
+    for warc in (_wacz_warc(exports.stripped), (folder / "archive" / "data.warc.gz").read_bytes()):
+        records = _records(warc)
+        assert len(records) == len(kept_records)
+        for rec_type, url, headers, _digest in records:
+            assert not set(headers) & set(PRIVATE), (rec_type, url, headers)
+        text = gzip.decompress(warc)
+        assert b"notes-key-42" not in text and b"sid=" not in text
+        # the payloads are the same: same payload digests, record for record, but for the
+        # three requests whose password the export blanks (the test below)
+        changed = [
+            (t, urlsplit(u).path)
+            for (t, u, _h, d), (kt, ku, _kh, kd) in zip(records, kept_records, strict=True)
+            if (t, u, d) != (kt, ku, kd)
+        ]
+        assert changed == [("request", "/api/session")] * 3
+    run = exports.validated
     assert run.returncode == 0, run.stdout + run.stderr
 
 
-def test_exports_blank_the_passwords_login_requests_sent(
-    login_site: LoginSite, tmp_path: Path
-) -> None:
+def test_exports_blank_the_passwords_login_requests_sent(exports: Exports) -> None:
     """A page that logs in by script sends the password as a form, a multipart form and JSON:
     the library keeps what was sent; an export blanks the password fields, the records still
     valid (block and payload digests, WACZ validation)."""
-    root = tmp_path / "lib"
-    lib = ["--library", str(root)]
-    assert main([*lib, "capture", login_site.url("/script-login")]) == 0
-    kept = tmp_path / "kept.wacz"
-    assert main([*lib, "export", "--keep-private-headers", "-o", str(kept)]) == 0
+    kept = exports.kept
     assert gzip.decompress(_wacz_warc(kept)).count(TYPED.encode()) == 3
     with zipfile.ZipFile(kept) as zf:  # the index keys each POST by its body
         assert TYPED.lower().encode() in zf.read("indexes/index.cdx").lower()
 
-    stripped = tmp_path / "shared.wacz"
-    assert main([*lib, "export", "-o", str(stripped)]) == 0
-    folder = tmp_path / "shared-folder"
-    assert main([*lib, "export", "--format", "folder", "-o", str(folder)]) == 0
+    stripped, folder = exports.stripped, exports.folder
     with zipfile.ZipFile(stripped) as zf:  # nowhere in the export: nor in its index
         for name in zf.namelist():
             assert TYPED.lower().encode() not in _plain(zf.read(name)).lower(), name
@@ -132,10 +157,5 @@ def test_exports_blank_the_passwords_login_requests_sent(
         if rec.rec_type == "request" and rec.http_headers.get_header("Content-Length"):
             body = rec.content_stream().read()
             assert int(rec.http_headers.get_header("Content-Length")) == len(body)
-    run = subprocess.run(
-        [str(WACZ_BIN), "validate", "-f", str(stripped)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = exports.validated
     assert run.returncode == 0, run.stdout + run.stderr
