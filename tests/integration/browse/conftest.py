@@ -4,6 +4,7 @@ and a hash-routed app. Every request the server answers is logged."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -89,15 +90,15 @@ def browse_site() -> Iterator[LocalServer]:
         server.stop()
 
 
-@pytest.fixture
-def xvfb_display() -> Iterator[str]:
-    """DISPLAY of a fresh Xvfb (it picks a free display number itself)."""
-    xvfb = shutil.which("Xvfb")
-    if xvfb is None:
+@contextlib.contextmanager
+def xvfb() -> Iterator[str]:
+    """A fresh Xvfb (it picks a free display number itself), DISPLAY set to it meanwhile."""
+    binary = shutil.which("Xvfb")
+    if binary is None:
         pytest.skip("Xvfb is not installed (packaging/linux/install-system-deps.sh test)")
     read_fd, write_fd = os.pipe()
     proc = subprocess.Popen(
-        [xvfb, "-displayfd", str(write_fd), "-screen", "0", "1280x900x24", "-nolisten", "tcp"],
+        [binary, "-displayfd", str(write_fd), "-screen", "0", "1280x900x24", "-nolisten", "tcp"],
         pass_fds=(write_fd,),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -120,3 +121,10 @@ def xvfb_display() -> Iterator[str]:
             os.environ["DISPLAY"] = old
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture
+def xvfb_display() -> Iterator[str]:
+    """DISPLAY of a fresh Xvfb, for the test (:func:`xvfb`)."""
+    with xvfb() as display:
+        yield display

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,16 @@ from archiver_app.library import Library
 from archiver_app.store.models import Snapshot
 from tests.helpers.warcs import read_warc
 from tests.helpers.webserver import LocalServer, Request, Response
+from tests.integration.browse.conftest import xvfb
 from tests.integration.browse.test_browse_session import BrowseJob
 
 pytestmark = pytest.mark.slow
 
-FILE = bytes(range(256)) * 8 + b"UPLOADED-FILE-END"
+#: The file chosen for each way of sending it (not the same: each request is told apart).
+FILES = {
+    "#send": bytes(range(256)) * 8 + b"UPLOADED-FILE-END",
+    "#fetch": bytes(range(255, -1, -1)) * 8 + b"SCRIPT-FILE-END",
+}
 
 FORM = """<!doctype html><html><head><title>Upload</title><link rel="icon" href="data:,">
 </head><body><form method="post" action="/upload" enctype="multipart/form-data">
@@ -52,27 +58,58 @@ def _recorded(library: Library, route: str) -> list[bytes]:
     ]
 
 
-@pytest.mark.parametrize("send", ["#send", "#fetch"], ids=["form", "script"])
-def test_a_file_chosen_while_browsing_is_in_the_request_that_sends_it(
-    library: Library, browse_site: LocalServer, xvfb_display: str, tmp_path: Path, send: str
-) -> None:
-    browse_site.routes.update({"/form": lambda r: Response(body=FORM.encode()), "/upload": _upload})
-    chosen = tmp_path / "data.bin"
-    chosen.write_bytes(FILE)
-    job = BrowseJob(library, browse_site.url("/form"))
+@dataclass(frozen=True)
+class Uploads:
+    sent: list[bytes]  # the bodies of the requests to /upload the site received
+    recorded: list[bytes]  # the bodies of the request records of /upload
+
+
+@pytest.fixture(scope="module")
+def uploads(tmp_path_factory: pytest.TempPathFactory) -> Uploads:
+    """One browsing session sends a chosen file both ways: by a script's ``FormData`` (the
+    page stays), then, another file chosen, by the form's button (its answer is a page)."""
+    tmp = tmp_path_factory.mktemp("uploads")
+    chosen = {send: tmp / f"data{i}.bin" for i, send in enumerate(FILES)}
+    for send, file in chosen.items():
+        file.write_bytes(FILES[send])
+    site = LocalServer({"/form": lambda r: Response(body=FORM.encode()), "/upload": _upload})
+    library = Library.open(tmp / "library", create=True)
+    site.start()
+    try:
+        with xvfb():
+            _send_both_ways(BrowseJob(library, site.url("/form")), site, chosen)
+        sent = [r.body for r in site.requests if r.route == "/upload"]
+        return Uploads(sent, _recorded(library, "/upload"))
+    finally:
+        site.stop()
+        library.close()
+
+
+def _send_both_ways(job: BrowseJob, site: LocalServer, chosen: dict[str, Path]) -> None:
     try:
         drive = job.driver()
         page = drive(lambda: _first(drive.session))
         drive(lambda: page.wait_for_selector("#file"))
-        drive(lambda: page.set_input_files("#file", str(chosen)))
-        drive(lambda: page.click(send))  # the form's button, or one that sends it by script
+        drive(lambda: page.set_input_files("#file", str(chosen["#fetch"])))
+        drive(lambda: page.click("#fetch"))  # a button that sends the form by script
+        drive(lambda: page.wait_for_selector("text=BYTES"))
+        drive(lambda: page.set_input_files("#file", str(chosen["#send"])))
+        drive(lambda: page.click("#send"))  # the form's own button
+        drive(lambda: page.wait_for_url(site.url("/upload")))
         drive(lambda: page.wait_for_selector("text=BYTES"))
     finally:
         job.stop()
 
-    [sent] = [r.body for r in browse_site.requests if r.route == "/upload"]
-    assert FILE in sent and b"field text" in sent  # what the site received ...
-    assert _recorded(library, "/upload") == [sent]  # ... is what the request record holds
+
+@pytest.mark.parametrize("send", ["#send", "#fetch"], ids=["form", "script"])
+def test_a_file_chosen_while_browsing_is_in_the_request_that_sends_it(
+    uploads: Uploads, send: str
+) -> None:
+    [sent] = [body for body in uploads.sent if FILES[send] in body]  # what the site received
+    assert b"field text" in sent
+    # ... is what the request record holds (and each request sent is recorded, once)
+    assert [body for body in uploads.recorded if FILES[send] in body] == [sent]
+    assert sorted(uploads.recorded) == sorted(uploads.sent)
 
 
 async def _first(session: object) -> object:
