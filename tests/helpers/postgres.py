@@ -131,6 +131,68 @@ def running_server(pg_bin: Path | None = None) -> Iterator[PostgresServer]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+class StoppableServer:
+    """A PostgreSQL server of the tests' own, which a test may stop and start again (the
+    suite's shared server stays up for the other tests)."""
+
+    def __init__(self, server: PostgresServer) -> None:
+        self.server = server
+        self.data = server.socket_dir.parent / "data"
+
+    def stop(self) -> None:
+        _stop(self.data)
+
+    def start(self) -> None:
+        pg_bin = _find_bin()
+        assert pg_bin is not None
+        sock, port = self.server.socket_dir, self.server.port
+        opts = f"-k {sock} -p {port} -c listen_addresses='' -c fsync=off"
+        log = self.data.parent / "log"
+        cmd = [str(pg_bin / "pg_ctl"), "-D", str(self.data), "-o", opts, "-w", "-s", "-l"]
+        subprocess.run(_as_postgres([*cmd, str(log), "start"]), check=True, capture_output=True)
+
+    def running(self) -> bool:
+        try:
+            pid = int((self.data / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return False
+        return not _exited(pid)
+
+    def new_database(self, name: str) -> str:
+        """A URL to a new database (schema already migrated) named after ``name``."""
+        unique = f"{name}_{next(_counter)}"
+        _admin(self.server, f'CREATE DATABASE "{unique}" TEMPLATE "{TEMPLATE}"')
+        return self.server.url(unique)
+
+
+@pytest.fixture(scope="session")
+def stoppable_postgres(postgres_server: PostgresServer) -> Iterator[StoppableServer]:
+    """One server for the tests that stop one (``postgres_server`` only makes sure one
+    can run): started, with a migrated template, once per session, not once per test."""
+    from archiver_app.store import schema
+    from archiver_app.store.engine import make_engine
+
+    with running_server() as own:
+        _admin(own, f'CREATE DATABASE "{TEMPLATE}"')
+        engine = make_engine(own.url(TEMPLATE))
+        try:
+            schema.upgrade(engine)
+        finally:
+            engine.dispose()
+        yield StoppableServer(own)
+
+
+@pytest.fixture
+def stoppable_server(stoppable_postgres: StoppableServer) -> Iterator[StoppableServer]:
+    """The server the test may stop: running as the test starts, and again after it
+    (whatever the test left it as)."""
+    if not stoppable_postgres.running():
+        stoppable_postgres.start()
+    yield stoppable_postgres
+    if not stoppable_postgres.running():
+        stoppable_postgres.start()
+
+
 def _stop(data: Path) -> None:
     """Immediate shutdown (SIGQUIT to the postmaster), waiting for it to exit."""
     import signal
@@ -142,12 +204,25 @@ def _stop(data: Path) -> None:
     except (OSError, ValueError, IndexError):
         return
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not _exited(pid):
+        time.sleep(0.02)
+
+
+def _exited(pid: int) -> bool:
+    """The process has ended: there is no such process, or only its zombie is left, which
+    its parent has not reaped yet (the postmaster's parent is PID 1, which may take a
+    second or more to reap it: the server is down all that time)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    except OSError:  # no /proc: ask the process itself
         try:
             os.kill(pid, 0)
         except OSError:
-            return
-        time.sleep(0.05)
+            return True
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
 _counter = itertools.count()

@@ -23,9 +23,8 @@ from sqlalchemy import select
 from archiver_app.cli import main
 from archiver_app.library import Library
 from archiver_app.store.models import JobLog, Page, PageAttempt, Snapshot
-from tests.helpers.postgres import PostgresServer, _admin, running_server
+from tests.helpers.postgres import StoppableServer
 from tests.helpers.webserver import LocalServer, Response
-from tests.unit.shared.test_lost_database import Server
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -35,21 +34,15 @@ OUTAGE = 6.0  # seconds the server is away
 
 
 @pytest.fixture
-def server(postgres_server: PostgresServer) -> Iterator[Server]:
-    with running_server() as own:
-        yield Server(own)
-
-
-@pytest.fixture
-def site(server: Server) -> Iterator[LocalServer]:
+def site(stoppable_server: StoppableServer) -> Iterator[LocalServer]:
     """``/slow/x1.html`` … ``x4.html``, each answered after 1.5 s; the database server
     stops as ``x1`` is asked for, and starts again 6 s later."""
     web = LocalServer()
-    restart = threading.Timer(OUTAGE, server.start)
+    restart = threading.Timer(OUTAGE, stoppable_server.start)
 
     def page(n: int) -> Response:
         if n == 1 and not restart.is_alive() and not restart.finished.is_set():
-            server.stop()
+            stoppable_server.stop()
             restart.start()
         time.sleep(ANSWER_AFTER)
         body = (
@@ -73,12 +66,11 @@ def site(server: Server) -> Iterator[LocalServer]:
 
 def test_a_capture_whose_database_stops_mid_page_captures_every_page_in_the_same_run(
     tmp_path: Path,
-    server: Server,
+    stoppable_server: StoppableServer,
     site: LocalServer,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    _admin(server.server, 'CREATE DATABASE "outage"')
-    url = server.server.url("outage")
+    url = stoppable_server.new_database("outage")
     root = tmp_path / "share"
     with Library.open(root, create=True, database_url=url):
         pass

@@ -26,9 +26,8 @@ from archiver_app.crawl.spec import Limits
 from archiver_app.library import Library
 from archiver_app.store.connection_loss import EXIT_UNREACHABLE
 from archiver_app.store.models import Job, Snapshot, SnapshotState
-from tests.helpers.postgres import PostgresServer, _admin, running_server
+from tests.helpers.postgres import StoppableServer
 from tests.helpers.webserver import LocalServer, Response
-from tests.unit.shared.test_lost_database import Server
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -37,13 +36,7 @@ PAGES = 10
 
 
 @pytest.fixture
-def server(postgres_server: PostgresServer) -> Iterator[Server]:
-    with running_server() as own:
-        yield Server(own)
-
-
-@pytest.fixture
-def site(server: Server) -> Iterator[LocalServer]:
+def site(stoppable_server: StoppableServer) -> Iterator[LocalServer]:
     """``/`` links to ``/p/0`` … ``/p/9``; the server stops while ``/p/3`` is served."""
     web = LocalServer()
     stopped = threading.Event()
@@ -51,7 +44,7 @@ def site(server: Server) -> Iterator[LocalServer]:
     def page(n: int) -> Response:
         if n == 3 and not stopped.is_set():
             stopped.set()
-            server.stop()
+            stoppable_server.stop()
         time.sleep(0.2)
         body = f"<html><title>Page {n}</title><body><p>marker-{n}-here</p></body></html>"
         return Response(200, body.encode())
@@ -76,10 +69,9 @@ def _worker(root: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_worker_that_loses_the_database_exits_75_and_the_rerun_finishes(
-    tmp_path: Path, server: Server, site: LocalServer
+    tmp_path: Path, stoppable_server: StoppableServer, site: LocalServer
 ) -> None:
-    _admin(server.server, 'CREATE DATABASE "crawl"')
-    url = server.server.url("crawl")
+    url = stoppable_server.new_database("crawl")
     root = tmp_path / "share"
     with Library.open(root, create=True, database_url=url) as lib:
         job = create_job(
@@ -94,7 +86,7 @@ def test_a_worker_that_loses_the_database_exits_75_and_the_rerun_finishes(
     assert len(errors) == 1 and errors[0].startswith("archiver: error: database unreachable: ")
     assert "Traceback" not in first.stderr, first.stderr[-3000:]
 
-    server.start()
+    stoppable_server.start()
     second = _worker(root)
     assert second.returncode == 0, second.stderr[-3000:]
 

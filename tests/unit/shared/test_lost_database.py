@@ -7,11 +7,10 @@ stays up for the other tests)."""
 from __future__ import annotations
 
 import logging
-import subprocess
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,44 +29,23 @@ from archiver_app.search import reindex as reindex_mod
 from archiver_app.store.connection_loss import EXIT_UNREACHABLE, lost_connection
 from archiver_app.store.models import Job, JobLog, Page, PageAttempt, Snapshot, SnapshotState
 from tests.helpers.crawl_site import MemoryPage, MemorySiteFetcher, memory_factory
-from tests.helpers.postgres import PostgresServer, _admin, _as_postgres, _find_bin, _stop
+from tests.helpers.postgres import StoppableServer
 
 H = "http://lost.test"
 PAGES = 8
 
 
-class Server:
-    """A PostgreSQL server that a test can stop and start again."""
-
-    def __init__(self, server: PostgresServer) -> None:
-        self.server = server
-        self.data = server.socket_dir.parent / "data"
-
-    def stop(self) -> None:
-        _stop(self.data)
-
-    def start(self) -> None:
-        pg_bin = _find_bin()
-        assert pg_bin is not None
-        sock, port = self.server.socket_dir, self.server.port
-        opts = f"-k {sock} -p {port} -c listen_addresses='' -c fsync=off"
-        log = self.data.parent / "log"
-        cmd = [str(pg_bin / "pg_ctl"), "-D", str(self.data), "-o", opts, "-w", "-s", "-l"]
-        subprocess.run(_as_postgres([*cmd, str(log), "start"]), check=True, capture_output=True)
+Server = StoppableServer  # a server of these tests' own, which they stop and start
 
 
 @pytest.fixture
-def server(postgres_server: PostgresServer) -> Iterator[Server]:
-    """A server of this test's own (``postgres_server`` only makes sure one can run)."""
-    from tests.helpers.postgres import running_server
-
-    with running_server() as own:
-        yield Server(own)
+def server(stoppable_server: StoppableServer) -> StoppableServer:
+    """The session's stoppable server, running as the test starts."""
+    return stoppable_server
 
 
 def _new_database(server: Server, name: str) -> str:
-    _admin(server.server, f'CREATE DATABASE "{name}"')
-    return server.server.url(name)
+    return server.new_database(name)
 
 
 def test_a_worker_that_loses_the_database_says_so_and_the_next_run_finishes(
