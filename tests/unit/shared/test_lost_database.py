@@ -100,9 +100,9 @@ def test_a_worker_gets_over_a_short_outage(
         def blip(_url: str) -> None:
             if len(fetcher.fetched) == 3:
                 server.stop()
-                restart.start()  # back in 3 s, before the worker gives up
+                restart.start()  # back in 1 s, long before the worker gives up
 
-        restart = threading.Timer(3.0, server.start)
+        restart = threading.Timer(1.0, server.start)
         fetcher = MemorySiteFetcher(lib, pages, on_fetch=blip)
         opts = WorkerOptions(
             once=True, poll_seconds=0.05, heartbeat_seconds=0.2, concurrency=1,
@@ -186,7 +186,8 @@ def test_a_page_the_outage_kept_from_being_recorded_is_no_failed_attempt(
     tmp_path: Path, server: Server, stopped: str
 ) -> None:
     """One attempt per page and no retry (as ``archiver capture`` makes its job); the
-    server stops for 6 s while the second page is captured, or just as it is recorded.
+    server stops for 2.5 s (longer than the page's 2 s lease, so the worker's first retry
+    after 1 s fails too) while the second page is captured, or just as it is recorded.
     That page is no failed attempt: the worker holds it through the outage and, once the
     server is back, captures it again (its capture could not be written) or records the
     capture it made; the same run ends with every page captured, and no attempt is said
@@ -195,7 +196,7 @@ def test_a_page_the_outage_kept_from_being_recorded_is_no_failed_attempt(
     root = tmp_path / "lib"
     pages = {f"{H}/{i}": MemoryPage() for i in range(4)}
     second = f"{H}/1"
-    restart = threading.Timer(6.0, server.start)
+    restart = threading.Timer(2.5, server.start)
 
     def stop() -> None:
         if not restart.is_alive() and not restart.finished.is_set():  # once
