@@ -1,7 +1,7 @@
 """New SQLite libraries in the suite start from a copy of a migrated schema.
 
-Running every migration costs 0.2-0.4 s a library, and some 1,500 tests each make one (a
-tenth of the suite's time). As ``postgres_url`` copies a template database
+Running every migration costs 0.1-0.2 s of CPU a library, and most unit and GUI tests
+make one. As ``postgres_url`` copies a template database
 (:mod:`tests.helpers.postgres`), each test process migrates one empty SQLite database once,
 with the real migrations, and copies it (SQLite's backup API, through the library's own
 connection) into every new empty one: the same pages the migrations would have written.
