@@ -232,16 +232,19 @@ def _abort(lib: Library, job_id: int, *, why: str, queued_only: bool) -> bool:
             return False
         _refuse(job, "aborted", _ABORTABLE)
         skipped = skip_ready(s, job_id, f"aborted: {why if queued_only else 'the job was aborted'}")
+        # its pages in flight are stopped by their worker and skipped too (crawl.aborting)
+        in_flight = s.scalar(
+            select(func.count())
+            .select_from(Page)
+            .where(Page.job_id == job_id, Page.state == PageState.CLAIMED)
+        )
         job.status = JobStatus.ABORTED
         job.finished_at = now
         job.updated_at = now
-        log_line(
-            s,
-            job_id,
-            f"{why}; {counted(skipped, 'waiting page')} skipped",
-            level="warning",
-            at=now,
-        )
+        said = f"{why}; {counted(skipped, 'waiting page')} skipped"
+        if in_flight:
+            said += f"; {counted(int(in_flight), 'page')} in progress stopped and skipped"
+        log_line(s, job_id, said, level="warning", at=now)
     write_coverage(lib, job_id)
     from archiver_app.editions.service import after_job
 

@@ -21,7 +21,14 @@ from sqlalchemy import select
 from archiver_app.crawl.aborting import ABORTED_IN_FLIGHT
 from archiver_app.crawl.inline import InlineRun, create_capture_job, run_job_inline
 from archiver_app.library import Library
-from archiver_app.store.models import Page, PageAttempt, PageState, Snapshot, SnapshotState
+from archiver_app.store.models import (
+    JobLog,
+    Page,
+    PageAttempt,
+    PageState,
+    Snapshot,
+    SnapshotState,
+)
 from tests.helpers.webserver import LocalServer, Request, Response
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -84,6 +91,9 @@ def test_abort_stops_the_page_in_progress(
         outcomes = s.scalars(select(PageAttempt.outcome).where(PageAttempt.page_id == page.id))
         assert list(outcomes) == ["cancelled"]
         assert s.scalars(select(Snapshot).where(Snapshot.job_id == job_id)).all() == []
+        said = s.scalars(select(JobLog.message).where(JobLog.job_id == job_id)).all()
+    # the log counts the page in flight as job show does (it said "0 waiting pages skipped")
+    assert "aborted; 0 waiting pages skipped; 1 page in progress stopped and skipped" in said
     left = [p for p in (library.root / "collections").rglob("*") if p.is_file()]
     assert left == [], left
     listed = [line for line in _archiver(library.root, "jobs").splitlines() if "slow" in line]
