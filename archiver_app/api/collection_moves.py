@@ -25,6 +25,7 @@ from archiver_app.editions.service import (
     refresh_editions,
 )
 from archiver_app.errors import InputError
+from archiver_app.library import DEFAULT_COLLECTION
 from archiver_app.store.models import Collection, Job, JobStatus, Snapshot
 from archiver_app.units import counted
 from archiver_app.validation import slug_of
@@ -119,3 +120,55 @@ def empty_into(s: Session, coll: Collection, into: int, now: datetime) -> list[i
     moved = move_captures(s, ids, into, now)
     s.execute(update(Job).where(Job.collection_id == coll.id).values(collection_id=into))
     return moved
+
+
+#: Jobs not finished: each will (or may, when resumed) save into its collection again.
+_UNFINISHED = (
+    JobStatus.QUEUED.value,
+    JobStatus.RUNNING.value,
+    JobStatus.PAUSED.value,
+    JobStatus.RETRYABLE.value,
+    JobStatus.INDEXING.value,
+    JobStatus.CANCELLING.value,
+)
+
+
+def release_empty(s: Session, coll: Collection) -> None:
+    """Before the empty collection ``coll`` is deleted: file its finished jobs under the
+    default collection (as :func:`empty_into` files them where the captures go), in the
+    caller's transaction.
+
+    Raises:
+        InputError: a watch or an unfinished job saves into it, naming them, or an edition
+            is of it.
+    """
+    watch = s.scalar(
+        select(Job.id).where(Job.collection_id == coll.id, Job.schedule.is_not(None)).limit(1)
+    )
+    if watch is not None:
+        raise InputError(
+            f"watch {watch} saves into collection {coll.name!r}: remove the watch "
+            f"(archiver watch remove {watch}) first; the collection stays"
+        )
+    busy = s.execute(
+        select(Job.id, Job.status)
+        .where(Job.collection_id == coll.id, Job.status.in_(_UNFINISHED))
+        .limit(1)
+    ).first()
+    if busy is not None:
+        raise InputError(
+            f"job {busy[0]} ({busy[1]}) saves into collection {coll.name!r}: let it finish "
+            "or cancel it first; the collection stays"
+        )
+    edition = s.scalar(select(Edition.name).where(Edition.collection_id == coll.id).limit(1))
+    if edition is not None:
+        raise InputError(f"edition {edition} is of collection {coll.name!r}; the collection stays")
+    if s.scalar(select(Job.id).where(Job.collection_id == coll.id).limit(1)) is None:
+        return
+    default = s.scalar(select(Collection.id).where(Collection.slug == DEFAULT_COLLECTION))
+    if default is None:
+        default_coll = Collection(slug=DEFAULT_COLLECTION, name=DEFAULT_COLLECTION.title())
+        s.add(default_coll)
+        s.flush()
+        default = default_coll.id
+    s.execute(update(Job).where(Job.collection_id == coll.id).values(collection_id=default))

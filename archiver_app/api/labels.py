@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, func, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from archiver_app.api.changes import Changes
 from archiver_app.api.collection_moves import (
@@ -19,6 +20,7 @@ from archiver_app.api.collection_moves import (
     empty_into,
     move_captures,
     new_slug,
+    release_empty,
     same_name,
 )
 from archiver_app.api.settings import SAVED_SEARCHES_KEY
@@ -302,38 +304,50 @@ class CollectionsManager:
         return Changes(collections=True)
 
     def delete(self, collection_id: int, *, move_to: int | None = None) -> Changes:
-        """Forget a collection: an empty one, or one whose captures (and jobs) first move
-        to collection ``move_to``, all in one transaction (refused, nothing moves).
+        """Forget a collection: an empty one (its finished jobs filed under the default
+        collection), or one whose captures (and jobs) first move to collection
+        ``move_to``, all in one transaction (refused, nothing moves).
 
         Raises:
             InputError: it holds captures and ``move_to`` is None (delete or move them
-                first), they cannot move (:func:`.collection_moves.empty_into`), an
-                edition refers to it, or it is the default collection.
+                first), they cannot move (:func:`.collection_moves.empty_into`), a watch
+                or an unfinished job saves into the empty one
+                (:func:`.collection_moves.release_empty`), an edition refers to it, or it
+                is the default collection.
         """
         moved: list[int] = []
-        with self._lib.write() as s:
-            coll = s.get(Collection, collection_id)
-            if coll is None:
-                raise InputError(f"there is no collection {collection_id}")
-            if coll.slug == DEFAULT_COLLECTION:
-                raise InputError("the default collection stays")
-            if move_to is not None:
-                moved = empty_into(s, coll, move_to, self._lib.clock())
-            held = s.scalar(
-                select(func.count()).select_from(Snapshot).where(Snapshot.collection_id == coll.id)
-            )
-            if held:
-                raise InputError(
-                    f"collection {coll.name!r} holds {counted(int(held or 0), 'capture')}: "
-                    "move them to another collection or delete them first"
-                )
-            try:
+        name = str(collection_id)
+        try:
+            with self._lib.write() as s:
+                coll = s.get(Collection, collection_id)
+                if coll is None:
+                    raise InputError(f"there is no collection {collection_id}")
+                name = coll.name
+                if coll.slug == DEFAULT_COLLECTION:
+                    raise InputError("the default collection stays")
+                if move_to is not None:
+                    moved = empty_into(s, coll, move_to, self._lib.clock())
+                self._refuse_held(s, coll)
+                if move_to is None:
+                    release_empty(s, coll)
                 s.delete(coll)
                 s.flush()
-            except IntegrityError as exc:  # a job or an edition still names it
-                raise InputError(
-                    f"collection {coll.name!r} is named by a job or an edition; it stays"
-                ) from exc
+        except IntegrityError as exc:  # another process named it meanwhile (rolled back)
+            raise InputError(
+                f"collection {name!r} is still named by a job, a watch, an edition or an "
+                "import; it stays"
+            ) from exc
         if moved:
             return Changes(snapshots=True, collections=True, snapshot_ids=frozenset(moved))
         return Changes(collections=True)
+
+    @staticmethod
+    def _refuse_held(s: Session, coll: Collection) -> None:
+        held = s.scalar(
+            select(func.count()).select_from(Snapshot).where(Snapshot.collection_id == coll.id)
+        )
+        if held:
+            raise InputError(
+                f"collection {coll.name!r} holds {counted(int(held or 0), 'capture')}: "
+                "move them to another collection or delete them first"
+            )

@@ -10,11 +10,14 @@ import pytest
 from PySide6.QtCore import QItemSelectionModel, QTimer
 from PySide6.QtWidgets import QApplication, QInputDialog, QMenu, QMessageBox
 from pytestqt.qtbot import QtBot
+from sqlalchemy import select
 
 from archiver_app.gui.collection_actions import DeleteCollectionDialog
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.table_menu import table_menu
 from archiver_app.library import Library
+from archiver_app.store.models import Job
+from archiver_app.watch.runner import add_watch
 from tests.helpers.gui_fixtures import answer_next_box
 from tests.helpers.snapshots import add_snapshot
 
@@ -219,3 +222,32 @@ def test_an_empty_collection_says_how_to_fill_it_and_the_address_field_captures_
     window.url_field.setText("https://c.example/")
     window.capture.from_field()
     assert [r.collection for r in requests] == ["spare", "default"]  # type: ignore[attr-defined]
+
+
+def test_an_empty_collection_a_job_saved_into_is_deleted_and_one_a_watch_saves_into_stays(
+    main_window: MainWindow, library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Delete… > Delete on an empty collection a finished job had saved into did nothing
+    and said nothing (a foreign key refused it in a broken transaction)."""
+    window = main_window
+    default = library.ensure_collection()
+    temp = add_snapshot(library, "https://a.example/", title="A", collection="temp")
+    library.snapshots.delete([temp])
+    library.ensure_collection("field-notes", "Field Notes")
+    ids = {c.slug: c.id for c in library.collections.all()}
+    with library.write() as s:
+        s.add(Job(collection_id=ids["temp"], kind="capture", name="j", status="completed",
+                  config={}, created_at=library.clock(), updated_at=library.clock()))  # fmt: skip
+    watch = add_watch(library, ["https://example.org/"], collection="field-notes")
+    window.refresh_all()
+    told: list[str] = []
+    monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: told.append(text))
+    for name in ("Temp", "Field Notes"):
+        answer_next_box(lambda box: box.button(QMessageBox.StandardButton.Yes).click(), [])
+        window.sidebar_menu.delete_entry(_entry(window, name))  # type: ignore[arg-type]
+    assert _collections(window) == ["Default", "Field Notes"]
+    assert len(told) == 1 and told[0].startswith(
+        f"Watch {watch} saves into collection 'Field Notes': remove the watch"
+    )
+    with library.session() as s:
+        assert set(s.scalars(select(Job.collection_id).where(Job.schedule.is_(None)))) == {default}

@@ -1,0 +1,64 @@
+"""An empty collection deleted: its finished jobs filed under the default collection, and
+a watch or an unfinished job saving into it refused by name (on SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from archiver_app.api import Changes
+from archiver_app.errors import InputError
+from archiver_app.library import Library
+from archiver_app.store.models import Job
+from archiver_app.watch.runner import add_watch, list_watches
+
+
+def _job(library: Library, collection_id: int, status: str) -> int:
+    with library.write() as s:
+        job = Job(collection_id=collection_id, kind="capture", name="j", status=status,
+                  config={}, created_at=library.clock(), updated_at=library.clock())  # fmt: skip
+        s.add(job)
+        s.flush()
+        return job.id
+
+
+def test_an_empty_collection_a_finished_job_saved_into_is_deleted(any_library: Library) -> None:
+    library = any_library
+    default = library.ensure_collection()
+    temp, _ = library.collections.create("Temp")
+    done = _job(library, temp.id, "completed")
+    failed = _job(library, temp.id, "failed")
+    assert library.collections.delete(temp.id) == Changes(collections=True)
+    assert [c.name for c in library.collections.all()] == ["Default"]
+    with library.session() as s:
+        filed = s.scalars(select(Job.collection_id).where(Job.id.in_([done, failed])))
+        assert set(filed) == {default}
+
+
+def test_an_empty_collection_a_watch_saves_into_stays(any_library: Library) -> None:
+    library = any_library
+    library.ensure_collection("field-notes", "Field Notes")
+    watch = add_watch(library, ["https://example.org/"], collection="field-notes")
+    coll = next(c for c in library.collections.all() if c.slug == "field-notes")
+    with library.write() as s:  # its first run done: only the watch names it
+        job = s.get(Job, watch)
+        assert job is not None
+        job.status = "completed"
+    with pytest.raises(InputError, match=rf"watch {watch} saves into collection 'Field Notes'"):
+        library.collections.delete(coll.id)
+    assert coll in library.collections.all()
+    assert [w.job_id for w in list_watches(library)] == [watch]
+
+
+@pytest.mark.parametrize("status", ["queued", "running", "paused"])
+def test_an_empty_collection_an_unfinished_job_saves_into_stays(
+    any_library: Library, status: str
+) -> None:
+    library = any_library
+    temp, _ = library.collections.create("Temp")
+    job = _job(library, temp.id, status)
+    with pytest.raises(InputError, match=rf"job {job} \({status}\) saves into collection 'Temp'"):
+        library.collections.delete(temp.id)
+    assert temp in library.collections.all()
+    # the refusal left no broken transaction behind: the library still writes
+    assert library.collections.create("Other")[0].name == "Other"
