@@ -114,6 +114,7 @@ class CollectionActions:
             view, changes = window.library.collections.create(name)
         except InputError as exc:
             QMessageBox.information(window, "No collection made", upper_first(str(exc)) + ".")
+            window.reload_sidebar()  # the clash may be one another process made meanwhile
             return None
         window.apply_changes(changes)
         return view

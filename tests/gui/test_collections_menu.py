@@ -251,3 +251,21 @@ def test_an_empty_collection_a_job_saved_into_is_deleted_and_one_a_watch_saves_i
     )
     with library.session() as s:
         assert set(s.scalars(select(Job.collection_id).where(Job.schedule.is_(None)))) == {default}
+
+
+def test_a_name_another_process_took_meanwhile_is_refused_and_listed(
+    main_window: MainWindow, library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refusal left the sidebar without the other process's collection until
+    View > Refresh."""
+    window = main_window
+    library.ensure_collection()
+    window.refresh_all()
+    library.ensure_collection("field-notes", "Field Notes")  # another machine, meanwhile
+    monkeypatch.setattr(QInputDialog, "getText", lambda *_a, **_k: ("Field Notes", True))
+    told: list[str] = []
+    monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: told.append(text))
+    assert _collections(window) == ["Default"]
+    window.sidebar_menu.collections.new_action.trigger()
+    assert told == ["There is already a collection called 'Field Notes'."]
+    assert _collections(window) == ["Default", "Field Notes"]
