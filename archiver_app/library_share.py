@@ -43,8 +43,17 @@ class FolderCode(enum.Enum):
 
 @dataclass(frozen=True)
 class FolderCheck:
+    """An outcome: ``message`` says it whole (with a guess at the cause, where there is one);
+    ``fact``, when given, says only what is wrong, for a caller that gives its own cause."""
+
     code: FolderCode
     message: str
+    fact: str = ""
+
+    @property
+    def what(self) -> str:
+        """What is wrong, without a guess at why."""
+        return self.fact or self.message
 
     @property
     def ok(self) -> bool:
@@ -87,10 +96,8 @@ def check_folder(root: Path, expected: str) -> FolderCheck:
     try:
         found = read_token(root)
     except OSError as exc:
-        return FolderCheck(
-            FolderCode.UNREADABLE,
-            f"the library folder {root} cannot be read ({exc}): is the share mounted?",
-        )
+        fact = f"the library folder {root} cannot be read ({exc})"
+        return FolderCheck(FolderCode.UNREADABLE, f"{fact}: is the share mounted?", fact)
     if found is None and (root / DB_NAME).is_file():
         return FolderCheck(
             FolderCode.NO_TOKEN,

@@ -20,11 +20,26 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMessageBox
 
 from archiver_app.known_libraries import moved_to
+from archiver_app.library_share import FolderCheck, FolderCode
+from archiver_app.units import upper_first
 
 if TYPE_CHECKING:
     from archiver_app.gui.main_window import MainWindow
 
 TITLE = "The library is gone"
+
+
+def gone_text(check: FolderCheck, root: Path, moved: Path | None, *, shared: bool) -> str:
+    """The box's sentence: where the library went, else what is wrong and why it may be."""
+    if moved is not None:
+        return f"The library that was at {root} was moved to {moved}."
+    if check.code is not FolderCode.UNREADABLE:  # another folder there: its message says all
+        return upper_first(check.message)
+    if shared:
+        why = "the share is not mounted, or the folder was moved or deleted"
+    else:
+        why = "it was moved or deleted, or its drive was unplugged"
+    return f"{upper_first(check.what)}: {why}."
 
 
 class LibraryGone(QObject):
@@ -36,7 +51,7 @@ class LibraryGone(QObject):
         self.box: QMessageBox | None = None
         window.status.library_gone.connect(self._gone)
 
-    def _gone(self, why: str) -> None:
+    def _gone(self, check: FolderCheck) -> None:
         if self.box is not None:
             return
         window = self.window
@@ -46,11 +61,8 @@ class LibraryGone(QObject):
         window.watches.stop()
         root = window.library.root
         moved = moved_to(root)
-        text = (
-            f"The library that was at {root} was moved to {moved}."
-            if moved is not None
-            else f"{why[:1].upper()}{why[1:]}: it was moved or deleted, or its drive was unplugged."
-        )
+        shared = window.library.share_token is not None
+        text = gone_text(check, root, moved, shared=shared)
         self.box = box = QMessageBox(QMessageBox.Icon.Warning, TITLE, text, parent=window)
         box.setObjectName("library_gone")
         box.setInformativeText(

@@ -32,8 +32,8 @@ class StatusPanel(QWidget):
 
     changed_elsewhere = Signal()
     watches_elsewhere = Signal()
-    #: the library's folder is gone (moved, deleted, unplugged): its message; once
-    library_gone = Signal(str)
+    #: the library's folder is gone (moved, deleted, unplugged): its FolderCheck; once
+    library_gone = Signal(object)
 
     def __init__(self, bar: QStatusBar, library: Library, runner: OpRunner) -> None:
         super().__init__(bar)
@@ -110,7 +110,7 @@ class StatusPanel(QWidget):
         if isinstance(f, FolderCheck):  # nothing more is read from a library gone
             self.timer.stop()
             self.worker.setText("library gone")
-            self.library_gone.emit(f.message)
+            self.library_gone.emit(f)
             return
         self.figures = f
         seen = (f.migration_total, f.newest_capture)

@@ -18,10 +18,13 @@ from pytestqt.qtbot import QtBot
 
 from archiver_app.errors import LibraryError
 from archiver_app.gui.errors import show_error
+from archiver_app.gui.library_gone import gone_text
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import OpRunner
 from archiver_app.known_libraries import library_moved
 from archiver_app.library import Library
+from archiver_app.library_share import check_folder
+from archiver_app.units import upper_first
 from tests.helpers.snapshots import add_snapshot
 
 SHOTS = os.environ.get("ARCHIVER_SHOTS")  # a folder: the boxes saved as PNG to look at
@@ -115,3 +118,27 @@ def test_quit_closes_the_window_with_nothing_to_open(
     with qtbot.waitSignal(window.closed, timeout=5000):
         _button(box, "Quit").click()
     assert window.pending_open is None and not window.isVisible()
+
+
+def test_a_shared_folder_gone_is_said_in_one_sentence(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It read "…cannot be read (…): is the share mounted?: it was moved or deleted, or its
+    drive was unplugged." (two explanations glued with "?:")."""
+    root = window.library.root
+    monkeypatch.setattr(window.library, "share_token", "a-token")  # a shared library's folder
+    root.rename(tmp_path / "unmounted")
+    box = _gone_box(qtbot, window)
+    token = root / ".archiver-library-token"
+    assert box.text() == (
+        f"The library folder {root} cannot be read ([Errno 2] No such file or directory: "
+        f"'{token}'): the share is not mounted, or the folder was moved or deleted."
+    )
+
+
+def test_an_empty_mount_point_is_said_by_its_own_message(tmp_path: Path) -> None:
+    """A share's mount point left empty: its message is whole (it ended "…included).: it
+    was moved or deleted, or its drive was unplugged.")."""
+    check = check_folder(tmp_path, "a-token")
+    text = gone_text(check, tmp_path, None, shared=True)
+    assert text == upper_first(check.message) and text.endswith("the token file included).")
