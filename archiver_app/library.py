@@ -428,6 +428,11 @@ def check_library_folder(root: Path, *, create: bool, start_over: bool = False) 
     """
     if root.exists() and not root.is_dir():
         raise LibraryError(f"{root} is a file, not a library folder")
+    if (link := _dangling_link(root)) is not None:  # a place not mounted: never made one
+        raise LibraryError(
+            f"cannot read the library folder {root} ({link} links to {os.readlink(link)}, "
+            "which is missing): is the share or drive mounted there?"
+        )
     if not start_over and _holds_no_library(root):
         if (moved := known.moved_to(root)) is not None:
             raise known.LibraryMovedError(root, moved)
@@ -453,6 +458,16 @@ def check_library_folder(root: Path, *, create: bool, start_over: bool = False) 
             f"{root} is not empty and is not an Archiver library; choose an empty folder"
         )
     return True
+
+
+def _dangling_link(root: Path) -> Path | None:
+    """``root`` or the folder it would be made in, when that is a link to nothing."""
+    for place in (root, *root.parents):
+        if place.exists():
+            return None
+        if place.is_symlink():
+            return place
+    return None
 
 
 def _holds_no_library(root: Path) -> bool:

@@ -295,3 +295,23 @@ def test_library_json_keeps_no_password(tmp_path: Path, postgres_url: str) -> No
     Library.open(tmp_path / "share", database_url=with_password).close()
     meta = (tmp_path / "share" / "library.json").read_text()
     assert "secretpw" not in meta and "postgres@" in meta
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("create", [True, False])
+def test_a_link_to_a_missing_folder_is_a_place_not_mounted(
+    request: pytest.FixtureRequest, tmp_path: Path, database: str, create: bool
+) -> None:
+    """A library at a link to nothing (a mount point's link, the share not mounted) said
+    "cannot create a library at …: File exists" when capturing."""
+    url = request.getfixturevalue("postgres_url") if database == "postgresql" else None
+    link = tmp_path / "mntB"
+    link.symlink_to(tmp_path / "share-not-mounted")
+    for root in (link, link / "lib"):
+        with pytest.raises(
+            LibraryError,
+            match=rf"cannot read the library folder {root} \({link} links to .*share-not-mounted,"
+            r" which is missing\): is the share or drive mounted there\?",
+        ):
+            Library.open(root, create=create, database_url=url)
+    assert not (tmp_path / "share-not-mounted").exists() and link.is_symlink()
