@@ -25,13 +25,16 @@ its WARC and screenshot as evidence, never counted as a good capture.
 
 from __future__ import annotations
 
+import asyncio
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
 from archiver_app.library import Library
+from archiver_app.store.connection_loss import lost_connection
+from archiver_app.warc.surt import domain_of
 
 LOGIN_PATH = re.compile(
     r"/(?:log[-_]?in|log[-_]?on|sign[-_]?in|signon|sso|auth|authenticate|cas/login"
@@ -206,3 +209,21 @@ def profile_worked_before(lib: Library, profile: str, domain: str) -> bool:
             .limit(1)
         )
     return found is not None
+
+
+async def check_login(
+    page: Any, lib: Library, url: str, *, final: str, status: int | None, profile: str | None
+) -> LoginCheck | None:
+    """Did the capture of ``url`` (the tab ``page``, at ``final``, whose main response had
+    ``status``) end at a login form? A 403 asks ``lib`` whether ``profile`` worked there
+    before; a database gone away leaves that out."""
+    signs = PageSigns(url, final, status, *await password_form(page))
+    if status == 403 and profile:
+        try:
+            worked = await asyncio.to_thread(profile_worked_before, lib, profile, domain_of(final))
+        except Exception as exc:  # judged without the history the database holds
+            if not lost_connection(exc):
+                raise
+        else:
+            signs = replace(signs, worked_before=worked)
+    return judge(signs, profile)

@@ -18,7 +18,7 @@ import contextlib
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,13 +35,7 @@ from archiver_app.capture.extract import (
     first_line,
     make_snippet,
 )
-from archiver_app.capture.login_check import (
-    LoginCheck,
-    PageSigns,
-    judge,
-    password_form,
-    profile_worked_before,
-)
+from archiver_app.capture.login_check import LoginCheck, check_login
 from archiver_app.capture.pdf import PDF_MIMES, pdf_page_facts
 from archiver_app.capture.persist import (
     SnapshotOutcome,
@@ -68,7 +62,6 @@ from archiver_app.store.connection_loss import lost_connection, unreachable_mess
 from archiver_app.store.models import Fidelity, FileKind, SnapshotState
 from archiver_app.tasks import CancelToken
 from archiver_app.units import counted
-from archiver_app.warc.surt import domain_of
 from archiver_app.warc.writer import CaptureWarcWriter
 
 if TYPE_CHECKING:
@@ -241,19 +234,9 @@ class PageCapture:
     ) -> LoginCheck | None:
         """Did the page end at a login form? (:mod:`.login_check`)"""
         status = recorder.main.response.status if recorder.main.response else None
-        signs = PageSigns(self.url, final, status, *await password_form(page))
-        if status == 403 and self.profile:
-            domain = domain_of(final)
-            try:
-                worked = await asyncio.to_thread(
-                    profile_worked_before, self.lib, self.profile, domain
-                )
-            except Exception as exc:  # judged without the history the database holds
-                if not lost_connection(exc):
-                    raise
-            else:
-                signs = replace(signs, worked_before=worked)
-        return judge(signs, self.profile)
+        return await check_login(
+            page, self.lib, self.url, final=final, status=status, profile=self.profile
+        )
 
     async def _close(self, loaded: _Loaded, tab: Tab | None) -> None:
         context = tab.context if tab is not None else None
