@@ -36,6 +36,11 @@ from archiver_app.capture.extract import (
     make_snippet,
 )
 from archiver_app.capture.login_check import LoginCheck, check_login
+from archiver_app.capture.oversize import (
+    OVERSIZE_TEXT_SECONDS,
+    load_unless_oversize,
+    oversize_error,
+)
 from archiver_app.capture.pdf import PDF_MIMES, pdf_page_facts
 from archiver_app.capture.persist import (
     SnapshotOutcome,
@@ -97,7 +102,7 @@ class PageCapture:
         self.reasons: list[str] = []  # why fidelity is not high
         self.extras: set[str] = set()  # images asked for other screens: not the page's own
         self.crashed = False
-        self.oversize_main = False
+        self.oversize_main = asyncio.Event()  # its own document passed the limit (.oversize)
         self.extracted = False  # _extract ran (title, text, DOM, screenshot attempted)
         self.downloaded = False  # the browser took the page for a download (a file)
         self.gone: Departure | None = None  # the tab left the page (.departed)
@@ -187,31 +192,7 @@ class PageCapture:
             self._mark("open")
             loaded.error = await self._load_and_behave(page, recorder)
             if not self.crashed and (_main_answered(recorder) or recorder.main.record):
-                # the main record is written by a task of its own (body fetch, dedup lookup);
-                # the page is extracted whether or not that task is done yet
-                await recorder.wait_main(timeout=min(5.0, self._left()))
-                if page.url.startswith("http"):
-                    loaded.final_url = page.url
-                kept = len(self.reasons)
-                loaded.facts, loaded.dom, loaded.shot = await self._extract(page, recorder)
-                gone = None if self.downloaded else departure(page.url, recorder)
-                if gone is not None:  # it left its tab (.departed); a download never showed
-                    # what failed in a tab that left the page (a behaviour it cut short)
-                    self.reasons[:] = [r for r in self.reasons[:kept] if r != self.behaviour_error]
-                    self.gone, loaded.final_url = gone, gone.own_url
-                    loaded.facts, loaded.dom, loaded.shot = recorded_facts(recorder), None, None
-                    self.reasons.append(gone.remark)
-                    self.extras.add(gone.to or "")  # its failed request is no resource
-                elif self.rules.login_check:
-                    loaded.login = await self._login_check(page, recorder, loaded.final_url)
-                # Other screens' images after the screenshot: once cached, Chromium shows a
-                # larger srcset candidate (the screenshot had the 2x image a 1x screen never
-                # showed). Each loaded (or failed) on return; media are fetched at _close.
-                with contextlib.suppress(Exception):  # extras: a page gone keeps its own
-                    fetched = await autofetch(page, deadline=self._step_deadline(0.15))
-                    self.extras.update(fetched.images)
-                    self._media = fetched.media
-                self._mark("autofetch")
+                await self._after_load(page, recorder, loaded)
         except Exception as exc:
             loaded.error = describe_failure(str(exc), self.url, self.rules.page_timeout)
         except BaseException:  # cancelled: stop recording before the WARC is left behind
@@ -228,6 +209,36 @@ class PageCapture:
             raise
         await self._close(loaded, tab)
         return loaded
+
+    async def _after_load(self, page: Any, recorder: NetworkRecorder, loaded: _Loaded) -> None:
+        """Extract the page; then whether it left its tab or is a login form, and its extras."""
+        # the main record is written by a task of its own (body fetch, dedup lookup);
+        # the page is extracted whether or not that task is done yet
+        await recorder.wait_main(timeout=min(5.0, self._left()))
+        if page.url.startswith("http"):
+            loaded.final_url = page.url
+        kept = len(self.reasons)
+        loaded.facts, loaded.dom, loaded.shot = await self._extract(page, recorder)
+        if self.oversize_main.is_set():  # failed already: nothing more is kept (.oversize)
+            return
+        gone = None if self.downloaded else departure(page.url, recorder)
+        if gone is not None:  # it left its tab (.departed); a download never showed
+            # what failed in a tab that left the page (a behaviour it cut short)
+            self.reasons[:] = [r for r in self.reasons[:kept] if r != self.behaviour_error]
+            self.gone, loaded.final_url = gone, gone.own_url
+            loaded.facts, loaded.dom, loaded.shot = recorded_facts(recorder), None, None
+            self.reasons.append(gone.remark)
+            self.extras.add(gone.to or "")  # its failed request is no resource
+        elif self.rules.login_check:
+            loaded.login = await self._login_check(page, recorder, loaded.final_url)
+        # Other screens' images after the screenshot: once cached, Chromium shows a
+        # larger srcset candidate (the screenshot had the 2x image a 1x screen never
+        # showed). Each loaded (or failed) on return; media are fetched at _close.
+        with contextlib.suppress(Exception):  # extras: a page gone keeps its own
+            fetched = await autofetch(page, deadline=self._step_deadline(0.15))
+            self.extras.update(fetched.images)
+            self._media = fetched.media
+        self._mark("autofetch")
 
     async def _login_check(
         self, page: Any, recorder: NetworkRecorder, final: str
@@ -291,7 +302,7 @@ class PageCapture:
 
     def _on_oversize(self, cdp: Any, recorder: NetworkRecorder | None, rid: str) -> None:
         if recorder is not None and rid == recorder.main.request_id:
-            self.oversize_main = True
+            self.oversize_main.set()
         self.reasons.append("a response exceeded the body size limit")
         task = asyncio.ensure_future(_quiet(cdp.send("Page.stopLoading")))
         self._tasks.add(task)
@@ -306,13 +317,15 @@ class PageCapture:
     async def _load_and_behave(self, page: Any, recorder: NetworkRecorder) -> str | None:
         """Load, wait, run custom JS, scroll, settle. Returns a fatal error or None."""
         try:
-            await page.goto(self.url, wait_until="load", timeout=self._remaining_ms())
+            await load_unless_oversize(
+                page, self.url, timeout_ms=self._remaining_ms(), oversize=self.oversize_main
+            )
         except Exception as exc:
             message = str(exc)
             if recorder.main.record is None and recorder.main.response is None:
                 await recorder.drain(1.0)
-            if self.oversize_main:
-                return f"the response is larger than the {self.owner.max_body} byte limit"
+            if self.oversize_main.is_set():
+                return oversize_error(self.owner.max_body)
             if recorder.main.request_id is None or not _main_answered(recorder):
                 return describe_failure(message, self.url, self.rules.page_timeout)
             if _main_downloaded(recorder):  # a file the browser does not show
@@ -324,8 +337,8 @@ class PageCapture:
                 if "Timeout" in message
                 else f"loading stopped: {first_line(message)}"
             )
-        if self.oversize_main:
-            return f"the response is larger than the {self.owner.max_body} byte limit"
+        if self.oversize_main.is_set():
+            return oversize_error(self.owner.max_body)
         if self.cancel is not None and self.cancel.cancelled:
             self.reasons.append("cancelled before the page behaviours ran")
             return None
@@ -363,7 +376,9 @@ class PageCapture:
         self, page: Any, recorder: NetworkRecorder
     ) -> tuple[PageFacts, str | None, bytes | None]:
         mime = recorder.main.response.mime if recorder.main.response else None
+        views = not self.oversize_main.is_set()  # a failed capture keeps no DOM or screenshot
         budget = max(2.0, self._left())
+        budget = budget if views else min(budget, OVERSIZE_TEXT_SECONDS)  # (for its snippet)
         facts, dom, shot = PageFacts(), None, None
         self.extracted = True
         disposition = (
@@ -373,12 +388,12 @@ class PageCapture:
             return file_facts(self.url, disposition), None, None  # the tab showed nothing
         try:
             facts = await asyncio.wait_for(extract(page), budget)
-            if mime not in NO_SCREENSHOT_MIMES:
+            if views and mime not in NO_SCREENSHOT_MIMES:
                 dom = await asyncio.wait_for(page.content(), budget)
             self._mark("extract")
         except Exception as exc:
             self.reasons.append(f"text extraction failed: {first_line(exc)}")
-        if self.owner.screenshots and mime not in NO_SCREENSHOT_MIMES:
+        if views and self.owner.screenshots and mime not in NO_SCREENSHOT_MIMES:
             shot = await page_screenshot(page, self._remaining_ms(), self.reasons, self._broken)
             self._mark("screenshot")
         if mime in PDF_MIMES:
@@ -386,7 +401,8 @@ class PageCapture:
             # headless shell) leaves the tab at about:blank
             base = recorder.main.record.url if recorder.main.record else self.url
             document, notes = recorder.main.document, recorder.notes
-            read = partial(pdf_page_facts, render=self.owner.screenshots, reasons=self.reasons)
+            render = views and self.owner.screenshots
+            read = partial(pdf_page_facts, render=render, reasons=self.reasons)
             facts, shot = await asyncio.to_thread(
                 read, document, self.url, base, notes=notes, disposition=disposition
             )

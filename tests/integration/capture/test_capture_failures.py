@@ -181,6 +181,40 @@ def test_each_bad_page_fails_alone_with_a_clear_error(
     assert huge.stat().st_size < 1 << 20
 
 
+def test_a_page_over_the_size_limit_fails_as_the_limit_is_passed(
+    library: Library, test_site: LocalSite
+) -> None:
+    """/huge streams its document past the body limit: the capture fails with the same error,
+    row and WARC as before, without waiting out the page's time limit and then screenshots
+    that a failed capture never keeps (with this 20 s limit it took 27 s; now 1-4 s)."""
+    rules = PageRules(page_timeout=20, settle_seconds=0.1)
+
+    async def run() -> CaptureResult:
+        async with Capturer(library, max_body_bytes=1 << 20) as cap:
+            return await cap.capture(test_site.url("/huge"), rules=rules)
+
+    res = asyncio.run(run())
+    assert not res.ok and res.error == "the response is larger than the 1048576 byte limit"
+    assert res.duration < 10, res.duration  # it took 27 s (the load ran to the 20 s limit)
+    with library.session() as s:
+        snap = s.get(Snapshot, res.snapshot_id)
+        assert snap is not None and snap.warc_file
+        state, provenance, snippet = snap.state, snap.provenance, snap.snippet
+        warc = library.abspath(snap.warc_file)
+    assert state == "failed" and provenance["error"] == res.error
+    reasons = provenance["fidelity_reasons"]
+    assert not any("screenshot" in reason for reason in reasons), reasons
+    # the row keeps the text the tab showed (its snippet), unless it took over 5 s to read
+    unread = "text extraction failed: TimeoutError" in reasons
+    assert unread or (snippet and snippet.startswith("xxx")), (snippet, reasons)
+    assert sorted(p.name for p in warc.parent.iterdir()) == ["capture.warc.gz", "index.json"]
+    assert warcio_check(warc).returncode == 0
+    responses = [r for r in read_warc(warc) if r.type == "response"]
+    assert [(r.uri, r.warc["WARC-Truncated"], r.payload) for r in responses] == [
+        (res.url, "length", b"")
+    ]
+
+
 def test_a_viewer_document_is_fetched_again_only_when_that_can_stand_in(
     library: Library, test_site: LocalSite
 ) -> None:
