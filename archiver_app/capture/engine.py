@@ -14,8 +14,9 @@ a long-running worker does not keep a profile from a new login). For each page i
 4. completes the row in one transaction (:mod:`.persist`).
 
 A failed page returns ``ok=False`` with a readable ``error``; only setup problems (no
-browser) raise. :func:`capture_urls` captures a list at once, synchronously (the CLI and the
-GUI capture through jobs, :mod:`archiver_app.jobs`).
+browser) and unexpected failures raise, the latter after removing the attempt's pending row
+and folder (:mod:`.failed_attempt`). :func:`capture_urls` captures a list at once,
+synchronously (the CLI and the GUI capture through jobs, :mod:`archiver_app.jobs`).
 
 Threading contract: a ``Capturer`` lives on one asyncio event loop.
 """
@@ -36,6 +37,7 @@ from archiver_app.capture.browser import (
     start_async_driver,
 )
 from archiver_app.capture.contexts import FreshContexts, ProfileBrowser, TabSource
+from archiver_app.capture.failed_attempt import discard_failed_attempt, leaves_nothing
 from archiver_app.capture.page import PageCapture
 from archiver_app.capture.results import (
     CaptureResult,
@@ -272,7 +274,14 @@ class Capturer:
                 cancel=cancel,
                 started=started,
             )
-            return await page_capture.run()
+            try:
+                return await page_capture.run()
+            except BaseException as exc:  # the page is tried again: no pending row left
+                if page_capture.pending is not None and leaves_nothing(exc):
+                    await asyncio.to_thread(
+                        discard_failed_attempt, self.library, *page_capture.pending
+                    )
+                raise
 
 
 # ---------------------------------------------------------------------- sync entry point

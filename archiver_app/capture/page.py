@@ -1,11 +1,11 @@
 """Capturing one page: load, behave, extract, save (used by :class:`.engine.Capturer`).
 
 The steps and what each records are described in docs/ARCHITECTURE.md (Capture). Every step
-is bounded by the page's deadline; a failure becomes an ``error`` on the result, never an
-exception; a library database gone before the rows are saved is ``unrecorded`` there (its
-folder keeps all it wrote). The tab comes from a :class:`~.contexts.TabSource` (a fresh
-context, or a profile's browser); after extraction :mod:`.login_check` decides whether the
-page is a login form, which makes the snapshot a failed one (kept as evidence).
+is bounded by the page's deadline; a page's failure is an ``error`` on the result (what
+raises, its attempt is discarded: :mod:`.failed_attempt`); a database gone before the rows
+are saved is ``unrecorded`` there (its folder keeps all it wrote). Tabs come from a
+:class:`~.contexts.TabSource` (a fresh context, or a profile's browser); :mod:`.login_check`
+decides whether the page is a login form (the snapshot then fails, kept as evidence).
 
 Threading contract: runs on the Capturer's event loop; database and file work at the end
 is handed to a worker thread.
@@ -112,6 +112,7 @@ class PageCapture:
         self._media: tuple[str, ...] = ()  # the sources of its videos and sounds
         self.timings: dict[str, float] = {}
         self._last_mark = started
+        self.pending: tuple[int, Path] | None = None  # its row and folder, once made
 
     async def run(self) -> CaptureResult:
         lib = self.lib
@@ -120,8 +121,7 @@ class PageCapture:
         folder = snapshot_folder(self.collection, captured_at, uid).as_posix()
         path = lib.abspath(folder)
         path.mkdir(parents=True, exist_ok=True)
-        # database and file work runs in a thread: the event loop keeps serving other pages
-        snapshot_id = await asyncio.to_thread(
+        snapshot_id = await asyncio.to_thread(  # in a thread: the loop serves other pages
             create_pending,
             lib,
             url=self.url,
@@ -132,6 +132,7 @@ class PageCapture:
             job_id=self.job_id,
             profile=self.profile,
         )
+        self.pending = snapshot_id, path  # a failure past here: .failed_attempt
         writer = self._open_writer(path / WARC_NAME)
         loaded = await record_unless_cancelled(
             self._record(writer), self.cancel, lib=lib, snapshot_id=snapshot_id, folder=path
