@@ -31,6 +31,11 @@ from archiver_app.capture.persist import (
     create_pending,
     finish_snapshot,
 )
+from archiver_app.capture.revisit_originals import (
+    page_without_original,
+    revisit_originals,
+    with_originals,
+)
 from archiver_app.durable import atomic_write, is_temp
 from archiver_app.errors import ArchiverError, InputError
 from archiver_app.layout.sidecar import SIDECAR
@@ -38,28 +43,12 @@ from archiver_app.library import Library
 from archiver_app.store.models import Collection, Fidelity, FileKind, Snapshot, SnapshotState
 from archiver_app.warc.htmltext import extract_html, snippet_of
 from archiver_app.warc.scan import ScannedRecord, scan_records
-from archiver_app.warc.timestamps import parse_warc_date, to_ts17
-from archiver_app.warc.writer import WrittenRecord
+from archiver_app.warc.timestamps import parse_warc_date
 
 WARC_NAME = "capture.warc.gz"
 PART_NAME = WARC_NAME + ".part"
 PAGEINFO = "urn:pageinfo:"  # the metadata record naming the address the tab showed
 BUFFER = 1 << 20
-
-
-def _written(rec: ScannedRecord) -> WrittenRecord:
-    return WrittenRecord(
-        record_type=rec.rec_type,
-        url=rec.url,
-        record_id=rec.headers.get("WARC-Record-ID", ""),
-        date=rec.date,
-        ts=to_ts17(parse_warc_date(rec.date)),
-        offset=rec.offset,
-        length=rec.length,
-        status=rec.status,
-        mime=rec.mime,
-        digest=rec.digest,
-    )
 
 
 def _complete_prefix(part: Path) -> list[ScannedRecord]:
@@ -228,8 +217,11 @@ def _record_salvaged(
     text_file = path / VIEW_FILES[FileKind.TEXT]
     if text_file.is_file():  # the page's rendered text, as the capture took it
         text = text_file.read_text(encoding="utf-8", errors="replace")
-    written = [_written(r) for r in records]
+    originals = revisit_originals(lib, records)
+    written = with_originals(records, originals)
     main = next(w for w in written if w.offset == main_scan.offset)
+    if page_without_original(main, originals):
+        return 0  # its page cannot be replayed: the row stays failed, its files kept
     views = [
         (f"{snap.folder}/{name}", kind)
         for kind, name in VIEW_FILES.items()
@@ -358,10 +350,14 @@ def complete_recorded_folder(lib: Library, snapshot_id: int) -> bool:
     ):
         return False
     warc = next((rel for rel, kind in files if kind == FileKind.WARC), None)
-    records = [_written(r) for r in scan_records(lib.abspath(warc))] if warc else []
+    scanned = list(scan_records(lib.abspath(warc))) if warc else []
+    originals = revisit_originals(lib, scanned)
+    records = with_originals(scanned, originals)
     final = raw.get("final_url") or raw.get("url")
     responses = [r for r in records if r.record_type in ("response", "revisit")]
     main = next((r for r in responses if r.url == final), responses[0] if responses else None)
+    if page_without_original(main, originals):
+        return False  # a revisit of a capture deleted since: its page cannot be replayed
     text_file = lib.abspath(folder) / "text.txt"
     text = text_file.read_text(encoding="utf-8", errors="replace") if text_file.is_file() else ""
     warc_first = sorted(files, key=lambda f: f[1] != FileKind.WARC)
