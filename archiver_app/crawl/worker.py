@@ -53,6 +53,7 @@ from archiver_app import __version__
 from archiver_app.capture.results import given_and_final
 from archiver_app.crawl import queue
 from archiver_app.crawl.aborting import JobTokens, settle_cancelled
+from archiver_app.crawl.attempt_errors import attempt_error, one_line
 from archiver_app.crawl.fetcher import FetchResult, PageFetcher
 from archiver_app.crawl.given_up import note_given_up, settle_given_up
 from archiver_app.crawl.gone_workers import held_by_others, release_gone_workers
@@ -125,7 +126,7 @@ def progress_line(result: FetchResult, *, retrying: bool = False, watched: bool 
     if result.ok:
         remark = f": {result.remark}" if result.remark else ""
         return f"ok {result.http_status} {result.fidelity} {shown}{made}{remark}"
-    return f"failed {display_url(result.url)}: {result.error}{again}"
+    return f"failed {display_url(result.url)}: {one_line(result.error)}{again}"
 
 
 def disk_free_bytes(path: str) -> int:
@@ -345,12 +346,13 @@ class CrawlWorker:
             if lost_connection(exc):  # not the page's failure: kept until the database is back
                 self._unrecorded.append(Unrecorded(ctx, page, unreachable_message(exc)))
                 return
+            log.warning("capturing %s failed", page.url, exc_info=exc)  # its whole text
             result = FetchResult(
                 url=page.url,
                 final_url=page.url,
                 ok=False,
                 http_status=None,
-                error=f"{type(exc).__name__}: {exc}",
+                error=attempt_error(exc),
                 duration=time.monotonic() - started,
             )
         if result.unrecorded is not None:
@@ -424,7 +426,7 @@ class CrawlWorker:
                     result,
                     ok=False,
                     outlinks=[],
-                    error=f"recording the result failed: {type(exc).__name__}: {exc}",
+                    error=f"recording the result failed: {attempt_error(exc)}",
                 )
                 return await asyncio.to_thread(self._record, ctx, page, failed)
         raise AssertionError("unreachable")

@@ -515,3 +515,42 @@ def test_an_unexpected_error_while_recording_is_a_failed_attempt_with_its_reason
         (1, "failed", "recording the result failed: RuntimeError: boom"),
         (2, "done", None),
     ]
+
+
+def test_a_failed_attempt_is_said_in_one_short_line(library: Library) -> None:
+    """A capture that raised a database error was said with its SQL and parameters
+    (``failed URL: IntegrityError: (psycopg.errors.ForeignKeyViolation) ... [SQL: ...]
+    [parameters: ...]``, 4 KB); now its class and first line, the whole text in the log."""
+    from sqlalchemy.exc import IntegrityError
+
+    class Refused(Exception):
+        pass
+
+    violation = Refused(
+        'insert or update on table "records" violates foreign key constraint'
+        ' "fk_records_revisit_of_id_records"\nDETAIL:  Key (revisit_of_id)=(7) is not present'
+    )
+    sql = "INSERT INTO records (url_key, ts, url, revisit_of_id) VALUES (%s, %s, %s, %s)"
+    refused = IntegrityError(sql, [("com,example)/", "2026", "x" * 2000, 7)] * 2, violation)
+
+    class RaisingOnce(MemorySiteFetcher):
+        async def fetch(self, url: str, **kw):  # type: ignore[no-untyped-def, override]
+            if not self.fetched:
+                self.fetched.append(url)
+                raise refused
+            return await super().fetch(url, **kw)
+
+    lines: list[str] = []
+    fetcher = RaisingOnce(library, {f"{H}/": MemoryPage()})
+    create_job(library, [f"{H}/"], rules=Rules(attempts=2))
+    opts = WorkerOptions(once=True, poll_seconds=0.01, heartbeat_seconds=0.05)
+    worker = CrawlWorker(library, memory_factory(fetcher), opts)
+    worker._progress = lambda u: lines.append(u.message or "")
+    worker.run()
+
+    [failed] = [line for line in lines if line.startswith("failed")]
+    assert failed == (
+        f"failed {H}/: IntegrityError: (tests.unit.crawl.test_worker.Refused) insert or update"
+        ' on table "records" violates foreign key constraint "fk_records_revisit_of_id_records";'
+        " trying again"
+    )
