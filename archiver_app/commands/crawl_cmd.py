@@ -136,6 +136,7 @@ def cmd_crawl(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.crawl.jobs import create_job
     from archiver_app.crawl.rules import Rules
     from archiver_app.crawl.spec import Limits, parse_duration, parse_size
+    from archiver_app.errors import LibraryError
     from archiver_app.validation import validate_slug
 
     validate_slug(args.collection)
@@ -168,6 +169,9 @@ def cmd_crawl(args: argparse.Namespace, ctx: Context) -> int:
             return 0
         say_if_profile_busy(lib, args.profile, ctx, job_id)
         run = run_and_report(lib, job_id, ctx, concurrency=rules.concurrency)
+    if run.folder_problem is not None:  # as `archiver worker` (docs/shared-library.md)
+        print(f"archiver: error: {run.folder_problem}", file=ctx.err)
+        return LibraryError.exit_code
     return 0 if run.status in ("completed", "indexed") else 1
 
 

@@ -32,6 +32,9 @@ class InlineRun:
     #: The worker that ran it here (its attempts carry this id): another process may have
     #: captured some of the job's pages at the same time.
     worker_id: str = ""
+    #: Why it stopped claiming before the job ended: the library's (shared) folder went
+    #: away ("… is the share mounted?"); the command then exits with status 2.
+    folder_problem: str | None = None
 
 
 def capturer_factory(lib: Library) -> FetcherFactory:
@@ -72,7 +75,10 @@ def run_job_inline(
             .where(Page.job_id == job_id, Page.state == PageState.DONE, Snapshot.http_status >= 400)
         ).all()
     errors_seen = tuple(int(e or 0) for e in errors)
-    return InlineRun(job_id, status, stats.pages_done, stats.pages_failed, errors_seen, worker.id)
+    gone = stats.folder_problem.message if stats.folder_problem is not None else None
+    return InlineRun(
+        job_id, status, stats.pages_done, stats.pages_failed, errors_seen, worker.id, gone
+    )
 
 
 #: Pages one capture job loads at once (``archiver capture`` and the GUI's URL list).

@@ -6,13 +6,14 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from archiver_app.api.jobs_view import job_rows
 from archiver_app.crawl import api
 from archiver_app.crawl.jobs import create_job
 from archiver_app.crawl.scope import Scope
-from archiver_app.crawl.worker import CrawlWorker, WorkerOptions
+from archiver_app.crawl.worker import CrawlWorker, FetcherFactory, WorkerOptions
 from archiver_app.library import Library
 from archiver_app.library_share import FolderCode
 from archiver_app.store.models import Page, Worker
@@ -71,3 +72,36 @@ def test_a_worker_whose_share_goes_away_stops_claiming(tmp_path: Path, postgres_
             assert len(list(ready)) >= 6
         log = [line.message for line in api.tail_log(lib, job)]
         assert any("stops claiming" in m and "is the share mounted?" in m for m in log)
+
+
+def test_a_crawl_whose_share_goes_away_exits_with_status_2(
+    tmp_path: Path,
+    postgres_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`archiver crawl` runs a worker: it exits as `archiver worker` does (status 2, the
+    reason in one line), not with the 1 of a crawl whose pages failed."""
+    from archiver_app import cli
+    from archiver_app.capture import browser
+    from archiver_app.crawl import inline
+
+    root = tmp_path / "share"
+    Library.open(root, database_url=postgres_url).close()
+    pages = {f"{H}/": MemoryPage(links=[f"{H}/{i}" for i in range(8)])}
+    pages.update({f"{H}/{i}": MemoryPage() for i in range(8)})
+
+    def unmounting(lib: Library) -> FetcherFactory:
+        def unmount_after_two(_url: str) -> None:
+            if len(fetcher.fetched) == 2:
+                root.rename(tmp_path / "unmounted")
+
+        fetcher = MemorySiteFetcher(lib, pages, on_fetch=unmount_after_two)
+        return memory_factory(fetcher)
+
+    monkeypatch.setattr(inline, "capturer_factory", unmounting)
+    monkeypatch.setattr(browser, "require_browser", lambda: None)
+    code = cli.main(["crawl", "--library", str(root), "--concurrency", "1", f"{H}/"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "archiver: error:" in err and "is the share mounted?" in err
