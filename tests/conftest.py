@@ -38,6 +38,7 @@ pytest_plugins = [
     "tests.helpers.replay_schemes",
     "tests.helpers.gui_fixtures",
     "tests.helpers.sqlite_template",
+    "tests.helpers.frozen_build",
 ]
 
 FOLDER_MARKERS = ("unit", "gui", "integration", "e2e", "bench")
@@ -48,7 +49,6 @@ TESTS = Path(__file__).parent
 #: each file is one worker's, and one started last would run alone after the rest is done.
 LONGEST_FIRST = (
     "integration/crawl/test_crawl_site.py",
-    "e2e/test_frozen.py",
     "integration/fidelity/test_corpus.py",
     "integration/sessions/test_logins.py",
     "integration/capture/test_watch.py",
@@ -73,3 +73,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(getattr(pytest.mark, rel.parts[0]))
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(Path(item.path).relative_to(TESTS).as_posix(), len(rank)))
+    from tests.helpers.frozen_build import place_frozen_tests
+
+    place_frozen_tests(items)  # their build runs beside the run's start

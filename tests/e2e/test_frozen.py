@@ -29,6 +29,7 @@ import pytest
 from archiver_app import __version__
 from archiver_app.capture.browser import find_browser
 from archiver_app.store import schema
+from tests.helpers.frozen_build import wait_for_build
 from tests.helpers.testsite import LocalSite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +47,10 @@ def frozen_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         app = Path(given).absolute()
         assert app.is_file(), f"{FROZEN_ENV}={given} is not a file"
         yield app
+        return
+    built = wait_for_build()  # started with the run (tests/helpers/frozen_build.py)
+    if built is not None:
+        yield built
         return
     out = tmp_path_factory.mktemp("frozen")
     build = subprocess.run(
