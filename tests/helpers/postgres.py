@@ -169,16 +169,8 @@ class StoppableServer:
 def stoppable_postgres(postgres_server: PostgresServer) -> Iterator[StoppableServer]:
     """One server for the tests that stop one (``postgres_server`` only makes sure one
     can run): started, with a migrated template, once per session, not once per test."""
-    from archiver_app.store import schema
-    from archiver_app.store.engine import make_engine
-
     with running_server() as own:
-        _admin(own, f'CREATE DATABASE "{TEMPLATE}"')
-        engine = make_engine(own.url(TEMPLATE))
-        try:
-            schema.upgrade(engine)
-        finally:
-            engine.dispose()
+        _make_template(own)
         yield StoppableServer(own)
 
 
@@ -232,16 +224,21 @@ TEMPLATE = "archiver_template"
 @pytest.fixture(scope="session")
 def postgres_template(postgres_server: PostgresServer) -> str:
     """A database holding the current schema, copied by every ``postgres_url``."""
+    _make_template(postgres_server)
+    return TEMPLATE
+
+
+def _make_template(server: PostgresServer) -> None:
+    """Create :data:`TEMPLATE` on ``server``, migrated to the current schema."""
     from archiver_app.store import schema
     from archiver_app.store.engine import make_engine
 
-    _admin(postgres_server, f'CREATE DATABASE "{TEMPLATE}"')
-    engine = make_engine(postgres_server.url(TEMPLATE))
+    _admin(server, f'CREATE DATABASE "{TEMPLATE}"')
+    engine = make_engine(server.url(TEMPLATE))
     try:
         schema.upgrade(engine)
     finally:
         engine.dispose()
-    return TEMPLATE
 
 
 def _admin(server: PostgresServer, sql: str) -> None:

@@ -44,16 +44,7 @@ def test_a_capture_written_but_never_recorded_is_completed_from_its_folder(
     sid = result.snapshot_id
     recorded = _figures(library, sid)
     assert recorded[0] == SnapshotState.COMPLETE and recorded[5] and recorded[6]
-    # as if the last transaction had not run: the row pending, nothing registered
-    with library.write() as s:
-        s.execute(delete(Record).where(Record.snapshot_id == sid))
-        s.execute(delete(File).where(File.snapshot_id == sid))
-        delete_snapshot_text(s.connection(), sid)
-        snap = s.get(Snapshot, sid)
-        assert snap is not None
-        snap.state, snap.title, snap.http_status = SnapshotState.PENDING, None, None
-        snap.warc_file = snap.warc_offset = snap.warc_length = None
-        snap.captured_at -= timedelta(hours=2)
+    _unrecord(library, sid)
     assert matching_ids(library, Query(text="ferry")) == []
 
     assert mark_interrupted(library) == []  # none failed: it was completed
@@ -74,7 +65,8 @@ def _unrecord(lib: Library, sid: int) -> None:
         delete_snapshot_text(s.connection(), sid)
         snap = s.get(Snapshot, sid)
         assert snap is not None
-        snap.state, snap.warc_file, snap.warc_offset = SnapshotState.PENDING, None, None
+        snap.state, snap.title, snap.http_status = SnapshotState.PENDING, None, None
+        snap.warc_file = snap.warc_offset = snap.warc_length = None
         snap.captured_at -= timedelta(hours=2)
 
 
