@@ -82,9 +82,9 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.capture.browser import require_browser
     from archiver_app.crawl.api import page_list
     from archiver_app.crawl.inline import CAPTURE_CONCURRENCY, create_capture_job, run_job_inline
-    from archiver_app.errors import InputError
-    from archiver_app.urls import display_url, normalize_url
-    from archiver_app.validation import validate_capture_url, validate_slug
+    from archiver_app.errors import InputError, LibraryError
+    from archiver_app.urls import display_url
+    from archiver_app.validation import validate_slug
 
     urls = read_urls(args.urls, sys.stdin)
     if not urls:
@@ -92,18 +92,7 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
     validate_slug(args.collection)
     if args.timeout <= 0:
         raise InputError("--timeout must be a positive number of seconds")
-    seeds: list[str] = []
-    refused: list[tuple[str, str]] = []
-    for url in urls:
-        try:
-            normal = normalize_url(validate_capture_url(url))
-        except InputError as exc:
-            refused.append((url, exc.message))
-            continue
-        if normal is None:
-            refused.append((url, f"malformed URL {url!r}"))
-        elif normal not in seeds:
-            seeds.append(normal)
+    seeds, refused = _seeds(urls)
     require_browser()
     total = len(seeds) + len(refused)
     for done, (url, error) in enumerate(refused, 1):
@@ -131,7 +120,10 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
                     flush=True,
                 )
                 say_if_profile_busy(lib, args.profile, ctx, job_id)
-            run_job_inline(lib, job_id, concurrency=CAPTURE_CONCURRENCY, progress=show)
+            run = run_job_inline(lib, job_id, concurrency=CAPTURE_CONCURRENCY, progress=show)
+            if run.folder_problem is not None:  # as `archiver worker` and `archiver crawl`
+                print(f"archiver: error: {run.folder_problem}", file=ctx.err)
+                return LibraryError.exit_code
             failed += [
                 (display_url(p.url), p.reason or "not captured")
                 for p in page_list(lib, job_id, states=["failed", "ready", "claimed"])
@@ -144,3 +136,24 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
     for url, error in failed:
         print(f"failed: {url}: {error}", file=ctx.err)
     return 1 if failed else 0
+
+
+def _seeds(urls: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The addresses to capture, normalised and each once, and those refused with why."""
+    from archiver_app.errors import InputError
+    from archiver_app.urls import normalize_url
+    from archiver_app.validation import validate_capture_url
+
+    seeds: list[str] = []
+    refused: list[tuple[str, str]] = []
+    for url in urls:
+        try:
+            normal = normalize_url(validate_capture_url(url))
+        except InputError as exc:
+            refused.append((url, exc.message))
+            continue
+        if normal is None:
+            refused.append((url, f"malformed URL {url!r}"))
+        elif normal not in seeds:
+            seeds.append(normal)
+    return seeds, refused

@@ -105,3 +105,10 @@ def test_a_crawl_whose_share_goes_away_exits_with_status_2(
     err = capsys.readouterr().err
     assert code == 2, err
     assert "archiver: error:" in err and "is the share mounted?" in err
+    # `archiver capture` of a list runs the same worker, and says so the same way
+    (tmp_path / "unmounted").rename(root)
+    urls = [f"{H}/{i}" for i in range(8)]
+    code = cli.main(["capture", "--library", str(root), *urls])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "archiver: error:" in err and "is the share mounted?" in err
