@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from archiver_app.capture.revisit_originals import confirm_originals
 from archiver_app.durable import atomic_write, is_temp, sweep_leftovers
 from archiver_app.hashing import sha256_file
 from archiver_app.integrity.digests import capture_origin
@@ -173,10 +174,13 @@ def save_outcome(
 ) -> None:
     """Register files, index records, complete the row, tag it and index its text.
 
-    ``hashes`` (from :func:`hash_files`) saves hashing the files a second time.
+    ``hashes`` (from :func:`hash_files`) saves hashing the files a second time. Raises
+    :class:`~.revisit_originals.OriginalGone`, and writes nothing, when a revisit's
+    original was deleted since the capture chose it.
     """
     hashes = hashes or {}
     with lib.write() as s:
+        confirm_originals(s.connection(), out.records)
         file_ids: dict[str, int] = {}
         size = 0
         for rel, kind in out.files:

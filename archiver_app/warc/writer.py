@@ -57,6 +57,7 @@ class WrittenRecord:
     mime: str | None = None
     digest: str | None = None  # WARC-Payload-Digest
     revisit_of_id: int | None = None  # records.id of the original (revisits)
+    revisit_of_url: str | None = None  # that original's URL, as the capture chose it
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,7 @@ class CaptureWarcWriter:
             mime=mime,
             digest=headers.get_header("WARC-Payload-Digest"),
             revisit_of_id=revisit_of.record_id if revisit_of else None,
+            revisit_of_url=revisit_of.url if revisit_of else None,
         )
         self.records.append(written)
         return written
