@@ -104,7 +104,9 @@ def dedup_lookup(lib: Library) -> Any:
     revisits), a 206 part (the payload of a part, not the resource) nor an error page.
     """
 
-    dates: dict[int, str] = {}  # record id -> its WARC-Date as written
+    # (record id, file, offset) -> its WARC-Date as written; not the id alone: SQLite gives
+    # a deleted last row's id to the next row, and a browse tab's lookup lives for hours
+    dates: dict[tuple[int, str, int], str] = {}
 
     def lookup(digest: str) -> RevisitOf | None:
         with lib.engine.connect() as conn:
@@ -125,12 +127,13 @@ def dedup_lookup(lib: Library) -> Any:
             return None
         # WARC-Refers-To-Date must be the original's WARC-Date exactly; the index keeps
         # milliseconds only, so the date is read from the original record's header.
-        date = dates.get(row.id)
+        key = (row.id, row.path, row.offset)
+        date = dates.get(key)
         if date is None:
             date = read_warc_date_at(lib.abspath(row.path), row.offset)
             date = date or warc_date(parse_ts(row.ts))
             if len(dates) < 10_000:
-                dates[row.id] = date
+                dates[key] = date
         return RevisitOf(record_id=row.id, url=row.url, date=date)
 
     return lookup

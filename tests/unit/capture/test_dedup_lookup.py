@@ -43,3 +43,26 @@ def test_no_original_when_only_revisits_parts_and_errors_hold_the_payload(
         conn.exec_driver_sql("DELETE FROM records WHERE id = ?", (ids[0],))
 
     assert dedup_lookup(library)(first.digest or "") is None
+
+
+def test_an_original_deleted_and_its_id_given_again_is_dated_anew(library: Library) -> None:
+    """A lookup remembers each original's WARC-Date (a browse tab's, for hours). SQLite
+    gives a deleted last row's id to the next row: the response stored later under the
+    same id was given the deleted one's date, and the revisit referred to a time no record
+    of that payload has."""
+    lookup = dedup_lookup(library)
+    w = ArchiveWriter(library, "imports/first.warc.gz")
+    first = w.response("https://a.example/x", BODY, at=at(2020), mime="application/octet-stream")
+    [first_id] = w.commit()
+    assert lookup(first.digest or "") is not None
+    with library.engine.begin() as conn:  # deleted (as by another window), then stored again
+        conn.exec_driver_sql("DELETE FROM records WHERE id = ?", (first_id,))
+    again = ArchiveWriter(library, "imports/again.warc.gz")
+    again.response("https://a.example/x", BODY, at=at(2022), mime="application/octet-stream")
+    [again_id] = again.commit()
+    assert again_id == first_id  # what SQLite does
+
+    found = lookup(first.digest or "")
+
+    assert found is not None and found.record_id == again_id
+    assert found.date.startswith("2022-01-01T00:00:00")
