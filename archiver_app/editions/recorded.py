@@ -53,17 +53,26 @@ class EditionNow:
     name: str
     accepted: datetime | None  # when it was last accepted, while it is accepted
     members: str  # :func:`~.release.members_digest` of its members
+    members_by_id: str  # their :func:`~.release.ids_digest` (older releases')
+
+    def holds(self, digest: str) -> bool:
+        """Are these the members of a release that recorded ``digest``? A digest of their
+        ids (a release recorded before digests of uids) is compared with their ids."""
+        from archiver_app.editions.release import BY_UID
+
+        return digest == (self.members if digest.startswith(BY_UID) else self.members_by_id)
 
 
 def edition_now(s: Session, name: str) -> EditionNow:
     """Raises EditionNotFoundError when there is no edition ``name``."""
     from archiver_app.editions.ledger import member_snapshot_ids
-    from archiver_app.editions.release import members_digest
+    from archiver_app.editions.release import ids_digest, members_digest
     from archiver_app.editions.service import get_edition
 
     ed = get_edition(s, name)
     accepted = _utc(ed.accepted_at) if ed.state == EditionState.RESEARCH_READY else None
-    return EditionNow(name, accepted, members_digest(member_snapshot_ids(s, ed.id)))
+    ids = member_snapshot_ids(s, ed.id)
+    return EditionNow(name, accepted, members_digest(s, ids), ids_digest(ids))
 
 
 def of_now(release: RecordedRelease, now: EditionNow) -> bool:
@@ -76,7 +85,7 @@ def of_now(release: RecordedRelease, now: EditionNow) -> bool:
     if release.edition != now.name:
         return False
     of = release.members_digest
-    if of != now.members and (of is not None or now.accepted is None):
+    if (of is not None and not now.holds(of)) or (of is None and now.accepted is None):
         return False  # of other members, or a draft that cannot say
     return now.accepted is None or (
         release.state == EditionState.RESEARCH_READY

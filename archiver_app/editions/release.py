@@ -37,6 +37,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
 from archiver_app.durable import atomic_write_text
 from archiver_app.editions.coverage import coverage_json, coverage_markdown, targets_csv
 from archiver_app.editions.ledger import member_snapshot_ids
@@ -46,6 +49,7 @@ from archiver_app.editions.states import EditionState
 from archiver_app.errors import InputError
 from archiver_app.hashing import hash_file
 from archiver_app.library import Library
+from archiver_app.store.models import Snapshot
 from archiver_app.tasks import CancelToken, Progress, null_progress
 
 if TYPE_CHECKING:
@@ -156,7 +160,8 @@ def release_in_place(lib: Library, output: Path) -> ReleaseInPlace | None:
         return ReleaseInPlace(files, edition, state)  # no release of it on record here
     release, now = on_record
     current = now is not None and of_now(release, now)
-    other = now is not None and release.members_digest not in (None, now.members)
+    of = release.members_digest
+    other = now is not None and of is not None and not now.holds(of)
     return ReleaseInPlace(files, edition, state, current, other)
 
 
@@ -194,6 +199,7 @@ def export_edition(
         ed = get_edition(s, name)
         state = ed.state
         members = member_snapshot_ids(s, ed.id)
+        digest = members_digest(s, members)
     if not members:
         raise InputError(f"edition {name} has no captured member to export")
     reports = release_paths(Path(output).absolute())
@@ -225,12 +231,31 @@ def export_edition(
     sha256, _size = hash_file(wacz.path)
     return ReleaseResult(edition=name, state=state, wacz=wacz, files=reports, sha256=sha256,
                          released_at=lib.clock(),
-                         members_digest=members_digest(members))  # fmt: skip
+                         members_digest=digest)  # fmt: skip
 
 
-def members_digest(snapshot_ids: Iterable[int]) -> str:
-    """A short fingerprint of a set of member captures (their ids), kept in a release's job
-    result instead of the ids themselves, which may be thousands."""
+#: What starts a :func:`members_digest`; one without it is an :func:`ids_digest`.
+BY_UID = "uid:"
+
+
+def members_digest(s: Session, snapshot_ids: Iterable[int]) -> str:
+    """A short fingerprint of a set of member captures, kept in a release's job result
+    instead of the captures themselves, which may be thousands: of their uids. Not of
+    their ids: SQLite gives a deleted last row's id to the next capture, so a capture
+    deleted and another made since would have the same fingerprint, and ``cite`` would
+    name a release holding the deleted one as a release of the edition as it is now."""
+    ids = sorted(set(snapshot_ids))
+    uids: list[str] = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        uids += s.scalars(select(Snapshot.uid).where(Snapshot.id.in_(chunk)))
+    text = ",".join(sorted(uids))
+    return BY_UID + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def ids_digest(snapshot_ids: Iterable[int]) -> str:
+    """The fingerprint releases recorded before :func:`members_digest`: of the members'
+    ids (compared as such with an edition's members now)."""
     text = ",".join(str(i) for i in sorted(set(snapshot_ids)))
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 

@@ -190,3 +190,69 @@ def test_the_edition_and_collection_names_are_cited_as_typed(
     assert cited["chicago"].startswith(
         f"rivers of the eU. {accepted:%Y}. {titled} Web archive edition"
     )
+
+
+def _later_page0(library: Library, warc: Path, title: str) -> int:
+    """Import a capture of page0 made after the edition's (its member now); its id."""
+    from archiver_app.importers.warcs import import_warc_file
+    from tests.helpers.warcs import Resp, html_page, write_warc
+
+    page = Resp("https://example.org/page0", html_page(title, "river"), date="2024-05-01T10:00:00Z")
+    import_warc_file(library, write_warc(warc, [page]), collection="c")
+    library.editions.refresh("c-2024")  # not accepted: its members follow the library
+    targets = library.editions.coverage("c-2024").targets
+    member = next(t.snapshot_id for t in targets if t.url.endswith("/page0"))
+    assert member is not None
+    return member
+
+
+def test_a_draft_holding_a_capture_deleted_since_is_not_cited(
+    root: str, library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A draft's members were told by their ids: SQLite gives a deleted last row's id to
+    the next capture, so after the newest member was deleted and the page captured again,
+    the draft holding the deleted capture was cited as the edition as it is now."""
+    assert not library.editions.reopen("c-2024").refused
+    deleted = _later_page0(library, tmp_path / "later.warc.gz", "Page 0, later")
+    digest = _export(root, tmp_path / "draft.wacz")
+    assert library.snapshots.delete([deleted])[0].deleted == [deleted]
+    again = _later_page0(library, tmp_path / "again.warc.gz", "Page 0, captured again")
+    assert again == deleted  # the id given again: another capture
+    capsys.readouterr()
+
+    assert _cite(root, "c-2024", "--format", "bibtex") == 0
+    out = capsys.readouterr().out
+    assert "draft.wacz" not in out and digest not in out and "SHA-256" not in out
+
+    final = _export(root, tmp_path / "final.wacz")  # of the members it has now: cited
+    capsys.readouterr()
+    assert _cite(root, "c-2024", "--format", "bibtex") == 0
+    assert f"WACZ final.wacz (needs\\_review draft), SHA-256 {final}" in capsys.readouterr().out
+
+
+def test_a_release_recorded_with_its_members_ids_is_still_told_by_them(
+    root: str, library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Releases recorded before digests of uids hold one of ids: compared as such."""
+    from sqlalchemy import select
+
+    from archiver_app.editions.ledger import member_snapshot_ids
+    from archiver_app.editions.release import ids_digest
+    from archiver_app.editions.service import get_edition
+    from archiver_app.store.models import Job
+
+    assert not library.editions.reopen("c-2024").refused
+    digest = _export(root, tmp_path / "draft.wacz")
+    with library.write() as s:
+        job = s.scalars(select(Job).where(Job.kind == "export")).one()
+        assert job.result is not None and job.result["members_digest"].startswith("uid:")
+        ids = member_snapshot_ids(s, get_edition(s, "c-2024").id)
+        job.result = {**job.result, "members_digest": ids_digest(ids)}
+    capsys.readouterr()
+
+    assert _cite(root, "c-2024", "--format", "bibtex") == 0
+    assert f"WACZ draft.wacz (needs\\_review draft), SHA-256 {digest}" in capsys.readouterr().out
+
+    _later_page0(library, tmp_path / "later.warc.gz", "Page 0, later")  # members changed
+    assert _cite(root, "c-2024", "--format", "bibtex") == 0
+    assert "draft.wacz" not in capsys.readouterr().out
