@@ -12,17 +12,15 @@ One pass:
    Each batch's transaction also stores the cursor (``settings`` key ``migrate.cursor``,
    ``"<fs_version>:<last id>"``) so a restart continues where it stopped.
 
-Threading contract: :func:`run_migrator` may run on any thread (the GUI runs it on a worker
-thread while idle); it opens its own sessions, reports through ``progress`` and stops at the
-next batch boundary once ``cancel`` is set. Several migrators may run at once: a row that
-another process already moved is detected and left alone.
+Threading contract: :func:`run_migrator` may run on any thread (the app runs it as a
+migrate job, in a child process, while idle); it opens its own sessions, reports through
+``progress`` and stops at the next batch boundary once ``cancel`` is set. Several migrators
+may run at once: a row that another process already moved is detected and left alone.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +43,7 @@ from archiver_app.layout.versions import CHAIN, KNOWN_VERSIONS, Placement, Snaps
 from archiver_app.store.indexes import ensure_indexes
 from archiver_app.store.models import Collection, File, ImportSource, Setting, Snapshot
 from archiver_app.tasks import Cancelled, CancelToken, Progress, ProgressUpdate, null_progress
+from archiver_app.tasks.collector import older_objects_set_aside
 
 if TYPE_CHECKING:
     from archiver_app.library import Library
@@ -149,8 +148,7 @@ def run_migrator(
     return report
 
 
-@contextlib.contextmanager
-def _older_objects_frozen() -> Iterator[None]:
+def _older_objects_frozen() -> contextlib.AbstractContextManager[None]:
     """Keep the collector's full passes to the objects a pass makes.
 
     A batch allocates thousands of short-lived objects, so Python's cycle collector runs
@@ -159,14 +157,10 @@ def _older_objects_frozen() -> Iterator[None]:
     fifth of the time of the batches it fell on (600 snapshots: 0.41 s instead of 0.33 s,
     every third run). :func:`gc.freeze` sets what exists now aside until the pass ends;
     objects are still freed as usual, by reference counting and by the younger passes.
+    In the app's process, which collects on its GUI thread only and has set its own
+    objects aside, a pass changes neither (see :mod:`archiver_app.tasks.collector`).
     """
-    settled = gc.get_freeze_count() > 0  # the app froze its own (gui.app.settle_collector)
-    gc.freeze()
-    try:
-        yield
-    finally:
-        if not settled:  # leave the app's frozen objects where they were put
-            gc.unfreeze()
+    return older_objects_set_aside()
 
 
 def _one_pass(  # noqa: PLR0917 - private helper of run_migrator
