@@ -5,7 +5,8 @@ hashing, a migration's moves) is Python code, and in the GUI's own process every
 thread competes with the GUI thread for the interpreter lock: each call a repaint makes
 into Python waits for it. In a child process the work has its own interpreter, and it runs
 at a lower scheduling priority (``nice``), so on a busy two-core laptop the window keeps
-the processor it needs to stay fluid.
+the processor it needs to stay fluid. Python collects cycles there at allocations, as in
+any process but the app's (:mod:`archiver_app.tasks.collector`), whatever it inherited.
 
 Protocol (one duplex pipe, pickled tuples): the parent sends ``"cancel"``; the child sends
 ``("progress", ProgressUpdate)`` at most ten times a second, then one of ``("result",
@@ -24,6 +25,7 @@ database). Arguments and results cross the pipe pickled: plain data only.
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import pickle
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archiver_app.errors import ArchiverError
+from archiver_app.tasks.collector import collect_automatically
 from archiver_app.tasks.priority import (
     BACKGROUND_NICE,
     keep_descendants_below_the_app,
@@ -150,8 +153,9 @@ def run_isolated(
 
 
 def probe(library: Library, *, progress: Progress, cancel: CancelToken) -> dict[str, Any]:
-    """A child that only opens the library and says who it is (the app's self-test)."""
-    return {"pid": os.getpid(), "root": str(library.root)}
+    """A child that only opens the library and says who it is and whether Python collects
+    cycles there at allocations (the app's self-test)."""
+    return {"pid": os.getpid(), "root": str(library.root), "collects": gc.isenabled()}
 
 
 _LINUX = sys.platform.startswith("linux")
@@ -208,6 +212,7 @@ def child_main(  # noqa: PLR0917 - the Process(args=...) call
     nice: int,
 ) -> None:
     """The child's side (runs in the spawned process)."""
+    collect_automatically()  # the app collects on its GUI thread only; the work, as Python does
     if nice:
         lower_my_priority(nice)
     keep_descendants_below_the_app()

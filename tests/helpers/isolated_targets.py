@@ -90,3 +90,10 @@ def started_program_may_raise_priority(
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return out.stdout.strip() == "raised"
+
+
+def collector_state(library: Library, *, progress: Progress, cancel: CancelToken) -> bool:
+    """Whether Python collects cycles at allocations in this child."""
+    import gc
+
+    return gc.isenabled()

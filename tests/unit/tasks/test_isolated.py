@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gc
+import multiprocessing
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +18,7 @@ import pytest
 from archiver_app.errors import ArchiverError, InputError
 from archiver_app.library import Library
 from archiver_app.tasks import Cancelled, CancelToken, ProgressUpdate
-from archiver_app.tasks.isolated import run_isolated
+from archiver_app.tasks.isolated import child_main, library_ref, probe, run_isolated
 from tests.helpers import isolated_targets as targets
 from tests.helpers.factories import bulk_snapshots
 
@@ -136,3 +139,48 @@ def test_programs_the_child_starts_cannot_outrank_the_app(library: Library) -> N
     # Chromium raises its own priority when it may (as root); started from a background
     # process it must stay below the app's window.
     assert run_isolated(targets.started_program_may_raise_priority, library) is False
+
+
+@pytest.fixture
+def as_the_app() -> Iterator[None]:
+    """This process as the app's is once its window is up: automatic collection off, the
+    objects that exist set aside (``gui/collector.py``)."""
+    was = gc.isenabled()
+    gc.disable()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if was:
+            gc.enable()
+
+
+def test_a_child_of_the_app_collects_cycles_as_python_does(
+    library: Library, as_the_app: None
+) -> None:
+    assert run_isolated(targets.collector_state, library) is True
+    assert run_isolated(probe, library)["collects"] is True  # what the app's self-test reads
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork is Linux's default start method only")
+def test_a_child_forked_from_the_app_collects_cycles_too(
+    library: Library, as_the_app: None
+) -> None:
+    """A forked child inherits the app's switch-off; the child's side turns it back on."""
+    ctx = multiprocessing.get_context("fork")
+    ours, theirs = ctx.Pipe(duplex=True)
+    root, url = library_ref(library)
+    args = (theirs, targets.collector_state, root, url, (), {}, 0)
+    child = ctx.Process(target=child_main, args=args)
+    child.start()
+    theirs.close()
+    try:
+        assert ours.poll(60)
+        assert ours.recv() == ("result", True)
+    finally:
+        ours.close()
+        child.join(30)
+        if child.is_alive():
+            child.kill()
+            child.join()
