@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
+    from archiver_app.gui.collector import GuiCollector
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.gui.ops import OpRunner
     from archiver_app.library import Library
@@ -44,6 +45,7 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
 
     from archiver_app import __version__
     from archiver_app.errors import ArchiverError
+    from archiver_app.gui.collector import GuiCollector
     from archiver_app.gui.first_run import FirstRunDialog, needs_first_run
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.gui.ops import OpRunner
@@ -62,6 +64,8 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
     app.setOrganizationName("Archiver")
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # the tray keeps the app alive
+    collector = GuiCollector(app)  # from now on, cycles are collected on this thread only
+    collector.take_over()
     settings = QSettings()
     apply_appearance(str(settings.value(APPEARANCE_KEY, "system") or "system"))
     apply_browser_choice(str(settings.value(BROWSER_KEY, "") or ""))
@@ -93,10 +97,10 @@ def run_gui(library_root: Path, database_url: str | None, *, self_test: bool = F
     window = MainWindow(library, runner=runner, settings=settings, icon=app_icon())
     window.show()
     announce_upgrade(window)
-    QTimer.singleShot(0, settle_collector)
+    QTimer.singleShot(0, collector.settle)
     if self_test:
-        return _self_test(app, window, library, runner)
-    return _run_until_quit(app, window, library, runner, settings, database_url)
+        return _self_test(app, window, library, runner, collector)
+    return _run_until_quit(app, window, library, runner, settings, database_url, collector)
 
 
 @dataclass(frozen=True)
@@ -128,36 +132,35 @@ def start_place(library_root: Path, settings: QSettings) -> StartPlace:
     return StartPlace(Path(str(remembered)), True, create=False)
 
 
-def settle_collector() -> None:
-    """Set the started app's objects aside from the cycle collector's full passes.
-
-    Once the window is up, the process holds a few million long-lived objects (Qt
-    wrappers, the ORM, modules). A full pass of Python's cycle collector walks them all
-    while every thread waits, the GUI thread included: passes of 55-85 ms made the
-    window's longest stalls under ``tests/bench/bench_gui_work.py``. :func:`gc.freeze`
-    moves what exists now to a generation those passes skip. Those objects are still
-    freed by reference counting, and everything made later is collected as before.
-    """
-    gc.freeze()
-
-
-def _self_test(app: QApplication, window: MainWindow, library: Library, runner: OpRunner) -> int:
-    """The frozen build's check: the window shows (and its objects are set aside from the
-    cycle collector: :func:`settle_collector`), and a background process starts."""
+def _self_test(
+    app: QApplication,
+    window: MainWindow,
+    library: Library,
+    runner: OpRunner,
+    collector: GuiCollector,
+) -> int:
+    """The frozen build's check: the window shows, the cycle collector runs on the GUI
+    thread only with the started app's objects set aside (:mod:`gui.collector`), and a
+    background process starts, collecting as Python does."""
     from archiver_app.gui.shutdown import delete_all_windows
 
     app.processEvents()
     problem = ""
     if not (window.isVisible() and window.windowTitle().startswith("Archiver")):
         problem = "main window did not show"
+    elif gc.isenabled() or not collector.timer.isActive():
+        problem = "the cycle collector is not kept to the GUI thread"
     elif gc.get_freeze_count() == 0:
         problem = "the started app's objects were not set aside from the collector"
     else:
         from archiver_app.tasks.isolated import probe, run_isolated
 
         try:  # background work runs in child processes: can this build start one?
-            if run_isolated(probe, library)["pid"] == os.getpid():
+            child = run_isolated(probe, library)
+            if child["pid"] == os.getpid():
                 problem = "the background worker ran in the app's own process"
+            elif not child["collects"]:
+                problem = "the background worker does not collect cycles"
         except Exception as exc:
             problem = f"the background worker did not start: {exc}"
     if not problem:
@@ -186,6 +189,7 @@ def _run_until_quit(  # noqa: PLR0917 - the app's own state, handed over once
     runner: OpRunner,
     settings: QSettings,
     database_url: str | None,
+    collector: GuiCollector,
 ) -> int:
     """Run the event loop; when the window closed to move the library, move it and reopen
     the window wherever the library is afterwards; when it closed to open another library,
@@ -230,7 +234,8 @@ def _run_until_quit(  # noqa: PLR0917 - the app's own state, handed over once
         window = MainWindow(library, runner=runner, settings=settings, icon=app_icon())
         window.show()
         announce_upgrade(window)
-        QTimer.singleShot(0, settle_collector)  # the new window's objects, as at start
+        # the new window's objects, as at start; the old one's garbage collected first
+        QTimer.singleShot(0, lambda: collector.settle(collect_first=True))
 
 
 #: How long the status bar says that the library was upgraded as it opened (ms).

@@ -23,6 +23,7 @@ Targets: first paint <= 1.5 s, keystroke-to-results p95 <= 150 ms, longest stall
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import os
 import sqlite3
@@ -45,10 +46,13 @@ t0 = time.perf_counter()
 sys.path.insert(0, {root!r})
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
 from PySide6.QtWidgets import QApplication
+from archiver_app.gui.collector import GuiCollector
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import OpRunner
 from archiver_app.library import Library
 app = QApplication([])
+collector = GuiCollector(app)  # as the app starts (gui/app.py)
+collector.take_over()
 lib = Library.open({lib!r}, create=False)
 runner = OpRunner(app)
 settings = QSettings({settings!r}, QSettings.Format.IniFormat)
@@ -64,6 +68,7 @@ def done():
 watch = Watch()
 window.table.viewport().installEventFilter(watch)
 window.show()
+QTimer.singleShot(0, collector.settle)
 app.exec()
 """
 
@@ -249,9 +254,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         tmp = tempfile.TemporaryDirectory(prefix="bench-gui-")
         args.library = Path(tmp.name) / "lib"
     build_library(args.library, args.rows)
+    was_collecting = gc.isenabled()
     try:
         return run(args)
     finally:
+        gc.unfreeze()  # leave the process as it was (the smoke test runs in pytest's)
+        if was_collecting:
+            gc.enable()
         if tmp is not None:
             tmp.cleanup()
 
@@ -261,6 +270,7 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
+    from archiver_app.gui.collector import GuiCollector
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.gui.ops import BackgroundOp, OpRunner
     from archiver_app.library import Library
@@ -276,6 +286,8 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     # the GUI thread, would stall the very loop it is the anchor for.
     idle = start_idle_heartbeat(args.idle_seconds)
     app = QApplication.instance() or QApplication([])
+    collector = GuiCollector(app)  # as the app's: on the GUI thread only, from the start
+    collector.take_over()
     lib = Library.open(args.library, create=False)
     runner = OpRunner(app)
     settings_dir = tempfile.TemporaryDirectory()
@@ -286,6 +298,7 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     # log and counters refresh while the background work below writes to the job.
     window.jobs_dock.show()
     window.show()
+    collector.settle()  # as the app does once its window is up
     model, table = window.model, window.table
 
     paints: list[float] = []
@@ -462,6 +475,7 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     window.request_quit()
     runner.shutdown()
     lib.close()
+    collector.stop()
     settings_dir.cleanup()
 
     figures = {

@@ -67,18 +67,21 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     p.add_argument("--diagnose", action="store_true", help="print where the GUI thread stalls")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-gui-work-") as tmp:
+        was_collecting = gc.isenabled()
         try:
             return run(args, Path(tmp))
-        finally:
-            gc.unfreeze()  # leave the process as it was (the smoke test runs in pytest's)
+        finally:  # leave the process as it was (the smoke test runs in pytest's)
+            gc.unfreeze()
+            if was_collecting:
+                gc.enable()
 
 
 def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from archiver_app.gui.app import settle_collector
     from archiver_app.gui.capture_input import CaptureRequest, CrawlOptions
+    from archiver_app.gui.collector import GuiCollector
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.gui.ops import BackgroundOp, OpRunner
     from archiver_app.layout.migrator import pending_count, run_migrator
@@ -108,6 +111,8 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     seed = server.stdout.readline().strip()
 
     app = QApplication.instance() or QApplication([])
+    collector = GuiCollector(app)  # as the app's: on the GUI thread only, from the start
+    collector.take_over()
     runner = OpRunner(app)
     window = MainWindow(
         lib, runner=runner, settings=QSettings(str(tmp / "s.ini"), QSettings.Format.IniFormat)
@@ -115,7 +120,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     window.migrator.stop()  # the bench runs the migrator itself, beside the user's work
     window.resize(1200, 800)
     window.show()
-    settle_collector()  # as the app does once its window is up
+    collector.settle()  # as the app does once its window is up
     deadline = time.monotonic() + 30
     while window.model.loading and time.monotonic() < deadline:
         app.processEvents()
@@ -200,6 +205,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     window.request_quit()
     runner.shutdown(wait=True)
     lib.close()
+    collector.stop()
     server.communicate(timeout=30)  # closes its stdin: it stops serving and exits
 
     stalls = sorted((g - 0.010) * 1000 for g in gaps)

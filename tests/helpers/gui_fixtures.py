@@ -16,8 +16,10 @@ def collect_between_qt_tests(request: pytest.FixtureRequest) -> Iterator[None]:
     Run at any allocation, a pass during a GUI test meets Python wrappers of Qt objects
     and whatever the test's worker threads hold; a test process died in one (a
     segmentation fault in "Garbage-collecting" while the detail pane's thread read the
-    database, once in a whole run; the object was not found). Here it runs once the
-    test's windows, threads and library are gone (set up first, this is torn down last)."""
+    database, once in a whole run; the object was not found). The app collects on its GUI
+    thread only (``gui/collector.py``); tests build its windows without it, so here the
+    collector runs once the test's windows, threads and library are gone (set up first,
+    this is torn down last)."""
     if not {"qapp", "qtbot"} & set(request.fixturenames):
         yield
         return
