@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from archiver_app.crawl.attempt_errors import failure_reason
 from archiver_app.crawl.fetcher import FetchResult
 from archiver_app.crawl.queue import (
     AttemptOutcome,
@@ -86,7 +87,7 @@ def finish_page(
     # A late result (our lease expired) still counts when nobody else holds the page.
     holder_free = page.state in (PageState.READY, PageState.FAILED)
     superseded = not current and not holder_free and page.state != PageState.DONE
-    error = result.error or (None if good else f"HTTP {result.http_status}")
+    error = (result.error or None) if good else failure_reason(result.error, result.http_status)
 
     outcome = AttemptOutcome.DONE if good else AttemptOutcome.FAILED
     if not good and result.login is not None:

@@ -53,7 +53,7 @@ from archiver_app import __version__
 from archiver_app.capture.results import given_and_final
 from archiver_app.crawl import queue
 from archiver_app.crawl.aborting import JobTokens, settle_cancelled
-from archiver_app.crawl.attempt_errors import attempt_error, one_line
+from archiver_app.crawl.attempt_errors import attempt_error, failure_reason, one_line
 from archiver_app.crawl.fetcher import FetchResult, PageFetcher
 from archiver_app.crawl.given_up import note_given_up, settle_given_up
 from archiver_app.crawl.gone_workers import held_by_others, release_gone_workers
@@ -126,7 +126,8 @@ def progress_line(result: FetchResult, *, retrying: bool = False, watched: bool 
     if result.ok:
         remark = f": {result.remark}" if result.remark else ""
         return f"ok {result.http_status} {result.fidelity} {shown}{made}{remark}"
-    return f"failed {display_url(result.url)}: {one_line(result.error)}{again}"
+    said = one_line(failure_reason(result.error, result.http_status))
+    return f"failed {display_url(result.url)}: {said}{again}"
 
 
 def disk_free_bytes(path: str) -> int:

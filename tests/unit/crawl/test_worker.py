@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select
 
 from archiver_app.crawl import api
+from archiver_app.crawl.fetcher import FetchResult
 from archiver_app.crawl.jobs import (
     abort_job,
     create_job,
@@ -554,3 +555,35 @@ def test_a_failed_attempt_is_said_in_one_short_line(library: Library) -> None:
         ' on table "records" violates foreign key constraint "fk_records_revisit_of_id_records";'
         " trying again"
     )
+
+
+def test_a_failure_that_says_nothing_is_given_a_reason(library: Library) -> None:
+    """A fetcher's failed result with no error printed ``failed URL: `` (``None`` before
+    the line was cut to one) and logged ``URL: HTTP None``; now every place says why."""
+
+    class Speechless(MemorySiteFetcher):
+        async def fetch(self, url: str, **kw):  # type: ignore[no-untyped-def, override]
+            self.fetched.append(url)
+            if url.endswith("/answered"):  # it answered, then failed without a word
+                return FetchResult(url, url, False, 200, error="  ")
+            return FetchResult(url, url, False, None)
+
+    lines: list[str] = []
+    fetcher = Speechless(library, {})
+    job = create_job(library, [f"{H}/", f"{H}/answered"], scope=Scope.PAGE, rules=Rules(attempts=1))
+    opts = WorkerOptions(once=True, poll_seconds=0.01, heartbeat_seconds=0.05)
+    worker = CrawlWorker(library, memory_factory(fetcher), opts)
+    worker._progress = lambda u: lines.append(u.message or "")
+    worker.run()
+
+    said = "no error was reported"
+    answered = f"{said} (the page answered HTTP 200)"
+    assert sorted(line for line in lines if line.startswith("failed")) == [
+        f"failed {H}/: {said}",
+        f"failed {H}/answered: {answered}",
+    ]
+    reasons = {p.url: p.reason for p in api.page_list(library, job, states=["failed"])}
+    assert reasons == {f"{H}/": said, f"{H}/answered": answered}
+    logged = [line.message for line in api.tail_log(library, job)]
+    assert f"{H}/: {said} (attempt 1); failed, no attempts left" in logged
+    assert not [line for line in logged if "None" in line or ":  (" in line]
