@@ -11,7 +11,9 @@ edition that loses one notes it, and the editions of both collections are brough
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -133,6 +135,68 @@ _UNFINISHED = (
 )
 
 
+class KeptCode(StrEnum):
+    """What keeps an empty collection from being deleted."""
+
+    WATCH = "watch"  # a watch saves into it
+    JOB = "job"  # a job not finished saves into it
+    EDITION = "edition"  # an edition is of it
+
+
+@dataclass(frozen=True)
+class KeptBy:
+    """Why the empty collection ``collection`` stays: ``code`` and what it names (the
+    watch's or job's id, with the watch's pages or the job's status; the edition's name).
+    Front ends word it from these; :attr:`message` is the command line's sentence."""
+
+    code: KeptCode
+    collection: str
+    job_id: int | None = None
+    pages: tuple[str, ...] = ()  # a watch's addresses
+    status: str | None = None  # a job's status
+    edition: str | None = None
+
+    @property
+    def message(self) -> str:
+        if self.code is KeptCode.WATCH:
+            return (
+                f"watch {self.job_id} saves into collection {self.collection!r}: remove the "
+                f"watch (archiver watch remove {self.job_id}) first; the collection stays"
+            )
+        if self.code is KeptCode.JOB:
+            return (
+                f"job {self.job_id} ({self.status}) saves into collection {self.collection!r}: "
+                "let it finish or cancel it first; the collection stays"
+            )
+        return f"edition {self.edition} is of collection {self.collection!r}; the collection stays"
+
+
+def kept_by(s: Session, coll: Collection) -> KeptBy | None:
+    """What keeps ``coll``, were it empty, from being deleted: a watch or an unfinished
+    job that saves into it, or an edition of it (None: nothing)."""
+    watch = s.execute(
+        select(Job.id, Job.config)
+        .where(Job.collection_id == coll.id, Job.schedule.is_not(None))
+        .order_by(Job.id)
+        .limit(1)
+    ).first()
+    if watch is not None:
+        pages = tuple(str(u) for u in (watch[1] or {}).get("seeds") or ())
+        return KeptBy(KeptCode.WATCH, coll.name, job_id=watch[0], pages=pages)
+    busy = s.execute(
+        select(Job.id, Job.status)
+        .where(Job.collection_id == coll.id, Job.status.in_(_UNFINISHED))
+        .order_by(Job.id)
+        .limit(1)
+    ).first()
+    if busy is not None:
+        return KeptBy(KeptCode.JOB, coll.name, job_id=busy[0], status=str(busy[1]))
+    edition = s.scalar(select(Edition.name).where(Edition.collection_id == coll.id).limit(1))
+    if edition is not None:
+        return KeptBy(KeptCode.EDITION, coll.name, edition=edition)
+    return None
+
+
 def release_empty(s: Session, coll: Collection) -> None:
     """Before the empty collection ``coll`` is deleted: file its finished jobs under the
     default collection (as :func:`empty_into` files them where the captures go), in the
@@ -140,29 +204,11 @@ def release_empty(s: Session, coll: Collection) -> None:
 
     Raises:
         InputError: a watch or an unfinished job saves into it, naming them, or an edition
-            is of it.
+            is of it (:func:`kept_by`).
     """
-    watch = s.scalar(
-        select(Job.id).where(Job.collection_id == coll.id, Job.schedule.is_not(None)).limit(1)
-    )
-    if watch is not None:
-        raise InputError(
-            f"watch {watch} saves into collection {coll.name!r}: remove the watch "
-            f"(archiver watch remove {watch}) first; the collection stays"
-        )
-    busy = s.execute(
-        select(Job.id, Job.status)
-        .where(Job.collection_id == coll.id, Job.status.in_(_UNFINISHED))
-        .limit(1)
-    ).first()
-    if busy is not None:
-        raise InputError(
-            f"job {busy[0]} ({busy[1]}) saves into collection {coll.name!r}: let it finish "
-            "or cancel it first; the collection stays"
-        )
-    edition = s.scalar(select(Edition.name).where(Edition.collection_id == coll.id).limit(1))
-    if edition is not None:
-        raise InputError(f"edition {edition} is of collection {coll.name!r}; the collection stays")
+    kept = kept_by(s, coll)
+    if kept is not None:
+        raise InputError(kept.message)
     if s.scalar(select(Job.id).where(Job.collection_id == coll.id).limit(1)) is None:
         return
     default = s.scalar(select(Collection.id).where(Collection.slug == DEFAULT_COLLECTION))

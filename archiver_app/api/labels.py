@@ -16,8 +16,10 @@ from sqlalchemy.orm import Session
 
 from archiver_app.api.changes import Changes
 from archiver_app.api.collection_moves import (
+    KeptBy,
     collection_name,
     empty_into,
+    kept_by,
     move_captures,
     new_slug,
     release_empty,
@@ -302,6 +304,14 @@ class CollectionsManager:
                 raise InputError(f"there is already a collection called {taken!r}")
             coll.name = name
         return Changes(collections=True)
+
+    def kept_by(self, collection_id: int) -> KeptBy | None:
+        """What keeps collection ``collection_id``, were it empty, from being deleted (a
+        watch or an unfinished job saving into it, an edition of it), so a front end can
+        say so before asking to delete it; None: nothing, or no such collection."""
+        with self._lib.session() as s:
+            coll = s.get(Collection, collection_id)
+            return kept_by(s, coll) if coll is not None else None
 
     def delete(self, collection_id: int, *, move_to: int | None = None) -> Changes:
         """Forget a collection: an empty one (its finished jobs filed under the default

@@ -3,8 +3,9 @@
 New Collection… (File menu and the sidebar's menu) asks a name; the captures table's
 Move to Collection ▸ lists the collections; deleting a collection that holds captures asks
 where they go (the default collection first) and then deletes it, and an empty one asks
-only "Delete?". Every edit is a call of ``lib.collections`` whose :class:`Changes` the
-window applies. Threading: GUI thread only (each edit is a few rows).
+only "Delete?", or says at once, with no Delete button, what keeps it (a watch or a job
+saving into it, an edition of it). Every edit is a call of ``lib.collections`` whose
+:class:`Changes` the window applies. Threading: GUI thread only (each edit is a few rows).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from archiver_app.api.collection_moves import KeptBy, KeptCode
 from archiver_app.api.labels import CollectionView
 from archiver_app.errors import InputError
 from archiver_app.gui.errors import question_box
@@ -83,6 +85,26 @@ class DeleteCollectionDialog(QDialog):
         return int(self.target.currentData())
 
 
+def kept_text(kept: KeptBy) -> str:
+    """Why an empty collection cannot be deleted, and what to do first, as the app says it."""
+    said = f"The collection {kept.collection} cannot be deleted while"
+    if kept.code is KeptCode.WATCH:
+        pages = kept.pages[0] if kept.pages else ""
+        if len(kept.pages) > 1:
+            pages += f" and {counted(len(kept.pages) - 1, 'other page')}"
+        of = f" (the watch of {pages})" if pages else ""
+        return (
+            f"{said} watch {kept.job_id} saves into it{of}. To delete it, first stop the "
+            "watch in View > Changes (select it, then Stop Watching…)."
+        )
+    if kept.code is KeptCode.JOB:
+        return (
+            f"{said} job {kept.job_id} ({kept.status}) saves into it. To delete it, let the "
+            "job finish or cancel it in the Jobs panel first."
+        )
+    return f"{said} the edition {kept.edition} is of it."
+
+
 def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -125,6 +147,9 @@ class CollectionActions:
         lib, window = self.window.library, self.window
         held = lib.collections.counts().get(coll.id, 0)
         if held == 0:
+            if (kept := lib.collections.kept_by(coll.id)) is not None:  # no Delete to click
+                QMessageBox.information(window, "Cannot Delete Collection", kept_text(kept))
+                return None
             text = f"Delete the collection {coll.name}? It holds no captures."
             box = question_box(window, QMessageBox.Icon.Warning, "Delete", text, "Delete")
             return coll if box.exec() == QMessageBox.StandardButton.Yes else None

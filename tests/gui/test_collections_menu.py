@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication, QInputDialog, QMenu, QMessageBox
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
+from archiver_app.gui import collection_actions
 from archiver_app.gui.collection_actions import DeleteCollectionDialog
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.table_menu import table_menu
@@ -228,7 +229,10 @@ def test_an_empty_collection_a_job_saved_into_is_deleted_and_one_a_watch_saves_i
     main_window: MainWindow, library: Library, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Delete… > Delete on an empty collection a finished job had saved into did nothing
-    and said nothing (a foreign key refused it in a broken transaction)."""
+    and said nothing (a foreign key refused it in a broken transaction). One a watch saves
+    into asked "Delete the collection Field Notes? It holds no captures." and only after
+    Delete was clicked said the watch keeps it; now the first box says so, and has no
+    Delete button."""
     window = main_window
     default = library.ensure_collection()
     temp = add_snapshot(library, "https://a.example/", title="A", collection="temp")
@@ -238,17 +242,36 @@ def test_an_empty_collection_a_job_saved_into_is_deleted_and_one_a_watch_saves_i
     with library.write() as s:
         s.add(Job(collection_id=ids["temp"], kind="capture", name="j", status="completed",
                   config={}, created_at=library.clock(), updated_at=library.clock()))  # fmt: skip
-    watch = add_watch(library, ["https://example.org/"], collection="field-notes")
+    pages = ["https://example.org/", "https://example.org/b"]
+    watch = add_watch(library, pages, collection="field-notes")
     window.refresh_all()
-    told: list[str] = []
-    monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: told.append(text))
-    for name in ("Temp", "Field Notes"):
-        answer_next_box(lambda box: box.button(QMessageBox.StandardButton.Yes).click(), [])
-        window.sidebar_menu.delete_entry(_entry(window, name))  # type: ignore[arg-type]
-    assert _collections(window) == ["Default", "Field Notes"]
-    assert len(told) == 1 and told[0].startswith(
-        f"Watch {watch} saves into collection 'Field Notes': remove the watch"
+    asked: list[str] = []
+
+    class Yes:  # the question's box, answered Delete
+        def exec(self) -> QMessageBox.StandardButton:
+            return QMessageBox.StandardButton.Yes
+
+    def question(_parent: object, _icon: object, _title: str, text: str, _action: str) -> Yes:
+        asked.append(text)
+        return Yes()
+
+    told: list[tuple[str, str]] = []
+    monkeypatch.setattr(collection_actions, "question_box", question)
+    monkeypatch.setattr(
+        QMessageBox, "information", lambda _p, title, text: told.append((title, text))
     )
+    for name in ("Temp", "Field Notes"):
+        window.sidebar_menu.delete_entry(_entry(window, name))  # type: ignore[arg-type]
+    assert asked == ["Delete the collection Temp? It holds no captures."]
+    assert told == [
+        (
+            "Cannot Delete Collection",
+            f"The collection Field Notes cannot be deleted while watch {watch} saves into it"
+            " (the watch of https://example.org/ and 1 other page). To delete it, first stop"
+            " the watch in View > Changes (select it, then Stop Watching…).",
+        )
+    ]
+    assert _collections(window) == ["Default", "Field Notes"]
     with library.session() as s:
         assert set(s.scalars(select(Job.collection_id).where(Job.schedule.is_(None)))) == {default}
 

@@ -7,6 +7,7 @@ import pytest
 from sqlalchemy import select
 
 from archiver_app.api import Changes
+from archiver_app.api.collection_moves import KeptBy, KeptCode
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.store.models import Job
@@ -62,3 +63,29 @@ def test_an_empty_collection_an_unfinished_job_saves_into_stays(
     assert temp in library.collections.all()
     # the refusal left no broken transaction behind: the library still writes
     assert library.collections.create("Other")[0].name == "Other"
+
+
+def test_what_keeps_an_empty_collection_is_known_before_it_is_deleted(
+    any_library: Library,
+) -> None:
+    """A front end can say what keeps an empty collection before asking to delete it (the
+    app asked "Delete?" and only then refused); the refusal says the same."""
+    library = any_library
+    library.ensure_collection("field-notes", "Field Notes")
+    temp, _ = library.collections.create("Temp")
+    spare, _ = library.collections.create("Spare")
+    pages = ("https://example.org/", "https://example.org/b")
+    watch = add_watch(library, list(pages), collection="field-notes")
+    job = _job(library, temp.id, "paused")
+    _job(library, spare.id, "completed")
+    coll = next(c for c in library.collections.all() if c.slug == "field-notes")
+    kept = library.collections.kept_by(coll.id)
+    assert kept == KeptBy(KeptCode.WATCH, "Field Notes", job_id=watch, pages=pages)
+    assert library.collections.kept_by(temp.id) == KeptBy(
+        KeptCode.JOB, "Temp", job_id=job, status="paused"
+    )
+    assert library.collections.kept_by(spare.id) is None
+    assert library.collections.kept_by(10_000) is None  # gone meanwhile
+    with pytest.raises(InputError) as refused:
+        library.collections.delete(coll.id)
+    assert kept is not None and str(refused.value) == kept.message
