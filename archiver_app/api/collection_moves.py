@@ -28,7 +28,7 @@ from archiver_app.editions.service import (
 )
 from archiver_app.errors import InputError
 from archiver_app.library import DEFAULT_COLLECTION
-from archiver_app.store.models import Collection, Job, JobStatus, Snapshot
+from archiver_app.store.models import Collection, ImportSource, Job, JobStatus, Snapshot
 from archiver_app.units import counted
 from archiver_app.validation import slug_of
 
@@ -101,12 +101,12 @@ def move_captures(
 
 
 def empty_into(s: Session, coll: Collection, into: int, now: datetime) -> list[int]:
-    """Move every capture of ``coll`` into collection ``into`` and file its jobs there (a
-    retry then saves there too); the captures moved.
+    """Move every capture of ``coll`` into collection ``into`` and file its jobs and its
+    finished imports there (a retry then saves there too); the captures moved.
 
     Raises:
-        InputError: ``into`` is ``coll`` or missing, one of its jobs is at work now, or a
-            capture is in an accepted edition.
+        InputError: ``into`` is ``coll`` or missing, one of its jobs is at work now, a
+            folder is still being imported into it, or a capture is in an accepted edition.
     """
     if into == coll.id:
         raise InputError(f"the captures of {coll.name!r} cannot move into it")
@@ -118,10 +118,23 @@ def empty_into(s: Session, coll: Collection, into: int, now: datetime) -> list[i
             f"job {busy} is saving into collection {coll.name!r} now; let it finish or "
             "cancel it first"
         )
+    if (importing := _importing(s, coll)) is not None:
+        raise InputError(importing.message)
     ids = list(s.scalars(select(Snapshot.id).where(Snapshot.collection_id == coll.id)))
     moved = move_captures(s, ids, into, now)
-    s.execute(update(Job).where(Job.collection_id == coll.id).values(collection_id=into))
+    _refile(s, coll, into)
     return moved
+
+
+def _refile(s: Session, coll: Collection, into: int) -> None:
+    """File the jobs and the (finished) imports of ``coll`` under collection ``into``."""
+    s.execute(update(Job).where(Job.collection_id == coll.id).values(collection_id=into))
+    s.execute(
+        update(ImportSource)
+        .where(ImportSource.collection_id == coll.id)
+        .values(collection_id=into)
+        .execution_options(synchronize_session=False)
+    )
 
 
 #: Jobs not finished: each will (or may, when resumed) save into its collection again.
@@ -140,14 +153,16 @@ class KeptCode(StrEnum):
 
     WATCH = "watch"  # a watch saves into it
     JOB = "job"  # a job not finished saves into it
+    IMPORT = "import"  # a folder (an ArchiveBox data folder) is still being imported into it
     EDITION = "edition"  # an edition is of it
 
 
 @dataclass(frozen=True)
 class KeptBy:
     """Why the empty collection ``collection`` stays: ``code`` and what it names (the
-    watch's or job's id, with the watch's pages or the job's status; the edition's name).
-    Front ends word it from these; :attr:`message` is the command line's sentence."""
+    watch's or job's id, with the watch's pages or the job's status; the import's folder;
+    the edition's name). Front ends word it from these; :attr:`message` is the command
+    line's sentence."""
 
     code: KeptCode
     collection: str
@@ -155,6 +170,8 @@ class KeptBy:
     pages: tuple[str, ...] = ()  # a watch's addresses
     status: str | None = None  # a job's status
     edition: str | None = None
+    folder: str | None = None  # the folder being imported (an ArchiveBox data folder)
+    source_id: int | None = None  # its import source (``archiver import --archivebox``)
 
     @property
     def message(self) -> str:
@@ -167,6 +184,12 @@ class KeptBy:
             return (
                 f"job {self.job_id} ({self.status}) saves into collection {self.collection!r}: "
                 "let it finish or cancel it first; the collection stays"
+            )
+        if self.code is KeptCode.IMPORT:
+            return (
+                f"the ArchiveBox folder {self.folder} (import source {self.source_id}) is still "
+                f"being imported into collection {self.collection!r}: let its import finish "
+                "first (archiver migrate, or the app while it is idle); the collection stays"
             )
         return f"edition {self.edition} is of collection {self.collection!r}; the collection stays"
 
@@ -191,25 +214,46 @@ def kept_by(s: Session, coll: Collection) -> KeptBy | None:
     ).first()
     if busy is not None:
         return KeptBy(KeptCode.JOB, coll.name, job_id=busy[0], status=str(busy[1]))
+    if (importing := _importing(s, coll)) is not None:
+        return importing
     edition = s.scalar(select(Edition.name).where(Edition.collection_id == coll.id).limit(1))
     if edition is not None:
         return KeptBy(KeptCode.EDITION, coll.name, edition=edition)
     return None
 
 
+def _importing(s: Session, coll: Collection) -> KeptBy | None:
+    """The first folder still being imported into ``coll``, if any."""
+    source = s.execute(
+        select(ImportSource.id, ImportSource.path)
+        .where(ImportSource.collection_id == coll.id, ImportSource.state.in_(_IMPORTING))
+        .order_by(ImportSource.id)
+        .limit(1)
+    ).first()
+    if source is None:
+        return None
+    return KeptBy(KeptCode.IMPORT, coll.name, folder=source[1], source_id=source[0])
+
+
+#: An import source's states before its last folder is in (``layout.archivebox``).
+_IMPORTING = ("registered", "importing")
+
+
 def release_empty(s: Session, coll: Collection) -> None:
-    """Before the empty collection ``coll`` is deleted: file its finished jobs under the
-    default collection (as :func:`empty_into` files them where the captures go), in the
-    caller's transaction.
+    """Before the empty collection ``coll`` is deleted: file its finished jobs and its
+    finished imports under the default collection (as :func:`empty_into` files them where
+    the captures go), in the caller's transaction.
 
     Raises:
-        InputError: a watch or an unfinished job saves into it, naming them, or an edition
-            is of it (:func:`kept_by`).
+        InputError: a watch, an unfinished job or an import not finished saves into it,
+            naming them, or an edition is of it (:func:`kept_by`).
     """
     kept = kept_by(s, coll)
     if kept is not None:
         raise InputError(kept.message)
-    if s.scalar(select(Job.id).where(Job.collection_id == coll.id).limit(1)) is None:
+    jobs = select(Job.id).where(Job.collection_id == coll.id).limit(1)
+    imports = select(ImportSource.id).where(ImportSource.collection_id == coll.id).limit(1)
+    if s.scalar(jobs) is None and s.scalar(imports) is None:
         return
     default = s.scalar(select(Collection.id).where(Collection.slug == DEFAULT_COLLECTION))
     if default is None:
@@ -217,4 +261,4 @@ def release_empty(s: Session, coll: Collection) -> None:
         s.add(default_coll)
         s.flush()
         default = default_coll.id
-    s.execute(update(Job).where(Job.collection_id == coll.id).values(collection_id=default))
+    _refile(s, coll, default)

@@ -3,8 +3,8 @@
 New Collection… (File menu and the sidebar's menu) asks a name; the captures table's
 Move to Collection ▸ lists the collections; deleting a collection that holds captures asks
 where they go (the default collection first) and then deletes it, and an empty one asks
-only "Delete?", or says at once, with no Delete button, what keeps it (a watch or a job
-saving into it, an edition of it). Every edit is a call of ``lib.collections`` whose
+only "Delete?", or says at once, with no Delete button, what keeps it (a watch, a job or
+an import saving into it, an edition of it). Every edit is a call of ``lib.collections`` whose
 :class:`Changes` the window applies. Threading: GUI thread only (each edit is a few rows).
 """
 
@@ -101,6 +101,12 @@ def kept_text(kept: KeptBy) -> str:
         return (
             f"{said} job {kept.job_id} ({kept.status}) saves into it. To delete it, let the "
             "job finish or cancel it in the Jobs panel first."
+        )
+    if kept.code is KeptCode.IMPORT:
+        return (
+            f"{said} the ArchiveBox folder {kept.folder} is still being imported into it. "
+            "To delete it, let that import finish first: the app imports it while idle "
+            "(Upgrading folders in the status bar)."
         )
     return f"{said} the edition {kept.edition} is of it."
 

@@ -16,6 +16,7 @@ from archiver_app.gui import collection_actions
 from archiver_app.gui.collection_actions import DeleteCollectionDialog
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.table_menu import table_menu
+from archiver_app.layout.archivebox import register_archivebox
 from archiver_app.library import Library
 from archiver_app.store.models import Job
 from archiver_app.watch.runner import add_watch
@@ -37,6 +38,29 @@ def _entry(window: MainWindow, label: str) -> object:
 def _shot(widget: object, name: str) -> None:
     if SHOTS:
         widget.grab().save(str(Path(SHOTS) / name))  # type: ignore[attr-defined]
+
+
+def _answer_boxes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """The texts of the questions asked before a deletion (each answered with its action,
+    Delete) and the (title, text) of the boxes that only tell."""
+    asked: list[str] = []
+    told: list[tuple[str, str]] = []
+
+    class Yes:
+        def exec(self) -> QMessageBox.StandardButton:
+            return QMessageBox.StandardButton.Yes
+
+    def question(_parent: object, _icon: object, _title: str, text: str, _action: str) -> Yes:
+        asked.append(text)
+        return Yes()
+
+    monkeypatch.setattr(collection_actions, "question_box", question)
+    monkeypatch.setattr(
+        QMessageBox, "information", lambda _p, title, text: told.append((title, text))
+    )
+    return asked, told
 
 
 def test_a_collection_with_captures_is_deleted_once_they_move_where_chosen(
@@ -245,21 +269,7 @@ def test_an_empty_collection_a_job_saved_into_is_deleted_and_one_a_watch_saves_i
     pages = ["https://example.org/", "https://example.org/b"]
     watch = add_watch(library, pages, collection="field-notes")
     window.refresh_all()
-    asked: list[str] = []
-
-    class Yes:  # the question's box, answered Delete
-        def exec(self) -> QMessageBox.StandardButton:
-            return QMessageBox.StandardButton.Yes
-
-    def question(_parent: object, _icon: object, _title: str, text: str, _action: str) -> Yes:
-        asked.append(text)
-        return Yes()
-
-    told: list[tuple[str, str]] = []
-    monkeypatch.setattr(collection_actions, "question_box", question)
-    monkeypatch.setattr(
-        QMessageBox, "information", lambda _p, title, text: told.append((title, text))
-    )
+    asked, told = _answer_boxes(monkeypatch)
     for name in ("Temp", "Field Notes"):
         window.sidebar_menu.delete_entry(_entry(window, name))  # type: ignore[arg-type]
     assert asked == ["Delete the collection Temp? It holds no captures."]
@@ -274,6 +284,32 @@ def test_an_empty_collection_a_job_saved_into_is_deleted_and_one_a_watch_saves_i
     assert _collections(window) == ["Default", "Field Notes"]
     with library.session() as s:
         assert set(s.scalars(select(Job.collection_id).where(Job.schedule.is_(None)))) == {default}
+
+
+def test_an_empty_collection_a_folder_is_being_imported_into_says_so_before_any_delete(
+    main_window: MainWindow, library: Library, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Delete… > Delete on it said "Collection 'Boxed' is still named by a job, a watch, an
+    edition or an import; it stays"; now the first box names the folder and what to do."""
+    window = main_window
+    window.migrator.stop()  # the folder stays to be imported (the app would, when idle)
+    library.ensure_collection()
+    folder = tmp_path / "abox"
+    (folder / "archive").mkdir(parents=True)
+    register_archivebox(library, folder, collection="boxed")
+    window.refresh_all()
+    asked, told = _answer_boxes(monkeypatch)
+    window.sidebar_menu.delete_entry(_entry(window, "Boxed"))  # type: ignore[arg-type]
+    assert asked == []
+    assert told == [
+        (
+            "Cannot Delete Collection",
+            f"The collection Boxed cannot be deleted while the ArchiveBox folder {folder} is"
+            " still being imported into it. To delete it, let that import finish first: the"
+            " app imports it while idle (Upgrading folders in the status bar).",
+        )
+    ]
+    assert _collections(window) == ["Boxed", "Default"]
 
 
 def test_a_name_another_process_took_meanwhile_is_refused_and_listed(

@@ -1,7 +1,10 @@
-"""An empty collection deleted: its finished jobs filed under the default collection, and
-a watch or an unfinished job saving into it refused by name (on SQLite and PostgreSQL)."""
+"""An empty collection deleted: its finished jobs and imports filed under the default
+collection, and a watch, an unfinished job or an import saving into it refused by name
+(on SQLite and PostgreSQL)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -9,9 +12,12 @@ from sqlalchemy import select
 from archiver_app.api import Changes
 from archiver_app.api.collection_moves import KeptBy, KeptCode
 from archiver_app.errors import InputError
+from archiver_app.layout.archivebox import register_archivebox
+from archiver_app.layout.migrator import run_migrator
 from archiver_app.library import Library
-from archiver_app.store.models import Job
+from archiver_app.store.models import ImportSource, Job
 from archiver_app.watch.runner import add_watch, list_watches
+from tests.helpers.snapshots import add_snapshot
 
 
 def _job(library: Library, collection_id: int, status: str) -> int:
@@ -89,3 +95,45 @@ def test_what_keeps_an_empty_collection_is_known_before_it_is_deleted(
     with pytest.raises(InputError) as refused:
         library.collections.delete(coll.id)
     assert kept is not None and str(refused.value) == kept.message
+
+
+def test_a_collection_an_archivebox_folder_is_imported_into_says_so_then_is_deleted(
+    any_library: Library, tmp_path: Path
+) -> None:
+    """An empty collection an ArchiveBox folder was registered into (``archiver import
+    --archivebox PATH --collection boxed``) could never be deleted: "collection 'Boxed' is
+    still named by a job, a watch, an edition or an import; it stays", even once the folder
+    was all in. Now, while it is being imported, the refusal names the folder and says to
+    let the import finish; once it is, the collection is deleted and the import filed
+    under the default collection (or where the captures go)."""
+    library = any_library
+    default = library.ensure_collection()
+    folder = tmp_path / "abox"
+    (folder / "archive").mkdir(parents=True)
+    source = register_archivebox(library, folder, collection="boxed").id
+    boxed = next(c for c in library.collections.all() if c.slug == "boxed")
+    with pytest.raises(InputError) as refused:
+        library.collections.delete(boxed.id)
+    assert str(refused.value) == (
+        f"the ArchiveBox folder {folder} (import source {source}) is still being imported"
+        " into collection 'Boxed': let its import finish first (archiver migrate, or the app"
+        " while it is idle); the collection stays"
+    )
+    kept = KeptBy(KeptCode.IMPORT, "Boxed", folder=str(folder), source_id=source)
+    assert library.collections.kept_by(boxed.id) == kept  # the app says it before asking
+    run_migrator(library)  # the folder is all in
+    assert library.collections.kept_by(boxed.id) is None
+    assert library.collections.delete(boxed.id) == Changes(collections=True)
+    assert [c.name for c in library.collections.all()] == ["Default"]
+
+    # one holding captures, its import done: deleted once they move
+    other = tmp_path / "abox2"
+    (other / "archive").mkdir(parents=True)
+    source = register_archivebox(library, other, collection="trips").id
+    run_migrator(library)
+    add_snapshot(library, "https://a.example/", collection="trips")
+    trips = next(c for c in library.collections.all() if c.slug == "trips")
+    library.collections.delete(trips.id, move_to=default)
+    assert [c.name for c in library.collections.all()] == ["Default"]
+    with library.session() as s:
+        assert set(s.scalars(select(ImportSource.collection_id))) == {default}
