@@ -1,7 +1,9 @@
 """``archiver delete``: delete captures; members of an accepted edition are refused.
 
 At a terminal it names the captures and asks first (no is the default), as the app does;
-``--yes`` (or input that is not a terminal: a script) deletes without asking.
+``--yes`` deletes without asking. Without a terminal to ask on (input piped or redirected:
+``echo n | archiver delete 6``, a script) it deletes nothing unless given ``--yes``: what is
+piped in is not taken for a person's answer, and no answer is not taken for a yes.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import TYPE_CHECKING, Any
+
+from archiver_app.errors import InputError
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
@@ -23,13 +27,24 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "later captures reuse is refused too.",
     )
     p.add_argument("ids", nargs="+", type=int, metavar="ID")
-    p.add_argument("--yes", action="store_true", help="do not ask first (at a terminal)")
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="do not ask first (needed without a terminal: piped input is not an answer)",
+    )
     p.set_defaults(func=cmd_delete)
 
 
 def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
+    asks = not args.yes
+    if asks and not sys.stdin.isatty():
+        print(
+            "archiver: not deleted: no terminal to ask on; add --yes to delete without asking",
+            file=ctx.err,
+        )
+        return InputError.exit_code
     with ctx.open_library() as lib:
-        if not args.yes and sys.stdin.isatty():
+        if asks:
             for snapshot_id in args.ids:
                 target = lib.snapshots.replay_target(snapshot_id)
                 shown = f"{target.title} ({target.url})" if target else "no such capture"

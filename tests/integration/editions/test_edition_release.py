@@ -171,7 +171,7 @@ def run_edition(tmp_path: Path, server: LocalServer) -> None:
     assert r.returncode == 0 and "research_ready" in r.stdout, r.stderr
 
     member = report_member(root, "rivers-ed", server.url("/a"))
-    r = archiver(root, "delete", str(member))
+    r = archiver(root, "delete", "--yes", str(member))
     assert r.returncode == 1 and "edition rivers-ed" in r.stderr and "reopen" in r.stderr
 
     release = tmp_path / "release" / "rivers-ed.wacz"
@@ -199,7 +199,7 @@ def run_edition(tmp_path: Path, server: LocalServer) -> None:
     assert {item["URL"] for item in csl} == {t["url"] for t in captured}
 
     assert archiver(root, "edition", "reopen", "rivers-ed").returncode == 0
-    r = archiver(root, "delete", str(member))
+    r = archiver(root, "delete", "--yes", str(member))
     assert r.returncode == 0 and "edition rivers-ed needs review" in r.stdout, r.stderr
     shown = archiver(root, "edition", "show", "rivers-ed").stdout
     assert "needs_review" in shown and "deleted" in shown

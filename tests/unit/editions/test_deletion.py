@@ -138,3 +138,29 @@ def test_the_command_asks_first_at_a_terminal(
     monkeypatch.setattr("sys.stdin", Terminal(""))  # --yes: not asked
     assert main(["--library", root, "delete", "--yes", str(other)]) == 0
     assert library.snapshots.detail(other) is None
+
+
+def test_without_a_terminal_the_command_deletes_only_with_yes(
+    library: Library, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``echo n | archiver delete 6`` deleted capture 6 without asking: piped input is not
+    a person at a terminal, so nothing is deleted without ``--yes``, and it says so."""
+    import io
+
+    from archiver_app.cli import main
+
+    kept = add_snapshot(library, "https://x.example/kept")
+    root = str(library.root)
+    for piped in ("n\n", "y\n", ""):
+        monkeypatch.setattr("sys.stdin", io.StringIO(piped))  # a pipe: no terminal
+        assert main(["--library", root, "delete", str(kept)]) == 2
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err == (
+            "archiver: not deleted: no terminal to ask on; add --yes to delete without asking\n"
+        )
+        assert library.snapshots.detail(kept) is not None
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["--library", root, "delete", "--yes", str(kept)]) == 0
+    assert f"deleted capture {kept}" in capsys.readouterr().out
+    assert library.snapshots.detail(kept) is None
