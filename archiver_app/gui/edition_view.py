@@ -54,6 +54,7 @@ from archiver_app.gui.edition_release import release_output, release_written
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.export_signing import SigningChoice
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
+from archiver_app.gui.tables import leave_on_tab
 from archiver_app.library import Library
 from archiver_app.units import counted
 
@@ -175,6 +176,7 @@ class EditionView(QWidget):
         table.setHorizontalHeaderLabels(list(columns))
         table.verticalHeader().hide()
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        leave_on_tab(table)
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.setAlternatingRowColors(True)
         table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from archiver_app import __version__
 from archiver_app.gui.message_bar import show_status_error
 from archiver_app.gui.ops import BackgroundOp
+from archiver_app.gui.tables import leave_on_tab
 
 if TYPE_CHECKING:
     from archiver_app.diagnostics import Check
@@ -82,6 +83,7 @@ class ShortcutsDialog(QDialog):
         self.table.setHorizontalHeaderLabels(["Where", "Command", "Keys"])
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        leave_on_tab(self.table)
         for r, row in enumerate(rows):
             for c, text in enumerate(row):
                 self.table.setItem(r, c, QTableWidgetItem(text))

@@ -100,6 +100,7 @@ def list_table(parent: QWidget, model: QAbstractItemModel, name: str) -> QTableV
     when rows come and go; the user may resize them."""
     table = QTableView(parent)
     table.setObjectName(name)
+    leave_on_tab(table)
     table.setModel(model)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -130,6 +131,14 @@ def list_table(parent: QWidget, model: QAbstractItemModel, name: str) -> QTableV
     return table
 
 
+def leave_on_tab(table: QTableView) -> None:
+    """Tab and Shift+Tab move the focus out of ``table`` to the next field, as in any other
+    widget; the arrow keys move between its cells. (Qt's tables take Tab for the next cell:
+    with a thousand captures Tab never left the table, and Shift+Tab on its first cell
+    stayed in it.)"""
+    table.setTabKeyNavigation(False)
+
+
 class CapturesTable(QTableView):
     """The captures table, which says what to do when it has nothing to show.
 
@@ -141,6 +150,7 @@ class CapturesTable(QTableView):
     def __init__(self, parent: QWidget, empty_text: Callable[[], str | None]) -> None:
         super().__init__(parent)
         self._empty_text = empty_text
+        leave_on_tab(self)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
