@@ -178,7 +178,7 @@ class CollectionActions:
             action = menu.addAction(c.name, partial(self.move, ids, c.id))
             action.setEnabled(c.slug != shared)
         menu.addSeparator()
-        menu.addAction("New Collection…", lambda: self.move_to_new(ids))
+        menu.addAction("&New Collection…", lambda: self.move_to_new(ids))
         return menu
 
     def move(self, ids: list[int], collection_id: int) -> None:

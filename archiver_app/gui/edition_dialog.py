@@ -173,7 +173,7 @@ class NewEditionDialog(QDialog):
 
 def install_edition_action(window: MainWindow) -> QAction:
     """File > New Edition…; the new edition opens in its view and joins the sidebar."""
-    action = QAction("New &Edition…", window)
+    action = QAction("New E&dition…", window)
     action.setToolTip("A reviewed, citable release of a collection over a period")
 
     def new_edition() -> None:

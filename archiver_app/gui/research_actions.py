@@ -23,14 +23,15 @@ if TYPE_CHECKING:
     from archiver_app.gui.main_window import MainWindow
 
 #: (menu text, format) of Edit > Copy Citation; the first is also Ctrl+Shift+C.
+#: Copy Citation ▸'s entries: each label's access key (``&``) is its own in the menu.
 CITATION_FORMATS = (
-    ("APA", "apa"),
-    ("Chicago", "chicago"),
-    ("MLA", "mla"),
-    ("BibTeX", "bibtex"),
-    ("RIS", "ris"),
-    ("CSL-JSON", "csl-json"),
-    ("Robust Link (HTML)", "robust-link"),
+    ("&APA", "apa"),
+    ("&Chicago", "chicago"),
+    ("&MLA", "mla"),
+    ("&BibTeX", "bibtex"),
+    ("&RIS", "ris"),
+    ("C&SL-JSON", "csl-json"),
+    ("Robust &Link (HTML)", "robust-link"),
 )
 
 
@@ -49,7 +50,7 @@ class ResearchActions(QObject):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
-        self.compare_action = QAction("&Compare Captures", window)
+        self.compare_action = QAction("Com&pare Captures", window)
         self.compare_action.setShortcut(QKeySequence("Ctrl+D"))
         self.compare_action.setToolTip(
             "Two selected captures side by side with what changed; one selected: with the "

@@ -42,8 +42,8 @@ class SidebarMenu(QObject):
         menu = QMenu(self.window.sidebar)
         if entry is not None and entry.kind in ("tag", "collection", "saved"):
             if entry.kind != "saved":
-                menu.addAction("Rename…", lambda: self.rename_entry(entry))
-            menu.addAction("Delete…", lambda: self.delete_entry(entry))
+                menu.addAction("&Rename…", lambda: self.rename_entry(entry))
+            menu.addAction("&Delete…", lambda: self.delete_entry(entry))
         if entry is None or entry.kind in ("collection", "edition"):  # or a group, or blank
             if menu.actions():
                 menu.addSeparator()

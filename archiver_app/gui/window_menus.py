@@ -44,7 +44,7 @@ class WindowActions:
         self.login = self.action(  # a browser profile for captures behind a login
             "&Log In to a Site…", lambda: open_login_dialog(w.library, w.runner, w)
         )
-        self.paste = self.action("Capture from Clipboard", w.capture.paste, K.Paste)
+        self.paste = self.action("Capture from Clip&board", w.capture.paste, K.Paste)
         self.paste.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         w.table.addAction(self.paste)
         self.open_library = self.action("Open &Library…", w.choose_library)
@@ -58,7 +58,7 @@ class WindowActions:
         self.refresh = self.action("&Refresh", w.refresh_all, K.Refresh)
         self.filters = self.action("Show &Filters", w.toggle_filters, "Ctrl+Shift+F")
         self.filters.setCheckable(True)
-        self.save_search = self.action("&Save Search…", w.save_search, K.Save)
+        self.save_search = self.action("Sa&ve Search…", w.save_search, K.Save)
         self.export = self.action("&Export…", w.open_export, "Ctrl+E")
         self.import_archives = self.action(
             "&Import Web Archives…", w.imports.choose_archives, "Ctrl+I"
@@ -68,22 +68,22 @@ class WindowActions:
         self.open.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         w.table.addAction(self.open)
         self.tag = self.action("Add &Tags to Selection…", w.tag_selection, "Ctrl+T")
-        self.close_tab = self.action("&Close Tab", w.tabs.close_current, K.Close)
-        self.jobs = self.panel_action(w.jobs_dock, "Ctrl+J")
-        self.drives = self.panel_action(w.drives_dock, "Ctrl+Shift+D")
+        self.close_tab = self.action("Close &Tab", w.tabs.close_current, K.Close)
+        self.jobs = self.panel_action(w.jobs_dock, "&Jobs", "Ctrl+J")
+        self.drives = self.panel_action(w.drives_dock, "&Drives", "Ctrl+Shift+D")
         self.fullscreen = self.action(
-            "Full Screen", w.toggle_fullscreen, standard_key(K.FullScreen, "F11")
+            "Full &Screen", w.toggle_fullscreen, standard_key(K.FullScreen, "F11")
         )
         self.url_capture = self.action("Capture", w.capture.from_field)
         self.url_capture.setToolTip("Capture this address now")
         self._build_menus()
         self._build_toolbar()
 
-    def panel_action(self, dock: QDockWidget, shortcut: str) -> QAction:
+    def panel_action(self, dock: QDockWidget, text: str, shortcut: str) -> QAction:
         """A checkable action for a panel, checked while the panel is in front: it brings
         a panel that sits behind another one's tab to the front (Qt's toggle view action
         would close it: a tabbed panel counts as shown), and closes the panel in front."""
-        action = QAction(dock.windowTitle(), self.window)
+        action = QAction(text, self.window)
         action.setCheckable(True)
         action.setShortcut(QKeySequence(shortcut))
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)

@@ -175,7 +175,7 @@ def test_selected_captures_move_to_a_collection_from_the_table_menu(
                 a.menu().objectName() == "move_to_collection")  # fmt: skip
     assert isinstance(move, QMenu)
     entries = {a.text(): a for a in move.actions() if a.text()}
-    assert list(entries) == ["Default", "Trips", "New Collection…"]
+    assert list(entries) == ["Default", "Trips", "&New Collection…"]
     assert not entries["Trips"].isEnabled()  # where they are already
     if SHOTS:
         menu.popup(window.table.viewport().mapToGlobal(window.table.visualRect(

@@ -27,7 +27,7 @@ def test_a_tag_is_renamed_then_deleted_from_its_menu(
     item = next(i for i, e in window.sidebar._entry_items() if e == tag)
     window.sidebar_menu._requested(window.sidebar.visualItemRect(item).center())
     menu = window.sidebar_menu.menu
-    assert menu is not None and [a.text() for a in menu.actions()] == ["Rename…", "Delete…"]
+    assert menu is not None and [a.text() for a in menu.actions()] == ["&Rename…", "&Delete…"]
     menu.close()
 
     monkeypatch.setattr(QInputDialog, "getText", lambda *_a, **_k: ("Ferries", True))
