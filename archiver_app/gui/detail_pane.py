@@ -212,6 +212,8 @@ class DetailPane(QScrollArea):
         self.notes.setObjectName("notes")
         self.notes.setPlaceholderText("Your notes about this capture")
         self.notes.setMaximumHeight(90)
+        # Tab moves on, as from every field: typed into the notes it kept the keyboard there
+        self.notes.setTabChangesFocus(True)
         self.notes.installEventFilter(self)  # notes are saved when the editor loses focus
         inner.addWidget(self.notes)
         save_row = QHBoxLayout()

@@ -1,6 +1,7 @@
 """Tab leaves a table: with many captures, Tab and Shift+Tab in the captures table went
 cell by cell through every row (Shift+Tab on its first cell stayed in it), a keyboard trap.
-The arrow keys move between cells; Tab moves to the next field, as everywhere else."""
+The arrow keys move between cells; Tab moves to the next field, as everywhere else, and
+from the table goes round the window and back without being kept anywhere."""
 
 from __future__ import annotations
 
@@ -69,3 +70,32 @@ def test_no_table_or_tree_of_the_app_keeps_tab_for_its_cells(
     assert shortcuts.table in views and edition.gaps in views and verify.tree in views
     trapping = [f"{type(w).__name__} {w.objectName()!r}" for w in views if w.tabKeyNavigation()]
     assert not trapping, f"Tab moves between cells in: {trapping}"
+
+
+def test_tab_goes_round_the_window_and_back_to_the_table(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """From the captures table, Tab passes each field once (the details' tags and notes,
+    the toolbar's fields, the sidebar) and comes back: none keeps it (the notes typed a tab
+    character instead)."""
+    window = main_window
+    add_snapshot(library, "https://t.example/one", title="One")
+    window.refresh_all()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+    window.table.setFocus()
+    window.table.setCurrentIndex(window.model.index(0, 0))
+    qtbot.waitUntil(window.detail.notes.isVisible)
+    passed: list[str] = []
+    for _ in range(40):
+        focus = window.focusWidget()
+        assert focus is not None
+        QTest.keyClick(focus, Qt.Key.Key_Tab)
+        now = window.focusWidget()
+        assert now is not focus, f"Tab stayed in {type(focus).__name__} {focus.objectName()!r}"
+        if now is window.table:
+            break
+        passed.append(now.objectName() if now is not None else "")
+    else:
+        raise AssertionError(f"Tab never came back to the table: {passed}")
+    assert {"tags", "notes", "sidebar"} <= set(passed), passed
+    assert window.detail.notes.toPlainText() == ""
