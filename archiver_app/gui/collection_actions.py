@@ -31,6 +31,7 @@ from archiver_app.api.collection_moves import KeptBy, KeptCode
 from archiver_app.api.labels import CollectionView
 from archiver_app.errors import InputError
 from archiver_app.gui.errors import question_box
+from archiver_app.gui.fitting import as_typed
 from archiver_app.gui.window_menus import add_after_export
 from archiver_app.units import counted, upper_first
 
@@ -175,7 +176,7 @@ class CollectionActions:
         menu.setEnabled(bool(ids))
         shared = window.library.snapshots.shared_collection(ids) if ids else None
         for c in window.library.collections.all():
-            action = menu.addAction(c.name, partial(self.move, ids, c.id))
+            action = menu.addAction(as_typed(c.name), partial(self.move, ids, c.id))
             action.setEnabled(c.slug != shared)
         menu.addSeparator()
         menu.addAction("&New Collection…", lambda: self.move_to_new(ids))

@@ -3,7 +3,8 @@
 A word-wrapped label is at least as wide as its longest word: a seed address of 200
 characters made the Jobs panel, and with it the window, wider than a 1024-pixel screen.
 :func:`breakable` lets such words wrap after ``/``, ``?``, ``&``, ``=`` and ``-``;
-:func:`elide_label_text` cuts a one-line label's text to its width with ``…``.
+:func:`elide_label_text` cuts a one-line label's text to its width with ``…``;
+:func:`as_typed` keeps a name's ``&`` in a menu item or a tab, where ``&`` marks an access key.
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ def plain_text(rich: str) -> str:
     """The words of a label's rich ``rich`` text (lines at ``<br>``), for its tooltip."""
     lines = re.sub(r"<br\s*/?>", "\n", rich)
     return html.unescape(re.sub(r"<[^>]+>", "", lines)).replace(_BREAK, "")
+
+
+def as_typed(name: str) -> str:
+    """``name`` (a page's title, a collection's name) for a menu item or a tab title, shown
+    as typed: each ``&`` doubled. Qt reads a single one as the access key (a collection
+    named R&D showed as RD, its D underlined)."""
+    return name.replace("&", "&&")
 
 
 def elide_label_text(label: QLabel, text: str, mode: Qt.TextElideMode) -> str:

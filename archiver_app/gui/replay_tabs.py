@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from archiver_app.api.changes import Changes
 from archiver_app.gui.errors import show_error
+from archiver_app.gui.fitting import as_typed
 from archiver_app.library import Library
 
 DELETED_PREFIX = "Deleted: "
@@ -52,7 +53,7 @@ class ReplayTabs(QTabWidget):
         except Exception as exc:
             show_error(self, exc, "opening the replay")
             return None
-        index = self.addTab(widget, title[:40])
+        index = self.addTab(widget, as_typed(title[:40]))
         self.setTabToolTip(index, f"{title}\n{url}")
         self.setCurrentIndex(index)
         widget.captureRequested.connect(self.captureRequested)
@@ -81,13 +82,14 @@ class ReplayTabs(QTabWidget):
         self.setTabText(index, DELETED_PREFIX + text if gone else text)
         self.tabBar().setTabTextColor(index, QColor("#c53030") if gone else QColor())
         if gone:
-            self.setTabToolTip(index, f"This capture was deleted from the library.\n{text}")
+            shown = text.replace("&&", "&")  # a tooltip has no access keys
+            self.setTabToolTip(index, f"This capture was deleted from the library.\n{shown}")
 
     def _retitle(self, widget: QWidget, title: str) -> None:
         """A replay tab is named after the page it shows now (a link followed)."""
         index = self.indexOf(widget)
         if index > 0 and title.strip():
-            self.setTabText(index, title.strip()[:40])
+            self.setTabText(index, as_typed(title.strip()[:40]))
             self.setTabToolTip(index, title.strip())
 
     def close_tab(self, index: int) -> None:

@@ -14,6 +14,7 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu, QWidget
 
 from archiver_app.gui.errors import show_error
+from archiver_app.gui.fitting import as_typed
 from archiver_app.gui.message_bar import show_status_error
 from archiver_app.gui.ops import BackgroundOp
 from archiver_app.units import counted
@@ -122,7 +123,7 @@ class ResearchActions(QObject):
         """A Compare tab named by its page once the comparison knows it (if still open)."""
         index = self.window.tabs.indexOf(view)
         if index >= 0:
-            self.window.tabs.setTabText(index, title)
+            self.window.tabs.setTabText(index, as_typed(title))
             self.window.tabs.setTabToolTip(index, tip)
 
     # ------------------------------------------------------------------ changes

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QMenu, QMenuBar
+from PySide6.QtWidgets import QMenu, QMenuBar, QWidget
 from pytestqt.qtbot import QtBot
 
 from archiver_app.gui.main_window import MainWindow
@@ -92,3 +92,35 @@ def test_the_citation_formats_each_answer_their_own_letter(main_window: MainWind
         "Robust Link (HTML)": "Alt+L",
     }
     assert QKeySequence.mnemonic(cite.title()).toString() == "Alt+C"
+
+
+def test_a_name_with_an_ampersand_shows_as_typed_in_menus_and_tabs(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """A collection named R&D showed as "RD" in Move to Collection, its D underlined as an
+    access key; a page titled "News & Events" lost its & in its replay tab the same way."""
+    window = main_window
+    add_snapshot(library, "https://a.example/", title="A")
+    library.ensure_collection("r-d", "R&D")
+    window.refresh_all()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+    flags = QItemSelectionModel.SelectionFlag
+    window.table.selectionModel().select(window.model.index(0, 0), flags.Select | flags.Rows)
+    menu = table_menu(window)
+    moves = menu.findChild(QMenu, "move_to_collection")
+    assert isinstance(moves, QMenu)
+    names = [a.text() for a in moves.actions() if not a.isSeparator()]
+    assert "R&&D" in names and not QKeySequence.mnemonic("R&&D").toString()
+    menu.deleteLater()
+
+    page, compared = QWidget(), QWidget()
+    for widget in (page, compared):
+        window.tabs.addTab(widget, "…")
+    window.tabs._retitle(page, "News & Events")  # the page's title, as it loads
+    window.research._name_tab(compared, "Compare: Q&A", "")
+    shown = [window.tabs.tabText(window.tabs.indexOf(w)) for w in (page, compared)]
+    assert shown == ["News && Events", "Compare: Q&&A"]
+    window.tabs._mark_deleted(page, True)
+    assert window.tabs.tabToolTip(window.tabs.indexOf(page)).endswith("\nNews & Events")
+    for widget in (page, compared):
+        window.tabs.removeTab(window.tabs.indexOf(widget))

@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
 from archiver_app.api.timeline import OtherView, route_timeline
+from archiver_app.gui.fitting import as_typed
 from archiver_app.gui.replay.capture_combo import MARK, SEPARATOR, CaptureCombo
 from archiver_app.library import Library
 from archiver_app.replay import Capture, Replayer
@@ -117,7 +118,7 @@ class CaptureTimeline(QObject):
         for view in self.other_views:
             label = f"#{view.route}" if view.route else "without a route"
             plural = "s" if view.captures != 1 else ""
-            action = menu.addAction(f"{label} — {view.captures} capture{plural}")
+            action = menu.addAction(as_typed(f"{label} — {view.captures} capture{plural}"))
             action.triggered.connect(lambda _=False, v=view: self.routeChosen.emit(v.url))
         self.views_button.setVisible(bool(self.other_views))
 
