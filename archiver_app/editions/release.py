@@ -241,9 +241,10 @@ BY_UID = "uid:"
 def members_digest(s: Session, snapshot_ids: Iterable[int]) -> str:
     """A short fingerprint of a set of member captures, kept in a release's job result
     instead of the captures themselves, which may be thousands: of their uids. Not of
-    their ids: SQLite gives a deleted last row's id to the next capture, so a capture
-    deleted and another made since would have the same fingerprint, and ``cite`` would
-    name a release holding the deleted one as a release of the edition as it is now."""
+    their ids: SQLite gave a deleted last row's id to the next capture (before migration
+    0014), so a capture deleted and another made since could have the same fingerprint,
+    and ``cite`` would name a release holding the deleted one as a release of the edition
+    as it is now."""
     ids = sorted(set(snapshot_ids))
     uids: list[str] = []
     for start in range(0, len(ids), 500):

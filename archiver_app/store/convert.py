@@ -55,6 +55,7 @@ from archiver_app.errors import LibraryError
 from archiver_app.store import schema
 from archiver_app.store.fulltext import insert_indexed_rows
 from archiver_app.store.models import Base
+from archiver_app.store.snapshot_ids import HIGH_WATER
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate
 from archiver_app.tasks.progress import null_progress
 
@@ -69,8 +70,8 @@ _FTS = Table(
     *(Column(name, Text) for name in ("title", "url", "body", "tags")),
 )
 #: Tables that are not the library's data: Alembic's revision, SQLite's own, FTS5's shadow
-#: tables, the checkpoints.
-_NOT_COPIED = {"alembic_version", "sqlite_sequence", "sqlite_stat1", CHECKPOINT_TABLE}
+#: tables, the checkpoints, SQLite's highest snapshot id given.
+_NOT_COPIED = {"alembic_version", "sqlite_sequence", "sqlite_stat1", CHECKPOINT_TABLE, HIGH_WATER}
 
 
 class StaleCopyError(LibraryError):

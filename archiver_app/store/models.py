@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     JSON,
@@ -27,11 +27,14 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    event,
     func,
     text,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from archiver_app.store.snapshot_ids import reserve_snapshot_ids
 from archiver_app.store.types import UTCDateTime, utcnow
 
 NAMING_CONVENTION = {
@@ -204,6 +207,15 @@ class Snapshot(Base):
 
     collection: Mapped[Collection] = relationship(back_populates="snapshots")
     tags: Mapped[list[Tag]] = relationship(secondary="snapshot_tags", back_populates="snapshots")
+
+
+@event.listens_for(Snapshot, "before_insert")
+def _new_snapshot_id(_mapper: Any, connection: Connection, target: Snapshot) -> None:
+    """On SQLite a new snapshot's id is one never given before (``store/snapshot_ids.py``);
+    PostgreSQL's sequence already never gives one twice."""
+    given = cast("int | None", target.id)  # None until inserted, unless set by hand
+    if given is None and connection.dialect.name == "sqlite":
+        target.id = reserve_snapshot_ids(connection, 1)[0]
 
 
 class Record(Base):

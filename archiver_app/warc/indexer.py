@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,6 +52,7 @@ from archiver_app.store.fulltext import (
     upsert_snapshot_text,
 )
 from archiver_app.store.models import Fidelity, Snapshot, SnapshotState, SnapshotTag
+from archiver_app.store.snapshot_ids import reserve_snapshot_ids
 from archiver_app.store.tags import tag_ids
 from archiver_app.tasks import CancelToken, ProgressUpdate
 from archiver_app.warc import workers
@@ -280,14 +281,15 @@ class WarcIndexer:
     # ------------------------------------------------------------------ writing
 
     def _flush(self, conn: Connection, batch: Batch) -> None:
-        base = int(conn.scalar(select(func.coalesce(func.max(Snapshot.id), 0))) or 0)
+        # ids never given before (SQLite: one statement for the batch, under the write lock)
+        ids = reserve_snapshot_ids(conn, len(batch.pages))
         target = self.target
-        rows = self._snapshot_rows(batch, base)
+        rows = self._snapshot_rows(batch, ids)
         if rows:
             conn.execute(insert(Snapshot), rows)
             self.report.snapshot_ids.extend(r["id"] for r in rows)
             for seq in batch.held:
-                self._held[seq] = base + 1 + seq - batch.first_seq
+                self._held[seq] = ids[seq - batch.first_seq]
             if target.tags:
                 tags = tag_ids(conn, target.tags)
                 conn.execute(
@@ -300,7 +302,7 @@ class WarcIndexer:
                 return sid
             seq = -sid
             if seq >= batch.first_seq:
-                return base + 1 + seq - batch.first_seq
+                return ids[seq - batch.first_seq]
             # A page from an earlier batch: one of the latest written, or one held for a
             # listing.
             written = self._written.get(seq)
@@ -330,13 +332,13 @@ class WarcIndexer:
             assert sid is not None
             _retext(conn, sid, snippet, body, target.tags)
 
-    def _snapshot_rows(self, batch: Batch, base: int) -> list[dict[str, Any]]:
-        """The ``snapshots`` rows of ``batch``'s pages, their ids from ``base + 1`` on."""
+    def _snapshot_rows(self, batch: Batch, ids: Sequence[int]) -> list[dict[str, Any]]:
+        """The ``snapshots`` rows of ``batch``'s pages, with the ids ``ids``, in order."""
         now = datetime.now(UTC)
         target = self.target
         return [
             {
-                "id": base + 1 + i,
+                "id": ids[i],
                 "uid": self._uid(p.captured_at),
                 "collection_id": target.collection_id,
                 "url": p.url,

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from archiver_app import cli
 from archiver_app.library import Library
@@ -209,13 +210,16 @@ def _later_page0(library: Library, warc: Path, title: str) -> int:
 def test_a_draft_holding_a_capture_deleted_since_is_not_cited(
     root: str, library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A draft's members were told by their ids: SQLite gives a deleted last row's id to
-    the next capture, so after the newest member was deleted and the page captured again,
-    the draft holding the deleted capture was cited as the edition as it is now."""
+    """A draft's members were told by their ids: SQLite gave a deleted last row's id to
+    the next capture (before migration 0014), so after the newest member was deleted and
+    the page captured again, the draft holding the deleted capture was cited as the
+    edition as it is now."""
     assert not library.editions.reopen("c-2024").refused
     deleted = _later_page0(library, tmp_path / "later.warc.gz", "Page 0, later")
     digest = _export(root, tmp_path / "draft.wacz")
     assert library.snapshots.delete([deleted])[0].deleted == [deleted]
+    with library.write() as s:  # as before migration 0014, which keeps the highest id given
+        s.execute(text("UPDATE id_high_water SET high = :h"), {"h": deleted - 1})
     again = _later_page0(library, tmp_path / "again.warc.gz", "Page 0, captured again")
     assert again == deleted  # the id given again: another capture
     capsys.readouterr()

@@ -14,7 +14,8 @@ from archiver_app.library import Library
 from archiver_app.search.engine import search
 from archiver_app.search.query import Query
 from archiver_app.store import schema
-from archiver_app.store.models import SnapshotTag, Tag
+from archiver_app.store.fulltext import upsert_snapshot_text
+from archiver_app.store.models import Snapshot, SnapshotTag, Tag
 from tests.helpers.snapshots import add_snapshot
 
 
@@ -39,17 +40,18 @@ def test_an_older_library_with_tags_differing_in_case_opens_with_them_merged(
 
     root = tmp_path / "lib"
     with Library.open(root, database_url=database_url) as lib:
+        a, b, c, d, e, f = (add_snapshot(lib, f"https://port.example/{n}") for n in "abcdef")
         cfg = schema.alembic_config()
         with lib.engine.begin() as conn:
             cfg.attributes["connection"] = conn
             command.downgrade(cfg, "0012")
         # as tagged before tags ignored case, or by two processes at once
-        a = add_snapshot(lib, "https://port.example/a", tags=("Harbour", "boats"))
-        b = add_snapshot(lib, "https://port.example/b", tags=("harbour",))
-        c = add_snapshot(lib, "https://port.example/c", tags=("HARBOUR", "harbour"))
-        d = add_snapshot(lib, "https://port.example/d", tags=("Harbour", "HARBOUR"))
-        add_snapshot(lib, "https://port.example/e", tags=("Élan",))  # SQLite's lower()
-        add_snapshot(lib, "https://port.example/f", tags=("élan",))  # folds ASCII only
+        _tag(lib, a, "Harbour", "boats")
+        _tag(lib, b, "harbour")
+        _tag(lib, c, "HARBOUR", "harbour")
+        _tag(lib, d, "Harbour", "HARBOUR")
+        _tag(lib, e, "Élan")  # SQLite's lower()
+        _tag(lib, f, "élan")  # folds ASCII only
     with Library.open(root, database_url=database_url) as lib:
         assert schema.current_revision(lib.engine) == schema.SCHEMA_HEAD
         assert sorted(lib.tags.names()) == ["Harbour", "boats", "Élan"]
@@ -60,3 +62,19 @@ def test_an_older_library_with_tags_differing_in_case_opens_with_them_merged(
         assert sorted(lib.tags.counts().values()) == [1, 2, 4]
         for query in (Query("harbour"), Query(tag="HARBOUR")):  # the words the index has
             assert sorted(h.snapshot_id for h in search(lib, query)) == sorted([a, b, c, d])
+
+
+def _tag(lib: Library, snapshot_id: int, *names: str) -> None:
+    """Tag a capture with exactly these names (an older schema's way: by exact name)."""
+    with lib.write() as s:
+        for name in names:
+            tag = s.scalar(select(Tag).where(Tag.name == name))
+            if tag is None:
+                tag = Tag(name=name)
+                s.add(tag)
+                s.flush()
+            s.add(SnapshotTag(snapshot_id=snapshot_id, tag_id=tag.id))
+        url = s.scalar(select(Snapshot.url).where(Snapshot.id == snapshot_id))
+        upsert_snapshot_text(
+            s.connection(), snapshot_id, title="", url=str(url), body="", tags=names
+        )
