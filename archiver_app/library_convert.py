@@ -103,7 +103,7 @@ def convert_library(
                 f"archiver library convert --to {shown} --start-over",
                 details=exc.details,
             ) from exc
-        convert.finish_copy(target)
+        convert.finish_copy(source, target)
         if not to_sqlite:
             bind_folder(target, root, library_id=meta.library_id, new_folder=False)
     finally:

@@ -12,7 +12,10 @@ among those copied already, are found by counting them (and rows edited in place
 :func:`verify_copy` then reads both databases in the same order and compares them row by
 row (every value, as the schema's types read it), and reports the row count and a digest
 of each table; :func:`finish_copy` drops the checkpoints and moves PostgreSQL's id
-sequences past the copied ids.
+sequences past the copied ids. Snapshot ids go on from the highest the source ever gave
+(not from the highest it holds: a deleted newest capture's id is not given again), which
+SQLite keeps in ``id_high_water`` (:mod:`archiver_app.store.snapshot_ids`), not copied
+as rows.
 
 The full-text table ``snapshot_fts`` is copied with its text (title, url, body, tags); on
 PostgreSQL its ``tsvector`` is built from that text as capture builds it. The share token
@@ -52,7 +55,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError
 
 from archiver_app.errors import LibraryError
-from archiver_app.store import schema
+from archiver_app.store import schema, snapshot_ids
 from archiver_app.store.fulltext import insert_indexed_rows
 from archiver_app.store.models import Base
 from archiver_app.store.snapshot_ids import HIGH_WATER
@@ -70,7 +73,7 @@ _FTS = Table(
     *(Column(name, Text) for name in ("title", "url", "body", "tags")),
 )
 #: Tables that are not the library's data: Alembic's revision, SQLite's own, FTS5's shadow
-#: tables, the checkpoints, SQLite's highest snapshot id given.
+#: tables, the checkpoints, SQLite's highest snapshot id (carried by :func:`finish_copy`).
 _NOT_COPIED = {"alembic_version", "sqlite_sequence", "sqlite_stat1", CHECKPOINT_TABLE, HIGH_WATER}
 
 
@@ -387,8 +390,11 @@ def _flatten(batches: Iterator[list[Any]]) -> Iterator[Any]:
         yield from rows
 
 
-def finish_copy(target: Engine) -> None:
-    """Drop the checkpoints; on PostgreSQL move each id sequence past the copied ids."""
+def finish_copy(source: Engine, target: Engine) -> None:
+    """Drop the checkpoints; on PostgreSQL move each id sequence past the copied ids; give
+    new snapshots of ``target`` ids above every one ``source`` ever gave."""
+    with source.connect() as conn:
+        given = snapshot_ids.highest_given(conn)
     with target.begin() as conn:
         if target.dialect.name == "postgresql":
             for table in Base.metadata.sorted_tables:
@@ -404,6 +410,7 @@ def finish_copy(target: Engine) -> None:
                     text(f"SELECT setval(pg_get_serial_sequence(:t, :c), ({top}), false)"),
                     {"t": table.name, "c": keys[0].name},
                 )
+        snapshot_ids.give_at_least(conn, given)  # after the sequence above, which it may raise
         conn.execute(text(f"DROP TABLE {CHECKPOINT_TABLE}"))
 
 

@@ -15,7 +15,8 @@ from the end of the primary key, so rows written without it (by hand, by a test)
 counted too.
 
 PostgreSQL's ``snapshots_id_seq`` never goes back: an import takes its ids from it as
-well (``nextval``; they need not follow each other there).
+well (``nextval``; they need not follow each other there). Converting a library between
+the two carries the mark (:func:`highest_given`, :func:`give_at_least`).
 """
 
 from __future__ import annotations
@@ -30,10 +31,20 @@ _SQLITE = {
     "reserve": "UPDATE id_high_water"
     " SET high = max(high, (SELECT coalesce(max(id), 0) FROM snapshots)) + :n"
     " WHERE name = 'snapshots' RETURNING high",
+    "highest": "SELECT max(high, (SELECT coalesce(max(id), 0) FROM snapshots))"
+    " FROM id_high_water WHERE name = 'snapshots'",
+    "at_least": "UPDATE id_high_water"
+    " SET high = max(high, :h, (SELECT coalesce(max(id), 0) FROM snapshots))"
+    " WHERE name = 'snapshots'",
 }
 _POSTGRESQL = {
     "reserve": "SELECT nextval(pg_get_serial_sequence('snapshots', 'id'))"
     " FROM generate_series(1, :n)",
+    "highest": "SELECT greatest(coalesce(pg_sequence_last_value("
+    "pg_get_serial_sequence('snapshots', 'id')::regclass), 0),"
+    " (SELECT coalesce(max(id), 0) FROM snapshots))",
+    "at_least": "SELECT setval(pg_get_serial_sequence('snapshots', 'id'),"
+    " greatest(:h, (SELECT coalesce(max(id), 0) FROM snapshots)) + 1, false)",
 }
 
 
@@ -51,3 +62,14 @@ def reserve_snapshot_ids(conn: Connection, count: int) -> Sequence[int]:
         return sorted(int(v) for v in found)
     [high] = found
     return range(int(high) - count + 1, int(high) + 1)
+
+
+def highest_given(conn: Connection) -> int:
+    """The highest snapshot id ever given in this database (0: none)."""
+    return int(conn.execute(_sql(conn, "highest")).scalar_one())
+
+
+def give_at_least(conn: Connection, high: int) -> None:
+    """From now on give only ids above ``high`` (and above every id present): a converted
+    library goes on from the highest id its original database ever gave."""
+    conn.execute(_sql(conn, "at_least"), {"h": high})

@@ -16,6 +16,7 @@ from archiver_app.capture.persist import create_pending
 from archiver_app.importers.warcs import import_warc_file
 from archiver_app.layout import snapshot_folder
 from archiver_app.library import Library
+from archiver_app.library_convert import convert_library
 from archiver_app.store import schema
 from tests.helpers.snapshots import add_snapshot
 from tests.helpers.warcs import site, write_warc
@@ -145,3 +146,23 @@ def test_an_older_library_goes_on_from_its_largest_number(
         assert schema.current_revision(lib.engine) == schema.SCHEMA_HEAD
         _delete(lib, [ids[-1]])
         assert _capture(lib, "https://new.example/") == ids[-1] + 1
+
+
+def test_a_converted_library_goes_on_from_the_numbers_its_database_gave(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    root = tmp_path / "lib"
+    with Library.open(root) as lib:
+        ids = [_capture(lib, f"https://a.example/{i}") for i in range(3)]
+        _delete(lib, [ids[-1]])
+    convert_library(root, postgres_url)
+    with Library.open(root, create=False) as lib:
+        assert lib.engine.dialect.name == "postgresql"
+        ids.append(_capture(lib, "https://b.example/"))
+        assert ids[-1] == ids[-2] + 1, ids  # not the deleted one's
+        _delete(lib, [ids[-1]])
+    convert_library(root, "sqlite")
+    with Library.open(root, create=False) as lib:
+        assert lib.engine.dialect.name == "sqlite"
+        imported = _import(lib, tmp_path, "c.example")
+        assert min(imported) == ids[-1] + 1, (ids, imported)
