@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
@@ -49,6 +50,30 @@ def test_capture_reads_stdin_reports_each_page_and_fails_after_the_rest(
         f"(#{i})" for i in ids.values()
     }
     assert tags == [("t1",)]
+
+
+def test_a_deleted_newest_capture_s_number_is_not_printed_again(
+    tmp_path: Path, test_site: LocalSite
+) -> None:
+    """A researcher's walkthrough: delete the newest capture, capture two pages: they were
+    numbered from the deleted one's number on, so `archiver cite N` cited another page."""
+    lib = tmp_path / "lib"
+
+    def archiver(*args: str) -> str:
+        result = subprocess.run(
+            [str(ARCHIVER), "--library", str(lib), *args],
+            capture_output=True, text=True, timeout=180, check=False,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stdout + result.stderr
+        return result.stdout
+
+    def numbers(out: str) -> list[int]:
+        return [int(n) for n in re.findall(r" ok .*\(#(\d+)\)$", out, re.MULTILINE)]
+
+    first = numbers(archiver("capture", test_site.page_url(1), test_site.page_url(2)))
+    archiver("delete", str(max(first)), "--yes")
+    again = numbers(archiver("capture", test_site.page_url(3), test_site.page_url(4)))
+    assert len(first) == len(again) == 2 and min(again) > max(first), (first, again)
 
 
 def test_capture_without_urls_is_an_input_error(tmp_path: Path) -> None:
