@@ -148,6 +148,25 @@ def test_an_older_library_goes_on_from_its_largest_number(
         assert _capture(lib, "https://new.example/") == ids[-1] + 1
 
 
+def test_a_postgresql_library_whose_imports_left_its_sequence_behind_captures_again(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    from alembic import command
+    from sqlalchemy import text
+
+    root = tmp_path / "lib"
+    with Library.open(root, database_url=postgres_url) as lib:
+        imported = _import(lib, tmp_path, "old.example")
+        cfg = schema.alembic_config()
+        with lib.engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "0013")
+            # as an import before 0014 left it: its explicit ids did not move the sequence
+            conn.execute(text("SELECT setval(pg_get_serial_sequence('snapshots', 'id'), 1, false)"))
+    with Library.open(root, database_url=postgres_url) as lib:  # upgraded as it opens
+        assert _capture(lib, "https://new.example/") == max(imported) + 1
+
+
 def test_a_converted_library_goes_on_from_the_numbers_its_database_gave(
     tmp_path: Path, postgres_url: str
 ) -> None:

@@ -1,11 +1,15 @@
-"""SQLite: the highest snapshot id ever given, ``id_high_water``, so no id is given twice.
+"""No snapshot id given twice: on SQLite a mark of the highest given, ``id_high_water``.
 
 SQLite gave a deleted newest capture's id to the next one (``INTEGER PRIMARY KEY`` without
 ``AUTOINCREMENT``): ``archiver cite 8`` then cited another page. Adding ``AUTOINCREMENT``
 rebuilds ``snapshots``; this table has one row, and its first value, the largest id
 present, is read from the end of the primary key: opening stays O(1). Inserts take their
-ids from it (``store/snapshot_ids.py``). PostgreSQL's sequence never gave an id twice:
-nothing changes there.
+ids from it (``store/snapshot_ids.py``).
+
+PostgreSQL's sequence never gives an id twice, but imports gave their pages explicit ids
+(the largest present + 1) without moving it: the next capture after an import failed on a
+duplicate id. The sequence is moved past the largest id present (imports now take their
+ids from it).
 
 Revision ID: 0014
 Revises: 0013
@@ -26,7 +30,12 @@ TABLE = "id_high_water"  # as in store/snapshot_ids.py (kept here as this revisi
 
 
 def upgrade() -> None:
-    if op.get_bind().dialect.name != "sqlite":
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute(
+            "SELECT setval(pg_get_serial_sequence('snapshots', 'id'), greatest("
+            "(SELECT coalesce(max(id), 0) FROM snapshots), coalesce(pg_sequence_last_value("
+            "pg_get_serial_sequence('snapshots', 'id')::regclass), 0)) + 1, false)"
+        )
         return
     op.create_table(
         TABLE,
