@@ -112,8 +112,7 @@ def progress_line(result: FetchResult, *, retrying: bool = False, watched: bool 
     """``ok 200 high URL (#12)`` or ``failed URL: error`` (the lines ``archiver capture``
     prints; ``#12`` is the capture's id, which ``cite``, ``diff`` and ``delete`` take).
     URL is the address given, followed by ``-> FINAL`` when the page ended elsewhere.
-    ``retrying``: the page is tried again (said: the next line is its next attempt).
-    ``watched``: a watch's job, whose error page is the page's capture, not a failure."""
+    ``retrying``: tried again. ``watched``: a watch's job (its error page is its capture)."""
     made = f" (#{result.snapshot_id})" if result.snapshot_id is not None else ""
     shown = given_and_final(result.url, result.final_url)
     again = "; trying again" if retrying else ""
