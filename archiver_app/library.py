@@ -44,6 +44,7 @@ from archiver_app.library_share import (
     bind_folder,
     check_folder,
 )
+from archiver_app.outages import Outages
 from archiver_app.store import schema
 from archiver_app.store.connection_loss import not_connected
 from archiver_app.store.engine import make_engine, make_sessionmakers, sqlite_url
@@ -134,6 +135,8 @@ class Library:
         self._read, self._write = make_sessionmakers(engine)
         #: Its schema was upgraded as it was opened (front ends say so), else None.
         self.upgraded: schema.SchemaUpgrade | None = None
+        #: The library lost and found again, as loops that retry see it (said once each way).
+        self.outages = Outages(self.check_folder)
 
     # ------------------------------------------------------------------ opening
 

@@ -4,14 +4,16 @@
 
 Threading contract: one daemon thread per running job; :meth:`Heartbeat.__call__` (the
 runner's progress) may be called from any thread; each database step is its own short
-transaction.
+transaction. A database that stops answering is said once as it goes and once as it comes
+back (:mod:`archiver_app.outages`), not at each tick.
 """
 
 from __future__ import annotations
 
-import logging
+import contextlib
 import threading
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from sqlalchemy import select, update
@@ -19,8 +21,6 @@ from sqlalchemy import select, update
 from archiver_app.library import Library
 from archiver_app.store.models import Job, JobStatus
 from archiver_app.tasks import CancelToken, ProgressUpdate
-
-log = logging.getLogger(__name__)
 
 
 class Heartbeat:
@@ -64,10 +64,12 @@ class Heartbeat:
             renew = since_beat >= self._every
             if renew:
                 since_beat = 0.0
-            try:
-                self._write(renew=renew)
-            except Exception:  # a busy database: the next tick tries again
-                log.warning("job %s: heartbeat failed", self._job_id, exc_info=True)
+            # a busy or unreachable database: the next tick tries again; an outage is said
+            # once by lib.outages as it begins and once as it ends, not at each tick
+            with contextlib.suppress(Exception):
+                self._lib.outages.attempt(
+                    f"renewing job {self._job_id}'s lease", partial(self._write, renew=renew)
+                )
 
     def _write(self, *, renew: bool) -> None:
         with self._lock:
