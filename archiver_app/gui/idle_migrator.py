@@ -13,11 +13,14 @@ each mounted drive's) are verified the same way, by a verify job (``lib.mirror.s
 after :attr:`IdleMigrator.scrub_idle_ms` of idleness (re-reading a library is long work,
 best left for when the user has stepped away); the user's work stops it too (copies not
 yet checked keep their state).
+
+Each look and each run reports to ``lib.outages``: a database that stops answering (or a
+folder gone) is said once as it goes and once as it comes back, whichever of the looks
+every few seconds fail in between; any other error once, with its traceback.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -27,11 +30,12 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from archiver_app.api.jobs import JobKind
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
+from archiver_app.outages import OutageKind
 from archiver_app.tasks import ProgressUpdate
 
-log = logging.getLogger(__name__)
 LABEL = "upgrading folders"
 SCRUB_LABEL = "verifying copies"
+COUNTING = "counting the folders to migrate"
 
 
 def idle_job(library: Library) -> str | None:
@@ -120,12 +124,14 @@ class IdleMigrator(QObject):
         self._checking = True
         library = self.library
         BackgroundOp(
-            self.runner, lambda _p, _c: idle_job(library), label="", blocks_quit=False
+            self.runner,
+            lambda _p, _c: library.outages.attempt(COUNTING, lambda: idle_job(library)),
+            label="",
+            blocks_quit=False,
         ).success(self._checked).failure(self._check_failed).run_in_background()
 
-    def _check_failed(self, failure: OpFailure) -> None:
-        self._checking = False
-        log.warning("could not count the folders to migrate: %s", failure.exception)
+    def _check_failed(self, _failure: OpFailure) -> None:
+        self._checking = False  # said by lib.outages; the recheck timer asks again
 
     def _checked(self, job: str | None) -> None:
         self._checking = False
@@ -139,12 +145,15 @@ class IdleMigrator(QObject):
         )
         label = LABEL if job == "migrate" else SCRUB_LABEL
         self.job = job
+        both = (OutageKind.DATABASE, OutageKind.FOLDER)
         self.op = (
             BackgroundOp(
                 self.runner,
                 # One pass over what is pending or due, as a job in a child process (hashing
                 # and moving files is Python work); the recheck timer notices new work.
-                lambda p, c: target(progress=p, cancel=c),
+                lambda p, c: lib.outages.attempt(
+                    label, lambda: target(progress=p, cancel=c), kinds=both
+                ),
                 label=label,
                 blocks_quit=False,  # interrupting either is safe: each resumes next time
             )
@@ -159,11 +168,9 @@ class IdleMigrator(QObject):
         self.last_report = report
         self.finished.emit()
 
-    def _failed(self, failure: OpFailure) -> None:
-        self.op = self.job = None
+    def _failed(self, _failure: OpFailure) -> None:
+        self.op = self.job = None  # (what stopped it was said by lib.outages)
         self.finished.emit()
-        if not failure.cancelled:
-            log.error("background work stopped: %s", failure.traceback_text)
 
 
 def scrub_text(update: ProgressUpdate) -> str:

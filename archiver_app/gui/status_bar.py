@@ -15,10 +15,12 @@ from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.library import Library
 from archiver_app.library_share import FolderCheck
+from archiver_app.outages import OutageKind
 
 REFRESH_MS = 5000
 #: How often the progress of running work is shown while it runs.
 OP_POLL_MS = 500
+READING = "reading the status bar's figures"
 
 
 class StatusPanel(QWidget):
@@ -162,6 +164,15 @@ class StatusPanel(QWidget):
 
 def _read(library: Library) -> StatusFigures | FolderCheck:
     """The figures; first, whether the library's folder is still there (a folder renamed
-    away keeps its database readable through the connections open on it)."""
+    away keeps its database readable through the connections open on it). Told to
+    ``lib.outages``: this read every few seconds is how the window learns that the library
+    was lost, and found again."""
     check = library.check_folder()
-    return status_figures(library, library.clock()) if check.ok else check
+    if not check.ok:
+        library.outages.lost(READING, OutageKind.FOLDER, check.message)
+        return check
+    return library.outages.attempt(
+        READING,
+        lambda: status_figures(library, library.clock()),
+        kinds=(OutageKind.DATABASE, OutageKind.FOLDER),
+    )

@@ -9,6 +9,8 @@ timer meant is counted as a resume (:attr:`WatchScheduler.resumes`). When a page
 ``archiver watch run`` does from a system timer: queue the due slots, capture them, compare
 each new capture with the previous one. The core makes sure the app and a timer's run never
 capture the same slot twice (the database's write lock and a re-check of the due date).
+A library lost meanwhile (its database unreachable) is said by ``lib.outages``, once as it
+goes and once as it comes back, not at each tick.
 
 Each capture that changed is announced through :attr:`WatchScheduler.changed`; the main
 window turns the pages one run found changed into one tray notification
@@ -28,6 +30,7 @@ from PySide6.QtGui import QGuiApplication
 from archiver_app.gui.message_bar import show_status_error
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.library import Library
+from archiver_app.outages import OutageKind, outage_of
 from archiver_app.tasks import CancelToken, Progress, ThrottledProgress
 
 if TYPE_CHECKING:
@@ -169,14 +172,19 @@ class WatchScheduler(QObject):
             # of the window on the first tick (bench_gui_work.py).
             from archiver_app.watch.runner import anything_due
 
+            outages = library.outages  # an outage said once each way, not at each tick
             try:
-                due = anything_due(library)
-            except Exception:  # a locked or vanished library: try again at the next tick
-                log.warning("could not look for due watches", exc_info=True)
+                due = outages.attempt("looking for due watches", lambda: anything_due(library))
+            except Exception:  # a locked or unreachable library: try again at the next tick
                 return None
             if not due:
                 return None  # nothing due: no run, no process started
-            return run(library, progress, cancel)
+            return outages.attempt(
+                "capturing the watched pages that are due",
+                lambda: run(library, progress, cancel),
+                kinds=(OutageKind.DATABASE, OutageKind.FOLDER),
+                log_others=False,  # the window says why (failed)
+            )
 
         self.busy = (
             BackgroundOp(
@@ -207,7 +215,8 @@ class WatchScheduler(QObject):
 
     def _failed(self, failure: OpFailure) -> None:
         self._ended()
-        if not failure.cancelled:
+        # the library lost: said by lib.outages, and by the window while it lasts
+        if not failure.cancelled and outage_of(failure.exception) is None:
             self.failed.emit(str(failure.exception))
 
 

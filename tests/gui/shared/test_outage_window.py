@@ -1,0 +1,115 @@
+"""The window over a shared library whose PostgreSQL server stops for a while: its loops
+that retry by themselves (the status read, the idle migrator's count, the watch
+scheduler's look for due watches) say the outage in one line as it begins and in one line
+as it ends. Before, stderr got "could not count the folders to migrate: …" every ten
+seconds and a traceback from the watch scheduler every minute, for as long as it lasted.
+
+These tests stop and start a throwaway server of their own."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings
+from pytestqt.qtbot import QtBot
+
+from archiver_app.gui import idle_migrator
+from archiver_app.gui.main_window import MainWindow
+from archiver_app.gui.ops import OpRunner
+from archiver_app.library import Library
+from archiver_app.watch import runner as watch_runner
+from tests.helpers.postgres import StoppableServer
+from tests.helpers.snapshots import add_snapshot
+
+LOOPS = ("idle_job", "anything_due")
+
+
+@pytest.fixture
+def shared(tmp_path: Path, stoppable_server: StoppableServer) -> Iterator[Library]:
+    url = stoppable_server.new_database("outage_window")
+    lib = Library.open(tmp_path / "lib", create=True, database_url=url)
+    try:
+        yield lib
+    finally:
+        lib.close()
+
+
+@pytest.fixture
+def tries(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many times each loop tried the database."""
+    counts = dict.fromkeys(LOOPS, 0)
+
+    def counted(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            counts[name] += 1
+            return fn(*args)
+
+        return call
+
+    monkeypatch.setattr(idle_migrator, "idle_job", counted("idle_job", idle_migrator.idle_job))
+    monkeypatch.setattr(
+        watch_runner, "anything_due", counted("anything_due", watch_runner.anything_due)
+    )
+    return counts
+
+
+@pytest.fixture
+def window(qtbot: QtBot, shared: Library, gui_settings: QSettings) -> Iterator[MainWindow]:
+    add_snapshot(shared, "https://harbour.example/tides")
+    runner = OpRunner()
+    window = MainWindow(shared, runner=runner, settings=gui_settings)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+    # every few hundred milliseconds rather than every few seconds (or minute)
+    window.status.timer.setInterval(200)
+    window.watches.timer.setInterval(300)
+    window.migrator.idle_ms = 100  # counts again 0.1 s after each read the window makes
+    window.migrator.stop()  # (its first wait, of 10 s, began as the window opened)
+    window.migrator.start()
+    try:
+        yield window
+    finally:
+        for timer in (window.jobs.timer, window.drives.timer, window.status.timer):
+            timer.stop()
+        window.migrator.stop()
+        window.watches.stop()
+        runner.shutdown(wait=True)
+
+
+def said(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What reached the log at WARNING or above (what the app's stderr shows)."""
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_an_outage_is_one_line_as_it_begins_and_one_as_it_ends(
+    qtbot: QtBot,
+    window: MainWindow,
+    stoppable_server: StoppableServer,
+    tries: dict[str, int],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING)
+    outages = window.library.outages
+    qtbot.waitUntil(lambda: all(tries.values()), timeout=10_000)  # each loop runs
+    stoppable_server.stop()
+    try:
+        qtbot.waitUntil(lambda: outages.current is not None, timeout=10_000)
+        before = dict(tries)
+        # each loop tries again a few times while the server is down
+        qtbot.waitUntil(lambda: all(tries[n] >= before[n] + 3 for n in LOOPS), timeout=20_000)
+    finally:
+        stoppable_server.start()
+    qtbot.waitUntil(lambda: outages.current is None, timeout=20_000)
+    after = dict(tries)
+    qtbot.waitUntil(lambda: all(tries[n] >= after[n] + 2 for n in LOOPS), timeout=20_000)
+    lines = said(caplog)
+    assert not [r for r in caplog.records if r.exc_info], lines
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("the library's database is unreachable: "), lines
+    assert lines[0].endswith("; trying again until it is back") and "\n" not in lines[0]
+    assert lines[1].startswith("the library's database answers again (unreachable for "), lines
