@@ -2,12 +2,15 @@
 
 Figures that count over big tables are computed by
 :func:`~archiver_app.api.status.status_figures` through a ``BackgroundOp`` every few
-seconds; the capture count comes from the table model as ids stream in.
+seconds; the capture count comes from the table model as ids stream in. While a shared
+library's database does not answer (``lib.outages``, which that reading and the other loops
+that retry report to), a notice at the bar's left says so; it goes once the database
+answers again, and the window reads its views again then.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
 from archiver_app.api.status import StatusFigures, status_figures
@@ -15,12 +18,22 @@ from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.library import Library
 from archiver_app.library_share import FolderCheck
-from archiver_app.outages import OutageKind
+from archiver_app.outages import Outage, OutageKind
 
 REFRESH_MS = 5000
 #: How often the progress of running work is shown while it runs.
 OP_POLL_MS = 500
 READING = "reading the status bar's figures"
+#: What the window says while the library's database does not answer.
+UNREACHABLE = (
+    "The library's database is unreachable \N{EM DASH} Archiver keeps trying;"
+    " nothing saved is lost."
+)
+ANSWERS_AGAIN = "The library's database answers again."
+OUTAGE_STYLE = (
+    "#outage { background: #fff4ce; color: #4d3800; border: 1px solid #e0b252;"
+    " border-radius: 3px; padding: 1px 8px; }"
+)
 
 
 class StatusPanel(QWidget):
@@ -36,10 +49,19 @@ class StatusPanel(QWidget):
     watches_elsewhere = Signal()
     #: the library's folder is gone (moved, deleted, unplugged): its FolderCheck; once
     library_gone = Signal(object)
+    #: the library's database answers again after an outage
+    found_again = Signal()
 
     def __init__(self, bar: QStatusBar, library: Library, runner: OpRunner) -> None:
         super().__init__(bar)
         self.bar, self.library, self.runner = bar, library, runner
+        self.outage = QLabel(bar)  # at the left, before the messages: seen first
+        self.outage.setObjectName("outage")
+        self.outage.setStyleSheet(OUTAGE_STYLE)
+        self.outage.setTextFormat(Qt.TextFormat.PlainText)
+        self.outage.hide()
+        bar.insertWidget(0, self.outage)
+        self._outage: Outage | None = None  # the one shown
         self.count = self._label("count")
         self.op = QProgressBar(bar)
         self.op.setObjectName("op_progress")
@@ -106,9 +128,32 @@ class StatusPanel(QWidget):
         self._reads.end()
         self.worker.setText("status unavailable")
         self.worker.setToolTip(str(getattr(failure, "exception", failure)))
+        self._show_outage()
+
+    def _show_outage(self) -> None:
+        """Say, or stop saying, that the library's database does not answer (a folder
+        gone is said by the window's box: nothing more is tried there)."""
+        outage = self.library.outages.current
+        if outage is not None and outage.kind is not OutageKind.DATABASE:
+            outage = None
+        if outage is self._outage:
+            return
+        self._outage = outage
+        if outage is None:
+            self.outage.hide()
+            self.bar.showMessage(ANSWERS_AGAIN, 8000)
+            self.found_again.emit()
+            return
+        self.outage.setText(UNREACHABLE)
+        self.outage.setToolTip(
+            f"Since {outage.since:%H:%M}: {outage.reason}\nThe window shows what it read"
+            " last and reads again by itself once the database answers."
+        )
+        self.outage.show()
 
     def _show(self, f: StatusFigures | FolderCheck) -> None:
         again = self._reads.end()
+        self._show_outage()
         if isinstance(f, FolderCheck):  # nothing more is read from a library gone
             self.timer.stop()
             self.worker.setText("library gone")

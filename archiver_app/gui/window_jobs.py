@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from archiver_app.api.changes import Changes
 from archiver_app.api.jobs import ResumeReport
@@ -45,6 +45,8 @@ class WindowJobs(QObject):
         window.jobs.drive_jobs_changed.connect(window.drives.refresh)
         window.status.changed_elsewhere.connect(self._changed_elsewhere)
         window.status.watches_elsewhere.connect(self._watches_elsewhere)
+        # the database answers again: views whose reads failed meanwhile read again
+        window.status.found_again.connect(self._found_again, Qt.ConnectionType.QueuedConnection)
         self.gone = LibraryGone(window)  # the folder went away: said once, work stopped
         # Long work runs in child processes: as the first rows come in, load what
         # starting one needs (3 ms here, and a helper process booting beside us) rather
@@ -103,6 +105,10 @@ class WindowJobs(QObject):
             self.window.reload_sidebar()
             self.window.research.refresh_changes()  # a watch's run in a terminal, say
             self.window.tabs.apply_changes(Changes(snapshots=True))  # a replay's, deleted
+
+    def _found_again(self) -> None:
+        if not self.stopped:
+            self.window.refresh_all()
 
     def _watches_elsewhere(self) -> None:
         """A watch was added, changed or stopped by another process, or a capture compared

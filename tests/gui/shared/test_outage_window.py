@@ -1,14 +1,16 @@
 """The window over a shared library whose PostgreSQL server stops for a while: its loops
 that retry by themselves (the status read, the idle migrator's count, the watch
 scheduler's look for due watches) say the outage in one line as it begins and in one line
-as it ends. Before, stderr got "could not count the folders to migrate: …" every ten
-seconds and a traceback from the watch scheduler every minute, for as long as it lasted.
+as it ends, and the status bar says it while it lasts. Before, stderr got "could not count
+the folders to migrate: …" every ten seconds and a traceback from the watch scheduler every
+minute, for as long as it lasted, and the window said nothing once its first box was shut.
 
 These tests stop and start a throwaway server of their own."""
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,12 +22,14 @@ from pytestqt.qtbot import QtBot
 from archiver_app.gui import idle_migrator
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import OpRunner
+from archiver_app.gui.status_bar import UNREACHABLE
 from archiver_app.library import Library
 from archiver_app.watch import runner as watch_runner
 from tests.helpers.postgres import StoppableServer
 from tests.helpers.snapshots import add_snapshot
 
 LOOPS = ("idle_job", "anything_due")
+SHOTS = os.environ.get("ARCHIVER_SHOTS")  # a folder: the window saved as PNG to look at
 
 
 @pytest.fixture
@@ -113,3 +117,23 @@ def test_an_outage_is_one_line_as_it_begins_and_one_as_it_ends(
     assert lines[0].startswith("the library's database is unreachable: "), lines
     assert lines[0].endswith("; trying again until it is back") and "\n" not in lines[0]
     assert lines[1].startswith("the library's database answers again (unreachable for "), lines
+
+
+def test_the_window_says_the_database_is_unreachable_while_it_is(
+    qtbot: QtBot, window: MainWindow, stoppable_server: StoppableServer
+) -> None:
+    notice = window.status.outage
+    assert notice.isHidden()
+    stoppable_server.stop()
+    try:
+        qtbot.waitUntil(notice.isVisible, timeout=10_000)
+        assert notice.text() == UNREACHABLE
+        assert "Since " in notice.toolTip() and "\n" in notice.toolTip()
+        if SHOTS:
+            window.grab().save(str(Path(SHOTS) / "outage-notice.png"))
+        qtbot.wait(1000)  # the reads go on failing: it stays, unchanged
+        assert notice.isVisible() and notice.text() == UNREACHABLE
+    finally:
+        stoppable_server.start()
+    qtbot.waitUntil(notice.isHidden, timeout=20_000)
+    assert window.statusBar().currentMessage() == "The library's database answers again."
