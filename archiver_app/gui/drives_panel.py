@@ -38,10 +38,11 @@ from PySide6.QtWidgets import (
 from archiver_app.api.drives import DestinationStatus, LaptopStatus
 from archiver_app.gui.drive_retire import DriveRetirement
 from archiver_app.gui.errors import show_error
-from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
+from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner, Reads
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.gui.tables import RowsModel, list_table
 from archiver_app.library import Library
+from archiver_app.outages import outage_of
 from archiver_app.tasks import ProgressUpdate
 from archiver_app.units import counted, upper_first
 
@@ -211,16 +212,22 @@ class DrivesPanel(QWidget):
         scan = self._refreshes % SCAN_EVERY == 0
         self._refreshes += 1
 
-        def work(_p: object, _c: object) -> tuple[list[DestinationStatus], LaptopStatus]:
+        def read() -> tuple[list[DestinationStatus], LaptopStatus]:
             return drives.list(scan_roots=scan_roots, scan=scan), drives.laptop()
 
-        BackgroundOp(self.runner, work, label="drives", blocks_quit=False).success(
-            self._refreshed
-        ).failure(self._failed).run_in_background()
+        outages = self.library.outages
+        BackgroundOp(
+            self.runner,
+            lambda _p, _c: outages.attempt("reading the drives", read, log_others=False),
+            label="drives",
+            blocks_quit=False,
+        ).success(self._refreshed).failure(self._failed).run_in_background()
 
-    def _failed(self, failure: Any) -> None:
+    def _failed(self, failure: OpFailure) -> None:
         self._reads.end()
         self._refreshes = 0
+        if outage_of(failure.exception) is not None:
+            return  # said by the status bar while it lasts; the timer reads again
         self.timer.stop()
         show_error(self, failure, "reading the drives")
 

@@ -43,10 +43,11 @@ from archiver_app.api.jobs import UNDER_WAY, JobLogLine, JobRow, JobsManager, Jo
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.fitting import breakable, plain_text
 from archiver_app.gui.job_rules_box import JobRulesBox
-from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
+from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner, Reads
 from archiver_app.gui.snapshot_model import DISPLAY, USER, answer_roles, human_size
 from archiver_app.gui.tables import list_table
 from archiver_app.library import Library
+from archiver_app.outages import outage_of
 
 REFRESH_MS = 1000
 JOB_HEADERS = [
@@ -263,22 +264,30 @@ class JobsPanel(QWidget):
             return
         library, job, after, recover = self.library, self._log_job, self._log_after, self.recover
 
-        def work(_p: object, _c: object) -> tuple[list[JobRow], list[JobLogLine], datetime]:
+        def read() -> tuple[list[JobRow], list[JobLogLine], datetime]:
             rows = library.jobs.rows(recover=recover)
             log = library.jobs.log_after(job, after) if job is not None else []
             return rows, log, library.clock()
 
-        BackgroundOp(self.runner, work, label="jobs", blocks_quit=False).success(
-            lambda result: self._refreshed(job, *result)
-        ).failure(self._refresh_failed).run_in_background()
+        BackgroundOp(
+            self.runner,
+            lambda _p, _c: library.outages.attempt("reading the jobs", read, log_others=False),
+            label="jobs",
+            blocks_quit=False,
+        ).success(lambda result: self._refreshed(job, *result)).failure(
+            self._refresh_failed
+        ).run_in_background()
 
-    def _refresh_failed(self, failure: object) -> None:
+    def _refresh_failed(self, failure: OpFailure) -> None:
         """Said once until a read succeeds again: the timer goes on reading (a database
-        server that went away and came back is followed again, without a box a second)."""
+        server that went away and came back is followed again, without a box a second).
+        The library lost is said by the status bar while it lasts, not in a box."""
         self._reads.end()
+        if outage_of(failure.exception) is not None:
+            return
         if not self._failing:
             self._failing = True
-            show_error(self, failure, "reading the jobs")  # type: ignore[arg-type]
+            show_error(self, failure, "reading the jobs")
 
     def _refreshed(
         self, job: int | None, rows: list[JobRow], log: list[JobLogLine], now: datetime

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from archiver_app.gui import idle_migrator
@@ -69,6 +70,7 @@ def window(qtbot: QtBot, shared: Library, gui_settings: QSettings) -> Iterator[M
     qtbot.addWidget(window)
     window.show()
     qtbot.waitUntil(lambda: not window.model.loading and window.model.rowCount() == 1)
+    qtbot.waitUntil(lambda: window.jobs.recover, timeout=20_000)  # its start-up look is done
     # every few hundred milliseconds rather than every few seconds (or minute)
     window.status.timer.setInterval(200)
     window.watches.timer.setInterval(300)
@@ -137,3 +139,44 @@ def test_the_window_says_the_database_is_unreachable_while_it_is(
         stoppable_server.start()
     qtbot.waitUntil(notice.isHidden, timeout=20_000)
     assert window.statusBar().currentMessage() == "The library's database answers again."
+
+
+def test_the_jobs_and_drives_panels_read_on_through_an_outage_without_a_box(
+    qtbot: QtBot,
+    window: MainWindow,
+    stoppable_server: StoppableServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lib = window.library
+    reads = {"jobs": 0, "drives": 0}
+    rows, drives = lib.jobs.rows, lib.drives.list
+
+    def jobs_read(*args: Any, **kwargs: Any) -> Any:
+        reads["jobs"] += 1
+        return rows(*args, **kwargs)
+
+    def drives_read(*args: Any, **kwargs: Any) -> Any:
+        reads["drives"] += 1
+        return drives(*args, **kwargs)
+
+    monkeypatch.setattr(lib.jobs, "rows", jobs_read)
+    monkeypatch.setattr(lib.drives, "list", drives_read)
+    window.jobs.timer.setInterval(200)
+    window.drives.timer.setInterval(200)
+
+    def boxes() -> list[str]:
+        return [b.text() for b in window.findChildren(QMessageBox) if b.isVisible()]
+
+    stoppable_server.stop()
+    try:
+        qtbot.waitUntil(window.status.outage.isVisible, timeout=10_000)
+        before = dict(reads)
+        qtbot.waitUntil(lambda: all(reads[n] >= before[n] + 3 for n in reads), timeout=10_000)
+        assert boxes() == []  # the status bar says it, once, not a box a panel opened
+    finally:
+        stoppable_server.start()
+    qtbot.waitUntil(window.status.outage.isHidden, timeout=20_000)
+    after = dict(reads)
+    qtbot.waitUntil(lambda: all(reads[n] >= after[n] + 2 for n in reads), timeout=10_000)
+    assert boxes() == []
+    assert window.drives.timer.isActive()
