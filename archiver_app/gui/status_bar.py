@@ -10,10 +10,12 @@ answers again, and the window reads its views again then.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QLabel, QProgressBar, QSizePolicy, QStatusBar, QWidget
 
 from archiver_app.api.status import StatusFigures, status_figures
+from archiver_app.gui.fitting import elide_label_text
 from archiver_app.gui.ops import BackgroundOp, OpRunner, Reads
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.library import Library
@@ -29,11 +31,43 @@ UNREACHABLE = (
     "The library's database is unreachable \N{EM DASH} Archiver keeps trying;"
     " nothing saved is lost."
 )
+#: The least of it shown in a narrow window (cut there with "…").
+UNREACHABLE_SHORT = "The library's database is unreachable…"
 ANSWERS_AGAIN = "The library's database answers again."
 OUTAGE_STYLE = (
     "#outage { background: #fff4ce; color: #4d3800; border: 1px solid #e0b252;"
     " border-radius: 3px; padding: 1px 8px; }"
 )
+
+
+class _Notice(QLabel):
+    """The outage notice: all of its sentence where there is room, else cut with "…", so
+    that the counters at the bar's right keep theirs; never shorter than its first words."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+
+    def show_text(self, text: str) -> None:
+        self.full = text
+        self.setText(text)
+        self.updateGeometry()
+
+    def _width(self, text: str) -> int:
+        """``text``'s width with the notice's padding and border."""
+        frame = super().sizeHint().width() - self.fontMetrics().horizontalAdvance(self.text())
+        return self.fontMetrics().horizontalAdvance(text) + frame
+
+    def sizeHint(self) -> QSize:
+        return QSize(self._width(self.full), super().sizeHint().height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self._width(UNREACHABLE_SHORT), super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.setText(elide_label_text(self, self.full, Qt.TextElideMode.ElideRight))
 
 
 class StatusPanel(QWidget):
@@ -55,7 +89,7 @@ class StatusPanel(QWidget):
     def __init__(self, bar: QStatusBar, library: Library, runner: OpRunner) -> None:
         super().__init__(bar)
         self.bar, self.library, self.runner = bar, library, runner
-        self.outage = QLabel(bar)  # at the left, before the messages: seen first
+        self.outage = _Notice(bar)  # at the left, before the messages: seen first
         self.outage.setObjectName("outage")
         self.outage.setStyleSheet(OUTAGE_STYLE)
         self.outage.setTextFormat(Qt.TextFormat.PlainText)
@@ -144,10 +178,10 @@ class StatusPanel(QWidget):
             self.bar.showMessage(ANSWERS_AGAIN, 8000)
             self.found_again.emit()
             return
-        self.outage.setText(UNREACHABLE)
-        self.outage.setToolTip(
-            f"Since {outage.since:%H:%M}: {outage.reason}\nThe window shows what it read"
-            " last and reads again by itself once the database answers."
+        self.outage.show_text(UNREACHABLE)
+        self.outage.setToolTip(  # (all of the sentence too: a narrow window cuts it)
+            f"{UNREACHABLE}\nSince {outage.since:%H:%M}: {outage.reason}\nThe window shows"
+            " what it read last and reads again by itself once the database answers."
         )
         self.outage.show()
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from archiver_app.gui import idle_migrator
@@ -135,6 +135,18 @@ def test_the_window_says_the_database_is_unreachable_while_it_is(
             window.grab().save(str(Path(SHOTS) / "outage-notice.png"))
         qtbot.wait(1000)  # the reads go on failing: it stays, unchanged
         assert notice.isVisible() and notice.text() == UNREACHABLE
+        window.resize(700, 600)  # a narrow window: cut, and the counters keep their room
+        counters = (window.status.count, window.status.copies, window.status.disk)
+        bar = window.statusBar()
+
+        def room(c: QWidget) -> bool:
+            return c.width() >= c.sizeHint().width() and c.geometry().right() < bar.width()
+
+        qtbot.waitUntil(lambda: bar.width() <= 700)
+        qtbot.wait(100)  # (laid out again)
+        assert all(room(c) for c in counters), [(c.geometry(), bar.width()) for c in counters]
+        assert notice.text().startswith("The library's database is unreachable")
+        assert notice.text().endswith("…") and UNREACHABLE in notice.toolTip()
     finally:
         stoppable_server.start()
     qtbot.waitUntil(notice.isHidden, timeout=20_000)
