@@ -111,6 +111,11 @@ class Outages:
         with self._lock:
             return self._current.get(OutageKind.DATABASE) or self._current.get(OutageKind.FOLDER)
 
+    def of(self, kind: OutageKind) -> Outage | None:
+        """The outage of ``kind`` going on, else None."""
+        with self._lock:
+            return self._current.get(kind)
+
     def clock(self) -> float:
         """Now, as :meth:`reached`'s ``tried_at`` wants it."""
         return self._clock()

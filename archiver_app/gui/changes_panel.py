@@ -235,12 +235,15 @@ class ChangesPanel(QWidget):
     def refresh(self) -> None:
         library = self.library
 
-        def work(_progress: object, _cancel: object) -> tuple[list[WatchRow], list[ChangeRow]]:
+        def read() -> tuple[list[WatchRow], list[ChangeRow]]:
             return library.jobs.watches(), recent_changes(library)
 
-        BackgroundOp(self.runner, work, label="changes", blocks_quit=False).success(
-            self._show
-        ).run_in_background()
+        BackgroundOp(
+            self.runner,
+            lambda _p, _c: library.outages.attempt("reading the watches and changes", read),
+            label="changes",
+            blocks_quit=False,
+        ).success(self._show).failure(lambda _f: None).run_in_background()  # (said by it)
 
     def _show(self, lists: tuple[list[WatchRow], list[ChangeRow]]) -> None:
         watches, rows = lists

@@ -52,11 +52,13 @@ from archiver_app.api.table import (
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.thumbnails import ThumbnailCache
 from archiver_app.library import Library
+from archiver_app.outages import OutageKind
 from archiver_app.tasks import CancelToken
 from archiver_app.units import human_bytes
 
 #: Rows fetched together for display.
 PAGE = 128
+READING_ROWS = "reading the table's rows"
 #: Pages of row data kept in memory.
 CACHED_PAGES = 64
 #: Ids handed to the GUI thread in the first chunk (paints at once) and in later chunks.
@@ -434,7 +436,15 @@ class SnapshotTableModel(QAbstractTableModel):
             self._pages.move_to_end(number)
             return page
         ids = self._ids[number * PAGE : (number + 1) * PAGE]
-        page = self.reader.rows(ids)
+        # Never raised into Qt's paint (a traceback a paint while the database was away),
+        # nor tried at each paint meanwhile: "…" until the window reads again as it answers
+        outages = self.library.outages
+        if outages.of(OutageKind.DATABASE) is not None:
+            return {}
+        try:
+            page = outages.attempt(READING_ROWS, lambda: self.reader.rows(ids))
+        except Exception:  # said by lib.outages: an outage once, another error once
+            return {}
         self._pages[number] = page
         if self.query.search.strip():
             self._load_snippets(list(ids))
@@ -448,9 +458,10 @@ class SnapshotTableModel(QAbstractTableModel):
     def _load_snippets(self, ids: list[int]) -> None:
         """Fetch highlighted snippets for ``ids`` in the background; repaint when in."""
         generation, text, reader = self._generation, self.query.search, self.reader
+        outages = self.library.outages
 
         def work(_p: object, _c: object) -> dict[int, str]:
-            return reader.snippets(ids, text)
+            return outages.attempt("reading search snippets", lambda: reader.snippets(ids, text))
 
         def done(found: dict[int, str]) -> None:
             if generation != self._generation or not found:
@@ -461,9 +472,9 @@ class SnapshotTableModel(QAbstractTableModel):
                 top, bottom = self.index(min(rows), COL_MATCH), self.index(max(rows), COL_MATCH)
                 self.dataChanged.emit(top, bottom, [Qt.ItemDataRole.DisplayRole])
 
-        BackgroundOp(self.runner, work, label="snippets", blocks_quit=False).success(
-            done
-        ).run_in_background()
+        BackgroundOp(self.runner, work, label="snippets", blocks_quit=False).success(done).failure(
+            lambda _f: None
+        ).run_in_background()  # (said by lib.outages)
 
     def row_of_cached(self, snapshot_id: int) -> int | None:
         """The row of ``snapshot_id`` if its page is in memory (no scan of all ids)."""

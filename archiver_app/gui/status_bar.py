@@ -167,9 +167,7 @@ class StatusPanel(QWidget):
     def _show_outage(self) -> None:
         """Say, or stop saying, that the library's database does not answer (a folder
         gone is said by the window's box: nothing more is tried there)."""
-        outage = self.library.outages.current
-        if outage is not None and outage.kind is not OutageKind.DATABASE:
-            outage = None
+        outage = self.library.outages.of(OutageKind.DATABASE)
         if outage is self._outage:
             return
         self._outage = outage

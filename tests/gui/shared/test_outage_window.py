@@ -20,9 +20,10 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
-from archiver_app.gui import idle_migrator
+from archiver_app.gui import idle_migrator, snapshot_model
 from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import OpRunner
+from archiver_app.gui.snapshot_model import COL_TITLE
 from archiver_app.gui.status_bar import UNREACHABLE
 from archiver_app.library import Library
 from archiver_app.watch import runner as watch_runner
@@ -192,3 +193,56 @@ def test_the_jobs_and_drives_panels_read_on_through_an_outage_without_a_box(
     qtbot.waitUntil(lambda: all(reads[n] >= after[n] + 2 for n in reads), timeout=10_000)
     assert boxes() == []
     assert window.drives.timer.isActive()
+
+
+def test_the_table_scrolled_during_an_outage_shows_its_rows_when_it_ends(
+    qtbot: QtBot,
+    window: MainWindow,
+    stoppable_server: StoppableServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Rows not read yet were read on the GUI thread as they were painted: each paint
+    raised into Qt, a traceback on stderr a paint, for as long as the server was down."""
+    monkeypatch.setattr(snapshot_model, "PAGE", 4)  # (pages of 4 rows, not 128)
+    for i in range(40):
+        add_snapshot(window.library, f"https://harbour.example/{i}", title=f"Tide {i}")
+    model = window.model
+    window.refresh_all()
+    qtbot.waitUntil(lambda: not model.loading and model.rowCount() == 41, timeout=10_000)
+    last = model.index(40, COL_TITLE)
+    caplog.set_level(logging.WARNING)
+    stoppable_server.stop()
+    try:
+        qtbot.waitUntil(window.status.outage.isVisible, timeout=10_000)
+        window.table.scrollToBottom()  # rows not read yet: painted as "…", nothing raised
+        qtbot.wait(500)
+        assert model.data(last) == "…"
+    finally:
+        stoppable_server.start()
+    qtbot.waitUntil(lambda: model.data(last) == "https://harbour.example/tides", timeout=20_000)
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_refreshing_during_an_outage_logs_no_traceback(
+    qtbot: QtBot,
+    window: MainWindow,
+    stoppable_server: StoppableServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """F5 while the server is down: the Changes view's read printed its traceback each
+    time (and a box says the database is unreachable, once)."""
+    changes = window.research.show_changes()
+    caplog.set_level(logging.WARNING)
+    stoppable_server.stop()
+    try:
+        qtbot.waitUntil(window.status.outage.isVisible, timeout=10_000)
+        for _ in range(3):
+            with qtbot.waitSignal(window.runner.changed, timeout=5000):
+                changes.refresh()
+            qtbot.waitUntil(lambda: "changes" not in [o.label for o in window.runner.running()])
+    finally:
+        stoppable_server.start()
+    qtbot.waitUntil(window.status.outage.isHidden, timeout=20_000)
+    loud = [r.getMessage() for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
+    assert loud == []
