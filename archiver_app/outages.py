@@ -170,9 +170,8 @@ class Outages:
             if outage is None:
                 outage = Outage(kind, reason, self._now(), self._clock())
                 self._current[kind] = outage
-                self._log.warning(
-                    "%s (while %s); trying again until it is back", outage.message, doing
-                )
+                again = "; trying again until it is back" if kind is OutageKind.DATABASE else ""
+                self._log.warning("%s (while %s)%s", outage.message, doing, again)
         return outage
 
     def reached(

@@ -7,6 +7,7 @@ database connections still open on the moved file, captures failing with the fol
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -142,3 +143,21 @@ def test_an_empty_mount_point_is_said_by_its_own_message(tmp_path: Path) -> None
     check = check_folder(tmp_path, "a-token")
     text = gone_text(check, tmp_path, None, shared=True)
     assert text == upper_first(check.message) and text.endswith("the token file included).")
+
+
+def test_a_folder_gone_is_one_line_on_stderr_and_work_failing_for_it_adds_none(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    root = window.library.root
+    root.rename(tmp_path / "renamed")
+    _gone_box(qtbot, window)
+    # a background pass that was writing there fails for it meanwhile (a folder upgrade)
+    missing = FileNotFoundError(2, "No such file or directory", str(root / "collections"))
+    assert window.library.outages.failed("upgrading folders", missing) is not None
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert lines == [
+        f"the library's folder is gone: the library folder {root} is gone (while reading the"
+        " status bar's figures)"
+    ]
+    assert not [r for r in caplog.records if r.exc_info]
