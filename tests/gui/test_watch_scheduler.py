@@ -10,6 +10,7 @@ compares two stored captures with the core's own comparison instead of capturing
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -257,3 +258,31 @@ def test_a_run_with_several_changes_is_announced_once_and_opens_changes(
 
     main_window.tray.icon.messageClicked.emit()  # what the platform sends on a click
     assert isinstance(main_window.tabs.currentWidget(), ChangesPanel)
+
+
+def test_a_run_the_database_went_away_from_is_told_to_the_outages_not_the_status_bar(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A run whose child process could not reach a shared library's database: said once by
+    ``lib.outages`` (the window's notice shows it while it lasts), not as "Watched pages:
+    cannot reach …" in the status bar, again at each minute's tick."""
+    from archiver_app.store.connection_loss import DatabaseUnreachableError
+
+    def unreachable(_library: Library, _progress: Progress, _cancel: CancelToken) -> WatchRunReport:
+        raise DatabaseUnreachableError("cannot reach the library's database: connection refused")
+
+    add_watch(library, ["https://harbour.example/"], schedule="daily")  # due: never run
+    scheduler = WatchScheduler(library, op_runner, run=unreachable)
+    said: list[str] = []
+    scheduler.failed.connect(said.append)
+    scheduler.tick()
+    qtbot.waitUntil(lambda: scheduler.busy is None, timeout=10_000)
+    outage = library.outages.current
+    assert said == [] and outage is not None
+    assert outage.reason == "cannot reach the library's database: connection refused"
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        "the library's database is unreachable: cannot reach the library's database:"
+        " connection refused (while capturing the watched pages that are due); trying again"
+        " until it is back"
+    ]
+    scheduler.stop()
