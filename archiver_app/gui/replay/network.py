@@ -194,6 +194,15 @@ class OfflineInterceptor(QWebEngineUrlRequestInterceptor):
         frames.add(url.toString(QUrl.ComponentFormattingOption.FullyEncoded))
 
 
+@dataclass(frozen=True)
+class RedirectStart:
+    """Where a page shown was first asked for, when its capture there redirected: the
+    address (original form) and that capture's redirect."""
+
+    url: str
+    response: ReplayResponse
+
+
 @dataclass
 class _Pending:
     """One request being answered off the GUI thread."""
@@ -227,7 +236,8 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
     Lookups and record reads run on a two-thread pool, so a large record never freezes
     the view; jobs are answered back on the GUI thread. Emits :attr:`pageServed` for each
     top-level page answered (original URL, response or None when an in-view message was
-    shown instead, the error kind).
+    shown instead, the error kind); :attr:`redirect_start` then says where that page was
+    first asked for when redirects led to it.
     """
 
     pageServed = Signal(str, object, str)
@@ -248,6 +258,9 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
         self.page_capture: int | None = None  # its snapshot (None: a message is shown)
         self._shown: dict[str, str] = {}  # archive address -> time of the capture shown there
         self._redirected: dict[str, str] = {}  # a page redirect's target -> its time
+        self._redirect_starts: dict[str, RedirectStart] = {}  # target -> the chain's start
+        self.redirect_start: RedirectStart | None = None  # of the top-level page answered
+        self._shown_starts: dict[str, RedirectStart] = {}  # of the pages in _shown
         self._pages_asked = 0  # top-level page requests so far (the last one is on screen)
         self.cookies = CookieJar()  # document.cookie of every page of this view
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="replay")
@@ -308,19 +321,32 @@ class ArchiveSchemeHandler(QWebEngineUrlSchemeHandler):
             return self.at
         again = (Navigation.NavigationTypeBackForward, Navigation.NavigationTypeReload)
         if navigation in again and key in self._shown:
+            if key in self._shown_starts:  # shown after a redirect: the same start again
+                self._redirect_starts = {key: self._shown_starts[key]}
             return self._shown[key]
         return self.page_ts or self.at
 
     def _page_shown(self, pending: _Pending, response: ReplayResponse | None) -> None:
         """Remember the top-level page answered: what it asks for comes from its capture,
         and where it leads, nearest to it."""
+        start = self._redirect_starts.pop(pending.key, None)
         if response is not None and response.location:
-            _remember_time(self._redirected, to_archive_url(response.location), response.ts)
+            target = to_archive_url(response.location)
+            _remember_time(self._redirected, target, response.ts)
+            key = target.toString(QUrl.ComponentFormattingOption.FullyEncoded)
+            self._redirect_starts = {key: start or RedirectStart(pending.url, response)}
             return
+        self.redirect_start = start
+        self._redirect_starts.clear()  # a redirect not followed (another page came first)
         self.page_capture = response.snapshot_id if response is not None else None
         if response is not None:
             self.page_ts = response.ts
             _remember_time(self._shown, QUrl(pending.key), response.ts)
+            self._shown_starts.pop(pending.key, None)
+            if start is not None:
+                if len(self._shown_starts) > 1000:
+                    self._shown_starts.clear()
+                self._shown_starts[pending.key] = start
 
     def _answer_cookie(self, job: QWebEngineUrlRequestJob, query: QUrlQuery) -> None:
         """``document.cookie`` of the page named in ``query``, after setting its ``set``

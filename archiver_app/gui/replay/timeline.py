@@ -4,7 +4,10 @@
 and ``views_button``, the menu of the document's other routes) and the list behind them
 (``captures``, from :func:`archiver_app.api.timeline.route_timeline`); after the capture
 shown was deleted it lists the captures left with none chosen, Older and Newer stepping
-from the deleted one's time (:meth:`CaptureTimeline.show_deleted`). It opens nothing
+from the deleted one's time (:meth:`CaptureTimeline.show_deleted`). A page reached by a
+redirect that is a capture of the address asked for (a page that moved, its capture picked
+from its own timeline) stays on that address's timeline, that capture chosen
+(:meth:`CaptureTimeline.show_page`). It opens nothing
 itself: a capture chosen comes out as :attr:`CaptureTimeline.captureChosen`, another route
 as :attr:`CaptureTimeline.routeChosen`, and the replay tab loads it.
 """
@@ -19,8 +22,9 @@ from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 from archiver_app.api.timeline import OtherView, route_timeline
 from archiver_app.gui.fitting import as_typed
 from archiver_app.gui.replay.capture_combo import MARK, SEPARATOR, CaptureCombo
+from archiver_app.gui.replay.network import RedirectStart
 from archiver_app.library import Library
-from archiver_app.replay import Capture, Replayer
+from archiver_app.replay import Capture, Replayer, ReplayResponse
 from archiver_app.units import capture_times
 
 #: The tooltip of a capture its job tried again (a 5xx answer's error page, kept).
@@ -64,6 +68,7 @@ class CaptureTimeline(QObject):
         self.other_views: tuple[OtherView, ...] = ()  # the document's other routes
         self.url = ""  # the address whose captures are listed
         self.gap = ""  # the time (ts) of the deleted capture the tab shows, if it shows one
+        self.redirect: RedirectStart | None = None  # the listed capture that led to the page
         self.marks: dict[int, str] = {}  # snapshot id -> its mark (timeline_marks)
         self.older_button = self._tool(parent, "‹ Older", "Previous capture", lambda: self.step(-1))
         self.combo = CaptureCombo(parent)
@@ -124,14 +129,34 @@ class CaptureTimeline(QObject):
 
     def show(self, url: str, ts: str, snapshot_id: int | None) -> int:
         """List ``url``'s captures with the one shown selected; its position (-1: none)."""
-        self.url = url
+        self.url, self.redirect = url, None
         self.set_route(url)
         return self.fill(ts, snapshot_id)
+
+    def show_page(self, url: str, response: ReplayResponse, start: RedirectStart | None) -> int:
+        """List the captures of the page ``url`` shown (``response``) with it selected; its
+        position. Reached by redirects from ``start``, whose redirect is one of that
+        address's captures, it is that address's captures, the one that redirected
+        selected (and :attr:`redirect` is ``start``): stepping goes on through them."""
+        sid = start.response.snapshot_id if start is not None else None
+        if start is not None and sid is not None:
+            self.set_route(start.url)
+            if any(c.snapshot_id == sid for c in self.captures):
+                self.url, self.redirect = start.url, start
+                return self.fill(start.response.ts, sid)
+        return self.show(url, response.ts, response.snapshot_id)
+
+    def refresh(self, response: ReplayResponse) -> int:
+        """List the captures again (added or deleted since), keeping the one chosen: the
+        page shown (``response``), or the capture that redirected to it."""
+        shown = self.redirect.response if self.redirect is not None else response
+        self.set_route(self.url)
+        return self.fill(shown.ts, shown.snapshot_id)
 
     def show_deleted(self, url: str, ts: str) -> None:
         """List ``url``'s captures with none chosen: the one shown, made at ``ts``, was
         deleted. Older and Newer step from its time."""
-        self.url = url
+        self.url, self.redirect = url, None
         self.set_route(url)
         self.fill("")
         self.gap = ts

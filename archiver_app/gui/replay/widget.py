@@ -211,6 +211,7 @@ class ReplayWidget(QWidget):
         )
         self.banner.setText("Offline replay: nothing is fetched from the live web.")
         self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.banner.setWordWrap(True)  # a long one (a redirect named) widens no pane of Compare
 
         self.screenshot_label = QLabel(self)
         self.screenshot_label.setAlignment(
@@ -472,18 +473,21 @@ class ReplayWidget(QWidget):
         # The request carries no fragment: the route is the one the page was opened at.
         same_document = self.route_url.split("#", 1)[0] == url.split("#", 1)[0]
         page_url = self.route_url if same_document else url
-        self._show_banner(
-            response, self.timeline_bar.show(page_url, response.ts, response.snapshot_id)
-        )
+        start = self.handler.redirect_start
+        self._show_banner(response, self.timeline_bar.show_page(page_url, response, start))
         self.captureChanged.emit(response.ts)
 
     def _show_banner(self, response: ReplayResponse, position: int) -> None:
         total = len(self.captures)
         ts = response.ts  # the capture's time, as the timeline says it, when it is listed
-        if 0 <= position < total and self.captures[position].snapshot_id == response.snapshot_id:
+        redirect = self.timeline_bar.redirect  # the listed capture that redirected here
+        chosen = redirect.response if redirect is not None else response
+        if 0 <= position < total and self.captures[position].snapshot_id == chosen.snapshot_id:
             ts = self.captures[position].ts
         where = f" — capture {position + 1} of {total}" if total and position >= 0 else ""
         note = ""
+        if redirect is not None:
+            where += f" of {display_url(redirect.url)}, which redirected to this page"
         if response.match != "exact":
             note = f" (closest match: {response.url})"
         if response.truncated:
@@ -504,10 +508,7 @@ class ReplayWidget(QWidget):
             if not self._still_stored():
                 self.show_deleted()
                 return
-            position = self.timeline_bar.show(
-                self.timeline_bar.url, self.current.ts, self.current.snapshot_id
-            )
-            self._show_banner(self.current, position)
+            self._show_banner(self.current, self.timeline_bar.refresh(self.current))
 
     def lists_any(self, snapshot_ids: Collection[int]) -> bool:
         """Whether the tab shows or lists any of these captures."""
