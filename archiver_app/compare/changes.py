@@ -1,14 +1,15 @@
 """Change summaries kept per capture, and the library's recent changes.
 
 :func:`record_change` compares a new capture with the previous complete capture of the same
-address and stores the :class:`~archiver_app.compare.ChangeSummary` in ``snapshot_changes``
-(``changed`` false marks an unchanged capture). A failed capture is never compared: it
-gets no row, so it can never be reported as a removal. The first capture of an address has
-nothing to be compared with and gets no row either, nor does a capture its job's next
-attempt at the page captured again (an error page tried again): that attempt is compared
-with the capture before the first, so a run is one change. How many resources now answer
-an error is not kept in the row: it is read back from the two captures' records when a
-kept summary is read.
+address made the same way (in the same browser profile; saved while browsing or not: see
+:func:`previous_capture`) and stores the :class:`~archiver_app.compare.ChangeSummary` in
+``snapshot_changes`` (``changed`` false marks an unchanged capture). A failed capture is
+never compared: it gets no row, so it can never be reported as a removal. The first
+capture of an address (made that way) has nothing to be compared with and gets no row
+either, nor does a capture its job's next attempt at the page captured again (an error
+page tried again): that attempt is compared with the capture before the first, so a run is
+one change. How many resources now answer an error is not kept in the row: it is read back
+from the two captures' records when a kept summary is read.
 """
 
 from __future__ import annotations
@@ -19,13 +20,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select, true
 from sqlalchemy.orm import aliased
 
 from archiver_app.compare.redirects import landed, redirect_note
 from archiver_app.compare.snapshots import ChangeSummary, compare_captures, resources_now_error
 from archiver_app.library import Library
 from archiver_app.store.models import PageAttempt, Snapshot, SnapshotChange, SnapshotState
+
+#: ``provenance["mode"]`` of a capture saved from a browsing session (capture/browse).
+BROWSE_MODE = "browse"
 
 
 @dataclass(frozen=True)
@@ -53,10 +57,29 @@ def _tried_again() -> Any:
     )
 
 
-def previous_capture(lib: Library, snapshot_id: int) -> int | None:
-    """The complete capture of the same address just before this one, if any. A capture
-    its own job's next attempt at the page replaced (an error page tried again) is passed
-    over: a run is compared with the run before it, not with its own first attempt."""
+def _browsed() -> Any:
+    """The condition "``Snapshot`` was saved from a browsing session" (``archiver browse``:
+    a page a person scrolled, clicked and expanded by hand)."""
+    return func.coalesce(Snapshot.provenance["mode"].as_string(), "") == BROWSE_MODE
+
+
+def _made_the_same_way(snap: Snapshot) -> Any:
+    """The condition "``Snapshot`` was made as ``snap`` was": in the same browser profile
+    (or both in a fresh browser), and both saved from a browsing session or neither."""
+    browsed = (snap.provenance or {}).get("mode") == BROWSE_MODE
+    profile = (
+        Snapshot.profile.is_(None) if snap.profile is None else Snapshot.profile == snap.profile
+    )
+    return profile & (_browsed() if browsed else ~_browsed())
+
+
+def previous_capture(lib: Library, snapshot_id: int, *, same_way: bool = True) -> int | None:
+    """The complete capture of the same address just before this one, made the same way
+    (:func:`_made_the_same_way`; ``same_way`` False: made any way), if any. So a watch's
+    capture is never compared with a page saved while browsing, or logged in with another
+    profile, which load other things than it does. A capture its own job's next attempt at
+    the page replaced (an error page tried again) is passed over: a run is compared with
+    the run before it, not with its own first attempt."""
     with lib.session() as s:
         snap = s.get(Snapshot, snapshot_id)
         if snap is None:
@@ -70,6 +93,7 @@ def previous_capture(lib: Library, snapshot_id: int) -> int | None:
                 (Snapshot.captured_at < snap.captured_at)
                 | ((Snapshot.captured_at == snap.captured_at) & (Snapshot.id < snap.id)),
                 ~_tried_again(),
+                _made_the_same_way(snap) if same_way else true(),
             )
             .order_by(Snapshot.captured_at.desc(), Snapshot.id.desc())
             .limit(1)

@@ -329,7 +329,7 @@ def finish_job_if_done(lib: Library, job_id: int) -> str | None:
     from archiver_app.editions.service import after_job
 
     after_job(lib, job_id)  # the editions this job feeds take its outcome in now
-    _compare_watched(lib, job_id)
+    compare_watched_pages(lib, job_id)
     return status
 
 
@@ -358,10 +358,11 @@ def _login_wanted(s: Session, job_id: int) -> str | None:
     return f"{url} wants a login; log in with `archiver login NAME {url}`, then use --profile NAME"
 
 
-def _compare_watched(lib: Library, job_id: int) -> None:
-    """Compare what the job captured of watched addresses with the captures before
-    (:func:`archiver_app.watch.runner.compare_watched`); a library watching nothing never
-    loads the comparison code. A comparison that fails costs its summary, never the job."""
+def compare_watched_pages(lib: Library, job_id: int) -> None:
+    """Compare what the job (a crawl, a capture, a browsing session) captured of watched
+    addresses with the captures before (:func:`archiver_app.watch.runner.compare_watched`);
+    a library watching nothing never loads the comparison code. A comparison that fails
+    costs its summary, never the job."""
     with lib.session() as s:
         if s.scalar(select(Job.id).where(Job.schedule.is_not(None)).limit(1)) is None:
             return

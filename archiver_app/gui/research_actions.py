@@ -92,7 +92,9 @@ class ResearchActions(QObject):
         if len(ids) == 1:
             from archiver_app.compare.changes import previous_capture
 
-            before = previous_capture(self.window.library, ids[0])
+            # the one its change was measured against, else the one before it made any way
+            lib = self.window.library
+            before = previous_capture(lib, ids[0]) or previous_capture(lib, ids[0], same_way=False)
             if before is None:
                 show_status_error(
                     self.window,

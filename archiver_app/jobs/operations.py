@@ -435,8 +435,10 @@ def browse_config(
 
 def run_browse(lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken) -> Any:
     """Capture while browsing until the user stops or closes the browser. ``job.emit``
-    gets the live session once the browser is up, then each page as it is saved."""
+    gets the live session once the browser is up, then each page as it is saved. The
+    pages saved of watched addresses are compared as the session ends."""
     from archiver_app.capture.browse import BrowseOptions, browse
+    from archiver_app.crawl.results import compare_watched_pages
 
     c = job.config
     options = BrowseOptions(
@@ -444,15 +446,18 @@ def run_browse(lib: Library, job: RunningJob, progress: Progress, cancel: Cancel
         collection=c.get("collection", "default"),
         profile=c.get("profile"),
     )
-    return browse(
-        lib,
-        options,
-        job_id=job.id,
-        progress=progress,
-        cancel=cancel,
-        on_page=job.emit,
-        on_ready=job.emit,
-    )
+    try:
+        return browse(
+            lib,
+            options,
+            job_id=job.id,
+            progress=progress,
+            cancel=cancel,
+            on_page=job.emit,
+            on_ready=job.emit,
+        )
+    finally:  # the pages saved of watched addresses, as a crawl's end compares them
+        compare_watched_pages(lib, job.id)
 
 
 def _run_reindex(lib: Library, job: RunningJob, progress: Progress, cancel: CancelToken) -> Any:

@@ -100,3 +100,28 @@ def test_compare_of_a_watched_page_leaves_out_its_ignored_text_and_names_its_tab
     view.watch_ignore.setChecked(False)  # the raw comparison
     qtbot.waitUntil(lambda: "Text: 2 of 4 lines differ" in view.summary.text(), timeout=30_000)
     assert "is left in" in view.summary.text()
+
+
+def test_one_page_saved_while_browsing_is_compared_with_the_capture_just_before_it(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """Compare (Ctrl+D) on one capture: the capture its change is measured against (made
+    the same way, docs/watch.md), else, for the first page browsed, the one before it."""
+    from sqlalchemy import update
+
+    from archiver_app.store.models import Snapshot
+
+    old_id, new_id = two_captures(library)
+    with library.write() as s:
+        s.execute(
+            update(Snapshot).where(Snapshot.id == new_id).values(provenance={"mode": "browse"})
+        )
+    main_window.refresh_all()
+    qtbot.waitUntil(lambda: not main_window.model.loading and main_window.model.rowCount() == 2)
+    _select(main_window, [new_id])
+    main_window.research.compare_action.trigger()
+    view = main_window.tabs.currentWidget()
+    assert isinstance(view, CompareView)
+    qtbot.waitUntil(lambda: view.result is not None, timeout=30_000)
+    assert view.result is not None
+    assert (view.result.comparison.old.id, view.result.comparison.new.id) == (old_id, new_id)
