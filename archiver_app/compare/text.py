@@ -251,12 +251,14 @@ def diff_texts(old: str, new: str, ignore: Sequence[re.Pattern[str]] = ()) -> Te
 
 def unified(diff: TextDiff, *, context: int = 2) -> list[str]:
     """The diff as ``-``/``+`` lines with ``context`` unchanged lines around each change,
-    for a terminal. Where unchanged lines are left out, ``@@ line N @@`` gives the place
-    (in the newer text as compared: blank lines left out) of the line under it, so two
-    changes are always told apart, with no context too."""
+    for a terminal. Where unchanged lines are left out, and before a change at the top,
+    ``@@ line N @@`` gives the place (in the newer text as compared: blank lines left out)
+    of the line under it, so each change has its place, with no context too."""
     out: list[str] = []
     last = len(diff.hunks) - 1
     for index, hunk in enumerate(diff.hunks):
+        if index == 0 and hunk.op is not Op.EQUAL:  # a change at the top: its place too
+            out.append(f"@@ line {hunk.new_start + 1} @@")
         if hunk.op is not Op.EQUAL:
             out.extend("- " + line for line in hunk.old)
             out.extend("+ " + line for line in hunk.new)

@@ -167,6 +167,30 @@ def test_unified_marks_where_each_change_is_with_no_context_too() -> None:
     assert normalise(new)[5] == "Line five CHANGED" and normalise(new)[31].startswith("Line thirty")
 
 
+def test_a_change_at_the_first_line_has_its_place_too() -> None:
+    """``--context 0`` shows each place as ``@@ line N @@``: a page whose heading (its line
+    1) changed had no header for it, and its first change read as if it had no place."""
+    old = "Notices\nFerry at 9:00\nTide 1.2 m\nWind west\nContact"
+    new = "Notices (updated)\nFerry at 9:00\nTide 1.2 m\nWind east\nContact"
+    diff = diff_texts(old, new)
+    assert unified(diff, context=0) == [
+        "@@ line 1 @@",
+        "- Notices",
+        "+ Notices (updated)",
+        "@@ line 4 @@",
+        "- Wind west",
+        "+ Wind east",
+    ]
+    assert unified(diff, context=1)[:4] == [
+        "@@ line 1 @@",
+        "- Notices",
+        "+ Notices (updated)",
+        "  Ferry at 9:00",
+    ]
+    added = diff_texts("Contact", "New heading\nContact")  # a line added at the top
+    assert unified(added, context=0) == ["@@ line 1 @@", "+ New heading"]
+
+
 def test_a_negative_context_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     from archiver_app import cli
 
