@@ -207,7 +207,7 @@ def summary_text(c: Comparison) -> str:
         figures.append(f"HTTP status: {c.old.http_status} → {c.new.http_status}")
     if c.summary.title_changed:
         figures.append(f"Title: {_title(c.old.title)} → {_title(c.new.title)}")
-    if c.text is not None and c.text.changed:
+    if c.text is not None:  # unchanged too: "0 of 12 lines differ" says it was compared
         share = share_text(c.text.share_changed)
         figures.append(f"Text: {c.text.changed_lines} of {c.text.lines} lines differ ({share})")
     if c.visual is not None and c.visual.changed:
@@ -225,7 +225,9 @@ def summary_text(c: Comparison) -> str:
         figures.append(f"{_name(answer.url)} now answers {answer.new_status}")
     if len(r.now_error) > 5:
         figures.append(f"{len(r.now_error) - 5} more resources now answer an error")
-    lines.append("  ·  ".join(figures) if figures else "Nothing differs between these captures.")
+    if not c.summary.changed:  # as `archiver diff` says it; what follows differs uncounted
+        figures.insert(0, "No change between these captures")
+    lines.append("  ·  ".join(figures) or "Changed")
     lines.extend(f"({note})" for note in c.notes)
     return "\n".join(lines)
 

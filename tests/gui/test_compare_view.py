@@ -445,3 +445,18 @@ def test_a_compare_tab_names_both_pages_when_their_titles_differ() -> None:
     assert len(compared(long, long + "!")) == len("Compare: ") + 40
     other = compared(None, None, "https://h.example/m")  # two addresses compared on request
     assert other == "Compare: h.example/n → h.example/m"
+
+
+def test_two_captures_with_no_change_say_so_with_their_text_figure(library: Library) -> None:
+    """As `archiver diff` says "no change between these captures" and "text: 0 of 2 lines
+    differ": a counter page with its ignored text left out said neither, only what
+    differs without counting, as if something had changed."""
+    from archiver_app.compare import compare_captures, compile_ignore_patterns
+    from archiver_app.gui.compare_view import summary_text
+    from tests.unit.compare.test_resource_answers import COUNTER, _capture
+
+    a, b = _capture(library, 1, {"blue.png": 200}), _capture(library, 2, {"blue.png": 200})
+    shown = summary_text(compare_captures(library, a, b, ignore=compile_ignore_patterns(COUNTER)))
+    assert "\nNo change between these captures  ·  Text: 0 of 2 lines differ (0%)" in shown
+    counted = summary_text(compare_captures(library, a, b))  # the counter's line left in
+    assert "No change" not in counted and "Text: 1 of 3 lines differ (33.3%)" in counted
