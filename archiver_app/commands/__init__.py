@@ -32,3 +32,18 @@ def limit_or_none(minimum: int) -> Callable[[str], int | None]:
         return None if text.strip().lower() == "none" else whole(text)
 
     return parse
+
+
+def collection_slug(text: str) -> str:
+    """An argparse ``type`` for every command's collection (``--collection SLUG``): a blank
+    one names no collection, so it is refused as ``capture`` refuses it, instead of being
+    read as the option left out (the default collection, or a pages list's collections)."""
+    if not text.strip():
+        from archiver_app.errors import InputError
+        from archiver_app.validation import validate_slug
+
+        try:
+            validate_slug(text)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return text

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.commands import collection_slug
 from archiver_app.units import counted
 
 if TYPE_CHECKING:
@@ -29,7 +30,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--profile", metavar="NAME", help="browse on this logged-in browser profile of the library"
     )
-    p.add_argument("--collection", default="default", metavar="SLUG", help="collection name")
+    p.add_argument(
+        "--collection",
+        default="default",
+        type=collection_slug,
+        metavar="SLUG",
+        help="collection name",
+    )
     p.set_defaults(func=cmd_browse)
 
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.commands import collection_slug
 from archiver_app.units import counted
 
 if TYPE_CHECKING:
@@ -22,7 +23,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "Use '-' to read URLs from standard input, one per line.",
     )
     p.add_argument("urls", nargs="+", metavar="URL", help="http(s) URL, or - for stdin")
-    p.add_argument("--collection", default="default", metavar="SLUG", help="collection name")
+    p.add_argument(
+        "--collection",
+        default="default",
+        type=collection_slug,
+        metavar="SLUG",
+        help="collection name",
+    )
     p.add_argument("--tag", action="append", default=[], metavar="T", help="tag (repeatable)")
     p.add_argument(
         "--timeout", type=float, default=60.0, metavar="SECONDS", help="time limit per page"

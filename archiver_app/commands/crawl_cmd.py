@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.commands import collection_slug
 from archiver_app.units import counted
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--timeout", type=float, default=60.0, metavar="SECONDS", help="per page (default 60)"
     )
     add_rule_options(p)
-    p.add_argument("--collection", default="default", metavar="SLUG")
+    p.add_argument("--collection", default="default", type=collection_slug, metavar="SLUG")
     p.add_argument("--tag", action="append", default=[], metavar="T", help="tag (repeatable)")
     p.add_argument("--name", default="", help="a name for the job")
     p.add_argument("--priority", type=int, default=0, help="lower runs first (niceness)")

@@ -7,6 +7,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.commands import collection_slug
 from archiver_app.errors import InputError
 from archiver_app.units import counted
 from archiver_app.urls import display_host, display_text, display_url
@@ -36,7 +37,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     actions = p.add_subparsers(dest="edition_action", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="create an edition of a collection")
-    create.add_argument("collection", metavar="COLLECTION", help="the collection's slug")
+    create.add_argument(
+        "collection", type=collection_slug, metavar="COLLECTION", help="the collection's slug"
+    )
     create.add_argument(
         "name", metavar="NAME", help="the edition's name: letters, digits, '.', '-', '_'"
     )
@@ -49,7 +52,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--targets", type=Path, metavar="FILE", help="intended URLs, one a line (# comments)"
     )
     lst = actions.add_parser("list", help="every edition and its state")
-    lst.add_argument("--collection", metavar="SLUG")
+    lst.add_argument("--collection", type=collection_slug, metavar="SLUG")
     show = actions.add_parser("show", help="coverage: counts per state and domain, the gaps")
     show.add_argument("name", metavar="NAME")
     form = show.add_mutually_exclusive_group()

@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.commands import collection_slug
 from archiver_app.units import counted
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("export", help="export as WACZ or as a folder of WARC + CDXJ + pages")
     p.add_argument("--format", choices=["wacz", "folder"], default="wacz")
-    p.add_argument("--collection", metavar="SLUG")
+    p.add_argument("--collection", type=collection_slug, metavar="SLUG")
     p.add_argument("--tag", metavar="T")
     p.add_argument("--query", metavar="Q", help="only the snapshots this search finds")
     p.add_argument("-o", "--output", type=Path, metavar="PATH", help="required to export")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.commands import collection_slug
 from archiver_app.errors import InputError
 from archiver_app.units import counted
 
@@ -26,6 +27,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("paths", nargs="*", type=Path, metavar="PATH")
     p.add_argument(
         "--collection",
+        type=collection_slug,
         metavar="SLUG",
         help="the collection to import into (default: 'default', or for an Archiver export "
         "the collections its pages list names)",

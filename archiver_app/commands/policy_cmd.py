@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from archiver_app.commands import collection_slug
+
 if TYPE_CHECKING:
     from archiver_app.cli import Context
     from archiver_app.mirror.policy import Policy
@@ -18,7 +20,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         choices=["show", "set"],
         help="show (the default), or set: implied by any setting given",
     )
-    p.add_argument("--collection", metavar="SLUG", help="one collection (default: the library)")
+    p.add_argument(
+        "--collection",
+        type=collection_slug,
+        metavar="SLUG",
+        help="one collection (default: the library)",
+    )
     p.add_argument(
         "--copies",
         type=int,

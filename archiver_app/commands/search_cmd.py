@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from archiver_app.commands import at_least
+from archiver_app.commands import at_least, collection_slug
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "without it); a OR b; at most 200 words.",
     )
     p.add_argument("query", nargs="*", help="words to search for (empty: newest first)")
-    p.add_argument("--collection", metavar="SLUG")
+    p.add_argument("--collection", type=collection_slug, metavar="SLUG")
     p.add_argument("--tag", metavar="T")
     p.add_argument("--domain", help="example.org (also matches its subdomains)")
     p.add_argument("--url-prefix", metavar="PREFIX")

@@ -25,7 +25,7 @@ import argparse
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from archiver_app.commands import at_least
+from archiver_app.commands import at_least, collection_slug
 from archiver_app.units import counted
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="REGEX",
         help="text that changes without mattering (dates, counters); repeatable",
     )
-    add.add_argument("--collection", default="default", metavar="SLUG")
+    add.add_argument("--collection", default="default", type=collection_slug, metavar="SLUG")
     add.add_argument("--tag", action="append", default=[], metavar="T")
     add.add_argument(
         "--profile", metavar="NAME", help="capture in this browser profile (`archiver login`)"

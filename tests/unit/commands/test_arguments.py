@@ -1,13 +1,16 @@
-"""Counts and limits on the command line are whole numbers in range, refused by name; the
-counts `archiver info` prints say what they count."""
+"""Counts and limits on the command line are whole numbers in range, refused by name; a
+blank collection is refused by every command; the counts `archiver info` prints say what
+they count."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from archiver_app.cli import main
+from archiver_app.cli import _all_subparsers, build_parser, main
+from archiver_app.commands import collection_slug
 from archiver_app.library import Library
 from tests.helpers.snapshots import add_snapshot
 
@@ -30,6 +33,47 @@ def test_out_of_range_counts_are_refused(
     with pytest.raises(SystemExit) as stopped:
         main(argv)
     assert stopped.value.code == 2 and said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["import", "--collection", "", "x.wacz"],
+        ["import", "--collection", " ", "--archivebox", "abox"],
+        ["capture", "--collection", "", "https://example.org/"],
+        ["crawl", "--collection", "", "https://example.org/"],
+        ["browse", "--collection", "", "https://example.org/"],
+        ["watch", "add", "--collection", "", "https://example.org/"],
+        ["search", "--collection", "", "pier"],
+        ["export", "--collection", "", "-o", "out.wacz"],
+        ["policy", "--collection", ""],
+        ["edition", "list", "--collection", ""],
+        ["edition", "create", "", "e", "--year", "2024"],
+    ],
+)
+def test_a_blank_collection_is_refused_by_every_command(
+    argv: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`archiver import --collection "" x.wacz` said every page went into '' as asked, and
+    put them where the pages list said; search, policy and edition list read it as no
+    collection given. Each is refused as `capture` refuses it, before anything is done."""
+    with pytest.raises(SystemExit) as stopped:
+        main([*argv, "--library", str(tmp_path / "lib")])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2
+    assert "invalid collection name " in err and "use lower-case letters" in err
+
+
+def test_every_collection_argument_is_checked_the_one_way() -> None:
+    """A command added later with a collection argument refuses a blank one too."""
+    named = [
+        (parser.prog, action)
+        for parser in _all_subparsers(build_parser())
+        for action in parser._actions
+        if action.dest == "collection"
+    ]
+    assert len(named) >= 10
+    assert [prog for prog, action in named if action.type is not collection_slug] == []
 
 
 def test_info_says_which_snapshots_are_not_complete(
