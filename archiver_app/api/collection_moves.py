@@ -255,10 +255,16 @@ def release_empty(s: Session, coll: Collection) -> None:
     imports = select(ImportSource.id).where(ImportSource.collection_id == coll.id).limit(1)
     if s.scalar(jobs) is None and s.scalar(imports) is None:
         return
+    _refile(s, coll, default_collection(s))
+
+
+def default_collection(s: Session) -> int:
+    """The id of the default collection (where captures go when no other is chosen), made
+    now, in the caller's transaction, if the library has none."""
     default = s.scalar(select(Collection.id).where(Collection.slug == DEFAULT_COLLECTION))
     if default is None:
         default_coll = Collection(slug=DEFAULT_COLLECTION, name=DEFAULT_COLLECTION.title())
         s.add(default_coll)
         s.flush()
         default = default_coll.id
-    _refile(s, coll, default)
+    return default

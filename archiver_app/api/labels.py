@@ -18,6 +18,7 @@ from archiver_app.api.changes import Changes
 from archiver_app.api.collection_moves import (
     KeptBy,
     collection_name,
+    default_collection,
     empty_into,
     kept_by,
     move_captures,
@@ -313,17 +314,21 @@ class CollectionsManager:
             coll = s.get(Collection, collection_id)
             return kept_by(s, coll) if coll is not None else None
 
-    def delete(self, collection_id: int, *, move_to: int | None = None) -> Changes:
+    def delete(
+        self, collection_id: int, *, move_to: int | None = None, to_default: bool = False
+    ) -> Changes:
         """Forget a collection: an empty one (its finished jobs filed under the default
         collection), or one whose captures (and jobs) first move to collection
-        ``move_to``, all in one transaction (refused, nothing moves).
+        ``move_to``, or with ``to_default`` to the default collection, made now if the
+        library has none (so one whose collections are all deleted still has one to
+        move into), all in one transaction (refused, nothing moves).
 
         Raises:
-            InputError: it holds captures and ``move_to`` is None (delete or move them
-                first), they cannot move (:func:`.collection_moves.empty_into`), a watch
-                or an unfinished job saves into the empty one
-                (:func:`.collection_moves.release_empty`), an edition refers to it, or it
-                is the default collection.
+            InputError: it holds captures and neither ``move_to`` nor ``to_default`` is
+                given (delete or move them first), both are given, they cannot move
+                (:func:`.collection_moves.empty_into`), a watch or an unfinished job saves
+                into the empty one (:func:`.collection_moves.release_empty`), an edition
+                refers to it, or it is the default collection.
         """
         moved: list[int] = []
         name = str(collection_id)
@@ -335,6 +340,10 @@ class CollectionsManager:
                 name = coll.name
                 if coll.slug == DEFAULT_COLLECTION:
                     raise InputError("the default collection stays")
+                if to_default:
+                    if move_to is not None:
+                        raise InputError("the captures go to one collection, not two")
+                    move_to = default_collection(s)
                 if move_to is not None:
                     moved = empty_into(s, coll, move_to, self._lib.clock())
                 self._refuse_held(s, coll)

@@ -2,14 +2,16 @@
 
 New Collection… (File menu and the sidebar's menu) asks a name; the captures table's
 Move to Collection ▸ lists the collections; deleting a collection that holds captures asks
-where they go (the default collection first) and then deletes it, and an empty one asks
-only "Delete?", or says at once, with no Delete button, what keeps it (a watch, a job or
-an import saving into it, an edition of it). Every edit is a call of ``lib.collections`` whose
-:class:`Changes` the window applies. Threading: GUI thread only (each edit is a few rows).
+where they go (the default collection first; made as they move in when the library has no
+other collection) and then deletes it, and an empty one asks only "Delete?", or says at
+once, with no Delete button, what keeps it (a watch, a job or an import saving into it, an
+edition of it). Every edit is a call of ``lib.collections`` whose :class:`Changes` the
+window applies. Threading: GUI thread only (each edit is a few rows).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -33,15 +35,39 @@ from archiver_app.errors import InputError
 from archiver_app.gui.errors import question_box
 from archiver_app.gui.fitting import as_typed
 from archiver_app.gui.window_menus import add_after_export
+from archiver_app.library import DEFAULT_COLLECTION
 from archiver_app.units import counted, upper_first
 
 if TYPE_CHECKING:
     from archiver_app.gui.main_window import MainWindow
 
 
+@dataclass(frozen=True)
+class Destination:
+    """Where a deleted collection's captures go: collection ``collection_id``, called
+    ``name``; ``collection_id`` None: the default collection, made as they move in (the
+    library has no other collection)."""
+
+    name: str
+    collection_id: int | None
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """The user's yes to deleting a collection: where its captures go (None: it holds
+    none)."""
+
+    into: Destination | None
+
+
+#: The one place left for a collection's captures when the library has no other.
+NEW_DEFAULT = Destination(DEFAULT_COLLECTION.title(), None)
+
+
 class DeleteCollectionDialog(QDialog):
     """ "Delete the collection X? It holds N captures": where they go (another collection,
-    the default one chosen first), then *Move and Delete* or *Cancel*."""
+    the default one chosen first; the default one, made now, when there is no other), then
+    *Move and Delete* or *Cancel*."""
 
     def __init__(
         self,
@@ -64,13 +90,24 @@ class DeleteCollectionDialog(QDialog):
         text.setWordWrap(True)
         text.setMinimumWidth(360)
         layout.addWidget(text)
+        self.destinations = [Destination(c.name, c.id) for c in others] or [NEW_DEFAULT]
+        if not others:
+            note = QLabel(
+                f"There is no other collection, so they move to a new one, {NEW_DEFAULT.name}"
+                ", where captures go when no other collection is chosen.",
+                self,
+            )
+            note.setObjectName("no_other_collection")
+            note.setWordWrap(True)
+            layout.addWidget(note)
         form = QFormLayout()
         self.target = QComboBox(self)
         self.target.setObjectName("move_to")
-        for c in others:
-            self.target.addItem(c.name, c.id)
+        for d in self.destinations:
+            self.target.addItem(d.name if d.collection_id is not None else f"{d.name} (new)")
         if default is not None:
-            self.target.setCurrentIndex(max(0, self.target.findData(default.id)))
+            ids = [d.collection_id for d in self.destinations]
+            self.target.setCurrentIndex(ids.index(default.id) if default.id in ids else 0)
         form.addRow(f"Move the {'capture' if held == 1 else 'captures'} to", self.target)
         layout.addLayout(form)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
@@ -82,8 +119,9 @@ class DeleteCollectionDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
 
-    def chosen(self) -> int:
-        return int(self.target.currentData())
+    def chosen(self) -> Destination | None:
+        index = self.target.currentIndex()
+        return self.destinations[index] if 0 <= index < len(self.destinations) else None
 
 
 def kept_text(kept: KeptBy) -> str:
@@ -148,9 +186,9 @@ class CollectionActions:
         window.apply_changes(changes)
         return view
 
-    def delete_collection(self, coll: CollectionView) -> CollectionView | None:
-        """Ask, then delete ``coll`` (its captures moved where the user says); the
-        collection whose captures it now holds, if any. The caller applies the changes."""
+    def delete_collection(self, coll: CollectionView) -> Deletion | None:
+        """Ask whether to delete ``coll`` and where its captures go (None: not to delete
+        it). The caller deletes it and applies the changes."""
         lib, window = self.window.library, self.window
         held = lib.collections.counts().get(coll.id, 0)
         if held == 0:
@@ -159,13 +197,13 @@ class CollectionActions:
                 return None
             text = f"Delete the collection {coll.name}? It holds no captures."
             box = question_box(window, QMessageBox.Icon.Warning, "Delete", text, "Delete")
-            return coll if box.exec() == QMessageBox.StandardButton.Yes else None
+            return Deletion(None) if box.exec() == QMessageBox.StandardButton.Yes else None
         others = [c for c in lib.collections.all() if c.id != coll.id]
         self.dialog = DeleteCollectionDialog(window, coll, held, others, lib.collections.default())
         answer = self.dialog.exec()
-        target = self.dialog.chosen() if answer == QDialog.DialogCode.Accepted else None
+        into = self.dialog.chosen() if answer == QDialog.DialogCode.Accepted else None
         self.dialog = None
-        return next((c for c in others if c.id == target), None)
+        return Deletion(into) if into is not None else None
 
     def move_menu(self, parent: QWidget) -> QMenu:
         """Move to Collection ▸: every collection; the one all the selection is in, off."""

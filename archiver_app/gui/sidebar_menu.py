@@ -109,14 +109,19 @@ class SidebarMenu(QObject):
             text += "(right-click them in the table: Move to Collection)."
             QMessageBox.information(self.window, "Not deleted", text)
             return
-        into = self.collections.delete_collection(coll)
-        if into is None:
+        answer = self.collections.delete_collection(coll)
+        if answer is None:
             return
-        move_to = into.id if into.id != coll.id else None  # itself: it was empty
-        changes = self._apply(lambda: lib.collections.delete(coll.id, move_to=move_to), entry)
+        into = answer.into  # None: it was empty
+        move_to = into.collection_id if into is not None else None
+        to_default = into is not None and into.collection_id is None  # made as they move
+        changes = self._apply(
+            lambda: lib.collections.delete(coll.id, move_to=move_to, to_default=to_default),
+            entry,
+        )
         if changes is not None:
             said = f"Deleted the collection {coll.name}"
-            if move_to is not None:
+            if into is not None:
                 n = len(changes.snapshot_ids)
                 said += f"; its {counted(n, 'capture')} {'is' if n == 1 else 'are'} in {into.name}"
             self.window.statusBar().showMessage(said + ".", 8000)

@@ -99,6 +99,40 @@ def test_a_collection_with_captures_is_deleted_once_they_move_where_chosen(
     assert window.model.query.collection_id is None  # the table lists All captures again
 
 
+def test_the_only_collection_moves_its_captures_into_a_new_default_one(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """With no other collection, the dialog's list was empty and Move and Delete raised a
+    TypeError (int(None)). Now the default collection is offered, made as they move in."""
+    window = main_window
+    a = add_snapshot(library, "https://a.example/", title="A", collection="trips")
+    window.refresh_all()
+    assert _collections(window) == ["Trips"]
+    seen: list[DeleteCollectionDialog] = []
+
+    def answer() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, DeleteCollectionDialog):
+            QTimer.singleShot(20, answer)
+            return
+        seen.append(dialog)
+        offered.extend(dialog.target.itemText(i) for i in range(dialog.target.count()))
+        _shot(dialog, "delete_only_collection.png")
+        dialog.delete_button.click()  # (an assertion failing here would leave it open)
+
+    offered: list[str] = []
+    QTimer.singleShot(0, answer)
+    window.sidebar_menu.delete_entry(_entry(window, "Trips"))  # type: ignore[arg-type]
+    assert seen, "no dialog asked where the captures go"
+    assert offered == ["Default (new)"]
+    assert _label_text(seen[0], "There is no other collection, so they move to a new one")
+    assert _collections(window) == ["Default"]
+    detail = library.snapshots.detail(a)
+    assert detail is not None and detail.collection == "Default"
+    said = window.statusBar().currentMessage()
+    assert said == "Deleted the collection Trips; its 1 capture is in Default."
+
+
 def _label_text(dialog: DeleteCollectionDialog, words: str) -> bool:
     from PySide6.QtWidgets import QLabel
 

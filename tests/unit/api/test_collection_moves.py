@@ -75,6 +75,26 @@ def test_a_collection_is_deleted_with_its_captures_and_jobs_moved(library: Libra
         assert s.scalar(select(Job.collection_id).where(Job.id == job_id)) == ids["default"]
 
 
+def test_the_only_collection_is_deleted_with_its_captures_moved_to_a_new_default(
+    library: Library,
+) -> None:
+    a = add_snapshot(library, "https://a.example/", collection="trips")
+    trips = _slugs(library)["trips"]
+    assert list(_slugs(library)) == ["trips"]
+    with pytest.raises(InputError, match="one collection, not two"):
+        library.collections.delete(trips, move_to=trips, to_default=True)
+    changes = library.collections.delete(trips, to_default=True)
+    assert changes.snapshot_ids == {a}
+    assert [(c.slug, c.name) for c in library.collections.all()] == [("default", "Default")]
+    default = _slugs(library)["default"]
+    with library.session() as s:
+        assert s.scalar(select(Snapshot.collection_id).where(Snapshot.id == a)) == default
+    add_snapshot(library, "https://b.example/", collection="spare")
+    library.collections.delete(_slugs(library)["spare"], to_default=True)  # one is there now
+    assert list(_slugs(library)) == ["default"]
+    assert library.collections.counts() == {default: 2}
+
+
 def test_a_collection_a_running_job_saves_into_stays_whole(library: Library) -> None:
     a = add_snapshot(library, "https://a.example/", collection="trips")
     library.ensure_collection()
