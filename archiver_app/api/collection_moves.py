@@ -148,6 +148,40 @@ _UNFINISHED = (
 )
 
 
+@dataclass(frozen=True)
+class SavesInto:
+    """A watch, or a job not finished, that saves into a collection: when the collection's
+    captures move into another (:func:`empty_into`), it goes along and saves there from
+    then on. ``pages``: a watch's addresses; ``status``: a job's."""
+
+    job_id: int
+    watch: bool
+    pages: tuple[str, ...] = ()
+    status: str = ""
+
+
+def saving_into(s: Session, coll: Collection) -> list[SavesInto]:
+    """The watches of ``coll`` (by id), then its jobs not finished and not at work now (a
+    job at work keeps the collection whole: :func:`empty_into`)."""
+    rows = s.execute(
+        select(Job.id, Job.schedule, Job.status, Job.config)
+        .where(
+            Job.collection_id == coll.id,
+            Job.schedule.is_not(None) | Job.status.in_(_UNFINISHED),
+            Job.status.not_in(_AT_WORK),
+        )
+        .order_by(Job.id)
+    ).all()
+    watches = [
+        SavesInto(i, True, pages=tuple(str(u) for u in (config or {}).get("seeds") or ()))
+        for i, schedule, _status, config in rows
+        if schedule is not None
+    ]
+    jobs = [SavesInto(i, False, status=str(status)) for i, schedule, status, _ in rows
+            if schedule is None]  # fmt: skip
+    return watches + jobs
+
+
 class KeptCode(StrEnum):
     """What keeps an empty collection from being deleted."""
 

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from archiver_app.api.changes import Changes
 from archiver_app.api.collection_moves import (
     KeptBy,
+    SavesInto,
     collection_name,
     default_collection,
     empty_into,
@@ -25,6 +26,7 @@ from archiver_app.api.collection_moves import (
     new_slug,
     release_empty,
     same_name,
+    saving_into,
 )
 from archiver_app.api.settings import SAVED_SEARCHES_KEY
 from archiver_app.errors import InputError
@@ -313,6 +315,15 @@ class CollectionsManager:
         with self._lib.session() as s:
             coll = s.get(Collection, collection_id)
             return kept_by(s, coll) if coll is not None else None
+
+    def saving_into(self, collection_id: int) -> list[SavesInto]:
+        """The watches and the jobs not finished that save into collection
+        ``collection_id``: deleting it with its captures moved into another takes them
+        along, to save there (:func:`.collection_moves.saving_into`); a front end says so
+        before asking. Empty: none, or no such collection."""
+        with self._lib.session() as s:
+            coll = s.get(Collection, collection_id)
+            return saving_into(s, coll) if coll is not None else []
 
     def delete(
         self, collection_id: int, *, move_to: int | None = None, to_default: bool = False

@@ -3,7 +3,8 @@
 New Collection… (File menu and the sidebar's menu) asks a name; the captures table's
 Move to Collection ▸ lists the collections; deleting a collection that holds captures asks
 where they go (the default collection first; made as they move in when the library has no
-other collection) and then deletes it, and an empty one asks only "Delete?", or says at
+other collection), naming the watches and jobs that go along to save there, and then
+deletes it, and an empty one asks only "Delete?", or says at
 once, with no Delete button, what keeps it (a watch, a job or an import saving into it, an
 edition of it). Every edit is a call of ``lib.collections`` whose :class:`Changes` the
 window applies. Threading: GUI thread only (each edit is a few rows).
@@ -29,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.api.collection_moves import KeptBy, KeptCode
+from archiver_app.api.collection_moves import KeptBy, KeptCode, SavesInto
 from archiver_app.api.labels import CollectionView
 from archiver_app.errors import InputError
 from archiver_app.gui.errors import question_box
@@ -37,6 +38,7 @@ from archiver_app.gui.fitting import as_typed
 from archiver_app.gui.window_menus import add_after_export
 from archiver_app.library import DEFAULT_COLLECTION
 from archiver_app.units import counted, upper_first
+from archiver_app.urls import display_url
 
 if TYPE_CHECKING:
     from archiver_app.gui.main_window import MainWindow
@@ -55,9 +57,22 @@ class Destination:
 @dataclass(frozen=True)
 class Deletion:
     """The user's yes to deleting a collection: where its captures go (None: it holds
-    none)."""
+    none), and the watches and jobs that go along with them, as the dialog said."""
 
     into: Destination | None
+    along: tuple[SavesInto, ...] = ()
+
+    def done_text(self, name: str, moved: int) -> str:
+        """The status bar's line once the collection ``name`` is deleted, ``moved``
+        captures moved."""
+        said = f"Deleted the collection {name}"
+        if self.into is not None:
+            said += f"; its {counted(moved, 'capture')} {'is' if moved == 1 else 'are'} in "
+            said += self.into.name
+            if self.along:
+                one = len(self.along) == 1
+                said += f", and {along_text(self.along)} {'saves' if one else 'save'} there now"
+        return said + "."
 
 
 #: The one place left for a collection's captures when the library has no other.
@@ -76,6 +91,8 @@ class DeleteCollectionDialog(QDialog):
         held: int,
         others: list[CollectionView],
         default: CollectionView | None,
+        *,
+        along: tuple[SavesInto, ...] = (),
     ) -> None:
         super().__init__(parent)
         self.setObjectName("delete_collection")
@@ -110,6 +127,14 @@ class DeleteCollectionDialog(QDialog):
             self.target.setCurrentIndex(ids.index(default.id) if default.id in ids else 0)
         form.addRow(f"Move the {'capture' if held == 1 else 'captures'} to", self.target)
         layout.addLayout(form)
+        self.along = along
+        self.along_label = QLabel(self)  # the watches and jobs that go along, if any
+        self.along_label.setObjectName("going_along")
+        self.along_label.setWordWrap(True)
+        self.along_label.setVisible(bool(along))
+        layout.addWidget(self.along_label)
+        self.target.currentIndexChanged.connect(lambda _i: self._say_along(doomed.name))
+        self._say_along(doomed.name)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
         self.delete_button = buttons.addButton(
             "Move and Delete", QDialogButtonBox.ButtonRole.AcceptRole
@@ -122,6 +147,37 @@ class DeleteCollectionDialog(QDialog):
     def chosen(self) -> Destination | None:
         index = self.target.currentIndex()
         return self.destinations[index] if 0 <= index < len(self.destinations) else None
+
+    def _say_along(self, doomed: str) -> None:
+        """Name the watches and jobs that go along with the captures, and where to."""
+        if not self.along or (into := self.chosen()) is None:
+            return
+        one = len(self.along) == 1
+        self.along_label.setText(
+            f"{upper_first(along_text(self.along, pages=True))} {'saves' if one else 'save'} "
+            f"into {doomed}: {'it goes' if one else 'they go'} along with the captures and "
+            f"{'saves' if one else 'save'} into {into.name} from then on."
+        )
+
+
+def along_text(along: tuple[SavesInto, ...], *, pages: bool = False) -> str:
+    """ "watch 3 and job 7": the watches and jobs ``along``, with each watch's first page
+    and each job's status when ``pages``; past four, the first three and how many more."""
+    named: list[str] = []
+    for a in along:
+        if not a.watch:
+            named.append(f"job {a.job_id}" + (f" ({a.status})" if pages else ""))
+            continue
+        of = ""
+        if pages and a.pages:
+            of = display_url(a.pages[0])
+            if len(a.pages) > 1:
+                of += f" and {counted(len(a.pages) - 1, 'other page')}"
+            of = f" (of {of})"
+        named.append(f"watch {a.job_id}{of}")
+    if len(named) > 4:
+        named = [*named[:3], f"{len(named) - 3} more"]
+    return ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else named[0]
 
 
 def kept_text(kept: KeptBy) -> str:
@@ -199,11 +255,14 @@ class CollectionActions:
             box = question_box(window, QMessageBox.Icon.Warning, "Delete", text, "Delete")
             return Deletion(None) if box.exec() == QMessageBox.StandardButton.Yes else None
         others = [c for c in lib.collections.all() if c.id != coll.id]
-        self.dialog = DeleteCollectionDialog(window, coll, held, others, lib.collections.default())
+        along = tuple(lib.collections.saving_into(coll.id))
+        self.dialog = DeleteCollectionDialog(
+            window, coll, held, others, lib.collections.default(), along=along
+        )
         answer = self.dialog.exec()
         into = self.dialog.chosen() if answer == QDialog.DialogCode.Accepted else None
         self.dialog = None
-        return Deletion(into) if into is not None else None
+        return Deletion(into, along) if into is not None else None
 
     def move_menu(self, parent: QWidget) -> QMenu:
         """Move to Collection ▸: every collection; the one all the selection is in, off."""

@@ -120,11 +120,8 @@ class SidebarMenu(QObject):
             entry,
         )
         if changes is not None:
-            said = f"Deleted the collection {coll.name}"
-            if into is not None:
-                n = len(changes.snapshot_ids)
-                said += f"; its {counted(n, 'capture')} {'is' if n == 1 else 'are'} in {into.name}"
-            self.window.statusBar().showMessage(said + ".", 8000)
+            said = answer.done_text(coll.name, len(changes.snapshot_ids))
+            self.window.statusBar().showMessage(said, 8000)
 
     def _apply(
         self, edit: Callable[[], Changes], leave: SidebarEntry | None = None

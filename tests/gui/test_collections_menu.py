@@ -133,6 +133,58 @@ def test_the_only_collection_moves_its_captures_into_a_new_default_one(
     assert said == "Deleted the collection Trips; its 1 capture is in Default."
 
 
+def test_deleting_a_collection_says_which_watches_and_jobs_go_along_before_and_after(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """Its watches and unfinished jobs moved into the chosen collection with its captures
+    and nothing said so. Now the dialog names them and where they will save, following
+    the choice, and the status bar says it after."""
+    window = main_window
+    add_snapshot(library, "https://a.example/", title="A", collection="trips")
+    library.ensure_collection()
+    research = library.ensure_collection("research")
+    watch = add_watch(library, ["https://a.example/", "https://b.example/"], collection="trips")
+    ids = {c.slug: c.id for c in library.collections.all()}
+    with library.write() as s:
+        for status in ("queued", "completed"):
+            now = library.clock()
+            s.add(Job(collection_id=ids["trips"], kind="crawl", name=status, status=status,
+                      config={}, created_at=now, updated_at=now))  # fmt: skip
+    with library.session() as s:
+        queued = s.scalar(select(Job.id).where(Job.name == "queued"))
+    window.refresh_all()
+    said: list[str] = []
+
+    def answer() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, DeleteCollectionDialog):
+            QTimer.singleShot(20, answer)
+            return
+        try:  # (a failure here must not leave the dialog open)
+            said.append(dialog.along_label.text() if dialog.along_label.isVisible() else "")
+            dialog.target.setCurrentIndex(dialog.target.findText("Research"))
+            said.append(dialog.along_label.text())
+            _shot(dialog, "delete_collection_along.png")
+        finally:
+            dialog.delete_button.click()
+
+    QTimer.singleShot(0, answer)
+    trips = _entry(window, "Trips")
+    window.sidebar_menu.delete_entry(trips)  # type: ignore[arg-type]
+    assert said == [
+        f"Watch {watch} (of https://a.example/ and 1 other page) and job {queued} (queued) "
+        "save into Trips: they go along with the captures and save into Default from then on.",
+        f"Watch {watch} (of https://a.example/ and 1 other page) and job {queued} (queued) "
+        "save into Trips: they go along with the captures and save into Research from then on.",
+    ]
+    assert window.statusBar().currentMessage() == (
+        f"Deleted the collection Trips; its 1 capture is in Research, and watch {watch} and "
+        f"job {queued} save there now."
+    )
+    with library.session() as s:
+        assert s.scalar(select(Job.collection_id).where(Job.id == watch)) == research
+
+
 def _label_text(dialog: DeleteCollectionDialog, words: str) -> bool:
     from PySide6.QtWidgets import QLabel
 

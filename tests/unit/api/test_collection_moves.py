@@ -9,10 +9,12 @@ import pytest
 from sqlalchemy import select
 
 from archiver_app.api import Changes
+from archiver_app.api.collection_moves import SavesInto
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.search import Query, matching_ids
 from archiver_app.store.models import Job, Snapshot
+from archiver_app.watch.runner import add_watch
 from tests.helpers.snapshots import add_snapshot
 from tests.unit.editions.accepted import accepted_edition
 
@@ -93,6 +95,29 @@ def test_the_only_collection_is_deleted_with_its_captures_moved_to_a_new_default
     library.collections.delete(_slugs(library)["spare"], to_default=True)  # one is there now
     assert list(_slugs(library)) == ["default"]
     assert library.collections.counts() == {default: 2}
+
+
+def test_what_saves_into_a_collection_is_known_before_it_goes_along(library: Library) -> None:
+    add_snapshot(library, "https://a.example/", collection="trips")
+    library.ensure_collection()
+    ids = _slugs(library)
+    watch = add_watch(library, ["https://a.example/"], collection="trips")
+    made: dict[str, int] = {}
+    with library.write() as s:
+        for status in ("paused", "completed", "running", "queued"):
+            now = library.clock()
+            job = Job(collection_id=ids["trips"], kind="crawl", name=status, status=status,
+                      config={}, created_at=now, updated_at=now)  # fmt: skip
+            s.add(job)
+            s.flush()
+            made[status] = job.id
+    assert library.collections.saving_into(ids["trips"]) == [
+        SavesInto(watch, True, pages=("https://a.example/",)),
+        SavesInto(made["paused"], False, status="paused"),
+        SavesInto(made["queued"], False, status="queued"),
+    ]  # the finished job is filed along too, but saves nothing; the running one refuses
+    assert library.collections.saving_into(ids["default"]) == []
+    assert library.collections.saving_into(12345) == []
 
 
 def test_a_collection_a_running_job_saves_into_stays_whole(library: Library) -> None:
