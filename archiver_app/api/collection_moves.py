@@ -105,21 +105,14 @@ def empty_into(s: Session, coll: Collection, into: int, now: datetime) -> list[i
     finished imports there (a retry then saves there too); the captures moved.
 
     Raises:
-        InputError: ``into`` is ``coll`` or missing, one of its jobs is at work now, a
-            folder is still being imported into it, or a capture is in an accepted edition.
+        InputError: ``into`` is ``coll`` or missing, something keeps ``coll`` whole (a job
+            at work, an import, an edition: :func:`kept_whole`), or a capture is in an
+            accepted edition.
     """
     if into == coll.id:
         raise InputError(f"the captures of {coll.name!r} cannot move into it")
-    busy = s.scalar(
-        select(Job.id).where(Job.collection_id == coll.id, Job.status.in_(_AT_WORK)).limit(1)
-    )
-    if busy is not None:
-        raise InputError(
-            f"job {busy} is saving into collection {coll.name!r} now; let it finish or "
-            "cancel it first"
-        )
-    if (importing := _importing(s, coll)) is not None:
-        raise InputError(importing.message)
+    if (kept := kept_whole(s, coll)) is not None:
+        raise InputError(kept.message)
     ids = list(s.scalars(select(Snapshot.id).where(Snapshot.collection_id == coll.id)))
     moved = move_captures(s, ids, into, now)
     _refile(s, coll, into)
@@ -250,10 +243,29 @@ def kept_by(s: Session, coll: Collection) -> KeptBy | None:
         return KeptBy(KeptCode.JOB, coll.name, job_id=busy[0], status=str(busy[1]))
     if (importing := _importing(s, coll)) is not None:
         return importing
+    return _edition_of(s, coll)
+
+
+def kept_whole(s: Session, coll: Collection) -> KeptBy | None:
+    """What keeps ``coll`` from being emptied into another collection and deleted (its
+    watches and unfinished jobs would go along): a job at work saving into it now, a
+    folder still being imported into it, or an edition of it (None: nothing)."""
+    busy = s.execute(
+        select(Job.id, Job.status)
+        .where(Job.collection_id == coll.id, Job.status.in_(_AT_WORK))
+        .order_by(Job.id)
+        .limit(1)
+    ).first()
+    if busy is not None:
+        return KeptBy(KeptCode.JOB, coll.name, job_id=busy[0], status=str(busy[1]))
+    if (importing := _importing(s, coll)) is not None:
+        return importing
+    return _edition_of(s, coll)
+
+
+def _edition_of(s: Session, coll: Collection) -> KeptBy | None:
     edition = s.scalar(select(Edition.name).where(Edition.collection_id == coll.id).limit(1))
-    if edition is not None:
-        return KeptBy(KeptCode.EDITION, coll.name, edition=edition)
-    return None
+    return KeptBy(KeptCode.EDITION, coll.name, edition=edition) if edition is not None else None
 
 
 def _importing(s: Session, coll: Collection) -> KeptBy | None:

@@ -22,6 +22,7 @@ from archiver_app.api.collection_moves import (
     default_collection,
     empty_into,
     kept_by,
+    kept_whole,
     move_captures,
     new_slug,
     release_empty,
@@ -308,13 +309,17 @@ class CollectionsManager:
             coll.name = name
         return Changes(collections=True)
 
-    def kept_by(self, collection_id: int) -> KeptBy | None:
+    def kept_by(self, collection_id: int, *, with_captures: bool = False) -> KeptBy | None:
         """What keeps collection ``collection_id``, were it empty, from being deleted (a
         watch or an unfinished job saving into it, an edition of it), so a front end can
-        say so before asking to delete it; None: nothing, or no such collection."""
+        say so before asking to delete it; ``with_captures``: what keeps it from being
+        emptied into another and deleted (a job at work, an import, an edition:
+        :func:`.collection_moves.kept_whole`). None: nothing, or no such collection."""
         with self._lib.session() as s:
             coll = s.get(Collection, collection_id)
-            return kept_by(s, coll) if coll is not None else None
+            if coll is None:
+                return None
+            return kept_whole(s, coll) if with_captures else kept_by(s, coll)
 
     def saving_into(self, collection_id: int) -> list[SavesInto]:
         """The watches and the jobs not finished that save into collection

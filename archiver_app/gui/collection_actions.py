@@ -4,10 +4,11 @@ New Collection… (File menu and the sidebar's menu) asks a name; the captures t
 Move to Collection ▸ lists the collections; deleting a collection that holds captures asks
 where they go (the default collection first; made as they move in when the library has no
 other collection), naming the watches and jobs that go along to save there, and then
-deletes it, and an empty one asks only "Delete?", or says at
-once, with no Delete button, what keeps it (a watch, a job or an import saving into it, an
-edition of it). Every edit is a call of ``lib.collections`` whose :class:`Changes` the
-window applies. Threading: GUI thread only (each edit is a few rows).
+deletes it, and an empty one asks only "Delete?". What keeps a collection (for an empty
+one a watch or a job saving into it; for one holding captures a job at work now; for
+either an import saving into it or an edition of it) is said at once, with no Delete
+button. Every edit is a call of ``lib.collections`` whose :class:`Changes` the window
+applies. Threading: GUI thread only (each edit is a few rows).
 """
 
 from __future__ import annotations
@@ -247,10 +248,10 @@ class CollectionActions:
         it). The caller deletes it and applies the changes."""
         lib, window = self.window.library, self.window
         held = lib.collections.counts().get(coll.id, 0)
+        if (kept := lib.collections.kept_by(coll.id, with_captures=held > 0)) is not None:
+            QMessageBox.information(window, "Cannot Delete Collection", kept_text(kept))
+            return None  # no Delete to click
         if held == 0:
-            if (kept := lib.collections.kept_by(coll.id)) is not None:  # no Delete to click
-                QMessageBox.information(window, "Cannot Delete Collection", kept_text(kept))
-                return None
             text = f"Delete the collection {coll.name}? It holds no captures."
             box = question_box(window, QMessageBox.Icon.Warning, "Delete", text, "Delete")
             return Deletion(None) if box.exec() == QMessageBox.StandardButton.Yes else None

@@ -398,6 +398,41 @@ def test_an_empty_collection_a_folder_is_being_imported_into_says_so_before_any_
     assert _collections(window) == ["Boxed", "Default"]
 
 
+def test_a_collection_with_captures_an_edition_is_of_says_so_before_any_move(
+    main_window: MainWindow, library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Delete… asked where its captures go, then after Move and Delete said "Collection
+    'Trips' is still named by a job, a watch, an edition or an import; it stays"; now the
+    first box names the edition, with no Delete button."""
+    window = main_window
+    add_snapshot(library, "https://a.example/", title="A", collection="trips")
+    library.ensure_collection()
+    library.editions.create("trips", "trips-2024", year=2024)
+    window.refresh_all()
+    asked, told = _answer_boxes(monkeypatch)
+    dialogs: list[str] = []
+
+    def close_any() -> None:  # a dialog asking where the captures go must not have opened
+        dialog = QApplication.activeModalWidget()
+        if isinstance(dialog, DeleteCollectionDialog):
+            dialogs.append(dialog.windowTitle())
+            dialog.reject()
+
+    timer = QTimer(window)
+    timer.timeout.connect(close_any)
+    timer.start(20)
+    window.sidebar_menu.delete_entry(_entry(window, "Trips"))  # type: ignore[arg-type]
+    timer.stop()
+    assert (dialogs, asked) == ([], [])
+    assert told == [
+        (
+            "Cannot Delete Collection",
+            "The collection Trips cannot be deleted while the edition trips-2024 is of it.",
+        )
+    ]
+    assert _collections(window) == ["Default", "Trips"]
+
+
 def test_a_name_another_process_took_meanwhile_is_refused_and_listed(
     main_window: MainWindow, library: Library, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from archiver_app.api import Changes
-from archiver_app.api.collection_moves import SavesInto
+from archiver_app.api.collection_moves import KeptBy, KeptCode, SavesInto
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.search import Query, matching_ids
@@ -127,11 +127,31 @@ def test_a_collection_a_running_job_saves_into_stays_whole(library: Library) -> 
     with library.write() as s:
         s.add(Job(collection_id=ids["trips"], kind="crawl", name="j", status="running",
                   config={}, created_at=library.clock(), updated_at=library.clock()))  # fmt: skip
-    with pytest.raises(InputError, match="saving into collection 'Trips' now"):
+    with pytest.raises(InputError, match=r"job \d+ \(running\) saves into collection 'Trips'"):
         library.collections.delete(ids["trips"], move_to=ids["default"])
     assert library.collections.counts()[ids["trips"]] == 1
     with library.session() as s:
         assert s.scalar(select(Snapshot.collection_id).where(Snapshot.id == a)) == ids["trips"]
+
+
+def test_what_keeps_a_collection_with_captures_is_known_before_they_move(
+    library: Library,
+) -> None:
+    """Deleting a collection of an edition, its captures moved elsewhere, was refused only
+    after the move was asked for, and vaguely: "Collection 'Trips' is still named by a job,
+    a watch, an edition or an import; it stays"."""
+    add_snapshot(library, "https://a.example/", collection="trips")
+    library.ensure_collection()
+    ids = _slugs(library)
+    add_watch(library, ["https://a.example/"], collection="trips")
+    assert library.collections.kept_by(ids["trips"], with_captures=True) is None  # it goes along
+    library.editions.create("trips", "trips-2024", year=2024)
+    kept = library.collections.kept_by(ids["trips"], with_captures=True)
+    assert kept == KeptBy(KeptCode.EDITION, "Trips", edition="trips-2024")
+    with pytest.raises(InputError) as refused:
+        library.collections.delete(ids["trips"], move_to=ids["default"])
+    assert str(refused.value) == kept.message
+    assert library.collections.counts()[ids["trips"]] == 1
 
 
 def test_a_capture_of_an_accepted_edition_does_not_move(library: Library, tmp_path: Path) -> None:
