@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from archiver_app.compare.snapshots import Comparison, compare_captures, find_capture
+from archiver_app.capture_ref import find_capture
+from archiver_app.compare.snapshots import Comparison, compare_captures
 from archiver_app.compare.text import compile_ignore_patterns
 from archiver_app.library import Library
 from archiver_app.watch.runner import WatchIgnore, watch_ignore_of

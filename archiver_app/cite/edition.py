@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from archiver_app.capture_ref import edition_urn
 from archiver_app.cite.formats import _bib_escape, _bib_url, _one_line, format_items
 from archiver_app.editions.states import EditionState
 from archiver_app.errors import InputError
@@ -100,7 +101,7 @@ def edition_citation(lib: Library, name: str) -> EditionReference:
         period=ed.period_label,
         state=ed.state.value,
         accepted_at=_utc(ed.accepted_at),
-        archive_id=f"urn:archiver:{lib.id}:edition:{ed.name}",
+        archive_id=edition_urn(lib.id, ed.name),
         **release,
     )
 

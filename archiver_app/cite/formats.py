@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from archiver_app.capture_ref import capture_urn, find_capture
 from archiver_app.cite.metadata import declared
 from archiver_app.cite.names import Name
 from archiver_app.errors import InputError
@@ -74,10 +75,8 @@ def citation(
     version_base: str | None = None,
     replayer: Replayer | None = None,
 ) -> Reference:
-    """The citation record of a complete capture (by id or uid), with the authors, date,
+    """The citation record of a complete capture (by id, uid or identifier), with the authors, date,
     title and site name the page declares (:mod:`archiver_app.cite.metadata`)."""
-    from archiver_app.compare.snapshots import find_capture
-
     base = urlsplit(version_base or "")
     if version_base and (base.scheme not in ("http", "https") or not base.hostname):
         raise InputError(
@@ -90,7 +89,7 @@ def citation(
     captured = snap.captured_at.astimezone(UTC)
     domain = snap.domain or urlsplit(snap.url).hostname or snap.url
     meta = declared(stored_page(lib, snap.id, replayer))
-    archive_id = f"urn:archiver:{lib.id}:{snap.uid}"
+    archive_id = capture_urn(lib.id, snap.uid)
     version = archive_id
     if version_base:
         version = f"{version_base.rstrip('/')}/{to_ts17(captured)[:14]}/{snap.url}"

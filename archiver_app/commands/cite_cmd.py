@@ -21,10 +21,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "title, site, capture time and the archived copy's identifier; or of each edition "
         "(by name) with its collection, period, state, and its last release's date and "
         "WACZ SHA-256 (an accepted edition's: one made since it was accepted, never a draft). "
-        "A capture id or uid is looked up first.",
+        "A capture id or uid is looked up first. The urn:archiver: identifier a citation "
+        "gives names the capture or edition too.",
     )
     p.add_argument(
-        "captures", nargs="+", metavar="ID", help="capture id or uid, or an edition's name"
+        "captures",
+        nargs="+",
+        metavar="ID",
+        help="capture id, uid or urn:archiver: identifier; or an edition's name or identifier",
     )
     p.add_argument(
         "--format",
@@ -43,15 +47,17 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_cite(args: argparse.Namespace, ctx: Context) -> int:
+    from archiver_app.capture_ref import other_library
     from archiver_app.cite import citation, render
     from archiver_app.cite.edition import edition_citation, render_editions
 
     with ctx.open_library() as lib:
         kinds = {ref: _kind(lib, ref) for ref in args.captures}
         if unknown := [ref for ref, kind in kinds.items() if kind is None]:
-            raise InputError(f"no capture or edition {unknown[0].strip()!r} in this library")
-        editions = [ref for ref in args.captures if kinds[ref] == "edition"]
-        if editions and len(editions) < len(args.captures):
+            raise InputError(f"no capture or edition {unknown[0].strip()!r} in this library"
+                             + other_library(lib, unknown[0]))  # fmt: skip
+        editions = [name for name in kinds.values() if name]  # None: refused above
+        if editions and len(editions) < len(kinds):
             raise InputError("cite editions and captures in separate commands")
         if editions:
             names = dict.fromkeys(editions)  # each once, in the order given
@@ -69,19 +75,25 @@ def cmd_cite(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+#: What :func:`_kind` says of a reference to a capture.
+CAPTURE = ""
+
+
 def _kind(lib: Library, ref: str) -> str | None:
-    """'capture' when ``ref`` is a capture's id or uid (a capture wins), 'edition' when it
-    names an edition, None when neither."""
-    from archiver_app.compare.snapshots import find_capture
+    """:data:`CAPTURE` when ``ref`` is a capture's id, uid or identifier (a capture wins),
+    the edition's name when it names an edition by its name or identifier, None when
+    neither."""
+    from archiver_app.capture_ref import find_capture, parse_urn
     from archiver_app.editions.service import EditionNotFoundError
 
     try:
         find_capture(lib, ref)
-        return "capture"
+        return CAPTURE
     except InputError:
         pass
+    urn = parse_urn(ref)
+    name = (urn.edition if urn is not None and urn.library == lib.id.lower() else None) or ref
     try:
-        lib.editions.get(ref)
+        return lib.editions.get(name).name
     except EditionNotFoundError:
         return None
-    return "edition"

@@ -1,11 +1,11 @@
 """Compare two captures: their text, their look and their resources, with a change summary.
 
-The captures are found by id or uid; their page text and screenshot are the files the
-capture kept (``files`` rows of kind ``text`` and ``screenshot``), their resources the
-``records`` the capture wrote, their title and HTTP status the snapshot's own. Only what the
-captures show is stated: a failed capture is refused rather than compared (its missing text
-would read as a removal), and two captures of different addresses are refused unless asked
-for explicitly.
+The captures are found by id, uid or identifier (:mod:`archiver_app.capture_ref`); their
+page text and screenshot are the files the capture kept (``files`` rows of kind ``text``
+and ``screenshot``), their resources the ``records`` the capture wrote, their title and
+HTTP status the snapshot's own. Only what the captures show is stated: a failed capture is
+refused rather than compared (its missing text would read as a removal), and two captures
+of different addresses are refused unless asked for explicitly.
 
 A capture counts as changed when its text, its title (white space collapsed), its HTTP
 status, its look or its resources differ. A page that starts answering an error (200 ->
@@ -38,9 +38,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 
 from archiver_app.capture.results import browser_favicon
+from archiver_app.capture_ref import find_capture
 from archiver_app.compare.frames import same_text
 from archiver_app.compare.redirects import landed, redirect_note
 from archiver_app.compare.text import TextDiff, diff_texts, ignores_any
@@ -186,22 +187,6 @@ class Comparison:
     resources: ResourceDiff
     notes: tuple[str, ...]  # why a part could not be compared
     summary: ChangeSummary
-
-
-def find_capture(lib: Library, ref: str | int) -> Snapshot:
-    """A snapshot by its id (a number) or its uid."""
-    with lib.session() as s:
-        key = str(ref).strip()
-        stmt = select(Snapshot).where(
-            or_(Snapshot.id == int(key), Snapshot.uid == key)
-            if key.isdecimal()
-            else Snapshot.uid == key
-        )
-        snap = s.execute(stmt).scalars().first()
-        if snap is None:
-            raise InputError(f"no capture {key!r} in this library")
-        s.expunge(snap)
-        return snap
 
 
 def compare_captures(

@@ -39,6 +39,9 @@ def test_an_accepted_edition_not_yet_released(
     assert f"note = {{Period 2024; Accepted {accepted:%Y-%m-%d}}}" in bib
     assert f"eprint = {{urn:archiver:{library.id}:edition:c-2024}}" in bib
     assert "SHA-256" not in bib
+    # the identifier the citation gives names the edition again
+    assert _cite(root, f"urn:archiver:{library.id}:edition:c-2024", "--format", "bibtex") == 0
+    assert capsys.readouterr().out == bib
 
 
 def test_a_released_edition_names_its_release_and_digest(
