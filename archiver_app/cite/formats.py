@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from archiver_app.capture_ref import capture_urn, find_capture
+from archiver_app.capture_ref import cited_urn, find_capture
 from archiver_app.cite.metadata import declared
 from archiver_app.cite.names import Name
 from archiver_app.errors import InputError
@@ -89,7 +89,7 @@ def citation(
     captured = snap.captured_at.astimezone(UTC)
     domain = snap.domain or urlsplit(snap.url).hostname or snap.url
     meta = declared(stored_page(lib, snap.id, replayer))
-    archive_id = capture_urn(lib.id, snap.uid)
+    archive_id = cited_urn(lib.id, snap.uid, snap.provenance)
     version = archive_id
     if version_base:
         version = f"{version_base.rstrip('/')}/{to_ts17(captured)[:14]}/{snap.url}"

@@ -66,7 +66,7 @@ This folder is a web archive exported by Archiver {version} on {created}.
                         DOM and text as resource records, its page info as a metadata record
   index.cdxj            CDXJ index of the WARC, sorted (LC_ALL=C byte order)
   pages.jsonl           one JSON line per page: url, ts, title, text, and Archiver's
-                        tags, notes and collection
+                        tags, notes, collection and urn (the identifier citations give)
 
 Open it with any WARC tool, for example:
   - pywb:      wb-manager init mycoll && wb-manager add mycoll archive/data.warc.gz && wayback

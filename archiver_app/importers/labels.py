@@ -1,4 +1,5 @@
-"""A pages list's tags, notes, collections and ids, given back to the pages an import made.
+"""A pages list's tags, notes, collections, ids and identifiers, given back to the pages an
+import made.
 
 Archiver's exports list each page's tags, notes and collection (its slug) in
 ``pages.jsonl`` beside the fields every tool reads (``tags``, ``notes``, ``collection``;
@@ -9,7 +10,10 @@ else to the first page of its address no other listing took. The tags are added 
 page's own (``--tag``), the notes written, and, unless the user chose a collection, the
 page goes into the collection of that slug (created when missing). A page keeps the
 listed ``id`` (researchers cite it) when no other capture of the library has it; one
-taken keeps the new id the import gave it, and the import says so.
+taken keeps the new id the import gave it, and the import says so. The identifier
+citations gave the page in the library it came from (``urn``, ``urn:archiver:LIB:UID``) is
+recorded in its provenance: it is cited by it still, and ``archiver cite`` finds it by it
+(:mod:`archiver_app.capture_ref`).
 
 The work is per listed page, after the records are indexed: nothing is added to the
 per-record path of the indexer.
@@ -24,6 +28,7 @@ from datetime import UTC
 
 from sqlalchemy import Connection, insert, select, update
 
+from archiver_app.capture_ref import URN_KEY, parse_urn
 from archiver_app.errors import InputError
 from archiver_app.importers.outcome import FileOutcome
 from archiver_app.library import DEFAULT_COLLECTION, Library
@@ -141,12 +146,13 @@ def restore_labels(
     collection: str | None,
     folder_collection: str,
 ) -> Restored:
-    """Give the pages ``snapshot_ids`` the tags, notes, collections and ids their listings
-    in ``pages`` carry (an id only where no other capture has it: citations name it).
+    """Give the pages ``snapshot_ids`` the tags, notes, collections, ids and identifiers
+    their listings in ``pages`` carry (an id only where no other capture has it: citations
+    name it).
     ``collection``: the one the user chose (then no page moves),
     ``folder_collection``: the one the import went into."""
     done = Restored()
-    wanted = [p for p in pages if p.tags or p.notes or p.collection or p.id]
+    wanted = [p for p in pages if p.tags or p.notes or p.collection or p.id or p.urn]
     if not wanted:
         return done
     with lib.session() as s:
@@ -235,6 +241,10 @@ def _apply(
         values["collection_id"] = collection_id
         slug = page.collection or ""
         done.moved[slug] = done.moved.get(slug, 0) + 1
+    urn = parse_urn(page.urn or "")
+    if urn is not None and urn.uid is not None and page.urn is not None:
+        provenance = conn.scalar(select(Snapshot.provenance).where(Snapshot.id == sid))
+        values["provenance"] = {**(provenance or {}), URN_KEY: page.urn}
     if values:
         conn.execute(update(Snapshot).where(Snapshot.id == sid).values(**values))
     if page.tags:

@@ -74,6 +74,7 @@ class WaczPage:
     notes: str | None = None
     collection: str | None = None
     id: str | None = None  # its id in the library it was exported from (a capture's uid)
+    urn: str | None = None  # the identifier citations give it there (urn:archiver:LIB:UID)
 
 
 #: Most tags a listed page may bring, and longest tag name and notes kept (a hostile list
@@ -83,11 +84,13 @@ MAX_TAG_CHARS = 200
 MAX_NOTES_CHARS = 1_000_000
 #: Longest page id kept (longer ones are cut, and then no usable id: a uid has at most 40).
 MAX_ID_CHARS = 41
+#: Longest identifier kept (``urn:archiver:`` with a library id and a uid is under 120).
+MAX_URN_CHARS = 200
 
 
 def _own_fields(item: dict[str, Any]) -> dict[str, Any]:
-    """A listed page's tags, notes, collection and id, as :class:`WaczPage` takes them (what is
-    not of the expected type is no field)."""
+    """A listed page's tags, notes, collection, id and identifier, as :class:`WaczPage` takes
+    them (what is not of the expected type is no field)."""
     raw = item.get("tags")
     tags = (
         [" ".join(t.split())[:MAX_TAG_CHARS] for t in raw if isinstance(t, str)]
@@ -95,8 +98,10 @@ def _own_fields(item: dict[str, Any]) -> dict[str, Any]:
         else []
     )
     notes, collection, uid = item.get("notes"), item.get("collection"), item.get("id")
+    urn = item.get("urn")
     return {
         "id": uid[:MAX_ID_CHARS] if isinstance(uid, str) and uid else None,
+        "urn": urn if isinstance(urn, str) and len(urn) <= MAX_URN_CHARS else None,
         "tags": tuple(dict.fromkeys(t for t in tags if t))[:MAX_PAGE_TAGS],
         "notes": notes[:MAX_NOTES_CHARS] if isinstance(notes, str) and notes else None,
         "collection": collection if isinstance(collection, str) and collection else None,
