@@ -31,6 +31,7 @@ from enum import StrEnum
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from archiver_app.capture_ref import UID_SHAPE
 from archiver_app.editions.coverage import Coverage, read_coverage
 from archiver_app.editions.ledger import (
     Fit,
@@ -75,13 +76,30 @@ class EditionNotFoundError(InputError):
 
 
 def validate_name(name: str) -> str:
-    """Edition names are safe file names: the app proposes ``<name>.wacz`` for a release."""
+    """Edition names are safe file names: the app proposes ``<name>.wacz`` for a release.
+    A name a capture could have is refused: ``archiver cite`` looks captures up first, so
+    it would never reach the edition (:func:`capture_like`)."""
     if not _NAME.match(name):
         raise InputError(
             f"invalid edition name {name!r}: use 1-100 letters, digits, '.', '-' or '_', "
             "starting with a letter or digit"
         )
+    if like := capture_like(name):
+        raise InputError(
+            f"invalid edition name {name!r}: {like}, and `archiver cite` looks captures up "
+            "first, so it would never cite the edition; choose another name (rivers-2026)"
+        )
     return name
+
+
+def capture_like(name: str) -> str | None:
+    """Why ``name`` names a capture by its form (a number is a capture's id, and a
+    capture's uid has the form 20261129T160117Z-3f9a1c0b7e4d2a65), or None."""
+    if name.isdecimal():
+        return "a number is a capture's id"
+    if UID_SHAPE.fullmatch(name):
+        return "it has the form of a capture's uid"
+    return None
 
 
 def period_of(
@@ -132,6 +150,11 @@ def create_edition(
             raise InputError(f"there is no collection {collection!r}")
         if s.scalar(select(Edition.id).where(Edition.name == name)) is not None:
             raise InputError(f"an edition named {name!r} exists already")
+        if (sid := s.scalar(select(Snapshot.id).where(Snapshot.uid == name))) is not None:
+            raise InputError(
+                f"invalid edition name {name!r}: it is the uid of capture {sid}, and `archiver "
+                "cite` looks captures up first, so it would never cite the edition"
+            )
         ed = Edition(
             collection_id=cid,
             name=name,

@@ -48,3 +48,34 @@ def test_a_target_typed_readable_is_kept_in_the_stored_form(library: Library) ->
     library.editions.create("rivers", "e", year=2026, targets_text=typed + "\n")
     urls = [t.url for t in library.editions.coverage("e").targets]
     assert urls == ["https://xn--bcher-kva.example/%D0%BC%D0%B8%D1%80?q=%C3%A9"]
+
+
+def test_a_name_cite_would_read_as_a_capture_is_refused(library: Library) -> None:
+    """``edition create misc 2`` was accepted, then ``archiver cite 2`` cited capture 2: a
+    capture's id or uid is looked up before an edition's name."""
+    from tests.helpers.archive import ArchiveWriter
+
+    w = ArchiveWriter(library, "collections/rivers/2026/03/c/capture.warc.gz")
+    at = datetime(2026, 3, 2, tzinfo=UTC)
+    w.response("https://river.example/", "<title>River</title>", at=at, page=True)
+    w.commit(collection="rivers")
+    with library.session() as s:
+        from archiver_app.store.models import Snapshot
+
+        uid = s.query(Snapshot.uid).scalar()
+    eds = library.editions
+    for name, why in (
+        ("2", "a number is a capture's id"),
+        ("20261129T160117Z-aaf406b419dd5aff", "it has the form of a capture's uid"),
+        (uid, "it has the form of a capture's uid"),
+    ):
+        with pytest.raises(InputError, match="invalid edition name") as caught:
+            eds.create("rivers", name, year=2026)
+        assert why in str(caught.value) and "looks captures up first" in str(caught.value)
+    # any uid a capture has, whatever its form (an imported folder's)
+    with library.write() as s:
+        s.query(Snapshot).update({"uid": "river-page"})
+    with pytest.raises(InputError, match="it is the uid of capture"):
+        eds.create("rivers", "river-page", year=2026)
+    assert eds.list() == []
+    eds.create("rivers", "rivers-2026", year=2026)  # a name with letters is fine
