@@ -248,12 +248,15 @@ def _one_line(text: str) -> str:
 
 
 def robust_link(r: Reference) -> str:
-    """An HTML Robust Link: the original URL, with the archived copy and its date."""
+    """An HTML Robust Link: the original URL, with the archived copy and when it was
+    captured, to the second (the Robust Links spec's ISO 8601 datetime,
+    ``YYYY-MM-DDThh:mm:ssZ``: two captures of one day are told apart), the time the note
+    and a replay address give too."""
     return (
         f'<a href="{html.escape(r.original_url, quote=True)}"'
         f' data-originalurl="{html.escape(r.original_url, quote=True)}"'
         f' data-versionurl="{html.escape(r.version_url, quote=True)}"'
-        f' data-versiondate="{r.captured_at:%Y-%m-%d}">'
+        f' data-versiondate="{_iso(r.captured_at)}">'
         f"{html.escape(r.title)}{f' [{r.error_page}]' if r.error_page else ''}</a>"
     )
 

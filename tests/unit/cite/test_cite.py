@@ -217,8 +217,37 @@ def test_robust_link_attributes(library: Library, capture: int) -> None:
     [attrs] = parser.attrs
     assert attrs["href"] == URL and attrs["data-originalurl"] == URL
     assert attrs["data-versionurl"] == r.archive_id
-    assert attrs["data-versiondate"] == "2026-03-02"
+    assert attrs["data-versiondate"] == "2026-03-02T09:30:15Z"
     assert parser.text == TITLE
+
+
+def test_a_robust_link_dates_its_copy_to_the_second_as_the_rest_of_the_citation(
+    library: Library,
+) -> None:
+    """Two captures of one day both gave data-versiondate="2026-03-02". The Robust Links
+    spec allows an ISO 8601 datetime (YYYY-MM-DDThh:mm:ssZ): the capture's time, as the note
+    and a replay address give it, not the time in its uid (when the capture began)."""
+    w = ArchiveWriter(library, "collections/default/2026/03/two/capture.warc.gz")
+    w.response(URL, "<title>Notices</title><p>morning</p>", at=WHEN, page=True)
+    w.response(URL, "<title>Notices</title><p>evening</p>", at=WHEN.replace(hour=18), page=True)
+    w.commit()
+    from archiver_app.store.models import Snapshot
+
+    with library.write() as s:
+        snaps = s.query(Snapshot).order_by(Snapshot.captured_at).all()
+        snaps[0].uid = "20260302T093014Z-0123456789abcdef"  # named a second before its record
+        ids = [snap.id for snap in snaps]
+    dates = []
+    for sid in ids:
+        r = citation(library, sid, version_base="http://127.0.0.1:8080")
+        parser = _Links()
+        parser.feed(robust_link(r))
+        [attrs] = parser.attrs
+        dates.append(attrs["data-versiondate"])
+        at = datetime.strptime(attrs["data-versiondate"], "%Y-%m-%dT%H:%M:%SZ")
+        assert f"/{at:%Y%m%d%H%M%S}/" in attrs["data-versionurl"]
+        assert f"captured {attrs['data-versiondate']}" in r.note(r.version_url)
+    assert dates == ["2026-03-02T09:30:15Z", "2026-03-02T18:30:15Z"]
 
 
 def test_the_command(library: Library, capture: int, capsys: pytest.CaptureFixture[str]) -> None:
