@@ -302,7 +302,8 @@ def formatted(refs: Sequence[Reference], style: str = "apa", *, as_html: bool = 
     entries = _entries(items, style, as_html=as_html, capture_dates=True)
     if as_html:  # the title in the author's place is in italics, as in its own
         for i, title in titled.items():
-            lead = next((t for t in (title, html.escape(title)) if entries[i].startswith(t)), "")
+            lead = html.escape(title, quote=False)
+            lead = lead if entries[i].startswith(lead) else ""
             if lead:
                 entries[i] = f"<i>{lead}</i>{entries[i][len(lead) :]}"
     return (
@@ -387,7 +388,7 @@ def _entries(
         access_date_always(csl.root)
     bib = CitationStylesBibliography(
         csl,
-        CiteProcJSON([_addresses_as_given(item) for item in items]),
+        CiteProcJSON([_as_html(i) if as_html else i for i in map(_addresses_as_given, items)]),
         formatter.html if as_html else formatter.plain,
     )
     keys = [str(item["id"]) for item in items]
@@ -438,6 +439,29 @@ def _addresses_as_given(item: dict[str, Any]) -> dict[str, Any]:
             text,
         )
     return out
+
+
+_MARKS = re.compile(r'(<span class="nocase">|</span>)', re.IGNORECASE)
+
+
+def _as_html(item: dict[str, Any]) -> dict[str, Any]:
+    """``item`` with its text escaped for HTML: citeproc-py's HTML formatter writes a
+    field's text as it is, so a title holding "<b>" or "&amp;" (as a page's title may, in
+    its words) came out bold, or as "&". Names too; the marks that keep a part's case stay
+    marks (citeproc-py reads them)."""
+
+    def escaped(value: Any) -> Any:
+        if isinstance(value, str):
+            parts = _MARKS.split(value)
+            return "".join(p if _MARKS.fullmatch(p) else html.escape(p, quote=False) for p in parts)
+        if isinstance(value, list):
+            return [escaped(v) for v in value]
+        if isinstance(value, dict):
+            return {k: escaped(v) for k, v in value.items()}
+        return value
+
+    keep = {"id", "type", "language", "issued", "accessed"}
+    return {k: v if k in keep else escaped(v) for k, v in item.items()}
 
 
 #: A period or comma after a closing quote (and the character before it), which US English

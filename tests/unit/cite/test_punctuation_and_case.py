@@ -121,3 +121,30 @@ def test_chicago_and_mla_title_case_lowers_prepositions_and_vs(title: str, cased
     r = _ref(title)
     assert f"“{cased}.”" in formatted([r], "chicago")
     assert f"“{cased}.”" in formatted([r], "mla")
+
+
+def test_the_html_of_a_reference_reads_as_its_text() -> None:
+    """The HTML the app copies beside the text (pasted into a word processor) wrote a
+    field's text as it is: a page titled "a <b>bold</b> claim &amp; more" (its words, as
+    the browser showed them) came out bold, and as "& more". Read as HTML, a reference now
+    says what its text says, in every style, title first or author first."""
+    from html.parser import HTMLParser
+
+    class Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.text = ""
+
+        def handle_data(self, data: str) -> None:
+            self.text += data
+
+    title = 'Floods: a <b>bold</b> claim "more" &amp; less & <script>x</script>'
+    for author in (None, "Jane Port"):
+        for site in ("127.0.0.1", "Smith & Sons"):
+            r = _ref(title, author=author, site=site)
+            for style in ("apa", "chicago", "mla", "ieee", "harvard-cite-them-right"):
+                read = Text()
+                read.feed(formatted([r], style, as_html=True))
+                assert read.text == formatted([r], style), (style, author, site)
+    apa = formatted([_ref(title, author=None, site="127.0.0.1")], "apa", as_html=True)
+    assert apa.startswith("<i>Floods: A &lt;b&gt;bold&lt;/b&gt; claim")  # the title in italics
