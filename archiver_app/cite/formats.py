@@ -20,6 +20,7 @@ from archiver_app.cite.processor import (
     access_date_always,
     full_names_where_asked,
     inner_quotes_where_quoted,
+    style_locale,
     title_case_as_the_guides,
     title_not_twice,
 )
@@ -382,7 +383,8 @@ def _entries(
     full_names_where_asked()
     title_case_as_the_guides()
     inner_quotes_where_quoted()
-    csl = CitationStylesStyle(path, validate=False)
+    text = Path(path).read_text("utf-8")
+    csl = CitationStylesStyle(path, locale=style_locale(text), validate=False)
     title_not_twice(csl.root)
     if capture_dates:
         access_date_always(csl.root)
@@ -399,7 +401,7 @@ def _entries(
     if str(csl.root.get_locale_option("punctuation-in-quote")).lower() == "true":
         entries = [_PUNCTUATION_OUTSIDE.sub(_inside, e) for e in entries]
     entries = [_PERIOD_AFTER_MARK.sub(r"\1\2", e) for e in entries]
-    if 'variable="citation-number"' in Path(path).read_text("utf-8"):
+    if 'variable="citation-number"' in text:
         # Only a numeric style's entries start with their number; another's may start
         # with digits of its own ("127.0.0.1. (n.d.)", a site cited as the author).
         entries = [_NUMBER_RUN_IN.sub(r"\1 ", e) for e in entries]

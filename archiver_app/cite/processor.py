@@ -2,9 +2,10 @@
 
 citeproc-py formats every reference of :mod:`archiver_app.cite` (nothing is formatted by
 hand). Where it falls short of the CSL specification or of what a style asks, the parsed
-style is adjusted (:func:`access_date_always`, :func:`title_not_twice`) or citeproc-py is
-taught the missing behaviour once (:func:`full_names_where_asked`); nothing else of a
-style changes.
+style is adjusted (:func:`access_date_always`, :func:`title_not_twice`), given the locale
+it was written for (:func:`style_locale`), or citeproc-py is taught the missing behaviour
+once (:func:`full_names_where_asked`, :func:`title_case_as_the_guides`,
+:func:`inner_quotes_where_quoted`); nothing else of a style changes.
 """
 
 from __future__ import annotations
@@ -13,6 +14,24 @@ import re
 from typing import Any
 
 _CSL = "{http://purl.org/net/xbiblio/csl}"
+
+
+#: The ``xml:lang`` of a style's own ``cs:locale`` sections, and its ``default-locale``.
+_STYLE_LOCALES = re.compile(r'<locale\s[^>]*xml:lang="([^"]+)"')
+_DEFAULT_LOCALE = re.compile(r"<style\s[^>]*default-locale=")
+
+
+def style_locale(csl: str) -> str | None:
+    """The locale a style written for one English but sets none is formatted in: the
+    dialect its own ``cs:locale`` sections all name, when that is the only one they name.
+    Harvard Cite Them Right sets no ``default-locale`` but writes its terms for en-GB; in
+    citeproc-py's en-US it gave "(Accessed: November 29, 2026)" for "(Accessed: 29
+    November 2026)". A style that sets a locale, names none, or names several (Chicago's
+    en and en-GB, APA's many languages) is left to its own (None)."""
+    if _DEFAULT_LOCALE.search(csl):
+        return None
+    named = set(_STYLE_LOCALES.findall(csl))
+    return named.pop() if len(named) == 1 and "-" in next(iter(named)) else None
 
 
 def access_date_always(style: Any) -> None:

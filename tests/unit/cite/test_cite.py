@@ -342,7 +342,7 @@ def test_a_dated_page_is_cited_with_its_capture_date_too(library: Library) -> No
         "Port, Jane, and Ali Quay. “Cranes Repainted.” The Harbour Times, 4 Mar. 2026, "
         f"Archiver, {copy}, {url}. Accessed 2 Mar. 2026.\n"
     )
-    assert "(Accessed: March 2, 2026)" in formatted([r], "harvard-cite-them-right")
+    assert "(Accessed: 2 March 2026)" in formatted([r], "harvard-cite-them-right")  # en-GB
 
 
 def test_json_ld_authors_groups_and_particles(library: Library) -> None:

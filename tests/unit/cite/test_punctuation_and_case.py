@@ -148,3 +148,18 @@ def test_the_html_of_a_reference_reads_as_its_text() -> None:
                 assert read.text == formatted([r], style), (style, author, site)
     apa = formatted([_ref(title, author=None, site="127.0.0.1")], "apa", as_html=True)
     assert apa.startswith("<i>Floods: A &lt;b&gt;bold&lt;/b&gt; claim")  # the title in italics
+
+
+def test_a_style_written_for_british_english_dates_as_british_english() -> None:
+    """Cite Them Right (Harvard) sets no default locale but writes its terms for en-GB:
+    citeproc-py's en-US gave "(Accessed: March 2, 2026)" where the style has "2 March
+    2026". A style naming no locale, or several, keeps citeproc-py's en-US."""
+    from archiver_app.cite.processor import style_locale
+
+    r = _ref("Council notice on river levels")
+    assert "(Accessed: 2 March 2026)" in formatted([r], "harvard-cite-them-right")
+    assert "Accessed March 2, 2026." in formatted([r], "chicago")  # en and en-GB: en-US
+    assert "Accessed 2 Mar. 2026." in formatted([r], "mla")
+    assert style_locale('<style default-locale="de-DE"><locale xml:lang="en-GB"/>') is None
+    assert style_locale('<style><locale xml:lang="en"/><locale xml:lang="en-GB"/>') is None
+    assert style_locale('<style><locale xml:lang="en-GB"><terms/></locale>') == "en-GB"
