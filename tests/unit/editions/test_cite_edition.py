@@ -263,3 +263,41 @@ def test_a_release_recorded_with_its_members_ids_is_still_told_by_them(
     _later_page0(library, tmp_path / "later.warc.gz", "Page 0, later")  # members changed
     assert _cite(root, "c-2024", "--format", "bibtex") == 0
     assert "draft.wacz" not in capsys.readouterr().out
+
+
+def test_the_styles_say_the_editions_dates_in_words(
+    root: str, library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Chicago gave "… Web archive edition, accepted 2026-11-29. November 29. urn:…": an
+    ISO date in a sentence, and the day again with nothing before it."""
+    accepted = library.editions.get("c-2024").accepted_at
+    assert accepted is not None
+    us = f"{accepted:%B} {accepted.day}, {accepted.year}"
+    assert _cite(root, "c-2024", "--format", "chicago") == 0
+    chicago = capsys.readouterr().out
+    assert f"” Web archive edition, accepted {us}. urn:archiver:{library.id}:edition:" in chicago
+    assert (
+        f"{accepted:%Y-%m-%d}" not in chicago and f". {accepted:%B} {accepted.day}." not in chicago
+    )
+    assert _cite(root, "c-2024", "--format", "apa") == 0
+    assert f"[Web archive edition, accepted {us}]" in capsys.readouterr().out
+
+    _export(root, tmp_path / "out.wacz")
+    released = library.clock()
+    capsys.readouterr()
+    assert _cite(root, "c-2024", "--format", "mla") == 0
+    mla = capsys.readouterr().out
+    said = f"released {released:%B} {released.day}, {released.year}"
+    assert f"Web archive edition, accepted {us}, {said}." in mla or (
+        f"Web archive edition, accepted and {said}." in mla
+    ), mla
+    from datetime import datetime
+
+    from archiver_app.cite.formats import date_in_words
+
+    day = datetime(2026, 11, 29)
+    assert date_in_words(day, "harvard-cite-them-right") == "29 November 2026"  # en-GB
+    assert date_in_words(day, "chicago") == "November 29, 2026"
+    # the machine formats keep the dates as data
+    assert _cite(root, "c-2024", "--format", "bibtex") == 0
+    assert f"date = {{{released:%Y-%m-%d}}}" in capsys.readouterr().out
