@@ -14,7 +14,8 @@ goes and once as it comes back, not at each tick.
 
 Each capture that changed is announced through :attr:`WatchScheduler.changed`; the main
 window turns the pages one run found changed into one tray notification
-(:func:`changes_message`).
+(:func:`changes_message`) and a status-bar notice that stays until seen
+(:mod:`archiver_app.gui.change_notice`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from archiver_app.tasks import CancelToken, Progress, ThrottledProgress
 
 if TYPE_CHECKING:
     from archiver_app.compare.snapshots import ChangeSummary
+    from archiver_app.gui.change_notice import ChangeNotice
     from archiver_app.gui.main_window import MainWindow
     from archiver_app.watch.runner import PageOutcome, WatchRunReport
 
@@ -106,6 +108,8 @@ class WatchScheduler(QObject):
     changed = Signal(object)  # PageOutcome: a watched page's new capture changed
     ran = Signal(object)  # WatchRunReport of each run
     failed = Signal(str)  # a run could not be made (why)
+    #: the status bar's notice of changes not seen yet (the main window's scheduler only)
+    notice: ChangeNotice | None = None
 
     def __init__(
         self,
@@ -263,25 +267,45 @@ def changes_message(changed: list[PageOutcome]) -> str:
 
 def install_watch_scheduler(window: MainWindow) -> WatchScheduler:
     """The main window's hook: due watches run while it is open; the pages a run found
-    changed are announced in the tray in one message: clicking it opens the two captures
-    compared (one page) or the Changes view (several)."""
+    changed are announced in the tray in one message, and in the status bar's
+    :class:`~archiver_app.gui.change_notice.ChangeNotice` until seen: clicking either opens
+    the two captures compared (one page) or the Changes view (several)."""
+    from archiver_app.gui.change_notice import ChangeNotice
+
     scheduler = WatchScheduler(window.library, window.runner, window)
+
+    def open_pair(old_id: int, new_id: int) -> None:
+        window.show_and_raise()
+        window.research.open_compare(old_id, new_id)
+
+    def open_changes() -> None:
+        window.show_and_raise()
+        window.research.show_changes()
+
+    notice = ChangeNotice(
+        window.statusBar(),
+        lambda page: changes_message([page]),
+        open_pair,
+        open_changes,
+        index=1,  # after the status panel's notice of a library unreachable: graver news
+    )
+    scheduler.notice = notice
+    window.research.changes_action.triggered.connect(notice.clear)  # seen there
 
     def announce(changed: list[PageOutcome]) -> None:
         pair = outcome_pair(window.library, changed[0]) if len(changed) == 1 else None
+        notice.add(changed, pair)
 
-        def open_changes() -> None:
-            window.show_and_raise()
+        def clicked() -> None:
+            notice.clear()
             if pair is not None:
-                window.research.open_compare(*pair)
+                open_pair(*pair)
             else:  # several pages (or no capture before): the list of them all
-                window.research.show_changes()
+                open_changes()
 
         message = changes_message(changed)
         title = "Watched page changed" if len(changed) == 1 else "Watched pages changed"
-        window.tray.notify(title, message, on_click=open_changes)
-        # also in the window: without a system tray the notification shows nowhere
-        window.statusBar().showMessage(f"{message} View > Changes (Ctrl+Shift+H).", 60_000)
+        window.tray.notify(title, message, on_click=clicked)
 
     def after_run(report: WatchRunReport) -> None:
         window.refresh_all()  # the Changes view with it: the run may have found changes

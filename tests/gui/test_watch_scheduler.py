@@ -1,6 +1,6 @@
 """Due watches in the app: the scheduler runs only when something is due, one run at a time,
-notices a resume after sleep; a watched page that changed shows in the tray in plain words,
-and clicking the notification opens the two captures compared.
+notices a resume after sleep; a watched page that changed shows in the tray and, until seen,
+in the status bar, in plain words; clicking either opens the two captures compared.
 
 The run itself (captures in a child process) is :func:`archiver_app.watch.runner.run_due`,
 tested with real Chromium in tests/integration/capture/test_watch.py and, racing a timer's
@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
@@ -134,8 +135,10 @@ def test_a_changed_watched_page_is_announced_and_opens_compare(
     assert title == "Watched page changed"
     assert message.startswith("harbour.example changed since its previous capture: ")
     assert "of text lines differ" in message
-    shown = main_window.statusBar().currentMessage()  # where there is no tray, too
-    assert shown.startswith(message) and "Changes (Ctrl+Shift+H)" in shown
+    notice = scheduler.notice  # where there is no tray, too: until it is seen
+    assert notice is not None and notice.isVisibleTo(main_window)
+    assert notice.plain == "harbour.example changed — Compare"
+    assert notice.toolTip().startswith(message + "\n")
 
     main_window.tray.icon.messageClicked.emit()  # what the platform sends on a click
     view = main_window.tabs.currentWidget()
@@ -146,6 +149,7 @@ def test_a_changed_watched_page_is_announced_and_opens_compare(
     tabs = main_window.tabs.count()
     main_window.tray.icon.messageClicked.emit()  # a second click: the message is gone
     assert main_window.tabs.count() == tabs
+    assert not notice.isVisibleTo(main_window)  # seen: the notice went with the click
 
 
 class Clock:
@@ -250,14 +254,20 @@ def test_a_run_with_several_changes_is_announced_once_and_opens_changes(
             " 127.0.0.1:8000/text.html.",
         )
     ]
-    message = main_window.tray.notifications[-1][1]
-    assert main_window.statusBar().currentMessage() == (f"{message} View > Changes (Ctrl+Shift+H).")
+    notice = scheduler.notice
+    assert notice is not None
+    assert notice.plain == "4 watched pages changed, 1 now answers an HTTP error — View Changes"
+    assert notice.toolTip().splitlines()[0] == (
+        "127.0.0.1:8000/err.html changed since its previous capture: it now answers HTTP 503"
+        " (an error; was 200), 100% of text lines differ."
+    )
     main_window.resize(1000, 700)
     main_window.show()
     main_window.statusBar().grab().save(str(tmp_path / "several_changes.png"))
 
     main_window.tray.icon.messageClicked.emit()  # what the platform sends on a click
     assert isinstance(main_window.tabs.currentWidget(), ChangesPanel)
+    assert not notice.isVisibleTo(main_window)
 
 
 def test_a_run_the_database_went_away_from_is_told_to_the_outages_not_the_status_bar(
@@ -286,3 +296,47 @@ def test_a_run_the_database_went_away_from_is_told_to_the_outages_not_the_status
         " until it is back"
     ]
     scheduler.stop()
+
+
+def test_a_change_stays_in_the_status_bar_until_seen_and_later_runs_join_it(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """Without a tray the status bar was the only announcement, and it went after 8 s, cut
+    to the room the counters left ("…, 1 resour…"), not clickable: a change found while
+    nobody looked was lost. Now a short notice stays through other messages until clicked
+    (or the Changes view is opened); the pages of later runs join it."""
+    from archiver_app.gui.changes_panel import ChangesPanel
+
+    scheduler = main_window.watches
+    qtbot.waitUntil(lambda: scheduler.busy is None, timeout=30_000)
+    scheduler.timer.stop()
+    app = QGuiApplication.instance()
+    assert isinstance(app, QGuiApplication)
+    app.applicationStateChanged.disconnect(scheduler._state_changed)
+    main_window.tray.available = False  # the status bar is all there is
+    bar = main_window.statusBar()
+    site = "http://127.0.0.1:18437/"
+    text = ChangeSummary(True, 0.33, 0.004, 0, 0, 1, old_status=200, new_status=200)
+    scheduler.ran.emit(WatchRunReport((1,), (PageOutcome(site + "text.html", 5, None, text),)))
+    notice = scheduler.notice
+    assert notice is not None and notice.isVisibleTo(main_window)
+    assert notice.plain == "127.0.0.1:18437/text.html changed — View Changes"  # no capture 4
+    assert "1 resource changed." in notice.toolTip()  # all of it, never cut
+    bar.showMessage("Copied the citation of 1 capture (apa).", 6000)
+    bar.clearMessage()  # as a timed message goes
+    assert notice.isVisibleTo(main_window) and notice.geometry().width() > 0
+
+    later = tuple(PageOutcome(site + f"p{i}.html", 10 + i, None, text) for i in range(5))
+    again = PageOutcome(site + "text.html", 20, None, text)  # changed once more
+    scheduler.ran.emit(WatchRunReport((2,), (*later, again)))
+    assert notice.plain == "6 watched pages changed — View Changes"
+    assert len(notice.toolTip().splitlines()) == 7  # each page once, and what a click does
+
+    main_window.research.changes_action.trigger()  # seen in the Changes view
+    assert not notice.isVisibleTo(main_window)
+    main_window.tabs.setCurrentIndex(0)
+    scheduler.ran.emit(WatchRunReport((3,), later[:2]))
+    assert notice.plain == "2 watched pages changed — View Changes"
+    qtbot.mouseClick(notice, Qt.MouseButton.LeftButton)
+    assert isinstance(main_window.tabs.currentWidget(), ChangesPanel)
+    assert not notice.isVisibleTo(main_window)
