@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from archiver_app.compare.changes import ChangeRow, recent_changes
 from archiver_app.compare.snapshots import ChangeSummary
 from archiver_app.gui.errors import question_box, show_error
+from archiver_app.gui.fitting import NoteLine
 from archiver_app.gui.ops import BackgroundOp, OpRunner
 from archiver_app.gui.tables import RowsModel, list_table
 from archiver_app.library import Library
@@ -177,9 +178,11 @@ class ChangesPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self._watch_bar())
         self.say_deleted: int | None = None  # the change the note says has no capture before
-        self.note = QLabel(self)
+        # Its room is kept while it is empty: a note coming after Resume pushed the rows
+        # down under the pointer, and the next click paused another watch. A long note is
+        # cut with "…" (whole in its tooltip); it never widens the window.
+        self.note = NoteLine(self)
         self.note.setObjectName("watch_note")
-        self.note.setWordWrap(True)  # one line as wide as its text widened the window
         self.note.hide()
         layout.addWidget(self.note)
         layout.addWidget(self.no_watches)
@@ -188,7 +191,7 @@ class ChangesPanel(QWidget):
         layout.addWidget(self.empty)
         layout.addWidget(self.hint)
         layout.addWidget(self.table, 1)
-        for label in (self.note, self.no_watches, self.empty, self.hint):
+        for label in (self.no_watches, self.empty, self.hint):
             label.setContentsMargins(6, 4, 6, 4)  # the panel has no margins of its own
         self.stop_box: QMessageBox | None = None
         self.watch_dialog: WatchDialog | None = None
@@ -282,9 +285,9 @@ class ChangesPanel(QWidget):
             self.compareRequested.emit(row.previous_id, row.snapshot_id)
         else:  # its Before is "–": say why nothing opens
             self.say(
-                "The earlier capture this one was compared with has been deleted since: there"
-                " is nothing to compare it with now (select it among the captures and choose"
-                " Compare to compare it with the capture now before it)."
+                "The earlier capture this one was compared with has been deleted since: to"
+                " compare it with the capture now before it, select it in the Library tab and"
+                " choose Capture > Compare Captures."
             )
             self.say_deleted = row.snapshot_id
 

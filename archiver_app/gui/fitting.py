@@ -4,7 +4,9 @@ A word-wrapped label is at least as wide as its longest word: a seed address of 
 characters made the Jobs panel, and with it the window, wider than a 1024-pixel screen.
 :func:`breakable` lets such words wrap after ``/``, ``?``, ``&``, ``=`` and ``-``;
 :func:`elide_label_text` cuts a one-line label's text to its width with ``…``;
-:func:`as_typed` keeps a name's ``&`` in a menu item or a tab, where ``&`` marks an access key.
+:func:`as_typed` keeps a name's ``&`` in a menu item or a tab, where ``&`` marks an access key;
+:class:`NoteLine` is a line of notes whose room is kept while it is empty, so what is
+under it never moves when a note comes or goes.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import html
 import re
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel
+from PySide6.QtGui import QPainter, QPaintEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 #: A zero-width space: a line may break there, nothing is drawn.
 _BREAK = "\u200b"
@@ -49,3 +52,32 @@ def elide_label_text(label: QLabel, text: str, mode: Qt.TextElideMode) -> str:
     """``text`` cut with ``…`` (in the middle, or at ``mode``) to ``label``'s width."""
     width = max(0, label.contentsRect().width())
     return label.fontMetrics().elidedText(text, mode, width)
+
+
+class NoteLine(QLabel):
+    """One line of plain text whose height is kept while it is empty or hidden: a note
+    that came above a table pushed its rows down under the pointer, and the next click
+    landed on another row. Text wider than the line is drawn cut with ``…``; :meth:`text`
+    and the tooltip hold all of it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        policy = QSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        policy.setRetainSizeWhenHidden(True)
+        self.setSizePolicy(policy)
+        self.setContentsMargins(6, 4, 6, 4)
+        self.setFixedHeight(self.fontMetrics().height() + 8)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setToolTip(text)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        rect = self.contentsRect()
+        metrics = self.fontMetrics()
+        shown = metrics.elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
+        painter = QPainter(self)
+        flags, enabled = int(self.alignment().value), self.isEnabled()
+        palette, role = self.palette(), self.foregroundRole()
+        self.style().drawItemText(painter, rect, flags, palette, enabled, shown, role)

@@ -115,11 +115,12 @@ def test_a_change_whose_earlier_capture_was_deleted_says_so(
     assert panel.note.isHidden() and panel.note.text() == ""
 
 
-def test_the_deleted_capture_note_wraps_in_the_main_window(
+def test_the_deleted_capture_note_stays_within_the_main_window(
     qtbot: QtBot, main_window: MainWindow, library: Library, tmp_path: Path
 ) -> None:
-    """The note on a change whose earlier capture was deleted wraps within the Changes
-    view: on one line it widened the whole main window past the screen."""
+    """The note on a change whose earlier capture was deleted stays within the Changes
+    view (cut with "…" where it is too long, whole in its tooltip): on one line as wide as
+    its text it widened the whole main window past the screen."""
     a = _capture(library, 1, {"blue.png": 200})
     b = _capture(library, 2, {"blue.png": 404})
     record_change(library, b)
