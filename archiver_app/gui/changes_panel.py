@@ -11,6 +11,7 @@ are read on the op runner and refreshed after each watch run and each change of 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
@@ -50,6 +51,8 @@ HEADER_TIPS = (
     "Resources (images, scripts, styles …): +added −removed ~changed",
 )
 WATCH_HEADERS = ("Watched", "Captured again", "Next capture", "Ignored in comparisons")
+#: Whether a note is still true of the watches and changes as read again.
+NoteHolds = Callable[[list[WatchRow], list[ChangeRow]], bool]
 
 
 def watch_cells(row: WatchRow) -> tuple[str, str, str, str]:
@@ -177,7 +180,8 @@ class ChangesPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self._watch_bar())
-        self.say_deleted: int | None = None  # the change the note says has no capture before
+        # whether what the note says is still true of the lists as read again (None: it is)
+        self._note_holds: NoteHolds | None = None
         # Its room is kept while it is empty: a note coming after Resume pushed the rows
         # down under the pointer, and the next click paused another watch. A long note is
         # cut with "…" (whole in its tooltip); it never widens the window.
@@ -198,9 +202,11 @@ class ChangesPanel(QWidget):
         self.loaded = False
         self.refresh()
 
-    def say(self, text: str) -> None:
-        """A line under the watched pages' buttons (empty: none)."""
-        self.say_deleted = None
+    def say(self, text: str, holds: NoteHolds | None = None) -> None:
+        """A line under the watched pages' buttons (empty: none); ``holds`` tells whether
+        it is still true of the lists read again (a watch paused from a terminal after
+        Resume here): once it is not, the line goes."""
+        self._note_holds = holds if text else None
         self.note.setText(text)
         self.note.setVisible(bool(text))
 
@@ -271,25 +277,22 @@ class ChangesPanel(QWidget):
         self.hint.setVisible(bool(rows))
         self.table.setVisible(bool(rows))
         self.loaded = True
-        # "the capture it was compared with was deleted": gone once no row listed says so
-        told = self.say_deleted
-        if told is not None and not any(
-            r.snapshot_id == told and r.previous_id is None for r in rows
-        ):
-            self.say("")
+        if self._note_holds is not None and not self._note_holds(watches, rows):
+            self.say("")  # no longer true: a watch changed elsewhere, a change deleted
 
     def _activated(self, index: QModelIndex) -> None:
         row = self.model.rows[index.row()]
         if row.previous_id is not None:
             self.say("")
             self.compareRequested.emit(row.previous_id, row.snapshot_id)
-        else:  # its Before is "–": say why nothing opens
+        else:  # its Before is "–": say why nothing opens, while a row listed says so
+            told = row.snapshot_id
             self.say(
                 "The earlier capture this one was compared with has been deleted since: to"
                 " compare it with the capture now before it, select it in the Library tab and"
-                " choose Capture > Compare Captures."
+                " choose Capture > Compare Captures.",
+                lambda _w, rows: any(r.snapshot_id == told and r.previous_id is None for r in rows),
             )
-            self.say_deleted = row.snapshot_id
 
     # ------------------------------------------------------------------ capture now
 
@@ -378,7 +381,9 @@ class ChangesPanel(QWidget):
             self.say(
                 f"{name} is paused: it is not captured again until you resume it."
                 if pause
-                else f"{name} is watched again from its next capture."
+                else f"{name} is watched again from its next capture.",
+                # paused or resumed from a terminal since, or stopped: the line would lie
+                lambda rows, _c: any(w.job_id == watch.job_id and w.paused == pause for w in rows),
             )
             self.watchesChanged.emit()
             self.refresh()

@@ -152,6 +152,19 @@ class ResearchActions(QObject):
         if self.changes is not None and self.window.tabs.indexOf(self.changes) >= 0:
             self.changes.refresh()
 
+    def watches_changed(self) -> None:
+        """A watch was added, changed, paused or stopped, here or from a terminal: the
+        Changes view and the detail pane's *Watched* line (schedule, next capture or
+        "paused") read it again; they went on saying what it was until another row was
+        selected."""
+        self.refresh_changes()
+        self.reload_detail()
+
+    def reload_detail(self) -> None:
+        detail = self.window.detail
+        if detail.wanted is not None:  # what is typed in its notes and tags stays
+            detail.show_snapshot(detail.wanted)
+
     def show_changes(self) -> ChangesPanel:
         from archiver_app.gui.changes_panel import ChangesPanel
 
@@ -163,6 +176,7 @@ class ResearchActions(QObject):
             panel.compareRequested.connect(self.open_compare)
             panel.watchRequested.connect(lambda: window.capture.open_dialog(schedule="daily"))
             panel.captureNowRequested.connect(window.watches.run_now)
+            panel.watchesChanged.connect(self.reload_detail)  # its own lists it reads itself
             self.changes = panel
             window.tabs.addTab(panel, "Changes")
         window.tabs.setCurrentWidget(self.changes)

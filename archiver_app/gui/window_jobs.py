@@ -111,11 +111,12 @@ class WindowJobs(QObject):
             self.window.refresh_all()
 
     def _watches_elsewhere(self) -> None:
-        """A watch was added, changed or stopped by another process, or a capture compared
-        (a watch's run elsewhere, after its captures): the Changes view lists the watches
-        and changes as they are (Capture Now on one stopped would do nothing)."""
+        """A watch was added, changed, paused or stopped by another process, or a capture
+        compared (a watch's run elsewhere, after its captures): the Changes view lists the
+        watches and changes as they are (Capture Now on one stopped would do nothing), and
+        the detail pane says how the capture shown is watched now."""
         if not self.stopped:
-            self.window.research.refresh_changes()
+            self.window.research.watches_changed()
 
     def _job_finished(self, job_id: int, status: str) -> None:
         if self.stopped:

@@ -10,10 +10,13 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 from sqlalchemy import update
 
+from archiver_app import cli
 from archiver_app.gui.changes_panel import ChangesPanel
+from archiver_app.gui.main_window import MainWindow
 from archiver_app.gui.ops import OpRunner
 from archiver_app.library import Library
 from archiver_app.store.models import Job
+from tests.helpers.snapshots import add_snapshot
 
 PAGE = "http://127.0.0.1:18473/watch/page.html"
 OTHER = "http://127.0.0.1:18473/watch/other.html"
@@ -67,3 +70,47 @@ def test_a_note_coming_or_going_leaves_the_watch_rows_where_they_are(
     assert (_row_top(panel, 0), _row_top(panel, 1)) == tops  # cut with "…", not wrapped
     assert panel.note.text() == long == panel.note.toolTip()
     assert panel.width() == 900
+
+
+def test_a_watch_paused_from_a_terminal_is_said_so_in_the_details_and_the_notes(
+    qtbot: QtBot, main_window: MainWindow, library: Library
+) -> None:
+    """After `archiver watch pause 9` the details of the capture shown still said
+    "Watched: … ; next … UTC" until another row was selected; after Resume in the Changes
+    view then a pause from a terminal, "… is watched again from its next capture." stayed
+    above a row reading "paused". Both follow once the status bar's reading notices."""
+    window, status = main_window, main_window.status
+    scheduler = window.watches
+    qtbot.waitUntil(lambda: scheduler.busy is None, timeout=10_000)  # the start-up look
+    scheduler.stop()  # no run: the watches are only looked at
+    status.timer.stop()  # the status bar reads when the test says
+    sid = add_snapshot(library, PAGE, title="Notices", body="text")
+    first, _second = _two_watches(library)
+    library.jobs.pause_watching(first)
+    window.model.refresh()
+    detail = window.detail
+    with qtbot.waitSignal(detail.loaded, timeout=10_000):
+        detail.show_snapshot(sid)
+    assert detail.watched.text() == "every day at 03:00 UTC; paused"
+    status.refresh()
+    qtbot.waitUntil(lambda: status.figures is not None and len(status.figures.watches) == 2)
+
+    panel = window.research.show_changes()
+    qtbot.waitUntil(lambda: panel.loaded and panel.watches.rowCount() == 2)
+    panel.watch_table.selectRow(0)
+    with qtbot.waitSignal(detail.loaded, timeout=10_000):  # the app's own Resume, at once
+        panel.pause_button.click()
+    assert panel.note.text() == f"{PAGE} is watched again from its next capture."
+    assert detail.watched.text().startswith("every day at 03:00 UTC; next ")
+    status.refresh()  # the reading that sees the app's own Resume: the note stays true
+    qtbot.waitUntil(lambda: status.figures is not None and not status.figures.watches[0].paused)
+    qtbot.waitUntil(lambda: not status._reads.busy)
+    assert panel.note.text() == f"{PAGE} is watched again from its next capture."
+
+    root = ["--library", str(library.root)]
+    assert cli.main([*root, "watch", "pause", str(first)]) == 0  # from a terminal
+    status.refresh()  # its next reading, within a few seconds
+    qtbot.waitUntil(lambda: detail.watched.text() == "every day at 03:00 UTC; paused")
+    qtbot.waitUntil(lambda: panel.watches.rows[0].paused)
+    qtbot.waitUntil(lambda: panel.note.text() == "")
+    assert panel.note.isHidden() and panel.pause_button.text() == "Resume"
