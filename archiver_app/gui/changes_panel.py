@@ -222,7 +222,8 @@ class ChangesPanel(QWidget):
         self.watch_button.clicked.connect(self.watchRequested)
         self.capture_now = QPushButton("Capture Now", self)
         self.capture_now.setToolTip(
-            "Capture the selected watch's pages now (none selected: every watch) and compare"
+            "Capture the selected watch's pages now and compare (a paused watch too, once:"
+            " it stays paused)"
         )
         self.capture_now.clicked.connect(self.capture_selected_now)
         self.change_button = QPushButton("Change…", self)
@@ -266,7 +267,6 @@ class ChangesPanel(QWidget):
         self.stop_button.setEnabled(bool(watches))
         self.change_button.setEnabled(bool(watches))
         self._selection_changed()
-        self.capture_now.setEnabled(bool(watches))
         self.empty.setText(
             "No changes yet: every capture of a watched page so far is the same as the one before."
             if watches
@@ -296,13 +296,16 @@ class ChangesPanel(QWidget):
 
     # ------------------------------------------------------------------ capture now
 
-    def capture_selected_now(self) -> BackgroundOp[DueNow]:
-        """Make the selected watch (none selected: every one not paused) due, then ask for a
-        run. A watch stopped elsewhere meanwhile is said to be so (and the lists read
-        again); "being captured already" only of a watch whose capture is queued or runs."""
+    def capture_selected_now(self) -> BackgroundOp[DueNow] | None:
+        """Make the selected watch due, then ask for a run (with none selected the button
+        is disabled). A paused watch is captured once and stays paused, which the note
+        says; one stopped elsewhere meanwhile is said to be so (and the lists read again);
+        "being captured already" only of a watch whose capture is queued or runs."""
         watch = self.selected_watch()
-        ids = [watch.job_id] if watch else [w.job_id for w in self.watches.rows if not w.paused]
-        jobs = self.library.jobs
+        if watch is None:
+            self.say("Select a watched page first.")
+            return None
+        ids, jobs = [watch.job_id], self.library.jobs
 
         def made_due(due: DueNow) -> None:
             def names(job_ids: tuple[int, ...]) -> str:
@@ -314,7 +317,14 @@ class ChangesPanel(QWidget):
                 said.append(f"No longer watched (stopped elsewhere): {names(due.not_watches)}.")
             if due.busy or due.queued:
                 said.append(f"Being captured already: {names(due.busy + due.queued)}.")
-            self.say(" ".join(said))
+            paused = watch.paused and bool(due.made)  # (then nothing else is said)
+            if paused:
+                said.append(f"{names(due.made)} is captured now, once: it stays paused.")
+
+            def still_paused(rows: list[WatchRow], _changes: object) -> bool:
+                return any(w.job_id == watch.job_id and w.paused for w in rows)
+
+            self.say(" ".join(said), still_paused if paused else None)
             if due.not_watches:
                 self.refresh()
             if due.made:
@@ -367,6 +377,7 @@ class ChangesPanel(QWidget):
     def _selection_changed(self, *_args: object) -> None:
         watch = self.selected_watch()
         self.pause_button.setEnabled(watch is not None)
+        self.capture_now.setEnabled(watch is not None)
         self.pause_button.setText("Resume" if watch is not None and watch.paused else "Pause")
 
     def pause_selected(self) -> BackgroundOp[None] | None:

@@ -143,7 +143,7 @@ def test_pause_then_resume_the_selected_watch_from_the_changes_view(
     qtbot: QtBot, library: Library, op_runner: OpRunner
 ) -> None:
     """The button follows the selected watch (Pause, or Resume when it is paused), its row
-    says "paused", and Capture Now with nothing selected leaves a paused watch alone."""
+    says "paused", and Capture Now acts on the selected watch only."""
     from archiver_app.gui.changes_panel import ChangesPanel
 
     plain = library.jobs.watch([PAGE], schedule="daily")
@@ -165,6 +165,8 @@ def test_pause_then_resume_the_selected_watch_from_the_changes_view(
     assert cells[plain][2] == "paused" and "paused" in panel.note.text()
 
     panel.watch_table.clearSelection()
+    assert not panel.capture_now.isEnabled() and not panel.pause_button.isEnabled()
+    panel.watch_table.selectRow(1)
     panel.capture_selected_now()
 
     def due() -> set[int]:

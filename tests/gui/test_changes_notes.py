@@ -114,3 +114,28 @@ def test_a_watch_paused_from_a_terminal_is_said_so_in_the_details_and_the_notes(
     qtbot.waitUntil(lambda: panel.watches.rows[0].paused)
     qtbot.waitUntil(lambda: panel.note.text() == "")
     assert panel.note.isHidden() and panel.pause_button.text() == "Resume"
+
+
+def test_capture_now_needs_a_selected_watch_and_says_a_paused_one_stays_paused(
+    qtbot: QtBot, library: Library, op_runner: OpRunner
+) -> None:
+    """Capture Now stayed enabled with no watch selected and then captured every watch
+    not paused; with every watch paused it did nothing, without a word. Now it needs a
+    selected watch; a paused one is captured once, as `watch run N` does, and the note
+    says it stays paused."""
+    first, second = _two_watches(library)
+    for job_id in (first, second):
+        library.jobs.pause_watching(job_id)
+    panel = _panel(qtbot, library, op_runner)
+    assert not panel.capture_now.isEnabled()  # nothing selected
+    assert panel.capture_selected_now() is None  # (the keyboard's way round the button)
+    assert panel.note.text() == "Select a watched page first."
+    panel.watch_table.selectRow(1)
+    assert panel.capture_now.isEnabled()
+    with qtbot.waitSignal(panel.captureNowRequested, timeout=10_000):
+        panel.capture_now.click()
+    assert panel.note.text() == f"{OTHER} is captured now, once: it stays paused."
+    [made] = [w for w in library.jobs.watches() if w.next_run_at is not None]
+    assert made.job_id == second and made.paused
+    panel.watch_table.clearSelection()
+    assert not panel.capture_now.isEnabled()
