@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QProgressBar,
@@ -35,6 +34,7 @@ from archiver_app.api.exports import CapturesNotAsCaptured, ExportResult, Select
 from archiver_app.errors import InputError
 from archiver_app.gui.errors import question_box, show_error
 from archiver_app.gui.export_signing import SigningChoice
+from archiver_app.gui.fitting import WrappedText
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
 from archiver_app.gui.snapshot_model import human_size
 from archiver_app.library import Library
@@ -114,9 +114,10 @@ class ExportDialog(QDialog):
         self.progress.setObjectName("export_progress")
         self.progress.setRange(0, 0)
         self.progress.hide()
-        self.status = QLabel(self)
+        # the outcome's lines make the dialog taller: they squeezed the Proof rows onto
+        # each other
+        self.status = WrappedText(self)
         self.status.setObjectName("export_status")
-        self.status.setWordWrap(True)
         self.status.setText(
             "Written under a temporary name and renamed when complete, so an interrupted "
             "export never looks finished."

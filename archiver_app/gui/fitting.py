@@ -6,7 +6,8 @@ characters made the Jobs panel, and with it the window, wider than a 1024-pixel 
 :func:`elide_label_text` cuts a one-line label's text to its width with ``…``;
 :func:`as_typed` keeps a name's ``&`` in a menu item or a tab, where ``&`` marks an access key;
 :class:`NoteLine` is a line of notes whose room is kept while it is empty, so what is
-under it never moves when a note comes or goes.
+under it never moves when a note comes or goes; :class:`WrappedText` is a word-wrapped
+label a window grows for, not one that squeezes the rows above it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import html
 import re
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QPainter, QPaintEvent
+from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 #: A zero-width space: a line may break there, nothing is drawn.
@@ -81,3 +82,29 @@ class NoteLine(QLabel):
         flags, enabled = int(self.alignment().value), self.isEnabled()
         palette, role = self.palette(), self.foregroundRole()
         self.style().drawItemText(painter, rect, flags, palette, enabled, shown, role)
+
+
+class WrappedText(QLabel):
+    """Word-wrapped text whose minimum height is the height it needs at its width: a
+    window's layout does not ask a wrapped label for its height at its width, so lines
+    added to it after the window was shown (an export's outcome) squeezed the rows above
+    it onto each other instead of making the window taller."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWordWrap(True)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()  # narrower: more lines
+
+    def _fit(self) -> None:
+        if not self.isVisible():  # its width is not known yet: fitted when shown
+            return
+        needed = self.heightForWidth(self.width()) if self.text() else 0
+        if needed != self.minimumHeight():
+            self.setMinimumHeight(needed)

@@ -251,3 +251,27 @@ def test_export_from_the_window_takes_what_the_table_shows(
     qtbot.waitUntil(lambda: dialog.finished_export is not None, timeout=20000)
     assert dialog.finished_export is not None and dialog.finished_export.pages == 1
     dialog.close()
+
+
+def test_the_outcome_makes_the_dialog_taller_and_leaves_the_proof_rows_whole(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    """After an export the outcome's lines took their room from the rows above: "Sign
+    with your key" and "Timestamp" were squeezed onto each other. The dialog grows
+    instead, made narrower too."""
+    dialog, _drive = _alpha_dialog_on_a_drive(qtbot, library, op_runner, tmp_path)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    before = dialog.height()
+    sign, stamp = dialog.signing.sign_box, dialog.signing.stamp_box
+    dialog.start()
+    qtbot.waitUntil(lambda: dialog.finished_export is not None, timeout=20000)
+    status = dialog.status
+    qtbot.waitUntil(lambda: status.height() >= status.heightForWidth(status.width()))
+    for box in (sign, stamp):
+        assert box.height() >= box.sizeHint().height(), box.text()
+    assert sign.geometry().bottom() < stamp.geometry().top()
+    assert dialog.height() > before
+    dialog.resize(dialog.minimumWidth(), dialog.height())  # narrower: more lines, taller
+    qtbot.waitUntil(lambda: status.height() >= status.heightForWidth(status.width()))
+    assert sign.height() >= sign.sizeHint().height()
