@@ -10,6 +10,7 @@ that looks complete. Progress, cancel and the outcome stay in the dialog.
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import date
 from pathlib import Path
@@ -47,11 +48,32 @@ FORMATS = [
 ]
 
 
-def suggested_name(what: str, fmt: str, today: date) -> str:
-    """``climate-2026-11-21.wacz`` (or no suffix for a folder): safe on every file system."""
-    words = re.sub(r"[^a-z0-9]+", "-", what.lower()).strip("-")[:60]
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def suggested_name(what: str, fmt: str, today: date, *, captures: int | None = None) -> str:
+    """``climate-2026-11-21.wacz`` (or no suffix for a folder): safe on every file system.
+    The captures on screen are named by their description and their count
+    (``search-counter-10-captures-2026-11-29.wacz``), never by their ids: a name that
+    listed every capture id ran to 60 characters of numbers."""
+    words = _slug(what)[:60].strip("-")
+    if captures is not None:  # the count stays whole however long the description
+        words = f"{words[:44].strip('-')}-{_slug(counted(captures, 'capture'))}".strip("-")
     stem = f"{words or 'archive'}-{today.isoformat()}"
     return f"{stem}.wacz" if fmt == "wacz" else stem
+
+
+def free_name(folder: Path, name: str) -> str:
+    """``name``, or ``name`` with ``-2``, ``-3`` … before its suffix where ``folder`` holds
+    it already: an export never writes over a file, so a name taken would be refused."""
+    path = Path(name)
+    stem, suffix = (path.stem, path.suffix) if path.suffix == ".wacz" else (name, "")
+    candidate, n = name, 1
+    while os.path.lexists(folder / candidate):
+        n += 1
+        candidate = f"{stem}-{n}{suffix}"
+    return candidate
 
 
 class ExportDialog(QDialog):
@@ -211,17 +233,22 @@ class ExportDialog(QDialog):
     def fmt(self) -> str:
         return str(self.format.currentData())
 
-    def _label(self) -> str:
+    def _name(self, fmt: str, folder: Path) -> str:
+        """The suggested name of the export chosen, free in ``folder``."""
         kind, value = self.what.currentData()
-        return "library" if kind == "all" else str(value)
+        if kind == "ids":  # the captures on screen: (their description, their ids)
+            label, ids = value
+            name = suggested_name(str(label), fmt, date.today(), captures=len(ids))
+        else:
+            name = suggested_name("library" if kind == "all" else str(value), fmt, date.today())
+        return free_name(folder, name)
 
     def _suggest(self) -> None:
         """Follow the choices with the suggested name, unless the user typed their own."""
         current = self.dest.text().strip()
         if current and current != self._suggested:
             return
-        name = suggested_name(self._label(), self.fmt(), date.today())
-        self._suggested = str(self._folder / name)
+        self._suggested = str(self._folder / self._name(self.fmt(), self._folder))
         self.dest.setText(self._suggested)
 
     def _browse(self) -> None:
@@ -231,7 +258,7 @@ class ExportDialog(QDialog):
         else:
             path = QFileDialog.getExistingDirectory(self, "Export into a new folder", start)
             if path:
-                path = str(Path(path) / suggested_name(self._label(), "folder", date.today()))
+                path = str(Path(path) / self._name("folder", Path(path)))
         if path:
             self.dest.setText(path)
 

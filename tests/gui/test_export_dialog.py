@@ -275,3 +275,31 @@ def test_the_outcome_makes_the_dialog_taller_and_leaves_the_proof_rows_whole(
     dialog.resize(dialog.minimumWidth(), dialog.height())  # narrower: more lines, taller
     qtbot.waitUntil(lambda: status.height() >= status.heightForWidth(status.width()))
     assert sign.height() >= sign.sizeHint().height()
+
+
+def test_the_captures_on_screen_are_named_by_their_count_and_a_name_taken_is_not_offered(
+    qtbot: QtBot, library: Library, op_runner: OpRunner, tmp_path: Path
+) -> None:
+    """The name proposed for the captures a search shows listed every capture id
+    ("all-captures-search-counter-72-65-58-51-40-33-27-18-12-6-2026-11-29.wacz"); it now
+    counts them. A name a file already has is not proposed: the export would refuse it."""
+    today = date.today().isoformat()
+    ids = (72, 65, 58, 51, 40, 33, 27, 18, 12, 6)
+    shown = ("All captures, search “Counter”", ids)
+    dialog = ExportDialog(library, op_runner, shown=shown, folder=tmp_path)
+    qtbot.addWidget(dialog)
+    name = f"all-captures-search-counter-10-captures-{today}.wacz"
+    assert dialog.dest.text() == str(tmp_path / name)
+    dialog.format.setCurrentIndex(dialog.format.findData("folder"))
+    assert dialog.dest.text() == str(tmp_path / name.removesuffix(".wacz"))
+
+    (tmp_path / name).write_bytes(b"an earlier export")
+    again = ExportDialog(library, op_runner, shown=shown, folder=tmp_path)
+    qtbot.addWidget(again)
+    assert again.dest.text() == str(tmp_path / name.replace(".wacz", "-2.wacz"))
+    one = ExportDialog(library, op_runner, shown=("Recent", (5,)), folder=tmp_path)
+    qtbot.addWidget(one)
+    assert Path(one.dest.text()).name == f"recent-1-capture-{today}.wacz"
+    long = ("Collection: " + "Rivers and estuaries of the north " * 4, ids)
+    cut = suggested_name(long[0], "wacz", date(2026, 11, 29), captures=len(ids))
+    assert cut.endswith("-10-captures-2026-11-29.wacz") and len(cut) < 80
