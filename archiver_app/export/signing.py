@@ -365,6 +365,12 @@ class _Hashing:
         )
 
 
+#: Said of a listed file whose bytes match neither their hash nor the zip's CRC-32 of them.
+_CRC_FAILS_TOO = (
+    ", and the checksum (CRC-32) the zip stored for it no longer matches its bytes either"
+)
+
+
 def _check_resources(
     zf: zipfile.ZipFile,
     names: set[str],
@@ -399,16 +405,13 @@ def _check_resources(
             report.files_unreadable += 1
             continue
         as_listed = digest.hexdigest() == want.lower()
-        if not entry.crc_matches and not as_listed:  # its bytes were damaged on disk
-            report.add(Difference.UNREADABLE, name, f"{name} cannot be read ({entry.crc_error})")
-            report.files_unreadable += 1
-            continue
-        report.files_checked += 1
-        if not entry.crc_matches:  # the bytes are as listed: the zip's record of them is not
+        report.files_checked += 1  # read whole and hashed
+        if not as_listed:  # a CRC-32 that fails too says the same: its bytes were altered
+            why = "its hash differs" + ("" if entry.crc_matches else _CRC_FAILS_TOO)
+            report.add(Difference.CHANGED, name, f"{name} was changed ({why})")
+        elif not entry.crc_matches:  # the bytes are as listed: the zip's record of them is not
             report.add(Difference.ZIP_DAMAGED, name, _crc_damage(report, name, "datapackage.json"))
-        if not as_listed:
-            report.add(Difference.CHANGED, name, f"{name} was changed (its hash differs)")
-        elif resource.get("bytes") not in (None, size):
+        if as_listed and resource.get("bytes") not in (None, size):
             text = f"{name} has {size} bytes, not {resource.get('bytes')}"
             report.add(Difference.SIZE, name, text)
     extra = sorted(names - listed - {"datapackage.json", DIGEST_NAME})

@@ -276,8 +276,9 @@ def _listed_time(ts: str | None) -> datetime | None:
 
 
 #: Findings that mean a member's bytes are not what the package lists: extracted anyway
-#: (the scan keeps every record that still reads) and reported. An unreadable one is most
-#: often a stored member whose zip CRC no longer matches: its bytes read, unchecked.
+#: (the scan keeps every record that still reads) and reported. A stored member whose bytes
+#: were altered (its zip CRC-32 fails too) is a changed one; an unreadable one does not
+#: inflate, or is encrypted: what reads of it is kept.
 _CHANGED = (Difference.CHANGED, Difference.SIZE, Difference.UNREADABLE)
 
 

@@ -412,3 +412,28 @@ def test_an_export_whose_signature_file_is_gone_does_not_say_plainly_not_signed(
     assert "not signed" not in lines
     assert any(line.startswith("not signed as it is: its signature file") for line in lines)
     assert "NOT intact" in lines[-1]
+
+
+def test_a_byte_altered_inside_a_stored_file_is_said_changed_not_unreadable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One byte flipped inside the stored WARC: verify-export said "archive/data.warc
+    cannot be read (Bad CRC-32 …)" and "1 of 2 files checked; 1 cannot be read", as if the
+    disk had lost it. Its bytes read whole and match neither their hash nor the zip's
+    checksum of them: it was changed, and is counted as checked."""
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    with zipfile.ZipFile(wacz) as zf:
+        info = zf.getinfo("archive/data.warc")
+    data = bytearray(wacz.read_bytes())
+    data[info.header_offset + 30 + len(info.filename) + len(info.extra) + 100] ^= 0x01
+    wacz.write_bytes(bytes(data))
+    assert cli.main(["verify-export", str(wacz)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        "changed: archive/data.warc was changed (its hash differs, and the checksum (CRC-32) "
+        "the zip stored for it no longer matches its bytes either)"
+    ), out
+    assert not any("cannot be read" in line for line in out), out
+    assert "it was altered after signing" in out[1]
+    assert out[-1] == f"{wacz}: NOT intact (2 files checked)"
