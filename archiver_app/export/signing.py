@@ -62,6 +62,7 @@ from archiver_app.export.verify_report import (
 from archiver_app.paths import config_dir
 from archiver_app.tasks import CancelToken, Progress, ProgressUpdate, null_progress
 from archiver_app.warc.wacz import UncheckedEntry, WaczError, damage_lines, open_zip
+from archiver_app.warc.zipheaders import header_mismatches
 
 KEY_NAME = "signing-key.pem"
 CURVE = ec.SECP384R1()
@@ -236,6 +237,8 @@ def verify_wacz(
             text = "datapackage.json was changed (its hash differs)"
             report.add(Difference.PACKAGE_CHANGED, "datapackage.json", text)
         _check_resources(zf, names, package, report, _Hashing(zf, package, progress, cancel))
+        if rebuilt is None:  # a directory rebuilt from the local headers agrees with them
+            _check_headers(path, zf, report)
         _check_signature(digest.get("signedData"), actual, package, report)
         if key is not None:
             report.required_key = key
@@ -417,6 +420,24 @@ def _check_resources(
     extra = sorted(names - listed - {"datapackage.json", DIGEST_NAME})
     for name in (n for n in extra if not n.endswith("/")):
         report.add(Difference.ADDED, name, f"{name} was added (not in datapackage.json)")
+
+
+def _check_headers(path: Path, zf: zipfile.ZipFile, report: VerifyReport) -> None:
+    """Each entry's own (local) header against the central directory: a damaged byte in
+    either that zipfile reads past is a finding too. A CRC-32 the directory gives that is
+    not that of the bytes was said already (:func:`_crc_damage`)."""
+    said = {f.name for f in report.findings if f.kind is Difference.ZIP_DAMAGED}
+    with path.open("rb") as fh:
+        found = [m for m in header_mismatches(fh, zf.infolist())
+                 if not (m.what == "CRC-32" and m.name in said)]  # fmt: skip
+    for name in dict.fromkeys(m.name for m in found):
+        fields = "; ".join(
+            f"its {m.what} is {m.local} in its own header, {m.central} in the central directory"
+            for m in found
+            if m.name == name
+        )
+        text = f"{path.name}: the zip's two headers of {name} disagree (one is damaged): {fields}"
+        report.add(Difference.ZIP_HEADERS, name, text)
 
 
 def _check_signature(

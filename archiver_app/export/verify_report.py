@@ -52,6 +52,9 @@ class Difference(StrEnum):
     # The zip's own directory is damaged: its entries were read from their own headers
     # (what they hold is checked as usual).
     ZIP_DAMAGED = "zip damaged"
+    # An entry's own (local) header and the central directory disagree (its version needed,
+    # flags, time...): one of them is damaged; what the entry holds is checked as usual.
+    ZIP_HEADERS = "zip headers"
     DUPLICATE = "duplicate"  # a name twice in the zip: readers may take either entry
     PACKAGE_MISSING = "package missing"  # datapackage.json or its digest is not there
     PACKAGE_UNREADABLE = "package unreadable"
@@ -122,14 +125,31 @@ class VerifyReport:
 
     @property
     def only_zip_damaged(self) -> bool:
-        """Only the zip's bookkeeping is damaged (its directory, a checksum): every file
-        it lists was read whole and is as listed, and as signed when it is signed."""
+        """Only the zip's bookkeeping is damaged (its directory, a checksum, a header):
+        every file it lists was read whole and is as listed, and as signed when it is
+        signed."""
         return (
             bool(self.findings)
-            and all(f.kind is Difference.ZIP_DAMAGED for f in self.findings)
+            and all(f.kind in ZIP_BOOKKEEPING for f in self.findings)
             and self.files_checked == self.files_listed
             and (not self.signed or self.signature_valid)
         )
+
+    @property
+    def zip_parts(self) -> tuple[str, ...]:
+        """What of the zip's bookkeeping is damaged: ``"directory"`` (its central
+        directory, or a checksum in it), ``"headers"`` (an entry's own header disagrees
+        with the directory), both or neither."""
+        kinds = {f.kind for f in self.findings}
+        return tuple(part for part, kind in (("directory", Difference.ZIP_DAMAGED),
+                                             ("headers", Difference.ZIP_HEADERS))
+                     if kind in kinds)  # fmt: skip
+
+    def zip_damage(self) -> str:
+        """:attr:`zip_parts` in the verdict's words."""
+        said = {"directory": "the zip's central directory is damaged",
+                "headers": "the zip's headers of an entry disagree"}  # fmt: skip
+        return " and ".join(said[part] for part in self.zip_parts)
 
     @property
     def damaged(self) -> bool:
@@ -172,8 +192,8 @@ class VerifyReport:
         verdict = "intact" if self.ok else "NOT intact"
         if self.only_zip_damaged:  # not "altered": every byte that counts is as it was
             verdict = (
-                "NOT intact as a file: the zip's central directory is damaged (said above); "
-                f"the content is {'as signed' if self.signed else 'as its datapackage.json lists'}"
+                f"NOT intact as a file: {self.zip_damage()} (said above); the content is "
+                f"{'as signed' if self.signed else 'as its datapackage.json lists'}"
             )
         if not self.ok and all(f.kind in _REQUIRED for f in self.findings):
             # nothing in it differs: only what the reader asked for is not there
@@ -233,7 +253,10 @@ class VerifyReport:
 _REQUIRED = frozenset({Difference.KEY, Difference.TIMESTAMP_MISSING})
 _MISSING = Difference.TIMESTAMP_MISSING
 #: Findings that change nothing in the package.
-_NOT_CHANGES = _REQUIRED | {Difference.TIMESTAMP_INVALID, Difference.ZIP_DAMAGED}
+_NOT_CHANGES = _REQUIRED | {Difference.TIMESTAMP_INVALID, Difference.ZIP_DAMAGED,
+                            Difference.ZIP_HEADERS}  # fmt: skip
+#: Findings of the zip's bookkeeping, not of what it holds.
+ZIP_BOOKKEEPING = frozenset({Difference.ZIP_DAMAGED, Difference.ZIP_HEADERS})
 
 
 def signature_line(
@@ -260,6 +283,7 @@ def signature_line(
 _LABELS = {
     Difference.DAMAGED: "damaged",
     Difference.ZIP_DAMAGED: "damaged",
+    Difference.ZIP_HEADERS: "damaged",
     Difference.KEY: "key",
     Difference.TIMESTAMP_MISSING: "timestamp",
 }
@@ -278,6 +302,7 @@ def unsigned_line(findings: list[Finding] | tuple[Finding, ...]) -> str | None:
 
 
 __all__ = [
+    "ZIP_BOOKKEEPING",
     "Cut",
     "Difference",
     "Finding",

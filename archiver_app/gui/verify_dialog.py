@@ -282,7 +282,7 @@ class VerifyActions(QObject):
             content = "as signed" if report.signed else "as its datapackage.json lists"
             title, text = (
                 "Export's zip damaged",
-                f"{name}'s zip directory is damaged, but its content is {content} ({count}).",
+                f"{name}'s {_zip_damage(report)}, but its content is {content} ({count}).",
             )
         else:
             title, text = "Export changed", f"{name} is not as it was exported ({count})."
@@ -296,3 +296,10 @@ class VerifyActions(QObject):
         box.setInformativeText("\n".join(shown))
         self.export_box = box
         box.open()
+
+
+def _zip_damage(report: VerifyReport) -> str:
+    """What of the zip's bookkeeping is damaged, after "X.wacz's"."""
+    said = {"directory": "zip directory is damaged",
+            "headers": "zip headers disagree (one is damaged)"}  # fmt: skip
+    return " and ".join(said[part] for part in report.zip_parts)

@@ -52,10 +52,11 @@ class PackageCheck:
     @property
     def tampered(self) -> bool:
         """Anything changed from what was signed (a damaged zip directory, whose entries
-        were read from their own headers instead, changes none of them)."""
-        from archiver_app.export.signing import Difference
+        were read from their own headers instead, or a damaged header, changes none of
+        them)."""
+        from archiver_app.export.verify_report import ZIP_BOOKKEEPING
 
-        return any(f.kind is not Difference.ZIP_DAMAGED for f in self.differences)
+        return any(f.kind not in ZIP_BOOKKEEPING for f in self.differences)
 
     @property
     def pages_list_doubt(self) -> str | None:
@@ -87,7 +88,8 @@ class PackageCheck:
             "no datapackage.json: its WARCs were read unchecked (no hashes to check them by)"
             if f.kind is Difference.PACKAGE_MISSING and f.name == "datapackage.json"
             else f.message
-            if f.kind in (Difference.ZIP_DAMAGED, Difference.PACKAGE_UNREADABLE)
+            if f.kind
+            in (Difference.ZIP_DAMAGED, Difference.ZIP_HEADERS, Difference.PACKAGE_UNREADABLE)
             else f"differs from its datapackage.json: {f.message}"
             for f in self.differences
         ]

@@ -36,7 +36,7 @@ CENTRAL = b"PK\x01\x02"
 DESCRIPTOR = b"PK\x07\x08"
 #: Where a zip's directory starts: a central header, or the end records when it is empty.
 DIRECTORY_STARTS = (CENTRAL, b"PK\x05\x06", b"PK\x06\x06")
-_LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # signature ... name length, extra length
+LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # signature ... name length, extra length
 _CENTRAL_HEADER = struct.Struct("<4s6H3L5H2L")
 _END = struct.Struct("<4s4H2LH")
 _END64 = struct.Struct("<4sQ2H2L4Q")
@@ -187,19 +187,19 @@ class _Scanner:
         """The entry whose local header at ``at`` is whole but whose data the file ends
         inside, as an entry of the bytes left (their size and CRC-32), and the size its
         header gives its data (None: not given before it); None when no such entry."""
-        raw = self._read(at, _LOCAL_HEADER.size)
-        if len(raw) < _LOCAL_HEADER.size or raw[:4] != LOCAL:
+        raw = self._read(at, LOCAL_HEADER.size)
+        if len(raw) < LOCAL_HEADER.size or raw[:4] != LOCAL:
             return None
         _sig, version, flags, method, time, date, _crc, csize, _usize, nlen, xlen = (
-            _LOCAL_HEADER.unpack(raw)
+            LOCAL_HEADER.unpack(raw)
         )
         name, extra = self._spent(self.fh.read(nlen)), self._spent(self.fh.read(xlen))
         if not nlen or len(name) < nlen or len(extra) < xlen:
             return None
-        zip64 = _zip64_sizes(extra)
+        zip64 = zip64_sizes(extra)
         if zip64 is not None and csize == _MASK32:
             csize = zip64[1]
-        start = at + _LOCAL_HEADER.size + nlen + xlen
+        start = at + LOCAL_HEADER.size + nlen + xlen
         held = self.size - start
         if method == zipfile.ZIP_STORED:
             crc, usize = self._stored_crc(start), held
@@ -255,21 +255,21 @@ class _Scanner:
         """The entry whose local header is at ``at``, and where it ends (its data
         descriptor included)."""
         fh = self.fh
-        raw = self._read(at, _LOCAL_HEADER.size)
-        if len(raw) < _LOCAL_HEADER.size:
+        raw = self._read(at, LOCAL_HEADER.size)
+        if len(raw) < LOCAL_HEADER.size:
             raise CutShort
         _sig, version, flags, method, time, date, crc, csize, usize, nlen, xlen = (
-            _LOCAL_HEADER.unpack(raw)
+            LOCAL_HEADER.unpack(raw)
         )
         name, extra = self._spent(fh.read(nlen)), self._spent(fh.read(xlen))
         if len(name) < nlen or len(extra) < xlen:
             raise CutShort
         if not nlen:
             raise ValueError("an entry without a name")
-        zip64 = _zip64_sizes(extra)
+        zip64 = zip64_sizes(extra)
         if zip64 is not None and _MASK32 in (csize, usize):
             usize, csize = zip64
-        start = at + _LOCAL_HEADER.size + nlen + xlen
+        start = at + LOCAL_HEADER.size + nlen + xlen
         if not flags & _FLAG_DESCRIPTOR:
             if start + csize > self.size:
                 raise CutShort
@@ -354,16 +354,16 @@ def directory_fault(fh: IO[bytes], infos: list[zipfile.ZipInfo]) -> str | None:
         if at < done:
             return f"it places {name!r} inside another entry"
         fh.seek(at)
-        raw = fh.read(_LOCAL_HEADER.size)
-        if len(raw) < _LOCAL_HEADER.size or raw[:4] != LOCAL:
+        raw = fh.read(LOCAL_HEADER.size)
+        if len(raw) < LOCAL_HEADER.size or raw[:4] != LOCAL:
             return f"it places {name!r} at offset {at}, where no entry starts"
         _sig, _version, flags, _method, _time, _date, _crc, csize, _usize, nlen, xlen = (
-            _LOCAL_HEADER.unpack(raw)
+            LOCAL_HEADER.unpack(raw)
         )
         own = _decoded(fh.read(nlen), flags)
         if own != info.orig_filename:
             return f"it names {name!r} the entry whose own header names {own!r}"
-        start = at + _LOCAL_HEADER.size + nlen + xlen
+        start = at + LOCAL_HEADER.size + nlen + xlen
         sized = not flags & _FLAG_DESCRIPTOR and csize != _MASK32  # the header's own size
         if sized and _only_first_ends(fh, start + csize, start + info.compress_size):
             return f"its size of {name!r} is not the entry's own"
@@ -400,7 +400,7 @@ def _has_end_record(fh: IO[bytes], size: int) -> bool:
     return b"PK\x05\x06" in fh.read()
 
 
-def _zip64_sizes(extra: bytes) -> tuple[int, int] | None:
+def zip64_sizes(extra: bytes) -> tuple[int, int] | None:
     """The (uncompressed, compressed) sizes of a local header's zip64 extra field."""
     i = 0
     while i + 4 <= len(extra):

@@ -7,6 +7,7 @@ import json
 import os
 import stat
 import zipfile
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from archiver_app.export.signing import (
     signed_digest,
     verify_wacz,
 )
+from archiver_app.importers.outcome import PackageCheck
 
 WARC = b"WARC/1.1\r\nWARC-Type: resource\r\n\r\nhello harbour" * 50
 
@@ -437,3 +439,44 @@ def test_a_byte_altered_inside_a_stored_file_is_said_changed_not_unreadable(
     assert not any("cannot be read" in line for line in out), out
     assert "it was altered after signing" in out[1]
     assert out[-1] == f"{wacz}: NOT intact (2 files checked)"
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        ("local version", "its version needed to extract is 2.0 (its high byte 0x01) in its "
+         "own header, 2.0 in the central directory"),
+        ("central time", "its modification time is {} in its own header, {} in the central "
+         "directory"),
+    ],
+)  # fmt: skip
+def test_a_byte_damaged_in_an_entrys_header_is_not_intact_as_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, said: str
+) -> None:
+    """A byte flipped in the first entry's local header ("version needed") or in its
+    central directory entry's time: zipfile reads past both, and verify-export said
+    "intact" (exit 0) of a file whose bytes are not those exported, while a byte in the
+    directory's end record was "NOT intact as a file". The two headers are compared."""
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    data = bytearray(wacz.read_bytes())
+    at = 5 if where == "local version" else data.index(b"PK\x01\x02") + 12
+    data[at] ^= 0x01  # the time's lowest bit: two seconds
+    with zipfile.ZipFile(wacz) as zf:
+        written = datetime(*zf.getinfo("archive/data.warc").date_time)
+    shown = written + timedelta(seconds=-2 if written.second % 4 else 2)
+    said = said.format(f"{written:%Y-%m-%d %H:%M:%S}", f"{shown:%Y-%m-%d %H:%M:%S}")
+    wacz.write_bytes(bytes(data))
+    assert cli.main(["verify-export", str(wacz)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        f"damaged: x.wacz: the zip's two headers of archive/data.warc disagree (one is "
+        f"damaged): {said}"
+    ), out
+    assert out[1].endswith(": the signature is valid")
+    assert out[-1] == (
+        f"{wacz}: NOT intact as a file: the zip's headers of an entry disagree (said above); "
+        "the content is as signed (2 files checked)"
+    )
+    report = verify_wacz(wacz)  # import: the records are as signed, not "altered"
+    assert not PackageCheck(tuple(report.findings), True, True, None).tampered
