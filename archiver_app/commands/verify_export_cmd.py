@@ -17,9 +17,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="check a WACZ export's hashes, signature and timestamp",
         description="Check every file of a WACZ against its datapackage.json, and its "
         "signature when it is signed; say what differs, who signed it (the public key's "
-        "fingerprint) and when, and when a time-stamping authority saw the signature. Exits 1 "
-        "when anything differs, the timestamp does not verify or (--tsa-cert) is missing, or "
-        "(--key) it is not signed by the given key.",
+        "fingerprint) and when, and when a time-stamping authority saw the signature; print "
+        "the file's SHA-256. Exits 1 when anything differs, the timestamp does not verify or "
+        "(--tsa-cert) is missing, (--key) it is not signed by the given key, or (--sha256) "
+        "its SHA-256 is not the one given.",
     )
     p.add_argument("wacz", type=Path, metavar="FILE.wacz")
     p.add_argument(
@@ -37,6 +38,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "export, 32 hexadecimal digits; colons and case do not matter): an unsigned export, "
         "or one signed by another key, is not intact",
     )
+    p.add_argument(
+        "--sha256",
+        metavar="HEX",
+        help="the SHA-256 of the file meant (a citation's, as `archiver cite` quotes a "
+        "release's): a file of another SHA-256 is not that file, byte for byte (exit 1)",
+    )
     p.set_defaults(func=cmd_verify_export)
 
 
@@ -45,7 +52,7 @@ def cmd_verify_export(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.export.timestamps import load_roots
 
     roots = load_roots(args.tsa_cert) if args.tsa_cert else None
-    report = verify_wacz(args.wacz, tsa_roots=roots, key=args.key)
+    report = verify_wacz(args.wacz, tsa_roots=roots, key=args.key, sha256=args.sha256)
     for line in report.lines():
         print(line, file=ctx.out)
     return 0 if report.ok else 1

@@ -41,6 +41,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 from archiver_app import __version__
 from archiver_app.durable import atomic_write
 from archiver_app.errors import ArchiverError, InputError
+from archiver_app.export.identity import compare_digest, file_sha256, parse_sha256
 from archiver_app.export.timestamps import (
     DIGEST_NAME,
     StampOutcome,
@@ -183,23 +184,28 @@ def verify_wacz(
     *,
     tsa_roots: list[x509.Certificate] | None = None,
     key: str | None = None,
+    sha256: str | None = None,
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
 ) -> VerifyReport:
     """Check a WACZ's hashes, signature and timestamp; every difference is a finding (a
     file cut short or that is not a zip: :attr:`Difference.DAMAGED`). ``progress``: bytes
-    hashed of the listed files' bytes; ``cancel``: raises ``Cancelled`` between chunks.
+    hashed of the listed files' bytes and of the file; ``cancel``: raises ``Cancelled``
+    between chunks. The file's own SHA-256 is :attr:`VerifyReport.sha256`.
 
     ``tsa_roots``: the certificates a timestamp's authority must chain up to; without them a
     timestamp is checked against the signature only (``TimestampState.UNCHECKED``). With
     them an export that has no timestamp is not intact (:attr:`Difference.TIMESTAMP_MISSING`).
     ``key``: a key's :func:`fingerprint`; an export not signed by it is not intact.
+    ``sha256``: the digest of the file meant (a citation's): a file of another SHA-256 is
+    not intact as a file (:attr:`Difference.DIGEST`).
 
     Raises:
         InputError: ``path`` is not there, cannot be read, or is a folder; ``key`` is not
-            a whole fingerprint.
+            a whole fingerprint, ``sha256`` not a whole SHA-256.
     """
     key = parse_fingerprint(key) if key is not None else None  # before any file is read
+    asked = parse_sha256(sha256) if sha256 is not None else None
     report = VerifyReport(path)
     if path.is_dir():
         raise InputError(
@@ -207,6 +213,26 @@ def verify_wacz(
             "hashes or signature to check. Give a .wacz file, or export again as one others "
             "can verify: archiver export --sign -o NAME.wacz"
         )
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    hashing = _Hashing(progress, cancel, size)
+    _check_wacz(path, report, hashing, tsa_roots, key)
+    report.sha256 = file_sha256(path, hashing.chunk)
+    if asked is not None:
+        compare_digest(report, asked)
+    return report
+
+
+def _check_wacz(
+    path: Path,
+    report: VerifyReport,
+    hashing: _Hashing,
+    tsa_roots: list[x509.Certificate] | None,
+    key: str | None,
+) -> None:
+    """What :func:`verify_wacz` checks inside the zip, into ``report``."""
     try:
         zf, rebuilt, damage = open_zip(path)  # a damaged directory: entries from their headers
         if rebuilt is not None and damage is not None:
@@ -216,7 +242,7 @@ def verify_wacz(
                 report.cut = Cut(cut.name, rebuilt.whole_entries)
     except (WaczError, zipfile.BadZipFile) as exc:
         report.add(Difference.DAMAGED, "", f"{path.name}: {exc}")
-        return report
+        return
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     with zf:
@@ -230,13 +256,14 @@ def verify_wacz(
                 report.add(Difference.PACKAGE_MISSING, needed, f"{needed} is missing")
         read = _read_package(zf, names, report)
         if read is None:
-            return report
+            return
         package_bytes, package, digest = read
-        actual = _package_hash(package_bytes)
+        actual = report.package_hash = _package_hash(package_bytes)
         if digest and digest.get("hash") != actual:
             text = "datapackage.json was changed (its hash differs)"
             report.add(Difference.PACKAGE_CHANGED, "datapackage.json", text)
-        _check_resources(zf, names, package, report, _Hashing(zf, package, progress, cancel))
+        hashing.listed(zf, package)
+        _check_resources(zf, names, package, report, hashing)
         if rebuilt is None:  # a directory rebuilt from the local headers agrees with them
             _check_headers(path, zf, report)
         _check_signature(digest.get("signedData"), actual, package, report)
@@ -253,7 +280,6 @@ def verify_wacz(
                 report.add(Difference.TIMESTAMP_MISSING, "", text)
             elif report.signature_valid:  # an invalid signature's stamp is not looked at
                 report.add(Difference.TIMESTAMP_MISSING, "", "the export is not timestamped")
-    return report
 
 
 def _read_package(
@@ -342,22 +368,19 @@ def _crc_damage(report: VerifyReport, name: str, lister: str) -> str:
 
 
 class _Hashing:
-    """Progress over the listed files' bytes as they are hashed (one update a chunk)."""
+    """Progress over the bytes hashed: the listed files' (once the package lists them),
+    then the whole file's (``size``); one update a chunk."""
 
-    def __init__(
-        self,
-        zf: zipfile.ZipFile,
-        package: dict[str, Any],
-        progress: Progress,
-        cancel: CancelToken | None,
-    ) -> None:
+    def __init__(self, progress: Progress, cancel: CancelToken | None, size: int) -> None:
+        self.total, self.done, self.progress, self.cancel = size, 0, progress, cancel
+
+    def listed(self, zf: zipfile.ZipFile, package: dict[str, Any]) -> None:
         resources = package.get("resources")
         listed = {
             str(r.get("path", "")) for r in (resources if isinstance(resources, list) else [])
             if isinstance(r, dict)
         }  # fmt: skip
-        self.total = sum(i.file_size for i in zf.infolist() if i.filename in listed)
-        self.done, self.progress, self.cancel = 0, progress, cancel
+        self.total += sum(i.file_size for i in zf.infolist() if i.filename in listed)
 
     def chunk(self, name: str, size: int) -> None:
         if self.cancel is not None:

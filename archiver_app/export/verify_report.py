@@ -71,6 +71,7 @@ class Difference(StrEnum):
     KEY = "key"  # not signed by the key the reader asked for (verify-export --key)
     TIMESTAMP_INVALID = "timestamp invalid"
     TIMESTAMP_MISSING = "timestamp missing"  # a trust root was given, there is no timestamp
+    DIGEST = "digest"  # the file's SHA-256 is not the one the reader gave (--sha256)
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,9 @@ class VerifyReport:
     timestamp: TimestampCheck = field(default_factory=lambda: check_timestamp({}))
     required_key: str | None = None  # the fingerprint the reader asked for (``--key``)
     cut: Cut | None = None  # the file is cut short: what is left of it was checked
+    sha256: str | None = None  # the whole file's, as ``archiver cite`` quotes a release's
+    package_hash: str | None = None  # "sha256:…" of its datapackage.json, when it reads
+    asked_sha256: str | None = None  # the digest the reader gave (``--sha256``)
 
     @property
     def problems(self) -> list[str]:
@@ -145,6 +149,25 @@ class VerifyReport:
                                              ("headers", Difference.ZIP_HEADERS))
                      if kind in kinds)  # fmt: skip
 
+    @property
+    def only_as_a_file(self) -> bool:
+        """Every listed file is as listed (as signed, when signed), but the file is not the
+        one exported or asked for: its zip's bookkeeping is damaged, or its SHA-256 is
+        not the digest asked for."""
+        return (
+            bool(self.findings)
+            and all(f.kind in _FILE_ONLY for f in self.findings)
+            and self.files_checked == self.files_listed
+            and (not self.signed or self.signature_valid)
+        )
+
+    def file_damage(self) -> str:
+        """Why the file is not the one exported or asked for, in the verdict's words."""
+        said = [self.zip_damage()] if self.zip_parts else []
+        if any(f.kind is Difference.DIGEST for f in self.findings):
+            said.append("its SHA-256 is not the digest asked for")
+        return " and ".join(said)
+
     def zip_damage(self) -> str:
         """:attr:`zip_parts` in the verdict's words."""
         said = {"directory": "the zip's central directory is damaged",
@@ -161,11 +184,13 @@ class VerifyReport:
         changed, the signature, the timestamp, then the verdict."""
         # a timestamp that fails or is missing is said on its own line, below: no file of it
         # changed (an unsigned export has no such line: its finding is shown)
-        hidden = {Difference.TIMESTAMP_INVALID} | ({_MISSING} if self.signed else set())
+        hidden = {Difference.TIMESTAMP_INVALID, Difference.DIGEST}
+        hidden |= {_MISSING} if self.signed else set()
         shown = [f for f in self.findings if f.kind not in hidden]
         out = [f"{_LABELS.get(f.kind, 'changed')}: {f.message}" for f in shown]
         if self.damaged:
-            return [*out, f"{self.path}: NOT intact (damaged: cut short or not a zip)"]
+            verdict = f"{self.path}: NOT intact (damaged: cut short or not a zip)"
+            return [*out, *self._sha256_lines(), verdict]
         if self.signed:
             who = fingerprint(self.public_key) if self.public_key else "no key"
             out.append(
@@ -189,10 +214,11 @@ class VerifyReport:
                 out.append("timestamp: none")
         else:
             out.append(unsigned_line(self.findings) or "not signed")
+        out += self._sha256_lines()
         verdict = "intact" if self.ok else "NOT intact"
-        if self.only_zip_damaged:  # not "altered": every byte that counts is as it was
+        if self.only_as_a_file:  # not "altered": every byte that counts is as it was
             verdict = (
-                f"NOT intact as a file: {self.zip_damage()} (said above); the content is "
+                f"NOT intact as a file: {self.file_damage()} (said above); the content is "
                 f"{'as signed' if self.signed else 'as its datapackage.json lists'}"
             )
         if not self.ok and all(f.kind in _REQUIRED for f in self.findings):
@@ -206,6 +232,16 @@ class VerifyReport:
             return out
         out.append(f"{self.path}: {verdict} ({self.count_text()})")
         return out
+
+    def _sha256_lines(self) -> list[str]:
+        """The file's SHA-256, and whether it is the digest asked for."""
+        if self.sha256 is None:
+            return []
+        line = f"sha256 {self.sha256}"
+        if self.asked_sha256 is not None:
+            differs = [f.message for f in self.findings if f.kind is Difference.DIGEST]
+            line += f": {differs[0]}" if differs else " (the digest asked for)"
+        return [line]
 
     def cut_text(self) -> str | None:
         """The verdict's words on a file cut short (where, what is whole, the count), the
@@ -254,9 +290,11 @@ _REQUIRED = frozenset({Difference.KEY, Difference.TIMESTAMP_MISSING})
 _MISSING = Difference.TIMESTAMP_MISSING
 #: Findings that change nothing in the package.
 _NOT_CHANGES = _REQUIRED | {Difference.TIMESTAMP_INVALID, Difference.ZIP_DAMAGED,
-                            Difference.ZIP_HEADERS}  # fmt: skip
+                            Difference.ZIP_HEADERS, Difference.DIGEST}  # fmt: skip
 #: Findings of the zip's bookkeeping, not of what it holds.
 ZIP_BOOKKEEPING = frozenset({Difference.ZIP_DAMAGED, Difference.ZIP_HEADERS})
+#: Findings of the file, not of its content: the zip's bookkeeping, its SHA-256.
+_FILE_ONLY = ZIP_BOOKKEEPING | {Difference.DIGEST}
 
 
 def signature_line(

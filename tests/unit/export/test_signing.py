@@ -197,7 +197,7 @@ def test_when_and_by_what_it_was_signed_are_the_packages_not_a_forged_copy(
                     "datapackage-digest.json": json.dumps(digest).encode()})  # fmt: skip
     report = verify_wacz(wacz)
     assert report.ok, report.lines()
-    assert "on 2026-11-29T01:36:28Z by Archiver 1.0: the signature is valid" in report.lines()[-3]
+    assert "on 2026-11-29T01:36:28Z by Archiver 1.0: the signature is valid" in report.lines()[-4]
 
     digest["signedData"] |= {"created": "2019-01-01T00:00:00Z", "software": "Trusted 9.9"}
     _rewrite(wacz, {"datapackage-digest.json": json.dumps(digest).encode()})
@@ -339,7 +339,7 @@ def test_key_requires_a_signature_by_that_key(
     other = fingerprint(verify_wacz(theirs).public_key or "")
     out = capsys.readouterr().out.splitlines()
     assert f"key: signed by key {other}, not by {key}" in out
-    assert "the signature is valid" in out[-3]  # its files are as its own key signed them
+    assert "the signature is valid" in out[-4]  # its files are as its own key signed them
     assert out[-1] == f"{theirs}: intact, but not signed by key {key} (2 files checked)"
     unsigned = tmp_path / "unsigned.wacz"
     files = {"archive/data.warc": WARC}
@@ -480,3 +480,37 @@ def test_a_byte_damaged_in_an_entrys_header_is_not_intact_as_a_file(
     )
     report = verify_wacz(wacz)  # import: the records are as signed, not "altered"
     assert not PackageCheck(tuple(report.findings), True, True, None).tampered
+
+
+def test_the_files_sha256_is_said_and_checked_against_the_one_asked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copy whose content is as signed but whose bytes are not the file cited (a byte
+    added after its end, which zip readers read past) was "intact", and nothing said its
+    SHA-256, the digest `archiver cite` quotes. It is printed always; `--sha256 HEX`
+    (a citation's digest) says whether the file is that one, byte for byte."""
+    wacz = tmp_path / "x.wacz"
+    write_wacz(wacz, tmp_path)
+    cited = hashlib.sha256(wacz.read_bytes()).hexdigest()
+    assert cli.main(["verify-export", str(wacz)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == [f"sha256 {cited}", f"{wacz}: intact (2 files checked)"]
+    assert cli.main(["verify-export", str(wacz), "--sha256", cited.upper()]) == 0
+    assert capsys.readouterr().out.splitlines()[-2] == f"sha256 {cited} (the digest asked for)"
+
+    copy = tmp_path / "copy.wacz"
+    copy.write_bytes(wacz.read_bytes() + b"\0")  # a byte after the end record: read past
+    mine = hashlib.sha256(copy.read_bytes()).hexdigest()
+    assert verify_wacz(copy).ok  # nothing in the zip differs
+    assert cli.main(["verify-export", str(copy), "--sha256", f"sha256:{cited}"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2] == (
+        f"sha256 {mine}: NOT {cited}, the digest asked for: it is not that file, byte for byte"
+    )
+    assert out[-1] == (
+        f"{copy}: NOT intact as a file: its SHA-256 is not the digest asked for (said above); "
+        "the content is as signed (2 files checked)"
+    )
+    for given in (cited[:12], "garbage", cited + "0"):
+        assert cli.main(["verify-export", str(copy), "--sha256", given]) == 2
+        assert "is not a SHA-256 digest" in capsys.readouterr().err

@@ -302,7 +302,7 @@ def test_a_root_given_for_a_timestamp_that_is_not_there_is_not_intact(
     capsys.readouterr()
     assert cli.main(["verify-export", str(signed), "--tsa-cert", str(tsa.root)]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[-2] == "timestamp: none, but one was asked for (a trust root was given)"
+    assert out[-3] == "timestamp: none, but one was asked for (a trust root was given)"
     assert out[-1].startswith(f"{signed}: intact, but not timestamped (")
     assert cli.main(["verify-export", str(unsigned), "--tsa-cert", str(tsa.root)]) == 1
     out = capsys.readouterr().out.splitlines()
