@@ -43,6 +43,7 @@ __all__ = [
     "EditionSummary",
     "EditionsManager",
     "MemberChange",
+    "ReleaseView",
     "StateChange",
     "TargetState",
 ]
@@ -78,6 +79,25 @@ class EditionSummary:
         if start.month == 1 and start.day == 1 and end == date(start.year, 12, 31):
             return str(start.year)
         return f"{start:%Y-%m-%d} to {end:%Y-%m-%d}"
+
+
+@dataclass(frozen=True)
+class ReleaseView:
+    """One release of an edition on record (``edition show``, the coverage view): its
+    WACZ as written, its SHA-256 now, whether it is signed, and whether ``archiver cite``
+    quotes it (else ``why`` not)."""
+
+    path: str
+    sha256: str
+    signed: bool
+    released_at: datetime | None
+    state: str  # the edition's state when released
+    cited: bool
+    why: str | None
+
+    @property
+    def file_name(self) -> str:
+        return self.path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 @dataclass(frozen=True)
@@ -140,6 +160,17 @@ class EditionsManager:
 
     def coverage(self, name: str) -> Coverage:
         return service.coverage(self._lib, name)
+
+    def releases(self, name: str) -> tuple[ReleaseView, ...]:
+        """Every release of ``name`` on record, newest first, the one ``archiver cite``
+        quotes marked (an unsigned release never takes a signed one's place)."""
+        from archiver_app.editions.recorded import judged_releases
+
+        return tuple(
+            ReleaseView(j.release.path, j.release.sha256, j.release.signed,
+                        j.release.released_at, j.release.state, j.cited, j.why)
+            for j in judged_releases(self._lib, name)
+        )  # fmt: skip
 
     def coverage_json(self, name: str) -> str:
         return coverage_json(self.coverage(name))

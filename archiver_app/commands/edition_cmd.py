@@ -191,7 +191,26 @@ def _show(args: argparse.Namespace, ctx: Context, eds: EditionsManager) -> int:
             print(f"  captured {t.http_status}  {display_url(t.url)}  (the server answered "
                   "with an error)",
                   file=ctx.out)  # fmt: skip
+    _show_releases(e.name, eds, ctx)
     return 0
+
+
+def _show_releases(name: str, eds: EditionsManager, ctx: Context) -> None:
+    """Every release on record, newest first: the one ``archiver cite`` quotes marked
+    ``cited``, each other with why it is not."""
+    releases = eds.releases(name)
+    if not releases:
+        print(f"  no release yet: `archiver edition export {name} OUT.wacz` writes one",
+              file=ctx.out)  # fmt: skip
+        return
+    print(f"  releases, newest first (`archiver cite {name}` quotes the one marked cited):",
+          file=ctx.out)  # fmt: skip
+    for r in releases:
+        when = f"{r.released_at:%Y-%m-%d %H:%M} UTC" if r.released_at else "(date unknown)"
+        why = f"  ({r.why})" if r.why else ""
+        print(f"  release {'cited' if r.cited else '':<5}  {when}  "
+              f"{'signed' if r.signed else 'unsigned':<8}  {r.path}  sha256 {r.sha256}{why}",
+              file=ctx.out)  # fmt: skip
 
 
 def _state_change(change: StateChange, name: str, ctx: Context) -> int:
@@ -247,6 +266,8 @@ def _export(args: argparse.Namespace, ctx: Context, lib: Library) -> int:
         print(f"sha256 {result.sha256}", file=ctx.out)
     if w.signer:
         print(f"signed with key {w.signer}", file=ctx.out)
+    if result.sha256:
+        print(result.citation(), file=ctx.out)
     if w.timestamp is not None:
         _print_stamp(w.timestamp, ctx)
     for path in result.files:

@@ -1,18 +1,21 @@
-"""An edition's releases on record, and which of them is a release of the edition as it is now.
+"""An edition's releases on record, and which of them ``archiver cite`` quotes.
 
 A release's record is its export job's result (:class:`~.release.ReleaseResult`): the
-WACZ's path, its SHA-256, when it was written, the edition's state then and a digest of its
-members. One rule (:func:`of_now`) says whether a release is of the edition as it is now:
-``archiver cite NAME`` cites the last such release (:func:`cited_release`), and a release
-about to be replaced is called the accepted release only when it is one of them
-(:func:`release_at`). ``archiver export timestamp-pending`` rewrites a WACZ to put its
-timestamp in: it is the same release, so its record takes the file's new SHA-256
+WACZ's path, its SHA-256, when it was written, whether it was signed, the edition's state
+then and a digest of its members. One rule (:func:`of_now`) says whether a release is of
+the edition as it is now; of those, ``archiver cite NAME`` quotes the newest signed one,
+else the newest (:func:`judge`): an unsigned scratch copy exported after a signed release
+never takes its place, and a release written over by a later one (the same file) is gone.
+``edition show`` lists them all, the one cited marked, and each other with why it is not.
+A release about to be replaced is called the accepted release only when it is the one
+cited (:func:`release_at`). ``archiver export timestamp-pending`` rewrites a WACZ to put
+its timestamp in: it is the same release, so its record takes the file's new SHA-256
 (:func:`restamped`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +40,10 @@ class RecordedRelease:
     released_at: datetime | None
     state: str  # the edition's state when released
     members_digest: str | None  # :func:`~.release.members_digest` (None: not recorded)
+    signed: bool = False
+    #: "sha256:…" of its datapackage.json (None: an older record): a copy of the release
+    #: whose bytes differ elsewhere has the same (``verify-export`` says which release)
+    package_hash: str | None = None
 
     @property
     def file_name(self) -> str:
@@ -82,16 +89,66 @@ def of_now(release: RecordedRelease, now: EditionNow) -> bool:
     than the ones accepted. A not accepted edition's is one of the members it has now. A
     release that recorded no digest of its members cannot be told to be one, except (an
     older record) a release made while accepted, since the last accept."""
+    return not_of_now(release, now) is None
+
+
+def not_of_now(release: RecordedRelease, now: EditionNow) -> str | None:
+    """Why ``release`` is not a release of the edition as it is now (:func:`of_now`), in
+    words; None when it is one."""
     if release.edition != now.name:
-        return False
+        return f"a release of edition {release.edition}"
     of = release.members_digest
     if (of is not None and not now.holds(of)) or (of is None and now.accepted is None):
-        return False  # of other members, or a draft that cannot say
-    return now.accepted is None or (
-        release.state == EditionState.RESEARCH_READY
-        and release.released_at is not None
-        and release.released_at >= now.accepted
-    )  # else a draft, or a release from before the last accept
+        if of is None:
+            return "a draft whose record does not say which captures it holds"
+        return "of other captures than the edition's members now"
+    if now.accepted is None:
+        return None
+    if release.state != EditionState.RESEARCH_READY:
+        return "a draft, exported while the edition was not accepted"
+    if release.released_at is None or release.released_at < now.accepted:
+        return "exported before the edition was last accepted"
+    return None
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A release of an edition, and whether ``archiver cite`` quotes it (else ``why``
+    not, in words)."""
+
+    release: RecordedRelease
+    cited: bool
+    why: str | None = None
+
+
+def judge(releases: Iterable[RecordedRelease], now: EditionNow) -> list[Judged]:
+    """Each release of edition ``now.name`` among ``releases`` (every edition's, newest
+    first: a later release of any edition written to the same file replaced it), newest
+    first, and the one ``archiver cite`` quotes: of the releases of the edition as it is
+    now and not written over, the newest signed one, else the newest."""
+    places: set[Path] = set()
+    found: list[tuple[RecordedRelease, str | None]] = []
+    for release in releases:
+        place = Path(release.path).resolve() if release.path else None
+        over = place in places
+        if place is not None:
+            places.add(place)
+        if release.edition != now.name:
+            continue
+        why = "written over by a later release to the same file" if over else None
+        found.append((release, why or not_of_now(release, now)))
+    eligible = [r for r, why in found if why is None]
+    cited = next((r for r in eligible if r.signed), eligible[0] if eligible else None)
+    return [Judged(r, r is cited, why or _passed_over(r, cited)) for r, why in found]
+
+
+def _passed_over(release: RecordedRelease, cited: RecordedRelease | None) -> str | None:
+    """Why a release of the edition as it is now is not the one cited (None: it is)."""
+    if cited is None or release is cited:
+        return None
+    if cited.signed and not release.signed:
+        return "unsigned: the signed release is cited"
+    return "an earlier release: a later one is cited"
 
 
 def recorded_releases(s: Session, name: str | None = None) -> Iterator[RecordedRelease]:
@@ -123,14 +180,22 @@ def _record(
         released_at=_utc(datetime.fromisoformat(when) if isinstance(when, str) else finished),
         state=str(result.get("state") or ""),
         members_digest=result.get("members_digest"),
+        signed=bool((result.get("wacz") or {}).get("signer")),
+        package_hash=result.get("package_hash"),
     )
 
 
 def cited_release(lib: Library, name: str) -> RecordedRelease | None:
-    """The release ``archiver cite NAME`` names: the last one of the edition as it is now."""
+    """The release ``archiver cite NAME`` names (:func:`judge`)."""
+    return next((j.release for j in judged_releases(lib, name) if j.cited), None)
+
+
+def judged_releases(lib: Library, name: str) -> list[Judged]:
+    """Every release on record of edition ``name``, newest first, the one ``archiver cite``
+    quotes marked (:func:`judge`). Raises EditionNotFoundError when there is no such
+    edition."""
     with lib.session() as s:
-        now = edition_now(s, name)
-        return next((r for r in recorded_releases(s, name) if of_now(r, now)), None)
+        return judge(recorded_releases(s), edition_now(s, name))
 
 
 def release_at(lib: Library, output: Path) -> tuple[RecordedRelease, EditionNow | None] | None:

@@ -47,12 +47,14 @@ from archiver_app.editions.release_check import check_members
 from archiver_app.editions.service import coverage, get_edition, refresh
 from archiver_app.editions.states import EditionState
 from archiver_app.errors import InputError
+from archiver_app.export.identity import package_hash_of
 from archiver_app.hashing import hash_file
 from archiver_app.library import Library
 from archiver_app.store.models import Snapshot
 from archiver_app.tasks import CancelToken, Progress, null_progress
 
 if TYPE_CHECKING:
+    from archiver_app.editions.recorded import RecordedRelease
     from archiver_app.export.writer import ExportResult
     from archiver_app.jobs.kinds import RunningJob
 
@@ -71,10 +73,50 @@ class ReleaseResult:
     #: :func:`members_digest` of the captures in the WACZ: ``archiver cite NAME`` names only
     #: a release of the members the edition has now (not a draft of others).
     members_digest: str | None = None
+    #: "sha256:…" of its datapackage.json: a copy whose other bytes differ has the same
+    package_hash: str | None = None
+    #: The release ``archiver cite NAME`` quoted before this one was written (None: none),
+    #: and the one it quotes now: this one (``cited``), or another: an unsigned release
+    #: never takes a signed one's place (:func:`.recorded.judge`).
+    cited_before: RecordedRelease | None = None
+    cited_now: RecordedRelease | None = None
+    cited: bool = False
 
     @property
     def path(self) -> Path:
         return self.wacz.path
+
+    def citation(self) -> str:
+        """What writing this release did to the one ``archiver cite`` quotes, in words
+        (the CLI's, the app's and the job log's)."""
+        cite = f"`archiver cite {self.edition}`"
+        what = ("the release to cite" if self.state == EditionState.RESEARCH_READY
+                else f"the draft {cite} quotes until the edition is accepted")  # fmt: skip
+        before, now = self.cited_before, self.cited_now
+        if self.cited:
+            if before is None:
+                return f"It is {what}: {cite} quotes its SHA-256."
+            return (f"It is now {what}, in place of {_said(before)}: {cite} quotes the new "
+                    "SHA-256.")  # fmt: skip
+        if now is None:
+            return f"{cite} quotes no release of it."
+        quotes = f"{cite} still quotes"
+        if before is not None and before.job_id != now.job_id and before.is_at(self.path):
+            quotes = f"it wrote over {_said(before)}, and {cite} now quotes"
+        if now.signed and not self.wacz.signer:
+            return (f"It is not the release to cite: {quotes} the signed release {_said(now)}; "
+                    "an unsigned release never takes a signed one's place (sign a new "
+                    "release to replace it).")  # fmt: skip
+        return f"It is not the release to cite: {quotes} {_said(now)}."
+
+    def describe(self) -> list[str]:
+        """The job log's last line: :meth:`citation`."""
+        return [self.citation()] if self.sha256 else []
+
+
+def _said(release: RecordedRelease) -> str:
+    signed = "signed" if release.signed else "unsigned"
+    return f"{release.path} (SHA-256 {release.sha256}, {signed})"
 
 
 def release_config(
@@ -117,11 +159,12 @@ class ReleaseInPlace:
     state: str | None = None
     current: bool = False
     other_members: bool = False
+    cited: bool = False  # it is the release ``archiver cite`` quotes
 
     @property
     def accepted(self) -> bool:
-        """Is it the release of the edition's current acceptance (the one cite names)?"""
-        return self.current and self.state == EditionState.RESEARCH_READY
+        """Is it the release of the edition's current acceptance that cite names?"""
+        return self.cited and self.state == EditionState.RESEARCH_READY
 
     @property
     def what(self) -> str | None:
@@ -132,6 +175,8 @@ class ReleaseInPlace:
             return None
         if self.accepted:
             return f"the accepted release of edition {self.edition}"
+        if self.state == EditionState.RESEARCH_READY and self.current:
+            return f"a release of accepted edition {self.edition}, not the one cited"
         if self.state == EditionState.RESEARCH_READY:
             since = ", whose members have changed since" if self.other_members else ""
             return f"a release of an earlier acceptance of edition {self.edition}{since}"
@@ -144,7 +189,7 @@ class ReleaseInPlace:
 
 def release_in_place(lib: Library, output: Path) -> ReleaseInPlace | None:
     """What a release to ``output`` would replace (None: nothing is there)."""
-    from archiver_app.editions.recorded import of_now, release_at
+    from archiver_app.editions.recorded import judged_releases, of_now, release_at
 
     output = Path(output).absolute()
     files = tuple(p for p in (output, *release_paths(output)) if p.exists())
@@ -162,7 +207,10 @@ def release_in_place(lib: Library, output: Path) -> ReleaseInPlace | None:
     current = now is not None and of_now(release, now)
     of = release.members_digest
     other = now is not None and of is not None and not now.holds(of)
-    return ReleaseInPlace(files, edition, state, current, other)
+    cited = current and any(
+        j.cited and j.release.job_id == release.job_id for j in judged_releases(lib, edition)
+    )
+    return ReleaseInPlace(files, edition, state, current, other, cited)
 
 
 def export_edition(
@@ -187,6 +235,7 @@ def export_edition(
             Nothing is written then.
     """
     from archiver_app.cite.formats import bibliography
+    from archiver_app.editions.recorded import cited_release
     from archiver_app.export import Selection, export
     from archiver_app.export.pending import after_export
     from archiver_app.export.signing import Signing
@@ -202,6 +251,7 @@ def export_edition(
         digest = members_digest(s, members)
     if not members:
         raise InputError(f"edition {name} has no captured member to export")
+    before = cited_release(lib, name)
     reports = release_paths(Path(output).absolute())
     if not overwrite and (there := release_in_place(lib, Path(output))):
         raise InputError(f"{there.files[0]} exists already{there.describe()}; use "
@@ -229,9 +279,35 @@ def export_edition(
     for path, text in zip(reports, texts, strict=True):
         atomic_write_text(path, text)
     sha256, _size = hash_file(wacz.path)
-    return ReleaseResult(edition=name, state=state, wacz=wacz, files=reports, sha256=sha256,
-                         released_at=lib.clock(),
-                         members_digest=digest)  # fmt: skip
+    result = ReleaseResult(edition=name, state=state, wacz=wacz, files=reports, sha256=sha256,
+                           released_at=lib.clock(), members_digest=digest,
+                           package_hash=package_hash_of(wacz.path),
+                           cited_before=before)  # fmt: skip
+    _judge_citation(lib, result)
+    return result
+
+
+def _judge_citation(lib: Library, result: ReleaseResult) -> None:
+    """Which release ``archiver cite`` quotes now that ``result`` is written (its job is
+    not recorded as completed yet: it is judged as the newest)."""
+    from archiver_app.editions.recorded import RecordedRelease, edition_now, judge
+    from archiver_app.editions.recorded import recorded_releases as on_record
+
+    this = RecordedRelease(
+        job_id=0,
+        edition=result.edition,
+        path=str(Path(result.path).absolute()),
+        sha256=result.sha256 or "",
+        released_at=result.released_at,
+        state=result.state,
+        members_digest=result.members_digest,
+        signed=bool(result.wacz.signer),
+        package_hash=result.package_hash,
+    )
+    with lib.session() as s:
+        judged = judge([this, *on_record(s)], edition_now(s, result.edition))
+    result.cited_now = next((j.release for j in judged if j.cited), None)
+    result.cited = result.cited_now is this
 
 
 #: What starts a :func:`members_digest`; one without it is an :func:`ids_digest`.

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
     from archiver_app.export.verify_report import VerifyReport
 
 _CHUNK = 1024 * 1024
+#: Largest datapackage.json :func:`package_hash_of` reads (one lists every file once).
+_MAX_PACKAGE = 64 * 1024 * 1024
 
 
 def parse_sha256(text: str) -> str:
@@ -58,6 +62,21 @@ def file_sha256(path: Path, chunk: Callable[[str, int], None]) -> str:
     return digest.hexdigest()
 
 
+def package_hash_of(path: Path) -> str | None:
+    """``"sha256:…"`` of the ``datapackage.json`` in the WACZ at ``path``, as its digest
+    file gives it; None when it has none that reads. Every copy of one export has the same,
+    whatever else of its bytes differs."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            if zf.getinfo("datapackage.json").file_size > _MAX_PACKAGE:
+                return None
+            data = zf.read("datapackage.json")
+    except (OSError, KeyError, EOFError, RuntimeError, NotImplementedError,
+            zipfile.BadZipFile, zlib.error):  # fmt: skip  # gone, not a zip, damaged
+        return None
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 def compare_digest(report: VerifyReport, asked: str) -> None:
     """``report``'s file against the SHA-256 the reader gave: another is a finding."""
     from archiver_app.export.verify_report import Difference
@@ -68,4 +87,4 @@ def compare_digest(report: VerifyReport, asked: str) -> None:
         report.add(Difference.DIGEST, "", text)
 
 
-__all__ = ["compare_digest", "file_sha256", "parse_sha256"]
+__all__ = ["compare_digest", "file_sha256", "package_hash_of", "parse_sha256"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -301,3 +302,65 @@ def test_the_styles_say_the_editions_dates_in_words(
     # the machine formats keep the dates as data
     assert _cite(root, "c-2024", "--format", "bibtex") == 0
     assert f"date = {{{released:%Y-%m-%d}}}" in capsys.readouterr().out
+
+
+def test_an_unsigned_export_never_takes_a_signed_releases_place_and_each_export_says(
+    root: str, library: Library, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unsigned scratch copy exported after a signed release silently became the
+    release `cite` quotes, and nothing said the release cited had changed; `edition show`
+    listed no release. Now the newest signed release is cited (else the newest), each
+    export says what it did to the release cited, and `show` lists them all."""
+
+    def export(out: Path, *extra: str) -> tuple[str, str]:
+        args = ["--library", root, "edition", "export", "c-2024", str(out), *extra]
+        assert cli.main(args) == 0
+        said = capsys.readouterr().out
+        return hashlib.sha256(out.read_bytes()).hexdigest(), said
+
+    def cited() -> str:
+        assert _cite(root, "c-2024", "--format", "bibtex") == 0
+        return capsys.readouterr().out
+
+    rel = tmp_path / "rel"
+    rel.mkdir()
+    signed, said = export(rel / "signed.wacz", "--sign")
+    assert "It is the release to cite: `archiver cite c-2024` quotes its SHA-256." in said
+    scratch, said = export(rel / "scratch.wacz")
+    assert (
+        "It is not the release to cite: `archiver cite c-2024` still quotes the signed release "
+        f"{rel / 'signed.wacz'} (SHA-256 {signed}, signed); an unsigned release never takes a "
+        "signed one's place (sign a new release to replace it)."
+    ) in said
+    assert f"WACZ signed.wacz, SHA-256 {signed}" in cited()
+    there = library.editions.release_in_place(rel / "scratch.wacz")
+    assert there is not None and not there.accepted
+    assert there.what == "a release of accepted edition c-2024, not the one cited"
+
+    second, said = export(rel / "second.wacz", "--sign")
+    assert (
+        f"It is now the release to cite, in place of {rel / 'signed.wacz'} (SHA-256 {signed}, "
+        "signed): `archiver cite c-2024` quotes the new SHA-256."
+    ) in said
+    assert f"WACZ second.wacz, SHA-256 {second}" in cited()
+
+    assert cli.main(["--library", root, "edition", "show", "c-2024"]) == 0
+    shown = [line for line in capsys.readouterr().out.splitlines() if "release" in line]
+    assert shown[0] == (
+        "  releases, newest first (`archiver cite c-2024` quotes the one marked cited):"
+    )
+    dated = re.compile(r"  \d{4}-\d\d-\d\d \d\d:\d\d UTC  ")
+    assert all(dated.search(line) for line in shown[1:]), shown
+    assert [dated.sub(" ", line).split()[1:] for line in shown[1:]] == [
+        ["cited", "signed", str(rel / "second.wacz"), "sha256", second],
+        ["unsigned", str(rel / "scratch.wacz"), "sha256", scratch, "(unsigned:", "the",
+         "signed", "release", "is", "cited)"],
+        ["signed", str(rel / "signed.wacz"), "sha256", signed, "(an", "earlier", "release:",
+         "a", "later", "one", "is", "cited)"],
+    ]  # fmt: skip
+
+    # Written over by an unsigned release, the signed one is gone: the one before is cited.
+    _, said = export(rel / "second.wacz", "--overwrite")
+    assert f"it wrote over {rel / 'second.wacz'} (SHA-256 {second}, signed), and" in said
+    assert f"now quotes the signed release {rel / 'signed.wacz'} (SHA-256 {signed}" in said
+    assert f"WACZ signed.wacz, SHA-256 {signed}" in cited()
