@@ -4,6 +4,7 @@ folder of WARCs, run as an export job in a child process."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from archiver_app.export import ExportResult, Selection
 from archiver_app.export.captured import CapturesNotAsCaptured
@@ -13,6 +14,9 @@ from archiver_app.jobs import JobKind
 from archiver_app.jobs.operations import check_export, export_config
 from archiver_app.library import Library
 from archiver_app.tasks import CancelToken, Progress, null_progress
+
+if TYPE_CHECKING:
+    from cryptography import x509
 
 __all__ = [
     "CapturesNotAsCaptured",
@@ -43,12 +47,24 @@ class ExportsManager:
         return len(pending(self._lib))
 
     def verify(
-        self, path: Path, *, progress: Progress = null_progress, cancel: CancelToken | None = None
+        self,
+        path: Path,
+        *,
+        tsa_roots: list[x509.Certificate] | None = None,
+        key: str | None = None,
+        sha256: str | None = None,
+        progress: Progress = null_progress,
+        cancel: CancelToken | None = None,
     ) -> VerifyReport:
-        """A WACZ's files, signature and timestamp checked (``archiver verify-export``)."""
+        """A WACZ's files, signature and timestamp checked (``archiver verify-export``), and
+        which of this library's edition releases it is, if any: a copy of one whose bytes
+        differ is not intact as a file (:mod:`archiver_app.export.identity`)."""
+        from archiver_app.editions.recorded import releases_on_record
         from archiver_app.export.signing import verify_wacz
 
-        return verify_wacz(path, progress=progress, cancel=cancel)
+        on_record = releases_on_record(self._lib)
+        return verify_wacz(path, tsa_roots=tsa_roots, key=key, sha256=sha256,
+                           releases=on_record, progress=progress, cancel=cancel)  # fmt: skip
 
     def check_destination(self, dest: Path, fmt: str) -> Path:
         """``dest`` made absolute, or ``InputError`` saying why it is not a safe place."""

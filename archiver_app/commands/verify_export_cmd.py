@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from archiver_app.cli import Context
+    from archiver_app.library import Library
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -52,7 +53,29 @@ def cmd_verify_export(args: argparse.Namespace, ctx: Context) -> int:
     from archiver_app.export.timestamps import load_roots
 
     roots = load_roots(args.tsa_cert) if args.tsa_cert else None
-    report = verify_wacz(args.wacz, tsa_roots=roots, key=args.key, sha256=args.sha256)
+    how = {"tsa_roots": roots, "key": args.key, "sha256": args.sha256}
+    lib = _library(ctx)
+    if lib is None:
+        report = verify_wacz(args.wacz, **how)
+    else:
+        with lib:  # which of its editions' releases the file is
+            report = lib.exports.verify(args.wacz, **how)
     for line in report.lines():
         print(line, file=ctx.out)
     return 0 if report.ok else 1
+
+
+def _library(ctx: Context) -> Library | None:
+    """The library, when there is one where the command looks (``--library``, the
+    environment, the default): its editions' releases are what a file is compared with.
+    None when there is none; one that cannot be opened is said, and the file still checked."""
+    from archiver_app.errors import ArchiverError
+    from archiver_app.library import META_NAME
+
+    if ctx.database_url is None and not (ctx.library_root / META_NAME).is_file():
+        return None
+    try:
+        return ctx.open_library()
+    except ArchiverError as exc:
+        print(f"archiver: the releases of the library were not looked at: {exc}", file=ctx.err)
+        return None

@@ -25,6 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from archiver_app.editions.states import EditionState
+from archiver_app.export.identity import ReleasesOnRecord
 from archiver_app.library import Library
 from archiver_app.store.models import Job, JobLog, JobStatus
 
@@ -196,6 +197,35 @@ def judged_releases(lib: Library, name: str) -> list[Judged]:
     edition."""
     with lib.session() as s:
         return judge(recorded_releases(s), edition_now(s, name))
+
+
+def releases_on_record(lib: Library) -> ReleasesOnRecord:
+    """Every edition's releases on record, newest first, each with whether ``archiver
+    cite`` quotes it, for ``verify-export`` to tell which release a file is. A record
+    that did not keep its ``datapackage.json``'s hash (an older one) takes it from the
+    file where the release was written, when it is still there."""
+    from archiver_app.editions.service import EditionNotFoundError
+    from archiver_app.export.identity import KnownRelease, package_hash_of
+
+    judged: list[Judged] = []
+    with lib.session() as s:
+        every = list(recorded_releases(s))
+        for name in dict.fromkeys(r.edition for r in every):
+            try:
+                judged += judge(every, edition_now(s, name))
+            except EditionNotFoundError:  # the edition was deleted since
+                judged += [Judged(r, False, "its edition is gone") for r in every
+                           if r.edition == name]  # fmt: skip
+    known = tuple(
+        KnownRelease(
+            j.release.edition, j.release.path, j.release.sha256,
+            j.release.package_hash or (package_hash_of(Path(j.release.path))
+                                       if j.release.path else None),
+            j.release.signed, j.release.released_at, j.cited, j.why,
+        )
+        for j in judged
+    )  # fmt: skip
+    return ReleasesOnRecord(str(lib.root), known)
 
 
 def release_at(lib: Library, output: Path) -> tuple[RecordedRelease, EditionNow | None] | None:

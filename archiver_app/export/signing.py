@@ -41,7 +41,13 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 from archiver_app import __version__
 from archiver_app.durable import atomic_write
 from archiver_app.errors import ArchiverError, InputError
-from archiver_app.export.identity import compare_digest, file_sha256, parse_sha256
+from archiver_app.export.identity import (
+    ReleasesOnRecord,
+    compare_digest,
+    compare_releases,
+    file_sha256,
+    parse_sha256,
+)
 from archiver_app.export.timestamps import (
     DIGEST_NAME,
     StampOutcome,
@@ -185,6 +191,7 @@ def verify_wacz(
     tsa_roots: list[x509.Certificate] | None = None,
     key: str | None = None,
     sha256: str | None = None,
+    releases: ReleasesOnRecord | None = None,
     progress: Progress = null_progress,
     cancel: CancelToken | None = None,
 ) -> VerifyReport:
@@ -198,7 +205,9 @@ def verify_wacz(
     them an export that has no timestamp is not intact (:attr:`Difference.TIMESTAMP_MISSING`).
     ``key``: a key's :func:`fingerprint`; an export not signed by it is not intact.
     ``sha256``: the digest of the file meant (a citation's): a file of another SHA-256 is
-    not intact as a file (:attr:`Difference.DIGEST`).
+    not intact as a file (:attr:`Difference.DIGEST`). ``releases``: a library's releases on
+    record: the one this file is is named; one whose content it holds in other bytes is a
+    finding (:attr:`Difference.NOT_RELEASE`).
 
     Raises:
         InputError: ``path`` is not there, cannot be read, or is a folder; ``key`` is not
@@ -222,6 +231,8 @@ def verify_wacz(
     report.sha256 = file_sha256(path, hashing.chunk)
     if asked is not None:
         compare_digest(report, asked)
+    if releases is not None:
+        compare_releases(report, releases)
     return report
 
 

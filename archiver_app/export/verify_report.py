@@ -72,6 +72,8 @@ class Difference(StrEnum):
     TIMESTAMP_INVALID = "timestamp invalid"
     TIMESTAMP_MISSING = "timestamp missing"  # a trust root was given, there is no timestamp
     DIGEST = "digest"  # the file's SHA-256 is not the one the reader gave (--sha256)
+    # the file holds a recorded release's content (its datapackage.json) in other bytes
+    NOT_RELEASE = "not the release"
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,9 @@ class VerifyReport:
     sha256: str | None = None  # the whole file's, as ``archiver cite`` quotes a release's
     package_hash: str | None = None  # "sha256:…" of its datapackage.json, when it reads
     asked_sha256: str | None = None  # the digest the reader gave (``--sha256``)
+    #: which release on record this file is, or that none is (``verify-export`` run with a
+    #: library: :func:`~archiver_app.export.identity.compare_releases`)
+    release_lines: list[str] = field(default_factory=list)
 
     @property
     def problems(self) -> list[str]:
@@ -166,6 +171,8 @@ class VerifyReport:
         said = [self.zip_damage()] if self.zip_parts else []
         if any(f.kind is Difference.DIGEST for f in self.findings):
             said.append("its SHA-256 is not the digest asked for")
+        if any(f.kind is Difference.NOT_RELEASE for f in self.findings):
+            said.append("it is not byte-identical to the release on record")
         return " and ".join(said)
 
     def zip_damage(self) -> str:
@@ -184,7 +191,7 @@ class VerifyReport:
         changed, the signature, the timestamp, then the verdict."""
         # a timestamp that fails or is missing is said on its own line, below: no file of it
         # changed (an unsigned export has no such line: its finding is shown)
-        hidden = {Difference.TIMESTAMP_INVALID, Difference.DIGEST}
+        hidden = {Difference.TIMESTAMP_INVALID, Difference.DIGEST, Difference.NOT_RELEASE}
         hidden |= {_MISSING} if self.signed else set()
         shown = [f for f in self.findings if f.kind not in hidden]
         out = [f"{_LABELS.get(f.kind, 'changed')}: {f.message}" for f in shown]
@@ -241,7 +248,8 @@ class VerifyReport:
         if self.asked_sha256 is not None:
             differs = [f.message for f in self.findings if f.kind is Difference.DIGEST]
             line += f": {differs[0]}" if differs else " (the digest asked for)"
-        return [line]
+        not_release = [f.message for f in self.findings if f.kind is Difference.NOT_RELEASE]
+        return [line, *(f"release: {text}" for text in [*self.release_lines, *not_release])]
 
     def cut_text(self) -> str | None:
         """The verdict's words on a file cut short (where, what is whole, the count), the
@@ -290,11 +298,12 @@ _REQUIRED = frozenset({Difference.KEY, Difference.TIMESTAMP_MISSING})
 _MISSING = Difference.TIMESTAMP_MISSING
 #: Findings that change nothing in the package.
 _NOT_CHANGES = _REQUIRED | {Difference.TIMESTAMP_INVALID, Difference.ZIP_DAMAGED,
-                            Difference.ZIP_HEADERS, Difference.DIGEST}  # fmt: skip
+                            Difference.ZIP_HEADERS, Difference.DIGEST,
+                            Difference.NOT_RELEASE}  # fmt: skip
 #: Findings of the zip's bookkeeping, not of what it holds.
 ZIP_BOOKKEEPING = frozenset({Difference.ZIP_DAMAGED, Difference.ZIP_HEADERS})
 #: Findings of the file, not of its content: the zip's bookkeeping, its SHA-256.
-_FILE_ONLY = ZIP_BOOKKEEPING | {Difference.DIGEST}
+_FILE_ONLY = ZIP_BOOKKEEPING | {Difference.DIGEST, Difference.NOT_RELEASE}
 
 
 def signature_line(

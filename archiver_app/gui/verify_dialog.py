@@ -284,6 +284,14 @@ class VerifyActions(QObject):
                 "Export's zip damaged",
                 f"{name}'s {_zip_damage(report)}, but its content is {content} ({count}).",
             )
+        elif report.only_as_a_file:  # a copy of a release, of other bytes: not the one cited
+            content = "as signed" if report.signed else "as its datapackage.json lists"
+            zip_too = f"its {damage} and " if (damage := _zip_damage(report)) else ""
+            title, text = (
+                "Export not the release on record",
+                f"{name}'s content is {content}, but {zip_too}the file is not byte-identical "
+                f"to the release on record ({count}).",
+            )
         else:
             title, text = "Export changed", f"{name} is not as it was exported ({count})."
         self.window.statusBar().showMessage(text, 15000)

@@ -260,3 +260,42 @@ def test_the_results_name_the_editions_put_up_for_review(
     assert "Editions needing review (a file of theirs is damaged): c-2024." in (
         dialog.summary.text()
     )
+
+
+def test_verify_an_export_names_the_release_it_is_or_is_a_copy_of(
+    qtbot: QtBot, main_window: MainWindow, tmp_path: Path
+) -> None:
+    """The app checks an export against the library's edition releases as verify-export
+    does: the release cited is named; a copy of it whose bytes differ is not that file."""
+    from archiver_app.editions.release import release_config
+    from archiver_app.jobs import JobKind
+    from archiver_app.jobs.foreground import run_as_job
+    from tests.unit.editions.accepted import accepted_edition
+
+    library = main_window.library
+    accepted_edition(library, tmp_path)
+    out = tmp_path / "c-2024.wacz"
+    run_as_job(library, JobKind.EXPORT, release_config("c-2024", out, sign=True), name="r")
+    checks = main_window.verify
+    checks.check_export(out)
+    qtbot.waitUntil(lambda: checks.export_box is not None and checks.export_box.isVisible())
+    box = checks.export_box
+    assert box is not None and box.windowTitle() == "Export intact"
+    assert "release: this is the file of the signed release of edition c-2024 written " in (
+        box.informativeText()
+    )
+    box.close()
+
+    copy = tmp_path / "copy.wacz"
+    copy.write_bytes(out.read_bytes() + b"\0")
+    checks.check_export(copy)
+    qtbot.waitUntil(lambda: checks.export_box is not box and checks.export_box is not None)
+    other = checks.export_box
+    assert other.windowTitle() == "Export not the release on record"
+    assert other.text() == (
+        "copy.wacz's content is as signed, but the file is not byte-identical to the release "
+        "on record (3 files checked)."
+    )
+    assert "release: its contents are intact but the file is not byte-identical to the " in (
+        other.informativeText()
+    )
