@@ -1,24 +1,41 @@
-"""The coverage view's **Export release…**: where to write it, and what writing there
-would replace.
+"""The coverage view's releases: **Export release…** (where to write it, and what writing
+there would replace), what a release written says, and the releases on record.
 
 Qt's own "already exists. Replace?" names one file and defaults to replacing it; a
 release is a WACZ and five reports, and the one there may be an accepted edition's that
 someone cites by its SHA-256. So the file dialog does not ask; :func:`release_output`
 asks instead, saying plainly what would be replaced, with No as the default.
+
+Which release ``archiver cite`` quotes changes from outside the view (an export, reopen or
+accept in a terminal): :class:`ReleasesBox` lists the releases as last read, the one cited
+first in words.
 """
 
 from __future__ import annotations
 
+import html
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from archiver_app.editions.states import EditionState
 from archiver_app.gui.export_signing import SigningChoice
 
 if TYPE_CHECKING:
-    from archiver_app.api.editions import EditionsManager, EditionSummary
+    from archiver_app.api.editions import EditionsManager, EditionSummary, ReleaseView
 
 NO = QMessageBox.StandardButton.No
 YES = QMessageBox.StandardButton.Yes
@@ -77,3 +94,64 @@ def release_written(out: Path, result: object, sign: bool) -> str:
     proof = SigningChoice.outcome(wacz, sign) if wacz is not None else []
     return " ".join([f"Release written: {out}, with its coverage report, target ledger and "
                      f"bibliography beside it.{digest}", *proof])  # fmt: skip
+
+
+RELEASE_COLUMNS = ("WACZ", "Written", "Signed", "SHA-256", "Cited")
+
+
+class ReleasesBox(QWidget):
+    """The edition's releases on record, newest first: a line on the one ``archiver
+    cite`` quotes, and a table of them all, each not cited with why."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = QLabel(self)
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = QTableWidget(0, len(RELEASE_COLUMNS), self)
+        self.table.setHorizontalHeaderLabels(list(RELEASE_COLUMNS))
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(len(RELEASE_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.label)
+        layout.addWidget(self.table)
+
+    def show_releases(self, releases: Sequence[ReleaseView], *, accepted: bool) -> None:
+        cited = next((r for r in releases if r.cited), None)
+        if cited is not None:
+            when = f", {cited.released_at:%-d %b %Y %H:%M} UTC" if cited.released_at else ""
+            what = "draft cited" if not accepted else "release to cite"
+            text = (f"<b>Releases: {len(releases)}</b>. The {what}: "
+                    f"<code>{html.escape(cited.file_name)}</code> "
+                    f"({'signed' if cited.signed else 'unsigned'}{when}), SHA-256 "
+                    f"<code>{cited.sha256}</code>.")  # fmt: skip
+        elif releases:
+            text = (f"<b>Releases: {len(releases)}</b>. None is the release to cite: none was "
+                    "exported since the edition was last accepted.")  # fmt: skip
+        else:
+            text = "<b>No release yet</b>: <b>Export release…</b> writes one."
+        self.label.setText(text)
+        self.table.setRowCount(len(releases))
+        for r, release in enumerate(releases):
+            when = f"{release.released_at:%Y-%m-%d %H:%M} UTC" if release.released_at else ""
+            signed = "signed" if release.signed else "unsigned"
+            said = "cited" if release.cited else f"no: {release.why}"
+            cells = (release.file_name, when, signed, release.sha256, said)
+            for c, value in enumerate(cells):
+                item = QTableWidgetItem(value)
+                item.setToolTip(release.path if c == 0 else value)
+                if release.cited:
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
+                self.table.setItem(r, c, item)
+        self.table.setVisible(bool(releases))
+        self.table.setMaximumHeight(
+            self.table.horizontalHeader().height() + 8
+            + sum(self.table.rowHeight(r) for r in range(min(len(releases), 4)))
+        )  # fmt: skip

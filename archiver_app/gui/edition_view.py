@@ -47,10 +47,11 @@ from archiver_app.api.editions import (
     EditionSummary,
     EditResult,
     MemberChange,
+    ReleaseView,
     StateChange,
 )
 from archiver_app.editions.states import TransitionCode
-from archiver_app.gui.edition_release import release_output, release_written
+from archiver_app.gui.edition_release import ReleasesBox, release_output, release_written
 from archiver_app.gui.errors import show_error
 from archiver_app.gui.export_signing import SigningChoice
 from archiver_app.gui.ops import BackgroundOp, OpFailure, OpRunner
@@ -62,6 +63,8 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QTabWidget
 
 T = TypeVar("T")
+#: What the view reads: the edition, its coverage, whether its state moved, its releases.
+_Read = tuple[EditionSummary, Coverage, bool, tuple[ReleaseView, ...]]
 
 STATE_TEXT = {
     EditionState.PLANNED: "Planned: nothing captured yet",
@@ -110,6 +113,7 @@ class EditionView(QWidget):
         self._highlight: set[str] = set()  # gaps to select once shown (a refused accept)
         self._running = 0  # capture or release jobs running
         self._member_ids: list[int | None] = []  # the members table's captures, by row
+        self.releases: tuple[ReleaseView, ...] = ()  # as last read, newest first
 
         self.title = QLabel(self)
         font = self.title.font()
@@ -154,6 +158,7 @@ class EditionView(QWidget):
         buttons.addStretch(1)
 
         self.counts.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.release_box = ReleasesBox(self)  # the releases on record; the one cited
         self.excluded = QLabel(self)  # the rules that excluded URLs, with their counts
         self.excluded.setWordWrap(True)
         self.excluded.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -164,6 +169,7 @@ class EditionView(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(self.counts)
         layout.addWidget(self.excluded)
+        layout.addWidget(self.release_box)
         layout.addSpacing(6)
         layout.addWidget(self.gaps_label)
         layout.addWidget(self.gaps, 1)
@@ -204,9 +210,9 @@ class EditionView(QWidget):
         ``loaded`` tells when it is shown."""
         eds, name = self.library.editions, self.name
 
-        def read(_progress: Any, _cancel: Any) -> tuple[EditionSummary, Coverage, bool]:
+        def read(_progress: Any, _cancel: Any) -> _Read:
             moved = eds.refresh(name).transition.code is TransitionCode.MOVED
-            return eds.get(name), eds.coverage(name), moved
+            return eds.get(name), eds.coverage(name), moved, eds.releases(name)
 
         self._background(read, self._show, f"reading edition {name}")
 
@@ -215,8 +221,8 @@ class EditionView(QWidget):
         if isValid(self):
             self.reload()
 
-    def _show(self, data: tuple[EditionSummary, Coverage, bool]) -> None:
-        s, cov, moved = data
+    def _show(self, data: _Read) -> None:
+        s, cov, moved, self.releases = data
         self.summary, self.coverage = s, cov
         if moved:  # the sidebar's state for it is stale
             self.changed.emit(Changes(collections=True))
@@ -237,6 +243,7 @@ class EditionView(QWidget):
                  for rule, n in cov.excluded_by_rule.items()]  # fmt: skip
         self.excluded.setText("Excluded by rule: " + ", ".join(rules) if rules else "")
         self.excluded.setVisible(bool(rules))
+        self.release_box.show_releases(self.releases, accepted=s.frozen)
         self._fill_gaps(cov, frozen=s.frozen)
         self._fill_members(cov)
         if self._highlight:

@@ -385,6 +385,10 @@ class MainWindow(QMainWindow):
         self.research.refresh_changes()  # watches and changes made elsewhere
         if self.detail.wanted is not None:  # its other captures may have grown, or it is
             self.detail.show_snapshot(self.detail.wanted)  # gone (what is typed there stays)
+        from archiver_app.gui.edition_view import EditionView
+
+        for view in self.tabs.findChildren(EditionView):  # changed in a terminal, say
+            view.reload()
 
     def focus_search(self) -> None:
         """Ctrl+F: find in the page of the replay in front, else search the library."""

@@ -153,3 +153,48 @@ def test_accept_freezes_what_was_shown_and_reopen_asks_naming_the_changes(
     assert title == "Reopen this edition?" and default == QMessageBox.StandardButton.No
     assert "1 member would change" in text and f"{H}/a: capture " in text
     assert "Reopened: it needs review. 1 member changed:" in view.notice.text()
+
+
+def test_the_releases_are_listed_and_follow_the_release_cited_when_it_changes_elsewhere(
+    qtbot: Any, library: Library, main_window: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
+    """The view listed no release, nor which one `cite` quotes, and F5 did not read an open
+    edition again after a release was exported, or the edition reopened and accepted, in a
+    terminal. The releases on record are listed, the one to cite named."""
+    from archiver_app.gui.edition_view import open_edition
+
+    accepted_edition(library, tmp_path)
+    root = str(library.root)
+    first = tmp_path / "first.wacz"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(first), ""))
+    view = open_edition(main_window.tabs, library, "c-2024", main_window.runner,
+                        main_window.apply_changes)  # fmt: skip
+    qtbot.waitSignal(view.loaded, timeout=10_000).wait()
+    assert view.release_box.label.text().startswith("<b>No release yet</b>")
+    assert not view.release_box.table.isVisible()
+    view.signing.sign_box.setChecked(True)
+    with qtbot.waitSignal(view.loaded, timeout=120_000):  # the read after the job
+        view.export_button.click()
+    assert "The release to cite: <code>first.wacz</code> (signed, " in (
+        view.release_box.label.text()
+    )
+    assert view.release_box.table.rowCount() == 1
+    assert view.release_box.table.item(0, 4).text() == "cited"
+
+    second = tmp_path / "second.wacz"  # a new signed release, from a terminal
+    assert cli.main(["--library", root, "edition", "export", "c-2024", str(second),
+                     "--sign"]) == 0  # fmt: skip
+    later = hashlib.sha256(second.read_bytes()).hexdigest()
+    with qtbot.waitSignal(view.loaded, timeout=10_000):
+        main_window.refresh_all()  # F5
+    assert f"<code>{later}</code>" in view.release_box.label.text()
+    assert [view.release_box.table.item(r, 4).text() for r in range(2)] == [
+        "cited",
+        "no: an earlier release: a later one is cited",
+    ]
+
+    assert not library.editions.reopen("c-2024").refused  # and accepted again: no release
+    assert not library.editions.accept("c-2024").refused  # since is the one to cite
+    with qtbot.waitSignal(view.loaded, timeout=10_000):
+        main_window.refresh_all()
+    assert "None is the release to cite" in view.release_box.label.text()
