@@ -8,7 +8,9 @@ asks instead, saying plainly what would be replaced, with No as the default.
 
 Which release ``archiver cite`` quotes changes from outside the view (an export, reopen or
 accept in a terminal): :class:`ReleasesBox` lists the releases as last read, the one cited
-first in words.
+first in words, and :func:`release_written`'s notice of a release written here is said
+again from them on each read, never left claiming a release is the one to cite when it no
+longer is.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from archiver_app.editions.states import EditionState
 from archiver_app.gui.export_signing import SigningChoice
 
 if TYPE_CHECKING:
@@ -83,17 +84,39 @@ def _this_release(e: EditionSummary) -> str:
     return f"a draft of edition {e.name} ({e.state.value.replace('_', ' ')}, not accepted)"
 
 
-def release_written(out: Path, result: object, sign: bool) -> str:
-    """What the view says once the release job ended (``result``: its ReleaseResult)."""
+def release_written(
+    out: Path, result: object, sign: bool, releases: Sequence[ReleaseView] = ()
+) -> str:
+    """What the view says of the release it wrote (``result``: its job's ReleaseResult),
+    with whether it is the release to cite as ``releases`` (the view's last read) say."""
     wacz = getattr(result, "wacz", None)
     sha256 = getattr(result, "sha256", None)
-    if getattr(result, "state", None) == EditionState.RESEARCH_READY:
-        digest = f" Its SHA-256 (what to cite): {sha256}." if sha256 else ""
-    else:  # archiver cite names no draft of an edition once it is accepted
-        digest = f" Its SHA-256: {sha256} (a draft: the edition is not accepted)." if sha256 else ""
+    digest = f" Its SHA-256: {sha256}." if sha256 else ""
     proof = SigningChoice.outcome(wacz, sign) if wacz is not None else []
-    return " ".join([f"Release written: {out}, with its coverage report, target ledger and "
-                     f"bibliography beside it.{digest}", *proof])  # fmt: skip
+    cited = _cited_now(result, releases) if sha256 else ""
+    return " ".join(x for x in [f"Release written: {out}, with its coverage report, target "
+                                f"ledger and bibliography beside it.{digest}", cited, *proof]
+                    if x)  # fmt: skip
+
+
+def _cited_now(result: object, releases: Sequence[ReleaseView]) -> str:
+    """Whether the release ``result`` wrote is the one to cite: as its job said when the
+    releases read since agree (the one cited then is the one cited now), else as they
+    say now."""
+    said = getattr(result, "citation", None)
+    then = getattr(getattr(result, "cited_now", None), "sha256", None)
+    this = next((r for r in releases if r.sha256 == getattr(result, "sha256", None)), None)
+    cited = next((r for r in releases if r.cited), None)
+    if this is None or then == (cited.sha256 if cited else None):  # not read since, or as said
+        return said() if callable(said) else ""
+    if this.cited:
+        return "It is now the release to cite."
+    instead = f": the release cited is {_named(cited)}" if cited is not None else ""
+    return f"It is no longer the release to cite ({this.why}){instead}."
+
+
+def _named(r: ReleaseView) -> str:
+    return f"{r.file_name} ({'signed' if r.signed else 'unsigned'}, SHA-256 {r.sha256})"
 
 
 RELEASE_COLUMNS = ("WACZ", "Written", "Signed", "SHA-256", "Cited")
@@ -140,7 +163,7 @@ class ReleasesBox(QWidget):
         for r, release in enumerate(releases):
             when = f"{release.released_at:%Y-%m-%d %H:%M} UTC" if release.released_at else ""
             signed = "signed" if release.signed else "unsigned"
-            said = "cited" if release.cited else f"no: {release.why}"
+            said = "cited" if release.cited else f"not cited ({release.why})"
             cells = (release.file_name, when, signed, release.sha256, said)
             for c, value in enumerate(cells):
                 item = QTableWidgetItem(value)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
@@ -114,6 +115,9 @@ class EditionView(QWidget):
         self._running = 0  # capture or release jobs running
         self._member_ids: list[int | None] = []  # the members table's captures, by row
         self.releases: tuple[ReleaseView, ...] = ()  # as last read, newest first
+        #: the release written here that the notice is about (its path, result, signed):
+        #: said again from the releases on each read (the one cited may change elsewhere)
+        self._written: tuple[Path, object, bool] | None = None
 
         self.title = QLabel(self)
         font = self.title.font()
@@ -151,17 +155,21 @@ class EditionView(QWidget):
         self.export_button = QPushButton("Export release…", self)
         self.export_button.clicked.connect(self.export_release)
         self.signing = SigningChoice(library, self)  # the release's: Sign, Timestamp with …
-        buttons = QHBoxLayout()
-        for b in (self.capture_button, self.accept_button, self.export_button):
-            buttons.addWidget(b, 0, Qt.AlignmentFlag.AlignTop)
-        buttons.addWidget(self.signing)
-        buttons.addStretch(1)
 
         self.counts.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.release_box = ReleasesBox(self)  # the releases on record; the one cited
         self.excluded = QLabel(self)  # the rules that excluded URLs, with their counts
         self.excluded.setWordWrap(True)
         self.excluded.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._lay_out()
+        self.reload()
+
+    def _lay_out(self) -> None:
+        buttons = QHBoxLayout()
+        for b in (self.capture_button, self.accept_button, self.export_button):
+            buttons.addWidget(b, 0, Qt.AlignmentFlag.AlignTop)
+        buttons.addWidget(self.signing)
+        buttons.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 10, 10)
         for w in (self.title, self.state, self.notice):
@@ -175,7 +183,6 @@ class EditionView(QWidget):
         layout.addWidget(self.gaps, 1)
         layout.addWidget(self.members_label)
         layout.addWidget(self.members, 1)
-        self.reload()
 
     def _table(self, columns: tuple[str, ...]) -> QTableWidget:
         table = QTableWidget(0, len(columns), self)
@@ -244,6 +251,8 @@ class EditionView(QWidget):
         self.excluded.setText("Excluded by rule: " + ", ".join(rules) if rules else "")
         self.excluded.setVisible(bool(rules))
         self.release_box.show_releases(self.releases, accepted=s.frozen)
+        if self._written is not None:  # the release written here, as the library says now
+            self._say(release_written(*self._written, self.releases), written=self._written)
         self._fill_gaps(cov, frozen=s.frozen)
         self._fill_members(cov)
         if self._highlight:
@@ -343,7 +352,12 @@ class EditionView(QWidget):
         if 0 <= row < len(self._member_ids):
             self.open_capture.emit(self._member_ids[row])
 
-    def _say(self, text: str, *, error: bool = False) -> None:
+    def _say(
+        self, text: str, *, error: bool = False, written: tuple[Path, object, bool] | None = None
+    ) -> None:
+        """Show ``text`` as the notice; ``written``: it is about that release written here
+        (said again on each read), else it replaces such a notice."""
+        self._written = written
         colour = "#b3261e" if error else "#1b7f3b"
         said = html.escape(text, quote=False).replace("\n", "<br>")
         self.notice.setText(f"<span style='color:{colour}'>{said}</span>")
@@ -486,17 +500,27 @@ class EditionView(QWidget):
         )
         self._say(f"Writing the release to {out}…")
         self._run_job(job_id, f"release of edition {self.name}",
-                      lambda result: release_written(out, result, sign))  # fmt: skip
+                      lambda result: release_written(out, result, sign, self.releases),
+                      written=lambda result: (out, result, sign))  # fmt: skip
 
-    def _run_job(self, job_id: int, label: str, message: str | Callable[[object], str]) -> None:
+    def _run_job(
+        self,
+        job_id: int,
+        label: str,
+        message: str | Callable[[object], str],
+        *,
+        written: Callable[[object], tuple[Path, object, bool]] | None = None,
+    ) -> None:
         """Run a queued job in a child process, as the app runs every job; ``message`` says
-        how it went (or makes that out of the job's result)."""
+        how it went (or makes that out of the job's result); ``written``: the release it
+        wrote, which the notice is about."""
         self._running += 1
         self._update_buttons()
 
         def done(result: object) -> None:
             self._running -= 1
-            self._say(message if isinstance(message, str) else message(result))
+            text = message if isinstance(message, str) else message(result)
+            self._say(text, written=written(result) if written is not None else None)
             self._after(Changes(collections=True, jobs=True))
 
         library = self.library

@@ -83,7 +83,10 @@ def test_a_draft_replaces_an_accepted_release_only_when_told_plainly(
         view.export_button.click()
     sha256 = hashlib.sha256(out.read_bytes()).hexdigest()
     notice = view.notice.text()  # a draft's digest is not the accepted edition's to cite
-    assert f"Its SHA-256: {sha256} (a draft: the edition is not accepted)." in notice, notice
+    assert (
+        f"Its SHA-256: {sha256}. It is now the draft `archiver cite c-2024` quotes until "
+        "the edition is accepted, in place of " in notice
+    ), notice
     assert out.read_bytes() != accepted[out.name]
     assert '"state": "needs_review"' in (out.parent / "c-2024.coverage.json").read_text()
 
@@ -190,7 +193,7 @@ def test_the_releases_are_listed_and_follow_the_release_cited_when_it_changes_el
     assert f"<code>{later}</code>" in view.release_box.label.text()
     assert [view.release_box.table.item(r, 4).text() for r in range(2)] == [
         "cited",
-        "no: an earlier release: a later one is cited",
+        "not cited (an earlier release: a later one is cited)",
     ]
 
     assert not library.editions.reopen("c-2024").refused  # and accepted again: no release
@@ -198,3 +201,50 @@ def test_the_releases_are_listed_and_follow_the_release_cited_when_it_changes_el
     with qtbot.waitSignal(view.loaded, timeout=10_000):
         main_window.refresh_all()
     assert "None is the release to cite" in view.release_box.label.text()
+
+
+def test_the_notice_of_a_release_written_follows_the_release_cited(
+    qtbot: Any, library: Library, main_window: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
+    """The view said "Its SHA-256 (what to cite): …" of a release written from it, and
+    kept saying it, even after F5, once another release was cited (exported, or the
+    edition reopened and accepted, in a terminal). The notice is said again from the
+    releases on record on each read."""
+    from archiver_app.gui.edition_view import open_edition
+
+    accepted_edition(library, tmp_path)
+    root = str(library.root)
+    first = tmp_path / "first.wacz"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(first), ""))
+    view = open_edition(main_window.tabs, library, "c-2024", main_window.runner,
+                        main_window.apply_changes)  # fmt: skip
+    qtbot.waitSignal(view.loaded, timeout=10_000).wait()
+    view.signing.sign_box.setChecked(True)
+    with qtbot.waitSignal(view.loaded, timeout=120_000):  # the read after the job
+        view.export_button.click()
+    digest = hashlib.sha256(first.read_bytes()).hexdigest()
+    assert (
+        f"Its SHA-256: {digest}. It is the release to cite: `archiver cite c-2024` quotes its "
+        "SHA-256. Signed with your key "
+    ) in view.notice.text()
+
+    second = tmp_path / "second.wacz"  # a new signed release, from a terminal
+    assert cli.main(["--library", root, "edition", "export", "c-2024", str(second),
+                     "--sign"]) == 0  # fmt: skip
+    later = hashlib.sha256(second.read_bytes()).hexdigest()
+    with qtbot.waitSignal(view.loaded, timeout=10_000):
+        main_window.refresh_all()  # F5
+    notice = view.notice.text()
+    assert "It is the release to cite" not in notice and "what to cite" not in notice, notice
+    assert (
+        "It is no longer the release to cite (an earlier release: a later one is cited): the "
+        f"release cited is second.wacz (signed, SHA-256 {later})."
+    ) in notice
+
+    assert not library.editions.reopen("c-2024").refused  # and accepted again: no release
+    assert not library.editions.accept("c-2024").refused  # since is the one to cite
+    with qtbot.waitSignal(view.loaded, timeout=10_000):
+        main_window.refresh_all()
+    assert (
+        "It is no longer the release to cite (exported before the edition was last accepted)."
+    ) in view.notice.text()
