@@ -264,8 +264,6 @@ class ChangesPanel(QWidget):
                 self.watch_table.selectRow(i)
         self.no_watches.setVisible(not watches)
         self.watch_table.setVisible(bool(watches))
-        self.stop_button.setEnabled(bool(watches))
-        self.change_button.setEnabled(bool(watches))
         self._selection_changed()
         self.empty.setText(
             "No changes yet: every capture of a watched page so far is the same as the one before."
@@ -376,8 +374,8 @@ class ChangesPanel(QWidget):
 
     def _selection_changed(self, *_args: object) -> None:
         watch = self.selected_watch()
-        self.pause_button.setEnabled(watch is not None)
-        self.capture_now.setEnabled(watch is not None)
+        for button in (self.capture_now, self.change_button, self.pause_button, self.stop_button):
+            button.setEnabled(watch is not None)
         self.pause_button.setText("Resume" if watch is not None and watch.paused else "Pause")
 
     def pause_selected(self) -> BackgroundOp[None] | None:

@@ -143,7 +143,9 @@ def test_pause_then_resume_the_selected_watch_from_the_changes_view(
     qtbot: QtBot, library: Library, op_runner: OpRunner
 ) -> None:
     """The button follows the selected watch (Pause, or Resume when it is paused), its row
-    says "paused", and Capture Now acts on the selected watch only."""
+    says "paused", and Capture Now acts on the selected watch only. Capture Now, Change…,
+    Pause and Stop Watching… are enabled only while a watch is selected (Change… and Stop
+    Watching… stayed enabled and then said "Select a watched page first.")."""
     from archiver_app.gui.changes_panel import ChangesPanel
 
     plain = library.jobs.watch([PAGE], schedule="daily")
@@ -153,9 +155,10 @@ def test_pause_then_resume_the_selected_watch_from_the_changes_view(
     panel = ChangesPanel(library, op_runner)
     qtbot.addWidget(panel)
     qtbot.waitUntil(lambda: panel.loaded)
-    assert not panel.pause_button.isEnabled()  # nothing selected
+    buttons = (panel.capture_now, panel.change_button, panel.pause_button, panel.stop_button)
+    assert not any(b.isEnabled() for b in buttons)  # nothing selected
     panel.watch_table.selectRow(0)
-    assert panel.pause_button.isEnabled() and panel.pause_button.text() == "Pause"
+    assert all(b.isEnabled() for b in buttons) and panel.pause_button.text() == "Pause"
     op = panel.pause_selected()
     assert op is not None
     qtbot.waitUntil(lambda: panel.pause_button.text() == "Resume")
@@ -165,7 +168,7 @@ def test_pause_then_resume_the_selected_watch_from_the_changes_view(
     assert cells[plain][2] == "paused" and "paused" in panel.note.text()
 
     panel.watch_table.clearSelection()
-    assert not panel.capture_now.isEnabled() and not panel.pause_button.isEnabled()
+    assert not any(b.isEnabled() for b in buttons)
     panel.watch_table.selectRow(1)
     panel.capture_selected_now()
 
