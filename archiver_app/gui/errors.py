@@ -19,6 +19,7 @@ from archiver_app.errors import (
     library_busy,
 )
 from archiver_app.gui.ops import OpFailure
+from archiver_app.units import upper_first
 
 
 def describe(exc: BaseException, doing: str = "", traceback_text: str = "") -> tuple[str, str]:
@@ -47,11 +48,13 @@ def describe(exc: BaseException, doing: str = "", traceback_text: str = "") -> t
 
 
 def error_box(parent: QWidget | None, title: str, message: str, details: str = "") -> QMessageBox:
-    """A non-modal-safe warning box with an optional details section (not shown yet)."""
+    """A non-modal-safe warning box with an optional details section (not shown yet).
+    ``message`` is shown as a sentence, its first letter a capital: the core's messages
+    start in lower case to follow a prefix (the CLI's "archiver: the library's …")."""
     box = QMessageBox(parent)
     box.setIcon(QMessageBox.Icon.Warning)
     box.setWindowTitle(title)
-    box.setText(message)
+    box.setText(upper_first(message))
     if details:
         box.setDetailedText(details)
     box.setStandardButtons(QMessageBox.StandardButton.Ok)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from archiver_app.errors import InputError
@@ -139,3 +140,21 @@ def test_a_locked_database_reads_as_a_busy_library_naming_the_lost_edit() -> Non
         message, details = describe(wrapped, "saving the tags of #3 (news)")
     assert message.startswith("Could not finish saving the tags of #3 (news): the library is busy")
     assert "Something went wrong" not in message and "database is locked" in details
+
+
+def test_a_lost_database_box_starts_its_sentence_with_a_capital(qtbot: QtBot) -> None:
+    """The box for a shared library's database gone away began "the library's database
+    is unreachable: …", the core's words made to follow the CLI's "archiver: " prefix."""
+    import psycopg
+    from sqlalchemy.exc import OperationalError
+
+    from archiver_app.gui.errors import show_error
+
+    lost = OperationalError("SELECT 1", {}, psycopg.OperationalError("connection refused"))
+    message, _details = describe(lost, "reading the captures")
+    assert message.startswith("the library's database is unreachable: ")  # (the core's)
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    box = show_error(parent, lost, "reading the captures")
+    assert box.text().startswith("The library's database is unreachable: connection refused.")
+    box.close()
