@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from archiver_app.gui.export_signing import SigningChoice
+from archiver_app.gui.tables import leave_on_tab
 
 if TYPE_CHECKING:
     from archiver_app.api.editions import EditionsManager, EditionSummary, ReleaseView
@@ -136,6 +137,7 @@ class ReleasesBox(QWidget):
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        leave_on_tab(self.table)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(len(RELEASE_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
