@@ -233,34 +233,25 @@ def kept_by(s: Session, coll: Collection) -> KeptBy | None:
     if watch is not None:
         pages = tuple(str(u) for u in (watch[1] or {}).get("seeds") or ())
         return KeptBy(KeptCode.WATCH, coll.name, job_id=watch[0], pages=pages)
-    busy = s.execute(
-        select(Job.id, Job.status)
-        .where(Job.collection_id == coll.id, Job.status.in_(_UNFINISHED))
-        .order_by(Job.id)
-        .limit(1)
-    ).first()
-    if busy is not None:
-        return KeptBy(KeptCode.JOB, coll.name, job_id=busy[0], status=str(busy[1]))
-    if (importing := _importing(s, coll)) is not None:
-        return importing
-    return _edition_of(s, coll)
+    return _job_in(s, coll, _UNFINISHED) or _importing(s, coll) or _edition_of(s, coll)
 
 
 def kept_whole(s: Session, coll: Collection) -> KeptBy | None:
     """What keeps ``coll`` from being emptied into another collection and deleted (its
     watches and unfinished jobs would go along): a job at work saving into it now, a
     folder still being imported into it, or an edition of it (None: nothing)."""
+    return _job_in(s, coll, _AT_WORK) or _importing(s, coll) or _edition_of(s, coll)
+
+
+def _job_in(s: Session, coll: Collection, statuses: Iterable[str]) -> KeptBy | None:
+    """The first job saving into ``coll`` whose status is one of ``statuses``."""
     busy = s.execute(
         select(Job.id, Job.status)
-        .where(Job.collection_id == coll.id, Job.status.in_(_AT_WORK))
+        .where(Job.collection_id == coll.id, Job.status.in_(statuses))
         .order_by(Job.id)
         .limit(1)
     ).first()
-    if busy is not None:
-        return KeptBy(KeptCode.JOB, coll.name, job_id=busy[0], status=str(busy[1]))
-    if (importing := _importing(s, coll)) is not None:
-        return importing
-    return _edition_of(s, coll)
+    return KeptBy(KeptCode.JOB, coll.name, job_id=busy[0], status=str(busy[1])) if busy else None
 
 
 def _edition_of(s: Session, coll: Collection) -> KeptBy | None:
